@@ -1,0 +1,43 @@
+"""The `porter` command line (typer + rich). Each command lives in a module of its own."""
+
+from __future__ import annotations
+
+import typer
+
+from porter import __version__
+from porter.cli.info import explain, rules, targets
+from porter.cli.rewrite import rewrite
+
+app = typer.Typer(
+    name="porter",
+    help="Move PyTorch code off NVIDIA: port CUDA-specific code to TorchNeuron, TorchTPU or PyTorch/XLA.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"porter {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+) -> None:
+    """porter ports CUDA-specific PyTorch code and says plainly what it could not port."""
+
+
+app.command()(rewrite)
+app.command()(targets)
+app.command()(rules)
+app.command()(explain)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        raise SystemExit(130)

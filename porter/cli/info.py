@@ -1,0 +1,47 @@
+"""`porter targets`, `porter rules`, `porter explain`: what porter knows, from its data."""
+
+from __future__ import annotations
+
+import typer
+from rich.markdown import Markdown
+from rich.table import Table
+
+from porter.cli.common import check_target, console, usage_error
+from porter.docs import rule_markdown
+from porter.ruledata import all_rules
+from porter.targets import all_targets
+
+
+def targets() -> None:
+    """List the targets, their device and backends, and whether their runtime is installed here."""
+    table = Table()
+    for col in ("target", "runtime", "device", "compile backend", "distributed backend", "installed here"):
+        table.add_column(col)
+    for t in all_targets().values():
+        device = t.device_expr or f'"{t.device_type}"'
+        table.add_row(t.name, f"{t.display} ({t.package})", device, t.compile_backend, t.dist_backend, "yes" if t.runtime_installed() else "no")
+    console.print(table)
+
+
+def rules(target: str = typer.Option(None, "--target", "-t", help="Only rules that apply to this target.")) -> None:
+    """List every rule: code, name, fix per target, summary."""
+    if target is not None:
+        check_target(target)
+    table = Table()
+    for col in ("code", "name", "neuron", "tpu", "xla", "summary"):
+        table.add_column(col, overflow="fold")
+    for rule in all_rules().values():
+        if target is not None and target not in rule.targets:
+            continue
+        fixes = [rule.applicability_for(t).value if t in rule.targets else "-" for t in ("neuron", "tpu", "xla")]
+        name = rule.name if rule.default else f"{rule.name} (opt-in)"
+        table.add_row(rule.code, name, *fixes, rule.summary)
+    console.print(table)
+
+
+def explain(code: str = typer.Argument(..., help="A rule code, e.g. DEV001.")) -> None:
+    """Explain one rule: what it finds, why, the fix per target, examples."""
+    rule = all_rules().get(code.upper())
+    if rule is None:
+        raise usage_error(f"unknown rule code {code!r} (see `porter rules`)")
+    console.print(Markdown(rule_markdown(rule, heading="#")))

@@ -1,0 +1,111 @@
+"""`porter rewrite`: port files in place, to a copy of the tree, or show the diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_target, console, err_console, split_codes, usage_error
+from porter.findings import FileStatus
+from porter.gitstate import dirty_files
+from porter.report.terminal import print_diff, print_summary
+from porter.runner import run
+from porter.settings import Settings
+from porter.writer import atomic_write, copy_tree
+
+
+def rewrite(
+    paths: list[Path] = typer.Argument(..., help="Files or folders to port.", show_default=False),
+    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla."),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff, write nothing; exit 1 if anything would change."),
+    out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here; the originals stay untouched."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes in place."),
+    select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (comma-separated)."),
+    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
+    annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only."),
+) -> None:
+    """Rewrite CUDA-specific code for the target."""
+    settings = Settings(
+        target=check_target(target),
+        select=split_codes(select),
+        ignore=split_codes(ignore),
+        exclude=tuple(exclude or ()),
+        unsafe_fixes=unsafe_fixes,
+        annotate=annotate,
+    )
+    if diff and out_dir is not None:
+        raise usage_error("--diff and --out-dir do not go together")
+    if out_dir is not None:
+        _check_out_dir(paths, out_dir)
+
+    changed: list[tuple[Path, bytes]] = []
+
+    def collect(cand, result) -> None:
+        if result.status is FileStatus.CHANGED:
+            changed.append((cand.path, result.new_source))
+            if diff and not quiet:
+                print_diff(console, result)
+        elif result.status is FileStatus.ERROR:
+            where = f"{result.path}:{result.error_line}" if result.error_line else result.path
+            err_console.print(f"[yellow]warning:[/] {where}: {result.reason}")
+
+    results, summary = run(paths, settings, on_result=collect)
+
+    if diff:
+        if not quiet:
+            print_summary(console, summary, wrote="would change")
+        raise typer.Exit(EXIT_FINDINGS if changed else EXIT_OK)
+
+    if out_dir is not None:
+        _write_copy(paths, out_dir, changed)
+        wrote = f"ported into {out_dir}"
+    else:
+        if not allow_dirty:
+            dirty = dirty_files([p for p, _ in changed])
+            if dirty:
+                err_console.print("[bold red]error:[/] these files have uncommitted changes; commit or stash them, or pass --allow-dirty:")
+                for p in dirty:
+                    err_console.print(f"  {p}")
+                raise typer.Exit(EXIT_ERROR)
+        for path, data in changed:
+            atomic_write(path, data)
+        wrote = "rewritten"
+    if not quiet:
+        print_summary(console, summary, wrote=wrote)
+    raise typer.Exit(EXIT_OK)
+
+
+def _check_out_dir(paths: list[Path], out_dir: Path) -> None:
+    out = out_dir.resolve()
+    for p in paths:
+        src = p.resolve()
+        if out == src or src in out.parents:
+            raise usage_error(f"--out-dir {out_dir} lies inside {p}: choose a folder outside the tree")
+
+
+def _write_copy(paths: list[Path], out_dir: Path, changed: list[tuple[Path, bytes]]) -> None:
+    """Every file of each tree into out_dir (folders under their own name when several)."""
+    roots: list[tuple[Path, Path]] = []
+    for p in paths:
+        dest = out_dir if len(paths) == 1 and p.is_dir() else out_dir / p.name
+        if p.is_dir():
+            copy_tree(p, dest)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(p.read_bytes())
+        roots.append((p.resolve(), dest))
+    for path, data in changed:
+        real = path.resolve() if not path.is_symlink() else path.absolute()
+        for src, dest in roots:
+            if real == src:
+                atomic_write(dest, data)
+                break
+            if src in real.parents:
+                target = dest / real.relative_to(src)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(target, data)
+                break

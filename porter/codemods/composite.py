@@ -1,0 +1,201 @@
+"""One traversal for every rule family.
+
+libcst's traversal, not the rules, is most of a codemod's cost; running eight transformers
+would walk each tree eight times. `PortTransformer` walks once and hands each node to every
+family that has a `visit_<Node>` / `leave_<Node>` method, in family order. It also owns the
+statement-level mechanics every family shares: removing or replacing statements without
+losing their comments, and `--annotate` comments at manual sites.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.context import PortContext
+from porter.codemods.family import Family
+
+_COMPOUND = (
+    cst.If,
+    cst.For,
+    cst.While,
+    cst.With,
+    cst.Try,
+    cst.FunctionDef,
+    cst.ClassDef,
+)
+
+
+class PortTransformer(cst.CSTTransformer):
+    def __init__(self, ctx: PortContext, families: list[Family]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.families = families
+        self._visits: dict[str, list] = {}
+        self._leaves: dict[str, list] = {}
+        for fam in families:
+            for attr in dir(type(fam)):
+                if attr.startswith("visit_"):
+                    self._visits.setdefault(attr[6:], []).append(getattr(fam, attr))
+                elif attr.startswith("leave_"):
+                    self._leaves.setdefault(attr[6:], []).append(getattr(fam, attr))
+        self._removed_markers: set[int] = set()
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = type(node).__name__
+        if kind in ("Import", "ImportFrom"):
+            return False  # never rewrite inside an import; unused ones are removed later
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            self.ctx.scopes.push(node)
+        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+            self.ctx.current_statements.append(node)
+        if isinstance(node, cst.Expr):
+            self.ctx.statement_of[id(node.value)] = node
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            self.ctx.statement_of[id(node.value)] = node
+        descend = True
+        for fn in self._visits.get(kind, ()):
+            if fn(node) is False:
+                descend = False
+        return descend
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        kind = type(original_node).__name__
+        result = updated_node
+        for fn in self._leaves.get(kind, ()):
+            result = fn(original_node, result)
+            if type(result) is not type(original_node):
+                break  # replaced by another kind of node: the rest no longer applies
+        if isinstance(original_node, cst.SimpleStatementLine) and isinstance(
+            result, cst.SimpleStatementLine
+        ):
+            result = self._apply_statement_edits(original_node, result)
+        elif isinstance(original_node, cst.SimpleStatementSuite) and isinstance(
+            result, cst.SimpleStatementSuite
+        ):
+            result = self._apply_suite_edits(original_node, result)
+        elif isinstance(original_node, (cst.IndentedBlock, cst.Module)) and isinstance(
+            result, (cst.IndentedBlock, cst.Module)
+        ):
+            result = self._drop_removed(result)
+        if isinstance(original_node, (cst.SimpleStatementLine, *_COMPOUND)):
+            self.ctx.current_statements.pop()
+            if self.ctx.settings.annotate and not isinstance(
+                result, (cst.RemovalSentinel, cst.FlattenSentinel)
+            ):
+                result = self._annotate(original_node, result)
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
+            self.ctx.scopes.pop()
+        return result
+
+    # -- statements ------------------------------------------------------------------------
+
+    def _edited_smalls(
+        self, original: list[cst.BaseSmallStatement], updated: list[cst.BaseSmallStatement]
+    ) -> list[cst.BaseSmallStatement]:
+        edits = self.ctx.statement_edits
+        out: list[cst.BaseSmallStatement] = []
+        for orig, new in zip(original, updated):
+            key = id(orig)
+            if key in edits.remove:
+                continue
+            if key in edits.replace:
+                out.extend(edits.replace[key])
+            else:
+                out.append(new)
+        if out:
+            # the last small statement must not keep a dangling semicolon
+            last = out[-1]
+            if getattr(last, "semicolon", None) not in (None, cst.MaybeSentinel.DEFAULT):
+                out[-1] = last.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+            out[:-1] = [
+                s
+                if getattr(s, "semicolon", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT
+                else s.with_changes(
+                    semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+                for s in out[:-1]
+            ]
+        return out
+
+    def _apply_statement_edits(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ):
+        edits = self.ctx.statement_edits
+        if not (edits.remove or edits.replace):
+            return updated
+        if not any(id(s) in edits.remove or id(s) in edits.replace for s in original.body):
+            return updated
+        smalls = self._edited_smalls(list(original.body), list(updated.body))
+        if not smalls:
+            if any(line.comment is not None for line in updated.leading_lines):
+                marker = updated.with_changes(body=[cst.Pass()])
+                self._removed_markers.add(id(marker))
+                return marker
+            return cst.RemovalSentinel.REMOVE
+        if len(original.body) == 1 and len(smalls) > 1:
+            # one statement became several: one line each, as a person would write them
+            lines = []
+            for i, small in enumerate(smalls):
+                small = small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+                lines.append(
+                    cst.SimpleStatementLine(
+                        body=[small],
+                        leading_lines=updated.leading_lines if i == 0 else (),
+                        trailing_whitespace=updated.trailing_whitespace
+                        if i == len(smalls) - 1
+                        else cst.TrailingWhitespace(),
+                    )
+                )
+            return cst.FlattenSentinel(lines)
+        return updated.with_changes(body=smalls)
+
+    def _apply_suite_edits(self, original: cst.SimpleStatementSuite, updated: cst.SimpleStatementSuite):
+        edits = self.ctx.statement_edits
+        if not any(id(s) in edits.remove or id(s) in edits.replace for s in original.body):
+            return updated
+        smalls = self._edited_smalls(list(original.body), list(updated.body))
+        return updated.with_changes(body=smalls or [cst.Pass()])
+
+    def _drop_removed(self, block: cst.IndentedBlock | cst.Module):
+        """Drop removal markers, handing their comment lines to the next statement."""
+        body = list(block.body)
+        if not self._removed_markers and body:
+            return block
+        out: list[cst.BaseStatement] = []
+        carried: list[cst.EmptyLine] = []
+        for stmt in body:
+            if id(stmt) in self._removed_markers:
+                carried.extend(stmt.leading_lines)
+                continue
+            if carried:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+                carried = []
+            out.append(stmt)
+        if carried:
+            # nothing follows inside this block: keep the comments on a `pass`
+            out.append(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried))
+        if not out and isinstance(block, cst.IndentedBlock):
+            out.append(cst.SimpleStatementLine(body=[cst.Pass()]))
+        return block.with_changes(body=out)
+
+    # -- annotations -----------------------------------------------------------------------
+
+    def _annotate(self, original: cst.CSTNode, result: cst.CSTNode) -> cst.CSTNode:
+        sites = self.ctx.manual_sites_in(original)
+        if not sites or not hasattr(result, "leading_lines"):
+            return result
+        existing = {
+            line.comment.value for line in result.leading_lines if line.comment is not None
+        }
+        new_lines = []
+        for site in sites:
+            text = f"# porter[{site.rule.code}]: {site.message}"
+            text = text.replace("\n", " ")
+            if text not in existing:
+                existing.add(text)
+                new_lines.append(cst.EmptyLine(indent=True, comment=cst.Comment(text)))
+        if not new_lines:
+            return result
+        return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])

@@ -1,0 +1,277 @@
+"""What every codemod family shares while one file is rewritten.
+
+Families report sites through `PortContext.report`, which decides from the rule data and
+the settings whether the fix is applied, so no family decides selection or fix safety.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from porter.findings import Applicability, Finding, Position, Severity
+from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.ruledata import Rule, all_rules, rule_enabled
+from porter.settings import Settings
+from porter.suppressions import Suppressions
+from porter.targets import Target, get_target
+
+
+_ALIASED_MODULES = (
+    ("torch_xla.core.xla_model", "xm"),
+    ("torch_xla.runtime", "xr"),
+    ("torch_xla.distributed.parallel_loader", "pl"),
+)
+_ALIAS_MODULE = {alias: module for module, alias in _ALIASED_MODULES}
+
+
+@dataclass
+class _Pending:
+    rule: Rule
+    node: cst.CSTNode
+    message: str
+    applicability: Applicability
+    applied: bool
+    replacement: str | None
+    advice: str | None
+    statement: cst.CSTNode | None
+
+
+@dataclass
+class StatementEdits:
+    """Statement-level edits, keyed by the id of the original small statement."""
+
+    remove: set[int] = field(default_factory=set)
+    replace: dict[int, list[cst.BaseSmallStatement]] = field(default_factory=dict)
+
+
+class PortContext:
+    def __init__(
+        self,
+        *,
+        wrapper: MetadataWrapper,
+        path: str,
+        settings: Settings,
+        suppressions: Suppressions,
+    ) -> None:
+        self.wrapper = wrapper
+        self.module = wrapper.module
+        self.path = path
+        self.settings = settings
+        self.target: Target = get_target(settings.target)
+        self.suppressions = suppressions
+        self.imports = ImportTable.from_module(self.module)
+        self.scopes = ScopeStack()
+        self.resolver = Resolver(self.imports, self.scopes)
+        self.codemod_context = CodemodContext(filename=path)
+        self.statement_edits = StatementEdits()
+        self.statement_of: dict[int, cst.BaseSmallStatement] = {}  # id(expr) -> statement
+        self.current_statements: list[cst.CSTNode] = []
+        self._pending: list[_Pending] = []
+        self.suppressed: list[Finding] = []
+        self._positions = None
+        self._enabled = {
+            code: rule_enabled(
+                rule, settings.target, settings.select, settings.ignore, settings.extend_select
+            )
+            for code, rule in all_rules().items()
+        }
+        self.file_ignored_codes = suppressions.file_codes
+
+    # -- selection -------------------------------------------------------------------------
+
+    def enabled(self, code: str) -> bool:
+        if not self._enabled.get(code, False):
+            return False
+        return not any(code.startswith(c) for c in self.file_ignored_codes)
+
+    def qualname(self, node: cst.BaseExpression) -> str | None:
+        return self.resolver.qualname(node)
+
+    # -- positions -------------------------------------------------------------------------
+
+    def position(self, node: cst.CSTNode) -> tuple[Position, Position]:
+        if self._positions is None:
+            self._positions = self.wrapper.resolve(PositionProvider)
+        rng = self._positions[node]
+        return (
+            Position(rng.start.line, rng.start.column),
+            Position(rng.end.line, rng.end.column),
+        )
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    # -- reporting -------------------------------------------------------------------------
+
+    def report(
+        self,
+        code: str,
+        node: cst.CSTNode,
+        message: str,
+        *,
+        replacement: cst.CSTNode | None = None,
+        applicability: Applicability | None = None,
+        advice: str | None = None,
+    ) -> bool:
+        """Record a finding at `node`; True when the caller should apply its fix."""
+        if not self.enabled(code):
+            return False
+        rule = all_rules()[code]
+        if applicability is None:
+            applicability = rule.applicability_for(self.target.name)
+        if replacement is None and applicability is not Applicability.MANUAL:
+            applicability = Applicability.MANUAL
+        if self.suppressions.by_line:
+            start, end = self.position(node)
+            lines = (start.line,) if start.line == end.line else (start.line, end.line)
+            hit = self.suppressions.matching(code, lines)
+            if hit is not None:
+                self.suppressed.append(
+                    self._finding(
+                        _Pending(rule, node, message, applicability, False, None, advice, None)
+                    )
+                )
+                return False
+        applied = applicability is Applicability.SAFE or (
+            applicability is Applicability.UNSAFE and self.settings.unsafe_fixes
+        )
+        text = self.code_of_new(replacement) if replacement is not None else None
+        statement = self.current_statements[-1] if self.current_statements else None
+        self._pending.append(
+            _Pending(rule, node, message, applicability, applied, text, advice, statement)
+        )
+        return applied
+
+    def code_of_new(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.FlattenSentinel):
+            return "\n".join(self.module.code_for_node(n) for n in node.nodes)
+        if isinstance(node, cst.RemovalSentinel):
+            return ""
+        return self.module.code_for_node(node)
+
+    def supersede(self, subtree: cst.CSTNode) -> None:
+        """Drop findings inside `subtree`: a parent's rewrite replaced the whole of it."""
+        if not self._pending:
+            return
+        inside: set[int] = set()
+        stack = [subtree]
+        while stack:
+            n = stack.pop()
+            inside.add(id(n))
+            stack.extend(n.children)
+        self._pending = [p for p in self._pending if id(p.node) not in inside]
+
+    def manual_sites_in(self, statement: cst.CSTNode) -> list[_Pending]:
+        return [
+            p
+            for p in self._pending
+            if p.statement is statement and not p.applied
+        ]
+
+    def _finding(self, p: _Pending) -> Finding:
+        start, end = self.position(p.node)
+        return Finding(
+            code=p.rule.code,
+            name=p.rule.name,
+            message=p.message,
+            path=self.path,
+            start=start,
+            end=end,
+            severity=p.rule.severity,
+            applicability=p.applicability,
+            target=self.target.name,
+            replacement=p.replacement,
+            original=self.code(p.node) if p.replacement is not None else None,
+            applied=p.applied,
+            advice=p.advice or p.rule.advice_for(self.target.name),
+            doc_url=p.rule.doc_url,
+        )
+
+    def findings(self) -> list[Finding]:
+        found = [self._finding(p) for p in self._pending]
+        found.sort(key=Finding.sort_key)
+        return found
+
+    # -- spelling helpers ------------------------------------------------------------------
+
+    def ref(self, qualified: str) -> cst.BaseExpression:
+        """An expression naming `qualified`, reusing the file's imports, adding one if needed.
+
+        `torch.accelerator.synchronize` becomes `t.accelerator.synchronize` under only
+        `import torch as t`; under no torch import at all, `import torch` is added.
+        torch_xla's customary module aliases (`xm`, `xr`, `pl`) are used and imported.
+        """
+        for module, alias in _ALIASED_MODULES:
+            if qualified == module or qualified.startswith(module + "."):
+                rest = qualified[len(module) :]
+                local = next(
+                    (n for n, full in self.imports.names.items() if full == module), None
+                )
+                if local is None or self.scopes.shadows(local):
+                    self.add_import(module, asname=alias)
+                    self.imports.names[alias] = module
+                    local = alias
+                return cst.parse_expression(local + rest)
+        local = self.imports.local_name_for(qualified)
+        if local is None or self.scopes.shadows(local.split(".")[0]):
+            top = qualified.split(".")[0]
+            self.add_import(top)
+            self.imports.names.setdefault(top, top)
+            local = qualified
+        return cst.parse_expression(local)
+
+    def release(self, node: cst.BaseExpression) -> None:
+        """The name at the head of `node` is being replaced: drop its import if now unused."""
+        name = dotted(node)
+        if name is None:
+            return
+        source = self.imports.sources.get(name.split(".")[0])
+        if source is not None and source[1] is not None:  # only `from m import x` bindings
+            self.remove_import_if_unused(*source)
+
+    def expr(self, template: str, **fields: cst.BaseExpression | str) -> cst.BaseExpression:
+        """Parse a template such as `{torch}.device("neuron", {index})`.
+
+        `{torch}`-style fields name modules (resolved through `ref`); other fields take code.
+        """
+        values = {
+            k: (v if isinstance(v, str) else self.module.code_for_node(v)) for k, v in fields.items()
+        }
+        for name in ("torch", "torch_xla", "xm", "xr", "pl"):
+            key = "{" + name + "}"
+            if key in template and name not in values:
+                full = _ALIAS_MODULE.get(name, name)
+                values[name] = self.module.code_for_node(self.ref(full))
+        return cst.parse_expression(template.format(**values))
+
+    def add_import(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        AddImportsVisitor.add_needed_import(self.codemod_context, module, obj, asname)
+
+    def remove_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        RemoveImportsVisitor.remove_unused_import(self.codemod_context, module, obj, asname)
+
+    def device(self, index: cst.BaseExpression | None = None) -> cst.BaseExpression:
+        """The target's device expression, for `.cuda(index)`, `torch.device("cuda", index)`.
+
+        xla: `torch_xla.device()` (one device per process); tpu drops a non-literal index
+        (one chip per process); neuron keeps it.
+        """
+        t = self.target
+        if t.device_expr is not None:
+            func = self.ref(t.device_expr.removesuffix("()"))
+            return cst.Call(func=func)
+        if index is None:
+            return cst.SimpleString(f'"{t.device_type}"')
+        if isinstance(index, cst.Integer):
+            return cst.SimpleString(f'"{t.device_type}:{index.value}"')
+        if not t.rank_indexed_devices:
+            return cst.SimpleString(f'"{t.device_type}"')
+        return self.expr('{torch}.device("%s", {index})' % t.device_type, index=index)
+
+    def severity(self, code: str) -> Severity:
+        return all_rules()[code].severity

@@ -1,0 +1,239 @@
+"""`torch.cuda.*` APIs, driven by the mapping table in `rules/cuda_api.toml`.
+
+The table is data, as hipify keeps its CUDA→HIP mappings: a row names the APIs, its rule
+code and, per target, one action:
+
+- `rename Q`      the callee (or attribute) becomes `Q`, arguments kept
+- `expr T`        the whole call becomes template `T` (`{args}` = the call's arguments)
+- `stmts T; U`    an expression statement becomes these statements; elsewhere: manual
+- `remove`        an expression statement is removed; elsewhere: manual
+- `manual`        a finding with the row's advice, no edit
+- `delegate`      another family owns these names
+
+Any `torch.cuda.X` the table does not know is reported (CUDA009): never silence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import libcst as cst
+
+from porter.codemods.family import Family
+from porter.findings import Applicability
+from porter.ruledata import load_toml
+
+
+@dataclass(frozen=True)
+class ApiRow:
+    name: str
+    code: str
+    actions: dict[str, str]
+    advice: dict[str, str]
+    unsafe: tuple[str, ...]
+    device_position: dict[str, str]  # action when the call names a device (`.to(X)`)
+    prefix: bool  # the name also covers its sub-attributes (`nvtx` covers `nvtx.mark`)
+
+
+@lru_cache(maxsize=1)
+def api_table() -> dict[str, ApiRow]:
+    rows: dict[str, ApiRow] = {}
+    for row in load_toml("cuda_api.toml").get("api", []):
+        for name in row["names"]:
+            rows[name] = ApiRow(
+                name=name,
+                code=row["code"],
+                actions={
+                    t: row[t].replace("{name}", name) for t in ("neuron", "tpu", "xla") if t in row
+                },
+                advice=row.get("advice", {}),
+                unsafe=tuple(row.get("unsafe", ())),
+                device_position=row.get("device_position", {}),
+                prefix=row.get("prefix", False),
+            )
+    return rows
+
+
+def lookup(suffix: str) -> ApiRow | None:
+    table = api_table()
+    if suffix in table:
+        return table[suffix]
+    parts = suffix.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        row = table.get(".".join(parts[:i]))
+        if row is not None and row.prefix:
+            return row
+    if suffix.endswith("Tensor"):
+        return table.get("*Tensor")
+    return None
+
+
+_DEVICE_KWARGS = {"device", "map_location"}
+
+
+class CudaApiFamily(Family):
+    codes = ("CUDA001", "CUDA002", "CUDA003", "CUDA004", "CUDA005", "CUDA006", "CUDA007", "CUDA008", "CUDA009", "GRAPH001", "DEV006")
+    tokens = (b"cuda",)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._inner: set[int] = set()  # attribute nodes that are part of a longer chain
+        self._callees: set[int] = set()
+        self._device_args: set[int] = set()  # expressions in a device position
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+        self._inner.add(id(node.attr))
+
+    # names that are not references: keywords, definitions, assignment targets
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._inner.add(id(node.keyword))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._callees.add(id(node.func))
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
+            self._device_args.add(id(node.args[0].value))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
+                self._device_args.add(id(arg.value))
+
+    def _row_for(self, node: cst.BaseExpression) -> tuple[str, ApiRow | None] | None:
+        qual = self.ctx.qualname(node)
+        if qual is None or not qual.startswith("torch.cuda."):
+            return None
+        suffix = qual[len("torch.cuda.") :]
+        return suffix, lookup(suffix)
+
+    # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if id(original) in self._inner or id(original) in self._callees:
+            return updated
+        return self._reference(original, updated)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        if id(original) in self._inner or id(original) in self._callees:
+            return updated
+        if original.value not in self.ctx.imports.names:
+            return updated
+        return self._reference(original, updated)
+
+    def _reference(self, original, updated):
+        found = self._row_for(original)
+        if found is None:
+            return updated
+        suffix, row = found
+        if row is None:
+            self._unmapped(original, suffix)
+            return updated
+        action = row.actions.get(self.ctx.target.name, "manual")
+        if action == "delegate":
+            return updated
+        if action.startswith("rename "):
+            new = self.ctx.ref(action[7:].strip())
+            if self._report(row, original, f"`torch.cuda.{suffix}` becomes `{self.ctx.code(new)}`", new):
+                self.ctx.release(original)
+                return new
+            return updated
+        self._manual(row, original, suffix)
+        return updated
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        found = self._row_for(original.func)
+        if found is None:
+            return updated
+        suffix, row = found
+        if row is None:
+            self._unmapped(original, suffix)
+            return updated
+        target = self.ctx.target.name
+        action = row.actions.get(target, "manual")
+        if id(original) in self._device_args and target in row.device_position:
+            action = row.device_position[target]
+        if action == "delegate":
+            return updated
+        statement = self.ctx.statement_of.get(id(original))
+        is_statement = isinstance(statement, cst.Expr)
+        if action.startswith("rename "):
+            new = updated.with_changes(func=self.ctx.ref(action[7:].strip()))
+            return self._apply(row, original, suffix, new, updated)
+        if action.startswith("expr "):
+            template = action[5:].strip()
+            new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
+            if isinstance(new, (cst.Comparison, cst.BinaryOperation, cst.BooleanOperation)) and not new.lpar:
+                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return self._apply(row, original, suffix, new, updated)
+        if action == "remove" and is_statement:
+            if self._report(row, original, f"`torch.cuda.{suffix}()` has no effect on {self.ctx.target.display}: removed", cst.RemovalSentinel.REMOVE):
+                self.ctx.statement_edits.remove.add(id(statement))
+                self.ctx.release(original.func)
+            return updated
+        if action.startswith("stmts ") and is_statement:
+            parts = [p.strip() for p in action[6:].split(";") if p.strip()]
+            exprs = [self.ctx.expr(p, args=_args_code(self.ctx, updated)) for p in parts]
+            smalls = [cst.Expr(value=e) for e in exprs]
+            text = "; ".join(self.ctx.code(e) for e in exprs)
+            if self._report(row, original, f"`torch.cuda.{suffix}()` becomes `{text}`", cst.FlattenSentinel(smalls)):
+                self.ctx.statement_edits.replace[id(statement)] = smalls
+                self.ctx.release(original.func)
+            return updated
+        self._manual(row, original, suffix)
+        return updated
+
+    def _apply(self, row, original, suffix, new, updated):
+        self.ctx.supersede(original.func)
+        if self._report(row, original, f"`torch.cuda.{suffix}(...)` becomes `{self.ctx.code(new)}`", new):
+            self.ctx.release(original.func)
+            return new
+        return updated
+
+    def _report(self, row: ApiRow, node, message: str, replacement) -> bool:
+        target = self.ctx.target.name
+        applicability = Applicability.UNSAFE if target in row.unsafe else Applicability.SAFE
+        return self.ctx.report(
+            row.code,
+            node,
+            message,
+            replacement=replacement,
+            applicability=applicability,
+            advice=row.advice.get(target) or row.advice.get("*"),
+        )
+
+    def _manual(self, row: ApiRow, node, suffix: str) -> None:
+        target = self.ctx.target
+        self.ctx.report(
+            row.code,
+            node,
+            f"`torch.cuda.{suffix}` has no automatic port to {target.display}",
+            applicability=Applicability.MANUAL,
+            advice=row.advice.get(target.name) or row.advice.get("*"),
+        )
+
+    def _unmapped(self, node, suffix: str) -> None:
+        self.ctx.report(
+            "CUDA009",
+            node,
+            f"`torch.cuda.{suffix}` is CUDA-only and porter has no mapping for it",
+            applicability=Applicability.MANUAL,
+        )
+
+
+def _args_code(ctx, call: cst.Call) -> str:
+    args = list(call.args)
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return ", ".join(ctx.code(a).rstrip(", ") for a in args)

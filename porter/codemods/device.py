@@ -1,0 +1,347 @@
+"""Device placement: `.cuda()`, CUDA device strings, `torch.device("cuda", i)`, `.is_cuda`,
+integer devices, `map_location`, legacy `torch.cuda.*Tensor` types, and the
+`"cuda" if torch.cuda.is_available() else "cpu"` idiom.
+
+Device literals are parsed exactly (`"cuda"`, `"cuda:1"`), never substring-replaced, so a
+path such as `runs/cuda_baseline/` survives.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.flow import RANK_NAMES, int_device_binding
+
+CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+
+LEGACY_TYPES = {
+    "FloatTensor": "float32",
+    "DoubleTensor": "float64",
+    "HalfTensor": "float16",
+    "BFloat16Tensor": "bfloat16",
+    "LongTensor": "int64",
+    "IntTensor": "int32",
+    "ShortTensor": "int16",
+    "CharTensor": "int8",
+    "ByteTensor": "uint8",
+    "BoolTensor": "bool",
+}
+
+
+def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
+    if value is None:
+        return False, None
+    m = CUDA_DEVICE.match(value)
+    return (True, m.group(1)) if m else (False, None)
+
+
+def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
+    """A literal CUDA device: `"cuda[:N]"` or `torch.device("cuda"[, N])`."""
+    if cuda_device_index(string_value(node))[0]:
+        return True
+    if isinstance(node, cst.Call) and qualname(node.func) == "torch.device" and node.args:
+        return cuda_device_index(string_value(node.args[0].value))[0]
+    return False
+
+
+class DeviceFamily(Family):
+    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009")
+    tokens = (b"cuda", b".to(")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._compared: set[int] = set()  # string nodes that sit in a comparison
+
+    # -- strings ---------------------------------------------------------------------------
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._compared.add(id(node.left))
+        for target in node.comparisons:
+            self._compared.add(id(target.comparator))
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        is_dev, index = cuda_device_index(string_value(original))
+        if not is_dev:
+            return updated
+        t = self.ctx.target
+        code = "DEV005" if id(original) in self._compared else "DEV002"
+        new_value = t.device_type if index is None else self._indexed(index)
+        new = replace_string(updated, new_value)
+        msg = f"CUDA device string {original.value} becomes {new.value} on {t.display}"
+        if index is not None and not t.indexed_devices:
+            msg += " (one device per process: the index is dropped)"
+        if self.ctx.report(code, original, msg, replacement=new):
+            self._need_runtime_import()
+            return new
+        return updated
+
+    def _indexed(self, index: str) -> str:
+        t = self.ctx.target
+        return f"{t.device_type}:{index}" if t.indexed_devices else t.device_type
+
+    def _need_runtime_import(self) -> None:
+        # "xla" device strings resolve only once torch_xla has registered the device
+        if self.ctx.target.device_import:
+            self.ctx.add_import(self.ctx.target.device_import)
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString):
+        """`f"cuda:{rank}"`: the commonest way real code names a per-rank device."""
+        parts = original.parts
+        if not (
+            len(parts) == 2
+            and isinstance(parts[0], cst.FormattedStringText)
+            and parts[0].value == "cuda:"
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        ):
+            return updated
+        t = self.ctx.target
+        if t.rank_indexed_devices:
+            new = updated.with_changes(
+                parts=[cst.FormattedStringText(f"{t.device_type}:"), updated.parts[1]]
+            )
+            msg = f"per-rank CUDA device becomes {t.device_type}:<rank>"
+        else:
+            quote = original.start[-1] if original.start[-1] in "\"'" else '"'
+            new = cst.SimpleString(f"{quote}{t.device_type}{quote}")
+            msg = f"per-rank CUDA device becomes {new.value}: one device per process, the rank index is dropped"
+        if self.ctx.report("DEV002", original, msg, replacement=new):
+            self._need_runtime_import()
+            return new
+        return updated
+
+    # -- attributes ------------------------------------------------------------------------
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if original.attr.value != "is_cuda":
+            return updated
+        if self.ctx.qualname(original) is not None:
+            return updated  # a module attribute, not a tensor property
+        t = self.ctx.target
+        if t.tensor_is_attr:
+            new: cst.BaseExpression = updated.with_changes(attr=cst.Name(t.tensor_is_attr))
+        else:
+            new = cst.Comparison(
+                left=cst.Attribute(value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")),
+                comparisons=[
+                    cst.ComparisonTarget(
+                        operator=cst.Equal(), comparator=cst.SimpleString(f'"{t.device_type}"')
+                    )
+                ],
+                lpar=[cst.LeftParen()],
+                rpar=[cst.RightParen()],
+            )
+        if self.ctx.report("DEV004", original, f"`.is_cuda` becomes {self.ctx.code(new)}", replacement=new):
+            return new
+        return updated
+
+    # -- calls -----------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        func = original.func
+        if isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            if attr == "cuda" and self.ctx.qualname(func) is None:
+                return self._dot_cuda(original, updated)
+            if attr == "to":
+                return self._dot_to(original, updated)
+            if attr == "type" and len(original.args) == 1:
+                return self._dot_type(original, updated)
+        qual = self.ctx.qualname(func)
+        if qual == "torch.device":
+            return self._torch_device(original, updated)
+        if qual is not None and qual.startswith("torch.cuda.") and qual[11:] in LEGACY_TYPES:
+            return self._legacy_constructor(original, updated, qual[11:])
+        map_location = self.kwarg(original, "map_location")
+        if map_location is None and qual == "torch.load" and len(original.args) > 1:
+            map_location = original.args[1] if original.args[1].keyword is None else None
+        if map_location is not None and is_cuda_device_expr(map_location.value, self.ctx.qualname):
+            return self._map_location(original, updated, map_location)
+        return updated
+
+    def _dot_cuda(self, original: cst.Call, updated: cst.Call):
+        positional = self.positional(original)
+        device_kw = self.kwarg(original, "device")
+        index_arg = positional[0] if positional else device_kw
+        index: cst.BaseExpression | None = None
+        if index_arg is not None:
+            value = index_arg.value
+            if isinstance(value, cst.Integer):
+                index = value
+            elif isinstance(value, cst.Name) and self._holds_index(value.value):
+                index = value
+            else:
+                self.ctx.report(
+                    "DEV001",
+                    original,
+                    f"`.cuda({self.ctx.code(value)})`: porter cannot see whether this is a device index or a device",
+                    advice="Use `.to(device)` with the target device; an int means a CUDA device.",
+                )
+                return updated
+        rest = [
+            a
+            for a in updated.args
+            if a.keyword is not None and a.keyword.value != "device"
+        ]
+        device = self.ctx.device(index)
+        new = updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")),
+            args=[cst.Arg(value=device), *rest],
+        )
+        new = new.with_changes(args=_commas(list(new.args)))
+        if self.ctx.report("DEV001", original, f"`.cuda()` becomes `.to({self.ctx.code(device)})`", replacement=new):
+            return new
+        return updated
+
+    def _holds_index(self, name: str) -> bool:
+        binding = int_device_binding(self.ctx.scopes.innermost, self.ctx.module, name)
+        return bool(binding)
+
+    def _dot_to(self, original: cst.Call, updated: cst.Call):
+        positional = self.positional(original)
+        if not positional:
+            return updated
+        value = positional[0].value
+        if isinstance(value, cst.Integer):
+            index: cst.BaseExpression = value
+        elif isinstance(value, cst.Name):
+            binding = int_device_binding(self.ctx.scopes.innermost, self.ctx.module, value.value)
+            if binding:
+                index = value
+            elif binding is None and value.value in RANK_NAMES:
+                self.ctx.report(
+                    "DEV008",
+                    original,
+                    f"`.to({value.value})`: an integer device means a CUDA device, and porter cannot see what `{value.value}` holds here",
+                )
+                return updated
+            else:
+                return updated
+        else:
+            return updated
+        device = self.ctx.device(index)
+        args = list(updated.args)
+        args[original.args.index(positional[0])] = args[original.args.index(positional[0])].with_changes(value=device)
+        new = updated.with_changes(args=args)
+        if self.ctx.report(
+            "DEV008",
+            original,
+            f"integer device `{self.ctx.code(value)}` (a CUDA device) becomes {self.ctx.code(device)}",
+            replacement=new,
+        ):
+            return new
+        return updated
+
+    def _dot_type(self, original: cst.Call, updated: cst.Call):
+        arg = original.args[0]
+        qual = self.ctx.qualname(arg.value)
+        if qual is None or not qual.startswith("torch.cuda.") or qual[11:] not in LEGACY_TYPES:
+            return updated
+        dtype = self.ctx.expr("{torch}.%s" % LEGACY_TYPES[qual[11:]])
+        new = updated.with_changes(
+            func=updated.func.with_changes(attr=cst.Name("to")),
+            args=_commas([cst.Arg(value=self.ctx.device()), cst.Arg(value=dtype)]),
+        )
+        self.ctx.supersede(original.args[0])
+        if self.ctx.report("DEV006", original, f"legacy `{qual}` cast becomes `.to(device, dtype)`", replacement=new):
+            self._need_runtime_import()
+            return new
+        return updated
+
+    def _legacy_constructor(self, original: cst.Call, updated: cst.Call, kind: str):
+        args = self.positional(original)
+        dtype = self.ctx.expr("{torch}.%s" % LEGACY_TYPES[kind])
+        kw = [
+            cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_eq()),
+            cst.Arg(keyword=cst.Name("device"), value=self.ctx.device(), equal=_eq()),
+        ]
+        if len(args) == 1 and len(original.args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
+            new = cst.Call(func=self.ctx.ref("torch.tensor"), args=_commas([updated.args[0], *kw]))
+        elif args and len(args) == len(original.args) and all(isinstance(a.value, cst.Integer) for a in args):
+            new = cst.Call(func=self.ctx.ref("torch.empty"), args=_commas([*updated.args, *kw]))
+        else:
+            return updated  # the attribute itself was already reported as manual
+        self.ctx.supersede(original.func)
+        if self.ctx.report("DEV006", original, f"legacy `torch.cuda.{kind}(...)` constructor", replacement=new):
+            return new
+        return updated
+
+    def _torch_device(self, original: cst.Call, updated: cst.Call):
+        """`torch.device("cuda", i)`; a plain `torch.device("cuda[:N]")` ports by its string."""
+        args = original.args
+        if len(args) != 2 or not cuda_device_index(string_value(args[0].value))[0]:
+            return updated
+        t = self.ctx.target
+        index = args[1].value
+        if t.device_expr is not None:
+            new: cst.BaseExpression = self.ctx.device()
+        elif not t.rank_indexed_devices and not isinstance(index, cst.Integer):
+            new = updated.with_changes(args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        else:
+            return updated  # the index is kept and the device string already ported
+        self.ctx.supersede(original)
+        msg = (
+            f"`{self.ctx.code(original)}` becomes `{self.ctx.code(new)}`"
+            " (one device per process: the index is dropped)"
+        )
+        if self.ctx.report("DEV003", original, msg, replacement=new):
+            self._need_runtime_import()
+            return new
+        return updated
+
+    def _map_location(self, original: cst.Call, updated: cst.Call, arg: cst.Arg):
+        i = original.args.index(arg)
+        args = list(updated.args)
+        args[i] = args[i].with_changes(value=cst.SimpleString('"cpu"'))
+        new = updated.with_changes(args=args)
+        self.ctx.supersede(arg)
+        if self.ctx.report(
+            "DEV007",
+            original,
+            "checkpoint loads onto the CPU instead of a CUDA device; move it with `.to(device)` after loading",
+            replacement=new,
+        ):
+            return new
+        return updated
+
+    # -- the availability idiom -------------------------------------------------------------
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
+        """`"cuda" if torch.cuda.is_available() else "cpu"`: on xla the device always exists."""
+        if self.ctx.target.device_expr is None:
+            return updated  # neuron/tpu: the parts port one by one (torch.accelerator)
+        test = original.test
+        if not (
+            isinstance(test, cst.Call)
+            and self.ctx.qualname(test.func) == "torch.cuda.is_available"
+            and is_cuda_device_expr(original.body, self.ctx.qualname)
+        ):
+            return updated
+        new = updated.body.with_changes(lpar=original.lpar, rpar=original.rpar) if original.lpar else updated.body
+        self.ctx.supersede(original.test)
+        self.ctx.supersede(original.orelse)
+        if self.ctx.report(
+            "DEV009",
+            original,
+            f"CUDA-or-CPU choice becomes {self.ctx.code(new)}: PyTorch/XLA always has a device (the CPU under PJRT_DEVICE=CPU)",
+            replacement=new,
+        ):
+            return new
+        return updated
+
+
+def _eq() -> cst.AssignEqual:
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
+    out = []
+    for i, a in enumerate(args):
+        if i < len(args) - 1:
+            a = a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        else:
+            a = a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        out.append(a)
+    return out

@@ -1,0 +1,81 @@
+"""`docs/rules.md` and `porter explain` are rendered from the rule data, never written by hand,
+so the docs cannot drift from the behaviour (tests/test_rule_docs.py checks the file)."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from porter.ruledata import Rule, all_rules
+from porter.targets import all_targets
+
+HEADER = """<!-- Generated from rules/*.toml by `python -m porter.docs`. Do not edit by hand. -->
+# porter rules
+
+Each rule has a stable code, grouped by family. Select or ignore rules by code or prefix
+(`--select DEV`, `--ignore CUDA006`). Fix safety follows ruff: **safe** fixes are applied by
+`porter rewrite`; **unsafe** fixes change numerics or behaviour and need `--unsafe-fixes`;
+**manual** sites get a finding with advice and no edit.
+
+"""
+
+
+def rule_markdown(rule: Rule, heading: str = "###") -> str:
+    targets = all_targets()
+    out = [f"{heading} {rule.code} `{rule.name}`", ""]
+    out.append(f"**What it finds.** {rule.summary}")
+    out.append("")
+    if rule.rationale:
+        out.append(f"**Why.** {rule.rationale}")
+        out.append("")
+    out.append(f"**Severity:** {rule.severity.value}." + ("" if rule.default else " Off by default: turn it on with `--extend-select`."))
+    out.append("")
+    out.append("| target | fix | advice |")
+    out.append("|---|---|---|")
+    for name in rule.targets:
+        advice = (rule.advice_for(name) or "").replace("|", "\\|")
+        out.append(f"| {targets[name].display} (`{name}`) | {rule.applicability_for(name).value} | {advice} |")
+    out.append("")
+    for ex in rule.examples:
+        title = f" — {ex.title}" if ex.title else ""
+        flag = " (with `--unsafe-fixes`)" if ex.unsafe_fixes else ""
+        out.append(f"Example, `--target {ex.target}`{flag}{title}:")
+        out.append("")
+        out.append("```python")
+        out.append(ex.before.strip("\n"))
+        out.append("```")
+        if ex.after != ex.before:
+            out.append("becomes")
+            out.append("")
+            out.append("```python")
+            out.append(ex.after.strip("\n"))
+            out.append("```")
+        else:
+            out.append("is reported and left as it is.")
+        out.append("")
+    if rule.references:
+        out.append("References: " + ", ".join(f"<{r}>" for r in rule.references))
+        out.append("")
+    return "\n".join(out)
+
+
+def rules_markdown() -> str:
+    parts = [HEADER]
+    rules = sorted(all_rules().values(), key=lambda r: (r.family, r.code))
+    parts.append("| code | name | family | summary |\n|---|---|---|---|")
+    for r in rules:
+        summary = r.summary.replace("|", "\\|")
+        parts.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | {r.name} | {r.family} | {summary} |")
+    parts.append("")
+    for family, group in groupby(rules, key=lambda r: r.family):
+        parts.append(f"## {family}\n")
+        for rule in group:
+            parts.append(rule_markdown(rule))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    target = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    target.write_text(rules_markdown(), encoding="utf-8")
+    print(f"wrote {target}")

@@ -1,0 +1,1 @@
+"""Reports: one model of a run, several renderers (terminal, HTML, Markdown, JSON)."""

@@ -1,0 +1,157 @@
+"""Rule data: `rules/*.toml` loaded into `Rule` records, and code selection.
+
+The rule files are the single source for codes, names, advice, examples and docs; the
+codemods only cite codes. An installed wheel carries them as `porter/_rules`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from porter.findings import Applicability, Severity
+
+DOCS_URL = "https://github.com/porter-dev/porter/blob/main/docs/rules.md"
+
+
+def rules_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    packaged = here / "_rules"
+    return packaged if packaged.is_dir() else here.parent / "rules"
+
+
+def load_toml(name: str) -> dict:
+    with open(rules_dir() / name, "rb") as fh:
+        return tomllib.load(fh)
+
+
+@dataclass(frozen=True)
+class Example:
+    target: str
+    before: str
+    after: str
+    unsafe_fixes: bool = False
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    family: str
+    summary: str
+    rationale: str
+    severity: Severity
+    fix: dict[str, Applicability]  # per target
+    advice: dict[str, str]  # per target ("*" for all)
+    tokens: tuple[bytes, ...]  # prefilter: a file must contain one of these to be parsed
+    default: bool = True  # on unless selected explicitly (PERF rules are off by default)
+    targets: tuple[str, ...] = ("neuron", "tpu", "xla")
+    references: tuple[str, ...] = ()
+    examples: tuple[Example, ...] = field(default=())
+
+    @property
+    def doc_url(self) -> str:
+        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+
+    def advice_for(self, target: str) -> str | None:
+        return self.advice.get(target) or self.advice.get("*")
+
+    def applicability_for(self, target: str) -> Applicability:
+        return self.fix.get(target, self.fix.get("*", Applicability.MANUAL))
+
+
+def _rule_from_table(family: str, table: dict) -> Rule:
+    fix = {t: Applicability(v) for t, v in table.get("fix", {}).items()}
+    examples = tuple(
+        Example(
+            target=e["target"],
+            before=e["before"],
+            after=e.get("after", e["before"]),
+            unsafe_fixes=e.get("unsafe_fixes", False),
+            title=e.get("title", ""),
+        )
+        for e in table.get("examples", [])
+    )
+    return Rule(
+        code=table["code"],
+        name=table["name"],
+        family=family,
+        summary=table["summary"],
+        rationale=table.get("rationale", ""),
+        severity=Severity(table.get("severity", "warning")),
+        fix=fix,
+        advice=dict(table.get("advice", {})),
+        tokens=tuple(t.encode() for t in table.get("tokens", [])),
+        default=table.get("default", True),
+        targets=tuple(table.get("targets", ("neuron", "tpu", "xla"))),
+        references=tuple(table.get("references", ())),
+        examples=examples,
+    )
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    for path in sorted(rules_dir().glob("*.toml")):
+        data = load_toml(path.name)
+        family = data.get("family")
+        for table in data.get("rule", []):
+            rule = _rule_from_table(family or path.stem, table)
+            if rule.code in rules:
+                raise ValueError(f"{path.name}: rule code {rule.code} defined twice")
+            rules[rule.code] = rule
+    return rules
+
+
+def get_rule(code: str) -> Rule:
+    return all_rules()[code]
+
+
+def _matches(code: str, patterns: tuple[str, ...]) -> int:
+    """Length of the longest pattern (code or prefix) matching code; 0 if none.
+
+    Longest match wins between select and ignore, as in ruff: `--select DEV --ignore DEV001`
+    keeps every DEV rule but DEV001.
+    """
+    best = 0
+    for pattern in patterns:
+        p = pattern.strip().upper()
+        if p == "ALL" and best == 0:
+            best = 1
+        elif p and code.startswith(p):
+            best = max(best, len(p) + 1)
+    return best
+
+
+def rule_enabled(
+    rule: Rule,
+    target: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend_select: tuple[str, ...] = (),
+) -> bool:
+    if target not in rule.targets:
+        return False
+    chosen = _matches(rule.code, tuple(select) + tuple(extend_select))
+    if select:
+        on = chosen > 0
+    else:
+        on = rule.default or chosen > 0
+    ignored = _matches(rule.code, ignore)
+    return on and not (ignored and ignored >= chosen)
+
+
+def unknown_codes(patterns: tuple[str, ...]) -> list[str]:
+    """Patterns that match no rule code: a typo in --select should fail, not pass silently."""
+    codes = all_rules().keys()
+    return [
+        p for p in patterns if p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in codes)
+    ]

@@ -1,0 +1,26 @@
+"""The settings one run of the engine works under.
+
+Frozen and picklable, so worker processes and the cache key see exactly what the parent saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TARGETS = ("neuron", "tpu", "xla")
+
+
+@dataclass(frozen=True)
+class Settings:
+    target: str
+    select: tuple[str, ...] = ()  # codes or prefixes; empty = every rule on by default
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()  # turn on rules that are off by default (PERF…)
+    unsafe_fixes: bool = False  # apply unsafe fixes too (fp16→bf16, GradScaler removal …)
+    annotate: bool = False  # leave `# porter[CODE]: …` at each manual site
+    exclude: tuple[str, ...] = ()  # gitignore-style patterns
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"unknown target {self.target!r}: choose one of {', '.join(TARGETS)}")

@@ -1,0 +1,49 @@
+"""Target profiles: the spellings, imports and capabilities each codemod asks for.
+
+Targets are data (`rules/targets.toml`), not forks of the code.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from functools import lru_cache
+
+from porter.ruledata import load_toml
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    display: str
+    package: str
+    runtime_module: str
+    device_type: str
+    indexed_devices: bool
+    rank_indexed_devices: bool
+    compile_backend: str
+    dist_backend: str
+    autocast_dtype: str
+    notes: str
+    tensor_is_attr: str | None = None
+    device_expr: str | None = None  # set when a device is an expression, not a string
+    device_import: str | None = None
+    dist_init_method: str | None = None
+    dist_import: str | None = None
+
+    def runtime_installed(self) -> bool:
+        """Whether the target's runtime can be imported here (found, never imported)."""
+        try:
+            return importlib.util.find_spec(self.runtime_module) is not None
+        except (ImportError, ValueError):
+            return False
+
+
+@lru_cache(maxsize=1)
+def all_targets() -> dict[str, Target]:
+    data = load_toml("targets.toml")
+    return {name: Target(name=name, **fields) for name, fields in data.items()}
+
+
+def get_target(name: str) -> Target:
+    return all_targets()[name]

@@ -1,0 +1,181 @@
+"""What each side really runs on. Decided inside the side's own process, where the runtimes
+are imported, and written into the result so no report can claim more than what ran."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import resource
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass
+class SideDevice:
+    role: str  # "reference" | "ported"
+    kind: str  # the device type tensors live on: cuda, cpu, xla, neuron, tpu
+    label: str  # what the report prints, e.g. "xla (CPU PJRT, emulated)"
+    hardware: bool  # an accelerator really ran this side
+    emulated: bool  # the target's compiled path ran on a stand-in (XLA on the CPU)
+    shim: str | None = None  # the device shim installed in this process, if any
+    versions: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    device: object = None  # torch.device (not serialised)
+    sync: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    def to_dict(self) -> dict:
+        data = {k: v for k, v in asdict(self).items() if k not in ("device", "sync")}
+        data["device"] = str(self.device)
+        return data
+
+
+def _versions() -> dict:
+    import torch
+
+    out = {"python": sys.version.split()[0], "torch": torch.__version__}
+    for mod in ("torch_xla", "torch_neuronx", "torch_tpu"):
+        m = sys.modules.get(mod)
+        if m is not None:
+            out[mod] = getattr(m, "__version__", "unknown")
+    return out
+
+
+def hardware_hints() -> dict[str, bool]:
+    """Device files that show accelerator hardware on this host (checked by the parent to
+    decide whether PJRT_DEVICE=CPU is the right default)."""
+    dev = Path("/dev")
+    names = [p.name for p in dev.iterdir()] if dev.is_dir() else []
+    return {
+        "neuron": any(n.startswith("neuron") for n in names),
+        "tpu": any(n.startswith("accel") or n == "vfio" for n in names),
+    }
+
+
+def select_reference() -> SideDevice:
+    import torch
+
+    if torch.cuda.is_available():
+        name = torch.cuda.get_device_name(0)
+        dev = torch.device("cuda")
+        return SideDevice("reference", "cuda", f"cuda ({name})", hardware=True, emulated=False,
+                          versions=_versions(), device=dev, sync=torch.cuda.synchronize)
+    return SideDevice("reference", "cpu", "cpu (reference; CUDA shim)", hardware=False,
+                      emulated=False, shim="cuda->cpu", versions=_versions(),
+                      device=torch.device("cpu"))
+
+
+def _try_import(name: str):
+    try:
+        return importlib.import_module(name), None
+    except Exception as exc:  # placeholders on PyPI raise on import
+        return None, f"{name}: {type(exc).__name__}: {exc}"
+
+
+def _xla_side(target: str, notes: list[str]) -> SideDevice | None:
+    xla, why = _try_import("torch_xla")
+    if xla is None:
+        notes.append(f"PyTorch/XLA not importable ({why})")
+        return None
+    import torch_xla.core.xla_model as xm
+    import torch_xla.runtime as xr
+
+    pjrt = xr.device_type() or os.environ.get("PJRT_DEVICE", "?")
+    dev = torch_xla.device()
+
+    def sync() -> None:
+        torch_xla.sync()
+        xm.wait_device_ops()
+
+    if pjrt == "CPU":
+        label = "xla (CPU PJRT, emulated)"
+        if target != "xla":
+            label = f"xla (CPU PJRT, emulated; '{target}' device strings mapped to xla)"
+        return SideDevice("ported", "xla", label, hardware=False, emulated=True,
+                          shim=None if target == "xla" else f"{target}->xla",
+                          versions=_versions(), notes=notes, device=dev, sync=sync)
+    label = f"xla (PJRT {pjrt})"
+    if target != "xla":
+        label += f"; '{target}' device strings mapped to xla"
+    return SideDevice("ported", "xla", label, hardware=True, emulated=False,
+                      shim=None if target == "xla" else f"{target}->xla", versions=_versions(),
+                      notes=notes, device=dev, sync=sync)
+
+
+def select_ported(target: str) -> SideDevice:
+    import torch
+
+    notes: list[str] = []
+    if target in ("neuron", "tpu"):
+        pkg = "torch_neuronx" if target == "neuron" else "torch_tpu"
+        mod, why = _try_import(pkg)
+        if mod is not None:
+            try:
+                ns = getattr(torch, target)
+                ok = bool(ns.is_available()) if hasattr(ns, "is_available") else False
+                if not ok:
+                    ok = torch.accelerator.is_available() and \
+                        torch.accelerator.current_accelerator().type == target
+            except Exception as exc:  # runtime present, no device
+                ok = False
+                notes.append(f"{pkg} imported but no {target} device: {type(exc).__name__}: {exc}")
+            if ok:
+                dev = torch.device(target)
+                kind = "Trainium/Inferentia" if target == "neuron" else "TPU"
+                return SideDevice("ported", target, f"{target} ({kind}, {pkg})", hardware=True,
+                                  emulated=False, versions=_versions(), notes=notes, device=dev,
+                                  sync=torch.accelerator.synchronize)
+        else:
+            notes.append(f"{target} runtime not installed ({why})")
+    side = _xla_side(target, notes)
+    if side is not None:
+        return side
+    label = "cpu (no target runtime installed)"
+    return SideDevice("ported", "cpu", label, hardware=False, emulated=False,
+                      shim=None if target == "xla" else f"{target}->cpu", versions=_versions(),
+                      notes=notes, device=torch.device("cpu"))
+
+
+def peak_memory(side: SideDevice) -> dict:
+    """Peak memory where the device reports it; host RSS otherwise, labelled as such."""
+    import torch
+
+    if side.kind == "cuda":
+        return {"bytes": int(torch.cuda.max_memory_allocated()),
+                "source": "torch.cuda.max_memory_allocated"}
+    if side.kind in ("neuron", "tpu"):
+        try:
+            return {"bytes": int(torch.accelerator.max_memory_allocated()),
+                    "source": "torch.accelerator.max_memory_allocated"}
+        except Exception as exc:
+            return {"bytes": None, "source": f"not reported ({type(exc).__name__}: {exc})"}
+    if side.kind == "xla" and side.hardware:
+        try:
+            import torch_xla.core.xla_model as xm
+
+            info = xm.get_memory_info(side.device)
+            peak = info.get("peak_bytes_used", info.get("bytes_used"))
+            return {"bytes": int(peak), "source": "xm.get_memory_info"}
+        except Exception as exc:
+            return {"bytes": None, "source": f"not reported ({type(exc).__name__})"}
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    why = "XLA:CPU does not report device memory; " if side.kind == "xla" else ""
+    return {"bytes": None, "host_peak_rss_bytes": int(rss_kib) * 1024,
+            "source": why + "host process peak RSS (includes the runtime's own memory)"}
+
+
+def reset_peak_memory(side: SideDevice) -> None:
+    import torch
+
+    if side.kind == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    elif side.kind in ("neuron", "tpu"):
+        try:
+            torch.accelerator.reset_peak_memory_stats()
+        except Exception:
+            pass
+
+
+__all__ = ["SideDevice", "select_reference", "select_ported", "peak_memory",
+           "reset_peak_memory", "hardware_hints"]

@@ -1,0 +1,251 @@
+"""Device shims that let unmodified code run where its device does not exist.
+
+* Reference side (original CUDA code, no GPU): :func:`install_cuda_shim` maps every CUDA device
+  request (``device="cuda"``, ``.cuda()``, ``.to("cuda:0")``, ``.to(0)``) to the CPU through a
+  :class:`~torch.overrides.TorchFunctionMode`, and replaces the ``torch.cuda.*`` calls that real
+  code makes (``is_available``, ``synchronize``, ``amp.autocast``, ``Event`` timing, memory
+  queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the code takes
+  its CUDA path. Memory queries answer 0 and ``get_device_capability()`` answers (8, 0); these
+  are answers to user code only — porter never reports them as measurements.
+* Ported side for ``neuron`` / ``tpu`` without that hardware: :func:`install_target_alias` makes
+  the target's device string parse (``torch.utils.rename_privateuse1_backend``) and maps it to
+  the device that really runs (PyTorch/XLA's device, or the CPU), with ``torch.accelerator.*``
+  and ``torch.<target>.*`` answering for it.
+
+Only the worker process of one side installs a shim; nothing here is used in porter's own
+process. Not covered: ``torch.Generator(device="cuda")``, ``x.device.type == "cuda"`` checks,
+CUDA extensions and Triton kernels (they need a GPU).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import types
+from typing import Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+_IS_CUDA_GETTER = torch._C.TensorBase.is_cuda
+
+
+def _device_type(dev) -> str | None:
+    if isinstance(dev, torch.device):
+        return dev.type
+    if isinstance(dev, str):
+        return dev.split(":", 1)[0].strip()
+    return None
+
+
+class DeviceRemapMode(TorchFunctionMode):
+    """Rewrites device arguments of every torch call: ``{"cuda": cpu}`` and the like."""
+
+    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False):
+        super().__init__()
+        self.mapping = mapping
+        self.claim_cuda = claim_cuda  # tensor.is_cuda answers True (reference shim)
+        self.remapped = 0  # how many device arguments were rewritten
+
+    def map(self, dev):
+        if isinstance(dev, bool):
+            return dev
+        if isinstance(dev, int) and "cuda" in self.mapping:
+            self.remapped += 1
+            return self.mapping["cuda"]
+        kind = _device_type(dev)
+        if kind in self.mapping:
+            self.remapped += 1
+            return self.mapping[kind]
+        return dev
+
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        kwargs = dict(kwargs) if kwargs else {}
+        if self.claim_cuda and getattr(func, "__self__", None) is _IS_CUDA_GETTER:
+            return True
+        if func is torch.Tensor.cuda and "cuda" in self.mapping:
+            non_blocking = kwargs.get("non_blocking", False)
+            return args[0].to(self.mapping["cuda"], non_blocking=non_blocking)
+        if func is torch.Tensor.pin_memory and "cuda" in self.mapping:
+            return args[0]
+        if "device" in kwargs:
+            kwargs["device"] = self.map(kwargs["device"])
+        if kwargs.get("pin_memory") and "cuda" in self.mapping:
+            kwargs["pin_memory"] = False
+        if func is torch.Tensor.to and len(args) > 1:
+            args = (args[0], *(self.map(a) if isinstance(a, (str, torch.device, int)) else a
+                               for a in args[1:]))
+        return func(*args, **kwargs)
+
+
+_OrigAutocast = torch.amp.autocast_mode.autocast
+_OrigGradScaler = torch.amp.GradScaler
+
+
+def _patch_autocast(map_type: Callable[[str], str]) -> None:
+    class autocast(_OrigAutocast):  # noqa: N801 - same name as torch's
+        def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+            super().__init__(map_type(device_type), dtype=dtype, enabled=enabled,
+                             cache_enabled=cache_enabled)
+
+    class GradScaler(_OrigGradScaler):
+        def __init__(self, device="cuda", *args, **kwargs):
+            super().__init__(map_type(device), *args, **kwargs)
+
+    torch.autocast = autocast
+    torch.amp.autocast = autocast
+    torch.amp.autocast_mode.autocast = autocast
+    torch.amp.GradScaler = GradScaler
+    torch._porter_autocast = autocast  # for the shims below
+
+
+class _Event:
+    """torch.cuda.Event on the host clock (elapsed_time in milliseconds, like CUDA's)."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False):
+        self._t: float | None = None
+
+    def record(self, stream=None) -> None:
+        self._t = time.perf_counter()
+
+    def elapsed_time(self, end: "_Event") -> float:
+        if self._t is None or end._t is None:
+            raise RuntimeError("Event.elapsed_time on an event that was not recorded")
+        return (end._t - self._t) * 1000.0
+
+    def synchronize(self) -> None: ...
+    def wait(self, stream=None) -> None: ...
+    def query(self) -> bool:
+        return True
+
+
+class _Stream:
+    def __init__(self, device=None, priority: int = 0, **kwargs):
+        self.device = torch.device("cpu")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def wait_stream(self, stream) -> None: ...
+    def wait_event(self, event) -> None: ...
+    def synchronize(self) -> None: ...
+    def query(self) -> bool:
+        return True
+
+    def record_event(self, event=None):
+        event = event or _Event()
+        event.record()
+        return event
+
+
+def _noop(*args, **kwargs) -> None:
+    return None
+
+
+def _zero(*args, **kwargs) -> int:
+    return 0
+
+
+def install_cuda_shim() -> DeviceRemapMode:
+    """Reference side without a GPU: CUDA requests go to the CPU. Returns the mode to enter."""
+    cpu = torch.device("cpu")
+    _patch_autocast(lambda t: "cpu" if _device_type(t) == "cuda" else t)
+    cuda = torch.cuda
+    replacements = {
+        "is_available": lambda: True,
+        "is_initialized": lambda: True,
+        "init": _noop,
+        "device_count": lambda: 1,
+        "current_device": lambda: 0,
+        "set_device": _noop,
+        "synchronize": _noop,
+        "get_device_name": lambda *a, **k: "porter CUDA shim (cpu)",
+        "get_device_capability": lambda *a, **k: (8, 0),
+        "is_bf16_supported": lambda *a, **k: True,
+        "manual_seed": _noop,
+        "manual_seed_all": _noop,
+        "seed": _noop,
+        "seed_all": _noop,
+        "empty_cache": _noop,
+        "ipc_collect": _noop,
+        "memory_allocated": _zero,
+        "max_memory_allocated": _zero,
+        "memory_reserved": _zero,
+        "max_memory_reserved": _zero,
+        "memory_cached": _zero,
+        "reset_peak_memory_stats": _noop,
+        "reset_max_memory_allocated": _noop,
+        "reset_accumulated_memory_stats": _noop,
+        "memory_stats": lambda *a, **k: {},
+        "mem_get_info": lambda *a, **k: (0, 0),
+        "Event": _Event,
+        "Stream": _Stream,
+        "current_stream": lambda *a, **k: _Stream(),
+        "default_stream": lambda *a, **k: _Stream(),
+        "stream": lambda *a, **k: contextlib.nullcontext(),
+        "device": lambda *a, **k: contextlib.nullcontext(),
+    }
+    for name, value in replacements.items():
+        setattr(cuda, name, value)
+    props = types.SimpleNamespace(name="porter CUDA shim (cpu)", major=8, minor=0,
+                                  total_memory=0, multi_processor_count=1)
+    cuda.get_device_properties = lambda *a, **k: props
+    for name in ("range_push", "range_pop", "mark"):
+        setattr(cuda.nvtx, name, _noop)
+    cuda.nvtx.range = lambda *a, **k: contextlib.nullcontext()
+    autocast = torch._porter_autocast
+
+    class CudaAmpAutocast(autocast):
+        def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+            super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    cuda.amp.autocast = CudaAmpAutocast
+    cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
+    return DeviceRemapMode({"cuda": cpu}, claim_cuda=True)
+
+
+def install_target_alias(target: str, device: torch.device,
+                         synchronize: Callable[[], None]) -> DeviceRemapMode:
+    """Ported side for `neuron` / `tpu` without their runtime: their device strings run on
+    `device` (PyTorch/XLA's device or the CPU). Returns the mode to enter."""
+    if torch._C._get_privateuse1_backend_name() == "privateuseone":
+        torch.utils.rename_privateuse1_backend(target)
+    _patch_autocast(lambda t: device.type if _device_type(t) == target else t)
+    acc = torch.accelerator
+    fake_device = torch.device(target)
+    acc_replacements = {
+        "is_available": lambda: True,
+        "device_count": lambda: 1,
+        "current_accelerator": lambda *a, **k: fake_device,
+        "current_device_index": lambda: 0,
+        "current_device_idx": lambda: 0,
+        "set_device_index": _noop,
+        "set_device_idx": _noop,
+        "synchronize": lambda *a, **k: synchronize(),
+        "empty_cache": _noop,
+        "memory_allocated": _zero,
+        "max_memory_allocated": _zero,
+        "memory_reserved": _zero,
+        "max_memory_reserved": _zero,
+        "reset_peak_memory_stats": _noop,
+        "memory_stats": lambda *a, **k: {},
+    }
+    for name, value in acc_replacements.items():
+        setattr(acc, name, value)
+    if not hasattr(torch, target):
+        module = types.ModuleType(f"torch.{target}")
+        for name in ("is_available", "device_count", "synchronize", "empty_cache",
+                     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"):
+            setattr(module, name, acc_replacements[name])
+        module.current_device = lambda: 0
+        module.set_device = _noop
+        module.manual_seed = lambda seed: torch.manual_seed(seed)
+        module.manual_seed_all = lambda seed: torch.manual_seed(seed)
+        torch._register_device_module(target, module)
+    return DeviceRemapMode({target: device})
+
+
+__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias"]
