@@ -62,7 +62,7 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
 
 def _transform(module: cst.Module, path: str, settings: Settings, source: bytes, suppressions):
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions)
+    ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=source)
     families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, source)]
     if not families:
         return module, ctx

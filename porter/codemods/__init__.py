@@ -4,9 +4,22 @@ Order matters only where two families touch the same node kind: the device famil
 strings before the cuda-api family reads calls.
 """
 
+from porter.codemods.amp import AmpFamily
+from porter.codemods.backend_flags import BackendFlagsFamily
+from porter.codemods.compile import CompileFamily
 from porter.codemods.cuda_api import CudaApiFamily
 from porter.codemods.device import DeviceFamily
+from porter.codemods.distributed import DistributedFamily
+from porter.codemods.xla_loop import XlaLoopFamily
 
-FAMILIES = [DeviceFamily, CudaApiFamily]
+FAMILIES = [
+    DeviceFamily,
+    CudaApiFamily,
+    AmpFamily,
+    DistributedFamily,
+    BackendFlagsFamily,
+    CompileFamily,
+    XlaLoopFamily,
+]
 
 __all__ = ["FAMILIES"]

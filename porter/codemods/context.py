@@ -57,7 +57,9 @@ class PortContext:
         path: str,
         settings: Settings,
         suppressions: Suppressions,
+        source: bytes = b"",
     ) -> None:
+        self.source = source
         self.wrapper = wrapper
         self.module = wrapper.module
         self.path = path
@@ -146,6 +148,18 @@ class PortContext:
             _Pending(rule, node, message, applicability, applied, text, advice, statement)
         )
         return applied
+
+    def would_apply(self, code: str, node: cst.CSTNode, applicability: Applicability) -> bool:
+        """Whether `report` would apply a fix of this kind at `node` (records nothing)."""
+        if not self.enabled(code):
+            return False
+        if self.suppressions.by_line:
+            start, end = self.position(node)
+            if self.suppressions.matching(code, (start.line, end.line)) is not None:
+                return False
+        return applicability is Applicability.SAFE or (
+            applicability is Applicability.UNSAFE and self.settings.unsafe_fixes
+        )
 
     def code_of_new(self, node: cst.CSTNode) -> str:
         if isinstance(node, cst.FlattenSentinel):

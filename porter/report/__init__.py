@@ -1,1 +1,57 @@
-"""Reports: one model of a run, several renderers (terminal, HTML, Markdown, JSON)."""
+"""Reports: one model of a run, several renderers (terminal, HTML, Markdown, JSON).
+
+    from porter.report import ReportModel, write_report
+    model = ReportModel.from_run(results, summary, settings, kind="lint")
+    write_report(Path("port.html"), model)   # renderer chosen by suffix: .html .md .json
+
+A command with content of its own (parity-check) adds `Section`s to the model; every
+renderer shows them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
+
+FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
+
+
+def report_format(path: Path | str) -> str:
+    """The format a report path asks for; ValueError naming the choices otherwise."""
+    suffix = Path(path).suffix.lower()
+    try:
+        return FORMATS[suffix]
+    except KeyError:
+        raise ValueError(f"report file {str(path)!r} must end in .html, .md or .json") from None
+
+
+def render(model: ReportModel, fmt: str) -> str:
+    if fmt == "html":
+        from porter.report.html import render_html
+
+        return render_html(model)
+    if fmt == "markdown":
+        from porter.report.markdown import render_markdown
+
+        return render_markdown(model)
+    if fmt == "json":
+        from porter.report.jsonreport import render_json
+
+        return render_json(model)
+    raise ValueError(f"unknown report format {fmt!r}")
+
+
+def write_report(path: Path | str, model: ReportModel) -> Path:
+    """Render `model` in the format the suffix names and write it (UTF-8); returns the path."""
+    path = Path(path)
+    text = render(model, report_format(path))
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+__all__ = ["FORMATS", "SCHEMA_VERSION", "FileReport", "ReportModel", "Section", "render", "report_format", "write_report"]

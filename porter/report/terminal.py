@@ -1,4 +1,4 @@
-"""The terminal view of a run: diffs and the summary table."""
+"""The terminal view of a run: syntax-highlighted diffs, the per-rule table, readiness."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from porter.findings import FileResult
-from porter.ruledata import all_rules
-from porter.runner import Summary
+from porter.report.model import FileReport, ReportModel
+
+MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
 
 def _text(data: bytes) -> str:
@@ -25,56 +26,145 @@ def unified_diff(result: FileResult) -> str:
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
-def print_diff(console: Console, result: FileResult) -> None:
-    text = unified_diff(result)
+def _print_diff_text(console: Console, text: str) -> None:
+    if not text:
+        return
     if console.is_terminal:
         console.print(Syntax(text, "diff", theme="ansi_dark", background_color="default", word_wrap=False))
     else:
         console.out(text, end="", highlight=False)
 
 
-def print_summary(console: Console, summary: Summary, *, wrote: str) -> None:
-    rules = all_rules()
+def print_diff(console: Console, result: FileResult | FileReport) -> None:
+    """The unified diff of one file (highlighted on a terminal, plain text otherwise)."""
+    text = result.unified_diff() if isinstance(result, FileReport) else unified_diff(result)
+    _print_diff_text(console, text)
+
+
+def print_diffs(console: Console, model: ReportModel) -> None:
+    for f in model.changed_files:
+        print_diff(console, f)
+
+
+def _file_line(model: ReportModel, *, wrote: str) -> str:
+    c = model.counts
+    return (
+        f"[bold]Files[/]: {c['scanned']} scanned, {c['changed']} {wrote}, "
+        f"{c['unchanged']} unchanged, {c['skipped']} skipped, {c['errors']} failed"
+    )
+
+
+def readiness_line(model: ReportModel) -> str:
+    r = model.readiness
+    if r.sites == 0:
+        return "No CUDA-specific sites found."
+    verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
+    left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
+    if r.unapplied:
+        left += f", {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
+    return f"[bold]Readiness[/]: {r.percent()} — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}."
+
+
+def print_report(console: Console, model: ReportModel, *, wrote: str = "changed", diffs: bool = False) -> None:
+    """Summary, per-rule table with advice, per-file and overall readiness (and the diffs)."""
+    if diffs:
+        print_diffs(console, model)
+    console.print(_file_line(model, wrote=wrote))
+    for reason, n in model.skipped.items():
+        console.print(f"  skipped {n}: {reason}")
+    for err in model.error_files:
+        where = f"{err.path}:{err.error_line}" if err.error_line else err.path
+        console.print(f"  [red]failed[/] {where}: {err.reason}")
+    if not model.rules:
+        console.print("No CUDA-specific sites found.")
+        _print_sections(console, model)
+        return
+
+    ported = model.ported_label
+    table = Table(title="Sites by rule", title_justify="left")
+    table.add_column("code")
+    table.add_column("rule")
+    table.add_column("family")
+    table.add_column("found", justify="right")
+    table.add_column(ported, justify="right")
+    table.add_column("unsafe, not applied", justify="right")
+    table.add_column("manual", justify="right")
+    for r in model.rules:
+        table.add_row(
+            r.code, r.name, r.family, str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red")
+        )
+    table.add_section()
+    tot = model.readiness
+    table.add_row("", "total", "", str(tot.sites), str(tot.ported), _n(tot.unapplied, "yellow"), _n(tot.manual, "red"))
+    console.print(table)
+
+    manual_rules = [r for r in model.rules if r.manual or r.unapplied]
+    if manual_rules:
+        console.print("[bold]Left for a person[/] (per rule, with what to do):")
+        for r in manual_rules:
+            n = r.manual + r.unapplied
+            console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {r.advice or r.summary}")
+            console.print(f"    {r.doc_url}", style="dim", highlight=False, soft_wrap=True)
+
+    files = model.files_with_sites
+    if files:
+        ft = Table(title="Readiness by file", title_justify="left")
+        ft.add_column("file", overflow="fold")
+        ft.add_column("sites", justify="right")
+        ft.add_column(ported, justify="right")
+        ft.add_column("left", justify="right")
+        ft.add_column("readiness", justify="right")
+        # most work left first: that is what a lead wants to see
+        ordered = sorted(files, key=lambda f: (-f.readiness.left, f.path))
+        for f in ordered[:MAX_FILE_ROWS]:
+            rd = f.readiness
+            ft.add_row(f.path, str(rd.sites), str(rd.ported), _n(rd.left, "red"), rd.percent())
+        if len(ordered) > MAX_FILE_ROWS:
+            rest = ordered[MAX_FILE_ROWS:]
+            ft.add_row(
+                f"… {len(rest)} more files",
+                str(sum(f.readiness.sites for f in rest)),
+                str(sum(f.readiness.ported for f in rest)),
+                str(sum(f.readiness.left for f in rest)),
+                "",
+            )
+        ft.add_section()
+        ft.add_row("overall", str(tot.sites), str(tot.ported), _n(tot.left, "red"), tot.percent())
+        console.print(ft)
+    console.print(readiness_line(model))
+    if tot.unapplied and model.kind == "rewrite":
+        console.print(
+            f"{tot.unapplied} fixes are unsafe and were not applied: "
+            "review them with `porter lint`, apply them with `--unsafe-fixes`."
+        )
+    _print_sections(console, model)
+
+
+def _print_sections(console: Console, model: ReportModel) -> None:
+    for sec in model.sections:
+        console.print(f"[bold]{sec.title}[/]")
+        if sec.text:
+            console.print(sec.text, highlight=False)
+        if sec.rows:
+            t = Table()
+            for c in sec.columns:
+                t.add_column(str(c))
+            for row in sec.rows:
+                t.add_row(*("" if c is None else str(c) for c in row))
+            console.print(t)
+
+
+def _n(n: int, colour: str) -> str:
+    return f"[{colour}]{n}[/]" if n else "0"
+
+
+def print_summary(console: Console, summary, *, wrote: str, results=None, settings=None, kind: str = "rewrite") -> None:
+    """Compatibility shim: the summary from a Summary (needs results+settings for the full view)."""
+    if results is not None and settings is not None:
+        print_report(console, ReportModel.from_run(results, summary, settings, kind=kind), wrote=wrote)
+        return
     skipped = sum(summary.skipped.values())
     console.print(
         f"[bold]Files[/]: {summary.scanned} scanned, {summary.changed} {wrote}, "
         f"{summary.unchanged} unchanged, {skipped} skipped, {len(summary.errors)} failed"
     )
-    for reason, n in sorted(summary.skipped.items()):
-        console.print(f"  skipped {n}: {reason}")
-    for err in summary.errors:
-        where = f"{err.path}:{err.error_line}" if err.error_line else err.path
-        console.print(f"  [red]failed[/] {where}: {err.reason}")
-    codes = sorted(set(summary.rewritten) | set(summary.manual) | set(summary.unapplied))
-    if not codes:
-        console.print("No CUDA-specific sites found.")
-        return
-    table = Table(title="Sites by rule", title_justify="left")
-    table.add_column("code")
-    table.add_column("rule")
-    table.add_column("rewritten", justify="right")
-    table.add_column("fix not applied", justify="right")
-    table.add_column("manual", justify="right")
-    for code in codes:
-        rule = rules.get(code)
-        table.add_row(
-            code,
-            rule.name if rule else "",
-            str(summary.rewritten.get(code, 0)),
-            str(summary.unapplied.get(code, 0)),
-            str(summary.manual.get(code, 0)),
-        )
-    table.add_section()
-    table.add_row(
-        "",
-        "total",
-        str(sum(summary.rewritten.values())),
-        str(sum(summary.unapplied.values())),
-        str(sum(summary.manual.values())),
-    )
-    console.print(table)
-    if summary.unapplied:
-        console.print(
-            f"{sum(summary.unapplied.values())} fixes are unsafe and were not applied: "
-            "review them with `porter lint`, apply them with `--unsafe-fixes`."
-        )

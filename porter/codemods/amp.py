@@ -1,0 +1,222 @@
+"""Mixed precision: `torch.cuda.amp.autocast`, fp16 → bf16, and `GradScaler`.
+
+fp16 → bf16 is an unsafe fix (it changes numerics); removing a GradScaler is tied to it,
+because a scaler is needed exactly when fp16 stays. So without `--unsafe-fixes` the scaler
+stays and is reported; with it, both change together.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.family import Family, fix_commas
+from porter.findings import Applicability
+from porter.resolve import dotted
+
+AUTOCAST = {"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"}
+SCALERS = {
+    "torch.cuda.amp.GradScaler",
+    "torch.amp.GradScaler",
+    "torch.cuda.amp.grad_scaler.GradScaler",
+    "torch.amp.grad_scaler.GradScaler",
+}
+FP16 = {"torch.float16", "torch.half"}
+_SCALER_METHODS = {"scale", "step", "update", "unscale_"}
+_STATEMENT_METHODS = {"step", "update", "unscale_"}
+
+
+class _ScalerUses(cst.CSTVisitor):
+    """Finds `S = GradScaler(...)` bindings and sorts every use of S into the removable
+    forms (`S.scale(x)`, `S.step(opt)`, `S.update()`, `S.unscale_(opt)`) and the rest."""
+
+    def __init__(self, imports) -> None:
+        self.imports = imports
+        self.bindings: dict[str, list[cst.Assign]] = {}  # key: "name" or "self.name"
+        self.allowed: dict[str, int] = {}
+        self.refs: dict[str, int] = {}
+        self.blocking: dict[str, list[str]] = {}
+        self._statement_calls: set[int] = set()
+        self._targets: set[int] = set()
+
+    def _key(self, node: cst.BaseExpression) -> str | None:
+        name = dotted(node)
+        if name is None or name.count(".") > 1 or (name.count(".") == 1 and not name.startswith("self.")):
+            return None
+        return name
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call):
+            qual = self.imports.qualify(dotted(node.value.func) or "")
+            if qual in SCALERS and len(node.targets) == 1:
+                key = self._key(node.targets[0].target)
+                if key is not None:
+                    self.bindings.setdefault(key, []).append(node)
+                    self._targets.add(id(node.targets[0].target))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._statement_calls.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _SCALER_METHODS:
+            key = self._key(func.value)
+            if key is not None:
+                method = func.attr.value
+                ok = method == "scale" or id(node) in self._statement_calls
+                if method in ("step", "unscale_") and len(node.args) != 1:
+                    ok = ok and method == "step" and len(node.args) >= 1
+                if ok:
+                    self.allowed[key] = self.allowed.get(key, 0) + 1
+                else:
+                    self.blocking.setdefault(key, []).append(f"`{key}.{method}(...)` used as a value")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._count(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self._count(node)
+
+    def _count(self, node) -> None:
+        if id(node) in self._targets:
+            return
+        key = self._key(node)
+        if key is not None:
+            self.refs[key] = self.refs.get(key, 0) + 1
+
+    def removable(self, key: str) -> tuple[bool, str]:
+        if len(self.bindings.get(key, [])) != 1:
+            return False, f"`{key}` is assigned more than once"
+        if self.blocking.get(key):
+            return False, "; ".join(self.blocking[key])
+        # each allowed method use references the key once (its receiver)
+        others = self.refs.get(key, 0) - self.allowed.get(key, 0)
+        if others > 0:
+            return False, f"`{key}` is used in {others} other place(s) (state_dict, passed on, ...)"
+        return True, ""
+
+
+class AmpFamily(Family):
+    codes = ("AMP001", "AMP002", "AMP003")
+    tokens = (b"amp", b"autocast", b"float16", b"half", b"GradScaler")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._scalers: dict[str, bool] = {}  # key -> removal applied
+        self._uses: _ScalerUses | None = None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if b"GradScaler" not in self.ctx.source:
+            return
+        uses = _ScalerUses(self.ctx.imports)
+        node.visit(uses)
+        self._uses = uses
+        # decided up front: uses of a scaler may come before its assignment in the file
+        for key, assigns in uses.bindings.items():
+            self._scalers[key] = uses.removable(key)[0] and self.ctx.would_apply(
+                "AMP003", assigns[0], Applicability.UNSAFE
+            )
+
+    # -- autocast --------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        qual = self.ctx.qualname(original.func)
+        if qual in AUTOCAST:
+            return self._autocast(original, updated)
+        if qual in SCALERS:
+            return updated  # handled with its assignment
+        func = original.func
+        if isinstance(func, cst.Attribute):
+            if func.attr.value == "half" and not original.args and self.ctx.qualname(func) is None:
+                new = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("bfloat16")))
+                if self.ctx.report("AMP002", original, "`.half()` becomes `.bfloat16()`: bf16 is native on the target and needs no loss scaling", replacement=new):
+                    return new
+                return updated
+            key = self._uses._key(func.value) if self._uses else None
+            if key is not None and self._scalers.get(key):
+                return self._scaler_use(original, updated, key)
+        return updated
+
+    def _autocast(self, original: cst.Call, updated: cst.Call):
+        t = self.ctx.target
+        device = cst.Arg(value=cst.SimpleString(f'"{t.device_type}"'))
+        args = [device, *updated.args]
+        has_dtype = self.kwarg(original, "dtype") is not None
+        if not has_dtype:
+            bf16 = self.ctx.report(
+                "AMP002",
+                original,
+                "CUDA autocast defaults to float16; on the target bf16 is native and needs no GradScaler",
+                replacement=self.ctx.expr("{torch}.bfloat16"),
+            )
+            dtype = self.ctx.expr("{torch}.bfloat16" if bf16 else "{torch}.float16")
+            args.append(cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_eq()))
+        new = cst.Call(func=self.ctx.ref("torch.autocast"), args=fix_commas(args), lpar=updated.lpar, rpar=updated.rpar)
+        if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast(\"{t.device_type}\", ...)`", replacement=new):
+            self.ctx.release(original.func)
+            if t.device_import:
+                self.ctx.add_import(t.device_import)
+            return new
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        qual = self.ctx.qualname(original)
+        if qual in FP16:
+            new = self.ctx.ref("torch.bfloat16")
+            if self.ctx.report("AMP002", original, f"`{qual}` becomes `torch.bfloat16`: bf16 is native on the target, fp16 needs loss scaling", replacement=new):
+                return new
+        return updated
+
+    # -- GradScaler ------------------------------------------------------------------------
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if self._uses is None or not isinstance(original.value, cst.Call):
+            return updated
+        if self.ctx.qualname(original.value.func) not in SCALERS:
+            return updated
+        key = self._uses._key(original.targets[0].target)
+        if key is None:
+            return updated
+        ok, why = self._uses.removable(key)
+        if not ok:
+            self.ctx.report(
+                "AMP003",
+                original,
+                f"GradScaler `{key}` cannot be removed automatically: {why}",
+                applicability=Applicability.MANUAL,
+            )
+            return updated
+        if self._scalers.get(key):
+            self.ctx.supersede(original)  # e.g. a "cuda" argument: the whole statement goes
+        applied = self.ctx.report(
+            "AMP003",
+            original,
+            f"GradScaler `{key}` and its scale/step/update calls are removed (bf16 needs no loss scaling)",
+            replacement=cst.RemovalSentinel.REMOVE,
+            applicability=Applicability.UNSAFE,
+        )
+        if applied and self._scalers.get(key):
+            self.ctx.statement_edits.remove.add(id(original))
+            self.ctx.release(original.value.func)
+        return updated
+
+    def _scaler_use(self, original: cst.Call, updated: cst.Call, key: str):
+        method = original.func.attr.value
+        if method == "scale":
+            return updated.args[0].value.with_changes(
+                lpar=updated.lpar or updated.args[0].value.lpar, rpar=updated.rpar or updated.args[0].value.rpar
+            ) if updated.args else updated
+        statement = self.ctx.statement_of.get(id(original))
+        if method == "step":
+            opt, *rest = updated.args
+            return cst.Call(
+                func=cst.Attribute(value=opt.value, attr=cst.Name("step")),
+                args=fix_commas(list(rest)),
+            )
+        if statement is not None:
+            self.ctx.statement_edits.remove.add(id(statement))
+        return updated
+
+
+def _eq() -> cst.AssignEqual:
+    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

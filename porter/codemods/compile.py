@@ -1,0 +1,64 @@
+"""`torch.compile`: the target's backend, CUDA-only modes, and `dynamic=True`."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.family import Family, string_value
+from porter.findings import Applicability
+
+COMPILE = {"torch.compile"}
+CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
+REPLACEABLE_BACKENDS = {"inductor", "cudagraphs"}
+NO_DYNAMIC = {"neuron", "tpu"}
+
+
+class CompileFamily(Family):
+    codes = ("COMP001", "COMP002", "COMP003")
+    tokens = (b"compile",)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if self.ctx.qualname(original.func) not in COMPILE:
+            return updated
+        t = self.ctx.target
+        new = updated
+        backend = self.kwarg(original, "backend")
+        if backend is None:
+            cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
+            if self.ctx.report("COMP001", original, f"`torch.compile` without a backend uses inductor (CUDA/CPU); backend=\"{t.compile_backend}\" compiles for {t.display}", replacement=cand):
+                new = cand
+        else:
+            value = string_value(backend.value)
+            if value in REPLACEABLE_BACKENDS:
+                cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
+                if self.ctx.report("COMP001", original, f"backend \"{value}\" becomes \"{t.compile_backend}\"", replacement=cand):
+                    new = cand
+            elif value is None:
+                self.ctx.report("COMP001", original, "the compile backend is computed: make sure it is the target's", applicability=Applicability.MANUAL, advice=f'Use backend="{t.compile_backend}" on {t.display}.')
+        mode = self.kwarg(original, "mode")
+        if mode is not None:
+            value = string_value(mode.value)
+            if value in CUDA_MODES:
+                cand = self.without_kwargs(new, {"mode"})
+                if self.ctx.report("COMP002", original, f"mode \"{value}\" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes the default mode", replacement=cand):
+                    new = cand
+            elif value is None:
+                self.ctx.report("COMP002", original, "the compile mode is computed: only the default mode is supported on the target", applicability=Applicability.MANUAL)
+        dynamic = self.kwarg(original, "dynamic")
+        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True":
+            cand = self.without_kwargs(new, {"dynamic"})
+            if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
+                new = cand
+        return new
+
+    def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator):
+        """Bare `@torch.compile` gets the target's backend."""
+        deco = original.decorator
+        if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE:
+            return updated
+        t = self.ctx.target
+        call = cst.Call(func=updated.decorator, args=[cst.Arg(keyword=cst.Name("backend"), value=cst.SimpleString(f'"{t.compile_backend}"'), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+        new = updated.with_changes(decorator=call)
+        if self.ctx.report("COMP001", original, f"`@torch.compile` gets backend=\"{t.compile_backend}\"", replacement=new):
+            return new
+        return updated

@@ -1,0 +1,120 @@
+"""Distributed: the NCCL backend, `init_process_group`, DDP device arguments, launcher
+environment variables, and `nn.DataParallel`."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.flow import assigned_values
+from porter.findings import Applicability
+
+INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
+DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
+
+# env var -> per-target replacement (None: manual) and whether the rename is exact
+ENV_VARS = {
+    "CUDA_VISIBLE_DEVICES": {"neuron": ("NEURON_RT_VISIBLE_CORES", False), "tpu": ("TPU_VISIBLE_CHIPS", False)},
+    "CUDA_LAUNCH_BLOCKING": {"neuron": ("NEURON_LAUNCH_BLOCKING", True), "tpu": ("TORCH_TPU_LAUNCH_BLOCKING", True)},
+}
+NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
+
+
+def _contains_nccl(node: cst.CSTNode) -> bool:
+    if (string_value(node) or "").lower() == "nccl":
+        return True
+    return any(_contains_nccl(c) for c in node.children)
+
+
+class DistributedFamily(Family):
+    codes = ("DIST001", "DIST002", "DIST003", "DIST004", "DIST005")
+    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        value = string_value(original)
+        if value is None:
+            return updated
+        t = self.ctx.target
+        if value.lower() == "nccl":
+            new = replace_string(updated, t.dist_backend)
+            if self.ctx.report("DIST001", original, f"NCCL backend becomes \"{t.dist_backend}\" on {t.display}", replacement=new):
+                if t.dist_import:
+                    self.ctx.add_import(t.dist_import)
+                return new
+            return updated
+        if value in ENV_VARS:
+            mapping = ENV_VARS[value].get(t.name)
+            if mapping is None:
+                self.ctx.report("DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL)
+                return updated
+            name, exact = mapping
+            new = replace_string(updated, name)
+            msg = f"`{value}` becomes `{name}`"
+            if not exact:
+                msg += " (the values differ: NeuronCores or TPU chips, not GPUs; check the list you set)"
+            if self.ctx.report("DIST003", original, msg, replacement=new, applicability=Applicability.SAFE if exact else Applicability.UNSAFE):
+                return new
+            return updated
+        if NCCL_VAR.match(value):
+            self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        qual = self.ctx.qualname(original.func)
+        if qual in INIT:
+            return self._init(original, updated)
+        if qual in DDP:
+            return self._ddp(original, updated)
+        if qual in DATA_PARALLEL:
+            self.ctx.report("DIST005", original, "`nn.DataParallel` replicates over CUDA GPUs in one process; on the target it does nothing", applicability=Applicability.MANUAL)
+        return updated
+
+    def _init(self, original: cst.Call, updated: cst.Call):
+        t = self.ctx.target
+        backend = self.kwarg(original, "backend")
+        positional = self.positional(original)
+        if backend is None and positional:
+            backend = positional[0]
+        new = updated
+        if backend is None:
+            new = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.dist_backend}"'))
+            if not self.ctx.report("DIST001", original, f"no backend given: the default picks NCCL on CUDA; it is set to \"{t.dist_backend}\"", replacement=new):
+                return updated
+            if t.dist_import:
+                self.ctx.add_import(t.dist_import)
+        if t.dist_init_method and self.kwarg(original, "init_method") is None and self._is_nccl(backend):
+            with_init = self.with_kwarg(new, "init_method", cst.SimpleString(f'"{t.dist_init_method}"'))
+            if self.ctx.report("DIST001", original, f"PyTorch/XLA's backend needs `init_method=\"{t.dist_init_method}\"`", replacement=with_init):
+                self.ctx.add_import(t.dist_import)
+                return with_init
+        return new
+
+    def _is_nccl(self, backend: cst.Arg | None) -> bool:
+        if backend is None or _contains_nccl(backend.value):
+            return True
+        if isinstance(backend.value, cst.Name):
+            for scope in (self.ctx.scopes.innermost, self.ctx.module):
+                if scope is None:
+                    continue
+                values = assigned_values(scope, backend.value.value)
+                if values:
+                    return any(_contains_nccl(v) for v in values)
+        return False
+
+    def _ddp(self, original: cst.Call, updated: cst.Call):
+        drop = {"device_ids", "output_device"} & {a.keyword.value for a in original.args if a.keyword}
+        new = self.without_kwargs(updated, drop) if drop else updated
+        if self.ctx.target.name == "xla" and self.kwarg(original, "gradient_as_bucket_view") is None:
+            new = self.with_kwarg(new, "gradient_as_bucket_view", cst.Name("True"))
+        if new is updated:
+            return updated
+        what = ", ".join(sorted(drop)) or "arguments"
+        msg = f"DDP's CUDA {what} dropped: the target has one device per process"
+        if self.ctx.target.name == "xla":
+            msg += "; `gradient_as_bucket_view=True` as PyTorch/XLA recommends"
+        if self.ctx.report("DIST002", original, msg, replacement=new):
+            return new
+        return updated

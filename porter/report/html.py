@@ -1,0 +1,319 @@
+"""The HTML report: one self-contained file, no network, no external assets.
+
+Summary and readiness, the per-rule table, the manual-work list (each item links to its line
+in the diff and to the rule's explanation, inlined so it works offline), then one collapsible
+side-by-side diff per file, and checkboxes that filter everything by rule family.
+
+Built for big ports: the diff is a plain table from `difflib.SequenceMatcher` opcodes (not
+`difflib.HtmlDiff`), only changed regions and manual sites with a few lines of context are
+emitted, files past a row budget start collapsed (a closed <details> costs the browser almost
+nothing to lay out), and the script does no work per diff row at load.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+
+from porter.report.model import FileReport, Hunk, ReportModel, Row
+
+OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
+MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
+
+_e = html.escape
+
+CSS = """
+:root{--bg:#fff;--fg:#1f2328;--mut:#656d76;--bd:#d0d7de;--add:#dafbe1;--addx:#aceebb;--del:#ffebe9;--delx:#ffcecb;
+--man:#fff8c5;--sep:#ddf4ff;--card:#f6f8fa;--link:#0969da}
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mut:#8d96a0;--bd:#30363d;--add:#12261e;--addx:#1f6f3b;
+--del:#25171c;--delx:#792e2e;--man:#2e2a12;--sep:#121d2f;--card:#161b22;--link:#4493f8}}
+*{box-sizing:border-box}
+body{margin:0;padding:16px 24px;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;background:var(--bg);color:var(--fg)}
+a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:24px 0 8px;border-bottom:1px solid var(--bd);padding-bottom:4px}
+code,.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
+.cards{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
+.card{background:var(--card);border:1px solid var(--bd);border-radius:6px;padding:8px 14px;min-width:120px}
+.card b{display:block;font-size:24px}.card span{color:var(--mut);font-size:12px}
+.bar{height:10px;background:var(--del);border-radius:5px;overflow:hidden;max-width:480px;margin:6px 0}
+.bar i{display:block;height:100%;background:#2da44e}
+table.t{border-collapse:collapse;margin:6px 0}
+table.t th,table.t td{border:1px solid var(--bd);padding:3px 8px;text-align:left;vertical-align:top}
+table.t td.n,table.t th.n{text-align:right}
+.filters{position:sticky;top:0;background:var(--bg);padding:6px 0;border-bottom:1px solid var(--bd);z-index:2}
+.filters label{margin-right:12px;white-space:nowrap}
+.filters button{margin-left:6px}
+.mut{color:var(--mut)}
+details.file{border:1px solid var(--bd);border-radius:6px;margin:8px 0}
+details.file>summary{padding:6px 10px;background:var(--card);cursor:pointer;position:sticky;top:34px;z-index:1}
+details.file>summary .st{float:right;color:var(--mut)}
+.add{color:#1a7f37}.del{color:#cf222e}
+table.d{border-collapse:collapse;width:100%;table-layout:fixed;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+table.d td{padding:0 6px;white-space:pre-wrap;word-break:break-all;vertical-align:top}
+table.d td.n{width:48px;text-align:right;color:var(--mut);user-select:none;border-right:1px solid var(--bd)}
+table.d col.n{width:52px}
+tr.r td.o,tr.d td.o{background:var(--del)}tr.r td.w,tr.i td.w{background:var(--add)}
+tr.r td.o .x{background:var(--delx)}tr.r td.w .x{background:var(--addx)}
+tr.s td{background:var(--sep);color:var(--mut);padding:2px 8px}
+tr.m td.o,tr.m td.w{box-shadow:inset 3px 0 #d4a72c;background:var(--man)}
+tr.note td{background:var(--man);padding:3px 10px;font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",sans-serif;font-size:12.5px}
+.tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11.5px;border:1px solid var(--bd)}
+.tag.manual{background:var(--man)}.tag.unapplied{background:var(--del)}.tag.rewritten{background:var(--add)}
+.rule{border-left:3px solid var(--bd);padding:2px 10px;margin:8px 0}
+:target{outline:2px solid #d4a72c}
+[hidden]{display:none!important}
+"""
+
+JS = """
+(function(){
+var boxes=[].slice.call(document.querySelectorAll('input.fam'));
+var files=[].slice.call(document.querySelectorAll('details.file'));
+var tagged=[].slice.call(document.querySelectorAll('[data-family]'));
+function apply(){
+  var on={};boxes.forEach(function(b){if(b.checked)on[b.value]=1;});
+  tagged.forEach(function(el){el.hidden=!on[el.getAttribute('data-family')];});
+  var shown=0;
+  files.forEach(function(f){
+    var fs=(f.getAttribute('data-families')||'').split(' ').filter(Boolean);
+    var vis=!fs.length||fs.some(function(x){return on[x];});
+    f.hidden=!vis;if(vis)shown++;
+  });
+  var c=document.getElementById('shown');if(c)c.textContent=shown+' of '+files.length+' files shown';
+}
+boxes.forEach(function(b){b.addEventListener('change',apply);});
+function all(v){return function(){boxes.forEach(function(b){b.checked=v;});apply();};}
+var a=document.getElementById('fam-all'),n=document.getElementById('fam-none');
+if(a)a.addEventListener('click',all(true));if(n)n.addEventListener('click',all(false));
+function openAll(v){return function(){files.forEach(function(f){f.open=v;});};}
+var ex=document.getElementById('expand'),co=document.getElementById('collapse');
+if(ex)ex.addEventListener('click',openAll(true));if(co)co.addEventListener('click',openAll(false));
+function reveal(){
+  var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
+  var el=document.getElementById(id);if(!el)return;
+  var d=el.closest('details');if(d&&!d.open){d.open=true;el.scrollIntoView({block:'center'});}
+}
+window.addEventListener('hashchange',reveal);reveal();
+apply();
+document.body.setAttribute('data-ready','1');
+})();
+"""
+
+
+def _inline(old: str, new: str) -> tuple[str, str]:
+    """Escaped old/new with the changed characters wrapped in <span class=x>."""
+    if len(old) + len(new) > MAX_INLINE_DIFF:
+        return _e(old), _e(new)
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    o: list[str] = []
+    w: list[str] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        a, b = _e(old[i1:i2]), _e(new[j1:j2])
+        if tag == "equal":
+            o.append(a)
+            w.append(b)
+        else:
+            if a:
+                o.append(f'<span class="x">{a}</span>')
+            if b:
+                w.append(f'<span class="x">{b}</span>')
+    return "".join(o), "".join(w)
+
+
+def _site_note(model: ReportModel, site) -> str:
+    f = site.finding
+    advice = f" — {_e(f.advice)}" if f.advice else ""
+    return (
+        f'<tr class="note" data-family="{_e(site.family)}"><td></td><td colspan="3">'
+        f'<span class="tag {site.outcome}">{_e(site.outcome)}</span> '
+        f'<a href="#rule-{_e(f.code)}"><b>{_e(f.code)}</b> {_e(f.name)}</a>: {_e(f.message)}{advice}</td></tr>'
+    )
+
+
+def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk]) -> str:
+    by_line: dict[int, list] = {}
+    for s in f.manual_sites:
+        by_line.setdefault(s.finding.start.line, []).append(s)
+    out = ['<table class="d"><colgroup><col class="n"><col><col class="n"><col></colgroup>']
+    for h in hunks:
+        out.append(f'<tr class="s"><td colspan="4">@@ −{h.old_start} +{h.new_start} @@</td></tr>')
+        for r in h.rows:
+            out.append(_row(idx, r, r.old_no in by_line))
+            if r.old_no in by_line:
+                out.extend(_site_note(model, s) for s in by_line[r.old_no])
+    out.append("</table>")
+    return "".join(out)
+
+
+_KIND = {"equal": "e", "replace": "r", "delete": "d", "insert": "i"}
+
+
+def _row(idx: int, r: Row, manual: bool) -> str:
+    if r.kind == "replace":
+        old, new = _inline(r.old or "", r.new or "")
+    else:
+        old = "" if r.old is None else _e(r.old)
+        new = "" if r.new is None else _e(r.new)
+    cls = _KIND[r.kind] + (" m" if manual else "")
+    on = "" if r.old_no is None else str(r.old_no)
+    nn = "" if r.new_no is None else str(r.new_no)
+    oid = f' id="f{idx}-L{r.old_no}"' if r.old_no is not None else ""
+    return f'<tr class="{cls}"><td class="n"{oid}>{on}</td><td class="o">{old}</td><td class="n">{nn}</td><td class="w">{new}</td></tr>'
+
+
+def _pct_bar(share: float | None) -> str:
+    w = 100 if share is None else round(share * 100, 1)
+    return f'<div class="bar" title="readiness"><i style="width:{w}%"></i></div>'
+
+
+def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str:
+    r = model.readiness
+    c = model.counts
+    p: list[str] = []
+    add = p.append
+    add("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+    add('<meta name="viewport" content="width=device-width,initial-scale=1">')
+    # no network: forbid every fetch; only the inline style and script may run
+    add(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+    )
+    add(f"<title>{_e(model.title)}</title><style>{CSS}</style></head>")
+    add('<body data-ready="0">')
+    add(f"<h1>{_e(model.title)}</h1>")
+    add(f'<div class="mut">porter {_e(model.version)} · generated {_e(model.generated_at)}</div>')
+
+    verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
+    add('<section id="summary"><div class="cards">')
+    add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
+    add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
+    add(f'<div class="card"><b>{r.manual}</b><span>manual sites left</span></div>')
+    if r.unapplied:
+        add(f'<div class="card"><b>{r.unapplied}</b><span>unsafe fixes not applied</span></div>')
+    add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
+    add("</div>")
+    add(_pct_bar(r.share))
+    add(
+        f'<p>Files: {c["scanned"]} scanned, {c["changed"]} changed, {c["unchanged"]} unchanged, '
+        f'{c["skipped"]} skipped, {c["errors"]} failed.</p>'
+    )
+    if model.skipped or model.error_files:
+        add("<ul>")
+        for reason, n in model.skipped.items():
+            add(f"<li>skipped {n}: {_e(reason)}</li>")
+        for err in model.error_files:
+            where = f"{err.path}:{err.error_line}" if err.error_line else err.path
+            add(f'<li class="del">failed <code>{_e(where)}</code>: {_e(err.reason or "")}</li>')
+        add("</ul>")
+    add("</section>")
+
+    fams = model.families
+    if fams:
+        add('<div class="filters" id="filters"><b>Rule families:</b> ')
+        for fam in fams:
+            n = sum(x.found for x in model.rules if x.family == fam)
+            add(f'<label><input type="checkbox" class="fam" value="{_e(fam)}" checked> {_e(fam)} <span class="mut">({n})</span></label>')
+        add('<button id="fam-all" type="button">all</button><button id="fam-none" type="button">none</button>')
+        add('<button id="expand" type="button">expand files</button><button id="collapse" type="button">collapse files</button>')
+        add(' <span class="mut" id="shown"></span></div>')
+
+    if model.rules:
+        ported = model.ported_label
+        add('<section id="rules-table"><h2>Sites by rule</h2><table class="t"><thead><tr>')
+        add(f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(ported)}</th>')
+        add('<th class="n">unsafe, not applied</th><th class="n">manual</th><th>what to do</th></tr></thead><tbody>')
+        for x in model.rules:
+            todo = _e(x.advice or "") if (x.manual or x.unapplied) else ""
+            add(
+                f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
+                f"<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class=\"n\">{x.found}</td>"
+                f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td><td>{todo}</td></tr>'
+            )
+        add(
+            f'</tbody><tfoot><tr><td></td><td><b>total</b></td><td></td><td class="n"><b>{r.sites}</b></td>'
+            f'<td class="n"><b>{r.ported}</b></td><td class="n"><b>{r.unapplied}</b></td><td class="n"><b>{r.manual}</b></td><td></td></tr></tfoot></table></section>'
+        )
+
+    shown = model.shown_files()
+    index = {id(f): i for i, f in enumerate(shown)}
+    work = model.manual_work()
+    add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
+    if work:
+        add('<table class="t"><thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>')
+        for f, s in work:
+            fd = s.finding
+            i = index.get(id(f))
+            where = _e(f"{f.path}:{fd.start.line}")
+            loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+            tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
+            add(
+                f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
+                f"{_e(fd.name)}{tag}</td><td>{_e(fd.message)}</td><td>{_e(fd.advice or '')}</td></tr>"
+            )
+        add("</tbody></table>")
+    else:
+        add("<p>Nothing: every CUDA-specific site was handled.</p>")
+    add("</section>")
+
+    if model.files_with_sites:
+        add('<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>')
+        add('<th class="n">sites</th><th class="n">ported</th><th class="n">left</th><th class="n">readiness</th></tr></thead><tbody>')
+        for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
+            rd = f.readiness
+            i = index.get(id(f))
+            name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
+            add(f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td><td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>')
+        add(f'</tbody><tfoot><tr><td><b>overall</b></td><td class="n">{r.sites}</td><td class="n">{r.ported}</td><td class="n">{r.left}</td><td class="n">{_e(r.percent())}</td></tr></tfoot></table></section>')
+
+    for sec in model.sections:
+        add(f'<section id="sec-{_e(sec.id)}"><h2>{_e(sec.title)}</h2>')
+        if sec.text:
+            add(f"<p>{_e(sec.text)}</p>")
+        if sec.rows:
+            add('<table class="t"><thead><tr>' + "".join(f"<th>{_e(str(h))}</th>" for h in sec.columns) + "</tr></thead><tbody>")
+            for row in sec.rows:
+                add("<tr>" + "".join(f"<td>{_e('' if v is None else str(v))}</td>" for v in row) + "</tr>")
+            add("</tbody></table>")
+        add("</section>")
+
+    add(f'<section id="files"><h2>Files ({len(shown)})</h2>')
+    budget = open_rows
+    for i, f in enumerate(shown):
+        hunks = f.hunks()
+        nrows = sum(len(h.rows) for h in hunks)
+        is_open = nrows <= budget
+        if is_open:
+            budget -= nrows
+        else:
+            budget = 0  # keep the order: once one file is closed, later ones are too
+        added, removed = f.line_counts()
+        rd = f.readiness
+        st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
+        if rd.sites:
+            st.append(f"readiness {_e(rd.percent())}")
+        if rd.left:
+            st.append(f"{rd.left} left")
+        add(
+            f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
+            f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'
+        )
+        add(_file_table(model, i, f, hunks))
+        add("</details>")
+    add("</section>")
+
+    if model.rules:
+        add('<section id="rule-docs"><h2>Rules in this report</h2>')
+        for x in model.rules:
+            add(f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> <code>{_e(x.name)}</code> ')
+            add(f'<span class="mut">({_e(x.family)})</span><div>{_e(x.summary)}</div>')
+            if x.advice:
+                add(f"<div><b>What to do on {_e(model.target)}:</b> {_e(x.advice)}</div>")
+            if x.doc_url:
+                add(f'<div><a href="{_e(x.doc_url)}">full explanation in docs/rules.md#{_e(x.anchor)}</a></div>')
+            add("</div>")
+        add("</section>")
+
+    data = {"schema_version": 1, "kind": model.kind, "target": model.target, "readiness": r.to_dict(), "files": len(shown)}
+    add(f'<script type="application/json" id="report-data">{json.dumps(data).replace("</", "<\\/")}</script>')
+    add(f"<script>{JS}</script></body></html>")
+    return "".join(p)

@@ -1,0 +1,178 @@
+"""The Markdown report: fits a pull-request comment (GitHub caps a comment at 65,536 chars).
+
+Summary, per-rule table, per-file readiness, the manual-work checklist, then one collapsed
+`<details>` block per file with its diff. When the diffs would not fit, the later ones are
+left out with a line saying how many, so the summary always survives.
+"""
+
+from __future__ import annotations
+
+import html
+
+from porter.report.model import FileReport, ReportModel
+
+MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
+MAX_MANUAL_ITEMS = 200
+MAX_FILE_DIFF_CHARS = 20_000
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _fence(body: str) -> str:
+    ticks = "```"
+    while ticks in body:
+        ticks += "`"
+    return ticks
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks in the text."""
+    ticks = "`"
+    while ticks in text:
+        ticks += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _rule_link(model: ReportModel, code: str) -> str:
+    r = next((r for r in model.rules if r.code == code), None)
+    if r is None or not r.doc_url:
+        return f"**{code}**"
+    return f"[**{code}** `{r.name}`]({r.doc_url})"
+
+
+def summary_markdown(model: ReportModel) -> list[str]:
+    out = [f"## {model.title}", ""]
+    r = model.readiness
+    verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
+    if r.sites:
+        left = f"**{r.manual}** manual site{'s' if r.manual != 1 else ''} left"
+        if r.unapplied:
+            left += f", **{r.unapplied}** unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
+        out.append(f"**Readiness: {r.percent()}** — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}.")
+    else:
+        out.append("No CUDA-specific sites found.")
+    out.append("")
+    c = model.counts
+    out.append(
+        f"Files: {c['scanned']} scanned, {c['changed']} changed, {c['unchanged']} unchanged, "
+        f"{c['skipped']} skipped, {c['errors']} failed."
+    )
+    for reason, n in model.skipped.items():
+        out.append(f"- skipped {n}: {_cell(reason)}")
+    for err in model.error_files:
+        where = f"{err.path}:{err.error_line}" if err.error_line else err.path
+        out.append(f"- failed {_code(where)}: {err.reason}")
+    out.append("")
+    if model.rules:
+        ported = model.ported_label
+        out += [
+            "### Sites by rule",
+            "",
+            f"| code | rule | family | found | {ported} | unsafe, not applied | manual | what to do |",
+            "|---|---|---|--:|--:|--:|--:|---|",
+        ]
+        for rule in model.rules:
+            name = f"[`{rule.name}`]({rule.doc_url})" if rule.doc_url else f"`{rule.name}`"
+            todo = _cell(rule.advice or "") if (rule.manual or rule.unapplied) else ""
+            out.append(
+                f"| {rule.code} | {name} | {rule.family} | {rule.found} | {rule.rewritten} | "
+                f"{rule.unapplied} | {rule.manual} | {todo} |"
+            )
+        out.append(f"| | **total** | | **{r.sites}** | **{r.ported}** | **{r.unapplied}** | **{r.manual}** | |")
+        out.append("")
+    files = model.files_with_sites
+    if len(files) > 1:
+        out += ["### Readiness by file", "", "| file | sites | ported | left | readiness |", "|---|--:|--:|--:|--:|"]
+        for f in sorted(files, key=lambda f: (-f.readiness.left, f.path))[:50]:
+            rd = f.readiness
+            out.append(f"| {_cell(_code(f.path))} | {rd.sites} | {rd.ported} | {rd.left} | {rd.percent()} |")
+        if len(files) > 50:
+            out.append(f"| … {len(files) - 50} more files | | | | |")
+        out.append(f"| **overall** | **{r.sites}** | **{r.ported}** | **{r.left}** | **{r.percent()}** |")
+        out.append("")
+    return out
+
+
+def manual_markdown(model: ReportModel) -> list[str]:
+    work = model.manual_work()
+    if not work:
+        return []
+    out = ["### Left for a person", ""]
+    for f, s in work[:MAX_MANUAL_ITEMS]:
+        fd = s.finding
+        tag = " (unsafe fix, not applied)" if s.outcome == "unapplied" else ""
+        advice = f" — {fd.advice}" if fd.advice else ""
+        out.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}")
+    if len(work) > MAX_MANUAL_ITEMS:
+        out.append(f"- … and {len(work) - MAX_MANUAL_ITEMS} more (see the JSON or HTML report)")
+    out.append("")
+    return out
+
+
+def sections_markdown(model: ReportModel) -> list[str]:
+    out: list[str] = []
+    for sec in model.sections:
+        out += [f"### {sec.title}", ""]
+        if sec.text:
+            out += [sec.text, ""]
+        if sec.rows:
+            out.append("| " + " | ".join(_cell(c) for c in sec.columns) + " |")
+            out.append("|" + "---|" * len(sec.columns))
+            for row in sec.rows:
+                out.append("| " + " | ".join(_cell("" if c is None else c) for c in row) + " |")
+            out.append("")
+    return out
+
+
+def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
+    added, removed = f.line_counts()
+    rd = f.readiness
+    bits = [f"+{added} −{removed}"]
+    if rd.sites:
+        bits.append(f"readiness {rd.percent()}")
+    if rd.left:
+        bits.append(f"{rd.left} left")
+    summary = f"<code>{html.escape(f.path)}</code> — {', '.join(bits)}"
+    body = f.unified_diff()
+    note = ""
+    if not body:
+        # a file with manual sites only: show those lines
+        lines = f.old_lines()
+        body = "".join(
+            f"{s.finding.start.line:>5}  {lines[s.finding.start.line - 1] if 0 < s.finding.start.line <= len(lines) else ''}\n"
+            for s in f.manual_sites
+        )
+        lang = "python"
+    else:
+        lang = "diff"
+    if len(body) > limit:
+        cut = body.rfind("\n", 0, limit)
+        body = body[: cut + 1 if cut > 0 else limit]
+        note = "\n_Diff cut short to fit; the HTML or JSON report has all of it._\n"
+    fence = _fence(body)
+    return f"<details><summary>{summary}</summary>\n\n{fence}{lang}\n{body}{fence}\n{note}\n</details>\n"
+
+
+def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
+    head = "\n".join(summary_markdown(model) + manual_markdown(model) + sections_markdown(model))
+    parts = [head]
+    used = len(head)
+    shown = model.shown_files()
+    if shown:
+        parts.append("### Files\n")
+        used += 12
+    left_out = 0
+    for i, f in enumerate(shown):
+        block = file_details(f)
+        if used + len(block) > max_chars - 200:
+            left_out = len(shown) - i
+            break
+        parts.append(block)
+        used += len(block)
+    if left_out:
+        parts.append(f"_{left_out} more file{'s' if left_out != 1 else ''} left out to fit a comment; see the HTML or JSON report._\n")
+    parts.append(f"<sub>porter {model.version} · {model.kind} · {model.generated_at}</sub>\n")
+    return "\n".join(parts)

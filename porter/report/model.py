@@ -1,0 +1,535 @@
+"""The report model: one description of a run that every renderer reads.
+
+`ReportModel.from_run(results, summary, settings, kind=...)` turns what the runner produced into
+plain data — per-rule counts, per-file readiness, the manual-work list and the line diffs — so
+the terminal, HTML, Markdown and JSON views cannot disagree about a number. Other commands
+(parity-check) add their own content through `sections` without touching the renderers.
+
+Readiness is the share of CUDA-specific sites (every finding porter reported) that porter
+ported automatically. For `rewrite` a site counts when its fix was applied; for `lint`, which
+writes nothing, when `rewrite` with the same settings would apply it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from porter import __version__
+from porter.findings import Applicability, FileResult, FileStatus, Finding
+from porter.ruledata import all_rules
+from porter.settings import Settings
+
+SCHEMA_VERSION = 1
+KINDS = ("rewrite", "lint", "parity-check")
+CONTEXT_LINES = 3
+
+# What happened to a site. "rewritten": the fix is in the output; "unapplied": a fix exists
+# but is unsafe and was not requested; "manual": no automatic fix, a person has to act.
+OUTCOMES = ("rewritten", "unapplied", "manual")
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+# -- diffs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One changed region: old lines [old_start, old_start+len(before)) became `after` (1-based)."""
+
+    old_start: int
+    new_start: int
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "old_start": self.old_start,
+            "old_lines": len(self.before),
+            "new_start": self.new_start,
+            "new_lines": len(self.after),
+            "before": list(self.before),
+            "after": list(self.after),
+        }
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a side-by-side diff. `kind`: equal, replace, delete, insert.
+
+    `old_no`/`new_no` are 1-based line numbers, None where that side has no line.
+    """
+
+    kind: str
+    old_no: int | None
+    old: str | None
+    new_no: int | None
+    new: str | None
+
+
+@dataclass(frozen=True)
+class Hunk:
+    rows: tuple[Row, ...]
+
+    @property
+    def old_start(self) -> int:
+        return next((r.old_no for r in self.rows if r.old_no is not None), 0)
+
+    @property
+    def new_start(self) -> int:
+        return next((r.new_no for r in self.rows if r.new_no is not None), 0)
+
+
+def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+    return difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+
+def _rows(old: list[str], new: list[str]) -> list[Row]:
+    rows: list[Row] = []
+    for tag, i1, i2, j1, j2 in _opcodes(old, new):
+        if tag == "equal":
+            rows.extend(Row("equal", i1 + k + 1, old[i1 + k], j1 + k + 1, new[j1 + k]) for k in range(i2 - i1))
+            continue
+        n = max(i2 - i1, j2 - j1)
+        for k in range(n):
+            o = i1 + k if i1 + k < i2 else None
+            w = j1 + k if j1 + k < j2 else None
+            kind = "replace" if o is not None and w is not None else ("delete" if o is not None else "insert")
+            rows.append(
+                Row(
+                    kind,
+                    None if o is None else o + 1,
+                    None if o is None else old[o],
+                    None if w is None else w + 1,
+                    None if w is None else new[w],
+                )
+            )
+    return rows
+
+
+def _hunks(rows: list[Row], marks: set[int], context: int) -> list[Hunk]:
+    """Hunks around changed rows and around rows whose old line is in `marks` (manual sites)."""
+    keep = [r.kind != "equal" or (r.old_no in marks) for r in rows]
+    wanted = [False] * len(rows)
+    for i, k in enumerate(keep):
+        if k:
+            for j in range(max(0, i - context), min(len(rows), i + context + 1)):
+                wanted[j] = True
+    hunks: list[Hunk] = []
+    cur: list[Row] = []
+    for r, w in zip(rows, wanted):
+        if w:
+            cur.append(r)
+        elif cur:
+            hunks.append(Hunk(tuple(cur)))
+            cur = []
+    if cur:
+        hunks.append(Hunk(tuple(cur)))
+    return hunks
+
+
+# -- rules and files -----------------------------------------------------------------------
+
+
+@dataclass
+class RuleSummary:
+    code: str
+    name: str
+    family: str
+    summary: str
+    doc_url: str | None
+    advice: str | None  # the one-line advice for this rule on the target
+    rewritten: int = 0
+    unapplied: int = 0
+    manual: int = 0
+
+    @property
+    def found(self) -> int:
+        return self.rewritten + self.unapplied + self.manual
+
+    @property
+    def anchor(self) -> str:
+        """The docs/rules.md anchor (`#dev001-cuda-method`)."""
+        return f"{self.code.lower()}-{self.name}"
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "family": self.family,
+            "summary": self.summary,
+            "doc_url": self.doc_url,
+            "advice": self.advice,
+            "found": self.found,
+            "rewritten": self.rewritten,
+            "unapplied": self.unapplied,
+            "manual": self.manual,
+        }
+
+
+@dataclass
+class Readiness:
+    sites: int = 0
+    ported: int = 0
+    unapplied: int = 0
+    manual: int = 0
+
+    @property
+    def left(self) -> int:
+        """Sites a person still has to look at (manual plus unsafe fixes not applied)."""
+        return self.sites - self.ported
+
+    @property
+    def share(self) -> float | None:
+        """Ported / sites, in [0, 1]; None when there are no CUDA-specific sites."""
+        return None if self.sites == 0 else self.ported / self.sites
+
+    def percent(self) -> str:
+        s = self.share
+        if s is None:
+            return "n/a"
+        # never round a port with work left up to 100 %, nor one with progress down to 0 %
+        pct = s * 100
+        if 0 < pct < 1:
+            return "<1%"
+        if 99 < pct < 100:
+            return ">99%"
+        return f"{pct:.0f}%"
+
+    def add(self, outcome: str) -> None:
+        self.sites += 1
+        if outcome == "rewritten":
+            self.ported += 1
+        elif outcome == "unapplied":
+            self.unapplied += 1
+        else:
+            self.manual += 1
+
+    def to_dict(self) -> dict:
+        return {
+            "sites": self.sites,
+            "ported": self.ported,
+            "unapplied": self.unapplied,
+            "manual": self.manual,
+            "share": None if self.share is None else round(self.share, 4),
+        }
+
+
+@dataclass
+class Site:
+    """A finding with what became of it in this run."""
+
+    finding: Finding
+    outcome: str  # one of OUTCOMES
+    family: str
+
+    def to_dict(self) -> dict:
+        d = self.finding.to_dict()
+        d["outcome"] = self.outcome
+        d["family"] = self.family
+        return d
+
+
+@dataclass
+class FileReport:
+    path: str
+    status: str  # FileStatus value
+    sites: list[Site]
+    readiness: Readiness
+    original: str | None = None
+    new: str | None = None
+    reason: str | None = None
+    error_line: int | None = None
+    suppressed: int = 0
+    _rows: list[Row] | None = field(default=None, repr=False)
+
+    @property
+    def changed(self) -> bool:
+        return self.status == FileStatus.CHANGED.value and self.new is not None
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({s.family for s in self.sites})
+
+    @property
+    def manual_sites(self) -> list[Site]:
+        return [s for s in self.sites if s.outcome != "rewritten"]
+
+    def old_lines(self) -> list[str]:
+        return (self.original or "").splitlines()
+
+    def new_lines(self) -> list[str]:
+        return (self.new if self.new is not None else self.original or "").splitlines()
+
+    def rows(self) -> list[Row]:
+        if self._rows is None:
+            self._rows = _rows(self.old_lines(), self.new_lines()) if self.original is not None else []
+        return self._rows
+
+    def hunks(self, context: int = CONTEXT_LINES) -> list[Hunk]:
+        """Changed regions plus the lines of sites left for a person, with context."""
+        marks = {s.finding.start.line for s in self.manual_sites}
+        return _hunks(self.rows(), marks, context)
+
+    def edits(self) -> list[Edit]:
+        if not self.changed:
+            return []
+        old, new = self.old_lines(), self.new_lines()
+        return [
+            Edit(i1 + 1, j1 + 1, tuple(old[i1:i2]), tuple(new[j1:j2]))
+            for tag, i1, i2, j1, j2 in _opcodes(old, new)
+            if tag != "equal"
+        ]
+
+    def line_counts(self) -> tuple[int, int]:
+        """(added, removed) lines."""
+        added = removed = 0
+        for r in self.rows():
+            if r.kind in ("replace", "delete"):
+                removed += 1
+            if r.kind in ("replace", "insert"):
+                added += 1
+        return added, removed
+
+    def unified_diff(self, context: int = CONTEXT_LINES) -> str:
+        if not self.changed:
+            return ""
+        before = (self.original or "").splitlines(keepends=True)
+        after = (self.new or "").splitlines(keepends=True)
+        name = self.path.lstrip("/")
+        lines = difflib.unified_diff(before, after, f"a/{name}", f"b/{name}", n=context)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+    def to_dict(self, include_sources: bool = False) -> dict:
+        added, removed = self.line_counts()
+        d: dict[str, Any] = {
+            "path": self.path,
+            "status": self.status,
+            "reason": self.reason,
+            "error_line": self.error_line,
+            "readiness": self.readiness.to_dict(),
+            "lines_added": added,
+            "lines_removed": removed,
+            "suppressed": self.suppressed,
+            "findings": [s.to_dict() for s in self.sites],
+            "edits": [e.to_dict() for e in self.edits()],
+        }
+        if include_sources:
+            d["original"] = self.original
+            d["new"] = self.new
+        return d
+
+
+# -- extra content -------------------------------------------------------------------------
+
+
+@dataclass
+class Section:
+    """Extra content a command adds to its report (parity-check results, timings …).
+
+    Every renderer shows `title`, then `text` (plain prose; Markdown renders it as is), then
+    `rows` as a table with `columns` as its header. `data` goes into the JSON report only.
+    """
+
+    id: str
+    title: str
+    text: str = ""
+    columns: list[str] = field(default_factory=list)
+    rows: list[list[Any]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "text": self.text,
+            "columns": list(self.columns),
+            "rows": [[c if isinstance(c, (int, float, bool)) or c is None else str(c) for c in r] for r in self.rows],
+            "data": self.data,
+        }
+
+
+# -- the model -----------------------------------------------------------------------------
+
+
+@dataclass
+class ReportModel:
+    kind: str
+    target: str
+    settings: dict[str, Any]
+    files: list[FileReport]
+    rules: list[RuleSummary]
+    readiness: Readiness
+    counts: dict[str, int]  # scanned, changed, unchanged, skipped, errors
+    skipped: dict[str, int]  # reason -> files
+    sections: list[Section] = field(default_factory=list)
+    generated_at: str = ""
+    version: str = __version__
+
+    @classmethod
+    def from_run(
+        cls,
+        results: Iterable[FileResult],
+        summary: Any = None,
+        settings: Settings | None = None,
+        kind: str = "rewrite",
+        sections: Iterable[Section] = (),
+    ) -> "ReportModel":
+        """Build the model from the runner's output.
+
+        `summary` (a `porter.runner.Summary`) is optional: every count is recomputed from the
+        results, so a caller that filtered results gets consistent numbers.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"unknown report kind {kind!r}: one of {', '.join(KINDS)}")
+        if settings is None:
+            raise ValueError("settings are required (the target decides the advice)")
+        rules = all_rules()
+        target = settings.target
+        by_code: dict[str, RuleSummary] = {}
+        files: list[FileReport] = []
+        total = Readiness()
+        counts: Counter = Counter()
+        skipped: Counter = Counter()
+        results = list(results)
+        for res in results:
+            counts["scanned"] += 1
+            counts[{"changed": "changed", "unchanged": "unchanged", "skipped": "skipped", "error": "errors"}[res.status.value]] += 1
+            if res.status is FileStatus.SKIPPED:
+                skipped[res.reason or "skipped"] += 1
+            sites: list[Site] = []
+            ready = Readiness()
+            for f in sorted(res.findings, key=Finding.sort_key):
+                outcome = _outcome(f, kind, settings)
+                rule = rules.get(f.code)
+                family = rule.family if rule else f.code.rstrip("0123456789").lower()
+                sites.append(Site(f, outcome, family))
+                ready.add(outcome)
+                total.add(outcome)
+                rs = by_code.get(f.code)
+                if rs is None:
+                    rs = by_code[f.code] = RuleSummary(
+                        code=f.code,
+                        name=rule.name if rule else f.name,
+                        family=family,
+                        summary=rule.summary if rule else f.message,
+                        doc_url=(rule.doc_url if rule else f.doc_url),
+                        advice=(rule.advice_for(target) if rule else None) or f.advice,
+                    )
+                setattr(rs, outcome, getattr(rs, outcome) + 1)
+            keep_text = res.status in (FileStatus.CHANGED, FileStatus.UNCHANGED) and (res.changed or sites)
+            files.append(
+                FileReport(
+                    path=res.path,
+                    status=res.status.value,
+                    sites=sites,
+                    readiness=ready,
+                    original=_text(res.original_source) if keep_text and res.original_source is not None else None,
+                    new=_text(res.new_source) if res.changed and res.new_source is not None else None,
+                    reason=res.reason,
+                    error_line=res.error_line,
+                    suppressed=len(res.suppressed),
+                )
+            )
+        for k in ("scanned", "changed", "unchanged", "skipped", "errors"):
+            counts.setdefault(k, 0)
+        return cls(
+            kind=kind,
+            target=target,
+            settings=_settings_dict(settings),
+            files=files,
+            rules=sorted(by_code.values(), key=lambda r: (r.family, r.code)),
+            readiness=total,
+            counts=dict(counts),
+            skipped=dict(sorted(skipped.items())),
+            sections=list(sections),
+            generated_at=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        )
+
+    # -- views the renderers share ---------------------------------------------------------
+
+    def add_section(self, section: Section) -> None:
+        self.sections.append(section)
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({r.family for r in self.rules})
+
+    @property
+    def changed_files(self) -> list[FileReport]:
+        return [f for f in self.files if f.changed]
+
+    @property
+    def files_with_sites(self) -> list[FileReport]:
+        return [f for f in self.files if f.sites]
+
+    @property
+    def error_files(self) -> list[FileReport]:
+        return [f for f in self.files if f.status == FileStatus.ERROR.value]
+
+    def manual_work(self) -> list[tuple[FileReport, Site]]:
+        """Every site a person still has to act on, in path/line order."""
+        return [(f, s) for f in self.files for s in f.manual_sites]
+
+    def shown_files(self) -> list[FileReport]:
+        """Files worth a diff view: changed, or with sites a person has to look at."""
+        return [f for f in self.files if f.changed or (f.sites and f.original is not None)]
+
+    @property
+    def ported_label(self) -> str:
+        """What the "rewritten" outcome is called for this kind of run."""
+        return "rewritten" if self.kind == "rewrite" else "auto-fixable"
+
+    @property
+    def title(self) -> str:
+        return f"porter {self.kind} report — target {self.target}"
+
+    def to_dict(self, include_sources: bool = False) -> dict:
+        return {
+            "schema": "porter-report",
+            "schema_version": SCHEMA_VERSION,
+            "porter_version": self.version,
+            "kind": self.kind,
+            "generated_at": self.generated_at,
+            "target": self.target,
+            "settings": self.settings,
+            "summary": {
+                "files": dict(self.counts),
+                "skipped": dict(self.skipped),
+                "readiness": self.readiness.to_dict(),
+                "rules": [r.to_dict() for r in self.rules],
+            },
+            "files": [f.to_dict(include_sources) for f in self.files],
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+
+def _outcome(f: Finding, kind: str, settings: Settings) -> str:
+    if kind == "rewrite":
+        if f.applied:
+            return "rewritten"
+        return "unapplied" if f.fixable else "manual"
+    # lint (and anything else that writes nothing): what rewrite would do with these settings
+    if f.applied:
+        return "rewritten"
+    if f.applicability is Applicability.SAFE or (f.applicability is Applicability.UNSAFE and settings.unsafe_fixes):
+        return "rewritten"
+    return "unapplied" if f.fixable else "manual"
+
+
+def _settings_dict(settings: Settings) -> dict[str, Any]:
+    return {
+        "target": settings.target,
+        "select": list(settings.select),
+        "ignore": list(settings.ignore),
+        "extend_select": list(settings.extend_select),
+        "unsafe_fixes": settings.unsafe_fixes,
+        "annotate": settings.annotate,
+        "exclude": list(settings.exclude),
+    }

@@ -1,0 +1,143 @@
+"""One parity check end to end: run both sides, compare, rank the gaps, decide the verdict."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+from porter.verify.config import ParityConfig
+from porter.verify.gaps import collect_gaps
+from porter.verify.result import ParityResult, SideSummary
+from porter.verify.runner import SideRun, run_both
+
+
+def _summary(run: SideRun) -> SideSummary:
+    meta = run.meta
+    side = meta.get("side", {})
+    device = side.get("label")
+    if device is None:
+        device = "unknown (the side stopped before choosing a device)"
+    return SideSummary(
+        role=run.role, status=run.status, device=device, hardware=bool(side.get("hardware")),
+        emulated=bool(side.get("emulated")), shim=side.get("shim"),
+        versions=side.get("versions", {}), wall_s=run.wall_s, phase_s=meta.get("phase_s", {}),
+        perf=meta.get("perf"), graph_breaks=meta.get("graph_breaks"), error=run.error,
+        notes=side.get("notes", []) + meta.get("notes", []),
+        log_tail=run.log_tail if not run.ok else "")
+
+
+def _describe_error(s: SideSummary) -> str:
+    e = s.error or {}
+    where = f" at {e['location']}" if e.get("location") else ""
+    what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
+            "crashed": "crashed"}.get(e.get("kind"), "raised")
+    msg = e.get("message", "").strip().splitlines()
+    msg = msg[0] if msg else ""
+    if e.get("kind") == "timeout":
+        return f"{s.role} side {what}: {msg}"
+    return f"{s.role} side {what} in phase '{e.get('phase', '?')}'{where}: {e.get('type', '')}: {msg}"
+
+
+def run_parity(cfg: ParityConfig, workdir: Path | None = None, keep: bool = False) -> ParityResult:
+    t0 = time.perf_counter()
+    ref_run, port_run, base = run_both(cfg, workdir)
+    ref = _summary(ref_run)
+    port = _summary(port_run) if port_run is not None else None
+    result = ParityResult(verdict="error", reasons=[], config=cfg.to_dict(), reference=ref,
+                          ported=port, workdir=str(base) if keep else None)
+    try:
+        _fill(result, cfg, ref_run, port_run)
+    finally:
+        result.gaps = collect_gaps([ref, port], cfg.target, cfg.ported)
+        result.wall_s = time.perf_counter() - t0
+        if not keep and workdir is None:
+            shutil.rmtree(base, ignore_errors=True)
+    return result
+
+
+def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: SideRun | None) -> None:
+    ref, port = result.reference, result.ported
+    if not ref_run.ok:
+        result.reasons.append(_describe_error(ref))
+        result.reasons.append("the ported side was not run: there is no reference to compare with")
+        return
+    if port_run is None or not port_run.ok:
+        result.reasons.append(_describe_error(port))
+        return
+
+    from porter.verify import compare
+
+    rt = compare.load_tensors(ref_run.out / "tensors.pt")
+    pt = compare.load_tensors(port_run.out / "tensors.pt")
+    result.state_dict = port_run.meta.get("state_dict")
+    result.outputs = compare.compare_outputs(rt["outputs"], pt["outputs"], cfg)
+    order = ref_run.meta.get("module_order", [])
+    first, compared, issues = compare.first_divergence(rt["activations"], pt["activations"], order, cfg)
+    result.first_divergence, result.layers_compared, result.layer_issues = first, compared, issues
+    for role, tensors, meta in (("reference", rt, ref_run.meta), ("ported", pt, port_run.meta)):
+        nf = compare.first_nonfinite(tensors["activations"], meta.get("module_order", []))
+        if nf:
+            result.first_nonfinite[role] = nf
+
+    fail, error = [], []
+    ref_bad = [o for o in result.outputs if o.ref_nan or o.ref_inf]
+    for o in ref_bad:
+        where = result.first_nonfinite.get("reference")
+        src = f" (first non-finite module: {where['module']})" if where else ""
+        error.append(f"the reference produced {o.ref_nan} NaN and {o.ref_inf} Inf in {o.name}{src}: "
+                     "it is no baseline to check a port against")
+    for o in result.outputs:
+        if o.passed or o in ref_bad:
+            continue
+        if o.ported_nan or o.ported_inf:
+            where = result.first_nonfinite.get("ported")
+            src = f" (first non-finite module: {where['module']})" if where else ""
+            fail.append(f"the port produced {o.ported_nan} NaN and {o.ported_inf} Inf in {o.name}{src}")
+        elif o.problem:
+            fail.append(f"{o.name}: {o.problem}")
+        else:
+            fail.append(f"{o.name}: max abs error {o.max_abs:.3g}, {o.mismatched} element(s) "
+                        f"outside rtol={o.rtol:g} atol={o.atol:g}")
+    if first is not None and any(not o.passed for o in result.outputs):
+        fail.append(f"first diverging module: {first['module']}"
+                    + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
+                    + (f" ({first['problem']})" if first.get("problem") else ""))
+    sd = result.state_dict or {}
+    for key, label in (("missing_in_reference", "ported parameters/buffers with no reference weight"),
+                       ("unexpected_in_reference", "reference weights with no ported name"),
+                       ("shape_mismatch", "weights whose shapes differ")):
+        if sd.get(key):
+            names = [x["name"] if isinstance(x, dict) else x for x in sd[key]]
+            fail.append(f"{label}: {', '.join(names[:8])}" + (" …" if len(names) > 8 else ""))
+    if "grads" in rt and "grads" in pt:
+        result.gradients = compare.compare_grads(rt["grads"], pt["grads"], cfg)
+        result.gradients["loss_fn"] = ref_run.meta.get("gradients", {}).get("loss_fn")
+        if not result.gradients["passed"]:
+            fail.append(f"{result.gradients['failed']} parameter gradient(s) outside tolerance "
+                        f"(worst: {result.gradients['worst'][0]['name']})")
+    else:
+        why = ref_run.meta.get("gradients", {}).get("why") or port_run.meta.get("gradients", {}).get("why")
+        result.gradients = {"ran": False, "why": why or "no gradients recorded"}
+    if cfg.train_steps:
+        if "losses" in rt and "losses" in pt:
+            result.train = compare.compare_train(rt, pt, cfg)
+            if not result.train["passed"]:
+                fail.append(f"loss curves differ over {cfg.train_steps} steps (max abs error "
+                            f"{result.train['max_loss_abs_error']})")
+        else:
+            why = ref_run.meta.get("train", {}).get("why", "not recorded")
+            result.train = {"ran": False, "why": why}
+            error.append(f"--train-steps {cfg.train_steps} asked for, but training was not run: {why}")
+    result.reasons = error + fail
+    result.verdict = "error" if error else ("fail" if fail else "pass")
+    if result.verdict == "pass":
+        emu = " (on emulation, not hardware)" if port.emulated else ""
+        result.reasons.append(f"all {len(result.outputs)} output tensor(s), "
+                              f"{result.layers_compared} module output(s)"
+                              + (f", {result.gradients['parameters']} gradient(s)" if result.gradients.get("ran") else "")
+                              + (f", {cfg.train_steps} training step(s)" if result.train else "")
+                              + f" within tolerance{emu}")
+
+
+__all__ = ["run_parity"]

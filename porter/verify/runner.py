@@ -1,0 +1,136 @@
+"""Runs the two sides, each in its own subprocess with a timeout, and collects what they
+wrote. The reference runs first: it writes the initial weights and the inputs that the
+ported side loads."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import porter
+from porter.verify.config import ParityConfig
+from porter.verify.devices import hardware_hints
+
+
+@dataclass
+class SideRun:
+    role: str
+    status: str  # ok | error | timeout | killed | crashed
+    returncode: int | None
+    wall_s: float
+    out: Path
+    meta: dict = field(default_factory=dict)
+    error: dict | None = None
+    log_tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def side_env(role: str, cfg: ParityConfig, base: dict | None = None) -> dict:
+    env = dict(os.environ if base is None else base)
+    pkg_root = str(Path(porter.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if role == "ported":
+        hints = hardware_hints()
+        if "PJRT_DEVICE" not in env and not hints.get(cfg.target if cfg.target != "xla" else "tpu"):
+            env["PJRT_DEVICE"] = "CPU"  # no accelerator device files: XLA's CPU client
+        env.setdefault("TPU_SKIP_MDS_QUERY", "1")  # no hang on a cloud metadata query
+    else:
+        # the reference never needs the target runtimes; keep them from autoloading
+        env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+    return env
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None) -> SideRun:
+    out = workdir / role
+    out.mkdir(parents=True, exist_ok=True)
+    tree = cfg.original if role == "reference" else cfg.ported
+    job = {
+        "role": role, "tree": str(tree), "out": str(out), "entry": cfg.entry,
+        "inputs": cfg.inputs_ref, "target": cfg.target, "dtype": cfg.dtype, "seed": cfg.seed,
+        "warmup": cfg.warmup, "repeats": cfg.repeats, "train_steps": cfg.train_steps,
+        "explain": cfg.explain, "ref_out": str(ref_out) if ref_out else None,
+    }
+    job_path = out / "job.json"
+    job_path.write_text(json.dumps(job, indent=1))
+    log_path = out / "log.txt"
+    t0 = time.perf_counter()
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen([cfg.python, "-m", "porter.verify.worker", str(job_path)],
+                                cwd=tree, env=side_env(role, cfg), stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        try:
+            rc = proc.wait(timeout=cfg.timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            rc = proc.wait()
+    wall = time.perf_counter() - t0
+    meta = {}
+    if (out / "meta.json").is_file():
+        try:
+            meta = json.loads((out / "meta.json").read_text())
+        except json.JSONDecodeError:
+            meta = {}
+    phase = (out / "phase.txt").read_text().strip() if (out / "phase.txt").is_file() else "startup"
+    error = None
+    if (out / "error.json").is_file():
+        error = json.loads((out / "error.json").read_text())
+    if timed_out:
+        status = "timeout"
+        error = {"kind": "timeout", "phase": phase, "type": "Timeout",
+                 "message": f"no result after {cfg.timeout:g} s (still in phase '{phase}'); "
+                            "the process group was killed", "location": None}
+    elif rc == 0 and meta.get("completed"):
+        status = "ok"
+    elif error is not None:
+        status = "error"
+    elif rc is not None and rc < 0:
+        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+        status = "killed"
+        why = " (the kernel's out-of-memory killer, most likely)" if -rc == signal.SIGKILL else ""
+        error = {"kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
+                 "phase": phase, "type": sig,
+                 "message": f"killed by {sig}{why} in phase '{phase}'", "location": None}
+    else:
+        status = "crashed"
+        error = {"kind": "crashed", "phase": phase, "type": f"exit status {rc}",
+                 "message": f"the worker exited with status {rc} in phase '{phase}' "
+                            "without writing a result", "location": None}
+    return SideRun(role, status, rc, wall, out, meta, error, _tail(log_path))
+
+
+def run_both(cfg: ParityConfig, workdir: Path | None = None) -> tuple[SideRun, SideRun | None, Path]:
+    """Reference first; the ported side only when the reference completed (without a valid
+    reference there is nothing to compare with)."""
+    base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="porter-parity-"))
+    ref = run_side("reference", cfg, base)
+    if not ref.ok:
+        return ref, None, base
+    ported = run_side("ported", cfg, base, ref_out=ref.out)
+    return ref, ported, base
+
+
+__all__ = ["SideRun", "run_side", "run_both", "side_env"]

@@ -1,0 +1,14 @@
+"""Small helpers shared by the engine tests."""
+
+from __future__ import annotations
+
+from porter.engine import port_source
+from porter.settings import Settings
+
+
+def port(code: str, target: str, *, unsafe: bool = False, **settings) -> tuple[str, list]:
+    """Port `code`; return the new code (the same if nothing changed) and the findings."""
+    result = port_source(code.encode(), "example.py", Settings(target=target, unsafe_fixes=unsafe, **settings))
+    assert result.reason is None or result.status.value == "skipped", result.reason
+    new = (result.new_source or code.encode()).decode()
+    return new, result.findings

@@ -1,0 +1,35 @@
+"""Every example in rules/*.toml runs as a test: the docs cannot drift from the behaviour."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.ruledata import all_rules
+from tests.helpers import port
+
+EXAMPLES = [
+    pytest.param(rule, ex, id=f"{rule.code}-{ex.target}-{i}")
+    for rule in all_rules().values()
+    for i, ex in enumerate(rule.examples)
+]
+
+
+@pytest.mark.parametrize("rule,example", EXAMPLES)
+def test_example(rule, example):
+    before = example.before.lstrip("\n")
+    after = example.after.lstrip("\n")
+    extra = {"extend_select": (rule.code,)} if not rule.default else {}
+    new, findings = port(before, example.target, unsafe=example.unsafe_fixes, **extra)
+    assert rule.code in {f.code for f in findings}, f"{rule.code} not reported"
+    assert new == after
+    if after == before:
+        assert not any(f.code == rule.code and f.applied for f in findings)
+    # idempotent: the port of the port is the port
+    again, _ = port(new, example.target, unsafe=example.unsafe_fixes, **extra)
+    assert again == new
+
+
+def test_every_rule_has_an_example_per_behaviour():
+    for rule in all_rules().values():
+        assert rule.examples, f"{rule.code} has no example"
+        assert rule.summary and rule.name == rule.name.lower()
