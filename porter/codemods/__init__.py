@@ -10,6 +10,7 @@ from porter.codemods.compile import CompileFamily
 from porter.codemods.cuda_api import CudaApiFamily
 from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
+from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
 
 FAMILIES = [
@@ -19,6 +20,7 @@ FAMILIES = [
     DistributedFamily,
     BackendFlagsFamily,
     CompileFamily,
+    OptimizerFamily,
     XlaLoopFamily,
 ]
 

@@ -162,6 +162,14 @@ class DeviceFamily(Family):
         return updated
 
     def _dot_cuda(self, original: cst.Call, updated: cst.Call):
+        if b"def cuda(" in self.ctx.source:
+            self.ctx.report(
+                "DEV001",
+                original,
+                "this file defines its own `cuda()` method, so porter cannot tell this call from a tensor's",
+                advice="If it moves a tensor or module, use `.to(device)` with the target device.",
+            )
+            return updated
         positional = self.positional(original)
         device_kw = self.kwarg(original, "device")
         index_arg = positional[0] if positional else device_kw

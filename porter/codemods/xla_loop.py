@@ -107,15 +107,13 @@ class XlaLoopFamily(Family):
             self.ctx.report("XLA002", original, f"`{target.value}` comes from the caller: wrap the DataLoader in `torch_xla.distributed.parallel_loader.MpDeviceLoader(loader, torch_xla.device())` where it is made", applicability=Applicability.MANUAL)
         return updated
 
-    def leave_Arg(self, original: cst.Arg, updated: cst.Arg):
-        if original.keyword is not None and original.keyword.value == "pin_memory":
-            if isinstance(original.value, cst.Name) and original.value.value == "False":
-                return updated
-            if self.ctx.report("XLA003", original, "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts", replacement=cst.RemovalSentinel.REMOVE):
-                return cst.RemovalSentinel.REMOVE
-        return updated
-
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        pin = self.kwarg(original, "pin_memory")
+        if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
+            new = self.without_kwargs(updated, {"pin_memory"})
+            if self.ctx.report("XLA003", pin, "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts", replacement=new):
+                return new
+            return updated
         func = original.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not original.args:
             new = updated.func.value

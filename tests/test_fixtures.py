@@ -1,0 +1,68 @@
+"""Fixture pairs and projects, compared exactly per target, and idempotence on each."""
+
+from __future__ import annotations
+
+import filecmp
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixtures.regenerate import case_settings
+from porter.engine import port_source
+from porter.settings import TARGETS, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = sorted((ROOT / "fixtures" / "cases").glob("*.in.py"))
+PROJECTS = sorted(p for p in (ROOT / "fixtures" / "projects").iterdir() if (p / "src").is_dir())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.name[: -len(".in.py")])
+def test_case(case: Path, target: str):
+    name = case.name[: -len(".in.py")]
+    settings = case_settings(name, target)
+    source = case.read_bytes()
+    expected = (case.parent / f"{name}.{target}.out.py").read_bytes()
+    result = port_source(source, case.name, settings)
+    assert (result.new_source or source) == expected
+    again = port_source(expected, case.name, settings)
+    assert again.new_source is None, "a second run changed the output"
+
+
+def test_scoping_case_leaves_lookalikes_alone():
+    out = (ROOT / "fixtures" / "cases" / "scoping.neuron.out.py").read_text()
+    assert "def uses_a_local(torch):\n    # a parameter named torch is not the module\n    torch.cuda.synchronize()" in out
+    assert "cuda = FakeBackend()\n    cuda.synchronize()" in out
+    assert "return Wrapper().cuda()" in out  # the file defines its own cuda()
+    result = port_source((ROOT / "fixtures/cases/scoping.in.py").read_bytes(), "scoping.py", Settings(target="neuron"))
+    assert any(f.code == "DEV001" and not f.applied for f in result.findings)
+
+
+def test_strings_that_merely_contain_cuda_survive():
+    for target in TARGETS:
+        out = (ROOT / "fixtures" / "cases" / f"strings.{target}.out.py").read_text()
+        for kept in ('"runs/cuda_baseline"', '"cuda_kernel_v2"', '"moving to CUDA device %s"', '"cuda is fast"', 'b"cuda"'):
+            assert kept in out, (target, kept)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
+def test_project_ports_exactly(project: Path, target: str, tmp_path: Path):
+    """Run the CLI as a user would and compare the whole ported tree."""
+    out = tmp_path / "ported"
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "rewrite", str(project / "src"), "--target", target, "--out-dir", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    expected = project / "expected" / target
+    cmp = filecmp.dircmp(expected, out, ignore=["__pycache__"])
+    assert not cmp.left_only and not cmp.right_only
+    mismatch = [f for f in cmp.common_files if (expected / f).read_bytes() != (out / f).read_bytes()]
+    assert not mismatch
+    for path in out.rglob("*.py"):
+        assert port_source(path.read_bytes(), path.name, Settings(target=target)).new_source is None, f"{path.name}: not idempotent"
