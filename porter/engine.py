@@ -36,7 +36,7 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        return _error(result, f"syntax error: {exc.message}", exc.raw_line)
+        return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return _error(result, f"cannot decode: {exc}")
     except RecursionError:

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
+
+import pathspec
 
 from porter.discover import Candidate, discover
 from porter.engine import port_source
@@ -26,8 +29,43 @@ def display_path(path: Path) -> str:
         return path.as_posix()
 
 
+@lru_cache(maxsize=256)
+def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+
+def _matches(pattern: str, path: Path, name: str) -> bool:
+    """A pattern starting with `/` is anchored at the file system root (config files write
+    their patterns that way, resolved against the config's folder); others match the
+    displayed path the way .gitignore patterns do."""
+    if pattern.startswith("/"):
+        return _spec((pattern,)).match_file(path.resolve().as_posix())
+    return _spec((pattern,)).match_file(name)
+
+
+def file_settings(settings: Settings, path: Path, name: str | None = None) -> Settings:
+    """The settings for one file: `per-file-ignores` entries that match it add to ignore."""
+    if not settings.per_file_ignores:
+        return settings
+    name = name if name is not None else display_path(path)
+    extra: list[str] = []
+    for pattern, codes in settings.per_file_ignores:
+        if _matches(pattern, path, name):
+            extra.extend(c for c in codes if c not in extra)
+    if not extra:
+        return settings
+    return replace(settings, ignore=settings.ignore + tuple(extra))
+
+
+def excluded(settings: Settings, path: Path) -> bool:
+    """Root-anchored exclude patterns (from a config file) apply to given files too."""
+    absolute = tuple(p for p in settings.exclude if p.startswith("/"))
+    return bool(absolute) and _spec(absolute).match_file(path.resolve().as_posix())
+
+
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
     name = display_path(cand.path)
+    settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
         return FileResult(path=name, status=FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED, reason=cand.problem)
     try:
@@ -46,6 +84,8 @@ def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
 
 def iter_results(paths: list[Path], settings: Settings) -> Iterator[tuple[Candidate, FileResult]]:
     for cand in discover(paths, settings.exclude):
+        if cand.problem is None and excluded(settings, cand.path):
+            continue
         yield cand, read_candidate(cand, settings)
 
 

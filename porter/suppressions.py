@@ -17,11 +17,24 @@ _QUICK = (b"porter:", b"noqa:")
 ALL = "*"
 
 
+@dataclass(frozen=True)
+class Comment:
+    """One suppression comment as written (for reporting the ones that silence nothing)."""
+
+    line: int
+    column: int  # 0-based, where the `#` is
+    end_column: int
+    kind: str  # "porter" (`# porter: ignore…`) or "noqa"
+    codes: tuple[str, ...]  # as written, upper-cased; () = every code
+    file_level: bool = False
+
+
 @dataclass
 class Suppressions:
     by_line: dict[int, set[str]] = field(default_factory=dict)  # line -> codes or {"*"}
     ignore_file: bool = False
     file_codes: set[str] = field(default_factory=set)
+    comments: list[Comment] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.by_line) or self.ignore_file
@@ -44,7 +57,18 @@ def scan(source: bytes) -> Suppressions:
             continue
         for m in _PRAGMA.finditer(line):
             raw = m.group("codes") if m.group("noqa") is None else m.group("noqa")
-            codes = {c.decode().upper() for c in re.split(rb"[ ,]+", raw or b"") if c}
+            ordered = tuple(dict.fromkeys(c.decode().upper() for c in re.split(rb"[ ,]+", raw or b"") if c))
+            codes = set(ordered)
+            result.comments.append(
+                Comment(
+                    line=lineno,
+                    column=len(line[: m.start()].decode("utf-8", "replace")),
+                    end_column=len(line[: m.end()].decode("utf-8", "replace")),
+                    kind="noqa" if m.group("noqa") is not None else "porter",
+                    codes=ordered,
+                    file_level=bool(m.group("file")),
+                )
+            )
             if m.group("file"):
                 if codes:
                     result.file_codes |= codes

@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from porter import __version__
+from porter.cli.config_cmd import config
 from porter.cli.info import explain, rules, targets
+from porter.cli.lint import lint
 from porter.cli.rewrite import rewrite
 
 app = typer.Typer(
@@ -34,6 +36,10 @@ app.command()(rewrite)
 app.command()(targets)
 app.command()(rules)
 app.command()(explain)
+app.command()(lint)
+app.command("config")(config)
+from porter.cli.parity import parity_check  # noqa: E402
+app.command("parity-check")(parity_check)
 
 
 def main() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -9,7 +10,9 @@ import typer
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_target, console, err_console, split_codes, usage_error
 from porter.findings import FileStatus
 from porter.gitstate import dirty_files
-from porter.report.terminal import print_diff, print_summary
+from porter.report import ReportModel, report_format, write_report
+from porter.report.progress import RunProgress, count_files
+from porter.report.terminal import print_diff, print_report
 from porter.runner import run
 from porter.settings import Settings
 from porter.writer import atomic_write, copy_tree
@@ -18,7 +21,7 @@ from porter.writer import atomic_write, copy_tree
 def rewrite(
     paths: list[Path] = typer.Argument(..., help="Files or folders to port.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla."),
-    diff: bool = typer.Option(False, "--diff", help="Print a unified diff, write nothing; exit 1 if anything would change."),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff, write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
     out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here; the originals stay untouched."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes in place."),
     select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (comma-separated)."),
@@ -26,6 +29,7 @@ def rewrite(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
+    report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
@@ -37,10 +41,13 @@ def rewrite(
         unsafe_fixes=unsafe_fixes,
         annotate=annotate,
     )
-    if diff and out_dir is not None:
-        raise usage_error("--diff and --out-dir do not go together")
     if out_dir is not None:
         _check_out_dir(paths, out_dir)
+    if report is not None:
+        try:
+            report_format(report)
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
 
     changed: list[tuple[Path, bytes]] = []
 
@@ -53,11 +60,20 @@ def rewrite(
             where = f"{result.path}:{result.error_line}" if result.error_line else result.path
             err_console.print(f"[yellow]warning:[/] {where}: {result.reason}")
 
-    results, summary = run(paths, settings, on_result=collect)
+    with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
+        results, summary = run(paths, settings, on_result=progress.wrap(collect))
+    model = ReportModel.from_run(results, summary, settings, kind="rewrite")
 
-    if diff:
+    def finish(wrote: str) -> None:
         if not quiet:
-            print_summary(console, summary, wrote="would change")
+            print_report(console, model, wrote=wrote)
+        if report is not None:
+            write_report(report, model)
+            if not quiet:
+                console.print(f"Report written to {report}", soft_wrap=True)
+
+    if diff and out_dir is None:
+        finish("would change")
         raise typer.Exit(EXIT_FINDINGS if changed else EXIT_OK)
 
     if out_dir is not None:
@@ -74,8 +90,7 @@ def rewrite(
         for path, data in changed:
             atomic_write(path, data)
         wrote = "rewritten"
-    if not quiet:
-        print_summary(console, summary, wrote=wrote)
+    finish(wrote)
     raise typer.Exit(EXIT_OK)
 
 
@@ -88,10 +103,16 @@ def _check_out_dir(paths: list[Path], out_dir: Path) -> None:
 
 
 def _write_copy(paths: list[Path], out_dir: Path, changed: list[tuple[Path, bytes]]) -> None:
-    """Every file of each tree into out_dir (folders under their own name when several)."""
+    """Every file of each tree into out_dir; several paths keep their layout below their
+    common folder, so two folders both named `src` do not collide."""
     roots: list[tuple[Path, Path]] = []
-    for p in paths:
-        dest = out_dir if len(paths) == 1 and p.is_dir() else out_dir / p.name
+    resolved = [p.resolve() for p in paths]
+    common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
+    for p, real in zip(paths, resolved):
+        if len(paths) == 1 and p.is_dir():
+            dest = out_dir
+        else:
+            dest = out_dir / (real.relative_to(common) if real != common else real.name)
         if p.is_dir():
             copy_tree(p, dest)
         else:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import html
 import json
+import re
 
 from porter.report.model import FileReport, Hunk, ReportModel, Row
 
@@ -22,6 +23,13 @@ OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start c
 MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
 
 _e = html.escape
+_TICKS = re.compile(r"`([^`]+)`")
+_TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
+
+
+def _prose(text: str | None) -> str:
+    """Escaped prose with `code` spans (rule messages and advice use them) as <code>."""
+    return _TICKS.sub(r"<code>\1</code>", _e(text or ""))
 
 CSS = """
 :root{--bg:#fff;--fg:#1f2328;--mut:#656d76;--bd:#d0d7de;--add:#dafbe1;--addx:#aceebb;--del:#ffebe9;--delx:#ffcecb;
@@ -82,6 +90,9 @@ function apply(){
   var c=document.getElementById('shown');if(c)c.textContent=shown+' of '+files.length+' files shown';
 }
 boxes.forEach(function(b){b.addEventListener('change',apply);});
+// ?families=device,amp opens the report filtered (a link a reviewer can share)
+var q=/[?&]families=([^&#]*)/.exec(location.search);
+if(q){var want=decodeURIComponent(q[1]).split(',');boxes.forEach(function(b){b.checked=want.indexOf(b.value)>=0;});}
 function all(v){return function(){boxes.forEach(function(b){b.checked=v;});apply();};}
 var a=document.getElementById('fam-all'),n=document.getElementById('fam-none');
 if(a)a.addEventListener('click',all(true));if(n)n.addEventListener('click',all(false));
@@ -104,11 +115,13 @@ def _inline(old: str, new: str) -> tuple[str, str]:
     """Escaped old/new with the changed characters wrapped in <span class=x>."""
     if len(old) + len(new) > MAX_INLINE_DIFF:
         return _e(old), _e(new)
-    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    # word-level, not character-level: `cuda` → `xla` reads better than c[u]d[a] → [x]l[a]
+    ot, nt = _TOKENS.findall(old), _TOKENS.findall(new)
+    sm = difflib.SequenceMatcher(None, ot, nt, autojunk=False)
     o: list[str] = []
     w: list[str] = []
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
-        a, b = _e(old[i1:i2]), _e(new[j1:j2])
+        a, b = _e("".join(ot[i1:i2])), _e("".join(nt[j1:j2]))
         if tag == "equal":
             o.append(a)
             w.append(b)
@@ -122,11 +135,11 @@ def _inline(old: str, new: str) -> tuple[str, str]:
 
 def _site_note(model: ReportModel, site) -> str:
     f = site.finding
-    advice = f" — {_e(f.advice)}" if f.advice else ""
+    advice = f" — {_prose(f.advice)}" if f.advice else ""
     return (
         f'<tr class="note" data-family="{_e(site.family)}"><td></td><td colspan="3">'
         f'<span class="tag {site.outcome}">{_e(site.outcome)}</span> '
-        f'<a href="#rule-{_e(f.code)}"><b>{_e(f.code)}</b> {_e(f.name)}</a>: {_e(f.message)}{advice}</td></tr>'
+        f'<a href="#rule-{_e(f.code)}"><b>{_e(f.code)}</b> {_e(f.name)}</a>: {_prose(f.message)}{advice}</td></tr>'
     )
 
 
@@ -223,7 +236,7 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add(f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(ported)}</th>')
         add('<th class="n">unsafe, not applied</th><th class="n">manual</th><th>what to do</th></tr></thead><tbody>')
         for x in model.rules:
-            todo = _e(x.advice or "") if (x.manual or x.unapplied) else ""
+            todo = _prose(x.advice) if (x.manual or x.unapplied) else ""
             add(
                 f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
                 f"<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class=\"n\">{x.found}</td>"
@@ -248,7 +261,7 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
             add(
                 f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
-                f"{_e(fd.name)}{tag}</td><td>{_e(fd.message)}</td><td>{_e(fd.advice or '')}</td></tr>"
+                f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{_prose(fd.advice)}</td></tr>"
             )
         add("</tbody></table>")
     else:
@@ -305,15 +318,16 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add('<section id="rule-docs"><h2>Rules in this report</h2>')
         for x in model.rules:
             add(f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> <code>{_e(x.name)}</code> ')
-            add(f'<span class="mut">({_e(x.family)})</span><div>{_e(x.summary)}</div>')
+            add(f'<span class="mut">({_e(x.family)})</span><div>{_prose(x.summary)}</div>')
             if x.advice:
-                add(f"<div><b>What to do on {_e(model.target)}:</b> {_e(x.advice)}</div>")
+                add(f"<div><b>What to do on {_e(model.target)}:</b> {_prose(x.advice)}</div>")
             if x.doc_url:
                 add(f'<div><a href="{_e(x.doc_url)}">full explanation in docs/rules.md#{_e(x.anchor)}</a></div>')
             add("</div>")
         add("</section>")
 
     data = {"schema_version": 1, "kind": model.kind, "target": model.target, "readiness": r.to_dict(), "files": len(shown)}
-    add(f'<script type="application/json" id="report-data">{json.dumps(data).replace("</", "<\\/")}</script>')
+    blob = json.dumps(data).replace("</", "<\\/")
+    add(f'<script type="application/json" id="report-data">{blob}</script>')
     add(f"<script>{JS}</script></body></html>")
     return "".join(p)

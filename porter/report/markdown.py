@@ -96,18 +96,26 @@ def summary_markdown(model: ReportModel) -> list[str]:
     return out
 
 
-def manual_markdown(model: ReportModel) -> list[str]:
+def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[str]:
     work = model.manual_work()
     if not work:
         return []
     out = ["### Left for a person", ""]
+    rule_advice = {r.code: r.advice for r in model.rules}
+    used = shown = 0
     for f, s in work[:MAX_MANUAL_ITEMS]:
         fd = s.finding
         tag = " (unsafe fix, not applied)" if s.outcome == "unapplied" else ""
-        advice = f" — {fd.advice}" if fd.advice else ""
-        out.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}")
-    if len(work) > MAX_MANUAL_ITEMS:
-        out.append(f"- … and {len(work) - MAX_MANUAL_ITEMS} more (see the JSON or HTML report)")
+        # the rule's advice is in the table above; repeat only advice particular to the site
+        advice = f" — {fd.advice}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
+        line = f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}"
+        if used + len(line) > budget:
+            break
+        out.append(line)
+        used += len(line) + 1
+        shown += 1
+    if len(work) > shown:
+        out.append(f"- … and {len(work) - shown} more (see the JSON or HTML report)")
     out.append("")
     return out
 
@@ -157,7 +165,7 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
 
 
 def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
-    head = "\n".join(summary_markdown(model) + manual_markdown(model) + sections_markdown(model))
+    head = "\n".join(summary_markdown(model) + manual_markdown(model, budget=max_chars // 3) + sections_markdown(model))
     parts = [head]
     used = len(head)
     shown = model.shown_files()

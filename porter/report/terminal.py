@@ -82,9 +82,9 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
 
     ported = model.ported_label
     table = Table(title="Sites by rule", title_justify="left")
-    table.add_column("code")
-    table.add_column("rule")
-    table.add_column("family")
+    table.add_column("code", no_wrap=True)
+    table.add_column("rule", overflow="fold")
+    table.add_column("family", overflow="fold")
     table.add_column("found", justify="right")
     table.add_column(ported, justify="right")
     table.add_column("unsafe, not applied", justify="right")

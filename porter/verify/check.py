@@ -62,6 +62,19 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         result.reasons.append(_describe_error(ref))
         result.reasons.append("the ported side was not run: there is no reference to compare with")
         return
+    if port_run is None and ref_run.meta.get("nonfinite_outputs"):
+        from porter.verify import compare
+
+        rt = compare.load_tensors(ref_run.out / "tensors.pt")
+        nf = compare.first_nonfinite(rt["activations"], ref_run.meta.get("module_order", []))
+        if nf:
+            result.first_nonfinite["reference"] = nf
+        src = f" (first non-finite module: {nf['module']})" if nf else ""
+        for name, c in ref_run.meta["nonfinite_outputs"].items():
+            result.reasons.append(f"the reference produced {c['nan']} NaN and {c['inf']} Inf in "
+                                  f"{name}{src}: it is no baseline to check a port against")
+        result.reasons.append("the ported side was not run")
+        return
     if port_run is None or not port_run.ok:
         result.reasons.append(_describe_error(port))
         return

@@ -78,6 +78,7 @@ def _xla_side(target: str, notes: list[str]) -> SideDevice | None:
     if xla is None:
         notes.append(f"PyTorch/XLA not importable ({why})")
         return None
+    import torch_xla
     import torch_xla.core.xla_model as xm
     import torch_xla.runtime as xr
 

@@ -24,7 +24,7 @@ _FALLBACK_ADVICE = {
 
 
 def _loc_list(rows: list[dict], limit: int = 5) -> list[str]:
-    return [f"{r['call']} at {r['location'] or '(outside your tree)'}: "
+    return [f"{r['call']} at {r['location'] or '(library code)'}: "
             f"{r['per_step']:g}/step" for r in rows[:limit]]
 
 
@@ -72,12 +72,21 @@ def collect_gaps(sides: list[SideSummary], target: str, ported_tree: Path | None
                 "remove CPU fallbacks (TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=1 makes them "
                 "errors); see the Neuron PyTorch best practices", [])
         syncs = perf.get("syncs") or {}
-        if syncs.get("host_syncs"):
+        user_rows = [r for r in syncs.get("host_syncs", []) if r["location"]]
+        lib_rows = [r for r in syncs.get("host_syncs", []) if not r["location"]]
+        if user_rows:
             add("warning" if is_target else "info", "host_sync", role,
-                f"{syncs['host_syncs_per_step']:g} host sync call(s) per step",
+                f"{syncs['user_host_syncs_per_step']:g} host sync call(s) per step in your code",
                 "each .item()/.tolist()/.cpu()/print forces a device→host barrier (on XLA a "
                 "compile and execute): move loss.item() out of the step, accumulate metrics on "
-                "the device and read them every N steps", _loc_list(syncs["host_syncs"]))
+                "the device and read them every N steps", _loc_list(user_rows))
+        if lib_rows:
+            add("info", "host_sync", role,
+                f"{syncs['library_host_syncs_per_step']:g} host sync call(s) per step inside "
+                "libraries (torch, optimizers …)",
+                "not in your code; on XLA check the device→host transfer count above to see "
+                "whether they reach the device (an optimizer's step counter on the host does not)",
+                [f"{r['call']}: {r['per_step']:g}/step" for r in lib_rows])
         if syncs.get("dynamic_shape_ops"):
             add("warning" if is_target else "info", "dynamic_shape", role,
                 "ops with data-dependent output shapes: "

@@ -82,8 +82,11 @@ class SyncCounterMode(TorchFunctionMode):
             return [{"call": call, "location": loc, "count": n, "per_step": n / steps}
                     for (call, loc), n in counter.most_common()]
 
+        user = sum(n for (_, loc), n in self.host_syncs.items() if loc is not None)
         return {"steps": steps, "host_syncs": rows(self.host_syncs),
                 "host_syncs_per_step": sum(self.host_syncs.values()) / steps,
+                "user_host_syncs_per_step": user / steps,
+                "library_host_syncs_per_step": (sum(self.host_syncs.values()) - user) / steps,
                 "dynamic_shape_ops": rows(self.dynamic)}
 
 

@@ -124,10 +124,11 @@ def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None =
 
 def run_both(cfg: ParityConfig, workdir: Path | None = None) -> tuple[SideRun, SideRun | None, Path]:
     """Reference first; the ported side only when the reference completed (without a valid
-    reference there is nothing to compare with)."""
+    reference there is nothing to compare with, and a reference whose outputs hold NaN/Inf
+    is no baseline)."""
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="porter-parity-"))
     ref = run_side("reference", cfg, base)
-    if not ref.ok:
+    if not ref.ok or ref.meta.get("nonfinite_outputs"):
         return ref, None, base
     ported = run_side("ported", cfg, base, ref_out=ref.out)
     return ref, ported, base

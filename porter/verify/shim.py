@@ -20,6 +20,7 @@ CUDA extensions and Triton kernels (they need a GPU).
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 import types
 from typing import Callable
@@ -141,6 +142,16 @@ class _Stream:
         return event
 
 
+def _fresh(fn: Callable) -> Callable:
+    """A distinct function object per patched name: torch._dynamo maps torch's functions by
+    identity and refuses one object under two names."""
+
+    def patched(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return patched
+
+
 def _noop(*args, **kwargs) -> None:
     return None
 
@@ -149,16 +160,29 @@ def _zero(*args, **kwargs) -> int:
     return 0
 
 
-def install_cuda_shim() -> DeviceRemapMode:
-    """Reference side without a GPU: CUDA requests go to the CPU. Returns the mode to enter."""
+def _from_user(root: str) -> bool:
+    """True when the first caller outside this file is the user's code (not torch's)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(root)
+
+
+def install_cuda_shim(root: str) -> DeviceRemapMode:
+    """Reference side without a GPU: CUDA requests go to the CPU. Returns the mode to enter.
+
+    `torch.cuda.is_available()` / `device_count()` answer "one GPU" only to code under `root`
+    (the user's tree); torch's own internals keep the true answer, so they take their CPU
+    paths (the optimizers, for one, probe CUDA graph capture when CUDA is available)."""
     cpu = torch.device("cpu")
+    root = root.rstrip("/") + "/"
+    real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     _patch_autocast(lambda t: "cpu" if _device_type(t) == "cuda" else t)
     cuda = torch.cuda
     replacements = {
-        "is_available": lambda: True,
-        "is_initialized": lambda: True,
+        "is_available": lambda: _from_user(root) or real_available(),
+        "device_count": lambda: 1 if _from_user(root) else real_count(),
         "init": _noop,
-        "device_count": lambda: 1,
         "current_device": lambda: 0,
         "set_device": _noop,
         "synchronize": _noop,
@@ -189,12 +213,12 @@ def install_cuda_shim() -> DeviceRemapMode:
         "device": lambda *a, **k: contextlib.nullcontext(),
     }
     for name, value in replacements.items():
-        setattr(cuda, name, value)
+        setattr(cuda, name, value if isinstance(value, type) else _fresh(value))
     props = types.SimpleNamespace(name="porter CUDA shim (cpu)", major=8, minor=0,
                                   total_memory=0, multi_processor_count=1)
     cuda.get_device_properties = lambda *a, **k: props
     for name in ("range_push", "range_pop", "mark"):
-        setattr(cuda.nvtx, name, _noop)
+        setattr(cuda.nvtx, name, _fresh(_noop))
     cuda.nvtx.range = lambda *a, **k: contextlib.nullcontext()
     autocast = torch._porter_autocast
 
@@ -233,13 +257,14 @@ def install_target_alias(target: str, device: torch.device,
         "reset_peak_memory_stats": _noop,
         "memory_stats": lambda *a, **k: {},
     }
+    acc_replacements = {k: _fresh(v) for k, v in acc_replacements.items()}
     for name, value in acc_replacements.items():
         setattr(acc, name, value)
     if not hasattr(torch, target):
         module = types.ModuleType(f"torch.{target}")
         for name in ("is_available", "device_count", "synchronize", "empty_cache",
                      "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"):
-            setattr(module, name, acc_replacements[name])
+            setattr(module, name, _fresh(acc_replacements[name]))
         module.current_device = lambda: 0
         module.set_device = _noop
         module.manual_seed = lambda seed: torch.manual_seed(seed)

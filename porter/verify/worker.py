@@ -134,7 +134,7 @@ class Worker:
         if self.role == "reference":
             self.side = devices.select_reference()
             if self.side.shim:
-                self.mode = shim.install_cuda_shim()
+                self.mode = shim.install_cuda_shim(self.root)
         else:
             target = self.job["target"]
             self.side = devices.select_ported(target)
@@ -294,6 +294,10 @@ class Worker:
             recorder.remove()
         self.side.sync()
         self.tensors["outputs"] = {p: self.to_cpu(t) for p, t in flatten(out)}
+        self.meta["nonfinite_outputs"] = {
+            p: {"nan": int(t.isnan().sum()), "inf": int(t.isinf().sum())}
+            for p, t in self.tensors["outputs"].items()
+            if t.is_floating_point() and not bool(t.isfinite().all())}
         self.tensors["activations"] = {k: [self.to_cpu(t) for t in v]
                                        for k, v in recorder.outputs.items()}
         self.meta["module_order"] = recorder.order

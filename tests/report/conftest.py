@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
+from porter.engine import port_source
+from porter.findings import FileResult
 from porter.report import ReportModel
 from porter.runner import run
 from porter.settings import Settings
@@ -62,9 +66,7 @@ def model(project: Path) -> ReportModel:
     return build(project)
 
 
-def big_project(root: Path, files: int = 40, blocks: int = 30) -> Path:
-    """A port with thousands of changed lines: `files` x `blocks` x 4 changed lines."""
-    block = (
+BLOCK = (
         "def step_{i}(x, model):\n"
         "    x = x.cuda()\n"
         "    model = model.cuda()\n"
@@ -72,10 +74,33 @@ def big_project(root: Path, files: int = 40, blocks: int = 30) -> Path:
         "    y = torch.zeros(3, device=\"cuda\")\n"
         "    cap = torch.cuda.get_device_capability()\n"
         "    return model(x) + y\n\n\n"
-    )
+)
+
+
+def big_source(blocks: int) -> str:
+    return "import torch\n\n\n" + "".join(BLOCK.format(i=i) for i in range(blocks))
+
+
+def big_project(root: Path, files: int = 40, blocks: int = 30) -> Path:
+    """A tree with thousands of lines to port: `files` x `blocks` x 4 changed lines."""
     for f in range(files):
-        body = "import torch\n\n\n" + "".join(block.format(i=i) for i in range(blocks))
         p = root / f"mod{f // 10}" / f"file_{f}.py"
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(body)
+        p.write_text(big_source(blocks))
     return root
+
+
+@lru_cache(maxsize=4)
+def _ported(blocks: int) -> FileResult:
+    return port_source(big_source(blocks).encode(), "file.py", Settings(target="xla"))
+
+
+def big_model(files: int = 40, blocks: int = 30) -> ReportModel:
+    """The model of a big port without paying libcst for every file: one real port of the
+    file, repeated under `files` paths (the report only reads the results)."""
+    one = _ported(blocks)
+    results = []
+    for f in range(files):
+        path = f"mod{f // 10}/file_{f}.py"
+        results.append(dataclasses.replace(one, path=path, findings=[dataclasses.replace(x, path=path) for x in one.findings]))
+    return ReportModel.from_run(results, None, Settings(target="xla"))

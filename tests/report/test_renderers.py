@@ -16,7 +16,7 @@ from porter.report.jsonreport import render_json, schema
 from porter.report.markdown import render_markdown
 from porter.report.terminal import print_report
 
-from tests.report.conftest import big_project, build
+from tests.report.conftest import big_model, build
 
 jsonschema = pytest.importorskip("jsonschema")
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,7 +96,7 @@ def test_markdown_pr_comment(model):
 
 
 def test_markdown_fits_a_comment_for_a_big_port(tmp_path):
-    big = build(big_project(tmp_path, files=30, blocks=40))
+    big = big_model(files=30, blocks=40)
     md = render_markdown(big)
     assert len(md) <= 60_000
     assert "**Readiness:" in md and "more files left out to fit a comment" in md
@@ -140,7 +140,8 @@ def test_html_self_contained_and_linked(model):
     assert fams == ["cuda-api", "device"]
     assert '<div class="card" id="readiness"><b>50%</b>' in page
     assert "Left for a person (3)" in page
-    assert 'torch.<span class="x">cuda</span>.synchronize()' in page  # inline change highlight
+    assert 'd = torch.device(&quot;<span class="x">cuda</span>&quot;)' in page  # word-level change highlight
+    assert 'd = torch.device(&quot;<span class="x">xla</span>&quot;)' in page
 
 
 def test_html_escapes_source(tmp_path):
@@ -151,14 +152,14 @@ def test_html_escapes_source(tmp_path):
 
 
 def test_html_big_port_collapses_later_files(tmp_path):
-    big = build(big_project(tmp_path, files=40, blocks=30))
+    big = big_model(files=40, blocks=30)
     changed = sum(sum(f.line_counts()) for f in big.files)
     assert changed > 4000
     page = render_html(big)
-    opened = page.count('class="file" id="f') - page.count('"><summary>') + page.count(' open><summary>')
-    assert page.count(" open><summary>") < 40  # past the row budget files start closed
+    opened = page.count(" open><summary>")
+    assert 1 <= opened < 40  # past the row budget files start closed
     assert page.count("<details") == 40
-    assert opened >= 0
+    assert page.count('<tr class="note"') == 40 * 30  # every manual site has its note
 
 
 def test_sections_render_everywhere(model):
@@ -176,4 +177,4 @@ def test_write_report_by_suffix(model, tmp_path):
         assert probe in out.read_text()
     with pytest.raises(ValueError, match=r"\.html, \.md or \.json"):
         report_format("r.txt")
-    assert render(model, "json") == render_json(model) or True
+    assert json.loads(render(model, "json"))["kind"] == "rewrite"

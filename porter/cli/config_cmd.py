@@ -1,0 +1,69 @@
+"""`porter config`: the effective settings for a path, and where each value came from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from porter.cli.common import console, usage_error
+from porter.cli.lint import effective_config
+from porter.config import KEYS
+
+
+def config(
+    paths: list[Path] = typer.Argument(None, help="The path whose configuration to show (default: the current folder).", show_default=False),
+    target: str = typer.Option(None, "--target", "-t", help="As `porter lint --target`."),
+    select: list[str] = typer.Option(None, "--select", help="As `porter lint --select`."),
+    ignore: list[str] = typer.Option(None, "--ignore", help="As `porter lint --ignore`."),
+    extend_select: list[str] = typer.Option(None, "--extend-select", help="As `porter lint --extend-select`."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="As `porter lint --exclude`."),
+    fail_on: str = typer.Option(None, "--fail-on", help="As `porter lint --fail-on`."),
+    config_file: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
+    output_format: str = typer.Option("text", "--output-format", help="text or json."),
+) -> None:
+    """Print the effective settings and where each came from (default, config file, command line)."""
+    if output_format not in ("text", "json"):
+        raise usage_error(f"unknown --output-format {output_format!r}: choose text or json")
+    paths = list(paths or [Path(".")])
+    eff = effective_config(
+        paths,
+        config=config_file,
+        isolated=isolated,
+        target=target,
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        exclude=exclude,
+        fail_on=fail_on,
+    )
+    cfg = str(eff.config.path) if eff.config.path else None
+    if output_format == "json":
+        data = {
+            "config_file": cfg,
+            "settings": {k: {"value": v.value, "source": v.source} for k, v in eff.values.items()},
+        }
+        typer.echo(json.dumps(data, indent=2))
+        return
+    console.print(f"Config file: {cfg or 'none found (defaults)'}")
+    table = Table(show_lines=False)
+    table.add_column("key")
+    table.add_column("value")
+    table.add_column("source")
+    for key in KEYS:
+        v = eff.values[key]
+        table.add_row(key, _show(key, v.value), v.source)
+    console.print(table)
+
+
+def _show(key: str, value) -> str:
+    if value is None:
+        return "(not set)"
+    if key == "per-file-ignores":
+        return ", ".join(f"{p} = {','.join(c)}" for p, c in value) or "[]"
+    if isinstance(value, list):
+        return ", ".join(value) if value else "[]"
+    return str(value)

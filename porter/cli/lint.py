@@ -1,0 +1,166 @@
+"""`porter lint`: report what is left to port, in the formats CI systems read, and gate on it.
+
+Exit codes (as ruff): 0 no finding at or above `--fail-on`, 1 findings (or files that could
+not be checked), 2 usage, configuration or internal error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, split_codes, usage_error
+from porter.config import FAIL_ON, ConfigError, Effective, resolve
+from porter.findings import FileStatus
+from porter.lint import lint as run_lint
+from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
+from porter.lint.formats import FORMATS, render
+from porter.lint.statistics import render_statistics
+from porter.report.terminal import print_diff
+from porter.settings import TARGETS
+
+
+def effective_config(
+    paths: list[Path],
+    *,
+    config: Path | None,
+    isolated: bool,
+    target: str | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    extend_select: list[str] | None,
+    exclude: list[str] | None,
+    fail_on: str | None = None,
+) -> Effective:
+    """Config file + command line, or a usage error (exit 2) naming what is wrong."""
+    if target is not None and target not in TARGETS:
+        raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise usage_error(f"--fail-on {fail_on!r}: choose one of {', '.join(FAIL_ON)}")
+    try:
+        return resolve(
+            paths,
+            config_file=config,
+            isolated=isolated,
+            target=target,
+            select=split_codes(select) or None,
+            ignore=split_codes(ignore),
+            extend_select=split_codes(extend_select),
+            exclude=tuple(exclude or ()),
+            fail_on=fail_on,
+        )
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
+
+
+def lint(
+    paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder).", show_default=False),
+    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla (or `target` in the config file)."),
+    output_format: str = typer.Option(
+        None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
+    ),
+    output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
+    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info (default), warning or error."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
+    statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
+    fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
+    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff, apply unsafe fixes too."),
+    diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff, write nothing; exit 1 if any."),
+    select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (replaces the config's)."),
+    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes (added to the config's)."),
+    extend_select: list[str] = typer.Option(None, "--extend-select", help="Also run these (e.g. rules off by default)."),
+    exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
+    config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
+    isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
+    report_unused_ignores: bool = typer.Option(
+        False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
+    ),
+    baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
+    write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
+) -> None:
+    """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
+    paths = list(paths or [Path(".")])
+    fmt = output_format or os.environ.get("PORTER_OUTPUT_FORMAT") or "full"
+    if fmt not in FORMATS:
+        raise usage_error(f"unknown --output-format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if fix and diff:
+        raise usage_error("--fix and --diff do not go together (--diff writes nothing)")
+    if baseline is not None and write_baseline_to is not None:
+        raise usage_error("--baseline and --write-baseline do not go together")
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+    eff = effective_config(
+        paths,
+        config=config,
+        isolated=isolated,
+        target=target,
+        select=select,
+        ignore=ignore,
+        extend_select=extend_select,
+        exclude=exclude,
+        fail_on=fail_on,
+    )
+    try:
+        settings = eff.settings(unsafe_fixes=unsafe_fixes)
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
+    known = None
+    if baseline is not None:
+        try:
+            known = read_baseline(baseline)
+        except BaselineError as exc:
+            raise usage_error(str(exc)) from None
+    base_file = baseline or write_baseline_to
+    fingerprint_base = base_file.resolve().parent if base_file is not None else None
+
+    try:
+        run = run_lint(
+            paths,
+            settings,
+            fix=fix,
+            report_unused=report_unused_ignores,
+            fingerprint_base=fingerprint_base,
+        )
+    except Exception as exc:  # noqa: BLE001 - an internal error must exit 2, never 0 or 1
+        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}")
+        raise typer.Exit(EXIT_ERROR) from None
+
+    for r in run.errors:
+        where = f"{r.path}:{r.error_line}" if r.error_line else r.path
+        err_console.print(f"[bold red]error:[/] {where}: {r.reason} (not checked)")
+
+    if write_baseline_to is not None:
+        write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)
+        err_console.print(f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {write_baseline_to}")
+        raise typer.Exit(EXIT_OK)
+
+    if known is not None:
+        run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
+
+    if diff:
+        changed = [r for r in run.results if r.status is FileStatus.CHANGED]
+        for r in changed:
+            print_diff(console, r)
+        n = sum(1 for r in changed for f in r.findings if f.applied)
+        err_console.print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.")
+        raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
+
+    text = render_statistics(run, fmt) if statistics else render(run, fmt)
+    if output_file is not None:
+        try:
+            output_file.parent.mkdir(parents=True, exist_ok=True)
+            output_file.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise usage_error(f"cannot write --output-file {output_file}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    if exit_zero:
+        raise typer.Exit(EXIT_OK)
+    failed = run.failing(eff.fail_on) or run.errors
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)

@@ -1,0 +1,60 @@
+"""`porter parity-check`: prove the port computes what the original computes, and measure
+what will make it slow. Registered in porter/cli/__init__.py as
+`app.command("parity-check")(parity_check)`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def parity_check(
+    original: Optional[Path] = typer.Option(None, "--original", help="The original (CUDA) source tree."),
+    ported: Optional[Path] = typer.Option(None, "--ported", help="The ported source tree."),
+    entry: Optional[str] = typer.Option(None, "--entry", help="MODULE:FACTORY; FACTORY() returns the model, "
+                                        "or (model, loss_fn, optimizer_factory)."),
+    inputs: Optional[str] = typer.Option(None, "--inputs", help="MODULE:FN; FN() returns example inputs "
+                                         "(default: example_inputs next to the factory)."),
+    target: Optional[str] = typer.Option(None, "--target", help="neuron, tpu or xla (default xla)."),
+    train_steps: Optional[int] = typer.Option(None, "--train-steps", help="Compare the loss curve over N optimizer steps."),
+    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16 or float16 "
+                                        "(both sides under autocast)."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default: by dtype)."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default: by dtype)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds each side may run (default 600)."),
+    repeats: Optional[int] = typer.Option(None, "--repeats", help="Timed steps per side (default 5)."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up steps before timing (default 2)."),
+    explain: Optional[bool] = typer.Option(None, "--explain/--no-explain",
+                                           help="Look for graph breaks with torch._dynamo.explain."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the work folder (logs, tensors) and print its path."),
+) -> None:
+    """Run the original and the ported model in separate processes on the same weights and
+    inputs; compare outputs, per-layer outputs, gradients and losses; measure the port's
+    performance gaps. This EXECUTES the code in both trees. Exit 0 parity holds, 1 it
+    fails, 2 error."""
+    from porter.verify import build_config, run_parity
+    from porter.verify.report import print_terminal, write_report
+
+    cli = {"original": original, "ported": ported, "entry": entry, "inputs": inputs,
+           "target": target, "train_steps": train_steps, "dtype": dtype, "rtol": rtol,
+           "atol": atol, "report": report, "timeout": timeout, "repeats": repeats,
+           "warmup": warmup, "explain": explain}
+    try:
+        cfg = build_config(cli)
+    except (ValueError, TypeError) as exc:
+        typer.echo(f"porter parity-check: {exc}", err=True)
+        raise typer.Exit(2)
+    result = run_parity(cfg, keep=keep)
+    print_terminal(result)
+    if keep:
+        typer.echo(f"work folder: {result.workdir}")
+    if cfg.report is not None:
+        try:
+            write_report(result, cfg.report)
+        except (ValueError, OSError) as exc:
+            typer.echo(f"porter parity-check: {exc}", err=True)
+            raise typer.Exit(2)
+    raise typer.Exit(result.exit_code)

@@ -1,0 +1,248 @@
+"""Custom kernels and CUDA-only libraries: findings, never silence (KERN family).
+
+- KERN001 `torch.utils.cpp_extension` (`load`, `load_inline`, `CUDAExtension`, `BuildExtension`)
+- KERN002 `@triton.jit` / `@triton.autotune` / `@triton.heuristics` kernels and their launches
+- KERN003 CUDA-only libraries (`cupy`, `pynvml`, `transformer_engine`, `deepspeed.ops`,
+  `amp_C`, quantized `bitsandbytes` …), from the `[[library]]` table in `rules/kernels.toml`
+- KERN004 `.cu` / `.cuh` sources: not Python, so `porter kernels` reports them (see
+  `porter/kernels/inventory.py`); the engine never sees them.
+
+Library rows say where a library is reported: `at = "import"` (the import statement: the
+library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrites of
+`porter/codemods/libraries.py` do not handle, so a ported call never also gets a KERN003).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import libcst as cst
+
+from porter.codemods.family import Family
+from porter.resolve import _import_statements, dotted
+from porter.ruledata import load_toml
+
+CPP_EXTENSION = "torch.utils.cpp_extension"
+TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
+
+
+@dataclass(frozen=True)
+class LibraryRow:
+    prefix: str
+    at: str  # "import" or "use"
+    what: str
+    advice: dict[str, str]
+
+    def advice_for(self, target: str) -> str | None:
+        return self.advice.get(target) or self.advice.get("*")
+
+
+@lru_cache(maxsize=1)
+def library_table() -> tuple[LibraryRow, ...]:
+    rows = [
+        LibraryRow(
+            prefix=prefix,
+            at=row.get("at", "import"),
+            what=row["what"],
+            advice=dict(row.get("advice", {})),
+        )
+        for row in load_toml("kernels.toml").get("library", [])
+        for prefix in row["prefixes"]
+    ]
+    # longest prefix first: `bitsandbytes.optim` before `bitsandbytes`
+    return tuple(sorted(rows, key=lambda r: len(r.prefix), reverse=True))
+
+
+def library_row(qualname: str) -> LibraryRow | None:
+    for row in library_table():
+        if qualname == row.prefix or qualname.startswith(row.prefix + "."):
+            return row
+    return None
+
+
+class ReferenceTracker:
+    """Which Name/Attribute nodes are whole references (`a.b.c`, not its `a.b` part, nor a
+    keyword, definition name or assignment target). Mixed into families that report uses."""
+
+    def _track_init(self) -> None:
+        self._inner: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+        self._inner.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._inner.add(id(node.keyword))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._inner.add(id(node.name))
+
+    def whole_reference(self, node: cst.BaseExpression) -> bool:
+        return id(node) not in self._inner
+
+
+def _kernel_decorator(resolver, fn: cst.FunctionDef) -> str | None:
+    for dec in fn.decorators:
+        expr = dec.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        qual = resolver.imports.qualify(dotted(expr) or "")
+        if qual in TRITON_DECORATORS:
+            return qual
+    return None
+
+
+def triton_kernels(module: cst.Module, resolver) -> dict[str, cst.FunctionDef]:
+    """Top-level functions decorated as Triton kernels, by name."""
+    found: dict[str, cst.FunctionDef] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt):
+            found[stmt.name.value] = stmt
+    return found
+
+
+class KernelsFamily(ReferenceTracker, Family):
+    codes = ("KERN001", "KERN002", "KERN003")
+    tokens = (
+        b"cpp_extension",
+        b"triton",
+        b"cupy",
+        b"pynvml",
+        b"nvidia_smi",
+        b"pycuda",
+        b"numba",
+        b"transformer_engine",
+        b"deepspeed",
+        b"amp_C",
+        b"apex",
+        b"bitsandbytes",
+        b"flash_attn",
+        b"xformers",
+    )
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._track_init()
+        self._kernels: dict[str, cst.FunctionDef] = {}
+        self._handled = None
+
+    # -- whole-file facts ------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._kernels = triton_kernels(node, self.ctx.resolver)
+        for stmt in _import_statements(node):
+            self._import(stmt)
+
+    def _import(self, stmt: cst.Import | cst.ImportFrom) -> None:
+        names: list[str] = []
+        if isinstance(stmt, cst.Import):
+            names = [dotted(a.name) or "" for a in stmt.names]
+        elif not stmt.relative and stmt.module is not None:
+            module = dotted(stmt.module) or ""
+            if isinstance(stmt.names, cst.ImportStar):
+                names = [module]
+            else:
+                names = [f"{module}.{dotted(a.name)}" for a in stmt.names]
+                names.append(module)
+        reported: set[str] = set()
+        for qual in names:
+            row = library_row(qual)
+            if row is None or row.at != "import" or row.prefix in reported:
+                continue
+            reported.add(row.prefix)
+            self.ctx.report(
+                "KERN003",
+                stmt,
+                f"`{row.prefix}` is {row.what}: it does not run on {self.ctx.target.display}",
+                advice=row.advice_for(self.ctx.target.name),
+            )
+
+    # -- triton ----------------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        deco = _kernel_decorator(self.ctx.resolver, node)
+        if deco is None:
+            return
+        name = node.name.value
+        self.ctx.report(
+            "KERN002",
+            node.name,
+            f"Triton kernel `{name}` (`@{deco}`): Triton does not run on {self.ctx.target.display}",
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            name = func.value.value
+            if name in self._kernels and not self.ctx.scopes.shadows(name):
+                self.ctx.report(
+                    "KERN002",
+                    node,
+                    f"launch of Triton kernel `{name}`: replace with the op `porter kernels --scaffold` writes for it",
+                )
+                return
+        qual = self.ctx.qualname(func)
+        if qual is None or not qual.startswith(CPP_EXTENSION + "."):
+            return
+        what = qual[len(CPP_EXTENSION) + 1 :]
+        if what in ("load", "load_inline"):
+            self.ctx.report(
+                "KERN001",
+                node,
+                f"`cpp_extension.{what}` JIT-builds a C++/CUDA extension: its CUDA kernels do not run on {self.ctx.target.display}",
+            )
+        elif what == "CUDAExtension":
+            self.ctx.report("KERN001", node, "`CUDAExtension` builds CUDA sources with nvcc, which the target has no use for")
+        elif what == "CppExtension":
+            self.ctx.report(
+                "KERN001",
+                node,
+                "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through host memory (a CPU fallback) on every call",
+            )
+
+    # -- references ------------------------------------------------------------------------
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        if self.whole_reference(original) and original.value in self.ctx.imports.names:
+            self._reference(original)
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if self.whole_reference(original):
+            self._reference(original)
+        return updated
+
+    def _reference(self, node: cst.BaseExpression) -> None:
+        qual = self.ctx.qualname(node)
+        if qual is None:
+            return
+        if qual == f"{CPP_EXTENSION}.BuildExtension" or qual.startswith(f"{CPP_EXTENSION}.BuildExtension."):
+            self.ctx.report("KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time")
+            return
+        row = library_row(qual)
+        if row is None or row.at != "use":
+            return
+        if self._handled is None:
+            from porter.codemods.libraries import handled
+
+            self._handled = handled
+        if self._handled(qual, self.ctx):
+            return
+        self.ctx.report(
+            "KERN003",
+            node,
+            f"`{qual}` is {row.what}: it does not run on {self.ctx.target.display}",
+            advice=row.advice_for(self.ctx.target.name),
+        )

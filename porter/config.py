@@ -1,0 +1,277 @@
+"""Project configuration: `[tool.porter]` in `pyproject.toml`, or a standalone `porter.toml`.
+
+Discovery walks up from the first path given (then from the working directory): in each
+folder `porter.toml` wins over `pyproject.toml`, and a `pyproject.toml` without a
+`[tool.porter]` table is passed over, as ruff does. Command-line options override the file
+(`--select` replaces, `--ignore`, `--extend-select` and `--exclude` add to it). Every value
+remembers where it came from, for `porter config`.
+
+Paths in the file (`exclude`, `per-file-ignores`) are relative to the file's folder: a
+pattern with a `/` in it is anchored there (resolved to an absolute pattern the runner
+matches against the file's real path), one without a `/` matches at any depth.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from porter.findings import Severity
+from porter.ruledata import unknown_codes
+from porter.settings import TARGETS, Settings
+
+CONFIG_NAMES = ("porter.toml", "pyproject.toml")
+FAIL_ON = tuple(s.value for s in Severity)
+
+KEYS = {
+    "target": "the default target: neuron, tpu or xla",
+    "select": "rule codes or prefixes to run (replaces the default set)",
+    "ignore": "rule codes or prefixes to skip",
+    "extend-select": "rule codes or prefixes to add (rules off by default, e.g. PERF)",
+    "per-file-ignores": "a table: gitignore-style pattern -> codes to skip in matching files",
+    "exclude": "gitignore-style patterns of files to leave out",
+    "fail-on": "the lowest severity that fails `porter lint`: info, warning or error",
+}
+
+DEFAULT = "default"
+COMMAND_LINE = "command line"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Sourced:
+    value: Any
+    source: str
+
+
+@dataclass
+class ProjectConfig:
+    """What a config file says, validated (keys spelled with `-` as in the file)."""
+
+    path: Path | None = None
+    table: str = ""  # "[tool.porter]" or "" for porter.toml
+    values: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        if self.path is None:
+            return DEFAULT
+        return f"{self.path}{' ' + self.table if self.table else ''}"
+
+
+@dataclass
+class Effective:
+    """The merged settings and, for each key, the value and where it came from."""
+
+    values: dict[str, Sourced]
+    config: ProjectConfig
+
+    @property
+    def target(self) -> str | None:
+        return self.values["target"].value
+
+    @property
+    def fail_on(self) -> Severity:
+        return Severity(self.values["fail-on"].value)
+
+    def settings(self, **extra: Any) -> Settings:
+        if self.target is None:
+            raise ConfigError(
+                f"--target is required (or set `target` in a config file): one of {', '.join(TARGETS)}"
+            )
+        v = self.values
+        return Settings(
+            target=self.target,
+            select=tuple(v["select"].value),
+            ignore=tuple(v["ignore"].value),
+            extend_select=tuple(v["extend-select"].value),
+            exclude=tuple(v["exclude"].value),
+            per_file_ignores=tuple((p, tuple(c)) for p, c in v["per-file-ignores"].value),
+            **extra,
+        )
+
+
+# -- discovery -------------------------------------------------------------------------------
+
+
+def _has_porter_table(pyproject: Path) -> bool:
+    try:
+        data = _read(pyproject)
+    except ConfigError:
+        return True  # a broken pyproject.toml is reported, not passed over
+    return isinstance(data.get("tool"), dict) and "porter" in data["tool"]
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest porter.toml, or pyproject.toml with [tool.porter], at or above `start`."""
+    here = start.resolve()
+    if not here.is_dir():
+        here = here.parent
+    for folder in (here, *here.parents):
+        own = folder / "porter.toml"
+        if own.is_file():
+            return own
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _has_porter_table(pyproject):
+            return pyproject
+    return None
+
+
+def discover_config(paths: list[Path]) -> Path | None:
+    starts = [paths[0]] if paths else []
+    starts.append(Path.cwd())
+    for start in starts:
+        found = find_config(start if start.exists() else Path.cwd())
+        if found is not None:
+            return found
+    return None
+
+
+# -- loading and validation ------------------------------------------------------------------
+
+
+def _read(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_config(path: Path) -> ProjectConfig:
+    data = _read(path)
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("porter", {}) if isinstance(data.get("tool"), dict) else {}
+        prefix, label = "tool.porter.", "[tool.porter]"
+    else:
+        table, prefix, label = data, "", ""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.porter` must be a table")
+    where = f"{path}"
+    values: dict[str, Any] = {}
+    for key, raw in table.items():
+        name = f"{prefix}{key}"
+        if key not in KEYS:
+            close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
+            hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(KEYS)})"
+            raise ConfigError(f"{where}: unknown key `{name}`{hint}")
+        values[key] = _validate(where, name, key, raw, path.parent)
+    return ProjectConfig(path=path, table=label, values=values)
+
+
+def _codes(where: str, name: str, raw: Any) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+        raise ConfigError(f"{where}: `{name}` must be a list of rule codes, e.g. [\"DEV\", \"CUDA003\"]")
+    codes = [c.strip().upper() for c in raw if c.strip()]
+    bad = unknown_codes(tuple(codes))
+    if bad:
+        raise ConfigError(f"{where}: `{name}`: unknown rule code or prefix {', '.join(bad)} (see `porter rules`)")
+    return codes
+
+
+def anchor(pattern: str, base: Path) -> str:
+    """A gitignore-style pattern from a file in `base`, made absolute when it is anchored."""
+    body = pattern.rstrip("/")
+    if "/" not in body:
+        return pattern  # matches at any depth, as in .gitignore
+    rooted = base.resolve().as_posix().rstrip("/")
+    return f"{rooted}/{pattern.lstrip('/')}"
+
+
+def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
+    if key == "target":
+        if raw not in TARGETS:
+            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(TARGETS)}")
+        return raw
+    if key == "fail-on":
+        if raw not in FAIL_ON:
+            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(FAIL_ON)}")
+        return raw
+    if key in ("select", "ignore", "extend-select"):
+        return _codes(where, name, raw)
+    if key == "exclude":
+        if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
+            raise ConfigError(f"{where}: `{name}` must be a list of gitignore-style patterns")
+        return [anchor(p, base) for p in raw]
+    if key == "per-file-ignores":
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where}: `{name}` must be a table of pattern = [codes]")
+        out = []
+        for pattern, codes in raw.items():
+            out.append((anchor(pattern, base), _codes(where, f"{name}.\"{pattern}\"", codes)))
+        return out
+    raise AssertionError(key)  # pragma: no cover
+
+
+# -- merging ---------------------------------------------------------------------------------
+
+
+def resolve(
+    paths: list[Path],
+    *,
+    config_file: Path | None = None,
+    isolated: bool = False,
+    target: str | None = None,
+    select: tuple[str, ...] | None = None,
+    ignore: tuple[str, ...] = (),
+    extend_select: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    fail_on: str | None = None,
+) -> Effective:
+    """Defaults < config file < command line, with the source of every value."""
+    if isolated:
+        config = ProjectConfig()
+    else:
+        path = config_file if config_file is not None else discover_config(paths)
+        if config_file is not None and not config_file.is_file():
+            raise ConfigError(f"{config_file}: no such config file")
+        config = load_config(path) if path is not None else ProjectConfig()
+    file_label = config.label
+    defaults: dict[str, Any] = {
+        "target": None,
+        "select": [],
+        "ignore": [],
+        "extend-select": [],
+        "per-file-ignores": [],
+        "exclude": [],
+        "fail-on": "info",
+    }
+    values = {
+        k: Sourced(config.values[k], file_label) if k in config.values else Sourced(v, DEFAULT)
+        for k, v in defaults.items()
+    }
+
+    def override(key: str, value: Any) -> None:
+        values[key] = Sourced(value, COMMAND_LINE)
+
+    def extend(key: str, more: tuple[str, ...]) -> None:
+        if not more:
+            return
+        old = values[key]
+        merged = list(old.value) + [m for m in more if m not in old.value]
+        source = COMMAND_LINE if old.source == DEFAULT else f"{old.source} + {COMMAND_LINE}"
+        values[key] = Sourced(merged, source)
+
+    if target is not None:
+        override("target", target)
+    if select is not None and select:
+        override("select", list(select))
+    if fail_on is not None:
+        override("fail-on", fail_on)
+    extend("ignore", ignore)
+    extend("extend-select", extend_select)
+    extend("exclude", exclude)
+    return Effective(values=values, config=config)

@@ -1,0 +1,70 @@
+"""Baselines for incremental migration: record today's findings, fail only on new ones.
+
+The file is JSON: a version, the target, and one entry per finding with its fingerprint
+(see `porter.lint.fingerprint`) plus code, path, line and message for people reading it.
+Fingerprints are computed relative to the baseline file's folder, so the same file works
+from any working directory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from porter.findings import Finding
+
+BASELINE_VERSION = 1
+
+
+class BaselineError(ValueError):
+    pass
+
+
+def write_baseline(path: Path, target: str, findings: list[Finding], fingerprints: dict[int, str], tool_version: str) -> None:
+    entries = [
+        {
+            "fingerprint": fingerprints[id(f)],
+            "code": f.code,
+            "path": f.path,
+            "line": f.start.line,
+            "message": f.message,
+        }
+        for f in findings
+    ]
+    data = {"version": BASELINE_VERSION, "tool": f"porter {tool_version}", "target": target, "findings": entries}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def read_baseline(path: Path) -> Counter:
+    """Fingerprint -> how many findings with it the baseline holds."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise BaselineError(f"{path}: not a porter baseline (invalid JSON: {exc})") from None
+    if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("findings"), list):
+        raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
+    counts: Counter = Counter()
+    for entry in data["findings"]:
+        if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
+            raise BaselineError(f"{path}: baseline entry without a fingerprint: {entry!r}")
+        counts[entry["fingerprint"]] += 1
+    return counts
+
+
+def apply_baseline(findings: list[Finding], fingerprints: dict[int, str], known: Counter) -> tuple[list[Finding], int, int]:
+    """(new findings, how many the baseline covered, baseline entries no longer found)."""
+    left = Counter(known)
+    new: list[Finding] = []
+    covered = 0
+    for f in findings:
+        fp = fingerprints[id(f)]
+        if left[fp] > 0:
+            left[fp] -= 1
+            covered += 1
+        else:
+            new.append(f)
+    return new, covered, sum(left.values())

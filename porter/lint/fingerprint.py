@@ -1,0 +1,47 @@
+"""Stable identities for findings: what the baseline and GitLab's fingerprint key on.
+
+A finding is identified by (path, code, the whitespace-normalised source text of its lines,
+its index among identical ones in that file). Line numbers are not part of it, so a finding
+keeps its identity when unrelated lines are added or removed above it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+from porter.findings import Finding
+
+
+def normalised_text(lines: list[str], finding: Finding) -> str:
+    first, last = finding.start.line, max(finding.end.line, finding.start.line)
+    chunk = lines[first - 1 : last] if first >= 1 else []
+    return " ".join(" ".join(chunk).split())
+
+
+def identity_path(path: str, base: Path | None = None) -> str:
+    """The path as it goes into a fingerprint: relative to `base` (or the cwd) when inside it."""
+    p = Path(path)
+    root = (base or Path.cwd()).resolve()
+    try:
+        return p.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, base: Path | None = None) -> list[str]:
+    """Fingerprints for one file's findings, in the order given."""
+    lines = (source or b"").decode("utf-8", "replace").splitlines()
+    where = identity_path(path, base)
+    seen: Counter = Counter()
+    out: list[tuple[int, str]] = []
+    for f in sorted(findings, key=lambda f: (f.start, f.end, f.code)):
+        text = normalised_text(lines, f)
+        key = (f.code, text)
+        index = seen[key]
+        seen[key] += 1
+        digest = hashlib.sha256("\0".join((where, f.code, text, str(index))).encode()).hexdigest()
+        out.append((id(f), digest))
+    by_id = dict(out)
+    return [by_id[id(f)] for f in findings]

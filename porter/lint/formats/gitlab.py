@@ -1,0 +1,33 @@
+"""`gitlab`: GitLab Code Quality (a Code Climate subset), a JSON array of issues.
+
+https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format
+"""
+
+from __future__ import annotations
+
+import json
+
+from porter.findings import Severity
+from porter.lint.fingerprint import identity_path
+from porter.lint.model import LintRun
+
+_SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
+
+
+def render(run: LintRun) -> str:
+    issues = [
+        {
+            "type": "issue",
+            "check_name": f.code,
+            "description": f"{f.code}: {f.message}",
+            "categories": ["Compatibility"],
+            "severity": _SEVERITY[f.severity],
+            "fingerprint": run.fingerprint(f),
+            "location": {
+                "path": identity_path(f.path),
+                "lines": {"begin": f.start.line, "end": f.end.line},
+            },
+        }
+        for f in run.findings
+    ]
+    return json.dumps(issues, indent=2) + "\n"

@@ -1,0 +1,42 @@
+"""`junit`: JUnit XML. One test suite per file, one failing test case per finding group
+(a rule code in a file), listing every site of it; a clean run is one passing case."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from xml.etree import ElementTree as ET
+
+from porter.lint.model import LintRun, rule_info
+
+
+def render(run: LintRun) -> str:
+    root = ET.Element("testsuites", name="porter")
+    total = failures = 0
+    by_file = groupby(run.findings, key=lambda f: f.path)
+    for path, items in by_file:
+        items = sorted(items, key=lambda f: (f.code, f.start))
+        groups = [(code, list(g)) for code, g in groupby(items, key=lambda f: f.code)]
+        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0")
+        for code, sites in groups:
+            info = rule_info(code)
+            case = ET.SubElement(
+                suite, "testcase", name=f"{code} {info.name}", classname=f"porter.{path}", file=path, line=str(sites[0].start.line)
+            )
+            n = len(sites)
+            failure = ET.SubElement(
+                case, "failure", message=f"{n} {code} finding{'s' if n != 1 else ''}: {info.summary}", type=code
+            )
+            failure.text = "\n".join(
+                f"{path}:{f.start.line}:{f.start.column + 1}: {f.code} {f.message}" for f in sites
+            )
+        total += len(groups)
+        failures += len(groups)
+    if total == 0:
+        suite = ET.SubElement(root, "testsuite", name="porter", tests="1", failures="0", errors="0", skipped="0")
+        ET.SubElement(suite, "testcase", name="no findings", classname="porter")
+        total = 1
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,123 @@
+"""`sarif`: SARIF 2.1.0 with rule metadata (help text and help URI), for GitHub code scanning.
+
+https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from porter.findings import Applicability, Finding, Severity
+from porter.lint.model import TOOL_NAME, TOOL_URI, LintRun, rule_info
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _uri(path: str) -> tuple[str, str | None]:
+    p = Path(path)
+    if p.is_absolute():
+        return p.as_uri(), None
+    return p.as_posix(), "%SRCROOT%"
+
+
+def _rule(code: str, target: str) -> dict:
+    info = rule_info(code)
+    help_text = info.rationale or info.summary
+    return {
+        "id": code,
+        "name": info.name,
+        "shortDescription": {"text": info.summary},
+        "fullDescription": {"text": help_text},
+        "help": {"text": f"{help_text}\n\nSee {info.doc_url}", "markdown": f"{help_text}\n\n[{code} {info.name}]({info.doc_url})"},
+        "helpUri": info.doc_url,
+        "defaultConfiguration": {"level": _LEVEL[info.severity]},
+        "properties": {"tags": ["porter", info.family, f"target:{target}"]},
+    }
+
+
+def _region(f: Finding) -> dict:
+    return {
+        "startLine": f.start.line,
+        "startColumn": f.start.column + 1,
+        "endLine": f.end.line,
+        "endColumn": f.end.column + 1,
+    }
+
+
+def _artifact(path: str) -> dict:
+    uri, base = _uri(path)
+    return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
+
+
+def _location(f: Finding) -> dict:
+    return {"physicalLocation": {"artifactLocation": _artifact(f.path), "region": _region(f)}}
+
+
+def _notification(r) -> dict:
+    physical: dict = {"artifactLocation": _artifact(r.path)}
+    if r.error_line:
+        physical["region"] = {"startLine": r.error_line}
+    return {"level": "error", "message": {"text": f"{r.path}: {r.reason}"}, "locations": [{"physicalLocation": physical}]}
+
+
+def _result(run: LintRun, f: Finding, index: int) -> dict:
+    text = f.message
+    if f.advice:
+        text += f" — {f.advice}"
+    result = {
+        "ruleId": f.code,
+        "ruleIndex": index,
+        "level": _LEVEL[f.severity],
+        "message": {"text": text},
+        "locations": [_location(f)],
+        "partialFingerprints": {"porterFingerprint/v1": run.fingerprint(f)},
+        "properties": {"applicability": f.applicability.value, "fixable": f.applied},
+    }
+    if f.replacement is not None and f.applicability is not Applicability.MANUAL:
+        artifact = _artifact(f.path)
+        result["fixes"] = [
+            {
+                "description": {"text": f"{f.applicability.value} fix: {f.message}"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": artifact,
+                        "replacements": [{"deletedRegion": _region(f), "insertedContent": {"text": f.replacement}}],
+                    }
+                ],
+            }
+        ]
+    return result
+
+
+def render(run: LintRun) -> str:
+    codes = sorted({f.code for f in run.findings})
+    index = {c: i for i, c in enumerate(codes)}
+    doc = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": TOOL_NAME,
+                        "version": run.version,
+                        "semanticVersion": run.version,
+                        "informationUri": TOOL_URI,
+                        "rules": [_rule(c, run.settings.target) for c in codes],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().resolve().as_uri() + "/"}},
+                "columnKind": "unicodeCodePoints",
+                "results": [_result(run, f, index[f.code]) for f in run.findings],
+                "invocations": [
+                    {
+                        "executionSuccessful": not run.errors,
+                        "toolExecutionNotifications": [_notification(r) for r in run.errors],
+                    }
+                ],
+            }
+        ],
+    }
+    return json.dumps(doc, indent=2) + "\n"

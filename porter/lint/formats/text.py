@@ -1,0 +1,77 @@
+"""`full` (the default: each finding with its source line and help) and `concise`."""
+
+from __future__ import annotations
+
+from porter.findings import Applicability, Finding
+from porter.lint.model import LintRun
+
+
+def _mark(f: Finding) -> str:
+    return "[*] " if f.applied else ""
+
+
+def _head(f: Finding) -> str:
+    # columns are shown 1-based, as editors and ruff show them
+    return f"{f.path}:{f.start.line}:{f.start.column + 1}: {f.code} {_mark(f)}{f.message}"
+
+
+def render_concise(run: LintRun) -> str:
+    lines = [_head(f) for f in run.findings]
+    return "\n".join(lines) + ("\n" if lines else "") + summary(run)
+
+
+def render_full(run: LintRun) -> str:
+    out: list[str] = []
+    for f in run.findings:
+        out.append(_head(f))
+        src = run.line_text(f.path, f.start.line)
+        num = str(f.start.line)
+        pad = " " * len(num)
+        out.append(f"{pad} |")
+        out.append(f"{num} | {src}")
+        start = f.start.column
+        end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
+        out.append(f"{pad} | {' ' * start}{'^' * max(1, end - start)} {f.code}")
+        out.append(f"{pad} |")
+        if f.replacement is not None and f.applicability is not Applicability.MANUAL:
+            kind = "safe" if f.applicability is Applicability.SAFE else "unsafe"
+            out.append(f"{pad} = fix ({kind}): `{_one_line(f.replacement)}`")
+        if f.advice:
+            out.append(f"{pad} = help: {_one_line(f.advice)}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out and out[-1] != "" else "") + summary(run)
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary(run: LintRun) -> str:
+    n = len(run.findings)
+    lines: list[str] = []
+    if run.fix:
+        fixed = len(run.fixed)
+        if n == 0 and fixed == 0:
+            lines.append("All checks passed!")
+        else:
+            lines.append(f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining).")
+    elif n == 0:
+        lines.append("All checks passed!")
+    else:
+        lines.append(f"Found {_plural(n, 'finding')}.")
+        fixable = sum(1 for f in run.findings if f.applied)
+        if fixable:
+            lines.append(f"[*] {fixable} fixable with `porter lint --fix`.")
+    hidden = run.hidden_unsafe()
+    if hidden:
+        lines.append(f"({_plural(hidden, 'hidden fix')} can be enabled with `--unsafe-fixes`.)")
+    if run.baselined:
+        lines.append(f"{_plural(run.baselined, 'finding')} already in the baseline not shown.")
+    if run.stale_baseline:
+        lines.append(f"{_plural(run.stale_baseline, 'baseline entry')} no longer found (fixed since): rewrite the baseline to drop them.".replace("entrys", "entries"))
+    return "\n".join(lines) + "\n"

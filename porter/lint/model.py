@@ -1,0 +1,98 @@
+"""What one `porter lint` run found, in the shape every output format reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from porter import __version__
+from porter.findings import FileResult, Finding, Severity
+from porter.ruledata import all_rules
+from porter.settings import Settings
+
+TOOL_NAME = "porter"
+TOOL_URI = "https://github.com/porter-dev/porter"
+CI_DOC = f"{TOOL_URI}/blob/main/docs/ci.md"
+
+UNUSED_CODE = "PORT100"
+UNUSED_NAME = "unused-suppression"
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    rationale: str
+    severity: Severity
+    doc_url: str
+    family: str
+
+
+_META = {
+    UNUSED_CODE: RuleInfo(
+        code=UNUSED_CODE,
+        name=UNUSED_NAME,
+        summary="A suppression comment that silences no finding",
+        rationale=(
+            "A `# porter: ignore[...]` or `# noqa: CODE` comment whose codes match no finding on "
+            "its line hides nothing today and would hide a new CUDA call tomorrow. Remove the "
+            "stale code (or the whole comment). Reported with `--report-unused-ignores`."
+        ),
+        severity=Severity.WARNING,
+        doc_url=f"{CI_DOC}#unused-suppressions",
+        family="meta",
+    )
+}
+
+
+def rule_info(code: str) -> RuleInfo:
+    if code in _META:
+        return _META[code]
+    rule = all_rules().get(code)
+    if rule is None:  # a code from a newer rule file than this process loaded
+        return RuleInfo(code, code.lower(), code, "", Severity.WARNING, f"{TOOL_URI}#{code.lower()}", "unknown")
+    return RuleInfo(rule.code, rule.name, rule.summary, rule.rationale, rule.severity, rule.doc_url, rule.family)
+
+
+@dataclass
+class LintRun:
+    """Findings to report (after --fix and --baseline), and what the run did besides."""
+
+    settings: Settings
+    results: list[FileResult]
+    findings: list[Finding]  # what is left to report, sorted by path and position
+    fixed: list[Finding] = field(default_factory=list)  # applied by --fix
+    baselined: int = 0  # findings hidden because the baseline already has them
+    stale_baseline: int = 0  # baseline entries no longer found (fixed since)
+    fix: bool = False
+    sources: dict[str, bytes] = field(default_factory=dict)  # path -> the text positions refer to
+    fingerprints: dict[int, str] = field(default_factory=dict)  # id(finding) -> fingerprint
+    version: str = __version__
+
+    @property
+    def errors(self) -> list[FileResult]:
+        from porter.findings import FileStatus
+
+        return [r for r in self.results if r.status is FileStatus.ERROR]
+
+    def failing(self, fail_on: Severity) -> list[Finding]:
+        return [f for f in self.findings if f.severity.rank >= fail_on.rank]
+
+    def fingerprint(self, finding: Finding) -> str:
+        return self.fingerprints[id(finding)]
+
+    def line_text(self, path: str, line: int) -> str:
+        src = self.sources.get(path)
+        if src is None:
+            return ""
+        lines = src.decode("utf-8", "replace").splitlines()
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def fixable_now(self, finding: Finding) -> bool:
+        """A fix `--fix` would apply under these settings (safe, or unsafe with --unsafe-fixes)."""
+        return finding.applied
+
+    def hidden_unsafe(self) -> int:
+        from porter.findings import Applicability
+
+        return sum(1 for f in self.findings if f.applicability is Applicability.UNSAFE and not f.applied)

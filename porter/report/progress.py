@@ -1,0 +1,120 @@
+"""Progress for long runs: a rich bar on a terminal, plain lines otherwise, nothing when quiet.
+
+    with RunProgress(err_console, total=count_files(paths, settings), quiet=quiet) as progress:
+        results, summary = run(paths, settings, on_result=progress.wrap(collect))
+
+Short runs stay silent: the bar appears only after `delay` seconds, and plain lines are
+written at most every `every` seconds, so a ten-file port prints no progress at all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from porter.discover import discover
+
+
+def count_files(paths: list[Path], settings) -> int:
+    """How many candidates a run will see (a walk without reading; cheap next to the port)."""
+    return sum(1 for _ in discover(paths, settings.exclude))
+
+
+class RunProgress:
+    def __init__(
+        self,
+        console: Console,
+        total: int | None = None,
+        *,
+        quiet: bool = False,
+        label: str = "porting",
+        delay: float = 0.5,
+        every: float = 5.0,
+        tty: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.console = console
+        self.total = total
+        self.quiet = quiet
+        self.label = label
+        self.delay = delay
+        self.every = every
+        self.tty = console.is_terminal if tty is None else tty
+        self.clock = clock
+        self.done = 0
+        self._bar: Progress | None = None
+        self._task = None
+        self._start = 0.0
+        self._last_line = 0.0
+        self.lines_written = 0
+
+    # -- context ---------------------------------------------------------------------------
+
+    def __enter__(self) -> "RunProgress":
+        self._start = self._last_line = self.clock()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+        elif not self.quiet and not self.tty and self.lines_written:
+            self._line(final=True)
+
+    # -- updates ---------------------------------------------------------------------------
+
+    def advance(self, path: str | None = None) -> None:
+        self.done += 1
+        if self.quiet:
+            return
+        now = self.clock()
+        if self.tty:
+            if self._bar is None and now - self._start >= self.delay:
+                self._start_bar()
+            if self._bar is not None:
+                self._bar.update(self._task, completed=self.done, path=_short(path))
+        elif now - self._last_line >= self.every:
+            self._last_line = now
+            self._line()
+
+    def wrap(self, callback: Callable | None) -> Callable:
+        """An `on_result` for `porter.runner.run` that calls `callback` then advances."""
+
+        def on_result(cand, result) -> None:
+            if callback is not None:
+                callback(cand, result)
+            self.advance(getattr(result, "path", None))
+
+        return on_result
+
+    def _start_bar(self) -> None:
+        self._bar = Progress(
+            TextColumn(f"[bold]{self.label}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("[dim]{task.fields[path]}"),
+            console=self.console,
+            transient=True,
+        )
+        self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
+        self._bar.start()
+
+    def _line(self, final: bool = False) -> None:
+        elapsed = self.clock() - self._start
+        of = f"/{self.total}" if self.total else ""
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        word = "done" if final else self.label
+        self.console.print(f"porter: {word} {self.done}{of} files{pct}, {elapsed:.0f}s", highlight=False, soft_wrap=True)
+        self.lines_written += 1
+
+
+def _short(path: str | None, width: int = 40) -> str:
+    if not path:
+        return ""
+    return path if len(path) <= width else "…" + path[-(width - 1) :]

@@ -1,0 +1,92 @@
+"""`porter rewrite --report` and progress output."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from porter.cli import app
+from porter.report.progress import RunProgress
+
+from tests.report.conftest import A, B, write_project
+
+
+@pytest.fixture
+def proj(tmp_path, monkeypatch):
+    root = write_project(tmp_path / "p", {"a.py": A, "b.py": B})
+    monkeypatch.chdir(root)
+    return root
+
+
+@pytest.mark.parametrize("name", ["r.json", "r.md", "r.html"])
+def test_rewrite_diff_writes_report(proj, tmp_path, name):
+    out = tmp_path / name
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(out)])
+    assert res.exit_code == 1, res.output
+    assert "Readiness: 50% — 3 of 6" in res.output and f"Report written to {out}" in res.output
+    text = out.read_text()
+    if name.endswith(".json"):
+        assert json.loads(text)["summary"]["readiness"]["manual"] == 3
+    else:
+        assert "CUDA007" in text and "a.py" in text
+    assert (proj / "a.py").read_text() == A  # --diff wrote nothing
+
+
+def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
+    out = tmp_path / "r.json"
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "-q", "--report", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.output == ""  # quiet: no summary, no progress
+    data = json.loads(out.read_text())
+    assert data["summary"]["files"]["changed"] == 1 and "torch_xla" in (proj / "a.py").read_text()
+
+
+def test_bad_report_suffix_is_a_usage_error(proj, tmp_path):
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(tmp_path / "r.txt")])
+    assert res.exit_code == 2 and ".html, .md or .json" in res.output
+
+
+class Clock:
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_plain_progress_lines_off_a_terminal():
+    buf = io.StringIO()
+    clock = Clock()
+    with RunProgress(Console(file=buf, width=100), total=10, tty=False, every=1.0, clock=clock) as p:
+        for _ in range(10):
+            clock.t += 0.6
+            p.advance("x.py")
+    lines = buf.getvalue().splitlines()
+    assert lines[0].startswith("porter: porting 2/10 files (20%)")
+    assert lines[-1].startswith("porter: done 10/10 files (100%)")
+    assert len(lines) == 1 + 5  # one every second of work, and the last
+
+
+def test_short_runs_and_quiet_print_nothing():
+    for quiet, tty in ((True, True), (True, False), (False, False)):
+        buf = io.StringIO()
+        with RunProgress(Console(file=buf), total=3, quiet=quiet, tty=tty, clock=Clock()) as p:
+            for _ in range(3):
+                p.advance()
+        assert buf.getvalue() == "", (quiet, tty)
+
+
+def test_bar_on_a_terminal():
+    buf = io.StringIO()
+    clock = Clock()
+    con = Console(file=buf, force_terminal=True, width=100)
+    with RunProgress(con, total=4, tty=True, delay=0.5, clock=clock) as p:
+        for _ in range(4):
+            clock.t += 1
+            p.advance("pkg/a.py")
+        assert p._bar is not None
+    assert "porting" in buf.getvalue() and "4/4" in buf.getvalue() or "/4" in buf.getvalue()

@@ -1,0 +1,153 @@
+"""`porter rewrite` end to end, run the way a user types it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CUDA_FILE = "import torch\n\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
+PLAIN_FILE = "def add(a, b):\n    return a + b\n"
+BROKEN_FILE = "import torch\nx = torch.zeros(2).cuda(\n"
+
+
+def porter(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "train.py").write_text(CUDA_FILE)
+    (root / "pkg" / "util.py").write_text(PLAIN_FILE)
+    (root / "pkg" / "broken.py").write_text(BROKEN_FILE)
+    (root / "notes.txt").write_text("not python\n")
+    return root
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
+
+
+def test_version_and_targets(tmp_path):
+    out = porter("--version", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.startswith("porter ")
+    out = porter("targets", cwd=tmp_path)
+    assert out.returncode == 0
+    for name in ("neuron", "tpu", "xla", "openxla"):
+        assert name in out.stdout
+
+
+def test_diff_writes_nothing_and_exits_1(project):
+    before = snapshot(project)
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
+    assert out.returncode == 1, out.stderr
+    assert "+x = torch.zeros(2).to(torch_xla.device())" in out.stdout
+    assert "+torch_xla.sync()" in out.stdout
+    assert snapshot(project) == before
+    # the summary names every file's fate, the broken file with its line
+    assert "3 scanned, 1 would change, 1 unchanged" in out.stdout or "1 would change" in out.stdout
+    assert "pkg/broken.py:2: syntax error" in out.stderr
+    assert "DEV001" in out.stdout and "CUDA003" in out.stdout
+
+
+def test_diff_exits_0_when_nothing_to_do(tmp_path):
+    (tmp_path / "a.py").write_text(PLAIN_FILE)
+    out = porter("rewrite", ".", "--target", "neuron", "--diff", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_in_place_refuses_dirty_tree_then_allows(project):
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init", cwd=project)
+    (project / "pkg" / "train.py").write_text(CUDA_FILE + "y = 1\n")  # uncommitted edit
+    before = snapshot(project)
+    out = porter("rewrite", ".", "--target", "neuron", cwd=project)
+    assert out.returncode == 2
+    assert "uncommitted" in out.stderr and "train.py" in out.stderr
+    assert snapshot(project) == before
+    out = porter("rewrite", ".", "--target", "neuron", "--allow-dirty", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert (project / "pkg" / "train.py").read_text().startswith('import torch\n\nx = torch.zeros(2).to("neuron")\ntorch.accelerator.synchronize()\n')
+    assert (project / "pkg" / "broken.py").read_text() == BROKEN_FILE  # left byte-identical
+
+
+def test_in_place_on_clean_tree(project):
+    git("init", "-q", cwd=project)
+    git("add", "-A", cwd=project)
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init", cwd=project)
+    out = porter("rewrite", "pkg", "--target", "tpu", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert '.to("tpu")' in (project / "pkg" / "train.py").read_text()
+    # a second run changes nothing
+    out = porter("rewrite", "pkg", "--target", "tpu", "--diff", cwd=project)
+    assert out.returncode == 0
+
+
+def test_out_dir_copies_every_file(project, tmp_path):
+    before = snapshot(project)
+    dest = tmp_path / "ported"
+    out = porter("rewrite", str(project), "--target", "xla", "--out-dir", str(dest), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert snapshot(project) == before
+    ported = snapshot(dest)
+    assert set(ported) == set(before)  # every file, ported or not
+    assert ported["notes.txt"] == before["notes.txt"]
+    assert ported["pkg/util.py"] == before["pkg/util.py"]
+    assert b"torch_xla.device()" in ported["pkg/train.py"]
+
+
+def test_out_dir_inside_tree_is_refused(project):
+    out = porter("rewrite", ".", "--target", "xla", "--out-dir", "sub/out", cwd=project)
+    assert out.returncode == 2
+
+
+def test_select_ignore_and_unknown_codes(project):
+    out = porter("rewrite", ".", "--target", "neuron", "--diff", "--select", "CUDA", cwd=project)
+    assert out.returncode == 1
+    assert "torch.accelerator.synchronize" in out.stdout and ".cuda()" in out.stdout  # .cuda() kept
+    out = porter("rewrite", ".", "--target", "neuron", "--diff", "--ignore", "DEV001,CUDA003", cwd=project)
+    assert out.returncode == 0
+    out = porter("rewrite", ".", "--target", "neuron", "--select", "NOPE9", cwd=project)
+    assert out.returncode == 2 and "NOPE9" in out.stderr
+
+
+def test_bad_target_is_a_usage_error(project):
+    out = porter("rewrite", ".", "--target", "rocm", cwd=project)
+    assert out.returncode == 2 and "rocm" in out.stderr
+
+
+def test_exclude_and_gitignore(project):
+    (project / ".gitignore").write_text("pkg/train.py\n")
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
+    assert out.returncode == 0
+    (project / ".gitignore").unlink()
+    out = porter("rewrite", ".", "--target", "xla", "--diff", "--exclude", "pkg/*.py", cwd=project)
+    assert out.returncode == 0
+
+
+def test_annotate_marks_manual_sites_once(tmp_path):
+    (tmp_path / "m.py").write_text("import torch\nmajor, minor = torch.cuda.get_device_capability()\n")
+    for _ in range(2):
+        out = porter("rewrite", ".", "--target", "neuron", "--annotate", cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+    text = (tmp_path / "m.py").read_text()
+    assert text.count("# porter[CUDA007]:") == 1
+
+
+def test_rules_and_explain(tmp_path):
+    out = porter("rules", "--target", "xla", cwd=tmp_path)
+    assert out.returncode == 0 and "XLA001" in out.stdout and "COMP003" not in out.stdout
+    out = porter("explain", "dev001", cwd=tmp_path)
+    assert out.returncode == 0 and "cuda-method" in out.stdout and ".to(" in out.stdout
+    assert porter("explain", "ZZZ1", cwd=tmp_path).returncode == 2

@@ -1,0 +1,103 @@
+"""In-process unit tests of the comparison, configuration and probe code (no subprocesses)."""
+
+import math
+
+import pytest
+import torch
+
+from porter.verify.capture import ActivationRecorder, flatten
+from porter.verify.compare import compare_tensor, first_divergence, first_nonfinite
+from porter.verify.config import ParityConfig, build_config
+from porter.verify.probes import SyncCounterMode
+
+TREE = __import__("pathlib").Path(__file__).parent / "models" / "dynamic"
+
+
+def cfg(**kw):
+    kw.setdefault("entry", "model:make_model")
+    return ParityConfig(original=TREE, ported=TREE, **kw)
+
+
+def test_tolerances_depend_on_dtype_and_user_overrides():
+    assert cfg().tolerances("float32") == (1e-4, 1e-5)
+    assert cfg().tolerances("bfloat16") == (5e-2, 1e-2)
+    assert cfg(dtype="bf16").tolerances("float32") == (5e-2, 1e-2)
+    assert cfg(rtol=1e-3).tolerances("bfloat16") == (1e-3, 1e-2)
+    with pytest.raises(ValueError):
+        cfg(dtype="float8")
+    with pytest.raises(ValueError):
+        cfg(entry="no_colon")
+
+
+def test_compare_metrics_and_failures():
+    ref = torch.tensor([1.0, 2.0, 3.0, 0.0])
+    same = compare_tensor("o", ref, ref.clone(), cfg())
+    assert same.passed and same.max_abs == 0.0 and same.cosine == pytest.approx(1.0)
+    off = compare_tensor("o", ref, ref + torch.tensor([0.0, 0.0, 0.3, 0.0]), cfg())
+    assert not off.passed and off.mismatched == 1
+    assert off.max_abs == pytest.approx(0.3) and off.max_rel == pytest.approx(0.1)
+    nan = compare_tensor("o", ref, torch.tensor([1.0, math.nan, 3.0, math.inf]), cfg())
+    assert not nan.passed and nan.ported_nan == 1 and nan.ported_inf == 1 and nan.ref_nan == 0
+    shape = compare_tensor("o", ref, ref[:3], cfg())
+    assert not shape.passed and "shape differs" in shape.problem
+    ints = compare_tensor("i", torch.tensor([1, 2]), torch.tensor([1, 3]), cfg())
+    assert not ints.passed and ints.max_abs == 1.0
+    low = compare_tensor("h", ref, (ref + 0.005).to(torch.bfloat16), cfg())
+    assert low.passed and low.rtol == 5e-2  # bf16 output: bf16 tolerance
+
+
+def test_first_divergence_follows_execution_order():
+    a = {"l1": [torch.ones(2)], "l2": [torch.ones(2)], "l3": [torch.ones(2)]}
+    b = {"l1": [torch.ones(2)], "l2": [torch.ones(2) * 2], "l3": [torch.ones(2) * 3]}
+    first, compared, issues = first_divergence(a, b, ["l1", "l2", "l3"], cfg())
+    assert first["module"] == "l2" and first["max_abs"] == 1.0 and compared == 3
+    assert first_nonfinite({"x": [torch.tensor([math.nan])]}, ["x"]) == {"module": "x", "nan": 1, "inf": 0}
+
+
+def test_recorder_keeps_values_before_inplace_ops_and_counts_repeat_calls():
+    relu = torch.nn.ReLU(inplace=True)
+    lin = torch.nn.Linear(3, 3)
+    with torch.no_grad():
+        lin.weight.copy_(torch.eye(3))
+        lin.bias.zero_()
+    seq = torch.nn.Sequential(lin, relu, relu)
+    rec = ActivationRecorder(seq)
+    out = seq(torch.tensor([[-1.0, 2.0, -3.0]]))
+    rec.remove()
+    assert rec.order == ["0", "1", "1#2"]
+    assert torch.equal(rec.outputs["1#2"][0], out)
+    # the in-place ReLU overwrote Linear's output tensor; the clone kept the negatives
+    assert rec.outputs["0"][0].tolist() == [[-1.0, 2.0, -3.0]]
+    assert out.tolist() == [[0.0, 2.0, 0.0]]
+    assert [p for p, _ in flatten({"a": (torch.ones(1), [torch.zeros(1)])})] == ["out['a'][0]", "out['a'][1][0]"]
+
+
+def test_sync_counter_attributes_calls_to_user_lines():
+    here = __file__
+    mode = SyncCounterMode(str(TREE.parent.parent))  # tests/verify/ holds this file
+    x = torch.randn(5)
+    with mode:
+        x.sum().item()
+        (x > 0).nonzero()
+        _ = x[x > 0]
+    rows = mode.to_dict(steps=1)
+    locs = {r["call"]: r["location"] for r in rows["host_syncs"]}
+    assert locs[".item()"].startswith(__import__("os").path.basename(here))
+    dyn = {r["call"] for r in rows["dynamic_shape_ops"]}
+    assert dyn == {".nonzero()", "boolean-mask indexing"}
+
+
+def test_pyproject_settings_and_cli_overrides(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\n'
+        'train-steps = 4\ndtype = "bf16"\n')
+    c = build_config({"train_steps": None, "target": "tpu"}, start=tmp_path)
+    assert c.original == (tmp_path / "a").resolve() and c.train_steps == 4
+    assert c.dtype == "bfloat16" and c.target == "tpu"
+    c2 = build_config({"train_steps": 1}, start=tmp_path)
+    assert c2.train_steps == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.porter.parity]\nbogus = 1\n')
+    with pytest.raises(ValueError, match="bogus"):
+        build_config({}, start=tmp_path)
