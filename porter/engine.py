@@ -6,7 +6,10 @@ Nothing here imports or executes the code it reads.
 
 from __future__ import annotations
 
+import ast
 import re
+import sys
+from itertools import accumulate
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -19,6 +22,17 @@ from porter.findings import FileResult, FileStatus
 from porter.prefilter import admits
 from porter.settings import Settings
 from porter.suppressions import scan as scan_suppressions
+
+# Larger files with a CUDA token are reported, not parsed: libcst parses ~1-6k lines/s and
+# the rewrite costs several times that, so a 20 MB generated table would take an hour.
+MAX_PARSE_BYTES = 2 * 2**20
+# CPython refuses more than 200 nested brackets; libcst's native parser crashes the
+# process (a C stack overflow) somewhere past ~1,200, so such input never reaches it.
+MAX_BRACKET_DEPTH = 200
+# The rewrite visits the tree recursively: a legal 199-deep expression needs ~3,000 frames.
+RECURSION_LIMIT = 10_000
+_BRACKET_VALUE = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_VALUE)
 
 
 def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -33,6 +47,15 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
         return result
     if b"\x00" in source:
         return _error(result, "contains NUL bytes: not a Python source file")
+    if len(source) > MAX_PARSE_BYTES:
+        result.status = FileStatus.SKIPPED
+        result.reason = f"{len(source) / 2**20:.1f} MiB: larger than porter parses ({MAX_PARSE_BYTES // 2**20} MiB; generated code?)"
+        return result
+    too_deep = _too_deep(source)
+    if too_deep:
+        return _error(result, too_deep)
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
@@ -87,6 +110,25 @@ def _drop_unneeded_aliases(scratch: dict, module: cst.Module) -> None:
         for item in wanted
         if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
     ]
+
+
+def _too_deep(source: bytes) -> str | None:
+    """A reason when brackets nest deeper than Python allows, else None (cheap: C loops only)."""
+    brackets = source.translate(None, _NOT_BRACKETS)
+    if len(brackets) <= 2 * MAX_BRACKET_DEPTH:
+        return None
+    if max(accumulate(map(_BRACKET_VALUE.__getitem__, brackets))) <= MAX_BRACKET_DEPTH:
+        return None
+    # brackets inside strings and comments count above: let CPython's tokenizer decide
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg):
+            return f"nesting too deep: more than {MAX_BRACKET_DEPTH} nested brackets (Python's own limit)"
+        return f"syntax error: {exc.msg}"
+    except (RecursionError, MemoryError, ValueError):
+        return "nesting too deep to parse"
+    return None
 
 
 def _error(result: FileResult, reason: str, line: int | None = None) -> FileResult:

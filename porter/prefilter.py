@@ -1,9 +1,13 @@
 """The bytes scan that decides whether a file is worth parsing.
 
 Parsing costs ~1000x a bytes scan, and most files of a real repository have no CUDA code.
-A file is parsed only if it contains a token of some rule enabled for the target; the
-tokens live with the rules (`tokens = [...]` in rules/*.toml). The scan is exact enough:
-a token in a comment admits a file that then yields nothing, never the other way round.
+A file is parsed only if some rule enabled for the target could match it: one of the rule's
+`tokens` occurs, and, where the rule (or its whole rules file) declares `requires = [...]`,
+one of those too. `requires` anchors rules whose tokens are common words: every
+`torch.cuda.*` rule needs the bytes `cuda` somewhere in the file (in the import or the
+attribute), so `requires = ["cuda"]` keeps `seed`, `memory` or `Stream` from admitting files
+that never touch CUDA. The scan is exact enough: a token in a comment admits a file that
+then yields nothing, never the other way round.
 """
 
 from __future__ import annotations
@@ -11,22 +15,61 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.ruledata import all_rules, rule_enabled
+from porter.ruledata import all_rules, load_toml, rule_enabled, rules_dir
 from porter.settings import Settings
 
 
-@lru_cache(maxsize=64)
-def _pattern(target: str, select: tuple, ignore: tuple, extend: tuple) -> re.Pattern[bytes] | None:
-    tokens: set[bytes] = set()
-    for rule in all_rules().values():
-        if rule_enabled(rule, target, select, ignore, extend):
-            tokens.update(rule.tokens)
-    if not tokens:
-        return None
+@lru_cache(maxsize=1)
+def _requires() -> dict[str, tuple[bytes, ...]]:
+    """code -> the `requires` tokens of the rule (its own, else its file's); () if none."""
+    out: dict[str, tuple[bytes, ...]] = {}
+    for path in sorted(rules_dir().glob("*.toml")):
+        data = load_toml(path.name)
+        shared = tuple(t.encode() for t in data.get("requires", ()))
+        for table in data.get("rule", []):
+            own = table.get("requires")
+            out[table["code"]] = tuple(t.encode() for t in own) if own is not None else shared
+    return out
+
+
+def _alternation(tokens: set[bytes]) -> re.Pattern[bytes]:
     # longest first, so the alternation stays cheap for the regex engine
     return re.compile(b"|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
 
 
+@lru_cache(maxsize=64)
+def _patterns(target: str, select: tuple, ignore: tuple, extend: tuple):
+    """(pattern of unanchored tokens, [(requires pattern, tokens pattern)]) for the settings."""
+    free: set[bytes] = set()
+    anchored: dict[tuple[bytes, ...], set[bytes]] = {}
+    requires = _requires()
+    for rule in all_rules().values():
+        if not rule.tokens or not rule_enabled(rule, target, select, ignore, extend):
+            continue
+        req = requires.get(rule.code, ())
+        if req:
+            anchored.setdefault(tuple(sorted(req)), set()).update(rule.tokens)
+        else:
+            free.update(rule.tokens)
+    groups = [(_alternation(set(req)), _alternation(toks)) for req, toks in anchored.items()]
+    return (_alternation(free) if free else None), groups
+
+
 def admits(source: bytes, settings: Settings) -> bool:
-    pattern = _pattern(settings.target, settings.select, settings.ignore, settings.extend_select)
-    return pattern is not None and pattern.search(source) is not None
+    free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select)
+    if free is not None and free.search(source) is not None:
+        return True
+    return any(req.search(source) is not None and toks.search(source) is not None for req, toks in groups)
+
+
+def admitting_rules(source: bytes, settings: Settings) -> list[str]:
+    """The enabled rules whose tokens admit `source` (for the benchmark and `--verbose`)."""
+    requires = _requires()
+    out = []
+    for rule in all_rules().values():
+        if not rule.tokens or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select):
+            continue
+        req = requires.get(rule.code, ())
+        if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):
+            out.append(rule.code)
+    return out

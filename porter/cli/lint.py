@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, split_codes, usage_error
 from porter.config import FAIL_ON, ConfigError, Effective, resolve
@@ -131,7 +132,7 @@ def lint(
 
     for r in run.errors:
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
-        err_console.print(f"[bold red]error:[/] {where}: {r.reason} (not checked)")
+        err_console.print(f"[bold red]error:[/] {escape(where)}: {escape(r.reason or '')} (not checked)", soft_wrap=True)
 
     if write_baseline_to is not None:
         write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)

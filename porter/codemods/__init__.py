@@ -10,6 +10,9 @@ from porter.codemods.compile import CompileFamily
 from porter.codemods.cuda_api import CudaApiFamily
 from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
+from porter.codemods.kernels import KernelsFamily
+from porter.codemods.libraries import LibrariesFamily
+from porter.codemods.perf import PerfFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
 
@@ -22,6 +25,9 @@ FAMILIES = [
     CompileFamily,
     OptimizerFamily,
     XlaLoopFamily,
+    LibrariesFamily,
+    KernelsFamily,
+    PerfFamily,
 ]
 
 __all__ = ["FAMILIES"]

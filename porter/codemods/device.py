@@ -49,7 +49,7 @@ def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
 
 class DeviceFamily(Family):
     codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009")
-    tokens = (b"cuda", b".to(")
+    tokens = (b"cuda", b".to(")  # family-level; each rule narrows with its own tokens
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -74,7 +74,8 @@ class DeviceFamily(Family):
         if index is not None and not t.indexed_devices:
             msg += " (one device per process: the index is dropped)"
         if self.ctx.report(code, original, msg, replacement=new):
-            self._need_runtime_import()
+            if code == "DEV002":  # a comparison needs no registered device
+                self._need_runtime_import()
             return new
         return updated
 

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from porter.codemods.family import Family
+from porter.codemods.family import Family, string_value
 from porter.resolve import _import_statements, dotted
 from porter.ruledata import load_toml
 
@@ -113,7 +113,7 @@ def triton_kernels(module: cst.Module, resolver) -> dict[str, cst.FunctionDef]:
 
 
 class KernelsFamily(ReferenceTracker, Family):
-    codes = ("KERN001", "KERN002", "KERN003")
+    codes = ("KERN001", "KERN002", "KERN003", "KERN004")
     tokens = (
         b"cpp_extension",
         b"triton",
@@ -129,6 +129,7 @@ class KernelsFamily(ReferenceTracker, Family):
         b"bitsandbytes",
         b"flash_attn",
         b"xformers",
+        b".cu",
     )
 
     def __init__(self, ctx) -> None:
@@ -211,6 +212,14 @@ class KernelsFamily(ReferenceTracker, Family):
                 node,
                 "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through host memory (a CPU fallback) on every call",
             )
+
+    # -- .cu sources named in Python -------------------------------------------------------
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        value = string_value(original)
+        if value and value.endswith((".cu", ".cuh")) and "\n" not in value and len(value) < 300:
+            self.ctx.report("KERN004", original, f"CUDA source `{value}`: compiled by nvcc for NVIDIA GPUs only")
+        return updated
 
     # -- references ------------------------------------------------------------------------
 

@@ -239,7 +239,7 @@ class LibrariesFamily(ReferenceTracker, Family):
         if code is None:
             return updated
         if qual in NORMS and NORMS[qual][0] == "FusedLayerNorm":
-            new = self.ctx.ref(NORMS[qual][1])
+            new = cst.parse_expression(self._spell(NORMS[qual][1], code, original))
             if self.ctx.report(code, original, f"`{NORMS[qual][0]}` becomes `{self._code(new)}` (same constructor and parameters)", replacement=new):
                 self._release(original)
                 return new
@@ -287,6 +287,16 @@ class LibrariesFamily(ReferenceTracker, Family):
             self.ctx.supersede(subtree)
         return self.ctx.report(code, node, message, replacement=replacement, applicability=applicability, advice=advice)
 
+    def _will(self, code: str, node: cst.CSTNode, applicability=None) -> bool:
+        app = applicability or all_rules()[code].applicability_for(self.ctx.target.name)
+        return self.ctx.would_apply(code, node, app)
+
+    def _spell(self, qualified: str, code: str, node: cst.CSTNode, applicability=None) -> str:
+        """The local spelling of `qualified`; an import is added only if the fix applies."""
+        if self._will(code, node, applicability):
+            return self._code(self.ctx.ref(qualified))
+        return qualified
+
     def _apply(self, code, original, updated, new_code: str, message: str, applicability=None):
         new = cst.parse_expression(new_code)
         if self._report_replacing(code, original, original, message, new, applicability):
@@ -320,7 +330,13 @@ class LibrariesFamily(ReferenceTracker, Family):
                 self._manual("LIB001", original, f"`{kind}(..., {key}=...)` has no SDPA equivalent: write the mask (sliding window, ALiBi bias, softcap) by hand")
                 return updated
         kw = self._sdpa_kwargs(bound.get("dropout_p"), bound.get("softmax_scale"), bound.get("causal"))
-        sdpa = self._code(self.ctx.ref(SDPA))
+        causal = bound.get("causal")
+        applicability = None
+        message = f"`{kind}` becomes `scaled_dot_product_attention` on (batch, heads, seq, dim) and back"
+        if causal is not None and not _is_name(causal.value, "False"):
+            applicability = Applicability.UNSAFE
+            message += "; causal: flash-attn aligns the mask bottom-right, SDPA top-left, so they agree only when query and key lengths are equal (not when decoding with a KV cache)"
+        sdpa = self._spell(SDPA, "LIB001", original, applicability)
         gqa = ", enable_gqa=True" if kind != "flash_attn_qkvpacked_func" else ""
         t = lambda n: f"{self._atom(bound[n].value)}.transpose(1, 2)"  # noqa: E731
         unpack = lambda n: f"*{self._atom(bound[n].value)}.permute(2, 0, 3, 1, 4).unbind(0)"  # noqa: E731
@@ -331,12 +347,6 @@ class LibrariesFamily(ReferenceTracker, Family):
         else:
             inputs = f"{t('q')}, {unpack('kv')}"
         new_code = f"{sdpa}({inputs}{kw}{gqa}).transpose(1, 2)"
-        causal = bound.get("causal")
-        applicability = None
-        message = f"`{kind}` becomes `scaled_dot_product_attention` on (batch, heads, seq, dim) and back"
-        if causal is not None and not _is_name(causal.value, "False"):
-            applicability = Applicability.UNSAFE
-            message += "; causal: flash-attn aligns the mask bottom-right, SDPA top-left, so they agree only when query and key lengths are equal (not when decoding with a KV cache)"
         new = self._apply("LIB001", original, updated, new_code, message, applicability)
         if new is not updated:
             self._transposed.add(id(original))
@@ -382,12 +392,14 @@ class LibrariesFamily(ReferenceTracker, Family):
         if "op" in bound:
             message += "; `op=` (the xformers kernel choice) is dropped"
         kw = self._sdpa_kwargs(bound.get("p"), bound.get("scale"), causal, mask)
-        sdpa = self._code(self.ctx.ref(SDPA))
+        sdpa = self._spell(SDPA, "LIB002", original)
         t = lambda n: f"{self._atom(bound[n].value)}.transpose(1, 2)"  # noqa: E731
         new_code = f"{sdpa}({t('query')}, {t('key')}, {t('value')}{kw}).transpose(1, 2)"
         new = self._apply("LIB002", original, updated, new_code, message)
         if new is not updated:
             self._transposed.add(id(original))
+            if causal is not None:
+                self._release(bias.value.func)
         return new
 
     # LIB003 ------------------------------------------------------------------------------
@@ -406,12 +418,12 @@ class LibrariesFamily(ReferenceTracker, Family):
             args.append("eps=1e-5")  # apex's default; nn.RMSNorm's is finfo(dtype).eps
         if "elementwise_affine" in bound:
             args.append(f"elementwise_affine={self._code(bound['elementwise_affine'].value)}")
-        new_code = f"{self._code(self.ctx.ref(torch_name))}({', '.join(args)})"
         message = f"`{name}` becomes `{torch_name.removeprefix('torch.')}`, the same math"
         applicability = None
         if name.startswith("Mixed"):
             applicability = Applicability.UNSAFE
             message += "; apex's Mixed variant keeps fp32 parameters and returns the input's dtype, nn's follows its parameters' dtype"
+        new_code = f"{self._spell(torch_name, 'LIB003', original, applicability)}({', '.join(args)})"
         return self._apply("LIB003", original, updated, new_code, message, applicability)
 
     # LIB004 ------------------------------------------------------------------------------
@@ -466,7 +478,7 @@ class LibrariesFamily(ReferenceTracker, Family):
         if isinstance(args, str):
             self._manual("LIB004", original, f"`{name}(..., {args}=...)` has no `torch.optim.{cls}` equivalent")
             return updated
-        new_code = f"{self._code(self.ctx.ref('torch.optim.' + cls))}({', '.join(args)})"
+        new_code = f"{self._spell('torch.optim.' + cls, 'LIB004', original)}({', '.join(args)})"
         message = f"{lib}'s `{name}` becomes `torch.optim.{cls}`, the same update rule (fused by the compiler, not by a CUDA kernel)"
         return self._apply("LIB004", original, updated, new_code, message)
 
@@ -499,7 +511,6 @@ class LibrariesFamily(ReferenceTracker, Family):
         if isinstance(args, str):
             self._manual("LIB006", original, f"`bitsandbytes.optim.{name}(..., {args}=...)` has no `torch.optim.{cls}` equivalent")
             return updated
-        new_code = f"{self._code(self.ctx.ref('torch.optim.' + cls))}({', '.join(args)})"
         message = f"`bitsandbytes.optim.{name}` becomes `torch.optim.{cls}`"
         applicability = None
         if eight or paged:
@@ -510,6 +521,7 @@ class LibrariesFamily(ReferenceTracker, Family):
             if paged:
                 notes.append("paged state (spilled to host under memory pressure) becomes plain device memory")
             message += "; " + "; ".join(notes)
+        new_code = f"{self._spell('torch.optim.' + cls, 'LIB006', original, applicability)}({', '.join(args)})"
         return self._apply("LIB006", original, updated, new_code, message, applicability)
 
     # LIB005 ------------------------------------------------------------------------------

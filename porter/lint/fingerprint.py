@@ -8,6 +8,7 @@ keeps its identity when unrelated lines are added or removed above it.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -21,12 +22,12 @@ def normalised_text(lines: list[str], finding: Finding) -> str:
 
 
 def identity_path(path: str, base: Path | None = None) -> str:
-    """The path as it goes into a fingerprint: relative to `base` (or the cwd) when inside it."""
-    p = Path(path)
+    """The path as it goes into a fingerprint: relative to `base` (or the cwd), `..` allowed."""
+    p = Path(path).resolve()
     root = (base or Path.cwd()).resolve()
     try:
-        return p.resolve().relative_to(root).as_posix()
-    except ValueError:
+        return Path(os.path.relpath(p, root)).as_posix()
+    except ValueError:  # another drive (Windows)
         return p.as_posix()
 
 

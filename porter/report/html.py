@@ -19,7 +19,8 @@ import re
 
 from porter.report.model import FileReport, Hunk, ReportModel, Row
 
-OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
+OPEN_ROWS_BUDGET = 3000
+MANUAL_ROWS = 300  # manual-work rows built at load; the rest on "show all"  # diff rows shown expanded at load; later files start collapsed
 MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
 
 _e = html.escape
@@ -47,6 +48,8 @@ code,.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .bar{height:10px;background:var(--del);border-radius:5px;overflow:hidden;max-width:480px;margin:6px 0}
 .bar i{display:block;height:100%;background:#2da44e}
 table.t{border-collapse:collapse;margin:6px 0}
+#manual table.t{table-layout:fixed;width:100%}#manual col.w{width:22%}#manual col.r{width:18%}#manual col.f{width:30%}
+#manual tbody{content-visibility:auto;contain-intrinsic-size:auto 2000px}
 table.t th,table.t td{border:1px solid var(--bd);padding:3px 8px;text-align:left;vertical-align:top}
 table.t td.n,table.t th.n{text-align:right}
 .filters{position:sticky;top:0;background:var(--bg);padding:6px 0;border-bottom:1px solid var(--bd);z-index:2}
@@ -57,7 +60,7 @@ details.file{border:1px solid var(--bd);border-radius:6px;margin:8px 0}
 details.file>summary{padding:6px 10px;background:var(--card);cursor:pointer;position:sticky;top:34px;z-index:1}
 details.file>summary .st{float:right;color:var(--mut)}
 .add{color:#1a7f37}.del{color:#cf222e}
-table.d{border-collapse:collapse;width:100%;table-layout:fixed;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+table.d{content-visibility:auto;border-collapse:collapse;width:100%;table-layout:fixed;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 table.d td{padding:0 6px;white-space:pre-wrap;word-break:break-all;vertical-align:top}
 table.d td.n{width:48px;text-align:right;color:var(--mut);user-select:none;border-right:1px solid var(--bd)}
 table.d col.n{width:52px}
@@ -77,10 +80,12 @@ JS = """
 (function(){
 var boxes=[].slice.call(document.querySelectorAll('input.fam'));
 var files=[].slice.call(document.querySelectorAll('details.file'));
-var tagged=[].slice.call(document.querySelectorAll('[data-family]'));
+// files past the row budget keep their diff in a <template> (parsed, never laid out) until opened
+function fill(d){var t=d.querySelector('template');if(t){d.appendChild(t.content);t.parentNode.removeChild(t);apply();}}
+files.forEach(function(d){d.addEventListener('toggle',function(){if(d.open)fill(d);});});
 function apply(){
   var on={};boxes.forEach(function(b){if(b.checked)on[b.value]=1;});
-  tagged.forEach(function(el){el.hidden=!on[el.getAttribute('data-family')];});
+  [].forEach.call(document.querySelectorAll('[data-family]'),function(el){el.hidden=!on[el.getAttribute('data-family')];});
   var shown=0;
   files.forEach(function(f){
     var fs=(f.getAttribute('data-families')||'').split(' ').filter(Boolean);
@@ -101,12 +106,17 @@ var ex=document.getElementById('expand'),co=document.getElementById('collapse');
 if(ex)ex.addEventListener('click',openAll(true));if(co)co.addEventListener('click',openAll(false));
 function reveal(){
   var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
-  var el=document.getElementById(id);if(!el)return;
-  var d=el.closest('details');if(d&&!d.open){d.open=true;el.scrollIntoView({block:'center'});}
+  var el=document.getElementById(id);
+  if(!el){var m=/^f[0-9]+/.exec(id);var fd=m&&document.getElementById(m[0]);if(!fd)return;fill(fd);fd.open=true;el=document.getElementById(id);if(!el)return;el.scrollIntoView({block:'center'});return;}
+  var d=el.closest('details');if(d&&!d.open){d.open=true;fill(d);el.scrollIntoView({block:'center'});}
 }
+var ms=document.getElementById('manual-show');
+if(ms)ms.addEventListener('click',function(){var t=document.getElementById('manual-more');var b=document.getElementById('manual-more-rows');
+  if(t){b.appendChild(t.content);t.parentNode.removeChild(t);}b.hidden=false;ms.hidden=true;apply();});
 window.addEventListener('hashchange',reveal);reveal();
 apply();
 document.body.setAttribute('data-ready','1');
+document.body.setAttribute('data-ready-ms',String(Math.round(performance.now())));
 })();
 """
 
@@ -143,11 +153,14 @@ def _site_note(model: ReportModel, site) -> str:
     )
 
 
-def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk]) -> str:
+def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk], nrows: int = 0) -> str:
     by_line: dict[int, list] = {}
     for s in f.manual_sites:
         by_line.setdefault(s.finding.start.line, []).append(s)
-    out = ['<table class="d"><colgroup><col class="n"><col><col class="n"><col></colgroup>']
+    # content-visibility skips layout and paint of tables off screen; the size is a guess
+    # the browser replaces with the real one once it has laid the table out
+    est = 18 * (nrows + len(hunks) + 2 * len(f.manual_sites))
+    out = [f'<table class="d" style="contain-intrinsic-size:auto {est}px"><colgroup><col class="n"><col><col class="n"><col></colgroup>']
     for h in hunks:
         out.append(f'<tr class="s"><td colspan="4">@@ −{h.old_start} +{h.new_start} @@</td></tr>')
         for r in h.rows:
@@ -252,18 +265,33 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     work = model.manual_work()
     add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
     if work:
-        add('<table class="t"><thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>')
-        for f, s in work:
+        add('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
+        add("<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>")
+        rule_advice = {x.code: x.advice for x in model.rules}
+        for n, (f, s) in enumerate(work):
+            if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
+                # a long list: the rest is built when asked for (keeps the first load light)
+                add(f'</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
             fd = s.finding
             i = index.get(id(f))
             where = _e(f"{f.path}:{fd.start.line}")
             loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
             tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
+            # the rule's advice is in the table above and the rule notes below: repeat only
+            # advice particular to this site
+            if fd.advice and fd.advice != rule_advice.get(fd.code):
+                todo = _prose(fd.advice)
+            else:
+                todo = f'<a href="#rule-{_e(fd.code)}" class="mut">as for {_e(fd.code)}</a>'
             add(
                 f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
-                f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{_prose(fd.advice)}</td></tr>"
+                f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{todo}</td></tr>"
             )
+        if len(work) > MANUAL_ROWS:
+            add("</template>")
         add("</tbody></table>")
+        if len(work) > MANUAL_ROWS:
+            add(f'<button type="button" id="manual-show">show all {len(work)} sites</button>')
     else:
         add("<p>Nothing: every CUDA-specific site was handled.</p>")
     add("</section>")
@@ -310,7 +338,8 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
             f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'
         )
-        add(_file_table(model, i, f, hunks))
+        table = _file_table(model, i, f, hunks, nrows)
+        add(table if is_open else f"<template>{table}</template>")
         add("</details>")
     add("</section>")
 

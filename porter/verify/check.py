@@ -116,6 +116,10 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         fail.append(f"first diverging module: {first['module']}"
                     + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
                     + (f" ({first['problem']})" if first.get("problem") else ""))
+    ref_tied = {tuple(g) for g in ref_run.meta.get("tied", [])}
+    port_tied = {tuple(g) for g in port_run.meta.get("tied", [])}
+    for g in sorted(ref_tied - port_tied):
+        fail.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)}")
     sd = result.state_dict or {}
     for key, label in (("missing_in_reference", "ported parameters/buffers with no reference weight"),
                        ("unexpected_in_reference", "reference weights with no ported name"),

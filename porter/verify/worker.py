@@ -169,11 +169,48 @@ class Worker:
                 self.loss_takes_inputs = len(params) >= 2
             except (TypeError, ValueError):
                 pass
-        self.model = model.to(self.side.device)
+        self.model = self.move(model)
         self.model.eval()  # dropout off: device RNGs differ, weights and inputs do not
         self.meta["factory"] = {"loss_fn": self.loss_fn is not None,
                                 "optimizer_factory": self.opt_factory is not None,
                                 "parameters": sum(p.numel() for p in model.parameters())}
+
+    @staticmethod
+    def tied_groups(model) -> list[list[str]]:
+        from porter.verify.capture import normalize_name
+
+        by_id: dict[int, list[str]] = {}
+        for name, p in model.named_parameters(remove_duplicate=False):
+            by_id.setdefault(id(p), []).append(normalize_name(name))
+        return [sorted(g) for g in by_id.values() if len(g) > 1]
+
+    def move(self, model):
+        """model.to(device), keeping tied parameters tied: on XLA, Module.to() replaces each
+        module's Parameter separately, which unties shared weights."""
+        groups = [[n for n, _ in grp] for grp in self._param_groups(model)]
+        model = model.to(self.side.device)
+        retied = []
+        for group in groups:
+            params = {n: model.get_parameter(n) for n in group}
+            first = params[group[0]]
+            for name in group[1:]:
+                if params[name] is not first:
+                    owner, _, attr = name.rpartition(".")
+                    setattr(model.get_submodule(owner) if owner else model, attr, first)
+                    retied.append(name)
+        if retied:
+            self.meta["notes"].append(
+                f"Module.to({self.side.device}) untied shared parameters {retied}; porter re-tied "
+                "them for this check. Re-tie (or tie after moving) in your own code too.")
+        self.meta["tied"] = self.tied_groups(model)
+        return model
+
+    @staticmethod
+    def _param_groups(model):
+        by_id: dict[int, list] = {}
+        for name, p in model.named_parameters(remove_duplicate=False):
+            by_id.setdefault(id(p), []).append((name, p))
+        return [g for g in by_id.values() if len(g) > 1]
 
     def make_inputs(self, inputs_fn) -> None:
         import torch
@@ -220,6 +257,18 @@ class Worker:
             "shape_mismatch": shape_mismatch,
         }
 
+    def training_mode(self) -> None:
+        """Eval mode except normalisation layers, which train (batch statistics, as in a
+        training step). Everything else stays in eval so dropout, and code that checks
+        self.training, are off: the two devices' RNGs differ, so dropout masks would too."""
+        import torch
+
+        self.model.eval()
+        for m in self.model.modules():
+            if isinstance(m, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.GroupNorm,
+                              torch.nn.modules.instancenorm._InstanceNorm)):
+                m.train()
+
     def reset_weights(self) -> None:
         own = {k.replace("_orig_mod.", ""): k for k in self.model.state_dict()}
         self.model.load_state_dict({own[k]: v for k, v in self.initial_state.items() if k in own},
@@ -260,6 +309,8 @@ class Worker:
     def perf(self) -> None:
         from porter.verify import devices, probes
 
+        if self.loss_fn is not None or self.opt_factory is not None:
+            self.training_mode()
         step = self.make_step()
         xla_metrics = probes.XlaMetrics() if self.side.kind == "xla" else None
         devices.reset_peak_memory(self.side)
@@ -279,6 +330,7 @@ class Worker:
         self.side.sync()
         timing["syncs"] = counter.to_dict(steps=1)
         self.meta["perf"] = timing
+        self.model.eval()
         self.reset_weights()
 
     def forward(self) -> None:
@@ -309,6 +361,7 @@ class Worker:
         if not params:
             self.meta["gradients"] = {"ran": False, "why": "the model has no trainable parameters"}
             return
+        self.training_mode()
         self.model.zero_grad(set_to_none=True)
         with self.autocast():
             out = self.call_model(self.model, self.inputs)
@@ -323,6 +376,8 @@ class Worker:
             else "default: sum over outputs of mean(output**2)",
             "without_grad": [normalize_name(n) for n, p in params if p.grad is None]}
         self.model.zero_grad(set_to_none=True)
+        self.model.eval()
+        self.reset_weights()  # BatchNorm running statistics moved
 
     def train(self) -> None:
         import torch
@@ -334,6 +389,7 @@ class Worker:
                                   "(return (model, loss_fn, optimizer_factory))"}
             return
         self.reset_weights()
+        self.training_mode()
         opt = self.opt_factory(self.model.parameters())
         losses = []
         for _ in range(self.job["train_steps"]):
@@ -355,6 +411,7 @@ class Worker:
             normalize_name(n): self.initial_state[normalize_name(n)]
             for n, _ in self.model.named_parameters() if normalize_name(n) in self.initial_state}
         self.meta["train"] = {"ran": True, "steps": self.job["train_steps"]}
+        self.model.eval()
 
     def explain(self) -> None:
         from porter.verify import probes

@@ -160,6 +160,7 @@ def test_html_big_port_collapses_later_files(tmp_path):
     assert 1 <= opened < 40  # past the row budget files start closed
     assert page.count("<details") == 40
     assert page.count('<tr class="note"') == 40 * 30  # every manual site has its note
+    assert "show all 1200 sites" in page and '<template id="manual-more">' in page
 
 
 def test_sections_render_everywhere(model):

@@ -54,19 +54,24 @@ def _plural(n: int, word: str) -> str:
 def summary(run: LintRun) -> str:
     n = len(run.findings)
     lines: list[str] = []
+    errors = len(run.errors)
     if run.fix:
         fixed = len(run.fixed)
-        if n == 0 and fixed == 0:
+        if n == 0 and fixed == 0 and not errors:
             lines.append("All checks passed!")
         else:
             lines.append(f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining).")
-    elif n == 0:
+    elif n == 0 and not errors:
         lines.append("All checks passed!")
+    elif n == 0:
+        lines.append("No findings.")
     else:
         lines.append(f"Found {_plural(n, 'finding')}.")
         fixable = sum(1 for f in run.findings if f.applied)
         if fixable:
             lines.append(f"[*] {fixable} fixable with `porter lint --fix`.")
+    if errors:
+        lines.append(f"{_plural(errors, 'file')} could not be checked (see the errors above).")
     hidden = run.hidden_unsafe()
     if hidden:
         lines.append(f"({_plural(hidden, 'hidden fix')} can be enabled with `--unsafe-fixes`.)")

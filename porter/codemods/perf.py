@@ -1,0 +1,280 @@
+"""Performance lint (PERF family): code that runs on the target, slowly. Off by default
+(`--extend-select PERF`), like ruff's opinionated rules; findings only, no edits.
+
+- PERF001 host sync (`.item()`, `.tolist()`, `.cpu()`, `.numpy()`, printing the loss) inside a
+  training-step loop. A site under an `if` whose test uses `%` (log every N steps) is not
+  reported: that sync is paid once per N steps, by choice.
+- PERF002 Python control flow on tensor values, and `.item()`, inside `forward`.
+- PERF003 data-dependent shapes (`nonzero`, `unique`, `masked_select`, boolean-mask indexing)
+  inside `forward`.
+- PERF004 per-batch padding (`pad_sequence`, `padding=True` / `"longest"` without
+  `pad_to_multiple_of`): a new shape per step, so a recompile per step.
+- PERF005 float64 on neuron (downcast to 32 bits by the compiler).
+- PERF006 collectives on tpu, split out of compiled graphs by default.
+
+fp16 where bf16 is native is AMP002, `torch.compile(dynamic=True)` is COMP003, and the XLA
+step sync / MpDeviceLoader are XLA001 / XLA002: those rules already report the sites.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.family import Family, string_value
+from porter.resolve import dotted
+
+SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
+VALUE_METHODS = {"item", "any", "all", "is_nonzero", "equal", "allclose"}
+REDUCTIONS = {"sum", "max", "min", "mean", "norm", "amax", "amin", "count_nonzero"}
+TORCH_VALUE_FNS = {"torch.any", "torch.all", "torch.equal", "torch.allclose", "torch.is_nonzero", "torch.isnan", "torch.isinf"}
+DYNAMIC_METHODS = {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"}
+DYNAMIC_FNS = {f"torch.{n}" for n in DYNAMIC_METHODS}
+COLLECTIVES = {
+    f"torch.distributed.{n}"
+    for n in (
+        "all_reduce",
+        "all_gather",
+        "all_gather_into_tensor",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "broadcast",
+        "all_to_all",
+        "all_to_all_single",
+        "reduce",
+    )
+}
+WRAPPERS = {
+    "torch.nn.parallel.DistributedDataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+    "torch.distributed.fsdp.fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard",
+}
+COLLATORS = ("DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification", "DataCollatorForLanguageModeling")
+
+
+def _method(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+class _Walk(cst.CSTVisitor):
+    """Calls and subscripts in a body, not in nested functions or classes."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[cst.Call, bool]] = []  # (call, under a `% N` condition)
+        self.subscripts: list[cst.Subscript] = []
+        self.tests: list[cst.BaseExpression] = []
+        self.backward_of: set[str] = set()
+        self._periodic = 0
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_If(self, node: cst.If) -> None:
+        self.tests.append(node.test)
+        if _has_modulo(node.test):
+            self._periodic += 1
+
+    def leave_If(self, node: cst.If) -> None:
+        if _has_modulo(node.test):
+            self._periodic -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        self.tests.append(node.test)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self.tests.append(node.test)
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        self.tests.append(node.test)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self._periodic > 0))
+        if _method(node) == "backward" and isinstance(node.func.value, cst.Name):
+            self.backward_of.add(node.func.value.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.subscripts.append(node)
+
+
+def _has_modulo(test: cst.CSTNode) -> bool:
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, node):
+            if isinstance(node.operator, cst.Modulo):
+                found.append(node)
+
+    test.visit(V())
+    return bool(found)
+
+
+def _walk(body: cst.CSTNode) -> _Walk:
+    w = _Walk()
+    for child in body.children:
+        child.visit(w)
+    return w
+
+
+class PerfFamily(Family):
+    codes = ("PERF001", "PERF002", "PERF003", "PERF004", "PERF005", "PERF006")
+    tokens = ()
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+        self._spmd_safe_depth = 0
+
+    def _report(self, code: str, node: cst.CSTNode, message: str) -> None:
+        if id(node) in self._reported:
+            return
+        self._reported.add(id(node))
+        self.ctx.report(code, node, message)
+
+    # PERF001 -----------------------------------------------------------------------------
+
+    def visit_For(self, node: cst.For) -> None:
+        self._step_loop(node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._step_loop(node)
+
+    def _step_loop(self, loop) -> None:
+        if not self.ctx.enabled("PERF001"):
+            return
+        w = _walk(loop.body)
+        steps = any(
+            _method(c) == "backward" or (_method(c) == "step" and "optim" in (dotted(c.func.value) or "").lower())
+            for c, _ in w.calls
+        )
+        if not steps:
+            return
+        for call, periodic in w.calls:
+            if periodic:
+                continue
+            m = _method(call)
+            if m in SYNC_METHODS and not call.args:
+                self._report("PERF001", call, f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts and compiles the graph there)")
+            elif isinstance(call.func, cst.Name) and call.func.value in ("print", "float", "int") and self._names_tensor(call, w.backward_of):
+                self._report("PERF001", call, f"`{call.func.value}(...)` of a tensor in the training step copies it to the host every step")
+
+    def _names_tensor(self, call: cst.Call, tensors: set[str]) -> bool:
+        found = []
+
+        class V(cst.CSTVisitor):
+            def visit_Name(self, node):
+                if node.value in tensors:
+                    found.append(node)
+
+        for arg in call.args:
+            arg.value.visit(V())
+        return bool(found)
+
+    # PERF002 / PERF003 -------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for dec in node.decorators:
+            expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+            if (dotted(expr) or "").endswith("spmd_safe"):
+                self._spmd_safe_depth += 1
+        if node.name.value != "forward" or not (self.ctx.enabled("PERF002") or self.ctx.enabled("PERF003")):
+            return
+        w = _walk(node.body)
+        for test in w.tests:
+            why = self._tensor_value(test)
+            if why:
+                self._report("PERF002", test, f"a Python branch on a tensor value ({why}) in `forward`: a graph break and a host sync; each outcome may compile its own graph")
+        for call, _ in w.calls:
+            m = _method(call)
+            qual = self.ctx.qualname(call.func)
+            if m in ("item", "tolist") and not call.args:
+                self._report("PERF002", call, f"`.{m}()` in `forward`: a graph break and a host sync")
+            if m in DYNAMIC_METHODS or qual in DYNAMIC_FNS:
+                name = m if m in DYNAMIC_METHODS else qual.split(".")[-1]
+                self._report("PERF003", call, f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU fallback on the target")
+            elif qual == "torch.where" and len(call.args) == 1:
+                self._report("PERF003", call, "`torch.where(cond)` with one argument returns a data-dependent shape (it is `nonzero`)")
+        masks = self._mask_names(node)
+        for sub in w.subscripts:
+            for el in sub.slice:
+                index = el.slice.value if isinstance(el.slice, cst.Index) else None
+                if isinstance(index, cst.Comparison) or (isinstance(index, cst.Name) and index.value in masks):
+                    self._report("PERF003", sub, "boolean-mask indexing in `forward` returns a data-dependent shape: use `torch.where(mask, x, 0)` or `masked_fill` to keep the shape")
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        for dec in original.decorators:
+            expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+            if (dotted(expr) or "").endswith("spmd_safe"):
+                self._spmd_safe_depth -= 1
+        return updated
+
+    def _mask_names(self, fn: cst.FunctionDef) -> set[str]:
+        names: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign):
+                if isinstance(node.value, cst.Comparison) or (
+                    isinstance(node.value, cst.Call) and (_method(node.value) or "") in ("isnan", "isinf", "isfinite", "bool", "logical_not")
+                ):
+                    for t in node.targets:
+                        if isinstance(t.target, cst.Name):
+                            names.add(t.target.value)
+
+        fn.body.visit(V())
+        return names
+
+    def _tensor_value(self, test: cst.BaseExpression) -> str | None:
+        found: list[str] = []
+        ctx = self.ctx
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call):
+                m = _method(node)
+                qual = ctx.qualname(node.func)
+                if m in VALUE_METHODS:
+                    found.append(f"`.{m}()`")
+                elif qual in TORCH_VALUE_FNS:
+                    found.append(f"`{qual}`")
+
+            def visit_Comparison(self, node: cst.Comparison):
+                for operand in [node.left, *(c.comparator for c in node.comparisons)]:
+                    if isinstance(operand, cst.Call) and _method(operand) in REDUCTIONS:
+                        found.append(f"`.{_method(operand)}()` compared")
+
+        test.visit(V())
+        return found[0] if found else None
+
+    # PERF004 / PERF005 / PERF006 ---------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.ctx.qualname(node.func) or dotted(node.func) or ""
+        last = qual.split(".")[-1]
+        kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        bucket = "multiples of 128 on TPU" if self.ctx.target.name == "tpu" else "a few fixed lengths"
+        if last == "pad_sequence":
+            self._report("PERF004", node, f"`pad_sequence` pads to each batch's longest sequence: a new shape, so a new compile, almost every step; pad to fixed buckets ({bucket})")
+        elif "padding" in kw and "pad_to_multiple_of" not in kw and "max_length" not in kw:
+            value = kw["padding"]
+            if _is_true(value) or string_value(value) == "longest":
+                self._report("PERF004", node, f"`padding={self.ctx.code(value)}` pads to the batch's longest sequence: a new shape, so a new compile, almost every step; add `pad_to_multiple_of` ({bucket}) or pad to `max_length`")
+        elif last in COLLATORS and "pad_to_multiple_of" not in kw:
+            self._report("PERF004", node, f"`{last}` pads to each batch's longest sequence: pass `pad_to_multiple_of` ({bucket})")
+        if _method(node) == "double" and not node.args and self.ctx.qualname(node.func) is None:
+            self._report("PERF005", node, "`.double()`: float64 is computed in 32 bits on Neuron")
+        if qual in COLLECTIVES or qual in WRAPPERS:
+            if self._spmd_safe_depth == 0:
+                name = qual.split(".")[-1]
+                self._report("PERF006", node, f"`{name}`: on TorchTPU each collective splits the compiled graph by default, so compute and communication do not overlap")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("float64", "double") and self.ctx.qualname(node) in ("torch.float64", "torch.double"):
+            self._report("PERF005", node, f"`{self.ctx.code(node)}`: float64 is computed in 32 bits on Neuron")
+
+
+def _is_true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"

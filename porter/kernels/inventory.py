@@ -1,0 +1,198 @@
+"""Every custom kernel of a tree: where it is defined, where it is called, what each call passes.
+
+- Triton: `@triton.jit` / `@triton.autotune` / `@triton.heuristics` functions, and launches
+  `kernel[grid](...)` in any Python file (matched by the kernel's name).
+- `torch.utils.cpp_extension.load` / `load_inline`: each op the module exposes (`functions=`
+  of `load_inline`, else the names called on the loaded module) with those call sites.
+- `CUDAExtension(...)` in setup.py: the extension and its sources.
+- `.cu` / `.cuh` files (KERN004): `__global__` kernels and the ops bound with `m.def("name", …)`
+  or `TORCH_LIBRARY` — read with regular expressions, never compiled.
+
+Nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from porter.codemods.kernels import CPP_EXTENSION, triton_kernels
+from porter.discover import discover
+from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
+
+CUDA_SUFFIXES = (".cu", ".cuh")
+_GLOBAL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?void\s+(\w+)\s*\(([^)]*)\)", re.S)
+_BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
+_TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
+
+
+@dataclass
+class CallSite:
+    path: str
+    line: int
+    args: list[str]
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line} ({', '.join(self.args)})"
+
+
+@dataclass
+class Kernel:
+    name: str
+    kind: str  # "triton", "cpp_extension", "cuda-extension", "cuda"
+    path: str
+    line: int
+    params: list[str] = field(default_factory=list)
+    detail: str = ""
+    calls: list[CallSite] = field(default_factory=list)
+    source: str = ""  # the kernel's own source text (Triton: the function)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("source")
+        return d
+
+
+@dataclass
+class Inventory:
+    kernels: list[Kernel] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _python_files(root: Path) -> list[Path]:
+    return [c.path for c in discover([root]) if c.problem is None and c.path.suffix == ".py"]
+
+
+def _cuda_files(root: Path) -> list[Path]:
+    if root.is_file():
+        return [root] if root.suffix in CUDA_SUFFIXES else []
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")]
+        out.extend(Path(dirpath) / f for f in filenames if f.endswith(CUDA_SUFFIXES))
+    return sorted(out)
+
+
+class _Scan(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self, rel: str, module: cst.Module, imports: ImportTable) -> None:
+        self.rel, self.module = rel, module
+        self.resolver = Resolver(imports, ScopeStack())
+        self.launches: list[tuple[str, CallSite]] = []
+        self.loads: dict[str, tuple[str, cst.Call, int]] = {}  # var -> (what, call, line)
+        self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
+        self.extensions: list[tuple[cst.Call, int]] = []
+
+    def _site(self, node: cst.Call) -> CallSite:
+        line = self.get_metadata(PositionProvider, node).start.line
+        args = [self.module.code_for_node(a).rstrip(", ").strip() for a in node.args]
+        return CallSite(self.rel, line, args)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            qual = self.resolver.qualname(node.value.func) or ""
+            if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
+                line = self.get_metadata(PositionProvider, node).start.line
+                self.loads[node.targets[0].target.value] = (qual.split(".")[-1], node.value, line)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            self.launches.append((func.value.value, self._site(node)))
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
+        qual = self.resolver.qualname(func) or ""
+        if qual == f"{CPP_EXTENSION}.CUDAExtension":
+            self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
+
+
+def _strings(node: cst.BaseExpression | None) -> list[str]:
+    if isinstance(node, (cst.List, cst.Tuple)):
+        out = []
+        for el in node.elements:
+            if isinstance(el.value, cst.SimpleString):
+                v = el.value.evaluated_value
+                out.append(v if isinstance(v, str) else v.decode())
+        return out
+    if isinstance(node, cst.SimpleString):
+        v = node.evaluated_value
+        return [v if isinstance(v, str) else v.decode()]
+    return []
+
+
+def _arg(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if len(positional) > index else None
+
+
+def scan(root: Path) -> Inventory:
+    inv = Inventory()
+    base = root if root.is_dir() else root.parent
+    launches: list[tuple[str, CallSite]] = []
+    triton: dict[str, Kernel] = {}
+    for path in _python_files(root):
+        rel = os.path.relpath(path, base)
+        try:
+            source = path.read_bytes()
+            if not any(t in source for t in (b"triton", b"cpp_extension", b"[")):
+                continue
+            module = cst.parse_module(source)
+        except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
+            inv.problems.append(f"{rel}: {exc.__class__.__name__}")
+            continue
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        imports = ImportTable.from_module(module)
+        resolver = Resolver(imports, ScopeStack())
+        positions = wrapper.resolve(PositionProvider)
+        for name, fn in triton_kernels(module, resolver).items():
+            params = [p.name.value + (": tl.constexpr" if p.annotation and "constexpr" in module.code_for_node(p.annotation) else "") for p in fn.params.params]
+            decos = ", ".join("@" + module.code_for_node(d.decorator).split("(")[0] for d in fn.decorators)
+            k = Kernel(name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn))
+            triton[name] = k
+            inv.kernels.append(k)
+        s = _Scan(rel, module, imports)
+        wrapper.visit(s)
+        launches.extend(s.launches)
+        for var, (what, call, line) in s.loads.items():
+            name = _strings(_arg(call, "name", 0))
+            ext = name[0] if name else var
+            if what == "load_inline":
+                fns = _strings(_arg(call, "functions", 3))
+                detail = "load_inline"
+            else:
+                fns = []
+                detail = "load(" + ", ".join(_strings(_arg(call, "sources", 1))) + ")"
+            called = [(fn, site) for v, fn, site in s.attr_calls if v == var]
+            for fn in fns or sorted({fn for fn, _ in called}):
+                k = Kernel(f"{ext}.{fn}", "cpp_extension", rel, line, detail=detail)
+                k.calls = [site for f, site in called if f == fn]
+                inv.kernels.append(k)
+        for call, line in s.extensions:
+            name = _strings(_arg(call, "name", 0))
+            sources = _strings(_arg(call, "sources", 1))
+            inv.kernels.append(Kernel(name[0] if name else "?", "cuda-extension", rel, line, detail="sources: " + ", ".join(sources)))
+    for name, site in launches:
+        if name in triton:
+            triton[name].calls.append(site)
+    for path in _cuda_files(root):
+        rel = os.path.relpath(path, base)
+        text = path.read_text(errors="replace")
+        bound = _BIND.findall(text)
+        libs = _TORCH_LIB.findall(text)
+        for m in _GLOBAL.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
+            detail = "__global__" + (f"; binds: {', '.join(bound)}" if bound else "") + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail))
+        if not _GLOBAL.search(text) and bound:
+            inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))
+    return inv

@@ -1,0 +1,321 @@
+"""Triton kernel → plain-PyTorch reference body, for the kernels simple enough to translate
+mechanically: elementwise over a flat range (`offs = pid * BLOCK + tl.arange(0, BLOCK)`) and
+row-wise kernels reducing over one axis (`row * stride + tl.arange(0, BLOCK)`, `tl.sum(x, axis=0)`).
+
+The translation reads the kernel with `ast` (it never runs it) and rebuilds it on whole-tensor
+views: a masked flat load `tl.load(p + offs, mask=offs < n)` is `p.view(-1)[:n]`, a row load
+`tl.load(p + row * s + cols, mask=cols < n)` is `p.view(-1, s)[:, :n]`, `tl.sum(x, axis=0)` over
+a row is `x.sum(dim=-1, keepdim=True)`. Masked-out lanes are left out of the view, which equals
+the kernel whenever a reduction's `other=` is its identity (0 for sum, -inf for max), as
+correct kernels write it. Anything outside these forms returns None with the reason, and the
+scaffold writes a TODO instead of guessing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+_UNARY = {
+    "exp": "torch.exp", "log": "torch.log", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "abs": "torch.abs",
+    "sigmoid": "torch.sigmoid", "cos": "torch.cos", "sin": "torch.sin", "tanh": "torch.tanh", "exp2": "torch.exp2",
+    "log2": "torch.log2", "floor": "torch.floor", "ceil": "torch.ceil", "erf": "torch.erf",
+}
+_BINARY = {"maximum": "torch.maximum", "minimum": "torch.minimum"}
+_REDUCE = {"sum": "sum", "max": "amax", "min": "amin"}
+_DTYPES = {"float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "int16", "uint8"}
+
+
+class Untranslatable(Exception):
+    pass
+
+
+@dataclass
+class Translation:
+    name: str
+    params: list[str]  # the reference's parameters: the kernel's, minus tl.constexpr ones
+    constexprs: list[str]
+    stored: list[str]  # pointer parameters the kernel writes
+    loaded: list[str]
+    body: list[str]
+    kind: str  # "elementwise" or "row-reduction"
+
+    def source(self, fn_name: str | None = None) -> str:
+        lines = [f"def {fn_name or self.name + '_reference'}({', '.join(self.params)}):"]
+        lines.append(f'    """Plain-PyTorch reference of Triton kernel `{self.name}` ({self.kind}), derived by porter."""')
+        lines.extend("    " + line for line in self.body)
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class _Sym:
+    kind: str  # pid, pidscaled, arange, offs, rowstart, ptr, mask, value, scalar
+    code: str = ""
+    base: str = ""  # pointer parameter
+    stride: str | None = None  # row stride (row-wise pointers)
+    limit: str | None = None  # mask bound
+    cols: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+def _is_tl(node: ast.AST, tl: set[str], *names: str) -> str | None:
+    """`tl.exp` / `tl.math.exp` → "exp" when it is one of `names` (any when empty)."""
+    if isinstance(node, ast.Attribute):
+        base = node.value
+        if isinstance(base, ast.Attribute) and base.attr in ("math", "libdevice"):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in tl and (not names or node.attr in names):
+            return node.attr
+    return None
+
+
+def _kw(call: ast.Call, name: str) -> ast.AST | None:
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def translate(source: str, name: str | None = None) -> Translation | None:
+    """Translate the kernel `name` (or the first decorated function) of `source`."""
+    try:
+        return translate_or_raise(source, name)
+    except Untranslatable:
+        return None
+
+
+def why_not(source: str, name: str | None = None) -> str | None:
+    try:
+        translate_or_raise(source, name)
+    except Untranslatable as exc:
+        return str(exc)
+    return None
+
+
+def translate_or_raise(source: str, name: str | None = None) -> Translation:
+    tree = ast.parse(source)
+    tl = {"tl"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tl |= {a.asname or a.name for a in node.names if a.name == "triton.language"}
+    fn = next(
+        (n for n in tree.body if isinstance(n, ast.FunctionDef) and (name is None and n.decorator_list or n.name == name)),
+        None,
+    )
+    if fn is None:
+        raise Untranslatable(f"no kernel {name!r} in the source")
+    return _Translator(fn, tl).run()
+
+
+class _Translator:
+    def __init__(self, fn: ast.FunctionDef, tl: set[str]) -> None:
+        self.fn, self.tl = fn, tl
+        self.env: dict[str, _Sym] = {}
+        self.body: list[str] = []
+        self.stored: list[str] = []
+        self.loaded: list[str] = []
+        self.rowwise = False
+        self.flat = False
+
+    def run(self) -> Translation:
+        params, constexprs = [], []
+        for a in self.fn.args.args:
+            ann = ast.unparse(a.annotation) if a.annotation is not None else ""
+            if "constexpr" in ann:
+                constexprs.append(a.arg)
+                self.env[a.arg] = _Sym("constexpr", a.arg)
+            else:
+                params.append(a.arg)
+                self.env[a.arg] = _Sym("param", a.arg)
+        if self.fn.args.vararg or self.fn.args.kwarg or self.fn.args.kwonlyargs:
+            raise Untranslatable("the kernel takes *args / **kwargs / keyword-only parameters")
+        for stmt in self.fn.body:
+            self.statement(stmt)
+        if not self.stored:
+            raise Untranslatable("the kernel stores nothing")
+        if self.rowwise and self.flat:
+            raise Untranslatable("the kernel mixes flat and row-wise indexing")
+        kind = "row-reduction" if self.rowwise else "elementwise"
+        return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, self.body, kind)
+
+    # statements ------------------------------------------------------------------------
+
+    def statement(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            return  # docstring
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target = stmt.targets[0].id
+            sym = self.expr(stmt.value)
+            if sym.kind == "value":
+                self.body.append(f"{target} = {sym.code}")
+                sym = _Sym("value", target)
+            elif sym.kind == "scalar" and sym.code != target:
+                self.body.append(f"{target} = {sym.code}")
+                sym = _Sym("scalar", target)
+            self.env[target] = sym
+            return
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _is_tl(stmt.value.func, self.tl, "store"):
+            call = stmt.value
+            if len(call.args) < 2:
+                raise Untranslatable("`tl.store` without a value")
+            view = self.view(call.args[0], _kw(call, "mask"))
+            value = self.expr(call.args[1])
+            if value.kind not in ("value", "scalar", "param"):
+                raise Untranslatable("`tl.store` of an index, not a value")
+            self.body.append(f"{view} = {value.code}")
+            base = self.expr(call.args[0]).base
+            if base not in self.stored:
+                self.stored.append(base)
+            return
+        raise Untranslatable(f"statement not in the translatable forms: `{ast.unparse(stmt)}`")
+
+    def view(self, ptr_node: ast.AST, mask_node: ast.AST | None) -> str:
+        ptr = self.expr(ptr_node)
+        if ptr.kind != "ptr":
+            raise Untranslatable(f"`{ast.unparse(ptr_node)}` is not a pointer expression porter can follow")
+        limit = None
+        if mask_node is not None:
+            mask = self.expr(mask_node)
+            if mask.kind != "mask":
+                raise Untranslatable(f"mask `{ast.unparse(mask_node)}` is not `offsets < n`")
+            limit = mask.limit
+        if ptr.stride is not None:
+            self.rowwise = True
+            cols = f"[:, :{limit}]" if limit else "[:, :]"
+            return f"{ptr.base}.view(-1, {ptr.stride}){cols}"
+        if ptr.extra.get("flat"):
+            self.flat = True
+        return f"{ptr.base}.view(-1)" + (f"[:{limit}]" if limit else "")
+
+    # expressions -------------------------------------------------------------------------
+
+    def expr(self, node: ast.AST) -> _Sym:
+        tl = self.tl
+        if isinstance(node, ast.Name):
+            if node.id not in self.env:
+                raise Untranslatable(f"unknown name `{node.id}`")
+            sym = self.env[node.id]
+            return _Sym("scalar", node.id) if sym.kind in ("param", "constexpr") else sym
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return _Sym("scalar", repr(node.value))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+            inner = node.args[0]
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                return _Sym("scalar", f"float({inner.value!r})")
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
+            inner = self.value_like(node.operand)
+            op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
+            return _Sym(inner.kind, f"({op}{inner.code})")
+        if isinstance(node, ast.BinOp):
+            return self.binop(node)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = self.expr(node.left), self.expr(node.comparators[0])
+            if left.kind in ("offs", "arange") and isinstance(node.ops[0], ast.Lt) and right.kind == "scalar":
+                return _Sym("mask", limit=right.code)
+            ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+            op = ops.get(type(node.ops[0]))
+            if op and left.kind in ("value", "scalar") and right.kind in ("value", "scalar"):
+                kind = "value" if "value" in (left.kind, right.kind) else "scalar"
+                return _Sym(kind, f"({left.code} {op} {right.code})")
+        raise Untranslatable(f"expression not in the translatable forms: `{ast.unparse(node)}`")
+
+    def value_like(self, node: ast.AST) -> _Sym:
+        sym = self.expr(node)
+        if sym.kind not in ("value", "scalar"):
+            raise Untranslatable(f"`{ast.unparse(node)}` mixes indices into arithmetic")
+        return sym
+
+    def binop(self, node: ast.BinOp) -> _Sym:
+        left, right = self.expr(node.left), self.expr(node.right)
+        kinds = {left.kind, right.kind}
+        if isinstance(node.op, ast.Add):
+            # index algebra
+            if kinds == {"pidscaled", "arange"}:
+                return _Sym("offs")
+            if left.kind == "rowstart" and right.kind == "arange" or right.kind == "rowstart" and left.kind == "arange":
+                stride = left.stride if left.kind == "rowstart" else right.stride
+                return _Sym("rowcols", stride=stride)
+            index_kinds = ("offs", "rowstart", "rowcols", "arange")
+            for ptr, other in ((left, right), (right, left)):
+                if ptr.kind == "ptr":
+                    return self.offset(ptr, other, node)
+                if ptr.kind == "scalar" and ptr.code in self._params() and other.kind in index_kinds:
+                    return self.offset(_Sym("ptr", base=ptr.code), other, node)
+        if isinstance(node.op, ast.Mult) and kinds <= {"pid", "scalar"} and "pid" in kinds:
+            other = right if left.kind == "pid" else left
+            if self._is_block(other.code):
+                return _Sym("pidscaled")
+            return _Sym("rowstart", stride=other.code)
+        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//", ast.Mod: "%"}
+        op = ops.get(type(node.op))
+        if op and kinds <= {"value", "scalar"}:
+            kind = "value" if "value" in kinds else "scalar"
+            return _Sym(kind, f"({left.code} {op} {right.code})")
+        raise Untranslatable(f"arithmetic porter cannot follow: `{ast.unparse(node)}`")
+
+    def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
+        if ptr.stride is None and not ptr.cols:
+            if other.kind == "offs":
+                return _Sym("ptr", base=ptr.base, cols=True, extra={"flat": True})
+            if other.kind == "arange":  # a per-column vector (weights) in a row-wise kernel
+                return _Sym("ptr", base=ptr.base, cols=True)
+            if other.kind == "rowstart":
+                return _Sym("ptr", base=ptr.base, stride=other.stride)
+            if other.kind == "rowcols":
+                return _Sym("ptr", base=ptr.base, stride=other.stride, cols=True)
+        if ptr.stride is not None and not ptr.cols and other.kind == "arange":
+            return _Sym("ptr", base=ptr.base, stride=ptr.stride, cols=True)
+        raise Untranslatable(f"pointer arithmetic porter cannot follow: `{ast.unparse(node)}`")
+
+    def _params(self) -> set[str]:
+        return {a.arg for a in self.fn.args.args if self.env.get(a.arg, _Sym("")).kind == "param"}
+
+    def _is_block(self, code: str) -> bool:
+        return code in self.env and self.env[code].kind == "constexpr"
+
+    def call(self, node: ast.Call) -> _Sym:
+        tl = self.tl
+        f = node.func
+        if _is_tl(f, tl, "program_id"):
+            axis = node.args[0] if node.args else _kw(node, "axis")
+            if not (isinstance(axis, ast.Constant) and axis.value == 0):
+                raise Untranslatable("a grid over more than one axis")
+            return _Sym("pid")
+        if _is_tl(f, tl, "arange"):
+            if not (node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
+                raise Untranslatable("`tl.arange` not starting at 0")
+            return _Sym("arange")
+        if _is_tl(f, tl, "load"):
+            view = self.view(node.args[0], _kw(node, "mask"))
+            base = self.expr(node.args[0]).base
+            if base not in self.loaded:
+                self.loaded.append(base)
+            return _Sym("value", view)
+        name = _is_tl(f, tl)
+        if name in _UNARY and len(node.args) == 1:
+            return _Sym("value", f"{_UNARY[name]}({self.value_like(node.args[0]).code})")
+        if name in _BINARY and len(node.args) == 2:
+            a, b = (self.value_like(x) for x in node.args)
+            return _Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})")
+        if name == "where" and len(node.args) == 3:
+            c, a, b = (self.value_like(x) for x in node.args)
+            return _Sym("value", f"torch.where({c.code}, {a.code}, {b.code})")
+        if name in _REDUCE:
+            axis = node.args[1] if len(node.args) > 1 else _kw(node, "axis")
+            if not (isinstance(axis, ast.Constant) and axis.value == 0):
+                raise Untranslatable("a reduction over an axis other than 0")
+            x = self.value_like(node.args[0])
+            self.rowwise = True
+            return _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)")
+        if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
+            x = self.value_like(f.value)
+            dt = node.args[0]
+            if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
+                return _Sym("value", f"{x.code}.to(torch.{dt.attr})")
+        raise Untranslatable(f"call porter cannot translate: `{ast.unparse(node)}`")
+
+    @staticmethod
+    def _tensor(sym: _Sym, like: _Sym | None = None) -> str:
+        if sym.kind == "value":
+            return sym.code
+        ref = like.code if like is not None and like.kind == "value" else None
+        return f"torch.full_like({ref}, {sym.code})" if ref else f"torch.tensor({sym.code})"

@@ -1,0 +1,62 @@
+"""The baseline workflow: write it, pass, add a new CUDA call, fail on exactly that one."""
+
+from __future__ import annotations
+
+import json
+
+from tests.lint.conftest import TRAIN, cli, sh, write
+
+
+def test_baseline_workflow_end_to_end(project):
+    write(project, {"model.py": "import torch\nnet = torch.nn.Linear(2, 2).cuda()\n"})
+    r = sh("lint", ".", "-t", "neuron", "--write-baseline", ".porter-baseline.json", cwd=project)
+    assert r.exit_code == 0, r.stderr
+    data = json.loads((project / ".porter-baseline.json").read_text())
+    assert data["version"] == 1 and len(data["findings"]) == 4
+
+    # the gate passes on today's findings
+    r = sh("lint", ".", "-t", "neuron", "--baseline", ".porter-baseline.json", cwd=project)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "4 findings already in the baseline" in r.stdout
+
+    # unrelated edits above the old findings do not make them new
+    (project / "train.py").write_text("# a header\n\n\nimport os\n" + TRAIN.replace("dev = ", "dev  =  "))
+    # ... and a new CUDA call fails on exactly that one
+    (project / "model.py").write_text("import torch\n\n\nnet = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.synchronize()\n")
+    r = sh("lint", ".", "-t", "neuron", "--baseline", ".porter-baseline.json", "--output-format", "json", cwd=project)
+    assert r.exit_code == 1, r.stderr
+    new = json.loads(r.stdout)
+    assert [(d["path"], d["code"], d["start"]["line"]) for d in new] == [("model.py", "CUDA003", 5)]
+
+
+def test_a_second_identical_call_is_new(project):
+    cli("lint", "-t", "neuron", "--write-baseline", "b.json")
+    (project / "train.py").write_text(TRAIN + "torch.cuda.synchronize()\n")
+    new = cli("lint", "-t", "neuron", "--baseline", "b.json", "--output-format", "json").json()
+    assert [(d["code"], d["start"]["line"]) for d in new] == [("CUDA003", 6)]
+
+
+def test_fixed_findings_are_counted_as_stale(project):
+    cli("lint", "-t", "neuron", "--write-baseline", "b.json")
+    (project / "train.py").write_text("import torch\nx = torch.zeros(3).cuda()\n")
+    r = cli("lint", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 0
+    assert "2 baseline entries no longer found" in r.stdout
+
+
+def test_baseline_works_from_another_directory(project):
+    write(project, {"sub/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    cli("lint", ".", "-t", "neuron", "--write-baseline", "ci/baseline.json")
+    import os
+
+    os.chdir(project / "sub")
+    r = cli("lint", "..", "-t", "neuron", "--baseline", "../ci/baseline.json")
+    assert r.exit_code == 0, r.stdout
+
+
+def test_a_broken_baseline_is_a_usage_error(project):
+    (project / "b.json").write_text("{not json")
+    r = cli("lint", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 2 and "b.json" in r.stderr
+    (project / "b.json").write_text('{"version": 99, "findings": []}')
+    assert cli("lint", "-t", "neuron", "--baseline", "b.json").exit_code == 2

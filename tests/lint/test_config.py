@@ -1,0 +1,137 @@
+"""`[tool.porter]` in pyproject.toml, porter.toml, command-line overrides, `porter config`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.lint.conftest import cli, sh, write
+
+
+def codes(r):
+    return sorted({d["code"] for d in r.json()})
+
+
+def test_pyproject_target_and_ignore(project):
+    write(project, {"pyproject.toml": '[project]\nname = "x"\n\n[tool.porter]\ntarget = "neuron"\nignore = ["CUDA003"]\n'})
+    r = cli("lint", "--output-format", "json")  # no --target: the file gives it
+    assert r.exit_code == 1
+    assert codes(r) == ["DEV001", "DEV002"]
+
+
+def test_porter_toml_wins_over_pyproject_in_the_same_folder(project):
+    write(project, {"pyproject.toml": '[tool.porter]\ntarget = "tpu"\nselect = ["DEV001"]\n', "porter.toml": 'target = "neuron"\nselect = ["CUDA"]\n'})
+    assert codes(cli("lint", "--output-format", "json")) == ["CUDA003"]
+
+
+def test_config_is_found_upward_from_the_first_path(project):
+    write(project, {"porter.toml": 'target = "xla"\nselect = ["DEV001"]\n', "src/deep/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    r = cli("lint", "src/deep", "--output-format", "json")
+    assert [d["target"] for d in r.json()] == ["xla"] and codes(r) == ["DEV001"]
+
+
+def test_pyproject_without_a_porter_table_is_passed_over(tmp_path, monkeypatch):
+    write(tmp_path, {"porter.toml": 'target = "neuron"\n', "sub/pyproject.toml": '[project]\nname = "s"\n', "sub/t.py": "import torch\nt = torch.ones(1).cuda()\n"})
+    monkeypatch.chdir(tmp_path / "sub")
+    assert cli("lint", "--output-format", "json").json()[0]["target"] == "neuron"
+
+
+def test_command_line_overrides_the_file(project):
+    write(project, {"porter.toml": 'target = "tpu"\nselect = ["DEV001"]\nfail-on = "error"\n'})
+    r = cli("lint", "-t", "neuron", "--select", "CUDA003", "--output-format", "json")
+    assert codes(r) == ["CUDA003"] and r.json()[0]["target"] == "neuron"
+    # --ignore adds to the file's list; --extend-select adds rules
+    assert codes(cli("lint", "--select", "DEV,CUDA", "--ignore", "DEV002", "--output-format", "json")) == ["CUDA003", "DEV001"]
+
+
+def test_fail_on_from_the_file(tmp_path, monkeypatch):
+    write(tmp_path, {"porter.toml": 'target = "neuron"\nfail-on = "error"\n', "f.py": "import torch\ntorch.backends.cudnn.benchmark = True\n"})
+    monkeypatch.chdir(tmp_path)
+    assert cli("lint").exit_code == 0
+    assert cli("lint", "--fail-on", "info").exit_code == 1
+
+
+def test_per_file_ignores(project):
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\n[per-file-ignores]\n"tests/*.py" = ["DEV"]\n"bench_*.py" = ["CUDA003"]\n',
+            "tests/test_a.py": "import torch\nt = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n",
+            "tools/bench_x.py": "import torch\ntorch.cuda.synchronize()\n",
+        },
+    )
+    data = cli("lint", "--output-format", "json").json()
+    by_file = {}
+    for d in data:
+        by_file.setdefault(d["path"], set()).add(d["code"])
+    assert by_file["tests/test_a.py"] == {"CUDA003"}  # DEV ignored there
+    assert "tools/bench_x.py" not in by_file  # its only finding is ignored
+    assert by_file["train.py"] == {"DEV001", "DEV002", "CUDA003"}
+    # anchored at the config's folder, whatever the working directory
+    data = cli("lint", "tests", "--output-format", "json").json()
+    assert {d["code"] for d in data} == {"CUDA003"}
+
+
+def test_exclude_from_the_file_is_relative_to_it(project):
+    write(project, {"porter.toml": 'target = "neuron"\nexclude = ["legacy/old/", "*_gen.py"]\n', "legacy/old/a.py": "import torch\na = torch.ones(1).cuda()\n", "b_gen.py": "import torch\nb = torch.ones(1).cuda()\n", "legacy/keep.py": "import torch\nk = torch.ones(1).cuda()\n"})
+    paths = {d["path"] for d in cli("lint", "--output-format", "json").json()}
+    assert paths == {"train.py", "legacy/keep.py"}
+    # also when the file is given by name (as pre-commit does)
+    assert cli("lint", "legacy/old/a.py").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "toml, needle",
+    [
+        ('target = "neuron"\nslect = ["DEV"]\n', "unknown key `slect` (did you mean `select`?)"),
+        ('target = "cuda"\n', "`target` = 'cuda'"),
+        ('target = "neuron"\nselect = "DEV"\n', "`select` must be a list"),
+        ('target = "neuron"\nignore = ["XYZ9"]\n', "`ignore`: unknown rule code or prefix XYZ9"),
+        ('target = "neuron"\nfail-on = "fatal"\n', "`fail-on` = 'fatal'"),
+        ('target = "neuron"\nper-file-ignores = ["x"]\n', "`per-file-ignores` must be a table"),
+        ('target = "neuron"\n[per-file-ignores]\n"t/*" = ["NOPE1"]\n', 'per-file-ignores."t/*"'),
+        ("target = \n", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_key_and_exits_2(project, toml, needle):
+    write(project, {"porter.toml": toml})
+    r = cli("lint")
+    assert r.exit_code == 2
+    flat = " ".join(r.stderr.split())
+    assert needle in flat and "porter.toml" in flat
+
+
+def test_bad_pyproject_key_is_named_with_its_table(project):
+    write(project, {"pyproject.toml": '[tool.porter]\ntarget = "neuron"\nfail_on = "error"\n'})
+    r = cli("lint")
+    assert r.exit_code == 2 and "`tool.porter.fail_on`" in r.stderr and "fail-on" in r.stderr
+
+
+def test_explicit_config_and_isolated(project):
+    write(project, {"porter.toml": 'target = "neuron"\nselect = ["DEV001"]\n', "ci/porter-ci.toml": 'target = "neuron"\nselect = ["CUDA"]\n'})
+    assert codes(cli("lint", "--config", "ci/porter-ci.toml", "--output-format", "json")) == ["CUDA003"]
+    assert cli("lint", "--isolated").exit_code == 2  # no target without the file
+    assert cli("lint", "--config", "nope.toml").exit_code == 2
+
+
+def test_porter_config_prints_values_and_sources(project):
+    write(project, {"pyproject.toml": '[tool.porter]\ntarget = "tpu"\nignore = ["CUDA003"]\n'})
+    r = cli("config", "--ignore", "DEV002", "--fail-on", "warning", "--output-format", "json")
+    assert r.exit_code == 0, r.stderr
+    data = json.loads(r.stdout)
+    s = data["settings"]
+    assert data["config_file"].endswith("pyproject.toml")
+    assert s["target"]["value"] == "tpu" and s["target"]["source"].endswith("pyproject.toml [tool.porter]")
+    assert s["ignore"]["value"] == ["CUDA003", "DEV002"] and s["ignore"]["source"].endswith("+ command line")
+    assert s["fail-on"] == {"value": "warning", "source": "command line"}
+    assert s["select"] == {"value": [], "source": "default"}
+    text = sh("config", cwd=project)
+    assert text.exit_code == 0
+    assert "target" in text.stdout and "tpu" in text.stdout and "pyproject.toml" in text.stdout and "default" in text.stdout
+
+
+def test_porter_config_reports_bad_files(project):
+    write(project, {"porter.toml": 'targte = "tpu"\n'})
+    r = cli("config")
+    assert r.exit_code == 2 and "targte" in r.stderr

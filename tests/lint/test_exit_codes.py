@@ -1,0 +1,126 @@
+"""Exit codes 0 / 1 / 2, --exit-zero, --fail-on, --fix, --diff — as a CI job sees them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.lint.conftest import TRAIN, cli, sh, write
+
+
+def test_subprocess_findings_exit_1_clean_exit_0(project):
+    r = sh("lint", ".", "--target", "neuron", "--output-format", "concise", cwd=project)
+    assert r.exit_code == 1, r.stderr
+    assert "train.py:4:1: CUDA003" in r.stdout
+    (project / "train.py").write_text("import torch\nx = torch.zeros(3)\n")
+    r = sh("lint", ".", "--target", "neuron", cwd=project)
+    assert r.exit_code == 0, r.stderr
+    assert "All checks passed!" in r.stdout
+
+
+def test_subprocess_usage_errors_exit_2(project):
+    assert sh("lint", ".", "--target", "cuda", cwd=project).exit_code == 2
+    r = sh("lint", ".", "--target", "neuron", "--output-format", "xml", cwd=project)
+    assert r.exit_code == 2 and "--output-format" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["lint", "."],  # no target anywhere
+        ["lint", ".", "-t", "neuron", "--select", "NOPE999"],
+        ["lint", "missing_dir", "-t", "neuron"],
+        ["lint", ".", "-t", "neuron", "--fail-on", "fatal"],
+        ["lint", ".", "-t", "neuron", "--fix", "--diff"],
+        ["lint", ".", "-t", "neuron", "--baseline", "nothere.json"],
+    ],
+)
+def test_usage_errors_exit_2(project, args):
+    r = cli(*args)
+    assert r.exit_code == 2, r.stdout + r.stderr
+    assert "error" in r.stderr
+
+
+def test_internal_error_exits_2(project, monkeypatch):
+    import sys
+
+    import porter.lint as lint_pkg
+
+    def boom(*a, **k):
+        raise RuntimeError("kaput")
+
+    monkeypatch.setattr(sys.modules["porter.cli.lint"], "run_lint", boom)
+    r = cli("lint", ".", "-t", "neuron")
+    assert r.exit_code == 2 and "kaput" in r.stderr
+    assert lint_pkg.lint is not boom
+
+
+def test_exit_zero(project):
+    r = cli("lint", ".", "-t", "neuron", "--exit-zero")
+    assert r.exit_code == 0 and "DEV001" in r.stdout
+
+
+def test_fail_on_severity(tmp_path, monkeypatch):
+    # DEV001 is an error; FLAG001 (cudnn.benchmark) is not
+    write(tmp_path, {"flags.py": "import torch\ntorch.backends.cudnn.benchmark = True\n"})
+    monkeypatch.chdir(tmp_path)
+    data = cli("lint", "-t", "neuron", "--output-format", "json").json()
+    severities = {d["severity"] for d in data}
+    assert data and "error" not in severities, data
+    assert cli("lint", "-t", "neuron").exit_code == 1
+    assert cli("lint", "-t", "neuron", "--fail-on", "error").exit_code == 0
+    write(tmp_path, {"train.py": TRAIN})
+    assert cli("lint", "-t", "neuron", "--fail-on", "error").exit_code == 1
+
+
+def test_unparsable_file_fails_the_run(project):
+    write(project, {"broken.py": "import torch\nx = torch.zeros(3).cuda(\n"})
+    (project / "train.py").write_text("x = 1\n")
+    r = cli("lint", "-t", "neuron")
+    assert r.exit_code == 1
+    assert "broken.py" in r.stderr and "not checked" in r.stderr
+
+
+def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
+    write(project, {"left.py": "import torch\ntorch.cuda.set_per_process_memory_fraction(0.5)\ny = torch.ones(1).cuda()\n"})
+    before = cli("lint", "-t", "neuron", "--output-format", "json").json()
+    manual = [d for d in before if not d["fixable"]]
+    r = cli("lint", "-t", "neuron", "--fix", "--output-format", "concise")
+    assert "fixed" in r.stdout
+    assert (project / "train.py").read_text() == 'import torch\n\nx = torch.zeros(3).to("neuron")\ntorch.accelerator.synchronize()\ndev = "neuron"\n'
+    assert '.to("neuron")' in (project / "left.py").read_text()
+    after = cli("lint", "-t", "neuron", "--output-format", "json").json()
+    assert len(after) == len(manual)
+    assert r.exit_code == (1 if manual else 0)
+    if not manual:
+        assert cli("lint", "-t", "neuron").exit_code == 0
+
+
+def test_fix_with_only_safe_fixes_exits_0(project):
+    r = cli("lint", "-t", "neuron", "--fix")
+    assert r.exit_code == 0, r.stdout
+    assert "Found 3 findings (3 fixed, 0 remaining)." in r.stdout
+    assert cli("lint", "-t", "neuron").exit_code == 0
+
+
+def test_diff_shows_fixes_and_writes_nothing(project):
+    r = cli("lint", "-t", "neuron", "--diff")
+    assert r.exit_code == 1
+    assert "-x = torch.zeros(3).cuda()" in r.stdout
+    assert '+x = torch.zeros(3).to("neuron")' in r.stdout
+    assert (project / "train.py").read_text() == TRAIN
+    (project / "train.py").write_text("x = 1\n")
+    assert cli("lint", "-t", "neuron", "--diff").exit_code == 0
+
+
+def test_lint_reports_the_same_findings_as_rewrite(project):
+    """One truth: lint's findings are the engine's findings for the same settings."""
+    from pathlib import Path
+
+    from porter.runner import run
+    from porter.settings import Settings
+
+    results, _ = run([Path(".")], Settings(target="neuron"))
+    engine = sorted((f.path, f.start.line, f.start.column, f.code) for r in results for f in r.findings)
+    data = cli("lint", ".", "-t", "neuron", "--output-format", "json").json()
+    linted = sorted((d["path"], d["start"]["line"], d["start"]["column"], d["code"]) for d in data)
+    assert linted == engine and len(engine) == 3

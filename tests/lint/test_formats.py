@@ -1,0 +1,187 @@
+"""Every --output-format, checked against its published schema or a real consumer's parser."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jsonschema
+import pytest
+from junitparser import Failure, JUnitXml
+
+from tests.lint.conftest import SCHEMAS, cli, write
+
+FORMATS = ["full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_reports_the_findings_and_exits_1(project, fmt):
+    r = cli("lint", ".", "--target", "neuron", "--output-format", fmt)
+    assert r.exit_code == 1, r.stdout + r.stderr
+    for code in ("DEV001", "CUDA003", "DEV002"):
+        assert code in r.stdout
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_on_a_clean_tree_exits_0(tmp_path, monkeypatch, fmt):
+    write(tmp_path, {"ok.py": "import torch\nx = torch.zeros(3)\n"})
+    monkeypatch.chdir(tmp_path)
+    r = cli("lint", ".", "-t", "tpu", "--output-format", fmt)
+    assert r.exit_code == 0, r.stdout + r.stderr
+    assert "DEV" not in r.stdout
+
+
+def test_full_shows_source_caret_and_fix_marker(project):
+    out = cli("lint", ".", "-t", "neuron").stdout
+    assert "train.py:3:5: DEV001 [*]" in out  # 1-based column, [*] = fix --fix applies
+    assert "3 | x = torch.zeros(3).cuda()" in out
+    assert "^^^^^^^^^^^^^^^^^^^^^ DEV001" in out
+    assert "Found 3 findings." in out and "[*] 3 fixable with `porter lint --fix`." in out
+
+
+def test_concise_is_one_line_per_finding(project):
+    lines = cli("lint", "-t", "neuron", "--output-format", "concise").stdout.splitlines()
+    heads = [line for line in lines if re.match(r"^train\.py:\d+:\d+: [A-Z]+\d+ ", line)]
+    assert [h.split()[1] for h in heads] == ["DEV001", "CUDA003", "DEV002"]
+
+
+def test_output_file(project):
+    r = cli("lint", "-t", "neuron", "--output-format", "json", "--output-file", "out/porter.json")
+    assert r.exit_code == 1 and r.stdout == ""
+    data = json.loads((project / "out/porter.json").read_text())
+    assert {d["code"] for d in data} == {"DEV001", "CUDA003", "DEV002"}
+
+
+def test_json_records(project):
+    data = cli("lint", "-t", "neuron", "--output-format", "json").json()
+    first = data[0]
+    assert first["code"] == "DEV001" and first["path"] == "train.py"
+    assert first["start"] == {"line": 3, "column": 4}
+    assert first["applicability"] == "safe" and first["fixable"] is True
+    assert re.fullmatch(r"[0-9a-f]{64}", first["fingerprint"])
+    lines = cli("lint", "-t", "neuron", "--output-format", "json-lines").stdout.splitlines()
+    assert [json.loads(line) for line in lines] == data
+
+
+def test_unsafe_fix_is_not_marked_fixable_without_unsafe_fixes(tmp_path, monkeypatch):
+    write(tmp_path, {"amp.py": "import torch\nwith torch.autocast('cuda', dtype=torch.float16):\n    pass\n"})
+    monkeypatch.chdir(tmp_path)
+    data = cli("lint", "-t", "tpu", "--output-format", "json").json()
+    unsafe = [d for d in data if d["applicability"] == "unsafe"]
+    assert unsafe and all(d["fixable"] is False for d in unsafe)
+    data2 = cli("lint", "-t", "tpu", "--output-format", "json", "--unsafe-fixes").json()
+    assert all(d["fixable"] for d in data2 if d["applicability"] == "unsafe")
+
+
+def test_sarif_validates_against_the_sarif_2_1_0_schema(project):
+    # a manual finding too, and an unused suppression (a rule that is not in rules/*.toml)
+    write(project, {"more.py": "import torch\nt = torch.zeros(2).cuda()  # porter: ignore[CUDA003]\n"})
+    doc = cli("lint", "-t", "neuron", "--output-format", "sarif", "--report-unused-ignores").json()
+    schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator.check_schema(schema)
+    jsonschema.Draft4Validator(schema).validate(doc)
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    ids = [r["id"] for r in rules]
+    assert "PORT100" in ids and "DEV001" in ids
+    for rule in rules:  # what GitHub code scanning shows: help text and a help URI
+        assert rule["help"]["text"] and rule["helpUri"].startswith("https://")
+        assert rule["shortDescription"]["text"]
+    for res in run["results"]:
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        region = res["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1 and region["startColumn"] >= 1
+        assert res["partialFingerprints"]
+    dev001 = next(r for r in run["results"] if r["ruleId"] == "DEV001")
+    assert dev001["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "more.py", "uriBaseId": "%SRCROOT%"} or dev001[
+        "locations"
+    ][0]["physicalLocation"]["artifactLocation"]["uri"] in ("more.py", "train.py")
+    assert dev001["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"].endswith('.to("neuron")')
+
+
+def test_sarif_schema_rejects_a_broken_document(project):
+    """The schema check can fail: a result without a message is not SARIF."""
+    doc = cli("lint", "-t", "neuron", "--output-format", "sarif").json()
+    del doc["runs"][0]["results"][0]["message"]
+    schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft4Validator(schema).validate(doc)
+
+
+_GITHUB = re.compile(
+    r"^::(error|warning|notice) title=porter \((?P<code>[A-Z]+\d+)\),file=(?P<file>[^,]+),line=(?P<line>\d+),col=(?P<col>\d+),"
+    r"endLine=\d+,endColumn=\d+::(?P<msg>.+)$"
+)
+
+
+def test_github_annotations(project):
+    out = cli("lint", "-t", "neuron", "--output-format", "github").stdout
+    lines = out.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        m = _GITHUB.match(line)
+        assert m, line
+        assert m["file"] == "train.py" and m["msg"].startswith(m["code"])
+    assert _GITHUB.match(lines[0])["line"] == "3" and _GITHUB.match(lines[0])["col"] == "5"
+
+
+def test_github_escapes_properties_and_data(tmp_path, monkeypatch):
+    write(tmp_path, {"a,b:c.py": "import torch\nx = torch.zeros(1).cuda()\n"})
+    monkeypatch.chdir(tmp_path)
+    out = cli("lint", "-t", "neuron", "--output-format", "github").stdout
+    assert "file=a%2Cb%3Ac.py," in out
+
+
+def test_gitlab_code_quality(project):
+    issues = cli("lint", "-t", "neuron", "--output-format", "gitlab").json()
+    assert isinstance(issues, list) and len(issues) == 3
+    fps = set()
+    for issue in issues:
+        # the fields GitLab's Code Quality report requires
+        assert isinstance(issue["description"], str) and issue["description"]
+        assert isinstance(issue["check_name"], str) and issue["check_name"]
+        assert isinstance(issue["fingerprint"], str) and issue["fingerprint"]
+        assert issue["severity"] in ("info", "minor", "major", "critical", "blocker")
+        assert issue["location"]["path"] == "train.py"
+        assert isinstance(issue["location"]["lines"]["begin"], int)
+        fps.add(issue["fingerprint"])
+    assert len(fps) == len(issues)  # GitLab drops issues with duplicate fingerprints
+
+
+def test_junit_parses_with_junitparser(project):
+    write(project, {"pkg/two.py": 'import torch\na = torch.ones(1).to("cuda")\nb = torch.ones(1).to("cuda")\n'})
+    r = cli("lint", "-t", "neuron", "--output-format", "junit", "-o", "report.xml")
+    assert r.exit_code == 1
+    xml = JUnitXml.fromfile(str(project / "report.xml"))
+    suites = {s.name: s for s in xml}
+    assert set(suites) == {"train.py", "pkg/two.py"}
+    two = suites["pkg/two.py"]
+    cases = list(two)
+    # one test case per finding group: both DEV002 sites of pkg/two.py are one case
+    assert [c.name for c in cases] == ["DEV002 cuda-device-string"]
+    (failure,) = [res for res in cases[0].result if isinstance(res, Failure)]
+    assert "2 DEV002 findings" in failure.message
+    assert failure.text.count("pkg/two.py:") == 2
+    assert suites["train.py"].tests == 3 and suites["train.py"].failures == 3
+
+
+def test_junit_clean_run_is_one_passing_case(tmp_path, monkeypatch):
+    write(tmp_path, {"ok.py": "x = 1\n"})
+    monkeypatch.chdir(tmp_path)
+    r = cli("lint", "-t", "xla", "--output-format", "junit", "-o", "r.xml")
+    assert r.exit_code == 0
+    xml = JUnitXml.fromfile(str(tmp_path / "r.xml"))
+    cases = [c for s in xml for c in s]
+    assert len(cases) == 1 and cases[0].is_passed
+
+
+def test_statistics(project):
+    write(project, {"b.py": 'import torch\ny = "cuda"\n'})
+    r = cli("lint", "-t", "neuron", "--statistics")
+    assert r.exit_code == 1
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert rows[0][0] == "2" and rows[0][1].strip() == "DEV002" and rows[0][2] == "[*] cuda-device-string"
+    assert sorted(row[1].strip() for row in rows) == ["CUDA003", "DEV001", "DEV002"]
+    stats = cli("lint", "-t", "neuron", "--statistics", "--output-format", "json").json()
+    assert stats[0] == {"code": "DEV002", "name": "cuda-device-string", "count": 2, "fixable": 2, "severity": "error"}
