@@ -34,13 +34,10 @@ _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 @lru_cache(maxsize=1)
 def salt() -> str:
     """What every key shares: porter's version, code and rule data, libcst's and Python's."""
-    import libcst
-
     from porter import __version__
     from porter.ruledata import rules_dir
 
     h = hashlib.sha256(f"{_FORMAT}|{__version__}|{sys.version_info[:2]}|".encode())
-    h.update(getattr(libcst, "__version__", "?").encode() if hasattr(libcst, "__version__") else b"")
     try:
         from importlib.metadata import version
 

@@ -134,78 +134,69 @@ def _import_statements(module: cst.Module) -> Iterator[cst.Import | cst.ImportFr
             stack.extend(node.cases)
 
 
-class _BindingCollector(cst.CSTVisitor):
-    """Names a function binds locally (params, assignments, loop/with/except targets)."""
-
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.globals: set[str] = set()
-
-    def _targets(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Name):
-            self.bound.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for el in node.elements:
-                self._targets(el.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._targets(node.name)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self.bound.add(node.name.value)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.globals.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.globals.update(n.name.value for n in node.names)
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False  # an import binds the imported module: the import table covers it
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    # Nested scopes bind their own names: only their names are bound here.
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-
 def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
-    collector = _BindingCollector()
-    node.params.visit(collector)
-    body = node.body
-    if isinstance(body, cst.BaseExpression):  # lambda
-        pass
-    else:
-        for child in body.children:
-            child.visit(collector)
-    return frozenset(collector.bound - collector.globals)
+    """Names the function binds locally, read from its statements only.
+
+    A full visitor over the body cost more than the rewrite on real code (profiled); binding
+    sites are statements (assignments, loops, with, except, defs, imports) plus parameters,
+    so expressions are never walked. Walrus targets are the one expression-level binding,
+    and are not seen: a `(torch := ...)` inside a function is not a pattern real code uses.
+    """
+    bound: set[str] = set()
+    declared_global: set[str] = set()
+    params = node.params
+    for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+        bound.add(p.name.value)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            bound.add(star.name.value)
+    if isinstance(node, cst.Lambda):
+        return frozenset(bound)
+
+    def targets(t: cst.BaseExpression) -> None:
+        if isinstance(t, cst.Name):
+            bound.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                targets(el.value)
+        elif isinstance(t, cst.StarredElement):
+            targets(t.value)
+
+    stack: list[cst.CSTNode] = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        targets(t.target)
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets(small.target)
+                elif isinstance(small, (cst.Global, cst.Nonlocal)):
+                    declared_global.update(n.name.value for n in small.names)
+            continue
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(stmt.name.value)
+            continue  # a nested scope binds its own names
+        if isinstance(stmt, (cst.For,)):
+            targets(stmt.target)
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                if item.asname is not None:
+                    targets(item.asname.name)
+        elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+            targets(stmt.name.name)
+        body = getattr(stmt, "body", None)
+        if isinstance(body, cst.BaseSuite):
+            stack.extend(body.body if isinstance(body, cst.IndentedBlock) else [body])
+        for attr in ("orelse", "finalbody"):
+            extra = getattr(stmt, attr, None)
+            if isinstance(extra, cst.CSTNode):
+                stack.append(extra)
+        stack.extend(getattr(stmt, "handlers", ()) or ())
+        if isinstance(stmt, cst.Match):
+            stack.extend(stmt.cases)
+    return frozenset(bound - declared_global)
 
 
 class ScopeStack:
@@ -242,8 +233,20 @@ class Resolver:
     def __init__(self, imports: ImportTable, scopes: ScopeStack) -> None:
         self.imports = imports
         self.scopes = scopes
+        # several families ask about the same node; original nodes live for the whole pass
+        self._cache: dict[int, str | None] = {}
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
+        key = id(node)
+        try:
+            return self._cache[key]
+        except KeyError:
+            pass
+        result = self._resolve(node)
+        self._cache[key] = result
+        return result
+
+    def _resolve(self, node: cst.BaseExpression) -> str | None:
         name = dotted(node)
         if name is None:
             return None

@@ -6,6 +6,7 @@ reason, and the run goes on with the rest.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -14,17 +15,21 @@ from pathlib import Path
 
 import pathspec
 
+from porter.cache import Cache
 from porter.discover import Candidate, discover
 from porter.engine import port_source
 from porter.findings import FileResult, FileStatus
+from porter.parallel import MIN_PARALLEL_FILES, Job, Pool, default_jobs, port_one
+from porter.prefilter import admits
 from porter.settings import Settings
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def display_path(path: Path) -> str:
+    # the folder is resolved, the name is not: a link is shown under its own name
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return (path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -63,30 +68,117 @@ def excluded(settings: Settings, path: Path) -> bool:
     return bool(absolute) and _spec(absolute).match_file(path.resolve().as_posix())
 
 
-def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
+def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | None, FileResult | None]:
+    """(name, settings for the file, its bytes or None, the result when it cannot be read)."""
     name = display_path(cand.path)
     settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
-        return FileResult(path=name, status=FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED, reason=cand.problem)
+        status = FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED
+        return name, settings, None, FileResult(path=name, status=status, reason=cand.problem)
     try:
         size = cand.path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+        if cand.path.is_dir():
+            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
         source = cand.path.read_bytes()
     except IsADirectoryError:
-        return FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
+        return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
     except PermissionError:
-        return FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
+        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
     except OSError as exc:
-        return FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
+        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
+    return name, settings, source, None
+
+
+def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
+    name, settings, source, failed = _read(cand, settings)
+    if failed is not None:
+        return failed
     return port_source(source, name, settings)
 
 
-def iter_results(paths: list[Path], settings: Settings) -> Iterator[tuple[Candidate, FileResult]]:
-    for cand in discover(paths, settings.exclude):
-        if cand.problem is None and excluded(settings, cand.path):
-            continue
-        yield cand, read_candidate(cand, settings)
+def _env_jobs() -> int | None:
+    value = os.environ.get("PORTER_JOBS", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def _env_cache() -> bool:
+    return os.environ.get("PORTER_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
+
+
+def iter_results(
+    paths: list[Path],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    cache: bool | None = None,
+    cache_dir: Path | None = None,
+) -> Iterator[tuple[Candidate, FileResult]]:
+    """Every candidate with its result, in discovery order, streamed.
+
+    `jobs`: worker processes (default: every core the process may use; `PORTER_JOBS`);
+    1 ports in this process. `cache`: reuse results of unchanged files from
+    `.porter_cache/` (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
+    `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere.
+    """
+    jobs = jobs or _env_jobs() or default_jobs()
+    use_cache = _env_cache() if cache is None else cache
+    store: Cache | None = None
+    if use_cache:
+        where = cache_dir or (Path(os.environ["PORTER_CACHE_DIR"]) if os.environ.get("PORTER_CACHE_DIR") else None)
+        store = Cache.for_paths(paths, where)
+
+    def prepared() -> Iterator[tuple[tuple, Job | None]]:
+        for cand in discover(paths, settings.exclude):
+            if cand.problem is None and excluded(settings, cand.path):
+                continue
+            name, here, source, failed = _read(cand, settings)
+            if failed is not None:
+                yield (cand, failed, None), None
+                continue
+            key = store.key(source, name, here) if store is not None else None
+            hit = store.get(key, name, source) if store is not None else None
+            if hit is not None:
+                yield (cand, hit, None), None
+            elif not admits(source, here):
+                # the prefilter is cheaper than a cache entry: no entry is written for it
+                yield (cand, port_source(source, name, here), None), None
+            else:
+                yield (cand, None, key), Job(source, name, here)
+
+    def finish(tag: tuple, result: FileResult | None) -> tuple[Candidate, FileResult]:
+        cand, ready, key = tag
+        if ready is not None:
+            return cand, ready
+        if store is not None and key is not None:
+            store.put(key, result)
+        return cand, result
+
+    items = prepared()
+    if jobs <= 1:
+        for tag, job in items:
+            yield finish(tag, port_one(job) if job is not None else None)
+        return
+    # a pool only pays for itself past a few files to parse: look ahead before starting one
+    head: list[tuple[tuple, Job | None]] = []
+    parse = 0
+    for item in items:
+        head.append(item)
+        parse += item[1] is not None
+        if parse >= MIN_PARALLEL_FILES:
+            break
+    if parse < MIN_PARALLEL_FILES:
+        for tag, job in head:
+            yield finish(tag, port_one(job) if job is not None else None)
+        return
+
+    def chained() -> Iterator[tuple[tuple, Job | None]]:
+        yield from head
+        yield from items
+
+    for tag, result in Pool(min(jobs, os.cpu_count() or jobs)).map(chained()):
+        yield finish(tag, result)
 
 
 @dataclass
@@ -123,10 +215,14 @@ def run(
     paths: list[Path],
     settings: Settings,
     on_result: Callable[[Candidate, FileResult], None] | None = None,
+    *,
+    jobs: int | None = None,
+    cache: bool | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[list[FileResult], Summary]:
     summary = Summary()
     results: list[FileResult] = []
-    for cand, result in iter_results(paths, settings):
+    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir):
         summary.add(result)
         results.append(result)
         if on_result is not None:

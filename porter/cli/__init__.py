@@ -7,6 +7,7 @@ import typer
 from porter import __version__
 from porter.cli.config_cmd import config
 from porter.cli.info import explain, rules, targets
+from porter.cli.kernels import kernels
 from porter.cli.lint import lint
 from porter.cli.rewrite import rewrite
 
@@ -36,6 +37,7 @@ app.command()(rewrite)
 app.command()(targets)
 app.command()(rules)
 app.command()(explain)
+app.command("kernels")(kernels)
 app.command()(lint)
 app.command("config")(config)
 from porter.cli.parity import parity_check  # noqa: E402

@@ -8,12 +8,14 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_target, console, err_console, split_codes, usage_error
+from porter.cli.lint import effective_config
+from porter.config import ConfigError
 from porter.findings import FileStatus
 from porter.gitstate import dirty_files
 from porter.report import ReportModel, report_format, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
-from porter.runner import run
+from porter.runner import display_path, run
 from porter.settings import Settings
 from porter.writer import atomic_write, copy_tree
 
@@ -31,16 +33,17 @@ def rewrite(
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
     report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only."),
+    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write .porter_cache/."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here instead of .porter_cache/ at the project root."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
-    settings = Settings(
-        target=check_target(target),
-        select=split_codes(select),
-        ignore=split_codes(ignore),
-        exclude=tuple(exclude or ()),
-        unsafe_fixes=unsafe_fixes,
-        annotate=annotate,
-    )
+    # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
+    eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude)
+    try:
+        settings = eff.settings(unsafe_fixes=unsafe_fixes, annotate=annotate)
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
     if out_dir is not None:
         _check_out_dir(paths, out_dir)
     if report is not None:
@@ -59,9 +62,13 @@ def rewrite(
         elif result.status is FileStatus.ERROR:
             where = f"{result.path}:{result.error_line}" if result.error_line else result.path
             err_console.print(f"[yellow]warning:[/] {where}: {result.reason}")
+        elif cand.problem is not None and not quiet:
+            err_console.print(f"note: {result.path}: {result.reason}")
 
     with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
-        results, summary = run(paths, settings, on_result=progress.wrap(collect))
+        results, summary = run(
+            paths, settings, on_result=progress.wrap(collect), jobs=jobs, cache=not no_cache, cache_dir=cache_dir
+        )
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
 
     def finish(wrote: str) -> None:
@@ -87,11 +94,31 @@ def rewrite(
                 for p in dirty:
                     err_console.print(f"  {p}")
                 raise typer.Exit(EXIT_ERROR)
+        failed = 0
         for path, data in changed:
-            atomic_write(path, data)
+            problem = _unwritable(path)
+            if problem is None:
+                try:
+                    atomic_write(path, data)
+                except OSError as exc:
+                    problem = f"cannot write: {exc.strerror or exc}"
+            if problem is not None:
+                failed += 1
+                err_console.print(f"[yellow]warning:[/] {display_path(path)}: {problem}; left unchanged")
         wrote = "rewritten"
     finish(wrote)
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(EXIT_ERROR if out_dir is None and failed else EXIT_OK)
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why porter will not replace `path` in place (a read-only file stays as it is), or None."""
+    try:
+        mode = path.resolve().stat().st_mode
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        return "no write permission (read-only file)"
+    return None
 
 
 def _check_out_dir(paths: list[Path], out_dir: Path) -> None:

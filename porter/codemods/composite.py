@@ -23,6 +23,11 @@ _COMPOUND = (
     cst.FunctionDef,
     cst.ClassDef,
 )
+# libcst nodes are ABCs, so isinstance() on them is slow: the hot path compares exact types
+_STATEMENT_TYPES = frozenset((cst.SimpleStatementLine, *_COMPOUND))
+_SCOPE_TYPES = frozenset((cst.FunctionDef, cst.Lambda))
+_VALUE_HOLDERS = frozenset((cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign))
+_BLOCK_TYPES = frozenset((cst.IndentedBlock, cst.Module))
 
 
 class PortTransformer(cst.CSTTransformer):
@@ -43,49 +48,43 @@ class PortTransformer(cst.CSTTransformer):
     # -- dispatch --------------------------------------------------------------------------
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        kind = type(node).__name__
-        if kind in ("Import", "ImportFrom"):
+        cls = type(node)
+        if cls is cst.Import or cls is cst.ImportFrom:
             return False  # never rewrite inside an import; unused ones are removed later
-        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        if cls in _SCOPE_TYPES:
             self.ctx.scopes.push(node)
-        if isinstance(node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.append(node)
-        if isinstance(node, cst.Expr):
+        elif cls in _VALUE_HOLDERS:
             self.ctx.statement_of[id(node.value)] = node
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            self.ctx.statement_of[id(node.value)] = node
+        fns = self._visits.get(cls.__name__)
+        if fns is None:
+            return True
         descend = True
-        for fn in self._visits.get(kind, ()):
+        for fn in fns:
             if fn(node) is False:
                 descend = False
         return descend
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
-        kind = type(original_node).__name__
+        cls = type(original_node)
         result = updated_node
-        for fn in self._leaves.get(kind, ()):
+        for fn in self._leaves.get(cls.__name__, ()):
             result = fn(original_node, result)
-            if type(result) is not type(original_node):
+            if type(result) is not cls:
                 break  # replaced by another kind of node: the rest no longer applies
-        if isinstance(original_node, cst.SimpleStatementLine) and isinstance(
-            result, cst.SimpleStatementLine
-        ):
+        same = type(result) is cls
+        if cls is cst.SimpleStatementLine and same:
             result = self._apply_statement_edits(original_node, result)
-        elif isinstance(original_node, cst.SimpleStatementSuite) and isinstance(
-            result, cst.SimpleStatementSuite
-        ):
+        elif cls is cst.SimpleStatementSuite and same:
             result = self._apply_suite_edits(original_node, result)
-        elif isinstance(original_node, (cst.IndentedBlock, cst.Module)) and isinstance(
-            result, (cst.IndentedBlock, cst.Module)
-        ):
+        elif cls in _BLOCK_TYPES and same:
             result = self._drop_removed(result)
-        if isinstance(original_node, (cst.SimpleStatementLine, *_COMPOUND)):
+        if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.pop()
-            if self.ctx.settings.annotate and not isinstance(
-                result, (cst.RemovalSentinel, cst.FlattenSentinel)
-            ):
+            if self.ctx.settings.annotate and type(result) is not cst.RemovalSentinel and type(result) is not cst.FlattenSentinel:
                 result = self._annotate(original_node, result)
-        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
+        if cls in _SCOPE_TYPES:
             self.ctx.scopes.pop()
         return result
 

@@ -110,6 +110,13 @@ class CudaApiFamily(Family):
                 self._device_args.add(id(arg.value))
 
     def _row_for(self, node: cst.BaseExpression) -> tuple[str, ApiRow | None] | None:
+        head = node
+        while type(head) is cst.Attribute:
+            head = head.value
+        if type(head) is not cst.Name or "cuda" not in self.ctx.imports.names.get(head.value, ""):
+            # only a name bound to torch itself or to something under torch.cuda can get there
+            if type(head) is not cst.Name or self.ctx.imports.names.get(head.value) != "torch":
+                return None
         qual = self.ctx.qualname(node)
         if qual is None or not qual.startswith("torch.cuda."):
             return None

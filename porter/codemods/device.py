@@ -63,6 +63,8 @@ class DeviceFamily(Family):
             self._compared.add(id(target.comparator))
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        if "cuda" not in original.value:
+            return updated  # cheap: evaluating every string literal is not
         is_dev, index = cuda_device_index(string_value(original))
         if not is_dev:
             return updated

@@ -34,6 +34,9 @@ class DistributedFamily(Family):
     tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        raw = original.value
+        if "ccl" not in raw and "CCL" not in raw and "CUDA_" not in raw:
+            return updated
         value = string_value(original)
         if value is None:
             return updated

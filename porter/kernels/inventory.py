@@ -26,7 +26,8 @@ from porter.discover import discover
 from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-_GLOBAL = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+)?void\s+(\w+)\s*\(([^)]*)\)", re.S)
+_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+_GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"(\w+)\s*\(([^)]*)\)", re.S)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 
@@ -154,7 +155,7 @@ def scan(root: Path) -> Inventory:
         resolver = Resolver(imports, ScopeStack())
         positions = wrapper.resolve(PositionProvider)
         for name, fn in triton_kernels(module, resolver).items():
-            params = [p.name.value + (": tl.constexpr" if p.annotation and "constexpr" in module.code_for_node(p.annotation) else "") for p in fn.params.params]
+            params = [p.name.value + (": tl.constexpr" if p.annotation and "constexpr" in module.code_for_node(p.annotation.annotation) else "") for p in fn.params.params]
             decos = ", ".join("@" + module.code_for_node(d.decorator).split("(")[0] for d in fn.decorators)
             k = Kernel(name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn))
             triton[name] = k

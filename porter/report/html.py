@@ -49,7 +49,6 @@ code,.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font
 .bar i{display:block;height:100%;background:#2da44e}
 table.t{border-collapse:collapse;margin:6px 0}
 #manual table.t{table-layout:fixed;width:100%}#manual col.w{width:22%}#manual col.r{width:18%}#manual col.f{width:30%}
-#manual tbody{content-visibility:auto;contain-intrinsic-size:auto 2000px}
 table.t th,table.t td{border:1px solid var(--bd);padding:3px 8px;text-align:left;vertical-align:top}
 table.t td.n,table.t th.n{text-align:right}
 .filters{position:sticky;top:0;background:var(--bg);padding:6px 0;border-bottom:1px solid var(--bd);z-index:2}
@@ -73,6 +72,7 @@ tr.note td{background:var(--man);padding:3px 10px;font-family:-apple-system,Blin
 .tag.manual{background:var(--man)}.tag.unapplied{background:var(--del)}.tag.rewritten{background:var(--add)}
 .rule{border-left:3px solid var(--bd);padding:2px 10px;margin:8px 0}
 :target{outline:2px solid #d4a72c}
+section,td.n,.rule{scroll-margin-top:90px}
 [hidden]{display:none!important}
 """
 

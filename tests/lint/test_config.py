@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.lint.conftest import cli, sh, write
+from tests.lint.conftest import cli, write
 
 
 def codes(r):
@@ -126,7 +126,7 @@ def test_porter_config_prints_values_and_sources(project):
     assert s["ignore"]["value"] == ["CUDA003", "DEV002"] and s["ignore"]["source"].endswith("+ command line")
     assert s["fail-on"] == {"value": "warning", "source": "command line"}
     assert s["select"] == {"value": [], "source": "default"}
-    text = sh("config", cwd=project)
+    text = cli("config")
     assert text.exit_code == 0
     assert "target" in text.stdout and "tpu" in text.stdout and "pyproject.toml" in text.stdout and "default" in text.stdout
 

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.lint.conftest import REPO, SCHEMAS, TRAIN, sh, write
+from tests.lint.conftest import REPO, SCHEMAS, TRAIN, cli, sh, write
 
 WORKFLOW = REPO / "docs/examples/github-actions.yml"
 CI_DOC = REPO / "docs/ci.md"
@@ -64,12 +64,13 @@ def test_the_workflow_schema_check_can_fail():
         jsonschema.validate(wf, _workflow_schema())
 
 
-def test_example_workflow_porter_steps_run(tmp_path):
+def test_example_workflow_porter_steps_run(tmp_path, monkeypatch):
     """Run the workflow's porter commands, in order, on a project with a committed baseline."""
     write(tmp_path, {"train.py": TRAIN})
-    assert sh("lint", ".", "--target", "neuron", "--write-baseline", ".porter-baseline.json", cwd=tmp_path).exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    assert cli("lint", ".", "--target", "neuron", "--write-baseline", ".porter-baseline.json").exit_code == 0
     cmds = _porter_commands(_load(WORKFLOW.read_text()))
-    results = [sh(*c, cwd=tmp_path) for c in cmds]
+    results = [cli(*c) for c in cmds]
     assert all(r.exit_code == 0 for r in results), [r.stderr for r in results]
     sarif = json.loads((tmp_path / "porter.sarif").read_text())
     schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
@@ -77,7 +78,7 @@ def test_example_workflow_porter_steps_run(tmp_path):
     assert len(sarif["runs"][0]["results"]) == 3
     # the gate step fails once someone adds a CUDA call
     (tmp_path / "new.py").write_text("import torch\ntorch.cuda.synchronize()\n")
-    gate = sh(*cmds[-1], cwd=tmp_path)
+    gate = cli(*cmds[-1])
     assert gate.exit_code == 1 and gate.stdout.count("::error") == 1
 
 
@@ -101,14 +102,15 @@ def test_ci_doc_gitlab_snippet_is_valid_gitlab_ci():
     assert "--output-format junit --output-file porter-junit.xml" in script
 
 
-def test_ci_doc_gitlab_commands_run(tmp_path):
+def test_ci_doc_gitlab_commands_run(tmp_path, monkeypatch):
     blocks = _yaml_blocks(CI_DOC.read_text())
     (gl,) = [b for b in blocks if isinstance(b, dict) and "porter" in b and "script" in b["porter"]]
     write(tmp_path, {"train.py": TRAIN})
-    sh("lint", ".", "-t", "neuron", "--write-baseline", ".porter-baseline.json", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    cli("lint", ".", "-t", "neuron", "--write-baseline", ".porter-baseline.json")
     for line in gl["porter"]["script"]:
         if line.startswith("porter "):
-            assert sh(*shlex.split(line)[1:], cwd=tmp_path).exit_code == 0
+            assert cli(*shlex.split(line)[1:]).exit_code == 0
     issues = json.loads((tmp_path / "gl-code-quality-report.json").read_text())
     assert {i["check_name"] for i in issues} == {"DEV001", "DEV002", "CUDA003"}
     assert (tmp_path / "porter-junit.xml").read_text().startswith("<?xml")

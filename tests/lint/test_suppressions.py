@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.lint.conftest import cli, sh, write
+from tests.lint.conftest import cli, write
 
 
 def found(r):
@@ -76,8 +76,9 @@ def test_unused_ignore_for_a_rule_not_enabled(tmp_path, monkeypatch):
     assert d["code"] == "PORT100" and "not enabled" in d["message"]
 
 
-def test_unused_ignores_subprocess_github_format(tmp_path):
+def test_unused_ignores_github_format(tmp_path, monkeypatch):
     write(tmp_path, {"x.py": "import torch\ny = 1  # porter: ignore[DEV002]\n"})
-    r = sh("lint", ".", "-t", "tpu", "--report-unused-ignores", "--output-format", "github", cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = cli("lint", ".", "-t", "tpu", "--report-unused-ignores", "--output-format", "github")
     assert r.exit_code == 1
     assert r.stdout.startswith("::warning title=porter (PORT100),file=x.py,line=2,col=8,")

@@ -1,0 +1,50 @@
+"""`porter kernels PATH`: every custom kernel, where it is defined and called, and (with
+`--scaffold DIR`) a reference op, a target kernel skeleton and a parity test for each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from porter.cli.common import check_target, console
+
+
+def kernels(
+    path: Path = typer.Argument(Path("."), help="File or folder to scan."),
+    target: str = typer.Option("neuron", "--target", "-t", help="neuron, tpu or xla: the kernel skeletons' language."),
+    scaffold: Path = typer.Option(None, "--scaffold", help="Write a reference op, a target kernel skeleton and a parity test per kernel here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the inventory as JSON."),
+) -> None:
+    """List custom kernels (Triton, cpp_extension, .cu sources) with their call sites."""
+    from porter.kernels.inventory import scan
+    from porter.kernels.scaffold import write_scaffolds
+    from porter.kernels.triton_ref import why_not
+
+    check_target(target)
+    if not path.exists():
+        console.print(f"[red]error:[/red] {path}: no such file or directory")
+        raise typer.Exit(2)
+    inv = scan(path)
+    if as_json:
+        typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
+    else:
+        table = Table()
+        for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
+            table.add_column(col, overflow="fold")
+        for k in inv.kernels:
+            calls = "\n".join(c.describe() for c in k.calls) or "-"
+            if k.kind == "triton":
+                reason = why_not(k.source, k.name)
+                ref = "derived" if reason is None else f"TODO: {reason}"
+            else:
+                ref = "TODO"
+            table.add_row(k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)
+        console.print(table)
+        console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+    if scaffold is not None:
+        written = write_scaffolds(inv, scaffold, target)
+        console.print(f"wrote {len(written)} file(s) under {scaffold}")
+    raise typer.Exit(1 if inv.kernels else 0)

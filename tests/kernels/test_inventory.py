@@ -1,0 +1,135 @@
+"""`porter kernels`: the inventory, the scaffolds, and the generated reference ops."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from porter.cli import app
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
+
+TRITON = '''import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)
+
+@triton.jit
+def scatter_kernel(x_ptr, idx_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(x_ptr + tl.load(idx_ptr + offs), 1.0)
+
+def scale(x, alpha):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), alpha, BLOCK=256)
+    return out
+'''
+
+USER = "from .ops import scale_kernel\ndef again(x, o):\n    scale_kernel[(1,)](x, o, x.numel(), 2.0, BLOCK=64)\n"
+
+CU = """#include <torch/extension.h>
+template <typename T>
+__global__ void __launch_bounds__(256) fused_bias_kernel(const T* __restrict__ x, T* y, int n) {}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("fused_bias", &fused_bias); }
+"""
+
+SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(ext_modules=[CUDAExtension(name="pkg._C", sources=["csrc/fused.cu"])], cmdclass={"build_ext": BuildExtension})
+"""
+
+EXT = """from torch.utils.cpp_extension import load
+_ops = load(name="fused", sources=["csrc/fused.cu"])
+def bias(x, b):
+    return _ops.fused_bias(x, b)
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pkg" / "csrc").mkdir(parents=True)
+    (tmp_path / "pkg" / "ops.py").write_text(TRITON)
+    (tmp_path / "pkg" / "user.py").write_text(USER)
+    (tmp_path / "pkg" / "ext.py").write_text(EXT)
+    (tmp_path / "pkg" / "csrc" / "fused.cu").write_text(CU)
+    (tmp_path / "setup.py").write_text(SETUP)
+    return tmp_path
+
+
+def test_inventory(project):
+    inv = scan(project)
+    by = {(k.kind, k.name): k for k in inv.kernels}
+    scale = by[("triton", "scale_kernel")]
+    assert scale.path == "pkg/ops.py" and scale.line == 6
+    assert [(c.path, c.line) for c in scale.calls] == [("pkg/ops.py", 18), ("pkg/user.py", 3)]
+    assert scale.calls[0].args == ["x", "out", "x.numel()", "alpha", "BLOCK=256"]
+    assert ("triton", "scatter_kernel") in by
+    cu = by[("cuda", "fused_bias_kernel")]
+    assert cu.path == "pkg/csrc/fused.cu" and cu.line == 3 and "binds: fused_bias" in cu.detail
+    assert len(cu.params) == 3
+    assert by[("cuda-extension", "pkg._C")].detail == "sources: csrc/fused.cu"
+    ext = by[("cpp_extension", "fused.fused_bias")]
+    assert [c.args for c in ext.calls] == [["x", "b"]]
+
+
+def test_cli_lists_and_exits_1(project):
+    result = CliRunner().invoke(app, ["kernels", str(project), "--json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    assert {k["name"] for k in data["kernels"]} >= {"scale_kernel", "scatter_kernel", "fused_bias_kernel"}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_scaffold_files(project, tmp_path, target):
+    out = tmp_path / "scaffold"
+    written = write_scaffolds(scan(project), out, target)
+    names = {p.name for p in written}
+    assert {"scale_kernel_op.py", f"scale_kernel_{target}.py", "test_scale_kernel.py", "scatter_kernel_op.py"} <= names
+    for p in written:
+        compile(p.read_text(), str(p), "exec")  # every file is valid Python
+    skeleton = (out / f"scale_kernel_{target}.py").read_text()
+    marker = {"neuron": "@nki.jit", "tpu": "@torch.tpu.pallas.jax_op(", "xla": "make_kernel_from_pallas"}[target]
+    assert marker in skeleton and "NotImplementedError" in skeleton
+    untranslated = (out / "scatter_kernel_op.py").read_text()
+    assert "TODO(porter)" in untranslated and "raise NotImplementedError" in untranslated
+    assert write_scaffolds(scan(project), out, target) == []  # never overwrites
+
+
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_generated_reference_op_runs_and_compiles(project, tmp_path):
+    torch = pytest.importorskip("torch")
+    out = tmp_path / "s"
+    write_scaffolds(scan(project), out, "neuron")
+    mod = _load(out / "scale_kernel_op.py")
+    x = torch.randn(300)
+    o = torch.zeros(300)
+    torch.ops.porter_kernels.scale_kernel(x, o, 300, 0.5)
+    torch.testing.assert_close(o, x * 0.5)
+    o2 = torch.zeros(300)
+    mod.scale_kernel(x, o2, 300, 0.5)
+    torch.testing.assert_close(o2, x * 0.5)
+    # the fake implementation lets the op trace under FakeTensor / torch.compile
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode() as mode:
+        torch.ops.porter_kernels.scale_kernel(mode.from_tensor(x), mode.from_tensor(o), 300, 0.5)
+    untranslated = _load(out / "scatter_kernel_op.py")
+    with pytest.raises(NotImplementedError, match="TODO"):
+        untranslated.scatter_kernel_reference(x, x, 3)

@@ -1,0 +1,203 @@
+"""Bad input: each case gets a message naming the file and the reason, stays byte-identical
+when porter did not mean to change it, and the run goes on (the good file is still ported)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from porter.engine import MAX_PARSE_BYTES, port_source
+from porter.findings import FileStatus
+from porter.settings import Settings
+
+from .conftest import CUDA, porter
+
+XLA = Settings(target="xla")
+
+# name -> (bytes, expected status, words the reason must contain)
+BAD = {
+    "syntax.py": (b"import torch\nx = torch.randn(3).cuda(\n", FileStatus.ERROR, "syntax error"),
+    "py2.py": (b"import torch\nprint 'hi'\nx = torch.randn(3).cuda()\n", FileStatus.ERROR, "syntax error"),
+    "undecodable.py": (b'import torch\nx = "\xff\xfe"\ny = torch.randn(3).cuda()\n', FileStatus.ERROR, "decode"),
+    "nul.py": (b"import torch\nx = torch.randn(3).cuda()\x00\n", FileStatus.ERROR, "NUL"),
+    "binary.py": (b"\x89PNG\r\n\x1a\n\x00\x00\x00cuda\xff", FileStatus.ERROR, "NUL"),
+    "text.py": (b"This file talks about CUDA and cuda kernels.\nIt is not Python.\n", FileStatus.ERROR, "syntax error"),
+    "deep.py": (b"import torch\nx = " + b"[" * 1500 + b"1" + b"]" * 1500 + b"\ny = torch.randn(3).cuda()\n", FileStatus.ERROR, "nesting too deep"),
+}
+# these must be ported, with their encoding, BOM and line endings kept
+GOOD = {
+    "latin1.py": b'# -*- coding: latin-1 -*-\nimport torch\nname = "caf\xe9"\nx = torch.randn(3).cuda()\n',
+    "bom.py": b"\xef\xbb\xbfimport torch\nx = torch.randn(3).cuda()\n",
+    "crlf.py": b"import torch\r\nx = torch.randn(3).cuda()\r\ny = 1\r\n",
+    "mixed.py": b"import torch\r\nx = torch.randn(3).cuda()\ny = 1\r\nz = 2\n",
+    "tabs.py": b"import torch\nif True:\n\tx = torch.randn(3).cuda()\n\ty = 2\n",
+    "deep_ok.py": b"import torch\nx = " + b"[" * 150 + b"1" + b"]" * 150 + b"\ny = torch.randn(3).cuda()\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_engine_reports_bad_input(name):
+    source, status, words = BAD[name]
+    result = port_source(source, name, XLA)
+    assert result.status is status, result.reason
+    assert words.lower() in (result.reason or "").lower()
+    assert result.new_source is None
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_engine_keeps_encoding_and_line_endings(name):
+    source = GOOD[name]
+    result = port_source(source, name, XLA)
+    assert result.status is FileStatus.CHANGED, result.reason
+    new = result.new_source
+    assert b".cuda()" not in new
+    assert new.startswith(b"\xef\xbb\xbf") == source.startswith(b"\xef\xbb\xbf")
+    cst.parse_module(new)
+    if name == "latin1.py":
+        assert b'"caf\xe9"' in new  # still latin-1, not re-encoded
+    if name == "crlf.py":
+        assert new.count(b"\n") == new.count(b"\r\n")
+    if name == "mixed.py":
+        assert b"y = 1\r\nz = 2\n" in new
+    if name == "tabs.py":
+        assert b"\n\ty = 2\n" in new
+
+
+@pytest.mark.parametrize("source", [b"", b"\n", b"   \n\n", b"# just a comment about cuda\n", b"\xef\xbb\xbf"])
+def test_empty_and_trivial_files(source):
+    result = port_source(source, "e.py", XLA)
+    assert result.status is not FileStatus.ERROR or "syntax" in (result.reason or "")
+    assert result.new_source is None or cst.parse_module(result.new_source)
+
+
+def test_large_generated_file_is_skipped_with_reason():
+    line = b"ROW = (1, 2.5, 'name', [3, 4, 5])  # generated\n"
+    big = b"import torch\nx = torch.zeros(3).cuda()\n" + line * (20 * 2**20 // len(line))
+    assert len(big) > 20 * 2**20 > MAX_PARSE_BYTES
+    result = port_source(big, "big.py", XLA)
+    assert result.status is FileStatus.SKIPPED and "MiB" in result.reason and "larger" in result.reason
+    # without a CUDA token it is a plain prefilter skip, as fast as any other file
+    quiet = port_source(line * (20 * 2**20 // len(line)), "big2.py", XLA)
+    assert quiet.status is FileStatus.SKIPPED and "token" in quiet.reason
+
+
+def _tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    for name, (data, _, _) in BAD.items():
+        (root / name).write_bytes(data)
+    for name, data in GOOD.items():
+        (root / name).write_bytes(data)
+    (root / "empty.py").write_bytes(b"")
+    (root / "good.py").write_bytes(CUDA)
+    (root / "x.py").mkdir()
+    (root / "x.py" / "inner.py").write_bytes(CUDA)
+    (root / "readonly.py").write_bytes(CUDA)
+    os.chmod(root / "readonly.py", 0o444)
+    (root / "sub").mkdir()
+    (root / "sub" / "a.py").write_bytes(CUDA)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.py").write_bytes(CUDA)
+    (root / "link_file.py").symlink_to("good.py")
+    (root / "link_dir").symlink_to("sub")
+    (root / "loop").symlink_to(".")
+    (root / "link_out.py").symlink_to(outside / "victim.py")
+    (root / "link_out_dir").symlink_to(outside)
+    (root / "broken.py").symlink_to("does-not-exist.py")
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = Path(dirpath) / f
+            if not p.is_symlink() and ".porter_cache" not in p.parts:
+                out[p.relative_to(root).as_posix()] = p.read_bytes()
+    return out
+
+
+def test_rewrite_in_place_over_a_tree_of_bad_input(tmp_path):
+    root = _tree(tmp_path)
+    before = _snapshot(root)
+    victim = (tmp_path / "outside" / "victim.py").read_bytes()
+    proc = porter("rewrite", ".", "--target", "xla", "--allow-dirty", cwd=root)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2, err  # the read-only file could not be written
+    after = _snapshot(root)
+    for name, (_, _, words) in BAD.items():
+        assert after[name] == before[name], name
+        line = next(l for l in err.splitlines() if f" {name}" in l)
+        assert words.lower() in line.lower(), line
+    for name in GOOD:
+        assert after[name] != before[name] and b".cuda()" not in after[name], name
+    assert after["empty.py"] == b""
+    assert b".cuda()" not in after["good.py"] and b".cuda()" not in after["sub/a.py"]
+    assert b".cuda()" not in after["x.py/inner.py"]  # a folder named x.py is walked, not read
+    assert "x.py: a directory named like a Python file" in err
+    assert after["readonly.py"] == before["readonly.py"] and "readonly.py: no write permission" in err
+    assert stat.S_IMODE((root / "readonly.py").stat().st_mode) == 0o444
+    assert (tmp_path / "outside" / "victim.py").read_bytes() == victim  # never written outside
+    assert "link_out.py: symbolic link to a file outside the tree" in err
+    assert "loop: symbolic link back into the tree" in err
+    assert "broken.py: broken symbolic link" in err
+    assert (root / "link_file.py").is_symlink() and (root / "link_dir").is_symlink()
+    # a rerun has nothing left to do and changes nothing
+    again = porter("rewrite", ".", "--target", "xla", "--allow-dirty", cwd=root)
+    assert _snapshot(root) == after, again.stderr.decode()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
+def test_unreadable_file(tmp_path, monkeypatch):
+    from porter.discover import Candidate
+    from porter.runner import read_candidate
+
+    path = tmp_path / "secret.py"
+    path.write_bytes(CUDA)
+    real = Path.read_bytes
+
+    def deny(self):
+        if self == path:
+            raise PermissionError(13, "Permission denied")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    result = read_candidate(Candidate(path, tmp_path), XLA)
+    assert result.status is FileStatus.ERROR and "permission denied" in result.reason
+    assert real(path) == CUDA
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="drops to nobody: needs root")
+def test_unreadable_file_as_another_user(tmp_path):
+    """As root every file is readable: run porter as `nobody` against a 0o000 file."""
+    import subprocess
+
+    root = tmp_path / "p"
+    root.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(root, 0o777)
+    (root / "secret.py").write_bytes(CUDA)
+    os.chmod(root / "secret.py", 0o000)
+    (root / "good.py").write_bytes(CUDA)
+    os.chmod(root / "good.py", 0o666)
+    from .conftest import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "COLUMNS": "200", "PORTER_NO_CACHE": "1"}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "porter", "rewrite", ".", "--target", "xla", "--diff"],
+            cwd=root, env=env, capture_output=True, timeout=120, user=65534, group=65534,
+        )
+    except (PermissionError, OSError) as exc:  # pragma: no cover - no such user here
+        pytest.skip(f"cannot run as nobody: {exc}")
+    if b"Permission denied" in proc.stderr and b"python" in proc.stderr[:200]:
+        pytest.skip("the interpreter is not readable by nobody")
+    err = proc.stderr.decode()
+    assert "secret.py: permission denied (cannot read)" in err, err
+    assert b"good.py" in proc.stdout  # the run went on
