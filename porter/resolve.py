@@ -105,33 +105,47 @@ class ImportTable:
         return best
 
 
-def _import_statements(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
-    """Every import statement, found without a full visitor pass.
+def iter_statements(body, *, into_defs: bool) -> Iterator[cst.CSTNode]:
+    """Every statement under `body` (a node or a list of them), without visiting expressions.
 
-    Walks statement bodies only (imports are statements), which skips all expressions.
+    Statement-level facts (imports, assignments, loop targets) are all porter reads before a
+    pass, and a full visitor costs far more: this walks suites, branches and handlers only.
+    With `into_defs=False` nested functions and classes are yielded but not entered.
     """
-    stack: list[cst.CSTNode] = [module]
+    stack: list = list(body) if isinstance(body, (list, tuple)) else [body]
     while stack:
         node = stack.pop()
-        body = getattr(node, "body", None)
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
-                    yield small
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield node
             continue
-        if isinstance(body, (list, tuple)):
-            stack.extend(body)
-        elif isinstance(body, cst.BaseSuite):
-            stack.append(body)
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            stack.extend(node.body)
+            continue
+        yield node
+        if not into_defs and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        inner = getattr(node, "body", None)
+        if isinstance(inner, cst.CSTNode):
+            stack.append(inner)
         for attr in ("orelse", "finalbody"):
             extra = getattr(node, attr, None)
             if isinstance(extra, cst.CSTNode):
                 stack.append(extra)
-        handlers = getattr(node, "handlers", None)
-        if handlers:
-            stack.extend(handlers)
+        stack.extend(getattr(node, "handlers", ()) or ())
         if isinstance(node, cst.Match):
             stack.extend(node.cases)
+
+
+def small_statements(body, *, into_defs: bool) -> Iterator[cst.BaseSmallStatement]:
+    for stmt in iter_statements(body, into_defs=into_defs):
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from stmt.body
+
+
+def _import_statements(module: cst.Module) -> Iterator[cst.Import | cst.ImportFrom]:
+    for small in small_statements(module, into_defs=True):
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            yield small
 
 
 def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
@@ -162,9 +176,7 @@ def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
         elif isinstance(t, cst.StarredElement):
             targets(t.value)
 
-    stack: list[cst.CSTNode] = list(node.body.body) if isinstance(node.body, cst.IndentedBlock) else [node.body]
-    while stack:
-        stmt = stack.pop()
+    for stmt in iter_statements(node.body, into_defs=False):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in stmt.body:
                 if isinstance(small, cst.Assign):
@@ -174,11 +186,9 @@ def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
                     targets(small.target)
                 elif isinstance(small, (cst.Global, cst.Nonlocal)):
                     declared_global.update(n.name.value for n in small.names)
-            continue
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            bound.add(stmt.name.value)
-            continue  # a nested scope binds its own names
-        if isinstance(stmt, (cst.For,)):
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(stmt.name.value)  # a nested scope binds only its own name here
+        elif isinstance(stmt, cst.For):
             targets(stmt.target)
         elif isinstance(stmt, cst.With):
             for item in stmt.items:
@@ -186,16 +196,6 @@ def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
                     targets(item.asname.name)
         elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
             targets(stmt.name.name)
-        body = getattr(stmt, "body", None)
-        if isinstance(body, cst.BaseSuite):
-            stack.extend(body.body if isinstance(body, cst.IndentedBlock) else [body])
-        for attr in ("orelse", "finalbody"):
-            extra = getattr(stmt, attr, None)
-            if isinstance(extra, cst.CSTNode):
-                stack.append(extra)
-        stack.extend(getattr(stmt, "handlers", ()) or ())
-        if isinstance(stmt, cst.Match):
-            stack.extend(stmt.cases)
     return frozenset(bound - declared_global)
 
 

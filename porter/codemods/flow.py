@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from porter.resolve import small_statements
+
 RANK_NAMES = frozenset(
     {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
 )
@@ -17,34 +19,14 @@ _INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_ran
 def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
     """Values of `name = value` statements directly in `scope`'s body (not nested defs)."""
     values: list[cst.BaseExpression] = []
-    stack = [scope.body] if hasattr(scope, "body") else []
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (list, tuple)):
-            stack.extend(node)
-            continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                if isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        if isinstance(target.target, cst.Name) and target.target.value == name:
-                            values.append(small.value)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                    if isinstance(small.target, cst.Name) and small.target.value == name:
-                        values.append(small.value)
-            continue
-        body = getattr(node, "body", None)
-        if isinstance(body, (list, tuple)):
-            stack.extend(body)
-        elif isinstance(body, cst.CSTNode):
-            stack.append(body)
-        for attr in ("orelse", "finalbody"):
-            extra = getattr(node, attr, None)
-            if isinstance(extra, cst.CSTNode):
-                stack.append(extra)
-        stack.extend(getattr(node, "handlers", ()) or ())
+    body = scope if isinstance(scope, cst.Module) else scope.body
+    for small in small_statements(body, into_defs=False):
+        if isinstance(small, cst.Assign):
+            if any(isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
+                values.append(small.value)
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            if isinstance(small.target, cst.Name) and small.target.value == name:
+                values.append(small.value)
     return values
 
 
