@@ -83,7 +83,16 @@ class Cache:
 
     @classmethod
     def for_paths(cls, paths: list[Path], cache_dir: Path | None = None) -> Cache:
-        return cls(Path(cache_dir) if cache_dir is not None else project_root(paths) / CACHE_DIR_NAME)
+        """`cache_dir` if given; else `.porter_cache/` at the project root where one exists
+        (make one to keep the cache beside the project, as `.ruff_cache`); else a folder
+        per project under the user's cache dir, so `--diff` writes nothing into the tree."""
+        if cache_dir is not None:
+            return cls(Path(cache_dir))
+        root = project_root(paths)
+        if (root / CACHE_DIR_NAME).is_dir():
+            return cls(root / CACHE_DIR_NAME)
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "porter"
+        return cls(base / hashlib.sha256(str(root).encode()).hexdigest()[:16])
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
         h = hashlib.sha256(salt().encode())

@@ -161,6 +161,8 @@ def lint(
         sys.stdout.write(text)
         sys.stdout.flush()
 
+    if any((r.reason or "").startswith("internal error") for r in run.errors):
+        raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
     if exit_zero:
         raise typer.Exit(EXIT_OK)
     failed = run.failing(eff.fail_on) or run.errors

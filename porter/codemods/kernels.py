@@ -61,6 +61,11 @@ def library_row(qualname: str) -> LibraryRow | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _TOPS() -> frozenset[str]:
+    return frozenset({r.prefix.split(".")[0] for r in library_table()} | {"torch"})
+
+
 class ReferenceTracker:
     """Which Name/Attribute nodes are whole references (`a.b.c`, not its `a.b` part, nor a
     keyword, definition name or assignment target). Mixed into families that report uses."""
@@ -129,7 +134,9 @@ class KernelsFamily(ReferenceTracker, Family):
         b"bitsandbytes",
         b"flash_attn",
         b"xformers",
-        b".cu",
+        b'.cu"',
+        b".cu'",
+        b".cuh",
     )
 
     def __init__(self, ctx) -> None:
@@ -234,6 +241,14 @@ class KernelsFamily(ReferenceTracker, Family):
         return updated
 
     def _reference(self, node: cst.BaseExpression) -> None:
+        head = node
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        if not isinstance(head, cst.Name):
+            return
+        bound = self.ctx.imports.names.get(head.value)
+        if bound is None or bound.split(".")[0] not in _TOPS():
+            return  # cheap exit: not a name of a library porter knows
         qual = self.ctx.qualname(node)
         if qual is None:
             return

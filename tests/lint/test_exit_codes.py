@@ -55,6 +55,19 @@ def test_internal_error_exits_2(project, monkeypatch):
     assert lint_pkg.lint is not boom
 
 
+def test_engine_bug_in_one_file_exits_2(project, monkeypatch):
+    import porter.engine
+
+    def broken(*a, **k):
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(porter.engine, "port_source", broken)
+    monkeypatch.setenv("PORTER_NO_CACHE", "1")
+    monkeypatch.setenv("PORTER_JOBS", "1")
+    r = cli("lint", ".", "-t", "neuron", "--exit-zero")
+    assert r.exit_code == 2 and "engine bug" in r.stderr
+
+
 def test_exit_zero(project):
     r = cli("lint", ".", "-t", "neuron", "--exit-zero")
     assert r.exit_code == 0 and "DEV001" in r.stdout
