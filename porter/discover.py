@@ -42,8 +42,8 @@ class Candidate:
     problem: str | None = None
 
 
-def _spec(lines: list[str]) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", lines)
+def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> Iterator[Candidate]:

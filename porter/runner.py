@@ -17,7 +17,6 @@ import pathspec
 
 from porter.cache import Cache
 from porter.discover import Candidate, discover
-from porter.engine import port_source
 from porter.findings import FileResult, FileStatus
 from porter.parallel import MIN_PARALLEL_FILES, Job, Pool, default_jobs, port_one
 from porter.prefilter import admits
@@ -36,7 +35,7 @@ def display_path(path: Path) -> str:
 
 @lru_cache(maxsize=256)
 def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def _matches(pattern: str, path: Path, name: str) -> bool:
@@ -95,7 +94,7 @@ def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
     name, settings, source, failed = _read(cand, settings)
     if failed is not None:
         return failed
-    return port_source(source, name, settings)
+    return _port_source(source, name, settings)
 
 
 def _env_jobs() -> int | None:
@@ -143,7 +142,7 @@ def iter_results(
                 yield (cand, hit, None), None
             elif not admits(source, here):
                 # the prefilter is cheaper than a cache entry: no entry is written for it
-                yield (cand, port_source(source, name, here), None), None
+                yield (cand, _port_source(source, name, here), None), None
             else:
                 yield (cand, None, key), Job(source, name, here)
 
@@ -228,3 +227,10 @@ def run(
         if on_result is not None:
             on_result(cand, result)
     return results, summary
+
+
+def _port_source(source: bytes, path: str, settings: Settings) -> FileResult:
+    # imported on first use: a run answered from the cache never loads libcst (~0.5 s)
+    from porter.engine import port_source
+
+    return port_source(source, path, settings)

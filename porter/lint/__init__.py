@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from porter.discover import Candidate
-from porter.engine import port_source
 from porter.findings import FileResult, FileStatus, Finding
 from porter.lint.fingerprint import fingerprint_file
 from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
@@ -43,7 +42,7 @@ def lint(
             atomic_write(cand.path, result.new_source)
             run.fixed.extend(f for f in result.findings if f.applied)
             # what is left is what the engine finds in the fixed file (ruff re-lints too)
-            current = port_source(result.new_source, result.path, here)
+            current = _port_source(result.new_source, result.path, here)
         file_findings: list[Finding] = list(current.findings)
         if report_unused:
             file_findings.extend(unused_suppressions(current, here))
@@ -56,3 +55,10 @@ def lint(
         run.findings.extend(file_findings)
     run.findings.sort(key=Finding.sort_key)
     return run
+
+
+def _port_source(source: bytes, path: str, settings: Settings) -> FileResult:
+    # imported on first use: a run answered from the cache never loads libcst (~0.5 s)
+    from porter.engine import port_source
+
+    return port_source(source, path, settings)
