@@ -32,7 +32,7 @@ def rewrite(
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
     report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print errors only."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and the diff with --diff)."),
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write .porter_cache/."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here instead of .porter_cache/ at the project root."),
@@ -57,7 +57,7 @@ def rewrite(
     def collect(cand, result) -> None:
         if result.status is FileStatus.CHANGED:
             changed.append((cand.path, result.new_source))
-            if diff and not quiet:
+            if diff:  # the diff is the output asked for: --quiet only drops the rest
                 print_diff(console, result)
         elif result.status is FileStatus.ERROR:
             where = f"{result.path}:{result.error_line}" if result.error_line else result.path

@@ -39,6 +39,11 @@ class Family:
     @staticmethod
     def without_kwargs(call: cst.Call, names: set[str]) -> cst.Call:
         args = [a for a in call.args if not (a.keyword is not None and a.keyword.value in names)]
+        if args and call.args and args[-1] is not call.args[-1]:
+            # the old last argument carried the layout before `)` (a newline and indent)
+            last = call.args[-1]
+            comma = last.comma if isinstance(last.comma, cst.Comma) else cst.MaybeSentinel.DEFAULT
+            args[-1] = args[-1].with_changes(whitespace_after_arg=last.whitespace_after_arg, comma=comma)
         return call.with_changes(args=fix_commas(args))
 
     @staticmethod
@@ -55,8 +60,25 @@ class Family:
             if a.keyword is not None and a.keyword.value == name:
                 args[i] = a.with_changes(value=value)
                 return call.with_changes(args=args)
+        if not args:
+            return call.with_changes(args=[new])
+        prev = args[-1]
+        if isinstance(prev.comma, cst.Comma) and _multiline_comma(prev.comma):
+            # one argument per line with a trailing comma: the new one goes on its own line
+            between = call.whitespace_before_args
+            if not isinstance(between, cst.ParenthesizedWhitespace):
+                between = prev.comma.whitespace_after
+            args[-1] = prev.with_changes(comma=cst.Comma(whitespace_after=between))
+            new = new.with_changes(comma=prev.comma)
+        else:
+            # the last argument's layout before `)` moves to the new last argument
+            args[-1] = prev.with_changes(
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
+            new = new.with_changes(whitespace_after_arg=prev.whitespace_after_arg)
         args.append(new)
-        return call.with_changes(args=fix_commas(args))
+        return call.with_changes(args=args)
 
 
 def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
