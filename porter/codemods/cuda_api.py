@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from porter.codemods.family import Family
+from porter.codemods.family import Family, ReferenceTracker
 from porter.findings import Applicability
 from porter.ruledata import load_toml
 
@@ -72,33 +72,15 @@ def lookup(suffix: str) -> ApiRow | None:
 _DEVICE_KWARGS = {"device", "map_location"}
 
 
-class CudaApiFamily(Family):
+class CudaApiFamily(ReferenceTracker, Family):
     codes = ("CUDA001", "CUDA002", "CUDA003", "CUDA004", "CUDA005", "CUDA006", "CUDA007", "CUDA008", "CUDA009", "GRAPH001", "DEV006")
     tokens = (b"cuda",)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._inner: set[int] = set()  # attribute nodes that are part of a longer chain
+        self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._inner.add(id(node.value))
-        self._inner.add(id(node.attr))
-
-    # names that are not references: keywords, definitions, assignment targets
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._inner.add(id(node.keyword))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._inner.add(id(node.name))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._inner.add(id(node.name))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._inner.add(id(node.target))
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))

@@ -81,6 +81,37 @@ class Family:
         return call.with_changes(args=args)
 
 
+class ReferenceTracker:
+    """Which Name/Attribute nodes are whole references (`a.b.c`, not its `a.b` part, nor a
+    keyword, definition name or assignment target). Mixed into families that report uses."""
+
+    def _track_init(self) -> None:
+        self._inner: set[int] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._inner.add(id(node.value))
+        self._inner.add(id(node.attr))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._inner.add(id(node.keyword))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._inner.add(id(node.name))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._inner.add(id(node.target))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._inner.add(id(node.name))
+
+    def whole_reference(self, node: cst.BaseExpression) -> bool:
+        return id(node) not in self._inner
+
+
 def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
     """Commas between arguments after some were added or removed; a trailing one is kept
     only where the call had one on a multi-line layout (the last arg's comma is left as is)."""

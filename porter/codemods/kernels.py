@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from porter.codemods.family import Family, string_value
+from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.resolve import _import_statements, dotted
 from porter.ruledata import load_toml
 
@@ -64,37 +64,6 @@ def library_row(qualname: str) -> LibraryRow | None:
 @lru_cache(maxsize=1)
 def _TOPS() -> frozenset[str]:
     return frozenset({r.prefix.split(".")[0] for r in library_table()} | {"torch"})
-
-
-class ReferenceTracker:
-    """Which Name/Attribute nodes are whole references (`a.b.c`, not its `a.b` part, nor a
-    keyword, definition name or assignment target). Mixed into families that report uses."""
-
-    def _track_init(self) -> None:
-        self._inner: set[int] = set()
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._inner.add(id(node.value))
-        self._inner.add(id(node.attr))
-
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self._inner.add(id(node.keyword))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._inner.add(id(node.name))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._inner.add(id(node.name))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._inner.add(id(node.target))
-
-    def visit_Param(self, node: cst.Param) -> None:
-        self._inner.add(id(node.name))
-
-    def whole_reference(self, node: cst.BaseExpression) -> bool:
-        return id(node) not in self._inner
 
 
 def _kernel_decorator(resolver, fn: cst.FunctionDef) -> str | None:

@@ -24,8 +24,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from porter.codemods.family import Family
-from porter.codemods.kernels import ReferenceTracker
+from porter.codemods.family import Family, ReferenceTracker
 from porter.findings import Applicability
 from porter.resolve import _import_statements, dotted
 from porter.ruledata import all_rules
