@@ -76,6 +76,7 @@ def lint(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
+    report: Path = typer.Option(None, "--report", help="Also write a migration report (FILE.html, .md or .json) of every finding, before --baseline."),
     report_unused_ignores: bool = typer.Option(
         False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
     ),
@@ -133,6 +134,14 @@ def lint(
     for r in run.errors:
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
         err_console.print(f"[bold red]error:[/] {escape(where)}: {escape(r.reason or '')} (not checked)", soft_wrap=True)
+
+    if report is not None:
+        from porter.report import ReportModel, write_report
+
+        try:
+            write_report(report, ReportModel.from_run(run.results, None, settings, kind="lint"))
+        except (ValueError, OSError) as exc:
+            raise usage_error(f"cannot write --report {report}: {exc}") from None
 
     if write_baseline_to is not None:
         write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)

@@ -183,3 +183,21 @@ def test_statistics(project):
     assert sorted(row[1].strip() for row in rows) == ["CUDA003", "DEV001", "DEV002"]
     stats = cli("lint", "-t", "neuron", "--statistics", "--output-format", "json").json()
     assert stats[0] == {"code": "DEV002", "name": "cuda-device-string", "count": 2, "fixable": 2, "severity": "error"}
+
+
+def test_lint_writes_the_shared_report(tmp_path):
+    """`porter lint --report` renders the same report model as rewrite (kind "lint")."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "m.py").write_text("import torch\nx = torch.zeros(2).cuda()\nmajor, _ = torch.cuda.get_device_capability()\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "lint", ".", "--target", "neuron", "--report", "r.json"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )
+    assert out.returncode == 1, out.stderr
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["kind"] == "lint"
+    codes = {f["code"] for file in data["files"] for f in file["findings"]}
+    assert {"DEV001", "CUDA007"} <= codes

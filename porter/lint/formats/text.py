@@ -48,7 +48,8 @@ def _one_line(text: str, limit: int = 200) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    suffix = "es" if word.endswith(("x", "s")) else "s"
+    return f"{n} {word}{'' if n == 1 else suffix}"
 
 
 def summary(run: LintRun) -> str:
