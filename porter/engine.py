@@ -74,6 +74,9 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
     new_source = new_module.bytes
     if new_source == source:
         return result
+    if not settings.want_source:
+        result.status = FileStatus.CHANGED  # findings only: the new text is not kept
+        return result
     # verify: what porter writes must parse again, or nothing is written
     try:
         cst.parse_module(new_source)
@@ -90,6 +93,8 @@ def _transform(module: cst.Module, path: str, settings: Settings, source: bytes,
     if not families:
         return module, ctx
     new = wrapper.module.visit(PortTransformer(ctx, families))
+    if not settings.want_source:
+        return new, ctx
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
     if scratch.get(AddImportsVisitor.CONTEXT_KEY):

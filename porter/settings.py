@@ -20,6 +20,9 @@ class Settings:
     annotate: bool = False  # leave `# porter[CODE]: …` at each manual site
     exclude: tuple[str, ...] = ()  # gitignore-style patterns
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = field(default=())
+    # False when only findings are wanted (lint without --fix/--diff): the engine then skips
+    # the import visitors and the re-parse check, half the cost of a changed file
+    want_source: bool = True
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

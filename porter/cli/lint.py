@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -76,6 +77,9 @@ def lint(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
+    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: .porter_cache/ if the project has one, else ~/.cache/porter)."),
     report: Path = typer.Option(None, "--report", help="Also write a migration report (FILE.html, .md or .json) of every finding, before --baseline."),
     report_unused_ignores: bool = typer.Option(
         False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
@@ -110,6 +114,8 @@ def lint(
         settings = eff.settings(unsafe_fixes=unsafe_fixes)
     except ConfigError as exc:
         raise usage_error(str(exc)) from None
+    if not (fix or diff):
+        settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = None
     if baseline is not None:
         try:
@@ -126,6 +132,9 @@ def lint(
             fix=fix,
             report_unused=report_unused_ignores,
             fingerprint_base=fingerprint_base,
+            jobs=jobs,
+            cache=False if no_cache else None,
+            cache_dir=cache_dir,
         )
     except Exception as exc:  # noqa: BLE001 - an internal error must exit 2, never 0 or 1
         err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}")

@@ -29,10 +29,13 @@ def lint(
     report_unused: bool = False,
     fingerprint_base: Path | None = None,
     on_result: Callable[[Candidate, FileResult], None] | None = None,
+    jobs: int | None = None,
+    cache: bool | None = None,
+    cache_dir: Path | None = None,
 ) -> LintRun:
     """Lint `paths`. With `fix`, write the fixes the settings allow and report what is left."""
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
-    for cand, result in iter_results(paths, settings):
+    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir):
         run.results.append(result)
         if on_result is not None:
             on_result(cand, result)
