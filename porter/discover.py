@@ -88,6 +88,8 @@ def _walk(top: Path, root: Path, excludes, respect_gitignore: bool, seen: set[Pa
                     yield Candidate(full, root, "symbolic link back into the tree (a loop): not followed")
                 # a link out of the tree is never followed
                 continue
+            if (full / "pyvenv.cfg").is_file():
+                continue  # a virtual environment, whatever its name: installed code, not yours
             if d.endswith(".py"):
                 yield Candidate(full, root, "a directory named like a Python file")
             keep.append(d)

@@ -151,3 +151,14 @@ def test_rules_and_explain(tmp_path):
     out = porter("explain", "dev001", cwd=tmp_path)
     assert out.returncode == 0 and "cuda-method" in out.stdout and ".to(" in out.stdout
     assert porter("explain", "ZZZ1", cwd=tmp_path).returncode == 2
+
+
+def test_virtual_environments_are_not_ported(tmp_path):
+    env = tmp_path / "my-env"
+    (env / "lib").mkdir(parents=True)
+    (env / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (env / "lib" / "dep.py").write_text(CUDA_FILE)
+    (tmp_path / "train.py").write_text(CUDA_FILE)
+    out = porter("rewrite", ".", "--target", "neuron", "--diff", cwd=tmp_path)
+    assert out.returncode == 1
+    assert "train.py" in out.stdout and "dep.py" not in out.stdout
