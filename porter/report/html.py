@@ -210,28 +210,29 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     add(f'<div class="mut">porter {_e(model.version)} · generated {_e(model.generated_at)}</div>')
 
     verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
-    add('<section id="summary"><div class="cards">')
-    add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
-    add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
-    add(f'<div class="card"><b>{r.manual}</b><span>manual sites left</span></div>')
-    if r.unapplied:
-        add(f'<div class="card"><b>{r.unapplied}</b><span>unsafe fixes not applied</span></div>')
-    add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
-    add("</div>")
-    add(_pct_bar(r.share))
-    add(
-        f'<p>Files: {c["scanned"]} scanned, {c["changed"]} changed, {c["unchanged"]} unchanged, '
-        f'{c["skipped"]} skipped, {c["errors"]} failed.</p>'
-    )
-    if model.skipped or model.error_files:
-        add("<ul>")
-        for reason, n in model.skipped.items():
-            add(f"<li>skipped {n}: {_e(reason)}</li>")
-        for err in model.error_files:
-            where = f"{err.path}:{err.error_line}" if err.error_line else err.path
-            add(f'<li class="del">failed <code>{_e(where)}</code>: {_e(err.reason or "")}</li>')
-        add("</ul>")
-    add("</section>")
+    if model.counts_files:
+        add('<section id="summary"><div class="cards">')
+        add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
+        add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
+        add(f'<div class="card"><b>{r.manual}</b><span>manual sites left</span></div>')
+        if r.unapplied:
+            add(f'<div class="card"><b>{r.unapplied}</b><span>unsafe fixes not applied</span></div>')
+        add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
+        add("</div>")
+        add(_pct_bar(r.share))
+        add(
+            f'<p>Files: {c["scanned"]} scanned, {c["changed"]} changed, {c["unchanged"]} unchanged, '
+            f'{c["skipped"]} skipped, {c["errors"]} failed.</p>'
+        )
+        if model.skipped or model.error_files:
+            add("<ul>")
+            for reason, n in model.skipped.items():
+                add(f"<li>skipped {n}: {_e(reason)}</li>")
+            for err in model.error_files:
+                where = f"{err.path}:{err.error_line}" if err.error_line else err.path
+                add(f'<li class="del">failed <code>{_e(where)}</code>: {_e(err.reason or "")}</li>')
+            add("</ul>")
+        add("</section>")
 
     fams = model.families
     if fams:
@@ -263,38 +264,39 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     shown = model.shown_files()
     index = {id(f): i for i, f in enumerate(shown)}
     work = model.manual_work()
-    add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
-    if work:
-        add('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
-        add("<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>")
-        rule_advice = {x.code: x.advice for x in model.rules}
-        for n, (f, s) in enumerate(work):
-            if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
-                # a long list: the rest is built when asked for (keeps the first load light)
-                add(f'</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
-            fd = s.finding
-            i = index.get(id(f))
-            where = _e(f"{f.path}:{fd.start.line}")
-            loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
-            tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
-            # the rule's advice is in the table above and the rule notes below: repeat only
-            # advice particular to this site
-            if fd.advice and fd.advice != rule_advice.get(fd.code):
-                todo = _prose(fd.advice)
-            else:
-                todo = f'<a href="#rule-{_e(fd.code)}" class="mut">as for {_e(fd.code)}</a>'
-            add(
-                f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
-                f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{todo}</td></tr>"
-            )
-        if len(work) > MANUAL_ROWS:
-            add("</template>")
-        add("</tbody></table>")
-        if len(work) > MANUAL_ROWS:
-            add(f'<button type="button" id="manual-show">show all {len(work)} sites</button>')
-    else:
-        add("<p>Nothing: every CUDA-specific site was handled.</p>")
-    add("</section>")
+    if model.counts_files:
+        add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
+        if work:
+            add('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
+            add("<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>")
+            rule_advice = {x.code: x.advice for x in model.rules}
+            for n, (f, s) in enumerate(work):
+                if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
+                    # a long list: the rest is built when asked for (keeps the first load light)
+                    add(f'</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
+                fd = s.finding
+                i = index.get(id(f))
+                where = _e(f"{f.path}:{fd.start.line}")
+                loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+                tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
+                # the rule's advice is in the table above and the rule notes below: repeat only
+                # advice particular to this site
+                if fd.advice and fd.advice != rule_advice.get(fd.code):
+                    todo = _prose(fd.advice)
+                else:
+                    todo = f'<a href="#rule-{_e(fd.code)}" class="mut">as for {_e(fd.code)}</a>'
+                add(
+                    f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
+                    f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{todo}</td></tr>"
+                )
+            if len(work) > MANUAL_ROWS:
+                add("</template>")
+            add("</tbody></table>")
+            if len(work) > MANUAL_ROWS:
+                add(f'<button type="button" id="manual-show">show all {len(work)} sites</button>')
+        else:
+            add("<p>Nothing: every CUDA-specific site was handled.</p>")
+        add("</section>")
 
     if model.files_with_sites:
         add('<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>')
@@ -309,7 +311,7 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     for sec in model.sections:
         add(f'<section id="sec-{_e(sec.id)}"><h2>{_e(sec.title)}</h2>')
         if sec.text:
-            add(f"<p>{_e(sec.text)}</p>")
+            add(f'<p style="white-space:pre-wrap">{_e(sec.text)}</p>')
         if sec.rows:
             add('<table class="t"><thead><tr>' + "".join(f"<th>{_e(str(h))}</th>" for h in sec.columns) + "</tr></thead><tbody>")
             for row in sec.rows:
@@ -317,31 +319,32 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             add("</tbody></table>")
         add("</section>")
 
-    add(f'<section id="files"><h2>Files ({len(shown)})</h2>')
-    budget = open_rows
-    for i, f in enumerate(shown):
-        hunks = f.hunks()
-        nrows = sum(len(h.rows) for h in hunks)
-        is_open = nrows <= budget
-        if is_open:
-            budget -= nrows
-        else:
-            budget = 0  # keep the order: once one file is closed, later ones are too
-        added, removed = f.line_counts()
-        rd = f.readiness
-        st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
-        if rd.sites:
-            st.append(f"readiness {_e(rd.percent())}")
-        if rd.left:
-            st.append(f"{rd.left} left")
-        add(
-            f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
-            f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'
-        )
-        table = _file_table(model, i, f, hunks, nrows)
-        add(table if is_open else f"<template>{table}</template>")
-        add("</details>")
-    add("</section>")
+    if model.counts_files:
+        add(f'<section id="files"><h2>Files ({len(shown)})</h2>')
+        budget = open_rows
+        for i, f in enumerate(shown):
+            hunks = f.hunks()
+            nrows = sum(len(h.rows) for h in hunks)
+            is_open = nrows <= budget
+            if is_open:
+                budget -= nrows
+            else:
+                budget = 0  # keep the order: once one file is closed, later ones are too
+            added, removed = f.line_counts()
+            rd = f.readiness
+            st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
+            if rd.sites:
+                st.append(f"readiness {_e(rd.percent())}")
+            if rd.left:
+                st.append(f"{rd.left} left")
+            add(
+                f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
+                f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'
+            )
+            table = _file_table(model, i, f, hunks, nrows)
+            add(table if is_open else f"<template>{table}</template>")
+            add("</details>")
+        add("</section>")
 
     if model.rules:
         add('<section id="rule-docs"><h2>Rules in this report</h2>')

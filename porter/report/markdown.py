@@ -45,6 +45,8 @@ def _rule_link(model: ReportModel, code: str) -> str:
 
 def summary_markdown(model: ReportModel) -> list[str]:
     out = [f"## {model.title}", ""]
+    if not model.counts_files:
+        return out
     r = model.readiness
     verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
     if r.sites:

@@ -454,6 +454,11 @@ class ReportModel:
 
     # -- views the renderers share ---------------------------------------------------------
 
+    @property
+    def counts_files(self) -> bool:
+        """False for a report about no ported files (parity-check): no readiness to show."""
+        return self.kind != "parity-check" or bool(self.files)
+
     def add_section(self, section: Section) -> None:
         self.sections.append(section)
 

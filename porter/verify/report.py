@@ -1,9 +1,9 @@
-"""Renders a ParityResult: rich terminal tables, Markdown, HTML, JSON. All renderers read one
-list of sections built here, so they cannot disagree."""
+"""Renders a ParityResult. One list of sections is built here; the terminal tables read it
+directly, Markdown and HTML go through the shared report model (porter.report) as its
+sections, and JSON is the result itself (schema `porter.parity/1`)."""
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 
@@ -148,46 +148,39 @@ def to_json(r: ParityResult) -> str:
     return json.dumps(r.to_dict(), indent=2, default=str)
 
 
-def _md_cell(s: str) -> str:
-    return str(s).replace("|", "\\|").replace("\n", "<br>")
+def report_model(r: ParityResult):
+    """The shared report model (porter.report) with one section per table of this result."""
+    import re
+
+    from porter.report import ReportModel
+    from porter.report import Section as ReportSection
+    from porter.settings import Settings
+
+    shared = [
+        ReportSection(
+            id=re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"),
+            title=title,
+            text="\n".join(notes),
+            columns=list(header),
+            rows=[list(row) for row in rows],
+        )
+        for title, header, rows, notes in sections(r)
+    ]
+    shared.insert(0, ReportSection(id="verdict", title=f"parity-check: {r.verdict.upper()}", text="; ".join(r.reasons)))
+    target = (r.config or {}).get("target") or "xla"
+    return ReportModel.from_run([], None, Settings(target=target), kind="parity-check", sections=shared)
 
 
 def to_markdown(r: ParityResult) -> str:
-    lines = [f"# porter parity-check: {r.verdict.upper()}", ""]
-    for title, header, rows, notes in sections(r):
-        lines += [f"## {title}", ""]
-        for n in notes:
-            if "\n" in n:
-                lines += ["```", n, "```"]
-            else:
-                lines.append(f"- {n}")
-        if notes:
-            lines.append("")
-        if rows:
-            lines.append("| " + " | ".join(header) + " |")
-            lines.append("|" + "---|" * len(header))
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-            lines.append("")
-    return "\n".join(lines)
+    from porter.report import render
+
+    return render(report_model(r), "markdown")
 
 
 def to_html(r: ParityResult) -> str:
-    e = html.escape
-    parts = ["<!doctype html><meta charset='utf-8'><title>porter parity-check</title>",
-             "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
-             "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}"
-             "pre{background:#f5f5f5;padding:8px}</style>",
-             f"<h1>porter parity-check: {e(r.verdict.upper())}</h1>"]
-    for title, header, rows, notes in sections(r):
-        parts.append(f"<h2>{e(title)}</h2><ul>")
-        for n in notes:
-            parts.append(f"<li><pre>{e(n)}</pre></li>" if "\n" in n else f"<li>{e(n)}</li>")
-        parts.append("</ul>")
-        if rows:
-            parts.append("<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in header) + "</tr>")
-            parts += ["<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>" for row in rows]
-            parts.append("</table>")
-    return "\n".join(parts)
+    from porter.report import render
+
+    return render(report_model(r), "html")
 
 
 def write_report(r: ParityResult, path: Path) -> None:

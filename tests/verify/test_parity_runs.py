@@ -49,7 +49,8 @@ def test_faithful_port_passes_with_gradients_and_training(tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["verdict"] == "pass" and data["ported"]["device"] == "xla (CPU PJRT, emulated)"
     assert "not hardware results" in (tmp_path / "r.md").read_text()
-    assert "<table>" in (tmp_path / "r.html").read_text()
+    html_text = (tmp_path / "r.html").read_text()
+    assert "<table" in html_text and "xla (CPU PJRT, emulated)" in html_text and "data-ready" in html_text
 
 
 def test_broken_port_fails_and_names_the_layer():
