@@ -13,7 +13,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from porter.findings import Applicability, Finding, Position, Severity
+from porter.findings import Applicability, Finding, Position
 from porter.positions import positions
 from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
 from porter.ruledata import Rule, all_rules, rule_enabled
@@ -295,6 +295,3 @@ class PortContext:
         if not t.rank_indexed_devices:
             return cst.SimpleString(f'"{t.device_type}"')
         return self.expr('{torch}.device("%s", {index})' % t.device_type, index=index)
-
-    def severity(self, code: str) -> Severity:
-        return all_rules()[code].severity

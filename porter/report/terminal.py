@@ -157,14 +157,3 @@ def _print_sections(console: Console, model: ReportModel) -> None:
 def _n(n: int, colour: str) -> str:
     return f"[{colour}]{n}[/]" if n else "0"
 
-
-def print_summary(console: Console, summary, *, wrote: str, results=None, settings=None, kind: str = "rewrite") -> None:
-    """Compatibility shim: the summary from a Summary (needs results+settings for the full view)."""
-    if results is not None and settings is not None:
-        print_report(console, ReportModel.from_run(results, summary, settings, kind=kind), wrote=wrote)
-        return
-    skipped = sum(summary.skipped.values())
-    console.print(
-        f"[bold]Files[/]: {summary.scanned} scanned, {summary.changed} {wrote}, "
-        f"{summary.unchanged} unchanged, {skipped} skipped, {len(summary.errors)} failed"
-    )
