@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.codemods.family import Family, fix_commas
+from porter.codemods.family import Family, fix_commas, keyword_arg
 from porter.findings import Applicability
 from porter.resolve import dotted
 
@@ -150,7 +150,7 @@ class AmpFamily(Family):
                 replacement=self.ctx.expr("{torch}.bfloat16"),
             )
             dtype = self.ctx.expr("{torch}.bfloat16" if bf16 else "{torch}.float16")
-            args.append(cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_eq()))
+            args.append(keyword_arg("dtype", dtype))
         new = cst.Call(func=self.ctx.ref("torch.autocast"), args=fix_commas(args), lpar=updated.lpar, rpar=updated.rpar)
         if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast(\"{t.device_type}\", ...)`", replacement=new):
             self.ctx.release(original.func)
@@ -216,7 +216,3 @@ class AmpFamily(Family):
         if statement is not None:
             self.ctx.statement_edits.remove.add(id(statement))
         return updated
-
-
-def _eq() -> cst.AssignEqual:
-    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))

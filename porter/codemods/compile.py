@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.codemods.family import Family, string_value
+from porter.codemods.family import Family, keyword_arg, string_value
 from porter.findings import Applicability
 
 COMPILE = {"torch.compile"}
@@ -57,7 +57,7 @@ class CompileFamily(Family):
         if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE:
             return updated
         t = self.ctx.target
-        call = cst.Call(func=updated.decorator, args=[cst.Arg(keyword=cst.Name("backend"), value=cst.SimpleString(f'"{t.compile_backend}"'), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+        call = cst.Call(func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))])
         new = updated.with_changes(decorator=call)
         if self.ctx.report("COMP001", original, f"`@torch.compile` gets backend=\"{t.compile_backend}\"", replacement=new):
             return new

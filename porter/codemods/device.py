@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import RANK_NAMES, int_device_binding
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -201,7 +201,7 @@ class DeviceFamily(Family):
             func=updated.func.with_changes(attr=cst.Name("to")),
             args=[cst.Arg(value=device), *rest],
         )
-        new = new.with_changes(args=_commas(list(new.args)))
+        new = new.with_changes(args=fix_commas(list(new.args)))
         if self.ctx.report("DEV001", original, f"`.cuda()` becomes `.to({self.ctx.code(device)})`", replacement=new):
             return new
         return updated
@@ -253,7 +253,7 @@ class DeviceFamily(Family):
         dtype = self.ctx.expr("{torch}.%s" % LEGACY_TYPES[qual[11:]])
         new = updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")),
-            args=_commas([cst.Arg(value=self.ctx.device()), cst.Arg(value=dtype)]),
+            args=fix_commas([cst.Arg(value=self.ctx.device()), cst.Arg(value=dtype)]),
         )
         self.ctx.supersede(original.args[0])
         if self.ctx.report("DEV006", original, f"legacy `{qual}` cast becomes `.to(device, dtype)`", replacement=new):
@@ -264,14 +264,11 @@ class DeviceFamily(Family):
     def _legacy_constructor(self, original: cst.Call, updated: cst.Call, kind: str):
         args = self.positional(original)
         dtype = self.ctx.expr("{torch}.%s" % LEGACY_TYPES[kind])
-        kw = [
-            cst.Arg(keyword=cst.Name("dtype"), value=dtype, equal=_eq()),
-            cst.Arg(keyword=cst.Name("device"), value=self.ctx.device(), equal=_eq()),
-        ]
+        kw = [keyword_arg("dtype", dtype), keyword_arg("device", self.ctx.device())]
         if len(args) == 1 and len(original.args) == 1 and isinstance(args[0].value, (cst.List, cst.Tuple)):
-            new = cst.Call(func=self.ctx.ref("torch.tensor"), args=_commas([updated.args[0], *kw]))
+            new = cst.Call(func=self.ctx.ref("torch.tensor"), args=fix_commas([updated.args[0], *kw]))
         elif args and len(args) == len(original.args) and all(isinstance(a.value, cst.Integer) for a in args):
-            new = cst.Call(func=self.ctx.ref("torch.empty"), args=_commas([*updated.args, *kw]))
+            new = cst.Call(func=self.ctx.ref("torch.empty"), args=fix_commas([*updated.args, *kw]))
         else:
             return updated  # the attribute itself was already reported as manual
         self.ctx.supersede(original.func)
@@ -341,18 +338,3 @@ class DeviceFamily(Family):
         ):
             return new
         return updated
-
-
-def _eq() -> cst.AssignEqual:
-    return cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-
-
-def _commas(args: list[cst.Arg]) -> list[cst.Arg]:
-    out = []
-    for i, a in enumerate(args):
-        if i < len(args) - 1:
-            a = a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
-        else:
-            a = a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        out.append(a)
-    return out

@@ -49,13 +49,7 @@ class Family:
     @staticmethod
     def with_kwarg(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
         args = list(call.args)
-        new = cst.Arg(
-            keyword=cst.Name(name),
-            value=value,
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-            ),
-        )
+        new = keyword_arg(name, value)
         for i, a in enumerate(args):
             if a.keyword is not None and a.keyword.value == name:
                 args[i] = a.with_changes(value=value)
@@ -110,6 +104,15 @@ class ReferenceTracker:
 
     def whole_reference(self, node: cst.BaseExpression) -> bool:
         return id(node) not in self._inner
+
+
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    """`name=value`, spaced as PEP 8 writes keyword arguments."""
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
 
 
 def fix_commas(args: list[cst.Arg]) -> list[cst.Arg]:
