@@ -13,6 +13,7 @@ import libcst as cst
 
 from porter.codemods.context import PortContext
 from porter.codemods.family import Family
+from porter.codemods import tidy
 
 _COMPOUND = (
     cst.If,
@@ -28,6 +29,7 @@ _STATEMENT_TYPES = frozenset((cst.SimpleStatementLine, *_COMPOUND))
 _SCOPE_TYPES = frozenset((cst.FunctionDef, cst.Lambda))
 _VALUE_HOLDERS = frozenset((cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign))
 _BLOCK_TYPES = frozenset((cst.IndentedBlock, cst.Module))
+_FOLDS = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
 
 
 class PortTransformer(cst.CSTTransformer):
@@ -44,6 +46,10 @@ class PortTransformer(cst.CSTTransformer):
                 elif attr.startswith("leave_"):
                     self._leaves.setdefault(attr[6:], []).append(getattr(fam, attr))
         self._removed_markers: set[int] = set()
+        self._rewritten: set[int] = set()  # statement lines a fix changed (result nodes)
+        self._emptied: set[int] = set()  # the `pass` left where a rewrite emptied a block
+        self._applied_at: list[int] = []  # ctx.applied when each simple statement was entered
+        self._elifs: set[int] = set()  # `If` nodes that are another If's `elif`
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -55,6 +61,10 @@ class PortTransformer(cst.CSTTransformer):
             self.ctx.scopes.push(node)
         if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.append(node)
+            if cls is cst.SimpleStatementLine:
+                self._applied_at.append(self.ctx.applied)
+            elif cls is cst.If and type(node.orelse) is cst.If:
+                self._elifs.add(id(node.orelse))
         elif cls in _VALUE_HOLDERS:
             self.ctx.statement_of[id(node.value)] = node
         fns = self._visits.get(cls.__name__)
@@ -74,12 +84,22 @@ class PortTransformer(cst.CSTTransformer):
             if type(result) is not cls:
                 break  # replaced by another kind of node: the rest no longer applies
         same = type(result) is cls
-        if cls is cst.SimpleStatementLine and same:
-            result = self._apply_statement_edits(original_node, result)
+        if cls is cst.SimpleStatementLine:
+            changed = self.ctx.applied != self._applied_at.pop()
+            if same:
+                result = self._apply_statement_edits(original_node, result)
+            if changed:
+                self._mark_rewritten(result)
         elif cls is cst.SimpleStatementSuite and same:
             result = self._apply_suite_edits(original_node, result)
         elif cls in _BLOCK_TYPES and same:
             result = self._drop_removed(result)
+        elif same and cls in _FOLDS:
+            result = _FOLDS[cls](original_node, result)
+        elif cls is cst.If and same:
+            result = self._fold_if(original_node, result)
+        elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
+            result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
         if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.pop()
             if self.ctx.settings.annotate and type(result) is not cst.RemovalSentinel and type(result) is not cst.FlattenSentinel:
@@ -157,27 +177,93 @@ class PortTransformer(cst.CSTTransformer):
         smalls = self._edited_smalls(list(original.body), list(updated.body))
         return updated.with_changes(body=smalls or [cst.Pass()])
 
+    def _mark_rewritten(self, result) -> None:
+        if type(result) is cst.FlattenSentinel:
+            self._rewritten.update(id(n) for n in result.nodes)
+        elif type(result) is cst.SimpleStatementLine:
+            self._rewritten.add(id(result))
+
     def _drop_removed(self, block: cst.IndentedBlock | cst.Module):
-        """Drop removal markers, handing their comment lines to the next statement."""
+        """Drop removal markers (handing their comment lines to the next statement) and
+        statements a rewrite made repeat the one before them (`torch.manual_seed(s)` twice)."""
         body = list(block.body)
-        if not self._removed_markers and body:
+        if not (self._removed_markers or self._rewritten) and body:
             return block
         out: list[cst.BaseStatement] = []
         carried: list[cst.EmptyLine] = []
+        changed = False
         for stmt in body:
-            if id(stmt) in self._removed_markers:
+            if id(stmt) in self._removed_markers or (id(stmt) in self._rewritten and tidy.repeats(stmt, out)):
                 carried.extend(stmt.leading_lines)
+                changed = True
                 continue
             if carried:
                 stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
                 carried = []
             out.append(stmt)
+        if not changed and out:
+            return block
         if carried:
             # nothing follows inside this block: keep the comments on a `pass`
-            out.append(cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried))
+            marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)
+            self._emptied.add(id(marker))
+            out.append(marker)
         if not out and isinstance(block, cst.IndentedBlock):
-            out.append(cst.SimpleStatementLine(body=[cst.Pass()]))
+            marker = cst.SimpleStatementLine(body=[cst.Pass()])
+            self._emptied.add(id(marker))
+            out.append(marker)
         return block.with_changes(body=out)
+
+    # -- constant conditions and emptied branches ------------------------------------------
+
+    def _is_emptied(self, block) -> bool:
+        return type(block) is cst.IndentedBlock and len(block.body) == 1 and id(block.body[0]) in self._emptied
+
+    def _comments_of(self, block) -> list[cst.EmptyLine]:
+        return [line for line in block.body[0].leading_lines if line.comment is not None] if self._is_emptied(block) else []
+
+    def _fold_if(self, original: cst.If, updated: cst.If):
+        """`if True:` -> its body; a branch a rewrite emptied -> the branch that is left."""
+        elif_ = id(original) in self._elifs
+        value = tidy.porter_constant(original.test, updated.test)
+        if value is not None and not elif_:
+            if value:
+                return self._inline(updated, updated.body)
+            if type(updated.orelse) is cst.Else:
+                return self._inline(updated, updated.orelse.body)
+            if updated.orelse is None:
+                return self._gone(updated, [])
+            return updated
+        if not self._is_emptied(updated.body):
+            return updated
+        comments = self._comments_of(updated.body)
+        if updated.orelse is None:
+            if elif_:
+                return cst.RemovalSentinel.REMOVE if not comments else updated
+            return self._gone(updated, comments)
+        if type(updated.orelse) is cst.Else and not elif_:
+            body = updated.orelse.body
+            if comments:
+                first = body.body[0]
+                body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])
+            return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
+        return updated  # an emptied branch before an `elif`: left for a person
+
+    def _inline(self, node: cst.If, block) -> cst.BaseStatement | cst.FlattenSentinel:
+        stmts = list(block.body) if type(block) is cst.IndentedBlock else [cst.SimpleStatementLine(body=list(block.body))]
+        if not stmts:
+            return self._gone(node, [])
+        stmts[0] = stmts[0].with_changes(leading_lines=[*node.leading_lines, *stmts[0].leading_lines])
+        return cst.FlattenSentinel(stmts)
+
+    def _gone(self, node: cst.If, comments: list[cst.EmptyLine]):
+        """Remove a whole `if`; its comments (and those of what it held) move to what follows."""
+        lines = [line for line in node.leading_lines if line.comment is not None] + comments
+        if not lines:
+            return cst.RemovalSentinel.REMOVE
+        marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)
+        self._removed_markers.add(id(marker))
+        return marker
 
     # -- annotations -----------------------------------------------------------------------
 

@@ -75,6 +75,7 @@ class PortContext:
         self.statement_of: dict[int, cst.BaseSmallStatement] = {}  # id(expr) -> statement
         self.current_statements: list[cst.CSTNode] = []
         self._pending: list[_Pending] = []
+        self.applied = 0  # fixes applied so far: the statement walker tells rewritten lines by it
         self.suppressed: list[Finding] = []
         self._positions = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
@@ -154,6 +155,7 @@ class PortContext:
         self._pending.append(
             _Pending(rule, node, message, applicability, applied, text, advice, statement)
         )
+        self.applied += applied
         return applied
 
     def would_apply(self, code: str, node: cst.CSTNode, applicability: Applicability) -> bool:

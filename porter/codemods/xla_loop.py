@@ -16,20 +16,41 @@ from porter.findings import Applicability
 from porter.resolve import dotted
 
 SYNCS = {"torch_xla.sync", "torch_xla.core.xla_model.mark_step", "torch_xla.core.xla_model.optimizer_step"}
+CUDA_SYNC = "torch.cuda.synchronize"  # becomes `torch_xla.sync()` on xla
+OPT_STEPS = {"torch_xla.core.xla_model.optimizer_step"}
+
+
+def _is_step(node: cst.Call, resolver) -> bool:
+    """`optimizer.step()`, `scaler.step(opt)`, `scaler.update()`, `xm.optimizer_step(opt)`."""
+    func = node.func
+    if isinstance(func, cst.Attribute):
+        name = (dotted(func.value) or "").lower()
+        if func.attr.value == "step" and ("optim" in name or "scaler" in name or name in ("opt", "optim")):
+            return True
+        if func.attr.value == "update" and "scaler" in name:
+            return True
+    return resolver.imports.qualify(dotted(func) or "") in OPT_STEPS
 
 
 class _StepCalls(cst.CSTVisitor):
+    """What one loop's own body (not nested loops or functions) does."""
+
     def __init__(self, resolver) -> None:
         self.resolver = resolver
-        self.steps = False
+        self.backward = False
+        self.optimizer_step = False
         self.synced = False
+
+    @property
+    def steps(self) -> bool:
+        return self.backward or self.optimizer_step
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute):
-            name = (dotted(func.value) or "").lower()
-            if func.attr.value == "backward" or (func.attr.value == "step" and ("optim" in name or "scaler" in name)):
-                self.steps = True
+        if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+            self.backward = True
+        if _is_step(node, self.resolver):
+            self.optimizer_step = True
         qual = self.resolver.imports.qualify(dotted(func) or "")
         if qual in SYNCS:
             self.synced = True
@@ -47,19 +68,88 @@ class _StepCalls(cst.CSTVisitor):
         return False
 
 
+def _calls(stmt: cst.CSTNode, pred) -> bool:
+    """Whether `stmt` (not a nested loop or function in it) makes a call `pred` accepts."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            found = found or pred(node)
+
+        def visit_For(self, node) -> bool:
+            return False  # a nested loop is its own step
+
+        def visit_While(self, node) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+        def visit_Lambda(self, node) -> bool:
+            return False
+
+    stmt.visit(_V())
+    return found
+
+
+def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
+    """`idx = torch.cat((idx, nxt), dim=1)`: the step of an autoregressive decoding loop."""
+    if type(stmt) is not cst.SimpleStatementLine:
+        return False
+    for small in stmt.body:
+        if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
+            continue
+        value = small.value
+        if type(value) is not cst.Call or resolver.qualname(value.func) not in ("torch.cat", "torch.concat", "torch.concatenate"):
+            continue
+        name = small.targets[0].target.value
+        if value.args and type(value.args[0].value) in (cst.Tuple, cst.List):
+            if any(type(e.value) is cst.Name and e.value.value == name for e in value.args[0].value.elements):
+                return True
+    return False
+
+
+def _is_backward(node: cst.Call) -> bool:
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
+
+
 def _is_loader_call(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("DataLoader")
 
 
 class XlaLoopFamily(Family):
-    codes = ("XLA001", "XLA002", "XLA003")
-    tokens = (b"backward", b".step(", b"DataLoader", b"pin_memory", b"loader")
+    codes = ("XLA001", "XLA002", "XLA003", "XLA004")
+    tokens = (b"backward", b".step(", b"DataLoader", b"pin_memory", b"loader", b"cat(", b"concat")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._loops: list[_StepCalls] = []  # enclosing loops of the node being visited
 
     def _body_stats(self, loop: cst.For | cst.While) -> _StepCalls:
         stats = _StepCalls(self.ctx.resolver)
         for child in loop.body.children:
             child.visit(stats)
+            # an unconditional `torch.cuda.synchronize()` in the step becomes `torch_xla.sync()`
+            if type(child) is cst.SimpleStatementLine and any(
+                type(s) is cst.Expr and type(s.value) is cst.Call and self.ctx.qualname(s.value.func) == CUDA_SYNC
+                for s in child.body
+            ):
+                stats.synced = True
         return stats
+
+    def visit_For(self, node: cst.For) -> None:
+        self._loops.append(self._body_stats(node))
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(self._body_stats(node))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._loops.append(None)  # loops outside a function are not this function's steps
+
+    def leave_FunctionDef(self, original, updated):
+        self._loops.pop()
+        return updated
 
     def leave_For(self, original: cst.For, updated: cst.For):
         updated = self._wrap_loader(original, updated)
@@ -69,16 +159,36 @@ class XlaLoopFamily(Family):
         return self._sync(original, updated)
 
     def _sync(self, original, updated):
-        stats = self._body_stats(original)
-        if not stats.steps or stats.synced:
+        stats = self._loops.pop()
+        if stats.synced or not isinstance(original.body, cst.IndentedBlock):
+            if stats.steps and not stats.synced:
+                self.ctx.report("XLA001", original, "a one-line training loop: add `torch_xla.sync()` at the end of each step", applicability=Applicability.MANUAL)
             return updated
-        if not isinstance(updated.body, cst.IndentedBlock):
-            self.ctx.report("XLA001", original, "a one-line training loop: add `torch_xla.sync()` at the end of each step", applicability=Applicability.MANUAL)
+        outer_steps = False
+        for outer in reversed(self._loops):
+            if outer is None:
+                break
+            outer_steps = outer_steps or outer.optimizer_step or outer.synced
+        if stats.optimizer_step or (stats.backward and not outer_steps):
+            # right after the optimizer step (or the backward pass of a loop that has none),
+            # before any `break`, logging or callback that follows it
+            pred = (lambda c: _is_step(c, self.ctx.resolver)) if stats.optimizer_step else _is_backward
+            code, msg = "XLA001", "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph"
+        elif not stats.steps and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
+            pred = None
+            code, msg = "XLA004", "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token"
+        else:
             return updated
+        new_body = list(updated.body.body)
+        if pred is None:
+            hits = [i for i, s in enumerate(new_body) if _appends_to_itself(s, self.ctx.resolver)]
+        else:
+            hits = [i for i, s in enumerate(new_body) if _calls(s, pred)]
+        at = hits[-1] if hits else len(new_body) - 1  # a rewrite moved the call: end of the step
         sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
-        body = updated.body.with_changes(body=[*updated.body.body, sync])
-        new = updated.with_changes(body=body)
-        if self.ctx.report("XLA001", original, "training-step loop: `torch_xla.sync()` added at the end of each iteration, so each step compiles and runs as one graph", replacement=sync):
+        new_body.insert(at + 1, sync)
+        new = updated.with_changes(body=updated.body.with_changes(body=new_body))
+        if self.ctx.report(code, original, msg, replacement=sync):
             return new
         return updated
 

@@ -1,0 +1,135 @@
+"""What a reviewer would tidy by hand after a rewrite, done where the rewrite made the need.
+
+Rewrites leave constants (`torch.cuda.is_bf16_supported()` becomes `True`), emptied branches
+(every statement of `if args.deterministic:` was a cuDNN flag) and repeated statements
+(`torch.cuda.manual_seed_all(s)` becomes a second `torch.manual_seed(s)`). The statement
+walker (`composite.PortTransformer`) calls these helpers only on nodes porter changed, so
+code the user wrote this way is never touched.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+_EMPTY = cst.Module(body=[])
+_SPACE = re.compile(r"\s+")
+_SEED_CALL = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
+
+
+def constant(node: cst.CSTNode) -> bool | None:
+    """True/False for the literal names, else None."""
+    if type(node) is cst.Name and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
+def porter_constant(original: cst.CSTNode, updated: cst.CSTNode) -> bool | None:
+    """The constant `updated` is, when the rewrite made it one (the original was not)."""
+    value = constant(updated)
+    if value is None or constant(original) is not None:
+        return None
+    return value
+
+
+def _keep_parens(outer: cst.BaseExpression, inner: cst.BaseExpression) -> cst.BaseExpression:
+    if outer.lpar and not inner.lpar:
+        return inner.with_changes(lpar=outer.lpar, rpar=outer.rpar)
+    return inner
+
+
+def fold_boolean(original: cst.BooleanOperation, updated: cst.BooleanOperation) -> cst.BaseExpression:
+    """`x and True` -> `x`, `x or False` -> `x`, `x and False` -> `False`, `x or True` -> `True`
+    (the constant side came from a rewrite: a CUDA query answered for the target)."""
+    is_and = type(updated.operator) is cst.And
+    for mine, other, orig_mine in (
+        (updated.right, updated.left, original.right),
+        (updated.left, updated.right, original.left),
+    ):
+        value = porter_constant(orig_mine, mine)
+        if value is None:
+            continue
+        if value is is_and:  # `x and True`, `x or False`: the other side decides
+            return _keep_parens(updated, other)
+        if mine is updated.right and not _pure(other):
+            return updated  # `f() and False` still calls f()
+        return _keep_parens(updated, mine)
+    return updated
+
+
+def fold_ifexp(original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
+    value = porter_constant(original.test, updated.test)
+    if value is None:
+        return updated
+    return _keep_parens(updated, updated.body if value else updated.orelse)
+
+
+def fold_not(original: cst.UnaryOperation, updated: cst.UnaryOperation) -> cst.BaseExpression:
+    if type(updated.operator) is not cst.Not:
+        return updated
+    value = porter_constant(original.expression, updated.expression)
+    if value is None:
+        return updated
+    return _keep_parens(updated, cst.Name("False" if value else "True"))
+
+
+def _pure(node: cst.CSTNode) -> bool:
+    """No call anywhere in `node` (reading names and attributes has no effect we keep)."""
+    if type(node) is cst.Call:
+        return False
+    return all(_pure(c) for c in node.children)
+
+
+def negate(test: cst.BaseExpression) -> cst.BaseExpression:
+    """`not test`, written as a person would: `a == b` -> `a != b`, `not x` -> `x`."""
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and not test.lpar:
+        return test.expression
+    flips = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
+    if type(test) is cst.Comparison and len(test.comparisons) == 1 and not test.lpar:
+        op = test.comparisons[0].operator
+        flip = flips.get(type(op))
+        if flip is not None:
+            if flip in (cst.NotIn, cst.IsNot):
+                new_op = flip(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after, whitespace_between=cst.SimpleWhitespace(" "))
+            else:
+                new_op = flip(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+            return test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=new_op)])
+    inner = test
+    if type(test) in (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr) and not test.lpar:
+        inner = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.UnaryOperation(operator=cst.Not(), expression=inner)
+
+
+def statement_key(stmt: cst.CSTNode) -> str | None:
+    """A simple statement's code without layout or comments (None for compound ones)."""
+    if type(stmt) is not cst.SimpleStatementLine:
+        return None
+    code = "".join(_EMPTY.code_for_node(s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)) for s in stmt.body)
+    return _SPACE.sub("", code)
+
+
+def _seed_statement(stmt: cst.CSTNode) -> bool:
+    if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
+        return False
+    small = stmt.body[0]
+    if type(small) is not cst.Expr or type(small.value) is not cst.Call:
+        return False
+    func = small.value.func
+    name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+    return bool(_SEED_CALL.search(name))
+
+
+def repeats(stmt: cst.CSTNode, before: list[cst.CSTNode]) -> bool:
+    """`stmt` says again what the statement just before it said, or, for seeding, what an
+    earlier statement said with only other seeding in between (`torch.manual_seed(s);
+    np.random.seed(s); torch.manual_seed(s)`)."""
+    key = statement_key(stmt)
+    if key is None or not before:
+        return False
+    for prev in reversed(before):
+        if statement_key(prev) == key:
+            return True
+        if not (_seed_statement(stmt) and _seed_statement(prev)):
+            return False
+    return False

@@ -1,0 +1,170 @@
+"""Merge-quality output: no repeated statements, no folded-away constants left behind, no
+emptied branches, one `torch_xla.sync()` in the right place (issue 11, point 4)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.helpers import port
+
+
+def src(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_seed_all_is_deleted_not_duplicated(target):
+    new, findings = port(src("""
+        import numpy as np
+        import torch
+        def seed(s):
+            torch.manual_seed(s)
+            np.random.seed(s)
+            torch.cuda.manual_seed_all(s)
+            torch.cuda.manual_seed(s + 1)
+    """), target)
+    assert new.count("torch.manual_seed(s)") == 1
+    assert "torch.manual_seed(s + 1)" in new  # a different seed is not a repeat
+    assert "CUDA004" in {f.code for f in findings}
+
+
+def test_user_written_repeat_is_left_alone():
+    code = src("""
+        import torch
+        torch.manual_seed(1)
+        torch.manual_seed(1)
+        x = torch.zeros(1).cuda()
+    """)
+    new, _ = port(code, "neuron")
+    assert new.count("torch.manual_seed(1)") == 2
+
+
+@pytest.mark.parametrize("target", ["neuron", "xla"])
+def test_emptied_branches_collapse(target):
+    new, _ = port(src("""
+        import torch
+        def setup(args):
+            if args.deterministic:
+                torch.backends.cudnn.deterministic = True
+            else:
+                torch.backends.cudnn.benchmark = True
+            if torch.cuda.is_available():
+                # let cuDNN pick
+                torch.backends.cudnn.benchmark = True
+            if args.fast:
+                torch.backends.cudnn.benchmark = True
+            else:
+                print("slow")
+            if args.a == 1:
+                print("one")
+            else:
+                torch.backends.cudnn.benchmark = False
+            return 0
+    """), target)
+    assert "pass" not in new
+    assert "deterministic" not in new and "is_available" not in new
+    assert "# let cuDNN pick" in new  # comments survive the statement they sat on
+    assert 'if not args.fast:\n        print("slow")' in new
+    assert 'if args.a == 1:\n        print("one")\n    return 0' in new
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_constant_conditions_fold(target):
+    new, _ = port(src("""
+        import torch
+        dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
+        if torch.cuda.is_bf16_supported():
+            dtype = "bfloat16"
+        if not torch.cuda.is_bf16_supported():
+            dtype = "float16"
+        half = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    """), target)
+    assert "True" not in new and "False" not in new and "pass" not in new
+    assert '\ndtype = "bfloat16"\nhalf' in new and 'dtype = "float16"' not in new
+    assert 'half = "bf16"' in new
+
+
+def test_user_constants_are_kept():
+    code = src("""
+        import torch
+        if True:
+            x = torch.zeros(1).cuda()
+        y = a and True
+    """)
+    new, _ = port(code, "neuron")
+    assert "if True:" in new and "a and True" in new
+
+
+def test_sync_right_after_the_optimizer_step():
+    new, findings = port(src("""
+        def train(model, data, optimizer, scaler, n):
+            it = 0
+            while True:
+                for micro in range(4):
+                    scaler.scale(model(next(data))).backward()
+                scaler.step(optimizer)
+                scaler.update()
+                optimizer.zero_grad(set_to_none=True)
+                if it % 10 == 0:
+                    print(it)
+                it += 1
+                if it > n:
+                    break
+    """), "xla")
+    assert new.count("torch_xla.sync()") == 1
+    assert "scaler.update()\n        torch_xla.sync()\n        optimizer.zero_grad" in new
+    assert "XLA001" in {f.code for f in findings}
+
+
+def test_backward_only_loop_syncs_after_backward():
+    new, _ = port(src("""
+        def probe(model, batches):
+            for x in batches:
+                model(x).sum().backward()
+                print(x)
+    """), "xla")
+    assert "backward()\n        torch_xla.sync()\n        print(x)" in new
+
+
+def test_cuda_synchronize_in_the_step_is_the_sync():
+    new, _ = port(src("""
+        import torch
+        def train(model, batches, opt):
+            for x in batches:
+                model(x).sum().backward()
+                opt.step()
+                torch.cuda.synchronize()
+    """), "xla")
+    assert new.count("torch_xla.sync()") == 1
+
+
+def test_decoding_loop_syncs_per_token():
+    new, findings = port(src("""
+        import torch
+        @torch.no_grad()
+        def generate(model, idx, n):
+            for _ in range(n):
+                logits = model(idx)
+                nxt = torch.argmax(logits[:, -1], dim=-1, keepdim=True)
+                idx = torch.cat((idx, nxt), dim=1)
+            return idx
+    """), "xla")
+    assert "idx = torch.cat((idx, nxt), dim=1)\n        torch_xla.sync()\n    return idx" in new
+    assert "XLA004" in {f.code for f in findings}
+    again, _ = port(new, "xla")
+    assert again == new
+
+
+def test_loop_that_only_concatenates_elsewhere_is_not_a_decoder():
+    code = src("""
+        import torch
+        def stack(parts):
+            out = parts[0]
+            for p in parts[1:]:
+                acc = torch.cat((out, p))
+            return acc
+    """)
+    new, _ = port(code, "xla")
+    assert "sync" not in new
