@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from porter.index import ACTIONABLE
 from porter.ruledata import all_rules, load_toml, rule_enabled, rules_dir
 from porter.settings import Settings
 
@@ -56,6 +57,8 @@ def _patterns(target: str, select: tuple, ignore: tuple, extend: tuple):
 
 
 def admits(source: bytes, settings: Settings) -> bool:
+    if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
+        return True  # the project index found a device site here that no token shows
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select)
     if free is not None and free.search(source) is not None:
         return True

@@ -18,6 +18,7 @@ import pathspec
 from porter.cache import Cache
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
+from porter.index import ProjectIndex
 from porter.parallel import MIN_PARALLEL_FILES, Job, Pool, default_jobs, port_one
 from porter.prefilter import admits
 from porter.settings import Settings
@@ -90,6 +91,23 @@ def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | N
     return name, settings, source, None
 
 
+def project_index(candidates: list[Candidate]) -> ProjectIndex:
+    """One index of device values per run, over every file that may carry one (a bytes
+    scan, then `ast`); the files are read again when ported, so memory holds no sources."""
+    index = ProjectIndex()
+    for cand in candidates:
+        if cand.problem is not None:
+            continue
+        try:
+            if cand.path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            source = cand.path.read_bytes()
+        except OSError:
+            continue
+        index.add(display_path(cand.path), source)
+    return index
+
+
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
     name, settings, source, failed = _read(cand, settings)
     if failed is not None:
@@ -128,14 +146,16 @@ def iter_results(
         where = cache_dir or (Path(os.environ["PORTER_CACHE_DIR"]) if os.environ.get("PORTER_CACHE_DIR") else None)
         store = Cache.for_paths(paths, where)
 
+    candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
+    index = project_index(candidates)
+
     def prepared() -> Iterator[tuple[tuple, Job | None]]:
-        for cand in discover(paths, settings.exclude):
-            if cand.problem is None and excluded(settings, cand.path):
-                continue
+        for cand in candidates:
             name, here, source, failed = _read(cand, settings)
             if failed is not None:
                 yield (cand, failed, None), None
                 continue
+            here = replace(here, flow=index.facts(name))  # cross-file facts: in the key too
             key = store.key(source, name, here) if store is not None else None
             hit = store.get(key, name, source) if store is not None else None
             if hit is not None:

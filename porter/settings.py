@@ -23,6 +23,9 @@ class Settings:
     # False when only findings are wanted (lint without --fix/--diff): the engine then skips
     # the import visitors and the re-parse check, half the cost of a changed file
     want_source: bool = True
+    # the project index's answers for this file (porter.index): None = index the file alone.
+    # Part of the settings so that worker processes get them and the cache key covers them.
+    flow: tuple | None = None
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

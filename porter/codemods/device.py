@@ -13,7 +13,9 @@ import re
 import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
-from porter.codemods.flow import RANK_NAMES, int_device_binding
+from porter.codemods.flow import Flow
+from porter.index import CONFIG, CPU, INDEX, RANK_NAMES, UNKNOWN, chain_text
+from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 
@@ -47,15 +49,57 @@ def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
     return False
 
 
+def _cuda_fstring(node: cst.BaseExpression) -> bool:
+    """`f"cuda:{rank}"`."""
+    parts = getattr(node, "parts", None) if isinstance(node, cst.FormattedString) else None
+    return bool(parts) and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:"
+
+
+def _move_holder(small: cst.BaseSmallStatement) -> str | None:
+    """`m` of `m.to(x)` or `m = ....to(x)` (as `porter.index` records moves)."""
+    if isinstance(small, cst.Expr):
+        call = small.value
+        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        call, holder = small.value, dotted(small.targets[0].target)
+    else:
+        return None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+        return None
+    return holder
+
+
 class DeviceFamily(Family):
-    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009")
-    tokens = (b"cuda", b".to(")  # family-level; each rule narrows with its own tokens
+    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009", "DEV010", "DEV011")
+    tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._compared: set[int] = set()  # string nodes that sit in a comparison
+        self._map_locations: set[int] = set()
+        self.flow = Flow(ctx.settings, ctx.path, ctx.source)
+
+    # -- scopes, named as the project index names them ---------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
+        self.flow.leave()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self.flow.leave()
+        return updated
 
     # -- strings ---------------------------------------------------------------------------
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "map_location":
+            self._map_locations.add(id(node.value))  # ported (to "cpu") by its call, not as a string
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._compared.add(id(node.left))
@@ -63,7 +107,7 @@ class DeviceFamily(Family):
             self._compared.add(id(target.comparator))
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
-        if "cuda" not in original.value:
+        if "cuda" not in original.value or id(original) in self._map_locations:
             return updated  # cheap: evaluating every string literal is not
         is_dev, index = cuda_device_index(string_value(original))
         if not is_dev:
@@ -93,7 +137,7 @@ class DeviceFamily(Family):
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString):
         """`f"cuda:{rank}"`: the commonest way real code names a per-rank device."""
         parts = original.parts
-        if not (
+        if id(original) in self._map_locations or not (
             len(parts) == 2
             and isinstance(parts[0], cst.FormattedStringText)
             and parts[0].value == "cuda:"
@@ -160,8 +204,44 @@ class DeviceFamily(Family):
         map_location = self.kwarg(original, "map_location")
         if map_location is None and qual == "torch.load" and len(original.args) > 1:
             map_location = original.args[1] if original.args[1].keyword is None else None
-        if map_location is not None and is_cuda_device_expr(map_location.value, self.ctx.qualname):
-            return self._map_location(original, updated, map_location)
+        if map_location is not None:
+            why = self._map_location_why(map_location.value)
+            if why is not None:
+                return self._map_location(original, updated, map_location, why)
+        device_kw = self.kwarg(original, "device")
+        if device_kw is not None and not (qual or "").startswith(("torch.cuda.", "torch.accelerator.")):
+            return self._port_device_arg(original, updated, device_kw)
+        return updated
+
+    def _map_location_why(self, value: cst.BaseExpression) -> str | None:
+        """Why this `map_location` must become "cpu", or None to leave it."""
+        if is_cuda_device_expr(value, self.ctx.qualname) or _cuda_fstring(value):
+            return "instead of a CUDA device"
+        fact = self.flow.lookup(value)
+        if fact is not None and fact[0] == INDEX:
+            return f"instead of a CUDA device (an integer: {chain_text(self.ctx.code(value), fact[1])})"
+        if self.ctx.target.name == "xla" and dotted(value) is not None and (fact is None or fact[0] != CPU):
+            return f"instead of `{self.ctx.code(value)}`: torch.load cannot restore tensors onto an XLA device"
+        return None
+
+    # -- tied weights ------------------------------------------------------------------------
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        """`model.to(device)` on xla: Module.to() replaces each Parameter separately there,
+        which unties shared weights; re-tie them right after the move (as the index saw
+        them tied in the class)."""
+        if self.ctx.target.name != "xla" or len(original.body) != 1:
+            return updated
+        holder = _move_holder(original.body[0])
+        statements = self.flow.moved(holder) if holder is not None else None
+        if not statements:
+            return updated
+        *ties, owner = statements
+        lines = [cst.parse_statement(t) for t in ties]
+        new = cst.FlattenSentinel([updated, *lines])
+        message = f"`{holder}` is a {owner} whose parameters are tied; moving it to the XLA device unties them: re-tied after the move"
+        if self.ctx.report("DEV011", original.body[0], message, replacement=new):
+            return new
         return updated
 
     def _dot_cuda(self, original: cst.Call, updated: cst.Call):
@@ -179,15 +259,15 @@ class DeviceFamily(Family):
         index: cst.BaseExpression | None = None
         if index_arg is not None:
             value = index_arg.value
-            if isinstance(value, cst.Integer):
-                index = value
-            elif isinstance(value, cst.Name) and self._holds_index(value.value):
+            fact = self.flow.lookup(value)
+            if isinstance(value, cst.Integer) or (fact is not None and fact[0] == INDEX):
                 index = value
             else:
+                shown = chain_text(self.ctx.code(value), fact[1]) if fact is not None else f"`{self.ctx.code(value)}`"
                 self.ctx.report(
                     "DEV001",
                     original,
-                    f"`.cuda({self.ctx.code(value)})`: porter cannot see whether this is a device index or a device",
+                    f"`.cuda({self.ctx.code(value)})`: porter cannot prove whether this is a device index or a device: {shown}",
                     advice="Use `.to(device)` with the target device; an int means a CUDA device.",
                 )
                 return updated
@@ -206,44 +286,53 @@ class DeviceFamily(Family):
             return new
         return updated
 
-    def _holds_index(self, name: str) -> bool:
-        binding = int_device_binding(self.ctx.scopes.innermost, self.ctx.module, name)
-        return bool(binding)
-
     def _dot_to(self, original: cst.Call, updated: cst.Call):
         positional = self.positional(original)
         if not positional:
             return updated
-        value = positional[0].value
-        if isinstance(value, cst.Integer):
-            index: cst.BaseExpression = value
-        elif isinstance(value, cst.Name):
-            binding = int_device_binding(self.ctx.scopes.innermost, self.ctx.module, value.value)
-            if binding:
-                index = value
-            elif binding is None and value.value in RANK_NAMES:
-                self.ctx.report(
-                    "DEV008",
-                    original,
-                    f"`.to({value.value})`: an integer device means a CUDA device, and porter cannot see what `{value.value}` holds here",
-                )
-                return updated
-            else:
-                return updated
-        else:
+        return self._port_device_arg(original, updated, positional[0])
+
+    def _port_device_arg(self, original: cst.Call, updated: cst.Call, arg: cst.Arg):
+        """`.to(x)` / `device=x` where `x` is proven to hold a CUDA index: the target device."""
+        ported = self._device_value(original, arg.value)
+        if ported is None:
             return updated
-        device = self.ctx.device(index)
+        device, how = ported
+        i = original.args.index(arg)
         args = list(updated.args)
-        args[original.args.index(positional[0])] = args[original.args.index(positional[0])].with_changes(value=device)
+        args[i] = args[i].with_changes(value=device)
         new = updated.with_changes(args=args)
-        if self.ctx.report(
-            "DEV008",
-            original,
-            f"integer device `{self.ctx.code(value)}` (a CUDA device) becomes {self.ctx.code(device)}",
-            replacement=new,
-        ):
+        message = f"integer device `{self.ctx.code(arg.value)}` (a CUDA device) becomes {self.ctx.code(device)}{how}"
+        if self.ctx.report("DEV008", original, message, replacement=new):
             return new
         return updated
+
+    def _device_value(self, call: cst.Call, value: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
+        """(the target device, how porter knows) for a device argument proven to hold a CUDA
+        index, else None, reporting a site porter cannot prove (DEV008 for a rank, DEV010
+        for configuration)."""
+        if isinstance(value, cst.Integer):
+            return self.ctx.device(value), ""
+        fact = self.flow.lookup(value)
+        if fact is None:
+            return None
+        kind, chain = fact
+        name = self.ctx.code(value)
+        if kind == INDEX:
+            return self.ctx.device(value), f": {chain_text(name, chain)}"
+        if kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES:
+            self.ctx.report(
+                "DEV008",
+                call,
+                f"an integer device means a CUDA device, and porter cannot prove what `{name}` holds: {chain_text(name, chain)}",
+            )
+        elif kind == CONFIG:
+            self.ctx.report(
+                "DEV010",
+                call,
+                f"the device comes from configuration porter cannot read: {chain_text(name, chain)}",
+            )
+        return None
 
     def _dot_type(self, original: cst.Call, updated: cst.Call):
         arg = original.args[0]
@@ -299,7 +388,7 @@ class DeviceFamily(Family):
             return new
         return updated
 
-    def _map_location(self, original: cst.Call, updated: cst.Call, arg: cst.Arg):
+    def _map_location(self, original: cst.Call, updated: cst.Call, arg: cst.Arg, why: str):
         i = original.args.index(arg)
         args = list(updated.args)
         args[i] = args[i].with_changes(value=cst.SimpleString('"cpu"'))
@@ -308,7 +397,7 @@ class DeviceFamily(Family):
         if self.ctx.report(
             "DEV007",
             original,
-            "checkpoint loads onto the CPU instead of a CUDA device; move it with `.to(device)` after loading",
+            f"checkpoint loads onto the CPU {why}; move it with `.to(device)` after loading",
             replacement=new,
         ):
             return new

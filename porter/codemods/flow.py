@@ -1,19 +1,17 @@
-"""Local, visible data flow: what a plain name was assigned in its own scope.
+"""Data flow for the codemods: what a name holds at a device site.
 
-porter follows a variable only where a reader would: simple `name = expr` assignments in the
-same function (or module). Anything else is not guessed at; the caller flags the site.
+Across the project, through `porter.index` (parameters, attributes, returns, imports);
+within one scope, `assigned_values` for the families that only look at their own function.
+Anything porter cannot see is not guessed at: the caller flags the site with the chain.
 """
 
 from __future__ import annotations
 
 import libcst as cst
 
-from porter.resolve import small_statements
-
-RANK_NAMES = frozenset(
-    {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
-)
-_INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
+from porter.index import TIED, ProjectIndex, move_key
+from porter.resolve import dotted, small_statements
+from porter.settings import Settings
 
 
 def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
@@ -38,28 +36,43 @@ def is_param(scope: cst.CSTNode, name: str) -> bool:
     return any(p.name.value == name for p in every)
 
 
-def is_int_like(value: cst.BaseExpression) -> bool:
-    """An expression that evaluates to a device index in the code people write."""
-    if isinstance(value, cst.Integer):
-        return True
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer):
-        return True
-    if isinstance(value, cst.Call):
-        func = value.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-        return name == "int" or name.endswith(_INT_CALL_SUFFIXES)
-    if isinstance(value, cst.Attribute):
-        return value.attr.value in RANK_NAMES
-    return False
+class Flow:
+    """The project index's answers for the file being rewritten, by scope and dotted name.
 
+    Families call `enter`/`leave` for each class and function so that `scope` names the
+    same scopes as `porter.index` ("Trainer._run_epoch"). Without a project index (one file
+    ported alone) the file is indexed by itself, lazily: only when a site asks.
+    """
 
-def int_device_binding(scope: cst.CSTNode | None, module: cst.Module, name: str) -> bool | None:
-    """True: `name` visibly holds a device index; False: visibly something else;
-    None: not visible here (a parameter, or assigned nowhere we look)."""
-    for where in ([scope] if scope is not None else []) + [module]:
-        if where is scope and is_param(where, name):
+    def __init__(self, settings: Settings, path: str, source: bytes) -> None:
+        self._given = settings.flow
+        self._path, self._source = path, source
+        self._facts: dict[tuple[str, str], tuple[str, tuple[str, ...]]] | None = None
+        self._names: list[str] = []
+
+    def enter(self, name: str) -> None:
+        self._names.append(name)
+
+    def leave(self) -> None:
+        self._names.pop()
+
+    @property
+    def scope(self) -> str:
+        return ".".join(self._names)
+
+    def lookup(self, node: cst.BaseExpression | str) -> tuple[str, tuple[str, ...]] | None:
+        """(kind, chain) of what a `name` / `self.attr` at a device site holds, else None."""
+        name = node if isinstance(node, str) else dotted(node)
+        if name is None:
             return None
-        values = assigned_values(where, name)
-        if values:
-            return all(is_int_like(v) for v in values)
-    return None
+        if self._facts is None:
+            facts = self._given
+            if facts is None:
+                facts = ProjectIndex.build([(self._path, self._source)]).facts(self._path)
+            self._facts = {(scope, expr): (kind, chain) for scope, expr, kind, chain in facts}
+        return self._facts.get((self.scope, name))
+
+    def moved(self, holder: str) -> tuple[str, ...] | None:
+        """The re-tie statements after `holder.to(device)` of a module with tied weights."""
+        found = self.lookup(move_key(holder))
+        return found[1] if found is not None and found[0] == TIED else None

@@ -1,0 +1,706 @@
+"""The project index: where device values come from, across the project's own modules.
+
+Real code hides a CUDA device behind names: `device = 0` → `main(device)` →
+`Trainer(..., gpu_id)` → `self.gpu_id = gpu_id` → `model.to(self.gpu_id)`. One light `ast`
+pass over the files that mention devices (ast parses ~10x faster than libcst) follows such
+values through assignments, parameters and call arguments, `self` attributes, returns,
+argparse options and imports between the project's modules, then answers, per file, what
+each name at a device site holds: an integer index (a CUDA device: the site is ported), a
+device made elsewhere (ported where it is made: the site is left alone), or unknown, with
+the chain that shows where porter lost it.
+
+The answers travel in `Settings.flow`, so a worker process gets them with its file and the
+cache key covers them: a file's cached result goes stale when another module changes what
+flows into it. The index never imports or runs the code it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
+TIED = "tied"  # a `.to()` move of a module whose class ties parameters
+KEPT = frozenset({INDEX, CPU, CONFIG, TIED})  # what a file is told (unknowns only for rank-like names)
+ACTIONABLE = frozenset({INDEX, CONFIG, TIED, UNKNOWN})  # facts that make a file worth parsing
+# index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
+# where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
+# read (`cfg.device`); other: not a device; unknown: porter cannot see it
+
+# a file is read into the index only if it may hold a device value or a call carrying one
+_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|rank|gpu|map_location|\.spawn\(")
+RANK_NAMES = frozenset(
+    {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
+)
+_INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
+_SPAWN = ("spawn", "start_processes")
+_MAX_DEPTH = 40
+_DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
+_RETURNS_SELF = frozenset({"to", "cuda", "train", "eval", "float", "half", "bfloat16", "requires_grad_", "apply"})
+_DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
+
+
+@dataclass(frozen=True)
+class Value:
+    """What a name holds: a kind and the chain of steps back to where it came from."""
+
+    kind: str
+    chain: tuple[str, ...] = ()
+
+    def via(self, step: str) -> Value:
+        return Value(self.kind, (step, *self.chain))
+
+
+def join(values: list[Value], step: str) -> Value:
+    """One value for several sources: equal kinds agree; anything else is unknown."""
+    if not values:
+        return Value(UNKNOWN, (step,))
+    kinds = {v.kind for v in values}
+    if len(kinds) == 1:
+        return values[0]
+    if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
+        return next(v for v in values if v.kind == DEVICE)
+    mixed = next(v for v in values if v.kind != values[0].kind)
+    return Value(UNKNOWN, (f"{step} holds both {_describe(values[0])} and {_describe(mixed)}",))
+
+
+def _describe(v: Value) -> str:
+    origin = v.chain[-1] if v.chain else ""
+    return {INDEX: "an integer", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
+        f" ({origin})" if origin else ""
+    )
+
+
+def dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr}" if head is not None else None
+    return None
+
+
+def _src(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Scope:
+    """A function (or a module's top level): its parameters, assignments, returns."""
+
+    qual: str  # "Trainer._run_batch", "" for the module
+    module: ModuleInfo
+    node: ast.AST
+    cls: str | None = None  # the class of a method
+    params: list[str] = field(default_factory=list)
+    defaults: dict[str, ast.expr] = field(default_factory=dict)
+    assigns: dict[str, list[ast.expr | str]] = field(default_factory=dict)
+    returns: list[ast.expr] = field(default_factory=list)
+    calls: list[ast.Call] = field(default_factory=list)
+    sites: list[ast.expr] = field(default_factory=list)  # expressions used as devices
+    assigned: dict[str, list[int]] = field(default_factory=dict)  # `a.b = c.d` text -> lines
+
+
+@dataclass
+class ModuleInfo:
+    name: str  # dotted module name from the path
+    path: str
+    scopes: dict[str, Scope] = field(default_factory=dict)
+    classes: dict[str, dict[str, list[tuple[ast.expr, Scope]]]] = field(default_factory=dict)
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, obj)
+    # class -> tied parameters, as attribute paths under `self`: [("wte.weight", "lm_head.weight")]
+    ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # `m.to(device)` / `t = m.to(device)` statements: (call, scope, the name that holds the module)
+    moves: list[tuple[ast.Call, Scope, str]] = field(default_factory=list)
+
+
+def module_name(path: str) -> str:
+    parts = path.removesuffix(".py").replace("\\", "/").lstrip("./").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(p for p in parts if p)
+
+
+class _Collector(ast.NodeVisitor):
+    """Fills a ModuleInfo's scopes in one walk."""
+
+    def __init__(self, info: ModuleInfo, tree: ast.Module) -> None:
+        self.info = info
+        self.stack: list[Scope] = [Scope("", info, tree)]
+        self.names: list[str] = []
+        self.classes: list[str | None] = [None]
+        info.scopes[""] = self.stack[0]
+
+    @property
+    def scope(self) -> Scope:
+        return self.stack[-1]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.names.append(node.name)
+        self.classes.append(".".join(self.names))
+        self.info.classes.setdefault(".".join(self.names), {})
+        for stmt in node.body:
+            self.visit(stmt)
+        self.classes.pop()
+        self.names.pop()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for d in node.decorator_list:
+            self.visit(d)
+        self.names.append(node.name)
+        a = node.args
+        params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        scope = Scope(".".join(self.names), self.info, node, cls=self.classes[-1], params=params)
+        positional = [*a.posonlyargs, *a.args]
+        for p, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults):
+            scope.defaults[p.arg] = d
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            if d is not None:
+                scope.defaults[p.arg] = d
+        self.info.scopes[scope.qual] = scope
+        self.stack.append(scope)
+        self.classes.append(None)  # a class's name is not visible inside its methods' bodies
+        for stmt in node.body:
+            self.visit(stmt)
+        self.classes.pop()
+        self.stack.pop()
+        self.names.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".")[0]
+            self.info.imports[local] = (alias.name if alias.asname else local, None)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            package = self.info.name.split(".")
+            if not self.info.path.endswith("__init__.py"):
+                package = package[:-1]
+            package = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            base = ".".join([*package, base] if base else package)
+        for alias in node.names:
+            self.info.imports[alias.asname or alias.name] = (base, alias.name)
+
+    def _bind(self, target: ast.expr, value: ast.expr | str) -> None:
+        if isinstance(target, ast.Attribute) and not isinstance(value, str) and self.scope.cls is not None:
+            self._tie(target, value)
+        if isinstance(target, ast.Name):
+            self.scope.assigns.setdefault(target.id, []).append(value)
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            owner = self.scope.cls
+            if owner is not None:
+                self.info.classes[owner].setdefault(target.attr, []).append((value, self.scope))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind(elt, "unpacked")
+
+    def _tie(self, target: ast.Attribute, value: ast.expr) -> None:
+        """`self.a.weight = self.b.weight`: two modules share one Parameter."""
+        lhs, rhs = dotted(target), dotted(value)
+        if lhs is None or rhs is None or not (lhs.startswith("self.") and rhs.startswith("self.")):
+            return
+        if lhs.count(".") < 2 or rhs.count(".") < 2 or not rhs.endswith((".weight", ".bias")):
+            return
+        self.info.ties.setdefault(self.scope.cls, []).append((lhs[5:], rhs[5:]))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            self._bind(t, node.value)
+        self.scope.assigned.setdefault(ast.unparse(node), []).append(node.lineno)
+        if len(node.targets) == 1:
+            self._move(node.value, dotted(node.targets[0]))
+        self.generic_visit(node)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute):
+            self._move(node.value, dotted(node.value.func.value))
+        self.generic_visit(node)
+
+    def _move(self, value: ast.expr, holder: str | None) -> None:
+        if holder is None or not isinstance(value, ast.Call) or not value.args:
+            return
+        func = value.func
+        if isinstance(func, ast.Attribute) and func.attr == "to" and not _DTYPE.search(ast.unparse(value.args[0])):
+            self.info.moves.append((value, self.scope, holder))
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._bind(node.target, "augmented")
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        it = node.iter
+        if isinstance(node.target, ast.Name) and isinstance(it, ast.Call) and dotted(it.func) == "range":
+            self._bind(node.target, it)  # `for i in range(n)`: an int
+        else:
+            self._bind(node.target, "a loop variable")
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, "a with-target")
+        self.generic_visit(node)
+
+    visit_AsyncWith = visit_With
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if node.value is not None:
+            self.scope.returns.append(node.value)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.scope.calls.append(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and node.args:
+            self.scope.sites.append(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == "set_device" and node.args:
+            self.scope.sites.append(node.args[0])
+        for kw in node.keywords:
+            if kw.arg in ("device", "map_location", "output_device"):
+                self.scope.sites.append(kw.value)
+            elif kw.arg == "device_ids" and isinstance(kw.value, (ast.List, ast.Tuple)):
+                self.scope.sites.extend(kw.value.elts)
+        self.generic_visit(node)
+
+
+class ProjectIndex:
+    """Device values of a whole project; `facts(path)` gives one file's answers."""
+
+    def __init__(self) -> None:
+        self.modules: dict[str, ModuleInfo] = {}  # path -> info
+        self._by_name: dict[str, list[ModuleInfo]] = {}
+        self._callers: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] | None = None
+        self._argparse: dict[str, list[tuple[ast.Call, Scope]]] = {}
+        self._memo: dict[tuple, Value | None] = {}
+
+    # -- building ------------------------------------------------------------------------
+
+    @classmethod
+    def build(cls, files: Iterable[tuple[str, bytes]]) -> ProjectIndex:
+        index = cls()
+        for path, source in files:
+            index.add(path, source)
+        return index
+
+    @staticmethod
+    def wants(source: bytes) -> bool:
+        return _FLOW_TOKENS.search(source) is not None
+
+    def add(self, path: str, source: bytes) -> None:
+        if not self.wants(source):
+            return
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return  # the engine reports it when it parses the file itself
+        info = ModuleInfo(module_name(path), path)
+        try:
+            _Collector(info, tree).visit(tree)
+        except RecursionError:
+            return
+        self.modules[path] = info
+        self._by_name.setdefault(info.name, []).append(info)
+        self._callers = None
+
+    # -- resolution ----------------------------------------------------------------------
+
+    def _module(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
+        exact = self._by_name.get(name)
+        if exact:
+            return exact[0]
+        suffix = "." + name
+        found = [m for n, ms in self._by_name.items() if n.endswith(suffix) for m in ms]
+        if len(found) == 1:
+            return found[0]
+        folder = near.path.rpartition("/")[0]
+        same = [m for m in found if m.path.rpartition("/")[0] == folder]
+        return same[0] if len(same) == 1 else None
+
+    def _function(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
+        """The project function a call runs, and how many leading parameters it binds
+        implicitly (1 for `self` of a method or a class's `__init__`)."""
+        mod = scope.module
+        if isinstance(func, ast.Name):
+            return self._named(func.id, mod)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            head = func.value.id
+            if head == "self":
+                owner = self._owner_class(scope)
+                if owner is not None:
+                    target = mod.scopes.get(f"{owner}.{func.attr}")
+                    if target is not None:
+                        return target, 1
+                return None
+            imported = mod.imports.get(head)
+            if imported is not None and imported[1] is None:
+                other = self._module(imported[0], mod)
+                if other is not None:
+                    return self._local(func.attr, other)
+        return None
+
+    def _owner_class(self, scope: Scope) -> str | None:
+        return scope.cls
+
+    def _local(self, name: str, mod: ModuleInfo) -> tuple[Scope, int] | None:
+        if name in mod.classes:
+            init = mod.scopes.get(f"{name}.__init__")
+            return (init, 1) if init is not None else None
+        fn = mod.scopes.get(name)
+        return (fn, 0) if fn is not None and fn.qual else None
+
+    def _named(self, name: str, mod: ModuleInfo) -> tuple[Scope, int] | None:
+        local = self._local(name, mod)
+        if local is not None:
+            return local
+        imported = mod.imports.get(name)
+        if imported is not None and imported[1] is not None:
+            other = self._module(imported[0], mod)
+            if other is not None:
+                return self._local(imported[1], other)
+        return None
+
+    def callers(self) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
+        """(path, function qual) -> [(call, calling scope, first argument's parameter)]."""
+        if self._callers is not None:
+            return self._callers
+        out: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
+        argparse: dict[str, list[tuple[ast.Call, Scope]]] = {}
+        for mod in self.modules.values():
+            for scope in mod.scopes.values():
+                for call in scope.calls:
+                    func = call.func
+                    if isinstance(func, ast.Attribute) and func.attr == "add_argument":
+                        for dest in _argparse_dests(call):
+                            argparse.setdefault(dest, []).append((call, scope))
+                        continue
+                    target = self._function(func, scope)
+                    if target is not None:
+                        fn, skip = target
+                        out.setdefault((fn.module.path, fn.qual), []).append((call, scope, skip))
+                    name = dotted(func) or ""
+                    if name.rpartition(".")[2] in _SPAWN and call.args:
+                        spawned = self._function(call.args[0], scope)
+                        if spawned is not None:
+                            fn, _ = spawned
+                            out.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
+        self._callers, self._argparse = out, argparse
+        return out
+
+    # -- evaluation ----------------------------------------------------------------------
+
+    def value(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Value | None:
+        """What `expr` evaluates to in `scope`; None only inside a cycle."""
+        if depth > _MAX_DEPTH:
+            return Value(UNKNOWN, (f"`{_src(expr)}` (too deep to follow)",))
+        where = f"{scope.module.path}:{getattr(expr, 'lineno', '?')}"
+        if isinstance(expr, ast.Constant):
+            v = expr.value
+            if isinstance(v, bool) or v is None:
+                return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+            if isinstance(v, int):
+                return Value(INDEX, (f"`{_src(expr)}`, {where}",))
+            if isinstance(v, str):
+                return Value(CPU if v == "cpu" else DEVICE, (f"`{_src(expr)}`, {where}",))
+            return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+        if isinstance(expr, ast.JoinedStr):
+            return Value(DEVICE, (f"`{_src(expr)}`, {where}",))
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
+            return self.value(expr.operand, scope, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            parts = [self.value(e, scope, depth + 1) for e in (expr.body, expr.orelse)]
+            return join([p for p in parts if p is not None], f"`{_src(expr)}`")
+        if isinstance(expr, ast.BinOp):
+            parts = [self.value(e, scope, depth + 1) for e in (expr.left, expr.right)]
+            if any(p is not None and p.kind == INDEX for p in parts):
+                return Value(INDEX, (f"`{_src(expr)}` (integer arithmetic), {where}",))
+            return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+        if isinstance(expr, ast.Call):
+            return self._call_value(expr, scope, depth, where)
+        name = dotted(expr)
+        if name is None:
+            return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
+        return self.name_value(name, scope, depth)
+
+    def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
+        name = dotted(call.func) or ""
+        last = name.rpartition(".")[2]
+        if name in ("int", "range", "len") or last.endswith(_INT_CALL_SUFFIXES):
+            return Value(INDEX, (f"`{_src(call)}`, {where}",))
+        if last == "device" or name in ("str", "float", "bool"):
+            return Value(DEVICE if last == "device" else OTHER, (f"`{_src(call)}`, {where}",))
+        target = self._function(call.func, scope)
+        if target is None:
+            return Value(UNKNOWN, (f"`{_src(call)}`, {where} (a call porter cannot follow)",))
+        fn, _ = target
+        key = ("return", fn.module.path, fn.qual)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None
+        parts = [self.value(r, fn, depth + 1) for r in fn.returns]
+        parts = [p for p in parts if p is not None]
+        result = (
+            join(parts, f"`{fn.qual}()`").via(f"`{_src(call)}` returns")
+            if parts
+            else Value(UNKNOWN, (f"`{_src(call)}` (returns nothing porter can see), {where}",))
+        )
+        self._memo[key] = result
+        return result
+
+    def name_value(self, name: str, scope: Scope, depth: int = 0) -> Value | None:
+        key = ("name", scope.module.path, scope.qual, name)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # a cycle contributes nothing
+        result = self._name_value(name, scope, depth)
+        self._memo[key] = result
+        return result
+
+    def _name_value(self, name: str, scope: Scope, depth: int) -> Value | None:
+        head, _, rest = name.partition(".")
+        if rest:
+            if head == "self" and "." not in rest and scope.cls is not None:
+                return self._attribute(scope, rest, depth)
+            return self._option(name, rest.rpartition(".")[2], scope, depth)
+        assigned = scope.assigns.get(name)
+        if assigned:
+            parts = []
+            for value in assigned:
+                if isinstance(value, str):
+                    parts.append(Value(UNKNOWN, (f"`{name}` ({value}), {scope.module.path}",)))
+                    continue
+                v = self.value(value, scope, depth + 1)
+                if v is not None:
+                    parts.append(_assigned(v, name, value))
+            return join(parts, f"`{name}`") if parts else None
+        if name in scope.params:
+            return self._param(scope, name, depth)
+        if scope.qual:
+            module_scope = scope.module.scopes[""]
+            if name in module_scope.assigns:
+                return self.name_value(name, module_scope, depth + 1)
+            imported = scope.module.imports.get(name)
+        else:
+            imported = scope.module.imports.get(name)
+        if imported is not None and imported[1] is not None:
+            other = self._module(imported[0], scope.module)
+            if other is not None and imported[1] in other.scopes[""].assigns:
+                return self.name_value(imported[1], other.scopes[""], depth + 1)
+        return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+
+    def _param(self, fn: Scope, name: str, depth: int) -> Value | None:
+        i = fn.params.index(name)
+        calls = self.callers().get((fn.module.path, fn.qual), [])
+        parts: list[Value] = []
+        for call, caller, skip in calls:
+            if skip == -1:  # mp.spawn(fn, args=(...)): the process index, then args
+                if i == 0:
+                    parts.append(Value(INDEX, (f"`{_src(call)}` passes the process index, {caller.module.path}:{call.lineno}",)))
+                    continue
+                arg = _spawn_arg(call, i - 1)
+            else:
+                arg = _argument(call, i - skip, name) if i >= skip else None
+            if arg is None:
+                default = fn.defaults.get(name)
+                if default is None:
+                    continue  # *args/**kwargs forwarding: not visible
+                v = self.value(default, fn, depth + 1)
+                if v is not None:
+                    parts.append(v.via(f"default of `{name}`"))
+                continue
+            v = self.value(arg, caller, depth + 1)
+            if v is not None:
+                parts.append(v.via(f"`{_call_text(call, arg)}`"))
+        if not parts:
+            default = fn.defaults.get(name)
+            if default is not None and not calls:
+                v = self.value(default, fn, depth + 1)
+                return v.via(f"default of `{name}`") if v is not None else None
+            return Value(UNKNOWN, (f"parameter `{name}` of `{fn.qual}` (no caller in the project passes it), {fn.module.path}",))
+        return join(parts, f"parameter `{name}` of `{fn.qual}`")
+
+    def _attribute(self, scope: Scope, attr: str, depth: int) -> Value | None:
+        assigned = scope.module.classes.get(scope.cls, {}).get(attr)
+        if not assigned:
+            return Value(UNKNOWN, (f"`self.{attr}` (not assigned in `{scope.cls}`), {scope.module.path}",))
+        parts = []
+        for value, where in assigned:
+            if isinstance(value, str):
+                parts.append(Value(UNKNOWN, (f"`self.{attr}` ({value}), {scope.module.path}",)))
+                continue
+            v = self.value(value, where, depth + 1)
+            if v is not None:
+                parts.append(_assigned(v, f"self.{attr}", value))
+        return join(parts, f"`self.{attr}`") if parts else None
+
+    def _option(self, name: str, attr: str, scope: Scope, depth: int) -> Value:
+        """`args.gpu`, `cfg.device`: an argparse option porter can see, else unknown."""
+        self.callers()
+        defs = self._argparse.get(attr, [])
+        parts: list[Value] = []
+        for call, where in defs:
+            kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+            line = f"{where.module.path}:{call.lineno}"
+            typ = kws.get("type")
+            if typ is not None and dotted(typ) == "int":
+                parts.append(Value(INDEX, (f"`{_src(call)}`, {line}",)))
+            elif "default" in kws:
+                v = self.value(kws["default"], where, depth + 1)
+                if v is not None:
+                    parts.append(v.via(f"`{_src(call)}`"))
+            else:
+                parts.append(Value(UNKNOWN, (f"`{_src(call)}` (no type or default), {line}",)))
+        if parts:
+            return join(parts, f"`{name}`").via(f"`{name}`")
+        if attr in RANK_NAMES:
+            return Value(INDEX, (f"`{name}` (a rank, by its name), {scope.module.path}",))
+        if _DEVICE_WORDS.search(attr):
+            return Value(CONFIG, (f"`{name}` (configuration porter cannot read), {scope.module.path}",))
+        return Value(UNKNOWN, (f"`{name}` (a value porter cannot see), {scope.module.path}",))
+
+    # -- tied weights ----------------------------------------------------------------------
+
+    def instance_of(self, expr: ast.expr, scope: Scope, depth: int = 0) -> tuple[ModuleInfo, str] | None:
+        """The project class `expr` is an instance of, where the code shows it."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
+                return self.instance_of(func.value, scope, depth + 1)
+            target = self._function(func, scope)
+            if target is None:
+                return None
+            fn, skip = target
+            if skip == 1 and fn.qual.endswith(".__init__") and fn.cls is not None:
+                return fn.module, fn.cls
+            for r in fn.returns:
+                found = self.instance_of(r, fn, depth + 1)
+                if found is not None:
+                    return found
+            return None
+        name = dotted(expr)
+        if name is None:
+            return None
+        key = ("instance", scope.module.path, scope.qual, name)
+        if key in self._memo:
+            return self._memo[key]  # type: ignore[return-value]
+        self._memo[key] = None
+        found = None
+        if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
+            values = [(v, w) for v, w in scope.module.classes.get(scope.cls, {}).get(name[5:], [])]
+        else:
+            values = [(v, scope) for v in scope.assigns.get(name, [])]
+        for value, where in values:
+            if not isinstance(value, str):
+                found = self.instance_of(value, where, depth + 1)
+                if found is not None:
+                    break
+        if found is None and name in scope.params:
+            i = scope.params.index(name)
+            for call, caller, skip in self.callers().get((scope.module.path, scope.qual), []):
+                arg = _argument(call, i - skip, name) if skip >= 0 and i >= skip else None
+                found = self.instance_of(arg, caller, depth + 1) if arg is not None else None
+                if found is not None:
+                    break
+        self._memo[key] = found  # type: ignore[assignment]
+        return found
+
+    def ties_for(self, mod: ModuleInfo, cls: str) -> list[tuple[str, str]]:
+        return mod.ties.get(cls, [])
+
+    # -- answers -------------------------------------------------------------------------
+
+    def facts(self, path: str) -> tuple:
+        """((scope, expression, kind, chain), ...) for each named device site in `path`."""
+        info = self.modules.get(path)
+        if info is None:
+            return ()
+        out = {}
+        for scope in info.scopes.values():
+            for site in scope.sites:
+                name = dotted(site)
+                if name is None or (scope.qual, name) in out:
+                    continue
+                v = self.name_value(name, scope)
+                if v is None or not (v.kind in KEPT or (v.kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)):
+                    continue
+                out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
+        for call, scope, holder in info.moves:
+            found = self.instance_of(call.func.value, scope)  # type: ignore[attr-defined]
+            ties = self.ties_for(*found) if found is not None else []
+            statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
+            if not statements or all(
+                any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements
+            ):
+                continue  # no ties, or re-tied right there already
+            key = move_key(holder)
+            out[(scope.qual, key)] = (scope.qual, key, TIED, (*statements, f"`{found[1]}`, {found[0].path}"))
+        return tuple(sorted(out.values()))
+
+
+def _argument(call: ast.Call, i: int, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    positional = call.args
+    if any(isinstance(a, ast.Starred) for a in positional[: i + 1]):
+        return None
+    return positional[i] if i < len(positional) else None
+
+
+def _spawn_arg(call: ast.Call, i: int) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == "args" and isinstance(kw.value, ast.Tuple) and i < len(kw.value.elts):
+            return kw.value.elts[i]
+    if len(call.args) > 1 and isinstance(call.args[1], ast.Tuple) and i < len(call.args[1].elts):
+        return call.args[1].elts[i]
+    return None
+
+
+def _call_text(call: ast.Call, arg: ast.expr) -> str:
+    func = _src(call.func)
+    everything = [*call.args, *(kw.value for kw in call.keywords)]
+    shown = next((f"{kw.arg}={_src(kw.value)}" for kw in call.keywords if kw.value is arg), _src(arg))
+    before = "..., " if everything and everything[0] is not arg else ""
+    after = ", ..." if everything and everything[-1] is not arg else ""
+    return f"{func}({before}{shown}{after})"
+
+
+def _argparse_dests(call: ast.Call) -> list[str]:
+    for kw in call.keywords:
+        if kw.arg == "dest" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+            return [kw.value.value]
+    flags = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    longs = [f for f in flags if f.startswith("--")]
+    chosen = longs[:1] or flags[:1]
+    return [f.lstrip("-").replace("-", "_") for f in chosen]
+
+
+def _assigned(v: Value, name: str, value: ast.expr) -> Value:
+    """`name = value` in front of the chain; a literal's own step merges into it."""
+    line = f"`{name} = {_src(value)}`"
+    head = f"`{_src(value)}`, "
+    if len(v.chain) == 1 and v.chain[0].startswith(head):
+        return Value(v.kind, (line + v.chain[0][len(head) - 2 :],))
+    return v.via(line)
+
+
+def move_key(receiver: str) -> str:
+    """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
+    return f"<move> {receiver}"
+
+
+def chain_text(name: str, chain: tuple[str, ...]) -> str:
+    """"`gpu_id` ← `Trainer(..., gpu_id)` ← ... ← `device = 0`, single_gpu.py:12"."""
+    return " ← ".join((f"`{name}`", *chain))

@@ -1,0 +1,193 @@
+"""The project index: device values followed across modules, and the sites they reach."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter.index import INDEX, ProjectIndex, chain_text
+from porter.runner import run
+from porter.settings import Settings
+from tests.helpers import port
+
+# the DDP tutorial's single_gpu.py, split the way projects split it: no "cuda" anywhere
+TRAINER = '''
+import torch
+
+
+class Trainer:
+    def __init__(self, model, train_data, optimizer, gpu_id, save_every):
+        self.gpu_id = gpu_id
+        self.model = model.to(gpu_id)
+        self.train_data = train_data
+
+    def _run_epoch(self):
+        for source, targets in self.train_data:
+            source = source.to(self.gpu_id)
+            targets = targets.to(self.gpu_id)
+'''
+
+MAIN = '''
+from trainer import Trainer
+
+
+def main(device, total_epochs):
+    trainer = Trainer(model, data, optimizer, device, 10)
+
+
+if __name__ == "__main__":
+    device = {device}
+    main(device, 3)
+'''
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # displayed paths (and chains) relative to it, as a user sees them
+
+
+def port_tree(root: Path, target: str, **kw) -> dict[str, object]:
+    results, _ = run([root], Settings(target=target), jobs=1, cache=kw.get("cache", False), cache_dir=kw.get("cache_dir"))
+    return {Path(r.path).name: r for r in results}
+
+
+def source_of(result) -> str:
+    return (result.new_source or result.original_source).decode()
+
+
+@pytest.mark.parametrize(
+    "target,device",
+    [("xla", "torch_xla.device()"), ("neuron", 'torch.device("neuron", self.gpu_id)'), ("tpu", '"tpu"')],
+)
+def test_an_int_device_is_followed_across_modules(tmp_path, target, device):
+    write(tmp_path / "p", {"trainer.py": TRAINER, "main.py": MAIN.format(device=0)})
+    out = port_tree(tmp_path / "p", target)
+    code = source_of(out["trainer.py"])
+    assert f"source = source.to({device})" in code
+    assert "self.gpu_id)" not in code.replace(f"{device}", "")
+    found = [f for f in out["trainer.py"].findings if f.code == "DEV008"]
+    assert len(found) == 3 and all(f.applied for f in found)
+    chain = "`self.gpu_id` ← `self.gpu_id = gpu_id` ← `Trainer(..., device, ...)` ← `main(device, ...)` ← `device = 0`, p/main.py:9"
+    assert any(chain in f.message for f in found), [f.message for f in found]
+
+
+def test_a_device_made_elsewhere_is_left_alone(tmp_path):
+    write(tmp_path / "p", {"trainer.py": TRAINER, "main.py": MAIN.format(device='torch.device("cpu")')})
+    out = port_tree(tmp_path / "p", "neuron")
+    assert out["trainer.py"].new_source is None
+    assert not [f for f in out["trainer.py"].findings if f.code.startswith("DEV")]
+
+
+def test_an_unproven_chain_is_reported_with_the_chain(tmp_path):
+    write(tmp_path / "p", {"trainer.py": TRAINER, "main.py": MAIN.format(device="pick_device()")})
+    out = port_tree(tmp_path / "p", "xla")
+    assert out["trainer.py"].new_source is None
+    messages = [f.message for f in out["trainer.py"].findings if f.code == "DEV008"]
+    assert len(messages) == 3 and not any(f.applied for f in out["trainer.py"].findings)
+    assert (
+        "porter cannot prove what `self.gpu_id` holds: `self.gpu_id` ← `self.gpu_id = gpu_id` ← "
+        "`Trainer(..., device, ...)` ← `main(device, ...)` ← `device = pick_device()`, p/main.py:9 "
+        "(a call porter cannot follow)"
+    ) in messages[-1]
+
+
+def test_the_cache_goes_stale_when_another_module_changes_what_flows_in(tmp_path):
+    cache = tmp_path / "cache"
+    project = tmp_path / "p"
+    write(project, {"trainer.py": TRAINER, "main.py": MAIN.format(device=0)})
+    first = port_tree(project, "xla", cache=True, cache_dir=cache)
+    assert first["trainer.py"].new_source is not None
+    write(project, {"main.py": MAIN.format(device='torch.device("cpu")')})  # trainer.py unchanged
+    second = port_tree(project, "xla", cache=True, cache_dir=cache)
+    assert second["trainer.py"].new_source is None
+    third = port_tree(project, "xla", cache=True, cache_dir=cache)
+    assert third["trainer.py"].new_source is None  # and the new answer is cached as such
+
+
+def test_spawn_rank_argparse_and_environment():
+    code = textwrap.dedent(
+        '''
+        import argparse, os
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size, model):
+            model.to(rank)
+
+        def run(args, batch):
+            local_rank = int(os.environ["LOCAL_RANK"])
+            return batch.to(args.gpu), batch.to(local_rank), batch.to(args.lr)
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gpu", type=int, default=0)
+        parser.add_argument("--lr", type=float, default=0.1)
+        mp.spawn(worker, args=(2, None), nprocs=2)
+        '''
+    )
+    new, findings = port(code, "xla")
+    assert "model.to(torch_xla.device())" in new
+    assert "batch.to(torch_xla.device()), batch.to(torch_xla.device()), batch.to(args.lr)" in new
+    spawn = [f.message for f in findings if "`rank`" in f.message]
+    assert spawn and "passes the process index" in spawn[0]
+
+
+def test_configured_device_is_reported():
+    new, findings = port("def train(cfg, model):\n    model.to(cfg.device)\n", "neuron")
+    assert new == "def train(cfg, model):\n    model.to(cfg.device)\n"
+    (f,) = [f for f in findings if f.code == "DEV010"]
+    assert "`cfg.device` ← `cfg.device` (configuration porter cannot read)" in f.message
+
+
+def test_map_location_whatever_carries_the_device():
+    code = textwrap.dedent(
+        '''
+        import torch
+
+        def resume(path, device):
+            cpu = "cpu"
+            a = torch.load(path, map_location=device)
+            b = torch.load(path, map_location=cpu)
+            return a, b
+        '''
+    )
+    new, findings = port(code, "xla")
+    assert 'a = torch.load(path, map_location="cpu")' in new
+    assert "b = torch.load(path, map_location=cpu)" in new  # proven to be the CPU: left
+    same, _ = port(code, "neuron")
+    assert same == code  # device-generic on a native target: not churned
+
+
+def test_cycles_and_recursion_do_not_hang():
+    code = textwrap.dedent(
+        '''
+        def f(x):
+            return g(x)
+
+        def g(y):
+            return f(y)
+
+        def h(gpu):
+            gpu = gpu
+            t.to(gpu)
+            t.to(f(gpu))
+
+        h(f(0))
+        '''
+    )
+    index = ProjectIndex.build([("m.py", code.encode())])
+    facts = index.facts("m.py")
+    assert all(kind != INDEX for _, _, kind, _ in facts)
+
+
+def test_chain_text():
+    assert chain_text("gpu_id", ("`main(device)`", "`device = 0`, single_gpu.py:12")) == (
+        "`gpu_id` ← `main(device)` ← `device = 0`, single_gpu.py:12"
+    )
