@@ -15,7 +15,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from porter.codemods import FAMILIES
+from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.findings import FileResult, FileStatus
@@ -98,9 +98,11 @@ def _transform(module: cst.Module, path: str, settings: Settings, source: bytes,
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
     if scratch.get(AddImportsVisitor.CONTEXT_KEY):
-        new = AddImportsVisitor(ctx.codemod_context).transform_module(new)
+        new = imports.add_imports(new, scratch.pop(AddImportsVisitor.CONTEXT_KEY), ctx.codemod_context)
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
+    if ctx.applied:
+        new = imports.remove_made_unused(module, new)
     return new, ctx
 
 

@@ -168,3 +168,77 @@ def test_loop_that_only_concatenates_elsewhere_is_not_a_decoder():
     """)
     new, _ = port(code, "xla")
     assert "sync" not in new
+
+
+def test_imports_the_rewrite_made_unused_go():
+    new, _ = port(src('''
+        import os
+        import torch as t
+        import torch.backends.cudnn as cudnn
+        from torch.backends import cudnn as cd
+        import torch.backends.cudnn
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        from torch.cuda.amp import autocast, GradScaler
+        import torch
+
+
+        def f(q, k, v):
+            cudnn.benchmark = True
+            cd.deterministic = True
+            torch.backends.cudnn.enabled = True
+            t.cuda.synchronize()
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                y = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            with autocast():
+                y = y + 1
+            return os.getcwd(), y
+    '''), "neuron")
+    head = new.split("def f")[0]
+    assert head == "import os\nfrom torch.cuda.amp import GradScaler\nimport torch\n\n\n"  # GradScaler was unused before
+
+
+def test_bare_submodule_import_narrows_to_what_is_read():
+    new, _ = port(src('''
+        import torch.cuda
+        def f():
+            torch.cuda.synchronize()
+            return torch.zeros(1)
+    '''), "neuron")
+    assert new.startswith("import torch\n")
+
+
+def test_imports_kept_when_still_read_or_guarded():
+    code = src('''
+        import torch
+        import torch.backends.cudnn as cudnn
+        try:
+            import apex
+        except ImportError:
+            apex = None
+        __all__ = ["cudnn"]
+        def f(x):
+            return x.cuda()
+    ''')
+    new, _ = port(code, "neuron")
+    assert "import torch.backends.cudnn as cudnn" in new and "import apex" in new
+
+
+def test_new_imports_join_the_torch_group():
+    new, _ = port(src('''
+        """Doc."""
+        import sys
+        sys.path.insert(0, ".")
+        import torch
+        from model import Net
+
+
+        def f(x):
+            torch.cuda.synchronize()
+            return x.cuda() + torch.ones(1)
+    '''), "xla")
+    assert '"""Doc."""\nimport sys\nsys.path.insert(0, ".")\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\nfrom model import Net\n' in new
+
+
+def test_new_import_after_a_docstring_only():
+    new, _ = port('"""Doc."""\n\n\ndef f(x):\n    return x.cuda()\n', "xla")
+    assert new.startswith('"""Doc."""\n\nimport torch_xla\n\n\ndef f')

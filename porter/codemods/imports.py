@@ -1,0 +1,250 @@
+"""Imports after a rewrite: new ones join the file's torch import group; ones the rewrite made
+unused go.
+
+libcst's `AddImportsVisitor` puts a new import after the first block of imports (above
+`sys.path` tweaks and the torch group that follows them), and `RemoveImportsVisitor` only
+removes what a codemod names, so `import torch as t`, `import torch.backends.cudnn as cudnn`
+or `from torch.nn.attention import sdpa_kernel` stayed behind once their last use was
+rewritten. Here an import is removed only when the original file used it and the rewritten
+file does not: an import the author left unused is theirs to keep.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+from porter.resolve import dotted
+
+
+# -- adding ------------------------------------------------------------------------------
+
+
+def _plain_import(stmt: cst.CSTNode) -> cst.Import | cst.ImportFrom | None:
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) in (cst.Import, cst.ImportFrom):
+        return stmt.body[0]
+    return None
+
+
+def _module_of(imp: cst.Import | cst.ImportFrom) -> str:
+    if type(imp) is cst.Import:
+        return dotted(imp.names[0].name) or ""
+    if imp.relative:
+        return "."
+    return dotted(imp.module) if imp.module is not None else ""
+
+
+def _present(module: cst.Module) -> set[tuple[str, str | None]]:
+    have = set()
+    for stmt in module.body:
+        imp = _plain_import(stmt)
+        if type(imp) is cst.Import:
+            for alias in imp.names:
+                asname = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else None
+                have.add((dotted(alias.name) or "", asname))
+    return have
+
+
+def _anchor(body: list[cst.BaseStatement]) -> int:
+    """Index after which new imports go: the last top-level `torch…` import, else the end of
+    the file's leading imports (after the docstring), else -1 (the top)."""
+    torch_group = [i for i, s in enumerate(body) if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0].startswith("torch")]
+    if torch_group:
+        return torch_group[-1]
+    at = -1
+    for i, stmt in enumerate(body):
+        if _plain_import(stmt) is not None:
+            at = i
+        elif i == 0 and type(stmt) is cst.SimpleStatementLine and type(stmt.body[0]) is cst.Expr and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString):
+            at = i  # the docstring
+        else:
+            break
+    return at
+
+
+def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Module:
+    """Add `import m` / `import m as a` requests next to the torch imports; anything else
+    (`from m import x`) goes through libcst's visitor."""
+    plain: list[ImportItem] = []
+    other: list[ImportItem] = []
+    for item in items:
+        (other if item.obj_name is not None or item.relative else plain).append(item)
+    have = _present(module)
+    new: list[cst.SimpleStatementLine] = []
+    for item in sorted(plain, key=lambda i: i.module):
+        key = (item.module, item.alias)
+        if key in have:
+            continue
+        have.add(key)
+        alias = cst.ImportAlias(name=cst.parse_expression(item.module), asname=cst.AsName(name=cst.Name(item.alias)) if item.alias else None)
+        new.append(cst.SimpleStatementLine(body=[cst.Import(names=[alias])]))
+    if new:
+        body = list(module.body)
+        at = _anchor(body)
+        is_docstring_only = at == 0 and _plain_import(body[0]) is None
+        if is_docstring_only:
+            new[0] = new[0].with_changes(leading_lines=[cst.EmptyLine()])
+        if at + 1 < len(body) and _plain_import(body[at + 1]) is None and not body[at + 1].leading_lines:
+            body[at + 1] = body[at + 1].with_changes(leading_lines=[cst.EmptyLine()])
+        body[at + 1 : at + 1] = new
+        module = module.with_changes(body=body)
+    if other:
+        context.scratch[AddImportsVisitor.CONTEXT_KEY] = other
+        module = AddImportsVisitor(context).transform_module(module)
+    return module
+
+
+# -- removing ----------------------------------------------------------------------------
+
+
+class _Uses(cst.CSTVisitor):
+    """Every name and dotted chain the code reads, outside import statements."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.chains: set[str] = set()
+        self._inner: set[int] = set()
+
+    def visit_Import(self, node) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) in self._inner:
+            return
+        chain = dotted(node)
+        if chain is None:
+            return  # `f().x`: its parts are read where they are
+        parts = chain.split(".")
+        self.names.add(parts[0])
+        self.chains.update(".".join(parts[: i + 1]) for i in range(1, len(parts)))
+        inner = node
+        while type(inner) is cst.Attribute:
+            self._inner.add(id(inner.value))
+            self._inner.add(id(inner.attr))
+            inner = inner.value
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self._inner:
+            self.names.add(node.value)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # `__all__ = ["cudnn"]` and string annotations name imports too
+        if len(node.value) > 80:
+            return
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - an odd literal names nothing
+            return
+        if isinstance(value, str) and value.replace(".", "").replace("_", "").isalnum():
+            self.names.add(value.split(".")[0])
+            self.chains.add(value)
+
+
+def uses(module: cst.Module) -> _Uses:
+    found = _Uses()
+    module.visit(found)
+    return found
+
+
+def _binding(alias: cst.ImportAlias, imp: cst.Import | cst.ImportFrom) -> tuple[str, str | None]:
+    """(local name, dotted chain that must be read for a bare `import a.b.c` to be used)."""
+    if alias.asname is not None and type(alias.asname.name) is cst.Name:
+        return alias.asname.name.value, None
+    name = dotted(alias.name) or ""
+    if type(imp) is cst.Import and "." in name:
+        return name.split(".")[0], name
+    return name, None
+
+
+def _used(alias, imp, seen: _Uses) -> bool:
+    local, chain = _binding(alias, imp)
+    if chain is not None:
+        return any(c == chain or c.startswith(chain + ".") for c in seen.chains)
+    return local in seen.names
+
+
+class _DropAliases(cst.CSTTransformer):
+    def __init__(self, before: _Uses, after: _Uses, binders: dict[str, int]) -> None:
+        super().__init__()
+        self.before, self.after, self.binders = before, after, binders
+        self.removed = 0
+        self.markers: set[int] = set()
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False  # module-level imports only: a function's imports are its own business
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Try(self, node) -> bool:
+        return False  # `try: import x` guards an optional dependency
+
+    def visit_If(self, node) -> bool:
+        return False
+
+    def leave_SimpleStatementLine(self, original, updated):
+        imp = _plain_import(updated)
+        if imp is None or type(imp.names) is cst.ImportStar or (type(imp) is cst.ImportFrom and _module_of(imp) == "__future__"):
+            return updated
+        keep = []
+        for alias in imp.names:
+            local, chain = _binding(alias, imp)
+            gone = _used(alias, imp, self.before) and not _used(alias, imp, self.after)
+            if gone and chain is not None and local in self.after.names and self.binders.get(local, 0) < 2:
+                # `import a.b` is also what binds `a`, still read: `import a` says what is used
+                keep.append(alias.with_changes(name=cst.Name(local)))
+                self.removed += 1
+                continue
+            if gone:
+                self.binders[local] = self.binders.get(local, 1) - 1
+                self.removed += 1
+            else:
+                keep.append(alias)
+        if len(keep) == len(imp.names) and all(k is a for k, a in zip(keep, imp.names)):
+            return updated
+        if not keep:
+            if not any(line.comment for line in updated.leading_lines):
+                return cst.RemovalSentinel.REMOVE
+            marker = updated.with_changes(body=[cst.Pass()])
+            self.markers.add(id(marker))
+            return marker
+        keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        new_imp = imp.with_changes(names=keep)
+        if type(imp) is cst.ImportFrom and imp.lpar is not None and len(keep) == 1:
+            new_imp = new_imp.with_changes(lpar=None, rpar=None)
+        return updated.with_changes(body=[new_imp])
+
+
+def remove_made_unused(original: cst.Module, new: cst.Module) -> cst.Module:
+    """Drop module-level imports the original read and the rewrite no longer does."""
+    before, after = uses(original), uses(new)
+    binders: dict[str, int] = {}
+    for stmt in new.body:
+        imp = _plain_import(stmt)
+        if type(imp) is cst.Import:
+            for alias in imp.names:
+                if alias.asname is None:
+                    top = (dotted(alias.name) or "").split(".")[0]
+                    binders[top] = binders.get(top, 0) + 1
+    dropper = _DropAliases(before, after, binders)
+    result = new.visit(dropper)
+    if not dropper.removed:
+        return new
+    return _drop_markers(result, dropper.markers) if dropper.markers else result
+
+
+def _drop_markers(module: cst.Module, markers: set[int]) -> cst.Module:
+    """An import with comments above it became a marker: its comments go to the next line."""
+    body, carried = [], []
+    for stmt in module.body:
+        if id(stmt) in markers:
+            carried.extend(stmt.leading_lines)
+            continue
+        if carried:
+            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            carried = []
+        body.append(stmt)
+    return module.with_changes(body=body)
