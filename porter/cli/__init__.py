@@ -42,6 +42,8 @@ app.command()(lint)
 app.command("config")(config)
 from porter.cli.parity import parity_check  # noqa: E402
 app.command("parity-check")(parity_check)
+from porter.cli.trace import trace_app  # noqa: E402
+app.add_typer(trace_app, name="trace")
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ what will make it slow. Registered in porter/cli/__init__.py as
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -30,13 +30,30 @@ def parity_check(
     explain: Optional[bool] = typer.Option(None, "--explain/--no-explain",
                                            help="Look for graph breaks with torch._dynamo.explain."),
     keep: bool = typer.Option(False, "--keep", help="Keep the work folder (logs, tensors) and print its path."),
+    steps: Optional[int] = typer.Option(None, "--steps", help="Script mode: optimizer steps to record (default 10)."),
+    reference_trace: Optional[Path] = typer.Option(None, "--reference-trace",
+                                                   help="Script mode: compare against this trace "
+                                                   "(porter trace record) instead of running --original."),
+    eager: bool = typer.Option(False, "--eager", help="Script mode: torch.compile returns the model "
+                               "uncompiled on both sides."),
+    seed: int = typer.Option(0, "--seed", help="Script mode: the seed both sides get before the script starts."),
+    max_output: float = typer.Option(4.0, "--max-output", help="Script mode: MiB of each side's output kept."),
+    max_memory: Optional[float] = typer.Option(None, "--max-memory",
+                                               help="Script mode: GiB of address space per side (RLIMIT_AS)."),
+    command: Optional[List[str]] = typer.Argument(None, help="Script mode: after `--`, the training "
+                                                  "command, e.g. -- python train.py --max-iters 20."),
 ) -> None:
     """Run the original and the ported model in separate processes on the same weights and
     inputs; compare outputs, per-layer outputs, gradients and losses; measure the port's
-    performance gaps. This EXECUTES the code in both trees. Exit 0 parity holds, 1 it
-    fails, 2 error."""
+    performance gaps. Script mode (a command after `--`): run the training script in each
+    tree and compare the two runs step by step. This EXECUTES the code in both trees.
+    Exit 0 parity holds, 1 it fails, 2 error."""
     from porter.verify import build_config, run_parity
     from porter.verify.report import print_terminal, write_report
+
+    if command:
+        _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report,
+                     timeout, eager, seed, max_output, max_memory, keep, command)
 
     cli = {"original": original, "ported": ported, "entry": entry, "inputs": inputs,
            "target": target, "train_steps": train_steps, "dtype": dtype, "rtol": rtol,
@@ -54,6 +71,37 @@ def parity_check(
     if cfg.report is not None:
         try:
             write_report(result, cfg.report)
+        except (ValueError, OSError) as exc:
+            typer.echo(f"porter parity-check: {exc}", err=True)
+            raise typer.Exit(2)
+    raise typer.Exit(result.exit_code)
+
+
+def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report, timeout,
+                 eager, seed, max_output, max_memory, keep, command) -> None:
+    from porter.verify.script import ScriptConfig, run_script
+    from porter.verify.scriptreport import print_terminal, write_report
+
+    if ported is None:
+        typer.echo("porter parity-check: script mode needs --ported DIR", err=True)
+        raise typer.Exit(2)
+    try:
+        cfg = ScriptConfig(original=original, ported=ported, command=tuple(command),
+                           reference_trace=reference_trace, steps=steps or 10,
+                           target=target or "xla", timeout=timeout or 600.0, seed=seed,
+                           rtol=rtol, atol=atol, report=report, eager=eager,
+                           max_output=int(max_output * 2**20),
+                           memory_limit=int(max_memory * 2**30) if max_memory else None)
+    except (ValueError, TypeError) as exc:
+        typer.echo(f"porter parity-check: {exc}", err=True)
+        raise typer.Exit(2)
+    result = run_script(cfg, keep=keep)
+    print_terminal(result)
+    if keep:
+        typer.echo(f"work folder: {result.workdir}")
+    if report is not None:
+        try:
+            write_report(result, report)
         except (ValueError, OSError) as exc:
             typer.echo(f"porter parity-check: {exc}", err=True)
             raise typer.Exit(2)

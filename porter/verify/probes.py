@@ -65,6 +65,8 @@ class SyncCounterMode(TorchFunctionMode):
         name = HOST_SYNC_CALLS.get(func)
         if name is None and func is T.to and args and _to_cpu(args[1:], kwargs):
             name = ".to('cpu')"
+        if name in (".to('cpu')", ".cpu()") and _on_cpu(args):
+            name = None  # a CPU tensor copied to the CPU waits for nothing
         if name is not None:
             self.host_syncs[(name, user_location(self.root))] += 1
         else:
@@ -95,6 +97,10 @@ def _to_cpu(args, kwargs) -> bool:
     if isinstance(dev, torch.device):
         return dev.type == "cpu"
     return isinstance(dev, str) and dev.split(":")[0] == "cpu"
+
+
+def _on_cpu(args) -> bool:
+    return bool(args) and isinstance(args[0], torch.Tensor) and args[0].device.type == "cpu"
 
 
 def _bool_index(index) -> bool:

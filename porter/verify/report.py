@@ -193,23 +193,31 @@ def write_report(r: ParityResult, path: Path) -> None:
     path.write_text(render(r), encoding="utf-8")
 
 
-def print_terminal(r: ParityResult, console=None) -> None:
+def print_sections(title: str, verdict: str, secs: list[Section], console=None) -> None:
+    """Rich tables. Every cell and note is a Text: user text (error messages, module names)
+    is never read as rich markup."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = console or Console()
-    colour = {"pass": "green", "fail": "red"}.get(r.verdict, "yellow")
-    console.print(f"[bold {colour}]parity-check: {r.verdict.upper()}[/]")
-    for title, header, rows, notes in sections(r):
-        table = Table(title=title, show_lines=False, title_justify="left")
+    colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
+    console.print(Text(title, style=f"bold {colour}"))
+    for name, header, rows, notes in secs:
+        table = Table(title=Text(name), show_lines=False, title_justify="left")
         for h in header:
-            table.add_column(h, overflow="fold")
+            table.add_column(Text(h), overflow="fold")
         for row in rows:
-            table.add_row(*[str(c) for c in row])
+            table.add_row(*[Text(str(c)) for c in row])
         if rows:
             console.print(table)
         for n in notes:
-            console.print(f"  {n}", markup=False, highlight=False)
+            console.print(Text(f"  {n}"), highlight=False)
 
 
-__all__ = ["sections", "to_json", "to_markdown", "to_html", "write_report", "print_terminal"]
+def print_terminal(r: ParityResult, console=None) -> None:
+    print_sections(f"parity-check: {r.verdict.upper()}", r.verdict, sections(r), console)
+
+
+__all__ = ["sections", "to_json", "to_markdown", "to_html", "write_report", "print_terminal",
+           "print_sections"]

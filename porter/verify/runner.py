@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 import porter
 from porter.verify.config import ParityConfig
 from porter.verify.devices import hardware_hints
+from porter.verify.procs import WorkerSet, log_tail
 
 
 @dataclass
@@ -50,15 +50,30 @@ def side_env(role: str, cfg: ParityConfig, base: dict | None = None) -> dict:
     return env
 
 
-def _tail(path: Path, limit: int = 4000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", "replace")
+def classify(rc: int | None, timed_out: bool, completed: bool, error: dict | None, phase: str,
+             timeout: float) -> tuple[str, dict | None]:
+    """(status, error) of a finished worker: ok | error | timeout | killed | crashed."""
+    if timed_out:
+        return "timeout", {"kind": "timeout", "phase": phase, "type": "Timeout",
+                           "message": f"no result after {timeout:g} s (still in phase '{phase}'); "
+                                      "the process group was killed", "location": None}
+    if completed:
+        return "ok", None
+    if error is not None:
+        return "error", error
+    if rc is not None and rc < 0:
+        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+        why = " (the kernel's out-of-memory killer, most likely)" if -rc == signal.SIGKILL else ""
+        return "killed", {"kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
+                          "phase": phase, "type": sig,
+                          "message": f"killed by {sig}{why} in phase '{phase}'", "location": None}
+    return "crashed", {"kind": "crashed", "phase": phase, "type": f"exit status {rc}",
+                       "message": f"the worker exited with status {rc} in phase '{phase}' "
+                                  "without writing a result", "location": None}
 
 
-def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None) -> SideRun:
+def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None,
+             workers: WorkerSet | None = None) -> SideRun:
     out = workdir / role
     out.mkdir(parents=True, exist_ok=True)
     tree = cfg.original if role == "reference" else cfg.ported
@@ -72,21 +87,15 @@ def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None =
     job_path.write_text(json.dumps(job, indent=1))
     log_path = out / "log.txt"
     t0 = time.perf_counter()
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen([cfg.python, "-m", "porter.verify.worker", str(job_path)],
-                                cwd=tree, env=side_env(role, cfg), stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
-        try:
-            rc = proc.wait(timeout=cfg.timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            rc = proc.wait()
+    own = workers is None
+    workers = workers or WorkerSet().__enter__()
+    try:
+        res = workers.run([cfg.python, "-m", "porter.verify.worker", str(job_path)], cwd=tree,
+                          env=side_env(role, cfg), log_path=log_path, timeout=cfg.timeout)
+    finally:
+        if own:
+            workers.__exit__(None, None, None)
+    rc, timed_out = res.returncode, res.timed_out
     wall = time.perf_counter() - t0
     meta = {}
     if (out / "meta.json").is_file():
@@ -98,28 +107,9 @@ def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None =
     error = None
     if (out / "error.json").is_file():
         error = json.loads((out / "error.json").read_text())
-    if timed_out:
-        status = "timeout"
-        error = {"kind": "timeout", "phase": phase, "type": "Timeout",
-                 "message": f"no result after {cfg.timeout:g} s (still in phase '{phase}'); "
-                            "the process group was killed", "location": None}
-    elif rc == 0 and meta.get("completed"):
-        status = "ok"
-    elif error is not None:
-        status = "error"
-    elif rc is not None and rc < 0:
-        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
-        status = "killed"
-        why = " (the kernel's out-of-memory killer, most likely)" if -rc == signal.SIGKILL else ""
-        error = {"kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
-                 "phase": phase, "type": sig,
-                 "message": f"killed by {sig}{why} in phase '{phase}'", "location": None}
-    else:
-        status = "crashed"
-        error = {"kind": "crashed", "phase": phase, "type": f"exit status {rc}",
-                 "message": f"the worker exited with status {rc} in phase '{phase}' "
-                            "without writing a result", "location": None}
-    return SideRun(role, status, rc, wall, out, meta, error, _tail(log_path))
+    status, error = classify(rc, timed_out, rc == 0 and bool(meta.get("completed")), error,
+                             phase, cfg.timeout)
+    return SideRun(role, status, rc, wall, out, meta, error, log_tail(log_path))
 
 
 def run_both(cfg: ParityConfig, workdir: Path | None = None) -> tuple[SideRun, SideRun | None, Path]:
@@ -127,11 +117,14 @@ def run_both(cfg: ParityConfig, workdir: Path | None = None) -> tuple[SideRun, S
     reference there is nothing to compare with, and a reference whose outputs hold NaN/Inf
     is no baseline)."""
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="porter-parity-"))
-    ref = run_side("reference", cfg, base)
-    if not ref.ok or ref.meta.get("nonfinite_outputs"):
-        return ref, None, base
-    ported = run_side("ported", cfg, base, ref_out=ref.out)
+    with WorkerSet() as workers:
+        if workdir is None:
+            workers.add_temp_dir(base)  # removed if porter is interrupted
+        ref = run_side("reference", cfg, base, workers=workers)
+        if not ref.ok or ref.meta.get("nonfinite_outputs"):
+            return ref, None, base
+        ported = run_side("ported", cfg, base, ref_out=ref.out, workers=workers)
     return ref, ported, base
 
 
-__all__ = ["SideRun", "run_side", "run_both", "side_env"]
+__all__ = ["SideRun", "run_side", "run_both", "side_env", "classify"]

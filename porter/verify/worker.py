@@ -432,7 +432,9 @@ def describe_exception(exc: BaseException, root: str) -> dict:
     user = [f for f in frames if f.filename.startswith(root)]
     kind = "exception"
     name = type(exc).__name__
-    if isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in str(exc).lower():
+    text = str(exc).lower()
+    if isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in text \
+            or "can't allocate memory" in text:
         kind = "out_of_memory"
     loc = None
     if user:

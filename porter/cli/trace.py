@@ -1,0 +1,169 @@
+"""`porter trace`: record a training run on one machine, compare it with a run on another,
+and read which of its operators a target runs natively before renting the hardware."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
+                        "check a trace's operators against a target.", no_args_is_help=True)
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"porter trace: {message}", err=True)
+    return typer.Exit(2)
+
+
+@trace_app.command("record")
+def record_cmd(
+    output: Path = typer.Option(..., "-o", "--output", help="The trace file to write (.safetensors)."),
+    side: str = typer.Option("original", "--side", help="original: CUDA code (CUDA, else the CPU "
+                             "through porter's CUDA shim); ported: the port on --target (or XLA:CPU)."),
+    target: str = typer.Option("xla", "--target", help="neuron, tpu or xla (for --side ported)."),
+    steps: int = typer.Option(10, "--steps", help="Optimizer steps to record."),
+    seed: int = typer.Option(0, "--seed", help="Seed given to random, numpy and torch before the script."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds the run may take."),
+    eager: bool = typer.Option(False, "--eager", help="torch.compile returns the model uncompiled."),
+    max_output: float = typer.Option(4.0, "--max-output", help="MiB of the command's output kept."),
+    max_memory: Optional[float] = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
+    command: List[str] = typer.Argument(..., help="After `--`: the training command, run in the "
+                                        "current folder, e.g. -- python train.py --max-iters 20."),
+) -> None:
+    """Run COMMAND once and write what it did (loss, grad norm, learning rate, step time per
+    step; module statistics, initial weights and ATen operators at the first step; the
+    performance probes; where it ran) to one trace file. EXECUTES the command. Exit 0 when
+    the trace was written from a run that finished, 2 otherwise (the trace still says why)."""
+    import tempfile
+
+    from porter.verify.procs import WorkerSet
+    from porter.verify.script import ScriptConfig, record
+
+    if side not in ("original", "ported"):
+        raise _fail("--side must be original or ported")
+    try:
+        cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps, target=target,
+                           timeout=timeout, seed=seed, eager=eager,
+                           max_output=int(max_output * 2**20),
+                           memory_limit=int(max_memory * 2**30) if max_memory else None)
+    except (ValueError, TypeError) as exc:
+        raise _fail(str(exc))
+    role = "reference" if side == "original" else "ported"
+    with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
+        workers.add_temp_dir(Path(tmp))
+        rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    if rec.trace is not None:
+        m = rec.trace.manifest
+        console.print(Text(f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
+                           f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
+                           f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
+                           f"entries; stopped: {m.get('stopped')}"))
+    if rec.status != "ok":
+        e = rec.error or {}
+        console.print(Text(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}",
+                           style="red"))
+        if rec.log_tail:
+            console.print(Text(rec.log_tail[-1500:]))
+        raise typer.Exit(2)
+
+
+@trace_app.command("compare")
+def compare_cmd(
+    reference: Path = typer.Argument(..., help="The trace of the original run."),
+    ported: Path = typer.Argument(..., help="The trace of the ported run."),
+    target: str = typer.Option("xla", "--target", help="The port's target (for the advice)."),
+    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default: by precision)."),
+    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default: by precision)."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
+) -> None:
+    """Compare two traces made anywhere: loss curves, learning rate and gradient norm per
+    step, the first diverging module, initial weights, tying, performance gaps. Exit 0
+    parity holds, 1 it fails, 2 error."""
+    from porter.verify.scriptreport import print_terminal, write_report
+    from porter.verify.tracecmp import compare_traces
+    from porter.verify.tracefile import TraceError, read_trace
+
+    try:
+        ref, port = read_trace(reference), read_trace(ported)
+    except TraceError as exc:
+        raise _fail(str(exc))
+    result = compare_traces(ref, port, rtol=rtol, atol=atol,
+                            config={"mode": "trace compare", "target": target,
+                                    "reference_trace": str(reference), "ported_trace": str(ported)})
+    print_terminal(result)
+    if report is not None:
+        try:
+            write_report(result, report)
+        except (ValueError, OSError) as exc:
+            raise _fail(str(exc))
+    raise typer.Exit(result.exit_code)
+
+
+@trace_app.command("ops")
+def ops_cmd(
+    trace: Path = typer.Argument(..., help="A trace file (porter trace record)."),
+    target: str = typer.Option(..., "--target", help="neuron, tpu or xla."),
+    report: Optional[Path] = typer.Option(None, "--report", help="Write the table: .json or .md."),
+) -> None:
+    """Per ATen operator the run executed: native, CPU fallback, unsupported, host (ran on
+    CPU tensors by design) or unknown, with the evidence. Exit 1 when an operator falls
+    back or is unsupported, 0 otherwise (unknown operators are listed, not passed)."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from porter.verify.opsupport import classify, summary
+    from porter.verify.tracefile import TraceError, read_trace
+
+    if target not in ("neuron", "tpu", "xla"):
+        raise _fail("--target must be neuron, tpu or xla")
+    try:
+        t = read_trace(trace)
+    except TraceError as exc:
+        raise _fail(str(exc))
+    rows, data = classify(t, target)
+    counts = summary(rows)
+    side = (t.manifest.get("side") or {}).get("label", "?")
+    console = Console(highlight=False)
+    table = Table(title=Text(f"{target}: operators of {trace.name} (recorded on {side})"),
+                  title_justify="left")
+    for h in ("operator", "calls", "dtypes", "devices", "status", "evidence"):
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(*[Text(str(c)) for c in (r.op, r.count, ",".join(r.dtypes),
+                                                ",".join(r.devices), r.status, r.evidence)])
+    console.print(table)
+    console.print(Text("  " + ", ".join(f"{k}: {v}" for k, v in counts.items())))
+    console.print(Text(f"  scope: {t.manifest.get('ops_scope', '?')}"))
+    console.print(Text(f"  caveat: {data.get('caveat', '')}"))
+    for s in data.get("sources", []):
+        console.print(Text(f"  source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"))
+    if report is not None:
+        payload = {"schema": "porter.trace-ops/1", "target": target, "trace": str(trace),
+                   "recorded_on": side, "summary": counts, "scope": t.manifest.get("ops_scope"),
+                   "sources": data.get("sources", []), "caveat": data.get("caveat"),
+                   "ops": [r.__dict__ for r in rows]}
+        if report.suffix.lower() == ".json":
+            report.write_text(json.dumps(payload, indent=2))
+        elif report.suffix.lower() in (".md", ".markdown"):
+            lines = [f"# {target}: operators of {trace.name}", "", f"Recorded on {side}. "
+                     + ", ".join(f"{k}: {v}" for k, v in counts.items()), "",
+                     "| operator | calls | dtypes | status | evidence |", "|---|---|---|---|---|"]
+            lines += [f"| `{r.op}` | {r.count} | {', '.join(r.dtypes)} | {r.status} | "
+                      f"{r.evidence.replace('|', '/')} |" for r in rows]
+            lines += ["", f"Caveat: {data.get('caveat', '')}"]
+            report.write_text("\n".join(lines) + "\n")
+        else:
+            raise _fail(f"--report {report}: use a .json or .md file name")
+    raise typer.Exit(1 if counts["cpu_fallback"] or counts["unsupported"] else 0)
+
+
+__all__ = ["trace_app"]

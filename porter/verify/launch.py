@@ -1,0 +1,178 @@
+"""Runs the user's Python command with porter's recorder installed, in one side's process:
+
+    python -m porter.verify.launch JOB.json -- SCRIPT.py ARGS...   (or -m MODULE ARGS, -c CODE)
+
+It chooses the device (CUDA, else the CPU through the CUDA shim, for the original; the target
+or XLA:CPU emulation for the port), seeds Python, NumPy and torch, installs the recorder, runs
+the command as `python` would (`runpy`, `__main__`, `sys.argv`, the script's folder first on
+`sys.path`), and writes the trace when N optimizer steps are done or the script ends. When
+user code raises it writes error.json and exits with status 3; phase.txt names the phase.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import random
+import runpy
+import socket
+import sys
+import time
+from pathlib import Path
+
+EXIT_USER_ERROR = 3
+
+
+def _phase(out: Path, name: str) -> None:
+    (out / "phase.txt").write_text(name)
+
+
+def setup_device(job: dict):
+    import torch
+
+    from porter.verify import devices, shim
+
+    mode = None
+    root = str(Path.cwd().resolve())
+    if job["role"] == "reference":
+        side = devices.select_reference()
+        if side.shim:
+            mode = shim.install_cuda_shim(root)
+    else:
+        target = job["target"]
+        side = devices.select_ported(target)
+        if target in ("neuron", "tpu") and side.kind != target:
+            mode = shim.install_target_alias(target, side.device, side.sync)
+    if mode is not None:
+        mode.__enter__()  # for the rest of this process
+    if job.get("eager"):
+        def compile_off(model=None, *args, **kwargs):
+            return model if model is not None else (lambda fn: fn)
+
+        torch.compile = compile_off
+        side.notes.append("torch.compile was turned off (--eager): the model ran eagerly")
+    return side
+
+
+def seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+
+
+def host_info() -> dict:
+    return {"hostname": socket.gethostname(), "platform": platform.platform(),
+            "machine": platform.machine(), "cpus": os.cpu_count()}
+
+
+def run_user_command(argv: list[str]) -> None:
+    """What `python ARGV...` does, in this process."""
+    if not argv:
+        raise ValueError("no Python command to run")
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            raise ValueError("-m needs a module name")
+        sys.argv = [argv[1], *argv[2:]]
+        sys.path.insert(0, os.getcwd())
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    elif argv[0] == "-c":
+        if len(argv) < 2:
+            raise ValueError("-c needs code")
+        sys.argv = ["-c", *argv[2:]]
+        sys.path.insert(0, "")
+        exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+    else:
+        script = os.path.abspath(argv[0])
+        sys.argv = list(argv)
+        sys.path.insert(0, os.path.dirname(script))
+        runpy.run_path(script, run_name="__main__")
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[1]).read_text())
+    user_argv = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
+    out = Path(job["workdir"])
+    out.mkdir(parents=True, exist_ok=True)
+    root = str(Path.cwd().resolve())
+    _phase(out, "startup")
+    started = time.time()
+    recorder = None
+    stopped, error = "script ended", None
+    side = None
+    try:
+        side = setup_device(job)
+        seed_everything(job["seed"])
+        from porter.verify.recorder import Recorder, StopRun
+
+        recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
+                            sample=job.get("sample"), module_calls=job.get("module_calls"),
+                            ops=job.get("ops", True), syncs=job.get("syncs", True))
+        recorder.install()
+        _phase(out, "running the command")
+        try:
+            run_user_command(user_argv)
+        except StopRun:
+            stopped = "steps reached"
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise
+    except BaseException as exc:  # user code can raise anything
+        from porter.verify.worker import describe_exception
+
+        error = describe_exception(exc, root)
+        error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
+        stopped = "error"
+        import traceback
+
+        traceback.print_exc()
+    _phase(out, "writing the trace")
+    try:
+        manifest, tensors = recorder.finish() if recorder is not None else ({}, {})
+    except BaseException as exc:
+        from porter.verify.worker import describe_exception
+
+        manifest, tensors = {}, {}
+        if error is None:
+            error = describe_exception(exc, root)
+            error["phase"] = "writing the trace"
+            stopped = "error"
+    import porter
+
+    manifest.update({
+        "porter": porter.__version__,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "role": job["role"],
+        "target": job.get("target"),
+        "command": job.get("command") or user_argv,
+        "tree": Path(root).name,
+        "host": host_info(),
+        "side": side.to_dict() if side is not None else None,
+        "seed": job["seed"],
+        "steps_requested": job["steps"],
+        "stopped": stopped,
+        "error": error,
+        "wall_s": time.time() - started,
+    })
+    from porter.verify.tracefile import write_trace
+
+    write_trace(Path(job["trace"]), manifest, tensors)
+    if error is not None:
+        (out / "error.json").write_text(json.dumps(error, indent=1))
+    else:
+        (out / "done").write_text(stopped)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # os._exit: user threads (data loaders) must not keep the process alive
+    os._exit(EXIT_USER_ERROR if error is not None else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,147 @@
+"""Worker processes that run user code, kept on a leash.
+
+Each worker runs in its own process group (so a timeout or a signal ends everything it
+started), with its output capped (a model that prints in a loop cannot fill the disk: past
+`max_output` bytes only a rolling tail is kept), optionally under an address-space limit
+(RLIMIT_AS). SIGINT/SIGTERM to porter while workers run ends their process groups and removes
+the work folders before porter exits.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import signal
+import subprocess
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_MAX_OUTPUT = 4 * 2**20  # bytes of a worker's output kept in its log
+_TAIL = 64 * 2**10
+
+
+@dataclass
+class ProcResult:
+    returncode: int | None
+    timed_out: bool
+    dropped_bytes: int  # output beyond the cap that was not written
+
+
+def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class WorkerSet:
+    """Context manager: the workers and temporary folders of one porter command."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen] = []
+        self.temp_dirs: list[Path] = []
+        self._old: dict[int, object] = {}
+
+    def __enter__(self) -> "WorkerSet":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._old[sig] = signal.signal(sig, self._on_signal)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill_all()
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+        self._old.clear()
+
+    def add_temp_dir(self, path: Path) -> Path:
+        self.temp_dirs.append(Path(path))
+        return Path(path)
+
+    def kill_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                _kill_group(proc)
+        for proc in self.procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def _on_signal(self, signum, frame) -> None:
+        self.kill_all()
+        for d in self.temp_dirs:
+            shutil.rmtree(d, ignore_errors=True)
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+        self._old.clear()
+        raise SystemExit(128 + signum)
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict, log_path: Path, timeout: float,
+            max_output: int = DEFAULT_MAX_OUTPUT, memory_limit: int | None = None) -> ProcResult:
+        """Run one worker to completion (or its timeout); its output goes to `log_path`."""
+
+        def limits() -> None:  # runs in the child, before exec
+            if memory_limit:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True,
+                                preexec_fn=limits if memory_limit else None)
+        self.procs.append(proc)
+        state = {"written": 0, "dropped": 0}
+        tail: collections.deque = collections.deque()
+        tail_len = [0]
+
+        def pump() -> None:
+            with open(log_path, "wb") as log:
+                while True:
+                    chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+                    if not chunk:
+                        break
+                    room = max_output - state["written"]
+                    if room > 0:
+                        log.write(chunk[:room])
+                        state["written"] += min(room, len(chunk))
+                        chunk = chunk[room:]
+                    if chunk:  # over the cap: keep a rolling tail only
+                        state["dropped"] += len(chunk)
+                        tail.append(chunk)
+                        tail_len[0] += len(chunk)
+                        while tail_len[0] - len(tail[0]) >= _TAIL:
+                            tail_len[0] -= len(tail.popleft())
+                if state["dropped"]:
+                    kept = b"".join(tail)[-_TAIL:]
+                    state["dropped"] -= len(kept)
+                    log.write(f"\n[porter: output over {max_output} bytes; {state['dropped']} "
+                              "bytes dropped; the last part follows]\n".encode())
+                    log.write(kept)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            rc = proc.wait()
+        _kill_group(proc)  # anything the worker left running in its group
+        reader.join(timeout=10)
+        return ProcResult(rc, timed_out, state["dropped"])
+
+
+def log_tail(path: Path, limit: int = 4000) -> str:
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace")
+
+
+__all__ = ["WorkerSet", "ProcResult", "DEFAULT_MAX_OUTPUT", "log_tail"]

@@ -1,0 +1,404 @@
+"""Records a training run from inside the user's process, without changing the user's code.
+
+Installed by `porter.verify.launch` before the script starts:
+
+* the loss: every scalar `torch.autograd.backward` is called on (`loss.backward()` goes
+  through it); a `GradScaler`-scaled loss is recorded unscaled;
+* per optimizer step (`register_optimizer_step_pre_hook` / `_post_hook`, the first optimizer
+  that steps is the one counted): the global gradient norm before the step, each param
+  group's learning rate, the wall time between steps, XLA compiles in the step;
+* until the first step ends: every module's output statistics and a small strided sample
+  (a global forward hook, names from the root module's `named_modules()`), the initial
+  parameters, the tied-parameter groups, and the ATen operators run (a TorchDispatchMode);
+* host syncs per step over the whole run (porter.verify.probes.SyncCounterMode).
+
+Recorded values stay on the device until the run ends (no extra host transfer per step);
+after N steps the recorder writes the trace and stops the script with `StopRun`.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from collections import Counter
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from porter.verify.tracefile import LIMITS
+
+
+class StopRun(BaseException):
+    """Raised after the last recorded optimizer step: ends the user's script (a
+    BaseException, so `except Exception` in user code does not swallow it)."""
+
+
+class OpCounter(TorchDispatchMode):
+    """Counts ATen operators by (name, overload, input dtypes, input device types)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.counts: Counter = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        leaves, _ = tree_flatten((args, kwargs))
+        tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
+        dtypes = tuple(sorted({str(a.dtype).removeprefix("torch.") for a in tensors}))
+        devices = tuple(sorted({a.device.type for a in tensors}))
+        self.counts[(func._schema.name, func._overloadname, dtypes, devices)] += 1
+        return func(*args, **kwargs)
+
+
+def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(8 statistics as float64 on the tensor's device, a strided sample of <= `sample`
+    elements in the tensor's dtype)."""
+    x = t.detach().reshape(-1)
+    xf = x.float() if x.dtype != torch.float64 else x
+    if xf.numel() == 0:
+        return torch.zeros(8, dtype=torch.float64, device=x.device), x[:0]
+    finite = torch.isfinite(xf) if xf.is_floating_point() else None
+    stats = torch.stack([
+        xf.mean(), xf.std(unbiased=False) if xf.numel() > 1 else torch.zeros((), device=xf.device),
+        xf.min(), xf.max(), xf.abs().max(), torch.linalg.vector_norm(xf),
+        (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
+        (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
+    ]).to(torch.float64)
+    stride = max(1, x.numel() // sample)
+    return stats, x[::stride][:sample].clone()
+
+
+def _tensors_of(output) -> list[torch.Tensor]:
+    leaves, _ = tree_flatten(output)
+    return [t for t in leaves if isinstance(t, torch.Tensor)]
+
+
+class Recorder:
+    def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
+                 module_calls: int | None = None, ops: bool = True, syncs: bool = True):
+        self.steps_wanted = steps
+        self.side = side
+        self.root = root
+        self.warmup = warmup
+        self.sample = sample or LIMITS["sample_elements"]
+        self.module_calls = module_calls or LIMITS["module_calls"]
+        self.max_entries = LIMITS["max_entries"]
+        self.step = 0
+        self.steps: list[dict] = []
+        self.pending: list[torch.Tensor] = []  # backward scalars since the last step
+        self.opt_ref = None
+        self.t_last = None
+        self.t_start = time.perf_counter()
+        self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
+        self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
+        self.call_counts: Counter = Counter()
+        self.autocast: set[str] = set()
+        self.output_dtypes: Counter = Counter()
+        self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor]] = []
+        self.tied: list[list[str]] = []
+        self.names: dict[int, str] = {}
+        self.notes: list[str] = []
+        self.op_counter = OpCounter() if ops else None
+        self.sync_mode = None
+        self.syncs_enabled = syncs
+        self.xla = None
+        self.compiles_at_step: list[int] = []
+        self.handles = []
+        self.finished = False
+
+    # ------------------------------------------------------------------ install
+    def install(self) -> None:
+        from torch.optim.optimizer import (register_optimizer_step_post_hook,
+                                           register_optimizer_step_pre_hook)
+
+        self._orig_backward = torch.autograd.backward
+        recorder = self
+
+        def backward(tensors, *args, **kwargs):
+            recorder.on_backward(tensors)
+            return recorder._orig_backward(tensors, *args, **kwargs)
+
+        torch.autograd.backward = backward
+        scaler_cls = torch.amp.grad_scaler.GradScaler
+        orig_scale = scaler_cls.scale
+
+        def scale(self_, outputs):
+            out = orig_scale(self_, outputs)
+            if isinstance(out, torch.Tensor) and out is not outputs:
+                out._porter_unscaled = outputs  # record the loss, not loss * scale
+            return out
+
+        scaler_cls.scale = scale
+        self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
+        self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
+        self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
+        if self.side.kind == "xla":
+            import torch_xla.debug.metrics as met
+
+            self.xla = met
+            met.clear_all()
+        if self.op_counter is not None:
+            self.op_counter.__enter__()
+        if self.syncs_enabled:
+            from porter.verify.probes import SyncCounterMode
+
+            self.sync_mode = SyncCounterMode(self.root)
+            self.sync_mode.__enter__()
+
+    # ------------------------------------------------------------------ hooks
+    def on_backward(self, tensors) -> None:
+        if self.finished:
+            return
+        t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
+        if isinstance(t, torch.Tensor) and t.numel() == 1:
+            base = getattr(t, "_porter_unscaled", t)
+            self.pending.append(base.detach().reshape(()).to(torch.float64))
+
+    def on_forward(self, module, args, output) -> None:
+        if self.step >= 1 or self.finished:
+            return
+        mid = id(module)
+        self.modules.setdefault(mid, module)
+        self.call_counts[mid] += 1
+        n = self.call_counts[mid]
+        if n > self.module_calls or len(self.calls) >= self.max_entries:
+            return
+        recs = []
+        with torch.no_grad():
+            for t in _tensors_of(output):
+                dev = t.device.type
+                if torch.is_autocast_enabled(dev):
+                    self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
+                dtype = str(t.dtype).removeprefix("torch.")
+                if t.is_floating_point():
+                    self.output_dtypes[dtype] += 1
+                stats, sample = tensor_stats(t, self.sample)
+                recs.append((stats, sample, list(t.shape), dtype))
+        self.calls.append((mid, n, recs))
+
+    def _counted(self, opt) -> bool:
+        if self.opt_ref is None:
+            self.opt_ref = weakref.ref(opt)
+        return self.opt_ref() is opt
+
+    def on_pre_step(self, opt, args, kwargs) -> None:
+        if self.finished or not self._counted(opt):
+            return
+        if self.step == 0:
+            self._first_step_params(opt)
+        with torch.no_grad():
+            grads = [p.grad.detach() for g in opt.param_groups for p in g["params"]
+                     if p.grad is not None]
+            norm = torch.linalg.vector_norm(torch.stack(
+                [torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads])) if grads else None
+        lrs = []
+        for g in opt.param_groups:
+            lr = g.get("lr")
+            lrs.append(float(lr) if lr is not None else float("nan"))
+        self._pre = {"grad_norm": norm, "lr": lrs}
+
+    def on_post_step(self, opt, args, kwargs) -> None:
+        if self.finished or not self._counted(opt):
+            return
+        now = time.perf_counter()
+        self.step += 1
+        pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
+        entry = {"losses": self.pending, "grad_norm": pre["grad_norm"], "lr": pre["lr"],
+                 "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
+                 "since_start": self.t_last is None}
+        self.pending = []
+        self.t_last = now
+        self.steps.append(entry)
+        if self.xla is not None:
+            self.compiles_at_step.append(int(self.xla.counter_value("UncachedCompile") or 0))
+        if self.step == 1:
+            if self.op_counter is not None:
+                self.op_counter.__exit__(None, None, None)
+            self._name_modules()
+        if self.step >= self.steps_wanted:
+            raise StopRun()
+
+    # ------------------------------------------------------------------ names
+    def _roots(self) -> list[torch.nn.Module]:
+        children = set()
+        for m in self.modules.values():
+            for c in m.modules():
+                if c is not m:
+                    children.add(id(c))
+        roots = [m for mid, m in self.modules.items() if mid not in children]
+        # the model first: most parameters, then first seen
+        order = {mid: i for i, mid in enumerate(self.modules)}
+        return sorted(roots, key=lambda m: (-sum(p.numel() for p in m.parameters()), order[id(m)]))
+
+    def _name_modules(self) -> None:
+        from porter.verify.capture import normalize_name
+
+        for i, root in enumerate(self._roots()):
+            prefix = "" if i == 0 else f"<{type(root).__name__}>"
+            for name, m in root.named_modules(remove_duplicate=False):
+                full = normalize_name(name)
+                full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
+                self.names.setdefault(id(m), full)
+
+    def _first_step_params(self, opt) -> None:
+        """Initial weights (the step has not run yet) and tied groups, by the model's names."""
+        from porter.verify.capture import normalize_name
+
+        roots = self._roots()
+        named: dict[int, list[str]] = {}
+        objs: dict[int, torch.Tensor] = {}
+        for i, root in enumerate(roots):
+            prefix = "" if i == 0 else f"<{type(root).__name__}>."
+            for name, p in root.named_parameters(remove_duplicate=False):
+                named.setdefault(id(p), []).append(prefix + normalize_name(name))
+                objs[id(p)] = p
+        # parameters the optimizer updates that no seen module owns
+        k = 0
+        for g in opt.param_groups:
+            for p in g["params"]:
+                if id(p) not in named:
+                    named[id(p)] = [f"<optimizer>.param{k}"]
+                    objs[id(p)] = p
+                    k += 1
+        self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
+        with torch.no_grad():
+            for pid, names in list(named.items())[: self.max_entries]:
+                p = objs[pid]
+                stats, sample = tensor_stats(p, self.sample)
+                self.params.append((sorted(names)[0], tuple(p.shape),
+                                    str(p.dtype).removeprefix("torch."), stats, sample))
+
+    # ------------------------------------------------------------------ results
+    def precision(self) -> dict:
+        order = ["float32", "float16", "bfloat16"]  # increasing tolerance
+        lows = [d for d in list(self.autocast) + list(self.output_dtypes) if d in order]
+        regime = max(lows, key=order.index) if lows else "float32"
+        return {"regime": regime, "autocast_dtypes": sorted(self.autocast),
+                "module_output_dtypes": dict(self.output_dtypes)}
+
+    def perf(self) -> dict:
+        from porter.verify import devices
+
+        steps = max(1, self.step)
+        times = [s["time_s"] for s in self.steps]
+        steady = sorted(times[self.warmup:]) if len(times) > self.warmup else []
+        out: dict = {
+            "step": f"{self.step} optimizer step(s) of the script (wall time between steps)",
+            "first_step_s": times[0] if times else None,
+            "steady_step_s": steady[len(steady) // 2] if steady else None,
+            "step_times_s": times,
+            "peak_memory": devices.peak_memory(self.side),
+        }
+        if self.sync_mode is not None:
+            out["syncs"] = self.sync_mode.to_dict(steps)
+        if self.side.kind == "neuron":  # Neuron hardware only (untested here: no hardware)
+            from porter.verify.probes import neuron_metrics
+
+            out["neuron"] = neuron_metrics()
+        if self.xla is not None:
+            met = self.xla
+            counters = {n: int(met.counter_value(n) or 0) for n in met.counter_names()}
+            fallbacks = {n: c for n, c in counters.items()
+                         if n.startswith("aten::") and n != "aten::_local_scalar_dense"}
+            d2h = met.metric_data("TransferFromDeviceTime")
+            marks = self.compiles_at_step
+            total = int(met.counter_value("UncachedCompile") or 0)
+            warm = marks[min(self.warmup, len(marks)) - 1] if marks else 0
+            compile_time = met.metric_data("CompileTime")
+            out["xla"] = {
+                "source": "torch_xla.debug.metrics",
+                "steps": steps,
+                "uncached_compiles": total,
+                "cached_compiles": counters.get("CachedCompile", 0),
+                "compiles_per_step": [b - a for a, b in zip([0] + marks[:-1], marks)],
+                "compiles_first_step": marks[0] if marks else total,
+                "compiles_during_warmup": warm - (marks[0] if marks else 0),
+                "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
+                "compile_time_s": (compile_time[1] / 1e9) if compile_time else 0.0,
+                "cpu_fallback_ops": [{"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
+                                     for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])],
+                "executed_fallback_ops": sorted(str(o) for o in met.executed_fallback_ops()),
+                "item_calls": counters.get("aten::_local_scalar_dense", 0),
+                "device_to_host_transfers": int(d2h[0]) if d2h else 0,
+                "device_to_host_transfers_per_step": (d2h[0] / steps) if d2h else 0.0,
+            }
+        return out
+
+    def stop_probes(self) -> None:
+        if self.op_counter is not None and self.step < 1:
+            self.op_counter.__exit__(None, None, None)
+            self.op_counter_closed_early = True
+        if self.sync_mode is not None:
+            self.sync_mode.__exit__(None, None, None)
+        torch.autograd.backward = self._orig_backward
+        for h in self.handles:
+            h.remove()
+
+    def finish(self) -> tuple[dict, dict]:
+        """(manifest fields, tensors) with everything moved to the CPU. Metrics are read
+        before porter's own device→host copies so they count only the script's."""
+        self.finished = True
+        self.stop_probes()
+        if not self.names:
+            self._name_modules()
+        perf = self.perf()
+        self.side.sync()
+        tensors: dict[str, torch.Tensor] = {}
+        steps = []
+        losses, norms = [], []
+        for i, s in enumerate(self.steps, 1):
+            ls = [x.to("cpu") for x in s["losses"]]
+            loss = float(sum(float(x) for x in ls)) if ls else float("nan")
+            norm = float(s["grad_norm"].to("cpu")) if s["grad_norm"] is not None else float("nan")
+            losses.append(loss)
+            norms.append(norm)
+            steps.append({"step": i, "loss": loss, "backward_calls": len(ls),
+                          "backward_losses": [float(x) for x in ls], "grad_norm": norm,
+                          "lr": s["lr"], "step_time_s": s["time_s"],
+                          **({"compiles": perf["xla"]["compiles_per_step"][i - 1]}
+                             if "xla" in perf and i - 1 < len(perf["xla"]["compiles_per_step"]) else {})})
+        tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
+        tensors["steps.grad_norm"] = torch.tensor(norms, dtype=torch.float64)
+        modules = []
+        for k, (mid, n, recs) in enumerate(self.calls):
+            name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
+            key = name if n == 1 else f"{name}#{n}"
+            outs = []
+            for j, (stats, sample, shape, dtype) in enumerate(recs):
+                tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
+                tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
+                outs.append({"shape": shape, "dtype": dtype, "stats": f"m{k}.{j}.stats",
+                             "sample": f"m{k}.{j}.sample"})
+            modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
+        params = []
+        for k, (name, shape, dtype, stats, sample) in enumerate(self.params):
+            tensors[f"p{k}.stats"] = stats.to("cpu")
+            tensors[f"p{k}.sample"] = sample.to("cpu")
+            params.append({"name": name, "shape": list(shape), "dtype": dtype,
+                           "stats": f"p{k}.stats", "sample": f"p{k}.sample"})
+        ops = []
+        if self.op_counter is not None:
+            for (name, overload, dtypes, devs), c in sorted(self.op_counter.counts.items(),
+                                                             key=lambda kv: (-kv[1], kv[0])):
+                ops.append({"op": name, "overload": overload, "dtypes": list(dtypes),
+                            "devices": list(devs), "count": c})
+        manifest = {
+            "steps_recorded": self.step,
+            "steps": steps,
+            "modules": modules,
+            "parameters": params,
+            "tied": self.tied,
+            "ops": ops,
+            "ops_scope": "ATen operators from the start of the script to the end of optimizer "
+                         "step 1" if self.op_counter is not None else "not recorded",
+            "precision": self.precision(),
+            "perf": perf,
+            "limits": {"sample_elements": self.sample, "module_calls": self.module_calls,
+                       "max_entries": self.max_entries},
+            "notes": self.notes,
+        }
+        return manifest, tensors
+
+
+__all__ = ["Recorder", "StopRun", "OpCounter", "tensor_stats"]

@@ -1,0 +1,211 @@
+"""Script mode: run the user's training command in each tree, record both runs, compare.
+
+    porter parity-check --original A --ported B [--steps N] -- python train.py --max-iters 20
+
+Each side runs `porter.verify.launch` around the command in its own process group, its tree
+as the working directory, under a timeout, with capped output (porter.verify.procs). The
+reference may instead come from a trace recorded on another machine (`--reference-trace`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from porter.verify.config import TARGETS
+from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
+from porter.verify.runner import classify, side_env
+from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
+from porter.verify.tracefile import Trace, TraceError, read_trace
+
+_PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
+
+
+def python_of(command: list[str]) -> str:
+    """The interpreter that starts the command; porter runs the rest inside it."""
+    if not command:
+        raise ValueError("no command given: put it after `--`, e.g. -- python train.py --max-iters 20")
+    exe = command[0]
+    if Path(exe).resolve() == Path(sys.executable).resolve() or _PYTHON.match(Path(exe).name):
+        found = shutil.which(exe)
+        if found is None:
+            raise ValueError(f"{exe!r} is not on PATH")
+        return found
+    raise ValueError(f"the command must start with a Python interpreter (python train.py …), "
+                     f"not {exe!r}: porter records from inside that interpreter. Wrappers "
+                     "(torchrun, bash scripts, accelerate) are not supported: run the "
+                     "training script with python directly, one process")
+
+
+@dataclass(frozen=True)
+class ScriptConfig:
+    ported: Path | None
+    command: tuple[str, ...]
+    original: Path | None = None
+    reference_trace: Path | None = None
+    steps: int = 10
+    target: str = "xla"
+    timeout: float = 600.0
+    seed: int = 0
+    warmup: int = 2
+    rtol: float | None = None
+    atol: float | None = None
+    report: Path | None = None
+    eager: bool = False
+    ops: bool = True
+    max_output: int = DEFAULT_MAX_OUTPUT
+    memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
+    python: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise ValueError(f"unknown target {self.target!r}: choose one of {', '.join(TARGETS)}")
+        if self.steps < 1:
+            raise ValueError("--steps must be >= 1")
+        if self.timeout <= 0:
+            raise ValueError("--timeout must be > 0")
+        object.__setattr__(self, "command", tuple(self.command))
+        object.__setattr__(self, "python", self.python or python_of(list(self.command)))
+        for name in ("original", "ported"):
+            path = getattr(self, name)
+            if path is not None:
+                if not Path(path).is_dir():
+                    raise ValueError(f"--{name} {str(path)!r} is not a directory")
+                object.__setattr__(self, name, Path(path).resolve())
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        for k in ("original", "ported", "reference_trace", "report"):
+            data[k] = None if data[k] is None else str(data[k])
+        data["command"] = list(self.command)
+        data.pop("python")
+        data["mode"] = "script"
+        return data
+
+
+@dataclass
+class Recorded:
+    role: str
+    status: str
+    trace: Trace | None
+    error: dict | None
+    wall_s: float
+    log_tail: str
+    dropped_output: int = 0
+
+
+def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: Path,
+           workers: WorkerSet) -> Recorded:
+    """Run the command in `tree` as one side and read back its trace."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
+           "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
+           "ops": cfg.ops, "command": list(cfg.command)}
+    job_path = workdir / "job.json"
+    job_path.write_text(json.dumps(job, indent=1))
+    log_path = workdir / "log.txt"
+    env = side_env(role, cfg)
+    t0 = time.perf_counter()
+    res = workers.run([cfg.python, "-m", "porter.verify.launch", str(job_path), "--",
+                       *cfg.command[1:]], cwd=tree, env=env, log_path=log_path,
+                      timeout=cfg.timeout, max_output=cfg.max_output,
+                      memory_limit=cfg.memory_limit)
+    wall = time.perf_counter() - t0
+    phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
+    error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
+    completed = res.returncode == 0 and (workdir / "done").is_file()
+    status, error = classify(res.returncode, res.timed_out, completed, error, phase, cfg.timeout)
+    trace = None
+    if trace_path.is_file():
+        try:
+            trace = read_trace(trace_path)
+        except TraceError as exc:
+            if error is None:
+                status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "TraceError",
+                                            "message": str(exc), "location": None}
+    if status == "ok" and trace is None:
+        status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "no trace",
+                                    "message": "the side finished without writing its trace",
+                                    "location": None}
+    if error is not None and res.dropped_bytes:
+        error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
+    return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+
+
+def _summary(rec: Recorded):
+    s = side_summary(rec.trace, rec.role, rec.status, rec.error, rec.wall_s, rec.log_tail)
+    if rec.dropped_output:
+        s.notes.append(f"its output was over the cap: {rec.dropped_output} bytes were dropped "
+                       "from the log (the start and the end are kept)")
+    return s
+
+
+def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -> ScriptResult:
+    sides = {r.role: _summary(r) for r in recs}
+    res = ScriptResult("error", reasons, cfg.to_dict(), sides.get("reference"), sides.get("ported"),
+                       where={r.role: where(r.trace) for r in recs})
+    return res
+
+
+def _describe(rec: Recorded) -> str:
+    e = rec.error or {}
+    what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
+            "crashed": "crashed"}.get(e.get("kind"), "raised")
+    loc = f" at {e['location']}" if e.get("location") else ""
+    msg = (e.get("message") or "").strip().splitlines()
+    return f"{rec.role} side {what} in phase '{e.get('phase', '?')}'{loc}: {e.get('type', '')}: {msg[0] if msg else ''}"
+
+
+def run_script(cfg: ScriptConfig, keep: bool = False) -> ScriptResult:
+    """Both sides (or the ported side against --reference-trace), compared. The work folder
+    (logs, job files, both traces) is removed unless `keep`."""
+    t0 = time.perf_counter()
+    base = Path(tempfile.mkdtemp(prefix="porter-script-"))
+    try:
+        with WorkerSet() as workers:
+            if not keep:
+                workers.add_temp_dir(base)  # removed if porter is interrupted
+            result = _run(cfg, base, workers)
+    finally:
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
+    result.wall_s = time.perf_counter() - t0
+    result.workdir = str(base) if keep else None
+    return result
+
+
+def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
+    if cfg.reference_trace is not None:
+        try:
+            ref_trace = read_trace(cfg.reference_trace)
+        except TraceError as exc:
+            return _error_result(cfg, [], [f"--reference-trace: {exc}"])
+        err = ref_trace.manifest.get("error")
+        ref = Recorded("reference", "error" if err else "ok", ref_trace, err,
+                       float(ref_trace.manifest.get("wall_s") or 0.0), "")
+    elif cfg.original is None:
+        return _error_result(cfg, [], ["give --original DIR or --reference-trace FILE"])
+    else:
+        ref = record("reference", cfg.original, cfg, base / "reference.trace.safetensors",
+                     base / "reference", workers)
+    if ref.status != "ok":
+        return _error_result(cfg, [ref], [_describe(ref), "the ported side was not run: there "
+                                          "is no reference to compare with"])
+    port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
+                  workers)
+    if port.status != "ok":
+        return _error_result(cfg, [ref, port], [_describe(port)])
+    result = compare_traces(ref.trace, port.trace, rtol=cfg.rtol, atol=cfg.atol,
+                            config=cfg.to_dict(), ref_side=_summary(ref), port_side=_summary(port))
+    if cfg.reference_trace is not None:
+        result.reference.notes.append(f"recorded earlier, elsewhere: {cfg.reference_trace}")
+    return result
+
+
+__all__ = ["ScriptConfig", "run_script", "record", "python_of", "Recorded"]

@@ -1,0 +1,229 @@
+"""Renders a script-mode result (ScriptResult): the terminal (rich, user text never read as
+markup), JSON (`porter.parity-script/1`), Markdown and HTML through the shared report model.
+HTML also gets the two loss curves as an inline SVG chart (no script, no network)."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+from porter.verify.report import Section, _g, _ms
+from porter.verify.tracecmp import ScriptResult
+
+
+def _side_rows(r: ScriptResult) -> list[list[str]]:
+    rows = []
+    for role, s in (("reference", r.reference), ("ported", r.ported)):
+        if s is None:
+            rows.append([role, "not run", "—", "—", "—", "—", "—"])
+            continue
+        kind = "hardware" if s.hardware else ("emulation" if s.emulated else "no accelerator")
+        w = r.where.get(role) or {}
+        host = (w.get("host") or {}).get("hostname", "—")
+        versions = ", ".join(f"{k} {v}" for k, v in (s.versions or {}).items())
+        perf = s.perf or {}
+        rows.append([role, s.status, f"{s.device} [{kind}]", host, versions or "—",
+                     _ms(perf.get("first_step_s")), _ms(perf.get("steady_step_s"))])
+    return rows
+
+
+def sections(r: ScriptResult) -> list[Section]:
+    out: list[Section] = []
+    notes = [f"verdict: {r.verdict.upper()} (exit {r.exit_code})", *r.reasons]
+    if r.ported is not None and r.ported.emulated:
+        notes.append("the ported side ran on emulation: its numbers are not hardware results")
+    for s in (r.reference, r.ported):
+        if s is not None:
+            notes += [f"{s.role}: {n}" for n in s.notes]
+    cmd = " ".join((r.where.get("ported") or r.where.get("reference") or {}).get("command") or
+                   r.config.get("command") or [])
+    notes.append(f"command: {cmd}")
+    out.append(("Sides (where each run ran)", ["side", "status", "device", "host", "versions",
+                                               "first step", "steady step (median)"],
+                _side_rows(r), notes))
+    for s in (r.reference, r.ported):
+        if s is not None and s.error:
+            e = s.error
+            out.append((f"{s.role} error", ["phase", "kind", "type", "location", "message"],
+                        [[e.get("phase", "?"), e.get("kind", "?"), e.get("type", ""),
+                          e.get("location") or "—", (e.get("message") or "")[:300]]],
+                        [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else []))
+    if r.steps:
+        rows = [[str(s["step"]), _g(s["reference_loss"], ".7g"), _g(s["ported_loss"], ".7g"),
+                 _g(s["abs_diff"]), "ok" if s["loss_ok"] else "DIFFERS",
+                 _g(s["reference_grad_norm"], ".5g"), _g(s["ported_grad_norm"], ".5g"),
+                 _g((s["reference_lr"] or [None])[0], ".4g"), "ok" if s["lr_ok"] else "DIFFERS",
+                 _ms(s["reference_time_s"]), _ms(s["ported_time_s"])] for s in r.steps]
+        t = r.tolerances
+        out.append(("Loss curves", ["step", "reference loss", "ported loss", "abs diff", "loss",
+                                    "ref grad norm", "ported grad norm", "lr", "lr",
+                                    "ref step time", "ported step time"], rows,
+                    [f"the curves part at step {r.parted_at}" if r.parted_at else
+                     "the curves do not part within tolerance",
+                     f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
+                     f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
+                     "loss = the sum of the scalars backward() was called on in the step "
+                     "(gradient accumulation: the micro-batch losses); step time = wall time "
+                     "between optimizer steps (the first includes start-up)"]))
+    if r.modules:
+        bad = [m for m in r.modules if not m["passed"]]
+        shown = bad[:30] + [m for m in r.modules if m["passed"]][: max(0, 40 - len(bad[:30]))]
+        order = {m["module"]: i for i, m in enumerate(r.modules)}
+        shown.sort(key=lambda m: order[m["module"]])
+        fd = r.first_divergence
+        out.append(("Modules at step 1 (per-module error)",
+                    ["module", "type", "max abs (sample)", "max rel (sample)", "statistics differing",
+                     "result"],
+                    [[m["module"], m["type"] + (f" → {m['ported_type']}" if m.get("ported_type")
+                                                and m["ported_type"] != m["type"] else ""),
+                      _g(m["max_abs"]), _g(m["max_rel"]), ", ".join(m["stats_differ"]) or "—",
+                      ("pass" if m["passed"] else "FAIL") + (f" ({m['problem']})" if m["problem"] else "")]
+                     for m in shown],
+                    [f"first diverging module: {fd['module']}" if fd else "no module diverges",
+                     f"{len(r.modules)} module outputs compared in the reference's execution order "
+                     f"({len(bad)} differ; the table shows at most 40); tolerance rtol/atol "
+                     f"{r.tolerances.get('modules')} on a strided sample and the statistics"]))
+    p = r.parameters
+    if p:
+        out.append(("Initial weights and tying", ["check", "result"],
+                    [["parameters compared before step 1", str(p.get("compared"))],
+                     ["differing", ", ".join(d["name"] for d in p.get("differing", [])[:8]) or "none"],
+                     ["tied in the reference", "; ".join(", ".join(g) for g in r.tied.get("reference", [])) or "none"],
+                     ["tied in the port", "; ".join(", ".join(g) for g in r.tied.get("ported", [])) or "none"]],
+                    ["both sides are seeded the same way (random, numpy, torch) before the script "
+                     "starts; weights made on the CPU are then identical"]))
+    probe_rows = []
+    for s in (r.reference, r.ported):
+        if s is None or s.perf is None:
+            continue
+        xla = s.perf.get("xla")
+        if xla:
+            probe_rows.append([s.role, "XLA compiles per step", ", ".join(map(str, xla["compiles_per_step"])),
+                               xla["source"]])
+            probe_rows.append([s.role, "recompiles after warm-up", str(xla["recompiles_after_warmup"]),
+                               xla["source"]])
+            probe_rows.append([s.role, "CPU fallback ops",
+                               ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
+                               xla["source"]])
+            probe_rows.append([s.role, "device→host transfers per step",
+                               _g(xla["device_to_host_transfers_per_step"]), "TransferFromDeviceTime"])
+        syncs = s.perf.get("syncs") or {}
+        if syncs:
+            probe_rows.append([s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")),
+                               "TorchFunctionMode"])
+    if probe_rows:
+        out.append(("Probes", ["side", "probe", "value", "source"], probe_rows, []))
+    if r.gaps:
+        out.append(("Performance gaps (ranked)", ["#", "severity", "side", "gap", "advice", "evidence"],
+                    [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)]
+                     for g in r.gaps], []))
+    return out
+
+
+def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
+    """Both loss curves as an SVG line chart; the step where they part is marked."""
+    pts = [(s["step"], s["reference_loss"], s["ported_loss"]) for s in r.steps]
+    vals = [v for _, a, b in pts for v in (a, b) if v is not None and math.isfinite(v)]
+    if not vals:
+        return ""
+    lo, hi = min(vals), max(vals)
+    if hi == lo:
+        hi, lo = hi + 0.5, lo - 0.5
+    pad_l, pad_r, pad_t, pad_b = 64, 16, 16, 36
+    n = max(s for s, _, _ in pts)
+    sx = lambda s: pad_l + (width - pad_l - pad_r) * ((s - 1) / max(1, n - 1))  # noqa: E731
+    sy = lambda v: pad_t + (height - pad_t - pad_b) * (1 - (v - lo) / (hi - lo))  # noqa: E731
+
+    def line(idx: int, colour: str, dash: str) -> str:
+        xy = [(sx(p[0]), sy(p[idx])) for p in pts if p[idx] is not None and math.isfinite(p[idx])]
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
+        dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in xy)
+        return (f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+                f'stroke-dasharray="{dash}" points="{path}"/>{dots}')
+
+    e = html.escape
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" aria-label="loss curves: reference and port">',
+             f'<rect x="{pad_l}" y="{pad_t}" width="{width - pad_l - pad_r}" '
+             f'height="{height - pad_t - pad_b}" fill="none" stroke="#ccc"/>']
+    for v in (lo, (lo + hi) / 2, hi):
+        parts.append(f'<text x="{pad_l - 6}" y="{sy(v) + 4:.1f}" font-size="11" text-anchor="end">'
+                     f'{e(format(v, ".5g"))}</text>')
+    for s in sorted({1, n, (1 + n) // 2}):
+        parts.append(f'<text x="{sx(s):.1f}" y="{height - pad_b + 16}" font-size="11" '
+                     f'text-anchor="middle">{s}</text>')
+    parts.append(f'<text x="{(pad_l + width) / 2:.0f}" y="{height - 4}" font-size="11" '
+                 f'text-anchor="middle">optimizer step</text>')
+    if r.parted_at:
+        x = sx(r.parted_at)
+        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
+                     f'stroke="#c00" stroke-dasharray="3 3"/><text x="{x + 4:.1f}" y="{pad_t + 12}" '
+                     f'font-size="11" fill="#c00">parts at step {r.parted_at}</text>')
+    parts.append(line(1, "#1f77b4", "none"))
+    parts.append(line(2, "#ff7f0e", "6 3"))
+    ref_label = e(r.reference.device if r.reference else "reference")
+    port_label = e(r.ported.device if r.ported else "ported")
+    parts.append(f'<text x="{pad_l + 8}" y="{height - pad_b - 24}" font-size="11" fill="#1f77b4">'
+                 f'— reference: {ref_label}</text><text x="{pad_l + 8}" y="{height - pad_b - 10}" '
+                 f'font-size="11" fill="#ff7f0e">- - ported: {port_label}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def to_json(r: ScriptResult) -> str:
+    return json.dumps(r.to_dict(), indent=2, default=str)
+
+
+def report_model(r: ScriptResult):
+    from porter.report import ReportModel
+    from porter.report import Section as ReportSection
+    from porter.settings import Settings
+
+    shared = [ReportSection(id=re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"), title=title,
+                            text="\n".join(notes), columns=list(header),
+                            rows=[list(row) for row in rows])
+              for title, header, rows, notes in sections(r)]
+    shared.insert(0, ReportSection(id="verdict", title=f"parity-check (script): {r.verdict.upper()}",
+                                   text="; ".join(r.reasons)))
+    target = (r.config or {}).get("target") or "xla"
+    return ReportModel.from_run([], None, Settings(target=target), kind="parity-check", sections=shared)
+
+
+def to_markdown(r: ScriptResult) -> str:
+    from porter.report import render
+
+    return render(report_model(r), "markdown")
+
+
+def to_html(r: ScriptResult) -> str:
+    from porter.report import render
+
+    page = render(report_model(r), "html")
+    svg = loss_chart_svg(r)
+    anchor = re.search(r'<section id="sec-loss-curves"><h2>[^<]*</h2>', page)
+    if svg and anchor:
+        page = page[:anchor.end()] + f'<figure class="loss-chart">{svg}</figure>' + page[anchor.end():]
+    return page
+
+
+def write_report(r: ScriptResult, path: Path) -> None:
+    suffix = path.suffix.lower()
+    render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown,
+              ".html": to_html, ".htm": to_html}.get(suffix)
+    if render is None:
+        raise ValueError(f"--report {path}: use a .json, .md or .html file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render(r), encoding="utf-8")
+
+
+def print_terminal(r: ScriptResult, console=None) -> None:
+    from porter.verify.report import print_sections
+
+    print_sections(f"parity-check (script): {r.verdict.upper()}", r.verdict, sections(r), console)
+
+
+__all__ = ["sections", "loss_chart_svg", "to_json", "to_markdown", "to_html", "write_report",
+           "print_terminal"]

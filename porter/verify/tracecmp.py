@@ -1,0 +1,319 @@
+"""Compares two traces of a training run (reference vs port) and decides the verdict.
+
+The same comparison serves script-mode `parity-check` (both traces made just now),
+`parity-check --reference-trace` (one recorded elsewhere) and `porter trace compare`.
+Tolerances follow the precision regime both runs used (the lower of the two: float32, or
+bfloat16/float16 autocast), and are printed with the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+from porter.verify.config import DEFAULT_TOLERANCES
+from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
+from porter.verify.tracefile import STAT_NAMES, Trace
+
+_ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
+# (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
+# elements, so float32 runs agree more tightly than single activations do; under autocast
+# the two devices' kernels round differently and the difference grows with the steps.
+LOSS_TOLERANCES = {"float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (3e-2, 1e-2)}
+GRAD_NORM_TOLERANCES = {"float32": (1e-3, 1e-5), "float16": (5e-2, 1e-3), "bfloat16": (1e-1, 1e-2)}
+LR_RTOL = 1e-6  # the schedule is host arithmetic: it must match
+INIT_TOLERANCE = (1e-6, 1e-7)  # the same seed on the same CPU generator gives the same weights
+
+
+@dataclass
+class ScriptResult:
+    verdict: str  # pass | fail | error
+    reasons: list[str]
+    config: dict
+    reference: SideSummary | None
+    ported: SideSummary | None
+    where: dict = field(default_factory=dict)  # role -> host, created, command, trace
+    regime: str = "float32"
+    tolerances: dict = field(default_factory=dict)
+    steps: list[dict] = field(default_factory=list)
+    parted_at: int | None = None
+    max_loss_abs: float | None = None
+    max_loss_rel: float | None = None
+    first_divergence: dict | None = None
+    modules: list[dict] = field(default_factory=list)
+    parameters: dict = field(default_factory=dict)
+    tied: dict = field(default_factory=dict)
+    gaps: list[Gap] = field(default_factory=list)
+    wall_s: float = 0.0
+    workdir: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": EXIT_PASS, "fail": EXIT_FAIL}.get(self.verdict, EXIT_ERROR)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["exit_code"] = self.exit_code
+        data["schema"] = "porter.parity-script/1"
+        return data
+
+
+def _lower(a: str, b: str) -> str:
+    a = a if a in _ORDER else "float32"
+    b = b if b in _ORDER else "float32"
+    return a if _ORDER.index(a) >= _ORDER.index(b) else b
+
+
+def side_summary(trace: Trace | None, role: str, status: str = "ok", error: dict | None = None,
+                 wall_s: float = 0.0, log_tail: str = "") -> SideSummary:
+    m = trace.manifest if trace is not None else {}
+    side = m.get("side") or {}
+    error = error or m.get("error")
+    if error and status == "ok":
+        status = "error"
+    return SideSummary(
+        role=role, status=status,
+        device=side.get("label") or "unknown (the side stopped before choosing a device)",
+        hardware=bool(side.get("hardware")), emulated=bool(side.get("emulated")),
+        shim=side.get("shim"), versions=side.get("versions", {}),
+        wall_s=wall_s or float(m.get("wall_s") or 0.0), phase_s={}, perf=m.get("perf"),
+        graph_breaks=None, error=error, notes=list(side.get("notes", [])) + list(m.get("notes", [])),
+        log_tail=log_tail if status != "ok" else "")
+
+
+def where(trace: Trace | None) -> dict:
+    if trace is None:
+        return {}
+    m = trace.manifest
+    return {"host": m.get("host"), "created": m.get("created"), "command": m.get("command"),
+            "tree": m.get("tree"), "porter": m.get("porter"), "seed": m.get("seed"),
+            "stopped": m.get("stopped"), "steps_recorded": m.get("steps_recorded"),
+            "trace": str(trace.path) if trace.path else None}
+
+
+def _close(r: float, p: float, rtol: float, atol: float) -> bool:
+    if math.isnan(r) or math.isnan(p):
+        return math.isnan(r) and math.isnan(p)
+    return abs(p - r) <= atol + rtol * abs(r)
+
+
+def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> tuple[bool, float, float]:
+    """(all close, max abs error, max rel error) of two samples."""
+    if r.numel() == 0:
+        return True, 0.0, 0.0
+    rd, pd = r.to(torch.float64), p.to(torch.float64)
+    if not (r.is_floating_point() or p.is_floating_point()):
+        diff = (rd - pd).abs()
+        return bool((diff == 0).all()), float(diff.max()), 0.0
+    ok = bool(torch.isclose(pd, rd, rtol=rtol, atol=atol, equal_nan=True).all())
+    fin = rd.isfinite() & pd.isfinite()
+    if not fin.any():
+        return ok, 0.0, 0.0
+    diff = (rd[fin] - pd[fin]).abs()
+    big = rd[fin].abs() > atol
+    rel = float((diff[big] / rd[fin][big].abs()).max()) if big.any() else 0.0
+    return ok, float(diff.max()), rel
+
+
+def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> list[str]:
+    """Names of the statistics that differ: mean/min/max relative to the reference's largest
+    magnitude, the others to themselves; NaN/Inf counts must be equal."""
+    rs = dict(zip(STAT_NAMES, r.tolist()))
+    ps = dict(zip(STAT_NAMES, p.tolist()))
+    scale = abs(rs["absmax"]) if math.isfinite(rs["absmax"]) else 0.0
+    bad = []
+    for name in STAT_NAMES:
+        a, b = rs[name], ps[name]
+        if name in ("nan", "inf"):
+            if a != b:
+                bad.append(f"{name} count {a:g} vs {b:g}")
+            continue
+        ref_scale = scale if name in ("mean", "min", "max") else abs(a)
+        if math.isnan(a) and math.isnan(b):
+            continue
+        if not (abs(b - a) <= atol + rtol * ref_scale):
+            bad.append(name)
+    return bad
+
+
+def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float) -> tuple[list[dict], dict | None]:
+    port_by_key = {m["key"]: m for m in port.manifest.get("modules", [])}
+    rows, first = [], None
+    for m in ref.manifest.get("modules", []):
+        key = m["key"]
+        row = {"module": key, "type": m.get("type"), "ported_type": None, "max_abs": None,
+               "max_rel": None, "stats_differ": [], "passed": True, "problem": None}
+        pm = port_by_key.get(key)
+        if pm is None:
+            row.update(passed=False, problem="not called on the ported side")
+        else:
+            row["ported_type"] = pm.get("type")
+            if len(pm["outputs"]) != len(m["outputs"]):
+                row.update(passed=False, problem=f"{len(m['outputs'])} output tensor(s) on the "
+                           f"reference, {len(pm['outputs'])} ported")
+            for ro, po in zip(m["outputs"], pm["outputs"]):
+                if ro["shape"] != po["shape"]:
+                    row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, "
+                               f"ported {po['shape']}")
+                    break
+                ok, mabs, mrel = _sample_cmp(ref.tensor(ro["sample"]), port.tensor(po["sample"]), rtol, atol)
+                bad = _stats_cmp(ref.tensor(ro["stats"]), port.tensor(po["stats"]), rtol, atol)
+                row["max_abs"] = max(row["max_abs"] or 0.0, mabs)
+                row["max_rel"] = max(row["max_rel"] or 0.0, mrel)
+                row["stats_differ"] += [s for s in bad if s not in row["stats_differ"]]
+                if not ok or bad:
+                    row["passed"] = False
+        if not row["passed"] and first is None:
+            first = dict(row)
+        rows.append(row)
+    return rows, first
+
+
+def compare_parameters(ref: Trace, port: Trace) -> dict:
+    rtol, atol = INIT_TOLERANCE
+    pp = {p["name"]: p for p in port.manifest.get("parameters", [])}
+    differing, missing = [], []
+    for p in ref.manifest.get("parameters", []):
+        q = pp.get(p["name"])
+        if q is None:
+            missing.append(p["name"])
+            continue
+        if p["shape"] != q["shape"]:
+            differing.append({"name": p["name"], "why": f"shape {p['shape']} vs {q['shape']}"})
+            continue
+        ok, mabs, _ = _sample_cmp(ref.tensor(p["sample"]), port.tensor(q["sample"]), rtol, atol)
+        bad = _stats_cmp(ref.tensor(p["stats"]), port.tensor(q["stats"]), rtol, atol)
+        if not ok or bad:
+            differing.append({"name": p["name"], "why": f"max abs {mabs:.3g} in a sample"
+                              + (f"; {', '.join(bad)} differ" if bad else "")})
+    names = {p["name"] for p in ref.manifest.get("parameters", [])}
+    return {"compared": len(names) - len(missing), "differing": differing,
+            "missing_in_port": missing, "only_in_port": sorted(set(pp) - names)}
+
+
+def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
+                   config: dict | None = None, ref_side: SideSummary | None = None,
+                   port_side: SideSummary | None = None) -> ScriptResult:
+    from porter.verify.gaps import collect_gaps
+
+    rm, pm = ref.manifest, port.manifest
+    ref_side = ref_side or side_summary(ref, "reference")
+    port_side = port_side or side_summary(port, "ported")
+    res = ScriptResult("error", [], dict(config or {}), ref_side, port_side,
+                       where={"reference": where(ref), "ported": where(port)})
+    regime = _lower(rm.get("precision", {}).get("regime", "float32"),
+                    pm.get("precision", {}).get("regime", "float32"))
+    res.regime = regime
+
+    def tol(table):
+        r, a = table[regime]
+        return (rtol if rtol is not None else r, atol if atol is not None else a)
+
+    mod_tol, loss_tol, gn_tol = tol(DEFAULT_TOLERANCES), tol(LOSS_TOLERANCES), tol(GRAD_NORM_TOLERANCES)
+    res.tolerances = {"regime": regime, "modules": list(mod_tol), "loss": list(loss_tol),
+                      "grad_norm": list(gn_tol), "lr_rtol": LR_RTOL,
+                      "initial_weights": list(INIT_TOLERANCE),
+                      "overridden": rtol is not None or atol is not None}
+    res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
+    errors, fails = [], []
+    for s, m in ((ref_side, rm), (port_side, pm)):
+        if s.error:
+            e = s.error
+            loc = f" at {e['location']}" if e.get("location") else ""
+            msg = (e.get("message") or "").strip().splitlines()
+            errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
+    ref_steps, port_steps = rm.get("steps", []), pm.get("steps", [])
+    if not ref_steps and not errors:
+        errors.append("the reference recorded no optimizer step: the command never called "
+                      "optimizer.step() (is it a training script? were --steps reached?)")
+    rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
+    if ref_steps and not bool(rl.isfinite().all()):
+        bad = int((~rl.isfinite()).nonzero()[0]) + 1
+        errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
+    # per step
+    n = min(len(ref_steps), len(port_steps))
+    for i in range(max(len(ref_steps), len(port_steps))):
+        a = ref_steps[i] if i < len(ref_steps) else None
+        b = port_steps[i] if i < len(port_steps) else None
+        row = {"step": i + 1, "reference_loss": a and a["loss"], "ported_loss": b and b["loss"],
+               "abs_diff": None, "rel_diff": None, "loss_ok": False,
+               "reference_grad_norm": a and a["grad_norm"], "ported_grad_norm": b and b["grad_norm"],
+               "grad_norm_ok": False, "reference_lr": a and a["lr"], "ported_lr": b and b["lr"],
+               "lr_ok": False, "reference_time_s": a and a["step_time_s"],
+               "ported_time_s": b and b["step_time_s"]}
+        if a and b:
+            ra, pa = float(a["loss"]), float(b["loss"])
+            row["abs_diff"] = abs(pa - ra)
+            row["rel_diff"] = abs(pa - ra) / abs(ra) if ra else None
+            row["loss_ok"] = _close(ra, pa, *loss_tol)
+            row["grad_norm_ok"] = _close(float(a["grad_norm"]), float(b["grad_norm"]), *gn_tol)
+            row["lr_ok"] = len(a["lr"]) == len(b["lr"]) and all(
+                _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"]))
+        res.steps.append(row)
+    compared = [r for r in res.steps[:n]]
+    if compared:
+        res.max_loss_abs = max(r["abs_diff"] for r in compared)
+        rels = [r["rel_diff"] for r in compared if r["rel_diff"] is not None]
+        res.max_loss_rel = max(rels) if rels else None
+    parted = next((r for r in compared if not r["loss_ok"]), None)
+    if parted is not None:
+        res.parted_at = parted["step"]
+    # structure and start
+    res.parameters = compare_parameters(ref, port)
+    ref_tied = {tuple(g) for g in rm.get("tied", [])}
+    port_tied = {tuple(g) for g in pm.get("tied", [])}
+    res.tied = {"reference": sorted(map(list, ref_tied)), "ported": sorted(map(list, port_tied)),
+                "untied_in_port": sorted(map(list, ref_tied - port_tied))}
+    res.modules, res.first_divergence = compare_modules(ref, port, *mod_tol)
+    if not errors:
+        if len(ref_steps) != len(port_steps):
+            fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port "
+                         f"{len(port_steps)}")
+        for g in res.tied["untied_in_port"]:
+            fails.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
+                         "(on XLA, Module.to() unties shared weights: re-tie them after moving)")
+        if res.parameters["differing"]:
+            d = res.parameters["differing"]
+            fails.append(f"the two runs did not start from the same weights: {len(d)} parameter(s) "
+                         f"differ before the first step (first: {d[0]['name']}, {d[0]['why']}); "
+                         "initialise on the CPU with the same seed on both sides")
+        if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
+            fails.append("parameters on one side only: reference "
+                         f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}")
+        fd = res.first_divergence
+        if fd is not None:
+            detail = fd["problem"] or (f"max abs error {fd['max_abs']:.3g} in a sample"
+                                       + (f"; {', '.join(fd['stats_differ'])} differ" if fd["stats_differ"] else ""))
+            kind = f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
+            fails.append(f"first diverging module at step 1: {fd['module']}{kind}: {detail}")
+        if parted is not None:
+            fails.append(f"the loss curves part at step {parted['step']}: reference "
+                         f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
+                         f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})")
+        lr_bad = next((r for r in compared if not r["lr_ok"]), None)
+        if lr_bad is not None:
+            fails.append(f"the learning rate differs at step {lr_bad['step']}: reference "
+                         f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}")
+        gn_bad = next((r for r in compared if not r["grad_norm_ok"]), None)
+        if gn_bad is not None and parted is None:
+            fails.append(f"the gradient norm differs at step {gn_bad['step']}: reference "
+                         f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}")
+    tol_text = (f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
+                f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
+                f"atol={mod_tol[1]:g}; grad norm rtol={gn_tol[0]:g} atol={gn_tol[1]:g}; "
+                f"learning rate rtol={LR_RTOL:g}")
+    res.reasons = errors + fails
+    res.verdict = "error" if errors else ("fail" if fails else "pass")
+    if res.verdict == "pass":
+        emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
+        res.reasons.append(f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
+                           f"{len(res.modules)} module output(s) at step 1 and "
+                           f"{res.parameters['compared']} initial parameter(s) match{emu}")
+    res.reasons.append(tol_text)
+    return res
+
+
+__all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES",
+           "GRAD_NORM_TOLERANCES"]
