@@ -242,3 +242,38 @@ def test_new_imports_join_the_torch_group():
 def test_new_import_after_a_docstring_only():
     new, _ = port('"""Doc."""\n\n\ndef f(x):\n    return x.cuda()\n', "xla")
     assert new.startswith('"""Doc."""\n\nimport torch_xla\n\n\ndef f')
+
+
+def test_operator_replacement_parenthesised_only_where_needed():
+    new, _ = port(src('''
+        import torch
+        use_cuda = not args.no_cuda and torch.cuda.is_available()
+        if torch.cuda.is_available():
+            n = torch.cuda.device_count() + 1
+        m = torch.cuda.is_available() == flag
+        x = a + b * c - -d
+    '''), "xla")
+    assert "use_cuda = not args.no_cuda and xr.global_runtime_device_count() > 0\n" in new
+    assert "if xr.global_runtime_device_count() > 0:\n" in new
+    assert "m = (xr.global_runtime_device_count() > 0) == flag\n" in new
+    assert "x = a + b * c - -d\n" in new
+
+
+def test_removed_import_keeps_the_blank_line_between_groups():
+    new, _ = port(src('''
+        from argparse import ArgumentParser
+
+        import torch
+        import torch.nn.functional as F
+        from torchvision import datasets
+        from tqdm import tqdm
+
+
+        def f(x):
+            if torch.cuda.is_available():
+                x = F.relu(x)
+            return x
+    '''), "xla")
+    assert new.startswith(
+        "from argparse import ArgumentParser\n\nimport torch.nn.functional as F\nimport torch_xla.runtime as xr\nfrom torchvision import datasets\n"
+    ), new

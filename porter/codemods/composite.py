@@ -29,6 +29,15 @@ _STATEMENT_TYPES = frozenset((cst.SimpleStatementLine, *_COMPOUND))
 _SCOPE_TYPES = frozenset((cst.FunctionDef, cst.Lambda))
 _VALUE_HOLDERS = frozenset((cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign))
 _BLOCK_TYPES = frozenset((cst.IndentedBlock, cst.Module))
+# a rewrite may put an operator expression (`xr.global_runtime_device_count() > 0`) where a
+# call was: these parents bind tighter than it, so it needs parentheses there, and only there
+_BINDS_TIGHTER = {
+    cst.Attribute: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
+    cst.Subscript: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
+    cst.Call: lambda n: tidy.with_field(n, "func", tidy.parenthesized),
+    cst.BinaryOperation: lambda n: tidy.with_field(tidy.with_field(n, "left", tidy.parenthesized_operand), "right", tidy.parenthesized_operand),
+    cst.Comparison: tidy.parenthesize_comparison,
+}
 _FOLDS = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
 
 
@@ -45,9 +54,11 @@ class PortTransformer(cst.CSTTransformer):
                     self._visits.setdefault(attr[6:], []).append(getattr(fam, attr))
                 elif attr.startswith("leave_"):
                     self._leaves.setdefault(attr[6:], []).append(getattr(fam, attr))
-        self._removed_markers: set[int] = set()
-        self._rewritten: set[int] = set()  # statement lines a fix changed (result nodes)
-        self._emptied: set[int] = set()  # the `pass` left where a rewrite emptied a block
+        # keyed by id, holding the node: a node kept alive keeps its id (a freed one's id is
+        # reused by the next node made, which would then be taken for a marker)
+        self._removed_markers: dict[int, cst.CSTNode] = {}
+        self._rewritten: dict[int, cst.CSTNode] = {}  # statement lines a fix changed (result nodes)
+        self._emptied: dict[int, cst.CSTNode] = {}  # the `pass` left where a rewrite emptied a block
         self._applied_at: list[int] = []  # ctx.applied when each simple statement was entered
         self._elifs: set[int] = set()  # `If` nodes that are another If's `elif`
 
@@ -96,6 +107,8 @@ class PortTransformer(cst.CSTTransformer):
             result = self._drop_removed(result)
         elif same and cls in _FOLDS:
             result = _FOLDS[cls](original_node, result)
+        elif same and cls in _BINDS_TIGHTER:
+            result = _BINDS_TIGHTER[cls](result)
         elif cls is cst.If and same:
             result = self._fold_if(original_node, result)
         elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
@@ -150,7 +163,7 @@ class PortTransformer(cst.CSTTransformer):
         if not smalls:
             if any(line.comment is not None for line in updated.leading_lines):
                 marker = updated.with_changes(body=[cst.Pass()])
-                self._removed_markers.add(id(marker))
+                self._removed_markers[id(marker)] = marker
                 return marker
             return cst.RemovalSentinel.REMOVE
         if len(original.body) == 1 and len(smalls) > 1:
@@ -179,9 +192,9 @@ class PortTransformer(cst.CSTTransformer):
 
     def _mark_rewritten(self, result) -> None:
         if type(result) is cst.FlattenSentinel:
-            self._rewritten.update(id(n) for n in result.nodes)
+            self._rewritten.update((id(n), n) for n in result.nodes)
         elif type(result) is cst.SimpleStatementLine:
-            self._rewritten.add(id(result))
+            self._rewritten[id(result)] = result
 
     def _drop_removed(self, block: cst.IndentedBlock | cst.Module):
         """Drop removal markers (handing their comment lines to the next statement) and
@@ -206,11 +219,11 @@ class PortTransformer(cst.CSTTransformer):
         if carried:
             # nothing follows inside this block: keep the comments on a `pass`
             marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)
-            self._emptied.add(id(marker))
+            self._emptied[id(marker)] = marker
             out.append(marker)
         if not out and isinstance(block, cst.IndentedBlock):
             marker = cst.SimpleStatementLine(body=[cst.Pass()])
-            self._emptied.add(id(marker))
+            self._emptied[id(marker)] = marker
             out.append(marker)
         return block.with_changes(body=out)
 
@@ -262,7 +275,7 @@ class PortTransformer(cst.CSTTransformer):
         if not lines:
             return cst.RemovalSentinel.REMOVE
         marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)
-        self._removed_markers.add(id(marker))
+        self._removed_markers[id(marker)] = marker
         return marker
 
     # -- annotations -----------------------------------------------------------------------

@@ -162,9 +162,8 @@ class CudaApiFamily(ReferenceTracker, Family):
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
+            # parentheses, where the context needs them, come from the statement walker
             new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
-            if isinstance(new, (cst.Comparison, cst.BinaryOperation, cst.BooleanOperation)) and not new.lpar:
-                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             return self._apply(row, original, suffix, new, updated)
         if action == "remove" and is_statement:
             if self._report(row, original, f"`torch.cuda.{suffix}()` has no effect on {self.ctx.target.display}: removed", cst.RemovalSentinel.REMOVE):

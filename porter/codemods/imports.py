@@ -19,6 +19,9 @@ from porter.resolve import dotted
 
 # -- adding ------------------------------------------------------------------------------
 
+# the packages whose imports new ones join (torchvision, torchaudio… sort after them)
+TORCH_GROUP = frozenset(("torch", "torch_xla", "torch_neuronx", "torch_tpu"))
+
 
 def _plain_import(stmt: cst.CSTNode) -> cst.Import | cst.ImportFrom | None:
     if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) in (cst.Import, cst.ImportFrom):
@@ -48,7 +51,7 @@ def _present(module: cst.Module) -> set[tuple[str, str | None]]:
 def _anchor(body: list[cst.BaseStatement]) -> int:
     """Index after which new imports go: the last top-level `torch…` import, else the end of
     the file's leading imports (after the docstring), else -1 (the top)."""
-    torch_group = [i for i, s in enumerate(body) if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0].startswith("torch")]
+    torch_group = [i for i, s in enumerate(body) if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0] in TORCH_GROUP]
     if torch_group:
         return torch_group[-1]
     at = -1
@@ -206,7 +209,7 @@ class _DropAliases(cst.CSTTransformer):
         if len(keep) == len(imp.names) and all(k is a for k, a in zip(keep, imp.names)):
             return updated
         if not keep:
-            if not any(line.comment for line in updated.leading_lines):
+            if not updated.leading_lines:
                 return cst.RemovalSentinel.REMOVE
             marker = updated.with_changes(body=[cst.Pass()])
             self.markers.add(id(marker))
@@ -237,14 +240,16 @@ def remove_made_unused(original: cst.Module, new: cst.Module) -> cst.Module:
 
 
 def _drop_markers(module: cst.Module, markers: set[int]) -> cst.Module:
-    """An import with comments above it became a marker: its comments go to the next line."""
+    """A removed import with comments or a blank line above it became a marker: those lines go
+    to the next statement (a blank line between import groups stays)."""
     body, carried = [], []
     for stmt in module.body:
         if id(stmt) in markers:
             carried.extend(stmt.leading_lines)
             continue
         if carried:
-            stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
+            if any(line.comment for line in carried) or not stmt.leading_lines:
+                stmt = stmt.with_changes(leading_lines=[*carried, *stmt.leading_lines])
             carried = []
         body.append(stmt)
     return module.with_changes(body=body)

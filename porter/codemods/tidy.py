@@ -74,6 +74,47 @@ def fold_not(original: cst.UnaryOperation, updated: cst.UnaryOperation) -> cst.B
     return _keep_parens(updated, cst.Name("False" if value else "True"))
 
 
+_LOOSE = frozenset((cst.Comparison, cst.BooleanOperation, cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.UnaryOperation))
+
+
+_BELOW_ARITHMETIC = frozenset((cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr))
+
+
+def parenthesized(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` in parentheses when it is an operator expression without them (as an
+    attribute's, subscript's or callee's head, only a rewrite can have put it there)."""
+    if type(node) in _LOOSE and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+def parenthesized_operand(node: cst.BaseExpression) -> cst.BaseExpression:
+    """An arithmetic operand: only what binds looser than arithmetic needs parentheses
+    (`a + b * c` and `a + -b` are the user's and stay as written)."""
+    loose = type(node) in _BELOW_ARITHMETIC or (type(node) is cst.UnaryOperation and type(node.operator) is cst.Not)
+    if loose and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
+def with_field(node: cst.CSTNode, name: str, fix) -> cst.CSTNode:
+    """`node` with `fix` applied to one child; the same node when `fix` changed nothing."""
+    child = getattr(node, name)
+    new = fix(child)
+    return node if new is child else node.with_changes(**{name: new})
+
+
+def parenthesize_comparison(node: cst.Comparison) -> cst.Comparison:
+    """Comparisons chain: an operand that is itself a comparison needs parentheses."""
+    loose = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
+    fix = lambda e: e.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if type(e) in loose and not e.lpar else e  # noqa: E731
+    left = fix(node.left)
+    comps = [c.with_changes(comparator=fix(c.comparator)) for c in node.comparisons]
+    if left is node.left and all(a.comparator is b.comparator for a, b in zip(comps, node.comparisons)):
+        return node
+    return node.with_changes(left=left, comparisons=comps)
+
+
 def _pure(node: cst.CSTNode) -> bool:
     """No call anywhere in `node` (reading names and attributes has no effect we keep)."""
     if type(node) is cst.Call:
