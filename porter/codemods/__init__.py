@@ -4,6 +4,7 @@ Order matters only where two families touch the same node kind: the device famil
 strings before the cuda-api family reads calls.
 """
 
+from porter.codemods.accelerator import AcceleratorFamily
 from porter.codemods.amp import AmpFamily
 from porter.codemods.backend_flags import BackendFlagsFamily
 from porter.codemods.compile import CompileFamily
@@ -18,6 +19,7 @@ from porter.codemods.xla_loop import XlaLoopFamily
 
 FAMILIES = [
     DeviceFamily,
+    AcceleratorFamily,
     CudaApiFamily,
     AmpFamily,
     DistributedFamily,

@@ -191,3 +191,32 @@ def test_chain_text():
     assert chain_text("gpu_id", ("`main(device)`", "`device = 0`, single_gpu.py:12")) == (
         "`gpu_id` ← `main(device)` ← `device = 0`, single_gpu.py:12"
     )
+
+
+GENERIC = '''
+import torch
+
+def pick(args):
+    if args.accel and torch.accelerator.is_available():
+        return torch.accelerator.current_accelerator()
+    return torch.device(torch._utils._get_available_device_type() or "cpu")
+
+ok = not torch.accelerator.is_available()
+'''
+
+
+def test_device_generic_selection_reaches_the_xla_device():
+    new, findings = port(GENERIC, "xla")
+    assert "if args.accel and xr.global_runtime_device_count() > 0:" in new
+    assert "return torch_xla.device()" in new
+    assert 'return torch.device("xla")' in new  # `... or "cpu"` folded: the type is never falsy
+    assert "ok = not (xr.global_runtime_device_count() > 0)" in new
+    assert "accelerator" not in new and "_get_available_device_type" not in new
+    assert sum(f.code == "DEV012" and f.applied for f in findings) == 4
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_device_generic_code_is_not_churned_on_native_targets(target):
+    new, findings = port(GENERIC, target)
+    assert new == GENERIC
+    assert not findings
