@@ -18,6 +18,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
 from collections import Counter
@@ -40,9 +41,12 @@ class OpCounter(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.counts: Counter = Counter()
+        self.paused = False  # porter's own statistics are not the user's operators
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if self.paused:
+            return func(*args, **kwargs)
         leaves, _ = tree_flatten((args, kwargs))
         tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
         dtypes = tuple(sorted({str(a.dtype).removeprefix("torch.") for a in tensors}))
@@ -107,6 +111,20 @@ class Recorder:
         self.handles = []
         self.finished = False
 
+    @contextlib.contextmanager
+    def own_work(self):
+        """Porter's own tensor work: no gradients, not counted as the user's operators."""
+        counter = self.op_counter
+        was = counter.paused if counter is not None else False
+        if counter is not None:
+            counter.paused = True
+        try:
+            with torch.no_grad():
+                yield
+        finally:
+            if counter is not None:
+                counter.paused = was
+
     # ------------------------------------------------------------------ install
     def install(self) -> None:
         from torch.optim.optimizer import (register_optimizer_step_post_hook,
@@ -153,7 +171,8 @@ class Recorder:
         t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
         if isinstance(t, torch.Tensor) and t.numel() == 1:
             base = getattr(t, "_porter_unscaled", t)
-            self.pending.append(base.detach().reshape(()).to(torch.float64))
+            with self.own_work():
+                self.pending.append(base.detach().reshape(()).to(torch.float64))
 
     def on_forward(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
@@ -165,7 +184,7 @@ class Recorder:
         if n > self.module_calls or len(self.calls) >= self.max_entries:
             return
         recs = []
-        with torch.no_grad():
+        with self.own_work():
             for t in _tensors_of(output):
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
@@ -185,9 +204,9 @@ class Recorder:
     def on_pre_step(self, opt, args, kwargs) -> None:
         if self.finished or not self._counted(opt):
             return
-        if self.step == 0:
-            self._first_step_params(opt)
-        with torch.no_grad():
+        with self.own_work():
+            if self.step == 0:
+                self._first_step_params(opt)
             grads = [p.grad.detach() for g in opt.param_groups for p in g["params"]
                      if p.grad is not None]
             norm = torch.linalg.vector_norm(torch.stack(
@@ -242,7 +261,8 @@ class Recorder:
                 self.names.setdefault(id(m), full)
 
     def _first_step_params(self, opt) -> None:
-        """Initial weights (the step has not run yet) and tied groups, by the model's names."""
+        """Initial weights (the step has not run yet) and tied groups, by the model's names.
+        Called inside own_work()."""
         from porter.verify.capture import normalize_name
 
         roots = self._roots()
@@ -262,12 +282,11 @@ class Recorder:
                     objs[id(p)] = p
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
-        with torch.no_grad():
-            for pid, names in list(named.items())[: self.max_entries]:
-                p = objs[pid]
-                stats, sample = tensor_stats(p, self.sample)
-                self.params.append((sorted(names)[0], tuple(p.shape),
-                                    str(p.dtype).removeprefix("torch."), stats, sample))
+        for pid, names in list(named.items())[: self.max_entries]:
+            p = objs[pid]
+            stats, sample = tensor_stats(p, self.sample)
+            self.params.append((sorted(names)[0], tuple(p.shape),
+                                str(p.dtype).removeprefix("torch."), stats, sample))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
