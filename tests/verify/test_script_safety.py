@@ -1,0 +1,114 @@
+"""Runs that execute user code stay on a leash: hangs, crashes, memory, endless output,
+signals to porter, and user text that looks like rich markup. Real subprocesses, tiny
+scripts (no XLA needed: they never reach an optimizer step)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from porter.cli import app
+from porter.verify.procs import WorkerSet
+from porter.verify.script import ScriptConfig, record
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _alive(pid: int) -> bool:
+    """Running (a killed orphan can linger as a zombie until init reaps it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _tree(tmp_path: Path, body: str) -> Path:
+    tree = tmp_path / "tree"
+    tree.mkdir(exist_ok=True)
+    (tree / "train.py").write_text(body)
+    return tree
+
+
+def _record(tmp_path, tree, **kw):
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), **kw)
+    with WorkerSet() as workers:
+        return record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
+
+
+def test_endless_output_is_capped(tmp_path):
+    tree = _tree(tmp_path, "import sys\nfor i in range(400000):\n    print('x' * 60, i)\n"
+                           "raise SystemExit(5)\n")
+    rec = _record(tmp_path, tree, timeout=120, max_output=64 * 1024)
+    log = (tmp_path / "work" / "log.txt")
+    assert log.stat().st_size < 64 * 1024 + 70 * 1024  # the cap plus the kept tail
+    assert rec.dropped_output > 20 * 2**20
+    assert "bytes dropped" in log.read_text()
+    assert rec.status == "error" and rec.error["type"] == "SystemExit"
+
+
+def test_hang_is_killed_with_its_children(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    tree = _tree(tmp_path, "import subprocess, time\n"
+                           f"p = subprocess.Popen(['sleep', '300'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+                           "while True:\n    time.sleep(0.1)\n")
+    t0 = time.time()
+    rec = _record(tmp_path, tree, timeout=8)
+    assert time.time() - t0 < 60
+    assert rec.status == "timeout" and "no result after 8 s" in rec.error["message"]
+    assert rec.error["phase"] == "running the command"
+    time.sleep(0.5)
+    assert not _alive(int(pidfile.read_text()))  # the script's own child went with its group
+
+
+def test_memory_exhaustion_is_reported(tmp_path):
+    tree = _tree(tmp_path, "import torch\nx = torch.empty(64 * 2**30, dtype=torch.uint8)\nx.fill_(1)\n")
+    rec = _record(tmp_path, tree, timeout=120, memory_limit=8 * 2**30)
+    assert rec.status == "error", rec.log_tail
+    assert rec.error["kind"] == "out_of_memory"
+
+
+def test_crash_and_markup_in_user_text_reach_the_cli_verbatim(tmp_path):
+    tree = _tree(tmp_path, "raise ValueError('[bold red]boom[/] [link=http://x]y[/link]')\n")
+    report = tmp_path / "r.json"
+    res = CliRunner().invoke(app, ["parity-check", "--original", str(tree), "--ported", str(tree),
+                                   "--timeout", "120", "--report", str(report), "--",
+                                   sys.executable, "train.py"])
+    assert res.exit_code == 2, res.output
+    assert "[bold red]boom[/] [link=http://x]y[/link]" in res.output
+    data = json.loads(report.read_text())
+    assert data["verdict"] == "error" and data["ported"] is None
+    assert data["reference"]["error"]["location"] == "train.py:1"
+
+
+def test_non_python_command_is_refused():
+    with pytest.raises(ValueError, match="must start with a Python interpreter"):
+        ScriptConfig(ported=None, command=("bash", "run.sh"))
+
+
+def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
+    pidfile = tmp_path / "worker.pid"
+    tree = _tree(tmp_path, f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+                           "while True:\n    time.sleep(0.1)\n")
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([sys.executable, "-m", "porter", "parity-check", "--original", str(tree),
+                             "--ported", str(tree), "--timeout", "300", "--", sys.executable,
+                             "train.py"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 120
+    while not pidfile.exists() and time.time() < deadline:
+        time.sleep(0.2)
+    assert pidfile.exists(), proc.stdout.read()
+    assert any(tmpdir.iterdir())
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    time.sleep(0.5)
+    assert not _alive(int(pidfile.read_text()))
+    assert not list(tmpdir.iterdir())

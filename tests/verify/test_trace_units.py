@@ -1,0 +1,95 @@
+"""The trace file format and the trace comparison on hand-made traces (no subprocess)."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from porter.verify.scriptreport import loss_chart_svg, to_html, to_markdown
+from porter.verify.tracecmp import compare_traces
+from porter.verify.tracefile import META_KEY, TraceError, read_trace, write_trace
+
+
+def _stats(x: torch.Tensor) -> torch.Tensor:
+    x = x.double().reshape(-1)
+    return torch.stack([x.mean(), x.std(unbiased=False), x.min(), x.max(), x.abs().max(),
+                        x.norm(), torch.tensor(0.0, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64)])
+
+
+def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu (reference; CUDA shim)"):
+    lr = lr or [1e-3 * (i + 1) for i in range(len(losses))]
+    act = act if act is not None else torch.linspace(-1, 1, 32)
+    w = torch.linspace(0, 1, 16)
+    tensors = {"steps.loss": torch.tensor(losses, dtype=torch.float64),
+               "steps.grad_norm": torch.ones(len(losses), dtype=torch.float64),
+               "m0.0.stats": _stats(act), "m0.0.sample": act,
+               "p0.stats": _stats(w), "p0.sample": w}
+    manifest = {
+        "side": {"label": label, "kind": "cpu", "hardware": False, "emulated": False, "versions": {}},
+        "host": {"hostname": "h"}, "command": ["python", "train.py"], "stopped": "steps reached",
+        "steps_recorded": len(losses),
+        "steps": [{"step": i + 1, "loss": l, "backward_calls": 1, "backward_losses": [l],
+                   "grad_norm": 1.0, "lr": [lr[i]], "step_time_s": 0.01} for i, l in enumerate(losses)],
+        "modules": [{"key": "fc", "type": "Linear", "outputs": [
+            {"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
+        "parameters": [{"name": "fc.weight", "shape": [16], "dtype": "float32",
+                        "stats": "p0.stats", "sample": "p0.sample"}],
+        "tied": [], "ops": [], "precision": {"regime": regime}, "perf": {"step_times_s": []},
+        "error": None, "note": float("nan"),
+    }
+    return read_trace(write_trace(path, manifest, tensors))
+
+
+def test_roundtrip_is_safetensors_with_a_json_manifest(tmp_path):
+    t = make_trace(tmp_path / "a.safetensors", [2.0, 1.5])
+    assert t.manifest["schema"] == "porter.trace/1" and math.isnan(t.manifest["note"])
+    from safetensors import safe_open
+
+    with safe_open(str(tmp_path / "a.safetensors"), framework="pt") as fh:
+        assert json.loads(fh.metadata()[META_KEY])["steps_recorded"] == 2  # plain JSON inside
+
+
+def test_foreign_or_newer_files_are_refused(tmp_path):
+    from safetensors.torch import save_file
+
+    save_file({"x": torch.zeros(1)}, str(tmp_path / "plain.safetensors"))
+    with pytest.raises(TraceError, match="without a porter trace manifest"):
+        read_trace(tmp_path / "plain.safetensors")
+    save_file({"x": torch.zeros(1)}, str(tmp_path / "new.safetensors"),
+              metadata={META_KEY: json.dumps({"schema": "porter.trace/9"})})
+    with pytest.raises(TraceError, match="newer"):
+        read_trace(tmp_path / "new.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"\x80\x04pickle?")
+    with pytest.raises(TraceError):
+        read_trace(tmp_path / "junk.safetensors")
+
+
+def test_equal_runs_pass_and_a_later_step_parting_fails(tmp_path):
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6, 1.5])
+    same = make_trace(tmp_path / "s.safetensors", [2.0, 1.8, 1.6, 1.5])
+    r = compare_traces(ref, same)
+    assert r.verdict == "pass" and r.exit_code == 0 and r.parted_at is None
+    assert any("tolerances (float32)" in x for x in r.reasons)
+    off = make_trace(tmp_path / "o.safetensors", [2.0, 1.8, 1.7, 1.65])
+    r = compare_traces(ref, off)
+    assert r.verdict == "fail" and r.parted_at == 3
+    assert any("the loss curves part at step 3" in x for x in r.reasons)
+    svg = loss_chart_svg(r)
+    assert svg.count("<polyline") == 2 and "parts at step 3" in svg
+    assert "<svg" in to_html(r) and "part at step 3" in to_markdown(r)
+
+
+def test_schedule_activation_and_precision(tmp_path):
+    ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
+    lr = make_trace(tmp_path / "l.safetensors", [2.0, 1.8], lr=[1e-3, 1e-3])
+    r = compare_traces(ref, lr)
+    assert r.verdict == "fail" and any("learning rate differs at step 2" in x for x in r.reasons)
+    act = make_trace(tmp_path / "a.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01)
+    r = compare_traces(ref, act)
+    assert r.first_divergence["module"] == "fc"
+    # the same 1% activation difference is within bfloat16 autocast's tolerance
+    bf = make_trace(tmp_path / "b.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01,
+                    regime="bfloat16")
+    r = compare_traces(ref, bf)
+    assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
