@@ -1,0 +1,160 @@
+"""Port a real program with porter and judge the port by running it.
+
+xla: `porter rewrite --target xla --out-dir`, then the original on the CPU (under porter's CUDA
+shim) and the port, unmodified, on XLA:CPU; their per-step losses must agree within float32
+tolerance and must change from step to step (a real learning rate, so a wrong model shows).
+neuron and tpu: nothing runs them here, so their ports are checked for what this machine can
+tell: every changed file parses, and porting the port again changes nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from fetch import Program, program_root
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SIDE = HERE / "side.py"
+RTOL, ATOL = 1e-4, 1e-5  # float32 after a few optimizer steps through XLA's own kernels
+XLA_ENV = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+
+
+@dataclass
+class PortOutcome:
+    target: str
+    ok: bool  # porter exited 0
+    changed: list[str] = field(default_factory=list)
+    rewritten: dict[str, int] = field(default_factory=dict)
+    manual: dict[str, int] = field(default_factory=dict)
+    unapplied: dict[str, int] = field(default_factory=dict)
+    parses: bool = True
+    idempotent: bool = True
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class XlaRun:
+    runs: bool = False  # the unmodified port ran to the wanted number of steps, on XLA
+    equal: bool = False  # losses equal the original's within RTOL/ATOL
+    learns: bool = False  # the losses change from step to step
+    cpu_losses: list[float] = field(default_factory=list)
+    xla_losses: list[float] = field(default_factory=list)
+    max_rel_diff: float | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+
+def _porter(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def port(root: Path, target: str, out: Path) -> PortOutcome:
+    """Port `root` into `out`; check that the changed files parse and that a second run is a no-op."""
+    report = out.with_suffix(".report.json")
+    proc = _porter("rewrite", str(root), "--target", target, "--out-dir", str(out), "--no-cache",
+                   "-q", "--report", str(report))
+    outcome = PortOutcome(target=target, ok=proc.returncode == 0)
+    if not outcome.ok:
+        outcome.problems.append(f"porter exited {proc.returncode}: {proc.stderr[-2000:]}")
+        return outcome
+    data = json.loads(report.read_text())
+    rewritten, manual, unapplied = Counter(), Counter(), Counter()
+    for file in data["files"]:
+        if file["status"] == "changed":
+            outcome.changed.append(file["path"])
+        if file["status"] == "error":
+            outcome.problems.append(f"{file['path']}: {file['reason']}")
+        for f in file["findings"]:
+            {"rewritten": rewritten, "manual": manual, "unapplied": unapplied}[f["outcome"]][f["code"]] += 1
+    outcome.rewritten, outcome.manual, outcome.unapplied = dict(rewritten), dict(manual), dict(unapplied)
+    for path in out.rglob("*.py"):
+        try:
+            ast.parse(path.read_text(), str(path))
+        except SyntaxError as exc:
+            outcome.parses = False
+            outcome.problems.append(f"{path.relative_to(out)}: does not parse: {exc}")
+    again = _porter("rewrite", str(out), "--target", target, "--diff", "--no-cache", "-q")
+    if again.returncode != 0 or again.stdout.strip():
+        outcome.idempotent = False
+        outcome.problems.append("a second run changes the port:\n" + again.stdout[-3000:])
+    return outcome
+
+
+def run_side(program: Program, side: str, tree: Path, work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    job = {
+        "side": side, "root": str(tree), "entry": program.entry, "argv": program.argv,
+        "call": str(HERE / "entries" / program.call) if program.call else None,
+        "cwd": str(work / "cwd"), "losses": program.losses, "out": str(work / "result.json"),
+        "setup": program.setup, "fake_datasets": program.fake_datasets,
+        "dataset_size": program.dataset_size, "no_dropout": program.no_dropout,
+        "sys_path": program.sys_path, "xla_compat": program.xla_compat,
+    }
+    (work / "job.json").write_text(json.dumps(job, indent=1))
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
+    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="",
+               PYTHONHASHSEED="0",  # set order of strings: both sides label classes alike
+               TF_CPP_MIN_LOG_LEVEL="2")
+    if side == "xla":
+        env.update(XLA_ENV)
+    proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
+                          env=env, capture_output=True, text=True, timeout=900)
+    (work / "output.txt").write_text(proc.stdout[-20000:] + "\n--- stderr ---\n" + proc.stderr[-20000:])
+    result_file = work / "result.json"
+    if not result_file.exists():
+        return {"losses": [], "devices": [], "error": f"the side exited {proc.returncode}: {proc.stderr[-3000:]}"}
+    return json.loads(result_file.read_text())
+
+
+def check_xla(program: Program, work: Path, ported: Path) -> XlaRun:
+    import torch
+
+    run = XlaRun()
+    t0 = time.perf_counter()
+    original = program_root(program)
+    cpu = run_side(program, "cpu", original, work / "cpu")
+    xla = run_side(program, "xla", ported, work / "xla")
+    run.seconds = round(time.perf_counter() - t0, 1)
+    run.cpu_losses, run.xla_losses = cpu["losses"], xla["losses"]
+    if cpu["error"]:
+        run.error = "the original failed on the CPU: " + cpu["error"]
+        return run
+    if xla["error"]:
+        run.error = xla["error"]
+        return run
+    if xla["devices"] != ["xla"]:
+        run.error = f"the port computed its losses on {xla['devices']}, not on the XLA device"
+        return run
+    run.runs = len(run.xla_losses) == program.losses
+    a, b = torch.tensor(run.xla_losses, dtype=torch.float64), torch.tensor(run.cpu_losses, dtype=torch.float64)
+    run.max_rel_diff = float(((a - b).abs() / b.abs().clamp_min(1e-12)).max())
+    try:
+        torch.testing.assert_close(a, b, rtol=RTOL, atol=ATOL)
+        run.equal = True
+    except AssertionError as exc:
+        run.error = f"losses differ: {exc}"
+    run.learns = bool((b - b[0]).abs().max() > 10 * (ATOL + RTOL * b[0].abs()))
+    return run
+
+
+def judge(program: Program, work: Path, targets=("xla", "neuron", "tpu")) -> dict:
+    """Everything the table says about one program."""
+    root = program_root(program)
+    result = {"program": asdict(program), "ports": {}, "xla_run": None}
+    for target in targets:
+        out = work / f"port-{target}"
+        result["ports"][target] = asdict(port(root, target, out))
+    if "xla" in targets and result["ports"]["xla"]["ok"]:
+        result["xla_run"] = asdict(check_xla(program, work, work / "port-xla"))
+    return result

@@ -1,0 +1,229 @@
+"""Run one side of a real-program check, in its own process:
+
+    python benchmarks/real_programs/side.py JOB.json
+
+`cpu` runs the original CUDA program on the CPU under porter's CUDA shim (its CUDA path is
+taken: `torch.cuda.is_available()` answers True to the program's own files); `xla` runs porter's
+port unmodified (PJRT_DEVICE=CPU comes from the environment). Both sides get the same test
+environment, which is the only thing this driver adds to the program:
+
+* argv, working directory and synthetic data (torchvision data sets replaced by a small
+  deterministic one; a program-specific setup may write data files);
+* for libraries that still call torch-xla APIs removed in 2.9 (pytorch-ignite), those names
+  restored as aliases of their replacements, on both sides (the original fails without);
+* dropout off when the manifest asks (the XLA and CPU random streams differ);
+* random tensors a program draws on the XLA device are drawn on the CPU and moved, for the
+  same reason (the CPU side draws them on the CPU already);
+* every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops.
+
+It writes JSON: the losses, the device type each loss lived on, and the error if any.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import runpy
+import sys
+import traceback
+from pathlib import Path
+
+
+class StopProgram(BaseException):
+    """Raised once enough losses were recorded (BaseException: programs catch Exception)."""
+
+
+def _install_rng_parity(torch) -> None:
+    from torch.overrides import TorchFunctionMode
+
+    factories = {torch.randn, torch.rand, torch.randint, torch.randperm, torch.normal}
+    like = {torch.rand_like, torch.randn_like, torch.randint_like, torch.bernoulli,
+            torch.multinomial, torch.Tensor.multinomial, torch.Tensor.bernoulli}
+    in_place = {torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_,
+                torch.Tensor.random_, torch.Tensor.exponential_}
+
+    def on_xla(t) -> bool:
+        return isinstance(t, torch.Tensor) and t.device.type == "xla"
+
+    class RngOnCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if func in like and args and on_xla(args[0]):
+                with torch._C.DisableTorchFunction():
+                    host = func(args[0].to("cpu"), *args[1:], **kwargs)
+                return host.to(args[0].device)
+            if func in in_place and args and on_xla(args[0]):
+                with torch._C.DisableTorchFunction():
+                    host = args[0].to("cpu")
+                    func(host, *args[1:], **kwargs)
+                    return args[0].copy_(host)
+            if func in factories:
+                dev = kwargs.get("device")
+                if dev is not None and torch.device(dev).type == "xla":
+                    kwargs["device"] = "cpu"
+                    with torch._C.DisableTorchFunction():
+                        host = func(*args, **kwargs)
+                    return host.to(dev)
+            return func(*args, **kwargs)
+
+    RngOnCpu().__enter__()
+
+
+def _xla_compat() -> None:
+    """pytorch-ignite 0.5.5 (the latest) calls `xm.xrt_world_size()` / `xm.get_ordinal()`,
+    removed in torch-xla 2.9, as soon as torch_xla is importable: on both sides, the original's
+    too. Restore them as the aliases of their replacements, for the library, not the program."""
+    try:
+        import torch_xla.core.xla_model as xm
+        import torch_xla.runtime as xr
+    except ImportError:
+        return
+    for old, new in (("xrt_world_size", xr.world_size), ("get_ordinal", xr.global_ordinal),
+                     ("get_local_ordinal", xr.local_ordinal)):
+        if not hasattr(xm, old):
+            setattr(xm, old, new)
+
+
+def _no_dropout(torch) -> None:
+    import torch.nn.functional as F
+
+    def identity(input, *args, **kwargs):
+        return input
+
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                 "feature_alpha_dropout"):
+        setattr(F, name, identity)
+
+
+class _FakeImages:
+    """A torchvision-style image data set: deterministic uint8 images, int targets."""
+
+    def __init__(self, shape, classes, size, transform=None, target_transform=None, seed=0):
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        self.data = rng.integers(0, 256, size=(size, *shape), dtype=np.uint8)
+        self.targets = [int(t) for t in rng.integers(0, classes, size=size)]
+        self.classes = [str(i) for i in range(classes)]
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, i):
+        from PIL import Image
+
+        img = Image.fromarray(self.data[i])
+        target = self.targets[i]
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+
+_DATASETS = {  # name: (image shape, classes)
+    "MNIST": ((28, 28), 10),
+    "FashionMNIST": ((28, 28), 10),
+    "EMNIST": ((28, 28), 47),
+    "CIFAR10": ((32, 32, 3), 10),
+    "CIFAR100": ((32, 32, 3), 100),
+    "Caltech101": ((48, 48, 3), 101),
+}
+
+
+def _fake_datasets(names: list[str], size: int) -> None:
+    import torchvision.datasets as tvd
+
+    for name in names:
+        shape, classes = _DATASETS[name]
+
+        def make(*args, _shape=shape, _classes=classes, train=True, transform=None,
+                 target_transform=None, **kwargs):
+            return _FakeImages(_shape, _classes, size, transform, target_transform,
+                               seed=0 if train else 1)
+
+        setattr(tvd, name, make)
+
+
+def _record_losses(torch, limit: int, losses: list) -> None:
+    original = torch.Tensor.backward
+    depth = [0]  # torch-function modes re-enter Tensor.backward: record the outermost call only
+
+    def backward(self, *args, **kwargs):
+        if depth[0] == 0 and self.numel() == 1:
+            if len(losses) >= limit:
+                raise StopProgram
+            losses.append(self.detach().clone())
+        depth[0] += 1
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            depth[0] -= 1
+
+    torch.Tensor.backward = backward
+
+
+def main(job_path: str) -> int:
+    job = json.loads(Path(job_path).read_text())
+    out = Path(job["out"])
+    root = Path(job["root"]).resolve()
+    losses: list = []
+    result: dict = {"side": job["side"], "losses": [], "devices": [], "error": None}
+    import numpy as np
+    import torch
+
+    if job["side"] == "cpu":
+        from porter.verify.shim import install_cuda_shim
+
+        install_cuda_shim(str(root)).__enter__()
+    _install_rng_parity(torch)
+    if job.get("xla_compat"):
+        _xla_compat()
+    if job.get("no_dropout"):
+        _no_dropout(torch)
+    if job.get("fake_datasets"):
+        _fake_datasets(job["fake_datasets"], job.get("dataset_size", 256))
+    _record_losses(torch, job["losses"], losses)
+    workdir = Path(job["cwd"])
+    workdir.mkdir(parents=True, exist_ok=True)
+    os.chdir(workdir)
+    if job.get("setup"):
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import setups
+
+        getattr(setups, job["setup"])(root, workdir)
+    for extra in job.get("sys_path", []):
+        sys.path.insert(0, str(root / extra))
+    if job.get("call"):  # a library's entry point: the library is imported from root
+        entry = Path(job["call"])
+        sys.path.insert(0, str(root))
+    else:
+        entry = root / job["entry"]
+        sys.path.insert(0, str(entry.parent))
+    sys.argv = [str(entry), *job.get("argv", [])]
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    try:
+        runpy.run_path(str(entry), run_name="__main__")
+        if len(losses) < job["losses"]:
+            result["error"] = f"the program ended after {len(losses)} losses (wanted {job['losses']})"
+    except StopProgram:
+        pass
+    except BaseException as exc:  # noqa: BLE001 - the program's failure is the result
+        result["error"] = "".join(traceback.format_exception(exc))[-6000:]
+    if any(t.device.type == "xla" for t in losses):
+        import torch_xla
+
+        torch_xla.sync()
+    result["losses"] = [float(t.float().cpu()) for t in losses]
+    result["devices"] = sorted({t.device.type for t in losses})
+    out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
