@@ -130,6 +130,32 @@ class Cache:
             pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
 
+    def get_index(self, digest: str) -> dict[str, tuple] | None:
+        """The project index's answers for a set of files (by their digest), if cached."""
+        if not self.enabled:
+            return None
+        try:
+            with open(self._index_path(digest), "rb") as fh:
+                data = json.loads(fh.read())
+            return {
+                name: tuple((scope, expr, kind, tuple(chain)) for scope, expr, kind, chain in facts)
+                for name, facts in data.items()
+            }
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def put_index(self, digest: str, facts: dict[str, tuple]) -> None:
+        if not self.enabled:
+            return
+        try:
+            _write(self._index_path(digest), json.dumps(facts, separators=(",", ":")).encode())
+        except OSError:
+            pass
+
+    def _index_path(self, digest: str) -> Path:
+        return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
+
+
 def _write(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -38,7 +38,8 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
     for ex in rule.examples:
         title = f" — {ex.title}" if ex.title else ""
         flag = " (with `--unsafe-fixes`)" if ex.unsafe_fixes else ""
-        out.append(f"Example, `--target {ex.target}`{flag}{title}:")
+        portable = " --portable" if ex.portable else ""
+        out.append(f"Example, `--target {ex.target}{portable}`{flag}{title}:")
         out.append("")
         out.append("```python")
         out.append(ex.before.strip("\n"))

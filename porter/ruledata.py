@@ -39,6 +39,7 @@ class Example:
     after: str
     unsafe_fixes: bool = False
     title: str = ""
+    portable: bool = False  # the example runs with --portable
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ def _rule_from_table(family: str, table: dict) -> Rule:
             after=e.get("after", e["before"]),
             unsafe_fixes=e.get("unsafe_fixes", False),
             title=e.get("title", ""),
+            portable=e.get("portable", False),
         )
         for e in table.get("examples", [])
     )

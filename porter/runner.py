@@ -6,6 +6,7 @@ reason, and the run goes on with the rest.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -91,10 +92,14 @@ def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | N
     return name, settings, source, None
 
 
-def project_index(candidates: list[Candidate]) -> ProjectIndex:
-    """One index of device values per run, over every file that may carry one (a bytes
-    scan, then `ast`); the files are read again when ported, so memory holds no sources."""
-    index = ProjectIndex()
+def project_index(candidates: list[Candidate], store: Cache | None = None) -> dict[str, tuple]:
+    """Each file's answers from one index of device values per run (`porter.index`).
+
+    A bytes scan picks the files that may carry a device value; they are hashed, and when
+    none changed since the last run the answers come from the cache, so a warm run parses
+    nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
+    wanted: list[tuple[str, Path]] = []
+    digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
             continue
@@ -104,8 +109,23 @@ def project_index(candidates: list[Candidate]) -> ProjectIndex:
             source = cand.path.read_bytes()
         except OSError:
             continue
-        index.add(display_path(cand.path), source)
-    return index
+        if ProjectIndex.wants(source):
+            name = display_path(cand.path)
+            wanted.append((name, cand.path))
+            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
+    key = digest.hexdigest()
+    facts = store.get_index(key) if store is not None else None
+    if facts is None:
+        index = ProjectIndex()
+        for name, path in wanted:
+            try:
+                index.add(name, path.read_bytes())
+            except OSError:
+                continue
+        facts = {name: index.facts(name) for name, _ in wanted}
+        if store is not None:
+            store.put_index(key, facts)
+    return facts
 
 
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
@@ -147,7 +167,7 @@ def iter_results(
         store = Cache.for_paths(paths, where)
 
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
-    index = project_index(candidates)
+    facts = project_index(candidates, store)
 
     def prepared() -> Iterator[tuple[tuple, Job | None]]:
         for cand in candidates:
@@ -155,7 +175,7 @@ def iter_results(
             if failed is not None:
                 yield (cand, failed, None), None
                 continue
-            here = replace(here, flow=index.facts(name))  # cross-file facts: in the key too
+            here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
             key = store.key(source, name, here) if store is not None else None
             hit = store.get(key, name, source) if store is not None else None
             if hit is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 TARGETS = ("neuron", "tpu", "xla")
+PORTABLE_TARGETS = ("neuron", "tpu")  # the targets that implement torch.accelerator
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,15 @@ class Settings:
     # the project index's answers for this file (porter.index): None = index the file alone.
     # Part of the settings so that worker processes get them and the cache key covers them.
     flow: tuple | None = None
+    # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
+    portable: bool = False
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
             raise ValueError(f"unknown target {self.target!r}: choose one of {', '.join(TARGETS)}")
+        if self.portable and self.target not in PORTABLE_TARGETS:
+            raise ValueError(
+                f"--portable works through torch.accelerator, which {self.target} does not implement "
+                f"(PyTorch/XLA's device is not a torch.accelerator backend): use --portable with "
+                f"{' or '.join(PORTABLE_TARGETS)}, or port to xla without it (docs/portable.md)"
+            )

@@ -42,7 +42,16 @@ class Target:
 @lru_cache(maxsize=1)
 def all_targets() -> dict[str, Target]:
     data = load_toml("targets.toml")
-    return {name: Target(name=name, **fields) for name, fields in data.items()}
+    return {name: Target(name=name, **fields) for name, fields in data.items() if name != PORTABLE}
+
+
+PORTABLE = "portable"
+
+
+@lru_cache(maxsize=1)
+def portable_spellings() -> dict[str, str]:
+    """`--portable`'s expression templates (`rules/targets.toml`, table `[portable]`)."""
+    return dict(load_toml("targets.toml")[PORTABLE])
 
 
 def get_target(name: str) -> Target:

@@ -19,6 +19,8 @@ def test_example(rule, example):
     before = example.before.lstrip("\n")
     after = example.after.lstrip("\n")
     extra = {"extend_select": (rule.code,)} if not rule.default else {}
+    if example.portable:
+        extra["portable"] = True
     new, findings = port(before, example.target, unsafe=example.unsafe_fixes, **extra)
     assert rule.code in {f.code for f in findings}, f"{rule.code} not reported"
     assert new == after

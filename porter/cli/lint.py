@@ -70,6 +70,7 @@ def lint(
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff, apply unsafe fixes too."),
+    portable: bool = typer.Option(False, "--portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md)."),
     diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff, write nothing; exit 1 if any."),
     select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (replaces the config's)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes (added to the config's)."),
@@ -111,8 +112,8 @@ def lint(
         fail_on=fail_on,
     )
     try:
-        settings = eff.settings(unsafe_fixes=unsafe_fixes)
-    except ConfigError as exc:
+        settings = eff.settings(unsafe_fixes=unsafe_fixes, portable=portable)
+    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
         raise usage_error(str(exc)) from None
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file

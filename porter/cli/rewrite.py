@@ -9,7 +9,6 @@ import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_target, console, err_console, split_codes, usage_error
 from porter.cli.lint import effective_config
-from porter.config import ConfigError
 from porter.findings import FileStatus
 from porter.gitstate import dirty_files
 from porter.report import ReportModel, report_format, write_report
@@ -31,6 +30,7 @@ def rewrite(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
+    portable: bool = typer.Option(False, "--portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md)."),
     report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and the diff with --diff)."),
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
@@ -41,8 +41,8 @@ def rewrite(
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
     eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude)
     try:
-        settings = eff.settings(unsafe_fixes=unsafe_fixes, annotate=annotate)
-    except ConfigError as exc:
+        settings = eff.settings(unsafe_fixes=unsafe_fixes, annotate=annotate, portable=portable)
+    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
         raise usage_error(str(exc)) from None
     if out_dir is not None:
         _check_out_dir(paths, out_dir)

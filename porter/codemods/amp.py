@@ -139,7 +139,8 @@ class AmpFamily(Family):
 
     def _autocast(self, original: cst.Call, updated: cst.Call):
         t = self.ctx.target
-        device = cst.Arg(value=cst.SimpleString(f'"{t.device_type}"'))
+        kind = self.ctx.accelerator_type() if self.ctx.portable else cst.SimpleString(f'"{t.device_type}"')
+        device = cst.Arg(value=kind)
         args = [device, *updated.args]
         has_dtype = self.kwarg(original, "dtype") is not None
         if not has_dtype:
@@ -152,7 +153,7 @@ class AmpFamily(Family):
             dtype = self.ctx.expr("{torch}.bfloat16" if bf16 else "{torch}.float16")
             args.append(keyword_arg("dtype", dtype))
         new = cst.Call(func=self.ctx.ref("torch.autocast"), args=fix_commas(args), lpar=updated.lpar, rpar=updated.rpar)
-        if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast(\"{t.device_type}\", ...)`", replacement=new):
+        if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast({self.ctx.code(kind)}, ...)`", replacement=new):
             self.ctx.release(original.func)
             if t.device_import:
                 self.ctx.add_import(t.device_import)

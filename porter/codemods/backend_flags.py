@@ -40,6 +40,7 @@ def _code_for(qual: str) -> str:
 
 
 class BackendFlagsFamily(Family):
+    portable = False  # cuDNN/TF32 flags do nothing off CUDA: a portable port keeps them
     codes = ("FLAG001", "FLAG002", "FLAG003")
     tokens = (b"backends", b"sdp", b"cudnn")
 

@@ -23,7 +23,13 @@ class CompileFamily(Family):
         t = self.ctx.target
         new = updated
         backend = self.kwarg(original, "backend")
-        if backend is None:
+        if backend is None and self.ctx.portable:
+            self.ctx.report("COMP001", original, f"`torch.compile` uses inductor on CUDA and the CPU; on {t.display} it needs backend=\"{t.compile_backend}\"", applicability=Applicability.MANUAL,
+                            advice=f'Pass `backend="{t.compile_backend}" if torch.accelerator.current_accelerator().type == "{t.device_type}" else "inductor"` where the model is compiled.')
+        elif backend is None and any(a.star == "**" for a in original.args):
+            self.ctx.report("COMP001", original, "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none", applicability=Applicability.MANUAL,
+                            advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.')
+        elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report("COMP001", original, f"`torch.compile` without a backend uses inductor (CUDA/CPU); backend=\"{t.compile_backend}\" compiles for {t.display}", replacement=cand):
                 new = cand

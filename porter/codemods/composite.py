@@ -37,6 +37,7 @@ _BINDS_TIGHTER = {
     cst.Call: lambda n: tidy.with_field(n, "func", tidy.parenthesized),
     cst.BinaryOperation: lambda n: tidy.with_field(tidy.with_field(n, "left", tidy.parenthesized_operand), "right", tidy.parenthesized_operand),
     cst.Comparison: tidy.parenthesize_comparison,
+    cst.IfExp: lambda n: tidy.with_field(tidy.with_field(n, "body", tidy.parenthesized_branch), "test", tidy.parenthesized_branch),
 }
 _FOLDS = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
 
@@ -105,10 +106,11 @@ class PortTransformer(cst.CSTTransformer):
             result = self._apply_suite_edits(original_node, result)
         elif cls in _BLOCK_TYPES and same:
             result = self._drop_removed(result)
-        elif same and cls in _FOLDS:
-            result = _FOLDS[cls](original_node, result)
-        elif same and cls in _BINDS_TIGHTER:
-            result = _BINDS_TIGHTER[cls](result)
+        elif same and (cls in _FOLDS or cls in _BINDS_TIGHTER):
+            if cls in _FOLDS:
+                result = _FOLDS[cls](original_node, result)
+            if type(result) is cls and cls in _BINDS_TIGHTER:
+                result = _BINDS_TIGHTER[cls](result)
         elif cls is cst.If and same:
             result = self._fold_if(original_node, result)
         elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):

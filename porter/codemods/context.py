@@ -19,7 +19,7 @@ from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
 from porter.ruledata import Rule, all_rules, rule_enabled
 from porter.settings import Settings
 from porter.suppressions import Suppressions
-from porter.targets import Target, get_target
+from porter.targets import Target, get_target, portable_spellings
 
 
 _ALIASED_MODULES = (
@@ -280,12 +280,41 @@ class PortContext:
     def remove_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
         RemoveImportsVisitor.remove_unused_import(self.codemod_context, module, obj, asname)
 
+    # -- --portable spellings (rules/targets.toml [portable]) -------------------------------
+
+    @property
+    def portable(self) -> bool:
+        return self.settings.portable
+
+    def _portable(self, key: str, **fields: str) -> cst.BaseExpression:
+        template = portable_spellings()[key].replace("{type}", "%(type)s")
+        if "%(type)s" in template:
+            template = template % {"type": portable_spellings()["device_type"]}
+        torch = self.module.code_for_node(self.ref("torch"))
+        return cst.parse_expression(template.format(torch=torch, **fields))
+
+    def accelerator_type(self) -> cst.BaseExpression:
+        """The accelerator's device type, or "cpu" when there is none (a string)."""
+        return self._portable("device_type")
+
+    def accelerator(self) -> cst.BaseExpression:
+        """The current accelerator, or None (the CPU) when there is none (for `.to(...)`)."""
+        return self._portable("device")
+
+    def default_backend(self) -> cst.BaseExpression:
+        return self._portable("dist_backend")
+
     def device(self, index: cst.BaseExpression | None = None) -> cst.BaseExpression:
         """The target's device expression, for `.cuda(index)`, `torch.device("cuda", index)`.
 
         xla: `torch_xla.device()` (one device per process); tpu drops a non-literal index
-        (one chip per process); neuron keeps it.
+        (one chip per process); neuron keeps it. --portable: the current accelerator (None,
+        the CPU, when there is none), or `torch.device(<its type>, index)`.
         """
+        if self.portable:
+            if index is None:
+                return self.accelerator()
+            return self.expr("{torch}.device(%s, {index})" % self.code(self.accelerator_type()), index=index)
         t = self.target
         if t.device_expr is not None:
             func = self.ref(t.device_expr.removesuffix("()"))

@@ -15,6 +15,7 @@ Any `torch.cuda.X` the table does not know is reported (CUDA009): never silence.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -70,6 +71,9 @@ def lookup(suffix: str) -> ApiRow | None:
 
 
 _DEVICE_KWARGS = {"device", "map_location"}
+PORTABLE_COLUMNS = ("neuron", "tpu")
+# an action that names one target's own API (or answers a CUDA query with a constant) is not portable
+_TARGET_ONLY = re.compile(r"torch\.(neuron|tpu)\b|torch_xla|\{x[mr]\}|\b(True|False)\b")
 
 
 class CudaApiFamily(ReferenceTracker, Family):
@@ -127,7 +131,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         if row is None:
             self._unmapped(original, suffix)
             return updated
-        action = row.actions.get(self.ctx.target.name, "manual")
+        action = self._action(row)
         if action == "delegate":
             return updated
         if action.startswith("rename "):
@@ -150,9 +154,7 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._unmapped(original, suffix)
             return updated
         target = self.ctx.target.name
-        action = row.actions.get(target, "manual")
-        if id(original) in self._device_args and target in row.device_position:
-            action = row.device_position[target]
+        action = self._action(row, in_device_position=id(original) in self._device_args)
         if action == "delegate":
             return updated
         statement = self.ctx.statement_of.get(id(original))
@@ -181,6 +183,19 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return updated
+
+    def _action(self, row: ApiRow, in_device_position: bool = False) -> str:
+        """The row's action for the target; --portable: the first native target's action that
+        names only `torch.accelerator` / plain `torch` APIs (they run on CUDA and the CPU too),
+        else manual (the CUDA call stays, reported)."""
+        columns = (self.ctx.target.name,) if not self.ctx.portable else PORTABLE_COLUMNS
+        for target in columns:
+            action = row.actions.get(target, "manual")
+            if in_device_position and target in row.device_position:
+                action = row.device_position[target]
+            if not self.ctx.portable or (action.startswith(("rename ", "expr ")) and not _TARGET_ONLY.search(action)):
+                return action
+        return "delegate" if any(a == "delegate" for a in row.actions.values()) else "manual"
 
     def _apply(self, row, original, suffix, new, updated):
         self.ctx.supersede(original.func)

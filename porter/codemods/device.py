@@ -14,6 +14,7 @@ import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
+from porter.findings import Applicability
 from porter.index import CONFIG, CPU, INDEX, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
@@ -114,6 +115,8 @@ class DeviceFamily(Family):
             return updated
         t = self.ctx.target
         code = "DEV005" if id(original) in self._compared else "DEV002"
+        if self.ctx.portable:
+            return self._portable_string(original, updated, code, index)
         new_value = t.device_type if index is None else self._indexed(index)
         new = replace_string(updated, new_value)
         msg = f"CUDA device string {original.value} becomes {new.value} on {t.display}"
@@ -122,6 +125,25 @@ class DeviceFamily(Family):
         if self.ctx.report(code, original, msg, replacement=new):
             if code == "DEV002":  # a comparison needs no registered device
                 self._need_runtime_import()
+            return new
+        return updated
+
+    def _portable_string(self, original, updated, code: str, index: str | None):
+        """--portable: "cuda" is the accelerator's type ("cpu" without one); a comparison with
+        "cuda" stays, so that a CUDA-only branch stays CUDA-only."""
+        if code == "DEV005":
+            self.ctx.report(
+                code, original, f"comparison with {original.value}: true on CUDA only, so the branch it guards runs only there",
+                applicability=Applicability.MANUAL,
+                advice="If the branch is not CUDA-specific, compare with `torch.accelerator.current_accelerator().type`.",
+            )
+            return updated
+        kind = self.ctx.accelerator_type()
+        if index is not None:  # still a string: code that reads it as one keeps working
+            quote = "'" if '"' in self.ctx.code(kind) else '"'
+            kind = cst.FormattedString(start=f"f{quote}", end=quote, parts=[cst.FormattedStringExpression(expression=kind), cst.FormattedStringText(f":{index}")])
+        new = kind
+        if self.ctx.report(code, original, f"CUDA device string {original.value} becomes the current accelerator's (\"cpu\" without one)", replacement=new):
             return new
         return updated
 
@@ -145,6 +167,18 @@ class DeviceFamily(Family):
         ):
             return updated
         t = self.ctx.target
+        if self.ctx.portable:
+            quote = original.start[-1]
+            kind = self.ctx.code(self.ctx.accelerator_type())
+            kind = kind.replace('"', "'") if quote == '"' else kind.replace("'", '"')
+            new = updated.with_changes(parts=[
+                cst.FormattedStringExpression(expression=cst.parse_expression(kind)),
+                cst.FormattedStringText(":"),
+                updated.parts[1],
+            ])
+            if self.ctx.report("DEV002", original, "per-rank CUDA device becomes the current accelerator's type with that index (\"cpu:<rank>\" without one)", replacement=new):
+                return new
+            return updated
         if t.rank_indexed_devices:
             new = updated.with_changes(
                 parts=[cst.FormattedStringText(f"{t.device_type}:"), updated.parts[1]]
@@ -164,8 +198,8 @@ class DeviceFamily(Family):
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if original.attr.value != "is_cuda":
             return updated
-        if self.ctx.qualname(original) is not None:
-            return updated  # a module attribute, not a tensor property
+        if self.ctx.qualname(original) is not None or self.ctx.portable:
+            return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
         t = self.ctx.target
         if t.tensor_is_attr:
             new: cst.BaseExpression = updated.with_changes(attr=cst.Name(t.tensor_is_attr))
@@ -406,24 +440,37 @@ class DeviceFamily(Family):
     # -- the availability idiom -------------------------------------------------------------
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
-        """`"cuda" if torch.cuda.is_available() else "cpu"`: on xla the device always exists."""
-        if self.ctx.target.device_expr is None:
-            return updated  # neuron/tpu: the parts port one by one (torch.accelerator)
+        """`"cuda" if torch.cuda.is_available() else "cpu"`. Its CPU fallback is kept on every
+        target: the parts port one by one (`"xla" if xr.global_runtime_device_count() > 0
+        else "cpu"`). --portable: the accelerator's own type (DEV009)."""
+        if not self.ctx.portable:
+            return updated
         test = original.test
+        if (
+            type(test) is cst.Comparison
+            and len(test.comparisons) == 1
+            and type(test.comparisons[0].operator) is cst.In
+            and string_value(test.left) == "cuda"
+            and string_value(original.body) == "cuda"
+            and string_value(original.orelse) == "cpu"
+        ):
+            # `"cuda" if "cuda" in device else "cpu"` is the type of `device`, whatever it is
+            new = self.ctx.expr("{torch}.device(%s).type" % self.ctx.code(test.comparisons[0].comparator))
+            self.ctx.supersede(original)
+            if self.ctx.report("DEV009", original, f"CUDA-or-CPU device type becomes the type of `{self.ctx.code(test.comparisons[0].comparator)}`", replacement=new):
+                return new
+            return updated
         if not (
             isinstance(test, cst.Call)
             and self.ctx.qualname(test.func) == "torch.cuda.is_available"
             and is_cuda_device_expr(original.body, self.ctx.qualname)
+            and string_value(original.orelse) == "cpu"
         ):
             return updated
-        new = updated.body.with_changes(lpar=original.lpar, rpar=original.rpar) if original.lpar else updated.body
-        self.ctx.supersede(original.test)
-        self.ctx.supersede(original.orelse)
-        if self.ctx.report(
-            "DEV009",
-            original,
-            f"CUDA-or-CPU choice becomes {self.ctx.code(new)}: PyTorch/XLA always has a device (the CPU under PJRT_DEVICE=CPU)",
-            replacement=new,
-        ):
+        new = self.ctx.accelerator_type()
+        if original.lpar:
+            new = new.with_changes(lpar=original.lpar, rpar=original.rpar)
+        self.ctx.supersede(original)
+        if self.ctx.report("DEV009", original, "CUDA-or-CPU choice becomes the current accelerator's type, or \"cpu\" without one", replacement=new):
             return new
         return updated

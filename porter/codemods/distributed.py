@@ -7,11 +7,12 @@ import re
 
 import libcst as cst
 
-from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.findings import Applicability
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
 
@@ -41,6 +42,11 @@ class DistributedFamily(Family):
         if value is None:
             return updated
         t = self.ctx.target
+        if value.lower() == "nccl" and self.ctx.portable:
+            new = self.ctx.default_backend()
+            if self.ctx.report("DIST001", original, "NCCL backend becomes the default backend of the current device (NCCL on CUDA, gloo on the CPU, the target's own where it registers one)", replacement=new):
+                return new
+            return updated
         if value.lower() == "nccl":
             new = replace_string(updated, t.dist_backend)
             if self.ctx.report("DIST001", original, f"NCCL backend becomes \"{t.dist_backend}\" on {t.display}", replacement=new):
@@ -49,7 +55,7 @@ class DistributedFamily(Family):
                 return new
             return updated
         if value in ENV_VARS:
-            mapping = ENV_VARS[value].get(t.name)
+            mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None
             if mapping is None:
                 self.ctx.report("DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL)
                 return updated
@@ -63,6 +69,20 @@ class DistributedFamily(Family):
             return updated
         if NCCL_VAR.match(value):
             self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
+        return updated
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
+        """`"nccl" if dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend
+        the NCCL question no longer decides anything (and would pick gloo on the target)."""
+        test = original.test
+        if not (type(test) is cst.Call and self.ctx.qualname(test.func) in NCCL_AVAILABLE and _contains_nccl(original.body)):
+            return updated
+        if updated.body.deep_equals(original.body):
+            return updated  # "nccl" was not ported (the rule is off or suppressed)
+        new = updated.body.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else updated.body
+        self.ctx.supersede(original.orelse)
+        if self.ctx.report("DIST001", original, f"the NCCL-or-gloo choice becomes {self.ctx.code(new)}: NCCL is not what the port uses", replacement=new):
+            return new
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
@@ -82,6 +102,8 @@ class DistributedFamily(Family):
         if backend is None and positional:
             backend = positional[0]
         new = updated
+        if self.ctx.portable:
+            return self._portable_init(original, updated, backend)
         if backend is None:
             new = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.dist_backend}"'))
             if not self.ctx.report("DIST001", original, f"no backend given: the default picks NCCL on CUDA; it is set to \"{t.dist_backend}\"", replacement=new):
@@ -94,6 +116,22 @@ class DistributedFamily(Family):
                 self.ctx.add_import(t.dist_import)
                 return with_init
         return new
+
+    def _portable_init(self, original: cst.Call, updated: cst.Call, backend: cst.Arg | None):
+        """--portable: `init_process_group("nccl")` -> `init_process_group()`: without a backend
+        torch gives each device its default one (NCCL on CUDA, gloo on the CPU, the target's
+        own where it registers one)."""
+        if backend is None or (string_value(backend.value) or "").lower() != "nccl":
+            return updated
+        i = original.args.index(backend)
+        if backend.keyword is None and i + 1 < len(original.args) and original.args[i + 1].keyword is None:
+            return updated  # more positional arguments follow: the backend's place must stay
+        args = [a for j, a in enumerate(updated.args) if j != i]
+        new = updated.with_changes(args=fix_commas(args))
+        self.ctx.supersede(backend)
+        if self.ctx.report("DIST001", original, "the NCCL backend is dropped: without one, torch picks each device's default backend (NCCL on CUDA, gloo on the CPU)", replacement=new):
+            return new
+        return updated
 
     def _is_nccl(self, backend: cst.Arg | None) -> bool:
         if backend is None or _contains_nccl(backend.value):

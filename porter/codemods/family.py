@@ -13,12 +13,16 @@ class Family:
     codes: ClassVar[tuple[str, ...]] = ()
     # bytes of which at least one must occur in a file for this family to matter
     tokens: ClassVar[tuple[bytes, ...]] = ()
+    # False: the family only makes sense for a target-only port (--portable leaves it out)
+    portable: ClassVar[bool] = True
 
     def __init__(self, ctx: PortContext) -> None:
         self.ctx = ctx
 
     @classmethod
     def wanted(cls, ctx: PortContext, source: bytes) -> bool:
+        if ctx.portable and not cls.portable:
+            return False
         return any(ctx.enabled(c) for c in cls.codes) and (
             not cls.tokens or any(t in source for t in cls.tokens)
         )

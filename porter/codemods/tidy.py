@@ -97,6 +97,13 @@ def parenthesized_operand(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
+def parenthesized_branch(node: cst.BaseExpression) -> cst.BaseExpression:
+    """A conditional expression's body or test that is itself one (or a lambda)."""
+    if type(node) in (cst.IfExp, cst.Lambda) and not node.lpar:
+        return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return node
+
+
 def with_field(node: cst.CSTNode, name: str, fix) -> cst.CSTNode:
     """`node` with `fix` applied to one child; the same node when `fix` changed nothing."""
     child = getattr(node, name)

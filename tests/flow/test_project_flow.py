@@ -220,3 +220,16 @@ def test_device_generic_code_is_not_churned_on_native_targets(target):
     new, findings = port(GENERIC, target)
     assert new == GENERIC
     assert not findings
+
+
+def test_a_warm_run_takes_the_index_from_the_cache(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    write(tmp_path / "p", {"trainer.py": TRAINER, "main.py": MAIN.format(device=0)})
+    first = port_tree(tmp_path / "p", "xla", cache=True, cache_dir=cache)
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("a warm run parsed a file for the index")
+
+    monkeypatch.setattr(ProjectIndex, "add", no_parse)
+    second = port_tree(tmp_path / "p", "xla", cache=True, cache_dir=cache)
+    assert second["trainer.py"].new_source == first["trainer.py"].new_source is not None

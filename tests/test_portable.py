@@ -1,0 +1,178 @@
+"""`--portable` (issue 11, point 5): one codebase for CUDA, the CPU and the target through
+`torch.accelerator`. Unit checks on the spellings, and the fixture projects' portable ports
+run on the CPU with the losses of the originals."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter.settings import Settings
+from tests.helpers import port
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECTS = ROOT / "fixtures" / "projects"
+ACC_TYPE = 'torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"'
+ACC = "torch.accelerator.current_accelerator(check_available=True)"
+
+
+def src(code: str) -> str:
+    return textwrap.dedent(code).lstrip("\n")
+
+
+def portable(code: str, target: str = "neuron"):
+    return port(src(code), target, portable=True)
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_device_idioms_go_through_the_accelerator(target):
+    new, findings = portable("""
+        import torch
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        dev = torch.device("cuda")
+        m = model.cuda()
+        x = torch.zeros(2, device="cuda:1")
+        r = f"cuda:{rank}"
+        kind = "cuda" if "cuda" in device else "cpu"
+    """, target)
+    assert f"device = {ACC_TYPE}\n" in new
+    assert f"dev = torch.device({ACC_TYPE})\n" in new
+    assert f"m = model.to({ACC})\n" in new
+    assert "x = torch.zeros(2, device=f'{" + ACC_TYPE + "}:1')\n" in new
+    assert "r = f\"{" + ACC_TYPE.replace('"cpu"', "'cpu'") + "}:{rank}\"\n" in new
+    assert "kind = torch.device(device).type\n" in new
+    assert target not in new.replace("torch.accelerator", "")  # no target-only spelling
+    assert {"DEV009", "DEV001", "DEV002"} <= {f.code for f in findings}
+
+
+def test_cuda_api_takes_the_accelerator_column_or_stays_reported():
+    new, findings = portable("""
+        import torch
+        torch.cuda.set_device(local_rank)
+        torch.cuda.synchronize()
+        n = torch.cuda.device_count()
+        state = torch.cuda.get_rng_state()
+        ok = torch.cuda.is_bf16_supported()
+    """)
+    assert "torch.accelerator.set_device_index(local_rank)" in new
+    assert "torch.accelerator.synchronize()" in new and "torch.accelerator.device_count()" in new
+    # torch.neuron.* and constants answering a CUDA question are not portable: kept, reported
+    assert "torch.cuda.get_rng_state()" in new and "torch.cuda.is_bf16_supported()" in new
+    manual = {f.code for f in findings if not f.applied}
+    assert {"CUDA004", "CUDA007"} <= manual
+
+
+def test_distributed_nccl_becomes_the_device_default():
+    new, _ = portable("""
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group(backend="nccl")
+        dist.init_process_group("nccl", init_method="env://")
+        backend = "nccl"
+        model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+    """)
+    assert "dist.init_process_group()\n" in new
+    assert 'dist.init_process_group(init_method="env://")\n' in new
+    assert f"backend = torch.distributed.get_default_backend_for_device({ACC_TYPE})\n" in new
+    assert "model = DDP(model)\n" in new
+
+
+def test_autocast_compile_flags_and_guards():
+    new, findings = portable("""
+        import torch
+        torch.backends.cudnn.benchmark = True
+        with torch.cuda.amp.autocast(dtype=torch.bfloat16):
+            y = model(x)
+        m = torch.compile(model)
+        if x.is_cuda and x.device.type == "cuda":
+            y = triton_kernel(x)
+    """)
+    assert "torch.backends.cudnn.benchmark = True" in new  # harmless off CUDA: kept
+    assert f"with torch.autocast({ACC_TYPE}, dtype=torch.bfloat16):" in new
+    assert "m = torch.compile(model)\n" in new  # inductor on CUDA/CPU; the target's backend is reported
+    assert 'if x.is_cuda and x.device.type == "cuda":' in new  # CUDA-only stays CUDA-only
+    comp = [f for f in findings if f.code == "COMP001"]
+    assert comp and not comp[0].applied and 'backend="neuron"' in comp[0].advice
+
+
+def test_xla_has_no_portable_mode():
+    with pytest.raises(ValueError, match="torch.accelerator"):
+        Settings(target="xla", portable=True)
+
+
+def test_cli_refuses_portable_xla(tmp_path):
+    f = tmp_path / "a.py"
+    f.write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    proc = subprocess.run([sys.executable, "-m", "porter", "rewrite", str(f), "--target", "xla", "--portable", "--diff"], capture_output=True, text=True)
+    assert proc.returncode == 2 and "torch.accelerator" in proc.stderr
+
+
+def test_portable_port_is_idempotent():
+    code = (ROOT / "fixtures" / "cases" / "portable.in.py").read_text()
+    once, _ = port(code, "tpu", portable=True)
+    assert once != code
+    twice, _ = port(once, "tpu", portable=True)
+    assert twice == once
+
+
+# -- the fixture projects' portable ports run on the CPU -----------------------------------
+
+
+def _run(script: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+    proc = subprocess.run([sys.executable, str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return proc
+
+
+def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
+    out = tmp_path / f"{project}-portable"
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "rewrite", str(PROJECTS / project / "src"), "--target", target, "--portable", "--out-dir", str(out), "-q", "--no-cache"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    changed = [p.name for p in out.glob("*.py") if p.read_bytes() != (PROJECTS / project / "src" / p.name).read_bytes()]
+    assert changed, "the portable port changed nothing"
+    return out
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path, target):
+    pytest.importorskip("torch")
+    ported = _ported("gpt_trainer", tmp_path, target)
+    args = ["--no-compile", "--max-iters", "3", "--eval-iters", "1", "--dtype", "float32"]
+    _run(ported / "train.py", [*args, "--out", str(tmp_path / "p.json")], tmp_path)
+    _run(PROJECTS / "gpt_trainer" / "src" / "train.py", [*args, "--out", str(tmp_path / "o.json")], tmp_path)
+    p, o = (json.loads((tmp_path / n).read_text()) for n in ("p.json", "o.json"))
+    assert p["device"] == "cpu" and len(p["losses"]) == 3
+    assert p["losses"] == o["losses"]  # same program on the same CPU: bit-identical
+
+
+@pytest.mark.torch
+def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
+    pytest.importorskip("torch")
+    ported = _ported("cnn_trainer", tmp_path)
+    common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
+    _run(ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")], tmp_path)
+    _run(PROJECTS / "cnn_trainer" / "src" / "train.py", [*common, "--output-dir", str(tmp_path / "co"), "--out", str(tmp_path / "o.json")], tmp_path)
+    p, o = (json.loads((tmp_path / n).read_text()) for n in ("p.json", "o.json"))
+    assert len(p["losses"]) == 2 and p["losses"] == o["losses"]
+
+
+@pytest.mark.torch
+def test_portable_infer_bench_runs_on_cpu(tmp_path):
+    pytest.importorskip("torch")
+    ported = _ported("infer_bench", tmp_path)
+    _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert data["device"] == "cpu" and len(data["latency_ms"]) == 2
