@@ -38,6 +38,8 @@ class PortOutcome:
     unapplied: dict[str, int] = field(default_factory=dict)
     parses: bool = True
     idempotent: bool = True
+    # names the port uses that the target's recorded API lacks; None: no records to check with
+    unknown_api: list[str] | None = None
     problems: list[str] = field(default_factory=list)
 
 
@@ -57,6 +59,54 @@ def _porter(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True,
                           env=env, timeout=600)
+
+
+_API_ROOTS = ("torch", "torch_xla", "torch_neuronx", "torch_tpu")
+
+
+def _dotted(node: ast.AST) -> list[str] | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(parts)]
+
+
+def api_check(out: Path, target: str) -> list[str] | None:
+    """The dotted torch / target names the port uses that the target's recorded API says do
+    not exist (`porter.apidata`, from the API-truth issue). None when porter has no records."""
+    try:
+        from porter.apidata import target_api
+    except ImportError:
+        return None
+    api = target_api(target)
+    unknown: set[str] = set()
+    for path in out.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        aliases: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name.split(".")[0] in _API_ROOTS:
+                        aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                    and node.module.split(".")[0] in _API_ROOTS:
+                for a in node.names:
+                    aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or id(node) in inner:
+                continue
+            chain = _dotted(node)
+            if not chain or chain[0] not in aliases:
+                continue
+            qualname = ".".join([aliases[chain[0]], *chain[1:]])
+            found = api.lookup(qualname)
+            if found is not None and found.member is None and found.missing:
+                unknown.add(qualname)
+    return sorted(unknown)
 
 
 def port(root: Path, target: str, out: Path) -> PortOutcome:
@@ -84,6 +134,9 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
         except SyntaxError as exc:
             outcome.parses = False
             outcome.problems.append(f"{path.relative_to(out)}: does not parse: {exc}")
+    outcome.unknown_api = api_check(out, target)
+    if outcome.unknown_api:
+        outcome.problems.append("names the target does not have: " + ", ".join(outcome.unknown_api))
     again = _porter("rewrite", str(out), "--target", target, "--diff", "--no-cache", "-q")
     if again.returncode != 0 or again.stdout.strip():
         outcome.idempotent = False
