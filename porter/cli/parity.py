@@ -51,6 +51,10 @@ def parity_check(
     from porter.verify import build_config, run_parity
     from porter.verify.report import print_terminal, write_report
 
+    if not command and (steps is not None or reference_trace is not None):
+        typer.echo("porter parity-check: --steps and --reference-trace are for script mode: give "
+                   "the training command after `--`", err=True)
+        raise typer.Exit(2)
     if command:
         _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report,
                      timeout, eager, seed, max_output, max_memory, keep, command)

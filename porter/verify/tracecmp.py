@@ -193,6 +193,25 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
             "missing_in_port": missing, "only_in_port": sorted(set(pp) - names)}
 
 
+def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]:
+    """The steady step time of both sides, as an informational gap (emulation says nothing
+    about hardware speed, and the reference under the CUDA shim is not a GPU)."""
+    r = (ref.perf or {}).get("steady_step_s")
+    p = (port.perf or {}).get("steady_step_s")
+    if r is None or p is None:
+        return []
+    caveat = []
+    if port.emulated:
+        caveat.append("the port ran on emulation: not a hardware speed")
+    if not ref.hardware:
+        caveat.append("the reference ran on the CPU: not a GPU speed")
+    return [Gap(ranked + 1, "info", "step_time", "ported",
+                f"steady step time {p * 1000:.1f} ms ported vs {r * 1000:.1f} ms reference "
+                f"(×{p / r:.2f})" if r > 0 else f"steady step time {p * 1000:.1f} ms ported",
+                "compare on the target hardware; on XLA, recompiles and host syncs above are the "
+                "usual causes of slow steps", caveat)]
+
+
 def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
                    config: dict | None = None, ref_side: SideSummary | None = None,
                    port_side: SideSummary | None = None) -> ScriptResult:
@@ -217,6 +236,7 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
                       "initial_weights": list(INIT_TOLERANCE),
                       "overridden": rtol is not None or atol is not None}
     res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
+    res.gaps += step_time_gap(ref_side, port_side, len(res.gaps))
     errors, fails = [], []
     for s, m in ((ref_side, rm), (port_side, pm)):
         if s.error:

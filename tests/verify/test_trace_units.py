@@ -93,3 +93,17 @@ def test_schedule_activation_and_precision(tmp_path):
                     regime="bfloat16")
     r = compare_traces(ref, bf)
     assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
+
+
+def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
+    from porter.verify.tracecmp import side_summary, step_time_gap
+
+    ref = side_summary(make_trace(tmp_path / "r.safetensors", [2.0]), "reference")
+    port = side_summary(make_trace(tmp_path / "p.safetensors", [2.0], label="xla (CPU PJRT, emulated)"),
+                        "ported")
+    assert step_time_gap(ref, port, 0) == []  # not measured: no gap invented
+    ref.perf, port.perf = {"steady_step_s": 0.01}, {"steady_step_s": 0.03}
+    port.emulated = True
+    (gap,) = step_time_gap(ref, port, 2)
+    assert gap.rank == 3 and gap.kind == "step_time" and "(×3.00)" in gap.title
+    assert "not a hardware speed" in gap.evidence[0]
