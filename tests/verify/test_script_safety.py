@@ -112,3 +112,29 @@ def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
     time.sleep(0.5)
     assert not _alive(int(pidfile.read_text()))
     assert not list(tmpdir.iterdir())
+
+
+def test_module_form_records_steps_schedule_and_module_names(tmp_path):
+    tree = _tree(tmp_path, "")
+    (tree / "trainer.py").write_text(
+        "import torch\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5)\n"
+        "for i in range(100):\n"
+        "    loss = m(torch.randn(16, 4)).pow(2).mean()\n"
+        "    opt.zero_grad()\n"
+        "    loss.backward()\n"
+        "    opt.step()\n"
+        "    sched.step()\n"
+        "print('trained all 100 steps')\n")
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "-m", "trainer"), steps=3, timeout=120)
+    with WorkerSet() as workers:
+        rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
+    assert rec.status == "ok", rec.error
+    m = rec.trace.manifest
+    assert m["stopped"] == "steps reached" and m["steps_recorded"] == 3
+    assert [s["lr"][0] for s in m["steps"]] == pytest.approx([0.1, 0.05, 0.025])
+    assert [x["key"] for x in m["modules"]] == ["0", "1", "2", "(model)"]
+    assert all(s["grad_norm"] > 0 and s["backward_calls"] == 1 for s in m["steps"])
+    assert "trained all 100 steps" not in (tmp_path / "work" / "log.txt").read_text()
