@@ -50,6 +50,7 @@ def test_emptied_branches_collapse(target):
                 torch.backends.cudnn.deterministic = True
             else:
                 torch.backends.cudnn.benchmark = True
+            # tuning
             if torch.cuda.is_available():
                 # let cuDNN pick
                 torch.backends.cudnn.benchmark = True
@@ -65,7 +66,8 @@ def test_emptied_branches_collapse(target):
     """), target)
     assert "pass" not in new
     assert "deterministic" not in new and "is_available" not in new
-    assert "# let cuDNN pick" in new  # comments survive the statement they sat on
+    assert "# tuning" in new  # the comment above a removed `if` stays
+    assert "# let cuDNN pick" not in new  # one inside it described what went with it
     assert 'if not args.fast:\n        print("slow")' in new
     assert 'if args.a == 1:\n        print("one")\n    return 0' in new
 
@@ -277,3 +279,56 @@ def test_removed_import_keeps_the_blank_line_between_groups():
     assert new.startswith(
         "from argparse import ArgumentParser\n\nimport torch.nn.functional as F\nimport torch_xla.runtime as xr\nfrom torchvision import datasets\n"
     ), new
+
+
+def test_branch_emptied_at_the_end_of_a_function_leaves_nothing():
+    new, _ = port(src("""
+        import torch
+        def set_seed(seed, using_cuda):
+            torch.manual_seed(seed)
+
+            if using_cuda:
+                # Deterministic operations for CuDNN, it may impact performances
+                torch.backends.cudnn.deterministic = True
+                torch.backends.cudnn.benchmark = False
+    """), "xla")
+    assert new == "import torch\ndef set_seed(seed, using_cuda):\n    torch.manual_seed(seed)\n"
+
+
+def test_negated_availability_reads_as_a_count():
+    new, _ = port(src("""
+        import torch
+        if not torch.cuda.is_available():
+            print("cpu")
+        ok = not torch.cuda.is_available() and flag
+    """), "xla")
+    assert "if xr.global_runtime_device_count() == 0:" in new
+    assert "ok = xr.global_runtime_device_count() == 0 and flag" in new
+
+
+def test_step_function_called_by_a_framework_syncs_after_the_step():
+    new, findings = port(src("""
+        def train_step(engine, batch):
+            model.train()
+            optimizer.zero_grad()
+            loss = criterion(model(batch[0]), batch[1])
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+    """), "xla")
+    assert "optimizer.step()\n    torch_xla.sync()\n    return loss.item()" in new
+    assert "XLA001" in {f.code for f in findings}
+    again, _ = port(new, "xla")
+    assert again == new
+
+
+def test_function_with_a_training_loop_syncs_once_in_the_loop():
+    new, _ = port(src("""
+        def fit(batches):
+            for x in batches:
+                model(x).sum().backward()
+                optimizer.step()
+            optimizer.step()
+    """), "xla")
+    # the loop's step and the function's own step each get theirs
+    assert new.count("torch_xla.sync()") == 2

@@ -218,11 +218,12 @@ class PortTransformer(cst.CSTTransformer):
             out.append(stmt)
         if not changed and out:
             return block
-        if carried:
-            # nothing follows inside this block: keep the comments on a `pass`
+        if carried and not out and isinstance(block, cst.IndentedBlock):
+            # nothing is left in this block: it needs a statement, the comments stay on it
             marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carried)
             self._emptied[id(marker)] = marker
             out.append(marker)
+        # (comments of removed statements at the end of a block that keeps statements go with them)
         if not out and isinstance(block, cst.IndentedBlock):
             marker = cst.SimpleStatementLine(body=[cst.Pass()])
             self._emptied[id(marker)] = marker
@@ -272,8 +273,9 @@ class PortTransformer(cst.CSTTransformer):
         return cst.FlattenSentinel(stmts)
 
     def _gone(self, node: cst.If, comments: list[cst.EmptyLine]):
-        """Remove a whole `if`; its comments (and those of what it held) move to what follows."""
-        lines = [line for line in node.leading_lines if line.comment is not None] + comments
+        """Remove a whole `if`; the comments above it move to what follows (those inside it
+        described the statements removed with it, and go)."""
+        lines = [line for line in node.leading_lines if line.comment is not None]
         if not lines:
             return cst.RemovalSentinel.REMOVE
         marker = cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=lines)

@@ -68,6 +68,12 @@ def fold_ifexp(original: cst.IfExp, updated: cst.IfExp) -> cst.BaseExpression:
 def fold_not(original: cst.UnaryOperation, updated: cst.UnaryOperation) -> cst.BaseExpression:
     if type(updated.operator) is not cst.Not:
         return updated
+    inner = updated.expression
+    if type(inner) is cst.Comparison and not inner.lpar and type(original.expression) is not cst.Comparison:
+        # `not torch.cuda.is_available()` became `not xr.global_runtime_device_count() > 0`
+        flipped = negate(inner)
+        if type(flipped) is cst.Comparison:
+            return _keep_parens(updated, flipped)
     value = porter_constant(original.expression, updated.expression)
     if value is None:
         return updated
@@ -133,9 +139,16 @@ def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     """`not test`, written as a person would: `a == b` -> `a != b`, `not x` -> `x`."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and not test.lpar:
         return test.expression
-    flips = {cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is}
+    flips = {
+        cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is,
+        cst.GreaterThan: cst.LessThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.LessThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThan,
+    }
     if type(test) is cst.Comparison and len(test.comparisons) == 1 and not test.lpar:
         op = test.comparisons[0].operator
+        comparator = test.comparisons[0].comparator
+        if type(op) is cst.GreaterThan and type(comparator) is cst.Integer and comparator.value == "0" and _is_count(test.left):
+            # `not count() > 0` is `count() == 0`: a count is never negative
+            return test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=cst.Equal(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after))])
         flip = flips.get(type(op))
         if flip is not None:
             if flip in (cst.NotIn, cst.IsNot):
@@ -147,6 +160,14 @@ def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     if type(test) in (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr) and not test.lpar:
         inner = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return cst.UnaryOperation(operator=cst.Not(), expression=inner)
+
+
+def _is_count(node: cst.BaseExpression) -> bool:
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+    return name.endswith("count")
 
 
 def statement_key(stmt: cst.CSTNode) -> str | None:

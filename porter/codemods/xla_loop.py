@@ -149,6 +149,28 @@ class XlaLoopFamily(Family):
 
     def leave_FunctionDef(self, original, updated):
         self._loops.pop()
+        return self._step_function(original, updated)
+
+    def _step_function(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        """A function whose own body (not a loop in it) steps an optimizer is a training step
+        that a framework calls per iteration (ignite's `Engine`, a `train_step`): the sync goes
+        right after the step, as in a loop."""
+        if type(original.body) is not cst.IndentedBlock:
+            return updated
+        stats = _StepCalls(self.ctx.resolver)
+        for child in original.body.body:
+            child.visit(stats)
+        if not stats.optimizer_step or stats.synced:
+            return updated
+        new_body = list(updated.body.body)
+        hits = [i for i, s in enumerate(new_body) if _calls(s, lambda c: _is_step(c, self.ctx.resolver))]
+        if not hits:
+            return updated
+        sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
+        new_body.insert(hits[-1] + 1, sync)
+        new = updated.with_changes(body=updated.body.with_changes(body=new_body))
+        if self.ctx.report("XLA001", original, f"`{original.name.value}` steps the optimizer once per call: `torch_xla.sync()` added after the step, so each call compiles and runs as one graph", replacement=sync):
+            return new
         return updated
 
     def leave_For(self, original: cst.For, updated: cst.For):
