@@ -11,13 +11,18 @@ from porter.codemods.compile import CompileFamily
 from porter.codemods.cuda_api import CudaApiFamily
 from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
+from porter.codemods.frameworks import FrameworksFamily
+from porter.codemods.guards import GuardsFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
+from porter.codemods.literals import LiteralsFamily
 from porter.codemods.perf import PerfFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
 
 FAMILIES = [
+    GuardsFamily,  # first: it marks the checks the families below must leave on CUDA
+    LiteralsFamily,  # and the strings that are not devices
     DeviceFamily,
     AcceleratorFamily,
     CudaApiFamily,
@@ -28,6 +33,7 @@ FAMILIES = [
     OptimizerFamily,
     XlaLoopFamily,
     LibrariesFamily,
+    FrameworksFamily,
     KernelsFamily,
     PerfFamily,
 ]

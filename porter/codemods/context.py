@@ -76,6 +76,9 @@ class PortContext:
         self.current_statements: list[cst.CSTNode] = []
         self._pending: list[_Pending] = []
         self.applied = 0  # fixes applied so far: the statement walker tells rewritten lines by it
+        # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
+        # that are not devices (porter/codemods/guards.py, literals.py); families skip them
+        self.keep_cuda: set[int] = set()
         self.suppressed: list[Finding] = []
         self._positions = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}

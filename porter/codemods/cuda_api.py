@@ -70,6 +70,21 @@ def lookup(suffix: str) -> ApiRow | None:
     return None
 
 
+def rewrites_call(ctx, qual: str) -> bool:
+    """Whether this family will rewrite a call of `qual` (a `torch.cuda.*` name) on the
+    target, so that the device strings among its arguments should be ported with it."""
+    row = lookup(qual[len("torch.cuda.") :])
+    if row is None:
+        return False
+    target = ctx.target.name
+    action = row.actions.get(target, "manual")
+    if not action.startswith(("rename ", "expr ", "stmts ")):
+        return False
+    if target in row.unsafe and not ctx.settings.unsafe_fixes:
+        return False
+    return ctx.enabled(row.code)
+
+
 _DEVICE_KWARGS = {"device", "map_location"}
 PORTABLE_COLUMNS = ("neuron", "tpu")
 # an action that names one target's own API (or answers a CUDA query with a constant) is not portable
@@ -146,6 +161,8 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- calls -----------------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.ctx.keep_cuda:
+            return updated  # a check that guards CUDA-only code (guards.py)
         found = self._row_for(original.func)
         if found is None:
             return updated

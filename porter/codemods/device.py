@@ -19,6 +19,7 @@ from porter.index import CONFIG, CPU, INDEX, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+_FORMATTED_DEVICE = re.compile(r"^cuda:(\{\d*\}|%[dis])$")  # "cuda:{}".format(i), "cuda:%d" % i
 
 LEGACY_TYPES = {
     "FloatTensor": "float32",
@@ -78,6 +79,7 @@ class DeviceFamily(Family):
         super().__init__(ctx)
         self._compared: set[int] = set()  # string nodes that sit in a comparison
         self._map_locations: set[int] = set()
+        self._prefixes: set[int] = set()  # strings a device's name is tested to start/end with
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
 
     # -- scopes, named as the project index names them ---------------------------------------
@@ -102,6 +104,41 @@ class DeviceFamily(Family):
         if node.keyword is not None and node.keyword.value == "map_location":
             self._map_locations.add(id(node.value))  # ported (to "cpu") by its call, not as a string
 
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
+            self._prefixes.add(id(node.args[0].value))  # `str(d).startswith("cuda:")`
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        """`"cuda:%d" % i`: a per-index device built the printf way."""
+        if isinstance(original.operator, cst.Modulo) and isinstance(original.left, cst.SimpleString):
+            return self._formatted(original, updated, original.left, [cst.Arg(value=original.right)])
+        return updated
+
+    def _formatted(self, original, updated, template: cst.SimpleString, args: list[cst.Arg]):
+        """`"cuda:{}".format(i)` / `"cuda:%d" % i`: the index is kept where the target keeps
+        rank-indexed devices, else the device is the target's one device per process."""
+        if "cuda" not in template.value or id(template) in self.ctx.keep_cuda or len(args) != 1:
+            return updated
+        if not _FORMATTED_DEVICE.match(string_value(template) or ""):
+            return updated
+        t = self.ctx.target
+        body = string_value(template) or ""
+        if t.rank_indexed_devices:
+            new_template = replace_string(template, t.device_type + body[4:])
+            if isinstance(updated, cst.Call):
+                new = updated.with_changes(func=updated.func.with_changes(value=new_template))
+            else:
+                new = updated.with_changes(left=new_template)
+            msg = f"per-index CUDA device becomes {t.device_type}:<index>"
+        else:
+            new = replace_string(template, t.device_type).with_changes(lpar=original.lpar, rpar=original.rpar)
+            msg = f"per-index CUDA device becomes {new.value}: one device per process, the index is dropped"
+        if self.ctx.report("DEV002", original, msg, replacement=new):
+            self._need_runtime_import()
+            return new
+        return updated
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._compared.add(id(node.left))
         for target in node.comparisons:
@@ -110,6 +147,10 @@ class DeviceFamily(Family):
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         if "cuda" not in original.value or id(original) in self._map_locations:
             return updated  # cheap: evaluating every string literal is not
+        if id(original) in self.ctx.keep_cuda:
+            return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
+        if id(original) in self._prefixes and string_value(original) == "cuda:":
+            return self._prefix(original, updated)
         is_dev, index = cuda_device_index(string_value(original))
         if not is_dev:
             return updated
@@ -144,6 +185,15 @@ class DeviceFamily(Family):
             kind = cst.FormattedString(start=f"f{quote}", end=quote, parts=[cst.FormattedStringExpression(expression=kind), cst.FormattedStringText(f":{index}")])
         new = kind
         if self.ctx.report(code, original, f"CUDA device string {original.value} becomes the current accelerator's (\"cpu\" without one)", replacement=new):
+            return new
+        return updated
+
+    def _prefix(self, original: cst.SimpleString, updated: cst.SimpleString):
+        """`str(d).startswith("cuda:")`: a test for the device type. The port may have dropped
+        the index (`torch.device("tpu")` prints as `"tpu"`, a tensor's as `"tpu:0"`), so the
+        prefix is the bare type, which both spellings start with."""
+        new = replace_string(updated, self.ctx.target.device_type)
+        if self.ctx.report("DEV005", original, f"CUDA device prefix {original.value} becomes {new.value}", replacement=new):
             return new
         return updated
 
@@ -196,7 +246,7 @@ class DeviceFamily(Family):
     # -- attributes ------------------------------------------------------------------------
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        if original.attr.value != "is_cuda":
+        if original.attr.value != "is_cuda" or id(original) in self.ctx.keep_cuda:
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
@@ -224,6 +274,8 @@ class DeviceFamily(Family):
         func = original.func
         if isinstance(func, cst.Attribute):
             attr = func.attr.value
+            if attr == "format" and isinstance(func.value, cst.SimpleString):
+                return self._formatted(original, updated, func.value, self.positional(original))
             if attr == "cuda" and self.ctx.qualname(func) is None:
                 return self._dot_cuda(original, updated)
             if attr == "to":

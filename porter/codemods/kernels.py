@@ -6,6 +6,8 @@
   `amp_C`, quantized `bitsandbytes` …), from the `[[library]]` table in `rules/kernels.toml`
 - KERN004 `.cu` / `.cuh` sources: not Python, so `porter kernels` reports them (see
   `porter/kernels/inventory.py`); the engine never sees them.
+- KERN005 a custom op registered for CUDA whose implementation is CUDA-only: the
+  registration keeps its `"cuda"` (see `porter/codemods/guards.py` for what is CUDA-only).
 
 Library rows say where a library is reported: `at = "import"` (the import statement: the
 library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrites of
@@ -20,11 +22,22 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker, string_value
+from porter.codemods.guards import cuda_only_facts
 from porter.resolve import _import_statements, dotted
 from porter.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
+# registration APIs: qualified names, and the method names of op/library objects
+REGISTRARS = {
+    "torch.library.custom_op",
+    "torch.library.register_kernel",
+    "torch.library.impl",
+    "torch.library.triton_op",
+    "torch._library.custom_ops.custom_op",
+}
+REGISTRAR_METHODS = {"register_kernel", "impl"}
+_IMPL_KEYWORDS = {"fn", "func", "f"}
 
 
 @dataclass(frozen=True)
@@ -87,8 +100,12 @@ def triton_kernels(module: cst.Module, resolver) -> dict[str, cst.FunctionDef]:
 
 
 class KernelsFamily(ReferenceTracker, Family):
-    codes = ("KERN001", "KERN002", "KERN003", "KERN004")
+    codes = ("KERN001", "KERN002", "KERN003", "KERN004", "KERN005")
     tokens = (
+        b"custom_op",
+        b"register_kernel",
+        b"library",
+        b"triton_op",
         b"cpp_extension",
         b"triton",
         b"cupy",
@@ -113,6 +130,7 @@ class KernelsFamily(ReferenceTracker, Family):
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
         self._handled = None
+        self._registrations_seen: set[int] = set()
 
     # -- whole-file facts ------------------------------------------------------------------
 
@@ -149,6 +167,9 @@ class KernelsFamily(ReferenceTracker, Family):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         super().visit_FunctionDef(node)
+        for dec in node.decorators:
+            if isinstance(dec.decorator, (cst.Call, cst.Attribute, cst.Name)):
+                self._registration(dec.decorator, node, None)
         deco = _kernel_decorator(self.ctx.resolver, node)
         if deco is None:
             return
@@ -160,6 +181,9 @@ class KernelsFamily(ReferenceTracker, Family):
         )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Call):  # `custom_op(...)(impl)`
+            self._registration(node.func, None, node)
+        self._registration(node, None, None)
         func = node.func
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             name = func.value.value
@@ -188,6 +212,48 @@ class KernelsFamily(ReferenceTracker, Family):
                 node,
                 "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through host memory (a CPU fallback) on every call",
             )
+
+    # -- registrations ---------------------------------------------------------------------
+
+    def _registration(self, reg: cst.BaseExpression, impl: cst.FunctionDef | None, applied: cst.Call | None) -> None:
+        """`reg` registers an op; `impl` is the decorated function, `applied` the call that
+        passes the implementation (`custom_op(...)(impl)`). A CUDA-only implementation keeps
+        its `"cuda"` and is reported; any other is left to the device family to port."""
+        if id(reg) in self._registrations_seen:
+            return
+        call = reg if isinstance(reg, cst.Call) else None
+        func = call.func if call is not None else reg
+        qual = self.ctx.qualname(func)
+        method = isinstance(func, cst.Attribute) and qual is None and func.attr.value in REGISTRAR_METHODS
+        if qual not in REGISTRARS and not method:
+            return
+        self._registrations_seen.add(id(reg))
+        devices = _cuda_device_strings(call) if call is not None else []
+        triton_op = qual == "torch.library.triton_op"
+        if not devices and not triton_op:
+            return
+        facts = cuda_only_facts(self.ctx)
+        why = None
+        if impl is not None:
+            why = facts.unit_reason(impl)
+        else:
+            for arg in [*(call.args if call is not None else ()), *(applied.args if applied is not None else ())]:
+                named = arg.keyword is None or arg.keyword.value in _IMPL_KEYWORDS
+                if named and isinstance(arg.value, cst.Name) and (why := facts.name_reason(arg.value.value)):
+                    break
+        if triton_op:
+            why = why or "a Triton op"
+        if not why:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in devices)
+        name = impl.name.value if impl is not None else self.ctx.code(reg)[:60]
+        what = "a Triton op" if triton_op else "an op registered for CUDA"
+        self.ctx.report(
+            "KERN005",
+            reg,
+            f"`{name}` is {what} and its implementation is CUDA-only ({why}): kept on CUDA, "
+            f"so {self.ctx.target.display} has no kernel for it",
+        )
 
     # -- .cu sources named in Python -------------------------------------------------------
 
@@ -239,3 +305,18 @@ class KernelsFamily(ReferenceTracker, Family):
             f"`{qual}` is {row.what}: it does not run on {self.ctx.target.display}",
             advice=row.advice_for(self.ctx.target.name),
         )
+
+
+def _cuda_device_strings(call: cst.Call) -> list[cst.BaseExpression]:
+    """The `"cuda"` strings a registration call names its device with (`device_types=`,
+    a positional device type, a tuple of them); `"CUDA"` dispatch keys are never ported."""
+    found: list[cst.BaseExpression] = []
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value not in ("device_types", "types", "device_type"):
+            continue
+        values = arg.value.elements if isinstance(arg.value, (cst.Tuple, cst.List)) else [arg.value]
+        for v in values:
+            node = v.value if isinstance(v, cst.BaseElement) else v
+            if (string_value(node) or "").lower() == "cuda":
+                found.append(node)
+    return found

@@ -1,0 +1,389 @@
+"""CUDA-only code and the device checks that keep it away from other devices (GUARD001).
+
+`if not x.is_cuda: return fallback(x)` or `torch.cuda.is_available() and
+torch.cuda.get_device_capability() >= (8, 0)` choose between CUDA-only code (Triton, Helion,
+a CUDA extension, DeepEP, CUDA graphs) and a portable path. Ported to the target device such
+a check would send target tensors into code that cannot run there; kept on CUDA it is false
+on the target, and the portable path it picks there is the port. So porter first finds what
+in a file is CUDA-only (`cuda_only_facts`), then keeps the checks that protect it on CUDA
+(`GuardsFamily` marks them in `ctx.keep_cuda`, which the device and torch.cuda families
+honour) and reports each one. Registrations of CUDA-only kernels are the kernels family's
+(KERN005), on the same facts.
+
+What is CUDA-only is data (`[cuda_only]` in rules/guards.toml): modules, APIs, and the
+extension builders whose result is a CUDA extension. From those seeds, a module-level
+function (or autograd `Function` class, or assignment) that uses a CUDA-only name is
+CUDA-only too, to a fixed point, so `f` -> `fused_op` -> `_kernel[grid](...)` is followed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import libcst as cst
+
+from porter.codemods.family import Family, string_value
+from porter.resolve import ImportTable, dotted
+from porter.ruledata import load_toml
+
+# bytes that must occur for the analysis to be worth running on a file
+TOKENS = (
+    b"triton",
+    b"helion",
+    b"deep_ep",
+    b"hybrid_ep",
+    b"cupy",
+    b"pycuda",
+    b"import cuda",
+    b"from cuda",
+    b"cutlass",
+    b"numba",
+    b"transformer_engine",
+    b"bitsandbytes",
+    b"cpp_extension",
+    b"get_device_capability",
+    b"get_device_properties",
+    b"CUDAGraph",
+    b"graphed_callables",
+    b"cuda.graph",
+    b"version.cuda",
+)
+
+
+@dataclass(frozen=True)
+class CudaOnlyData:
+    modules: tuple[str, ...]
+    apis: tuple[str, ...]
+    builders: frozenset[str]
+
+    def why(self, qual: str | None) -> str | None:
+        """Why the qualified name `qual` is CUDA-only, or None."""
+        if not qual:
+            return None
+        for api in self.apis:
+            if qual == api or qual.startswith(api + "."):
+                return f"`{api}`"
+        for mod in self.modules:
+            if qual == mod or qual.startswith(mod + "."):
+                return f"`{mod}`"
+        return None
+
+
+@lru_cache(maxsize=1)
+def cuda_only_data() -> CudaOnlyData:
+    table = load_toml("guards.toml").get("cuda_only", {})
+    return CudaOnlyData(
+        modules=tuple(table.get("modules", ())),
+        apis=tuple(table.get("apis", ())),
+        builders=frozenset(table.get("extension_builders", ())),
+    )
+
+
+@dataclass
+class _Unit:
+    """A function, class or module-level assignment: the names it uses and why it is CUDA-only."""
+
+    node: cst.CSTNode
+    names: tuple[str, ...]  # the names it binds
+    refs: set[str] = field(default_factory=set)
+    why: str | None = None
+    propagates: bool = True  # whether using its name makes the user CUDA-only
+
+
+class _Scan(cst.CSTVisitor):
+    """One walk: names each unit uses, and the CUDA-only modules/APIs it touches."""
+
+    def __init__(self, imports: ImportTable, data: CudaOnlyData, root: _Unit | None = None) -> None:
+        super().__init__()
+        self.imports = imports
+        self.data = data
+        self.stack: list[_Unit] = [root] if root is not None else []
+        self.units: dict[int, _Unit] = {}
+        self.top: list[_Unit] = []
+        self.extensions: dict[str, str] = {}  # module-level names bound to a built extension
+        self._attr_parts: set[int] = set()
+        self._in_def = 0
+
+    def _open(self, unit: _Unit) -> None:
+        self.units[id(unit.node)] = unit
+        if self._in_def == 0:
+            self.top.append(unit)
+        self.stack.append(unit)
+
+    def _mark(self, why: str) -> None:
+        for unit in self.stack:
+            if unit.why is None:
+                unit.why = why
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._open(_Unit(node, (node.name.value,)))
+        self._in_def += 1
+        self._attr_parts.add(id(node.name))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._in_def -= 1
+        self.stack.pop()
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # an autograd Function is used through its name (`Fn.apply`); an nn.Module that has one
+        # CUDA-only method is not CUDA-only as a whole (its methods are judged one by one)
+        autograd = any((dotted(b.value) or "").split(".")[-1] == "Function" for b in node.bases)
+        self._open(_Unit(node, (node.name.value,), propagates=autograd))
+        self._in_def += 1
+        self._attr_parts.add(id(node.name))
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._in_def -= 1
+        self.stack.pop()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self._in_def or self.stack:
+            return  # only module-level assignments bind names other code can use
+        names = tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+        if not names:
+            return
+        value = node.value
+        if isinstance(value, cst.Call) and self.imports.qualify(dotted(value.func) or "") in self.data.builders:
+            for name in names:
+                self.extensions[name] = f"the CUDA extension `{name}`"
+        self._open(_Unit(node, names))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        if self.stack and self.stack[-1].node is node:
+            self.stack.pop()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        for alias in node.names:
+            why = self.data.why(dotted(alias.name))
+            if why:
+                self._mark(f"imports {why}")
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        if node.relative or node.module is None:
+            return False
+        module = dotted(node.module) or ""
+        why = self.data.why(module)
+        if why is None and not isinstance(node.names, cst.ImportStar):
+            why = next((w for a in node.names if (w := self.data.why(f"{module}.{dotted(a.name)}"))), None)
+        if why:
+            self._mark(f"imports {why}")
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attr_parts.add(id(node.attr))
+        if id(node) in self._attr_parts:
+            return
+        value = node.value
+        while isinstance(value, cst.Attribute):
+            self._attr_parts.add(id(value))
+            value = value.value
+        if self.stack:
+            why = self.data.why(self.imports.qualify(dotted(node) or ""))
+            if why:
+                self._mark(f"uses {why}")
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._attr_parts.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) in self._attr_parts or not self.stack:
+            return
+        for unit in self.stack:
+            unit.refs.add(node.value)
+        if node.value in self.imports.names:
+            why = self.data.why(self.imports.qualify(node.value))
+            if why:
+                self._mark(f"uses {why}")
+
+
+class CudaOnly:
+    """What in one file is CUDA-only, and why."""
+
+    def __init__(self, module: cst.Module | None, imports: ImportTable) -> None:
+        self.imports = imports
+        self.data = cuda_only_data()
+        self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
+        self._units: dict[int, _Unit] = {}
+        if module is None:
+            return
+        scan = _Scan(imports, self.data)
+        module.visit(scan)
+        self._units = scan.units
+        for local, qual in imports.names.items():
+            why = self.data.why(qual)
+            if why:
+                self.names[local] = f"`{local}`" if why == f"`{local}`" else f"`{local}` from {why}"
+        self.names.update(scan.extensions)
+        changed = True
+        while changed:
+            changed = False
+            for unit in scan.top:
+                if not unit.propagates or all(n in self.names for n in unit.names):
+                    continue
+                used = self._used(unit)
+                if unit.why or used:
+                    for n in unit.names:
+                        self.names.setdefault(n, f"`{n}` ({unit.why})" if unit.why else f"`{n}` → {self.names[used]}")
+                    changed = True
+
+    @property
+    def active(self) -> bool:
+        return bool(self.names) or any(u.why for u in self._units.values())
+
+    def _used(self, unit: _Unit) -> str | None:
+        """The first (by name) CUDA-only name the unit uses, other than its own."""
+        return min((n for n in unit.refs if n in self.names and n not in unit.names), default=None)
+
+    def _why(self, unit: _Unit) -> str | None:
+        if unit.why:
+            return unit.why
+        used = self._used(unit)
+        return f"uses {self.names[used]}" if used else None
+
+    def unit_reason(self, node: cst.CSTNode) -> str | None:
+        """Why the function/class `node` (from this module's tree) is CUDA-only."""
+        unit = self._units.get(id(node))
+        return self._why(unit) if unit is not None else None
+
+    def name_reason(self, name: str) -> str | None:
+        return self.names.get(name)
+
+    def region_reason(self, node: cst.CSTNode) -> str | None:
+        """Why the code in `node`'s subtree touches CUDA-only code."""
+        unit = _Unit(node, ())
+        node.visit(_Scan(self.imports, self.data, root=unit))
+        return self._why(unit)
+
+    def guard_reason(self, statements: list[cst.CSTNode], *, whole_function: bool) -> str | None:
+        """Why a device check, in the statement at the end of `statements` (the enclosing
+        statements, outermost first), protects CUDA-only code.
+
+        In an `if`/`while` test it protects that statement's branches, and with an early exit
+        (`if not x.is_cuda: return fallback(x)`) the rest of its function. In a plain
+        statement (`assert x.is_cuda`, `use_kernel = x.is_cuda and ...`) it protects its
+        function when `whole_function` is set, else only that statement.
+        """
+        if not self.active or not statements:
+            return None
+        here = statements[-1]
+        function = next((s for s in reversed(statements) if isinstance(s, cst.FunctionDef)), None)
+        if isinstance(here, (cst.If, cst.While)):
+            why = self.region_reason(here)
+            if why or not _exits_early(here) or function is None:
+                return why
+            return self.unit_reason(function)
+        if isinstance(here, cst.SimpleStatementLine):
+            if whole_function and function is not None:
+                return self.unit_reason(function)
+            return self.region_reason(here)
+        return None
+
+
+def _exits_early(stmt: cst.If | cst.While) -> bool:
+    body = stmt.body.body
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, cst.SimpleStatementLine) or isinstance(stmt.body, cst.SimpleStatementSuite):
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else last
+        return isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+    return False
+
+
+def cuda_only_facts(ctx) -> CudaOnly:
+    """The file's facts, computed once per file and only when a CUDA-only token occurs."""
+    facts = getattr(ctx, "_cuda_only", None)
+    if facts is None:
+        wanted = any(t in ctx.source for t in TOKENS) if ctx.source else True
+        facts = CudaOnly(ctx.module if wanted else None, ctx.imports)
+        ctx._cuda_only = facts
+    return facts
+
+
+def _is_call_of(node: cst.BaseExpression, qualname, name: str) -> bool:
+    return isinstance(node, cst.Call) and qualname(node.func) == name
+
+
+def _operands(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, op) and not node.lpar:
+        return _operands(node.left, op) + _operands(node.right, op)
+    return [node]
+
+
+class GuardsFamily(Family):
+    """Marks the device checks that protect CUDA-only code, before any family ports them."""
+
+    codes = ("GUARD001",)
+    tokens = (b"cuda",)
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        return super().wanted(ctx, source) and any(t in source for t in TOKENS)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.facts = cuda_only_facts(ctx)
+
+    def _keep(self, report_at: cst.CSTNode, kept: list[cst.CSTNode], why: str) -> None:
+        if self.ctx.report(
+            "GUARD001",
+            report_at,
+            f"`{self.ctx.code(report_at)}` keeps CUDA-only code ({why}) away from other devices: "
+            f"kept on CUDA, so {self.ctx.target.display} takes the other path",
+        ) or self.ctx.enabled("GUARD001"):
+            self.ctx.keep_cuda.update(id(n) for n in kept)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != "is_cuda" or not self.facts.active or self.ctx.qualname(node) is not None:
+            return
+        if id(node) in self.ctx.keep_cuda:
+            return
+        why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)
+        if why:
+            self._keep(node, [node], why)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`x.device.type == "cuda"`, `str(x.device).startswith(...)` is left to the device family."""
+        if not self.facts.active:
+            return
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        strings = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
+        if not strings:
+            return
+        why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)
+        if why:
+            self._keep(node, strings, why)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`torch.cuda.is_available() and <CUDA-only check>` (or its `not ... or` mirror)."""
+        if not self.facts.active:
+            return
+        op = type(node.operator)
+        operands = _operands(node, op)
+        if len(operands) < 2:
+            return
+        available = []
+        for o in operands:
+            inner = o.expression if isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not) else o
+            negated = inner is not o
+            if _is_call_of(inner, self.ctx.qualname, "torch.cuda.is_available") and negated == (op is cst.Or):
+                available.append(inner)
+        if not available or any(id(a) in self.ctx.keep_cuda for a in available):
+            return
+        rest = [o for o in operands if not any(a is o or getattr(o, "expression", None) is a for a in available)]
+        why = next((w for o in rest if (w := self.facts.region_reason(o))), None)
+        if why:
+            self._keep(available[0], available, why)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`if torch.cuda.is_available(): <CUDA-only code>` keeps its CUDA test."""
+        if not self.facts.active or id(node) in self.ctx.keep_cuda:
+            return
+        if not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
+            return
+        why = self.facts.guard_reason(self.ctx.current_statements, whole_function=False)
+        if why:
+            self._keep(node, [node], why)

@@ -1,0 +1,106 @@
+"""Strings that read `"cuda"` but are not devices: they stay as they are.
+
+A dict key (`rng_states["cuda"]`, `{"cuda": ...}`), a framework's vocabulary
+(`accelerator="cuda"`, a tuple of accelerator names such as `("cpu", "gpu", "cuda")`, a
+comparison with an `accelerator` flag), a key built in an f-string (a profiler's
+`f"{'cuda' if c else 'cpu'}_time_total"`), or the argument of a `torch.cuda` call that stays
+CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. This family
+only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
+nothing (a framework's own device name is reported by `frameworks.py`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import libcst as cst
+
+from porter.codemods.cuda_api import rewrites_call
+from porter.codemods.family import Family, string_value
+from porter.resolve import dotted
+from porter.ruledata import load_toml
+
+
+@lru_cache(maxsize=1)
+def not_device_keywords() -> frozenset[str]:
+    return frozenset(load_toml("frameworks.toml").get("not_device", {}).get("keywords", ()))
+
+
+def _is_cuda(node: cst.CSTNode) -> bool:
+    value = string_value(node)
+    return value is not None and (value == "cuda" or value.startswith("cuda:"))
+
+
+def _strings(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`node` itself, or the elements of a tuple/list/set literal, that are CUDA strings."""
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return [e.value for e in node.elements if _is_cuda(e.value)]
+    return [node] if _is_cuda(node) else []
+
+
+def _names_accelerator(node: cst.BaseExpression) -> bool:
+    name = dotted(node)
+    return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
+
+
+class _Strings(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.SimpleString] = []
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if _is_cuda(node):
+            self.found.append(node)
+
+
+class LiteralsFamily(Family):
+    codes = ("DEV002", "DEV005")  # the codes it keeps from firing where they do not apply
+    tokens = (b"cuda",)
+
+    def _keep(self, nodes) -> None:
+        self.ctx.keep_cuda.update(id(n) for n in nodes)
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        self._keep(_strings(node.key))
+
+    def visit_SubscriptElement(self, node: cst.SubscriptElement) -> None:
+        if isinstance(node.slice, cst.Index):
+            self._keep(_strings(node.slice.value))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value in not_device_keywords():
+            self._keep(_strings(node.value))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(_names_accelerator(s) for s in sides):
+            for s in sides:
+                self._keep(_strings(s))
+
+    def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
+        # a list of accelerator names: "gpu" is no torch device type
+        values = [string_value(e.value) for e in node.elements]
+        if "gpu" in values:
+            self._keep(_strings(node))
+
+    visit_Tuple = _vocabulary
+    visit_List = _vocabulary
+    visit_Set = _vocabulary
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        """`f"{'cuda' if c else 'cpu'}_time_total"` builds a key; `f"{dev}:{i}"` a device."""
+        texts = [p.value for p in node.parts if isinstance(p, cst.FormattedStringText)]
+        if not any(t and not t.startswith(":") for t in texts) or texts[:1] == ["cuda:"]:
+            return
+        scan = _Strings()
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringExpression):
+                part.expression.visit(scan)
+        self._keep(scan.found)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays."""
+        qual = self.ctx.qualname(node.func)
+        if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):
+            return
+        for arg in node.args:
+            self._keep(_strings(arg.value))

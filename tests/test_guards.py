@@ -1,0 +1,230 @@
+"""CUDA-only code stays CUDA-only; strings that are not devices stay as they are (issue 11)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.helpers import port
+
+TARGETS = ["neuron", "tpu", "xla"]
+
+TRITON_HEAD = '''
+import torch
+import triton
+
+
+@triton.jit
+def _kernel(x_ptr, n):
+    pass
+
+
+def _launch(x):
+    _kernel[(1,)](x, x.numel())
+    return x
+'''
+
+
+def _port(body: str, target: str, **kw):
+    return port(textwrap.dedent(body).lstrip("\n"), target, **kw)
+
+
+def _codes(findings):
+    return [f.code for f in findings]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_early_exit_guard_before_triton_stays_cuda(target):
+    src = TRITON_HEAD + '''
+
+def f(x):
+    if not x.is_cuda:
+        return x + 1
+    return _launch(x)
+'''
+    new, findings = _port(src, target)
+    assert "if not x.is_cuda:" in new
+    guard = [f for f in findings if f.code == "GUARD001"]
+    assert guard and "`_launch`" in guard[0].message and "triton" in guard[0].message
+    assert "DEV004" not in _codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_guard_around_portable_code_is_ported(target):
+    """Only the checks that protect CUDA-only code are kept: in the same Triton file, a
+    check around plain PyTorch code is ported like any other."""
+    src = TRITON_HEAD + '''
+
+def g(x):
+    if x.is_cuda:
+        x = x * 2
+    return x
+'''
+    new, findings = _port(src, target)
+    assert "x.is_cuda" not in new
+    assert "GUARD001" not in _codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_capability_check_keeps_its_short_circuit(target):
+    src = '''
+import torch
+
+
+def fast():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+
+
+def slow():
+    return not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8
+'''
+    new, findings = _port(src, target)
+    assert new.count("torch.cuda.is_available()") == 2
+    assert _codes(findings).count("GUARD001") == 2
+
+
+def test_plain_availability_check_is_still_ported():
+    new, findings = _port('''
+import torch
+ok = torch.cuda.is_available() and torch.cuda.device_count() > 1
+''', "neuron")
+    assert "torch.accelerator.is_available()" in new
+    assert "GUARD001" not in _codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cuda_extension_guard_in_an_if_stays_cuda(target):
+    new, findings = _port('''
+import torch
+from torch.utils.cpp_extension import load
+
+ext = load(name="e", sources=["e.cpp", "e.cu"])
+
+
+def h(x):
+    if x.device.type == "cuda":
+        y = ext.forward(x)
+    else:
+        y = x * 2
+    return y
+''', target)
+    assert 'x.device.type == "cuda"' in new
+    assert "GUARD001" in _codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_triton_custom_op_registration_stays_cuda(target):
+    src = TRITON_HEAD + '''
+
+@torch.library.custom_op("ns::op", mutates_args=(), device_types="cuda")
+def op(x: torch.Tensor) -> torch.Tensor:
+    return _launch(x)
+
+
+op2 = torch.library.custom_op("ns::op2", mutates_args=(), device_types=("cuda",))(_launch)
+
+
+@torch.library.custom_op("ns::plain", mutates_args=(), device_types="cuda")
+def plain(x: torch.Tensor) -> torch.Tensor:
+    return x.sin()
+'''
+    new, findings = _port(src, target)
+    assert 'device_types="cuda")\ndef op(' in new
+    assert 'device_types=("cuda",))(_launch)' in new
+    assert f'"ns::plain", mutates_args=(), device_types="{target}"' in new
+    assert _codes(findings).count("KERN005") == 2
+
+
+def test_registration_of_a_kernel_method_stays_cuda():
+    src = TRITON_HEAD + '''
+
+@torch.library.custom_op("ns::op", mutates_args=())
+def op(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@op.register_kernel("cuda")
+def _(x):
+    return _launch(x)
+'''
+    new, findings = _port(src, "neuron")
+    assert '@op.register_kernel("cuda")' in new
+    assert "KERN005" in _codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_strings_that_are_not_devices_stay(target):
+    src = '''
+import torch
+from accelerate.utils import RNGType
+
+rng_types = [RNGType.CUDA]
+states = {"cuda": 1, "cpu": 2}
+states["cuda"] = 3
+names = ("cpu", "gpu", "cuda")
+key = f"{'cuda' if states else 'cpu'}_time_total"
+print(prof.key_averages().table(sort_by="cuda"))
+ok = args.accelerator in ("cuda", "mps")
+mem = torch.cuda.get_device_properties("cuda").total_memory
+'''
+    new, findings = _port(src, target)
+    body = textwrap.dedent(src).lstrip("\n")
+    for line in body.splitlines()[3:10]:
+        assert line in new, line
+    assert 'get_device_properties("cuda")' in new  # stays torch.cuda, so its argument stays too
+
+
+@pytest.mark.parametrize(
+    "target,expect",
+    [
+        ("neuron", ['"neuron:{}".format(i)', '"neuron:%d" % i', 'startswith("neuron")']),
+        ("tpu", ['device("tpu")', 'startswith("tpu")']),
+        ("xla", ['device("xla")', 'startswith("xla")']),
+    ],
+)
+def test_formatted_device_strings_are_ported(target, expect):
+    new, findings = _port('''
+import torch
+a = torch.device("cuda:{}".format(i))
+b = torch.device("cuda:%d" % i)
+c = str(a).startswith("cuda:")
+''', target)
+    for e in expect:
+        assert e in new
+    assert "cuda" not in new.split("\n", 1)[1]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lightning_accelerator(target):
+    src = '''
+import lightning as L
+from lightning.fabric import Fabric
+trainer = L.Trainer(accelerator="gpu", devices=1)
+fabric = Fabric(accelerator="cuda")
+'''
+    new, findings = _port(src, target, unsafe=True)
+    fw = [f for f in findings if f.code == "FW001"]
+    assert len(fw) == 2
+    if target == "xla":
+        assert new.count('accelerator="tpu"') == 2
+    else:
+        assert new == textwrap.dedent(src).lstrip("\n")
+        assert all(not f.applied and f.advice for f in fw)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lightning_xla_mapping_is_unsafe_by_default(target):
+    src = 'from lightning.pytorch import Trainer\nt = Trainer(accelerator="cuda")\n'
+    new, findings = _port(src, target)
+    assert new == src
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_guards_idempotent(target):
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "cases" / "cuda_only.in.py").read_text()
+    once, _ = port(src, target)
+    twice, _ = port(once, target)
+    assert twice == once
