@@ -228,3 +228,16 @@ def test_guards_idempotent(target):
     once, _ = port(src, target)
     twice, _ = port(once, target)
     assert twice == once
+
+
+@pytest.mark.parametrize("target,expected", [("xla", 1), ("neuron", 0), ("tpu", 0)])
+def test_framework_that_breaks_on_the_target_is_reported_once(target, expected):
+    new, findings = _port('''
+import torch
+import ignite.distributed as idist
+from ignite.engine import Engine
+''', target)
+    fw = [f for f in findings if f.code == "FW002"]
+    assert len(fw) == expected
+    if fw:
+        assert fw[0].start.line == 2 and "xrt_world_size" in fw[0].message and fw[0].advice

@@ -1,4 +1,5 @@
-"""Frameworks that name devices in their own vocabulary (FW001).
+"""Frameworks that name devices in their own vocabulary (FW001), and frameworks whose
+released versions break on a target whatever the port does (FW002).
 
 Lightning's `Trainer(accelerator="gpu")` / `Fabric(accelerator="cuda")` choose one of
 Lightning's accelerator classes by name; a torch device name that Lightning does not know
@@ -14,6 +15,7 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, replace_string, string_value
+from porter.resolve import _import_statements, dotted
 from porter.ruledata import load_toml
 
 
@@ -22,13 +24,28 @@ def lightning_table() -> dict:
     return load_toml("frameworks.toml").get("lightning", {})
 
 
-class FrameworksFamily(Family):
-    codes = ("FW001",)
-    tokens = (b"accelerator",)
+@lru_cache(maxsize=1)
+def framework_rows() -> tuple[dict, ...]:
+    return tuple(load_toml("frameworks.toml").get("framework", ()))
 
-    @classmethod
-    def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and b"lightning" in source
+
+class FrameworksFamily(Family):
+    codes = ("FW001", "FW002")
+    tokens = (b"lightning", b"ignite")
+
+    def visit_Module(self, node: cst.Module) -> None:
+        target = self.ctx.target.name
+        rows = [r for r in framework_rows() if target in r.get("targets", ())]
+        if not rows:
+            return
+        top = [s for line in node.body if isinstance(line, cst.SimpleStatementLine) for s in line.body]
+        nested = [s for s in _import_statements(node) if s not in top]  # under try/if, in defs
+        for stmt in [s for s in top if isinstance(s, (cst.Import, cst.ImportFrom))] + nested:
+            names = _imported_modules(stmt)
+            row = next((r for r in rows for p in r["prefixes"] for n in names if n == p or n.startswith(p + ".")), None)
+            if row is not None:
+                self.ctx.report("FW002", stmt, row["what"], advice=row.get("advice"))
+                rows.remove(row)  # once per file
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         table = lightning_table()
@@ -60,3 +77,11 @@ class FrameworksFamily(Family):
         ):
             return new
         return updated
+
+
+def _imported_modules(stmt: cst.Import | cst.ImportFrom) -> list[str]:
+    if isinstance(stmt, cst.Import):
+        return [dotted(a.name) or "" for a in stmt.names]
+    if stmt.relative or stmt.module is None:
+        return []
+    return [dotted(stmt.module) or ""]
