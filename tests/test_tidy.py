@@ -332,3 +332,40 @@ def test_function_with_a_training_loop_syncs_once_in_the_loop():
     """), "xla")
     # the loop's step and the function's own step each get theirs
     assert new.count("torch_xla.sync()") == 2
+
+
+def test_emptied_finally_goes():
+    new, _ = port(src("""
+        import torch
+        def profile(run):
+            try:
+                return run()
+            except RuntimeError:
+                return None
+            finally:
+                torch.cuda.empty_cache()
+
+        def measure(run):
+            try:
+                x = run()
+            finally:
+                torch.cuda.empty_cache()
+            return x
+    """), "xla")
+    assert "finally" not in new and "pass" not in new
+    assert "def measure(run):\n    x = run()\n    return x\n" in new
+    assert "except RuntimeError:\n        return None\n" in new
+
+
+def test_positional_cuda_autocast_arguments_become_keywords():
+    new, _ = port(src("""
+        import torch
+        def a(enabled):
+            with torch.cuda.amp.autocast(enabled):
+                pass
+            with torch.cuda.amp.autocast(True, torch.bfloat16):
+                pass
+    """), "neuron")
+    # torch.autocast's second positional parameter is dtype, not enabled
+    assert 'torch.autocast("neuron", enabled=enabled, dtype=torch.float16)' in new
+    assert 'torch.autocast("neuron", enabled=True, dtype=torch.bfloat16)' in new

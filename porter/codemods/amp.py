@@ -96,6 +96,9 @@ class _ScalerUses(cst.CSTVisitor):
         return True, ""
 
 
+CUDA_AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
+
+
 class AmpFamily(Family):
     codes = ("AMP001", "AMP002", "AMP003")
     tokens = (b"amp", b"autocast", b"float16", b"half", b"GradScaler")
@@ -141,8 +144,15 @@ class AmpFamily(Family):
         t = self.ctx.target
         kind = self.ctx.accelerator_type() if self.ctx.portable else cst.SimpleString(f'"{t.device_type}"')
         device = cst.Arg(value=kind)
-        args = [device, *updated.args]
-        has_dtype = self.kwarg(original, "dtype") is not None
+        # `torch.cuda.amp.autocast(enabled, dtype, cache_enabled)` takes them positionally;
+        # `torch.autocast(device_type, dtype, enabled, cache_enabled)` in another order
+        named = [
+            a.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
+            if a.keyword is None and not a.star else a
+            for a, name in zip(updated.args, (*CUDA_AUTOCAST_POSITIONAL, *[None] * len(updated.args)))
+        ] if self.ctx.qualname(original.func) != "torch.autocast" else list(updated.args)
+        args = [device, *named]
+        has_dtype = self.kwarg(original, "dtype") is not None or (len(self.positional(original)) > 1 and self.ctx.qualname(original.func) != "torch.autocast")
         if not has_dtype:
             bf16 = self.ctx.report(
                 "AMP002",

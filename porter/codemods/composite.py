@@ -113,6 +113,8 @@ class PortTransformer(cst.CSTTransformer):
                 result = _BINDS_TIGHTER[cls](result)
         elif cls is cst.If and same:
             result = self._fold_if(original_node, result)
+        elif cls is cst.Try and same:
+            result = self._fold_try(result)
         elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
             result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
         if cls in _STATEMENT_TYPES:
@@ -264,6 +266,20 @@ class PortTransformer(cst.CSTTransformer):
                 body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])
             return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
         return updated  # an emptied branch before an `elif`: left for a person
+
+    def _fold_try(self, updated: cst.Try):
+        """`finally: pass` (its only statement was removed) goes; a `try` left with no handler
+        becomes its body. An emptied `try` body makes the handlers dead: the `finally` is left."""
+        fin = updated.finalbody
+        if self._is_emptied(updated.body) and not self._comments_of(updated.body):
+            if fin is not None and not self._is_emptied(fin.body):
+                return self._inline(updated, fin.body)
+            return self._gone(updated, [])
+        if fin is None or not self._is_emptied(fin.body) or self._comments_of(fin.body):
+            return updated
+        if updated.handlers or updated.orelse is not None:
+            return updated.with_changes(finalbody=None)
+        return self._inline(updated, updated.body)
 
     def _inline(self, node: cst.If, block) -> cst.BaseStatement | cst.FlattenSentinel:
         stmts = list(block.body) if type(block) is cst.IndentedBlock else [cst.SimpleStatementLine(body=list(block.body))]
