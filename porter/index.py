@@ -23,20 +23,22 @@ from dataclasses import dataclass, field
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
-KEPT = frozenset({INDEX, CPU, CONFIG, TIED})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, CONFIG, TIED, UNKNOWN})  # facts that make a file worth parsing
+STALE = "stale"  # a move of a module whose parameters something took before the move
+KEPT = frozenset({INDEX, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
+ACTIONABLE = frozenset({INDEX, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
 
 # a file is read into the index only if it may hold a device value or a call carrying one
-_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|rank|gpu|map_location|\.spawn\(")
+_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|rank|gpu|map_location|\.spawn\(|parameters\(\)|\.weight = self\.")
 RANK_NAMES = frozenset(
     {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
 )
 _INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
 _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
+_PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
 _RETURNS_SELF = frozenset({"to", "cuda", "train", "eval", "float", "half", "bfloat16", "requires_grad_", "apply"})
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
@@ -102,6 +104,9 @@ class Scope:
     calls: list[ast.Call] = field(default_factory=list)
     sites: list[ast.expr] = field(default_factory=list)  # expressions used as devices
     assigned: dict[str, list[int]] = field(default_factory=dict)  # `a.b = c.d` text -> lines
+    # calls handed `x.parameters()` (an optimizer, an EMA): (x, the call) -- they keep the
+    # Parameter objects, which `x.to(xla)` then replaces
+    param_refs: list[tuple[str, ast.Call]] = field(default_factory=list)
 
 
 @dataclass
@@ -261,6 +266,11 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         self.scope.calls.append(node)
+        for arg in (*node.args, *(kw.value for kw in node.keywords)):
+            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _PARAMETERS:
+                holder = dotted(arg.func.value)
+                if holder is not None:
+                    self.scope.param_refs.append((holder, node))
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and node.args:
             self.scope.sites.append(node.args[0])
@@ -616,6 +626,22 @@ class ProjectIndex:
         self._memo[key] = found  # type: ignore[assignment]
         return found
 
+    def _stale(self, move: ast.Call, scope: Scope, found: tuple[ModuleInfo, str] | None) -> tuple[str, ...] | None:
+        """Where `x.parameters()` was handed to a call before `x.to(...)` moves x: in the
+        same scope above the move, or inside the moved module's own class."""
+        receiver = dotted(move.func.value)  # type: ignore[attr-defined]
+        for holder, call in scope.param_refs:
+            if holder == receiver and call.lineno < move.lineno:
+                return (f"`{_src(call)}`, {scope.module.path}:{call.lineno}",)
+        if found is not None:
+            mod, cls = found
+            for method in mod.scopes.values():
+                if method.cls == cls:
+                    for holder, call in method.param_refs:
+                        if holder == "self":
+                            return (f"`{_src(call)}` in `{method.qual}`, {mod.path}:{call.lineno}",)
+        return None
+
     def ties_for(self, mod: ModuleInfo, cls: str) -> list[tuple[str, str]]:
         return mod.ties.get(cls, [])
 
@@ -638,6 +664,10 @@ class ProjectIndex:
                 out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
         for call, scope, holder in info.moves:
             found = self.instance_of(call.func.value, scope)  # type: ignore[attr-defined]
+            stale = self._stale(call, scope, found)
+            if stale is not None:
+                key = stale_key(holder)
+                out[(scope.qual, key)] = (scope.qual, key, STALE, stale)
             ties = self.ties_for(*found) if found is not None else []
             statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
             if not statements or all(
@@ -699,6 +729,11 @@ def _assigned(v: Value, name: str, value: ast.expr) -> Value:
 def move_key(receiver: str) -> str:
     """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
     return f"<move> {receiver}"
+
+
+def stale_key(receiver: str) -> str:
+    """The fact key of a move after which references to the old parameters are stale."""
+    return f"<stale> {receiver}"
 
 
 def chain_text(name: str, chain: tuple[str, ...]) -> str:

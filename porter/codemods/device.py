@@ -72,7 +72,7 @@ def _move_holder(small: cst.BaseSmallStatement) -> str | None:
 
 
 class DeviceFamily(Family):
-    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009", "DEV010", "DEV011")
+    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009", "DEV010", "DEV011", "DEV013")
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
     def __init__(self, ctx) -> None:
@@ -319,7 +319,16 @@ class DeviceFamily(Family):
         if self.ctx.target.name != "xla" or len(original.body) != 1:
             return updated
         holder = _move_holder(original.body[0])
-        statements = self.flow.moved(holder) if holder is not None else None
+        if holder is None:
+            return updated
+        taken = self.flow.stale_before(holder)
+        if taken is not None:
+            self.ctx.report(
+                "DEV013",
+                original.body[0],
+                f"{taken} took the parameters of `{holder}` before this move; on XLA, Module.to() replaces every Parameter, so it keeps the old CPU ones (an optimizer then trains nothing)",
+            )
+        statements = self.flow.moved(holder)
         if not statements:
             return updated
         *ties, owner = statements

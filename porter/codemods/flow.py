@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.index import TIED, ProjectIndex, move_key
+from porter.index import STALE, TIED, ProjectIndex, move_key, stale_key
 from porter.resolve import dotted, small_statements
 from porter.settings import Settings
 
@@ -76,3 +76,8 @@ class Flow:
         """The re-tie statements after `holder.to(device)` of a module with tied weights."""
         found = self.lookup(move_key(holder))
         return found[1] if found is not None and found[0] == TIED else None
+
+    def stale_before(self, holder: str) -> str | None:
+        """The call that took `holder`'s parameters before `holder.to(device)`, if any."""
+        found = self.lookup(stale_key(holder))
+        return found[1][0] if found is not None and found[0] == STALE else None

@@ -233,3 +233,33 @@ def test_a_warm_run_takes_the_index_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(ProjectIndex, "add", no_parse)
     second = port_tree(tmp_path / "p", "xla", cache=True, cache_dir=cache)
     assert second["trainer.py"].new_source == first["trainer.py"].new_source is not None
+
+
+def test_parameters_taken_inside_the_class_before_the_move(tmp_path):
+    write(
+        tmp_path / "p",
+        {
+            "policy.py": '''
+                import torch
+                from torch import nn
+
+                class Policy(nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.net = nn.Linear(4, 2)
+                        self.optimizer = torch.optim.Adam(self.parameters(), lr=3e-4)
+                ''',
+            "algo.py": '''
+                from policy import Policy
+
+                def setup(device):
+                    policy = Policy()
+                    policy = policy.to(device)
+                    return policy
+                ''',
+        },
+    )
+    out = port_tree(tmp_path / "p", "xla")
+    (f,) = [f for f in out["algo.py"].findings if f.code == "DEV013"]
+    assert f.message.startswith("`torch.optim.Adam(self.parameters(), lr=0.0003)` in `Policy.__init__`, p/policy.py:8 took")
+    assert not port_tree(tmp_path / "p", "neuron")["algo.py"].findings
