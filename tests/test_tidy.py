@@ -322,7 +322,7 @@ def test_step_function_called_by_a_framework_syncs_after_the_step():
     assert again == new
 
 
-def test_function_with_a_training_loop_syncs_once_in_the_loop():
+def test_function_with_a_training_loop_syncs_in_the_loop_only():
     new, _ = port(src("""
         def fit(batches):
             for x in batches:
@@ -330,8 +330,8 @@ def test_function_with_a_training_loop_syncs_once_in_the_loop():
                 optimizer.step()
             optimizer.step()
     """), "xla")
-    # the loop's step and the function's own step each get theirs
-    assert new.count("torch_xla.sync()") == 2
+    # the loop is the training step; a lone step with no backward pass is not one
+    assert new.count("torch_xla.sync()") == 1 and "optimizer.step()\n        torch_xla.sync()" in new
 
 
 def test_emptied_finally_goes():
@@ -369,3 +369,29 @@ def test_positional_cuda_autocast_arguments_become_keywords():
     # torch.autocast's second positional parameter is dtype, not enabled
     assert 'torch.autocast("neuron", enabled=enabled, dtype=torch.float16)' in new
     assert 'torch.autocast("neuron", enabled=True, dtype=torch.bfloat16)' in new
+
+
+def test_forward_that_concatenates_in_a_loop_is_not_a_decoder():
+    code = src("""
+        import torch
+        class Net(torch.nn.Module):
+            def forward(self, xs):
+                out = xs[0]
+                for i in range(2):
+                    out = torch.cat((self.cls[i], out), dim=1)
+                return out
+    """)
+    new, _ = port(code + "x = torch.zeros(1).cuda()\n", "xla")
+    assert "sync" not in new
+
+
+def test_optimizer_wrapper_step_gets_no_sync():
+    code = src("""
+        import torch
+        class Lookahead(torch.optim.Optimizer):
+            def step(self, closure=None):
+                loss = self._base_optimizer.step(closure)
+                return loss
+    """)
+    new, _ = port(code + "x = torch.zeros(1).cuda()\n", "xla")
+    assert "sync" not in new

@@ -93,6 +93,25 @@ def _calls(stmt: cst.CSTNode, pred) -> bool:
     return found
 
 
+_PICKERS = ("multinomial", "argmax", "topk", "sample")
+
+
+def _picks_tokens(body: cst.BaseSuite) -> bool:
+    """The loop chooses a next token (`torch.multinomial`, `argmax`, `topk`, `sample`): what
+    tells a decoding loop from a forward pass that concatenates in a loop."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            nonlocal found
+            func = node.func
+            name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+            found = found or name.endswith(_PICKERS)
+
+    body.visit(_V())
+    return found
+
+
 def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
     """`idx = torch.cat((idx, nxt), dim=1)`: the step of an autoregressive decoding loop."""
     if type(stmt) is not cst.SimpleStatementLine:
@@ -160,8 +179,8 @@ class XlaLoopFamily(Family):
         stats = _StepCalls(self.ctx.resolver)
         for child in original.body.body:
             child.visit(stats)
-        if not stats.optimizer_step or stats.synced:
-            return updated
+        if not (stats.optimizer_step and stats.backward) or stats.synced:
+            return updated  # (an optimizer's own `step()` wrapping another is not a training step)
         new_body = list(updated.body.body)
         hits = [i for i, s in enumerate(new_body) if _calls(s, lambda c: _is_step(c, self.ctx.resolver))]
         if not hits:
@@ -196,7 +215,7 @@ class XlaLoopFamily(Family):
             # before any `break`, logging or callback that follows it
             pred = (lambda c: _is_step(c, self.ctx.resolver)) if stats.optimizer_step else _is_backward
             code, msg = "XLA001", "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph"
-        elif not stats.steps and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
+        elif not stats.steps and _picks_tokens(original.body) and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
             pred = None
             code, msg = "XLA004", "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token"
         else:
