@@ -241,3 +241,24 @@ from ignite.engine import Engine
     assert len(fw) == expected
     if fw:
         assert fw[0].start.line == 2 and "xrt_world_size" in fw[0].message and fw[0].advice
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_bare_capability_check_gets_its_short_circuit(target):
+    new, findings = _port('''
+import torch
+a = torch.cuda.get_device_capability()[0] >= 8
+b = hopper or torch.cuda.get_device_properties(0).major >= 9
+c = not torch.cuda.get_device_capability() >= (8, 9)
+if torch.cuda.is_available():
+    d = torch.cuda.get_device_capability() >= (8, 0)
+e = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
+''', target)
+    assert "a = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8" in new
+    assert "b = hopper or (torch.cuda.is_available() and torch.cuda.get_device_properties(0).major >= 9)" in new
+    assert "c = not (torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9))" in new
+    assert "    d = torch.cuda.get_device_capability() >= (8, 0)" in new
+    assert "e = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)" in new
+    assert [f.code for f in findings].count("GUARD002") == 3
+    again, _ = port(new, target)
+    assert again == new

@@ -313,10 +313,34 @@ def _operands(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:
     return [node]
 
 
-class GuardsFamily(Family):
-    """Marks the device checks that protect CUDA-only code, before any family ports them."""
+CAPABILITY_QUERIES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"})
 
-    codes = ("GUARD001",)
+
+class _Queries(cst.CSTVisitor):
+    """Whether a subtree calls a capability query (and, separately, `torch.cuda.is_available`)."""
+
+    def __init__(self, qualname) -> None:
+        super().__init__()
+        self.qualname = qualname
+        self.capability = False
+        self.available = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.qualname(node.func)
+        if qual in CAPABILITY_QUERIES:
+            self.capability = True
+        elif qual == "torch.cuda.is_available":
+            self.available = True
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+
+class GuardsFamily(Family):
+    """Marks the device checks that protect CUDA-only code, before any family ports them,
+    and gives a bare capability check the short-circuit it needs off CUDA (GUARD002)."""
+
+    codes = ("GUARD001", "GUARD002")
     tokens = (b"cuda",)
 
     @classmethod
@@ -326,6 +350,10 @@ class GuardsFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.facts = cuda_only_facts(ctx)
+        self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
+        self._counted: set[int] = set()
+        self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
+        self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
 
     def _keep(self, report_at: cst.CSTNode, kept: list[cst.CSTNode], why: str) -> None:
         if self.ctx.report(
@@ -359,10 +387,17 @@ class GuardsFamily(Family):
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """`torch.cuda.is_available() and <CUDA-only check>` (or its `not ... or` mirror)."""
+        if isinstance(node.operator, cst.Or):
+            self._negated.update((id(node.left), id(node.right)))  # read best in parentheses too
+        scan = _Queries(self.ctx.qualname)
+        node.left.visit(scan)
+        if scan.available:
+            self._after_available += 1
+            self._counted.add(id(node))
         if not self.facts.active:
             return
         op = type(node.operator)
-        operands = _operands(node, op)
+        operands = _operands(node.with_changes(lpar=[], rpar=[]), op)
         if len(operands) < 2:
             return
         available = []
@@ -387,3 +422,50 @@ class GuardsFamily(Family):
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=False)
         if why:
             self._keep(node, [node], why)
+
+    def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
+        if id(original) in self._counted:
+            self._after_available -= 1
+        return updated
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._negated.add(id(node.expression))
+
+    def _inside_available_test(self) -> bool:
+        for stmt in self.ctx.current_statements:
+            if isinstance(stmt, (cst.If, cst.While)):
+                known = self._tests.get(id(stmt))
+                if known is None:
+                    scan = _Queries(self.ctx.qualname)
+                    stmt.test.visit(scan)
+                    known = self._tests[id(stmt)] = scan.available
+                if known:
+                    return True
+        return False
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison):
+        """`torch.cuda.get_device_capability()[0] >= 8` raises where there is no CUDA: behind
+        `torch.cuda.is_available() and` it is false there, so the target takes the other path."""
+        scan = _Queries(self.ctx.qualname)
+        original.visit(scan)
+        if not scan.capability or scan.available or self._after_available or self._inside_available_test():
+            return updated
+        available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
+        self.ctx.keep_cuda.add(id(available))
+        inner = updated.with_changes(lpar=[], rpar=[])
+        new = cst.BooleanOperation(left=available, operator=cst.And(), right=inner)
+        if original.lpar:
+            new = new.with_changes(lpar=original.lpar, rpar=original.rpar)
+        elif id(original) in self._negated:
+            new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self.ctx.supersede(original)
+        if self.ctx.report(
+            "GUARD002",
+            original,
+            f"capability check `{self.ctx.code(original)}` raises without CUDA: behind "
+            f"`torch.cuda.is_available() and` it is false on {self.ctx.target.display}, which takes the other path",
+            replacement=new,
+        ):
+            return new
+        return updated
