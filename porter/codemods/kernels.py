@@ -221,17 +221,12 @@ class KernelsFamily(ReferenceTracker, Family):
         its `"cuda"` and is reported; any other is left to the device family to port."""
         if id(reg) in self._registrations_seen:
             return
-        call = reg if isinstance(reg, cst.Call) else None
-        func = call.func if call is not None else reg
-        qual = self.ctx.qualname(func)
-        method = isinstance(func, cst.Attribute) and qual is None and func.attr.value in REGISTRAR_METHODS
-        if qual not in REGISTRARS and not method:
-            return
         self._registrations_seen.add(id(reg))
-        devices = _cuda_device_strings(call) if call is not None else []
-        triton_op = qual == "torch.library.triton_op"
-        if not devices and not triton_op:
+        found = registration(self.ctx.resolver, reg)
+        if found is None:
             return
+        triton_op, devices = found
+        call = reg if isinstance(reg, cst.Call) else None
         facts = cuda_only_facts(self.ctx)
         why = None
         if impl is not None:
@@ -305,6 +300,45 @@ class KernelsFamily(ReferenceTracker, Family):
             f"`{qual}` is {row.what}: it does not run on {self.ctx.target.display}",
             advice=row.advice_for(self.ctx.target.name),
         )
+
+
+def registration(resolver, reg: cst.BaseExpression) -> tuple[bool, list[cst.BaseExpression]] | None:
+    """Whether `reg` (a decorator or a call) registers an op: (is a `triton_op`, its `"cuda"`
+    device strings), or None when it registers nothing for CUDA."""
+    call = reg if isinstance(reg, cst.Call) else None
+    func = call.func if call is not None else reg
+    qual = resolver.qualname(func)
+    method = isinstance(func, cst.Attribute) and qual is None and func.attr.value in REGISTRAR_METHODS
+    if qual not in REGISTRARS and not method:
+        return None
+    devices = _cuda_device_strings(call) if call is not None else []
+    triton_op = qual == "torch.library.triton_op"
+    return (triton_op, devices) if devices or triton_op else None
+
+
+def cuda_only_registrations(module: cst.Module, resolver, facts) -> list[tuple[str, cst.FunctionDef, str]]:
+    """(op name, implementation, why it is CUDA-only) for each decorated registration in the
+    module's top-level code (`porter kernels` lists them)."""
+    found = []
+    stack = list(module.body)
+    while stack:
+        stmt = stack.pop(0)
+        if isinstance(stmt, (cst.If, cst.Try)):
+            stack[:0] = list(stmt.body.body)
+            continue
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        for dec in stmt.decorators:
+            reg = registration(resolver, dec.decorator)
+            if reg is None:
+                continue
+            why = facts.unit_reason(stmt) or ("a Triton op" if reg[0] else None)
+            if why:
+                call = dec.decorator if isinstance(dec.decorator, cst.Call) else None
+                named = string_value(call.args[0].value) if call is not None and call.args else None
+                found.append((named or stmt.name.value, stmt, why))
+                break
+    return found
 
 
 def _cuda_device_strings(call: cst.Call) -> list[cst.BaseExpression]:

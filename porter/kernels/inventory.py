@@ -7,6 +7,9 @@
 - `CUDAExtension(...)` in setup.py: the extension and its sources.
 - `.cu` / `.cuh` files (KERN004): `__global__` kernels and the ops bound with `m.def("name", …)`
   or `TORCH_LIBRARY` — read with regular expressions, never compiled.
+- Custom ops registered for CUDA over a CUDA-only implementation (KERN005:
+  `@torch.library.custom_op(..., device_types="cuda")`, `@op.register_kernel("cuda")`,
+  `@triton_op`): the op and what makes its implementation CUDA-only.
 
 Nothing is imported or executed.
 """
@@ -21,7 +24,8 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from porter.codemods.kernels import CPP_EXTENSION, triton_kernels
+from porter.codemods.guards import CudaOnly
+from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.discover import discover
 from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
 
@@ -144,7 +148,7 @@ def scan(root: Path) -> Inventory:
         rel = os.path.relpath(path, base)
         try:
             source = path.read_bytes()
-            if not any(t in source for t in (b"triton", b"cpp_extension", b"[")):
+            if not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
                 continue
             module = cst.parse_module(source)
         except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
@@ -160,6 +164,12 @@ def scan(root: Path) -> Inventory:
             k = Kernel(name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn))
             triton[name] = k
             inv.kernels.append(k)
+        if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
+            facts = CudaOnly(module, imports)
+            for op, fn, why in cuda_only_registrations(module, resolver, facts):
+                params = [p.name.value for p in fn.params.params]
+                detail = f"registered for CUDA; {why}"
+                inv.kernels.append(Kernel(op, "custom-op", rel, positions[fn.name].start.line, params, detail, source=module.code_for_node(fn)))
         s = _Scan(rel, module, imports)
         wrapper.visit(s)
         launches.extend(s.launches)

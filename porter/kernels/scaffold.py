@@ -73,7 +73,7 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None) ->
             "",
         ]
         return "\n".join(head + body), params, mutates
-    if k.kind == "triton":
+    if k.kind in ("triton", "custom-op"):  # a custom op: its implementation's parameters
         params = [p.split(":")[0] for p in k.params if "constexpr" not in p]
     else:
         count = max((len(c.args) for c in k.calls), default=1)

@@ -133,3 +133,29 @@ def test_generated_reference_op_runs_and_compiles(project, tmp_path):
     untranslated = _load(out / "scatter_kernel_op.py")
     with pytest.raises(NotImplementedError, match="TODO"):
         untranslated.scatter_kernel_reference(x, x, 3)
+
+
+def test_cuda_only_custom_ops_are_listed(tmp_path):
+    """KERN005's ops: a CUDA registration over a CUDA-only implementation is a kernel to port;
+    one over plain PyTorch is not."""
+    (tmp_path / "ops.py").write_text(
+        "import torch\n"
+        "import triton\n\n\n"
+        "@triton.jit\n"
+        "def _k(x_ptr, n):\n"
+        "    pass\n\n\n"
+        '@torch.library.custom_op("demo::fast", mutates_args=(), device_types="cuda")\n'
+        "def fast(x: torch.Tensor, scale: float) -> torch.Tensor:\n"
+        "    _k[(1,)](x, x.numel())\n"
+        "    return x\n\n\n"
+        '@torch.library.custom_op("demo::plain", mutates_args=(), device_types="cuda")\n'
+        "def plain(x: torch.Tensor) -> torch.Tensor:\n"
+        "    return x.sin()\n"
+    )
+    inv = scan(tmp_path)
+    ops = [k for k in inv.kernels if k.kind == "custom-op"]
+    assert [(k.name, k.params, k.line) for k in ops] == [("demo::fast", ["x", "scale"], 11)]
+    assert "`_k`" in ops[0].detail
+    written = write_scaffolds(inv, tmp_path / "k", "neuron")
+    op_file = tmp_path / "k" / "demo__fast_op.py"
+    assert op_file in written and "def demo__fast(x: torch.Tensor, scale: torch.Tensor)" in op_file.read_text()
