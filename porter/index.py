@@ -41,6 +41,11 @@ _MAX_DEPTH = 40
 _PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
 _RETURNS_SELF = frozenset({"to", "cuda", "train", "eval", "float", "half", "bfloat16", "requires_grad_", "apply"})
+_CONFIG_OWNER = re.compile(
+    r"(?:^|\.)(?:cfg|config|conf|configs|args|opt|opts|options|hparams|hp|params|settings|flags|training_args)$", re.I
+)
+# calls that keep the Parameter objects they are handed (optimizers, EMA / SWA averages)
+_KEEPS_PARAMETERS = re.compile(r"optim|adam|sgd|lamb|lion|sophia|shampoo|adafactor|rmsprop|adagrad|lbfgs|ema|averaged|swa", re.I)
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 
 
@@ -267,7 +272,12 @@ class _Collector(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.scope.calls.append(node)
         for arg in (*node.args, *(kw.value for kw in node.keywords)):
-            if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr in _PARAMETERS:
+            if (
+                isinstance(arg, ast.Call)
+                and isinstance(arg.func, ast.Attribute)
+                and arg.func.attr in _PARAMETERS
+                and _KEEPS_PARAMETERS.search(dotted(node.func) or "")
+            ):
                 holder = dotted(arg.func.value)
                 if holder is not None:
                     self.scope.param_refs.append((holder, node))
@@ -574,8 +584,11 @@ class ProjectIndex:
             return join(parts, f"`{name}`").via(f"`{name}`")
         if attr in RANK_NAMES:
             return Value(INDEX, (f"`{name}` (a rank, by its name), {scope.module.path}",))
-        if _DEVICE_WORDS.search(attr):
+        owner = name.rpartition(".")[0]
+        if _DEVICE_WORDS.search(attr) and _CONFIG_OWNER.search(owner):
             return Value(CONFIG, (f"`{name}` (configuration porter cannot read), {scope.module.path}",))
+        if attr == "device":  # `x.device`: the device of a tensor or module, made elsewhere
+            return Value(DEVICE, (f"`{name}`, {scope.module.path}",))
         return Value(UNKNOWN, (f"`{name}` (a value porter cannot see), {scope.module.path}",))
 
     # -- tied weights ----------------------------------------------------------------------
@@ -652,6 +665,12 @@ class ProjectIndex:
         info = self.modules.get(path)
         if info is None:
             return ()
+        try:
+            return self._facts(info)
+        except RecursionError:
+            return ()  # pathological nesting: the sites are left as the file shows them
+
+    def _facts(self, info: ModuleInfo) -> tuple:
         out = {}
         for scope in info.scopes.values():
             for site in scope.sites:

@@ -263,3 +263,20 @@ def test_parameters_taken_inside_the_class_before_the_move(tmp_path):
     (f,) = [f for f in out["algo.py"].findings if f.code == "DEV013"]
     assert f.message.startswith("`torch.optim.Adam(self.parameters(), lr=0.0003)` in `Policy.__init__`, p/policy.py:8 took")
     assert not port_tree(tmp_path / "p", "neuron")["algo.py"].findings
+
+
+def test_tensor_devices_and_parameter_peeks_are_not_reported():
+    code = textwrap.dedent(
+        '''
+        import torch
+
+        def step(model, x, opts):
+            device = next(model.parameters()).device
+            model.to(device)
+            y = torch.zeros(3, device=x.device)
+            return y.to(opts.device)
+        '''
+    )
+    new, findings = port(code, "xla")
+    assert new == code
+    assert [f.code for f in findings] == ["DEV010"]  # only the configured one: `opts.device`
