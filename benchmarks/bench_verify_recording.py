@@ -5,8 +5,12 @@ port on PyTorch/XLA's CPU client), with the recorder's parts switched off one at
     PJRT_DEVICE=CPU XLA_FLAGS=--xla_backend_optimization_level=0 \\
         python benchmarks/bench_verify_recording.py [--steps 10] [--repeats 1]
 
-Reports per variant: wall time of the whole process and the median of the script's own
-per-iteration times ("iter N: ... time X ms", which it prints itself) over iterations 3..N.
+Variants: bare `python train.py` (the original with --device cpu: no CUDA path), porter's
+launcher without recording (device setup: the CUDA shim on the original, seeding), and the
+launcher recording with all probes, without ATen-op counting, and without op and host-sync
+counting. Reports per variant: wall time of the whole process and the median of the script's
+own per-iteration times ("iter N: ... time X ms", which it prints itself) over iterations 3..N.
+OMP_NUM_THREADS=1 for every run.
 A benchmark, not a test: numbers depend on the machine and its load.
 """
 
@@ -60,22 +64,27 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=1)
     opts = ap.parse_args()
+    # one intra-op thread everywhere: on a shared machine, thread contention would swamp
+    # the differences being measured
+    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ.setdefault("PJRT_DEVICE", "CPU")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.setdefault("PJRT_DEVICE", "CPU")
     common = ["--no-compile", "--dtype", "float32", "--eval-iters", "1", "--out-dir", "runs"]
     with tempfile.TemporaryDirectory() as tmp:
         orig, port = Path(tmp) / "original", Path(tmp) / "ported"
         shutil.copytree(PROJECT / "src", orig)
         shutil.copytree(PROJECT / "expected" / "xla", port)
         sides = [("original (cpu)", "reference", orig, ["--device", "cpu"]), ("port (XLA:CPU)", "ported", port, [])]
-        variants = [("recorded (all probes)", {}), ("recorded, no op counting", {"ops": False}),
+        variants = [("launcher only (no recording)", {"record": False}),
+                    ("recorded (all probes)", {}), ("recorded, no op counting", {"ops": False}),
                     ("recorded, no op or host-sync counting", {"ops": False, "syncs": False})]
         print(f"{'side':16} {'variant':40} {'wall s':>8} {'step ms':>9}")
         for label, role, tree, extra in sides:
             rows = [("bare", [bare(tree, [*common, *extra, "--max-iters", str(opts.steps)], env)
                               for _ in range(opts.repeats)])]
             for name, flags in variants:
-                rows.append((name, [recorded(role, tree, [*common, "--max-iters", str(opts.steps + 40)],
+                iters = opts.steps if flags.get("record") is False else opts.steps + 40
+                rows.append((name, [recorded(role, tree, [*common, "--max-iters", str(iters)],
                                              opts.steps, **flags) for _ in range(opts.repeats)]))
             base_wall = statistics.median(w for w, _ in rows[0][1])
             base_step = statistics.median(s for _, s in rows[0][1] if s is not None)

@@ -112,10 +112,11 @@ def main(argv: list[str]) -> int:
         seed_everything(job["seed"])
         from porter.verify.recorder import Recorder, StopRun
 
-        recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
-                            sample=job.get("sample"), module_calls=job.get("module_calls"),
-                            ops=job.get("ops", True), syncs=job.get("syncs", True))
-        recorder.install()
+        if job.get("record", True):
+            recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
+                                sample=job.get("sample"), module_calls=job.get("module_calls"),
+                                ops=job.get("ops", True), syncs=job.get("syncs", True))
+            recorder.install()
         _phase(out, "running the command")
         try:
             run_user_command(user_argv)

@@ -9,7 +9,8 @@ Installed by `porter.verify.launch` before the script starts:
   group's learning rate, the wall time between steps, XLA compiles in the step;
 * until the first step ends: every module's output statistics and a small strided sample
   (a global forward hook, names from the root module's `named_modules()`), the initial
-  parameters, the tied-parameter groups, and the ATen operators run (a TorchDispatchMode);
+  parameters, the tied-parameter groups, and the ATen operators run from the first module
+  call on (a TorchDispatchMode);
 * host syncs per step over the whole run (porter.verify.probes.SyncCounterMode).
 
 Recorded values stay on the device until the run ends (no extra host transfer per step);
@@ -104,6 +105,7 @@ class Recorder:
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
         self.op_counter = OpCounter() if ops else None
+        self.counting = False  # the op counter is entered at the first module call
         self.sync_mode = None
         self.syncs_enabled = syncs
         self.xla = None
@@ -157,7 +159,8 @@ class Recorder:
             self.xla = met
             met.clear_all()
         if self.op_counter is not None:
-            self.op_counter.__enter__()
+            self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(
+                self.on_first_call))
         if self.syncs_enabled:
             from porter.verify.probes import SyncCounterMode
 
@@ -173,6 +176,14 @@ class Recorder:
             base = getattr(t, "_porter_unscaled", t)
             with self.own_work():
                 self.pending.append(base.detach().reshape(()).to(torch.float64))
+
+    def on_first_call(self, module, args) -> None:
+        """Start counting ATen operators at the first module call: the script's host-side
+        preparation before it (data loading, tokenising) is not the model's step, and
+        counting it can cost more than the whole step."""
+        if not self.counting and self.step == 0 and not self.finished:
+            self.counting = True
+            self.op_counter.__enter__()
 
     def on_forward(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
@@ -232,8 +243,7 @@ class Recorder:
         if self.xla is not None:
             self.compiles_at_step.append(int(self.xla.counter_value("UncachedCompile") or 0))
         if self.step == 1:
-            if self.op_counter is not None:
-                self.op_counter.__exit__(None, None, None)
+            self._stop_counting()
             self._name_modules()
         if self.step >= self.steps_wanted:
             raise StopRun()
@@ -344,10 +354,13 @@ class Recorder:
             }
         return out
 
-    def stop_probes(self) -> None:
-        if self.op_counter is not None and self.step < 1:
+    def _stop_counting(self) -> None:
+        if self.counting:
+            self.counting = False
             self.op_counter.__exit__(None, None, None)
-            self.op_counter_closed_early = True
+
+    def stop_probes(self) -> None:
+        self._stop_counting()
         if self.sync_mode is not None:
             self.sync_mode.__exit__(None, None, None)
         torch.autograd.backward = self._orig_backward
@@ -409,7 +422,7 @@ class Recorder:
             "parameters": params,
             "tied": self.tied,
             "ops": ops,
-            "ops_scope": "ATen operators from the start of the script to the end of optimizer "
+            "ops_scope": "ATen operators from the first module call to the end of optimizer "
                          "step 1" if self.op_counter is not None else "not recorded",
             "precision": self.precision(),
             "perf": perf,

@@ -60,6 +60,7 @@ class ScriptConfig:
     eager: bool = False
     ops: bool = True  # count ATen operators until the first step ends (TorchDispatchMode)
     syncs: bool = True  # count host syncs over the run (TorchFunctionMode)
+    record: bool = True  # False: device setup and seeding only (to measure what recording costs)
     max_output: int = DEFAULT_MAX_OUTPUT
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
@@ -107,7 +108,8 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     workdir.mkdir(parents=True, exist_ok=True)
     job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
            "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
-           "ops": cfg.ops, "syncs": cfg.syncs, "command": list(cfg.command)}
+           "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
+           "command": list(cfg.command)}
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
     log_path = workdir / "log.txt"
