@@ -396,6 +396,7 @@ class ProjectIndex:
             return self._callers
         out: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
         argparse: dict[str, list[tuple[ast.Call, Scope]]] = {}
+        relayed: list[tuple[ast.Call, Scope, int]] = []  # spawn of a parameter
         for mod in self.modules.values():
             for scope in mod.scopes.values():
                 for call in scope.calls:
@@ -414,6 +415,16 @@ class ProjectIndex:
                         if spawned is not None:
                             fn, _ = spawned
                             out.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
+                        elif isinstance(call.args[0], ast.Name) and call.args[0].id in scope.params:
+                            relayed.append((call, scope, scope.params.index(call.args[0].id)))
+        # `def run(fn, n): mp.spawn(fn, ...)` with `run(demo, 2)`: demo is what is spawned
+        for call, scope, i in relayed:
+            for outer, caller, skip in out.get((scope.module.path, scope.qual), []):
+                arg = _argument(outer, i - skip, scope.params[i]) if skip >= 0 and i >= skip else None
+                spawned = self._function(arg, caller) if arg is not None else None
+                if spawned is not None:
+                    fn, _ = spawned
+                    out.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
         self._callers, self._argparse = out, argparse
         return out
 
@@ -694,7 +705,7 @@ class ProjectIndex:
             ):
                 continue  # no ties, or re-tied right there already
             key = move_key(holder)
-            out[(scope.qual, key)] = (scope.qual, key, TIED, (*statements, f"`{found[1]}`, {found[0].path}"))
+            out[(scope.qual, key)] = (scope.qual, key, TIED, (*statements, f"`{found[1]}` ({found[0].path})"))
         return tuple(sorted(out.values()))
 
 

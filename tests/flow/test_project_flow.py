@@ -280,3 +280,22 @@ def test_tensor_devices_and_parameter_peeks_are_not_reported():
     new, findings = port(code, "xla")
     assert new == code
     assert [f.code for f in findings] == ["DEV010"]  # only the configured one: `opts.device`
+
+
+def test_a_function_spawned_through_a_parameter_gets_the_process_index():
+    code = textwrap.dedent(
+        '''
+        import torch.multiprocessing as mp
+
+        def demo_basic(rank, world_size):
+            model.to(rank)
+
+        def run_demo(demo_fn, world_size):
+            mp.spawn(demo_fn, args=(world_size,), nprocs=world_size, join=True)
+
+        run_demo(demo_basic, 2)
+        '''
+    )
+    new, findings = port(code, "neuron")
+    assert 'model.to(torch.device("neuron", rank))' in new
+    assert any("passes the process index" in f.message for f in findings if f.code == "DEV008")
