@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 SIDE = HERE / "side.py"
 RTOL, ATOL = 1e-4, 1e-5  # float32 after a few optimizer steps through XLA's own kernels
+SIDE_TIMEOUT = 600  # seconds for one side of one program
 XLA_ENV = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
 
 
@@ -140,7 +141,8 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
     again = _porter("rewrite", str(out), "--target", target, "--diff", "--no-cache", "-q")
     if again.returncode != 0 or again.stdout.strip():
         outcome.idempotent = False
-        outcome.problems.append("a second run changes the port:\n" + again.stdout[-3000:])
+        outcome.problems.append(f"a second run changes the port (porter exited {again.returncode}):\n"
+                                + again.stdout[-3000:] + again.stderr[-2000:])
     return outcome
 
 
@@ -161,8 +163,11 @@ def run_side(program: Program, side: str, tree: Path, work: Path) -> dict:
                TF_CPP_MIN_LOG_LEVEL="2")
     if side == "xla":
         env.update(XLA_ENV)
-    proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
-                          env=env, capture_output=True, text=True, timeout=900)
+    try:
+        proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
+                              env=env, capture_output=True, text=True, timeout=SIDE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return {"losses": [], "devices": [], "error": f"the {side} side timed out after {SIDE_TIMEOUT} s"}
     (work / "output.txt").write_text(proc.stdout[-20000:] + "\n--- stderr ---\n" + proc.stderr[-20000:])
     result_file = work / "result.json"
     if not result_file.exists():
