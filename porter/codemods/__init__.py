@@ -13,6 +13,7 @@ from porter.codemods.distributed import DistributedFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
 from porter.codemods.perf import PerfFamily
+from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
 
@@ -28,6 +29,7 @@ FAMILIES = [
     LibrariesFamily,
     KernelsFamily,
     PerfFamily,
+    TargetApiFamily,  # last: it checks calls as the other families left them
 ]
 
 __all__ = ["FAMILIES"]
