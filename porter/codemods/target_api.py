@@ -15,7 +15,7 @@ import inspect
 import libcst as cst
 
 from porter.apidata import Member, TargetApi, target_api
-from porter.codemods.family import Family, ReferenceTracker, fix_commas
+from porter.codemods.family import Family, ReferenceTracker, fix_commas, string_value
 from porter.findings import Applicability
 
 # the namespaces porter emits into; anything else is not this family's business
@@ -82,6 +82,38 @@ def _not_an_int(node: cst.BaseExpression, api_qualname) -> str | None:
     if isinstance(node, cst.Call) and api_qualname(node.func) == "torch.device":
         return "a torch.device"
     return None
+
+
+def as_index(node: cst.BaseExpression, api_qualname) -> cst.BaseExpression | None:
+    """The int index an evidently non-int device argument stands for, or None when `node`
+    may already be an int: `"neuron:1"` → `1`, `"neuron"` → `None` (the current device),
+    `x.device` / `torch.device(...)` → `.index` of it."""
+    if isinstance(node, cst.SimpleString):
+        value = string_value(node)
+        if value is None:
+            return None
+        _, _, index = value.partition(":")
+        return cst.Integer(index) if index.isdigit() else cst.Name("None")
+    if _not_an_int(node, api_qualname) == "a torch.device":
+        return cst.Attribute(value=node, attr=cst.Name("index"))
+    return None
+
+
+def conform_int_arguments(member: Member | None, call: cst.Call, api_qualname) -> cst.Call:
+    """`call` with devices and device strings passed to int-only parameters turned into
+    their index (`device_index(x.device)` → `device_index(x.device.index)`)."""
+    if member is None or member.signature is None:
+        return call
+    shape = _placeholders(call)
+    if shape is None or bind_error(member, call) is not None:
+        return call
+    args = list(call.args)
+    for name, index in member.signature.bind(*shape[0], **shape[1]).arguments.items():
+        if isinstance(index, int) and member.int_only(name):
+            new = as_index(args[index].value, api_qualname)
+            if new is not None:
+                args[index] = args[index].with_changes(value=new)
+    return call.with_changes(args=args)
 
 
 class TargetApiFamily(ReferenceTracker, Family):
