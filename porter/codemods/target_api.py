@@ -153,7 +153,7 @@ class TargetApiFamily(ReferenceTracker, Family):
                 "API004",
                 original,
                 f"`{qual}` is internal to {self.ctx.target.display} and raises when called from user code: "
-                f"use `{prefer}`",
+                + (f"use `{prefer}`" if fixable else f"it names `{prefer}`, which the recorded torch does not have"),
                 replacement=new,
                 applicability=Applicability.SAFE if fixable else Applicability.MANUAL,
             ):
