@@ -18,13 +18,23 @@ else:  # pragma: no cover
 
 from porter.findings import Applicability, Severity
 
-DOCS_URL = "https://github.com/porter-dev/porter/blob/main/docs/rules.md"
-
-
 def rules_dir() -> Path:
     here = Path(__file__).resolve().parent
     packaged = here / "_rules"
     return packaged if packaged.is_dir() else here.parent / "rules"
+
+
+def docs_dir() -> Path:
+    """porter's own documentation: shipped in the wheel as `porter/_docs`, else the checkout's."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_docs"
+    return packaged if packaged.is_dir() else here.parent / "docs"
+
+
+def doc_uri(page: str, anchor: str = "") -> str:
+    """A link to a page of porter's shipped documentation (a file URI: it is read offline)."""
+    uri = (docs_dir() / page).as_uri()
+    return f"{uri}#{anchor}" if anchor else uri
 
 
 def load_toml(name: str) -> dict:
@@ -60,7 +70,8 @@ class Rule:
 
     @property
     def doc_url(self) -> str:
-        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+        """This rule's section of the shipped docs/rules.md (`porter explain CODE` prints it)."""
+        return doc_uri("rules.md", f"{self.code.lower()}-{self.name}")
 
     def advice_for(self, target: str) -> str | None:
         return self.advice.get(target) or self.advice.get("*")

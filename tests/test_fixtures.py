@@ -12,6 +12,7 @@ import pytest
 from fixtures.regenerate import case_settings
 from porter.engine import port_source
 from porter.settings import TARGETS, Settings
+from tests.helpers import conformance
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((ROOT / "fixtures" / "cases").glob("*.in.py"))
@@ -27,6 +28,7 @@ def test_case(case: Path, target: str):
     expected = (case.parent / f"{name}.{target}.out.py").read_bytes()
     result = port_source(source, case.name, settings)
     assert (result.new_source or source) == expected
+    assert not conformance(expected, target), "porter emitted what its own target-API lint rejects"
     again = port_source(expected, case.name, settings)
     assert again.new_source is None, "a second run changed the output"
 
@@ -66,3 +68,4 @@ def test_project_ports_exactly(project: Path, target: str, tmp_path: Path):
     assert not mismatch
     for path in out.rglob("*.py"):
         assert port_source(path.read_bytes(), path.name, Settings(target=target)).new_source is None, f"{path.name}: not idempotent"
+        assert not conformance(path.read_bytes(), target), f"{path.name}: fails porter's own target-API lint"

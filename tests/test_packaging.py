@@ -24,12 +24,28 @@ def test_wheel_carries_rules(tmp_path: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for rule_file in (ROOT / "rules").glob("*.toml"):
         assert f"porter/_rules/{rule_file.name}" in names
+    for record in (ROOT / "rules" / "api").glob("*.json"):  # the target APIs lint checks against
+        assert f"porter/_rules/api/{record.name}" in names
+    for page in ("rules.md", "ci.md"):  # every finding's link leads to these shipped pages
+        assert f"porter/_docs/{page}" in names
     meta = next(n for n in names if n.endswith("METADATA"))
     requires = [
         line for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     ]
     assert requires and not any("torch" in line for line in requires), requires
+
+
+def test_every_link_leads_to_porters_own_docs():
+    from porter.lint.model import UNUSED_CODE, rule_info
+    from porter.ruledata import all_rules
+
+    for code in [*all_rules(), UNUSED_CODE]:
+        page, _, anchor = rule_info(code).doc_url.partition("#")
+        assert page.startswith("file://"), page
+        text = Path(page[len("file://") :]).read_text(encoding="utf-8")
+        headings = {"-".join(line.lstrip("#").strip().lower().replace("`", "").split()) for line in text.splitlines() if line.startswith("#")}
+        assert anchor in headings, (code, anchor)
 
 
 def test_engine_imports_without_torch():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from porter.ruledata import all_rules
-from tests.helpers import port
+from tests.helpers import conformance, port
 
 EXAMPLES = [
     pytest.param(rule, ex, id=f"{rule.code}-{ex.target}-{i}")
@@ -24,6 +24,8 @@ def test_example(rule, example):
     new, findings = port(before, example.target, unsafe=example.unsafe_fixes, **extra)
     assert rule.code in {f.code for f in findings}, f"{rule.code} not reported"
     assert new == after
+    if after != before:
+        assert not conformance(new, example.target), "porter emitted what its own target-API lint rejects"
     if after == before:
         assert not any(f.code == rule.code and f.applied for f in findings)
     # idempotent: the port of the port is the port

@@ -17,6 +17,7 @@ from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
 from porter.codemods.literals import LiteralsFamily
 from porter.codemods.perf import PerfFamily
+from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
 
@@ -36,6 +37,7 @@ FAMILIES = [
     FrameworksFamily,
     KernelsFamily,
     PerfFamily,
+    TargetApiFamily,  # last: it checks calls as the other families left them
 ]
 
 __all__ = ["FAMILIES"]

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from porter.codemods.family import Family, fix_commas, keyword_arg
+from porter.codemods.family import Family, fix_commas, keyword_arg, string_value
 from porter.findings import Applicability
 from porter.resolve import dotted
 
 AUTOCAST = {"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"}
+# device-generic spellings: `torch.autocast("cuda")` without a dtype means CUDA's float16
+GENERIC_AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
+# targets whose autocast default is their own, not CUDA's (targets.md: write the dtype)
+WRITE_DTYPE = {"neuron", "tpu"}
 SCALERS = {
     "torch.cuda.amp.GradScaler",
     "torch.amp.GradScaler",
@@ -126,6 +130,8 @@ class AmpFamily(Family):
         qual = self.ctx.qualname(original.func)
         if qual in AUTOCAST:
             return self._autocast(original, updated)
+        if qual in GENERIC_AUTOCAST and self.ctx.target.name in WRITE_DTYPE:
+            return self._generic_autocast(original, updated)
         if qual in SCALERS:
             return updated  # handled with its assignment
         func = original.func
@@ -139,6 +145,16 @@ class AmpFamily(Family):
             if key is not None and self._scalers.get(key):
                 return self._scaler_use(original, updated, key)
         return updated
+
+    def _dtype(self, original: cst.Call) -> cst.BaseExpression:
+        """The dtype CUDA autocast meant (float16), or bf16 with the unsafe AMP002 fix."""
+        bf16 = self.ctx.report(
+            "AMP002",
+            original,
+            "CUDA autocast defaults to float16; on the target bf16 is native and needs no GradScaler",
+            replacement=self.ctx.expr("{torch}.bfloat16"),
+        )
+        return self.ctx.expr("{torch}.bfloat16" if bf16 else "{torch}.float16")
 
     def _autocast(self, original: cst.Call, updated: cst.Call):
         t = self.ctx.target
@@ -154,19 +170,28 @@ class AmpFamily(Family):
         args = [device, *named]
         has_dtype = self.kwarg(original, "dtype") is not None or (len(self.positional(original)) > 1 and self.ctx.qualname(original.func) != "torch.autocast")
         if not has_dtype:
-            bf16 = self.ctx.report(
-                "AMP002",
-                original,
-                "CUDA autocast defaults to float16; on the target bf16 is native and needs no GradScaler",
-                replacement=self.ctx.expr("{torch}.bfloat16"),
-            )
-            dtype = self.ctx.expr("{torch}.bfloat16" if bf16 else "{torch}.float16")
-            args.append(keyword_arg("dtype", dtype))
+            args.append(keyword_arg("dtype", self._dtype(original)))
         new = cst.Call(func=self.ctx.ref("torch.autocast"), args=fix_commas(args), lpar=updated.lpar, rpar=updated.rpar)
         if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast({self.ctx.code(kind)}, ...)`", replacement=new):
             self.ctx.release(original.func)
             if t.device_import:
                 self.ctx.add_import(t.device_import)
+            return new
+        return updated
+
+    def _generic_autocast(self, original: cst.Call, updated: cst.Call):
+        """`torch.autocast("cuda")` with no dtype: CUDA's default was float16, the target's
+        default is its own; the dtype the code ran with is written out."""
+        positional = self.positional(original)
+        device = self.kwarg(original, "device_type") or (positional[0] if positional else None)
+        value = string_value(device.value) if device is not None else None
+        if value is None or value.split(":")[0] != "cuda":
+            return updated
+        if self.kwarg(original, "dtype") is not None or len(positional) > 1 or any(a.star for a in original.args):
+            return updated
+        new = self.with_kwarg(updated, "dtype", self._dtype(original))
+        t = self.ctx.target
+        if self.ctx.report("AMP001", original, f"CUDA autocast without a dtype ran in float16; {t.display}'s default differs: the dtype is written", replacement=new):
             return new
         return updated
 

@@ -21,7 +21,9 @@ from functools import lru_cache
 
 import libcst as cst
 
+from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker
+from porter.codemods.target_api import conform, conform_int_arguments
 from porter.findings import Applicability
 from porter.ruledata import load_toml
 
@@ -177,7 +179,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
         if action.startswith("rename "):
-            new = updated.with_changes(func=self.ctx.ref(action[7:].strip()))
+            name = action[7:].strip()
+            new = self._conform(name, updated.with_changes(func=self.ctx.ref(name)))
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
@@ -199,7 +202,15 @@ class CudaApiFamily(ReferenceTracker, Family):
                 self.ctx.release(original.func)
             return updated
         self._manual(row, original, suffix)
-        return updated
+        return self._keep_cuda_arguments(original, updated)
+
+    def _conform(self, qualname: str, call: cst.Call) -> cst.Call:
+        """The renamed call made to bind as the target's recorded API declares it:
+        torch.cuda took `device=` by keyword and devices where torch.accelerator takes ints."""
+        found = target_api(self.ctx.target.name).lookup(qualname)
+        member = found.member if found is not None else None
+        call = conform(member, call)
+        return conform_int_arguments(member, call, self.ctx.qualname)
 
     def _action(self, row: ApiRow, in_device_position: bool = False) -> str:
         """The row's action for the target; --portable: the first native target's action that
@@ -219,7 +230,17 @@ class CudaApiFamily(ReferenceTracker, Family):
         if self._report(row, original, f"`torch.cuda.{suffix}(...)` becomes `{self.ctx.code(new)}`", new):
             self.ctx.release(original.func)
             return new
-        return updated
+        return self._keep_cuda_arguments(original, updated)
+
+    def _keep_cuda_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """A `torch.cuda.*` call left as it is keeps its CUDA device strings: the call still
+        talks to CUDA, so `torch.cuda.get_device_properties("neuron")` would be wrong twice."""
+        args = list(updated.args)
+        for i, (old, new) in enumerate(zip(original.args, updated.args)):
+            if isinstance(old.value, cst.SimpleString) and not old.value.deep_equals(new.value):
+                self.ctx.supersede(old.value)
+                args[i] = new.with_changes(value=old.value)
+        return updated.with_changes(args=args)
 
     def _report(self, row: ApiRow, node, message: str, replacement) -> bool:
         target = self.ctx.target.name

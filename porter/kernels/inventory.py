@@ -90,7 +90,8 @@ class _Scan(cst.CSTVisitor):
         self.rel, self.module = rel, module
         self.resolver = Resolver(imports, ScopeStack())
         self.launches: list[tuple[str, CallSite]] = []
-        self.loads: dict[str, tuple[str, cst.Call, int]] = {}  # var -> (what, call, line)
+        self.loads: list[tuple[str, cst.Call, int, str | None]] = []  # (what, call, line, var)
+        self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
         self.extensions: list[tuple[cst.Call, int]] = []
 
@@ -101,10 +102,7 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            qual = self.resolver.qualname(node.value.func) or ""
-            if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
-                line = self.get_metadata(PositionProvider, node).start.line
-                self.loads[node.targets[0].target.value] = (qual.split(".")[-1], node.value, line)
+            self._assigned[id(node.value)] = node.targets[0].target.value
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -113,6 +111,10 @@ class _Scan(cst.CSTVisitor):
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
+        if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
+            # every call is listed: assigned or not, its ops called here or not
+            line = self.get_metadata(PositionProvider, node).start.line
+            self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
 
@@ -137,6 +139,13 @@ def _arg(call: cst.Call, name: str, index: int) -> cst.BaseExpression | None:
             return a.value
     positional = [a for a in call.args if a.keyword is None and not a.star]
     return positional[index].value if len(positional) > index else None
+
+
+def _missing(path: Path, root: Path, sources: cst.BaseExpression | None) -> str:
+    """`; not in the tree: …` for literal sources found neither beside the file nor under root."""
+    base = root if root.is_dir() else root.parent
+    gone = [src for src in _strings(sources) if not (path.parent / src).exists() and not (base / src).exists()]
+    return f"; not in the tree: {', '.join(gone)}" if gone else ""
 
 
 def scan(root: Path) -> Inventory:
@@ -173,24 +182,28 @@ def scan(root: Path) -> Inventory:
         s = _Scan(rel, module, imports)
         wrapper.visit(s)
         launches.extend(s.launches)
-        for var, (what, call, line) in s.loads.items():
+        for what, call, line, var in s.loads:
             name = _strings(_arg(call, "name", 0))
-            ext = name[0] if name else var
+            ext = name[0] if name else (var or "?")
             if what == "load_inline":
                 fns = _strings(_arg(call, "functions", 3))
                 detail = "load_inline"
             else:
                 fns = []
-                detail = "load(" + ", ".join(_strings(_arg(call, "sources", 1))) + ")"
-            called = [(fn, site) for v, fn, site in s.attr_calls if v == var]
-            for fn in fns or sorted({fn for fn, _ in called}):
+                detail = "load(" + ", ".join(_strings(_arg(call, "sources", 1))) + ")" + _missing(path, root, _arg(call, "sources", 1))
+            called = [(fn, site) for v, fn, site in s.attr_calls if var is not None and v == var]
+            ops = fns or sorted({fn for fn, _ in called})
+            if not ops:  # no op seen: the extension itself is still a kernel to port
+                inv.kernels.append(Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file"))
+            for fn in ops:
                 k = Kernel(f"{ext}.{fn}", "cpp_extension", rel, line, detail=detail)
                 k.calls = [site for f, site in called if f == fn]
                 inv.kernels.append(k)
         for call, line in s.extensions:
             name = _strings(_arg(call, "name", 0))
-            sources = _strings(_arg(call, "sources", 1))
-            inv.kernels.append(Kernel(name[0] if name else "?", "cuda-extension", rel, line, detail="sources: " + ", ".join(sources)))
+            sources = _arg(call, "sources", 1)
+            detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
+            inv.kernels.append(Kernel(name[0] if name else "?", "cuda-extension", rel, line, detail=detail))
     for name, site in launches:
         if name in triton:
             triton[name].calls.append(site)

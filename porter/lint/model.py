@@ -6,12 +6,10 @@ from dataclasses import dataclass, field
 
 from porter import __version__
 from porter.findings import FileResult, Finding, Severity
-from porter.ruledata import all_rules
+from porter.ruledata import all_rules, doc_uri
 from porter.settings import Settings
 
 TOOL_NAME = "porter"
-TOOL_URI = "https://github.com/porter-dev/porter"
-CI_DOC = f"{TOOL_URI}/blob/main/docs/ci.md"
 
 UNUSED_CODE = "PORT100"
 UNUSED_NAME = "unused-suppression"
@@ -39,7 +37,7 @@ _META = {
             "stale code (or the whole comment). Reported with `--report-unused-ignores`."
         ),
         severity=Severity.WARNING,
-        doc_url=f"{CI_DOC}#unused-suppressions",
+        doc_url=doc_uri("ci.md", "suppressing-a-finding"),
         family="meta",
     )
 }
@@ -50,7 +48,7 @@ def rule_info(code: str) -> RuleInfo:
         return _META[code]
     rule = all_rules().get(code)
     if rule is None:  # a code from a newer rule file than this process loaded
-        return RuleInfo(code, code.lower(), code, "", Severity.WARNING, f"{TOOL_URI}#{code.lower()}", "unknown")
+        return RuleInfo(code, code.lower(), code, "", Severity.WARNING, doc_uri("rules.md"), "unknown")
     return RuleInfo(rule.code, rule.name, rule.summary, rule.rationale, rule.severity, rule.doc_url, rule.family)
 
 

@@ -104,7 +104,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         for r in manual_rules:
             n = r.manual + r.unapplied
             console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {r.advice or r.summary}")
-            console.print(f"    {r.doc_url}", style="dim", highlight=False, soft_wrap=True)
+            console.print(f"    porter explain {r.code}", style="dim", highlight=False, soft_wrap=True)
 
     files = model.files_with_sites
     if files:

@@ -77,9 +77,31 @@ def test_inventory(project):
     cu = by[("cuda", "fused_bias_kernel")]
     assert cu.path == "pkg/csrc/fused.cu" and cu.line == 3 and "binds: fused_bias" in cu.detail
     assert len(cu.params) == 3
-    assert by[("cuda-extension", "pkg._C")].detail == "sources: csrc/fused.cu"
+    # setup.py sits at the root; its csrc/ is not there (the file is pkg/csrc/fused.cu)
+    assert by[("cuda-extension", "pkg._C")].detail == "sources: csrc/fused.cu; not in the tree: csrc/fused.cu"
     ext = by[("cpp_extension", "fused.fused_bias")]
     assert [c.args for c in ext.calls] == [["x", "b"]]
+
+
+def test_every_cpp_extension_call_is_listed(tmp_path):
+    """Assigned or not, with its ops called or not, its sources present or not."""
+    (tmp_path / "m.py").write_text(
+        "import torch.utils.cpp_extension as ce\n"
+        "from torch.utils.cpp_extension import load, load_inline\n"
+        "class Ops:\n"
+        "    def __init__(self):\n"
+        "        self.ext = load(name='far', sources=['vendor/far.cu'])\n"
+        "unused = ce.load('near', ['near.cu'])\n"
+        "load_inline(name='inl', cpp_sources=[''], functions=['go'])\n"
+        "exts = [ce.CUDAExtension('pkg.x', sources=SRC)]\n"
+    )
+    (tmp_path / "near.cu").write_text("// kernels\n")
+    by = {k.name: k for k in scan(tmp_path).kernels}
+    assert by["far"].kind == "cpp_extension" and by["far"].line == 5
+    assert by["far"].detail == "load(vendor/far.cu); not in the tree: vendor/far.cu; its ops are not called in this file"
+    assert by["near"].detail == "load(near.cu); its ops are not called in this file"
+    assert by["inl.go"].line == 7
+    assert by["pkg.x"].kind == "cuda-extension" and by["pkg.x"].detail == "sources: computed"
 
 
 def test_cli_lists_and_exits_1(project):

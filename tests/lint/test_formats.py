@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -86,7 +87,9 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(project):
     ids = [r["id"] for r in rules]
     assert "PORT100" in ids and "DEV001" in ids
     for rule in rules:  # what GitHub code scanning shows: help text and a help URI
-        assert rule["help"]["text"] and rule["helpUri"].startswith("https://")
+        assert f"porter explain {rule['id']}" in rule["help"]["text"]
+        page = rule["helpUri"].split("#")[0]
+        assert page.startswith("file://") and Path(page[len("file://") :]).is_file()  # porter's own docs
         assert rule["shortDescription"]["text"]
     for res in run["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]

@@ -1,4 +1,5 @@
-"""`sarif`: SARIF 2.1.0 with rule metadata (help text and help URI), for GitHub code scanning.
+"""`sarif`: SARIF 2.1.0 with rule metadata (help text, and a help URI into porter's shipped docs),
+for GitHub code scanning.
 
 https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html
 """
@@ -9,7 +10,7 @@ import json
 from pathlib import Path
 
 from porter.findings import Applicability, Finding, Severity
-from porter.lint.model import TOOL_NAME, TOOL_URI, LintRun, rule_info
+from porter.lint.model import TOOL_NAME, LintRun, rule_info
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -30,7 +31,10 @@ def _rule(code: str, target: str) -> dict:
         "name": info.name,
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": help_text},
-        "help": {"text": f"{help_text}\n\nSee {info.doc_url}", "markdown": f"{help_text}\n\n[{code} {info.name}]({info.doc_url})"},
+        "help": {
+            "text": f"{help_text}\n\nRun `porter explain {code}` for the full rule (porter's shipped docs: {info.doc_url}).",
+            "markdown": f"{help_text}\n\nRun `porter explain {code}` for the full rule, or read [{code} {info.name}]({info.doc_url}) in porter's shipped docs.",
+        },
         "helpUri": info.doc_url,
         "defaultConfiguration": {"level": _LEVEL[info.severity]},
         "properties": {"tags": ["porter", info.family, f"target:{target}"]},
@@ -104,7 +108,6 @@ def render(run: LintRun) -> str:
                         "name": TOOL_NAME,
                         "version": run.version,
                         "semanticVersion": run.version,
-                        "informationUri": TOOL_URI,
                         "rules": [_rule(c, run.settings.target) for c in codes],
                     }
                 },

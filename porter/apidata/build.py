@@ -1,0 +1,354 @@
+"""Regenerate `rules/api/*.json`: the target APIs porter may emit, read from the packages.
+
+Run once per environment that has the package (each pins its own torch), e.g.:
+
+    python -m porter.apidata.build torch            # the running torch: torch.accelerator, ...
+    python -m porter.apidata.build xla              # torch_xla (with torch 2.9)
+    TPU_SKIP_MDS_QUERY=1 python -m porter.apidata.build tpu   # torch-tpu (with torch 2.13)
+    python -m porter.apidata.build neuron --source DIR --origin "REPO@COMMIT"
+
+`neuron` reads TorchNeuron's Python source with `ast` (the package is not installable here);
+the others import the package and use `inspect`. This module imports torch: the engine never
+imports it (it reads the JSON through `porter.apidata`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime as _dt
+import importlib
+import inspect
+import json
+import re
+import sys
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[2] / "rules" / "api"
+
+# namespaces whose whole public listing is recorded (a name not listed does not exist)
+TORCH_COMPLETE = ["torch.accelerator"]
+# names porter emits from torch itself, with their signatures
+TORCH_SIGNATURES = {
+    "torch": ["autocast", "compile", "manual_seed", "seed", "initial_seed", "set_float32_matmul_precision", "OutOfMemoryError"],
+    "torch.profiler": ["record_function"],
+    "torch.distributed": ["init_process_group"],
+    "torch.nn.functional": ["scaled_dot_product_attention"],
+}
+XLA_MODULES = [
+    "torch_xla",
+    "torch_xla.core.xla_model",
+    "torch_xla.runtime",
+    "torch_xla.distributed.parallel_loader",
+    "torch_xla.distributed.xla_backend",
+    "torch_xla.debug.profiler",
+    "torch_xla.debug.metrics",
+    "torch_xla.amp",
+    "torch_xla.experimental.custom_kernel",
+]
+
+
+def _today() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+
+
+def _annotation(ann) -> str | None:
+    if ann is inspect.Parameter.empty:
+        return None
+    if isinstance(ann, str):
+        return ann
+    text = inspect.formatannotation(ann)
+    return text.replace("typing.", "")
+
+
+def _params(sig: inspect.Signature, drop_first: bool = False) -> list[dict]:
+    params = list(sig.parameters.values())
+    if drop_first and params:
+        params = params[1:]
+    out = []
+    for p in params:
+        entry = {"name": p.name, "kind": p.kind.name}
+        if p.default is not inspect.Parameter.empty:
+            entry["default"] = True
+        ann = _annotation(p.annotation)
+        if ann:
+            entry["annotation"] = ann
+        out.append(entry)
+    return out
+
+
+def describe(obj) -> dict:
+    """`{"kind": ..., "params": [...]}` for a function, class or other attribute."""
+    if inspect.ismodule(obj):
+        return {"kind": "module"}
+    if inspect.isclass(obj):
+        entry: dict = {"kind": "class"}
+        try:
+            entry["params"] = _params(inspect.signature(obj.__init__), drop_first=True)
+        except (TypeError, ValueError):
+            pass
+        return entry
+    if callable(obj):
+        entry = {"kind": "function"}
+        try:
+            entry["params"] = _params(inspect.signature(obj))
+        except (TypeError, ValueError):
+            pass
+        return entry
+    return {"kind": "attribute"}
+
+
+def _public(module) -> list[str]:
+    names = getattr(module, "__all__", None) or dir(module)
+    return sorted(n for n in names if not n.startswith("_"))
+
+
+def _module_entry(module, complete: bool, signatures: list[str] | None = None) -> dict:
+    names = _public(module)
+    members = {}
+    for n in signatures if signatures is not None else names:
+        try:
+            members[n] = describe(getattr(module, n))
+        except Exception as exc:  # noqa: BLE001 - a lazy attribute that needs a device
+            members[n] = {"kind": "attribute", "note": f"not resolved here: {type(exc).__name__}"}
+    entry = {"complete": complete, "members": members}
+    if not complete or signatures is not None:
+        entry["names"] = names
+    return entry
+
+
+def build_torch() -> dict:
+    import torch
+    import torch._dynamo
+    import torch.distributed
+
+    modules = {name: _module_entry(importlib.import_module(name), True) for name in TORCH_COMPLETE}
+    for name, wanted in TORCH_SIGNATURES.items():
+        modules[name] = _module_entry(importlib.import_module(name), False, wanted)
+    return {
+        "source": {"package": "torch", "version": torch.__version__, "how": "imported; inspect.signature", "generated": _today()},
+        "modules": modules,
+        "compile_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
+        "dist_backends": sorted(torch.distributed.Backend.backend_list),
+    }
+
+
+def build_xla() -> dict:
+    import torch
+    import torch._dynamo
+    import torch.distributed
+    import torch_xla
+
+    modules = {name: _module_entry(importlib.import_module(name), True) for name in XLA_MODULES}
+    return {
+        "source": {
+            "package": "torch_xla",
+            "version": torch_xla.__version__,
+            "torch": torch.__version__,
+            "how": "imported (PJRT_DEVICE=CPU); inspect.signature",
+            "generated": _today(),
+        },
+        "modules": modules,
+        "compile_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
+        "dist_backends": sorted(torch.distributed.Backend.backend_list),
+        "device_types": ["xla"],
+    }
+
+
+def _tpu_member(target: str) -> tuple[dict, str | None]:
+    """Describe `pkg.mod:Class.attr` without running descriptors (some need a TPU)."""
+    from torch_tpu._internal import public_api
+
+    module_path, qualname = target.split(":", 1)
+    *owner_path, attr = qualname.split(".")
+    owner = importlib.import_module(module_path)
+    for part in owner_path:
+        owner = getattr(owner, part)
+    try:
+        raw = inspect.getattr_static(owner, attr)
+    except AttributeError:  # provided by a metaclass `__getattr__`
+        try:
+            raw = getattr(owner, attr)
+        except Exception as exc:  # noqa: BLE001 - resolving it needs a TPU
+            return {"kind": "attribute", "note": f"not resolved without a TPU: {type(exc).__name__}"}, None
+    is_method = isinstance(raw, (classmethod, staticmethod))
+    fn = raw.__func__ if is_method else raw
+    if inspect.isfunction(fn) or inspect.isclass(fn):
+        entry = describe(fn)
+        if isinstance(raw, classmethod) and entry.get("params"):
+            entry["params"] = entry["params"][1:]
+    elif hasattr(fn, "__get__") and not callable(fn):
+        entry = {"kind": "attribute"}
+    else:
+        entry = describe(fn)
+    stage = getattr(fn, "__tt_api_stage__", None)
+    if stage:
+        entry["stage"] = stage
+    prefer = getattr(fn, "__tt_api_prefer__", None)
+    return entry, (prefer if stage == "Internal" else None)
+
+
+def build_tpu() -> dict:
+    import torch
+    import torch._dynamo
+    import torch.distributed
+    import torch_tpu
+    from torch_tpu._internal import public_api
+
+    modules: dict[str, dict] = {}
+    twins: dict[str, str] = {}
+    for name, spec in public_api._PUBLIC_MODULES.items():
+        members = {}
+        for attr, target in spec.exports.items():
+            if isinstance(target, str):
+                entry, prefer = _tpu_member(target)
+            else:  # a Property: a settable module attribute
+                entry, prefer = {"kind": "attribute"}, None
+            members[attr] = entry
+            if prefer:
+                twins[f"{name}.{attr}"] = prefer
+        modules[name] = {"complete": True, "members": members}
+    for name in list(modules):  # child namespaces are members of their parent
+        parent, _, child = name.rpartition(".")
+        if parent in modules:
+            modules[parent]["members"].setdefault(child, {"kind": "module"})
+    # the device as it registers on a TPU host (no TPU needed to register it)
+    torch_tpu._loader._init_device("tpu")
+    return {
+        "source": {
+            "package": "torch-tpu",
+            "version": _dist_version("torch-tpu"),
+            "torch": torch.__version__,
+            "how": "imported (TPU_SKIP_MDS_QUERY=1); public table torch_tpu._internal.public_api._PUBLIC_MODULES; "
+            "twins: stage 'Internal' with a `prefer` (raise unless TORCH_TPU_ALLOW_LEGACY_DEVICE_APIS=1); "
+            "device registered by hand with torch_tpu._loader._init_device('tpu')",
+            "generated": _today(),
+        },
+        "modules": modules,
+        "twins": dict(sorted(twins.items())),
+        "compile_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
+        "dist_backends": sorted(torch.distributed.Backend.backend_list),
+        "device_types": ["tpu"],
+        "tensor_attrs": sorted(a for a in ("is_tpu", "tpu") if hasattr(torch.Tensor, a)),
+        "autocast_default_dtype": str(torch.get_autocast_dtype("tpu")),
+    }
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import version
+
+    return version(name)
+
+
+# -- TorchNeuron from its source ------------------------------------------------------------
+
+
+def _ast_params(args: ast.arguments, drop_first: bool = False) -> list[dict]:
+    out: list[dict] = []
+    positional = [(a, "POSITIONAL_ONLY") for a in args.posonlyargs] + [(a, "POSITIONAL_OR_KEYWORD") for a in args.args]
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for (a, kind), default in zip(positional, defaults):
+        out.append(_ast_param(a, kind, default is not None))
+    if args.vararg:
+        out.append(_ast_param(args.vararg, "VAR_POSITIONAL", False))
+    for a, default in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(_ast_param(a, "KEYWORD_ONLY", default is not None))
+    if args.kwarg:
+        out.append(_ast_param(args.kwarg, "VAR_KEYWORD", False))
+    return out[1:] if drop_first else out
+
+
+def _ast_param(a: ast.arg, kind: str, has_default: bool) -> dict:
+    entry = {"name": a.arg, "kind": kind}
+    if has_default:
+        entry["default"] = True
+    if a.annotation is not None:
+        entry["annotation"] = ast.unparse(a.annotation)
+    return entry
+
+
+def _ast_module(path: Path) -> dict[str, dict]:
+    """Top-level public functions, classes and imported names of one source file."""
+    tree = ast.parse(path.read_text())
+    members: dict[str, dict] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            members[node.name] = {"kind": "function", "params": _ast_params(node.args)}
+        elif isinstance(node, ast.ClassDef):
+            entry: dict = {"kind": "class"}
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    entry["params"] = _ast_params(item.args, drop_first=True)
+            members[node.name] = entry
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                members[alias.asname or alias.name] = {"kind": "module" if node.module is None else "imported"}
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch_neuronx":
+            for alias in node.names:
+                members[alias.asname or alias.name] = {"kind": "module"}
+    return {k: v for k, v in sorted(members.items()) if not k.startswith("_")}
+
+
+def build_neuron(source: Path, origin: str) -> dict:
+    pkg = source / "torch_neuronx"
+    init = _ast_module(pkg / "__init__.py")
+    hop = _ast_module(pkg / "nki_hop.py")
+    for name in ("nki_op", "wrap_nki"):  # re-exported by torch_neuronx/__init__.py
+        if init.get(name, {}).get("kind") == "imported":
+            init[name] = hop[name]
+    text = (pkg / "__init__.py").read_text()
+    device = re.search(r'rename_privateuse1_backend\("(\w+)"\)', text)
+    return {
+        "source": {
+            "package": "torch-neuronx (TorchNeuron)",
+            "version": "source",
+            "origin": origin,
+            "files": ["torch_neuronx/__init__.py", "torch_neuronx/neuron.py", "torch_neuronx/nki_hop.py"],
+            "how": "read with ast from the published source (the package is not installable here); "
+            "backends from the vendor documentation (shared/targets.md)",
+            "generated": _today(),
+        },
+        "modules": {
+            "torch.neuron": {"complete": True, "members": _ast_module(pkg / "neuron.py")},
+            "torch_neuronx": {"complete": False, "members": init},
+            "torch_neuronx.nki_hop": {"complete": False, "members": hop},
+        },
+        "device_types": [device.group(1)] if device else [],
+        # [doc] torch/index: compile backend and process-group backend are both "neuron"
+        "compile_backends": ["neuron"],
+        "dist_backends": ["neuron"],
+        "tensor_attrs": ["is_neuron"] if "generate_methods_for_privateuse1_backend" in text else [],
+    }
+
+
+def write(name: str, data: dict) -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.json"
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["torch", "xla", "tpu", "neuron"])
+    parser.add_argument("--source", type=Path, help="neuron: a checkout of TorchNeuron's source")
+    parser.add_argument("--origin", default="", help="neuron: where the source came from (repo@commit, date)")
+    args = parser.parse_args(argv)
+    if args.what == "torch":
+        import torch
+
+        path = write(f"torch-{torch.__version__.split('+')[0].rsplit('.', 1)[0]}", build_torch())
+    elif args.what == "xla":
+        path = write("torch_xla", build_xla())
+    elif args.what == "tpu":
+        path = write("torch_tpu", build_tpu())
+    else:
+        if args.source is None:
+            parser.error("neuron needs --source DIR")
+        path = write("torch_neuronx", build_neuron(args.source, args.origin))
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

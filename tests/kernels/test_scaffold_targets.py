@@ -1,0 +1,106 @@
+"""The generated kernel scaffolds register as torch ops the way each target's API says.
+
+TorchTPU: each `K_tpu.py` is imported under the real torch-tpu wheel (torch 2.13 + jax) and
+its op must exist. It needs that second environment: set `PORTER_TPU_PYTHON` to its python
+(`.ci/run` builds it and sets `PORTER_REQUIRE_TPU_WHEEL=1`, so there the test fails rather
+than skips when the wheel is missing). TorchNeuron is not installable: `nki_op` is rebuilt
+from its published source (custom_op + infer_schema, torch_neuronx/nki_hop.py) with the
+signature recorded in rules/api/torch_neuronx.json, and the NKI scaffold must register
+through it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from porter.apidata import target_api
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
+from tests.helpers import conformance
+from tests.kernels.test_inventory import project  # noqa: F401  (fixture)
+
+TPU_PYTHON = os.environ.get("PORTER_TPU_PYTHON")
+
+
+def _scaffold(project: Path, tmp_path: Path, target: str) -> Path:  # noqa: F811
+    out = tmp_path / f"scaffold-{target}"
+    write_scaffolds(scan(project), out, target)
+    return out
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_scaffolds_pass_the_target_api_lint(project, tmp_path, target):  # noqa: F811
+    out = _scaffold(project, tmp_path, target)
+    for path in out.glob(f"*_{target}.py"):
+        assert not conformance(path.read_bytes(), target), path.name
+
+
+_REGISTER_ALL = """
+import importlib, pathlib, sys, torch
+names = [p.stem for p in sorted(pathlib.Path('.').glob('*_tpu.py'))]
+assert names, 'no scaffold'
+for name in names:
+    importlib.import_module(name)  # jax_op registers the op at import
+    op = getattr(torch.ops.porter_kernels, name[: -len('_tpu')] + '_pallas')
+    print(name, op.default._schema)
+"""
+
+
+def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F811
+    if not TPU_PYTHON:
+        if os.environ.get("PORTER_REQUIRE_TPU_WHEEL"):
+            pytest.fail("PORTER_REQUIRE_TPU_WHEEL is set but PORTER_TPU_PYTHON is not")
+        pytest.skip("set PORTER_TPU_PYTHON to a python with torch==2.13.0, torch-tpu==0.2.0 and jax")
+    out = _scaffold(project, tmp_path, "tpu")
+    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
+    proc = subprocess.run([TPU_PYTHON, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
+    assert len(registered) == len(list(out.glob("*_tpu.py"))), proc.stdout
+    assert any("scale_kernel_pallas(Tensor x_ptr, SymInt n, float alpha) -> Tensor" in line for line in registered), proc.stdout
+
+
+def _nki_op_from_source(torch):
+    """`nki_op` as torch_neuronx/nki_hop.py defines it (the parts that run at import)."""
+    from torch._library.infer_schema import infer_schema
+
+    def nki_op(name, fn=None, mutates_args={}):  # noqa: B006 - the source's own default
+        def dec(fn):
+            result = torch.library.custom_op(name, fn, mutates_args=mutates_args, schema=infer_schema(fn, mutates_args=mutates_args))
+            result.register_fake(fn)
+            return result
+
+        return dec if fn is None else dec(fn)
+
+    return nki_op
+
+
+def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch):  # noqa: F811
+    torch = pytest.importorskip("torch")
+    nki_op = _nki_op_from_source(torch)
+    recorded = target_api("neuron").lookup("torch_neuronx.nki_op").member.signature
+    assert [(p.name, p.kind, p.default is p.empty) for p in inspect.signature(nki_op).parameters.values()] == [
+        (p.name, p.kind, p.default is p.empty) for p in recorded.parameters.values()
+    ]
+    nki = types.ModuleType("nki")
+    nki.jit = lambda f: f
+    runtime = types.ModuleType("torch_neuronx")
+    runtime.nki_op = nki_op
+    runtime.wrap_nki = lambda kernel: kernel
+    for name, mod in {"nki": nki, "nki.isa": types.ModuleType("nki.isa"), "nki.language": types.ModuleType("nki.language"), "torch_neuronx": runtime}.items():
+        monkeypatch.setitem(sys.modules, name, mod)
+    out = _scaffold(project, tmp_path, "neuron")
+    monkeypatch.syspath_prepend(str(out))
+    for path in sorted(out.glob("*_neuron.py")):
+        __import__(path.stem)
+        op = getattr(torch.ops.porter_kernels, path.stem[: -len("_neuron")] + "_nki")
+        assert op.default._schema is not None
+    schema = str(torch.ops.porter_kernels.scale_kernel_nki.default._schema)
+    assert schema == "porter_kernels::scale_kernel_nki(Tensor x_ptr, Tensor(a1!) out_ptr, SymInt n, float alpha) -> ()"
