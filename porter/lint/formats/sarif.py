@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 from porter.findings import Applicability, Finding, Severity
 from porter.lint.model import TOOL_NAME, TOOL_URI, LintRun, rule_info
@@ -16,10 +17,11 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 
 
 def _uri(path: str) -> tuple[str, str | None]:
+    """A URI reference (RFC 3986): `#`, `%`, spaces and the like percent-encoded."""
     p = Path(path)
     if p.is_absolute():
         return p.as_uri(), None
-    return p.as_posix(), "%SRCROOT%"
+    return quote(p.as_posix(), safe="/"), "%SRCROOT%"
 
 
 def _rule(code: str, target: str) -> dict:
