@@ -20,11 +20,14 @@ import re
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 TMP_SUFFIX = ".porter-tmp"
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")
+# a temporary without a process id (porter 0.x before the safety contract) is stale once this old
+_UNOWNED_AGE_S = 600
 _SKIP_DIRS = {".git", ".hg", ".svn", ".porter_cache", "__pycache__", "node_modules", ".venv"}
 
 
@@ -77,6 +80,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.lstat().st_mtime > seconds
+    except OSError:
+        return False
+
+
 def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
     """Remove porter's temporary files whose writing process is gone; return them."""
     removed: list[Path] = []
@@ -95,8 +105,12 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
         except OSError:
             continue
         for entry in names:
+            if not (entry.startswith(".") and entry.endswith(TMP_SUFFIX)):
+                continue
             match = _TMP_NAME.match(entry)
-            if match is None or _alive(int(match.group(1))):
+            if match is not None and _alive(int(match.group(1))):
+                continue
+            if match is None and not _older_than(folder / entry, _UNOWNED_AGE_S):
                 continue
             try:
                 os.unlink(folder / entry)
