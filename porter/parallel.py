@@ -107,6 +107,10 @@ def _die_with_parent(parent: int) -> None:
         threading.Thread(target=watch, name="porter-parent-watch", daemon=True).start()
 
 
+def _ready() -> bool:
+    return True
+
+
 def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -201,8 +205,10 @@ class Pool:
         return out
 
     def _isolated(self, job: Job) -> FileResult:
-        """Retry one file alone in a fresh pool: a crash now is this file's."""
+        """Retry one file alone in a fresh pool: a crash now is this file's, and so is the time
+        (the worker is started first: its start-up does not count against the file)."""
         try:
+            self._pool().submit(_ready).result()
             result = self._pool().submit(_port_batch, [job]).result(timeout=self._limit(1))[0]
         except (BrokenProcessPool, CancelledError):
             self.close(cancel=True)
