@@ -10,9 +10,9 @@ renamed into place, so a reader sees a whole entry or none. No entry is fsynced:
 costs a re-parse. Where the folder cannot be made (read-only tree) the cache quietly turns
 itself off.
 
-An entry is verified, never trusted: it records the sha256 of the bytes it ports and of the
-bytes it would write, both recomputed on a hit, and a rewrite it carries must parse as
-Python. Anything else (a flipped bit, wrong types, deep nesting, a FIFO or a folder where
+An entry is verified, never trusted: it records the sha256 of the bytes it ports, of the
+bytes it would write and of the whole entry, all recomputed on a hit, and a rewrite it
+carries must parse as Python. Anything else (a flipped bit, wrong types, deep nesting, a FIFO or a folder where
 the entry should be) is a miss, and the fresh result replaces it. The cache lives in the
 user's cache folder; one inside a project is used only when asked for (`--cache-dir`,
 `PORTER_CACHE_DIR`), since a repository could ship one.
@@ -122,6 +122,8 @@ class Cache:
             data = json.loads(_read_entry(self._path(key)))
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
+            if data.pop("digest", None) != _digest(data):
+                raise ValueError("entry does not match its digest")
             result = _from_dict(data, name, source)
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             self.misses += 1
@@ -137,7 +139,9 @@ class Cache:
             path.parent.mkdir(exist_ok=True)
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)  # a folder where the entry belongs: replace it
-            _write(path, json.dumps(_to_dict(key, result), separators=(",", ":")).encode())
+            entry = _to_dict(key, result)
+            entry["digest"] = _digest(entry)
+            _write(path, json.dumps(entry, separators=(",", ":")).encode())
         except OSError:
             pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
@@ -168,6 +172,11 @@ def _read_entry(path: Path) -> bytes:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _digest(entry: dict) -> str:
+    """The sha256 of the whole entry (bar the digest): a flipped bit anywhere is a miss."""
+    return _sha(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
 
 
 def _parses(data: bytes) -> bool:
