@@ -126,8 +126,8 @@ def iter_results(
     """Every candidate with its result, in discovery order, streamed.
 
     `jobs`: worker processes (default: every core the process may use; `PORTER_JOBS`);
-    even 1 parses in a worker, never in this process. `cache`: reuse results of unchanged files from
-    `.porter_cache/` (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
+    even 1 parses in a worker, never in this process. `cache`: reuse verified results of
+    unchanged files (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
     `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere. `file_timeout`: seconds
     one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """

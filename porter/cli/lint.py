@@ -77,7 +77,7 @@ def lint(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
-    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
+    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: .porter_cache/ if the project has one, else ~/.cache/porter)."),
     report: Path = typer.Option(None, "--report", help="Also write a migration report (FILE.html, .md or .json) of every finding, before --baseline."),

@@ -3,7 +3,6 @@ names the file and the reason, and leave nothing behind."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -33,6 +32,13 @@ def test_baseline_that_is_not_utf8(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     (tmp_path / "base.json").write_bytes(b'{"version": 1, "findings": ["caf\xe9"]}')
     _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json", "UTF-8")
+
+
+def test_baseline_entry_holding_markup(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "base.json").write_text('{"version": 1, "findings": [{"path": "[/]"}]}')
+    line = _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json")
+    assert "[/]" in line
 
 
 def test_baseline_nested_too_deep(tmp_path):

@@ -4,7 +4,9 @@ baselines and config files porter did not write itself give a miss or a clean er
 
 from __future__ import annotations
 
+import ast
 import base64
+import hashlib
 import json
 import tempfile
 from pathlib import Path
@@ -78,16 +80,12 @@ def test_one_field_of_a_real_entry_replaced(field, value):
 @FUZZ
 @given(st.binary(min_size=1, max_size=200))
 def test_forged_rewrite_in_a_real_entry(new):
-    import hashlib
-
     entry = dict(VALID)
     entry["new_source"] = base64.b64encode(new).decode()
     entry["new_sha256"] = hashlib.sha256(new).hexdigest()  # a forger fixes the hash too
     ENTRY.write_bytes(json.dumps(entry).encode())
     got = STORE.get(KEY, "m.py", CUDA)
     if got is not None:  # only valid Python gets through, and only as the source it claims
-        import ast
-
         ast.parse(got.new_source)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -117,7 +118,5 @@ def test_diff_headers_quote_names_with_newlines_and_escapes(tmp_path):
     assert b"\x1b" not in patch
     assert b'--- "a/new\\nline.py"' in patch and b'+++ "b/esc\\033[31m.py"' in patch
     (tmp_path / "p.diff").write_bytes(patch)
-    import subprocess
-
     check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
     assert check.returncode == 0, check.stderr

@@ -5,7 +5,6 @@ repository, never overwrite bytes porter did not port, treat an ignored file as 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo, git, porter
-
-GIT = shutil.which("git")
+from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
 
 
 def _refused(out: subprocess.CompletedProcess, *words: str) -> str:
