@@ -47,8 +47,9 @@ def _print_diff_text(console: Console, text: str) -> None:
         console.print(Syntax(name(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False))
         return
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
+    # (rich would drop form feeds and carriage returns); a recording console gets text
     raw = getattr(console.file, "buffer", None)
-    if raw is None:
+    if raw is None or console.record:
         console.out(name(text), end="", highlight=False)
         return
     console.file.flush()
