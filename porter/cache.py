@@ -6,28 +6,41 @@ porter's own source (an editable install changes without a version bump), libcst
 and Python's. Any of those changing is a miss; nothing is ever invalidated by hand.
 
 Safe under concurrent runs: every entry is written to a temporary file in its folder and
-renamed into place, so a reader sees a whole entry or none; a reader ignores an entry that
-is partial, corrupt or for another key. No entry is fsynced: losing one costs a re-parse.
-Where the folder cannot be made (read-only tree) the cache quietly turns itself off.
+renamed into place, so a reader sees a whole entry or none. No entry is fsynced: losing one
+costs a re-parse. Where the folder cannot be made (read-only tree) the cache quietly turns
+itself off.
+
+An entry is verified, never trusted: it records the sha256 of the bytes it ports, of the
+bytes it would write and of the whole entry, all recomputed on a hit, and a rewrite it
+carries must parse as Python. Anything else (a flipped bit, wrong types, deep nesting, a FIFO or a folder where
+the entry should be) is a miss, and the fresh result replaces it. The cache lives in the
+user's cache folder; one inside a project is used only when asked for (`--cache-dir`,
+`PORTER_CACHE_DIR`), since a repository could ship one.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
 import json
 import os
+import shutil
+import stat
 import sys
+import warnings
 import tempfile
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
 
 from porter.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
+from porter.ruledata import all_rules
 from porter.settings import Settings
 
 CACHE_DIR_NAME = ".porter_cache"
-_FORMAT = 1
+_FORMAT = 2
+MAX_ENTRY_BYTES = 64 * 2**20  # an entry holds at most a 2 MiB file twice, base64, and its findings
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 
 
@@ -83,14 +96,12 @@ class Cache:
 
     @classmethod
     def for_paths(cls, paths: list[Path], cache_dir: Path | None = None) -> Cache:
-        """`cache_dir` if given; else `.porter_cache/` at the project root where one exists
-        (make one to keep the cache beside the project, as `.ruff_cache`); else a folder
-        per project under the user's cache dir, so `--diff` writes nothing into the tree."""
+        """`cache_dir` if given; else a folder per project under the user's cache dir, so
+        `--diff` writes nothing into the tree. A `.porter_cache/` found in the project is
+        not used unless named: whoever wrote the repository could have written it."""
         if cache_dir is not None:
             return cls(Path(cache_dir))
         root = project_root(paths)
-        if (root / CACHE_DIR_NAME).is_dir():
-            return cls(root / CACHE_DIR_NAME)
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "porter"
         return cls(base / hashlib.sha256(str(root).encode()).hexdigest()[:16])
 
@@ -108,14 +119,15 @@ class Cache:
         if not self.enabled:
             return None
         try:
-            with open(self._path(key), "rb") as fh:
-                data = json.loads(fh.read())
-            if data.get("key") != key:
+            data = json.loads(_read_entry(self._path(key)))
+            if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
+            if data.pop("digest", None) != _digest(data):
+                raise ValueError("entry does not match its digest")
             result = _from_dict(data, name, source)
-        except (OSError, ValueError, KeyError, TypeError):
+        except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             self.misses += 1
-            return None  # missing, partial or corrupt: parse the file again
+            return None  # missing, partial, corrupt or forged: parse the file again
         self.hits += 1
         return result
 
@@ -125,23 +137,33 @@ class Cache:
         path = self._path(key)
         try:
             path.parent.mkdir(exist_ok=True)
-            _write(path, json.dumps(_to_dict(key, result), separators=(",", ":")).encode())
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)  # a folder where the entry belongs: replace it
+            entry = _to_dict(key, result)
+            entry["digest"] = _digest(entry)
+            _write(path, json.dumps(entry, separators=(",", ":")).encode())
         except OSError:
             pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
 
     def get_index(self, digest: str) -> dict[str, tuple] | None:
-        """The project index's answers for a set of files (by their digest), if cached."""
+        """The project index's answers for a set of files (by their digest), if cached.
+
+        Read like any entry (a regular file of bounded size, never a FIFO); anything that is
+        not exactly the shape `put_index` writes is a miss, and the next run replaces it."""
         if not self.enabled:
             return None
         try:
-            with open(self._index_path(digest), "rb") as fh:
-                data = json.loads(fh.read())
-            return {
-                name: tuple((scope, expr, kind, tuple(chain)) for scope, expr, kind, chain in facts)
-                for name, facts in data.items()
-            }
-        except (OSError, ValueError, TypeError):
+            data = json.loads(_read_entry(self._index_path(digest)))
+            if not isinstance(data, dict):
+                return None
+            facts: dict[str, tuple] = {}
+            for name, rows in data.items():
+                if not isinstance(rows, list):
+                    return None
+                facts[name] = tuple(_index_fact(row) for row in rows)
+            return facts
+        except (OSError, ValueError, TypeError, RecursionError):
             return None
 
     def put_index(self, digest: str, facts: dict[str, tuple]) -> None:
@@ -154,6 +176,16 @@ class Cache:
 
     def _index_path(self, digest: str) -> Path:
         return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
+
+
+def _index_fact(row: object) -> tuple:
+    """One (scope, expr, kind, chain) answer of the project index, or TypeError."""
+    if not (isinstance(row, list) and len(row) == 4 and isinstance(row[3], list)):
+        raise TypeError("not an index fact")
+    scope, expr, kind, chain = row
+    if not all(isinstance(v, str) or v is None for v in (scope, expr, kind, *chain)):
+        raise TypeError("not an index fact")
+    return (scope, expr, kind, tuple(chain))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -170,9 +202,42 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
+def _read_entry(path: Path) -> bytes:
+    """An entry's bytes: a regular file of bounded size, or OSError (a FIFO is not waited on)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
+            raise OSError("not a cache entry")
+        return fh.read(MAX_ENTRY_BYTES + 1)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _digest(entry: dict) -> str:
+    """The sha256 of the whole entry (bar the digest): a flipped bit anywhere is a miss."""
+    return _sha(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
+
+
+def _parses(data: bytes) -> bool:
+    """The re-parse check a cached rewrite must pass before it may be written (CPython's own
+    parser: fast, and it never loads libcst on a run answered from the cache)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
+        return False
+    return True
+
+
 def _to_dict(key: str, r: FileResult) -> dict:
     return {
         "key": key,
+        "source_sha256": _sha(r.original_source) if r.original_source is not None else None,
+        "new_sha256": _sha(r.new_source) if r.new_source is not None else None,
         "status": r.status.value,
         "reason": r.reason,
         "error_line": r.error_line,
@@ -182,34 +247,75 @@ def _to_dict(key: str, r: FileResult) -> dict:
     }
 
 
-def _finding(d: dict, name: str) -> Finding:
+def _str(v: object, optional: bool = False) -> str | None:
+    if (v is None and optional) or isinstance(v, str):
+        return v
+    raise TypeError("not a string")
+
+
+def _int(v: object) -> int:
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+        return v
+    raise TypeError("not a count")
+
+
+def _pos(d: object) -> Position:
+    if not isinstance(d, dict):
+        raise TypeError("not a position")
+    return Position(_int(d["line"]), _int(d["column"]))
+
+
+def _finding(d: object, name: str) -> Finding:
+    if not isinstance(d, dict):
+        raise TypeError("not a finding")
+    code = _str(d["code"])
+    if code not in all_rules():
+        raise ValueError("unknown rule code")
     return Finding(
-        code=d["code"],
-        name=d["name"],
-        message=d["message"],
+        code=code,
+        name=_str(d["name"]),
+        message=_str(d["message"]),
         path=name,
-        start=Position(d["start"]["line"], d["start"]["column"]),
-        end=Position(d["end"]["line"], d["end"]["column"]),
+        start=_pos(d["start"]),
+        end=_pos(d["end"]),
         severity=Severity(d["severity"]),
         applicability=Applicability(d["applicability"]),
-        target=d["target"],
-        replacement=d.get("replacement"),
-        original=d.get("original"),
-        applied=bool(d.get("applied", False)),
-        advice=d.get("advice"),
-        doc_url=d.get("doc_url"),
+        target=_str(d["target"]),
+        replacement=_str(d.get("replacement"), True),
+        original=_str(d.get("original"), True),
+        applied=d.get("applied", False) is True,
+        advice=_str(d.get("advice"), True),
+        doc_url=_str(d.get("doc_url"), True),
     )
 
 
+def _findings(v: object, name: str) -> list[Finding]:
+    if not isinstance(v, list):
+        raise TypeError("not a list of findings")
+    return [_finding(f, name) for f in v]
+
+
 def _from_dict(d: dict, name: str, source: bytes) -> FileResult:
-    new = d.get("new_source")
+    """The entry as a result, or an exception when any part of it does not check out."""
+    if d.get("source_sha256") != _sha(source):
+        raise ValueError("entry for other bytes")
+    new = _str(d.get("new_source"), True)
+    new_source = base64.b64decode(new, validate=True) if new is not None else None
+    if d.get("new_sha256") != (_sha(new_source) if new_source is not None else None):
+        raise ValueError("rewrite does not match its hash")
+    status = FileStatus(d["status"])
+    if new_source is not None and status is not FileStatus.CHANGED:
+        raise ValueError("rewrite on a result that changes nothing")
+    if new_source is not None and (new_source == source or not _parses(new_source)):
+        raise ValueError("rewrite does not parse")
+    error_line = d.get("error_line")
     return FileResult(
         path=name,
-        status=FileStatus(d["status"]),
-        findings=[_finding(f, name) for f in d["findings"]],
+        status=status,
+        findings=_findings(d["findings"], name),
         original_source=source,
-        new_source=base64.b64decode(new) if new is not None else None,
-        reason=d.get("reason"),
-        error_line=d.get("error_line"),
-        suppressed=[_finding(f, name) for f in d.get("suppressed", [])],
+        new_source=new_source,
+        reason=_str(d.get("reason"), True),
+        error_line=_int(error_line) if error_line is not None else None,
+        suppressed=_findings(d.get("suppressed", []), name),
     )

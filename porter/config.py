@@ -24,6 +24,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+import pathspec
+
 from porter.findings import Severity
 from porter.ruledata import unknown_codes
 from porter.settings import TARGETS, Settings
@@ -39,6 +41,7 @@ KEYS = {
     "per-file-ignores": "a table: gitignore-style pattern -> codes to skip in matching files",
     "exclude": "gitignore-style patterns of files to leave out",
     "fail-on": "the lowest severity that fails `porter lint`: info, warning or error",
+    "file-timeout": "seconds one file may take to port before it is reported and left unchanged (0: no limit)",
 }
 
 DEFAULT = "default"
@@ -84,6 +87,11 @@ class Effective:
     @property
     def fail_on(self) -> Severity:
         return Severity(self.values["fail-on"].value)
+
+    @property
+    def file_timeout(self) -> float | None:
+        """Seconds per file, or None for the default limit."""
+        return self.values["file-timeout"].value
 
     def settings(self, **extra: Any) -> Settings:
         if self.target is None:
@@ -149,6 +157,10 @@ def _read(path: Path) -> dict:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: not UTF-8 (byte {exc.start})") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {type(exc).__name__}") from None
 
 
 def load_config(path: Path) -> ProjectConfig:
@@ -182,6 +194,15 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
     return codes
 
 
+def check_pattern(pattern: str, where: str) -> str:
+    """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)."""
+    try:
+        pathspec.GitIgnoreSpec.from_lines([pattern])
+    except Exception as exc:  # noqa: BLE001 - pathspec raises several kinds for bad patterns
+        raise ConfigError(f"{where}: invalid pattern {pattern!r}: {exc}") from None
+    return pattern
+
+
 def anchor(pattern: str, base: Path) -> str:
     """A gitignore-style pattern from a file in `base`, made absolute when it is anchored."""
     body = pattern.rstrip("/")
@@ -202,15 +223,20 @@ def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
         return raw
     if key in ("select", "ignore", "extend-select"):
         return _codes(where, name, raw)
+    if key == "file-timeout":
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < 10**6:
+            raise ConfigError(f"{where}: `{name}` = {raw!r}: a number of seconds (0: no limit)")
+        return float(raw)
     if key == "exclude":
         if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
             raise ConfigError(f"{where}: `{name}` must be a list of gitignore-style patterns")
-        return [anchor(p, base) for p in raw]
+        return [anchor(check_pattern(p, f"{where}: `{name}`"), base) for p in raw]
     if key == "per-file-ignores":
         if not isinstance(raw, dict):
             raise ConfigError(f"{where}: `{name}` must be a table of pattern = [codes]")
         out = []
         for pattern, codes in raw.items():
+            check_pattern(pattern, f"{where}: `{name}`")
             out.append((anchor(pattern, base), _codes(where, f"{name}.\"{pattern}\"", codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
@@ -248,6 +274,7 @@ def resolve(
         "per-file-ignores": [],
         "exclude": [],
         "fail-on": "info",
+        "file-timeout": None,
     }
     values = {
         k: Sourced(config.values[k], file_label) if k in config.values else Sourced(v, DEFAULT)
@@ -273,5 +300,7 @@ def resolve(
         override("fail-on", fail_on)
     extend("ignore", ignore)
     extend("extend-select", extend_select)
+    for pattern in exclude:
+        check_pattern(pattern, "--exclude")
     extend("exclude", exclude)
     return Effective(values=values, config=config)

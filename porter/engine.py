@@ -71,7 +71,7 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
         return _error(result, "nesting too deep to rewrite")
     result.findings = ctx.findings()
     result.suppressed = ctx.suppressed
-    new_source = new_module.bytes
+    new_source = _keep_final_newline(source, new_module.bytes)
     if new_source == source:
         return result
     if not settings.want_source:
@@ -136,6 +136,13 @@ def _too_deep(source: bytes) -> str | None:
     except (RecursionError, MemoryError, ValueError):
         return "nesting too deep to parse"
     return None
+
+
+def _keep_final_newline(source: bytes, new: bytes) -> bytes:
+    """libcst drops a final lone CR (old Mac line endings): put back the ending the file had."""
+    if source.endswith(b"\r") and not new.endswith((b"\r", b"\n")):
+        return new + b"\r"
+    return new
 
 
 def _error(result: FileResult, reason: str, line: int | None = None) -> FileResult:

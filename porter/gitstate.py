@@ -1,55 +1,154 @@
-"""Refuse to rewrite files with uncommitted changes, as `cargo fix` does.
+"""The one guard every command that writes user files passes first, as `cargo fix` has.
 
-An in-place rewrite mixed into uncommitted work cannot be reviewed or undone on its own.
+An in-place rewrite mixed into uncommitted work cannot be reviewed or undone on its own, so
+porter writes a file only when version control can give it back:
+
+- the file lies in a git work tree (else refuse, unless `--allow-no-vcs`);
+- git answers for it (git missing, "dubious ownership", a corrupt index: refuse, saying why);
+- it is tracked and has no uncommitted change (else refuse, unless `--allow-dirty`). An
+  untracked file and a `.gitignore`d one named explicitly are both refused: git cannot
+  give either back.
+
+Each file is checked in its own repository, found from its real path: a symbolic link into
+another repository is checked there. Only git is asked; a Mercurial, Subversion or Jujutsu
+checkout counts as version control whose state porter cannot read (`--allow-dirty`).
 """
 
 from __future__ import annotations
 
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+
+_OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
+_CHUNK = 500  # files per git call: far below any command-line limit
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A file porter will not write, and why (one line)."""
+
+    path: Path
+    reason: str
+
+
+def check_writable(paths: list[Path], *, allow_dirty: bool = False, allow_no_vcs: bool = False) -> list[Refusal]:
+    """Why each of `paths` may not be written (an empty list: all may)."""
+    if allow_dirty and allow_no_vcs:
+        return []
+    refused: list[Refusal] = []
+    by_repo: dict[Path, list[tuple[Path, Path]]] = {}
+    tops: dict[Path, Path | str] = {}
+    for given in paths:
+        real = given.resolve()
+        folder = real.parent
+        marker = _vcs_marker(folder)
+        if marker is None:
+            if not allow_no_vcs:
+                refused.append(Refusal(given, "not under version control: porter cannot give it back if the port is wrong (pass --allow-no-vcs to write anyway)"))
+            continue
+        if allow_dirty:
+            continue
+        if marker.name in _OTHER_VCS:
+            refused.append(Refusal(given, f"in a {_OTHER_VCS[marker.name]} checkout, whose changes porter cannot check (commit, then pass --allow-dirty)"))
+            continue
+        if folder not in tops:
+            tops[folder] = _toplevel(folder)
+        top = tops[folder]
+        if isinstance(top, str):
+            refused.append(Refusal(given, top))
+            continue
+        by_repo.setdefault(top, []).append((given, real))
+    for top, files in by_repo.items():
+        for start in range(0, len(files), _CHUNK):
+            refused.extend(_dirty(top, files[start : start + _CHUNK]))
+    return refused
 
 
 def dirty_files(paths: list[Path]) -> list[Path]:
-    """Those of `paths` that git reports as modified, staged or untracked."""
-    by_repo: dict[Path, list[Path]] = {}
-    for p in paths:
-        top = _toplevel(p.parent if not p.is_dir() else p)
-        if top is not None:
-            by_repo.setdefault(top, []).append(p.resolve())
-    dirty: list[Path] = []
-    for top, files in by_repo.items():
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(top), "status", "--porcelain", "-z", "--untracked-files=all"],
-                capture_output=True,
-                check=True,
-                timeout=60,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            continue
-        changed = set()
-        entries = out.split(b"\0")
-        i = 0
-        while i < len(entries):
-            entry = entries[i]
-            if len(entry) > 3:
-                changed.add((top / entry[3:].decode(errors="surrogateescape")).resolve())
-                if entry[:1] in (b"R", b"C"):
-                    i += 1  # a rename carries its old name next
-            i += 1
-        dirty.extend(f for f in files if f in changed)
-    return dirty
+    """Those of `paths` git reports as modified, staged, untracked or ignored (kept for callers
+    that only want the names; a file git cannot answer for counts as dirty)."""
+    return [r.path for r in check_writable(paths, allow_no_vcs=True)]
 
 
-def _toplevel(path: Path) -> Path | None:
+def _vcs_marker(folder: Path) -> Path | None:
+    """The nearest `.git` (folder or worktree file), `.hg`, `.svn` or `.jj` at or above `folder`."""
+    for here in (folder, *folder.parents):
+        for marker in (".git", *_OTHER_VCS):
+            candidate = here / marker
+            if candidate.exists():
+                return candidate
+    return None
+
+
+def _git(top: Path, *args: str) -> subprocess.CompletedProcess:
+    # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
+    return subprocess.run(
+        ["git", "--literal-pathspecs", "-C", str(top), *args],
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _why(proc: subprocess.CompletedProcess) -> str:
+    lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
+    first = lines[0] if lines else f"exit status {proc.returncode}"
+    return first.removeprefix("fatal: ").removeprefix("error: ")
+
+
+def _toplevel(folder: Path) -> Path | str:
+    """The work tree's top folder, or why git cannot say."""
     try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
-        return None
-    return Path(out.stdout.decode().strip()).resolve()
+        proc = _git(folder, "rev-parse", "--show-toplevel")
+    except FileNotFoundError:
+        return "git is not installed, so porter cannot check for uncommitted changes (pass --allow-dirty to write anyway)"
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"git could not be run ({exc}); porter cannot check for uncommitted changes"
+    if proc.returncode != 0:
+        return f"git cannot tell whether it has uncommitted changes: {_why(proc)}"
+    out = proc.stdout.decode(errors="surrogateescape").strip()
+    if not out:
+        return "not in a git work tree (inside a .git folder or a bare repository)"
+    return Path(out).resolve()
+
+
+def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
+    rel = []
+    for given, real in files:
+        try:
+            rel.append(real.relative_to(top).as_posix())
+        except ValueError:
+            rel.append(str(real))
+    try:
+        tracked = _git(top, "ls-files", "-z", "--", *rel)
+        status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return [Refusal(given, f"git could not be run ({exc})") for given, _ in files]
+    for proc in (tracked, status):
+        if proc.returncode != 0:
+            why = f"git cannot tell whether it has uncommitted changes: {_why(proc)}"
+            return [Refusal(given, why) for given, _ in files]
+    known = {(top / p.decode(errors="surrogateescape")).resolve() for p in tracked.stdout.split(b"\0") if p}
+    changed: dict[Path, str] = {}
+    entries = status.stdout.split(b"\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        if len(entry) > 3:
+            code = entry[:2].decode(errors="replace")
+            changed[(top / entry[3:].decode(errors="surrogateescape")).resolve()] = code
+            if code[0] in "RC":
+                i += 1  # a rename carries its old name next
+        i += 1
+    out = []
+    for given, real in files:
+        code = changed.get(real)
+        if code == "??":
+            out.append(Refusal(given, "untracked: git cannot give it back (add and commit it, or pass --allow-dirty)"))
+        elif code is not None:
+            kind = "staged" if code[1] == " " else "uncommitted"
+            out.append(Refusal(given, f"has {kind} changes (commit or stash them, or pass --allow-dirty)"))
+        elif real not in known:
+            out.append(Refusal(given, "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"))
+    return out

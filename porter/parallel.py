@@ -6,10 +6,17 @@ worker imports the engine itself and sends back plain `FileResult`s (no codemod 
 crosses a process boundary). At most `window` batches are in flight, so memory stays flat
 however large the tree; results come back in submission order.
 
-A worker that dies (a crash in a native parser) breaks only its batch: the pool is remade
-and the batch's files are retried one at a time, so the file that kills a worker ends as an
-error result naming it and every other file is ported. Workers ignore SIGINT: Ctrl-C stops
-the parent, which cancels what is queued.
+Every file is parsed in a worker, never in porter's own process (even with `--jobs 1`): a
+file that crashes libcst's native parser (thousands of chained calls) or stalls it (a huge
+one-line file) costs that file, not the run. A worker that dies breaks only its batch: the
+pool is remade and the batch's files are retried one at a time, so the file that kills a
+worker ends as an error result naming it and every other file is ported. A batch that runs
+past its time limit (`file_timeout` seconds a file) is treated the same way: its workers are
+killed and its files retried alone, each under the limit.
+
+Workers ignore SIGINT and never outlive porter: Ctrl-C or SIGTERM stops the parent, which
+kills them; if the parent dies without cleaning up (SIGKILL), the kernel kills them
+(PR_SET_PDEATHSIG on Linux) or a watcher thread notices the parent is gone.
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
@@ -31,6 +41,9 @@ from porter.settings import Settings
 MIN_PARALLEL_FILES = 8
 BATCH_BYTES = 256 * 1024
 BATCH_FILES = 16
+# seconds one file may take to port before it is reported and left unchanged (0: no limit)
+DEFAULT_FILE_TIMEOUT = 60.0
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -72,8 +85,36 @@ def _port_batch(batch: list[Job]) -> list[FileResult]:
     return out
 
 
-def _init_worker() -> None:
+def _die_with_parent(parent: int) -> None:
+    """Make sure this worker ends when `parent` does, however the parent ends."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError, ImportError):
+        armed = False
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the signal was armed
+
+    if not armed:  # no prctl (macOS, BSD): watch for the parent to go
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="porter-parent-watch", daemon=True).start()
+
+
+def _ready() -> bool:
+    return True
+
+
+def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
     import porter.engine  # noqa: F401 - import once per worker, not per batch
 
 
@@ -101,19 +142,44 @@ def _batches(jobs: Iterable[tuple[object, Job | None]]) -> Iterator[list[tuple[o
 class Pool:
     """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, file_timeout: float | None = None) -> None:
         self.workers = workers
+        self.file_timeout = file_timeout if file_timeout and file_timeout > 0 else None
         self._executor: ProcessPoolExecutor | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=_context(), initializer=_init_worker)
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=_context(), initializer=_init_worker, initargs=(os.getpid(),)
+            )
         return self._executor
 
     def close(self, cancel: bool = False) -> None:
-        if self._executor is not None:
-            self._executor.shutdown(wait=not cancel, cancel_futures=cancel)
-            self._executor = None
+        """Wait for the workers to finish; with `cancel`, kill them now (an interrupt, a
+        crash or a file past its time limit) so that none outlives the run."""
+        executor, self._executor = self._executor, None
+        if executor is None:
+            return
+        if not cancel:
+            executor.shutdown(wait=True)
+            return
+        # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
+        # kill_workers); its process table is the one handle on them
+        workers = list((getattr(executor, "_processes", None) or {}).values())
+        for proc in workers:
+            try:
+                proc.kill()
+            except (OSError, ValueError, AttributeError):
+                pass
+        executor.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            try:
+                proc.join(timeout=5)
+            except (OSError, ValueError, AttributeError, AssertionError):
+                pass
+
+    def _limit(self, files: int) -> float | None:
+        return self.file_timeout * files if self.file_timeout is not None else None
 
     def _submit(self, batch: list[tuple[object, Job | None]]) -> Future | None:
         jobs = [j for _, j in batch if j is not None]
@@ -122,9 +188,10 @@ class Pool:
     def _collect(self, batch, future: Future | None) -> list[tuple[object, FileResult | None]]:
         if future is None:
             return [(tag, None) for tag, _ in batch]
+        files = sum(1 for _, j in batch if j is not None)
         try:
-            results = iter(future.result())
-        except (BrokenProcessPool, CancelledError):
+            results = iter(future.result(timeout=self._limit(files)))
+        except (BrokenProcessPool, CancelledError, FutureTimeout):
             self.close(cancel=True)
             results = iter([self._isolated(j) for _, j in batch if j is not None])
         out = []
@@ -138,15 +205,24 @@ class Pool:
         return out
 
     def _isolated(self, job: Job) -> FileResult:
-        """Retry one file alone in a fresh pool: a crash now is this file's."""
+        """Retry one file alone in a fresh pool: a crash now is this file's, and so is the time
+        (the worker is started first: its start-up does not count against the file)."""
         try:
-            result = self._pool().submit(_port_batch, [job]).result()[0]
-        except BrokenProcessPool:
+            self._pool().submit(_ready).result()
+            result = self._pool().submit(_port_batch, [job]).result(timeout=self._limit(1))[0]
+        except (BrokenProcessPool, CancelledError):
             self.close(cancel=True)
             return FileResult(
                 path=job.name,
                 status=FileStatus.ERROR,
                 reason="porter's parser crashed on this file (a worker process died); left unchanged",
+            )
+        except FutureTimeout:
+            self.close(cancel=True)
+            return FileResult(
+                path=job.name,
+                status=FileStatus.ERROR,
+                reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); left unchanged",
             )
         return result
 

@@ -20,19 +20,27 @@ from porter.cache import Cache
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
 from porter.index import ProjectIndex
-from porter.parallel import MIN_PARALLEL_FILES, Job, Pool, default_jobs, port_one
+from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.prefilter import admits
 from porter.settings import Settings
+from porter.textsafe import name as utf8_name
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
-def display_path(path: Path) -> str:
+def relative_name(path: Path) -> str:
+    """The path relative to the working folder as the file system spells it (a name that is
+    not UTF-8 keeps its surrogate escapes): what a patch header must name."""
     # the folder is resolved, the name is not: a link is shown under its own name
     try:
         return (path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def display_path(path: Path) -> str:
+    """The name every result and report carries: valid UTF-8 (undecodable bytes as `\\xNN`)."""
+    return utf8_name(relative_name(path))
 
 
 @lru_cache(maxsize=256)
@@ -151,13 +159,15 @@ def iter_results(
     jobs: int | None = None,
     cache: bool | None = None,
     cache_dir: Path | None = None,
+    file_timeout: float | None = None,
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """Every candidate with its result, in discovery order, streamed.
 
     `jobs`: worker processes (default: every core the process may use; `PORTER_JOBS`);
-    1 ports in this process. `cache`: reuse results of unchanged files from
-    `.porter_cache/` (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
-    `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere.
+    even 1 parses in a worker, never in this process. `cache`: reuse verified results of
+    unchanged files (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
+    `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere. `file_timeout`: seconds
+    one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
@@ -194,12 +204,9 @@ def iter_results(
             store.put(key, result)
         return cand, result
 
+    # every parse runs in a worker process (a crash or a stall costs one file, not the run);
+    # one worker is cheapest below a few files, more pay for themselves past that
     items = prepared()
-    if jobs <= 1:
-        for tag, job in items:
-            yield finish(tag, port_one(job) if job is not None else None)
-        return
-    # a pool only pays for itself past a few files to parse: look ahead before starting one
     head: list[tuple[tuple, Job | None]] = []
     parse = 0
     for item in items:
@@ -207,16 +214,14 @@ def iter_results(
         parse += item[1] is not None
         if parse >= MIN_PARALLEL_FILES:
             break
-    if parse < MIN_PARALLEL_FILES:
-        for tag, job in head:
-            yield finish(tag, port_one(job) if job is not None else None)
-        return
+    workers = 1 if parse < MIN_PARALLEL_FILES else min(jobs, os.cpu_count() or jobs)
 
     def chained() -> Iterator[tuple[tuple, Job | None]]:
         yield from head
         yield from items
 
-    for tag, result in Pool(min(jobs, os.cpu_count() or jobs)).map(chained()):
+    limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
+    for tag, result in Pool(workers, file_timeout=limit).map(chained()):
         yield finish(tag, result)
 
 
@@ -258,10 +263,11 @@ def run(
     jobs: int | None = None,
     cache: bool | None = None,
     cache_dir: Path | None = None,
+    file_timeout: float | None = None,
 ) -> tuple[list[FileResult], Summary]:
     summary = Summary()
     results: list[FileResult] = []
-    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir):
+    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
         summary.add(result)
         results.append(result)
         if on_result is not None:

@@ -2,30 +2,58 @@
 
 A file is either its original or its complete rewrite, never half of each: the new bytes go
 to a temporary file in the same folder, are flushed to disk, and replace the original with
-one rename. The original's permission bits are kept.
+one rename. The original's permission bits are kept. Just before the rename the file is
+read again: if it no longer holds the bytes porter ported (someone saved it meanwhile),
+nothing is written.
+
+A temporary file carries the writing process's id in its name; one whose process is gone
+(a run killed with SIGKILL) is stale, and the next run that writes removes it.
+
+A copy into `--out-dir` never leaves that folder: a symbolic link found there is replaced,
+never written through.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
+TMP_SUFFIX = ".porter-tmp"
+_TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")
+# a temporary without a process id (porter 0.x before the safety contract) is stale once this old
+_UNOWNED_AGE_S = 600
+_SKIP_DIRS = {".git", ".hg", ".svn", ".porter_cache", "__pycache__", "node_modules", ".venv"}
 
-def atomic_write(path: Path, data: bytes) -> None:
+
+class ChangedSinceRead(OSError):
+    """The file on disk is no longer the one porter ported."""
+
+
+def _tmp(folder: Path, name: str) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TMP_SUFFIX)
+
+
+def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
+    """Replace `path` with `data`; with `expect`, only while the file still holds `expect`."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write through the link, keep the link
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".porter-tmp")
+    fd, tmp = _tmp(path.parent, path.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if expect is not None and _current(path) != expect:
+            raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -35,12 +63,127 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",)) -> None:
-    """Copy every file of `src` to `dst` (symlinks as links), for `--out-dir`."""
-    shutil.copytree(
-        src,
-        dst,
-        symlinks=True,
-        dirs_exist_ok=True,
-        ignore=shutil.ignore_patterns(*ignore_names),
-    )
+def _current(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process (or a number we cannot test): leave it
+    return True
+
+
+def _older_than(path: Path, seconds: float) -> bool:
+    try:
+        return time.time() - path.lstat().st_mtime > seconds
+    except OSError:
+        return False
+
+
+def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
+    """Remove porter's temporary files whose writing process is gone; return them."""
+    removed: list[Path] = []
+    folders: set[Path] = set()
+    for given in paths:
+        given = Path(given)
+        if given.is_dir():
+            for dirpath, dirnames, _ in os.walk(given):
+                dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
+                folders.add(Path(dirpath))
+        else:
+            folders.add(given.parent)
+    for folder in sorted(folders):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in names:
+            if not (entry.startswith(".") and entry.endswith(TMP_SUFFIX)):
+                continue
+            match = _TMP_NAME.match(entry)
+            if match is not None and _alive(int(match.group(1))):
+                continue
+            if match is None and not _older_than(folder / entry, _UNOWNED_AGE_S):
+                continue
+            try:
+                os.unlink(folder / entry)
+                removed.append(folder / entry)
+            except OSError:
+                pass
+    return removed
+
+
+# -- --out-dir ----------------------------------------------------------------------------
+
+
+class OutsideOutDir(OSError):
+    """A path in the output folder that is not a folder where one is needed."""
+
+
+def _safe_folder(root: Path, folder: Path) -> None:
+    """Make `folder` (inside `root`) a real folder: a symbolic link on the way is replaced."""
+    here = root
+    for part in folder.relative_to(root).parts:
+        here = here / part
+        if here.is_symlink():
+            here.unlink()  # the link lives in the output folder: replace it, never follow it
+        if not here.exists():
+            here.mkdir()
+        elif not here.is_dir():
+            raise OutsideOutDir(0, f"{here} is a file where the copy needs a folder")
+
+
+def write_under(root: Path, dest: Path, data: bytes) -> None:
+    """Write `data` at `dest`, inside `root`, without following any link under `root`."""
+    _safe_folder(root, dest.parent)
+    fd, tmp = _tmp(dest.parent, dest.name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, dest)  # a rename replaces a link at `dest`, it does not follow it
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _link_under(root: Path, dest: Path, target: str) -> None:
+    _safe_folder(root, dest.parent)
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.is_dir():
+        shutil.rmtree(dest)
+    os.symlink(target, dest)
+
+
+def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> None:
+    """Copy every file of `src` to `dst` (symlinks as links), for `--out-dir`; nothing is
+    written outside `root` (default `dst`) whatever links the output folder holds."""
+    root = Path(root or dst)
+    src = Path(src)
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        here = Path(dirpath)
+        out = dst / here.relative_to(src)
+        dirnames[:] = [d for d in dirnames if d not in ignore_names]
+        _safe_folder(root, out)
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                _link_under(root, out / d, os.readlink(here / d))
+        for name in filenames:
+            if name in ignore_names:
+                continue
+            path = here / name
+            if path.is_symlink():
+                _link_under(root, out / name, os.readlink(path))
+            else:
+                write_under(root, out / name, path.read_bytes())
+                shutil.copymode(path, out / name)

@@ -10,6 +10,8 @@ from porter.cli.info import explain, rules, targets
 from porter.cli.kernels import kernels
 from porter.cli.lint import lint
 from porter.cli.rewrite import rewrite
+from porter.interrupt import exit_code
+from porter.interrupt import install as install_sigterm
 
 app = typer.Typer(
     name="porter",
@@ -47,7 +49,8 @@ app.add_typer(trace_app, name="trace")
 
 
 def main() -> None:
+    install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
     try:
         app()
-    except KeyboardInterrupt:
-        raise SystemExit(130)
+    except KeyboardInterrupt as exc:
+        raise SystemExit(exit_code(exc)) from None

@@ -2,20 +2,44 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from porter.ruledata import unknown_codes
 from porter.settings import TARGETS
+from porter.textsafe import plain
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
+UNWRAPPED = 10_000
+
+
+class _Console(Console):
+    """A console that wraps to the terminal, and not at all on a pipe or in a file (unless
+    COLUMNS says otherwise): a CI log must not cut rule names and paths at 80 columns."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)
+        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
+            return size
+        return ConsoleDimensions(UNWRAPPED, size.height)
+
+    @size.setter
+    def size(self, new: tuple[int, int]) -> None:
+        Console.size.fset(self, new)
+
+
+console = _Console(highlight=False)
+err_console = _Console(stderr=True, highlight=False)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def usage_error(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}")
+    """Exit 2 with one line: `message` is printed as text (it may hold user paths)."""
+    err_console.print(f"[bold red]error:[/] {plain(message)}", soft_wrap=True)
     return typer.Exit(EXIT_ERROR)
 
 

@@ -11,6 +11,7 @@ from rich.table import Table
 from porter.cli.common import console, usage_error
 from porter.cli.lint import effective_config
 from porter.config import KEYS
+from porter.textsafe import plain
 
 
 def config(
@@ -48,14 +49,14 @@ def config(
         }
         typer.echo(json.dumps(data, indent=2))
         return
-    console.print(f"Config file: {cfg or 'none found (defaults)'}")
+    console.print(f"Config file: {plain(cfg) if cfg else 'none found (defaults)'}")
     table = Table(show_lines=False)
     table.add_column("key")
     table.add_column("value")
     table.add_column("source")
     for key in KEYS:
         v = eff.values[key]
-        table.add_row(key, _show(key, v.value), v.source)
+        table.add_row(key, plain(_show(key, v.value)), plain(v.source))
     console.print(table)
 
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, split_codes, usage_error
 from porter.config import FAIL_ON, ConfigError, Effective, resolve
@@ -23,6 +22,7 @@ from porter.lint.formats import FORMATS, render
 from porter.lint.statistics import render_statistics
 from porter.report.terminal import print_diff
 from porter.settings import TARGETS
+from porter.textsafe import plain
 
 
 def effective_config(
@@ -78,7 +78,7 @@ def lint(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
-    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
+    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: .porter_cache/ if the project has one, else ~/.cache/porter)."),
     report: Path = typer.Option(None, "--report", help="Also write a migration report (FILE.html, .md or .json) of every finding, before --baseline."),
@@ -87,6 +87,9 @@ def lint(
     ),
     baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --fix: fix files with uncommitted changes (or that git cannot check)."),
+    allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="With --fix: fix files that are not under version control."),
+    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
 ) -> None:
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
@@ -136,14 +139,29 @@ def lint(
             jobs=jobs,
             cache=False if no_cache else None,
             cache_dir=cache_dir,
+            file_timeout=file_timeout if file_timeout is not None else eff.file_timeout,
         )
+    except KeyboardInterrupt as exc:
+        from porter.cli.writes import report_interrupt
+
+        report_interrupt(exc, [], 0)
     except Exception as exc:  # noqa: BLE001 - an internal error must exit 2, never 0 or 1
-        err_console.print(f"[bold red]internal error:[/] {type(exc).__name__}: {exc}")
+        err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
 
     for r in run.errors:
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
-        err_console.print(f"[bold red]error:[/] {escape(where)}: {escape(r.reason or '')} (not checked)", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {plain(where)}: {plain(r.reason or '')} (not checked)", soft_wrap=True)
+
+    if fix and run.pending:
+        from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, write_in_place
+
+        changes = [Change(*p) for p in run.pending]
+        clean_stale(paths, quiet=False)
+        refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+        _, write_failures = write_in_place(changes)
+    else:
+        write_failures = 0
 
     if report is not None:
         from porter.report import ReportModel, write_report
@@ -154,8 +172,11 @@ def lint(
             raise usage_error(f"cannot write --report {report}: {exc}") from None
 
     if write_baseline_to is not None:
-        write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)
-        err_console.print(f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {write_baseline_to}")
+        try:
+            write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)
+        except OSError as exc:
+            raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
+        err_console.print(f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {plain(write_baseline_to)}", soft_wrap=True)
         raise typer.Exit(EXIT_OK)
 
     if known is not None:
@@ -164,7 +185,7 @@ def lint(
     if diff:
         changed = [r for r in run.results if r.status is FileStatus.CHANGED]
         for r in changed:
-            print_diff(console, r)
+            print_diff(console, r)  # the names are display names: see `rewrite --diff` for raw ones
         n = sum(1 for r in changed for f in r.findings if f.applied)
         err_console.print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.")
         raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
@@ -180,7 +201,7 @@ def lint(
         sys.stdout.write(text)
         sys.stdout.flush()
 
-    if any((r.reason or "").startswith("internal error") for r in run.errors):
+    if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):
         raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
     if exit_zero:
         raise typer.Exit(EXIT_OK)

@@ -7,24 +7,26 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_target, console, err_console, split_codes, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, usage_error
 from porter.cli.lint import effective_config
+from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.findings import FileStatus
-from porter.gitstate import dirty_files
 from porter.report import ReportModel, report_format, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
-from porter.runner import display_path, run
-from porter.settings import Settings
-from porter.writer import atomic_write, copy_tree
+from porter.runner import relative_name, run
+from porter.textsafe import plain
+from porter.writer import copy_tree, write_under
 
 
 def rewrite(
     paths: list[Path] = typer.Argument(..., help="Files or folders to port.", show_default=False),
     target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla."),
-    diff: bool = typer.Option(False, "--diff", help="Print a unified diff, write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
-    out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here; the originals stay untouched."),
-    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes in place."),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
+    out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched."),
+    force: bool = typer.Option(False, "--force", help="With --out-dir: write into a folder that is not empty, replacing files of the same names."),
+    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes (or that git cannot check) in place."),
+    allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="Rewrite files in place that are not under version control."),
     select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (comma-separated)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes."),
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
@@ -33,11 +35,15 @@ def rewrite(
     portable: bool = typer.Option(False, "--portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md)."),
     report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and the diff with --diff)."),
-    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core; 1 = in this process)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write .porter_cache/."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here instead of .porter_cache/ at the project root."),
+    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: a folder per project under ~/.cache/porter)."),
+    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
     eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude)
     try:
@@ -45,115 +51,122 @@ def rewrite(
     except ValueError as exc:  # a ConfigError, or a combination Settings refuses
         raise usage_error(str(exc)) from None
     if out_dir is not None:
-        _check_out_dir(paths, out_dir)
+        _check_out_dir(paths, out_dir, force)
     if report is not None:
-        try:
-            report_format(report)
-        except ValueError as exc:
-            raise usage_error(str(exc)) from None
+        _check_report(report)
+    # with --diff, stdout carries the patch and nothing else
+    out = err_console if diff else console
 
-    changed: list[tuple[Path, bytes]] = []
+    changed: list[Change] = []
 
     def collect(cand, result) -> None:
         if result.status is FileStatus.CHANGED:
-            changed.append((cand.path, result.new_source))
+            changed.append(Change(cand.path, result.original_source, result.new_source))
             if diff:  # the diff is the output asked for: --quiet only drops the rest
-                print_diff(console, result)
+                print_diff(console, result, relative_name(cand.path))
         elif result.status is FileStatus.ERROR:
             where = f"{result.path}:{result.error_line}" if result.error_line else result.path
-            err_console.print(f"[yellow]warning:[/] {where}: {result.reason}")
+            err_console.print(f"[yellow]warning:[/] {plain(where)}: {plain(result.reason)}", soft_wrap=True)
         elif cand.problem is not None and not quiet:
-            err_console.print(f"note: {result.path}: {result.reason}")
+            err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
 
-    with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
-        results, summary = run(
-            paths, settings, on_result=progress.wrap(collect), jobs=jobs, cache=not no_cache, cache_dir=cache_dir
-        )
+    timeout = file_timeout if file_timeout is not None else eff.file_timeout
+    try:
+        with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
+            results, summary = run(
+                paths, settings, on_result=progress.wrap(collect), jobs=jobs, cache=not no_cache, cache_dir=cache_dir,
+                file_timeout=timeout,
+            )
+    except KeyboardInterrupt as exc:
+        report_interrupt(exc, [], 0)
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
 
     def finish(wrote: str) -> None:
         if not quiet:
-            print_report(console, model, wrote=wrote)
+            print_report(out, model, wrote=wrote)
         if report is not None:
-            write_report(report, model)
+            try:
+                write_report(report, model)
+            except (OSError, ValueError) as exc:
+                raise usage_error(f"cannot write --report {report}: {exc}") from None
             if not quiet:
-                console.print(f"Report written to {report}", soft_wrap=True)
+                out.print(f"Report written to {plain(report)}", soft_wrap=True)
 
     if diff and out_dir is None:
         finish("would change")
         raise typer.Exit(EXIT_FINDINGS if changed else EXIT_OK)
 
+    failed = 0
     if out_dir is not None:
-        _write_copy(paths, out_dir, changed)
-        wrote = f"ported into {out_dir}"
+        try:
+            _write_copy(paths, out_dir, changed)
+        except KeyboardInterrupt as exc:
+            err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
+            report_interrupt(exc, [], 0)
+        except OSError as exc:
+            raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
+        wrote = f"ported into {plain(out_dir)}"
     else:
-        if not allow_dirty:
-            dirty = dirty_files([p for p, _ in changed])
-            if dirty:
-                err_console.print("[bold red]error:[/] these files have uncommitted changes; commit or stash them, or pass --allow-dirty:")
-                for p in dirty:
-                    err_console.print(f"  {p}")
-                raise typer.Exit(EXIT_ERROR)
-        failed = 0
-        for path, data in changed:
-            problem = _unwritable(path)
-            if problem is None:
-                try:
-                    atomic_write(path, data)
-                except OSError as exc:
-                    problem = f"cannot write: {exc.strerror or exc}"
-            if problem is not None:
-                failed += 1
-                err_console.print(f"[yellow]warning:[/] {display_path(path)}: {problem}; left unchanged")
+        clean_stale(paths, quiet)
+        refuse_unless_allowed(changed, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+        _, failed = write_in_place(changed)
         wrote = "rewritten"
     finish(wrote)
-    raise typer.Exit(EXIT_ERROR if out_dir is None and failed else EXIT_OK)
+    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
 
 
-def _unwritable(path: Path) -> str | None:
-    """Why porter will not replace `path` in place (a read-only file stays as it is), or None."""
+def _check_report(report: Path) -> None:
     try:
-        mode = path.resolve().stat().st_mode
-    except OSError as exc:
-        return f"cannot write: {exc.strerror or exc}"
-    if not mode & 0o222 or not os.access(path, os.W_OK):
-        return "no write permission (read-only file)"
-    return None
+        report_format(report)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+    if report.is_dir():
+        raise usage_error(f"--report {report} is a folder: name a file (FILE.html, FILE.md or FILE.json)")
 
 
-def _check_out_dir(paths: list[Path], out_dir: Path) -> None:
+def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
+    """Usage errors (exit 2) before any work: an out-dir that is a file, that overlaps an
+    input either way (inside it, or holding it), or that is not empty without --force."""
+    if os.path.lexists(out_dir) and not out_dir.is_dir():
+        raise usage_error(f"--out-dir {out_dir} is a file, not a folder")
     out = out_dir.resolve()
     for p in paths:
         src = p.resolve()
         if out == src or src in out.parents:
-            raise usage_error(f"--out-dir {out_dir} lies inside {p}: choose a folder outside the tree")
+            raise usage_error(f"--out-dir {out_dir} lies inside the input {p}: choose a folder outside the inputs")
+        if out in src.parents:
+            raise usage_error(f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; choose a folder outside the inputs")
+    if out_dir.is_dir() and not force and any(os.scandir(out_dir)):
+        raise usage_error(f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it")
 
 
-def _write_copy(paths: list[Path], out_dir: Path, changed: list[tuple[Path, bytes]]) -> None:
+def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None:
     """Every file of each tree into out_dir; several paths keep their layout below their
-    common folder, so two folders both named `src` do not collide."""
+    common folder, so two folders both named `src` do not collide. Nothing is written
+    outside out_dir: links found there are replaced, never followed."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    root = out_dir.resolve()
+    clean_stale([root], quiet=True)
     roots: list[tuple[Path, Path]] = []
     resolved = [p.resolve() for p in paths]
     common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
     for p, real in zip(paths, resolved):
         if len(paths) == 1 and p.is_dir():
-            dest = out_dir
+            dest = root
         else:
-            dest = out_dir / (real.relative_to(common) if real != common else real.name)
+            dest = root / (real.relative_to(common) if real != common else real.name)
         if p.is_dir():
-            copy_tree(p, dest)
+            copy_tree(p, dest, root=root)
         else:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(p.read_bytes())
-        roots.append((p.resolve(), dest))
-    for path, data in changed:
+            write_under(root, dest, p.read_bytes())
+        roots.append((real, dest))
+    for change in changed:
+        path = change.path
         real = path.resolve() if not path.is_symlink() else path.absolute()
         for src, dest in roots:
             if real == src:
-                atomic_write(dest, data)
+                write_under(root, dest, change.new)
                 break
             if src in real.parents:
-                target = dest / real.relative_to(src)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(target, data)
+                write_under(root, dest / real.relative_to(src), change.new)
                 break

@@ -16,7 +16,6 @@ from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions
 from porter.runner import file_settings, iter_results
 from porter.settings import Settings
-from porter.writer import atomic_write
 
 __all__ = ["LintRun", "RuleInfo", "UNUSED_CODE", "lint", "rule_info"]
 
@@ -32,17 +31,20 @@ def lint(
     jobs: int | None = None,
     cache: bool | None = None,
     cache_dir: Path | None = None,
+    file_timeout: float | None = None,
 ) -> LintRun:
-    """Lint `paths`. With `fix`, write the fixes the settings allow and report what is left."""
+    """Lint `paths`. With `fix`, report what is left once the fixes the settings allow are
+    applied; the fixes themselves are in `run.pending` (path, ported bytes, new bytes) for
+    the caller to write through the write guard (`porter.cli.writes`)."""
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
-    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir):
+    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
         run.results.append(result)
         if on_result is not None:
             on_result(cand, result)
         current = result
         here = file_settings(settings, cand.path, result.path)
         if fix and result.status is FileStatus.CHANGED and result.new_source is not None:
-            atomic_write(cand.path, result.new_source)
+            run.pending.append((cand.path, result.original_source, result.new_source))
             run.fixed.extend(f for f in result.findings if f.applied)
             # what is left is what the engine finds in the fixed file (ruff re-lints too)
             current = _port_source(result.new_source, result.path, here)

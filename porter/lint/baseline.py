@@ -40,17 +40,25 @@ def write_baseline(path: Path, target: str, findings: list[Finding], fingerprint
 def read_baseline(path: Path) -> Counter:
     """Fingerprint -> how many findings with it the baseline holds."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except IsADirectoryError:
+        raise BaselineError(f"{path}: cannot read baseline: it is a folder") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: not a porter baseline (not UTF-8 at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}: not a porter baseline (invalid JSON: {exc})") from None
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise BaselineError(f"{path}: not a porter baseline ({type(exc).__name__})") from None
     if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("findings"), list):
         raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
     counts: Counter = Counter()
     for entry in data["findings"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
-            raise BaselineError(f"{path}: baseline entry without a fingerprint: {entry!r}")
+            shown = repr(entry)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise BaselineError(f"{path}: baseline entry without a fingerprint: {shown}")
         counts[entry["fingerprint"]] += 1
     return counts
 

@@ -60,6 +60,7 @@ class LintRun:
     results: list[FileResult]
     findings: list[Finding]  # what is left to report, sorted by path and position
     fixed: list[Finding] = field(default_factory=list)  # applied by --fix
+    pending: list[tuple] = field(default_factory=list)  # --fix: (path, ported bytes, new bytes) to write
     baselined: int = 0  # findings hidden because the baseline already has them
     stale_baseline: int = 0  # baseline entries no longer found (fixed since)
     fix: bool = False

@@ -10,6 +10,8 @@ renderer shows them.
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
@@ -46,11 +48,24 @@ def write_report(path: Path | str, model: ReportModel) -> Path:
     """Render `model` in the format the suffix names and write it (UTF-8); returns the path."""
     path = Path(path)
     text = render(model, report_format(path))
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a folder", str(path))
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
     return path
 
 

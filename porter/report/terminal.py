@@ -10,6 +10,7 @@ from rich.table import Table
 
 from porter.findings import FileResult
 from porter.report.model import FileReport, ReportModel
+from porter.textsafe import git_quoted, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
@@ -18,11 +19,24 @@ def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def unified_diff(result: FileResult) -> str:
+def _lines(text: str) -> list[str]:
+    # split on "\n" only: `str.splitlines` also splits on form feeds and other separators
+    # that `patch` and `git apply` take as part of a line
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def unified_diff(result: FileResult, path: str | None = None) -> str:
+    """A unified diff `git apply` and `patch -p1` accept; `path` is the file's real relative
+    name when the displayed one differs (a name that is not UTF-8)."""
     assert result.original_source is not None and result.new_source is not None
-    before = _text(result.original_source).splitlines(keepends=True)
-    after = _text(result.new_source).splitlines(keepends=True)
-    lines = difflib.unified_diff(before, after, f"a/{result.path.lstrip('/')}", f"b/{result.path.lstrip('/')}")
+    before = _lines(_text(result.original_source))
+    after = _lines(_text(result.new_source))
+    where = (path or result.path).lstrip("/")
+    lines = difflib.unified_diff(before, after, git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
@@ -30,14 +44,22 @@ def _print_diff_text(console: Console, text: str) -> None:
     if not text:
         return
     if console.is_terminal:
-        console.print(Syntax(text, "diff", theme="ansi_dark", background_color="default", word_wrap=False))
-    else:
-        console.out(text, end="", highlight=False)
+        console.print(Syntax(name(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False))
+        return
+    # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
+    # (rich would drop form feeds and carriage returns); a recording console gets text
+    raw = getattr(console.file, "buffer", None)
+    if raw is None or console.record:
+        console.out(name(text), end="", highlight=False)
+        return
+    console.file.flush()
+    raw.write(text.encode("utf-8", "surrogateescape"))
+    raw.flush()
 
 
-def print_diff(console: Console, result: FileResult | FileReport) -> None:
+def print_diff(console: Console, result: FileResult | FileReport, path: str | None = None) -> None:
     """The unified diff of one file (highlighted on a terminal, plain text otherwise)."""
-    text = result.unified_diff() if isinstance(result, FileReport) else unified_diff(result)
+    text = result.unified_diff() if isinstance(result, FileReport) else unified_diff(result, path)
     _print_diff_text(console, text)
 
 
@@ -71,10 +93,10 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         print_diffs(console, model)
     console.print(_file_line(model, wrote=wrote))
     for reason, n in model.skipped.items():
-        console.print(f"  skipped {n}: {reason}")
+        console.print(f"  skipped {n}: {plain(reason)}", soft_wrap=True)
     for err in model.error_files:
         where = f"{err.path}:{err.error_line}" if err.error_line else err.path
-        console.print(f"  [red]failed[/] {where}: {err.reason}")
+        console.print(f"  [red]failed[/] {plain(where)}: {plain(err.reason)}", soft_wrap=True)
     if not model.rules:
         console.print("No CUDA-specific sites found.")
         _print_sections(console, model)
@@ -118,7 +140,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         ordered = sorted(files, key=lambda f: (-f.readiness.left, f.path))
         for f in ordered[:MAX_FILE_ROWS]:
             rd = f.readiness
-            ft.add_row(f.path, str(rd.sites), str(rd.ported), _n(rd.left, "red"), rd.percent())
+            ft.add_row(plain(f.path), str(rd.sites), str(rd.ported), _n(rd.left, "red"), rd.percent())
         if len(ordered) > MAX_FILE_ROWS:
             rest = ordered[MAX_FILE_ROWS:]
             ft.add_row(
@@ -144,13 +166,13 @@ def _print_sections(console: Console, model: ReportModel) -> None:
     for sec in model.sections:
         console.print(f"[bold]{sec.title}[/]")
         if sec.text:
-            console.print(sec.text, highlight=False)
+            console.print(sec.text, highlight=False, markup=False)
         if sec.rows:
             t = Table()
             for c in sec.columns:
-                t.add_column(str(c))
+                t.add_column(plain(c))
             for row in sec.rows:
-                t.add_row(*("" if c is None else str(c) for c in row))
+                t.add_row(*("" if c is None else plain(c) for c in row))
             console.print(t)
 
 

@@ -98,7 +98,7 @@ def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
     write(project, {"left.py": "import torch\ntorch.cuda.set_per_process_memory_fraction(0.5)\ny = torch.ones(1).cuda()\n"})
     before = cli("lint", "-t", "neuron", "--output-format", "json").json()
     manual = [d for d in before if not d["fixable"]]
-    r = cli("lint", "-t", "neuron", "--fix", "--output-format", "concise")
+    r = cli("lint", "-t", "neuron", "--fix", "--allow-no-vcs", "--output-format", "concise")
     assert "fixed" in r.stdout
     assert (project / "train.py").read_text() == 'import torch\n\nx = torch.zeros(3).to("neuron")\ntorch.accelerator.synchronize()\ndev = "neuron"\n'
     assert '.to("neuron")' in (project / "left.py").read_text()
@@ -110,7 +110,7 @@ def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
 
 
 def test_fix_with_only_safe_fixes_exits_0(project):
-    r = cli("lint", "-t", "neuron", "--fix")
+    r = cli("lint", "-t", "neuron", "--fix", "--allow-no-vcs")
     assert r.exit_code == 0, r.stdout
     assert "Found 3 findings (3 fixed, 0 remaining)." in r.stdout
     assert cli("lint", "-t", "neuron").exit_code == 0

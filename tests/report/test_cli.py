@@ -38,7 +38,7 @@ def test_rewrite_diff_writes_report(proj, tmp_path, name):
 
 def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
     out = tmp_path / "r.json"
-    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "-q", "--report", str(out)])
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q", "--report", str(out)])
     assert res.exit_code == 0, res.output
     assert res.output == ""  # quiet: no summary, no progress
     data = json.loads(out.read_text())

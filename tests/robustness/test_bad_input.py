@@ -127,7 +127,7 @@ def test_rewrite_in_place_over_a_tree_of_bad_input(tmp_path):
     root = _tree(tmp_path)
     before = _snapshot(root)
     victim = (tmp_path / "outside" / "victim.py").read_bytes()
-    proc = porter("rewrite", ".", "--target", "xla", "--allow-dirty", cwd=root)
+    proc = porter("rewrite", ".", "--target", "xla", "--allow-dirty", "--allow-no-vcs", cwd=root)
     err = proc.stderr.decode()
     assert proc.returncode == 2, err  # the read-only file could not be written
     after = _snapshot(root)
@@ -149,7 +149,7 @@ def test_rewrite_in_place_over_a_tree_of_bad_input(tmp_path):
     assert "broken.py: broken symbolic link" in err
     assert (root / "link_file.py").is_symlink() and (root / "link_dir").is_symlink()
     # a rerun has nothing left to do and changes nothing
-    again = porter("rewrite", ".", "--target", "xla", "--allow-dirty", cwd=root)
+    again = porter("rewrite", ".", "--target", "xla", "--allow-dirty", "--allow-no-vcs", cwd=root)
     assert _snapshot(root) == after, again.stderr.decode()
 
 

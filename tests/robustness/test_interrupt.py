@@ -54,7 +54,7 @@ def test_kill_while_rewriting(tmp_path):
     root.mkdir()
     expected = _make(root)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PORTER_NO_CACHE": "1"}
-    cmd = [sys.executable, "-m", "porter", "rewrite", str(root), "--target", "xla", "--allow-dirty", "-q"]
+    cmd = [sys.executable, "-m", "porter", "rewrite", str(root), "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q"]
     rng = random.Random(1)
     kills = 0
     for attempt in range(4):

@@ -7,13 +7,15 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from porter.lint.model import LintRun, rule_info
+from porter.textsafe import xml
 
 
 def render(run: LintRun) -> str:
     root = ET.Element("testsuites", name="porter")
     total = failures = 0
     by_file = groupby(run.findings, key=lambda f: f.path)
-    for path, items in by_file:
+    for raw_path, items in by_file:
+        path = xml(raw_path)  # XML 1.0 cannot carry control characters, even escaped
         items = sorted(items, key=lambda f: (f.code, f.start))
         groups = [(code, list(g)) for code, g in groupby(items, key=lambda f: f.code)]
         suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0")
@@ -27,7 +29,7 @@ def render(run: LintRun) -> str:
                 case, "failure", message=f"{n} {code} finding{'s' if n != 1 else ''}: {info.summary}", type=code
             )
             failure.text = "\n".join(
-                f"{path}:{f.start.line}:{f.start.column + 1}: {f.code} {f.message}" for f in sites
+                f"{path}:{f.start.line}:{f.start.column + 1}: {f.code} {xml(f.message)}" for f in sites
             )
         total += len(groups)
         failures += len(groups)

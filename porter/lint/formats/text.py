@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from porter.findings import Applicability, Finding
 from porter.lint.model import LintRun
+from porter.textsafe import printable
 
 
 def _mark(f: Finding) -> str:
@@ -12,7 +13,8 @@ def _mark(f: Finding) -> str:
 
 def _head(f: Finding) -> str:
     # columns are shown 1-based, as editors and ruff show them
-    return f"{f.path}:{f.start.line}:{f.start.column + 1}: {f.code} {_mark(f)}{f.message}"
+    # a name or message is shown, never obeyed: control characters come out escaped
+    return f"{printable(f.path)}:{f.start.line}:{f.start.column + 1}: {f.code} {_mark(f)}{printable(f.message)}"
 
 
 def render_concise(run: LintRun) -> str:

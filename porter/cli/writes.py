@@ -1,0 +1,103 @@
+"""Writing ported files in place, for every command that does (`rewrite`, `lint --fix`).
+
+One path for all of them: stale temporaries from a killed run are removed, the write guard
+(`porter.gitstate`) is asked first, each file is replaced only while it still holds the bytes
+that were ported, and an interrupt says exactly which files were written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import typer
+
+from porter.cli.common import EXIT_ERROR, err_console
+from porter.gitstate import check_writable
+from porter.interrupt import deferred, exit_code, signal_name
+from porter.runner import display_path
+from porter.textsafe import plain
+from porter.writer import atomic_write, remove_stale_temporaries
+
+
+@dataclass
+class Change:
+    """One file to write: where, the bytes that were ported, and the new bytes."""
+
+    path: Path
+    original: bytes
+    new: bytes
+
+
+def clean_stale(paths: list[Path], quiet: bool) -> None:
+    removed = remove_stale_temporaries(paths)
+    if removed and not quiet:
+        n = len(removed)
+        err_console.print(f"note: removed {n} temporary file{'s' if n != 1 else ''} left by an interrupted porter run", soft_wrap=True)
+
+
+def refuse_unless_allowed(changes: list[Change], *, allow_dirty: bool, allow_no_vcs: bool) -> None:
+    """Exit 2, naming each file and why, when the guard refuses any of them (nothing is written)."""
+    refused = check_writable([c.path for c in changes], allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+    if not refused:
+        return
+    err_console.print(
+        f"[bold red]error:[/] porter would rewrite {len(refused)} file{'s' if len(refused) != 1 else ''} "
+        "that version control could not give back; nothing was written:",
+        soft_wrap=True,
+    )
+    for r in refused:
+        err_console.print(f"  {plain(display_path(r.path))}: {plain(r.reason)}", soft_wrap=True)
+    raise typer.Exit(EXIT_ERROR)
+
+
+def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
+    """Write each change; (the ones written, how many failed). A failure is reported and the
+    rest go on; an interrupt lists what was written and exits 130 (SIGINT) or 143 (SIGTERM)."""
+    written: list[Change] = []
+    failed = 0
+    try:
+        for change in changes:
+            problem = unwritable(change.path)
+            if problem is None:
+                try:
+                    with deferred():  # the file is written and counted, or neither
+                        atomic_write(change.path, change.new, expect=change.original)
+                        written.append(change)
+                except OSError as exc:
+                    problem = exc.strerror or str(exc)
+                    problem = problem if problem.startswith("changed on disk") else f"cannot write: {problem}"
+            if problem is not None:
+                failed += 1
+                err_console.print(f"[yellow]warning:[/] {plain(display_path(change.path))}: {plain(problem)}; left unchanged", soft_wrap=True)
+    except KeyboardInterrupt as exc:
+        report_interrupt(exc, [c.path for c in written], len(changes))
+    return written, failed
+
+
+def report_interrupt(exc: BaseException, written: list[Path], total: int) -> None:
+    """Say what an interrupted run left behind, then exit 128 + the signal."""
+    how = signal_name(exc)
+    if not written:
+        err_console.print(f"porter: interrupted ({how}); no file was written.", soft_wrap=True)
+    else:
+        err_console.print(
+            f"porter: interrupted ({how}) after writing {len(written)} of {total} files: the tree is partly ported. "
+            "Each file is whole (its original or its full port); run the same command again to finish. Written:",
+            soft_wrap=True,
+        )
+        for path in written:
+            err_console.print(f"  {plain(display_path(path))}", soft_wrap=True)
+    raise typer.Exit(exit_code(exc))
+
+
+def unwritable(path: Path) -> str | None:
+    """Why porter will not replace `path` in place (a read-only file stays as it is), or None."""
+    try:
+        mode = path.resolve().stat().st_mode
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    if not mode & 0o222 or not os.access(path, os.W_OK):
+        return "no write permission (read-only file)"
+    return None

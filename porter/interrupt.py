@@ -1,0 +1,54 @@
+"""SIGINT and SIGTERM end a run the same way: workers killed, temporaries removed, and the
+user told what was written.
+
+SIGTERM (what `timeout`, CI runners and `docker stop` send) is turned into `Terminated`, a
+KeyboardInterrupt, so one path of cleanup serves both signals. While one file is written the
+two signals wait (`deferred`): a file is counted as written exactly when it was.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived."""
+
+
+def _on_sigterm(signum, frame) -> None:
+    raise Terminated()
+
+
+def install() -> None:
+    """Make SIGTERM raise `Terminated` in the main thread (once, from the entry point)."""
+    try:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except (ValueError, OSError):  # not the main thread, or no such signal here
+        pass
+
+
+def exit_code(exc: BaseException) -> int:
+    """128 + the signal number, as a shell reports a process a signal ended."""
+    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+
+
+def signal_name(exc: BaseException) -> str:
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends (where the platform can)."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    except (AttributeError, ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

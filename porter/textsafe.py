@@ -1,0 +1,66 @@
+"""User-controlled text (paths, messages, file contents) made safe for each place it is shown.
+
+A file name or an exception message is data, never markup or terminal control: `x[/z].py`
+must not be read as rich markup, and an escape sequence in a name must not move the cursor
+or spoof a hyperlink. A name that is not UTF-8 is shown with `\\xNN` escapes, as git does,
+so every output format can carry it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+# C0 and C1 control characters, DEL, and the Unicode line/paragraph separators
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# what XML 1.0 cannot hold at all, not even as a character reference
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def name(text: str) -> str:
+    """A file system name as valid UTF-8: undecodable bytes (surrogate escapes) become `\\xNN`."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _escaped(match: re.Match) -> str:
+    c = ord(match.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def printable(text: object) -> str:
+    """`text` with every control character (newline included) shown as an escape."""
+    return _CONTROL.sub(_escaped, name(str(text)))
+
+
+def plain(text: object) -> str:
+    """`text` for a rich console: control characters escaped, markup brackets escaped."""
+    return escape(printable(text))
+
+
+def xml(text: str) -> str:
+    """`text` with the characters XML 1.0 forbids shown as escapes (tab and newline kept)."""
+    return _NOT_XML.sub(_escaped, text)
+
+
+def git_quoted(path: str) -> str:
+    """A path for a diff header, quoted as git quotes one (`"a/x\\033y.py"`, bytes past ASCII
+    in octal) when it holds a control character, a quote, a backslash or bytes that are not
+    UTF-8; `git apply` and `patch` read the quoted form."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if name(path) == path and not any(b < 0x20 or b == 0x7F or b in (0x22, 0x5C) for b in raw):
+        return path
+    special = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+    out = []
+    for b in raw:
+        if b in special:
+            out.append(special[b])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'

@@ -1,0 +1,77 @@
+"""Contract 6: bad settings, baselines, patterns and paths end in exit 2 with one line that
+names the file and the reason, and leave nothing behind."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from tests.safety.conftest import CUDA, porter
+
+
+def _one_line_error(out, *words: str) -> str:
+    err = out.stderr.decode(errors="replace")
+    assert out.returncode == 2, (out.returncode, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["lint", "rewrite"])
+@pytest.mark.parametrize("name", ["pyproject.toml", "porter.toml"])
+def test_config_that_is_not_utf8(tmp_path, name, command):
+    (tmp_path / name).write_bytes(b'[tool.porter]\ntarget = "xla"\n# caf\xe9\n' if name == "pyproject.toml" else b'target = "xla"\n# caf\xe9\n')
+    (tmp_path / "m.py").write_bytes(CUDA)
+    args = ["--diff"] if command == "rewrite" else []
+    _one_line_error(porter(command, ".", "--target", "xla", *args, cwd=tmp_path), name, "UTF-8")
+
+
+def test_baseline_that_is_not_utf8(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "base.json").write_bytes(b'{"version": 1, "findings": ["caf\xe9"]}')
+    _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json", "UTF-8")
+
+
+def test_baseline_entry_holding_markup(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "base.json").write_text('{"version": 1, "findings": [{"path": "[/]"}]}')
+    line = _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json")
+    assert "[/]" in line
+
+
+def test_baseline_nested_too_deep(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "base.json").write_text("[" * 100_000)
+    _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json")
+
+
+@pytest.mark.parametrize("pattern", ["[z-a].py", "\\"])
+def test_invalid_exclude_pattern_on_the_command_line(tmp_path, pattern):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    for command in (["rewrite", "--diff"], ["lint"]):
+        out = porter(command[0], ".", "--target", "xla", *command[1:], "--exclude", pattern, cwd=tmp_path)
+        _one_line_error(out, "--exclude", "invalid pattern")
+
+
+def test_invalid_exclude_pattern_in_the_config(tmp_path):
+    (tmp_path / "porter.toml").write_text('target = "xla"\nexclude = ["gen/[z-a].py"]\n')
+    (tmp_path / "m.py").write_bytes(CUDA)
+    _one_line_error(porter("rewrite", ".", "--diff", cwd=tmp_path), "porter.toml", "invalid pattern")
+
+
+def test_missing_input_path_is_exit_2(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    _one_line_error(porter("rewrite", "nope.py", "--target", "xla", "--diff", cwd=tmp_path), "nope.py")
+    _one_line_error(porter("rewrite", "m.py", "nope", "--target", "xla", "--allow-no-vcs", cwd=tmp_path), "nope")
+    assert (tmp_path / "m.py").read_bytes() == CUDA  # nothing written when one path is missing
+
+
+def test_report_naming_a_folder(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "r.html").mkdir()
+    _one_line_error(porter("rewrite", ".", "--target", "xla", "--diff", "--report", "r.html", cwd=tmp_path), "r.html", "folder")
+    out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
+    _one_line_error(out, "r.html")
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]

@@ -1,0 +1,46 @@
+"""Contract 7: a file that crashes or stalls the parser costs that file, not the run, and a
+per-file time limit bounds it; CR-only line endings keep the final line ending."""
+
+from __future__ import annotations
+
+import time
+
+from porter.engine import port_source
+from porter.settings import Settings
+from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+
+# libcst needs minutes for this (and crashes in-process on a longer one)
+STALL = b"import torch\nx = torch.zeros(1)" + b".cuda()" * 2000 + b"\n"
+
+
+def test_file_that_stalls_the_parser_is_reported_and_the_run_goes_on(tmp_path):
+    repo = committed_repo(tmp_path / "repo", {"chain.py": STALL, "good.py": CUDA})
+    start = time.monotonic()
+    # one file to lint alone and --jobs 1: the case that ran in porter's own process
+    out = porter("rewrite", ".", "--target", "xla", "--jobs", "1", "--file-timeout", "3", cwd=repo)
+    took = time.monotonic() - start
+    err = out.stderr.decode()
+    assert out.returncode == 0, err
+    assert "chain.py" in err and "longer than 3 s" in err
+    assert (repo / "good.py").read_bytes() == PORTED
+    assert (repo / "chain.py").read_bytes() == STALL
+    assert took < 60
+
+
+def test_single_file_lint_is_bounded_by_the_config_limit(tmp_path):
+    (tmp_path / "porter.toml").write_text('target = "xla"\nfile-timeout = 2\n')
+    (tmp_path / "chain.py").write_bytes(STALL)
+    start = time.monotonic()
+    out = porter("lint", "chain.py", "--output-format", "concise", cwd=tmp_path)
+    assert time.monotonic() - start < 60
+    err = out.stderr.decode()
+    assert out.returncode == 1, err
+    assert "chain.py" in err and "longer than 2 s" in err and "Traceback" not in err
+
+
+def test_cr_only_line_endings_keep_the_final_line_ending():
+    src = b"import torch\rx = torch.zeros(3).cuda()\r"
+    result = port_source(src, "m.py", Settings(target="xla"))
+    assert result.new_source is not None
+    assert result.new_source.endswith(b"device())\r")
+    assert b"\n" not in result.new_source

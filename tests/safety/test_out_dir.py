@@ -1,0 +1,82 @@
+"""Contract 3: `--out-dir` never writes outside itself, refuses a folder that is not empty
+unless told (`--force`), and an overlap with the inputs is a usage error (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.safety.conftest import CUDA, PORTED, porter
+
+
+def _src(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "m.py").write_bytes(CUDA)
+    (src / "pkg").mkdir()
+    (src / "pkg" / "n.py").write_bytes(CUDA)
+    return src
+
+
+def _usage_error(out, *words: str) -> None:
+    err = out.stderr.decode()
+    assert out.returncode == 2, (out.returncode, err)
+    assert "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+
+
+def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path):
+    src = _src(tmp_path)
+    victim_dir = tmp_path / "elsewhere"
+    victim_dir.mkdir()
+    (victim_dir / "m.py").write_bytes(b"# not porter's to touch\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "m.py").symlink_to(victim_dir / "m.py")  # a file link
+    (out / "pkg").symlink_to(victim_dir)  # a folder link
+    res = porter("rewrite", "src", "--target", "xla", "--out-dir", "out", "--force", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (victim_dir / "m.py").read_bytes() == b"# not porter's to touch\n"
+    assert sorted(p.name for p in victim_dir.iterdir()) == ["m.py"]
+    assert not (out / "m.py").is_symlink() and (out / "m.py").read_bytes() == PORTED
+    assert not (out / "pkg").is_symlink() and (out / "pkg" / "n.py").read_bytes() == PORTED
+    assert (src / "m.py").read_bytes() == CUDA
+
+
+def test_non_empty_output_folder_is_refused_unless_forced(tmp_path):
+    _src(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    res = porter("rewrite", "src", "--target", "xla", "--out-dir", "out", cwd=tmp_path)
+    _usage_error(res, "not empty", "--force")
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    res = porter("rewrite", "src", "--target", "xla", "--out-dir", "out", "--force", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert (out / "m.py").read_bytes() == PORTED and (out / "notes.txt").read_text() == "mine\n"
+
+
+def test_out_dir_dot_with_a_file_argument_is_an_overlap(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    res = porter("rewrite", "m.py", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    _usage_error(res, "--out-dir")
+    assert (tmp_path / "m.py").read_bytes() == CUDA
+
+
+def test_out_dir_holding_two_inputs_is_an_overlap(tmp_path):
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / f"{d}.py").write_bytes(CUDA)
+    res = porter("rewrite", "a", "b", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    _usage_error(res, "--out-dir")
+    assert (tmp_path / "a" / "a.py").read_bytes() == CUDA and (tmp_path / "b" / "b.py").read_bytes() == CUDA
+
+
+def test_out_dir_naming_an_existing_file_is_a_usage_error(tmp_path):
+    _src(tmp_path)
+    (tmp_path / "out").write_text("a file\n")
+    res = porter("rewrite", "src", "--target", "xla", "--out-dir", "out", cwd=tmp_path)
+    _usage_error(res, "out", "not a folder")
+    assert len([ln for ln in res.stderr.decode().splitlines() if ln.strip()]) == 1
+    assert (tmp_path / "out").read_text() == "a file\n"
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]

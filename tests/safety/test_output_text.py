@@ -1,0 +1,122 @@
+"""Contract 5: user-controlled text is printed as text, never as markup or terminal
+control, and escaped for each output format; a name that is not UTF-8 is a file like any
+other."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+
+FORMATS = ("full", "concise", "json", "junit", "sarif", "github", "gitlab")
+ESC = "\x1b"
+SPOOF = "\x1b]8;;https:evil.example\x1b\\ok\x1b]8;;\x1b\\"  # no "/": it is one file name
+
+
+def test_markup_in_a_path_is_printed_as_text(tmp_path):
+    repo = committed_repo(tmp_path / "repo", {"x[/z].py": CUDA, "x[/y].py": b"import torch\ndef f(:\n  torch.cuda()\n", "[bold]a.py": CUDA})
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    err = out.stderr.decode()
+    assert out.returncode == 0, err
+    assert "MarkupError" not in err and "Traceback" not in err, err
+    assert "warning: x[/y].py:" in err and "syntax error" in err
+    text = out.stdout.decode()
+    assert "x[/z].py" in text and "[bold]a.py" in text  # the summary survived, names intact
+    assert (repo / "x[" / "z].py").read_bytes() == PORTED
+
+
+def test_markup_in_a_baseline_path_is_printed_as_text(tmp_path):
+    (tmp_path / "[red]" ).mkdir()
+    base = tmp_path / "[red]" / "base[/].json"
+    (tmp_path / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--write-baseline", str(base), cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 0 and "Traceback" not in err, err
+    assert "base[/].json" in err
+
+
+def test_escape_sequences_in_a_name_cannot_reach_the_terminal(tmp_path):
+    bad = f"{SPOOF}.py"
+    (tmp_path / bad).write_bytes(b"import torch\ndef f(:\n  torch.cuda()\n")
+    (tmp_path / "ok.py").write_bytes(CUDA)
+    for args in (["lint", ".", "--output-format", "concise"], ["lint", "."], ["rewrite", ".", "--allow-no-vcs"]):
+        out = porter(*args, "--target", "xla", cwd=tmp_path)
+        both = out.stdout.decode(errors="replace") + out.stderr.decode(errors="replace")
+        assert "Traceback" not in both, both
+        assert ESC not in both, repr(both)
+        assert "\\x1b]8;;https:evil.example" in both  # shown, escaped
+
+
+def _non_utf8(tmp_path: Path) -> Path:
+    name = os.fsdecode(b"caf\xe9.py")
+    (tmp_path / name).write_bytes(CUDA)
+    return tmp_path / name
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_non_utf8_name_is_linted_in_every_format(tmp_path, fmt):
+    _non_utf8(tmp_path)
+    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path)
+    err = out.stderr.decode(errors="replace")
+    assert out.returncode == 1, err
+    assert "Traceback" not in err
+    text = out.stdout.decode("utf-8")  # always valid UTF-8
+    if fmt == "sarif":
+        assert '"uri": "caf%E9.py"' in text  # a URI names the bytes
+        return
+    assert "caf\\xe9.py" in text or "caf\\\\xe9.py" in text  # JSON doubles the backslash
+    if fmt in ("json", "sarif", "gitlab"):
+        json.loads(text)
+    if fmt == "junit":
+        ET.fromstring(text)
+
+
+@pytest.mark.parametrize("suffix", ["html", "md", "json"])
+def test_non_utf8_name_in_every_report(tmp_path, suffix):
+    path = _non_utf8(tmp_path)
+    committed = committed_repo(tmp_path, {})
+    out = porter("rewrite", ".", "--target", "xla", "--allow-dirty", "--report", f"r.{suffix}", cwd=committed)
+    err = out.stderr.decode(errors="replace")
+    assert out.returncode == 0 and "Traceback" not in err, err
+    report = (tmp_path / f"r.{suffix}").read_text(encoding="utf-8")
+    assert "caf\\xe9.py" in (json.dumps(json.loads(report)["files"]) if suffix == "json" else report).replace("\\\\", "\\")
+    assert path.read_bytes() == PORTED
+    lint = porter("lint", ".", "--target", "xla", "--report", f"l.{suffix}", cwd=tmp_path)
+    assert lint.returncode in (0, 1) and "Traceback" not in lint.stderr.decode(errors="replace")
+
+
+def test_junit_is_well_formed_with_control_characters_in_a_name(tmp_path):
+    (tmp_path / "a\x01b\x7f.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    root = ET.fromstring(out.stdout)
+    assert root.find("testsuite").get("name") == "a\\x01b\x7f.py"
+
+
+def test_sarif_uris_are_percent_encoded(tmp_path):
+    (tmp_path / "a b#c%d?.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "sarif", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    [loc] = [r["locations"][0] for r in data["runs"][0]["results"]]
+    assert loc["physicalLocation"]["artifactLocation"]["uri"] == "a%20b%23c%25d%3F.py"
+
+
+def test_diff_headers_quote_names_with_newlines_and_escapes(tmp_path):
+    for name in ("new\nline.py", "esc\x1b[31m.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    committed_repo(tmp_path, {})
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    patch = out.stdout
+    assert b"\x1b" not in patch
+    assert b'--- "a/new\\nline.py"' in patch and b'+++ "b/esc\\033[31m.py"' in patch
+    (tmp_path / "p.diff").write_bytes(patch)
+    check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
+    assert check.returncode == 0, check.stderr

@@ -1,0 +1,150 @@
+"""Contract 4: SIGINT and SIGTERM end the workers, remove temporaries and say what was
+written; the next run removes what a killed run left; no worker outlives porter."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
+
+# a chain of 300 `.cuda()` calls takes libcst several seconds: a run that is surely busy
+SLOW = b"import torch\nx = torch.zeros(1)" + b".cuda()" * 300 + b"\n"
+
+
+def _children(pid: int) -> set[int]:
+    """Every process whose parent is `pid`."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces: the fields after the last ')' are fixed
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[1]) == pid:
+            out.add(int(entry))
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    left = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            left.add(pid)
+    return left
+
+
+def _busy_run(tmp_path: Path) -> tuple[subprocess.Popen, set[int]]:
+    """A lint of 8 slow files on 2 workers, started, with its workers seen alive."""
+    for i in range(8):
+        (tmp_path / f"slow{i}.py").write_bytes(SLOW)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--jobs", "2", "--no-cache"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline and len(workers) < 2:
+        workers |= _children(proc.pid)
+        time.sleep(0.2)
+    assert workers, "the run never started a worker"
+    time.sleep(1.0)  # let them get into a file
+    return proc, workers
+
+
+def _gone_within(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and _alive(pids):
+        time.sleep(0.1)
+    left = _alive(pids)
+    for pid in left:  # never leave a stray process behind the test
+        os.kill(pid, signal.SIGKILL)
+    return left
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_to_porter_ends_its_workers_and_says_so(tmp_path, sig):
+    proc, workers = _busy_run(tmp_path)
+    proc.send_signal(sig)  # to porter alone, as `timeout` and `docker stop` do
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert not _gone_within(workers, 5), "workers outlived porter"
+    assert proc.returncode == 128 + sig, (proc.returncode, err)
+    assert f"interrupted ({sig.name})" in err.decode()
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    proc, workers = _busy_run(tmp_path)
+    proc.kill()  # SIGKILL: porter cleans up nothing
+    proc.communicate(timeout=30)
+    assert not _gone_within(workers, 5), "workers outlived a killed porter"
+
+
+def test_interrupt_while_writing_lists_the_files_written(tmp_path, monkeypatch):
+    from porter.cli import app
+
+    names = [f"f{i}.py" for i in range(4)]
+    repo = committed_repo(tmp_path / "repo", {n: CUDA for n in names})
+    calls = []
+
+    for module in ("porter.cli.writes", "porter.cli.rewrite"):
+        mod = sys.modules.get(module)
+        if mod is None or not hasattr(mod, "atomic_write"):
+            continue
+        real = mod.atomic_write
+
+        def interrupted(path, data, *args, _real=real, **kwargs):
+            calls.append(path)
+            if len(calls) == 3:
+                raise KeyboardInterrupt
+            return _real(path, data, *args, **kwargs)
+
+        monkeypatch.setattr(mod, "atomic_write", interrupted)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "-q", "--jobs", "1"])
+    assert result.exit_code == 130, result.output
+    written = [n for n in names if (repo / n).read_bytes() == PORTED]
+    assert len(written) == 2
+    assert "partly ported" in result.output
+    for n in written:
+        assert n in result.output
+    for n in set(names) - set(written):
+        assert f"  {n}" not in result.output
+
+
+def test_next_run_removes_temporaries_a_killed_run_left(tmp_path):
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "pkg/n.py": CUDA})
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [repo / f".m.py.{dead.pid}.k3j4h5.porter-tmp", repo / "pkg" / ".n.py.a8d7f6g5.porter-tmp"]
+    for p in stale:
+        p.write_bytes(b"half a file")
+    old = time.time() - 3600
+    os.utime(stale[1], (old, old))  # a temporary without a process id: stale once old
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert not any(p.exists() for p in stale)
+    assert b"temporary file" in out.stderr
+    assert (repo / "m.py").read_bytes() == PORTED

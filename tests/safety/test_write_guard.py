@@ -1,0 +1,131 @@
+"""Contract 2: one guard for every command that writes user files (as `cargo fix`):
+refuse outside version control, refuse when git cannot answer, check each file in its own
+repository, never overwrite bytes porter did not port, treat an ignored file as untracked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+
+
+def _refused(out: subprocess.CompletedProcess, *words: str) -> str:
+    err = out.stderr.decode()
+    assert out.returncode == 2, (out.returncode, err)
+    assert "Traceback" not in err, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+def test_outside_version_control_is_refused_unless_allowed(tmp_path, cuda_file):
+    out = porter("rewrite", ".", "--target", "xla", cwd=tmp_path)
+    _refused(out, "m.py", "not under version control", "--allow-no-vcs")
+    assert cuda_file.read_bytes() == CUDA
+    out = porter("rewrite", ".", "--target", "xla", "--allow-no-vcs", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert cuda_file.read_bytes() == PORTED
+
+
+def _dirty_repo(tmp_path: Path) -> Path:
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    (repo / "m.py").write_bytes(CUDA + b"y = 1  # uncommitted work\n")
+    return repo
+
+
+def test_git_missing_is_refused_saying_why(tmp_path):
+    repo = _dirty_repo(tmp_path)
+    before = (repo / "m.py").read_bytes()
+    # a PATH with python but without git
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").symlink_to(sys.executable)
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo, env={"PATH": str(bindir)})
+    _refused(out, "git is not installed")
+    assert (repo / "m.py").read_bytes() == before
+
+
+def test_corrupt_index_is_refused_saying_why(tmp_path):
+    repo = _dirty_repo(tmp_path)
+    before = (repo / "m.py").read_bytes()
+    (repo / ".git" / "index").write_bytes(b"DIRC garbage, not an index")
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    _refused(out, "git cannot tell", "index")
+    assert (repo / "m.py").read_bytes() == before
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another user")
+def test_dubious_ownership_is_refused_saying_why(tmp_path):
+    repo = _dirty_repo(tmp_path)
+    before = (repo / "m.py").read_bytes()
+    for p in [repo, *repo.rglob("*")]:
+        os.lchown(p, 65534, 65534)
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo, env={"HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"})
+    _refused(out, "dubious ownership")
+    assert (repo / "m.py").read_bytes() == before
+
+
+def test_symlink_into_another_repository_is_checked_there(tmp_path):
+    other = _dirty_repo(tmp_path)  # m.py there has uncommitted work
+    before = (other / "m.py").read_bytes()
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "link.py").symlink_to(other / "m.py")
+    committed_repo(here, {"README": b"x\n"})  # link.py is tracked and clean here
+    out = porter("rewrite", "link.py", "--target", "xla", cwd=here)
+    _refused(out, "link.py", "uncommitted")
+    assert (other / "m.py").read_bytes() == before
+
+
+def test_lint_fix_passes_the_same_guard(tmp_path):
+    repo = _dirty_repo(tmp_path)
+    before = (repo / "m.py").read_bytes()
+    out = porter("lint", ".", "--target", "xla", "--fix", cwd=repo)
+    _refused(out, "m.py", "uncommitted", "--allow-dirty")
+    assert (repo / "m.py").read_bytes() == before
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--fix", cwd=plain)
+    _refused(out, "not under version control")
+    assert (plain / "m.py").read_bytes() == CUDA
+
+
+def test_gitignored_file_named_explicitly_is_refused_like_an_untracked_one(tmp_path):
+    repo = committed_repo(tmp_path / "repo", {".gitignore": b"gen.py\n", "keep.py": b"x = 1\n"})
+    (repo / "gen.py").write_bytes(CUDA)
+    out = porter("rewrite", "gen.py", "--target", "xla", cwd=repo)
+    _refused(out, "gen.py", "ignored by git")
+    assert (repo / "gen.py").read_bytes() == CUDA
+    out = porter("rewrite", "gen.py", "--target", "xla", "--allow-dirty", cwd=repo)
+    assert out.returncode == 0 and (repo / "gen.py").read_bytes() == PORTED
+
+
+def test_file_edited_while_porter_analysed_it_is_not_overwritten(tmp_path, monkeypatch):
+    """The user saves the file after porter read it and before porter writes it."""
+    from porter.cli import app
+
+    rewrite_cli = sys.modules["porter.cli.rewrite"]  # `porter.cli.rewrite` is also the command
+
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "n.py": CUDA})
+    real_run = rewrite_cli.run
+    edited = CUDA + b"print('saved by the user meanwhile')\n"
+
+    def run_then_edit(*args, **kwargs):
+        out = real_run(*args, **kwargs)
+        (repo / "m.py").write_bytes(edited)
+        return out
+
+    monkeypatch.setattr(rewrite_cli, "run", run_then_edit)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    result = CliRunner().invoke(app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "-q"])
+    assert (repo / "m.py").read_bytes() == edited
+    assert (repo / "n.py").read_bytes() == PORTED  # the rest goes on
+    assert result.exit_code == 2, result.output
