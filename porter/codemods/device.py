@@ -150,7 +150,8 @@ class DeviceFamily(Family):
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
         if id(original) in self._prefixes and string_value(original) == "cuda:":
-            return self._prefix(original, updated)
+            # --portable: a test for a CUDA device stays one, as comparisons do
+            return updated if self.ctx.portable else self._prefix(original, updated)
         is_dev, index = cuda_device_index(string_value(original))
         if not is_dev:
             return updated
