@@ -22,10 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
+MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
 STALE = "stale"  # a move of a module whose parameters something took before the move
-KEPT = frozenset({INDEX, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
+KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
@@ -69,13 +70,15 @@ def join(values: list[Value], step: str) -> Value:
         return values[0]
     if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
         return next(v for v in values if v.kind == DEVICE)
-    mixed = next(v for v in values if v.kind != values[0].kind)
-    return Value(UNKNOWN, (f"{step} holds both {_describe(values[0])} and {_describe(mixed)}",))
+    first = next((v for v in values if v.kind == INDEX), values[0])
+    mixed = next(v for v in values if v.kind != first.kind)
+    kind = MAYBE if INDEX in kinds or MAYBE in kinds else UNKNOWN
+    return Value(kind, (f"{step} holds both {_describe(first)} and {_describe(mixed)}",))
 
 
 def _describe(v: Value) -> str:
     origin = v.chain[-1] if v.chain else ""
-    return {INDEX: "an integer", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
+    return {INDEX: "an integer", MAYBE: "an integer on some paths", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
         f" ({origin})" if origin else ""
     )
 
@@ -207,8 +210,12 @@ class _Collector(ast.NodeVisitor):
             if owner is not None:
                 self.info.classes[owner].setdefault(target.attr, []).append((value, self.scope))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind(elt, "unpacked")
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            for i, elt in enumerate(target.elts):
+                if isinstance(value, str) or starred:
+                    self._bind(elt, "unpacked")
+                else:  # `rank, local_rank, world = setup(args)`: element i of the value
+                    self._bind(elt, ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i)), value))
 
     def _tie(self, target: ast.Attribute, value: ast.expr) -> None:
         """`self.a.weight = self.b.weight`: two modules share one Parameter."""
@@ -458,10 +465,33 @@ class ProjectIndex:
             return Value(OTHER, (f"`{_src(expr)}`, {where}",))
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth, where)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+            return self._element(expr, expr.slice.value, scope, depth, where)
         name = dotted(expr)
         if name is None:
             return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
         return self.name_value(name, scope, depth)
+
+    def _element(self, expr: ast.Subscript, i: int, scope: Scope, depth: int, where: str) -> Value | None:
+        """Element `i` of a tuple literal, or of the tuples a project function returns."""
+        seq = expr.value
+        if isinstance(seq, (ast.Tuple, ast.List)):
+            return self.value(seq.elts[i], scope, depth + 1) if -len(seq.elts) <= i < len(seq.elts) else None
+        target = self._function(seq.func, scope) if isinstance(seq, ast.Call) else None
+        if target is None:
+            return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
+        fn, _ = target
+        parts = []
+        for r in fn.returns:
+            if isinstance(r, (ast.Tuple, ast.List)) and -len(r.elts) <= i < len(r.elts):
+                v = self.value(r.elts[i], fn, depth + 1)
+                if v is not None:
+                    parts.append(v.via(f"`return {_src(r)}`"))
+            else:
+                parts.append(Value(UNKNOWN, (f"`return {_src(r)}`, {fn.module.path}:{r.lineno}",)))
+        if not parts:
+            return Value(UNKNOWN, (f"`{_src(expr)}` (returns nothing porter can see), {where}",))
+        return join(parts, f"`{fn.qual}()`").via(f"`{_src(seq)}` returns")
 
     def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
         name = dotted(call.func) or ""

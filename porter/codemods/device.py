@@ -15,7 +15,7 @@ import libcst as cst
 from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
 from porter.findings import Applicability
-from porter.index import CONFIG, CPU, INDEX, RANK_NAMES, UNKNOWN, chain_text
+from porter.index import CONFIG, CPU, INDEX, MAYBE, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -416,7 +416,7 @@ class DeviceFamily(Family):
         name = self.ctx.code(value)
         if kind == INDEX:
             return self.ctx.device(value), f": {chain_text(name, chain)}"
-        if kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES:
+        if kind == MAYBE or (kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES):
             self.ctx.report(
                 "DEV008",
                 call,
