@@ -1,8 +1,9 @@
 """The project index: where device values come from, across the project's own modules.
 
 Real code hides a CUDA device behind names: `device = 0` → `main(device)` →
-`Trainer(..., gpu_id)` → `self.gpu_id = gpu_id` → `model.to(self.gpu_id)`. One light `ast`
-pass over the files that mention devices (ast parses ~10x faster than libcst) follows such
+`Trainer(..., gpu_id)` → `self.gpu_id = gpu_id` → `model.to(self.gpu_id)`. The index reads
+`ast` (~10x faster than libcst), and only on demand: the files with a device site, the
+modules they import, the files that name a function being followed. It follows such
 values through assignments, parameters and call arguments, `self` attributes, returns,
 argparse options and imports between the project's modules, then answers, per file, what
 each name at a device site holds: an integer index (a CUDA device: the site is ported), a
