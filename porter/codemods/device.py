@@ -42,6 +42,10 @@ def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
     return (True, m.group(1)) if m else (False, None)
 
 
+# a class's own `is_cuda` (a property or method over its own device field): not a tensor's
+_DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(", re.MULTILINE)
+
+
 def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
     """A literal CUDA device: `"cuda[:N]"` or `torch.device("cuda"[, N])`."""
     if cuda_device_index(string_value(node))[0]:
@@ -251,6 +255,14 @@ class DeviceFamily(Family):
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
+        if _DEFINES_IS_CUDA.search(self.ctx.source):
+            self.ctx.report(
+                "DEV004",
+                original,
+                "this file defines its own `is_cuda`, so porter cannot tell this attribute from a tensor's",
+                advice="If it is a tensor's, use `(x.device.type == DEVICE)` with the target's device type; a class's own `is_cuda` is ported where it is defined.",
+            )
+            return updated
         t = self.ctx.target
         if t.tensor_is_attr:
             new: cst.BaseExpression = updated.with_changes(attr=cst.Name(t.tensor_is_attr))
