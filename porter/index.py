@@ -1,8 +1,9 @@
 """The project index: where device values come from, across the project's own modules.
 
 Real code hides a CUDA device behind names: `device = 0` → `main(device)` →
-`Trainer(..., gpu_id)` → `self.gpu_id = gpu_id` → `model.to(self.gpu_id)`. One light `ast`
-pass over the files that mention devices (ast parses ~10x faster than libcst) follows such
+`Trainer(..., gpu_id)` → `self.gpu_id = gpu_id` → `model.to(self.gpu_id)`. The index reads
+`ast` (~10x faster than libcst), and only on demand: the files with a device site, the
+modules they import, the files that name a function being followed. It follows such
 values through assignments, parameters and call arguments, `self` attributes, returns,
 argparse options and imports between the project's modules, then answers, per file, what
 each name at a device site holds: an integer index (a CUDA device: the site is ported), a
@@ -22,10 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
+MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
 STALE = "stale"  # a move of a module whose parameters something took before the move
-KEPT = frozenset({INDEX, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
+KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
@@ -38,6 +40,9 @@ RANK_NAMES = frozenset(
 _INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
 _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
+_IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# a file needs answers only if it has a device site or a module move
+_SITES = re.compile(rb"\.to\(|\.cuda\(|device\s*=|map_location|set_device\(|device_ids")
 _PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
 _RETURNS_SELF = frozenset({"to", "cuda", "train", "eval", "float", "half", "bfloat16", "requires_grad_", "apply"})
@@ -69,13 +74,15 @@ def join(values: list[Value], step: str) -> Value:
         return values[0]
     if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
         return next(v for v in values if v.kind == DEVICE)
-    mixed = next(v for v in values if v.kind != values[0].kind)
-    return Value(UNKNOWN, (f"{step} holds both {_describe(values[0])} and {_describe(mixed)}",))
+    first = next((v for v in values if v.kind == INDEX), values[0])
+    mixed = next(v for v in values if v.kind != first.kind)
+    kind = MAYBE if INDEX in kinds or MAYBE in kinds else UNKNOWN
+    return Value(kind, (f"{step} holds both {_describe(first)} and {_describe(mixed)}",))
 
 
 def _describe(v: Value) -> str:
     origin = v.chain[-1] if v.chain else ""
-    return {INDEX: "an integer", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
+    return {INDEX: "an integer", MAYBE: "an integer on some paths", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
         f" ({origin})" if origin else ""
     )
 
@@ -207,8 +214,12 @@ class _Collector(ast.NodeVisitor):
             if owner is not None:
                 self.info.classes[owner].setdefault(target.attr, []).append((value, self.scope))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind(elt, "unpacked")
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            for i, elt in enumerate(target.elts):
+                if isinstance(value, str) or starred:
+                    self._bind(elt, "unpacked")
+                else:  # `rank, local_rank, world = setup(args)`: element i of the value
+                    self._bind(elt, ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i)), value))
 
     def _tie(self, target: ast.Attribute, value: ast.expr) -> None:
         """`self.a.weight = self.b.weight`: two modules share one Parameter."""
@@ -298,10 +309,13 @@ class ProjectIndex:
     """Device values of a whole project; `facts(path)` gives one file's answers."""
 
     def __init__(self) -> None:
-        self.modules: dict[str, ModuleInfo] = {}  # path -> info
-        self._by_name: dict[str, list[ModuleInfo]] = {}
-        self._callers: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] | None = None
-        self._argparse: dict[str, list[tuple[ast.Call, Scope]]] = {}
+        self._sources: dict[str, bytes] = {}  # path -> bytes of every file that may carry a device
+        self._paths: dict[str, list[str]] = {}  # module name -> paths
+        self._parsed: dict[str, ModuleInfo | None] = {}  # parsed on demand
+        self._callers: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
+        self._argparse: dict[str, list[tuple[ast.Call, Scope]]] | None = None
+        self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
+        self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         self._memo: dict[tuple, Value | None] = {}
 
     # -- building ------------------------------------------------------------------------
@@ -318,34 +332,55 @@ class ProjectIndex:
         return _FLOW_TOKENS.search(source) is not None
 
     def add(self, path: str, source: bytes) -> None:
+        """Register a file; it is parsed only when a question needs it (a device site in
+        it, a module it imports, a call of a function being followed)."""
         if not self.wants(source):
             return
+        self._sources[path] = source
+        self._paths.setdefault(module_name(path), []).append(path)
+
+    def module(self, path: str) -> ModuleInfo | None:
+        if path in self._parsed:
+            return self._parsed[path]
+        self._parsed[path] = None
+        source = self._sources.get(path)
+        if source is None:
+            return None
         try:
             tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return  # the engine reports it when it parses the file itself
-        info = ModuleInfo(module_name(path), path)
-        try:
+            info = ModuleInfo(module_name(path), path)
             _Collector(info, tree).visit(tree)
-        except RecursionError:
-            return
-        self.modules[path] = info
-        self._by_name.setdefault(info.name, []).append(info)
-        self._callers = None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None  # the engine reports it when it parses the file itself
+        self._parsed[path] = info
+        return info
+
+    def _mentioning(self, word: str) -> list[ModuleInfo]:
+        """The parsed modules whose source has the identifier `word`."""
+        if self._words is None:
+            self._words = {}
+            for path, source in self._sources.items():
+                for w in set(_IDENTIFIER.findall(source)):
+                    self._words.setdefault(w, []).append(path)
+        found = []
+        for path in self._words.get(word.encode(), ()):
+            info = self.module(path)
+            if info is not None:
+                found.append(info)
+        return found
 
     # -- resolution ----------------------------------------------------------------------
 
     def _module(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
-        exact = self._by_name.get(name)
+        exact = self._paths.get(name)
         if exact:
-            return exact[0]
+            return self.module(exact[0])
         suffix = "." + name
-        found = [m for n, ms in self._by_name.items() if n.endswith(suffix) for m in ms]
-        if len(found) == 1:
-            return found[0]
-        folder = near.path.rpartition("/")[0]
-        same = [m for m in found if m.path.rpartition("/")[0] == folder]
-        return same[0] if len(same) == 1 else None
+        found = [p for n, ps in self._paths.items() if n.endswith(suffix) for p in ps]
+        if len(found) != 1:
+            folder = near.path.rpartition("/")[0]
+            found = [p for p in found if p.rpartition("/")[0] == folder]
+        return self.module(found[0]) if len(found) == 1 else None
 
     def _function(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
         """The project function a call runs, and how many leading parameters it binds
@@ -390,43 +425,71 @@ class ProjectIndex:
                 return self._local(imported[1], other)
         return None
 
-    def callers(self) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
-        """(path, function qual) -> [(call, calling scope, first argument's parameter)]."""
-        if self._callers is not None:
-            return self._callers
-        out: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
-        argparse: dict[str, list[tuple[ast.Call, Scope]]] = {}
-        relayed: list[tuple[ast.Call, Scope, int]] = []  # spawn of a parameter
-        for mod in self.modules.values():
-            for scope in mod.scopes.values():
-                for call in scope.calls:
-                    func = call.func
-                    if isinstance(func, ast.Attribute) and func.attr == "add_argument":
-                        for dest in _argparse_dests(call):
-                            argparse.setdefault(dest, []).append((call, scope))
-                        continue
-                    target = self._function(func, scope)
-                    if target is not None:
-                        fn, skip = target
-                        out.setdefault((fn.module.path, fn.qual), []).append((call, scope, skip))
-                    name = dotted(func) or ""
-                    if name.rpartition(".")[2] in _SPAWN and call.args:
-                        spawned = self._function(call.args[0], scope)
-                        if spawned is not None:
-                            fn, _ = spawned
-                            out.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
-                        elif isinstance(call.args[0], ast.Name) and call.args[0].id in scope.params:
-                            relayed.append((call, scope, scope.params.index(call.args[0].id)))
-        # `def run(fn, n): mp.spawn(fn, ...)` with `run(demo, 2)`: demo is what is spawned
-        for call, scope, i in relayed:
-            for outer, caller, skip in out.get((scope.module.path, scope.qual), []):
-                arg = _argument(outer, i - skip, scope.params[i]) if skip >= 0 and i >= skip else None
-                spawned = self._function(arg, caller) if arg is not None else None
-                if spawned is not None:
-                    fn, _ = spawned
-                    out.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
-        self._callers, self._argparse = out, argparse
+    def callers(self, fn: Scope) -> list[tuple[ast.Call, Scope, int]]:
+        """[(call, calling scope, parameters bound implicitly)] for the calls of `fn` in the
+        project (-1: `mp.spawn(fn, args=...)`, which passes the process index first). Only
+        the files that name `fn` are parsed, each file's calls resolved once."""
+        key = (fn.module.path, fn.qual)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = out = []
+        if not fn.qual:
+            return out
+        word = fn.cls.rpartition(".")[2] if fn.qual.endswith(".__init__") and fn.cls else fn.qual.rpartition(".")[2]
+        for mod in self._mentioning(word):
+            out.extend(self._calls_in(mod).get(key, ()))
         return out
+
+    def _calls_in(self, mod: ModuleInfo) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
+        """Every call in `mod` resolved to the project function it runs (once per module)."""
+        found = self._resolved.get(mod.path)
+        if found is not None:
+            return found
+        self._resolved[mod.path] = found = {}
+        for scope in mod.scopes.values():
+            for call in scope.calls:
+                target = self._function(call.func, scope)
+                if target is not None:
+                    g, skip = target
+                    found.setdefault((g.module.path, g.qual), []).append((call, scope, skip))
+                    for fn, spawn in self._relayed_spawns(call, scope, target):
+                        found.setdefault((fn.module.path, fn.qual), []).append((spawn, g, -1))
+                if (dotted(call.func) or "").rpartition(".")[2] in _SPAWN and call.args:
+                    spawned = self._function(call.args[0], scope)
+                    if spawned is not None:
+                        fn = spawned[0]
+                        found.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
+        return found
+
+    def _relayed_spawns(self, call: ast.Call, scope: Scope, target: tuple[Scope, int]):
+        """`run_demo(fn, 2)` where `def run_demo(demo_fn, n): mp.spawn(demo_fn, ...)`."""
+        g, skip = target
+        for j, arg in enumerate(call.args):
+            if not isinstance(arg, (ast.Name, ast.Attribute)) or j + skip >= len(g.params):
+                continue
+            param = g.params[j + skip]
+            for inner in g.calls:
+                if (
+                    (dotted(inner.func) or "").rpartition(".")[2] in _SPAWN
+                    and inner.args
+                    and isinstance(inner.args[0], ast.Name)
+                    and inner.args[0].id == param
+                ):
+                    passed = self._function(arg, scope)
+                    if passed is not None:
+                        yield passed[0], inner
+
+    def argparse_options(self) -> dict[str, list[tuple[ast.Call, Scope]]]:
+        """argparse destination -> its `add_argument` calls, from the files that have any."""
+        if self._argparse is None:
+            self._argparse = {}
+            for mod in self._mentioning("add_argument"):
+                for scope in mod.scopes.values():
+                    for call in scope.calls:
+                        if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+                            for dest in _argparse_dests(call):
+                                self._argparse.setdefault(dest, []).append((call, scope))
+        return self._argparse
 
     # -- evaluation ----------------------------------------------------------------------
 
@@ -458,10 +521,33 @@ class ProjectIndex:
             return Value(OTHER, (f"`{_src(expr)}`, {where}",))
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth, where)
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+            return self._element(expr, expr.slice.value, scope, depth, where)
         name = dotted(expr)
         if name is None:
             return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
         return self.name_value(name, scope, depth)
+
+    def _element(self, expr: ast.Subscript, i: int, scope: Scope, depth: int, where: str) -> Value | None:
+        """Element `i` of a tuple literal, or of the tuples a project function returns."""
+        seq = expr.value
+        if isinstance(seq, (ast.Tuple, ast.List)):
+            return self.value(seq.elts[i], scope, depth + 1) if -len(seq.elts) <= i < len(seq.elts) else None
+        target = self._function(seq.func, scope) if isinstance(seq, ast.Call) else None
+        if target is None:
+            return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
+        fn, _ = target
+        parts = []
+        for r in fn.returns:
+            if isinstance(r, (ast.Tuple, ast.List)) and -len(r.elts) <= i < len(r.elts):
+                v = self.value(r.elts[i], fn, depth + 1)
+                if v is not None:
+                    parts.append(v.via(f"`return {_src(r)}`"))
+            else:
+                parts.append(Value(UNKNOWN, (f"`return {_src(r)}`, {fn.module.path}:{r.lineno}",)))
+        if not parts:
+            return Value(UNKNOWN, (f"`{_src(expr)}` (returns nothing porter can see), {where}",))
+        return join(parts, f"`{fn.qual}()`").via(f"`{_src(seq)}` returns")
 
     def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
         name = dotted(call.func) or ""
@@ -531,7 +617,7 @@ class ProjectIndex:
 
     def _param(self, fn: Scope, name: str, depth: int) -> Value | None:
         i = fn.params.index(name)
-        calls = self.callers().get((fn.module.path, fn.qual), [])
+        calls = self.callers(fn)
         parts: list[Value] = []
         for call, caller, skip in calls:
             if skip == -1:  # mp.spawn(fn, args=(...)): the process index, then args
@@ -576,8 +662,7 @@ class ProjectIndex:
 
     def _option(self, name: str, attr: str, scope: Scope, depth: int) -> Value:
         """`args.gpu`, `cfg.device`: an argparse option porter can see, else unknown."""
-        self.callers()
-        defs = self._argparse.get(attr, [])
+        defs = self.argparse_options().get(attr, [])
         parts: list[Value] = []
         for call, where in defs:
             kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
@@ -642,7 +727,7 @@ class ProjectIndex:
                     break
         if found is None and name in scope.params:
             i = scope.params.index(name)
-            for call, caller, skip in self.callers().get((scope.module.path, scope.qual), []):
+            for call, caller, skip in self.callers(scope):
                 arg = _argument(call, i - skip, name) if skip >= 0 and i >= skip else None
                 found = self.instance_of(arg, caller, depth + 1) if arg is not None else None
                 if found is not None:
@@ -673,7 +758,10 @@ class ProjectIndex:
 
     def facts(self, path: str) -> tuple:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
-        info = self.modules.get(path)
+        source = self._sources.get(path)
+        if source is None or _SITES.search(source) is None:
+            return ()  # no device site and no move: nothing to answer, nothing to parse
+        info = self.module(path)
         if info is None:
             return ()
         try:

@@ -69,3 +69,27 @@ def test_project_ports_exactly(project: Path, target: str, tmp_path: Path):
     for path in out.rglob("*.py"):
         assert port_source(path.read_bytes(), path.name, Settings(target=target)).new_source is None, f"{path.name}: not idempotent"
         assert not conformance(path.read_bytes(), target), f"{path.name}: fails porter's own target-API lint"
+
+
+def test_a_class_with_its_own_is_cuda_keeps_its_call_sites():
+    """nano-gpt 0.1.0's trainer: `WorkerState.is_cuda` is a property over its device string;
+    rewriting `worker_state.is_cuda` to `worker_state.device.type == ...` broke the port
+    ('str' has no attribute 'type'). The property's body is ported where it is defined."""
+    source = (
+        b"class WorkerState:\n"
+        b"    def __init__(self, device):\n"
+        b"        self.device = device\n\n"
+        b"    @property\n"
+        b"    def is_cuda(self):\n"
+        b'        return "cuda" in self.device\n\n\n'
+        b"def step(worker_state, x):\n"
+        b"    if worker_state.is_cuda:\n"
+        b"        return x\n"
+    )
+    for target in TARGETS:
+        result = port_source(source, "trainer.py", Settings(target=target))
+        out = (result.new_source or source).decode()
+        assert "if worker_state.is_cuda:" in out, target
+        assert '"cuda" in self.device' not in out, target  # the definition itself is ported
+        kept = [f for f in result.findings if f.code == "DEV004"]
+        assert kept and not any(f.applied for f in kept), target

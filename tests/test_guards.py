@@ -262,3 +262,23 @@ e = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
     assert [f.code for f in findings].count("GUARD002") == 3
     again, _ = port(new, target)
     assert again == new
+
+
+def test_caller_device_name_reported_only_in_a_cuda_request_check():
+    new, findings = _port('''
+import torch
+
+
+def define_device(device_name):
+    if device_name == "cuda" and not torch.cuda.is_available():
+        return "cpu"
+    return device_name
+
+
+def step(x, device_type):
+    if device_type == "cuda":
+        x = x * 2
+    return x
+''', "neuron")
+    fw = [f for f in findings if f.code == "FW003"]
+    assert len(fw) == 1 and "`device_name`" in fw[0].message and fw[0].start.line == 5

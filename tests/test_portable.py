@@ -176,3 +176,13 @@ def test_portable_infer_bench_runs_on_cpu(tmp_path):
     _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)
     data = json.loads((tmp_path / "b.json").read_text())
     assert data["device"] == "cpu" and len(data["latency_ms"]) == 2
+
+
+def test_cuda_prefix_test_stays_in_portable_mode():
+    new, _ = portable("""
+        import torch
+        def select(device):
+            if device.startswith("cuda:"):
+                torch.cuda.set_device(device)
+    """)
+    assert 'device.startswith("cuda:")' in new and "torch.accelerator.set_device_index(device)" in new

@@ -120,14 +120,18 @@ def test_sync_right_after_the_optimizer_step():
     assert "XLA001" in {f.code for f in findings}
 
 
-def test_backward_only_loop_syncs_after_backward():
+def test_backward_only_loop_syncs_after_the_hand_written_update():
     new, _ = port(src("""
-        def probe(model, batches):
-            for x in batches:
-                model(x).sum().backward()
-                print(x)
+        def train(batches, w, b, lr):
+            for n, x in enumerate(batches):
+                loss(x, w, b).backward()
+                sgd([w, b], lr)
+                if n % 200 == 0:
+                    print(n)
+                if n > 1000:
+                    break
     """), "xla")
-    assert "backward()\n        torch_xla.sync()\n        print(x)" in new
+    assert "print(n)\n        torch_xla.sync()\n        if n > 1000:" in new
 
 
 def test_cuda_synchronize_in_the_step_is_the_sync():

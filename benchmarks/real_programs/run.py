@@ -57,6 +57,12 @@ def native_ok(result: dict, target: str) -> bool:
     return bool(p and p["ok"] and p["parses"] and p["idempotent"] and not p.get("unknown_api"))
 
 
+def _measured(results: list[dict]) -> str:
+    """When the newest result in the table was measured."""
+    stamps = sorted(r["measured_at"] for r in results if r.get("measured_at"))
+    return stamps[-1] if stamps else "at an unrecorded time"
+
+
 def _api_checked(results: list[dict]) -> bool:
     return any(p.get("unknown_api") is not None for r in results for p in r["ports"].values())
 
@@ -86,13 +92,17 @@ def table(results: list[dict], seconds: float) -> str:
         "",
         f"**Run rate: {rate}** run on XLA with zero hand edits and equal losses.",
         "",
-        f"Measured {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')} on {platform.machine()}, "
+        "The finding columns count porter's sites by rule code over the whole ported folder (for a",
+        "library, the library; for an example, its folder), as `porter rewrite --report` gives them;",
+        "the codes are explained in [rules.md](rules.md).",
+        "",
+        f"Measured {_measured(results)} on {platform.machine()}, "
         f"Python {platform.python_version()}; the programs took {seconds:.0f} s in all (port, original and port runs).",
         "Target-API check of the ports: " + ("ran (porter.apidata)." if _api_checked(results)
                                             else "not run: this porter has no recorded target APIs."),
         "",
         "| program | package | runs with zero edits (xla) | losses equal | max rel. diff | "
-        "porter rewrote | porter left for a person | neuron / tpu: parse, idempotent |",
+        "porter rewrote (xla) | porter left for a person (xla) | neuron / tpu: parse, idempotent |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -124,7 +134,9 @@ def table(results: list[dict], seconds: float) -> str:
                 why = "the losses do not change from step to step"
             lines.append(f"- **{r['program']['name']}**: {why}")
         lines.append("")
-        lines.append("Details, with porter's output hunks: `/work/notes/realprog-failures.md` in the session notes.")
+    diagnoses = HERE / "diagnoses.md"
+    if diagnoses.exists():
+        lines += ["", diagnoses.read_text().strip()]
     lines += [
         "",
         "## Reproduce",
@@ -150,7 +162,14 @@ def main() -> int:
     parser.add_argument("--update", action="store_true",
                         help="with --only: replace those programs in WORK/results.json and "
                              "rewrite the table from all results there")
+    parser.add_argument("--render", action="store_true",
+                        help="only rewrite the table from WORK/results.json (no runs)")
     args = parser.parse_args()
+    if args.render:
+        results = json.loads((args.work / "results.json").read_text())
+        DOC.write_text(table(results, sum(r.get("seconds", 0.0) for r in results)))
+        print(f"table: {DOC}")
+        return 0 if all(passed(r) for r in results) else 1
     programs = [p for p in load_manifest() if not args.only or p.name in args.only]
     work = args.work or Path(tempfile.mkdtemp(prefix="porter-realprog-"))
     results = []
@@ -159,6 +178,7 @@ def main() -> int:
         t1 = time.perf_counter()
         result = judge(program, work / program.name)
         result["seconds"] = round(time.perf_counter() - t1, 1)
+        result["measured_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         results.append(result)
         run = result["xla_run"] or {}
         print(f"{program.name}: {'PASS' if passed(result) else 'FAIL'} "

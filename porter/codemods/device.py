@@ -15,7 +15,7 @@ import libcst as cst
 from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
 from porter.findings import Applicability
-from porter.index import CONFIG, CPU, INDEX, RANK_NAMES, UNKNOWN, chain_text
+from porter.index import CONFIG, CPU, INDEX, MAYBE, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -40,6 +40,10 @@ def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
         return False, None
     m = CUDA_DEVICE.match(value)
     return (True, m.group(1)) if m else (False, None)
+
+
+# a class's own `is_cuda` (a property or method over its own device field): not a tensor's
+_DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(", re.MULTILINE)
 
 
 def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
@@ -150,7 +154,8 @@ class DeviceFamily(Family):
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
         if id(original) in self._prefixes and string_value(original) == "cuda:":
-            return self._prefix(original, updated)
+            # --portable: a test for a CUDA device stays one, as comparisons do
+            return updated if self.ctx.portable else self._prefix(original, updated)
         is_dev, index = cuda_device_index(string_value(original))
         if not is_dev:
             return updated
@@ -250,6 +255,14 @@ class DeviceFamily(Family):
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
+        if _DEFINES_IS_CUDA.search(self.ctx.source):
+            self.ctx.report(
+                "DEV004",
+                original,
+                "this file defines its own `is_cuda`, so porter cannot tell this attribute from a tensor's",
+                advice="If it is a tensor's, use `(x.device.type == DEVICE)` with the target's device type; a class's own `is_cuda` is ported where it is defined.",
+            )
+            return updated
         t = self.ctx.target
         if t.tensor_is_attr:
             new: cst.BaseExpression = updated.with_changes(attr=cst.Name(t.tensor_is_attr))
@@ -415,7 +428,7 @@ class DeviceFamily(Family):
         name = self.ctx.code(value)
         if kind == INDEX:
             return self.ctx.device(value), f": {chain_text(name, chain)}"
-        if kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES:
+        if kind == MAYBE or (kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES):
             self.ctx.report(
                 "DEV008",
                 call,

@@ -30,8 +30,49 @@ def framework_rows() -> tuple[dict, ...]:
 
 
 class FrameworksFamily(Family):
-    codes = ("FW001", "FW002")
-    tokens = (b"lightning", b"ignite")
+    codes = ("FW001", "FW002", "FW003")
+    tokens = (b"lightning", b"ignite", b'"cuda', b"'cuda")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._requests: set[int] = set()  # comparisons next to a torch.cuda.is_available() test
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`device_name == "cuda" and not torch.cuda.is_available()`: a request for CUDA being
+        validated, where the caller's name for the device matters."""
+        operands = [node.left, node.right]
+        asks = [
+            o
+            for o in operands
+            for inner in [o.expression if isinstance(o, cst.UnaryOperation) else o]
+            if isinstance(inner, cst.Call) and self.ctx.qualname(inner.func) == "torch.cuda.is_available"
+        ]
+        if asks:
+            self._requests.update(id(o) for o in operands if o not in asks)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`device_name == "cuda"` on a parameter, in a CUDA request check: the caller's
+        vocabulary (FW003)."""
+        if id(node) not in self._requests:
+            return
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if not any((string_value(x) or "").split(":")[0] == "cuda" for x in sides):
+            return
+        names = [x.value for x in sides if isinstance(x, cst.Name)]
+        function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
+        if not names or function is None:
+            return
+        params = function.params
+        every = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+        name = next((n for n in names if n in every), None)
+        if name is None:
+            return
+        self.ctx.report(
+            "FW003",
+            node,
+            f"`{name}` is a parameter of `{function.name.value}()` compared with a CUDA device name: "
+            f"callers in this project are ported, callers outside it that pass \"cuda\" still ask for CUDA",
+        )
 
     def visit_Module(self, node: cst.Module) -> None:
         target = self.ctx.target.name

@@ -349,11 +349,19 @@ class GuardsFamily(Family):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.facts = cuda_only_facts(ctx)
+        self._facts: CudaOnly | None = None
+        self._queries = not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
         self._counted: set[int] = set()
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
+
+    @property
+    def facts(self) -> CudaOnly:
+        """Computed on the first check that needs it: most files with a token have none."""
+        if self._facts is None:
+            self._facts = cuda_only_facts(self.ctx)
+        return self._facts
 
     def _keep(self, report_at: cst.CSTNode, kept: list[cst.CSTNode], why: str) -> None:
         if self.ctx.report(
@@ -365,7 +373,7 @@ class GuardsFamily(Family):
             self.ctx.keep_cuda.update(id(n) for n in kept)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value != "is_cuda" or not self.facts.active or self.ctx.qualname(node) is not None:
+        if node.attr.value != "is_cuda" or self.ctx.qualname(node) is not None or not self.facts.active:
             return
         if id(node) in self.ctx.keep_cuda:
             return
@@ -375,11 +383,9 @@ class GuardsFamily(Family):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`x.device.type == "cuda"`, `str(x.device).startswith(...)` is left to the device family."""
-        if not self.facts.active:
-            return
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         strings = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
-        if not strings:
+        if not strings or not self.facts.active:
             return
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)
         if why:
@@ -389,13 +395,12 @@ class GuardsFamily(Family):
         """`torch.cuda.is_available() and <CUDA-only check>` (or its `not ... or` mirror)."""
         if isinstance(node.operator, cst.Or):
             self._negated.update((id(node.left), id(node.right)))  # read best in parentheses too
-        scan = _Queries(self.ctx.qualname)
-        node.left.visit(scan)
-        if scan.available:
-            self._after_available += 1
-            self._counted.add(id(node))
-        if not self.facts.active:
-            return
+        if self._queries:
+            scan = _Queries(self.ctx.qualname)
+            node.left.visit(scan)
+            if scan.available:
+                self._after_available += 1
+                self._counted.add(id(node))
         op = type(node.operator)
         operands = _operands(node.with_changes(lpar=[], rpar=[]), op)
         if len(operands) < 2:
@@ -406,7 +411,7 @@ class GuardsFamily(Family):
             negated = inner is not o
             if _is_call_of(inner, self.ctx.qualname, "torch.cuda.is_available") and negated == (op is cst.Or):
                 available.append(inner)
-        if not available or any(id(a) in self.ctx.keep_cuda for a in available):
+        if not available or any(id(a) in self.ctx.keep_cuda for a in available) or not self.facts.active:
             return
         rest = [o for o in operands if not any(a is o or getattr(o, "expression", None) is a for a in available)]
         why = next((w for o in rest if (w := self.facts.region_reason(o))), None)
@@ -415,9 +420,9 @@ class GuardsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`if torch.cuda.is_available(): <CUDA-only code>` keeps its CUDA test."""
-        if not self.facts.active or id(node) in self.ctx.keep_cuda:
+        if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
-        if not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
+        if not self.facts.active:
             return
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=False)
         if why:
@@ -447,6 +452,8 @@ class GuardsFamily(Family):
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison):
         """`torch.cuda.get_device_capability()[0] >= 8` raises where there is no CUDA: behind
         `torch.cuda.is_available() and` it is false there, so the target takes the other path."""
+        if not self._queries:
+            return updated
         scan = _Queries(self.ctx.qualname)
         original.visit(scan)
         if not scan.capability or scan.available or self._after_available or self._inside_available_test():

@@ -129,6 +129,30 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
     return False
 
 
+def _exits(stmt: cst.CSTNode) -> bool:
+    """`break`, `continue`, `return`, or an `if` that leads to one: the end of a step."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_Break(self, node) -> None:
+            nonlocal found
+            found = True
+
+        visit_Continue = visit_Return = visit_Break
+
+        def visit_For(self, node) -> bool:
+            return False
+
+        def visit_While(self, node) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node) -> bool:
+            return False
+
+    stmt.visit(_V())
+    return found
+
+
 def _is_backward(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
 
@@ -226,6 +250,13 @@ class XlaLoopFamily(Family):
         else:
             hits = [i for i, s in enumerate(new_body) if _calls(s, pred)]
         at = hits[-1] if hits else len(new_body) - 1  # a rewrite moved the call: end of the step
+        if pred is _is_backward:
+            # no optimizer porter knows: the update is hand-written (`sgd([w, b], lr)`) and
+            # follows the backward pass, so the step ends with the body, before its exits
+            floor = hits[-1] if hits else len(new_body) - 1
+            at = len(new_body) - 1
+            while at > floor and _exits(new_body[at]):
+                at -= 1
         sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
         new_body.insert(at + 1, sync)
         new = updated.with_changes(body=updated.body.with_changes(body=new_body))

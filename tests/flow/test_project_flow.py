@@ -299,3 +299,26 @@ def test_a_function_spawned_through_a_parameter_gets_the_process_index():
     new, findings = port(code, "neuron")
     assert 'model.to(torch.device("neuron", rank))' in new
     assert any("passes the process index" in f.message for f in findings if f.code == "DEV008")
+
+
+def test_an_index_returned_in_a_tuple_and_a_cpu_fallback():
+    code = textwrap.dedent(
+        '''
+        import os
+
+        def setup(args):
+            if args.slurm:
+                return (0, int(os.environ["SLURM_LOCALID"]), 1)
+            return (0, 0, 1)
+
+        def main(args, model, batch):
+            rank, local_rank, world_size = setup(args)
+            model.to(local_rank)
+            device = local_rank if args.dist else "cpu"
+            return batch.to(device)
+        '''
+    )
+    new, findings = port(code, "xla")
+    assert "model.to(torch_xla.device())" in new and "batch.to(device)" in new
+    (maybe,) = [f for f in findings if f.code == "DEV008" and not f.applied]
+    assert "holds both an integer" in maybe.message and "and the CPU (`'cpu'`" in maybe.message
