@@ -58,7 +58,7 @@ def test_non_empty_output_folder_is_refused_unless_forced(tmp_path):
 
 def test_out_dir_dot_with_a_file_argument_is_an_overlap(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
-    res = porter("rewrite", "m.py", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    res = porter("rewrite", "m.py", "--target", "xla", "--out-dir", ".", cwd=tmp_path)
     _usage_error(res, "--out-dir")
     assert (tmp_path / "m.py").read_bytes() == CUDA
 
@@ -67,7 +67,7 @@ def test_out_dir_holding_two_inputs_is_an_overlap(tmp_path):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
         (tmp_path / d / f"{d}.py").write_bytes(CUDA)
-    res = porter("rewrite", "a", "b", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    res = porter("rewrite", "a", "b", "--target", "xla", "--out-dir", ".", cwd=tmp_path)
     _usage_error(res, "--out-dir")
     assert (tmp_path / "a" / "a.py").read_bytes() == CUDA and (tmp_path / "b" / "b.py").read_bytes() == CUDA
 
