@@ -140,13 +140,21 @@ def _safe_folder(root: Path, folder: Path) -> None:
             raise OutsideOutDir(0, f"{here} is a file where the copy needs a folder")
 
 
-def write_under(root: Path, dest: Path, data: bytes) -> None:
-    """Write `data` at `dest`, inside `root`, without following any link under `root`."""
+def _default_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask  # what a plain open() would have made
+
+
+def write_under(root: Path, dest: Path, data: bytes, mode: int | None = None) -> None:
+    """Write `data` at `dest`, inside `root`, without following any link under `root`; the
+    file gets `mode` (the original's permission bits) or the umask's default."""
     _safe_folder(root, dest.parent)
     fd, tmp = _tmp(dest.parent, dest.name)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, _default_mode() if mode is None else mode)
         os.replace(tmp, dest)  # a rename replaces a link at `dest`, it does not follow it
     except BaseException:
         try:
@@ -154,6 +162,14 @@ def write_under(root: Path, dest: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def mode_of(path: Path) -> int | None:
+    """The permission bits of `path`, or None when it cannot be read."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
 
 
 def _link_under(root: Path, dest: Path, target: str) -> None:
@@ -185,5 +201,4 @@ def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), r
             if path.is_symlink():
                 _link_under(root, out / name, os.readlink(path))
             else:
-                write_under(root, out / name, path.read_bytes())
-                shutil.copymode(path, out / name)
+                write_under(root, out / name, path.read_bytes(), mode_of(path))

@@ -16,7 +16,7 @@ from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
 from porter.runner import relative_name, run
 from porter.textsafe import plain
-from porter.writer import copy_tree, write_under
+from porter.writer import copy_tree, mode_of, write_under
 
 
 def rewrite(
@@ -158,15 +158,15 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None
         if p.is_dir():
             copy_tree(p, dest, root=root)
         else:
-            write_under(root, dest, p.read_bytes())
+            write_under(root, dest, p.read_bytes(), mode_of(p))
         roots.append((real, dest))
     for change in changed:
         path = change.path
         real = path.resolve() if not path.is_symlink() else path.absolute()
         for src, dest in roots:
             if real == src:
-                write_under(root, dest, change.new)
+                write_under(root, dest, change.new, mode_of(path))
                 break
             if src in real.parents:
-                write_under(root, dest / real.relative_to(src), change.new)
+                write_under(root, dest / real.relative_to(src), change.new, mode_of(path))
                 break

@@ -14,6 +14,7 @@ from porter.findings import FileResult, FileStatus, Finding
 from porter.lint.fingerprint import fingerprint_file
 from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions
+from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.runner import file_settings, iter_results
 from porter.settings import Settings
 
@@ -37,33 +38,45 @@ def lint(
     applied; the fixes themselves are in `run.pending` (path, ported bytes, new bytes) for
     the caller to write through the write guard (`porter.cli.writes`)."""
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
+    fixed: list[tuple[FileResult, Settings]] = []
     for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
         run.results.append(result)
         if on_result is not None:
             on_result(cand, result)
-        current = result
         here = file_settings(settings, cand.path, result.path)
         if fix and result.status is FileStatus.CHANGED and result.new_source is not None:
             run.pending.append((cand.path, result.original_source, result.new_source))
             run.fixed.extend(f for f in result.findings if f.applied)
-            # what is left is what the engine finds in the fixed file (ruff re-lints too)
-            current = _port_source(result.new_source, result.path, here)
-        file_findings: list[Finding] = list(current.findings)
-        if report_unused:
-            file_findings.extend(unused_suppressions(current, here))
-        if not file_findings:
+            fixed.append((result, here))
             continue
-        source = current.original_source
-        run.sources[result.path] = source or b""
-        for f, fp in zip(file_findings, fingerprint_file(file_findings, source, result.path, fingerprint_base)):
-            run.fingerprints[id(f)] = fp
-        run.findings.extend(file_findings)
+        _add_findings(run, result, here, report_unused, fingerprint_base)
+    # what is left is what the engine finds in the fixed files (ruff re-lints too), parsed in
+    # workers under the same time limit as the first pass
+    for current, (_, here) in zip(_relint(fixed, file_timeout), fixed):
+        if current.status is FileStatus.ERROR:  # the fixed file could not be checked again
+            run.results = [current if r.path == current.path else r for r in run.results]
+        _add_findings(run, current, here, report_unused, fingerprint_base)
     run.findings.sort(key=Finding.sort_key)
     return run
 
 
-def _port_source(source: bytes, path: str, settings: Settings) -> FileResult:
-    # imported on first use: a run answered from the cache never loads libcst (~0.5 s)
-    from porter.engine import port_source
+def _relint(fixed: list[tuple[FileResult, Settings]], file_timeout: float | None) -> list[FileResult]:
+    if not fixed:
+        return []
+    jobs = [(i, Job(r.new_source, r.path, here)) for i, (r, here) in enumerate(fixed)]
+    limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
+    workers = 1 if len(jobs) < MIN_PARALLEL_FILES else default_jobs()
+    return [result for _, result in Pool(workers, file_timeout=limit).map(jobs)]
 
-    return port_source(source, path, settings)
+
+def _add_findings(run: LintRun, current: FileResult, here: Settings, report_unused: bool, base: Path | None) -> None:
+    file_findings: list[Finding] = list(current.findings)
+    if report_unused:
+        file_findings.extend(unused_suppressions(current, here))
+    if not file_findings:
+        return
+    source = current.original_source
+    run.sources[current.path] = source or b""
+    for f, fp in zip(file_findings, fingerprint_file(file_findings, source, current.path, base)):
+        run.fingerprints[id(f)] = fp
+    run.findings.extend(file_findings)

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from porter.findings import FileResult
 from porter.report.model import FileReport, ReportModel
-from porter.textsafe import git_quoted, name, plain
+from porter.textsafe import git_quoted, lines_printable, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
@@ -44,7 +44,7 @@ def _print_diff_text(console: Console, text: str) -> None:
     if not text:
         return
     if console.is_terminal:
-        console.print(Syntax(name(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False))
+        console.print(Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False))
         return
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text

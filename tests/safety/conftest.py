@@ -52,11 +52,6 @@ def committed_repo(root: Path, files: dict[str, bytes]) -> Path:
     return root
 
 
-def no_traceback(proc: subprocess.CompletedProcess) -> None:
-    err = proc.stderr.decode(errors="replace")
-    assert "Traceback" not in err and "Error:" not in err.replace("error:", ""), err
-
-
 @pytest.fixture
 def cuda_file(tmp_path: Path) -> Path:
     path = tmp_path / "m.py"

@@ -12,6 +12,7 @@ def _src(tmp_path: Path) -> Path:
     src = tmp_path / "src"
     src.mkdir()
     (src / "m.py").write_bytes(CUDA)
+    (src / "m.py").chmod(0o750)
     (src / "pkg").mkdir()
     (src / "pkg" / "n.py").write_bytes(CUDA)
     return src
@@ -41,6 +42,8 @@ def test_links_in_the_output_folder_are_replaced_not_written_through(tmp_path):
     assert not (out / "m.py").is_symlink() and (out / "m.py").read_bytes() == PORTED
     assert not (out / "pkg").is_symlink() and (out / "pkg" / "n.py").read_bytes() == PORTED
     assert (src / "m.py").read_bytes() == CUDA
+    # the copy keeps each file's permission bits, ported or not
+    assert (out / "m.py").stat().st_mode & 0o777 == (src / "m.py").stat().st_mode & 0o777
 
 
 def test_non_empty_output_folder_is_refused_unless_forced(tmp_path):
@@ -58,7 +61,7 @@ def test_non_empty_output_folder_is_refused_unless_forced(tmp_path):
 
 def test_out_dir_dot_with_a_file_argument_is_an_overlap(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
-    res = porter("rewrite", "m.py", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    res = porter("rewrite", "m.py", "--target", "xla", "--out-dir", ".", cwd=tmp_path)
     _usage_error(res, "--out-dir")
     assert (tmp_path / "m.py").read_bytes() == CUDA
 
@@ -67,7 +70,7 @@ def test_out_dir_holding_two_inputs_is_an_overlap(tmp_path):
     for d in ("a", "b"):
         (tmp_path / d).mkdir()
         (tmp_path / d / f"{d}.py").write_bytes(CUDA)
-    res = porter("rewrite", "a", "b", "--target", "xla", "--out-dir", ".", "--force", cwd=tmp_path)
+    res = porter("rewrite", "a", "b", "--target", "xla", "--out-dir", ".", cwd=tmp_path)
     _usage_error(res, "--out-dir")
     assert (tmp_path / "a" / "a.py").read_bytes() == CUDA and (tmp_path / "b" / "b.py").read_bytes() == CUDA
 

@@ -120,3 +120,20 @@ def test_diff_headers_quote_names_with_newlines_and_escapes(tmp_path):
     (tmp_path / "p.diff").write_bytes(patch)
     check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
     assert check.returncode == 0, check.stderr
+
+
+def test_terminal_diff_shows_escape_sequences_from_file_contents_escaped():
+    import io
+
+    from rich.console import Console
+
+    from porter.engine import port_source
+    from porter.report.terminal import print_diff
+    from porter.settings import Settings
+
+    source = b"import torch\n# \x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\nx = torch.zeros(1).cuda()\n"
+    result = port_source(source, "m.py", Settings(target="xla"))
+    out = io.StringIO()
+    print_diff(Console(file=out, force_terminal=True, width=200), result)
+    assert "\x1b]8;;https://evil.example/" not in out.getvalue()
+    assert "\\x1b]8;;https://evil.example/" in out.getvalue()

@@ -88,7 +88,8 @@ def test_signal_to_porter_ends_its_workers_and_says_so(tmp_path, sig):
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
-    assert not _gone_within(workers, 5), "workers outlived porter"
+        survivors = _gone_within(workers, 5)  # and kills any, whatever happened above
+    assert not survivors, "workers outlived porter"
     assert proc.returncode == 128 + sig, (proc.returncode, err)
     assert f"interrupted ({sig.name})" in err.decode()
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
@@ -97,8 +98,11 @@ def test_signal_to_porter_ends_its_workers_and_says_so(tmp_path, sig):
 def test_workers_die_with_a_killed_parent(tmp_path):
     proc, workers = _busy_run(tmp_path)
     proc.kill()  # SIGKILL: porter cleans up nothing
-    proc.communicate(timeout=30)
-    assert not _gone_within(workers, 5), "workers outlived a killed porter"
+    try:
+        proc.communicate(timeout=30)
+    finally:
+        survivors = _gone_within(workers, 5)  # and kills any
+    assert not survivors, "workers outlived a killed porter"
 
 
 def test_interrupt_while_writing_lists_the_files_written(tmp_path, monkeypatch):
