@@ -71,7 +71,9 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
         return _error(result, "nesting too deep to rewrite")
     result.findings = ctx.findings()
     result.suppressed = ctx.suppressed
-    new_source = _keep_final_newline(source, new_module.bytes)
+    # the import clean-up generated the new text already: generating it again costs a tree walk
+    text = ctx.new_text
+    new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
     if new_source == source:
         return result
     if not settings.want_source:
@@ -102,7 +104,7 @@ def _transform(module: cst.Module, path: str, settings: Settings, source: bytes,
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
     if ctx.applied:
-        new = imports.remove_made_unused(module, new)
+        new, ctx.new_text = imports.remove_made_unused(module, new, source)
     return new, ctx
 
 

@@ -282,3 +282,23 @@ def step(x, device_type):
 ''', "neuron")
     fw = [f for f in findings if f.code == "FW003"]
     assert len(fw) == 1 and "`device_name`" in fw[0].message and fw[0].start.line == 5
+
+
+def test_accelerator_option_default_stays_with_its_comparison():
+    """An `--accelerator` option holds accelerator names: its default and the comparisons with
+    it stay together (porting one without the other would break the script)."""
+    src = '''
+import argparse
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--accelerator", default="cuda", choices=["cpu", "cuda"])
+parser.add_argument("--device", default="cuda")
+args = parser.parse_args()
+if args.accelerator == "cuda":
+    x = torch.ones(1).to(args.device)
+'''
+    new, _ = _port(src, "neuron")
+    assert 'add_argument("--accelerator", default="cuda", choices=["cpu", "cuda"])' in new
+    assert 'if args.accelerator == "cuda":' in new
+    assert 'add_argument("--device", default="neuron")' in new

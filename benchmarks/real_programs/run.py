@@ -58,9 +58,11 @@ def native_ok(result: dict, target: str) -> bool:
 
 
 def _measured(results: list[dict]) -> str:
-    """When the newest result in the table was measured."""
+    """When the table's rows were measured (`--update` reruns some of them later)."""
     stamps = sorted(r["measured_at"] for r in results if r.get("measured_at"))
-    return stamps[-1] if stamps else "at an unrecorded time"
+    if not stamps:
+        return "at an unrecorded time"
+    return stamps[0] if stamps[0] == stamps[-1] else f"between {stamps[0]} and {stamps[-1]}"
 
 
 def _api_checked(results: list[dict]) -> bool:

@@ -76,6 +76,7 @@ class PortContext:
         self.current_statements: list[cst.CSTNode] = []
         self._pending: list[_Pending] = []
         self.applied = 0  # fixes applied so far: the statement walker tells rewritten lines by it
+        self.new_text: str | None = None  # the rewritten module's code, when already generated
         # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
         # that are not devices (porter/codemods/guards.py, literals.py); families skip them
         self.keep_cuda: set[int] = set()

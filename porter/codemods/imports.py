@@ -11,6 +11,8 @@ file does not: an import the author left unused is theirs to keep.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
@@ -48,6 +50,10 @@ def _present(module: cst.Module) -> set[tuple[str, str | None]]:
     return have
 
 
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return type(stmt) is cst.SimpleStatementLine and type(stmt.body[0]) is cst.Expr and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+
+
 def _anchor(body: list[cst.BaseStatement]) -> int:
     """Index after which new imports go: the last top-level `torch…` import, else the end of
     the file's leading imports (after the docstring), else -1 (the top)."""
@@ -58,7 +64,7 @@ def _anchor(body: list[cst.BaseStatement]) -> int:
     for i, stmt in enumerate(body):
         if _plain_import(stmt) is not None:
             at = i
-        elif i == 0 and type(stmt) is cst.SimpleStatementLine and type(stmt.body[0]) is cst.Expr and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString):
+        elif i == 0 and _is_docstring(stmt):
             at = i  # the docstring
         else:
             break
@@ -100,56 +106,34 @@ def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Mod
 # -- removing ----------------------------------------------------------------------------
 
 
-class _Uses(cst.CSTVisitor):
-    """Every name and dotted chain the code reads, outside import statements."""
+class _Uses:
+    """Whether the code reads a name or a dotted chain, outside the module's import lines.
 
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.chains: set[str] = set()
-        self._inner: set[int] = set()
+    Read from the text, not the tree: walking both trees of every changed file cost more than
+    the rewrite itself. A word in a comment or a string counts as a use, which keeps an import
+    (the safe direction for the rewritten file); `x.cudnn` does not count for `cudnn`.
+    """
 
-    def visit_Import(self, node) -> bool:
-        return False
+    def __init__(self, module: cst.Module, text: str) -> None:
+        for i, stmt in enumerate(module.body):
+            if _plain_import(stmt) is not None or (i == 0 and _is_docstring(stmt)):
+                text = text.replace(_EMPTY.code_for_node(stmt), "\n", 1)
+        self.text = text
+        self._seen: dict[str, bool] = {}
 
-    def visit_ImportFrom(self, node) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if id(node) in self._inner:
-            return
-        chain = dotted(node)
-        if chain is None:
-            return  # `f().x`: its parts are read where they are
-        parts = chain.split(".")
-        self.names.add(parts[0])
-        self.chains.update(".".join(parts[: i + 1]) for i in range(1, len(parts)))
-        inner = node
-        while type(inner) is cst.Attribute:
-            self._inner.add(id(inner.value))
-            self._inner.add(id(inner.attr))
-            inner = inner.value
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if id(node) not in self._inner:
-            self.names.add(node.value)
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        # `__all__ = ["cudnn"]` and string annotations name imports too
-        if len(node.value) > 80:
-            return
-        try:
-            value = node.evaluated_value
-        except Exception:  # noqa: BLE001 - an odd literal names nothing
-            return
-        if isinstance(value, str) and value.replace(".", "").replace("_", "").isalnum():
-            self.names.add(value.split(".")[0])
-            self.chains.add(value)
+    def reads(self, dotted_name: str) -> bool:
+        hit = self._seen.get(dotted_name)
+        if hit is None:
+            pattern = r"(?<![\w.])" + re.escape(dotted_name) + r"\b"
+            hit = self._seen[dotted_name] = re.search(pattern, self.text) is not None
+        return hit
 
 
-def uses(module: cst.Module) -> _Uses:
-    found = _Uses()
-    module.visit(found)
-    return found
+_EMPTY = cst.Module(body=[])
+
+
+def uses(module: cst.Module, text: str | None = None) -> _Uses:
+    return _Uses(module, module.code if text is None else text)
 
 
 def _binding(alias: cst.ImportAlias, imp: cst.Import | cst.ImportFrom) -> tuple[str, str | None]:
@@ -164,9 +148,7 @@ def _binding(alias: cst.ImportAlias, imp: cst.Import | cst.ImportFrom) -> tuple[
 
 def _used(alias, imp, seen: _Uses) -> bool:
     local, chain = _binding(alias, imp)
-    if chain is not None:
-        return any(c == chain or c.startswith(chain + ".") for c in seen.chains)
-    return local in seen.names
+    return seen.reads(chain if chain is not None else local)
 
 
 class _DropAliases(cst.CSTTransformer):
@@ -196,7 +178,7 @@ class _DropAliases(cst.CSTTransformer):
         for alias in imp.names:
             local, chain = _binding(alias, imp)
             gone = _used(alias, imp, self.before) and not _used(alias, imp, self.after)
-            if gone and chain is not None and local in self.after.names and self.binders.get(local, 0) < 2:
+            if gone and chain is not None and self.after.reads(local) and self.binders.get(local, 0) < 2:
                 # `import a.b` is also what binds `a`, still read: `import a` says what is used
                 keep.append(alias.with_changes(name=cst.Name(local)))
                 self.removed += 1
@@ -221,9 +203,12 @@ class _DropAliases(cst.CSTTransformer):
         return updated.with_changes(body=[new_imp])
 
 
-def remove_made_unused(original: cst.Module, new: cst.Module) -> cst.Module:
-    """Drop module-level imports the original read and the rewrite no longer does."""
-    before, after = uses(original), uses(new)
+def remove_made_unused(original: cst.Module, new: cst.Module, source: bytes) -> tuple[cst.Module, str | None]:
+    """Drop module-level imports the original read and the rewrite no longer does. Also
+    returns the new module's code when nothing was dropped (it was generated here)."""
+    new_text = new.code
+    before = uses(original, source.decode(original.encoding, errors="replace"))
+    after = uses(new, new_text)
     binders: dict[str, int] = {}
     for stmt in new.body:
         imp = _plain_import(stmt)
@@ -232,11 +217,20 @@ def remove_made_unused(original: cst.Module, new: cst.Module) -> cst.Module:
                 if alias.asname is None:
                     top = (dotted(alias.name) or "").split(".")[0]
                     binders[top] = binders.get(top, 0) + 1
+    if not any(_plain_import(stmt) is not None and _import_used_only_before(stmt, before, after) for stmt in new.body):
+        return new, new_text
     dropper = _DropAliases(before, after, binders)
     result = new.visit(dropper)
     if not dropper.removed:
-        return new
-    return _drop_markers(result, dropper.markers) if dropper.markers else result
+        return new, new_text
+    return (_drop_markers(result, dropper.markers) if dropper.markers else result), None
+
+
+def _import_used_only_before(stmt, before: _Uses, after: _Uses) -> bool:
+    imp = _plain_import(stmt)
+    if type(imp.names) is cst.ImportStar:
+        return False
+    return any(_used(a, imp, before) and not _used(a, imp, after) for a in imp.names)
 
 
 def _drop_markers(module: cst.Module, markers: set[int]) -> cst.Module:

@@ -98,7 +98,16 @@ class LiteralsFamily(Family):
         self._keep(scan.found)
 
     def visit_Call(self, node: cst.Call) -> None:
-        """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays."""
+        """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays;
+        `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
+            if any("accelerator" in f.lower() for f in flags):
+                for arg in node.args:
+                    if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
+                        self._keep(_strings(arg.value))
+            return
         qual = self.ctx.qualname(node.func)
         if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):
             return

@@ -11,11 +11,16 @@ Where the fused arguments hang on a flag (`use_fused = fused_available and devic
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values
 from porter.resolve import dotted
+
+
+_FUSED_TRUE = re.compile(rb"\bfused\s*=\s*True\b")
 
 
 def _fused_true(node: cst.CSTNode) -> bool:
@@ -49,8 +54,13 @@ class OptimizerFamily(Family):
         super().__init__(ctx)
         self._flags: list[dict[str, set[int]]] = []  # per function: flag name -> gated calls
         self._gated: set[int] = set()
+        # the gate scan walks each function: only where a `fused=True` can be gated at all
+        self._scan = _FUSED_TRUE.search(ctx.source) is not None
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self._scan:
+            self._flags.append({})
+            return
         found = _Gates()
         for stmt in node.body.children:
             stmt.visit(found)
