@@ -244,10 +244,11 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def _move(self, value: ast.expr, holder: str | None) -> None:
-        if holder is None or not isinstance(value, ast.Call) or not value.args:
+        """`m.to(device)` (not a dtype cast) or `m.cuda()`: a move of a module to the device."""
+        if holder is None or not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
             return
-        func = value.func
-        if isinstance(func, ast.Attribute) and func.attr == "to" and not _DTYPE.search(ast.unparse(value.args[0])):
+        attr = value.func.attr
+        if attr == "cuda" or (attr == "to" and value.args and not _DTYPE.search(ast.unparse(value.args[0]))):
             self.info.moves.append((value, self.scope, holder))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:

@@ -399,3 +399,21 @@ def test_optimizer_wrapper_step_gets_no_sync():
     """)
     new, _ = port(code + "x = torch.zeros(1).cuda()\n", "xla")
     assert "sync" not in new
+
+
+def test_calls_through_subscripts_and_calls_do_not_crash():
+    new, findings = port(src("""
+        import torch
+        def forward(self, x, steps):
+            for step in range(steps):
+                x = self.feat_transformers[step](x)
+                y = make()(x)
+                torch.manual_seed(1)
+                torch.cuda.manual_seed(1)
+                self.seeders[0](1)
+                out = torch.cat((x, y), dim=1)
+            if not getter()():
+                x = x.cuda()
+            return out
+    """), "xla")
+    assert "internal error" not in new and "torch_xla.device()" in new

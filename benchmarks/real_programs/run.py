@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fetch import load_manifest  # noqa: E402
+from fetch import cache_dir, load_manifest  # noqa: E402
 from harness import ATOL, REPO, RTOL, judge  # noqa: E402
 
 DOC = REPO / "docs" / "real-programs.md"
@@ -35,6 +35,7 @@ def _codes(counts: dict[str, int]) -> str:
 def _first_line(text: str | None, limit: int = 140) -> str:
     if not text:
         return ""
+    text = text.replace(str(cache_dir() / "src") + "/", "")  # paths inside the download cache
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else ""
     return (last[: limit - 1] + "…") if len(last) > limit else last
@@ -124,21 +125,23 @@ def table(results: list[dict], seconds: float) -> str:
             f"| {runs} | {equal} | {'' if diff is None else f'{diff:.1e}'} "
             f"| {_codes(xla['rewritten'])} | {_codes(left)} | {native} |"
         )
-    failures = [r for r in results if not passed(r) or not all(native_ok(r, t) for t in ("neuron", "tpu") if t in r["ports"])]
+    failures = [r for r in results if not passed(r) or any(p["problems"] for p in r["ports"].values())]
     if failures:
-        lines += ["", "## What failed", ""]
+        lines += ["", "## What failed (or what porter got wrong on the way)", ""]
         for r in failures:
             run = r["xla_run"] or {}
-            why = _first_line(run.get("error")) or "; ".join(
-                _first_line(pr) for t in ("xla", "neuron", "tpu") if t in r["ports"]
+            port_problems = "; ".join(
+                f"porter ({t}): " + _first_line(pr, 300) for t in ("xla", "neuron", "tpu") if t in r["ports"]
                 for pr in r["ports"][t]["problems"][:1])
+            why = "; ".join(x for x in (_first_line(run.get("error")), port_problems) if x)
             if not why and run and not run.get("learns"):
                 why = "the losses do not change from step to step"
             lines.append(f"- **{r['program']['name']}**: {why}")
         lines.append("")
     diagnoses = HERE / "diagnoses.md"
     if diagnoses.exists():
-        lines += ["", diagnoses.read_text().strip()]
+        lines += ["" if lines[-1] else None, diagnoses.read_text().strip()]
+        lines = [line for line in lines if line is not None]
     lines += [
         "",
         "## Reproduce",

@@ -62,7 +62,7 @@ def _cuda_fstring(node: cst.BaseExpression) -> bool:
 
 
 def _move_holder(small: cst.BaseSmallStatement) -> str | None:
-    """`m` of `m.to(x)` or `m = ....to(x)` (as `porter.index` records moves)."""
+    """`m` of `m.to(x)` / `m.cuda()` or `m = ....to(x)` (as `porter.index` records moves)."""
     if isinstance(small, cst.Expr):
         call = small.value
         holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
@@ -70,7 +70,7 @@ def _move_holder(small: cst.BaseSmallStatement) -> str | None:
         call, holder = small.value, dotted(small.targets[0].target)
     else:
         return None
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "to"):
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
         return None
     return holder
 

@@ -166,7 +166,7 @@ def _is_count(node: cst.BaseExpression) -> bool:
     if type(node) is not cst.Call:
         return False
     func = node.func
-    name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     return name.endswith("count")
 
 
@@ -185,7 +185,7 @@ def _seed_statement(stmt: cst.CSTNode) -> bool:
     if type(small) is not cst.Expr or type(small.value) is not cst.Call:
         return False
     func = small.value.func
-    name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+    name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
     return bool(_SEED_CALL.search(name))
 
 

@@ -105,7 +105,7 @@ def _picks_tokens(body: cst.BaseSuite) -> bool:
         def visit_Call(self, node: cst.Call) -> None:
             nonlocal found
             func = node.func
-            name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
+            name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
             found = found or name.endswith(_PICKERS)
 
     body.visit(_V())

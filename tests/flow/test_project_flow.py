@@ -322,3 +322,25 @@ def test_an_index_returned_in_a_tuple_and_a_cpu_fallback():
     assert "model.to(torch_xla.device())" in new and "batch.to(device)" in new
     (maybe,) = [f for f in findings if f.code == "DEV008" and not f.applied]
     assert "holds both an integer" in maybe.message and "and the CPU (`'cpu'`" in maybe.message
+
+
+def test_a_tied_model_moved_with_cuda_is_retied_on_xla():
+    code = textwrap.dedent(
+        '''
+        from torch import nn
+
+        class LM(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = nn.Embedding(11, 8)
+                self.head = nn.Linear(8, 11, bias=False)
+                self.wte.weight = self.head.weight
+
+        model = LM().cuda()
+        '''
+    )
+    new, findings = port(code, "xla")
+    assert new.endswith("model = LM().to(torch_xla.device())\nmodel.wte.weight = model.head.weight\n")
+    again, _ = port(new, "xla")
+    assert again == new
+    assert "model.wte.weight = model.head.weight\n" not in port(code, "neuron")[0]

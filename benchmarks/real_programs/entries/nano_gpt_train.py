@@ -11,7 +11,6 @@ pre-tokenised shard format `read_preprocessed_corpus` reads, written by the call
 import argparse
 
 import torch
-
 from nano_gpt.config import DatasetConfig, EvalConfig, GPTConfig, TrainConfig
 from nano_gpt.datasets.data_loader import read_preprocessed_corpus
 from nano_gpt.devices import get_device
