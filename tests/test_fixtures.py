@@ -11,6 +11,7 @@ import pytest
 
 from fixtures.regenerate import case_settings
 from porter.engine import port_source
+from porter.findings import FileStatus
 from porter.settings import TARGETS, Settings
 from tests.helpers import conformance
 
@@ -93,3 +94,21 @@ def test_a_class_with_its_own_is_cuda_keeps_its_call_sites():
         assert '"cuda" in self.device' not in out, target  # the definition itself is ported
         kept = [f for f in result.findings if f.code == "DEV004"]
         assert kept and not any(f.applied for f in kept), target
+
+
+def test_an_assigned_is_cuda_attribute_is_not_a_tensors():
+    """timm's loader assigns `self.is_cuda = ...`: rewriting the target to a comparison made a
+    file that does not parse (an internal error, the whole file left unported)."""
+    source = (
+        b"import torch\n\n\n"
+        b"class Loader:\n"
+        b"    def __init__(self, device):\n"
+        b'        self.is_cuda = torch.cuda.is_available() and device.type == "cuda"\n\n'
+        b"    def go(self, x):\n"
+        b"        return x if self.is_cuda else x.float()\n"
+    )
+    for target in TARGETS:
+        result = port_source(source, "loader.py", Settings(target=target))
+        assert result.status is not FileStatus.ERROR, (target, result.reason)
+        out = (result.new_source or source).decode()
+        assert "self.is_cuda = " in out and "if self.is_cuda else" in out, target

@@ -42,8 +42,9 @@ def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
     return (True, m.group(1)) if m else (False, None)
 
 
-# a class's own `is_cuda` (a property or method over its own device field): not a tensor's
-_DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(", re.MULTILINE)
+# a class's own `is_cuda` (a property or method over its own device field, or an attribute it
+# assigns, `self.is_cuda = ...`): not a tensor's
+_DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
