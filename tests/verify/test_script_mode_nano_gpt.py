@@ -137,6 +137,9 @@ def test_reference_trace_of_an_unseen_trainer(reference_trace):
 
 
 def test_zero_edit_port_fails_and_says_why(trees, tmp_path):
+    """A porter gap, pinned: when DEV011/DEV013 follow the model into nano_gpt/trainer.py and
+    OPT001 follows `use_fused` into `configure_optimizers`, the zero-edit port should pass and
+    this test should say so instead."""
     orig, zero = trees[0], trees[1]
     code, out, data = _check("--original", str(orig), "--ported", str(zero), report=tmp_path / "z.json")
     assert code == 1, out
