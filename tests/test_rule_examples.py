@@ -21,6 +21,9 @@ def test_example(rule, example):
     extra = {"extend_select": (rule.code,)} if not rule.default else {}
     if example.portable:
         extra["portable"] = True
+    if rule.code != "XLA005":
+        # the file-level XLA005 line would stand in every xla example: each shows its own rule
+        extra["ignore"] = ("XLA005",)
     new, findings = port(before, example.target, unsafe=example.unsafe_fixes, **extra)
     assert rule.code in {f.code for f in findings}, f"{rule.code} not reported"
     assert new == after

@@ -20,6 +20,7 @@ from porter.codemods.perf import PerfFamily
 from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
+from porter.codemods.xla_params import KeepParametersFamily
 
 FAMILIES = [
     GuardsFamily,  # first: it marks the checks the families below must leave on CUDA
@@ -33,6 +34,7 @@ FAMILIES = [
     CompileFamily,
     OptimizerFamily,
     XlaLoopFamily,
+    KeepParametersFamily,  # after every family that moves to the device
     LibrariesFamily,
     FrameworksFamily,
     KernelsFamily,

@@ -75,6 +75,8 @@ class PortContext:
         self.statement_of: dict[int, cst.BaseSmallStatement] = {}  # id(expr) -> statement
         self.current_statements: list[cst.CSTNode] = []
         self._pending: list[_Pending] = []
+        # a module moved after something took its parameters (XLA005 keeps them on xla)
+        self.moves_parameters = False
         self.applied = 0  # fixes applied so far: the statement walker tells rewritten lines by it
         self.new_text: str | None = None  # the rewritten module's code, when already generated
         # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
@@ -218,6 +220,10 @@ class PortContext:
             advice=p.advice or p.rule.advice_for(self.target.name),
             doc_url=p.rule.doc_url,
         )
+
+    def applied_codes(self) -> set[str]:
+        """Codes whose fix was applied in this file so far."""
+        return {p.rule.code for p in self._pending if p.applied}
 
     def findings(self) -> list[Finding]:
         if self._pending and self._positions is None:

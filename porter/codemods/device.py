@@ -336,7 +336,9 @@ class DeviceFamily(Family):
         if holder is None:
             return updated
         taken = self.flow.stale_before(holder)
-        if taken is not None:
+        if taken is not None and self.ctx.enabled("XLA005"):
+            self.ctx.moves_parameters = True  # XLA005 keeps the Parameter objects through the move
+        elif taken is not None:
             self.ctx.report(
                 "DEV013",
                 original.body[0],

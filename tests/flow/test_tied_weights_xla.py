@@ -87,10 +87,37 @@ def test_tied_weights_stay_tied_on_xla(tmp_path):
     ported = _port(src, tmp_path / "port")
     assert "model.wte.weight = model.lm_head.weight" in ported.read_text()
     on_xla = _run(ported, tmp_path / "xla.json", xla)
-    untied = _run(_port(src, tmp_path / "untied", "--ignore", "DEV011"), tmp_path / "untied.json", xla)
+    # each of the two mechanisms alone keeps the tie: DEV011's re-tie, XLA005's switch
+    retie_only = _run(_port(src, tmp_path / "retie", "--ignore", "XLA005"), tmp_path / "retie.json", xla)
+    switch_only = _run(_port(src, tmp_path / "switch", "--ignore", "DEV011"), tmp_path / "switch.json", xla)
+    untied = _run(_port(src, tmp_path / "untied", "--ignore", "DEV011,XLA005"), tmp_path / "untied.json", xla)
 
-    assert original["tied"] and on_xla["tied"]
-    assert on_xla["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
-    # without the re-tie, Module.to() on XLA makes two parameters and the model drifts
+    assert original["tied"] and on_xla["tied"] and retie_only["tied"] and switch_only["tied"]
+    for run in (on_xla, retie_only, switch_only):
+        assert run["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
+    # with neither, Module.to() on XLA makes two parameters and the model drifts
     assert not untied["tied"]
     assert untied["losses"] != pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
+
+
+def test_an_optimizer_built_before_the_move_trains_on_xla(tmp_path):
+    """stable-baselines3's shape: the optimizer takes the parameters, then the model moves.
+    On XLA, Module.to() made new Parameters and the optimizer stepped the old CPU ones;
+    XLA005's switch keeps the objects, so the port learns as the original does."""
+    src = tmp_path / "src"
+    src.mkdir()
+    program = textwrap.dedent(PROGRAM).lstrip()
+    moved = "    model.to(device)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n"
+    assert moved in program
+    program = program.replace(moved, "    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n    model.to(device)\n")
+    (src / "train.py").write_text(program)
+    xla = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+
+    original = _run(src / "train.py", tmp_path / "cpu.json", {})
+    ported = _port(src, tmp_path / "port", "--ignore", "DEV011")
+    assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
+    on_xla = _run(ported, tmp_path / "xla.json", xla)
+    stale = _run(_port(src, tmp_path / "stale", "--ignore", "DEV011,XLA005"), tmp_path / "stale.json", xla)
+
+    assert on_xla["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
+    assert stale["losses"] != pytest.approx(original["losses"], rel=1e-5, abs=1e-6)

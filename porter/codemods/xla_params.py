@@ -1,0 +1,77 @@
+"""PyTorch/XLA only: keep each Parameter object through `Module.to(xla)`, as CUDA does.
+
+On CUDA, `model.cuda()` / `model.to("cuda")` moves each parameter in place (`param.data = ...`),
+so whatever held a parameter before the move (an optimizer built in a constructor, tied
+weights, a parameter alias, an EMA copy) still holds the moved one. On XLA the storage types
+are not shallow-copy compatible, so `Module.to()` creates new Parameter objects and every such
+reference is silently cut: stable-baselines3 (optimizer built before the move) trains nothing,
+Opacus's aliased parameters lose their gradients. PyTorch's own switch for this,
+`torch.__future__.set_swap_module_params_on_conversion(True)`, makes `Module.to()` swap each
+parameter's contents into the same object. It is process-wide, so one call in each ported file
+that moves modules to the device is enough and harmless when repeated.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.family import Family
+
+SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
+# codes whose applied fix moves tensors or modules to the XLA device (or picks it)
+MOVES = frozenset({"DEV001", "DEV002", "DEV003", "DEV008", "DEV011", "DEV012"})
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+    )
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _after_imports(body: list[cst.BaseStatement]) -> int:
+    """Where the switch goes: after the last import that comes before the module's first
+    function or class (`import sys; sys.path.insert(...); import torch` happens too), or
+    after its docstring when it has no import there."""
+    at = 1 if body and _is_docstring(body[0]) else 0
+    for i, statement in enumerate(body):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            break
+        if _is_import(statement):
+            at = i + 1
+    return at
+
+
+class KeepParametersFamily(Family):
+    codes = ("XLA005",)
+    tokens = (b".to(", b".cuda(", b"accelerator", b"_get_available_device_type")
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        if self.ctx.target.name != "xla" or SWITCH.encode() in self.ctx.source:
+            return updated
+        if not (self.ctx.moves_parameters or self.ctx.applied_codes() & MOVES):
+            return updated
+        call = cst.Expr(cst.Call(func=self.ctx.ref(SWITCH), args=[cst.Arg(cst.Name("True"))]))
+        line = cst.SimpleStatementLine(
+            body=[call],
+            trailing_whitespace=cst.TrailingWhitespace(
+                whitespace=cst.SimpleWhitespace("  "),
+                comment=cst.Comment("# Module.to() keeps each Parameter object on XLA, as on CUDA"),
+            ),
+        )
+        body = list(updated.body)
+        at = _after_imports(body)
+        new = updated.with_changes(body=[*body[:at], line, *body[at:]])
+        message = "Module.to(xla) replaces every Parameter (optimizers, ties and aliases taken before the move are cut): keep them, as CUDA does"
+        anchor = original.body[min(_after_imports(list(original.body)), len(original.body) - 1)] if original.body else original
+        if self.ctx.report("XLA005", anchor, message, replacement=line):
+            return new
+        return updated
