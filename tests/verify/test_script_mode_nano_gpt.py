@@ -12,9 +12,10 @@ corpus need the network). The whole tree, driver included, is ported by `porter 
 What this shows (docs/parity.md, "A program porter has never seen"):
 * the zero-edit port runs but is not faithful: nano-gpt builds its optimizer before
   `train()` moves the model, in another file, and Module.to() on XLA replaces every
-  Parameter; porter's DEV011/DEV013 do not follow the model across files, so the optimizer
-  trains stale CPU copies. Script mode fails it and says why (parameters the optimizer holds
-  that no module owns; no gradient norm).
+  Parameter. porter re-ties the embedding after the move (DEV011, across files) but does not
+  see that an optimizer made elsewhere already holds the old Parameters (DEV013 looks within
+  the moving function), so the optimizer trains stale CPU copies. Script mode fails it and says
+  why (parameters the optimizer holds that no module owns; no gradient norm).
 * once the port also does not ask for fused AdamW on XLA (nano-gpt passes `fused=` a flag
   from another function; OPT001 follows flags only within one) it raises there.
 * with those two edits made here explicitly (keep Parameter objects through Module.to, as
@@ -81,6 +82,7 @@ def trees(tmp_path_factory):
     trainer = (zero / "nano_gpt" / "trainer.py").read_text()
     assert "torch_xla" in trainer and "torch.cuda" not in trainer
     assert "if worker_state.is_cuda:" in trainer  # the class's own property, not a tensor's
+    assert "    model.to(worker_state.device)\n    model.transformer.wte.weight = model.lm_head.weight\n" in trainer  # DEV011
     if not (zero / "data").is_dir():
         _write_shards(zero)
     # the faithful port: the zero-edit port plus the two edits porter does not make yet (each
@@ -137,8 +139,8 @@ def test_reference_trace_of_an_unseen_trainer(reference_trace):
 
 
 def test_zero_edit_port_fails_and_says_why(trees, tmp_path):
-    """A porter gap, pinned: when DEV011/DEV013 follow the model into nano_gpt/trainer.py and
-    OPT001 follows `use_fused` into `configure_optimizers`, the zero-edit port should pass and
+    """A porter gap, pinned: when DEV013 sees the optimizer the driver built before `train()`
+    moves the model and OPT001 follows `use_fused` into `configure_optimizers`, the zero-edit port should pass and
     this test should say so instead."""
     orig, zero = trees[0], trees[1]
     code, out, data = _check("--original", str(orig), "--ported", str(zero), report=tmp_path / "z.json")
