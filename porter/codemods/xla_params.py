@@ -52,7 +52,7 @@ def _after_imports(body: list[cst.BaseStatement]) -> int:
 
 class KeepParametersFamily(Family):
     codes = ("XLA005",)
-    tokens = (b".to(", b".cuda(", b"accelerator", b"_get_available_device_type")
+    tokens = (b"cuda", b"accelerator", b"_get_available_device_type")  # where a move is ported
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self.ctx.target.name != "xla" or SWITCH.encode() in self.ctx.source:
