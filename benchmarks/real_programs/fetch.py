@@ -12,10 +12,11 @@ import os
 import subprocess
 import sys
 import tarfile
-import tomllib
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.toml"

@@ -59,7 +59,7 @@ class XlaRun:
 def _porter(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
+                          env=env, timeout=600, check=False)
 
 
 _API_ROOTS = ("torch", "torch_xla", "torch_neuronx", "torch_tpu")
@@ -165,7 +165,7 @@ def run_side(program: Program, side: str, tree: Path, work: Path) -> dict:
         env.update(XLA_ENV)
     try:
         proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
-                              env=env, capture_output=True, text=True, timeout=SIDE_TIMEOUT)
+                              env=env, capture_output=True, text=True, timeout=SIDE_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         return {"losses": [], "devices": [], "error": f"the {side} side timed out after {SIDE_TIMEOUT} s"}
     (work / "output.txt").write_text(proc.stdout[-20000:] + "\n--- stderr ---\n" + proc.stderr[-20000:])

@@ -22,8 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fetch import cache_dir, load_manifest  # noqa: E402
-from harness import ATOL, REPO, RTOL, judge  # noqa: E402
+from fetch import cache_dir, load_manifest
+from harness import ATOL, REPO, RTOL, judge
 
 DOC = REPO / "docs" / "real-programs.md"
 
@@ -99,13 +99,13 @@ def table(results: list[dict], seconds: float) -> str:
         "library, the library; for an example, its folder), as `porter rewrite --report` gives them;",
         "the codes are explained in [rules.md](rules.md).",
         "",
-        f"Measured {_measured(results)} on {platform.machine()}, "
-        f"Python {platform.python_version()}; the programs took {seconds:.0f} s in all (port, original and port runs).",
+        (f"Measured {_measured(results)} on {platform.machine()}, Python {platform.python_version()}; "
+         f"the programs took {seconds:.0f} s in all (port, original and port runs)."),
         "Target-API check of the ports: " + ("ran (porter.apidata)." if _api_checked(results)
                                             else "not run: this porter has no recorded target APIs."),
         "",
-        "| program | package | runs with zero edits (xla) | losses equal | max rel. diff | "
-        "porter rewrote (xla) | porter left for a person (xla) | neuron / tpu: parse, idempotent |",
+        ("| program | package | runs with zero edits (xla) | losses equal | max rel. diff | "
+         "porter rewrote (xla) | porter left for a person (xla) | neuron / tpu: parse, idempotent |"),
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:

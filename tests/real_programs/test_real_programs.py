@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "real_programs"
 sys.path.insert(0, str(BENCH))
 
-from fetch import load_manifest  # noqa: E402
+from fetch import load_manifest
 
 PROGRAMS = load_manifest()
 

@@ -5,8 +5,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from d2l import torch as d2l  # noqa: E402
-from torch import nn  # noqa: E402
+from d2l import torch as d2l
+from torch import nn
 
 net = nn.Sequential(
     nn.Conv2d(1, 6, kernel_size=5, padding=2), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
