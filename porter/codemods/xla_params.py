@@ -20,6 +20,9 @@ from porter.codemods.family import Family
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
 # codes whose applied fix moves tensors or modules to the XLA device (or picks it)
 MOVES = frozenset({"DEV001", "DEV002", "DEV003", "DEV008", "DEV011", "DEV012"})
+# the switch only matters where modules are: a file that never names one (moves only
+# tensors) does not get the line
+MODULE_WORDS = (b"Module", b".parameters(")
 
 
 def _is_import(statement: cst.BaseStatement) -> bool:
@@ -52,12 +55,14 @@ def _after_imports(body: list[cst.BaseStatement]) -> int:
 
 class KeepParametersFamily(Family):
     codes = ("XLA005",)
-    tokens = (b"cuda", b"accelerator", b"_get_available_device_type")  # where a move is ported
+    tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self.ctx.target.name != "xla" or SWITCH.encode() in self.ctx.source:
             return updated
-        if not (self.ctx.moves_parameters or self.ctx.applied_codes() & MOVES):
+        if not self.ctx.moves_parameters and not (
+            self.ctx.applied_codes() & MOVES and any(w in self.ctx.source for w in MODULE_WORDS)
+        ):
             return updated
         call = cst.Expr(cst.Call(func=self.ctx.ref(SWITCH), args=[cst.Arg(cst.Name("True"))]))
         line = cst.SimpleStatementLine(
