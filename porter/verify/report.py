@@ -41,14 +41,20 @@ def _side_rows(r: ParityResult) -> list[list[str]]:
     return rows
 
 
-def sections(r: ParityResult) -> list[Section]:
-    out: list[Section] = []
+def verdict_notes(r) -> list[str]:
+    """The verdict, its reasons and each side's notes (a factory-mode or script-mode result)."""
     notes = [f"verdict: {r.verdict.upper()} (exit {r.exit_code})", *r.reasons]
     if r.ported is not None and r.ported.emulated:
         notes.append("the ported side ran on emulation: its numbers are not hardware results")
     for s in (r.reference, r.ported):
         if s is not None:
             notes += [f"{s.role}: {n}" for n in s.notes]
+    return notes
+
+
+def sections(r: ParityResult) -> list[Section]:
+    out: list[Section] = []
+    notes = verdict_notes(r)
     step = ((r.reference.perf or {}).get("step") if r.reference else None) or "—"
     out.append(("Sides (what really ran)", ["side", "status", "device", "first step",
                                             "steady step (median)", "peak memory"],

@@ -10,7 +10,7 @@ import math
 import re
 from pathlib import Path
 
-from porter.verify.report import Section, _g, _ms
+from porter.verify.report import Section, _g, _ms, verdict_notes
 from porter.verify.tracecmp import ScriptResult
 
 
@@ -32,12 +32,7 @@ def _side_rows(r: ScriptResult) -> list[list[str]]:
 
 def sections(r: ScriptResult) -> list[Section]:
     out: list[Section] = []
-    notes = [f"verdict: {r.verdict.upper()} (exit {r.exit_code})", *r.reasons]
-    if r.ported is not None and r.ported.emulated:
-        notes.append("the ported side ran on emulation: its numbers are not hardware results")
-    for s in (r.reference, r.ported):
-        if s is not None:
-            notes += [f"{s.role}: {n}" for n in s.notes]
+    notes = verdict_notes(r)
     cmd = " ".join((r.where.get("ported") or r.where.get("reference") or {}).get("command") or
                    r.config.get("command") or [])
     notes.append(f"command: {cmd}")
