@@ -177,12 +177,16 @@ class Pool:
                 proc.join(timeout=5)
             except (OSError, ValueError, AttributeError, AssertionError):
                 pass
-        # let the executor's manager thread finish closing its wake-up pipe now: left running,
+        # let the executor's manager thread finish closing its wake-up pipe: left running,
         # it races concurrent.futures' exit hook, which then writes to the closed pipe and
         # prints an EBADF traceback as porter exits
         manager = getattr(executor, "_executor_manager_thread", None)
         if manager is not None:
             manager.join(timeout=5)
+            # and keep the exit hook away from that pipe altogether (Python < 3.14)
+            from concurrent.futures import process as cf_process
+
+            getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
 
     def _limit(self, files: int) -> float | None:
         return self.file_timeout * files if self.file_timeout is not None else None
