@@ -166,6 +166,7 @@ class Pool:
         # ProcessPoolExecutor has no public way to stop a running task (3.14 adds
         # kill_workers); its process table is the one handle on them
         workers = list((getattr(executor, "_processes", None) or {}).values())
+        manager = getattr(executor, "_executor_manager_thread", None)  # shutdown() forgets it
         for proc in workers:
             try:
                 proc.kill()
@@ -180,7 +181,6 @@ class Pool:
         # let the executor's manager thread finish closing its wake-up pipe: left running,
         # it races concurrent.futures' exit hook, which then writes to the closed pipe and
         # prints an EBADF traceback as porter exits
-        manager = getattr(executor, "_executor_manager_thread", None)
         if manager is not None:
             manager.join(timeout=5)
             # and keep the exit hook away from that pipe altogether (Python < 3.14)
