@@ -347,6 +347,11 @@ class DeviceFamily(Family):
         statements = self.flow.moved(holder)
         if not statements:
             return updated
+        if self.ctx.enabled("XLA005"):
+            # XLA005's switch keeps the tie (and every other reference): a re-tie line beside
+            # it would be a second fix for the same break
+            self.ctx.moves_parameters = True
+            return updated
         *ties, owner = statements
         lines = [cst.parse_statement(t) for t in ties]
         new = cst.FlattenSentinel([updated, *lines])

@@ -85,10 +85,14 @@ def test_tied_weights_stay_tied_on_xla(tmp_path):
 
     original = _run(src / "train.py", tmp_path / "cpu.json", {})
     ported = _port(src, tmp_path / "port")
-    assert "model.wte.weight = model.lm_head.weight" in ported.read_text()
+    # by default one fix, not two: XLA005's switch, and no DEV011 re-tie line beside it
+    assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
+    assert "model.wte.weight = model.lm_head.weight" not in ported.read_text()
     on_xla = _run(ported, tmp_path / "xla.json", xla)
     # each of the two mechanisms alone keeps the tie: DEV011's re-tie, XLA005's switch
-    retie_only = _run(_port(src, tmp_path / "retie", "--ignore", "XLA005"), tmp_path / "retie.json", xla)
+    retie = _port(src, tmp_path / "retie", "--ignore", "XLA005")
+    assert "model.wte.weight = model.lm_head.weight" in retie.read_text()
+    retie_only = _run(retie, tmp_path / "retie.json", xla)
     switch_only = _run(_port(src, tmp_path / "switch", "--ignore", "DEV011"), tmp_path / "switch.json", xla)
     untied = _run(_port(src, tmp_path / "untied", "--ignore", "DEV011,XLA005"), tmp_path / "untied.json", xla)
 

@@ -10,17 +10,14 @@ corpus need the network). The whole tree, driver included, is ported by `porter 
 --target xla --out-dir` with zero hand edits.
 
 What this shows (docs/parity.md, "A program porter has never seen"):
-* the zero-edit port runs but is not faithful: nano-gpt builds its optimizer before
-  `train()` moves the model, in another file, and Module.to() on XLA replaces every
-  Parameter. porter re-ties the embedding after the move (DEV011, across files) but does not
-  see that an optimizer made elsewhere already holds the old Parameters (DEV013 looks within
-  the moving function), so the optimizer trains stale CPU copies. Script mode fails it and says
-  why (parameters the optimizer holds that no module owns; no gradient norm).
-* once the port also does not ask for fused AdamW on XLA (nano-gpt passes `fused=` a flag
-  from another function; OPT001 follows flags only within one) it raises there.
-* with those two edits made here explicitly (keep Parameter objects through Module.to, as
-  DEV013's advice says; `use_fused` False), parity holds over 10 steps; a port with the MLP's GELU changed to ReLU fails
-  and names that module; a trace recorded on the original side equals a live run of the port.
+* nano-gpt builds its optimizer before `train()` moves the model, in another file, and
+  Module.to() on XLA replaces every Parameter; XLA005's switch in the ported trainer keeps
+  the Parameter objects (so the tie and the optimizer's references hold).
+* the zero-edit port still fails, and script mode says why: nano-gpt passes `fused=` a flag
+  from another function (OPT001 follows flags only within one), so fused AdamW reaches XLA.
+* with that edit made here explicitly (`use_fused` False), parity holds over 10 steps; a
+  port with the MLP's GELU changed to ReLU fails and names that module; a trace recorded on
+  the original side equals a live run of the port.
 """
 
 import json
@@ -82,7 +79,9 @@ def trees(tmp_path_factory):
     trainer = (zero / "nano_gpt" / "trainer.py").read_text()
     assert "torch_xla" in trainer and "torch.cuda" not in trainer
     assert "if worker_state.is_cuda:" in trainer  # the class's own property, not a tensor's
-    assert "    model.to(worker_state.device)\n    model.transformer.wte.weight = model.lm_head.weight\n" in trainer  # DEV011
+    # the tie is kept by XLA005's switch, with no DEV011 re-tie line beside it
+    assert "set_swap_module_params_on_conversion(True)" in trainer
+    assert "model.transformer.wte.weight = model.lm_head.weight" not in trainer
     if not (zero / "data").is_dir():
         _write_shards(zero)
     # the faithful port: the zero-edit port plus the two edits porter does not make yet (each
