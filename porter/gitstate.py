@@ -115,7 +115,7 @@ def _toplevel(folder: Path) -> Path | str:
 
 def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
     rel = []
-    for given, real in files:
+    for _given, real in files:
         try:
             rel.append(real.relative_to(top).as_posix())
         except ValueError:

@@ -46,7 +46,7 @@ class ImportTable:
         self.sources: dict[str, tuple[str, str | None, str | None]] = {}
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> "ImportTable":
+    def from_module(cls, module: cst.Module) -> ImportTable:
         table = cls()
         for stmt in _import_statements(module):
             table.add(stmt)

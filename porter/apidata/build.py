@@ -157,8 +157,6 @@ def build_xla() -> dict:
 
 def _tpu_member(target: str) -> tuple[dict, str | None]:
     """Describe `pkg.mod:Class.attr` without running descriptors (some need a TPU)."""
-    from torch_tpu._internal import public_api
-
     module_path, qualname = target.split(":", 1)
     *owner_path, attr = qualname.split(".")
     owner = importlib.import_module(module_path)

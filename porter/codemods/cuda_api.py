@@ -172,7 +172,6 @@ class CudaApiFamily(ReferenceTracker, Family):
         if row is None:
             self._unmapped(original, suffix)
             return updated
-        target = self.ctx.target.name
         action = self._action(row, in_device_position=id(original) in self._device_args)
         if action == "delegate":
             return updated

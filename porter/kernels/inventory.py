@@ -27,7 +27,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.discover import discover
-from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"

@@ -187,7 +187,6 @@ class _Translator:
     # expressions -------------------------------------------------------------------------
 
     def expr(self, node: ast.AST) -> _Sym:
-        tl = self.tl
         if isinstance(node, ast.Name):
             if node.id not in self.env:
                 raise Untranslatable(f"unknown name `{node.id}`")

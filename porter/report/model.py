@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from porter import __version__
 from porter.findings import Applicability, FileResult, FileStatus, Finding
@@ -380,7 +381,7 @@ class ReportModel:
         settings: Settings | None = None,
         kind: str = "rewrite",
         sections: Iterable[Section] = (),
-    ) -> "ReportModel":
+    ) -> ReportModel:
         """Build the model from the runner's output.
 
         `summary` (a `porter.runner.Summary`) is optional: every count is recomputed from the

@@ -54,7 +54,7 @@ class RunProgress:
 
     # -- context ---------------------------------------------------------------------------
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         self._start = self._last_line = self.clock()
         return self
 

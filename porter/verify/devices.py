@@ -7,9 +7,9 @@ import importlib
 import os
 import resource
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 
 @dataclass

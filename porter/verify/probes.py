@@ -9,8 +9,8 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 from torch.overrides import TorchFunctionMode

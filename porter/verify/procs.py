@@ -44,7 +44,7 @@ class WorkerSet:
         self.temp_dirs: list[Path] = []
         self._old: dict[int, object] = {}
 
-    def __enter__(self) -> "WorkerSet":
+    def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._on_signal)

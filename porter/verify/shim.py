@@ -23,7 +23,7 @@ import contextlib
 import sys
 import time
 import types
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -109,7 +109,7 @@ class _Event:
     def record(self, stream=None) -> None:
         self._t = time.perf_counter()
 
-    def elapsed_time(self, end: "_Event") -> float:
+    def elapsed_time(self, end: _Event) -> float:
         if self._t is None or end._t is None:
             raise RuntimeError("Event.elapsed_time on an event that was not recorded")
         return (end._t - self._t) * 1000.0

@@ -404,7 +404,7 @@ class Worker:
 
                 torch_xla.sync()
         self.side.sync()
-        self.tensors["losses"] = torch.stack([l.to("cpu") for l in losses])
+        self.tensors["losses"] = torch.stack([loss.to("cpu") for loss in losses])
         self.tensors["final_params"] = {normalize_name(n): self.to_cpu(p)
                                         for n, p in self.model.named_parameters()}
         self.tensors["initial_params"] = {
