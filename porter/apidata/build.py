@@ -23,6 +23,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).resolve().parents[2] / "rules" / "api"
 
@@ -67,7 +68,7 @@ def _params(sig: inspect.Signature, drop_first: bool = False) -> list[dict]:
         params = params[1:]
     out = []
     for p in params:
-        entry = {"name": p.name, "kind": p.kind.name}
+        entry: dict[str, Any] = {"name": p.name, "kind": p.kind.name}
         if p.default is not inspect.Parameter.empty:
             entry["default"] = True
         ann = _annotation(p.annotation)
@@ -257,7 +258,7 @@ def _ast_params(args: ast.arguments, drop_first: bool = False) -> list[dict]:
 
 
 def _ast_param(a: ast.arg, kind: str, has_default: bool) -> dict:
-    entry = {"name": a.arg, "kind": kind}
+    entry: dict[str, Any] = {"name": a.arg, "kind": kind}
     if has_default:
         entry["default"] = True
     if a.annotation is not None:

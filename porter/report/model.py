@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +87,7 @@ class Hunk:
         return next((r.new_no for r in self.rows if r.new_no is not None), 0)
 
 
-def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(old: list[str], new: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
 
 
