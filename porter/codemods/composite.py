@@ -267,6 +267,9 @@ class PortTransformer(cst.CSTTransformer):
             return self._gone(updated, comments)
         if type(updated.orelse) is cst.Else and not elif_:
             body = updated.orelse.body
+            if comments and isinstance(body, cst.SimpleStatementSuite):
+                # `else: x()` on one line: the comments need a line of their own above it
+                body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
             if comments:
                 first = body.body[0]
                 body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])  # type: ignore[union-attr]  # libcst's BaseStatement does not declare the leading_lines every statement has
