@@ -33,10 +33,11 @@ import tempfile
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, overload
 
 from porter.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.ruledata import all_rules
-from porter.settings import Settings
+from porter.settings import Facts, Settings
 
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 2
@@ -146,7 +147,7 @@ class Cache:
             pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
 
 
-    def get_index(self, digest: str) -> dict[str, tuple] | None:
+    def get_index(self, digest: str) -> dict[str, Facts] | None:
         """The project index's answers for a set of files (by their digest), if cached.
 
         Read like any entry (a regular file of bounded size, never a FIFO); anything that is
@@ -157,7 +158,7 @@ class Cache:
             data = json.loads(_read_entry(self._index_path(digest)))
             if not isinstance(data, dict):
                 return None
-            facts: dict[str, tuple] = {}
+            facts: dict[str, Facts] = {}
             for name, rows in data.items():
                 if not isinstance(rows, list):
                     return None
@@ -166,7 +167,7 @@ class Cache:
         except (OSError, ValueError, TypeError, RecursionError):
             return None
 
-    def put_index(self, digest: str, facts: dict[str, tuple]) -> None:
+    def put_index(self, digest: str, facts: dict[str, Facts]) -> None:
         if not self.enabled:
             return
         try:
@@ -178,12 +179,12 @@ class Cache:
         return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
 
 
-def _index_fact(row: object) -> tuple:
+def _index_fact(row: object) -> tuple[str, str, str, tuple[str, ...]]:
     """One (scope, expr, kind, chain) answer of the project index, or TypeError."""
     if not (isinstance(row, list) and len(row) == 4 and isinstance(row[3], list)):
         raise TypeError("not an index fact")
     scope, expr, kind, chain = row
-    if not all(isinstance(v, str) or v is None for v in (scope, expr, kind, *chain)):
+    if not all(isinstance(v, str) for v in (scope, expr, kind, *chain)):
         raise TypeError("not an index fact")
     return (scope, expr, kind, tuple(chain))
 
@@ -216,7 +217,7 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _digest(entry: dict) -> str:
+def _digest(entry: dict[str, Any]) -> str:
     """The sha256 of the whole entry (bar the digest): a flipped bit anywhere is a miss."""
     return _sha(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
 
@@ -233,7 +234,7 @@ def _parses(data: bytes) -> bool:
     return True
 
 
-def _to_dict(key: str, r: FileResult) -> dict:
+def _to_dict(key: str, r: FileResult) -> dict[str, Any]:
     return {
         "key": key,
         "source_sha256": _sha(r.original_source) if r.original_source is not None else None,
@@ -247,6 +248,10 @@ def _to_dict(key: str, r: FileResult) -> dict:
     }
 
 
+@overload
+def _str(v: object) -> str: ...
+@overload
+def _str(v: object, optional: bool) -> str | None: ...
 def _str(v: object, optional: bool = False) -> str | None:
     if (v is None and optional) or isinstance(v, str):
         return v
@@ -295,7 +300,7 @@ def _findings(v: object, name: str) -> list[Finding]:
     return [_finding(f, name) for f in v]
 
 
-def _from_dict(d: dict, name: str, source: bytes) -> FileResult:
+def _from_dict(d: dict[str, Any], name: str, source: bytes) -> FileResult:
     """The entry as a result, or an exception when any part of it does not check out."""
     if d.get("source_sha256") != _sha(source):
         raise ValueError("entry for other bytes")

@@ -82,7 +82,8 @@ class Effective:
 
     @property
     def target(self) -> str | None:
-        return self.values["target"].value
+        target: str | None = self.values["target"].value
+        return target
 
     @property
     def fail_on(self) -> Severity:
@@ -91,7 +92,8 @@ class Effective:
     @property
     def file_timeout(self) -> float | None:
         """Seconds per file, or None for the default limit."""
-        return self.values["file-timeout"].value
+        seconds: float | None = self.values["file-timeout"].value
+        return seconds
 
     def settings(self, **extra: Any) -> Settings:
         if self.target is None:
@@ -149,7 +151,7 @@ def discover_config(paths: list[Path]) -> Path | None:
 # -- loading and validation ------------------------------------------------------------------
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -63,9 +63,9 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore
         yield from _walk(given, root, excludes, respect_gitignore, seen)
 
 
-def _walk(top: Path, root: Path, excludes, respect_gitignore: bool, seen: set[Path]) -> Iterator[Candidate]:
+def _walk(top: Path, root: Path, excludes: pathspec.GitIgnoreSpec, respect_gitignore: bool, seen: set[Path]) -> Iterator[Candidate]:
     # os.walk with followlinks=False: a link to a folder is listed, not entered
-    ignores: list[tuple[Path, pathspec.PathSpec]] = []
+    ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(top)
@@ -117,7 +117,7 @@ def _walk(top: Path, root: Path, excludes, respect_gitignore: bool, seen: set[Pa
             yield Candidate(full, root)
 
 
-def _ignored(path: Path, ignores: list[tuple[Path, pathspec.PathSpec]], *, is_dir: bool) -> bool:
+def _ignored(path: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]], *, is_dir: bool) -> bool:
     for base, spec in ignores:
         try:
             rel = path.relative_to(base).as_posix()

@@ -10,6 +10,7 @@ import ast
 import re
 import sys
 from itertools import accumulate
+from typing import Any
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -21,6 +22,7 @@ from porter.codemods.context import PortContext
 from porter.findings import FileResult, FileStatus
 from porter.prefilter import admits
 from porter.settings import Settings
+from porter.suppressions import Suppressions
 from porter.suppressions import scan as scan_suppressions
 
 # Larger files with a CUDA token are reported, not parsed: libcst parses ~1-6k lines/s and
@@ -88,7 +90,9 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
     return result
 
 
-def _transform(module: cst.Module, path: str, settings: Settings, source: bytes, suppressions):
+def _transform(
+    module: cst.Module, path: str, settings: Settings, source: bytes, suppressions: Suppressions
+) -> tuple[cst.Module, PortContext]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=source)
     families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, source)]
@@ -108,7 +112,7 @@ def _transform(module: cst.Module, path: str, settings: Settings, source: bytes,
     return new, ctx
 
 
-def _drop_unneeded_aliases(scratch: dict, module: cst.Module) -> None:
+def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
     """An aliased import requested for a node a parent rewrite then replaced is not added."""
     wanted = scratch.get(AddImportsVisitor.CONTEXT_KEY)
     if not wanted:

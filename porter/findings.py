@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -62,10 +63,10 @@ class Finding:
     def fixable(self) -> bool:
         return self.applicability is not Applicability.MANUAL
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, Position, str]:
         return (self.path, self.start, self.code)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "code": self.code,
             "name": self.name,

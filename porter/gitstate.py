@@ -81,7 +81,7 @@ def _vcs_marker(folder: Path) -> Path | None:
     return None
 
 
-def _git(top: Path, *args: str) -> subprocess.CompletedProcess:
+def _git(top: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
     return subprocess.run(
         ["git", "--literal-pathspecs", "-C", str(top), *args],
@@ -91,7 +91,7 @@ def _git(top: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def _why(proc: subprocess.CompletedProcess) -> str:
+def _why(proc: subprocess.CompletedProcess[bytes]) -> str:
     lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
     first = lines[0] if lines else f"exit status {proc.returncode}"
     return first.removeprefix("fatal: ").removeprefix("error: ")
@@ -115,7 +115,7 @@ def _toplevel(folder: Path) -> Path | str:
 
 def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
     rel = []
-    for given, real in files:
+    for _given, real in files:
         try:
             rel.append(real.relative_to(top).as_posix())
         except ValueError:
@@ -136,9 +136,9 @@ def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
     while i < len(entries):
         entry = entries[i]
         if len(entry) > 3:
-            code = entry[:2].decode(errors="replace")
-            changed[(top / entry[3:].decode(errors="surrogateescape")).resolve()] = code
-            if code[0] in "RC":
+            xy = entry[:2].decode(errors="replace")  # git's two status letters
+            changed[(top / entry[3:].decode(errors="surrogateescape")).resolve()] = xy
+            if xy[0] in "RC":
                 i += 1  # a rename carries its old name next
         i += 1
     out = []

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+from porter.settings import Facts
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
@@ -126,7 +128,7 @@ class ModuleInfo:
     name: str  # dotted module name from the path
     path: str
     scopes: dict[str, Scope] = field(default_factory=dict)
-    classes: dict[str, dict[str, list[tuple[ast.expr, Scope]]]] = field(default_factory=dict)
+    classes: dict[str, dict[str, list[tuple[ast.expr | str, Scope]]]] = field(default_factory=dict)
     imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, obj)
     # class -> tied parameters, as attribute paths under `self`: [("wte.weight", "lm_head.weight")]
     ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
@@ -174,9 +176,9 @@ class _Collector(ast.NodeVisitor):
         positional = [*a.posonlyargs, *a.args]
         for p, d in zip(positional[len(positional) - len(a.defaults) :], a.defaults):
             scope.defaults[p.arg] = d
-        for p, d in zip(a.kwonlyargs, a.kw_defaults):
-            if d is not None:
-                scope.defaults[p.arg] = d
+        for p, kw_default in zip(a.kwonlyargs, a.kw_defaults):
+            if kw_default is not None:
+                scope.defaults[p.arg] = kw_default
         self.info.scopes[scope.qual] = scope
         self.stack.append(scope)
         self.classes.append(None)  # a class's name is not visible inside its methods' bodies
@@ -228,7 +230,8 @@ class _Collector(ast.NodeVisitor):
             return
         if lhs.count(".") < 2 or rhs.count(".") < 2 or not rhs.endswith((".weight", ".bias")):
             return
-        self.info.ties.setdefault(self.scope.cls, []).append((lhs[5:], rhs[5:]))
+        if self.scope.cls is not None:
+            self.info.ties.setdefault(self.scope.cls, []).append((lhs[5:], rhs[5:]))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
@@ -268,7 +271,7 @@ class _Collector(ast.NodeVisitor):
             self._bind(node.target, "a loop variable")
         self.generic_visit(node)
 
-    def visit_With(self, node: ast.With) -> None:
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, "a with-target")
@@ -317,7 +320,7 @@ class ProjectIndex:
         self._argparse: dict[str, list[tuple[ast.Call, Scope]]] | None = None
         self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
-        self._memo: dict[tuple, Value | None] = {}
+        self._memo: dict[tuple[str, ...], Value | None] = {}
 
     # -- building ------------------------------------------------------------------------
 
@@ -433,7 +436,8 @@ class ProjectIndex:
         key = (fn.module.path, fn.qual)
         if key in self._callers:
             return self._callers[key]
-        self._callers[key] = out = []
+        out: list[tuple[ast.Call, Scope, int]] = []
+        self._callers[key] = out
         if not fn.qual:
             return out
         word = fn.cls.rpartition(".")[2] if fn.qual.endswith(".__init__") and fn.cls else fn.qual.rpartition(".")[2]
@@ -462,7 +466,7 @@ class ProjectIndex:
                         found.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
         return found
 
-    def _relayed_spawns(self, call: ast.Call, scope: Scope, target: tuple[Scope, int]):
+    def _relayed_spawns(self, call: ast.Call, scope: Scope, target: tuple[Scope, int]) -> Iterator[tuple[Scope, ast.Call]]:
         """`run_demo(fn, 2)` where `def run_demo(demo_fn, n): mp.spawn(demo_fn, ...)`."""
         g, skip = target
         for j, arg in enumerate(call.args):
@@ -565,8 +569,7 @@ class ProjectIndex:
         if key in self._memo:
             return self._memo[key]
         self._memo[key] = None
-        parts = [self.value(r, fn, depth + 1) for r in fn.returns]
-        parts = [p for p in parts if p is not None]
+        parts = [p for r in fn.returns if (p := self.value(r, fn, depth + 1)) is not None]
         result = (
             join(parts, f"`{fn.qual}()`").via(f"`{_src(call)}` returns")
             if parts
@@ -648,7 +651,7 @@ class ProjectIndex:
         return join(parts, f"parameter `{name}` of `{fn.qual}`")
 
     def _attribute(self, scope: Scope, attr: str, depth: int) -> Value | None:
-        assigned = scope.module.classes.get(scope.cls, {}).get(attr)
+        assigned = scope.module.classes.get(scope.cls, {}).get(attr) if scope.cls is not None else None
         if not assigned:
             return Value(UNKNOWN, (f"`self.{attr}` (not assigned in `{scope.cls}`), {scope.module.path}",))
         parts = []
@@ -757,7 +760,7 @@ class ProjectIndex:
 
     # -- answers -------------------------------------------------------------------------
 
-    def facts(self, path: str) -> tuple:
+    def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
         source = self._sources.get(path)
         if source is None or _SITES.search(source) is None:
@@ -770,7 +773,7 @@ class ProjectIndex:
         except RecursionError:
             return ()  # pathological nesting: the sites are left as the file shows them
 
-    def _facts(self, info: ModuleInfo) -> tuple:
+    def _facts(self, info: ModuleInfo) -> Facts:
         out = {}
         for scope in info.scopes.values():
             for site in scope.sites:
@@ -787,7 +790,9 @@ class ProjectIndex:
             if stale is not None:
                 key = stale_key(holder)
                 out[(scope.qual, key)] = (scope.qual, key, STALE, stale)
-            ties = self.ties_for(*found) if found is not None else []
+            if found is None:
+                continue  # no class to tie parameters in
+            ties = self.ties_for(*found)
             statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
             if not statements or all(
                 any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements

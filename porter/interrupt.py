@@ -19,7 +19,7 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived."""
 
 
-def _on_sigterm(signum, frame) -> None:
+def _on_sigterm(signum: int, frame: object) -> None:
     raise Terminated()
 
 

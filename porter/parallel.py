@@ -33,9 +33,12 @@ from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import TypeVar
 
 from porter.findings import FileResult, FileStatus
 from porter.settings import Settings
+
+T = TypeVar("T")  # the caller's tag for each item, handed back with its result
 
 # below this many files to parse, a pool costs more than it saves
 MIN_PARALLEL_FILES = 8
@@ -118,14 +121,14 @@ def _init_worker(parent: int) -> None:
     import porter.engine  # noqa: F401 - import once per worker, not per batch
 
 
-def _context():
+def _context() -> multiprocessing.context.BaseContext:
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")  # the parent's imports come for free
     return multiprocessing.get_context("spawn")
 
 
-def _batches(jobs: Iterable[tuple[object, Job | None]]) -> Iterator[list[tuple[object, Job | None]]]:
-    batch: list[tuple[object, Job | None]] = []
+def _batches(jobs: Iterable[tuple[T, Job | None]]) -> Iterator[list[tuple[T, Job | None]]]:
+    batch: list[tuple[T, Job | None]] = []
     size = files = 0
     for item in jobs:
         batch.append(item)
@@ -191,11 +194,11 @@ class Pool:
     def _limit(self, files: int) -> float | None:
         return self.file_timeout * files if self.file_timeout is not None else None
 
-    def _submit(self, batch: list[tuple[object, Job | None]]) -> Future | None:
+    def _submit(self, batch: list[tuple[T, Job | None]]) -> Future[list[FileResult]] | None:
         jobs = [j for _, j in batch if j is not None]
         return self._pool().submit(_port_batch, jobs) if jobs else None
 
-    def _collect(self, batch, future: Future | None) -> list[tuple[object, FileResult | None]]:
+    def _collect(self, batch: list[tuple[T, Job | None]], future: Future[list[FileResult]] | None) -> list[tuple[T, FileResult | None]]:
         if future is None:
             return [(tag, None) for tag, _ in batch]
         files = sum(1 for _, j in batch if j is not None)
@@ -204,7 +207,7 @@ class Pool:
         except (BrokenProcessPool, CancelledError, FutureTimeout):
             self.close(cancel=True)
             results = iter([self._isolated(j) for _, j in batch if j is not None])
-        out = []
+        out: list[tuple[T, FileResult | None]] = []
         for tag, job in batch:
             if job is None:
                 out.append((tag, None))
@@ -236,9 +239,9 @@ class Pool:
             )
         return result
 
-    def map(self, items: Iterable[tuple[object, Job | None]], window: int | None = None) -> Iterator[tuple[object, FileResult | None]]:
+    def map(self, items: Iterable[tuple[T, Job | None]], window: int | None = None) -> Iterator[tuple[T, FileResult | None]]:
         window = window or 2 * self.workers + 2
-        pending: deque = deque()
+        pending: deque[tuple[list[tuple[T, Job | None]], Future[list[FileResult]] | None]] = deque()
         try:
             for batch in _batches(items):
                 pending.append((batch, self._submit(batch)))

@@ -39,7 +39,9 @@ def _alternation(tokens: set[bytes]) -> re.Pattern[bytes]:
 
 
 @lru_cache(maxsize=64)
-def _patterns(target: str, select: tuple, ignore: tuple, extend: tuple):
+def _patterns(
+    target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...]
+) -> tuple[re.Pattern[bytes] | None, list[tuple[re.Pattern[bytes], re.Pattern[bytes]]]]:
     """(pattern of unanchored tokens, [(requires pattern, tokens pattern)]) for the settings."""
     free: set[bytes] = set()
     anchored: dict[tuple[bytes, ...], set[bytes]] = {}

@@ -9,7 +9,7 @@ alias and scoping cases.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -46,7 +46,7 @@ class ImportTable:
         self.sources: dict[str, tuple[str, str | None, str | None]] = {}
 
     @classmethod
-    def from_module(cls, module: cst.Module) -> "ImportTable":
+    def from_module(cls, module: cst.Module) -> ImportTable:
         table = cls()
         for stmt in _import_statements(module):
             table.add(stmt)
@@ -105,14 +105,14 @@ class ImportTable:
         return best
 
 
-def iter_statements(body, *, into_defs: bool) -> Iterator[cst.CSTNode]:
+def iter_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: bool) -> Iterator[cst.CSTNode]:
     """Every statement under `body` (a node or a list of them), without visiting expressions.
 
     Statement-level facts (imports, assignments, loop targets) are all porter reads before a
     pass, and a full visitor costs far more: this walks suites, branches and handlers only.
     With `into_defs=False` nested functions and classes are yielded but not entered.
     """
-    stack: list = list(body) if isinstance(body, (list, tuple)) else [body]
+    stack: list[cst.CSTNode] = [body] if isinstance(body, cst.CSTNode) else list(body)
     while stack:
         node = stack.pop()
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
@@ -136,7 +136,7 @@ def iter_statements(body, *, into_defs: bool) -> Iterator[cst.CSTNode]:
             stack.extend(node.cases)
 
 
-def small_statements(body, *, into_defs: bool) -> Iterator[cst.BaseSmallStatement]:
+def small_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: bool) -> Iterator[cst.BaseSmallStatement]:
     for stmt in iter_statements(body, into_defs=into_defs):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from stmt.body

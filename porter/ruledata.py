@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,7 +38,7 @@ def doc_uri(page: str, anchor: str = "") -> str:
     return f"{uri}#{anchor}" if anchor else uri
 
 
-def load_toml(name: str) -> dict:
+def load_toml(name: str) -> dict[str, Any]:
     with open(rules_dir() / name, "rb") as fh:
         return tomllib.load(fh)
 
@@ -80,7 +81,7 @@ class Rule:
         return self.fix.get(target, self.fix.get("*", Applicability.MANUAL))
 
 
-def _rule_from_table(family: str, table: dict) -> Rule:
+def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
     fix = {t: Applicability(v) for t, v in table.get("fix", {}).items()}
     examples = tuple(
         Example(

@@ -22,7 +22,7 @@ from porter.findings import FileResult, FileStatus
 from porter.index import ProjectIndex
 from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.prefilter import admits
-from porter.settings import Settings
+from porter.settings import Facts, Settings
 from porter.textsafe import name as utf8_name
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -44,7 +44,7 @@ def display_path(path: Path) -> str:
 
 
 @lru_cache(maxsize=256)
-def _spec(patterns: tuple[str, ...]) -> pathspec.PathSpec:
+def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -100,7 +100,7 @@ def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | N
     return name, settings, source, None
 
 
-def project_index(candidates: list[Candidate], store: Cache | None = None) -> dict[str, tuple]:
+def project_index(candidates: list[Candidate], store: Cache | None = None) -> dict[str, Facts]:
     """Each file's answers from one index of device values per run (`porter.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
@@ -140,6 +140,7 @@ def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
     name, settings, source, failed = _read(cand, settings)
     if failed is not None:
         return failed
+    assert source is not None  # _read gives the bytes or the failure
     return _port_source(source, name, settings)
 
 
@@ -150,6 +151,10 @@ def _env_jobs() -> int | None:
 
 def _env_cache() -> bool:
     return os.environ.get("PORTER_NO_CACHE", "").strip().lower() in ("", "0", "false", "no")
+
+
+# each item's tag in the pool: the candidate, its result when no parse is needed, its cache key
+_Tag = tuple[Candidate, FileResult | None, str | None]
 
 
 def iter_results(
@@ -179,15 +184,18 @@ def iter_results(
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
     facts = project_index(candidates, store)
 
-    def prepared() -> Iterator[tuple[tuple, Job | None]]:
+    def prepared() -> Iterator[tuple[_Tag, Job | None]]:
         for cand in candidates:
             name, here, source, failed = _read(cand, settings)
             if failed is not None:
                 yield (cand, failed, None), None
                 continue
+            assert source is not None  # _read gives the bytes or the failure
             here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
-            key = store.key(source, name, here) if store is not None else None
-            hit = store.get(key, name, source) if store is not None else None
+            key = hit = None
+            if store is not None:
+                key = store.key(source, name, here)
+                hit = store.get(key, name, source)
             if hit is not None:
                 yield (cand, hit, None), None
             elif not admits(source, here):
@@ -196,10 +204,11 @@ def iter_results(
             else:
                 yield (cand, None, key), Job(source, name, here)
 
-    def finish(tag: tuple, result: FileResult | None) -> tuple[Candidate, FileResult]:
+    def finish(tag: _Tag, result: FileResult | None) -> tuple[Candidate, FileResult]:
         cand, ready, key = tag
         if ready is not None:
             return cand, ready
+        assert result is not None  # the pool parsed every item that was not ready
         if store is not None and key is not None:
             store.put(key, result)
         return cand, result
@@ -207,7 +216,7 @@ def iter_results(
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
     items = prepared()
-    head: list[tuple[tuple, Job | None]] = []
+    head: list[tuple[_Tag, Job | None]] = []
     parse = 0
     for item in items:
         head.append(item)
@@ -216,7 +225,7 @@ def iter_results(
             break
     workers = 1 if parse < MIN_PARALLEL_FILES else min(jobs, os.cpu_count() or jobs)
 
-    def chained() -> Iterator[tuple[tuple, Job | None]]:
+    def chained() -> Iterator[tuple[_Tag, Job | None]]:
         yield from head
         yield from items
 
@@ -230,11 +239,11 @@ class Summary:
     scanned: int = 0
     changed: int = 0
     unchanged: int = 0
-    skipped: Counter = field(default_factory=Counter)  # reason -> files
+    skipped: Counter[str] = field(default_factory=Counter)  # reason -> files
     errors: list[FileResult] = field(default_factory=list)
-    rewritten: Counter = field(default_factory=Counter)  # code -> sites fixed
-    manual: Counter = field(default_factory=Counter)  # code -> sites left for a person
-    unapplied: Counter = field(default_factory=Counter)  # code -> fixable sites not applied
+    rewritten: Counter[str] = field(default_factory=Counter)  # code -> sites fixed
+    manual: Counter[str] = field(default_factory=Counter)  # code -> sites left for a person
+    unapplied: Counter[str] = field(default_factory=Counter)  # code -> fixable sites not applied
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 TARGETS = ("neuron", "tpu", "xla")
 PORTABLE_TARGETS = ("neuron", "tpu")  # the targets that implement torch.accelerator
+# porter.index's answers for one file: a (scope, expression, kind, chain) per device site
+Facts = tuple[tuple[str, str, str, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -26,7 +28,7 @@ class Settings:
     want_source: bool = True
     # the project index's answers for this file (porter.index): None = index the file alone.
     # Part of the settings so that worker processes get them and the cache key covers them.
-    flow: tuple | None = None
+    flow: Facts | None = None
     # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
     portable: bool = False
 

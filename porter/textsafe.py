@@ -27,7 +27,7 @@ def name(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def _escaped(match: re.Match) -> str:
+def _escaped(match: re.Match[str]) -> str:
     c = ord(match.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 

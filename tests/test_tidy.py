@@ -72,6 +72,18 @@ def test_emptied_branches_collapse(target):
     assert 'if args.a == 1:\n        print("one")\n    return 0' in new
 
 
+def test_emptied_branch_with_comments_before_a_one_line_else():
+    new, _ = port(src("""
+        import torch
+        def setup(fast):
+            if fast:
+                # tune the kernels
+                torch.backends.cudnn.benchmark = True
+            else: print("slow")
+    """), "xla")
+    assert 'if not fast:\n        # tune the kernels\n        print("slow")' in new
+
+
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 def test_constant_conditions_fold(target):
     new, _ = port(src("""

@@ -22,8 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from fetch import cache_dir, load_manifest
-from harness import ATOL, REPO, RTOL, judge
+from fetch import cache_dir, load_manifest  # noqa: E402 - found through the sys.path entry above
+from harness import ATOL, REPO, RTOL, judge  # noqa: E402 - found through the sys.path entry above
 
 DOC = REPO / "docs" / "real-programs.md"
 

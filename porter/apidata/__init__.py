@@ -11,7 +11,7 @@ import inspect
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from porter.ruledata import rules_dir
 
@@ -131,12 +131,12 @@ class TargetApi:
         return found is not None and found.member is not None
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_record(stem: str) -> dict:
     with open(rules_dir() / "api" / f"{stem}.json", encoding="utf-8") as fh:
         return json.load(fh)
 
 
-@lru_cache(maxsize=None)
+@cache
 def target_api(target: str) -> TargetApi:
     return TargetApi(target, [load_record(stem) for stem in TARGET_RECORDS[target]])

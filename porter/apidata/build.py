@@ -23,6 +23,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 OUT = Path(__file__).resolve().parents[2] / "rules" / "api"
 
@@ -67,7 +68,7 @@ def _params(sig: inspect.Signature, drop_first: bool = False) -> list[dict]:
         params = params[1:]
     out = []
     for p in params:
-        entry = {"name": p.name, "kind": p.kind.name}
+        entry: dict[str, Any] = {"name": p.name, "kind": p.kind.name}
         if p.default is not inspect.Parameter.empty:
             entry["default"] = True
         ann = _annotation(p.annotation)
@@ -157,8 +158,6 @@ def build_xla() -> dict:
 
 def _tpu_member(target: str) -> tuple[dict, str | None]:
     """Describe `pkg.mod:Class.attr` without running descriptors (some need a TPU)."""
-    from torch_tpu._internal import public_api
-
     module_path, qualname = target.split(":", 1)
     *owner_path, attr = qualname.split(".")
     owner = importlib.import_module(module_path)
@@ -259,7 +258,7 @@ def _ast_params(args: ast.arguments, drop_first: bool = False) -> list[dict]:
 
 
 def _ast_param(a: ast.arg, kind: str, has_default: bool) -> dict:
-    entry = {"name": a.arg, "kind": kind}
+    entry: dict[str, Any] = {"name": a.arg, "kind": kind}
     if has_default:
         entry["default"] = True
     if a.annotation is not None:

@@ -21,14 +21,14 @@ class _Console(Console):
 
     @property
     def size(self) -> ConsoleDimensions:
-        size = Console.size.fget(self)
+        size = super().size
         if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
             return size
         return ConsoleDimensions(UNWRAPPED, size.height)
 
     @size.setter
     def size(self, new: tuple[int, int]) -> None:
-        Console.size.fset(self, new)
+        Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
 
 
 console = _Console(highlight=False)

@@ -5,42 +5,41 @@ what will make it slow. Registered in porter/cli/__init__.py as
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 
 def parity_check(
-    original: Optional[Path] = typer.Option(None, "--original", help="The original (CUDA) source tree."),
-    ported: Optional[Path] = typer.Option(None, "--ported", help="The ported source tree."),
-    entry: Optional[str] = typer.Option(None, "--entry", help="MODULE:FACTORY; FACTORY() returns the model, "
+    original: Path | None = typer.Option(None, "--original", help="The original (CUDA) source tree."),
+    ported: Path | None = typer.Option(None, "--ported", help="The ported source tree."),
+    entry: str | None = typer.Option(None, "--entry", help="MODULE:FACTORY; FACTORY() returns the model, "
                                         "or (model, loss_fn, optimizer_factory)."),
-    inputs: Optional[str] = typer.Option(None, "--inputs", help="MODULE:FN; FN() returns example inputs "
+    inputs: str | None = typer.Option(None, "--inputs", help="MODULE:FN; FN() returns example inputs "
                                          "(default: example_inputs next to the factory)."),
-    target: Optional[str] = typer.Option(None, "--target", help="neuron, tpu or xla (default xla)."),
-    train_steps: Optional[int] = typer.Option(None, "--train-steps", help="Compare the loss curve over N optimizer steps."),
-    dtype: Optional[str] = typer.Option(None, "--dtype", help="float32 (default), bfloat16 or float16 "
+    target: str | None = typer.Option(None, "--target", help="neuron, tpu or xla (default xla)."),
+    train_steps: int | None = typer.Option(None, "--train-steps", help="Compare the loss curve over N optimizer steps."),
+    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default), bfloat16 or float16 "
                                         "(both sides under autocast)."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default: by dtype)."),
-    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default: by dtype)."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds each side may run (default 600)."),
-    repeats: Optional[int] = typer.Option(None, "--repeats", help="Timed steps per side (default 5)."),
-    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up steps before timing (default 2)."),
-    explain: Optional[bool] = typer.Option(None, "--explain/--no-explain",
+    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance (default: by dtype)."),
+    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance (default: by dtype)."),
+    report: Path | None = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
+    timeout: float | None = typer.Option(None, "--timeout", help="Seconds each side may run (default 600)."),
+    repeats: int | None = typer.Option(None, "--repeats", help="Timed steps per side (default 5)."),
+    warmup: int | None = typer.Option(None, "--warmup", help="Warm-up steps before timing (default 2)."),
+    explain: bool | None = typer.Option(None, "--explain/--no-explain",
                                            help="Look for graph breaks with torch._dynamo.explain."),
     keep: bool = typer.Option(False, "--keep", help="Keep the work folder (logs, tensors) and print its path."),
-    steps: Optional[int] = typer.Option(None, "--steps", help="Script mode: optimizer steps to record (default 10)."),
-    reference_trace: Optional[Path] = typer.Option(None, "--reference-trace",
+    steps: int | None = typer.Option(None, "--steps", help="Script mode: optimizer steps to record (default 10)."),
+    reference_trace: Path | None = typer.Option(None, "--reference-trace",
                                                    help="Script mode: compare against this trace "
                                                    "(porter trace record) instead of running --original."),
     eager: bool = typer.Option(False, "--eager", help="Script mode: torch.compile returns the model "
                                "uncompiled on both sides."),
     seed: int = typer.Option(0, "--seed", help="Script mode: the seed both sides get before the script starts."),
     max_output: float = typer.Option(4.0, "--max-output", help="Script mode: MiB of each side's output kept."),
-    max_memory: Optional[float] = typer.Option(None, "--max-memory",
+    max_memory: float | None = typer.Option(None, "--max-memory",
                                                help="Script mode: GiB of address space per side (RLIMIT_AS)."),
-    command: Optional[List[str]] = typer.Argument(None, help="Script mode: after `--`, the training "
+    command: list[str] | None = typer.Argument(None, help="Script mode: after `--`, the training "
                                                   "command, e.g. -- python train.py --max-iters 20."),
 ) -> None:
     """Run the original and the ported model in separate processes on the same weights and
@@ -67,7 +66,7 @@ def parity_check(
         cfg = build_config(cli)
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {exc}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     result = run_parity(cfg, keep=keep)
     print_terminal(result)
     if keep:
@@ -77,7 +76,7 @@ def parity_check(
             write_report(result, cfg.report)
         except (ValueError, OSError) as exc:
             typer.echo(f"porter parity-check: {exc}", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     raise typer.Exit(result.exit_code)
 
 
@@ -98,7 +97,7 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
                            memory_limit=int(max_memory * 2**30) if max_memory else None)
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {exc}", err=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     result = run_script(cfg, keep=keep)
     print_terminal(result)
     if keep:
@@ -108,5 +107,5 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
             write_report(result, report)
         except (ValueError, OSError) as exc:
             typer.echo(f"porter parity-check: {exc}", err=True)
-            raise typer.Exit(2)
+            raise typer.Exit(2) from None
     raise typer.Exit(result.exit_code)

@@ -4,7 +4,6 @@ and read which of its operators a target runs natively before renting the hardwa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -28,8 +27,8 @@ def record_cmd(
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds the run may take."),
     eager: bool = typer.Option(False, "--eager", help="torch.compile returns the model uncompiled."),
     max_output: float = typer.Option(4.0, "--max-output", help="MiB of the command's output kept."),
-    max_memory: Optional[float] = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
-    command: List[str] = typer.Argument(..., help="After `--`: the training command, run in the "
+    max_memory: float | None = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
+    command: list[str] = typer.Argument(..., help="After `--`: the training command, run in the "
                                         "current folder, e.g. -- python train.py --max-iters 20."),
 ) -> None:
     """Run COMMAND once and write what it did (loss, grad norm, learning rate, step time per
@@ -49,7 +48,7 @@ def record_cmd(
                            max_output=int(max_output * 2**20),
                            memory_limit=int(max_memory * 2**30) if max_memory else None)
     except (ValueError, TypeError) as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc)) from None
     role = "reference" if side == "original" else "ported"
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
@@ -78,9 +77,9 @@ def compare_cmd(
     reference: Path = typer.Argument(..., help="The trace of the original run."),
     ported: Path = typer.Argument(..., help="The trace of the ported run."),
     target: str = typer.Option("xla", "--target", help="The port's target (for the advice)."),
-    rtol: Optional[float] = typer.Option(None, "--rtol", help="Relative tolerance (default: by precision)."),
-    atol: Optional[float] = typer.Option(None, "--atol", help="Absolute tolerance (default: by precision)."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
+    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance (default: by precision)."),
+    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance (default: by precision)."),
+    report: Path | None = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
 ) -> None:
     """Compare two traces made anywhere: loss curves, learning rate and gradient norm per
     step, the first diverging module, initial weights, tying, performance gaps. Exit 0
@@ -92,7 +91,7 @@ def compare_cmd(
     try:
         ref, port = read_trace(reference), read_trace(ported)
     except TraceError as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc)) from None
     result = compare_traces(ref, port, rtol=rtol, atol=atol,
                             config={"mode": "trace compare", "target": target,
                                     "reference_trace": str(reference), "ported_trace": str(ported)})
@@ -101,7 +100,7 @@ def compare_cmd(
         try:
             write_report(result, report)
         except (ValueError, OSError) as exc:
-            raise _fail(str(exc))
+            raise _fail(str(exc)) from None
     raise typer.Exit(result.exit_code)
 
 
@@ -109,7 +108,7 @@ def compare_cmd(
 def ops_cmd(
     trace: Path = typer.Argument(..., help="A trace file (porter trace record)."),
     target: str = typer.Option(..., "--target", help="neuron, tpu or xla."),
-    report: Optional[Path] = typer.Option(None, "--report", help="Write the table: .json or .md."),
+    report: Path | None = typer.Option(None, "--report", help="Write the table: .json or .md."),
 ) -> None:
     """Per ATen operator the run executed: native, CPU fallback, unsupported, host (ran on
     CPU tensors by design) or unknown, with the evidence. Exit 1 when an operator falls
@@ -128,7 +127,7 @@ def ops_cmd(
     try:
         t = read_trace(trace)
     except TraceError as exc:
-        raise _fail(str(exc))
+        raise _fail(str(exc)) from None
     rows, data = classify(t, target)
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")

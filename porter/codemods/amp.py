@@ -164,7 +164,7 @@ class AmpFamily(Family):
         # `torch.autocast(device_type, dtype, enabled, cache_enabled)` in another order
         named = [
             a.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-            if a.keyword is None and not a.star else a
+            if a.keyword is None and not a.star and name is not None else a
             for a, name in zip(updated.args, (*CUDA_AUTOCAST_POSITIONAL, *[None] * len(updated.args)))
         ] if self.ctx.qualname(original.func) != "torch.autocast" else list(updated.args)
         args = [device, *named]
@@ -237,7 +237,7 @@ class AmpFamily(Family):
         return updated
 
     def _scaler_use(self, original: cst.Call, updated: cst.Call, key: str):
-        method = original.func.attr.value
+        method = cst.ensure_type(original.func, cst.Attribute).attr.value
         if method == "scale":
             return updated.args[0].value.with_changes(
                 lpar=updated.lpar or updated.args[0].value.lpar, rpar=updated.rpar or updated.args[0].value.rpar

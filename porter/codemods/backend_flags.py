@@ -6,6 +6,8 @@ reading them cannot be ported mechanically and is reported.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 from porter.codemods.family import Family
@@ -64,6 +66,7 @@ class BackendFlagsFamily(Family):
         if not quals or not all(q and (q.startswith(CUDNN) or q.startswith(CUDA)) for q in quals):
             return updated
         qual = quals[0]
+        assert qual is not None  # every target's name resolved (checked above)
         code = _code_for(qual)
         t = self.ctx.target
         value = original.value
@@ -107,9 +110,9 @@ class BackendFlagsFamily(Family):
             return updated
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            new = updated.with_changes(items=keep)
+            new: cst.With | cst.FlattenSentinel[Any] = updated.with_changes(items=keep)
         elif isinstance(updated.body, cst.IndentedBlock):
-            body = list(updated.body.body)
+            body: list[Any] = list(updated.body.body)  # statements: libcst's BaseStatement does not declare leading_lines
             body[0] = body[0].with_changes(leading_lines=[*updated.leading_lines, *body[0].leading_lines])
             new = cst.FlattenSentinel(body)
         else:

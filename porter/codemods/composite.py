@@ -9,6 +9,9 @@ losing their comments, and `--annotate` comments at manual sites.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import libcst as cst
 
 from porter.codemods.context import PortContext
@@ -31,7 +34,7 @@ _VALUE_HOLDERS = frozenset((cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign))
 _BLOCK_TYPES = frozenset((cst.IndentedBlock, cst.Module))
 # a rewrite may put an operator expression (`xr.global_runtime_device_count() > 0`) where a
 # call was: these parents bind tighter than it, so it needs parentheses there, and only there
-_BINDS_TIGHTER = {
+_BINDS_TIGHTER: dict[type[cst.CSTNode], Callable[[Any], cst.CSTNode]] = {
     cst.Attribute: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
     cst.Subscript: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
     cst.Call: lambda n: tidy.with_field(n, "func", tidy.parenthesized),
@@ -39,7 +42,7 @@ _BINDS_TIGHTER = {
     cst.Comparison: tidy.parenthesize_comparison,
     cst.IfExp: lambda n: tidy.with_field(tidy.with_field(n, "body", tidy.parenthesized_branch), "test", tidy.parenthesized_branch),
 }
-_FOLDS = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
+_FOLDS: dict[type[cst.CSTNode], Callable[[Any, Any], cst.CSTNode]] = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
 
 
 class PortTransformer(cst.CSTTransformer):
@@ -65,7 +68,9 @@ class PortTransformer(cst.CSTTransformer):
 
     # -- dispatch --------------------------------------------------------------------------
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
+    # Dispatch on the exact type, read once (`cls is X`): mypy cannot narrow a node through
+    # `cls`, so the nodes are typed Any in on_visit and on_leave.
+    def on_visit(self, node: Any) -> bool:
         cls = type(node)
         if cls is cst.Import or cls is cst.ImportFrom:
             return False  # never rewrite inside an import; unused ones are removed later
@@ -88,7 +93,7 @@ class PortTransformer(cst.CSTTransformer):
                 descend = False
         return descend
 
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+    def on_leave(self, original_node: Any, updated_node: Any) -> Any:
         cls = type(original_node)
         result = updated_node
         for fn in self._leaves.get(cls.__name__, ()):
@@ -210,6 +215,7 @@ class PortTransformer(cst.CSTTransformer):
         carried: list[cst.EmptyLine] = []
         changed = False
         for stmt in body:
+            assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # what a block holds
             if id(stmt) in self._removed_markers or (id(stmt) in self._rewritten and tidy.repeats(stmt, out)):
                 carried.extend(stmt.leading_lines)
                 changed = True
@@ -261,9 +267,12 @@ class PortTransformer(cst.CSTTransformer):
             return self._gone(updated, comments)
         if type(updated.orelse) is cst.Else and not elif_:
             body = updated.orelse.body
+            if comments and isinstance(body, cst.SimpleStatementSuite):
+                # `else: x()` on one line: the comments need a line of their own above it
+                body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
             if comments:
                 first = body.body[0]
-                body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])
+                body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])  # type: ignore[union-attr]  # libcst's BaseStatement does not declare the leading_lines every statement has
             return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
         return updated  # an emptied branch before an `elif`: left for a person
 
@@ -281,14 +290,17 @@ class PortTransformer(cst.CSTTransformer):
             return updated.with_changes(finalbody=None)
         return self._inline(updated, updated.body)
 
-    def _inline(self, node: cst.If, block) -> cst.BaseStatement | cst.FlattenSentinel:
-        stmts = list(block.body) if type(block) is cst.IndentedBlock else [cst.SimpleStatementLine(body=list(block.body))]
+    def _inline(
+        self, node: cst.If | cst.Try, block: cst.BaseSuite
+    ) -> cst.SimpleStatementLine | cst.RemovalSentinel | cst.FlattenSentinel[cst.BaseStatement]:
+        # a block's statements (each has leading_lines, which libcst's BaseStatement does not declare)
+        stmts: list[Any] = list(block.body) if type(block) is cst.IndentedBlock else [cst.SimpleStatementLine(body=[*cast("cst.SimpleStatementSuite", block).body])]
         if not stmts:
             return self._gone(node, [])
         stmts[0] = stmts[0].with_changes(leading_lines=[*node.leading_lines, *stmts[0].leading_lines])
         return cst.FlattenSentinel(stmts)
 
-    def _gone(self, node: cst.If, comments: list[cst.EmptyLine]):
+    def _gone(self, node: cst.If | cst.Try, comments: list[cst.EmptyLine]) -> cst.RemovalSentinel | cst.SimpleStatementLine:
         """Remove a whole `if`; the comments above it move to what follows (those inside it
         described the statements removed with it, and go)."""
         lines = [line for line in node.leading_lines if line.comment is not None]

@@ -6,12 +6,14 @@ the settings whether the fix is applied, so no family decides selection or fix s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from porter.findings import Applicability, Finding, Position
 from porter.positions import positions
@@ -83,7 +85,7 @@ class PortContext:
         # that are not devices (porter/codemods/guards.py, literals.py); families skip them
         self.keep_cuda: set[int] = set()
         self.suppressed: list[Finding] = []
-        self._positions = None
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
         self._enabled = {
             code: rule_enabled(
@@ -130,7 +132,7 @@ class PortContext:
         node: cst.CSTNode,
         message: str,
         *,
-        replacement: cst.CSTNode | None = None,
+        replacement: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[Any] | None = None,
         applicability: Applicability | None = None,
         advice: str | None = None,
     ) -> bool:
@@ -176,7 +178,7 @@ class PortContext:
             applicability is Applicability.UNSAFE and self.settings.unsafe_fixes
         )
 
-    def code_of_new(self, node: cst.CSTNode) -> str:
+    def code_of_new(self, node: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[Any]) -> str:
         if isinstance(node, cst.FlattenSentinel):
             return "\n".join(self.module.code_for_node(n) for n in node.nodes)
         if isinstance(node, cst.RemovalSentinel):

@@ -172,7 +172,6 @@ class CudaApiFamily(ReferenceTracker, Family):
         if row is None:
             self._unmapped(original, suffix)
             return updated
-        target = self.ctx.target.name
         action = self._action(row, in_device_position=id(original) in self._device_args)
         if action == "delegate":
             return updated
@@ -180,7 +179,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         is_statement = isinstance(statement, cst.Expr)
         if action.startswith("rename "):
             name = action[7:].strip()
-            new = self._conform(name, updated.with_changes(func=self.ctx.ref(name)))
+            new: cst.BaseExpression = self._conform(name, updated.with_changes(func=self.ctx.ref(name)))
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
@@ -195,7 +194,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         if action.startswith("stmts ") and is_statement:
             parts = [p.strip() for p in action[6:].split(";") if p.strip()]
             exprs = [self.ctx.expr(p, args=_args_code(self.ctx, updated)) for p in parts]
-            smalls = [cst.Expr(value=e) for e in exprs]
+            smalls: list[cst.BaseSmallStatement] = [cst.Expr(value=e) for e in exprs]
             text = "; ".join(self.ctx.code(e) for e in exprs)
             if self._report(row, original, f"`torch.cuda.{suffix}()` becomes `{text}`", cst.FlattenSentinel(smalls)):
                 self.ctx.statement_edits.replace[id(statement)] = smalls

@@ -9,6 +9,7 @@ path such as `runs/cuda_baseline/` survives.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import libcst as cst
 
@@ -58,7 +59,7 @@ def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
 
 def _cuda_fstring(node: cst.BaseExpression) -> bool:
     """`f"cuda:{rank}"`."""
-    parts = getattr(node, "parts", None) if isinstance(node, cst.FormattedString) else None
+    parts = node.parts if isinstance(node, cst.FormattedString) else ()
     return bool(parts) and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:"
 
 
@@ -132,7 +133,7 @@ class DeviceFamily(Family):
         if t.rank_indexed_devices:
             new_template = replace_string(template, t.device_type + body[4:])
             if isinstance(updated, cst.Call):
-                new = updated.with_changes(func=updated.func.with_changes(value=new_template))
+                new: cst.BaseExpression = updated.with_changes(func=updated.func.with_changes(value=new_template))
             else:
                 new = updated.with_changes(left=new_template)
             msg = f"per-index CUDA device becomes {t.device_type}:<index>"
@@ -187,7 +188,7 @@ class DeviceFamily(Family):
             return updated
         kind = self.ctx.accelerator_type()
         if index is not None:  # still a string: code that reads it as one keeps working
-            quote = "'" if '"' in self.ctx.code(kind) else '"'
+            quote: Literal["'", '"'] = "'" if '"' in self.ctx.code(kind) else '"'
             kind = cst.FormattedString(start=f"f{quote}", end=quote, parts=[cst.FormattedStringExpression(expression=kind), cst.FormattedStringText(f":{index}")])
         new = kind
         if self.ctx.report(code, original, f"CUDA device string {original.value} becomes the current accelerator's (\"cpu\" without one)", replacement=new):
@@ -227,7 +228,7 @@ class DeviceFamily(Family):
             quote = original.start[-1]
             kind = self.ctx.code(self.ctx.accelerator_type())
             kind = kind.replace('"', "'") if quote == '"' else kind.replace("'", '"')
-            new = updated.with_changes(parts=[
+            new: cst.BaseExpression = updated.with_changes(parts=[
                 cst.FormattedStringExpression(expression=cst.parse_expression(kind)),
                 cst.FormattedStringText(":"),
                 updated.parts[1],

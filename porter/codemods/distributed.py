@@ -113,7 +113,8 @@ class DistributedFamily(Family):
         if t.dist_init_method and self.kwarg(original, "init_method") is None and self._is_nccl(backend):
             with_init = self.with_kwarg(new, "init_method", cst.SimpleString(f'"{t.dist_init_method}"'))
             if self.ctx.report("DIST001", original, f"PyTorch/XLA's backend needs `init_method=\"{t.dist_init_method}\"`", replacement=with_init):
-                self.ctx.add_import(t.dist_import)
+                if t.dist_import:
+                    self.ctx.add_import(t.dist_import)
                 return with_init
         return new
 

@@ -14,7 +14,7 @@ from porter.resolve import dotted, small_statements
 from porter.settings import Settings
 
 
-def assigned_values(scope: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+def assigned_values(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> list[cst.BaseExpression]:
     """Values of `name = value` statements directly in `scope`'s body (not nested defs)."""
     values: list[cst.BaseExpression] = []
     body = scope if isinstance(scope, cst.Module) else scope.body

@@ -18,6 +18,7 @@ CUDA-only too, to a fixed point, so `f` -> `fused_op` -> `_kernel[grid](...)` is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -226,7 +227,7 @@ class CudaOnly:
                 used = self._used(unit)
                 if unit.why or used:
                     for n in unit.names:
-                        self.names.setdefault(n, f"`{n}` ({unit.why})" if unit.why else f"`{n}` → {self.names[used]}")
+                        self.names.setdefault(n, f"`{n}` → {self.names[used]}" if used and not unit.why else f"`{n}` ({unit.why})")
                     changed = True
 
     @property
@@ -363,7 +364,7 @@ class GuardsFamily(Family):
             self._facts = cuda_only_facts(self.ctx)
         return self._facts
 
-    def _keep(self, report_at: cst.CSTNode, kept: list[cst.CSTNode], why: str) -> None:
+    def _keep(self, report_at: cst.CSTNode, kept: Sequence[cst.CSTNode], why: str) -> None:
         if self.ctx.report(
             "GUARD001",
             report_at,

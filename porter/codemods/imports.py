@@ -12,6 +12,8 @@ file does not: an import the author left unused is theirs to keep.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import cast
 
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
@@ -26,17 +28,17 @@ TORCH_GROUP = frozenset(("torch", "torch_xla", "torch_neuronx", "torch_tpu"))
 
 
 def _plain_import(stmt: cst.CSTNode) -> cst.Import | cst.ImportFrom | None:
-    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) in (cst.Import, cst.ImportFrom):
-        return stmt.body[0]
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and isinstance(first := stmt.body[0], (cst.Import, cst.ImportFrom)):
+        return first
     return None
 
 
 def _module_of(imp: cst.Import | cst.ImportFrom) -> str:
-    if type(imp) is cst.Import:
+    if isinstance(imp, cst.Import):
         return dotted(imp.names[0].name) or ""
     if imp.relative:
         return "."
-    return dotted(imp.module) if imp.module is not None else ""
+    return (dotted(imp.module) or "") if imp.module is not None else ""
 
 
 def _present(module: cst.Module) -> set[tuple[str, str | None]]:
@@ -54,7 +56,7 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
     return type(stmt) is cst.SimpleStatementLine and type(stmt.body[0]) is cst.Expr and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
 
 
-def _anchor(body: list[cst.BaseStatement]) -> int:
+def _anchor(body: Sequence[cst.BaseStatement]) -> int:
     """Index after which new imports go: the last top-level `torch…` import, else the end of
     the file's leading imports (after the docstring), else -1 (the top)."""
     torch_group = [i for i, s in enumerate(body) if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0] in TORCH_GROUP]
@@ -85,7 +87,7 @@ def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Mod
         if key in have:
             continue
         have.add(key)
-        alias = cst.ImportAlias(name=cst.parse_expression(item.module), asname=cst.AsName(name=cst.Name(item.alias)) if item.alias else None)
+        alias = cst.ImportAlias(name=cast("cst.Attribute | cst.Name", cst.parse_expression(item.module)), asname=cst.AsName(name=cst.Name(item.alias)) if item.alias else None)
         new.append(cst.SimpleStatementLine(body=[cst.Import(names=[alias])]))
     if new:
         body = list(module.body)
@@ -228,7 +230,7 @@ def remove_made_unused(original: cst.Module, new: cst.Module, source: bytes) -> 
 
 def _import_used_only_before(stmt, before: _Uses, after: _Uses) -> bool:
     imp = _plain_import(stmt)
-    if type(imp.names) is cst.ImportStar:
+    if imp is None or isinstance(imp.names, cst.ImportStar):
         return False
     return any(_used(a, imp, before) and not _used(a, imp, after) for a in imp.names)
 
@@ -236,7 +238,8 @@ def _import_used_only_before(stmt, before: _Uses, after: _Uses) -> bool:
 def _drop_markers(module: cst.Module, markers: set[int]) -> cst.Module:
     """A removed import with comments or a blank line above it became a marker: those lines go
     to the next statement (a blank line between import groups stays)."""
-    body, carried = [], []
+    body: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
+    carried: list[cst.EmptyLine] = []
     for stmt in module.body:
         if id(stmt) in markers:
             carried.extend(stmt.leading_lines)

@@ -16,8 +16,10 @@ library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrite
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import libcst as cst
 
@@ -129,7 +131,7 @@ class KernelsFamily(ReferenceTracker, Family):
         super().__init__(ctx)
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
-        self._handled = None
+        self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
 
     # -- whole-file facts ------------------------------------------------------------------
@@ -320,7 +322,7 @@ def cuda_only_registrations(module: cst.Module, resolver, facts) -> list[tuple[s
     """(op name, implementation, why it is CUDA-only) for each decorated registration in the
     module's top-level code (`porter kernels` lists them)."""
     found = []
-    stack = list(module.body)
+    stack: list[cst.CSTNode] = list(module.body)
     while stack:
         stmt = stack.pop(0)
         if isinstance(stmt, (cst.If, cst.Try)):

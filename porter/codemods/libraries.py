@@ -21,6 +21,7 @@ Numerical parity of each rewrite: tests/kernels/test_library_parity.py.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -588,7 +589,7 @@ class LibrariesFamily(ReferenceTracker, Family):
             return updated
         loss = bound["loss"].value
         asname = original.items[0].asname
-        body = list(updated.body.body)
+        body: list[Any] = list(updated.body.body)  # statements: libcst's BaseStatement does not declare leading_lines
         if asname is not None and isinstance(asname.name, cst.Name):
             alias = asname.name.value
             if isinstance(loss, cst.Name):

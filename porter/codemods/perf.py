@@ -95,8 +95,8 @@ class _Walk(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self._periodic > 0))
-        if _method(node) == "backward" and isinstance(node.func.value, cst.Name):
-            self.backward_of.add(node.func.value.value)
+        if _method(node) == "backward" and isinstance(func := node.func, cst.Attribute) and isinstance(func.value, cst.Name):
+            self.backward_of.add(func.value.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self.subscripts.append(node)
@@ -149,7 +149,7 @@ class PerfFamily(Family):
             return
         w = _walk(loop.body)
         steps = any(
-            _method(c) == "backward" or (_method(c) == "step" and "optim" in (dotted(c.func.value) or "").lower())
+            _method(c) == "backward" or (_method(c) == "step" and "optim" in (dotted(cst.ensure_type(c.func, cst.Attribute).value) or "").lower())
             for c, _ in w.calls
         )
         if not steps:
@@ -195,7 +195,7 @@ class PerfFamily(Family):
             if m in ("item", "tolist") and not call.args:
                 self._report("PERF002", call, f"`.{m}()` in `forward`: a graph break and a host sync")
             if m in DYNAMIC_METHODS or qual in DYNAMIC_FNS:
-                name = m if m in DYNAMIC_METHODS else qual.split(".")[-1]
+                name = m if m in DYNAMIC_METHODS else (qual or "").split(".")[-1]
                 self._report("PERF003", call, f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU fallback on the target")
             elif qual == "torch.where" and len(call.args) == 1:
                 self._report("PERF003", call, "`torch.where(cond)` with one argument returns a data-dependent shape (it is `nonzero`)")

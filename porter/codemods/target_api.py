@@ -56,7 +56,7 @@ def conform(member: Member | None, call: cst.Call) -> cst.Call:
     `memory_allocated(d)` whose parameter is `device_index`), when that makes it bind."""
     sig = member.signature if member is not None else None
     shape = _placeholders(call)
-    if sig is None or shape is None or bind_error(member, call) is None:
+    if member is None or sig is None or shape is None or bind_error(member, call) is None:
         return call
     pos_only = [p.name for p in sig.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY]
     positional = [a for a in call.args if a.keyword is None]
@@ -64,7 +64,7 @@ def conform(member: Member | None, call: cst.Call) -> cst.Call:
     for name in pos_only[len(positional) :]:
         # torch.cuda.* named its device parameter `device`; torch.accelerator.* says `device_index`
         names = _DEVICE_NAMES if name in _DEVICE_NAMES else (name,)
-        arg = next((a for a in keywords if a.keyword.value in names), None)
+        arg = next((a for a in keywords if cst.ensure_type(a.keyword, cst.Name).value in names), None)
         if arg is None:
             break
         keywords.remove(arg)
@@ -201,9 +201,10 @@ class TargetApiFamily(ReferenceTracker, Family):
 
     def _int_arguments(self, call: cst.Call, member: Member, qual: str) -> None:
         shape = _placeholders(call)
-        if shape is None:
+        sig = member.signature
+        if shape is None or sig is None:
             return
-        bound = member.signature.bind(*shape[0], **shape[1])
+        bound = sig.bind(*shape[0], **shape[1])
         for name, index in bound.arguments.items():
             if not isinstance(index, int) or not member.int_only(name):
                 continue

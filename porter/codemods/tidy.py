@@ -10,6 +10,8 @@ code the user wrote this way is never touched.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
 import libcst as cst
 
@@ -139,12 +141,13 @@ def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     """`not test`, written as a person would: `a == b` -> `a != b`, `not x` -> `x`."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and not test.lpar:
         return test.expression
-    flips = {
+    flips: dict[type[cst.BaseCompOp], Any] = {
         cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is,
         cst.GreaterThan: cst.LessThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.LessThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThan,
     }
     if type(test) is cst.Comparison and len(test.comparisons) == 1 and not test.lpar:
-        op = test.comparisons[0].operator
+        # every comparison operator has whitespace_before/after; libcst's BaseCompOp does not declare them
+        op: Any = test.comparisons[0].operator
         comparator = test.comparisons[0].comparator
         if type(op) is cst.GreaterThan and type(comparator) is cst.Integer and comparator.value == "0" and _is_count(test.left):
             # `not count() > 0` is `count() == 0`: a count is never negative
@@ -189,7 +192,7 @@ def _seed_statement(stmt: cst.CSTNode) -> bool:
     return bool(_SEED_CALL.search(name))
 
 
-def repeats(stmt: cst.CSTNode, before: list[cst.CSTNode]) -> bool:
+def repeats(stmt: cst.CSTNode, before: Sequence[cst.CSTNode]) -> bool:
     """`stmt` says again what the statement just before it said, or, for seeding, what an
     earlier statement said with only other seeding in between (`torch.manual_seed(s);
     np.random.seed(s); torch.manual_seed(s)`)."""

@@ -123,8 +123,8 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
         if type(value) is not cst.Call or resolver.qualname(value.func) not in ("torch.cat", "torch.concat", "torch.concatenate"):
             continue
         name = small.targets[0].target.value
-        if value.args and type(value.args[0].value) in (cst.Tuple, cst.List):
-            if any(type(e.value) is cst.Name and e.value.value == name for e in value.args[0].value.elements):
+        if value.args and isinstance(seq := value.args[0].value, (cst.Tuple, cst.List)):
+            if any(type(e.value) is cst.Name and e.value.value == name for e in seq.elements):
                 return True
     return False
 
@@ -167,7 +167,7 @@ class XlaLoopFamily(Family):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._loops: list[_StepCalls] = []  # enclosing loops of the node being visited
+        self._loops: list[_StepCalls | None] = []  # enclosing loops of the node being visited
 
     def _body_stats(self, loop: cst.For | cst.While) -> _StepCalls:
         stats = _StepCalls(self.ctx.resolver)
@@ -269,7 +269,7 @@ class XlaLoopFamily(Family):
         target: cst.BaseExpression = it
         in_enumerate = isinstance(it, cst.Call) and dotted(it.func) == "enumerate" and it.args
         if in_enumerate:
-            target = it.args[0].value
+            target = cst.ensure_type(it, cst.Call).args[0].value
         if not isinstance(target, cst.Name):
             return updated
         scope = self.ctx.scopes.innermost or self.ctx.module
@@ -277,8 +277,9 @@ class XlaLoopFamily(Family):
         if values and all(_is_loader_call(v) for v in values):
             loader = self.ctx.expr("{pl}.MpDeviceLoader(%s, {torch_xla}.device())" % target.value)
             if in_enumerate:
-                first = updated.iter.args[0].with_changes(value=loader)
-                new_iter = updated.iter.with_changes(args=[first, *updated.iter.args[1:]])
+                call = cst.ensure_type(updated.iter, cst.Call)
+                first = call.args[0].with_changes(value=loader)
+                new_iter: cst.BaseExpression = call.with_changes(args=[first, *call.args[1:]])
             else:
                 new_iter = loader
             new = updated.with_changes(iter=new_iter)
@@ -292,13 +293,13 @@ class XlaLoopFamily(Family):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         pin = self.kwarg(original, "pin_memory")
         if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
-            new = self.without_kwargs(updated, {"pin_memory"})
+            new: cst.BaseExpression = self.without_kwargs(updated, {"pin_memory"})
             if self.ctx.report("XLA003", pin, "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts", replacement=new):
                 return new
             return updated
         func = original.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not original.args:
-            new = updated.func.value
+            new = cst.ensure_type(updated.func, cst.Attribute).value
             if self.ctx.report("XLA003", original, "`.pin_memory()` is removed on PyTorch/XLA", replacement=new):
                 return new
         return updated

@@ -13,6 +13,8 @@ that moves modules to the device is enough and harmless when repeated.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
 from porter.codemods.family import Family
@@ -40,7 +42,7 @@ def _is_docstring(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _after_imports(body: list[cst.BaseStatement]) -> int:
+def _after_imports(body: Sequence[cst.BaseStatement]) -> int:
     """Where the switch goes: after the last import that comes before the module's first
     function or class (`import sys; sys.path.insert(...); import torch` happens too), or
     after its docstring when it has no import there."""

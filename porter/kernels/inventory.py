@@ -27,7 +27,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.discover import discover
-from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
@@ -76,7 +76,7 @@ def _python_files(root: Path) -> list[Path]:
 def _cuda_files(root: Path) -> list[Path]:
     if root.is_file():
         return [root] if root.suffix in CUDA_SUFFIXES else []
-    out = []
+    out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")]
         out.extend(Path(dirpath) / f for f in filenames if f.endswith(CUDA_SUFFIXES))
@@ -183,8 +183,8 @@ def scan(root: Path) -> Inventory:
         wrapper.visit(s)
         launches.extend(s.launches)
         for what, call, line, var in s.loads:
-            name = _strings(_arg(call, "name", 0))
-            ext = name[0] if name else (var or "?")
+            names = _strings(_arg(call, "name", 0))
+            ext = names[0] if names else (var or "?")
             if what == "load_inline":
                 fns = _strings(_arg(call, "functions", 3))
                 detail = "load_inline"
@@ -195,15 +195,15 @@ def scan(root: Path) -> Inventory:
             ops = fns or sorted({fn for fn, _ in called})
             if not ops:  # no op seen: the extension itself is still a kernel to port
                 inv.kernels.append(Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file"))
-            for fn in ops:
-                k = Kernel(f"{ext}.{fn}", "cpp_extension", rel, line, detail=detail)
-                k.calls = [site for f, site in called if f == fn]
+            for op in ops:
+                k = Kernel(f"{ext}.{op}", "cpp_extension", rel, line, detail=detail)
+                k.calls = [site for f, site in called if f == op]
                 inv.kernels.append(k)
         for call, line in s.extensions:
-            name = _strings(_arg(call, "name", 0))
+            names = _strings(_arg(call, "name", 0))
             sources = _arg(call, "sources", 1)
             detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
-            inv.kernels.append(Kernel(name[0] if name else "?", "cuda-extension", rel, line, detail=detail))
+            inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail))
     for name, site in launches:
         if name in triton:
             triton[name].calls.append(site)

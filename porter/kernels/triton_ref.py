@@ -187,7 +187,6 @@ class _Translator:
     # expressions -------------------------------------------------------------------------
 
     def expr(self, node: ast.AST) -> _Sym:
-        tl = self.tl
         if isinstance(node, ast.Name):
             if node.id not in self.env:
                 raise Untranslatable(f"unknown name `{node.id}`")
@@ -202,9 +201,9 @@ class _Translator:
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
-            inner = self.value_like(node.operand)
-            op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
-            return _Sym(inner.kind, f"({op}{inner.code})")
+            operand = self.value_like(node.operand)
+            sign = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
+            return _Sym(operand.kind, f"({sign}{operand.code})")
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:

@@ -63,10 +63,17 @@ def lint(
 def _relint(fixed: list[tuple[FileResult, Settings]], file_timeout: float | None) -> list[FileResult]:
     if not fixed:
         return []
-    jobs = [(i, Job(r.new_source, r.path, here)) for i, (r, here) in enumerate(fixed)]
+    jobs: list[tuple[int, Job | None]] = []
+    for i, (r, here) in enumerate(fixed):
+        assert r.new_source is not None  # only a file with a rewrite is fixed
+        jobs.append((i, Job(r.new_source, r.path, here)))
     limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
     workers = 1 if len(jobs) < MIN_PARALLEL_FILES else default_jobs()
-    return [result for _, result in Pool(workers, file_timeout=limit).map(jobs)]
+    out: list[FileResult] = []
+    for _, result in Pool(workers, file_timeout=limit).map(jobs):
+        assert result is not None  # every item carries a job
+        out.append(result)
+    return out
 
 
 def _add_findings(run: LintRun, current: FileResult, here: Settings, report_unused: bool, base: Path | None) -> None:

@@ -273,7 +273,7 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             for n, (f, s) in enumerate(work):
                 if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
                     # a long list: the rest is built when asked for (keeps the first load light)
-                    add(f'</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
+                    add('</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
                 fd = s.finding
                 i = index.get(id(f))
                 where = _e(f"{f.path}:{fd.start.line}")

@@ -19,5 +19,5 @@ def render_json(model: ReportModel, *, include_sources: bool = False, indent: in
 
 def schema(version: int = SCHEMA_VERSION) -> dict:
     """The JSON Schema (draft 2020-12) of report version `version`."""
-    text = resources.files("porter.report").joinpath("schema", f"report-v{version}.json").read_text("utf-8")
+    text = (resources.files("porter.report") / "schema" / f"report-v{version}.json").read_text("utf-8")
     return json.loads(text)

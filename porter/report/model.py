@@ -15,8 +15,9 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from porter import __version__
 from porter.findings import Applicability, FileResult, FileStatus, Finding
@@ -86,7 +87,7 @@ class Hunk:
         return next((r.new_no for r in self.rows if r.new_no is not None), 0)
 
 
-def _opcodes(old: list[str], new: list[str]) -> list[tuple[str, int, int, int, int]]:
+def _opcodes(old: list[str], new: list[str]) -> Sequence[tuple[str, int, int, int, int]]:
     return difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
 
 
@@ -380,7 +381,7 @@ class ReportModel:
         settings: Settings | None = None,
         kind: str = "rewrite",
         sections: Iterable[Section] = (),
-    ) -> "ReportModel":
+    ) -> ReportModel:
         """Build the model from the runner's output.
 
         `summary` (a `porter.runner.Summary`) is optional: every count is recomputed from the

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from porter.discover import discover
 
@@ -47,14 +47,14 @@ class RunProgress:
         self.clock = clock
         self.done = 0
         self._bar: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
         self._start = 0.0
         self._last_line = 0.0
         self.lines_written = 0
 
     # -- context ---------------------------------------------------------------------------
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         self._start = self._last_line = self.clock()
         return self
 
@@ -75,7 +75,7 @@ class RunProgress:
         if self.tty:
             if self._bar is None and now - self._start >= self.delay:
                 self._start_bar()
-            if self._bar is not None:
+            if self._bar is not None and self._task is not None:
                 self._bar.update(self._task, completed=self.done, path=_short(path))
         elif now - self._last_line >= self.every:
             self._last_line = now

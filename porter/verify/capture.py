@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Callable
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import torch
 
@@ -30,11 +30,12 @@ def flatten(obj, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
     return out
 
 
-def tree_map_tensors(fn: Callable[[torch.Tensor], torch.Tensor], obj):
+def tree_map_tensors(fn: Callable[[torch.Tensor], torch.Tensor], obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
         return fn(obj)
     if isinstance(obj, Mapping):
-        return type(obj)({k: tree_map_tensors(fn, v) for k, v in obj.items()}) \
+        # a Mapping subclass made from a dict (an OrderedDict, a ModelOutput), as the model returned it
+        return cast(Any, type(obj))({k: tree_map_tensors(fn, v) for k, v in obj.items()}) \
             if type(obj) is not dict else {k: tree_map_tensors(fn, v) for k, v in obj.items()}
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*(tree_map_tensors(fn, v) for v in obj))

@@ -31,7 +31,7 @@ def _describe_error(s: SideSummary) -> str:
     e = s.error or {}
     where = f" at {e['location']}" if e.get("location") else ""
     what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
-            "crashed": "crashed"}.get(e.get("kind"), "raised")
+            "crashed": "crashed"}.get(e.get("kind", ""), "raised")
     msg = e.get("message", "").strip().splitlines()
     msg = msg[0] if msg else ""
     if e.get("kind") == "timeout":
@@ -58,6 +58,7 @@ def run_parity(cfg: ParityConfig, workdir: Path | None = None, keep: bool = Fals
 
 def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: SideRun | None) -> None:
     ref, port = result.reference, result.ported
+    assert ref is not None  # run_parity always summarises the reference
     if not ref_run.ok:
         result.reasons.append(_describe_error(ref))
         result.reasons.append("the ported side was not run: there is no reference to compare with")
@@ -76,6 +77,7 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         result.reasons.append("the ported side was not run")
         return
     if port_run is None or not port_run.ok:
+        assert port is not None  # run_both runs the ported side after a usable reference
         result.reasons.append(_describe_error(port))
         return
 
@@ -149,7 +151,7 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
     result.reasons = error + fail
     result.verdict = "error" if error else ("fail" if fail else "pass")
     if result.verdict == "pass":
-        emu = " (on emulation, not hardware)" if port.emulated else ""
+        emu = " (on emulation, not hardware)" if port is not None and port.emulated else ""
         result.reasons.append(f"all {len(result.outputs)} output tensor(s), "
                               f"{result.layers_compared} module output(s)"
                               + (f", {result.gradients['parameters']} gradient(s)" if result.gradients.get("ran") else "")

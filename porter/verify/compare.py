@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -29,6 +30,7 @@ def compare_tensor(name: str, ref: torch.Tensor | None, port: torch.Tensor | Non
                    cfg: ParityConfig) -> TensorComparison:
     if ref is None or port is None:
         present = ref if ref is not None else port
+        assert present is not None  # a tensor missing on both sides is never compared
         side = "ported" if ref is not None else "reference"
         return TensorComparison(name, list(present.shape), _dtype_name(present), 0.0, 0.0, False,
                                 problem=f"missing on the {side} side")
@@ -80,7 +82,7 @@ def first_divergence(ref_acts: dict, port_acts: dict, order: list[str], cfg: Par
     """The first module, in the reference's execution order, whose output exceeds
     tolerance on the ported side. Also: modules only one side has, and the first module
     that produced NaN/Inf on each side."""
-    first = None
+    first: dict[str, Any] | None = None
     compared = 0
     only_ref = [k for k in order if k not in port_acts]
     only_port = [k for k in port_acts if k not in ref_acts]

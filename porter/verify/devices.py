@@ -7,9 +7,13 @@ import importlib
 import os
 import resource
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import torch  # imported where it runs: selecting a device starts the runtime
 
 
 @dataclass
@@ -22,7 +26,7 @@ class SideDevice:
     shim: str | None = None  # the device shim installed in this process, if any
     versions: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    device: object = None  # torch.device (not serialised)
+    device: torch.device | None = None  # not serialised
     sync: Callable[[], None] = field(default=lambda: None, repr=False)
 
     def to_dict(self) -> dict:
@@ -117,7 +121,7 @@ def select_ported(target: str) -> SideDevice:
                 ok = bool(ns.is_available()) if hasattr(ns, "is_available") else False
                 if not ok:
                     ok = torch.accelerator.is_available() and \
-                        torch.accelerator.current_accelerator().type == target
+                        (acc := torch.accelerator.current_accelerator()) is not None and acc.type == target
             except Exception as exc:  # runtime present, no device
                 ok = False
                 notes.append(f"{pkg} imported but no {target} device: {type(exc).__name__}: {exc}")
@@ -155,7 +159,7 @@ def peak_memory(side: SideDevice) -> dict:
         try:
             import torch_xla.core.xla_model as xm
 
-            info = xm.get_memory_info(side.device)
+            info: Any = xm.get_memory_info(side.device)  # torch_xla's MemoryInfo type misses these keys
             peak = info.get("peak_bytes_used", info.get("bytes_used"))
             return {"bytes": int(peak), "source": "xm.get_memory_info"}
         except Exception as exc:

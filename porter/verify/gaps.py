@@ -28,7 +28,7 @@ def _loc_list(rows: list[dict], limit: int = 5) -> list[str]:
             f"{r['per_step']:g}/step" for r in rows[:limit]]
 
 
-def collect_gaps(sides: list[SideSummary], target: str, ported_tree: Path | None) -> list[Gap]:
+def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path | None) -> list[Gap]:
     gaps: list[Gap] = []
 
     def add(severity, kind, side, title, advice, evidence=()):

@@ -43,6 +43,7 @@ def setup_device(job: dict):
         target = job["target"]
         side = devices.select_ported(target)
         if target in ("neuron", "tpu") and side.kind != target:
+            assert side.device is not None  # select_ported names the device
             mode = shim.install_target_alias(target, side.device, side.sync)
     if mode is not None:
         mode.__enter__()  # for the rest of this process

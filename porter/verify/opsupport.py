@@ -32,7 +32,7 @@ class OpRow:
 
 
 def load_support(target: str) -> dict:
-    text = resources.files("porter.verify").joinpath("data", f"ops_{target}.json").read_text()
+    text = (resources.files("porter.verify") / "data" / f"ops_{target}.json").read_text()
     return json.loads(text)
 
 

@@ -9,8 +9,9 @@ import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
+from types import FrameType
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -41,7 +42,7 @@ DYNAMIC_SHAPE_CALLS = {
 
 def user_location(root: str) -> str | None:
     """file:line of the innermost frame inside the user's tree."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         fname = frame.f_code.co_filename
         if fname.startswith(root):
@@ -162,7 +163,7 @@ def neuron_metrics() -> dict:
     except Exception as exc:
         out["cpu_fallback_ops_error"] = f"{type(exc).__name__}: {exc}"
     try:
-        out["dynamo_metrics"] = repr(torch.neuron.get_dynamo_metrics())[:4000]
+        out["dynamo_metrics"] = repr(torch.neuron.get_dynamo_metrics())[:4000]  # type: ignore[attr-defined]  # registered by torch_neuronx
     except Exception as exc:
         out["dynamo_metrics_error"] = f"{type(exc).__name__}: {exc}"
     return out

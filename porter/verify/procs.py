@@ -15,8 +15,11 @@ import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 DEFAULT_MAX_OUTPUT = 4 * 2**20  # bytes of a worker's output kept in its log
 _TAIL = 64 * 2**10
@@ -42,9 +45,9 @@ class WorkerSet:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
         self.temp_dirs: list[Path] = []
-        self._old: dict[int, object] = {}
+        self._old: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
-    def __enter__(self) -> "WorkerSet":
+    def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._on_signal)
@@ -94,6 +97,8 @@ class WorkerSet:
                                 start_new_session=True,
                                 preexec_fn=limits if memory_limit else None)
         self.procs.append(proc)
+        stdout = proc.stdout
+        assert stdout is not None  # stdout=PIPE
         state = {"written": 0, "dropped": 0}
         tail: collections.deque = collections.deque()
         tail_len = [0]
@@ -101,7 +106,7 @@ class WorkerSet:
         def pump() -> None:
             with open(log_path, "wb") as log:
                 while True:
-                    chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+                    chunk = stdout.read1(65536) if hasattr(stdout, "read1") else stdout.read(65536)
                     if not chunk:
                         break
                     room = max_output - state["written"]

@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import contextlib
 import time
+import types
 import weakref
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from porter.verify.tracefile import LIMITS
+
+if TYPE_CHECKING:
+    from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
 
 
 class StopRun(BaseException):
@@ -92,8 +97,8 @@ class Recorder:
         self.step = 0
         self.steps: list[dict] = []
         self.pending: list[torch.Tensor] = []  # backward scalars since the last step
-        self.opt_ref = None
-        self.t_last = None
+        self.opt_ref: weakref.ref[torch.optim.Optimizer] | None = None
+        self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
         self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
@@ -106,11 +111,11 @@ class Recorder:
         self.notes: list[str] = []
         self.op_counter = OpCounter() if ops else None
         self.counting = False  # the op counter is entered at the first module call
-        self.sync_mode = None
+        self.sync_mode: SyncCounterMode | None = None
         self.syncs_enabled = syncs
-        self.xla = None
+        self.xla: types.ModuleType | None = None  # torch_xla.debug.metrics on an XLA side
         self.compiles_at_step: list[int] = []
-        self.handles = []
+        self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
 
     @contextlib.contextmanager
@@ -149,7 +154,7 @@ class Recorder:
                 out._porter_unscaled = outputs  # record the loss, not loss * scale
             return out
 
-        scaler_cls.scale = scale
+        scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
@@ -181,7 +186,7 @@ class Recorder:
         """Start counting ATen operators at the first module call: the script's host-side
         preparation before it (data loading, tokenising) is not the model's step, and
         counting it can cost more than the whole step."""
-        if not self.counting and self.step == 0 and not self.finished:
+        if not self.counting and self.step == 0 and not self.finished and self.op_counter is not None:
             self.counting = True
             self.op_counter.__enter__()
 
@@ -293,10 +298,10 @@ class Recorder:
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         for pid, names in list(named.items())[: self.max_entries]:
-            p = objs[pid]
-            stats, sample = tensor_stats(p, self.sample)
-            self.params.append((sorted(names)[0], tuple(p.shape),
-                                str(p.dtype).removeprefix("torch."), stats, sample))
+            t = objs[pid]
+            stats, sample = tensor_stats(t, self.sample)
+            self.params.append((sorted(names)[0], tuple(t.shape),
+                                str(t.dtype).removeprefix("torch."), stats, sample))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
@@ -355,7 +360,7 @@ class Recorder:
         return out
 
     def _stop_counting(self) -> None:
-        if self.counting:
+        if self.counting and self.op_counter is not None:
             self.counting = False
             self.op_counter.__exit__(None, None, None)
 

@@ -11,11 +11,15 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import porter
 from porter.verify.config import ParityConfig
 from porter.verify.devices import hardware_hints
 from porter.verify.procs import WorkerSet, log_tail
+
+if TYPE_CHECKING:
+    from porter.verify.script import ScriptConfig  # script imports this module
 
 
 @dataclass
@@ -34,7 +38,7 @@ class SideRun:
         return self.status == "ok"
 
 
-def side_env(role: str, cfg: ParityConfig, base: dict | None = None) -> dict:
+def side_env(role: str, cfg: ParityConfig | ScriptConfig, base: dict | None = None) -> dict:
     env = dict(os.environ if base is None else base)
     pkg_root = str(Path(porter.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)

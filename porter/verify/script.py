@@ -159,7 +159,7 @@ def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -
 def _describe(rec: Recorded) -> str:
     e = rec.error or {}
     what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
-            "crashed": "crashed"}.get(e.get("kind"), "raised")
+            "crashed": "crashed"}.get(e.get("kind", ""), "raised")
     loc = f" at {e['location']}" if e.get("location") else ""
     msg = (e.get("message") or "").strip().splitlines()
     return f"{rec.role} side {what} in phase '{e.get('phase', '?')}'{loc}: {e.get('type', '')}: {msg[0] if msg else ''}"
@@ -200,13 +200,15 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
     if ref.status != "ok":
         return _error_result(cfg, [ref], [_describe(ref), "the ported side was not run: there "
                                           "is no reference to compare with"])
+    assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
                   workers)
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
+    assert ref.trace is not None and port.trace is not None  # both sides recorded ("ok")
     result = compare_traces(ref.trace, port.trace, rtol=cfg.rtol, atol=cfg.atol,
                             config=cfg.to_dict(), ref_side=_summary(ref), port_side=_summary(port))
-    if cfg.reference_trace is not None:
+    if cfg.reference_trace is not None and result.reference is not None:
         result.reference.notes.append(f"recorded earlier, elsewhere: {cfg.reference_trace}")
     return result
 

@@ -23,7 +23,9 @@ import contextlib
 import sys
 import time
 import types
-from typing import Callable
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -93,11 +95,12 @@ def _patch_autocast(map_type: Callable[[str], str]) -> None:
         def __init__(self, device="cuda", *args, **kwargs):
             super().__init__(map_type(device), *args, **kwargs)
 
-    torch.autocast = autocast
-    torch.amp.autocast = autocast
-    torch.amp.autocast_mode.autocast = autocast
-    torch.amp.GradScaler = GradScaler
-    torch._porter_autocast = autocast  # for the shims below
+    patched: Any = torch  # the shim replaces torch's own classes: not what torch's types say
+    patched.autocast = autocast
+    patched.amp.autocast = autocast
+    patched.amp.autocast_mode.autocast = autocast
+    patched.amp.GradScaler = GradScaler
+    patched._porter_autocast = autocast  # for the shims below
 
 
 class _Event:
@@ -109,7 +112,7 @@ class _Event:
     def record(self, stream=None) -> None:
         self._t = time.perf_counter()
 
-    def elapsed_time(self, end: "_Event") -> float:
+    def elapsed_time(self, end: _Event) -> float:
         if self._t is None or end._t is None:
             raise RuntimeError("Event.elapsed_time on an event that was not recorded")
         return (end._t - self._t) * 1000.0
@@ -162,7 +165,7 @@ def _zero(*args, **kwargs) -> int:
 
 def _from_user(root: str) -> bool:
     """True when the first caller outside this file is the user's code (not torch's)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
     return frame is not None and frame.f_code.co_filename.startswith(root)
@@ -178,8 +181,8 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     root = root.rstrip("/") + "/"
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     _patch_autocast(lambda t: "cpu" if _device_type(t) == "cuda" else t)
-    cuda = torch.cuda
-    replacements = {
+    cuda: Any = torch.cuda  # patched below with CPU stand-ins (not what torch's types say)
+    replacements: dict[str, Any] = {
         "is_available": lambda: _from_user(root) or real_available(),
         "device_count": lambda: 1 if _from_user(root) else real_count(),
         "init": _noop,
@@ -220,7 +223,7 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     for name in ("range_push", "range_pop", "mark"):
         setattr(cuda.nvtx, name, _fresh(_noop))
     cuda.nvtx.range = lambda *a, **k: contextlib.nullcontext()
-    autocast = torch._porter_autocast
+    autocast: Any = vars(torch)["_porter_autocast"]  # set by _patch_autocast
 
     class CudaAmpAutocast(autocast):
         def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
@@ -240,7 +243,7 @@ def install_target_alias(target: str, device: torch.device,
     _patch_autocast(lambda t: device.type if _device_type(t) == target else t)
     acc = torch.accelerator
     fake_device = torch.device(target)
-    acc_replacements = {
+    acc_replacements: dict[str, Callable[..., Any]] = {
         "is_available": lambda: True,
         "device_count": lambda: 1,
         "current_accelerator": lambda *a, **k: fake_device,
@@ -261,7 +264,7 @@ def install_target_alias(target: str, device: torch.device,
     for name, value in acc_replacements.items():
         setattr(acc, name, value)
     if not hasattr(torch, target):
-        module = types.ModuleType(f"torch.{target}")
+        module: Any = types.ModuleType(f"torch.{target}")  # a device module, filled in below
         for name in ("is_available", "device_count", "synchronize", "empty_cache",
                      "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"):
             setattr(module, name, _fresh(acc_replacements[name]))

@@ -238,7 +238,7 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
     res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
     res.gaps += step_time_gap(ref_side, port_side, len(res.gaps))
     errors, fails = [], []
-    for s, m in ((ref_side, rm), (port_side, pm)):
+    for s in (ref_side, port_side):
         if s.error:
             e = s.error
             loc = f" at {e['location']}" if e.get("location") else ""

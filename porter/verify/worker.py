@@ -22,6 +22,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
+from typing import Any
 
 EXIT_USER_ERROR = 3
 
@@ -139,6 +140,7 @@ class Worker:
             target = self.job["target"]
             self.side = devices.select_ported(target)
             if target in ("neuron", "tpu") and self.side.kind != target:
+                assert self.side.device is not None  # select_ported names the device
                 self.mode = shim.install_target_alias(target, self.side.device, self.side.sync)
         if self.mode is not None:
             self.mode.__enter__()  # for the rest of this process
@@ -206,8 +208,8 @@ class Worker:
         return model
 
     @staticmethod
-    def _param_groups(model):
-        by_id: dict[int, list] = {}
+    def _param_groups(model: Any) -> list[list[tuple[str, Any]]]:
+        by_id: dict[int, list[tuple[str, Any]]] = {}
         for name, p in model.named_parameters(remove_duplicate=False):
             by_id.setdefault(id(p), []).append((name, p))
         return [g for g in by_id.values() if len(g) > 1]
@@ -404,7 +406,7 @@ class Worker:
 
                 torch_xla.sync()
         self.side.sync()
-        self.tensors["losses"] = torch.stack([l.to("cpu") for l in losses])
+        self.tensors["losses"] = torch.stack([loss.to("cpu") for loss in losses])
         self.tensors["final_params"] = {normalize_name(n): self.to_cpu(p)
                                         for n, p in self.model.named_parameters()}
         self.tensors["initial_params"] = {

@@ -27,7 +27,7 @@ def test_each_inline_form_silences_its_line(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     r = cli("lint", "-t", "neuron", "--output-format", "json")
-    # the wrong code does not silence; a bare `# noqa` is left to flake8/ruff
+    # the wrong code does not silence; a noqa comment without codes is left to flake8/ruff
     assert found(r) == [(7, "DEV001"), (8, "DEV001")]
 
 

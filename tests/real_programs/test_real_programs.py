@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "real_programs"
 sys.path.insert(0, str(BENCH))
 
-from fetch import load_manifest
+from fetch import load_manifest  # noqa: E402 - found through the sys.path entry above
 
 PROGRAMS = load_manifest()
 

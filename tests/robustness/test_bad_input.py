@@ -133,7 +133,7 @@ def test_rewrite_in_place_over_a_tree_of_bad_input(tmp_path):
     after = _snapshot(root)
     for name, (_, _, words) in BAD.items():
         assert after[name] == before[name], name
-        line = next(l for l in err.splitlines() if f" {name}" in l)
+        line = next(ln for ln in err.splitlines() if f" {name}" in ln)
         assert words.lower() in line.lower(), line
     for name in GOOD:
         assert after[name] != before[name] and b".cuda()" not in after[name], name

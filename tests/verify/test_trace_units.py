@@ -29,8 +29,8 @@ def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu 
         "side": {"label": label, "kind": "cpu", "hardware": False, "emulated": False, "versions": {}},
         "host": {"hostname": "h"}, "command": ["python", "train.py"], "stopped": "steps reached",
         "steps_recorded": len(losses),
-        "steps": [{"step": i + 1, "loss": l, "backward_calls": 1, "backward_losses": [l],
-                   "grad_norm": 1.0, "lr": [lr[i]], "step_time_s": 0.01} for i, l in enumerate(losses)],
+        "steps": [{"step": i + 1, "loss": loss, "backward_calls": 1, "backward_losses": [loss],
+                   "grad_norm": 1.0, "lr": [lr[i]], "step_time_s": 0.01} for i, loss in enumerate(losses)],
         "modules": [{"key": "fc", "type": "Linear", "outputs": [
             {"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
         "parameters": [{"name": "fc.weight", "shape": [16], "dtype": "float32",

@@ -16,8 +16,8 @@ def render(run: LintRun) -> str:
     by_file = groupby(run.findings, key=lambda f: f.path)
     for raw_path, items in by_file:
         path = xml(raw_path)  # XML 1.0 cannot carry control characters, even escaped
-        items = sorted(items, key=lambda f: (f.code, f.start))
-        groups = [(code, list(g)) for code, g in groupby(items, key=lambda f: f.code)]
+        ordered = sorted(items, key=lambda f: (f.code, f.start))
+        groups = [(code, list(g)) for code, g in groupby(ordered, key=lambda f: f.code)]
         suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0")
         for code, sites in groups:
             info = rule_info(code)
