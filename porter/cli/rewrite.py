@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, usage_error
-from porter.cli.lint import effective_config
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, effective_config, err_console, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
