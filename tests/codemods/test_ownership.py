@@ -1,0 +1,150 @@
+"""Which rule family owns which code is declared once, in the rule data (`family` in
+rules/*.toml): every code has exactly one owner, and a family reports only codes it owns."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.codemods import FAMILIES
+from porter.codemods.context import PortContext
+from porter.codemods.cuda_api import api_table
+from porter.codemods.family import Family
+from porter.ruledata import all_rules
+from tests.helpers import port
+
+ROOT = Path(__file__).resolve().parents[2]
+OWNERS = [f for f in FAMILIES if f.serves is None]
+HELPERS = [f for f in FAMILIES if f.serves is not None]
+BY_NAME = {f.name: f for f in FAMILIES}
+
+
+def test_family_names_are_their_modules():
+    """A rule's `family` names the module that implements it: porter/codemods/<family>.py."""
+    for fam in FAMILIES:
+        module = sys.modules[fam.__module__]
+        assert fam.name == Path(module.__file__).stem.replace("_", "-"), fam
+    assert len(BY_NAME) == len(FAMILIES), "two families share a name"
+
+
+def test_every_code_has_exactly_one_owner():
+    for code, rule in all_rules().items():
+        owners = [f for f in OWNERS if code in f.codes()]
+        assert len(owners) == 1, f"{code} (family {rule.family!r}) is owned by {owners}"
+        assert owners[0].name == rule.family
+
+
+def test_owner_and_helper_families():
+    """An owning family owns a code at least; a helper owns none and serves an owner."""
+    for fam in OWNERS:
+        assert fam.codes(), f"{fam.__name__} owns no code: is its `family` in rules/*.toml spelled {fam.name!r}?"
+    for fam in HELPERS:
+        assert fam.codes() == (), f"{fam.__name__} serves {fam.serves.__name__} and may own nothing"
+        assert fam.serves in OWNERS
+
+
+def test_cuda_api_table_codes():
+    """A row of the torch.cuda table reports its code unless it hands its names to another
+    family (`delegate` for every target), whose code it then names."""
+    for name, row in api_table().items():
+        rule = all_rules()[row.code]
+        delegated = row.actions and all(a == "delegate" for a in row.actions.values())
+        if delegated:
+            assert rule.family != "cuda-api", f"row {name!r} delegates its own family's code {row.code}"
+        else:
+            assert rule.family == "cuda-api", f"row {name!r} reports {row.code}, the {rule.family} family's"
+
+
+# -- a family reports only what it owns --------------------------------------------------
+
+
+def _report_codes(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, code) for each literal code a `report(...)` call passes (directly, through an
+    `a if c else b`, or through a name assigned so in the same function)."""
+
+    def literals(node: ast.AST | None) -> list[str]:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return [node.value]
+        if isinstance(node, ast.IfExp):
+            return literals(node.body) + literals(node.orelse)
+        return []
+
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names: dict[str, list[str]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        names.setdefault(t.id, []).extend(literals(node.value))
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "report" and node.args:
+                arg = node.args[0]
+                codes = names.get(arg.id, []) if isinstance(arg, ast.Name) else literals(arg)
+                found.extend((node.lineno, c) for c in codes)
+    return found
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_report_calls_cite_owned_codes(fam):
+    source = inspect.getsource(sys.modules[fam.__module__])
+    wrong = [(line, c) for line, c in _report_codes(ast.parse(source)) if c not in fam.codes()]
+    assert not wrong, f"{fam.__module__} reports codes the {fam.name} family does not own: {wrong}"
+
+
+def test_the_scan_finds_report_codes():
+    src = "def f(self, c):\n    code = 'A001' if c else 'B002'\n    self.ctx.report(code, n, 'm')\n    self.ctx.report('C003', n, 'm')\n"
+    assert sorted(c for _, c in _report_codes(ast.parse(src))) == ["A001", "B002", "C003"]
+
+
+LEGACY = """import torch
+from torch.cuda import FloatTensor as FT
+a = torch.cuda.FloatTensor(3)
+b = FT([1, 2])
+c = x.type(torch.cuda.LongTensor)
+ok = isinstance(x, torch.cuda.FloatTensor)
+d = torch.cuda.HalfTensor(n)
+"""
+
+
+def _corpus() -> list[tuple[str, str, dict]]:
+    """(source, target, settings) for every rule example and fixture case, every rule on."""
+    out = []
+    for rule in all_rules().values():
+        for ex in rule.examples:
+            out.append((ex.before, ex.target, {"portable": ex.portable}))
+    for case in sorted((ROOT / "fixtures" / "cases").glob("*.in.py")):
+        for target in ("neuron", "tpu", "xla"):
+            out.append((case.read_text(encoding="utf-8"), target, {}))
+    for target in ("neuron", "tpu", "xla"):
+        out.append((LEGACY, target, {}))
+    return out
+
+
+def test_families_report_only_owned_codes_at_run_time(monkeypatch):
+    """Every finding of a run over the examples and fixtures, with every rule on, comes from
+    the family that owns its code (the reporting family is the `self` up the call stack)."""
+    seen: dict[tuple[str, str], int] = {}
+    report = PortContext.report
+
+    def recording(self, code, *args, **kwargs):
+        frame = sys._getframe(1)
+        while frame is not None and not isinstance(frame.f_locals.get("self"), Family):
+            frame = frame.f_back
+        fam = type(frame.f_locals["self"]).name if frame is not None else "(no family)"
+        seen[(fam, code)] = seen.get((fam, code), 0) + 1
+        return report(self, code, *args, **kwargs)
+
+    monkeypatch.setattr(PortContext, "report", recording)
+    for source, target, extra in _corpus():
+        port(source, target, unsafe=True, select=("ALL",), **extra)
+    wrong = {k: n for k, n in seen.items() if k[0] not in BY_NAME or k[1] not in BY_NAME[k[0]].codes()}
+    assert not wrong, f"(family, code) reported by a family that does not own the code: {wrong}"
+    # the run exercised most of the rules: a corpus that reports nothing would prove nothing
+    assert len({code for _, code in seen}) >= 0.8 * len(all_rules())
