@@ -45,6 +45,16 @@ def _legacy_type(qual: str | None):
     return row if row is not None and row.code == "DEV006" else None
 
 
+def _under_cuda(node: cst.BaseExpression, names: dict[str, str]) -> bool:
+    """Whether an attribute chain can name something under `torch.cuda` (a cheap test before
+    the qualified name: `torch.Tensor` annotations are everywhere)."""
+    while type(node) is cst.Attribute:
+        if node.attr.value == "cuda":
+            return True
+        node = node.value
+    return type(node) is cst.Name and "cuda" in names.get(node.value, "")
+
+
 def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
     if value is None:
         return False, None
@@ -269,7 +279,8 @@ class DeviceFamily(ReferenceTracker, Family):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if original.attr.value.endswith("Tensor"):
-            self._legacy_reference(original)
+            if _under_cuda(original.value, self.ctx.imports.names):
+                self._legacy_reference(original)
             return updated
         if original.attr.value != "is_cuda" or id(original) in self.ctx.keep_cuda:
             return updated
