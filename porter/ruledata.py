@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 if sys.version_info >= (3, 11):
@@ -130,7 +130,7 @@ def get_rule(code: str) -> Rule:
     return all_rules()[code]
 
 
-@lru_cache(maxsize=None)
+@cache
 def family_codes(family: str) -> tuple[str, ...]:
     """The codes a rule family owns: every rule whose `family` names it, in code order."""
     return tuple(sorted(code for code, rule in all_rules().items() if rule.family == family))

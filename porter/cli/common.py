@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
 from porter.config import FAIL_ON, ConfigError, Effective, resolve
 from porter.ruledata import unknown_codes
-from porter.settings import TARGETS
+from porter.settings import TARGETS, Settings
 from porter.textsafe import plain
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
@@ -95,4 +96,19 @@ def effective_config(
             fail_on=fail_on,
         )
     except ConfigError as exc:
+        raise usage_error(str(exc)) from None
+
+
+def check_paths(paths: list[Path]) -> None:
+    """A usage error naming every path given that does not exist."""
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+
+
+def settings_of(eff: Effective, **extra: Any) -> Settings:
+    """The run's settings from the effective configuration, or a usage error."""
+    try:
+        return eff.settings(**extra)
+    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
         raise usage_error(str(exc)) from None

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, effective_config, err_console, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
 from porter.findings import FileStatus
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
@@ -65,9 +65,7 @@ def lint(
         raise usage_error("--fix and --diff do not go together (--diff writes nothing)")
     if baseline is not None and write_baseline_to is not None:
         raise usage_error("--baseline and --write-baseline do not go together")
-    missing = [p for p in paths if not os.path.lexists(p)]
-    if missing:
-        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+    check_paths(paths)
     eff = effective_config(
         paths,
         config=config,
@@ -79,10 +77,7 @@ def lint(
         exclude=exclude,
         fail_on=fail_on,
     )
-    try:
-        settings = eff.settings(unsafe_fixes=unsafe_fixes, portable=portable)
-    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
-        raise usage_error(str(exc)) from None
+    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, portable=portable)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = None
