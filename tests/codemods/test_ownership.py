@@ -98,9 +98,46 @@ def test_report_calls_cite_owned_codes(fam):
     assert not wrong, f"{fam.__module__} reports codes the {fam.name} family does not own: {wrong}"
 
 
+def _read_only(tree: ast.AST) -> set[int]:
+    """ids of the code literals a module only reads: the argument of `ctx.enabled(...)`, or a
+    constant set intersected with `ctx.applied_codes()` (which fixes applied in the file)."""
+    ids: set[int] = set()
+    sets: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "enabled":
+            ids.update(id(a) for a in node.args)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+            sides = (node.left, node.right)
+            if any(isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "applied_codes" for x in sides):
+                sets.update(x.id for x in sides if isinstance(x, ast.Name))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in sets for t in node.targets):
+            ids.update(id(n) for n in ast.walk(node.value))
+    return ids
+
+
+@pytest.mark.parametrize("fam", FAMILIES, ids=lambda f: f.name)
+def test_code_literals_are_owned_or_read(fam):
+    """Any code a family's module spells (`self._manual("LIB001", ...)`, a table keyed by
+    code) is its own, unless the module only reads it from another family's selection or
+    applied fixes."""
+    tree = ast.parse(inspect.getsource(sys.modules[fam.__module__]))
+    reads = _read_only(tree)
+    foreign = [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and n.value in all_rules() and n.value not in fam.codes() and id(n) not in reads
+    ]
+    assert not foreign, f"{fam.__module__} spells codes the {fam.name} family does not own: {foreign}"
+
+
 def test_the_scan_finds_report_codes():
     src = "def f(self, c):\n    code = 'A001' if c else 'B002'\n    self.ctx.report(code, n, 'm')\n    self.ctx.report('C003', n, 'm')\n"
     assert sorted(c for _, c in _report_codes(ast.parse(src))) == ["A001", "B002", "C003"]
+    src = "MOVES = {'DEV001'}\nOTHER = {'DEV002'}\ndef f(ctx):\n    return ctx.applied_codes() & MOVES or ctx.enabled('XLA005')\n"
+    tree = ast.parse(src)
+    reads = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) in _read_only(tree)}
+    assert reads == {"DEV001", "XLA005"}
 
 
 LEGACY = """import torch
