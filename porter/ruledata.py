@@ -1,14 +1,16 @@
 """Rule data: `rules/*.toml` loaded into `Rule` records, and code selection.
 
-The rule files are the single source for codes, names, advice, examples and docs; the
-codemods only cite codes. An installed wheel carries them as `porter/_rules`.
+The rule files are the single source for codes, names, advice, examples and docs, and for
+which rule family owns each code: a file's `family` key names the family of its rules, a
+rule's own `family` key overrides it (`porter/codemods/<family>.py` implements it). The
+codemods only cite codes. An installed wheel carries the files as `porter/_rules`.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +59,7 @@ class Example:
 class Rule:
     code: str
     name: str
-    family: str
+    family: str  # the rule family that owns the code: porter/codemods/<family, `-` as `_`>.py
     summary: str
     rationale: str
     severity: Severity
@@ -97,7 +99,7 @@ def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
     return Rule(
         code=table["code"],
         name=table["name"],
-        family=family,
+        family=table.get("family", family),
         summary=table["summary"],
         rationale=table.get("rationale", ""),
         severity=Severity(table.get("severity", "warning")),
@@ -116,9 +118,9 @@ def all_rules() -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     for path in sorted(rules_dir().glob("*.toml")):
         data = load_toml(path.name)
-        family = data.get("family")
+        family = data.get("family", path.stem.replace("_", "-"))
         for table in data.get("rule", []):
-            rule = _rule_from_table(family or path.stem, table)
+            rule = _rule_from_table(family, table)
             if rule.code in rules:
                 raise ValueError(f"{path.name}: rule code {rule.code} defined twice")
             rules[rule.code] = rule
@@ -127,6 +129,12 @@ def all_rules() -> dict[str, Rule]:
 
 def get_rule(code: str) -> Rule:
     return all_rules()[code]
+
+
+@cache
+def family_codes(family: str) -> tuple[str, ...]:
+    """The codes a rule family owns: every rule whose `family` names it, in code order."""
+    return tuple(sorted(code for code, rule in all_rules().items() if rule.family == family))
 
 
 def _matches(code: str, patterns: tuple[str, ...]) -> int:

@@ -1,14 +1,19 @@
-"""Options and checks shared by the commands."""
+"""The plumbing every command shares: consoles, exit codes, usage errors, and the checks and
+configuration that options go through. Command modules import from here (and `writes` for
+writing files), never from each other."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console, ConsoleDimensions
 
+from porter.config import FAIL_ON, ConfigError, Effective, resolve
 from porter.ruledata import unknown_codes
-from porter.settings import TARGETS
+from porter.settings import TARGETS, Settings
 from porter.textsafe import plain
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
@@ -59,3 +64,51 @@ def split_codes(values: list[str] | None) -> tuple[str, ...]:
     if bad:
         raise usage_error(f"unknown rule code or prefix: {', '.join(bad)} (see `porter rules`)")
     return tuple(codes)
+
+
+def effective_config(
+    paths: list[Path],
+    *,
+    config: Path | None,
+    isolated: bool,
+    target: str | None,
+    select: list[str] | None,
+    ignore: list[str] | None,
+    extend_select: list[str] | None,
+    exclude: list[str] | None,
+    fail_on: str | None = None,
+) -> Effective:
+    """Config file + command line, or a usage error (exit 2) naming what is wrong."""
+    if target is not None and target not in TARGETS:
+        raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
+    if fail_on is not None and fail_on not in FAIL_ON:
+        raise usage_error(f"--fail-on {fail_on!r}: choose one of {', '.join(FAIL_ON)}")
+    try:
+        return resolve(
+            paths,
+            config_file=config,
+            isolated=isolated,
+            target=target,
+            select=split_codes(select) or None,
+            ignore=split_codes(ignore),
+            extend_select=split_codes(extend_select),
+            exclude=tuple(exclude or ()),
+            fail_on=fail_on,
+        )
+    except ConfigError as exc:
+        raise usage_error(str(exc)) from None
+
+
+def check_paths(paths: list[Path]) -> None:
+    """A usage error naming every path given that does not exist."""
+    missing = [p for p in paths if not os.path.lexists(p)]
+    if missing:
+        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+
+
+def settings_of(eff: Effective, **extra: Any) -> Settings:
+    """The run's settings from the effective configuration, or a usage error."""
+    try:
+        return eff.settings(**extra)
+    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
+        raise usage_error(str(exc)) from None

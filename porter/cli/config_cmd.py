@@ -8,8 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from porter.cli.common import console, usage_error
-from porter.cli.lint import effective_config
+from porter.cli.common import console, effective_config, usage_error
 from porter.config import KEYS
 from porter.textsafe import plain
 

@@ -13,49 +13,14 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, split_codes, usage_error
-from porter.config import FAIL_ON, ConfigError, Effective, resolve
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
 from porter.findings import FileStatus
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
 from porter.lint.statistics import render_statistics
 from porter.report.terminal import print_diff
-from porter.settings import TARGETS
 from porter.textsafe import plain
-
-
-def effective_config(
-    paths: list[Path],
-    *,
-    config: Path | None,
-    isolated: bool,
-    target: str | None,
-    select: list[str] | None,
-    ignore: list[str] | None,
-    extend_select: list[str] | None,
-    exclude: list[str] | None,
-    fail_on: str | None = None,
-) -> Effective:
-    """Config file + command line, or a usage error (exit 2) naming what is wrong."""
-    if target is not None and target not in TARGETS:
-        raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
-    if fail_on is not None and fail_on not in FAIL_ON:
-        raise usage_error(f"--fail-on {fail_on!r}: choose one of {', '.join(FAIL_ON)}")
-    try:
-        return resolve(
-            paths,
-            config_file=config,
-            isolated=isolated,
-            target=target,
-            select=split_codes(select) or None,
-            ignore=split_codes(ignore),
-            extend_select=split_codes(extend_select),
-            exclude=tuple(exclude or ()),
-            fail_on=fail_on,
-        )
-    except ConfigError as exc:
-        raise usage_error(str(exc)) from None
 
 
 def lint(
@@ -100,9 +65,7 @@ def lint(
         raise usage_error("--fix and --diff do not go together (--diff writes nothing)")
     if baseline is not None and write_baseline_to is not None:
         raise usage_error("--baseline and --write-baseline do not go together")
-    missing = [p for p in paths if not os.path.lexists(p)]
-    if missing:
-        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+    check_paths(paths)
     eff = effective_config(
         paths,
         config=config,
@@ -114,10 +77,7 @@ def lint(
         exclude=exclude,
         fail_on=fail_on,
     )
-    try:
-        settings = eff.settings(unsafe_fixes=unsafe_fixes, portable=portable)
-    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
-        raise usage_error(str(exc)) from None
+    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, portable=portable)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = None

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, console, err_console, usage_error
-from porter.cli.lint import effective_config
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
@@ -41,15 +40,10 @@ def rewrite(
     file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
-    missing = [p for p in paths if not os.path.lexists(p)]
-    if missing:
-        raise usage_error(f"no such file or directory: {', '.join(str(p) for p in missing)}")
+    check_paths(paths)
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
     eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude)
-    try:
-        settings = eff.settings(unsafe_fixes=unsafe_fixes, annotate=annotate, portable=portable)
-    except ValueError as exc:  # a ConfigError, or a combination Settings refuses
-        raise usage_error(str(exc)) from None
+    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate, portable=portable)
     if out_dir is not None:
         _check_out_dir(paths, out_dir, force)
     if report is not None:

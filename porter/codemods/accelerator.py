@@ -19,7 +19,7 @@ _DEVICE_TYPE = "torch._utils._get_available_device_type"
 
 
 class AcceleratorFamily(Family):
-    codes = ("DEV012",)
+    name = "accelerator"
     tokens = (b"accelerator", b"_get_available_device_type")
 
     def __init__(self, ctx) -> None:

@@ -104,7 +104,7 @@ CUDA_AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
 
 
 class AmpFamily(Family):
-    codes = ("AMP001", "AMP002", "AMP003")
+    name = "amp"
     tokens = (b"amp", b"autocast", b"float16", b"half", b"GradScaler")
 
     def __init__(self, ctx) -> None:

@@ -43,7 +43,7 @@ def _code_for(qual: str) -> str:
 
 class BackendFlagsFamily(Family):
     portable = False  # cuDNN/TF32 flags do nothing off CUDA: a portable port keeps them
-    codes = ("FLAG001", "FLAG002", "FLAG003")
+    name = "backend-flags"
     tokens = (b"backends", b"sdp", b"cudnn")
 
     def __init__(self, ctx) -> None:

@@ -14,7 +14,7 @@ NO_DYNAMIC = {"neuron", "tpu"}
 
 
 class CompileFamily(Family):
-    codes = ("COMP001", "COMP002", "COMP003")
+    name = "compile"
     tokens = (b"compile",)
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):

@@ -94,7 +94,7 @@ _TARGET_ONLY = re.compile(r"torch\.(neuron|tpu)\b|torch_xla|\{x[mr]\}|\b(True|Fa
 
 
 class CudaApiFamily(ReferenceTracker, Family):
-    codes = ("CUDA001", "CUDA002", "CUDA003", "CUDA004", "CUDA005", "CUDA006", "CUDA007", "CUDA008", "CUDA009", "GRAPH001", "DEV006")
+    name = "cuda-api"
     tokens = (b"cuda",)
 
     def __init__(self, ctx) -> None:

@@ -13,7 +13,8 @@ from typing import Literal
 
 import libcst as cst
 
-from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
+from porter.codemods.cuda_api import lookup
+from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
 from porter.findings import Applicability
 from porter.index import CONFIG, CPU, INDEX, MAYBE, RANK_NAMES, UNKNOWN, chain_text
@@ -34,6 +35,25 @@ LEGACY_TYPES = {
     "ByteTensor": "uint8",
     "BoolTensor": "bool",
 }
+
+
+def _legacy_type(qual: str | None):
+    """The `rules/cuda_api.toml` row of a legacy typed tensor (`torch.cuda.FloatTensor`, any
+    `torch.cuda.*Tensor` the table has no other row for): the table hands them to this family."""
+    if qual is None or not qual.startswith("torch.cuda.") or not qual.endswith("Tensor"):
+        return None
+    row = lookup(qual[len("torch.cuda.") :])
+    return row if row is not None and row.code == "DEV006" else None
+
+
+def _under_cuda(node: cst.BaseExpression, names: dict[str, str]) -> bool:
+    """Whether an attribute chain can name something under `torch.cuda` (a cheap test before
+    the qualified name: `torch.Tensor` annotations are everywhere)."""
+    while type(node) is cst.Attribute:
+        if node.attr.value == "cuda":
+            return True
+        node = node.value
+    return type(node) is cst.Name and "cuda" in names.get(node.value, "")
 
 
 def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
@@ -77,12 +97,14 @@ def _move_holder(small: cst.BaseSmallStatement) -> str | None:
     return holder
 
 
-class DeviceFamily(Family):
-    codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009", "DEV010", "DEV011", "DEV013")
+class DeviceFamily(ReferenceTracker, Family):
+    name = "device"
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
+        self._track_init()
+        self._callees: set[int] = set()
         self._compared: set[int] = set()  # string nodes that sit in a comparison
         self._map_locations: set[int] = set()
         self._prefixes: set[int] = set()  # strings a device's name is tested to start/end with
@@ -91,6 +113,7 @@ class DeviceFamily(Family):
     # -- scopes, named as the project index names them ---------------------------------------
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
         self.flow.enter(node.name.value)
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
@@ -98,6 +121,7 @@ class DeviceFamily(Family):
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
         self.flow.enter(node.name.value)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
@@ -107,11 +131,13 @@ class DeviceFamily(Family):
     # -- strings ---------------------------------------------------------------------------
 
     def visit_Arg(self, node: cst.Arg) -> None:
+        super().visit_Arg(node)
         if node.keyword is not None and node.keyword.value == "map_location":
             self._map_locations.add(id(node.value))  # ported (to "cpu") by its call, not as a string
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._callees.add(id(func))
         if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
             self._prefixes.add(id(node.args[0].value))  # `str(d).startswith("cuda:")`
 
@@ -253,6 +279,10 @@ class DeviceFamily(Family):
     # -- attributes ------------------------------------------------------------------------
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if original.attr.value.endswith("Tensor"):
+            if _under_cuda(original.value, self.ctx.imports.names):
+                self._legacy_reference(original)
+            return updated
         if original.attr.value != "is_cuda" or id(original) in self.ctx.keep_cuda:
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
@@ -300,7 +330,7 @@ class DeviceFamily(Family):
         qual = self.ctx.qualname(func)
         if qual == "torch.device":
             return self._torch_device(original, updated)
-        if qual is not None and qual.startswith("torch.cuda.") and qual[11:] in LEGACY_TYPES:
+        if qual is not None and qual.startswith("torch.cuda.") and _legacy_type(qual) is not None:
             return self._legacy_constructor(original, updated, qual[11:])
         map_location = self.kwarg(original, "map_location")
         if map_location is None and qual == "torch.load" and len(original.args) > 1:
@@ -467,7 +497,35 @@ class DeviceFamily(Family):
             return new
         return updated
 
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        if "cuda" in self.ctx.imports.names.get(original.value, ""):
+            self._legacy_reference(original)  # `from torch.cuda import FloatTensor`
+        return updated
+
+    def _legacy_reference(self, node: cst.Attribute | cst.Name) -> None:
+        """`isinstance(x, torch.cuda.FloatTensor)`: a legacy type that is neither called nor
+        cast to (those are rewritten by their call) has no port of its own."""
+        if id(node) in self._inner or id(node) in self._callees:
+            return
+        qual = self.ctx.qualname(node)
+        row = _legacy_type(qual)
+        if row is not None:
+            self._legacy_manual(node, qual, row)
+
+    def _legacy_manual(self, node: cst.CSTNode, qual: str, row) -> None:
+        t = self.ctx.target
+        self.ctx.report(
+            "DEV006",
+            node,
+            f"`{qual}` has no automatic port to {t.display}",
+            applicability=Applicability.MANUAL,
+            advice=row.advice.get(t.name) or row.advice.get("*"),
+        )
+
     def _legacy_constructor(self, original: cst.Call, updated: cst.Call, kind: str):
+        if kind not in LEGACY_TYPES:
+            self._legacy_manual(original, f"torch.cuda.{kind}", _legacy_type(f"torch.cuda.{kind}"))
+            return updated
         args = self.positional(original)
         dtype = self.ctx.expr("{torch}.%s" % LEGACY_TYPES[kind])
         kw = [keyword_arg("dtype", dtype), keyword_arg("device", self.ctx.device())]
@@ -476,7 +534,8 @@ class DeviceFamily(Family):
         elif args and len(args) == len(original.args) and all(isinstance(a.value, cst.Integer) for a in args):
             new = cst.Call(func=self.ctx.ref("torch.empty"), args=fix_commas([*updated.args, *kw]))
         else:
-            return updated  # the attribute itself was already reported as manual
+            self._legacy_manual(original, f"torch.cuda.{kind}", _legacy_type(f"torch.cuda.{kind}"))
+            return updated
         self.ctx.supersede(original.func)
         if self.ctx.report("DEV006", original, f"legacy `torch.cuda.{kind}(...)` constructor", replacement=new):
             return new

@@ -31,7 +31,7 @@ def _contains_nccl(node: cst.CSTNode) -> bool:
 
 
 class DistributedFamily(Family):
-    codes = ("DIST001", "DIST002", "DIST003", "DIST004", "DIST005")
+    name = "distributed"
     tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):

@@ -1,4 +1,10 @@
-"""Base class of a rule family: one concern, its codes declared next to it (as TorchFix does)."""
+"""Base class of a rule family: one concern, one module, the codes its rules own.
+
+Which family owns which code is declared once, in the rule data: each rule in `rules/*.toml`
+names its `family` (its file's, unless the rule names another), and a family's codes are the
+rules that name it, as ruff's registry maps each code to one implementation. A rule added to
+the data alone is therefore selected, ignored and run like any other of its family.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +13,15 @@ from typing import ClassVar
 import libcst as cst
 
 from porter.codemods.context import PortContext
+from porter.ruledata import family_codes
 
 
 class Family:
-    codes: ClassVar[tuple[str, ...]] = ()
+    # the `family` its rules name in rules/*.toml: the module's name, `_` spelled `-`
+    name: ClassVar[str] = ""
+    # a helper family owns no code: it prepares nodes for the family it serves (marks strings
+    # that family must leave) and runs exactly when that one does
+    serves: ClassVar[type[Family] | None] = None
     # bytes of which at least one must occur in a file for this family to matter
     tokens: ClassVar[tuple[bytes, ...]] = ()
     # False: the family only makes sense for a target-only port (--portable leaves it out)
@@ -20,12 +31,19 @@ class Family:
         self.ctx = ctx
 
     @classmethod
+    def codes(cls) -> tuple[str, ...]:
+        """The codes this family owns (reports): the rules that name it in the rule data."""
+        return family_codes(cls.name)
+
+    @classmethod
     def wanted(cls, ctx: PortContext, source: bytes) -> bool:
         if ctx.portable and not cls.portable:
             return False
-        return any(ctx.enabled(c) for c in cls.codes) and (
-            not cls.tokens or any(t in source for t in cls.tokens)
-        )
+        if cls.serves is not None:
+            on = cls.serves.wanted(ctx, source)
+        else:
+            on = any(ctx.enabled(c) for c in cls.codes())
+        return on and (not cls.tokens or any(t in source for t in cls.tokens))
 
     # shared small helpers ------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ def framework_rows() -> tuple[dict, ...]:
 
 
 class FrameworksFamily(Family):
-    codes = ("FW001", "FW002", "FW003")
+    name = "frameworks"
     tokens = (b"lightning", b"ignite", b'"cuda', b"'cuda")
 
     def __init__(self, ctx) -> None:

@@ -341,7 +341,7 @@ class GuardsFamily(Family):
     """Marks the device checks that protect CUDA-only code, before any family ports them,
     and gives a bare capability check the short-circuit it needs off CUDA (GUARD002)."""
 
-    codes = ("GUARD001", "GUARD002")
+    name = "guards"
     tokens = (b"cuda",)
 
     @classmethod

@@ -102,7 +102,7 @@ def triton_kernels(module: cst.Module, resolver) -> dict[str, cst.FunctionDef]:
 
 
 class KernelsFamily(ReferenceTracker, Family):
-    codes = ("KERN001", "KERN002", "KERN003", "KERN004", "KERN005")
+    name = "kernels"
     tokens = (
         b"custom_op",
         b"register_kernel",

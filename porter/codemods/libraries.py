@@ -167,7 +167,7 @@ _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 
 
 class LibrariesFamily(ReferenceTracker, Family):
-    codes = ("LIB001", "LIB002", "LIB003", "LIB004", "LIB005", "LIB006")
+    name = "libraries"
     tokens = (b"flash_attn", b"xformers", b"apex", b"bitsandbytes", b"deepspeed")
 
     def __init__(self, ctx) -> None:

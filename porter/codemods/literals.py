@@ -16,6 +16,7 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
+from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
 from porter.resolve import dotted
 from porter.ruledata import load_toml
@@ -53,7 +54,8 @@ class _Strings(cst.CSTVisitor):
 
 
 class LiteralsFamily(Family):
-    codes = ("DEV002", "DEV005")  # the codes it keeps from firing where they do not apply
+    name = "literals"
+    serves = DeviceFamily  # it owns no code: it marks the strings the device family must leave
     tokens = (b"cuda",)
 
     def _keep(self, nodes) -> None:

@@ -47,7 +47,7 @@ class _Gates(cst.CSTVisitor):
 
 
 class OptimizerFamily(Family):
-    codes = ("OPT001",)
+    name = "optim"
     tokens = (b"fused",)
 
     def __init__(self, ctx) -> None:

@@ -122,7 +122,7 @@ def _walk(body: cst.CSTNode) -> _Walk:
 
 
 class PerfFamily(Family):
-    codes = ("PERF001", "PERF002", "PERF003", "PERF004", "PERF005", "PERF006")
+    name = "perf"
     tokens = ()
 
     def __init__(self, ctx) -> None:

@@ -117,7 +117,7 @@ def conform_int_arguments(member: Member | None, call: cst.Call, api_qualname) -
 
 
 class TargetApiFamily(ReferenceTracker, Family):
-    codes = ("API001", "API002", "API003", "API004")
+    name = "target-api"
     tokens = (b"accelerator", b"tpu", b"neuron", b"torch_xla")
 
     def __init__(self, ctx) -> None:

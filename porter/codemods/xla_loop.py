@@ -162,7 +162,7 @@ def _is_loader_call(value: cst.BaseExpression) -> bool:
 
 
 class XlaLoopFamily(Family):
-    codes = ("XLA001", "XLA002", "XLA003", "XLA004")
+    name = "xla-loop"
     tokens = (b"backward", b".step(", b"DataLoader", b"pin_memory", b"loader", b"cat(", b"concat")
 
     def __init__(self, ctx) -> None:

@@ -56,7 +56,7 @@ def _after_imports(body: Sequence[cst.BaseStatement]) -> int:
 
 
 class KeepParametersFamily(Family):
-    codes = ("XLA005",)
+    name = "xla-params"
     tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
