@@ -509,7 +509,7 @@ class DeviceFamily(ReferenceTracker, Family):
             return
         qual = self.ctx.qualname(node)
         row = _legacy_type(qual)
-        if row is not None:
+        if row is not None and qual is not None:
             self._legacy_manual(node, qual, row)
 
     def _legacy_manual(self, node: cst.CSTNode, qual: str, row) -> None:
