@@ -89,6 +89,7 @@ class _Unit:
     refs: set[str] = field(default_factory=set)
     why: str | None = None
     propagates: bool = True  # whether using its name makes the user CUDA-only
+    bound_in: str | None = None  # the function that binds a module-level name (`global x`)
 
 
 class _Scan(cst.CSTVisitor):
@@ -104,6 +105,7 @@ class _Scan(cst.CSTVisitor):
         self.extensions: dict[str, str] = {}  # module-level names bound to a built extension
         self._attr_parts: set[int] = set()
         self._in_def = 0
+        self._globals: list[set[str]] = []  # per enclosing function: the names it declares `global`
 
     def _open(self, unit: _Unit) -> None:
         self.units[id(unit.node)] = unit
@@ -119,11 +121,17 @@ class _Scan(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._open(_Unit(node, (node.name.value,)))
         self._in_def += 1
+        self._globals.append(set())
         self._attr_parts.add(id(node.name))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_def -= 1
+        self._globals.pop()
         self.stack.pop()
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self._globals:
+            self._globals[-1].update(n.name.value for n in node.names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # an autograd Function is used through its name (`Fn.apply`); an nn.Module that has one
@@ -139,6 +147,7 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if self._in_def or self.stack:
+            self._global_assign(node)
             return  # only module-level assignments bind names other code can use
         names = tuple(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
         if not names:
@@ -148,6 +157,21 @@ class _Scan(cst.CSTVisitor):
             for name in names:
                 self.extensions[name] = f"the CUDA extension `{name}`"
         self._open(_Unit(node, names))
+
+    def _global_assign(self, node: cst.Assign) -> None:
+        """`global _buffer` ... `_buffer = HybridEPBuffer(...)` in a function binds a
+        module-level name as surely as a module-level assignment: what it holds is CUDA-only
+        when its value is (so `_buffer.combine(...)` elsewhere is CUDA-only too)."""
+        declared = self._globals[-1] if self._globals else ()
+        names = tuple(
+            t.target.value for t in node.targets if isinstance(t.target, cst.Name) and t.target.value in declared
+        )
+        if names:
+            function = next(u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef))
+            unit = _Unit(node, names, bound_in=function.names[0])
+            self.units[id(node)] = unit
+            self.top.append(unit)
+            self.stack.append(unit)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         if self.stack and self.stack[-1].node is node:
@@ -207,6 +231,8 @@ class CudaOnly:
         self.data = cuda_only_data()
         self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
         self._units: dict[int, _Unit] = {}
+        self._module = module
+        self._calls: dict[str, list[list[cst.CSTNode]]] | None = None  # see _call_sites
         if module is None:
             return
         scan = _Scan(imports, self.data)
@@ -226,7 +252,7 @@ class CudaOnly:
                 used = self._used(unit)
                 if unit.why or used:
                     for n in unit.names:
-                        self.names.setdefault(n, f"`{n}` ({unit.why})" if unit.why else f"`{n}` → {self.names[used]}")
+                        self.names.setdefault(n, _named(n, unit, self.names[used] if used else None))
                     changed = True
 
     @property
@@ -257,19 +283,29 @@ class CudaOnly:
         node.visit(_Scan(self.imports, self.data, root=unit))
         return self._why(unit)
 
-    def guard_reason(self, statements: list[cst.CSTNode], *, whole_function: bool) -> str | None:
+    def guard_reason(
+        self, statements: list[cst.CSTNode], *, whole_function: bool, _seen: frozenset[int] = frozenset()
+    ) -> str | None:
         """Why a device check, in the statement at the end of `statements` (the enclosing
         statements, outermost first), protects CUDA-only code.
 
         In an `if`/`while` test it protects that statement's branches, and with an early exit
         (`if not x.is_cuda: return fallback(x)`) the rest of its function. In a plain
         statement (`assert x.is_cuda`, `use_kernel = x.is_cuda and ...`) it protects its
-        function when `whole_function` is set, else only that statement.
+        function when `whole_function` is set, else only that statement. A check that is
+        its function's result (`return x.is_cuda and ...`) protects what its callers guard
+        with that function (`if not _eligible(x): return None`).
         """
         if not self.active or not statements:
             return None
         here = statements[-1]
         function = next((s for s in reversed(statements) if isinstance(s, cst.FunctionDef)), None)
+        why = self._local_reason(here, function, whole_function)
+        if why is None and function is not None and id(function) not in _seen and _decides_result(here):
+            why = self._caller_reason(statements, function, _seen | {id(function)})
+        return why
+
+    def _local_reason(self, here: cst.CSTNode, function: cst.FunctionDef | None, whole_function: bool) -> str | None:
         if isinstance(here, (cst.If, cst.While)):
             why = self.region_reason(here)
             if why or not _exits_early(here) or function is None:
@@ -280,6 +316,80 @@ class CudaOnly:
                 return self.unit_reason(function)
             return self.region_reason(here)
         return None
+
+    def _caller_reason(self, statements: list[cst.CSTNode], function: cst.FunctionDef, seen: frozenset[int]) -> str | None:
+        """Why a call of the predicate `function` guards CUDA-only code, at any of its call
+        sites in this file: `f(...)` for a function, `self.f(...)` for a method."""
+        at = statements.index(function)
+        method = at > 0 and isinstance(statements[at - 1], cst.ClassDef)
+        name = function.name.value
+        for stack in self._call_sites().get(("self." if method else "") + name, ()):
+            why = self.guard_reason(stack, whole_function=True, _seen=seen)
+            if why:
+                caller = next((s.name.value for s in reversed(stack) if isinstance(s, cst.FunctionDef)), None)
+                where = f" in `{caller}`" if caller else ""
+                return f"through `{name}()`{where}, which {why}"
+        return None
+
+    def _call_sites(self) -> dict[str, list[list[cst.CSTNode]]]:
+        if self._calls is None:
+            sites = _CallSites()
+            if self._module is not None:
+                self._module.visit(sites)
+            self._calls = sites.found
+        return self._calls
+
+
+_DECIDES = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
+
+
+class _CallSites(cst.CSTVisitor):
+    """Each call of a name (`f(...)`) or of a method on self/cls (`self.f(...)`), with its
+    enclosing statements as the rewrite sees them (`ctx.current_statements`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[cst.CSTNode] = []
+        self.found: dict[str, list[list[cst.CSTNode]]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _DECIDES):
+            self.stack.append(node)
+        elif isinstance(node, cst.Call):
+            func = node.func
+            key = None
+            if isinstance(func, cst.Name):
+                key = func.value
+            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+                key = "self." + func.attr.value
+            if key is not None:
+                self.found.setdefault(key, []).append(list(self.stack))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if isinstance(original_node, _DECIDES):
+            self.stack.pop()
+
+
+def _decides_result(here: cst.CSTNode) -> bool:
+    """Whether a check in `here` gives its function's result: `return <check>`, or
+    `if <check>: return True` (or False)."""
+    if isinstance(here, cst.SimpleStatementLine):
+        return any(isinstance(s, cst.Return) and s.value is not None for s in here.body)
+    if isinstance(here, cst.If):
+        body = here.body.body
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine):
+            last = last.body[-1]
+        return isinstance(last, cst.Return) and isinstance(last.value, cst.Name) and last.value.value in ("True", "False")
+    return False
+
+
+def _named(name: str, unit: _Unit, used: str | None) -> str:
+    """`name` and why it is CUDA-only: its unit's own reason, or the CUDA-only name it uses."""
+    if unit.bound_in:
+        return f"`{name}` (set in `{unit.bound_in}`, which {unit.why or f'uses {used}'})"
+    return f"`{name}` ({unit.why})" if unit.why else f"`{name}` → {used}"
 
 
 def _exits_early(stmt: cst.If | cst.While) -> bool:
