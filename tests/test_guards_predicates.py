@@ -185,3 +185,60 @@ def test_local_assignment_without_global_binds_nothing():
     new, findings = _port(src, "neuron")
     assert '"hybridep::combine", mutates_args=(), device_types="cuda"' not in new
     assert not [f for f in findings if f.code == "KERN005"]
+
+
+# modelled on torchtitan 0.3.0 distributed/cudagraph.py: a wrapper class whose `__call__`
+# captures a CUDA graph, made only behind a device check with an early exit
+CUDAGRAPH = '''
+import torch
+
+device_type = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class CUDAGraphWrapper:
+    def __init__(self, fn):
+        self._fn = fn
+        self._graph = None
+
+    def __call__(self, *args):
+        if self._graph is None:
+            self._graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self._graph):
+                self._out = self._fn(*args)
+        self._graph.replay()
+        return self._out
+
+    def teardown(self):
+        self._graph = None
+
+
+class Logger:
+    def log(self):
+        torch.cuda.synchronize()
+
+    def dump(self):
+        return torch.cuda.get_device_properties(0)
+
+
+def wrap_with_cuda_graph(fn):
+    if not (device_type == "cuda" and torch.cuda.is_available()):
+        return fn
+    return CUDAGraphWrapper(fn)
+
+
+def make_logger():
+    if device_type == "cuda":
+        return Logger()
+    return None
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_class_whose_call_is_cuda_only_keeps_its_guard(target):
+    new, findings = _port(CUDAGRAPH, target)
+    assert 'if not (device_type == "cuda" and torch.cuda.is_available()):' in new
+    messages = [f.message for f in _guards(findings)]
+    assert messages and all("`CUDAGraphWrapper` (its `__call__` uses `torch.cuda.CUDAGraph`)" in m for m in messages)
+    # a class with a CUDA-only method that is not `__init__`/`__call__` is not CUDA-only as a
+    # whole: the check in front of making one is ported
+    assert 'if device_type == "cuda":\n        return Logger()' not in new

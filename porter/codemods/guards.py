@@ -80,6 +80,10 @@ def cuda_only_data() -> CudaOnlyData:
     )
 
 
+# the methods every use of a class runs: one of them CUDA-only makes the class CUDA-only
+_ENTRIES = frozenset({"__init__", "__call__"})
+
+
 @dataclass
 class _Unit:
     """A function, class or module-level assignment: the names it uses and why it is CUDA-only."""
@@ -90,6 +94,7 @@ class _Unit:
     why: str | None = None
     propagates: bool = True  # whether using its name makes the user CUDA-only
     bound_in: str | None = None  # the function that binds a module-level name (`global x`)
+    entries: list["_Unit"] = field(default_factory=list)  # a class's `__init__` and `__call__`
 
 
 class _Scan(cst.CSTVisitor):
@@ -119,7 +124,10 @@ class _Scan(cst.CSTVisitor):
                 unit.why = why
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._open(_Unit(node, (node.name.value,)))
+        unit = _Unit(node, (node.name.value,))
+        if self.stack and isinstance(self.stack[-1].node, cst.ClassDef) and node.name.value in _ENTRIES:
+            self.stack[-1].entries.append(unit)
+        self._open(unit)
         self._in_def += 1
         self._globals.append(set())
         self._attr_parts.add(id(node.name))
@@ -135,7 +143,8 @@ class _Scan(cst.CSTVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # an autograd Function is used through its name (`Fn.apply`); an nn.Module that has one
-        # CUDA-only method is not CUDA-only as a whole (its methods are judged one by one)
+        # CUDA-only method is not CUDA-only as a whole (its methods are judged one by one),
+        # unless that method is `__init__` or `__call__`: then making or calling one needs CUDA
         autograd = any((dotted(b.value) or "").split(".")[-1] == "Function" for b in node.bases)
         self._open(_Unit(node, (node.name.value,), propagates=autograd))
         self._in_def += 1
@@ -247,7 +256,13 @@ class CudaOnly:
         while changed:
             changed = False
             for unit in scan.top:
-                if not unit.propagates or all(n in self.names for n in unit.names):
+                if all(n in self.names for n in unit.names):
+                    continue
+                if not unit.propagates:
+                    entry = next(((e, w) for e in unit.entries if (w := self._why(e))), None)
+                    if entry is not None:
+                        self.names[unit.names[0]] = f"`{unit.names[0]}` (its `{entry[0].names[0]}` {entry[1]})"
+                        changed = True
                     continue
                 used = self._used(unit)
                 if unit.why or used:
