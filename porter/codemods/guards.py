@@ -14,6 +14,10 @@ What is CUDA-only is data (`[cuda_only]` in rules/guards.toml): modules, APIs, a
 extension builders whose result is a CUDA extension. From those seeds, a module-level
 function (or autograd `Function` class, or assignment) that uses a CUDA-only name is
 CUDA-only too, to a fixed point, so `f` -> `fused_op` -> `_kernel[grid](...)` is followed.
+So is a class whose `__init__` or `__call__` is CUDA-only (making or calling one needs CUDA),
+and a module global that a function sets with `global` from CUDA-only code (a DeepEP buffer).
+A check that is its function's result (`return x.is_cuda and ...`) guards what that function's
+callers guard with it, so predicates are followed to their call sites in the file.
 """
 
 from __future__ import annotations
