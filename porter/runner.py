@@ -17,6 +17,7 @@ from pathlib import Path
 import pathspec
 
 from porter.cache import Cache
+from porter.cuda_only_index import with_cuda_only
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
 from porter.index import ProjectIndex
@@ -107,6 +108,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
     wanted: list[tuple[str, Path]] = []
+    everything: list[tuple[str, bytes]] = []  # for names imported from CUDA-only code
     digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
@@ -117,6 +119,8 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
             source = cand.path.read_bytes()
         except OSError:
             continue
+        if b"import" in source:
+            everything.append((display_path(cand.path), source))
         if ProjectIndex.wants(source):
             name = display_path(cand.path)
             wanted.append((name, cand.path))
@@ -133,7 +137,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
         facts = {name: index.facts(name) for name, _ in wanted}
         if store is not None:
             store.put_index(key, facts)
-    return facts
+    return with_cuda_only(facts, everything, store)
 
 
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:

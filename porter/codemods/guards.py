@@ -55,6 +55,16 @@ TOKENS = (
 )
 
 
+# the kind of the `Settings.flow` facts that name a CUDA-only import (porter/cuda_only_index.py)
+IMPORTED = "cuda-only"
+
+
+def imported_cuda_only(settings) -> dict[str, str]:
+    """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
+    the project (found per run by porter.cuda_only_index)."""
+    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3]}
+
+
 @dataclass(frozen=True)
 class CudaOnlyData:
     modules: tuple[str, ...]
@@ -239,7 +249,7 @@ class _Scan(cst.CSTVisitor):
 class CudaOnly:
     """What in one file is CUDA-only, and why."""
 
-    def __init__(self, module: cst.Module | None, imports: ImportTable) -> None:
+    def __init__(self, module: cst.Module | None, imports: ImportTable, imported: dict[str, str] | None = None) -> None:
         self.imports = imports
         self.data = cuda_only_data()
         self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
@@ -256,6 +266,7 @@ class CudaOnly:
             if why:
                 self.names[local] = f"`{local}`" if why == f"`{local}`" else f"`{local}` from {why}"
         self.names.update(scan.extensions)
+        self.names.update(imported or {})
         changed = True
         while changed:
             changed = False
@@ -426,8 +437,9 @@ def cuda_only_facts(ctx) -> CudaOnly:
     """The file's facts, computed once per file and only when a CUDA-only token occurs."""
     facts = getattr(ctx, "_cuda_only", None)
     if facts is None:
-        wanted = any(t in ctx.source for t in TOKENS) if ctx.source else True
-        facts = CudaOnly(ctx.module if wanted else None, ctx.imports)
+        imported = imported_cuda_only(ctx.settings)
+        wanted = any(t in ctx.source for t in TOKENS) or bool(imported) if ctx.source else True
+        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported)
         ctx._cuda_only = facts
     return facts
 
@@ -474,7 +486,7 @@ class GuardsFamily(Family):
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and any(t in source for t in TOKENS)
+        return super().wanted(ctx, source) and (any(t in source for t in TOKENS) or bool(imported_cuda_only(ctx.settings)))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
