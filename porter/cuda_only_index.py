@@ -195,7 +195,8 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
             wanted = _target(me, node)
             if not wanted:
                 continue
-            matches = [m for m in exported if m == wanted or m.endswith("." + wanted)]
+            # paths name modules from where porter was run: either may be the longer name
+            matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
             if len(matches) != 1 or matches[0] == me:
                 continue
             where, names = exported[matches[0]]

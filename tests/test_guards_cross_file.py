@@ -113,3 +113,14 @@ def test_the_facts_are_cached_and_go_stale_with_the_kernel_module(tmp_path, monk
     _write(tmp_path / "pkg", {"ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"})
     after = _code(_port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"])
     assert 'device_types="cuda"' not in after and "rows.is_cuda" not in after
+
+
+def test_porter_kernels_lists_the_op_over_an_imported_launcher(tmp_path):
+    """`porter kernels` run inside the package (`from pkg.ep.kernels import` while the
+    paths it reads start at `ep/`) lists the op with the chain into the other module."""
+    from porter.kernels.inventory import scan
+
+    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
+    ops = {k.name: k for k in scan(tmp_path / "pkg").kernels if k.kind == "custom-op"}
+    assert set(ops) == {"ep::dispatch"}
+    assert "(uses `triton`), in ep/kernels.py" in ops["ep::dispatch"].detail
