@@ -181,17 +181,11 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
     ]
     out: dict[str, tuple] = {}
     for path, source in files:
-        if b"import" not in source or not any(leaf in source and words.search(source) for leaf, words in probes):
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if not any(leaf in source and words.search(source) for leaf, words in probes):
             continue
         me = module_name(path)
         facts = []
-        for node in _statements(tree.body):
-            if not isinstance(node, ast.ImportFrom):
-                continue
+        for node in _from_imports(source):
             wanted = _target(me, node)
             if not wanted:
                 continue
@@ -207,6 +201,21 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
+
+
+# `from x import a, b`, `from .x import (a,\n b)`, at any indentation: only these are parsed
+_FROM = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))", re.M)
+
+
+def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
+    """The file's `from ... import ...` statements, without parsing the rest of it."""
+    for match in _FROM.finditer(source):
+        try:
+            tree = ast.parse(match.group(1))
+        except (SyntaxError, ValueError):
+            continue
+        if tree.body and isinstance(tree.body[0], ast.ImportFrom):
+            yield tree.body[0]
 
 
 def with_cuda_only(facts: dict[str, tuple], files: list[tuple[str, bytes]], store=None) -> dict[str, tuple]:
