@@ -204,7 +204,7 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
 
 
 # `from x import a, b`, `from .x import (a,\n b)`, at any indentation: only these are parsed
-_FROM = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))", re.M)
+_FROM = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))", re.MULTILINE)
 
 
 def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
