@@ -242,3 +242,55 @@ def test_class_whose_call_is_cuda_only_keeps_its_guard(target):
     # a class with a CUDA-only method that is not `__init__`/`__call__` is not CUDA-only as a
     # whole: the check in front of making one is ported
     assert 'if device_type == "cuda":\n        return Logger()' not in new
+
+
+# modelled on torchtitan 0.3.0 tools/utils.py: the availability test sits in a flag that the
+# capability query reads
+ROCM = '''
+import torch
+
+
+def has_rocm_capability(major: int, minor: int) -> bool:
+    is_rocm = torch.cuda.is_available() and torch.version.hip is not None
+    return is_rocm and torch.cuda.get_device_capability() >= (
+        major,
+        minor,
+    )
+
+
+def gpu_count() -> int:
+    ok = torch.cuda.is_available()
+    if ok:
+        return torch.cuda.device_count()
+    return 0
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_availability_flag_read_by_a_capability_query_stays_cuda(target):
+    new, findings = _port(ROCM, target)
+    body = textwrap.dedent(ROCM).lstrip("\n")
+    rocm = body[body.index("def has_rocm") : body.index("def gpu_count")]
+    assert rocm in new  # not one change
+    assert "GUARD002" not in [f.code for f in findings]
+    assert any("through `is_rocm`, which uses `torch.cuda.get_device_capability`" in f.message for f in _guards(findings))
+    # a flag that guards plain code is ported
+    assert "ok = torch.cuda.is_available()" not in new
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cuda_profiler_activity_keeps_its_guard(target):
+    """torchtitan tools/profiler.py: CUPTI's activity is asked for only where CUDA is."""
+    src = '''
+import torch
+
+
+def activities():
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    return acts
+'''
+    new, findings = _port(src, target)
+    assert "if torch.cuda.is_available():" in new
+    assert any("ProfilerActivity.CUDA" in f.message for f in _guards(findings))

@@ -28,7 +28,7 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
-from porter.resolve import ImportTable, dotted
+from porter.resolve import ImportTable, dotted, iter_statements
 from porter.ruledata import load_toml
 
 # bytes that must occur for the analysis to be worth running on a file
@@ -52,6 +52,7 @@ TOKENS = (
     b"graphed_callables",
     b"cuda.graph",
     b"version.cuda",
+    b"ProfilerActivity.CUDA",
 )
 
 
@@ -361,6 +362,24 @@ class CudaOnly:
                 return f"through `{name}()`{where}, which {why}"
         return None
 
+    def flag_reason(self, statements: list[cst.CSTNode], flag: str) -> str | None:
+        """Why the flag set at the end of `statements` (`is_rocm = torch.cuda.is_available()
+        and ...`) protects CUDA-only code: where its function (or the module) reads it."""
+        at = next((i for i in range(len(statements) - 1, -1, -1) if isinstance(statements[i], cst.FunctionDef)), None)
+        scope = statements[at] if at is not None else self._module
+        if scope is None:
+            return None
+        prefix = statements[:at] if at is not None else []
+        uses = _CallSites(flag)
+        scope.visit(uses)
+        for stack in uses.found.get(flag, ()):
+            if stack and stack[-1] is statements[-1]:
+                continue  # the assignment itself
+            why = self.guard_reason(prefix + stack, whole_function=False)
+            if why:
+                return f"through `{flag}`, which {why}"
+        return None
+
     def _call_sites(self) -> dict[str, list[list[cst.CSTNode]]]:
         if self._calls is None:
             sites = _CallSites()
@@ -374,17 +393,22 @@ _DECIDES = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.T
 
 
 class _CallSites(cst.CSTVisitor):
-    """Each call of a name (`f(...)`) or of a method on self/cls (`self.f(...)`), with its
-    enclosing statements as the rewrite sees them (`ctx.current_statements`)."""
+    """Each call of a name (`f(...)`) or of a method on self/cls (`self.f(...)`), or each
+    use of one `name`, with its enclosing statements as the rewrite sees them
+    (`ctx.current_statements`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str | None = None) -> None:
         super().__init__()
+        self.name = name  # given: every read of this name instead of calls
         self.stack: list[cst.CSTNode] = []
         self.found: dict[str, list[list[cst.CSTNode]]] = {}
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, _DECIDES):
             self.stack.append(node)
+        elif self.name is not None:
+            if isinstance(node, cst.Name) and node.value == self.name:
+                self.found.setdefault(self.name, []).append(list(self.stack))
         elif isinstance(node, cst.Call):
             func = node.func
             key = None
@@ -444,6 +468,33 @@ def cuda_only_facts(ctx) -> CudaOnly:
     return facts
 
 
+def _available_flags(scope: cst.Module | cst.FunctionDef, qualname) -> set[str]:
+    """Names `scope` assigns a `torch.cuda.is_available()` test to (alone or first in an
+    `and` chain): `ok = torch.cuda.is_available()`, `is_rocm = torch.cuda.is_available() and ...`."""
+    flags = set()
+    for stmt in iter_statements(scope.body, into_defs=False):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                if any(_is_call_of(o, qualname, "torch.cuda.is_available") for o in _operands(small.value, cst.And)):
+                    flags.add(small.targets[0].target.value)
+    return flags
+
+
+def _flag_set_here(statements: list[cst.CSTNode], call: cst.Call, flags: frozenset[str]) -> str | None:
+    """The flag the statement at the end of `statements` sets with `call` in its value, if any."""
+    here = statements[-1] if statements else None
+    if not flags or not isinstance(here, cst.SimpleStatementLine):
+        return None
+    for small in here.body:
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            name = small.targets[0].target.value
+            if name in flags and any(o is call for o in _operands(small.value, cst.And)):
+                return name
+    return None
+
+
 def _is_call_of(node: cst.BaseExpression, qualname, name: str) -> bool:
     return isinstance(node, cst.Call) and qualname(node.func) == name
 
@@ -460,11 +511,16 @@ CAPABILITY_QUERIES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.
 class _Queries(cst.CSTVisitor):
     """Whether a subtree calls a capability query (and, separately, `torch.cuda.is_available`)."""
 
-    def __init__(self, qualname) -> None:
+    def __init__(self, qualname, flags: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.qualname = qualname
+        self.flags = flags  # names set to a `torch.cuda.is_available()` test (`_available_flags`)
         self.capability = False
         self.available = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.flags:
+            self.available = True
 
     def visit_Call(self, node: cst.Call) -> None:
         qual = self.qualname(node.func)
@@ -496,6 +552,20 @@ class GuardsFamily(Family):
         self._counted: set[int] = set()
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
+        self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
+
+    def _flags(self) -> frozenset[str]:
+        """The names the current function (or the module) sets to a `torch.cuda.is_available()`
+        test, such as `is_rocm = torch.cuda.is_available() and torch.version.hip is not None`."""
+        scopes = [self.ctx.module, *(s for s in self.ctx.current_statements if isinstance(s, cst.FunctionDef))][-2:]
+        found: frozenset[str] = frozenset()
+        for scope in scopes:
+            if scope is None:
+                continue
+            if id(scope) not in self._flag_sets:
+                self._flag_sets[id(scope)] = frozenset(_available_flags(scope, self.ctx.qualname))
+            found |= self._flag_sets[id(scope)]
+        return found
 
     @property
     def facts(self) -> CudaOnly:
@@ -537,7 +607,7 @@ class GuardsFamily(Family):
         if isinstance(node.operator, cst.Or):
             self._negated.update((id(node.left), id(node.right)))  # read best in parentheses too
         if self._queries:
-            scan = _Queries(self.ctx.qualname)
+            scan = _Queries(self.ctx.qualname, self._flags())
             node.left.visit(scan)
             if scan.available:
                 self._after_available += 1
@@ -565,7 +635,11 @@ class GuardsFamily(Family):
             return
         if not self.facts.active:
             return
-        why = self.facts.guard_reason(self.ctx.current_statements, whole_function=False)
+        statements = self.ctx.current_statements
+        why = self.facts.guard_reason(statements, whole_function=False)
+        flag = _flag_set_here(statements, node, self._flags())
+        if why is None and flag is not None:
+            why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
 
@@ -583,7 +657,7 @@ class GuardsFamily(Family):
             if isinstance(stmt, (cst.If, cst.While)):
                 known = self._tests.get(id(stmt))
                 if known is None:
-                    scan = _Queries(self.ctx.qualname)
+                    scan = _Queries(self.ctx.qualname, self._flags())
                     stmt.test.visit(scan)
                     known = self._tests[id(stmt)] = scan.available
                 if known:
