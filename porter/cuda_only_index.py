@@ -7,7 +7,8 @@ are read with `ast` and their CUDA-only module-level names worked out the way gu
 within one file (functions, autograd Functions, classes whose `__init__`/`__call__` is
 CUDA-only, assignments, to a fixed point); then each file that imports one of those names
 gets it as a fact. The facts travel in `Settings.flow` (kind `cuda-only`, no scope), so the
-cache key of the importing file covers them. Nothing here imports or runs the code it reads.
+cache key of the importing file covers them; they are cached with the project index's answers
+(runner.project_index). Nothing here imports or runs the code it reads.
 """
 
 from __future__ import annotations
@@ -218,18 +219,23 @@ def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
             yield tree.body[0]
 
 
-def with_cuda_only(facts: dict[str, tuple], files: list[tuple[str, bytes]], store=None) -> dict[str, tuple]:
-    """`facts` (the project index's answers per path) plus each file's CUDA-only imports,
-    cached by the digest of every file read (a warm run parses nothing for them)."""
-    digest = hashlib.sha256(KIND.encode())
+def digest(files: list[tuple[str, bytes]]) -> str:
+    """What `cuda_only_imports` reads of `files`: the whole of each file that may hold CUDA-only
+    code, the `from ... import` lines of the others. Editing a body elsewhere changes nothing."""
+    h = hashlib.sha256(KIND.encode())
     for name, source in files:
-        digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
-    key = digest.hexdigest()
-    found = store.get_index(key) if store is not None else None
-    if found is None:
-        found = cuda_only_imports(files)
-        if store is not None:
-            store.put_index(key, found)
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+        if any(t in source for t in TOKENS):
+            h.update(hashlib.sha256(source).digest())
+        else:
+            for match in _FROM.finditer(source):
+                h.update(match.group(1) + b"\0")
+    return h.hexdigest()
+
+
+def with_cuda_only(facts: dict[str, tuple], files: list[tuple[str, bytes]]) -> dict[str, tuple]:
+    """`facts` (the project index's answers per path) plus each file's CUDA-only imports."""
+    found = cuda_only_imports(files)
     if not found:
         return facts
     merged = dict(facts)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pathspec
 
+from porter import cuda_only_index
 from porter.cache import Cache
-from porter.cuda_only_index import with_cuda_only
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
 from porter.index import ProjectIndex
@@ -108,7 +108,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
     wanted: list[tuple[str, Path]] = []
-    everything: list[tuple[str, bytes]] = []  # for names imported from CUDA-only code
+    everything: list[tuple[str, bytes]] = []  # for names imported from CUDA-only code (GUARD001)
     digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
@@ -125,7 +125,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
             name = display_path(cand.path)
             wanted.append((name, cand.path))
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
-    key = digest.hexdigest()
+    key = digest.hexdigest() + cuda_only_index.digest(everything)
     facts = store.get_index(key) if store is not None else None
     if facts is None:
         index = ProjectIndex()
@@ -134,10 +134,10 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
                 index.add(name, path.read_bytes())
             except OSError:
                 continue
-        facts = {name: index.facts(name) for name, _ in wanted}
+        facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything)
         if store is not None:
             store.put_index(key, facts)
-    return with_cuda_only(facts, everything, store)
+    return facts
 
 
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
