@@ -124,3 +124,23 @@ def test_porter_kernels_lists_the_op_over_an_imported_launcher(tmp_path):
     ops = {k.name: k for k in scan(tmp_path / "pkg").kernels if k.kind == "custom-op"}
     assert set(ops) == {"ep::dispatch"}
     assert "(uses `triton`), in ep/kernels.py" in ops["ep::dispatch"].detail
+
+
+def test_editing_a_body_elsewhere_keeps_the_cached_facts(tmp_path, monkeypatch):
+    """The facts are keyed by what the pass reads: files that may hold CUDA-only code whole,
+    only the `from ... import` lines of the others."""
+    cache = tmp_path / "cache"
+    util = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
+    _write(tmp_path / "pkg", {"ep/kernels.py": KERNELS, "ep/api.py": API, "util.py": util})
+    _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
+    _write(tmp_path / "pkg", {"util.py": util.replace("r * r", "r ** 2")})
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("the facts were worked out again")
+
+    monkeypatch.setattr(cuda_only_index, "cuda_only_imports", no_scan)
+    again = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
+    assert 'device_types="cuda"' in _code(again)
+    _write(tmp_path / "pkg", {"util.py": "from pkg.ep.kernels import pad_rows\n" + util})
+    with pytest.raises(AssertionError, match="worked out again"):
+        _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
