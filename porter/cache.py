@@ -179,12 +179,12 @@ class Cache:
         return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
 
 
-def _index_fact(row: object) -> tuple[str, str, str, tuple[str, ...]]:
+def _index_fact(row: object) -> tuple[str | None, str, str, tuple[str, ...]]:
     """One (scope, expr, kind, chain) answer of the project index, or TypeError."""
     if not (isinstance(row, list) and len(row) == 4 and isinstance(row[3], list)):
         raise TypeError("not an index fact")
     scope, expr, kind, chain = row
-    if not all(isinstance(v, str) for v in (scope, expr, kind, *chain)):
+    if not (scope is None or isinstance(scope, str)) or not all(isinstance(v, str) for v in (expr, kind, *chain)):
         raise TypeError("not an index fact")
     return (scope, expr, kind, tuple(chain))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pathspec
 
+from porter import cuda_only_index
 from porter.cache import Cache
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
@@ -107,6 +108,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
     wanted: list[tuple[str, Path]] = []
+    everything: list[tuple[str, bytes]] = []  # for names imported from CUDA-only code (GUARD001)
     digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
@@ -117,11 +119,13 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
             source = cand.path.read_bytes()
         except OSError:
             continue
+        if b"import" in source:
+            everything.append((display_path(cand.path), source))
         if ProjectIndex.wants(source):
             name = display_path(cand.path)
             wanted.append((name, cand.path))
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
-    key = digest.hexdigest()
+    key = digest.hexdigest() + cuda_only_index.digest(everything)
     facts = store.get_index(key) if store is not None else None
     if facts is None:
         index = ProjectIndex()
@@ -130,7 +134,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None) -> di
                 index.add(name, path.read_bytes())
             except OSError:
                 continue
-        facts = {name: index.facts(name) for name, _ in wanted}
+        facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything)
         if store is not None:
             store.put_index(key, facts)
     return facts

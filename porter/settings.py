@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 TARGETS = ("neuron", "tpu", "xla")
 PORTABLE_TARGETS = ("neuron", "tpu")  # the targets that implement torch.accelerator
 # porter.index's answers for one file: a (scope, expression, kind, chain) per device site
-Facts = tuple[tuple[str, str, str, tuple[str, ...]], ...]
+Facts = tuple[tuple[str | None, str, str, tuple[str, ...]], ...]  # scope None: module-wide (a CUDA-only import)
 
 
 @dataclass(frozen=True)

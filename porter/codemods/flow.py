@@ -47,7 +47,7 @@ class Flow:
     def __init__(self, settings: Settings, path: str, source: bytes) -> None:
         self._given = settings.flow
         self._path, self._source = path, source
-        self._facts: dict[tuple[str, str], tuple[str, tuple[str, ...]]] | None = None
+        self._facts: dict[tuple[str | None, str], tuple[str, tuple[str, ...]]] | None = None
         self._names: list[str] = []
 
     def enter(self, name: str) -> None:

@@ -26,6 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
+from porter.cuda_only_index import cuda_only_imports
 from porter.discover import discover
 from porter.resolve import ImportTable, Resolver, ScopeStack
 
@@ -148,11 +149,22 @@ def _missing(path: Path, root: Path, sources: cst.BaseExpression | None) -> str:
     return f"; not in the tree: {', '.join(gone)}" if gone else ""
 
 
+def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
+    found = []
+    for path in _python_files(root):
+        try:
+            found.append((os.path.relpath(path, base), path.read_bytes()))
+        except OSError:
+            continue
+    return found
+
+
 def scan(root: Path) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     launches: list[tuple[str, CallSite]] = []
     triton: dict[str, Kernel] = {}
+    imported = cuda_only_imports(_sources(root, base))  # CUDA-only names from other modules
     for path in _python_files(root):
         rel = os.path.relpath(path, base)
         try:
@@ -174,7 +186,7 @@ def scan(root: Path) -> Inventory:
             triton[name] = k
             inv.kernels.append(k)
         if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
-            facts = CudaOnly(module, imports)
+            facts = CudaOnly(module, imports, {f[1]: f[3][0] for f in imported.get(rel, ())})
             for op, fn, why in cuda_only_registrations(module, resolver, facts):
                 params = [p.name.value for p in fn.params.params]
                 detail = f"registered for CUDA; {why}"

@@ -1,0 +1,146 @@
+"""CUDA-only code imported from another module of the project (torchtitan 0.3.0's
+minimal_async_ep: `api.py` registers custom ops over Triton launchers from `kernels.py`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter import cuda_only_index
+from porter.runner import run
+from porter.settings import Settings
+
+KERNELS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _invert_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def invert_flat_indices_kernel(indices, num_rows):
+    out = torch.empty_like(indices)
+    _invert_kernel[(triton.cdiv(num_rows, 128),)](indices, out, num_rows, BLOCK=128)
+    return out
+
+
+def pad_rows(x, rows):
+    return torch.nn.functional.pad(x, (0, 0, 0, rows))
+'''
+
+API = '''
+import torch
+
+from pkg.ep.kernels import invert_flat_indices_kernel, pad_rows
+
+
+@torch.library.custom_op("ep::dispatch", mutates_args=(), device_types="cuda")
+def dispatch_op(rows: torch.Tensor, num_rows: int) -> torch.Tensor:
+    return invert_flat_indices_kernel(rows, num_rows=num_rows)
+
+
+@torch.library.custom_op("ep::pad", mutates_args=(), device_types="cuda")
+def pad_op(x: torch.Tensor, rows: int) -> torch.Tensor:
+    return pad_rows(x, rows)
+
+
+def permute(rows, num_rows):
+    if not rows.is_cuda:
+        return torch.argsort(rows)
+    return invert_flat_indices_kernel(rows, num_rows)
+'''
+
+# the same, imported relatively and under another name
+API_RELATIVE = API.replace("from pkg.ep.kernels import invert_flat_indices_kernel, pad_rows", "from .kernels import invert_flat_indices_kernel as invert, pad_rows").replace(
+    "return invert_flat_indices_kernel(", "return invert("
+)
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def _port(root: Path, target: str, **kw) -> dict[str, object]:
+    results, _ = run([root], Settings(target=target), jobs=1, **kw)
+    return {r.path: r for r in results}
+
+
+def _code(result) -> str:
+    return (result.new_source or result.original_source).decode()
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+@pytest.mark.parametrize("api", [API, API_RELATIVE], ids=["absolute", "relative"])
+def test_custom_op_and_guard_over_an_imported_triton_launcher_stay_cuda(tmp_path, target, api):
+    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": api})
+    out = _port(tmp_path / "pkg", target, cache=False)["pkg/ep/api.py"]
+    code = _code(out)
+    assert '@torch.library.custom_op("ep::dispatch", mutates_args=(), device_types="cuda")' in code
+    assert "if not rows.is_cuda:" in code
+    kern = [f for f in out.findings if f.code == "KERN005"]
+    assert len(kern) == 1 and "(uses `triton`), in pkg/ep/kernels.py" in kern[0].message
+    # the portable helper from the same Triton module is not CUDA-only: its op is ported
+    assert '@torch.library.custom_op("ep::pad", mutates_args=(), device_types="cuda")' not in code
+
+
+def test_the_facts_are_cached_and_go_stale_with_the_kernel_module(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
+    first = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
+    assert 'device_types="cuda"' in _code(first)
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("a warm run read the project for CUDA-only imports")
+
+    with monkeypatch.context() as m:
+        m.setattr(cuda_only_index, "cuda_only_imports", no_scan)
+        warm = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
+    assert _code(warm) == _code(first)
+    # the launcher becomes plain PyTorch: api.py (unchanged) is ported again, op and guard
+    _write(tmp_path / "pkg", {"ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"})
+    after = _code(_port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"])
+    assert 'device_types="cuda"' not in after and "rows.is_cuda" not in after
+
+
+def test_porter_kernels_lists_the_op_over_an_imported_launcher(tmp_path):
+    """`porter kernels` run inside the package (`from pkg.ep.kernels import` while the
+    paths it reads start at `ep/`) lists the op with the chain into the other module."""
+    from porter.kernels.inventory import scan
+
+    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
+    ops = {k.name: k for k in scan(tmp_path / "pkg").kernels if k.kind == "custom-op"}
+    assert set(ops) == {"ep::dispatch"}
+    assert "(uses `triton`), in ep/kernels.py" in ops["ep::dispatch"].detail
+
+
+def test_editing_a_body_elsewhere_keeps_the_cached_facts(tmp_path, monkeypatch):
+    """The facts are keyed by what the pass reads: files that may hold CUDA-only code whole,
+    only the `from ... import` lines of the others."""
+    cache = tmp_path / "cache"
+    util = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
+    _write(tmp_path / "pkg", {"ep/kernels.py": KERNELS, "ep/api.py": API, "util.py": util})
+    _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
+    _write(tmp_path / "pkg", {"util.py": util.replace("r * r", "r ** 2")})
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("the facts were worked out again")
+
+    monkeypatch.setattr(cuda_only_index, "cuda_only_imports", no_scan)
+    again = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
+    assert 'device_types="cuda"' in _code(again)
+    _write(tmp_path / "pkg", {"util.py": "from pkg.ep.kernels import pad_rows\n" + util})
+    with pytest.raises(AssertionError, match="worked out again"):
+        _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
