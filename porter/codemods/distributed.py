@@ -22,6 +22,9 @@ ENV_VARS = {
     "CUDA_LAUNCH_BLOCKING": {"neuron": ("NEURON_LAUNCH_BLOCKING", True), "tpu": ("TORCH_TPU_LAUNCH_BLOCKING", True)},
 }
 NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
+# code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
+PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
+DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla"))
 
 
 def _contains_nccl(node: cst.CSTNode) -> bool:
@@ -34,12 +37,40 @@ class DistributedFamily(Family):
     codes = ("DIST001", "DIST002", "DIST003", "DIST004", "DIST005")
     tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
+        CUDA's entry, right as it is. The target needs its own entry, which is reported."""
+        keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
+        if "cuda" not in keys or not all(k in DEVICE_TYPES for k in keys):
+            return
+        for e in node.elements:
+            if isinstance(e, cst.DictElement) and (string_value(e.value) or "").lower() == "nccl":
+                self._per_device.add(id(e.value))
+        t = self.ctx.target
+        if t.device_type not in keys:
+            self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
+                            advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`backend = "nccl"` then `backend = Backend.default_device_backend_map.get(device_type)`
+        when the device registers one: "nccl" is only the fallback (TorchNeuron and TorchTPU
+        register theirs for their device; xla's only once its backend module is imported)."""
+        if not self.ctx.device_generic or (string_value(node.value) or "").lower() != "nccl":
+            return  # on xla the port pins the device type, and the "xla" backend needs its import
+        scope = self.ctx.scopes.innermost
+        if scope is not None and any(word in self.ctx.code(scope) for word in PER_DEVICE_BACKEND):
+            self._per_device.add(id(node.value))
+
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value
         if "ccl" not in raw and "CCL" not in raw and "CUDA_" not in raw:
             return updated
         value = string_value(original)
-        if value is None:
+        if value is None or id(original) in self._per_device:
             return updated
         t = self.ctx.target
         if value.lower() == "nccl" and self.ctx.portable:

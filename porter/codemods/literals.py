@@ -4,7 +4,11 @@ A dict key (`rng_states["cuda"]`, `{"cuda": ...}`), a framework's vocabulary
 (`accelerator="cuda"`, a tuple of accelerator names such as `("cpu", "gpu", "cuda")`, a
 comparison with an `accelerator` flag), a key built in an f-string (a profiler's
 `f"{'cuda' if c else 'cpu'}_time_total"`), or the argument of a `torch.cuda` call that stays
-CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. This family
+CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. In a project
+that picks its device generically (`ctx.device_generic`), `device_type == "cuda"` asks "is
+this CUDA?" of a device type that is already the target's, and the `"cuda"` in
+`_get_available_device_type() or "cuda"` is only the fallback when no accelerator is found:
+both stay. This family
 only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
 nothing (a framework's own device name is reported by `frameworks.py`).
 """
@@ -17,8 +21,13 @@ import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.family import Family, string_value
+from porter.codemods.flow import assigned_values
 from porter.resolve import dotted
 from porter.ruledata import load_toml
+
+
+AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
+GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer
 
 
 @lru_cache(maxsize=1)
@@ -72,9 +81,34 @@ class LiteralsFamily(Family):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(_names_accelerator(s) for s in sides):
+        if any(_names_accelerator(s) or self._generic_device_type(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
+
+    def _generic_device_type(self, node: cst.BaseExpression) -> bool:
+        """`device_type` (or `utils.device_type`) in device-generic code: the selected device's
+        type, not a CUDA string porter rewrites (unless this file assigns it one)."""
+        if not self.ctx.device_generic:
+            return False
+        name = dotted(node)
+        if name is None or name.rsplit(".", 1)[-1] != GENERIC_DEVICE_TYPE:
+            return False
+        if "." in name:
+            return True
+        for scope in (self.ctx.scopes.innermost, self.ctx.module):
+            if scope is not None and any(_strings(v) for v in assigned_values(scope, name)):
+                return False  # `device_type = "cuda"` here: it is ported, so is the test
+        return True
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`_get_available_device_type() or "cuda"`: the fallback when no accelerator is found."""
+        if (
+            self.ctx.device_generic
+            and isinstance(node.operator, cst.Or)
+            and isinstance(node.left, cst.Call)
+            and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE
+        ):
+            self._keep(_strings(node.right))
 
     def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
         # a list of accelerator names: "gpu" is no torch device type

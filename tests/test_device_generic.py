@@ -1,0 +1,187 @@
+"""Device-generic code (torchtitan's way of picking its device) is left alone on neuron and
+tpu, where the port still runs on CUDA; what really pins CUDA is still ported or reported."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter.runner import run
+from porter.settings import Settings
+from tests.helpers import port
+
+# modelled on torchtitan 0.3.0: tools/utils.py and distributed/utils.py
+TOOLS_UTILS = '''
+import os
+
+import torch
+from torch._utils import _get_available_device_type, _get_device_module
+
+
+def get_device_info():
+    device_type = _get_available_device_type() or "cuda"
+    device_module = _get_device_module(device_type)  # default device_module:torch.cuda
+    return device_type, device_module
+
+
+device_type, device_module = get_device_info()
+
+
+def set_determinism(debug_config):
+    if debug_config.deterministic:
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+
+
+def enable_batch_invariant_mode():
+    # Disable TF32 for exact fp32 accumulation
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
+def init_distributed(enable_cpu_backend):
+    def _get_distributed_backend(enable_cpu_backend):
+        backend = "nccl"
+        if device_type in torch.distributed.Backend.default_device_backend_map:
+            backend = torch.distributed.Backend.default_device_backend_map.get(device_type)
+        if enable_cpu_backend:
+            backend = f"{device_type}:{backend},cpu:gloo"
+        return backend
+
+    torch.distributed.init_process_group(backend=_get_distributed_backend(enable_cpu_backend))
+
+
+def maybe_bind_numa(device_index: int, device_type: str) -> None:
+    if device_type != "cuda":
+        return
+    os.sched_setaffinity(0, {device_index})
+'''
+
+# models/common/attention.py: nothing in it names the device, the project does
+ATTENTION = '''
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+_compiled_create_block_mask = torch.compile(create_block_mask)
+
+
+class ScaledDotProductAttention(torch.nn.Module):
+    sdpa_backends = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]
+
+    def forward(self, q, k, v):
+        with sdpa_kernel(self.sdpa_backends, set_priority=True):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return out
+'''
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def port_tree(root: Path, target: str) -> dict[str, object]:
+    results, _ = run([root], Settings(target=target), jobs=1, cache=False)
+    return {Path(r.path).name: r for r in results}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_device_generic_code_is_left_alone(target):
+    new, findings = port(TOOLS_UTILS, target)
+    assert new == TOOLS_UTILS
+    assert not [f for f in findings if f.applied]
+
+
+def test_xla_still_ports_the_generic_selection():
+    """PyTorch/XLA is no torch.accelerator backend: the selection is ported, and with it the
+    CUDA switches go (the port no longer runs on CUDA)."""
+    new, _ = port(TOOLS_UTILS, "xla")
+    assert 'device_type = "xla"' in new
+    assert "cudnn" not in new and "allow_tf32" not in new
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_module_of_a_device_generic_project_keeps_its_cuda_defaults(tmp_path, target):
+    write(tmp_path / "p", {"tools/utils.py": TOOLS_UTILS, "models/attention.py": ATTENTION})
+    out = port_tree(tmp_path / "p", target)
+    result = out["attention.py"]
+    assert result.new_source is None  # inductor stays the compile default; the SDPA preference stays
+    flag = [f for f in result.findings if f.code == "FLAG003"]
+    assert len(flag) == 1 and not flag[0].applied and "SDPBackend.MATH" in flag[0].advice
+
+
+def test_the_same_module_alone_is_still_ported(tmp_path):
+    """Without generic selection in the project, a CUDA program is being ported to the target."""
+    write(tmp_path / "p", {"models/attention.py": ATTENTION})
+    code = (port_tree(tmp_path / "p", "neuron")["attention.py"].new_source or b"").decode()
+    assert 'torch.compile(create_block_mask, backend="neuron")' in code
+    assert "sdpa_kernel" not in code
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_cuda_pins_in_a_device_generic_project_are_still_ported(tmp_path, target):
+    pinned = '''
+    import torch
+    import torch.distributed as dist
+
+
+    def load_ae(ckpt_path, device: str | torch.device = "cuda"):
+        return torch.load(ckpt_path, map_location="cpu")
+
+
+    def main():
+        device = torch.device("cuda:0")
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl")
+        x = torch.randn(4, 16).cuda()
+    '''
+    write(tmp_path / "p", {"tools/utils.py": TOOLS_UTILS, "precompile_main.py": pinned})
+    code = (port_tree(tmp_path / "p", target)["precompile_main.py"].new_source or b"").decode()
+    assert f'device: str | torch.device = "{target}"' in code
+    assert f'init_process_group("{target}")' in code
+    assert ".cuda()" not in code and '"cuda' not in code
+
+
+def test_a_device_type_this_file_sets_to_cuda_is_ported_with_its_comparison():
+    code = textwrap.dedent('''
+    import torch
+    from torch._utils import _get_available_device_type
+
+    device_type = "cuda"
+    if device_type == "cuda":
+        torch.manual_seed(0)
+    ''')
+    new, _ = port(code, "neuron")
+    assert 'device_type = "neuron"' in new and 'if device_type == "neuron":' in new
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_device_to_backend_mapping_keeps_nccl_and_asks_for_the_target(target):
+    code = 'BACKENDS = {"cuda": "nccl", "cpu": "gloo"}\n'
+    new, findings = port(code, target)
+    assert new == code
+    found = [f for f in findings if f.code == "DIST001"]
+    assert len(found) == 1 and not found[0].applied and f'"{target}"' in found[0].message
+    complete = 'BACKENDS = {"cuda": "nccl", "cpu": "gloo", "%s": "%s"}\n' % (target, target)
+    new, findings = port(complete, target)
+    assert new == complete and not [f for f in findings if f.code == "DIST001"]
+
+
+def test_a_backend_default_outside_device_generic_code_is_still_ported():
+    """Without a per-device lookup after it, `backend = "nccl"` is the backend."""
+    code = textwrap.dedent('''
+    import torch.distributed as dist
+
+    def setup():
+        backend = "nccl"
+        dist.init_process_group(backend=backend)
+    ''')
+    new, _ = port(code, "neuron")
+    assert 'backend = "neuron"' in new
