@@ -185,3 +185,54 @@ def test_a_backend_default_outside_device_generic_code_is_still_ported():
     ''')
     new, _ = port(code, "neuron")
     assert 'backend = "neuron"' in new
+
+
+# tools/profiler.py and distributed/cudagraph.py
+PROFILER = '''
+import torch
+
+
+def activities():
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    elif torch.xpu.is_available():
+        activities.append(torch.profiler.ProfilerActivity.XPU)
+    return activities
+'''
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_per_device_chain_keeps_its_cuda_branch_and_reports_the_missing_one(target):
+    new, findings = port(PROFILER, target)
+    assert new == PROFILER  # ProfilerActivity.CUDA is no activity of the target
+    found = [f for f in findings if f.code == "CUDA001"]
+    assert len(found) == 1 and not found[0].applied and "per-device chain" in found[0].message
+
+
+def test_a_per_device_chain_that_picks_the_device_is_still_ported():
+    code = textwrap.dedent('''
+    import torch
+
+    if torch.cuda.is_available():
+        device = torch.device("cuda")
+    elif torch.backends.mps.is_available():
+        device = torch.device("mps")
+    ''')
+    new, _ = port(code, "neuron")
+    assert "if torch.accelerator.is_available():" in new and 'torch.device("neuron")' in new
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_is_cuda_available_next_to_a_generic_cuda_test_stays(target):
+    code = TOOLS_UTILS + textwrap.dedent('''
+
+    def cudagraph_enabled(utils):
+        return (
+            utils.device_type == "cuda"
+            and torch.cuda.is_available()
+            and torch.version.hip is None
+        )
+    ''')
+    new, _ = port(code, target)
+    assert new == code

@@ -28,6 +28,11 @@ from porter.findings import Applicability
 from porter.ruledata import load_toml
 
 
+AVAILABLE = "torch.cuda.is_available"
+_OTHER_DEVICE = re.compile(r"^torch\.(backends\.)?(xpu|mps|mtia|hpu|npu)\.is_available$")
+_NAMES_CUDA_DEVICE = re.compile(r"""["']cuda\b|\.cuda\(""")
+
+
 @dataclass(frozen=True)
 class ApiRow:
     name: str
@@ -102,6 +107,23 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if torch.cuda.is_available(): <CUDA's own setting> elif torch.xpu.is_available(): ...`
+        already handles each device in its own terms (a profiler's `ProfilerActivity.CUDA`):
+        the CUDA branch stays CUDA's, reported for the target's missing branch. A chain whose
+        CUDA branch names a CUDA device picks the device, and is ported as usual."""
+        test, other = node.test, node.orelse
+        if not (type(test) is cst.Call and type(other) is cst.If and type(other.test) is cst.Call):
+            return
+        if self.ctx.qualname(test.func) != AVAILABLE or not _OTHER_DEVICE.match(self.ctx.qualname(other.test.func) or ""):
+            return
+        if _NAMES_CUDA_DEVICE.search(self.ctx.code(node.body)):
+            return
+        self.ctx.keep_cuda.add(id(test))
+        t = self.ctx.target
+        self.ctx.report("CUDA001", test, f"`torch.cuda.is_available()` opens the CUDA branch of a per-device chain: it stays; the chain has no branch for {t.display}", applicability=Applicability.MANUAL,
+                        advice=f'Add an `elif` branch for "{t.device_type}" where that code has an equivalent on {t.display}.')
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))

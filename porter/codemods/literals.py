@@ -27,6 +27,7 @@ from porter.ruledata import load_toml
 
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
+CUDA_AVAILABLE = "torch.cuda.is_available"
 GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer
 
 
@@ -50,6 +51,13 @@ def _strings(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _names_accelerator(node: cst.BaseExpression) -> bool:
     name = dotted(node)
     return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
+
+
+def _conjuncts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of `a and b and c` (unparenthesised nesting flattened)."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And) and not node.lpar:
+        return [*_conjuncts(node.left), *_conjuncts(node.right)]
+    return [node]
 
 
 class _Strings(cst.CSTVisitor):
@@ -101,14 +109,23 @@ class LiteralsFamily(Family):
         return True
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        """`_get_available_device_type() or "cuda"`: the fallback when no accelerator is found."""
-        if (
-            self.ctx.device_generic
-            and isinstance(node.operator, cst.Or)
-            and isinstance(node.left, cst.Call)
-            and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE
-        ):
-            self._keep(_strings(node.right))
+        """`_get_available_device_type() or "cuda"`: the fallback when no accelerator is found.
+        `device_type == "cuda" and torch.cuda.is_available()`: one question, "is this CUDA?"."""
+        if not self.ctx.device_generic:
+            return
+        if isinstance(node.operator, cst.Or):
+            if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE:
+                self._keep(_strings(node.right))
+            return
+        operands = _conjuncts(node)
+        if any(self._asks_cuda(o) for o in operands):
+            self._keep(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
+
+    def _asks_cuda(self, node: cst.BaseExpression) -> bool:
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            return False
+        sides = (node.left, node.comparisons[0].comparator)
+        return any(self._generic_device_type(s) for s in sides) and any(_strings(s) for s in sides)
 
     def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
         # a list of accelerator names: "gpu" is no torch device type
