@@ -236,3 +236,73 @@ def test_is_cuda_available_next_to_a_generic_cuda_test_stays(target):
     ''')
     new, _ = port(code, target)
     assert new == code
+
+
+# experiments/graph_trainer: fsdp_passes.py, tests/test_trace_module.py, tests/integration_tests.py
+NCCL_OPTIONS = '''
+import torch.distributed as dist
+
+
+def extra_group(ranks):
+    pg_options = (
+        dist.ProcessGroupNCCL.Options(is_high_priority_stream=True)
+        if hasattr(dist, "ProcessGroupNCCL")
+        else None
+    )
+    return dist.new_group(
+        ranks=ranks,
+        backend="nccl" if pg_options is not None else None,
+        pg_options=pg_options,
+    )
+'''
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_nccl_chosen_with_its_own_options_stays_and_is_reported(target):
+    new, findings = port(NCCL_OPTIONS, target)
+    assert new == NCCL_OPTIONS  # not the target's backend with NCCL's options
+    found = [f for f in findings if f.code == "DIST001"]
+    assert len(found) == 1 and not found[0].applied and "only where torch has NCCL" in found[0].message
+
+
+def test_nccl_with_a_cpu_fallback_still_becomes_the_target_backend():
+    code = 'import torch.distributed as dist\ndist.init_process_group("nccl" if dist.is_nccl_available() else "gloo")\n'
+    new, _ = port(code, "neuron")
+    assert 'init_process_group("neuron")' in new
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_dynamic_stays_under_a_backend_that_is_not_the_targets(target):
+    code = textwrap.dedent('''
+    import torch
+
+
+    @torch.compile(backend="eager", fullgraph=True, dynamic=True)
+    def forward(xq):
+        return xq * 2
+
+
+    @torch.compile(fullgraph=True, dynamic=True)
+    def step(xq):
+        return xq * 2
+    ''')
+    new, findings = port(code, target)
+    assert '@torch.compile(backend="eager", fullgraph=True, dynamic=True)' in new
+    assert [f.code for f in findings if f.code == "COMP003"] == ["COMP003"]  # the second one
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_gpu_platform_option_is_not_a_device(target):
+    code = textwrap.dedent('''
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--gpu_arch_type",
+        default="cuda",
+        choices=["cuda", "rocm"],
+        help="GPU architecture type. Must be specified as either 'cuda' or 'rocm'.",
+    )
+    ''')
+    new, _ = port(code, target)
+    assert new == code

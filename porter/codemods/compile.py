@@ -53,11 +53,17 @@ class CompileFamily(Family):
             elif value is None:
                 self.ctx.report("COMP002", original, "the compile mode is computed: only the default mode is supported on the target", applicability=Applicability.MANUAL)
         dynamic = self.kwarg(original, "dynamic")
-        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True":
+        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend):
             cand = self.without_kwargs(new, {"dynamic"})
             if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
                 new = cand
         return new
+
+    def _other_backend(self, backend: cst.Arg | None) -> bool:
+        """`backend="eager"` / `"aot_eager"`: a backend of torch's own, not the target's, which
+        takes `dynamic=True` (only the target's backend rejects it)."""
+        value = string_value(backend.value) if backend is not None else None
+        return value is not None and value not in REPLACEABLE_BACKENDS and value != self.ctx.target.compile_backend
 
     def _auto_backend(self) -> bool:
         """The project picks its device generically (so the port still runs on CUDA, where

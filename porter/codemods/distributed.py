@@ -27,6 +27,12 @@ PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_dev
 DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla"))
 
 
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(node, cst.Name):
+        return [node]
+    return [n for c in node.children for n in _names(c)]
+
+
 def _contains_nccl(node: cst.CSTNode) -> bool:
     if (string_value(node) or "").lower() == "nccl":
         return True
@@ -101,6 +107,31 @@ class DistributedFamily(Family):
         if NCCL_VAR.match(value):
             self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
         return updated
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`backend="nccl" if pg_options is not None else None`, where `pg_options` holds
+        `ProcessGroupNCCL.Options`: NCCL is chosen, with NCCL's own options, only where torch
+        has NCCL, and `None` gives every other device its default backend. "neuron" with NCCL
+        options would be wrong twice: it stays, reported."""
+        if (string_value(node.body) or "").lower() != "nccl" or not (isinstance(node.orelse, cst.Name) and node.orelse.value == "None"):
+            return
+        if not self._names_nccl(node.test):
+            return
+        self._per_device.add(id(node.body))
+        self.ctx.report("DIST001", node, "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the device's default backend", applicability=Applicability.MANUAL,
+                        advice=f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the condition false there (e.g. test the device type), so the default backend is used.")
+
+    def _names_nccl(self, test: cst.BaseExpression) -> bool:
+        if "nccl" in self.ctx.code(test).lower():
+            return True
+        names = [n.value for n in _names(test)]
+        for scope in (self.ctx.scopes.innermost, self.ctx.module):
+            if scope is None:
+                continue
+            for name in names:
+                if any("nccl" in self.ctx.code(v).lower() for v in assigned_values(scope, name)):
+                    return True
+        return False
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
         """`"nccl" if dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend

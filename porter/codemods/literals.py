@@ -28,6 +28,7 @@ from porter.ruledata import load_toml
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
+VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
 GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer
 
 
@@ -128,9 +129,9 @@ class LiteralsFamily(Family):
         return any(self._generic_device_type(s) for s in sides) and any(_strings(s) for s in sides)
 
     def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
-        # a list of accelerator names: "gpu" is no torch device type
+        # a list of accelerator or GPU-platform names: "gpu" and "rocm" are no torch device types
         values = [string_value(e.value) for e in node.elements]
-        if "gpu" in values:
+        if not VOCABULARY.isdisjoint(values):
             self._keep(_strings(node))
 
     visit_Tuple = _vocabulary
@@ -150,11 +151,15 @@ class LiteralsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays;
-        `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too."""
+        `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
+        the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
-            if any("accelerator" in f.lower() for f in flags):
+            choices = self.kwarg(node, "choices")
+            named = choices is not None and isinstance(choices.value, (cst.Tuple, cst.List, cst.Set))
+            vocabulary = named and not VOCABULARY.isdisjoint(string_value(e.value) for e in choices.value.elements)
+            if vocabulary or any("accelerator" in f.lower() for f in flags):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
                         self._keep(_strings(arg.value))
