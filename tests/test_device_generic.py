@@ -306,3 +306,21 @@ def test_a_gpu_platform_option_is_not_a_device(target):
     ''')
     new, _ = port(code, target)
     assert new == code
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_cuda_seed_after_the_same_torch_seed_stays_in_device_generic_code(target):
+    """tests/test_trace_module.py: `torch.manual_seed(42); torch.cuda.manual_seed(42)`."""
+    code = TOOLS_UTILS + textwrap.dedent('''
+
+    def set_seed(seed):
+        torch.manual_seed(seed)
+        torch.cuda.manual_seed_all(seed)
+
+
+    def seed_device_only(seed):
+        torch.cuda.manual_seed(seed)
+    ''')
+    new, _ = port(code, target)
+    assert "    torch.manual_seed(seed)\n    torch.cuda.manual_seed_all(seed)\n" in new
+    assert "def seed_device_only(seed):\n    torch.manual_seed(seed)\n" in new  # the target's seed
