@@ -31,8 +31,12 @@ def keeps_generic_selection(settings: Settings) -> bool:
     return settings.target in PORTABLE_TARGETS and not settings.portable
 
 
+_WORDS = (b"_get_available_device_type", b"current_accelerator", b"_get_device_module", b"device_type)")
+
+
 def selects_generically(source: bytes) -> bool:
-    return SELECTION.search(source) is not None
+    # substring tests first: a regex with alternatives scans every file ten times slower
+    return any(w in source for w in _WORDS) and SELECTION.search(source) is not None
 
 
 def project_selects_generically(paths: Iterable[Path]) -> bool:
