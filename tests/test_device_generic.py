@@ -324,3 +324,28 @@ def test_a_cuda_seed_after_the_same_torch_seed_stays_in_device_generic_code(targ
     new, _ = port(code, target)
     assert "    torch.manual_seed(seed)\n    torch.cuda.manual_seed_all(seed)\n" in new
     assert "def seed_device_only(seed):\n    torch.manual_seed(seed)\n" in new  # the target's seed
+
+
+# experiments/torchft: manager.py and llama3/config_registry.py
+TORCHFT = '''
+import torchft
+
+
+def make_pg(config, timeout):
+    if config.process_group == "gloo":
+        pg = torchft.ProcessGroupGloo(timeout=timeout)
+    elif config.process_group == "nccl":
+        pg = torchft.ProcessGroupNCCL(timeout=timeout)
+    return pg
+
+
+FT = FaultTolerance(enable=True, process_group="nccl", process_group_timeout_ms=10000)
+'''
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_librarys_process_group_choice_is_not_a_backend(target):
+    new, findings = port(TORCHFT, target)
+    assert new == TORCHFT  # "neuron" would be no torchft process group, and NCCL's class stays
+    found = [f for f in findings if f.code == "DIST001"]
+    assert len(found) == 2 and not any(f.applied for f in found)

@@ -10,6 +10,7 @@ import libcst as cst
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.findings import Applicability
+from porter.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
@@ -24,6 +25,7 @@ ENV_VARS = {
 NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
 # code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
 PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
+PROCESS_GROUP_OPTION = "process_group"  # a ProcessGroup in torch's own API, never a backend name
 DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla"))
 
 
@@ -60,6 +62,26 @@ class DistributedFamily(Family):
         if t.device_type not in keys:
             self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
                             advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        """`FaultTolerance(process_group="nccl")`: torch's `process_group=` takes a ProcessGroup,
+        never a string, so a string there is a library's name for one of its own classes."""
+        if node.keyword is not None and node.keyword.value == PROCESS_GROUP_OPTION:
+            self._library_choice(node.value)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`config.process_group == "nccl"`: the same library option, read."""
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any((dotted(s) or "").rsplit(".", 1)[-1] == PROCESS_GROUP_OPTION for s in sides):
+            for side in sides:
+                self._library_choice(side)
+
+    def _library_choice(self, value: cst.BaseExpression) -> None:
+        if (string_value(value) or "").lower() != "nccl":
+            return
+        self._per_device.add(id(value))
+        self.ctx.report("DIST001", value, "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays", applicability=Applicability.MANUAL,
+                        advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`backend = "nccl"` then `backend = Backend.default_device_backend_map.get(device_type)`
