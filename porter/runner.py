@@ -20,6 +20,7 @@ from porter import cuda_only_index
 from porter.cache import Cache
 from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
+from porter.generic import keeps_generic_selection, project_selects_generically
 from porter.index import ProjectIndex
 from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.prefilter import admits
@@ -187,6 +188,9 @@ def iter_results(
 
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
     facts = project_index(candidates, store)
+    if not settings.generic and keeps_generic_selection(settings):
+        if project_selects_generically(c.path for c in candidates if c.problem is None):
+            settings = replace(settings, generic=True)
 
     def prepared() -> Iterator[tuple[_Tag, Job | None]]:
         for cand in candidates:

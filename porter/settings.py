@@ -31,6 +31,8 @@ class Settings:
     flow: Facts | None = None
     # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
     portable: bool = False
+    # the project picks its device generically (porter.generic): set by the runner for a run
+    generic: bool = False
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -30,6 +30,8 @@ class Target:
     device_import: str | None = None
     dist_init_method: str | None = None
     dist_import: str | None = None
+    # torch.compile without a backend picks the target's own for tensors on the target
+    compile_backend_auto: bool = False
 
     def runtime_installed(self) -> bool:
         """Whether the target's runtime can be imported here (found, never imported)."""

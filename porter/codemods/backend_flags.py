@@ -1,7 +1,9 @@
 """CUDA backend flags: `torch.backends.cudnn.*`, TF32 switches, SDPA kernel selection.
 
 They tune NVIDIA libraries and do nothing on the targets, so setting them is removed;
-reading them cannot be ported mechanically and is reported.
+reading them cannot be ported mechanically and is reported. In a project that picks its
+device generically (`ctx.device_generic`) the port still runs on CUDA, where they still
+matter: the switches stay, and an SDPA kernel preference is left with a finding.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class BackendFlagsFamily(Family):
         quals = [self.ctx.qualname(t.target) for t in original.targets]
         if not quals or not all(q and (q.startswith(CUDNN) or q.startswith(CUDA)) for q in quals):
             return updated
+        if self.ctx.device_generic:
+            return updated  # harmless on the target, still in force on CUDA
         qual = quals[0]
         assert qual is not None  # every target's name resolved (checked above)
         code = _code_for(qual)
@@ -107,6 +111,10 @@ class BackendFlagsFamily(Family):
             else:
                 keep.append(item)
         if not dropped:
+            return updated
+        if self.ctx.device_generic:
+            self.ctx.report("FLAG003", dropped[0], "SDPA backend selection in device-generic code: it stays for CUDA; on the target it must leave a kernel the target has", applicability=Applicability.MANUAL,
+                            advice="Keep `SDPBackend.MATH` in the list (or select backends only when the device is CUDA), so the target can run its own SDPA.")
             return updated
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)

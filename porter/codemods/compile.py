@@ -29,6 +29,8 @@ class CompileFamily(Family):
         elif backend is None and any(a.star == "**" for a in original.args):
             self.ctx.report("COMP001", original, "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none", applicability=Applicability.MANUAL,
                             advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.')
+        elif backend is None and self._auto_backend():
+            pass  # device-generic code: the target's backend is picked for its tensors
         elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report("COMP001", original, f"`torch.compile` without a backend uses inductor (CUDA/CPU); backend=\"{t.compile_backend}\" compiles for {t.display}", replacement=cand):
@@ -51,16 +53,29 @@ class CompileFamily(Family):
             elif value is None:
                 self.ctx.report("COMP002", original, "the compile mode is computed: only the default mode is supported on the target", applicability=Applicability.MANUAL)
         dynamic = self.kwarg(original, "dynamic")
-        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True":
+        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend):
             cand = self.without_kwargs(new, {"dynamic"})
             if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
                 new = cand
         return new
 
+    def _other_backend(self, backend: cst.Arg | None) -> bool:
+        """`backend="eager"` / `"aot_eager"`: a backend of torch's own, not the target's, which
+        takes `dynamic=True` (only the target's backend rejects it)."""
+        value = string_value(backend.value) if backend is not None else None
+        return value is not None and value not in REPLACEABLE_BACKENDS and value != self.ctx.target.compile_backend
+
+    def _auto_backend(self) -> bool:
+        """The project picks its device generically (so the port still runs on CUDA, where
+        inductor is right) and the target's backend is chosen by itself for its own tensors
+        (TorchNeuron: "auto-selected when running on a Neuron device"; TorchTPU patches
+        `torch.compile` to pick "tpu" for TPU inputs): adding a backend only breaks CUDA."""
+        return self.ctx.device_generic and self.ctx.target.compile_backend_auto
+
     def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator):
         """Bare `@torch.compile` gets the target's backend."""
         deco = original.decorator
-        if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE:
+        if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE or self._auto_backend():
             return updated
         t = self.ctx.target
         call = cst.Call(func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))])

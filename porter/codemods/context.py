@@ -16,6 +16,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from porter.findings import Applicability, Finding, Position
+from porter.generic import keeps_generic_selection, selects_generically
 from porter.positions import positions
 from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
 from porter.ruledata import Rule, all_rules, rule_enabled
@@ -94,6 +95,18 @@ class PortContext:
             for code, rule in all_rules().items()
         }
         self.file_ignored_codes = suppressions.file_codes
+        self._generic: bool | None = None
+
+    @property
+    def device_generic(self) -> bool:
+        """The project picks its device generically and the target keeps that selection, so
+        the port still runs on CUDA (porter.generic): CUDA settings that are harmless on the
+        target stay."""
+        if self._generic is None:
+            self._generic = keeps_generic_selection(self.settings) and (
+                self.settings.generic or selects_generically(self.source)
+            )
+        return self._generic
 
     # -- selection -------------------------------------------------------------------------
 

@@ -28,6 +28,14 @@ from porter.findings import Applicability
 from porter.ruledata import load_toml
 
 
+AVAILABLE = "torch.cuda.is_available"
+_CUDA_SEEDS = ("manual_seed", "manual_seed_all")
+_SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
+_EMPTY = cst.Module(body=[])
+_OTHER_DEVICE = re.compile(r"^torch\.(backends\.)?(xpu|mps|mtia|hpu|npu)\.is_available$")
+_NAMES_CUDA_DEVICE = re.compile(r"""["']cuda\b|\.cuda\(""")
+
+
 @dataclass(frozen=True)
 class ApiRow:
     name: str
@@ -103,6 +111,23 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
 
+    def visit_If(self, node: cst.If) -> None:
+        """`if torch.cuda.is_available(): <CUDA's own setting> elif torch.xpu.is_available(): ...`
+        already handles each device in its own terms (a profiler's `ProfilerActivity.CUDA`):
+        the CUDA branch stays CUDA's, reported for the target's missing branch. A chain whose
+        CUDA branch names a CUDA device picks the device, and is ported as usual."""
+        test, other = node.test, node.orelse
+        if not (type(test) is cst.Call and type(other) is cst.If and type(other.test) is cst.Call):
+            return
+        if self.ctx.qualname(test.func) != AVAILABLE or not _OTHER_DEVICE.match(self.ctx.qualname(other.test.func) or ""):
+            return
+        if _NAMES_CUDA_DEVICE.search(self.ctx.code(node.body)):
+            return
+        self.ctx.keep_cuda.add(id(test))
+        t = self.ctx.target
+        self.ctx.report("CUDA001", test, f"`torch.cuda.is_available()` opens the CUDA branch of a per-device chain: it stays; the chain has no branch for {t.display}", applicability=Applicability.MANUAL,
+                        advice=f'Add an `elif` branch for "{t.device_type}" where that code has an equivalent on {t.display}.')
+
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
@@ -173,7 +198,7 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._unmapped(original, suffix)
             return updated
         action = self._action(row, in_device_position=id(original) in self._device_args)
-        if action == "delegate":
+        if action == "delegate" or (suffix in _CUDA_SEEDS and self._seeded_already(original)):
             return updated
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
@@ -202,6 +227,28 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def _seeded_already(self, call: cst.Call) -> bool:
+        """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`
+        (other seeding between) seeds nothing new on the target, where it is a no-op, and
+        still runs on CUDA: it stays (elsewhere it becomes the repeat that is removed)."""
+        if not self.ctx.device_generic or len(self.ctx.current_statements) < 1:
+            return False
+        line = self.ctx.current_statements[-1]
+        if not (type(line) is cst.SimpleStatementLine and len(line.body) == 1 and getattr(line.body[0], "value", None) is call):
+            return False
+        parent = self.ctx.current_statements[-2] if len(self.ctx.current_statements) > 1 else self.ctx.module
+        inner = getattr(parent, "body", ())
+        block = inner.body if isinstance(inner, cst.IndentedBlock) else inner
+        before = next((block[:i] for i, stmt in enumerate(block) if stmt is line), None)
+        args = _EMPTY.code_for_node(call.with_changes(func=cst.Name("f")))
+        for prev in reversed(before or ()):
+            value = prev.body[0].value if type(prev) is cst.SimpleStatementLine and len(prev.body) == 1 and type(prev.body[0]) is cst.Expr else None
+            if type(value) is not cst.Call or not _SEED_NAME.search(self.ctx.code(value.func)):
+                return False
+            if self.ctx.qualname(value.func) == "torch.manual_seed" and _EMPTY.code_for_node(value.with_changes(func=cst.Name("f"))) == args:
+                return True
+        return False
 
     def _conform(self, qualname: str, call: cst.Call) -> cst.Call:
         """The renamed call made to bind as the target's recorded API declares it:

@@ -10,6 +10,7 @@ import libcst as cst
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.findings import Applicability
+from porter.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
@@ -22,6 +23,16 @@ ENV_VARS = {
     "CUDA_LAUNCH_BLOCKING": {"neuron": ("NEURON_LAUNCH_BLOCKING", True), "tpu": ("TORCH_TPU_LAUNCH_BLOCKING", True)},
 }
 NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
+# code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
+PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
+PROCESS_GROUP_OPTION = "process_group"  # a ProcessGroup in torch's own API, never a backend name
+DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla"))
+
+
+def _names(node: cst.CSTNode) -> list[cst.Name]:
+    if isinstance(node, cst.Name):
+        return [node]
+    return [n for c in node.children for n in _names(c)]
 
 
 def _contains_nccl(node: cst.CSTNode) -> bool:
@@ -34,12 +45,60 @@ class DistributedFamily(Family):
     name = "distributed"
     tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
+        CUDA's entry, right as it is. The target needs its own entry, which is reported."""
+        keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
+        if "cuda" not in keys or not all(k in DEVICE_TYPES for k in keys):
+            return
+        for e in node.elements:
+            if isinstance(e, cst.DictElement) and (string_value(e.value) or "").lower() == "nccl":
+                self._per_device.add(id(e.value))
+        t = self.ctx.target
+        if t.device_type not in keys:
+            self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
+                            advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        """`FaultTolerance(process_group="nccl")`: torch's `process_group=` takes a ProcessGroup,
+        never a string, so a string there is a library's name for one of its own classes."""
+        if node.keyword is not None and node.keyword.value == PROCESS_GROUP_OPTION:
+            self._library_choice(node.value)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`config.process_group == "nccl"`: the same library option, read."""
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any((dotted(s) or "").rsplit(".", 1)[-1] == PROCESS_GROUP_OPTION for s in sides):
+            for side in sides:
+                self._library_choice(side)
+
+    def _library_choice(self, value: cst.BaseExpression) -> None:
+        if (string_value(value) or "").lower() != "nccl":
+            return
+        self._per_device.add(id(value))
+        self.ctx.report("DIST001", value, "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays", applicability=Applicability.MANUAL,
+                        advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`backend = "nccl"` then `backend = Backend.default_device_backend_map.get(device_type)`
+        when the device registers one: "nccl" is only the fallback (TorchNeuron and TorchTPU
+        register theirs for their device; xla's only once its backend module is imported)."""
+        if not self.ctx.device_generic or (string_value(node.value) or "").lower() != "nccl":
+            return  # on xla the port pins the device type, and the "xla" backend needs its import
+        scope = self.ctx.scopes.innermost
+        if scope is not None and any(word in self.ctx.code(scope) for word in PER_DEVICE_BACKEND):
+            self._per_device.add(id(node.value))
+
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value
         if "ccl" not in raw and "CCL" not in raw and "CUDA_" not in raw:
             return updated
         value = string_value(original)
-        if value is None:
+        if value is None or id(original) in self._per_device:
             return updated
         t = self.ctx.target
         if value.lower() == "nccl" and self.ctx.portable:
@@ -70,6 +129,31 @@ class DistributedFamily(Family):
         if NCCL_VAR.match(value):
             self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
         return updated
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`backend="nccl" if pg_options is not None else None`, where `pg_options` holds
+        `ProcessGroupNCCL.Options`: NCCL is chosen, with NCCL's own options, only where torch
+        has NCCL, and `None` gives every other device its default backend. "neuron" with NCCL
+        options would be wrong twice: it stays, reported."""
+        if (string_value(node.body) or "").lower() != "nccl" or not (isinstance(node.orelse, cst.Name) and node.orelse.value == "None"):
+            return
+        if not self._names_nccl(node.test):
+            return
+        self._per_device.add(id(node.body))
+        self.ctx.report("DIST001", node, "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the device's default backend", applicability=Applicability.MANUAL,
+                        advice=f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the condition false there (e.g. test the device type), so the default backend is used.")
+
+    def _names_nccl(self, test: cst.BaseExpression) -> bool:
+        if "nccl" in self.ctx.code(test).lower():
+            return True
+        names = [n.value for n in _names(test)]
+        for scope in (self.ctx.scopes.innermost, self.ctx.module):
+            if scope is None:
+                continue
+            for name in names:
+                if any("nccl" in self.ctx.code(v).lower() for v in assigned_values(scope, name)):
+                    return True
+        return False
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
         """`"nccl" if dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend

@@ -4,7 +4,11 @@ A dict key (`rng_states["cuda"]`, `{"cuda": ...}`), a framework's vocabulary
 (`accelerator="cuda"`, a tuple of accelerator names such as `("cpu", "gpu", "cuda")`, a
 comparison with an `accelerator` flag), a key built in an f-string (a profiler's
 `f"{'cuda' if c else 'cpu'}_time_total"`), or the argument of a `torch.cuda` call that stays
-CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. This family
+CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. In a project
+that picks its device generically (`ctx.device_generic`), `device_type == "cuda"` asks "is
+this CUDA?" of a device type that is already the target's, and the `"cuda"` in
+`_get_available_device_type() or "cuda"` is only the fallback when no accelerator is found:
+both stay. This family
 only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
 nothing (a framework's own device name is reported by `frameworks.py`).
 """
@@ -18,8 +22,15 @@ import libcst as cst
 from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
+from porter.codemods.flow import assigned_values
 from porter.resolve import dotted
 from porter.ruledata import load_toml
+
+
+AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
+CUDA_AVAILABLE = "torch.cuda.is_available"
+VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
+GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer
 
 
 @lru_cache(maxsize=1)
@@ -42,6 +53,13 @@ def _strings(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _names_accelerator(node: cst.BaseExpression) -> bool:
     name = dotted(node)
     return name is not None and "accelerator" in name.rsplit(".", 1)[-1].lower()
+
+
+def _conjuncts(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The operands of `a and b and c` (unparenthesised nesting flattened)."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And) and not node.lpar:
+        return [*_conjuncts(node.left), *_conjuncts(node.right)]
+    return [node]
 
 
 class _Strings(cst.CSTVisitor):
@@ -74,14 +92,48 @@ class LiteralsFamily(Family):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(_names_accelerator(s) for s in sides):
+        if any(_names_accelerator(s) or self._generic_device_type(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
 
+    def _generic_device_type(self, node: cst.BaseExpression) -> bool:
+        """`device_type` (or `utils.device_type`) in device-generic code: the selected device's
+        type, not a CUDA string porter rewrites (unless this file assigns it one)."""
+        if not self.ctx.device_generic:
+            return False
+        name = dotted(node)
+        if name is None or name.rsplit(".", 1)[-1] != GENERIC_DEVICE_TYPE:
+            return False
+        if "." in name:
+            return True
+        for scope in (self.ctx.scopes.innermost, self.ctx.module):
+            if scope is not None and any(_strings(v) for v in assigned_values(scope, name)):
+                return False  # `device_type = "cuda"` here: it is ported, so is the test
+        return True
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`_get_available_device_type() or "cuda"`: the fallback when no accelerator is found.
+        `device_type == "cuda" and torch.cuda.is_available()`: one question, "is this CUDA?"."""
+        if not self.ctx.device_generic:
+            return
+        if isinstance(node.operator, cst.Or):
+            if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE:
+                self._keep(_strings(node.right))
+            return
+        operands = _conjuncts(node)
+        if any(self._asks_cuda(o) for o in operands):
+            self._keep(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
+
+    def _asks_cuda(self, node: cst.BaseExpression) -> bool:
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            return False
+        sides = (node.left, node.comparisons[0].comparator)
+        return any(self._generic_device_type(s) for s in sides) and any(_strings(s) for s in sides)
+
     def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
-        # a list of accelerator names: "gpu" is no torch device type
+        # a list of accelerator or GPU-platform names: "gpu" and "rocm" are no torch device types
         values = [string_value(e.value) for e in node.elements]
-        if "gpu" in values:
+        if not VOCABULARY.isdisjoint(values):
             self._keep(_strings(node))
 
     visit_Tuple = _vocabulary
@@ -101,11 +153,17 @@ class LiteralsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays;
-        `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too."""
+        `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
+        the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
-            if any("accelerator" in f.lower() for f in flags):
+            choices = self.kwarg(node, "choices")
+            listed = choices.value if choices is not None else None
+            vocabulary = isinstance(listed, (cst.Tuple, cst.List, cst.Set)) and not VOCABULARY.isdisjoint(
+                string_value(e.value) for e in listed.elements
+            )
+            if vocabulary or any("accelerator" in f.lower() for f in flags):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
                         self._keep(_strings(arg.value))
