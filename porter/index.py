@@ -26,8 +26,9 @@ INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config",
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
 STALE = "stale"  # a move of a module whose parameters something took before the move
+ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
 KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
@@ -318,6 +319,8 @@ class ProjectIndex:
         self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         self._memo: dict[tuple, Value | None] = {}
+        self._origins: dict[str, dict[tuple[str, str], tuple]] = {}  # path -> ORIGIN facts
+        self._device_only: dict[tuple[str, str, str], bool] = {}
 
     # -- building ------------------------------------------------------------------------
 
@@ -600,6 +603,10 @@ class ProjectIndex:
                 v = self.value(value, scope, depth + 1)
                 if v is not None:
                     parts.append(_assigned(v, name, value))
+            if {p.kind for p in parts} == {INDEX, CPU} and len(parts) == len(assigned):
+                ported = self._port_at_origin(name, scope, assigned, parts)
+                if ported is not None:
+                    return ported
             return join(parts, f"`{name}`") if parts else None
         if name in scope.params:
             return self._param(scope, name, depth)
@@ -615,6 +622,67 @@ class ProjectIndex:
             if other is not None and imported[1] in other.scopes[""].assigns:
                 return self.name_value(imported[1], other.scopes[""], depth + 1)
         return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+
+    def _port_at_origin(self, name: str, scope: Scope, assigned: list, parts: list[Value]) -> Value | None:
+        """`device = local_rank` on one path, `device = "cpu"` on the other: when the function
+        uses `device` only as a device (directly or through the parameters it hands it to),
+        the integer assignments are ported where they are made (the target device) and the
+        CPU one is kept; every site then holds a device made there."""
+        if not scope.qual or not self.device_only(name, scope):
+            return None
+        where = scope.module.path
+        facts = self._origins.setdefault(where, {})
+        lines = []
+        for value, part in zip(assigned, parts):
+            if part.kind == INDEX:
+                key = origin_key(name, ast.unparse(value))
+                facts[(scope.qual, key)] = (scope.qual, key, ORIGIN, part.chain)
+                lines.append(f"`{name} = {_src(value)}`, {where}:{value.lineno}")
+        return Value(DEVICE, (f"{' and '.join(lines)} (the target device where it held an integer; `'cpu'` kept)",))
+
+    def device_only(self, name: str, scope: Scope, depth: int = 0) -> bool:
+        """Every read of `name` in `scope` is a device argument (`.to(x)`, `device=x`,
+        `device_ids=[x]`, `set_device(x)`, an f-string) or an argument of a project function
+        whose parameter is itself used only so. Anything else (arithmetic, a comparison, a call
+        porter cannot follow) leaves the value unproven."""
+        key = (scope.module.path, scope.qual, name)
+        if key in self._device_only:
+            return self._device_only[key]
+        self._device_only[key] = False  # a cycle proves nothing
+        ok = depth <= _MAX_DEPTH and all(self._device_use(use, parent, scope, depth) for use, parent in _reads(scope.node, name))
+        self._device_only[key] = ok
+        return ok
+
+    def _device_use(self, use: ast.Name, parent: ast.AST, scope: Scope, depth: int) -> bool:
+        if isinstance(parent, ast.FormattedValue):
+            return True
+        if isinstance(parent, (ast.List, ast.Tuple)):  # `device_ids=[x]`
+            return any(
+                kw.arg == "device_ids" and kw.value is parent for call in scope.calls for kw in call.keywords
+            )
+        if isinstance(parent, ast.keyword):
+            if parent.arg in ("device", "map_location", "output_device"):
+                return True
+            call = next((c for c in scope.calls if parent in c.keywords), None)
+            return call is not None and self._handed_on(call, parent.arg, None, scope, depth)
+        if not isinstance(parent, ast.Call) or use not in parent.args:
+            return False
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "set_device") and parent.args[0] is use:
+            return True
+        return self._handed_on(parent, None, parent.args.index(use), scope, depth)
+
+    def _handed_on(self, call: ast.Call, keyword: str | None, i: int | None, scope: Scope, depth: int) -> bool:
+        """The argument becomes a parameter of a project function that uses it only as a device."""
+        target = self._function(call.func, scope)
+        if target is None:
+            return False
+        fn, skip = target
+        if keyword is None:
+            if any(isinstance(a, ast.Starred) for a in call.args[: i + 1]) or i + skip >= len(fn.params):
+                return False
+            keyword = fn.params[i + skip]
+        return keyword in fn.params and self.device_only(keyword, fn, depth + 1)
 
     def _param(self, fn: Scope, name: str, depth: int) -> Value | None:
         i = fn.params.index(name)
@@ -781,6 +849,12 @@ class ProjectIndex:
                 if v is None or not (v.kind in KEPT or (v.kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)):
                     continue
                 out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
+        for scope in info.scopes.values():  # names assigned an integer on one path, "cpu" on another
+            handed = {a.id for call in scope.calls for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
+            for name, values in scope.assigns.items():
+                if scope.qual and len(values) > 1 and name in handed:
+                    self.name_value(name, scope)
+        out.update(self._origins.get(info.path, {}))
         for call, scope, holder in info.moves:
             found = self.instance_of(call.func.value, scope)  # type: ignore[attr-defined]
             stale = self._stale(call, scope, found)
@@ -848,6 +922,19 @@ def _assigned(v: Value, name: str, value: ast.expr) -> Value:
 def move_key(receiver: str) -> str:
     """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
     return f"<move> {receiver}"
+
+
+def origin_key(name: str, value: str) -> str:
+    """The fact key of `name = value`, an integer ported where it is assigned."""
+    return f"<origin> {name} = {value}"
+
+
+def _reads(node: ast.AST, name: str):
+    """(read, its parent) for every read of the bare `name` under `node`."""
+    for parent in ast.walk(node):
+        for child in ast.iter_child_nodes(parent):
+            if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                yield child, parent
 
 
 def stale_key(receiver: str) -> str:

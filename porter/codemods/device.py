@@ -355,6 +355,25 @@ class DeviceFamily(Family):
             return new
         return updated
 
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        """`device = local_rank` where `device` is "cpu" on the other path and used only as a
+        device (the index proves both): the target device here, the "cpu" path kept."""
+        if len(original.targets) != 1 or not isinstance(original.targets[0].target, cst.Name):
+            return updated
+        name = original.targets[0].target.value
+        chain = self.flow.origin(name, self.ctx.code(original.value))
+        if chain is None:
+            return updated
+        device = self.ctx.device(original.value)
+        new = updated.with_changes(value=device)
+        message = (
+            f"integer device `{self.ctx.code(original.value)}` (a CUDA device) becomes {self.ctx.code(device)}: "
+            f"`{name}` is used only as a device and is `'cpu'` on its other path; {chain_text(name, chain)}"
+        )
+        if self.ctx.report("DEV008", original, message, replacement=new):
+            return new
+        return updated
+
     def _dot_cuda(self, original: cst.Call, updated: cst.Call):
         if b"def cuda(" in self.ctx.source:
             self.ctx.report(
