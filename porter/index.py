@@ -26,9 +26,10 @@ INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config",
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
 STALE = "stale"  # a move of a module whose parameters something took before the move
+ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
 ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
 KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, UNKNOWN})  # facts that make a file worth parsing
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
@@ -53,6 +54,15 @@ _CONFIG_OWNER = re.compile(
 # calls that keep the Parameter objects they are handed (optimizers, EMA / SWA averages)
 _KEEPS_PARAMETERS = re.compile(r"optim|adam|sgd|lamb|lion|sophia|shampoo|adafactor|rmsprop|adagrad|lbfgs|ema|averaged|swa", re.I)
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
+# a loop over a module's parameters (`for name, p in model.named_parameters():`): where a
+# project may set attributes on Parameter objects (mup's `p.infshape = ...`)
+_PARAMETER_LOOP = re.compile(rb"for\s[^\n]*\sin\s[^\n]*parameters\(")
+_TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
+# methods only a Module has: a holder calling one is a module
+_MODULE_METHODS = frozenset(
+    {"train", "eval", "modules", "named_modules", "parameters", "named_parameters", "children", "named_children",
+     "state_dict", "load_state_dict", "register_forward_hook", "register_forward_pre_hook", "register_buffer"}
+)
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,8 @@ class ModuleInfo:
     ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # `m.to(device)` / `t = m.to(device)` statements: (call, scope, the name that holds the module)
     moves: list[tuple[ast.Call, Scope, str]] = field(default_factory=list)
+    # attributes set on Parameter objects in a loop over `.parameters()`: ["`p.infshape = ...`, f.py:9"]
+    param_attributes: list[str] = field(default_factory=list)
 
 
 def module_name(path: str) -> str:
@@ -262,12 +274,34 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_For(self, node: ast.For) -> None:
+        self._parameter_attributes(node)
         it = node.iter
         if isinstance(node.target, ast.Name) and isinstance(it, ast.Call) and dotted(it.func) == "range":
             self._bind(node.target, it)  # `for i in range(n)`: an int
         else:
             self._bind(node.target, "a loop variable")
         self.generic_visit(node)
+
+    def _parameter_attributes(self, node: ast.For) -> None:
+        """`for name, p in model.named_parameters(): p.infshape = ...` (or `setattr(p, ...)`)."""
+        it, target = node.iter, node.target
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _PARAMETERS):
+            return
+        if isinstance(target, ast.Tuple) and target.elts:
+            target = target.elts[-1]
+        if not isinstance(target, ast.Name):
+            return
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Assign):
+                    own = any(
+                        isinstance(t, ast.Attribute) and dotted(t.value) == target.id and t.attr not in _TENSOR_STATE
+                        for t in sub.targets
+                    )
+                else:
+                    own = isinstance(sub, ast.Call) and dotted(sub.func) == "setattr" and bool(sub.args) and dotted(sub.args[0]) == target.id
+                if own:
+                    self.info.param_attributes.append(f"`{_src(sub)}`, {self.info.path}:{sub.lineno}")
 
     def visit_With(self, node: ast.With) -> None:
         for item in node.items:
@@ -321,6 +355,7 @@ class ProjectIndex:
         self._memo: dict[tuple, Value | None] = {}
         self._origins: dict[str, dict[tuple[str, str], tuple]] = {}  # path -> ORIGIN facts
         self._device_only: dict[tuple[str, str, str], bool] = {}
+        self._param_attributes: tuple[str, ...] | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -820,6 +855,30 @@ class ProjectIndex:
                             return (f"`{_src(call)}` in `{method.qual}`, {mod.path}:{call.lineno}",)
         return None
 
+    def parameter_attributes(self) -> tuple[str, ...]:
+        """Where the project sets attributes on Parameter objects (once per index; only the
+        files with a loop over parameters are parsed)."""
+        if self._param_attributes is None:
+            found: list[str] = []
+            for path, source in self._sources.items():
+                if _PARAMETER_LOOP.search(source) is not None:
+                    info = self.module(path)
+                    if info is not None:
+                        found.extend(info.param_attributes)
+            self._param_attributes = tuple(sorted(found))
+        return self._param_attributes
+
+    def _is_module(self, holder: str, call: ast.Call, scope: Scope, found: tuple[ModuleInfo, str] | None) -> bool:
+        """The moved object is a Module: a project class, or the scope calls a Module-only
+        method on it (`model.train()`, `model.named_modules()`)."""
+        if found is not None:
+            return True
+        receiver = dotted(call.func.value)  # type: ignore[attr-defined]
+        return any(
+            isinstance(c.func, ast.Attribute) and c.func.attr in _MODULE_METHODS and dotted(c.func.value) in (holder, receiver)
+            for c in scope.calls
+        )
+
     def ties_for(self, mod: ModuleInfo, cls: str) -> list[tuple[str, str]]:
         return mod.ties.get(cls, [])
 
@@ -861,6 +920,9 @@ class ProjectIndex:
             if stale is not None:
                 key = stale_key(holder)
                 out[(scope.qual, key)] = (scope.qual, key, STALE, stale)
+            if self.parameter_attributes() and self._is_module(holder, call, scope, found):
+                key = attributes_key(holder)
+                out[(scope.qual, key)] = (scope.qual, key, ATTRIBUTES, self.parameter_attributes()[:3])
             ties = self.ties_for(*found) if found is not None else []
             statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
             if not statements or all(
@@ -922,6 +984,11 @@ def _assigned(v: Value, name: str, value: ast.expr) -> Value:
 def move_key(receiver: str) -> str:
     """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
     return f"<move> {receiver}"
+
+
+def attributes_key(receiver: str) -> str:
+    """The fact key of a module move in a project that sets attributes on its Parameters."""
+    return f"<attributes> {receiver}"
 
 
 def origin_key(name: str, value: str) -> str:

@@ -11,7 +11,7 @@ import ast
 
 import libcst as cst
 
-from porter.index import ORIGIN, STALE, TIED, ProjectIndex, move_key, origin_key, stale_key
+from porter.index import ATTRIBUTES, ORIGIN, STALE, TIED, ProjectIndex, attributes_key, move_key, origin_key, stale_key
 from porter.resolve import dotted, small_statements
 from porter.settings import Settings
 
@@ -83,6 +83,11 @@ class Flow:
         """The call that took `holder`'s parameters before `holder.to(device)`, if any."""
         found = self.lookup(stale_key(holder))
         return found[1][0] if found is not None and found[0] == STALE else None
+
+    def parameter_attributes(self, holder: str) -> tuple[str, ...] | None:
+        """Where the project sets attributes on Parameters, for a move of the module `holder`."""
+        found = self.lookup(attributes_key(holder))
+        return found[1] if found is not None and found[0] == ATTRIBUTES else None
 
     def origin(self, name: str, value: str) -> tuple[str, ...] | None:
         """The chain of an integer assigned as `name = value` that is ported where it is made
