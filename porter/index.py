@@ -911,7 +911,9 @@ class ProjectIndex:
         for scope in info.scopes.values():  # names assigned an integer on one path, "cpu" on another
             handed = {a.id for call in scope.calls for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
             for name, values in scope.assigns.items():
-                if scope.qual and len(values) > 1 and name in handed:
+                if scope.qual and len(values) > 1 and name in handed and (
+                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+                ):
                     self.name_value(name, scope)
         out.update(self._origins.get(info.path, {}))
         for call, scope, holder in info.moves:

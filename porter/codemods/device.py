@@ -15,7 +15,7 @@ import libcst as cst
 from porter.codemods.family import Family, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
 from porter.findings import Applicability
-from porter.index import CONFIG, CPU, INDEX, MAYBE, RANK_NAMES, UNKNOWN, chain_text
+from porter.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -79,6 +79,12 @@ def _move_holder(small: cst.BaseSmallStatement) -> str | None:
 class DeviceFamily(Family):
     codes = ("DEV001", "DEV002", "DEV003", "DEV004", "DEV005", "DEV006", "DEV007", "DEV008", "DEV009", "DEV010", "DEV011", "DEV013")
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a file none of whose tokens shows a device: `device = local_rank` handed on."""
+        flow = ctx.settings.flow or ()
+        return super().wanted(ctx, source) or (ctx.enabled("DEV008") and any(f[2] == ORIGIN for f in flow))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

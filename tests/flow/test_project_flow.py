@@ -396,3 +396,17 @@ def test_an_index_or_cpu_used_as_a_number_is_not_ported():
     dev = [f for f in findings if f.code == "DEV008"]
     assert dev and not any(f.applied for f in dev)
     assert all("holds both an integer" in f.message and "and the CPU" in f.message for f in dev)
+
+
+def test_an_index_or_cpu_handed_to_another_module_is_ported_where_it_is_assigned(tmp_path):
+    write(tmp_path / "p", {
+        "loop.py": "def train(model, batch, device):\n    return model(batch.to(device))\n",
+        "main.py": (
+            "import os\nfrom loop import train\n\n\ndef main(args, model, batch):\n"
+            "    if args.distributed:\n        device = int(os.environ['LOCAL_RANK'])\n    else:\n        device = 'cpu'\n"
+            "    return train(model, batch, device)\n"
+        ),
+    })
+    out = port_tree(tmp_path / "p", "xla")
+    assert "        device = torch_xla.device()\n    else:\n        device = 'cpu'\n" in source_of(out["main.py"])
+    assert out["loop.py"].new_source is None and not [f for f in out["loop.py"].findings if f.code == "DEV008"]
