@@ -100,6 +100,11 @@ def test_module_moves_keep_parameter_attributes(tmp_path):
     tensor_only = "import torch\n\ndef tag(m):\n    for p in m.parameters():\n        p.flag = 1\n\ndef f(x):\n    x = x.cuda()\n    return x\n"
     new, findings = port(tensor_only, "xla")
     assert "kept_attributes" not in new and "x = x.to(torch_xla.device())" in new
+    # a module porter cannot name before the move: reported, with the advice, not wrapped
+    unnamed = "import torch\n\ndef tag(m):\n    for p in m.parameters():\n        p.scale = 1.0\n    return m\n\nnet = tag(torch.nn.Linear(4, 2)).cuda()\nnet.train()\n"
+    new, findings = port(unnamed, "xla")
+    (left,) = [f for f in findings if f.code == "XLA005" and not f.applied]
+    assert "kept_attributes" not in new and "`p.scale = 1.0`, example.py:5" in left.message and left.advice
 
 
 def _run(script: Path, out: Path, env_extra: dict[str, str]) -> dict:
