@@ -28,8 +28,10 @@ INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config",
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
 TIED = "tied"  # a `.to()` move of a module whose class ties parameters
 STALE = "stale"  # a move of a module whose parameters something took before the move
+ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
+ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
 KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, UNKNOWN})  # facts that make a file worth parsing
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
@@ -54,6 +56,15 @@ _CONFIG_OWNER = re.compile(
 # calls that keep the Parameter objects they are handed (optimizers, EMA / SWA averages)
 _KEEPS_PARAMETERS = re.compile(r"optim|adam|sgd|lamb|lion|sophia|shampoo|adafactor|rmsprop|adagrad|lbfgs|ema|averaged|swa", re.I)
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
+# a loop over a module's parameters (`for name, p in model.named_parameters():`): where a
+# project may set attributes on Parameter objects (mup's `p.infshape = ...`)
+_PARAMETER_LOOP = re.compile(rb"for\s[^\n]*\sin\s[^\n]*parameters\(")
+_TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
+# methods only a Module has: a holder calling one is a module
+_MODULE_METHODS = frozenset(
+    {"train", "eval", "modules", "named_modules", "parameters", "named_parameters", "children", "named_children",
+     "state_dict", "load_state_dict", "register_forward_hook", "register_forward_pre_hook", "register_buffer"}
+)
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,8 @@ class ModuleInfo:
     ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     # `m.to(device)` / `t = m.to(device)` statements: (call, scope, the name that holds the module)
     moves: list[tuple[ast.Call, Scope, str]] = field(default_factory=list)
+    # attributes set on Parameter objects in a loop over `.parameters()`: ["`p.infshape = ...`, f.py:9"]
+    param_attributes: list[str] = field(default_factory=list)
 
 
 def module_name(path: str) -> str:
@@ -264,12 +277,34 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_For(self, node: ast.For) -> None:
+        self._parameter_attributes(node)
         it = node.iter
         if isinstance(node.target, ast.Name) and isinstance(it, ast.Call) and dotted(it.func) == "range":
             self._bind(node.target, it)  # `for i in range(n)`: an int
         else:
             self._bind(node.target, "a loop variable")
         self.generic_visit(node)
+
+    def _parameter_attributes(self, node: ast.For) -> None:
+        """`for name, p in model.named_parameters(): p.infshape = ...` (or `setattr(p, ...)`)."""
+        it, target = node.iter, node.target
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _PARAMETERS):
+            return
+        if isinstance(target, ast.Tuple) and target.elts:
+            target = target.elts[-1]
+        if not isinstance(target, ast.Name):
+            return
+        for stmt in node.body:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Assign):
+                    own = any(
+                        isinstance(t, ast.Attribute) and dotted(t.value) == target.id and t.attr not in _TENSOR_STATE
+                        for t in sub.targets
+                    )
+                else:
+                    own = isinstance(sub, ast.Call) and dotted(sub.func) == "setattr" and bool(sub.args) and dotted(sub.args[0]) == target.id
+                if own and isinstance(sub, (ast.Assign, ast.Call)):
+                    self.info.param_attributes.append(f"`{_src(sub)}`, {self.info.path}:{sub.lineno}")
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -321,6 +356,9 @@ class ProjectIndex:
         self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         self._memo: dict[tuple[str, ...], Value | None] = {}
+        self._origins: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] = {}  # path -> ORIGIN facts
+        self._device_only: dict[tuple[str, str, str], bool] = {}
+        self._param_attributes: tuple[str, ...] | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -603,6 +641,10 @@ class ProjectIndex:
                 v = self.value(value, scope, depth + 1)
                 if v is not None:
                     parts.append(_assigned(v, name, value))
+            if {p.kind for p in parts} == {INDEX, CPU} and len(parts) == len(assigned):
+                ported = self._port_at_origin(name, scope, assigned, parts)
+                if ported is not None:
+                    return ported
             return join(parts, f"`{name}`") if parts else None
         if name in scope.params:
             return self._param(scope, name, depth)
@@ -618,6 +660,68 @@ class ProjectIndex:
             if other is not None and imported[1] in other.scopes[""].assigns:
                 return self.name_value(imported[1], other.scopes[""], depth + 1)
         return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+
+    def _port_at_origin(self, name: str, scope: Scope, assigned: list[ast.expr | str], parts: list[Value]) -> Value | None:
+        """`device = local_rank` on one path, `device = "cpu"` on the other: when the function
+        uses `device` only as a device (directly or through the parameters it hands it to),
+        the integer assignments are ported where they are made (the target device) and the
+        CPU one is kept; every site then holds a device made there."""
+        if not scope.qual or not self.device_only(name, scope):
+            return None
+        where = scope.module.path
+        facts = self._origins.setdefault(where, {})
+        lines = []
+        for value, part in zip(assigned, parts):
+            if part.kind == INDEX and not isinstance(value, str):
+                key = origin_key(name, ast.unparse(value))
+                facts[(scope.qual, key)] = (scope.qual, key, ORIGIN, part.chain)
+                lines.append(f"`{name} = {_src(value)}`, {where}:{value.lineno}")
+        return Value(DEVICE, (f"{' and '.join(lines)} (the target device where it held an integer; `'cpu'` kept)",))
+
+    def device_only(self, name: str, scope: Scope, depth: int = 0) -> bool:
+        """Every read of `name` in `scope` is a device argument (`.to(x)`, `device=x`,
+        `device_ids=[x]`, `set_device(x)`, an f-string) or an argument of a project function
+        whose parameter is itself used only so. Anything else (arithmetic, a comparison, a call
+        porter cannot follow) leaves the value unproven."""
+        key = (scope.module.path, scope.qual, name)
+        if key in self._device_only:
+            return self._device_only[key]
+        self._device_only[key] = False  # a cycle proves nothing
+        ok = depth <= _MAX_DEPTH and all(self._device_use(use, parent, scope, depth) for use, parent in _reads(scope.node, name))
+        self._device_only[key] = ok
+        return ok
+
+    def _device_use(self, use: ast.Name, parent: ast.AST, scope: Scope, depth: int) -> bool:
+        if isinstance(parent, ast.FormattedValue):
+            return True
+        if isinstance(parent, (ast.List, ast.Tuple)):  # `device_ids=[x]`
+            return any(
+                kw.arg == "device_ids" and kw.value is parent for call in scope.calls for kw in call.keywords
+            )
+        if isinstance(parent, ast.keyword):
+            if parent.arg in ("device", "map_location", "output_device"):
+                return True
+            call = next((c for c in scope.calls if parent in c.keywords), None)
+            return call is not None and self._handed_on(call, parent.arg, None, scope, depth)
+        if not isinstance(parent, ast.Call) or use not in parent.args:
+            return False
+        func = parent.func
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda", "set_device") and parent.args[0] is use:
+            return True
+        return self._handed_on(parent, None, parent.args.index(use), scope, depth)
+
+    def _handed_on(self, call: ast.Call, keyword: str | None, i: int | None, scope: Scope, depth: int) -> bool:
+        """The argument becomes a parameter of a project function that uses it only as a device."""
+        target = self._function(call.func, scope)
+        if target is None:
+            return False
+        fn, skip = target
+        if keyword is None:
+            assert i is not None  # a positional argument: its index is given
+            if any(isinstance(a, ast.Starred) for a in call.args[: i + 1]) or i + skip >= len(fn.params):
+                return False
+            keyword = fn.params[i + skip]
+        return keyword in fn.params and self.device_only(keyword, fn, depth + 1)
 
     def _param(self, fn: Scope, name: str, depth: int) -> Value | None:
         i = fn.params.index(name)
@@ -755,6 +859,30 @@ class ProjectIndex:
                             return (f"`{_src(call)}` in `{method.qual}`, {mod.path}:{call.lineno}",)
         return None
 
+    def parameter_attributes(self) -> tuple[str, ...]:
+        """Where the project sets attributes on Parameter objects (once per index; only the
+        files with a loop over parameters are parsed)."""
+        if self._param_attributes is None:
+            found: list[str] = []
+            for path, source in self._sources.items():
+                if _PARAMETER_LOOP.search(source) is not None:
+                    info = self.module(path)
+                    if info is not None:
+                        found.extend(info.param_attributes)
+            self._param_attributes = tuple(sorted(found))
+        return self._param_attributes
+
+    def _is_module(self, holder: str, call: ast.Call, scope: Scope, found: tuple[ModuleInfo, str] | None) -> bool:
+        """The moved object is a Module: a project class, or the scope calls a Module-only
+        method on it (`model.train()`, `model.named_modules()`)."""
+        if found is not None:
+            return True
+        receiver = dotted(call.func.value)  # type: ignore[attr-defined]
+        return any(
+            isinstance(c.func, ast.Attribute) and c.func.attr in _MODULE_METHODS and dotted(c.func.value) in (holder, receiver)
+            for c in scope.calls
+        )
+
     def ties_for(self, mod: ModuleInfo, cls: str) -> list[tuple[str, str]]:
         return mod.ties.get(cls, [])
 
@@ -784,20 +912,30 @@ class ProjectIndex:
                 if v is None or not (v.kind in KEPT or (v.kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)):
                     continue
                 out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
+        for scope in info.scopes.values():  # names assigned an integer on one path, "cpu" on another
+            handed = {a.id for call in scope.calls for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
+            for name, values in scope.assigns.items():
+                if scope.qual and len(values) > 1 and name in handed and (
+                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+                ):
+                    self.name_value(name, scope)
+        out.update(self._origins.get(info.path, {}))
         for call, scope, holder in info.moves:
             found = self.instance_of(call.func.value, scope)  # type: ignore[attr-defined]
             stale = self._stale(call, scope, found)
             if stale is not None:
                 key = stale_key(holder)
                 out[(scope.qual, key)] = (scope.qual, key, STALE, stale)
-            if found is None:
-                continue  # no class to tie parameters in
-            ties = self.ties_for(*found)
+            if self.parameter_attributes() and self._is_module(holder, call, scope, found):
+                key = attributes_key(holder)
+                out[(scope.qual, key)] = (scope.qual, key, ATTRIBUTES, self.parameter_attributes()[:3])
+            ties = self.ties_for(*found) if found is not None else []
             statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
             if not statements or all(
                 any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements
             ):
                 continue  # no ties, or re-tied right there already
+            assert found is not None  # the ties came from its class
             key = move_key(holder)
             out[(scope.qual, key)] = (scope.qual, key, TIED, (*statements, f"`{found[1]}` ({found[0].path})"))
         return tuple(sorted(out.values()))
@@ -853,6 +991,24 @@ def _assigned(v: Value, name: str, value: ast.expr) -> Value:
 def move_key(receiver: str) -> str:
     """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
     return f"<move> {receiver}"
+
+
+def attributes_key(receiver: str) -> str:
+    """The fact key of a module move in a project that sets attributes on its Parameters."""
+    return f"<attributes> {receiver}"
+
+
+def origin_key(name: str, value: str) -> str:
+    """The fact key of `name = value`, an integer ported where it is assigned."""
+    return f"<origin> {name} = {value}"
+
+
+def _reads(node: ast.AST, name: str) -> Iterator[tuple[ast.Name, ast.AST]]:
+    """(read, its parent) for every read of the bare `name` under `node`."""
+    for parent in ast.walk(node):
+        for child in ast.iter_child_nodes(parent):
+            if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
+                yield child, parent
 
 
 def stale_key(receiver: str) -> str:

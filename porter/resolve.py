@@ -9,6 +9,7 @@ alias and scoping cases.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
@@ -30,6 +31,9 @@ def _module_name(node: cst.BaseExpression) -> str:
     name = dotted(node)
     assert name is not None
     return name
+
+
+_TORCH_USE = re.compile(rb"(?<![\w.])torch\.")
 
 
 class ImportTable:
@@ -65,17 +69,24 @@ class ImportTable:
                     # `import torch.cuda` binds `torch`; keep the shortest binding.
                     self.names.setdefault(head, head)
             return
+        if isinstance(stmt.names, cst.ImportStar):  # relative ones too: `from .imports import *`
+            self.star_modules.append("." * len(stmt.relative) + (_module_name(stmt.module) if stmt.module else ""))
+            return
         if stmt.relative or stmt.module is None:
             return
         module = _module_name(stmt.module)
-        if isinstance(stmt.names, cst.ImportStar):
-            self.star_modules.append(module)
-            return
         for alias in stmt.names:
             obj = _module_name(alias.name)
             local = alias.asname.name.value if alias.asname else obj  # type: ignore[union-attr]
             self.names[local] = f"{module}.{obj}"
             self.sources[local] = (module, obj, local if alias.asname else None)
+
+    def bind_torch_from_star(self, source: bytes) -> None:
+        """`torch` used but bound by no import, next to a star import (fastai's `from .imports
+        import *`, a project's `from utils import *`): the star import provides it, and it
+        can only be torch."""
+        if self.star_modules and "torch" not in self.names and _TORCH_USE.search(source):
+            self.names["torch"] = "torch"
 
     def qualify(self, name: str) -> str | None:
         head, _, rest = name.partition(".")

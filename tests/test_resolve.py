@@ -96,3 +96,18 @@ def test_agrees_with_qualified_name_provider(case):
         assert all(not (o or "").startswith("torch.cuda") for n, p, o in collector.pairs if n.startswith(("torch.cuda", "cuda."))), collector.pairs
     else:
         assert checked, "the snippet resolved nothing: the test would prove nothing"
+
+
+def test_torch_bound_by_a_star_import_is_torch():
+    """fastai's modules get `torch` from `from .imports import *`: unported and unreported before."""
+    from tests.helpers import port
+
+    code = "from .imports import *\n\ndef default_device():\n    if torch.cuda.is_available():\n        return 'cuda'\n    return 'cpu'\n"
+    new, findings = port(code, "xla")
+    assert "xr.global_runtime_device_count() > 0" in new and "import torch\n" not in new
+    assert any(f.code == "CUDA001" and f.applied for f in findings)
+    # no star import: an unbound `torch` stays unknown; a star import without `torch.`: nothing bound
+    assert not [f for f in port(code.replace("from .imports import *\n", ""), "xla")[1] if f.code == "CUDA001"]
+    table = ImportTable.from_module(cst.parse_module("from .imports import *\nx = 1\n"))
+    table.bind_torch_from_star(b"from .imports import *\nx = 1\n")
+    assert table.star_modules == [".imports"] and "torch" not in table.names

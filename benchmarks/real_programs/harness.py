@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -207,7 +208,9 @@ def check_xla(program: Program, work: Path, ported: Path) -> XlaRun:
 
 
 def judge(program: Program, work: Path, targets=("xla", "neuron", "tpu")) -> dict:
-    """Everything the table says about one program."""
+    """Everything the table says about one program (a rerun starts from an empty folder)."""
+    if work.exists():
+        shutil.rmtree(work)
     root = program_root(program)
     result = {"program": asdict(program), "ports": {}, "xla_run": None}
     for target in targets:

@@ -71,6 +71,7 @@ class PortContext:
         self.target: Target = get_target(settings.target)
         self.suppressions = suppressions
         self.imports = ImportTable.from_module(self.module)
+        self.imports.bind_torch_from_star(source)
         self.scopes = ScopeStack()
         self.resolver = Resolver(self.imports, self.scopes)
         self.codemod_context = CodemodContext(filename=path)

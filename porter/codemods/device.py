@@ -17,7 +17,7 @@ from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
 from porter.findings import Applicability
-from porter.index import CONFIG, CPU, INDEX, MAYBE, RANK_NAMES, UNKNOWN, chain_text
+from porter.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
 from porter.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -100,6 +100,12 @@ def _move_holder(small: cst.BaseSmallStatement) -> str | None:
 class DeviceFamily(ReferenceTracker, Family):
     name = "device"
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a file none of whose tokens shows a device: `device = local_rank` handed on."""
+        flow = ctx.settings.flow or ()
+        return super().wanted(ctx, source) or (ctx.enabled("DEV008") and any(f[2] == ORIGIN for f in flow))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -388,6 +394,25 @@ class DeviceFamily(ReferenceTracker, Family):
         new = cst.FlattenSentinel([updated, *lines])
         message = f"`{holder}` is a {owner} whose parameters are tied; moving it to the XLA device unties them: re-tied after the move"
         if self.ctx.report("DEV011", original.body[0], message, replacement=new):
+            return new
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        """`device = local_rank` where `device` is "cpu" on the other path and used only as a
+        device (the index proves both): the target device here, the "cpu" path kept."""
+        if len(original.targets) != 1 or not isinstance(original.targets[0].target, cst.Name):
+            return updated
+        name = original.targets[0].target.value
+        chain = self.flow.origin(name, self.ctx.code(original.value))
+        if chain is None:
+            return updated
+        device = self.ctx.device(original.value)
+        new = updated.with_changes(value=device)
+        message = (
+            f"integer device `{self.ctx.code(original.value)}` (a CUDA device) becomes {self.ctx.code(device)}: "
+            f"`{name}` is used only as a device and is `'cpu'` on its other path; {chain_text(name, chain)}"
+        )
+        if self.ctx.report("DEV008", original, message, replacement=new):
             return new
         return updated
 

@@ -7,9 +7,11 @@ Anything porter cannot see is not guessed at: the caller flags the site with the
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
-from porter.index import STALE, TIED, ProjectIndex, move_key, stale_key
+from porter.index import ATTRIBUTES, ORIGIN, STALE, TIED, ProjectIndex, attributes_key, move_key, origin_key, stale_key
 from porter.resolve import dotted, small_statements
 from porter.settings import Settings
 
@@ -81,3 +83,22 @@ class Flow:
         """The call that took `holder`'s parameters before `holder.to(device)`, if any."""
         found = self.lookup(stale_key(holder))
         return found[1][0] if found is not None and found[0] == STALE else None
+
+    def parameter_attributes(self, holder: str) -> tuple[str, ...] | None:
+        """Where the project sets attributes on Parameters, for a move of the module `holder`."""
+        found = self.lookup(attributes_key(holder))
+        return found[1] if found is not None and found[0] == ATTRIBUTES else None
+
+    def origin(self, name: str, value: str) -> tuple[str, ...] | None:
+        """The chain of an integer assigned as `name = value` that is ported where it is made
+        (`name` is used only as a device, and holds "cpu" on its other paths)."""
+        self.lookup(name)  # loads the facts
+        prefix = origin_key(name, "")
+        if not any(scope == self.scope and key.startswith(prefix) for scope, key in self._facts or ()):
+            return None
+        try:
+            text = ast.unparse(ast.parse(value.strip(), mode="eval"))  # the index's spelling
+        except SyntaxError:
+            return None
+        found = self.lookup(origin_key(name, text))
+        return found[1] if found is not None and found[0] == ORIGIN else None

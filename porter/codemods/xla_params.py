@@ -9,15 +9,23 @@ Opacus's aliased parameters lose their gradients. PyTorch's own switch for this,
 `torch.__future__.set_swap_module_params_on_conversion(True)`, makes `Module.to()` swap each
 parameter's contents into the same object. It is process-wide, so one call in each ported file
 that moves modules to the device is enough and harmless when repeated.
+
+The swap exchanges the objects' `__dict__` with the temporary's, so attributes a project sets
+on a Parameter (mup's `p.infshape`) are still dropped. Where the project index sees the
+project set such attributes, each module move is wrapped: the attributes are taken by
+parameter name before the move and set again after it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import libcst as cst
 
 from porter.codemods.family import Family
+from porter.codemods.flow import Flow
+from porter.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
 # codes whose applied fix moves tensors or modules to the XLA device (or picks it)
@@ -25,6 +33,7 @@ MOVES = frozenset({"DEV001", "DEV002", "DEV003", "DEV008", "DEV011", "DEV012"})
 # the switch only matters where modules are: a file that never names one (moves only
 # tensors) does not get the line
 MODULE_WORDS = (b"Module", b".parameters(")
+KEEP_NOTE = "Module.to() on XLA drops attributes set on a Parameter"  # also marks a file already done
 
 
 def _is_import(statement: cst.BaseStatement) -> bool:
@@ -55,9 +64,83 @@ def _after_imports(body: Sequence[cst.BaseStatement]) -> int:
     return at
 
 
+def _free(name: str, source: bytes) -> str:
+    """`name`, or `name_2`, ...: an identifier the file does not use yet."""
+    taken = set(re.findall(rb"\w+", source))
+    candidate, n = name, 1
+    while candidate.encode() in taken:
+        n += 1
+        candidate = f"{name}_{n}"
+    return candidate
+
+
+def _move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
+    """(the name that holds the module afterwards, the call) of `m.to(x)` / `m = m.to(x)`."""
+    if isinstance(small, cst.Expr):
+        call = small.value
+        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        call, holder = small.value, dotted(small.targets[0].target)
+    else:
+        return None
+    if holder is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
+        return None
+    return holder, call
+
+
 class KeepParametersFamily(Family):
     name = "xla-params"
     tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.flow = Flow(ctx.settings, ctx.path, ctx.source)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
+        self.flow.leave()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
+        self.flow.leave()
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        """A module move in a project that sets attributes on Parameter objects: they are
+        taken by name before the move and set again after it."""
+        if self.ctx.target.name != "xla" or len(original.body) != 1 or len(updated.body) != 1:
+            return updated
+        move = _move(original.body[0])
+        if move is None or KEEP_NOTE.encode() in self.ctx.source:
+            return updated
+        holder, call = move
+        where = self.flow.parameter_attributes(holder)
+        if not where:
+            return updated
+        receiver = dotted(cst.ensure_type(call.func, cst.Attribute).value)
+        message = f"this project sets attributes on Parameter objects ({where[0]}), and Module.to() on XLA drops them"
+        if receiver is None:
+            self.ctx.report("XLA005", original.body[0], message, advice="Set the attributes again after the move (or move the module before setting them).")
+            return updated
+        source = self.ctx.source
+        kept, name, param = _free("kept_attributes", source), _free("kept_name", source), _free("kept_param", source)
+        what = where[0].rpartition(", ")[0]  # "`p.infshape = ...`" without its path
+        note = cst.EmptyLine(comment=cst.Comment(f"# {KEEP_NOTE} ({what})"))
+        stash = cst.parse_statement(
+            f"{kept} = {{n: vars(p).copy() for n, p in {receiver}.named_parameters()}}\n"
+        ).with_changes(leading_lines=[*updated.leading_lines, note])
+        restore = cst.parse_statement(
+            f"for {name}, {param} in {holder}.named_parameters():\n    vars({param}).update({kept}[{name}])\n"
+        )
+        new = cst.FlattenSentinel([stash, updated.with_changes(leading_lines=()), restore])
+        if self.ctx.report("XLA005", original.body[0], message + ": kept across the move", replacement=new):
+            return new
+        return updated
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         if self.ctx.target.name != "xla" or SWITCH.encode() in self.ctx.source:

@@ -348,3 +348,65 @@ def test_a_tied_model_moved_with_cuda_is_retied_on_xla():
     again, _ = port(new, "xla")
     assert again == new
     assert "model.wte.weight = model.head.weight\n" not in port(code, "neuron")[0]
+
+
+# opacus' examples/cifar10.py: the device is the local rank on the CUDA path, "cpu" otherwise
+RANK_OR_CPU = '''
+import os
+import torch
+
+def setup(args):
+    if os.environ.get("SLURM_NTASKS") is not None:
+        return (0, int(os.environ["SLURM_LOCALID"]), 2)
+    return (0, 0, 1)
+
+def train(model, loader, device):
+    for images, target in loader:
+        loss = model(images.to(device)).sum()
+        print(f"loss {loss.item()} on {device}")
+
+def main(args):
+    if args.device != "cpu":
+        rank, local_rank, world_size = setup(args)
+        device = local_rank
+    else:
+        device = "cpu"
+    model = torch.nn.Linear(2, 2).to(device)
+    train(model, [], device=device)
+{extra}'''
+
+
+@pytest.mark.parametrize(
+    "target,device", [("xla", "torch_xla.device()"), ("neuron", 'torch.device("neuron", local_rank)'), ("tpu", '"tpu"')]
+)
+def test_an_index_on_one_path_and_the_cpu_on_the_other_is_ported_where_it_is_made(target, device):
+    new, findings = port(RANK_OR_CPU.replace("{extra}", ""), target)
+    assert f"        device = {device}\n    else:\n        device = \"cpu\"\n" in new
+    assert ".to(device)" in new and "images.to(device)" in new  # the sites hold a device now
+    dev = [f for f in findings if f.code == "DEV008"]
+    assert len(dev) == 1 and dev[0].applied
+    assert "`device` is used only as a device and is `'cpu'` on its other path" in dev[0].message
+    assert "`device = local_rank`" in dev[0].message
+
+
+def test_an_index_or_cpu_used_as_a_number_is_not_ported():
+    assert "device = torch_xla.device()" in port(RANK_OR_CPU.replace("{extra}", ""), "xla")[0]  # the contrast
+    new, findings = port(RANK_OR_CPU.replace("{extra}", "    print(device + 1)\n"), "xla")
+    assert "device = local_rank" in new and "torch_xla.device()" not in new
+    dev = [f for f in findings if f.code == "DEV008"]
+    assert dev and not any(f.applied for f in dev)
+    assert all("holds both an integer" in f.message and "and the CPU" in f.message for f in dev)
+
+
+def test_an_index_or_cpu_handed_to_another_module_is_ported_where_it_is_assigned(tmp_path):
+    write(tmp_path / "p", {
+        "loop.py": "def train(model, batch, device):\n    return model(batch.to(device))\n",
+        "main.py": (
+            "import os\nfrom loop import train\n\n\ndef main(args, model, batch):\n"
+            "    if args.distributed:\n        device = int(os.environ['LOCAL_RANK'])\n    else:\n        device = 'cpu'\n"
+            "    return train(model, batch, device)\n"
+        ),
+    })
+    out = port_tree(tmp_path / "p", "xla")
+    assert "        device = torch_xla.device()\n    else:\n        device = 'cpu'\n" in source_of(out["main.py"])
+    assert out["loop.py"].new_source is None and not [f for f in out["loop.py"].findings if f.code == "DEV008"]
