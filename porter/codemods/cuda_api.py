@@ -133,6 +133,10 @@ class CudaApiFamily(ReferenceTracker, Family):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
+        elif len(node.args) == 1 and node.args[0].keyword is None and self.ctx.qualname(func) == "torch.device":
+            # `torch.device(torch.cuda.current_device())` (fastai's default_device): a bare
+            # index there means CUDA (`torch.device(0)` is `cuda:0`), so the device goes in
+            self._device_args.add(id(node.args[0].value))
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
                 self._device_args.add(id(arg.value))
