@@ -429,3 +429,26 @@ def test_calls_through_subscripts_and_calls_do_not_crash():
             return out
     """), "xla")
     assert "internal error" not in new and "torch_xla.device()" in new
+
+
+def test_a_pin_memory_statement_goes_with_the_if_it_emptied():
+    """fastai's `if pin_memory: t.pin_memory()`: the call's result is unused, so on xla the
+    line goes (not a bare `t`), and the `if` it leaves empty goes too, one-line or not."""
+    new, findings = port(src("""
+        import torch
+        def f(x, pin_memory=False):
+            t = torch.as_tensor(x)
+            if pin_memory: t.pin_memory()
+            if pin_memory:
+                t.pin_memory()
+            y = t.pin_memory()
+            return t, y
+    """), "xla")
+    assert new == src("""
+        import torch
+        def f(x, pin_memory=False):
+            t = torch.as_tensor(x)
+            y = t
+            return t, y
+    """)
+    assert [f.code for f in findings if f.applied] == ["XLA003"] * 3

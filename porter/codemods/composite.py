@@ -197,7 +197,12 @@ class PortTransformer(cst.CSTTransformer):
         if not any(id(s) in edits.remove or id(s) in edits.replace for s in original.body):
             return updated
         smalls = self._edited_smalls(list(original.body), list(updated.body))
-        return updated.with_changes(body=smalls or [cst.Pass()])
+        if not smalls:
+            # `if flag: t.pin_memory()` lost its only statement: marked, so the `if` folds
+            marker = cst.Pass()
+            self._emptied[id(marker)] = marker
+            return updated.with_changes(body=[marker])
+        return updated.with_changes(body=smalls)
 
     def _mark_rewritten(self, result) -> None:
         if type(result) is cst.FlattenSentinel:
@@ -241,10 +246,13 @@ class PortTransformer(cst.CSTTransformer):
     # -- constant conditions and emptied branches ------------------------------------------
 
     def _is_emptied(self, block) -> bool:
-        return type(block) is cst.IndentedBlock and len(block.body) == 1 and id(block.body[0]) in self._emptied
+        return type(block) in (cst.IndentedBlock, cst.SimpleStatementSuite) and len(block.body) == 1 and id(block.body[0]) in self._emptied
 
     def _comments_of(self, block) -> list[cst.EmptyLine]:
-        return [line for line in block.body[0].leading_lines if line.comment is not None] if self._is_emptied(block) else []
+        if type(block) is not cst.IndentedBlock or not self._is_emptied(block):
+            return []  # a one-line suite (`if x: pass`) has no comment lines of its own
+        first = cst.ensure_type(block.body[0], cst.SimpleStatementLine)  # the `pass` marker
+        return [line for line in first.leading_lines if line.comment is not None]
 
     def _fold_if(self, original: cst.If, updated: cst.If):
         """`if True:` -> its body; a branch a rewrite emptied -> the branch that is left."""

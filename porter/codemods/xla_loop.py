@@ -299,6 +299,12 @@ class XlaLoopFamily(Family):
             return updated
         func = original.func
         if isinstance(func, cst.Attribute) and func.attr.value == "pin_memory" and not original.args:
+            statement = self.ctx.statement_of.get(id(original))
+            if isinstance(statement, cst.Expr) and statement.value is original:
+                # `t.pin_memory()` alone on its line (its result unused): the line goes, not `t`
+                if self.ctx.report("XLA003", original, "`.pin_memory()` is removed on PyTorch/XLA", replacement=cst.RemovalSentinel.REMOVE):
+                    self.ctx.statement_edits.remove.add(id(statement))
+                return updated
             new = cst.ensure_type(updated.func, cst.Attribute).value
             if self.ctx.report("XLA003", original, "`.pin_memory()` is removed on PyTorch/XLA", replacement=new):
                 return new
