@@ -452,3 +452,24 @@ def test_a_pin_memory_statement_goes_with_the_if_it_emptied():
             return t, y
     """)
     assert [f.code for f in findings if f.applied] == ["XLA003"] * 3
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_guarded_seed_all_repeating_a_guarded_seed_is_deleted(target):
+    """fastai's set_seed: each seed in its own `try: ... except NameError: pass`."""
+    code = src("""
+        import numpy as np
+        import torch
+        def set_seed(s):
+            try: torch.manual_seed(s)
+            except NameError: pass
+            try: torch.cuda.manual_seed_all(s)
+            except NameError: pass
+            try: np.random.seed(s)
+            except NameError: pass
+    """)
+    new, _ = port(code, target)
+    assert new == code.replace("    try: torch.cuda.manual_seed_all(s)\n    except NameError: pass\n", "")
+    # a user's own guarded repeat, not made by a rewrite, is not porter's to delete
+    twice = code.replace("torch.cuda.manual_seed_all(s)", "torch.manual_seed(s)")
+    assert port(twice, target)[0] == twice

@@ -120,6 +120,8 @@ class PortTransformer(cst.CSTTransformer):
             result = self._fold_if(original_node, result)
         elif cls is cst.Try and same:
             result = self._fold_try(result)
+            if type(result) is cst.Try and not original_node.deep_equals(result):
+                self._rewritten[id(result)] = result  # a rewritten `try: X` may repeat the one before
         elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
             result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
         if cls in _STATEMENT_TYPES:

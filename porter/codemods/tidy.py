@@ -173,8 +173,31 @@ def _is_count(node: cst.BaseExpression) -> bool:
     return name.endswith("count")
 
 
+def _unguarded(stmt: cst.CSTNode) -> cst.CSTNode:
+    """`try: X` / `except ...: pass` (fastai's `try: torch.cuda.manual_seed_all(s)`) says what
+    `X` says, errors ignored: its one statement, for comparing; anything else as it is."""
+    if type(stmt) is not cst.Try or stmt.orelse is not None or stmt.finalbody is not None or not stmt.handlers:
+        return stmt
+    if not all(_only_pass(h.body) for h in stmt.handlers):
+        return stmt
+    body = stmt.body
+    if type(body) is cst.SimpleStatementSuite:
+        return cst.SimpleStatementLine(body=body.body)
+    if type(body) is cst.IndentedBlock and len(body.body) == 1:
+        return body.body[0]
+    return stmt
+
+
+def _only_pass(block: cst.BaseSuite) -> bool:
+    smalls = block.body if type(block) is cst.SimpleStatementSuite else [
+        small for line in block.body if type(line) is cst.SimpleStatementLine for small in line.body
+    ] if len(block.body) == 1 else []
+    return len(smalls) == 1 and type(smalls[0]) is cst.Pass
+
+
 def statement_key(stmt: cst.CSTNode) -> str | None:
     """A simple statement's code without layout or comments (None for compound ones)."""
+    stmt = _unguarded(stmt)
     if type(stmt) is not cst.SimpleStatementLine:
         return None
     code = "".join(_EMPTY.code_for_node(s.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)) for s in stmt.body)
@@ -182,6 +205,7 @@ def statement_key(stmt: cst.CSTNode) -> str | None:
 
 
 def _seed_statement(stmt: cst.CSTNode) -> bool:
+    stmt = _unguarded(stmt)
     if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
         return False
     small = stmt.body[0]
