@@ -148,7 +148,6 @@ def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
 @pytest.mark.torch
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path, target):
-    pytest.importorskip("torch")
     ported = _ported("gpt_trainer", tmp_path, target)
     args = ["--no-compile", "--max-iters", "3", "--eval-iters", "1", "--dtype", "float32"]
     _run(ported / "train.py", [*args, "--out", str(tmp_path / "p.json")], tmp_path)
@@ -160,7 +159,6 @@ def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path, tar
 
 @pytest.mark.torch
 def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
-    pytest.importorskip("torch")
     ported = _ported("cnn_trainer", tmp_path)
     common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
     _run(ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")], tmp_path)
@@ -171,7 +169,6 @@ def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 
 @pytest.mark.torch
 def test_portable_infer_bench_runs_on_cpu(tmp_path):
-    pytest.importorskip("torch")
     ported = _ported("infer_bench", tmp_path)
     _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)
     data = json.loads((tmp_path / "b.json").read_text())

@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-
 pytestmark = pytest.mark.torch
 
 PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"

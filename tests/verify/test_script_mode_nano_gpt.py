@@ -33,6 +33,7 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.verify.tracefile import read_trace
+from tests.deps import require
 
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
@@ -70,8 +71,7 @@ def _write_shards(tree: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
-    for module in ("tiktoken", "transformers", "datasets"):  # nano-gpt imports them at import time
-        pytest.importorskip(module, reason="nano-gpt's dependencies: pip install '.[realprog]'")
+    require("tiktoken", "transformers", "datasets")  # nano-gpt imports them at import time
     base = tmp_path_factory.mktemp("nanogpt")
     orig, zero, port, broken = (base / n for n in ("original", "zero-edit", "ported", "broken"))
     shutil.copytree(fetch(NANO_GPT) / NANO_GPT.root, orig)
