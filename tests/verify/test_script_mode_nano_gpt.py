@@ -35,7 +35,9 @@ from porter.cli import app
 from porter.verify.tracefile import read_trace
 from tests.deps import require
 
-pytestmark = [pytest.mark.xla, pytest.mark.slow]
+# about a tenth of the whole suite's time: a benchmark run, `python -m pytest -m benchmark`;
+# tests/verify/test_script_mode.py runs the same checks on the fixture GPT trainer in every run
+pytestmark = [pytest.mark.xla, pytest.mark.slow, pytest.mark.benchmark]
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "real_programs"
