@@ -55,6 +55,12 @@ def _ported(root: Path, expected) -> int:
     return done
 
 
+def _default_sigint() -> None:
+    """A shell starts background jobs (and pytest-xdist its workers) with SIGINT ignored, and
+    a child inherits that; porter, like any program at a terminal, gets the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _temporaries(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.name.endswith(TMP_SUFFIX)]
 
@@ -68,6 +74,7 @@ def test_kill_inside_a_write(tmp_path, sig):
     args = ["rewrite", str(root), "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q"]
     proc = subprocess.Popen(
         [sys.executable, str(PAUSED), str(K), *args, "--jobs", "1"], env=env, start_new_session=True,
+        preexec_fn=_default_sigint,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
