@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
 from porter.report import write_report
 from porter.report.html import render_html

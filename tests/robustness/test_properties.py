@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hypothesmith
 import libcst as cst
-import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from porter.engine import port_source
