@@ -129,12 +129,18 @@ def test_bad_target_is_a_usage_error(project):
 
 
 def test_exclude_and_gitignore(project):
+    # without either, train.py is ported and broken.py reported
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
+    assert out.returncode == 1 and "pkg/train.py" in out.stdout and "pkg/broken.py" in out.stderr, out.stderr
     (project / ".gitignore").write_text("pkg/train.py\n")
     out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
-    assert out.returncode == 0
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and "pkg/train.py" not in out.stderr
+    assert "pkg/broken.py" in out.stderr  # only the ignored file left out
     (project / ".gitignore").unlink()
     out = porter("rewrite", ".", "--target", "xla", "--diff", "--exclude", "pkg/*.py", cwd=project)
-    assert out.returncode == 0
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and "pkg/" not in out.stderr, out.stderr
 
 
 def test_annotate_marks_manual_sites_once(tmp_path):

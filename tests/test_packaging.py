@@ -7,13 +7,13 @@ import sys
 import zipfile
 from pathlib import Path
 
-import pytest
+from tests.deps import require
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_wheel_carries_rules(tmp_path: Path):
-    pytest.importorskip("hatchling")
+    require("hatchling")  # --no-build-isolation builds with the installed one
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
         capture_output=True,

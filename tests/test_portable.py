@@ -134,7 +134,7 @@ def _run(script: Path, args: list[str], cwd: Path) -> subprocess.CompletedProces
 
 
 def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
-    out = tmp_path / f"{project}-portable"
+    out = tmp_path / f"{project}-portable-{target}"
     proc = subprocess.run(
         [sys.executable, "-m", "porter", "rewrite", str(PROJECTS / project / "src"), "--target", target, "--portable", "--out-dir", str(out), "-q", "--no-cache"],
         capture_output=True, text=True,
@@ -146,21 +146,20 @@ def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
 
 
 @pytest.mark.torch
-@pytest.mark.parametrize("target", ["neuron", "tpu"])
-def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path, target):
-    pytest.importorskip("torch")
-    ported = _ported("gpt_trainer", tmp_path, target)
+def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     args = ["--no-compile", "--max-iters", "3", "--eval-iters", "1", "--dtype", "float32"]
-    _run(ported / "train.py", [*args, "--out", str(tmp_path / "p.json")], tmp_path)
     _run(PROJECTS / "gpt_trainer" / "src" / "train.py", [*args, "--out", str(tmp_path / "o.json")], tmp_path)
-    p, o = (json.loads((tmp_path / n).read_text()) for n in ("p.json", "o.json"))
-    assert p["device"] == "cpu" and len(p["losses"]) == 3
-    assert p["losses"] == o["losses"]  # same program on the same CPU: bit-identical
+    o = json.loads((tmp_path / "o.json").read_text())
+    for target in ("neuron", "tpu"):
+        ported = _ported("gpt_trainer", tmp_path, target)
+        _run(ported / "train.py", [*args, "--out", str(tmp_path / f"{target}.json")], tmp_path)
+        p = json.loads((tmp_path / f"{target}.json").read_text())
+        assert p["device"] == "cpu" and len(p["losses"]) == 3, target
+        assert p["losses"] == o["losses"], target  # same program on the same CPU: bit-identical
 
 
 @pytest.mark.torch
 def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
-    pytest.importorskip("torch")
     ported = _ported("cnn_trainer", tmp_path)
     common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
     _run(ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")], tmp_path)
@@ -171,7 +170,6 @@ def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 
 @pytest.mark.torch
 def test_portable_infer_bench_runs_on_cpu(tmp_path):
-    pytest.importorskip("torch")
     ported = _ported("infer_bench", tmp_path)
     _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)
     data = json.loads((tmp_path / "b.json").read_text())

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch_xla", reason="needs torch-xla (pip install '.[xla]')")
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent

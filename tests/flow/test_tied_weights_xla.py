@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch_xla", reason="needs torch-xla (pip install '.[xla]')")
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
 PROGRAM = '''
@@ -52,19 +51,39 @@ def main(out):
         optimizer.step()
         losses.append(loss.item())
     with open(out, "w") as fh:
-        json.dump({"tied": model.wte.weight is model.lm_head.weight, "losses": losses}, fh)
+        json.dump({"tied": model.wte.weight is model.lm_head.weight, "losses": losses,
+                   "device": model.lm_head.weight.device.type}, fh)
 
 
 main(sys.argv[1])
 '''
 
 
-def _run(script: Path, out: Path, env_extra: dict[str, str]) -> dict:
+# Runs several programs in one process (torch and torch_xla are imported once): each as
+# __main__, with torch's default for the one global switch a port may set (XLA005), so no
+# run inherits what an earlier one set.
+DRIVER = """
+import runpy, sys
+import torch
+import torch_xla
+torch_xla.device()  # autograd sizes its device queues at the first backward: XLA's must exist by then
+for script, out in zip(sys.argv[1::2], sys.argv[2::2]):
+    torch.__future__.set_swap_module_params_on_conversion(False)
+    sys.argv = [script, out]
+    runpy.run_path(script, run_name="__main__")
+"""
+XLA_CPU = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+
+
+def _run(scripts: list[Path], tmp_path: Path) -> list[dict]:
+    """The original first (it runs on the CPU), then the ports (on XLA:CPU)."""
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(env_extra, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True, timeout=600)
+    env.update(XLA_CPU, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
+    outs = [tmp_path / f"run{i}.json" for i in range(len(scripts))]
+    args = [str(p) for pair in zip(scripts, outs) for p in pair]
+    proc = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(out.read_text())
+    return [json.loads(out.read_text()) for out in outs]
 
 
 def _port(src: Path, out: Path, *extra: str) -> Path:
@@ -81,20 +100,17 @@ def test_tied_weights_stay_tied_on_xla(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
     (src / "train.py").write_text(textwrap.dedent(PROGRAM).lstrip())
-    xla = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
-
-    original = _run(src / "train.py", tmp_path / "cpu.json", {})
     ported = _port(src, tmp_path / "port")
     # by default one fix, not two: XLA005's switch, and no DEV011 re-tie line beside it
     assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
     assert "model.wte.weight = model.lm_head.weight" not in ported.read_text()
-    on_xla = _run(ported, tmp_path / "xla.json", xla)
     # each of the two mechanisms alone keeps the tie: DEV011's re-tie, XLA005's switch
     retie = _port(src, tmp_path / "retie", "--ignore", "XLA005")
     assert "model.wte.weight = model.lm_head.weight" in retie.read_text()
-    retie_only = _run(retie, tmp_path / "retie.json", xla)
-    switch_only = _run(_port(src, tmp_path / "switch", "--ignore", "DEV011"), tmp_path / "switch.json", xla)
-    untied = _run(_port(src, tmp_path / "untied", "--ignore", "DEV011,XLA005"), tmp_path / "untied.json", xla)
+    switch = _port(src, tmp_path / "switch", "--ignore", "DEV011")
+    neither = _port(src, tmp_path / "untied", "--ignore", "DEV011,XLA005")
+    original, on_xla, retie_only, switch_only, untied = _run([src / "train.py", ported, retie, switch, neither], tmp_path)
+    assert original["device"] == "cpu" and on_xla["device"] == untied["device"] == "xla"
 
     assert original["tied"] and on_xla["tied"] and retie_only["tied"] and switch_only["tied"]
     for run in (on_xla, retie_only, switch_only):
@@ -115,13 +131,11 @@ def test_an_optimizer_built_before_the_move_trains_on_xla(tmp_path):
     assert moved in program
     program = program.replace(moved, "    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n    model.to(device)\n")
     (src / "train.py").write_text(program)
-    xla = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
-
-    original = _run(src / "train.py", tmp_path / "cpu.json", {})
     ported = _port(src, tmp_path / "port", "--ignore", "DEV011")
     assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
-    on_xla = _run(ported, tmp_path / "xla.json", xla)
-    stale = _run(_port(src, tmp_path / "stale", "--ignore", "DEV011,XLA005"), tmp_path / "stale.json", xla)
+    stale = _port(src, tmp_path / "stale", "--ignore", "DEV011,XLA005")
+    original, on_xla, stale = _run([src / "train.py", ported, stale], tmp_path)
+    assert original["device"] == "cpu" and on_xla["device"] == stale["device"] == "xla"
 
     assert on_xla["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
     assert stale["losses"] != pytest.approx(original["losses"], rel=1e-5, abs=1e-6)

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from porter.cli import app
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
+from tests.deps import need
 
 TRITON = '''import torch
 import triton
@@ -136,7 +137,7 @@ def _load(path: Path):
 
 
 def test_generated_reference_op_runs_and_compiles(project, tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     out = tmp_path / "s"
     write_scaffolds(scan(project), out, "neuron")
     mod = _load(out / "scale_kernel_op.py")

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.deps import need
+
+torch = need("torch")
 
 from tests.helpers import port  # noqa: E402
 

@@ -1,9 +1,8 @@
 """The generated kernel scaffolds register as torch ops the way each target's API says.
 
 TorchTPU: each `K_tpu.py` is imported under the real torch-tpu wheel (torch 2.13 + jax) and
-its op must exist. It needs that second environment: set `PORTER_TPU_PYTHON` to its python
-(`.ci/run` builds it and sets `PORTER_REQUIRE_TPU_WHEEL=1`, so there the test fails rather
-than skips when the wheel is missing). TorchNeuron is not installable: `nki_op` is rebuilt
+its op must exist. It needs that second environment: `PORTER_TPU_PYTHON`, else the
+repository's `.venv-tpu` (`.ci/run` builds it); the test fails when neither exists. TorchNeuron is not installable: `nki_op` is rebuilt
 from its published source (custom_op + infer_schema, torch_neuronx/nki_hop.py) with the
 signature recorded in rules/api/torch_neuronx.json, and the NKI scaffold must register
 through it.
@@ -23,11 +22,9 @@ import pytest
 from porter.apidata import target_api
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
+from tests.deps import need, tpu_python
 from tests.helpers import conformance
 from tests.kernels.test_inventory import project  # noqa: F401  (fixture)
-
-TPU_PYTHON = os.environ.get("PORTER_TPU_PYTHON")
-
 
 def _scaffold(project: Path, tmp_path: Path, target: str) -> Path:  # noqa: F811
     out = tmp_path / f"scaffold-{target}"
@@ -54,13 +51,10 @@ for name in names:
 
 
 def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F811
-    if not TPU_PYTHON:
-        if os.environ.get("PORTER_REQUIRE_TPU_WHEEL"):
-            pytest.fail("PORTER_REQUIRE_TPU_WHEEL is set but PORTER_TPU_PYTHON is not")
-        pytest.skip("set PORTER_TPU_PYTHON to a python with torch==2.13.0, torch-tpu==0.2.0 and jax")
+    python = tpu_python()
     out = _scaffold(project, tmp_path, "tpu")
     env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
-    proc = subprocess.run([TPU_PYTHON, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
     assert len(registered) == len(list(out.glob("*_tpu.py"))), proc.stdout
@@ -83,7 +77,7 @@ def _nki_op_from_source(torch):
 
 
 def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch):  # noqa: F811
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     nki_op = _nki_op_from_source(torch)
     recorded = target_api("neuron").lookup("torch_neuronx.nki_op").member.signature
     assert [(p.name, p.kind, p.default is p.empty) for p in inspect.signature(nki_op).parameters.values()] == [

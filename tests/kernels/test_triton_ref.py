@@ -13,7 +13,9 @@ import types
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from tests.deps import need
+
+torch = need("torch")
 
 from porter.kernels.triton_ref import translate, why_not  # noqa: E402
 

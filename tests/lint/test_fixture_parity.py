@@ -11,9 +11,9 @@ from porter.settings import TARGETS, Settings
 from tests.lint.conftest import REPO, cli
 
 PROJECTS = sorted(p for p in (REPO / "fixtures/projects").glob("*/src") if p.is_dir())
+assert PROJECTS, "no sample projects in fixtures/projects"
 
 
-@pytest.mark.skipif(not PROJECTS, reason="no sample projects in fixtures/projects")
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("src", PROJECTS, ids=lambda p: p.parent.name)
 def test_lint_findings_equal_rewrite_findings(src: Path, target: str, monkeypatch):

@@ -1,4 +1,4 @@
-"""Headless Chromium, for the HTML report tests and the benchmark (skips when absent)."""
+"""Headless Chromium, for the HTML report tests and the benchmark (fails when absent)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def chromium() -> str | None:
 def run_chromium(url: str, *extra: str, timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
     """Run headless Chromium on `url` with a fresh profile; (process, wall seconds)."""
     exe = chromium()
-    assert exe, "chromium is not installed"
+    assert exe, "chromium is not installed (apt-get install -y chromium)"
     with tempfile.TemporaryDirectory(prefix="porter-chromium-") as profile:
         cmd = [exe, *FLAGS, f"--user-data-dir={profile}", *extra, url]
         t0 = time.perf_counter()

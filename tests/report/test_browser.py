@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 
 from porter.report import write_report
 from porter.report.html import render_html
 
-from tests.report.browser import chromium, dump_dom, screenshot, script_errors
-
-pytestmark = pytest.mark.skipif(chromium() is None, reason="chromium is not installed (apt-get install -y chromium)")
+from tests.report.browser import dump_dom, screenshot, script_errors
 
 
 def _details(dom: str) -> dict[str, str]:

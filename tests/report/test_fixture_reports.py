@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from porter.report import ReportModel
@@ -14,12 +15,11 @@ from porter.report.markdown import render_markdown
 from porter.runner import run
 from porter.settings import Settings
 
-jsonschema = pytest.importorskip("jsonschema")
 PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 SRCS = sorted(p for p in PROJECTS.glob("*/src") if p.is_dir())
+assert SRCS, f"no fixture projects in {PROJECTS}"
 
 
-@pytest.mark.skipif(not SRCS, reason="no fixture projects yet")
 @pytest.mark.parametrize("target", ["xla", "neuron"])
 def test_fixture_projects_report(target, monkeypatch):
     monkeypatch.chdir(PROJECTS)

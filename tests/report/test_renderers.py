@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import jsonschema
 import pytest
 from rich.console import Console
 
@@ -18,8 +19,6 @@ from porter.report.terminal import print_report
 from porter.ruledata import get_rule
 
 from tests.report.conftest import big_model, build
-
-jsonschema = pytest.importorskip("jsonschema")
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -1,36 +1,42 @@
-"""Kill porter (SIGINT, SIGKILL) at random points while it rewrites a tree in place: every
-file is afterwards its original or its complete rewrite, and a rerun finishes the job."""
+"""Kill porter while it rewrites a tree in place, at a known point: inside the K-th write,
+with its temporary file flushed and the rename not done (tests/robustness/paused_write.py).
+
+SIGINT waits for that write to finish (porter defers it), so exactly K files are ported and
+the rest are untouched. SIGKILL cannot wait: K-1 files are ported, the K-th is its original
+and its temporary is left behind. Either way every file is whole, and a rerun removes the
+temporary and finishes the job.
+"""
 
 from __future__ import annotations
 
 import os
-import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from porter.engine import port_source
 from porter.settings import Settings
+from porter.writer import TMP_SUFFIX
 
 from .conftest import REPO
 
-FILES = 200
+FILES = 12
+K = 5
+PAUSED = Path(__file__).with_name("paused_write.py")
 
 
 def _make(root: Path) -> dict[str, tuple[bytes, bytes]]:
-    rng = random.Random(7)
     expected = {}
     for i in range(FILES):
-        body = "\n".join(f"    y{j} = x * {j}" for j in range(rng.randint(2, 8)))
+        body = "\n".join(f"    y{j} = x * {j}" for j in range(2 + i % 5))
         src = (
             f"import torch\n\n\ndef step_{i}(x):\n{body}\n"
             f"    x = x.cuda()\n    torch.cuda.synchronize()\n    return x\n"
         ).encode()
-        name = f"pkg{i % 7}/mod_{i}.py"
+        name = f"pkg{i % 3}/mod_{i}.py"
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(src)
         new = port_source(src, name, Settings(target="xla")).new_source
@@ -39,7 +45,8 @@ def _make(root: Path) -> dict[str, tuple[bytes, bytes]]:
     return expected
 
 
-def _check(root: Path, expected) -> int:
+def _ported(root: Path, expected) -> int:
+    """How many files hold their port; fails if any is neither its original nor its port."""
     done = 0
     for name, (old, new) in expected.items():
         data = (root / name).read_bytes()
@@ -48,30 +55,59 @@ def _check(root: Path, expected) -> int:
     return done
 
 
-@pytest.mark.slow
-def test_kill_while_rewriting(tmp_path):
+def _default_sigint() -> None:
+    """A shell starts background jobs (and pytest-xdist its workers) with SIGINT ignored, and
+    a child inherits that; porter, like any program at a terminal, gets the default."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _temporaries(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*") if p.name.endswith(TMP_SUFFIX)]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
+def test_kill_inside_a_write(tmp_path, sig):
     root = tmp_path / "tree"
     root.mkdir()
     expected = _make(root)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PORTER_NO_CACHE": "1"}
-    cmd = [sys.executable, "-m", "porter", "rewrite", str(root), "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q"]
-    rng = random.Random(1)
-    kills = 0
-    for attempt in range(4):
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-        time.sleep(rng.uniform(0.5, 2.5))
-        sig = signal.SIGINT if attempt % 2 == 0 else signal.SIGKILL
+    args = ["rewrite", str(root), "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q"]
+    proc = subprocess.Popen(
+        [sys.executable, str(PAUSED), str(K), *args, "--jobs", "1"], env=env, start_new_session=True,
+        preexec_fn=_default_sigint,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        line = proc.stdout.readline().decode()
+        assert line.startswith("paused "), (line, proc.stderr.read().decode() if proc.poll() is not None else "")
+        held = Path(line.split(" ", 1)[1].strip())
+        temps = _temporaries(root)  # mid-write: the held file's temporary, and only it
+        assert len(temps) == 1 and temps[0].name.startswith(f".{held.name}."), temps
+        os.killpg(proc.pid, sig)  # the whole group, as a terminal's Ctrl-C does
+        if sig == signal.SIGINT:
+            proc.stdin.write(b"\n")  # let the held write go on: porter holds SIGINT until it ends
+            proc.stdin.flush()
+        _, err = proc.communicate(timeout=60)
+    finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, sig)  # the whole group: the parent and its workers
-            kills += 1
-        proc.wait(timeout=60)
-        _check(root, expected)
-        if all((root / n).read_bytes() == new for n, (_, new) in expected.items()):
-            break
-    final = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, err.decode()
+        assert f"after writing {K} of {FILES} files" in err.decode(), err.decode()
+        assert _ported(root, expected) == K
+        assert held.read_bytes() == expected[held.relative_to(root).as_posix()][1]
+        assert not _temporaries(root)
+    else:
+        assert proc.returncode == -signal.SIGKILL
+        assert _ported(root, expected) == K - 1
+        assert held.read_bytes() == expected[held.relative_to(root).as_posix()][0]
+        assert len(_temporaries(root)) == 1  # nothing cleaned up after a SIGKILL
+
+    final = subprocess.run([sys.executable, "-m", "porter", *args], env=env, capture_output=True, timeout=300)
     assert final.returncode == 0, final.stderr.decode()
-    assert _check(root, expected) == FILES
-    # the atomic writes leave no temporary files behind except from a SIGKILL mid-write,
-    # and those are never taken for source files (their names do not end in .py)
+    assert _ported(root, expected) == FILES
+    assert not _temporaries(root)  # the killed run's temporary is removed by the rerun
+    # a temporary's name never ends in .py, so it is never taken for a source file
     assert not [p for p in root.rglob("*.py") if p.name.startswith(".")]
-    assert kills >= 1

@@ -38,8 +38,11 @@ json_values = st.recursive(
 )
 
 
+_STORE_DIR = tempfile.TemporaryDirectory(prefix="porter-fuzz-")  # removed when the process ends
+
+
 def _cache() -> tuple[Cache, str, Path]:
-    store = Cache(Path(tempfile.mkdtemp(prefix="porter-fuzz-")))
+    store = Cache(Path(_STORE_DIR.name))
     key = store.key(CUDA, "m.py", SETTINGS)
     store.put(key, FRESH)
     return store, key, store._path(key)
@@ -93,12 +96,13 @@ def test_forged_rewrite_in_a_real_entry(new):
 @given(st.one_of(st.binary(max_size=300), json_values.map(lambda v: json.dumps(v).encode()),
                  st.lists(json_values, max_size=4).map(lambda v: json.dumps({"version": 1, "findings": v}).encode())))
 def test_random_baseline(raw):
-    path = Path(tempfile.mkdtemp(prefix="porter-fuzz-")) / "baseline.json"
-    path.write_bytes(raw)
-    try:
-        read_baseline(path)
-    except BaselineError as exc:
-        assert str(exc).startswith(str(path)) and "\n" not in str(exc)
+    with tempfile.TemporaryDirectory(prefix="porter-fuzz-") as folder:
+        path = Path(folder) / "baseline.json"
+        path.write_bytes(raw)
+        try:
+            read_baseline(path)
+        except BaselineError as exc:
+            assert str(exc).startswith(str(path)) and "\n" not in str(exc)
 
 
 toml_keys = st.sampled_from(["target", "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "file-timeout", "nope", "tool"])
@@ -115,19 +119,24 @@ configs = st.one_of(
 @FUZZ
 @given(configs)
 def test_random_porter_toml(raw):
-    folder = Path(tempfile.mkdtemp(prefix="porter-fuzz-"))
-    (folder / "porter.toml").write_bytes(raw)
-    try:
-        eff = resolve([folder])
-        eff.settings()
-    except ConfigError as exc:
-        assert "\n" not in str(exc) or "porter.toml" in str(exc).splitlines()[0]
+    with tempfile.TemporaryDirectory(prefix="porter-fuzz-") as name:
+        folder = Path(name)
+        (folder / "porter.toml").write_bytes(raw)
+        try:
+            eff = resolve([folder])
+            eff.settings()
+        except ConfigError as exc:
+            assert "\n" not in str(exc) or "porter.toml" in str(exc).splitlines()[0]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs, st.binary(max_size=120))
 def test_random_config_and_baseline_through_the_cli(raw_config, raw_baseline):
-    folder = Path(tempfile.mkdtemp(prefix="porter-fuzz-"))
+    with tempfile.TemporaryDirectory(prefix="porter-fuzz-") as name:
+        _lint_with(Path(name), raw_config, raw_baseline)
+
+
+def _lint_with(folder: Path, raw_config: bytes, raw_baseline: bytes) -> None:
     (folder / "pyproject.toml").write_bytes(b"[tool.porter]\n" + raw_config)
     (folder / "m.py").write_bytes(CUDA)
     (folder / "base.json").write_bytes(raw_baseline)

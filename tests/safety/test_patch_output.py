@@ -3,11 +3,9 @@ stderr); output that is not a terminal is not wrapped at 80 columns."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
-import pytest
-
+from tests.deps import program
 from tests.safety.conftest import CUDA, committed_repo, porter
 
 FILES = {
@@ -45,10 +43,10 @@ def test_git_apply_accepts_the_patch(tmp_path):
     assert again.returncode == 0 and again.stdout == b"", again.stdout  # the patch was the whole port
 
 
-@pytest.mark.skipif(shutil.which("patch") is None, reason="no patch(1)")
 def test_patch_accepts_the_patch(tmp_path):
+    patch = program("patch", "apt-get install -y patch")
     repo, out = _patch(tmp_path)
-    dry = subprocess.run(["patch", "-p1", "--dry-run"], input=out.stdout, cwd=repo, capture_output=True)
+    dry = subprocess.run([patch, "-p1", "--dry-run"], input=out.stdout, cwd=repo, capture_output=True)
     assert dry.returncode == 0, dry.stdout + dry.stderr
 
 

@@ -59,6 +59,9 @@ def _busy_run(tmp_path: Path) -> tuple[subprocess.Popen, set[int]]:
         [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--jobs", "2", "--no-cache"],
         cwd=tmp_path,
         env=env,
+        # a shell starts background jobs (and pytest-xdist its workers) with SIGINT ignored and
+        # a child inherits that; porter at a terminal gets the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )

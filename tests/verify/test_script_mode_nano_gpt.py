@@ -30,8 +30,11 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.verify.tracefile import read_trace
+from tests.deps import require
 
-pytestmark = [pytest.mark.xla, pytest.mark.slow]
+# about a tenth of the whole suite's time: a benchmark run, `python -m pytest -m benchmark`;
+# tests/verify/test_script_mode.py runs the same checks on the fixture GPT trainer in every run
+pytestmark = [pytest.mark.xla, pytest.mark.slow, pytest.mark.benchmark]
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "real_programs"
@@ -67,8 +70,7 @@ def _write_shards(tree: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
-    for module in ("tiktoken", "transformers", "datasets"):  # nano-gpt imports them at import time
-        pytest.importorskip(module, reason="nano-gpt's dependencies: pip install '.[realprog]'")
+    require("tiktoken", "transformers", "datasets")  # nano-gpt imports them at import time
     base = tmp_path_factory.mktemp("nanogpt")
     orig, zero, port, broken = (base / n for n in ("original", "zero-edit", "ported", "broken"))
     shutil.copytree(fetch(NANO_GPT) / NANO_GPT.root, orig)

@@ -1,0 +1,43 @@
+"""Session-wide rules of the suite.
+
+* Isolation: every test process (one per xdist worker) gets its own empty user cache
+  (`XDG_CACHE_HOME`), so no test reads or writes the user's `~/.cache/porter`, and neither
+  the `PORTER_*` settings of the shell that started pytest nor a terminal size change what a
+  test sees. Subprocesses inherit the same environment.
+* Dependencies: a test marked `torch` or `xla` fails, never skips, when torch / torch-xla
+  is missing (tests/deps.py says why).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from tests.deps import require
+
+# the user's settings would change what porter does; PORTER_TPU_PYTHON only says where a
+# python lives, and PORTER_REALPROG_CACHE where downloads of the real programs are kept
+_KEEP = {"PORTER_TPU_PYTHON", "PORTER_REALPROG_CACHE"}
+for _name in [n for n in os.environ if n.startswith("PORTER_") and n not in _KEEP]:
+    del os.environ[_name]
+# pytest-xdist starts its workers with COLUMNS=80 and LINES=24, and porter wraps its output at
+# COLUMNS: the tests read porter's output as a pipe gets it (a test that wants a width sets one)
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
+_CACHE_HOME = tempfile.mkdtemp(prefix="porter-test-cache-")
+os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("xla"):
+        require("torch", "torch_xla")
+    elif item.get_closest_marker("torch"):
+        require("torch")
