@@ -117,7 +117,6 @@ def _run(script: Path, out: Path, env_extra: dict[str, str]) -> dict:
 @pytest.mark.xla
 @pytest.mark.slow
 def test_parameter_attributes_survive_on_xla(tmp_path):
-    pytest.importorskip("torch_xla", reason="needs torch-xla (pip install '.[xla]')")
     src = _write(tmp_path / "src")
     xla = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
     original = _run(src / "train.py", tmp_path / "cpu.json", {})
