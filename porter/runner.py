@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -21,8 +22,9 @@ from porter.discover import Candidate, discover
 from porter.findings import FileResult, FileStatus
 from porter.index import ProjectIndex
 from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.prefilter import admits
+from porter.prefilter import NOT_ADMITTED, admits
 from porter.settings import Settings
+from porter.statindex import StatIndex, facts_key
 from porter.textsafe import name as utf8_name
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -33,9 +35,20 @@ def relative_name(path: Path) -> str:
     not UTF-8 keeps its surrogate escapes): what a patch header must name."""
     # the folder is resolved, the name is not: a link is shown under its own name
     try:
-        return (path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()).as_posix()
+        return (_resolved(path.parent) / path.name).relative_to(_resolved(Path.cwd())).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _resolved_cached(folder: Path, cwd: str) -> Path:
+    return folder.resolve()
+
+
+def _resolved(folder: Path) -> Path:
+    """`folder.resolve()`, once per folder and working folder in a run (a realpath per file
+    cost more than the rest of a warm run)."""
+    return _resolved_cached(folder, os.getcwd())
 
 
 def display_path(path: Path) -> str:
@@ -79,48 +92,67 @@ def excluded(settings: Settings, path: Path) -> bool:
 
 def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | None, FileResult | None]:
     """(name, settings for the file, its bytes or None, the result when it cannot be read)."""
+    name, settings, _, source, failed = _read_stat(cand, settings)
+    return name, settings, source, failed
+
+
+def _problem(cand: Candidate, name: str) -> FileResult:
+    assert cand.problem is not None
+    status = FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED
+    return FileResult(path=name, status=status, reason=cand.problem)
+
+
+def _read_stat(cand: Candidate, settings: Settings, st: os.stat_result | None = None):
+    """`_read`, with the `stat` taken before the bytes were read (or given, taken earlier)."""
     name = display_path(cand.path)
     settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
-        status = FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED
-        return name, settings, None, FileResult(path=name, status=status, reason=cand.problem)
+        return name, settings, None, None, _problem(cand, name)
     try:
-        size = cand.path.stat().st_size
+        st = st or cand.path.stat()
+        size = st.st_size
         if size > MAX_FILE_BYTES:
-            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-        if cand.path.is_dir():
-            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
+            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+        if stat.S_ISDIR(st.st_mode):
+            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
         source = cand.path.read_bytes()
     except IsADirectoryError:
-        return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
     except PermissionError:
-        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
     except OSError as exc:
-        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
-    return name, settings, source, None
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
+    return name, settings, st, source, None
 
 
-def project_index(candidates: list[Candidate], store: Cache | None = None) -> dict[str, tuple]:
+def project_index(candidates: list[Candidate], store: Cache | None = None, stats: StatIndex | None = None) -> dict[str, tuple]:
     """Each file's answers from one index of device values per run (`porter.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
-    nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
+    nothing. Otherwise those files are read again and indexed with `ast` (no libcst).
+    A file the stat index vouches for is not read: its hash and scan come from there."""
     wanted: list[tuple[str, Path]] = []
     digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
             continue
+        name = display_path(cand.path)
         try:
-            if cand.path.stat().st_size > MAX_FILE_BYTES:
+            st = cand.path.stat()
+            if st.st_size > MAX_FILE_BYTES:
                 continue
-            source = cand.path.read_bytes()
-        except OSError:
+            rec = stats.lookup(name, st) if stats is not None else None
+            if rec is not None:
+                wants, sha = rec.wanted, bytes.fromhex(rec.sha256)
+            else:
+                source = cand.path.read_bytes()
+                wants, sha = ProjectIndex.wants(source), hashlib.sha256(source).digest()
+        except (OSError, ValueError):
             continue
-        if ProjectIndex.wants(source):
-            name = display_path(cand.path)
+        if wants:
             wanted.append((name, cand.path))
-            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
+            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
     key = digest.hexdigest()
     facts = store.get_index(key) if store is not None else None
     if facts is None:
@@ -177,11 +209,20 @@ def iter_results(
         store = Cache.for_paths(paths, where)
 
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
-    facts = project_index(candidates, store)
+    stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
+    facts = project_index(candidates, store, stats)
 
     def prepared() -> Iterator[tuple[tuple, Job | None]]:
         for cand in candidates:
-            name, here, source, failed = _read(cand, settings)
+            if cand.problem is not None:
+                name = display_path(cand.path)
+                yield (cand, _problem(cand, name), None), None
+                continue
+            known = _known(cand, settings, facts, stats)
+            if known is not None:
+                yield (cand, known, None), None
+                continue
+            name, here, st, source, failed = _read_stat(cand, settings)
             if failed is not None:
                 yield (cand, failed, None), None
                 continue
@@ -189,19 +230,24 @@ def iter_results(
             key = store.key(source, name, here) if store is not None else None
             hit = store.get(key, name, source) if store is not None else None
             if hit is not None:
+                _remember(stats, name, st, source, here, key, hit)
                 yield (cand, hit, None), None
             elif not admits(source, here):
-                # the prefilter is cheaper than a cache entry: no entry is written for it
-                yield (cand, _port_source(source, name, here), None), None
+                # the prefilter is cheaper than a cache entry: only the stat index records it
+                result = _not_admitted(source, name)
+                _remember(stats, name, st, source, here, None, result)
+                yield (cand, result, None), None
             else:
-                yield (cand, None, key), Job(source, name, here)
+                yield (cand, None, (key, name, st, here)), Job(source, name, here)
 
     def finish(tag: tuple, result: FileResult | None) -> tuple[Candidate, FileResult]:
-        cand, ready, key = tag
+        cand, ready, todo = tag
         if ready is not None:
             return cand, ready
+        key, name, st, here = todo
         if store is not None and key is not None:
             store.put(key, result)
+            _remember(stats, name, st, result.original_source, here, key, result)
         return cand, result
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
@@ -223,6 +269,46 @@ def iter_results(
     limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
     for tag, result in Pool(workers, file_timeout=limit).map(chained()):
         yield finish(tag, result)
+    if stats is not None:
+        stats.save()
+
+
+def _known(cand: Candidate, settings: Settings, facts: dict[str, tuple], stats: StatIndex | None) -> FileResult | None:
+    """The result the stat index holds for an unchanged file, or None (read it)."""
+    if stats is None:
+        return None
+    name = display_path(cand.path)
+    try:
+        st = cand.path.stat()
+    except OSError:
+        return None
+    rec = stats.lookup(name, st)
+    if rec is None or rec.facts != facts_key(facts.get(name, ())):
+        return None
+    if rec.key is None:
+        result = rec.answer(name)
+    else:
+        try:
+            source = cand.path.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(source).hexdigest() != rec.sha256:
+            return None
+        result = stats.store.get(rec.key, name, source)  # verified as on any hit
+        if result is None:
+            return None
+    stats.keep(name, rec)
+    return result
+
+
+def _remember(stats: StatIndex | None, name: str, st: os.stat_result, source: bytes | None, here: Settings, key: str | None, result: FileResult) -> None:
+    if stats is not None and source is not None:
+        stats.record(name, st, source, ProjectIndex.wants(source), here.flow or (), key, result)
+
+
+def _not_admitted(source: bytes, name: str) -> FileResult:
+    """What `port_source` says of a file the prefilter turns away (without loading libcst)."""
+    return FileResult(path=name, status=FileStatus.SKIPPED, original_source=source, reason=NOT_ADMITTED)
 
 
 @dataclass
