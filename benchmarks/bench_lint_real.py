@@ -7,8 +7,9 @@ The corpus is the Python source of pinned releases of PyTorch-heavy libraries fr
 (`DISTS`, ~1.2M lines, ~3,900 files), downloaded with pip, checked against their sha256,
 and unpacked under `$PORTER_BENCH_CACHE` (default `~/.cache/porter-bench`); nothing is
 vendored. One run measures, side by side: `ast.parse` of every file (one core), `porter
-lint` cold (a fresh, empty cache dir), `porter lint` warm (the same cache dir again), and with
-`--torchfix` TorchFix (`pip install .[bench]`; ~20 minutes on 2 cores). Figures are printed
+lint` cold (`--no-cache`), filling an empty temporary cache, warm (that cache again: every
+file a hit), and with `--torchfix` TorchFix (`pip install .[bench]` in a venv of its own, as
+it pins libcst 1.5, then `--torchfix-exe`; ~20 minutes on 2 cores). Figures are printed
 as seconds and as ratios to `ast.parse` measured in the same run, since the machine is
 shared and absolute times drift. The cache lives in a temporary folder, never the user's.
 `--findings-out` keeps the sorted JSON findings (to compare two versions of porter).
@@ -144,10 +145,10 @@ def _sorted_findings(text: str) -> list[dict]:
     return sorted(json.loads(text), key=lambda d: json.dumps(d, sort_keys=True))
 
 
-def _torchfix(root: Path) -> tuple[float, int]:
-    exe = shutil.which("torchfix") or str(Path(sys.executable).parent / "torchfix")
+def _torchfix(root: Path, exe: str | None) -> tuple[float, int]:
+    exe = exe or shutil.which("torchfix") or str(Path(sys.executable).parent / "torchfix")
     if not Path(exe).exists():
-        raise SystemExit("torchfix is not installed: pip install '.[bench]'")
+        raise SystemExit("torchfix is not installed: pip install '.[bench]' (in a venv of its own: it pins libcst 1.5), or --torchfix-exe PATH")
     t = time.perf_counter()
     proc = subprocess.run([exe, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     return time.perf_counter() - t, proc.stdout.count("\n")
@@ -159,7 +160,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None, help="porter's --jobs (default: every core)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each porter measurement (the best is reported)")
     ap.add_argument("--torchfix", action="store_true", help="also time TorchFix over the corpus (slow: ~20 min)")
-    ap.add_argument("--skip-cold", action="store_true", help="warm runs only (the cache is filled once, untimed)")
+    ap.add_argument("--torchfix-exe", help="the torchfix program (default: on PATH or beside this Python)")
+    ap.add_argument("--skip-cold", action="store_true", help="no --no-cache runs (the cache is still filled once, timed)")
+    ap.add_argument("--no-lint", action="store_true", help="measure ast.parse (and TorchFix) only")
     ap.add_argument("--findings-out", type=Path, help="write the sorted JSON findings here")
     ap.add_argument("--porter", type=Path, default=REPO, help="the checkout of porter to measure (default: this one)")
     a = ap.parse_args()
@@ -190,24 +193,26 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="porter-bench-cache-"))
     outputs: list[str] = []
     try:
-        if not a.skip_cold:
+        if not a.skip_cold and not a.no_lint:
             measure("porter lint, cold (--no-cache)", None, a.repeat)
         cache = scratch / "cache"
-        measure("porter lint, filling an empty cache", cache, 1)
-        measure("porter lint, warm (every file a hit)", cache, a.repeat)
+        if not a.no_lint:
+            measure("porter lint, filling an empty cache", cache, 1)
+            measure("porter lint, warm (every file a hit)", cache, a.repeat)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    found = [_sorted_findings(o) for o in outputs]
+    found = [_sorted_findings(o) for o in outputs] or [[]]
     same = all(f == found[0] for f in found)
-    print(f"  findings: {len(found[0]):,} ({'identical in every run' if same else 'DIFFER between runs'})")
-    if a.findings_out:
+    if outputs:
+        print(f"  findings: {len(found[0]):,} ({'identical in every run' if same else 'DIFFER between runs'})")
+    if a.findings_out and outputs:
         a.findings_out.write_text(json.dumps(found[0], indent=1, sort_keys=True) + "\n")
         print(f"  sorted findings written to {a.findings_out}")
 
     if a.torchfix:
         cpu0 = _children_cpu()
-        t, n = _torchfix(root)
+        t, n = _torchfix(root, a.torchfix_exe)
         rows.append(("TorchFix (torchfix .)", t, _children_cpu() - cpu0, f"{n:,} lines of output"))
     else:
         print("  TorchFix: skipped (--torchfix to include it; ~20 min)")

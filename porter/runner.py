@@ -53,7 +53,19 @@ def _resolved(folder: Path) -> Path:
 
 def display_path(path: Path) -> str:
     """The name every result and report carries: valid UTF-8 (undecodable bytes as `\\xNN`)."""
-    return utf8_name(relative_name(path))
+    return _display(os.fspath(path), os.getcwd())
+
+
+@lru_cache(maxsize=65536)
+def _display(path: str, cwd: str) -> str:
+    return utf8_name(relative_name(Path(path)))
+
+
+def forget_paths() -> None:
+    """Drop what this process remembers of the file system's paths (once per run: a folder
+    may have become a link since the last run in the same process)."""
+    _display.cache_clear()
+    _resolved_cached.cache_clear()
 
 
 @lru_cache(maxsize=256)
@@ -201,6 +213,7 @@ def iter_results(
     `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere. `file_timeout`: seconds
     one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """
+    forget_paths()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
