@@ -140,9 +140,15 @@ def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter:
     return elapsed, _children_cpu() - cpu, proc.returncode, proc.stdout
 
 
-def _sorted_findings(text: str) -> list[dict]:
-    """The findings, sorted, without what depends on where the corpus lies."""
-    return sorted(json.loads(text), key=lambda d: json.dumps(d, sort_keys=True))
+def _sorted_findings(text: str, porter: Path) -> list[dict]:
+    """The findings, sorted; links into porter's docs name `<porter>` rather than the
+    checkout measured, so that two checkouts' findings compare equal when they are."""
+    home = porter.resolve().as_uri()
+    found = json.loads(text)
+    for d in found:
+        if isinstance(d.get("doc_url"), str) and d["doc_url"].startswith(home):
+            d["doc_url"] = "<porter>" + d["doc_url"][len(home):]
+    return sorted(found, key=lambda d: json.dumps(d, sort_keys=True))
 
 
 def _torchfix(root: Path, exe: str | None) -> tuple[float, int]:
@@ -202,7 +208,7 @@ def main() -> None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    found = [_sorted_findings(o) for o in outputs] or [[]]
+    found = [_sorted_findings(o, a.porter) for o in outputs] or [[]]
     same = all(f == found[0] for f in found)
     if outputs:
         print(f"  findings: {len(found[0]):,} ({'identical in every run' if same else 'DIFFER between runs'})")
