@@ -114,14 +114,14 @@ def _problem(cand: Candidate, name: str) -> FileResult:
     return FileResult(path=name, status=status, reason=cand.problem)
 
 
-def _read_stat(cand: Candidate, settings: Settings, st: os.stat_result | None = None):
-    """`_read`, with the `stat` taken before the bytes were read (or given, taken earlier)."""
+def _read_stat(cand: Candidate, settings: Settings):
+    """`_read`, with the `stat` taken before the bytes were read (what the stat index keys on)."""
     name = display_path(cand.path)
     settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
         return name, settings, None, None, _problem(cand, name)
     try:
-        st = st or cand.path.stat()
+        st = cand.path.stat()
         size = st.st_size
         if size > MAX_FILE_BYTES:
             return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
