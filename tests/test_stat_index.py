@@ -124,3 +124,16 @@ def test_corrupt_index_is_an_empty_one(tmp_path, trusting):
     index.write_bytes(digest + b"\n" + forged)
     assert StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old == {}
     assert _lint(root, cache)["m.py"].reason == NOT_ADMITTED
+
+
+def test_suppression_comment_is_read_on_a_warm_run(tmp_path, trusting):
+    """A file with no finding but a `# noqa: CODE` comment is read on a hit: PORT100 needs its text."""
+    from porter.lint import lint
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(b"import torch\nx = torch.zeros(3)  # noqa: DEV001\n")
+    settings = Settings(target="xla", want_source=False)
+    for _ in range(2):  # the second run is answered by the stat index
+        run = lint([root], settings, report_unused=True, jobs=1, cache_dir=cache)
+        assert [f.code for f in run.findings] == ["PORT100"]
