@@ -220,17 +220,22 @@ def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
             yield tree.body[0]
 
 
-def digest(files: list[tuple[str, bytes]]) -> str:
-    """What `cuda_only_imports` reads of `files`: the whole of each file that may hold CUDA-only
-    code, the `from ... import` lines of the others. Editing a body elsewhere changes nothing."""
+def part(source: bytes) -> bytes:
+    """What `cuda_only_imports` reads of one file, hashed: the whole of a file that may hold
+    CUDA-only code, the `from ... import` lines of the others; empty for a file that imports
+    nothing. Editing a body elsewhere changes nothing."""
+    if b"import" not in source:
+        return b""
+    if any(t in source for t in TOKENS):
+        return hashlib.sha256(source).digest()
+    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source))).digest()
+
+
+def digest(parts: list[tuple[str, bytes]]) -> str:
+    """The key of the CUDA-only facts of a project, from each importing file's `part`."""
     h = hashlib.sha256(KIND.encode())
-    for name, source in files:
-        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
-        if any(t in source for t in TOKENS):
-            h.update(hashlib.sha256(source).digest())
-        else:
-            for match in _FROM.finditer(source):
-                h.update(match.group(1) + b"\0")
+    for name, p in parts:
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
     return h.hexdigest()
 
 

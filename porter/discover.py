@@ -69,6 +69,9 @@ def _walk(top: Path, root: Path, excludes: pathspec.GitIgnoreSpec, respect_gitig
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(top)
+        # the walk enters no link, so a folder's real path is the root's plus its own
+        # relative path: no realpath per file (that cost more than the rest of a warm run)
+        real_dir = root / rel_dir
         if respect_gitignore:
             gi = here / ".gitignore"
             if gi.is_file():
@@ -113,7 +116,7 @@ def _walk(top: Path, root: Path, excludes: pathspec.GitIgnoreSpec, respect_gitig
                     continue  # the real file is (or will be) visited under its own name
                 seen.add(target)
                 continue  # the link's target is inside the tree and is visited directly
-            seen.add(full.resolve())
+            seen.add(real_dir / name)
             yield Candidate(full, root)
 
 

@@ -20,7 +20,7 @@ from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.findings import FileResult, FileStatus
-from porter.prefilter import admits
+from porter.prefilter import NOT_ADMITTED, admits
 from porter.settings import Settings
 from porter.suppressions import Suppressions
 from porter.suppressions import scan as scan_suppressions
@@ -41,7 +41,7 @@ def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
     """Port one file's bytes. Never raises for bad input: errors come back as results."""
     result = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
     if not admits(source, settings):
-        result.status, result.reason = FileStatus.SKIPPED, "no CUDA-related token"
+        result.status, result.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return result
     suppressions = scan_suppressions(source)
     if suppressions.ignore_file:

@@ -19,6 +19,8 @@ from porter.index import ACTIONABLE
 from porter.ruledata import all_rules, load_toml, rule_enabled, rules_dir
 from porter.settings import Settings
 
+NOT_ADMITTED = "no CUDA-related token"  # the reason a file the scan turns away is skipped
+
 
 @lru_cache(maxsize=1)
 def _requires() -> dict[str, tuple[bytes, ...]]:

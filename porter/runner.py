@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -23,8 +24,9 @@ from porter.findings import FileResult, FileStatus
 from porter.generic import keeps_generic_selection, project_selects_generically
 from porter.index import ProjectIndex
 from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.prefilter import admits
+from porter.prefilter import NOT_ADMITTED, admits
 from porter.settings import Facts, Settings
+from porter.statindex import StatIndex, facts_key
 from porter.textsafe import name as utf8_name
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -35,14 +37,37 @@ def relative_name(path: Path) -> str:
     not UTF-8 keeps its surrogate escapes): what a patch header must name."""
     # the folder is resolved, the name is not: a link is shown under its own name
     try:
-        return (path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()).as_posix()
+        return (_resolved(path.parent) / path.name).relative_to(_resolved(Path.cwd())).as_posix()
     except ValueError:
         return path.as_posix()
 
 
+@lru_cache(maxsize=4096)
+def _resolved_cached(folder: Path, cwd: str) -> Path:
+    return folder.resolve()
+
+
+def _resolved(folder: Path) -> Path:
+    """`folder.resolve()`, once per folder and working folder in a run (a realpath per file
+    cost more than the rest of a warm run)."""
+    return _resolved_cached(folder, os.getcwd())
+
+
 def display_path(path: Path) -> str:
     """The name every result and report carries: valid UTF-8 (undecodable bytes as `\\xNN`)."""
-    return utf8_name(relative_name(path))
+    return _display(os.fspath(path), os.getcwd())
+
+
+@lru_cache(maxsize=65536)
+def _display(path: str, cwd: str) -> str:
+    return utf8_name(relative_name(Path(path)))
+
+
+def forget_paths() -> None:
+    """Drop what this process remembers of the file system's paths (once per run: a folder
+    may have become a link since the last run in the same process)."""
+    _display.cache_clear()
+    _resolved_cached.cache_clear()
 
 
 @lru_cache(maxsize=256)
@@ -81,58 +106,88 @@ def excluded(settings: Settings, path: Path) -> bool:
 
 def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | None, FileResult | None]:
     """(name, settings for the file, its bytes or None, the result when it cannot be read)."""
+    name, settings, _, source, failed = _read_stat(cand, settings)
+    return name, settings, source, failed
+
+
+def _problem(cand: Candidate, name: str) -> FileResult:
+    assert cand.problem is not None
+    status = FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED
+    return FileResult(path=name, status=status, reason=cand.problem)
+
+
+def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.stat_result | None, bytes | None, FileResult | None]:
+    """`_read`, with the `stat` taken before the bytes were read (what the stat index keys on)."""
     name = display_path(cand.path)
     settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
-        status = FileStatus.ERROR if "broken" in cand.problem or "no such" in cand.problem else FileStatus.SKIPPED
-        return name, settings, None, FileResult(path=name, status=status, reason=cand.problem)
+        return name, settings, None, None, _problem(cand, name)
     try:
-        size = cand.path.stat().st_size
+        st = cand.path.stat()
+        size = st.st_size
         if size > MAX_FILE_BYTES:
-            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-        if cand.path.is_dir():
-            return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
+            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
+        if stat.S_ISDIR(st.st_mode):
+            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
         source = cand.path.read_bytes()
     except IsADirectoryError:
-        return name, settings, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
     except PermissionError:
-        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
     except OSError as exc:
-        return name, settings, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
-    return name, settings, source, None
+        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
+    return name, settings, st, source, None
 
 
-def project_index(candidates: list[Candidate], store: Cache | None = None) -> dict[str, Facts]:
+def project_index(candidates: list[Candidate], store: Cache | None = None, stats: StatIndex | None = None) -> dict[str, Facts]:
     """Each file's answers from one index of device values per run (`porter.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
-    nothing. Otherwise those files are read again and indexed with `ast` (no libcst)."""
+    nothing. Otherwise those files are read again and indexed with `ast` (no libcst).
+    A file the stat index vouches for is not read: its hash and scan come from there."""
     wanted: list[tuple[str, Path]] = []
-    everything: list[tuple[str, bytes]] = []  # for names imported from CUDA-only code (GUARD001)
+    # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
+    # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
+    importing: list[tuple[str, Path]] = []
+    parts: list[tuple[str, bytes]] = []
     digest = hashlib.sha256()
     for cand in candidates:
         if cand.problem is not None:
             continue
+        name = display_path(cand.path)
         try:
-            if cand.path.stat().st_size > MAX_FILE_BYTES:
+            st = cand.path.stat()
+            if st.st_size > MAX_FILE_BYTES:
                 continue
-            source = cand.path.read_bytes()
-        except OSError:
+            rec = stats.lookup(name, st) if stats is not None else None
+            if rec is not None:
+                wants, sha, imports = rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
+            else:
+                source = cand.path.read_bytes()
+                wants, sha = ProjectIndex.wants(source), hashlib.sha256(source).digest()
+                imports = cuda_only_index.part(source)
+        except (OSError, ValueError):
             continue
-        if b"import" in source:
-            everything.append((display_path(cand.path), source))
-        if ProjectIndex.wants(source):
-            name = display_path(cand.path)
+        if imports:
+            importing.append((name, cand.path))
+            parts.append((name, imports))
+        if wants:
             wanted.append((name, cand.path))
-            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
-    key = digest.hexdigest() + cuda_only_index.digest(everything)
+            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
+    key = digest.hexdigest() + cuda_only_index.digest(parts)
     facts = store.get_index(key) if store is not None else None
     if facts is None:
         index = ProjectIndex()
         for name, path in wanted:
             try:
                 index.add(name, path.read_bytes())
+            except OSError:
+                continue
+        everything: list[tuple[str, bytes]] = []
+        for name, path in importing:
+            try:
+                everything.append((name, path.read_bytes()))
             except OSError:
                 continue
         facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything)
@@ -159,7 +214,8 @@ def _env_cache() -> bool:
 
 
 # each item's tag in the pool: the candidate, its result when no parse is needed, its cache key
-_Tag = tuple[Candidate, FileResult | None, str | None]
+_Todo = tuple[str | None, str, os.stat_result, Settings]  # cache key, name, stat, settings of a file to parse
+_Tag = tuple[Candidate, FileResult | None, _Todo | None]
 
 
 def iter_results(
@@ -179,6 +235,7 @@ def iter_results(
     `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere. `file_timeout`: seconds
     one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """
+    forget_paths()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
@@ -187,38 +244,52 @@ def iter_results(
         store = Cache.for_paths(paths, where)
 
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
-    facts = project_index(candidates, store)
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None):
             settings = replace(settings, generic=True)
+    stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
+    facts = project_index(candidates, store, stats)
 
     def prepared() -> Iterator[tuple[_Tag, Job | None]]:
         for cand in candidates:
-            name, here, source, failed = _read(cand, settings)
+            if cand.problem is not None:
+                name = display_path(cand.path)
+                yield (cand, _problem(cand, name), None), None
+                continue
+            known = _known(cand, settings, facts, stats)
+            if known is not None:
+                yield (cand, known, None), None
+                continue
+            name, here, st, source, failed = _read_stat(cand, settings)
             if failed is not None:
                 yield (cand, failed, None), None
                 continue
-            assert source is not None  # _read gives the bytes or the failure
+            assert source is not None and st is not None  # _read_stat gives the bytes or the failure
             here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
             key = hit = None
             if store is not None:
                 key = store.key(source, name, here)
                 hit = store.get(key, name, source)
             if hit is not None:
+                _remember(stats, name, st, source, here, key, hit)
                 yield (cand, hit, None), None
             elif not admits(source, here):
-                # the prefilter is cheaper than a cache entry: no entry is written for it
-                yield (cand, _port_source(source, name, here), None), None
+                # the prefilter is cheaper than a cache entry: only the stat index records it
+                result = _not_admitted(source, name)
+                _remember(stats, name, st, source, here, None, result)
+                yield (cand, result, None), None
             else:
-                yield (cand, None, key), Job(source, name, here)
+                yield (cand, None, (key, name, st, here)), Job(source, name, here)
 
     def finish(tag: _Tag, result: FileResult | None) -> tuple[Candidate, FileResult]:
-        cand, ready, key = tag
+        cand, ready, todo = tag
         if ready is not None:
             return cand, ready
-        assert result is not None  # the pool parsed every item that was not ready
+        assert result is not None and todo is not None  # the pool parsed every item that was not ready
+        key, name, st, here = todo
         if store is not None and key is not None:
             store.put(key, result)
+            _remember(stats, name, st, result.original_source, here, key, result)
         return cand, result
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
@@ -240,6 +311,47 @@ def iter_results(
     limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
     for tag, result in Pool(workers, file_timeout=limit).map(chained()):
         yield finish(tag, result)
+    if stats is not None:
+        stats.save()
+
+
+def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:
+    """The result the stat index holds for an unchanged file, or None (read it)."""
+    if stats is None:
+        return None
+    name = display_path(cand.path)
+    try:
+        st = cand.path.stat()
+    except OSError:
+        return None
+    rec = stats.lookup(name, st)
+    if rec is None or rec.facts != facts_key(facts.get(name, ())):
+        return None
+    if rec.key is None:
+        result = rec.answer(name)
+    else:
+        try:
+            source = cand.path.read_bytes()
+        except OSError:
+            return None
+        if hashlib.sha256(source).hexdigest() != rec.sha256:
+            return None
+        hit = stats.store.get(rec.key, name, source)  # verified as on any hit
+        if hit is None:
+            return None
+        result = hit
+    stats.keep(name, rec)
+    return result
+
+
+def _remember(stats: StatIndex | None, name: str, st: os.stat_result, source: bytes | None, here: Settings, key: str | None, result: FileResult) -> None:
+    if stats is not None and source is not None:
+        stats.record(name, st, source, ProjectIndex.wants(source), cuda_only_index.part(source), here.flow or (), key, result)
+
+
+def _not_admitted(source: bytes, name: str) -> FileResult:
+    """What `port_source` says of a file the prefilter turns away (without loading libcst)."""
+    return FileResult(path=name, status=FileStatus.SKIPPED, original_source=source, reason=NOT_ADMITTED)
 
 
 @dataclass

@@ -93,6 +93,14 @@ class PortTransformer(cst.CSTTransformer):
                 descend = False
         return descend
 
+    # families are handed whole nodes only (no `visit_<Node>_<field>` methods anywhere):
+    # libcst's default looks two of those up by name for every field of every node
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
     def on_leave(self, original_node: Any, updated_node: Any) -> Any:
         cls = type(original_node)
         result = updated_node

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from porter.discover import Candidate
 from porter.findings import FileResult, FileStatus, Finding
-from porter.lint.fingerprint import fingerprint_file
+from porter.lint.fingerprint import fingerprint_file, forget_folders
 from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions
 from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
@@ -38,6 +38,7 @@ def lint(
     applied; the fixes themselves are in `run.pending` (path, ported bytes, new bytes) for
     the caller to write through the write guard (`porter.cli.writes`)."""
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
+    forget_folders()
     fixed: list[tuple[FileResult, Settings]] = []
     for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
         run.results.append(result)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 from porter.findings import Finding
@@ -23,12 +24,24 @@ def normalised_text(lines: list[str], finding: Finding) -> str:
 
 def identity_path(path: str, base: Path | None = None) -> str:
     """The path as it goes into a fingerprint: relative to `base` (or the cwd), `..` allowed."""
-    p = Path(path).resolve()
-    root = (base or Path.cwd()).resolve()
+    p = Path(path)
+    # a realpath per file cost a warm run more than its findings: resolve each folder once
+    p = p.resolve() if p.is_symlink() else _resolved(p.parent, os.getcwd()) / p.name
+    root = _resolved(base or Path.cwd(), os.getcwd())
     try:
         return Path(os.path.relpath(p, root)).as_posix()
     except ValueError:  # another drive (Windows)
         return p.as_posix()
+
+
+@lru_cache(maxsize=4096)
+def _resolved(folder: Path, cwd: str) -> Path:
+    return folder.resolve()
+
+
+def forget_folders() -> None:
+    """Once per run: a folder may have become a link since the last run in this process."""
+    _resolved.cache_clear()
 
 
 def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, base: Path | None = None) -> list[str]:

@@ -1,0 +1,254 @@
+"""`porter lint` on a million lines of real PyTorch code, next to `ast.parse` and TorchFix.
+
+    python benchmarks/bench_lint_real.py [--target xla] [--jobs N] [--repeat 2]
+        [--torchfix] [--findings-out FILE.json] [--skip-cold]
+
+The corpus is the Python source of pinned releases of PyTorch-heavy libraries from PyPI
+(`DISTS`, ~1.2M lines, ~3,900 files), downloaded with pip, checked against their sha256,
+and unpacked under `$PORTER_BENCH_CACHE` (default `~/.cache/porter-bench`); nothing is
+vendored. One run measures, side by side: `ast.parse` of every file (one core), `porter
+lint` cold (`--no-cache`), filling an empty temporary cache, warm (that cache again: every
+file a hit), and with `--torchfix` TorchFix (`pip install .[bench]` in a venv of its own, as
+it pins libcst 1.5, then `--torchfix-exe`; ~20 minutes on 2 cores). Figures are printed
+as seconds and as ratios to `ast.parse` measured in the same run, since the machine is
+shared and absolute times drift. The cache lives in a temporary folder, never the user's.
+`--findings-out` keeps the sorted JSON findings (to compare two versions of porter).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import warnings
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+# (pip requirement, file on the index, sha256): pinned, so every run lints the same lines
+DISTS = (
+    ("transformers==4.26.1", "transformers-4.26.1-py3-none-any.whl", "dae2fa15290c1f526e1b629b0e235eea5e4c04078fcaf1f197a70d51b4f65df2"),
+    ("deepspeed==0.16.1", "deepspeed-0.16.1.tar.gz", "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c"),
+    ("torch_geometric==2.6.1", "torch_geometric-2.6.1-py3-none-any.whl", "8faeb353f9655f7dbec44c5e0b44c721773bdfb279994da96b9b8b12fd30f427"),
+    ("timm==1.0.11", "timm-1.0.11-py3-none-any.whl", "52a6f895e2cbec35a87d0846870419c2c0aa40de9b205bcda917f38278bf3044"),
+    ("kornia==0.7.4", "kornia-0.7.4-py2.py3-none-any.whl", "1b816b4c45878a73531a500a46dbf61e646ec7a749bf8a4dd7a5833a04e28808"),
+    ("torchmetrics==1.6.0", "torchmetrics-1.6.0-py3-none-any.whl", "a508cdd87766cedaaf55a419812bf9f493aff8fffc02cc19df5a8e2e7ccb942a"),
+    ("lightning==2.4.0", "lightning-2.4.0-py3-none-any.whl", "560163af9711cf59055c448232c473150a299089efce0d2be3cc3288082d8768"),
+    ("accelerate==1.1.1", "accelerate-1.1.1-py3-none-any.whl", "61edd81762131b8d4bede008643fa1e1f3bf59bec710ebda9771443e24feae02"),
+    ("peft==0.13.2", "peft-0.13.2-py3-none-any.whl", "d4e0951ec78eac11c45a051801c569913436888c578d48e5ce86996b715bc6ef"),
+)
+_CORPUS_VERSION = "1"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("PORTER_BENCH_CACHE", Path.home() / ".cache" / "porter-bench"))
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _download(requirement: str, dist: str, sha: str) -> Path:
+    archive = cache_dir() / "dists" / dist
+    if not archive.exists() or _sha256(archive) != sha:
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, requirement, "-d", str(archive.parent)],
+            check=True, capture_output=True, text=True, timeout=900,
+        )
+    got = _sha256(archive)
+    if got != sha:
+        raise SystemExit(f"{dist}: sha256 {got} differs from the pinned {sha}")
+    return archive
+
+
+def corpus() -> Path:
+    """The unpacked corpus: each distribution's .py files under `<name>/` (made once)."""
+    root = cache_dir() / f"corpus-v{_CORPUS_VERSION}"
+    if (root / ".ok").exists():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    for requirement, dist, sha in DISTS:
+        archive = _download(requirement, dist, sha)
+        dest = root / requirement.replace("==", "-")
+        dest.mkdir(parents=True)
+        if dist.endswith(".whl"):
+            with zipfile.ZipFile(archive) as whl:
+                whl.extractall(dest, [m for m in whl.namelist() if m.endswith(".py")])
+        else:
+            with tarfile.open(archive) as tar:
+                members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
+                tar.extractall(dest, members, filter="data")
+    (root / ".ok").write_text("\n".join(d[2] for d in DISTS))
+    return root
+
+
+def _files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.py") if p.is_file())
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _ast_all(sources: list[bytes]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) to parse every file with `ast` in this process."""
+    cpu = time.process_time()
+    t = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for src in sources:
+            try:
+                ast.parse(src)
+            except (SyntaxError, ValueError):
+                pass
+    return time.perf_counter() - t, time.process_time() - cpu
+
+
+def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter: Path) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds of porter and its workers, exit code, stdout) of one
+    `porter lint` process over the corpus."""
+    env = {**os.environ, "PYTHONPATH": str(porter), "NO_COLOR": "1"}
+    env.pop("PORTER_CACHE_DIR", None)
+    args = [sys.executable, "-m", "porter", "lint", ".", "--target", target, "--isolated", "--output-format", "json"]
+    args += ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
+    if jobs:
+        args += ["--jobs", str(jobs)]
+    cpu = _children_cpu()
+    t = time.perf_counter()
+    proc = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"porter lint failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    return elapsed, _children_cpu() - cpu, proc.returncode, proc.stdout
+
+
+def _sorted_findings(text: str, porter: Path) -> list[dict]:
+    """The findings, sorted; links into porter's docs name `<porter>` rather than the
+    checkout measured, so that two checkouts' findings compare equal when they are."""
+    home = porter.resolve().as_uri()
+    found = json.loads(text)
+    for d in found:
+        if isinstance(d.get("doc_url"), str) and d["doc_url"].startswith(home):
+            d["doc_url"] = "<porter>" + d["doc_url"][len(home):]
+    return sorted(found, key=lambda d: json.dumps(d, sort_keys=True))
+
+
+def _sample(root: Path, files: list[Path], step: int) -> Path:
+    """Every `step`-th file of the corpus, copied under a temporary folder."""
+    dest = Path(tempfile.mkdtemp(prefix="porter-bench-sample-"))
+    for p in files[::step]:
+        out = dest / p.relative_to(root)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(p.read_bytes())
+    return dest
+
+
+def _torchfix(root: Path, exe: str | None) -> tuple[float, int]:
+    exe = exe or shutil.which("torchfix") or str(Path(sys.executable).parent / "torchfix")
+    if not Path(exe).exists():
+        raise SystemExit("torchfix is not installed: pip install '.[bench]' (in a venv of its own: it pins libcst 1.5), or --torchfix-exe PATH")
+    t = time.perf_counter()
+    proc = subprocess.run([exe, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return time.perf_counter() - t, proc.stdout.count("\n")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="xla")
+    ap.add_argument("--jobs", type=int, default=None, help="porter's --jobs (default: every core)")
+    ap.add_argument("--repeat", type=int, default=2, help="runs of each porter measurement (the best is reported)")
+    ap.add_argument("--torchfix", action="store_true", help="also time TorchFix over the corpus (slow: ~20 min)")
+    ap.add_argument("--torchfix-sample", type=int, default=1, metavar="N",
+                    help="run TorchFix on every N-th file only and scale its time by the lines (default 1: all)")
+    ap.add_argument("--torchfix-exe", help="the torchfix program (default: on PATH or beside this Python)")
+    ap.add_argument("--skip-cold", action="store_true", help="no --no-cache runs (the cache is still filled once, timed)")
+    ap.add_argument("--no-lint", action="store_true", help="measure ast.parse (and TorchFix) only")
+    ap.add_argument("--findings-out", type=Path, help="write the sorted JSON findings here")
+    ap.add_argument("--porter", type=Path, default=REPO, help="the checkout of porter to measure (default: this one)")
+    a = ap.parse_args()
+
+    root = corpus()
+    files = _files(root)
+    sources = [p.read_bytes() for p in files]
+    lines = sum(s.count(b"\n") for s in sources)
+    print(f"corpus: {root}\n  {len(files):,} files, {lines:,} lines from {len(DISTS)} pinned PyPI distributions")
+    print(f"  cores: {len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()}")
+
+    # wall seconds are what a user waits; CPU seconds (porter and its workers) are steadier
+    # on a shared machine. Ratios are to ast.parse of the same lines in the same run.
+    rows: list[tuple[str, float, float, str]] = []
+    asts = [_ast_all(sources) for _ in range(a.repeat)]
+    t_ast, c_ast = min(asts)
+    rows.append(("ast.parse, every file (1 core)", t_ast, c_ast, f"best of {a.repeat}"))
+
+    def measure(label: str, cache: Path | None, times: int) -> None:
+        runs = []
+        for _ in range(times):
+            t, cpu, rc, out = _lint(root, a.target, cache, a.jobs, a.porter)
+            runs.append((t, cpu))
+            outputs.append(out)
+        wall, cpu = min(runs)
+        rows.append((label, wall, cpu, f"exit {rc}; runs: " + ", ".join(f"{w:.2f}" for w, _ in runs)))
+
+    scratch = Path(tempfile.mkdtemp(prefix="porter-bench-cache-"))
+    outputs: list[str] = []
+    try:
+        if not a.skip_cold and not a.no_lint:
+            measure("porter lint, cold (--no-cache)", None, a.repeat)
+        cache = scratch / "cache"
+        if not a.no_lint:
+            measure("porter lint, filling an empty cache", cache, 1)
+            measure("porter lint, warm (every file a hit)", cache, a.repeat)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    found = [_sorted_findings(o, a.porter) for o in outputs] or [[]]
+    same = all(f == found[0] for f in found)
+    if outputs:
+        print(f"  findings: {len(found[0]):,} ({'identical in every run' if same else 'DIFFER between runs'})")
+    if a.findings_out and outputs:
+        a.findings_out.write_text(json.dumps(found[0], indent=1, sort_keys=True) + "\n")
+        print(f"  sorted findings written to {a.findings_out}")
+
+    if a.torchfix:
+        where, scale, note = root, 1.0, ""
+        if a.torchfix_sample > 1:
+            where = _sample(root, files, a.torchfix_sample)
+            part = sum(s.count(b"\n") for s in sources[:: a.torchfix_sample])
+            scale, note = lines / part, f"; measured on every {a.torchfix_sample}th file ({part:,} lines), scaled x{lines / part:.1f}"
+        cpu0 = _children_cpu()
+        t, n = _torchfix(where, a.torchfix_exe)
+        rows.append(("TorchFix (torchfix .)", t * scale, (_children_cpu() - cpu0) * scale, f"{n:,} lines of output{note}"))
+        if where != root:
+            shutil.rmtree(where, ignore_errors=True)
+    else:
+        print("  TorchFix: skipped (--torchfix to include it; ~20 min)")
+
+    print(f"\n{'step':38} {'wall s':>8} {'CPU s':>8} {'lines/s':>11} {'wall/ast':>9} {'CPU/ast':>8}  note")
+    for name, sec, cpu, note in rows:
+        print(f"{name:38} {sec:8.2f} {cpu:8.2f} {lines / sec:11,.0f} {sec / t_ast:9.2f} {cpu / c_ast:8.2f}  {note}")
+    print(f"  load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    if not same:
+        raise SystemExit("findings differ between runs")
+
+
+if __name__ == "__main__":
+    main()

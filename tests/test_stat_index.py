@@ -1,0 +1,165 @@
+"""The stat index (porter/statindex.py): a warm run answers an unchanged file from its stat,
+and never answers a changed one from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from porter import statindex
+from porter.cache import Cache
+from porter.findings import FileResult, FileStatus
+from porter.prefilter import NOT_ADMITTED
+from porter.runner import run
+from porter.settings import Settings
+from porter.statindex import StatIndex
+
+CLEAN = b"import torch\nx = torch.randn(3).cudb()\n"  # no CUDA token: skipped
+CUDA = b"import torch\nx = torch.randn(3).cuda()\n"  # the same size: DEV001
+assert len(CLEAN) == len(CUDA)
+
+
+@pytest.fixture
+def trusting(monkeypatch):
+    """Trust a record however recently its file changed (a test cannot wait for the racy
+    window; `test_racily_clean_record_is_not_trusted` covers the window itself)."""
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+
+
+def _lint(root: Path, cache: Path, **settings) -> dict[str, object]:
+    results, _ = run([root], Settings(target="xla", want_source=False, **settings), jobs=1, cache_dir=cache)
+    return {Path(r.path).name: r for r in results}
+
+
+def _codes(result) -> list[str]:
+    return [f.code for f in result.findings]
+
+
+def _index(cache: Path) -> Path:
+    [path] = (cache / "v2").glob("stat-*.idx")
+    return path
+
+
+def test_unchanged_file_is_answered_without_reading_it(tmp_path, monkeypatch, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CLEAN)
+    assert _lint(root, cache)["m.py"].reason == NOT_ADMITTED
+    real = Path.read_bytes
+
+    def refuse(self: Path) -> bytes:
+        if self.name == "m.py":
+            raise PermissionError("read")
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    again = _lint(root, cache)["m.py"]
+    assert again.reason == NOT_ADMITTED  # not "permission denied": the file was not read
+
+
+def test_same_size_edit_with_restored_mtime_is_seen(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    path = root / "m.py"
+    path.write_bytes(CLEAN)
+    assert _codes(_lint(root, cache)["m.py"]) == []
+    before = path.stat()
+    path.write_bytes(CUDA)  # same size, and the mtime put back: only the ctime tells
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+
+
+def test_racily_clean_record_is_not_trusted(tmp_path):
+    """A file whose mtime or ctime is within RACY_NS of the run could change again in the same
+    clock tick without changing its stat: its record must not answer for it."""
+    store = Cache(tmp_path / "cache")
+    path = tmp_path / "m.py"
+    path.write_bytes(CLEAN)
+    index = StatIndex(store, [tmp_path], Settings(target="xla"))
+    st = path.stat()
+    result = FileResult(path="m.py", status=FileStatus.SKIPPED, reason=NOT_ADMITTED)
+    index.record("m.py", st, CLEAN, False, b"", (), None, result)
+    index.save()
+    later = StatIndex(store, [tmp_path], Settings(target="xla"))
+    assert "m.py" in later.old
+    assert later.lookup("m.py", path.stat()) is None  # the same stat, but too recent to vouch for
+    later.old["m.py"].trusted = True
+    assert later.lookup("m.py", path.stat()) is not None  # (and only the racy mark refused it)
+
+
+def test_deleted_file_leaves_the_index(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "a.py").write_bytes(CUDA)
+    (root / "b.py").write_bytes(CLEAN)
+    assert set(_lint(root, cache)) == {"a.py", "b.py"}
+    assert b"a.py" in _index(cache).read_bytes()
+    (root / "a.py").unlink()
+    assert set(_lint(root, cache)) == {"b.py"}
+    assert b"a.py" not in _index(cache).read_bytes()
+
+
+def test_settings_change_is_not_answered_from_the_old_run(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+    assert _codes(_lint(root, cache, ignore=("DEV001",))["m.py"]) == []
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+
+
+def test_corrupt_index_is_an_empty_one(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CLEAN)
+    _lint(root, cache)
+    index = _index(cache)
+    assert StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old
+    digest, _, body = index.read_bytes().partition(b"\n")
+    forged = body.replace(NOT_ADMITTED.encode(), b"no CUDA-related tokeN")  # valid JSON, one bit off
+    assert forged != body
+    index.write_bytes(digest + b"\n" + forged)
+    assert StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old == {}
+    assert _lint(root, cache)["m.py"].reason == NOT_ADMITTED
+
+
+def test_suppression_comment_is_read_on_a_warm_run(tmp_path, trusting):
+    """A file with no finding but a `# noqa: CODE` comment is read on a hit: PORT100 needs its text."""
+    from porter.lint import lint
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(b"import torch\nx = torch.zeros(3)  # noqa: DEV001\n")
+    settings = Settings(target="xla", want_source=False)
+    for _ in range(2):  # the second run is answered by the stat index
+        run = lint([root], settings, report_unused=True, jobs=1, cache_dir=cache)
+        assert [f.code for f in run.findings] == ["PORT100"]
+
+
+def test_a_warm_run_keeps_cross_file_cuda_only_facts_without_reading(tmp_path, monkeypatch, trusting):
+    """The CUDA-only imports across modules (GUARD001/KERN005) come from the stat index on a
+    warm run, and an edit to the module they come from is seen."""
+    from porter import cuda_only_index
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text("import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef launch(x):\n    k[(1,)](x)\n")
+    api = "import torch\nfrom pkg.kernels import launch\n\n\ndef f(x):\n    if x.is_cuda:\n        launch(x)\n    return x\n"
+    (pkg / "api.py").write_text(api)
+    cache = tmp_path / "cache"
+
+    def port() -> str:
+        results, _ = run([pkg], Settings(target="neuron"), jobs=1, cache_dir=cache)
+        (res,) = [r for r in results if r.path.endswith("api.py")]
+        return (res.new_source or res.original_source or b"").decode()
+
+    assert "x.is_cuda" in port()
+    with monkeypatch.context() as m:
+        m.setattr(cuda_only_index, "cuda_only_imports", lambda *a, **k: pytest.fail("warm run rescanned"))
+        assert "x.is_cuda" in port()
+    (pkg / "kernels.py").write_text("import torch\n\n\ndef launch(x):\n    return x\n")
+    assert "x.is_neuron" in port()
