@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from porter.engine import port_source  # noqa: E402
+from porter.pipeline.port import port_source  # noqa: E402
 from porter.report import ReportModel  # noqa: E402
 from porter.report.html import render_html  # noqa: E402
-from porter.runner import run  # noqa: E402
-from porter.settings import Settings  # noqa: E402
+from porter.pipeline.runner import run  # noqa: E402
+from porter.config.settings import Settings  # noqa: E402
 from tests.report.browser import chromium, run_chromium  # noqa: E402
 
 BLOCK = '''def step_{i}(x, model, opt):

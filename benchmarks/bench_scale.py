@@ -69,8 +69,8 @@ def main() -> None:
     cuda = sum(b"cuda" in s for s in sources)
     print(f"corpus: {root}\n  {len(files)} files, {lines} lines, {cuda} files ({cuda / len(files):.0%}) mention cuda")
 
-    from porter.prefilter import admits
-    from porter.settings import Settings
+    from porter.pipeline.prefilter import admits
+    from porter.config.settings import Settings
 
     s = Settings(target=a.target)
     rows = []

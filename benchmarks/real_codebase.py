@@ -18,10 +18,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from porter.engine import port_source
-from porter.findings import FileStatus
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.port import port_source
+from porter.pipeline.findings import FileStatus
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 
 
 def check(path: Path, target: str) -> bool:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from porter.engine import port_source
-from porter.settings import Settings
+from porter.pipeline.port import port_source
+from porter.config.settings import Settings
 
 
 def port(code: str, target: str, *, unsafe: bool = False, **settings) -> tuple[str, list]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 from tests.helpers import port
 
 # modelled on torchtitan 0.3.0: tools/utils.py and distributed/utils.py

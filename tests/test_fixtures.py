@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixtures.regenerate import case_settings
-from porter.engine import port_source
-from porter.findings import FileStatus
-from porter.settings import TARGETS, Settings
+from porter.pipeline.port import port_source
+from porter.pipeline.findings import FileStatus
+from porter.config.settings import TARGETS, Settings
 from tests.helpers import conformance
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from porter import cuda_only_index
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline import cuda_only_index
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 
 KERNELS = '''
 import torch

@@ -38,7 +38,7 @@ def test_wheel_carries_rules(tmp_path: Path):
 
 def test_every_link_leads_to_porters_own_docs():
     from porter.lint.model import UNUSED_CODE, rule_info
-    from porter.ruledata import all_rules
+    from porter.config.ruledata import all_rules
 
     for code in [*all_rules(), UNUSED_CODE]:
         page, _, anchor = rule_info(code).doc_url.partition("#")
@@ -49,6 +49,6 @@ def test_every_link_leads_to_porters_own_docs():
 
 
 def test_engine_imports_without_torch():
-    code = "import sys, porter.cli, porter.runner, porter.engine; assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
+    code = "import sys, porter.cli, porter.pipeline.runner, porter.pipeline.port; assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.settings import Settings
+from porter.config.settings import Settings
 from tests.helpers import port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from porter.docs import rules_markdown
-from porter.ruledata import all_rules
+from porter.config.ruledocs import rules_markdown
+from porter.config.ruledata import all_rules
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
 
 def test_rules_doc_is_current():
-    assert DOC.read_text(encoding="utf-8") == rules_markdown(), "run: python -m porter.docs"
+    assert DOC.read_text(encoding="utf-8") == rules_markdown(), "run: python -m porter.config.ruledocs"
 
 
 def test_every_rule_is_documented_with_an_anchor():

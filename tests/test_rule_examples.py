@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.ruledata import all_rules
+from porter.config.ruledata import all_rules
 from tests.helpers import conformance, port
 
 EXAMPLES = [

@@ -1,4 +1,4 @@
-"""The stat index (porter/statindex.py): a warm run answers an unchanged file from its stat,
+"""The stat index (porter/pipeline/statindex.py): a warm run answers an unchanged file from its stat,
 and never answers a changed one from it."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from porter import statindex
-from porter.cache import Cache
-from porter.findings import FileResult, FileStatus
-from porter.prefilter import NOT_ADMITTED
-from porter.runner import run
-from porter.settings import Settings
-from porter.statindex import StatIndex
+from porter.pipeline import statindex
+from porter.pipeline.cache import Cache
+from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.prefilter import NOT_ADMITTED
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
+from porter.pipeline.statindex import StatIndex
 
 CLEAN = b"import torch\nx = torch.randn(3).cudb()\n"  # no CUDA token: skipped
 CUDA = b"import torch\nx = torch.randn(3).cuda()\n"  # the same size: DEV001
@@ -142,7 +142,7 @@ def test_suppression_comment_is_read_on_a_warm_run(tmp_path, trusting):
 def test_a_warm_run_keeps_cross_file_cuda_only_facts_without_reading(tmp_path, monkeypatch, trusting):
     """The CUDA-only imports across modules (GUARD001/KERN005) come from the stat index on a
     warm run, and an edit to the module they come from is seen."""
-    from porter import cuda_only_index
+    from porter.pipeline import cuda_only_index
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()

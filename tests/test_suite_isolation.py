@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from porter.cache import Cache
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.cache import Cache
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 
 
 def test_default_cache_is_outside_the_users_home(tmp_path):

@@ -15,8 +15,8 @@ import pytest
 
 from porter.apidata import TARGET_RECORDS, load_record, target_api
 from porter.codemods.cuda_api import api_table
-from porter.ruledata import all_rules
-from porter.targets import all_targets
+from porter.config.ruledata import all_rules
+from porter.config.targets import all_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ("neuron", "tpu", "xla")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from porter.ruledata import rules_dir
+from porter.config.ruledata import rules_dir
 
 # the records each target's API is made of (file stems under rules/api/)
 TARGET_RECORDS = {

@@ -10,8 +10,8 @@ from porter.cli.info import explain, rules, targets
 from porter.cli.kernels import kernels
 from porter.cli.lint import lint
 from porter.cli.rewrite import rewrite
-from porter.interrupt import exit_code
-from porter.interrupt import install as install_sigterm
+from porter.cli.interrupt import exit_code
+from porter.cli.interrupt import install as install_sigterm
 
 app = typer.Typer(
     name="porter",

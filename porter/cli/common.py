@@ -11,10 +11,10 @@ from typing import Any
 import typer
 from rich.console import Console, ConsoleDimensions
 
-from porter.config import FAIL_ON, ConfigError, Effective, resolve
-from porter.ruledata import unknown_codes
-from porter.settings import TARGETS, Settings
-from porter.textsafe import plain
+from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
+from porter.config.ruledata import unknown_codes
+from porter.config.settings import TARGETS, Settings
+from porter.report.textsafe import plain
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000

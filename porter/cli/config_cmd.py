@@ -9,8 +9,8 @@ import typer
 from rich.table import Table
 
 from porter.cli.common import console, effective_config, usage_error
-from porter.config import KEYS
-from porter.textsafe import plain
+from porter.config.files import KEYS
+from porter.report.textsafe import plain
 
 
 def config(

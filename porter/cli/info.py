@@ -7,9 +7,9 @@ from rich.markdown import Markdown
 from rich.table import Table
 
 from porter.cli.common import check_target, console, usage_error
-from porter.docs import rule_markdown
-from porter.ruledata import all_rules
-from porter.targets import all_targets
+from porter.config.ruledocs import rule_markdown
+from porter.config.ruledata import all_rules
+from porter.config.targets import all_targets
 
 
 def targets() -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
-from porter.findings import FileStatus
+from porter.pipeline.findings import FileStatus
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
 from porter.lint.statistics import render_statistics
 from porter.report.terminal import print_diff
-from porter.textsafe import plain
+from porter.report.textsafe import plain
 
 
 def lint(

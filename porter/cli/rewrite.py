@@ -9,13 +9,13 @@ import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
-from porter.findings import FileStatus
+from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
-from porter.runner import relative_name, run
-from porter.textsafe import plain
-from porter.writer import copy_tree, mode_of, write_under
+from porter.pipeline.runner import relative_name, run
+from porter.report.textsafe import plain
+from porter.pipeline.writer import copy_tree, mode_of, write_under
 
 
 def rewrite(

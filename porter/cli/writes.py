@@ -1,7 +1,7 @@
 """Writing ported files in place, for every command that does (`rewrite`, `lint --fix`).
 
 One path for all of them: stale temporaries from a killed run are removed, the write guard
-(`porter.gitstate`) is asked first, each file is replaced only while it still holds the bytes
+(`porter.cli.gitstate`) is asked first, each file is replaced only while it still holds the bytes
 that were ported, and an interrupt says exactly which files were written.
 """
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import EXIT_ERROR, err_console
-from porter.gitstate import check_writable
-from porter.interrupt import deferred, exit_code, signal_name
-from porter.runner import display_path
-from porter.textsafe import plain
-from porter.writer import atomic_write, remove_stale_temporaries
+from porter.cli.gitstate import check_writable
+from porter.cli.interrupt import deferred, exit_code, signal_name
+from porter.pipeline.runner import display_path
+from porter.report.textsafe import plain
+from porter.pipeline.writer import atomic_write, remove_stale_temporaries
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 import libcst as cst
 
 from porter.codemods.family import Family
-from porter.findings import Applicability
+from porter.pipeline.findings import Applicability
 
 CUDNN = "torch.backends.cudnn."
 CUDA = "torch.backends.cuda."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
-from porter.findings import Applicability
+from porter.pipeline.findings import Applicability
 
 COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}

@@ -15,14 +15,14 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from porter.findings import Applicability, Finding, Position
-from porter.generic import keeps_generic_selection, selects_generically
-from porter.positions import positions
-from porter.resolve import ImportTable, Resolver, ScopeStack, dotted
-from porter.ruledata import Rule, all_rules, rule_enabled
-from porter.settings import Settings
-from porter.suppressions import Suppressions
-from porter.targets import Target, get_target, portable_spellings
+from porter.pipeline.findings import Applicability, Finding, Position
+from porter.pipeline.generic import keeps_generic_selection, selects_generically
+from porter.pipeline.positions import positions
+from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.config.ruledata import Rule, all_rules, rule_enabled
+from porter.config.settings import Settings
+from porter.pipeline.suppressions import Suppressions
+from porter.config.targets import Target, get_target, portable_spellings
 
 
 _ALIASED_MODULES = (
@@ -101,7 +101,7 @@ class PortContext:
     @property
     def device_generic(self) -> bool:
         """The project picks its device generically and the target keeps that selection, so
-        the port still runs on CUDA (porter.generic): CUDA settings that are harmless on the
+        the port still runs on CUDA (porter.pipeline.generic): CUDA settings that are harmless on the
         target stay."""
         if self._generic is None:
             self._generic = keeps_generic_selection(self.settings) and (
@@ -123,7 +123,7 @@ class PortContext:
 
     def position(self, node: cst.CSTNode) -> tuple[Position, Position]:
         """Where `node` is. During the pass (suppressions need it) from libcst's provider;
-        at the end, for all findings at once, from `porter.positions` (much cheaper)."""
+        at the end, for all findings at once, from `porter.pipeline.positions` (much cheaper)."""
         cached = self._cheap_positions.get(id(node))
         if cached is not None:
             return cached

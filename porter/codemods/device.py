@@ -16,9 +16,9 @@ import libcst as cst
 from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow
-from porter.findings import Applicability
-from porter.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
-from porter.resolve import dotted
+from porter.pipeline.findings import Applicability
+from porter.pipeline.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
+from porter.pipeline.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 _FORMATTED_DEVICE = re.compile(r"^cuda:(\{\d*\}|%[dis])$")  # "cuda:{}".format(i), "cuda:%d" % i
@@ -84,7 +84,7 @@ def _cuda_fstring(node: cst.BaseExpression) -> bool:
 
 
 def _move_holder(small: cst.BaseSmallStatement) -> str | None:
-    """`m` of `m.to(x)` / `m.cuda()` or `m = ....to(x)` (as `porter.index` records moves)."""
+    """`m` of `m.to(x)` / `m.cuda()` or `m = ....to(x)` (as `porter.pipeline.index` records moves)."""
     if isinstance(small, cst.Expr):
         call = small.value
         holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None

@@ -9,8 +9,8 @@ import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
-from porter.findings import Applicability
-from porter.resolve import dotted
+from porter.pipeline.findings import Applicability
+from porter.pipeline.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}

@@ -13,7 +13,7 @@ from typing import ClassVar
 import libcst as cst
 
 from porter.codemods.context import PortContext
-from porter.ruledata import family_codes
+from porter.config.ruledata import family_codes
 
 
 class Family:

@@ -1,6 +1,6 @@
 """Data flow for the codemods: what a name holds at a device site.
 
-Across the project, through `porter.index` (parameters, attributes, returns, imports);
+Across the project, through `porter.pipeline.index` (parameters, attributes, returns, imports);
 within one scope, `assigned_values` for the families that only look at their own function.
 Anything porter cannot see is not guessed at: the caller flags the site with the chain.
 """
@@ -11,9 +11,9 @@ import ast
 
 import libcst as cst
 
-from porter.index import ATTRIBUTES, ORIGIN, STALE, TIED, ProjectIndex, attributes_key, move_key, origin_key, stale_key
-from porter.resolve import dotted, small_statements
-from porter.settings import Settings
+from porter.pipeline.index import ATTRIBUTES, ORIGIN, STALE, TIED, ProjectIndex, attributes_key, move_key, origin_key, stale_key
+from porter.pipeline.resolve import dotted, small_statements
+from porter.config.settings import Settings
 
 
 def assigned_values(scope: cst.Module | cst.FunctionDef | cst.Lambda, name: str) -> list[cst.BaseExpression]:
@@ -42,7 +42,7 @@ class Flow:
     """The project index's answers for the file being rewritten, by scope and dotted name.
 
     Families call `enter`/`leave` for each class and function so that `scope` names the
-    same scopes as `porter.index` ("Trainer._run_epoch"). Without a project index (one file
+    same scopes as `porter.pipeline.index` ("Trainer._run_epoch"). Without a project index (one file
     ported alone) the file is indexed by itself, lazily: only when a site asks.
     """
 

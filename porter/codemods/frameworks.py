@@ -15,8 +15,8 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, replace_string, string_value
-from porter.resolve import _import_statements, dotted
-from porter.ruledata import load_toml
+from porter.pipeline.resolve import _import_statements, dotted
+from porter.config.ruledata import load_toml
 
 
 @lru_cache(maxsize=1)

@@ -29,8 +29,8 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
-from porter.resolve import ImportTable, dotted, iter_statements
-from porter.ruledata import load_toml
+from porter.pipeline.resolve import ImportTable, dotted, iter_statements
+from porter.config.ruledata import load_toml
 
 # bytes that must occur for the analysis to be worth running on a file
 TOKENS = (
@@ -57,13 +57,13 @@ TOKENS = (
 )
 
 
-# the kind of the `Settings.flow` facts that name a CUDA-only import (porter/cuda_only_index.py)
+# the kind of the `Settings.flow` facts that name a CUDA-only import (porter/pipeline/cuda_only_index.py)
 IMPORTED = "cuda-only"
 
 
 def imported_cuda_only(settings) -> dict[str, str]:
     """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
-    the project (found per run by porter.cuda_only_index)."""
+    the project (found per run by porter.pipeline.cuda_only_index)."""
     return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3]}
 
 

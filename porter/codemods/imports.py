@@ -18,7 +18,7 @@ from typing import cast
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
-from porter.resolve import dotted
+from porter.pipeline.resolve import dotted
 
 
 # -- adding ------------------------------------------------------------------------------

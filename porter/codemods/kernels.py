@@ -25,8 +25,8 @@ import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
-from porter.resolve import _import_statements, dotted
-from porter.ruledata import load_toml
+from porter.pipeline.resolve import _import_statements, dotted
+from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}

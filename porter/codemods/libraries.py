@@ -26,9 +26,9 @@ from typing import Any
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker
-from porter.findings import Applicability
-from porter.resolve import _import_statements, dotted
-from porter.ruledata import all_rules
+from porter.pipeline.findings import Applicability
+from porter.pipeline.resolve import _import_statements, dotted
+from porter.config.ruledata import all_rules
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"
 

@@ -23,8 +23,8 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import assigned_values
-from porter.resolve import dotted
-from porter.ruledata import load_toml
+from porter.pipeline.resolve import dotted
+from porter.config.ruledata import load_toml
 
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"

@@ -17,7 +17,7 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values
-from porter.resolve import dotted
+from porter.pipeline.resolve import dotted
 
 
 _FUSED_TRUE = re.compile(rb"\bfused\s*=\s*True\b")

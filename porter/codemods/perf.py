@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
-from porter.resolve import dotted
+from porter.pipeline.resolve import dotted
 
 SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 VALUE_METHODS = {"item", "any", "all", "is_nonzero", "equal", "allclose"}

@@ -26,9 +26,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
-from porter.cuda_only_index import cuda_only_imports
-from porter.discover import discover
-from porter.resolve import ImportTable, Resolver, ScopeStack
+from porter.pipeline.cuda_only_index import cuda_only_imports
+from porter.pipeline.discover import discover
+from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"

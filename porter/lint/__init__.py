@@ -1,6 +1,6 @@
 """`porter lint`: the engine's findings for CI — output formats, baselines, statistics.
 
-Lint runs the very engine `porter rewrite` runs (`porter.runner.iter_results`), so both see
+Lint runs the very engine `porter rewrite` runs (`porter.pipeline.runner.iter_results`), so both see
 the same findings for the same settings; lint only decides what to print and how to exit.
 """
 
@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from porter.discover import Candidate
-from porter.findings import FileResult, FileStatus, Finding
+from porter.pipeline.discover import Candidate
+from porter.pipeline.findings import FileResult, FileStatus, Finding
 from porter.lint.fingerprint import fingerprint_file, forget_folders
 from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions
-from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.runner import file_settings, iter_results
-from porter.settings import Settings
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
+from porter.pipeline.runner import file_settings, iter_results
+from porter.config.settings import Settings
 
 __all__ = ["LintRun", "RuleInfo", "UNUSED_CODE", "lint", "rule_info"]
 

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from porter.findings import Finding
+from porter.pipeline.findings import Finding
 
 BASELINE_VERSION = 1
 

@@ -13,7 +13,7 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-from porter.findings import Finding
+from porter.pipeline.findings import Finding
 
 
 def normalised_text(lines: list[str], finding: Finding) -> str:

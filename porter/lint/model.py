@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from porter import __version__
-from porter.findings import FileResult, Finding, Severity
-from porter.ruledata import all_rules, doc_uri
-from porter.settings import Settings
+from porter.pipeline.findings import FileResult, Finding, Severity
+from porter.config.ruledata import all_rules, doc_uri
+from porter.config.settings import Settings
 
 TOOL_NAME = "porter"
 
@@ -70,7 +70,7 @@ class LintRun:
 
     @property
     def errors(self) -> list[FileResult]:
-        from porter.findings import FileStatus
+        from porter.pipeline.findings import FileStatus
 
         return [r for r in self.results if r.status is FileStatus.ERROR]
 
@@ -92,6 +92,6 @@ class LintRun:
         return finding.applied
 
     def hidden_unsafe(self) -> int:
-        from porter.findings import Applicability
+        from porter.pipeline.findings import Applicability
 
         return sum(1 for f in self.findings if f.applicability is Applicability.UNSAFE and not f.applied)

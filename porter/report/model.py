@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter import __version__
-from porter.findings import Applicability, FileResult, FileStatus, Finding
-from porter.ruledata import all_rules
-from porter.settings import Settings
+from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding
+from porter.config.ruledata import all_rules
+from porter.config.settings import Settings
 
 SCHEMA_VERSION = 1
 KINDS = ("rewrite", "lint", "parity-check")
@@ -384,7 +384,7 @@ class ReportModel:
     ) -> ReportModel:
         """Build the model from the runner's output.
 
-        `summary` (a `porter.runner.Summary`) is optional: every count is recomputed from the
+        `summary` (a `porter.pipeline.runner.Summary`) is optional: every count is recomputed from the
         results, so a caller that filtered results gets consistent numbers.
         """
         if kind not in KINDS:

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from porter.discover import discover
+from porter.pipeline.discover import discover
 
 
 def count_files(paths: list[Path], settings) -> int:
@@ -82,7 +82,7 @@ class RunProgress:
             self._line()
 
     def wrap(self, callback: Callable | None) -> Callable:
-        """An `on_result` for `porter.runner.run` that calls `callback` then advances."""
+        """An `on_result` for `porter.pipeline.runner.run` that calls `callback` then advances."""
 
         def on_result(cand, result) -> None:
             if callback is not None:

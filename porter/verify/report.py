@@ -160,7 +160,7 @@ def report_model(r: ParityResult):
 
     from porter.report import ReportModel
     from porter.report import Section as ReportSection
-    from porter.settings import Settings
+    from porter.config.settings import Settings
 
     shared = [
         ReportSection(

@@ -175,7 +175,7 @@ def to_json(r: ScriptResult) -> str:
 def report_model(r: ScriptResult):
     from porter.report import ReportModel
     from porter.report import Section as ReportSection
-    from porter.settings import Settings
+    from porter.config.settings import Settings
 
     shared = [ReportSection(id=re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"), title=title,
                             text="\n".join(notes), columns=list(header),

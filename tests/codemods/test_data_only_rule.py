@@ -10,10 +10,10 @@ from functools import _lru_cache_wrapper
 
 import pytest
 
-import porter.prefilter
-import porter.ruledata
+import porter.pipeline.prefilter
+import porter.config.ruledata
 from porter.cli.common import split_codes
-from porter.config import resolve
+from porter.config.files import resolve
 from tests.helpers import port
 
 RULE = '''
@@ -47,11 +47,11 @@ def _clear_caches() -> None:
 @pytest.fixture
 def data_only_rule(tmp_path, monkeypatch):
     rules = tmp_path / "rules"
-    shutil.copytree(porter.ruledata.rules_dir(), rules)
+    shutil.copytree(porter.config.ruledata.rules_dir(), rules)
     with open(rules / "cuda_api.toml", "a", encoding="utf-8") as fh:
         fh.write(RULE)
-    monkeypatch.setattr(porter.ruledata, "rules_dir", lambda: rules)
-    monkeypatch.setattr(porter.prefilter, "rules_dir", lambda: rules)
+    monkeypatch.setattr(porter.config.ruledata, "rules_dir", lambda: rules)
+    monkeypatch.setattr(porter.pipeline.prefilter, "rules_dir", lambda: rules)
     _clear_caches()
     yield
     monkeypatch.undo()

@@ -14,7 +14,7 @@ from porter.codemods import FAMILIES
 from porter.codemods.context import PortContext
 from porter.codemods.cuda_api import api_table
 from porter.codemods.family import Family
-from porter.ruledata import all_rules
+from porter.config.ruledata import all_rules
 from tests.helpers import port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.index import INDEX, ProjectIndex, chain_text
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.index import INDEX, ProjectIndex, chain_text
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 from tests.helpers import port
 
 # the DDP tutorial's single_gpu.py, split the way projects split it: no "cuda" anywhere

@@ -56,12 +56,12 @@ def test_internal_error_exits_2(project, monkeypatch):
 
 
 def test_engine_bug_in_one_file_exits_2(project, monkeypatch):
-    import porter.engine
+    import porter.pipeline.port
 
     def broken(*a, **k):
         raise RuntimeError("engine bug")
 
-    monkeypatch.setattr(porter.engine, "port_source", broken)
+    monkeypatch.setattr(porter.pipeline.port, "port_source", broken)
     monkeypatch.setenv("PORTER_NO_CACHE", "1")
     monkeypatch.setenv("PORTER_JOBS", "1")
     r = cli("lint", ".", "-t", "neuron", "--exit-zero")
@@ -130,8 +130,8 @@ def test_lint_reports_the_same_findings_as_rewrite(project):
     """One truth: lint's findings are the engine's findings for the same settings."""
     from pathlib import Path
 
-    from porter.runner import run
-    from porter.settings import Settings
+    from porter.pipeline.runner import run
+    from porter.config.settings import Settings
 
     results, _ = run([Path(".")], Settings(target="neuron"))
     engine = sorted((f.path, f.start.line, f.start.column, f.code) for r in results for f in r.findings)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.runner import run
-from porter.settings import TARGETS, Settings
+from porter.pipeline.runner import run
+from porter.config.settings import TARGETS, Settings
 from tests.lint.conftest import REPO, cli
 
 PROJECTS = sorted(p for p in (REPO / "fixtures/projects").glob("*/src") if p.is_dir())

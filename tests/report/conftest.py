@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine import port_source
-from porter.findings import FileResult
+from porter.pipeline.port import port_source
+from porter.pipeline.findings import FileResult
 from porter.report import ReportModel
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 
 # a.py: 3 sites rewritten (DEV001, CUDA003, DEV002), 2 manual (CUDA007, CUDA006)
 A = '''import torch

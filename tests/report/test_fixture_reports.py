@@ -12,8 +12,8 @@ from porter.report import ReportModel
 from porter.report.html import render_html
 from porter.report.jsonreport import render_json, schema
 from porter.report.markdown import render_markdown
-from porter.runner import run
-from porter.settings import Settings
+from porter.pipeline.runner import run
+from porter.config.settings import Settings
 
 PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 SRCS = sorted(p for p in PROJECTS.glob("*/src") if p.is_dir())

@@ -16,7 +16,7 @@ from porter.report.html import render_html
 from porter.report.jsonreport import render_json, schema
 from porter.report.markdown import render_markdown
 from porter.report.terminal import print_report
-from porter.ruledata import get_rule
+from porter.config.ruledata import get_rule
 
 from tests.report.conftest import big_model, build
 ROOT = Path(__file__).resolve().parents[2]

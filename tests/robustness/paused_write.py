@@ -1,6 +1,6 @@
 """`python -m porter ARGS`, held at a known point of its K-th in-place write.
 
-Usage: `python paused_write.py K ARGS...`. porter.writer._current is called after the
+Usage: `python paused_write.py K ARGS...`. porter.pipeline.writer._current is called after the
 temporary file is written and flushed and just before the rename; on its K-th call this
 prints `paused PATH` on stdout and waits for a line on stdin, so the test signals porter at
 that exact point instead of after a guessed sleep.
@@ -8,7 +8,7 @@ that exact point instead of after a guessed sleep.
 
 import sys
 
-import porter.writer as writer
+import porter.pipeline.writer as writer
 from porter.cli import main
 
 K = int(sys.argv[1])

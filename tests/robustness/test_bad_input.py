@@ -11,9 +11,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from porter.engine import MAX_PARSE_BYTES, port_source
-from porter.findings import FileStatus
-from porter.settings import Settings
+from porter.pipeline.port import MAX_PARSE_BYTES, port_source
+from porter.pipeline.findings import FileStatus
+from porter.config.settings import Settings
 
 from .conftest import CUDA, porter
 
@@ -164,8 +164,8 @@ def test_rewrite_in_place_over_a_tree_of_bad_input(tmp_path):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX permissions")
 def test_unreadable_file(tmp_path, monkeypatch):
-    from porter.discover import Candidate
-    from porter.runner import read_candidate
+    from porter.pipeline.discover import Candidate
+    from porter.pipeline.runner import read_candidate
 
     path = tmp_path / "secret.py"
     path.write_bytes(CUDA)

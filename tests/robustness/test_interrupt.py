@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine import port_source
-from porter.settings import Settings
-from porter.writer import TMP_SUFFIX
+from porter.pipeline.port import port_source
+from porter.config.settings import Settings
+from porter.pipeline.writer import TMP_SUFFIX
 
 from .conftest import REPO
 

@@ -7,10 +7,10 @@ import hypothesmith
 import libcst as cst
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from porter.engine import port_source
-from porter.findings import FileStatus
-from porter.prefilter import admits
-from porter.settings import Settings
+from porter.pipeline.port import port_source
+from porter.pipeline.findings import FileStatus
+from porter.pipeline.prefilter import admits
+from porter.config.settings import Settings
 
 TARGETS = [Settings(target=t) for t in ("xla", "neuron", "tpu")]
 

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from porter.cache import Cache
+from porter.pipeline.cache import Cache
 from porter.cli import app
-from porter.config import ConfigError, resolve
-from porter.engine import port_source
+from porter.config.files import ConfigError, resolve
+from porter.pipeline.port import port_source
 from porter.lint.baseline import BaselineError, read_baseline
-from porter.settings import Settings
+from porter.config.settings import Settings
 from tests.safety.conftest import CUDA
 
 SETTINGS = Settings(target="xla")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from porter.engine import port_source
-from porter.settings import Settings
+from porter.pipeline.port import port_source
+from porter.config.settings import Settings
 from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
 
 # libcst needs minutes for this (and crashes in-process on a longer one)

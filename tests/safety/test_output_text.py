@@ -130,9 +130,9 @@ def test_terminal_diff_shows_escape_sequences_from_file_contents_escaped():
 
     from rich.console import Console
 
-    from porter.engine import port_source
+    from porter.pipeline.port import port_source
     from porter.report.terminal import print_diff
-    from porter.settings import Settings
+    from porter.config.settings import Settings
 
     source = b"import torch\n# \x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\\nx = torch.zeros(1).cuda()\n"
     result = port_source(source, "m.py", Settings(target="xla"))

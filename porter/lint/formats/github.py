@@ -5,7 +5,7 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 
 from __future__ import annotations
 
-from porter.findings import Severity
+from porter.pipeline.findings import Severity
 from porter.lint.model import LintRun
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from porter.findings import Applicability, Finding
+from porter.pipeline.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.textsafe import printable
+from porter.report.textsafe import printable
 
 
 def _mark(f: Finding) -> str:

@@ -19,17 +19,17 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from porter.findings import Applicability, Severity
+from porter.pipeline.findings import Applicability, Severity
 
 def rules_dir() -> Path:
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the porter package
     packaged = here / "_rules"
     return packaged if packaged.is_dir() else here.parent / "rules"
 
 
 def docs_dir() -> Path:
     """porter's own documentation: shipped in the wheel as `porter/_docs`, else the checkout's."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]  # the porter package
     packaged = here / "_docs"
     return packaged if packaged.is_dir() else here.parent / "docs"
 

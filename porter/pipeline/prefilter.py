@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.index import ACTIONABLE
-from porter.ruledata import all_rules, load_toml, rule_enabled, rules_dir
-from porter.settings import Settings
+from porter.pipeline.index import ACTIONABLE
+from porter.config.ruledata import all_rules, load_toml, rule_enabled, rules_dir
+from porter.config.settings import Settings
 
 NOT_ADMITTED = "no CUDA-related token"  # the reason a file the scan turns away is skipped
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from porter.findings import Position
+from porter.pipeline.findings import Position
 
 
 @dataclass(frozen=False)

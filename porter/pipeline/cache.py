@@ -35,9 +35,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
-from porter.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
-from porter.ruledata import all_rules
-from porter.settings import Facts, Settings
+from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
+from porter.config.ruledata import all_rules
+from porter.config.settings import Facts, Settings
 
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 2
@@ -49,7 +49,7 @@ _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 def salt() -> str:
     """What every key shares: porter's version, code and rule data, libcst's and Python's."""
     from porter import __version__
-    from porter.ruledata import rules_dir
+    from porter.config.ruledata import rules_dir
 
     h = hashlib.sha256(f"{_FORMAT}|{__version__}|{sys.version_info[:2]}|".encode())
     try:
@@ -58,7 +58,7 @@ def salt() -> str:
         h.update(version("libcst").encode())
     except Exception:  # noqa: BLE001 - best effort; porter's own code is hashed below
         pass
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # all of porter's code
     for folder, pattern in ((rules_dir(), "*.toml"), (package, "**/*.py")):
         for path in sorted(folder.glob(pattern)):
             h.update(path.relative_to(folder).as_posix().encode())

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from porter.ruledata import Rule, all_rules
-from porter.targets import all_targets
+from porter.config.ruledata import Rule, all_rules
+from porter.config.targets import all_targets
 
-HEADER = """<!-- Generated from rules/*.toml by `python -m porter.docs`. Do not edit by hand. -->
+HEADER = """<!-- Generated from rules/*.toml by `python -m porter.config.ruledocs`. Do not edit by hand. -->
 # porter rules
 
 Each rule has a stable code, grouped by family. Select or ignore rules by code or prefix
@@ -77,6 +77,6 @@ def rules_markdown() -> str:
 if __name__ == "__main__":
     from pathlib import Path
 
-    target = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
+    target = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     target.write_text(rules_markdown(), encoding="utf-8")
     print(f"wrote {target}")

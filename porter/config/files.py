@@ -26,9 +26,9 @@ else:  # pragma: no cover
 
 import pathspec
 
-from porter.findings import Severity
-from porter.ruledata import unknown_codes
-from porter.settings import TARGETS, Settings
+from porter.pipeline.findings import Severity
+from porter.config.ruledata import unknown_codes
+from porter.config.settings import TARGETS, Settings
 
 CONFIG_NAMES = ("porter.toml", "pyproject.toml")
 FAIL_ON = tuple(s.value for s in Severity)

@@ -19,7 +19,8 @@ import re
 from collections.abc import Iterable
 
 from porter.codemods.guards import IMPORTED, TOKENS, CudaOnlyData, cuda_only_data
-from porter.index import module_name
+from porter.config.settings import Facts
+from porter.pipeline.index import module_name
 
 KIND = IMPORTED
 _ENTRIES = ("__init__", "__call__")
@@ -163,7 +164,7 @@ def _target(importer: str, node: ast.ImportFrom) -> str | None:
     return ".".join([*base, node.module] if node.module else base)
 
 
-def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
+def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why,)), ...) for each file that imports a
     CUDA-only name from another module of the project."""
     files = list(files)
@@ -181,12 +182,12 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple]:
         (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
         for m, (_, ns) in exported.items()
     ]
-    out: dict[str, tuple] = {}
+    out: dict[str, Facts] = {}
     for path, source in files:
         if not any(leaf in source and words.search(source) for leaf, words in probes):
             continue
         me = module_name(path)
-        facts = []
+        facts: list[tuple[str | None, str, str, tuple[str, ...]]] = []
         for node in _from_imports(source):
             wanted = _target(me, node)
             if not wanted:
@@ -239,7 +240,7 @@ def digest(parts: list[tuple[str, bytes]]) -> str:
     return h.hexdigest()
 
 
-def with_cuda_only(facts: dict[str, tuple], files: list[tuple[str, bytes]]) -> dict[str, tuple]:
+def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]]) -> dict[str, Facts]:
     """`facts` (the project index's answers per path) plus each file's CUDA-only imports."""
     found = cuda_only_imports(files)
     if not found:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from porter.settings import PORTABLE_TARGETS, Settings
+from porter.config.settings import PORTABLE_TARGETS, Settings
 
 SELECTION = re.compile(
     rb"_get_available_device_type\s*\("

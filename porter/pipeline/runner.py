@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pathspec
 
-from porter import cuda_only_index
-from porter.cache import Cache
-from porter.discover import Candidate, discover
-from porter.findings import FileResult, FileStatus
-from porter.generic import keeps_generic_selection, project_selects_generically
-from porter.index import ProjectIndex
-from porter.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.prefilter import NOT_ADMITTED, admits
-from porter.settings import Facts, Settings
-from porter.statindex import StatIndex, facts_key
-from porter.textsafe import name as utf8_name
+from porter.pipeline import cuda_only_index
+from porter.pipeline.cache import Cache
+from porter.pipeline.discover import Candidate, discover
+from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
+from porter.pipeline.index import ProjectIndex
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
+from porter.pipeline.prefilter import NOT_ADMITTED, admits
+from porter.config.settings import Facts, Settings
+from porter.pipeline.statindex import StatIndex, facts_key
+from porter.report.textsafe import name as utf8_name
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -140,7 +140,7 @@ def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.s
 
 
 def project_index(candidates: list[Candidate], store: Cache | None = None, stats: StatIndex | None = None) -> dict[str, Facts]:
-    """Each file's answers from one index of device values per run (`porter.index`).
+    """Each file's answers from one index of device values per run (`porter.pipeline.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
@@ -406,6 +406,6 @@ def run(
 
 def _port_source(source: bytes, path: str, settings: Settings) -> FileResult:
     # imported on first use: a run answered from the cache never loads libcst (~0.5 s)
-    from porter.engine import port_source
+    from porter.pipeline.port import port_source
 
     return port_source(source, path, settings)

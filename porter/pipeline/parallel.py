@@ -35,8 +35,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TypeVar
 
-from porter.findings import FileResult, FileStatus
-from porter.settings import Settings
+from porter.pipeline.findings import FileResult, FileStatus
+from porter.config.settings import Settings
 
 T = TypeVar("T")  # the caller's tag for each item, handed back with its result
 
@@ -66,7 +66,7 @@ def default_jobs() -> int:
 
 
 def port_one(job: Job) -> FileResult:
-    from porter.engine import port_source
+    from porter.pipeline.port import port_source
 
     try:
         return port_source(job.source, job.name, job.settings)
@@ -118,7 +118,7 @@ def _init_worker(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
-    import porter.engine  # noqa: F401 - import once per worker, not per batch
+    import porter.pipeline.port  # noqa: F401 - import once per worker, not per batch
 
 
 def _context() -> multiprocessing.context.BaseContext:

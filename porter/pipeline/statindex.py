@@ -5,7 +5,7 @@ given), in the cache folder beside the entries. It maps each file's displayed na
 `stat` it had (device, inode, size, mtime and ctime in ns), the sha256 of the bytes read
 then, whether the project index wanted it, the project-index answers it was ported with,
 and its result: inline when the result says nothing about the file's text (skipped, or
-checked with no finding), else the key of its cache entry (`porter.cache`). A file whose
+checked with no finding), else the key of its cache entry (`porter.pipeline.cache`). A file whose
 `stat` is unchanged and whose answers are the same is not read; a file with findings, a
 rewrite or a suppression comment is read anyway (lint shows its lines), must hash to the
 recorded sha256, and gets its result from its entry, verified as on any cache hit.
@@ -29,9 +29,9 @@ import time
 from dataclasses import astuple, dataclass, replace
 from pathlib import Path
 
-from porter.cache import Cache, _read_entry, _write, salt
-from porter.findings import FileResult, FileStatus
-from porter.settings import Settings
+from porter.pipeline.cache import Cache, _read_entry, _write, salt
+from porter.pipeline.findings import FileResult, FileStatus
+from porter.config.settings import Facts, Settings
 
 RACY_NS = 2_000_000_000  # a file changed this recently before its stat is read again next run
 
@@ -55,13 +55,15 @@ class Record:
     imports: str  # what the CUDA-only facts depend on (`cuda_only_index.part`), hex; "" if nothing
     facts: str  # the project index's answers for the file, as JSON
     key: str | None  # its cache entry (a result that needs the file's bytes)
-    result: list | None  # [status, reason, error line] of a result that does not
+    result: list[str | int | None] | None  # [status, reason, error line] of a result that does not
     trusted: bool  # not racily clean: the stat alone may answer
 
     def answer(self, name: str) -> FileResult:
         """The inline result (only for records without a cache key)."""
         assert self.result is not None
         status, reason, line = self.result
+        if not (isinstance(status, str) and (reason is None or isinstance(reason, str)) and (line is None or type(line) is int)):
+            raise TypeError("not a stat index result")  # a forged index reads as an empty one
         return FileResult(path=name, status=FileStatus(status), reason=reason, error_line=line)
 
 
@@ -103,7 +105,7 @@ class StatIndex:
             return None
         return rec
 
-    def record(self, name: str, st: os.stat_result, source: bytes, wanted: bool, imports: bytes, facts: tuple, key: str | None, result: FileResult) -> None:
+    def record(self, name: str, st: os.stat_result, source: bytes, wanted: bool, imports: bytes, facts: Facts, key: str | None, result: FileResult) -> None:
         """Remember `result` for the file whose `stat` was `st` before `source` was read.
         A result that points into the file is remembered only through its cache entry."""
         if wants_source(result, source):
@@ -130,5 +132,5 @@ class StatIndex:
             pass  # a read-only cache costs reads next time, nothing else
 
 
-def facts_key(facts: tuple) -> str:
+def facts_key(facts: Facts) -> str:
     return json.dumps(facts, separators=(",", ":"))

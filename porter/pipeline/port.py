@@ -1,6 +1,6 @@
 """One file through the pipeline: prefilter → parse → rule families → verify → result.
 
-Nothing here writes files; `porter.writer` does, and only with a result this module made.
+Nothing here writes files; `porter.pipeline.writer` does, and only with a result this module made.
 Nothing here imports or executes the code it reads.
 """
 
@@ -19,11 +19,11 @@ from libcst.metadata import MetadataWrapper
 from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
-from porter.findings import FileResult, FileStatus
-from porter.prefilter import NOT_ADMITTED, admits
-from porter.settings import Settings
-from porter.suppressions import Suppressions
-from porter.suppressions import scan as scan_suppressions
+from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.prefilter import NOT_ADMITTED, admits
+from porter.config.settings import Settings
+from porter.pipeline.suppressions import Suppressions
+from porter.pipeline.suppressions import scan as scan_suppressions
 
 # Larger files with a CUDA token are reported, not parsed: libcst parses ~1-6k lines/s and
 # the rewrite costs several times that, so a 20 MB generated table would take an hour.

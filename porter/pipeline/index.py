@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from porter.settings import Facts
+from porter.config.settings import Facts
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there

@@ -9,7 +9,7 @@ import importlib.util
 from dataclasses import dataclass
 from functools import lru_cache
 
-from porter.ruledata import load_toml
+from porter.config.ruledata import load_toml
 
 
 @dataclass(frozen=True)
