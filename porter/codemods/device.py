@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
-from porter.codemods.flow import Flow
+from porter.codemods.flow import Flow, module_move
 from porter.pipeline.findings import Applicability
 from porter.pipeline.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
 from porter.pipeline.resolve import dotted
@@ -81,20 +81,6 @@ def _cuda_fstring(node: cst.BaseExpression) -> bool:
     """`f"cuda:{rank}"`."""
     parts = node.parts if isinstance(node, cst.FormattedString) else ()
     return bool(parts) and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:"
-
-
-def _move_holder(small: cst.BaseSmallStatement) -> str | None:
-    """`m` of `m.to(x)` / `m.cuda()` or `m = ....to(x)` (as `porter.pipeline.index` records moves)."""
-    if isinstance(small, cst.Expr):
-        call = small.value
-        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
-    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
-        call, holder = small.value, dotted(small.targets[0].target)
-    else:
-        return None
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
-        return None
-    return holder
 
 
 class DeviceFamily(ReferenceTracker, Family):
@@ -369,7 +355,8 @@ class DeviceFamily(ReferenceTracker, Family):
         them tied in the class)."""
         if self.ctx.target.name != "xla" or len(original.body) != 1:
             return updated
-        holder = _move_holder(original.body[0])
+        move = module_move(original.body[0])
+        holder = move[0] if move is not None else None
         if holder is None:
             return updated
         taken = self.flow.stale_before(holder)

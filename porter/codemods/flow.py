@@ -102,3 +102,18 @@ class Flow:
             return None
         found = self.lookup(origin_key(name, text))
         return found[1] if found is not None and found[0] == ORIGIN else None
+
+
+def module_move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
+    """(the name that holds the module afterwards, the call) of `m.to(x)` / `m.cuda()` /
+    `m = ....to(x)`, as `porter.pipeline.index` records moves."""
+    if isinstance(small, cst.Expr):
+        call = small.value
+        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        call, holder = small.value, dotted(small.targets[0].target)
+    else:
+        return None
+    if holder is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
+        return None
+    return holder, call

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from porter.codemods.family import Family
-from porter.codemods.flow import Flow
+from porter.codemods.flow import Flow, module_move
 from porter.pipeline.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
@@ -74,20 +74,6 @@ def _free(name: str, source: bytes) -> str:
     return candidate
 
 
-def _move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
-    """(the name that holds the module afterwards, the call) of `m.to(x)` / `m = m.to(x)`."""
-    if isinstance(small, cst.Expr):
-        call = small.value
-        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
-    elif isinstance(small, cst.Assign) and len(small.targets) == 1:
-        call, holder = small.value, dotted(small.targets[0].target)
-    else:
-        return None
-    if holder is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
-        return None
-    return holder, call
-
-
 class KeepParametersFamily(Family):
     name = "xla-params"
     tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
@@ -115,7 +101,7 @@ class KeepParametersFamily(Family):
         taken by name before the move and set again after it."""
         if self.ctx.target.name != "xla" or len(original.body) != 1 or len(updated.body) != 1:
             return updated
-        move = _move(original.body[0])
+        move = module_move(original.body[0])
         if move is None or KEEP_NOTE.encode() in self.ctx.source:
             return updated
         holder, call = move

@@ -1,5 +1,6 @@
 """The CLI's shared plumbing has one home: a command module imports from `porter.cli.common`
-(options, configuration, consoles) and `porter.cli.writes` (writing files), never from
+(options, configuration, consoles), `porter.cli.writes` (writing files) and what those two
+stand on (`gitstate`: the version-control guard; `interrupt`: signals), never from
 another command module, so that no command depends on how another one is written."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from pathlib import Path
 import porter.cli
 
 CLI = Path(porter.cli.__file__).parent
-PLUMBING = {"porter.cli.common", "porter.cli.writes"}
+PLUMBING = {"porter.cli.common", "porter.cli.writes", "porter.cli.gitstate", "porter.cli.interrupt"}
 
 
 def _cli_imports(path: Path) -> set[str]:
