@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import hashlib
 import json
 import os
 import resource
@@ -32,6 +31,9 @@ import time
 import warnings
 import zipfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "real_programs"))
+from fetch import sha256  # noqa: E402 - the real programs' cached-download helper, found above
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -55,24 +57,16 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PORTER_BENCH_CACHE", Path.home() / ".cache" / "porter-bench"))
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _download(requirement: str, dist: str, sha: str) -> Path:
     archive = cache_dir() / "dists" / dist
-    if not archive.exists() or _sha256(archive) != sha:
+    if not archive.exists() or sha256(archive) != sha:
         archive.parent.mkdir(parents=True, exist_ok=True)
         kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, requirement, "-d", str(archive.parent)],
             check=True, capture_output=True, text=True, timeout=900,
         )
-    got = _sha256(archive)
+    got = sha256(archive)
     if got != sha:
         raise SystemExit(f"{dist}: sha256 {got} differs from the pinned {sha}")
     return archive

@@ -20,21 +20,10 @@ from collections.abc import Iterable
 
 from porter.codemods.guards import IMPORTED, TOKENS, CudaOnlyData, cuda_only_data
 from porter.config.settings import Facts
-from porter.pipeline.index import module_name
+from porter.pipeline.index import dotted, module_name
 
 KIND = IMPORTED
 _ENTRIES = ("__init__", "__call__")
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _imports(tree: ast.Module) -> dict[str, str]:
@@ -68,7 +57,7 @@ def _scan(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> tuple[s
         elif why is not None:
             continue
         elif isinstance(sub, ast.Attribute):
-            name = _dotted(sub)
+            name = dotted(sub)
             head, _, rest = (name or "").partition(".")
             if rest and head in imports:
                 found = data.why(f"{imports[head]}.{rest}")
@@ -124,7 +113,7 @@ def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str
             node = unit
         if not bound:
             continue
-        if isinstance(unit, ast.ClassDef) and not any((_dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases):
+        if isinstance(unit, ast.ClassDef) and not any((dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases):
             # a class is CUDA-only when making or calling one is: its `__init__` or `__call__`
             entries = [m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES]
             why: str | None = None
