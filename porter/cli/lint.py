@@ -19,7 +19,6 @@ from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
 from porter.lint.statistics import render_statistics
-from porter.report.terminal import print_diff
 from porter.report.textsafe import plain
 
 
@@ -143,6 +142,8 @@ def lint(
         run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
 
     if diff:
+        from porter.report.terminal import print_diff
+
         changed = [r for r in run.results if r.status is FileStatus.CHANGED]
         for r in changed:
             print_diff(console, r)  # the names are display names: see `rewrite --diff` for raw ones

@@ -29,36 +29,10 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
+from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
+from porter.pipeline.cuda_only_index import TOKENS  # the bytes that make the analysis worth running on a file
 from porter.pipeline.resolve import ImportTable, dotted, iter_statements
 from porter.config.ruledata import load_toml
-
-# bytes that must occur for the analysis to be worth running on a file
-TOKENS = (
-    b"triton",
-    b"helion",
-    b"deep_ep",
-    b"hybrid_ep",
-    b"cupy",
-    b"pycuda",
-    b"import cuda",
-    b"from cuda",
-    b"cutlass",
-    b"numba",
-    b"transformer_engine",
-    b"bitsandbytes",
-    b"cpp_extension",
-    b"get_device_capability",
-    b"get_device_properties",
-    b"CUDAGraph",
-    b"graphed_callables",
-    b"cuda.graph",
-    b"version.cuda",
-    b"ProfilerActivity.CUDA",
-)
-
-
-# the kind of the `Settings.flow` facts that name a CUDA-only import (porter/pipeline/cuda_only_index.py)
-IMPORTED = "cuda-only"
 
 
 def imported_cuda_only(settings) -> dict[str, str]:

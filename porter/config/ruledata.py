@@ -40,7 +40,10 @@ def doc_uri(page: str, anchor: str = "") -> str:
     return f"{uri}#{anchor}" if anchor else uri
 
 
+@cache
 def load_toml(name: str) -> dict[str, Any]:
+    """A rule data file, parsed once per process (the rules, the prefilter and the families
+    all read the same files). The dict is shared: read it, never change it."""
     with open(rules_dir() / name, "rb") as fh:
         return tomllib.load(fh)
 
@@ -173,6 +176,8 @@ def rule_enabled(
 
 def unknown_codes(patterns: tuple[str, ...]) -> list[str]:
     """Patterns that match no rule code: a typo in --select should fail, not pass silently."""
+    if not patterns:
+        return []  # nothing to check: the rule files need not be read
     codes = all_rules().keys()
     return [
         p for p in patterns if p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in codes)

@@ -17,12 +17,42 @@ import ast
 import hashlib
 import re
 from collections.abc import Iterable
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from porter.codemods.guards import IMPORTED, TOKENS, CudaOnlyData, cuda_only_data
 from porter.config.settings import Facts
 from porter.pipeline.index import dotted, module_name
 
-KIND = IMPORTED
+if TYPE_CHECKING:
+    from porter.codemods.guards import CudaOnlyData
+
+# the kind of the `Settings.flow` facts this module makes (guards.py reads them by it)
+KIND = "cuda-only"
+
+# bytes that must occur for the analysis (here and in guards.py) to be worth running on a file
+TOKENS = (
+    b"triton",
+    b"helion",
+    b"deep_ep",
+    b"hybrid_ep",
+    b"cupy",
+    b"pycuda",
+    b"import cuda",
+    b"from cuda",
+    b"cutlass",
+    b"numba",
+    b"transformer_engine",
+    b"bitsandbytes",
+    b"cpp_extension",
+    b"get_device_capability",
+    b"get_device_properties",
+    b"CUDAGraph",
+    b"graphed_callables",
+    b"cuda.graph",
+    b"version.cuda",
+    b"ProfilerActivity.CUDA",
+)
+
 _ENTRIES = ("__init__", "__call__")
 
 
@@ -70,6 +100,14 @@ def _scan(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> tuple[s
     return why, refs
 
 
+def _guards() -> ModuleType:
+    """guards.py's data, imported on first use: importing any rule family loads libcst (~1 s
+    of a warm run, which reads its facts from the stat index and parses nothing)."""
+    from porter.codemods import guards
+
+    return guards
+
+
 def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
     """Every statement, nested ones too, without walking expressions."""
     stack = list(body)
@@ -96,7 +134,7 @@ def _top_units(body: list[ast.stmt]) -> Iterable[ast.FunctionDef | ast.AsyncFunc
 
 def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
     """The module's CUDA-only module-level names, each with why."""
-    data = data or cuda_only_data()
+    data = data or _guards().cuda_only_data()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -157,7 +195,8 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why,)), ...) for each file that imports a
     CUDA-only name from another module of the project."""
     files = list(files)
-    data = cuda_only_data()
+    guards = _guards()
+    data = guards.cuda_only_data()
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
     for path, source in files:
         if any(t in source for t in TOKENS):

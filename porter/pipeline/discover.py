@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pathspec
 
+from porter.report.textsafe import name as utf8_name
+
 DEFAULT_EXCLUDES = (
     ".git/",
     ".hg/",
@@ -33,6 +35,12 @@ DEFAULT_EXCLUDES = (
 )
 
 
+# the default excludes are folder names: a folder is left out by its name alone, and a file
+# under one is never reached (the walk does not enter it), so without patterns of the user's
+# no path needs pathspec (a match per file and folder was a fifth of a warm run)
+_DEFAULT_FOLDERS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDES)
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A path to look at, or one that cannot be looked at and why (`problem`)."""
@@ -40,6 +48,9 @@ class Candidate:
     path: Path
     root: Path  # the walk root it was found under (for relative names and outside checks)
     problem: str | None = None
+    # the name results carry (`runner.display_path`), when the walk worked it out from the
+    # folder's real path; None for paths given one by one
+    name: str | None = None
 
 
 def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
@@ -47,8 +58,9 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
 
 
 def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> Iterator[Candidate]:
-    excludes = _spec([*DEFAULT_EXCLUDES, *exclude])
+    excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
     seen: set[Path] = set()
+    cwd = Path.cwd().resolve()
     for given in paths:
         if not os.path.lexists(given):
             yield Candidate(given, given, "no such file or directory")
@@ -60,72 +72,105 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore
                 yield Candidate(given, given.parent)
             continue
         root = given.resolve()
-        yield from _walk(given, root, excludes, respect_gitignore, seen)
+        yield from _walk(given, root, cwd, excludes, respect_gitignore, seen)
 
 
-def _walk(top: Path, root: Path, excludes: pathspec.GitIgnoreSpec, respect_gitignore: bool, seen: set[Path]) -> Iterator[Candidate]:
-    # os.walk with followlinks=False: a link to a folder is listed, not entered
-    ignores: list[tuple[Path, pathspec.GitIgnoreSpec]] = []
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        here = Path(dirpath)
-        rel_dir = here.relative_to(top)
+def _excluded(excludes: pathspec.GitIgnoreSpec | None, rel: str, name: str, is_dir: bool) -> bool:
+    if excludes is None:
+        return is_dir and name in _DEFAULT_FOLDERS
+    return excludes.match_file(rel + "/" if is_dir else rel)
+
+
+def _walk(top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | None, respect_gitignore: bool, seen: set[Path]) -> Iterator[Candidate]:
+    """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
+    to a folder is listed, not entered; a folder that cannot be listed is passed over."""
+    # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
+    stack: list[tuple[Path, str]] = [(top, "")]
+    ignores: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (folder's prefix, its .gitignore)
+    while stack:
+        here, prefix = stack.pop()
+        try:
+            with os.scandir(here) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
         # the walk enters no link, so a folder's real path is the root's plus its own
         # relative path: no realpath per file (that cost more than the rest of a warm run)
-        real_dir = root / rel_dir
+        real_dir = root / prefix if prefix else root
+        try:
+            shown = real_dir.relative_to(cwd).as_posix()
+            shown = "" if shown == "." else shown + "/"
+        except ValueError:
+            shown = None  # outside the working folder: the name is the path as given
         if respect_gitignore:
             gi = here / ".gitignore"
             if gi.is_file():
                 try:
-                    ignores.append((here, _spec(gi.read_text(errors="replace").splitlines())))
+                    ignores.append((prefix, _spec(gi.read_text(errors="replace").splitlines())))
                 except OSError:
                     pass
-        keep = []
-        for d in sorted(dirnames):
-            rel = (rel_dir / d).as_posix() + "/"
+        subdirs: list[os.DirEntry[str]] = []
+        files: list[os.DirEntry[str]] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()  # follows a link, as os.walk does
+            except OSError:
+                is_dir = False
+            (subdirs if is_dir else files).append(entry)
+        keep: list[tuple[Path, str]] = []
+        for entry in subdirs:
+            d = entry.name
+            rel = prefix + d
             full = here / d
-            if excludes.match_file(rel) or _ignored(full, ignores, is_dir=True):
+            if _excluded(excludes, rel, d, True) or _ignored(rel, ignores, is_dir=True):
                 continue
-            if full.is_symlink():
+            if entry.is_symlink():
                 target = full.resolve()
                 if target == root or root in target.parents or target in seen:
-                    yield Candidate(full, root, "symbolic link back into the tree (a loop): not followed")
+                    yield Candidate(full, root, "symbolic link back into the tree (a loop): not followed", _name(shown, d, full))
                 # a link out of the tree is never followed
                 continue
             if (full / "pyvenv.cfg").is_file():
                 continue  # a virtual environment, whatever its name: installed code, not yours
             if d.endswith(".py"):
-                yield Candidate(full, root, "a directory named like a Python file")
-            keep.append(d)
-        dirnames[:] = keep
-        for name in sorted(filenames):
+                yield Candidate(full, root, "a directory named like a Python file", _name(shown, d, full))
+            keep.append((full, rel + "/"))
+        for entry in files:
+            name = entry.name
             if not name.endswith((".py", ".pyi")):
                 continue
-            full = here / name
-            rel = (rel_dir / name).as_posix()
-            if excludes.match_file(rel) or _ignored(full, ignores, is_dir=False):
+            rel = prefix + name
+            if (excludes is not None and _excluded(excludes, rel, name, False)) or _ignored(rel, ignores, is_dir=False):
                 continue
-            if full.is_symlink():
+            full = here / name
+            if entry.is_symlink():
                 if not full.exists():
-                    yield Candidate(full, root, "broken symbolic link")
+                    yield Candidate(full, root, "broken symbolic link", _name(shown, name, full))
                     continue
                 target = full.resolve()
                 if root not in target.parents:
-                    yield Candidate(full, root, "symbolic link to a file outside the tree: not followed")
+                    yield Candidate(full, root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full))
                     continue
                 if target in seen:
                     continue  # the real file is (or will be) visited under its own name
                 seen.add(target)
                 continue  # the link's target is inside the tree and is visited directly
             seen.add(real_dir / name)
-            yield Candidate(full, root)
+            yield Candidate(full, root, None, _name(shown, name, full))
+        stack.extend(reversed(keep))
 
 
-def _ignored(path: Path, ignores: list[tuple[Path, pathspec.GitIgnoreSpec]], *, is_dir: bool) -> bool:
-    for base, spec in ignores:
-        try:
-            rel = path.relative_to(base).as_posix()
-        except ValueError:
+def _name(shown: str | None, name: str, full: Path) -> str:
+    """What `runner.display_path` makes of `full`: relative to the working folder through the
+    folder's real path, or the path as given; valid UTF-8 (undecodable bytes as `\\xNN`)."""
+    return utf8_name(shown + name if shown is not None else full.as_posix())
+
+
+def _ignored(rel: str, ignores: list[tuple[str, pathspec.GitIgnoreSpec]], *, is_dir: bool) -> bool:
+    """Whether a .gitignore of a folder above `rel` (a path relative to the walk's top) leaves it out."""
+    for prefix, spec in ignores:
+        if not rel.startswith(prefix):
             continue
-        if spec.match_file(rel + ("/" if is_dir else "")):
+        if spec.match_file(rel[len(prefix):] + ("/" if is_dir else "")):
             return True
     return False

@@ -63,6 +63,11 @@ def _display(path: str, cwd: str) -> str:
     return utf8_name(relative_name(Path(path)))
 
 
+def _name(cand: Candidate) -> str:
+    """`display_path` of the candidate's path (discover works it out for the files it walks)."""
+    return cand.name if cand.name is not None else display_path(cand.path)
+
+
 def forget_paths() -> None:
     """Drop what this process remembers of the file system's paths (once per run: a folder
     may have become a link since the last run in the same process)."""
@@ -118,7 +123,7 @@ def _problem(cand: Candidate, name: str) -> FileResult:
 
 def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.stat_result | None, bytes | None, FileResult | None]:
     """`_read`, with the `stat` taken before the bytes were read (what the stat index keys on)."""
-    name = display_path(cand.path)
+    name = _name(cand)
     settings = file_settings(settings, cand.path, name)
     if cand.problem is not None:
         return name, settings, None, None, _problem(cand, name)
@@ -155,7 +160,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
     for cand in candidates:
         if cand.problem is not None:
             continue
-        name = display_path(cand.path)
+        name = _name(cand)
         try:
             st = cand.path.stat()
             if st.st_size > MAX_FILE_BYTES:
@@ -253,7 +258,7 @@ def iter_results(
     def prepared() -> Iterator[tuple[_Tag, Job | None]]:
         for cand in candidates:
             if cand.problem is not None:
-                name = display_path(cand.path)
+                name = _name(cand)
                 yield (cand, _problem(cand, name), None), None
                 continue
             known = _known(cand, settings, facts, stats)
@@ -319,7 +324,7 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     """The result the stat index holds for an unchanged file, or None (read it)."""
     if stats is None:
         return None
-    name = display_path(cand.path)
+    name = _name(cand)
     try:
         st = cand.path.stat()
     except OSError:
@@ -327,20 +332,9 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     rec = stats.lookup(name, st)
     if rec is None or rec.facts != facts_key(facts.get(name, ())):
         return None
-    if rec.key is None:
-        result = rec.answer(name)
-    else:
-        try:
-            source = cand.path.read_bytes()
-        except OSError:
-            return None
-        if hashlib.sha256(source).hexdigest() != rec.sha256:
-            return None
-        hit = stats.store.get(rec.key, name, source)  # verified as on any hit
-        if hit is None:
-            return None
-        result = hit
-    stats.keep(name, rec)
+    result = stats.answer(name, rec, cand.path)
+    if result is not None:
+        stats.keep(name, rec)
     return result
 
 

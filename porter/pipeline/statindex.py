@@ -1,14 +1,16 @@
-"""The stat index: a warm run answers an unchanged file from its `stat`, without reading it.
+"""The stat index: a warm run answers an unchanged file from its `stat`, without porting it.
 
 One index per run shape (porter's salt, the settings, the working folder and the paths
 given), in the cache folder beside the entries. It maps each file's displayed name to the
 `stat` it had (device, inode, size, mtime and ctime in ns), the sha256 of the bytes read
 then, whether the project index wanted it, the project-index answers it was ported with,
-and its result: inline when the result says nothing about the file's text (skipped, or
-checked with no finding), else the key of its cache entry (`porter.pipeline.cache`). A file whose
-`stat` is unchanged and whose answers are the same is not read; a file with findings, a
-rewrite or a suppression comment is read anyway (lint shows its lines), must hash to the
-recorded sha256, and gets its result from its entry, verified as on any cache hit.
+and its result: inline (status, reason, findings, suppressed findings) unless the result
+carries a rewrite, which stays in the file's cache entry (`porter.pipeline.cache`), named by
+its key. A file whose `stat` is unchanged and whose answers are the same is not ported
+again. A file that is unchanged but must be shown (findings, a rewrite or a suppression
+comment: lint prints its lines and fingerprints them) is read, must hash to the recorded
+sha256, and gets its result from the index (or its verified entry, for a rewrite); any
+other file is not even read.
 
 A record is trusted only if the file's mtime and ctime were at least `RACY_NS` older than
 the moment its `stat` was taken: a file written in the same clock tick as porter read it
@@ -16,8 +18,11 @@ could change again without changing its `stat` (git's "racily clean" entries), s
 file is read and hashed on the next run. The ctime cannot be set back by `touch` or
 `os.utime`, so an edit that keeps the size and restores the mtime is still seen.
 
-The file is one JSON document behind its own sha256; anything that does not check out is an
-empty index (every file is read, as without one).
+The file is one JSON document behind its own sha256, and every record is checked for the
+shape `save` writes when it is loaded: anything that does not check out is an empty index
+(every file is read and ported, or answered by its cache entry, as without one). The salt in
+the shape covers porter's code and rule files, so a new porter or an edited rule never reads
+an old index.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import json
 import os
 import time
 from dataclasses import astuple, dataclass, replace
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from porter.pipeline.cache import Cache, _read_entry, _write, salt
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.settings import Facts, Settings
 
 RACY_NS = 2_000_000_000  # a file changed this recently before its stat is read again next run
@@ -54,17 +61,42 @@ class Record:
     wanted: bool  # by the project index (`ProjectIndex.wants`)
     imports: str  # what the CUDA-only facts depend on (`cuda_only_index.part`), hex; "" if nothing
     facts: str  # the project index's answers for the file, as JSON
-    key: str | None  # its cache entry (a result that needs the file's bytes)
-    result: list[str | int | None] | None  # [status, reason, error line] of a result that does not
+    key: str | None  # its cache entry (a result with a rewrite)
+    result: list[Any] | None  # [status, reason, error line, findings, suppressed] of a result without one
+    read: bool  # a hit reads the file (`wants_source`): its bytes go with the result
     trusted: bool  # not racily clean: the stat alone may answer
 
-    def answer(self, name: str) -> FileResult:
-        """The inline result (only for records without a cache key)."""
-        assert self.result is not None
-        status, reason, line = self.result
-        if not (isinstance(status, str) and (reason is None or isinstance(reason, str)) and (line is None or type(line) is int)):
-            raise TypeError("not a stat index result")  # a forged index reads as an empty one
-        return FileResult(path=name, status=FileStatus(status), reason=reason, error_line=line)
+
+# a finding as a row of the index (its path is the record's name)
+def _row(f: Finding) -> list[Any]:
+    return [f.code, f.name, f.message, f.start.line, f.start.column, f.end.line, f.end.column, f.severity.value,
+            f.applicability.value, f.target, f.replacement, f.original, f.applied, f.advice, f.doc_url]
+
+
+_SEVERITIES = {s.value: s for s in Severity}
+_APPLICABILITIES = {a.value: a for a in Applicability}
+_STATUSES = {s.value: s for s in FileStatus}
+
+
+def _finding(row: Any, name: str) -> Finding:
+    """The finding a row holds, or TypeError/ValueError/KeyError (a forged index reads as an empty one)."""
+    code, title, message, line, column, end_line, end_column, severity, applicability, target, replacement, original, applied, advice, doc = row
+    if not (type(code) is str and type(title) is str and type(message) is str and type(target) is str and type(applied) is bool
+            and all(type(n) is int and n >= 0 for n in (line, column, end_line, end_column))
+            and all(v is None or type(v) is str for v in (replacement, original, advice, doc))):
+        raise TypeError("not a stat index finding")
+    return Finding(code, title, message, name, Position(line, column), Position(end_line, end_column),
+                   _SEVERITIES[severity], _APPLICABILITIES[applicability], target, replacement, original, applied, advice, doc)
+
+
+def _inline(rec: Record, name: str) -> FileResult:
+    """The result a record holds inline, checked for the shape `record` writes."""
+    status, reason, line, findings, suppressed = rec.result  # type: ignore[misc]
+    if not ((reason is None or type(reason) is str) and (line is None or type(line) is int)
+            and type(findings) is list and type(suppressed) is list):
+        raise TypeError("not a stat index result")
+    return FileResult(path=name, status=_STATUSES[status], reason=reason, error_line=line,
+                      findings=[_finding(r, name) for r in findings], suppressed=[_finding(r, name) for r in suppressed])
 
 
 class StatIndex:
@@ -76,6 +108,7 @@ class StatIndex:
         for p in paths:
             shape.update(b"\0" + os.fsencode(os.path.abspath(p)))
         self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a digest line, then JSON
+        self._results: dict[str, FileResult] = {}  # name -> the inline result of its old record
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
         self.started = time.time_ns()
@@ -90,12 +123,13 @@ class StatIndex:
             records = {name: Record(*row) for name, row in data.items()}
             for name, rec in records.items():  # the shape `save` writes, or nothing
                 if not (isinstance(name, str) and isinstance(rec.stat, list) and isinstance(rec.facts, str) and isinstance(rec.imports, str)
-                        and (rec.key is None) != (rec.result is None)):
+                        and isinstance(rec.sha256, str) and type(rec.read) is bool and (rec.key is None) != (rec.result is None)):
                     return {}
                 if rec.result is not None:
-                    rec.answer(name)
+                    self._results[name] = _inline(rec, name)
             return records
-        except (OSError, ValueError, TypeError, UnicodeDecodeError, RecursionError):
+        except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError):
+            self._results = {}
             return {}
 
     def lookup(self, name: str, st: os.stat_result) -> Record | None:
@@ -105,18 +139,38 @@ class StatIndex:
             return None
         return rec
 
+    def answer(self, name: str, rec: Record, path: Path) -> FileResult | None:
+        """The result `rec` (from `lookup`) holds for the file at `path`, or None: read and
+        port it. A record that needs the bytes reads them, and they must hash as recorded."""
+        source = None
+        if rec.read:
+            try:
+                source = path.read_bytes()
+            except OSError:
+                return None
+            if hashlib.sha256(source).hexdigest() != rec.sha256:
+                return None
+        if rec.key is not None:
+            assert source is not None  # a record with a cache key always reads (`record`)
+            return self.store.get(rec.key, name, source)  # verified as on any hit
+        result = self._results[name]
+        return replace(result, findings=list(result.findings), suppressed=list(result.suppressed), original_source=source)
+
     def record(self, name: str, st: os.stat_result, source: bytes, wanted: bool, imports: bytes, facts: Facts, key: str | None, result: FileResult) -> None:
         """Remember `result` for the file whose `stat` was `st` before `source` was read.
-        A result that points into the file is remembered only through its cache entry."""
-        if wants_source(result, source):
+        A result with a rewrite is remembered only through its cache entry."""
+        inline: list[Any] | None = None
+        if result.new_source is not None:
             if key is None:
                 return
-            inline = None
         else:
-            key, inline = None, [result.status.value, result.reason, result.error_line]
+            key = None
+            inline = [result.status.value, result.reason, result.error_line,
+                      [_row(f) for f in result.findings], [_row(f) for f in result.suppressed]]
         trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
         self.new[name] = Record(
-            signature(st), hashlib.sha256(source).hexdigest(), wanted, imports.hex(), facts_key(facts), key, inline, trusted
+            signature(st), hashlib.sha256(source).hexdigest(), wanted, imports.hex(), facts_key(facts), key, inline,
+            wants_source(result, source), trusted,
         )
 
     def keep(self, name: str, rec: Record) -> None:
@@ -132,5 +186,8 @@ class StatIndex:
             pass  # a read-only cache costs reads next time, nothing else
 
 
+@lru_cache(maxsize=4096)
 def facts_key(facts: Facts) -> str:
+    """The project index's answers for one file as the index keeps them (memoised: most
+    files share the empty answer, and a warm run compares every file's)."""
     return json.dumps(facts, separators=(",", ":"))

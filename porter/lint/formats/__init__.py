@@ -1,25 +1,30 @@
-"""Output formats for `porter lint --output-format`: one module each, `render(run) -> str`."""
+"""Output formats for `porter lint --output-format`: one module each, `render(run) -> str`.
+
+A format's module is imported when that format is asked for (junit's ElementTree and sarif's
+tables are no part of a `--output-format json` run)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 
-from porter.lint.formats import github, gitlab, jsonfmt, junit, sarif, text
 from porter.lint.model import LintRun
 
-FORMATS: dict[str, Callable[[LintRun], str]] = {
-    "full": text.render_full,
-    "concise": text.render_concise,
-    "json": jsonfmt.render_json,
-    "json-lines": jsonfmt.render_json_lines,
-    "sarif": sarif.render,
-    "github": github.render,
-    "gitlab": gitlab.render,
-    "junit": junit.render,
+# format -> (module under porter.lint.formats, its function)
+FORMATS: dict[str, tuple[str, str]] = {
+    "full": ("text", "render_full"),
+    "concise": ("text", "render_concise"),
+    "json": ("jsonfmt", "render_json"),
+    "json-lines": ("jsonfmt", "render_json_lines"),
+    "sarif": ("sarif", "render"),
+    "github": ("github", "render"),
+    "gitlab": ("gitlab", "render"),
+    "junit": ("junit", "render"),
 }
 
 TEXT_FORMATS = ("full", "concise")
 
 
 def render(run: LintRun, output_format: str) -> str:
-    return FORMATS[output_format](run)
+    module, function = FORMATS[output_format]
+    text: str = getattr(importlib.import_module(f"{__name__}.{module}"), function)(run)
+    return text
