@@ -67,6 +67,7 @@ class LintRun:
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> the text positions refer to
     fingerprints: dict[int, str] = field(default_factory=dict)  # id(finding) -> fingerprint
     version: str = __version__
+    _lines: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # path -> its lines, once split
 
     @property
     def errors(self) -> list[FileResult]:
@@ -81,10 +82,13 @@ class LintRun:
         return self.fingerprints[id(finding)]
 
     def line_text(self, path: str, line: int) -> str:
-        src = self.sources.get(path)
-        if src is None:
-            return ""
-        lines = src.decode("utf-8", "replace").splitlines()
+        lines = self._lines.get(path)
+        if lines is None:
+            src = self.sources.get(path)
+            if src is None:
+                return ""
+            # split once per file, not once per finding: `full` shows a line of each
+            lines = self._lines[path] = src.decode("utf-8", "replace").splitlines()
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def fixable_now(self, finding: Finding) -> bool:

@@ -1,0 +1,75 @@
+"""discover (porter/pipeline/discover.py) names the files it walks itself, from the folder's real
+path, and leaves the default excludes out by folder name: both must agree with what they
+replace (`runner.display_path` per file; pathspec over every path)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pathspec
+import pytest
+
+from porter.pipeline.discover import DEFAULT_EXCLUDES, discover
+from porter.pipeline.runner import display_path, forget_paths
+
+
+def _tree(base: Path) -> Path:
+    root = base / "proj"
+    for rel in (
+        "a.py", "b.pyi", "notes.txt", "pkg/__init__.py", "pkg/sub/deep.py", "pkg/build/gen.py",
+        "pkg/venv2/keep.py", "build/x.py", "dist/y.py", "node_modules/z.py", "x/.venv/w.py",
+        "x/site-packages/s.py", "x/__pycache__/c.py", "ignored/i.py", "pkg/sub/skip_me.py",
+        "env/lib.py", "weird.py/inner.py", "caf\u00e9/m.py",
+    ):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (root / ".gitignore").write_text("ignored/\n")
+    (root / "pkg" / ".gitignore").write_text("sub/skip_me.py\n")
+    os.symlink(root / "pkg", root / "link_back")  # a loop
+    os.symlink(root / "a.py", root / "pkg" / "alias.py")  # a link to a file in the tree
+    os.symlink(root / "missing.py", root / "broken.py")
+    return root
+
+
+@pytest.mark.parametrize("where", [".", "proj", "proj/pkg", "elsewhere"])
+def test_names_are_display_paths(tmp_path, monkeypatch, where):
+    root = _tree(tmp_path)
+    cwd = tmp_path / where
+    cwd.mkdir(exist_ok=True)
+    monkeypatch.chdir(cwd)
+    forget_paths()
+    for given in (root, Path(os.path.relpath(root, cwd)), root / "pkg"):
+        found = list(discover([given]))
+        assert found, given
+        for cand in found:
+            assert cand.name == display_path(cand.path), (given, cand)
+
+
+def test_default_excludes_by_name_match_pathspec(tmp_path, monkeypatch):
+    """Without patterns of the user's, the walk skips the default folders by name; with any
+    pattern it asks pathspec about every path. A pattern that matches nothing must not change
+    what is found, nor the order."""
+    root = _tree(tmp_path)
+    monkeypatch.chdir(root)
+    fast = [(c.path, c.problem) for c in discover([Path(".")])]
+    slow = [(c.path, c.problem) for c in discover([Path(".")], ("no-such-file-anywhere.py",))]
+    assert fast == slow
+    names = {p.as_posix() for p, problem in fast if problem is None}
+    assert names == {"a.py", "b.pyi", "caf\u00e9/m.py", "pkg/__init__.py", "pkg/sub/deep.py", "pkg/venv2/keep.py", "weird.py/inner.py"}
+    spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDES)
+    assert not any(spec.match_file(n) for n in names)
+
+
+def test_walk_order_is_os_walk_order(tmp_path, monkeypatch):
+    root = _tree(tmp_path)
+    monkeypatch.chdir(root)
+    expected = []
+    for dirpath, dirnames, filenames in os.walk(".", followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not os.path.islink(os.path.join(dirpath, d)))
+        expected += [os.path.normpath(os.path.join(dirpath, f)) for f in sorted(filenames)]
+    found = [c.path.as_posix() for c in discover([Path(".")], respect_gitignore=False) if c.problem is None]
+    assert found == [p for p in expected if p in found]
+    assert found.index("a.py") < found.index("pkg/__init__.py") < found.index("pkg/sub/deep.py") < found.index("weird.py/inner.py")
