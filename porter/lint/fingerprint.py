@@ -24,14 +24,27 @@ def normalised_text(lines: list[str], finding: Finding) -> str:
 
 def identity_path(path: str, base: Path | None = None) -> str:
     """The path as it goes into a fingerprint: relative to `base` (or the cwd), `..` allowed."""
-    p = Path(path)
-    # a realpath per file cost a warm run more than its findings: resolve each folder once
-    p = p.resolve() if p.is_symlink() else _resolved(p.parent, os.getcwd()) / p.name
-    root = _resolved(base or Path.cwd(), os.getcwd())
+    if os.path.islink(path):  # a link is known by what it points to
+        full = Path(path).resolve()
+        return _relative(full.as_posix(), _resolved(base or Path.cwd(), os.getcwd()).as_posix())
+    folder, name = os.path.split(path)
+    # a realpath per file cost a warm run more than its findings: each folder is resolved
+    # and made relative once (relpath(folder/name) is relpath(folder) + name)
+    where = _folder_identity(folder or ".", os.fspath(base) if base is not None else None, os.getcwd())
+    return name if where == "." else f"{where}/{name}"
+
+
+@lru_cache(maxsize=4096)
+def _folder_identity(folder: str, base: str | None, cwd: str) -> str:
+    root = _resolved(Path(base) if base is not None else Path.cwd(), cwd)
+    return _relative(_resolved(Path(folder), cwd).as_posix(), root.as_posix())
+
+
+def _relative(path: str, root: str) -> str:
     try:
-        return Path(os.path.relpath(p, root)).as_posix()
+        return Path(os.path.relpath(path, root)).as_posix()
     except ValueError:  # another drive (Windows)
-        return p.as_posix()
+        return Path(path).as_posix()
 
 
 @lru_cache(maxsize=4096)
@@ -42,6 +55,7 @@ def _resolved(folder: Path, cwd: str) -> Path:
 def forget_folders() -> None:
     """Once per run: a folder may have become a link since the last run in this process."""
     _resolved.cache_clear()
+    _folder_identity.cache_clear()
 
 
 def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, base: Path | None = None) -> list[str]:

@@ -31,7 +31,7 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import astuple, dataclass, replace
+from dataclasses import astuple, dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -67,10 +67,42 @@ class Record:
     trusted: bool  # not racily clean: the stat alone may answer
 
 
-# a finding as a row of the index (its path is the record's name)
+_ROW_FIELDS = ("code", "name", "message", "line", "column", "end line", "end column", "severity", "applicability",
+               "target", "replacement", "original", "applied", "advice", "doc_url")
+
+
+# a finding as a row of the index (its path is the record's name), in `_ROW_FIELDS` order
 def _row(f: Finding) -> list[Any]:
     return [f.code, f.name, f.message, f.start.line, f.start.column, f.end.line, f.end.column, f.severity.value,
             f.applicability.value, f.target, f.replacement, f.original, f.applied, f.advice, f.doc_url]
+
+
+# a finding's texts (code, name, message, severity, applicability, target, replacement,
+# original, advice, doc link) are kept once in the index's string table and named by their
+# place in it: thousands of findings share a few hundred names, advice and links
+_TEXTS = (0, 1, 2, 7, 8, 9, 10, 11, 13, 14)
+_RESULT = [f.name for f in fields(Record)].index("result")
+
+
+def _pack(row: list[Any], table: dict[str, int]) -> list[Any]:
+    out = list(row)
+    for i in _TEXTS:
+        if out[i] is not None:
+            out[i] = table.setdefault(out[i], len(table))
+    return out
+
+
+def _unpack(row: Any, strings: list[str]) -> list[Any]:
+    if type(row) is not list or len(row) != len(_ROW_FIELDS):
+        raise TypeError("not a stat index finding")
+    out = list(row)
+    for i in _TEXTS:
+        v = out[i]
+        if v is not None:
+            if type(v) is not int or v < 0:
+                raise TypeError("not a place in the string table")
+            out[i] = strings[v]
+    return out
 
 
 _SEVERITIES = {s.value: s for s in Severity}
@@ -120,15 +152,20 @@ class StatIndex:
             if digest.decode() != hashlib.sha256(body).hexdigest():
                 return {}
             data = json.loads(body)
-            records = {name: Record(*row) for name, row in data.items()}
+            strings, files = data["strings"], data["files"]
+            if not (type(strings) is list and all(type(t) is str for t in strings) and type(files) is dict):
+                return {}
+            records = {name: Record(*row) for name, row in files.items()}
             for name, rec in records.items():  # the shape `save` writes, or nothing
                 if not (isinstance(name, str) and isinstance(rec.stat, list) and isinstance(rec.facts, str) and isinstance(rec.imports, str)
                         and isinstance(rec.sha256, str) and type(rec.read) is bool and (rec.key is None) != (rec.result is None)):
                     return {}
                 if rec.result is not None:
+                    status, reason, line, findings, suppressed = rec.result
+                    rec.result = [status, reason, line, [_unpack(r, strings) for r in findings], [_unpack(r, strings) for r in suppressed]]
                     self._results[name] = _inline(rec, name)
             return records
-        except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError):
+        except (OSError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, RecursionError):
             self._results = {}
             return {}
 
@@ -153,8 +190,9 @@ class StatIndex:
         if rec.key is not None:
             assert source is not None  # a record with a cache key always reads (`record`)
             return self.store.get(rec.key, name, source)  # verified as on any hit
-        result = self._results[name]
-        return replace(result, findings=list(result.findings), suppressed=list(result.suppressed), original_source=source)
+        held = self._results[name]  # each run gets a result of its own (lint may change its lists)
+        return FileResult(path=held.path, status=held.status, findings=list(held.findings), original_source=source,
+                          reason=held.reason, error_line=held.error_line, suppressed=list(held.suppressed))
 
     def record(self, name: str, st: os.stat_result, source: bytes, wanted: bool, imports: bytes, facts: Facts, key: str | None, result: FileResult) -> None:
         """Remember `result` for the file whose `stat` was `st` before `source` was read.
@@ -179,7 +217,15 @@ class StatIndex:
     def save(self) -> None:
         if not self.store.enabled or self.new == self.old:
             return
-        body = json.dumps({n: astuple(r) for n, r in self.new.items()}, separators=(",", ":")).encode()
+        table: dict[str, int] = {}
+        files = {}
+        for name, rec in self.new.items():
+            row = [getattr(rec, f.name) for f in fields(Record)]
+            if rec.result is not None:
+                status, reason, line, findings, suppressed = rec.result
+                row[_RESULT] = [status, reason, line, [_pack(r, table) for r in findings], [_pack(r, table) for r in suppressed]]
+            files[name] = row
+        body = json.dumps({"strings": list(table), "files": files}, separators=(",", ":")).encode()
         try:
             _write(self.path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
         except OSError:
