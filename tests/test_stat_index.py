@@ -163,3 +163,166 @@ def test_a_warm_run_keeps_cross_file_cuda_only_facts_without_reading(tmp_path, m
         assert "x.is_cuda" in port()
     (pkg / "kernels.py").write_text("import torch\n\n\ndef launch(x):\n    return x\n")
     assert "x.is_neuron" in port()
+
+
+# --- findings held in the index: a warm run says what a cold one says, and nothing stale ----
+
+MANY = b"""import torch
+
+x = torch.zeros(3).cuda()  # noqa: DEV002
+torch.cuda.synchronize()
+dev = "cuda"
+with torch.cuda.amp.autocast():
+    y = x * 2
+"""
+
+
+def _lint_cli(root: Path, cache: Path, *extra: str) -> list[dict]:
+    """`porter lint --output-format json` in-process from `root` (what CI runs)."""
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    here = os.getcwd()
+    os.chdir(root)
+    try:
+        r = CliRunner().invoke(app, ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), *extra])
+    finally:
+        os.chdir(here)
+    assert r.exit_code in (0, 1), r.stderr
+    import json
+
+    return json.loads(r.stdout)
+
+
+def test_warm_findings_are_the_cold_ones(tmp_path, monkeypatch, trusting):
+    """Every field of every finding (and its fingerprint) from the index equals a run with no cache."""
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "m.py").write_bytes(MANY)
+    (root / "n.py").write_bytes(CUDA)
+    (root / "clean.py").write_bytes(CLEAN)
+    cold = _lint_cli(root, cache, "--no-cache")
+    assert len(cold) >= 4
+    assert _lint_cli(root, cache) == cold  # fills the cache and the index
+    import porter.pipeline.port
+
+    with monkeypatch.context() as m:
+        m.setattr(statindex.Cache, "get", lambda *a, **k: pytest.fail("a warm run read a cache entry"))
+        m.setattr(porter.pipeline.port, "port_source", lambda *a, **k: pytest.fail("a warm run ported a file"))
+        assert _lint_cli(root, cache) == cold  # answered by the index alone
+    unused = _lint_cli(root, cache, "--no-cache", "--report-unused-ignores")
+    assert "PORT100" in {f["code"] for f in unused}  # the `noqa: DEV002` on a line without DEV002
+    assert _lint_cli(root, cache, "--report-unused-ignores") == unused
+
+
+def test_edited_file_with_findings_is_ported_again(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    path = root / "m.py"
+    path.write_bytes(CUDA)
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+    path.write_bytes(CUDA + b"torch.cuda.synchronize()\n")
+    assert sorted(_codes(_lint(root, cache)["m.py"])) == ["CUDA003", "DEV001"]
+
+
+def test_moved_file_is_named_by_its_new_name(tmp_path, trusting):
+    """A rename keeps the inode, size and mtime: the results carry the new name, and the old
+    name's record (findings with the old path) answers for nothing."""
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "a.py").write_bytes(CUDA)
+    assert _codes(_lint(root, cache)["a.py"]) == ["DEV001"]
+    (root / "a.py").rename(root / "b.py")
+    found = _lint(root, cache)
+    assert set(found) == {"b.py"}
+    assert [Path(f.path).name for f in found["b.py"].findings] == ["b.py"]
+
+
+def test_config_change_is_not_answered_from_the_old_run(tmp_path, trusting):
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    config = root / "porter.toml"
+    config.write_text('ignore = ["DEV001"]\n')
+    assert _lint_cli(root, cache) == []
+    config.write_text('ignore = ["CUDA003"]\n')
+    assert [f["code"] for f in _lint_cli(root, cache)] == ["DEV001"]
+    config.write_text('[per-file-ignores]\n"m.py" = ["DEV001"]\n')
+    assert _lint_cli(root, cache) == []
+
+
+def test_rule_file_change_is_not_answered_from_the_old_run(tmp_path, monkeypatch, trusting):
+    """Rule data is part of every key (the salt): new advice in a rule file shows on the next run."""
+    import shutil
+    from functools import _lru_cache_wrapper
+    import sys
+
+    import porter.config.ruledata
+
+    def clear() -> None:
+        for name, module in list(sys.modules.items()):
+            if name == "porter" or name.startswith("porter."):
+                for value in list(vars(module).values()):
+                    if isinstance(value, _lru_cache_wrapper):
+                        value.cache_clear()
+
+    rules = tmp_path / "rules"
+    shutil.copytree(porter.config.ruledata.rules_dir(), rules)
+    monkeypatch.setattr(porter.config.ruledata, "rules_dir", lambda: rules)
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    clear()
+    try:
+        [before] = _lint(root, cache)["m.py"].findings
+        device = rules / "device.toml"
+        text = device.read_text()
+        assert before.advice and before.advice in text
+        device.write_text(text.replace(before.advice, "Advice edited since the last run."))
+        clear()
+        [after] = _lint(root, cache)["m.py"].findings
+        assert after.advice == "Advice edited since the last run."
+    finally:
+        monkeypatch.undo()
+        clear()
+
+
+def test_edit_in_the_same_clock_tick_is_seen(tmp_path, monkeypatch):
+    """On a file system with a coarse clock, a same-size edit right after a run can leave the
+    stat as it was: only the racy rule (a record of a file changed just before the run is not
+    trusted) sees it. The clock here ticks once a minute, so that the test does not depend on
+    how long a run takes."""
+    tick = 60 * 10**9
+    coarse = lambda st: [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns // tick, st.st_ctime_ns // tick]  # noqa: E731
+    monkeypatch.setattr(statindex, "signature", coarse)
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    path = root / "m.py"
+    path.write_bytes(CLEAN)
+    before = path.stat()
+    assert _codes(_lint(root, cache)["m.py"]) == []
+    path.write_bytes(CUDA)
+    if coarse(path.stat()) != coarse(before):
+        pytest.skip("the minute turned between the two writes")
+    assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
+
+
+def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
+    """A row of the wrong shape behind a matching digest: the index is dropped, not believed."""
+    import hashlib
+    import json
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    _lint(root, cache)
+    index = _index(cache)
+    data = json.loads(index.read_bytes().partition(b"\n")[2])
+    [record] = data["files"].values()
+    [row] = record[6][3]
+    row[3] = -1  # a negative line
+    body = json.dumps(data).encode()
+    index.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    assert StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old == {}
+    assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]
