@@ -113,9 +113,12 @@ _STATUSES = {s.value: s for s in FileStatus}
 def _finding(row: Any, name: str) -> Finding:
     """The finding a row holds, or TypeError/ValueError/KeyError (a forged index reads as an empty one)."""
     code, title, message, line, column, end_line, end_column, severity, applicability, target, replacement, original, applied, advice, doc = row
+    # spelled out rather than with all(...): this runs for every finding of a warm run
     if not (type(code) is str and type(title) is str and type(message) is str and type(target) is str and type(applied) is bool
-            and all(type(n) is int and n >= 0 for n in (line, column, end_line, end_column))
-            and all(v is None or type(v) is str for v in (replacement, original, advice, doc))):
+            and type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int
+            and min(line, column, end_line, end_column) >= 0
+            and (replacement is None or type(replacement) is str) and (original is None or type(original) is str)
+            and (advice is None or type(advice) is str) and (doc is None or type(doc) is str)):
         raise TypeError("not a stat index finding")
     return Finding(code, title, message, name, Position(line, column), Position(end_line, end_column),
                    _SEVERITIES[severity], _APPLICABILITIES[applicability], target, replacement, original, applied, advice, doc)
