@@ -46,6 +46,17 @@ class _Pending:
 
 
 @dataclass
+class CudaOnlyCode:
+    """Code that only ever runs on CUDA (porter/codemods/guards.py): no family changes it, since
+    the target never runs it; the codes it would have applied there are reported (GUARD003)."""
+
+    node: cst.CSTNode  # where it is reported
+    what: str  # "`def f`", "the code `if x.is_cuda` lets run"
+    why: str
+    left: list[str] = field(default_factory=list)  # the fixes not applied in it
+
+
+@dataclass
 class StatementEdits:
     """Statement-level edits, keyed by the id of the original small statement."""
 
@@ -86,6 +97,8 @@ class PortContext:
         # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
         # that are not devices (porter/codemods/guards.py, literals.py); families skip them
         self.keep_cuda: set[int] = set()
+        # id(statement) -> the code that only runs on CUDA it belongs to: left as it is
+        self.cuda_only_code: dict[int, CudaOnlyCode] = {}
         self.suppressed: list[Finding] = []
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
@@ -158,6 +171,12 @@ class PortContext:
             applicability = rule.applicability_for(self.target.name)
         if replacement is None and applicability is not Applicability.MANUAL:
             applicability = Applicability.MANUAL
+        fixes = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and self.settings.unsafe_fixes)
+        if fixes and self.cuda_only_code:
+            region = self.in_cuda_only_code()
+            if region is not None:
+                region.left.append(code)  # (a finding without a fix is reported as anywhere)
+                return False
         if self.suppressions.by_line:
             start, end = self.position(node)
             lines = (start.line,) if start.line == end.line else (start.line, end.line)
@@ -184,6 +203,8 @@ class PortContext:
         """Whether `report` would apply a fix of this kind at `node` (records nothing)."""
         if not self.enabled(code):
             return False
+        if self.cuda_only_code and self.in_cuda_only_code():
+            return False  # no fix there
         if self.suppressions.by_line:
             start, end = self.position(node)
             if self.suppressions.matching(code, (start.line, end.line)) is not None:
@@ -191,6 +212,14 @@ class PortContext:
         return applicability is Applicability.SAFE or (
             applicability is Applicability.UNSAFE and self.settings.unsafe_fixes
         )
+
+    def in_cuda_only_code(self) -> CudaOnlyCode | None:
+        """The code that only runs on CUDA the current statement is in, if any."""
+        for stmt in reversed(self.current_statements):
+            region = self.cuda_only_code.get(id(stmt))
+            if region is not None:
+                return region
+        return None
 
     def code_of_new(self, node: cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[Any]) -> str:
         if isinstance(node, cst.FlattenSentinel):
@@ -257,6 +286,8 @@ class PortContext:
         `import torch as t`; under no torch import at all, `import torch` is added.
         torch_xla's customary module aliases (`xm`, `xr`, `pl`) are used and imported.
         """
+        if self.cuda_only_code and self.in_cuda_only_code():
+            return cst.parse_expression(qualified)  # for code left as it is (never written): imports nothing
         for module, alias in _ALIASED_MODULES:
             if qualified == module or qualified.startswith(module + "."):
                 rest = qualified[len(module) :]
@@ -301,6 +332,8 @@ class PortContext:
         return cst.parse_expression(template.format(**values))
 
     def add_import(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        if self.cuda_only_code and self.in_cuda_only_code():
+            return  # a spelling made for code left as it is: no fix there needs it
         AddImportsVisitor.add_needed_import(self.codemod_context, module, obj, asname)
 
     def remove_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:

@@ -28,11 +28,13 @@ from functools import lru_cache
 
 import libcst as cst
 
+from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.pipeline.cuda_only_index import TOKENS  # the bytes that make the analysis worth running on a file
+from porter.pipeline.cuda_only_index import RUN_TOKENS, RUNS, TOKENS  # the bytes that make the analysis worth running
 from porter.pipeline.resolve import ImportTable, dotted, iter_statements
 from porter.config.ruledata import load_toml
+
 
 
 def imported_cuda_only(settings) -> dict[str, str]:
@@ -41,11 +43,24 @@ def imported_cuda_only(settings) -> dict[str, str]:
     return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3]}
 
 
+def imported_running(settings) -> frozenset[str]:
+    """Of those, the names whose use runs CUDA-only code (a kernel launcher, not a capability query)."""
+    return frozenset(f[1] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3][1:2] == (RUNS,))
+
+
 @dataclass(frozen=True)
 class CudaOnlyData:
     modules: tuple[str, ...]
     apis: tuple[str, ...]
     builders: frozenset[str]
+    asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
+
+    def runs(self, qual: str | None) -> bool:
+        """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
+        about the device (a capability query): the user of such a name only runs on CUDA."""
+        if not qual or self.why(qual) is None:
+            return False
+        return not any(qual == a or qual.startswith(a + ".") for a in self.asks)
 
     def why(self, qual: str | None) -> str | None:
         """Why the qualified name `qual` is CUDA-only, or None."""
@@ -67,6 +82,7 @@ def cuda_only_data() -> CudaOnlyData:
         modules=tuple(table.get("modules", ())),
         apis=tuple(table.get("apis", ())),
         builders=frozenset(table.get("extension_builders", ())),
+        asks=tuple(table.get("asks", ())),
     )
 
 
@@ -82,9 +98,16 @@ class _Unit:
     names: tuple[str, ...]  # the names it binds
     refs: set[str] = field(default_factory=set)
     why: str | None = None
+    runs: str | None = None  # why its own code runs CUDA-only code (not only asks about the device)
     propagates: bool = True  # whether using its name makes the user CUDA-only
     bound_in: str | None = None  # the function that binds a module-level name (`global x`)
-    entries: list[_Unit] = field(default_factory=list)  # a class's `__init__` and `__call__`
+    entries: list[_Unit] = field(default_factory=list)  # a class's `__init__` and `__call__` (an autograd Function's `forward`)
+    # what a function reads on every run (outside `if`, loops, `try`, `and`/`or`, comprehensions):
+    direct: set[str] = field(default_factory=set)  # names
+    self_reads: set[str] = field(default_factory=set)  # `self.<attr>`
+    owner: _Unit | None = None  # a method's class
+    attrs: dict[str, str] = field(default_factory=dict)  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
+    attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
 
 
 class _Scan(cst.CSTVisitor):
@@ -101,6 +124,30 @@ class _Scan(cst.CSTVisitor):
         self._attr_parts: set[int] = set()
         self._in_def = 0
         self._globals: list[set[str]] = []  # per enclosing function: the names it declares `global`
+        self._annotations = 0  # inside a type annotation: names there run nothing
+        self._cond: list[int] = []  # per enclosing function: how deep in code that may not run
+        self._exited: list[bool] = []  # per enclosing function: past an `if ...: return` (calls after it may not run)
+        self._targets: set[int] = set()  # assignment targets (written, not read)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._cond and isinstance(node, _CONDITIONAL):
+            self._cond[-1] += 1
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        if self._cond and isinstance(original_node, _CONDITIONAL):
+            self._cond[-1] -= 1
+            if not self._cond[-1] and isinstance(original_node, (cst.If, cst.Try, cst.For, cst.While)) and _exits(original_node):
+                self._exited[-1] = True
+
+    def _function(self, calls: bool = False) -> _Unit | None:
+        """The innermost function, when the code being walked runs on each of its runs. A
+        call after an early exit may not (`if not compatible: return gm` before a wrapper);
+        the function's own CUDA graph or kernel code still makes it CUDA code."""
+        if not self._cond or self._cond[-1] or self._annotations or (calls and self._exited[-1]):
+            return None
+        return next((u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef)), None)
 
     def _open(self, unit: _Unit) -> None:
         self.units[id(unit.node)] = unit
@@ -108,24 +155,57 @@ class _Scan(cst.CSTVisitor):
             self.top.append(unit)
         self.stack.append(unit)
 
-    def _mark(self, why: str) -> None:
+    def _mark(self, why: str, runs: bool = False) -> None:
         for unit in self.stack:
             if unit.why is None:
                 unit.why = why
+        if runs and not self._annotations:
+            # the code that runs it: an assignment that keeps what it makes (`global x`, `self.x`),
+            # and the innermost function, when it runs it on each of its runs
+            for unit in reversed(self.stack):
+                if isinstance(unit.node, cst.ClassDef):
+                    break
+                if isinstance(unit.node, cst.FunctionDef):
+                    if unit.runs is None and self._function() is unit:
+                        unit.runs = why
+                    break
+                if unit.runs is None:
+                    unit.runs = why
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations += 1
+
+    def leave_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations -= 1
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         unit = _Unit(node, (node.name.value,))
-        if self.stack and isinstance(self.stack[-1].node, cst.ClassDef) and node.name.value in _ENTRIES:
-            self.stack[-1].entries.append(unit)
+        if self.stack and isinstance(self.stack[-1].node, cst.ClassDef):
+            owner = unit.owner = self.stack[-1]
+            if node.name.value in _ENTRIES or (owner.propagates and node.name.value == "forward"):
+                owner.entries.append(unit)
         self._open(unit)
         self._in_def += 1
         self._globals.append(set())
+        self._cond.append(0)
+        self._exited.append(False)
         self._attr_parts.add(id(node.name))
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._in_def -= 1
         self._globals.pop()
+        self._cond.pop()
+        self._exited.pop()
         self.stack.pop()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets.add(id(node.target))
 
     def visit_Global(self, node: cst.Global) -> None:
         if self._globals:
@@ -171,30 +251,43 @@ class _Scan(cst.CSTVisitor):
             self.units[id(node)] = unit
             self.top.append(unit)
             self.stack.append(unit)
+            return
+        # `self._graph = torch.cuda.CUDAGraph()` in a method: the attribute holds CUDA-only code
+        attr = next((t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute) and _is_self_attr(t.target)), None)
+        if attr is not None and any(u.owner is not None for u in self.stack if isinstance(u.node, cst.FunctionDef)):
+            self.stack.append(_Unit(node, (), attr=attr))
 
     def leave_Assign(self, node: cst.Assign) -> None:
         if self.stack and self.stack[-1].node is node:
-            self.stack.pop()
+            unit = self.stack.pop()
+            if unit.attr is not None and unit.runs:
+                method = next(u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef) and u.owner is not None)
+                assert method.owner is not None
+                method.owner.attrs.setdefault(unit.attr, unit.runs)
 
     def visit_Import(self, node: cst.Import) -> bool:
         for alias in node.names:
-            why = self.data.why(dotted(alias.name))
+            name = dotted(alias.name)
+            why = self.data.why(name)
             if why:
-                self._mark(f"imports {why}")
+                self._mark(f"imports {why}", self.data.runs(name))
         return False
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         if node.relative or node.module is None:
             return False
         module = dotted(node.module) or ""
-        why = self.data.why(module)
+        why, runs = self.data.why(module), self.data.runs(module)
         if why is None and not isinstance(node.names, cst.ImportStar):
-            why = next((w for a in node.names if (w := self.data.why(f"{module}.{dotted(a.name)}"))), None)
+            found = next((q for a in node.names if self.data.why(q := f"{module}.{dotted(a.name)}")), None)
+            why, runs = self.data.why(found), self.data.runs(found)
         if why:
-            self._mark(f"imports {why}")
+            self._mark(f"imports {why}", runs)
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if _is_self_attr(node) and id(node) not in self._targets and (function := self._function()) is not None:
+            function.self_reads.add(node.attr.value)
         self._attr_parts.add(id(node.attr))
         if id(node) in self._attr_parts:
             return
@@ -203,9 +296,10 @@ class _Scan(cst.CSTVisitor):
             self._attr_parts.add(id(value))
             value = value.value
         if self.stack:
-            why = self.data.why(self.imports.qualify(dotted(node) or ""))
+            qual = self.imports.qualify(dotted(node) or "")
+            why = self.data.why(qual)
             if why:
-                self._mark(f"uses {why}")
+                self._mark(f"uses {why}", self.data.runs(qual))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
@@ -216,19 +310,72 @@ class _Scan(cst.CSTVisitor):
             return
         for unit in self.stack:
             unit.refs.add(node.value)
+        if id(node) not in self._targets and (function := self._function(calls=True)) is not None:
+            function.direct.add(node.value)
         if node.value in self.imports.names:
-            why = self.data.why(self.imports.qualify(node.value))
+            qual = self.imports.qualify(node.value)
+            why = self.data.why(qual)
             if why:
-                self._mark(f"uses {why}")
+                self._mark(f"uses {why}", self.data.runs(qual))
+
+
+# code in a function that may not run on each of its runs
+_CONDITIONAL = (
+    cst.If,
+    cst.While,
+    cst.For,
+    cst.Try,
+    cst.IfExp,
+    cst.BooleanOperation,
+    cst.Lambda,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
+
+
+class _Exit(cst.CSTVisitor):
+    found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+
+def _exits(node: cst.CSTNode) -> bool:
+    """Whether a statement may leave its function (a `return` or `raise` in it)."""
+    scan = _Exit()
+    node.visit(scan)
+    return scan.found
+
+
+def _is_self_attr(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
 
 class CudaOnly:
     """What in one file is CUDA-only, and why."""
 
-    def __init__(self, module: cst.Module | None, imports: ImportTable, imported: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        module: cst.Module | None,
+        imports: ImportTable,
+        imported: dict[str, str] | None = None,
+        running: frozenset[str] = frozenset(),
+    ) -> None:
         self.imports = imports
         self.data = cuda_only_data()
         self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
+        # of those, the names whose use runs CUDA-only code (a kernel, a CUDA graph), not only asks
+        self.running: dict[str, str] = {}
+        self._top: list[_Unit] = []
+        self._checks: dict[int, bool] = {}  # id(unit node) -> it checks the device itself (see _checks_device)
         self._units: dict[int, _Unit] = {}
         self._module = module
         self._calls: dict[str, list[list[cst.CSTNode]]] | None = None  # see _call_sites
@@ -241,8 +388,13 @@ class CudaOnly:
             why = self.data.why(qual)
             if why:
                 self.names[local] = f"`{local}`" if why == f"`{local}`" else f"`{local}` from {why}"
+            if why and self.data.runs(qual):
+                self.running[local] = self.names[local]
         self.names.update(scan.extensions)
+        self.running.update(scan.extensions)
         self.names.update(imported or {})
+        self.running.update((n, w) for n, w in (imported or {}).items() if n in running)
+        self._top = scan.top
         changed = True
         while changed:
             changed = False
@@ -260,6 +412,17 @@ class CudaOnly:
                     for n in unit.names:
                         self.names.setdefault(n, _named(n, unit, self.names[used] if used else None))
                     changed = True
+        changed = bool(self.running) or any(u.runs for u in scan.units.values())
+        while changed:
+            changed = False
+            for unit in scan.top:
+                if all(n in self.running for n in unit.names):
+                    continue
+                why = self._runs(unit)
+                if why:
+                    for n in unit.names:
+                        self.running.setdefault(n, f"`{n}` ({why})")
+                    changed = True
 
     @property
     def active(self) -> bool:
@@ -274,6 +437,48 @@ class CudaOnly:
             return unit.why
         used = self._used(unit)
         return f"uses {self.names[used]}" if used else None
+
+    def _runs(self, unit: _Unit) -> str | None:
+        """Why every run of the unit runs CUDA-only code: its own code runs a CUDA-only library
+        or API, or it uses a name that does, and it checks no device on the way (a function
+        that does is a dispatcher: its other path is the port). A class: when its `__init__`
+        or `__call__` does (an autograd Function: its `forward`). Only what runs on each run
+        counts (not a use under an `if`), so `if cfg.graphs: capture(...)` is not CUDA-only;
+        a method also runs what it reads from `self.<attr>` set to CUDA-only code."""
+        if isinstance(unit.node, cst.ClassDef):
+            entry = next(((e, w) for e in unit.entries if (w := self._runs(e))), None)
+            return f"its `{entry[0].names[0]}` {entry[1]}" if entry else None
+        why = unit.runs
+        function = isinstance(unit.node, cst.FunctionDef)
+        if why is None:
+            used = min((n for n in (unit.direct if function else unit.refs) if n in self.running and n not in unit.names), default=None)
+            why = f"uses {self.running[used]}" if used else None
+        if why is None and unit.owner is not None:
+            attr = min((a for a in unit.self_reads if a in unit.owner.attrs), default=None)
+            why = f"uses `self.{attr}` ({unit.owner.attrs[attr]})" if attr else None
+        if why and isinstance(unit.node, cst.FunctionDef) and self._checks_device(unit):
+            return None
+        return why
+
+    def _checks_device(self, unit: _Unit) -> bool:
+        """Whether the function asks which device it is on (itself, or through a function of
+        the file that does, `if not _eligible(x): return None`) or catches errors: then it
+        has a path for other devices."""
+        known = self._checks.get(id(unit.node))
+        if known is None:
+            self._checks[id(unit.node)] = False  # (recursion)
+            scan = _DeviceChecks(self.imports)
+            unit.node.visit(scan)
+            known = scan.found or any(
+                self._checks_device(u) for u in self._top if isinstance(u.node, cst.FunctionDef) and u.names[0] in unit.refs and u is not unit
+            )
+            self._checks[id(unit.node)] = known
+        return known
+
+    def runs_only(self, node: cst.CSTNode) -> str | None:
+        """Why the function or class `node` only ever runs on CUDA (see `_runs`), or None."""
+        unit = self._units.get(id(node))
+        return self._runs(unit) if unit is not None else None
 
     def unit_reason(self, node: cst.CSTNode) -> str | None:
         """Why the function/class `node` (from this module's tree) is CUDA-only."""
@@ -364,6 +569,30 @@ class CudaOnly:
         return self._calls
 
 
+class _DeviceChecks(cst.CSTVisitor):
+    """Whether a subtree checks the device (`x.is_cuda`, `torch.cuda.is_available()`, a
+    comparison with "cuda") or has a `try` (a fallback when the CUDA-only code raises)."""
+
+    def __init__(self, imports: ImportTable) -> None:
+        super().__init__()
+        self.imports = imports
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        if isinstance(node, cst.Try):
+            self.found = True
+        elif isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
+            self.found = True
+        elif isinstance(node, cst.Call):
+            self.found = self.imports.qualify(dotted(node.func) or "") == "torch.cuda.is_available"
+        elif isinstance(node, cst.Comparison):
+            sides = [node.left, *(c.comparator for c in node.comparisons)]
+            self.found = any((string_value(s) or "").split(":")[0] == "cuda" for s in sides)
+        return not self.found
+
+
 _DECIDES = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
 
@@ -421,6 +650,52 @@ def _named(name: str, unit: _Unit, used: str | None) -> str:
     return f"`{name}` ({unit.why})" if unit.why else f"`{name}` → {used}"
 
 
+def _counted(codes: list[str]) -> str:
+    return ", ".join(f"{c} ×{codes.count(c)}" if codes.count(c) > 1 else c for c in dict.fromkeys(codes))
+
+
+def _cuda_sense(node: cst.BaseExpression, qualname) -> int:
+    """1: true only on CUDA (`x.is_cuda`, `torch.cuda.is_available()`, `t == "cuda"`);
+    -1: true only off CUDA (`not x.is_cuda`, `t != "cuda"`); 0: neither."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return -_cuda_sense(node.expression, qualname)
+    if isinstance(node, cst.Attribute):
+        return 1 if node.attr.value == "is_cuda" else 0
+    if isinstance(node, cst.Call):
+        return 1 if qualname(node.func) == "torch.cuda.is_available" else 0
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        sides = (node.left, node.comparisons[0].comparator)
+        if any((string_value(s) or "").split(":")[0] == "cuda" for s in sides):
+            op = node.comparisons[0].operator
+            return 1 if isinstance(op, (cst.Equal, cst.In)) else -1 if isinstance(op, (cst.NotEqual, cst.NotIn)) else 0
+    return 0
+
+
+def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
+    if id(tree) in ids:
+        return True
+    return any(_contains(c, ids) for c in tree.children)
+
+
+def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements after `stmt` in the block of `parent` that holds it."""
+    blocks: list = [getattr(parent, "body", None)]
+    orelse = getattr(parent, "orelse", None)
+    if isinstance(orelse, cst.Else):
+        blocks.append(orelse.body)
+    blocks.extend(h.body for h in getattr(parent, "handlers", ()))
+    final = getattr(parent, "finalbody", None)
+    if final is not None:
+        blocks.append(final.body)
+    for block in blocks:
+        body = getattr(block, "body", block)
+        if isinstance(body, (list, tuple)):
+            for i, s in enumerate(body):
+                if s is stmt:
+                    return list(body[i + 1 :])
+    return []
+
+
 def _exits_early(stmt: cst.If | cst.While) -> bool:
     body = stmt.body.body
     if not body:
@@ -438,7 +713,7 @@ def cuda_only_facts(ctx) -> CudaOnly:
     if facts is None:
         imported = imported_cuda_only(ctx.settings)
         wanted = any(t in ctx.source for t in TOKENS) or bool(imported) if ctx.source else True
-        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported)
+        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings))
         ctx._cuda_only = facts
     return facts
 
@@ -528,6 +803,10 @@ class GuardsFamily(Family):
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
+        # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
+        self._leave = ctx.enabled("GUARD003") and (
+            not ctx.source or any(t in ctx.source for t in RUN_TOKENS) or bool(imported_running(ctx.settings))
+        )
 
     def _flags(self) -> frozenset[str]:
         """The names the current function (or the module) sets to a `torch.cuda.is_available()`
@@ -559,6 +838,64 @@ class GuardsFamily(Family):
             f"kept on CUDA, so {self.ctx.target.display} takes the other path",
         ) or self.ctx.enabled("GUARD001"):
             self.ctx.keep_cuda.update(id(n) for n in kept)
+            self._leave_branch(kept, why)
+
+    # -- code that only runs on CUDA (GUARD003) ----------------------------------------------
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._leave_unit(node, f"`def {node.name.value}`")
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._leave_unit(node, f"`class {node.name.value}`")
+
+    def _leave_unit(self, node: cst.FunctionDef | cst.ClassDef, what: str) -> None:
+        """A function or class that only runs on CUDA (it runs a CUDA-only library or a CUDA
+        graph on every path) is left as it is: the target never runs it."""
+        if not self._leave or self.ctx.in_cuda_only_code() is not None or not self.facts.active:
+            return
+        why = self.facts.runs_only(node)
+        if why:
+            self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(node.name, what, why)
+
+    def _leave_branch(self, kept: Sequence[cst.CSTNode], why: str) -> None:
+        """The branch of an `if` that a check kept on CUDA lets run only on CUDA is left as it
+        is: `if x.is_cuda and ...:` its body; `if not x.is_cuda:` (or `!= "cuda"`) its `else`,
+        and with an early exit the rest of its block."""
+        statements = self.ctx.current_statements
+        if not self._leave or not statements or type(statements[-1]) is not cst.If or self.ctx.in_cuda_only_code() is not None:
+            return
+        stmt = statements[-1]
+        assert isinstance(stmt, cst.If)
+        ids = {id(n) for n in kept}
+        senses = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.And)]
+        negative = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.Or)]
+        region = CudaOnlyCode(stmt.test, f"the code `if {self.ctx.code(stmt.test)}` lets run", f"the check stays CUDA: {why}")
+        only: list[cst.CSTNode] = []
+        if 1 in senses and isinstance(stmt.body, cst.IndentedBlock):
+            only.extend(stmt.body.body)
+        elif -1 in negative:
+            if isinstance(stmt.orelse, cst.Else) and isinstance(stmt.orelse.body, cst.IndentedBlock):
+                only.extend(stmt.orelse.body.body)
+            elif isinstance(stmt.orelse, cst.If):
+                only.append(stmt.orelse)
+            if _exits_early(stmt) and len(statements) > 1:
+                only.extend(_after(statements[-2], stmt))
+        for s in only:
+            self.ctx.cuda_only_code.setdefault(id(s), region)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        seen: set[int] = set()
+        for region in self.ctx.cuda_only_code.values():
+            if id(region) in seen or not region.left:
+                continue
+            seen.add(id(region))
+            self.ctx.report(
+                "GUARD003",
+                region.node,
+                f"{region.what} only runs on CUDA ({region.why}): left as it is, since "
+                f"{self.ctx.target.display} never runs it (fixes not applied there: {_counted(region.left)})",
+            )
+        return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "is_cuda" or self.ctx.qualname(node) is not None or not self.facts.active:

@@ -51,7 +51,16 @@ TOKENS = (
     b"cuda.graph",
     b"version.cuda",
     b"ProfilerActivity.CUDA",
+    b"cudagraph_trees",
+    b"numa.binding",
 )
+
+# of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
+_ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
+RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
+
+# the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
+RUNS = "runs"
 
 _ENTRIES = ("__init__", "__call__")
 
@@ -134,11 +143,16 @@ def _top_units(body: list[ast.stmt]) -> Iterable[ast.FunctionDef | ast.AsyncFunc
 
 def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
     """The module's CUDA-only module-level names, each with why."""
-    data = data or _guards().cuda_only_data()
+    return _cuda_only_names(source, data or _guards().cuda_only_data())[0]
+
+
+def _cuda_only_names(source: bytes, data: CudaOnlyData) -> tuple[dict[str, str], set[str]]:
+    """The module's CUDA-only module-level names, each with why, and those of them whose use
+    runs CUDA-only code (as guards.CudaOnly.running)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return {}, set()
     imports = _imports(tree)
     names: dict[str, str] = {}
     units: list[tuple[tuple[str, ...], str | None, set[str]]] = []
@@ -177,7 +191,128 @@ def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str
                 for n in bound:
                     names.setdefault(n, f"`{n}` ({why})" if why or used is None else f"`{n}` → {names[used]}")
                 changed = True
-    return {n: w for n, w in names.items() if n not in imports}
+    running = _running(tree, imports, data)
+    return {n: w for n, w in names.items() if n not in imports}, running - set(imports)
+
+
+# code in a function that may not run on each of its runs (guards._CONDITIONAL)
+_CONDITIONAL = (
+    ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
+    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+)
+
+
+def _each_run(body: list[ast.stmt] | list[ast.AST]) -> Iterable[ast.AST]:
+    """The nodes of a function body that run on each of its runs (no annotations)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _CONDITIONAL) or (hasattr(ast, "Match") and isinstance(node, ast.Match)):
+            continue
+        yield node
+        if isinstance(node, ast.AnnAssign):
+            stack.extend(n for n in (node.target, node.value) if n is not None)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _before_exit(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements of a function body up to the first that may leave it early (guards._Scan:
+    a call after `if ...: return` may not run)."""
+    out = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While)) and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)):
+            break
+    return out
+
+
+def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> str | None:
+    """The CUDA-only module or API that `node` runs (not only asks about), if any."""
+    qual = None
+    if isinstance(node, ast.Name) and node.id in imports:
+        qual = imports[node.id]
+    elif isinstance(node, ast.Attribute):
+        head, _, rest = (dotted(node) or "").partition(".")
+        qual = f"{imports[head]}.{rest}" if rest and head in imports else None
+    elif isinstance(node, ast.Import):
+        qual = next((a.name for a in node.names if data.runs(a.name)), None)
+    elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+        qual = node.module if data.runs(node.module) else next((q for a in node.names if data.runs(q := f"{node.module}.{a.name}")), None)
+    return qual if data.runs(qual) else None
+
+
+def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
+    """Whether a function asks which device it is on, or catches errors (guards._DeviceChecks)."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Try) or (isinstance(node, ast.Attribute) and node.attr == "is_cuda"):
+            return True
+        if isinstance(node, ast.Call):
+            head, _, rest = (dotted(node.func) or "").partition(".")
+            if f"{imports.get(head, head)}.{rest}".strip(".") == "torch.cuda.is_available":
+                return True
+        if isinstance(node, ast.Compare):
+            if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.split(":")[0] == "cuda" for c in (node.left, *node.comparators)):
+                return True
+    return False
+
+
+def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData) -> set[str]:
+    """The module-level names whose use runs CUDA-only code on each run: as
+    guards.CudaOnly._runs, to a fixed point (what the other files' checks read)."""
+    running = {local for local, qual in imports.items() if data.runs(qual)}
+    functions = {u.name: u for u in _top_units(tree.body) if isinstance(u, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    checks: dict[str, bool] = {}
+
+    def checker(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name not in checks:
+            fn = functions[name]
+            calls = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} & set(functions) - seen - {name}
+            checks[name] = _checks_device(fn, imports) or any(checker(c, seen | {name}) for c in calls)
+        return checks[name]
+
+    def function_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
+        calls = {n.id for n in _each_run(_before_exit(fn.body)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if not (calls & running) - {fn.name}:
+            for node in _each_run([*fn.decorator_list, *fn.body]):  # (`@triton.jit` makes a kernel)
+                if _runs_qual(node, imports, data):
+                    break
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs:
+                    break
+            else:
+                return False
+        return not _checks_device(fn, imports) and not any(checker(n.id) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in functions and n.id != fn.name)
+
+    def class_runs(cls: ast.ClassDef) -> bool:
+        autograd = any((dotted(b) or "").split(".")[-1] == "Function" for b in cls.bases)
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        attrs = {
+            t.attr
+            for m in methods
+            for a in ast.walk(m)
+            if isinstance(a, ast.Assign) and any(_runs_qual(v, imports, data) for v in ast.walk(a.value))
+            for t in a.targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+        }
+        entries = ("forward",) if autograd else _ENTRIES
+        return any(function_runs(m, attrs) for m in methods if m.name in entries)
+
+    changed = True
+    while changed:
+        changed = False
+        for unit in _top_units(tree.body):
+            if isinstance(unit, ast.Assign):
+                bound = [t.id for t in unit.targets if isinstance(t, ast.Name)]
+                runs = any(_runs_qual(n, imports, data) or (isinstance(n, ast.Name) and n.id in running) for n in ast.walk(unit.value))
+            elif isinstance(unit, ast.ClassDef):
+                bound, runs = [unit.name], class_runs(unit)
+            else:
+                bound, runs = [unit.name], function_runs(unit, set())
+            if runs and not all(n in running for n in bound):
+                running.update(bound)
+                changed = True
+    return running
 
 
 def _target(importer: str, node: ast.ImportFrom) -> str | None:
@@ -192,17 +327,19 @@ def _target(importer: str, node: ast.ImportFrom) -> str | None:
 
 
 def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
-    """path -> ((None, local name, "cuda-only", (why,)), ...) for each file that imports a
+    """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
     CUDA-only name from another module of the project."""
     files = list(files)
     guards = _guards()
     data = guards.cuda_only_data()
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
+    running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
     for path, source in files:
         if any(t in source for t in TOKENS):
-            found = cuda_only_names(source, data)
+            found, runs = _cuda_only_names(source, data)
             if found:
                 exported[module_name(path)] = (path, found)
+                running[module_name(path)] = runs
     if not exported:
         return {}
     # a file is parsed only when it names such a module and one of its CUDA-only names
@@ -228,7 +365,8 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
             for alias in node.names:
                 why = names.get(alias.name)
                 if why:
-                    facts.append((None, alias.asname or alias.name, KIND, (f"{why}, in {where}",)))
+                    marks: tuple[str, ...] = (RUNS,) if alias.name in running[matches[0]] else ()
+                    facts.append((None, alias.asname or alias.name, KIND, (f"{why}, in {where}", *marks)))
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
