@@ -21,8 +21,12 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from porter.config.settings import Facts
+
+if TYPE_CHECKING:
+    from porter.pipeline.device_types import DeviceTypes
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
@@ -50,6 +54,8 @@ _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a file needs answers only if it has a device site or a module move
+# a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.pipeline.device_types
+_COMPARED = re.compile(rb"""[=!]=\s*["']cuda["']|["']cuda["']\s*(?:[=!]=|in\b|not\s+in\b)""")
 _SITES = re.compile(rb"\.to\(|\.cuda\(|device\s*=|map_location|set_device\(|device_ids")
 _PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
@@ -364,6 +370,7 @@ class ProjectIndex:
         self._device_only: dict[tuple[str, str, str], bool] = {}
         self._param_attributes: tuple[str, ...] | None = None
         self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
+        self._device_types: DeviceTypes | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -905,9 +912,24 @@ class ProjectIndex:
                 self._fused = {}
         return tuple(self._fused.get(path, {}).values())
 
+    def compared(self, path: str) -> Facts:
+        """What each value compared with `"cuda"` in `path` is: a device type or no device
+        (porter.pipeline.device_types; for device-generic code, porter.codemods.literals)."""
+        source = self._sources.get(path)
+        if source is None or _COMPARED.search(source) is None:
+            return ()
+        if self._device_types is None:
+            from porter.pipeline.device_types import DeviceTypes  # it builds on this module
+
+            self._device_types = DeviceTypes(self)
+        try:
+            return self._device_types.facts(path)
+        except RecursionError:
+            return ()
+
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
-        fused = self.fused_flags(path) if path in self._sources else ()
+        fused = (*self.fused_flags(path), *self.compared(path)) if path in self._sources else ()
         source = self._sources.get(path)
         if source is None or _SITES.search(source) is None:
             return tuple(sorted(fused))  # no device site and no move: nothing else to answer
