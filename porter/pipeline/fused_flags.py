@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
+from porter.pipeline.device_types import DEVICE_TYPE, DeviceTypes
 from porter.pipeline.index import CPU, DEVICE, FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ModuleInfo, Scope, _argument, dotted
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ class FusedFlags:
         self.facts: dict[str, dict[tuple[str, str], Fact]] = {}
         self._seen: set[tuple[str, str, str]] = set()
         self._only: dict[tuple[str, str, str], bool] = {}
+        self._types = DeviceTypes(index)
 
     def run(self, sources: dict[str, bytes]) -> dict[str, dict[tuple[str, str], Fact]]:
         for path, source in sources.items():
@@ -208,7 +210,10 @@ class FusedFlags:
                 return False
             return all(self._device(a, caller, depth + 1) for a, (_, caller, _) in zip(args, calls))  # type: ignore[arg-type]
         v = self.index.value(expr, scope)
-        return v is not None and v.kind in (DEVICE, CPU)
+        if v is not None and v.kind in (DEVICE, CPU):
+            return True
+        verdict = self._types.kind(expr, scope)  # `_get_available_device_type()`, `x.device.type`
+        return verdict is not None and verdict[0] == DEVICE_TYPE
 
     def _follow_name(self, name: str, scope: Scope, chain: tuple[str, ...], depth: int) -> bool:
         assigned = scope.assigns.get(name)

@@ -206,3 +206,21 @@ def test_a_parameter_no_project_code_passes_holds_its_callers_device():
     new, findings = port(MODEL, "xla")
     assert new == MODEL
     assert [f.code for f in findings if f.code.startswith("OPT")] == ["OPT002"]
+
+
+def test_a_device_type_torch_selected_keeps_the_test():
+    """`_get_available_device_type()` names the device torch found: on the target it is the
+    target's, so `device_type == "cuda"` gating fusion stays as it is."""
+    code = '''import torch
+from torch._utils import _get_available_device_type
+
+device_type = _get_available_device_type() or "cuda"
+
+
+def make(params):
+    use_fused = device_type == "cuda"
+    return torch.optim.AdamW(params, fused=use_fused)
+'''
+    new, findings = port(code, "neuron")
+    assert new == code
+    assert "OPT002" in [f.code for f in findings]
