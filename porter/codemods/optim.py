@@ -16,7 +16,6 @@ cuts in each file: a comparison of a device made in the project with `"cuda"` st
 from __future__ import annotations
 
 import ast
-import re
 
 import libcst as cst
 
@@ -27,7 +26,6 @@ from porter.pipeline.index import FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ProjectIn
 from porter.pipeline.resolve import dotted
 
 
-_FUSED_TRUE = re.compile(rb"\bfused\s*=\s*True\b")
 _CUTS = (FUSED_FALSE, FUSED_KEEP)
 
 
@@ -71,6 +69,7 @@ class OptimizerFamily(Family):
         self._gated: set[int] = set()  # `X(fused=True)` of a gate whose flag the cuts handle
         self._facts: dict[tuple[str | None, str], tuple[str, tuple[str, ...]]] | None = None
         self._scopes: set[str | None] = set()
+        self._keeps: set[str | None] = set()  # scopes with a comparison to keep (OPT002)
 
     # -- scopes and facts --------------------------------------------------------------------
 
@@ -88,14 +87,19 @@ class OptimizerFamily(Family):
         self.flow.leave()
         return updated
 
-    def _fact(self, where: str, node: cst.CSTNode, kinds: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
-        """(kind, chain) of the fused-flag fact for `node` at `where` in this scope."""
+    def _load(self) -> None:
         if self._facts is None:
             facts = self.ctx.settings.flow
-            if facts is None and (_FUSED_TRUE.search(self.ctx.source) or b"fused" in self.ctx.source):
+            if facts is None and b"fused" in self.ctx.source:  # a file ported alone: its own index
                 facts = ProjectIndex.build([(self.ctx.path, self.ctx.source)]).fused_flags(self.ctx.path)
             self._facts = {(f[0], f[1]): (f[2], f[3]) for f in facts or () if f[2] in (*_CUTS, FUSED_SITE)}
             self._scopes = {scope for scope, _ in self._facts}
+            self._keeps = {scope for (scope, _), (kind, _) in self._facts.items() if kind == FUSED_KEEP}
+
+    def _fact(self, where: str, node: cst.CSTNode, kinds: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """(kind, chain) of the fused-flag fact for `node` at `where` in this scope."""
+        self._load()
+        assert self._facts is not None
         if self.flow.scope not in self._scopes:
             return None
         text = _norm(self.ctx.code(node))
@@ -118,7 +122,10 @@ class OptimizerFamily(Family):
         )
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        found = self._fact("keep", node, (FUSED_KEEP,))
+        self._load()
+        if self.flow.scope not in self._keeps:
+            return
+        found = self._fact(f"keep {self.ctx.position(node)[0].line}", node, (FUSED_KEEP,))
         if found is None:
             return
         strings = [c.comparator for c in node.comparisons] + [node.left]

@@ -51,7 +51,7 @@ def fused_key(where: str, text: str) -> str:
     """The fact key of a cut: where the expression sits and its text (`ast.unparse` spelling).
 
     where: `call f(3)` / `call f(name)` (an argument), `name =` (an assignment), `default
-    name =`, `return`, `gate` (an `X(fused=True) if flag else Y` expression), `keep`."""
+    name =`, `return`, `gate` (an `X(fused=True) if flag else Y` expression), `keep LINE`."""
     return f"<fused> {where} {text}"
 
 
@@ -168,7 +168,8 @@ class FusedFlags:
             return self._cut(expr, scope, where, (*chain, *step), whole)
         kept = self._kept(expr, scope)
         if kept is not None:
-            self._add(scope, FUSED_KEEP, fused_key("keep", ast.unparse(kept)), (*chain, *step))
+            # by line too: the same test elsewhere in the function may guard something else
+            self._add(scope, FUSED_KEEP, fused_key(f"keep {kept.lineno}", ast.unparse(kept)), (*chain, *step))
             return
         name = dotted(expr)
         if isinstance(expr, ast.Name) and name is not None and self.flag_only(name, scope, depth):

@@ -187,7 +187,7 @@ def test_the_index_says_where_each_cut_is():
     assert driver[:3] == ("", "<fused> call create_optimizer(1) torch.cuda.is_available()", FUSED_FALSE)
     assert not [f for f in index.fused_flags("optim.py") if f[2] != "fused-site"]
     (keep,) = [f for f in index.fused_flags("model.py") if f[2] == FUSED_KEEP]
-    assert keep[:2] == ("GPT.configure_optimizers", "<fused> keep device_type == 'cuda'")
+    assert keep[:2] == ("GPT.configure_optimizers", "<fused> keep 9 device_type == 'cuda'")  # by line
     assert index.facts("driver.py") == index.fused_flags("driver.py")  # no device site there
 
 
@@ -224,3 +224,17 @@ def make(params):
     new, findings = port(code, "neuron")
     assert new == code
     assert "OPT002" in [f.code for f in findings]
+
+
+def test_only_the_comparison_that_makes_the_flag_is_kept():
+    """The same `device_type == "cuda"` elsewhere in the function guards a CUDA device move:
+    that one is ported as usual; only the flag's own comparison stays."""
+    code = MODEL.replace(
+        '        print(f"using fused AdamW: {use_fused}")\n',
+        '        print(f"using fused AdamW: {use_fused}")\n'
+        '        if device_type == "cuda":\n'
+        '            self.to("cuda")\n',
+    )
+    new, _ = port(code, "xla")
+    assert 'use_fused = fused_available and device_type == "cuda"' in new
+    assert 'if device_type == "xla":' in new
