@@ -12,7 +12,6 @@ from porter.codemods.cuda_api import CudaApiFamily
 from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
 from porter.codemods.frameworks import FrameworksFamily
-from porter.codemods.generic_kept import GenericKeptFamily
 from porter.codemods.guards import GuardsFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
@@ -40,8 +39,7 @@ FAMILIES = [
     FrameworksFamily,
     KernelsFamily,
     PerfFamily,
-    TargetApiFamily,  # it checks calls as the other families left them
-    GenericKeptFamily,  # last: it reports what the families above kept for CUDA
+    TargetApiFamily,  # last: it checks calls as the other families left them
 ]
 
 __all__ = ["FAMILIES"]

@@ -67,9 +67,8 @@ class BackendFlagsFamily(Family):
         quals = [self.ctx.qualname(t.target) for t in original.targets]
         if not quals or not all(q and (q.startswith(CUDNN) or q.startswith(CUDA)) for q in quals):
             return updated
-        if self.ctx.device_generic:  # harmless on the target, still in force on CUDA
-            self.ctx.kept_generic.append((original, f"the CUDA switch `{quals[0]}`"))
-            return updated
+        if self.ctx.device_generic:
+            return updated  # harmless on the target, still in force on CUDA
         qual = quals[0]
         assert qual is not None  # every target's name resolved (checked above)
         code = _code_for(qual)

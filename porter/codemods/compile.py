@@ -30,8 +30,7 @@ class CompileFamily(Family):
             self.ctx.report("COMP001", original, "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none", applicability=Applicability.MANUAL,
                             advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.')
         elif backend is None and self._auto_backend():
-            # device-generic code: the target's backend is picked for its tensors
-            self.ctx.kept_generic.append((original, "`torch.compile` without a backend (inductor on CUDA; the target picks its own)"))
+            pass  # device-generic code: the target's backend is picked for its tensors
         elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report("COMP001", original, f"`torch.compile` without a backend uses inductor (CUDA/CPU); backend=\"{t.compile_backend}\" compiles for {t.display}", replacement=cand):
@@ -76,10 +75,7 @@ class CompileFamily(Family):
     def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator):
         """Bare `@torch.compile` gets the target's backend."""
         deco = original.decorator
-        if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE:
-            return updated
-        if self._auto_backend():
-            self.ctx.kept_generic.append((original, "`@torch.compile` without a backend (inductor on CUDA; the target picks its own)"))
+        if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE or self._auto_backend():
             return updated
         t = self.ctx.target
         call = cst.Call(func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))])

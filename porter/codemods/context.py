@@ -86,9 +86,6 @@ class PortContext:
         # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
         # that are not devices (porter/codemods/guards.py, literals.py); families skip them
         self.keep_cuda: set[int] = set()
-        # what a device-generic project keeps for CUDA on the target (porter/codemods/generic_kept.py
-        # reports each): (the original node, what it is)
-        self.kept_generic: list[tuple[cst.CSTNode, str]] = []
         self.suppressed: list[Finding] = []
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}

@@ -202,10 +202,7 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._unmapped(original, suffix)
             return updated
         action = self._action(row, in_device_position=id(original) in self._device_args)
-        if action == "delegate":
-            return updated
-        if suffix in _CUDA_SEEDS and self._seeded_already(original):
-            self.ctx.kept_generic.append((original, f"`{self.ctx.code(original)}` after `torch.manual_seed` with the same seed"))
+        if action == "delegate" or (suffix in _CUDA_SEEDS and self._seeded_already(original)):
             return updated
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)

@@ -127,13 +127,13 @@ class LiteralsFamily(Family):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if not any(_strings(s) for s in sides):
-            return
-        generic = any(self._generic_device_type(s) for s in sides)
-        if generic or any(_names_accelerator(s) or self._compared(s) == NOT_DEVICE for s in sides):
+            return  # no CUDA string to keep: spares the index lookups below
+        if any(_names_accelerator(s) or self._compared(s) == NOT_DEVICE for s in sides):
             for s in sides:
                 self._keep(_strings(s))
-        if generic:
-            self.ctx.kept_generic.append((node, f"`{self.ctx.code(node).strip()}`, a test of the device type torch selected"))
+        elif any(self._generic_device_type(s) for s in sides):
+            for s in sides:
+                self._keep(_strings(s))
 
     def _generic_device_type(self, node: cst.BaseExpression) -> bool:
         """A device type (`utils.device_type`, `kind` from `current_accelerator().type`) in
@@ -161,15 +161,12 @@ class LiteralsFamily(Family):
         if not self.ctx.device_generic:
             return
         if isinstance(node.operator, cst.Or):
-            if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE and _strings(node.right):
+            if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE:
                 self._keep(_strings(node.right))
-                self.ctx.kept_generic.append((node, f"`{self.ctx.code(node).strip()}`, whose `\"cuda\"` is only the fallback when torch finds no accelerator"))
             return
         operands = _conjuncts(node)
         if any(self._asks_cuda(o) for o in operands):
-            available = [o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE]
-            self._keep(available)
-            self.ctx.kept_generic.extend((o, "`torch.cuda.is_available()` beside a test of the device type torch selected") for o in available)
+            self._keep(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
 
     def _asks_cuda(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
