@@ -5,8 +5,11 @@ A dict key (`rng_states["cuda"]`, `{"cuda": ...}`), a framework's vocabulary
 comparison with an `accelerator` flag), a key built in an f-string (a profiler's
 `f"{'cuda' if c else 'cpu'}_time_total"`), or the argument of a `torch.cuda` call that stays
 CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. In a project
-that picks its device generically (`ctx.device_generic`), `device_type == "cuda"` asks "is
-this CUDA?" of a device type that is already the target's, and the `"cuda"` in
+that picks its device generically (`ctx.device_generic`), `x == "cuda"` on a device type (the
+project index says what `x` is: porter.pipeline.device_types; by its name `device_type` only
+where the index cannot tell) asks "is this CUDA?" of a device type that is already the
+target's; a value the index proves is no device (a GPU-platform option) keeps its `"cuda"`
+in any project, as someone else's vocabulary. The `"cuda"` in
 `_get_available_device_type() or "cuda"` is only the fallback when no accelerator is found:
 both stay. This family
 only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
@@ -15,6 +18,7 @@ nothing (a framework's own device name is reported by `frameworks.py`).
 
 from __future__ import annotations
 
+import ast
 from functools import lru_cache
 
 import libcst as cst
@@ -22,7 +26,8 @@ import libcst as cst
 from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
-from porter.codemods.flow import assigned_values
+from porter.codemods.flow import Flow, assigned_values
+from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, compared_key
 from porter.pipeline.resolve import dotted
 from porter.config.ruledata import load_toml
 
@@ -30,7 +35,7 @@ from porter.config.ruledata import load_toml
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
 VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
-GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer
+GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer (when the index cannot tell)
 
 
 @lru_cache(maxsize=1)
@@ -76,8 +81,37 @@ class LiteralsFamily(Family):
     serves = DeviceFamily  # it owns no code: it marks the strings the device family must leave
     tokens = (b"cuda",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.flow = Flow(ctx.settings, ctx.path, ctx.source)
+
     def _keep(self, nodes) -> None:
         self.ctx.keep_cuda.update(id(n) for n in nodes)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_ClassDef(self, original, updated):
+        self.flow.leave()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_FunctionDef(self, original, updated):
+        self.flow.leave()
+        return updated
+
+    def _compared(self, node: cst.BaseExpression) -> str | None:
+        """The index's verdict on a value compared with `"cuda"`: DEVICE_TYPE, NOT_DEVICE or None."""
+        if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return None
+        try:
+            text = ast.unparse(ast.parse("(" + self.ctx.code(node) + ")", mode="eval").body)
+        except SyntaxError:
+            return None
+        found = self.flow.lookup(compared_key(text))
+        return found[0] if found is not None and found[0] in (DEVICE_TYPE, NOT_DEVICE) else None
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._keep(_strings(node.key))
@@ -92,15 +126,25 @@ class LiteralsFamily(Family):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(_names_accelerator(s) or self._generic_device_type(s) for s in sides):
+        if not any(_strings(s) for s in sides):
+            return  # no CUDA string to keep: spares the index lookups below
+        if any(_names_accelerator(s) or self._compared(s) == NOT_DEVICE for s in sides):
+            for s in sides:
+                self._keep(_strings(s))
+        elif any(self._generic_device_type(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
 
     def _generic_device_type(self, node: cst.BaseExpression) -> bool:
-        """`device_type` (or `utils.device_type`) in device-generic code: the selected device's
-        type, not a CUDA string porter rewrites (unless this file assigns it one)."""
+        """A device type (`utils.device_type`, `kind` from `current_accelerator().type`) in
+        device-generic code: the selected device's type, not a CUDA string porter rewrites.
+        What it is comes from the project index; where the index cannot tell, the name
+        `device_type` is taken at its word (unless this file assigns it a CUDA string)."""
         if not self.ctx.device_generic:
             return False
+        verdict = self._compared(node)
+        if verdict is not None:
+            return verdict == DEVICE_TYPE
         name = dotted(node)
         if name is None or name.rsplit(".", 1)[-1] != GENERIC_DEVICE_TYPE:
             return False

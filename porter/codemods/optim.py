@@ -1,26 +1,32 @@
 """Fused optimizers: `fused=True` asks for CUDA (or CPU/MPS) kernels the targets lack.
 
-Real code often gates it on `device_type == "cuda"` (nanoGPT does), and porting that
-comparison would switch fusion on for the target; this family switches it off instead.
-The unfused (foreach) implementation computes the same update.
+A literal `fused=True` on a `torch.optim` optimizer (or in its `dict(fused=True)` arguments)
+becomes `fused=False`: the unfused (foreach) implementation computes the same update.
 
-Where the fused arguments hang on a flag (`use_fused = fused_available and device_type ==
-"cuda"; extra = dict(fused=True) if use_fused else dict(); print(f"using fused AdamW:
-{use_fused}")`), the flag itself becomes False, so what the program prints stays true.
+Real code mostly asks with a flag (nanoGPT: `use_fused = fused_available and device_type ==
+"cuda"`, `dict(fused=True) if use_fused else dict()`, `print(f"using fused AdamW:
+{use_fused}")`), often computed in another function or module. The port turns CUDA tests into
+target tests, which would switch fusion on for the target. `porter.pipeline.fused_flags`
+follows each flag back through the project and says where to cut it; this family applies the
+cuts in each file: a comparison of a device made in the project with `"cuda"` stays as it is
+(False on the target: no edit at all), anything else that only feeds the flag becomes
+`False` where it is made, so what the program prints about the flag stays true.
 """
 
 from __future__ import annotations
 
-import re
+import ast
 
 import libcst as cst
 
-from porter.codemods.family import Family
-from porter.codemods.flow import assigned_values
+from porter.codemods.family import Family, string_value
+from porter.codemods.flow import Flow
+from porter.pipeline.fused_flags import fused_key
+from porter.pipeline.index import FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ProjectIndex
 from porter.pipeline.resolve import dotted
 
 
-_FUSED_TRUE = re.compile(rb"\bfused\s*=\s*True\b")
+_CUTS = (FUSED_FALSE, FUSED_KEEP)
 
 
 def _fused_true(node: cst.CSTNode) -> bool:
@@ -32,72 +38,148 @@ def _fused_true(node: cst.CSTNode) -> bool:
     return False
 
 
-class _Gates(cst.CSTVisitor):
-    """`X(fused=True) if flag else ...` in one function (not nested ones): flag -> call ids."""
+def _norm(code: str) -> str | None:
+    """`code` in `ast.unparse` spelling, as `porter.pipeline.fused_flags` keys its facts."""
+    try:
+        return ast.unparse(ast.parse("(" + code + ")", mode="eval").body)
+    except SyntaxError:
+        return None
 
-    def __init__(self) -> None:
-        self.gates: dict[str, set[int]] = {}
 
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        if type(node.test) is cst.Name and _fused_true(node.body):
-            self.gates.setdefault(node.test.value, set()).add(id(node.body))
+def _chain(chain: tuple[str, ...]) -> str:
+    return " ← ".join(chain)
 
 
 class OptimizerFamily(Family):
     name = "optim"
     tokens = (b"fused",)
 
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also where the project index cut a fused flag that this file makes (the driver's
+        `create_optimizer(model, ..., torch.cuda.is_available())` never says `fused`)."""
+        if super().wanted(ctx, source):
+            return True
+        flow = ctx.settings.flow or ()
+        return any(f[2] in _CUTS for f in flow) and any(ctx.enabled(c) for c in cls.codes())
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._flags: list[dict[str, set[int]]] = []  # per function: flag name -> gated calls
-        self._gated: set[int] = set()
-        # the gate scan walks each function: only where a `fused=True` can be gated at all
-        self._scan = _FUSED_TRUE.search(ctx.source) is not None
+        self.flow = Flow(ctx.settings, ctx.path, ctx.source)
+        self._gated: set[int] = set()  # `X(fused=True)` of a gate whose flag the cuts handle
+        self._facts: dict[tuple[str | None, str], tuple[str, tuple[str, ...]]] | None = None
+        self._scopes: set[str | None] = set()
+        self._keeps: set[str | None] = set()  # scopes with a comparison to keep (OPT002)
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self._scan:
-            self._flags.append({})
-            return
-        found = _Gates()
-        for stmt in node.body.children:
-            stmt.visit(found)
-        # a flag assigned in this function is set to False; one from elsewhere keeps the call rewrite
-        flags = {name: ids for name, ids in found.gates.items() if assigned_values(node, name)}
-        for ids in flags.values():
-            self._gated |= ids
-        if self.ctx.portable:
-            # a flag that asks for CUDA (`device_type == "cuda"`) is already right everywhere
-            flags = {n: ids for n, ids in flags.items() if not any('cuda' in self.ctx.code(v) for v in assigned_values(node, n))}
-            self._gated -= {i for ids in flags.values() for i in ids}
-        self._flags.append(flags)
+    # -- scopes and facts --------------------------------------------------------------------
 
-    def leave_FunctionDef(self, original, updated):
-        self._flags.pop()
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_ClassDef(self, original, updated):
+        self.flow.leave()
         return updated
 
-    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
-        if not self._flags or len(original.targets) != 1 or type(original.targets[0].target) is not cst.Name:
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.flow.enter(node.name.value)
+
+    def leave_FunctionDef(self, original, updated):
+        self.flow.leave()
+        return updated
+
+    def _load(self) -> None:
+        if self._facts is None:
+            facts = self.ctx.settings.flow
+            if facts is None and b"fused" in self.ctx.source:  # a file ported alone: its own index
+                facts = ProjectIndex.build([(self.ctx.path, self.ctx.source)]).fused_flags(self.ctx.path)
+            self._facts = {(f[0], f[1]): (f[2], f[3]) for f in facts or () if f[2] in (*_CUTS, FUSED_SITE)}
+            self._scopes = {scope for scope, _ in self._facts}
+            self._keeps = {scope for (scope, _), (kind, _) in self._facts.items() if kind == FUSED_KEEP}
+
+    def _fact(self, where: str, node: cst.CSTNode, kinds: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+        """(kind, chain) of the fused-flag fact for `node` at `where` in this scope."""
+        self._load()
+        assert self._facts is not None
+        if self.flow.scope not in self._scopes:
+            return None
+        text = _norm(self.ctx.code(node))
+        found = self._facts.get((self.flow.scope, fused_key(where, text))) if text is not None else None
+        return found if found is not None and found[0] in kinds else None
+
+    # -- cuts ------------------------------------------------------------------------------
+
+    def _off(self, original: cst.BaseExpression, chain: tuple[str, ...]) -> bool:
+        """Report the cut of `original` to False; True when it is applied."""
+        if self.ctx.portable and '"cuda"' in self.ctx.code(original).replace("'", '"'):
+            return False  # --portable: a test for CUDA is right on every device as it stands
+        self.ctx.supersede(original)
+        return self.ctx.report(
+            "OPT001",
+            original,
+            f"`{self.ctx.code(original).strip()}` only switches fused optimizer kernels on ({_chain(chain)}): "
+            f"it becomes False, since {self.ctx.target.display} has none (the unfused implementation computes the same update)",
+            replacement=cst.Name("False"),
+        )
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._load()
+        if self.flow.scope not in self._keeps:
+            return
+        found = self._fact(f"keep {self.ctx.position(node)[0].line}", node, (FUSED_KEEP,))
+        if found is None:
+            return
+        strings = [c.comparator for c in node.comparisons] + [node.left]
+        self.ctx.keep_cuda.update(id(s) for s in strings if (string_value(s) or "").startswith("cuda"))
+        self.ctx.report(
+            "OPT002",
+            node,
+            f"`{self.ctx.code(node).strip()}` switches fused optimizer kernels on ({_chain(found[1])}): kept, "
+            f"since the device it tests is ported, it is False on {self.ctx.target.display} and True on CUDA",
+        )
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        if _fused_true(node.body) and self._fact("gate", node, (FUSED_SITE,)) is not None:
+            self._gated.add(id(node.body))
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
+        found = self._fact("gate", original, (FUSED_FALSE,)) if _fused_true(original.body) else None
+        if found is None:
             return updated
-        name = original.targets[0].target.value
-        if name not in self._flags[-1] or (type(original.value) is cst.Name and original.value.value == "False"):
-            return updated
-        new = updated.with_changes(value=cst.Name("False"))
-        self.ctx.supersede(original.value)
+        self.ctx.supersede(original)
+        new = updated.orelse.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else updated.orelse
         if self.ctx.report(
             "OPT001",
             original,
-            f"`{name}` gates `fused=True`: it becomes False, since {self.ctx.target.display} has no fused optimizer kernels (the unfused implementation computes the same update)",
+            f"`{self.ctx.code(original.test).strip()}` is not only the fused-optimizer flag ({_chain(found[1])}): "
+            f"the `fused=True` branch goes, since {self.ctx.target.display} has no fused optimizer kernels",
             replacement=new,
         ):
             return new
-        for ids in (self._flags[-1].pop(name),):
-            self._gated -= ids  # not applied: the calls are rewritten as usual
+        return updated
+
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign):
+        if len(original.targets) != 1:
+            return updated
+        target = dotted(original.targets[0].target)
+        found = self._fact(f"{target} =", original.value, (FUSED_FALSE,)) if target is not None else None
+        if found is not None and self._off(original.value, found[1]):
+            return updated.with_changes(value=cst.Name("False"))
+        return updated
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return):
+        found = self._fact("return", original.value, (FUSED_FALSE,)) if original.value is not None else None
+        if found is not None and self._off(original.value, found[1]):  # type: ignore[arg-type]
+            return updated.with_changes(value=cst.Name("False"))
+        return updated
+
+    def leave_Param(self, original: cst.Param, updated: cst.Param):
+        found = self._fact(f"default {original.name.value} =", original.default, (FUSED_FALSE,)) if original.default is not None else None
+        if found is not None and self._off(original.default, found[1]):  # type: ignore[arg-type]
+            return updated.with_changes(default=cst.Name("False"))
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        updated = self._cut_arguments(original, updated)
         if id(original) in self._gated or not _fused_true(original):
             return updated
         qual = self.ctx.qualname(original.func) or ""
@@ -112,3 +194,21 @@ class OptimizerFamily(Family):
         ):
             return new
         return updated
+
+    def _cut_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """`create_optimizer(model, cfg, torch.cuda.is_available())` where that argument only
+        feeds a fused flag: it becomes False."""
+        if self.flow.scope not in self._scopes and self._facts is not None:
+            return updated
+        func = _norm(self.ctx.code(original.func))
+        args = list(updated.args)
+        position = 0
+        for i, arg in enumerate(original.args):
+            if arg.star:
+                break
+            slot = arg.keyword.value if arg.keyword is not None else str(position)
+            position += arg.keyword is None
+            found = self._fact(f"call {func}({slot})", arg.value, (FUSED_FALSE,))
+            if found is not None and self._off(arg.value, found[1]):
+                args[i] = args[i].with_changes(value=cst.Name("False"))
+        return updated.with_changes(args=args) if args != list(updated.args) else updated

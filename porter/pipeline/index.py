@@ -21,8 +21,12 @@ import ast
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from porter.config.settings import Facts
+
+if TYPE_CHECKING:
+    from porter.pipeline.device_types import DeviceTypes
 
 INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
 MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
@@ -31,13 +35,17 @@ STALE = "stale"  # a move of a module whose parameters something took before the
 ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
 ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
 KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN})  # facts that make a file worth parsing
+# a fused-optimizer flag (porter.pipeline.fused_flags): an expression the port makes False, a
+# CUDA test kept as it is, a `fused=flag` use the cuts take care of
+FUSED_FALSE, FUSED_KEEP, FUSED_SITE = "fused-false", "fused-keep", "fused-site"
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
 # read (`cfg.device`); other: not a device; unknown: porter cannot see it
 
-# a file is read into the index only if it may hold a device value or a call carrying one
-_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|rank|gpu|map_location|\.spawn\(|parameters\(\)|\.weight = self\.")
+# a file is read into the index only if it may hold a device value or a call carrying one (or
+# a fused-optimizer flag: `fused`, and `optim` for the calls that hand one on, once ported)
+_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|fused|optim|rank|gpu|map_location|\.spawn\(|parameters\(\)|\.weight = self\.")
 RANK_NAMES = frozenset(
     {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
 )
@@ -46,6 +54,8 @@ _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a file needs answers only if it has a device site or a module move
+# a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.pipeline.device_types
+_COMPARED = re.compile(rb"""[=!]=\s*["']cuda["']|["']cuda["']\s*(?:[=!]=|in\b|not\s+in\b)""")
 _SITES = re.compile(rb"\.to\(|\.cuda\(|device\s*=|map_location|set_device\(|device_ids")
 _PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
@@ -359,6 +369,8 @@ class ProjectIndex:
         self._origins: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] = {}  # path -> ORIGIN facts
         self._device_only: dict[tuple[str, str, str], bool] = {}
         self._param_attributes: tuple[str, ...] | None = None
+        self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
+        self._device_types: DeviceTypes | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -888,18 +900,46 @@ class ProjectIndex:
 
     # -- answers -------------------------------------------------------------------------
 
+    def fused_flags(self, path: str) -> Facts:
+        """The cuts of fused-optimizer flags that lie in `path` (porter.pipeline.fused_flags;
+        the whole project's flags are followed once, on the first question)."""
+        if self._fused is None:
+            from porter.pipeline.fused_flags import FusedFlags  # it builds on this module
+
+            try:
+                self._fused = FusedFlags(self).run(self._sources)
+            except RecursionError:
+                self._fused = {}
+        return tuple(self._fused.get(path, {}).values())
+
+    def compared(self, path: str) -> Facts:
+        """What each value compared with `"cuda"` in `path` is: a device type or no device
+        (porter.pipeline.device_types; for device-generic code, porter.codemods.literals)."""
+        source = self._sources.get(path)
+        if source is None or _COMPARED.search(source) is None:
+            return ()
+        if self._device_types is None:
+            from porter.pipeline.device_types import DeviceTypes  # it builds on this module
+
+            self._device_types = DeviceTypes(self)
+        try:
+            return self._device_types.facts(path)
+        except RecursionError:
+            return ()
+
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
+        fused = (*self.fused_flags(path), *self.compared(path)) if path in self._sources else ()
         source = self._sources.get(path)
         if source is None or _SITES.search(source) is None:
-            return ()  # no device site and no move: nothing to answer, nothing to parse
+            return tuple(sorted(fused))  # no device site and no move: nothing else to answer
         info = self.module(path)
         if info is None:
             return ()
         try:
-            return self._facts(info)
+            return tuple(sorted({*self._facts(info), *fused}))
         except RecursionError:
-            return ()  # pathological nesting: the sites are left as the file shows them
+            return tuple(sorted(fused))  # pathological nesting: the sites are left as the file shows them
 
     def _facts(self, info: ModuleInfo) -> Facts:
         out = {}
