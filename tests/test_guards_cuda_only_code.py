@@ -282,3 +282,41 @@ def test_a_function_that_calls_an_imported_triton_launcher_is_left(tmp_path, mon
     assert fused == USER.split("def fused_init")[1].split("def init")[0]
     assert ".cuda()" not in plain and "torch.cuda.synchronize" not in plain  # fill_any has a path for other devices
     assert any(f.code == "GUARD003" and "pkg/kernels.py" in f.message for f in out.findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_table_that_names_a_triton_function_does_not_make_its_users_cuda_only(target):
+    """A dict of activations that holds a Triton-backed one (as in flash-linear-attention's
+    `ACT2FN`) runs nothing when a model reads it: the model, and its check, are ported."""
+    code = _src('''
+        import torch
+        import triton
+
+
+        @triton.jit
+        def _act_kernel(x_ptr, n):
+            pass
+
+
+        def fast_act(x):
+            _act_kernel[(1,)](x, x.numel())
+            return x
+
+
+        ACTIVATIONS = {"fast": fast_act, "relu": torch.relu}
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, act):
+                super().__init__()
+                self.act = ACTIVATIONS[act]
+                self.scale = torch.ones(4).cuda()
+
+            def forward(self, x):
+                if "cuda" in x.device.type:
+                    return self.act(x) * self.scale
+                return torch.relu(x) * self.scale
+    ''')
+    new, findings = port(code, target)
+    assert ".cuda()" not in new.split("class Block")[1]
+    assert not any(f.code == "GUARD003" for f in findings)

@@ -102,9 +102,10 @@ class _Unit:
     propagates: bool = True  # whether using its name makes the user CUDA-only
     bound_in: str | None = None  # the function that binds a module-level name (`global x`)
     entries: list[_Unit] = field(default_factory=list)  # a class's `__init__` and `__call__` (an autograd Function's `forward`)
-    # what a function reads on every run (outside `if`, loops, `try`, `and`/`or`, comprehensions):
-    direct: set[str] = field(default_factory=set)  # names
-    self_reads: set[str] = field(default_factory=set)  # `self.<attr>`
+    # what a function calls on every run (outside `if`, loops, `try`, `and`/`or`, comprehensions):
+    direct: set[str] = field(default_factory=set)  # names (`f(x)`, `kernel[grid](x)`, `Fn.apply(x)`)
+    self_reads: set[str] = field(default_factory=set)  # `self.<attr>` (`self.graph.replay()`)
+    calls: set[str] = field(default_factory=set)  # a module-level assignment: the names its value calls, or aliases
     owner: _Unit | None = None  # a method's class
     attrs: dict[str, str] = field(default_factory=dict)  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
     attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
@@ -127,7 +128,18 @@ class _Scan(cst.CSTVisitor):
         self._annotations = 0  # inside a type annotation: names there run nothing
         self._cond: list[int] = []  # per enclosing function: how deep in code that may not run
         self._exited: list[bool] = []  # per enclosing function: past an `if ...: return` (calls after it may not run)
-        self._targets: set[int] = set()  # assignment targets (written, not read)
+        self._callees: set[int] = set()  # the names (and `self.<attr>`) a call calls: `f`, `k` in `k[grid](x)`
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func: cst.BaseExpression = node.func
+        while True:
+            self._callees.add(id(func))
+            if isinstance(func, (cst.Attribute, cst.Subscript)):
+                func = func.value
+            elif isinstance(func, cst.Call):
+                func = func.func
+            else:
+                break
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._cond and isinstance(node, _CONDITIONAL):
@@ -198,14 +210,6 @@ class _Scan(cst.CSTVisitor):
         self._exited.pop()
         self.stack.pop()
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets.add(id(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets.add(id(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets.add(id(node.target))
 
     def visit_Global(self, node: cst.Global) -> None:
         if self._globals:
@@ -235,7 +239,10 @@ class _Scan(cst.CSTVisitor):
         if isinstance(value, cst.Call) and self.imports.qualify(dotted(value.func) or "") in self.data.builders:
             for name in names:
                 self.extensions[name] = f"the CUDA extension `{name}`"
-        self._open(_Unit(node, names))
+        unit = _Unit(node, names)
+        if isinstance(value, cst.Name):
+            unit.calls.add(value.value)  # an alias runs what it names
+        self._open(unit)
 
     def _global_assign(self, node: cst.Assign) -> None:
         """`global _buffer` ... `_buffer = HybridEPBuffer(...)` in a function binds a
@@ -286,7 +293,7 @@ class _Scan(cst.CSTVisitor):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if _is_self_attr(node) and id(node) not in self._targets and (function := self._function()) is not None:
+        if _is_self_attr(node) and id(node) in self._callees and (function := self._function()) is not None:
             function.self_reads.add(node.attr.value)
         self._attr_parts.add(id(node.attr))
         if id(node) in self._attr_parts:
@@ -310,8 +317,11 @@ class _Scan(cst.CSTVisitor):
             return
         for unit in self.stack:
             unit.refs.add(node.value)
-        if id(node) not in self._targets and (function := self._function(calls=True)) is not None:
-            function.direct.add(node.value)
+        if id(node) in self._callees:
+            if (function := self._function(calls=True)) is not None:
+                function.direct.add(node.value)
+            elif self.stack and self.stack[-1].node is not None and isinstance(self.stack[-1].node, cst.Assign):
+                self.stack[-1].calls.add(node.value)
         if node.value in self.imports.names:
             qual = self.imports.qualify(node.value)
             why = self.data.why(qual)
@@ -451,7 +461,7 @@ class CudaOnly:
         why = unit.runs
         function = isinstance(unit.node, cst.FunctionDef)
         if why is None:
-            used = min((n for n in (unit.direct if function else unit.refs) if n in self.running and n not in unit.names), default=None)
+            used = min((n for n in (unit.direct if function else unit.calls) if n in self.running and n not in unit.names), default=None)
             why = f"uses {self.running[used]}" if used else None
         if why is None and unit.owner is not None:
             attr = min((a for a in unit.self_reads if a in unit.owner.attrs), default=None)

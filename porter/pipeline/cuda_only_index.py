@@ -217,6 +217,20 @@ def _each_run(body: list[ast.stmt] | list[ast.AST]) -> Iterable[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
+def _callees(call: ast.Call) -> list[ast.expr]:
+    """The chain a call calls: `k[grid](x)` -> k[grid], k; `self.graph.replay()` -> ..., self.graph, self."""
+    out: list[ast.expr] = []
+    func: ast.expr = call.func
+    while True:
+        out.append(func)
+        if isinstance(func, (ast.Attribute, ast.Subscript)):
+            func = func.value
+        elif isinstance(func, ast.Call):
+            func = func.func
+        else:
+            return out
+
+
 def _before_exit(body: list[ast.stmt]) -> list[ast.stmt]:
     """The statements of a function body up to the first that may leave it early (guards._Scan:
     a call after `if ...: return` may not run)."""
@@ -273,12 +287,14 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData) -> s
         return checks[name]
 
     def function_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
-        calls = {n.id for n in _each_run(_before_exit(fn.body)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        calls = {c.id for n in _each_run(_before_exit(fn.body)) if isinstance(n, ast.Call) for c in _callees(n) if isinstance(c, ast.Name)}
         if not (calls & running) - {fn.name}:
             for node in _each_run([*fn.decorator_list, *fn.body]):  # (`@triton.jit` makes a kernel)
                 if _runs_qual(node, imports, data):
                     break
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs:
+                if isinstance(node, ast.Call) and any(
+                    isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "self" and c.attr in attrs for c in _callees(node)
+                ):
                     break
             else:
                 return False
@@ -304,7 +320,10 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData) -> s
         for unit in _top_units(tree.body):
             if isinstance(unit, ast.Assign):
                 bound = [t.id for t in unit.targets if isinstance(t, ast.Name)]
-                runs = any(_runs_qual(n, imports, data) or (isinstance(n, ast.Name) and n.id in running) for n in ast.walk(unit.value))
+                called = {c.id for n in ast.walk(unit.value) if isinstance(n, ast.Call) for c in _callees(n) if isinstance(c, ast.Name)}
+                if isinstance(unit.value, ast.Name):
+                    called.add(unit.value.id)  # an alias runs what it names
+                runs = bool(called & running) or any(_runs_qual(n, imports, data) for n in ast.walk(unit.value))
             elif isinstance(unit, ast.ClassDef):
                 bound, runs = [unit.name], class_runs(unit)
             else:
