@@ -621,4 +621,5 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
         "unsafe_fixes": settings.unsafe_fixes,
         "annotate": settings.annotate,
         "exclude": list(settings.exclude),
+        "portable": settings.portable,
     }
