@@ -202,7 +202,11 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._unmapped(original, suffix)
             return updated
         action = self._action(row, in_device_position=id(original) in self._device_args)
-        if action == "delegate" or (suffix in _CUDA_SEEDS and self._seeded_already(original)):
+        if action == "delegate":
+            return updated
+        if suffix in _CUDA_SEEDS and self._seeded_already(original):
+            self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
+                            applicability=Applicability.MANUAL)
             return updated
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)

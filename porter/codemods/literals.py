@@ -10,7 +10,8 @@ this CUDA?" of a device type that is already the target's, and the `"cuda"` in
 `_get_available_device_type() or "cuda"` is only the fallback when no accelerator is found:
 both stay. This family
 only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
-nothing (a framework's own device name is reported by `frameworks.py`).
+nothing (a framework's own device name is reported by `frameworks.py`; the device family
+reports the device-generic ones, `ctx.keep_generic`, as DEV014).
 """
 
 from __future__ import annotations
@@ -79,6 +80,12 @@ class LiteralsFamily(Family):
     def _keep(self, nodes) -> None:
         self.ctx.keep_cuda.update(id(n) for n in nodes)
 
+    def _keep_generic(self, nodes) -> None:
+        """Kept because the project is device-generic: the device family reports them (DEV014)."""
+        ids = {id(n) for n in nodes}
+        self.ctx.keep_cuda.update(ids)
+        self.ctx.keep_generic.update(ids)
+
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._keep(_strings(node.key))
 
@@ -92,9 +99,12 @@ class LiteralsFamily(Family):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         sides = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(_names_accelerator(s) or self._generic_device_type(s) for s in sides):
+        if any(_names_accelerator(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
+        elif any(self._generic_device_type(s) for s in sides):
+            for s in sides:
+                self._keep_generic(_strings(s))
 
     def _generic_device_type(self, node: cst.BaseExpression) -> bool:
         """`device_type` (or `utils.device_type`) in device-generic code: the selected device's
@@ -118,7 +128,7 @@ class LiteralsFamily(Family):
             return
         if isinstance(node.operator, cst.Or):
             if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE:
-                self._keep(_strings(node.right))
+                self._keep_generic(_strings(node.right))
             return
         operands = _conjuncts(node)
         if any(self._asks_cuda(o) for o in operands):
