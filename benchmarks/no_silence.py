@@ -137,12 +137,12 @@ def cuda_constructs(source: str) -> list[Construct]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             used.setdefault(node.id, []).append(node.lineno)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            # a decorator's names are used by the definition: findings sit on the `def` line
-            for deco in node.decorator_list:
-                for n in ast.walk(deco):
-                    if isinstance(n, ast.Name):
-                        used.setdefault(n.id, []).append(node.lineno)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a name used in a function (its decorators, signature, body) is used by the
+            # definition: a finding on the `def` line (a Triton kernel's KERN002) covers it
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name):
+                    used.setdefault(n.id, []).append(node.lineno)
 
     def tests_around(node: ast.AST) -> list[int]:
         out: list[int] = []

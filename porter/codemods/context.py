@@ -86,7 +86,7 @@ class PortContext:
         # nodes that stay CUDA: checks guarding CUDA-only code, kernel registrations, strings
         # that are not devices (porter/codemods/guards.py, literals.py); families skip them
         self.keep_cuda: set[int] = set()
-        # of those, `"cuda"` strings a device-generic project keeps (literals.py): reported as kept
+        # of those, what a device-generic project keeps (literals.py): reported as kept
         self.keep_generic: set[int] = set()
         self.suppressed: list[Finding] = []
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None

@@ -192,6 +192,10 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- calls -----------------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.ctx.keep_generic:  # `device_type == "cuda" and torch.cuda.is_available()`
+            self.ctx.report("CUDA010", original, f"`{self.ctx.code(original)}` stays: the project picks its device generically and this asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port takes the other path)",
+                            applicability=Applicability.MANUAL)
+            return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
         found = self._row_for(original.func)

@@ -81,7 +81,8 @@ class LiteralsFamily(Family):
         self.ctx.keep_cuda.update(id(n) for n in nodes)
 
     def _keep_generic(self, nodes) -> None:
-        """Kept because the project is device-generic: the device family reports them (DEV014)."""
+        """Kept because the project is device-generic: reported as kept (DEV014 for strings, by the
+        device family; CUDA010 for `torch.cuda.is_available()`, by the torch.cuda family)."""
         ids = {id(n) for n in nodes}
         self.ctx.keep_cuda.update(ids)
         self.ctx.keep_generic.update(ids)
@@ -132,7 +133,7 @@ class LiteralsFamily(Family):
             return
         operands = _conjuncts(node)
         if any(self._asks_cuda(o) for o in operands):
-            self._keep(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
+            self._keep_generic(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
 
     def _asks_cuda(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
