@@ -80,6 +80,13 @@ class LiteralsFamily(Family):
     def _keep(self, nodes) -> None:
         self.ctx.keep_cuda.update(id(n) for n in nodes)
 
+    def _keep_vocabulary(self, nodes) -> None:
+        """A GPU-platform or accelerator name (`choices=["cuda", "rocm"]`): the device family
+        notes it (DEV015), so that a reviewer sees it was read."""
+        ids = {id(n) for n in nodes}
+        self.ctx.keep_cuda.update(ids)
+        self.ctx.keep_vocabulary.update(ids)
+
     def _keep_generic(self, nodes) -> None:
         """Kept because the project is device-generic: reported as kept (DEV014 for strings, by the
         device family; CUDA010 for `torch.cuda.is_available()`, by the torch.cuda family)."""
@@ -145,7 +152,7 @@ class LiteralsFamily(Family):
         # a list of accelerator or GPU-platform names: "gpu" and "rocm" are no torch device types
         values = [string_value(e.value) for e in node.elements]
         if not VOCABULARY.isdisjoint(values):
-            self._keep(_strings(node))
+            self._keep_vocabulary(_strings(node))
 
     visit_Tuple = _vocabulary
     visit_List = _vocabulary
@@ -177,7 +184,7 @@ class LiteralsFamily(Family):
             if vocabulary or any("accelerator" in f.lower() for f in flags):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
-                        self._keep(_strings(arg.value))
+                        self._keep_vocabulary(_strings(arg.value))
             return
         qual = self.ctx.qualname(node.func)
         if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):
