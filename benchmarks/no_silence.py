@@ -133,6 +133,17 @@ def cuda_constructs(source: str) -> list[Construct]:
         for child in ast.iter_child_nodes(node):
             parents[child] = node
     found: dict[tuple[str, int], Construct] = {}
+    # a name in a type annotation (`scaler: GradScaler | None`) does nothing at run time
+    annotations: set[int] = set()
+    for node in ast.walk(tree):
+        notes = []
+        if isinstance(node, ast.arg):
+            notes.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            notes.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        annotations.update(id(n) for note in notes if note is not None for n in ast.walk(note))
     used: dict[str, list[int]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -175,6 +186,8 @@ def cuda_constructs(source: str) -> list[Construct]:
                 kind = next((k for a in node.names if (k := _module_kind(f"{node.module}.{a.name}"))), None)
             add(kind, node)
         elif isinstance(node, (ast.Attribute, ast.Name)):
+            if id(node) in annotations:
+                continue
             parent = parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.value is node:
                 continue  # only the longest chain: `torch.cuda.amp.autocast`, not `torch.cuda` too

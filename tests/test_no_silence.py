@@ -83,6 +83,10 @@ b = "nccl"
 a = [ProfilerActivity.CUDA]
 os_env = "CUDA_VISIBLE_DEVICES"
 label = "cudas"
+
+
+def step(scaler: amp.GradScaler | None) -> amp.GradScaler:
+    x: t.cuda.Stream = None
 '''
     kinds = {(c.line, c.kind) for c in cuda_constructs(src)}
     assert kinds == {
