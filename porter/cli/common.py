@@ -77,6 +77,7 @@ def effective_config(
     extend_select: list[str] | None,
     exclude: list[str] | None,
     fail_on: str | None = None,
+    portable: bool | None = None,
 ) -> Effective:
     """Config file + command line, or a usage error (exit 2) naming what is wrong."""
     if target is not None and target not in TARGETS:
@@ -94,6 +95,7 @@ def effective_config(
             extend_select=split_codes(extend_select),
             exclude=tuple(exclude or ()),
             fail_on=fail_on,
+            portable=portable,
         )
     except ConfigError as exc:
         raise usage_error(str(exc)) from None

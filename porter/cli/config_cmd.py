@@ -21,6 +21,7 @@ def config(
     extend_select: list[str] = typer.Option(None, "--extend-select", help="As `porter lint --extend-select`."),
     exclude: list[str] = typer.Option(None, "--exclude", help="As `porter lint --exclude`."),
     fail_on: str = typer.Option(None, "--fail-on", help="As `porter lint --fail-on`."),
+    portable: bool = typer.Option(None, "--portable/--no-portable", help="As `porter lint --portable/--no-portable`.", show_default=False),
     config_file: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml."),
     isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
     output_format: str = typer.Option("text", "--output-format", help="text or json."),
@@ -39,6 +40,7 @@ def config(
         extend_select=extend_select,
         exclude=exclude,
         fail_on=fail_on,
+        portable=portable,
     )
     cfg = str(eff.config.path) if eff.config.path else None
     if output_format == "json":
@@ -64,6 +66,8 @@ def _show(key: str, value) -> str:
         return "(not set)"
     if key == "per-file-ignores":
         return ", ".join(f"{p} = {','.join(c)}" for p, c in value) or "[]"
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as the config file spells it
     if isinstance(value, list):
         return ", ".join(value) if value else "[]"
     return str(value)

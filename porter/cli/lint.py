@@ -34,7 +34,7 @@ def lint(
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff, apply unsafe fixes too."),
-    portable: bool = typer.Option(False, "--portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md)."),
+    portable: bool = typer.Option(None, "--portable/--no-portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.", show_default=False),
     diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff, write nothing; exit 1 if any."),
     select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (replaces the config's)."),
     ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes (added to the config's)."),
@@ -75,8 +75,9 @@ def lint(
         extend_select=extend_select,
         exclude=exclude,
         fail_on=fail_on,
+        portable=portable,
     )
-    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, portable=portable)
+    settings = settings_of(eff, unsafe_fixes=unsafe_fixes)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
     known = None

@@ -31,7 +31,7 @@ def rewrite(
     exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
     unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
-    portable: bool = typer.Option(False, "--portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md)."),
+    portable: bool = typer.Option(None, "--portable/--no-portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.", show_default=False),
     report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and the diff with --diff)."),
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
@@ -42,8 +42,8 @@ def rewrite(
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
-    eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude)
-    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate, portable=portable)
+    eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude, portable=portable)
+    settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     if out_dir is not None:
         _check_out_dir(paths, out_dir, force)
     if report is not None:

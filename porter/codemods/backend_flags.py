@@ -3,7 +3,7 @@
 They tune NVIDIA libraries and do nothing on the targets, so setting them is removed;
 reading them cannot be ported mechanically and is reported. In a project that picks its
 device generically (`ctx.device_generic`) the port still runs on CUDA, where they still
-matter: the switches stay, and an SDPA kernel preference is left with a finding.
+matter: the switches stay (FLAG004 says so), and an SDPA kernel preference is left with a finding.
 """
 
 from __future__ import annotations
@@ -67,10 +67,12 @@ class BackendFlagsFamily(Family):
         quals = [self.ctx.qualname(t.target) for t in original.targets]
         if not quals or not all(q and (q.startswith(CUDNN) or q.startswith(CUDA)) for q in quals):
             return updated
-        if self.ctx.device_generic:
-            return updated  # harmless on the target, still in force on CUDA
         qual = quals[0]
         assert qual is not None  # every target's name resolved (checked above)
+        if self.ctx.device_generic:  # harmless on the target, still in force on CUDA: kept, said
+            self.ctx.report("FLAG004", original, f"`{qual} = ...` stays: the project picks its device generically, so the port still runs on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
+                            applicability=Applicability.MANUAL)
+            return updated
         code = _code_for(qual)
         t = self.ctx.target
         value = original.value

@@ -99,6 +99,10 @@ class PortContext:
         self.keep_cuda: set[int] = set()
         # id(statement) -> the code that only runs on CUDA it belongs to: left as it is
         self.cuda_only_code: dict[int, CudaOnlyCode] = {}
+        # of those, what a device-generic project keeps (literals.py): reported as kept
+        self.keep_generic: set[int] = set()
+        # and `"cuda"` in a vocabulary of GPU platforms or accelerators (literals.py): noted
+        self.keep_vocabulary: set[int] = set()
         self.suppressed: list[Finding] = []
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}

@@ -101,15 +101,25 @@ PORTABLE_COLUMNS = ("neuron", "tpu")
 _TARGET_ONLY = re.compile(r"torch\.(neuron|tpu)\b|torch_xla|\{x[mr]\}|\b(True|False)\b")
 
 
+# the profiler's CUDA activity: records CUDA kernels, nothing on the targets (CUDA011)
+PROFILER_CUDA = frozenset((
+    "torch.profiler.ProfilerActivity.CUDA",
+    "torch.autograd.ProfilerActivity.CUDA",
+    "torch.autograd.profiler.ProfilerActivity.CUDA",
+))
+
+
 class CudaApiFamily(ReferenceTracker, Family):
     name = "cuda-api"
-    tokens = (b"cuda",)
+    tokens = (b"cuda", b"ProfilerActivity")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
+        self._kept_blocks: set[int] = set()  # CUDA branches of per-device chains (reported at the test)
+        self._kept_depth = 0
 
     def visit_If(self, node: cst.If) -> None:
         """`if torch.cuda.is_available(): <CUDA's own setting> elif torch.xpu.is_available(): ...`
@@ -124,6 +134,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         if _NAMES_CUDA_DEVICE.search(self.ctx.code(node.body)):
             return
         self.ctx.keep_cuda.add(id(test))
+        self._kept_blocks.add(id(node.body))
         t = self.ctx.target
         self.ctx.report("CUDA001", test, f"`torch.cuda.is_available()` opens the CUDA branch of a per-device chain: it stays; the chain has no branch for {t.display}", applicability=Applicability.MANUAL,
                         advice=f'Add an `elif` branch for "{t.device_type}" where that code has an equivalent on {t.display}.')
@@ -157,7 +168,20 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if id(node) in self._kept_blocks:
+            self._kept_depth += 1
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
+        if id(original) in self._kept_blocks:
+            self._kept_depth -= 1
+        return updated
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if original.attr.value == "CUDA" and not self._kept_depth and self.ctx.qualname(original) in PROFILER_CUDA:
+            self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
+                            applicability=Applicability.MANUAL)
+            return updated
         if id(original) in self._inner or id(original) in self._callees:
             return updated
         return self._reference(original, updated)
@@ -192,6 +216,10 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- calls -----------------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.ctx.keep_generic:  # `device_type == "cuda" and torch.cuda.is_available()`
+            self.ctx.report("CUDA010", original, f"`{self.ctx.code(original)}` stays: the project picks its device generically and this asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port takes the other path)",
+                            applicability=Applicability.MANUAL)
+            return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
         found = self._row_for(original.func)
@@ -202,7 +230,11 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._unmapped(original, suffix)
             return updated
         action = self._action(row, in_device_position=id(original) in self._device_args)
-        if action == "delegate" or (suffix in _CUDA_SEEDS and self._seeded_already(original)):
+        if action == "delegate":
+            return updated
+        if suffix in _CUDA_SEEDS and self._seeded_already(original):
+            self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
+                            applicability=Applicability.MANUAL)
             return updated
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)

@@ -171,6 +171,14 @@ class DeviceFamily(ReferenceTracker, Family):
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         if "cuda" not in original.value or id(original) in self._map_locations:
             return updated  # cheap: evaluating every string literal is not
+        if id(original) in self.ctx.keep_generic:
+            self.ctx.report("DEV014", original, f"`{original.value}` stays: the project picks its device generically; this is its CUDA case (or its fallback when no accelerator is found), and the selected device type is {self.ctx.target.display}'s on the target",
+                            applicability=Applicability.MANUAL)
+            return updated
+        if id(original) in self.ctx.keep_vocabulary and string_value(original) == "cuda":
+            self.ctx.report("DEV015", original, "`\"cuda\"` names a GPU platform or an accelerator in a vocabulary of its own (beside `\"gpu\"` / `\"rocm\"`, or an `--accelerator` option), not a torch device: it stays",
+                            applicability=Applicability.MANUAL)
+            return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
         if id(original) in self._prefixes and string_value(original) == "cuda:":

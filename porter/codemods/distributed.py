@@ -92,6 +92,8 @@ class DistributedFamily(Family):
         scope = self.ctx.scopes.innermost
         if scope is not None and any(word in self.ctx.code(scope) for word in PER_DEVICE_BACKEND):
             self._per_device.add(id(node.value))
+            self.ctx.report("DIST006", node.value, f"`\"nccl\"` stays: it is only the fallback of a per-device backend choice, which gives {self.ctx.target.display} its own backend where it registers one",
+                            applicability=Applicability.MANUAL)
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value

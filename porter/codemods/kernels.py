@@ -122,6 +122,8 @@ class KernelsFamily(ReferenceTracker, Family):
         b"bitsandbytes",
         b"flash_attn",
         b"xformers",
+        b"helion",
+        b"deep_ep",
         b'.cu"',
         b".cu'",
         b".cuh",

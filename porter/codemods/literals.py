@@ -13,7 +13,8 @@ in any project, as someone else's vocabulary. The `"cuda"` in
 `_get_available_device_type() or "cuda"` is only the fallback when no accelerator is found:
 both stay. This family
 only marks such strings in `ctx.keep_cuda` before the device family sees them; it reports
-nothing (a framework's own device name is reported by `frameworks.py`).
+nothing (a framework's own device name is reported by `frameworks.py`; the device family
+reports the device-generic ones, `ctx.keep_generic`, as DEV014).
 """
 
 from __future__ import annotations
@@ -113,6 +114,20 @@ class LiteralsFamily(Family):
         found = self.flow.lookup(compared_key(text))
         return found[0] if found is not None and found[0] in (DEVICE_TYPE, NOT_DEVICE) else None
 
+    def _keep_vocabulary(self, nodes) -> None:
+        """A GPU-platform or accelerator name (`choices=["cuda", "rocm"]`): the device family
+        notes it (DEV015), so that a reviewer sees it was read."""
+        ids = {id(n) for n in nodes}
+        self.ctx.keep_cuda.update(ids)
+        self.ctx.keep_vocabulary.update(ids)
+
+    def _keep_generic(self, nodes) -> None:
+        """Kept because the project is device-generic: reported as kept (DEV014 for strings, by the
+        device family; CUDA010 for `torch.cuda.is_available()`, by the torch.cuda family)."""
+        ids = {id(n) for n in nodes}
+        self.ctx.keep_cuda.update(ids)
+        self.ctx.keep_generic.update(ids)
+
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._keep(_strings(node.key))
 
@@ -128,12 +143,15 @@ class LiteralsFamily(Family):
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if not any(_strings(s) for s in sides):
             return  # no CUDA string to keep: spares the index lookups below
-        if any(_names_accelerator(s) or self._compared(s) == NOT_DEVICE for s in sides):
+        if any(_names_accelerator(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
+        elif any(self._compared(s) == NOT_DEVICE for s in sides):
+            for s in sides:
+                self._keep_vocabulary(_strings(s))
         elif any(self._generic_device_type(s) for s in sides):
             for s in sides:
-                self._keep(_strings(s))
+                self._keep_generic(_strings(s))
 
     def _generic_device_type(self, node: cst.BaseExpression) -> bool:
         """A device type (`utils.device_type`, `kind` from `current_accelerator().type`) in
@@ -162,11 +180,11 @@ class LiteralsFamily(Family):
             return
         if isinstance(node.operator, cst.Or):
             if isinstance(node.left, cst.Call) and self.ctx.qualname(node.left.func) == AVAILABLE_DEVICE_TYPE:
-                self._keep(_strings(node.right))
+                self._keep_generic(_strings(node.right))
             return
         operands = _conjuncts(node)
         if any(self._asks_cuda(o) for o in operands):
-            self._keep(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
+            self._keep_generic(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
 
     def _asks_cuda(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
@@ -178,7 +196,7 @@ class LiteralsFamily(Family):
         # a list of accelerator or GPU-platform names: "gpu" and "rocm" are no torch device types
         values = [string_value(e.value) for e in node.elements]
         if not VOCABULARY.isdisjoint(values):
-            self._keep(_strings(node))
+            self._keep_vocabulary(_strings(node))
 
     visit_Tuple = _vocabulary
     visit_List = _vocabulary
@@ -210,7 +228,7 @@ class LiteralsFamily(Family):
             if vocabulary or any("accelerator" in f.lower() for f in flags):
                 for arg in node.args:
                     if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
-                        self._keep(_strings(arg.value))
+                        self._keep_vocabulary(_strings(arg.value))
             return
         qual = self.ctx.qualname(node.func)
         if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):

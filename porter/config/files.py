@@ -28,7 +28,7 @@ import pathspec
 
 from porter.pipeline.findings import Severity
 from porter.config.ruledata import unknown_codes
-from porter.config.settings import TARGETS, Settings
+from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 
 CONFIG_NAMES = ("porter.toml", "pyproject.toml")
 FAIL_ON = tuple(s.value for s in Severity)
@@ -42,6 +42,7 @@ KEYS = {
     "exclude": "gitignore-style patterns of files to leave out",
     "fail-on": "the lowest severity that fails `porter lint`: info, warning or error",
     "file-timeout": "seconds one file may take to port before it is reported and left unchanged (0: no limit)",
+    "portable": "true: one codebase for CUDA, the CPU and the target, through torch.accelerator (neuron, tpu; --portable/--no-portable override it)",
 }
 
 DEFAULT = "default"
@@ -95,12 +96,26 @@ class Effective:
         seconds: float | None = self.values["file-timeout"].value
         return seconds
 
+    @property
+    def portable(self) -> bool:
+        portable: bool = self.values["portable"].value
+        return portable
+
     def settings(self, **extra: Any) -> Settings:
+        """The run's settings; `extra` sets what only the command line gives (unsafe_fixes …)."""
         if self.target is None:
             raise ConfigError(
                 f"--target is required (or set `target` in a config file): one of {', '.join(TARGETS)}"
             )
         v = self.values
+        source = v["portable"].source
+        if self.portable and self.target not in PORTABLE_TARGETS and source not in (DEFAULT, COMMAND_LINE):
+            # the flag's own error names --portable; a value from a file must name the file
+            raise ConfigError(
+                f"{source}: `portable = true` works through torch.accelerator, which {self.target} does not "
+                f"implement: port to {self.target} with --no-portable, or use {' or '.join(PORTABLE_TARGETS)} "
+                f"(docs/portable.md)"
+            )
         return Settings(
             target=self.target,
             select=tuple(v["select"].value),
@@ -108,6 +123,7 @@ class Effective:
             extend_select=tuple(v["extend-select"].value),
             exclude=tuple(v["exclude"].value),
             per_file_ignores=tuple((p, tuple(c)) for p, c in v["per-file-ignores"].value),
+            portable=self.portable,
             **extra,
         )
 
@@ -225,6 +241,10 @@ def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
         return raw
     if key in ("select", "ignore", "extend-select"):
         return _codes(where, name, raw)
+    if key == "portable":
+        if not isinstance(raw, bool):
+            raise ConfigError(f"{where}: `{name}` = {raw!r}: true or false")
+        return raw
     if key == "file-timeout":
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < 10**6:
             raise ConfigError(f"{where}: `{name}` = {raw!r}: a number of seconds (0: no limit)")
@@ -258,8 +278,11 @@ def resolve(
     extend_select: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     fail_on: str | None = None,
+    portable: bool | None = None,
 ) -> Effective:
-    """Defaults < config file < command line, with the source of every value."""
+    """Defaults < config file < command line, with the source of every value.
+
+    `portable` None: the command line said neither --portable nor --no-portable."""
     if isolated:
         config = ProjectConfig()
     else:
@@ -277,6 +300,7 @@ def resolve(
         "exclude": [],
         "fail-on": "info",
         "file-timeout": None,
+        "portable": False,
     }
     values = {
         k: Sourced(config.values[k], file_label) if k in config.values else Sourced(v, DEFAULT)
@@ -300,6 +324,8 @@ def resolve(
         override("select", list(select))
     if fail_on is not None:
         override("fail-on", fail_on)
+    if portable is not None:
+        override("portable", portable)
     extend("ignore", ignore)
     extend("extend-select", extend_select)
     for pattern in exclude:

@@ -58,6 +58,11 @@ class Example:
     portable: bool = False  # the example runs with --portable
 
 
+# What a report makes of a finding that asks nothing of a person (severity "info"): it is not
+# counted as work left, but shown under its own heading. A rule says which with `note_group`.
+NOTE_GROUPS = {"kept-on-cuda": "Kept on CUDA by design", "note": "Notes"}
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
@@ -73,6 +78,12 @@ class Rule:
     targets: tuple[str, ...] = ("neuron", "tpu", "xla")
     references: tuple[str, ...] = ()
     examples: tuple[Example, ...] = field(default=())
+    note_group: str = "note"  # info rules: the report heading (NOTE_GROUPS) its findings go under
+
+    @property
+    def needs_action(self) -> bool:
+        """False for info rules: their findings say what porter kept or noticed, not work left."""
+        return self.severity is not Severity.INFO
 
     @property
     def doc_url(self) -> str:
@@ -99,13 +110,19 @@ def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
         )
         for e in table.get("examples", [])
     )
+    severity = Severity(table.get("severity", "warning"))
+    note_group = table.get("note_group", "note")
+    if note_group not in NOTE_GROUPS:
+        raise ValueError(f"{table['code']}: note_group {note_group!r}: one of {', '.join(NOTE_GROUPS)}")
+    if "note_group" in table and severity is not Severity.INFO:
+        raise ValueError(f"{table['code']}: note_group is for info rules only (severity is {severity.value})")
     return Rule(
         code=table["code"],
         name=table["name"],
         family=table.get("family", family),
         summary=table["summary"],
         rationale=table.get("rationale", ""),
-        severity=Severity(table.get("severity", "warning")),
+        severity=severity,
         fix=fix,
         advice=dict(table.get("advice", {})),
         tokens=tuple(t.encode() for t in table.get("tokens", [])),
@@ -113,6 +130,7 @@ def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
         targets=tuple(table.get("targets", ("neuron", "tpu", "xla"))),
         references=tuple(table.get("references", ())),
         examples=examples,
+        note_group=note_group,
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from porter.config.ruledata import Rule, all_rules
+from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.targets import all_targets
 
 HEADER = """<!-- Generated from rules/*.toml by `python -m porter.config.ruledocs`. Do not edit by hand. -->
@@ -27,7 +27,8 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
     if rule.rationale:
         out.append(f"**Why.** {rule.rationale}")
         out.append("")
-    out.append(f"**Severity:** {rule.severity.value}." + ("" if rule.default else " Off by default: turn it on with `--extend-select`."))
+    shown = "" if rule.needs_action else f" Reports show it under \"{NOTE_GROUPS[rule.note_group]}\", not as work left."
+    out.append(f"**Severity:** {rule.severity.value}.{shown}" + ("" if rule.default else " Off by default: turn it on with `--extend-select`."))
     out.append("")
     out.append("| target | fix | advice |")
     out.append("|---|---|---|")

@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from porter.report.model import FileReport, Hunk, ReportModel, Row
+from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000
 MANUAL_ROWS = 300  # manual-work rows built at load; the rest on "show all"  # diff rows shown expanded at load; later files start collapsed
@@ -70,6 +70,7 @@ tr.m td.o,tr.m td.w{box-shadow:inset 3px 0 #d4a72c;background:var(--man)}
 tr.note td{background:var(--man);padding:3px 10px;font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",sans-serif;font-size:12.5px}
 .tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11.5px;border:1px solid var(--bd)}
 .tag.manual{background:var(--man)}.tag.unapplied{background:var(--del)}.tag.rewritten{background:var(--add)}
+.tag.kept-on-cuda,.tag.note{background:var(--sep)}
 .rule{border-left:3px solid var(--bd);padding:2px 10px;margin:8px 0}
 :target{outline:2px solid #d4a72c}
 section,td.n,.rule{scroll-margin-top:90px}
@@ -155,11 +156,11 @@ def _site_note(model: ReportModel, site) -> str:
 
 def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk], nrows: int = 0) -> str:
     by_line: dict[int, list] = {}
-    for s in f.manual_sites:
+    for s in f.marked_sites:
         by_line.setdefault(s.finding.start.line, []).append(s)
     # content-visibility skips layout and paint of tables off screen; the size is a guess
     # the browser replaces with the real one once it has laid the table out
-    est = 18 * (nrows + len(hunks) + 2 * len(f.manual_sites))
+    est = 18 * (nrows + len(hunks) + 2 * len(f.marked_sites))
     out = [f'<table class="d" style="contain-intrinsic-size:auto {est}px"><colgroup><col class="n"><col><col class="n"><col></colgroup>']
     for h in hunks:
         out.append(f'<tr class="s"><td colspan="4">@@ −{h.old_start} +{h.new_start} @@</td></tr>')
@@ -217,9 +218,14 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add(f'<div class="card"><b>{r.manual}</b><span>manual sites left</span></div>')
         if r.unapplied:
             add(f'<div class="card"><b>{r.unapplied}</b><span>unsafe fixes not applied</span></div>')
+        if r.kept:
+            add(f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>')
+        if r.notes:
+            add(f'<div class="card" id="notes-card"><b>{r.notes}</b><span>notes (no action)</span></div>')
         add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
         add("</div>")
         add(_pct_bar(r.share))
+        add(f'<p id="readiness-text">{_e(model.readiness_text())}</p>')
         add(
             f'<p>Files: {c["scanned"]} scanned, {c["changed"]} changed, {c["unchanged"]} unchanged, '
             f'{c["skipped"]} skipped, {c["errors"]} failed.</p>'
@@ -248,17 +254,18 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         ported = model.ported_label
         add('<section id="rules-table"><h2>Sites by rule</h2><table class="t"><thead><tr>')
         add(f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(ported)}</th>')
-        add('<th class="n">unsafe, not applied</th><th class="n">manual</th><th>what to do</th></tr></thead><tbody>')
+        add('<th class="n">unsafe, not applied</th><th class="n">manual</th><th class="n">info (no action)</th><th>what to do</th></tr></thead><tbody>')
         for x in model.rules:
             todo = _prose(x.advice) if (x.manual or x.unapplied) else ""
             add(
                 f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
                 f"<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class=\"n\">{x.found}</td>"
-                f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td><td>{todo}</td></tr>'
+                f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td><td class="n">{x.info}</td><td>{todo}</td></tr>'
             )
         add(
-            f'</tbody><tfoot><tr><td></td><td><b>total</b></td><td></td><td class="n"><b>{r.sites}</b></td>'
-            f'<td class="n"><b>{r.ported}</b></td><td class="n"><b>{r.unapplied}</b></td><td class="n"><b>{r.manual}</b></td><td></td></tr></tfoot></table></section>'
+            f'</tbody><tfoot><tr><td></td><td><b>total</b></td><td></td><td class="n"><b>{r.sites + r.info}</b></td>'
+            f'<td class="n"><b>{r.ported}</b></td><td class="n"><b>{r.unapplied}</b></td><td class="n"><b>{r.manual}</b></td>'
+            f'<td class="n"><b>{r.info}</b></td><td></td></tr></tfoot></table></section>'
         )
 
     shown = model.shown_files()
@@ -297,6 +304,24 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         else:
             add("<p>Nothing: every CUDA-specific site was handled.</p>")
         add("</section>")
+
+    for group in INFO:
+        items = model.info_findings(group)
+        if not items:
+            continue
+        add(f'<section id="{group}"><h2>{_e(INFO_TITLES[group])} ({len(items)})</h2>')
+        add('<p class="mut">No action needed; not counted in readiness.</p>')
+        add('<table class="t"><thead><tr><th>where</th><th>rule</th><th>what porter found</th></tr></thead><tbody>')
+        for f, s in items:
+            fd = s.finding
+            i = index.get(id(f))
+            where = _e(f"{f.path}:{fd.start.line}")
+            loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+            add(
+                f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
+                f"{_e(fd.name)}</td><td>{_prose(fd.message)}</td></tr>"
+            )
+        add("</tbody></table></section>")
 
     if model.files_with_sites:
         add('<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>')
@@ -337,6 +362,8 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
                 st.append(f"readiness {_e(rd.percent())}")
             if rd.left:
                 st.append(f"{rd.left} left")
+            if rd.info:
+                st.append(f"{rd.info} info")
             add(
                 f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
                 f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'

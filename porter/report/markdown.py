@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from porter.report.model import FileReport, ReportModel
+from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200
@@ -48,14 +48,11 @@ def summary_markdown(model: ReportModel) -> list[str]:
     if not model.counts_files:
         return out
     r = model.readiness
-    verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
-    if r.sites:
-        left = f"**{r.manual}** manual site{'s' if r.manual != 1 else ''} left"
-        if r.unapplied:
-            left += f", **{r.unapplied}** unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
-        out.append(f"**Readiness: {r.percent()}** — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}.")
-    else:
-        out.append("No CUDA-specific sites found.")
+    text = model.readiness_text()
+    if text.startswith("Readiness:"):
+        head, rest = text.split(" — ", 1)
+        text = f"**{head}** — {rest}"
+    out.append(text)
     out.append("")
     c = model.counts
     out.append(
@@ -73,17 +70,19 @@ def summary_markdown(model: ReportModel) -> list[str]:
         out += [
             "### Sites by rule",
             "",
-            f"| code | rule | family | found | {ported} | unsafe, not applied | manual | what to do |",
-            "|---|---|---|--:|--:|--:|--:|---|",
+            f"| code | rule | family | found | {ported} | unsafe, not applied | manual | info (no action) | what to do |",
+            "|---|---|---|--:|--:|--:|--:|--:|---|",
         ]
         for rule in model.rules:
             name = f"[`{rule.name}`]({rule.doc_url})" if rule.doc_url else f"`{rule.name}`"
             todo = _cell(rule.advice or "") if (rule.manual or rule.unapplied) else ""
             out.append(
                 f"| {rule.code} | {name} | {rule.family} | {rule.found} | {rule.rewritten} | "
-                f"{rule.unapplied} | {rule.manual} | {todo} |"
+                f"{rule.unapplied} | {rule.manual} | {rule.info} | {todo} |"
             )
-        out.append(f"| | **total** | | **{r.sites}** | **{r.ported}** | **{r.unapplied}** | **{r.manual}** | |")
+        out.append(
+            f"| | **total** | | **{r.sites + r.info}** | **{r.ported}** | **{r.unapplied}** | **{r.manual}** | **{r.info}** | |"
+        )
         out.append("")
     files = model.files_with_sites
     if len(files) > 1:
@@ -122,6 +121,29 @@ def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[st
     return out
 
 
+def info_markdown(model: ReportModel, budget: int = MAX_CHARS // 6) -> list[str]:
+    """The info findings under their headings: no checkbox, there is nothing to do."""
+    out: list[str] = []
+    for group in INFO:
+        items = model.info_findings(group)
+        if not items:
+            continue
+        out += [f"### {INFO_TITLES[group]} ({len(items)})", "", "_No action needed; not counted in readiness._", ""]
+        used = shown = 0
+        for f, s in items[:MAX_MANUAL_ITEMS]:
+            fd = s.finding
+            line = f"- {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}: {fd.message}"
+            if used + len(line) > budget:
+                break
+            out.append(line)
+            used += len(line) + 1
+            shown += 1
+        if len(items) > shown:
+            out.append(f"- … and {len(items) - shown} more (see the JSON or HTML report)")
+        out.append("")
+    return out
+
+
 def sections_markdown(model: ReportModel) -> list[str]:
     out: list[str] = []
     for sec in model.sections:
@@ -145,6 +167,8 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
         bits.append(f"readiness {rd.percent()}")
     if rd.left:
         bits.append(f"{rd.left} left")
+    if rd.info:
+        bits.append(f"{rd.info} info")
     summary = f"<code>{html.escape(f.path)}</code> — {', '.join(bits)}"
     body = f.unified_diff()
     note = ""
@@ -153,7 +177,7 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
         lines = f.old_lines()
         body = "".join(
             f"{s.finding.start.line:>5}  {lines[s.finding.start.line - 1] if 0 < s.finding.start.line <= len(lines) else ''}\n"
-            for s in f.manual_sites
+            for s in f.marked_sites
         )
         lang = "python"
     else:
@@ -167,7 +191,12 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
 
 
 def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
-    head = "\n".join(summary_markdown(model) + manual_markdown(model, budget=max_chars // 3) + sections_markdown(model))
+    head = "\n".join(
+        summary_markdown(model)
+        + manual_markdown(model, budget=max_chars // 3)
+        + info_markdown(model, budget=max_chars // 6)
+        + sections_markdown(model)
+    )
     parts = [head]
     used = len(head)
     shown = model.shown_files()

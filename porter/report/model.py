@@ -5,8 +5,11 @@ plain data — per-rule counts, per-file readiness, the manual-work list and the
 the terminal, HTML, Markdown and JSON views cannot disagree about a number. Other commands
 (parity-check) add their own content through `sections` without touching the renderers.
 
-Readiness is the share of CUDA-specific sites (every finding porter reported) that porter
-ported automatically. For `rewrite` a site counts when its fix was applied; for `lint`, which
+Readiness is the share of CUDA-specific sites that porter ported automatically. A site is a
+finding that asks for work (its rule's severity is warning or error); info findings (a guard
+kept on CUDA by design, an `NCCL_*` variable that does nothing on the target) ask nothing of a
+person, so they are not sites: each rule's `note_group` in rules/*.toml says under which heading
+they are shown instead. For `rewrite` a site counts when its fix was applied; for `lint`, which
 writes nothing, when `rewrite` with the same settings would apply it.
 """
 
@@ -20,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter import __version__
-from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding
-from porter.config.ruledata import all_rules
+from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Severity
+from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
 
 SCHEMA_VERSION = 1
@@ -30,7 +33,13 @@ CONTEXT_LINES = 3
 
 # What happened to a site. "rewritten": the fix is in the output; "unapplied": a fix exists
 # but is unsafe and was not requested; "manual": no automatic fix, a person has to act.
-OUTCOMES = ("rewritten", "unapplied", "manual")
+WORK = ("rewritten", "unapplied", "manual")
+# What an info finding is shown as (not a site: nothing to do): the rule's note_group.
+INFO = tuple(NOTE_GROUPS)  # "kept-on-cuda", "note"
+INFO_TITLES = NOTE_GROUPS
+OUTCOMES = WORK + INFO
+# RuleSummary/Readiness attribute that counts each outcome
+_COUNTER = {"rewritten": "rewritten", "unapplied": "unapplied", "manual": "manual", "kept-on-cuda": "kept", "note": "notes"}
 
 
 def _text(data: bytes | None) -> str:
@@ -149,10 +158,22 @@ class RuleSummary:
     rewritten: int = 0
     unapplied: int = 0
     manual: int = 0
+    kept: int = 0  # info: kept on CUDA by design
+    notes: int = 0  # info: noted, nothing to do
 
     @property
     def found(self) -> int:
-        return self.rewritten + self.unapplied + self.manual
+        return self.rewritten + self.unapplied + self.manual + self.kept + self.notes
+
+    @property
+    def info(self) -> int:
+        """Findings that ask nothing of a person (not counted in readiness)."""
+        return self.kept + self.notes
+
+    def count(self, outcome: str) -> int:
+        """Sites of this rule with `outcome` (one of OUTCOMES)."""
+        n: int = getattr(self, _COUNTER[outcome])
+        return n
 
     @property
     def anchor(self) -> str:
@@ -171,15 +192,25 @@ class RuleSummary:
             "rewritten": self.rewritten,
             "unapplied": self.unapplied,
             "manual": self.manual,
+            "kept_on_cuda": self.kept,
+            "notes": self.notes,
         }
 
 
 @dataclass
 class Readiness:
+    """Sites that need work and how many porter did; info findings are counted beside them."""
+
     sites: int = 0
     ported: int = 0
     unapplied: int = 0
     manual: int = 0
+    kept: int = 0  # info findings kept on CUDA by design: not sites
+    notes: int = 0  # other info findings: not sites
+
+    @property
+    def info(self) -> int:
+        return self.kept + self.notes
 
     @property
     def left(self) -> int:
@@ -204,6 +235,12 @@ class Readiness:
         return f"{pct:.0f}%"
 
     def add(self, outcome: str) -> None:
+        if outcome == "kept-on-cuda":
+            self.kept += 1
+            return
+        if outcome == "note":
+            self.notes += 1
+            return
         self.sites += 1
         if outcome == "rewritten":
             self.ported += 1
@@ -219,6 +256,8 @@ class Readiness:
             "unapplied": self.unapplied,
             "manual": self.manual,
             "share": None if self.share is None else round(self.share, 4),
+            "kept_on_cuda": self.kept,
+            "notes": self.notes,
         }
 
 
@@ -260,6 +299,17 @@ class FileReport:
 
     @property
     def manual_sites(self) -> list[Site]:
+        """Sites a person has to act on (no fix, or an unsafe fix not applied)."""
+        return [s for s in self.sites if s.outcome in ("unapplied", "manual")]
+
+    @property
+    def info_sites(self) -> list[Site]:
+        """Info findings: kept on CUDA by design, or notes."""
+        return [s for s in self.sites if s.outcome in INFO]
+
+    @property
+    def marked_sites(self) -> list[Site]:
+        """Sites the diff views mark at their line: every finding whose fix is not in the output."""
         return [s for s in self.sites if s.outcome != "rewritten"]
 
     def old_lines(self) -> list[str]:
@@ -274,8 +324,8 @@ class FileReport:
         return self._rows
 
     def hunks(self, context: int = CONTEXT_LINES) -> list[Hunk]:
-        """Changed regions plus the lines of sites left for a person, with context."""
-        marks = {s.finding.start.line for s in self.manual_sites}
+        """Changed regions plus the lines of sites not rewritten (work and notes), with context."""
+        marks = {s.finding.start.line for s in self.marked_sites}
         return _hunks(self.rows(), marks, context)
 
     def edits(self) -> list[Edit]:
@@ -407,8 +457,8 @@ class ReportModel:
             sites: list[Site] = []
             ready = Readiness()
             for f in sorted(res.findings, key=Finding.sort_key):
-                outcome = _outcome(f, kind, settings)
                 rule = rules.get(f.code)
+                outcome = _outcome(f, kind, settings, rule)
                 family = rule.family if rule else f.code.rstrip("0123456789").lower()
                 sites.append(Site(f, outcome, family))
                 ready.add(outcome)
@@ -423,7 +473,8 @@ class ReportModel:
                         doc_url=(rule.doc_url if rule else f.doc_url),
                         advice=(rule.advice_for(target) if rule else None) or f.advice,
                     )
-                setattr(rs, outcome, getattr(rs, outcome) + 1)
+                attr = _COUNTER[outcome]
+                setattr(rs, attr, getattr(rs, attr) + 1)
             keep_text = res.status in (FileStatus.CHANGED, FileStatus.UNCHANGED) and (res.changed or sites)
             files.append(
                 FileReport(
@@ -483,9 +534,28 @@ class ReportModel:
         """Every site a person still has to act on, in path/line order."""
         return [(f, s) for f in self.files for s in f.manual_sites]
 
+    def info_findings(self, group: str) -> list[tuple[FileReport, Site]]:
+        """The info findings shown under `group` (one of INFO), in path/line order."""
+        return [(f, s) for f in self.files for s in f.info_sites if s.outcome == group]
+
     def shown_files(self) -> list[FileReport]:
         """Files worth a diff view: changed, or with sites a person has to look at."""
         return [f for f in self.files if f.changed or (f.sites and f.original is not None)]
+
+    def readiness_text(self) -> str:
+        """The readiness sentence, plain (each renderer adds its own emphasis)."""
+        r = self.readiness
+        info = info_counts(r.kept, r.notes)
+        if r.sites == 0:
+            if info:
+                return f"Nothing left to port: no CUDA-specific site needs work ({info}; no action needed)."
+            return "No CUDA-specific sites found."
+        verb = "ported automatically" if self.kind == "rewrite" else "portable automatically"
+        left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
+        if r.unapplied:
+            left += f", {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
+        tail = f" Not counted, no action needed: {info}." if info else ""
+        return f"Readiness: {r.percent()} — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}.{tail}"
 
     @property
     def ported_label(self) -> str:
@@ -516,7 +586,20 @@ class ReportModel:
         }
 
 
-def _outcome(f: Finding, kind: str, settings: Settings) -> str:
+def info_counts(kept: int, notes: int) -> str:
+    """"3 kept on CUDA by design, 1 note" (empty when both are 0): shared by the renderers."""
+    bits = []
+    if kept:
+        bits.append(f"{kept} kept on CUDA by design")
+    if notes:
+        bits.append(f"{notes} note{'s' if notes != 1 else ''}")
+    return ", ".join(bits)
+
+
+def _outcome(f: Finding, kind: str, settings: Settings, rule: Rule | None) -> str:
+    if f.severity is Severity.INFO and not f.applied:
+        # nothing for a person to do: shown under the rule's heading, never counted as work
+        return rule.note_group if rule is not None else "note"
     if kind == "rewrite":
         if f.applied:
             return "rewritten"
@@ -538,4 +621,5 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
         "unsafe_fixes": settings.unsafe_fixes,
         "annotate": settings.annotate,
         "exclude": list(settings.exclude),
+        "portable": settings.portable,
     }

@@ -9,7 +9,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 
 from porter.pipeline.findings import FileResult
-from porter.report.model import FileReport, ReportModel
+from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
 from porter.report.textsafe import git_quoted, lines_printable, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
@@ -77,14 +77,8 @@ def _file_line(model: ReportModel, *, wrote: str) -> str:
 
 
 def readiness_line(model: ReportModel) -> str:
-    r = model.readiness
-    if r.sites == 0:
-        return "No CUDA-specific sites found."
-    verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
-    left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
-    if r.unapplied:
-        left += f", {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
-    return f"[bold]Readiness[/]: {r.percent()} — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}."
+    text = model.readiness_text()
+    return text.replace("Readiness:", "[bold]Readiness[/]:", 1) if text.startswith("Readiness:") else text
 
 
 def print_report(console: Console, model: ReportModel, *, wrote: str = "changed", diffs: bool = False) -> None:
@@ -111,13 +105,16 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
     table.add_column(ported, justify="right")
     table.add_column("unsafe, not applied", justify="right")
     table.add_column("manual", justify="right")
+    table.add_column("info (no action)", justify="right")
     for r in model.rules:
         table.add_row(
-            r.code, r.name, r.family, str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red")
+            r.code, r.name, r.family, str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red"), str(r.info)
         )
     table.add_section()
     tot = model.readiness
-    table.add_row("", "total", "", str(tot.sites), str(tot.ported), _n(tot.unapplied, "yellow"), _n(tot.manual, "red"))
+    table.add_row(
+        "", "total", "", str(tot.sites + tot.info), str(tot.ported), _n(tot.unapplied, "yellow"), _n(tot.manual, "red"), str(tot.info)
+    )
     console.print(table)
 
     manual_rules = [r for r in model.rules if r.manual or r.unapplied]
@@ -127,6 +124,13 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
             n = r.manual + r.unapplied
             console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {r.advice or r.summary}")
             console.print(f"    porter explain {r.code}", style="dim", highlight=False, soft_wrap=True)
+    for group in INFO:
+        info_rules = [r for r in model.rules if r.count(group)]
+        if info_rules:
+            console.print(f"[bold]{INFO_TITLES[group]}[/] (no action needed, not counted in readiness):")
+            for r in info_rules:
+                n = r.count(group)
+                console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {plain(r.summary)}", soft_wrap=True)
 
     files = model.files_with_sites
     if files:

@@ -135,3 +135,61 @@ def test_porter_config_reports_bad_files(project):
     write(project, {"porter.toml": 'targte = "tpu"\n'})
     r = cli("config")
     assert r.exit_code == 2 and "targte" in r.stderr
+
+
+# -- portable ------------------------------------------------------------------------------
+
+PICK = 'import torch\n\ndev = "cuda" if torch.cuda.is_available() else "cpu"\n'
+PORTABLE_LINE = "torch.accelerator.current_accelerator().type if torch.accelerator.is_available()"
+
+
+def _diff(*args: str) -> str:
+    r = cli("lint", "--diff", *args)
+    assert r.exit_code == 1, r.stderr
+    return r.stdout
+
+
+def test_portable_from_the_file_and_the_flag_overrides_it_both_ways(project):
+    write(project, {"pick.py": PICK, "porter.toml": 'target = "neuron"\nportable = true\n'})
+    assert PORTABLE_LINE in _diff()
+    plain = _diff("--no-portable")
+    assert PORTABLE_LINE not in plain and '"neuron" if torch.accelerator.is_available()' in plain
+    write(project, {"porter.toml": 'target = "neuron"\nportable = false\n'})
+    assert PORTABLE_LINE not in _diff() and PORTABLE_LINE in _diff("--portable")
+
+
+def test_portable_in_pyproject_reaches_rewrite_and_its_report(project):
+    write(project, {"pick.py": PICK, "pyproject.toml": '[tool.porter]\ntarget = "tpu"\nportable = true\n'})
+    r = cli("rewrite", ".", "--diff", "-q", "--report", "port.json")
+    assert r.exit_code == 1 and PORTABLE_LINE in r.stdout
+    assert json.loads((project / "port.json").read_text())["settings"]["portable"] is True
+    r = cli("rewrite", ".", "--diff", "-q", "--no-portable")
+    assert r.exit_code == 1 and PORTABLE_LINE not in r.stdout
+
+
+def test_porter_config_shows_portable_and_its_source(project):
+    write(project, {"porter.toml": 'target = "tpu"\nportable = true\n'})
+    s = json.loads(cli("config", "--output-format", "json").stdout)["settings"]
+    assert s["portable"]["value"] is True and s["portable"]["source"].endswith("porter.toml")
+    s = json.loads(cli("config", "--no-portable", "--output-format", "json").stdout)["settings"]
+    assert s["portable"] == {"value": False, "source": "command line"}
+    text = cli("config").stdout
+    row = next(line for line in text.splitlines() if "portable" in line)
+    assert "true" in row and "porter.toml" in row
+
+
+@pytest.mark.parametrize("toml, args, needle", [
+    ('target = "neuron"\nportable = "yes"\n', (), "`portable` = 'yes': true or false"),
+    ('target = "xla"\nportable = true\n', (), "`portable = true` works through torch.accelerator, which xla"),
+    ('target = "neuron"\nportable = true\n', ("--target", "xla"), "--no-portable"),
+])
+def test_bad_portable_is_named(project, toml, args, needle):
+    write(project, {"porter.toml": toml})
+    r = cli("lint", *args)
+    flat = " ".join(r.stderr.split())
+    assert r.exit_code == 2 and needle in flat and "porter.toml" in flat
+
+
+def test_no_portable_lets_an_xla_run_through(project):
+    write(project, {"porter.toml": 'target = "neuron"\nportable = true\n'})
+    assert cli("lint", "--target", "xla", "--no-portable", "--output-format", "json").exit_code == 1

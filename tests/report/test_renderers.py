@@ -56,7 +56,7 @@ def test_json_validates_and_carries_findings(model):
     jsonschema.Draft202012Validator.check_schema(schema())
     jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
     assert data["schema"] == "porter-report" and data["schema_version"] == 1
-    assert data["summary"]["readiness"] == {"sites": 6, "ported": 3, "unapplied": 0, "manual": 3, "share": 0.5}
+    assert data["summary"]["readiness"] == {"sites": 6, "ported": 3, "unapplied": 0, "manual": 3, "share": 0.5, "kept_on_cuda": 0, "notes": 0}
     assert data["summary"]["files"]["errors"] == 1
     files = {f["path"]: f for f in data["files"]}
     a = files["pkg/a.py"]
@@ -85,7 +85,7 @@ def test_schema_doc_names_every_field():
 
 def test_markdown_pr_comment(model):
     md = render_markdown(model)
-    assert "**Readiness: 50%** — 3 of 6 CUDA-specific sites ported automatically; **3** manual sites left." in md
+    assert "**Readiness: 50%** — 3 of 6 CUDA-specific sites ported automatically; 3 manual sites left." in md
     assert f"| CUDA007 | [`cuda-device-properties`]({get_rule('CUDA007').doc_url}) | cuda-api | 2 | 0 | 0 | 2 |" in md
     assert "- [ ] `pkg/a.py:7` [**CUDA007**" in md and "- [ ] `pkg/b.py:4`" in md
     assert md.count("<details>") == 2 and md.count("</details>") == 2

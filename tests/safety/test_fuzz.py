@@ -105,7 +105,7 @@ def test_random_baseline(raw):
             assert str(exc).startswith(str(path)) and "\n" not in str(exc)
 
 
-toml_keys = st.sampled_from(["target", "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "file-timeout", "nope", "tool"])
+toml_keys = st.sampled_from(["target", "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "file-timeout", "portable", "nope", "tool"])
 toml_values = st.one_of(
     st.sampled_from(['"xla"', '"tpu"', '["DEV"]', '["[z-a]"]', '["\\\\"]', "3", "-1", "true", '{a = ["DEV"]}', '{"[z-a]" = []}', "[[[[1]]]]", '"', "1e400"]),
     st.text(max_size=10).map(json.dumps),

@@ -1,0 +1,339 @@
+"""No silence: every CUDA-specific construct left in a port is covered by a finding.
+
+    python benchmarks/no_silence.py PATH [--target neuron --target tpu --target xla] [--json FILE]
+
+For each target, runs `porter rewrite PATH --target T --out-dir TMP --report TMP.json` (PATH is
+never written), then reads every ported file with `ast` and lists what is still CUDA-specific
+in it (`torch.cuda.*`, `torch.backends.cudnn/cuda.*`, `.cuda()`, `.is_cuda`, `"cuda"` and
+`"nccl"` strings, `GradScaler`, imports of CUDA-only libraries such as triton, `CUDA_*` /
+`NCCL_*` variables, `ProfilerActivity.CUDA`). Each one must be covered by a finding (any code,
+any severity) in the JSON report at its line: porter may keep CUDA code on purpose (a guard in
+front of a Triton kernel), but never without saying so. Prints the uncovered constructs by kind
+with counts and examples; exits 1 if there are any.
+
+Lines of the port are mapped back to the original with a line diff (findings carry original
+positions). A construct on a line porter inserted is counted apart, as `introduced`.
+
+The functions (`cuda_constructs`, `uncovered`) are what tests/test_no_silence.py runs over
+porter's own fixture projects and rule examples.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# modules whose import is CUDA-only code (a Triton kernel, a CUDA library, a CUDA extension)
+CUDA_ONLY_MODULES = (
+    "triton", "helion", "cupy", "pycuda", "pynvml", "numba.cuda", "apex", "flash_attn", "xformers",
+    "bitsandbytes", "transformer_engine", "deep_ep", "torch.utils.cpp_extension", "torch.cuda",
+    "torch.backends.cudnn", "torch.backends.cuda",
+)
+_CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
+_ENV = re.compile(r"(CUDA|NCCL)_[A-Z0-9_]+")
+# a finding this many lines long or longer (a whole function, a loop) covers its first line
+# only: it does not speak for every CUDA construct inside it
+LONG_SPAN = 10
+
+
+@dataclass(frozen=True)
+class Construct:
+    kind: str  # e.g. `torch.cuda.synchronize`, `.cuda()`, `"cuda"`, `import triton`
+    line: int  # 1-based, in the source that was scanned
+    text: str  # the code, shortened
+    # lines whose finding speaks for this construct too: for an import, the lines that use a
+    # name it binds (`import triton` is covered by the KERN002 finding on the kernel that uses
+    # it); for code in the body of an `if`, the test's lines (a branch kept on purpose, as a
+    # per-device chain's CUDA branch, is reported at its test)
+    also: tuple[int, ...] = ()
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    """Local name -> the dotted name it was imported as (`t` -> `torch`, `amp` -> `torch.cuda.amp`)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    names[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    names.setdefault(top, top)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                if a.name != "*":
+                    names[a.asname or a.name] = f"{node.module}.{a.name}"
+    return names
+
+
+def _dotted(node: ast.AST, aliases: Mapping[str, str]) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(aliases.get(node.id, node.id))
+    return ".".join(reversed(parts))
+
+
+def _module_kind(module: str) -> str | None:
+    for m in CUDA_ONLY_MODULES:
+        if module == m or module.startswith(m + "."):
+            return f"import {m}"
+    return None
+
+
+def _name_kind(dotted: str) -> str | None:
+    parts = dotted.split(".")
+    if parts[-1] == "GradScaler":
+        return "GradScaler"
+    if parts[:2] == ["torch", "cuda"]:
+        return "torch.cuda" if len(parts) == 2 else f"torch.cuda.{parts[2]}"
+    if parts[:3] in (["torch", "backends", "cudnn"], ["torch", "backends", "cuda"]):
+        return ".".join(parts[:3])
+    if len(parts) >= 2 and parts[-1] == "CUDA" and parts[-2] in ("ProfilerActivity", "DeviceType"):
+        return f"{parts[-2]}.CUDA"
+    return None
+
+
+def _string_kind(value: str) -> str | None:
+    if _CUDA_DEVICE.fullmatch(value):
+        return '"cuda"'
+    if value == "nccl":
+        return '"nccl"'
+    if _ENV.fullmatch(value):
+        return f'"{value.split("_")[0]}_*" variable'
+    return None
+
+
+def cuda_constructs(source: str) -> list[Construct]:
+    """Every CUDA-specific construct in `source` (one per kind and line), found with `ast`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    aliases = _aliases(tree)
+    lines = source.splitlines()
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    found: dict[tuple[str, int], Construct] = {}
+    # a name in a type annotation (`scaler: GradScaler | None`) does nothing at run time
+    annotations: set[int] = set()
+    for node in ast.walk(tree):
+        notes = []
+        if isinstance(node, ast.arg):
+            notes.append(node.annotation)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            notes.append(node.returns)
+        elif isinstance(node, ast.AnnAssign):
+            notes.append(node.annotation)
+        annotations.update(id(n) for note in notes if note is not None for n in ast.walk(note))
+    used: dict[str, list[int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.setdefault(node.id, []).append(node.lineno)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a name used in a function (its decorators, signature, body) is used by the
+            # definition: a finding on the `def` line (a Triton kernel's KERN002) covers it
+            for n in ast.walk(node):
+                if isinstance(n, ast.Name):
+                    used.setdefault(n.id, []).append(node.lineno)
+
+    def tests_around(node: ast.AST) -> list[int]:
+        out: list[int] = []
+        child, parent = node, parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.If) and child in parent.body:
+                out.extend(range(parent.test.lineno, (parent.test.end_lineno or parent.test.lineno) + 1))
+            child, parent = parent, parents.get(parent)
+        return out
+
+    def add(kind: str | None, node: ast.AST) -> None:
+        if kind is None:
+            return
+        line = getattr(node, "lineno", 0)
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        also = set(tests_around(node))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound = [a.asname or a.name.split(".")[0] for a in node.names]
+            also.update(n for b in bound for n in used.get(b, ()))
+        also.discard(line)
+        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also))))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                add(_module_kind(a.name), node)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            kind = _module_kind(node.module)
+            if kind is None:  # `from torch.backends import cudnn`, `from torch import cuda`
+                kind = next((k for a in node.names if (k := _module_kind(f"{node.module}.{a.name}"))), None)
+            add(kind, node)
+        elif isinstance(node, (ast.Attribute, ast.Name)):
+            if id(node) in annotations:
+                continue
+            parent = parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                continue  # only the longest chain: `torch.cuda.amp.autocast`, not `torch.cuda` too
+            if isinstance(node, ast.Attribute) and node.attr == "cuda" and isinstance(parent, ast.Call) and parent.func is node:
+                dotted = _dotted(node, aliases)
+                if dotted is None or not dotted.startswith("torch."):
+                    add(".cuda()", node)
+                    continue
+            if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
+                add(".is_cuda", node)
+                continue
+            dotted = _dotted(node, aliases)
+            if dotted is not None and (isinstance(node, ast.Attribute) or node.id in aliases):
+                add(_name_kind(dotted), node)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            add(_string_kind(node.value), node)
+        elif isinstance(node, ast.JoinedStr) and node.values:
+            head = node.values[0]
+            if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith("cuda:"):
+                add('"cuda"', node)
+    return sorted(found.values(), key=lambda c: (c.line, c.kind))
+
+
+def _line_map(original: str, ported: str) -> dict[int, tuple[int, int] | None]:
+    """Port line -> the original lines (lo, hi) it came from; None for a line porter inserted."""
+    old, new = original.splitlines(), ported.splitlines()
+    out: dict[int, tuple[int, int] | None] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            if tag == "equal":
+                out[j + 1] = (i1 + j - j1 + 1, i1 + j - j1 + 1)
+            elif tag == "replace":
+                out[j + 1] = (i1 + 1, i2)
+            else:
+                out[j + 1] = None
+    return out
+
+
+def _covers(finding: Mapping[str, Any], lo: int, hi: int) -> bool:
+    start, end = finding["start"]["line"], finding["end"]["line"]
+    if end - start >= LONG_SPAN:
+        end = start
+    return start <= hi and end >= lo
+
+
+def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]]) -> list[tuple[Construct, bool]]:
+    """The CUDA constructs of the port that no finding covers, each with `introduced` (True
+    when porter wrote the line). `findings`: the JSON report's findings of the file."""
+    port = original if ported is None else ported
+    findings = list(findings)
+    lines = _line_map(original, port) if ported is not None else None
+    out: list[tuple[Construct, bool]] = []
+    for c in cuda_constructs(port):
+        where = (c.line, c.line) if lines is None else lines.get(c.line)
+        if where is None:
+            out.append((c, True))
+            continue
+        if any(_covers(f, *where) for f in findings):
+            continue
+        # or by a finding on a line that speaks for it (see Construct.also; a finding's whole span)
+        spans = [w for u in c.also if (w := (u, u) if lines is None else lines.get(u)) is not None]
+        if not any(f["start"]["line"] <= hi and f["end"]["line"] >= lo for lo, hi in spans for f in findings):
+            out.append((c, False))
+    return out
+
+
+# -- the benchmark: porter's CLI on a tree -------------------------------------------------------
+
+
+def _port(path: Path, target: str, work: Path, porter_path: str | None) -> tuple[dict[str, Any], Path, float]:
+    out_dir, report = work / target, work / f"{target}.json"
+    env = dict(os.environ)
+    if porter_path:
+        env["PYTHONPATH"] = porter_path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = [sys.executable, "-m", "porter", "rewrite", str(path), "--target", target, "--out-dir", str(out_dir),
+           "--report", str(report), "--no-cache", "-q"]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if done.returncode not in (0, 1) or not report.is_file():
+        raise SystemExit(f"porter failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    return json.loads(report.read_text("utf-8")), out_dir, elapsed
+
+
+def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = None) -> dict[str, Any]:
+    data, out_dir, elapsed = _port(path, target, work, porter_path)
+    root = path.resolve()
+    constructs = 0
+    missing: list[dict[str, Any]] = []
+    for f in data["files"]:
+        if f["status"] not in ("changed", "unchanged"):
+            continue
+        real = Path(f["path"]).resolve()
+        if real == root:
+            rel = Path(real.name)
+        else:
+            rel = real.relative_to(root)
+        original = real.read_text("utf-8", errors="replace")
+        ported = (out_dir / rel).read_text("utf-8", errors="replace") if f["status"] == "changed" else None
+        constructs += len(cuda_constructs(ported if ported is not None else original))
+        for c, introduced in uncovered(original, ported, f["findings"]):
+            missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced})
+    # files porter skipped (no token any rule looks for) are read too: silence there counts
+    for f in data["files"]:
+        if f["status"] == "skipped" and f["path"].endswith(".py"):
+            real = Path(f["path"]).resolve()
+            text = real.read_text("utf-8", errors="replace")
+            for c in cuda_constructs(text):
+                constructs += 1
+                missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": False,
+                                "skipped": f["reason"]})
+    return {"target": target, "files": len(data["files"]), "constructs": constructs, "uncovered": missing,
+            "porter_seconds": round(elapsed, 1)}
+
+
+def summarize(result: dict[str, Any], examples: int = 2) -> str:
+    miss = result["uncovered"]
+    by_kind = Counter(m["kind"] + (" (introduced by porter)" if m["introduced"] else "") for m in miss)
+    out = [f"[{result['target']}] {result['files']} files, {result['constructs']} CUDA constructs left in the port, "
+           f"{len(miss)} without a finding (porter {result['porter_seconds']} s)"]
+    for kind, n in by_kind.most_common():
+        out.append(f"  {n:5d}  {kind}")
+        shown = [m for m in miss if m["kind"] + (" (introduced by porter)" if m["introduced"] else "") == kind][:examples]
+        for m in shown:
+            out.append(f"           {m['path']}:{m['line']}: {m['text']}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("path", type=Path)
+    ap.add_argument("--target", action="append", choices=["neuron", "tpu", "xla"])
+    ap.add_argument("--json", type=Path, help="write every uncovered construct here")
+    ap.add_argument("--examples", type=int, default=2, help="examples shown per kind")
+    ap.add_argument("--porter", help="import porter from this folder (a worktree) instead of the installed one")
+    args = ap.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="porter-no-silence-") as tmp:
+        for target in args.target or ["neuron", "tpu", "xla"]:
+            result = audit_tree(args.path, target, Path(tmp), args.porter)
+            results.append(result)
+            print(summarize(result, args.examples), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    return 1 if any(r["uncovered"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

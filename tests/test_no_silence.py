@@ -1,0 +1,127 @@
+"""No silence: every CUDA construct a port keeps is covered by a finding at its line.
+
+Runs benchmarks/no_silence.py's check (an `ast` scan of the port, lines mapped back to the
+original) over porter's fixture projects and every rule example, on each target. The same check
+on any tree: `python benchmarks/no_silence.py PATH`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.config.ruledata import all_rules
+from porter.config.settings import Settings
+from porter.pipeline.port import port_source
+from porter.pipeline.runner import run
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from no_silence import cuda_constructs, uncovered  # noqa: E402 - found through the sys.path entry above
+
+TARGETS = ("neuron", "tpu", "xla")
+PROJECTS = sorted(p for p in (ROOT / "fixtures" / "projects").glob("*/src") if p.is_dir())
+
+
+def _report(missing) -> str:
+    return "\n".join(f"  line {c.line} {c.kind}{' (introduced)' if new else ''}: {c.text}" for c, new in missing)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_fixture_projects_say_what_they_keep(target):
+    results, _ = run(PROJECTS, Settings(target=target), cache=False, jobs=1)
+    checked = 0
+    for res in results:
+        if res.original_source is None or res.status.value not in ("changed", "unchanged"):
+            continue
+        original = res.original_source.decode()
+        ported = res.new_source.decode() if res.new_source is not None else None
+        checked += 1
+        missing = uncovered(original, ported, [f.to_dict() for f in res.findings])
+        assert not missing, f"{res.path} on {target}: CUDA code left without a finding:\n{_report(missing)}"
+    assert checked >= len(PROJECTS)
+
+
+def _examples():
+    for rule in all_rules().values():
+        for i, ex in enumerate(rule.examples):
+            yield pytest.param(rule, ex, id=f"{rule.code}-{ex.target}-{i}")
+
+
+@pytest.mark.parametrize("rule,example", list(_examples()))
+def test_rule_examples_say_what_they_keep(rule, example):
+    before = example.before.lstrip("\n")
+    extra = {"extend_select": (rule.code,)} if not rule.default else {}
+    settings = Settings(target=example.target, unsafe_fixes=example.unsafe_fixes, portable=example.portable, **extra)
+    res = port_source(before.encode(), "example.py", settings)
+    ported = res.new_source.decode() if res.new_source is not None else None
+    missing = uncovered(before, ported, [f.to_dict() for f in res.findings])
+    assert not missing, f"CUDA code left without a finding:\n{_report(missing)}"
+
+
+# -- the check itself ----------------------------------------------------------------------------
+
+
+def test_constructs_are_found_through_aliases_and_not_in_prose():
+    src = '''import torch as t
+from torch.cuda import amp
+from torch.backends import cudnn
+import triton
+from torch.profiler import ProfilerActivity
+"""Runs on cuda; see the nccl docs."""
+
+x = t.zeros(1).cuda()
+if x.is_cuda:
+    t.cuda.synchronize()
+scaler = amp.GradScaler()
+cudnn.benchmark = True
+d = f"cuda:{0}"
+b = "nccl"
+a = [ProfilerActivity.CUDA]
+os_env = "CUDA_VISIBLE_DEVICES"
+label = "cudas"
+
+
+def step(scaler: amp.GradScaler | None) -> amp.GradScaler:
+    x: t.cuda.Stream = None
+'''
+    kinds = {(c.line, c.kind) for c in cuda_constructs(src)}
+    assert kinds == {
+        (2, "import torch.cuda"), (3, "import torch.backends.cudnn"), (4, "import triton"),
+        (8, ".cuda()"), (9, ".is_cuda"), (10, "torch.cuda.synchronize"), (11, "GradScaler"),
+        (12, "torch.backends.cudnn"), (13, '"cuda"'), (14, '"nccl"'), (15, "ProfilerActivity.CUDA"),
+        (16, '"CUDA_*" variable'),
+    }
+
+
+def test_a_construct_is_covered_only_at_its_line():
+    original = "import torch\n\nx = 1\ny = torch.zeros(1).cuda()\nz = torch.cuda.current_stream()\n"
+    ported = "import torch\nimport torch_xla\n\nx = 1\ny = torch.zeros(1).to(torch_xla.device())\nz = torch.cuda.current_stream()\n"
+    finding = {"start": {"line": 5, "column": 4}, "end": {"line": 5, "column": 30}}
+    assert uncovered(original, ported, [finding]) == []
+    elsewhere = {"start": {"line": 3, "column": 0}, "end": {"line": 4, "column": 10}}
+    [(c, introduced)] = uncovered(original, ported, [elsewhere])
+    assert (c.kind, c.line, introduced) == ("torch.cuda.current_stream", 6, False)
+    # a line porter wrote is reported as introduced
+    [(c, introduced)] = uncovered(original, ported + 'w = "cuda"\n', [finding])
+    assert introduced and c.kind == '"cuda"'
+    # a finding over a whole function speaks only for its first line
+    body = "def f(x):\n" + "    pass\n" * 12 + "    torch.cuda.synchronize()\n"
+    long = {"start": {"line": 1, "column": 0}, "end": {"line": 14, "column": 0}}
+    assert [c.kind for c, _ in uncovered(body, None, [long])] == ["torch.cuda.synchronize"]
+
+
+def test_what_speaks_for_a_construct_besides_its_line():
+    src = (
+        "import torch\nimport triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\n"
+        "if torch.cuda.is_available():\n    a = torch.profiler.ProfilerActivity.CUDA\n"
+    )
+    at = lambda line: {"start": {"line": line, "column": 0}, "end": {"line": line, "column": 9}}  # noqa: E731
+    # the kernel's finding (on its `def` line) covers the import its decorator uses; the
+    # finding on the `if` test covers the branch it keeps
+    assert uncovered(src, None, [at(6), at(10)]) == []
+    assert {c.kind for c, _ in uncovered(src, None, [at(10)])} == {"import triton"}
+    assert {c.kind for c, _ in uncovered(src, None, [at(6)])} == {"torch.cuda.is_available", "ProfilerActivity.CUDA"}
