@@ -47,6 +47,9 @@ _ENV = re.compile(r"(CUDA|NCCL)_[A-Z0-9_]+")
 # a finding this many lines long or longer (a whole function, a loop) covers its first line
 # only: it does not speak for every CUDA construct inside it
 LONG_SPAN = 10
+# findings that speak for a whole unit (GUARD003: a function, class or branch porter leaves as it
+# is because it only runs on CUDA), reported at the unit's first line: they cover what is inside
+UNIT_CODES = frozenset({"GUARD003"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,9 @@ class Construct:
     # it); for code in the body of an `if`, the test's lines (a branch kept on purpose, as a
     # per-device chain's CUDA branch, is reported at its test)
     also: tuple[int, ...] = ()
+    # the first lines of the functions, classes and earlier `if`s around it (where a UNIT_CODES
+    # finding sits)
+    units: tuple[int, ...] = ()
 
 
 def _aliases(tree: ast.AST) -> dict[str, str]:
@@ -164,6 +170,21 @@ def cuda_constructs(source: str) -> list[Construct]:
             child, parent = parent, parents.get(parent)
         return out
 
+    def units_around(node: ast.AST) -> list[int]:
+        """The first lines of the functions and classes around `node`, and of the `if`s before
+        it in each block around it (GUARD003 reports the rest of a block after an early exit
+        at that `if`)."""
+        out: list[int] = []
+        child, parent = node, parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.append(parent.lineno)
+            for block in (getattr(parent, "body", None), getattr(parent, "orelse", None)):
+                if isinstance(block, list) and child in block:
+                    out.extend(s.lineno for s in block[: block.index(child)] if isinstance(s, ast.If))
+            child, parent = parent, parents.get(parent)
+        return out
+
     def add(kind: str | None, node: ast.AST) -> None:
         if kind is None:
             return
@@ -174,7 +195,8 @@ def cuda_constructs(source: str) -> list[Construct]:
             bound = [a.asname or a.name.split(".")[0] for a in node.names]
             also.update(n for b in bound for n in used.get(b, ()))
         also.discard(line)
-        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also))))
+        units = tuple(sorted(set(units_around(node))))
+        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also)), units))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -249,7 +271,10 @@ def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str,
             continue
         # or by a finding on a line that speaks for it (see Construct.also; a finding's whole span)
         spans = [w for u in c.also if (w := (u, u) if lines is None else lines.get(u)) is not None]
-        if not any(f["start"]["line"] <= hi and f["end"]["line"] >= lo for lo, hi in spans for f in findings):
+        if any(f["start"]["line"] <= hi and f["end"]["line"] >= lo for lo, hi in spans for f in findings):
+            continue
+        heads = [w for u in c.units if (w := (u, u) if lines is None else lines.get(u)) is not None]
+        if not any(f.get("code") in UNIT_CODES and lo <= f["start"]["line"] <= hi for lo, hi in heads for f in findings):
             out.append((c, False))
     return out
 

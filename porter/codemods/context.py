@@ -51,7 +51,7 @@ class CudaOnlyCode:
     the target never runs it; the codes it would have applied there are reported (GUARD003)."""
 
     node: cst.CSTNode  # where it is reported
-    what: str  # "`def f`", "the code `if x.is_cuda` lets run"
+    what: str  # "`def f`", "the code behind `if x.is_cuda`"
     why: str
     left: list[str] = field(default_factory=list)  # the fixes not applied in it
 

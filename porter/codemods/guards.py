@@ -879,7 +879,7 @@ class GuardsFamily(Family):
         ids = {id(n) for n in kept}
         senses = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.And)]
         negative = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.Or)]
-        region = CudaOnlyCode(stmt.test, f"the code `if {self.ctx.code(stmt.test)}` lets run", f"the check stays CUDA: {why}")
+        region = CudaOnlyCode(stmt.test, f"the code behind `if {self.ctx.code(stmt.test)}`", f"the check stays CUDA: {why}")
         only: list[cst.CSTNode] = []
         if 1 in senses and isinstance(stmt.body, cst.IndentedBlock):
             only.extend(stmt.body.body)
