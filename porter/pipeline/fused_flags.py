@@ -355,10 +355,28 @@ class FusedFlags:
             return found
         owner = self.index.instance_of(call.func.value, scope) or self._made_here(call.func.value, scope)
         if owner is None:
-            return None
+            return self._named_method(call)
         mod, cls = owner
         method = mod.scopes.get(f"{cls}.{call.func.attr}")
         return (method, 1) if method is not None else None
+
+    def _named_method(self, call: ast.Call) -> tuple[Scope, int] | None:
+        """`obj.m(a=..., b=...)` where porter cannot see what `obj` is: the method of the one
+        project class that defines `m`, when every keyword of the call is one of its
+        parameters (nano-gpt's `raw_model.configure_optimizers(weight_decay=0.1, ...,
+        use_fused=is_cuda)`, `raw_model` coming from outside the project)."""
+        assert isinstance(call.func, ast.Attribute)
+        attr = call.func.attr
+        keywords = [kw.arg for kw in call.keywords]
+        if not keywords or None in keywords or attr.startswith("__"):
+            return None
+        found = [
+            s for mod in self.index._mentioning(attr) for s in mod.scopes.values()
+            if s.cls is not None and s.qual == f"{s.cls}.{attr}"
+        ]
+        if len(found) != 1 or not set(keywords) <= set(found[0].params[1:]):
+            return None
+        return found[0], 1
 
     def _made_here(self, expr: ast.expr, scope: Scope) -> tuple[ModuleInfo, str] | None:
         """`model = GPT(...)` of a project class that has no `__init__` of its own (the

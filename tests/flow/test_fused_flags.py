@@ -238,3 +238,31 @@ def test_only_the_comparison_that_makes_the_flag_is_kept():
     new, _ = port(code, "xla")
     assert 'use_fused = fused_available and device_type == "cuda"' in new
     assert 'if device_type == "xla":' in new
+
+
+def test_a_method_called_on_an_object_from_outside_the_project(tmp_path):
+    """`raw_model` comes from outside (nano-gpt's CLI loads it): the one project class with a
+    `configure_optimizers` whose parameters the call's keywords name is taken as the callee, so
+    the flag is still cut where it is made, not at `fused=`."""
+    write(tmp_path / "p", {"model.py": '''
+        import torch
+
+
+        class GPT(torch.nn.Module):
+            def configure_optimizers(self, lr, use_fused):
+                print(f"using fused AdamW: {use_fused}")
+                return torch.optim.AdamW(self.parameters(), lr=lr, fused=use_fused)
+        ''', "train.py": '''
+        import torch
+
+
+        def create_optimizer(raw_model, is_cuda):
+            return raw_model.configure_optimizers(lr=1e-3, use_fused=is_cuda)
+
+
+        def main(load):
+            return create_optimizer(load(), torch.cuda.is_available())
+        '''})
+    out = port_tree(tmp_path / "p", "xla")
+    assert out["model.py"].new_source is None
+    assert "return create_optimizer(load(), False)" in source_of(out["train.py"])
