@@ -137,7 +137,7 @@ def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter:
 def _sorted_findings(text: str, porter: Path) -> list[dict]:
     """The findings, sorted; links into porter's docs name `<porter>` rather than the
     checkout measured, so that two checkouts' findings compare equal when they are."""
-    home = porter.pipeline.resolve().as_uri()
+    home = porter.resolve().as_uri()
     found = json.loads(text)
     for d in found:
         if isinstance(d.get("doc_url"), str) and d["doc_url"].startswith(home):
