@@ -56,9 +56,10 @@ def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.mark.parametrize("guess_all", [False, True], ids=["wanted-files-wait", "every-file-guessed"])
 @pytest.mark.parametrize("late", [False, True], ids=["index-as-it-comes", "index-late"])
 @pytest.mark.parametrize("target", ["xla", "neuron"])
-def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_path, monkeypatch, target, late):
+def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_path, monkeypatch, target, late, guess_all):
     _project(tmp_path / "p")
     waited = _results(tmp_path / "p", target, jobs=1)  # one worker: the index first, as before
     taken: list[int] = []
@@ -71,6 +72,8 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_
     monkeypatch.setattr(runner, "_overlapped", spy)
     if late:
         monkeypatch.setattr(runner, "project_index", slow_index)
+    if guess_all:  # files the index follows values into are guessed too: they are ported twice
+        monkeypatch.setattr(runner, "_may_have_facts", lambda source: False)
     overlapped = _results(tmp_path / "p", target, jobs=2)
     assert taken, "the run did not take the overlapped path"
     assert overlapped == waited
