@@ -65,6 +65,9 @@ class PortTransformer(cst.CSTTransformer):
         self._emptied: dict[int, cst.CSTNode] = {}  # the `pass` left where a rewrite emptied a block
         self._applied_at: list[int] = []  # ctx.applied when each simple statement was entered
         self._elifs: set[int] = set()  # `If` nodes that are another If's `elif`
+        # whether any node came back other than as libcst rebuilt it: while False, the new
+        # tree equals the old one, so a findings-only run need not generate its text
+        self.replaced = False
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -138,6 +141,8 @@ class PortTransformer(cst.CSTTransformer):
                 result = self._annotate(original_node, result)
         if cls in _SCOPE_TYPES:
             self.ctx.scopes.pop()
+        if result is not updated_node:
+            self.replaced = True
         return result
 
     # -- statements ------------------------------------------------------------------------

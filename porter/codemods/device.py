@@ -398,7 +398,7 @@ class DeviceFamily(ReferenceTracker, Family):
         if len(original.targets) != 1 or not isinstance(original.targets[0].target, cst.Name):
             return updated
         name = original.targets[0].target.value
-        chain = self.flow.origin(name, self.ctx.code(original.value))
+        chain = self.flow.origin(name, lambda: self.ctx.code(original.value))
         if chain is None:
             return updated
         device = self.ctx.device(original.value)

@@ -8,6 +8,7 @@ Anything porter cannot see is not guessed at: the caller flags the site with the
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -89,15 +90,17 @@ class Flow:
         found = self.lookup(attributes_key(holder))
         return found[1] if found is not None and found[0] == ATTRIBUTES else None
 
-    def origin(self, name: str, value: str) -> tuple[str, ...] | None:
-        """The chain of an integer assigned as `name = value` that is ported where it is made
-        (`name` is used only as a device, and holds "cpu" on its other paths)."""
+    def origin(self, name: str, value: Callable[[], str]) -> tuple[str, ...] | None:
+        """The chain of an integer assigned as `name = value()` that is ported where it is made
+        (`name` is used only as a device, and holds "cpu" on its other paths). `value` gives
+        the assigned code: asked only when the index has an origin for `name` here (printing
+        every assignment's value cost ~3% of a file)."""
         self.lookup(name)  # loads the facts
         prefix = origin_key(name, "")
         if not any(scope == self.scope and key.startswith(prefix) for scope, key in self._facts or ()):
             return None
         try:
-            text = ast.unparse(ast.parse(value.strip(), mode="eval"))  # the index's spelling
+            text = ast.unparse(ast.parse(value().strip(), mode="eval"))  # the index's spelling
         except SyntaxError:
             return None
         found = self.lookup(origin_key(name, text))

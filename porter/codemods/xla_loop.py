@@ -218,6 +218,11 @@ class XlaLoopFamily(Family):
             return new
         return updated
 
+    def _may_concatenate(self) -> bool:
+        """False when no `torch.cat`/`concat`/`concatenate` can be named in the file (each is
+        spelled with `cat`): no loop is a decoding loop, and its walk for a token picker is skipped."""
+        return not self.ctx.source or b"cat" in self.ctx.source
+
     def leave_For(self, original: cst.For, updated: cst.For):
         updated = self._wrap_loader(original, updated)
         return self._sync(original, updated)
@@ -241,7 +246,7 @@ class XlaLoopFamily(Family):
             # before any `break`, logging or callback that follows it
             pred = (lambda c: _is_step(c, self.ctx.resolver)) if stats.optimizer_step else _is_backward
             code, msg = "XLA001", "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph"
-        elif not stats.steps and _picks_tokens(original.body) and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
+        elif not stats.steps and self._may_concatenate() and _picks_tokens(original.body) and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
             pred = None
             code, msg = "XLA004", "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token"
         else:

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -39,6 +39,7 @@ from porter.pipeline.findings import FileResult, FileStatus
 from porter.config.settings import Settings
 
 T = TypeVar("T")  # the caller's tag for each item, handed back with its result
+R = TypeVar("R")
 
 # below this many files to parse, a pool costs more than it saves
 MIN_PARALLEL_FILES = 8
@@ -190,6 +191,11 @@ class Pool:
             from concurrent.futures import process as cf_process
 
             getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
+
+    def call(self, fn: Callable[..., R], *args: object) -> Future[R]:
+        """Run `fn(*args)` in a worker beside the files (the project index while the first
+        files are ported)."""
+        return self._pool().submit(fn, *args)
 
     def _limit(self, files: int) -> float | None:
         return self.file_timeout * files if self.file_timeout is not None else None

@@ -11,6 +11,8 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import CancelledError, Future
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -252,6 +254,11 @@ def iter_results(
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None):
             settings = replace(settings, generic=True)
+    limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
+    cores = min(jobs, os.cpu_count() or jobs)
+    if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
+        yield from _overlapped(candidates, settings, cores, limit)
+        return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
     facts = project_index(candidates, store, stats)
 
@@ -307,17 +314,122 @@ def iter_results(
         parse += item[1] is not None
         if parse >= MIN_PARALLEL_FILES:
             break
-    workers = 1 if parse < MIN_PARALLEL_FILES else min(jobs, os.cpu_count() or jobs)
+    workers = 1 if parse < MIN_PARALLEL_FILES else cores
 
     def chained() -> Iterator[tuple[_Tag, Job | None]]:
         yield from head
         yield from items
 
-    limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
     for tag, result in Pool(workers, file_timeout=limit).map(chained()):
         yield finish(tag, result)
     if stats is not None:
         stats.save()
+
+
+# a run without a cache over at least this many files works the project index out in a
+# worker while the other workers port the first files (below it, the index is quick)
+OVERLAP_MIN_FILES = 64
+
+# each item's tag in an overlapped run: the candidate's place, the candidate, its result when
+# no parse is needed, and whether it was prepared before the project index was known
+_OTag = tuple[int, Candidate, FileResult | None, bool]
+
+
+def _overlapped(candidates: list[Candidate], settings: Settings, workers: int, limit: float) -> Iterator[tuple[Candidate, FileResult]]:
+    """`iter_results` without a cache: the project index is worked out in one worker while
+    the others port files as if no cross-file fact applied to them. Files the index follows
+    device values into (`ProjectIndex.wants`) wait for it instead: most cross-file facts are
+    theirs (on the 1.2M-line benchmark 717 of 3,945 files have facts). Once the index is known,
+    the guessed files it has facts for (CUDA-only imports) are ported again with them, and only
+    that result counts.
+    Every file ends with the result a run that waited for the index gives, in the same order;
+    the index's time, serial before, now overlaps the parsing."""
+    pool = Pool(workers, file_timeout=limit)
+    index = pool.call(project_index, candidates)
+    facts: dict[str, Facts] | None = None
+    guessed: list[tuple[int, Candidate, str, Settings, bytes]] = []  # prepared before the index was known
+    redone: set[int] = set()  # those that had facts after all: prepared again with them
+
+    def item(i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool) -> tuple[_OTag, Job | None]:
+        here = replace(here, flow=flow)  # cross-file facts
+        if not admits(source, here):
+            return (i, cand, _not_admitted(source, name), guess), None
+        return (i, cand, None, guess), Job(source, name, here)
+
+    def learn() -> list[tuple[_OTag, Job | None]]:
+        """The facts, now known; the files guessed wrong, to port again (all decided before
+        any of them is handed on, so the results below never see half of the decision)."""
+        nonlocal facts
+        facts = _index_of(index, candidates)
+        again = [(i, cand, name, here, source, facts[name]) for i, cand, name, here, source in guessed if facts.get(name)]
+        redone.update(i for i, *_ in again)
+        guessed.clear()
+        return [item(*row, guess=False) for row in again]
+
+    def items() -> Iterator[tuple[_OTag, Job | None]]:
+        waiting: list[tuple[int, Candidate, str, Settings, bytes]] = []  # files the index may well have facts for
+        for i, cand in enumerate(candidates):
+            if facts is None and index.done():
+                yield from learn()
+            if facts is not None and waiting:
+                yield from (item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
+                waiting.clear()
+            if cand.problem is not None:
+                yield (i, cand, _problem(cand, display_path(cand.path)), False), None
+                continue
+            name, here, _, source, failed = _read_stat(cand, settings)
+            if failed is not None:
+                yield (i, cand, failed, False), None
+                continue
+            assert source is not None  # _read_stat gives the bytes or the failure
+            if facts is None and _may_have_facts(source):
+                waiting.append((i, cand, name, here, source))  # not guessed: it would likely be ported twice
+            elif facts is None:
+                guessed.append((i, cand, name, here, source))
+                yield item(i, cand, name, here, source, (), guess=True)
+            else:
+                yield item(i, cand, name, here, source, facts.get(name, ()), guess=False)
+        if facts is None:
+            yield from learn()
+        assert facts is not None  # learn() sets them
+        yield from (item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
+
+    done: dict[int, tuple[Candidate, FileResult]] = {}
+    held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until the facts are known
+    following = 0
+    for (i, cand, ready, guess), result in pool.map(items()):
+        got = ready if ready is not None else result
+        assert got is not None  # the pool parsed every item that was not ready
+        if not guess:
+            done[i] = (cand, got)
+        elif facts is None:
+            held[i] = (cand, got)
+        elif i not in redone:
+            done[i] = (cand, got)
+        if facts is not None and held:
+            done.update((j, r) for j, r in held.items() if j not in redone)
+            held.clear()
+        while following in done:
+            yield done.pop(following)
+            following += 1
+    done.update((j, r) for j, r in held.items() if j not in redone)  # (the facts are known by now)
+    while following in done:
+        yield done.pop(following)
+        following += 1
+    assert following == len(candidates), "every file has exactly one result"
+
+
+def _may_have_facts(source: bytes) -> bool:
+    """Whether the project index follows device values into this file (a bytes scan)."""
+    return ProjectIndex.wants(source)
+
+
+def _index_of(index: Future[dict[str, Facts]], candidates: list[Candidate]) -> dict[str, Facts]:
+    """The project index from its worker; worked out here if that worker died."""
+    try:
+        return index.result()
+    except (BrokenProcessPool, CancelledError):
+        return project_index(candidates)
 
 
 def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:
