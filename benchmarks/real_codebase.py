@@ -19,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.pipeline.port import port_source
-from porter.pipeline.findings import FileStatus
+from porter.pipeline.findings import FileStatus, Severity
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 
@@ -37,7 +37,7 @@ def check(path: Path, target: str) -> bool:
         for f in r.findings:
             if f.applied:
                 rewritten[f.code] += 1
-            elif not f.fixable:
+            elif not f.fixable and f.severity is not Severity.INFO:
                 manual[f.code] += 1
         if r.status is not FileStatus.CHANGED:
             continue

@@ -38,6 +38,7 @@ class PortOutcome:
     rewritten: dict[str, int] = field(default_factory=dict)
     manual: dict[str, int] = field(default_factory=dict)
     unapplied: dict[str, int] = field(default_factory=dict)
+    info: dict[str, int] = field(default_factory=dict)  # kept on CUDA by design, or notes
     parses: bool = True
     idempotent: bool = True
     # names the port uses that the target's recorded API lacks; None: no records to check with
@@ -121,15 +122,16 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
         outcome.problems.append(f"porter exited {proc.returncode}: {proc.stderr[-2000:]}")
         return outcome
     data = json.loads(report.read_text())
-    rewritten, manual, unapplied = Counter(), Counter(), Counter()
+    rewritten, manual, unapplied, info = Counter(), Counter(), Counter(), Counter()
+    by_outcome = {"rewritten": rewritten, "manual": manual, "unapplied": unapplied, "kept-on-cuda": info, "note": info}
     for file in data["files"]:
         if file["status"] == "changed":
             outcome.changed.append(file["path"])
         if file["status"] == "error":
             outcome.problems.append(f"{file['path']}: {file['reason']}")
         for f in file["findings"]:
-            {"rewritten": rewritten, "manual": manual, "unapplied": unapplied}[f["outcome"]][f["code"]] += 1
-    outcome.rewritten, outcome.manual, outcome.unapplied = dict(rewritten), dict(manual), dict(unapplied)
+            by_outcome[f["outcome"]][f["code"]] += 1
+    outcome.rewritten, outcome.manual, outcome.unapplied, outcome.info = dict(rewritten), dict(manual), dict(unapplied), dict(info)
     for path in out.rglob("*.py"):
         try:
             ast.parse(path.read_text(), str(path))

@@ -22,7 +22,7 @@ import pathspec
 from porter.pipeline import cuda_only_index
 from porter.pipeline.cache import Cache
 from porter.pipeline.discover import Candidate, discover
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.findings import FileResult, FileStatus, Severity
 from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
 from porter.pipeline.index import ProjectIndex
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
@@ -470,6 +470,7 @@ class Summary:
     rewritten: Counter[str] = field(default_factory=Counter)  # code -> sites fixed
     manual: Counter[str] = field(default_factory=Counter)  # code -> sites left for a person
     unapplied: Counter[str] = field(default_factory=Counter)  # code -> fixable sites not applied
+    info: Counter[str] = field(default_factory=Counter)  # code -> info findings: nothing to do
 
     def add(self, result: FileResult) -> None:
         self.scanned += 1
@@ -484,6 +485,8 @@ class Summary:
         for f in result.findings:
             if f.applied:
                 self.rewritten[f.code] += 1
+            elif f.severity is Severity.INFO:  # as the report's readiness: kept by design, or a note
+                self.info[f.code] += 1
             elif f.fixable:
                 self.unapplied[f.code] += 1
             else:
