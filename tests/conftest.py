@@ -6,7 +6,7 @@
   test sees. Subprocesses inherit the same environment.
 * Dependencies: a test marked `torch` or `xla` fails, never skips, when torch / torch-xla
   is missing (tests/deps.py says why).
-* Order: tests marked `slow` (real models, real programs; 20-60 CPU-seconds each) run first,
+* Order: tests marked `slow` (real models, real programs; 10-25 CPU-seconds each) run first,
   so the xdist workers share them out while the many short tests fill the end evenly; a slow
   test drawn last would leave the other core idle for its whole run.
 """
