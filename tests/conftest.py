@@ -6,6 +6,9 @@
   test sees. Subprocesses inherit the same environment.
 * Dependencies: a test marked `torch` or `xla` fails, never skips, when torch / torch-xla
   is missing (tests/deps.py says why).
+* Order: tests marked `slow` (real models, real programs; 10-25 CPU-seconds each) run first,
+  so the xdist workers share them out while the many short tests fill the end evenly; a slow
+  test drawn last would leave the other core idle for its whole run.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: files keep their order
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -146,6 +146,7 @@ def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
 
 
 @pytest.mark.torch
+@pytest.mark.slow
 def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     args = ["--no-compile", "--max-iters", "3", "--eval-iters", "1", "--dtype", "float32"]
     _run(PROJECTS / "gpt_trainer" / "src" / "train.py", [*args, "--out", str(tmp_path / "o.json")], tmp_path)
@@ -159,6 +160,7 @@ def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 
 
 @pytest.mark.torch
+@pytest.mark.slow
 def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     ported = _ported("cnn_trainer", tmp_path)
     common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
@@ -169,6 +171,7 @@ def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 
 
 @pytest.mark.torch
+@pytest.mark.slow
 def test_portable_infer_bench_runs_on_cpu(tmp_path):
     ported = _ported("infer_bench", tmp_path)
     _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)

@@ -26,7 +26,10 @@ def run_trainer(src: Path, out: Path, workdir: Path, extra_env: dict[str, str]) 
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
     env.update(extra_env, PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run(
-        [sys.executable, str(src / "train.py"), "--max-iters", str(STEPS), "--no-compile", "--dtype", "float32", "--out", str(out)],
+        # --eval-iters 1: the losses compared are the training steps'; the default (20 batches
+        # of each split before the first step) ran 40 forward passes on each side for nothing
+        [sys.executable, str(src / "train.py"), "--max-iters", str(STEPS), "--eval-iters", "1", "--no-compile",
+         "--dtype", "float32", "--out", str(out)],
         cwd=workdir,
         env=env,
         capture_output=True,

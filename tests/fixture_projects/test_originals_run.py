@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.torch
+pytestmark = [pytest.mark.torch, pytest.mark.slow]
 
 PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 TIMEOUT_S = 120

@@ -50,6 +50,7 @@ for name in names:
 """
 
 
+@pytest.mark.slow  # torch 2.13 + jax + torch-tpu imported in a second python
 def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F811
     python = tpu_python()
     out = _scaffold(project, tmp_path, "tpu")

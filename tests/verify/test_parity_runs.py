@@ -25,8 +25,9 @@ pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
 
 def test_faithful_port_passes_with_gradients_and_training(tmp_path):
+    # graph breaks (explain) are the data-dependent test's subject; here they cost a dynamo trace
     cfg = fast(original=MODELS / "original", ported=MODELS / "ported_xla",
-               entry="tinynet:make_training", train_steps=3)
+               entry="tinynet:make_training", train_steps=3, explain=False)
     r = run_parity(cfg)
     assert r.verdict == "pass", r.reasons
     assert r.exit_code == 0

@@ -19,7 +19,8 @@ from porter.cli import app
 from porter.verify.opsupport import classify, summary
 from porter.verify.tracefile import read_trace
 
-pytestmark = [pytest.mark.xla, pytest.mark.slow]
+# one worker runs them all: the module-scoped reference trace is recorded once
+pytestmark = [pytest.mark.xla, pytest.mark.slow, pytest.mark.xdist_group("script_mode")]
 
 PROJECT = Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "gpt_trainer"
 STEPS = 10
