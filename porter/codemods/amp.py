@@ -41,6 +41,27 @@ class _ScalerUses(cst.CSTVisitor):
         self.blocking: dict[str, list[str]] = {}
         self._statement_calls: set[int] = set()
         self._targets: set[int] = set()
+        # GradScaler named where no binding above can be followed (`isinstance(s, GradScaler)`,
+        # `@delegates(GradScaler)`, `GradScaler()` in a tuple): ids, each reported as manual
+        self.loose: set[int] = set()
+        self._bound: set[int] = set()  # the `GradScaler(...)` calls of the bindings
+        self._funcs: set[int] = set()  # callees and attribute names: judged with their parent
+        self._annotation = 0  # depth: a type annotation does nothing at run time
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotation += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation) -> None:
+        self._annotation -= 1
+
+    def _scaler(self, node: cst.BaseExpression) -> bool:
+        return self.imports.qualify(dotted(node) or "") in SCALERS
 
     def _key(self, node: cst.BaseExpression) -> str | None:
         name = dotted(node)
@@ -56,12 +77,16 @@ class _ScalerUses(cst.CSTVisitor):
                 if key is not None:
                     self.bindings.setdefault(key, []).append(node)
                     self._targets.add(id(node.targets[0].target))
+                    self._bound.add(id(node.value))
 
     def visit_Expr(self, node: cst.Expr) -> None:
         self._statement_calls.add(id(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._funcs.add(id(func))
+        if id(node) not in self._bound and not self._annotation and self._scaler(func):
+            self.loose.add(id(node))
         if isinstance(func, cst.Attribute) and func.attr.value in _SCALER_METHODS:
             key = self._key(func.value)
             if key is not None:
@@ -76,10 +101,17 @@ class _ScalerUses(cst.CSTVisitor):
 
     def visit_Name(self, node: cst.Name) -> None:
         self._count(node)
+        self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name) and node.value.value == "self":
             self._count(node)
+        self._funcs.add(id(node.attr))  # `GradScaler` in `amp.GradScaler` is judged with the whole
+        self._reference(node)
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> None:
+        if id(node) not in self._funcs and not self._annotation and self._scaler(node):
+            self.loose.add(id(node))
 
     def _count(self, node) -> None:
         if id(node) in self._targets:
@@ -133,6 +165,8 @@ class AmpFamily(Family):
         if qual in GENERIC_AUTOCAST and self.ctx.target.name in WRITE_DTYPE:
             return self._generic_autocast(original, updated)
         if qual in SCALERS:
+            if self._uses is not None and id(original) in self._uses.loose:
+                self._loose(original, f"`{self.ctx.code(original)}` is not bound to a name porter can follow")
             return updated  # handled with its assignment
         func = original.func
         if isinstance(func, cst.Attribute):
@@ -195,7 +229,19 @@ class AmpFamily(Family):
             return new
         return updated
 
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        if self._uses is not None and id(original) in self._uses.loose:
+            self._loose(original, f"`{original.value}` is referred to outside a binding porter can follow")
+        return updated
+
+    def _loose(self, node: cst.CSTNode, how: str) -> None:
+        """A GradScaler the removal cannot follow: the fp16 loss scaling stays, said."""
+        self.ctx.report("AMP003", node, f"GradScaler: {how}; its loss scaling stays", applicability=Applicability.MANUAL)
+
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if self._uses is not None and id(original) in self._uses.loose:
+            self._loose(original, f"`{self.ctx.code(original)}` is referred to outside a binding porter can follow")
+            return updated
         qual = self.ctx.qualname(original)
         if qual in FP16:
             new = self.ctx.ref("torch.bfloat16")
