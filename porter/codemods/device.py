@@ -17,7 +17,7 @@ from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow, module_move
 from porter.pipeline.findings import Applicability
-from porter.pipeline.index import CONFIG, CPU, INDEX, MAYBE, ORIGIN, RANK_NAMES, UNKNOWN, chain_text
+from porter.pipeline.index import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, RANK_NAMES, UNKNOWN, chain_text
 from porter.pipeline.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
@@ -63,9 +63,6 @@ def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
     return (True, m.group(1)) if m else (False, None)
 
 
-# a class's own `is_cuda` (a property or method over its own device field, or an attribute it
-# assigns, `self.is_cuda = ...`): not a tensor's
-_DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 
 
 def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
@@ -287,11 +284,13 @@ class DeviceFamily(ReferenceTracker, Family):
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
-        if _DEFINES_IS_CUDA.search(self.ctx.source):
+        own = next((f[3] for f in self.ctx.settings.flow or () if f[2] == OWN_IS_CUDA), None)
+        if own is not None or DEFINES_IS_CUDA.search(self.ctx.source):
+            where = "this file defines" if own is None else f"`{own[0]}` defines"
             self.ctx.report(
                 "DEV004",
                 original,
-                "this file defines its own `is_cuda`, so porter cannot tell this attribute from a tensor's",
+                f"{where} its own `is_cuda`, so porter cannot tell this attribute from a tensor's",
                 advice="If it is a tensor's, use `(x.device.type == DEVICE)` with the target's device type; a class's own `is_cuda` is ported where it is defined.",
             )
             return updated

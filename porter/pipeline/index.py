@@ -38,6 +38,11 @@ KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is tol
 # a fused-optimizer flag (porter.pipeline.fused_flags): an expression the port makes False, a
 # CUDA test kept as it is, a `fused=flag` use the cuts take care of
 FUSED_FALSE, FUSED_KEEP, FUSED_SITE = "fused-false", "fused-keep", "fused-site"
+# another module of the project defines its own `is_cuda`: an `x.is_cuda` here may be that one
+OWN_IS_CUDA = "own-is-cuda"
+# a class's own `is_cuda` (a property or method over its own device field, or an attribute it
+# assigns, `self.is_cuda = ...`): not a tensor's
+DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP})  # facts that make a file worth parsing
 # index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
 # where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
@@ -371,6 +376,7 @@ class ProjectIndex:
         self._param_attributes: tuple[str, ...] | None = None
         self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
         self._device_types: DeviceTypes | None = None
+        self._own_is_cuda: tuple[str, ...] | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -927,9 +933,24 @@ class ProjectIndex:
         except RecursionError:
             return ()
 
+    def own_is_cuda(self) -> tuple[str, ...]:
+        """The project's files that define their own `is_cuda`."""
+        if self._own_is_cuda is None:
+            self._own_is_cuda = tuple(sorted(p for p, src in self._sources.items() if DEFINES_IS_CUDA.search(src)))
+        return self._own_is_cuda
+
+    def _is_cuda_facts(self, path: str) -> Facts:
+        """`.is_cuda` in a file, when another file of the project defines its own: porter
+        cannot tell the two apart (nano-gpt's `worker_state.is_cuda` is a dataclass property)."""
+        source = self._sources.get(path)
+        if source is None or b".is_cuda" not in source or DEFINES_IS_CUDA.search(source):
+            return ()  # (a file that defines its own is told so by its own text)
+        others = tuple(p for p in self.own_is_cuda() if p != path)
+        return (("", "is_cuda", OWN_IS_CUDA, others[:3]),) if others else ()
+
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
-        fused = (*self.fused_flags(path), *self.compared(path)) if path in self._sources else ()
+        fused = (*self.fused_flags(path), *self.compared(path), *self._is_cuda_facts(path)) if path in self._sources else ()
         source = self._sources.get(path)
         if source is None or _SITES.search(source) is None:
             return tuple(sorted(fused))  # no device site and no move: nothing else to answer
