@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
-from porter.codemods.flow import Flow, module_move
+from porter.codemods.flow import Flow, FlowScopes, module_move
 from porter.pipeline.findings import Applicability
 from porter.pipeline.index import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, RANK_NAMES, UNKNOWN, chain_text
 from porter.pipeline.resolve import dotted
@@ -80,7 +80,7 @@ def _cuda_fstring(node: cst.BaseExpression) -> bool:
     return bool(parts) and isinstance(parts[0], cst.FormattedStringText) and parts[0].value == "cuda:"
 
 
-class DeviceFamily(ReferenceTracker, Family):
+class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     name = "device"
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
@@ -100,22 +100,6 @@ class DeviceFamily(ReferenceTracker, Family):
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
 
     # -- scopes, named as the project index names them ---------------------------------------
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        super().visit_ClassDef(node)
-        self.flow.enter(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
-        self.flow.leave()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        super().visit_FunctionDef(node)
-        self.flow.enter(node.name.value)
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        self.flow.leave()
-        return updated
 
     # -- strings ---------------------------------------------------------------------------
 

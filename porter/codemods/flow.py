@@ -120,3 +120,30 @@ def module_move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
     if holder is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
         return None
     return holder, call
+
+
+class FlowScopes:
+    """Mixed into a family that reads `self.flow`: keeps the flow's scope in step with the
+    classes and functions the traversal is in (declared once for every such family)."""
+
+    flow: Flow
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        parent = getattr(super(), "visit_ClassDef", None)  # ReferenceTracker's, where mixed in
+        if parent is not None:
+            parent(node)
+        self.flow.enter(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.flow.leave()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        parent = getattr(super(), "visit_FunctionDef", None)
+        if parent is not None:
+            parent(node)
+        self.flow.enter(node.name.value)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.flow.leave()
+        return updated

@@ -27,7 +27,7 @@ import libcst as cst
 from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
-from porter.codemods.flow import Flow, assigned_values
+from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, compared_key
 from porter.pipeline.resolve import dotted
 from porter.config.ruledata import load_toml
@@ -77,7 +77,7 @@ class _Strings(cst.CSTVisitor):
             self.found.append(node)
 
 
-class LiteralsFamily(Family):
+class LiteralsFamily(FlowScopes, Family):
     name = "literals"
     serves = DeviceFamily  # it owns no code: it marks the strings the device family must leave
     tokens = (b"cuda",)
@@ -88,20 +88,6 @@ class LiteralsFamily(Family):
 
     def _keep(self, nodes) -> None:
         self.ctx.keep_cuda.update(id(n) for n in nodes)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_ClassDef(self, original, updated):
-        self.flow.leave()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_FunctionDef(self, original, updated):
-        self.flow.leave()
-        return updated
 
     def _compared(self, node: cst.BaseExpression) -> str | None:
         """The index's verdict on a value compared with `"cuda"`: DEVICE_TYPE, NOT_DEVICE or None."""

@@ -20,7 +20,7 @@ import ast
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
-from porter.codemods.flow import Flow
+from porter.codemods.flow import Flow, FlowScopes
 from porter.pipeline.fused_flags import fused_key
 from porter.pipeline.index import FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ProjectIndex
 from porter.pipeline.resolve import dotted
@@ -50,7 +50,7 @@ def _chain(chain: tuple[str, ...]) -> str:
     return " ← ".join(chain)
 
 
-class OptimizerFamily(Family):
+class OptimizerFamily(FlowScopes, Family):
     name = "optim"
     tokens = (b"fused",)
 
@@ -72,20 +72,6 @@ class OptimizerFamily(Family):
         self._keeps: set[str | None] = set()  # scopes with a comparison to keep (OPT002)
 
     # -- scopes and facts --------------------------------------------------------------------
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_ClassDef(self, original, updated):
-        self.flow.leave()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_FunctionDef(self, original, updated):
-        self.flow.leave()
-        return updated
 
     def _load(self) -> None:
         if self._facts is None:

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from porter.codemods.family import Family
-from porter.codemods.flow import Flow, module_move
+from porter.codemods.flow import Flow, FlowScopes, module_move
 from porter.pipeline.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
@@ -74,27 +74,13 @@ def _free(name: str, source: bytes) -> str:
     return candidate
 
 
-class KeepParametersFamily(Family):
+class KeepParametersFamily(FlowScopes, Family):
     name = "xla-params"
     tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef):
-        self.flow.leave()
-        return updated
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.flow.enter(node.name.value)
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
-        self.flow.leave()
-        return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         """A module move in a project that sets attributes on Parameter objects: they are
