@@ -103,21 +103,29 @@ def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[st
         return []
     out = ["### Left for a person", ""]
     rule_advice = {r.code: r.advice for r in model.rules}
-    used = shown = 0
+    lines = []
     for f, s in work[:MAX_MANUAL_ITEMS]:
         fd = s.finding
         tag = " (unsafe fix, not applied)" if s.outcome == "unapplied" else ""
         # the rule's advice is in the table above; repeat only advice particular to the site
         advice = f" — {fd.advice}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
-        line = f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}"
+        lines.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}")
+    out += _within(lines, len(work), budget)
+    out.append("")
+    return out
+
+
+def _within(lines: list[str], total: int, budget: int) -> list[str]:
+    """As many of `lines` as fit in `budget` characters, then how many of `total` were left out."""
+    out: list[str] = []
+    used = 0
+    for line in lines:
         if used + len(line) > budget:
             break
         out.append(line)
         used += len(line) + 1
-        shown += 1
-    if len(work) > shown:
-        out.append(f"- … and {len(work) - shown} more (see the JSON or HTML report)")
-    out.append("")
+    if total > len(out):
+        out.append(f"- … and {total - len(out)} more (see the JSON or HTML report)")
     return out
 
 
@@ -129,17 +137,11 @@ def info_markdown(model: ReportModel, budget: int = MAX_CHARS // 6) -> list[str]
         if not items:
             continue
         out += [f"### {INFO_TITLES[group]} ({len(items)})", "", "_No action needed; not counted in readiness._", ""]
-        used = shown = 0
-        for f, s in items[:MAX_MANUAL_ITEMS]:
-            fd = s.finding
-            line = f"- {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}: {fd.message}"
-            if used + len(line) > budget:
-                break
-            out.append(line)
-            used += len(line) + 1
-            shown += 1
-        if len(items) > shown:
-            out.append(f"- … and {len(items) - shown} more (see the JSON or HTML report)")
+        lines = [
+            f"- {_code(f'{f.path}:{s.finding.start.line}')} {_rule_link(model, s.finding.code)}: {s.finding.message}"
+            for f, s in items[:MAX_MANUAL_ITEMS]
+        ]
+        out += _within(lines, len(items), budget)
         out.append("")
     return out
 
