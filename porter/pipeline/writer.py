@@ -21,7 +21,8 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 TMP_SUFFIX = ".porter-tmp"
@@ -39,6 +40,17 @@ def _tmp(folder: Path, name: str) -> tuple[int, str]:
     return tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TMP_SUFFIX)
 
 
+@contextmanager
+def removed_on_error(tmp: str) -> Iterator[None]:
+    """A temporary file that must not outlive a failed write (or Ctrl-C) is removed, the error kept."""
+    try:
+        yield
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
     """Replace `path` with `data`; with `expect`, only while the file still holds `expect`."""
     path = Path(path)
@@ -46,7 +58,7 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
         path = path.resolve()  # write through the link, keep the link
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
     fd, tmp = _tmp(path.parent, path.name)
-    try:
+    with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -55,12 +67,6 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
         if expect is not None and _current(path) != expect:
             raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _current(path: Path) -> bytes | None:
@@ -151,17 +157,11 @@ def write_under(root: Path, dest: Path, data: bytes, mode: int | None = None) ->
     file gets `mode` (the original's permission bits) or the umask's default."""
     _safe_folder(root, dest.parent)
     fd, tmp = _tmp(dest.parent, dest.name)
-    try:
+    with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.chmod(tmp, _default_mode() if mode is None else mode)
         os.replace(tmp, dest)  # a rename replaces a link at `dest`, it does not follow it
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def mode_of(path: Path) -> int | None:

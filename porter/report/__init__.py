@@ -14,6 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from porter.pipeline.writer import removed_on_error
 from porter.report.model import SCHEMA_VERSION, FileReport, ReportModel, Section
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -53,19 +54,13 @@ def write_report(path: Path | str, model: ReportModel) -> Path:
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
+    with removed_on_error(tmp):
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         mask = os.umask(0)
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
         os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
     return path
 
 
