@@ -8,6 +8,7 @@ helpers fails the test, with the command that installs what is missing.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
 import os
 import shutil
@@ -15,21 +16,41 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
-INSTALL = 'python3 -m pip install -e ".[test,xla,realprog]"'
+INSTALL = 'python3 -m pip install -e ".[test,xla,realprog-quick]"'
+# the benchmark run (`pytest -m benchmark`): every real program's dependencies
+BENCHMARK_INSTALL = 'python3 -m pip install -e ".[test,xla,realprog]"'
 TPU_VENV = REPO / ".venv-tpu"
 TPU_INSTALL = (
     f'python3 -m venv {TPU_VENV} && {TPU_VENV}/bin/python -m pip install "torch==2.13.0" "torch-tpu==0.2.0" jax'
 )
 
 
-def require(*modules: str) -> None:
+def require(*modules: str, install: str = INSTALL) -> None:
     """Fail unless every module can be imported; finds them without importing them
     (importing torch_xla costs seconds)."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.fail(f"{', '.join(missing)} is not installed: run `{INSTALL}` (the README's test command)", pytrace=False)
+        pytest.fail(f"{', '.join(missing)} is not installed: run `{install}` (see the README)", pytrace=False)
+
+
+def require_distributions(*requirements: str, install: str = INSTALL) -> None:
+    """Fail unless every requirement (`name==version`, as a manifest pins it) is installed at
+    that version; by distribution name, since those are not module names (scikit-learn)."""
+    wrong = []
+    for text in requirements:
+        req = Requirement(text)
+        try:
+            found = importlib.metadata.version(req.name)
+        except importlib.metadata.PackageNotFoundError:
+            wrong.append(f"{req.name} is not installed")
+            continue
+        if not req.specifier.contains(found, prereleases=True):
+            wrong.append(f"{req.name} {found} is installed, {text} is needed")
+    if wrong:
+        pytest.fail(f"{'; '.join(wrong)}: run `{install}` (see the README)", pytrace=False)
 
 
 def need(module: str) -> ModuleType:

@@ -20,6 +20,8 @@ sys.path.insert(0, str(BENCH))
 
 from fetch import load_manifest  # noqa: E402 - found through the sys.path entry above
 
+from tests.deps import BENCHMARK_INSTALL, INSTALL, require_distributions  # noqa: E402
+
 PROGRAMS = load_manifest()
 # The one quick program every run judges; the other quick ones (pytorch-warmup-emnist took
 # five times as long) are a benchmark run of their own: `python -m pytest -m benchmark`.
@@ -47,6 +49,7 @@ def test_manifest_pins_every_program():
 def test_port_runs_with_zero_edits_and_equal_losses(program, tmp_path):
     from harness import judge
 
+    require_distributions(*program.requires, install=INSTALL if program.name == IN_EVERY_RUN else BENCHMARK_INSTALL)
     result = judge(program, tmp_path)
     for target, port in result["ports"].items():
         assert port["ok"] and port["parses"] and port["idempotent"], (target, port["problems"])

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.verify.tracefile import read_trace
-from tests.deps import require
+from tests.deps import BENCHMARK_INSTALL, require
 
 # about a tenth of the whole suite's time: a benchmark run, `python -m pytest -m benchmark`;
 # tests/verify/test_script_mode.py runs the same checks on the fixture GPT trainer in every run
@@ -71,7 +71,8 @@ def _write_shards(tree: Path) -> None:
 
 @pytest.fixture(scope="module")
 def trees(tmp_path_factory):
-    require("tiktoken", "transformers", "datasets")  # nano-gpt imports them at import time
+    # nano-gpt imports them at import time
+    require("tiktoken", "transformers", "datasets", install=BENCHMARK_INSTALL)
     base = tmp_path_factory.mktemp("nanogpt")
     orig, zero, port, broken = (base / n for n in ("original", "zero-edit", "ported", "broken"))
     shutil.copytree(fetch(NANO_GPT) / NANO_GPT.root, orig)
