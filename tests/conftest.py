@@ -8,7 +8,10 @@
   is missing (tests/deps.py says why).
 * Order: tests marked `slow` (real models, real programs; 10-25 CPU-seconds each) run first,
   so the xdist workers share them out while the many short tests fill the end evenly; a slow
-  test drawn last would leave the other core idle for its whole run.
+  test drawn last would leave the other core idle for its whole run. Under `.ci/run`, which
+  starts the suite while torch, torch-xla and the TorchTPU environment are still being
+  installed (`PORTER_TEST_INSTALLING`, tests/deps.py), the tests marked `torch`, `xla` or `tpu`
+  go after all the others, and wait for those installs.
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ import tempfile
 
 import pytest
 
-from tests.deps import require
+from tests.deps import INSTALLING, require, tpu_python
 
 # the user's settings would change what porter does; PORTER_TPU_PYTHON only says where a
-# python lives, and PORTER_REALPROG_CACHE where downloads of the real programs are kept
-_KEEP = {"PORTER_TPU_PYTHON", "PORTER_REALPROG_CACHE"}
+# python lives, PORTER_REALPROG_CACHE where downloads of the real programs are kept, and
+# PORTER_TEST_INSTALLING what .ci/run is still installing
+_KEEP = {"PORTER_TPU_PYTHON", "PORTER_REALPROG_CACHE", INSTALLING}
 for _name in [n for n in os.environ if n.startswith("PORTER_") and n not in _KEEP]:
     del os.environ[_name]
 # pytest-xdist starts its workers with COLUMNS=80 and LINES=24, and porter wraps its output at
@@ -39,11 +43,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CACHE_HOME, ignore_errors=True)
 
 
+def _installed_late(item: pytest.Item) -> bool:
+    """Whether the test needs what `.ci/run` may still be installing (tests/deps.py)."""
+    return any(item.get_closest_marker(m) for m in ("torch", "xla", "tpu"))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: files keep their order
+    if os.environ.get(INSTALLING):
+        # the tests that wait for the installs go last, the slow ones first among them
+        items.sort(key=lambda item: (_installed_late(item), item.get_closest_marker("slow") is None))
+    else:
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: files keep their order
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("tpu"):
+        tpu_python()
     if item.get_closest_marker("xla"):
         require("torch", "torch_xla")
     elif item.get_closest_marker("torch"):

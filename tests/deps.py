@@ -12,6 +12,7 @@ import importlib.metadata
 import importlib.util
 import os
 import shutil
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -28,9 +29,33 @@ TPU_INSTALL = (
 )
 
 
+# `.ci/run` starts the suite while PyTorch, PyTorch/XLA and the TorchTPU environment are still
+# being installed (gigabytes of downloads, which the ~1,000 tests of the engine do not need). It
+# names a file in this variable that appears when those installs have ended: "ok", or why they
+# failed. Every test that needs them waits here (they run last: tests/conftest.py).
+INSTALLING = "PORTER_TEST_INSTALLING"
+INSTALL_WAIT_S = 1800
+
+
+def wait_for_installs() -> None:
+    flag = os.environ.get(INSTALLING)
+    if not flag:
+        return
+    path, deadline = Path(flag), time.monotonic() + INSTALL_WAIT_S
+    while not path.exists():
+        if time.monotonic() > deadline:
+            pytest.fail(f"the installs .ci/run started did not end within {INSTALL_WAIT_S} s ({path})", pytrace=False)
+        time.sleep(0.5)
+    said = path.read_text().strip()  # written whole: .ci/run renames it into place
+    if said != "ok":
+        pytest.fail(f"the installs .ci/run started failed: {said}", pytrace=False)
+    importlib.invalidate_caches()  # this process may have looked at site-packages before
+
+
 def require(*modules: str, install: str = INSTALL) -> None:
     """Fail unless every module can be imported; finds them without importing them
     (importing torch_xla costs seconds)."""
+    wait_for_installs()
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         pytest.fail(f"{', '.join(missing)} is not installed: run `{install}` (see the README)", pytrace=False)
@@ -39,6 +64,7 @@ def require(*modules: str, install: str = INSTALL) -> None:
 def require_distributions(*requirements: str, install: str = INSTALL) -> None:
     """Fail unless every requirement (`name==version`, as a manifest pins it) is installed at
     that version; by distribution name, since those are not module names (scikit-learn)."""
+    wait_for_installs()
     wrong = []
     for text in requirements:
         req = Requirement(text)
@@ -62,6 +88,7 @@ def need(module: str) -> ModuleType:
 def tpu_python() -> str:
     """A python with the TorchTPU wheel (torch 2.13 + torch-tpu 0.2.0 + jax): `PORTER_TPU_PYTHON`,
     else the repository's `.venv-tpu` (where `.ci/run` builds it)."""
+    wait_for_installs()
     named = os.environ.get("PORTER_TPU_PYTHON")
     if named:
         if not Path(named).is_file():
