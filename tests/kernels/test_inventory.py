@@ -136,6 +136,7 @@ def _load(path: Path):
     return mod
 
 
+@pytest.mark.torch
 def test_generated_reference_op_runs_and_compiles(project, tmp_path):
     torch = need("torch")
     out = tmp_path / "s"

@@ -11,10 +11,16 @@ from __future__ import annotations
 import pytest
 
 from tests.deps import need
+from tests.helpers import port
 
-torch = need("torch")
+pytestmark = pytest.mark.torch
+torch = None  # imported by the fixture below, not at collection: .ci/run may still be installing it
 
-from tests.helpers import port  # noqa: E402
+
+@pytest.fixture(autouse=True)
+def _torch():
+    global torch
+    torch = need("torch")
 
 
 def run_ported(src: str, target: str = "neuron", unsafe: bool = True, **env):

@@ -51,6 +51,7 @@ for name in names:
 
 
 @pytest.mark.slow  # torch 2.13 + jax + torch-tpu imported in a second python
+@pytest.mark.tpu
 def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F811
     python = tpu_python()
     out = _scaffold(project, tmp_path, "tpu")
@@ -77,6 +78,7 @@ def _nki_op_from_source(torch):
     return nki_op
 
 
+@pytest.mark.torch
 def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch):  # noqa: F811
     torch = need("torch")
     nki_op = _nki_op_from_source(torch)
