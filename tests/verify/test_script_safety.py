@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.verify.procs import WorkerSet
-from porter.verify.script import ScriptConfig, record
+
+# porter.verify.script (it imports torch) is imported where it is used, not at collection:
+# .ci/run may still be installing torch while the suite starts (tests/deps.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +39,8 @@ def _tree(tmp_path: Path, body: str) -> Path:
 
 
 def _record(tmp_path, tree, **kw):
+    from porter.verify.script import ScriptConfig, record
+
     cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), **kw)
     with WorkerSet() as workers:
         return record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
@@ -88,6 +92,8 @@ def test_crash_and_markup_in_user_text_reach_the_cli_verbatim(tmp_path):
 
 
 def test_non_python_command_is_refused():
+    from porter.verify.script import ScriptConfig
+
     with pytest.raises(ValueError, match="must start with a Python interpreter"):
         ScriptConfig(ported=None, command=("bash", "run.sh"))
 
@@ -115,6 +121,8 @@ def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
 
 
 def test_module_form_records_steps_schedule_and_module_names(tmp_path):
+    from porter.verify.script import ScriptConfig, record
+
     tree = _tree(tmp_path, "")
     (tree / "trainer.py").write_text(
         "import torch\n"

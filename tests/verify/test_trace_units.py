@@ -1,14 +1,24 @@
 """The trace file format and the trace comparison on hand-made traces (no subprocess)."""
 
+from __future__ import annotations
+
 import json
 import math
 
 import pytest
-import torch
 
-from porter.verify.scriptreport import loss_chart_svg, to_html, to_markdown
-from porter.verify.tracecmp import compare_traces
-from porter.verify.tracefile import META_KEY, TraceError, read_trace, write_trace
+torch = loss_chart_svg = to_html = to_markdown = compare_traces = META_KEY = TraceError = read_trace = write_trace = None
+
+
+@pytest.fixture(autouse=True)
+def _imports():
+    """torch, and what imports it, when a test runs, not at collection: .ci/run may still be
+    installing torch while the suite starts (tests/deps.py)."""
+    global torch, loss_chart_svg, to_html, to_markdown, compare_traces, META_KEY, TraceError, read_trace, write_trace
+    import torch
+    from porter.verify.scriptreport import loss_chart_svg, to_html, to_markdown
+    from porter.verify.tracecmp import compare_traces
+    from porter.verify.tracefile import META_KEY, TraceError, read_trace, write_trace
 
 
 def _stats(x: torch.Tensor) -> torch.Tensor:
