@@ -23,14 +23,15 @@ XLA_CPU = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=
 _DRIVER = r"""
 import contextlib, io, json, os, runpy, sys, traceback
 runs, results_path, xla = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
-import torch
 if xla:
     import torch_xla
     torch_xla.device()  # autograd sizes its device queues at the first backward: XLA's must exist by then
 results = []
 for script, args, cwd in runs:
     folder = os.path.dirname(os.path.realpath(script))
-    torch.__future__.set_swap_module_params_on_conversion(False)
+    torch = sys.modules.get("torch")  # loaded by the first program that imports it, then kept
+    if torch is not None:
+        torch.__future__.set_swap_module_params_on_conversion(False)
     before = set(sys.modules)
     sys.argv, sys.path[0] = [script, *args], folder
     os.chdir(cwd)
@@ -66,7 +67,9 @@ def run_programs(runs: list[tuple[Path, list[str], Path]], tmp_path: Path, *, xl
     """Run each (script, args, working directory) in turn in one process on the CPU (with
     CUDA hidden); with `xla`, torch_xla is loaded and its CPU device (XLA:CPU) is ready."""
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(XLA_CPU if xla else {}, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
+    # one intra-op thread: the suite already runs a test per core, and a second OpenMP thread
+    # spin-waiting beside it cost the GPT trainer's CPU run half again its CPU time
+    env.update(XLA_CPU if xla else {}, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
     spec = json.dumps([[str(script), list(args), str(cwd)] for script, args, cwd in runs])
     results = tmp_path / "programs.json"
     proc = subprocess.run(
