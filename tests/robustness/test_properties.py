@@ -3,6 +3,7 @@ module without CUDA tokens comes back byte-identical."""
 
 from __future__ import annotations
 
+import hypothesmith
 import libcst as cst
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -36,18 +37,6 @@ module_text = st.lists(st.sampled_from(SNIPPETS), min_size=1, max_size=8).map(
     lambda parts: "import torch\n\n" + "\n".join(parts) + "\n"
 )
 line_endings = st.sampled_from(["\n", "\r\n"])
-
-
-def _generated(kind: str) -> st.SearchStrategy[str]:
-    """hypothesmith's strategy, built when a test first draws from it: importing hypothesmith
-    and building its grammar cost each xdist worker about a CPU-second at collection."""
-
-    def build() -> st.SearchStrategy[str]:
-        import hypothesmith
-
-        return hypothesmith.from_grammar() if kind == "grammar" else hypothesmith.from_node()
-
-    return st.deferred(build)
 
 
 def _parses(source: bytes) -> bool:
@@ -87,7 +76,7 @@ def test_arbitrary_bytes_never_crash(data):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_generated("grammar"))
+@given(hypothesmith.from_grammar())
 def test_generated_python_round_trips(code):
     source = code.encode("utf-8", "surrogatepass")
     s = TARGETS[0]
@@ -100,7 +89,7 @@ def test_generated_python_round_trips(code):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
-@given(_generated("node"))
+@given(hypothesmith.from_node())
 def test_generated_modules_without_cuda_tokens_are_byte_identical(code):
     source = code.encode("utf-8", "surrogatepass")
     s = TARGETS[1]
