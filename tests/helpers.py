@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from porter.pipeline.port import port_source
 from porter.config.settings import Settings
 
@@ -20,3 +22,15 @@ def conformance(code: str | bytes, target: str) -> list[str]:
     data = code.encode() if isinstance(code, str) else code
     result = port_source(data, "ported.py", Settings(target=target, select=("API",), want_source=False))
     return [f"{f.code} line {f.start.line}: {f.message}" for f in result.findings]
+
+
+def port_tree(src: Path, out: Path, target: str, *extra: str) -> Path:
+    """`porter rewrite SRC --target T --out-dir OUT --quiet [extra]`, in-process (typer's
+    CliRunner: the same command without a second Python's start-up); returns OUT."""
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    result = CliRunner().invoke(app, ["rewrite", str(src), "--target", target, "--out-dir", str(out), "--quiet", *extra])
+    assert result.exit_code == 0, result.output + repr(result.exception)
+    return out

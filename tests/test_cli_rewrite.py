@@ -1,13 +1,18 @@
-"""`porter rewrite` end to end, run the way a user types it."""
+"""`porter rewrite` end to end: the command line's own parsing, exit codes, stdout and stderr,
+in-process (typer's CliRunner, with the options a user types) except where noted; `python -m
+porter` as a process is the safety suite's (tests/safety)."""
 
 from __future__ import annotations
 
-import os
+import contextlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from porter.cli import app
 
 CUDA_FILE = "import torch\n\nx = torch.zeros(2).cuda()\ntorch.cuda.synchronize()\n"
 PLAIN_FILE = "def add(a, b):\n    return a + b\n"
@@ -15,8 +20,11 @@ BROKEN_FILE = "import torch\nx = torch.zeros(2).cuda(\n"
 
 
 def porter(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True, cwd=cwd, env=env)
+    """The command run from `cwd`; an exception porter does not turn into an exit status
+    fails the test (as a traceback would)."""
+    with contextlib.chdir(cwd):
+        result = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "200"}).invoke(app, list(args), catch_exceptions=False)
+    return subprocess.CompletedProcess(["porter", *args], result.exit_code, result.stdout, result.stderr)
 
 
 def git(*args: str, cwd: Path) -> None:
@@ -39,7 +47,8 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def test_version_and_targets(tmp_path):
-    out = porter("--version", cwd=tmp_path)
+    # as a process: `python -m porter` picks its command before building the app
+    out = subprocess.run([sys.executable, "-m", "porter", "--version"], capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0 and out.stdout.startswith("porter ")
     out = porter("targets", cwd=tmp_path)
     assert out.returncode == 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import filecmp
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from fixtures.regenerate import case_settings
 from porter.pipeline.port import port_source
 from porter.pipeline.findings import FileStatus
 from porter.config.settings import TARGETS, Settings
-from tests.helpers import conformance
+from tests.helpers import conformance, port_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((ROOT / "fixtures" / "cases").glob("*.in.py"))
@@ -53,15 +51,8 @@ def test_strings_that_merely_contain_cuda_survive():
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("project", PROJECTS, ids=lambda p: p.name)
 def test_project_ports_exactly(project: Path, target: str, tmp_path: Path):
-    """Run the CLI as a user would and compare the whole ported tree."""
-    out = tmp_path / "ported"
-    proc = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(project / "src"), "--target", target, "--out-dir", str(out), "--quiet"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
+    """Run the CLI's rewrite (in-process) and compare the whole ported tree."""
+    out = port_tree(project / "src", tmp_path / "ported", target)
     expected = project / "expected" / target
     cmp = filecmp.dircmp(expected, out, ignore=["__pycache__"])
     assert not cmp.left_only and not cmp.right_only

@@ -5,6 +5,7 @@ those of a run that waits for the index first, in the same order."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -19,10 +20,18 @@ from tests.test_guards_cross_file import API, KERNELS
 _real_index = runner.project_index
 
 
-def slow_index(*args, **kwargs):
-    """The project index, late: every file is prepared before it is known (module level:
-    the pool hands it to a worker by name)."""
-    time.sleep(2.0)
+# a file that lets the late index go: made when the run first asks for the index's answer
+GO = "OVERLAP_TEST_INDEX_GO"
+
+
+def late_index(*args, **kwargs):
+    """The project index, late: it is worked out only once every file has been prepared,
+    when the run asks for it after its last file (module level: the pool hands it to a
+    worker by name; the worker inherits GO from the test)."""
+    go = Path(os.environ[GO])
+    deadline = time.monotonic() + 60
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
     return _real_index(*args, **kwargs)
 
 
@@ -70,12 +79,24 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_
         return real(candidates, *args)
 
     monkeypatch.setattr(runner, "_overlapped", spy)
+    asked: list[bool] = []  # whether the index was known when the run asked for its answer
     if late:
-        monkeypatch.setattr(runner, "project_index", slow_index)
+        go = tmp_path / "index-may-go"
+        real_index_of = runner._index_of
+
+        def release(index, candidates):
+            asked.append(index.done())
+            go.touch()
+            return real_index_of(index, candidates)
+
+        monkeypatch.setenv(GO, str(go))
+        monkeypatch.setattr(runner, "_index_of", release)
+        monkeypatch.setattr(runner, "project_index", late_index)
     if guess_all:  # files the index follows values into are guessed too: they are ported twice
         monkeypatch.setattr(runner, "_may_have_facts", lambda source: False)
     overlapped = _results(tmp_path / "p", target, jobs=2)
     assert taken, "the run did not take the overlapped path"
+    assert asked == ([False] if late else []), "the late index was known before every file was prepared"
     assert overlapped == waited
     # and the cross-file facts did reach their files
     by_path = {path: findings for path, _, findings, _ in overlapped}

@@ -5,16 +5,16 @@ run on the CPU with the losses of the originals."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from porter.cli import app
 from porter.config.settings import Settings
-from tests.helpers import port
+from tests.helpers import port, port_tree
+from tests.programs import run_programs
 
 ROOT = Path(__file__).resolve().parent.parent
 PROJECTS = ROOT / "fixtures" / "projects"
@@ -110,8 +110,8 @@ def test_xla_has_no_portable_mode():
 def test_cli_refuses_portable_xla(tmp_path):
     f = tmp_path / "a.py"
     f.write_text("import torch\nx = torch.zeros(1).cuda()\n")
-    proc = subprocess.run([sys.executable, "-m", "porter", "rewrite", str(f), "--target", "xla", "--portable", "--diff"], capture_output=True, text=True)
-    assert proc.returncode == 2 and "torch.accelerator" in proc.stderr
+    result = CliRunner().invoke(app, ["rewrite", str(f), "--target", "xla", "--portable", "--diff"])
+    assert result.exit_code == 2 and "torch.accelerator" in result.stderr
 
 
 def test_portable_port_is_idempotent():
@@ -125,21 +125,14 @@ def test_portable_port_is_idempotent():
 # -- the fixture projects' portable ports run on the CPU -----------------------------------
 
 
-def _run(script: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return proc
+def _run(runs: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
+    """Each (script, args) in turn, in one process on the CPU (torch loads once)."""
+    for (script, _), run in zip(runs, run_programs([(script, args, tmp_path) for script, args in runs], tmp_path)):
+        assert run.rc == 0, (str(script), run.stdout[-2000:] + run.stderr[-4000:])
 
 
 def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
-    out = tmp_path / f"{project}-portable-{target}"
-    proc = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(PROJECTS / project / "src"), "--target", target, "--portable", "--out-dir", str(out), "-q", "--no-cache"],
-        capture_output=True, text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
+    out = port_tree(PROJECTS / project / "src", tmp_path / f"{project}-portable-{target}", target, "--portable", "--no-cache")
     changed = [p.name for p in out.glob("*.py") if p.read_bytes() != (PROJECTS / project / "src" / p.name).read_bytes()]
     assert changed, "the portable port changed nothing"
     return out
@@ -149,11 +142,11 @@ def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
 @pytest.mark.slow
 def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     args = ["--no-compile", "--max-iters", "3", "--eval-iters", "1", "--dtype", "float32"]
-    _run(PROJECTS / "gpt_trainer" / "src" / "train.py", [*args, "--out", str(tmp_path / "o.json")], tmp_path)
-    o = json.loads((tmp_path / "o.json").read_text())
+    scripts = {"original": PROJECTS / "gpt_trainer" / "src" / "train.py"}
+    scripts.update({target: _ported("gpt_trainer", tmp_path, target) / "train.py" for target in ("neuron", "tpu")})
+    _run([(script, [*args, "--out", str(tmp_path / f"{name}.json")]) for name, script in scripts.items()], tmp_path)
+    o = json.loads((tmp_path / "original.json").read_text())
     for target in ("neuron", "tpu"):
-        ported = _ported("gpt_trainer", tmp_path, target)
-        _run(ported / "train.py", [*args, "--out", str(tmp_path / f"{target}.json")], tmp_path)
         p = json.loads((tmp_path / f"{target}.json").read_text())
         assert p["device"] == "cpu" and len(p["losses"]) == 3, target
         assert p["losses"] == o["losses"], target  # same program on the same CPU: bit-identical
@@ -164,8 +157,10 @@ def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     ported = _ported("cnn_trainer", tmp_path)
     common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
-    _run(ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")], tmp_path)
-    _run(PROJECTS / "cnn_trainer" / "src" / "train.py", [*common, "--output-dir", str(tmp_path / "co"), "--out", str(tmp_path / "o.json")], tmp_path)
+    _run([
+        (ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")]),
+        (PROJECTS / "cnn_trainer" / "src" / "train.py", [*common, "--output-dir", str(tmp_path / "co"), "--out", str(tmp_path / "o.json")]),
+    ], tmp_path)
     p, o = (json.loads((tmp_path / n).read_text()) for n in ("p.json", "o.json"))
     assert len(p["losses"]) == 2 and p["losses"] == o["losses"]
 
@@ -174,7 +169,7 @@ def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 @pytest.mark.slow
 def test_portable_infer_bench_runs_on_cpu(tmp_path):
     ported = _ported("infer_bench", tmp_path)
-    _run(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")], tmp_path)
+    _run([(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")])], tmp_path)
     data = json.loads((tmp_path / "b.json").read_text())
     assert data["device"] == "cpu" and len(data["latency_ms"]) == 2
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import port_tree
+from tests.programs import run_programs
 
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
@@ -22,38 +22,23 @@ PROJECT = ROOT / "fixtures" / "projects" / "gpt_trainer"
 STEPS = 3
 
 
-def run_trainer(src: Path, out: Path, workdir: Path, extra_env: dict[str, str]) -> list[float]:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(extra_env, PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="")
-    proc = subprocess.run(
-        # --eval-iters 1: the losses compared are the training steps'; the default (20 batches
-        # of each split before the first step) ran 40 forward passes on each side for nothing
-        [sys.executable, str(src / "train.py"), "--max-iters", str(STEPS), "--eval-iters", "1", "--no-compile",
-         "--dtype", "float32", "--out", str(out)],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return json.loads(out.read_text())
+# --eval-iters 1: the losses compared are the training steps'; the default (20 batches of
+# each split before the first step) ran 40 forward passes on each side for nothing
+ARGS = ["--max-iters", str(STEPS), "--eval-iters", "1", "--no-compile", "--dtype", "float32"]
 
 
 def test_ported_gpt_trainer_matches_cpu(tmp_path: Path):
-    ported = tmp_path / "ported"
-    proc = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(PROJECT / "src"), "--target", "xla", "--out-dir", str(ported), "-q"],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
+    ported = port_tree(PROJECT / "src", tmp_path / "ported", "xla")
     # what runs is exactly the reviewed expected port
     for name in ("train.py", "model.py"):
         assert (ported / name).read_bytes() == (PROJECT / "expected" / "xla" / name).read_bytes()
 
-    xla = run_trainer(ported, tmp_path / "xla.json", tmp_path, {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"})
-    cpu = run_trainer(PROJECT / "src", tmp_path / "cpu.json", tmp_path, {})
+    # one process (torch_xla loads once): the original on the CPU, then the port on XLA:CPU
+    scripts = {"cpu": PROJECT / "src" / "train.py", "xla": ported / "train.py"}
+    runs = run_programs([(script, [*ARGS, "--out", str(tmp_path / f"{n}.json")], tmp_path) for n, script in scripts.items()], tmp_path, xla=True)
+    for name, run in zip(scripts, runs):
+        assert run.rc == 0, (name, run.stdout[-2000:] + run.stderr[-4000:])
+    cpu, xla = (json.loads((tmp_path / f"{n}.json").read_text()) for n in scripts)
     assert xla["device"] == "xla" and cpu["device"] == "cpu"
     assert len(xla["losses"]) == len(cpu["losses"]) == STEPS
     assert all(math.isfinite(v) for v in xla["losses"])

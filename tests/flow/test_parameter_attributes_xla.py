@@ -8,15 +8,16 @@ takes them by parameter name before each module move and sets them again after i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from tests.helpers import port
+from porter.cli import app
+
+from tests.helpers import port, port_tree
+from tests.programs import run_programs
 
 SHAPES = '''
 def tag(model):
@@ -74,24 +75,14 @@ def _write(root: Path) -> Path:
 
 
 def _port(src: Path, out: Path, *extra: str) -> Path:
-    proc = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(src), "--target", "xla", "--out-dir", str(out), "--quiet", *extra],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out / "train.py"
+    return port_tree(src, out, "xla", *extra) / "train.py"
 
 
 def test_module_moves_keep_parameter_attributes(tmp_path):
     ported = _port(_write(tmp_path / "src"), tmp_path / "port").read_text()
     assert KEPT in ported
-    again = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(tmp_path / "port"), "--target", "xla", "--diff", "-q"],
-        capture_output=True,
-        text=True,
-    )
-    assert again.returncode == 0 and again.stdout == ""  # a second run changes nothing
+    again = CliRunner().invoke(app, ["rewrite", str(tmp_path / "port"), "--target", "xla", "--diff", "-q"])
+    assert again.exit_code == 0 and again.stdout == ""  # a second run changes nothing
     # no attributes set in the project: the move is left as it is
     code = textwrap.dedent(TRAIN).replace("from shapes import tag\n", "").replace("    tag(model)\n", "")
     new, findings = port(code, "xla")
@@ -107,23 +98,20 @@ def test_module_moves_keep_parameter_attributes(tmp_path):
     assert "kept_attributes" not in new and "`p.scale = 1.0`, example.py:5" in left.message and left.advice
 
 
-def _run(script: Path, out: Path, env_extra: dict[str, str]) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(env_extra, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.run([sys.executable, str(script), str(out)], env=env, capture_output=True, text=True, timeout=600, cwd=script.parent)
-    return {"rc": proc.returncode, "stderr": proc.stderr[-3000:], **(json.loads(out.read_text()) if out.exists() else {})}
-
-
 @pytest.mark.xla
 @pytest.mark.slow
 def test_parameter_attributes_survive_on_xla(tmp_path):
     src = _write(tmp_path / "src")
-    xla = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
-    original = _run(src / "train.py", tmp_path / "cpu.json", {})
-    assert original["rc"] == 0, original["stderr"]
-    on_xla = _run(_port(src, tmp_path / "port"), tmp_path / "xla.json", xla)
-    assert on_xla["rc"] == 0, on_xla["stderr"]
-    assert on_xla["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
+    ported = _port(src, tmp_path / "port")
     # without XLA005 (the switch and the kept attributes), the attribute is gone after the move
-    dropped = _run(_port(src, tmp_path / "dropped", "--ignore", "XLA005"), tmp_path / "dropped.json", xla)
-    assert dropped["rc"] != 0 and "lr_scale" in dropped["stderr"]
+    dropped = _port(src, tmp_path / "dropped", "--ignore", "XLA005")
+    outs = [tmp_path / f"{name}.json" for name in ("cpu", "xla", "dropped")]
+    # one process (torch_xla loads once): the original runs on the CPU, the ports on XLA:CPU
+    original, on_xla, without = run_programs(
+        [(script, [str(out)], script.parent) for script, out in zip((src / "train.py", ported, dropped), outs)], tmp_path, xla=True
+    )
+    assert original.rc == 0, original.stderr
+    assert on_xla.rc == 0, on_xla.stderr
+    cpu, xla = (json.loads(out.read_text()) for out in outs[:2])
+    assert xla["losses"] == pytest.approx(cpu["losses"], rel=1e-5, abs=1e-6)
+    assert without.rc != 0 and "lr_scale" in without.stderr

@@ -7,15 +7,15 @@ the fix is for, and it shows this test can fail.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.xla, pytest.mark.slow]
+from tests.helpers import port_tree
+from tests.programs import run_programs
+
+# one module fixture runs every program: its tests stay on one xdist worker
+pytestmark = [pytest.mark.xla, pytest.mark.slow, pytest.mark.xdist_group("tied_weights_xla")]
 
 PROGRAM = '''
 import json
@@ -59,57 +59,51 @@ main(sys.argv[1])
 '''
 
 
-# Runs several programs in one process (torch and torch_xla are imported once): each as
-# __main__, with torch's default for the one global switch a port may set (XLA005), so no
-# run inherits what an earlier one set.
-DRIVER = """
-import runpy, sys
-import torch
-import torch_xla
-torch_xla.device()  # autograd sizes its device queues at the first backward: XLA's must exist by then
-for script, out in zip(sys.argv[1::2], sys.argv[2::2]):
-    torch.__future__.set_swap_module_params_on_conversion(False)
-    sys.argv = [script, out]
-    runpy.run_path(script, run_name="__main__")
-"""
-XLA_CPU = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+OPTIMIZER_FIRST = "    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n    model.to(device)\n"
+MOVE_FIRST = "    model.to(device)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n"
+
+# every port of both programs, by name: (program, flags)
+PORTS = {
+    "ported": ("tied", ()),
+    "retie": ("tied", ("--ignore", "XLA005")),
+    "switch": ("tied", ("--ignore", "DEV011")),
+    "untied": ("tied", ("--ignore", "DEV011,XLA005")),
+    "moved_late_port": ("moved_late", ("--ignore", "DEV011")),
+    "stale": ("moved_late", ("--ignore", "DEV011,XLA005")),
+}
 
 
-def _run(scripts: list[Path], tmp_path: Path) -> list[dict]:
-    """The original first (it runs on the CPU), then the ports (on XLA:CPU)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(XLA_CPU, CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
-    outs = [tmp_path / f"run{i}.json" for i in range(len(scripts))]
-    args = [str(p) for pair in zip(scripts, outs) for p in pair]
-    proc = subprocess.run([sys.executable, "-c", DRIVER, *args], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return [json.loads(out.read_text()) for out in outs]
+@pytest.fixture(scope="module")
+def tied(tmp_path_factory) -> dict:
+    """Both programs and all their ports, run in one process (torch_xla loads once): the
+    originals first (on the CPU), then the ports (on XLA:CPU). Sources, ports and results by name."""
+    root = tmp_path_factory.mktemp("tied")
+    program = textwrap.dedent(PROGRAM).lstrip()
+    assert MOVE_FIRST in program
+    # stable-baselines3's shape: the optimizer takes the parameters, then the model moves
+    sources = {"tied": program, "moved_late": program.replace(MOVE_FIRST, OPTIMIZER_FIRST)}
+    scripts = {}
+    for name, text in sources.items():
+        (root / name).mkdir()
+        scripts[name] = root / name / "train.py"
+        scripts[name].write_text(text)
+    for name, (source, flags) in PORTS.items():
+        scripts[name] = port_tree(root / source, root / f"port-{name}", "xla", *flags) / "train.py"
+    names = list(scripts)
+    runs = run_programs([(scripts[n], [str(root / f"{n}.json")], root) for n in names], root, xla=True)
+    for name, run in zip(names, runs):
+        assert run.rc == 0, (name, run.stderr[-3000:])
+    return {"text": {n: p.read_text() for n, p in scripts.items()}, **{n: json.loads((root / f"{n}.json").read_text()) for n in names}}
 
 
-def _port(src: Path, out: Path, *extra: str) -> Path:
-    proc = subprocess.run(
-        [sys.executable, "-m", "porter", "rewrite", str(src), "--target", "xla", "--out-dir", str(out), "--quiet", *extra],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return out / "train.py"
-
-
-def test_tied_weights_stay_tied_on_xla(tmp_path):
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "train.py").write_text(textwrap.dedent(PROGRAM).lstrip())
-    ported = _port(src, tmp_path / "port")
+def test_tied_weights_stay_tied_on_xla(tied):
+    text = tied["text"]
     # by default one fix, not two: XLA005's switch, and no DEV011 re-tie line beside it
-    assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
-    assert "model.wte.weight = model.lm_head.weight" not in ported.read_text()
+    assert "set_swap_module_params_on_conversion(True)" in text["ported"]
+    assert "model.wte.weight = model.lm_head.weight" not in text["ported"]
     # each of the two mechanisms alone keeps the tie: DEV011's re-tie, XLA005's switch
-    retie = _port(src, tmp_path / "retie", "--ignore", "XLA005")
-    assert "model.wte.weight = model.lm_head.weight" in retie.read_text()
-    switch = _port(src, tmp_path / "switch", "--ignore", "DEV011")
-    neither = _port(src, tmp_path / "untied", "--ignore", "DEV011,XLA005")
-    original, on_xla, retie_only, switch_only, untied = _run([src / "train.py", ported, retie, switch, neither], tmp_path)
+    assert "model.wte.weight = model.lm_head.weight" in text["retie"]
+    original, on_xla, retie_only, switch_only, untied = (tied[n] for n in ("tied", "ported", "retie", "switch", "untied"))
     assert original["device"] == "cpu" and on_xla["device"] == untied["device"] == "xla"
 
     assert original["tied"] and on_xla["tied"] and retie_only["tied"] and switch_only["tied"]
@@ -120,21 +114,12 @@ def test_tied_weights_stay_tied_on_xla(tmp_path):
     assert untied["losses"] != pytest.approx(original["losses"], rel=1e-5, abs=1e-6)
 
 
-def test_an_optimizer_built_before_the_move_trains_on_xla(tmp_path):
+def test_an_optimizer_built_before_the_move_trains_on_xla(tied):
     """stable-baselines3's shape: the optimizer takes the parameters, then the model moves.
     On XLA, Module.to() made new Parameters and the optimizer stepped the old CPU ones;
     XLA005's switch keeps the objects, so the port learns as the original does."""
-    src = tmp_path / "src"
-    src.mkdir()
-    program = textwrap.dedent(PROGRAM).lstrip()
-    moved = "    model.to(device)\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n"
-    assert moved in program
-    program = program.replace(moved, "    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n    model.to(device)\n")
-    (src / "train.py").write_text(program)
-    ported = _port(src, tmp_path / "port", "--ignore", "DEV011")
-    assert "set_swap_module_params_on_conversion(True)" in ported.read_text()
-    stale = _port(src, tmp_path / "stale", "--ignore", "DEV011,XLA005")
-    original, on_xla, stale = _run([src / "train.py", ported, stale], tmp_path)
+    assert "set_swap_module_params_on_conversion(True)" in tied["text"]["moved_late_port"]
+    original, on_xla, stale = (tied[n] for n in ("moved_late", "moved_late_port", "stale"))
     assert original["device"] == "cpu" and on_xla["device"] == stale["device"] == "xla"
 
     assert on_xla["losses"] == pytest.approx(original["losses"], rel=1e-5, abs=1e-6)

@@ -9,10 +9,14 @@ table is `python benchmarks/real_programs/run.py` (docs/real-programs.md).
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
+from porter.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "benchmarks" / "real_programs"
@@ -43,14 +47,23 @@ def test_manifest_pins_every_program():
     assert IN_EVERY_RUN in [p.name for p in PROGRAMS if p.quick]
 
 
+def _porter_in_process(*args: str) -> subprocess.CompletedProcess:
+    result = CliRunner().invoke(app, list(args))
+    return subprocess.CompletedProcess(["porter", *args], result.exit_code, result.stdout, result.stderr)
+
+
 @pytest.mark.xla
 @pytest.mark.slow
 @pytest.mark.parametrize("program", QUICK)
-def test_port_runs_with_zero_edits_and_equal_losses(program, tmp_path):
-    from harness import judge
+def test_port_runs_with_zero_edits_and_equal_losses(program, tmp_path, monkeypatch):
+    import harness
 
     require_distributions(*program.requires, install=INSTALL if program.name == IN_EVERY_RUN else BENCHMARK_INSTALL)
-    result = judge(program, tmp_path)
+    # porter in-process (the same command without a Python's start-up for each of its six
+    # runs), and one intra-op thread for each side (the suite runs a test per core)
+    monkeypatch.setattr(harness, "_porter", _porter_in_process)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    result = harness.judge(program, tmp_path)
     for target, port in result["ports"].items():
         assert port["ok"] and port["parses"] and port["idempotent"], (target, port["problems"])
         assert port["changed"], f"{target}: porter changed nothing in a CUDA program"

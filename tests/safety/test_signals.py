@@ -71,7 +71,7 @@ def _busy_run(tmp_path: Path) -> tuple[subprocess.Popen, set[int]]:
         workers |= _children(proc.pid)
         time.sleep(0.2)
     assert workers, "the run never started a worker"
-    time.sleep(1.0)  # let them get into a file
+    time.sleep(0.5)  # let them get into a file (forked after the engine is imported: at once)
     return proc, workers
 
 
