@@ -133,7 +133,7 @@ class Cache:
         return result
 
     def put(self, key: str, result: FileResult) -> None:
-        if not self.enabled:
+        if not self.enabled or result.transient:
             return
         path = self._path(key)
         try:

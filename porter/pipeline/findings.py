@@ -104,6 +104,9 @@ class FileResult:
     reason: str | None = None  # why skipped or failed, with the line for syntax errors
     error_line: int | None = None
     suppressed: list[Finding] = field(default_factory=list)  # silenced by an inline pragma
+    # decided by the run, not by the file (the per-file time limit, a worker that died): never
+    # cached, so the next run, with a longer limit or more memory, ports the file again
+    transient: bool = False
 
     @property
     def changed(self) -> bool:

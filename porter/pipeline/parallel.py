@@ -235,6 +235,7 @@ class Pool:
                 path=job.name,
                 status=FileStatus.ERROR,
                 reason="porter's parser crashed on this file (a worker process died); left unchanged",
+                transient=True,
             )
         except FutureTimeout:
             self.close(cancel=True)
@@ -242,6 +243,7 @@ class Pool:
                 path=job.name,
                 status=FileStatus.ERROR,
                 reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); left unchanged",
+                transient=True,
             )
         return result
 

@@ -299,7 +299,7 @@ def iter_results(
             return cand, ready
         assert result is not None and todo is not None  # the pool parsed every item that was not ready
         key, name, st, here = todo
-        if store is not None and key is not None:
+        if store is not None and key is not None and not result.transient:
             store.put(key, result)
             _remember(stats, name, st, result.original_source, here, key, result)
         return cand, result
