@@ -44,12 +44,13 @@ def _record(tmp_path, tree, **kw):
 
 
 def test_endless_output_is_capped(tmp_path):
-    tree = _tree(tmp_path, "import sys\nfor i in range(400000):\n    print('x' * 60, i)\n"
+    # about 4 MiB of output, 60 times the cap (the test process reads every byte of it)
+    tree = _tree(tmp_path, "import sys\nfor i in range(60000):\n    print('x' * 60, i)\n"
                            "raise SystemExit(5)\n")
     rec = _record(tmp_path, tree, timeout=120, max_output=64 * 1024)
     log = (tmp_path / "work" / "log.txt")
     assert log.stat().st_size < 64 * 1024 + 70 * 1024  # the cap plus the kept tail
-    assert rec.dropped_output > 20 * 2**20
+    assert rec.dropped_output > 3 * 2**20
     assert "bytes dropped" in log.read_text()
     assert rec.status == "error" and rec.error["type"] == "SystemExit"
 
