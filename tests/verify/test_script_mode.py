@@ -27,7 +27,7 @@ ON_TRACE = pytest.mark.xdist_group("script_mode")
 PROJECT = Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "gpt_trainer"
 STEPS = 10
 # one transformer block (the script's default is two): what the tests name is in h.0, and each
-# further block is more XLA compile work on the port's side (a quarter of its CPU) for no check
+# further block is more XLA compile work on the port's side (a fifth of its CPU) for no check
 CMD = [sys.executable, "train.py", "--no-compile", "--max-iters", "50", "--dtype", "float32",
        "--eval-iters", "1", "--n-layer", "1", "--out-dir", "runs"]
 
