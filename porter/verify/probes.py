@@ -173,24 +173,26 @@ def neuron_metrics() -> dict:
 def time_steps(step: Callable[[], object], sync: Callable[[], None], *, warmup: int,
                repeats: int, marks: Callable[[str], None] | None = None) -> dict:
     """First step (compile included), then `warmup` steps, then `repeats` timed steps, each
-    followed by a device sync. Returns seconds."""
+    followed by a device sync. What a step returns (its loss) is kept until that sync, so on
+    XLA it is an output of the step's graph. Returns seconds."""
     t0 = time.perf_counter()
-    step()
+    out = step()
     sync()
     first = time.perf_counter() - t0
     if marks:
         marks("first")
     for _ in range(warmup):
-        step()
+        out = step()
         sync()
     if marks:
         marks("warm")
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        step()
+        out = step()
         sync()
         samples.append(time.perf_counter() - t0)
+    del out
     return {"first_step_s": first, "steady_step_s": statistics.median(samples),
             "steady_samples_s": samples, "warmup_steps": warmup, "repeats": repeats}
 

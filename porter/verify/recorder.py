@@ -117,6 +117,7 @@ class Recorder:
         self.compiles_at_step: list[int] = []
         self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
+        self.final_perf: dict | None = None  # read at the last step, before porter's own sync
 
     @contextlib.contextmanager
     def own_work(self):
@@ -251,7 +252,17 @@ class Recorder:
             self._stop_counting()
             self._name_modules()
         if self.step >= self.steps_wanted:
+            self._settle()
             raise StopRun()
+
+    def _settle(self) -> None:
+        """Run the last step's pending device work before StopRun ends the script. On XLA the
+        graph to run is made of every live tensor: now, with the script's own tensors still
+        alive, it is the graph each of its steps ran (a cache hit); once the script has ended
+        it is a new one that costs a compile. The metrics are read first, so they count only
+        the script's own work, as they do when finish() reads them."""
+        self.final_perf = self.perf()
+        self.side.sync()
 
     # ------------------------------------------------------------------ names
     def _roots(self) -> list[torch.nn.Module]:
@@ -379,7 +390,7 @@ class Recorder:
         self.stop_probes()
         if not self.names:
             self._name_modules()
-        perf = self.perf()
+        perf = self.final_perf if self.final_perf is not None else self.perf()
         self.side.sync()
         tensors: dict[str, torch.Tensor] = {}
         steps = []

@@ -278,6 +278,10 @@ class Worker:
 
     # ---------------------------------------------------------------- phases
     def make_step(self):
+        """One step of the perf phase (a fresh optimizer when FACTORY() gave one). It returns
+        its loss, which the caller keeps until the device sync: on XLA the loss is then an
+        output of the step's graph in every phase, so the train phase runs the graphs the perf
+        phase compiled instead of compiling its own."""
         import torch
 
         model, inputs = self.model, self.inputs
@@ -292,6 +296,7 @@ class Worker:
                     loss = self.loss_of(out, inputs)
                 loss.backward()
                 opt.step()
+                return loss
         elif self.loss_fn is not None:
             self.meta["perf_step"] = "forward, loss, backward"
 
@@ -300,12 +305,14 @@ class Worker:
                 with self.autocast():
                     loss = self.loss_of(self.call_model(model, inputs), inputs)
                 loss.backward()
+                return loss
         else:
             self.meta["perf_step"] = "forward (no_grad)"
 
             def step():
                 with torch.no_grad(), self.autocast():
                     self.call_model(model, inputs)
+                return None
         return step
 
     def perf(self) -> None:
@@ -328,8 +335,9 @@ class Worker:
             timing["neuron"] = probes.neuron_metrics()
         counter = probes.SyncCounterMode(self.root)
         with counter:
-            step()
+            loss = step()  # kept until the sync, as in time_steps
         self.side.sync()
+        del loss
         timing["syncs"] = counter.to_dict(steps=1)
         self.meta["perf"] = timing
         self.model.eval()
@@ -392,21 +400,17 @@ class Worker:
             return
         self.reset_weights()
         self.training_mode()
-        opt = self.opt_factory(self.model.parameters())
+        step = self.make_step()  # the perf phase's step, with a fresh optimizer
         losses = []
         for _ in range(self.job["train_steps"]):
-            opt.zero_grad(set_to_none=True)
-            with self.autocast():
-                loss = self.loss_of(self.call_model(self.model, self.inputs), self.inputs)
-            loss.backward()
-            opt.step()
-            losses.append(loss.detach().float().clone())
+            loss = step()
             if self.side.kind == "xla":
                 import torch_xla
 
                 torch_xla.sync()
+            losses.append(loss.detach())  # a new tensor each step: nothing changes it later
         self.side.sync()
-        self.tensors["losses"] = torch.stack([loss.to("cpu") for loss in losses])
+        self.tensors["losses"] = torch.stack([loss.to("cpu").float() for loss in losses])
         self.tensors["final_params"] = {normalize_name(n): self.to_cpu(p)
                                         for n, p in self.model.named_parameters()}
         self.tensors["initial_params"] = {

@@ -20,6 +20,7 @@ from porter.verify.procs import WorkerSet
 # .ci/run may still be installing torch while the suite starts (tests/deps.py)
 
 ROOT = Path(__file__).resolve().parents[2]
+TIMEOUTS = (5, 10, 20, 40)  # seconds for a run that hangs: the next when the worker was still starting
 
 
 def _alive(pid: int) -> bool:
@@ -47,12 +48,13 @@ def _record(tmp_path, tree, **kw):
 
 
 def test_endless_output_is_capped(tmp_path):
-    tree = _tree(tmp_path, "import sys\nfor i in range(400000):\n    print('x' * 60, i)\n"
+    # about 4 MiB of output, 60 times the cap (the test process reads every byte of it)
+    tree = _tree(tmp_path, "import sys\nfor i in range(60000):\n    print('x' * 60, i)\n"
                            "raise SystemExit(5)\n")
     rec = _record(tmp_path, tree, timeout=120, max_output=64 * 1024)
     log = (tmp_path / "work" / "log.txt")
     assert log.stat().st_size < 64 * 1024 + 70 * 1024  # the cap plus the kept tail
-    assert rec.dropped_output > 20 * 2**20
+    assert rec.dropped_output > 3 * 2**20
     assert "bytes dropped" in log.read_text()
     assert rec.status == "error" and rec.error["type"] == "SystemExit"
 
@@ -62,10 +64,16 @@ def test_hang_is_killed_with_its_children(tmp_path):
     tree = _tree(tmp_path, "import subprocess, time\n"
                            f"p = subprocess.Popen(['sleep', '300'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
                            "while True:\n    time.sleep(0.1)\n")
-    t0 = time.time()
-    rec = _record(tmp_path, tree, timeout=20)  # time for the worker to start on a loaded machine
-    assert time.time() - t0 < 90
-    assert rec.status == "timeout" and "no result after 20 s" in rec.error["message"]
+    # the timeout counts from the worker's start, and a worker on a loaded machine can still
+    # be importing torch after a few seconds: a run stopped there ("startup") is asked again
+    # with twice the time, so the test waits seconds on a quiet machine, not a fixed 20
+    for timeout in TIMEOUTS:
+        t0 = time.time()
+        rec = _record(tmp_path / f"t{timeout}", tree, timeout=timeout)
+        if not (rec.status == "timeout" and rec.error["phase"] == "startup"):
+            break
+    assert time.time() - t0 < timeout + 70
+    assert rec.status == "timeout" and f"no result after {timeout} s" in rec.error["message"]
     assert rec.error["phase"] == "running the command"
     time.sleep(0.5)
     assert not _alive(int(pidfile.read_text()))  # the script's own child went with its group
