@@ -23,7 +23,7 @@ import tempfile
 
 import pytest
 
-from tests.deps import INSTALLING, require, tpu_python
+from tests.deps import INSTALLING, need, require, tpu_python
 
 # the user's settings would change what porter does; PORTER_TPU_PYTHON only says where a
 # python lives, PORTER_REALPROG_CACHE where downloads of the real programs are kept, and
@@ -83,6 +83,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             from _pytest.nodeid import NodeId
 
             item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
+@pytest.fixture(autouse=True)
+def _imported_when_run(request: pytest.FixtureRequest) -> None:
+    """The modules a test file names in `IMPORTED_WHEN_RUN` (torch), imported as its tests run,
+    not when it is collected: `.ci/run` starts the suite while it still installs them."""
+    for name in getattr(request.module, "IMPORTED_WHEN_RUN", ()):
+        setattr(request.module, name, need(name))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -10,17 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from tests.deps import need
 from tests.helpers import port
 
 pytestmark = pytest.mark.torch
-torch = None  # imported by the fixture below, not at collection: .ci/run may still be installing it
-
-
-@pytest.fixture(autouse=True)
-def _torch():
-    global torch
-    torch = need("torch")
+IMPORTED_WHEN_RUN = ("torch",)  # not at collection: .ci/run may still be installing it (tests/conftest.py)
+torch = None
 
 
 def run_ported(src: str, target: str = "neuron", unsafe: bool = True, **env):

@@ -14,16 +14,10 @@ import types
 import pytest
 
 from porter.kernels.triton_ref import translate, why_not
-from tests.deps import need
 
 pytestmark = pytest.mark.torch
-torch = None  # imported by the fixture below, not at collection: .ci/run may still be installing it
-
-
-@pytest.fixture(autouse=True)
-def _torch():
-    global torch
-    torch = need("torch")
+IMPORTED_WHEN_RUN = ("torch",)  # not at collection: .ci/run may still be installing it (tests/conftest.py)
+torch = None
 
 
 class Ptr:
