@@ -39,6 +39,9 @@ def parity_check(
     max_output: float = typer.Option(4.0, "--max-output", help="Script mode: MiB of each side's output kept."),
     max_memory: float | None = typer.Option(None, "--max-memory",
                                                help="Script mode: GiB of address space per side (RLIMIT_AS)."),
+    count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
+                                   help="Script mode: list the ATen operators each side ran in its first step "
+                                        "(on XLA the counting can cost a compile of porter's own)."),
     command: list[str] | None = typer.Argument(None, help="Script mode: after `--`, the training "
                                                   "command, e.g. -- python train.py --max-iters 20."),
 ) -> None:
@@ -50,13 +53,13 @@ def parity_check(
     from porter.verify import build_config, run_parity
     from porter.verify.report import print_terminal, write_report
 
-    if not command and (steps is not None or reference_trace is not None):
-        typer.echo("porter parity-check: --steps and --reference-trace are for script mode: give "
-                   "the training command after `--`", err=True)
+    if not command and (steps is not None or reference_trace is not None or not count_ops):
+        typer.echo("porter parity-check: --steps, --reference-trace and --no-count-ops are for script "
+                   "mode: give the training command after `--`", err=True)
         raise typer.Exit(2)
     if command:
         _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report,
-                     timeout, eager, seed, max_output, max_memory, keep, command)
+                     timeout, eager, seed, max_output, max_memory, count_ops, keep, command)
 
     cli = {"original": original, "ported": ported, "entry": entry, "inputs": inputs,
            "target": target, "train_steps": train_steps, "dtype": dtype, "rtol": rtol,
@@ -81,7 +84,7 @@ def parity_check(
 
 
 def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report, timeout,
-                 eager, seed, max_output, max_memory, keep, command) -> None:
+                 eager, seed, max_output, max_memory, count_ops, keep, command) -> None:
     from porter.verify.script import ScriptConfig, run_script
     from porter.verify.scriptreport import print_terminal, write_report
 
@@ -93,7 +96,7 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
                            reference_trace=reference_trace, steps=steps or 10,
                            target=target or "xla", timeout=timeout or 600.0, seed=seed,
                            rtol=rtol, atol=atol, report=report, eager=eager,
-                           max_output=int(max_output * 2**20),
+                           max_output=int(max_output * 2**20), ops=count_ops,
                            memory_limit=int(max_memory * 2**30) if max_memory else None)
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {exc}", err=True)

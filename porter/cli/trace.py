@@ -28,6 +28,9 @@ def record_cmd(
     eager: bool = typer.Option(False, "--eager", help="torch.compile returns the model uncompiled."),
     max_output: float = typer.Option(4.0, "--max-output", help="MiB of the command's output kept."),
     max_memory: float | None = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
+    count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
+                                   help="List the ATen operators of the first step (on XLA the counting can "
+                                        "cost a compile of porter's own)."),
     command: list[str] = typer.Argument(..., help="After `--`: the training command, run in the "
                                         "current folder, e.g. -- python train.py --max-iters 20."),
 ) -> None:
@@ -44,7 +47,7 @@ def record_cmd(
         raise _fail("--side must be original or ported")
     try:
         cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps, target=target,
-                           timeout=timeout, seed=seed, eager=eager,
+                           timeout=timeout, seed=seed, eager=eager, ops=count_ops,
                            max_output=int(max_output * 2**20),
                            memory_limit=int(max_memory * 2**30) if max_memory else None)
     except (ValueError, TypeError) as exc:

@@ -360,6 +360,9 @@ class Recorder:
                 "compiles_first_step": marks[0] if marks else total,
                 "compiles_during_warmup": warm - (marks[0] if marks else 0),
                 "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
+                # porter's ATen counting (a dispatch mode, until step 1 ends) gives torch_xla's
+                # graphs new hashes: it can cost compiles of its own (porter.verify.gaps says so)
+                "ops_counted": self.op_counter is not None,
                 "compile_time_s": (compile_time[1] / 1e9) if compile_time else 0.0,
                 "cpu_fallback_ops": [{"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
                                      for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])],
