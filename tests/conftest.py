@@ -65,7 +65,8 @@ def pytest_collection(session: pytest.Session):
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """`xdist_group` under pytest >= 9.2 (pytest-xdist issue #1386, fixed by its open PR #1388):
+    """The order the module docstring gives; then `xdist_group` under pytest >= 9.2
+    (pytest-xdist issue #1386, fixed by its open PR #1388):
     a worker tells the controller a test's group by an `@group` suffix on its node id, which
     xdist <= 3.8 writes to `item._nodeid`, a field pytest 9.2 no longer reads (its id is
     `item._id`). Without the suffix, the tests of a group are spread over the workers and each
