@@ -13,6 +13,7 @@ from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
 from porter.codemods.frameworks import FrameworksFamily
 from porter.codemods.guards import GuardsFamily
+from porter.codemods.hf import HfFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
 from porter.codemods.literals import LiteralsFamily
@@ -37,6 +38,7 @@ FAMILIES = [
     KeepParametersFamily,  # after every family that moves to the device
     LibrariesFamily,
     FrameworksFamily,
+    HfFamily,  # claims its keyword values on entering a call, before the families above see them
     KernelsFamily,
     PerfFamily,
     TargetApiFamily,  # last: it checks calls as the other families left them
