@@ -18,6 +18,7 @@ from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
 from porter.codemods.literals import LiteralsFamily
 from porter.codemods.perf import PerfFamily
+from porter.codemods.runtime import RuntimeFamily
 from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
@@ -41,6 +42,7 @@ FAMILIES = [
     HfFamily,  # claims its keyword values on entering a call, before the families above see them
     KernelsFamily,
     PerfFamily,
+    RuntimeFamily,
     TargetApiFamily,  # last: it checks calls as the other families left them
 ]
 
