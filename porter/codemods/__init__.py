@@ -16,6 +16,7 @@ from porter.codemods.guards import GuardsFamily
 from porter.codemods.hf import HfFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
+from porter.codemods.library_api import LibraryApiFamily
 from porter.codemods.literals import LiteralsFamily
 from porter.codemods.perf import PerfFamily
 from porter.codemods.runtime import RuntimeFamily
@@ -44,6 +45,7 @@ FAMILIES = [
     PerfFamily,
     RuntimeFamily,
     TargetApiFamily,  # last: it checks calls as the other families left them
+    LibraryApiFamily,
 ]
 
 __all__ = ["FAMILIES"]
