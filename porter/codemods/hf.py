@@ -14,9 +14,19 @@ from __future__ import annotations
 
 import libcst as cst
 
+from functools import cache
+
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.flow import assigned_values
+from porter.config.ruledata import load_toml
 from porter.pipeline.findings import Applicability
+
+
+@cache
+def breaks() -> tuple[dict, ...]:
+    """Library trainers that fail on a target (HF010), from rules/hf.toml's `[[breaks]]`."""
+    return tuple(load_toml("hf.toml").get("breaks", ()))
 
 _LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
 _LOADERS = ("from_pretrained", "from_config")
@@ -80,8 +90,8 @@ class HfFamily(Family):
             return "process_group", canonical or qual
         if canonical == "transformers.pipeline":
             return "pipeline", canonical
-        if canonical == "transformers.HfArgumentParser":
-            return "parser", canonical
+        if canonical == "transformers.HfArgumentParser" or qual == "trl.TrlParser":
+            return "parser", canonical or qual
         if canonical in self.lib.quantization_configs:
             return "quantization", canonical
         if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
@@ -380,6 +390,10 @@ class HfFamily(Family):
         classes = []
         for arg in original.args:
             value = arg.value
+            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
+                scope = self.ctx.scopes.innermost or self.ctx.module
+                bound = assigned_values(scope, value.value) if scope is not None else []
+                value = bound[-1] if bound else value
             items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
             classes += [q for q in (self.ctx.qualname(i) for i in items) if self.lib.is_training_arguments(q)]
         for cls in classes:
@@ -407,10 +421,13 @@ class HfFamily(Family):
         return updated
 
     def _trainer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        t = self.ctx.target.name
+        row = next((r for r in breaks() if qual in r["callables"] and t in r["targets"]), None)
+        if row is not None:
+            self.ctx.report("HF010", original.func, row["what"], advice=row.get("advice"))
         if self._trainer_noted:
             return updated
         self._trainer_noted = True
-        t = self.ctx.target.name
         how = {
             "neuron": "transformers 5.24's TrainingArguments finds the neuron device and accelerate 1.16 picks the \"neuron\" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and accelerate run natively on TorchNeuron)",
             "tpu": "TrainingArguments picks `tpu:0` through torch.accelerator (transformers 5.24); accelerate 1.16 has no TorchTPU distributed backend, so it trains in one process on one chip",
