@@ -48,6 +48,8 @@ class Program:
     fixed_shuffle: bool = False  # one DataLoader shuffle order on both sides (side.py)
     accelerate_single_process: bool = False  # accelerate's gather_object as the identity (side.py)
     quick: bool = False  # in the pytest subset
+    # the program's first run, before any porter change made for it (date, porter commit, result)
+    first_run: str = ""
     what: str = ""
 
 

@@ -197,6 +197,7 @@ def build_accelerate() -> dict:
     callables = {
         "accelerate.Accelerator": describe_callable(accelerate.Accelerator),
         "accelerate.PartialState": describe_callable(accelerate.PartialState),
+        "accelerate.notebook_launcher": describe_callable(accelerate.notebook_launcher),
     }
     for name in sorted(n for n in dir(au) if n.endswith("Kwargs") and inspect.isclass(getattr(au, n))):
         entry = describe_callable(getattr(au, name))

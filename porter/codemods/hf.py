@@ -84,7 +84,7 @@ class HfFamily(Family):
         attr = func.attr.value if isinstance(func, cst.Attribute) else None
         if self.lib.is_training_arguments(qual):
             return "args", canonical
-        if canonical == "accelerate.Accelerator":
+        if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
             return "accelerator", canonical
         if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
             return "process_group", canonical or qual
@@ -419,6 +419,31 @@ class HfFamily(Family):
         if self.ctx.report("HF008", original, f"`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} compiles per shape; `cache_implementation=\"static\"` keeps each step's shapes fixed", replacement=new):
             return new
         return updated
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """`import bitsandbytes` for its side effects only (its name used nowhere): no use site
+        for another rule to report, so it is said here."""
+        if b"bitsandbytes" not in (self.ctx.source or b""):
+            return
+        from porter.pipeline.resolve import _import_statements, dotted
+
+        names: list[str] = []
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                names.append(n.value)
+
+        node.visit(Names())
+        for stmt in _import_statements(node):
+            if not isinstance(stmt, cst.Import):
+                continue
+            for alias in stmt.names:
+                module = dotted(alias.name) or ""
+                if module.split(".")[0] != "bitsandbytes":
+                    continue
+                bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else module.split(".")[0]
+                if names.count(bound) <= (1 if alias.asname else 0):
+                    self.ctx.report("HF002", stmt, "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects")
 
     def _trainer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         t = self.ctx.target.name
