@@ -160,7 +160,8 @@ def build_transformers() -> dict:
         if attr.startswith("MODEL_") and attr.endswith("_MAPPING_NAMES"):
             for v in getattr(modeling_auto, attr).values():
                 names.update([v] if isinstance(v, str) else v)
-    sdpa, no_sdpa = [], []
+    sdpa: list[str] = []
+    no_sdpa: list[str] = []
     for name in sorted(names):
         try:
             cls = getattr(transformers, name)

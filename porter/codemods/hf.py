@@ -339,12 +339,12 @@ class HfFamily(Family):
                 return updated
             new_value: cst.BaseExpression = node.with_changes(elements=elements)
         else:
-            value = string_value(node)
-            if value in _STRATEGIES:
+            text = string_value(node)
+            if text in _STRATEGIES:
                 if t.name == "xla":
                     new_value = self.ctx.device()
                     candidate = self._replace_kwarg_value(updated, "device_map", new_value)
-                    if self.ctx.report("HF005", arg, f"`device_map=\"{value}\"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}",
+                    if self.ctx.report("HF005", arg, f"`device_map=\"{text}\"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}",
                                        replacement=candidate, applicability=Applicability.UNSAFE):
                         return candidate
                 return updated
@@ -395,7 +395,7 @@ class HfFamily(Family):
                 bound = assigned_values(scope, value.value) if scope is not None else []
                 value = bound[-1] if bound else value
             items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-            classes += [q for q in (self.ctx.qualname(i) for i in items) if self.lib.is_training_arguments(q)]
+            classes += [q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)]
         for cls in classes:
             default = self._default_optim(cls)
             if default in _FUSED_OPTIMIZERS:

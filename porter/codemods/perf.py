@@ -376,7 +376,7 @@ class _PerElement(cst.CSTVisitor):
         self._targets.pop()
 
     visit_ListComp = visit_GeneratorExp = visit_SetComp = _comprehension
-    leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comprehension
+    leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comprehension  # type: ignore[assignment]
 
     def visit_Call(self, node: cst.Call) -> None:
         method = _method(node)
