@@ -224,6 +224,12 @@ def cuda_constructs(source: str) -> list[Construct]:
             dotted = _dotted(node, aliases)
             if dotted is not None and (isinstance(node, ast.Attribute) or node.id in aliases):
                 add(_name_kind(dotted), node)
+        elif isinstance(node, ast.keyword):
+            add(_hf_keyword_kind(node), node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+            name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            if name == "BitsAndBytesConfig" or name == "prepare_model_for_kbit_training":
+                add(f"{name}(...)", node)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             add(_string_kind(node.value), node)
         elif isinstance(node, ast.JoinedStr) and node.values:
@@ -231,6 +237,23 @@ def cuda_constructs(source: str) -> list[Construct]:
             if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith("cuda:"):
                 add('"cuda"', node)
     return sorted(found.values(), key=lambda c: (c.line, c.kind))
+
+
+def _hf_keyword_kind(node: ast.keyword) -> str | None:
+    """The Hugging Face stack's CUDA-only choices, named in its own keywords (rules/hf.toml)."""
+    value = node.value.value if isinstance(node.value, ast.Constant) else None
+    name = node.arg
+    if name == "attn_implementation" and isinstance(value, str) and value.startswith("flash_attention"):
+        return 'attn_implementation="flash_attention_*"'
+    if name in ("fp16", "fp16_full_eval", "load_in_8bit", "load_in_4bit") and value is True:
+        return f"{name}=True"
+    if name == "mixed_precision" and value == "fp16":
+        return 'mixed_precision="fp16"'
+    if name == "optim" and value in ("adamw_torch_fused", "adamw_apex_fused"):
+        return f'optim="{value}"'
+    if name in ("device_map", "device") and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return f"{name}=<int>"
+    return None
 
 
 def _line_map(original: str, ported: str) -> dict[int, tuple[int, int] | None]:

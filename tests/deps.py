@@ -20,7 +20,7 @@ import pytest
 from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
-INSTALL = 'python3 -m pip install -e ".[test,xla,realprog-quick]"'
+INSTALL = 'python3 -m pip install -e ".[test,xla,hf,realprog-quick]"'
 # the benchmark run (`pytest -m benchmark`): every real program's dependencies
 BENCHMARK_INSTALL = 'python3 -m pip install -e ".[test,xla,realprog]"'
 TPU_VENV = REPO / ".venv-tpu"

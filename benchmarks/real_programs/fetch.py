@@ -45,7 +45,11 @@ class Program:
     setup: str | None = None
     sys_path: list[str] = field(default_factory=list)
     xla_compat: bool = False  # restore torch-xla names a dependency still calls (side.py)
+    fixed_shuffle: bool = False  # one DataLoader shuffle order on both sides (side.py)
+    accelerate_single_process: bool = False  # accelerate's gather_object as the identity (side.py)
     quick: bool = False  # in the pytest subset
+    # the program's first run, before any porter change made for it (date, porter commit, result)
+    first_run: str = ""
     what: str = ""
 
 

@@ -158,6 +158,7 @@ def run_side(program: Program, side: str, tree: Path, work: Path) -> dict:
         "setup": program.setup, "fake_datasets": program.fake_datasets,
         "dataset_size": program.dataset_size, "no_dropout": program.no_dropout,
         "sys_path": program.sys_path, "xla_compat": program.xla_compat,
+        "fixed_shuffle": program.fixed_shuffle, "accelerate_single_process": program.accelerate_single_process,
     }
     (work / "job.json").write_text(json.dumps(job, indent=1))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
@@ -166,6 +167,10 @@ def run_side(program: Program, side: str, tree: Path, work: Path) -> dict:
                TF_CPP_MIN_LOG_LEVEL="2")
     if side == "xla":
         env.update(XLA_ENV)
+    else:
+        # transformers and accelerate train on XLA whenever torch_xla is importable (it is, in
+        # the same environment): the reference must not, or it compares the port with itself
+        env["USE_TORCH_XLA"] = "0"
     try:
         proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
                               env=env, capture_output=True, text=True, timeout=SIDE_TIMEOUT, check=False)
@@ -193,6 +198,9 @@ def check_xla(program: Program, work: Path, ported: Path) -> XlaRun:
         return run
     if xla["error"]:
         run.error = xla["error"]
+        return run
+    if cpu["devices"] != ["cpu"]:
+        run.error = f"the original computed its losses on {cpu['devices']}, not on the CPU: no reference"
         return run
     if xla["devices"] != ["xla"]:
         run.error = f"the port computed its losses on {xla['devices']}, not on the XLA device"

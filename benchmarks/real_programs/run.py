@@ -138,6 +138,16 @@ def table(results: list[dict], seconds: float) -> str:
                 why = "the losses do not change from step to step"
             lines.append(f"- **{r['program']['name']}**: {why}")
         lines.append("")
+    firsts = [r for r in results if r["program"].get("first_run")]
+    if firsts:
+        lines += ["", "## First runs", "",
+                  "Each program's first run, before any porter change made for it (from the manifest's",
+                  "`first_run`), beside the run above:", ""]
+        for r in firsts:
+            now = "PASS" if passed(r) else "FAIL"
+            diff = (r["xla_run"] or {}).get("max_rel_diff")
+            lines.append(f"- **{r['program']['name']}**: first: {r['program']['first_run']} Now: {now}"
+                         + (f" (max rel. diff {diff:.1e})." if diff is not None else "."))
     diagnoses = HERE / "diagnoses.md"
     if diagnoses.exists():
         lines += ["" if lines[-1] else None, diagnoses.read_text().strip()]

@@ -12,6 +12,9 @@ environment, which is the only thing this driver adds to the program:
 * for libraries that still call torch-xla APIs removed in 2.9 (pytorch-ignite), those names
   restored as aliases of their replacements, on both sides (the original fails without);
 * dropout off when the manifest asks (the XLA and CPU random streams differ);
+* where the manifest asks, one shuffle order for both sides (`fixed_shuffle`: accelerate
+  reseeds shuffling samplers under XLA) and accelerate's `gather_object` as the identity in a
+  single process (`accelerate_single_process`: it raises under XLA; HF010);
 * random tensors a program draws on the XLA device are drawn on the CPU and moved, for the
   same reason (the CPU side draws them on the CPU already);
 * every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops.
@@ -83,6 +86,43 @@ def _xla_compat() -> None:
                      ("get_local_ordinal", xr.local_ordinal)):
         if not hasattr(xm, old):
             setattr(xm, old, new)
+
+
+def _fixed_shuffle(torch) -> None:
+    """Every shuffling DataLoader draws its order from one generator the driver seeds, on both
+    sides. accelerate 1.16 reseeds a shuffling sampler under XLA (`prepare_data_loader`: a new
+    generator seeded from the default one), so the CUDA original and its XLA port see their
+    data in different orders by the library's design, not the port's."""
+    from torch.utils.data import RandomSampler
+
+    order = torch.Generator().manual_seed(0)
+
+    def __iter__(self):
+        n = len(self.data_source)
+        yield from torch.randperm(n, generator=order).tolist()[: self.num_samples]
+
+    RandomSampler.__iter__ = __iter__
+
+
+def _accelerate_single_process(torch) -> None:
+    """accelerate 1.16's `gather_object` raises NotImplementedError under XLA even in one process,
+    where gathering is the identity (what it returns without distribution). trl's GRPO and RLOO
+    trainers call it every step for their logs (porter reports this: HF010). The driver makes it
+    the identity for a single process, on both sides (the CPU side never takes that branch)."""
+    import accelerate.utils.operations as ops
+    from accelerate.state import PartialState
+
+    real = ops.gather_object
+
+    def gather_object(obj):
+        if PartialState().num_processes == 1:
+            return obj
+        return real(obj)
+
+    ops.gather_object = gather_object
+    import accelerate.utils
+
+    accelerate.utils.gather_object = gather_object
 
 
 def _no_dropout(torch) -> None:
@@ -184,6 +224,10 @@ def main(job_path: str) -> int:
         _xla_compat()
     if job.get("no_dropout"):
         _no_dropout(torch)
+    if job.get("fixed_shuffle"):
+        _fixed_shuffle(torch)
+    if job.get("accelerate_single_process"):
+        _accelerate_single_process(torch)
     if job.get("fake_datasets"):
         _fake_datasets(job["fake_datasets"], job.get("dataset_size", 256))
     _record_losses(torch, job["losses"], losses)

@@ -6,6 +6,7 @@ Run once per environment that has the package (each pins its own torch), e.g.:
     python -m porter.apidata.build xla              # torch_xla (with torch 2.9)
     TPU_SKIP_MDS_QUERY=1 python -m porter.apidata.build tpu   # torch-tpu (with torch 2.13)
     python -m porter.apidata.build neuron --source DIR --origin "REPO@COMMIT"
+    python -m porter.apidata.build hf               # transformers, accelerate, peft, trl (the `hf` extra)
 
 `neuron` reads TorchNeuron's Python source with `ast` (the package is not installable here);
 the others import the package and use `inspect`. This module imports torch: the engine never
@@ -329,7 +330,7 @@ def write(name: str, data: dict) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["torch", "xla", "tpu", "neuron"])
+    parser.add_argument("what", choices=["torch", "xla", "tpu", "neuron", "hf"])
     parser.add_argument("--source", type=Path, help="neuron: a checkout of TorchNeuron's source")
     parser.add_argument("--origin", default="", help="neuron: where the source came from (repo@commit, date)")
     args = parser.parse_args(argv)
@@ -341,6 +342,13 @@ def main(argv: list[str] | None = None) -> int:
         path = write("torch_xla", build_xla())
     elif args.what == "tpu":
         path = write("torch_tpu", build_tpu())
+    elif args.what == "hf":
+        from porter.apidata.hf import build_all
+
+        for name, record in build_all().items():
+            record["source"]["generated"] = _today()
+            print(write(name, record))
+        return 0
     else:
         if args.source is None:
             parser.error("neuron needs --source DIR")

@@ -13,10 +13,13 @@ from porter.codemods.device import DeviceFamily
 from porter.codemods.distributed import DistributedFamily
 from porter.codemods.frameworks import FrameworksFamily
 from porter.codemods.guards import GuardsFamily
+from porter.codemods.hf import HfFamily
 from porter.codemods.kernels import KernelsFamily
 from porter.codemods.libraries import LibrariesFamily
+from porter.codemods.library_api import LibraryApiFamily
 from porter.codemods.literals import LiteralsFamily
 from porter.codemods.perf import PerfFamily
+from porter.codemods.runtime import RuntimeFamily
 from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
@@ -37,9 +40,12 @@ FAMILIES = [
     KeepParametersFamily,  # after every family that moves to the device
     LibrariesFamily,
     FrameworksFamily,
+    HfFamily,  # claims its keyword values on entering a call, before the families above see them
     KernelsFamily,
     PerfFamily,
+    RuntimeFamily,
     TargetApiFamily,  # last: it checks calls as the other families left them
+    LibraryApiFamily,
 ]
 
 __all__ = ["FAMILIES"]

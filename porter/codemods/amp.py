@@ -243,7 +243,7 @@ class AmpFamily(Family):
             self._loose(original, f"`{self.ctx.code(original)}` is referred to outside a binding porter can follow")
             return updated
         qual = self.ctx.qualname(original)
-        if qual in FP16:
+        if qual in FP16 and id(original) not in self.ctx.claimed:
             new = self.ctx.ref("torch.bfloat16")
             if self.ctx.report("AMP002", original, f"`{qual}` becomes `torch.bfloat16`: bf16 is native on the target, fp16 needs loss scaling", replacement=new):
                 return new

@@ -103,6 +103,9 @@ class PortContext:
         self.keep_generic: set[int] = set()
         # and `"cuda"` in a vocabulary of GPU platforms or accelerators (literals.py): noted
         self.keep_vocabulary: set[int] = set()
+        # values a library family ports in the library's own vocabulary (hf.py: `device_map`,
+        # `ddp_backend`, a loader's `dtype`): the device, distributed and amp families leave them
+        self.claimed: set[int] = set()
         self.suppressed: list[Finding] = []
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}

@@ -323,7 +323,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             if why is not None:
                 return self._map_location(original, updated, map_location, why)
         device_kw = self.kwarg(original, "device")
-        if device_kw is not None and not (qual or "").startswith(("torch.cuda.", "torch.accelerator.")):
+        if device_kw is not None and id(device_kw.value) not in self.ctx.claimed and not (qual or "").startswith(("torch.cuda.", "torch.accelerator.")):
             return self._port_device_arg(original, updated, device_kw)
         return updated
 

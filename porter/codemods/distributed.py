@@ -100,7 +100,7 @@ class DistributedFamily(Family):
         if "ccl" not in raw and "CCL" not in raw and "CUDA_" not in raw:
             return updated
         value = string_value(original)
-        if value is None or id(original) in self._per_device:
+        if value is None or id(original) in self._per_device or id(original) in self.ctx.claimed:
             return updated
         t = self.ctx.target
         if value.lower() == "nccl" and self.ctx.portable:

@@ -11,6 +11,10 @@
   `pad_to_multiple_of`): a new shape per step, so a recompile per step.
 - PERF005 float64 on neuron (downcast to 32 bits by the compiler).
 - PERF006 collectives on tpu, split out of compiled graphs by default.
+- PERF007 a loop that grows a tensor with `torch.cat` of itself and feeds it back (the
+  sampling loop of a language model): a new shape, so a new compile, every iteration. On by
+  default, like PERF008: these are the traps where a port never finishes.
+- PERF008 `.item()` / `.tolist()` per element, in a loop over a tensor's elements.
 
 fp16 where bf16 is native is AMP002, `torch.compile(dynamic=True)` is COMP003, and the XLA
 step sync / MpDeviceLoader are XLA001 / XLA002: those rules already report the sites.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
+from porter.codemods.xla_loop import _appends_to_itself
 from porter.pipeline.resolve import dotted
 
 SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
@@ -121,14 +126,38 @@ def _walk(body: cst.CSTNode) -> _Walk:
     return w
 
 
+_DEFAULT_ON = ("PERF007", "PERF008")  # the only PERF rules on by default: they read loops only
+
+
 class PerfFamily(Family):
     name = "perf"
     tokens = ()
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        if not super().wanted(ctx, source):
+            return False
+        if any(ctx.enabled(c) for c in cls.codes() if c not in _DEFAULT_ON):
+            return True
+        return any(t in source for t in (b"cat(", b"concat", b"item()", b"tolist()"))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reported: set[int] = set()
         self._spmd_safe_depth = 0
+        self._per_element: set[int] = set()  # `.item()` calls of PERF008 (PERF001 leaves them)
+
+    # PERF008 -----------------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not (self.ctx.source and (b"item()" in self.ctx.source or b"tolist()" in self.ctx.source)):
+            return
+        found: list[tuple[cst.Call, str, str]] = []
+        node.visit(_PerElement(found))
+        for call, method, element in found:
+            self._per_element.add(id(call))
+            if self.ctx.enabled("PERF008"):
+                self._report("PERF008", call, f"`.{method}()` of `{element}` for each element: one device→host copy per element (on XLA each also cuts and compiles a graph)")
 
     def _report(self, code: str, node: cst.CSTNode, message: str) -> None:
         if id(node) in self._reported:
@@ -145,6 +174,7 @@ class PerfFamily(Family):
         self._step_loop(node)
 
     def _step_loop(self, loop) -> None:
+        self._growing(loop)
         if not self.ctx.enabled("PERF001"):
             return
         w = _walk(loop.body)
@@ -158,10 +188,27 @@ class PerfFamily(Family):
             if periodic:
                 continue
             m = _method(call)
+            if id(call) in self._per_element:
+                continue  # PERF008's
             if m in SYNC_METHODS and not call.args:
                 self._report("PERF001", call, f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts and compiles the graph there)")
             elif isinstance(call.func, cst.Name) and call.func.value in ("print", "float", "int") and self._names_tensor(call, w.backward_of):
                 self._report("PERF001", call, f"`{call.func.value}(...)` of a tensor in the training step copies it to the host every step")
+
+    def _growing(self, loop) -> None:
+        """PERF007: `idx = torch.cat((idx, nxt), dim=1)` where `idx` is read again in the loop."""
+        if not self.ctx.enabled("PERF007") or not isinstance(loop.body, cst.IndentedBlock):
+            return
+        statements = loop.body.body
+        for stmt in statements:
+            if not _appends_to_itself(stmt, self.ctx.resolver):
+                continue
+            assign = next(s for s in cst.ensure_type(stmt, cst.SimpleStatementLine).body if isinstance(s, cst.Assign))
+            name = cst.ensure_type(assign.targets[0].target, cst.Name).value
+            others = [s for s in statements if s is not stmt]
+            if any(_reads(s, name) for s in others) or (isinstance(loop, cst.While) and _reads(loop.test, name)):
+                self._report("PERF007", assign.value, f"`{name}` grows by `torch.cat` every iteration and is read again in the loop: a new shape each time, so {self.ctx.target.display} compiles a new graph per iteration")
+            return
 
     def _names_tensor(self, call: cst.Call, tensors: set[str]) -> bool:
         found = []
@@ -252,6 +299,8 @@ class PerfFamily(Family):
     # PERF004 / PERF005 / PERF006 ---------------------------------------------------------
 
     def visit_Call(self, node: cst.Call) -> None:
+        if not (self.ctx.enabled("PERF004") or self.ctx.enabled("PERF005") or self.ctx.enabled("PERF006")):
+            return
         qual = self.ctx.qualname(node.func) or dotted(node.func) or ""
         last = qual.split(".")[-1]
         kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
@@ -274,6 +323,81 @@ class PerfFamily(Family):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float64", "double") and self.ctx.qualname(node) in ("torch.float64", "torch.double"):
             self._report("PERF005", node, f"`{self.ctx.code(node)}`: float64 is computed in 32 bits on Neuron")
+
+
+def _reads(node: cst.CSTNode, name: str) -> bool:
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value == name:
+                found.append(n)
+
+    node.visit(V())
+    return bool(found)
+
+
+class _PerElement(cst.CSTVisitor):
+    """`.item()` / `.tolist()` of a loop's element: `for v in t: v.item()`, `t[i].item()` in
+    `for i in range(...)`, and the same in comprehensions."""
+
+    def __init__(self, found: list[tuple[cst.Call, str, str]]) -> None:
+        self.found = found
+        self._targets: list[set[str]] = []
+
+    @staticmethod
+    def _names(target: cst.BaseExpression) -> set[str]:
+        if isinstance(target, cst.Name):
+            return {target.value}
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return {n for e in target.elements for n in _PerElement._names(e.value)}
+        return set()
+
+    def visit_For(self, node: cst.For) -> None:
+        # a loop over batches (`for x, y in loader`) syncs per batch (PERF001), not per element
+        source = (dotted(node.iter) or (dotted(node.iter.func) if isinstance(node.iter, cst.Call) else "") or "").lower()
+        batches = any(word in source for word in ("loader", "data", "batch"))
+        self._targets.append(set() if batches else self._names(node.target))
+
+    def leave_For(self, node: cst.For) -> None:
+        self._targets.pop()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._targets.append(self._names(node.target))
+
+    def leave_CompFor(self, node: cst.CompFor) -> None:
+        self._targets.pop()
+
+    def _comprehension(self, node) -> None:
+        # the element expression is visited before its `for` clause: read the targets first
+        self._targets.append(set().union(*(self._names(f.target) for f in _clauses(node.for_in))))
+
+    def _leave_comprehension(self, node) -> None:
+        self._targets.pop()
+
+    visit_ListComp = visit_GeneratorExp = visit_SetComp = _comprehension
+    leave_ListComp = leave_GeneratorExp = leave_SetComp = _leave_comprehension  # type: ignore[assignment]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        method = _method(node)
+        if method not in ("item", "tolist") or node.args or not self._targets:
+            return
+        receiver = cst.ensure_type(node.func, cst.Attribute).value
+        names = set().union(*self._targets)
+        if isinstance(receiver, cst.Name) and receiver.value in names:
+            self.found.append((node, method, receiver.value))
+        elif isinstance(receiver, cst.Subscript) and isinstance(receiver.value, (cst.Name, cst.Attribute)):
+            index = [e.slice.value for e in receiver.slice if isinstance(e.slice, cst.Index)]
+            if index and all(isinstance(i, cst.Name) and i.value in names for i in index):
+                self.found.append((node, method, dotted(receiver.value) or "the tensor"))
+
+
+def _clauses(clause: cst.CompFor) -> list[cst.CompFor]:
+    out = [clause]
+    while clause.inner_for_in is not None:
+        clause = clause.inner_for_in
+        out.append(clause)
+    return out
 
 
 def _is_true(node: cst.BaseExpression) -> bool:

@@ -157,6 +157,38 @@ def _is_backward(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
 
 
+def _prepared(scope: cst.CSTNode, name: str) -> bool:
+    """`model, opt, loader = accelerator.prepare(model, opt, loader)`: a loader a library has
+    made ready for the device. accelerate 1.16 wraps it for XLA itself (`MpDeviceLoaderWrapper`,
+    which moves each batch and cuts the graph per batch): no MpDeviceLoader and no per-step sync
+    to add. Read from the assignments of `scope`, not its nested functions."""
+    found = False
+
+    class _V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node) -> bool:
+            return node is scope
+
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal found
+            value = node.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "prepare"):
+                return
+            for t in node.targets:
+                names = [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+                found = found or any(isinstance(n, cst.Name) and n.value == name for n in names)
+
+    scope.visit(_V())
+    return found
+
+
+def _iterated_name(loop: cst.For) -> str | None:
+    """`x` of `for b in x` / `for i, b in enumerate(x)`."""
+    it = loop.iter
+    if isinstance(it, cst.Call) and dotted(it.func) == "enumerate" and it.args:
+        it = it.args[0].value
+    return it.value if isinstance(it, cst.Name) else None
+
+
 def _is_loader_call(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("DataLoader")
 
@@ -232,6 +264,10 @@ class XlaLoopFamily(Family):
 
     def _sync(self, original, updated):
         stats = self._loops.pop()
+        if isinstance(original, cst.For) and b"prepare" in (self.ctx.source or b"prepare"):
+            name = _iterated_name(original)
+            if name is not None and _prepared(self.ctx.scopes.innermost or self.ctx.module, name):
+                return updated  # accelerate's XLA loader cuts the graph at every batch
         if stats.synced or not isinstance(original.body, cst.IndentedBlock):
             if stats.steps and not stats.synced:
                 self.ctx.report("XLA001", original, "a one-line training loop: add `torch_xla.sync()` at the end of each step", applicability=Applicability.MANUAL)
@@ -280,6 +316,8 @@ class XlaLoopFamily(Family):
         if not isinstance(target, cst.Name):
             return updated
         scope = self.ctx.scopes.innermost or self.ctx.module
+        if b"prepare" in (self.ctx.source or b"prepare") and _prepared(scope, target.value):
+            return updated  # accelerate wraps it for XLA itself
         values = assigned_values(scope, target.value)
         if values and all(_is_loader_call(v) for v in values):
             loader = self.ctx.expr("{pl}.MpDeviceLoader(%s, {torch_xla}.device())" % target.value)

@@ -1,0 +1,465 @@
+"""The Hugging Face stack in its own vocabulary (HF001–HF009, rules/hf.toml).
+
+transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
+`attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
+`fp16=True`, `optim="adamw_torch_fused"`. What each keyword accepts comes from the libraries'
+recorded APIs (`porter.apidata.libraries`), so a port never writes a value the library rejects
+(`ddp_backend` has no `"neuron"`: the keyword is removed and the library picks). This family
+claims the values it ports (`ctx.claimed`, `ctx.keep_cuda`) when it enters the call, before the
+device, distributed and amp families see them: a `device_map` is not a torch device string, a
+`ddp_backend` is not `init_process_group`'s backend.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from functools import cache
+
+from porter.apidata.libraries import LibraryApi, library_api
+from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.flow import assigned_values
+from porter.config.ruledata import load_toml
+from porter.pipeline.findings import Applicability
+
+
+@cache
+def breaks() -> tuple[dict, ...]:
+    """Library trainers that fail on a target (HF010), from rules/hf.toml's `[[breaks]]`."""
+    return tuple(load_toml("hf.toml").get("breaks", ()))
+
+_LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
+_LOADERS = ("from_pretrained", "from_config")
+_STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
+_FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
+_UNFUSED = "adamw_torch"
+# bitsandbytes optimizers by name (transformers' OptimizerNames) and the torch optimizer the
+# Trainer has for the same update; None: the Trainer names no torch equivalent
+_BNB_OPTIMIZERS = {
+    "adamw_bnb_8bit": _UNFUSED,
+    "adamw_8bit": _UNFUSED,
+    "paged_adamw_8bit": _UNFUSED,
+    "paged_adamw_32bit": _UNFUSED,
+    "rmsprop_bnb": "rmsprop",
+    "rmsprop_bnb_8bit": "rmsprop",
+    "rmsprop_bnb_32bit": "rmsprop",
+    "lion_8bit": None,
+    "lion_32bit": None,
+    "paged_lion_8bit": None,
+    "paged_lion_32bit": None,
+    "ademamix_8bit": None,
+    "paged_ademamix_8bit": None,
+    "paged_ademamix_32bit": None,
+}
+_FUSED_OPTIMIZERS = frozenset(("adamw_torch_fused",))
+_PROCESS_GROUP = ("accelerate.InitProcessGroupKwargs", "accelerate.utils.InitProcessGroupKwargs", "accelerate.PartialState")
+
+
+def _is_cuda(value: str | None) -> bool:
+    return value is not None and (value == "cuda" or value.startswith("cuda:"))
+
+
+def _true(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
+
+
+class HfFamily(Family):
+    name = "hf"
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.lib: LibraryApi = library_api()
+        self._kinds: dict[int, tuple[str, str]] = {}  # id(call) -> (kind, qualname)
+        self._trainer_noted = False
+        source = ctx.source or b""
+        self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
+
+    # -- what a call is ---------------------------------------------------------------------
+
+    def _kind(self, call: cst.Call) -> tuple[str, str] | None:
+        qual = self.ctx.qualname(call.func) or ""
+        canonical = self.lib.canonical(qual) or ""
+        func = call.func
+        attr = func.attr.value if isinstance(func, cst.Attribute) else None
+        if self.lib.is_training_arguments(qual):
+            return "args", canonical
+        if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
+            return "accelerator", canonical
+        if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
+            return "process_group", canonical or qual
+        if canonical == "transformers.pipeline":
+            return "pipeline", canonical
+        if canonical == "transformers.HfArgumentParser" or qual == "trl.TrlParser":
+            return "parser", canonical or qual
+        if canonical in self.lib.quantization_configs:
+            return "quantization", canonical
+        if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
+            return "kbit", qual
+        if self.lib.is_trainer(qual):
+            return "trainer", qual
+        if attr in _LOADERS and qual.startswith(_LIBRARIES):
+            return "loader", qual
+        if attr == "set_attn_implementation" and self._hf_file:
+            return "set_attn", qual
+        if attr == "generate" and self._hf_file and (not qual or qual.startswith(_LIBRARIES)):
+            return "generate", qual
+        return None
+
+    _OWNED = {
+        "args": ("ddp_backend",),
+        "process_group": ("backend",),
+        "loader": ("device_map", "torch_dtype", "dtype"),
+        "pipeline": ("device", "device_map", "torch_dtype", "dtype"),
+    }
+
+    def visit_Call(self, node: cst.Call) -> None:
+        kind = self._kind(node)
+        if kind is None:
+            return
+        self._kinds[id(node)] = kind
+        for name in self._OWNED.get(kind[0], ()):
+            arg = self.kwarg(node, name)
+            if arg is not None and self._literal(arg.value):
+                self._claim(arg.value)
+
+    @staticmethod
+    def _literal(node: cst.BaseExpression) -> bool:
+        if isinstance(node, (cst.SimpleString, cst.Integer)):
+            return True
+        if isinstance(node, cst.Dict):
+            return all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.SimpleString, cst.Integer)) for e in node.elements)
+        return isinstance(node, cst.Attribute) and node.attr.value in ("float16", "half")
+
+    def _claim(self, node: cst.CSTNode) -> None:
+        """The value is this family's: the device, distributed and amp families leave it."""
+
+        class Mark(cst.CSTVisitor):
+            def __init__(self, ids: set[int]) -> None:
+                self.ids = ids
+
+            def on_visit(self, n: cst.CSTNode) -> bool:
+                self.ids.add(id(n))
+                return True
+
+        found: set[int] = set()
+        node.visit(Mark(found))
+        self.ctx.claimed.update(found)
+        self.ctx.keep_cuda.update(found)
+
+    # -- edits ------------------------------------------------------------------------------
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        kind = self._kinds.pop(id(original), None)
+        if kind is None:
+            return updated
+        what, qual = kind
+        handler = getattr(self, f"_{what}")
+        return handler(original, updated, qual)
+
+    def _args(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        new = updated
+        # HF003: fp16 → bf16
+        for old_name, new_name in _FP16.items():
+            arg = self.kwarg(original, old_name)
+            if arg is None or not _true(arg.value):
+                continue
+            args = [a.with_changes(keyword=cst.Name(new_name)) if a.keyword is not None and a.keyword.value == old_name else a for a in new.args]
+            candidate = new.with_changes(args=args)
+            if self.ctx.report("HF003", arg, f"`{old_name}=True` asks {qual.rsplit('.', 1)[1]} for float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `{new_name}=True`", replacement=candidate):
+                new = candidate
+        # HF004 / HF002: the optimizer by name
+        new = self._optimizer(original, new, qual)
+        # HF006: ddp_backend
+        arg = self.kwarg(original, "ddp_backend")
+        if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
+            new = self._drop_backend(arg, new, "ddp_backend", qual)
+        return new
+
+    def _optimizer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        arg = self.kwarg(original, "optim")
+        short = qual.rsplit(".", 1)[1]
+        if arg is None:
+            if any(a.star == "**" for a in original.args):
+                return updated  # `**kwargs` may name it
+            default = self._default_optim(qual)
+            if default not in _FUSED_OPTIMIZERS:
+                return updated
+            new = self.with_kwarg(updated, "optim", cst.SimpleString(f'"{_UNFUSED}"'))
+            message = (f"{short} names no optimizer: {self.lib.source_of(qual)}'s default is `\"{default}\"` "
+                       f"(fused AdamW, which {self.ctx.target.display} has no kernel for): `optim=\"{_UNFUSED}\"`, the same update unfused")
+            if self.ctx.report("HF004", original.func, message, replacement=new):
+                return new
+            return updated
+        value = string_value(arg.value)
+        if value in _FUSED_OPTIMIZERS and isinstance(arg.value, cst.SimpleString):
+            new_value = replace_string(arg.value, _UNFUSED)
+            new = self._replace_kwarg_value(updated, "optim", new_value)
+            if self.ctx.report("HF004", arg, f"`optim=\"{value}\"` builds fused AdamW, which {self.ctx.target.display} has no kernel for: `\"{_UNFUSED}\"` is the same update unfused", replacement=new):
+                return new
+        elif value in _BNB_OPTIMIZERS:
+            torch_name = _BNB_OPTIMIZERS[value]
+            instead = f"; the Trainer's `\"{torch_name}\"` is the same update with 32-bit state (about four times the optimizer memory of 8-bit)" if torch_name else "; the Trainer names no torch optimizer with the same update"
+            self.ctx.report("HF002", arg, f"`optim=\"{value}\"` is a bitsandbytes optimizer (CUDA kernels){instead}")
+        return updated
+
+    def _default_optim(self, qual: str) -> str | None:
+        entry = self.lib.callable(qual)
+        param = entry.param("optim") if entry is not None else None
+        if param is None:
+            return None
+        return param.get("default_value")
+
+    def _replace_kwarg_value(self, call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+        args = [a.with_changes(value=value) if a.keyword is not None and a.keyword.value == name else a for a in call.args]
+        return call.with_changes(args=args)
+
+    def _drop_backend(self, arg: cst.Arg, updated: cst.Call, keyword: str, qual: str) -> cst.Call:
+        new = self.without_kwargs(updated, {keyword})
+        t = self.ctx.target
+        accepted = self.lib.callable(qual)
+        choices = accepted.choices(keyword) if accepted is not None else None
+        rejects = f" ({keyword} accepts {', '.join(choices)}: not \"{t.dist_backend}\")" if choices and t.dist_backend not in choices else ""
+        picks = {
+            "xla": "accelerate sets \"xla\" itself whenever torch_xla is installed",
+            "neuron": "accelerate picks \"neuron\" for the neuron device itself",
+            "tpu": "accelerate 1.16 has no TorchTPU backend: a multi-process launch does not start data parallel on TorchTPU",
+        }[t.name]
+        message = f"`{keyword}=\"nccl\"` removed: the library picks the backend when none is named; {picks}{rejects}"
+        if self.ctx.report("HF006", arg, message, replacement=new):
+            return new
+        return updated
+
+    def _process_group(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        arg = self.kwarg(original, "backend")
+        if arg is not None and (string_value(arg.value) or "").lower() == "nccl":
+            return self._drop_backend(arg, updated, "backend", qual)
+        return updated
+
+    def _accelerator(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        arg = self.kwarg(original, "mixed_precision")
+        if arg is None or string_value(arg.value) != "fp16" or not isinstance(arg.value, cst.SimpleString):
+            return updated
+        new = self._replace_kwarg_value(updated, "mixed_precision", replace_string(arg.value, "bf16"))
+        if self.ctx.report("HF003", arg, f"`mixed_precision=\"fp16\"` is float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `\"bf16\"`", replacement=new):
+            return new
+        return updated
+
+    # HF001 / HF002 / HF005 / HF007 on loaders and pipelines ---------------------------------
+
+    def _loader(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        new = self._attention(original, updated, qual)
+        for flag in ("load_in_8bit", "load_in_4bit"):
+            arg = self.kwarg(original, flag)
+            if arg is not None and _true(arg.value):
+                self.ctx.report("HF002", arg, f"`{flag}=True` loads the model with bitsandbytes' quantized layers (CUDA kernels)")
+        new = self._device_map(original, new)
+        return self._dtype(original, new)
+
+    def _pipeline(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        new = self._device_map(original, updated)
+        arg = self.kwarg(original, "device")
+        if arg is not None and self._literal(arg.value):
+            value = self._device_value(arg.value, pipeline=True)
+            if value is not None:
+                candidate = self._replace_kwarg_value(new, "device", value)
+                why = "an int is a CUDA index to `pipeline`, which otherwise falls back to the CPU" if isinstance(arg.value, cst.Integer) else "a CUDA device"
+                if self.ctx.report("HF005", arg, f"`device={self.ctx.code(arg.value)}` ({why}) becomes {self.ctx.code_of_new(value)}", replacement=candidate):
+                    new = candidate
+        return self._dtype(original, new)
+
+    def _attention(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        arg = self.kwarg(original, "attn_implementation")
+        if arg is None:
+            return updated
+        value = string_value(arg.value)
+        if value is None or not value.startswith("flash_attention") or not isinstance(arg.value, cst.SimpleString):
+            return updated
+        owner = qual.rsplit(".", 2)[-2] if qual.count(".") >= 2 else ""
+        supports = self.lib.supports_sdpa(owner)
+        new = self._replace_kwarg_value(updated, "attn_implementation", replace_string(arg.value, "sdpa"))
+        version = self.lib.version("transformers")
+        if supports is False:
+            self.ctx.report("HF001", arg, f"`\"{value}\"` needs flash-attn (CUDA); {owner} has no SDPA implementation in transformers {version}: use `\"eager\"`",
+                            applicability=Applicability.MANUAL)
+            return updated
+        if supports:
+            message, applicability = f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, which {owner} supports (transformers {version})", Applicability.SAFE
+        else:
+            message, applicability = f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, if the checkpoint's architecture supports it (transformers raises at load time if not)", Applicability.UNSAFE
+        if self.ctx.report("HF001", arg, message, replacement=new, applicability=applicability):
+            return new
+        return updated
+
+    def _set_attn(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        args = self.positional(original)
+        if not args:
+            return updated
+        value = string_value(args[0].value)
+        if value is None or not value.startswith("flash_attention") or not isinstance(args[0].value, cst.SimpleString):
+            return updated
+        index = original.args.index(args[0])
+        new_args = list(updated.args)
+        new_args[index] = new_args[index].with_changes(value=replace_string(args[0].value, "sdpa"))
+        new = updated.with_changes(args=new_args)
+        if self.ctx.report("HF001", args[0], f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, if the model supports it", replacement=new, applicability=Applicability.UNSAFE):
+            return new
+        return updated
+
+    def _device_value(self, node: cst.BaseExpression, pipeline: bool = False) -> cst.BaseExpression | None:
+        """The target device for one CUDA device value (`"cuda"`, `"cuda:1"`, `0`), or None."""
+        if isinstance(node, cst.Integer):
+            if pipeline and node.value.startswith("-"):
+                return None
+            return self.ctx.device(node)
+        value = string_value(node)
+        if not _is_cuda(value):
+            return None
+        assert value is not None
+        _, _, index = value.partition(":")
+        return self.ctx.device(cst.Integer(index) if index.isdigit() else None)
+
+    def _device_map(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        arg = self.kwarg(original, "device_map")
+        if arg is None or not self._literal(arg.value):
+            return updated
+        node = arg.value
+        t = self.ctx.target
+        if isinstance(node, cst.Dict):
+            values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+            devices = {self.ctx.code(v) for v in values if self._device_value(v) is not None}
+            if len(devices) > 1 and not t.rank_indexed_devices:
+                self.ctx.report("HF005", arg, f"a device map over {len(devices)} CUDA devices: {t.display} has one device per process")
+                return updated
+            elements = []
+            for e in node.elements:
+                value = self._device_value(e.value) if isinstance(e, cst.DictElement) else None
+                elements.append(e.with_changes(value=value) if value is not None else e)
+            if not devices:
+                return updated
+            new_value: cst.BaseExpression = node.with_changes(elements=elements)
+        else:
+            text = string_value(node)
+            if text in _STRATEGIES:
+                if t.name == "xla":
+                    new_value = self.ctx.device()
+                    candidate = self._replace_kwarg_value(updated, "device_map", new_value)
+                    if self.ctx.report("HF005", arg, f"`device_map=\"{text}\"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}",
+                                       replacement=candidate, applicability=Applicability.UNSAFE):
+                        return candidate
+                return updated
+            device = self._device_value(node)
+            if device is None:
+                return updated
+            new_value = device
+        candidate = self._replace_kwarg_value(updated, "device_map", new_value)
+        if self.ctx.report("HF005", arg, f"`device_map={self.ctx.code(node)}` names CUDA: {self.ctx.code_of_new(new_value)}", replacement=candidate):
+            return candidate
+        return updated
+
+    def _dtype(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        new = updated
+        for keyword in ("torch_dtype", "dtype"):
+            arg = self.kwarg(original, keyword)
+            if arg is None:
+                continue
+            node = arg.value
+            if isinstance(node, cst.Attribute) and self.ctx.qualname(node) in ("torch.float16", "torch.half"):
+                value: cst.BaseExpression = self.ctx.expr("{torch}.bfloat16")
+            elif isinstance(node, cst.SimpleString) and string_value(node) in ("float16", "half"):
+                value = replace_string(node, "bfloat16")
+            else:
+                continue
+            candidate = self._replace_kwarg_value(new, keyword, value)
+            if self.ctx.report("HF007", arg, f"`{keyword}={self.ctx.code(node)}` loads the weights in float16; bf16 is {self.ctx.target.display}'s native reduced precision", replacement=candidate):
+                new = candidate
+        return new
+
+    # HF002 / HF004 / HF008 / HF009 findings -------------------------------------------------
+
+    def _quantization(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        if self.lib.quantization_configs.get(qual) == "bitsandbytes":
+            self.ctx.report("HF002", original, f"`{qual.rsplit('.', 1)[1]}` quantizes with bitsandbytes (CUDA kernels)")
+        return updated
+
+    def _kbit(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        self.ctx.report("HF002", original, "`prepare_model_for_kbit_training` prepares a bitsandbytes-quantized model (QLoRA): there is none on the target")
+        return updated
+
+    def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        classes = []
+        for arg in original.args:
+            value = arg.value
+            if isinstance(value, cst.Name):  # `TrlParser(dataclass_types)`, the tuple made above
+                scope = self.ctx.scopes.innermost or self.ctx.module
+                bound = assigned_values(scope, value.value) if scope is not None else []
+                value = bound[-1] if bound else value
+            items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
+            classes += [q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)]
+        for cls in classes:
+            default = self._default_optim(cls)
+            if default in _FUSED_OPTIMIZERS:
+                self.ctx.report("HF004", original, f"{cls.rsplit('.', 1)[1]} parsed from the command line defaults to `optim=\"{default}\"` ({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`")
+                break
+        return updated
+
+    def _generate(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        t = self.ctx.target
+        arg = self.kwarg(original, "cache_implementation")
+        static = arg is not None and string_value(arg.value) == "static"
+        if t.name == "xla":
+            self.ctx.report("HF008", original, "`generate` grows input_ids and the attention mask by one token per step: on PyTorch/XLA each new token compiles new graphs (measured: 2 per token, with a dynamic or a static cache); the same prompt length and `max_new_tokens` reuse them")
+            return updated
+        if static:
+            return updated
+        if any(a.star == "**" and self.ctx.code(a.value) in ("generation_kwargs", "gen_kwargs") for a in original.args):
+            self.ctx.report("HF008", original, f"`generate` grows the sequence by one token per step: on {t.display} each new shape compiles; its KV cache is the library's to fix (`cache_implementation=\"static\"`)")
+            return updated
+        new = self.with_kwarg(updated, "cache_implementation", cst.SimpleString('"static"'))
+        if self.ctx.report("HF008", original, f"`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} compiles per shape; `cache_implementation=\"static\"` keeps each step's shapes fixed", replacement=new):
+            return new
+        return updated
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """`import bitsandbytes` for its side effects only (its name used nowhere): no use site
+        for another rule to report, so it is said here."""
+        if b"bitsandbytes" not in (self.ctx.source or b""):
+            return
+        from porter.pipeline.resolve import _import_statements, dotted
+
+        names: list[str] = []
+
+        class Names(cst.CSTVisitor):
+            def visit_Name(self, n: cst.Name) -> None:
+                names.append(n.value)
+
+        node.visit(Names())
+        for stmt in _import_statements(node):
+            if not isinstance(stmt, cst.Import):
+                continue
+            for alias in stmt.names:
+                module = dotted(alias.name) or ""
+                if module.split(".")[0] != "bitsandbytes":
+                    continue
+                bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else module.split(".")[0]
+                if names.count(bound) <= (1 if alias.asname else 0):
+                    self.ctx.report("HF002", stmt, "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects")
+
+    def _trainer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
+        t = self.ctx.target.name
+        row = next((r for r in breaks() if qual in r["callables"] and t in r["targets"]), None)
+        if row is not None:
+            self.ctx.report("HF010", original.func, row["what"], advice=row.get("advice"))
+        if self._trainer_noted:
+            return updated
+        self._trainer_noted = True
+        how = {
+            "neuron": "transformers 5.24's TrainingArguments finds the neuron device and accelerate 1.16 picks the \"neuron\" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and accelerate run natively on TorchNeuron)",
+            "tpu": "TrainingArguments picks `tpu:0` through torch.accelerator (transformers 5.24); accelerate 1.16 has no TorchTPU distributed backend, so it trains in one process on one chip",
+            "xla": "the Trainer detects torch_xla and trains on the XLA device, cutting the graph per step itself",
+        }[t]
+        self.ctx.report("HF009", original.func, f"`{qual.rsplit('.', 1)[1]}` on {self.ctx.target.display}: {how}")
+        return updated
+
+
+__all__ = ["HfFamily"]

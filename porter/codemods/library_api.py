@@ -1,0 +1,90 @@
+"""Calls into the Hugging Face stack checked against its recorded API (API005, API006).
+
+`rules/api/{transformers,accelerate,peft,trl}.json` (built by `porter.apidata.build hf` from the
+pinned packages) says which keywords a class or function takes and which values a keyword
+accepts. A keyword a closed signature does not have raises TypeError (API005:
+`TrainingArguments(evaluation_strategy=...)`, renamed `eval_strategy` in transformers 5); a
+string the library rejects fails at construction (API006: `ddp_backend="neuron"`,
+`optim="adamw_apex_fused"`). Run on porter's own output (tests/helpers.conformance selects
+`API`), this is what keeps a port from writing a value the library rejects.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.apidata.libraries import LibraryApi, LibraryCallable, library_api
+from porter.codemods.family import Family, string_value
+
+_LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
+# keywords read from **kwargs whose accepted strings transformers records (keyword_values);
+# `device_map` also takes device strings, so only its strategies are listed: not checked
+_CHECKED_VALUES = ("attn_implementation", "cache_implementation", "dtype", "torch_dtype")
+
+
+def _open_value(keyword: str, value: str) -> bool:
+    """Values the recorded list cannot hold: kernels from the Hub (`"org/repo"`), paged variants."""
+    return keyword == "attn_implementation" and ("/" in value or value.startswith("paged|"))
+
+
+class LibraryApiFamily(Family):
+    name = "library-api"
+    tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.lib: LibraryApi = library_api()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qual = self.ctx.qualname(node.func)
+        if qual is None or not qual.startswith(_LIBRARIES):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "generate":
+                self._values(node, "generate")
+            return
+        entry = self.lib.callable(qual)
+        if entry is not None:
+            self._keywords(node, entry)
+            self._choices(node, entry)
+        last = qual.rsplit(".", 1)[-1]
+        if qual.startswith("transformers.") and (last in ("from_pretrained", "from_config", "pipeline") or qual.endswith("Config")):
+            self._values(node, qual)
+
+    def _keywords(self, node: cst.Call, entry: LibraryCallable) -> None:
+        if not entry.closed or any(a.star for a in node.args):
+            return
+        names = {p["name"] for p in entry.params}
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in names:
+                self.ctx.report(
+                    "API005",
+                    arg,
+                    f"`{entry.qualname}` has no keyword `{arg.keyword.value}` in {self.lib.source_of(entry.qualname)} (TypeError)",
+                )
+
+    def _choices(self, node: cst.Call, entry: LibraryCallable) -> None:
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            choices = entry.choices(arg.keyword.value)
+            value = string_value(arg.value)
+            if choices is None or value is None or value in choices:
+                continue
+            self.ctx.report(
+                "API006",
+                arg.value,
+                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: {self.lib.source_of(entry.qualname)} accepts {', '.join(choices)}",
+            )
+
+    def _values(self, node: cst.Call, where: str) -> None:
+        for arg in node.args:
+            if arg.keyword is None or arg.keyword.value not in _CHECKED_VALUES:
+                continue
+            value = string_value(arg.value)
+            accepted = self.lib.keyword_values.get(arg.keyword.value)
+            if value is None or not accepted or value in accepted or _open_value(arg.keyword.value, value):
+                continue
+            self.ctx.report(
+                "API006",
+                arg.value,
+                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: transformers {self.lib.version('transformers')} accepts {', '.join(accepted)}",
+            )

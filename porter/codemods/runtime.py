@@ -1,0 +1,134 @@
+"""What CUDA code does that the targets' runtimes do not (RUN001, RUN002, rules/runtime.toml).
+
+- RUN001 `share_memory()` on a module or tensor that lives on the device (Hogwild training:
+  `model.share_memory()` then `mp.Process(target=train, args=(model,))`). CUDA shares device
+  memory between processes (CUDA IPC); `Tensor.share_memory_()` on an XLA tensor raises
+  `_share_fd_: only available on CPU`, and the native targets' PrivateUse1 storages take the
+  same CPU-only path.
+- RUN002 weights initialised after the move to the device: the draws come from the device's
+  own generator (targets.md: XLA's is not the CPU's, nor CUDA's), so the port starts from other
+  weights than the original. A note: the program is right either way, but a comparison of the
+  two is not like for like unless the draws are made on the CPU.
+
+Both are read per scope (a function body, the module), in statement order: a move
+(`m = Net().to(device)`, `m.to(device)`, `m.cuda()`) then the use of the same name.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from porter.codemods.family import Family
+from porter.codemods.flow import module_move
+from porter.pipeline.resolve import dotted
+
+RANDOM_INITS = frozenset(
+    ("normal_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "sparse_")
+)
+_DTYPES = frozenset(("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16", "torch.half", "torch.float", "torch.double"))
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """`model` of `model.fc.weight.data`, `model.fc.weight`, `model`."""
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _Calls(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.calls: list[cst.Call] = []
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_ClassDef(self, node) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+
+class RuntimeFamily(Family):
+    name = "runtime"
+    tokens = (b"share_memory", b"normal_", b"uniform_", b"xavier_", b"kaiming_", b"trunc_normal_", b"orthogonal_", b"sparse_", b".apply(")
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._random_init_fns: set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """Functions of this file that draw random weights (`weights_init` for `model.apply`)."""
+
+        class Defs(cst.CSTVisitor):
+            def __init__(self, out: set[str]) -> None:
+                self.out = out
+
+            def visit_FunctionDef(self, fn: cst.FunctionDef) -> None:
+                calls = _Calls()
+                fn.body.visit(calls)
+                if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in RANDOM_INITS for c in calls.calls):
+                    self.out.add(fn.name.value)
+
+        node.visit(Defs(self._random_init_fns))
+        self._scope(node.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if isinstance(node.body, cst.IndentedBlock):
+            self._scope(node.body.body)
+
+    def _moved(self, small: cst.BaseSmallStatement) -> str | None:
+        move = module_move(small)
+        if move is None:
+            return None
+        holder, call = move
+        if call.func.attr.value == "to" and call.args and self.ctx.qualname(call.args[0].value) in _DTYPES:  # type: ignore[attr-defined]
+            return None
+        return holder
+
+    def _scope(self, body) -> None:
+        moved: set[str] = set()  # names moved to the device by an earlier statement
+        for stmt in body:
+            smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []
+            calls = _Calls()
+            stmt.visit(calls)
+            for call in calls.calls:
+                self._use(call, moved)
+            for small in smalls:
+                holder = self._moved(small)
+                if holder is not None:
+                    moved.add(holder)
+
+    def _use(self, call: cst.Call, moved: set[str]) -> None:
+        func = call.func
+        qual = self.ctx.qualname(func) or ""
+        if qual.startswith("torch.nn.init."):
+            if qual.rsplit(".", 1)[1] in RANDOM_INITS and call.args:
+                self._init(call, _root(call.args[0].value), moved, qual)
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        attr = func.attr.value
+        owner = dotted(func.value)
+        root = _root(func.value)
+        if attr in ("share_memory", "share_memory_") and root in moved:
+            self.ctx.report(
+                "RUN001",
+                call,
+                f"`{self.ctx.code(func.value)}` was moved to the device before `.{attr}()`: CUDA shares device memory between processes, {self.ctx.target.display} does not (on XLA `share_memory_()` raises `_share_fd_: only available on CPU`)",
+            )
+        elif attr in RANDOM_INITS and root in moved and not qual:
+            self._init(call, root, moved, f"{owner or self.ctx.code(func.value)}.{attr}")
+        elif attr == "apply" and root in moved and call.args:
+            fn = dotted(call.args[0].value)
+            if fn is not None and fn.rsplit(".", 1)[-1] in self._random_init_fns:
+                self._init(call, root, moved, f"{owner}.apply({fn})")
+
+    def _init(self, call: cst.Call, root: str | None, moved: set[str], what: str) -> None:
+        if root is None or root not in moved:
+            return
+        self.ctx.report(
+            "RUN002",
+            call,
+            f"`{what}` initialises `{root}` after its move to the device: the draws come from {self.ctx.target.display}'s generator, not CUDA's nor the CPU's, so the port starts from other weights than the original",
+        )

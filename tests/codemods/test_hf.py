@@ -1,0 +1,95 @@
+"""The Hugging Face family beyond its rule examples: the values it claims are never ported as
+torch devices or backends by the other families, and what it writes the libraries accept."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import conformance, port
+
+TARGETS = ("neuron", "tpu", "xla")
+
+
+def codes(findings) -> set[str]:
+    return {f.code for f in findings}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_ddp_backend_never_becomes_a_target_backend(target):
+    """The issue's first defect: `ddp_backend="nccl"` became `"neuron"`, which transformers rejects."""
+    src = 'from transformers import TrainingArguments\nargs = TrainingArguments(output_dir="o", ddp_backend="nccl", optim="adamw_torch")\n'
+    new, findings = port(src, target)
+    assert "ddp_backend" not in new and "DIST001" not in codes(findings)
+    assert not conformance(new, target)
+    # what porter used to write is what the library-API lint rejects
+    bad = src.replace('"nccl"', f'"{ {"neuron": "neuron", "tpu": "tpu", "xla": "xla"}[target]}"')
+    assert any("API006" in line for line in conformance(bad, target))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_loader_dtype_is_reported_once(target):
+    src = "import torch\nfrom transformers import AutoModel\nm = AutoModel.from_pretrained(p, dtype=torch.float16)\n"
+    _, findings = port(src, target)
+    assert [f.code for f in findings if f.code in ("HF007", "AMP002")] == ["HF007"]
+
+
+def test_trl_parser_over_a_tuple_made_above():
+    src = (
+        "from trl import ModelConfig, ScriptArguments, SFTConfig, TrlParser\n"
+        "dataclass_types = (ScriptArguments, SFTConfig, ModelConfig)\n"
+        "parser = TrlParser(dataclass_types)\n"
+    )
+    _, findings = port(src, "xla")
+    (hit,) = [f for f in findings if f.code == "HF004"]
+    assert "--optim adamw_torch" in hit.message and "SFTConfig" in hit.message
+
+
+def test_notebook_launcher_mixed_precision():
+    src = 'from accelerate import notebook_launcher\nnotebook_launcher(train, (), num_processes=2, mixed_precision="fp16")\n'
+    new, findings = port(src, "neuron", unsafe=True)
+    assert 'mixed_precision="bf16"' in new and "HF003" in codes(findings)
+
+
+def test_bitsandbytes_imported_for_side_effects_is_said():
+    src = "import accelerate\n\ndef check():\n    import bitsandbytes as bnb  # noqa: F401\n    launch()\n"
+    _, findings = port(src, "tpu")
+    assert "HF002" in codes(findings)
+    used = "import accelerate\nimport bitsandbytes as bnb\nlayer = bnb.nn.Linear8bitLt(4, 4)\n"
+    _, findings = port(used, "tpu")
+    assert "HF002" not in codes(findings) and "KERN003" in codes(findings)
+
+
+def test_accelerate_prepared_loader_gets_no_sync_nor_device_loader():
+    """accelerate wraps a prepared loader for XLA itself (MpDeviceLoaderWrapper: a graph cut per
+    batch): XLA001's sync and XLA002's MpDeviceLoader would do it twice."""
+    src = (
+        "from accelerate import Accelerator\n"
+        "from torch.utils.data import DataLoader\n"
+        "accelerator = Accelerator()\n"
+        "dl = DataLoader(ds, batch_size=4)\n"
+        "model, optimizer, dl = accelerator.prepare(model, optimizer, dl)\n"
+        "for step, batch in enumerate(dl):\n"
+        "    loss = model(**batch).loss\n"
+        "    accelerator.backward(loss)\n"
+        "    optimizer.step()\n"
+    )
+    new, findings = port(src, "xla")
+    assert new == src and not {"XLA001", "XLA002"} & codes(findings)
+    plain = src.replace("model, optimizer, dl = accelerator.prepare(model, optimizer, dl)\n", "")
+    new, findings = port(plain, "xla")
+    assert {"XLA001", "XLA002"} <= codes(findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_generate_outside_the_hf_stack_is_not_hf008(target):
+    src = "class Sampler:\n    def generate(self):\n        pass\n\nSampler().generate()\n"
+    _, findings = port(src, target)
+    assert "HF008" not in codes(findings)
+
+
+def test_device_map_auto_on_xla_is_an_unsafe_fix_and_kept_elsewhere():
+    src = 'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained(p, device_map="auto")\n'
+    new, findings = port(src, "xla", unsafe=True)
+    assert "device_map=torch_xla.device()" in new and "HF005" in codes(findings)
+    new, findings = port(src, "neuron")
+    assert new == src and "HF005" not in codes(findings)
