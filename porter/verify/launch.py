@@ -47,6 +47,7 @@ def setup_device(job: dict):
             mode = shim.install_target_alias(target, side.device, side.sync)
     if mode is not None:
         mode.__enter__()  # for the rest of this process
+        side.remap = mode
     if job.get("eager"):
         def compile_off(model=None, *args, **kwargs):
             return model if model is not None else (lambda fn: fn)
@@ -54,6 +55,38 @@ def setup_device(job: dict):
         torch.compile = compile_off
         side.notes.append("torch.compile was turned off (--eager): the model ran eagerly")
     return side
+
+
+def install_rng(job: dict, side, root: str, recorder):
+    """Draws on a real device (the port's, or a GPU reference's) come from the CPU generator,
+    or with `--device-rng` are only counted (porter.verify.rng). The CUDA shim's reference has
+    no device: every draw there is a CPU draw already."""
+    if side is None or side.kind == "cpu" or not job.get("record", True):
+        return None
+    from porter.verify.rng import DeviceRngMode
+
+    rng = DeviceRngMode(root, redirect=job.get("rng_redirect", True),
+                        step=(lambda: recorder.step) if recorder is not None else (lambda: 0))
+    rng.install_inits()
+    rng.__enter__()  # below the recorder's modes: porter's own host copies are not counted
+    return rng
+
+
+def rng_summary(job: dict, side, rng) -> dict:
+    if rng is not None:
+        return rng.to_dict()
+    redirect = job.get("rng_redirect", True)
+    if side is not None and side.shim == "cuda->cpu":
+        return {"redirected": redirect, "device_draws": None,
+                "generator": "the CPU's default generator (the CUDA shim runs every draw on the CPU)"}
+    return {"redirected": redirect, "device_draws": 0,
+            "generator": "the CPU's default generator (this side ran on the CPU)"}
+
+
+def device_requests(side) -> dict:
+    """The device types the program asked for (the device arguments the side's shim saw)."""
+    remap = getattr(side, "remap", None)
+    return {"requested": dict(remap.requested) if remap is not None else None}
 
 
 def seed_everything(seed: int) -> None:
@@ -108,8 +141,13 @@ def main(argv: list[str]) -> int:
     recorder = None
     stopped, error = "script ended", None
     side = None
+    rng = None
     try:
         side = setup_device(job)
+        if job.get("threads"):
+            import torch
+
+            torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
         seed_everything(job["seed"])
         from porter.verify.recorder import Recorder, StopRun
 
@@ -117,6 +155,8 @@ def main(argv: list[str]) -> int:
             recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
                                 sample=job.get("sample"), module_calls=job.get("module_calls"),
                                 ops=job.get("ops", True), syncs=job.get("syncs", True))
+        rng = install_rng(job, side, root, recorder)
+        if recorder is not None:
             recorder.install()
         _phase(out, "running the command")
         try:
@@ -148,6 +188,11 @@ def main(argv: list[str]) -> int:
             stopped = "error"
     import porter
 
+    if side is not None:
+        manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
+    manifest["rng"] = rng_summary(job, side, rng)
+    if "torch" in sys.modules:
+        manifest["threads"] = sys.modules["torch"].get_num_threads()
     manifest.update({
         "porter": porter.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),

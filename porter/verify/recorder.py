@@ -20,6 +20,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import types
 import weakref
@@ -79,6 +80,17 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     return stats, x[::stride][:sample].clone()
 
 
+def bits_checksum(t: torch.Tensor) -> torch.Tensor:
+    """An exact, order-independent checksum of a tensor's values: the sum of their bit patterns
+    as integers. Equal values give equal sums on any device and in any reduction order (a norm
+    does not: float reductions round differently on XLA and on the CPU)."""
+    x = t.detach().reshape(-1)
+    if not x.is_floating_point() or x.numel() == 0:
+        return x.to(torch.int64).sum() if x.numel() else torch.zeros((), dtype=torch.int64, device=x.device)
+    ints = {8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]
+    return x.view(ints).to(torch.int64).sum()
+
+
 def _tensors_of(output) -> list[torch.Tensor]:
     leaves, _ = tree_flatten(output)
     return [t for t in leaves if isinstance(t, torch.Tensor)]
@@ -92,6 +104,7 @@ class Recorder:
         self.root = root
         self.warmup = warmup
         self.sample = sample or LIMITS["sample_elements"]
+        self.param_elements = LIMITS["param_elements"]
         self.module_calls = module_calls or LIMITS["module_calls"]
         self.max_entries = LIMITS["max_entries"]
         self.step = 0
@@ -104,8 +117,10 @@ class Recorder:
         self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
         self.call_counts: Counter = Counter()
         self.autocast: set[str] = set()
+        self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
-        self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor]] = []
+        # (name, shape, dtype, statistics, values, bits checksum, device type)
+        self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor, torch.Tensor, str]] = []
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
@@ -179,6 +194,7 @@ class Recorder:
             return
         t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
         if isinstance(t, torch.Tensor) and t.numel() == 1:
+            self.loss_devices.add(t.device.type)
             base = getattr(t, "_porter_unscaled", t)
             with self.own_work():
                 self.pending.append(base.detach().reshape(()).to(torch.float64))
@@ -310,9 +326,10 @@ class Recorder:
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         for pid, names in list(named.items())[: self.max_entries]:
             t = objs[pid]
-            stats, sample = tensor_stats(t, self.sample)
+            stats, sample = tensor_stats(t, self.param_elements)
             self.params.append((sorted(names)[0], tuple(t.shape),
-                                str(t.dtype).removeprefix("torch."), stats, sample))
+                                str(t.dtype).removeprefix("torch."), stats, sample,
+                                bits_checksum(t), t.device.type))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
@@ -423,11 +440,15 @@ class Recorder:
                              "sample": f"m{k}.{j}.sample"})
             modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
         params = []
-        for k, (name, shape, dtype, stats, sample) in enumerate(self.params):
+        for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):
             tensors[f"p{k}.stats"] = stats.to("cpu")
             tensors[f"p{k}.sample"] = sample.to("cpu")
-            params.append({"name": name, "shape": list(shape), "dtype": dtype,
-                           "stats": f"p{k}.stats", "sample": f"p{k}.sample"})
+            numel = math.prod(shape)
+            params.append({"name": name, "shape": list(shape), "dtype": dtype, "device": dev,
+                           "stats": f"p{k}.stats", "sample": f"p{k}.sample",
+                           "sample_stride": max(1, numel // self.param_elements),
+                           "all_values": numel <= self.param_elements,
+                           "bits_checksum": int(checksum.to("cpu"))})
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(self.op_counter.counts.items(),
@@ -444,8 +465,11 @@ class Recorder:
             "ops_scope": "ATen operators from the first module call to the end of optimizer "
                          "step 1" if self.op_counter is not None else "not recorded",
             "precision": self.precision(),
+            "devices": {"parameters": dict(Counter(p[6] for p in self.params)),
+                        "losses": sorted(self.loss_devices)},
             "perf": perf,
-            "limits": {"sample_elements": self.sample, "module_calls": self.module_calls,
+            "limits": {"sample_elements": self.sample, "param_elements": self.param_elements,
+                       "module_calls": self.module_calls,
                        "max_entries": self.max_entries},
             "notes": self.notes,
         }

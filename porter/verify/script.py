@@ -61,6 +61,8 @@ class ScriptConfig:
     ops: bool = True  # count ATen operators until the first step ends (TorchDispatchMode)
     syncs: bool = True  # count host syncs over the run (TorchFunctionMode)
     record: bool = True  # False: device setup and seeding only (to measure what recording costs)
+    noise_floor: bool = True  # run the reference twice to measure the program's own noise
+    device_rng: bool = False  # True: each device draws from its own generator (no redirection)
     max_output: int = DEFAULT_MAX_OUTPUT
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
@@ -103,17 +105,19 @@ class Recorded:
 
 
 def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: Path,
-           workers: WorkerSet) -> Recorded:
+           workers: WorkerSet, job_extra: dict | None = None,
+           env_extra: dict | None = None) -> Recorded:
     """Run the command in `tree` as one side and read back its trace."""
     workdir.mkdir(parents=True, exist_ok=True)
     job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
            "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
            "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
-           "command": list(cfg.command)}
+           "rng_redirect": not cfg.device_rng, "command": list(cfg.command), **(job_extra or {})}
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
     log_path = workdir / "log.txt"
     env = side_env(role, cfg)
+    env.update(env_extra or {})
     t0 = time.perf_counter()
     res = workers.run([cfg.python, "-m", "porter.verify.launch", str(job_path), "--",
                        *cfg.command[1:]], cwd=tree, env=env, log_path=log_path,
@@ -139,6 +143,46 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     if error is not None and res.dropped_bytes:
         error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
     return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+
+
+def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
+              workers: WorkerSet) -> dict:
+    """Run the original once more, changing only floating-point rounding, and measure how far
+    the program drifts from itself (porter.verify.noise). Another thread count on the CPU; on a
+    GPU, the CPU through the CUDA shim. Ops and host syncs are not counted in this run."""
+    from porter.verify import noise
+
+    assert ref.trace is not None
+    side = ref.trace.manifest.get("side") or {}
+    if side.get("kind") == "cuda":
+        how = f"the original run again on the CPU (CUDA shim) instead of {side.get('label')}"
+        job, env = {}, {"CUDA_VISIBLE_DEVICES": ""}
+    else:
+        threads = int(ref.trace.manifest.get("threads") or 1)
+        other = 1 if threads > 1 else 2
+        how = f"the original run again with {other} CPU thread(s) instead of {threads}"
+        job, env = {"threads": other}, {"OMP_NUM_THREADS": str(other), "MKL_NUM_THREADS": str(other)}
+    job.update(ops=False, syncs=False)
+    again = record("reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers,
+                   job_extra=job, env_extra=env)
+    if again.status != "ok" or again.trace is None:
+        return {"how": how, "measured": False,
+                "why": f"the second run of the original did not finish: {_describe(again)}"}
+    floor = noise.measure(ref.trace, again.trace, how)
+    floor["measured"] = True
+    floor["wall_s"] = again.wall_s
+    return floor
+
+
+def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
+    """The floor belongs to the reference: it travels in its trace (so `--reference-trace` and
+    `trace compare` judge with it too)."""
+    from porter.verify.tracefile import write_trace
+
+    assert rec.trace is not None
+    rec.trace.manifest["noise_floor"] = floor
+    if path is not None and path.is_file():
+        write_trace(path, rec.trace.manifest, rec.trace.tensors)
 
 
 def _summary(rec: Recorded):
@@ -200,6 +244,14 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
     if ref.status != "ok":
         return _error_result(cfg, [ref], [_describe(ref), "the ported side was not run: there "
                                           "is no reference to compare with"])
+    if cfg.reference_trace is None and cfg.original is not None:
+        floor = noise_run(cfg.original, cfg, ref, base / "noise", workers) if cfg.noise_floor else \
+            {"measured": False, "why": "--no-noise-floor"}
+        attach_floor(ref, floor, base / "reference.trace.safetensors")
+    elif ref.trace is not None and "noise_floor" not in ref.trace.manifest:
+        ref.trace.manifest["noise_floor"] = {"measured": False, "why": "the reference trace was "
+                                             "recorded without it (porter trace record --no-noise-floor, "
+                                             "or an older porter)"}
     assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
                   workers)

@@ -19,9 +19,11 @@ SCHEMA = "porter.trace/1"
 SCHEMA_MAJOR = 1
 META_KEY = "porter.trace"
 STAT_NAMES = ("mean", "std", "min", "max", "absmax", "l2", "nan", "inf")
-# Size bounds: per tensor, a strided sample of at most `sample_elements`; at most
-# `module_calls` calls recorded per module; at most `max_entries` module outputs/parameters.
-LIMITS = {"sample_elements": 64, "module_calls": 2, "max_entries": 4000}
+# Size bounds: per module output, a strided sample of at most `sample_elements`; per initial
+# parameter, its values when it has at most `param_elements` (else a strided sample of that
+# many) and a checksum of all its bits; at most `module_calls` calls recorded per module; at
+# most `max_entries` module outputs/parameters.
+LIMITS = {"sample_elements": 64, "param_elements": 4096, "module_calls": 2, "max_entries": 4000}
 
 
 class TraceError(ValueError):
