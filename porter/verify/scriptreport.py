@@ -37,8 +37,7 @@ def sections(r: ScriptResult) -> list[Section]:
     cmd = " ".join((r.where.get("ported") or r.where.get("reference") or {}).get("command") or
                    r.config.get("command") or [])
     notes.append(f"command: {cmd}")
-    notes += [f"random numbers on the {line}" if not line.startswith("ported") else
-              f"random numbers on the ported side{line.removeprefix('ported')}" for line in r.rng]
+    notes += [f"random numbers — {line}" for line in r.rng]
     out.append(("Sides (where each run ran)", ["side", "status", "device", "tensors made on", "host",
                                                "versions", "first step", "steady step (median)"],
                 _side_rows(r), notes))
