@@ -47,6 +47,11 @@ class Program:
     xla_compat: bool = False  # restore torch-xla names a dependency still calls (side.py)
     quick: bool = False  # in the pytest subset
     what: str = ""
+    # parity_evidence.py: [file in the port, text, replacement] that changes one operation (a
+    # port parity-check must fail); the optimizer steps parity-check records; what it exercises
+    sabotage: list[str] = field(default_factory=list)
+    steps: int = 4
+    exercises: str = ""
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Program]:
