@@ -28,6 +28,7 @@ import json
 import os
 import random
 import runpy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,13 +135,21 @@ def same_random_numbers(torch) -> None:
                 return func(args[0].cpu(), *args[1:], **kwargs).to(args[0].device)
             return func(*args, **kwargs)
 
-    def dropout(input, p=0.5, training=True, inplace=False):
-        if not training or p == 0:
-            return input
-        keep = (torch.rand(input.shape) >= p).to(input.dtype).to(input.device) / (1 - p)
-        return input.mul_(keep) if inplace else input * keep
+    def masked(features: bool):
+        def dropout(input, p=0.5, training=True, inplace=False):
+            if not training or p == 0:
+                return input
+            # one keep/drop draw per element, or per channel for the feature (1d/2d/3d) kinds
+            shape = list(input.shape)
+            if features:
+                shape = shape[:2] + [1] * (len(shape) - 2) if input.dim() > 2 else shape[:1] + [1]
+            keep = (torch.rand(shape) >= p).to(input.dtype).to(input.device) / (1 - p)
+            return input.mul_(keep) if inplace else input * keep
 
-    F.dropout = dropout
+        return dropout
+
+    F.dropout = masked(False)
+    F.dropout1d = F.dropout2d = F.dropout3d = masked(True)
     CpuDraws().__enter__()
 
 
@@ -205,6 +214,13 @@ def run_side(args) -> int:
 
 def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, threads: int | None,
            timeout: float) -> dict:
+    """One run, in a fresh copy of `tree` (programs write next to themselves, and some refuse
+    to run where an earlier run left its outputs)."""
+    fresh = out.with_suffix(".tree")
+    if fresh.exists():
+        shutil.rmtree(fresh)
+    shutil.copytree(tree, fresh, symlinks=True)
+    tree = fresh
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     if side == "port":
         env.update(XLA_ENV)

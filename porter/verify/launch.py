@@ -48,6 +48,8 @@ def setup_device(job: dict):
     if mode is not None:
         mode.__enter__()  # for the rest of this process
         side.remap = mode
+    if int(os.environ.get("WORLD_SIZE", 1)) > 1:
+        distributed(job, side)
     if job.get("eager"):
         def compile_off(model=None, *args, **kwargs):
             return model if model is not None else (lambda fn: fn)
@@ -55,6 +57,37 @@ def setup_device(job: dict):
         torch.compile = compile_off
         side.notes.append("torch.compile was turned off (--eager): the model ran eagerly")
     return side
+
+
+def distributed(job: dict, side) -> None:
+    """A rank of a torchrun run: collectives on the host where the real backend cannot run
+    here (porter.verify.collectives); on real hardware the program's own backend runs."""
+    from porter.verify import collectives
+
+    if side.shim == "cuda->cpu":
+        collectives.install({"nccl"})
+        collectives.ddp_on_cpu()
+        side.notes.append("collectives: nccl ran as gloo on the host (no GPU), one process per rank")
+    elif side.kind == "xla" and side.emulated:
+        collectives.install({"xla", job["target"]}, {"xla://": "env://"})
+        collectives.xla_runtime_world()
+        side.notes.append(f"collectives: the '{job['target']}' backend (and xm's in-graph collectives) "
+                          "ran as gloo on the host, one XLA:CPU process per rank: XLA's CPU client "
+                          "cannot reduce across processes; a collective measured here is not a "
+                          "hardware one")
+    else:
+        return
+    side.collectives = collectives.COUNTS
+
+
+def rank_paths(job: dict) -> tuple[Path, Path, int, int]:
+    """(work folder, trace path, rank, world size) of this process."""
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    out, trace = Path(job["workdir"]), Path(job["trace"])
+    if world > 1:
+        out = out / f"rank{rank}"
+        trace = trace.with_name(f"{trace.name.removesuffix('.safetensors')}.rank{rank}.safetensors")
+    return out, trace, rank, world
 
 
 def install_rng(job: dict, side, root: str, recorder):
@@ -133,7 +166,7 @@ def run_user_command(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[1]).read_text())
     user_argv = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
-    out = Path(job["workdir"])
+    out, trace_path, rank, world = rank_paths(job)
     out.mkdir(parents=True, exist_ok=True)
     root = str(Path.cwd().resolve())
     _phase(out, "startup")
@@ -148,7 +181,7 @@ def main(argv: list[str]) -> int:
             import torch
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
-        seed_everything(job["seed"])
+        seed_everything(job["seed"] + rank)  # each rank its own stream, on both sides alike
         from porter.verify.recorder import Recorder, StopRun
 
         if job.get("record", True):
@@ -202,7 +235,9 @@ def main(argv: list[str]) -> int:
         "tree": Path(root).name,
         "host": host_info(),
         "side": side.to_dict() if side is not None else None,
-        "seed": job["seed"],
+        "seed": job["seed"] + rank,
+        "rank": rank,
+        "world_size": world,
         "steps_requested": job["steps"],
         "stopped": stopped,
         "error": error,
@@ -210,7 +245,7 @@ def main(argv: list[str]) -> int:
     })
     from porter.verify.tracefile import write_trace
 
-    write_trace(Path(job["trace"]), manifest, tensors)
+    write_trace(trace_path, manifest, tensors)
     if error is not None:
         (out / "error.json").write_text(json.dumps(error, indent=1))
     else:

@@ -259,6 +259,10 @@ class Recorder:
         entry = {"losses": self.pending, "grad_norm": pre["grad_norm"], "lr": pre["lr"],
                  "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
                  "since_start": self.t_last is None}
+        counts = getattr(self.side, "collectives", None)
+        if counts is not None:  # collectives since the last step (porter.verify.collectives)
+            entry["collectives"] = dict(counts)
+            counts.clear()
         self.pending = []
         self.t_last = now
         self.steps.append(entry)
@@ -424,6 +428,7 @@ class Recorder:
             steps.append({"step": i, "loss": loss, "backward_calls": len(ls),
                           "backward_losses": [float(x) for x in ls], "grad_norm": norm,
                           "lr": s["lr"], "step_time_s": s["time_s"],
+                          **({"collectives": s["collectives"]} if "collectives" in s else {}),
                           **({"compiles": perf["xla"]["compiles_per_step"][i - 1]}
                              if "xla" in perf and i - 1 < len(perf["xla"]["compiles_per_step"]) else {})})
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)

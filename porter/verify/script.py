@@ -22,7 +22,7 @@ from porter.verify.config import TARGETS
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
 from porter.verify.runner import classify, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
-from porter.verify.tracefile import Trace, TraceError, read_trace
+from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
 
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
@@ -37,10 +37,62 @@ def python_of(command: list[str]) -> str:
         if found is None:
             raise ValueError(f"{exe!r} is not on PATH")
         return found
-    raise ValueError(f"the command must start with a Python interpreter (python train.py …), "
-                     f"not {exe!r}: porter records from inside that interpreter. Wrappers "
-                     "(torchrun, bash scripts, accelerate) are not supported: run the "
-                     "training script with python directly, one process")
+    if Path(exe).name == "torchrun":
+        found = shutil.which(exe)
+        if found is None:
+            raise ValueError(f"{exe!r} is not on PATH")
+        first = Path(found).read_text(errors="replace").splitlines()[:1]
+        if first and first[0].startswith("#!") and _PYTHON.match(Path(first[0][2:].split()[0]).name):
+            return first[0][2:].split()[0]  # torchrun's own interpreter (its shebang)
+        return sys.executable
+    raise ValueError(f"the command must start with a Python interpreter (python train.py …) or "
+                     f"torchrun, not {exe!r}: porter records from inside that interpreter. Other "
+                     "wrappers (bash scripts, accelerate launch) are not supported: run the training "
+                     "script with python or torchrun directly")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the command starts its processes: one (`python SCRIPT`), or one per rank through
+    torch's own launcher (`torchrun [OPTIONS] SCRIPT`, `python -m torch.distributed.run ...`)."""
+
+    nproc: int  # processes on this node (1: no launcher)
+    options: tuple[str, ...]  # the launcher's options, without the script
+    script: tuple[str, ...]  # what follows `python`: SCRIPT ARGS, -m MODULE ARGS or -c CODE
+
+
+def launch_of(command: list[str]) -> Launch:
+    """Split a training command into the launcher's options and the script."""
+    if Path(command[0]).name == "torchrun":
+        options = list(command[1:])
+    elif command[1:3] == ["-m", "torch.distributed.run"]:
+        options = list(command[3:])
+    elif command[1:3] == ["-m", "torch.distributed.launch"]:
+        raise ValueError("torch.distributed.launch is deprecated and not supported: use torchrun")
+    else:
+        return Launch(1, (), tuple(command[1:]))
+    from torch.distributed.run import get_args_parser  # torch's own parser for its own options
+
+    try:
+        ns = get_args_parser().parse_args(options)
+    except SystemExit:
+        raise ValueError(f"torchrun options not understood: {' '.join(options)}") from None
+    if ns.no_python:
+        raise ValueError("torchrun --no-python is not supported: porter records from inside Python")
+    if str(ns.nnodes) not in ("1", "1:1"):
+        raise ValueError(f"--nnodes {ns.nnodes}: porter runs one node (its ranks as local processes)")
+    try:
+        nproc = int(ns.nproc_per_node)
+    except ValueError:
+        raise ValueError(f"--nproc-per-node {ns.nproc_per_node}: give the number of processes") from None
+    tail = 1 + len(ns.training_script_args)
+    opts = options[:-tail]
+    if ns.module:
+        opts = [o for o in opts if o not in ("-m", "--module")]
+    if not (ns.standalone or ns.rdzv_endpoint or "--master-port" in " ".join(opts).replace("_", "-")):
+        opts.append("--standalone")  # a free port on this host, not the default 29500
+    script = (["-m"] if ns.module else []) + [ns.training_script, *ns.training_script_args]
+    return Launch(nproc, tuple(opts), tuple(script))
 
 
 @dataclass(frozen=True)
@@ -66,6 +118,7 @@ class ScriptConfig:
     max_output: int = DEFAULT_MAX_OUTPUT
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
+    launch: Launch | None = None  # derived from the command
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -76,6 +129,7 @@ class ScriptConfig:
             raise ValueError("--timeout must be > 0")
         object.__setattr__(self, "command", tuple(self.command))
         object.__setattr__(self, "python", self.python or python_of(list(self.command)))
+        object.__setattr__(self, "launch", self.launch or launch_of(list(self.command)))
         for name in ("original", "ported"):
             path = getattr(self, name)
             if path is not None:
@@ -89,6 +143,8 @@ class ScriptConfig:
             data[k] = None if data[k] is None else str(data[k])
         data["command"] = list(self.command)
         data.pop("python")
+        data["processes"] = self.launch.nproc if self.launch else 1
+        data.pop("launch")
         data["mode"] = "script"
         return data
 
@@ -118,16 +174,39 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     log_path = workdir / "log.txt"
     env = side_env(role, cfg)
     env.update(env_extra or {})
+    launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
+    launcher = ["-m", "torch.distributed.run", *launch.options, "-m"] if launch.nproc > 1 else ["-m"]
     t0 = time.perf_counter()
-    res = workers.run([cfg.python, "-m", "porter.verify.launch", str(job_path), "--",
-                       *cfg.command[1:]], cwd=tree, env=env, log_path=log_path,
+    res = workers.run([cfg.python, *launcher, "porter.verify.launch", str(job_path), "--",
+                       *launch.script], cwd=tree, env=env, log_path=log_path,
                       timeout=cfg.timeout, max_output=cfg.max_output,
                       memory_limit=cfg.memory_limit)
     wall = time.perf_counter() - t0
+    sides = []
+    for rank in range(launch.nproc):
+        rdir, rtrace = (workdir, trace_path) if launch.nproc == 1 else (
+            workdir / f"rank{rank}",
+            trace_path.with_name(f"{trace_path.name.removesuffix('.safetensors')}.rank{rank}.safetensors"))
+        sides.append(_read_side(res, rdir, rtrace, cfg.timeout))
+    failed = [(r, s) for r, s in enumerate(sides) if s[0] != "ok"]
+    # the rank whose own code raised, before ranks the launcher stopped because of it
+    failed.sort(key=lambda rs: (rs[1][0] != "error", rs[0]))
+    status, error, trace = ("ok", None, sides[0][2]) if not failed else (*failed[0][1][:2], sides[0][2])
+    if failed and launch.nproc > 1 and error is not None:
+        error["message"] = f"rank {failed[0][0]}: " + (error.get("message") or "")
+    if launch.nproc > 1 and not failed:
+        trace = merge_ranks([s[2] for s in sides], trace_path)
+    if error is not None and res.dropped_bytes:
+        error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
+    return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+
+
+def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
+    """(status, error, trace) of one process's run, from what it left in `workdir`."""
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
     error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
     completed = res.returncode == 0 and (workdir / "done").is_file()
-    status, error = classify(res.returncode, res.timed_out, completed, error, phase, cfg.timeout)
+    status, error = classify(res.returncode, res.timed_out, completed, error, phase, timeout)
     trace = None
     if trace_path.is_file():
         try:
@@ -140,9 +219,7 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
         status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "no trace",
                                     "message": "the side finished without writing its trace",
                                     "location": None}
-    if error is not None and res.dropped_bytes:
-        error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
-    return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+    return status, error, trace
 
 
 def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
@@ -167,20 +244,28 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
                    job_extra=job, env_extra=env)
     if again.status != "ok" or again.trace is None:
         return {"how": how, "measured": False,
-                "why": f"the second run of the original did not finish: {_describe(again)}"}
-    floor = noise.measure(ref.trace, again.trace, how)
-    floor["measured"] = True
-    floor["wall_s"] = again.wall_s
-    return floor
+                "why": f"the second run of the original did not finish: {_describe(again)} (a program "
+                       "that will not run where its first run left its outputs cannot run twice in "
+                       "one tree: remove them first, or give --no-noise-floor)"}
+    if again.trace.world_size != ref.trace.world_size:
+        return {"how": how, "measured": False, "why": "the second run had another number of ranks"}
+    floors = []
+    for r in range(ref.trace.world_size):
+        floor = noise.measure(ref.trace.rank(r), again.trace.rank(r), how)
+        floor.update(measured=True, wall_s=again.wall_s)
+        floors.append(floor)
+    return floors[0] if len(floors) == 1 else {"measured": True, "ranks": floors}
 
 
 def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
-    """The floor belongs to the reference: it travels in its trace (so `--reference-trace` and
-    `trace compare` judge with it too)."""
+    """The floor belongs to the reference: it travels in its trace, each rank's in its own
+    manifest (so `--reference-trace` and `trace compare` judge with it too)."""
     from porter.verify.tracefile import write_trace
 
     assert rec.trace is not None
-    rec.trace.manifest["noise_floor"] = floor
+    per_rank = floor.get("ranks") or [floor] * rec.trace.world_size
+    for manifest, f in zip(rec.trace.rank_manifests(), per_rank):
+        manifest["noise_floor"] = f
     if path is not None and path.is_file():
         write_trace(path, rec.trace.manifest, rec.trace.tensors)
 
@@ -249,9 +334,8 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
             {"measured": False, "why": "--no-noise-floor"}
         attach_floor(ref, floor, base / "reference.trace.safetensors")
     elif ref.trace is not None and "noise_floor" not in ref.trace.manifest:
-        ref.trace.manifest["noise_floor"] = {"measured": False, "why": "the reference trace was "
-                                             "recorded without it (porter trace record --no-noise-floor, "
-                                             "or an older porter)"}
+        attach_floor(ref, {"measured": False, "why": "the reference trace was recorded without it "
+                           "(porter trace record --no-noise-floor, or an older porter)"}, None)
     assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
                   workers)

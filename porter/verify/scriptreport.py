@@ -70,6 +70,18 @@ def sections(r: ScriptResult) -> list[Section]:
                      "loss = the sum of the scalars backward() was called on in the step "
                      "(gradient accumulation: the micro-batch losses); step time = wall time "
                      "between optimizer steps (the first includes start-up)"]))
+    if r.ranks:
+        out.append(("Ranks (torchrun: each rank compared with the same rank)",
+                    ["rank", "verdict", "curves part at step", "first diverging module", "max rel loss diff"],
+                    [[str(x["rank"]), x["verdict"].upper(), str(x["parted_at"] or "—"),
+                      x["first_divergence"] or "—", _g(x["max_loss_rel"])] for x in r.ranks],
+                    ["the tables below show rank 0"]))
+        out.append(("Collectives per step", ["rank", "step", "reference", "ported"],
+                    [[str(x["rank"]), str(c["step"]), _counts(c["reference"]), _counts(c["ported"])]
+                     for x in r.ranks for c in x["collectives"]],
+                    ["counted by porter's host process group (porter.verify.collectives) on each side; "
+                     "DDP's gradient buckets are all_reduce calls; '—': not counted (the program's own "
+                     "backend ran)"]))
     if r.modules:
         bad = [m for m in r.modules if not m["passed"]]
         shown = bad[:30] + [m for m in r.modules if m["passed"]][: max(0, 40 - len(bad[:30]))]
@@ -126,6 +138,12 @@ def sections(r: ScriptResult) -> list[Section]:
                     [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)]
                      for g in r.gaps], []))
     return out
+
+
+def _counts(c: dict | None) -> str:
+    if c is None:
+        return "—"
+    return ", ".join(f"{k}×{v}" for k, v in sorted(c.items())) or "none"
 
 
 def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:

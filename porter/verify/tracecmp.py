@@ -50,6 +50,7 @@ class ScriptResult:
     rng: list[str] = field(default_factory=list)  # where each side's random numbers came from
     made_on: dict = field(default_factory=dict)  # role -> where the program's tensors were made
     warnings: list[str] = field(default_factory=list)  # said with the verdict, not deciding it
+    ranks: list[dict] = field(default_factory=list)  # per rank, for a run of several (torchrun)
     wall_s: float = 0.0
     workdir: str | None = None
 
@@ -289,6 +290,45 @@ def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]
 def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
                    config: dict | None = None, ref_side: SideSummary | None = None,
                    port_side: SideSummary | None = None) -> ScriptResult:
+    """The verdict of a port's run against the reference's; a run of several ranks (torchrun)
+    is compared rank by rank."""
+    if ref.world_size == 1 and port.world_size == 1:
+        return _compare_one(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side,
+                            port_side=port_side)
+    results = [_compare_one(ref.rank(r), port.rank(r), rtol=rtol, atol=atol, config=config,
+                            ref_side=ref_side, port_side=port_side)
+               for r in range(min(ref.world_size, port.world_size))]
+    res = results[0]
+    res.ranks = [{"rank": r, "verdict": x.verdict, "parted_at": x.parted_at,
+                  "first_divergence": (x.first_divergence or {}).get("module"),
+                  "max_loss_abs": x.max_loss_abs, "max_loss_rel": x.max_loss_rel,
+                  "reasons": [t for t in x.reasons if not t.startswith(("tolerances", "noise floor"))],
+                  "collectives": [{"step": st["step"], "reference": st.get("reference_collectives"),
+                                   "ported": st.get("ported_collectives")} for st in x.steps]}
+                 for r, x in enumerate(results)]
+    bad = [x for x in res.ranks if x["verdict"] != "pass"]
+    common = [t for t in res.reasons if t.startswith(("tolerances", "noise floor"))]
+    if ref.world_size != port.world_size:
+        res.verdict = "fail"
+        res.reasons = [f"the reference ran {ref.world_size} rank(s), the port {port.world_size}"] + common
+        return res
+    if not bad:
+        res.reasons = [f"{len(res.ranks)} ranks, compared rank by rank: " + res.reasons[0]] + common
+        return res
+    res.verdict = "error" if any(x["verdict"] == "error" for x in bad) else "fail"
+    parted = sorted((x for x in bad if x["parted_at"]), key=lambda x: (x["parted_at"], x["rank"]))
+    first = parted[0] if parted else bad[0]
+    head = (f"rank {first['rank']} parts first, at step {first['parted_at']}" if first["parted_at"]
+            else f"rank {first['rank']} differs")
+    res.reasons = [f"{head} ({len(bad)} of {len(res.ranks)} ranks differ)"] + \
+        [f"rank {first['rank']}: {t}" for t in first["reasons"]] + common
+    res.parted_at = first["parted_at"]
+    return res
+
+
+def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
+                 config: dict | None = None, ref_side: SideSummary | None = None,
+                 port_side: SideSummary | None = None) -> ScriptResult:
     from porter.verify.gaps import collect_gaps
 
     rm, pm = ref.manifest, port.manifest
@@ -342,7 +382,9 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
                "reference_grad_norm": a and a["grad_norm"], "ported_grad_norm": b and b["grad_norm"],
                "grad_norm_ok": False, "reference_lr": a and a["lr"], "ported_lr": b and b["lr"],
                "lr_ok": False, "reference_time_s": a and a["step_time_s"],
-               "ported_time_s": b and b["step_time_s"]}
+               "ported_time_s": b and b["step_time_s"],
+               "reference_collectives": a and a.get("collectives"),
+               "ported_collectives": b and b.get("collectives")}
         if a and b:
             ra, pa = float(a["loss"]), float(b["loss"])
             row["abs_diff"] = abs(pa - ra)

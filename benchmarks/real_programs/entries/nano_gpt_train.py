@@ -30,7 +30,13 @@ parser.add_argument("--warmup-steps", type=int, default=4)
 parser.add_argument("--max-lr", type=float, default=3e-3)
 parser.add_argument("--seed", type=int, default=1337)
 parser.add_argument("--dataset-dir", default="data")
+parser.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16",
+                    help="the autocast dtype nano-gpt uses on every device (its own: bfloat16)")
 args = parser.parse_args()
+if args.dtype == "float32":  # autocast to float32 is autocast off: the whole run in float32
+    import nano_gpt.trainer
+
+    nano_gpt.trainer.get_dtype = lambda device: torch.float32
 
 B, T = args.micro_batch_size, args.sequence_length
 model_config = GPTConfig(
