@@ -98,7 +98,8 @@ def _tensors_of(output) -> list[torch.Tensor]:
 
 class Recorder:
     def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
-                 module_calls: int | None = None, ops: bool = True, syncs: bool = True):
+                 module_calls: int | None = None, ops: bool = True, syncs: bool = True,
+                 perturb: bool = False):
         self.steps_wanted = steps
         self.side = side
         self.root = root
@@ -133,6 +134,8 @@ class Recorder:
         self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
         self.final_perf: dict | None = None  # read at the last step, before porter's own sync
+        # the noise-floor run: every parameter moved by one ulp before each optimizer step
+        self.perturb = torch.Generator().manual_seed(0x5EED) if perturb else None
 
     @contextlib.contextmanager
     def own_work(self):
@@ -172,6 +175,8 @@ class Recorder:
 
         scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
+        if self.perturb is not None:
+            self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         if self.side.kind == "xla":
@@ -228,6 +233,20 @@ class Recorder:
                 stats, sample = tensor_stats(t, self.sample)
                 recs.append((stats, sample, list(t.shape), dtype))
         self.calls.append((mid, n, recs))
+
+    def perturb_ulp(self, opt, args, kwargs) -> None:
+        """Move every floating-point parameter one unit in the last place up or down (a private
+        generator decides; the program's own random streams are untouched): the state two
+        backends reach after a step differs by about this much, and how far the program then
+        drifts is its sensitivity to rounding."""
+        assert self.perturb is not None
+        with self.own_work():
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    if p.is_floating_point():
+                        up = torch.rand(p.shape, generator=self.perturb) < 0.5
+                        target = torch.where(up, math.inf, -math.inf).to(p.dtype).to(p.device)
+                        p.copy_(torch.nextafter(p, target))
 
     def _counted(self, opt) -> bool:
         if self.opt_ref is None:
