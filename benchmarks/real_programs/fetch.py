@@ -52,6 +52,7 @@ class Program:
     sabotage: list[str] = field(default_factory=list)
     steps: int = 4
     exercises: str = ""
+    nproc: int = 1  # > 1: launched with torchrun, one process per rank
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Program]:

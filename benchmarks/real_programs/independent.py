@@ -15,10 +15,12 @@ It imports nothing from porter. Each side runs in its own process, its own way:
   dropout kernels would draw);
 * every outermost one-element `backward()` records its loss; the run stops after N.
 
-The original runs twice: with the environment's thread count and with another. Verdict: PASS
-when the port's losses equal the original's under `torch.testing.assert_close` (rtol 1e-4,
-atol 1e-5), or, for a program that drifts from itself, when every step is within 4 times the
-running maximum of the original's own drift between its two runs; FAIL otherwise.
+The original runs twice: as it is, and with another thread count and its weights scaled by
+1 ± 2^-16 after every optimizer step (the size of the differences two backends' arithmetic
+leaves). Verdict: PASS when the port's losses equal the original's under
+`torch.testing.assert_close` (rtol 1e-4, atol 1e-5), or, for a program that drifts from
+itself, when every step is within 4 times the running maximum of the original's own drift
+between its two runs; FAIL otherwise.
 """
 
 from __future__ import annotations
@@ -153,6 +155,94 @@ def same_random_numbers(torch) -> None:
     CpuDraws().__enter__()
 
 
+def ranks_on_gloo(torch, side: str) -> None:
+    """torchrun ranks: every collective through gloo on CPU tensors. The original's nccl and the
+    port's xla backends become gloo; the port's DDP becomes a plain wrapper whose gradients are
+    averaged over the ranks (copied to the CPU, summed with gloo, divided) just before each
+    optimizer step, after rank 0's parameters were broadcast, which is what DDP computes."""
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel
+
+    real_init, real_all_reduce = dist.init_process_group, dist.all_reduce
+
+    def init_process_group(backend=None, init_method=None, *args, **kwargs):
+        if init_method == "xla://":
+            init_method = "env://"
+        return real_init("gloo", init_method, *args, **kwargs)
+
+    def all_reduce(tensor, op=dist.ReduceOp.SUM, group=None, async_op=False):
+        host = tensor.detach().cpu()
+        average = op == dist.ReduceOp.AVG
+        real_all_reduce(host, op=dist.ReduceOp.SUM if average else op, group=group)
+        if average:
+            host /= dist.get_world_size(group)
+        with torch.no_grad():
+            tensor.copy_(host)
+
+    dist.init_process_group = init_process_group
+    dist.all_reduce = all_reduce
+    if side == "original":
+        real_ddp_init = DistributedDataParallel.__init__
+
+        def ddp_init(self, module, device_ids=None, output_device=None, *args, **kwargs):
+            real_ddp_init(self, module, None, None, *args, **kwargs)
+
+        DistributedDataParallel.__init__ = ddp_init
+        return
+
+    class AveragedGrads(nn.Module):
+        def __init__(self, module, *args, **kwargs):
+            super().__init__()
+            self.module = module
+            with torch.no_grad():
+                for p in module.parameters():
+                    host = p.detach().cpu()
+                    dist.broadcast(host, 0)
+                    p.copy_(host)
+
+        def forward(self, *args, **kwargs):
+            return self.module(*args, **kwargs)
+
+    def average(opt, args, kwargs):
+        world = dist.get_world_size()
+        for group in opt.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    host = p.grad.detach().cpu()
+                    real_all_reduce(host)
+                    with torch.no_grad():
+                        p.grad.copy_(host / world)
+
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    register_optimizer_step_pre_hook(average)
+    torch.nn.parallel.DistributedDataParallel = AveragedGrads
+    import torch.nn.parallel.distributed as ddp_module
+
+    ddp_module.DistributedDataParallel = AveragedGrads
+
+
+def jitter_weights(torch) -> None:
+    """The second run of the original: after every optimizer step each weight is scaled by
+    1 ± 2^-16 (signs from a generator of its own), the size of the differences two backends'
+    arithmetic leaves in a model's state; how far the losses then drift is the program's own
+    sensitivity."""
+    gen = torch.Generator().manual_seed(1234)
+
+    def jitter(opt, args, kwargs):
+        with torch.no_grad():
+            for group in opt.param_groups:
+                for p in group["params"]:
+                    if p.is_floating_point():
+                        sign = (torch.rand(p.shape, generator=gen) < 0.5).to(p.dtype) * 2 - 1
+                        p.mul_(1 + 2.0**-16 * sign.to(p.device))
+
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    register_optimizer_step_post_hook(jitter)
+
+
 def record_losses(torch, limit: int, losses: list) -> None:
     original = torch.Tensor.backward
     depth = [0]
@@ -181,11 +271,16 @@ def run_side(args) -> int:
     if args.side == "original":
         cuda_on_cpu(torch, tree)
     same_random_numbers(torch)
+    rank = int(os.environ.get("RANK", 0))
+    if int(os.environ.get("WORLD_SIZE", 1)) > 1:
+        ranks_on_gloo(torch, args.side)
     losses: list = []
     record_losses(torch, args.losses, losses)
-    random.seed(0)
-    np.random.seed(0)
-    torch.manual_seed(0)
+    if args.jitter:
+        jitter_weights(torch)
+    random.seed(rank)
+    np.random.seed(rank)
+    torch.manual_seed(rank)
     script, *argv = args.command[1:]
     sys.argv = [script, *argv]
     sys.path.insert(0, tree)
@@ -204,7 +299,9 @@ def run_side(args) -> int:
         import torch_xla
 
         torch_xla.sync()
-    Path(args.out).write_text(json.dumps({
+    out = Path(args.out) if rank == 0 and int(os.environ.get("WORLD_SIZE", 1)) == 1 else \
+        Path(args.out).with_suffix(f".rank{rank}.json")
+    out.write_text(json.dumps({
         "losses": [float(t.float().cpu()) for t in losses],
         "devices": sorted({t.device.type for t in losses}), "error": error,
         "threads": torch.get_num_threads()}))
@@ -213,7 +310,7 @@ def run_side(args) -> int:
 
 
 def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, threads: int | None,
-           timeout: float) -> dict:
+           timeout: float, nproc: int = 1) -> dict:
     """One run, in a fresh copy of `tree` (programs write next to themselves, and some refuse
     to run where an earlier run left its outputs)."""
     fresh = out.with_suffix(".tree")
@@ -226,13 +323,27 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
         env.update(XLA_ENV)
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    cmd = [sys.executable, __file__, "run", "--side", side, "--tree", str(tree), "--losses",
-           str(losses), "--out", str(out)] + (["--threads", str(threads)] if threads else []) + ["--", *command]
+    launcher = [sys.executable] if nproc == 1 else [sys.executable, "-m", "torch.distributed.run",
+                                                    "--standalone", "--nproc-per-node", str(nproc)]
+    cmd = [*launcher, __file__, "run", "--side", side, "--tree", str(tree), "--losses",
+           str(losses), "--out", str(out)] + (["--threads", str(threads), "--jitter"] if threads else []) + \
+        ["--", *command]
     try:
         proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
                               check=False)
     except subprocess.TimeoutExpired:
         return {"losses": [], "error": f"timed out after {timeout:g} s"}
+    if nproc > 1:  # one result per rank, put side by side: rank 0's losses, then rank 1's …
+        parts = [out.with_suffix(f".rank{r}.json") for r in range(nproc)]
+        if not all(p.is_file() for p in parts):
+            return {"losses": [], "error": f"exited {proc.returncode}: {proc.stderr[-2000:]}"}
+        runs = [json.loads(p.read_text()) for p in parts]
+        merged = {"losses": [x for r in runs for x in r["losses"]], "per_rank": runs,
+                  "devices": sorted({d for r in runs for d in r["devices"]}),
+                  "error": next((f"rank {i}: {r['error']}" for i, r in enumerate(runs) if r["error"]), None),
+                  "threads": runs[0]["threads"]}
+        out.write_text(json.dumps(merged))
+        return merged
     if not out.is_file():
         return {"losses": [], "error": f"exited {proc.returncode}: {proc.stderr[-2000:]}"}
     return json.loads(out.read_text())
@@ -274,11 +385,13 @@ def compare(args) -> int:
         orig = json.loads((work / "original.json").read_text())
         again = json.loads((work / "original2.json").read_text())
     else:
-        orig = _spawn("original", Path(args.original), n, args.command, work / "original.json", None, args.timeout)
+        orig = _spawn("original", Path(args.original), n, args.command, work / "original.json", None,
+                      args.timeout, args.nproc)
         threads = 1 if (orig.get("threads") or 1) > 1 else 2
         again = _spawn("original", Path(args.original), n, args.command, work / "original2.json", threads,
-                       args.timeout)
-    port = _spawn("port", Path(args.ported), n, args.command, work / f"{args.name}.json", None, args.timeout)
+                       args.timeout, args.nproc)
+    port = _spawn("port", Path(args.ported), n, args.command, work / f"{args.name}.json", None, args.timeout,
+                  args.nproc)
     res = {"original": orig, "original_again": again, "port": port}
     if orig.get("error"):
         res["result"] = {"verdict": "error", "how": "the original failed: " + orig["error"][-500:]}
@@ -287,7 +400,7 @@ def compare(args) -> int:
     elif port.get("devices") != ["xla"]:
         res["result"] = {"verdict": "fail", "how": f"the port computed its losses on {port.get('devices')}"}
     else:
-        res["result"] = verdict(orig["losses"], again.get("losses", []), port["losses"], n)
+        res["result"] = verdict(orig["losses"], again.get("losses", []), port["losses"], n * args.nproc)
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))
     print(json.dumps(res["result"]))
@@ -302,6 +415,7 @@ def main(argv: list[str]) -> int:
     run.add_argument("--tree", required=True)
     run.add_argument("--losses", type=int, required=True)
     run.add_argument("--threads", type=int)
+    run.add_argument("--jitter", action="store_true", help="the noise run: weights jittered after each step")
     run.add_argument("--out", required=True)
     cmp = sub.add_parser("compare")
     cmp.add_argument("--original", required=True)
@@ -311,6 +425,7 @@ def main(argv: list[str]) -> int:
     cmp.add_argument("--name", default="port")
     cmp.add_argument("--reuse-original", action="store_true")
     cmp.add_argument("--timeout", type=float, default=900)
+    cmp.add_argument("--nproc", type=int, default=1, help="ranks: run each side under torchrun")
     cmp.add_argument("--json")
     for p in (run, cmp):
         p.add_argument("command", nargs=argparse.REMAINDER)

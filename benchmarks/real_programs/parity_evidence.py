@@ -96,10 +96,11 @@ def parity(args: list[str], report: Path, cwd: Path) -> dict:
     return out
 
 
-def independent(original: Path, port: Path, work: Path, name: str, losses: int, reuse: bool) -> dict:
+def independent(original: Path, port: Path, work: Path, name: str, program: Program, reuse: bool) -> dict:
     out = work / f"independent-{name}.json"
     cmd = [sys.executable, str(HERE / "independent.py"), "compare", "--original", str(original),
-           "--ported", str(port), "--losses", str(losses), "--work", str(work / "independent"),
+           "--ported", str(port), "--losses", str(program.losses), "--nproc", str(program.nproc),
+           "--work", str(work / "independent"),
            "--name", name, "--json", str(out), "--timeout", str(TIMEOUT)]
     if reuse:
         cmd.append("--reuse-original")
@@ -118,7 +119,8 @@ def judge(program: Program, work: Path) -> dict:
     work.mkdir(parents=True)
     original, port, sabotaged = trees(program, work)
     steps = program.steps
-    cmd = ["--", sys.executable, DRIVER]
+    cmd = ["--", sys.executable, DRIVER] if program.nproc == 1 else \
+        ["--", str(Path(sys.executable).parent / "torchrun"), "--nproc-per-node", str(program.nproc), DRIVER]
     faithful = parity(["--original", str(original), "--ported", str(port), "--steps", str(steps),
                        "--keep", *cmd], work / "parity-faithful.json", work)
     ref_trace = Path(faithful.get("workdir") or "/nonexistent") / "reference.trace.safetensors"
@@ -130,8 +132,8 @@ def judge(program: Program, work: Path) -> dict:
                          str(steps), *cmd], work / "parity-sabotaged.json", work)
     else:
         broken = {"verdict": "error", "reasons": ["no reference trace was kept"]}
-    ind_faithful = independent(original, port, work, "port", program.losses, reuse=False)
-    ind_broken = independent(original, sabotaged, work, "sabotaged", program.losses, reuse=True)
+    ind_faithful = independent(original, port, work, "port", program, reuse=False)
+    ind_broken = independent(original, sabotaged, work, "sabotaged", program, reuse=True)
     return {"program": program.name, "faithful": faithful, "sabotaged": broken,
             "independent": ind_faithful, "independent_sabotaged": ind_broken,
             "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}

@@ -37,6 +37,10 @@ if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
 
 
+# the noise-floor run's relative change of every module output: 2**-17, about 128 float32 ulps
+OUTPUT_NOISE = 2.0**-17
+
+
 class StopRun(BaseException):
     """Raised after the last recorded optimizer step: ends the user's script (a
     BaseException, so `except Exception` in user code does not swallow it)."""
@@ -177,6 +181,7 @@ class Recorder:
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
         if self.perturb is not None:
             self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
+            self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         if self.side.kind == "xla":
@@ -244,9 +249,36 @@ class Recorder:
             for g in opt.param_groups:
                 for p in g["params"]:
                     if p.is_floating_point():
-                        up = torch.rand(p.shape, generator=self.perturb) < 0.5
-                        target = torch.where(up, math.inf, -math.inf).to(p.dtype).to(p.device)
-                        p.copy_(torch.nextafter(p, target))
+                        p.copy_(self._ulp_away(p))
+
+    def _ulp_away(self, t: torch.Tensor) -> torch.Tensor:
+        """`t` with each element one ulp up or down (decided by the private generator)."""
+        up = torch.rand(t.shape, generator=self.perturb) < 0.5
+        target = torch.where(up, math.inf, -math.inf).to(t.dtype).to(t.device)
+        return torch.nextafter(t, target)
+
+    def perturb_output(self, module, args, output):
+        """Every module's floating-point output scaled by 1 ± OUTPUT_NOISE (one ulp where its
+        dtype is coarser), as another backend's kernels round and reduce it: faithful ports
+        differ from their reference by about this much at step 1 (XLA's batch-norm statistics
+        by ~1e-5). The gradient is untouched: the change is a constant."""
+        if self.finished:
+            return None
+        from torch.utils._pytree import tree_map
+
+        def moved(t):
+            if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
+                return t
+            with self.own_work():
+                x = t.detach()
+                if torch.finfo(x.dtype).eps < OUTPUT_NOISE:
+                    sign = (torch.rand(x.shape, generator=self.perturb) < 0.5).to(x.dtype) * 2 - 1
+                    delta = x * (OUTPUT_NOISE * sign.to(x.device))
+                else:
+                    delta = self._ulp_away(x) - x
+            return t + delta  # outside no_grad: the output keeps its autograd history
+
+        return tree_map(moved, output)
 
     def _counted(self, opt) -> bool:
         if self.opt_ref is None:

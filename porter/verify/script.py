@@ -244,7 +244,8 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
         other = 1 if threads > 1 else 2
         how = f"the original run again with {other} CPU thread(s) instead of {threads}"
         job, env = {"threads": other}, {"OMP_NUM_THREADS": str(other), "MKL_NUM_THREADS": str(other)}
-    how += " and its parameters moved by one ulp before each optimizer step"
+    how += (", every module output scaled by 1 ± 2^-17 and every parameter one ulp off before each "
+            "optimizer step")
     job.update(ops=False, syncs=False, perturb=True)
     again = record("reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers,
                    job_extra=job, env_extra=env)
