@@ -9,6 +9,7 @@ reference may instead come from a trace recorded on another machine (`--referenc
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -202,8 +203,10 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
 
 
 def _on_xla(rec: Recorded) -> bool:
-    side = (rec.trace.manifest.get("side") or {}) if rec.trace is not None else {}
-    return side.get("kind") == "xla"
+    """The side ran, or (a crash leaves no trace) may have run, on XLA."""
+    if rec.trace is None:
+        return importlib.util.find_spec("torch_xla") is not None
+    return (rec.trace.manifest.get("side") or {}).get("kind") == "xla"
 
 
 def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
@@ -250,10 +253,11 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
     again = record("reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers,
                    job_extra=job, env_extra=env)
     if again.status != "ok" or again.trace is None:
-        return {"how": how, "measured": False,
-                "why": f"the second run of the original did not finish: {_describe(again)} (a program "
-                       "that will not run where its first run left its outputs cannot run twice in "
-                       "one tree: remove them first, or give --no-noise-floor)"}
+        why = f"the second run of the original did not finish: {_describe(again)}"
+        if "exist" in why.lower():
+            why += (" (a program that will not run where its first run left its outputs cannot run "
+                    "twice in one tree: remove them first, or give --no-noise-floor)")
+        return {"how": how, "measured": False, "why": why}
     if again.trace.world_size != ref.trace.world_size:
         return {"how": how, "measured": False, "why": "the second run had another number of ranks"}
     floors = []
@@ -347,10 +351,10 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
                   workers)
     retried = None
-    if port.status == "error" and cfg.ops and _on_xla(port):
+    if port.status != "ok" and port.status != "timeout" and cfg.ops and _on_xla(port):
         # porter's ATen counting is a Python dispatch mode, under which torch_xla lowers some
-        # view chains differently (opacus' per-sample-gradient unfold fails to lower): the
-        # port's own error is the one without it
+        # view chains differently (opacus' per-sample-gradient unfold fails to lower, its DP
+        # LSTM crashes the process): the port's own error is the one without it
         again = record("ported", cfg.ported, cfg, base / "ported-again.trace.safetensors",
                        base / "ported-again", workers, job_extra={"ops": False})
         if again.status == "ok":
