@@ -16,12 +16,30 @@ import os
 import platform
 import random
 import runpy
+import signal
 import socket
 import sys
 import time
 from pathlib import Path
 
 EXIT_USER_ERROR = 3
+
+
+class TimedOut(BaseException):
+    """Raised by the side's own alarm shortly before porter's timeout: the trace is then
+    written with what ran so far (the compiles and shape changes of a step that never ends)."""
+
+
+def _alarm(job: dict) -> None:
+    deadline = job.get("deadline_s")
+    if not deadline:
+        return
+
+    def timed_out(signum, frame):
+        raise TimedOut(f"no result after {deadline:g} s: porter stopped the run")
+
+    signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(max(1, int(deadline - min(30.0, 0.1 * deadline))))
 
 
 def _phase(out: Path, name: str) -> None:
@@ -101,6 +119,8 @@ def install_rng(job: dict, side, root: str, recorder):
     rng = DeviceRngMode(root, redirect=job.get("rng_redirect", True),
                         step=(lambda: recorder.step) if recorder is not None else (lambda: 0))
     rng.install_inits()
+    if rng.redirect:
+        rng.install_generators({side.kind, job.get("target", side.kind)} - {"cpu"})
     rng.__enter__()  # below the recorder's modes: porter's own host copies are not counted
     return rng
 
@@ -176,6 +196,7 @@ def main(argv: list[str]) -> int:
     side = None
     rng = None
     try:
+        _alarm(job)
         side = setup_device(job)
         if job.get("threads"):
             import torch
@@ -205,10 +226,13 @@ def main(argv: list[str]) -> int:
 
         error = describe_exception(exc, root)
         error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
+        if isinstance(exc, TimedOut):
+            error["kind"] = "timeout"
         stopped = "error"
         import traceback
 
         traceback.print_exc()
+    signal.alarm(0)
     _phase(out, "writing the trace")
     try:
         manifest, tensors = recorder.finish() if recorder is not None else ({}, {})

@@ -35,6 +35,7 @@ from porter.verify.tracefile import LIMITS
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
+    from porter.verify.shapes import ShapeLog
 
 
 # the noise-floor run's relative change of every module output: 2**-17, about 128 float32 ulps
@@ -132,6 +133,7 @@ class Recorder:
         self.op_counter = OpCounter() if ops else None
         self.counting = False  # the op counter is entered at the first module call
         self.sync_mode: SyncCounterMode | None = None
+        self.shape_log: ShapeLog | None = None  # XLA sides: which line changed which shape
         self.syncs_enabled = syncs
         self.xla: types.ModuleType | None = None  # torch_xla.debug.metrics on an XLA side
         self.compiles_at_step: list[int] = []
@@ -197,6 +199,12 @@ class Recorder:
 
             self.sync_mode = SyncCounterMode(self.root)
             self.sync_mode.__enter__()
+        if self.side.kind == "xla" and self.syncs_enabled:
+            from porter.verify.shapes import ShapeLog, xla_compiles
+
+            self.shape_log = ShapeLog(self.root, xla_compiles)
+            self.shape_log.install_syncs()
+            self.shape_log.__enter__()
 
     # ------------------------------------------------------------------ hooks
     def on_backward(self, tensors) -> None:
@@ -310,6 +318,8 @@ class Recorder:
         entry = {"losses": self.pending, "grad_norm": pre["grad_norm"], "lr": pre["lr"],
                  "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
                  "since_start": self.t_last is None}
+        if self.shape_log is not None:
+            entry["shape_changes"] = self.shape_log.end_step()
         counts = getattr(self.side, "collectives", None)
         if counts is not None:  # collectives since the last step (porter.verify.collectives)
             entry["collectives"] = dict(counts)
@@ -423,12 +433,14 @@ class Recorder:
             total = int(met.counter_value("UncachedCompile") or 0)
             warm = marks[min(self.warmup, len(marks)) - 1] if marks else 0
             compile_time = met.metric_data("CompileTime")
+            per_step = [b - a for a, b in zip([0] + marks[:-1], marks)]
             out["xla"] = {
                 "source": "torch_xla.debug.metrics",
                 "steps": steps,
                 "uncached_compiles": total,
                 "cached_compiles": counters.get("CachedCompile", 0),
-                "compiles_per_step": [b - a for a, b in zip([0] + marks[:-1], marks)],
+                "compiles_per_step": per_step,
+                "warmup": self.warmup,
                 "compiles_first_step": marks[0] if marks else total,
                 "compiles_during_warmup": warm - (marks[0] if marks else 0),
                 "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
@@ -442,6 +454,14 @@ class Recorder:
                 "item_calls": counters.get("aten::_local_scalar_dense", 0),
                 "device_to_host_transfers": int(d2h[0]) if d2h else 0,
                 "device_to_host_transfers_per_step": (d2h[0] / steps) if d2h else 0.0,
+                # per step with a line whose output shapes changed: its compiles and those lines
+                "shape_changes": [{"step": i + 1, "compiles": c, "lines": st["shape_changes"]}
+                                  for i, (st, c) in enumerate(zip(self.steps, per_step))
+                                  if st.get("shape_changes")],
+                # the step the run stopped in (a timeout, an error, the script's end)
+                "compiles_in_progress": total - (marks[-1] if marks else 0),
+                "shape_changes_in_progress": (self.shape_log.end_step() if self.shape_log is not None
+                                              and self.finished else []),
             }
         return out
 
@@ -452,6 +472,9 @@ class Recorder:
 
     def stop_probes(self) -> None:
         self._stop_counting()
+        if self.shape_log is not None:
+            self.shape_log.__exit__(None, None, None)
+            self.shape_log.uninstall_syncs()
         if self.sync_mode is not None:
             self.sync_mode.__exit__(None, None, None)
         torch.autograd.backward = self._orig_backward

@@ -88,6 +88,7 @@ class DeviceRngMode(TorchFunctionMode):
         self.first: list[dict] = []
         self.own_generator: Counter = Counter()  # (call, location) with a device generator=
         self._restore: list[tuple[object, str, object]] = []
+        self.device_generators: list[str] = []  # device types of generators made on the CPU instead
 
     # ------------------------------------------------------------------ bookkeeping
     def _seen(self, call: str, device, own_generator: bool = False) -> None:
@@ -113,7 +114,8 @@ class DeviceRngMode(TorchFunctionMode):
                           for (c, loc), n in self.counts.most_common(30)],
                 "first": self.first,
                 "own_generator": [{"call": c, "location": loc, "count": n}
-                                  for (c, loc), n in self.own_generator.most_common(10)]}
+                                  for (c, loc), n in self.own_generator.most_common(10)],
+                "device_generators_made_on_cpu": len(self.device_generators)}
 
     # ------------------------------------------------------------------ nn.init
     def install_inits(self) -> None:
@@ -143,6 +145,14 @@ class DeviceRngMode(TorchFunctionMode):
             functools.update_wrapper(wrapper, original)
             self._restore.append((init, name, original))
             setattr(init, name, wrapper)
+
+    def install_generators(self, kinds: set[str]) -> None:
+        """The program's own device generators (`torch.Generator(device="xla")`) become CPU
+        generators, seeded by the program's own calls as on the other side; their draws then
+        take the redirected paths above."""
+        from porter.verify.shim import generators_on_cpu
+
+        generators_on_cpu(kinds, self.device_generators)
 
     def uninstall_inits(self) -> None:
         for owner, name, original in reversed(self._restore):

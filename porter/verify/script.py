@@ -169,7 +169,8 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
            "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
            "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
-           "rng_redirect": not cfg.device_rng, "command": list(cfg.command), **(job_extra or {})}
+           "rng_redirect": not cfg.device_rng, "command": list(cfg.command),
+           "deadline_s": cfg.timeout, **(job_extra or {})}
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
     log_path = workdir / "log.txt"
@@ -293,6 +294,11 @@ def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -
     sides = {r.role: _summary(r) for r in recs}
     res = ScriptResult("error", reasons, cfg.to_dict(), sides.get("reference"), sides.get("ported"),
                        where={r.role: where(r.trace) for r in recs})
+    from porter.verify.gaps import collect_gaps
+
+    # what the sides measured before they stopped (a port that timed out in a recompile storm
+    # still names the line)
+    res.gaps = collect_gaps([sides.get("reference"), sides.get("ported")], cfg.target, None)
     return res
 
 

@@ -14,8 +14,8 @@
   and ``torch.<target>.*`` answering for it.
 
 Only the worker process of one side installs a shim; nothing here is used in porter's own
-process. Not covered: ``torch.Generator(device="cuda")``, ``x.device.type == "cuda"`` checks,
-CUDA extensions and Triton kernels (they need a GPU).
+process. ``torch.Generator(device="cuda")`` makes a CPU generator. Not covered:
+``x.device.type == "cuda"`` checks, CUDA extensions and Triton kernels (they need a GPU).
 """
 
 from __future__ import annotations
@@ -247,7 +247,32 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     cuda.amp.autocast = CudaAmpAutocast
     cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
     _shim_accelerator(root)
+    generators_on_cpu({"cuda"})
     return DeviceRemapMode({"cuda": cpu}, claim_cuda=True)
+
+
+_RealGenerator = torch.Generator
+
+
+def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
+    """`torch.Generator(device=d)` for a device type in `kinds` makes a CPU generator: its draws
+    then run on the CPU (the shim's "cuda"; the port's device under porter.verify.rng), seeded
+    by the program's own `manual_seed` calls. `made` collects the device types asked for."""
+
+    class Generator(_RealGenerator):
+        def __new__(cls, device="cpu"):
+            kind = _device_type(device) if not isinstance(device, int) else "cuda"
+            if kind in kinds:
+                if made is not None:
+                    made.append(kind)
+                device = "cpu"
+            return _RealGenerator.__new__(cls, device=device)
+
+        def __init__(self, device="cpu"):  # the device was taken by __new__
+            pass
+
+    patched: Any = torch
+    patched.Generator = Generator
 
 
 def _seed_cpu(seed, root: str) -> None:
@@ -336,4 +361,4 @@ def install_target_alias(target: str, device: torch.device,
     return DeviceRemapMode({target: device})
 
 
-__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias"]
+__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]
