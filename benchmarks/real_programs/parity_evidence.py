@@ -118,6 +118,9 @@ def judge(program: Program, work: Path) -> dict:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     original, port, sabotaged = trees(program, work)
+    # the independent comparison first: porter's runs leave the programs' outputs in the trees
+    ind_faithful = independent(original, port, work, "port", program, reuse=False)
+    ind_broken = independent(original, sabotaged, work, "sabotaged", program, reuse=True)
     steps = program.steps
     cmd = ["--", sys.executable, DRIVER] if program.nproc == 1 else \
         ["--", str(Path(sys.executable).parent / "torchrun"), "--nproc-per-node", str(program.nproc), DRIVER]
@@ -132,8 +135,6 @@ def judge(program: Program, work: Path) -> dict:
                          str(steps), *cmd], work / "parity-sabotaged.json", work)
     else:
         broken = {"verdict": "error", "reasons": ["no reference trace was kept"]}
-    ind_faithful = independent(original, port, work, "port", program, reuse=False)
-    ind_broken = independent(original, sabotaged, work, "sabotaged", program, reuse=True)
     return {"program": program.name, "faithful": faithful, "sabotaged": broken,
             "independent": ind_faithful, "independent_sabotaged": ind_broken,
             "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
