@@ -112,7 +112,7 @@ def install_rng(job: dict, side, root: str, recorder):
     """Draws on a real device (the port's, or a GPU reference's) come from the CPU generator,
     or with `--device-rng` are only counted (porter.verify.rng). The CUDA shim's reference has
     no device: every draw there is a CPU draw already."""
-    if side is None or side.kind == "cpu" or not job.get("record", True):
+    if side is None or side.kind == "cpu" or not job.get("record", True) or not job.get("rng_probe", True):
         return None
     from porter.verify.rng import DeviceRngMode
 

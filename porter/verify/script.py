@@ -116,6 +116,7 @@ class ScriptConfig:
     record: bool = True  # False: device setup and seeding only (to measure what recording costs)
     noise_floor: bool = True  # run the reference twice to measure the program's own noise
     device_rng: bool = False  # True: each device draws from its own generator (no redirection)
+    rng_probe: bool = True  # False: no random-draw mode at all (to measure what it costs)
     max_output: int = DEFAULT_MAX_OUTPUT
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
@@ -169,7 +170,7 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
            "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
            "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
-           "rng_redirect": not cfg.device_rng, "command": list(cfg.command),
+           "rng_redirect": not cfg.device_rng, "rng_probe": cfg.rng_probe, "command": list(cfg.command),
            "deadline_s": cfg.timeout, **(job_extra or {})}
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
