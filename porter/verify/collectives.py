@@ -49,7 +49,9 @@ class HostGroup(ProcessGroup):
     """Collectives with gloo on the host, whatever device the tensors are on; counted."""
 
     def __init__(self, store, rank: int, size: int, timeout: timedelta):
-        super().__init__(rank, size)
+        # the (rank, size) constructor Python process groups use (torch_xla's too); the stubs
+        # name only the C++ one
+        super().__init__(rank, size)  # type: ignore[call-arg]
         self.inner = dist.ProcessGroupGloo(store, rank, size, timeout)
 
     def getBackendName(self) -> str:

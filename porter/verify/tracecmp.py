@@ -387,10 +387,12 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
                "ported_collectives": b and b.get("collectives")}
         if a and b:
             ra, pa = float(a["loss"]), float(b["loss"])
-            row["abs_diff"] = abs(pa - ra)
-            row["rel_diff"] = abs(pa - ra) / abs(ra) if ra else None
-            row["noise_allowed"] = noise.allowed(floor, "loss_envelope", i) if floor else None
-            row["loss_ok"] = _close(ra, pa, *loss_tol) or row["abs_diff"] <= (row["noise_allowed"] or 0.0)
+            diff = abs(pa - ra)
+            allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
+            row["abs_diff"] = diff
+            row["rel_diff"] = diff / abs(ra) if ra else None
+            row["noise_allowed"] = allowed
+            row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
             ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
             row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or \
                 abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
@@ -411,7 +413,7 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     port_tied = {tuple(g) for g in pm.get("tied", [])}
     res.tied = {"reference": sorted(map(list, ref_tied)), "ported": sorted(map(list, port_tied)),
                 "untied_in_port": sorted(map(list, ref_tied - port_tied))}
-    res.modules, res.first_divergence = compare_modules(ref, port, *mod_tol, floor=floor)
+    res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         if len(ref_steps) != len(port_steps):
             fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port "
