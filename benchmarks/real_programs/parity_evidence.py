@@ -1,7 +1,7 @@
 """Check `porter parity-check`'s verdicts on real programs against a comparison written
 independently of porter's verifier (independent.py), and publish both.
 
-    python benchmarks/real_programs/parity_evidence.py [--only NAME ...] [--work DIR] [--no-doc]
+    python benchmarks/real_programs/parity_evidence.py [--only NAME ...] [--work DIR] [--update] [--no-doc]
 
 For each manifest program with a `sabotage` entry: copy its pinned source into `original/`
 with a two-line driver (`_porter_driver.py`: synthetic data, then the program, unchanged),
@@ -162,7 +162,14 @@ def _g(x, fmt=".2g") -> str:
     return "—" if x is None else format(x, fmt)
 
 
-def page(results: list[dict], programs: dict[str, Program], seconds: float) -> str:
+def _when(results: list[dict]) -> str:
+    stamps = sorted(r["measured_at"] for r in results if r.get("measured_at"))
+    if not stamps:
+        return "at an unrecorded time"
+    return stamps[0] if stamps[0] == stamps[-1] else f"between {stamps[0]} and {stamps[-1]}"
+
+
+def page(results: list[dict], programs: dict[str, Program]) -> str:
     rows = [(r, summary(r)) for r in results]
     right = sum(s["right"] for _, s in rows)
     lines = [
@@ -189,8 +196,8 @@ def page(results: list[dict], programs: dict[str, Program], seconds: float) -> s
         f"**{right}/{len(rows)} rows right** (porter's verdict equals the independent one on the faithful "
         "port, and both fail the sabotaged port with a module named).",
         "",
-        f"Measured {rows[0][0]['measured_at'] if rows else '—'} on {platform.machine()}, Python "
-        f"{platform.python_version()}; {seconds:.0f} s in all.",
+        f"Measured {_when(results)} on {platform.machine()}, Python {platform.python_version()}, "
+        "XLA_FLAGS=--xla_backend_optimization_level=0, OMP_NUM_THREADS=1.",
         "",
         "| program | what it exercises | parity-check | independent | max rel. loss diff (porter / independent) "
         "| noise floor (abs / rel) | sabotage | sabotaged: porter / independent | first diverging module named |",
@@ -220,11 +227,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--work", type=Path)
     parser.add_argument("--no-doc", action="store_true")
+    parser.add_argument("--update", action="store_true",
+                        help="with --only and --work: the other programs' rows from the work folder's "
+                             "earlier results")
     args = parser.parse_args(argv)
     programs = {p.name: p for p in load_manifest() if p.sabotage}
     chosen = [programs[n] for n in args.only] if args.only else list(programs.values())
     work = args.work or Path(tempfile.mkdtemp(prefix="porter-evidence-"))
-    t0 = time.perf_counter()
     results = []
     for program in chosen:
         out = work / program.name / "result.json"
@@ -237,8 +246,16 @@ def main(argv: list[str]) -> int:
         out.write_text(json.dumps(r, indent=1, default=str))
         results.append(r)
         print(json.dumps({"program": program.name, **summary(r)}), flush=True)
+    if args.update and args.work:
+        done = {r["program"] for r in results}
+        for name in programs:
+            earlier = work / name / "result.json"
+            if name not in done and earlier.is_file():
+                results.append(json.loads(earlier.read_text()))
+        order = list(programs)
+        results.sort(key=lambda r: order.index(r["program"]))
     if not args.no_doc and results:
-        DOC.write_text(page(results, programs, time.perf_counter() - t0))
+        DOC.write_text(page(results, programs))
     return 0 if all(summary(r)["right"] for r in results) and len(results) == len(chosen) else 1
 
 
