@@ -216,7 +216,12 @@ def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
     error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
     completed = res.returncode == 0 and (workdir / "done").is_file()
+    own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
+    if own_alarm:
+        phase = error.get("phase") or phase
     status, error = classify(res.returncode, res.timed_out, completed, error, phase, timeout)
+    if own_alarm:
+        status = "timeout"
     trace = None
     if trace_path.is_file():
         try:
