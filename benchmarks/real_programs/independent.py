@@ -157,9 +157,9 @@ def same_random_numbers(torch) -> None:
 
 def ranks_on_gloo(torch, side: str) -> None:
     """torchrun ranks: every collective through gloo on CPU tensors. The original's nccl and the
-    port's xla backends become gloo; the port's DDP becomes a plain wrapper whose gradients are
-    averaged over the ranks (copied to the CPU, summed with gloo, divided) just before each
-    optimizer step, after rank 0's parameters were broadcast, which is what DDP computes."""
+    port's xla backends become gloo; the port's DDP becomes a plain wrapper that broadcasts rank
+    0's parameters and averages each gradient over the ranks as soon as backward has
+    accumulated it (copied to the CPU, summed with gloo, divided), which is what DDP computes."""
     import torch.distributed as dist
     import torch.nn as nn
     from torch.nn.parallel import DistributedDataParallel
@@ -191,6 +191,16 @@ def ranks_on_gloo(torch, side: str) -> None:
         DistributedDataParallel.__init__ = ddp_init
         return
 
+    def average(p):
+        """After a parameter's gradient is accumulated in a backward that syncs: the mean over
+        the ranks, as DDP has it before anything reads the gradients (clipping, the step)."""
+        if not getattr(p, "_independent_sync", True):
+            return
+        host = p.grad.detach().cpu()
+        real_all_reduce(host)
+        with torch.no_grad():
+            p.grad.copy_(host / dist.get_world_size())
+
     class AveragedGrads(nn.Module):
         def __init__(self, module, *args, **kwargs):
             super().__init__()
@@ -200,23 +210,17 @@ def ranks_on_gloo(torch, side: str) -> None:
                     host = p.detach().cpu()
                     dist.broadcast(host, 0)
                     p.copy_(host)
+                    p.register_post_accumulate_grad_hook(average)
+
+        def __setattr__(self, name, value):
+            if name == "require_backward_grad_sync":  # gradient accumulation without a sync
+                for p in self.module.parameters():
+                    p._independent_sync = value
+            super().__setattr__(name, value)
 
         def forward(self, *args, **kwargs):
             return self.module(*args, **kwargs)
 
-    def average(opt, args, kwargs):
-        world = dist.get_world_size()
-        for group in opt.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    host = p.grad.detach().cpu()
-                    real_all_reduce(host)
-                    with torch.no_grad():
-                        p.grad.copy_(host / world)
-
-    from torch.optim.optimizer import register_optimizer_step_pre_hook
-
-    register_optimizer_step_pre_hook(average)
     torch.nn.parallel.DistributedDataParallel = AveragedGrads
     import torch.nn.parallel.distributed as ddp_module
 
