@@ -259,7 +259,17 @@ def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
     then run on the CPU (the shim's "cuda"; the port's device under porter.verify.rng), seeded
     by the program's own `manual_seed` calls. `made` collects the device types asked for."""
 
-    class Generator(_RealGenerator):
+    class AnyGenerator(type):
+        """isinstance(g, torch.Generator) stays true of every generator (torch's own default one
+        too), not only of those made after the patch."""
+
+        def __instancecheck__(cls, obj) -> bool:
+            return isinstance(obj, _RealGenerator)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            return issubclass(sub, _RealGenerator)
+
+    class Generator(_RealGenerator, metaclass=AnyGenerator):
         def __new__(cls, device="cpu"):
             kind = _device_type(device) if not isinstance(device, int) else "cuda"
             if kind in kinds:
