@@ -51,6 +51,12 @@ class Program:
     # the program's first run, before any porter change made for it (date, porter commit, result)
     first_run: str = ""
     what: str = ""
+    # parity_evidence.py: [file in the port, text, replacement] that changes one operation (a
+    # port parity-check must fail); the optimizer steps parity-check records; what it exercises
+    sabotage: list[str] = field(default_factory=list)
+    steps: int = 4
+    exercises: str = ""
+    nproc: int = 1  # > 1: launched with torchrun, one process per rank
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Program]:

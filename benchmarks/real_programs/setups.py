@@ -160,3 +160,13 @@ def hf_glue(root: Path, workdir: Path) -> None:
 
     real_load = evaluate.load
     evaluate.load = lambda path, *a, **k: Accuracy() if path == "glue" else real_load(path, *a, **k)
+
+def nano_gpt_shards(root: Path, workdir: Path) -> None:
+    """nano-gpt: synthetic tokens in its pre-tokenised shard format (np.save, `NAME.npy.NNNN`)."""
+    import numpy as np
+
+    data = workdir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    tokens = np.random.default_rng(0).integers(0, 96, 20000, dtype=np.uint16)
+    with open(data / "synthetic_train.npy.0000", "wb") as fh:
+        np.save(fh, tokens)

@@ -42,6 +42,14 @@ def parity_check(
     count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
                                    help="Script mode: list the ATen operators each side ran in its first step "
                                         "(on XLA the counting can cost a compile of porter's own)."),
+    noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
+                                     help="Script mode: run the original a second time with another "
+                                          "thread count and judge the port against the larger of the "
+                                          "tolerance and the program's own drift (costs one more run)."),
+    device_rng: bool = typer.Option(False, "--device-rng",
+                                    help="Script mode: random numbers drawn on a device come from that "
+                                         "device's own generator (default: from the CPU generator, "
+                                         "seeded alike on both sides, then moved)."),
     command: list[str] | None = typer.Argument(None, help="Script mode: after `--`, the training "
                                                   "command, e.g. -- python train.py --max-iters 20."),
 ) -> None:
@@ -53,13 +61,16 @@ def parity_check(
     from porter.verify import build_config, run_parity
     from porter.verify.report import print_terminal, write_report
 
-    if not command and (steps is not None or reference_trace is not None or not count_ops):
-        typer.echo("porter parity-check: --steps, --reference-trace and --no-count-ops are for script "
-                   "mode: give the training command after `--`", err=True)
+    if not command and (steps is not None or reference_trace is not None or not count_ops
+                        or not noise_floor or device_rng):
+        typer.echo("porter parity-check: --steps, --reference-trace, --no-count-ops, --no-noise-floor "
+                   "and --device-rng are for script mode: give the training command after `--`",
+                   err=True)
         raise typer.Exit(2)
     if command:
         _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report,
-                     timeout, eager, seed, max_output, max_memory, count_ops, keep, command)
+                     timeout, eager, seed, max_output, max_memory, count_ops, keep, command,
+                     noise_floor, device_rng)
 
     cli = {"original": original, "ported": ported, "entry": entry, "inputs": inputs,
            "target": target, "train_steps": train_steps, "dtype": dtype, "rtol": rtol,
@@ -84,7 +95,8 @@ def parity_check(
 
 
 def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report, timeout,
-                 eager, seed, max_output, max_memory, count_ops, keep, command) -> None:
+                 eager, seed, max_output, max_memory, count_ops, keep, command, noise_floor,
+                 device_rng) -> None:
     from porter.verify.script import ScriptConfig, run_script
     from porter.verify.scriptreport import print_terminal, write_report
 
@@ -97,7 +109,8 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
                            target=target or "xla", timeout=timeout or 600.0, seed=seed,
                            rtol=rtol, atol=atol, report=report, eager=eager,
                            max_output=int(max_output * 2**20), ops=count_ops,
-                           memory_limit=int(max_memory * 2**30) if max_memory else None)
+                           memory_limit=int(max_memory * 2**30) if max_memory else None,
+                           noise_floor=noise_floor, device_rng=device_rng)
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {exc}", err=True)
         raise typer.Exit(2) from None

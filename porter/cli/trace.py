@@ -31,6 +31,12 @@ def record_cmd(
     count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
                                    help="List the ATen operators of the first step (on XLA the counting can "
                                         "cost a compile of porter's own)."),
+    noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
+                                     help="For --side original: run it a second time with another "
+                                          "thread count and store the program's own drift in the trace."),
+    device_rng: bool = typer.Option(False, "--device-rng",
+                                    help="Random numbers drawn on a device come from its own generator "
+                                         "(default: from the CPU generator, then moved)."),
     command: list[str] = typer.Argument(..., help="After `--`: the training command, run in the "
                                         "current folder, e.g. -- python train.py --max-iters 20."),
 ) -> None:
@@ -41,7 +47,7 @@ def record_cmd(
     import tempfile
 
     from porter.verify.procs import WorkerSet
-    from porter.verify.script import ScriptConfig, record
+    from porter.verify.script import ScriptConfig, attach_floor, noise_run, record
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
@@ -49,17 +55,22 @@ def record_cmd(
         cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps, target=target,
                            timeout=timeout, seed=seed, eager=eager, ops=count_ops,
                            max_output=int(max_output * 2**20),
-                           memory_limit=int(max_memory * 2**30) if max_memory else None)
+                           memory_limit=int(max_memory * 2**30) if max_memory else None,
+                           noise_floor=noise_floor, device_rng=device_rng)
     except (ValueError, TypeError) as exc:
         raise _fail(str(exc)) from None
     role = "reference" if side == "original" else "ported"
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
         rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
+        if role == "reference" and rec.status == "ok" and rec.trace is not None:
+            floor = noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers) if noise_floor \
+                else {"measured": False, "why": "recorded with --no-noise-floor"}
+            attach_floor(rec, floor, output.resolve())
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a pipe or a log gets whole lines
     if rec.trace is not None:
         m = rec.trace.manifest
         console.print(Text(f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
@@ -118,11 +129,8 @@ def ops_cmd(
     back or is unsupported, 0 otherwise (unknown operators are listed, not passed)."""
     import json
 
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     from porter.verify.opsupport import classify, summary
+    from porter.verify.report import print_sections
     from porter.verify.tracefile import TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
@@ -134,20 +142,15 @@ def ops_cmd(
     rows, data = classify(t, target)
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")
-    console = Console(highlight=False)
-    table = Table(title=Text(f"{target}: operators of {trace.name} (recorded on {side})"),
-                  title_justify="left")
-    for h in ("operator", "calls", "dtypes", "devices", "status", "evidence"):
-        table.add_column(h, overflow="fold")
-    for r in rows:
-        table.add_row(*[Text(str(c)) for c in (r.op, r.count, ",".join(r.dtypes),
-                                                ",".join(r.devices), r.status, r.evidence)])
-    console.print(table)
-    console.print(Text("  " + ", ".join(f"{k}: {v}" for k, v in counts.items())))
-    console.print(Text(f"  scope: {t.manifest.get('ops_scope', '?')}"))
-    console.print(Text(f"  caveat: {data.get('caveat', '')}"))
-    for s in data.get("sources", []):
-        console.print(Text(f"  source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"))
+    notes = [", ".join(f"{k}: {v}" for k, v in counts.items()),
+             f"scope: {t.manifest.get('ops_scope', '?')}", f"caveat: {data.get('caveat', '')}"]
+    notes += [f"source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"
+              for s in data.get("sources", [])]
+    print_sections(f"{target}: operators of {trace.name} (recorded on {side})",
+                   "fail" if counts["cpu_fallback"] or counts["unsupported"] else "pass",
+                   [("Operators", ["operator", "calls", "dtypes", "devices", "status", "evidence"],
+                     [[r.op, str(r.count), ",".join(r.dtypes), ",".join(r.devices), r.status, r.evidence]
+                      for r in rows], notes)])
     if report is not None:
         payload = {"schema": "porter.trace-ops/1", "target": target, "trace": str(trace),
                    "recorded_on": side, "summary": counts, "scope": t.manifest.get("ops_scope"),

@@ -28,9 +28,11 @@ class SideDevice:
     notes: list[str] = field(default_factory=list)
     device: torch.device | None = None  # not serialised
     sync: Callable[[], None] = field(default=lambda: None, repr=False)
+    remap: Any = field(default=None, repr=False)  # the shim's DeviceRemapMode, if one runs
+    collectives: Any = field(default=None, repr=False)  # porter.verify.collectives.COUNTS, if used
 
     def to_dict(self) -> dict:
-        data = {k: v for k, v in asdict(self).items() if k not in ("device", "sync")}
+        data = {k: v for k, v in asdict(self).items() if k not in ("device", "sync", "remap", "collectives")}
         data["device"] = str(self.device)
         return data
 

@@ -35,6 +35,22 @@ _OPS_COUNTED = ("one of these may be porter's own: it counted ATen operators unt
                 "under it compile again after it; --no-count-ops shows the script's own count")
 
 
+def _shape_evidence(where: str, c: dict) -> str:
+    return (f"{where}: {c['call']} at {c['location']} changed its output from {c['before']} to "
+            f"{c.get('last', c['first'])}; {c['recompiles']} compile(s) followed, each when the graph "
+            f"ran at {c.get('trigger') or '(library code)'}")
+
+
+def _growing_shapes(xla: dict) -> list[tuple[str, dict]]:
+    """(where, line) for lines that changed a shape and recompiled 3 times or more within one
+    step: the mark of a sequence grown inside a loop."""
+    found = [(f"step {e['step']}", c) for e in xla.get("shape_changes", [])
+             for c in e["lines"] if c["recompiles"] >= 3]
+    found += [("the step the run stopped in", c) for c in xla.get("shape_changes_in_progress", [])
+              if c["recompiles"] >= 3]
+    return found
+
+
 def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path | None) -> list[Gap]:
     gaps: list[Gap] = []
 
@@ -49,9 +65,22 @@ def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path
         is_target = role == "ported"
         xla = perf.get("xla")
         if xla:
+            loop = _growing_shapes(xla)
+            if loop:
+                origin = [c for _, c in loop if c.get("grows")] or [c for _, c in loop][:3]
+                add("error", "recompile_loop", role,
+                    "a shape that changes inside a loop compiles a new graph on every iteration: "
+                    + ", ".join(dict.fromkeys(f"{c['call']} at {c['location']}"
+                                              + (" grows it" if c.get("grows") else "") for c in origin)),
+                    "preallocate the sequence at its final length and write into it (slice "
+                    "assignment / index_copy_), keep a static KV cache, or pad to a few bucket "
+                    "lengths; a sampling callback can run on the CPU copy of the model",
+                    [_shape_evidence(where, c) for where, c in loop[:6]])
             if xla["recompiles_after_warmup"] > 0:
                 evidence = [f"{xla['uncached_compiles']} uncached compiles over {xla['steps']} steps "
                             f"({xla['compiles_first_step']} in the first step)"]
+                evidence += [_shape_evidence(f"step {e['step']}", c) for e in xla.get("shape_changes", [])
+                             if e["step"] > xla.get("warmup", 2) for c in e["lines"][:3]]
                 if xla.get("ops_counted"):
                     evidence.append(_OPS_COUNTED)
                 add("error", "recompile", role,

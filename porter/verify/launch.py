@@ -16,12 +16,30 @@ import os
 import platform
 import random
 import runpy
+import signal
 import socket
 import sys
 import time
 from pathlib import Path
 
 EXIT_USER_ERROR = 3
+
+
+class TimedOut(BaseException):
+    """Raised by the side's own alarm shortly before porter's timeout: the trace is then
+    written with what ran so far (the compiles and shape changes of a step that never ends)."""
+
+
+def _alarm(job: dict) -> None:
+    deadline = job.get("deadline_s")
+    if not deadline:
+        return
+
+    def timed_out(signum, frame):
+        raise TimedOut(f"no result after {deadline:g} s: porter stopped the run")
+
+    signal.signal(signal.SIGALRM, timed_out)
+    signal.alarm(max(1, int(deadline - min(30.0, 0.1 * deadline))))
 
 
 def _phase(out: Path, name: str) -> None:
@@ -47,6 +65,9 @@ def setup_device(job: dict):
             mode = shim.install_target_alias(target, side.device, side.sync)
     if mode is not None:
         mode.__enter__()  # for the rest of this process
+        side.remap = mode
+    if int(os.environ.get("WORLD_SIZE", 1)) > 1:
+        distributed(job, side)
     if job.get("eager"):
         def compile_off(model=None, *args, **kwargs):
             return model if model is not None else (lambda fn: fn)
@@ -54,6 +75,71 @@ def setup_device(job: dict):
         torch.compile = compile_off
         side.notes.append("torch.compile was turned off (--eager): the model ran eagerly")
     return side
+
+
+def distributed(job: dict, side) -> None:
+    """A rank of a torchrun run: collectives on the host where the real backend cannot run
+    here (porter.verify.collectives); on real hardware the program's own backend runs."""
+    from porter.verify import collectives
+
+    if side.shim == "cuda->cpu":
+        collectives.install({"nccl"})
+        collectives.ddp_on_cpu()
+        side.notes.append("collectives: nccl ran as gloo on the host (no GPU), one process per rank")
+    elif side.kind == "xla" and side.emulated:
+        collectives.install({"xla", job["target"]}, {"xla://": "env://"})
+        collectives.xla_runtime_world()
+        side.notes.append(f"collectives: the '{job['target']}' backend (and xm's in-graph collectives) "
+                          "ran as gloo on the host, one XLA:CPU process per rank: XLA's CPU client "
+                          "cannot reduce across processes; a collective measured here is not a "
+                          "hardware one")
+    else:
+        return
+    side.collectives = collectives.COUNTS
+
+
+def rank_paths(job: dict) -> tuple[Path, Path, int, int]:
+    """(work folder, trace path, rank, world size) of this process."""
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    out, trace = Path(job["workdir"]), Path(job["trace"])
+    if world > 1:
+        out = out / f"rank{rank}"
+        trace = trace.with_name(f"{trace.name.removesuffix('.safetensors')}.rank{rank}.safetensors")
+    return out, trace, rank, world
+
+
+def install_rng(job: dict, side, root: str, recorder):
+    """Draws on a real device (the port's, or a GPU reference's) come from the CPU generator,
+    or with `--device-rng` are only counted (porter.verify.rng). The CUDA shim's reference has
+    no device: every draw there is a CPU draw already."""
+    if side is None or side.kind == "cpu" or not job.get("record", True) or not job.get("rng_probe", True):
+        return None
+    from porter.verify.rng import DeviceRngMode
+
+    rng = DeviceRngMode(root, redirect=job.get("rng_redirect", True),
+                        step=(lambda: recorder.step) if recorder is not None else (lambda: 0))
+    rng.install_inits()
+    if rng.redirect:
+        rng.install_generators({side.kind, job.get("target", side.kind)} - {"cpu"})
+    rng.__enter__()  # below the recorder's modes: porter's own host copies are not counted
+    return rng
+
+
+def rng_summary(job: dict, side, rng) -> dict:
+    if rng is not None:
+        return rng.to_dict()
+    redirect = job.get("rng_redirect", True)
+    if side is not None and side.shim == "cuda->cpu":
+        return {"redirected": redirect, "device_draws": None,
+                "generator": "the CPU's default generator (the CUDA shim runs every draw on the CPU)"}
+    return {"redirected": redirect, "device_draws": 0,
+            "generator": "the CPU's default generator (this side ran on the CPU)"}
+
+
+def device_requests(side) -> dict:
+    """The device types the program asked for (the device arguments the side's shim saw)."""
+    remap = getattr(side, "remap", None)
+    return {"requested": dict(remap.requested) if remap is not None else None}
 
 
 def seed_everything(seed: int) -> None:
@@ -100,7 +186,7 @@ def run_user_command(argv: list[str]) -> None:
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[1]).read_text())
     user_argv = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
-    out = Path(job["workdir"])
+    out, trace_path, rank, world = rank_paths(job)
     out.mkdir(parents=True, exist_ok=True)
     root = str(Path.cwd().resolve())
     _phase(out, "startup")
@@ -108,15 +194,24 @@ def main(argv: list[str]) -> int:
     recorder = None
     stopped, error = "script ended", None
     side = None
+    rng = None
     try:
+        _alarm(job)
         side = setup_device(job)
-        seed_everything(job["seed"])
+        if job.get("threads"):
+            import torch
+
+            torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
+        seed_everything(job["seed"] + rank)  # each rank its own stream, on both sides alike
         from porter.verify.recorder import Recorder, StopRun
 
         if job.get("record", True):
             recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
                                 sample=job.get("sample"), module_calls=job.get("module_calls"),
-                                ops=job.get("ops", True), syncs=job.get("syncs", True))
+                                ops=job.get("ops", True), syncs=job.get("syncs", True),
+                                perturb=job.get("perturb", False))
+        rng = install_rng(job, side, root, recorder)
+        if recorder is not None:
             recorder.install()
         _phase(out, "running the command")
         try:
@@ -131,10 +226,13 @@ def main(argv: list[str]) -> int:
 
         error = describe_exception(exc, root)
         error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
+        if isinstance(exc, TimedOut):
+            error["kind"] = "timeout"
         stopped = "error"
         import traceback
 
         traceback.print_exc()
+    signal.alarm(0)
     _phase(out, "writing the trace")
     try:
         manifest, tensors = recorder.finish() if recorder is not None else ({}, {})
@@ -148,6 +246,11 @@ def main(argv: list[str]) -> int:
             stopped = "error"
     import porter
 
+    if side is not None:
+        manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
+    manifest["rng"] = rng_summary(job, side, rng)
+    if "torch" in sys.modules:
+        manifest["threads"] = sys.modules["torch"].get_num_threads()
     manifest.update({
         "porter": porter.__version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
@@ -157,7 +260,9 @@ def main(argv: list[str]) -> int:
         "tree": Path(root).name,
         "host": host_info(),
         "side": side.to_dict() if side is not None else None,
-        "seed": job["seed"],
+        "seed": job["seed"] + rank,
+        "rank": rank,
+        "world_size": world,
         "steps_requested": job["steps"],
         "stopped": stopped,
         "error": error,
@@ -165,7 +270,7 @@ def main(argv: list[str]) -> int:
     })
     from porter.verify.tracefile import write_trace
 
-    write_trace(Path(job["trace"]), manifest, tensors)
+    write_trace(trace_path, manifest, tensors)
     if error is not None:
         (out / "error.json").write_text(json.dumps(error, indent=1))
     else:

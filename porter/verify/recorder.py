@@ -20,6 +20,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 import types
 import weakref
@@ -34,6 +35,11 @@ from porter.verify.tracefile import LIMITS
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
+    from porter.verify.shapes import ShapeLog
+
+
+# the noise-floor run's relative change of every module output: 2**-17, about 128 float32 ulps
+OUTPUT_NOISE = 2.0**-17
 
 
 class StopRun(BaseException):
@@ -79,6 +85,17 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     return stats, x[::stride][:sample].clone()
 
 
+def bits_checksum(t: torch.Tensor) -> torch.Tensor:
+    """An exact, order-independent checksum of a tensor's values: the sum of their bit patterns
+    as integers. Equal values give equal sums on any device and in any reduction order (a norm
+    does not: float reductions round differently on XLA and on the CPU)."""
+    x = t.detach().reshape(-1)
+    if not x.is_floating_point() or x.numel() == 0:
+        return x.to(torch.int64).sum() if x.numel() else torch.zeros((), dtype=torch.int64, device=x.device)
+    ints = {8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]
+    return x.view(ints).to(torch.int64).sum()
+
+
 def _tensors_of(output) -> list[torch.Tensor]:
     leaves, _ = tree_flatten(output)
     return [t for t in leaves if isinstance(t, torch.Tensor)]
@@ -86,12 +103,14 @@ def _tensors_of(output) -> list[torch.Tensor]:
 
 class Recorder:
     def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
-                 module_calls: int | None = None, ops: bool = True, syncs: bool = True):
+                 module_calls: int | None = None, ops: bool = True, syncs: bool = True,
+                 perturb: bool = False):
         self.steps_wanted = steps
         self.side = side
         self.root = root
         self.warmup = warmup
         self.sample = sample or LIMITS["sample_elements"]
+        self.param_elements = LIMITS["param_elements"]
         self.module_calls = module_calls or LIMITS["module_calls"]
         self.max_entries = LIMITS["max_entries"]
         self.step = 0
@@ -104,20 +123,25 @@ class Recorder:
         self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
         self.call_counts: Counter = Counter()
         self.autocast: set[str] = set()
+        self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
-        self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor]] = []
+        # (name, shape, dtype, statistics, values, bits checksum, device type)
+        self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor, torch.Tensor, str]] = []
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
         self.op_counter = OpCounter() if ops else None
         self.counting = False  # the op counter is entered at the first module call
         self.sync_mode: SyncCounterMode | None = None
+        self.shape_log: ShapeLog | None = None  # XLA sides: which line changed which shape
         self.syncs_enabled = syncs
         self.xla: types.ModuleType | None = None  # torch_xla.debug.metrics on an XLA side
         self.compiles_at_step: list[int] = []
         self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
         self.final_perf: dict | None = None  # read at the last step, before porter's own sync
+        # the noise-floor run: every parameter moved by one ulp before each optimizer step
+        self.perturb = torch.Generator().manual_seed(0x5EED) if perturb else None
 
     @contextlib.contextmanager
     def own_work(self):
@@ -157,6 +181,9 @@ class Recorder:
 
         scaler_cls.scale = scale  # type: ignore[method-assign]  # the loss is recorded before scaling
         self.handles.append(register_optimizer_step_pre_hook(self.on_pre_step))
+        if self.perturb is not None:
+            self.handles.append(register_optimizer_step_pre_hook(self.perturb_ulp))
+            self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
         if self.side.kind == "xla":
@@ -172,6 +199,12 @@ class Recorder:
 
             self.sync_mode = SyncCounterMode(self.root)
             self.sync_mode.__enter__()
+        if self.side.kind == "xla" and self.syncs_enabled:
+            from porter.verify.shapes import ShapeLog, xla_compiles
+
+            self.shape_log = ShapeLog(self.root, xla_compiles)
+            self.shape_log.install_syncs()
+            self.shape_log.__enter__()
 
     # ------------------------------------------------------------------ hooks
     def on_backward(self, tensors) -> None:
@@ -179,6 +212,7 @@ class Recorder:
             return
         t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
         if isinstance(t, torch.Tensor) and t.numel() == 1:
+            self.loss_devices.add(t.device.type)
             base = getattr(t, "_porter_unscaled", t)
             with self.own_work():
                 self.pending.append(base.detach().reshape(()).to(torch.float64))
@@ -213,6 +247,47 @@ class Recorder:
                 recs.append((stats, sample, list(t.shape), dtype))
         self.calls.append((mid, n, recs))
 
+    def perturb_ulp(self, opt, args, kwargs) -> None:
+        """Move every floating-point parameter one unit in the last place up or down (a private
+        generator decides; the program's own random streams are untouched): the state two
+        backends reach after a step differs by about this much, and how far the program then
+        drifts is its sensitivity to rounding."""
+        assert self.perturb is not None
+        with self.own_work():
+            for g in opt.param_groups:
+                for p in g["params"]:
+                    if p.is_floating_point():
+                        p.copy_(self._ulp_away(p))
+
+    def _ulp_away(self, t: torch.Tensor) -> torch.Tensor:
+        """`t` with each element one ulp up or down (decided by the private generator)."""
+        up = torch.rand(t.shape, generator=self.perturb) < 0.5
+        target = torch.where(up, math.inf, -math.inf).to(t.dtype).to(t.device)
+        return torch.nextafter(t, target)
+
+    def perturb_output(self, module, args, output):
+        """Every module's floating-point output scaled by 1 ± OUTPUT_NOISE (one ulp where its
+        dtype is coarser), as another backend's kernels round and reduce it: faithful ports
+        differ from their reference by about this much at step 1 (XLA's batch-norm statistics
+        by ~1e-5). The gradient is untouched: the change is a constant."""
+        if self.finished:
+            return None
+        from torch.utils._pytree import tree_map
+
+        def moved(t):
+            if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
+                return t
+            with self.own_work():
+                x = t.detach()
+                if torch.finfo(x.dtype).eps < OUTPUT_NOISE:
+                    sign = (torch.rand(x.shape, generator=self.perturb) < 0.5).to(x.dtype) * 2 - 1
+                    delta = x * (OUTPUT_NOISE * sign.to(x.device))
+                else:
+                    delta = self._ulp_away(x) - x
+            return t + delta  # outside no_grad: the output keeps its autograd history
+
+        return tree_map(moved, output)
+
     def _counted(self, opt) -> bool:
         if self.opt_ref is None:
             self.opt_ref = weakref.ref(opt)
@@ -243,6 +318,12 @@ class Recorder:
         entry = {"losses": self.pending, "grad_norm": pre["grad_norm"], "lr": pre["lr"],
                  "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
                  "since_start": self.t_last is None}
+        if self.shape_log is not None:
+            entry["shape_changes"] = self.shape_log.end_step()
+        counts = getattr(self.side, "collectives", None)
+        if counts is not None:  # collectives since the last step (porter.verify.collectives)
+            entry["collectives"] = dict(counts)
+            counts.clear()
         self.pending = []
         self.t_last = now
         self.steps.append(entry)
@@ -310,9 +391,10 @@ class Recorder:
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
         for pid, names in list(named.items())[: self.max_entries]:
             t = objs[pid]
-            stats, sample = tensor_stats(t, self.sample)
+            stats, sample = tensor_stats(t, self.param_elements)
             self.params.append((sorted(names)[0], tuple(t.shape),
-                                str(t.dtype).removeprefix("torch."), stats, sample))
+                                str(t.dtype).removeprefix("torch."), stats, sample,
+                                bits_checksum(t), t.device.type))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
@@ -351,12 +433,14 @@ class Recorder:
             total = int(met.counter_value("UncachedCompile") or 0)
             warm = marks[min(self.warmup, len(marks)) - 1] if marks else 0
             compile_time = met.metric_data("CompileTime")
+            per_step = [b - a for a, b in zip([0] + marks[:-1], marks)]
             out["xla"] = {
                 "source": "torch_xla.debug.metrics",
                 "steps": steps,
                 "uncached_compiles": total,
                 "cached_compiles": counters.get("CachedCompile", 0),
-                "compiles_per_step": [b - a for a, b in zip([0] + marks[:-1], marks)],
+                "compiles_per_step": per_step,
+                "warmup": self.warmup,
                 "compiles_first_step": marks[0] if marks else total,
                 "compiles_during_warmup": warm - (marks[0] if marks else 0),
                 "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
@@ -370,6 +454,14 @@ class Recorder:
                 "item_calls": counters.get("aten::_local_scalar_dense", 0),
                 "device_to_host_transfers": int(d2h[0]) if d2h else 0,
                 "device_to_host_transfers_per_step": (d2h[0] / steps) if d2h else 0.0,
+                # per step with a line whose output shapes changed: its compiles and those lines
+                "shape_changes": [{"step": i + 1, "compiles": c, "lines": st["shape_changes"]}
+                                  for i, (st, c) in enumerate(zip(self.steps, per_step))
+                                  if st.get("shape_changes")],
+                # the step the run stopped in (a timeout, an error, the script's end)
+                "compiles_in_progress": total - (marks[-1] if marks else 0),
+                "shape_changes_in_progress": (self.shape_log.end_step() if self.shape_log is not None
+                                              and self.finished else []),
             }
         return out
 
@@ -380,6 +472,9 @@ class Recorder:
 
     def stop_probes(self) -> None:
         self._stop_counting()
+        if self.shape_log is not None:
+            self.shape_log.__exit__(None, None, None)
+            self.shape_log.uninstall_syncs()
         if self.sync_mode is not None:
             self.sync_mode.__exit__(None, None, None)
         torch.autograd.backward = self._orig_backward
@@ -407,6 +502,7 @@ class Recorder:
             steps.append({"step": i, "loss": loss, "backward_calls": len(ls),
                           "backward_losses": [float(x) for x in ls], "grad_norm": norm,
                           "lr": s["lr"], "step_time_s": s["time_s"],
+                          **({"collectives": s["collectives"]} if "collectives" in s else {}),
                           **({"compiles": perf["xla"]["compiles_per_step"][i - 1]}
                              if "xla" in perf and i - 1 < len(perf["xla"]["compiles_per_step"]) else {})})
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
@@ -423,11 +519,15 @@ class Recorder:
                              "sample": f"m{k}.{j}.sample"})
             modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
         params = []
-        for k, (name, shape, dtype, stats, sample) in enumerate(self.params):
+        for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):
             tensors[f"p{k}.stats"] = stats.to("cpu")
             tensors[f"p{k}.sample"] = sample.to("cpu")
-            params.append({"name": name, "shape": list(shape), "dtype": dtype,
-                           "stats": f"p{k}.stats", "sample": f"p{k}.sample"})
+            numel = math.prod(shape)
+            params.append({"name": name, "shape": list(shape), "dtype": dtype, "device": dev,
+                           "stats": f"p{k}.stats", "sample": f"p{k}.sample",
+                           "sample_stride": max(1, numel // self.param_elements),
+                           "all_values": numel <= self.param_elements,
+                           "bits_checksum": int(checksum.to("cpu"))})
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(self.op_counter.counts.items(),
@@ -444,8 +544,11 @@ class Recorder:
             "ops_scope": "ATen operators from the first module call to the end of optimizer "
                          "step 1" if self.op_counter is not None else "not recorded",
             "precision": self.precision(),
+            "devices": {"parameters": dict(Counter(p[6] for p in self.params)),
+                        "losses": sorted(self.loss_devices)},
             "perf": perf,
-            "limits": {"sample_elements": self.sample, "module_calls": self.module_calls,
+            "limits": {"sample_elements": self.sample, "param_elements": self.param_elements,
+                       "module_calls": self.module_calls,
                        "max_entries": self.max_entries},
             "notes": self.notes,
         }

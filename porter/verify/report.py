@@ -199,14 +199,36 @@ def write_report(r: ParityResult, path: Path) -> None:
     path.write_text(render(r), encoding="utf-8")
 
 
+def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A table as plain text lines at its natural width: columns padded to their widest cell,
+    two spaces apart, no box drawing, nothing wrapped or cut (for a pipe, a file, a CI log).
+    A cell's own newlines become spaces, so one row stays one line."""
+    cells = [[" ".join(str(c).split()) for c in row] for row in [header, *rows]]
+    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
 def print_sections(title: str, verdict: str, secs: list[Section], console=None) -> None:
-    """Rich tables. Every cell and note is a Text: user text (error messages, module names)
-    is never read as rich markup."""
+    """Rich tables on a terminal; plain text at natural width anywhere else (a pipe or a file:
+    rich would squeeze the tables to 80 columns there). Every cell and note is a Text: user
+    text (error messages, module names) is never read as rich markup."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     console = console or Console()
+    if not console.is_terminal:
+        out = [title]
+        for name, header, rows, notes in secs:
+            out += ["", name]
+            if rows:
+                out += plain_table(header, rows)
+            out += [f"  {n}" for n in notes]
+        console.file.write("\n".join(out) + "\n")
+        console.file.flush()
+        return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
     console.print(Text(title, style=f"bold {colour}"))
     for name, header, rows, notes in secs:
@@ -226,4 +248,4 @@ def print_terminal(r: ParityResult, console=None) -> None:
 
 
 __all__ = ["sections", "to_json", "to_markdown", "to_html", "write_report", "print_terminal",
-           "print_sections"]
+           "print_sections", "plain_table"]

@@ -9,6 +9,7 @@ reference may instead come from a trace recorded on another machine (`--referenc
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -22,7 +23,7 @@ from porter.verify.config import TARGETS
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
 from porter.verify.runner import classify, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
-from porter.verify.tracefile import Trace, TraceError, read_trace
+from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
 
 _PYTHON = re.compile(r"^python(\d+(\.\d+)?)?$")
 
@@ -37,10 +38,62 @@ def python_of(command: list[str]) -> str:
         if found is None:
             raise ValueError(f"{exe!r} is not on PATH")
         return found
-    raise ValueError(f"the command must start with a Python interpreter (python train.py …), "
-                     f"not {exe!r}: porter records from inside that interpreter. Wrappers "
-                     "(torchrun, bash scripts, accelerate) are not supported: run the "
-                     "training script with python directly, one process")
+    if Path(exe).name == "torchrun":
+        found = shutil.which(exe)
+        if found is None:
+            raise ValueError(f"{exe!r} is not on PATH")
+        first = Path(found).read_text(errors="replace").splitlines()[:1]
+        if first and first[0].startswith("#!") and _PYTHON.match(Path(first[0][2:].split()[0]).name):
+            return first[0][2:].split()[0]  # torchrun's own interpreter (its shebang)
+        return sys.executable
+    raise ValueError(f"the command must start with a Python interpreter (python train.py …) or "
+                     f"torchrun, not {exe!r}: porter records from inside that interpreter. Other "
+                     "wrappers (bash scripts, accelerate launch) are not supported: run the training "
+                     "script with python or torchrun directly")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the command starts its processes: one (`python SCRIPT`), or one per rank through
+    torch's own launcher (`torchrun [OPTIONS] SCRIPT`, `python -m torch.distributed.run ...`)."""
+
+    nproc: int  # processes on this node (1: no launcher)
+    options: tuple[str, ...]  # the launcher's options, without the script
+    script: tuple[str, ...]  # what follows `python`: SCRIPT ARGS, -m MODULE ARGS or -c CODE
+
+
+def launch_of(command: list[str]) -> Launch:
+    """Split a training command into the launcher's options and the script."""
+    if Path(command[0]).name == "torchrun":
+        options = list(command[1:])
+    elif command[1:3] == ["-m", "torch.distributed.run"]:
+        options = list(command[3:])
+    elif command[1:3] == ["-m", "torch.distributed.launch"]:
+        raise ValueError("torch.distributed.launch is deprecated and not supported: use torchrun")
+    else:
+        return Launch(1, (), tuple(command[1:]))
+    from torch.distributed.run import get_args_parser  # torch's own parser for its own options
+
+    try:
+        ns = get_args_parser().parse_args(options)
+    except SystemExit:
+        raise ValueError(f"torchrun options not understood: {' '.join(options)}") from None
+    if ns.no_python:
+        raise ValueError("torchrun --no-python is not supported: porter records from inside Python")
+    if str(ns.nnodes) not in ("1", "1:1"):
+        raise ValueError(f"--nnodes {ns.nnodes}: porter runs one node (its ranks as local processes)")
+    try:
+        nproc = int(ns.nproc_per_node)
+    except ValueError:
+        raise ValueError(f"--nproc-per-node {ns.nproc_per_node}: give the number of processes") from None
+    tail = 1 + len(ns.training_script_args)
+    opts = options[:-tail]
+    if ns.module:
+        opts = [o for o in opts if o not in ("-m", "--module")]
+    if not (ns.standalone or ns.rdzv_endpoint or "--master-port" in " ".join(opts).replace("_", "-")):
+        opts.append("--standalone")  # a free port on this host, not the default 29500
+    script = (["-m"] if ns.module else []) + [ns.training_script, *ns.training_script_args]
+    return Launch(nproc, tuple(opts), tuple(script))
 
 
 @dataclass(frozen=True)
@@ -61,9 +114,13 @@ class ScriptConfig:
     ops: bool = True  # count ATen operators until the first step ends (TorchDispatchMode)
     syncs: bool = True  # count host syncs over the run (TorchFunctionMode)
     record: bool = True  # False: device setup and seeding only (to measure what recording costs)
+    noise_floor: bool = True  # run the reference twice to measure the program's own noise
+    device_rng: bool = False  # True: each device draws from its own generator (no redirection)
+    rng_probe: bool = True  # False: no random-draw mode at all (to measure what it costs)
     max_output: int = DEFAULT_MAX_OUTPUT
     memory_limit: int | None = None  # bytes of address space per side (RLIMIT_AS)
     python: str = field(default="")
+    launch: Launch | None = None  # derived from the command
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -74,6 +131,7 @@ class ScriptConfig:
             raise ValueError("--timeout must be > 0")
         object.__setattr__(self, "command", tuple(self.command))
         object.__setattr__(self, "python", self.python or python_of(list(self.command)))
+        object.__setattr__(self, "launch", self.launch or launch_of(list(self.command)))
         for name in ("original", "ported"):
             path = getattr(self, name)
             if path is not None:
@@ -87,6 +145,8 @@ class ScriptConfig:
             data[k] = None if data[k] is None else str(data[k])
         data["command"] = list(self.command)
         data.pop("python")
+        data["processes"] = self.launch.nproc if self.launch else 1
+        data.pop("launch")
         data["mode"] = "script"
         return data
 
@@ -103,27 +163,65 @@ class Recorded:
 
 
 def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: Path,
-           workers: WorkerSet) -> Recorded:
+           workers: WorkerSet, job_extra: dict | None = None,
+           env_extra: dict | None = None) -> Recorded:
     """Run the command in `tree` as one side and read back its trace."""
     workdir.mkdir(parents=True, exist_ok=True)
     job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
            "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
            "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
-           "command": list(cfg.command)}
+           "rng_redirect": not cfg.device_rng, "rng_probe": cfg.rng_probe, "command": list(cfg.command),
+           "deadline_s": cfg.timeout, **(job_extra or {})}
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
     log_path = workdir / "log.txt"
     env = side_env(role, cfg)
+    env.update(env_extra or {})
+    launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
+    launcher = ["-m", "torch.distributed.run", *launch.options, "-m"] if launch.nproc > 1 else ["-m"]
     t0 = time.perf_counter()
-    res = workers.run([cfg.python, "-m", "porter.verify.launch", str(job_path), "--",
-                       *cfg.command[1:]], cwd=tree, env=env, log_path=log_path,
+    res = workers.run([cfg.python, *launcher, "porter.verify.launch", str(job_path), "--",
+                       *launch.script], cwd=tree, env=env, log_path=log_path,
                       timeout=cfg.timeout, max_output=cfg.max_output,
                       memory_limit=cfg.memory_limit)
     wall = time.perf_counter() - t0
+    sides = []
+    for rank in range(launch.nproc):
+        rdir, rtrace = (workdir, trace_path) if launch.nproc == 1 else (
+            workdir / f"rank{rank}",
+            trace_path.with_name(f"{trace_path.name.removesuffix('.safetensors')}.rank{rank}.safetensors"))
+        sides.append(_read_side(res, rdir, rtrace, cfg.timeout))
+    failed = [(r, s) for r, s in enumerate(sides) if s[0] != "ok"]
+    # the rank whose own code raised, before ranks the launcher stopped because of it
+    failed.sort(key=lambda rs: (rs[1][0] != "error", rs[0]))
+    status, error, trace = ("ok", None, sides[0][2]) if not failed else (*failed[0][1][:2], sides[0][2])
+    if failed and launch.nproc > 1 and error is not None:
+        error["message"] = f"rank {failed[0][0]}: " + (error.get("message") or "")
+    if launch.nproc > 1 and not failed:
+        trace = merge_ranks([s[2] for s in sides], trace_path)
+    if error is not None and res.dropped_bytes:
+        error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
+    return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+
+
+def _on_xla(rec: Recorded) -> bool:
+    """The side ran, or (a crash leaves no trace) may have run, on XLA."""
+    if rec.trace is None:
+        return importlib.util.find_spec("torch_xla") is not None
+    return (rec.trace.manifest.get("side") or {}).get("kind") == "xla"
+
+
+def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
+    """(status, error, trace) of one process's run, from what it left in `workdir`."""
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
     error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
     completed = res.returncode == 0 and (workdir / "done").is_file()
-    status, error = classify(res.returncode, res.timed_out, completed, error, phase, cfg.timeout)
+    own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
+    if own_alarm:
+        phase = error.get("phase") or phase
+    status, error = classify(res.returncode, res.timed_out, completed, error, phase, timeout)
+    if own_alarm:
+        status = "timeout"
     trace = None
     if trace_path.is_file():
         try:
@@ -136,9 +234,58 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
         status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "no trace",
                                     "message": "the side finished without writing its trace",
                                     "location": None}
-    if error is not None and res.dropped_bytes:
-        error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
-    return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
+    return status, error, trace
+
+
+def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
+              workers: WorkerSet) -> dict:
+    """Run the original once more, changing only floating-point rounding, and measure how far
+    the program drifts from itself (porter.verify.noise). Another thread count on the CPU; on a
+    GPU, the CPU through the CUDA shim. Ops and host syncs are not counted in this run."""
+    from porter.verify import noise
+
+    assert ref.trace is not None
+    side = ref.trace.manifest.get("side") or {}
+    if side.get("kind") == "cuda":
+        how = f"the original run again on the CPU (CUDA shim) instead of {side.get('label')}"
+        job, env = {}, {"CUDA_VISIBLE_DEVICES": ""}
+    else:
+        threads = int(ref.trace.manifest.get("threads") or 1)
+        other = 1 if threads > 1 else 2
+        how = f"the original run again with {other} CPU thread(s) instead of {threads}"
+        job, env = {"threads": other}, {"OMP_NUM_THREADS": str(other), "MKL_NUM_THREADS": str(other)}
+    how += (", every module output scaled by 1 ± 2^-17 and every parameter one ulp off before each "
+            "optimizer step")
+    job.update(ops=False, syncs=False, perturb=True)
+    again = record("reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers,
+                   job_extra=job, env_extra=env)
+    if again.status != "ok" or again.trace is None:
+        why = f"the second run of the original did not finish: {_describe(again)}"
+        if "exist" in why.lower():
+            why += (" (a program that will not run where its first run left its outputs cannot run "
+                    "twice in one tree: remove them first, or give --no-noise-floor)")
+        return {"how": how, "measured": False, "why": why}
+    if again.trace.world_size != ref.trace.world_size:
+        return {"how": how, "measured": False, "why": "the second run had another number of ranks"}
+    floors = []
+    for r in range(ref.trace.world_size):
+        floor = noise.measure(ref.trace.rank(r), again.trace.rank(r), how)
+        floor.update(measured=True, wall_s=again.wall_s)
+        floors.append(floor)
+    return floors[0] if len(floors) == 1 else {"measured": True, "ranks": floors}
+
+
+def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
+    """The floor belongs to the reference: it travels in its trace, each rank's in its own
+    manifest (so `--reference-trace` and `trace compare` judge with it too)."""
+    from porter.verify.tracefile import write_trace
+
+    assert rec.trace is not None
+    per_rank = floor.get("ranks") or [floor] * rec.trace.world_size
+    for manifest, f in zip(rec.trace.rank_manifests(), per_rank):
+        manifest["noise_floor"] = f
+    if path is not None and path.is_file():
+        write_trace(path, rec.trace.manifest, rec.trace.tensors)
 
 
 def _summary(rec: Recorded):
@@ -153,6 +300,11 @@ def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -
     sides = {r.role: _summary(r) for r in recs}
     res = ScriptResult("error", reasons, cfg.to_dict(), sides.get("reference"), sides.get("ported"),
                        where={r.role: where(r.trace) for r in recs})
+    from porter.verify.gaps import collect_gaps
+
+    # what the sides measured before they stopped (a port that timed out in a recompile storm
+    # still names the line)
+    res.gaps = collect_gaps([sides.get("reference"), sides.get("ported")], cfg.target, None)
     return res
 
 
@@ -200,9 +352,26 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
     if ref.status != "ok":
         return _error_result(cfg, [ref], [_describe(ref), "the ported side was not run: there "
                                           "is no reference to compare with"])
+    if cfg.reference_trace is None and cfg.original is not None:
+        floor = noise_run(cfg.original, cfg, ref, base / "noise", workers) if cfg.noise_floor else \
+            {"measured": False, "why": "--no-noise-floor"}
+        attach_floor(ref, floor, base / "reference.trace.safetensors")
+    elif ref.trace is not None and "noise_floor" not in ref.trace.manifest:
+        attach_floor(ref, {"measured": False, "why": "the reference trace was recorded without it "
+                           "(porter trace record --no-noise-floor, or an older porter)"}, None)
     assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
                   workers)
+    retried = None
+    if port.status != "ok" and port.status != "timeout" and cfg.ops and _on_xla(port):
+        # porter's ATen counting is a Python dispatch mode, under which torch_xla lowers some
+        # view chains differently (opacus' per-sample-gradient unfold fails to lower, its DP
+        # LSTM crashes the process): the port's own error is the one without it
+        again = record("ported", cfg.ported, cfg, base / "ported-again.trace.safetensors",
+                       base / "ported-again", workers, job_extra={"ops": False})
+        if again.status == "ok":
+            retried = _describe(port)
+            port = again
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
     assert ref.trace is not None and port.trace is not None  # both sides recorded ("ok")
@@ -210,6 +379,10 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
                             config=cfg.to_dict(), ref_side=_summary(ref), port_side=_summary(port))
     if cfg.reference_trace is not None and result.reference is not None:
         result.reference.notes.append(f"recorded earlier, elsewhere: {cfg.reference_trace}")
+    if retried and result.ported is not None:
+        result.ported.notes.append(f"the port raised while porter counted its ATen operators ({retried}); "
+                                   "it ran again without counting them (the operator list of this side "
+                                   "is empty) and finished: the counting, not the port, failed")
     return result
 
 

@@ -10,6 +10,7 @@ import math
 import re
 from pathlib import Path
 
+from porter.verify import noise
 from porter.verify.report import Section, _g, _ms, verdict_notes
 from porter.verify.tracecmp import ScriptResult
 
@@ -18,15 +19,15 @@ def _side_rows(r: ScriptResult) -> list[list[str]]:
     rows = []
     for role, s in (("reference", r.reference), ("ported", r.ported)):
         if s is None:
-            rows.append([role, "not run", "—", "—", "—", "—", "—"])
+            rows.append([role, "not run", "—", "—", "—", "—", "—", "—"])
             continue
         kind = "hardware" if s.hardware else ("emulation" if s.emulated else "no accelerator")
         w = r.where.get(role) or {}
         host = (w.get("host") or {}).get("hostname", "—")
         versions = ", ".join(f"{k} {v}" for k, v in (s.versions or {}).items())
         perf = s.perf or {}
-        rows.append([role, s.status, f"{s.device} [{kind}]", host, versions or "—",
-                     _ms(perf.get("first_step_s")), _ms(perf.get("steady_step_s"))])
+        rows.append([role, s.status, f"{s.device} [{kind}]", r.made_on.get(role, "—"), host,
+                     versions or "—", _ms(perf.get("first_step_s")), _ms(perf.get("steady_step_s"))])
     return rows
 
 
@@ -36,8 +37,9 @@ def sections(r: ScriptResult) -> list[Section]:
     cmd = " ".join((r.where.get("ported") or r.where.get("reference") or {}).get("command") or
                    r.config.get("command") or [])
     notes.append(f"command: {cmd}")
-    out.append(("Sides (where each run ran)", ["side", "status", "device", "host", "versions",
-                                               "first step", "steady step (median)"],
+    notes += [f"random numbers — {line}" for line in r.rng]
+    out.append(("Sides (where each run ran)", ["side", "status", "device", "tensors made on", "host",
+                                               "versions", "first step", "steady step (median)"],
                 _side_rows(r), notes))
     for s in (r.reference, r.ported):
         if s is not None and s.error:
@@ -48,21 +50,38 @@ def sections(r: ScriptResult) -> list[Section]:
                         [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else []))
     if r.steps:
         rows = [[str(s["step"]), _g(s["reference_loss"], ".7g"), _g(s["ported_loss"], ".7g"),
-                 _g(s["abs_diff"]), "ok" if s["loss_ok"] else "DIFFERS",
+                 _g(s["abs_diff"]), _g(s.get("noise_allowed")), "ok" if s["loss_ok"] else "DIFFERS",
                  _g(s["reference_grad_norm"], ".5g"), _g(s["ported_grad_norm"], ".5g"),
                  _g((s["reference_lr"] or [None])[0], ".4g"), "ok" if s["lr_ok"] else "DIFFERS",
                  _ms(s["reference_time_s"]), _ms(s["ported_time_s"])] for s in r.steps]
         t = r.tolerances
-        out.append(("Loss curves", ["step", "reference loss", "ported loss", "abs diff", "loss",
+        floor = r.noise_floor or {}
+        floor_note = (noise.describe(floor) if floor.get("measured") else
+                      f"noise floor not measured: {floor.get('why', 'a trace from an older porter')}")
+        out.append(("Loss curves", ["step", "reference loss", "ported loss", "abs diff",
+                                    "noise allows", "loss",
                                     "ref grad norm", "ported grad norm", "lr", "lr",
                                     "ref step time", "ported step time"], rows,
                     [f"the curves part at step {r.parted_at}" if r.parted_at else
                      "the curves do not part within tolerance",
                      f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
                      f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
+                     floor_note + " (the column 'noise allows' is that margin times the floor)",
                      "loss = the sum of the scalars backward() was called on in the step "
                      "(gradient accumulation: the micro-batch losses); step time = wall time "
                      "between optimizer steps (the first includes start-up)"]))
+    if r.ranks:
+        out.append(("Ranks (torchrun: each rank compared with the same rank)",
+                    ["rank", "verdict", "curves part at step", "first diverging module", "max rel loss diff"],
+                    [[str(x["rank"]), x["verdict"].upper(), str(x["parted_at"] or "—"),
+                      x["first_divergence"] or "—", _g(x["max_loss_rel"])] for x in r.ranks],
+                    ["the tables below show rank 0"]))
+        out.append(("Collectives per step", ["rank", "step", "reference", "ported"],
+                    [[str(x["rank"]), str(c["step"]), _counts(c["reference"]), _counts(c["ported"])]
+                     for x in r.ranks for c in x["collectives"]],
+                    ["counted by porter's host process group (porter.verify.collectives) on each side; "
+                     "DDP's gradient buckets are all_reduce calls; '—': not counted (the program's own "
+                     "backend ran)"]))
     if r.modules:
         bad = [m for m in r.modules if not m["passed"]]
         shown = bad[:30] + [m for m in r.modules if m["passed"]][: max(0, 40 - len(bad[:30]))]
@@ -85,7 +104,10 @@ def sections(r: ScriptResult) -> list[Section]:
     if p:
         out.append(("Initial weights and tying", ["check", "result"],
                     [["parameters compared before step 1", str(p.get("compared"))],
-                     ["differing", ", ".join(d["name"] for d in p.get("differing", [])[:8]) or "none"],
+                     ["compared by", p.get("by") or "a strided sample and the statistics (an older trace)"],
+                     ["differing", "; ".join(d["why"] for d in p.get("differing", [])[:3])
+                      + (f" (and {len(p['differing']) - 3} more)" if len(p.get("differing", [])) > 3 else "")
+                      or "none"],
                      ["tied in the reference", "; ".join(", ".join(g) for g in r.tied.get("reference", [])) or "none"],
                      ["tied in the port", "; ".join(", ".join(g) for g in r.tied.get("ported", [])) or "none"]],
                     ["both sides are seeded the same way (random, numpy, torch) before the script "
@@ -116,6 +138,12 @@ def sections(r: ScriptResult) -> list[Section]:
                     [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)]
                      for g in r.gaps], []))
     return out
+
+
+def _counts(c: dict | None) -> str:
+    if c is None:
+        return "—"
+    return ", ".join(f"{k}×{v}" for k, v in sorted(c.items())) or "none"
 
 
 def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:

@@ -5,7 +5,8 @@
   :class:`~torch.overrides.TorchFunctionMode`, and replaces the ``torch.cuda.*`` calls that real
   code makes (``is_available``, ``synchronize``, ``amp.autocast``, ``Event`` timing, memory
   queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the code takes
-  its CUDA path. Memory queries answer 0 and ``get_device_capability()`` answers (8, 0); these
+  its CUDA path, and ``torch.accelerator`` answers "cuda" the same way. Memory queries answer 0
+  and ``get_device_capability()`` answers (8, 0); these
   are answers to user code only — porter never reports them as measurements.
 * Ported side for ``neuron`` / ``tpu`` without that hardware: :func:`install_target_alias` makes
   the target's device string parse (``torch.utils.rename_privateuse1_backend``) and maps it to
@@ -13,14 +14,15 @@
   and ``torch.<target>.*`` answering for it.
 
 Only the worker process of one side installs a shim; nothing here is used in porter's own
-process. Not covered: ``torch.Generator(device="cuda")``, ``x.device.type == "cuda"`` checks,
-CUDA extensions and Triton kernels (they need a GPU).
+process. ``torch.Generator(device="cuda")`` makes a CPU generator. Not covered:
+``x.device.type == "cuda"`` checks, CUDA extensions and Triton kernels (they need a GPU).
 """
 
 from __future__ import annotations
 
 import contextlib
 import sys
+from collections import Counter
 import time
 import types
 from collections.abc import Callable
@@ -49,14 +51,18 @@ class DeviceRemapMode(TorchFunctionMode):
         self.mapping = mapping
         self.claim_cuda = claim_cuda  # tensor.is_cuda answers True (reference shim)
         self.remapped = 0  # how many device arguments were rewritten
+        self.requested: Counter = Counter()  # device type -> device arguments the program gave
 
     def map(self, dev):
         if isinstance(dev, bool):
             return dev
         if isinstance(dev, int) and "cuda" in self.mapping:
             self.remapped += 1
+            self.requested["cuda"] += 1
             return self.mapping["cuda"]
         kind = _device_type(dev)
+        if kind is not None:
+            self.requested[kind] += 1
         if kind in self.mapping:
             self.remapped += 1
             return self.mapping[kind]
@@ -67,6 +73,7 @@ class DeviceRemapMode(TorchFunctionMode):
         if self.claim_cuda and getattr(func, "__self__", None) is _IS_CUDA_GETTER:
             return True
         if func is torch.Tensor.cuda and "cuda" in self.mapping:
+            self.requested["cuda"] += 1
             non_blocking = kwargs.get("non_blocking", False)
             return args[0].to(self.mapping["cuda"], non_blocking=non_blocking)
         if func is torch.Tensor.pin_memory and "cuda" in self.mapping:
@@ -192,10 +199,18 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
         "get_device_name": lambda *a, **k: "porter CUDA shim (cpu)",
         "get_device_capability": lambda *a, **k: (8, 0),
         "is_bf16_supported": lambda *a, **k: True,
-        "manual_seed": _noop,
-        "manual_seed_all": _noop,
+        # every "cuda" draw runs on the CPU here: the CPU generator is the CUDA one, so the
+        # program's CUDA seeding and RNG state go to it (torch.manual_seed seeds CUDA through
+        # manual_seed_all itself: torch's own calls are left alone)
+        "manual_seed": lambda seed: _seed_cpu(seed, root),
+        "manual_seed_all": lambda seed: _seed_cpu(seed, root),
         "seed": _noop,
         "seed_all": _noop,
+        "initial_seed": lambda: torch.initial_seed(),
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+        "get_rng_state_all": lambda: [torch.get_rng_state()],
+        "set_rng_state_all": lambda states: torch.set_rng_state(states[0]),
         "empty_cache": _noop,
         "ipc_collect": _noop,
         "memory_allocated": _zero,
@@ -231,7 +246,87 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
 
     cuda.amp.autocast = CudaAmpAutocast
     cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
+    _shim_accelerator(root)
+    generators_on_cpu({"cuda"})
     return DeviceRemapMode({"cuda": cpu}, claim_cuda=True)
+
+
+_RealGenerator = torch.Generator
+
+
+def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
+    """`torch.Generator(device=d)` for a device type in `kinds` makes a CPU generator: its draws
+    then run on the CPU (the shim's "cuda"; the port's device under porter.verify.rng), seeded
+    by the program's own `manual_seed` calls. `made` collects the device types asked for."""
+
+    class AnyGenerator(type):
+        """isinstance(g, torch.Generator) stays true of every generator (torch's own default one
+        too), not only of those made after the patch."""
+
+        def __instancecheck__(cls, obj) -> bool:
+            return isinstance(obj, _RealGenerator)
+
+        def __subclasscheck__(cls, sub) -> bool:
+            return issubclass(sub, _RealGenerator)
+
+    class Generator(_RealGenerator, metaclass=AnyGenerator):
+        def __new__(cls, device="cpu"):
+            kind = _device_type(device) if not isinstance(device, int) else "cuda"
+            if kind in kinds:
+                if made is not None:
+                    made.append(kind)
+                device = "cpu"
+            return _RealGenerator.__new__(cls, device=device)
+
+        def __init__(self, device="cpu"):  # the device was taken by __new__
+            pass
+
+    patched: Any = torch
+    patched.Generator = Generator
+
+
+def _seed_cpu(seed, root: str) -> None:
+    if _from_user(root):
+        torch.default_generator.manual_seed(int(seed))
+
+
+def _shim_accelerator(root: str) -> None:
+    """torch.accelerator answers as on a one-GPU CUDA host, to the user's code: a program that
+    picks its device with `torch.accelerator.current_accelerator()` takes the branch it takes
+    on a GPU (its "cuda" device then runs on the CPU through the mode above). torch's own
+    callers keep the true answers."""
+    acc: Any = torch.accelerator  # patched with CPU stand-ins (not what torch's types say)
+    cuda = torch.device("cuda")
+    real: dict[str, Callable[..., Any]] = {n: getattr(acc, n) for n in
+                                           ("is_available", "device_count", "current_accelerator")}
+
+    def current_accelerator(check_available: bool = False):
+        return cuda if _from_user(root) else real["current_accelerator"](check_available)
+
+    replacements: dict[str, Callable[..., Any]] = {
+        "is_available": lambda: _from_user(root) or real["is_available"](),
+        "device_count": lambda: 1 if _from_user(root) else real["device_count"](),
+        "current_accelerator": current_accelerator,
+        "current_device_index": lambda: 0,
+        "current_device_idx": lambda: 0,
+        "set_device_index": _noop,
+        "set_device_idx": _noop,
+        "device_index": lambda *a, **k: contextlib.nullcontext(),
+        "synchronize": _noop,
+        "current_stream": lambda *a, **k: _Stream(),
+        "set_stream": _noop,
+        "empty_cache": _noop,
+        "memory_allocated": _zero,
+        "max_memory_allocated": _zero,
+        "memory_reserved": _zero,
+        "max_memory_reserved": _zero,
+        "reset_peak_memory_stats": _noop,
+        "reset_accumulated_memory_stats": _noop,
+        "memory_stats": lambda *a, **k: {},
+        "get_memory_info": lambda *a, **k: (0, 0),
+    }
+    for name, value in replacements.items():
+        setattr(acc, name, _fresh(value))
 
 
 def install_target_alias(target: str, device: torch.device,
@@ -276,4 +371,4 @@ def install_target_alias(target: str, device: torch.device,
     return DeviceRemapMode({target: device})
 
 
-__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias"]
+__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
 from porter.verify.tracefile import STAT_NAMES, Trace
@@ -24,7 +25,6 @@ _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 LOSS_TOLERANCES = {"float32": (1e-4, 1e-5), "float16": (1e-2, 1e-3), "bfloat16": (3e-2, 1e-2)}
 GRAD_NORM_TOLERANCES = {"float32": (1e-3, 1e-5), "float16": (5e-2, 1e-3), "bfloat16": (1e-1, 1e-2)}
 LR_RTOL = 1e-6  # the schedule is host arithmetic: it must match
-INIT_TOLERANCE = (1e-6, 1e-7)  # the same seed on the same CPU generator gives the same weights
 
 
 @dataclass
@@ -46,6 +46,11 @@ class ScriptResult:
     parameters: dict = field(default_factory=dict)
     tied: dict = field(default_factory=dict)
     gaps: list[Gap] = field(default_factory=list)
+    noise_floor: dict | None = None  # porter.verify.noise.measure, or {"measured": False, ...}
+    rng: list[str] = field(default_factory=list)  # where each side's random numbers came from
+    made_on: dict = field(default_factory=dict)  # role -> where the program's tensors were made
+    warnings: list[str] = field(default_factory=list)  # said with the verdict, not deciding it
+    ranks: list[dict] = field(default_factory=list)  # per rank, for a run of several (torchrun)
     wall_s: float = 0.0
     workdir: str | None = None
 
@@ -117,9 +122,13 @@ def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> t
     return ok, float(diff.max()), rel
 
 
-def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> list[str]:
+def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float,
+               extra: list[float] | None = None) -> list[str]:
     """Names of the statistics that differ: mean/min/max relative to the reference's largest
-    magnitude, the others to themselves; NaN/Inf counts must be equal."""
+    magnitude, the others to themselves; NaN/Inf counts must be equal. `extra`: an absolute
+    allowance per statistic (the program's own noise floor)."""
+    extra = extra or [0.0] * len(STAT_NAMES)
+    allow = dict(zip(STAT_NAMES, extra))
     rs = dict(zip(STAT_NAMES, r.tolist()))
     ps = dict(zip(STAT_NAMES, p.tolist()))
     scale = abs(rs["absmax"]) if math.isfinite(rs["absmax"]) else 0.0
@@ -133,13 +142,18 @@ def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> li
         ref_scale = scale if name in ("mean", "min", "max") else abs(a)
         if math.isnan(a) and math.isnan(b):
             continue
-        if not (abs(b - a) <= atol + rtol * ref_scale):
+        if not (abs(b - a) <= atol + allow[name] + rtol * ref_scale):
             bad.append(name)
     return bad
 
 
-def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float) -> tuple[list[dict], dict | None]:
+def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
+                    floor: dict | None = None) -> tuple[list[dict], dict | None]:
+    """Per module output at step 1; `floor` (porter.verify.noise) widens each module's
+    tolerance by the margin times the reference's own drift there."""
     port_by_key = {m["key"]: m for m in port.manifest.get("modules", [])}
+    margin = (floor or {}).get("margin", 0.0)
+    mfloor = (floor or {}).get("modules", {})
     rows, first = [], None
     for m in ref.manifest.get("modules", []):
         key = m["key"]
@@ -158,8 +172,11 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float) -> tuple[
                     row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, "
                                f"ported {po['shape']}")
                     break
-                ok, mabs, mrel = _sample_cmp(ref.tensor(ro["sample"]), port.tensor(po["sample"]), rtol, atol)
-                bad = _stats_cmp(ref.tensor(ro["stats"]), port.tensor(po["stats"]), rtol, atol)
+                noise = mfloor.get(key) or {}
+                ok, mabs, mrel = _sample_cmp(ref.tensor(ro["sample"]), port.tensor(po["sample"]), rtol,
+                                             atol + margin * noise.get("sample", 0.0))
+                bad = _stats_cmp(ref.tensor(ro["stats"]), port.tensor(po["stats"]), rtol, atol,
+                                 [margin * x for x in noise.get("stats", [])] or None)
                 row["max_abs"] = max(row["max_abs"] or 0.0, mabs)
                 row["max_rel"] = max(row["max_rel"] or 0.0, mrel)
                 row["stats_differ"] += [s for s in bad if s not in row["stats_differ"]]
@@ -171,26 +188,84 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float) -> tuple[
     return rows, first
 
 
+def weight_tolerance(dtype: str) -> float:
+    """Relative tolerance of the initial-weight check, from the dtype: 8 units in the last
+    place. Weights made on the CPU and moved are bit-identical; a few ulps allow for device
+    arithmetic inside an initialiser (trunc_normal_'s erfinv, say)."""
+    try:
+        return 8 * torch.finfo(getattr(torch, dtype)).eps
+    except (AttributeError, TypeError):
+        return 0.0  # integer parameters must be equal
+
+
+def _unravel(flat: int, shape: list[int]) -> list[int]:
+    index = []
+    for dim in reversed(shape or []):
+        index.append(flat % dim if dim else 0)
+        flat = flat // dim if dim else 0
+    return list(reversed(index))
+
+
+def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
+    """None when the parameter starts equal on both sides; else what differs, naming the
+    element. Values decide (all of them, or a strided sample and a checksum of all their bits);
+    the statistics (norms) are a summary and never a verdict."""
+    if p["shape"] != q["shape"]:
+        return {"name": p["name"], "why": f"shape {p['shape']} vs {q['shape']}"}
+    r, t = ref.tensor(p["sample"]), port.tensor(q["sample"])
+    if r is None or t is None or r.numel() != t.numel():
+        return {"name": p["name"], "why": "no comparable values recorded"}
+    rtol = weight_tolerance(p.get("dtype", "float32"))
+    rd, td = r.to(torch.float64), t.to(torch.float64)
+    atol = rtol * float(rd.abs().max()) if rd.numel() else 0.0
+    diff = (rd - td).abs()
+    bad = ~((diff <= atol + rtol * rd.abs()) | (rd.isnan() & td.isnan()))
+    stride = int(p.get("sample_stride") or 1)
+    if bool(bad.any()):
+        i = int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff))))
+        if not bool(torch.isfinite(diff[i])):
+            i = int(bad.nonzero()[0])
+        idx = _unravel(i * stride, p["shape"])
+        where = f"[{', '.join(map(str, idx))}]" if idx else ""
+        return {"name": p["name"], "element": idx, "reference": float(rd[i]), "ported": float(td[i]),
+                "abs_diff": float(diff[i]), "rtol": rtol, "differing": int(bad.sum()),
+                "compared": int(r.numel()), "all_values": bool(p.get("all_values")),
+                "why": f"{p['name']}{where}: reference {float(rd[i]):.7g}, ported {float(td[i]):.7g} "
+                       f"(abs diff {float(diff[i]):.3g}; {int(bad.sum())} of {r.numel()} "
+                       f"{'values' if p.get('all_values') else 'sampled values'} differ beyond "
+                       f"{rtol:.2g} relative, 8 ulps of {p.get('dtype', 'float32')})"}
+    if p.get("all_values"):
+        return None
+    a, b = p.get("bits_checksum"), q.get("bits_checksum")
+    if a is not None and b is not None and a != b and bool(torch.equal(r, t)):
+        return {"name": p["name"], "element": None, "compared": int(r.numel()),
+                "why": f"{p['name']}: the {r.numel()} sampled values are equal, but the checksum of "
+                       "all its values differs: elements outside the sample differ"}
+    return None
+
+
 def compare_parameters(ref: Trace, port: Trace) -> dict:
-    rtol, atol = INIT_TOLERANCE
     pp = {p["name"]: p for p in port.manifest.get("parameters", [])}
-    differing, missing = [], []
+    differing, missing, summary = [], [], []
     for p in ref.manifest.get("parameters", []):
         q = pp.get(p["name"])
         if q is None:
             missing.append(p["name"])
             continue
-        if p["shape"] != q["shape"]:
-            differing.append({"name": p["name"], "why": f"shape {p['shape']} vs {q['shape']}"})
-            continue
-        ok, mabs, _ = _sample_cmp(ref.tensor(p["sample"]), port.tensor(q["sample"]), rtol, atol)
-        bad = _stats_cmp(ref.tensor(p["stats"]), port.tensor(q["stats"]), rtol, atol)
-        if not ok or bad:
-            differing.append({"name": p["name"], "why": f"max abs {mabs:.3g} in a sample"
-                              + (f"; {', '.join(bad)} differ" if bad else "")})
+        d = compare_parameter(p, q, ref, port)
+        if d is not None:
+            differing.append(d)
+        elif p["shape"] == q["shape"]:
+            stats = _stats_cmp(ref.tensor(p["stats"]), port.tensor(q["stats"]), 1e-6, 0.0)
+            if stats:
+                summary.append({"name": p["name"], "statistics": stats})
     names = {p["name"] for p in ref.manifest.get("parameters", [])}
     return {"compared": len(names) - len(missing), "differing": differing,
-            "missing_in_port": missing, "only_in_port": sorted(set(pp) - names)}
+            "missing_in_port": missing, "only_in_port": sorted(set(pp) - names),
+            "by": "values: all of a parameter's values up to "
+                  f"{ref.manifest.get('limits', {}).get('param_elements', 64)} elements, else a strided "
+                  "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",
+            "summary_only": summary}
 
 
 def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]:
@@ -215,6 +290,45 @@ def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]
 def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
                    config: dict | None = None, ref_side: SideSummary | None = None,
                    port_side: SideSummary | None = None) -> ScriptResult:
+    """The verdict of a port's run against the reference's; a run of several ranks (torchrun)
+    is compared rank by rank."""
+    if ref.world_size == 1 and port.world_size == 1:
+        return _compare_one(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side,
+                            port_side=port_side)
+    results = [_compare_one(ref.rank(r), port.rank(r), rtol=rtol, atol=atol, config=config,
+                            ref_side=ref_side, port_side=port_side)
+               for r in range(min(ref.world_size, port.world_size))]
+    res = results[0]
+    res.ranks = [{"rank": r, "verdict": x.verdict, "parted_at": x.parted_at,
+                  "first_divergence": (x.first_divergence or {}).get("module"),
+                  "max_loss_abs": x.max_loss_abs, "max_loss_rel": x.max_loss_rel,
+                  "reasons": [t for t in x.reasons if not t.startswith(("tolerances", "noise floor"))],
+                  "collectives": [{"step": st["step"], "reference": st.get("reference_collectives"),
+                                   "ported": st.get("ported_collectives")} for st in x.steps]}
+                 for r, x in enumerate(results)]
+    bad = [x for x in res.ranks if x["verdict"] != "pass"]
+    common = [t for t in res.reasons if t.startswith(("tolerances", "noise floor"))]
+    if ref.world_size != port.world_size:
+        res.verdict = "fail"
+        res.reasons = [f"the reference ran {ref.world_size} rank(s), the port {port.world_size}"] + common
+        return res
+    if not bad:
+        res.reasons = [f"{len(res.ranks)} ranks, compared rank by rank: " + res.reasons[0]] + common
+        return res
+    res.verdict = "error" if any(x["verdict"] == "error" for x in bad) else "fail"
+    parted = sorted((x for x in bad if x["parted_at"]), key=lambda x: (x["parted_at"], x["rank"]))
+    first = parted[0] if parted else bad[0]
+    head = (f"rank {first['rank']} parts first, at step {first['parted_at']}" if first["parted_at"]
+            else f"rank {first['rank']} differs")
+    res.reasons = [f"{head} ({len(bad)} of {len(res.ranks)} ranks differ)"] + \
+        [f"rank {first['rank']}: {t}" for t in first["reasons"]] + common
+    res.parted_at = first["parted_at"]
+    return res
+
+
+def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
+                 config: dict | None = None, ref_side: SideSummary | None = None,
+                 port_side: SideSummary | None = None) -> ScriptResult:
     from porter.verify.gaps import collect_gaps
 
     rm, pm = ref.manifest, port.manifest
@@ -225,6 +339,12 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
     regime = _lower(rm.get("precision", {}).get("regime", "float32"),
                     pm.get("precision", {}).get("regime", "float32"))
     res.regime = regime
+    floor = rm.get("noise_floor")
+    res.noise_floor = floor
+    if floor is not None and not floor.get("loss_envelope"):
+        floor = None  # not measured (the reason is in res.noise_floor)
+    res.rng = causes.rng_lines(rm, pm)
+    res.made_on = {"reference": causes.made_on(rm), "ported": causes.made_on(pm)}
 
     def tol(table):
         r, a = table[regime]
@@ -233,7 +353,7 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
     mod_tol, loss_tol, gn_tol = tol(DEFAULT_TOLERANCES), tol(LOSS_TOLERANCES), tol(GRAD_NORM_TOLERANCES)
     res.tolerances = {"regime": regime, "modules": list(mod_tol), "loss": list(loss_tol),
                       "grad_norm": list(gn_tol), "lr_rtol": LR_RTOL,
-                      "initial_weights": list(INIT_TOLERANCE),
+                      "initial_weights": "8 ulps of each parameter's dtype, by value",
                       "overridden": rtol is not None or atol is not None}
     res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
     res.gaps += step_time_gap(ref_side, port_side, len(res.gaps))
@@ -262,13 +382,20 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
                "reference_grad_norm": a and a["grad_norm"], "ported_grad_norm": b and b["grad_norm"],
                "grad_norm_ok": False, "reference_lr": a and a["lr"], "ported_lr": b and b["lr"],
                "lr_ok": False, "reference_time_s": a and a["step_time_s"],
-               "ported_time_s": b and b["step_time_s"]}
+               "ported_time_s": b and b["step_time_s"],
+               "reference_collectives": a and a.get("collectives"),
+               "ported_collectives": b and b.get("collectives")}
         if a and b:
             ra, pa = float(a["loss"]), float(b["loss"])
-            row["abs_diff"] = abs(pa - ra)
-            row["rel_diff"] = abs(pa - ra) / abs(ra) if ra else None
-            row["loss_ok"] = _close(ra, pa, *loss_tol)
-            row["grad_norm_ok"] = _close(float(a["grad_norm"]), float(b["grad_norm"]), *gn_tol)
+            diff = abs(pa - ra)
+            allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
+            row["abs_diff"] = diff
+            row["rel_diff"] = diff / abs(ra) if ra else None
+            row["noise_allowed"] = allowed
+            row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
+            ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
+            row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or \
+                abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
             row["lr_ok"] = len(a["lr"]) == len(b["lr"]) and all(
                 _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"]))
         res.steps.append(row)
@@ -286,7 +413,7 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
     port_tied = {tuple(g) for g in pm.get("tied", [])}
     res.tied = {"reference": sorted(map(list, ref_tied)), "ported": sorted(map(list, port_tied)),
                 "untied_in_port": sorted(map(list, ref_tied - port_tied))}
-    res.modules, res.first_divergence = compare_modules(ref, port, *mod_tol)
+    res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         if len(ref_steps) != len(port_steps):
             fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port "
@@ -294,11 +421,13 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
         for g in res.tied["untied_in_port"]:
             fails.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
                          "(on XLA, Module.to() unties shared weights: re-tie them after moving)")
+        branch_fails, res.warnings = causes.branch_findings(rm, pm)
+        fails += branch_fails
         if res.parameters["differing"]:
             d = res.parameters["differing"]
             fails.append(f"the two runs did not start from the same weights: {len(d)} parameter(s) "
-                         f"differ before the first step (first: {d[0]['name']}, {d[0]['why']}); "
-                         "initialise on the CPU with the same seed on both sides")
+                         f"differ before the first step (first: {d[0]['why']}); "
+                         + causes.weights_advice(pm))
         if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
             fails.append("parameters on one side only: reference "
                          f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}")
@@ -320,6 +449,9 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
         if gn_bad is not None and parted is None:
             fails.append(f"the gradient norm differs at step {gn_bad['step']}: reference "
                          f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}")
+        if fails:
+            fails += causes.rng_findings(rm, pm, parted["step"] if parted else None,
+                                         bool(res.parameters["differing"] or res.first_divergence))
     tol_text = (f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
                 f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
                 f"atol={mod_tol[1]:g}; grad norm rtol={gn_tol[0]:g} atol={gn_tol[1]:g}; "
@@ -332,6 +464,11 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
                            f"{len(res.modules)} module output(s) at step 1 and "
                            f"{res.parameters['compared']} initial parameter(s) match{emu}")
     res.reasons.append(tol_text)
+    if floor is not None:
+        res.reasons.append(noise.describe(floor))
+    elif res.noise_floor is not None:
+        res.reasons.append(f"noise floor not measured: {res.noise_floor.get('why')}")
+    res.reasons += res.warnings
     return res
 
 

@@ -19,9 +19,11 @@ SCHEMA = "porter.trace/1"
 SCHEMA_MAJOR = 1
 META_KEY = "porter.trace"
 STAT_NAMES = ("mean", "std", "min", "max", "absmax", "l2", "nan", "inf")
-# Size bounds: per tensor, a strided sample of at most `sample_elements`; at most
-# `module_calls` calls recorded per module; at most `max_entries` module outputs/parameters.
-LIMITS = {"sample_elements": 64, "module_calls": 2, "max_entries": 4000}
+# Size bounds: per module output, a strided sample of at most `sample_elements`; per initial
+# parameter, its values when it has at most `param_elements` (else a strided sample of that
+# many) and a checksum of all its bits; at most `module_calls` calls recorded per module; at
+# most `max_entries` module outputs/parameters.
+LIMITS = {"sample_elements": 64, "param_elements": 4096, "module_calls": 2, "max_entries": 4000}
 
 
 class TraceError(ValueError):
@@ -63,6 +65,25 @@ class Trace:
     def tensor(self, name: str | None):
         return None if name is None else self.tensors.get(name)
 
+    @property
+    def world_size(self) -> int:
+        """Processes recorded: a run under torchrun holds one trace per rank."""
+        return 1 + len(self.manifest.get("ranks") or [])
+
+    def rank(self, r: int) -> Trace:
+        """The trace of one rank (rank 0 is the file's own manifest)."""
+        if r == 0:
+            manifest = {k: v for k, v in self.manifest.items() if k != "ranks"}
+            tensors = {k: v for k, v in self.tensors.items() if not k.startswith("rank")}
+            return Trace(manifest, tensors, self.path)
+        prefix = f"rank{r}."
+        return Trace(self.manifest["ranks"][r - 1],
+                     {k[len(prefix):]: v for k, v in self.tensors.items() if k.startswith(prefix)},
+                     self.path)
+
+    def rank_manifests(self) -> list[dict]:
+        return [self.manifest, *(self.manifest.get("ranks") or [])]
+
 
 def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
     from safetensors.torch import save_file
@@ -76,6 +97,18 @@ def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
     save_file(clean, str(tmp), metadata={META_KEY: json.dumps(_finite(manifest))})
     tmp.replace(path)
     return path
+
+
+def merge_ranks(traces: list[Trace], path: Path) -> Trace:
+    """One file for a run of several processes: rank 0's manifest and tensors, each other
+    rank's manifest under `ranks` and its tensors prefixed `rank<r>.`."""
+    manifest = dict(traces[0].manifest)
+    manifest["ranks"] = [t.manifest for t in traces[1:]]
+    tensors = dict(traces[0].tensors)
+    for r, t in enumerate(traces[1:], 1):
+        tensors.update({f"rank{r}.{k}": v for k, v in t.tensors.items()})
+    write_trace(path, manifest, tensors)
+    return Trace(manifest, tensors, Path(path))
 
 
 def read_trace(path: Path) -> Trace:
@@ -106,5 +139,5 @@ def read_trace(path: Path) -> Trace:
     return Trace(manifest, tensors, path)
 
 
-__all__ = ["SCHEMA", "STAT_NAMES", "LIMITS", "Trace", "TraceError", "write_trace", "read_trace",
+__all__ = ["SCHEMA", "STAT_NAMES", "LIMITS", "Trace", "TraceError", "write_trace", "read_trace", "merge_ranks",
            "unfinite"]

@@ -52,4 +52,4 @@ def test_no_count_ops_reaches_both_script_commands(monkeypatch, tmp_path):
 def test_no_count_ops_is_for_script_mode(tmp_path):
     res = CliRunner().invoke(app, ["parity-check", "--original", str(tmp_path), "--ported", str(tmp_path),
                                    "--no-count-ops"])
-    assert res.exit_code == 2 and "--no-count-ops are for script mode" in res.output
+    assert res.exit_code == 2 and "--no-count-ops, --no-noise-floor and --device-rng are for script mode" in res.output

@@ -154,3 +154,29 @@ def test_one_changed_layer_fails_and_is_named(trees, tmp_path):
     assert "first diverging module at step 1: transformer.h.0.mlp.gelu (GELU vs ReLU)" in res.output
     md = report.read_text()
     assert "transformer.h.0.mlp.gelu" in md and "FAIL" in md
+
+
+@ON_TRACE
+def test_a_port_whose_initial_weights_really_differ_fails_on_them(trees, reference_trace, tmp_path):
+    other = tmp_path / "other-init"
+    shutil.copytree(trees[1], other)
+    model = other / "model.py"
+    text = model.read_text()
+    old = ("elif isinstance(module, nn.Embedding):\n"
+           "            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)")
+    assert old in text
+    model.write_text(text.replace(old, old.replace("std=0.02", "std=0.03")))
+    report = tmp_path / "w.json"
+    res = CliRunner().invoke(app, ["parity-check", "--ported", str(other), "--reference-trace",
+                                   str(reference_trace), "--steps", "1", "--timeout", "400",
+                                   "--report", str(report), "--", *CMD])
+    assert res.exit_code == 1, res.output
+    data = json.loads(report.read_text())
+    differing = {d["name"]: d for d in data["parameters"]["differing"]}
+    # the position embedding (the token embedding is tied to lm_head, a Linear initialised after it)
+    assert set(differing) == {"transformer.wpe.weight"}
+    first = data["parameters"]["differing"][0]
+    assert first["ported"] == pytest.approx(1.5 * first["reference"], rel=1e-5)
+    where = f"{first['name']}[{', '.join(map(str, first['element']))}]"
+    reason = next(r for r in data["reasons"] if r.startswith("the two runs did not start from the same weights"))
+    assert where in reason and "same seeded CPU generator" in reason

@@ -170,3 +170,22 @@ def test_one_changed_layer_fails_and_is_named(trees, tmp_path):
     assert code == 1, out
     assert data["first_divergence"]["module"] == "transformer.h.0.mlp.gelu", data["first_divergence"]
     assert "transformer.h.0.mlp.gelu (GELU vs ReLU)" in out
+
+
+def test_float32_port_passes_and_its_sampling_loop_is_named(trees, tmp_path):
+    """The zero-edit port in float32 (the driver's `--dtype float32`) with nano-gpt's own
+    sampling callback (`model.sample`, every 2 steps): no weight warning, and the performance
+    section ties the callback's recompiles to the line that grows the sequence."""
+    orig, zero = trees[0], trees[1]
+    report = tmp_path / "s.json"
+    res = CliRunner().invoke(app, ["parity-check", "--original", str(orig), "--ported", str(zero),
+                                   "--steps", "4", "--timeout", "500", "--no-noise-floor",
+                                   "--report", str(report), "--", *CMD, "--dtype", "float32",
+                                   "--sample-length", "16"])
+    data = json.loads(report.read_text())
+    assert res.exit_code == 0, res.output
+    assert data["verdict"] == "pass" and data["regime"] == "float32"
+    assert not data["parameters"]["differing"] and data["parameters"]["compared"] == 28
+    (loop,) = [g for g in data["gaps"] if g["kind"] == "recompile_loop"]
+    assert "torch.cat at nano_gpt/model.py:" in loop["title"] and "grows it" in loop["title"]
+    assert "compile(s) followed" in loop["evidence"][0]

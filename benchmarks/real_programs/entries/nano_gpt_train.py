@@ -11,10 +11,11 @@ pre-tokenised shard format `read_preprocessed_corpus` reads, written by the call
 import argparse
 
 import torch
-from nano_gpt.config import DatasetConfig, EvalConfig, GPTConfig, TrainConfig
+from nano_gpt.config import DatasetConfig, EvalConfig, GPTConfig, SampleConfig, TrainConfig
 from nano_gpt.datasets.data_loader import read_preprocessed_corpus
 from nano_gpt.devices import get_device
 from nano_gpt.model import GPT
+from nano_gpt.tokenizer import Tokenizer
 from nano_gpt.trainer import WorkerState, create_optimizer, train
 
 parser = argparse.ArgumentParser()
@@ -30,7 +31,17 @@ parser.add_argument("--warmup-steps", type=int, default=4)
 parser.add_argument("--max-lr", type=float, default=3e-3)
 parser.add_argument("--seed", type=int, default=1337)
 parser.add_argument("--dataset-dir", default="data")
+parser.add_argument("--sample-length", type=int, default=0,
+                    help="run nano-gpt's own sampling callback (model.sample) every --sample-every "
+                         "steps with a character tokenizer, to this many tokens (0: no sampling)")
+parser.add_argument("--sample-every", type=int, default=2)
+parser.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16",
+                    help="the autocast dtype nano-gpt uses on every device (its own: bfloat16)")
 args = parser.parse_args()
+if args.dtype == "float32":  # autocast to float32 is autocast off: the whole run in float32
+    import nano_gpt.trainer
+
+    nano_gpt.trainer.get_dtype = lambda device: torch.float32
 
 B, T = args.micro_batch_size, args.sequence_length
 model_config = GPTConfig(
@@ -44,15 +55,27 @@ train_config = TrainConfig(
     max_lr=args.max_lr,
     warmup_steps=args.warmup_steps,
     max_steps=args.max_steps,
-    eval_steps=10**9,
+    eval_steps=args.sample_every if args.sample_length else 10**9,  # nano-gpt samples at eval steps
     checkpoint_steps=10**9,
 )
 dataset_config = DatasetConfig(
     dataset_dir=args.dataset_dir, dataset_name="synthetic", micro_batch_size=B, sequence_length=T
 )
 
+
+
+class CharTokenizer(Tokenizer):
+    """Characters as tokens (the GPT-2 tokenizer needs the network): enough for sampling."""
+
+    def encode(self, text: str) -> list[int]:
+        return [ord(c) % args.vocab_size for c in text]
+
+    def decode(self, tokens: list[int]) -> str:
+        return "".join(chr(32 + t % 95) for t in tokens)
+
+
 torch.manual_seed(args.seed)
-model = GPT(model_config, tokenizer=None)
+model = GPT(model_config, tokenizer=CharTokenizer() if args.sample_length else None)
 worker_state = WorkerState(get_device())
 optimizer = create_optimizer(model, train_config, None, torch.cuda.is_available())
 train(
@@ -63,4 +86,6 @@ train(
     train_data_loader=read_preprocessed_corpus(dataset_config.dataset_path("train"), dataset_config),
     eval_config=EvalConfig(validation_steps=0),
     dataset_config=dataset_config,
+    sample_config=SampleConfig(num_return_sequences=2, max_length=args.sample_length, text="Hello")
+    if args.sample_length else None,
 )

@@ -1,0 +1,103 @@
+"""Why two runs differ, when the reason is not the port's arithmetic: the sides took different
+code paths (a device branch on one side, the CPU branch on the other), or they drew random
+numbers from different generators. Read from the two traces' manifests (`devices`, `rng`)."""
+
+from __future__ import annotations
+
+
+def _kinds(manifest: dict) -> set[str]:
+    d = manifest.get("devices") or {}
+    return set(d.get("parameters") or {}) | set(d.get("losses") or [])
+
+
+def made_on(manifest: dict) -> str:
+    """Where the program's tensors were made, in words, for the side table."""
+    d = manifest.get("devices") or {}
+    side = manifest.get("side") or {}
+    kinds = sorted(_kinds(manifest))
+    where = ", ".join(kinds) or "unknown (no parameters or losses recorded)"
+    requested = d.get("requested")
+    if side.get("shim") == "cuda->cpu" and requested is not None:
+        n = requested.get("cuda", 0)
+        if n:
+            return f"cuda, run on the CPU by the CUDA shim ({n} CUDA device argument(s) mapped)"
+        return f"{where}: the program asked for no CUDA or accelerator device (its CPU branch)"
+    return where
+
+
+def branch_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
+    """(failures, warnings) about the code paths the two sides took."""
+    fails, warns = [], []
+    port_kind = (pm.get("side") or {}).get("kind")
+    port_made = _kinds(pm)
+    if port_kind and port_kind != "cpu" and port_made == {"cpu"}:
+        fails.append(f"the port computed on the CPU, not on its {port_kind} device: its parameters "
+                     "and losses never left the CPU (it took a CPU branch, or never moved the "
+                     "model), so this run says nothing about the port on the target")
+    ref_side = rm.get("side") or {}
+    requested = (rm.get("devices") or {}).get("requested")
+    if ref_side.get("shim") == "cuda->cpu" and requested is not None and not requested.get("cuda") \
+            and port_made - {"cpu"}:
+        warns.append("the reference asked for no CUDA or accelerator device, so it ran its CPU "
+                     f"branch while the port ran on {', '.join(sorted(port_made - {'cpu'}))}: the two "
+                     "runs may follow different code paths (does the original choose CUDA through "
+                     "something porter's CUDA shim does not answer?)")
+    return fails, warns
+
+
+def _draw_where(d: dict) -> str:
+    step = d.get("after_step", 0)
+    when = "before step 1" if not step else f"in step {step + 1}"
+    return f"{d['call']} at {d.get('location') or 'library code'}, {when}"
+
+
+def rng_lines(rm: dict, pm: dict) -> list[str]:
+    """What each side drew its random numbers from, for the report's notes."""
+    out = []
+    for role, m in (("reference", rm), ("ported", pm)):
+        r = m.get("rng")
+        if not r:
+            out.append(f"{role}: not recorded (a trace from an older porter)")
+            continue
+        n = r.get("device_draws")
+        drawn = "" if n is None else (f"; {n} draw(s) on the device" +
+                                      (" redirected" if r.get("redirected") and n else ""))
+        own = sum(x["count"] for x in r.get("own_generator", []))
+        mine = f"; {own} draw(s) with the program's own device generator were not redirected" if own else ""
+        out.append(f"{role}: drawn from {r.get('generator')}{drawn}{mine}")
+    return out
+
+
+def rng_findings(rm: dict, pm: dict, parted_step: int | None, start_differs: bool) -> list[str]:
+    """When a divergence starts at a draw from a device's own generator, say so: it is the
+    generators that differ, not the port's arithmetic."""
+    out = []
+    for role, m in (("ported", pm), ("reference", rm)):
+        r = m.get("rng") or {}
+        first = r.get("first") or []
+        if r.get("redirected", True) or not r.get("device_draws") or not first:
+            continue
+        early = first[0]
+        starts = start_differs and early.get("after_step", 0) == 0
+        if parted_step is not None:
+            starts = starts or early.get("after_step", 0) < parted_step
+        if starts:
+            out.append(f"the divergence starts at a random draw on the {role} side's device: "
+                       f"{r['device_draws']} tensor(s) drawn with the device's own generator "
+                       f"(--device-rng; first: {_draw_where(early)}), which is not the other side's "
+                       "generator; run without --device-rng to draw them from the CPU generator on "
+                       "both sides")
+    return out
+
+
+def weights_advice(pm: dict) -> str:
+    r = pm.get("rng") or {}
+    if r and not r.get("redirected", True) and r.get("before_step_1"):
+        return ("the port drew random numbers on its device before step 1 with the device's own "
+                "generator (--device-rng): run without it to draw them from the CPU generator")
+    return ("both sides drew from the same seeded CPU generator, so the port initialises "
+            "differently: another initialiser, another order of draws, or weights loaded or "
+            "changed elsewhere")
+
+
+__all__ = ["made_on", "branch_findings", "rng_lines", "rng_findings", "weights_advice"]

@@ -1,0 +1,274 @@
+"""The same random numbers on both sides of a parity run.
+
+A tensor drawn on a device comes from that device's generator: XLA's is not the CPU's, nor
+CUDA's, so a port that draws noise or initialises weights on its device starts from other
+numbers than the original, however faithful it is. In a parity run, :class:`DeviceRngMode`
+draws every random tensor that would be drawn on a device from the CPU's default generator
+(seeded the same way on both sides, by porter and by the program) and moves it to the device:
+
+* factories given a device (`torch.randn(..., device=d)`, `rand`, `randint`, `randperm`,
+  `normal`), `*_like` of a device tensor, `bernoulli`/`multinomial`/`poisson` of one;
+* in-place draws on a device tensor (`normal_`, `uniform_`, `bernoulli_`, `random_`,
+  `exponential_`, `geometric_`, `log_normal_`, `cauchy_`) and the `torch.nn.init` initialisers
+  (run on a CPU tensor of the same shape and copied: bit-identical to the CPU's);
+* dropout masks (`F.dropout`, `dropout1d/2d/3d`, `alpha_dropout`, `feature_alpha_dropout`,
+  `torch.dropout`, and `scaled_dot_product_attention` with `dropout_p > 0`, which runs as its
+  math form so its mask can be drawn): the mask comes from the same CPU call the original
+  makes, so it consumes the generator as the original does.
+
+The CUDA shim's reference already draws everything on the CPU; this mode runs where a real
+device draws (the port, or a reference on a real GPU). With redirect off (`--device-rng`) it
+only counts the device draws and their source lines, so a divergence that starts at one can
+be named as such. Not redirected (counted apart): draws with an explicit device `generator=`,
+and draws inside compiled graphs (torch.compile regions do not call Python modes per op).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from porter.verify.probes import user_location
+
+T = torch.Tensor
+FACTORIES = {torch.randn: "torch.randn", torch.rand: "torch.rand", torch.randint: "torch.randint",
+             torch.randperm: "torch.randperm", torch.normal: "torch.normal"}
+LIKE = {torch.randn_like: "torch.randn_like", torch.rand_like: "torch.rand_like",
+        torch.randint_like: "torch.randint_like"}
+# draws whose result depends on a device tensor's values (probabilities, means, rates)
+OF_VALUES = {torch.bernoulli: "torch.bernoulli", T.bernoulli: ".bernoulli()",
+             torch.multinomial: "torch.multinomial", T.multinomial: ".multinomial()",
+             torch.poisson: "torch.poisson"}
+IN_PLACE = {T.normal_: ".normal_()", T.uniform_: ".uniform_()", T.bernoulli_: ".bernoulli_()",
+            T.random_: ".random_()", T.exponential_: ".exponential_()",
+            T.geometric_: ".geometric_()", T.log_normal_: ".log_normal_()", T.cauchy_: ".cauchy_()"}
+DROPOUT = {F.dropout: "F.dropout", F.dropout1d: "F.dropout1d", F.dropout2d: "F.dropout2d",
+           F.dropout3d: "F.dropout3d"}
+DROPOUT_ON_HOST = {F.alpha_dropout: "F.alpha_dropout",
+                   F.feature_alpha_dropout: "F.feature_alpha_dropout"}
+INITS = ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
+         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+FIRST_DRAWS = 20  # draws listed one by one in the trace; the rest are counted
+
+
+def _on_device(t) -> bool:
+    return isinstance(t, torch.Tensor) and t.device.type not in ("cpu", "meta")
+
+
+def _device_arg(dev) -> torch.device | None:
+    if dev is None or isinstance(dev, bool):
+        return None
+    try:
+        d = torch.device(dev)
+    except (RuntimeError, TypeError):
+        return None
+    return d if d.type not in ("cpu", "meta") else None
+
+
+def _host(t):
+    return t.detach().to("cpu") if isinstance(t, torch.Tensor) and _on_device(t) else t
+
+
+class DeviceRngMode(TorchFunctionMode):
+    """Draws on a device come from the CPU generator (redirect) or are only counted."""
+
+    def __init__(self, root: str, redirect: bool = True, step: Callable[[], int] = lambda: 0):
+        super().__init__()
+        self.root = root.rstrip("/") + "/"
+        self.redirect = redirect
+        self.step = step
+        self.counts: Counter = Counter()  # (call, location) -> draws on a device
+        self.by_step: Counter = Counter()  # optimizer steps done when drawn -> draws
+        self.first: list[dict] = []
+        self.own_generator: Counter = Counter()  # (call, location) with a device generator=
+        self._restore: list[tuple[object, str, object]] = []
+        self.device_generators: list[str] = []  # device types of generators made on the CPU instead
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _seen(self, call: str, device, own_generator: bool = False) -> None:
+        loc = user_location(self.root)
+        if own_generator:
+            self.own_generator[(call, loc)] += 1
+            return
+        step = self.step()
+        self.counts[(call, loc)] += 1
+        self.by_step[step] += 1
+        if len(self.first) < FIRST_DRAWS:
+            self.first.append({"call": call, "location": loc, "device": str(device),
+                               "after_step": step})
+
+    def to_dict(self) -> dict:
+        return {"redirected": self.redirect,
+                "generator": "the CPU's default generator, results moved to the device"
+                             if self.redirect else "each device's own generator",
+                "device_draws": sum(self.counts.values()),
+                "before_step_1": self.by_step.get(0, 0),
+                "by_step": {str(k): v for k, v in sorted(self.by_step.items())},
+                "sites": [{"call": c, "location": loc, "count": n}
+                          for (c, loc), n in self.counts.most_common(30)],
+                "first": self.first,
+                "own_generator": [{"call": c, "location": loc, "count": n}
+                                  for (c, loc), n in self.own_generator.most_common(10)],
+                "device_generators_made_on_cpu": len(self.device_generators)}
+
+    # ------------------------------------------------------------------ nn.init
+    def install_inits(self) -> None:
+        """torch.nn.init's initialisers on a device tensor run on a CPU tensor of its shape and
+        are copied in: the CPU's numbers, bit for bit (their arithmetic after the draw, such as
+        trunc_normal_'s erfinv or orthogonal_'s QR, then runs on the CPU too)."""
+        init = torch.nn.init
+        for name in INITS:
+            original = getattr(init, name)
+
+            def wrapper(tensor, *args, _original=original, _name=f"nn.init.{name}", **kwargs):
+                gen = kwargs.get("generator")
+                if not _on_device(tensor):
+                    return _original(tensor, *args, **kwargs)
+                if gen is not None and gen.device.type != "cpu":
+                    self._seen(_name, tensor.device, own_generator=True)
+                    return _original(tensor, *args, **kwargs)
+                self._seen(_name, tensor.device)
+                if not self.redirect:
+                    return _original(tensor, *args, **kwargs)
+                host = torch.empty(tensor.shape, dtype=tensor.dtype)
+                _original(host, *args, **kwargs)
+                with torch.no_grad():
+                    tensor.copy_(host)
+                return tensor
+
+            functools.update_wrapper(wrapper, original)
+            self._restore.append((init, name, original))
+            setattr(init, name, wrapper)
+
+    def install_generators(self, kinds: set[str]) -> None:
+        """The program's own device generators (`torch.Generator(device="xla")`) become CPU
+        generators, seeded by the program's own calls as on the other side; their draws then
+        take the redirected paths above."""
+        from porter.verify.shim import generators_on_cpu
+
+        generators_on_cpu(kinds, self.device_generators)
+
+    def uninstall_inits(self) -> None:
+        for owner, name, original in reversed(self._restore):
+            setattr(owner, name, original)
+        self._restore.clear()
+
+    # ------------------------------------------------------------------ the mode
+    def __torch_function__(self, func, types_, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        gen = kwargs.get("generator")
+        device_gen = isinstance(gen, torch.Generator) and gen.device.type != "cpu"
+        if func is torch.normal and any(_on_device(a) for a in (*args, *kwargs.values())):
+            dev = next(a.device for a in (*args, *kwargs.values()) if _on_device(a))
+            self._seen("torch.normal", dev, device_gen)
+            if self.redirect and not device_gen and "out" not in kwargs:
+                return func(*[_host(a) for a in args], **{k: _host(v) for k, v in kwargs.items()}).to(dev)
+        elif func in FACTORIES:
+            dev = _device_arg(kwargs.get("device"))
+            if dev is not None:
+                self._seen(FACTORIES[func], dev, device_gen)
+                if self.redirect and not device_gen and "out" not in kwargs:
+                    grad = kwargs.pop("requires_grad", False)
+                    kwargs["device"] = "cpu"
+                    kwargs.pop("pin_memory", None)
+                    out = func(*args, **kwargs).to(dev)
+                    return out.requires_grad_(True) if grad else out
+        elif func in LIKE and args and (_on_device(args[0]) or _device_arg(kwargs.get("device"))):
+            dev = _device_arg(kwargs.get("device")) or args[0].device
+            self._seen(LIKE[func], dev, device_gen)
+            if self.redirect and not device_gen:
+                grad = kwargs.pop("requires_grad", False)
+                kwargs["device"] = "cpu"
+                template = torch.empty_like(args[0], device="cpu")
+                out = func(template, *args[1:], **kwargs).to(dev)
+                return out.requires_grad_(True) if grad else out
+        elif func in OF_VALUES and args and _on_device(args[0]):
+            self._seen(OF_VALUES[func], args[0].device, device_gen)
+            if self.redirect and not device_gen and "out" not in kwargs:
+                host = [_host(a) for a in args]
+                return func(*host, **{k: _host(v) for k, v in kwargs.items()}).to(args[0].device)
+        elif func in IN_PLACE and args and _on_device(args[0]):
+            self._seen(IN_PLACE[func], args[0].device, device_gen)
+            if self.redirect and not device_gen:
+                t = args[0]
+                host = torch.empty(t.shape, dtype=t.dtype)
+                func(host, *[_host(a) for a in args[1:]], **{k: _host(v) for k, v in kwargs.items()})
+                return t.copy_(host)
+        elif func in DROPOUT or func is torch.dropout:
+            return self._dropout(func, args, kwargs)
+        elif func in DROPOUT_ON_HOST:
+            x, p, training = _dropout_args(args, kwargs)
+            if training and p > 0 and _on_device(x):
+                self._seen(DROPOUT_ON_HOST[func], x.device)
+                if self.redirect:
+                    return func(x.to("cpu"), p, True).to(x.device)
+        elif func is F.scaled_dot_product_attention:
+            return self._sdpa(func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _dropout(self, func, args, kwargs):
+        x, p, training = _dropout_args(args, kwargs, train_key="train" if func is torch.dropout else "training")
+        if not (training and 0 < p and _on_device(x)):
+            return func(*args, **kwargs)
+        self._seen("torch.dropout" if func is torch.dropout else DROPOUT[func], x.device)
+        if not self.redirect:
+            return func(*args, **kwargs)
+        inplace = kwargs.get("inplace", args[3] if len(args) > 3 else False)
+        return _masked(F.dropout if func is torch.dropout else func, x, p, bool(inplace))
+
+    def _sdpa(self, func, args, kwargs):
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale")
+        bound = dict(zip(names, args))
+        bound.update(kwargs)
+        p = float(bound.get("dropout_p") or 0.0)
+        q = bound["query"]
+        if p <= 0 or not _on_device(q):
+            return func(*args, **kwargs)
+        self._seen("F.scaled_dot_product_attention(dropout_p>0)", q.device)
+        if not self.redirect:
+            return func(*args, **kwargs)
+        return _sdpa_math(bound["query"], bound["key"], bound["value"], bound.get("attn_mask"), p,
+                          bool(bound.get("is_causal")), bound.get("scale"),
+                          bool(bound.get("enable_gqa")))
+
+
+def _masked(dropout, x, p: float, inplace: bool):
+    """x times the mask the CPU's own `dropout` of ones gives (the mask scaled by 1/(1-p)): it
+    consumes the CPU generator as the original's dropout on the CPU does."""
+    noise = dropout(torch.ones(x.shape, dtype=x.dtype), p, True).to(x.device)
+    return x.mul_(noise) if inplace else x * noise
+
+
+def _dropout_args(args, kwargs, train_key: str = "training"):
+    x = args[0] if args else kwargs.get("input")
+    p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+    training = args[2] if len(args) > 2 else kwargs.get(train_key, True)
+    return x, float(p), bool(training)
+
+
+def _sdpa_math(q, k, v, mask, p, is_causal, scale, enable_gqa):
+    """scaled_dot_product_attention as torch's math backend computes it (the CPU's path when
+    dropout is on), the attention weights' dropout mask drawn on the CPU."""
+    L, S = q.size(-2), k.size(-2)
+    scale = 1.0 / math.sqrt(q.size(-1)) if scale is None else scale
+    if enable_gqa:
+        k = k.repeat_interleave(q.size(-3) // k.size(-3), -3)
+        v = v.repeat_interleave(q.size(-3) // v.size(-3), -3)
+    attn = (q * math.sqrt(scale)) @ (k.transpose(-2, -1) * math.sqrt(scale))
+    if is_causal:
+        keep = torch.ones(L, S, dtype=torch.bool, device=q.device).tril()
+        attn = attn.masked_fill(~keep, float("-inf"))
+    if mask is not None:
+        attn = attn.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else attn + mask
+    attn = torch.softmax(attn, dim=-1)
+    attn = _masked(F.dropout, attn, p, False)
+    return attn @ v
+
+
+__all__ = ["DeviceRngMode"]
