@@ -9,7 +9,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from porter.cli.common import check_target, console
+from porter.cli.common import check_target, console, err_console
+from porter.report.textsafe import plain
 
 
 def kernels(
@@ -44,6 +45,8 @@ def kernels(
             table.add_row(k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)
         console.print(table)
         console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+    for problem in inv.problems:
+        err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None:
         written = write_scaffolds(inv, scaffold, target)
         console.print(f"wrote {len(written)} file(s) under {scaffold}")

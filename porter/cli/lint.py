@@ -15,6 +15,7 @@ import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
 from porter.pipeline.findings import FileStatus
+from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
@@ -109,6 +110,9 @@ def lint(
         err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
 
+    for r in run.results:  # a file the walk found and did not read (a FIFO, a device, a link out of the tree)
+        if r.status is FileStatus.SKIPPED and r.reason and r.reason != NOT_ADMITTED:
+            err_console.print(f"note: {plain(r.path)}: {plain(r.reason)}", soft_wrap=True)
     for r in run.errors:
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
         err_console.print(f"[bold red]error:[/] {plain(where)}: {plain(r.reason or '')} (not checked)", soft_wrap=True)

@@ -13,9 +13,10 @@ from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
-from porter.pipeline.runner import relative_name, run
+from porter.pipeline.runner import display_path, relative_name, run
 from porter.report.textsafe import plain
-from porter.pipeline.writer import copy_tree, mode_of, write_under
+from porter.pipeline.reading import Unreadable
+from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
 
 
 def rewrite(
@@ -93,12 +94,16 @@ def rewrite(
     failed = 0
     if out_dir is not None:
         try:
-            _write_copy(paths, out_dir, changed)
+            passed = _write_copy(paths, out_dir, changed)
         except KeyboardInterrupt as exc:
             err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
             report_interrupt(exc, [], 0)
         except OSError as exc:
             raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
+        for path, why in passed:
+            label = "note:" if why.skipped else "[yellow]warning:[/]"
+            failed += not why.skipped  # a copy missing a file it should hold
+            err_console.print(f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}", soft_wrap=True)
         wrote = f"ported into {plain(out_dir)}"
     else:
         clean_stale(paths, quiet)
@@ -134,14 +139,16 @@ def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
         raise usage_error(f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it")
 
 
-def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None:
+def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list[tuple[Path, Unreadable]]:
     """Every file of each tree into out_dir; several paths keep their layout below their
     common folder, so two folders both named `src` do not collide. Nothing is written
-    outside out_dir: links found there are replaced, never followed."""
+    outside out_dir: links found there are replaced, never followed. Returns the files not
+    copied (a FIFO, a device, one that cannot be read), each with the reason."""
     out_dir.mkdir(parents=True, exist_ok=True)
     root = out_dir.resolve()
     clean_stale([root], quiet=True)
     roots: list[tuple[Path, Path]] = []
+    passed: list[tuple[Path, Unreadable]] = []
     resolved = [p.resolve() for p in paths]
     common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
     for p, real in zip(paths, resolved):
@@ -150,9 +157,12 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None
         else:
             dest = root / (real.relative_to(common) if real != common else real.name)
         if p.is_dir():
-            copy_tree(p, dest, root=root)
+            passed.extend(copy_tree(p, dest, root=root))
         else:
-            write_under(root, dest, p.read_bytes(), mode_of(p))
+            try:
+                copy_under(root, dest, p)
+            except Unreadable as exc:
+                passed.append((p, exc))
         roots.append((real, dest))
     for change in changed:
         path = change.path
@@ -164,3 +174,4 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None
             if src in real.parents:
                 write_under(root, dest / real.relative_to(src), change.new, mode_of(path))
                 break
+    return passed

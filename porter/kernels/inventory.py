@@ -28,6 +28,7 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.pipeline.cuda_only_index import cuda_only_imports
 from porter.pipeline.discover import discover
+from porter.pipeline.reading import Unreadable, read_regular
 from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -153,8 +154,8 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
     for path in _python_files(root):
         try:
-            found.append((os.path.relpath(path, base), path.read_bytes()))
-        except OSError:
+            found.append((os.path.relpath(path, base), read_regular(path)))
+        except OSError:  # `Unreadable` too: `scan` reports it
             continue
     return found
 
@@ -168,7 +169,11 @@ def scan(root: Path) -> Inventory:
     for path in _python_files(root):
         rel = os.path.relpath(path, base)
         try:
-            source = path.read_bytes()
+            source = read_regular(path)
+        except Unreadable as exc:
+            inv.problems.append(f"{rel}: {exc.reason}")
+            continue
+        try:
             if not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
                 continue
             module = cst.parse_module(source)
@@ -221,7 +226,11 @@ def scan(root: Path) -> Inventory:
             triton[name].calls.append(site)
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
-        text = path.read_text(errors="replace")
+        try:
+            text = read_regular(path).decode("utf-8", errors="replace")
+        except Unreadable as exc:
+            inv.problems.append(f"{rel}: {exc.reason}")
+            continue
         bound = _BIND.findall(text)
         libs = _TORCH_LIB.findall(text)
         for m in _GLOBAL.finditer(text):

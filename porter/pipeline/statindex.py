@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.pipeline.cache import Cache, _read_entry, _write, salt
+from porter.pipeline.reading import read_regular
 from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.settings import Facts, Settings
 
@@ -185,7 +186,7 @@ class StatIndex:
         source = None
         if rec.read:
             try:
-                source = path.read_bytes()
+                source = read_regular(path)
             except OSError:
                 return None
             if hashlib.sha256(source).hexdigest() != rec.sha256:

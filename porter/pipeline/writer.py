@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from porter.pipeline.reading import Unreadable, open_regular, read_regular
+
 TMP_SUFFIX = ".porter-tmp"
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")
 # a temporary without a process id (porter 0.x before the safety contract) is stale once this old
@@ -71,8 +73,8 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
 
 def _current(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_regular(path)
+    except OSError:  # (`Unreadable` is one): not the file porter ported
         return None
 
 
@@ -164,6 +166,20 @@ def write_under(root: Path, dest: Path, data: bytes, mode: int | None = None) ->
         os.replace(tmp, dest)  # a rename replaces a link at `dest`, it does not follow it
 
 
+def copy_under(root: Path, dest: Path, src: Path) -> None:
+    """Copy the regular file `src` to `dest` inside `root` (as `write_under`), streaming it:
+    `Unreadable` when `src` is not a regular file (a FIFO is never waited on)."""
+    fh, st = open_regular(src, limit=None)
+    with fh:
+        _safe_folder(root, dest.parent)
+        fd, tmp = _tmp(dest.parent, dest.name)
+        with removed_on_error(tmp):
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(fh, out, 1024 * 1024)
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            os.replace(tmp, dest)
+
+
 def mode_of(path: Path) -> int | None:
     """The permission bits of `path`, or None when it cannot be read."""
     try:
@@ -181,11 +197,14 @@ def _link_under(root: Path, dest: Path, target: str) -> None:
     os.symlink(target, dest)
 
 
-def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> None:
+def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> list[tuple[Path, Unreadable]]:
     """Copy every file of `src` to `dst` (symlinks as links), for `--out-dir`; nothing is
-    written outside `root` (default `dst`) whatever links the output folder holds."""
+    written outside `root` (default `dst`) whatever links the output folder holds. What is
+    not a regular file, a folder or a link (a FIFO, a device, a socket) is not copied:
+    returns those, each with the reason."""
     root = Path(root or dst)
     src = Path(src)
+    passed: list[tuple[Path, Unreadable]] = []
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         here = Path(dirpath)
         out = dst / here.relative_to(src)
@@ -200,5 +219,9 @@ def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), r
             path = here / name
             if path.is_symlink():
                 _link_under(root, out / name, os.readlink(path))
-            else:
-                write_under(root, out / name, path.read_bytes(), mode_of(path))
+                continue
+            try:
+                copy_under(root, out / name, path)
+            except Unreadable as exc:
+                passed.append((path, exc))
+    return passed
