@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from porter.cli.common import check_target, console, err_console
+from porter.cli.common import check_target, console, err_console, usage_error
 from porter.report.textsafe import plain
 
 
@@ -26,8 +26,7 @@ def kernels(
 
     check_target(target)
     if not path.exists():
-        console.print(f"[red]error:[/red] {path}: no such file or directory")
-        raise typer.Exit(2)
+        raise usage_error(f"{path}: no such file or directory")
     inv = scan(path)
     if as_json:
         typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
@@ -48,6 +47,17 @@ def kernels(
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None:
-        written = write_scaffolds(inv, scaffold, target)
-        console.print(f"wrote {len(written)} file(s) under {scaffold}")
+        from porter.kernels.scaffold import ScaffoldError
+
+        kept: list[Path] = []
+        try:
+            written = write_scaffolds(inv, scaffold, target, kept)
+        except ScaffoldError as exc:  # a porter bug: say so, write nothing more
+            err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:
+            raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+        console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+        for path in kept:
+            err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
     raise typer.Exit(1 if inv.kernels else 0)

@@ -99,7 +99,7 @@ class _Scan(cst.CSTVisitor):
 
     def _site(self, node: cst.Call) -> CallSite:
         line = self.get_metadata(PositionProvider, node).start.line
-        args = [self.module.code_for_node(a).rstrip(", ").strip() for a in node.args]
+        args = [_arg_text(self.module, a) for a in node.args]
         return CallSite(self.rel, line, args)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -119,6 +119,13 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
+
+
+def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
+    """An argument as written, without the comma, comments and line breaks around it."""
+    keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+    value = " ".join(module.code_for_node(arg.value).split())
+    return f"{arg.star}{keyword}{value}"
 
 
 def _strings(node: cst.BaseExpression | None) -> list[str]:
@@ -158,6 +165,23 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
         except OSError:  # `Unreadable` too: `scan` reports it
             continue
     return found
+
+
+def _body(text: str, start: int) -> str:
+    """The `{...}` body that follows `start` in C++ source (braces counted; comments and
+    strings are not told apart, which is enough to find what a kernel writes), or ""."""
+    open_at = text.find("{", start)
+    if open_at < 0 or ";" in text[start:open_at]:
+        return ""  # a declaration without a body
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_at : i + 1]
+    return text[open_at:]
 
 
 def scan(root: Path) -> Inventory:
@@ -237,7 +261,7 @@ def scan(root: Path) -> Inventory:
             line = text.count("\n", 0, m.start()) + 1
             params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
             detail = "__global__" + (f"; binds: {', '.join(bound)}" if bound else "") + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
-            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail))
+            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
         if not _GLOBAL.search(text) and bound:
             inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))
     return inv
