@@ -101,6 +101,18 @@ def effective_config(
         raise usage_error(str(exc)) from None
 
 
+def note_if_cache_off(no_cache: bool) -> None:
+    """Say once, on stderr, why the cache cannot be used (its key is missing or not the
+    user's own): a run then works as with --no-cache, never fails for it."""
+    if no_cache or os.environ.get("PORTER_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
+        return
+    from porter.pipeline.cache import KEY_ENV, user_key
+
+    _, problem = user_key()
+    if problem is not None:
+        err_console.print(f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)", soft_wrap=True)
+
+
 def check_paths(paths: list[Path]) -> None:
     """A usage error naming every path given that does not exist."""
     missing = [p for p in paths if not os.path.lexists(p)]

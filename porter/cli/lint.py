@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.pipeline.findings import FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
@@ -90,6 +90,7 @@ def lint(
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
+    note_if_cache_off(no_cache)
     try:
         run = run_lint(
             paths,

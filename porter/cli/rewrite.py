@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
@@ -66,6 +66,8 @@ def rewrite(
             err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
 
     timeout = file_timeout if file_timeout is not None else eff.file_timeout
+    if not quiet:
+        note_if_cache_off(no_cache)
     try:
         with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
             results, summary = run(
