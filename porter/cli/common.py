@@ -9,35 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console, ConsoleDimensions
 
 from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
+from porter.report.console import make_console
 from porter.report.textsafe import plain
 
-# width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
-UNWRAPPED = 10_000
-
-
-class _Console(Console):
-    """A console that wraps to the terminal, and not at all on a pipe or in a file (unless
-    COLUMNS says otherwise): a CI log must not cut rule names and paths at 80 columns."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        size = super().size
-        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
-            return size
-        return ConsoleDimensions(UNWRAPPED, size.height)
-
-    @size.setter
-    def size(self, new: tuple[int, int]) -> None:
-        Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
-
-
-console = _Console(highlight=False)
-err_console = _Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from porter.cli.common import check_target, console, err_console, usage_error
 from porter.report.textsafe import plain
@@ -41,7 +42,8 @@ def kernels(
                 ref = "derived" if reason is None else f"TODO: {reason}"
             else:
                 ref = "TODO"
-            table.add_row(k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)
+            # names, paths, arguments and reasons come from the tree: text, never markup
+            table.add_row(*(Text(cell) for cell in (k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)))
         console.print(table)
         console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
     for problem in inv.problems:

@@ -7,12 +7,21 @@ from pathlib import Path
 
 import typer
 
+from porter.cli.common import console
+from porter.report.textsafe import printable
+
 trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
                         "check a trace's operators against a target.", no_args_is_help=True)
 
 
+# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
+# (deeper than the checks go) raises in the comparison: reported as the file's fault, exit 2
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError, ZeroDivisionError,
+              OverflowError, RecursionError)
+
+
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"porter trace: {message}", err=True)
+    typer.echo(f"porter trace: {printable(message)}", err=True)  # a manifest's text is shown, never obeyed
     return typer.Exit(2)
 
 
@@ -56,10 +65,8 @@ def record_cmd(
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
         rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False)
     if rec.trace is not None:
         m = rec.trace.manifest
         console.print(Text(f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
@@ -95,10 +102,14 @@ def compare_cmd(
         ref, port = read_trace(reference), read_trace(ported)
     except TraceError as exc:
         raise _fail(str(exc)) from None
-    result = compare_traces(ref, port, rtol=rtol, atol=atol,
-                            config={"mode": "trace compare", "target": target,
-                                    "reference_trace": str(reference), "ported_trace": str(ported)})
-    print_terminal(result)
+    try:
+        result = compare_traces(ref, port, rtol=rtol, atol=atol,
+                                config={"mode": "trace compare", "target": target,
+                                        "reference_trace": str(reference), "ported_trace": str(ported)})
+    except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
+        raise _fail(f"cannot compare {reference} and {ported}: a field is not what porter writes "
+                    f"({type(exc).__name__}: {str(exc)[:200]})") from None
+    print_terminal(result, console)
     if report is not None:
         try:
             write_report(result, report)
@@ -118,7 +129,6 @@ def ops_cmd(
     back or is unsupported, 0 otherwise (unknown operators are listed, not passed)."""
     import json
 
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -131,10 +141,12 @@ def ops_cmd(
         t = read_trace(trace)
     except TraceError as exc:
         raise _fail(str(exc)) from None
-    rows, data = classify(t, target)
+    try:
+        rows, data = classify(t, target)
+    except _MALFORMED as exc:
+        raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")
-    console = Console(highlight=False)
     table = Table(title=Text(f"{target}: operators of {trace.name} (recorded on {side})"),
                   title_justify="left")
     for h in ("operator", "calls", "dtypes", "devices", "status", "evidence"):

@@ -37,6 +37,11 @@ def printable(text: object) -> str:
     return _CONTROL.sub(_escaped, name(str(text)))
 
 
+def controls_escaped(text: str, keep: str = "") -> str:
+    """`text` with its control characters shown as escapes, but those in `keep`."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), text)
+
+
 def lines_printable(text: str) -> str:
     """Multi-line `text` for a terminal: control characters escaped, tabs and line ends kept."""
     return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text))
