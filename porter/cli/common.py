@@ -4,6 +4,7 @@ writing files), never from each other."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,19 @@ def check_target(target: str | None) -> str:
     if target not in TARGETS:
         raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     return target
+
+
+MAX_FILE_TIMEOUT = 10**6  # seconds: what the config file accepts too (`file-timeout`)
+
+
+def check_file_timeout(value: float | None) -> float | None:
+    """`--file-timeout`: a finite number of seconds, 0 (no limit) up to a million; anything
+    else (inf, nan, 1e20: numbers no clock can wait for) is a usage error."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 <= value < MAX_FILE_TIMEOUT:
+        raise typer.BadParameter(f"{value!r}: a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:,}", param_hint="'--file-timeout'")
+    return value
 
 
 def split_codes(values: list[str] | None) -> tuple[str, ...]:

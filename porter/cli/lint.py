@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.pipeline.findings import FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
@@ -54,7 +54,7 @@ def lint(
     write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --fix: fix files with uncommitted changes (or that git cannot check)."),
     allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="With --fix: fix files that are not under version control."),
-    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
+    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
 ) -> None:
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
@@ -38,7 +38,7 @@ def rewrite(
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: a folder per project under ~/.cache/porter)."),
-    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
+    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)
@@ -89,9 +89,12 @@ def rewrite(
             if not quiet:
                 out.print(f"Report written to {plain(report)}", soft_wrap=True)
 
+    # a file that could not be read or ported fails the run, as in `ruff format`: a CI step
+    # that checked nothing must not pass (the other files are still ported and written)
+    unported = bool(summary.errors)
     if diff and out_dir is None:
         finish("would change")
-        raise typer.Exit(EXIT_FINDINGS if changed else EXIT_OK)
+        raise typer.Exit(EXIT_ERROR if unported else EXIT_FINDINGS if changed else EXIT_OK)
 
     failed = 0
     if out_dir is not None:
@@ -113,7 +116,7 @@ def rewrite(
         _, failed = write_in_place(changed)
         wrote = "rewritten"
     finish(wrote)
-    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
+    raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
 
 
 def _check_report(report: Path) -> None:
