@@ -212,3 +212,36 @@ def test_explain_off_a_terminal_is_plain_text_at_natural_width(tmp_path):
     assert len(out.stdout) < 8000, len(out.stdout)
     assert not [ln for ln in text.splitlines() if ln.endswith(" ")]
     assert max(len(ln) for ln in text.splitlines()) < 400
+
+
+def _markdown_tokens(text: str) -> list:
+    """Every token GitHub-flavoured parsing makes of `text` (markdown-it: rich's own parser)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    out = []
+    for tok in md.parse(text):
+        out.append(tok)
+        out.extend(tok.children or [])
+    return out
+
+
+def test_a_markdown_report_cannot_be_broken_out_of(tmp_path):
+    """The Markdown report is a pull-request comment: a newline in a file name, or a message
+    or reason quoting a file, must not inject a heading, an image or HTML; and no rule link
+    points at the local install (`file:///`)."""
+    evil = "a\n# Injected\n![x](https:evil.example)\n<img src=x onerror=alert(1)>.py"  # no "/": one name
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / evil).write_bytes(b"import torch\nx = torch.zeros(1).cuda()\nname = torch.cuda.get_device_name(0)\n")
+    (tmp_path / "src" / "broken.py").write_bytes(b"import torch\nx = torch.zeros(1).cuda(\n# ![y](https://evil.example/y.png)\n")
+    out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
+    assert out.returncode in (1, 2), out.stderr  # (2 since broken.py does not parse)
+    text = (tmp_path / "r.md").read_text()
+    assert "file://" not in text
+    tokens = _markdown_tokens(text)
+    headings = [t for t in tokens if t.type == "heading_open"]
+    inline_after = [tokens[tokens.index(h) + 1].content for h in headings]
+    assert not [h for h in inline_after if "Injected" in h], inline_after
+    assert not [t for t in tokens if t.type == "image"], [t.attrs for t in tokens if t.type == "image"]
+    assert not [t for t in tokens if t.type in ("html_inline", "html_block") and "<img" in t.content.lower()]
+    assert "porter explain" in text  # where the rule pages are
