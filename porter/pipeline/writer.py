@@ -2,7 +2,7 @@
 
 A file is either its original or its complete rewrite, never half of each: the new bytes go
 to a temporary file in the same folder, are flushed to disk, and replace the original with
-one rename. The original's permission bits are kept. Just before the rename the file is
+one rename. The original's permission bits, owner and group are kept. Just before the rename the file is
 read again: if it no longer holds the bytes porter ported (someone saved it meanwhile),
 nothing is written.
 
@@ -53,18 +53,46 @@ def removed_on_error(tmp: str) -> Iterator[None]:
         raise
 
 
+class OwnerWouldChange(OSError):
+    """The replacement cannot keep the file's owner (porter runs as another user)."""
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    """Give the new file the original's owner and group: a rename puts a new file in place,
+    owned by whoever wrote it (root's `porter rewrite` must not hand a user's file to root).
+    Where that is not allowed, the file is left as it was rather than change hands."""
+    if not hasattr(os, "chown"):
+        return
+    new = os.stat(tmp)
+    if (new.st_uid, new.st_gid) == (st.st_uid, st.st_gid):
+        return
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        if new.st_uid != st.st_uid:
+            raise OwnerWouldChange(0, f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: not rewritten (run porter as its owner)") from None
+        try:
+            os.chown(tmp, -1, st.st_gid)  # the owner is kept; keep the group if allowed
+        except PermissionError:
+            pass
+
+
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
-    """Replace `path` with `data`; with `expect`, only while the file still holds `expect`."""
+    """Replace `path` with `data`; with `expect`, only while the file still holds `expect`.
+    The file keeps its permission bits, owner and group."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write through the link, keep the link
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    st = path.stat() if path.exists() else None
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     fd, tmp = _tmp(path.parent, path.name)
     with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if st is not None:
+            _keep_owner(tmp, st)
         os.chmod(tmp, mode)
         if expect is not None and _current(path) != expect:
             raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")

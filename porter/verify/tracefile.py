@@ -152,7 +152,7 @@ def _check(value, spec, where: str, tensors: dict) -> None:
         t = tensors[value]
         if spec[1] == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
             raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
-        if spec[1] == "sample" and t.numel() > LIMITS["sample_elements"] * 16:
+        if spec[1] == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
             raise TraceError(f"`{where}` ({value}) is larger than a sample")
         return
     if isinstance(spec, dict):
@@ -232,6 +232,13 @@ def read_trace(path: Path) -> Trace:
         raise TraceError(f"{path}: unknown schema {schema!r}")
     try:
         _check(manifest, _MANIFEST, "", tensors)
+        ranks = manifest.get("ranks", [])
+        if type(ranks) is not list:
+            raise TraceError("`ranks` is not a list")
+        for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
+            prefix = f"rank{r}."
+            own = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", own)
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
