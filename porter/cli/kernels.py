@@ -10,13 +10,13 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from porter.cli.common import check_target, console, err_console, usage_error
+from porter.cli.common import check_target, console, effective_config, err_console, usage_error
 from porter.report.textsafe import plain
 
 
 def kernels(
     path: Path = typer.Argument(Path("."), help="File or folder to scan."),
-    target: str = typer.Option("neuron", "--target", "-t", help="neuron, tpu or xla: the kernel skeletons' language."),
+    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla: the language of the --scaffold skeletons (or `target` in the config file; required with --scaffold)."),
     scaffold: Path = typer.Option(None, "--scaffold", help="Write a reference op, a target kernel skeleton and a parity test per kernel here."),
     as_json: bool = typer.Option(False, "--json", help="Print the inventory as JSON."),
 ) -> None:
@@ -25,9 +25,15 @@ def kernels(
     from porter.kernels.scaffold import write_scaffolds
     from porter.kernels.triton_ref import why_not
 
-    check_target(target)
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
+    if scaffold is not None:
+        # the skeletons are written for a target: as rewrite and lint, the command line, else
+        # `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)
+        eff = effective_config([path], config=None, isolated=False, target=target, select=None, ignore=None, extend_select=None, exclude=None)
+        target = check_target(eff.target)
+    elif target is not None:
+        check_target(target)
     inv = scan(path)
     if as_json:
         typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))

@@ -30,7 +30,7 @@ def lint(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
     ),
     output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
-    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info (default), warning or error."),
+    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info, warning (default) or error. Info findings need no action."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),

@@ -34,7 +34,7 @@ def test_terminal_table_readiness_and_advice(model):
     assert "CUDA007 cuda-device-properties — 2 sites: Gate on the target" in out
     assert "porter explain CUDA006" in out  # the shipped explanation, not a web page
     assert re.search(r"pkg/a\.py .*5 .*3 .*2 .*60%", out)
-    assert re.search(r"pkg/b\.py .*1 .*0 .*1 .*0%", out)
+    assert re.search(r"pkg/b\.py .*1 .*0 .*1 .*—", out)
     assert re.search(r"overall .*6 .*3 .*3 .*50%", out)
     assert "+    x = torch.randn(3).to(torch_xla.device())" in out  # the diff came first
     assert out.index("--- a/pkg/a.py") < out.index("Sites by rule")
