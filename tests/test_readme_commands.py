@@ -39,3 +39,21 @@ def test_try_it_works_twice(tmp_path):
         assert b"+++ b/" in out.stdout  # the diff of the copy
     ported = sorted(p.relative_to(tmp_path / "ported").as_posix() for p in (tmp_path / "ported").rglob("*.py"))
     assert ported and all(not p.startswith(".") for p in ported)
+
+
+def test_the_test_command_installs_every_program_the_tests_run():
+    """The README's test command is all a fresh machine gets: every program a test runs
+    (tests/deps.py `program`, tests/report/browser.py) is installed by it."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("Install everything the tests need", 1)[1]
+    command = re.search(r"```bash\n(.*?)\n```", section, re.S).group(1)
+    installed = re.search(r"apt-get install -y ([a-z0-9 .+-]+?) &&", command)
+    assert installed, command
+    wanted = set()
+    for path in (REPO / "tests").rglob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        wanted |= set(re.findall(r"""program\(\s*["']([\w.+-]+)["']""", source))
+        if "run_chromium(" in source or "def chromium()" in source:
+            wanted.add("chromium")
+    assert wanted and wanted <= set(installed.group(1).split()), (wanted, installed.group(1))
+    assert command.endswith("python3 -m pytest -q")
