@@ -23,22 +23,30 @@ import errno
 import keyword
 import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.kernels.inventory import Inventory, Kernel
+from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, roles, translate, why_not
 from porter.report.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
 
+_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron.py`: far below any file system's 255
+
+
 def safe_name(name: str) -> str:
-    """An ASCII Python identifier for `name` (a file name too): not a keyword, no leading digit."""
+    """An ASCII Python identifier for `name` (a file name too): not a keyword, no leading
+    digit, not longer than `_MAX_NAME` (a longer one keeps a digest of the whole name)."""
     out = re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "kernel"
     if out[0].isdigit():
         out = "k_" + out
+    if len(out) > _MAX_NAME:
+        import hashlib
+
+        out = out[: _MAX_NAME - 9] + "_" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return out + "_" if keyword.iskeyword(out) else out
 
 
@@ -481,7 +489,7 @@ def _checked(name: str, text: str) -> bytes:
 def _create(folder: Path, name: str, data: bytes) -> bool:
     """Write a new file `folder/name`, whole or not at all; False when the name is taken
     (by a file, a folder or a link, dangling or not: nothing is written through a link)."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".porter-tmp")
+    fd, tmp = temporary(folder, name)  # `.NAME.PID.XXXX.porter-tmp`: a killed run's is swept by the next
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -38,8 +38,13 @@ class ChangedSinceRead(OSError):
     """The file on disk is no longer the one porter ported."""
 
 
-def _tmp(folder: Path, name: str) -> tuple[int, str]:
+def temporary(folder: Path, name: str) -> tuple[int, str]:
+    """A new temporary file beside `folder/name`, named for the process that made it (the
+    next run that writes removes one whose process is gone)."""
     return tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TMP_SUFFIX)
+
+
+_tmp = temporary
 
 
 @contextmanager

@@ -12,8 +12,10 @@ import re
 
 from rich.markup import escape
 
-# C0 and C1 control characters, DEL, and the Unicode line/paragraph separators
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, and the
+# bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows
+# (a name `x\u202eyp.txt` would read as `xtxt.py`: "Trojan Source")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 

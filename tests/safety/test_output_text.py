@@ -245,3 +245,14 @@ def test_a_markdown_report_cannot_be_broken_out_of(tmp_path):
     assert not [t for t in tokens if t.type == "image"], [t.attrs for t in tokens if t.type == "image"]
     assert not [t for t in tokens if t.type in ("html_inline", "html_block") and "<img" in t.content.lower()]
     assert "porter explain" in text  # where the rule pages are
+
+
+def test_bidirectional_controls_in_a_name_are_shown_not_obeyed(tmp_path):
+    """A right-to-left override makes `x\\u202eyp.txt` read as `xtxt.py` ("Trojan Source")."""
+    name = "evil\u202etxt.py"
+    (tmp_path / name).write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=tmp_path)
+    text = out.stdout.decode()
+    assert "\u202e" not in text and "evil\\u202etxt.py" in text, text
+    full = porter("lint", ".", "--target", "xla", cwd=tmp_path).stdout.decode()
+    assert "\u202e" not in full

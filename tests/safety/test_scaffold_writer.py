@@ -120,3 +120,12 @@ def test_generated_names_are_identifiers(tmp_path):
     for raw in ("1st", "class", "demo::fast", "ünï", "a.b", "", "__"):
         name = safe_name(raw)
         assert name.isidentifier() and name.isascii() and not __import__("keyword").iskeyword(name), (raw, name)
+
+
+def test_a_kernel_name_too_long_for_a_file_name_gets_a_short_one(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ops.py").write_text(TRITON.replace("scale_kernel", "scale_kernel_" + "x" * 300))
+    res = porter("kernels", "src", "--target", "xla", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr.decode(), res.stderr.decode()
+    files = sorted(p.name for p in (tmp_path / "k").iterdir())
+    assert len(files) == 3 and all(len(n) < 100 for n in files), files
