@@ -199,6 +199,8 @@ class Cache:
         if self.mac_key is None:
             return  # nothing can be authenticated: no entry is read or written
         try:
+            if self.entries.is_symlink():
+                raise OSError("the cache's entry folder is a link: not followed")
             self.entries.mkdir(parents=True, exist_ok=True)
             marker = self.directory / ".gitignore"
             if not marker.exists():
@@ -253,6 +255,8 @@ class Cache:
         path = self._path(key)
         try:
             path.parent.mkdir(exist_ok=True)
+            if path.parent.is_symlink() or self.entries.is_symlink():
+                return  # a link in a cache folder someone else made: nothing is written through it
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)  # a folder where the entry belongs: replace it
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()

@@ -262,3 +262,23 @@ def test_a_missing_or_unusable_key_is_a_cold_cache_not_an_error(tmp_path):
     out = porter("lint", ".", "--target", "xla", cwd=tmp_path, env={**env, "PORTER_CACHE_KEY": "ci-secret"})
     assert out.returncode == 1 and "off" not in out.stderr.decode(), out.stderr
     assert os.path.isfile(config / "porter")  # untouched
+
+
+def test_links_in_a_named_cache_are_not_written_through(tmp_path):
+    """A cache folder someone else made can hold links to folders elsewhere: porter writes no
+    entry through them."""
+    cache = tmp_path / ".porter_cache"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "m.py").write_bytes(CUDA)
+    first = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    [entry] = _entries(cache)
+    folder = entry.parent
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    again = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), "--output-format", "concise", cwd=tmp_path)
+    assert again.returncode == 1 and b"m.py:2:" in again.stdout, again.stderr
+    assert list(elsewhere.iterdir()) == []
