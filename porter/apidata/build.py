@@ -398,22 +398,22 @@ def build_torch_wheel(wheel: Path) -> dict:
     registers = {"register_backend", "register_debug_backend", "register_experimental_backend"}
     for name in sorted(files):
         if name.startswith("torch/_dynamo/") and name.endswith(".py"):
-            for node in ast.walk(ast.parse(zf.read(name))):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    for deco in node.decorator_list:
+            for seen_node in ast.walk(ast.parse(zf.read(name))):
+                if isinstance(seen_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for deco in seen_node.decorator_list:
                         target = deco.func if isinstance(deco, ast.Call) else deco
                         if getattr(target, "id", getattr(target, "attr", None)) in registers and not (
                                 isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))):
-                            compile_backends.add(node.name)  # `@register_backend`: the function's name
-                elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in registers:
-                    named = [k.value for k in node.keywords if k.arg == "name"] or node.args[:1]
+                            compile_backends.add(seen_node.name)  # `@register_backend`: the function's name
+                elif isinstance(seen_node, ast.Call) and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in registers:
+                    named = [k.value for k in seen_node.keywords if k.arg == "name"] or seen_node.args[:1]
                     if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
                         compile_backends.add(named[0].value)
     dist_backends: set[str] = set()
     c10d = tree("torch/distributed/distributed_c10d.py")
-    for node in ast.walk(c10d) if c10d is not None else ():
-        if isinstance(node, ast.ClassDef) and node.name == "Backend":
-            for item in node.body:
+    for cls in ast.walk(c10d) if c10d is not None else ():
+        if isinstance(cls, ast.ClassDef) and cls.name == "Backend":
+            for item in cls.body:
                 if (isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name)
                         and item.targets[0].id.isupper() and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)):
                     dist_backends.add(item.value.value)

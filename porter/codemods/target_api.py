@@ -253,7 +253,7 @@ class TargetApiFamily(ReferenceTracker, Family):
         """API005: a backend name (as the port will run it) nobody registers."""
         arg = self._argument(updated, "backend", None if compiling else 0)
         value = string_value(arg.value) if arg is not None and isinstance(arg.value, cst.SimpleString) else None
-        if value is None:
+        if arg is None or value is None:
             return
         if b"register_backend" in self.ctx.source:
             return  # the module registers a backend of its own (dynamo's or `Backend.register_backend`)

@@ -189,10 +189,10 @@ def _c_writes(body: str, name: str) -> bool:
             names.add(m.group(1))
     alt = "|".join(re.escape(n) for n in sorted(names))
     for statement in re.split(r"[;{}]", body):
-        m = _ASSIGN.search(statement)
-        if m is not None:
-            left = statement[: m.start()]
-            if re.search(rf"\b({alt})\b", left) and ("[" in left or "*" in left.replace("*", "*", 1)) and re.search(rf"(\*\s*\(?\s*({alt})\b|\b({alt})\b\s*\)?\s*\[)", left):
+        assign = _ASSIGN.search(statement)
+        if assign is not None:
+            left = statement[: assign.start()]
+            if re.search(rf"(\*\s*\(?\s*({alt})\b|\b({alt})\b\s*\)?\s*\[)", left):  # `*p =`, `p[i] =`
                 return True
     return re.search(rf"\batomic\w*\s*\(\s*&?\s*\(?\s*({alt})\b", body) is not None
 

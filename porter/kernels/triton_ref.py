@@ -388,8 +388,8 @@ def roles(source: str, name: str | None = None) -> Roles | None:
                 base = node.args[0] if node.args else _kw(node, "base")
                 return bases(base, seen) if base is not None else set()
             if attr in _PASSING or attr == "to":
-                first = node.args[0] if node.args and attr != "to" else node.func.value  # type: ignore[union-attr]
-                return bases(first, seen)
+                first = node.args[0] if node.args and attr != "to" else getattr(node.func, "value", None)
+                return bases(first, seen) if first is not None else set()
         return set()
 
     def names(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:

@@ -62,7 +62,7 @@ def _stray_children() -> list[int]:
     """This process's children that live in another session than its own: what user code
     left running (porter's own helpers, such as multiprocessing's, share its session)."""
     me, mine = os.getpid(), os.getsid(0)
-    out = []
+    out: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:
