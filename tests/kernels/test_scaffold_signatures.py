@@ -4,8 +4,6 @@ from its launches, and checked here by registering the op with torch and reading
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from porter.cli import app
 from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 from tests.deps import need
+from tests.kernels.test_inventory import _load
 
 # a matmul: `tl.dot` and a 2-D grid are outside what porter translates, so no reference is
 # derived; the strides are multiplied into the addresses, the pointers are added
@@ -85,14 +84,6 @@ def test_call_arguments_are_listed_once_each(project):
     assert mm.calls[0].args[-1] == "BLOCK_K=32"
     out = CliRunner().invoke(app, ["kernels", str(project)], env={"COLUMNS": "400"}).output
     assert ",," not in out and "(a, b, c, a.shape[0]," in out
-
-
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.torch
