@@ -193,24 +193,30 @@ def read_trace(path: Path) -> Trace:
     this porter does not know. A trace comes from another machine: nothing in it is trusted."""
     try:
         from safetensors import SafetensorError
-        from safetensors.torch import safe_open
+        from safetensors.torch import load as load_tensors
     except ImportError as exc:  # pragma: no cover - the verify/xla extras install it
         raise TraceError("reading traces needs safetensors: pip install 'porter[verify]'") from exc
-    from porter.pipeline.reading import Unreadable, open_regular
+    from porter.pipeline.reading import Unreadable, read_regular
 
     path = Path(path)
     try:
-        fh, _ = open_regular(path, MAX_TRACE_BYTES)  # a regular file of bounded size, never a FIFO
-        fh.close()
+        # read once, bounded, as a regular file (never a FIFO); everything below works on these
+        # bytes, so the file cannot be swapped for something else between a check and a read
+        data = read_regular(path, MAX_TRACE_BYTES)
     except Unreadable as exc:
         raise TraceError(f"{path}: {'no such file' if 'no such file' in exc.reason else exc.reason}") from None
+    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
+        raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
     try:
-        with safe_open(str(path), framework="pt") as st:
-            meta = st.metadata() or {}
-            tensors = {k: st.get_tensor(k) for k in st.keys()}
-    except (SafetensorError, OSError, ValueError, RuntimeError, MemoryError, OverflowError) as exc:
+        header = json.loads(data[8 : 8 + size])
+        meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
+        if not isinstance(meta, dict):
+            raise ValueError("no metadata table")
+        tensors = load_tensors(data)
+    except (SafetensorError, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
-    if META_KEY not in meta:
+    if not isinstance(meta.get(META_KEY), str):
         raise TraceError(f"{path}: a safetensors file without a porter trace manifest")
     try:
         raw = json.loads(meta[META_KEY])
