@@ -1,7 +1,8 @@
 """Session-wide rules of the suite.
 
 * Isolation: every test process (one per xdist worker) gets its own empty user cache
-  (`XDG_CACHE_HOME`), so no test reads or writes the user's `~/.cache/porter`, and neither
+  (`XDG_CACHE_HOME`) and config folder (`XDG_CONFIG_HOME`: the cache key), so no test reads
+  or writes the user's `~/.cache/porter` or `~/.config/porter`, and neither
   the `PORTER_*` settings of the shell that started pytest nor a terminal size change what a
   test sees. Subprocesses inherit the same environment.
 * Dependencies: a test marked `torch` or `xla` fails, never skips, when torch / torch-xla
@@ -38,10 +39,13 @@ os.environ.pop("LINES", None)
 
 _CACHE_HOME = tempfile.mkdtemp(prefix="porter-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME
+_CONFIG_HOME = tempfile.mkdtemp(prefix="porter-test-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_CACHE_HOME, ignore_errors=True)
+    shutil.rmtree(_CONFIG_HOME, ignore_errors=True)
 
 
 def _installed_late(item: pytest.Item) -> bool:

@@ -59,7 +59,7 @@ def test_version_and_targets(tmp_path):
 def test_diff_writes_nothing_and_exits_1(project):
     before = snapshot(project)
     out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 2, out.stderr  # pkg/broken.py could not be ported: that outranks changes pending
     assert "+x = torch.zeros(2).to(torch_xla.device())" in out.stdout
     assert "+torch_xla.sync()" in out.stdout
     assert snapshot(project) == before
@@ -68,6 +68,9 @@ def test_diff_writes_nothing_and_exits_1(project):
     assert "1 would change" in out.stderr and "would change" not in out.stdout
     assert "pkg/broken.py:2: syntax error" in out.stderr
     assert "DEV001" in out.stderr and "CUDA003" in out.stderr
+    (project / "pkg" / "broken.py").unlink()
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
+    assert out.returncode == 1, out.stderr  # changes pending, every file ported
 
 
 def test_diff_exits_0_when_nothing_to_do(tmp_path):
@@ -87,7 +90,7 @@ def test_in_place_refuses_dirty_tree_then_allows(project):
     assert "uncommitted" in out.stderr and "train.py" in out.stderr
     assert snapshot(project) == before
     out = porter("rewrite", ".", "--target", "neuron", "--allow-dirty", cwd=project)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 2, out.stderr  # the port is written; broken.py could not be ported
     assert (project / "pkg" / "train.py").read_text().startswith('import torch\n\nx = torch.zeros(2).to("neuron")\ntorch.accelerator.synchronize()\n')
     assert (project / "pkg" / "broken.py").read_text() == BROKEN_FILE  # left byte-identical
 
@@ -97,10 +100,12 @@ def test_in_place_on_clean_tree(project):
     git("add", "-A", cwd=project)
     git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init", cwd=project)
     out = porter("rewrite", "pkg", "--target", "tpu", cwd=project)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 2, out.stderr  # pkg/broken.py does not parse
     assert '.to("tpu")' in (project / "pkg" / "train.py").read_text()
     # a second run changes nothing
     out = porter("rewrite", "pkg", "--target", "tpu", "--diff", cwd=project)
+    assert out.returncode == 2 and out.stdout == ""
+    out = porter("rewrite", "pkg/train.py", "pkg/util.py", "--target", "tpu", "--diff", cwd=project)
     assert out.returncode == 0
 
 
@@ -108,7 +113,7 @@ def test_out_dir_copies_every_file(project, tmp_path):
     before = snapshot(project)
     dest = tmp_path / "ported"
     out = porter("rewrite", str(project), "--target", "xla", "--out-dir", str(dest), cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 2, out.stderr  # the copy is whole; broken.py is in it unported
     assert snapshot(project) == before
     ported = snapshot(dest)
     assert set(ported) == set(before)  # every file, ported or not
@@ -123,6 +128,7 @@ def test_out_dir_inside_tree_is_refused(project):
 
 
 def test_select_ignore_and_unknown_codes(project):
+    (project / "pkg" / "broken.py").unlink()  # exit 1 / 0 say what would change
     out = porter("rewrite", ".", "--target", "neuron", "--diff", "--select", "CUDA", cwd=project)
     assert out.returncode == 1
     assert "torch.accelerator.synchronize" in out.stdout and ".cuda()" in out.stdout  # .cuda() kept
@@ -140,10 +146,10 @@ def test_bad_target_is_a_usage_error(project):
 def test_exclude_and_gitignore(project):
     # without either, train.py is ported and broken.py reported
     out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
-    assert out.returncode == 1 and "pkg/train.py" in out.stdout and "pkg/broken.py" in out.stderr, out.stderr
+    assert out.returncode == 2 and "pkg/train.py" in out.stdout and "pkg/broken.py" in out.stderr, out.stderr
     (project / ".gitignore").write_text("pkg/train.py\n")
     out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=project)
-    assert out.returncode == 0, out.stderr
+    assert out.returncode == 2, out.stderr  # broken.py still could not be ported
     assert out.stdout == "" and "pkg/train.py" not in out.stderr
     assert "pkg/broken.py" in out.stderr  # only the ignored file left out
     (project / ".gitignore").unlink()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from porter.pipeline import statindex
-from porter.pipeline.cache import Cache
+from porter.pipeline.cache import Cache, seal
 from porter.pipeline.findings import FileResult, FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.pipeline.runner import run
@@ -38,7 +38,7 @@ def _codes(result) -> list[str]:
 
 
 def _index(cache: Path) -> Path:
-    [path] = (cache / "v2").glob("stat-*.idx")
+    [path] = Cache(cache).entries.glob("stat-*.idx")
     return path
 
 
@@ -309,8 +309,7 @@ def test_edit_in_the_same_clock_tick_is_seen(tmp_path, monkeypatch):
 
 
 def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
-    """A row of the wrong shape behind a matching digest: the index is dropped, not believed."""
-    import hashlib
+    """A row of the wrong shape behind a valid tag: the index is dropped, not believed."""
     import json
 
     root, cache = tmp_path / "p", tmp_path / "cache"
@@ -323,6 +322,26 @@ def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
     [row] = record[6][3]
     row[3] = -1  # a negative line
     body = json.dumps(data).encode()
-    index.write_bytes(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-    assert StatIndex(Cache(cache), [root], Settings(target="xla", want_source=False)).old == {}
+    store = Cache(cache)
+    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", body))  # as if the user's porter wrote it
+    assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
     assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]
+
+
+def test_unknown_rule_code_behind_a_valid_tag_reads_as_an_empty_index(tmp_path, trusting):
+    """A finding whose code no rule declares is not a finding porter made (defence in depth:
+    the tag already keeps out anyone without the user's key)."""
+    import json
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    _lint(root, cache)
+    index = _index(cache)
+    data = json.loads(index.read_bytes().partition(b"\n")[2])
+    data["strings"] = ["XYZ999" if t == "DEV001" else t for t in data["strings"]]
+    body = json.dumps(data).encode()
+    store = Cache(cache)
+    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", body))
+    assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
+    assert [f.code for f in _lint(root, cache)["m.py"].findings] == ["DEV001"]

@@ -23,6 +23,13 @@ def test_default_cache_is_outside_the_users_home(tmp_path):
     assert any(where.rglob("*.json")), "the run wrote no cache entry where porter was told to"
 
 
+def test_the_cache_key_is_outside_the_users_home():
+    from porter.pipeline.cache import key_path
+
+    assert key_path().is_relative_to(Path(os.environ["XDG_CONFIG_HOME"]))
+    assert not key_path().is_relative_to(Path.home() / ".config")
+
+
 def test_the_shells_porter_settings_do_not_reach_the_tests():
     kept = ("PORTER_TPU_PYTHON", "PORTER_REALPROG_CACHE", INSTALLING)  # where things are, not settings
     assert not [n for n in os.environ if n.startswith("PORTER_") and n not in kept]

@@ -7,6 +7,7 @@ Run once per environment that has the package (each pins its own torch), e.g.:
     TPU_SKIP_MDS_QUERY=1 python -m porter.apidata.build tpu   # torch-tpu (with torch 2.13)
     python -m porter.apidata.build neuron --source DIR --origin "REPO@COMMIT"
     python -m porter.apidata.build hf               # transformers, accelerate, peft, trl (the `hf` extra)
+    python -m porter.apidata.build torch-wheel --wheel torch-2.15.0-...whl   # read, not imported
 
 `neuron` reads TorchNeuron's Python source with `ast` (the package is not installable here);
 the others import the package and use `inspect`. This module imports torch: the engine never
@@ -321,6 +322,111 @@ def build_neuron(source: Path, origin: str) -> dict:
     }
 
 
+# -- torch from its wheel, read with ast (any platform's wheel: the Python is the same) -------
+
+# where each name porter checks is defined in torch's source (a C builtin: its .pyi stub)
+_TORCH_SOURCES = {
+    "torch": ["torch/__init__.py", "torch/random.py", "torch/amp/autocast_mode.py", "torch/_C/__init__.pyi"],
+    "torch.profiler": ["torch/autograd/profiler.py", "torch/profiler/__init__.py"],
+    "torch.distributed": ["torch/distributed/distributed_c10d.py"],
+    "torch.nn.functional": ["torch/nn/functional.py", "torch/_C/_nn.pyi"],
+}
+
+
+def _defs(tree: ast.Module) -> dict[str, dict]:
+    """Top-level functions and classes of a module (the first definition of each name)."""
+    out: dict[str, dict] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(getattr(d, "id", getattr(d, "attr", None)) == "overload" for d in node.decorator_list):
+                continue  # a typing stub: the implementation's parameters are what binds
+            out[node.name] = {"kind": "function", "params": _ast_params(node.args)}
+        elif isinstance(node, ast.ClassDef) and node.name not in out:
+            entry: dict = {"kind": "class"}
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+                    entry["params"] = _ast_params(item.args, drop_first=True)
+            out[node.name] = entry
+    return out
+
+
+def _all(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            try:
+                return [str(x) for x in ast.literal_eval(node.value)]
+            except ValueError:
+                return None
+    return None
+
+
+def build_torch_wheel(wheel: Path) -> dict:
+    """A torch record read from a wheel's Python source: `torch.accelerator` whole (its
+    `__all__`, each name's signature from the file that defines it), the few names porter
+    emits from torch itself, and the compile and distributed backends torch registers."""
+    import zipfile
+
+    zf = zipfile.ZipFile(wheel)
+    files = set(zf.namelist())
+
+    def tree(name: str) -> ast.Module | None:
+        return ast.parse(zf.read(name)) if name in files else None
+
+    version = next(m.group(1) for n in files if (m := re.fullmatch(r"torch-(.+)\.dist-info/METADATA", n)))
+    accel = tree("torch/accelerator/__init__.py")
+    assert accel is not None, f"{wheel}: no torch/accelerator"
+    names = _all(accel) or sorted(n for n in _defs(accel) if not n.startswith("_"))
+    defined = _defs(accel)
+    for node in accel.body:  # `from .memory import empty_cache, ...`
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            sub = tree(f"torch/accelerator/{node.module.replace('.', '/')}.py")
+            if sub is not None:
+                subdefs = _defs(sub)
+                for alias in node.names:
+                    if alias.name in subdefs:
+                        defined.setdefault(alias.asname or alias.name, subdefs[alias.name])
+    members = {n: defined.get(n, {"kind": "attribute", "note": "not defined in Python (a C binding or an alias)"}) for n in names}
+    modules: dict[str, dict] = {"torch.accelerator": {"complete": True, "members": members}}
+    for module, wanted in TORCH_SIGNATURES.items():
+        found: dict[str, dict] = {}
+        for path in _TORCH_SOURCES.get(module, []):
+            t = tree(path)
+            if t is not None:
+                for n, entry in _defs(t).items():
+                    found.setdefault(n, entry)
+        modules[module] = {"complete": False, "members": {n: found.get(n, {"kind": "attribute", "note": "not found in the Python source"}) for n in wanted}}
+    compile_backends: set[str] = set()
+    registers = {"register_backend", "register_debug_backend", "register_experimental_backend"}
+    for name in sorted(files):
+        if name.startswith("torch/_dynamo/") and name.endswith(".py"):
+            for seen_node in ast.walk(ast.parse(zf.read(name))):
+                if isinstance(seen_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    for deco in seen_node.decorator_list:
+                        target = deco.func if isinstance(deco, ast.Call) else deco
+                        if getattr(target, "id", getattr(target, "attr", None)) in registers and not (
+                                isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))):
+                            compile_backends.add(seen_node.name)  # `@register_backend`: the function's name
+                elif isinstance(seen_node, ast.Call) and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in registers:
+                    named = [k.value for k in seen_node.keywords if k.arg == "name"] or seen_node.args[:1]
+                    if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
+                        compile_backends.add(named[0].value)
+    dist_backends: set[str] = set()
+    c10d = tree("torch/distributed/distributed_c10d.py")
+    for cls in ast.walk(c10d) if c10d is not None else ():
+        if isinstance(cls, ast.ClassDef) and cls.name == "Backend":
+            for item in cls.body:
+                if (isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name)
+                        and item.targets[0].id.isupper() and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)):
+                    dist_backends.add(item.value.value)
+    return {
+        "source": {"package": "torch", "version": version, "wheel": wheel.name,
+                   "how": "read with ast from the wheel's Python source (.py and .pyi); not imported", "generated": _today()},
+        "modules": modules,
+        "compile_backends": sorted(compile_backends),
+        "dist_backends": sorted(dist_backends),
+    }
+
+
 def write(name: str, data: dict) -> Path:
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{name}.json"
@@ -330,7 +436,8 @@ def write(name: str, data: dict) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["torch", "xla", "tpu", "neuron", "hf"])
+    parser.add_argument("what", choices=["torch", "torch-wheel", "xla", "tpu", "neuron", "hf"])
+    parser.add_argument("--wheel", type=Path, help="torch-wheel: a torch wheel of any platform (its Python source is read)")
     parser.add_argument("--source", type=Path, help="neuron: a checkout of TorchNeuron's source")
     parser.add_argument("--origin", default="", help="neuron: where the source came from (repo@commit, date)")
     args = parser.parse_args(argv)
@@ -338,6 +445,11 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         path = write(f"torch-{torch.__version__.split('+')[0].rsplit('.', 1)[0]}", build_torch())
+    elif args.what == "torch-wheel":
+        if args.wheel is None:
+            parser.error("torch-wheel needs --wheel FILE")
+        data = build_torch_wheel(args.wheel)
+        path = write(f"torch-{data['source']['version'].split('+')[0].rsplit('.', 1)[0]}", data)
     elif args.what == "xla":
         path = write("torch_xla", build_xla())
     elif args.what == "tpu":

@@ -4,40 +4,21 @@ writing files), never from each other."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console, ConsoleDimensions
 
 from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
+from porter.report.console import make_console
 from porter.report.textsafe import plain
 
-# width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
-UNWRAPPED = 10_000
-
-
-class _Console(Console):
-    """A console that wraps to the terminal, and not at all on a pipe or in a file (unless
-    COLUMNS says otherwise): a CI log must not cut rule names and paths at 80 columns."""
-
-    @property
-    def size(self) -> ConsoleDimensions:
-        size = super().size
-        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
-            return size
-        return ConsoleDimensions(UNWRAPPED, size.height)
-
-    @size.setter
-    def size(self, new: tuple[int, int]) -> None:
-        Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
-
-
-console = _Console(highlight=False)
-err_console = _Console(stderr=True, highlight=False)
+console = make_console()
+err_console = make_console(stderr=True)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -54,6 +35,19 @@ def check_target(target: str | None) -> str:
     if target not in TARGETS:
         raise usage_error(f"unknown target {target!r}: choose one of {', '.join(TARGETS)}")
     return target
+
+
+MAX_FILE_TIMEOUT = 10**6  # seconds: what the config file accepts too (`file-timeout`)
+
+
+def check_file_timeout(value: float | None) -> float | None:
+    """`--file-timeout`: a finite number of seconds, 0 (no limit) up to a million; anything
+    else (inf, nan, 1e20: numbers no clock can wait for) is a usage error."""
+    if value is None:
+        return None
+    if not math.isfinite(value) or not 0 <= value < MAX_FILE_TIMEOUT:
+        raise typer.BadParameter(f"{value!r}: a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:,}", param_hint="'--file-timeout'")
+    return value
 
 
 def split_codes(values: list[str] | None) -> tuple[str, ...]:
@@ -99,6 +93,18 @@ def effective_config(
         )
     except ConfigError as exc:
         raise usage_error(str(exc)) from None
+
+
+def note_if_cache_off(no_cache: bool) -> None:
+    """Say once, on stderr, why the cache cannot be used (its key is missing or not the
+    user's own): a run then works as with --no-cache, never fails for it."""
+    if no_cache or os.environ.get("PORTER_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
+        return
+    from porter.pipeline.cache import KEY_ENV, user_key
+
+    _, problem = user_key()
+    if problem is not None:
+        err_console.print(f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)", soft_wrap=True)
 
 
 def check_paths(paths: list[Path]) -> None:

@@ -12,10 +12,14 @@ porter writes a file only when version control can give it back:
 Each file is checked in its own repository, found from its real path: a symbolic link into
 another repository is checked there. Only git is asked; a Mercurial, Subversion or Jujutsu
 checkout counts as version control whose state porter cannot read (`--allow-dirty`).
+
+git is asked without running any program the repository's configuration names (an
+fsmonitor hook, a clean filter): see `_NO_PROGRAMS`.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,14 +85,34 @@ def _vcs_marker(folder: Path) -> Path | None:
     return None
 
 
-def _git(top: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+# A repository's own `.git/config` can name programs that git runs while it answers (an
+# archive or a shared folder carries that file; a clone does not): `core.fsmonitor` is run
+# by every `git status`, and a `filter.<driver>.clean` / `.process` command for each file
+# whose stat changed. porter only asks whether files changed, which needs none of them.
+_NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
+
+
+def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(args, capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"})
+
+
+def _filters_off(top: Path) -> list[str]:
+    """`-c filter.<driver>.clean=` (and `.process=`) for every filter driver the repository's
+    configuration names: git skips a filter whose command is empty. Reading the configuration
+    runs nothing."""
+    proc = _run(["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"])
+    out: list[str] = []
+    for entry in proc.stdout.split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode(errors="surrogateescape")
+        if key:
+            out += ["-c", f"{key}="]
+    return out
+
+
+def _git(top: Path, *args: str, filters: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
     # literal pathspecs: a file named `*.py` or `:(glob)x` is that file, not a pattern
-    return subprocess.run(
-        ["git", "--literal-pathspecs", "-C", str(top), *args],
-        capture_output=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return _run(["git", *_NO_PROGRAMS, *(filters or []), "--literal-pathspecs", "-C", str(top), *args])
 
 
 def _why(proc: subprocess.CompletedProcess[bytes]) -> str:
@@ -121,8 +145,9 @@ def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
         except ValueError:
             rel.append(str(real))
     try:
-        tracked = _git(top, "ls-files", "-z", "--", *rel)
-        status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel)
+        filters = _filters_off(top)
+        tracked = _git(top, "ls-files", "-z", "--", *rel, filters=filters)
+        status = _git(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", *rel, filters=filters)
     except (OSError, subprocess.SubprocessError) as exc:
         return [Refusal(given, f"git could not be run ({exc})") for given, _ in files]
     for proc in (tracked, status):

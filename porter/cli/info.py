@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import typer
-from rich.markdown import Markdown
 from rich.table import Table
 
 from porter.cli.common import check_target, console, usage_error
 from porter.config.ruledocs import rule_markdown
+from porter.report.console import print_markdown
 from porter.config.ruledata import all_rules
 from porter.config.targets import all_targets
 
@@ -44,4 +44,4 @@ def explain(code: str = typer.Argument(..., help="A rule code, e.g. DEV001.")) -
     rule = all_rules().get(code.upper())
     if rule is None:
         raise usage_error(f"unknown rule code {code!r} (see `porter rules`)")
-    console.print(Markdown(rule_markdown(rule, heading="#")))
+    print_markdown(console, rule_markdown(rule, heading="#"))

@@ -8,13 +8,15 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from porter.cli.common import check_target, console
+from porter.cli.common import check_target, console, effective_config, err_console, usage_error
+from porter.report.textsafe import plain
 
 
 def kernels(
     path: Path = typer.Argument(Path("."), help="File or folder to scan."),
-    target: str = typer.Option("neuron", "--target", "-t", help="neuron, tpu or xla: the kernel skeletons' language."),
+    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla: the language of the --scaffold skeletons (or `target` in the config file; required with --scaffold)."),
     scaffold: Path = typer.Option(None, "--scaffold", help="Write a reference op, a target kernel skeleton and a parity test per kernel here."),
     as_json: bool = typer.Option(False, "--json", help="Print the inventory as JSON."),
 ) -> None:
@@ -23,10 +25,15 @@ def kernels(
     from porter.kernels.scaffold import write_scaffolds
     from porter.kernels.triton_ref import why_not
 
-    check_target(target)
     if not path.exists():
-        console.print(f"[red]error:[/red] {path}: no such file or directory")
-        raise typer.Exit(2)
+        raise usage_error(f"{path}: no such file or directory")
+    if scaffold is not None:
+        # the skeletons are written for a target: as rewrite and lint, the command line, else
+        # `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)
+        eff = effective_config([path], config=None, isolated=False, target=target, select=None, ignore=None, extend_select=None, exclude=None)
+        target = check_target(eff.target)
+    elif target is not None:
+        check_target(target)
     inv = scan(path)
     if as_json:
         typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
@@ -41,10 +48,24 @@ def kernels(
                 ref = "derived" if reason is None else f"TODO: {reason}"
             else:
                 ref = "TODO"
-            table.add_row(k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)
+            # names, paths, arguments and reasons come from the tree: text, never markup
+            table.add_row(*(Text(cell) for cell in (k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)))
         console.print(table)
         console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+    for problem in inv.problems:
+        err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None:
-        written = write_scaffolds(inv, scaffold, target)
-        console.print(f"wrote {len(written)} file(s) under {scaffold}")
+        from porter.kernels.scaffold import ScaffoldError
+
+        kept: list[Path] = []
+        try:
+            written = write_scaffolds(inv, scaffold, target, kept)
+        except ScaffoldError as exc:  # a porter bug: say so, write nothing more
+            err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:
+            raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+        console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+        for path in kept:
+            err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
     raise typer.Exit(1 if inv.kernels else 0)

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.pipeline.findings import FileStatus
+from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
@@ -29,7 +30,7 @@ def lint(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
     ),
     output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
-    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info (default), warning or error."),
+    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info, warning (default) or error. Info findings need no action."),
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
@@ -53,7 +54,7 @@ def lint(
     write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --fix: fix files with uncommitted changes (or that git cannot check)."),
     allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="With --fix: fix files that are not under version control."),
-    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
+    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
 ) -> None:
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
@@ -89,6 +90,7 @@ def lint(
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
+    note_if_cache_off(no_cache)
     try:
         run = run_lint(
             paths,
@@ -109,6 +111,9 @@ def lint(
         err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
 
+    for r in run.results:  # a file the walk found and did not read (a FIFO, a device, a link out of the tree)
+        if r.status is FileStatus.SKIPPED and r.reason and r.reason != NOT_ADMITTED:
+            err_console.print(f"note: {plain(r.path)}: {plain(r.reason)}", soft_wrap=True)
     for r in run.errors:
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
         err_console.print(f"[bold red]error:[/] {plain(where)}: {plain(r.reason or '')} (not checked)", soft_wrap=True)

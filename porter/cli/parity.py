@@ -8,6 +8,9 @@ from pathlib import Path
 
 import typer
 
+from porter.cli.common import console
+from porter.report.textsafe import printable
+
 
 def parity_check(
     original: Path | None = typer.Option(None, "--original", help="The original (CUDA) source tree."),
@@ -79,17 +82,17 @@ def parity_check(
     try:
         cfg = build_config(cli)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"porter parity-check: {exc}", err=True)
+        typer.echo(f"porter parity-check: {printable(exc)}", err=True)
         raise typer.Exit(2) from None
     result = run_parity(cfg, keep=keep)
-    print_terminal(result)
+    print_terminal(result, console)
     if keep:
-        typer.echo(f"work folder: {result.workdir}")
+        typer.echo(f"work folder: {printable(result.workdir)}")
     if cfg.report is not None:
         try:
             write_report(result, cfg.report)
         except (ValueError, OSError) as exc:
-            typer.echo(f"porter parity-check: {exc}", err=True)
+            typer.echo(f"porter parity-check: {printable(exc)}", err=True)
             raise typer.Exit(2) from None
     raise typer.Exit(result.exit_code)
 
@@ -112,16 +115,16 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
                            memory_limit=int(max_memory * 2**30) if max_memory else None,
                            noise_floor=noise_floor, device_rng=device_rng)
     except (ValueError, TypeError) as exc:
-        typer.echo(f"porter parity-check: {exc}", err=True)
+        typer.echo(f"porter parity-check: {printable(exc)}", err=True)
         raise typer.Exit(2) from None
     result = run_script(cfg, keep=keep)
-    print_terminal(result)
+    print_terminal(result, console)
     if keep:
-        typer.echo(f"work folder: {result.workdir}")
+        typer.echo(f"work folder: {printable(result.workdir)}")
     if report is not None:
         try:
             write_report(result, report)
         except (ValueError, OSError) as exc:
-            typer.echo(f"porter parity-check: {exc}", err=True)
+            typer.echo(f"porter parity-check: {printable(exc)}", err=True)
             raise typer.Exit(2) from None
     raise typer.Exit(result.exit_code)

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
-from porter.pipeline.runner import relative_name, run
+from porter.pipeline.runner import display_path, relative_name, run
 from porter.report.textsafe import plain
-from porter.pipeline.writer import copy_tree, mode_of, write_under
+from porter.pipeline.reading import Unreadable
+from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
 
 
 def rewrite(
@@ -37,7 +38,7 @@ def rewrite(
     jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: a folder per project under ~/.cache/porter)."),
-    file_timeout: float = typer.Option(None, "--file-timeout", min=0, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
+    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)
@@ -65,6 +66,8 @@ def rewrite(
             err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
 
     timeout = file_timeout if file_timeout is not None else eff.file_timeout
+    if not quiet:
+        note_if_cache_off(no_cache)
     try:
         with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
             results, summary = run(
@@ -86,19 +89,26 @@ def rewrite(
             if not quiet:
                 out.print(f"Report written to {plain(report)}", soft_wrap=True)
 
+    # a file that could not be read or ported fails the run, as in `ruff format`: a CI step
+    # that checked nothing must not pass (the other files are still ported and written)
+    unported = bool(summary.errors)
     if diff and out_dir is None:
         finish("would change")
-        raise typer.Exit(EXIT_FINDINGS if changed else EXIT_OK)
+        raise typer.Exit(EXIT_ERROR if unported else EXIT_FINDINGS if changed else EXIT_OK)
 
     failed = 0
     if out_dir is not None:
         try:
-            _write_copy(paths, out_dir, changed)
+            passed = _write_copy(paths, out_dir, changed)
         except KeyboardInterrupt as exc:
             err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
             report_interrupt(exc, [], 0)
         except OSError as exc:
             raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
+        for path, why in passed:
+            label = "note:" if why.skipped else "[yellow]warning:[/]"
+            failed += not why.skipped  # a copy missing a file it should hold
+            err_console.print(f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}", soft_wrap=True)
         wrote = f"ported into {plain(out_dir)}"
     else:
         clean_stale(paths, quiet)
@@ -106,7 +116,7 @@ def rewrite(
         _, failed = write_in_place(changed)
         wrote = "rewritten"
     finish(wrote)
-    raise typer.Exit(EXIT_ERROR if failed else EXIT_OK)
+    raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
 
 
 def _check_report(report: Path) -> None:
@@ -134,14 +144,16 @@ def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
         raise usage_error(f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it")
 
 
-def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None:
+def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list[tuple[Path, Unreadable]]:
     """Every file of each tree into out_dir; several paths keep their layout below their
     common folder, so two folders both named `src` do not collide. Nothing is written
-    outside out_dir: links found there are replaced, never followed."""
+    outside out_dir: links found there are replaced, never followed. Returns the files not
+    copied (a FIFO, a device, one that cannot be read), each with the reason."""
     out_dir.mkdir(parents=True, exist_ok=True)
     root = out_dir.resolve()
     clean_stale([root], quiet=True)
     roots: list[tuple[Path, Path]] = []
+    passed: list[tuple[Path, Unreadable]] = []
     resolved = [p.resolve() for p in paths]
     common = Path(os.path.commonpath([r if r.is_dir() else r.parent for r in resolved]))
     for p, real in zip(paths, resolved):
@@ -150,9 +162,12 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None
         else:
             dest = root / (real.relative_to(common) if real != common else real.name)
         if p.is_dir():
-            copy_tree(p, dest, root=root)
+            passed.extend(copy_tree(p, dest, root=root))
         else:
-            write_under(root, dest, p.read_bytes(), mode_of(p))
+            try:
+                copy_under(root, dest, p)
+            except Unreadable as exc:
+                passed.append((p, exc))
         roots.append((real, dest))
     for change in changed:
         path = change.path
@@ -164,3 +179,4 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> None
             if src in real.parents:
                 write_under(root, dest / real.relative_to(src), change.new, mode_of(path))
                 break
+    return passed

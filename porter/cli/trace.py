@@ -7,12 +7,21 @@ from pathlib import Path
 
 import typer
 
+from porter.cli.common import console
+from porter.report.textsafe import printable
+
 trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
                         "check a trace's operators against a target.", no_args_is_help=True)
 
 
+# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
+# (deeper than the checks go) raises in the comparison: reported as the file's fault, exit 2
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError, ZeroDivisionError,
+              OverflowError, RecursionError)
+
+
 def _fail(message: str) -> typer.Exit:
-    typer.echo(f"porter trace: {message}", err=True)
+    typer.echo(f"porter trace: {printable(message)}", err=True)  # a manifest's text is shown, never obeyed
     return typer.Exit(2)
 
 
@@ -67,10 +76,8 @@ def record_cmd(
             floor = noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers) if noise_floor \
                 else {"measured": False, "why": "recorded with --no-noise-floor"}
             attach_floor(rec, floor, output.resolve())
-    from rich.console import Console
     from rich.text import Text
 
-    console = Console(highlight=False, soft_wrap=True)  # a pipe or a log gets whole lines
     if rec.trace is not None:
         m = rec.trace.manifest
         console.print(Text(f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
@@ -106,10 +113,14 @@ def compare_cmd(
         ref, port = read_trace(reference), read_trace(ported)
     except TraceError as exc:
         raise _fail(str(exc)) from None
-    result = compare_traces(ref, port, rtol=rtol, atol=atol,
-                            config={"mode": "trace compare", "target": target,
-                                    "reference_trace": str(reference), "ported_trace": str(ported)})
-    print_terminal(result)
+    try:
+        result = compare_traces(ref, port, rtol=rtol, atol=atol,
+                                config={"mode": "trace compare", "target": target,
+                                        "reference_trace": str(reference), "ported_trace": str(ported)})
+    except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
+        raise _fail(f"cannot compare {reference} and {ported}: a field is not what porter writes "
+                    f"({type(exc).__name__}: {str(exc)[:200]})") from None
+    print_terminal(result, console)
     if report is not None:
         try:
             write_report(result, report)
@@ -139,7 +150,10 @@ def ops_cmd(
         t = read_trace(trace)
     except TraceError as exc:
         raise _fail(str(exc)) from None
-    rows, data = classify(t, target)
+    try:
+        rows, data = classify(t, target)
+    except _MALFORMED as exc:
+        raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")
     notes = [", ".join(f"{k}: {v}" for k, v in counts.items()),
@@ -150,7 +164,7 @@ def ops_cmd(
                    "fail" if counts["cpu_fallback"] or counts["unsupported"] else "pass",
                    [("Operators", ["operator", "calls", "dtypes", "devices", "status", "evidence"],
                      [[r.op, str(r.count), ",".join(r.dtypes), ",".join(r.devices), r.status, r.evidence]
-                      for r in rows], notes)])
+                      for r in rows], notes)], console)
     if report is not None:
         payload = {"schema": "porter.trace-ops/1", "target": target, "trace": str(trace),
                    "recorded_on": side, "summary": counts, "scope": t.manifest.get("ops_scope"),

@@ -387,7 +387,7 @@ class PortContext:
             return cst.Call(func=func)
         if index is None:
             return cst.SimpleString(f'"{t.device_type}"')
-        if isinstance(index, cst.Integer):
+        if isinstance(index, cst.Integer) and t.indexed_devices:
             return cst.SimpleString(f'"{t.device_type}:{index.value}"')
         if not t.rank_indexed_devices:
             return cst.SimpleString(f'"{t.device_type}"')

@@ -553,7 +553,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         index = args[1].value
         if t.device_expr is not None:
             new: cst.BaseExpression = self.ctx.device()
-        elif not t.rank_indexed_devices and not isinstance(index, cst.Integer):
+        elif not t.indexed_devices or (not t.rank_indexed_devices and not isinstance(index, cst.Integer)):
             new = updated.with_changes(args=[updated.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         else:
             return updated  # the index is kept and the device string already ported

@@ -20,6 +20,11 @@ from porter.pipeline.findings import Applicability
 
 # the namespaces porter emits into; anything else is not this family's business
 _DEVICE_NAMES = ("device", "device_index")
+# calls whose string arguments name something torch or the target registers (API007, API008)
+_COMPILE = {"torch.compile"}
+_INIT_PG = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+_AUTOCAST = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"}
 _CHECKED = ("torch.accelerator", "torch.tpu", "torch_tpu", "torch.neuron", "torch_neuronx", "torch_xla")
 
 
@@ -116,9 +121,23 @@ def conform_int_arguments(member: Member | None, call: cst.Call, api_qualname) -
     return call.with_changes(args=args)
 
 
+# torch registers test-only compile backends: never shown as a choice
+_TESTING = {b for b in ("non_leaf_compile_error_TESTING_ONLY", "relu_accuracy_error_TESTING_ONLY", "relu_compile_error_TESTING_ONLY",
+                        "relu_runtime_error_TESTING_ONLY", "dynamo_accuracy_minifier_backend", "dynamo_minifier_backend", "undefined", "fake")}
+
+
+def _versions(labels) -> str:
+    """`torch 2.10 and 2.11` / `torch 2.11` / `torch-tpu 0.2.0`."""
+    labels = list(labels)
+    if all(label.startswith("torch ") for label in labels) and len(labels) > 1:
+        versions = [label.removeprefix("torch ") for label in labels]
+        return "torch " + ", ".join(versions[:-1]) + " and " + versions[-1]
+    return " and ".join(labels)
+
+
 class TargetApiFamily(ReferenceTracker, Family):
     name = "target-api"
-    tokens = (b"accelerator", b"tpu", b"neuron", b"torch_xla")
+    tokens = (b"accelerator", b"tpu", b"neuron", b"torch_xla", b"backend", b"autocast")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -161,14 +180,24 @@ class TargetApiFamily(ReferenceTracker, Family):
             return None
         found = self.api.lookup(qual)
         if found is not None and found.missing:
-            self.ctx.report(
-                "API001",
-                original,
-                f"`{qual}` does not exist in {self.ctx.target.display}'s API (as recorded from {self.api.source_of(found.module)})",
-            )
+            self.ctx.report("API001", original, self._missing(qual, found))
         return None
 
+    def _missing(self, qual: str, found) -> str:
+        """API001's message: which of the recorded packages lack the name."""
+        if found.members:  # some torch the target accepts has it, another does not
+            has = ", ".join(label for label, _ in found.members)
+            return (f"`{qual}` does not exist in {_versions(found.lacking)}, which {self.ctx.target.display} accepts "
+                    f"(it is in {has}; recorded from the real packages)")
+        return f"`{qual}` does not exist in {self.ctx.target.display}'s API (as recorded from {self.api.source_of(found.module)})"
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        named = self.ctx.qualname(original.func)
+        if named in _COMPILE or named in _INIT_PG:
+            self._backend(original, updated, named in _COMPILE)
+            return updated
+        if named in _AUTOCAST:
+            return self._autocast(original, updated)
         qual = self._checked(original.func)
         if qual is None:
             return updated
@@ -184,6 +213,19 @@ class TargetApiFamily(ReferenceTracker, Family):
         if member is None or member.params is None:
             return updated
         why = bind_error(member, original)
+        if why is None:  # the newest binds: does every version the target accepts take it?
+            failing = [(label, m, bind_error(m, original)) for label, m in found.members if m.params is not None]
+            failing = [(label, m, err) for label, m, err in failing if err is not None]
+            if failing:
+                label, old, err = failing[0]
+                self.ctx.report(
+                    "API002",
+                    original,
+                    f"`{qual}{old.signature}` in {_versions([f[0] for f in failing])}, which {self.ctx.target.display} accepts, "
+                    f"does not accept this call: {err}",
+                    applicability=Applicability.MANUAL,
+                )
+                return updated
         if why is not None:
             fixed = conform(member, updated)
             new = fixed if fixed is not updated else None
@@ -197,6 +239,61 @@ class TargetApiFamily(ReferenceTracker, Family):
                 return new
             return updated
         self._int_arguments(original, member, qual)
+        return updated
+
+    @staticmethod
+    def _argument(call: cst.Call, keyword: str, position: int | None) -> cst.Arg | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                return arg
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        return positional[position] if position is not None and len(positional) > position else None
+
+    def _backend(self, original: cst.Call, updated: cst.Call, compiling: bool) -> None:
+        """API007: a backend name (as the port will run it) nobody registers."""
+        arg = self._argument(updated, "backend", None if compiling else 0)
+        value = string_value(arg.value) if arg is not None and isinstance(arg.value, cst.SimpleString) else None
+        if arg is None or value is None:
+            return
+        if b"register_backend" in self.ctx.source:
+            return  # the module registers a backend of its own (dynamo's or `Backend.register_backend`)
+        known = self.api.compile_backends if compiling else self.api.dist_backends
+        # a process group's backend may be per device: "cpu:gloo,neuron:neuron"
+        names = [value] if compiling else [part.rpartition(":")[2] for part in value.split(",")]
+        unknown = [n for n in names if n.strip().lower() not in known]
+        if not unknown:
+            return
+        what = "compile backend" if compiling else "process-group backend"
+        where = self._original_argument(original, arg)
+        self.ctx.report(
+            "API007",
+            where,
+            f"{what} {', '.join(repr(n) for n in unknown)} is registered neither by torch nor by {self.ctx.target.display} "
+            f"(recorded: {', '.join(sorted(known - _TESTING))})",
+        )
+
+    def _original_argument(self, original: cst.Call, arg: cst.Arg) -> cst.CSTNode:
+        """The argument's node in the original call (positions are known for those only)."""
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        for a in original.args:
+            if (a.keyword.value if a.keyword is not None else None) == keyword and (keyword is not None or a is original.args[0]):
+                return a.value
+        return original
+
+    def _autocast(self, original: cst.Call, updated: cst.Call):
+        """API008: autocast on the target's own device with no dtype runs the device's default."""
+        device = self._argument(updated, "device_type", 0)
+        kind = string_value(device.value) if device is not None and isinstance(device.value, cst.SimpleString) else None
+        if kind is None or kind not in self.api.device_types | {self.ctx.target.device_type}:
+            return updated
+        if self._argument(updated, "dtype", 1) is not None or any(a.star for a in updated.args):
+            return updated
+        default = self.api.autocast_default
+        said = f"it runs {default.removeprefix('torch.')} (torch.get_autocast_dtype({kind!r}), recorded from the real package)" if default else "it runs the device's default"
+        new = updated.with_changes(args=fix_commas([*updated.args, cst.Arg(keyword=cst.Name("dtype"), value=self.ctx.ref("torch.bfloat16"), equal=_EQUAL)]))
+        if self.ctx.report("API008", original, f"`torch.autocast({kind!r})` without a dtype: {said}, not the target's native bf16",
+                           replacement=new, applicability=Applicability.UNSAFE):
+            return new
         return updated
 
     def _int_arguments(self, call: cst.Call, member: Member, qual: str) -> None:

@@ -27,6 +27,7 @@ else:  # pragma: no cover
 import pathspec
 
 from porter.pipeline.findings import Severity
+from porter.pipeline.reading import Unreadable, read_regular
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 
@@ -166,11 +167,14 @@ def discover_config(paths: list[Path]) -> Path | None:
 
 # -- loading and validation ------------------------------------------------------------------
 
+MAX_CONFIG_BYTES = 16 * 2**20  # a config file is read whole: a FIFO or /dev/zero named pyproject.toml is not
+
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except Unreadable as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.reason}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -298,7 +302,7 @@ def resolve(
         "extend-select": [],
         "per-file-ignores": [],
         "exclude": [],
-        "fail-on": "info",
+        "fail-on": "warning",  # info findings say "no action needed": they fail a run only when asked (--fail-on info)
         "file-timeout": None,
         "portable": False,
     }

@@ -28,6 +28,7 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.pipeline.cuda_only_index import cuda_only_imports
 from porter.pipeline.discover import discover
+from porter.pipeline.reading import Unreadable, read_regular
 from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -98,7 +99,7 @@ class _Scan(cst.CSTVisitor):
 
     def _site(self, node: cst.Call) -> CallSite:
         line = self.get_metadata(PositionProvider, node).start.line
-        args = [self.module.code_for_node(a).rstrip(", ").strip() for a in node.args]
+        args = [_arg_text(self.module, a) for a in node.args]
         return CallSite(self.rel, line, args)
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -118,6 +119,13 @@ class _Scan(cst.CSTVisitor):
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
             self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
+
+
+def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
+    """An argument as written, without the comma, comments and line breaks around it."""
+    keyword = f"{arg.keyword.value}=" if arg.keyword is not None else ""
+    value = " ".join(module.code_for_node(arg.value).split())
+    return f"{arg.star}{keyword}{value}"
 
 
 def _strings(node: cst.BaseExpression | None) -> list[str]:
@@ -153,10 +161,27 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
     for path in _python_files(root):
         try:
-            found.append((os.path.relpath(path, base), path.read_bytes()))
-        except OSError:
+            found.append((os.path.relpath(path, base), read_regular(path)))
+        except OSError:  # `Unreadable` too: `scan` reports it
             continue
     return found
+
+
+def _body(text: str, start: int) -> str:
+    """The `{...}` body that follows `start` in C++ source (braces counted; comments and
+    strings are not told apart, which is enough to find what a kernel writes), or ""."""
+    open_at = text.find("{", start)
+    if open_at < 0 or ";" in text[start:open_at]:
+        return ""  # a declaration without a body
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[open_at : i + 1]
+    return text[open_at:]
 
 
 def scan(root: Path) -> Inventory:
@@ -168,7 +193,11 @@ def scan(root: Path) -> Inventory:
     for path in _python_files(root):
         rel = os.path.relpath(path, base)
         try:
-            source = path.read_bytes()
+            source = read_regular(path)
+        except Unreadable as exc:
+            inv.problems.append(f"{rel}: {exc.reason}")
+            continue
+        try:
             if not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
                 continue
             module = cst.parse_module(source)
@@ -221,14 +250,18 @@ def scan(root: Path) -> Inventory:
             triton[name].calls.append(site)
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
-        text = path.read_text(errors="replace")
+        try:
+            text = read_regular(path).decode("utf-8", errors="replace")
+        except Unreadable as exc:
+            inv.problems.append(f"{rel}: {exc.reason}")
+            continue
         bound = _BIND.findall(text)
         libs = _TORCH_LIB.findall(text)
         for m in _GLOBAL.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
             detail = "__global__" + (f"; binds: {', '.join(bound)}" if bound else "") + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
-            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail))
+            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
         if not _GLOBAL.search(text) and bound:
             inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))
     return inv

@@ -18,27 +18,222 @@ never overwritten.
 
 from __future__ import annotations
 
+import ast
+import errno
+import keyword
+import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.kernels.inventory import Inventory, Kernel
-from porter.kernels.triton_ref import Translation, translate, why_not
+from porter.pipeline.writer import temporary
+from porter.kernels.triton_ref import Translation, roles, translate, why_not
+from porter.report.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
 
+_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron.py`: far below any file system's 255
+
+
 def safe_name(name: str) -> str:
-    return re.sub(r"\W", "_", name).strip("_") or "kernel"
+    """An ASCII Python identifier for `name` (a file name too): not a keyword, no leading
+    digit, not longer than `_MAX_NAME` (a longer one keeps a digest of the whole name)."""
+    out = re.sub(r"[^0-9A-Za-z_]", "_", name).strip("_") or "kernel"
+    if out[0].isdigit():
+        out = "k_" + out
+    if len(out) > _MAX_NAME:
+        import hashlib
+
+        out = out[: _MAX_NAME - 9] + "_" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return out + "_" if keyword.iskeyword(out) else out
 
 
-def _typed(params: list[str], pointers: set[str]) -> list[str]:
-    return [f"{p}: {_TORCH_TYPE[kind]}" for p, kind in _kinds(params, pointers).items()]
+# Text from the user's tree (file names, kernel names, source, reasons) never becomes code:
+# it goes into a comment or a docstring on one line with its control characters, backslashes
+# and quotes escaped, or into a string literal written by `repr`. Every generated file is
+# parsed before it is written (`_checked`).
 
 
-def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None) -> tuple[str, list[str], list[str]]:
-    """The op module's source, its parameter names and the names it mutates."""
+def _one_line(text: object) -> str:
+    return printable(" ".join(str(text).split()))
+
+
+def _comment(text: object) -> str:
+    """Text for after `# ` (one line: a newline in a name cannot end the comment)."""
+    return _one_line(text)
+
+
+def _doc(text: object) -> str:
+    """Text for inside a `\"\"\"docstring\"\"\"`: one line, `\\` and `"` escaped."""
+    return _one_line(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _lit(text: object) -> str:
+    """A Python string literal holding `text` (one line)."""
+    return repr(_one_line(text))
+
+
+def _typed(params: list[str], kinds: dict[str, str]) -> list[str]:
+    return [f"{p}: {_TORCH_TYPE[kinds[p]]}" for p in params]
+
+
+@dataclass
+class Signature:
+    """The reference op's parameters (Python identifiers), their kinds and what it writes."""
+
+    params: list[str]
+    kinds: dict[str, str]  # tensor / int / float
+    mutates: list[str] = field(default_factory=list)
+    known: bool = True  # kinds and mutation read from the kernel, not assumed
+
+
+# -- what each parameter is --------------------------------------------------------------------
+
+_TORCH_TYPE = {"tensor": "torch.Tensor", "int": "int", "float": "float"}
+_JAX_TYPE = {"tensor": "jax.Array", "int": "int", "float": "float"}
+# an argument a launch passes that is an integer / a float, whatever the parameter's name
+_INT_ARG = re.compile(r"(\.stride\(|\.numel\(\)|\.shape\[|\.size\(|\.dim\(\)|\.ndim\b|\.element_size\(\)|\blen\(|\bcdiv\(|^-?\d+$)")
+_FLOAT_ARG = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)$")
+_C_INT = {"int", "unsigned", "signed", "long", "short", "char", "bool", "size_t", "ssize_t", "ptrdiff_t", "index_t",
+          "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint"}
+
+
+def _from_calls(k: Kernel, names: list[str]) -> dict[str, str]:
+    """int / float per parameter, from what the launches pass (`x.stride(0)`, `1e-5`)."""
+    out: dict[str, str] = {}
+    for call in k.calls:
+        for i, arg in enumerate(call.args):
+            if arg.startswith("*"):
+                break
+            name, _, value = arg.partition("=") if re.match(r"^\w+=(?!=)", arg) else ("", "", arg)
+            param = name or (names[i] if i < len(names) else None)
+            if param is None:
+                continue
+            if _INT_ARG.search(value):
+                out.setdefault(param, "int")
+            elif _FLOAT_ARG.match(value):
+                out.setdefault(param, "float")
+    return out
+
+
+def _scalar(name: str, evidence: dict[str, str], indices: set[str]) -> str:
+    if name in evidence:
+        return evidence[name]
+    return "int" if name in indices or _INT_NAME.search(name) else "float"
+
+
+def _triton_signature(k: Kernel, tr: Translation | None) -> Signature:
+    every = [p.split(":")[0] for p in k.params]
+    params = [p.split(":")[0] for p in k.params if "constexpr" not in p]
+    found = roles(k.source, k.name)
+    evidence = _from_calls(k, every)
+    if tr is not None:
+        pointers, stored = set(tr.stored) | set(tr.loaded), list(tr.stored)
+    elif found is not None:
+        pointers, stored = set(found.pointers), list(found.stored)
+    else:
+        return Signature(params, {p: "tensor" for p in params}, [], known=False)
+    indices = set(found.indices) if found is not None else set()
+    kinds = {p: "tensor" if p in pointers and evidence.get(p) is None else _scalar(p, evidence, indices) for p in params}
+    return Signature(params, kinds, [p for p in stored if kinds[p] == "tensor"])
+
+
+def _annotation_kind(annotation: ast.expr | None) -> str:
+    text = ast.unparse(annotation) if annotation is not None else ""
+    if "Tensor" in text or not text:
+        return "tensor"
+    if re.search(r"\b(int|SymInt|bool)\b", text):
+        return "int"
+    if "float" in text:
+        return "float"
+    return "tensor"
+
+
+def _custom_op_signature(k: Kernel) -> Signature:
+    """The op's own annotations (a custom op is typed already)."""
+    try:
+        fn = ast.parse(k.source).body[0]
+    except (SyntaxError, ValueError, RecursionError, IndexError):
+        fn = None
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return Signature(list(k.params), {p: "tensor" for p in k.params}, known=False)
+    args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+    params = [a.arg for a in args]
+    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args})
+
+
+def _c_param(decl: str) -> tuple[str, str, bool]:
+    """(name, kind, const pointer) of one C++ parameter declaration."""
+    words = re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])
+    name = words[-1] if words else "arg"
+    pointer = "*" in decl or "[" in decl
+    if pointer:
+        const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", ""))
+        return name, "tensor", const
+    types = set(words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
+    return name, "int" if types and types <= _C_INT else "float", False
+
+
+_ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^])(?:[+\-*/%&|^]|<<|>>)?=(?!=)")
+
+
+def _c_writes(body: str, name: str) -> bool:
+    """Whether a kernel body writes through `name` (or a pointer declared from it): an
+    assignment whose left side indexes or dereferences it, or an `atomic*` on it. A regular
+    expression read of C++ (never compiled): enough to tell an output from an input."""
+    names = {name}
+    for m in re.finditer(r"\*\s*(?:__restrict__\s*)?(\w+)\s*=\s*([^;]*)", body):
+        if re.search(rf"\b{re.escape(name)}\b", m.group(2)):
+            names.add(m.group(1))
+    alt = "|".join(re.escape(n) for n in sorted(names))
+    for statement in re.split(r"[;{}]", body):
+        assign = _ASSIGN.search(statement)
+        if assign is not None:
+            left = statement[: assign.start()]
+            if re.search(rf"(\*\s*\(?\s*({alt})\b|\b({alt})\b\s*\)?\s*\[)", left):  # `*p =`, `p[i] =`
+                return True
+    return re.search(rf"\batomic\w*\s*\(\s*&?\s*\(?\s*({alt})\b", body) is not None
+
+
+def _cuda_signature(k: Kernel) -> Signature:
+    params: list[str] = []
+    kinds: dict[str, str] = {}
+    mutates: list[str] = []
+    for decl in k.params:
+        name, kind, const = _c_param(decl)
+        py = safe_name(name)
+        while py in kinds:
+            py += "_"
+        params.append(py)
+        kinds[py] = kind
+        if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
+            mutates.append(py)  # no body to read: a pointer that is not const may be written
+    return Signature(params, kinds, mutates)
+
+
+def _signature(k: Kernel, tr: Translation | None) -> Signature:
+    if k.kind == "triton":
+        return _triton_signature(k, tr)
+    if k.kind == "custom-op":
+        return _custom_op_signature(k)
+    if k.kind == "cuda" and k.params:
+        return _cuda_signature(k)
+    # an op of a loaded extension: only its call sites say what it takes
+    count = max((len(c.args) for c in k.calls), default=1)
+    params = [f"arg{i}" for i in range(count)]
+    evidence = _from_calls(k, params)
+    return Signature(params, {p: evidence.get(p, "tensor") for p in params}, known=False)
+
+
+# -- the files ---------------------------------------------------------------------------------
+
+
+def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:
+    """The op module's source."""
     head = [
-        f'"""Reference op for {k.kind} kernel `{k.name}` ({k.path}:{k.line}), scaffolded by porter.',
+        f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.path)}:{k.line}), scaffolded by porter.',
         "",
         "Call `" + f"torch.ops.porter_kernels.{n}" + "` where the original kernel was launched; the body is",
         "plain PyTorch, so the ported model runs on any device before the target kernel exists.",
@@ -48,18 +243,18 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None) ->
         "",
         "import torch",
         "",
+        "",
     ]
+    params, mutates = sig.params, sig.mutates
+    typed = ", ".join(_typed(params, sig.kinds))
+    args = ", ".join(params)
     if tr is not None:
-        params = tr.params
-        mutates = tr.stored
-        typed = ", ".join(_typed(params, set(tr.stored) | set(tr.loaded)))
-        ref = tr.source(f"{n}_reference")
         body = [
-            ref,
+            tr.source(f"{n}_reference"),
             "",
             f'@torch.library.custom_op("porter_kernels::{n}", mutates_args={tuple(mutates)!r})',
             f"def {n}({typed}) -> None:",
-            f"    {n}_reference({', '.join(params)})",
+            f"    {n}_reference({args})",
             "",
             "",
             f"@{n}.register_fake",
@@ -67,44 +262,48 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None) ->
             f"    return None  # writes {', '.join(mutates)} in place: nothing new to allocate",
             "",
         ]
-        return "\n".join(head + body), params, mutates
-    if k.kind in ("triton", "custom-op"):  # a custom op: its implementation's parameters
-        params = [p.split(":")[0] for p in k.params if "constexpr" not in p]
-    else:
-        count = max((len(c.args) for c in k.calls), default=1)
-        params = [f"arg{i}" for i in range(count)]
+        return "\n".join(head + body)
     why = reason or "porter cannot derive its math from the source"
-    typed = ", ".join(f"{p}: torch.Tensor" for p in params)
+    returns = "None" if mutates else "torch.Tensor"
+    check = ("# TODO(porter): check the parameter types and what the kernel writes (mutates_args):"
+             " porter read them from the kernel." if sig.known else
+             "# TODO(porter): porter could not read the parameter types or what the kernel writes: check both (mutates_args).")
     body = [
-        f"def {n}_reference({', '.join(params)}):",
-        f'    """TODO(porter): write `{k.name}` in plain PyTorch ({why})."""',
-        f'    raise NotImplementedError("TODO(porter): reference body of {k.name}: {why.replace(chr(34), chr(39))}")',
+        f"def {n}_reference({args}):",
+        f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',
+        f"    raise NotImplementedError({_lit(f'TODO(porter): reference body of {k.name}: {why}')})",
         "",
         "",
-        "# TODO(porter): check the parameter types and what the kernel writes (mutates_args).",
-        f'@torch.library.custom_op("porter_kernels::{n}", mutates_args=())',
-        f"def {n}({typed}) -> torch.Tensor:",
-        f"    return {n}_reference({', '.join(params)})",
+        check,
+        f'@torch.library.custom_op("porter_kernels::{n}", mutates_args={tuple(mutates)!r})',
+        f"def {n}({typed}) -> {returns}:",
+        f"    {'' if mutates else 'return '}{n}_reference({args})",
         "",
         "",
         f"@{n}.register_fake",
-        f"def _({typed}) -> torch.Tensor:",
-        f'    raise NotImplementedError("TODO(porter): return an empty tensor with the output\'s shape and dtype, e.g. {params[0]}.new_empty(...)")',
-        "",
+        f"def _({typed}) -> {returns}:",
     ]
-    return "\n".join(head + body), params, []
+    if mutates:
+        body.append(f"    return None  # writes {', '.join(mutates)} in place: nothing new to allocate")
+    else:
+        like = next((p for p in params if sig.kinds[p] == "tensor"), None)
+        hint = f", e.g. {like}.new_empty(...)" if like else ""
+        body.append(f"    raise NotImplementedError({_lit('TODO(porter): return an empty tensor with the output' + chr(39) + 's shape and dtype' + hint)})")
+    body.append("")
+    return "\n".join(head + body)
 
 
-def _nki_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], mutates: list[str], todo: str) -> str:
+def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     """`nki_op` (torch_neuronx/nki_hop.py) registers an annotated PyTorch function through
     torch's `infer_schema`; that function calls the `@nki.jit` kernel through `wrap_nki`."""
+    params, mutates = sig.params, sig.mutates
     args = ", ".join(params)
-    typed = ", ".join(f"{p}: {_TORCH_TYPE[kinds[p]]}" for p in params)
-    mutated = "{" + ", ".join(f'"{m}"' for m in mutates) + "}" if mutates else "{}"
+    typed = ", ".join(_typed(params, sig.kinds))
+    mutated = "{" + ", ".join(repr(m) for m in mutates) + "}" if mutates else "{}"
     returns = "None" if mutates else "torch.Tensor"
     call = f"wrap_nki({n}_nki_kernel)({args})"
     return "\n".join([
-        f'"""NKI kernel skeleton for `{k.name}` (TorchNeuron): an `@nki.jit` kernel, called from a',
+        f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
         'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
         "",
         "import nki",
@@ -116,9 +315,9 @@ def _nki_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], mut
         "",
         "@nki.jit",
         f"def {n}_nki_kernel({args}):",
-        f"    # {todo}",
+        f"    # {_comment(todo)}",
         "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
-        f'    raise NotImplementedError("{todo}")',
+        f"    raise NotImplementedError({_lit(todo)})",
         "",
         "",
         f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
@@ -129,10 +328,11 @@ def _nki_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], mut
     ])
 
 
-def _pallas_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], mutates: list[str], todo: str) -> str:
+def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     """`torch.tpu.pallas.jax_op` needs every argument annotated (ValueError at import
     otherwise) and returns the outputs: a JAX function cannot write into an argument, so
     the kernel's out-arguments become its results."""
+    params, mutates, kinds = sig.params, sig.mutates, sig.kinds
     inputs = [p for p in params if p not in mutates]
     outputs = mutates or ["out"]
     typed = ", ".join(f"{p}: {_JAX_TYPE[kinds[p]]}" for p in inputs)
@@ -143,7 +343,7 @@ def _pallas_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], 
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
     refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
     return "\n".join([
-        f'"""Pallas kernel skeleton for `{k.name}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
+        f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
         "JAX function with annotated arguments as a torch op; it returns its outputs"
         + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
         '"""',
@@ -156,8 +356,8 @@ def _pallas_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], 
         "",
         "",
         f"def {n}_pallas_kernel({refs}):",
-        f"    # {todo}",
-        f'    raise NotImplementedError("{todo}")',
+        f"    # {_comment(todo)}",
+        f"    raise NotImplementedError({_lit(todo)})",
         "",
         "",
         f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
@@ -168,26 +368,14 @@ def _pallas_source(k: Kernel, n: str, params: list[str], kinds: dict[str, str], 
     ])
 
 
-_TORCH_TYPE = {"tensor": "torch.Tensor", "int": "int", "float": "float"}
-_JAX_TYPE = {"tensor": "jax.Array", "int": "int", "float": "float"}
-
-
-def _kinds(params: list[str], pointers: set[str] | None) -> dict[str, str]:
-    """tensor / int / float per parameter (every parameter is a tensor when nothing is known)."""
-    if pointers is None:
-        return {p: "tensor" for p in params}
-    return {p: "tensor" if p in pointers else ("int" if _INT_NAME.search(p) else "float") for p in params}
-
-
-def _kernel_source(target: str, k: Kernel, n: str, params: list[str], mutates: list[str], kinds: dict[str, str]) -> str:
+def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
     todo = f"TODO(porter): port `{k.name}` ({k.path}:{k.line}); {n}_op.{n}_reference is the math to match."
-    args = ", ".join(params)
     if target == "neuron":
-        return _nki_source(k, n, params, kinds, mutates, todo)
+        return _nki_source(k, n, sig, todo)
     if target == "tpu":
-        return _pallas_source(k, n, params, kinds, mutates, todo)
+        return _pallas_source(k, n, sig, todo)
     return "\n".join([
-        f'"""Pallas kernel skeleton for `{k.name}` (PyTorch/XLA on TPU), wrapped for torch tensors by',
+        f'"""Pallas kernel skeleton for `{_doc(k.name)}` (PyTorch/XLA on TPU), wrapped for torch tensors by',
         '`torch_xla.experimental.custom_kernel.make_kernel_from_pallas`."""',
         "",
         "import jax",
@@ -196,13 +384,13 @@ def _kernel_source(target: str, k: Kernel, n: str, params: list[str], mutates: l
         "",
         "",
         f"def {n}_pallas_kernel(*refs):",
-        f"    # {todo}",
-        f'    raise NotImplementedError("{todo}")',
+        f"    # {_comment(todo)}",
+        f"    raise NotImplementedError({_lit(todo)})",
         "",
         "",
-        f"def {n}_output_shapes({args}):",
+        f"def {n}_output_shapes({', '.join(sig.params)}):",
         "    # TODO(porter): [(shape, dtype)] of each output",
-        f'    raise NotImplementedError("{todo}")',
+        f"    raise NotImplementedError({_lit(todo)})",
         "",
         "",
         f"{n}_xla = make_kernel_from_pallas({n}_pallas_kernel, {n}_output_shapes)",
@@ -215,10 +403,11 @@ _KERNEL_FN = {"neuron": "{n}_nki", "tpu": "{n}_pallas", "xla": "{n}_xla"}
 _DEVICE = {"neuron": '"neuron"', "tpu": '"tpu"', "xla": "torch_xla.device()"}
 
 
-def _test_source(target: str, k: Kernel, n: str, params: list[str], tr: Translation | None) -> str:
+def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation | None) -> str:
     kernel_fn = _KERNEL_FN[target].format(n=n)
+    params = sig.params
     lines = [
-        f'"""Parity of `{k.name}`: the target kernel against the plain-PyTorch reference."""',
+        f'"""Parity of `{_doc(k.name)}`: the target kernel against the plain-PyTorch reference."""',
         "",
         "import pytest",
         "import torch",
@@ -229,7 +418,7 @@ def _test_source(target: str, k: Kernel, n: str, params: list[str], tr: Translat
         "def make_inputs(device='cpu'):",
     ]
     if tr is not None:
-        lines.append("    # TODO(porter): inputs shaped as the call sites pass them" + (f" (e.g. {k.calls[0].describe()})" if k.calls else ""))
+        lines.append("    # " + _comment("TODO(porter): inputs shaped as the call sites pass them" + (f" (e.g. {k.calls[0].describe()})" if k.calls else "")))
         for p in tr.params:
             if p in tr.loaded or p in tr.stored:
                 lines.append(f"    {p} = torch.randn(4, 256, device=device)")
@@ -237,7 +426,7 @@ def _test_source(target: str, k: Kernel, n: str, params: list[str], tr: Translat
                 lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
         lines.append(f"    return [{', '.join(tr.params)}]")
     else:
-        lines.append(f"    raise NotImplementedError('TODO(porter): inputs for {k.name}')")
+        lines.append(f"    raise NotImplementedError({_lit(f'TODO(porter): inputs for {k.name}')})")
     lines += [
         "",
         "",
@@ -260,9 +449,8 @@ def _test_source(target: str, k: Kernel, n: str, params: list[str], tr: Translat
     ]
     if target == "tpu":
         # the Pallas op takes the inputs and returns what the original kernel wrote in place
-        mutated = list(tr.stored) if tr is not None else []
         lines += [
-            f"    mutated = {mutated!r}",
+            f"    mutated = {list(sig.mutates)!r}",
             f"    names = {params!r}",
             f"    out = {kernel_fn}(*[a for name, a in zip(names, got) if name not in mutated])",
             "    outs = out if isinstance(out, tuple) else (out,)",
@@ -285,7 +473,54 @@ def _test_source(target: str, k: Kernel, n: str, params: list[str], tr: Translat
     return "\n".join(lines)
 
 
-def write_scaffolds(inv: Inventory, out_dir: Path, target: str) -> list[Path]:
+class ScaffoldError(Exception):
+    """A generated file that does not parse (a porter bug): it is not written."""
+
+
+def _checked(name: str, text: str) -> bytes:
+    """The file's bytes, once CPython's parser accepts them."""
+    try:
+        ast.parse(text, filename=name)
+    except (SyntaxError, ValueError) as exc:
+        raise ScaffoldError(f"{name}: porter generated a file that does not parse ({exc}); not written") from None
+    return text.encode("utf-8")
+
+
+def _create(folder: Path, name: str, data: bytes) -> bool:
+    """Write a new file `folder/name`, whole or not at all; False when the name is taken
+    (by a file, a folder or a link, dangling or not: nothing is written through a link)."""
+    fd, tmp = temporary(folder, name)  # `.NAME.PID.XXXX.porter-tmp`: a killed run's is swept by the next
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        try:
+            os.link(tmp, folder / name)  # fails on any existing name; never follows a link
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+                raise
+            # a file system without hard links: create the name exclusively, then fill it
+            try:
+                out = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            except FileExistsError:
+                return False
+            with os.fdopen(out, "wb") as fh:
+                fh.write(data)
+        return True
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path] | None = None) -> list[Path]:
+    """Write each kernel's files into `out_dir`; the paths written. A name that is taken
+    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     seen: set[str] = set()
@@ -293,22 +528,21 @@ def write_scaffolds(inv: Inventory, out_dir: Path, target: str) -> list[Path]:
         if k.kind == "cuda-extension":
             continue  # its ops are listed one by one from its sources
         n = safe_name(k.name)
-        if n in seen:
-            continue
+        while n in seen:  # two kernels whose names differ only in what a name cannot hold
+            n += "_"
         seen.add(n)
         tr = translate(k.source, k.name) if k.kind == "triton" else None
         reason = why_not(k.source, k.name) if k.kind == "triton" and tr is None else None
-        op_src, params, mutates = _op_source(k, n, tr, reason)
-        kinds = _kinds(params, set(tr.stored) | set(tr.loaded) if tr is not None else None)
+        sig = _signature(k, tr)
         files = {
-            f"{n}_op.py": op_src,
-            f"{n}_{target}.py": _kernel_source(target, k, n, params, mutates, kinds),
-            f"test_{n}.py": _test_source(target, k, n, params, tr),
+            f"{n}_op.py": _op_source(k, n, tr, reason, sig),
+            f"{n}_{target}.py": _kernel_source(target, k, n, sig),
+            f"test_{n}.py": _test_source(target, k, n, sig, tr),
         }
-        for name, text in files.items():
-            path = out_dir / name
-            if path.exists():
-                continue
-            path.write_text(text)
-            written.append(path)
+        checked = {name: _checked(name, text) for name, text in files.items()}
+        for name, data in checked.items():
+            if _create(out_dir, name, data):
+                written.append(out_dir / name)
+            elif kept is not None:
+                kept.append(out_dir / name)
     return written

@@ -30,6 +30,12 @@ class Untranslatable(Exception):
     pass
 
 
+def _shown(node: ast.AST) -> str:
+    """A statement as a reason quotes it: its first line (a loop's body stays out)."""
+    lines = ast.unparse(node).splitlines()
+    return lines[0] + (" …" if len(lines) > 1 else "")
+
+
 @dataclass
 class Translation:
     name: str
@@ -164,7 +170,7 @@ class _Translator:
             if base not in self.stored:
                 self.stored.append(base)
             return
-        raise Untranslatable(f"statement not in the translatable forms: `{ast.unparse(stmt)}`")
+        raise Untranslatable(f"statement not in the translatable forms: `{_shown(stmt)}` (line {stmt.lineno} of the kernel)")
 
     def view(self, ptr_node: ast.AST, mask_node: ast.AST | None) -> str:
         ptr = self.expr(ptr_node)
@@ -318,3 +324,107 @@ class _Translator:
             return sym.code
         ref = like.code if like is not None and like.kind == "value" else None
         return f"torch.full_like({ref}, {sym.code})" if ref else f"torch.tensor({sym.code})"
+
+
+# -- what each parameter is, for a kernel the translation does not cover ----------------------
+
+_POINTER_CALLS = {"load", "store", "advance", "make_block_ptr", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
+                  "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"}
+_WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"}
+_PASSING = {"broadcast_to", "reshape", "view", "expand_dims", "multiple_of", "max_contiguous", "max_constancy", "advance"}
+
+
+@dataclass
+class Roles:
+    """What a Triton kernel's parameters are, read from how the body uses them."""
+
+    pointers: list[str]  # the base of a pointer that is loaded, stored or atomically updated
+    stored: list[str]  # pointers the kernel writes through (`tl.store`, `tl.atomic_*`)
+    indices: list[str]  # scalars used in address arithmetic or masks: integers
+
+
+def roles(source: str, name: str | None = None) -> Roles | None:
+    """The roles of the kernel `name`'s parameters, or None when the source cannot be read.
+
+    A parameter is a pointer when it is an added term of the address a `tl.load`,
+    `tl.store`, `tl.atomic_*` or `tl.make_block_ptr(base=...)` uses (followed through
+    assignments: `ptrs = x_ptr + offs`), not when it is multiplied into one (a stride)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and (name is None or n.name == name)), None)
+    if fn is None:
+        return None
+    params = [a.arg for a in fn.args.args]
+    assigned: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        assigned.setdefault(t.id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.value is not None:
+            assigned.setdefault(node.target.id, []).append(node.value)
+
+    def bases(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
+        """The names an address is a sum of (through assignments)."""
+        if isinstance(node, ast.Name):
+            if node.id in seen:
+                return set()
+            out = {node.id}
+            for value in assigned.get(node.id, ()):
+                out |= bases(value, seen | {node.id})
+            return out
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            return bases(node.left, seen) | bases(node.right, seen)
+        if isinstance(node, ast.Subscript):
+            return bases(node.value, seen)
+        if isinstance(node, ast.IfExp):
+            return bases(node.body, seen) | bases(node.orelse, seen)
+        if isinstance(node, ast.Call):
+            attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            if attr == "make_block_ptr":
+                base = node.args[0] if node.args else _kw(node, "base")
+                return bases(base, seen) if base is not None else set()
+            if attr in _PASSING or attr == "to":
+                first = node.args[0] if node.args and attr != "to" else getattr(node.func, "value", None)
+                return bases(first, seen) if first is not None else set()
+        return set()
+
+    def names(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
+        """Every name an expression uses (through assignments)."""
+        out: set[str] = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id not in seen:
+                out.add(n.id)
+                for value in assigned.get(n.id, ()):
+                    out |= names(value, seen | {n.id})
+        return out
+
+    pointers: set[str] = set()
+    stored: set[str] = set()
+    address: set[str] = set()
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTER_CALLS):
+            continue
+        ptr = node.args[0] if node.args else (_kw(node, "pointer") or _kw(node, "base") or _kw(node, "ptr"))
+        if ptr is None:
+            continue
+        found = bases(ptr) & set(params)
+        pointers |= found
+        if node.func.attr in _WRITES:
+            stored |= found
+        address |= names(ptr)
+        mask = _kw(node, "mask")
+        if mask is not None:
+            address |= names(mask)
+        if node.func.attr == "make_block_ptr":
+            for kw in node.keywords:
+                if kw.arg in ("shape", "strides", "offsets"):
+                    address |= names(kw.value)
+    return Roles(
+        pointers=[p for p in params if p in pointers],
+        stored=[p for p in params if p in stored],
+        indices=[p for p in params if p in address and p not in pointers],
+    )

@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 from porter.pipeline.findings import Finding
+from porter.pipeline.reading import Unreadable, read_regular
 
 BASELINE_VERSION = 1
 
@@ -40,9 +41,9 @@ def write_baseline(path: Path, target: str, findings: list[Finding], fingerprint
 def read_baseline(path: Path) -> Counter:
     """Fingerprint -> how many findings with it the baseline holds."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except IsADirectoryError:
-        raise BaselineError(f"{path}: cannot read baseline: it is a folder") from None
+        data = json.loads(read_regular(path).decode("utf-8"))
+    except Unreadable as exc:
+        raise BaselineError(f"{path}: cannot read baseline: {exc.reason}") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot read baseline: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from porter import __version__
@@ -13,6 +14,9 @@ TOOL_NAME = "porter"
 
 UNUSED_CODE = "PORT100"
 UNUSED_NAME = "unused-suppression"
+
+
+_LINE_END = re.compile("\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,10 @@ class LintRun:
             if src is None:
                 return ""
             # split once per file, not once per finding: `full` shows a line of each
-            lines = self._lines[path] = src.decode("utf-8", "replace").splitlines()
+            # lines end where Python's tokenizer ends them (CR LF, CR, LF), not at the form
+            # feeds and separators `str.splitlines` also splits at: the finding's line is the
+            # one shown
+            lines = self._lines[path] = _LINE_END.split(src.decode("utf-8", "replace"))
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def fixable_now(self, finding: Finding) -> bool:

@@ -10,12 +10,23 @@ renamed into place, so a reader sees a whole entry or none. No entry is fsynced:
 costs a re-parse. Where the folder cannot be made (read-only tree) the cache quietly turns
 itself off.
 
-An entry is verified, never trusted: it records the sha256 of the bytes it ports, of the
-bytes it would write and of the whole entry, all recomputed on a hit, and a rewrite it
-carries must parse as Python. Anything else (a flipped bit, wrong types, deep nesting, a FIFO or a folder where
-the entry should be) is a miss, and the fresh result replaces it. The cache lives in the
-user's cache folder; one inside a project is used only when asked for (`--cache-dir`,
-`PORTER_CACHE_DIR`), since a repository could ship one.
+An entry is authenticated, never trusted. Its hash would not do: anyone can compute the
+sha256 of a forged entry, and a cache folder can come from elsewhere (a CI cache restored
+from another branch, a `.porter_cache/` shipped in a repository and named with
+`--cache-dir`). Every file porter writes into the cache (entries, the project index's
+answers, the stat index) carries an HMAC-SHA256 under a key only the user can read: 32
+random bytes in `$XDG_CONFIG_HOME/porter/cache-key` (default `~/.config/porter/`), made on
+first use with mode 0600, never inside a cache folder; or, where runs share a cache across
+machines (CI), derived from the secret in `PORTER_CACHE_KEY`. A file whose tag does not
+check out under that key is a miss. Without a usable key (none can be made, or the file is
+not the user's own or others can read it) the cache is off: a cold run, never an error.
+
+Behind the tag an entry is checked as well: it records the sha256 of the bytes it ports and
+of the bytes it would write, both recomputed on a hit, and a rewrite it carries must parse
+as Python. Anything else (a flipped bit, wrong types, unknown rule codes, deep nesting, a
+FIFO or a folder where the entry should be) is a miss, and the fresh result replaces it. The
+cache lives in the user's cache folder; one inside a project is used only when asked for
+(`--cache-dir`, `PORTER_CACHE_DIR`), since a repository could ship one.
 """
 
 from __future__ import annotations
@@ -23,13 +34,15 @@ from __future__ import annotations
 import ast
 import base64
 import hashlib
+import hmac
 import json
 import os
 import shutil
 import stat
 import sys
-import warnings
+import secrets
 import tempfile
+import warnings
 from dataclasses import astuple
 from functools import lru_cache
 from pathlib import Path
@@ -40,7 +53,7 @@ from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
 
 CACHE_DIR_NAME = ".porter_cache"
-_FORMAT = 2
+_FORMAT = 3  # 3: every file is tagged with the user's key (HMAC-SHA256)
 MAX_ENTRY_BYTES = 64 * 2**20  # an entry holds at most a 2 MiB file twice, base64, and its findings
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 
@@ -78,13 +91,116 @@ def project_root(paths: list[Path]) -> Path:
     return start
 
 
+# -- the key ----------------------------------------------------------------------------------
+
+KEY_ENV = "PORTER_CACHE_KEY"
+_KEY_BYTES = 32
+
+
+def key_path() -> Path:
+    """Where the user's cache key lives: beside porter's config, never in a cache folder."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "porter" / "cache-key"
+
+
+class KeyProblem(Exception):
+    """Why there is no key to authenticate the cache with (the cache is then off)."""
+
+
+def _read_key(path: Path) -> bytes:
+    """The key in `path`: a regular file of the user's own that no one else can read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise KeyProblem(f"{path} is not a regular file")
+        if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+            raise KeyProblem(f"{path} belongs to another user")
+        if info.st_mode & 0o077:
+            raise KeyProblem(f"{path} can be read or written by others (chmod 600 {path})")
+        text = fh.read(4 * _KEY_BYTES).decode("ascii", "replace").strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) != _KEY_BYTES:
+        raise KeyProblem(f"{path} does not hold a porter cache key (delete it: a new one is made)")
+    return key
+
+
+def _make_key(path: Path) -> None:
+    """Create the key file whole, with mode 0600 from the start; a concurrent run that made
+    it first wins (its key is kept)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key.", suffix=".tmp")  # 0600
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_hex(_KEY_BYTES).encode() + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)  # never replaces a key that exists, never follows a link
+        except FileExistsError:
+            pass
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+@lru_cache(maxsize=8)
+def _key_for(secret: str | None, path: str) -> tuple[bytes | None, str | None]:
+    if secret:
+        return hashlib.sha256(b"porter cache key\0" + secret.encode("utf-8", "surrogateescape")).digest(), None
+    where = Path(path)
+    try:
+        try:
+            return _read_key(where), None
+        except FileNotFoundError:
+            _make_key(where)
+            return _read_key(where), None
+    except KeyProblem as exc:
+        return None, str(exc)
+    except OSError as exc:
+        return None, f"cannot {'read' if where.exists() else 'create'} {where}: {exc.strerror or exc}"
+
+
+def user_key() -> tuple[bytes | None, str | None]:
+    """(the key, None), or (None, why there is none): `PORTER_CACHE_KEY`'s secret, else the
+    key file (made on first use)."""
+    return _key_for(os.environ.get(KEY_ENV), str(key_path()))
+
+
+def _tag(key: bytes, label: str, body: bytes) -> bytes:
+    return hmac.new(key, label.encode("utf-8", "surrogateescape") + b"\0" + body, hashlib.sha256).hexdigest().encode()
+
+
+def seal(key: bytes, label: str, body: bytes) -> bytes:
+    """`body` behind its tag, for the file named by `label`: a tag line, then the body."""
+    return _tag(key, label, body) + b"\n" + body
+
+
+def unseal(key: bytes, label: str, raw: bytes) -> bytes:
+    """The body of a sealed file, or ValueError when its tag is not the one `key` gives."""
+    tag, sep, body = raw.partition(b"\n")
+    if not sep or not hmac.compare_digest(tag, _tag(key, label, body)):
+        raise ValueError("not authenticated by this user's cache key")
+    return body
+
+
 class Cache:
     def __init__(self, directory: Path) -> None:
         self.directory = Path(directory)
         self.entries = self.directory / f"v{_FORMAT}"
-        self.enabled = True
         self.hits = self.misses = 0
+        self.mac_key, self.problem = user_key()
+        self.enabled = self.mac_key is not None
+        if self.mac_key is None:
+            return  # nothing can be authenticated: no entry is read or written
         try:
+            if self.entries.is_symlink():
+                raise OSError("the cache's entry folder is a link: not followed")
             self.entries.mkdir(parents=True, exist_ok=True)
             marker = self.directory / ".gitignore"
             if not marker.exists():
@@ -114,17 +230,18 @@ class Cache:
         return h.hexdigest()
 
     def _path(self, key: str) -> Path:
+        if len(key) != 64 or not all(c in "0123456789abcdef" for c in key):
+            raise ValueError("not a cache key")  # a name, never a path
         return self.entries / key[:2] / f"{key[2:]}.json"
 
     def get(self, key: str, name: str, source: bytes) -> FileResult | None:
-        if not self.enabled:
+        if not self.enabled or self.mac_key is None:
             return None
         try:
-            data = json.loads(_read_entry(self._path(key)))
+            body = unseal(self.mac_key, f"entry:{key}", _read_entry(self._path(key)))
+            data = json.loads(body)
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
-            if data.pop("digest", None) != _digest(data):
-                raise ValueError("entry does not match its digest")
             result = _from_dict(data, name, source)
         except Exception:  # noqa: BLE001 - whatever is wrong with an entry, it is a miss
             self.misses += 1
@@ -133,29 +250,29 @@ class Cache:
         return result
 
     def put(self, key: str, result: FileResult) -> None:
-        if not self.enabled or result.transient:
+        if not self.enabled or self.mac_key is None or result.transient:
             return
         path = self._path(key)
         try:
             path.parent.mkdir(exist_ok=True)
+            if path.parent.is_symlink() or self.entries.is_symlink():
+                return  # a link in a cache folder someone else made: nothing is written through it
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)  # a folder where the entry belongs: replace it
-            entry = _to_dict(key, result)
-            entry["digest"] = _digest(entry)
-            _write(path, json.dumps(entry, separators=(",", ":")).encode())
+            body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
+            _write(path, seal(self.mac_key, f"entry:{key}", body))
         except OSError:
             pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
-
 
     def get_index(self, digest: str) -> dict[str, Facts] | None:
         """The project index's answers for a set of files (by their digest), if cached.
 
         Read like any entry (a regular file of bounded size, never a FIFO); anything that is
         not exactly the shape `put_index` writes is a miss, and the next run replaces it."""
-        if not self.enabled:
+        if not self.enabled or self.mac_key is None:
             return None
         try:
-            data = json.loads(_read_entry(self._index_path(digest)))
+            data = json.loads(unseal(self.mac_key, f"index:{digest}", _read_entry(self._index_path(digest))))
             if not isinstance(data, dict):
                 return None
             facts: dict[str, Facts] = {}
@@ -168,10 +285,11 @@ class Cache:
             return None
 
     def put_index(self, digest: str, facts: dict[str, Facts]) -> None:
-        if not self.enabled:
+        if not self.enabled or self.mac_key is None:
             return
         try:
-            _write(self._index_path(digest), json.dumps(facts, separators=(",", ":")).encode())
+            body = json.dumps(facts, separators=(",", ":")).encode()
+            _write(self._index_path(digest), seal(self.mac_key, f"index:{digest}", body))
         except OSError:
             pass
 
@@ -215,11 +333,6 @@ def _read_entry(path: Path) -> bytes:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _digest(entry: dict[str, Any]) -> str:
-    """The sha256 of the whole entry (bar the digest): a flipped bit anywhere is a miss."""
-    return _sha(json.dumps(entry, sort_keys=True, separators=(",", ":")).encode())
 
 
 def _parses(data: bytes) -> bool:

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import pathspec
 
+from porter.pipeline.reading import read_regular
 from porter.report.textsafe import name as utf8_name
+
+MAX_GITIGNORE_BYTES = 4 * 2**20
 
 DEFAULT_EXCLUDES = (
     ".git/",
@@ -65,7 +68,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore
         if not os.path.lexists(given):
             yield Candidate(given, given, "no such file or directory")
             continue
-        if given.is_file() or (given.is_symlink() and not given.is_dir()):
+        if not given.is_dir():  # a file, a link to one, or something else (read as a file: `reading`)
             if given.is_symlink() and not given.exists():
                 yield Candidate(given, given.parent, "broken symbolic link")
             else:
@@ -106,8 +109,8 @@ def _walk(top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | N
             gi = here / ".gitignore"
             if gi.is_file():
                 try:
-                    ignores.append((prefix, _spec(gi.read_text(errors="replace").splitlines())))
-                except OSError:
+                    ignores.append((prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines())))
+                except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
                     pass
         subdirs: list[os.DirEntry[str]] = []
         files: list[os.DirEntry[str]] = []

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from porter.pipeline.reading import read_regular
 from porter.config.settings import PORTABLE_TARGETS, Settings
 
 SELECTION = re.compile(
@@ -43,7 +44,7 @@ def project_selects_generically(paths: Iterable[Path]) -> bool:
     """True when any file of the run picks its device generically (stops at the first)."""
     for path in paths:
         try:
-            if selects_generically(path.read_bytes()):
+            if selects_generically(read_regular(path)):
                 return True
         except OSError:
             continue

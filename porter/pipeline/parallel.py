@@ -10,9 +10,13 @@ Every file is parsed in a worker, never in porter's own process (even with `--jo
 file that crashes libcst's native parser (thousands of chained calls) or stalls it (a huge
 one-line file) costs that file, not the run. A worker that dies breaks only its batch: the
 pool is remade and the batch's files are retried one at a time, so the file that kills a
-worker ends as an error result naming it and every other file is ported. A batch that runs
-past its time limit (`file_timeout` seconds a file) is treated the same way: its workers are
-killed and its files retried alone, each under the limit.
+worker ends as an error result naming it and every other file is ported.
+
+The time limit (`file_timeout`) bounds a file, not an attempt: a worker notes in shared
+memory when it starts each file, and a file is stopped once its own time, over every attempt,
+reaches the limit. Its batch's workers are then killed (a running task cannot be stopped any
+other way), the file is reported, and the batch's other files are retried alone; a file whose
+attempt was cut short because another file was stopped is not charged for it.
 
 Workers ignore SIGINT and never outlive porter: Ctrl-C or SIGTERM stops the parent, which
 kills them; if the parent dies without cleaning up (SIGKILL), the kernel kills them
@@ -33,7 +37,7 @@ from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from porter.pipeline.findings import FileResult, FileStatus
 from porter.config.settings import Settings
@@ -80,10 +84,19 @@ def port_one(job: Job) -> FileResult:
         )
 
 
-def _port_batch(batch: list[Job]) -> list[FileResult]:
+# when each file in flight started, in `time.monotonic()` seconds (system-wide on Linux and
+# macOS, so the parent can read a worker's clock), by slot: 0 not started, -1 done
+_STARTS: Any = None
+
+
+def _port_batch(batch: list[tuple[int, Job]]) -> list[FileResult]:
     out = []
-    for job in batch:
+    for slot, job in batch:
+        if _STARTS is not None:
+            _STARTS[slot] = time.monotonic()
         result = port_one(job)
+        if _STARTS is not None:
+            _STARTS[slot] = -1.0
         result.original_source = None  # the parent has the bytes: do not send them back
         out.append(result)
     return out
@@ -115,7 +128,9 @@ def _ready() -> bool:
     return True
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, starts: Any = None) -> None:
+    global _STARTS
+    _STARTS = starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
@@ -128,8 +143,8 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _batches(jobs: Iterable[tuple[T, Job | None]]) -> Iterator[list[tuple[T, Job | None]]]:
-    batch: list[tuple[T, Job | None]] = []
+def _batches(jobs: Iterable[tuple[T, Job | None, int]]) -> Iterator[list[tuple[T, Job | None, int]]]:
+    batch: list[tuple[T, Job | None, int]] = []
     size = files = 0
     for item in jobs:
         batch.append(item)
@@ -143,6 +158,9 @@ def _batches(jobs: Iterable[tuple[T, Job | None]]) -> Iterator[list[tuple[T, Job
         yield batch
 
 
+_POLL_S = 1.0  # how often a batch none of whose files has started yet is looked at again
+
+
 class Pool:
     """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order."""
 
@@ -150,11 +168,18 @@ class Pool:
         self.workers = workers
         self.file_timeout = file_timeout if file_timeout and file_timeout > 0 else None
         self._executor: ProcessPoolExecutor | None = None
+        # one slot per file in flight (more than a full window of batches holds), in shared
+        # memory the workers write into: when each file started (`_port_batch`)
+        self._slots = max(64, (2 * workers + 4) * BATCH_FILES * 2) if self.file_timeout is not None else 0
+        self._starts: Any = _context().RawArray("d", self._slots) if self._slots else None
+        self._spent: dict[int, float] = {}  # slot -> seconds its file has been charged so far
+        self._spared: set[int] = set()  # slots whose attempt was cut short for another file
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
+            context = _context()
             self._executor = ProcessPoolExecutor(
-                self.workers, mp_context=_context(), initializer=_init_worker, initargs=(os.getpid(),)
+                self.workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(), self._starts)
             )
         return self._executor
 
@@ -197,61 +222,158 @@ class Pool:
         files are ported)."""
         return self._pool().submit(fn, *args)
 
-    def _limit(self, files: int) -> float | None:
-        return self.file_timeout * files if self.file_timeout is not None else None
+    # -- time ----------------------------------------------------------------------------------
 
-    def _submit(self, batch: list[tuple[T, Job | None]]) -> Future[list[FileResult]] | None:
-        jobs = [j for _, j in batch if j is not None]
-        return self._pool().submit(_port_batch, jobs) if jobs else None
+    def _started(self, slot: int) -> float:
+        """When the file in `slot` started its current attempt (0: not yet, -1: done)."""
+        return float(self._starts[slot]) if self._starts is not None else 0.0
 
-    def _collect(self, batch: list[tuple[T, Job | None]], future: Future[list[FileResult]] | None) -> list[tuple[T, FileResult | None]]:
+    def _left(self, slot: int) -> float:
+        assert self.file_timeout is not None
+        return self.file_timeout - self._spent.get(slot, 0.0)
+
+    def _charge(self, slot: int, now: float) -> None:
+        """Add the time of the attempt that just ended to the file's account (unless it was
+        cut short for another file)."""
+        started = self._started(slot)
+        if started > 0 and slot not in self._spared:
+            self._spent[slot] = self._spent.get(slot, 0.0) + max(0.0, now - started)
+        self._spared.discard(slot)
+        if self._starts is not None:
+            self._starts[slot] = 0.0
+
+    def _timed_out(self, job: Job) -> FileResult:
+        return FileResult(
+            path=job.name,
+            status=FileStatus.ERROR,
+            reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); left unchanged",
+            transient=True,
+        )
+
+    def _stop_all(self, culprit: int | None, now: float) -> None:
+        """Kill every worker because of `culprit` (a file past its limit); the files other
+        workers were in the middle of are spared the time."""
+        if self._starts is not None:
+            for slot in range(self._slots):
+                if slot != culprit and self._starts[slot] > 0:
+                    self._spared.add(slot)
+        self.close(cancel=True)
+
+    # -- batches ---------------------------------------------------------------------------------
+
+    def _submit(self, batch: list[tuple[T, Job | None, int]]) -> Future[list[FileResult]] | None:
+        jobs = [(slot, j) for _, j, slot in batch if j is not None]
+        if not jobs:
+            return None
+        if self._starts is not None:
+            for slot, _ in jobs:
+                self._starts[slot] = 0.0
+        return self._pool().submit(_port_batch, jobs)
+
+    def _wait(self, future: Future[list[FileResult]], slots: list[int]) -> tuple[list[FileResult] | None, int | None]:
+        """(the batch's results, None), or (None, the slot of a file that ran out of time),
+        or (None, None) when the pool broke."""
+        if self.file_timeout is None:
+            try:
+                return future.result(), None
+            except (BrokenProcessPool, CancelledError):
+                return None, None
+        while True:
+            now = time.monotonic()
+            running = [(slot, self._started(slot)) for slot in slots if self._started(slot) > 0]
+            if running:
+                slot, started = running[0]
+                deadline = started + self._left(slot)
+                if now >= deadline:
+                    return None, slot
+                wait = deadline - now
+            else:
+                wait = _POLL_S  # queued behind other batches: no clock runs for these files yet
+            try:
+                return future.result(timeout=min(wait, _POLL_S) if not running else wait), None
+            except FutureTimeout:
+                continue
+            except (BrokenProcessPool, CancelledError):
+                return None, None
+
+    def _collect(self, batch: list[tuple[T, Job | None, int]], future: Future[list[FileResult]] | None) -> list[tuple[T, FileResult | None]]:
         if future is None:
-            return [(tag, None) for tag, _ in batch]
-        files = sum(1 for _, j in batch if j is not None)
-        try:
-            results = iter(future.result(timeout=self._limit(files)))
-        except (BrokenProcessPool, CancelledError, FutureTimeout):
-            self.close(cancel=True)
-            results = iter([self._isolated(j) for _, j in batch if j is not None])
+            return [(tag, None) for tag, _, _ in batch]
+        slots = [slot for _, j, slot in batch if j is not None]
+        results, late = self._wait(future, slots)
+        if results is not None:
+            if self._starts is not None:
+                for slot in slots:
+                    self._starts[slot] = 0.0
+            done = iter(results)
+        else:
+            now = time.monotonic()
+            if late is not None:
+                self._stop_all(late, now)
+            else:
+                self.close(cancel=True)  # a worker died: every file it may have been on is a suspect
+            for slot in slots:
+                self._charge(slot, now)
+            done = iter([self._timed_out(j) if slot == late else self._isolated(j, slot) for _, j, slot in batch if j is not None])
         out: list[tuple[T, FileResult | None]] = []
-        for tag, job in batch:
+        for tag, job, _ in batch:
             if job is None:
                 out.append((tag, None))
             else:
-                result = next(results)
+                result = next(done)
                 result.original_source = job.source
                 out.append((tag, result))
         return out
 
-    def _isolated(self, job: Job) -> FileResult:
+    def _isolated(self, job: Job, slot: int) -> FileResult:
         """Retry one file alone in a fresh pool: a crash now is this file's, and so is the time
-        (the worker is started first: its start-up does not count against the file)."""
+        it has left (the worker is started first: its start-up does not count against the file)."""
+        if self.file_timeout is not None and self._left(slot) <= 0:
+            return self._timed_out(job)
         try:
             self._pool().submit(_ready).result()
-            result = self._pool().submit(_port_batch, [job]).result(timeout=self._limit(1))[0]
+            future = self._submit([(None, job, slot)])
+            assert future is not None
+            results, late = self._wait(future, [slot])
+            if results is not None:
+                if self._starts is not None:
+                    self._starts[slot] = 0.0
+                return results[0]
+            now = time.monotonic()
+            if late is not None:
+                self._stop_all(late, now)
+                self._charge(slot, now)
+                return self._timed_out(job)
+            raise BrokenProcessPool("the worker died")
         except (BrokenProcessPool, CancelledError):
             self.close(cancel=True)
+            if self._starts is not None:
+                self._starts[slot] = 0.0
             return FileResult(
                 path=job.name,
                 status=FileStatus.ERROR,
                 reason="porter's parser crashed on this file (a worker process died); left unchanged",
                 transient=True,
             )
-        except FutureTimeout:
-            self.close(cancel=True)
-            return FileResult(
-                path=job.name,
-                status=FileStatus.ERROR,
-                reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); left unchanged",
-                transient=True,
-            )
-        return result
 
     def map(self, items: Iterable[tuple[T, Job | None]], window: int | None = None) -> Iterator[tuple[T, FileResult | None]]:
         window = window or 2 * self.workers + 2
-        pending: deque[tuple[list[tuple[T, Job | None]], Future[list[FileResult]] | None]] = deque()
+        pending: deque[tuple[list[tuple[T, Job | None, int]], Future[list[FileResult]] | None]] = deque()
+        counter = 0
+
+        def numbered() -> Iterator[tuple[T, Job | None, int]]:
+            nonlocal counter
+            for tag, job in items:
+                slot = -1
+                if job is not None:
+                    slot = counter % self._slots if self._slots else counter
+                    counter += 1
+                    self._spent.pop(slot, None)
+                    self._spared.discard(slot)
+                yield tag, job, slot
+
         try:
-            for batch in _batches(items):
+            for batch in _batches(numbered()):
                 pending.append((batch, self._submit(batch)))
                 while len(pending) >= window:
                     yield from self._collect(*pending.popleft())

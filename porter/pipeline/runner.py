@@ -27,11 +27,11 @@ from porter.pipeline.generic import keeps_generic_selection, project_selects_gen
 from porter.pipeline.index import ProjectIndex
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.pipeline.prefilter import NOT_ADMITTED, admits
+from porter.pipeline.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, facts_key
 from porter.report.textsafe import name as utf8_name
 
-MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def relative_name(path: Path) -> str:
@@ -130,19 +130,11 @@ def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.s
     if cand.problem is not None:
         return name, settings, None, None, _problem(cand, name)
     try:
-        st = cand.path.stat()
-        size = st.st_size
-        if size > MAX_FILE_BYTES:
-            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason=f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-        if stat.S_ISDIR(st.st_mode):
-            return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
-        source = cand.path.read_bytes()
-    except IsADirectoryError:
-        return name, settings, None, None, FileResult(path=name, status=FileStatus.SKIPPED, reason="a directory named like a Python file")
-    except PermissionError:
-        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason="permission denied (cannot read)")
-    except OSError as exc:
-        return name, settings, None, None, FileResult(path=name, status=FileStatus.ERROR, reason=f"cannot read: {exc.strerror or exc}")
+        st, source = read_regular_stat(cand.path)
+    except Unreadable as exc:
+        reason = "a directory named like a Python file" if exc.reason.startswith("a directory") else exc.reason
+        status = FileStatus.SKIPPED if exc.skipped else FileStatus.ERROR
+        return name, settings, None, None, FileResult(path=name, status=status, reason=reason)
     return name, settings, st, source, None
 
 
@@ -165,13 +157,13 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
         name = _name(cand)
         try:
             st = cand.path.stat()
-            if st.st_size > MAX_FILE_BYTES:
-                continue
+            if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
+                continue  # a file the run does not read (`reading.read_regular`)
             rec = stats.lookup(name, st) if stats is not None else None
             if rec is not None:
                 wants, sha, imports = rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
             else:
-                source = cand.path.read_bytes()
+                source = read_regular(cand.path)
                 wants, sha = ProjectIndex.wants(source), hashlib.sha256(source).digest()
                 imports = cuda_only_index.part(source)
         except (OSError, ValueError):
@@ -188,13 +180,13 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
         index = ProjectIndex()
         for name, path in wanted:
             try:
-                index.add(name, path.read_bytes())
+                index.add(name, read_regular(path))
             except OSError:
                 continue
         everything: list[tuple[str, bytes]] = []
         for name, path in importing:
             try:
-                everything.append((name, path.read_bytes()))
+                everything.append((name, read_regular(path)))
             except OSError:
                 continue
         facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything)

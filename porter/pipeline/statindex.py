@@ -18,8 +18,10 @@ could change again without changing its `stat` (git's "racily clean" entries), s
 file is read and hashed on the next run. The ctime cannot be set back by `touch` or
 `os.utime`, so an edit that keeps the size and restores the mtime is still seen.
 
-The file is one JSON document behind its own sha256, and every record is checked for the
-shape `save` writes when it is loaded: anything that does not check out is an empty index
+The file is one JSON document behind an HMAC under the user's cache key (`cache.seal`: an
+index in a cache folder from elsewhere is not the user's and is not read), and every record
+is checked for the shape `save` writes when it is loaded (known rule codes, an entry key of 64
+hex digits): anything that does not check out is an empty index
 (every file is read and ported, or answered by its cache entry, as without one). The salt in
 the shape covers porter's code and rule files, so a new porter or an edited rule never reads
 an old index.
@@ -30,14 +32,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import astuple, dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from porter.pipeline.cache import Cache, _read_entry, _write, salt
+from porter.pipeline.cache import Cache, _read_entry, _write, salt, seal, unseal
+from porter.pipeline.reading import read_regular
 from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
+from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
 
 RACY_NS = 2_000_000_000  # a file changed this recently before its stat is read again next run
@@ -66,6 +71,8 @@ class Record:
     read: bool  # a hit reads the file (`wants_source`): its bytes go with the result
     trusted: bool  # not racily clean: the stat alone may answer
 
+
+_ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
 
 _ROW_FIELDS = ("code", "name", "message", "line", "column", "end line", "end column", "severity", "applicability",
                "target", "replacement", "original", "applied", "advice", "doc_url")
@@ -114,6 +121,8 @@ def _finding(row: Any, name: str) -> Finding:
     """The finding a row holds, or TypeError/ValueError/KeyError (a forged index reads as an empty one)."""
     code, title, message, line, column, end_line, end_column, severity, applicability, target, replacement, original, applied, advice, doc = row
     # spelled out rather than with all(...): this runs for every finding of a warm run
+    if code not in all_rules():
+        raise KeyError("unknown rule code")
     if not (type(code) is str and type(title) is str and type(message) is str and type(target) is str and type(applied) is bool
             and type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int
             and min(line, column, end_line, end_column) >= 0
@@ -142,7 +151,8 @@ class StatIndex:
         shape.update(b"\0" + os.fsencode(os.getcwd()))
         for p in paths:
             shape.update(b"\0" + os.fsencode(os.path.abspath(p)))
-        self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a digest line, then JSON
+        self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a tag line (`cache.seal`), then JSON
+        self._label = f"stat:{self.path.name}"
         self._results: dict[str, FileResult] = {}  # name -> the inline result of its old record
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
@@ -150,18 +160,17 @@ class StatIndex:
 
     def _load(self) -> dict[str, Record]:
         try:
-            raw = _read_entry(self.path)
-            digest, _, body = raw.partition(b"\n")
-            if digest.decode() != hashlib.sha256(body).hexdigest():
+            if self.store.mac_key is None:
                 return {}
-            data = json.loads(body)
+            data = json.loads(unseal(self.store.mac_key, self._label, _read_entry(self.path)))
             strings, files = data["strings"], data["files"]
             if not (type(strings) is list and all(type(t) is str for t in strings) and type(files) is dict):
                 return {}
             records = {name: Record(*row) for name, row in files.items()}
             for name, rec in records.items():  # the shape `save` writes, or nothing
                 if not (isinstance(name, str) and isinstance(rec.stat, list) and isinstance(rec.facts, str) and isinstance(rec.imports, str)
-                        and isinstance(rec.sha256, str) and type(rec.read) is bool and (rec.key is None) != (rec.result is None)):
+                        and isinstance(rec.sha256, str) and type(rec.read) is bool and (rec.key is None) != (rec.result is None)
+                        and (rec.key is None or _ENTRY_KEY.fullmatch(rec.key) is not None)):
                     return {}
                 if rec.result is not None:
                     status, reason, line, findings, suppressed = rec.result
@@ -185,7 +194,7 @@ class StatIndex:
         source = None
         if rec.read:
             try:
-                source = path.read_bytes()
+                source = read_regular(path)
             except OSError:
                 return None
             if hashlib.sha256(source).hexdigest() != rec.sha256:
@@ -230,7 +239,8 @@ class StatIndex:
             files[name] = row
         body = json.dumps({"strings": list(table), "files": files}, separators=(",", ":")).encode()
         try:
-            _write(self.path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+            if self.store.mac_key is not None:
+                _write(self.path, seal(self.store.mac_key, self._label, body))
         except OSError:
             pass  # a read-only cache costs reads next time, nothing else
 

@@ -2,7 +2,7 @@
 
 A file is either its original or its complete rewrite, never half of each: the new bytes go
 to a temporary file in the same folder, are flushed to disk, and replace the original with
-one rename. The original's permission bits are kept. Just before the rename the file is
+one rename. The original's permission bits, owner and group are kept. Just before the rename the file is
 read again: if it no longer holds the bytes porter ported (someone saved it meanwhile),
 nothing is written.
 
@@ -25,6 +25,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from porter.pipeline.reading import Unreadable, open_regular, read_regular
+
 TMP_SUFFIX = ".porter-tmp"
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")
 # a temporary without a process id (porter 0.x before the safety contract) is stale once this old
@@ -36,8 +38,13 @@ class ChangedSinceRead(OSError):
     """The file on disk is no longer the one porter ported."""
 
 
-def _tmp(folder: Path, name: str) -> tuple[int, str]:
+def temporary(folder: Path, name: str) -> tuple[int, str]:
+    """A new temporary file beside `folder/name`, named for the process that made it (the
+    next run that writes removes one whose process is gone)."""
     return tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TMP_SUFFIX)
+
+
+_tmp = temporary
 
 
 @contextmanager
@@ -51,18 +58,46 @@ def removed_on_error(tmp: str) -> Iterator[None]:
         raise
 
 
+class OwnerWouldChange(OSError):
+    """The replacement cannot keep the file's owner (porter runs as another user)."""
+
+
+def _keep_owner(tmp: str, st: os.stat_result) -> None:
+    """Give the new file the original's owner and group: a rename puts a new file in place,
+    owned by whoever wrote it (root's `porter rewrite` must not hand a user's file to root).
+    Where that is not allowed, the file is left as it was rather than change hands."""
+    if not hasattr(os, "chown"):
+        return
+    new = os.stat(tmp)
+    if (new.st_uid, new.st_gid) == (st.st_uid, st.st_gid):
+        return
+    try:
+        os.chown(tmp, st.st_uid, st.st_gid)
+    except PermissionError:
+        if new.st_uid != st.st_uid:
+            raise OwnerWouldChange(0, f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: not rewritten (run porter as its owner)") from None
+        try:
+            os.chown(tmp, -1, st.st_gid)  # the owner is kept; keep the group if allowed
+        except PermissionError:
+            pass
+
+
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
-    """Replace `path` with `data`; with `expect`, only while the file still holds `expect`."""
+    """Replace `path` with `data`; with `expect`, only while the file still holds `expect`.
+    The file keeps its permission bits, owner and group."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write through the link, keep the link
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    st = path.stat() if path.exists() else None
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
     fd, tmp = _tmp(path.parent, path.name)
     with removed_on_error(tmp):
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if st is not None:
+            _keep_owner(tmp, st)
         os.chmod(tmp, mode)
         if expect is not None and _current(path) != expect:
             raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")
@@ -71,8 +106,8 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
 
 def _current(path: Path) -> bytes | None:
     try:
-        return path.read_bytes()
-    except OSError:
+        return read_regular(path)
+    except OSError:  # (`Unreadable` is one): not the file porter ported
         return None
 
 
@@ -164,6 +199,20 @@ def write_under(root: Path, dest: Path, data: bytes, mode: int | None = None) ->
         os.replace(tmp, dest)  # a rename replaces a link at `dest`, it does not follow it
 
 
+def copy_under(root: Path, dest: Path, src: Path) -> None:
+    """Copy the regular file `src` to `dest` inside `root` (as `write_under`), streaming it:
+    `Unreadable` when `src` is not a regular file (a FIFO is never waited on)."""
+    fh, st = open_regular(src, limit=None)
+    with fh:
+        _safe_folder(root, dest.parent)
+        fd, tmp = _tmp(dest.parent, dest.name)
+        with removed_on_error(tmp):
+            with os.fdopen(fd, "wb") as out:
+                shutil.copyfileobj(fh, out, 1024 * 1024)
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+            os.replace(tmp, dest)
+
+
 def mode_of(path: Path) -> int | None:
     """The permission bits of `path`, or None when it cannot be read."""
     try:
@@ -181,11 +230,14 @@ def _link_under(root: Path, dest: Path, target: str) -> None:
     os.symlink(target, dest)
 
 
-def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> None:
+def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> list[tuple[Path, Unreadable]]:
     """Copy every file of `src` to `dst` (symlinks as links), for `--out-dir`; nothing is
-    written outside `root` (default `dst`) whatever links the output folder holds."""
+    written outside `root` (default `dst`) whatever links the output folder holds. What is
+    not a regular file, a folder or a link (a FIFO, a device, a socket) is not copied:
+    returns those, each with the reason."""
     root = Path(root or dst)
     src = Path(src)
+    passed: list[tuple[Path, Unreadable]] = []
     for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
         here = Path(dirpath)
         out = dst / here.relative_to(src)
@@ -200,5 +252,9 @@ def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), r
             path = here / name
             if path.is_symlink():
                 _link_under(root, out / name, os.readlink(path))
-            else:
-                write_under(root, out / name, path.read_bytes(), mode_of(path))
+                continue
+            try:
+                copy_under(root, out / name, path)
+            except Unreadable as exc:
+                passed.append((path, exc))
+    return passed

@@ -215,9 +215,9 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add('<section id="summary"><div class="cards">')
         add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
         add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
-        add(f'<div class="card"><b>{r.manual}</b><span>manual sites left</span></div>')
-        if r.unapplied:
-            add(f'<div class="card"><b>{r.unapplied}</b><span>unsafe fixes not applied</span></div>')
+        # the same count as the "Left for a person" table below: manual sites and unsafe fixes not applied
+        left_note = f" ({r.manual} manual, {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied)" if r.unapplied else ""
+        add(f'<div class="card" id="left-card"><b>{r.left}</b><span>left for a person{_e(left_note)}</span></div>')
         if r.kept:
             add(f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>')
         if r.notes:

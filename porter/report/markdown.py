@@ -8,8 +8,10 @@ left out with a line saying how many, so the summary always survives.
 from __future__ import annotations
 
 import html
+import re
 
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
+from porter.report.textsafe import printable
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200
@@ -20,6 +22,32 @@ def _cell(text: object) -> str:
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+# what Markdown (and GitHub's) reads as markup or HTML in running text: escaped with `\`
+_MARKUP = re.compile(r"([\\*_\[\]<>!#|~&`])")
+
+
+def _one_line(text: object) -> str:
+    """Text on one line, its control characters as `\\xNN`: a newline in a file name cannot
+    end a code span or start a heading."""
+    return printable(" ".join(str(text).split()))
+
+
+def _inline(text: object) -> str:
+    """Running text from a file, a message or an exception, for a Markdown line: one line, the
+    `code` spans it holds kept as code, everything else with Markdown's and HTML's specials
+    escaped (no link, image, heading or tag can be injected)."""
+    parts = _one_line(text).split("`")
+    if len(parts) % 2 == 0:  # an odd backtick: the last one is a character, not a span
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]  # escaped below with the rest of the text
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(_code(part) if part else "\\`\\`")
+        else:
+            out.append(_MARKUP.sub(r"\\\1", part))
+    return "".join(out)
+
+
 def _fence(body: str) -> str:
     ticks = "```"
     while ticks in body:
@@ -28,7 +56,8 @@ def _fence(body: str) -> str:
 
 
 def _code(text: str) -> str:
-    """Inline code that survives backticks in the text."""
+    """Inline code that survives backticks (and newlines) in the text."""
+    text = _one_line(text)
     ticks = "`"
     while ticks in text:
         ticks += "`"
@@ -37,10 +66,11 @@ def _code(text: str) -> str:
 
 
 def _rule_link(model: ReportModel, code: str) -> str:
+    """A rule by code and name. No link: porter's rule pages are files of the local install
+    (`file:///…`), which mean nothing in a pull-request comment; `porter explain CODE` prints
+    the rule anywhere porter is installed (the report's rule table says so)."""
     r = next((r for r in model.rules if r.code == code), None)
-    if r is None or not r.doc_url:
-        return f"**{code}**"
-    return f"[**{code}** `{r.name}`]({r.doc_url})"
+    return f"**{_inline(code)}** {_code(r.name)}" if r is not None else f"**{_inline(code)}**"
 
 
 def summary_markdown(model: ReportModel) -> list[str]:
@@ -60,24 +90,24 @@ def summary_markdown(model: ReportModel) -> list[str]:
         f"{c['skipped']} skipped, {c['errors']} failed."
     )
     for reason, n in model.skipped.items():
-        out.append(f"- skipped {n}: {_cell(reason)}")
+        out.append(f"- skipped {n}: {_inline(reason)}")
     for err in model.error_files:
         where = f"{err.path}:{err.error_line}" if err.error_line else err.path
-        out.append(f"- failed {_code(where)}: {err.reason}")
+        out.append(f"- failed {_code(where)}: {_inline(err.reason)}")
     out.append("")
     if model.rules:
         ported = model.ported_label
         out += [
             "### Sites by rule",
             "",
-            f"| code | rule | family | found | {ported} | unsafe, not applied | manual | info (no action) | what to do |",
+            f"| code | rule (`porter explain CODE`) | family | found | {ported} | unsafe, not applied | manual | info (no action) | what to do |",
             "|---|---|---|--:|--:|--:|--:|--:|---|",
         ]
         for rule in model.rules:
-            name = f"[`{rule.name}`]({rule.doc_url})" if rule.doc_url else f"`{rule.name}`"
-            todo = _cell(rule.advice or "") if (rule.manual or rule.unapplied) else ""
+            name = _code(rule.name)
+            todo = _cell(_inline(rule.advice or "")) if (rule.manual or rule.unapplied) else ""
             out.append(
-                f"| {rule.code} | {name} | {rule.family} | {rule.found} | {rule.rewritten} | "
+                f"| {_cell(_inline(rule.code))} | {_cell(name)} | {_cell(_inline(rule.family))} | {rule.found} | {rule.rewritten} | "
                 f"{rule.unapplied} | {rule.manual} | {rule.info} | {todo} |"
             )
         out.append(
@@ -108,8 +138,8 @@ def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[st
         fd = s.finding
         tag = " (unsafe fix, not applied)" if s.outcome == "unapplied" else ""
         # the rule's advice is in the table above; repeat only advice particular to the site
-        advice = f" — {fd.advice}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
-        lines.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {fd.message}{advice}")
+        advice = f" — {_inline(fd.advice)}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
+        lines.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {_inline(fd.message)}{advice}")
     out += _within(lines, len(work), budget)
     out.append("")
     return out
@@ -138,7 +168,7 @@ def info_markdown(model: ReportModel, budget: int = MAX_CHARS // 6) -> list[str]
             continue
         out += [f"### {INFO_TITLES[group]} ({len(items)})", "", "_No action needed; not counted in readiness._", ""]
         lines = [
-            f"- {_code(f'{f.path}:{s.finding.start.line}')} {_rule_link(model, s.finding.code)}: {s.finding.message}"
+            f"- {_code(f'{f.path}:{s.finding.start.line}')} {_rule_link(model, s.finding.code)}: {_inline(s.finding.message)}"
             for f, s in items[:MAX_MANUAL_ITEMS]
         ]
         out += _within(lines, len(items), budget)
@@ -149,14 +179,14 @@ def info_markdown(model: ReportModel, budget: int = MAX_CHARS // 6) -> list[str]
 def sections_markdown(model: ReportModel) -> list[str]:
     out: list[str] = []
     for sec in model.sections:
-        out += [f"### {sec.title}", ""]
+        out += [f"### {_inline(sec.title)}", ""]
         if sec.text:
-            out += [sec.text, ""]
+            out += ["  \n".join(_inline(line) for line in sec.text.splitlines() if line.strip()), ""]
         if sec.rows:
-            out.append("| " + " | ".join(_cell(c) for c in sec.columns) + " |")
+            out.append("| " + " | ".join(_cell(_inline(c)) for c in sec.columns) + " |")
             out.append("|" + "---|" * len(sec.columns))
             for row in sec.rows:
-                out.append("| " + " | ".join(_cell("" if c is None else c) for c in row) + " |")
+                out.append("| " + " | ".join(_cell(_inline("" if c is None else c)) for c in row) + " |")
             out.append("")
     return out
 
@@ -171,7 +201,7 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
         bits.append(f"{rd.left} left")
     if rd.info:
         bits.append(f"{rd.info} info")
-    summary = f"<code>{html.escape(f.path)}</code> — {', '.join(bits)}"
+    summary = f"<code>{html.escape(_one_line(f.path))}</code> — {', '.join(bits)}"
     body = f.unified_diff()
     note = ""
     if not body:

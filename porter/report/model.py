@@ -222,10 +222,19 @@ class Readiness:
         """Ported / sites, in [0, 1]; None when there are no CUDA-specific sites."""
         return None if self.sites == 0 else self.ported / self.sites
 
+    @property
+    def nothing_automatic(self) -> bool:
+        """Sites are left, and none of them is one porter could port (all manual): a tree
+        ported already, or code porter has no fix for. A share of 0 % would read as "nothing
+        done" there, which a second run over a port is not."""
+        return self.sites > 0 and self.ported == 0 and self.unapplied == 0
+
     def percent(self) -> str:
         s = self.share
         if s is None:
             return "n/a"
+        if self.nothing_automatic:
+            return "—"
         # never round a port with work left up to 100 %, nor one with progress down to 0 %
         pct = s * 100
         if 0 < pct < 1:
@@ -551,10 +560,13 @@ class ReportModel:
                 return f"Nothing left to port: no CUDA-specific site needs work ({info}; no action needed)."
             return "No CUDA-specific sites found."
         verb = "ported automatically" if self.kind == "rewrite" else "portable automatically"
+        tail = f" Not counted, no action needed: {info}." if info else ""
+        if r.nothing_automatic:
+            return (f"Nothing left that porter can port automatically: {r.manual} manual site{'s' if r.manual != 1 else ''} "
+                    f"left for a person.{tail}")
         left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
         if r.unapplied:
             left += f", {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
-        tail = f" Not counted, no action needed: {info}." if info else ""
         return f"Readiness: {r.percent()} — {r.ported} of {r.sites} CUDA-specific sites {verb}; {left}.{tail}"
 
     @property

@@ -98,7 +98,7 @@ class RunProgress:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
-            TextColumn("[dim]{task.fields[path]}"),
+            TextColumn("{task.fields[path]}", style="dim", markup=False),  # a path is a name, never markup
             console=self.console,
             transient=True,
         )

@@ -49,8 +49,12 @@ def _print_diff_text(console: Console, text: str) -> None:
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text
     raw = getattr(console.file, "buffer", None)
-    if raw is None or console.record:
+    if console.record:
         console.out(name(text), end="", highlight=False)
+        return
+    if raw is None:  # a text stream: the patch's text as it is (a console would escape CRs)
+        console.file.write(name(text))
+        console.file.flush()
         return
     console.file.flush()
     raw.write(text.encode("utf-8", "surrogateescape"))
@@ -108,7 +112,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
     table.add_column("info (no action)", justify="right")
     for r in model.rules:
         table.add_row(
-            r.code, r.name, r.family, str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red"), str(r.info)
+            plain(r.code), plain(r.name), plain(r.family), str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red"), str(r.info)
         )
     table.add_section()
     tot = model.readiness
@@ -122,7 +126,8 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         console.print("[bold]Left for a person[/] (per rule, with what to do):")
         for r in manual_rules:
             n = r.manual + r.unapplied
-            console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {r.advice or r.summary}")
+            # advice is text (`x[i]`, `[tool.porter]`), never markup
+            console.print(f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.advice or r.summary)}", soft_wrap=True)
             console.print(f"    porter explain {r.code}", style="dim", highlight=False, soft_wrap=True)
     for group in INFO:
         info_rules = [r for r in model.rules if r.count(group)]
@@ -130,7 +135,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
             console.print(f"[bold]{INFO_TITLES[group]}[/] (no action needed, not counted in readiness):")
             for r in info_rules:
                 n = r.count(group)
-                console.print(f"  [bold]{r.code}[/] {r.name} — {n} site{'s' if n != 1 else ''}: {plain(r.summary)}", soft_wrap=True)
+                console.print(f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.summary)}", soft_wrap=True)
 
     files = model.files_with_sites
     if files:
@@ -168,7 +173,7 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
 
 def _print_sections(console: Console, model: ReportModel) -> None:
     for sec in model.sections:
-        console.print(f"[bold]{sec.title}[/]")
+        console.print(f"[bold]{plain(sec.title)}[/]")
         if sec.text:
             console.print(sec.text, highlight=False, markup=False)
         if sec.rows:

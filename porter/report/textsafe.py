@@ -12,8 +12,10 @@ import re
 
 from rich.markup import escape
 
-# C0 and C1 control characters, DEL, and the Unicode line/paragraph separators
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, and the
+# bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows
+# (a name `x\u202eyp.txt` would read as `xtxt.py`: "Trojan Source")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
@@ -35,6 +37,11 @@ def _escaped(match: re.Match[str]) -> str:
 def printable(text: object) -> str:
     """`text` with every control character (newline included) shown as an escape."""
     return _CONTROL.sub(_escaped, name(str(text)))
+
+
+def controls_escaped(text: str, keep: str = "") -> str:
+    """`text` with its control characters shown as escapes, but those in `keep`."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), text)
 
 
 def lines_printable(text: str) -> str:

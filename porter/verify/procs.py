@@ -1,10 +1,15 @@
 """Worker processes that run user code, kept on a leash.
 
-Each worker runs in its own process group (so a timeout or a signal ends everything it
-started), with its output capped (a model that prints in a loop cannot fill the disk: past
+Each worker runs in its own session and process group (so a timeout or a signal ends
+everything it started), with its output capped (a model that prints in a loop cannot fill the disk: past
 `max_output` bytes only a rolling tail is kept), optionally under an address-space limit
 (RLIMIT_AS). SIGINT/SIGTERM to porter while workers run ends their process groups and removes
 the work folders before porter exits.
+
+User code can leave its process group (`setsid()`, a daemon's double fork): killing the
+group misses it. On Linux porter is made a child subreaper while workers run, so anything a
+worker leaves behind is handed to porter when its parent ends, and porter ends every such
+process (a child of porter's in another session) once the worker is done.
 """
 
 from __future__ import annotations
@@ -39,22 +44,64 @@ def _kill_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
         pass
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _subreaper(on: bool) -> bool:
+    """Make this process the one orphans of its descendants are handed to (Linux only)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1 if on else 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _stray_children() -> list[int]:
+    """This process's children that live in another session than its own: what user code
+    left running (porter's own helpers, such as multiprocessing's, share its session)."""
+    me, mine = os.getpid(), os.getsid(0)
+    out: list[int] = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # after the name: state, ppid, pgrp, session
+        if len(fields) > 3 and int(fields[1]) == me and int(fields[3]) != mine:
+            out.append(int(entry))
+    return out
+
+
 class WorkerSet:
     """Context manager: the workers and temporary folders of one porter command."""
 
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen] = []
         self.temp_dirs: list[Path] = []
+        self._reaping = False
         self._old: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
     def __enter__(self) -> WorkerSet:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._old[sig] = signal.signal(sig, self._on_signal)
+        self._reaping = _subreaper(True)
         return self
 
     def __exit__(self, *exc) -> None:
         self.kill_all()
+        if self._reaping:
+            _subreaper(False)
+            self._reaping = False
         for sig, handler in self._old.items():
             signal.signal(sig, handler)
         self._old.clear()
@@ -72,6 +119,29 @@ class WorkerSet:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        self.end_strays()
+
+    def end_strays(self) -> None:
+        """End what the finished workers left running outside their process groups: each is
+        killed with its own group, and reaped; its children, handed to porter in turn, next."""
+        if not self._reaping:
+            return
+        live = {p.pid for p in self.procs if p.returncode is None}
+        for _ in range(100):
+            strays = [pid for pid in _stray_children() if pid not in live]
+            if not strays:
+                return
+            for pid in strays:
+                for kill in (os.killpg, os.kill):
+                    try:
+                        kill(pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            for pid in strays:
+                try:
+                    os.waitpid(pid, 0)
+                except (ChildProcessError, OSError):
+                    pass
 
     def _on_signal(self, signum, frame) -> None:
         self.kill_all()
@@ -137,6 +207,7 @@ class WorkerSet:
             _kill_group(proc)
             rc = proc.wait()
         _kill_group(proc)  # anything the worker left running in its group
+        self.end_strays()  # and anything it moved out of the group
         reader.join(timeout=10)
         return ProcResult(rc, timed_out, state["dropped"])
 

@@ -214,11 +214,13 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     """Rich tables on a terminal; plain text at natural width anywhere else (a pipe or a file:
     rich would squeeze the tables to 80 columns there). Every cell and note is a Text: user
     text (error messages, module names) is never read as rich markup."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = console or Console()
+    from porter.report.console import make_console
+    from porter.report.textsafe import lines_printable
+
+    console = console or make_console()
     if not console.is_terminal:
         out = [title]
         for name, header, rows, notes in secs:
@@ -226,7 +228,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
             if rows:
                 out += plain_table(header, rows)
             out += [f"  {n}" for n in notes]
-        console.file.write("\n".join(out) + "\n")
+        console.file.write(lines_printable("\n".join(out)) + "\n")  # text from the run is shown, never obeyed
         console.file.flush()
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")

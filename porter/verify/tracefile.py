@@ -111,31 +111,175 @@ def merge_ranks(traces: list[Trace], path: Path) -> Trace:
     return Trace(manifest, tensors, Path(path))
 
 
+# a trace is kilobytes to a few megabytes (`LIMITS`); a file far past that is not one porter wrote
+MAX_TRACE_BYTES = 256 * 2**20
+MAX_MANIFEST_DEPTH = 32
+
+
+def _opt(spec):
+    """May be null (a reader that takes `x or default`)."""
+    return ("optional", spec)
+
+
+def _req(spec):
+    """Must be there (a reader that indexes `x["key"]`)."""
+    return ("required", spec)
+
+
+def _list(spec):
+    return ("list", spec)
+
+
+_NUMBER = (int, float)
+_STATS, _SAMPLE = ("tensor", "stats"), ("tensor", "sample")
+_OUTPUT = {"shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}
+_FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
+# The fields `porter trace compare`, `trace ops` and the reports read, with the types they read
+# them as. A field not listed may hold anything; a listed one that is there has its type (and
+# is there when marked `_req`); only `_opt` fields may be null.
+_MANIFEST = {
+    "schema": _req(str),
+    "side": _opt({"label": _opt(str), "kind": _opt(str), "notes": _list(str), "versions": dict}),
+    "steps": _list({"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)),
+                    "step_time_s": _opt(_NUMBER)}),
+    "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
+    "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
+    "tied": _list(_list(str)),
+    "precision": {"regime": str},
+    "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
+    "perf": _opt({
+        "xla": _opt({"recompiles_after_warmup": _req(_NUMBER), "device_to_host_transfers_per_step": _req(_NUMBER),
+                     "cpu_fallback_ops": _req(_list(_FALLBACK)), "compiles_per_step": _list(_NUMBER)}),
+        "neuron": _opt({"cpu_fallback_ops": _opt(_list(_FALLBACK))}),
+        "syncs": _opt({"host_syncs": _list(dict), "dynamic_shape_ops": _list({"call": _req(str)})}),
+        "peak_memory": _opt(dict),
+        "steady_step_s": _opt(_NUMBER),
+    }),
+    "error": _opt({"type": _opt(str), "message": _opt(str), "location": _opt(str)}),
+    "notes": _list(str),
+    "wall_s": _opt(_NUMBER),
+    "steps_recorded": _opt(int),
+    "ops_scope": _opt(str),
+}
+
+
+def _check(value, spec, where: str, tensors: dict) -> None:
+    """TraceError naming the first field of `value` that is not of `spec`'s type."""
+    kind = spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None
+    if kind == "optional":
+        if value is not None:
+            _check(value, spec[1], where, tensors)
+        return
+    if kind == "required":
+        _check(value, spec[1], where, tensors)
+        return
+    if kind == "list":
+        if type(value) is not list:
+            raise TraceError(f"`{where}` is not a list")
+        for i, item in enumerate(value):
+            _check(item, spec[1], f"{where}[{i}]", tensors)
+        return
+    if kind == "tensor":
+        if type(value) is not str or value not in tensors:
+            raise TraceError(f"`{where}` names no tensor of the file")
+        t = tensors[value]
+        if spec[1] == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
+            raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
+        if spec[1] == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
+            raise TraceError(f"`{where}` ({value}) is larger than a sample")
+        return
+    if isinstance(spec, dict):
+        if type(value) is not dict:
+            raise TraceError(f"`{where}` is not an object")
+        for key, sub in spec.items():
+            here = f"{where}.{key}" if where else key
+            if key in value:
+                _check(value[key], sub, here, tensors)
+            elif isinstance(sub, tuple) and sub and sub[0] == "required":
+                raise TraceError(f"`{here}` is missing")
+        return
+    types = spec if isinstance(spec, tuple) else (spec,)
+    if type(value) is bool or not isinstance(value, types):
+        raise TraceError(f"`{where}` is not {'a number' if types == _NUMBER else 'of type ' + types[0].__name__}")
+
+
+def _depth(value, limit: int) -> int:
+    """How deeply `value` nests, stopping past `limit` (no recursion: a hostile manifest can
+    nest deeper than Python's stack)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return deepest
+
+
 def read_trace(path: Path) -> Trace:
+    """The trace in `path`, or TraceError saying in one line why the file is not one this porter
+    reads: not a regular file, too large, not safetensors, a manifest that is not JSON, nests too
+    deeply, has a field of the wrong type or names a tensor the file lacks, or a schema version
+    this porter does not know. A trace comes from another machine: nothing in it is trusted."""
     try:
         from safetensors import SafetensorError
-        from safetensors.torch import safe_open
+        from safetensors.torch import load as load_tensors
     except ImportError as exc:  # pragma: no cover - the verify/xla extras install it
         raise TraceError("reading traces needs safetensors: pip install 'porter[verify]'") from exc
+    from porter.pipeline.reading import Unreadable, read_regular
+
     path = Path(path)
-    if not path.is_file():
-        raise TraceError(f"{path}: no such file")
     try:
-        with safe_open(str(path), framework="pt") as fh:
-            meta = fh.metadata() or {}
-            tensors = {k: fh.get_tensor(k) for k in fh.keys()}
-    except (SafetensorError, OSError, ValueError) as exc:
-        raise TraceError(f"{path}: not a safetensors file ({exc})") from exc
-    if META_KEY not in meta:
+        # read once, bounded, as a regular file (never a FIFO); everything below works on these
+        # bytes, so the file cannot be swapped for something else between a check and a read
+        data = read_regular(path, MAX_TRACE_BYTES)
+    except Unreadable as exc:
+        raise TraceError(f"{path}: {'no such file' if 'no such file' in exc.reason else exc.reason}") from None
+    size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    if not 0 < size <= len(data) - 8:
+        raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
+    try:
+        header = json.loads(data[8 : 8 + size])
+        meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
+        if not isinstance(meta, dict):
+            raise ValueError("no metadata table")
+        tensors = load_tensors(data)
+    except (SafetensorError, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
+        raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
+    if not isinstance(meta.get(META_KEY), str):
         raise TraceError(f"{path}: a safetensors file without a porter trace manifest")
-    manifest = unfinite(json.loads(meta[META_KEY]))
-    schema = str(manifest.get("schema", ""))
-    name, _, version = schema.partition("/")
-    if name != "porter.trace" or not version.isdigit():
-        raise TraceError(f"{path}: unknown schema {schema!r}")
+    try:
+        raw = json.loads(meta[META_KEY])
+    except (ValueError, RecursionError) as exc:
+        raise TraceError(f"{path}: the trace manifest is not JSON ({type(exc).__name__})") from None
+    if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
+        raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
+    manifest = unfinite(raw)
+    if type(manifest) is not dict:
+        raise TraceError(f"{path}: the trace manifest is not a JSON object")
+    schema = manifest.get("schema", "")
+    name, _, version = str(schema).partition("/") if isinstance(schema, str) else ("", "", "")
+    if name != "porter.trace" or not (version.isascii() and version.isdigit()) or len(version) > 6:
+        raise TraceError(f"{path}: unknown schema {str(schema)[:80]!r}")
     if int(version) > SCHEMA_MAJOR:
         raise TraceError(f"{path}: schema {schema} is newer than this porter reads "
                          f"({SCHEMA}); upgrade porter")
+    if int(version) < 1:
+        raise TraceError(f"{path}: unknown schema {schema!r}")
+    try:
+        _check(manifest, _MANIFEST, "", tensors)
+        ranks = manifest.get("ranks", [])
+        if type(ranks) is not list:
+            raise TraceError("`ranks` is not a list")
+        for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
+            prefix = f"rank{r}."
+            own = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", own)
+    except TraceError as exc:
+        raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
 
 

@@ -168,19 +168,22 @@ def test_unreadable_file(tmp_path, monkeypatch):
     from porter.pipeline.discover import Candidate
     from porter.pipeline.runner import read_candidate
 
+    from porter.pipeline import reading
+
     path = tmp_path / "secret.py"
     path.write_bytes(CUDA)
-    real = Path.read_bytes
+    real = os.open
 
-    def deny(self):
-        if self == path:
+    def deny(name, *args, **kwargs):  # every read of a file goes through reading.open_regular
+        if os.fspath(name) == os.fspath(path):
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(name, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(reading.os, "open", deny)
     result = read_candidate(Candidate(path, tmp_path), XLA)
+    monkeypatch.undo()
     assert result.status is FileStatus.ERROR and "permission denied" in result.reason
-    assert real(path) == CUDA
+    assert path.read_bytes() == CUDA
 
 
 def _without_read_override() -> None:

@@ -28,14 +28,57 @@ def _seed(tmp_path: Path, cache: Path) -> Path:
     return entries[0]
 
 
-def _forge(entry: Path, new: bytes, fix_hash: bool) -> None:
-    data = json.loads(entry.read_bytes())
-    data["new_source"] = base64.b64encode(new).decode()
-    if fix_hash and "new_sha256" in data:
-        import hashlib
+def _attacker_rewrites(raw: bytes, change) -> bytes:
+    """What someone who can write the cache folder but not read the user's key can do: read
+    an entry (the format is public), change it with `change(dict)`, and recompute every check
+    that does not need the key: the sha256 fields, the whole-entry digest (porter < 0.x kept
+    one), and a tag line (under a key of their own)."""
+    import hashlib
+    import hmac
 
-        data["new_sha256"] = hashlib.sha256(new).hexdigest()
-    entry.write_text(json.dumps(data))
+    tagged = not raw.lstrip().startswith(b"{")
+    body = raw.partition(b"\n")[2] if tagged else raw
+    data = json.loads(body)
+    change(data)
+    new = data.get("new_source")
+    if new is not None:
+        data["new_sha256"] = hashlib.sha256(base64.b64decode(new)).hexdigest()
+    if "digest" in data:
+        data.pop("digest")
+        data["digest"] = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    body = json.dumps(data, separators=(",", ":")).encode()
+    if not tagged:
+        return body
+    return hmac.new(b"the attacker's own key", body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+
+
+def _retag(tag: bytes, body: bytes, new: bytes) -> bytes:
+    """`new` behind the best tag an attacker can make: the sha256 of the body where the tag
+    was one, an HMAC under a key of their own otherwise."""
+    import hashlib
+    import hmac
+
+    if tag == hashlib.sha256(body).hexdigest().encode():
+        return hashlib.sha256(new).hexdigest().encode() + b"\n" + new
+    return hmac.new(b"the attacker's own key", new, hashlib.sha256).hexdigest().encode() + b"\n" + new
+
+
+def _forge(entry: Path, new: bytes, fix_hash: bool) -> None:
+    def change(data: dict) -> None:
+        old_sha = data.get("new_sha256")
+        data["new_source"] = base64.b64encode(new).decode()
+        if not fix_hash:
+            data["__keep_sha"] = old_sha
+
+    raw = _attacker_rewrites(entry.read_bytes(), change)
+    if not fix_hash:  # a flipped bit: the recorded hash is the old one
+        tagged = not raw.lstrip().startswith(b"{")
+        tag, _, body = raw.partition(b"\n") if tagged else (b"", b"", raw)
+        data = json.loads(body)
+        data["new_sha256"] = data.pop("__keep_sha")
+        body = json.dumps(data, separators=(",", ":")).encode()
+        raw = tag + b"\n" + body if tagged else body
+    entry.write_bytes(raw)
 
 
 def test_cache_shipped_inside_the_project_is_not_used(tmp_path):
@@ -129,3 +172,113 @@ def test_malformed_project_index_entry_is_a_miss(tmp_path: Path) -> None:
         assert again.returncode == fresh.returncode, again.stderr
         assert again.stdout == fresh.stdout
         assert b"Traceback" not in again.stderr
+
+
+# valid Python: the re-parse check cannot stop it, only the entry's authentication can
+PLANTED = b"import os\nos.system('echo pwned > /tmp/porter-pwned')\n"
+
+
+def test_forged_entry_of_valid_python_in_a_named_cache_is_not_written(tmp_path):
+    """A cache named with --cache-dir (a CI cache restored from another branch, a
+    `.porter_cache/` shipped in a repository) whose entry was rewritten by someone without the
+    user's key: porter ports the file itself."""
+    cache = tmp_path / ".porter_cache"
+    entry = _seed(tmp_path, cache)
+    _forge(entry, PLANTED, fix_hash=True)
+    out = porter("rewrite", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "m.py").read_bytes() == PORTED
+
+
+def _without_findings(data: dict) -> None:
+    data["findings"] = []
+    data["status"] = "unchanged"
+    data["new_source"] = None
+    data["new_sha256"] = None
+
+
+def test_forged_entries_cannot_turn_a_lint_gate_green(tmp_path):
+    """Every file of the cache rewritten to say "no findings": entries, the project index
+    and the stat index (whose records hold findings inline)."""
+    cache = tmp_path / "restored-ci-cache"
+    (tmp_path / "m.py").write_bytes(CUDA)
+    first = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    for entry in _entries(cache):
+        entry.write_bytes(_attacker_rewrites(entry.read_bytes(), _without_findings))
+    for index in cache.rglob("stat-*.idx"):
+        tag, _, body = index.read_bytes().partition(b"\n")
+        data = json.loads(body)
+        for record in data["files"].values():
+            if record[6] is not None:
+                record[6][3] = []  # the inline result: no findings
+        index.write_bytes(_retag(tag, body, json.dumps(data).encode()))
+    again = porter("lint", ".", "--target", "xla", "--output-format", "concise", "--cache-dir", str(cache), cwd=tmp_path)
+    assert again.returncode == 1, (again.stdout, again.stderr)
+    assert b"m.py:2:" in again.stdout
+
+
+def test_the_key_is_made_once_for_the_user_only(tmp_path):
+    import os
+    import stat
+
+    config = tmp_path / "config"
+    env = {"XDG_CONFIG_HOME": str(config)}
+    (tmp_path / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", cwd=tmp_path, env=env)
+    assert out.returncode == 1, out.stderr
+    key = config / "porter" / "cache-key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key.stat().st_uid == os.geteuid()
+    assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
+    made = key.read_bytes()
+    assert len(bytes.fromhex(made.decode().strip())) == 32
+    porter("lint", ".", "--target", "xla", cwd=tmp_path, env=env)
+    assert key.read_bytes() == made  # kept, not remade
+    cache = tmp_path / ".user-cache"
+    assert not list(cache.rglob("cache-key"))  # never inside a cache folder
+
+
+def test_a_missing_or_unusable_key_is_a_cold_cache_not_an_error(tmp_path):
+    import os
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    config = tmp_path / "config"
+    env = {"XDG_CONFIG_HOME": str(config)}
+    assert porter("lint", ".", "--target", "xla", cwd=tmp_path, env=env).returncode == 1
+    key = config / "porter" / "cache-key"
+    cases = {
+        "readable by others": lambda: key.chmod(0o644),
+        "not a key": lambda: (key.chmod(0o600), key.write_text("not hex\n")),
+        "a folder": lambda: (key.unlink(), key.mkdir()),
+        "a folder that cannot be made": lambda: (key.rmdir(), (config / "porter").rmdir(), (config / "porter").write_text("")),
+    }
+    for why, spoil in cases.items():
+        spoil()
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=tmp_path, env=env, timeout=60)
+        err = out.stderr.decode()
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout, (why, err)
+        assert "Traceback" not in err and "cache" in err and "off" in err, (why, err)
+    # a secret in PORTER_CACHE_KEY (a CI secret) stands in for the file
+    out = porter("lint", ".", "--target", "xla", cwd=tmp_path, env={**env, "PORTER_CACHE_KEY": "ci-secret"})
+    assert out.returncode == 1 and "off" not in out.stderr.decode(), out.stderr
+    assert os.path.isfile(config / "porter")  # untouched
+
+
+def test_links_in_a_named_cache_are_not_written_through(tmp_path):
+    """A cache folder someone else made can hold links to folders elsewhere: porter writes no
+    entry through them."""
+    cache = tmp_path / ".porter_cache"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "m.py").write_bytes(CUDA)
+    first = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    [entry] = _entries(cache)
+    folder = entry.parent
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)
+    again = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), "--output-format", "concise", cwd=tmp_path)
+    assert again.returncode == 1 and b"m.py:2:" in again.stdout, again.stderr
+    assert list(elsewhere.iterdir()) == []

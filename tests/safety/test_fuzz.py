@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from porter.pipeline.cache import Cache
+from porter.pipeline.cache import Cache, seal, unseal
 from porter.cli import app
 from porter.config.files import ConfigError, resolve
 from porter.pipeline.port import port_source
@@ -49,27 +49,33 @@ def _cache() -> tuple[Cache, str, Path]:
 
 
 STORE, KEY, ENTRY = _cache()
-VALID = json.loads(ENTRY.read_bytes())
+VALID = json.loads(unseal(STORE.mac_key, f"entry:{KEY}", ENTRY.read_bytes()))
 
 
-def _check_get(raw: bytes) -> None:
-    ENTRY.write_bytes(raw)
+def _check_get(raw: bytes, sealed: bool = False) -> None:
+    """`raw` as the entry. Unsealed (what anyone without the user's key can write): a miss,
+    or a hit only for what porter itself produced. `sealed`: behind a valid tag, as if the
+    user's own porter had written it: the checks behind the tag still never raise, and a
+    rewrite they let through parses."""
+    ENTRY.write_bytes(seal(STORE.mac_key, f"entry:{KEY}", raw) if sealed else raw)
     got = STORE.get(KEY, "m.py", CUDA)  # must not raise
-    if got is not None:  # a hit only for what porter itself would have produced
+    if got is not None and not sealed:
         assert got.status is FRESH.status and got.new_source == FRESH.new_source
         assert [f.code for f in got.findings] == [f.code for f in FRESH.findings]
+    if got is not None and got.new_source is not None:
+        ast.parse(got.new_source)
 
 
 @FUZZ
-@given(st.binary(max_size=300))
-def test_random_bytes_as_a_cache_entry(raw):
-    _check_get(raw)
+@given(st.binary(max_size=300), st.booleans())
+def test_random_bytes_as_a_cache_entry(raw, sealed):
+    _check_get(raw, sealed)
 
 
 @FUZZ
 @given(json_values)
 def test_random_json_as_a_cache_entry(value):
-    _check_get(json.dumps(value).encode())
+    _check_get(json.dumps(value).encode(), sealed=True)
 
 
 @FUZZ
@@ -77,7 +83,8 @@ def test_random_json_as_a_cache_entry(value):
 def test_one_field_of_a_real_entry_replaced(field, value):
     entry = dict(VALID)
     entry[field] = value
-    _check_get(json.dumps(entry).encode())
+    _check_get(json.dumps(entry).encode())  # unsealed: the tag no longer matches
+    _check_get(json.dumps(entry).encode(), sealed=True)
 
 
 @FUZZ
@@ -86,7 +93,7 @@ def test_forged_rewrite_in_a_real_entry(new):
     entry = dict(VALID)
     entry["new_source"] = base64.b64encode(new).decode()
     entry["new_sha256"] = hashlib.sha256(new).hexdigest()  # a forger fixes the hash too
-    ENTRY.write_bytes(json.dumps(entry).encode())
+    ENTRY.write_bytes(seal(STORE.mac_key, f"entry:{KEY}", json.dumps(entry).encode()))  # and the tag
     got = STORE.get(KEY, "m.py", CUDA)
     if got is not None:  # only valid Python gets through, and only as the source it claims
         ast.parse(got.new_source)

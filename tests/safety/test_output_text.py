@@ -23,7 +23,7 @@ def test_markup_in_a_path_is_printed_as_text(tmp_path):
     repo = committed_repo(tmp_path / "repo", {"x[/z].py": CUDA, "x[/y].py": b"import torch\ndef f(:\n  torch.cuda()\n", "[bold]a.py": CUDA})
     out = porter("rewrite", ".", "--target", "xla", cwd=repo)
     err = out.stderr.decode()
-    assert out.returncode == 0, err
+    assert out.returncode == 2, err  # x[/y].py does not parse
     assert "MarkupError" not in err and "Traceback" not in err, err
     assert "warning: x[/y].py:" in err and "syntax error" in err
     text = out.stdout.decode()
@@ -140,3 +140,119 @@ def test_terminal_diff_shows_escape_sequences_from_file_contents_escaped():
     print_diff(Console(file=out, force_terminal=True, width=200), result)
     assert "\x1b]8;;https://evil.example/" not in out.getvalue()
     assert "\\x1b]8;;https://evil.example/" in out.getvalue()
+
+
+CLEAR = "\x1b[2J\x1b[H"
+
+
+def test_control_sequences_in_a_source_line_are_shown_not_obeyed(tmp_path):
+    """`lint --output-format full` prints the line of each finding: a comment holding a
+    clear-screen and a spoofed hyperlink is shown with visible stand-ins, carets in place."""
+    line = f"x = torch.zeros(1).cuda()  # {CLEAR}{SPOOF}\tend"
+    (tmp_path / "m.py").write_text(f"import torch\n{line}\n")
+    out = porter("lint", ".", "--target", "xla", "--output-format", "full", cwd=tmp_path)
+    text = out.stdout.decode()
+    assert out.returncode == 1, out.stderr
+    assert ESC not in text and "\x07" not in text, repr(text)
+    shown = next(ln for ln in text.splitlines() if ln.startswith("2 | "))
+    assert "\u241b[2J" in shown  # ESC as its control picture: one column, like the original
+    carets = next(ln for ln in text.splitlines() if "^" in ln)
+    assert shown.index("torch.zeros") == carets.index("^")
+
+
+def test_a_form_feed_does_not_shift_the_line_shown(tmp_path):
+    (tmp_path / "m.py").write_bytes(b"import torch\n\x0c# section\nx = torch.zeros(1).cuda()\n")
+    out = porter("lint", ".", "--target", "xla", "--output-format", "full", cwd=tmp_path)
+    assert "3 | x = torch.zeros(1).cuda()" in out.stdout.decode(), out.stdout.decode()
+
+
+def test_exception_text_in_parity_output_is_shown_not_obeyed(tmp_path):
+    """parity-check runs the user's code: what it raises is reported, escaped."""
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "m.py").write_text('def f():\n    raise RuntimeError("\\x1b[2Jboom\\x1b]8;;http://e\\x07x\\x1b]8;;\\x07")\n\n\n'
+                               "def example_inputs():\n    return ()\n")
+    out = porter("parity-check", "--original", "t", "--ported", "t", "--entry", "m:f", cwd=tmp_path, timeout=300)
+    shown = out.stdout + out.stderr
+    assert out.returncode == 2 and b"boom" in shown, shown
+    assert ESC.encode() not in shown, shown
+    assert b"\\x1b[2Jboom" in shown
+
+
+def test_a_path_with_markup_in_the_progress_bar():
+    """The interactive progress bar shows the path being ported: `x[/z].py` is a name."""
+    import io
+
+    from rich.console import Console
+
+    from porter.report.progress import RunProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    with RunProgress(console, total=2, delay=0.0, tty=True) as progress:
+        progress.advance("x[/z].py")
+        progress._bar.refresh()  # what the bar's refresh thread does every tick
+        progress.advance("[bold]b.py")
+        progress._bar.refresh()
+    assert progress.done == 2 and "x[/z].py" in console.file.getvalue()
+
+
+def test_brackets_in_advice_survive_the_rewrite_summary(tmp_path):
+    """The summary's "Left for a person" lines print a rule's advice as text: `[i]` is kept."""
+    (tmp_path / "m.py").write_bytes(b"import torch\nstate = torch.cuda.get_rng_state()\n")
+    out = porter("rewrite", "m.py", "--target", "tpu", "--diff", cwd=tmp_path)
+    assert "default_generators[i]" in out.stderr.decode(), out.stderr.decode()
+
+
+def test_explain_off_a_terminal_is_plain_text_at_natural_width(tmp_path):
+    """Piped to a file, `porter explain` is the rule's text as written (Markdown), not lines
+    padded to thousands of columns."""
+    out = porter("explain", "CUDA001", cwd=tmp_path, columns=False)
+    text = out.stdout.decode()
+    assert out.returncode == 0 and text.startswith("# CUDA001"), text[:200]
+    assert len(out.stdout) < 8000, len(out.stdout)
+    assert not [ln for ln in text.splitlines() if ln.endswith(" ")]
+    assert max(len(ln) for ln in text.splitlines()) < 400
+
+
+def _markdown_tokens(text: str) -> list:
+    """Every token GitHub-flavoured parsing makes of `text` (markdown-it: rich's own parser)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    out = []
+    for tok in md.parse(text):
+        out.append(tok)
+        out.extend(tok.children or [])
+    return out
+
+
+def test_a_markdown_report_cannot_be_broken_out_of(tmp_path):
+    """The Markdown report is a pull-request comment: a newline in a file name, or a message
+    or reason quoting a file, must not inject a heading, an image or HTML; and no rule link
+    points at the local install (`file:///`)."""
+    evil = "a\n# Injected\n![x](https:evil.example)\n<img src=x onerror=alert(1)>.py"  # no "/": one name
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / evil).write_bytes(b"import torch\nx = torch.zeros(1).cuda()\nname = torch.cuda.get_device_name(0)\n")
+    (tmp_path / "src" / "broken.py").write_bytes(b"import torch\nx = torch.zeros(1).cuda(\n# ![y](https://evil.example/y.png)\n")
+    out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
+    assert out.returncode in (1, 2), out.stderr  # (2 since broken.py does not parse)
+    text = (tmp_path / "r.md").read_text()
+    assert "file://" not in text
+    tokens = _markdown_tokens(text)
+    headings = [t for t in tokens if t.type == "heading_open"]
+    inline_after = [tokens[tokens.index(h) + 1].content for h in headings]
+    assert not [h for h in inline_after if "Injected" in h], inline_after
+    assert not [t for t in tokens if t.type == "image"], [t.attrs for t in tokens if t.type == "image"]
+    assert not [t for t in tokens if t.type in ("html_inline", "html_block") and "<img" in t.content.lower()]
+    assert "porter explain" in text  # where the rule pages are
+
+
+def test_bidirectional_controls_in_a_name_are_shown_not_obeyed(tmp_path):
+    """A right-to-left override makes `x\\u202eyp.txt` read as `xtxt.py` ("Trojan Source")."""
+    name = "evil\u202etxt.py"
+    (tmp_path / name).write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=tmp_path)
+    text = out.stdout.decode()
+    assert "\u202e" not in text and "evil\\u202etxt.py" in text, text
+    full = porter("lint", ".", "--target", "xla", cwd=tmp_path).stdout.decode()
+    assert "\u202e" not in full

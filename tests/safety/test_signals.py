@@ -159,3 +159,46 @@ def test_next_run_removes_temporaries_a_killed_run_left(tmp_path):
     assert not any(p.exists() for p in stale)
     assert b"temporary file" in out.stderr
     assert (repo / "m.py").read_bytes() == PORTED
+
+
+BLOCK = '''
+class Block{j}(torch.nn.Module):
+    def __init__(self, dim, device=0):
+        super().__init__()
+        self.device = device
+        self.lin = torch.nn.Linear(dim, dim).to(self.device)
+        self.table = {{"a{j}": [1, 2, 3], "b": (4, 5), "c": {{"d": [6, 7]}}}}
+
+    def forward(self, x, gpu_id=None):
+        y = self.lin(x.to(self.device))
+        if gpu_id is not None:
+            y = y.to(gpu_id)
+        return [v * 2 for v in (y, y + 1, y - 1)]
+'''
+
+
+@needs_proc
+def test_nothing_runs_after_porter_says_it_was_interrupted(tmp_path):
+    """Once porter has said "interrupted", it is gone: it does not spend seconds tearing down
+    what it built for a large tree (the project index, the results) before it exits."""
+    text = "import torch\n" + "".join(BLOCK.format(j=j) for j in range(60))
+    for i in range(60):
+        (tmp_path / f"m{i:03d}.py").write_text(text.replace("Block", f"B{i}_"))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    proc = subprocess.Popen([sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--jobs", "2"],
+                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _children(proc.pid):  # the index is built: ports have begun
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGTERM)
+    assert proc.stderr is not None
+    said = proc.stderr.readline()
+    while said and b"interrupted" not in said:
+        said = proc.stderr.readline()
+    at = time.monotonic()
+    assert b"porter: interrupted (SIGTERM)" in said, said
+    rc = proc.wait(timeout=60)
+    gone = time.monotonic() - at
+    assert rc == 128 + signal.SIGTERM
+    assert gone < 0.3, f"porter went on for {gone:.2f} s after saying it was interrupted"

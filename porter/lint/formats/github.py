@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from porter.pipeline.findings import Severity
 from porter.lint.model import LintRun
+from porter.report.textsafe import controls_escaped
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # control characters other than CR and LF would reach the log, which renders ANSI escapes
+    return controls_escaped(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

@@ -30,7 +30,7 @@ def render_full(run: LintRun) -> str:
         num = str(f.start.line)
         pad = " " * len(num)
         out.append(f"{pad} |")
-        out.append(f"{num} | {src}")
+        out.append(f"{num} | {_source(src)}")
         start = f.start.column
         end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
         out.append(f"{pad} | {' ' * start}{'^' * max(1, end - start)} {f.code}")
@@ -44,8 +44,19 @@ def render_full(run: LintRun) -> str:
     return "\n".join(out) + ("\n" if out and out[-1] != "" else "") + summary(run)
 
 
+_PICTURES = {c: (" " if c == 9 else chr(0x2400 + c)) for c in range(0x20)} | {0x7F: "\u2421"}
+_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def _source(line: str) -> str:
+    """A source line for the terminal: each control character becomes one visible character
+    (ESC is `␛`, a tab a space), so the carets below still line up and nothing in the file
+    (a clear-screen, a hyperlink) is obeyed by the terminal."""
+    return line.translate(_PICTURES)
+
+
 def _one_line(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
+    flat = printable(" ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

@@ -1,0 +1,132 @@
+"""Reading a file from a tree porter was given: regular files only, never more than a bound.
+
+A tree can hold anything under a `.py` name: a FIFO (reading it waits for a writer that never
+comes), a character device (`/dev/zero` as extracted by root from an archive: reading it
+never ends), a socket, a 10 GB file. Every read of a file found in a tree goes through
+`read_regular`: the type is checked before the file is opened (opening a FIFO or a tape
+device can block or act), checked again on the open descriptor (the name may have been
+swapped in between), the open never blocks and never makes a terminal the controlling one,
+and the bytes are counted while they are read, so a file that grows past the bound after
+its `stat` is still cut off.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_CHUNK = 1024 * 1024
+_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class Unreadable(OSError):
+    """A file porter does not read, and why. `skipped`: not a file to read at all (a FIFO, a
+    device, a folder, too large), reported as skipped; otherwise reading it failed (an error)."""
+
+    def __init__(self, reason: str, skipped: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.skipped = skipped
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _not_regular(mode: int) -> str | None:
+    """Why a file of this mode is not read (None for a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory, not a file: not read"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), not a regular file: not read"
+    if stat.S_ISCHR(mode):
+        return "a character device, not a regular file: not read"
+    if stat.S_ISBLK(mode):
+        return "a block device, not a regular file: not read"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file: not read"
+    return "not a regular file: not read"
+
+
+def _too_large(limit: int) -> Unreadable:
+    shown = f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
+    return Unreadable(f"larger than {shown}: not read", skipped=True)
+
+
+def _error(exc: OSError) -> Unreadable:
+    if isinstance(exc, FileNotFoundError):
+        return Unreadable("no such file (removed while porter ran, or a broken link)", skipped=False)
+    if isinstance(exc, PermissionError):
+        return Unreadable("permission denied (cannot read)", skipped=False)
+    return Unreadable(f"cannot read: {exc.strerror or exc}", skipped=False)
+
+
+def open_regular(path: Path | str, limit: int | None = MAX_FILE_BYTES) -> tuple[BinaryIO, os.stat_result]:
+    """An open binary file and its `stat` (of the descriptor), or `Unreadable` when `path` is
+    not a regular file or (with `limit`) is larger than `limit` bytes. A symbolic link is
+    followed (the walk decides which links are read). The caller closes the file."""
+    try:
+        before = os.stat(path)
+    except OSError as exc:
+        raise _error(exc) from None
+    why = _not_regular(before.st_mode)
+    if why is not None:
+        raise Unreadable(why, skipped=True)
+    if limit is not None and before.st_size > limit:
+        raise _too_large(limit)
+    try:
+        fd = os.open(path, _FLAGS)
+    except OSError as exc:
+        raise _error(exc) from None
+    try:
+        st = os.fstat(fd)
+        why = _not_regular(st.st_mode)  # swapped for something else since the stat above
+        if why is not None:
+            raise Unreadable(why, skipped=True)
+        if limit is not None and st.st_size > limit:
+            raise _too_large(limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb", buffering=0), st
+
+
+def read_regular_stat(path: Path | str, limit: int = MAX_FILE_BYTES) -> tuple[os.stat_result, bytes]:
+    """(the file's `stat` before it was read, its bytes), or `Unreadable`.
+
+    What `path` names must be a regular file (see `open_regular`). At most `limit` bytes are
+    read: a file larger than that, or one that grows past it while it is read, is
+    `Unreadable` (skipped)."""
+    fh, st = open_regular(path, limit)
+    with fh:
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            while True:
+                chunk = fh.read(min(_CHUNK, limit + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    raise _too_large(limit)
+        except Unreadable:
+            raise
+        except OSError as exc:
+            raise _error(exc) from None
+    return st, b"".join(chunks)
+
+
+def read_regular(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or `Unreadable` (see
+    `read_regular_stat`)."""
+    return read_regular_stat(path, limit)[1]
+
+
+def read_regular_text(path: Path | str, limit: int = MAX_FILE_BYTES, errors: str = "replace") -> str:
+    """`read_regular`, decoded as UTF-8 (`errors` as for `bytes.decode`)."""
+    return read_regular(path, limit).decode("utf-8", errors)

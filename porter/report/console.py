@@ -1,0 +1,79 @@
+"""The one rich console every command prints through (`make_console`), and Markdown for it.
+
+Two things a plain `rich.console.Console` gets wrong for porter:
+
+- **Control characters from files reach the terminal.** rich passes ESC through as it is, so
+  a source comment, a trace manifest or an exception message holding `ESC [2J` clears the
+  screen, and `ESC ] 8 ;;` spoofs a hyperlink. Here every piece of text is rendered with its
+  control characters (C0 but tab and newline, DEL, C1, the Unicode line separators) shown as
+  `\\xNN` escapes; the console's own styling and cursor moves (a progress bar) are not text
+  and are untouched. Markup is a separate matter: text from files goes in as `Text` or
+  through `textsafe.plain`.
+- **Width off a terminal.** rich wraps a pipe or a file at 80 columns, which cuts rule names
+  and paths in a CI log. Off a terminal (unless `COLUMNS` names a width) this console is wide
+  enough never to wrap; tables and text take their natural width. Markdown would be padded
+  to that width (rich justifies its paragraphs and draws its headings across the page), so
+  `print_markdown` prints Markdown's source off a terminal: it is plain text already.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+from rich.console import Console, ConsoleDimensions
+from rich.segment import Segment
+
+# width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
+UNWRAPPED = 10_000
+# what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
+# and the bidirectional controls that reorder a line as shown (`textsafe`)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    c = ord(match.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def shown(text: str) -> str:
+    """`text` as the console writes it: control characters as escapes, tab and newline kept."""
+    return _CONTROL.sub(_escaped, text)
+
+
+class PorterConsole(Console):
+    """A `rich.console.Console` that never writes a control character it was given as text,
+    and prints at natural width off a terminal (see the module's docstring)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        size = super().size
+        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
+            return size
+        return ConsoleDimensions(UNWRAPPED, size.height)
+
+    @size.setter
+    def size(self, new: tuple[int, int]) -> None:
+        Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # rich's one place where segments become the characters written: text segments are
+        # made safe here, control segments (cursor moves) and styles pass as rich made them
+        return super()._render_buffer(segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer)
+
+
+def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
+    """The console a command prints through (stdout, or stderr with `stderr=True`)."""
+    kwargs.setdefault("highlight", False)
+    return PorterConsole(stderr=stderr, **kwargs)  # type: ignore[arg-type]
+
+
+def print_markdown(console: Console, text: str) -> None:
+    """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
+    if console.is_terminal:
+        from rich.markdown import Markdown
+
+        console.print(Markdown(text))
+    else:
+        console.out(text.rstrip("\n"), highlight=False)

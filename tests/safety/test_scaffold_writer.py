@@ -1,0 +1,131 @@
+"""Contract 1 and 5 for `porter kernels --scaffold DIR`: it writes only new files inside DIR
+(never through a link, dangling or not), and text from the tree (file names, kernel names,
+source) never becomes code in what it writes: every generated file parses, and a crafted
+name stays a name."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.safety.conftest import porter
+
+TRITON = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)
+'''
+
+# whisper's dtw_kernel: a loop porter cannot translate, whose reason quotes the whole loop
+DTW = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def dtw_kernel(cost, trace, x, x_stride, cost_stride, trace_stride, N, M, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.arange(0, BLOCK_SIZE)
+    mask = offsets < M
+
+    for k in range(1, N + M + 1):  # k = i + j
+        tl.debug_barrier()
+
+        p0 = cost + (k - 1) * cost_stride
+        p1 = cost + k * cost_stride
+        p2 = cost + k * cost_stride + 1
+
+        c0 = tl.load(p0 + offsets, mask=mask)
+        c1 = tl.load(p1 + offsets, mask=mask)
+        c2 = tl.load(p2 + offsets, mask=mask)
+
+        x_row = tl.load(x + (k - 1) * x_stride + offsets, mask=mask, other=0)
+        cost_row = x_row + tl.minimum(tl.minimum(c0, c1), c2)
+
+        cost_ptr = cost + (k + 1) * cost_stride + 1
+        tl.store(cost_ptr + offsets, cost_row, mask=mask)
+
+        trace_ptr = trace + (k + 1) * trace_stride + 1
+        tl.store(trace_ptr + offsets, 2, mask=mask & (c2 <= c0) & (c2 <= c1))
+        tl.store(trace_ptr + offsets, 1, mask=mask & (c1 <= c0) & (c1 <= c2))
+        tl.store(trace_ptr + offsets, 0, mask=mask & (c0 <= c1) & (c0 <= c2))
+'''
+
+CU = "__global__ void add_kernel(const float* a, float* out, int n) { int i = threadIdx.x; if (i < n) out[i] = a[i]; }\n"
+
+
+def _parses_without_calls_to(path: Path, *names: str) -> ast.Module:
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    called = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    assert not called & set(names), (path.name, called & set(names))
+    imported = [n for n in ast.walk(tree) if isinstance(n, ast.Import) and any(a.name == "os" for a in n.names)]
+    assert not imported, path.name
+    return tree
+
+
+def test_a_dangling_link_in_the_scaffold_folder_is_not_written_through(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ops.py").write_text(TRITON)
+    out = tmp_path / "kernels"
+    out.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (out / "scale_kernel_op.py").symlink_to(outside / "planted.py")  # dangling
+    (out / "test_scale_kernel.py").symlink_to("/nonexistent/dir/x.py")  # dangling, to a folder that is not there
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "kernels", cwd=tmp_path)
+    err = res.stderr.decode() + res.stdout.decode()
+    assert "Traceback" not in err, err
+    assert not (outside / "planted.py").exists() and list(outside.iterdir()) == []
+    assert (out / "scale_kernel_op.py").is_symlink() and (out / "test_scale_kernel.py").is_symlink()
+    assert (out / "scale_kernel_neuron.py").is_file()  # the name that was free is written
+    assert "scale_kernel_op.py" in err and "kept" in err  # the user is told which names were taken
+    assert not [p for p in out.iterdir() if p.name.endswith(".porter-tmp")]
+
+
+def test_a_crafted_file_name_stays_a_name(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    evil = 'a""";__import__("os").system("touch PWNED");"""b.py'
+    (src / evil).write_text(TRITON)
+    (src / 'x\nimport os; os.system("touch PWNED2")\n.cu').write_text(CU)
+    res = porter("kernels", "src", "--target", "tpu", "--scaffold", "k", cwd=tmp_path)
+    assert "Traceback" not in res.stderr.decode(), res.stderr.decode()
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 6, files  # two kernels, three files each
+    for path in files:
+        _parses_without_calls_to(path, "system")
+    doc = ast.get_docstring(ast.parse((tmp_path / "k" / "scale_kernel_op.py").read_text()))
+    assert '__import__("os").system' in doc  # still there, as text
+    assert not list(tmp_path.rglob("PWNED*"))
+
+
+def test_a_multi_line_loop_porter_cannot_translate_gives_files_that_parse(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "timing.py").write_text(DTW)
+    for target in ("neuron", "tpu", "xla"):
+        res = porter("kernels", "src", "--target", target, "--scaffold", f"k-{target}", cwd=tmp_path)
+        assert "Traceback" not in res.stderr.decode(), res.stderr.decode()
+        files = sorted((tmp_path / f"k-{target}").glob("*.py"))
+        assert len(files) == 3, files
+        for path in files:
+            ast.parse(path.read_bytes(), filename=str(path))
+
+
+def test_generated_names_are_identifiers(tmp_path):
+    from porter.kernels.scaffold import safe_name
+
+    for raw in ("1st", "class", "demo::fast", "ünï", "a.b", "", "__"):
+        name = safe_name(raw)
+        assert name.isidentifier() and name.isascii() and not __import__("keyword").iskeyword(name), (raw, name)
+
+
+def test_a_kernel_name_too_long_for_a_file_name_gets_a_short_one(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "ops.py").write_text(TRITON.replace("scale_kernel", "scale_kernel_" + "x" * 300))
+    res = porter("kernels", "src", "--target", "xla", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode == 1 and "Traceback" not in res.stderr.decode(), res.stderr.decode()
+    files = sorted(p.name for p in (tmp_path / "k").iterdir())
+    assert len(files) == 3 and all(len(n) < 100 for n in files), files

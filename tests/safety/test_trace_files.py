@@ -1,0 +1,161 @@
+"""Contracts 5 and 6 for trace files (`porter trace compare`, `trace ops`): a trace comes from
+another machine, so a malformed one (not JSON, nested too deeply, fields of the wrong type,
+a tensor it names but lacks, huge declared sizes, an unknown version) is a one-line error
+(exit 2), never a traceback; and its strings reach the terminal as text, never as control
+sequences."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.deps import need
+from tests.safety.conftest import porter
+
+pytestmark = pytest.mark.torch
+
+ESC = "\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"
+
+
+def _manifest(label: str = "cpu") -> dict:
+    return {
+        "side": {"label": label, "kind": "cpu", "notes": [], "versions": {}},
+        "steps_recorded": 2,
+        "steps": [{"step": i, "loss": 1.0 / i, "grad_norm": 0.5, "lr": [0.1], "step_time_s": 0.01} for i in (1, 2)],
+        "modules": [{"key": "fc", "type": "Linear", "outputs": [{"shape": [2, 3], "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
+        "parameters": [{"name": "fc.weight", "shape": [3, 4], "stats": "p0.stats", "sample": "p0.sample"}],
+        "tied": [],
+        "ops": [{"op": "aten::addmm", "overload": "default", "dtypes": ["float32"], "devices": ["cpu"], "count": 2}],
+        "ops_scope": "step 1",
+        "precision": {"regime": "float32"},
+        "perf": None,
+        "notes": [],
+    }
+
+
+def _tensors(torch) -> dict:
+    return {"m0.0.stats": torch.arange(8, dtype=torch.float32), "m0.0.sample": torch.ones(6),
+            "p0.stats": torch.arange(8, dtype=torch.float32), "p0.sample": torch.ones(12),
+            "steps.loss": torch.tensor([1.0, 0.5], dtype=torch.float64),
+            "steps.grad_norm": torch.tensor([0.5, 0.5], dtype=torch.float64)}
+
+
+def _write(path: Path, manifest, tensors: dict | None = None) -> Path:
+    torch = need("torch")
+    from safetensors.torch import save_file
+
+    text = manifest if isinstance(manifest, str) else json.dumps(manifest)
+    save_file(_tensors(torch) if tensors is None else tensors, str(path), metadata={"porter.trace": text})
+    return path
+
+
+def _one_line_error(out, *words: str) -> str:
+    err = out.stderr.decode()
+    assert out.returncode == 2, (out.returncode, err, out.stdout)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for w in words:
+        assert w in err, err
+    return err
+
+
+def test_a_well_formed_trace_compares_with_itself(tmp_path):
+    good = _write(tmp_path / "good.safetensors", {**_manifest(), "schema": "porter.trace/1"})
+    out = porter("trace", "compare", str(good), str(good), cwd=tmp_path)
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    # off a terminal the tables are not squeezed to 80 columns: each row on one line
+    ops = porter("trace", "ops", str(good), "--target", "xla", cwd=tmp_path, columns=False)
+    assert ops.returncode in (0, 1) and b"addmm" in ops.stdout, ops.stderr
+    [row] = [ln for ln in ops.stdout.decode().splitlines() if "addmm" in ln]
+    assert len(row) > 80, ops.stdout.decode()
+    compared = porter("trace", "compare", str(good), str(good), cwd=tmp_path, columns=False).stdout.decode()
+    assert max(len(ln) for ln in compared.splitlines()) > 80, compared
+
+
+def _bad_manifests() -> dict[str, object]:
+    good = {**_manifest(), "schema": "porter.trace/1"}
+    return {
+        "not JSON": "{not json",
+        "deep nesting": "[" * 50_000 + "]" * 50_000,
+        "deep nesting of a field": json.dumps({**good, "notes": json.loads("[" * 200 + "]" * 200)}),
+        "a list": [],
+        "steps not a list": {**good, "steps": 3},
+        "a loss that is text": {**good, "steps": [{"loss": "low", "grad_norm": 1.0, "lr": [0.1]}]},
+        "a step without its loss": {**good, "steps": [{"grad_norm": 1.0, "lr": [0.1]}]},
+        "a module output naming a missing tensor": {**good, "modules": [{"key": "fc", "outputs": [{"shape": [1], "stats": "nope", "sample": "nope"}]}]},
+        "an op count that is text": {**good, "ops": [{"op": "aten::mm", "count": "many"}]},
+        "side not an object": {**good, "side": "gpu"},
+        "precision null": {**good, "precision": None},
+        "perf of the wrong shape": {**good, "perf": {"xla": {"recompiles_after_warmup": "x"}}},
+        "a schema from the future": {**good, "schema": "porter.trace/2"},
+        "a huge version": {**good, "schema": "porter.trace/" + "9" * 5000},
+        "a schema that is a number": {**good, "schema": 1},
+        "another tool's schema": {**good, "schema": "other/1"},
+    }
+
+
+def _in_process(*args: str):
+    """The command in this process (torch is imported once for all the cases)."""
+    from typer.testing import CliRunner
+
+    from porter.cli import app
+
+    res = CliRunner().invoke(app, list(args))
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    return res
+
+
+def test_malformed_manifests_are_one_line_errors(tmp_path):
+    good = _write(tmp_path / "good.safetensors", {**_manifest(), "schema": "porter.trace/1"})
+    for case, manifest in _bad_manifests().items():
+        bad = _write(tmp_path / "bad.safetensors", manifest)
+        for args in (("trace", "compare", str(good), str(bad)), ("trace", "ops", str(bad), "--target", "xla")):
+            res = _in_process(*args)
+            assert res.exit_code == 2, (case, args[1], res.output)
+            err = res.stderr
+            assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "bad.safetensors" in err, (case, err)
+    # and one of them as a user runs it
+    _one_line_error(porter("trace", "ops", str(bad), "--target", "xla", cwd=tmp_path), "bad.safetensors")
+
+
+def test_stats_of_the_wrong_size_are_an_error(tmp_path):
+    torch = need("torch")
+    good = _write(tmp_path / "good.safetensors", {**_manifest(), "schema": "porter.trace/1"})
+    tensors = {**_tensors(torch), "m0.0.stats": torch.ones(3)}
+    bad = _write(tmp_path / "bad.safetensors", {**_manifest(), "schema": "porter.trace/1"}, tensors)
+    _one_line_error(porter("trace", "compare", str(good), str(bad), cwd=tmp_path), "bad.safetensors", "statistics")
+
+
+def test_huge_declared_sizes_are_an_error_not_an_allocation(tmp_path):
+    """A safetensors header that declares a tensor of 10^12 elements (or a header of 2^60
+    bytes) the file does not hold."""
+    header = json.dumps({"__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
+                         "t": {"dtype": "F32", "shape": [1_000_000, 1_000_000], "data_offsets": [0, 4_000_000_000_000]}}).encode()
+    (tmp_path / "huge.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 16)
+    (tmp_path / "header.safetensors").write_bytes(struct.pack("<Q", 2**60) + b"{}")
+    # and one that holds what it declares: 300 MB of zeros (a sparse file), far past any trace
+    elements = 75_000_000
+    header = json.dumps({"__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
+                         "t": {"dtype": "F32", "shape": [elements], "data_offsets": [0, 4 * elements]}}).encode()
+    with open(tmp_path / "large.safetensors", "wb") as fh:
+        fh.write(struct.pack("<Q", len(header)) + header)
+        fh.truncate(8 + len(header) + 4 * elements)
+    for name in ("huge.safetensors", "header.safetensors"):
+        _one_line_error(porter("trace", "ops", name, "--target", "xla", cwd=tmp_path), name)
+    _one_line_error(porter("trace", "ops", "large.safetensors", "--target", "xla", cwd=tmp_path), "large.safetensors", "larger than")
+
+
+def test_manifest_strings_reach_the_terminal_as_text(tmp_path):
+    good = _write(tmp_path / "good.safetensors", {**_manifest(), "schema": "porter.trace/1"})
+    evil = _manifest(label="tpu " + ESC)
+    evil["modules"][0]["key"] = "fc" + ESC
+    evil["error"] = {"type": "Boom" + ESC, "message": "bad\x1b[31m news", "location": None}
+    bad = _write(tmp_path / "evil.safetensors", {**evil, "schema": "porter.trace/1"})
+    for args in (("trace", "compare", str(good), str(bad)), ("trace", "ops", str(bad), "--target", "xla")):
+        out = porter(*args, cwd=tmp_path)
+        shown = out.stdout + out.stderr
+        assert b"\x1b" not in shown and b"\x07" not in shown, shown
+        assert b"Traceback" not in shown, shown
+        assert b"\\x1b" in shown  # the escape is shown, not obeyed
