@@ -106,6 +106,20 @@ def _shell(text: str) -> str | None:
     return f"shell: does not parse at line {found[0]}" if found else None
 
 
+def _makefile(text: str) -> str | None:
+    from porter.files.shell.parse import error_lines, parse
+
+    found = error_lines(parse(text.encode("utf-8", "surrogateescape"), "make").root_node)
+    return f"Makefile: does not parse at line {found[0]}" if found else None
+
+
+def _dockerfile(text: str) -> str | None:
+    from porter.files.containers.instructions import instructions
+
+    instructions(text)  # (a Dockerfile is lines of instructions: nothing porter writes breaks that)
+    return None
+
+
 _CHECKS = {
     kinds.PYTHON: _python,
     kinds.SETUP_PY: _python,
@@ -119,4 +133,6 @@ _CHECKS = {
     kinds.SETUP_CFG: _setup_cfg,
     kinds.REQUIREMENTS: _requirements,
     kinds.SHELL: _shell,
+    kinds.MAKEFILE: _makefile,
+    kinds.DOCKERFILE: _dockerfile,
 }
