@@ -20,7 +20,7 @@ from porter.pipeline.runner import run
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from no_silence import cuda_constructs, uncovered  # noqa: E402 - found through the sys.path entry above
+from no_silence import cuda_constructs, file_constructs, kind_of, uncovered  # noqa: E402 - found through the sys.path entry above
 
 TARGETS = ("neuron", "tpu", "xla")
 PROJECTS = sorted(p for p in (ROOT / "fixtures" / "projects").glob("*/src") if p.is_dir())
@@ -40,7 +40,7 @@ def test_fixture_projects_say_what_they_keep(target):
         original = res.original_source.decode()
         ported = res.new_source.decode() if res.new_source is not None else None
         checked += 1
-        missing = uncovered(original, ported, [f.to_dict() for f in res.findings])
+        missing = uncovered(original, ported, [f.to_dict() for f in res.findings], kind_of(res.path))
         assert not missing, f"{res.path} on {target}: CUDA code left without a finding:\n{_report(missing)}"
     assert checked >= len(PROJECTS)
 
@@ -55,10 +55,13 @@ def _examples():
 def test_rule_examples_say_what_they_keep(rule, example):
     before = example.before.lstrip("\n")
     extra = {"extend_select": (rule.code,)} if not rule.default else {}
+    if example.imported_after_port is not None:
+        extra["imported_after_port"] = example.imported_after_port
     settings = Settings(target=example.target, unsafe_fixes=example.unsafe_fixes, portable=example.portable, **extra)
-    res = port_source(before.encode(), "example.py", settings)
+    path = example.file or "example.py"
+    res = port_source(before.encode(), path, settings)
     ported = res.new_source.decode() if res.new_source is not None else None
-    missing = uncovered(before, ported, [f.to_dict() for f in res.findings])
+    missing = uncovered(before, ported, [f.to_dict() for f in res.findings], kind_of(path))
     assert not missing, f"CUDA code left without a finding:\n{_report(missing)}"
 
 
