@@ -128,3 +128,15 @@ def test_what_speaks_for_a_construct_besides_its_line():
     assert uncovered(src, None, [at(6), at(10)]) == []
     assert {c.kind for c, _ in uncovered(src, None, [at(10)])} == {"import triton"}
     assert {c.kind for c, _ in uncovered(src, None, [at(6)])} == {"torch.cuda.is_available", "ProfilerActivity.CUDA"}
+
+
+def test_the_files_around_the_python_are_audited():
+    """The scan of the files that are not Python finds their CUDA lines, not prose or comments,
+    and a line no finding covers is reported."""
+    slurm = (ROOT / "fixtures/projects/gpt_trainer/src/scripts/train.slurm").read_text()
+    assert {c.line for c in file_constructs("shell", slurm)} == {4, 7, 8, 9, 11, 12}
+    assert not file_constructs("yaml", "# on cuda\ndescription: Runs on CUDA GPUs\ndocs: https://docs.nvidia.com/x\n")
+    assert [c.line for c in file_constructs("yaml", "device: cuda\nuse_cudnn: true\n")] == [1, 2]
+    assert [c.line for c in file_constructs("shell", 'echo "on CUDA"\nnvidia-smi\n')] == [2]
+    [(c, introduced)] = uncovered("export NCCL_DEBUG=INFO\n", None, [], "shell")
+    assert c.line == 1 and not introduced
