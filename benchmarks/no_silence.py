@@ -268,16 +268,26 @@ def _strip_comment(line: str, kind: str) -> str:
     return line
 
 
+_FALSY = {"", "false", "null", "~", "no", "off", "0", "none"}
+_DOC_PATH = re.compile(r"\S+/\S+\.(?:md|qmd|rst|txt|html|png|jpe?g|svg|pdf)$", re.IGNORECASE)
+
+
+def _one_word(value: str) -> bool:
+    """A value that is a setting: one word, no URL, no path to a document."""
+    return bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value and not _DOC_PATH.fullmatch(value)
+
+
 def _config_setting(line: str) -> bool:
-    """In a config, a token counts in a key or in a one-word value, not in prose or a URL."""
+    """In a config, a token counts in a key whose value is not off (`xformers_attention:` with
+    no value, `flash_attn_fuse_qkv: false` switch nothing on), or in a one-word value; not in
+    prose, a URL or a path to a document."""
     m = re.match(r"\s*-?\s*[\"']?([^\"':=]+)[\"']?\s*[:=]\s*(.*)$", line)
     if m is None:
-        value = line.strip().strip("-, ").strip("\"'")
-        return bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value
+        return _one_word(line.strip().strip("-, ").strip("\"'"))
     key, value = m.group(1), m.group(2).strip().rstrip(",").strip("\"'[]{} ")
     if FILE_TOKENS.search(key):
-        return True
-    return bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value
+        return value.lower() not in _FALSY
+    return _one_word(value)
 
 
 def file_constructs(kind: str, text: str) -> list[Construct]:
@@ -418,7 +428,15 @@ def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = No
     root = path.resolve()
     count = 0
     missing: list[dict[str, Any]] = []
+    # per kind of file (Python is "python"): files, findings, fixes applied, constructs, uncovered
+    kinds: dict[str, Counter[str]] = {}
     for f in data["files"]:
+        kind = kind_of(f["path"]) or "python"
+        stats = kinds.setdefault(kind, Counter())
+        stats["files"] += 1
+        stats["findings"] += len(f["findings"])
+        stats["rewritten"] += sum(1 for x in f["findings"] if x.get("applied"))
+        stats["changed"] += f["status"] == "changed"
         if f["status"] not in ("changed", "unchanged"):
             continue
         real = Path(f["path"]).resolve()
@@ -428,21 +446,26 @@ def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = No
             rel = real.relative_to(root)
         original = real.read_text("utf-8", errors="replace")
         ported = (out_dir / rel).read_text("utf-8", errors="replace") if f["status"] == "changed" else None
-        kind = kind_of(f["path"])
-        count += len(constructs(ported if ported is not None else original, kind))
-        for c, introduced in uncovered(original, ported, f["findings"], kind):
+        here = len(constructs(ported if ported is not None else original, kind_of(f["path"])))
+        count += here
+        stats["constructs"] += here
+        for c, introduced in uncovered(original, ported, f["findings"], kind_of(f["path"])):
+            stats["uncovered"] += 1
             missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced})
     # files porter skipped (no token any rule looks for) are read too: silence there counts
     for f in data["files"]:
         if f["status"] == "skipped" and (f["path"].endswith(".py") or kind_of(f["path"])):
             real = Path(f["path"]).resolve()
             text = real.read_text("utf-8", errors="replace")
+            stats = kinds.setdefault(kind_of(f["path"]) or "python", Counter())
             for c in constructs(text, kind_of(f["path"])):
                 count += 1
+                stats["constructs"] += 1
+                stats["uncovered"] += 1
                 missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": False,
                                 "skipped": f["reason"]})
     return {"target": target, "files": len(data["files"]), "constructs": count, "uncovered": missing,
-            "porter_seconds": round(elapsed, 1)}
+            "porter_seconds": round(elapsed, 1), "by_kind": {k: dict(v) for k, v in sorted(kinds.items())}}
 
 
 def summarize(result: dict[str, Any], examples: int = 2) -> str:

@@ -18,6 +18,10 @@ from porter.files.sites import Site
 
 _CUDA_VALUE = re.compile(r"(?:cuda(?::\d+)?|nccl)", re.IGNORECASE)
 _CUDA_KEY = re.compile(r"(?:^|[_.\-/])(?:cuda|cudnn|nccl|nvidia)(?:$|[_.\-/])", re.IGNORECASE)
+_LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
+_SHELL_KEYS = frozenset({"run", "script", "command", "cmd", "entrypoint", "before_script", "after_script", "args"})
+_ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})
 _DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer")
 
 
@@ -127,10 +131,77 @@ def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
         if key_span is not None and key == "nvidia.com/gpu":
             out.append(Site("CTR002", key_span[0], node.end, None, message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"))
             continue
+        kernel = _kernel_option(key, node)
+        if kernel is not None and key_span is not None:
+            out.append(Site("CFG006", key_span[0], node.end, None, message=kernel))
+            continue
+        if node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is None and text[node.start:node.start + 1] in ("|", ">"):
+            out.extend(_block_lines(key, node, text, target))
+            continue
         if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
             out.append(Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA"))
         elif key_span is not None and _CUDA_KEY.search(key) and node.kind == "scalar":
             out.append(Site("CFG005", key_span[0], node.end, None, message=f"`{key}` is a CUDA setting"))
+    return out
+
+
+def _kernel_option(key: str, node: Value) -> str | None:
+    """What a setting that switches on a CUDA-only package's kernels says (`flash_attention:
+    true`, `xformers_attention: true`, `attn_implementation: flash_attention_2`, an extra named
+    `mamba-ssm`), or None."""
+    if node.kind != "scalar":
+        return None
+    value = node.text or ""
+    for name in kernel_words():
+        if name in key.lower() and value not in _FALSY:
+            return f"`{key}: {value}` switches on {name.replace('_', '-')}'s kernels, which have no build for the target"
+        if re.fullmatch(rf"{name}(?:[_-]\d+)?", value.lower().replace("-", "_")):
+            return f"`{key}: {value}` names {name.replace('_', '-')}, which has no build for the target"
+    return None
+
+
+def kernel_words() -> tuple[str, ...]:
+    """The names of the CUDA-only packages as configs spell them (`flash_attn`, `xformers`),
+    from the package table of rules/deps.toml, and `flash_attention`."""
+    from porter.files.facts import cuda_only_packages
+
+    words = {"flash_attention"}
+    for package in cuda_only_packages():
+        words.update(m.replace(".", "_") for m in package.modules if len(m) > 4 and m != "cuda")
+        words.update(n.replace("-", "_") for n in package.names if "cuda" not in n and len(n) > 4 and not n.startswith("nvidia"))
+    return tuple(sorted(words, key=len, reverse=True))
+
+
+def _block_lines(key: str, node: Value, text: str, target: str) -> list[Site]:
+    """A multi-line string (a YAML block scalar: a workflow's `run: |`, `build-args: |`): each
+    line read as shell (under a command key), as an assignment, or reported where it names CUDA."""
+    out: list[Site] = []
+    at = node.start
+    for raw in text[node.start:node.end].splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start, at = at, at + len(raw)
+        body = line.strip()
+        if not _LINE_TOKENS.search(body) or body.startswith("#"):
+            continue
+        lead = start + len(line) - len(line.lstrip())
+        if key.lower() in _SHELL_KEYS:
+            try:
+                from porter.files.shell.script import shell_sites
+
+                found = shell_sites(body, lead, text, target)
+            except (ImportError, Exception):  # noqa: BLE001 - without the shell extra: reported below
+                found = []
+            if found:
+                out.extend(Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found)
+                continue
+        m = _ENV_LINE.match(body)
+        if m is not None and envvars.rule_of(m.group(1)):
+            name_span = (lead + m.start(1), lead + m.end(1))
+            value_span = (lead + m.start(2), lead + m.end(2))
+            value = m.group(2) if "$" not in m.group(2) and "{" not in m.group(2) else None
+            out.extend(envvars.assignment(text, target, m.group(1), name_span, value, value_span))
+            continue
+        out.append(Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`"))
     return out
 
 

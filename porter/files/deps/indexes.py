@@ -9,6 +9,8 @@ from porter.files.sites import Site
 
 _TORCH_CUDA_INDEX = re.compile(r"(https?://download\.pytorch\.org/whl/(?:nightly/|test/)?)cu\d+(?=/|$|\s|['\"])")
 _NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
+# another project's index of CUDA builds (`.../whl/cu118/`: auto-gptq's, a vendor's)
+_OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
 
 
 def cuda_index(url: str) -> bool:
@@ -22,6 +24,11 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     env = environment(target)
     m = _TORCH_CUDA_INDEX.search(url)
     if m is None:
+        other = _OTHER_CUDA_INDEX.search(url) if _NVIDIA_INDEX.search(url) is None else None
+        if other is not None:
+            return [Site("DEP002", at + other.start(), at + other.end(), None,
+                         message=f"`{other.group(0)}` is an index of CUDA builds",
+                         advice="Remove it, and the packages it served, for the target: their wheels are CUDA builds.")]
         nv = _NVIDIA_INDEX.search(url)
         if nv is None:
             return []

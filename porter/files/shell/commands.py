@@ -142,11 +142,13 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     out: list[Site] = []
     skip = False
     for i, w in enumerate(args):
+        out.extend(_extras(w))
         if skip:
             skip = False
             continue
         value = w.value
         if value is None:
+            out.extend(_templated(w, args[i - 1] if i else None))
             continue
         option = value.split("=", 1)[0]
         if option in _INDEX:
@@ -165,6 +167,33 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
         inner = w.inner
         out.extend(requirement.sites(value, requirement.Place(inner[0], None, editable=w.raw == value or w.raw[1:-1] == value), ctx))
     return out
+
+
+_EXTRAS = re.compile(r"\[([^\]]*)\]")
+_TEMPLATED_BUILD = re.compile(r"\+cu(?:\d|\$)")
+_TEMPLATED_INDEX = re.compile(r"/whl/(?:nightly/)?cu(?:\d|\$)")
+
+
+def _extras(w: Word) -> list[Site]:
+    """`pip install -e .[deepspeed,flash-attn]`: the project's own extras named after a package
+    with no build for the target."""
+    out = []
+    for m in _EXTRAS.finditer(w.raw):
+        at = w.start + m.start(1)
+        for name in re.finditer(r"[A-Za-z0-9_.-]+", m.group(1)):
+            if cuda_only_package(name.group(0)) is not None:
+                out.append(Site("DEP005", at + name.start(), at + name.end(), None,
+                                message=f"installs the project's `{name.group(0)}` extra: a package with no build for the target"))
+    return out
+
+
+def _templated(w: Word, before: Word | None) -> list[Site]:
+    """A word built from variables: `torch==${V}+cu${CUDA}`, an index `.../whl/cu$CUDA`."""
+    if _TEMPLATED_BUILD.search(w.raw):
+        return [Site("DEP001", w.start, w.end, None, message=f"`{w.raw}` installs a CUDA build (its version from variables)")]
+    if _TEMPLATED_INDEX.search(w.raw) and "download.pytorch.org" in w.raw:
+        return [Site("DEP002", w.start, w.end, None, message=f"`{w.raw}` is PyTorch's index of CUDA builds (its version from variables)")]
+    return []
 
 
 def conda_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
@@ -221,14 +250,21 @@ def device_arguments(cmd: Command, text: str, target: str, _: object) -> list[Si
     return out
 
 
+_VARIABLE_PREFIX = re.compile(r"\b(?:CUDA|NCCL|NVIDIA|CUDNN)_")
+
+
 def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site]:
-    """`unset CUDA_VISIBLE_DEVICES`, `env -u NCCL_DEBUG ...`: a CUDA variable named as an argument."""
+    """`unset CUDA_VISIBLE_DEVICES`, `env -u NCCL_DEBUG ...`: a CUDA variable named as an
+    argument; `grep -E '^CUDA_|^NCCL_'`: a pattern that picks CUDA's variables."""
     out = []
     for w in cmd.args:
         if w.value is not None and envvars.rule_of(w.value) is not None:
             site = envvars.read(w.value, (w.start, w.end))
             if site is not None:
                 out.append(site)
+        elif cmd.name not in MESSAGES and w.value is not None and _VARIABLE_PREFIX.search(w.value) and not re.match(r"[A-Za-z_]\w*=", w.value):
+            rule = "ENV002" if "NCCL_" in w.value and "CUDA_" not in w.value else "ENV003"
+            out.append(Site(rule, w.start, w.end, None, message=f"`{w.value[:60]}` names CUDA's or NCCL's variables"))
     return out
 
 

@@ -14,9 +14,10 @@ from porter.files.facts import environment
 from porter.files.sites import Site
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
-_NCCL = re.compile(r"(?:TORCH_)?NCCL_[A-Z0-9_]+")
-_CUDA = re.compile(r"(?:CUDA|CUDNN|NVIDIA|CUBLAS|CUBLASLT|NVTE|CUFFT|CURAND|CUSPARSE|NVSHMEM)_[A-Z0-9_]+"
-                   r"|(?:PYTORCH|TORCH)_CUDA_[A-Z0-9_]+|PYTORCH_NVML_BASED_CUDA_CHECK|TORCH_CUDNN_[A-Z0-9_]+")
+# a name with NCCL, CUDA, cuDNN, NVIDIA or a CUDA library as one of its words (`NCCL_DEBUG`,
+# `CUDA`, `CUDA_HOME`, `TORCH_CUDA_ARCH_LIST`, `PYTORCH_NVML_BASED_CUDA_CHECK`)
+_NCCL = re.compile(r"(?:[A-Z0-9]+_)*NCCL(?:_[A-Z0-9]+)*")
+_CUDA = re.compile(r"(?:[A-Z0-9]+_)*(?:CUDA|CUDNN|NVIDIA|CUBLAS|CUBLASLT|NVTE|CUFFT|CURAND|CUSPARSE|NVSHMEM|NVML)(?:_[A-Z0-9]+)*")
 _CUDA_PATH = re.compile(r"/usr/local/cuda(?:-[\d.]+)?\b|/cuda/(?:lib|bin|include)|/opt/nvidia\b")
 _INDEXES = re.compile(r"\d+(?:,\d+)*")
 
