@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -33,6 +34,7 @@ def test_diff_is_a_patch_git_applies_and_a_second_run_changes_nothing(tmp_path):
     assert out.returncode == 1, out.stderr
     for name in (b"requirements.txt", b"Dockerfile", b"scripts/train.slurm", b"tutorial.ipynb", b"docker-compose.yml"):
         assert b"+++ b/" + name in out.stdout
+    assert re.search(rb"\n@@ -\d+,\d+ \+\d+,\d+ @@ cell 3\n", out.stdout)  # a notebook's hunks name their cells
     (tmp_path / "port.patch").write_bytes(out.stdout)
     subprocess.run(["git", "apply", str(tmp_path / "port.patch")], cwd=repo, check=True)
     expected = REPO / "fixtures" / "projects" / "gpt_trainer" / "expected" / "neuron"
