@@ -269,9 +269,14 @@ def iter_results(
     first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
     seen = ImportsAfterPort()
     for cand, result in _results(first, settings, paths, store, cores, limit, keep_ported=True):
-        seen.add(result, read=lambda c=cand: _read(c, settings)[2])
+        seen.add(result, read=_reader(cand, settings))
         yield cand, result
     yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit)
+
+
+def _reader(cand: Candidate, settings: Settings) -> Callable[[], bytes | None]:
+    """The candidate's bytes, read on demand (through the run's one reading function)."""
+    return lambda: _read(cand, settings)[2]
 
 
 def _results(

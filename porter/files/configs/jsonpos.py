@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from json.decoder import scanstring
+import json.decoder
 
 from porter.files.configs.tree import Value
 from porter.files.errors import Unreadable
+
+scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (public, documented in its module, not in the stubs)
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")

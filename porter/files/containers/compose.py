@@ -98,8 +98,8 @@ def _environment(text: Text, node: Node | None, target: str) -> list[Site]:
             name, eq, value = v.value.partition("=")
             start = v.inner[0]
             name_span = (start, start + len(name))
-            value_span = (start + len(name) + 1, v.inner[1]) if eq else None
-            out.extend(envvars.assignment(text.text, target, name, name_span, value if eq else None, value_span))
+            after = (start + len(name) + 1, v.inner[1]) if eq else None
+            out.extend(envvars.assignment(text.text, target, name, name_span, value if eq else None, after))
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Mapping
 
 from porter.config.settings import Settings
 from porter.files.deps import requirement
@@ -23,7 +24,7 @@ from porter.pipeline.suppressions import scan
 _ARGS = ("install_requires", "setup_requires", "tests_require", "extras_require")
 
 
-def _strings(node: ast.AST, assigned: dict[str, ast.AST]) -> list[ast.Constant]:
+def _strings(node: ast.AST, assigned: Mapping[str, ast.AST]) -> list[ast.Constant]:
     """The string constants of a requirement argument: a list, a dict of lists, a name bound
     to one at module level."""
     if isinstance(node, ast.Name) and node.id in assigned:
@@ -64,7 +65,7 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
                 raw = text.text[start : text.offset(const.end_lineno or const.lineno, _end_column(text, const))]
                 quote = len(raw) - len(raw.lstrip("rRbBuU"))
                 inner = start + quote + (3 if raw[quote:quote + 3] in ('"""', "'''") else 1)
-                value = const.value
+                value = str(const.value)
                 plain = text.text[inner : inner + len(value)] == value
                 place = requirement.Place(inner if plain else start, None, editable=False)
                 out.extend(requirement.sites(value, place, ctx))

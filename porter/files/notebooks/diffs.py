@@ -41,8 +41,8 @@ def label_hunks(diff: str, original: str) -> str:
         while j < len(lines) and not lines[j].startswith(("-", "+", "@@")):
             old += 1
             j += 1
-        cell = next((n for a, b, n in ranges if a <= old <= b), None)
+        number = next((n for a, b, n in ranges if a <= old <= b), None)
         header = lines[i].rstrip("\n")
-        out.append(f"{header} cell {cell}\n" if cell is not None and header.endswith("@@") else lines[i])
+        out.append(f"{header} cell {number}\n" if number is not None and header.endswith("@@") else lines[i])
         i += 1
     return "".join(out)

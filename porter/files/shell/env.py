@@ -87,6 +87,7 @@ def _visible(text: str, target: str, name_span: tuple[int, int], value: str | No
             f": the value `{value}` is no unbroken list of indexes" if new_name and value is not None else
             ": its value is not written here" if new_name else "")
         return Site("ENV001", name_span[0], end, None, message=f"`{VISIBLE}` chooses NVIDIA GPUs{why}")
+    assert value is not None  # (cores came from it)
     raw = text[value_span[0]:value_span[1]]
     at = raw.find(value.strip())
     new_value = raw[:at] + cores + raw[at + len(value.strip()):]

@@ -9,6 +9,7 @@ read, with the command that installs them.
 
 from __future__ import annotations
 
+import importlib
 from bisect import bisect_right
 from functools import lru_cache
 from typing import Any
@@ -25,10 +26,7 @@ def _parser(grammar: str) -> Any:
     except ImportError:
         raise NeedsExtra(f"reading shell needs tree-sitter: {EXTRA}") from None
     try:
-        if grammar == "bash":
-            import tree_sitter_bash as module
-        else:
-            import tree_sitter_make as module
+        module = importlib.import_module("tree_sitter_bash" if grammar == "bash" else "tree_sitter_make")
     except ImportError:
         raise NeedsExtra(f"reading {'shell' if grammar == 'bash' else 'Makefiles'} needs tree-sitter-{grammar}: {EXTRA}") from None
     return tree_sitter.Parser(tree_sitter.Language(module.language()))
