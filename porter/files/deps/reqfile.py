@@ -125,8 +125,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                 torch_line = line
     if torch_line is not None and not constraints:
         torch = requirement.parse(requirement_text(torch_line) or "")
-        at = text.text.find(requirement_text(torch_line) or "", torch_line.start)
-        site = insertion(text.text, at, torch_line.end, torch_line.next, torch, names, [v for _, v in options], settings.target, "requirements")
+        site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
         if site is not None:
             out.append(site)
     return out

@@ -29,10 +29,10 @@ def newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def insertion(text: str, torch_at: int, line_end: int, line_next: int, torch: Requirement | None, names: list[str],
-              option_values: list[str], target: str, fmt: str) -> Site | None:
-    """DEP004 at the end of torch's line (`line_end`): the target's lines, one per line, after it."""
-    lines = missing_lines(torch, names, option_values, target, pip_options=fmt == "requirements")
+def insertion(text: str, line_end: int, torch: Requirement | None, names: list[str], option_values: list[str], target: str) -> Site | None:
+    """DEP004 at the end of torch's line (`line_end`) of a requirements file: the target's
+    lines (its index as an option, then its packages), one per line, after it."""
+    lines = missing_lines(torch, names, option_values, target, pip_options=True)
     if lines is None:
         return None
     nl = newline(text)
