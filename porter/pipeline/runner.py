@@ -22,7 +22,7 @@ import pathspec
 from porter.pipeline import cuda_only_index
 from porter.pipeline.cache import Cache
 from porter.files.kinds import is_python
-from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, wants_imports
+from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.pipeline.discover import Candidate, discover
 from porter.pipeline.findings import FileResult, FileStatus, Severity
 from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
@@ -268,7 +268,9 @@ def iter_results(
         return
     first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
     seen = ImportsAfterPort()
-    for cand, result in _results(first, settings, paths, store, cores, limit, keep_ported=True):
+    # only the CUDA-only packages the dependency files name need the ported text of their importers
+    named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
+    for cand, result in _results(first, settings, paths, store, cores, limit, keep_ported=named):
         seen.add(result, read=_reader(cand, settings))
         yield cand, result
     yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit)
@@ -287,11 +289,11 @@ def _results(
     cores: int,
     limit: float,
     *,
-    keep_ported: bool = False,
+    keep_ported: tuple[str, ...] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
-    """The candidates' results, in order. `keep_ported`: a file that imports a CUDA-only
-    package is ported with its new text even when only findings are wanted (what it still
-    imports is read from that text)."""
+    """The candidates' results, in order. `keep_ported`: modules of CUDA-only packages; a file
+    that imports one is ported with its new text even when only findings are wanted (what it
+    still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
         yield from _overlapped(candidates, settings, cores, limit, keep_ported)
         return
@@ -314,7 +316,7 @@ def _results(
                 continue
             assert source is not None and st is not None  # _read_stat gives the bytes or the failure
             here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
-            if keep_ported and not here.want_source and imports_cuda_only(source):
+            if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
                 here = replace(here, want_source=True)
             key = hit = None
             if store is not None:
@@ -374,7 +376,7 @@ _OTag = tuple[int, Candidate, FileResult | None, bool]
 
 
 def _overlapped(
-    candidates: list[Candidate], settings: Settings, workers: int, limit: float, keep_ported: bool = False
+    candidates: list[Candidate], settings: Settings, workers: int, limit: float, keep_ported: tuple[str, ...] = ()
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
     the others port files as if no cross-file fact applied to them. Files the index follows
@@ -392,7 +394,7 @@ def _overlapped(
 
     def item(i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool) -> tuple[_OTag, Job | None]:
         here = replace(here, flow=flow)  # cross-file facts
-        if keep_ported and not here.want_source and imports_cuda_only(source):
+        if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
             here = replace(here, want_source=True)
         if not admits_file(source, name, here):
             return (i, cand, _not_admitted(source, name), guess), None

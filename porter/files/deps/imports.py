@@ -28,16 +28,33 @@ def wants_imports(name: str) -> bool:
     return kinds.kind_of(name) in DEFERRED
 
 
-@lru_cache(maxsize=1)
-def _modules_re() -> re.Pattern[bytes]:
-    names = sorted({m.split(".")[0] for m in cuda_only_modules()}, key=len, reverse=True)
+@lru_cache(maxsize=16)
+def _modules_re(modules: tuple[str, ...] | None = None) -> re.Pattern[bytes]:
+    names = sorted({m.split(".")[0] for m in (modules if modules is not None else cuda_only_modules())}, key=len, reverse=True)
     return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
 
 
-def imports_cuda_only(source: bytes) -> bool:
-    """Whether `source` may import a CUDA-only package (a bytes scan; exact enough: a name in a
-    comment costs a full port of that file in a findings-only run, nothing else)."""
-    return b"import" in source and _modules_re().search(source) is not None
+def imports_cuda_only(source: bytes, modules: tuple[str, ...] | None = None) -> bool:
+    """Whether `source` may import one of `modules` (default: every CUDA-only package's). A
+    bytes scan, exact enough: a name in a comment costs a full port of that file in a
+    findings-only run, nothing else."""
+    if modules == ():
+        return False
+    return b"import" in source and _modules_re(modules).search(source) is not None
+
+
+def named_modules(sources: list[bytes]) -> tuple[str, ...]:
+    """The modules of the CUDA-only packages these dependency files name (a bytes scan): the
+    only imports whose fate after the port a run has to know."""
+    from porter.files.facts import cuda_only_packages
+
+    found: set[str] = set()
+    for package in cuda_only_packages():
+        names = [n.encode() for n in package.names] + ([package.prefix.encode()] if package.prefix else [])
+        spellings = {n for n in names} | {n.replace(b"-", b"_") for n in names}
+        if package.modules and any(s in data.lower() for data in sources for s in spellings):
+            found.update(package.modules)
+    return tuple(sorted(found))
 
 
 def imported(tree: ast.AST) -> set[str]:
