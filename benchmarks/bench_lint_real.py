@@ -50,7 +50,9 @@ DISTS = (
     ("accelerate==1.1.1", "accelerate-1.1.1-py3-none-any.whl", "61edd81762131b8d4bede008643fa1e1f3bf59bec710ebda9771443e24feae02"),
     ("peft==0.13.2", "peft-0.13.2-py3-none-any.whl", "d4e0951ec78eac11c45a051801c569913436888c578d48e5ce86996b715bc6ef"),
 )
-_CORPUS_VERSION = "1"
+# v2: every file of each distribution (v1 had the .py files only): the files around the Python
+# that porter reads too (requirements, setup.cfg, JSON/YAML configs) are in the corpus
+_CORPUS_VERSION = "2"
 
 
 def cache_dir() -> Path:
@@ -73,7 +75,7 @@ def _download(requirement: str, dist: str, sha: str) -> Path:
 
 
 def corpus() -> Path:
-    """The unpacked corpus: each distribution's .py files under `<name>/` (made once)."""
+    """The unpacked corpus: each distribution's files under `<name>/` (made once)."""
     root = cache_dir() / f"corpus-v{_CORPUS_VERSION}"
     if (root / ".ok").exists():
         return root
@@ -84,10 +86,10 @@ def corpus() -> Path:
         dest.mkdir(parents=True)
         if dist.endswith(".whl"):
             with zipfile.ZipFile(archive) as whl:
-                whl.extractall(dest, [m for m in whl.namelist() if m.endswith(".py")])
+                whl.extractall(dest, [m for m in whl.namelist() if not m.endswith("/")])
         else:
             with tarfile.open(archive) as tar:
-                members = [m for m in tar.getmembers() if m.isfile() and m.name.endswith(".py")]
+                members = [m for m in tar.getmembers() if m.isfile()]
                 tar.extractall(dest, members, filter="data")
     (root / ".ok").write_text("\n".join(d[2] for d in DISTS))
     return root
@@ -116,11 +118,14 @@ def _ast_all(sources: list[bytes]) -> tuple[float, float]:
     return time.perf_counter() - t, time.process_time() - cpu
 
 
-def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter: Path) -> tuple[float, float, int, str]:
+def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter: Path, kinds: str | None = None) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds of porter and its workers, exit code, stdout) of one
-    `porter lint` process over the corpus."""
+    `porter lint` process over the corpus (`kinds`: `PORTER_FILE_KINDS`, e.g. "python")."""
     env = {**os.environ, "PYTHONPATH": str(porter), "NO_COLOR": "1"}
     env.pop("PORTER_CACHE_DIR", None)
+    env.pop("PORTER_FILE_KINDS", None)
+    if kinds is not None:
+        env["PORTER_FILE_KINDS"] = kinds
     args = [sys.executable, "-m", "porter", "lint", ".", "--target", target, "--isolated", "--output-format", "json"]
     args += ["--no-cache"] if cache is None else ["--cache-dir", str(cache)]
     if jobs:
@@ -177,7 +182,12 @@ def main() -> None:
     ap.add_argument("--no-lint", action="store_true", help="measure ast.parse (and TorchFix) only")
     ap.add_argument("--findings-out", type=Path, help="write the sorted JSON findings here")
     ap.add_argument("--porter", type=Path, default=REPO, help="the checkout of porter to measure (default: this one)")
+    ap.add_argument("--file-kinds", action="store_true",
+                    help="only what the files around the Python cost: cold lint with every kind against PORTER_FILE_KINDS=python, alternated")
     a = ap.parse_args()
+    if a.file_kinds:
+        file_kinds(a)
+        return
 
     root = corpus()
     files = _files(root)
@@ -242,6 +252,36 @@ def main() -> None:
     print(f"  load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     if not same:
         raise SystemExit("findings differ between runs")
+
+
+def file_kinds(a: argparse.Namespace) -> None:
+    """Cold `porter lint` over the corpus with the files around the Python and without them
+    (`PORTER_FILE_KINDS=python`), alternated in one run; CPU seconds of porter and its workers
+    are compared (steadier than wall time on a shared machine)."""
+    sys.path.insert(0, str(a.porter))
+    from porter.files.kinds import kind_of
+
+    root = corpus()
+    counts: dict[str, int] = {}
+    for p in root.rglob("*"):
+        if p.is_file():
+            kind = kind_of(p.relative_to(root).as_posix()) or "(not read)"
+            counts[kind] = counts.get(kind, 0) + 1
+    print(f"corpus: {root}\n  files by kind: " + ", ".join(f"{k} {n:,}" for k, n in sorted(counts.items(), key=lambda x: -x[1])))
+    runs: dict[str, list[tuple[float, float]]] = {"python": [], "all": []}
+    findings: dict[str, int] = {}
+    for _ in range(a.repeat):
+        for label, kinds in (("python", "python"), ("all", None)):
+            t, cpu, rc, out = _lint(root, a.target, None, a.jobs, a.porter, kinds)
+            runs[label].append((t, cpu))
+            findings[label] = len(json.loads(out))
+    for label in ("python", "all"):
+        walls, cpus = [w for w, _ in runs[label]], [c for _, c in runs[label]]
+        print(f"  cold lint, {'Python only' if label == 'python' else 'every kind':12} CPU s {min(cpus):8.2f} (runs: {', '.join(f'{c:.2f}' for c in cpus)})"
+              f"   wall s {min(walls):7.2f}   findings {findings[label]:,}")
+    base, full = min(c for _, c in runs["python"]), min(c for _, c in runs["all"])
+    print(f"  the files around the Python cost {100 * (full - base) / base:+.1f}% CPU (best of {a.repeat} each, alternated); "
+          f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

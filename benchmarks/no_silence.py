@@ -14,6 +14,15 @@ with counts and examples; exits 1 if there are any.
 Lines of the port are mapped back to the original with a line diff (findings carry original
 positions). A construct on a line porter inserted is counted apart, as `introduced`.
 
+The files around the Python (requirements, pyproject.toml, setup.cfg, conda environments,
+Dockerfiles, compose files, shell scripts, Slurm batch files, Makefiles, YAML/JSON/TOML
+configs, notebooks) are audited too, by a token scan written apart from porter's parsers
+(`file_constructs`): a line that, outside comments and printed messages, mentions CUDA, cuDNN,
+NCCL or NVIDIA, a CUDA build or index, a GPU request, or a package with no build for the
+targets is a construct; in a config only where the token is a key or a one-word value (prose
+and URLs are no settings); in a notebook the code cells' Python is read with `ast` as above
+and their IPython lines with the scan.
+
 The functions (`cuda_constructs`, `uncovered`) are what tests/test_no_silence.py runs over
 porter's own fixture projects and rule examples.
 """
@@ -256,6 +265,107 @@ def _hf_keyword_kind(node: ast.keyword) -> str | None:
     return None
 
 
+# -- the files around the Python: a token scan, apart from porter's own parsers -------------------
+
+FILE_TOKENS = re.compile(
+    r"cuda|cudnn|nccl|nvidia|nvcr\.io|\+cu\d|/whl/cu\d|--gpus\b|gres[= ]\S*gpu|gpus-per-|multi_gpu|\bgpu_ids\b"
+    r"|\bnvcc\b|\bnsys\b|\bncu\b|flash[-_]attn|xformers|bitsandbytes|\btriton\b|transformer[-_]engine|pynvml"
+    r"|mamba[-_]ssm|causal[-_]conv1d|liger[-_]kernel|tensorrt|pycuda",
+    re.IGNORECASE,
+)
+_MESSAGE = re.compile(r"^\s*(?:echo|printf)\b")
+_CONFIG_KINDS = ("yaml", "json", "toml", "compose", "conda", "pyproject")
+_COMMENTED = ("requirements", "pyproject", "setup-cfg", "conda", "dockerfile", "compose", "shell", "makefile", "yaml", "toml")
+
+
+def _strip_comment(line: str, kind: str) -> str:
+    """The line without a `#` comment (a `#` at the start or after a blank; setup.cfg's `;` too)."""
+    if kind not in _COMMENTED:
+        return line
+    if line.lstrip().startswith("#SBATCH"):
+        return line  # Slurm's directives are settings, not comments
+    m = re.search(r"(?:^|\s)#", line)
+    line = line[: m.start()] if m else line
+    if kind == "setup-cfg" and line.lstrip().startswith(";"):
+        return ""
+    return line
+
+
+_FALSY = {"", "false", "null", "~", "no", "off", "0", "none"}
+_DOC_PATH = re.compile(r"\S+/\S+\.(?:md|qmd|rst|txt|html|png|jpe?g|svg|pdf)$", re.IGNORECASE)
+
+
+def _one_word(value: str) -> bool:
+    """A value that is a setting: one word, no URL, no path to a document."""
+    return bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value and not _DOC_PATH.fullmatch(value)
+
+
+def _config_setting(line: str) -> bool:
+    """In a config, a token counts in a key whose value is not off (`xformers_attention:` with
+    no value, `flash_attn_fuse_qkv: false` switch nothing on), or in a one-word value; not in
+    prose, a URL or a path to a document."""
+    m = re.match(r"\s*-?\s*[\"']?([^\"':=]+)[\"']?\s*[:=]\s*(.*)$", line)
+    if m is None:
+        return _one_word(line.strip().strip("-, ").strip("\"'"))
+    key, value = m.group(1), m.group(2).strip().rstrip(",").strip("\"'[]{} ")
+    if FILE_TOKENS.search(key):
+        return value.lower() not in _FALSY
+    return _one_word(value)
+
+
+def file_constructs(kind: str, text: str) -> list[Construct]:
+    """The CUDA-specific lines of a file that is not Python (see the module's docstring)."""
+    if kind == "notebook":
+        return _notebook_constructs(text)
+    out: list[Construct] = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        line = _strip_comment(raw, kind)
+        if not FILE_TOKENS.search(line) or _MESSAGE.match(line):
+            continue
+        if kind in _CONFIG_KINDS and not _config_setting(line):
+            continue
+        out.append(Construct(FILE_TOKENS.search(line).group(0).lower(), i, raw.strip()[:120]))
+    return out
+
+
+def _notebook_constructs(text: str) -> list[Construct]:
+    """A notebook's code cells: Python read with `ast` (IPython's lines blanked), IPython's lines
+    scanned as shell; each at the line of the file that holds it."""
+    try:
+        cells = json.loads(text).get("cells", [])
+    except (ValueError, AttributeError):
+        return []
+    out: list[Construct] = []
+    cursor = 0
+    for cell in cells:
+        source = cell.get("source", "") if isinstance(cell, dict) else ""
+        lines = source if isinstance(source, list) else str(source).splitlines(keepends=True)
+        where: list[int] = []
+        for line in lines:  # the file's line of each source line (nbformat writes one per line)
+            at = text.find(json.dumps(line, ensure_ascii=False)[1:-1], cursor)
+            if at < 0:
+                at = text.find(json.dumps(line)[1:-1], cursor)
+            cursor = max(cursor, at) if at >= 0 else cursor
+            where.append(text.count("\n", 0, at) + 1 if at >= 0 else 0)
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        magic_cell = bool(lines) and lines[0].lstrip().startswith("%%") and not lines[0].lstrip().startswith(("%%time", "%%capture"))
+        python = []
+        for j, line in enumerate(lines):
+            ipython = magic_cell or line.lstrip().startswith(("!", "%")) or re.match(r"\s*\w+\s*=\s*!", line)
+            if ipython:
+                shell = _strip_comment(line, "shell")
+                if FILE_TOKENS.search(shell) and not _MESSAGE.match(shell.lstrip("!% ")) and where[j]:
+                    out.append(Construct(FILE_TOKENS.search(shell).group(0).lower(), where[j], line.strip()[:120]))
+                python.append("\n")
+            else:
+                python.append(line if line.endswith("\n") else line + "\n")
+        for c in cuda_constructs("".join(python)):
+            if 0 < c.line <= len(where) and where[c.line - 1]:
+                out.append(Construct(c.kind, where[c.line - 1], c.text))
+    return out
+
+
 def _line_map(original: str, ported: str) -> dict[int, tuple[int, int] | None]:
     """Port line -> the original lines (lo, hi) it came from; None for a line porter inserted."""
     old, new = original.splitlines(), ported.splitlines()
@@ -278,14 +388,15 @@ def _covers(finding: Mapping[str, Any], lo: int, hi: int) -> bool:
     return start <= hi and end >= lo
 
 
-def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]]) -> list[tuple[Construct, bool]]:
+def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]], kind: str | None = None) -> list[tuple[Construct, bool]]:
     """The CUDA constructs of the port that no finding covers, each with `introduced` (True
-    when porter wrote the line). `findings`: the JSON report's findings of the file."""
+    when porter wrote the line). `findings`: the JSON report's findings of the file. `kind`:
+    the kind of file (porter.files.kinds) when it is not Python."""
     port = original if ported is None else ported
     findings = list(findings)
     lines = _line_map(original, port) if ported is not None else None
     out: list[tuple[Construct, bool]] = []
-    for c in cuda_constructs(port):
+    for c in constructs(port, kind):
         where = (c.line, c.line) if lines is None else lines.get(c.line)
         if where is None:
             out.append((c, True))
@@ -300,6 +411,21 @@ def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str,
         if not any(f.get("code") in UNIT_CODES and lo <= f["start"]["line"] <= hi for lo, hi in heads for f in findings):
             out.append((c, False))
     return out
+
+
+def constructs(text: str, kind: str | None = None) -> list[Construct]:
+    """`cuda_constructs` for Python, `file_constructs` for the files around it."""
+    return cuda_constructs(text) if kind in (None, "python", "setup-py") else file_constructs(kind, text)
+
+
+def kind_of(path: str) -> str | None:
+    """The kind porter gives a file of this name (None: Python, or no file porter reads)."""
+    try:
+        from porter.files.kinds import kind_of as porter_kind
+    except ImportError:  # an older porter: Python only
+        return None
+    kind = porter_kind(path)
+    return None if kind in ("python", "setup-py") else kind
 
 
 # -- the benchmark: porter's CLI on a tree -------------------------------------------------------
@@ -323,9 +449,17 @@ def _port(path: Path, target: str, work: Path, porter_path: str | None) -> tuple
 def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = None) -> dict[str, Any]:
     data, out_dir, elapsed = _port(path, target, work, porter_path)
     root = path.resolve()
-    constructs = 0
+    count = 0
     missing: list[dict[str, Any]] = []
+    # per kind of file (Python is "python"): files, findings, fixes applied, constructs, uncovered
+    kinds: dict[str, Counter[str]] = {}
     for f in data["files"]:
+        kind = kind_of(f["path"]) or "python"
+        stats = kinds.setdefault(kind, Counter())
+        stats["files"] += 1
+        stats["findings"] += len(f["findings"])
+        stats["rewritten"] += sum(1 for x in f["findings"] if x.get("applied"))
+        stats["changed"] += f["status"] == "changed"
         if f["status"] not in ("changed", "unchanged"):
             continue
         real = Path(f["path"]).resolve()
@@ -335,20 +469,26 @@ def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = No
             rel = real.relative_to(root)
         original = real.read_text("utf-8", errors="replace")
         ported = (out_dir / rel).read_text("utf-8", errors="replace") if f["status"] == "changed" else None
-        constructs += len(cuda_constructs(ported if ported is not None else original))
-        for c, introduced in uncovered(original, ported, f["findings"]):
+        here = len(constructs(ported if ported is not None else original, kind_of(f["path"])))
+        count += here
+        stats["constructs"] += here
+        for c, introduced in uncovered(original, ported, f["findings"], kind_of(f["path"])):
+            stats["uncovered"] += 1
             missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced})
     # files porter skipped (no token any rule looks for) are read too: silence there counts
     for f in data["files"]:
-        if f["status"] == "skipped" and f["path"].endswith(".py"):
+        if f["status"] == "skipped" and (f["path"].endswith(".py") or kind_of(f["path"])):
             real = Path(f["path"]).resolve()
             text = real.read_text("utf-8", errors="replace")
-            for c in cuda_constructs(text):
-                constructs += 1
+            stats = kinds.setdefault(kind_of(f["path"]) or "python", Counter())
+            for c in constructs(text, kind_of(f["path"])):
+                count += 1
+                stats["constructs"] += 1
+                stats["uncovered"] += 1
                 missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": False,
                                 "skipped": f["reason"]})
-    return {"target": target, "files": len(data["files"]), "constructs": constructs, "uncovered": missing,
-            "porter_seconds": round(elapsed, 1)}
+    return {"target": target, "files": len(data["files"]), "constructs": count, "uncovered": missing,
+            "porter_seconds": round(elapsed, 1), "by_kind": {k: dict(v) for k, v in sorted(kinds.items())}}
 
 
 def summarize(result: dict[str, Any], examples: int = 2) -> str:

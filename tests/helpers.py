@@ -8,9 +8,10 @@ from porter.pipeline.port import port_source
 from porter.config.settings import Settings
 
 
-def port(code: str, target: str, *, unsafe: bool = False, **settings) -> tuple[str, list]:
-    """Port `code`; return the new code (the same if nothing changed) and the findings."""
-    result = port_source(code.encode(), "example.py", Settings(target=target, unsafe_fixes=unsafe, **settings))
+def port(code: str, target: str, *, unsafe: bool = False, path: str = "example.py", **settings) -> tuple[str, list]:
+    """Port `code` as the file `path` (its name says its kind: `requirements.txt`, `Dockerfile`,
+    ...); return the new code (the same if nothing changed) and the findings."""
+    result = port_source(code.encode(), path, Settings(target=target, unsafe_fixes=unsafe, **settings))
     assert result.reason is None or result.status.value == "skipped", result.reason
     new = (result.new_source or code.encode()).decode()
     return new, result.findings

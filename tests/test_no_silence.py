@@ -20,7 +20,7 @@ from porter.pipeline.runner import run
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from no_silence import cuda_constructs, uncovered  # noqa: E402 - found through the sys.path entry above
+from no_silence import cuda_constructs, file_constructs, kind_of, uncovered  # noqa: E402 - found through the sys.path entry above
 
 TARGETS = ("neuron", "tpu", "xla")
 PROJECTS = sorted(p for p in (ROOT / "fixtures" / "projects").glob("*/src") if p.is_dir())
@@ -40,7 +40,7 @@ def test_fixture_projects_say_what_they_keep(target):
         original = res.original_source.decode()
         ported = res.new_source.decode() if res.new_source is not None else None
         checked += 1
-        missing = uncovered(original, ported, [f.to_dict() for f in res.findings])
+        missing = uncovered(original, ported, [f.to_dict() for f in res.findings], kind_of(res.path))
         assert not missing, f"{res.path} on {target}: CUDA code left without a finding:\n{_report(missing)}"
     assert checked >= len(PROJECTS)
 
@@ -55,10 +55,13 @@ def _examples():
 def test_rule_examples_say_what_they_keep(rule, example):
     before = example.before.lstrip("\n")
     extra = {"extend_select": (rule.code,)} if not rule.default else {}
+    if example.imported_after_port is not None:
+        extra["imported_after_port"] = example.imported_after_port
     settings = Settings(target=example.target, unsafe_fixes=example.unsafe_fixes, portable=example.portable, **extra)
-    res = port_source(before.encode(), "example.py", settings)
+    path = example.file or "example.py"
+    res = port_source(before.encode(), path, settings)
     ported = res.new_source.decode() if res.new_source is not None else None
-    missing = uncovered(before, ported, [f.to_dict() for f in res.findings])
+    missing = uncovered(before, ported, [f.to_dict() for f in res.findings], kind_of(path))
     assert not missing, f"CUDA code left without a finding:\n{_report(missing)}"
 
 
@@ -125,3 +128,15 @@ def test_what_speaks_for_a_construct_besides_its_line():
     assert uncovered(src, None, [at(6), at(10)]) == []
     assert {c.kind for c, _ in uncovered(src, None, [at(10)])} == {"import triton"}
     assert {c.kind for c, _ in uncovered(src, None, [at(6)])} == {"torch.cuda.is_available", "ProfilerActivity.CUDA"}
+
+
+def test_the_files_around_the_python_are_audited():
+    """The scan of the files that are not Python finds their CUDA lines, not prose or comments,
+    and a line no finding covers is reported."""
+    slurm = (ROOT / "fixtures/projects/gpt_trainer/src/scripts/train.slurm").read_text()
+    assert {c.line for c in file_constructs("shell", slurm)} == {4, 7, 8, 9, 11, 12}
+    assert not file_constructs("yaml", "# on cuda\ndescription: Runs on CUDA GPUs\ndocs: https://docs.nvidia.com/x\n")
+    assert [c.line for c in file_constructs("yaml", "device: cuda\nuse_cudnn: true\n")] == [1, 2]
+    assert [c.line for c in file_constructs("shell", 'echo "on CUDA"\nnvidia-smi\n')] == [2]
+    [(c, introduced)] = uncovered("export NCCL_DEBUG=INFO\n", None, [], "shell")
+    assert c.line == 1 and not introduced

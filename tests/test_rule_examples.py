@@ -24,15 +24,18 @@ def test_example(rule, example):
     if rule.code != "XLA005":
         # the file-level XLA005 line would stand in every xla example: each shows its own rule
         extra["ignore"] = ("XLA005",)
-    new, findings = port(before, example.target, unsafe=example.unsafe_fixes, **extra)
+    if example.imported_after_port is not None:
+        extra["imported_after_port"] = example.imported_after_port
+    path = example.file or "example.py"
+    new, findings = port(before, example.target, unsafe=example.unsafe_fixes, path=path, **extra)
     assert rule.code in {f.code for f in findings}, f"{rule.code} not reported"
     assert new == after
-    if after != before:
+    if after != before and not example.file:
         assert not conformance(new, example.target), "porter emitted what its own target-API lint rejects"
     if after == before:
         assert not any(f.code == rule.code and f.applied for f in findings)
     # idempotent: the port of the port is the port
-    again, _ = port(new, example.target, unsafe=example.unsafe_fixes, **extra)
+    again, _ = port(new, example.target, unsafe=example.unsafe_fixes, path=path, **extra)
     assert again == new
 
 

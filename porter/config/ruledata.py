@@ -56,6 +56,10 @@ class Example:
     unsafe_fixes: bool = False
     title: str = ""
     portable: bool = False  # the example runs with --portable
+    file: str = ""  # the name of the file the example is ("" for a Python file): `requirements.txt`, `Dockerfile` ...
+    # dependency files: the CUDA-only modules the run's Python still imports after the port
+    # (`Settings.imported_after_port`); None when the example does not say
+    imported_after_port: tuple[str, ...] | None = None
 
 
 # What a report makes of a finding that asks nothing of a person (severity "info"): it is not
@@ -79,6 +83,8 @@ class Rule:
     references: tuple[str, ...] = ()
     examples: tuple[Example, ...] = field(default=())
     note_group: str = "note"  # info rules: the report heading (NOTE_GROUPS) its findings go under
+    # the kinds of file the rule reads (porter.files.kinds): Python unless its rules file says
+    kinds: tuple[str, ...] = ("python",)
 
     @property
     def needs_action(self) -> bool:
@@ -97,7 +103,7 @@ class Rule:
         return self.fix.get(target, self.fix.get("*", Applicability.MANUAL))
 
 
-def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
+def _rule_from_table(family: str, table: dict[str, Any], kinds: tuple[str, ...] = ("python",)) -> Rule:
     fix = {t: Applicability(v) for t, v in table.get("fix", {}).items()}
     examples = tuple(
         Example(
@@ -107,6 +113,8 @@ def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
             unsafe_fixes=e.get("unsafe_fixes", False),
             title=e.get("title", ""),
             portable=e.get("portable", False),
+            file=e.get("file", ""),
+            imported_after_port=tuple(e["imported_after_port"]) if "imported_after_port" in e else None,
         )
         for e in table.get("examples", [])
     )
@@ -131,6 +139,7 @@ def _rule_from_table(family: str, table: dict[str, Any]) -> Rule:
         references=tuple(table.get("references", ())),
         examples=examples,
         note_group=note_group,
+        kinds=tuple(table.get("kinds", kinds)),
     )
 
 
@@ -140,8 +149,9 @@ def all_rules() -> dict[str, Rule]:
     for path in sorted(rules_dir().glob("*.toml")):
         data = load_toml(path.name)
         family = data.get("family", path.stem.replace("_", "-"))
+        kinds = tuple(data.get("kinds", ("python",)))
         for table in data.get("rule", []):
-            rule = _rule_from_table(family, table)
+            rule = _rule_from_table(family, table, kinds)
             if rule.code in rules:
                 raise ValueError(f"{path.name}: rule code {rule.code} defined twice")
             rules[rule.code] = rule

@@ -40,15 +40,17 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
         title = f" — {ex.title}" if ex.title else ""
         flag = " (with `--unsafe-fixes`)" if ex.unsafe_fixes else ""
         portable = " --portable" if ex.portable else ""
-        out.append(f"Example, `--target {ex.target}{portable}`{flag}{title}:")
+        lang = _language(ex.file)
+        where = f", in `{ex.file}`" if ex.file else ""
+        out.append(f"Example, `--target {ex.target}{portable}`{flag}{where}{title}:")
         out.append("")
-        out.append("```python")
+        out.append(f"```{lang}")
         out.append(ex.before.strip("\n"))
         out.append("```")
         if ex.after != ex.before:
             out.append("becomes")
             out.append("")
-            out.append("```python")
+            out.append(f"```{lang}")
             out.append(ex.after.strip("\n"))
             out.append("```")
         else:
@@ -58,6 +60,21 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
         out.append("References: " + ", ".join(f"<{r}>" for r in rule.references))
         out.append("")
     return "\n".join(out)
+
+
+_LANGUAGES = (
+    (".toml", "toml"), (".cfg", "ini"), (".yml", "yaml"), (".yaml", "yaml"), (".json", "json"), (".ipynb", "json"),
+    (".sh", "bash"), (".slurm", "bash"), (".sbatch", "bash"), (".txt", "text"), (".py", "python"), ("Dockerfile", "dockerfile"),
+    ("Makefile", "makefile"),
+)
+
+
+def _language(file: str) -> str:
+    """The code fence's language for an example's file (Python when it names none)."""
+    for suffix, lang in _LANGUAGES:
+        if file.endswith(suffix) or file.startswith(suffix):
+            return lang
+    return "python" if not file else "text"
 
 
 def rules_markdown() -> str:

@@ -33,6 +33,10 @@ class Settings:
     portable: bool = False
     # the project picks its device generically (porter.pipeline.generic): set by the runner for a run
     generic: bool = False
+    # for dependency files (porter.files.deps): the modules of CUDA-only packages that the run's
+    # Python still imports after the port, set by the runner once the Python is ported; None:
+    # not known (a file ported alone), so no such package is removed
+    imported_after_port: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -48,6 +48,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
+from porter.files.kinds import PYTHON, kind_of
 from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
@@ -335,9 +336,15 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _parses(data: bytes) -> bool:
+def _parses(data: bytes, name: str = "") -> bool:
     """The re-parse check a cached rewrite must pass before it may be written (CPython's own
-    parser: fast, and it never loads libcst on a run answered from the cache)."""
+    parser: fast, and it never loads libcst on a run answered from the cache; a file of another
+    kind, its format's parser, porter.files.verify)."""
+    kind = kind_of(name) if name else None
+    if kind is not None and kind != PYTHON:
+        from porter.files.verify import problem
+
+        return problem(kind, data) is None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -424,7 +431,7 @@ def _from_dict(d: dict[str, Any], name: str, source: bytes) -> FileResult:
     status = FileStatus(d["status"])
     if new_source is not None and status is not FileStatus.CHANGED:
         raise ValueError("rewrite on a result that changes nothing")
-    if new_source is not None and (new_source == source or not _parses(new_source)):
+    if new_source is not None and (new_source == source or not _parses(new_source, name)):
         raise ValueError("rewrite does not parse")
     error_line = d.get("error_line")
     return FileResult(

@@ -1,4 +1,6 @@
-"""Which files a run looks at: Python files under the given paths, minus ignored ones.
+"""Which files a run looks at: Python files under the given paths, and the files around them
+that porter reads (porter.files.kinds: dependency files, Dockerfiles, scripts, configs,
+notebooks), minus ignored ones.
 
 `.gitignore` files (every one from the root of the walk down) and `--exclude` patterns use
 gitignore syntax through pathspec. Symbolic links are never followed out of the tree, and a
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import pathspec
 
+from porter.files.kinds import discovered
 from porter.pipeline.reading import read_regular
 from porter.report.textsafe import name as utf8_name
 
@@ -138,9 +141,10 @@ def _walk(top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | N
             if d.endswith(".py"):
                 yield Candidate(full, root, "a directory named like a Python file", _name(shown, d, full))
             keep.append((full, rel + "/"))
+        folder = here.name
         for entry in files:
             name = entry.name
-            if not name.endswith((".py", ".pyi")):
+            if not discovered(name, folder):
                 continue
             rel = prefix + name
             if (excludes is not None and _excluded(excludes, rel, name, False)) or _ignored(rel, ignores, is_dir=False):

@@ -19,6 +19,7 @@ from libcst.metadata import MetadataWrapper
 from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
+from porter.files.kinds import PYTHON, kind_of
 from porter.pipeline.findings import FileResult, FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED, admits
 from porter.config.settings import Settings
@@ -38,7 +39,19 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_VALUE)
 
 
 def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
-    """Port one file's bytes. Never raises for bad input: errors come back as results."""
+    """Port one file's bytes. Never raises for bad input: errors come back as results.
+    A file of another kind than Python (porter.files.kinds: requirements, Dockerfiles,
+    scripts, configs, notebooks, setup.py) goes to its kind's porter."""
+    kind = kind_of(path)
+    if kind is not None and kind != PYTHON:
+        from porter.files.port import port_file
+
+        return port_file(kind, source, path, settings)
+    return port_python(source, path, settings)
+
+
+def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
+    """`port_source` for a Python file (or Python text, such as a notebook's code cells)."""
     result = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
     if not admits(source, settings):
         result.status, result.reason = FileStatus.SKIPPED, NOT_ADMITTED

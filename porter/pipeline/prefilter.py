@@ -16,8 +16,11 @@ import re
 from functools import lru_cache
 
 from porter.pipeline.index import ACTIONABLE
-from porter.config.ruledata import all_rules, load_toml, rule_enabled, rules_dir
+from porter.config.ruledata import Rule, all_rules, load_toml, rule_enabled, rules_dir
 from porter.config.settings import Settings
+
+PYTHON = "python"
+NOTEBOOK = "notebook"  # its code cells are Python: Python's rules read it too
 
 NOT_ADMITTED = "no CUDA-related token"  # the reason a file the scan turns away is skipped
 
@@ -40,16 +43,22 @@ def _alternation(tokens: set[bytes]) -> re.Pattern[bytes]:
     return re.compile(b"|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
 
 
+def reads(rule: Rule, kind: str) -> bool:
+    """Whether `rule` applies to files of `kind` (porter.files.kinds)."""
+    return kind in rule.kinds or (kind == NOTEBOOK and PYTHON in rule.kinds)
+
+
 @lru_cache(maxsize=64)
 def _patterns(
-    target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...]
+    target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], kind: str = PYTHON
 ) -> tuple[re.Pattern[bytes] | None, list[tuple[re.Pattern[bytes], re.Pattern[bytes]]]]:
-    """(pattern of unanchored tokens, [(requires pattern, tokens pattern)]) for the settings."""
+    """(pattern of unanchored tokens, [(requires pattern, tokens pattern)]) for the settings
+    and the kind of file."""
     free: set[bytes] = set()
     anchored: dict[tuple[bytes, ...], set[bytes]] = {}
     requires = _requires()
     for rule in all_rules().values():
-        if not rule.tokens or not rule_enabled(rule, target, select, ignore, extend):
+        if not rule.tokens or not reads(rule, kind) or not rule_enabled(rule, target, select, ignore, extend):
             continue
         req = requires.get(rule.code, ())
         if req:
@@ -60,13 +69,23 @@ def _patterns(
     return (_alternation(free) if free else None), groups
 
 
-def admits(source: bytes, settings: Settings) -> bool:
+def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
-    free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select)
+    free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
     if free is not None and free.search(source) is not None:
         return True
     return any(req.search(source) is not None and toks.search(source) is not None for req, toks in groups)
+
+
+def admits_file(source: bytes, name: str, settings: Settings) -> bool:
+    """`admits` for the kind of file `name` is: setup.py is Python and a dependency file."""
+    from porter.files.kinds import SETUP_PY, kind_of
+
+    kind = kind_of(name) or PYTHON
+    if kind == SETUP_PY:
+        return admits(source, settings) or admits(source, settings, SETUP_PY)
+    return admits(source, settings, kind)
 
 
 def admitting_rules(source: bytes, settings: Settings) -> list[str]:
@@ -74,7 +93,7 @@ def admitting_rules(source: bytes, settings: Settings) -> list[str]:
     requires = _requires()
     out = []
     for rule in all_rules().values():
-        if not rule.tokens or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select):
+        if not rule.tokens or not reads(rule, PYTHON) or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select):
             continue
         req = requires.get(rule.code, ())
         if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):

@@ -21,12 +21,14 @@ import pathspec
 
 from porter.pipeline import cuda_only_index
 from porter.pipeline.cache import Cache
+from porter.files.kinds import is_python
+from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.pipeline.discover import Candidate, discover
 from porter.pipeline.findings import FileResult, FileStatus, Severity
 from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
 from porter.pipeline.index import ProjectIndex
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.pipeline.prefilter import NOT_ADMITTED, admits
+from porter.pipeline.prefilter import NOT_ADMITTED, admits_file
 from porter.pipeline.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, facts_key
@@ -155,6 +157,8 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
         if cand.problem is not None:
             continue
         name = _name(cand)
+        if not is_python(name):
+            continue  # a requirements file, a notebook ...: no Python module of the project
         try:
             st = cand.path.stat()
             if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
@@ -244,12 +248,46 @@ def iter_results(
 
     candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
     if not settings.generic and keeps_generic_selection(settings):
-        if project_selects_generically(c.path for c in candidates if c.problem is None):
+        if project_selects_generically(c.path for c in candidates if c.problem is None and is_python(_name(c))):
             settings = replace(settings, generic=True)
     limit = DEFAULT_FILE_TIMEOUT if file_timeout is None else file_timeout
     cores = min(jobs, os.cpu_count() or jobs)
+    # dependency files come last: whether one may drop a CUDA-only package depends on what the
+    # ported Python still imports (porter.files.deps.imports)
+    deferred = [c for c in candidates if c.problem is None and wants_imports(_name(c))]
+    if not deferred:
+        yield from _results(candidates, settings, paths, store, cores, limit)
+        return
+    first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
+    seen = ImportsAfterPort()
+    # only the CUDA-only packages the dependency files name need the ported text of their importers
+    named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
+    for cand, result in _results(first, settings, paths, store, cores, limit, keep_ported=named):
+        seen.add(result, read=_reader(cand, settings))
+        yield cand, result
+    yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit)
+
+
+def _reader(cand: Candidate, settings: Settings) -> Callable[[], bytes | None]:
+    """The candidate's bytes, read on demand (through the run's one reading function)."""
+    return lambda: _read(cand, settings)[2]
+
+
+def _results(
+    candidates: list[Candidate],
+    settings: Settings,
+    paths: list[Path],
+    store: Cache | None,
+    cores: int,
+    limit: float,
+    *,
+    keep_ported: tuple[str, ...] = (),
+) -> Iterator[tuple[Candidate, FileResult]]:
+    """The candidates' results, in order. `keep_ported`: modules of CUDA-only packages; a file
+    that imports one is ported with its new text even when only findings are wanted (what it
+    still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
-        yield from _overlapped(candidates, settings, cores, limit)
+        yield from _overlapped(candidates, settings, cores, limit, keep_ported)
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
     facts = project_index(candidates, store, stats)
@@ -270,6 +308,8 @@ def iter_results(
                 continue
             assert source is not None and st is not None  # _read_stat gives the bytes or the failure
             here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
+            if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
+                here = replace(here, want_source=True)
             key = hit = None
             if store is not None:
                 key = store.key(source, name, here)
@@ -277,7 +317,7 @@ def iter_results(
             if hit is not None:
                 _remember(stats, name, st, source, here, key, hit)
                 yield (cand, hit, None), None
-            elif not admits(source, here):
+            elif not admits_file(source, name, here):
                 # the prefilter is cheaper than a cache entry: only the stat index records it
                 result = _not_admitted(source, name)
                 _remember(stats, name, st, source, here, None, result)
@@ -327,7 +367,9 @@ OVERLAP_MIN_FILES = 64
 _OTag = tuple[int, Candidate, FileResult | None, bool]
 
 
-def _overlapped(candidates: list[Candidate], settings: Settings, workers: int, limit: float) -> Iterator[tuple[Candidate, FileResult]]:
+def _overlapped(
+    candidates: list[Candidate], settings: Settings, workers: int, limit: float, keep_ported: tuple[str, ...] = ()
+) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
     the others port files as if no cross-file fact applied to them. Files the index follows
     device values into (`ProjectIndex.wants`) wait for it instead: most cross-file facts are
@@ -344,7 +386,9 @@ def _overlapped(candidates: list[Candidate], settings: Settings, workers: int, l
 
     def item(i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool) -> tuple[_OTag, Job | None]:
         here = replace(here, flow=flow)  # cross-file facts
-        if not admits(source, here):
+        if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
+            here = replace(here, want_source=True)
+        if not admits_file(source, name, here):
             return (i, cand, _not_admitted(source, name), guess), None
         return (i, cand, None, guess), Job(source, name, here)
 

@@ -364,7 +364,12 @@ class FileReport:
         after = (self.new or "").splitlines(keepends=True)
         name = self.path.lstrip("/")
         lines = difflib.unified_diff(before, after, f"a/{name}", f"b/{name}", n=context)
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        if name.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
+            from porter.files.notebooks.diffs import label_hunks
+
+            text = label_hunks(text, self.original or "")
+        return text
 
     def to_dict(self, include_sources: bool = False) -> dict:
         added, removed = self.line_counts()

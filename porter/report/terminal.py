@@ -37,7 +37,12 @@ def unified_diff(result: FileResult, path: str | None = None) -> str:
     after = _lines(_text(result.new_source))
     where = (path or result.path).lstrip("/")
     lines = difflib.unified_diff(before, after, git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n")
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if where.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
+        from porter.files.notebooks.diffs import label_hunks
+
+        text = label_hunks(text, "".join(before))
+    return text
 
 
 def _print_diff_text(console: Console, text: str) -> None:

@@ -15,6 +15,7 @@ from porter.codemods.context import PortContext
 from porter.codemods.cuda_api import api_table
 from porter.codemods.family import Family
 from porter.config.ruledata import all_rules
+from porter.files import FAMILIES as FILE_FAMILIES
 from tests.helpers import port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,10 +33,25 @@ def test_family_names_are_their_modules():
 
 
 def test_every_code_has_exactly_one_owner():
+    """A Python rule's code has one codemod family; the rules of the files around the Python
+    (dependencies, Dockerfiles, scripts, configs, notebooks) belong to a porter of porter/files."""
     for code, rule in all_rules().items():
         owners = [f for f in OWNERS if code in f.codes()]
+        if rule.family in FILE_FAMILIES:
+            assert not owners, f"{code} (family {rule.family!r}) is a file porter's, yet owned by {owners}"
+            assert "python" not in rule.kinds, f"{code} reads Python files, but no codemod family owns it"
+            continue
         assert len(owners) == 1, f"{code} (family {rule.family!r}) is owned by {owners}"
         assert owners[0].name == rule.family
+
+
+def test_file_families_are_their_folders():
+    """A file family names the folder of porter/files that implements it."""
+    import importlib
+
+    for module in FILE_FAMILIES.values():
+        assert importlib.import_module(module).__file__
+    assert {r.family for r in all_rules().values() if "python" not in r.kinds} <= set(FILE_FAMILIES)
 
 
 def test_owner_and_helper_families():
@@ -117,7 +133,8 @@ def _corpus() -> list[tuple[str, str, dict]]:
     out = []
     for rule in all_rules().values():
         for ex in rule.examples:
-            out.append((ex.before, ex.target, {"portable": ex.portable}))
+            if not ex.file:  # (the files around the Python have no codemod family)
+                out.append((ex.before, ex.target, {"portable": ex.portable}))
     for case in sorted((ROOT / "fixtures" / "cases").glob("*.in.py")):
         for target in ("neuron", "tpu", "xla"):
             out.append((case.read_text(encoding="utf-8"), target, {}))
@@ -146,4 +163,4 @@ def test_families_report_only_owned_codes_at_run_time(monkeypatch):
     wrong = {k: n for k, n in seen.items() if k[0] not in BY_NAME or k[1] not in BY_NAME[k[0]].codes()}
     assert not wrong, f"(family, code) reported by a family that does not own the code: {wrong}"
     # the run exercised most of the rules: a corpus that reports nothing would prove nothing
-    assert len({code for _, code in seen}) >= 0.8 * len(all_rules())
+    assert len({code for _, code in seen}) >= 0.8 * sum("python" in r.kinds for r in all_rules().values())

@@ -1,0 +1,83 @@
+"""The files around the Python of real distributions: every CUDA-specific line ported or reported.
+
+    python benchmarks/real_files.py [--target neuron --target tpu --target xla] [--json FILE]
+
+Pinned source distributions from PyPI (checked against their sha256, unpacked under
+`$PORTER_REALPROG_CACHE`, never vendored) whose sdists carry the files around the Python:
+axolotl 0.6.0 (requirements, setup.py, Dockerfiles, a compose file, shell scripts, GitHub
+workflows, ~100 YAML configs, DeepSpeed JSON, a Colab notebook), gpytorch 1.13 (50 notebooks,
+a conda recipe, a Makefile, workflows), deepspeed 0.16.1 (requirements files, setup.cfg, JSON
+config templates). For each target, benchmarks/no_silence.py's audit runs porter over the tree
+(`porter rewrite --out-dir`, the tree is never written) and counts, per kind of file, the
+files, the findings, the fixes applied, the CUDA-specific lines left in the port, and those
+without a finding. The files around the Python must have none; the Python's are counted apart
+(the Python codemods' business). Exits 1 when a file that is not Python has one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE / "real_programs"))
+
+from fetch import Program, fetch  # noqa: E402 - the real programs' cached, checked download
+from no_silence import audit_tree  # noqa: E402
+
+# (package, version, file on the index, sha256, the folder inside it)
+DISTS = (
+    ("axolotl", "0.6.0", "axolotl-0.6.0.tar.gz", "8ad5e1f7e42d7deba40b932a4a4a41bf88e6315e0e73388066f2afeca2f5bd15", "axolotl-0.6.0"),
+    ("gpytorch", "1.13", "gpytorch-1.13.tar.gz", "f4a488633a2a7a4ab37d12553d1d1dd39690043dbceef14ca428b7d5f89f73ba", "gpytorch-1.13"),
+    ("deepspeed", "0.16.1", "deepspeed-0.16.1.tar.gz", "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c", "deepspeed-0.16.1"),
+)
+
+
+def tree(package: str, version: str, dist: str, sha: str, folder: str) -> Path:
+    return fetch(Program(name=package, package=package, version=version, dist=dist, sha256=sha, root=folder, requires=[])) / folder
+
+
+def table(name: str, result: dict) -> str:
+    rows = [f"[{result['target']}] {name}: {result['files']} files (porter {result['porter_seconds']} s)",
+            f"  {'kind':<14}{'files':>7}{'changed':>9}{'findings':>10}{'rewritten':>11}{'CUDA lines left':>17}{'without a finding':>19}"]
+    for kind, s in result["by_kind"].items():
+        rows.append(f"  {kind:<14}{s.get('files', 0):>7}{s.get('changed', 0):>9}{s.get('findings', 0):>10}{s.get('rewritten', 0):>11}"
+                    f"{s.get('constructs', 0):>17}{s.get('uncovered', 0):>19}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", action="append", choices=["neuron", "tpu", "xla"])
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--porter", help="import porter from this folder (a worktree)")
+    args = ap.parse_args(argv)
+    results = []
+    silent = Counter()
+    with tempfile.TemporaryDirectory(prefix="porter-real-files-") as tmp:
+        for package, version, dist, sha, folder in DISTS:
+            root = tree(package, version, dist, sha, folder)
+            for target in args.target or ["neuron", "tpu", "xla"]:
+                work = Path(tmp) / f"{package}-{target}"
+                work.mkdir()
+                result = audit_tree(root, target, work, args.porter)
+                result["dist"] = f"{package}=={version}"
+                results.append(result)
+                print(table(f"{package} {version}", result), flush=True)
+                for m in result["uncovered"]:
+                    if not m["path"].endswith((".py", ".pyi")):
+                        silent[target] += 1
+                        print(f"  uncovered: {m['path']}:{m['line']}: {m['text']}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    print("files around the Python without a finding: " + (", ".join(f"{t} {n}" for t, n in silent.items()) or "none"))
+    return 1 if silent else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Configs: YAML, JSON and TOML files (rules/configs.toml)."""

@@ -1,0 +1,213 @@
+"""What a config says about CUDA, in any format (a `tree.Value`): one function per framework.
+
+accelerate's config files (`compute_environment`, `distributed_type`), Lightning trainer configs
+(a `trainer:` mapping, or LightningCLI's top level), DeepSpeed configs (`zero_optimization`,
+`train_micro_batch_size_per_gpu`) are told by their own keys; any other CUDA value or switch is
+reported (CFG005), and CUDA's environment variables (a compose-like `environment:` mapping,
+Kubernetes' `name:`/`value:` pairs) go to porter.files.shell.env.
+"""
+
+from __future__ import annotations
+
+import re
+
+from porter.files.configs.tree import Value, walk
+from porter.files.facts import environment
+from porter.files.shell import env as envvars
+from porter.files.sites import Site
+
+_CUDA_VALUE = re.compile(r"(?:cuda(?::\d+)?|nccl)", re.IGNORECASE)
+_CUDA_KEY = re.compile(r"(?:^|[_.\-/])(?:cuda|cudnn|nccl|nvidia)(?:$|[_.\-/])", re.IGNORECASE)
+_LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
+_SHELL_KEYS = frozenset({"run", "script", "command", "cmd", "entrypoint", "before_script", "after_script", "args"})
+_ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
+_FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})
+_DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer")
+
+
+def sites(root: Value, text: str, target: str, *, json_like: bool) -> list[Site]:
+    """`json_like`: a scalar written in place of a number needs quotes (JSON, TOML)."""
+    done: set[int] = set()  # nodes a framework's check has spoken for
+    out: list[Site] = []
+    if root.kind == "map":
+        out.extend(_accelerate(root, text, target, done, json_like))
+        out.extend(_lightning(root, target, done, json_like))
+        out.extend(_deepspeed(root, done))
+    out.extend(_generic(root, text, target, done))
+    return out
+
+
+def _replace(node: Value, new: str, json_like: bool) -> str | None:
+    """`new` in place of a scalar, or None when its characters are not its value."""
+    if node.inner is None:
+        return None
+    if json_like and not isinstance(node.scalar, str):
+        return f'"{new}"'
+    return new
+
+
+def _accelerate(root: Value, text: str, target: str, done: set[int], json_like: bool) -> list[Site]:
+    if root.get("compute_environment") is None and root.get("distributed_type") is None:
+        return []
+    out: list[Site] = []
+    kind = root.get("distributed_type")
+    if kind is not None and kind.text == "MULTI_GPU":
+        done.add(id(kind))
+        span = kind.inner or (kind.start, kind.end)
+        new = environment(target).get("accelerate_distributed_type")
+        out.append(Site("CFG001", span[0], span[1], _replace(kind, new, json_like) if new else None,
+                        message="`distributed_type: MULTI_GPU`: accelerate's multi-GPU launch"))
+    ids = root.get("gpu_ids")
+    if ids is not None:
+        done.add(id(ids))
+        out.append(Site("CFG001", ids.start, ids.end, None, message=f"`gpu_ids: {ids.text}` picks NVIDIA GPUs"))
+    precision = root.get("mixed_precision")
+    if precision is not None and precision.text == "fp16":
+        done.add(id(precision))
+        span = precision.inner or (precision.start, precision.end)
+        out.append(Site("CFG002", span[0], span[1], _replace(precision, "bf16", json_like),
+                        message="`mixed_precision: fp16`: CUDA's float16 with a loss scaler"))
+    return out
+
+
+def _lightning(root: Value, target: str, done: set[int], json_like: bool) -> list[Site]:
+    trainer = root.get("trainer")
+    if trainer is None or trainer.kind != "map":
+        if root.get("accelerator") is None or (root.get("precision") is None and root.get("devices") is None):
+            return []
+        trainer = root
+    out: list[Site] = []
+    accelerator = trainer.get("accelerator")
+    if accelerator is not None and (accelerator.text or "").lower() in ("gpu", "cuda"):
+        done.add(id(accelerator))
+        span = accelerator.inner or (accelerator.start, accelerator.end)
+        new = environment(target).get("lightning_accelerator")
+        out.append(Site("CFG003", span[0], span[1], _replace(accelerator, new, json_like) if new else None,
+                        message=f"`accelerator: {accelerator.text}`: Lightning's CUDA accelerator"))
+    precision = trainer.get("precision")
+    if precision is not None and (precision.text or "") in ("16", "16-mixed", "fp16"):
+        done.add(id(precision))
+        span = precision.inner or (precision.start, precision.end)
+        out.append(Site("CFG002", span[0], span[1], _replace(precision, "bf16-mixed", json_like),
+                        message=f"`precision: {precision.text}`: float16 mixed precision"))
+    return out
+
+
+def _deepspeed(root: Value, done: set[int]) -> list[Site]:
+    if not any(root.get(k) is not None for k in _DEEPSPEED_KEYS):
+        return []
+    out = [Site("CFG004", root.start, root.start + 1, None, message="a DeepSpeed config: DeepSpeed has no accelerator for the target")]
+    fp16 = root.get("fp16")
+    if fp16 is not None and fp16.kind == "map":
+        enabled = fp16.get("enabled")
+        if enabled is not None and enabled.text in ("true", "auto"):
+            done.add(id(enabled))
+            out.append(Site("CFG002", enabled.start, enabled.end, None, message="DeepSpeed's `fp16` section: float16 with loss scaling"))
+    return out
+
+
+def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
+    out: list[Site] = []
+    for path, key_span, node in walk(root):
+        if id(node) in done:
+            continue
+        key = path[-1] if path else ""
+        if node.kind == "map" and {k for k, _, _ in node.entries} >= {"name", "value"}:
+            # Kubernetes-style `- name: CUDA_VISIBLE_DEVICES` / `value: "0"`
+            name, value = node.get("name"), node.get("value")
+            if name is not None and name.text and envvars.rule_of(name.text) and value is not None:
+                done.add(id(name))
+                done.add(id(value))
+                name_span = name.inner or (name.start, name.end)
+                out.extend(envvars.assignment(text, target, name.text, name_span, value.text if value.inner else None,
+                                              value.inner or (value.start, value.end)))
+            continue
+        if key_span is not None and envvars.rule_of(key):
+            done.add(id(node))
+            value_text = node.text if node.kind == "scalar" and node.inner is not None else None
+            out.extend(envvars.assignment(text, target, key, _key_inner(text, key_span), value_text,
+                                          node.inner or (node.start, node.end)))
+            continue
+        if key_span is not None and key == "nvidia.com/gpu":
+            out.append(Site("CTR002", key_span[0], node.end, None, message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"))
+            continue
+        kernel = _kernel_option(key, node)
+        if kernel is not None and key_span is not None:
+            out.append(Site("CFG006", key_span[0], node.end, None, message=kernel))
+            continue
+        if node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is None and text[node.start:node.start + 1] in ("|", ">"):
+            out.extend(_block_lines(key, node, text, target))
+            continue
+        if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
+            out.append(Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA"))
+        elif key_span is not None and _CUDA_KEY.search(key) and node.kind == "scalar":
+            out.append(Site("CFG005", key_span[0], node.end, None, message=f"`{key}` is a CUDA setting"))
+    return out
+
+
+def _kernel_option(key: str, node: Value) -> str | None:
+    """What a setting that switches on a CUDA-only package's kernels says (`flash_attention:
+    true`, `xformers_attention: true`, `attn_implementation: flash_attention_2`, an extra named
+    `mamba-ssm`), or None."""
+    if node.kind != "scalar":
+        return None
+    value = node.text or ""
+    for name in kernel_words():
+        if name in key.lower() and value not in _FALSY:
+            return f"`{key}: {value}` switches on {name.replace('_', '-')}'s kernels, which have no build for the target"
+        if re.fullmatch(rf"{name}(?:[_-]\d+)?", value.lower().replace("-", "_")):
+            return f"`{key}: {value}` names {name.replace('_', '-')}, which has no build for the target"
+    return None
+
+
+def kernel_words() -> tuple[str, ...]:
+    """The names of the CUDA-only packages as configs spell them (`flash_attn`, `xformers`),
+    from the package table of rules/deps.toml, and `flash_attention`."""
+    from porter.files.facts import cuda_only_packages
+
+    words = {"flash_attention"}
+    for package in cuda_only_packages():
+        words.update(m.replace(".", "_") for m in package.modules if len(m) > 4 and m != "cuda")
+        words.update(n.replace("-", "_") for n in package.names if "cuda" not in n and len(n) > 4 and not n.startswith("nvidia"))
+    return tuple(sorted(words, key=len, reverse=True))
+
+
+def _block_lines(key: str, node: Value, text: str, target: str) -> list[Site]:
+    """A multi-line string (a YAML block scalar: a workflow's `run: |`, `build-args: |`): each
+    line read as shell (under a command key), as an assignment, or reported where it names CUDA."""
+    out: list[Site] = []
+    at = node.start
+    for raw in text[node.start:node.end].splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        start, at = at, at + len(raw)
+        body = line.strip()
+        if not _LINE_TOKENS.search(body) or body.startswith("#"):
+            continue
+        lead = start + len(line) - len(line.lstrip())
+        if key.lower() in _SHELL_KEYS:
+            try:
+                from porter.files.shell.script import shell_sites
+
+                found = shell_sites(body, lead, text, target)
+            except (ImportError, Exception):  # noqa: BLE001 - without the shell extra: reported below
+                found = []
+            if found:
+                out.extend(Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in found)
+                continue
+        m = _ENV_LINE.match(body)
+        if m is not None and envvars.rule_of(m.group(1)):
+            name_span = (lead + m.start(1), lead + m.end(1))
+            value_span = (lead + m.start(2), lead + m.end(2))
+            value = m.group(2) if "$" not in m.group(2) and "{" not in m.group(2) else None
+            out.extend(envvars.assignment(text, target, m.group(1), name_span, value, value_span))
+            continue
+        out.append(Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`"))
+    return out
+
+
+def _key_inner(text: str, span: tuple[int, int]) -> tuple[int, int]:
+    """A key's characters without its quotes."""
+    start, end = span
+    if end - start >= 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+        return start + 1, end - 1
+    return start, end

@@ -1,0 +1,12 @@
+"""JSON configs (DeepSpeed's, accelerate's, a project's own)."""
+
+from __future__ import annotations
+
+from porter.config.settings import Settings
+from porter.files.configs import checks
+from porter.files.configs.jsonpos import parse
+from porter.files.sites import Site, Text
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    return checks.sites(parse(text.text), text.text, settings.target, json_like=True)

@@ -1,0 +1,97 @@
+"""JSON with the place of every value: the standard library's decoder, piece by piece.
+
+`json` gives values without places. Here the document is walked by JSON's grammar (RFC 8259),
+and every string is decoded by the standard library's own `json.decoder.scanstring`, every
+number and literal by `json.loads`: what a value is stays the library's call; only where it is
+is worked out here. Notebooks (porter.files.notebooks) read their cells with it too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import json.decoder
+
+from porter.files.configs.tree import Value
+from porter.files.errors import Unreadable
+
+scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (public, documented in its module, not in the stubs)
+
+_WS = re.compile(r"[ \t\n\r]*")
+_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_LITERALS = {"true": True, "false": False, "null": None}
+MAX_DEPTH = 500
+
+
+def parse(text: str) -> Value:
+    """The document's root value; Unreadable when it is not JSON."""
+    try:
+        value, end = _value(text, _skip(text, 0), 0)
+    except (ValueError, IndexError) as exc:
+        raise Unreadable(f"not valid JSON: {exc}") from None
+    if _skip(text, end) != len(text):
+        raise Unreadable(f"not valid JSON: extra data at character {end}")
+    return value
+
+
+def _skip(text: str, at: int) -> int:
+    m = _WS.match(text, at)
+    return m.end() if m else at
+
+
+def _value(text: str, at: int, depth: int) -> tuple[Value, int]:
+    if depth > MAX_DEPTH:
+        raise ValueError("nested too deep")
+    c = text[at]
+    if c == '"':
+        s, end = scanstring(text, at + 1)
+        inner = (at + 1, end - 1) if text[at + 1 : end - 1] == s else None  # its characters are its value
+        return Value("scalar", at, end, scalar=s, inner=inner), end
+    if c == "{":
+        node = Value("map", at, at)
+        at = _skip(text, at + 1)
+        if text[at] == "}":
+            node.end = at + 1
+            return node, at + 1
+        while True:
+            if text[at] != '"':
+                raise ValueError(f"expected a key at character {at}")
+            key, key_end = scanstring(text, at + 1)
+            key_span = (at, key_end)
+            at = _skip(text, key_end)
+            if text[at] != ":":
+                raise ValueError(f"expected ':' at character {at}")
+            child, at = _value(text, _skip(text, at + 1), depth + 1)
+            node.entries.append((key, key_span, child))
+            at = _skip(text, at)
+            if text[at] == ",":
+                at = _skip(text, at + 1)
+                continue
+            if text[at] == "}":
+                node.end = at + 1
+                return node, at + 1
+            raise ValueError(f"expected ',' or '}}' at character {at}")
+    if c == "[":
+        node = Value("seq", at, at)
+        at = _skip(text, at + 1)
+        if text[at] == "]":
+            node.end = at + 1
+            return node, at + 1
+        while True:
+            child, at = _value(text, at, depth + 1)
+            node.items.append(child)
+            at = _skip(text, at)
+            if text[at] == ",":
+                at = _skip(text, at + 1)
+                continue
+            if text[at] == "]":
+                node.end = at + 1
+                return node, at + 1
+            raise ValueError(f"expected ',' or ']' at character {at}")
+    for word, literal in _LITERALS.items():
+        if text.startswith(word, at):
+            return Value("scalar", at, at + len(word), scalar=literal, inner=(at, at + len(word))), at + len(word)
+    m = _NUMBER.match(text, at)
+    if m is None:
+        raise ValueError(f"unexpected {text[at]!r} at character {at}")
+    return Value("scalar", at, m.end(), scalar=json.loads(m.group(0)), inner=(at, m.end())), m.end()

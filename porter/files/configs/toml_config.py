@@ -1,0 +1,70 @@
+"""TOML configs (any *.toml but pyproject.toml): tomllib's values, placed in the text.
+
+Each key is found after the one before it (and after its table's header), each string value by
+porter.files.configs.tomlpos; a number or a boolean is where the key's `=` leads. A key porter
+cannot place is still checked, and reported at its table.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from porter.config.settings import Settings
+from porter.files.configs import checks
+from porter.files.configs.tomlpos import Locator, load
+from porter.files.configs.tree import Value
+from porter.files.sites import Site, Text
+
+_SCALAR = re.compile(r"\s*=\s*([^\s#,\]}]+)")
+
+
+class _Placer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.strings = Locator(text)
+        self.cursor = 0
+
+    def table(self, path: tuple[str, ...]) -> None:
+        dotted = r"\s*\.\s*".join(re.escape(p) for p in path)
+        m = re.compile(r"^\s*\[\[?\s*" + dotted + r"\s*\]\]?", re.MULTILINE).search(self.text, self.cursor)
+        if m is not None:
+            self.cursor = m.end()
+
+    def key(self, key: str) -> tuple[int, int] | None:
+        m = re.compile(r"(?m)(?:^|[{,])\s*(?:\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*=").search(self.text, self.cursor)
+        if m is None:
+            return None
+        start = self.text.index(key, m.start()) - (1 if self.text[m.start():m.end()].count('"') or self.text[m.start():m.end()].count("'") else 0)
+        start = max(start, m.start())
+        self.cursor = m.end()
+        return start, m.end() - 1
+
+    def build(self, data: Any, path: tuple[str, ...], at: int) -> Value:
+        if isinstance(data, dict):
+            node = Value("map", at, at + 1)
+            if path:
+                self.table(path)
+            for k, v in data.items():
+                span = self.key(k) if not isinstance(v, dict) else None
+                child_at = span[1] if span else self.cursor
+                node.entries.append((k, span or (at, at + 1), self.build(v, (*path, k), child_at)))
+            return node
+        if isinstance(data, list):
+            return Value("seq", at, at + 1, items=[self.build(v, path, at) for v in data])
+        if isinstance(data, str):
+            token = self.strings.find(data, after=at)
+            if token is not None:
+                inner = (token.inner_start, token.inner_start + len(token.raw)) if token.plain else None
+                return Value("scalar", token.start, token.end, scalar=data, inner=inner)
+            return Value("scalar", at, at + 1, scalar=data)
+        m = _SCALAR.match(self.text, at)
+        if m is not None and not isinstance(data, (dict, list)):
+            return Value("scalar", m.start(1), m.end(1), scalar=data, inner=(m.start(1), m.end(1)))
+        return Value("scalar", at, at + 1, scalar=data if isinstance(data, (bool, int, float)) else str(data))
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    doc = load(text.text)
+    root = _Placer(text.text).build(doc, (), 0)
+    return checks.sites(root, text.text, settings.target, json_like=True)

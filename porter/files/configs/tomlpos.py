@@ -1,0 +1,133 @@
+"""TOML documents with the place of each string: tomllib's values, and where each string is.
+
+tomllib (the standard library's reader) gives values without places, and the style-keeping
+editors (tomlkit) rewrite through their own model; an edit that changes only a string's
+characters needs the string's span. So strings are found here by TOML's lexical rules (basic
+"...", literal '...', their triple-quoted forms, `#` comments outside them), each decoded by
+tomllib itself, and matched to the values tomllib read, in document order.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from porter.files.errors import Unreadable
+
+
+@dataclass(frozen=True)
+class StringToken:
+    start: int  # the opening quote
+    end: int  # after the closing quote
+    inner_start: int  # the first character of the value
+    raw: str  # the characters between the quotes
+    literal: bool  # '...' (no escapes)
+
+    @property
+    def plain(self) -> bool:
+        """Its characters are its value (no escape sequence): an offset in the value is one in the file."""
+        return self.literal or "\\" not in self.raw
+
+
+def load(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise Unreadable(f"not valid TOML: {exc}", line) from None
+
+
+def strings(text: str) -> list[StringToken]:
+    """Every string literal of the document, in order (keys included)."""
+    out: list[StringToken] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            nl = text.find("\n", i)
+            i = n if nl == -1 else nl
+            continue
+        if c not in "\"'":
+            i += 1
+            continue
+        triple = text.startswith(c * 3, i)
+        quote = c * 3 if triple else c
+        j = i + len(quote)
+        k = j
+        while True:
+            k = text.find(quote, k)
+            if k == -1:
+                return out  # unterminated: tomllib has said so already
+            if c == '"' and _escaped(text, j, k):
+                k += 1
+                continue
+            break
+        if triple:  # up to two quotes may end the content: `""""a"""" ` is `"a"` plus quotes
+            while text.startswith(c, k + 3):
+                k += 1
+        out.append(StringToken(i, k + len(quote), j, text[j:k], c == "'"))
+        i = k + len(quote)
+    return out
+
+
+def _escaped(text: str, start: int, at: int) -> bool:
+    """Whether the quote at `at` is escaped (an odd run of backslashes before it)."""
+    run = 0
+    while at - run - 1 >= start and text[at - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+def value(token: StringToken, text: str) -> str:
+    if token.plain and not text.startswith(('"""', "'''"), token.start):
+        return token.raw
+    try:
+        got = tomllib.loads("x = " + text[token.start : token.end])["x"]
+    except tomllib.TOMLDecodeError:
+        return token.raw
+    return got if isinstance(got, str) else token.raw
+
+
+class Locator:
+    """Finds the string token of each value asked for, in document order: the first token
+    with that value not handed out yet."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens = strings(text)
+        self._taken: set[int] = set()
+        self._values: list[str | None] = [None] * len(self.tokens)
+
+    def find(self, wanted: str, after: int = 0) -> StringToken | None:
+        for i, token in enumerate(self.tokens):
+            if i in self._taken or token.start < after:
+                continue
+            got = self._values[i]
+            if got is None:
+                got = self._values[i] = value(token, self.text)
+            if got == wanted:
+                self._taken.add(i)
+                return token
+        return None
+
+
+def alone_on_line(text: str, token: StringToken) -> tuple[int, int] | None:
+    """The span of the token's whole line (with its line break) when the line holds only the
+    token, a comma after it, and a comment: an array item porter may remove; else None."""
+    start = text.rfind("\n", 0, token.start) + 1
+    if text[start : token.start].strip():
+        return None
+    nl = text.find("\n", token.end)
+    end = len(text) if nl == -1 else nl
+    rest = text[token.end : end].strip()
+    if rest.startswith(","):
+        rest = rest[1:].strip()
+    if rest and not rest.startswith("#"):
+        return None
+    return start, (end + 1 if nl != -1 else end)

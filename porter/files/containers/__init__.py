@@ -1,0 +1,1 @@
+"""Containers: Dockerfiles and compose files (rules/containers.toml)."""

@@ -1,0 +1,1 @@
+"""Dependency files: what a repository installs (rules/deps.toml)."""

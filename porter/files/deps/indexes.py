@@ -1,0 +1,45 @@
+"""Package indexes of CUDA builds: PyTorch's `/whl/cuXXX` indexes and NVIDIA's own (DEP002)."""
+
+from __future__ import annotations
+
+import re
+
+from porter.files.facts import environment
+from porter.files.sites import Site
+
+_TORCH_CUDA_INDEX = re.compile(r"(https?://download\.pytorch\.org/whl/(?:nightly/|test/)?)cu\d+(?=/|$|\s|['\"])")
+_NVIDIA_INDEX = re.compile(r"https?://pypi(?:\.ngc)?\.nvidia\.com[^\s'\"]*")
+# another project's index of CUDA builds (`.../whl/cu118/`: auto-gptq's, a vendor's)
+_OTHER_CUDA_INDEX = re.compile(r"https?://\S*?/(?:whl/)?cu\d{2,3}(?=/|$|\s|['\"])\S*")
+
+
+def cuda_index(url: str) -> bool:
+    return _TORCH_CUDA_INDEX.search(url) is not None or _NVIDIA_INDEX.search(url) is not None
+
+
+def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, int] | None) -> list[Site]:
+    """The DEP002 site of an index option whose value `url` starts at `at`: the URL becomes the
+    CPU index, or, where the target takes PyPI's torch, the option goes (`remove`: the span
+    of the option and its value, with its line where the option is alone on one)."""
+    env = environment(target)
+    m = _TORCH_CUDA_INDEX.search(url)
+    if m is None:
+        other = _OTHER_CUDA_INDEX.search(url) if _NVIDIA_INDEX.search(url) is None else None
+        if other is not None:
+            return [Site("DEP002", at + other.start(), at + other.end(), None,
+                         message=f"`{other.group(0)}` is an index of CUDA builds",
+                         advice="Remove it, and the packages it served, for the target: their wheels are CUDA builds.")]
+        nv = _NVIDIA_INDEX.search(url)
+        if nv is None:
+            return []
+        return [Site("DEP002", at + nv.start(), at + nv.end(), None,
+                     message=f"NVIDIA's package index ({nv.group(0)}) serves CUDA libraries only",
+                     advice="Remove it once no requirement needs it (the CUDA libraries it serves do not run on the target).")]
+    start, end = at + m.start(), at + m.end()
+    if env.get("torch_index_url"):
+        return [Site("DEP002", start, end, m.group(1) + "cpu",
+                     message=f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes torch's CPU build")]
+    message = f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes PyPI's torch"
+    if remove is None:
+        return [Site("DEP002", start, end, None, message=message)]
+    return [Site("DEP002", remove[0], remove[1], "", message=message + ": removed")]

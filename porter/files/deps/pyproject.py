@@ -1,0 +1,134 @@
+"""pyproject.toml: the dependency tables of PEP 621, PEP 735 and the build system, Poetry's and
+uv's, and the package indexes uv and Poetry are told to use.
+
+A pyproject.toml declares a package: its dependencies are a promise to everyone who installs it,
+so the target's packages are reported there (an optional extra is the author's choice), never
+added. Edits are inside a string (a `+cu121` label, an index URL) or remove an array item that
+stands alone on its line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from porter.config.settings import Settings
+from porter.files.configs.tomlpos import Locator, alone_on_line, load
+from porter.files.deps import requirement
+from porter.files.deps.indexes import index_sites
+from porter.files.deps.target_packages import added_message, missing_lines
+from porter.files.facts import canonical, environment
+from porter.files.sites import Site, Text
+
+
+def _lists(doc: dict[str, Any]) -> list[list[Any]]:
+    """Every list of requirement strings in the document (PEP 621, PEP 735, build-system)."""
+    out: list[list[Any]] = []
+    project = doc.get("project")
+    if isinstance(project, dict):
+        if isinstance(project.get("dependencies"), list):
+            out.append(project["dependencies"])
+        optional = project.get("optional-dependencies")
+        if isinstance(optional, dict):
+            out.extend(v for v in optional.values() if isinstance(v, list))
+    groups = doc.get("dependency-groups")
+    if isinstance(groups, dict):
+        out.extend(v for v in groups.values() if isinstance(v, list))
+    build = doc.get("build-system")
+    if isinstance(build, dict) and isinstance(build.get("requires"), list):
+        out.append(build["requires"])
+    return out
+
+
+def _poetry(doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """(package, version string) of Poetry's dependency tables."""
+    tool = doc.get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    if not isinstance(poetry, dict):
+        return []
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    group = poetry.get("group")
+    if isinstance(group, dict):
+        tables.extend(g.get("dependencies") for g in group.values() if isinstance(g, dict))
+    out = []
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, spec in table.items():
+            version = spec.get("version") if isinstance(spec, dict) else spec
+            if isinstance(version, str):
+                out.append((name, version))
+    return out
+
+
+def _index_urls(doc: dict[str, Any]) -> list[str]:
+    """The URLs of uv's `[[tool.uv.index]]` and Poetry's `[[tool.poetry.source]]` tables."""
+    tool = doc.get("tool")
+    if not isinstance(tool, dict):
+        return []
+    rows: list[Any] = []
+    uv = tool.get("uv")
+    if isinstance(uv, dict):
+        rows += uv.get("index", []) if isinstance(uv.get("index"), list) else []
+        for key in ("index-url", "extra-index-url"):
+            value = uv.get(key)
+            rows += [{"url": v} for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)]
+    poetry = tool.get("poetry")
+    if isinstance(poetry, dict) and isinstance(poetry.get("source"), list):
+        rows += poetry["source"]
+    return [r["url"] for r in rows if isinstance(r, dict) and isinstance(r.get("url"), str)]
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    doc = load(text.text)
+    where = Locator(text.text)
+    ctx = requirement.Context(settings.target, settings.imported_after_port)
+    out: list[Site] = []
+    torch_seen: tuple[int, int, str] | None = None
+    names: list[str] = []
+    for items in _lists(doc):
+        for item in items:
+            if not isinstance(item, str):
+                continue  # `{include-group = "..."}`
+            token = where.find(item)
+            if token is None:
+                continue
+            removable = alone_on_line(text.text, token)
+            place = requirement.Place(token.inner_start, removable, editable=token.plain)
+            out.extend(requirement.sites(item, place, ctx))
+            parsed = requirement.parse(item)
+            if parsed is not None:
+                names.append(parsed.name)
+                if canonical(parsed.name) == "torch" and torch_seen is None:
+                    torch_seen = (token.inner_start, token.inner_start + len(token.raw), item)
+    for name, version in _poetry(doc):
+        if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
+            continue
+        token = where.find(version)
+        if token is None:
+            continue
+        out.extend(_poetry_sites(name, version, token, ctx))
+        names.append(name)
+    for url in _index_urls(doc):
+        token = where.find(url)
+        if token is not None and token.plain:
+            out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
+    if torch_seen is not None:
+        lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
+        if lines is not None:
+            env = environment(settings.target)
+            out.append(Site("DEP004", torch_seen[0], torch_seen[1], None, message=added_message(lines, settings.target),
+                            advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
+                                   f"(`[project.optional-dependencies] {settings.target} = [...]`), or to the environment that runs "
+                                   f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}."))
+    return out
+
+
+def _poetry_sites(name: str, version: str, token: Any, ctx: requirement.Context) -> list[Site]:
+    """A Poetry version string (`2.4.0+cu121`, `^2.1`): its CUDA label, its package."""
+    out: list[Site] = []
+    place = requirement.Place(token.inner_start, None, editable=token.plain)
+    if canonical(name) in requirement.TORCH_FAMILY:
+        out.extend(requirement.cuda_build_sites(version, place, ctx))
+    elif requirement.cuda_only_package(name) is not None:
+        out.append(requirement.cuda_only(name, requirement.package_span(version, place), place, ctx))
+    return out

@@ -1,0 +1,131 @@
+"""requirements*.txt and constraints*.txt: pip's requirements file format, line by line.
+
+pip reads these files itself (pip._internal is no API), and no maintained library gives the
+place of each line's parts, which an edit that leaves every other byte alone needs; so the line
+grammar of pip's docs ("Requirements File Format") is read here: a line ending in `\\` goes on
+on the next one, `#` at the start or after a blank starts a comment, a line starting with `-`
+is an option, any other line is a requirement (PEP 508, read by `packaging`) or a URL or path,
+optionally followed by per-requirement options.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from porter.config.settings import Settings
+from porter.files.deps import requirement
+from porter.files.deps.indexes import index_sites
+from porter.files.deps.target_packages import insertion
+from porter.files.sites import Site, Text
+
+_COMMENT = re.compile(r"(?:^|\s)#")
+_REQ_OPTION = re.compile(r"\s+--?[A-Za-z]")
+_INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One logical line: [start, end) in the text without its line break (`next` is where
+    the following line starts); `content` ends before a comment."""
+
+    start: int
+    end: int
+    next: int
+    content: str
+
+
+def lines(text: str) -> list[Line]:
+    out: list[Line] = []
+    at = 0
+    n = len(text)
+    while at < n:
+        start = at
+        parts: list[str] = []
+        while True:
+            nl = text.find("\n", at)
+            end = n if nl == -1 else nl
+            physical = text[at:end].rstrip("\r")
+            nxt = n if nl == -1 else nl + 1
+            comment = _COMMENT.search(physical)
+            if comment is None and physical.endswith("\\") and nxt < n:
+                parts.append(physical[:-1])
+                at = nxt
+                continue
+            parts.append(physical if comment is None else physical[: comment.start()])
+            at = nxt
+            break
+        line_end = end - 1 if end > start and text[end - 1 : end] == "\r" else end
+        out.append(Line(start, line_end, at, "".join(parts)))
+    return out
+
+
+def requirement_text(line: Line) -> str | None:
+    """The requirement of a line (options after it cut off), or None for options and blanks."""
+    content = line.content.strip()
+    if not content or content.startswith("-"):
+        return None
+    cut = _REQ_OPTION.search(content)
+    return content[: cut.start()] if cut else content
+
+
+def option(line: Line) -> tuple[str, str] | None:
+    """(option, value) of an option line (`--extra-index-url URL`, `-i=URL`), else None."""
+    content = line.content.strip()
+    if not content.startswith("-"):
+        return None
+    m = re.match(r"(--?[A-Za-z][\w-]*)(?:\s*=\s*|\s+)?(.*)", content)
+    if m is None:
+        return None
+    return m.group(1), m.group(2).strip()
+
+
+def unparsable(text: str) -> list[int]:
+    """1-based numbers of lines that are neither options, requirements, URLs nor paths."""
+    bad = []
+    for i, line in enumerate(lines(text), start=1):
+        req = requirement_text(line)
+        if req is None or requirement.parse(req) is not None:
+            continue
+        if "/" in req or ":" in req or req.startswith(".") or req.endswith((".whl", ".tar.gz", ".zip")):
+            continue
+        bad.append(i)
+    return bad
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    ctx = requirement.Context(settings.target, settings.imported_after_port)
+    constraints = "constraint" in path.rsplit("/", 1)[-1].lower()
+    out: list[Site] = []
+    torch_line: Line | None = None
+    names: list[str] = []
+    options: list[tuple[str, str]] = []
+    for line in lines(text.text):
+        opt = option(line)
+        if opt is not None:
+            options.append(opt)
+            if opt[0] in _INDEX_OPTIONS:
+                at = text.text.find(opt[1], line.start, line.end) if opt[1] else -1
+                if at >= 0:
+                    out.extend(index_sites(text.text, at, opt[1], settings.target, (line.start, line.next)))
+            elif opt[0] in ("-e", "--editable"):
+                value_at = text.text.find(opt[1], line.start)
+                out.extend(requirement.sites(opt[1], requirement.Place(value_at, None), ctx))
+            continue
+        req = requirement_text(line)
+        if req is None:
+            continue
+        at = text.text.find(req, line.start)
+        place = requirement.Place(at, (line.start, line.next))
+        out.extend(requirement.sites(req, place, ctx))
+        parsed = requirement.parse(req)
+        if parsed is not None:
+            names.append(parsed.name)
+            if requirement.canonical(parsed.name) == "torch" and torch_line is None:
+                torch_line = line
+    if torch_line is not None and not constraints:
+        torch = requirement.parse(requirement_text(torch_line) or "")
+        site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
+        if site is not None:
+            out.append(site)
+    return out

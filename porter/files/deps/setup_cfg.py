@@ -1,0 +1,79 @@
+"""setup.cfg: `install_requires`, `setup_requires`, `tests_require` and `extras_require`.
+
+configparser reads the file (porter checks the port with it) but gives no places, so the
+requirement lines are found by the INI rules setuptools documents: a `[section]`, a `key =`
+line, and the indented lines that continue its value, one requirement each. setup.cfg declares
+a package: the target's packages are reported, never added (see pyproject.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from porter.config.settings import Settings
+from porter.files.deps import requirement
+from porter.files.deps.target_packages import added_message, missing_lines
+from porter.files.facts import canonical
+from porter.files.sites import Site, Text
+
+_SECTION = re.compile(r"\[\s*([^\]]+?)\s*\]")
+_KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
+_KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
+
+
+def _wanted(section: str, key: str) -> bool:
+    if section == "options.extras_require":
+        return True
+    return key in _KEYS.get(section, set())
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    ctx = requirement.Context(settings.target, settings.imported_after_port)
+    out: list[Site] = []
+    section = ""
+    collecting = False
+    torch: tuple[int, int, str] | None = None
+    names: list[str] = []
+    for number in range(1, len(text.line_starts) + 1):
+        start, end = text.line_span(number)
+        line = text.text[start:end]
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", ";")):
+            continue
+        header = _SECTION.fullmatch(stripped) if not line[:1].isspace() else None
+        if header is not None:
+            section, collecting = header.group(1).strip(), False
+            continue
+        value_at = start
+        if not line[:1].isspace():
+            key = _KEY.match(line)
+            collecting = key is not None and _wanted(section, key.group(1))
+            if not collecting or key is None:
+                continue
+            value = key.group(2)
+            value_at = start + key.start(2)
+            whole = False  # the key's own line: porter never removes it
+        elif not collecting:
+            continue
+        else:
+            value = stripped
+            value_at = start + line.index(stripped)
+            whole = True
+        value = value.rstrip()
+        if not value:
+            continue
+        nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
+        place = requirement.Place(value_at, (start, nxt) if whole else None)
+        out.extend(requirement.sites(value, place, ctx))
+        parsed = requirement.parse(value)
+        if parsed is not None:
+            names.append(parsed.name)
+            if canonical(parsed.name) == "torch" and torch is None:
+                torch = (value_at, value_at + len(value), value)
+    if torch is not None:
+        lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
+        if lines is not None:
+            out.append(Site("DEP004", torch[0], torch[1], None, message=added_message(lines, settings.target),
+                            advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
+                                   f"`[options.extras_require]` as `{settings.target} = ...`, or to the environment that runs the port."))
+    return out

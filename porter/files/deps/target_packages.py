@@ -1,0 +1,44 @@
+"""The target's own packages, added where a file builds an environment with torch (DEP004)."""
+
+from __future__ import annotations
+
+from packaging.requirements import Requirement
+
+from porter.files.deps.requirement import specifier, torch_minor
+from porter.files.facts import canonical, environment
+from porter.files.sites import Site
+
+
+def missing_lines(torch: Requirement | None, names: list[str], option_values: list[str], target: str, *, pip_options: bool) -> list[str] | None:
+    """The lines to add after torch (the target's index as an option where the format has
+    options, then its packages), or None when the target's packages are there already."""
+    env = environment(target)
+    present = {canonical(n) for n in names}
+    if any(name in present for name in env.package_names()):
+        return None
+    minor = torch_minor(specifier(torch), env) if torch is not None else None
+    out: list[str] = []
+    index = env.get("index_url")
+    if index and pip_options and not any(index in v for v in option_values):
+        out.append(f"--extra-index-url {index}")
+    out.extend(env.packages(minor))
+    return out
+
+
+def newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def insertion(text: str, line_end: int, torch: Requirement | None, names: list[str], option_values: list[str], target: str) -> Site | None:
+    """DEP004 at the end of torch's line (`line_end`) of a requirements file: the target's
+    lines (its index as an option, then its packages), one per line, after it."""
+    lines = missing_lines(torch, names, option_values, target, pip_options=True)
+    if lines is None:
+        return None
+    nl = newline(text)
+    return Site("DEP004", line_end, line_end, "".join(nl + line for line in lines), message=added_message(lines, target))
+
+
+def added_message(lines: list[str], target: str) -> str:
+    shown = ", ".join(f"`{line}`" for line in lines)
+    return f"the ported code needs the target's packages: {shown}"

@@ -1,0 +1,140 @@
+"""Which kind of file a name is: the kinds porter reads besides Python, told by name alone.
+
+A run never opens a file to learn its kind (discovery stays a walk of names). A kind's porter
+may still decide from the content that a file is not its business (a YAML file that is no
+accelerate or Lightning config is checked for CUDA values only).
+
+`PORTER_FILE_KINDS` (comma-separated kinds, or `python`) narrows what discovery finds: what
+the other kinds cost a run is measured by switching them off (benchmarks/bench_lint_real.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+
+PYTHON = "python"
+REQUIREMENTS = "requirements"  # requirements*.txt, constraints*.txt, requirements/*.txt, *.in
+PYPROJECT = "pyproject"  # pyproject.toml: dependency tables (and tool configs)
+SETUP_CFG = "setup-cfg"  # setup.cfg: install_requires, extras_require
+SETUP_PY = "setup-py"  # setup.py: Python, and the requirement strings it passes to setup()
+CONDA = "conda"  # environment*.yml
+DOCKERFILE = "dockerfile"  # Dockerfile, Dockerfile.*, *.Dockerfile, Containerfile
+COMPOSE = "compose"  # docker-compose*.yml, compose*.yml
+SHELL = "shell"  # *.sh, *.bash, Slurm batch files
+MAKEFILE = "makefile"  # Makefile, *.mk
+YAML = "yaml"  # other *.yml / *.yaml: configs
+JSON = "json"  # *.json: configs (DeepSpeed, ...)
+TOML = "toml"  # other *.toml: configs
+NOTEBOOK = "notebook"  # *.ipynb
+
+FILE_KINDS = (REQUIREMENTS, PYPROJECT, SETUP_CFG, SETUP_PY, CONDA, DOCKERFILE, COMPOSE, SHELL, MAKEFILE, YAML, JSON, TOML, NOTEBOOK)
+# what a kind's findings say the file is, in messages and reports
+LABELS = {
+    PYTHON: "Python",
+    REQUIREMENTS: "requirements file",
+    PYPROJECT: "pyproject.toml",
+    SETUP_CFG: "setup.cfg",
+    SETUP_PY: "setup.py",
+    CONDA: "conda environment file",
+    DOCKERFILE: "Dockerfile",
+    COMPOSE: "compose file",
+    SHELL: "shell script",
+    MAKEFILE: "Makefile",
+    YAML: "YAML file",
+    JSON: "JSON file",
+    TOML: "TOML file",
+    NOTEBOOK: "notebook",
+}
+
+_REQUIREMENTS = re.compile(r"(?:.*[-_.])?(?:requirements|constraints|reqs)(?:[-_.].*)?\.(?:txt|in)", re.IGNORECASE)
+_REQUIREMENTS_FOLDERS = frozenset({"requirements", "reqs", "requirement"})
+_CONDA = re.compile(r"(?:environment|conda[-_.]?env(?:ironment)?|conda)(?:[-_.].*)?\.ya?ml", re.IGNORECASE)
+_COMPOSE = re.compile(r"(?:docker-)?compose(?:[-_.].*)?\.ya?ml", re.IGNORECASE)
+_DOCKERFILE = re.compile(r"(?:dockerfile|containerfile)(?:[-_.].*)?|.+\.dockerfile", re.IGNORECASE)
+_SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
+_MAKEFILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+# suffixes that may name one of the kinds above (a first, cheap test in discovery)
+_SUFFIXES = (".py", ".pyi", ".txt", ".in", ".toml", ".cfg", ".yml", ".yaml", ".json", ".ipynb", ".mk", *_SHELL_SUFFIXES)
+
+
+def _enabled_kinds() -> frozenset[str]:
+    value = os.environ.get("PORTER_FILE_KINDS", "").strip()
+    if not value:
+        return frozenset((PYTHON, *FILE_KINDS))
+    return frozenset(k.strip() for k in value.split(",") if k.strip()) | {PYTHON}
+
+
+@lru_cache(maxsize=8)
+def _enabled(env: str) -> frozenset[str]:
+    return _enabled_kinds()
+
+
+def enabled_kinds() -> frozenset[str]:
+    """The kinds this run reads (all of them unless `PORTER_FILE_KINDS` says otherwise)."""
+    return _enabled(os.environ.get("PORTER_FILE_KINDS", ""))
+
+
+def kind_of(name: str) -> str | None:
+    """The kind of the file at `name` (a path or a bare name), or None when porter reads no
+    such file. `.py`/`.pyi` are Python (setup.py is Python with requirement strings)."""
+    base = name.rsplit("/", 1)[-1]
+    kind = _kind(base, name)
+    if kind is None or kind == PYTHON:
+        return kind
+    return kind if kind in enabled_kinds() else None
+
+
+def _kind(base: str, name: str) -> str | None:
+    lower = base.lower()
+    if lower.endswith((".py", ".pyi")):
+        return SETUP_PY if base == "setup.py" else PYTHON
+    if lower.endswith(".ipynb"):
+        return NOTEBOOK
+    if base in _MAKEFILES or lower.endswith(".mk"):
+        return MAKEFILE
+    if lower.endswith(_SHELL_SUFFIXES):
+        return SHELL
+    if lower == "pyproject.toml":
+        return PYPROJECT
+    if lower == "setup.cfg":
+        return SETUP_CFG
+    if lower.endswith((".yml", ".yaml")):
+        if _COMPOSE.fullmatch(base):
+            return COMPOSE
+        if _CONDA.fullmatch(base):
+            return CONDA
+        return YAML
+    if lower.endswith((".txt", ".in")):
+        if _REQUIREMENTS.fullmatch(base):
+            return REQUIREMENTS
+        parent = name.rsplit("/", 2)[-2] if name.count("/") else ""
+        return REQUIREMENTS if parent.lower() in _REQUIREMENTS_FOLDERS else None
+    if lower.endswith(".json"):
+        return JSON
+    if lower.endswith(".toml"):
+        return TOML
+    if _DOCKERFILE.fullmatch(base):
+        return DOCKERFILE
+    return None
+
+
+def discovered(name: str, parent: str = "") -> bool:
+    """Whether discovery picks up a file of this bare name (in a folder named `parent`)."""
+    if name.endswith((".py", ".pyi")):
+        return True
+    lower = name.lower()
+    if not (lower.endswith(_SUFFIXES) or name in _MAKEFILES or _DOCKERFILE.fullmatch(name)):
+        return False
+    return kind_of(f"{parent}/{name}" if parent else name) is not None
+
+
+def is_python(name: str) -> bool:
+    """Whether the file at `name` is Python source (what the project index reads): a `.py`
+    file, setup.py, or a file given by name that is of no other kind."""
+    return kind_of(name) in (None, PYTHON, SETUP_PY)
+
+
+def label(kind: str) -> str:
+    return LABELS.get(kind, kind)

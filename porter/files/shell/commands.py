@@ -1,0 +1,284 @@
+"""What a command line does on NVIDIA GPUs, and what the target's counterpart is.
+
+One function per concern, each given a `Command` (porter.files.shell.words): the device tool
+(`nvidia-smi`), CUDA's toolchain, launchers sized in GPUs, `docker run --gpus`, package installs
+(`pip`, `conda`, `apt-get`), Slurm's GPU requests, and `cuda`/`nccl` passed to a program.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from porter.files.deps import requirement
+from porter.files.deps.indexes import index_sites
+from porter.files.facts import cuda_only_package, environment
+from porter.files.shell import env as envvars
+from porter.files.shell.words import Command, Word
+from porter.files.sites import Site
+
+TOOLCHAIN = frozenset({"nvcc", "nsys", "ncu", "nv-nsight-cu-cli", "cuda-gdb", "compute-sanitizer", "cuda-memcheck", "dcgmi",
+                       "nvidia-cuda-mps-control", "nvidia-persistenced"})
+MESSAGES = frozenset({"echo", "printf", "log", "info", "warn", "logger"})  # print what they are given
+_LIST_GPUS = ((), ("-L",), ("--list-gpus",))
+_DEVICE_VALUE = re.compile(r"(?:^|[=:])(cuda(?::\d+)?|nccl)$")
+_SLURM_GPU = re.compile(r"--gres[= ](?:\S*:)?gpu\b\S*|--gpus(?:-per-(?:node|task|socket))?(?:[= ]\S+)?|--gpu-bind\S*|--gpus-per-\w+\S*|-G\s*\d+")
+_APT = frozenset({"apt-get", "apt", "yum", "dnf", "microdnf", "apk"})
+_CUDA_APT = re.compile(r"(?:cuda(?:-[\w.-]+)?|libcudnn\w*(?:-[\w.-]+)?|libnccl\w*(?:-[\w.-]+)?|nvidia-[\w.-]+|libnvinfer\w*|tensorrt)(?:=\S+)?")
+_INDEX = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
+_PIP_VALUE_OPTIONS = frozenset({*_INDEX, "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
+                                "--prefix", "--root", "--trusted-host", "--config-settings", "-C", "--python", "--platform",
+                                "--python-version", "--implementation", "--abi", "--src", "--cache-dir", "--log", "--progress-bar"})
+
+
+def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
+    """`consumed`: the command's output is read by another (a pipe, `$(...)`), not shown."""
+    out: list[Site] = []
+    for check in CHECKS:
+        out.extend(check(cmd, text, target, consumed))
+    return out
+
+
+def device_tool(cmd: Command, text: str, target: str, consumed: object) -> list[Site]:
+    if cmd.name != "nvidia-smi":
+        # `watch -n 1 nvidia-smi`: the tool as another command's argument
+        return [Site("LCH001", w.start, w.end, None, message="runs `nvidia-smi`, NVIDIA's device tool")
+                for w in cmd.args if (w.value or "").rsplit("/", 1)[-1] == "nvidia-smi"]
+    tool = environment(target).get("device_tool")
+    args = tuple(w.value for w in cmd.args)
+    if tool and args in _LIST_GPUS and not consumed:
+        # (what it prints is shown, not parsed: the other tool's listing serves the reader)
+        return [Site("LCH001", cmd.name_word.start, cmd.args[-1].end if cmd.args else cmd.name_word.end, tool,
+                     message=f"`nvidia-smi` lists NVIDIA's GPUs: `{tool}` lists the target's devices")]
+    why = " queried for values" if args not in _LIST_GPUS else ", its output read by another command" if consumed else ""
+    return [Site("LCH001", cmd.name_word.start, cmd.args[-1].end if cmd.args else cmd.name_word.end, None,
+                 message=f"`nvidia-smi`, NVIDIA's device tool{why}")]
+
+
+def toolchain(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    if cmd.name not in TOOLCHAIN:
+        return []
+    return [Site("LCH004", cmd.name_word.start, cmd.name_word.end, None, message=f"`{cmd.name}` is a tool of CUDA's toolkit or NVIDIA's profilers")]
+
+
+def _module(cmd: Command) -> str | None:
+    """`torch.distributed.run` for `python -m torch.distributed.run ...`."""
+    if not cmd.name.startswith("python"):
+        return None
+    for i, w in enumerate(cmd.args):
+        if w.value == "-m":
+            return cmd.literal(i + 1)
+        if w.value is not None and w.value.startswith("-m") and len(w.value) > 2:
+            return w.value[2:]
+    return None
+
+
+def _option(cmd: Command, names: tuple[str, ...]) -> list[tuple[Word, Word | None]]:
+    """(option word, its value word or None) for each use of an option: `--x=v` or `--x v`."""
+    out: list[tuple[Word, Word | None]] = []
+    for i, w in enumerate(cmd.args):
+        raw = w.value if w.value is not None else w.raw
+        for name in names:
+            if raw == name:
+                out.append((w, cmd.args[i + 1] if i + 1 < len(cmd.args) else None))
+            elif raw.startswith(name + "="):
+                out.append((w, None))
+    return out
+
+
+def launcher(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    unit = environment(target).get("process_unit")
+    module = _module(cmd)
+    found: list[tuple[Word, Word | None]] = []
+    if cmd.name == "torchrun" or module in ("torch.distributed.run", "torch.distributed.launch"):
+        found = _option(cmd, ("--nproc_per_node", "--nproc-per-node"))
+    elif cmd.name == "deepspeed":
+        found = _option(cmd, ("--num_gpus", "--num-gpus", "--include", "--exclude"))
+    elif cmd.name == "accelerate" and cmd.literal(0) == "launch":
+        found = _option(cmd, ("--multi_gpu", "--multi-gpu", "--gpu_ids", "--gpu-ids"))
+    out = []
+    for opt, value in found:
+        end = value.end if value is not None and not (opt.value or opt.raw).startswith("--multi") else opt.end
+        out.append(Site("LCH002", opt.start, end, None, message=f"starts processes per GPU: on the target, one per {unit}"))
+    return out
+
+
+def docker_gpus(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    if cmd.name not in ("docker", "podman", "nvidia-docker") or (cmd.name != "nvidia-docker" and cmd.literal(0) not in ("run", "create")):
+        return []
+    env = environment(target)
+    out = []
+    if cmd.name == "nvidia-docker":
+        out.append(Site("CTR002", cmd.name_word.start, cmd.name_word.end, None, message="`nvidia-docker` runs containers on NVIDIA GPUs"))
+    for opt, value in _option(cmd, ("--gpus", "--runtime")):
+        shown = (opt.value or opt.raw) + ("" if value is None else " " + (value.value or value.raw))
+        if "runtime" in shown and "nvidia" not in shown:
+            continue
+        out.append(Site("CTR002", opt.start, value.end if value is not None else opt.end, None,
+                        message=f"`{shown}` gives the container NVIDIA GPUs; the target's containers run with {env.get('run_options')}"))
+    return out
+
+
+def _pip_args(cmd: Command) -> list[Word] | None:
+    """The arguments after `install` of a pip command (`pip`, `python -m pip`, `uv pip`)."""
+    args = list(cmd.args)
+    if cmd.name.startswith("python") and _module(cmd) == "pip":
+        at = next(i for i, w in enumerate(args) if w.value in ("-m", "-mpip") or (w.value or "").startswith("-m"))
+        args = args[at + (1 if args[at].value != "-m" else 2):]
+    elif cmd.name == "uv" and args and args[0].value == "pip":
+        args = args[1:]
+    elif not re.fullmatch(r"pip(?:3(?:\.\d+)?)?", cmd.name):
+        return None
+    if not args or args[0].value != "install":
+        return None
+    return args[1:]
+
+
+def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    args = _pip_args(cmd)
+    if args is None:
+        return []
+    ctx = requirement.Context(target, None)
+    out: list[Site] = []
+    skip = False
+    for i, w in enumerate(args):
+        out.extend(_extras(w))
+        if skip:
+            skip = False
+            continue
+        value = w.value
+        if value is None:
+            out.extend(_templated(w, args[i - 1] if i else None))
+            continue
+        option = value.split("=", 1)[0]
+        if option in _INDEX:
+            url_word = args[i + 1] if "=" not in value and i + 1 < len(args) else w
+            url = (url_word.value or "").split("=", 1)[-1] if url_word is w else url_word.value
+            skip = url_word is not w
+            if url:
+                at = text.find(url, url_word.start, url_word.end)
+                start = w.start - 1 if w.start > 0 and text[w.start - 1] == " " else w.start
+                if at >= 0:
+                    out.extend(index_sites(text, at, url, target, (start, url_word.end)))
+            continue
+        if value.startswith("-"):
+            skip = option in _PIP_VALUE_OPTIONS and "=" not in value
+            continue
+        inner = w.inner
+        out.extend(requirement.sites(value, requirement.Place(inner[0], None, editable=w.raw == value or w.raw[1:-1] == value), ctx))
+    return out
+
+
+_EXTRAS = re.compile(r"\[([^\]]*)\]")
+_TEMPLATED_BUILD = re.compile(r"\+cu(?:\d|\$)")
+_TEMPLATED_INDEX = re.compile(r"/whl/(?:nightly/)?cu(?:\d|\$)")
+
+
+def _extras(w: Word) -> list[Site]:
+    """`pip install -e .[deepspeed,flash-attn]`: the project's own extras named after a package
+    with no build for the target."""
+    out = []
+    for m in _EXTRAS.finditer(w.raw):
+        at = w.start + m.start(1)
+        for name in re.finditer(r"[A-Za-z0-9_.-]+", m.group(1)):
+            if cuda_only_package(name.group(0)) is not None:
+                out.append(Site("DEP005", at + name.start(), at + name.end(), None,
+                                message=f"installs the project's `{name.group(0)}` extra: a package with no build for the target"))
+    return out
+
+
+def _templated(w: Word, before: Word | None) -> list[Site]:
+    """A word built from variables: `torch==${V}+cu${CUDA}`, an index `.../whl/cu$CUDA`."""
+    if _TEMPLATED_BUILD.search(w.raw):
+        return [Site("DEP001", w.start, w.end, None, message=f"`{w.raw}` installs a CUDA build (its version from variables)")]
+    if _TEMPLATED_INDEX.search(w.raw) and "download.pytorch.org" in w.raw:
+        return [Site("DEP002", w.start, w.end, None, message=f"`{w.raw}` is PyTorch's index of CUDA builds (its version from variables)")]
+    return []
+
+
+def conda_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    if cmd.name not in ("conda", "mamba", "micromamba") or cmd.literal(0) != "install":
+        return []
+    ctx = requirement.Context(target, None, conda=True)
+    out = []
+    for i, w in enumerate(cmd.args[1:], start=1):
+        if w.value is None:
+            continue
+        if w.value in ("-c", "--channel") and cmd.literal(i + 1) == "nvidia":
+            nxt = cmd.args[i + 1]
+            out.append(Site("DEP002", w.start, nxt.end, None, message="conda's `nvidia` channel serves CUDA libraries only"))
+            continue
+        m = re.match(r"(?:[\w.-]+::)?([A-Za-z0-9_][A-Za-z0-9_.-]*)", w.value)
+        if m and not w.value.startswith("-") and cuda_only_package(m.group(1), conda=True) is not None:
+            out.append(requirement.cuda_only(m.group(1), (w.start, w.end), requirement.Place(w.start, None), ctx))
+    return out
+
+
+def system_packages(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    if cmd.name not in _APT or not any(w.value in ("install", "add") for w in cmd.args[:3]):
+        return []
+    return [Site("CTR003", w.start, w.end, None, message=f"`{w.value}` is a CUDA system package")
+            for w in cmd.args if w.value is not None and _CUDA_APT.fullmatch(w.value)]
+
+
+def slurm(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    if cmd.name not in ("srun", "sbatch", "salloc"):
+        return []
+    out = []
+    for i, w in enumerate(cmd.args):
+        joined = (w.value or w.raw) + (" " + (cmd.literal(i + 1) or "") if (w.value or "") in ("--gres", "-G", "--gpus") else "")
+        if _SLURM_GPU.fullmatch(joined.strip()) or _SLURM_GPU.fullmatch(w.value or w.raw):
+            out.append(Site("LCH003", w.start, w.end, None, message=f"`{(w.value or w.raw)}` asks Slurm for GPUs"))
+    return out
+
+
+def device_arguments(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    """`cuda`/`nccl` handed to a program (not a message printed, not a variable: those have
+    their own checks)."""
+    if cmd.name in MESSAGES:
+        return []
+    out = []
+    for w in cmd.args:
+        value = w.value
+        if value is None or not _DEVICE_VALUE.search(value):
+            continue
+        name = value.split("=", 1)[0]
+        if "=" in value and envvars.rule_of(name) is not None:
+            continue
+        kind = "backend" if value.endswith("nccl") else "device"
+        out.append(Site("LCH005", w.start, w.end, None, message=f"`{value}` passes a CUDA {kind} to `{cmd.name}`"))
+    return out
+
+
+_VARIABLE_PREFIX = re.compile(r"\b(?:CUDA|NCCL|NVIDIA|CUDNN)_")
+
+
+def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    """`unset CUDA_VISIBLE_DEVICES`, `env -u NCCL_DEBUG ...`: a CUDA variable named as an
+    argument; `grep -E '^CUDA_|^NCCL_'`: a pattern that picks CUDA's variables."""
+    out = []
+    for w in cmd.args:
+        if w.value is not None and envvars.rule_of(w.value) is not None:
+            site = envvars.read(w.value, (w.start, w.end))
+            if site is not None:
+                out.append(site)
+        elif cmd.name not in MESSAGES and w.value is not None and _VARIABLE_PREFIX.search(w.value) and not re.match(r"[A-Za-z_]\w*=", w.value):
+            rule = "ENV002" if "NCCL_" in w.value and "CUDA_" not in w.value else "ENV003"
+            out.append(Site(rule, w.start, w.end, None, message=f"`{w.value[:60]}` names CUDA's or NCCL's variables"))
+    return out
+
+
+CHECKS: tuple[Callable[[Command, str, str, object], list[Site]], ...] = (
+    device_tool, toolchain, launcher, docker_gpus, pip_install, conda_install, system_packages, slurm, device_arguments, variable_names,
+)
+
+
+def slurm_directive(comment: str, start: int) -> list[Site]:
+    """`#SBATCH --gres=gpu:8` (a comment that is Slurm's directive)."""
+    if not comment.startswith("#SBATCH"):
+        return []
+    out = []
+    for m in _SLURM_GPU.finditer(comment):
+        out.append(Site("LCH003", start + m.start(), start + m.end(), None, message=f"`{m.group(0)}` asks Slurm for GPUs"))
+    return out
+

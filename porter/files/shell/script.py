@@ -1,0 +1,82 @@
+"""Shell scripts and Slurm batch files, and any shell text inside another kind of file.
+
+The text is parsed with tree-sitter-bash and walked once: each command goes to
+porter.files.shell.commands, each assignment and each expansion of a variable to
+porter.files.shell.env, each `#SBATCH` comment to the Slurm check. `shell_sites` is what a
+Dockerfile's RUN, a Makefile's recipe and a notebook's `!` line use too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from porter.config.settings import Settings
+from porter.files.errors import Unreadable
+from porter.files.shell import commands
+from porter.files.shell import env as envvars
+from porter.files.shell.parse import Offsets, error_lines, parse
+from porter.files.shell.words import command, literal, text_of
+from porter.files.sites import Site, Text
+
+_DECLARATIONS = frozenset({"declaration_command", "unset_command"})
+_CONSUMING = frozenset({"pipeline", "command_substitution", "process_substitution"})
+
+
+def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = False) -> list[Site]:
+    """The sites of the shell `code`, which starts at character `base` of the file's `text`.
+    A script that does not parse is unreadable (`strict`); shell text inside another file
+    that does not parse is still read, but nothing in it is rewritten."""
+    source = code.encode("utf-8", "surrogateescape")
+    tree = parse(source)
+    bad = error_lines(tree.root_node)
+    if bad and strict:
+        raise Unreadable(f"does not parse as bash (line {bad[0]}): left unchanged", bad[0])
+    offsets = Offsets(code, base)
+    out: list[Site] = []
+    stack: list[tuple[Any, bool]] = [(tree.root_node, False)]  # (node, its output is read by another command)
+    while stack:
+        node, consumed = stack.pop()
+        kind = node.type
+        if kind in _CONSUMING:
+            consumed = True
+        if kind == "command":
+            cmd = command(node, source, offsets)
+            if cmd is not None:
+                out.extend(commands.sites(cmd, text, target, consumed=consumed))
+        elif kind == "variable_assignment":
+            out.extend(_assignment(node, source, offsets, text, target))
+        elif kind in ("simple_expansion", "expansion"):
+            name = next((c for c in node.named_children if c.type == "variable_name"), None)
+            if name is not None:
+                site = envvars.read(text_of(name, source), (offsets.char(node.start_byte), offsets.char(node.end_byte)))
+                if site is not None:
+                    out.append(site)
+        elif kind in _DECLARATIONS:
+            for child in node.named_children:
+                if child.type == "variable_name":
+                    site = envvars.read(text_of(child, source), (offsets.char(child.start_byte), offsets.char(child.end_byte)))
+                    if site is not None:
+                        out.append(site)
+        elif kind == "comment":
+            out.extend(commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte)))
+        stack.extend((child, consumed) for child in reversed(node.named_children))
+    if bad:
+        out = [replace(s, replacement=None) for s in out]
+    return out
+
+
+def _assignment(node: Any, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
+    name = node.child_by_field_name("name")
+    if name is None or name.type != "variable_name":
+        return []
+    value = node.child_by_field_name("value")
+    name_span = (offsets.char(name.start_byte), offsets.char(name.end_byte))
+    if value is None:
+        return envvars.assignment(text, target, text_of(name, source), name_span, "", None)
+    value_span = (offsets.char(value.start_byte), offsets.char(value.end_byte))
+    return envvars.assignment(text, target, text_of(name, source), name_span, literal(value, source), value_span)
+
+
+def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    return shell_sites(text.text, 0, text.text, settings.target, strict=True)

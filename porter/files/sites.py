@@ -1,0 +1,164 @@
+"""From the sites a porter found to a result: findings, the fixes the settings allow, new bytes.
+
+A porter of a file kind never edits text itself: it names sites (a span of the file, a rule,
+and the replacement where one is a documented fact). Here, as for Python, the settings decide
+what is reported (`--select`/`--ignore`), what a comment silences, which fixes are applied
+(safe ones, unsafe ones with `--unsafe-fixes`), and the new bytes are the old ones with those
+spans replaced: nothing outside a site changes. What comes out must parse again as the kind's
+format (`porter.files.verify`), or nothing is written.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from porter.config.ruledata import all_rules, rule_enabled
+from porter.config.settings import Settings
+from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position
+from porter.pipeline.suppressions import Suppressions
+
+
+@dataclass(frozen=True)
+class Site:
+    """One thing a porter found: characters [start, end) of the file's text."""
+
+    code: str
+    start: int
+    end: int
+    replacement: str | None = None  # the new text for the span, when the fix is a documented fact
+    message: str | None = None  # default: the rule's summary
+    advice: str | None = None  # default: the rule's advice for the target
+    applicability: Applicability | None = None  # default: the rule's for the target
+
+
+class Text:
+    """A file's text, decoded so that encoding it gives back the very same bytes, with the
+    offsets of its lines (positions are 1-based lines, 0-based columns in code points)."""
+
+    def __init__(self, source: bytes) -> None:
+        self.source = source
+        self.text = source.decode("utf-8", "surrogateescape")
+        starts = [0]
+        find = self.text.find
+        at = find("\n")
+        while at != -1:
+            starts.append(at + 1)
+            at = find("\n", at + 1)
+        self.line_starts = starts
+
+    def position(self, offset: int) -> Position:
+        line = bisect_right(self.line_starts, offset)
+        return Position(line, offset - self.line_starts[line - 1])
+
+    def offset(self, line: int, column: int = 0) -> int:
+        """The offset of (1-based line, 0-based column)."""
+        return self.line_starts[line - 1] + column
+
+    def line_span(self, line: int) -> tuple[int, int]:
+        """[start, end) of a 1-based line without its line break."""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
+        if end > start and self.text[end - 1] == "\r":
+            end -= 1
+        return start, end
+
+    def encode(self, text: str) -> bytes:
+        return text.encode("utf-8", "surrogateescape")
+
+
+def result(
+    text: Text,
+    sites: list[Site],
+    path: str,
+    settings: Settings,
+    *,
+    suppressions: Suppressions | None = None,
+    verify: str | None = None,
+) -> FileResult:
+    """The file's result: one finding per enabled, unsilenced site; the new bytes with the
+    applied sites' replacements (when the settings want the source), checked by the parser
+    of the kind named in `verify` (see `porter.files.verify`)."""
+    out = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=text.source)
+    rules = all_rules()
+    target = settings.target
+    edits: list[tuple[int, int, str]] = []
+    taken: list[tuple[int, int]] = []
+    for site in sorted(sites, key=lambda s: (s.start, s.end, s.code)):
+        rule = rules[site.code]
+        if not rule_enabled(rule, target, settings.select, settings.ignore, settings.extend_select):
+            continue
+        applicability = site.applicability or rule.applicability_for(target)
+        if site.replacement is None:
+            applicability = Applicability.MANUAL
+        applied = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and settings.unsafe_fixes)
+        if applied and any(site.start < e and s < site.end for s, e in taken):
+            applied = False  # another fix already rewrites these characters
+        start, end = text.position(site.start), text.position(site.end)
+        finding = Finding(
+            code=rule.code,
+            name=rule.name,
+            message=site.message or rule.summary,
+            path=path,
+            start=start,
+            end=end,
+            severity=rule.severity,
+            applicability=applicability,
+            target=target,
+            replacement=site.replacement,
+            original=text.text[site.start : site.end] if site.replacement is not None else None,
+            applied=applied,
+            advice=site.advice or rule.advice_for(target),
+            doc_url=rule.doc_url,
+        )
+        if suppressions is not None and suppressions.by_line:
+            lines = (start.line,) if start.line == end.line else (start.line, end.line)
+            if suppressions.matching(rule.code, lines) is not None:
+                out.suppressed.append(_unapplied(finding))
+                continue
+        if suppressions is not None and rule.code in suppressions.file_codes:
+            continue
+        if applied:
+            assert site.replacement is not None
+            edits.append((site.start, site.end, site.replacement))
+            taken.append((site.start, site.end))
+        out.findings.append(finding)
+    out.findings.sort(key=Finding.sort_key)
+    if not edits:
+        return out
+    new_text = apply(text.text, edits)
+    if new_text == text.text:
+        return out
+    out.status = FileStatus.CHANGED
+    if not settings.want_source:
+        return out
+    new = text.encode(new_text)
+    if verify is not None:
+        from porter.files.verify import problem
+
+        why = problem(verify, new)
+        if why is not None:
+            out.status = FileStatus.ERROR
+            out.reason = f"internal error: the rewritten file does not parse ({why}); left unchanged"
+            out.findings = []
+            return out
+    out.new_source = new
+    return out
+
+
+def _unapplied(f: Finding) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, applied=False)
+
+
+def apply(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """`text` with each (start, end, new) span replaced; spans do not overlap."""
+    parts: list[str] = []
+    at = 0
+    for start, end, new in sorted(edits):
+        parts.append(text[at:start])
+        parts.append(new)
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)

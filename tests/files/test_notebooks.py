@@ -1,0 +1,113 @@
+"""Notebooks: code cells through the Python codemods as one module, IPython lines through the
+shell checks, the file's bytes kept outside the changed cells' `source`."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+
+from porter.files.notebooks import layout
+from tests.files.conftest import codes, port_file, ported
+
+
+def _notebook(*cells, **meta) -> str:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata.update(meta)
+    made = []
+    for kind, text in cells:
+        cell = nbformat.v4.new_code_cell(text) if kind == "code" else nbformat.v4.new_markdown_cell(text)
+        made.append(cell)
+    nb.cells = made
+    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="cuda 😀 ü\n")] if made[-1].cell_type == "code" else []
+    return nbformat.writes(nb)
+
+
+NB = _notebook(
+    ("markdown", "# Train on `cuda`\n\nprint(x.cuda())"),
+    ("code", "!nvidia-smi\n%env CUDA_VISIBLE_DEVICES=0\n%pip install flash-attn"),
+    ("code", "import torch\nimport torch.nn as nn\ndevice = \"cuda\" if torch.cuda.is_available() else \"cpu\"  # é"),
+    ("code", "model = nn.Linear(4, 2).cuda()\n%time y = model(torch.ones(1, 4).cuda())\nfor i in range(2):\n    !echo $i\n    print(i)"),
+    ("code", "%%bash\nnvidia-smi\necho done"),
+    ("code", "torch.cuda.synchronize()\nprint(device)"),
+    accelerator="GPU",
+)
+
+
+def _cells(text):
+    return json.loads(text)["cells"]
+
+
+def test_only_the_changed_cells_source_changes():
+    new = ported("tutorial.ipynb", NB, "neuron")
+    old_nb, new_nb = json.loads(NB), json.loads(new)
+    assert new_nb["metadata"] == old_nb["metadata"] and new_nb["nbformat"] == old_nb["nbformat"]
+    for old, cell in zip(old_nb["cells"], new_nb["cells"]):
+        assert {k: v for k, v in cell.items() if k != "source"} == {k: v for k, v in old.items() if k != "source"}
+    sources = ["".join(c["source"]) for c in new_nb["cells"]]
+    assert sources[0] == "# Train on `cuda`\n\nprint(x.cuda())"  # markdown is prose
+    assert sources[1] == "!neuron-ls\n%env NEURON_RT_VISIBLE_CORES=0\n%pip install flash-attn"
+    assert sources[2] == "import torch\nimport torch.nn as nn\ndevice = \"neuron\" if torch.accelerator.is_available() else \"cpu\"  # é"
+    assert sources[3] == "model = nn.Linear(4, 2).to(\"neuron\")\n%time y = model(torch.ones(1, 4).to(\"neuron\"))\nfor i in range(2):\n    !echo $i\n    print(i)"
+    assert sources[4] == "%%bash\nneuron-ls\necho done"
+    assert sources[5] == "torch.accelerator.synchronize()\nprint(device)"
+    # byte for byte outside the `source` arrays: the file is its old self with those replaced
+    spans = [(c.source.start, c.source.end) for c in layout.read(NB).cells]
+    new_spans = [(c.source.start, c.source.end) for c in layout.read(new).cells]
+    gaps = [NB[a:b] for (_, a), (b, _) in zip([(0, 0), *spans], [*spans, (len(NB), 0)])]
+    new_gaps = [new[a:b] for (_, a), (b, _) in zip([(0, 0), *new_spans], [*new_spans, (len(new), 0)])]
+    assert gaps == new_gaps
+    assert ported("tutorial.ipynb", new, "neuron") == new  # a second run changes nothing
+
+
+def test_findings_name_the_cell_and_point_at_the_files_line():
+    r = port_file("tutorial.ipynb", NB, "neuron")
+    lines = NB.splitlines()
+    by_code = {}
+    for f in r.findings:
+        by_code.setdefault(f.code, []).append(f)
+    [dev002] = by_code["DEV002"]
+    assert dev002.message.endswith("(cell 3, line 3)")
+    assert lines[dev002.start.line - 1][dev002.start.column:].startswith('\\"cuda\\"')  # where the file has it
+    assert dev002.replacement == '\\"neuron\\"'  # a fix the file can take (a SARIF replacement) is JSON-escaped
+    assert {f.message.rsplit("(", 1)[1] for f in by_code["LCH001"]} == {"cell 2, line 1)", "cell 5, line 2)"}
+    assert [f.code for f in r.findings if f.code == "NB002"] == ["NB002"]
+
+
+def test_lint_and_rewrite_report_the_same():
+    lint = port_file("tutorial.ipynb", NB, "xla", want_source=False)
+    rewrite = port_file("tutorial.ipynb", NB, "xla")
+    assert [f.to_dict() for f in lint.findings] == [f.to_dict() for f in rewrite.findings]
+    assert lint.status == rewrite.status
+
+
+def test_imports_go_to_the_cell_of_the_imports():
+    new = ported("tutorial.ipynb", NB, "xla")
+    sources = ["".join(c["source"]) for c in _cells(new)]
+    assert sources[2].startswith("import torch\nimport torch.nn as nn\nimport torch_xla\n")
+    assert "torch_xla" not in sources[1]
+
+
+def test_a_cell_that_is_not_python_is_reported_and_kept():
+    nb = _notebook(("code", "import torch\nx = torch.zeros(1).cuda(\n"), ("code", "y = torch.ones(1).cuda()"))
+    r = port_file("nb.ipynb", nb, "neuron")
+    assert "NB001" in codes(r)
+    sources = ["".join(c["source"]) for c in _cells(r.new_source.decode())]
+    assert sources == ["import torch\nx = torch.zeros(1).cuda(\n", 'y = torch.ones(1).to("neuron")']
+
+
+def test_one_string_sources_and_escaped_files_keep_their_style():
+    doc = json.loads(NB)
+    for cell in doc["cells"]:
+        cell["source"] = "".join(cell["source"])
+    escaped = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
+    new = ported("nb.ipynb", escaped, "neuron")
+    assert new.isascii() and "\\u00e9" in new  # the file's escaping, kept
+    cell = json.loads(new)["cells"][2]
+    assert isinstance(cell["source"], str) and '"neuron"' in cell["source"]
+    assert json.loads(new)["cells"][0] == doc["cells"][0]
+
+
+def test_a_notebook_that_is_no_json_is_an_error():
+    r = port_file("nb.ipynb", '{"cells": [ {"cell_type": "code", "source": ["x.cuda()"] ', "neuron")
+    assert r.status.value == "error" and "not valid JSON" in r.reason

@@ -1,0 +1,81 @@
+"""Shell scripts, Slurm batch files and Makefiles, read with tree-sitter."""
+
+from __future__ import annotations
+
+import pytest
+
+from porter.files import errors
+from porter.files.shell import parse
+from tests.files.conftest import codes, outside_edits_unchanged, port_file, ported
+
+SCRIPT = """\
+#!/bin/bash
+#SBATCH --gres=gpu:8
+#SBATCH --gpus-per-node 8
+set -euo pipefail
+export CUDA_VISIBLE_DEVICES=0,1,2,3
+export NCCL_DEBUG=INFO
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+nvidia-smi
+COUNT=$(nvidia-smi -L | wc -l)
+for i in $(seq 0 3); do CUDA_VISIBLE_DEVICES=$i python eval.py --device cuda & done
+torchrun --nproc_per_node=gpu train.py \\
+    --backend=nccl
+echo "CUDA devices: $CUDA_VISIBLE_DEVICES"
+[[ -n "${X:-}" ]] && echo $(( 1 + 2 ))
+case "$1" in a) nsys profile python x.py ;; esac
+pip install "torch==2.14.0+cu121" --index-url https://download.pytorch.org/whl/cu121
+docker run --gpus all --rm img
+CUDA_VISIBLE_DEVICES=0,2 python odd.py
+"""
+
+
+def test_a_script_on_neuron():
+    r = port_file("train.sh", SCRIPT, "neuron")
+    found = sorted((f.code, f.start.line, f.applied) for f in r.findings)
+    assert ("ENV001", 5, True) in found and ("ENV001", 18, False) in found  # 0,2 is no range
+    assert ("ENV001", 10, False) in found and ("ENV001", 13, False) in found  # $i; a read
+    assert ("LCH001", 8, True) in found and ("LCH001", 9, False) in found  # its output is read by `wc`
+    assert {("LCH003", 2, False), ("LCH003", 3, False), ("LCH002", 11, False), ("LCH005", 10, False), ("LCH005", 12, False),
+            ("LCH004", 15, False), ("ENV002", 6, False), ("ENV004", 7, False), ("CTR002", 17, False)} <= set(found)
+    new = ported("train.sh", SCRIPT, "neuron")
+    assert "export NEURON_RT_VISIBLE_CORES=0-3\n" in new and "\nneuron-ls\n" in new
+    assert 'pip install "torch==2.14.0+cpu" --index-url https://download.pytorch.org/whl/cpu\n' in new
+    assert outside_edits_unchanged(SCRIPT, new)
+    assert ported("train.sh", new, "neuron") == new  # a second run changes nothing
+
+
+def test_a_script_on_xla_and_tpu():
+    xla = ported("train.sh", SCRIPT, "xla")
+    assert "\ntpu-info\n" in xla and "export CUDA_VISIBLE_DEVICES=0,1,2,3\n" in xla  # no documented counterpart: reported
+    assert 'pip install "torch==2.14.0"\n' in xla  # the CUDA index goes: PyPI's torch
+    tpu = ported("train.sh", SCRIPT, "tpu")
+    assert "\nnvidia-smi\n" in tpu  # TorchTPU does not install tpu-info: reported
+
+
+def test_a_script_that_does_not_parse_is_reported_not_rewritten():
+    r = port_file("bad.sh", "if then fi (\nnvidia-smi\n", "neuron")
+    assert r.status.value == "error" and "does not parse as bash" in r.reason and r.new_source is None
+
+
+def test_makefile_recipes_and_variables():
+    text = "GPUS ?= 8\nexport CUDA_VISIBLE_DEVICES=0,1\n\ntrain:\n\t@nvidia-smi\n\t-CUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node=$(GPUS) t.py \\\n\t  --device cuda\n"
+    new = ported("Makefile", text, "neuron")
+    assert new == "GPUS ?= 8\nexport NEURON_RT_VISIBLE_CORES=0-1\n\ntrain:\n\t@neuron-ls\n\t-NEURON_RT_VISIBLE_CORES=0 torchrun --nproc_per_node=$(GPUS) t.py \\\n\t  --device cuda\n"
+    assert {"LCH002", "LCH005"} <= set(codes(port_file("Makefile", text, "neuron")))
+
+
+def test_without_the_shell_extra_a_script_is_skipped_saying_how_to_install_it(monkeypatch):
+    def missing(grammar):
+        raise errors.NeedsExtra(f"reading shell needs tree-sitter: {parse.EXTRA}")
+
+    monkeypatch.setattr(parse, "_parser", missing)
+    r = port_file("train.sh", SCRIPT, "neuron")
+    assert r.status.value == "skipped" and "pip install 'porter[shell]'" in r.reason
+
+
+@pytest.mark.parametrize("name", ["run.sh", "Makefile"])
+def test_suppression_comments(name):
+    line = "nvidia-smi  # porter: ignore[LCH001]\n" if name == "run.sh" else "x:\n\tnvidia-smi  # noqa: LCH001\n"
+    r = port_file(name, line, "neuron")
+    assert not r.findings and [f.code for f in r.suppressed] == ["LCH001"] and r.new_source is None
