@@ -33,7 +33,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "real_programs"))
-from fetch import sha256  # noqa: E402 - the real programs' cached-download helper, found above
+from fetch import download  # noqa: E402 - the real programs' cached-download helper, found above
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -58,18 +58,11 @@ def cache_dir() -> Path:
 
 
 def _download(requirement: str, dist: str, sha: str) -> Path:
-    archive = cache_dir() / "dists" / dist
-    if not archive.exists() or sha256(archive) != sha:
-        archive.parent.mkdir(parents=True, exist_ok=True)
-        kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, requirement, "-d", str(archive.parent)],
-            check=True, capture_output=True, text=True, timeout=900,
-        )
-    got = sha256(archive)
-    if got != sha:
-        raise SystemExit(f"{dist}: sha256 {got} differs from the pinned {sha}")
-    return archive
+    name, version = requirement.split("==")
+    try:
+        return download(name, version, dist, sha, cache_dir() / "dists")
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def corpus() -> Path:
