@@ -447,6 +447,24 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         "The distributions are pinned (`benchmarks/library_hunks/corpus.toml`, sha256), "
         "downloaded and cached, never vendored.",
         "",
+        "How a hunk is judged: would the library's maintainers merge it in a change that adds neuron? "
+        "So it must keep CUDA and every other backend working.",
+        "",
+        "- CUDA-only code (a module of Triton, TileLang or CuTe kernels, the dispatch to a compiled CUDA "
+        "extension, code for NCCL, NVML, Transformer Engine, FlashInfer, bitsandbytes' CUDA library, CUDA "
+        "graphs, a check whose message says CUDA is required) stays byte for byte: an edit that keeps CUDA's "
+        "behaviour is noisy, one that changes it or opens the code to the target is wrong.",
+        "- A CUDA branch of a multi-backend switch (an accelerator class of a registry, a supported-devices list, "
+        "an if/elif ladder over devices, a per-device table) stays; replacing it is wrong, adding a target branch "
+        "beside it is clean.",
+        "- A string that is not a device (a backend or kernel name in configuration, an enum value, a file-name "
+        "prefix, a dict key, an attribute name, error text) is wrong when rewritten; so is a public function's "
+        "default device (it is the library's API).",
+        "- A device literal where the library has a device abstraction at hand (a device parameter or "
+        "attribute in scope, its accelerator or platform object) is wrong when hard-coded to the target; where "
+        "nothing is at hand, the target port (`\"neuron\"`, `.to(\"neuron\")`, `backend=\"neuron\"`) is clean, "
+        "as in an application; so is a device-generic spelling (`torch.accelerator.*`) that does the same on CUDA.",
+        "",
         f"Ported by: {', '.join(porters)}. Commands: `python benchmarks/library_hunks.py port` "
         "(`porter rewrite . --target neuron --diff`, cached per porter version), `sheet` (the hunks "
         "with no verdict, in context, for the reviewer), `render` (this page).",
