@@ -45,13 +45,14 @@ from pathlib import Path
 import pathspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "real_programs"))
-from fetch import download, unpack  # noqa: E402 - the real programs' cached-download helpers
+from fetch import download, porter_revision, unpack  # noqa: E402 - the real programs' cached-download helpers
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 DATA = HERE / "library_hunks"
 CORPUS = DATA / "corpus.toml"
 VERDICTS = DATA / "verdicts.toml"
+SPLIT_RECORD = DATA / "split-check.json"  # the last `split-check`, shown in the doc
 DOC = REPO / "docs" / "library-hunks.md"
 TARGET = "neuron"
 SEED = "porter-21"
@@ -168,17 +169,6 @@ def porter_key(checkout: Path) -> str:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc",):
                 digest.update(p.relative_to(checkout).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
-
-
-def porter_revision(checkout: Path) -> str:
-    """`<branch>@<commit>` (and `+changes` when the sources differ from it), for the record."""
-    def git(*args: str) -> str:
-        proc = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True)
-        return proc.stdout.strip() if proc.returncode == 0 else ""
-    commit = git("rev-parse", "--short=10", "HEAD") or "unknown"
-    branch = git("rev-parse", "--abbrev-ref", "HEAD") or "?"
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "porter", "rules")
-    return f"{branch}@{commit}{'+changes' if dirty else ''}"
 
 
 def _porter(checkout: Path, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -483,6 +473,17 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         out += [f"| {KINDS[k]} | {kinds[k]} |" for k in KINDS if kinds[k]]
     else:
         out.append("None in the sample.")
+    if SPLIT_RECORD.exists():
+        rec = json.loads(SPLIT_RECORD.read_text())
+        out += [
+            "", "## `--split` on the largest library", "",
+            f"`python benchmarks/library_hunks.py split-check` ported {rec['library']} with `porter rewrite . --split DIR` "
+            f"({rec['porter']}): {rec['patches']} patches over {rec['areas']} areas, {rec['hunks']} hunks in all "
+            f"(the `--diff` has {rec['diff_hunks']}; the largest patch has {rec['largest_patch_hunks']}). Applied in order with "
+            f"`git apply` on a copy of the original tree, every patch applied"
+            + (", and the tree equals the one the `--diff` output makes." if rec["same_tree_as_diff"] else
+               ", but the tree DIFFERS from the one the `--diff` output makes."),
+        ]
     out += ["", "## The libraries", ""]
     for r in results:
         out += [f"- **{r.lib.name} {r.lib.version}** ({r.lib.dist}): {r.lib.what}. "
@@ -570,9 +571,18 @@ def split_check(lib: Library, checkout: Path, jobs: int) -> int:
             print(f"the --diff output does not apply:\n{applied.stderr[-2000:]}")
             return 1
         differ = subprocess.run(["diff", "-rq", "-x", ".git", str(by_split), str(by_diff)], capture_output=True, text=True)
-        hunks = sum(len(parse_hunks(lib.name, p.read_text(errors="surrogateescape"))) for p in patches)
-        print(f"{lib.label}: {len(patches)} patches, {hunks} hunks (--diff: {len(parse_hunks(lib.name, full.diff))}); "
-              f"applied in order with git apply: {'same tree as --diff' if differ.returncode == 0 else 'DIFFERENT from --diff'}")
+        index = json.loads((series / "index.json").read_text())
+        record = {
+            "library": lib.label, "porter": porter_revision(checkout), "patches": len(patches),
+            "hunks": sum(p["hunks"] for p in index["patches"]), "diff_hunks": len(parse_hunks(lib.name, full.diff)),
+            "largest_patch_hunks": max((p["hunks"] for p in index["patches"]), default=0),
+            "areas": len({p["area"] for p in index["patches"]}), "applies_in_order": True,
+            "same_tree_as_diff": differ.returncode == 0,
+        }
+        SPLIT_RECORD.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"{lib.label}: {record['patches']} patches over {record['areas']} areas, {record['hunks']} hunks "
+              f"(--diff: {record['diff_hunks']}, largest patch {record['largest_patch_hunks']}); applied in order with "
+              f"git apply: {'same tree as --diff' if differ.returncode == 0 else 'DIFFERENT from --diff'}")
         if differ.returncode != 0:
             print(differ.stdout[-3000:])
         return 0 if differ.returncode == 0 else 1

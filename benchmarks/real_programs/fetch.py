@@ -50,11 +50,29 @@ class Program:
     xla_compat: bool = False  # restore torch-xla names a dependency still calls (side.py)
     quick: bool = False  # in the pytest subset
     what: str = ""
+    # the program's first result, recorded by `run.py --record-first-run NAME` before any porter
+    # change made for it (issue 21: the held-out rate); absent for programs added before the rule
+    first_run: dict = field(default_factory=dict)
+
+
+def porter_revision(checkout: Path) -> str:
+    """`<branch>@<commit>` of a porter checkout, `+changes` when its porter/ or rules/ differ
+    from that commit: which porter made a result, for the record."""
+    def git(*args: str) -> str:
+        proc = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else ""
+    commit = git("rev-parse", "--short=10", "HEAD") or "unknown"
+    branch = git("rev-parse", "--abbrev-ref", "HEAD") or "?"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "porter", "rules")
+    return f"{branch}@{commit}{'+changes' if dirty else ''}"
 
 
 def load_manifest(path: Path = MANIFEST) -> list[Program]:
-    data = tomllib.loads(path.read_text())
-    return [Program(**entry) for entry in data["program"]]
+    return parse_manifest(path.read_text())
+
+
+def parse_manifest(text: str) -> list[Program]:
+    return [Program(**entry) for entry in tomllib.loads(text)["program"]]
 
 
 def cache_dir() -> Path:
