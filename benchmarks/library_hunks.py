@@ -465,6 +465,7 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         f"| **total** | {totals['hunks']} | {totals['library']} | {totals['sampled']} | {totals['clean']} | "
         f"{totals['noisy']} | {totals['wrong']} | {totals['unreviewed']} | **{_rate(totals['clean'], reviewed)}** |",
         "",
+        *_gone(results, verdicts),
         "## Wrong hunks by kind",
         "",
     ]
@@ -497,6 +498,17 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
             out.append(f"<details><summary><code>{h.id}</code> {h.path}:{h.first_line} {verdict}{_html(reason)}</summary>")
             out += ["", "```diff", h.changes().rstrip("\n"), "```", "</details>"]
     return "\n".join(out) + "\n"
+
+
+def _gone(results: list[LibraryResult], verdicts: dict[str, dict]) -> list[str]:
+    """A line on the judged hunks this porter no longer writes (a fix leaves its hunk behind)."""
+    current = {h.id for r in results for h in r.hunks}
+    names = {r.lib.name for r in results}
+    gone = Counter(v["verdict"] for hid, v in verdicts.items() if hid not in current and v.get("library") in names)
+    if not gone:
+        return []
+    return [f"Hunks judged with an earlier porter that this one no longer writes (fixed, or written "
+            f"differently and judged again above): {gone['wrong']} wrong, {gone['noisy']} noisy, {gone['clean']} clean.", ""]
 
 
 def _html(text: str) -> str:
