@@ -542,7 +542,7 @@ def render_notes(results: list[LibraryResult], verdicts: dict[str, dict]) -> str
         if not items:
             continue
         out += [f"## {KINDS[kind]} ({len(items)})", ""]
-        for r, h, v in sorted(items, key=lambda t: (t[2]["verdict"] != "wrong", t[1].library, t[1].path, t[1].old_start)):
+        for _r, h, v in sorted(items, key=lambda t: (t[2]["verdict"] != "wrong", t[1].library, t[1].path, t[1].old_start)):
             out.append(f"### {v['verdict']} · {h.library} {h.path}:{h.first_line} · `{h.id}`")
             out += ["", v["reason"], "", "```diff", h.changes().rstrip("\n"), "```"]
             if v.get("better"):

@@ -15,6 +15,7 @@ then counts the calls in the new tree and either inlines the single one or defin
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -102,7 +103,7 @@ def _is_import_block(stmt: cst.CSTNode) -> bool:
     return False
 
 
-def _position(body: list[cst.BaseStatement], first_use: int) -> int:
+def _position(body: Sequence[cst.BaseStatement], first_use: int) -> int:
     """Where the helper goes: after the module's imports that come before its first use at
     module level (after the docstring and `__future__` when there are none)."""
     at = 0
@@ -112,7 +113,7 @@ def _position(body: list[cst.BaseStatement], first_use: int) -> int:
     return at
 
 
-def _two_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
+def _two_blank_lines(stmt: cst.SimpleStatementLine | cst.BaseCompoundStatement) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
     lines = list(stmt.leading_lines)
     blank = 0
     for line in lines:
