@@ -531,6 +531,11 @@ def render_notes(results: list[LibraryResult], verdicts: dict[str, dict]) -> str
         f"{', '.join(sorted({r.port.meta['porter'] for r in results}))}. Line numbers are the original file's "
         "(the first changed line); the files are under `$PORTER_BENCH_CACHE/library-corpus/<library>-<version>/`.",
         "",
+        "To see what another porter makes of the corpus: `python benchmarks/library_hunks.py render --porter "
+        "CHECKOUT --doc /tmp/lh.md` (rates with the verdicts that still apply, and the judged hunks it no longer "
+        "writes) and `... sheet --porter CHECKOUT -o /tmp/sheet.md` (the sampled hunks nobody has judged yet, in "
+        "context). Each library is ported once per porter source state and cached.",
+        "",
         "The standard (docs/library-hunks.md says it in full): a hunk is judged as a change the library's "
         "maintainers would merge to add neuron, so it must keep CUDA and every other backend working; where "
         "the library already has a device abstraction at hand (a device parameter, its accelerator or "
