@@ -195,11 +195,13 @@ class Port:
         return []
 
 
-def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False) -> Port:
-    """The neuron port of `lib` by the porter in `checkout` (made once per porter version)."""
+def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: str | None = None) -> Port:
+    """The neuron port of `lib` by the porter in `checkout` (made once per porter version), or
+    the one cached under `key` (a port made earlier, by sources since changed)."""
     root = source_root(lib)
-    key = porter_key(checkout)
-    where = cache_dir() / "library-hunks" / lib.label / f"{TARGET}-{key}"
+    where = cache_dir() / "library-hunks" / lib.label / f"{TARGET}-{key or porter_key(checkout)}"
+    if key is not None and not (where / "meta.json").exists():
+        raise SystemExit(f"{lib.label}: no port cached under the key {key} ({where})")
     if not (where / "meta.json").exists():
         where.mkdir(parents=True, exist_ok=True)
         args = ["rewrite", ".", "--target", TARGET, "--diff", "-q", "--no-cache", "--jobs", str(jobs),
@@ -300,8 +302,8 @@ class LibraryResult:
         return self.port.library
 
 
-def evaluate(lib: Library, checkout: Path, jobs: int, size: int) -> LibraryResult:
-    p = port(lib, checkout, jobs)
+def evaluate(lib: Library, checkout: Path, jobs: int, size: int, key: str | None = None) -> LibraryResult:
+    p = port(lib, checkout, jobs, key=key)
     hunks = parse_hunks(lib.name, p.diff)
     is_library = LibraryCode(lib)
     library_hunks = [h for h in hunks if is_library(h.path)]
@@ -479,7 +481,8 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         out += [
             "", "## `--split` on the largest library", "",
             f"`python benchmarks/library_hunks.py split-check` ported {rec['library']} with `porter rewrite . --split DIR` "
-            f"({rec['porter']}): {rec['patches']} patches over {rec['areas']} areas, {rec['hunks']} hunks in all "
+            f"({rec['porter']}; the `--diff` by {rec.get('diff_porter', rec['porter'])}): {rec['patches']} patches over "
+            f"{rec['areas']} areas, {rec['hunks']} hunks in all "
             f"(the `--diff` has {rec['diff_hunks']}; the largest patch has {rec['largest_patch_hunks']}). Applied in order with "
             f"`git apply` on a copy of the original tree, every patch applied"
             + (", and the tree equals the one the `--diff` output makes." if rec["same_tree_as_diff"] else
@@ -562,6 +565,7 @@ def split_check(lib: Library, checkout: Path, jobs: int) -> int:
     """Port `lib` with `--split`, apply the patches in order with `git apply` on a copy of the
     original, and compare the result with the one `--diff` describes. 0 when they agree."""
     full = port(lib, checkout, jobs)
+    revision = porter_revision(checkout)  # before the run: the sources it starts from
     with tempfile.TemporaryDirectory(prefix="porter-split-") as tmp:
         series = Path(tmp) / "series"
         args = ["rewrite", ".", "--target", TARGET, "--split", str(series), "-q", "--no-cache", "--jobs", str(jobs)]
@@ -590,7 +594,7 @@ def split_check(lib: Library, checkout: Path, jobs: int) -> int:
         differ = subprocess.run(["diff", "-rq", "-x", ".git", str(by_split), str(by_diff)], capture_output=True, text=True)
         index = json.loads((series / "index.json").read_text())
         record = {
-            "library": lib.label, "porter": porter_revision(checkout), "patches": len(patches),
+            "library": lib.label, "porter": revision, "diff_porter": full.meta["porter"], "patches": len(patches),
             "hunks": sum(p["hunks"] for p in index["patches"]), "diff_hunks": len(parse_hunks(lib.name, full.diff)),
             "largest_patch_hunks": max((p["hunks"] for p in index["patches"]), default=0),
             "areas": len({p["area"] for p in index["patches"]}), "applies_in_order": True,
@@ -612,6 +616,7 @@ def main() -> int:
     ap.add_argument("command", choices=["port", "sheet", "render", "split-check"])
     ap.add_argument("--library", action="append", help="only this library (repeatable; default: the whole corpus)")
     ap.add_argument("--porter", type=Path, default=REPO, help="the porter checkout to run (default: this one)")
+    ap.add_argument("--key", help="use the ports cached under this porter key (printed by `port`) instead of porting")
     ap.add_argument("--jobs", type=int, default=1, help="porter's --jobs (default 1: the machine is shared)")
     ap.add_argument("--sample", type=int, default=SAMPLE, help=f"hunks sampled per library (default {SAMPLE})")
     ap.add_argument("--around", type=int, default=8, help="sheet: original lines shown above and below a hunk")
@@ -625,11 +630,11 @@ def main() -> int:
         libs = _selected(corpus, a.library) if a.library else [max(corpus, key=lambda lib: _python_lines(source_root(lib), lib))]
         return max(split_check(lib, checkout, a.jobs) for lib in libs)
     verdicts = load_verdicts()
-    results = [evaluate(lib, checkout, a.jobs, a.sample) for lib in _selected(corpus, a.library)]
+    results = [evaluate(lib, checkout, a.jobs, a.sample, a.key) for lib in _selected(corpus, a.library)]
     for r in results:
         done = sum(h.id in verdicts for h in r.sampled)
         print(f"{r.lib.label}: {len(r.hunks)} hunks, {len(r.library_hunks)} in library code, "
-              f"{len(r.sampled)} sampled, {done} reviewed ({r.port.meta['porter']}, {r.port.meta['cpu_s']} CPU s)")
+              f"{len(r.sampled)} sampled, {done} reviewed ({r.port.meta['porter']}, key {r.port.meta['key']}, {r.port.meta['cpu_s']} CPU s)")
     if a.command == "sheet":
         out = a.output or Path(tempfile.gettempdir()) / "library-hunks-sheet.md"
         n = write_sheet(results, verdicts, out, a.around)
