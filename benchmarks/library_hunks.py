@@ -459,7 +459,10 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         "",
         f"Ported by: {', '.join(porters)}. Commands: `python benchmarks/library_hunks.py port` "
         "(`porter rewrite . --target neuron --diff`, cached per porter version), `sheet` (the hunks "
-        "with no verdict, in context, for the reviewer), `render` (this page).",
+        "with no verdict, in context, for the reviewer), `render` (this page). After a change to porter: "
+        "`sheet -o /tmp/sheet.md` lists the sampled hunks nobody has judged yet (a hunk porter still writes "
+        "the same way keeps its verdict), their verdicts go into `benchmarks/library_hunks/verdicts.toml`, "
+        "then `render`.",
         "",
         "| library | hunks | in library code | sampled | clean | noisy | wrong | unreviewed | clean (of reviewed) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
