@@ -507,14 +507,15 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
 
 
 def _gone(results: list[LibraryResult], verdicts: dict[str, dict]) -> list[str]:
-    """A line on the judged hunks this porter no longer writes (a fix leaves its hunk behind)."""
+    """A line on the judged hunks this porter does not write (judged on another porter's port:
+    after a fix, the hunks it removed)."""
     current = {h.id for r in results for h in r.hunks}
     names = {r.lib.name for r in results}
     gone = Counter(v["verdict"] for hid, v in verdicts.items() if hid not in current and v.get("library") in names)
     if not gone:
         return []
-    return [f"Hunks judged with an earlier porter that this one no longer writes (fixed, or written "
-            f"differently and judged again above): {gone['wrong']} wrong, {gone['noisy']} noisy, {gone['clean']} clean.", ""]
+    return [f"Verdicts on hunks this porter does not write (judged on another version's port; after a fix, "
+            f"the hunks it removed): {gone['wrong']} wrong, {gone['noisy']} noisy, {gone['clean']} clean.", ""]
 
 
 def _html(text: str) -> str:
