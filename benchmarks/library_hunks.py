@@ -199,8 +199,10 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
     """The neuron port of `lib` by the porter in `checkout` (made once per porter version), or
     the one cached under `key` (a port made earlier, by sources since changed)."""
     root = source_root(lib)
-    where = cache_dir() / "library-hunks" / lib.label / f"{TARGET}-{key or porter_key(checkout)}"
-    if key is not None and not (where / "meta.json").exists():
+    cached_only = key is not None
+    key = key or porter_key(checkout)
+    where = cache_dir() / "library-hunks" / lib.label / f"{TARGET}-{key}"
+    if cached_only and not (where / "meta.json").exists():
         raise SystemExit(f"{lib.label}: no port cached under the key {key} ({where})")
     if not (where / "meta.json").exists():
         where.mkdir(parents=True, exist_ok=True)
