@@ -8,8 +8,9 @@ the series as a whole makes the same tree as `--diff`.
 
 A change is cut at the blocks of lines `difflib` finds between a file and its port; a block takes
 the kind of the rule family of the findings porter applied in it. A block with no finding of its
-own takes the kind of the nearest one in the file; an import block comes with the first change
-that needs what it adds, or with the last one when it only removes.
+own takes the kind of the nearest one in the file; an import block (or a function porter adds,
+as `--portable`'s device helper) comes with the first change that may need what it adds, or
+with the last one when it only removes.
 """
 
 from __future__ import annotations
@@ -146,8 +147,9 @@ def _states_parse(before: list[str], after: list[str], blocks: list[_Block]) -> 
     return all(_parses(_state(before, after, blocks, i)) for i in kinds[:-1])
 
 
-def _imports_only(lines: list[str]) -> bool:
-    """Whether these lines are import statements and nothing else (blank lines allowed)."""
+def _imports_only(lines: list[str], defs: bool = False) -> bool:
+    """Whether these lines are import statements and nothing else (blank lines allowed), or
+    also function definitions (`defs`: `--portable`'s device helper is one)."""
     text = textwrap.dedent("".join(lines))
     if not text.strip():
         return True
@@ -155,7 +157,8 @@ def _imports_only(lines: list[str]) -> bool:
         tree = ast.parse(text)
     except SyntaxError:
         return False
-    return all(isinstance(node, (ast.Import, ast.ImportFrom)) for node in tree.body)
+    kinds = (ast.Import, ast.ImportFrom, ast.FunctionDef) if defs else (ast.Import, ast.ImportFrom)
+    return all(isinstance(node, kinds) for node in tree.body)
 
 
 def _classify(blocks: list[_Block], before: list[str], after: list[str], findings: tuple[Finding, ...], test: bool) -> None:
@@ -175,7 +178,10 @@ def _classify(blocks: list[_Block], before: list[str], after: list[str], finding
             b.kind = min(kinds, key=lambda k: (-kinds[k], _ORDER[k]))
     if test:
         return
-    imports = [b for b in blocks if b.kind is None and _imports_only(before[b.i1:b.i2]) and _imports_only(after[b.j1:b.j2])]
+    # imports, and definitions porter adds (the --portable device helper): what later lines use
+    imports = [b for b in blocks if b.kind is None and (
+        (_imports_only(before[b.i1:b.i2]) and _imports_only(after[b.j1:b.j2]))
+        or (b.i1 == b.i2 and _imports_only(after[b.j1:b.j2], defs=True)))]
     rest = [b for b in blocks if b.kind is None and b not in imports]
     for b in rest:  # no finding of its own: the nearest block's kind
         near = [o for o in blocks if o.kind is not None and o not in rest and o not in imports]
