@@ -139,3 +139,20 @@ def test_usage_errors(project, tmp_path):
     assert out.returncode == 0, out.stderr
     assert not (target / "0099-old-devices.patch").exists() and (target / "notes.txt").read_text() == "mine\n"
     assert (target / "0001-top-level-devices.patch").exists()
+
+
+def test_portable_series_defines_the_device_helper_before_any_patch_calls_it(project, tmp_path):
+    out = porter("rewrite", ".", "--target", "neuron", "--portable", "--split", str(tmp_path / "series"), cwd=project)
+    assert out.returncode == 0, out.stderr
+    index = json.loads((tmp_path / "series" / "index.json").read_text())
+    work = tmp_path / "by-series"
+    shutil.copytree(project, work)
+    _git("init", "-q", cwd=work)
+    for entry in index["patches"]:
+        assert _git("apply", str(tmp_path / "series" / entry["file"]), cwd=work).returncode == 0, entry["file"]
+        for name, text in _python_states(work).items():
+            tree = ast.parse(text)
+            calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_device_type" for n in ast.walk(tree))
+            defines = any(isinstance(n, ast.FunctionDef) and n.name == "_device_type" for n in tree.body)
+            assert defines or not calls, f"{name} calls _device_type() before it is defined, after {entry['file']}"
+    assert "def _device_type() -> str:" in (work / "pkg_a" / "train.py").read_text()
