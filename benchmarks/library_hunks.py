@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -210,8 +211,9 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
                 "--report", str(where / "report.json")]
         for pattern in lib.port_exclude:
             args += ["--exclude", pattern]
+        revision = porter_revision(checkout)  # before the run: the sources it starts from
         if not quiet:
-            print(f"{lib.label}: porting with {porter_revision(checkout)} ({key}) ...", flush=True)
+            print(f"{lib.label}: porting with {revision} ({key}) ...", flush=True)
         cpu = _children_cpu()
         start = time.perf_counter()
         proc = _porter(checkout, args, root)
@@ -219,12 +221,18 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
             raise SystemExit(f"{lib.label}: porter rewrite failed ({proc.returncode}):\n{proc.stderr.decode()[-3000:]}")
         (where / "diff.patch").write_bytes(proc.stdout)
         meta = {
-            "porter": porter_revision(checkout), "key": key, "cpu_s": round(_children_cpu() - cpu, 1),
-            "wall_s": round(time.perf_counter() - start, 1), "command": "porter " + " ".join(a for a in args if not a.startswith("/")),
+            "porter": revision, "key": key, "cpu_s": round(_children_cpu() - cpu, 1),
+            "wall_s": round(time.perf_counter() - start, 1), "command": command_of(lib, jobs),
         }
         (where / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     diff = (where / "diff.patch").read_bytes().decode("utf-8", "surrogateescape")
     return Port(lib, root, diff, json.loads((where / "report.json").read_text()), json.loads((where / "meta.json").read_text()))
+
+
+def command_of(lib: Library, jobs: int) -> str:
+    """The port's command as a person would type it in the distribution's folder."""
+    excludes = "".join(f" --exclude {shlex.quote(p)}" for p in lib.port_exclude)
+    return f"porter rewrite . --target {TARGET} --diff --report FILE.json --no-cache --jobs {jobs}{excludes}"
 
 
 def _children_cpu() -> float:
