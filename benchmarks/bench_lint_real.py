@@ -2,6 +2,7 @@
 
     python benchmarks/bench_lint_real.py [--target xla] [--jobs N] [--repeat 2]
         [--torchfix] [--findings-out FILE.json] [--skip-cold]
+    python benchmarks/bench_lint_real.py --baseline CHECKOUT [--porter CHECKOUT] [--sample N] [--repeat 3]
 
 The corpus is the Python source of pinned releases of PyTorch-heavy libraries from PyPI
 (`DISTS`, ~1.2M lines, ~3,900 files), downloaded with pip, checked against their sha256,
@@ -13,6 +14,12 @@ it pins libcst 1.5, then `--torchfix-exe`; ~20 minutes on 2 cores). Figures are 
 as seconds and as ratios to `ast.parse` measured in the same run, since the machine is
 shared and absolute times drift. The cache lives in a temporary folder, never the user's.
 `--findings-out` keeps the sorted JSON findings (to compare two versions of porter).
+
+`--baseline CHECKOUT` compares two versions of porter instead: cold lint (`--no-cache`) of the
+same corpus (every `--sample`-th file) by the baseline checkout (e.g. main's worktree) and by
+`--porter` (this one), alternated `--repeat` times in the same run, so both meet the same load;
+it prints each one's best CPU seconds and their ratio, and exits 1 when the branch costs more
+than `--tolerance` (3%) above the baseline.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import zipfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "real_programs"))
-from fetch import sha256  # noqa: E402 - the real programs' cached-download helper, found above
+from fetch import download  # noqa: E402 - the real programs' cached-download helper, found above
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -60,18 +67,11 @@ def cache_dir() -> Path:
 
 
 def _download(requirement: str, dist: str, sha: str) -> Path:
-    archive = cache_dir() / "dists" / dist
-    if not archive.exists() or sha256(archive) != sha:
-        archive.parent.mkdir(parents=True, exist_ok=True)
-        kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, requirement, "-d", str(archive.parent)],
-            check=True, capture_output=True, text=True, timeout=900,
-        )
-    got = sha256(archive)
-    if got != sha:
-        raise SystemExit(f"{dist}: sha256 {got} differs from the pinned {sha}")
-    return archive
+    name, version = requirement.split("==")
+    try:
+        return download(name, version, dist, sha, cache_dir() / "dists")
+    except RuntimeError as exc:
+        raise SystemExit(str(exc)) from None
 
 
 def corpus() -> Path:
@@ -169,6 +169,34 @@ def _torchfix(root: Path, exe: str | None) -> tuple[float, int]:
     return time.perf_counter() - t, proc.stdout.count("\n")
 
 
+def compare_cold(root: Path, a: argparse.Namespace) -> int:
+    """Cold lint CPU of `a.porter` against `a.baseline`, alternated in one run (see the docstring)."""
+    files = _files(root)
+    where = _sample(root, files, a.sample) if a.sample > 1 else root
+    lines = sum(p.read_bytes().count(b"\n") for p in _files(where))
+    print(f"cold lint of {len(_files(where)):,} files, {lines:,} lines (every {a.sample}th of the corpus), target {a.target}")
+    cpu: dict[str, list[float]] = {"baseline": [], "branch": []}
+    counts: dict[str, int] = {}
+    try:
+        for _ in range(a.repeat):
+            for label, checkout in (("baseline", a.baseline), ("branch", a.porter)):
+                _, seconds, _, out = _lint(where, a.target, None, a.jobs, checkout)
+                cpu[label].append(seconds)
+                counts[label] = len(json.loads(out))
+    finally:
+        if where != root:
+            shutil.rmtree(where, ignore_errors=True)
+    best = {label: min(v) for label, v in cpu.items()}
+    ratio = best["branch"] / best["baseline"]
+    for label, checkout in (("baseline", a.baseline), ("branch", a.porter)):
+        runs = ", ".join(f"{c:.1f}" for c in cpu[label])
+        print(f"  {label:8} {checkout}: best {best[label]:.1f} CPU s (runs {runs}); {counts[label]:,} findings")
+    verdict = "no more CPU than the baseline" if ratio <= 1 + a.tolerance else "MORE CPU than the baseline"
+    print(f"  ratio branch/baseline: {ratio:.3f} ({verdict}; tolerance {a.tolerance:.0%})")
+    print(f"  load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    return 0 if ratio <= 1 + a.tolerance else 1
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", default="xla")
@@ -184,12 +212,17 @@ def main() -> None:
     ap.add_argument("--porter", type=Path, default=REPO, help="the checkout of porter to measure (default: this one)")
     ap.add_argument("--file-kinds", action="store_true",
                     help="only what the files around the Python cost: cold lint with every kind against PORTER_FILE_KINDS=python, alternated")
+    ap.add_argument("--baseline", type=Path, help="compare cold lint CPU with this checkout of porter (same run, alternated)")
+    ap.add_argument("--sample", type=int, default=1, metavar="N", help="with --baseline: every N-th file only (default 1: all)")
+    ap.add_argument("--tolerance", type=float, default=0.03, help="with --baseline: the CPU ratio above 1 that fails (default 0.03)")
     a = ap.parse_args()
     if a.file_kinds:
         file_kinds(a)
         return
 
     root = corpus()
+    if a.baseline is not None:
+        raise SystemExit(compare_cold(root, a))
     files = _files(root)
     sources = [p.read_bytes() for p in files]
     lines = sum(s.count(b"\n") for s in sources)

@@ -30,8 +30,17 @@ def portable(code: str, target: str = "neuron"):
     return port(src(code), target, portable=True)
 
 
+HELPER = (
+    "def _device_type() -> str:\n"
+    '    """The accelerator\'s device type ("cuda", "neuron", "tpu", ...), or "cpu" without one."""\n'
+    f"    return {ACC_TYPE}\n"
+)
+
+
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
-def test_device_idioms_go_through_the_accelerator(target):
+def test_device_idioms_go_through_one_named_device(target):
+    """Issue 21, point 7: a module that needs the device more than once defines it once, after
+    its imports, and names it at every site."""
     new, findings = portable("""
         import torch
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -41,14 +50,68 @@ def test_device_idioms_go_through_the_accelerator(target):
         r = f"cuda:{rank}"
         kind = "cuda" if "cuda" in device else "cpu"
     """, target)
-    assert f"device = {ACC_TYPE}\n" in new
-    assert f"dev = torch.device({ACC_TYPE})\n" in new
-    assert f"m = model.to({ACC})\n" in new
-    assert "x = torch.zeros(2, device=f'{" + ACC_TYPE + "}:1')\n" in new
-    assert "r = f\"{" + ACC_TYPE.replace('"cpu"', "'cpu'") + "}:{rank}\"\n" in new
+    assert new.startswith(f"import torch\n\n\n{HELPER}\n\ndevice = _device_type()\n")
+    assert "dev = torch.device(_device_type())\n" in new
+    assert "m = model.to(_device_type())\n" in new
+    assert 'x = torch.zeros(2, device=f"{_device_type()}:1")\n' in new
+    assert 'r = f"{_device_type()}:{rank}"\n' in new
     assert "kind = torch.device(device).type\n" in new
-    assert target not in new.replace("torch.accelerator", "")  # no target-only spelling
+    assert new.count("torch.accelerator") == 2  # in the helper, nowhere else
+    assert target not in new.replace(HELPER, "")  # no target-only spelling
     assert {"DEV009", "DEV001", "DEV002"} <= {f.code for f in findings}
+    again, _ = port(new, target, portable=True)
+    assert again == new
+
+
+def test_one_site_keeps_the_expression_where_it_is():
+    new, _ = portable("""
+        import torch
+        m = model.cuda()
+    """)
+    assert new == f"import torch\nm = model.to({ACC})\n"
+    new, _ = portable("""
+        import torch
+        r = f"cuda:{rank}"
+    """)
+    assert new == "import torch\nr = f\"{" + ACC_TYPE.replace('"cpu"', "'cpu'") + "}:{rank}\"\n"
+    new, _ = portable("""
+        import torch
+        def f():
+            return ("cuda" if torch.cuda.is_available() else "cpu"), None
+    """)
+    assert f"return ({ACC_TYPE}), None" in new
+
+
+def test_the_helper_goes_after_the_imports_and_keeps_its_name_free():
+    new, _ = portable('''
+        """A module."""
+        import os
+
+        import torch
+
+        try:
+            import apex
+        except ImportError:
+            apex = None
+        _device_type = "mine"
+        DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+        def move(x):
+            return x.cuda()
+    ''')
+    helper = HELPER.replace("_device_type", "_accelerator_type")
+    assert "    apex = None\n\n\n" + helper + "\n\n_device_type = \"mine\"\nDEVICE = _accelerator_type()\n" in new
+    assert "return x.to(_accelerator_type())" in new
+    again, _ = port(new, "neuron", portable=True)
+    assert again == new
+
+
+def test_a_second_run_reuses_the_helper():
+    partly = f"import torch\n\n\n{HELPER}\n\nd = _device_type()\nm = model.cuda()\nn = model.cuda()\n"
+    new, _ = port(partly, "neuron", portable=True)
+    assert new.count("def _device_type") == 1
+    assert new.endswith("m = model.to(_device_type())\nn = model.to(_device_type())\n")
 
 
 def test_cuda_api_takes_the_accelerator_column_or_stays_reported():

@@ -10,7 +10,7 @@ import typer
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.pipeline.findings import FileStatus
-from porter.report import ReportModel, report_format, write_report
+from porter.report import ReportModel, report_format, series, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
@@ -24,7 +24,8 @@ def rewrite(
     target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla."),
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
     out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched."),
-    force: bool = typer.Option(False, "--force", help="With --out-dir: write into a folder that is not empty, replacing files of the same names."),
+    split: Path = typer.Option(None, "--split", help="Write the port as an ordered series of patches into this folder, one per area and kind of change, each applying on top of the ones before (with index.md); the originals stay untouched.", show_default=False),
+    force: bool = typer.Option(False, "--force", help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With --split: replace the series already there."),
     allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes (or that git cannot check) in place."),
     allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="Rewrite files in place that are not under version control."),
     select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (comma-separated)."),
@@ -47,14 +48,21 @@ def rewrite(
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     if out_dir is not None:
         _check_out_dir(paths, out_dir, force)
+    if split is not None:
+        _check_split_dir(split, force, diff=diff, out_dir=out_dir)
     if report is not None:
         _check_report(report)
     # with --diff, stdout carries the patch and nothing else
     out = err_console if diff else console
 
     changed: list[Change] = []
+    ported: list[series.PortedFile] = []
 
     def collect(cand, result) -> None:
+        if split is not None and (result.status is FileStatus.CHANGED or result.findings):
+            original = result.original_source or b""
+            new = result.new_source if result.status is FileStatus.CHANGED else original
+            ported.append(series.PortedFile(relative_name(cand.path), original, new or original, tuple(result.findings)))
         if result.status is FileStatus.CHANGED:
             changed.append(Change(cand.path, result.original_source, result.new_source))
             if diff:  # the diff is the output asked for: --quiet only drops the rest
@@ -95,6 +103,10 @@ def rewrite(
     if diff and out_dir is None:
         finish("would change")
         raise typer.Exit(EXIT_ERROR if unported else EXIT_FINDINGS if changed else EXIT_OK)
+
+    if split is not None:
+        finish(_write_series(split, ported, settings.target, force))
+        raise typer.Exit(EXIT_ERROR if unported else EXIT_OK)
 
     failed = 0
     if out_dir is not None:
@@ -142,6 +154,33 @@ def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
             raise usage_error(f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; choose a folder outside the inputs")
     if out_dir.is_dir() and not force and any(os.scandir(out_dir)):
         raise usage_error(f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it")
+
+
+def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | None) -> None:
+    """Usage errors (exit 2) before any work: --split with --diff or --out-dir, a folder that is
+    a file, or one that is not empty, unless --force (which replaces the series there)."""
+    if diff or out_dir is not None:
+        raise usage_error("--split writes the port as patches: use it without --diff and --out-dir")
+    if os.path.lexists(split) and not split.is_dir():
+        raise usage_error(f"--split {split} is a file, not a folder")
+    if split.is_dir() and not force and any(os.scandir(split)):
+        raise usage_error(f"--split {split} is not empty: name a new or empty folder, or pass --force to replace the series in it")
+
+
+def _write_series(folder: Path, ported: list[series.PortedFile], target: str, force: bool) -> str:
+    """Write the series; the words for the summary line (`… N patches in DIR`)."""
+    planned = series.plan(sorted(ported, key=lambda f: f.name))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if force:  # a previous series with more patches must not leave its tail behind
+            for old in folder.iterdir():
+                if series.written_by_porter(old.name):
+                    old.unlink()
+        series.write(folder, planned, f"porter rewrite --target {target}")
+    except OSError as exc:
+        raise usage_error(f"cannot write the series into --split {folder}: {exc.strerror or exc}") from None
+    n = len(planned.patches)
+    return f"written as {n} patch{'es' if n != 1 else ''} in {plain(folder)}"
 
 
 def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list[tuple[Path, Unreadable]]:

@@ -23,6 +23,7 @@ from porter.config.ruledata import Rule, all_rules, rule_enabled
 from porter.config.settings import Settings
 from porter.pipeline.suppressions import Suppressions
 from porter.config.targets import Target, get_target, portable_spellings
+from porter.codemods import device_helper
 
 
 _ALIASED_MODULES = (
@@ -75,6 +76,9 @@ class PortContext:
         source: bytes = b"",
     ) -> None:
         self.source = source
+        # --portable: the name of the module's device helper once a site asked for it, and its code
+        self.device_helper: str | None = None
+        self.device_helper_code = ""
         self.wrapper = wrapper
         self.module = wrapper.module
         self.path = path
@@ -352,23 +356,41 @@ class PortContext:
     def portable(self) -> bool:
         return self.settings.portable
 
-    def _portable(self, key: str, **fields: str) -> cst.BaseExpression:
+    def _portable(self, key: str, **fields: str) -> str:
+        """The code of a `[portable]` template, `{type}` being the device-type expression."""
         template = portable_spellings()[key].replace("{type}", "%(type)s")
         if "%(type)s" in template:
             template = template % {"type": portable_spellings()["device_type"]}
         torch = self.module.code_for_node(self.ref("torch"))
-        return cst.parse_expression(template.format(torch=torch, **fields))
+        return template.format(torch=torch, **fields)
 
     def accelerator_type(self) -> cst.BaseExpression:
-        """The accelerator's device type, or "cpu" when there is none (a string)."""
-        return self._portable("device_type")
+        """The accelerator's device type, or "cpu" when there is none (a string): a call to the
+        module's device helper, which `device_helper.finish` defines or inlines."""
+        if self.device_helper is None:
+            torch = self.module.code_for_node(self.ref("torch"))
+            helper = portable_spellings()["device_type_helper"].replace("{type}", portable_spellings()["device_type"])
+            self.device_helper_code = helper.replace("{torch}", torch)
+            self.device_helper = device_helper.pick_name(self.source, self.device_helper_code)
+        return cst.Call(func=cst.Name(self.device_helper))
 
     def accelerator(self) -> cst.BaseExpression:
-        """The current accelerator, or None (the CPU) when there is none (for `.to(...)`)."""
-        return self._portable("device")
+        """The current accelerator, or the CPU when there is none (for `.to(...)`; inlined as
+        `current_accelerator(check_available=True)` where it is the module's only site)."""
+        return self.accelerator_type()
 
     def default_backend(self) -> cst.BaseExpression:
-        return self._portable("dist_backend")
+        template = portable_spellings()["dist_backend"].replace("{type}", self.code(self.accelerator_type()))
+        return cst.parse_expression(template.format(torch=self.module.code_for_node(self.ref("torch"))))
+
+    def finish_device_helper(self, module: cst.Module) -> cst.Module:
+        """The module with the device helper defined once or its single call inlined."""
+        if self.device_helper is None:
+            return module
+        return device_helper.finish(
+            module, self.device_helper, self.device_helper_code,
+            self._portable("device_type"), self._portable("device"),
+        )
 
     def device(self, index: cst.BaseExpression | None = None) -> cst.BaseExpression:
         """The target's device expression, for `.cuda(index)`, `torch.device("cuda", index)`.

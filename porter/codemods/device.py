@@ -612,9 +612,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             and string_value(original.orelse) == "cpu"
         ):
             return updated
-        new = self.ctx.accelerator_type()
-        if original.lpar:
-            new = new.with_changes(lpar=original.lpar, rpar=original.rpar)
+        new = self.ctx.accelerator_type()  # a call: the parentheses the choice had are not needed
         self.ctx.supersede(original)
         if self.ctx.report("DEV009", original, "CUDA-or-CPU choice becomes the current accelerator's type, or \"cpu\" without one", replacement=new):
             return new

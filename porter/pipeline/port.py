@@ -124,6 +124,7 @@ def _transform(
         new = imports.add_imports(new, scratch.pop(AddImportsVisitor.CONTEXT_KEY), ctx.codemod_context)
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
+    new = ctx.finish_device_helper(new)
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
     return new, ctx, True

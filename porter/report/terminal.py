@@ -15,11 +15,11 @@ from porter.report.textsafe import git_quoted, lines_printable, name, plain
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
 
-def _text(data: bytes) -> str:
+def text_of(data: bytes) -> str:
     return data.decode("utf-8", errors="surrogateescape")
 
 
-def _lines(text: str) -> list[str]:
+def lines_of(text: str) -> list[str]:
     # split on "\n" only: `str.splitlines` also splits on form feeds and other separators
     # that `patch` and `git apply` take as part of a line
     parts = text.split("\n")
@@ -33,15 +33,18 @@ def unified_diff(result: FileResult, path: str | None = None) -> str:
     """A unified diff `git apply` and `patch -p1` accept; `path` is the file's real relative
     name when the displayed one differs (a name that is not UTF-8)."""
     assert result.original_source is not None and result.new_source is not None
-    before = _lines(_text(result.original_source))
-    after = _lines(_text(result.new_source))
-    where = (path or result.path).lstrip("/")
-    lines = difflib.unified_diff(before, after, git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n")
+    return diff_text(text_of(result.original_source), text_of(result.new_source), path or result.path)
+
+
+def diff_text(before: str, after: str, path: str) -> str:
+    """The unified diff of one file's two texts, named `path` (a/ and b/ prefixed, git-quoted)."""
+    where = path.lstrip("/")
+    lines = difflib.unified_diff(lines_of(before), lines_of(after), git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n")
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     if where.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
         from porter.files.notebooks.diffs import label_hunks
 
-        text = label_hunks(text, "".join(before))
+        text = label_hunks(text, before)
     return text
 
 
