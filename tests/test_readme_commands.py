@@ -20,7 +20,7 @@ def _try_it() -> str:
     assert block, "no command under Try it"
     command = block.group(1).strip()
     install, _, port = command.partition(" && ")
-    assert install == "python3 -m pip install ." and port.startswith("porter rewrite "), command
+    assert re.fullmatch(r'python3 -m pip install (\.|"\.\[[a-z,-]+\]")', install) and port.startswith("porter rewrite "), command
     return port
 
 

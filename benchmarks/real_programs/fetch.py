@@ -51,8 +51,6 @@ class Program:
     fixed_shuffle: bool = False  # one DataLoader shuffle order on both sides (side.py)
     accelerate_single_process: bool = False  # accelerate's gather_object as the identity (side.py)
     quick: bool = False  # in the pytest subset
-    # the program's first run, before any porter change made for it (date, porter commit, result)
-    first_run: str = ""
     what: str = ""
     # parity_evidence.py: [file in the port, text, replacement] that changes one operation (a
     # port parity-check must fail); the optimizer steps parity-check records; what it exercises

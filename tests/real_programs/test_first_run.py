@@ -74,7 +74,8 @@ def test_write_first_run_edits_one_entry_and_reads_back(tmp_path):
     run.write_first_run(manifest, "opacus-mnist", record)
     after = manifest.read_text()
     assert [p.first_run for p in parse_manifest(after) if p.name == "opacus-mnist"] == [record]
-    assert all(not p.first_run for p in parse_manifest(after) if p.name != "opacus-mnist")
+    before = {p.name: p.first_run for p in parse_manifest(text)}
+    assert all(p.first_run == before[p.name] for p in parse_manifest(after) if p.name != "opacus-mnist")
     # nothing else moved: the original text plus one line
     assert after.replace('first_run = { on = "2026-12-04", porter = "h-corpus@0123456789", runs = true, equal = true, '
                          'learns = true, hand_edits = 0 }\n', "", 1) == text
