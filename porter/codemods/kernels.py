@@ -26,6 +26,7 @@ import libcst as cst
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
 from porter.pipeline.resolve import _import_statements, dotted
+from porter.config.cuda_packages import import_tokens, package_of
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
@@ -69,10 +70,13 @@ def library_table() -> tuple[LibraryRow, ...]:
     return tuple(sorted(rows, key=lambda r: len(r.prefix), reverse=True))
 
 
-def library_row(qualname: str) -> LibraryRow | None:
+def library_row(qualname: str, target: str | None = None) -> LibraryRow | None:
+    """The library `qualname` belongs to, unless its evidence shows a path on `target`
+    (rules/cuda_only/: Helion 1.5.1 imports torch_tpu)."""
     for row in library_table():
         if qualname == row.prefix or qualname.startswith(row.prefix + "."):
-            return row
+            package = package_of(qualname) if target is not None else None
+            return None if package is not None and target in package.targets else row
     return None
 
 
@@ -127,6 +131,7 @@ class KernelsFamily(ReferenceTracker, Family):
         b'.cu"',
         b".cu'",
         b".cuh",
+        *import_tokens(sorted({r.prefix for r in library_table()})),
     )
 
     def __init__(self, ctx) -> None:
@@ -156,7 +161,7 @@ class KernelsFamily(ReferenceTracker, Family):
                 names.append(module)
         reported: set[str] = set()
         for qual in names:
-            row = library_row(qual)
+            row = library_row(qual, self.ctx.target.name)
             if row is None or row.at != "import" or row.prefix in reported:
                 continue
             reported.add(row.prefix)
@@ -289,7 +294,7 @@ class KernelsFamily(ReferenceTracker, Family):
         if qual == f"{CPP_EXTENSION}.BuildExtension" or qual.startswith(f"{CPP_EXTENSION}.BuildExtension."):
             self.ctx.report("KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time")
             return
-        row = library_row(qual)
+        row = library_row(qual, self.ctx.target.name)
         if row is None or row.at != "use":
             return
         if self._handled is None:
