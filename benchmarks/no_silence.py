@@ -48,8 +48,9 @@ _ENV = re.compile(r"(CUDA|NCCL)_[A-Z0-9_]+")
 # only: it does not speak for every CUDA construct inside it
 LONG_SPAN = 10
 # findings that speak for a whole unit (GUARD003: a function, class or branch porter leaves as it
-# is because it only runs on CUDA), reported at the unit's first line: they cover what is inside
-UNIT_CODES = frozenset({"GUARD003"})
+# is because it only runs on CUDA; BACK003: CUDA's class of a per-device family), reported at
+# the unit's first line: they cover what is inside
+UNIT_CODES = frozenset({"GUARD003", "BACK003"})
 
 
 @dataclass(frozen=True)

@@ -119,7 +119,7 @@ def _needed(data: bytes) -> list[str]:
 
     try:
         elf = ELFFile(io.BytesIO(data))
-        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined]
     except ELFError:
         return []
 
@@ -226,18 +226,19 @@ def read_metadata(requirement: str, imports: tuple[str, ...]) -> dict:
 
 def build(cache: Path) -> dict:
     packages = []
-    for requirement, file, sha, *imports in PINNED:
+    for pinned in PINNED:
+        requirement, file, sha = pinned[:3]
         path = download(requirement, file, sha, cache)
         entry = read_wheel(path)
-        if imports:
-            entry["imports"] = list(imports[0])
+        if len(pinned) > 3:
+            entry["imports"] = list(pinned[3])
         entry["file"] = file
         entry["sha256"] = _sha256(path)
         if not entry["evidence"]:
             raise SystemExit(f"{file}: no CUDA evidence found: take it out of PINNED or write it up by hand")
         packages.append(entry)
-    for requirement, imports in METADATA_ONLY:
-        entry = read_metadata(requirement, imports)
+    for requirement, names in METADATA_ONLY:
+        entry = read_metadata(requirement, names)
         if not entry["evidence"]:
             raise SystemExit(f"{requirement}: its metadata requires no CUDA distribution: take it out of METADATA_ONLY")
         packages.append(entry)

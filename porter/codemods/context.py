@@ -6,7 +6,7 @@ the settings whether the fix is applied, so no family decides selection or fix s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,9 @@ class CudaOnlyCode:
     what: str  # "`def f`", "the code behind `if x.is_cuda`"
     why: str
     left: list[str] = field(default_factory=list)  # the fixes not applied in it
+    # the rule that reports it: GUARD003 (guards.py), or a backends rule for CUDA's own backend
+    # of a device switch (backends.py), which also takes the findings without a fix inside it
+    code: str = "GUARD003"
 
 
 @dataclass
@@ -104,6 +107,10 @@ class PortContext:
         # and `"cuda"` in a vocabulary of GPU platforms or accelerators (literals.py): noted
         self.keep_vocabulary: set[int] = set()
         self.suppressed: list[Finding] = []
+        # ports a piece of code on its own, with these settings but no cross-file facts: (the
+        # ported bytes or None, its findings). Set by porter.pipeline.port (a family may not
+        # import the pipeline); None where a context is made without it.
+        self.port_snippet: Callable[[bytes], tuple[bytes | None, list[Finding]]] | None = None
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
         self._enabled = {
@@ -176,10 +183,10 @@ class PortContext:
         if replacement is None and applicability is not Applicability.MANUAL:
             applicability = Applicability.MANUAL
         fixes = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and self.settings.unsafe_fixes)
-        if fixes and self.cuda_only_code:
+        if self.cuda_only_code:
             region = self.in_cuda_only_code()
-            if region is not None:
-                region.left.append(code)  # (a finding without a fix is reported as anywhere)
+            if region is not None and (fixes or region.code != "GUARD003"):
+                region.left.append(code)  # (in GUARD003 code, a finding without a fix is reported as anywhere)
                 return False
         if self.suppressions.by_line:
             start, end = self.position(node)

@@ -32,8 +32,6 @@ AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
-_OTHER_DEVICE = re.compile(r"^torch\.(backends\.)?(xpu|mps|mtia|hpu|npu)\.is_available$")
-_NAMES_CUDA_DEVICE = re.compile(r"""["']cuda\b|\.cuda\(""")
 
 
 @dataclass(frozen=True)
@@ -118,26 +116,6 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
-        self._kept_blocks: set[int] = set()  # CUDA branches of per-device chains (reported at the test)
-        self._kept_depth = 0
-
-    def visit_If(self, node: cst.If) -> None:
-        """`if torch.cuda.is_available(): <CUDA's own setting> elif torch.xpu.is_available(): ...`
-        already handles each device in its own terms (a profiler's `ProfilerActivity.CUDA`):
-        the CUDA branch stays CUDA's, reported for the target's missing branch. A chain whose
-        CUDA branch names a CUDA device picks the device, and is ported as usual."""
-        test, other = node.test, node.orelse
-        if not (type(test) is cst.Call and type(other) is cst.If and type(other.test) is cst.Call):
-            return
-        if self.ctx.qualname(test.func) != AVAILABLE or not _OTHER_DEVICE.match(self.ctx.qualname(other.test.func) or ""):
-            return
-        if _NAMES_CUDA_DEVICE.search(self.ctx.code(node.body)):
-            return
-        self.ctx.keep_cuda.add(id(test))
-        self._kept_blocks.add(id(node.body))
-        t = self.ctx.target
-        self.ctx.report("CUDA001", test, f"`torch.cuda.is_available()` opens the CUDA branch of a per-device chain: it stays; the chain has no branch for {t.display}", applicability=Applicability.MANUAL,
-                        advice=f'Add an `elif` branch for "{t.device_type}" where that code has an equivalent on {t.display}.')
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -168,17 +146,8 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        if id(node) in self._kept_blocks:
-            self._kept_depth += 1
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
-        if id(original) in self._kept_blocks:
-            self._kept_depth -= 1
-        return updated
-
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        if original.attr.value == "CUDA" and not self._kept_depth and self.ctx.qualname(original) in PROFILER_CUDA:
+        if original.attr.value == "CUDA" and self.ctx.qualname(original) in PROFILER_CUDA:
             self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
                             applicability=Applicability.MANUAL)
             return updated

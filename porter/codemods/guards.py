@@ -502,14 +502,14 @@ class CudaOnly:
         unit = self._units.get(id(node))
         if unit is None:
             return None
-        used = sorted(n for n in unit.refs if n in self.names and n not in unit.names and not self._asks_only(self.names[n]))
+        used = sorted(n for n in unit.refs if n in self.names and n not in unit.names and not self.asks_only(self.names[n]))
         if not used:
             return None
         scan = _CudaUse(self.imports)
         node.visit(scan)
         return f"a test of CUDA-only code: it calls {self.names[used[0]]} on CUDA" if scan.found else None
 
-    def _asks_only(self, why: str) -> bool:
+    def asks_only(self, why: str) -> bool:
         """Whether a reason names only APIs that ask about the device (a capability query)."""
         named = set(re.findall(r"`([\w.]+)`", why))
         known = {m for m in named if self.data.why(m)}
@@ -953,7 +953,7 @@ class GuardsFamily(Family):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         seen: set[int] = set()
         for region in self.ctx.cuda_only_code.values():
-            if id(region) in seen or not region.left:
+            if id(region) in seen or not region.left or region.code != "GUARD003":
                 continue
             seen.add(id(region))
             self.ctx.report(

@@ -12,6 +12,7 @@ imports `torch_tpu`, say) is not CUDA-only on that target.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -86,7 +87,7 @@ def package_of(module: str) -> CudaPackage | None:
     return next((p for p in cuda_packages() if p.covers(module)), None)
 
 
-def import_tokens(modules) -> tuple[bytes, ...]:
+def import_tokens(modules: Iterable[str]) -> tuple[bytes, ...]:
     """The bytes an import of one of `modules` shows, for a prefilter: the top-level name, or
     for a short one (`fla`, `cuda`) `import fla` / `from fla`, which `flag` does not contain.
     A token that holds a shorter one (`hybrid_ep_cpp`, `hybrid_ep`) is left out."""

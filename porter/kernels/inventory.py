@@ -164,10 +164,10 @@ def scan(root: Path) -> Inventory:
     base = root if root.is_dir() else root.parent
     launches: list[tuple[str, CallSite]] = []
     triton: dict[str, Kernel] = {}
-    sources = _sources(root, base)
+    python_sources = _sources(root, base)
     cuda_sources = [os.path.relpath(p, base) for p in _cuda_files(root)]
-    imported = cuda_only_imports(sources, None, cuda_sources)  # CUDA-only names from other modules
-    compiled = extension_imports(sources, cuda_sources)  # the project's own compiled extensions, per importer
+    imported = cuda_only_imports(python_sources, None, cuda_sources)  # CUDA-only names from other modules
+    compiled = extension_imports(python_sources, cuda_sources)  # the project's own compiled extensions, per importer
     ext_calls: dict[str, list[tuple[str, CallSite]]] = {}  # extension module -> (op, call site)
     ext_why: dict[str, str] = {}
     for path in _python_files(root):
@@ -199,11 +199,11 @@ def scan(root: Path) -> Inventory:
         s = _Scan(rel, module, imports)
         wrapper.visit(s)
         launches.extend(s.launches)
-        for var, fn, site in s.attr_calls:
-            if var in compiled.get(rel, {}):
-                ext, why = compiled[rel][var]
-                ext_calls.setdefault(ext, []).append((fn, site))
-                ext_why.setdefault(ext, why)
+        for holder, op, site in s.attr_calls:
+            if holder in compiled.get(rel, {}):
+                ext_module, ext_reason = compiled[rel][holder]
+                ext_calls.setdefault(ext_module, []).append((op, site))
+                ext_why.setdefault(ext_module, ext_reason)
         for what, call, line, var in s.loads:
             names = _strings(_arg(call, "name", 0))
             ext = names[0] if names else (var or "?")
@@ -232,13 +232,13 @@ def scan(root: Path) -> Inventory:
     for ext, calls in ext_calls.items():
         # the ops Python calls on each compiled extension: the build file's entry, or one made
         # for an extension found only by its import (a `_C` in a project with .cu sources)
-        k = next((k for k in inv.kernels if k.kind == "cuda-extension" and (k.name == ext or k.name.endswith("." + ext) or ext.endswith("." + k.name))), None)
-        if k is None:
+        entry = next((e for e in inv.kernels if e.kind == "cuda-extension" and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))), None)
+        if entry is None:
             first = calls[0][1]
-            k = Kernel(ext, "cuda-extension", first.path, first.line, detail=ext_why[ext].partition(": ")[2])
-            inv.kernels.append(k)
-        k.calls.extend(site for _, site in calls)
-        k.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
+            entry = Kernel(ext, "cuda-extension", first.path, first.line, detail=ext_why[ext].partition(": ")[2])
+            inv.kernels.append(entry)
+        entry.calls.extend(site for _, site in calls)
+        entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
         text = path.read_text(errors="replace")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from porter.config.cuda_packages import cuda_only_modules, import_tokens
 from porter.config.settings import Facts
-from porter.pipeline import extensions
+from porter.pipeline import device_backends, extensions
 from porter.pipeline.index import dotted, module_name
 
 if TYPE_CHECKING:
@@ -362,7 +362,9 @@ def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str
             continue
         me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
         found: dict[str, tuple[str, str]] = {}
-        for node in [*_from_imports(source), *_aliased_imports(source)]:
+        nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source)]
+        for node in nodes:
+            pairs: list[tuple[str, str, str | None]]
             if isinstance(node, ast.ImportFrom):
                 base = _target(me, node, init)
                 if base is None:
@@ -468,14 +470,16 @@ def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
 
 
 def part(source: bytes) -> bytes:
-    """What `cuda_only_imports` reads of one file, hashed: the whole of a file that may hold
-    CUDA-only code, the `from ... import` lines of the others; empty for a file that imports
-    nothing. Editing a body elsewhere changes nothing."""
+    """What `with_cuda_only` reads of one file, hashed: the whole of a file that may hold
+    CUDA-only code, the `from ... import` lines (and per-device class statements,
+    porter.pipeline.device_backends) of the others; empty for a file that has neither.
+    Editing a body elsewhere changes nothing."""
+    classes = device_backends.part(source)
     if b"import" not in source:
-        return b""
+        return hashlib.sha256(classes).digest() if classes else b""
     if any(t in source for t in TOKENS) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source):
         return hashlib.sha256(source).digest()
-    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source))).digest()
+    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 
 
 def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> str:
@@ -490,11 +494,14 @@ def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sourc
 
 
 def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
-    """`facts` (the project index's answers per path) plus each file's CUDA-only imports."""
+    """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
+    CUDA backend classes (porter.pipeline.device_backends)."""
     found = cuda_only_imports(files, target, cuda_sources)
-    if not found:
+    backends = device_backends.cuda_backend_facts(files)
+    if not found and not backends:
         return facts
     merged = dict(facts)
-    for name, extra in found.items():
-        merged[name] = (*merged.get(name, ()), *extra)
+    for more in (found, backends):
+        for name, extra in more.items():
+            merged[name] = (*merged.get(name, ()), *extra)
     return merged

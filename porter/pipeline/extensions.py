@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import ast
 import re
-from porter.pipeline.index import dotted, module_name
+
+from porter.pipeline.index import dotted
 
 # bytes a build file shows (the ast is read only then)
 TOKENS = (b"CUDAExtension", b"CppExtension")

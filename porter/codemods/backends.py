@@ -1,0 +1,505 @@
+"""Code that already has a backend per device: CUDA's stays, the target becomes one more.
+
+Libraries and frameworks dispatch over devices themselves: a list of the device types they
+support (`SUPPORTED = ["cuda", "xpu", "npu"]`, the devices that allow fp16), an `if/elif`
+chain over device types or availability tests, a `default_device()` that tries each backend
+in turn, a registry of backend classes keyed by device type. Turning their `"cuda"` into the
+target's breaks CUDA (and what else shared the branch) and gives the target no real backend.
+So, where the switch has a place for one more device, the target is added and every existing
+branch stays byte for byte:
+
+- BACK001 a list of device types that names CUDA and another accelerator: the target is added.
+- BACK002 a branch per device (chain or ladder of early returns): CUDA's branch is kept and a
+  branch for the target goes before the CPU fallback. Its body is CUDA's, ported on its own
+  with the same rules (`ctx.port_snippet`), its test the target's own (`available` in
+  rules/targets.toml, or the device string in a comparison). Where that port leaves work for
+  a person (or the branch builds a CUDA class), nothing is added and the finding says where
+  the target's branch goes.
+- BACK004 a registry keyed by device type: reported where the target's backend is registered.
+
+CUDA's kept branch is a `CudaOnlyCode` region with the code of its rule: no family changes
+it, and the findings it would have had are counted in the one finding at its test.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from porter.codemods.context import CudaOnlyCode
+from porter.codemods.guards import cuda_only_facts
+from porter.codemods.family import Family, replace_string, string_value
+from porter.pipeline.device_backends import KIND as BACKEND
+from porter.pipeline.device_backends import cuda_backend_facts
+from porter.pipeline.findings import Applicability, Severity
+from porter.pipeline.resolve import dotted
+
+# device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
+DEVICE_NAMES = frozenset(
+    {"cuda", "cpu", "xpu", "mps", "hpu", "npu", "mlu", "musa", "xla", "tpu", "neuron", "hip", "mtia", "ipu", "sdaa", "gcu", "maia", "meta"}
+)
+HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another one beside CUDA
+# `is_torch_npu_available()`, `is_npu_available()`, `is_cuda_available()` (accelerate, transformers)
+_AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
+_AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
+_CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
+
+
+def device_of(value: str | None) -> str | None:
+    """The device type a string names (`"cuda"`, `"cuda:0"`, `"xpu.external"`), if any."""
+    if not value:
+        return None
+    head = re.split(r"[:.]", value, maxsplit=1)[0]
+    return head if head in DEVICE_NAMES and head == head.lower() else None
+
+
+class _Test:
+    """What a branch's test asks: the device, and the node that names it there."""
+
+    def __init__(self, device: str, node: cst.CSTNode, kind: str) -> None:
+        self.device = device
+        self.node = node  # the string, call or attribute that names the device
+        self.kind = kind  # "string" | "available" | "attribute"
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """Whether a block ends by leaving its function or loop (a ladder's rung)."""
+    stmts = body.body
+    if not stmts:
+        return False
+    last = stmts[-1]
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else last
+    return isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+class BackendsFamily(Family):
+    """Adds the target to device switches; keeps CUDA's part of them as it is."""
+
+    name = "backends"
+    tokens = (b"cuda",)
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a CUDA backend class whose file names no `cuda` (`class CUDA_Accelerator`)."""
+        return super().wanted(ctx, source) or (any(ctx.enabled(c) for c in cls.codes()) and bool(_backend_facts(ctx.settings)))
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._lists: set[int] = set()  # lists of devices the target is added to
+        self._available: str | None = None  # the target's own availability test, as code
+        self._vocabulary: set[int] = set()  # lists of a framework's accelerator names: no devices
+        self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
+        self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
+        self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
+        self._elifs: set[int] = set()
+
+    # -- tests ------------------------------------------------------------------------------
+
+    def _test(self, test: cst.BaseExpression) -> _Test | None:
+        if self._available is None:
+            self._available = self.ctx.code(cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr")))
+        if type(test) in (cst.Comparison, cst.BooleanOperation) and self.ctx.code(test) == self._available:
+            return _Test(self.ctx.target.device_type, test, "available")  # the branch porter added
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._test(test.left) or self._test(test.right)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            if not isinstance(op, (cst.Equal, cst.In, cst.Is)):
+                return None
+            for side in (test.left, test.comparisons[0].comparator):
+                device = device_of(string_value(side))
+                if device is not None:
+                    return _Test(device, side, "string")
+            return None
+        if isinstance(test, cst.Call):
+            func = test.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
+                device = device_of(string_value(test.args[0].value))
+                return _Test(device, test.args[0].value, "string") if device else None
+            qual = self.ctx.qualname(func) or dotted(func) or ""
+            m = _AVAILABLE_API.match(qual) or _AVAILABLE_HELPER.match(qual.rpartition(".")[2])
+            if m and m.group(1) in DEVICE_NAMES:
+                return _Test(m.group(1), test, "available")
+            return None
+        if isinstance(test, cst.Attribute) and test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
+            device = test.attr.value[3:]
+            return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
+        return None
+
+    def _target_test(self, test: cst.BaseExpression, asks: _Test) -> cst.BaseExpression:
+        """CUDA's test, asking for the target instead."""
+        t = self.ctx.target
+        if asks.kind == "string":
+            assert isinstance(asks.node, cst.SimpleString)
+            new: cst.BaseExpression = replace_string(asks.node, t.device_type)
+        elif asks.kind == "attribute":
+            assert isinstance(asks.node, cst.Attribute)
+            if t.tensor_is_attr:
+                new = asks.node.with_changes(attr=cst.Name(t.tensor_is_attr))
+            else:  # `x.is_cuda` -> `x.device.type == "xla"`
+                new = cst.parse_expression(f'({self.ctx.code(asks.node.value)}.device.type == "{t.device_type}")')
+        else:
+            new = self.ctx.expr(t.available)
+            if asks.node is not test:  # an operand of `and`: keep the precedence
+                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return test.deep_replace(asks.node, new) if asks.node is not test else new
+
+    # -- CUDA's class of a per-device family (BACK003) -------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        fact = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source).get(node.name.value)
+        if fact is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        why, *siblings = fact
+        t = self.ctx.target
+        names = [s.split("=", 1)[1].split("@", 1)[0] for s in siblings]
+        own = next((n for s, n in zip(siblings, names) if s.startswith(f"{t.device_type}=")), None)
+        region = CudaOnlyCode(node.name, f"`class {node.name.value}`", why, code="BACK003")
+        self.ctx.cuda_only_code[id(node)] = region
+        if own is not None:
+            message = f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; {t.display}'s is `{own}`"
+        else:
+            message = (
+                f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
+                f"{t.display} has none: `porter backends . --target {t.name} --scaffold DIR` writes one modelled on it"
+            )
+        self._regions.append((region, node.name, message, None))
+
+    # -- lists of device types (BACK001) ---------------------------------------------------
+
+    def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
+        if id(node) in self._vocabulary:
+            return
+        values = [string_value(e.value) for e in node.elements]
+        if len(values) < 2 or any(v is None for v in values):
+            return
+        devices = [device_of(v) for v in values]
+        if any(d is None for d in devices) or "cuda" not in devices or HOSTS.issuperset(d for d in devices if d != "cuda"):
+            return
+        strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
+        self.ctx.keep_cuda.update(id(s) for s in strings)
+        t = self.ctx.target
+        if t.device_type in devices:
+            return
+        self._lists.add(id(node))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`args.accelerator in ("cuda", "mps")`: a framework's accelerator names (Lightning's),
+        not the devices this code supports (literals.py keeps them)."""
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any("accelerator" in (dotted(s) or "").rsplit(".", 1)[-1].lower() for s in sides):
+            self._vocabulary.update(id(s) for s in sides)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and "accelerator" in node.keyword.value.lower():
+            self._vocabulary.add(id(node.value))
+
+    def visit_List(self, node: cst.List) -> None:
+        self._device_list(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._device_list(node)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._device_list(node)
+
+    def _extend(self, original, updated):
+        if id(original) not in self._lists:
+            return updated
+        elements = list(updated.elements)
+        last = elements[-1]
+        first = next(e.value for e in original.elements if device_of(string_value(e.value)) == "cuda")
+        assert isinstance(first, cst.SimpleString)
+        added = cst.Element(value=replace_string(first, self.ctx.target.device_type))
+        # the separator between elements (one per line, or `, `), and the last one's trailing comma
+        between = elements[-2].comma if isinstance(elements[-2].comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        elements[-1] = last.with_changes(comma=between)
+        elements.append(added.with_changes(comma=last.comma))
+        new = updated.with_changes(elements=elements)
+        devices = ", ".join(v for e in original.elements if (v := string_value(e.value)))
+        if self.ctx.report(
+            "BACK001",
+            original,
+            f"`{self.ctx.code(original)}` lists the devices the code supports ({devices}): "
+            f"{self.ctx.target.device_type!r} is added, CUDA's entry stays",
+            replacement=new,
+        ):
+            return new
+        return updated
+
+    leave_List = _extend
+    leave_Tuple = _extend
+    leave_Set = _extend
+
+    # -- registries keyed by device type (BACK004) -----------------------------------------
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
+        devices = [device_of(k) for k in keys]
+        if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:
+            return
+        values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        if not all(isinstance(v, (cst.Name, cst.Attribute)) for v in values):
+            return  # not a registry of backends (a table of numbers, of strings)
+        t = self.ctx.target
+        if t.device_type in devices:
+            return
+        cuda = next(v for k, v in zip(devices, values) if k == "cuda")
+        self.ctx.report(
+            "BACK004",
+            node,
+            f"a registry of backends per device ({', '.join(k for k in keys if k)}): {t.display} has none here; "
+            f"register its backend as {t.device_type!r} beside CUDA's `{self.ctx.code(cuda)}` once it is written",
+            applicability=Applicability.MANUAL,
+        )
+
+    # -- branches per device (BACK002) -----------------------------------------------------
+
+    def _branches(self, head: cst.If) -> list[cst.If]:
+        out = [head]
+        while isinstance(out[-1].orelse, cst.If):
+            out.append(out[-1].orelse)
+        return out
+
+    def visit_If(self, node: cst.If) -> None:
+        if id(node) in self._elifs:
+            return
+        branches = self._branches(node)
+        self._elifs.update(id(b) for b in branches[1:])
+        if len(branches) < 2:
+            return
+        tests = [self._test(b.test) for b in branches]
+        plan = self._switch(branches, tests)
+        if plan is None:
+            return
+        cuda_at, last, region = plan
+        new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
+        if new is not None:
+            self._chains[id(node)] = (last, new)
+
+    def _switch(self, branches: list[cst.If], tests: list[_Test | None]) -> tuple[int, int, CudaOnlyCode] | None:
+        """(CUDA's branch, the last device branch, CUDA's kept branch) when the branches form a
+        device switch that has no branch for the target yet; CUDA's branch is kept either way.
+        A CUDA branch that runs CUDA-only code is the guards' (GUARD001/GUARD003), not this."""
+        devices = [t.device if t is not None else None for t in tests]
+        if "cuda" not in devices or all(d in HOSTS or d in (None, "cuda") for d in devices):
+            return None
+        if devices.count("cuda") > 1:
+            return None
+        cuda_at = devices.index("cuda")
+        cuda_test = tests[cuda_at]
+        assert cuda_test is not None
+        body = branches[cuda_at].body
+        if self.ctx.in_cuda_only_code() is not None or any(id(s) in self.ctx.cuda_only_code for s in body.body):
+            return None
+        facts = cuda_only_facts(self.ctx)
+        why = facts.region_reason(body) if facts.active else None
+        if why and not facts.asks_only(why):
+            return None
+        region = self._keep_branch(branches[cuda_at], cuda_test, devices)
+        if self.ctx.target.device_type in devices:
+            return None
+        last = max(i for i, d in enumerate(devices) if d is not None)
+        return cuda_at, last, region
+
+    def _keep_branch(self, branch: cst.If, test: _Test, devices: list[str | None]) -> CudaOnlyCode:
+        """CUDA's branch stays as it is: its test (every node of it) and its body."""
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(branch.test))
+        region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002")
+        for stmt in branch.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        return region
+
+    def _branch_for_target(self, branch: cst.If, test: _Test, region: CudaOnlyCode, form: str) -> cst.If | None:
+        """The target's branch: CUDA's test asking for the target, CUDA's body ported on its
+        own. None (and a manual finding) where that port is not a backend for the target."""
+        t = self.ctx.target
+        body, why_not, applied = self._ported_body(branch.body)
+        if body is not None and _does_nothing(body):
+            # CUDA's branch, ported, is empty (`torch.cuda.empty_cache()` on xla): the target
+            # needs no branch there, and an emptied one is no branch a reviewer merges
+            message = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} needs no branch there (CUDA's, ported, does nothing: {', '.join(dict.fromkeys(applied))})"
+            region.code = "BACK005"
+            region.left.clear()
+            self._regions.append((region, branch.test, message, None))
+            return None
+        where = "after the last device branch, before the fallback" if form == "elif" else "after the last of these checks, before the fallback"
+        head = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+        if body is None:
+            message = head + f"{t.display} has no branch: write one {where} ({why_not})"
+            self._regions.append((region, branch.test, message, None))
+            return None
+        new = cst.If(test=self._target_test(branch.test, test), body=body)
+        codes = ", ".join(dict.fromkeys(applied)) or "nothing to change"
+        message = head + f"a branch for {t.display} is added {where}: CUDA's, ported ({codes})"
+        region.left.clear()
+        self._regions.append((region, branch.test, message, new))
+        return new
+
+    def _ported_body(self, body: cst.BaseSuite) -> tuple[cst.BaseSuite | None, str, list[str]]:
+        """(CUDA's branch body ported for the target, or None; why not; the codes applied)."""
+        if self.ctx.port_snippet is None:
+            return None, "porter cannot port it here", []
+        named = _cuda_identifiers(body, self.ctx.imports.names)
+        if named:
+            return None, f"it uses `{named[0]}`, which has no counterpart for the target", []
+        imports = [s for s in self.ctx.module.body if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)]
+        block = body if isinstance(body, cst.IndentedBlock) else cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])])
+        snippet = cst.Module(body=[*imports, cst.FunctionDef(name=cst.Name(BRANCH), params=cst.Parameters(), body=block)])
+        code = snippet.code.encode()
+        new, findings = self.ctx.port_snippet(code)
+        if new is None:
+            return None, "its port does not parse", []
+        open_work = [f for f in findings if not f.applied and f.severity in (Severity.WARNING, Severity.ERROR)]
+        if open_work:
+            return None, f"its port leaves {open_work[0].code} ({open_work[0].message[:120]})", []
+        ported = cst.parse_module(new)
+        fn = next((s for s in ported.body if isinstance(s, cst.FunctionDef) and s.name.value == BRANCH), None)
+        if fn is None or not isinstance(fn.body, cst.IndentedBlock):
+            return None, "its port does not parse", []
+        left = _cuda_identifiers(fn.body, self.ctx.imports.names)
+        if left:
+            return None, f"its port still uses `{left[0]}`", []
+        self._add_imports(imports, ported)
+        return fn.body.with_changes(indent=None), "", [f.code for f in findings if f.applied]
+
+    def _add_imports(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> None:
+        """The imports the branch's port added, added to the file."""
+        before = {cst.Module(body=[s]).code.strip() for s in had}
+        for stmt in ported.body:
+            if not isinstance(stmt, cst.SimpleStatementLine) or cst.Module(body=[stmt]).code.strip() in before:
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        self.ctx.add_import(dotted(alias.name) or "", asname=asname)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        self.ctx.add_import(dotted(small.module) or "", dotted(alias.name), asname)
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        plan = self._chains.pop(id(original), None)
+        if plan is None:
+            return updated
+        last, new = plan
+
+        def insert(node: cst.If, depth: int) -> cst.If:
+            if depth == last:
+                return node.with_changes(orelse=new.with_changes(orelse=node.orelse))
+            assert isinstance(node.orelse, cst.If)
+            return node.with_changes(orelse=insert(node.orelse, depth + 1))
+
+        return insert(updated, 0)
+
+    # -- ladders: `if <cuda>: return ...` then `if <xpu>: return ...` ----------------------
+
+    def _ladder(self, body: list[cst.BaseStatement]) -> tuple[int, cst.If] | None:
+        rungs = [(i, s) for i, s in enumerate(body) if isinstance(s, cst.If) and s.orelse is None and _exits(s.body)]
+        # the longest run of consecutive rungs
+        runs: list[list[tuple[int, cst.If]]] = []
+        for i, s in rungs:
+            if runs and runs[-1][-1][0] == i - 1:
+                runs[-1].append((i, s))
+            else:
+                runs.append([(i, s)])
+        for run in runs:
+            if len(run) < 2:
+                continue
+            ifs = [s for _, s in run]
+            tests = [self._test(s.test) for s in ifs]
+            plan = self._switch(ifs, tests)
+            if plan is None:
+                continue
+            cuda_at, last, region = plan
+            new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
+            if new is None:
+                return None
+            k = sum(1 for s in body[: run[last][0] + 1] if isinstance(s, cst.If))  # the k-th If of the block
+            return k, new
+        return None
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        plan = self._ladder(list(node.body))
+        if plan is not None:
+            self._ladders[id(node)] = plan
+
+    def visit_Module(self, node: cst.Module) -> None:
+        plan = self._ladder(list(node.body))
+        if plan is not None:
+            self._ladders[id(node)] = plan
+
+    def _insert_rung(self, original, updated):
+        plan = self._ladders.pop(id(original), None)
+        if plan is None:
+            return updated
+        k, new = plan
+        body = list(updated.body)
+        seen = 0
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.If):
+                seen += 1
+                if seen == k:
+                    body.insert(i + 1, new)
+                    return updated.with_changes(body=body)
+        return updated
+
+    leave_IndentedBlock = _insert_rung
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        updated = self._insert_rung(original, updated)
+        for region, at, message, replacement in self._regions:
+            # a branch copied for the target took CUDA's fixes with it: none are left undone
+            left = f" (fixes not applied there: {', '.join(dict.fromkeys(region.left))})" if region.left and replacement is None and region.code != "BACK005" else ""
+            self.ctx.report(
+                region.code,
+                at,
+                message + left,
+                replacement=replacement,
+                applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
+            )
+        return updated
+
+
+def _does_nothing(body: cst.BaseSuite) -> bool:
+    return all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in st.body) for st in body.body)
+
+
+def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, tuple[str, ...]]:
+    """CUDA backend class -> (why, "device=Class@path" per sibling), from the project analysis;
+    from the file alone when it is ported on its own (no project facts: `settings.flow` None)."""
+    flow = getattr(settings, "flow", None)
+    if flow is None:
+        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ())}
+    return {f[1]: f[3] for f in flow if f[2] == BACKEND}
+
+
+def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[str]:
+    """The identifiers in `node` that name CUDA or NCCL (`CUDA_Accelerator`, `self.cuda_graph`),
+    leaving out torch's own APIs (`torch.cuda.synchronize`: porter ports those by rule)."""
+    found: list[str] = []
+    for n in _nodes(node):
+        if isinstance(n, cst.Attribute):
+            head = dotted(n)
+            if head is not None and torch_names.get(head.split(".")[0], head.split(".")[0]).split(".")[0] == "torch":
+                continue
+            if _CUDA_NAMED.search(n.attr.value):
+                found.append(n.attr.value)
+        elif isinstance(n, cst.Name) and _CUDA_NAMED.search(n.value):
+            found.append(n.value)
+    # a Name that is the `.attr` of a torch API was passed over with its Attribute: drop it
+    torch_attrs = {a.attr.value for a in _nodes(node) if isinstance(a, cst.Attribute) and (dotted(a) or "").split(".")[0] in ("torch", *[k for k, v in torch_names.items() if v == "torch"])}
+    return [f for f in found if f not in torch_attrs]

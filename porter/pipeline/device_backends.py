@@ -1,0 +1,101 @@
+"""Per-device backend classes: `CUDA_Accelerator`, `CPU_Accelerator`, `XPU_Accelerator` under one base.
+
+A library with a class per device (DeepSpeed's accelerators, Lightning's, vLLM's platforms)
+already has the place the target's backend goes: beside CUDA's, as one more subclass. The
+CUDA class is CUDA's backend: ported for the target it would stop being CUDA's and still not
+be a backend the library builds for the target. This analysis finds such families across
+the project's modules from their class statements alone (a bytes scan, no parse): classes
+that share a base and a name, but for one device word (`CUDA`/`Cuda`, `CPU`, `XPU`, `NPU`,
+`MPS`, `HPU`, `MLU`, `XLA`, `TPU`, ...), with CUDA's among them and another device's.
+The file that defines the CUDA class gets a fact naming it and its siblings; the backends
+family keeps the class as it is (BACK003) and `porter backends --scaffold` writes the
+target's beside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from porter.config.settings import Facts
+
+KIND = "cuda-backend"  # the kind of the `Settings.flow` facts this module makes
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# device words in class names, as each library spells them
+DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
+HOSTS = frozenset({"cpu"})
+# bytes a file must show to be read: a class statement naming a device word
+_HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
+
+
+@dataclass(frozen=True)
+class BackendClass:
+    name: str
+    path: str
+    device: str
+    role: str  # the name without its device word, lower case (`accelerator`)
+    bases: tuple[str, ...]  # the last dotted part of each base
+
+
+def device_word(name: str) -> tuple[str, str] | None:
+    """(device, role) for a class name with exactly one device word (`CUDA_Accelerator` ->
+    ("cuda", "accelerator")), else None."""
+    words = _WORDS.findall(name)
+    devices = [w for w in words if w.lower() in DEVICES]
+    if len(devices) != 1 or len(words) < 2:
+        return None
+    role = "_".join(w.lower() for w in words if w is not devices[0])
+    return devices[0].lower(), role
+
+
+def classes(path: str, source: bytes) -> list[BackendClass]:
+    if not _HINT.search(source):
+        return []
+    out = []
+    for m in _CLASS.finditer(source):
+        name = m.group(1).decode()
+        found = device_word(name)
+        if found is None:
+            continue
+        bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (m.group(2) or b"").decode(errors="replace").split(",") if b.strip() and "=" not in b)
+        out.append(BackendClass(name, path, found[0], found[1], bases))
+    return out
+
+
+def families(files: Iterable[tuple[str, bytes]]) -> list[list[BackendClass]]:
+    """Groups of per-device classes: same base, same role, one device word each, CUDA's and
+    another device's among them (`CudaAccelerator`, `CpuAccelerator` under `Accelerator`)."""
+    groups: dict[tuple[str, str], list[BackendClass]] = {}
+    for path, source in files:
+        for c in classes(path, source):
+            for base in c.bases or ("",):
+                groups.setdefault((base, c.role), []).append(c)
+    out = []
+    for (base, _), members in groups.items():
+        devices = {c.device for c in members}
+        if base and "cuda" in devices and len(devices) > 1 and len(devices) == len(members):
+            out.append(members)
+    return out
+
+
+def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
+    """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
+    CUDA's class of a per-device family."""
+    out: dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]] = {}
+    for members in families(files):
+        cuda = next(c for c in members if c.device == "cuda")
+        others = sorted((c for c in members if c is not cuda), key=lambda c: c.name)
+        base = next(b for b in cuda.bases if all(b in c.bases for c in members))
+        why = f"one of {len(members)} classes per device under `{base}`"
+        siblings = tuple(f"{c.device}={c.name}@{c.path}" for c in others)
+        out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
+    return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
+
+
+def part(source: bytes) -> bytes:
+    """What the analysis reads of one file: its class statements with a device word."""
+    if not _HINT.search(source):
+        return b""
+    return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None)
