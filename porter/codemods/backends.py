@@ -30,6 +30,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.guards import cuda_only_facts
 from porter.codemods.family import Family, replace_string, string_value
+from porter.pipeline.device_backends import ACCESSOR
 from porter.pipeline.device_backends import KIND as BACKEND
 from porter.pipeline.device_backends import cuda_backend_facts
 from porter.pipeline.findings import Applicability, Severity
@@ -45,6 +46,15 @@ _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
 BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
+# a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
+_VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
+VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
+# a message that says CUDA is required (not "GPU": the target is an accelerator too)
+_SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
+_CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?cuda(?:_is)?_available$|^_?has_cuda$")
+# a name that says it holds devices, accelerators or backends
+_NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
 
 
 def device_of(value: str | None) -> str | None:
@@ -90,6 +100,8 @@ class BackendsFamily(Family):
         self._lists: set[int] = set()  # lists of devices the target is added to
         self._available: str | None = None  # the target's own availability test, as code
         self._vocabulary: set[int] = set()  # lists of a framework's accelerator names: no devices
+        self._listed: set[int] = set()  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
+        self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
         self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
@@ -170,27 +182,99 @@ class BackendsFamily(Family):
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
-        if id(node) in self._vocabulary:
+        if id(node) in self._vocabulary or id(node) not in self._listed:
             return
         values = [string_value(e.value) for e in node.elements]
-        if len(values) < 2 or any(v is None for v in values):
+        if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
             return
         devices = [device_of(v) for v in values]
-        if any(d is None for d in devices) or "cuda" not in devices or HOSTS.issuperset(d for d in devices if d != "cuda"):
-            return
+        if "cuda" not in devices or devices.count(None) > len(devices) - 2 or VOCABULARY & set(values):
+            return  # two device types at least (a vendor's own name beside them is one more)
         strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
+        if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
+            return  # someone else's vocabulary (an `--accelerator` option's choices)
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
         if t.device_type in devices:
             return
         self._lists.add(id(node))
 
+    # -- checks that ask about CUDA itself (BACK006) ----------------------------------------
+
+    def _cuda_checks(self, test: cst.CSTNode) -> list[cst.CSTNode]:
+        """The parts of a test that ask about CUDA: `torch.cuda.is_available()` (or
+        `device_count()`), a comparison with "cuda", `x.is_cuda`."""
+        found: list[cst.CSTNode] = []
+        for n in _nodes(test):
+            if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "") in ("torch.cuda.is_available", "torch.cuda.device_count"):
+                found.append(n)
+            elif isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
+                found.append(n)
+            elif isinstance(n, cst.Attribute) and n.attr.value == "is_cuda" and self.ctx.qualname(n) is None:
+                found.append(n)
+        return found
+
+    def _itself(self, at: cst.CSTNode, test: cst.CSTNode, why: str) -> None:
+        checks = self._cuda_checks(test)
+        if not checks or any(id(c) in self.ctx.keep_cuda for c in checks):
+            return
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(test))
+        self.ctx.report("BACK006", at, f"`{_short(self.ctx.code(test))}` {why}: kept on CUDA, so {self.ctx.target.display} is not taken for CUDA")
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
+        if node.msg is not None and _SAYS_CUDA.search(self.ctx.code(node.msg)):
+            self._itself(node.test, node.test, "demands CUDA (its message says so)")
+
+    def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
+        last = body.body[-1] if body.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
+        about CUDA itself, beside its answers about the other backends."""
+        if not _CUDA_PREDICATE.match(node.name.value):
+            return
+        for n in _nodes(node.body):
+            if isinstance(n, cst.Return) and n.value is not None:
+                self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+            elif isinstance(n, cst.Assign):
+                self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        """`args.accelerator in ("cuda", "mps")`: a framework's accelerator names (Lightning's),
-        not the devices this code supports (literals.py keeps them)."""
+        """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
+        `args.accelerator in ("cuda", "mps")` holds a framework's accelerator names
+        (Lightning's), not devices (literals.py keeps them)."""
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if any("accelerator" in (dotted(s) or "").rsplit(".", 1)[-1].lower() for s in sides):
             self._vocabulary.update(id(s) for s in sides)
+        for c in node.comparisons:
+            if isinstance(c.operator, (cst.In, cst.NotIn)):
+                self._listed.add(id(c.comparator))
+        # `get_accelerator().device_name() == "cuda"`: the project's own accelerator, asked
+        # whether it is CUDA's (porter.pipeline.device_backends): true only on CUDA's backend
+        accessors = _accessor_facts(self.ctx.settings)
+        if accessors and len(node.comparisons) == 1:
+            for side in sides:
+                member = side.func if isinstance(side, cst.Call) else side
+                if isinstance(member, cst.Attribute) and member.attr.value in accessors and any(device_of(string_value(o)) == "cuda" for o in sides):
+                    self._itself(node, node, f"asks whether the project's accelerator is CUDA's ({accessors[member.attr.value]})")
+                    break
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _NAMES_DEVICES.search((dotted(node.target) or "").rsplit(".", 1)[-1]):
+            self._listed.add(id(node.value))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """`def supported_devices(self): return ["cuda", "npu"]`."""
+        scope = self.ctx.scopes.innermost
+        name = scope.name.value if isinstance(scope, cst.FunctionDef) else ""
+        if node.value is not None and _NAMES_DEVICES.search(name):
+            self._listed.add(id(node.value))
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and "accelerator" in node.keyword.value.lower():
@@ -263,11 +347,83 @@ class BackendsFamily(Family):
             out.append(out[-1].orelse)
         return out
 
+    # -- switch keys: `accelerator_name` compared with "xpu", "npu", "cuda" ... ------------
+
+    def _keys_of(self, body: cst.CSTNode) -> dict[str, set[str]]:
+        """Names compared with the device types of two accelerators at least, in one scope:
+        the key of a switch (DeepSpeed's `accelerator_name`), with those devices."""
+        found: dict[str, set[str]] = {}
+
+        class _Compared(cst.CSTVisitor):
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                return n is body
+
+            def visit_Comparison(self, n: cst.Comparison) -> None:
+                sides = [n.left, *(c.comparator for c in n.comparisons)]
+                names = [d for side in sides if (d := dotted(side))]
+                devices = {dev for side in sides for dev in _devices_in(side)}
+                for name in names:
+                    found.setdefault(name, set()).update(devices)
+
+        body.visit(_Compared())
+        return {k: v for k, v in found.items() if len(v - HOSTS) >= 2}
+
+    def _switch_keys(self) -> dict[str, set[str]]:
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        keys = self._keys.get(id(scope))
+        if keys is None:
+            keys = self._keys[id(scope)] = self._keys_of(scope)
+        return keys
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`SUPPORTED_ACCELERATOR_LIST = [...]`, `self.fp16_devices = (...)`: named as devices.
+        `accelerator_name = "cuda"` where `accelerator_name` is a switch key: the switch's
+        own name for CUDA's branch, not a device (it stays, DEV015)."""
+        if any(_NAMES_DEVICES.search((dotted(t.target) or "").rsplit(".", 1)[-1]) for t in node.targets):
+            self._listed.add(id(node.value))
+        if device_of(string_value(node.value)) == "cuda" and any(dotted(t.target) in self._switch_keys() for t in node.targets):
+            self.ctx.keep_cuda.add(id(node.value))
+            self.ctx.keep_vocabulary.add(id(node.value))
+
+    def _detection_rung(self, branch: cst.If, test: _Test) -> bool:
+        """`if torch.cuda.is_available(): accelerator_name = "cuda"`: CUDA's rung of a
+        detection that sets a switch key. Kept, and where the target's rung goes reported:
+        the switch over that key needs the target's backend before a rung may name it."""
+        keys = self._switch_keys()
+        if test.kind != "available" or not keys:
+            return False
+        sets = [
+            (dotted(t.target), s.value)
+            for st in branch.body.body
+            if isinstance(st, cst.SimpleStatementLine)
+            for s in st.body
+            if isinstance(s, cst.Assign)
+            for t in s.targets
+            if device_of(string_value(s.value)) == "cuda"
+        ]
+        key = next((k for k, _ in sets if k in keys), None)
+        if key is None:
+            return False
+        region = self._keep_branch(branch, test, sorted(keys[key]))
+        t = self.ctx.target
+        message = (
+            f"`if {self.ctx.code(branch.test)}` is CUDA's rung of the detection that sets `{key}`, the key of a switch over "
+            f"{', '.join(sorted(keys[key]))}: kept as it is; {t.display} has no rung: once the switch over `{key}` builds "
+            f"{t.display}'s backend, detect it beside this one and set `{key}` to \"{t.device_type}\""
+        )
+        self._regions.append((region, branch.test, message, None))
+        return True
+
     def visit_If(self, node: cst.If) -> None:
+        if self._raises_for_cuda(node.body):
+            self._itself(node.test, node.test, "turns away what is not CUDA (the error it raises says CUDA)")
         if id(node) in self._elifs:
             return
         branches = self._branches(node)
         self._elifs.update(id(b) for b in branches[1:])
+        first = self._test(node.test)
+        if first is not None and first.device == "cuda" and self._detection_rung(node, first):
+            return
         if len(branches) < 2:
             return
         tests = [self._test(b.test) for b in branches]
@@ -296,8 +452,8 @@ class BackendsFamily(Family):
             return None
         facts = cuda_only_facts(self.ctx)
         why = facts.region_reason(body) if facts.active else None
-        if why and not facts.asks_only(why):
-            return None
+        if why and not facts.asks_only(why) and cuda_test.kind != "string":
+            return None  # `if x.is_cuda: <kernel>`: the guards' (a switch over names is this family's)
         region = self._keep_branch(branches[cuda_at], cuda_test, devices)
         if self.ctx.target.device_type in devices:
             return None
@@ -345,6 +501,10 @@ class BackendsFamily(Family):
         named = _cuda_identifiers(body, self.ctx.imports.names)
         if named:
             return None, f"it uses `{named[0]}`, which has no counterpart for the target", []
+        facts = cuda_only_facts(self.ctx)
+        cuda_only = facts.region_reason(body) if facts.active else None
+        if cuda_only and not facts.asks_only(cuda_only):
+            return None, f"it {cuda_only}", []
         imports = [s for s in self.ctx.module.body if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)]
         block = body if isinstance(body, cst.IndentedBlock) else cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])])
         snippet = cst.Module(body=[*imports, cst.FunctionDef(name=cst.Name(BRANCH), params=cst.Parameters(), body=block)])
@@ -462,6 +622,24 @@ class BackendsFamily(Family):
                 applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
             )
         return updated
+
+
+def _accessor_facts(settings) -> dict[str, str]:
+    """Members of CUDA's backend class that answer "cuda", with why (device_backends.ACCESSOR)."""
+    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == ACCESSOR}
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 80 else code[:77] + "..."
+
+
+def _devices_in(node: cst.BaseExpression) -> set[str]:
+    """The device types a string, or a list of strings, names."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return {d for e in node.elements if (d := device_of(string_value(e.value)))}
+    d = device_of(string_value(node))
+    return {d} if d else set()
 
 
 def _does_nothing(body: cst.BaseSuite) -> bool:

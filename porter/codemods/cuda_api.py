@@ -109,7 +109,7 @@ PROFILER_CUDA = frozenset((
 
 class CudaApiFamily(ReferenceTracker, Family):
     name = "cuda-api"
-    tokens = (b"cuda", b"ProfilerActivity")
+    tokens = (b"cuda", b"ProfilerActivity", b"nvidia-smi")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -147,6 +147,8 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        if original.attr.value == "cuda" or original.attr.value.startswith("_cuda"):
+            self._cuda_build_fact(original)
         if original.attr.value == "CUDA" and self.ctx.qualname(original) in PROFILER_CUDA:
             self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
                             applicability=Applicability.MANUAL)
@@ -154,6 +156,24 @@ class CudaApiFamily(ReferenceTracker, Family):
         if id(original) in self._inner or id(original) in self._callees:
             return updated
         return self._reference(original, updated)
+
+    def _cuda_build_fact(self, node: cst.Attribute) -> None:
+        """`torch.version.cuda` (the CUDA version torch was built with) and torch's private
+        CUDA bindings (`torch._C._cuda_getDeviceCount()`): no port, reported (CUDA012)."""
+        if id(node) in self._inner or id(node) in self.ctx.keep_cuda:
+            return
+        qual = self.ctx.qualname(node) or ""
+        t = self.ctx.target.display
+        if qual == "torch.version.cuda":
+            self.ctx.report("CUDA012", node, f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there", applicability=Applicability.MANUAL)
+        elif qual.startswith("torch._C._cuda"):
+            self.ctx.report("CUDA012", node, f"`{qual}` is torch's private CUDA binding: {t} has none (use the public `torch.accelerator` API)", applicability=Applicability.MANUAL)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        """`subprocess.run(["nvidia-smi", ...])`: NVIDIA's command-line tool (CUDA013)."""
+        if "nvidia-smi" in node.value and id(node) not in self.ctx.keep_cuda:
+            t = self.ctx.target
+            self.ctx.report("CUDA013", node, f"`nvidia-smi` is NVIDIA's GPU tool: it is not on a {t.display} host", applicability=Applicability.MANUAL)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         if id(original) in self._inner or id(original) in self._callees:

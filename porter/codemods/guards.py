@@ -977,8 +977,8 @@ class GuardsFamily(Family):
         """`x.device.type == "cuda"`, `str(x.device).startswith(...)` is left to the device family."""
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         strings = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
-        if not strings or not self.facts.active:
-            return
+        if not strings or not self.facts.active or all(id(s) in self.ctx.keep_cuda for s in strings):
+            return  # (kept already: CUDA's branch of a device switch, porter/codemods/backends.py)
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)
         if why:
             self._keep(node, strings, why)

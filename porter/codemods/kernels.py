@@ -49,6 +49,7 @@ class LibraryRow:
     at: str  # "import" or "use"
     what: str
     advice: dict[str, str]
+    uses: bool = False  # an "import" row whose every use is reported too (NVML and CuPy calls)
 
     def advice_for(self, target: str) -> str | None:
         return self.advice.get(target) or self.advice.get("*")
@@ -62,6 +63,7 @@ def library_table() -> tuple[LibraryRow, ...]:
             at=row.get("at", "import"),
             what=row["what"],
             advice=dict(row.get("advice", {})),
+            uses=row.get("uses", False),
         )
         for row in load_toml("kernels.toml").get("library", [])
         for prefix in row["prefixes"]
@@ -295,8 +297,10 @@ class KernelsFamily(ReferenceTracker, Family):
             self.ctx.report("KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time")
             return
         row = library_row(qual, self.ctx.target.name)
-        if row is None or row.at != "use":
+        if row is None or (row.at != "use" and not row.uses):
             return
+        if row.uses and self.ctx.in_cuda_only_code() is not None:
+            return  # code left as CUDA's (GUARD003, BACK003) is reported as a whole
         if self._handled is None:
             from porter.codemods.libraries import handled
 

@@ -14,6 +14,7 @@ target's beside it.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,6 +22,9 @@ from dataclasses import dataclass
 from porter.config.settings import Facts
 
 KIND = "cuda-backend"  # the kind of the `Settings.flow` facts this module makes
+# a member of CUDA's class that answers CUDA's own name (`device_name()` returns "cuda"): code
+# that compares it with "cuda" asks which backend the project picked, not about a device
+ACCESSOR = "backend-accessor"
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # device words in class names, as each library spells them
@@ -80,10 +84,45 @@ def families(files: Iterable[tuple[str, bytes]]) -> list[list[BackendClass]]:
     return out
 
 
+def _accessors(source: bytes, name: str) -> set[str]:
+    """The members of class `name` that answer "cuda": methods that return a "cuda..." string,
+    attributes set to one (`_name = 'cuda'`, `self._name = 'cuda'`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:
+        return set()
+
+    def cuda(node: ast.AST | None) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            node = node.func.value  # 'cuda:{}'.format(i)
+        if isinstance(node, ast.JoinedStr) and node.values:
+            node = node.values[0]
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
+
+    found: set[str] = set()
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(isinstance(n, ast.Return) and cuda(n.value) for n in ast.walk(stmt)):
+                found.add(stmt.name)
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Assign) and cuda(n.value):
+                    found.update(t.attr for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+        elif isinstance(stmt, ast.Assign) and cuda(stmt.value):
+            found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return found
+
+
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
-    CUDA's class of a per-device family."""
+    CUDA's class of a per-device family, and ((None, member, ACCESSOR, (why,)), ...) for each
+    file that reads a member of it that answers "cuda" and compares with "cuda"."""
+    files = list(files)
     out: dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]] = {}
+    sources = dict(files)
+    accessors: dict[str, str] = {}  # member -> why
     for members in families(files):
         cuda = next(c for c in members if c.device == "cuda")
         others = sorted((c for c in members if c is not cuda), key=lambda c: c.name)
@@ -91,11 +130,22 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
         why = f"one of {len(members)} classes per device under `{base}`"
         siblings = tuple(f"{c.device}={c.name}@{c.path}" for c in others)
         out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
+        for member in _accessors(sources.get(cuda.path, b""), cuda.name):
+            accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
+    if accessors:
+        probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
+        for path, source in files:
+            if b"cuda" not in source:
+                continue
+            for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
+                out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
     return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
 
 
 def part(source: bytes) -> bytes:
-    """What the analysis reads of one file: its class statements with a device word."""
+    """What the analysis reads of one file: its class statements with a device word, and the
+    lines that name `cuda` (where a member of CUDA's class is compared with "cuda")."""
+    lines = b"\0".join(line for line in source.split(b"\n") if b"cuda" in line) if b"cuda" in source else b""
     if not _HINT.search(source):
-        return b""
-    return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None)
+        return lines
+    return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None) + b"\1" + lines
