@@ -24,6 +24,7 @@ it, and the findings it would have had are counted in the one finding at its tes
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -460,7 +461,7 @@ class BackendsFamily(Family):
         last = max(i for i, d in enumerate(devices) if d is not None)
         return cuda_at, last, region
 
-    def _keep_branch(self, branch: cst.If, test: _Test, devices: list[str | None]) -> CudaOnlyCode:
+    def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
         """CUDA's branch stays as it is: its test (every node of it) and its body."""
         self.ctx.keep_cuda.update(id(n) for n in _nodes(branch.test))
         region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002")
