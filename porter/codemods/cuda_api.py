@@ -30,6 +30,7 @@ from porter.config.ruledata import load_toml
 
 AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
+_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
 
@@ -116,6 +117,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
+        self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -225,6 +227,12 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
                             applicability=Applicability.MANUAL)
             return updated
+        if row.code == "CUDA006" and action.startswith("rename ") and self.ctx.in_cuda_only_code() is None and self._stream_kept_here():
+            # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
+            # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            return self._keep_cuda_arguments(original, updated)
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
         if action.startswith("rename "):
@@ -252,6 +260,25 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def _stream_kept_here(self) -> bool:
+        """Whether the innermost function uses a CUDA stream API that this port leaves as it is
+        (`torch.cuda.Stream()`: manual on tpu and xla, an unsafe fix on neuron)."""
+        scope = self.ctx.scopes.innermost
+        if scope is None:
+            return False
+        known = self._streams.get(id(scope))
+        if known is None:
+            known = False
+            for n in _STREAM_CALLS.finditer(self.ctx.code(scope)):
+                row = api_table().get(n.group(1))
+                action = self._action(row) if row is not None else "manual"
+                unsafe = row is not None and self.ctx.target.name in row.unsafe and not self.ctx.settings.unsafe_fixes
+                if not action.startswith(("rename ", "expr ")) or unsafe:
+                    known = True
+                    break
+            self._streams[id(scope)] = known
+        return known
 
     def _seeded_already(self, call: cst.Call) -> bool:
         """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`

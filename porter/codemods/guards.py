@@ -335,10 +335,10 @@ class _Scan(cst.CSTVisitor):
 
 
 # code in a function that may not run on each of its runs
+# (a loop's body is not: what a function does in a loop, an autotuner's launches over its
+# candidate sizes, is what it does whenever it runs)
 _CONDITIONAL = (
     cst.If,
-    cst.While,
-    cst.For,
     cst.Try,
     cst.IfExp,
     cst.BooleanOperation,
@@ -354,17 +354,21 @@ class _Exit(cst.CSTVisitor):
     found = False
 
     def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
+        # `return fallback(x)`, `return x * 2`: another path. `return out`, `return None` for an
+        # empty input (a Triton launcher's `if x.numel() == 0: return out`) is none: the work
+        # that follows still runs whenever there is work
+        if node.value is not None and not isinstance(node.value, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float, cst.Tuple)):
+            self.found = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
-        self.found = True
+        pass  # an error is no other path: the code after it is what runs
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
 
 def _exits(node: cst.CSTNode) -> bool:
-    """Whether a statement may leave its function (a `return` or `raise` in it)."""
+    """Whether a statement may leave its function for another path (a `return` that computes)."""
     scan = _Exit()
     node.visit(scan)
     return scan.found

@@ -190,12 +190,15 @@ def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | 
                     names.setdefault(n, f"`{n}` ({why})" if why or used is None else f"`{n}` → {names[used]}")
                 changed = True
     running = _running(tree, imports, data, set(known or ()))
-    return {n: w for n, w in names.items() if n not in imports}, running - set(imports)
+    # a name the module imports from a CUDA-only package is CUDA-only where it is imported
+    # again from this module (a shim: `from ._triton import triton, tl`)
+    shims = {n for n in imports if n in names and data.why(imports[n])}
+    return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
 _CONDITIONAL = (
-    ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
+    ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
 )
@@ -235,9 +238,14 @@ def _before_exit(body: list[ast.stmt]) -> list[ast.stmt]:
     out = []
     for stmt in body:
         out.append(stmt)
-        if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While)) and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)):
+        if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While)) and any(_another_path(n) for n in ast.walk(stmt)):
             break
     return out
+
+
+def _another_path(node: ast.AST) -> bool:
+    """A `return` that computes something (guards._Exit): `return fallback(x)`, not `return out`."""
+    return isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, (ast.Name, ast.Attribute, ast.Constant, ast.Tuple))
 
 
 def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> str | None:

@@ -69,15 +69,17 @@ def classes(path: str, source: bytes) -> list[BackendClass]:
 
 
 def families(files: Iterable[tuple[str, bytes]]) -> list[list[BackendClass]]:
-    """Groups of per-device classes: same base, same role, one device word each, CUDA's and
-    another device's among them (`CudaAccelerator`, `CpuAccelerator` under `Accelerator`)."""
-    groups: dict[tuple[str, str], list[BackendClass]] = {}
+    """Groups of per-device classes: same base, same role, same package folder, one device word
+    each, CUDA's and another device's among them (`CudaAccelerator`, `CpuAccelerator` under
+    `Accelerator`)."""
+    groups: dict[tuple[str, str, str], list[BackendClass]] = {}
     for path, source in files:
+        folder = path.replace("\\", "/").rpartition("/")[0]  # one package's classes (a vendored copy is another family)
         for c in classes(path, source):
             for base in c.bases or ("",):
-                groups.setdefault((base, c.role), []).append(c)
+                groups.setdefault((base, c.role, folder), []).append(c)
     out = []
-    for (base, _), members in groups.items():
+    for (base, _, _), members in groups.items():
         devices = {c.device for c in members}
         if base and "cuda" in devices and len(devices) > 1 and len(devices) == len(members):
             out.append(members)
