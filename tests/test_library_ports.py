@@ -299,3 +299,92 @@ def test_build_files_name_their_cuda_extensions():
     cpp = b'from torch.utils.cpp_extension import CppExtension\nCppExtension("ops._ext", ["a.cpp", "b.cu"])\n'
     assert "CUDA sources" in built_extensions("setup.py", cpp)["ops._ext"]
     assert built_extensions("setup.py", b'from torch.utils.cpp_extension import CppExtension\nCppExtension("ops._cpu", ["a.cpp"])\n') == {}
+
+
+# accelerate/utils/bnb.py: CUDA twice in one chain, and a chain whose fallback raises
+BNB = """
+import torch
+
+
+def place(model, model_device):
+    if model_device.type == "cuda":
+        model.cuda(torch.cuda.current_device())
+    elif torch.cuda.is_available():
+        model.to(torch.cuda.current_device())
+    elif torch.xpu.is_available():
+        model.to(torch.xpu.current_device())
+    else:
+        raise RuntimeError("No GPU or Intel XPU found.")
+
+
+def device_map():
+    if torch.cuda.is_available():
+        return {"": torch.cuda.current_device()}
+    elif torch.xpu.is_available():
+        return {"": torch.xpu.current_device()}
+    else:
+        raise RuntimeError("No GPU found. A GPU is needed for quantization.")
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_switches_that_list_where_the_code_works_are_kept_and_reported(target):
+    new, findings = port(BNB, target)
+    assert new == BNB
+    back = [f for f in findings if f.code == "BACK002"]
+    assert len(back) == 2 and not any(f.applied for f in back)
+    assert any("whose fallback raises" in f.message for f in back)
+
+
+def test_facts_about_cuda_and_rocm_and_a_library_enum_stay():
+    code = textwrap.dedent('''
+    import torch
+    from .base import BaseEnum
+
+
+    class RNGType(BaseEnum):
+        CUDA = "cuda"
+
+
+    def is_rocm_available():
+        return torch.version.hip is not None and torch.cuda.is_available()
+
+
+    def env():
+        pt_cuda_available = torch.cuda.is_available()
+        return pt_cuda_available
+    ''')
+    new, findings = port(code, "neuron")
+    assert new == code
+    assert sum(f.code == "BACK006" for f in findings) >= 2
+
+
+def test_ddp_device_ids_computed_for_each_device_stay():
+    code = textwrap.dedent('''
+    import torch
+
+
+    def wrap(model, device_ids, output_device):
+        return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids, output_device=output_device)
+    ''')
+    new, findings = port(code, "neuron")
+    assert new == code
+    assert any(f.code == "DIST002" and not f.applied and "computed for each device" in f.message for f in findings)
+    literal, _ = port(code.replace("device_ids=device_ids, output_device=output_device", "device_ids=[rank]"), "neuron")
+    assert "DistributedDataParallel(model)" in literal
+
+
+def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
+    setup = textwrap.dedent('''
+    import torch
+    from setuptools import setup
+
+    ext_modules = []
+    if torch.cuda.is_available():
+        bf16 = torch.cuda.is_bf16_supported()
+    setup(name="pkg", ext_modules=ext_modules)
+    ''').lstrip()
+    _write(tmp_path, {"setup.py": setup})
+    code, findings = _port_tree(tmp_path, "neuron")["setup.py"]
+    assert code == setup
+    assert any(f.code == "GUARD003" and "build script" in f.message for f in findings)

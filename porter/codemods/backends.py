@@ -53,7 +53,9 @@ VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # ac
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 # a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
-_CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?cuda(?:_is)?_available$|^_?has_cuda$")
+_CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_available$|^_?has_(?:cuda|rocm)$")
+# a variable that records whether CUDA is there (accelerate's `pt_cuda_available`), not a choice (`use_cuda`)
+_CUDA_FACT = re.compile(r"(?:^|_)cuda_(?:is_)?available$|^_?has_cuda$")
 # a name that says it holds devices, accelerators or backends
 _NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
 
@@ -230,10 +232,21 @@ class BackendsFamily(Family):
         if node.msg is not None and _SAYS_CUDA.search(self.ctx.code(node.msg)):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
 
+    @staticmethod
+    def _raises(body: cst.BaseSuite) -> bool:
+        last = body.body[-1] if body.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        return isinstance(small, cst.Raise)
+
     def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
         return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question."""
+        if isinstance(node.operator, cst.And) and "version.hip" in self.ctx.code(node.left) and id(node) not in self.ctx.keep_cuda:
+            self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
@@ -382,6 +395,8 @@ class BackendsFamily(Family):
         own name for CUDA's branch, not a device (it stays, DEV015)."""
         if any(_NAMES_DEVICES.search((dotted(t.target) or "").rsplit(".", 1)[-1]) for t in node.targets):
             self._listed.add(id(node.value))
+        if any(_CUDA_FACT.search((dotted(t.target) or "").rsplit(".", 1)[-1]) for t in node.targets):
+            self._itself(node.value, node.value, f"is recorded as `{self.ctx.code(node.targets[0].target)}`, a fact about CUDA itself")
         if device_of(string_value(node.value)) == "cuda" and any(dotted(t.target) in self._switch_keys() for t in node.targets):
             self.ctx.keep_cuda.add(id(node.value))
             self.ctx.keep_vocabulary.add(id(node.value))
@@ -444,6 +459,14 @@ class BackendsFamily(Family):
         if "cuda" not in devices or all(d in HOSTS or d in (None, "cuda") for d in devices):
             return None
         if devices.count("cuda") > 1:
+            # `if x.type == "cuda": ... elif torch.cuda.is_available(): ...`: CUDA twice; each
+            # of its branches stays, and where the target goes is for a person to say
+            for i, d in enumerate(devices):
+                if d == "cuda" and tests[i] is not None and self.ctx.in_cuda_only_code() is None:
+                    region = self._keep_branch(branches[i], tests[i], devices)  # type: ignore[arg-type]
+                    if i == devices.index("cuda"):
+                        t = self.ctx.target
+                        self._regions.append((region, branches[i].test, f"`if {self.ctx.code(branches[i].test)}` opens CUDA's branches of a switch over {region.why}: kept as they are; {t.display} has no branch: write one after the last device branch, before the fallback", None))
             return None
         cuda_at = devices.index("cuda")
         cuda_test = tests[cuda_at]
@@ -459,6 +482,13 @@ class BackendsFamily(Family):
         if self.ctx.target.device_type in devices:
             return None
         last = max(i for i, d in enumerate(devices) if d is not None)
+        orelse = branches[last].orelse
+        if isinstance(orelse, cst.Else) and self._raises(orelse.body):
+            # the devices listed are the ones this code works on (bitsandbytes' quantization):
+            # whether the target is one of them is for a person to say
+            t = self.ctx.target
+            self._regions.append((region, branches[cuda_at].test, f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there", None))
+            return None
         return cuda_at, last, region
 
     def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
@@ -589,6 +619,15 @@ class BackendsFamily(Family):
             self._ladders[id(node)] = plan
 
     def visit_Module(self, node: cst.Module) -> None:
+        if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "setup.py" and b"ext_modules" in self.ctx.source:
+            # the build script of the project's compiled extensions: its `torch.cuda` questions
+            # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
+            note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
+            region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", note=note)
+            for stmt in node.body:
+                self.ctx.cuda_only_code[id(stmt)] = region
+            self._regions.append((region, node, note, None))
+            return
         plan = self._ladder(list(node.body))
         if plan is not None:
             self._ladders[id(node)] = plan
@@ -613,6 +652,8 @@ class BackendsFamily(Family):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         updated = self._insert_rung(original, updated)
         for region, at, message, replacement in self._regions:
+            if region.note is not None and not region.left:
+                continue  # a build script porter would not have changed anyway
             # a branch copied for the target took CUDA's fixes with it: none are left undone
             left = f" (fixes not applied there: {', '.join(dict.fromkeys(region.left))})" if region.left and replacement is None and region.code != "BACK005" else ""
             self.ctx.report(

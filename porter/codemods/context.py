@@ -57,6 +57,9 @@ class CudaOnlyCode:
     # the rule that reports it: GUARD003 (guards.py), or a backends rule for CUDA's own backend
     # of a device switch (backends.py), which also takes the findings without a fix inside it
     code: str = "GUARD003"
+    # what the finding says instead of "... only runs on CUDA": code left for another reason,
+    # reported by the family that left it (backends.py: a build script)
+    note: str | None = None
 
 
 @dataclass

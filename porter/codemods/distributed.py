@@ -307,7 +307,15 @@ class DistributedFamily(Family):
         return False
 
     def _ddp(self, original: cst.Call, updated: cst.Call):
-        drop = {"device_ids", "output_device"} & {a.keyword.value for a in original.args if a.keyword}
+        given = {a.keyword.value: a.value for a in original.args if a.keyword}
+        computed = sorted(k for k in ("device_ids", "output_device") if isinstance(given.get(k), cst.Name))
+        if isinstance(given.get("device_ids"), cst.Name):  # not `[local_rank]`: a list made elsewhere
+            # `device_ids=device_ids`: computed above for each device (accelerate's per-backend
+            # choice); dropping it would leave that choice dead and change CUDA's DDP
+            self.ctx.report("DIST002", original, f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each device: kept; check it is None for {self.ctx.target.display} (one device per process)",
+                            applicability=Applicability.MANUAL)
+            return updated
+        drop = {"device_ids", "output_device"} & set(given)
         new = self.without_kwargs(updated, drop) if drop else updated
         if self.ctx.target.name == "xla" and self.kwarg(original, "gradient_as_bucket_view") is None:
             new = self.with_kwarg(new, "gradient_as_bucket_view", cst.Name("True"))

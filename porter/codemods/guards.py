@@ -957,15 +957,11 @@ class GuardsFamily(Family):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         seen: set[int] = set()
         for region in self.ctx.cuda_only_code.values():
-            if id(region) in seen or not region.left or region.code != "GUARD003":
+            if id(region) in seen or not region.left or region.code != "GUARD003" or region.note is not None:
                 continue
             seen.add(id(region))
-            self.ctx.report(
-                "GUARD003",
-                region.node,
-                f"{region.what} only runs on CUDA ({region.why}): left as it is, since "
-                f"{self.ctx.target.display} never runs it (fixes not applied there: {_counted(region.left)})",
-            )
+            said = f"{region.what} only runs on CUDA ({region.why}): left as it is, since {self.ctx.target.display} never runs it"
+            self.ctx.report("GUARD003", region.node, f"{said} (fixes not applied there: {_counted(region.left)})")
         return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> None:

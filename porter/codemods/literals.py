@@ -37,7 +37,7 @@ AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
 VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
 GENERIC_DEVICE_TYPE = "device_type"
-_ENUM_BASES = frozenset(("Enum", "StrEnum", "IntEnum", "ExplicitEnum", "Flag"))  # accelerate's RNGType is an ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
+_ENUM_BASES = ("Enum", "Flag")  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
 
 
 @lru_cache(maxsize=1)
@@ -119,7 +119,7 @@ class LiteralsFamily(FlowScopes, Family):
         """`class RNGType(Enum): CUDA = "cuda"`: an enum member's value is the enum's own name
         for CUDA (`RNGType.CUDA`), not a device: it stays, noted (DEV015)."""
         super().visit_ClassDef(node)
-        if not any((dotted(b.value) or "").rsplit(".", 1)[-1] in _ENUM_BASES for b in node.bases):
+        if not any((dotted(b.value) or "").rsplit(".", 1)[-1].endswith(_ENUM_BASES) for b in node.bases):
             return
         for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
             if isinstance(stmt, cst.SimpleStatementLine):
