@@ -105,6 +105,8 @@ class BackendsFamily(Family):
         self._vocabulary: set[int] = set()  # lists of a framework's accelerator names: no devices
         self._listed: set[int] = set()  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
+        self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
+        self._inner_ors: set[int] = set()  # the inner `or`s of a chain already looked at
         self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
@@ -244,9 +246,49 @@ class BackendsFamily(Family):
         return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question."""
+        """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question.
+        `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
         if isinstance(node.operator, cst.And) and "version.hip" in self.ctx.code(node.left) and id(node) not in self.ctx.keep_cuda:
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
+        if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
+            self._device_or(node)
+
+    def _device_or(self, node: cst.BooleanOperation) -> None:
+        operands = _or_operands(node)
+        self._inner_ors.update(id(o) for o in _nodes(node) if isinstance(o, cst.BooleanOperation))
+        subject, devices, strings = None, [], []
+        for o in operands:
+            if not (isinstance(o, cst.Comparison) and len(o.comparisons) == 1 and isinstance(o.comparisons[0].operator, cst.Equal)):
+                return
+            value, other = o.comparisons[0].comparator, o.left
+            if string_value(value) is None:
+                value, other = other, value
+            device = device_of(string_value(value))
+            if device is None or (subject is not None and self.ctx.code(other) != subject):
+                return
+            subject = self.ctx.code(other)
+            devices.append(device)
+            strings.append(value)
+        if "cuda" not in devices or len(set(devices) - HOSTS) < 2 or any(id(s) in self.ctx.keep_cuda for s in strings):
+            return
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return
+        self.ctx.keep_cuda.update(id(s) for s, d in zip(strings, devices) if d == "cuda")
+        if self.ctx.target.device_type not in devices:
+            self._ors[id(node)] = (subject, strings[devices.index("cuda")])
+
+    def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
+        plan = self._ors.pop(id(original), None)
+        if plan is None:
+            return updated
+        subject, cuda = plan
+        t = self.ctx.target
+        added = cst.Comparison(left=cst.parse_expression(subject), comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))])  # type: ignore[arg-type]
+        new = cst.BooleanOperation(left=updated.with_changes(lpar=[], rpar=[]), operator=cst.Or(), right=added, lpar=updated.lpar, rpar=updated.rpar)
+        if self.ctx.report("BACK001", original, f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays", replacement=new):
+            return new
+        return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
@@ -664,6 +706,12 @@ class BackendsFamily(Family):
                 applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
             )
         return updated
+
+
+def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or) and not node.lpar:
+        return [*_or_operands(node.left), *_or_operands(node.right)]
+    return [node]
 
 
 def _accessor_facts(settings) -> dict[str, str]:

@@ -196,7 +196,7 @@ class DistributedFamily(Family):
             self.ctx.report("DIST003", original, f"`{value}` configures CUDA (its allocator, build or runtime): no {t.display} equivalent, it does nothing there", applicability=Applicability.MANUAL)
         return updated
 
-    def visit_IfExp(self, node: cst.IfExp) -> None:
+    def _nccl_options(self, node: cst.IfExp) -> None:
         """`backend="nccl" if pg_options is not None else None`, where `pg_options` holds
         `ProcessGroupNCCL.Options`: NCCL is chosen, with NCCL's own options, only where torch
         has NCCL, and `None` gives every other device its default backend. "neuron" with NCCL
@@ -221,9 +221,42 @@ class DistributedFamily(Family):
                     return True
         return False
 
+    def _per_device_choice(self, node: cst.IfExp) -> cst.BaseExpression | None:
+        """`"nccl" if device == "cuda" else "gloo"`: the device's own backend, asked of torch."""
+        test = node.test
+        if not (string_value(node.body) == "nccl" and string_value(node.orelse) == "gloo"):
+            return None
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return None
+        sides = (test.left, test.comparisons[0].comparator)
+        if not any(string_value(s) == "cuda" for s in sides):
+            return None
+        return next((s for s in sides if string_value(s) is None), None)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """(the strings of a per-device NCCL-or-gloo choice are the call's, below)"""
+        device = self._per_device_choice(node)
+        if device is not None:
+            self._per_device.add(id(node.body))
+            self.ctx.keep_cuda.update(id(n) for n in (node.test.left, node.test.comparisons[0].comparator))  # type: ignore[attr-defined]
+        self._nccl_options(node)
+
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
-        """`"nccl" if dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend
-        the NCCL question no longer decides anything (and would pick gloo on the target)."""
+        """`"nccl" if device == "cuda" else "gloo"` picks each device's backend: torch says it
+        (`get_default_backend_for_device`: NCCL on CUDA, gloo on the CPU, the target's own),
+        so CUDA keeps NCCL and the target gets its backend. `"nccl" if
+        dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend the NCCL
+        question no longer decides anything (and would pick gloo on the target)."""
+        device = self._per_device_choice(original)
+        if device is not None:
+            new = cst.Call(func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)])
+            new = new.with_changes(lpar=original.lpar, rpar=original.rpar)
+            self.ctx.supersede(original)
+            if self.ctx.report("DIST001", original, f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there", replacement=new):
+                if self.ctx.target.dist_import:
+                    self.ctx.add_import(self.ctx.target.dist_import)  # (xla registers its backend on import)
+                return new
+            return updated
         test = original.test
         if not (type(test) is cst.Call and self.ctx.qualname(test.func) in NCCL_AVAILABLE and _contains_nccl(original.body)):
             return updated
