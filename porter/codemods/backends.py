@@ -275,8 +275,9 @@ class BackendsFamily(Family):
         if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
             return
         self.ctx.keep_cuda.update(id(s) for s, d in zip(strings, devices) if d == "cuda")
-        if self.ctx.target.device_type not in devices:
-            self._ors[id(node)] = (subject, strings[devices.index("cuda")])
+        cuda = strings[devices.index("cuda")]
+        if self.ctx.target.device_type not in devices and subject is not None and isinstance(cuda, cst.SimpleString):
+            self._ors[id(node)] = (subject, cuda)
 
     def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
         plan = self._ors.pop(id(original), None)
@@ -284,7 +285,7 @@ class BackendsFamily(Family):
             return updated
         subject, cuda = plan
         t = self.ctx.target
-        added = cst.Comparison(left=cst.parse_expression(subject), comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))])  # type: ignore[arg-type]
+        added = cst.Comparison(left=cst.parse_expression(subject), comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))])
         new = cst.BooleanOperation(left=updated.with_changes(lpar=[], rpar=[]), operator=cst.Or(), right=added, lpar=updated.lpar, rpar=updated.rpar)
         if self.ctx.report("BACK001", original, f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays", replacement=new):
             return new

@@ -249,8 +249,8 @@ class DistributedFamily(Family):
         question no longer decides anything (and would pick gloo on the target)."""
         device = self._per_device_choice(original)
         if device is not None:
-            new = cst.Call(func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)])
-            new = new.with_changes(lpar=original.lpar, rpar=original.rpar)
+            choice = cst.Call(func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)])
+            new: cst.BaseExpression = choice.with_changes(lpar=original.lpar, rpar=original.rpar)
             self.ctx.supersede(original)
             if self.ctx.report("DIST001", original, f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there", replacement=new):
                 if self.ctx.target.dist_import:
