@@ -32,7 +32,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.pipeline.cuda_only_index import RUN_TOKENS, RUNS, TOKENS  # the bytes that make the analysis worth running
+from porter.pipeline.cuda_only_index import RUN_TOKENS, RUNS, has_token  # the bytes that make the analysis worth running
 from porter.pipeline.resolve import ImportTable, dotted, iter_statements
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.ruledata import load_toml
@@ -779,7 +779,7 @@ def cuda_only_facts(ctx) -> CudaOnly:
     facts = getattr(ctx, "_cuda_only", None)
     if facts is None:
         imported = imported_cuda_only(ctx.settings)
-        wanted = any(t in ctx.source for t in TOKENS) or bool(imported) if ctx.source else True
+        wanted = has_token(ctx.source) or bool(imported) if ctx.source else True
         facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings), ctx.target.name)
         ctx._cuda_only = facts
     return facts
@@ -859,7 +859,7 @@ class GuardsFamily(Family):
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and (any(t in source for t in TOKENS) or bool(imported_cuda_only(ctx.settings)))
+        return super().wanted(ctx, source) and (has_token(source) or bool(imported_cuda_only(ctx.settings)))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

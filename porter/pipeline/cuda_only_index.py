@@ -49,6 +49,17 @@ TOKENS = (
     *import_tokens(cuda_only_modules(None)),
 )
 
+# the tokens that hold "cuda", looked for only in a file that has it (most files have not): the
+# check costs one scan of the file per token, and a cold run makes it for every file
+_CUDA_TOKENS = tuple(t for t in TOKENS if b"cuda" in t)
+_OTHER_TOKENS = tuple(t for t in TOKENS if b"cuda" not in t)
+
+
+def has_token(source: bytes) -> bool:
+    """Whether `source` holds one of TOKENS: the analysis is worth running on it."""
+    return any(t in source for t in _OTHER_TOKENS) or (b"cuda" in source and any(t in source for t in _CUDA_TOKENS))
+
+
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
@@ -408,7 +419,7 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
     running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
     for path, source in files:
         known = compiled.get(path)
-        if known or any(t in source for t in TOKENS):
+        if known or has_token(source):
             found, runs = _cuda_only_names(source, data, known)
             if found:
                 exported[module_name(path)] = (path, found)
@@ -485,7 +496,7 @@ def part(source: bytes) -> bytes:
     classes = device_backends.part(source)
     if b"import" not in source:
         return hashlib.sha256(classes).digest() if classes else b""
-    if any(t in source for t in TOKENS) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source):
+    if has_token(source) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source):
         return hashlib.sha256(source).digest()
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 

@@ -31,6 +31,7 @@ _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
 HOSTS = frozenset({"cpu"})
 # bytes a file must show to be read: a class statement naming a device word
+_CUDA_LINE = re.compile(rb"[^\n]*cuda[^\n]*")
 _HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
 
 
@@ -147,7 +148,7 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
 def part(source: bytes) -> bytes:
     """What the analysis reads of one file: its class statements with a device word, and the
     lines that name `cuda` (where a member of CUDA's class is compared with "cuda")."""
-    lines = b"\0".join(line for line in source.split(b"\n") if b"cuda" in line) if b"cuda" in source else b""
+    lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
     if not _HINT.search(source):
         return lines
     return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None) + b"\1" + lines
