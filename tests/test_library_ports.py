@@ -332,7 +332,7 @@ def test_switches_that_list_where_the_code_works_are_kept_and_reported(target):
     new, findings = port(BNB, target)
     assert new == BNB
     back = [f for f in findings if f.code == "BACK002"]
-    assert len(back) == 2 and not any(f.applied for f in back)
+    assert len(back) == 3 and not any(f.applied for f in back)  # CUDA's two branches of place(), and device_map()'s
     assert any("whose fallback raises" in f.message for f in back)
 
 

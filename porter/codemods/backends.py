@@ -386,6 +386,9 @@ class BackendsFamily(Family):
             return  # not a registry of backends (a table of numbers, of strings)
         t = self.ctx.target
         if t.device_type in devices:
+            # the target has its entry already: CUDA's key is the registry's own name for it
+            self.ctx.keep_vocabulary.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
+            self.ctx.keep_cuda.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
             return
         cuda = next(v for k, v in zip(devices, values) if k == "cuda")
         self.ctx.report(
@@ -507,9 +510,9 @@ class BackendsFamily(Family):
             for i, d in enumerate(devices):
                 if d == "cuda" and tests[i] is not None and self.ctx.in_cuda_only_code() is None:
                     region = self._keep_branch(branches[i], tests[i], devices)  # type: ignore[arg-type]
-                    if i == devices.index("cuda"):
-                        t = self.ctx.target
-                        self._regions.append((region, branches[i].test, f"`if {self.ctx.code(branches[i].test)}` opens CUDA's branches of a switch over {region.why}: kept as they are; {t.display} has no branch: write one after the last device branch, before the fallback", None))
+                    t = self.ctx.target
+                    missing = f"{t.display} has no branch: write one after the last device branch, before the fallback" if t.device_type not in devices else f"{t.display} has its own"
+                    self._regions.append((region, branches[i].test, f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over {region.why}: kept as it is; {missing}", None))
             return None
         cuda_at = devices.index("cuda")
         cuda_test = tests[cuda_at]

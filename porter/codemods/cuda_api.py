@@ -162,7 +162,7 @@ class CudaApiFamily(ReferenceTracker, Family):
     def _cuda_build_fact(self, node: cst.Attribute) -> None:
         """`torch.version.cuda` (the CUDA version torch was built with) and torch's private
         CUDA bindings (`torch._C._cuda_getDeviceCount()`): no port, reported (CUDA012)."""
-        if id(node) in self._inner or id(node) in self.ctx.keep_cuda:
+        if id(node) in self.ctx.keep_cuda:
             return
         qual = self.ctx.qualname(node) or ""
         t = self.ctx.target.display
@@ -170,6 +170,9 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA012", node, f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there", applicability=Applicability.MANUAL)
         elif qual.startswith("torch._C._cuda"):
             self.ctx.report("CUDA012", node, f"`{qual}` is torch's private CUDA binding: {t} has none (use the public `torch.accelerator` API)", applicability=Applicability.MANUAL)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.visit_SimpleString(node)  # type: ignore[arg-type]
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         """`subprocess.run(["nvidia-smi", ...])`: NVIDIA's command-line tool (CUDA013)."""

@@ -47,7 +47,7 @@ def _contains_nccl(node: cst.CSTNode) -> bool:
 
 class DistributedFamily(Family):
     name = "distributed"
-    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
+    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_", b"_CUDA")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -66,6 +66,10 @@ class DistributedFamily(Family):
             if isinstance(e, cst.DictElement) and (string_value(e.value) or "").lower() == "nccl":
                 self._per_device.add(id(e.value))
         t = self.ctx.target
+        if t.device_type in keys:
+            for e in node.elements:
+                if isinstance(e, cst.DictElement) and id(e.value) in self._per_device:
+                    self.ctx.report("DIST007", e.value, f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that has {t.display}'s own: kept")
         if t.device_type not in keys:
             self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
                             advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
@@ -123,6 +127,7 @@ class DistributedFamily(Family):
         """`NCCL_BACKEND = "nccl"`: a name for NCCL itself, kept (as `pt_cuda_available`)."""
         if (string_value(node.value) or "").lower() == "nccl" and all("nccl" in (dotted(t.target) or "").lower() for t in node.targets):
             self._per_device.add(id(node.value))
+            self.ctx.report("DIST007", node.value, f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL itself (what the code compares the backend with): kept")
             return
         self._fallback(node)
 
@@ -193,7 +198,7 @@ class DistributedFamily(Family):
         if NCCL_VAR.match(value):
             self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
         elif CUDA_VAR.match(value) and "_" in value:
-            self.ctx.report("DIST003", original, f"`{value}` configures CUDA (its allocator, build or runtime): no {t.display} equivalent, it does nothing there", applicability=Applicability.MANUAL)
+            self.ctx.report("DIST003", original, f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or runtime): no {t.display} equivalent, it does nothing there", applicability=Applicability.MANUAL)
         return updated
 
     def _nccl_options(self, node: cst.IfExp) -> None:

@@ -16,6 +16,8 @@ library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrite
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +32,7 @@ from porter.config.cuda_packages import import_tokens, package_of
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
+_BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
 # registration APIs: qualified names, and the method names of op/library objects
 REGISTRARS = {
@@ -162,6 +165,13 @@ class KernelsFamily(ReferenceTracker, Family):
                 names = [f"{module}.{dotted(a.name)}" for a in stmt.names]
                 names.append(module)
         reported: set[str] = set()
+        if not self._kernels and any(q == "triton" or q.startswith("triton.") for q in names):
+            # Triton imported where no kernel is defined (a shim that re-exports it): what
+            # imports it from here is CUDA-only (guards.py); the import itself is said here
+            self.ctx.report("KERN002", stmt, f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined")
+        if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not _BUILDS.search(self.ctx.source):
+            # no build call in the file (those are reported where they are): say it at the import
+            self.ctx.report("KERN001", stmt, "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target")
         for qual in names:
             row = library_row(qual, self.ctx.target.name)
             if row is None or row.at != "import" or row.prefix in reported or self._own(row.prefix):
