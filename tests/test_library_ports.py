@@ -387,4 +387,4 @@ def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
     _write(tmp_path, {"setup.py": setup})
     code, findings = _port_tree(tmp_path, "neuron")["setup.py"]
     assert code == setup
-    assert any(f.code == "GUARD003" and "build script" in f.message for f in findings)
+    assert any(f.code == "BACK007" and "build script" in f.message for f in findings)

@@ -30,6 +30,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.guards import cuda_only_facts
+from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.codemods.family import Family, replace_string, string_value
 from porter.pipeline.device_backends import ACCESSOR
 from porter.pipeline.device_backends import KIND as BACKEND
@@ -91,7 +92,8 @@ class BackendsFamily(Family):
     """Adds the target to device switches; keeps CUDA's part of them as it is."""
 
     name = "backends"
-    tokens = (b"cuda",)
+    # (and the CUDA-only packages' imports: a `try: import apex ... except ImportError:` switch)
+    tokens = (b"cuda", *import_tokens(sorted({*cuda_only_modules(None), *ported_imports()})))
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
@@ -163,6 +165,23 @@ class BackendsFamily(Family):
                 new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return test.deep_replace(asks.node, new) if asks.node is not test else new
 
+    # -- `try: <CUDA-only import> ... except ImportError: <fallback>` -----------------------
+
+    def visit_Try(self, node: cst.Try) -> None:
+        """`try: from apex.normalization import FusedLayerNorm; norm = FusedLayerNorm(...)
+        except ImportError: norm = LayerNorm(...)`: a switch too. The library is absent on the
+        target, so the fallback runs there: the `try` body is CUDA's branch, left as it is."""
+        if self.ctx.in_cuda_only_code() is not None or not any(_catches_import_error(h) for h in node.handlers):
+            return
+        module = next((m for m in _imports_in(node.body) if _cuda_only_import(m, self.ctx.target.name)), None)
+        if module is None:
+            return
+        note = f"the `try` body imports `{module}`, which the target does not have: its `except` is the fallback that runs there, so the body is left as it is"
+        region = CudaOnlyCode(node, "the `try` body", f"it imports `{module}`", code="BACK007", note=note)
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node, note, None))
+
     # -- CUDA's class of a per-device family (BACK003) -------------------------------------
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -173,7 +192,7 @@ class BackendsFamily(Family):
         t = self.ctx.target
         names = [s.split("=", 1)[1].split("@", 1)[0] for s in siblings]
         own = next((n for s, n in zip(siblings, names) if s.startswith(f"{t.device_type}=")), None)
-        region = CudaOnlyCode(node.name, f"`class {node.name.value}`", why, code="BACK003")
+        region = CudaOnlyCode(node.name, f"`class {node.name.value}`", why, code="BACK003", quiet=True)
         self.ctx.cuda_only_code[id(node)] = region
         if own is not None:
             message = f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; {t.display}'s is `{own}`"
@@ -540,7 +559,7 @@ class BackendsFamily(Family):
     def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
         """CUDA's branch stays as it is: its test (every node of it) and its body."""
         self.ctx.keep_cuda.update(id(n) for n in _nodes(branch.test))
-        region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002")
+        region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002", quiet=True)
         for stmt in branch.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
         return region
@@ -669,7 +688,7 @@ class BackendsFamily(Family):
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
             note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
-            region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", note=note)
+            region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note)
             for stmt in node.body:
                 self.ctx.cuda_only_code[id(stmt)] = region
             self._regions.append((region, node, note, None))
@@ -710,6 +729,32 @@ class BackendsFamily(Family):
                 applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
             )
         return updated
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
+    return any((dotted(n) or "").rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names)
+
+
+def _imports_in(body: cst.BaseSuite) -> list[str]:
+    out: list[str] = []
+    for stmt in body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    out.extend(dotted(a.name) or "" for a in small.names)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                    out.append(dotted(small.module) or "")
+    return out
+
+
+def _cuda_only_import(module: str, target: str) -> bool:
+    """A CUDA-only package (rules/cuda_only/), or one with CUDA-only parts porter ports
+    elsewhere (apex, flash-attn, xformers): absent on the target."""
+    known = (*cuda_only_modules(target), *ported_imports())
+    return any(module == m or module.startswith(m + ".") for m in known)
 
 
 def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -54,9 +54,11 @@ class CudaOnlyCode:
     what: str  # "`def f`", "the code behind `if x.is_cuda`"
     why: str
     left: list[str] = field(default_factory=list)  # the fixes not applied in it
-    # the rule that reports it: GUARD003 (guards.py), or a backends rule for CUDA's own backend
-    # of a device switch (backends.py), which also takes the findings without a fix inside it
+    # the rule that reports it: GUARD003 (guards.py), or a backends rule (backends.py)
     code: str = "GUARD003"
+    # it takes the findings without a fix inside it too (CUDA's own branch or class of a device
+    # switch: one finding speaks for it); elsewhere those are reported as anywhere
+    quiet: bool = False
     # what the finding says instead of "... only runs on CUDA": code left for another reason,
     # reported by the family that left it (backends.py: a build script)
     note: str | None = None
@@ -188,8 +190,8 @@ class PortContext:
         fixes = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and self.settings.unsafe_fixes)
         if self.cuda_only_code:
             region = self.in_cuda_only_code()
-            if region is not None and (fixes or region.code != "GUARD003"):
-                region.left.append(code)  # (in GUARD003 code, a finding without a fix is reported as anywhere)
+            if region is not None and (fixes or region.quiet):
+                region.left.append(code)  # (elsewhere a finding without a fix is reported as anywhere)
                 return False
         if self.suppressions.by_line:
             start, end = self.position(node)

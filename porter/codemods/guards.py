@@ -957,7 +957,7 @@ class GuardsFamily(Family):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         seen: set[int] = set()
         for region in self.ctx.cuda_only_code.values():
-            if id(region) in seen or not region.left or region.code != "GUARD003" or region.note is not None:
+            if id(region) in seen or not region.left or region.code != "GUARD003":
                 continue
             seen.add(id(region))
             said = f"{region.what} only runs on CUDA ({region.why}): left as it is, since {self.ctx.target.display} never runs it"
