@@ -62,3 +62,14 @@ def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
 def test_documented_packages_name_a_page_and_a_date():
     for p in load_toml("cuda_only/documented.toml")["package"]:
         assert p["source"].startswith(("https://", "packages.json")) and p["read"], p["distribution"]
+
+
+def test_the_fallback_rule_is_admitted_wherever_a_cuda_only_package_is_imported():
+    """BACK007's tokens (the prefilter's) cover every CUDA-only package's import."""
+    from porter.config.cuda_packages import import_tokens
+    from porter.config.ruledata import get_rule
+
+    tokens = set(get_rule("BACK007").tokens)
+    for token in import_tokens(sorted({*cuda_only_modules(None), *ported_imports()})):
+        # (`import cupy` admits `import cupy_backends`: a token inside it is enough)
+        assert b"cuda" in token or any(t in token or t in b"import " + token for t in tokens), token

@@ -8,17 +8,27 @@ target's breaks CUDA (and what else shared the branch) and gives the target no r
 So, where the switch has a place for one more device, the target is added and every existing
 branch stays byte for byte:
 
-- BACK001 a list of device types that names CUDA and another accelerator: the target is added.
+- BACK001 a list of device types that names CUDA and another device, in a place that holds
+  devices (`x in (...)`, `SUPPORTED_* = [...]`, `return [...]` from `supported_devices`), or
+  the same list written `t == "cuda" or t == "npu"`: the target is added.
 - BACK002 a branch per device (chain or ladder of early returns): CUDA's branch is kept and a
   branch for the target goes before the CPU fallback. Its body is CUDA's, ported on its own
   with the same rules (`ctx.port_snippet`), its test the target's own (`available` in
   rules/targets.toml, or the device string in a comparison). Where that port leaves work for
-  a person (or the branch builds a CUDA class), nothing is added and the finding says where
-  the target's branch goes.
+  a person (or the branch builds a CUDA class, or the fallback raises: the devices listed are
+  the ones the code works on), nothing is added and the finding says where the target's
+  branch goes. A detection rung that sets a switch key (`accelerator_name = "cuda"`) is kept
+  the same way. BACK005: the port of CUDA's branch does nothing on the target.
+- BACK003 CUDA's class of a per-device family (porter.pipeline.device_backends) is kept.
 - BACK004 a registry keyed by device type: reported where the target's backend is registered.
+- BACK006 a check about CUDA itself (an assertion or error that demands CUDA, a library's
+  `is_cuda_available()`, the project's accelerator asked whether it is CUDA's) stays CUDA's.
+- BACK007 code the target never runs because it takes an alternative (a `try` body importing
+  a CUDA-only package beside its `except ImportError` fallback, a build script) is left.
 
-CUDA's kept branch is a `CudaOnlyCode` region with the code of its rule: no family changes
-it, and the findings it would have had are counted in the one finding at its test.
+CUDA's kept branch or class is a `CudaOnlyCode` region with the code of its rule: no family
+changes it, and the findings it would have had are counted in the one finding that speaks
+for it (`quiet`); in a BACK007 region only the fixes are held back.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
+from porter.pipeline.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
 from porter.pipeline.device_backends import ACCESSOR
 from porter.pipeline.device_backends import KIND as BACKEND
@@ -48,6 +59,10 @@ _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
 BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
+# the packages with CUDA-only parts that LIB rules port (apex, flash-attn, xformers)
+_PORTED_TOKENS = import_tokens(sorted(ported_imports()))
+# a string literal that names an accelerator other than CUDA: a file with none has no switch key
+_OTHER_DEVICE = re.compile(rb"""["'](?:xpu|mps|hpu|npu|mlu|musa|xla|tpu|neuron|hip|mtia|ipu|sdaa|gcu|maia)[:."']""")
 # a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
@@ -92,19 +107,28 @@ class BackendsFamily(Family):
     """Adds the target to device switches; keeps CUDA's part of them as it is."""
 
     name = "backends"
-    # (and the CUDA-only packages' imports: a `try: import apex ... except ImportError:` switch)
-    tokens = (b"cuda", *import_tokens(sorted({*cuda_only_modules(None), *ported_imports()})))
+    tokens = (b"cuda",)
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        """Also a CUDA backend class whose file names no `cuda` (`class CUDA_Accelerator`)."""
-        return super().wanted(ctx, source) or (any(ctx.enabled(c) for c in cls.codes()) and bool(_backend_facts(ctx.settings)))
+        """Also a CUDA backend class whose file names no `cuda` (`class CUDA_Accelerator`), and a
+        file that imports a CUDA-only package (a `try: import apex ... except ImportError:`)."""
+        if super().wanted(ctx, source):
+            return True
+        if not any(ctx.enabled(c) for c in cls.codes()):
+            return False
+        return bool(_backend_facts(ctx.settings)) or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._lists: set[int] = set()  # lists of devices the target is added to
         self._available: str | None = None  # the target's own availability test, as code
         self._vocabulary: set[int] = set()  # lists of a framework's accelerator names: no devices
+        self._accessors: dict[str, str] | None = None  # members of CUDA's backend class that answer "cuda"
+        self._other_devices: bool | None = None  # the file names an accelerator other than CUDA (`_keys_of`)
+        self._hip = not ctx.source or b"version.hip" in ctx.source
+        self._reaches: dict[int, str | None] = {}  # id(branch body) -> why it reaches CUDA-only code
+        self._says_cuda = not ctx.source or b"CUDA" in ctx.source or b"NVIDIA" in ctx.source or b"Nvidia" in ctx.source
         self._listed: set[int] = set()  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
         self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
@@ -117,9 +141,7 @@ class BackendsFamily(Family):
     # -- tests ------------------------------------------------------------------------------
 
     def _test(self, test: cst.BaseExpression) -> _Test | None:
-        if self._available is None:
-            self._available = self.ctx.code(cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr")))
-        if type(test) in (cst.Comparison, cst.BooleanOperation) and self.ctx.code(test) == self._available:
+        if type(test) in (cst.Comparison, cst.BooleanOperation) and self._is_target_available(test):
             return _Test(self.ctx.target.device_type, test, "available")  # the branch porter added
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._test(test.left) or self._test(test.right)
@@ -146,6 +168,19 @@ class BackendsFamily(Family):
             device = test.attr.value[3:]
             return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
         return None
+
+    def _is_target_available(self, test: cst.BaseExpression) -> bool:
+        """Whether `test` is the target's own availability test (the branch porter adds): its
+        code is compared only where its last operand looks like it (code costs a walk)."""
+        last = test.right if isinstance(test, cst.BooleanOperation) else test
+        if not isinstance(last, cst.Comparison):
+            return False
+        other = last.comparisons[0].comparator
+        if not (string_value(other) == self.ctx.target.device_type or isinstance(other, cst.Integer)):
+            return False
+        if self._available is None:
+            self._available = self.ctx.code(cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr")))
+        return self.ctx.code(test) == self._available
 
     def _target_test(self, test: cst.BaseExpression, asks: _Test) -> cst.BaseExpression:
         """CUDA's test, asking for the target instead."""
@@ -260,6 +295,8 @@ class BackendsFamily(Family):
         return isinstance(small, cst.Raise)
 
     def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
+        if not self._says_cuda:
+            return False
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
         return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
@@ -267,7 +304,7 @@ class BackendsFamily(Family):
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question.
         `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
-        if isinstance(node.operator, cst.And) and "version.hip" in self.ctx.code(node.left) and id(node) not in self.ctx.keep_cuda:
+        if isinstance(node.operator, cst.And) and self._hip and _asks_hip(node.left) and id(node) not in self.ctx.keep_cuda:
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
@@ -333,7 +370,9 @@ class BackendsFamily(Family):
                 self._listed.add(id(c.comparator))
         # `get_accelerator().device_name() == "cuda"`: the project's own accelerator, asked
         # whether it is CUDA's (porter.pipeline.device_backends): true only on CUDA's backend
-        accessors = _accessor_facts(self.ctx.settings)
+        if self._accessors is None:
+            self._accessors = _accessor_facts(self.ctx.settings)
+        accessors = self._accessors
         if accessors and len(node.comparisons) == 1:
             for side in sides:
                 member = side.func if isinstance(side, cst.Call) else side
@@ -431,6 +470,10 @@ class BackendsFamily(Family):
     def _keys_of(self, body: cst.CSTNode) -> dict[str, set[str]]:
         """Names compared with the device types of two accelerators at least, in one scope:
         the key of a switch (DeepSpeed's `accelerator_name`), with those devices."""
+        if self._other_devices is None:
+            self._other_devices = bool(_OTHER_DEVICE.search(self.ctx.source)) or not self.ctx.source
+        if not self._other_devices:
+            return {}  # (a file that names no other accelerator has no switch: no walk)
         found: dict[str, set[str]] = {}
 
         class _Compared(cst.CSTVisitor):
@@ -458,11 +501,13 @@ class BackendsFamily(Family):
         """`SUPPORTED_ACCELERATOR_LIST = [...]`, `self.fp16_devices = (...)`: named as devices.
         `accelerator_name = "cuda"` where `accelerator_name` is a switch key: the switch's
         own name for CUDA's branch, not a device (it stays, DEV015)."""
-        if any(_NAMES_DEVICES.search((dotted(t.target) or "").rsplit(".", 1)[-1]) for t in node.targets):
+        names = [dotted(t.target) or "" for t in node.targets]
+        leaves = [n.rpartition(".")[2] for n in names]
+        if isinstance(node.value, (cst.List, cst.Tuple, cst.Set)) and any(_NAMES_DEVICES.search(n) for n in leaves):
             self._listed.add(id(node.value))
-        if any(_CUDA_FACT.search((dotted(t.target) or "").rsplit(".", 1)[-1]) for t in node.targets):
-            self._itself(node.value, node.value, f"is recorded as `{self.ctx.code(node.targets[0].target)}`, a fact about CUDA itself")
-        if device_of(string_value(node.value)) == "cuda" and any(dotted(t.target) in self._switch_keys() for t in node.targets):
+        if isinstance(node.value, cst.Call) and any(_CUDA_FACT.search(n) for n in leaves):
+            self._itself(node.value, node.value, f"is recorded as `{names[0]}`, a fact about CUDA itself")
+        if isinstance(node.value, cst.SimpleString) and device_of(string_value(node.value)) == "cuda" and any(n in self._switch_keys() for n in names):
             self.ctx.keep_cuda.add(id(node.value))
             self.ctx.keep_vocabulary.add(id(node.value))
 
@@ -470,8 +515,7 @@ class BackendsFamily(Family):
         """`if torch.cuda.is_available(): accelerator_name = "cuda"`: CUDA's rung of a
         detection that sets a switch key. Kept, and where the target's rung goes reported:
         the switch over that key needs the target's backend before a rung may name it."""
-        keys = self._switch_keys()
-        if test.kind != "available" or not keys:
+        if test.kind != "available":
             return False
         sets = [
             (dotted(t.target), s.value)
@@ -482,6 +526,7 @@ class BackendsFamily(Family):
             for t in s.targets
             if device_of(string_value(s.value)) == "cuda"
         ]
+        keys = self._switch_keys() if sets else {}
         key = next((k for k, _ in sets if k in keys), None)
         if key is None:
             return False
@@ -539,9 +584,7 @@ class BackendsFamily(Family):
         body = branches[cuda_at].body
         if self.ctx.in_cuda_only_code() is not None or any(id(s) in self.ctx.cuda_only_code for s in body.body):
             return None
-        facts = cuda_only_facts(self.ctx)
-        why = facts.region_reason(body) if facts.active else None
-        if why and not facts.asks_only(why) and cuda_test.kind != "string":
+        if cuda_test.kind != "string" and self._runs_cuda_only(body):
             return None  # `if x.is_cuda: <kernel>`: the guards' (a switch over names is this family's)
         region = self._keep_branch(branches[cuda_at], cuda_test, devices)
         if self.ctx.target.device_type in devices:
@@ -555,6 +598,14 @@ class BackendsFamily(Family):
             self._regions.append((region, branches[cuda_at].test, f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there", None))
             return None
         return cuda_at, last, region
+
+    def _runs_cuda_only(self, body: cst.BaseSuite) -> str | None:
+        """Why a branch body reaches CUDA-only code (not only asks about the device), once per body."""
+        if id(body) not in self._reaches:
+            facts = cuda_only_facts(self.ctx)
+            why = facts.region_reason(body) if facts.active else None
+            self._reaches[id(body)] = why if why and not facts.asks_only(why) else None
+        return self._reaches[id(body)]
 
     def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
         """CUDA's branch stays as it is: its test (every node of it) and its body."""
@@ -597,9 +648,8 @@ class BackendsFamily(Family):
         named = _cuda_identifiers(body, self.ctx.imports.names)
         if named:
             return None, f"it uses `{named[0]}`, which has no counterpart for the target", []
-        facts = cuda_only_facts(self.ctx)
-        cuda_only = facts.region_reason(body) if facts.active else None
-        if cuda_only and not facts.asks_only(cuda_only):
+        cuda_only = self._runs_cuda_only(body)
+        if cuda_only:
             return None, f"it {cuda_only}", []
         imports = [s for s in self.ctx.module.body if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)]
         block = body if isinstance(body, cst.IndentedBlock) else cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])])
@@ -761,6 +811,14 @@ def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or) and not node.lpar:
         return [*_or_operands(node.left), *_or_operands(node.right)]
     return [node]
+
+
+def _asks_hip(node: cst.BaseExpression) -> bool:
+    """Whether `node` reads `torch.version.hip` (`torch.version.hip is not None`)."""
+    for n in _nodes(node):
+        if isinstance(n, cst.Attribute) and n.attr.value == "hip" and isinstance(n.value, cst.Attribute) and n.value.attr.value == "version":
+            return True
+    return False
 
 
 def _accessor_facts(settings) -> dict[str, str]:

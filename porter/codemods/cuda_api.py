@@ -149,8 +149,11 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        if original.attr.value == "cuda" or original.attr.value.startswith("_cuda"):
-            self._cuda_build_fact(original)
+        attr = original.attr.value
+        if (attr == "cuda" and type(original.value) is cst.Attribute and original.value.attr.value == "version") or (
+            attr.startswith("_cuda") and type(original.value) is cst.Attribute and original.value.attr.value == "_C"
+        ):
+            self._cuda_build_fact(original)  # `torch.version.cuda`, `torch._C._cuda_*` (a cheap test first)
         if original.attr.value == "CUDA" and self.ctx.qualname(original) in PROFILER_CUDA:
             self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
                             applicability=Applicability.MANUAL)

@@ -47,7 +47,7 @@ def _contains_nccl(node: cst.CSTNode) -> bool:
 
 class DistributedFamily(Family):
     name = "distributed"
-    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_", b"_CUDA")
+    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -275,6 +275,9 @@ class DistributedFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """The backend argument of `init_process_group` / `new_group` (any spelling of NCCL there)."""
+        last = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else ""
+        if last not in ("init_process_group", "new_group"):
+            return  # (by name first: resolving every call costs)
         qual = self.ctx.qualname(node.func)
         if qual in INIT or qual in NEW_GROUP:
             backend = self.kwarg(node, "backend")

@@ -32,7 +32,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.pipeline.cuda_only_index import RUN_TOKENS, RUNS, has_token  # the bytes that make the analysis worth running
+from porter.pipeline.cuda_only_index import RUNS, has_token, runs_token  # the bytes that make the analysis worth running
 from porter.pipeline.resolve import ImportTable, dotted, iter_statements
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.ruledata import load_toml
@@ -872,7 +872,7 @@ class GuardsFamily(Family):
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
-            not ctx.source or any(t in ctx.source for t in RUN_TOKENS) or bool(imported_running(ctx.settings))
+            not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
         )
         # a test of CUDA-only code stays a CUDA test (GUARD003): in test files that use such code
         self._test_file = ctx.enabled("GUARD003") and is_test_file(ctx.path) and (self._leave or bool(imported_cuda_only(ctx.settings)))

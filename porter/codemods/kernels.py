@@ -28,7 +28,8 @@ import libcst as cst
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
 from porter.pipeline.resolve import _import_statements, dotted
-from porter.config.cuda_packages import import_tokens, package_of
+from porter.config.cuda_packages import package_of
+from porter.pipeline.cuda_only_index import imports_any
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
@@ -86,6 +87,11 @@ def library_row(qualname: str, target: str | None = None) -> LibraryRow | None:
 
 
 @lru_cache(maxsize=1)
+def _library_heads() -> frozenset[bytes]:
+    return frozenset(r.prefix.split(".")[0].encode() for r in library_table())
+
+
+@lru_cache(maxsize=1)
 def _TOPS() -> frozenset[str]:
     return frozenset({r.prefix.split(".")[0] for r in library_table()} | {"torch"})
 
@@ -136,13 +142,21 @@ class KernelsFamily(ReferenceTracker, Family):
         b'.cu"',
         b".cu'",
         b".cuh",
-        *import_tokens(sorted({r.prefix for r in library_table()})),
     )
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a file that imports a library of the table (read from its import lines: a
+        substring scan per library name costs a pass over the file each)."""
+        if super().wanted(ctx, source):
+            return True
+        return any(ctx.enabled(c) for c in cls.codes()) and imports_any(source, _library_heads())
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
+        self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
 
@@ -169,7 +183,7 @@ class KernelsFamily(ReferenceTracker, Family):
             # Triton imported where no kernel is defined (a shim that re-exports it): what
             # imports it from here is CUDA-only (guards.py); the import itself is said here
             self.ctx.report("KERN002", stmt, f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined")
-        if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not _BUILDS.search(self.ctx.source):
+        if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not self._builds():
             # no build call in the file (those are reported where they are): say it at the import
             self.ctx.report("KERN001", stmt, "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target")
         for qual in names:
@@ -183,6 +197,12 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"`{row.prefix}` is {row.what}: it does not run on {self.ctx.target.display}",
                 advice=row.advice_for(self.ctx.target.name),
             )
+
+    def _builds(self) -> bool:
+        """Whether the file calls a cpp_extension builder (once per file: it scans the source)."""
+        if self._builds_here is None:
+            self._builds_here = bool(_BUILDS.search(self.ctx.source))
+        return self._builds_here
 
     def _own(self, prefix: str) -> bool:
         """Whether the file is part of the library a row names (DeepSpeed's own modules import

@@ -129,8 +129,8 @@ class LiteralsFamily(FlowScopes, Family):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """`Literal["cpu", "cuda", "auto"]`: the values a parameter accepts, not a device."""
-        if (self.ctx.qualname(node.value) or dotted(node.value) or "").rsplit(".", 1)[-1] != "Literal":
-            return
+        if (dotted(node.value) or "").rsplit(".", 1)[-1] != "Literal":
+            return  # (by its name: most subscripts are no annotation, and resolving each costs)
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
                 self._keep_vocabulary(_strings(element.slice.value))

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from porter.config.cuda_packages import cuda_only_modules, import_tokens
+from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
 from porter.pipeline import device_backends, extensions
 from porter.pipeline.index import dotted, module_name
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 KIND = "cuda-only"
 
 # bytes that must occur for the analysis (here and in guards.py) to be worth running on a file:
-# torch's own CUDA-only parts, then the third-party packages
+# torch's own CUDA-only parts (and Triton, which is also named in torch's APIs) ...
 TOKENS = (
     b"triton",
     b"cpp_extension",
@@ -46,23 +46,47 @@ TOKENS = (
     b"cudagraph_trees",
     b"numa.binding",
     b"_symmetric_memory",
-    *import_tokens(cuda_only_modules(None)),
 )
-
-# the tokens that hold "cuda", looked for only in a file that has it (most files have not): the
-# check costs one scan of the file per token, and a cold run makes it for every file
-_CUDA_TOKENS = tuple(t for t in TOKENS if b"cuda" in t)
-_OTHER_TOKENS = tuple(t for t in TOKENS if b"cuda" not in t)
-
-
-def has_token(source: bytes) -> bool:
-    """Whether `source` holds one of TOKENS: the analysis is worth running on it."""
-    return any(t in source for t in _OTHER_TOKENS) or (b"cuda" in source and any(t in source for t in _CUDA_TOKENS))
-
+# ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
+# lines in one pass: a substring scan per package name cost more, and took `import flash_attn`
+# for `import fla`
+PACKAGES = frozenset(m.split(".")[0].encode() for m in cuda_only_modules(None))
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\w+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
+
+
+def imports_any(source: bytes, heads: frozenset[bytes]) -> bool:
+    """Whether the file imports a module whose top-level name is one of `heads` (at any
+    level: a lazy import in a function counts), read from its import lines alone."""
+    for m in _IMPORT_LINE.finditer(source):
+        if m.group(1) is not None:
+            if m.group(1) in heads:
+                return True
+            continue
+        for part in m.group(2).split(b","):
+            if part.strip().split(b".")[0].split(b" ")[0] in heads:
+                return True
+    return False
+
+
+def imports_package(source: bytes) -> bool:
+    """Whether the file imports a CUDA-only package."""
+    return imports_any(source, PACKAGES)
+
+
+def has_token(source: bytes) -> bool:
+    """Whether the analysis is worth running on `source`: it names torch's CUDA-only parts or
+    imports a CUDA-only package."""
+    return any(t in source for t in TOKENS) or imports_package(source)
+
+
+def runs_token(source: bytes) -> bool:
+    """Whether `source` may run CUDA-only code (not only ask about the device)."""
+    return any(t in source for t in RUN_TOKENS) or imports_package(source)
+
 
 # the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
 RUNS = "runs"

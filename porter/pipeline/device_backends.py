@@ -31,7 +31,7 @@ _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
 HOSTS = frozenset({"cpu"})
 # bytes a file must show to be read: a class statement naming a device word
-_CUDA_LINE = re.compile(rb"[^\n]*cuda[^\n]*")
+_CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
 
 
