@@ -668,6 +668,9 @@ class BackendsFamily(Family):
         left = _cuda_identifiers(fn.body, self.ctx.imports.names)
         if left:
             return None, f"its port still uses `{left[0]}`", []
+        still = next((n for n in _nodes(fn.body) if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and (dotted(n) or "").count(".") == 1), None)
+        if still is not None:  # `torch.cuda.*` the port on its own did not reach (a name it could not resolve)
+            return None, f"its port still calls `{dotted(still)}`", []
         self._add_imports(imports, ported)
         return fn.body.with_changes(indent=None), "", [f.code for f in findings if f.applied]
 
