@@ -5,8 +5,10 @@
 For each target, runs `porter rewrite PATH --target T --out-dir TMP --report TMP.json` (PATH is
 never written), then reads every ported file with `ast` and lists what is still CUDA-specific
 in it (`torch.cuda.*`, `torch.backends.cudnn/cuda.*`, `.cuda()`, `.is_cuda`, `"cuda"` and
-`"nccl"` strings, `GradScaler`, imports of CUDA-only libraries such as triton, `CUDA_*` /
-`NCCL_*` variables, `ProfilerActivity.CUDA`). Each one must be covered by a finding (any code,
+`"nccl"` strings, `"cuda:" + str(rank)`, `GradScaler`, imports of CUDA-only libraries such as
+triton, tensorrt, nvtx, amp_C, and every use of cupy and pynvml, `CUDA_*` / `NCCL_*` /
+`PYTORCH_CUDA_ALLOC_CONF`-like variables, `ProfilerActivity.CUDA`, `dist.Backend.NCCL`,
+`torch.version.cuda`, `torch._C._cuda_*`, `nvidia-smi` run from Python). Each one must be covered by a finding (any code,
 any severity) in the JSON report at its line: porter may keep CUDA code on purpose (a guard in
 front of a Triton kernel), but never without saying so. Prints the uncovered constructs by kind
 with counts and examples; exits 1 if there are any.
@@ -47,18 +49,24 @@ from typing import Any
 
 # modules whose import is CUDA-only code (a Triton kernel, a CUDA library, a CUDA extension)
 CUDA_ONLY_MODULES = (
-    "triton", "helion", "cupy", "pycuda", "pynvml", "numba.cuda", "apex", "flash_attn", "xformers",
+    "triton", "helion", "cupy", "cupyx", "pycuda", "pynvml", "numba.cuda", "apex", "amp_C", "flash_attn", "xformers",
     "bitsandbytes", "transformer_engine", "deep_ep", "torch.utils.cpp_extension", "torch.cuda",
-    "torch.backends.cudnn", "torch.backends.cuda",
+    "torch.backends.cudnn", "torch.backends.cuda", "tensorrt", "tensorrt_llm", "torch_tensorrt", "nvtx",
+    "flashinfer", "liger_kernel", "kvikio", "msamp", "cutlass",
 )
+# modules whose every use (not only the import) is CUDA-specific: NVML calls, CuPy arrays
+USED_MODULES = ("cupy", "cupyx", "pynvml")
 _CUDA_DEVICE = re.compile(r"cuda(:\d+)?")
-_ENV = re.compile(r"(CUDA|NCCL)_[A-Z0-9_]+")
+# an environment variable that configures CUDA or NCCL: CUDA_VISIBLE_DEVICES, NCCL_DEBUG,
+# PYTORCH_CUDA_ALLOC_CONF, TORCH_CUDA_ARCH_LIST
+_ENV = re.compile(r"[A-Z0-9_]*(CUDA|NCCL)[A-Z0-9_]*")
 # a finding this many lines long or longer (a whole function, a loop) covers its first line
 # only: it does not speak for every CUDA construct inside it
 LONG_SPAN = 10
 # findings that speak for a whole unit (GUARD003: a function, class or branch porter leaves as it
-# is because it only runs on CUDA), reported at the unit's first line: they cover what is inside
-UNIT_CODES = frozenset({"GUARD003"})
+# is because it only runs on CUDA; BACK003: CUDA's class of a per-device family), reported at
+# the unit's first line: they cover what is inside
+UNIT_CODES = frozenset({"GUARD003", "BACK003"})
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,14 @@ def _name_kind(dotted: str) -> str | None:
     parts = dotted.split(".")
     if parts[-1] == "GradScaler":
         return "GradScaler"
+    if parts[:3] == ["torch", "version", "cuda"]:
+        return "torch.version.cuda"
+    if parts[:2] == ["torch", "_C"] and len(parts) > 2 and parts[2].startswith("_cuda"):
+        return "torch._C._cuda_*"
+    if parts[-2:] == ["Backend", "NCCL"]:
+        return "Backend.NCCL"
+    if parts[0] in USED_MODULES and len(parts) > 1:
+        return f"use of {parts[0]}"
     if parts[:2] == ["torch", "cuda"]:
         return "torch.cuda" if len(parts) == 2 else f"torch.cuda.{parts[2]}"
     if parts[:3] in (["torch", "backends", "cudnn"], ["torch", "backends", "cuda"]):
@@ -130,8 +146,10 @@ def _string_kind(value: str) -> str | None:
         return '"cuda"'
     if value == "nccl":
         return '"nccl"'
-    if _ENV.fullmatch(value):
-        return f'"{value.split("_")[0]}_*" variable'
+    if "_" in value and (m := _ENV.fullmatch(value)):
+        return f'"{value.split("_")[0]}_*" variable' if value.startswith(m.group(1)) else f'"*{m.group(1)}*" variable'
+    if "nvidia-smi" in value:
+        return '"nvidia-smi"'
     return None
 
 
@@ -245,6 +263,8 @@ def cuda_constructs(source: str) -> list[Construct]:
             head = node.values[0]
             if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith("cuda:"):
                 add('"cuda"', node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) and node.left.value == "cuda:":
+            add('"cuda:" + ...', node)
     return sorted(found.values(), key=lambda c: (c.line, c.kind))
 
 

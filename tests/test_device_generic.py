@@ -206,11 +206,13 @@ def activities():
 def test_a_per_device_chain_keeps_its_cuda_branch_and_reports_the_missing_one(target):
     new, findings = port(PROFILER, target)
     assert new == PROFILER  # ProfilerActivity.CUDA is no activity of the target
-    found = [f for f in findings if f.code == "CUDA001"]
-    assert len(found) == 1 and not found[0].applied and "per-device chain" in found[0].message
+    found = [f for f in findings if f.code == "BACK002"]
+    assert len(found) == 1 and not found[0].applied and "has no branch" in found[0].message
+    assert not any(f.code in ("CUDA001", "CUDA011") for f in findings)  # one finding for the kept branch
 
 
-def test_a_per_device_chain_that_picks_the_device_is_still_ported():
+def test_a_per_device_chain_that_picks_the_device_gets_the_target_as_one_more_device():
+    """The chain picks CUDA, MPS or (now) the target: CUDA's branch stays (issue 21)."""
     code = textwrap.dedent('''
     import torch
 
@@ -220,7 +222,10 @@ def test_a_per_device_chain_that_picks_the_device_is_still_ported():
         device = torch.device("mps")
     ''')
     new, _ = port(code, "neuron")
-    assert "if torch.accelerator.is_available():" in new and 'torch.device("neuron")' in new
+    assert new == code + textwrap.dedent('''\
+    elif torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
+        device = torch.device("neuron")
+    ''')
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])

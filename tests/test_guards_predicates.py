@@ -11,6 +11,9 @@ import pytest
 from tests.helpers import port
 
 TARGETS = ["neuron", "tpu", "xla"]
+# Helion 1.5.1 has a TorchTPU backend (it imports torch_tpu: rules/cuda_only/packages.json),
+# so it is CUDA-only on neuron and xla only
+HELION_CUDA_ONLY = ["neuron", "xla"]
 
 # modelled on torchtitan 0.3.0 overrides/helion_rope.py: helion imported under TYPE_CHECKING
 # and in a try, kernels defined under a module-level `if`, an eligibility predicate whose
@@ -69,7 +72,7 @@ def _guards(findings):
     return [f for f in findings if f.code == "GUARD001"]
 
 
-@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("target", HELION_CUDA_ONLY)
 def test_predicate_whose_caller_guards_helion_stays_cuda(target):
     new, findings = _port(HELION, target)
     assert "xq.is_cuda" in new and "cache.is_cuda" in new
@@ -97,7 +100,16 @@ def scale(x):
     assert not any("_on_gpu" in f.message for f in _guards(findings))
 
 
-@pytest.mark.parametrize("target", TARGETS)
+def test_helion_check_is_ported_on_tpu():
+    """On tpu the evidence shows Helion has a path (its Pallas backend imports torch_tpu):
+    the check that sends tensors to the Helion kernel sends tpu tensors there too."""
+    new, findings = _port(HELION, "tpu")
+    assert "xq.is_tpu" in new and "cache.is_tpu" in new and "is_cuda" not in new
+    assert not _guards(findings)
+    assert not any(f.code == "KERN003" for f in findings)
+
+
+@pytest.mark.parametrize("target", HELION_CUDA_ONLY)
 def test_predicate_through_predicate_and_method(target):
     """`return self._ok(x) and ...` in a method whose caller launches the kernel: the check
     in `_ok` is followed through both, and a predicate written as `if ...: return True` too."""

@@ -84,10 +84,10 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_
         go = tmp_path / "index-may-go"
         real_index_of = runner._index_of
 
-        def release(index, candidates):
+        def release(index, candidates, *rest):
             asked.append(index.done())
             go.touch()
-            return real_index_of(index, candidates)
+            return real_index_of(index, candidates, *rest)
 
         monkeypatch.setenv(GO, str(go))
         monkeypatch.setattr(runner, "_index_of", release)

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rules": ("porter.cli.info", "rules"),
     "explain": ("porter.cli.info", "explain"),
     "kernels": ("porter.cli.kernels", "kernels"),
+    "backends": ("porter.cli.backends", "backends"),
     "lint": ("porter.cli.lint", "lint"),
     "config": ("porter.cli.config_cmd", "config"),
     "parity-check": ("porter.cli.parity", "parity_check"),

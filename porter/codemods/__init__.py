@@ -6,6 +6,7 @@ strings before the cuda-api family reads calls.
 
 from porter.codemods.accelerator import AcceleratorFamily
 from porter.codemods.amp import AmpFamily
+from porter.codemods.backends import BackendsFamily
 from porter.codemods.backend_flags import BackendFlagsFamily
 from porter.codemods.compile import CompileFamily
 from porter.codemods.cuda_api import CudaApiFamily
@@ -27,6 +28,7 @@ from porter.codemods.xla_params import KeepParametersFamily
 
 FAMILIES = [
     GuardsFamily,  # first: it marks the checks the families below must leave on CUDA
+    BackendsFamily,  # and CUDA's own branch of each device switch (it adds the target's)
     LiteralsFamily,  # and the strings that are not devices
     DeviceFamily,
     AcceleratorFamily,

@@ -6,7 +6,7 @@ the settings whether the fix is applied, so no family decides selection or fix s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,14 @@ class CudaOnlyCode:
     what: str  # "`def f`", "the code behind `if x.is_cuda`"
     why: str
     left: list[str] = field(default_factory=list)  # the fixes not applied in it
+    # the rule that reports it: GUARD003 (guards.py), or a backends rule (backends.py)
+    code: str = "GUARD003"
+    # it takes the findings without a fix inside it too (CUDA's own branch or class of a device
+    # switch: one finding speaks for it); elsewhere those are reported as anywhere
+    quiet: bool = False
+    # what the finding says instead of "... only runs on CUDA": code left for another reason,
+    # reported by the family that left it (backends.py: a build script)
+    note: str | None = None
 
 
 @dataclass
@@ -111,6 +119,10 @@ class PortContext:
         # `ddp_backend`, a loader's `dtype`): the device, distributed and amp families leave them
         self.claimed: set[int] = set()
         self.suppressed: list[Finding] = []
+        # ports a piece of code on its own, with these settings but no cross-file facts: (the
+        # ported bytes or None, its findings). Set by porter.pipeline.port (a family may not
+        # import the pipeline); None where a context is made without it.
+        self.port_snippet: Callable[[bytes], tuple[bytes | None, list[Finding]]] | None = None
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
         self._enabled = {
@@ -183,10 +195,10 @@ class PortContext:
         if replacement is None and applicability is not Applicability.MANUAL:
             applicability = Applicability.MANUAL
         fixes = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and self.settings.unsafe_fixes)
-        if fixes and self.cuda_only_code:
+        if self.cuda_only_code:
             region = self.in_cuda_only_code()
-            if region is not None:
-                region.left.append(code)  # (a finding without a fix is reported as anywhere)
+            if region is not None and (fixes or region.quiet):
+                region.left.append(code)  # (elsewhere a finding without a fix is reported as anywhere)
                 return False
         if self.suppressions.by_line:
             start, end = self.position(node)

@@ -30,10 +30,9 @@ from porter.config.ruledata import load_toml
 
 AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
+_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
-_OTHER_DEVICE = re.compile(r"^torch\.(backends\.)?(xpu|mps|mtia|hpu|npu)\.is_available$")
-_NAMES_CUDA_DEVICE = re.compile(r"""["']cuda\b|\.cuda\(""")
 
 
 @dataclass(frozen=True)
@@ -111,33 +110,14 @@ PROFILER_CUDA = frozenset((
 
 class CudaApiFamily(ReferenceTracker, Family):
     name = "cuda-api"
-    tokens = (b"cuda", b"ProfilerActivity")
+    tokens = (b"cuda", b"ProfilerActivity", b"nvidia-smi")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
-        self._kept_blocks: set[int] = set()  # CUDA branches of per-device chains (reported at the test)
-        self._kept_depth = 0
-
-    def visit_If(self, node: cst.If) -> None:
-        """`if torch.cuda.is_available(): <CUDA's own setting> elif torch.xpu.is_available(): ...`
-        already handles each device in its own terms (a profiler's `ProfilerActivity.CUDA`):
-        the CUDA branch stays CUDA's, reported for the target's missing branch. A chain whose
-        CUDA branch names a CUDA device picks the device, and is ported as usual."""
-        test, other = node.test, node.orelse
-        if not (type(test) is cst.Call and type(other) is cst.If and type(other.test) is cst.Call):
-            return
-        if self.ctx.qualname(test.func) != AVAILABLE or not _OTHER_DEVICE.match(self.ctx.qualname(other.test.func) or ""):
-            return
-        if _NAMES_CUDA_DEVICE.search(self.ctx.code(node.body)):
-            return
-        self.ctx.keep_cuda.add(id(test))
-        self._kept_blocks.add(id(node.body))
-        t = self.ctx.target
-        self.ctx.report("CUDA001", test, f"`torch.cuda.is_available()` opens the CUDA branch of a per-device chain: it stays; the chain has no branch for {t.display}", applicability=Applicability.MANUAL,
-                        advice=f'Add an `elif` branch for "{t.device_type}" where that code has an equivalent on {t.display}.')
+        self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -168,23 +148,40 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     # -- references that are not calls (`torch.cuda.Event`, `except torch.cuda.OutOfMemoryError`)
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        if id(node) in self._kept_blocks:
-            self._kept_depth += 1
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock):
-        if id(original) in self._kept_blocks:
-            self._kept_depth -= 1
-        return updated
-
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        if original.attr.value == "CUDA" and not self._kept_depth and self.ctx.qualname(original) in PROFILER_CUDA:
+        attr = original.attr.value
+        if (attr == "cuda" and type(original.value) is cst.Attribute and original.value.attr.value == "version") or (
+            attr.startswith("_cuda") and type(original.value) is cst.Attribute and original.value.attr.value == "_C"
+        ):
+            self._cuda_build_fact(original)  # `torch.version.cuda`, `torch._C._cuda_*` (a cheap test first)
+        if original.attr.value == "CUDA" and self.ctx.qualname(original) in PROFILER_CUDA:
             self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
                             applicability=Applicability.MANUAL)
             return updated
         if id(original) in self._inner or id(original) in self._callees:
             return updated
         return self._reference(original, updated)
+
+    def _cuda_build_fact(self, node: cst.Attribute) -> None:
+        """`torch.version.cuda` (the CUDA version torch was built with) and torch's private
+        CUDA bindings (`torch._C._cuda_getDeviceCount()`): no port, reported (CUDA012)."""
+        if id(node) in self.ctx.keep_cuda:
+            return
+        qual = self.ctx.qualname(node) or ""
+        t = self.ctx.target.display
+        if qual == "torch.version.cuda":
+            self.ctx.report("CUDA012", node, f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there", applicability=Applicability.MANUAL)
+        elif qual.startswith("torch._C._cuda"):
+            self.ctx.report("CUDA012", node, f"`{qual}` is torch's private CUDA binding: {t} has none (use the public `torch.accelerator` API)", applicability=Applicability.MANUAL)
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self.visit_SimpleString(node)  # type: ignore[arg-type]
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        """`subprocess.run(["nvidia-smi", ...])`: NVIDIA's command-line tool (CUDA013)."""
+        if "nvidia-smi" in node.value and id(node) not in self.ctx.keep_cuda:
+            t = self.ctx.target
+            self.ctx.report("CUDA013", node, f"`nvidia-smi` is NVIDIA's GPU tool: it is not on a {t.display} host", applicability=Applicability.MANUAL)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         if id(original) in self._inner or id(original) in self._callees:
@@ -236,6 +233,12 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
                             applicability=Applicability.MANUAL)
             return updated
+        if row.code == "CUDA006" and action.startswith("rename ") and self.ctx.in_cuda_only_code() is None and self._stream_kept_here():
+            # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
+            # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            return self._keep_cuda_arguments(original, updated)
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
         if action.startswith("rename "):
@@ -263,6 +266,25 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def _stream_kept_here(self) -> bool:
+        """Whether the innermost function uses a CUDA stream API that this port leaves as it is
+        (`torch.cuda.Stream()`: manual on tpu and xla, an unsafe fix on neuron)."""
+        scope = self.ctx.scopes.innermost
+        if scope is None:
+            return False
+        known = self._streams.get(id(scope))
+        if known is None:
+            known = False
+            for n in _STREAM_CALLS.finditer(self.ctx.code(scope)):
+                row = api_table().get(n.group(1))
+                action = self._action(row) if row is not None else "manual"
+                unsafe = row is not None and self.ctx.target.name in row.unsafe and not self.ctx.settings.unsafe_fixes
+                if not action.startswith(("rename ", "expr ")) or unsafe:
+                    known = True
+                    break
+            self._streams[id(scope)] = known
+        return known
 
     def _seeded_already(self, call: cst.Call) -> bool:
         """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`

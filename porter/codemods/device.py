@@ -15,7 +15,7 @@ import libcst as cst
 
 from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
-from porter.codemods.flow import Flow, FlowScopes, module_move
+from porter.codemods.flow import Flow, FlowScopes, assigned_values, module_move
 from porter.pipeline.findings import Applicability
 from porter.pipeline.index import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, RANK_NAMES, UNKNOWN, chain_text
 from porter.pipeline.resolve import dotted
@@ -115,9 +115,31 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self._prefixes.add(id(node.args[0].value))  # `str(d).startswith("cuda:")`
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
-        """`"cuda:%d" % i`: a per-index device built the printf way."""
+        """`"cuda:%d" % i`: a per-index device built the printf way; `"cuda:" + str(rank)`."""
         if isinstance(original.operator, cst.Modulo) and isinstance(original.left, cst.SimpleString):
             return self._formatted(original, updated, original.left, [cst.Arg(value=original.right)])
+        if isinstance(original.operator, cst.Add) and isinstance(original.left, cst.SimpleString) and string_value(original.left) == "cuda:":
+            return self._concatenated(original, updated)
+        return updated
+
+    def _concatenated(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        """`"cuda:" + str(rank)`: the index is kept where the target keeps rank-indexed devices,
+        else the device is the target's one device per process."""
+        if id(original.left) in self.ctx.keep_cuda:
+            return updated
+        t = self.ctx.target
+        if self.ctx.portable:
+            return updated  # reported below: --portable spells devices through torch.accelerator
+        if t.device_expr is not None or not t.rank_indexed_devices:
+            new: cst.BaseExpression = self.ctx.device() if t.device_expr is not None else replace_string(updated.left, t.device_type)  # type: ignore[arg-type]
+            new = new.with_changes(lpar=original.lpar, rpar=original.rpar) if isinstance(new, cst.SimpleString) else new
+            msg = f"per-index CUDA device becomes {self.ctx.code(new)}: one device per process, the index is dropped"
+        else:
+            new = updated.with_changes(left=replace_string(updated.left, f"{t.device_type}:"))  # type: ignore[arg-type]
+            msg = f"per-index CUDA device becomes {t.device_type}:<index>"
+        if self.ctx.report("DEV002", original, msg, replacement=new):
+            self._need_runtime_import()
+            return new
         return updated
 
     def _formatted(self, original, updated, template: cst.SimpleString, args: list[cst.Arg]):
@@ -157,7 +179,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                             applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_vocabulary and string_value(original) == "cuda":
-            self.ctx.report("DEV015", original, "`\"cuda\"` names a GPU platform or an accelerator in a vocabulary of its own (beside `\"gpu\"` / `\"rocm\"`, or an `--accelerator` option), not a torch device: it stays",
+            self.ctx.report("DEV015", original, "`\"cuda\"` is a name in a vocabulary of its own (GPU platforms beside `\"gpu\"` / `\"rocm\"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch), not a torch device: it stays",
                             applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_cuda:
@@ -567,6 +589,35 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return new
         return updated
 
+    def _kept_cuda_test(self, test: cst.BaseExpression) -> bool:
+        """`torch.cuda.is_available()` kept on CUDA, or a flag set to one (`use_cuda`)."""
+        if isinstance(test, cst.Call):
+            return id(test) in self.ctx.keep_cuda and self.ctx.qualname(test.func) == "torch.cuda.is_available"
+        if isinstance(test, cst.Name):
+            for scope in (self.ctx.scopes.innermost, self.ctx.module):
+                if scope is None:
+                    continue
+                values = assigned_values(scope, test.value)
+                if values:
+                    return all(isinstance(v, cst.Call) and self._kept_cuda_test(v) for v in values)
+        return False
+
+    def _choice_reaches_target(self, original: cst.IfExp, updated: cst.IfExp):
+        """`"cuda:0" if use_cuda else "cpu"` where `use_cuda` stays CUDA's test: the ported
+        string would sit under a test that is false on the target, so every run there would
+        take the CPU. The choice asks whether the target is there instead."""
+        if not is_cuda_device_expr(original.body, self.ctx.qualname) or not self._kept_cuda_test(original.test):
+            return updated
+        if self.ctx.target.name == "xla":
+            test = self.ctx.expr("{xr}.global_runtime_device_count() > 0")
+        else:
+            test = cst.Call(func=self.ctx.ref("torch.accelerator.is_available"))
+        new = updated.with_changes(test=test)
+        message = f"`{self.ctx.code(original.test)}` stays CUDA's test (it gates CUDA-only code too): the device choice asks for {self.ctx.target.display} instead, so the device reaches it"
+        if self.ctx.report("DEV009", original.test, message, replacement=new, applicability=Applicability.SAFE):
+            return new
+        return updated
+
     def _map_location(self, original: cst.Call, updated: cst.Call, arg: cst.Arg, why: str):
         i = original.args.index(arg)
         args = list(updated.args)
@@ -587,9 +638,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
         """`"cuda" if torch.cuda.is_available() else "cpu"`. Its CPU fallback is kept on every
         target: the parts port one by one (`"xla" if xr.global_runtime_device_count() > 0
-        else "cpu"`). --portable: the accelerator's own type (DEV009)."""
+        else "cpu"`). --portable: the accelerator's own type (DEV009). A test kept on CUDA
+        (GUARD001: the flag also gates CUDA-only code) does not choose the target's device: the
+        choice asks for the target instead, so the device reaches it (DEV009)."""
         if not self.ctx.portable:
-            return updated
+            return self._choice_reaches_target(original, updated)
         test = original.test
         if (
             type(test) is cst.Comparison

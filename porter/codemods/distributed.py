@@ -13,6 +13,8 @@ from porter.pipeline.findings import Applicability
 from porter.pipeline.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
+BACKEND_NCCL = {"torch.distributed.Backend.NCCL", "torch.distributed.distributed_c10d.Backend.NCCL"}
+NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
 NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
 DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
@@ -23,10 +25,12 @@ ENV_VARS = {
     "CUDA_LAUNCH_BLOCKING": {"neuron": ("NEURON_LAUNCH_BLOCKING", True), "tpu": ("TORCH_TPU_LAUNCH_BLOCKING", True)},
 }
 NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
+CUDA_VAR = re.compile(r"^[A-Z0-9_]*CUDA[A-Z0-9_]*$")  # PYTORCH_CUDA_ALLOC_CONF, TORCH_CUDA_ARCH_LIST, ...
 # code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
 PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
 PROCESS_GROUP_OPTION = "process_group"  # a ProcessGroup in torch's own API, never a backend name
-DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla"))
+DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla", "mlu", "musa", "sdaa"))
+_DEVICE_KEY = re.compile(r"^[a-z][a-z0-9_]{1,15}$")  # a vendor's own device name beside the known ones
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
@@ -43,22 +47,29 @@ def _contains_nccl(node: cst.CSTNode) -> bool:
 
 class DistributedFamily(Family):
     name = "distributed"
-    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_VISIBLE_DEVICES", b"CUDA_LAUNCH_BLOCKING")
+    tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_")
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
+        self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
 
     def visit_Dict(self, node: cst.Dict) -> None:
         """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
-        CUDA's entry, right as it is. The target needs its own entry, which is reported."""
+        CUDA's entry, right as it is. The target needs its own entry, which is reported. (A
+        vendor's own device name beside the known ones is one more entry: accelerate's "sdaa".)"""
         keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
-        if "cuda" not in keys or not all(k in DEVICE_TYPES for k in keys):
+        known = [k for k in keys if k in DEVICE_TYPES]
+        if "cuda" not in keys or len(known) < 2 or not all(k is not None and _DEVICE_KEY.match(k) for k in keys):
             return
         for e in node.elements:
             if isinstance(e, cst.DictElement) and (string_value(e.value) or "").lower() == "nccl":
                 self._per_device.add(id(e.value))
         t = self.ctx.target
+        if t.device_type in keys:
+            for e in node.elements:
+                if isinstance(e, cst.DictElement) and id(e.value) in self._per_device:
+                    self.ctx.report("DIST007", e.value, f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that has {t.display}'s own: kept")
         if t.device_type not in keys:
             self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
                             advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
@@ -70,11 +81,65 @@ class DistributedFamily(Family):
             self._library_choice(node.value)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        """`config.process_group == "nccl"`: the same library option, read."""
+        """`config.process_group == "nccl"`: the same library option, read. Any other test
+        against "nccl" (`self.backend == "nccl"`, `communication_backend_name() == "nccl"`)
+        asks whether the backend is NCCL: true only on CUDA, so what it guards stays CUDA's."""
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if any((dotted(s) or "").rsplit(".", 1)[-1] == PROCESS_GROUP_OPTION for s in sides):
             for side in sides:
                 self._library_choice(side)
+            return
+        if self.ctx.portable:
+            return  # --portable asks the current device's backend; its tests stay as they are
+        for side in sides:
+            values = side.elements if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else ()
+            for string in [side, *(e.value for e in values)]:
+                if ((string_value(string) or "").lower() == "nccl" or self._backend_nccl(string)) and id(string) not in self._per_device:
+                    self._per_device.add(id(string))
+                    self.ctx.report("DIST007", node, f"`{self.ctx.code(node)}` asks whether the backend is NCCL: true only on CUDA, so the code it guards stays CUDA's; kept")
+
+    def _backend_nccl(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Attribute) and node.attr.value == "NCCL" and (self.ctx.qualname(node) or "") in BACKEND_NCCL
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        """`dist.Backend.NCCL`: as the backend of `init_process_group` / `new_group` it becomes
+        the target's; tested against, it stays (DIST007); anywhere else it is reported."""
+        if not self._backend_nccl(original) or id(original) in self._per_device:
+            return updated
+        t = self.ctx.target
+        if id(original) in self._backend_args:
+            new = cst.SimpleString(f'"{t.dist_backend}"')
+            if self.ctx.report("DIST001", original, f"`Backend.NCCL` becomes \"{t.dist_backend}\" on {t.display}", replacement=new):
+                if t.dist_import:
+                    self.ctx.add_import(t.dist_import)
+                return new
+            return updated
+        self.ctx.report("DIST001", original, f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend is \"{t.dist_backend}\"", applicability=Applicability.MANUAL)
+        return updated
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """`backend: Optional[str] = "nccl"` in a class: a documented configuration default,
+        kept; it selects NCCL at run time, which is reported."""
+        if node.value is not None and self._in_class() and (string_value(node.value) or "").lower() == "nccl":
+            self._config_default(node.value, self.ctx.code(node.target))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`NCCL_BACKEND = "nccl"`: a name for NCCL itself, kept (as `pt_cuda_available`)."""
+        if (string_value(node.value) or "").lower() == "nccl" and all("nccl" in (dotted(t.target) or "").lower() for t in node.targets):
+            self._per_device.add(id(node.value))
+            self.ctx.report("DIST007", node.value, f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL itself (what the code compares the backend with): kept")
+            return
+        self._fallback(node)
+
+    def _in_class(self) -> bool:
+        statements = self.ctx.current_statements
+        return len(statements) >= 2 and isinstance(statements[-2], cst.ClassDef)
+
+    def _config_default(self, value: cst.BaseExpression, field: str) -> None:
+        self._per_device.add(id(value))
+        t = self.ctx.target
+        self.ctx.report("DIST001", value, f"`{field}` defaults to \"nccl\", a configuration value of the class (it selects NCCL at run time): kept", applicability=Applicability.MANUAL,
+                        advice=f'Pass "{t.dist_backend}" for {t.display} where the configuration is made; porter leaves a documented default as it is.')
 
     def _library_choice(self, value: cst.BaseExpression) -> None:
         if (string_value(value) or "").lower() != "nccl":
@@ -83,7 +148,7 @@ class DistributedFamily(Family):
         self.ctx.report("DIST001", value, "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays", applicability=Applicability.MANUAL,
                         advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.")
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def _fallback(self, node: cst.Assign) -> None:
         """`backend = "nccl"` then `backend = Backend.default_device_backend_map.get(device_type)`
         when the device registers one: "nccl" is only the fallback (TorchNeuron and TorchTPU
         register theirs for their device; xla's only once its backend module is imported)."""
@@ -97,11 +162,13 @@ class DistributedFamily(Family):
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value
-        if "ccl" not in raw and "CCL" not in raw and "CUDA_" not in raw:
+        if "ccl" not in raw and "CCL" not in raw and "CUDA" not in raw:
             return updated
         value = string_value(original)
         if value is None or id(original) in self._per_device or id(original) in self.ctx.claimed:
             return updated
+        if value != "nccl" and value.lower() == "nccl" and id(original) not in self._backend_args:
+            return updated  # "NCCL": an environment-variable prefix, a label; a backend is spelt "nccl"
         t = self.ctx.target
         if value.lower() == "nccl" and self.ctx.portable:
             new = self.ctx.default_backend()
@@ -130,9 +197,11 @@ class DistributedFamily(Family):
             return updated
         if NCCL_VAR.match(value):
             self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
+        elif CUDA_VAR.match(value) and "_" in value:
+            self.ctx.report("DIST003", original, f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or runtime): no {t.display} equivalent, it does nothing there", applicability=Applicability.MANUAL)
         return updated
 
-    def visit_IfExp(self, node: cst.IfExp) -> None:
+    def _nccl_options(self, node: cst.IfExp) -> None:
         """`backend="nccl" if pg_options is not None else None`, where `pg_options` holds
         `ProcessGroupNCCL.Options`: NCCL is chosen, with NCCL's own options, only where torch
         has NCCL, and `None` gives every other device its default backend. "neuron" with NCCL
@@ -157,9 +226,42 @@ class DistributedFamily(Family):
                     return True
         return False
 
+    def _per_device_choice(self, node: cst.IfExp) -> cst.BaseExpression | None:
+        """`"nccl" if device == "cuda" else "gloo"`: the device's own backend, asked of torch."""
+        test = node.test
+        if not (string_value(node.body) == "nccl" and string_value(node.orelse) == "gloo"):
+            return None
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+            return None
+        sides = (test.left, test.comparisons[0].comparator)
+        if not any(string_value(s) == "cuda" for s in sides):
+            return None
+        return next((s for s in sides if string_value(s) is None), None)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """(the strings of a per-device NCCL-or-gloo choice are the call's, below)"""
+        device = self._per_device_choice(node)
+        if device is not None:
+            self._per_device.add(id(node.body))
+            self.ctx.keep_cuda.update(id(n) for n in (node.test.left, node.test.comparisons[0].comparator))  # type: ignore[attr-defined]
+        self._nccl_options(node)
+
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
-        """`"nccl" if dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend
-        the NCCL question no longer decides anything (and would pick gloo on the target)."""
+        """`"nccl" if device == "cuda" else "gloo"` picks each device's backend: torch says it
+        (`get_default_backend_for_device`: NCCL on CUDA, gloo on the CPU, the target's own),
+        so CUDA keeps NCCL and the target gets its backend. `"nccl" if
+        dist.is_nccl_available() else "gloo"`: once "nccl" is the target's backend the NCCL
+        question no longer decides anything (and would pick gloo on the target)."""
+        device = self._per_device_choice(original)
+        if device is not None:
+            choice = cst.Call(func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)])
+            new: cst.BaseExpression = choice.with_changes(lpar=original.lpar, rpar=original.rpar)
+            self.ctx.supersede(original)
+            if self.ctx.report("DIST001", original, f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there", replacement=new):
+                if self.ctx.target.dist_import:
+                    self.ctx.add_import(self.ctx.target.dist_import)  # (xla registers its backend on import)
+                return new
+            return updated
         test = original.test
         if not (type(test) is cst.Call and self.ctx.qualname(test.func) in NCCL_AVAILABLE and _contains_nccl(original.body)):
             return updated
@@ -170,6 +272,19 @@ class DistributedFamily(Family):
         if self.ctx.report("DIST001", original, f"the NCCL-or-gloo choice becomes {self.ctx.code(new)}: NCCL is not what the port uses", replacement=new):
             return new
         return updated
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """The backend argument of `init_process_group` / `new_group` (any spelling of NCCL there)."""
+        last = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else ""
+        if last not in ("init_process_group", "new_group"):
+            return  # (by name first: resolving every call costs)
+        qual = self.ctx.qualname(node.func)
+        if qual in INIT or qual in NEW_GROUP:
+            backend = self.kwarg(node, "backend")
+            if backend is None and qual in INIT and self.positional(node):
+                backend = self.positional(node)[0]
+            if backend is not None:
+                self._backend_args.add(id(backend.value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         qual = self.ctx.qualname(original.func)
@@ -221,7 +336,7 @@ class DistributedFamily(Family):
         return updated
 
     def _is_nccl(self, backend: cst.Arg | None) -> bool:
-        if backend is None or _contains_nccl(backend.value):
+        if backend is None or _contains_nccl(backend.value) or self._backend_nccl(backend.value):
             return True
         if isinstance(backend.value, cst.Name):
             for scope in (self.ctx.scopes.innermost, self.ctx.module):
@@ -233,7 +348,15 @@ class DistributedFamily(Family):
         return False
 
     def _ddp(self, original: cst.Call, updated: cst.Call):
-        drop = {"device_ids", "output_device"} & {a.keyword.value for a in original.args if a.keyword}
+        given = {a.keyword.value: a.value for a in original.args if a.keyword}
+        computed = sorted(k for k in ("device_ids", "output_device") if isinstance(given.get(k), cst.Name))
+        if isinstance(given.get("device_ids"), cst.Name):  # not `[local_rank]`: a list made elsewhere
+            # `device_ids=device_ids`: computed above for each device (accelerate's per-backend
+            # choice); dropping it would leave that choice dead and change CUDA's DDP
+            self.ctx.report("DIST002", original, f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each device: kept; check it is None for {self.ctx.target.display} (one device per process)",
+                            applicability=Applicability.MANUAL)
+            return updated
+        drop = {"device_ids", "output_device"} & set(given)
         new = self.without_kwargs(updated, drop) if drop else updated
         if self.ctx.target.name == "xla" and self.kwarg(original, "gradient_as_bucket_view") is None:
             new = self.with_kwarg(new, "gradient_as_bucket_view", cst.Name("True"))

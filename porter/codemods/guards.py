@@ -22,6 +22,7 @@ callers guard with it, so predicates are followed to their call sites in the fil
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -31,8 +32,9 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.pipeline.cuda_only_index import RUN_TOKENS, RUNS, TOKENS  # the bytes that make the analysis worth running
+from porter.pipeline.cuda_only_index import RUNS, has_token, runs_token  # the bytes that make the analysis worth running
 from porter.pipeline.resolve import ImportTable, dotted, iter_statements
+from porter.config.cuda_packages import cuda_only_modules
 from porter.config.ruledata import load_toml
 
 
@@ -75,11 +77,14 @@ class CudaOnlyData:
         return None
 
 
-@lru_cache(maxsize=1)
-def cuda_only_data() -> CudaOnlyData:
+@lru_cache(maxsize=4)
+def cuda_only_data(target: str | None = None) -> CudaOnlyData:
+    """torch's CUDA-only modules and APIs (`[cuda_only]` in rules/guards.toml) and the
+    third-party packages that are CUDA-only on `target` (porter.config.cuda_packages; None:
+    on every target)."""
     table = load_toml("guards.toml").get("cuda_only", {})
     return CudaOnlyData(
-        modules=tuple(table.get("modules", ())),
+        modules=(*table.get("modules", ()), *cuda_only_modules(target)),
         apis=tuple(table.get("apis", ())),
         builders=frozenset(table.get("extension_builders", ())),
         asks=tuple(table.get("asks", ())),
@@ -330,10 +335,10 @@ class _Scan(cst.CSTVisitor):
 
 
 # code in a function that may not run on each of its runs
+# (a loop's body is not: what a function does in a loop, an autotuner's launches over its
+# candidate sizes, is what it does whenever it runs)
 _CONDITIONAL = (
     cst.If,
-    cst.While,
-    cst.For,
     cst.Try,
     cst.IfExp,
     cst.BooleanOperation,
@@ -349,17 +354,21 @@ class _Exit(cst.CSTVisitor):
     found = False
 
     def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
+        # `return fallback(x)`, `return x * 2`: another path. `return out`, `return None` for an
+        # empty input (a Triton launcher's `if x.numel() == 0: return out`) is none: the work
+        # that follows still runs whenever there is work
+        if node.value is not None and not isinstance(node.value, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float, cst.Tuple)):
+            self.found = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
-        self.found = True
+        pass  # an error is no other path: the code after it is what runs
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
 
 
 def _exits(node: cst.CSTNode) -> bool:
-    """Whether a statement may leave its function (a `return` or `raise` in it)."""
+    """Whether a statement may leave its function for another path (a `return` that computes)."""
     scan = _Exit()
     node.visit(scan)
     return scan.found
@@ -378,9 +387,10 @@ class CudaOnly:
         imports: ImportTable,
         imported: dict[str, str] | None = None,
         running: frozenset[str] = frozenset(),
+        target: str | None = None,
     ) -> None:
         self.imports = imports
-        self.data = cuda_only_data()
+        self.data = cuda_only_data(target)
         self.names: dict[str, str] = {}  # module-level name -> why it is CUDA-only
         # of those, the names whose use runs CUDA-only code (a kernel, a CUDA graph), not only asks
         self.running: dict[str, str] = {}
@@ -490,6 +500,25 @@ class CudaOnly:
         unit = self._units.get(id(node))
         return self._runs(unit) if unit is not None else None
 
+    def tested(self, node: cst.FunctionDef) -> str | None:
+        """Why a test function tests CUDA-only code: it calls a CUDA-only name (not one that
+        only asks about the device) and puts its data on CUDA. Such a test stays a CUDA test."""
+        unit = self._units.get(id(node))
+        if unit is None:
+            return None
+        used = sorted(n for n in unit.refs if n in self.names and n not in unit.names and not self.asks_only(self.names[n]))
+        if not used:
+            return None
+        scan = _CudaUse(self.imports)
+        node.visit(scan)
+        return f"a test of CUDA-only code: it calls {self.names[used[0]]} on CUDA" if scan.found else None
+
+    def asks_only(self, why: str) -> bool:
+        """Whether a reason names only APIs that ask about the device (a capability query)."""
+        named = set(re.findall(r"`([\w.]+)`", why))
+        known = {m for m in named if self.data.why(m)}
+        return bool(known) and all(any(m == a or m.startswith(a + ".") for a in self.data.asks) for m in known)
+
     def unit_reason(self, node: cst.CSTNode) -> str | None:
         """Why the function/class `node` (from this module's tree) is CUDA-only."""
         unit = self._units.get(id(node))
@@ -577,6 +606,34 @@ class CudaOnly:
                 self._module.visit(sites)
             self._calls = sites.found
         return self._calls
+
+
+class _CudaUse(cst.CSTVisitor):
+    """Whether a subtree puts data on CUDA or asks for it: a `"cuda[:N]"` string, `.cuda()`,
+    `.is_cuda`, a `torch.cuda` API."""
+
+    def __init__(self, imports: ImportTable) -> None:
+        super().__init__()
+        self.imports = imports
+        self.found = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found:
+            return False
+        if isinstance(node, cst.SimpleString):
+            self.found = (string_value(node) or "").split(":")[0] == "cuda"
+        elif isinstance(node, cst.Attribute):
+            if node.attr.value in ("cuda", "is_cuda"):
+                self.found = True
+            elif (self.imports.qualify(dotted(node) or "") or "").startswith("torch.cuda."):
+                self.found = True
+        return not self.found
+
+
+def is_test_file(path: str) -> bool:
+    """Whether pytest (or unittest discovery) would read tests from this file."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.startswith("test") and name.endswith(".py") or name.endswith("_test.py") or "/tests/" in f"/{path}"
 
 
 class _DeviceChecks(cst.CSTVisitor):
@@ -722,8 +779,8 @@ def cuda_only_facts(ctx) -> CudaOnly:
     facts = getattr(ctx, "_cuda_only", None)
     if facts is None:
         imported = imported_cuda_only(ctx.settings)
-        wanted = any(t in ctx.source for t in TOKENS) or bool(imported) if ctx.source else True
-        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings))
+        wanted = has_token(ctx.source) or bool(imported) if ctx.source else True
+        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings), ctx.target.name)
         ctx._cuda_only = facts
     return facts
 
@@ -802,7 +859,7 @@ class GuardsFamily(Family):
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and (any(t in source for t in TOKENS) or bool(imported_cuda_only(ctx.settings)))
+        return super().wanted(ctx, source) and (has_token(source) or bool(imported_cuda_only(ctx.settings)))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -815,8 +872,10 @@ class GuardsFamily(Family):
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
-            not ctx.source or any(t in ctx.source for t in RUN_TOKENS) or bool(imported_running(ctx.settings))
+            not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
         )
+        # a test of CUDA-only code stays a CUDA test (GUARD003): in test files that use such code
+        self._test_file = ctx.enabled("GUARD003") and is_test_file(ctx.path) and (self._leave or bool(imported_cuda_only(ctx.settings)))
 
     def _flags(self) -> frozenset[str]:
         """The names the current function (or the module) sets to a `torch.cuda.is_available()`
@@ -861,9 +920,11 @@ class GuardsFamily(Family):
     def _leave_unit(self, node: cst.FunctionDef | cst.ClassDef, what: str) -> None:
         """A function or class that only runs on CUDA (it runs a CUDA-only library or a CUDA
         graph on every path) is left as it is: the target never runs it."""
-        if not self._leave or self.ctx.in_cuda_only_code() is not None or not self.facts.active:
+        if not (self._leave or self._test_file) or self.ctx.in_cuda_only_code() is not None or not self.facts.active:
             return
-        why = self.facts.runs_only(node)
+        why = self.facts.runs_only(node) if self._leave else None
+        if why is None and self._test_file and isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
+            why = self.facts.tested(node)
         if why:
             self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(node.name, what, why)
 
@@ -896,15 +957,11 @@ class GuardsFamily(Family):
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         seen: set[int] = set()
         for region in self.ctx.cuda_only_code.values():
-            if id(region) in seen or not region.left:
+            if id(region) in seen or not region.left or region.code != "GUARD003":
                 continue
             seen.add(id(region))
-            self.ctx.report(
-                "GUARD003",
-                region.node,
-                f"{region.what} only runs on CUDA ({region.why}): left as it is, since "
-                f"{self.ctx.target.display} never runs it (fixes not applied there: {_counted(region.left)})",
-            )
+            said = f"{region.what} only runs on CUDA ({region.why}): left as it is, since {self.ctx.target.display} never runs it"
+            self.ctx.report("GUARD003", region.node, f"{said} (fixes not applied there: {_counted(region.left)})")
         return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -920,8 +977,8 @@ class GuardsFamily(Family):
         """`x.device.type == "cuda"`, `str(x.device).startswith(...)` is left to the device family."""
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         strings = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
-        if not strings or not self.facts.active:
-            return
+        if not strings or not self.facts.active or all(id(s) in self.ctx.keep_cuda for s in strings):
+            return  # (kept already: CUDA's branch of a device switch, porter/codemods/backends.py)
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)
         if why:
             self._keep(node, strings, why)

@@ -16,6 +16,8 @@ library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrite
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,9 +28,12 @@ import libcst as cst
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
 from porter.pipeline.resolve import _import_statements, dotted
+from porter.config.cuda_packages import package_of
+from porter.pipeline.cuda_only_index import imports_any
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
+_BUILDS = re.compile(rb"\b(?:load|load_inline|CUDAExtension|CppExtension|BuildExtension)\(")
 TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit.jit"}
 # registration APIs: qualified names, and the method names of op/library objects
 REGISTRARS = {
@@ -48,6 +53,7 @@ class LibraryRow:
     at: str  # "import" or "use"
     what: str
     advice: dict[str, str]
+    uses: bool = False  # an "import" row whose every use is reported too (NVML and CuPy calls)
 
     def advice_for(self, target: str) -> str | None:
         return self.advice.get(target) or self.advice.get("*")
@@ -61,6 +67,7 @@ def library_table() -> tuple[LibraryRow, ...]:
             at=row.get("at", "import"),
             what=row["what"],
             advice=dict(row.get("advice", {})),
+            uses=row.get("uses", False),
         )
         for row in load_toml("kernels.toml").get("library", [])
         for prefix in row["prefixes"]
@@ -69,11 +76,19 @@ def library_table() -> tuple[LibraryRow, ...]:
     return tuple(sorted(rows, key=lambda r: len(r.prefix), reverse=True))
 
 
-def library_row(qualname: str) -> LibraryRow | None:
+def library_row(qualname: str, target: str | None = None) -> LibraryRow | None:
+    """The library `qualname` belongs to, unless its evidence shows a path on `target`
+    (rules/cuda_only/: Helion 1.5.1 imports torch_tpu)."""
     for row in library_table():
         if qualname == row.prefix or qualname.startswith(row.prefix + "."):
-            return row
+            package = package_of(qualname) if target is not None else None
+            return None if package is not None and target in package.targets else row
     return None
+
+
+@lru_cache(maxsize=1)
+def _library_heads() -> frozenset[bytes]:
+    return frozenset(r.prefix.split(".")[0].encode() for r in library_table())
 
 
 @lru_cache(maxsize=1)
@@ -129,10 +144,19 @@ class KernelsFamily(ReferenceTracker, Family):
         b".cuh",
     )
 
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a file that imports a library of the table (read from its import lines: a
+        substring scan per library name costs a pass over the file each)."""
+        if super().wanted(ctx, source):
+            return True
+        return any(ctx.enabled(c) for c in cls.codes()) and imports_any(source, _library_heads())
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._track_init()
         self._kernels: dict[str, cst.FunctionDef] = {}
+        self._builds_here: bool | None = None
         self._handled: Callable[[str, Any], bool] | None = None  # libraries.handled, imported on first use
         self._registrations_seen: set[int] = set()
 
@@ -155,9 +179,16 @@ class KernelsFamily(ReferenceTracker, Family):
                 names = [f"{module}.{dotted(a.name)}" for a in stmt.names]
                 names.append(module)
         reported: set[str] = set()
+        if not self._kernels and any(q == "triton" or q.startswith("triton.") for q in names):
+            # Triton imported where no kernel is defined (a shim that re-exports it): what
+            # imports it from here is CUDA-only (guards.py); the import itself is said here
+            self.ctx.report("KERN002", stmt, f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined")
+        if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not self._builds():
+            # no build call in the file (those are reported where they are): say it at the import
+            self.ctx.report("KERN001", stmt, "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target")
         for qual in names:
-            row = library_row(qual)
-            if row is None or row.at != "import" or row.prefix in reported:
+            row = library_row(qual, self.ctx.target.name)
+            if row is None or row.at != "import" or row.prefix in reported or self._own(row.prefix):
                 continue
             reported.add(row.prefix)
             self.ctx.report(
@@ -166,6 +197,18 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"`{row.prefix}` is {row.what}: it does not run on {self.ctx.target.display}",
                 advice=row.advice_for(self.ctx.target.name),
             )
+
+    def _builds(self) -> bool:
+        """Whether the file calls a cpp_extension builder (once per file: it scans the source)."""
+        if self._builds_here is None:
+            self._builds_here = bool(_BUILDS.search(self.ctx.source))
+        return self._builds_here
+
+    def _own(self, prefix: str) -> bool:
+        """Whether the file is part of the library a row names (DeepSpeed's own modules import
+        `deepspeed.ops`): its CUDA-only parts are then the project's, judged by the guards."""
+        folder = "/" + prefix.replace(".", "/") + "/"
+        return folder in "/" + self.ctx.path.replace("\\", "/")
 
     # -- triton ----------------------------------------------------------------------------
 
@@ -289,9 +332,11 @@ class KernelsFamily(ReferenceTracker, Family):
         if qual == f"{CPP_EXTENSION}.BuildExtension" or qual.startswith(f"{CPP_EXTENSION}.BuildExtension."):
             self.ctx.report("KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time")
             return
-        row = library_row(qual)
-        if row is None or row.at != "use":
+        row = library_row(qual, self.ctx.target.name)
+        if row is None or (row.at != "use" and not row.uses):
             return
+        if row.uses and self.ctx.in_cuda_only_code() is not None:
+            return  # code left as CUDA's (GUARD003, BACK003) is reported as a whole
         if self._handled is None:
             from porter.codemods.libraries import handled
 

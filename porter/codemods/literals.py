@@ -36,7 +36,8 @@ from porter.config.ruledata import load_toml
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
 VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
-GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer (when the index cannot tell)
+GENERIC_DEVICE_TYPE = "device_type"
+_ENUM_BASES = ("Enum", "Flag")  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
 
 
 @lru_cache(maxsize=1)
@@ -113,6 +114,26 @@ class LiteralsFamily(FlowScopes, Family):
         ids = {id(n) for n in nodes}
         self.ctx.keep_cuda.update(ids)
         self.ctx.keep_generic.update(ids)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """`class RNGType(Enum): CUDA = "cuda"`: an enum member's value is the enum's own name
+        for CUDA (`RNGType.CUDA`), not a device: it stays, noted (DEV015)."""
+        super().visit_ClassDef(node)
+        if not any((dotted(b.value) or "").rsplit(".", 1)[-1].endswith(_ENUM_BASES) for b in node.bases):
+            return
+        for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                        self._keep_vocabulary(_strings(small.value))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """`Literal["cpu", "cuda", "auto"]`: the values a parameter accepts, not a device."""
+        if (dotted(node.value) or "").rsplit(".", 1)[-1] != "Literal":
+            return  # (by its name: most subscripts are no annotation, and resolving each costs)
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self._keep_vocabulary(_strings(element.slice.value))
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         self._keep(_strings(node.key))

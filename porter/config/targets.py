@@ -32,6 +32,8 @@ class Target:
     dist_import: str | None = None
     # torch.compile without a backend picks the target's own for tensors on the target
     compile_backend_auto: bool = False
+    # the test of a branch for the target in a device switch (a template: `{torch}`, `{xr}`)
+    available: str = ""
 
     def runtime_installed(self) -> bool:
         """Whether the target's runtime can be imported here (found, never imported)."""

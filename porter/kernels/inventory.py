@@ -26,7 +26,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
-from porter.pipeline.cuda_only_index import cuda_only_imports
+from porter.pipeline.cuda_only_index import cuda_only_imports, extension_imports
 from porter.pipeline.discover import discover
 from porter.pipeline.reading import Unreadable, read_regular
 from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack
@@ -189,7 +189,12 @@ def scan(root: Path) -> Inventory:
     base = root if root.is_dir() else root.parent
     launches: list[tuple[str, CallSite]] = []
     triton: dict[str, Kernel] = {}
-    imported = cuda_only_imports(_sources(root, base))  # CUDA-only names from other modules
+    python_sources = _sources(root, base)
+    cuda_sources = [os.path.relpath(p, base) for p in _cuda_files(root)]
+    imported = cuda_only_imports(python_sources, None, cuda_sources)  # CUDA-only names from other modules
+    compiled = extension_imports(python_sources, cuda_sources)  # the project's own compiled extensions, per importer
+    ext_calls: dict[str, list[tuple[str, CallSite]]] = {}  # extension module -> (op, call site)
+    ext_why: dict[str, str] = {}
     for path in _python_files(root):
         rel = os.path.relpath(path, base)
         try:
@@ -198,7 +203,7 @@ def scan(root: Path) -> Inventory:
             inv.problems.append(f"{rel}: {exc.reason}")
             continue
         try:
-            if not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
+            if rel not in compiled and not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
                 continue
             module = cst.parse_module(source)
         except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
@@ -223,6 +228,11 @@ def scan(root: Path) -> Inventory:
         s = _Scan(rel, module, imports)
         wrapper.visit(s)
         launches.extend(s.launches)
+        for holder, op, site in s.attr_calls:
+            if holder in compiled.get(rel, {}):
+                ext_module, ext_reason = compiled[rel][holder]
+                ext_calls.setdefault(ext_module, []).append((op, site))
+                ext_why.setdefault(ext_module, ext_reason)
         for what, call, line, var in s.loads:
             names = _strings(_arg(call, "name", 0))
             ext = names[0] if names else (var or "?")
@@ -248,6 +258,16 @@ def scan(root: Path) -> Inventory:
     for name, site in launches:
         if name in triton:
             triton[name].calls.append(site)
+    for ext, calls in ext_calls.items():
+        # the ops Python calls on each compiled extension: the build file's entry, or one made
+        # for an extension found only by its import (a `_C` in a project with .cu sources)
+        entry = next((e for e in inv.kernels if e.kind == "cuda-extension" and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))), None)
+        if entry is None:
+            first = calls[0][1]
+            entry = Kernel(ext, "cuda-extension", first.path, first.line, detail=ext_why[ext].partition(": ")[2])
+            inv.kernels.append(entry)
+        entry.calls.extend(site for _, site in calls)
+        entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
         try:

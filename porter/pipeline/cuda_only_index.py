@@ -20,7 +20,9 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
+from porter.pipeline import device_backends, extensions
 from porter.pipeline.index import dotted, module_name
 
 if TYPE_CHECKING:
@@ -29,20 +31,10 @@ if TYPE_CHECKING:
 # the kind of the `Settings.flow` facts this module makes (guards.py reads them by it)
 KIND = "cuda-only"
 
-# bytes that must occur for the analysis (here and in guards.py) to be worth running on a file
+# bytes that must occur for the analysis (here and in guards.py) to be worth running on a file:
+# torch's own CUDA-only parts (and Triton, which is also named in torch's APIs) ...
 TOKENS = (
     b"triton",
-    b"helion",
-    b"deep_ep",
-    b"hybrid_ep",
-    b"cupy",
-    b"pycuda",
-    b"import cuda",
-    b"from cuda",
-    b"cutlass",
-    b"numba",
-    b"transformer_engine",
-    b"bitsandbytes",
     b"cpp_extension",
     b"get_device_capability",
     b"get_device_properties",
@@ -53,11 +45,48 @@ TOKENS = (
     b"ProfilerActivity.CUDA",
     b"cudagraph_trees",
     b"numa.binding",
+    b"_symmetric_memory",
 )
+# ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
+# lines in one pass: a substring scan per package name cost more, and took `import flash_attn`
+# for `import fla`
+PACKAGES = frozenset(m.split(".")[0].encode() for m in cuda_only_modules(None))
+_IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\w+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
+
+
+def imports_any(source: bytes, heads: frozenset[bytes]) -> bool:
+    """Whether the file imports a module whose top-level name is one of `heads` (at any
+    level: a lazy import in a function counts), read from its import lines alone."""
+    for m in _IMPORT_LINE.finditer(source):
+        if m.group(1) is not None:
+            if m.group(1) in heads:
+                return True
+            continue
+        for part in m.group(2).split(b","):
+            if part.strip().split(b".")[0].split(b" ")[0] in heads:
+                return True
+    return False
+
+
+def imports_package(source: bytes) -> bool:
+    """Whether the file imports a CUDA-only package."""
+    return imports_any(source, PACKAGES)
+
+
+def has_token(source: bytes) -> bool:
+    """Whether the analysis is worth running on `source`: it names torch's CUDA-only parts or
+    imports a CUDA-only package."""
+    return any(t in source for t in TOKENS) or imports_package(source)
+
+
+def runs_token(source: bytes) -> bool:
+    """Whether `source` may run CUDA-only code (not only ask about the device)."""
+    return any(t in source for t in RUN_TOKENS) or imports_package(source)
+
 
 # the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
 RUNS = "runs"
@@ -146,9 +175,10 @@ def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str
     return _cuda_only_names(source, data or _guards().cuda_only_data())[0]
 
 
-def _cuda_only_names(source: bytes, data: CudaOnlyData) -> tuple[dict[str, str], set[str]]:
+def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | None = None) -> tuple[dict[str, str], set[str]]:
     """The module's CUDA-only module-level names, each with why, and those of them whose use
-    runs CUDA-only code (as guards.CudaOnly.running)."""
+    runs CUDA-only code (as guards.CudaOnly.running). `known`: names the module imports
+    that are CUDA-only and run it (the project's compiled CUDA extensions), with why."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -180,6 +210,9 @@ def _cuda_only_names(source: bytes, data: CudaOnlyData) -> tuple[dict[str, str],
         why = data.why(qual)
         if why:
             names[local] = f"`{local}`" if why == f"`{local}`" else f"`{local}` from {why}"
+    for local, why in (known or {}).items():
+        names[local] = f"`{local}` ({why})"
+        imports.setdefault(local, local)  # an import: exported by this module only through its users
     changed = True
     while changed:
         changed = False
@@ -191,13 +224,16 @@ def _cuda_only_names(source: bytes, data: CudaOnlyData) -> tuple[dict[str, str],
                 for n in bound:
                     names.setdefault(n, f"`{n}` ({why})" if why or used is None else f"`{n}` → {names[used]}")
                 changed = True
-    running = _running(tree, imports, data)
-    return {n: w for n, w in names.items() if n not in imports}, running - set(imports)
+    running = _running(tree, imports, data, set(known or ()))
+    # a name the module imports from a CUDA-only package is CUDA-only where it is imported
+    # again from this module (a shim: `from ._triton import triton, tl`)
+    shims = {n for n in imports if n in names and data.why(imports[n])}
+    return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
 _CONDITIONAL = (
-    ast.If, ast.While, ast.For, ast.AsyncFor, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
+    ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
     ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
     ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
 )
@@ -237,9 +273,14 @@ def _before_exit(body: list[ast.stmt]) -> list[ast.stmt]:
     out = []
     for stmt in body:
         out.append(stmt)
-        if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While)) and any(isinstance(n, (ast.Return, ast.Raise)) for n in ast.walk(stmt)):
+        if isinstance(stmt, (ast.If, ast.Try, ast.For, ast.While)) and any(_another_path(n) for n in ast.walk(stmt)):
             break
     return out
+
+
+def _another_path(node: ast.AST) -> bool:
+    """A `return` that computes something (guards._Exit): `return fallback(x)`, not `return out`."""
+    return isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, (ast.Name, ast.Attribute, ast.Constant, ast.Tuple))
 
 
 def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> str | None:
@@ -272,10 +313,10 @@ def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
     return False
 
 
-def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData) -> set[str]:
+def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, known: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
     """The module-level names whose use runs CUDA-only code on each run: as
     guards.CudaOnly._runs, to a fixed point (what the other files' checks read)."""
-    running = {local for local, qual in imports.items() if data.runs(qual)}
+    running = {local for local, qual in imports.items() if data.runs(qual)} | set(known)
     functions = {u.name: u for u in _top_units(tree.body) if isinstance(u, (ast.FunctionDef, ast.AsyncFunctionDef))}
     checks: dict[str, bool] = {}
 
@@ -334,46 +375,97 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData) -> s
     return running
 
 
-def _target(importer: str, node: ast.ImportFrom) -> str | None:
-    """The dotted module an `ImportFrom` names, made absolute against the importer's name."""
+def _target(importer: str, node: ast.ImportFrom, package_init: bool = False) -> str | None:
+    """The dotted module an `ImportFrom` names, made absolute against the importer's name
+    (a package's `__init__.py` is named as the package: `.` is the package itself there)."""
     if not node.level:
         return node.module
-    package = importer.split(".")
+    package = importer.split(".") + ([""] if package_init else [])
     if len(package) < node.level:
         return None
     base = package[: len(package) - node.level]
     return ".".join([*base, node.module] if node.module else base)
 
 
-def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
+def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str] = ()) -> dict[str, dict[str, tuple[str, str]]]:
+    """path -> {local name: (module, why)} for each file that imports one of the project's own compiled
+    CUDA extensions (porter.pipeline.extensions): one a build file declares, or, in a project
+    with `.cu` sources, a compiled-looking module no Python file of the project provides."""
+    cu = sorted(cuda_sources)
+    built: dict[str, str] = {}
+    for path, source in files:
+        built.update(extensions.built_extensions(path, source))
+    if not built and not cu:
+        return {}
+    project = {module_name(p) for p, _ in files}
+    shown = f"{', '.join(cu[:2])}{' ...' if len(cu) > 2 else ''}"
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for path, source in files:
+        if not extensions.IMPORT_HINT.search(source):
+            continue
+        me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
+        found: dict[str, tuple[str, str]] = {}
+        nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source)]
+        for node in nodes:
+            pairs: list[tuple[str, str, str | None]]
+            if isinstance(node, ast.ImportFrom):
+                base = _target(me, node, init)
+                if base is None:
+                    continue
+                pairs = [(a.asname or a.name, f"{base}.{a.name}" if base else a.name, base) for a in node.names]
+            else:
+                pairs = [(a.asname, a.name, None) for a in node.names if a.asname]
+            for local, full, parent in pairs:
+                for module in (full, parent):
+                    if not module:
+                        continue
+                    match = next((m for m in built if m == module or m.endswith("." + module) or module.endswith("." + m)), None)
+                    if match is not None:
+                        found[local] = (match, f"`{module}`: {built[match]}")
+                        break
+                    if cu and extensions.compiled(module, project):
+                        found[local] = (module, f"`{module}`: a compiled module of the project (no Python file provides it; the project has CUDA sources: {shown})")
+                        break
+        if found:
+            out[path] = found
+    return out
+
+
+def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
-    CUDA-only name from another module of the project."""
+    CUDA-only name from another module of the project, or one of the project's own compiled
+    CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     guards = _guards()
-    data = guards.cuda_only_data()
+    data = guards.cuda_only_data(target)
+    compiled = {path: {local: why for local, (_, why) in names.items()} for path, names in extension_imports(files, cuda_sources).items()}
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
     running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
     for path, source in files:
-        if any(t in source for t in TOKENS):
-            found, runs = _cuda_only_names(source, data)
+        known = compiled.get(path)
+        if known or has_token(source):
+            found, runs = _cuda_only_names(source, data, known)
             if found:
                 exported[module_name(path)] = (path, found)
                 running[module_name(path)] = runs
+    out: dict[str, Facts] = {
+        path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
+        for path, names in compiled.items()
+    }
     if not exported:
-        return {}
+        return out
     # a file is parsed only when it names such a module and one of its CUDA-only names
     probes = [
         (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
         for m, (_, ns) in exported.items()
     ]
-    out: dict[str, Facts] = {}
     for path, source in files:
         if not any(leaf in source and words.search(source) for leaf, words in probes):
             continue
         me = module_name(path)
         facts: list[tuple[str | None, str, str, tuple[str, ...]]] = []
         for node in _from_imports(source):
-            wanted = _target(me, node)
+            wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
             if not wanted:
                 continue
             # paths name modules from where porter was run: either may be the longer name
@@ -387,7 +479,7 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
                     marks: tuple[str, ...] = (RUNS,) if alias.name in running[matches[0]] else ()
                     facts.append((None, alias.asname or alias.name, KIND, (f"{why}, in {where}", *marks)))
         if facts:
-            out[path] = tuple(sorted(set(facts)))
+            out[path] = tuple(sorted({*out.get(path, ()), *facts}))
     return out
 
 
@@ -406,31 +498,53 @@ def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
             yield tree.body[0]
 
 
+# `import a.b as c`: the one plain import that binds a module under a name of its own
+_ALIASED = re.compile(rb"^[ \t]*(import[ \t]+[\w.]+[ \t]+as[ \t]+\w+(?:[ \t]*,[ \t]*[\w.]+[ \t]+as[ \t]+\w+)*)", re.MULTILINE)
+
+
+def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
+    for match in _ALIASED.finditer(source):
+        try:
+            tree = ast.parse(match.group(1))
+        except (SyntaxError, ValueError):
+            continue
+        if tree.body and isinstance(tree.body[0], ast.Import):
+            yield tree.body[0]
+
+
 def part(source: bytes) -> bytes:
-    """What `cuda_only_imports` reads of one file, hashed: the whole of a file that may hold
-    CUDA-only code, the `from ... import` lines of the others; empty for a file that imports
-    nothing. Editing a body elsewhere changes nothing."""
+    """What `with_cuda_only` reads of one file, hashed: the whole of a file that may hold
+    CUDA-only code, the `from ... import` lines (and per-device class statements,
+    porter.pipeline.device_backends) of the others; empty for a file that has neither.
+    Editing a body elsewhere changes nothing."""
+    classes = device_backends.part(source)
     if b"import" not in source:
-        return b""
-    if any(t in source for t in TOKENS):
+        return hashlib.sha256(classes).digest() if classes else b""
+    if has_token(source) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source):
         return hashlib.sha256(source).digest()
-    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source))).digest()
+    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 
 
-def digest(parts: list[tuple[str, bytes]]) -> str:
-    """The key of the CUDA-only facts of a project, from each importing file's `part`."""
-    h = hashlib.sha256(KIND.encode())
+def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> str:
+    """The key of the CUDA-only facts of a project, from each importing file's `part`, the
+    target (a package may be CUDA-only on one target only) and the project's CUDA sources."""
+    h = hashlib.sha256(KIND.encode() + b"\0" + (target or "").encode())
+    for name in sorted(cuda_sources):
+        h.update(b"cu\0" + name.encode("utf-8", "surrogateescape"))
     for name, p in parts:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
     return h.hexdigest()
 
 
-def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]]) -> dict[str, Facts]:
-    """`facts` (the project index's answers per path) plus each file's CUDA-only imports."""
-    found = cuda_only_imports(files)
-    if not found:
+def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
+    """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
+    CUDA backend classes (porter.pipeline.device_backends)."""
+    found = cuda_only_imports(files, target, cuda_sources)
+    backends = device_backends.cuda_backend_facts(files)
+    if not found and not backends:
         return facts
     merged = dict(facts)
-    for name, extra in found.items():
-        merged[name] = (*merged.get(name, ()), *extra)
+    for more in (found, backends):
+        for name, extra in more.items():
+            merged[name] = (*merged.get(name, ()), *extra)
     return merged

@@ -45,6 +45,7 @@ DEFAULT_EXCLUDES = (
 # under one is never reached (the walk does not enter it), so without patterns of the user's
 # no path needs pathspec (a match per file and folder was a fifth of a warm run)
 _DEFAULT_FOLDERS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDES)
+CUDA_SUFFIXES = (".cu", ".cuh")
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,11 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
-def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore: bool = True) -> Iterator[Candidate]:
+def discover(
+    paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore: bool = True, *, cuda_sources: list[str] | None = None
+) -> Iterator[Candidate]:
+    """The Python files under `paths`. `cuda_sources`, when given, collects the names of the
+    `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions)."""
     excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
     seen: set[Path] = set()
     cwd = Path.cwd().resolve()
@@ -78,7 +83,7 @@ def discover(paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore
                 yield Candidate(given, given.parent)
             continue
         root = given.resolve()
-        yield from _walk(given, root, cwd, excludes, respect_gitignore, seen)
+        yield from _walk(given, root, cwd, excludes, respect_gitignore, seen, cuda_sources)
 
 
 def _excluded(excludes: pathspec.GitIgnoreSpec | None, rel: str, name: str, is_dir: bool) -> bool:
@@ -87,7 +92,10 @@ def _excluded(excludes: pathspec.GitIgnoreSpec | None, rel: str, name: str, is_d
     return excludes.match_file(rel + "/" if is_dir else rel)
 
 
-def _walk(top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | None, respect_gitignore: bool, seen: set[Path]) -> Iterator[Candidate]:
+def _walk(
+    top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | None, respect_gitignore: bool, seen: set[Path],
+    cuda_sources: list[str] | None = None,
+) -> Iterator[Candidate]:
     """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
     to a folder is listed, not entered; a folder that cannot be listed is passed over."""
     # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
@@ -145,6 +153,8 @@ def _walk(top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | N
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
+                if cuda_sources is not None and name.endswith(CUDA_SUFFIXES) and not _ignored(prefix + name, ignores, is_dir=False):
+                    cuda_sources.append(_name(shown, name, here / name))
                 continue
             rel = prefix + name
             if (excludes is not None and _excluded(excludes, rel, name, False)) or _ignored(rel, ignores, is_dir=False):

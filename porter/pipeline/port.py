@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from dataclasses import replace
 from itertools import accumulate
 from typing import Any
 
@@ -20,7 +21,7 @@ from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.files.kinds import PYTHON, kind_of
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.pipeline.findings import FileResult, FileStatus, Finding
 from porter.pipeline.prefilter import NOT_ADMITTED, admits
 from porter.config.settings import Settings
 from porter.pipeline.suppressions import Suppressions
@@ -111,6 +112,7 @@ def _transform(
     """(new module, context, whether the rule families replaced any node)."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=source)
+    ctx.port_snippet = lambda code: _port_snippet(code, path, settings)
     families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, source)]
     if not families:
         return module, ctx, False
@@ -128,6 +130,15 @@ def _transform(
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
     return new, ctx, True
+
+
+def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:
+    """A piece of a file ported on its own (the branch porter adds to a device switch is CUDA's
+    branch ported): same target and selection, no cross-file facts."""
+    result = port_source(code, path, replace(settings, flow=(), want_source=True))
+    if result.status is FileStatus.ERROR:
+        return None, result.findings
+    return result.new_source or code, result.findings
 
 
 def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:

@@ -10,7 +10,7 @@ import hashlib
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
@@ -140,13 +140,20 @@ def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.s
     return name, settings, st, source, None
 
 
-def project_index(candidates: list[Candidate], store: Cache | None = None, stats: StatIndex | None = None) -> dict[str, Facts]:
+def project_index(
+    candidates: list[Candidate],
+    store: Cache | None = None,
+    stats: StatIndex | None = None,
+    target: str | None = None,
+    cuda_sources: Sequence[str] = (),
+) -> dict[str, Facts]:
     """Each file's answers from one index of device values per run (`porter.pipeline.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst).
-    A file the stat index vouches for is not read: its hash and scan come from there."""
+    A file the stat index vouches for is not read: its hash and scan come from there.
+    `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only."""
     wanted: list[tuple[str, Path]] = []
     # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
     # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
@@ -178,7 +185,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
         if wants:
             wanted.append((name, cand.path))
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-    key = digest.hexdigest() + cuda_only_index.digest(parts)
+    key = digest.hexdigest() + cuda_only_index.digest(parts, target, cuda_sources)
     facts = store.get_index(key) if store is not None else None
     if facts is None:
         index = ProjectIndex()
@@ -193,7 +200,7 @@ def project_index(candidates: list[Candidate], store: Cache | None = None, stats
                 everything.append((name, read_regular(path)))
             except OSError:
                 continue
-        facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything)
+        facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources)
         if store is not None:
             store.put_index(key, facts)
     return facts
@@ -246,7 +253,8 @@ def iter_results(
         where = cache_dir or (Path(os.environ["PORTER_CACHE_DIR"]) if os.environ.get("PORTER_CACHE_DIR") else None)
         store = Cache.for_paths(paths, where)
 
-    candidates = [c for c in discover(paths, settings.exclude) if c.problem is not None or not excluded(settings, c.path)]
+    cuda_sources: list[str] = []  # the project's .cu files: evidence of its own CUDA extensions
+    candidates = [c for c in discover(paths, settings.exclude, cuda_sources=cuda_sources) if c.problem is not None or not excluded(settings, c.path)]
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None and is_python(_name(c))):
             settings = replace(settings, generic=True)
@@ -256,16 +264,17 @@ def iter_results(
     # ported Python still imports (porter.files.deps.imports)
     deferred = [c for c in candidates if c.problem is None and wants_imports(_name(c))]
     if not deferred:
-        yield from _results(candidates, settings, paths, store, cores, limit)
+        yield from _results(candidates, settings, paths, store, cores, limit, cuda_sources=cuda_sources)
         return
     first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
     seen = ImportsAfterPort()
     # only the CUDA-only packages the dependency files name need the ported text of their importers
     named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
-    for cand, result in _results(first, settings, paths, store, cores, limit, keep_ported=named):
+    for cand, result in _results(first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named):
         seen.add(result, read=_reader(cand, settings))
         yield cand, result
-    yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit)
+    yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit,
+                        cuda_sources=cuda_sources)
 
 
 def _reader(cand: Candidate, settings: Settings) -> Callable[[], bytes | None]:
@@ -281,16 +290,17 @@ def _results(
     cores: int,
     limit: float,
     *,
+    cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
-    """The candidates' results, in order. `keep_ported`: modules of CUDA-only packages; a file
+    """The candidates' results, in order. `cuda_sources`: the project's .cu files. `keep_ported`: modules of CUDA-only packages; a file
     that imports one is ported with its new text even when only findings are wanted (what it
     still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
-        yield from _overlapped(candidates, settings, cores, limit, keep_ported)
+        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported)
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
-    facts = project_index(candidates, store, stats)
+    facts = project_index(candidates, store, stats, settings.target, cuda_sources)
 
     def prepared() -> Iterator[tuple[_Tag, Job | None]]:
         for cand in candidates:
@@ -368,7 +378,8 @@ _OTag = tuple[int, Candidate, FileResult | None, bool]
 
 
 def _overlapped(
-    candidates: list[Candidate], settings: Settings, workers: int, limit: float, keep_ported: tuple[str, ...] = ()
+    candidates: list[Candidate], settings: Settings, workers: int, limit: float, cuda_sources: list[str],
+    keep_ported: tuple[str, ...] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
     the others port files as if no cross-file fact applied to them. Files the index follows
@@ -379,7 +390,7 @@ def _overlapped(
     Every file ends with the result a run that waited for the index gives, in the same order;
     the index's time, serial before, now overlaps the parsing."""
     pool = Pool(workers, file_timeout=limit)
-    index = pool.call(project_index, candidates)
+    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources)
     facts: dict[str, Facts] | None = None
     guessed: list[tuple[int, Candidate, str, Settings, bytes]] = []  # prepared before the index was known
     redone: set[int] = set()  # those that had facts after all: prepared again with them
@@ -396,7 +407,7 @@ def _overlapped(
         """The facts, now known; the files guessed wrong, to port again (all decided before
         any of them is handed on, so the results below never see half of the decision)."""
         nonlocal facts
-        facts = _index_of(index, candidates)
+        facts = _index_of(index, candidates, settings.target, cuda_sources)
         again = [(i, cand, name, here, source, facts[name]) for i, cand, name, here, source in guessed if facts.get(name)]
         redone.update(i for i, *_ in again)
         guessed.clear()
@@ -460,12 +471,12 @@ def _may_have_facts(source: bytes) -> bool:
     return ProjectIndex.wants(source)
 
 
-def _index_of(index: Future[dict[str, Facts]], candidates: list[Candidate]) -> dict[str, Facts]:
+def _index_of(index: Future[dict[str, Facts]], candidates: list[Candidate], target: str, cuda_sources: list[str]) -> dict[str, Facts]:
     """The project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
     except (BrokenProcessPool, CancelledError):
-        return project_index(candidates)
+        return project_index(candidates, None, None, target, cuda_sources)
 
 
 def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:

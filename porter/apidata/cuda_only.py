@@ -1,0 +1,268 @@
+"""Regenerate `rules/cuda_only/packages.json`: third-party packages that run only on NVIDIA
+GPUs (no path on TorchNeuron, TorchTPU or PyTorch/XLA), each fact read from the package.
+
+    python -m porter.apidata.cuda_only [--cache DIR]
+
+Each pinned distribution (`PINNED`) is downloaded with `pip download --no-deps` into the
+cache (default `$PORTER_BENCH_CACHE/cuda-only`, as the benchmarks' downloads), checked
+against its sha256, and read as a zip file: never installed, imported or run. What is
+recorded for each, with the file it came from:
+
+- the libraries its shared objects link (`DT_NEEDED`, read with pyelftools): libcudart,
+  libcublas, libcudnn, libnccl, libcuda ...;
+- the NVIDIA libraries its Python loads by name (`CDLL("libnvidia-ml.so.1")`);
+- the compiler backends it ships (`triton/backends/<name>/`);
+- its unconditional requirements on a CUDA-only distribution (`Requires-Dist`), and, when
+  every build it offers (its extras) requires one, the extras' requirements;
+- whether any of its Python imports a target's package (`torch_neuronx`, `torch_tpu`,
+  `torch_xla`): a package that does has a path on that target, so it is not CUDA-only there.
+
+Packages that cannot be downloaded here (NVIDIA's own index, source-only projects) are
+written by hand, from their published documentation, in `rules/cuda_only/documented.toml`.
+porter reads both files through `porter.config.cuda_only` (the engine needs no pyelftools).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[2] / "rules" / "cuda_only" / "packages.json"
+
+# (requirement, file on the index, sha256[, the modules it installs where its top_level.txt
+# names build helpers too]): pinned, so a regeneration reads the same bytes
+PINNED = (
+    ("triton==3.9.0", "triton-3.9.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "1622118a038b0c6e16fa4a0305da62c8b3c15904ee1cc4d4e65846a25969e41e"),
+    ("cupy-cuda12x==14.2.0", "cupy_cuda12x-14.2.0-cp311-cp311-manylinux2014_x86_64.whl", "5fe2366cc5c61a7ee4a527ce1e8951cb89092d0fb0b5830623cf114d1942c585"),
+    ("bitsandbytes==0.50.2", "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl", "55348a9a4a21bfd99cf8c7b32fe67b4030ae5c2a05738e03c1747f65fa6ec283"),
+    ("transformer_engine_cu12==2.20.2", "transformer_engine_cu12-2.20.2-py3-none-manylinux_2_28_x86_64.whl", "7e745539686166790cb9fe2133e7c187edf6fe8627c7f7d46597888299c3f4cf"),
+    ("xformers==0.0.35", "xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl", "ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c"),
+    ("nvidia-ml-py==13.615.71", "nvidia_ml_py-13.615.71-py3-none-any.whl", "959bf4adf6fe1308e4bd739e722236b0d1ec8392e2cefad33ff70c311380b9b6"),
+    ("kvikio-cu12==26.10.0", "kvikio_cu12-26.10.0-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl", "caec409ffff80061ed9a2bd8b27cc4d206d54587ea8ff7ea20888f7999b11f4a"),
+    ("flashinfer-python==0.7.4", "flashinfer_python-0.7.4-py3-none-any.whl", "a051a62e09a2738e8b0de47a1944fd2f0f3eff01b728b662141ea660cb09dd32", ("flashinfer",)),
+    ("liger_kernel==0.8.5", "liger_kernel-0.8.5-py3-none-any.whl", "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9"),
+    ("fla-core==0.6.0", "fla_core-0.6.0-py3-none-any.whl", "b0708b70e0b119cd58a0a5146ea56cb175cef6ed969d8ac60267e3e077ce3ebd"),
+    ("helion==1.5.1", "helion-1.5.1-py3-none-any.whl", "d0ee963f7ebf81a6698c4a7a6b6f7f5c2eb20922f8bafd535c0cded0260cab87"),
+)
+
+# (requirement, the modules it installs): read from the index's metadata alone (`pip install
+# --dry-run --report`), for distributions whose evidence is what they require
+METADATA_ONLY = (
+    ("tensorrt==11.4.0.106", ("tensorrt",)),
+    ("torch-tensorrt==2.14.0", ("torch_tensorrt",)),
+    ("pynvml==13.0.1", ("pynvml_utils",)),
+    ("nvidia-cutlass-dsl==4.8.1", ("cutlass",)),
+    ("cuda-python==13.4.4", ("cuda",)),
+)
+
+# a shared library whose link is CUDA: the runtime, the driver and NVIDIA's math / comm libraries
+CUDA_LIBRARY = re.compile(
+    r"^lib(?:cudart|cuda|cublas|cublasLt|cudnn\w*|nccl\w*|nvrtc|cufft|curand|cusparse|cusolver|nvJitLink|cufile|nvToolsExt|nvidia-ml|c10_cuda|torch_cuda)\.so"
+)
+# a Python string naming an NVIDIA library the package loads itself
+LOADED = re.compile(r"""["'](lib(?:nvidia-ml|cuda|cudart|cufile|nvToolsExt)\.so(?:\.\d+)*)["']""")
+# a distribution that is CUDA itself (NVIDIA's wheels, CUDA builds) or a CUDA-only compiler
+CUDA_DISTRIBUTION = re.compile(r"^(?:nvidia-.+|cuda-python|cuda-bindings|cuda-core|cuda-tile|.+[-_]cu1\d|triton|triton-ascend)$", re.I)
+# Python that imports Triton: a Triton-based library (Triton runs on NVIDIA and AMD GPUs)
+IMPORTS_TRITON = re.compile(r"^\s*(?:import triton\b|from triton\b)", re.M)
+# Python that imports a target's package: such a package has a path there
+TARGET_PACKAGES = {"torch_neuronx": "neuron", "torch_tpu": "tpu", "torch_xla": "xla"}
+TARGET_NAMED = re.compile(r"^\s*(?:from|import)\s+(torch_neuronx|torch_tpu|torch_xla)\b", re.M)
+# a requirement's distribution name and its environment marker
+_REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*(?:;\s*(.*))?$")
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def cache_dir() -> Path:
+    base = Path(os.environ.get("PORTER_BENCH_CACHE", Path.home() / ".cache" / "porter-bench"))
+    return base / "cuda-only"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def download(requirement: str, file: str, sha: str, cache: Path) -> Path:
+    """The pinned file, downloaded once with pip (a wheel only: an sdist would be built)."""
+    path = cache / file
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", requirement, "-d", str(cache)],
+            check=True, capture_output=True, text=True, timeout=1800,
+        )
+    got = _sha256(path)
+    if sha and got != sha:
+        raise SystemExit(f"{file}: sha256 {got} differs from the pinned {sha}")
+    return path
+
+
+def _needed(data: bytes) -> list[str]:
+    """The `DT_NEEDED` entries of an ELF shared object."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined]
+    except ELFError:
+        return []
+
+
+def _requirements(metadata: str) -> tuple[list[str], dict[str, list[str]]]:
+    """(unconditional requirements, requirements per extra): distribution names only."""
+    message = Parser().parsestr(metadata)
+    always: list[str] = []
+    extras: dict[str, list[str]] = {name: [] for name in message.get_all("Provides-Extra") or ()}
+    for line in message.get_all("Requires-Dist") or ():
+        m = _REQUIREMENT.match(line)
+        if not m:
+            continue
+        name, marker = m.group(1), m.group(2) or ""
+        extra = _EXTRA.search(marker)
+        if extra:
+            extras.setdefault(extra.group(1), []).append(name)
+        elif "python_version" not in marker or "<" not in marker:
+            always.append(name)
+    return always, extras
+
+
+def read_wheel(path: Path) -> dict:
+    """What the wheel says about CUDA, from its files alone."""
+    evidence: list[str] = []
+    with zipfile.ZipFile(path) as whl:
+        names = whl.namelist()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        metadata = whl.read(info).decode("utf-8", "replace")
+        top = next((n for n in names if n.endswith(".dist-info/top_level.txt")), None)
+        if top is not None:
+            imports = [n for n in whl.read(top).decode().split() if n and not n.startswith("_") and "/" not in n and n != "example"]
+        else:
+            imports = sorted({n.split("/")[0] for n in names if "/" in n and not n.split("/")[0].endswith((".dist-info", ".data"))})
+        linked: dict[str, list[str]] = {}
+        for name in names:
+            if re.search(r"\.so(?:\.\d+)*$", name):
+                for lib in _needed(whl.read(name)):
+                    if CUDA_LIBRARY.match(lib):
+                        linked.setdefault(name, []).append(lib)
+        for so, libs in sorted(linked.items())[:4]:
+            evidence.append(f"{so} links {', '.join(sorted(set(libs)))}")
+        if len(linked) > 4:
+            evidence.append(f"... and {len(linked) - 4} more shared objects link CUDA libraries")
+        loads: dict[str, str] = {}
+        target_files: dict[str, str] = {}  # target -> the first file that names its package
+        python = [n for n in names if n.endswith(".py")]
+        triton_files = 0
+        for name in python:
+            text = whl.read(name).decode("utf-8", "replace")
+            triton_files += bool(IMPORTS_TRITON.search(text))
+            for m in LOADED.finditer(text):
+                loads.setdefault(m.group(1), name)
+            for m in TARGET_NAMED.finditer(text):
+                target_files.setdefault(TARGET_PACKAGES[m.group(1)], name)
+        for lib, where in sorted(loads.items())[:3]:
+            evidence.append(f"{where} loads {lib}")
+        if triton_files and not any(n.startswith("triton/") for n in names):
+            evidence.append(f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)")
+        backends = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") > 2})
+        if backends:
+            evidence.append(f"ships compiler backends for: {', '.join(backends)} (triton/backends/), none for a target")
+    always, extras = _requirements(metadata)
+    cuda_always = [r for r in always if CUDA_DISTRIBUTION.match(r)]
+    if cuda_always:
+        evidence.append(f"requires {', '.join(cuda_always)}")
+    builds = {e: rs for e, rs in extras.items() if any(r.lower() == "torch" or r.lower().startswith("torch") for r in rs)}
+    if builds and all(any(CUDA_DISTRIBUTION.match(r) for r in rs) for rs in builds.values()):
+        per = "; ".join(f"[{e}] {', '.join(r for r in rs if CUDA_DISTRIBUTION.match(r))}" for e, rs in sorted(builds.items()))
+        evidence.append(f"every build it offers requires a Triton or CUDA distribution: {per}")
+    message = Parser().parsestr(metadata)
+    return {
+        "distribution": message["Name"],
+        "version": message["Version"],
+        "imports": imports,
+        "evidence": evidence,
+        # the targets it has a path for: a file imports the target's package
+        "targets": {t: f"{where} imports {next(p for p, n in TARGET_PACKAGES.items() if n == t)}" for t, where in sorted(target_files.items())},
+    }
+
+
+def read_metadata(requirement: str, imports: tuple[str, ...]) -> dict:
+    """What a distribution requires, from the index's metadata (nothing downloaded but it)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--no-deps", "--ignore-installed", "--report", "-", requirement],
+        check=True, capture_output=True, text=True, timeout=900,
+    )
+    item = json.loads(proc.stdout)["install"][0]
+    meta = item["metadata"]
+    always = [r for r in (_REQUIREMENT.match(x) for x in meta.get("requires_dist") or () if "extra ==" not in x) if r]
+    cuda = [m.group(1) for m in always if CUDA_DISTRIBUTION.match(m.group(1))]
+    archive = item["download_info"]
+    return {
+        "distribution": meta["name"],
+        "version": meta["version"],
+        "imports": list(imports),
+        "evidence": [f"requires {', '.join(cuda)}"] if cuda else [],
+        "targets": {},
+        "file": archive["url"].rsplit("/", 1)[-1],
+        "sha256": archive.get("archive_info", {}).get("hashes", {}).get("sha256", ""),
+        "read": "metadata only (pip install --dry-run --report)",
+    }
+
+
+def build(cache: Path) -> dict:
+    packages = []
+    for pinned in PINNED:
+        requirement, file, sha = pinned[:3]
+        path = download(requirement, file, sha, cache)
+        entry = read_wheel(path)
+        if len(pinned) > 3:
+            entry["imports"] = list(pinned[3])
+        entry["file"] = file
+        entry["sha256"] = _sha256(path)
+        if not entry["evidence"]:
+            raise SystemExit(f"{file}: no CUDA evidence found: take it out of PINNED or write it up by hand")
+        packages.append(entry)
+    for requirement, names in METADATA_ONLY:
+        entry = read_metadata(requirement, names)
+        if not entry["evidence"]:
+            raise SystemExit(f"{requirement}: its metadata requires no CUDA distribution: take it out of METADATA_ONLY")
+        packages.append(entry)
+    return {
+        "source": {
+            "how": "pip download --no-deps of each pinned wheel; read as a zip: METADATA Requires-Dist, DT_NEEDED of its shared objects (pyelftools), the NVIDIA libraries its Python loads, triton/backends; nothing installed or imported",
+            "generated": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
+            "by": "python -m porter.apidata.cuda_only",
+        },
+        "packages": packages,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, default=None, help="where the wheels are kept (default: $PORTER_BENCH_CACHE/cuda-only)")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    data = build(args.cache or cache_dir())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    print(f"wrote {args.out} ({len(data['packages'])} packages)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""`porter backends`: the per-device backend classes of a project, and skeletons of the target's."""

@@ -1,0 +1,123 @@
+"""A skeleton of the target's backend class, modelled on CUDA's (`porter backends --scaffold`).
+
+A project with a class per device (porter.pipeline.device_backends) gets the target's as a new
+module beside CUDA's: CUDA's module, its class renamed for the target (`CUDA_Accelerator` ->
+`NEURON_Accelerator`), ported with porter's own rules (each `torch.cuda` call mapped to the
+target's API, every device string and backend name the target's), with a
+`# porter[CODE]: ...` note above each line porter could not port. The CUDA module itself is
+never changed, and an existing file is never overwritten. What porter emits there is checked
+against the targets' API records like any port (TARGET rules).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import libcst as cst
+
+from porter.config.settings import Settings
+from porter.config.targets import get_target
+from porter.pipeline.device_backends import BackendClass, families
+from porter.pipeline.discover import discover
+from porter.pipeline.port import port_source
+
+
+@dataclass
+class Family:
+    cuda: BackendClass
+    others: list[BackendClass]
+    base: str
+
+    def for_target(self, target: str) -> BackendClass | None:
+        return next((c for c in self.others if c.device == get_target(target).device_type), None)
+
+
+def scan(root: Path) -> list[Family]:
+    """The per-device class families of the Python files under `root`, CUDA's class first."""
+    base_dir = root if root.is_dir() else root.parent
+    files = []
+    for cand in discover([root]):
+        if cand.problem is None and cand.path.suffix == ".py":
+            try:
+                files.append((cand.path.relative_to(base_dir).as_posix(), cand.path.read_bytes()))
+            except (OSError, ValueError):
+                continue
+    out = []
+    for members in families(files):
+        cuda = next(c for c in members if c.device == "cuda")
+        base = next(b for b in cuda.bases if all(b in c.bases for c in members))
+        out.append(Family(cuda, sorted((c for c in members if c is not cuda), key=lambda c: c.name), base))
+    return sorted(out, key=lambda f: (f.cuda.path, f.cuda.name))
+
+
+_DEVICE_WORD = re.compile(r"cuda", re.I)
+
+
+def renamed(name: str, target: str) -> str:
+    """`name` with its CUDA word the target's, in the same case (`CUDA_Accelerator` ->
+    `NEURON_Accelerator`, `CudaAccelerator` -> `NeuronAccelerator`, `cuda_accelerator` -> ...)."""
+    device = get_target(target).device_type
+
+    def swap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if word.isupper():
+            return device.upper()
+        if word[0].isupper():
+            return device.capitalize()
+        return device
+
+    return _DEVICE_WORD.sub(swap, name, count=1)
+
+
+def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Path | None:
+    """Write the target's backend modelled on CUDA's class; None when the file exists already."""
+    base_dir = root if root.is_dir() else root.parent
+    cuda = family.cuda
+    source = (base_dir / cuda.path).read_text()
+    new_class = renamed(cuda.name, target)
+    file_name = Path(cuda.path).name
+    out_name = renamed(file_name, target) if _DEVICE_WORD.search(file_name) else f"{get_target(target).device_type}_{file_name}"
+    out = out_dir / out_name
+    if out.exists():
+        return None
+    module = cst.parse_module(source)
+    module = module.visit(_Rename(cuda.name, new_class))
+    display = get_target(target).display
+    note = (
+        f'"""{display} backend for `{family.base}`, scaffolded by porter from `{cuda.name}` ({cuda.path}).\n\n'
+        f"Each method is CUDA's, ported with porter's rules; a `# porter[CODE]: ...` note marks each\n"
+        f"line porter could not port. Review them, then register `{new_class}` where the project\n"
+        f'registers `{cuda.name}` (porter lint: BACK002, BACK004 say where).\n"""\n'
+    )
+    settings = Settings(target=target, ignore=("BACK", "GUARD003"), annotate=True)
+    result = port_source(module.code.encode(), out_name, settings)
+    text = (result.new_source or module.code.encode()).decode()
+    body = _without_docstring(text)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out.write_text(note + ("\n" if not body.startswith("\n") else "") + body)
+    return out
+
+
+class _Rename(cst.CSTTransformer):
+    """The CUDA class's name, the target's, wherever the module names it."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        return updated.with_changes(value=self.new) if original.value == self.old else updated
+
+
+def _without_docstring(text: str) -> str:
+    """The module without its own docstring (the scaffold's note replaces it)."""
+    module = cst.parse_module(text)
+    if module.body and isinstance(module.body[0], cst.SimpleStatementLine):
+        first = module.body[0].body[0]
+        if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
+            module = module.with_changes(body=module.body[1:])
+    return module.with_changes(header=[h for h in module.header if h.comment is None or not h.comment.value.startswith("#!")]).code
+
+
+__all__ = ["Family", "renamed", "replace", "scan", "write_backend"]

@@ -1,0 +1,883 @@
+"""Code that already has a backend per device: CUDA's stays, the target becomes one more.
+
+Libraries and frameworks dispatch over devices themselves: a list of the device types they
+support (`SUPPORTED = ["cuda", "xpu", "npu"]`, the devices that allow fp16), an `if/elif`
+chain over device types or availability tests, a `default_device()` that tries each backend
+in turn, a registry of backend classes keyed by device type. Turning their `"cuda"` into the
+target's breaks CUDA (and what else shared the branch) and gives the target no real backend.
+So, where the switch has a place for one more device, the target is added and every existing
+branch stays byte for byte:
+
+- BACK001 a list of device types that names CUDA and another device, in a place that holds
+  devices (`x in (...)`, `SUPPORTED_* = [...]`, `return [...]` from `supported_devices`), or
+  the same list written `t == "cuda" or t == "npu"`: the target is added.
+- BACK002 a branch per device (chain or ladder of early returns): CUDA's branch is kept and a
+  branch for the target goes before the CPU fallback. Its body is CUDA's, ported on its own
+  with the same rules (`ctx.port_snippet`), its test the target's own (`available` in
+  rules/targets.toml, or the device string in a comparison). Where that port leaves work for
+  a person (or the branch builds a CUDA class, or the fallback raises: the devices listed are
+  the ones the code works on), nothing is added and the finding says where the target's
+  branch goes. A detection rung that sets a switch key (`accelerator_name = "cuda"`) is kept
+  the same way. BACK005: the port of CUDA's branch does nothing on the target.
+- BACK003 CUDA's class of a per-device family (porter.pipeline.device_backends) is kept.
+- BACK004 a registry keyed by device type: reported where the target's backend is registered.
+- BACK006 a check about CUDA itself (an assertion or error that demands CUDA, a library's
+  `is_cuda_available()`, the project's accelerator asked whether it is CUDA's) stays CUDA's.
+- BACK007 code the target never runs because it takes an alternative (a `try` body importing
+  a CUDA-only package beside its `except ImportError` fallback, a build script) is left.
+
+CUDA's kept branch or class is a `CudaOnlyCode` region with the code of its rule: no family
+changes it, and the findings it would have had are counted in the one finding that speaks
+for it (`quiet`); in a BACK007 region only the fixes are held back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import libcst as cst
+
+from porter.codemods.context import CudaOnlyCode
+from porter.codemods.guards import cuda_only_facts
+from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
+from porter.pipeline.cuda_only_index import imports_package
+from porter.codemods.family import Family, replace_string, string_value
+from porter.pipeline.device_backends import ACCESSOR
+from porter.pipeline.device_backends import KIND as BACKEND
+from porter.pipeline.device_backends import cuda_backend_facts
+from porter.pipeline.findings import Applicability, Severity
+from porter.pipeline.resolve import dotted
+
+# device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
+DEVICE_NAMES = frozenset(
+    {"cuda", "cpu", "xpu", "mps", "hpu", "npu", "mlu", "musa", "xla", "tpu", "neuron", "hip", "mtia", "ipu", "sdaa", "gcu", "maia", "meta"}
+)
+HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another one beside CUDA
+# `is_torch_npu_available()`, `is_npu_available()`, `is_cuda_available()` (accelerate, transformers)
+_AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
+_AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
+_CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
+# the packages with CUDA-only parts that LIB rules port (apex, flash-attn, xformers)
+_PORTED_TOKENS = import_tokens(sorted(ported_imports()))
+# a string literal that names an accelerator other than CUDA: a file with none has no switch key
+_OTHER_DEVICE = re.compile(rb"""["'](?:xpu|mps|hpu|npu|mlu|musa|xla|tpu|neuron|hip|mtia|ipu|sdaa|gcu|maia)[:."']""")
+# a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
+_VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
+VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
+# a message that says CUDA is required (not "GPU": the target is an accelerator too)
+_SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
+_CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_available$|^_?has_(?:cuda|rocm)$")
+# a variable that records whether CUDA is there (accelerate's `pt_cuda_available`), not a choice (`use_cuda`)
+_CUDA_FACT = re.compile(r"(?:^|_)cuda_(?:is_)?available$|^_?has_cuda$")
+# a name that says it holds devices, accelerators or backends
+_NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
+
+
+def device_of(value: str | None) -> str | None:
+    """The device type a string names (`"cuda"`, `"cuda:0"`, `"xpu.external"`), if any."""
+    if not value:
+        return None
+    head = re.split(r"[:.]", value, maxsplit=1)[0]
+    return head if head in DEVICE_NAMES and head == head.lower() else None
+
+
+class _Test:
+    """What a branch's test asks: the device, and the node that names it there."""
+
+    def __init__(self, device: str, node: cst.CSTNode, kind: str) -> None:
+        self.device = device
+        self.node = node  # the string, call or attribute that names the device
+        self.kind = kind  # "string" | "available" | "attribute"
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """Whether a block ends by leaving its function or loop (a ladder's rung)."""
+    stmts = body.body
+    if not stmts:
+        return False
+    last = stmts[-1]
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else last
+    return isinstance(small, (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+class BackendsFamily(Family):
+    """Adds the target to device switches; keeps CUDA's part of them as it is."""
+
+    name = "backends"
+    tokens = (b"cuda",)
+
+    @classmethod
+    def wanted(cls, ctx, source: bytes) -> bool:
+        """Also a CUDA backend class whose file names no `cuda` (`class CUDA_Accelerator`), and a
+        file that imports a CUDA-only package (a `try: import apex ... except ImportError:`)."""
+        if super().wanted(ctx, source):
+            return True
+        if not any(ctx.enabled(c) for c in cls.codes()):
+            return False
+        return bool(_backend_facts(ctx.settings)) or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._lists: set[int] = set()  # lists of devices the target is added to
+        self._available: str | None = None  # the target's own availability test, as code
+        self._vocabulary: set[int] = set()  # lists of a framework's accelerator names: no devices
+        self._accessors: dict[str, str] | None = None  # members of CUDA's backend class that answer "cuda"
+        self._other_devices: bool | None = None  # the file names an accelerator other than CUDA (`_keys_of`)
+        self._hip = not ctx.source or b"version.hip" in ctx.source
+        self._reaches: dict[int, str | None] = {}  # id(branch body) -> why it reaches CUDA-only code
+        self._says_cuda = not ctx.source or b"CUDA" in ctx.source or b"NVIDIA" in ctx.source or b"Nvidia" in ctx.source
+        self._listed: set[int] = set()  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
+        self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
+        self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
+        self._inner_ors: set[int] = set()  # the inner `or`s of a chain already looked at
+        self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
+        self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
+        self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
+        self._elifs: set[int] = set()
+
+    # -- tests ------------------------------------------------------------------------------
+
+    def _test(self, test: cst.BaseExpression) -> _Test | None:
+        if type(test) in (cst.Comparison, cst.BooleanOperation) and self._is_target_available(test):
+            return _Test(self.ctx.target.device_type, test, "available")  # the branch porter added
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._test(test.left) or self._test(test.right)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            op = test.comparisons[0].operator
+            if not isinstance(op, (cst.Equal, cst.In, cst.Is)):
+                return None
+            for side in (test.left, test.comparisons[0].comparator):
+                device = device_of(string_value(side))
+                if device is not None:
+                    return _Test(device, side, "string")
+            return None
+        if isinstance(test, cst.Call):
+            func = test.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
+                device = device_of(string_value(test.args[0].value))
+                return _Test(device, test.args[0].value, "string") if device else None
+            qual = self.ctx.qualname(func) or dotted(func) or ""
+            m = _AVAILABLE_API.match(qual) or _AVAILABLE_HELPER.match(qual.rpartition(".")[2])
+            if m and m.group(1) in DEVICE_NAMES:
+                return _Test(m.group(1), test, "available")
+            return None
+        if isinstance(test, cst.Attribute) and test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
+            device = test.attr.value[3:]
+            return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
+        return None
+
+    def _is_target_available(self, test: cst.BaseExpression) -> bool:
+        """Whether `test` is the target's own availability test (the branch porter adds): its
+        code is compared only where its last operand looks like it (code costs a walk)."""
+        last = test.right if isinstance(test, cst.BooleanOperation) else test
+        if not isinstance(last, cst.Comparison):
+            return False
+        other = last.comparisons[0].comparator
+        if not (string_value(other) == self.ctx.target.device_type or isinstance(other, cst.Integer)):
+            return False
+        if self._available is None:
+            self._available = self.ctx.code(cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr")))
+        return self.ctx.code(test) == self._available
+
+    def _target_test(self, test: cst.BaseExpression, asks: _Test) -> cst.BaseExpression:
+        """CUDA's test, asking for the target instead."""
+        t = self.ctx.target
+        if asks.kind == "string":
+            assert isinstance(asks.node, cst.SimpleString)
+            new: cst.BaseExpression = replace_string(asks.node, t.device_type)
+        elif asks.kind == "attribute":
+            assert isinstance(asks.node, cst.Attribute)
+            if t.tensor_is_attr:
+                new = asks.node.with_changes(attr=cst.Name(t.tensor_is_attr))
+            else:  # `x.is_cuda` -> `x.device.type == "xla"`
+                new = cst.parse_expression(f'({self.ctx.code(asks.node.value)}.device.type == "{t.device_type}")')
+        else:
+            new = self.ctx.expr(t.available)
+            if asks.node is not test:  # an operand of `and`: keep the precedence
+                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return test.deep_replace(asks.node, new) if asks.node is not test else new
+
+    # -- `try: <CUDA-only import> ... except ImportError: <fallback>` -----------------------
+
+    def visit_Try(self, node: cst.Try) -> None:
+        """`try: from apex.normalization import FusedLayerNorm; norm = FusedLayerNorm(...)
+        except ImportError: norm = LayerNorm(...)`: a switch too. The library is absent on the
+        target, so the fallback runs there: the `try` body is CUDA's branch, left as it is."""
+        if self.ctx.in_cuda_only_code() is not None or not any(_catches_import_error(h) for h in node.handlers):
+            return
+        module = next((m for m in _imports_in(node.body) if _cuda_only_import(m, self.ctx.target.name)), None)
+        if module is None:
+            return
+        note = f"the `try` body imports `{module}`, which the target does not have: its `except` is the fallback that runs there, so the body is left as it is"
+        region = CudaOnlyCode(node, "the `try` body", f"it imports `{module}`", code="BACK007", note=note)
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node, note, None))
+
+    # -- CUDA's class of a per-device family (BACK003) -------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        fact = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source).get(node.name.value)
+        if fact is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        why, *siblings = fact
+        t = self.ctx.target
+        names = [s.split("=", 1)[1].split("@", 1)[0] for s in siblings]
+        own = next((n for s, n in zip(siblings, names) if s.startswith(f"{t.device_type}=")), None)
+        region = CudaOnlyCode(node.name, f"`class {node.name.value}`", why, code="BACK003", quiet=True)
+        self.ctx.cuda_only_code[id(node)] = region
+        if own is not None:
+            message = f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; {t.display}'s is `{own}`"
+        else:
+            message = (
+                f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
+                f"{t.display} has none: `porter backends . --target {t.name} --scaffold DIR` writes one modelled on it"
+            )
+        self._regions.append((region, node.name, message, None))
+
+    # -- lists of device types (BACK001) ---------------------------------------------------
+
+    def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
+        if id(node) in self._vocabulary or id(node) not in self._listed:
+            return
+        values = [string_value(e.value) for e in node.elements]
+        if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
+            return
+        devices = [device_of(v) for v in values]
+        if "cuda" not in devices or devices.count(None) > len(devices) - 2 or VOCABULARY & set(values):
+            return  # two device types at least (a vendor's own name beside them is one more)
+        strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
+        if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
+            return  # someone else's vocabulary (an `--accelerator` option's choices)
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
+        self.ctx.keep_cuda.update(id(s) for s in strings)
+        t = self.ctx.target
+        if t.device_type in devices:
+            return
+        self._lists.add(id(node))
+
+    # -- checks that ask about CUDA itself (BACK006) ----------------------------------------
+
+    def _cuda_checks(self, test: cst.CSTNode) -> list[cst.CSTNode]:
+        """The parts of a test that ask about CUDA: `torch.cuda.is_available()` (or
+        `device_count()`), a comparison with "cuda", `x.is_cuda`."""
+        found: list[cst.CSTNode] = []
+        for n in _nodes(test):
+            if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "") in ("torch.cuda.is_available", "torch.cuda.device_count"):
+                found.append(n)
+            elif isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
+                found.append(n)
+            elif isinstance(n, cst.Attribute) and n.attr.value == "is_cuda" and self.ctx.qualname(n) is None:
+                found.append(n)
+        return found
+
+    def _itself(self, at: cst.CSTNode, test: cst.CSTNode, why: str) -> None:
+        checks = self._cuda_checks(test)
+        if not checks or any(id(c) in self.ctx.keep_cuda for c in checks):
+            return
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(test))
+        self.ctx.report("BACK006", at, f"`{_short(self.ctx.code(test))}` {why}: kept on CUDA, so {self.ctx.target.display} is not taken for CUDA")
+
+    def visit_Assert(self, node: cst.Assert) -> None:
+        """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
+        if node.msg is not None and _SAYS_CUDA.search(self.ctx.code(node.msg)):
+            self._itself(node.test, node.test, "demands CUDA (its message says so)")
+
+    @staticmethod
+    def _raises(body: cst.BaseSuite) -> bool:
+        last = body.body[-1] if body.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        return isinstance(small, cst.Raise)
+
+    def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
+        if not self._says_cuda:
+            return False
+        last = body.body[-1] if body.body else None
+        small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+        return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question.
+        `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
+        if isinstance(node.operator, cst.And) and self._hip and _asks_hip(node.left) and id(node) not in self.ctx.keep_cuda:
+            self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
+        if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
+            self._device_or(node)
+
+    def _device_or(self, node: cst.BooleanOperation) -> None:
+        operands = _or_operands(node)
+        self._inner_ors.update(id(o) for o in _nodes(node) if isinstance(o, cst.BooleanOperation))
+        subject, devices, strings = None, [], []
+        for o in operands:
+            if not (isinstance(o, cst.Comparison) and len(o.comparisons) == 1 and isinstance(o.comparisons[0].operator, cst.Equal)):
+                return
+            value, other = o.comparisons[0].comparator, o.left
+            if string_value(value) is None:
+                value, other = other, value
+            device = device_of(string_value(value))
+            if device is None or (subject is not None and self.ctx.code(other) != subject):
+                return
+            subject = self.ctx.code(other)
+            devices.append(device)
+            strings.append(value)
+        if "cuda" not in devices or len(set(devices) - HOSTS) < 2 or any(id(s) in self.ctx.keep_cuda for s in strings):
+            return
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return
+        self.ctx.keep_cuda.update(id(s) for s, d in zip(strings, devices) if d == "cuda")
+        cuda = strings[devices.index("cuda")]
+        if self.ctx.target.device_type not in devices and subject is not None and isinstance(cuda, cst.SimpleString):
+            self._ors[id(node)] = (subject, cuda)
+
+    def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
+        plan = self._ors.pop(id(original), None)
+        if plan is None:
+            return updated
+        subject, cuda = plan
+        t = self.ctx.target
+        added = cst.Comparison(left=cst.parse_expression(subject), comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))])
+        new = cst.BooleanOperation(left=updated.with_changes(lpar=[], rpar=[]), operator=cst.Or(), right=added, lpar=updated.lpar, rpar=updated.rpar)
+        if self.ctx.report("BACK001", original, f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays", replacement=new):
+            return new
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
+        about CUDA itself, beside its answers about the other backends."""
+        if not _CUDA_PREDICATE.match(node.name.value):
+            return
+        for n in _nodes(node.body):
+            if isinstance(n, cst.Return) and n.value is not None:
+                self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+            elif isinstance(n, cst.Assign):
+                self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
+        `args.accelerator in ("cuda", "mps")` holds a framework's accelerator names
+        (Lightning's), not devices (literals.py keeps them)."""
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any("accelerator" in (dotted(s) or "").rsplit(".", 1)[-1].lower() for s in sides):
+            self._vocabulary.update(id(s) for s in sides)
+        for c in node.comparisons:
+            if isinstance(c.operator, (cst.In, cst.NotIn)):
+                self._listed.add(id(c.comparator))
+        # `get_accelerator().device_name() == "cuda"`: the project's own accelerator, asked
+        # whether it is CUDA's (porter.pipeline.device_backends): true only on CUDA's backend
+        if self._accessors is None:
+            self._accessors = _accessor_facts(self.ctx.settings)
+        accessors = self._accessors
+        if accessors and len(node.comparisons) == 1:
+            for side in sides:
+                member = side.func if isinstance(side, cst.Call) else side
+                if isinstance(member, cst.Attribute) and member.attr.value in accessors and any(device_of(string_value(o)) == "cuda" for o in sides):
+                    self._itself(node, node, f"asks whether the project's accelerator is CUDA's ({accessors[member.attr.value]})")
+                    break
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None and _NAMES_DEVICES.search((dotted(node.target) or "").rsplit(".", 1)[-1]):
+            self._listed.add(id(node.value))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """`def supported_devices(self): return ["cuda", "npu"]`."""
+        scope = self.ctx.scopes.innermost
+        name = scope.name.value if isinstance(scope, cst.FunctionDef) else ""
+        if node.value is not None and _NAMES_DEVICES.search(name):
+            self._listed.add(id(node.value))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and "accelerator" in node.keyword.value.lower():
+            self._vocabulary.add(id(node.value))
+
+    def visit_List(self, node: cst.List) -> None:
+        self._device_list(node)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._device_list(node)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._device_list(node)
+
+    def _extend(self, original, updated):
+        if id(original) not in self._lists:
+            return updated
+        elements = list(updated.elements)
+        last = elements[-1]
+        first = next(e.value for e in original.elements if device_of(string_value(e.value)) == "cuda")
+        assert isinstance(first, cst.SimpleString)
+        added = cst.Element(value=replace_string(first, self.ctx.target.device_type))
+        # the separator between elements (one per line, or `, `), and the last one's trailing comma
+        between = elements[-2].comma if isinstance(elements[-2].comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        elements[-1] = last.with_changes(comma=between)
+        elements.append(added.with_changes(comma=last.comma))
+        new = updated.with_changes(elements=elements)
+        devices = ", ".join(v for e in original.elements if (v := string_value(e.value)))
+        if self.ctx.report(
+            "BACK001",
+            original,
+            f"`{self.ctx.code(original)}` lists the devices the code supports ({devices}): "
+            f"{self.ctx.target.device_type!r} is added, CUDA's entry stays",
+            replacement=new,
+        ):
+            return new
+        return updated
+
+    leave_List = _extend
+    leave_Tuple = _extend
+    leave_Set = _extend
+
+    # -- registries keyed by device type (BACK004) -----------------------------------------
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
+        devices = [device_of(k) for k in keys]
+        if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:
+            return
+        values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        if not all(isinstance(v, (cst.Name, cst.Attribute)) for v in values):
+            return  # not a registry of backends (a table of numbers, of strings)
+        t = self.ctx.target
+        if t.device_type in devices:
+            # the target has its entry already: CUDA's key is the registry's own name for it
+            self.ctx.keep_vocabulary.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
+            self.ctx.keep_cuda.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
+            return
+        cuda = next(v for k, v in zip(devices, values) if k == "cuda")
+        self.ctx.report(
+            "BACK004",
+            node,
+            f"a registry of backends per device ({', '.join(k for k in keys if k)}): {t.display} has none here; "
+            f"register its backend as {t.device_type!r} beside CUDA's `{self.ctx.code(cuda)}` once it is written",
+            applicability=Applicability.MANUAL,
+        )
+
+    # -- branches per device (BACK002) -----------------------------------------------------
+
+    def _branches(self, head: cst.If) -> list[cst.If]:
+        out = [head]
+        while isinstance(out[-1].orelse, cst.If):
+            out.append(out[-1].orelse)
+        return out
+
+    # -- switch keys: `accelerator_name` compared with "xpu", "npu", "cuda" ... ------------
+
+    def _keys_of(self, body: cst.CSTNode) -> dict[str, set[str]]:
+        """Names compared with the device types of two accelerators at least, in one scope:
+        the key of a switch (DeepSpeed's `accelerator_name`), with those devices."""
+        if self._other_devices is None:
+            self._other_devices = bool(_OTHER_DEVICE.search(self.ctx.source)) or not self.ctx.source
+        if not self._other_devices:
+            return {}  # (a file that names no other accelerator has no switch: no walk)
+        found: dict[str, set[str]] = {}
+
+        class _Compared(cst.CSTVisitor):
+            def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+                return n is body
+
+            def visit_Comparison(self, n: cst.Comparison) -> None:
+                sides = [n.left, *(c.comparator for c in n.comparisons)]
+                names = [d for side in sides if (d := dotted(side))]
+                devices = {dev for side in sides for dev in _devices_in(side)}
+                for name in names:
+                    found.setdefault(name, set()).update(devices)
+
+        body.visit(_Compared())
+        return {k: v for k, v in found.items() if len(v - HOSTS) >= 2}
+
+    def _switch_keys(self) -> dict[str, set[str]]:
+        scope = self.ctx.scopes.innermost or self.ctx.module
+        keys = self._keys.get(id(scope))
+        if keys is None:
+            keys = self._keys[id(scope)] = self._keys_of(scope)
+        return keys
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """`SUPPORTED_ACCELERATOR_LIST = [...]`, `self.fp16_devices = (...)`: named as devices.
+        `accelerator_name = "cuda"` where `accelerator_name` is a switch key: the switch's
+        own name for CUDA's branch, not a device (it stays, DEV015)."""
+        names = [dotted(t.target) or "" for t in node.targets]
+        leaves = [n.rpartition(".")[2] for n in names]
+        if isinstance(node.value, (cst.List, cst.Tuple, cst.Set)) and any(_NAMES_DEVICES.search(n) for n in leaves):
+            self._listed.add(id(node.value))
+        if isinstance(node.value, cst.Call) and any(_CUDA_FACT.search(n) for n in leaves):
+            self._itself(node.value, node.value, f"is recorded as `{names[0]}`, a fact about CUDA itself")
+        if isinstance(node.value, cst.SimpleString) and device_of(string_value(node.value)) == "cuda" and any(n in self._switch_keys() for n in names):
+            self.ctx.keep_cuda.add(id(node.value))
+            self.ctx.keep_vocabulary.add(id(node.value))
+
+    def _detection_rung(self, branch: cst.If, test: _Test) -> bool:
+        """`if torch.cuda.is_available(): accelerator_name = "cuda"`: CUDA's rung of a
+        detection that sets a switch key. Kept, and where the target's rung goes reported:
+        the switch over that key needs the target's backend before a rung may name it."""
+        if test.kind != "available":
+            return False
+        sets = [
+            (dotted(t.target), s.value)
+            for st in branch.body.body
+            if isinstance(st, cst.SimpleStatementLine)
+            for s in st.body
+            if isinstance(s, cst.Assign)
+            for t in s.targets
+            if device_of(string_value(s.value)) == "cuda"
+        ]
+        keys = self._switch_keys() if sets else {}
+        key = next((k for k, _ in sets if k in keys), None)
+        if key is None:
+            return False
+        region = self._keep_branch(branch, test, sorted(keys[key]))
+        t = self.ctx.target
+        message = (
+            f"`if {self.ctx.code(branch.test)}` is CUDA's rung of the detection that sets `{key}`, the key of a switch over "
+            f"{', '.join(sorted(keys[key]))}: kept as it is; {t.display} has no rung: once the switch over `{key}` builds "
+            f"{t.display}'s backend, detect it beside this one and set `{key}` to \"{t.device_type}\""
+        )
+        self._regions.append((region, branch.test, message, None))
+        return True
+
+    def visit_If(self, node: cst.If) -> None:
+        if self._raises_for_cuda(node.body):
+            self._itself(node.test, node.test, "turns away what is not CUDA (the error it raises says CUDA)")
+        if id(node) in self._elifs:
+            return
+        branches = self._branches(node)
+        self._elifs.update(id(b) for b in branches[1:])
+        first = self._test(node.test)
+        if first is not None and first.device == "cuda" and self._detection_rung(node, first):
+            return
+        if len(branches) < 2:
+            return
+        tests = [self._test(b.test) for b in branches]
+        plan = self._switch(branches, tests)
+        if plan is None:
+            return
+        cuda_at, last, region = plan
+        new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
+        if new is not None:
+            self._chains[id(node)] = (last, new)
+
+    def _switch(self, branches: list[cst.If], tests: list[_Test | None]) -> tuple[int, int, CudaOnlyCode] | None:
+        """(CUDA's branch, the last device branch, CUDA's kept branch) when the branches form a
+        device switch that has no branch for the target yet; CUDA's branch is kept either way.
+        A CUDA branch that runs CUDA-only code is the guards' (GUARD001/GUARD003), not this."""
+        devices = [t.device if t is not None else None for t in tests]
+        if "cuda" not in devices or all(d in HOSTS or d in (None, "cuda") for d in devices):
+            return None
+        if devices.count("cuda") > 1:
+            # `if x.type == "cuda": ... elif torch.cuda.is_available(): ...`: CUDA twice; each
+            # of its branches stays, and where the target goes is for a person to say
+            for i, d in enumerate(devices):
+                if d == "cuda" and tests[i] is not None and self.ctx.in_cuda_only_code() is None:
+                    region = self._keep_branch(branches[i], tests[i], devices)  # type: ignore[arg-type]
+                    t = self.ctx.target
+                    missing = f"{t.display} has no branch: write one after the last device branch, before the fallback" if t.device_type not in devices else f"{t.display} has its own"
+                    self._regions.append((region, branches[i].test, f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over {region.why}: kept as it is; {missing}", None))
+            return None
+        cuda_at = devices.index("cuda")
+        cuda_test = tests[cuda_at]
+        assert cuda_test is not None
+        body = branches[cuda_at].body
+        if self.ctx.in_cuda_only_code() is not None or any(id(s) in self.ctx.cuda_only_code for s in body.body):
+            return None
+        if cuda_test.kind != "string" and self._runs_cuda_only(body):
+            return None  # `if x.is_cuda: <kernel>`: the guards' (a switch over names is this family's)
+        region = self._keep_branch(branches[cuda_at], cuda_test, devices)
+        if self.ctx.target.device_type in devices:
+            return None
+        last = max(i for i, d in enumerate(devices) if d is not None)
+        orelse = branches[last].orelse
+        if isinstance(orelse, cst.Else) and self._raises(orelse.body):
+            # the devices listed are the ones this code works on (bitsandbytes' quantization):
+            # whether the target is one of them is for a person to say
+            t = self.ctx.target
+            self._regions.append((region, branches[cuda_at].test, f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there", None))
+            return None
+        return cuda_at, last, region
+
+    def _runs_cuda_only(self, body: cst.BaseSuite) -> str | None:
+        """Why a branch body reaches CUDA-only code (not only asks about the device), once per body."""
+        if id(body) not in self._reaches:
+            facts = cuda_only_facts(self.ctx)
+            why = facts.region_reason(body) if facts.active else None
+            self._reaches[id(body)] = why if why and not facts.asks_only(why) else None
+        return self._reaches[id(body)]
+
+    def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
+        """CUDA's branch stays as it is: its test (every node of it) and its body."""
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(branch.test))
+        region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002", quiet=True)
+        for stmt in branch.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        return region
+
+    def _branch_for_target(self, branch: cst.If, test: _Test, region: CudaOnlyCode, form: str) -> cst.If | None:
+        """The target's branch: CUDA's test asking for the target, CUDA's body ported on its
+        own. None (and a manual finding) where that port is not a backend for the target."""
+        t = self.ctx.target
+        body, why_not, applied = self._ported_body(branch.body)
+        if body is not None and _does_nothing(body):
+            # CUDA's branch, ported, is empty (`torch.cuda.empty_cache()` on xla): the target
+            # needs no branch there, and an emptied one is no branch a reviewer merges
+            message = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} needs no branch there (CUDA's, ported, does nothing: {', '.join(dict.fromkeys(applied))})"
+            region.code = "BACK005"
+            region.left.clear()
+            self._regions.append((region, branch.test, message, None))
+            return None
+        where = "after the last device branch, before the fallback" if form == "elif" else "after the last of these checks, before the fallback"
+        head = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+        if body is None:
+            message = head + f"{t.display} has no branch: write one {where} ({why_not})"
+            self._regions.append((region, branch.test, message, None))
+            return None
+        new = cst.If(test=self._target_test(branch.test, test), body=body)
+        codes = ", ".join(dict.fromkeys(applied)) or "nothing to change"
+        message = head + f"a branch for {t.display} is added {where}: CUDA's, ported ({codes})"
+        region.left.clear()
+        self._regions.append((region, branch.test, message, new))
+        return new
+
+    def _ported_body(self, body: cst.BaseSuite) -> tuple[cst.BaseSuite | None, str, list[str]]:
+        """(CUDA's branch body ported for the target, or None; why not; the codes applied)."""
+        if self.ctx.port_snippet is None:
+            return None, "porter cannot port it here", []
+        named = _cuda_identifiers(body, self.ctx.imports.names)
+        if named:
+            return None, f"it uses `{named[0]}`, which has no counterpart for the target", []
+        cuda_only = self._runs_cuda_only(body)
+        if cuda_only:
+            return None, f"it {cuda_only}", []
+        imports = [s for s in self.ctx.module.body if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)]
+        block = body if isinstance(body, cst.IndentedBlock) else cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])])
+        snippet = cst.Module(body=[*imports, cst.FunctionDef(name=cst.Name(BRANCH), params=cst.Parameters(), body=block)])
+        code = snippet.code.encode()
+        new, findings = self.ctx.port_snippet(code)
+        if new is None:
+            return None, "its port does not parse", []
+        open_work = [f for f in findings if not f.applied and f.severity in (Severity.WARNING, Severity.ERROR)]
+        if open_work:
+            return None, f"its port leaves {open_work[0].code} ({open_work[0].message[:120]})", []
+        ported = cst.parse_module(new)
+        fn = next((s for s in ported.body if isinstance(s, cst.FunctionDef) and s.name.value == BRANCH), None)
+        if fn is None or not isinstance(fn.body, cst.IndentedBlock):
+            return None, "its port does not parse", []
+        left = _cuda_identifiers(fn.body, self.ctx.imports.names)
+        if left:
+            return None, f"its port still uses `{left[0]}`", []
+        still = next((n for n in _nodes(fn.body) if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and (dotted(n) or "").count(".") == 1), None)
+        if still is not None:  # `torch.cuda.*` the port on its own did not reach (a name it could not resolve)
+            return None, f"its port still calls `{dotted(still)}`", []
+        self._add_imports(imports, ported)
+        return fn.body.with_changes(indent=None), "", [f.code for f in findings if f.applied]
+
+    def _add_imports(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> None:
+        """The imports the branch's port added, added to the file."""
+        before = {cst.Module(body=[s]).code.strip() for s in had}
+        for stmt in ported.body:
+            if not isinstance(stmt, cst.SimpleStatementLine) or cst.Module(body=[stmt]).code.strip() in before:
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        self.ctx.add_import(dotted(alias.name) or "", asname=asname)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        self.ctx.add_import(dotted(small.module) or "", dotted(alias.name), asname)
+
+    def leave_If(self, original: cst.If, updated: cst.If):
+        plan = self._chains.pop(id(original), None)
+        if plan is None:
+            return updated
+        last, new = plan
+
+        def insert(node: cst.If, depth: int) -> cst.If:
+            if depth == last:
+                return node.with_changes(orelse=new.with_changes(orelse=node.orelse))
+            assert isinstance(node.orelse, cst.If)
+            return node.with_changes(orelse=insert(node.orelse, depth + 1))
+
+        return insert(updated, 0)
+
+    # -- ladders: `if <cuda>: return ...` then `if <xpu>: return ...` ----------------------
+
+    def _ladder(self, body: list[cst.BaseStatement]) -> tuple[int, cst.If] | None:
+        rungs = [(i, s) for i, s in enumerate(body) if isinstance(s, cst.If) and s.orelse is None and _exits(s.body)]
+        # the longest run of consecutive rungs
+        runs: list[list[tuple[int, cst.If]]] = []
+        for i, s in rungs:
+            if runs and runs[-1][-1][0] == i - 1:
+                runs[-1].append((i, s))
+            else:
+                runs.append([(i, s)])
+        for run in runs:
+            if len(run) < 2:
+                continue
+            ifs = [s for _, s in run]
+            tests = [self._test(s.test) for s in ifs]
+            plan = self._switch(ifs, tests)
+            if plan is None:
+                continue
+            cuda_at, last, region = plan
+            new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
+            if new is None:
+                return None
+            k = sum(1 for s in body[: run[last][0] + 1] if isinstance(s, cst.If))  # the k-th If of the block
+            return k, new
+        return None
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        plan = self._ladder(list(node.body))
+        if plan is not None:
+            self._ladders[id(node)] = plan
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "setup.py" and b"ext_modules" in self.ctx.source:
+            # the build script of the project's compiled extensions: its `torch.cuda` questions
+            # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
+            note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
+            region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note)
+            for stmt in node.body:
+                self.ctx.cuda_only_code[id(stmt)] = region
+            self._regions.append((region, node, note, None))
+            return
+        plan = self._ladder(list(node.body))
+        if plan is not None:
+            self._ladders[id(node)] = plan
+
+    def _insert_rung(self, original, updated):
+        plan = self._ladders.pop(id(original), None)
+        if plan is None:
+            return updated
+        k, new = plan
+        body = list(updated.body)
+        seen = 0
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.If):
+                seen += 1
+                if seen == k:
+                    body.insert(i + 1, new)
+                    return updated.with_changes(body=body)
+        return updated
+
+    leave_IndentedBlock = _insert_rung
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        updated = self._insert_rung(original, updated)
+        for region, at, message, replacement in self._regions:
+            if region.note is not None and not region.left:
+                continue  # a build script porter would not have changed anyway
+            # a branch copied for the target took CUDA's fixes with it: none are left undone
+            left = f" (fixes not applied there: {', '.join(dict.fromkeys(region.left))})" if region.left and replacement is None and region.code != "BACK005" else ""
+            self.ctx.report(
+                region.code,
+                at,
+                message + left,
+                replacement=replacement,
+                applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
+            )
+        return updated
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
+    return any((dotted(n) or "").rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names)
+
+
+def _imports_in(body: cst.BaseSuite) -> list[str]:
+    out: list[str] = []
+    for stmt in body.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    out.extend(dotted(a.name) or "" for a in small.names)
+                elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                    out.append(dotted(small.module) or "")
+    return out
+
+
+def _cuda_only_import(module: str, target: str) -> bool:
+    """A CUDA-only package (rules/cuda_only/), or one with CUDA-only parts porter ports
+    elsewhere (apex, flash-attn, xformers): absent on the target."""
+    known = (*cuda_only_modules(target), *ported_imports())
+    return any(module == m or module.startswith(m + ".") for m in known)
+
+
+def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or) and not node.lpar:
+        return [*_or_operands(node.left), *_or_operands(node.right)]
+    return [node]
+
+
+def _asks_hip(node: cst.BaseExpression) -> bool:
+    """Whether `node` reads `torch.version.hip` (`torch.version.hip is not None`)."""
+    for n in _nodes(node):
+        if isinstance(n, cst.Attribute) and n.attr.value == "hip" and isinstance(n.value, cst.Attribute) and n.value.attr.value == "version":
+            return True
+    return False
+
+
+def _accessor_facts(settings) -> dict[str, str]:
+    """Members of CUDA's backend class that answer "cuda", with why (device_backends.ACCESSOR)."""
+    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == ACCESSOR}
+
+
+def _short(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 80 else code[:77] + "..."
+
+
+def _devices_in(node: cst.BaseExpression) -> set[str]:
+    """The device types a string, or a list of strings, names."""
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return {d for e in node.elements if (d := device_of(string_value(e.value)))}
+    d = device_of(string_value(node))
+    return {d} if d else set()
+
+
+def _does_nothing(body: cst.BaseSuite) -> bool:
+    return all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in st.body) for st in body.body)
+
+
+def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, tuple[str, ...]]:
+    """CUDA backend class -> (why, "device=Class@path" per sibling), from the project analysis;
+    from the file alone when it is ported on its own (no project facts: `settings.flow` None)."""
+    flow = getattr(settings, "flow", None)
+    if flow is None:
+        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ())}
+    return {f[1]: f[3] for f in flow if f[2] == BACKEND}
+
+
+def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
+
+
+def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[str]:
+    """The identifiers in `node` that name CUDA or NCCL (`CUDA_Accelerator`, `self.cuda_graph`),
+    leaving out torch's own APIs (`torch.cuda.synchronize`: porter ports those by rule)."""
+    found: list[str] = []
+    for n in _nodes(node):
+        if isinstance(n, cst.Attribute):
+            head = dotted(n)
+            if head is not None and torch_names.get(head.split(".")[0], head.split(".")[0]).split(".")[0] == "torch":
+                continue
+            if _CUDA_NAMED.search(n.attr.value):
+                found.append(n.attr.value)
+        elif isinstance(n, cst.Name) and _CUDA_NAMED.search(n.value):
+            found.append(n.value)
+    # a Name that is the `.attr` of a torch API was passed over with its Attribute: drop it
+    torch_attrs = {a.attr.value for a in _nodes(node) if isinstance(a, cst.Attribute) and (dotted(a) or "").split(".")[0] in ("torch", *[k for k, v in torch_names.items() if v == "torch"])}
+    return [f for f in found if f not in torch_attrs]

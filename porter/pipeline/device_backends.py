@@ -1,0 +1,154 @@
+"""Per-device backend classes: `CUDA_Accelerator`, `CPU_Accelerator`, `XPU_Accelerator` under one base.
+
+A library with a class per device (DeepSpeed's accelerators, Lightning's, vLLM's platforms)
+already has the place the target's backend goes: beside CUDA's, as one more subclass. The
+CUDA class is CUDA's backend: ported for the target it would stop being CUDA's and still not
+be a backend the library builds for the target. This analysis finds such families across
+the project's modules from their class statements alone (a bytes scan, no parse): classes
+that share a base and a name, but for one device word (`CUDA`/`Cuda`, `CPU`, `XPU`, `NPU`,
+`MPS`, `HPU`, `MLU`, `XLA`, `TPU`, ...), with CUDA's among them and another device's.
+The file that defines the CUDA class gets a fact naming it and its siblings; the backends
+family keeps the class as it is (BACK003) and `porter backends --scaffold` writes the
+target's beside it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from porter.config.settings import Facts
+
+KIND = "cuda-backend"  # the kind of the `Settings.flow` facts this module makes
+# a member of CUDA's class that answers CUDA's own name (`device_name()` returns "cuda"): code
+# that compares it with "cuda" asks which backend the project picked, not about a device
+ACCESSOR = "backend-accessor"
+_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# device words in class names, as each library spells them
+DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
+HOSTS = frozenset({"cpu"})
+# bytes a file must show to be read: a class statement naming a device word
+_CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
+_HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
+
+
+@dataclass(frozen=True)
+class BackendClass:
+    name: str
+    path: str
+    device: str
+    role: str  # the name without its device word, lower case (`accelerator`)
+    bases: tuple[str, ...]  # the last dotted part of each base
+
+
+def device_word(name: str) -> tuple[str, str] | None:
+    """(device, role) for a class name with exactly one device word (`CUDA_Accelerator` ->
+    ("cuda", "accelerator")), else None."""
+    words = _WORDS.findall(name)
+    devices = [w for w in words if w.lower() in DEVICES]
+    if len(devices) != 1 or len(words) < 2:
+        return None
+    role = "_".join(w.lower() for w in words if w is not devices[0])
+    return devices[0].lower(), role
+
+
+def classes(path: str, source: bytes) -> list[BackendClass]:
+    if not _HINT.search(source):
+        return []
+    out = []
+    for m in _CLASS.finditer(source):
+        name = m.group(1).decode()
+        found = device_word(name)
+        if found is None:
+            continue
+        bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (m.group(2) or b"").decode(errors="replace").split(",") if b.strip() and "=" not in b)
+        out.append(BackendClass(name, path, found[0], found[1], bases))
+    return out
+
+
+def families(files: Iterable[tuple[str, bytes]]) -> list[list[BackendClass]]:
+    """Groups of per-device classes: same base, same role, same package folder, one device word
+    each, CUDA's and another device's among them (`CudaAccelerator`, `CpuAccelerator` under
+    `Accelerator`)."""
+    groups: dict[tuple[str, str, str], list[BackendClass]] = {}
+    for path, source in files:
+        folder = path.replace("\\", "/").rpartition("/")[0]  # one package's classes (a vendored copy is another family)
+        for c in classes(path, source):
+            for base in c.bases or ("",):
+                groups.setdefault((base, c.role, folder), []).append(c)
+    out = []
+    for (base, _, _), members in groups.items():
+        devices = {c.device for c in members}
+        if base and "cuda" in devices and len(devices) > 1 and len(devices) == len(members):
+            out.append(members)
+    return out
+
+
+def _accessors(source: bytes, name: str) -> set[str]:
+    """The members of class `name` that answer "cuda": methods that return a "cuda..." string,
+    attributes set to one (`_name = 'cuda'`, `self._name = 'cuda'`)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:
+        return set()
+
+    def cuda(node: ast.AST | None) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            node = node.func.value  # 'cuda:{}'.format(i)
+        if isinstance(node, ast.JoinedStr) and node.values:
+            node = node.values[0]
+        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
+
+    found: set[str] = set()
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(isinstance(n, ast.Return) and cuda(n.value) for n in ast.walk(stmt)):
+                found.add(stmt.name)
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.Assign) and cuda(n.value):
+                    found.update(t.attr for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+        elif isinstance(stmt, ast.Assign) and cuda(stmt.value):
+            found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+    return found
+
+
+def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
+    """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
+    CUDA's class of a per-device family, and ((None, member, ACCESSOR, (why,)), ...) for each
+    file that reads a member of it that answers "cuda" and compares with "cuda"."""
+    files = list(files)
+    out: dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]] = {}
+    sources = dict(files)
+    accessors: dict[str, str] = {}  # member -> why
+    for members in families(files):
+        cuda = next(c for c in members if c.device == "cuda")
+        others = sorted((c for c in members if c is not cuda), key=lambda c: c.name)
+        base = next(b for b in cuda.bases if all(b in c.bases for c in members))
+        why = f"one of {len(members)} classes per device under `{base}`"
+        siblings = tuple(f"{c.device}={c.name}@{c.path}" for c in others)
+        out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
+        for member in _accessors(sources.get(cuda.path, b""), cuda.name):
+            accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
+    if accessors:
+        probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
+        for path, source in files:
+            if b"cuda" not in source:
+                continue
+            for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
+                out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
+    return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
+
+
+def part(source: bytes) -> bytes:
+    """What the analysis reads of one file: its class statements with a device word, and the
+    lines that name `cuda` (where a member of CUDA's class is compared with "cuda")."""
+    lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
+    if not _HINT.search(source):
+        return lines
+    return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None) + b"\1" + lines

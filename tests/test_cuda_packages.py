@@ -1,0 +1,75 @@
+"""The CUDA-only package facts (rules/cuda_only/) are evidence: each has its source, and the
+recorded evidence of a wheel is what reading the real wheel gives."""
+
+from __future__ import annotations
+
+import json
+
+from porter.apidata import cuda_only as generator
+from porter.codemods.kernels import library_table
+from porter.config.cuda_packages import cuda_only_modules, cuda_packages, package_of, ported_imports
+from porter.config.ruledata import load_toml, rules_dir
+
+
+def test_every_package_says_where_its_evidence_comes_from():
+    seen: dict[str, str] = {}
+    for p in cuda_packages():
+        assert p.version and p.source and p.evidence and all(p.evidence), p.distribution
+        for module in p.imports:
+            assert module not in seen, f"{module} is listed by {seen[module]} and {p.distribution}"
+            seen[module] = p.distribution
+
+
+def test_a_package_with_a_path_on_a_target_is_not_cuda_only_there():
+    helion = package_of("helion.language")
+    assert helion is not None and helion.targets == {"tpu"}  # helion 1.5.1 imports torch_tpu
+    assert "helion" in cuda_only_modules("neuron") and "helion" not in cuda_only_modules("tpu")
+    assert "triton" in cuda_only_modules("tpu")
+
+
+def test_ported_libraries_are_not_guard_seeds():
+    """flash-attn's, xformers' and apex's Python APIs are ported by LIB rules, not kept."""
+    for module in ported_imports():
+        assert module not in cuda_only_modules(None)
+
+
+def test_every_third_party_library_porter_reports_has_evidence():
+    """A KERN003 row names a library CUDA-only: the facts must say why (or LIB rules port it,
+    or it is DeepSpeed's own op builders, or an NVML wrapper as pynvml is)."""
+    ported_or_built = {"deepspeed.ops", "apex.multi_tensor_apply", "apex", "flash_attn", "xformers"}
+    nvml_wrappers = {"nvidia_smi", "py3nvml", "gpustat"}  # read NVML, as pynvml (packages.json) does
+    for row in library_table():
+        if row.prefix in ported_or_built | nvml_wrappers:
+            continue
+        assert package_of(row.prefix) is not None, f"no evidence that {row.prefix} is CUDA-only"
+
+
+def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
+    """Re-read two small pinned wheels (downloaded from PyPI once, sha256-checked) and compare
+    with packages.json: the file is generated from the packages, not written by hand."""
+    recorded = {p["distribution"]: p for p in json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["packages"]}
+    for requirement, file, sha, *_ in generator.PINNED:
+        if not file.startswith(("nvidia_ml_py-", "liger_kernel-")):
+            continue
+        path = generator.download(requirement, file, sha, generator.cache_dir())
+        read = generator.read_wheel(path)
+        entry = recorded[read["distribution"]]
+        assert (read["version"], read["imports"], read["evidence"], read["targets"]) == (
+            entry["version"], entry["imports"], entry["evidence"], entry["targets"]
+        )
+
+
+def test_documented_packages_name_a_page_and_a_date():
+    for p in load_toml("cuda_only/documented.toml")["package"]:
+        assert p["source"].startswith(("https://", "packages.json")) and p["read"], p["distribution"]
+
+
+def test_the_fallback_rule_is_admitted_wherever_a_cuda_only_package_is_imported():
+    """BACK007's tokens (the prefilter's) cover every CUDA-only package's import."""
+    from porter.config.cuda_packages import import_tokens
+    from porter.config.ruledata import get_rule
+
+    tokens = set(get_rule("BACK007").tokens)
+    for token in import_tokens(sorted({*cuda_only_modules(None), *ported_imports()})):
+        # (`import cupy` admits `import cupy_backends`: a token inside it is enough)
+        assert b"cuda" in token or any(t in token or t in b"import " + token for t in tokens), token
