@@ -21,11 +21,13 @@ process. ``torch.Generator(device="cuda")`` makes a CPU generator. Not covered:
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections import Counter
 import time
 import types
+from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -46,10 +48,13 @@ def _device_type(dev) -> str | None:
 class DeviceRemapMode(TorchFunctionMode):
     """Rewrites device arguments of every torch call: ``{"cuda": cpu}`` and the like."""
 
-    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False):
+    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False,
+                 refuse: tuple[str, ...] = (), root: str = ""):
         super().__init__()
         self.mapping = mapping
         self.claim_cuda = claim_cuda  # tensor.is_cuda answers True (reference shim)
+        self.refuse = refuse  # device types this side must never compute on (the reference: the targets')
+        self.root = root
         self.remapped = 0  # how many device arguments were rewritten
         self.requested: Counter = Counter()  # device type -> device arguments the program gave
 
@@ -63,6 +68,12 @@ class DeviceRemapMode(TorchFunctionMode):
         kind = _device_type(dev)
         if kind is not None:
             self.requested[kind] += 1
+        if kind in self.refuse:
+            raise TargetDeviceOnReference(
+                f"the original asked for a tensor on '{dev}' at {_caller_line(self.root)}: the "
+                f"reference runs the original's CUDA path (here on the CPU through porter's CUDA "
+                f"shim), where no {kind} device exists; a reference on the target's device would "
+                "compare the port with itself, so porter refuses it")
         if kind in self.mapping:
             self.remapped += 1
             return self.mapping[kind]
@@ -86,6 +97,27 @@ class DeviceRemapMode(TorchFunctionMode):
             args = (args[0], *(self.map(a) if isinstance(a, (str, torch.device, int)) else a
                                for a in args[1:]))
         return func(*args, **kwargs)
+
+
+class TargetDeviceOnReference(RuntimeError):
+    """The original asked for the target's device on the reference side."""
+
+
+def _caller_line(root: str) -> str:
+    """file:line of the innermost frame in the user's tree, else the innermost one outside torch
+    and porter (a library's), for messages that name where the program did something."""
+    root = root.rstrip("/") + "/"
+    skip = (str(Path(torch.__file__).parent) + "/", str(Path(__file__).parent.parent) + "/")
+    frame: FrameType | None = sys._getframe(1)
+    outside = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if root != "/" and name.startswith(root):
+            return f"{os.path.relpath(name, root)}:{frame.f_lineno}"
+        if outside is None and not name.startswith(skip) and not name.startswith("<"):
+            outside = f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return outside or "an unknown line"
 
 
 _OrigAutocast = torch.amp.autocast_mode.autocast
@@ -248,7 +280,9 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
     _shim_accelerator(root)
     generators_on_cpu({"cuda"})
-    return DeviceRemapMode({"cuda": cpu}, claim_cuda=True)
+    from porter.verify.devices import TARGET_KINDS
+
+    return DeviceRemapMode({"cuda": cpu}, claim_cuda=True, refuse=TARGET_KINDS, root=root)
 
 
 _RealGenerator = torch.Generator
@@ -371,4 +405,4 @@ def install_target_alias(target: str, device: torch.device,
     return DeviceRemapMode({target: device})
 
 
-__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]
+__all__ = ["DeviceRemapMode", "TargetDeviceOnReference", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]

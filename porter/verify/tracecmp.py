@@ -368,6 +368,8 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     if not ref_steps and not errors:
         errors.append("the reference recorded no optimizer step: the command never called "
                       "optimizer.step() (is it a training script? were --steps reached?)")
+    device_errors, device_fails = causes.device_findings(rm, pm)
+    errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
     if ref_steps and not bool(rl.isfinite().all()):
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
@@ -421,8 +423,8 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
         for g in res.tied["untied_in_port"]:
             fails.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
                          "(on XLA, Module.to() unties shared weights: re-tie them after moving)")
-        branch_fails, res.warnings = causes.branch_findings(rm, pm)
-        fails += branch_fails
+        res.warnings = causes.branch_warnings(rm, pm)
+        fails += device_fails
         if res.parameters["differing"]:
             d = res.parameters["differing"]
             fails.append(f"the two runs did not start from the same weights: {len(d)} parameter(s) "
