@@ -51,7 +51,9 @@ def driver_text(program: Program) -> str:
     settings = {"entry": ENTRY if program.call else program.entry, "library": bool(program.call),
                 "argv": program.argv, "fake_datasets": program.fake_datasets,
                 "dataset_size": program.dataset_size, "setup": program.setup,
-                "xla_compat": program.xla_compat, "sys_path": program.sys_path}
+                "xla_compat": program.xla_compat, "sys_path": program.sys_path,
+                "fixed_shuffle": program.fixed_shuffle,
+                "accelerate_single_process": program.accelerate_single_process}
     return (f'"""The test environment of {program.name} (benchmarks/real_programs/parity_evidence.py): '
             'synthetic data, then the program, unchanged. Not part of the program."""\n'
             f"import sys\n\nsys.path.insert(0, {str(HERE)!r})\nimport progenv  # noqa: E402\n\n"

@@ -106,7 +106,7 @@ def _tensors_of(output) -> list[torch.Tensor]:
 class Recorder:
     def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
                  module_calls: int | None = None, ops: bool = True, syncs: bool = True,
-                 perturb: bool = False):
+                 perturb: bool = False, reference_shapes: list[list[list[int]]] | None = None):
         self.steps_wanted = steps
         self.side = side
         self.root = root
@@ -122,7 +122,11 @@ class Recorder:
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
-        self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
+        # (module id, call no., [(stats, sample, shape, dtype, full shape if cut)])
+        self.calls: list[tuple[int, int, list]] = []
+        # the port's side: the reference's output shapes per recorded call, in call order; an
+        # output padded beyond them (a fixed length on XLA) is recorded on the reference's region
+        self.reference_shapes = reference_shapes or []
         self.call_counts: Counter = Counter()
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
@@ -268,16 +272,24 @@ class Recorder:
         if n > self.module_calls or len(self.calls) >= self.max_entries:
             return
         recs = []
+        wanted = self.reference_shapes[len(self.calls)] if len(self.calls) < len(self.reference_shapes) else []
         with self.own_work():
-            for t in _tensors_of(output):
+            for j, t in enumerate(_tensors_of(output)):
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
                 dtype = str(t.dtype).removeprefix("torch.")
                 if t.is_floating_point():
                     self.output_dtypes[dtype] += 1
+                full = list(t.shape)
+                region = wanted[j] if j < len(wanted) else None
+                cut = region is not None and region != full and len(region) == len(full) and \
+                    all(0 <= r <= f for r, f in zip(region, full))
+                if cut:
+                    assert region is not None  # for mypy: cut implies a region
+                    t = t[tuple(slice(0, r) for r in region)]
                 stats, sample = tensor_stats(t, self.sample)
-                recs.append((stats, sample, list(t.shape), dtype))
+                recs.append((stats, sample, list(t.shape), dtype, full if cut else None))
         self.calls.append((mid, n, recs))
 
     def perturb_ulp(self, opt, args, kwargs) -> None:
@@ -577,11 +589,11 @@ class Recorder:
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = name if n == 1 else f"{name}#{n}"
             outs = []
-            for j, (stats, sample, shape, dtype) in enumerate(recs):
+            for j, (stats, sample, shape, dtype, full) in enumerate(recs):
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
                 tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
                 outs.append({"shape": shape, "dtype": dtype, "stats": f"m{k}.{j}.stats",
-                             "sample": f"m{k}.{j}.sample"})
+                             "sample": f"m{k}.{j}.sample", **({"padded_from": full} if full else {})})
             modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
         params = []
         for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):

@@ -209,7 +209,7 @@ def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
     completed = res.returncode == 0 and (workdir / "done").is_file()
     own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
-    if own_alarm:
+    if error is not None and own_alarm:
         phase = error.get("phase") or phase
     status, error = classify(res.returncode, res.timed_out, completed, error, phase, timeout)
     if own_alarm:
@@ -278,6 +278,14 @@ def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
         manifest["noise_floor"] = f
     if path is not None and path.is_file():
         write_trace(path, rec.trace.manifest, rec.trace.tensors)
+
+
+def reference_shapes(trace: Trace | None) -> list[list[list[int]]]:
+    """The reference's module output shapes at step 1, in call order: the port records an
+    output it padded further (a program that pads to a fixed length on XLA) on this region."""
+    if trace is None:
+        return []
+    return [[o["shape"] for o in m["outputs"]] for m in trace.manifest.get("modules", [])]
 
 
 def _summary(rec: Recorded):
@@ -353,7 +361,7 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
                            "(porter trace record --no-noise-floor, or an older porter)"}, None)
     assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
-                  workers)
+                  workers, job_extra={"reference_shapes": reference_shapes(ref.trace)})
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
     assert ref.trace is not None and port.trace is not None  # both sides recorded ("ok")
