@@ -7,7 +7,8 @@ It imports nothing from porter. Each side runs in its own process, its own way:
 
 * the original: CUDA requests go to the CPU through this file's own small device mapping (a
   TorchFunctionMode), and `torch.cuda` / `torch.accelerator` say "one GPU" to the program's own
-  files, so the program takes its GPU branch;
+  files, so the program takes its GPU branch; USE_TORCH_XLA=0 keeps Hugging Face's libraries off
+  XLA, and a run whose losses were not all on the CPU is no reference (an error, no verdict);
 * the port: as it is, on PyTorch/XLA's CPU client (PJRT_DEVICE=CPU);
 * on both sides, the same random numbers: a draw that would happen on a device is made on the
   CPU and moved, and dropout is replaced on both sides by one that draws its keep-mask with
@@ -325,6 +326,10 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     if side == "port":
         env.update(XLA_ENV)
+    else:
+        # the original is the CUDA program: transformers and accelerate would train on XLA
+        # whenever torch_xla is importable (as it is here), and torch would autoload it
+        env.update(USE_TORCH_XLA="0", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     launcher = [sys.executable] if nproc == 1 else [sys.executable, "-m", "torch.distributed.run",
@@ -399,6 +404,9 @@ def compare(args) -> int:
     res = {"original": orig, "original_again": again, "port": port}
     if orig.get("error"):
         res["result"] = {"verdict": "error", "how": "the original failed: " + orig["error"][-500:]}
+    elif orig.get("devices") != ["cpu"] or (again.get("losses") and again.get("devices") != ["cpu"]):
+        res["result"] = {"verdict": "error", "how": f"the original computed its losses on {orig.get('devices')} "
+                         f"(and again on {again.get('devices')}), not on the CPU: it is no reference"}
     elif port.get("error"):
         res["result"] = {"verdict": "error", "how": "the port failed: " + port["error"][-500:]}
     elif port.get("devices") != ["xla"]:

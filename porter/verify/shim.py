@@ -4,10 +4,11 @@
   request (``device="cuda"``, ``.cuda()``, ``.to("cuda:0")``, ``.to(0)``) to the CPU through a
   :class:`~torch.overrides.TorchFunctionMode`, and replaces the ``torch.cuda.*`` calls that real
   code makes (``is_available``, ``synchronize``, ``amp.autocast``, ``Event`` timing, memory
-  queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the code takes
-  its CUDA path, and ``torch.accelerator`` answers "cuda" the same way. Memory queries answer 0
-  and ``get_device_capability()`` answers (8, 0); these
-  are answers to user code only — porter never reports them as measurements.
+  queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the program
+  (its code and the libraries it calls; torch's own code keeps the truth) takes its CUDA path,
+  and ``torch.accelerator`` answers "cuda" the same way. Memory queries answer 0 and
+  ``get_device_capability()`` answers (8, 0); these are answers to the program only — porter
+  never reports them as measurements.
 * Ported side for ``neuron`` / ``tpu`` without that hardware: :func:`install_target_alias` makes
   the target's device string parse (``torch.utils.rename_privateuse1_backend``) and maps it to
   the device that really runs (PyTorch/XLA's device, or the CPU), with ``torch.accelerator.*``
@@ -202,28 +203,54 @@ def _zero(*args, **kwargs) -> int:
     return 0
 
 
-def _from_user(root: str) -> bool:
-    """True when the first caller outside this file is the user's code (not torch's)."""
+def _package_dirs(*names: str) -> tuple[str, ...]:
+    """The folders of installed packages, found without importing them."""
+    import importlib.util
+
+    dirs = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(str(Path(location).resolve()) + "/")
+    return tuple(dirs)
+
+
+# torch's own code, and porter's: they keep the true answers (no GPU here)
+_TRUTHFUL = _package_dirs("torch", "torchvision", "torchaudio", "functorch", "porter")
+
+
+def _from_program(root: str) -> bool:
+    """True when the first caller outside this file is the program: the user's tree, or a library
+    it calls (accelerate, transformers, ignite…: on a GPU host they see the GPU and take their
+    CUDA branch, accelerate choosing it with torch.accelerator); False for torch's and porter's own
+    code, which must keep the true answers."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
-    return frame is not None and frame.f_code.co_filename.startswith(root)
+    if frame is None:
+        return False
+    name = frame.f_code.co_filename
+    return name.startswith(root) or not name.startswith(_TRUTHFUL)
 
 
 def install_cuda_shim(root: str) -> DeviceRemapMode:
     """Reference side without a GPU: CUDA requests go to the CPU. Returns the mode to enter.
 
-    `torch.cuda.is_available()` / `device_count()` answer "one GPU" only to code under `root`
-    (the user's tree); torch's own internals keep the true answer, so they take their CPU
-    paths (the optimizers, for one, probe CUDA graph capture when CUDA is available)."""
+    `torch.cuda.is_available()` / `device_count()` answer "one GPU" to the program: the code
+    under `root` (the user's tree) and the libraries it calls; torch's own internals keep the
+    true answer, so they take their CPU paths (the optimizers, for one, probe CUDA graph capture
+    when CUDA is available)."""
     cpu = torch.device("cpu")
     root = root.rstrip("/") + "/"
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     _patch_autocast(lambda t: "cpu" if _device_type(t) == "cuda" else t)
     cuda: Any = torch.cuda  # patched below with CPU stand-ins (not what torch's types say)
     replacements: dict[str, Any] = {
-        "is_available": lambda: _from_user(root) or real_available(),
-        "device_count": lambda: 1 if _from_user(root) else real_count(),
+        "is_available": lambda: _from_program(root) or real_available(),
+        "device_count": lambda: 1 if _from_program(root) else real_count(),
         "init": _noop,
         "current_device": lambda: 0,
         "set_device": _noop,
@@ -320,26 +347,27 @@ def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
 
 
 def _seed_cpu(seed, root: str) -> None:
-    if _from_user(root):
+    if _from_program(root):
         torch.default_generator.manual_seed(int(seed))
 
 
 def _shim_accelerator(root: str) -> None:
-    """torch.accelerator answers as on a one-GPU CUDA host, to the user's code: a program that
-    picks its device with `torch.accelerator.current_accelerator()` takes the branch it takes
-    on a GPU (its "cuda" device then runs on the CPU through the mode above). torch's own
-    callers keep the true answers."""
+    """torch.accelerator answers as on a one-GPU CUDA host, to the program (its code and the
+    libraries it calls): a program that picks its device with
+    `torch.accelerator.current_accelerator()` (accelerate's `PartialState` does) takes the branch
+    it takes on a GPU (its "cuda" device then runs on the CPU through the mode above). torch's
+    own callers keep the true answers."""
     acc: Any = torch.accelerator  # patched with CPU stand-ins (not what torch's types say)
     cuda = torch.device("cuda")
     real: dict[str, Callable[..., Any]] = {n: getattr(acc, n) for n in
                                            ("is_available", "device_count", "current_accelerator")}
 
     def current_accelerator(check_available: bool = False):
-        return cuda if _from_user(root) else real["current_accelerator"](check_available)
+        return cuda if _from_program(root) else real["current_accelerator"](check_available)
 
     replacements: dict[str, Callable[..., Any]] = {
-        "is_available": lambda: _from_user(root) or real["is_available"](),
-        "device_count": lambda: 1 if _from_user(root) else real["device_count"](),
+        "is_available": lambda: _from_program(root) or real["is_available"](),
+        "device_count": lambda: 1 if _from_program(root) else real["device_count"](),
         "current_accelerator": current_accelerator,
         "current_device_index": lambda: 0,
         "current_device_idx": lambda: 0,
