@@ -3,14 +3,16 @@
     python benchmarks/real_programs/side.py JOB.json
 
 `cpu` runs the original CUDA program on the CPU under porter's CUDA shim (its CUDA path is
-taken: `torch.cuda.is_available()` answers True to the program's own files); `xla` runs porter's
-port unmodified (PJRT_DEVICE=CPU comes from the environment). Both sides get the same test
-environment, which is the only thing this driver adds to the program:
+taken: `torch.cuda.is_available()` answers True to the program and the libraries it calls;
+torch_xla cannot be imported there, as on a GPU host); `xla` runs porter's port unmodified
+(PJRT_DEVICE=CPU comes from the environment). The noise-floor run of the original (`threads`,
+`jitter`) runs on another thread count with its weights jittered after every step. Both sides
+get the same test environment, which is the only thing this driver adds to the program:
 
 * argv, working directory and synthetic data (torchvision data sets replaced by a small
   deterministic one; a program-specific setup may write data files);
 * for libraries that still call torch-xla APIs removed in 2.9 (pytorch-ignite), those names
-  restored as aliases of their replacements, on both sides (the original fails without);
+  restored as aliases of their replacements (on the port's side: the original has no XLA);
 * dropout off when the manifest asks (the XLA and CPU random streams differ);
 * where the manifest asks, one shuffle order for both sides (`fixed_shuffle`: accelerate
   reseeds shuffling samplers under XLA) and accelerate's `gather_object` as the identity in a
@@ -100,13 +102,23 @@ def main(job_path: str) -> int:
     root = Path(job["root"]).resolve()
     losses: list = []
     result: dict = {"side": job["side"], "losses": [], "devices": [], "error": None}
+    if job["side"] == "cpu":
+        from porter.verify.devices import keep_reference_off_targets
+
+        keep_reference_off_targets()  # the original's CUDA run: no XLA, as on a GPU host
     import numpy as np
     import torch
 
+    if job.get("threads"):
+        torch.set_num_threads(job["threads"])
     if job["side"] == "cpu":
         from porter.verify.shim import install_cuda_shim
 
         install_cuda_shim(str(root)).__enter__()
+    if job.get("jitter"):
+        from independent import jitter_weights
+
+        jitter_weights(torch)  # the noise-floor run: rounding-sized changes after every step
     _install_rng_parity(torch)
     if job.get("xla_compat"):
         progenv.xla_compat()
@@ -153,6 +165,7 @@ def main(job_path: str) -> int:
         torch_xla.sync()
     result["losses"] = [float(t.float().cpu()) for t in losses]
     result["devices"] = sorted({t.device.type for t in losses})
+    result["threads"] = torch.get_num_threads()
     out.write_text(json.dumps(result, indent=1))
     return 0
 

@@ -63,7 +63,9 @@ def test_port_runs_with_zero_edits_and_equal_losses(program, tmp_path, monkeypat
     # runs), and one intra-op thread for each side (the suite runs a test per core)
     monkeypatch.setattr(harness, "_porter", _porter_in_process)
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    result = harness.judge(program, tmp_path)
+    # the program's noise floor only when the losses differ beyond float32 tolerance (the same
+    # verdict as run.py's, one run of the original less when they agree)
+    result = harness.judge(program, tmp_path, floor="when-needed")
     for target, port in result["ports"].items():
         assert port["ok"] and port["parses"] and port["idempotent"], (target, port["problems"])
         assert port["changed"], f"{target}: porter changed nothing in a CUDA program"
