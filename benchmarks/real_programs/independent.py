@@ -21,7 +21,8 @@ The original runs twice: as it is, and with another thread count and its weights
 leaves). Verdict: PASS when the port's losses equal the original's under
 `torch.testing.assert_close` (rtol 1e-4, atol 1e-5), or, for a program that drifts from
 itself, when every step is within 4 times the running maximum of the original's own drift
-between its two runs; FAIL otherwise.
+between its two runs, and when the gradient norms before each optimizer step (before clipping,
+where the program clips) agree the same way (rtol 1e-3); FAIL otherwise.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import sys
 from pathlib import Path
 
 RTOL, ATOL = 1e-4, 1e-5
+NORM_RTOL, NORM_ATOL = 1e-3, 1e-5
 NOISE_FACTOR = 4.0
 XLA_ENV = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
 
@@ -248,6 +250,49 @@ def jitter_weights(torch) -> None:
     register_optimizer_step_post_hook(jitter)
 
 
+def record_grad_norms(torch, norms: list) -> None:
+    """Before every optimizer step, the L2 norm of all the gradients it is about to apply; where
+    the program clipped them since the last step, the norm `clip_grad_norm_` measured before
+    clipping (a clipped norm is the clipping threshold, whatever the gradients were). Losses
+    alone cannot see every change: GRPO's loss with one update per batch is a function of the
+    rewards only."""
+    import functools
+
+    import torch.nn.utils as nn_utils
+    import torch.nn.utils.clip_grad as clip_module
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    measured: list = []
+    real_clip, real_clip_with = nn_utils.clip_grad_norm_, nn_utils.clip_grads_with_norm_
+
+    @functools.wraps(real_clip)  # torch_xla checks the signature of what it patches
+    def clip_grad_norm_(*args, **kwargs):
+        total = real_clip(*args, **kwargs)
+        measured.append(total.detach().clone())
+        return total
+
+    @functools.wraps(real_clip_with)
+    def clip_grads_with_norm_(parameters, max_norm, total_norm, *args, **kwargs):
+        # accelerate measures the norm itself (get_total_norm), then clips with it
+        measured.append(torch.as_tensor(total_norm).detach().clone())
+        return real_clip_with(parameters, max_norm, total_norm, *args, **kwargs)
+
+    nn_utils.clip_grad_norm_ = clip_module.clip_grad_norm_ = clip_grad_norm_
+    nn_utils.clip_grads_with_norm_ = clip_module.clip_grads_with_norm_ = clip_grads_with_norm_
+
+    def before_step(opt, args, kwargs):
+        if measured:
+            norms.append(measured[-1])
+            measured.clear()
+            return
+        with torch.no_grad():
+            grads = [p.grad.detach().float().norm() for g in opt.param_groups for p in g["params"]
+                     if p.grad is not None]
+            norms.append(torch.stack(grads).norm() if grads else torch.zeros(()))
+
+    register_optimizer_step_pre_hook(before_step)
+
+
 def record_losses(torch, limit: int, losses: list) -> None:
     original = torch.Tensor.backward
     depth = [0]
@@ -281,6 +326,8 @@ def run_side(args) -> int:
         ranks_on_gloo(torch, args.side)
     losses: list = []
     record_losses(torch, args.losses, losses)
+    norms: list = []
+    record_grad_norms(torch, norms)
     if args.jitter:
         jitter_weights(torch)
     random.seed(rank)
@@ -308,6 +355,7 @@ def run_side(args) -> int:
         Path(args.out).with_suffix(f".rank{rank}.json")
     out.write_text(json.dumps({
         "losses": [float(t.float().cpu()) for t in losses],
+        "grad_norms": [float(t.float().cpu()) for t in norms],
         "devices": sorted({t.device.type for t in losses}), "error": error,
         "threads": torch.get_num_threads()}))
     sys.stdout.flush()
@@ -348,6 +396,7 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
             return {"losses": [], "error": f"exited {proc.returncode}: {proc.stderr[-2000:]}"}
         runs = [json.loads(p.read_text()) for p in parts]
         merged = {"losses": [x for r in runs for x in r["losses"]], "per_rank": runs,
+                  "grad_norms": [x for r in runs for x in r.get("grad_norms", [])],
                   "devices": sorted({d for r in runs for d in r["devices"]}),
                   "error": next((f"rank {i}: {r['error']}" for i, r in enumerate(runs) if r["error"]), None),
                   "threads": runs[0]["threads"]}
@@ -386,6 +435,28 @@ def verdict(original: list[float], again: list[float], port: list[float], n: int
     return res
 
 
+def norm_verdict(original: list[float], again: list[float], port: list[float]) -> dict:
+    """The gradient norms before each optimizer step: rtol 1e-3 (a norm sums many rounded
+    squares), or within 4 times the original's own drift."""
+    import torch
+
+    if len(original) != len(port) or not original:
+        return {"verdict": "fail", "how": f"optimizer steps with gradients: original {len(original)}, "
+                                           f"port {len(port)}"}
+    a, p = torch.tensor(original, dtype=torch.float64), torch.tensor(port, dtype=torch.float64)
+    allowed = torch.zeros_like(a)
+    if len(again) == len(original):
+        allowed = NOISE_FACTOR * torch.cummax((torch.tensor(again, dtype=torch.float64) - a).abs(), 0).values
+    diff = (p - a).abs()
+    ok = diff <= torch.maximum(NORM_ATOL + NORM_RTOL * a.abs(), allowed)
+    rel = float((diff / a.abs().clamp_min(1e-12)).max())
+    if bool(ok.all()):
+        return {"verdict": "pass", "max_rel_diff": rel, "how": "within rtol 1e-3 or the original's own drift"}
+    i = int((~ok).nonzero()[0])
+    return {"verdict": "fail", "max_rel_diff": rel,
+            "how": f"step {i + 1}: original {float(a[i]):.6g}, port {float(p[i]):.6g}"}
+
+
 def compare(args) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -413,6 +484,12 @@ def compare(args) -> int:
         res["result"] = {"verdict": "fail", "how": f"the port computed its losses on {port.get('devices')}"}
     else:
         res["result"] = verdict(orig["losses"], again.get("losses", []), port["losses"], n * args.nproc)
+        if res["result"]["verdict"] == "pass":
+            norms = norm_verdict(orig.get("grad_norms", []), again.get("grad_norms", []),
+                                 port.get("grad_norms", []))
+            res["result"]["grad_norms"] = norms
+            if norms["verdict"] != "pass":
+                res["result"].update(verdict="fail", how=f"gradient norms: {norms['how']}")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))
     print(json.dumps(res["result"]))
