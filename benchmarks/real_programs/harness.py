@@ -3,9 +3,10 @@
 xla: `porter rewrite --target xla --out-dir`, then the original on the CPU (under porter's CUDA
 shim) and the port, unmodified, on XLA:CPU; their per-step losses must agree within float32
 tolerance, or within the program's own noise floor (the original run again on another thread
-count with its weights jittered by rounding-sized amounts: independent.py's judgement, the one
-docs/parity-evidence.md checks porter's verifier against), and must change from step to step
-(a real learning rate, so a wrong model shows).
+count with its weights jittered by rounding-sized amounts), and so must the gradient norms before
+each optimizer step: independent.py's judgement, the one docs/parity-evidence.md checks porter's
+verifier against. The losses must change from step to step (a real learning rate, so a wrong
+model shows).
 neuron and tpu: nothing runs them here, so their ports are checked for what this machine can
 tell: every changed file parses, and porting the port again changes nothing.
 """
@@ -24,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fetch import Program, program_root
-from independent import verdict
+from independent import norm_verdict, verdict
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -62,6 +63,7 @@ class XlaRun:
     noise_floor: float | None = None
     noise_floor_rel: float | None = None
     judged_by: str = ""  # how `equal` was decided
+    grad_norm_rel_diff: float | None = None  # the gradient norms before each step (before clipping)
     error: str | None = None
     seconds: float = 0.0
 
@@ -239,7 +241,14 @@ def check_xla(program: Program, work: Path, ported: Path, floor: str = "always")
         run.noise_floor_rel = float((drift / b.abs().clamp_min(1e-12)).max())
     run.equal = judged["verdict"] == "pass"
     run.judged_by += judged["how"]
-    if not run.equal:
+    if run.equal:  # a loss can be blind to the model (GRPO's is the rewards'): the norms are not
+        norms = norm_verdict(cpu.get("grad_norms", []), again.get("grad_norms", []), xla.get("grad_norms", []))
+        run.grad_norm_rel_diff = norms.get("max_rel_diff")
+        run.equal = norms["verdict"] == "pass"
+        run.judged_by += f"; gradient norms {norms['how']}"
+        if not run.equal:
+            run.error = f"gradient norms differ: {norms['how']}"
+    if not run.equal and run.error is None:
         run.error = f"losses differ: {judged['how']}"
     run.learns = bool((b - b[0]).abs().max() > 10 * (ATOL + RTOL * b[0].abs()))
     return run

@@ -326,6 +326,8 @@ def run_side(args) -> int:
         ranks_on_gloo(torch, args.side)
     losses: list = []
     record_losses(torch, args.losses, losses)
+    if args.side == "port":
+        import torch_xla  # noqa: F401 - it replaces clip_grad_norm_ when imported: wrap its own
     norms: list = []
     record_grad_norms(torch, norms)
     if args.jitter:

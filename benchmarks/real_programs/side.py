@@ -19,7 +19,8 @@ get the same test environment, which is the only thing this driver adds to the p
   single process (`accelerate_single_process`: it raises under XLA; HF010);
 * random tensors a program draws on the XLA device are drawn on the CPU and moved, for the
   same reason (the CPU side draws them on the CPU already);
-* every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops.
+* every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops; the
+  gradient norm before each optimizer step (before clipping) is recorded too.
 
 It writes JSON: the losses, the device type each loss lived on, and the error if any.
 """
@@ -131,6 +132,12 @@ def main(job_path: str) -> int:
     if job.get("accelerate_single_process"):
         progenv.accelerate_single_process(torch)
     _record_losses(torch, job["losses"], losses)
+    if job["side"] == "xla":
+        import torch_xla  # noqa: F401 - it replaces clip_grad_norm_ when imported: wrap its own
+    from independent import record_grad_norms
+
+    norms: list = []
+    record_grad_norms(torch, norms)
     workdir = Path(job["cwd"])
     workdir.mkdir(parents=True, exist_ok=True)
     os.chdir(workdir)
@@ -164,6 +171,7 @@ def main(job_path: str) -> int:
 
         torch_xla.sync()
     result["losses"] = [float(t.float().cpu()) for t in losses]
+    result["grad_norms"] = [float(t.float().cpu()) for t in norms]
     result["devices"] = sorted({t.device.type for t in losses})
     result["threads"] = torch.get_num_threads()
     out.write_text(json.dumps(result, indent=1))
