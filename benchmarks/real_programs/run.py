@@ -127,7 +127,7 @@ def table(results: list[dict], seconds: float) -> str:
             ("yes" if native_ok(r, t) else "**no**") for t in ("neuron", "tpu") if t in r["ports"]
         )
         runs = "yes" if run.get("runs") else "**no**"
-        by_floor = "own drift" in (run.get("judged_by") or "")
+        by_floor = "within 4x the original's own drift" in (run.get("judged_by") or "")
         equal = ("yes, within its noise floor" if by_floor else "yes") if run.get("equal") and run.get("learns") \
             else ("flat losses" if run.get("equal") else ("**no**" if run.get("runs") else "—"))
         floor = run.get("noise_floor_rel")
