@@ -167,6 +167,35 @@ def test_no_verdict_when_both_sides_ran_on_one_device_type(tmp_path):
     assert r.verdict == "error" and "where the port's tensors were made is not recorded" in r.reasons[0]
 
 
+def test_outputs_the_port_padded_further_are_compared_on_the_reference_region(tmp_path):
+    """accelerate pads each batch to 128 tokens under XLA, to the longest sequence elsewhere: the
+    port records its output on the reference's region (padded_from says it did)."""
+    ref = trace(tmp_path / "r", [2.0, 1.8])
+
+    def port(name, act, shape, padded_from=None):
+        t = trace(tmp_path / name, [2.0, 1.8], act=act, side=XLA, devices=ON_XLA)
+        out = t.manifest["modules"][0]["outputs"][0]
+        out["shape"] = shape
+        if padded_from:
+            out["padded_from"] = padded_from
+        return read_trace(write_trace(tmp_path / f"{name}.safetensors", t.manifest, t.tensors))
+
+    region = port("a", None, [32], padded_from=[128])
+    r = compare_traces(ref, region)
+    assert r.verdict == "pass" and r.modules[0]["padded_from"] == [128]
+    assert any("compared on the reference's region" in x for x in r.reasons)
+    # the same region with other values still fails, naming the module
+    r = compare_traces(ref, port("b", torch.linspace(-1, 1, 32) * 1.1, [32], padded_from=[128]))
+    assert r.verdict == "fail" and r.first_divergence["module"] == "fc"
+    # other shapes that cannot be lined up (no region recorded): not compared, never a pass row
+    r = compare_traces(ref, port("c", None, [64]))
+    assert not r.modules[0]["compared"] and r.modules[0]["problem"].startswith("other shapes")
+    assert any("were not compared" in x for x in r.reasons)
+    # shapes that do not hold one another fail
+    r = compare_traces(ref, port("d", None, [4, 8]))
+    assert r.verdict == "fail" and "shape differs" in r.first_divergence["problem"]
+
+
 def test_a_divergence_at_a_device_draw_is_named(tmp_path):
     ref = trace(tmp_path / "r", [2.0, 1.8])
     own = {"redirected": False, "device_draws": 2, "before_step_1": 2, "generator": "each device's own",
