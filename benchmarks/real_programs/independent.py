@@ -7,7 +7,8 @@ It imports nothing from porter. Each side runs in its own process, its own way:
 
 * the original: CUDA requests go to the CPU through this file's own small device mapping (a
   TorchFunctionMode), and `torch.cuda` / `torch.accelerator` say "one GPU" to the program's own
-  files, so the program takes its GPU branch;
+  files, so the program takes its GPU branch; USE_TORCH_XLA=0 keeps Hugging Face's libraries off
+  XLA, and a run whose losses were not all on the CPU is no reference (an error, no verdict);
 * the port: as it is, on PyTorch/XLA's CPU client (PJRT_DEVICE=CPU);
 * on both sides, the same random numbers: a draw that would happen on a device is made on the
   CPU and moved, and dropout is replaced on both sides by one that draws its keep-mask with
@@ -20,7 +21,8 @@ The original runs twice: as it is, and with another thread count and its weights
 leaves). Verdict: PASS when the port's losses equal the original's under
 `torch.testing.assert_close` (rtol 1e-4, atol 1e-5), or, for a program that drifts from
 itself, when every step is within 4 times the running maximum of the original's own drift
-between its two runs; FAIL otherwise.
+between its two runs, and when the gradient norms before each optimizer step (before clipping,
+where the program clips) agree the same way (rtol 1e-3); FAIL otherwise.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import sys
 from pathlib import Path
 
 RTOL, ATOL = 1e-4, 1e-5
+NORM_RTOL, NORM_ATOL = 1e-3, 1e-5
 NOISE_FACTOR = 4.0
 XLA_ENV = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0"}
 
@@ -247,6 +250,49 @@ def jitter_weights(torch) -> None:
     register_optimizer_step_post_hook(jitter)
 
 
+def record_grad_norms(torch, norms: list) -> None:
+    """Before every optimizer step, the L2 norm of all the gradients it is about to apply; where
+    the program clipped them since the last step, the norm `clip_grad_norm_` measured before
+    clipping (a clipped norm is the clipping threshold, whatever the gradients were). Losses
+    alone cannot see every change: GRPO's loss with one update per batch is a function of the
+    rewards only."""
+    import functools
+
+    import torch.nn.utils as nn_utils
+    import torch.nn.utils.clip_grad as clip_module
+    from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+    measured: list = []
+    real_clip, real_clip_with = nn_utils.clip_grad_norm_, nn_utils.clip_grads_with_norm_
+
+    @functools.wraps(real_clip)  # torch_xla checks the signature of what it patches
+    def clip_grad_norm_(*args, **kwargs):
+        total = real_clip(*args, **kwargs)
+        measured.append(total.detach().clone())
+        return total
+
+    @functools.wraps(real_clip_with)
+    def clip_grads_with_norm_(parameters, max_norm, total_norm, *args, **kwargs):
+        # accelerate measures the norm itself (get_total_norm), then clips with it
+        measured.append(torch.as_tensor(total_norm).detach().clone())
+        return real_clip_with(parameters, max_norm, total_norm, *args, **kwargs)
+
+    nn_utils.clip_grad_norm_ = clip_module.clip_grad_norm_ = clip_grad_norm_
+    nn_utils.clip_grads_with_norm_ = clip_module.clip_grads_with_norm_ = clip_grads_with_norm_
+
+    def before_step(opt, args, kwargs):
+        if measured:
+            norms.append(measured[-1])
+            measured.clear()
+            return
+        with torch.no_grad():
+            grads = [p.grad.detach().float().norm() for g in opt.param_groups for p in g["params"]
+                     if p.grad is not None]
+            norms.append(torch.stack(grads).norm() if grads else torch.zeros(()))
+
+    register_optimizer_step_pre_hook(before_step)
+
+
 def record_losses(torch, limit: int, losses: list) -> None:
     original = torch.Tensor.backward
     depth = [0]
@@ -280,6 +326,10 @@ def run_side(args) -> int:
         ranks_on_gloo(torch, args.side)
     losses: list = []
     record_losses(torch, args.losses, losses)
+    if args.side == "port":
+        import torch_xla  # noqa: F401 - it replaces clip_grad_norm_ when imported: wrap its own
+    norms: list = []
+    record_grad_norms(torch, norms)
     if args.jitter:
         jitter_weights(torch)
     random.seed(rank)
@@ -307,6 +357,7 @@ def run_side(args) -> int:
         Path(args.out).with_suffix(f".rank{rank}.json")
     out.write_text(json.dumps({
         "losses": [float(t.float().cpu()) for t in losses],
+        "grad_norms": [float(t.float().cpu()) for t in norms],
         "devices": sorted({t.device.type for t in losses}), "error": error,
         "threads": torch.get_num_threads()}))
     sys.stdout.flush()
@@ -325,6 +376,10 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
     env = dict(os.environ, PYTHONHASHSEED="0", CUDA_VISIBLE_DEVICES="")
     if side == "port":
         env.update(XLA_ENV)
+    else:
+        # the original is the CUDA program: transformers and accelerate would train on XLA
+        # whenever torch_xla is importable (as it is here), and torch would autoload it
+        env.update(USE_TORCH_XLA="0", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     launcher = [sys.executable] if nproc == 1 else [sys.executable, "-m", "torch.distributed.run",
@@ -343,6 +398,7 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
             return {"losses": [], "error": f"exited {proc.returncode}: {proc.stderr[-2000:]}"}
         runs = [json.loads(p.read_text()) for p in parts]
         merged = {"losses": [x for r in runs for x in r["losses"]], "per_rank": runs,
+                  "grad_norms": [x for r in runs for x in r.get("grad_norms", [])],
                   "devices": sorted({d for r in runs for d in r["devices"]}),
                   "error": next((f"rank {i}: {r['error']}" for i, r in enumerate(runs) if r["error"]), None),
                   "threads": runs[0]["threads"]}
@@ -381,6 +437,31 @@ def verdict(original: list[float], again: list[float], port: list[float], n: int
     return res
 
 
+def norm_verdict(original: list[float], again: list[float], port: list[float]) -> dict:
+    """The gradient norms before each optimizer step: rtol 1e-3 (a norm sums many rounded
+    squares), or within 4 times the original's own drift."""
+    import torch
+
+    if not original and not port:
+        return {"verdict": "not measured", "how": "no torch.optim optimizer stepped on either side (the "
+                                                  "program's own optimizer class): not compared"}
+    if len(original) != len(port):
+        return {"verdict": "fail", "how": f"optimizer steps with gradients: original {len(original)}, "
+                                           f"port {len(port)}"}
+    a, p = torch.tensor(original, dtype=torch.float64), torch.tensor(port, dtype=torch.float64)
+    allowed = torch.zeros_like(a)
+    if len(again) == len(original):
+        allowed = NOISE_FACTOR * torch.cummax((torch.tensor(again, dtype=torch.float64) - a).abs(), 0).values
+    diff = (p - a).abs()
+    ok = diff <= torch.maximum(NORM_ATOL + NORM_RTOL * a.abs(), allowed)
+    rel = float((diff / a.abs().clamp_min(1e-12)).max())
+    if bool(ok.all()):
+        return {"verdict": "pass", "max_rel_diff": rel, "how": "within rtol 1e-3 or the original's own drift"}
+    i = int((~ok).nonzero()[0])
+    return {"verdict": "fail", "max_rel_diff": rel,
+            "how": f"step {i + 1}: original {float(a[i]):.6g}, port {float(p[i]):.6g}"}
+
+
 def compare(args) -> int:
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -399,12 +480,21 @@ def compare(args) -> int:
     res = {"original": orig, "original_again": again, "port": port}
     if orig.get("error"):
         res["result"] = {"verdict": "error", "how": "the original failed: " + orig["error"][-500:]}
+    elif orig.get("devices") != ["cpu"] or (again.get("losses") and again.get("devices") != ["cpu"]):
+        res["result"] = {"verdict": "error", "how": f"the original computed its losses on {orig.get('devices')} "
+                         f"(and again on {again.get('devices')}), not on the CPU: it is no reference"}
     elif port.get("error"):
         res["result"] = {"verdict": "error", "how": "the port failed: " + port["error"][-500:]}
     elif port.get("devices") != ["xla"]:
         res["result"] = {"verdict": "fail", "how": f"the port computed its losses on {port.get('devices')}"}
     else:
         res["result"] = verdict(orig["losses"], again.get("losses", []), port["losses"], n * args.nproc)
+        if res["result"]["verdict"] == "pass":
+            norms = norm_verdict(orig.get("grad_norms", []), again.get("grad_norms", []),
+                                 port.get("grad_norms", []))
+            res["result"]["grad_norms"] = norms
+            if norms["verdict"] == "fail":
+                res["result"].update(verdict="fail", how=f"gradient norms: {norms['how']}")
     if args.json:
         Path(args.json).write_text(json.dumps(res, indent=1))
     print(json.dumps(res["result"]))

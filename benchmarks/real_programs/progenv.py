@@ -136,6 +136,10 @@ def prepare(settings: dict, root: Path, workdir: Path) -> None:
         xla_compat()
     if settings.get("no_dropout"):
         no_dropout(torch)
+    if settings.get("fixed_shuffle"):
+        fixed_shuffle(torch)
+    if settings.get("accelerate_single_process"):
+        accelerate_single_process(torch)
     if settings.get("fake_datasets"):
         fake_datasets(settings["fake_datasets"], settings.get("dataset_size", 256))
     if settings.get("setup"):

@@ -3,21 +3,24 @@
     python benchmarks/real_programs/side.py JOB.json
 
 `cpu` runs the original CUDA program on the CPU under porter's CUDA shim (its CUDA path is
-taken: `torch.cuda.is_available()` answers True to the program's own files); `xla` runs porter's
-port unmodified (PJRT_DEVICE=CPU comes from the environment). Both sides get the same test
-environment, which is the only thing this driver adds to the program:
+taken: `torch.cuda.is_available()` answers True to the program and the libraries it calls;
+torch_xla cannot be imported there, as on a GPU host); `xla` runs porter's port unmodified
+(PJRT_DEVICE=CPU comes from the environment). The noise-floor run of the original (`threads`,
+`jitter`) runs on another thread count with its weights jittered after every step. Both sides
+get the same test environment, which is the only thing this driver adds to the program:
 
 * argv, working directory and synthetic data (torchvision data sets replaced by a small
   deterministic one; a program-specific setup may write data files);
 * for libraries that still call torch-xla APIs removed in 2.9 (pytorch-ignite), those names
-  restored as aliases of their replacements, on both sides (the original fails without);
+  restored as aliases of their replacements (on the port's side: the original has no XLA);
 * dropout off when the manifest asks (the XLA and CPU random streams differ);
 * where the manifest asks, one shuffle order for both sides (`fixed_shuffle`: accelerate
   reseeds shuffling samplers under XLA) and accelerate's `gather_object` as the identity in a
   single process (`accelerate_single_process`: it raises under XLA; HF010);
 * random tensors a program draws on the XLA device are drawn on the CPU and moved, for the
   same reason (the CPU side draws them on the CPU already);
-* every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops.
+* every one-element `Tensor.backward()` records its loss; at the (N+1)-th the run stops; the
+  gradient norm before each optimizer step (before clipping) is recorded too.
 
 It writes JSON: the losses, the device type each loss lived on, and the error if any.
 """
@@ -100,13 +103,23 @@ def main(job_path: str) -> int:
     root = Path(job["root"]).resolve()
     losses: list = []
     result: dict = {"side": job["side"], "losses": [], "devices": [], "error": None}
+    if job["side"] == "cpu":
+        from porter.verify.devices import keep_reference_off_targets
+
+        keep_reference_off_targets()  # the original's CUDA run: no XLA, as on a GPU host
     import numpy as np
     import torch
 
+    if job.get("threads"):
+        torch.set_num_threads(job["threads"])
     if job["side"] == "cpu":
         from porter.verify.shim import install_cuda_shim
 
         install_cuda_shim(str(root)).__enter__()
+    if job.get("jitter"):
+        from independent import jitter_weights
+
+        jitter_weights(torch)  # the noise-floor run: rounding-sized changes after every step
     _install_rng_parity(torch)
     if job.get("xla_compat"):
         progenv.xla_compat()
@@ -119,6 +132,12 @@ def main(job_path: str) -> int:
     if job.get("accelerate_single_process"):
         progenv.accelerate_single_process(torch)
     _record_losses(torch, job["losses"], losses)
+    if job["side"] == "xla":
+        import torch_xla  # noqa: F401 - it replaces clip_grad_norm_ when imported: wrap its own
+    from independent import record_grad_norms
+
+    norms: list = []
+    record_grad_norms(torch, norms)
     workdir = Path(job["cwd"])
     workdir.mkdir(parents=True, exist_ok=True)
     os.chdir(workdir)
@@ -152,7 +171,9 @@ def main(job_path: str) -> int:
 
         torch_xla.sync()
     result["losses"] = [float(t.float().cpu()) for t in losses]
+    result["grad_norms"] = [float(t.float().cpu()) for t in norms]
     result["devices"] = sorted({t.device.type for t in losses})
+    result["threads"] = torch.get_num_threads()
     out.write_text(json.dumps(result, indent=1))
     return 0
 

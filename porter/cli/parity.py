@@ -44,7 +44,7 @@ def parity_check(
                                                help="Script mode: GiB of address space per side (RLIMIT_AS)."),
     count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
                                    help="Script mode: list the ATen operators each side ran in its first step "
-                                        "(on XLA the counting can cost a compile of porter's own)."),
+                                        "(on XLA from torch_xla's own counters)."),
     noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
                                      help="Script mode: run the original a second time with another "
                                           "thread count and judge the port against the larger of the "

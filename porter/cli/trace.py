@@ -38,8 +38,8 @@ def record_cmd(
     max_output: float = typer.Option(4.0, "--max-output", help="MiB of the command's output kept."),
     max_memory: float | None = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
     count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
-                                   help="List the ATen operators of the first step (on XLA the counting can "
-                                        "cost a compile of porter's own)."),
+                                   help="List the ATen operators of the first step (on XLA from "
+                                        "torch_xla's own counters)."),
     noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
                                      help="For --side original: run it a second time with another "
                                           "thread count and store the program's own drift in the trace."),

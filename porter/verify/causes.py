@@ -25,15 +25,55 @@ def made_on(manifest: dict) -> str:
     return where
 
 
-def branch_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
-    """(failures, warnings) about the code paths the two sides took."""
-    fails, warns = [], []
+def _made(manifest: dict) -> str:
+    """Where a side's recorded losses and parameters lived, in words."""
+    d = manifest.get("devices") or {}
+    params = d.get("parameters") or {}
+    return (f"losses on {', '.join(d.get('losses') or []) or 'no device recorded'}; parameters: "
+            + (", ".join(f"{n} on {k}" for k, n in sorted(params.items())) or "none recorded"))
+
+
+def device_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
+    """(errors, failures) about the device types the two sides' recorded tensors were made on.
+    A verdict needs the reference on the original's device (CUDA, or the CPU through the CUDA
+    shim) and the port on its target's: a reference that ran on the port's device type, or two
+    sides on one device type, would compare the port with itself, and a PASS from that is the
+    worst wrong answer. So no verdict is given then (porter keeps the target runtimes from the
+    reference, devices.keep_reference_off_targets; this catches what gets past that, and traces
+    recorded elsewhere)."""
+    from porter.verify.devices import TARGET_KINDS
+
+    errors, fails = [], []
+    ref_made, port_made = _kinds(rm), _kinds(pm)
     port_kind = (pm.get("side") or {}).get("kind")
-    port_made = _kinds(pm)
-    if port_kind and port_kind != "cpu" and port_made == {"cpu"}:
+    for role, made in (("reference", ref_made), ("port", port_made)):
+        if not made:
+            errors.append(f"where the {role}'s tensors were made is not recorded (a trace from an older "
+                          "porter?): without it porter cannot tell that the two sides ran on different "
+                          "devices, so it gives no verdict")
+    on_target = sorted(ref_made & (set(TARGET_KINDS) | ({port_kind} - {None, "cpu", "cuda"})))
+    if on_target:
+        errors.append(f"the reference computed on {', '.join(on_target)}, the target's device type "
+                      f"({_made(rm)}): the reference must run the original's CUDA path (on a GPU, or "
+                      "on the CPU through porter's CUDA shim), or the port is compared with itself; "
+                      "no verdict")
+    elif port_kind not in (None, "cpu") and port_made == {"cpu"}:
         fails.append(f"the port computed on the CPU, not on its {port_kind} device: its parameters "
                      "and losses never left the CPU (it took a CPU branch, or never moved the "
                      "model), so this run says nothing about the port on the target")
+    elif ref_made and ref_made == port_made:
+        errors.append(f"both sides computed on {', '.join(sorted(ref_made))} (reference: {_made(rm)}; "
+                      f"port: {_made(pm)}): a port compared with a run on its own device type proves "
+                      "nothing, so porter gives no verdict"
+                      + (" (no target runtime is installed for the port: install torch_xla)"
+                         if port_kind == "cpu" else ""))
+    return errors, fails
+
+
+def branch_warnings(rm: dict, pm: dict) -> list[str]:
+    """Warnings about the code paths the two sides took."""
+    warns = []
+    port_made = _kinds(pm)
     ref_side = rm.get("side") or {}
     requested = (rm.get("devices") or {}).get("requested")
     if ref_side.get("shim") == "cuda->cpu" and requested is not None and not requested.get("cuda") \
@@ -42,7 +82,7 @@ def branch_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
                      f"branch while the port ran on {', '.join(sorted(port_made - {'cpu'}))}: the two "
                      "runs may follow different code paths (does the original choose CUDA through "
                      "something porter's CUDA shim does not answer?)")
-    return fails, warns
+    return warns
 
 
 def _draw_where(d: dict) -> str:
@@ -100,4 +140,4 @@ def weights_advice(pm: dict) -> str:
             "changed elsewhere")
 
 
-__all__ = ["made_on", "branch_findings", "rng_lines", "rng_findings", "weights_advice"]
+__all__ = ["made_on", "device_findings", "branch_warnings", "rng_lines", "rng_findings", "weights_advice"]

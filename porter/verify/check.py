@@ -96,6 +96,15 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
             result.first_nonfinite[role] = nf
 
     fail, error = [], []
+    ref_kind = (ref_run.meta.get("side") or {}).get("kind")
+    port_kind = (port_run.meta.get("side") or {}).get("kind")
+    if ref_kind == port_kind:
+        # the reference never has a target's device (devices.keep_reference_off_targets): two
+        # sides on one device type means the port has none either, and proves nothing
+        error.append(f"both sides ran on {ref_kind}: a port compared with a run on its own device "
+                     "type proves nothing, so porter gives no verdict"
+                     + (" (no target runtime is installed for the port: install torch_xla)"
+                        if port_kind == "cpu" else ""))
     ref_bad = [o for o in result.outputs if o.ref_nan or o.ref_inf]
     for o in ref_bad:
         where = result.first_nonfinite.get("reference")

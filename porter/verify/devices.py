@@ -59,7 +59,34 @@ def hardware_hints() -> dict[str, bool]:
     }
 
 
+# the targets' runtimes: the reference never imports them (keep_reference_off_targets)
+TARGET_RUNTIMES = ("torch_xla", "torch_neuronx", "torch_tpu")
+TARGET_KINDS = ("xla", "neuron", "tpu")
+
+
+class TargetRuntimeImported(RuntimeError):
+    """A target runtime was imported in the reference's process before porter could keep it out."""
+
+
+def keep_reference_off_targets() -> None:
+    """The reference is the original's CUDA run, on a GPU or on the CPU through the CUDA shim:
+    a CUDA host has no XLA. With torch_xla importable, transformers, accelerate and others train
+    on XLA by themselves (`is_torch_xla_available()`), and a reference on XLA compares the port
+    with itself. So the target runtimes cannot be imported here: `import torch_xla` raises
+    ModuleNotFoundError and `importlib.util.find_spec` finds nothing, as on a host without them
+    (None in sys.modules is Python's own way to say so). Called before the program runs."""
+    imported = [name for name in TARGET_RUNTIMES if sys.modules.get(name) is not None]
+    if imported:
+        raise TargetRuntimeImported(
+            f"{', '.join(imported)} was imported in the reference's process before the program "
+            "started (TORCH_DEVICE_BACKEND_AUTOLOAD?): the reference must not run on a target's "
+            "device")
+    for name in TARGET_RUNTIMES:
+        sys.modules[name] = None  # type: ignore[assignment]  # Python's marker for "not importable"
+
+
 def select_reference() -> SideDevice:
+    keep_reference_off_targets()
     import torch
 
     if torch.cuda.is_available():
@@ -184,5 +211,5 @@ def reset_peak_memory(side: SideDevice) -> None:
             pass
 
 
-__all__ = ["SideDevice", "select_reference", "select_ported", "peak_memory",
+__all__ = ["SideDevice", "select_reference", "keep_reference_off_targets", "TARGET_KINDS", "select_ported", "peak_memory",
            "reset_peak_memory", "hardware_hints"]

@@ -28,13 +28,6 @@ def _loc_list(rows: list[dict], limit: int = 5) -> list[str]:
             f"{r['per_step']:g}/step" for r in rows[:limit]]
 
 
-# measured on torch-xla 2.9.0 (docs/parity.md): the fixture GPT trainer's port shows 2
-# recompiles after warm-up with the counting, 1 without, as the script makes with no porter
-_OPS_COUNTED = ("one of these may be porter's own: it counted ATen operators until step 1 ended (a "
-                "Python dispatch mode), which gives torch_xla's graphs new hashes, so graphs traced "
-                "under it compile again after it; --no-count-ops shows the script's own count")
-
-
 def _shape_evidence(where: str, c: dict) -> str:
     return (f"{where}: {c['call']} at {c['location']} changed its output from {c['before']} to "
             f"{c.get('last', c['first'])}; {c['recompiles']} compile(s) followed, each when the graph "
@@ -81,8 +74,6 @@ def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path
                             f"({xla['compiles_first_step']} in the first step)"]
                 evidence += [_shape_evidence(f"step {e['step']}", c) for e in xla.get("shape_changes", [])
                              if e["step"] > xla.get("warmup", 2) for c in e["lines"][:3]]
-                if xla.get("ops_counted"):
-                    evidence.append(_OPS_COUNTED)
                 add("error", "recompile", role,
                     f"{xla['recompiles_after_warmup']} graph recompilation(s) after warm-up",
                     "shapes or Python values change between steps: pad variable lengths to a "

@@ -209,7 +209,8 @@ def main(argv: list[str]) -> int:
             recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
                                 sample=job.get("sample"), module_calls=job.get("module_calls"),
                                 ops=job.get("ops", True), syncs=job.get("syncs", True),
-                                perturb=job.get("perturb", False))
+                                perturb=job.get("perturb", False),
+                                reference_shapes=job.get("reference_shapes"))
         rng = install_rng(job, side, root, recorder)
         if recorder is not None:
             recorder.install()

@@ -47,11 +47,14 @@ def classify(trace: Trace, target: str) -> tuple[list[OpRow], dict]:
     side = m.get("side") or {}
     ran_on = side.get("kind")
     xla = ((m.get("perf") or {}).get("xla") or {})
-    observed_fallbacks = {f["op"] for f in xla.get("cpu_fallback_ops", [])}
-    merged: dict[str, dict] = defaultdict(lambda: {"count": 0, "dtypes": set(), "devices": set()})
+    # torch_xla names a fallback with its overload (view_copy.dtype), the operator list without
+    observed_fallbacks = {n for f in xla.get("cpu_fallback_ops", []) for n in (f["op"], f["op"].split(".")[0])}
+    merged: dict[str, dict] = defaultdict(lambda: {"count": 0, "dtypes": set(), "devices": set(),
+                                                   "fallback": False})
     for o in m.get("ops", []):
         row = merged[o["op"]]
         row["count"] += o["count"]
+        row["fallback"] = row["fallback"] or bool(o.get("fallback"))
         row["dtypes"].update(o.get("dtypes", []))
         row["devices"].update(o.get("devices", []))
     tables = {s: set(data.get(s, [])) for s in ("native", "cpu_fallback", "unsupported")}
@@ -68,7 +71,7 @@ def classify(trace: Trace, target: str) -> tuple[list[OpRow], dict]:
         if observed:
             if target not in devices:
                 status, why = "host", "ran on CPU tensors in this run (the script's own host work), not on the device"
-            elif name in observed_fallbacks:
+            elif name in observed_fallbacks or info["fallback"]:
                 status, why = "cpu_fallback", f"this run on {side.get('label', target)} reported it as a CPU fallback"
             else:
                 status, why = "native", (f"ran on {target} tensors in this run ({side.get('label', target)}) "

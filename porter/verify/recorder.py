@@ -10,7 +10,9 @@ Installed by `porter.verify.launch` before the script starts:
 * until the first step ends: every module's output statistics and a small strided sample
   (a global forward hook, names from the root module's `named_modules()`), the initial
   parameters, the tied-parameter groups, and the ATen operators run from the first module
-  call on (a TorchDispatchMode);
+  call on (a TorchDispatchMode; on XLA, torch_xla's own operator counters instead: under a
+  Python dispatch mode torch_xla 2.9 loses in-place writes through views, so the mode would
+  change what the port computes);
 * host syncs per step over the whole run (porter.verify.probes.SyncCounterMode).
 
 Recorded values stay on the device until the run ends (no extra host transfer per step);
@@ -104,7 +106,7 @@ def _tensors_of(output) -> list[torch.Tensor]:
 class Recorder:
     def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
                  module_calls: int | None = None, ops: bool = True, syncs: bool = True,
-                 perturb: bool = False):
+                 perturb: bool = False, reference_shapes: list[list[list[int]]] | None = None):
         self.steps_wanted = steps
         self.side = side
         self.root = root
@@ -120,7 +122,11 @@ class Recorder:
         self.t_last: float | None = None
         self.t_start = time.perf_counter()
         self.modules: dict[int, torch.nn.Module] = {}  # id -> module seen in a forward
-        self.calls: list[tuple[int, int, list]] = []  # (module id, call no., [(stats, sample, shape, dtype)])
+        # (module id, call no., [(stats, sample, shape, dtype, full shape if cut)])
+        self.calls: list[tuple[int, int, list]] = []
+        # the port's side: the reference's output shapes per recorded call, in call order; an
+        # output padded beyond them (a fixed length on XLA) is recorded on the reference's region
+        self.reference_shapes = reference_shapes or []
         self.call_counts: Counter = Counter()
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
@@ -130,8 +136,17 @@ class Recorder:
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
-        self.op_counter = OpCounter() if ops else None
-        self.counting = False  # the op counter is entered at the first module call
+        # on XLA the operators come from torch_xla's counters: a Python dispatch mode there drops
+        # in-place writes through views (trl's chunked log-softmax then gives a loss of -inf)
+        self.op_counter = OpCounter() if ops and side.kind != "xla" else None
+        self.xla_ops = ops and side.kind == "xla"
+        self.counting = False  # operators are counted from the first module call
+        # XLA: porter's own share of torch_xla's counters (its statistics' operators, fallbacks,
+        # transfers), taken off what the report says about the script
+        self.own_xla: Counter = Counter()
+        self._own_depth = 0
+        self._ops_from: tuple[Counter, Counter] | None = None
+        self.xla_op_counts: Counter = Counter()
         self.sync_mode: SyncCounterMode | None = None
         self.shape_log: ShapeLog | None = None  # XLA sides: which line changed which shape
         self.syncs_enabled = syncs
@@ -145,17 +160,34 @@ class Recorder:
 
     @contextlib.contextmanager
     def own_work(self):
-        """Porter's own tensor work: no gradients, not counted as the user's operators."""
+        """Porter's own tensor work: no gradients, not counted as the user's operators (on XLA,
+        its share of torch_xla's counters is kept apart)."""
         counter = self.op_counter
         was = counter.paused if counter is not None else False
         if counter is not None:
             counter.paused = True
+        before = self.xla_counts() if self.xla is not None and self._own_depth == 0 else None
+        self._own_depth += 1
         try:
             with torch.no_grad():
                 yield
         finally:
+            self._own_depth -= 1
             if counter is not None:
                 counter.paused = was
+            if before is not None:
+                after = self.xla_counts()
+                self.own_xla.update({k: v - before.get(k, 0) for k, v in after.items()
+                                     if v > before.get(k, 0)})
+
+    def xla_counts(self) -> Counter:
+        """torch_xla's counters now, with the device-to-host transfers as `<d2h>`."""
+        met = self.xla
+        assert met is not None
+        counts = Counter({n: int(met.counter_value(n) or 0) for n in met.counter_names()})
+        d2h = met.metric_data("TransferFromDeviceTime")
+        counts["<d2h>"] = int(d2h[0]) if d2h else 0
+        return counts
 
     # ------------------------------------------------------------------ install
     def install(self) -> None:
@@ -191,7 +223,7 @@ class Recorder:
 
             self.xla = met
             met.clear_all()
-        if self.op_counter is not None:
+        if self.op_counter is not None or self.xla_ops:
             self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(
                 self.on_first_call))
         if self.syncs_enabled:
@@ -221,9 +253,14 @@ class Recorder:
         """Start counting ATen operators at the first module call: the script's host-side
         preparation before it (data loading, tokenising) is not the model's step, and
         counting it can cost more than the whole step."""
-        if not self.counting and self.step == 0 and not self.finished and self.op_counter is not None:
+        if self.counting or self.step != 0 or self.finished:
+            return
+        if self.op_counter is not None:
             self.counting = True
             self.op_counter.__enter__()
+        elif self.xla_ops and self.xla is not None:
+            self.counting = True
+            self._ops_from = (self.xla_counts(), Counter(self.own_xla))
 
     def on_forward(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
@@ -235,16 +272,24 @@ class Recorder:
         if n > self.module_calls or len(self.calls) >= self.max_entries:
             return
         recs = []
+        wanted = self.reference_shapes[len(self.calls)] if len(self.calls) < len(self.reference_shapes) else []
         with self.own_work():
-            for t in _tensors_of(output):
+            for j, t in enumerate(_tensors_of(output)):
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
                 dtype = str(t.dtype).removeprefix("torch.")
                 if t.is_floating_point():
                     self.output_dtypes[dtype] += 1
+                full = list(t.shape)
+                region = wanted[j] if j < len(wanted) else None
+                cut = region is not None and region != full and len(region) == len(full) and \
+                    all(0 <= r <= f for r, f in zip(region, full))
+                if cut:
+                    assert region is not None  # for mypy: cut implies a region
+                    t = t[tuple(slice(0, r) for r in region)]
                 stats, sample = tensor_stats(t, self.sample)
-                recs.append((stats, sample, list(t.shape), dtype))
+                recs.append((stats, sample, list(t.shape), dtype, full if cut else None))
         self.calls.append((mid, n, recs))
 
     def perturb_ulp(self, opt, args, kwargs) -> None:
@@ -425,10 +470,12 @@ class Recorder:
             out["neuron"] = neuron_metrics()
         if self.xla is not None:
             met = self.xla
-            counters = {n: int(met.counter_value(n) or 0) for n in met.counter_names()}
+            # porter's own statistics (a bit-pattern checksum falls back to the CPU on XLA) are
+            # not the script's: their counts are taken off
+            counters = {n: c - self.own_xla.get(n, 0) for n, c in self.xla_counts().items()}
             fallbacks = {n: c for n, c in counters.items()
-                         if n.startswith("aten::") and n != "aten::_local_scalar_dense"}
-            d2h = met.metric_data("TransferFromDeviceTime")
+                         if n.startswith("aten::") and n != "aten::_local_scalar_dense" and c > 0}
+            d2h_count = counters.pop("<d2h>", 0)
             marks = self.compiles_at_step
             total = int(met.counter_value("UncachedCompile") or 0)
             warm = marks[min(self.warmup, len(marks)) - 1] if marks else 0
@@ -444,16 +491,13 @@ class Recorder:
                 "compiles_first_step": marks[0] if marks else total,
                 "compiles_during_warmup": warm - (marks[0] if marks else 0),
                 "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
-                # porter's ATen counting (a dispatch mode, until step 1 ends) gives torch_xla's
-                # graphs new hashes: it can cost compiles of its own (porter.verify.gaps says so)
-                "ops_counted": self.op_counter is not None,
                 "compile_time_s": (compile_time[1] / 1e9) if compile_time else 0.0,
                 "cpu_fallback_ops": [{"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
                                      for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])],
                 "executed_fallback_ops": sorted(str(o) for o in met.executed_fallback_ops()),
                 "item_calls": counters.get("aten::_local_scalar_dense", 0),
-                "device_to_host_transfers": int(d2h[0]) if d2h else 0,
-                "device_to_host_transfers_per_step": (d2h[0] / steps) if d2h else 0.0,
+                "device_to_host_transfers": d2h_count,
+                "device_to_host_transfers_per_step": d2h_count / steps,
                 # per step with a line whose output shapes changed: its compiles and those lines
                 "shape_changes": [{"step": i + 1, "compiles": c, "lines": st["shape_changes"]}
                                   for i, (st, c) in enumerate(zip(self.steps, per_step))
@@ -466,9 +510,42 @@ class Recorder:
         return out
 
     def _stop_counting(self) -> None:
-        if self.counting and self.op_counter is not None:
-            self.counting = False
+        if not self.counting:
+            return
+        self.counting = False
+        if self.op_counter is not None:
             self.op_counter.__exit__(None, None, None)
+        elif self._ops_from is not None:
+            start, own_start = self._ops_from
+            now = self.xla_counts()
+            for name, n in now.items():
+                mine = n - start.get(name, 0) - (self.own_xla.get(name, 0) - own_start.get(name, 0))
+                if mine > 0:
+                    self.xla_op_counts[name] = mine
+
+    def _xla_ops(self) -> list[dict]:
+        """The operators of the first step on XLA, from torch_xla's counters: `xla::NAME` ran on
+        the device, `aten::NAME[.OVERLOAD]` fell back to the CPU."""
+        ops = []
+        for name, c in sorted(self.xla_op_counts.items(), key=lambda kv: (-kv[1], kv[0])):
+            if name.startswith("xla::"):
+                op, overload = name.removeprefix("xla::"), ""
+            elif name.startswith("aten::") and name != "aten::_local_scalar_dense":
+                op, _, overload = name.removeprefix("aten::").partition(".")
+            else:
+                continue  # runtime counters (tensors made, compiles), not operators
+            ops.append({"op": f"aten::{op}", "overload": overload, "dtypes": [], "devices": ["xla"],
+                        "count": c, "fallback": name.startswith("aten::")})
+        return ops
+
+    def _ops_scope(self) -> str:
+        if self.op_counter is not None:
+            return "ATen operators from the first module call to the end of optimizer step 1"
+        if self.xla_ops:
+            return ("operators torch_xla ran from the first module call to the end of optimizer step 1, "
+                    "from its own counters (xla::NAME lowered to the device, aten::NAME a CPU "
+                    "fallback), porter's own statistics taken off; input dtypes not recorded")
+        return "not recorded"
 
     def stop_probes(self) -> None:
         self._stop_counting()
@@ -512,11 +589,11 @@ class Recorder:
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
             key = name if n == 1 else f"{name}#{n}"
             outs = []
-            for j, (stats, sample, shape, dtype) in enumerate(recs):
+            for j, (stats, sample, shape, dtype, full) in enumerate(recs):
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
                 tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
                 outs.append({"shape": shape, "dtype": dtype, "stats": f"m{k}.{j}.stats",
-                             "sample": f"m{k}.{j}.sample"})
+                             "sample": f"m{k}.{j}.sample", **({"padded_from": full} if full else {})})
             modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
         params = []
         for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):
@@ -534,6 +611,8 @@ class Recorder:
                                                              key=lambda kv: (-kv[1], kv[0])):
                 ops.append({"op": name, "overload": overload, "dtypes": list(dtypes),
                             "devices": list(devs), "count": c})
+        elif self.xla_ops:
+            ops = self._xla_ops()
         manifest = {
             "steps_recorded": self.step,
             "steps": steps,
@@ -541,8 +620,7 @@ class Recorder:
             "parameters": params,
             "tied": self.tied,
             "ops": ops,
-            "ops_scope": "ATen operators from the first module call to the end of optimizer "
-                         "step 1" if self.op_counter is not None else "not recorded",
+            "ops_scope": self._ops_scope(),
             "precision": self.precision(),
             "devices": {"parameters": dict(Counter(p[6] for p in self.params)),
                         "losses": sorted(self.loss_devices)},

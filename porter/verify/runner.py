@@ -49,8 +49,12 @@ def side_env(role: str, cfg: ParityConfig | ScriptConfig, base: dict | None = No
             env["PJRT_DEVICE"] = "CPU"  # no accelerator device files: XLA's CPU client
         env.setdefault("TPU_SKIP_MDS_QUERY", "1")  # no hang on a cloud metadata query
     else:
-        # the reference never needs the target runtimes; keep them from autoloading
-        env.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+        # the reference is the original's CUDA run: the target runtimes never load there
+        # (porter.verify.devices.keep_reference_off_targets), not even through torch's autoload,
+        # and Hugging Face's libraries, which pick XLA whenever torch_xla is importable, are told
+        # so in processes the program starts itself too
+        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+        env["USE_TORCH_XLA"] = "0"
     return env
 
 

@@ -9,7 +9,6 @@ reference may instead come from a trace recorded on another machine (`--referenc
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -204,20 +203,13 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
 
 
-def _on_xla(rec: Recorded) -> bool:
-    """The side ran, or (a crash leaves no trace) may have run, on XLA."""
-    if rec.trace is None:
-        return importlib.util.find_spec("torch_xla") is not None
-    return (rec.trace.manifest.get("side") or {}).get("kind") == "xla"
-
-
 def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     """(status, error, trace) of one process's run, from what it left in `workdir`."""
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
     error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
     completed = res.returncode == 0 and (workdir / "done").is_file()
     own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
-    if own_alarm:
+    if error is not None and own_alarm:
         phase = error.get("phase") or phase
     status, error = classify(res.returncode, res.timed_out, completed, error, phase, timeout)
     if own_alarm:
@@ -286,6 +278,14 @@ def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
         manifest["noise_floor"] = f
     if path is not None and path.is_file():
         write_trace(path, rec.trace.manifest, rec.trace.tensors)
+
+
+def reference_shapes(trace: Trace | None) -> list[list[list[int]]]:
+    """The reference's module output shapes at step 1, in call order: the port records an
+    output it padded further (a program that pads to a fixed length on XLA) on this region."""
+    if trace is None:
+        return []
+    return [[o["shape"] for o in m["outputs"]] for m in trace.manifest.get("modules", [])]
 
 
 def _summary(rec: Recorded):
@@ -361,17 +361,7 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
                            "(porter trace record --no-noise-floor, or an older porter)"}, None)
     assert cfg.ported is not None  # parity-check requires --ported
     port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
-                  workers)
-    retried = None
-    if port.status != "ok" and port.status != "timeout" and cfg.ops and _on_xla(port):
-        # porter's ATen counting is a Python dispatch mode, under which torch_xla lowers some
-        # view chains differently (opacus' per-sample-gradient unfold fails to lower, its DP
-        # LSTM crashes the process): the port's own error is the one without it
-        again = record("ported", cfg.ported, cfg, base / "ported-again.trace.safetensors",
-                       base / "ported-again", workers, job_extra={"ops": False})
-        if again.status == "ok":
-            retried = _describe(port)
-            port = again
+                  workers, job_extra={"reference_shapes": reference_shapes(ref.trace)})
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
     assert ref.trace is not None and port.trace is not None  # both sides recorded ("ok")
@@ -379,10 +369,6 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
                             config=cfg.to_dict(), ref_side=_summary(ref), port_side=_summary(port))
     if cfg.reference_trace is not None and result.reference is not None:
         result.reference.notes.append(f"recorded earlier, elsewhere: {cfg.reference_trace}")
-    if retried and result.ported is not None:
-        result.ported.notes.append(f"the port raised while porter counted its ATen operators ({retried}); "
-                                   "it ran again without counting them (the operator list of this side "
-                                   "is empty) and finished: the counting, not the port, failed")
     return result
 
 

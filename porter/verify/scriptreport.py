@@ -94,7 +94,8 @@ def sections(r: ScriptResult) -> list[Section]:
                     [[m["module"], m["type"] + (f" → {m['ported_type']}" if m.get("ported_type")
                                                 and m["ported_type"] != m["type"] else ""),
                       _g(m["max_abs"]), _g(m["max_rel"]), ", ".join(m["stats_differ"]) or "—",
-                      ("pass" if m["passed"] else "FAIL") + (f" ({m['problem']})" if m["problem"] else "")]
+                      ("not compared" if not m.get("compared", True) else "pass" if m["passed"] else "FAIL")
+                      + (f" ({m['problem']})" if m["problem"] else "")]
                      for m in shown],
                     [f"first diverging module: {fd['module']}" if fd else "no module diverges",
                      f"{len(r.modules)} module outputs compared in the reference's execution order "

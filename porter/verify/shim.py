@@ -4,10 +4,11 @@
   request (``device="cuda"``, ``.cuda()``, ``.to("cuda:0")``, ``.to(0)``) to the CPU through a
   :class:`~torch.overrides.TorchFunctionMode`, and replaces the ``torch.cuda.*`` calls that real
   code makes (``is_available``, ``synchronize``, ``amp.autocast``, ``Event`` timing, memory
-  queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the code takes
-  its CUDA path, and ``torch.accelerator`` answers "cuda" the same way. Memory queries answer 0
-  and ``get_device_capability()`` answers (8, 0); these
-  are answers to user code only — porter never reports them as measurements.
+  queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the program
+  (its code and the libraries it calls; torch's own code keeps the truth) takes its CUDA path,
+  and ``torch.accelerator`` answers "cuda" the same way. Memory queries answer 0 and
+  ``get_device_capability()`` answers (8, 0); these are answers to the program only — porter
+  never reports them as measurements.
 * Ported side for ``neuron`` / ``tpu`` without that hardware: :func:`install_target_alias` makes
   the target's device string parse (``torch.utils.rename_privateuse1_backend``) and maps it to
   the device that really runs (PyTorch/XLA's device, or the CPU), with ``torch.accelerator.*``
@@ -21,11 +22,13 @@ process. ``torch.Generator(device="cuda")`` makes a CPU generator. Not covered:
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
-from collections import Counter
 import time
 import types
+from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -46,10 +49,13 @@ def _device_type(dev) -> str | None:
 class DeviceRemapMode(TorchFunctionMode):
     """Rewrites device arguments of every torch call: ``{"cuda": cpu}`` and the like."""
 
-    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False):
+    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False,
+                 refuse: tuple[str, ...] = (), root: str = ""):
         super().__init__()
         self.mapping = mapping
         self.claim_cuda = claim_cuda  # tensor.is_cuda answers True (reference shim)
+        self.refuse = refuse  # device types this side must never compute on (the reference: the targets')
+        self.root = root
         self.remapped = 0  # how many device arguments were rewritten
         self.requested: Counter = Counter()  # device type -> device arguments the program gave
 
@@ -63,6 +69,12 @@ class DeviceRemapMode(TorchFunctionMode):
         kind = _device_type(dev)
         if kind is not None:
             self.requested[kind] += 1
+        if kind in self.refuse:
+            raise TargetDeviceOnReference(
+                f"the original asked for a tensor on '{dev}' at {_caller_line(self.root)}: the "
+                f"reference runs the original's CUDA path (here on the CPU through porter's CUDA "
+                f"shim), where no {kind} device exists; a reference on the target's device would "
+                "compare the port with itself, so porter refuses it")
         if kind in self.mapping:
             self.remapped += 1
             return self.mapping[kind]
@@ -86,6 +98,27 @@ class DeviceRemapMode(TorchFunctionMode):
             args = (args[0], *(self.map(a) if isinstance(a, (str, torch.device, int)) else a
                                for a in args[1:]))
         return func(*args, **kwargs)
+
+
+class TargetDeviceOnReference(RuntimeError):
+    """The original asked for the target's device on the reference side."""
+
+
+def _caller_line(root: str) -> str:
+    """file:line of the innermost frame in the user's tree, else the innermost one outside torch
+    and porter (a library's), for messages that name where the program did something."""
+    root = root.rstrip("/") + "/"
+    skip = (str(Path(torch.__file__).parent) + "/", str(Path(__file__).parent.parent) + "/")
+    frame: FrameType | None = sys._getframe(1)
+    outside = None
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if root != "/" and name.startswith(root):
+            return f"{os.path.relpath(name, root)}:{frame.f_lineno}"
+        if outside is None and not name.startswith(skip) and not name.startswith("<"):
+            outside = f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return outside or "an unknown line"
 
 
 _OrigAutocast = torch.amp.autocast_mode.autocast
@@ -170,28 +203,54 @@ def _zero(*args, **kwargs) -> int:
     return 0
 
 
-def _from_user(root: str) -> bool:
-    """True when the first caller outside this file is the user's code (not torch's)."""
+def _package_dirs(*names: str) -> tuple[str, ...]:
+    """The folders of installed packages, found without importing them."""
+    import importlib.util
+
+    dirs = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(str(Path(location).resolve()) + "/")
+    return tuple(dirs)
+
+
+# torch's own code, and porter's: they keep the true answers (no GPU here)
+_TRUTHFUL = _package_dirs("torch", "torchvision", "torchaudio", "functorch", "porter")
+
+
+def _from_program(root: str) -> bool:
+    """True when the first caller outside this file is the program: the user's tree, or a library
+    it calls (accelerate, transformers, ignite…: on a GPU host they see the GPU and take their
+    CUDA branch, accelerate choosing it with torch.accelerator); False for torch's and porter's own
+    code, which must keep the true answers."""
     frame: FrameType | None = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename == __file__:
         frame = frame.f_back
-    return frame is not None and frame.f_code.co_filename.startswith(root)
+    if frame is None:
+        return False
+    name = frame.f_code.co_filename
+    return name.startswith(root) or not name.startswith(_TRUTHFUL)
 
 
 def install_cuda_shim(root: str) -> DeviceRemapMode:
     """Reference side without a GPU: CUDA requests go to the CPU. Returns the mode to enter.
 
-    `torch.cuda.is_available()` / `device_count()` answer "one GPU" only to code under `root`
-    (the user's tree); torch's own internals keep the true answer, so they take their CPU
-    paths (the optimizers, for one, probe CUDA graph capture when CUDA is available)."""
+    `torch.cuda.is_available()` / `device_count()` answer "one GPU" to the program: the code
+    under `root` (the user's tree) and the libraries it calls; torch's own internals keep the
+    true answer, so they take their CPU paths (the optimizers, for one, probe CUDA graph capture
+    when CUDA is available)."""
     cpu = torch.device("cpu")
     root = root.rstrip("/") + "/"
     real_available, real_count = torch.cuda.is_available, torch.cuda.device_count
     _patch_autocast(lambda t: "cpu" if _device_type(t) == "cuda" else t)
     cuda: Any = torch.cuda  # patched below with CPU stand-ins (not what torch's types say)
     replacements: dict[str, Any] = {
-        "is_available": lambda: _from_user(root) or real_available(),
-        "device_count": lambda: 1 if _from_user(root) else real_count(),
+        "is_available": lambda: _from_program(root) or real_available(),
+        "device_count": lambda: 1 if _from_program(root) else real_count(),
         "init": _noop,
         "current_device": lambda: 0,
         "set_device": _noop,
@@ -248,7 +307,9 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
     _shim_accelerator(root)
     generators_on_cpu({"cuda"})
-    return DeviceRemapMode({"cuda": cpu}, claim_cuda=True)
+    from porter.verify.devices import TARGET_KINDS
+
+    return DeviceRemapMode({"cuda": cpu}, claim_cuda=True, refuse=TARGET_KINDS, root=root)
 
 
 _RealGenerator = torch.Generator
@@ -286,26 +347,27 @@ def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
 
 
 def _seed_cpu(seed, root: str) -> None:
-    if _from_user(root):
+    if _from_program(root):
         torch.default_generator.manual_seed(int(seed))
 
 
 def _shim_accelerator(root: str) -> None:
-    """torch.accelerator answers as on a one-GPU CUDA host, to the user's code: a program that
-    picks its device with `torch.accelerator.current_accelerator()` takes the branch it takes
-    on a GPU (its "cuda" device then runs on the CPU through the mode above). torch's own
-    callers keep the true answers."""
+    """torch.accelerator answers as on a one-GPU CUDA host, to the program (its code and the
+    libraries it calls): a program that picks its device with
+    `torch.accelerator.current_accelerator()` (accelerate's `PartialState` does) takes the branch
+    it takes on a GPU (its "cuda" device then runs on the CPU through the mode above). torch's
+    own callers keep the true answers."""
     acc: Any = torch.accelerator  # patched with CPU stand-ins (not what torch's types say)
     cuda = torch.device("cuda")
     real: dict[str, Callable[..., Any]] = {n: getattr(acc, n) for n in
                                            ("is_available", "device_count", "current_accelerator")}
 
     def current_accelerator(check_available: bool = False):
-        return cuda if _from_user(root) else real["current_accelerator"](check_available)
+        return cuda if _from_program(root) else real["current_accelerator"](check_available)
 
     replacements: dict[str, Callable[..., Any]] = {
-        "is_available": lambda: _from_user(root) or real["is_available"](),
-        "device_count": lambda: 1 if _from_user(root) else real["device_count"](),
+        "is_available": lambda: _from_program(root) or real["is_available"](),
+        "device_count": lambda: 1 if _from_program(root) else real["device_count"](),
         "current_accelerator": current_accelerator,
         "current_device_index": lambda: 0,
         "current_device_idx": lambda: 0,
@@ -371,4 +433,4 @@ def install_target_alias(target: str, device: torch.device,
     return DeviceRemapMode({target: device})
 
 
-__all__ = ["DeviceRemapMode", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]
+__all__ = ["DeviceRemapMode", "TargetDeviceOnReference", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]

@@ -147,6 +147,12 @@ def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float,
     return bad
 
 
+def padded(a: list[int], b: list[int]) -> bool:
+    """One shape holds the other (same rank, every dimension as large or larger): the same
+    tensor padded, as a program that pads its batches to a fixed length on one device makes."""
+    return len(a) == len(b) and (all(x <= y for x, y in zip(a, b)) or all(x >= y for x, y in zip(a, b)))
+
+
 def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
                     floor: dict | None = None) -> tuple[list[dict], dict | None]:
     """Per module output at step 1; `floor` (porter.verify.noise) widens each module's
@@ -158,7 +164,7 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
     for m in ref.manifest.get("modules", []):
         key = m["key"]
         row = {"module": key, "type": m.get("type"), "ported_type": None, "max_abs": None,
-               "max_rel": None, "stats_differ": [], "passed": True, "problem": None}
+               "max_rel": None, "stats_differ": [], "passed": True, "problem": None, "compared": True}
         pm = port_by_key.get(key)
         if pm is None:
             row.update(passed=False, problem="not called on the ported side")
@@ -168,6 +174,15 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
                 row.update(passed=False, problem=f"{len(m['outputs'])} output tensor(s) on the "
                            f"reference, {len(pm['outputs'])} ported")
             for ro, po in zip(m["outputs"], pm["outputs"]):
+                if po.get("padded_from") and ro["shape"] == po["shape"]:
+                    # compared on the reference's region
+                    row.update(padded_from=po["padded_from"], reference_shape=ro["shape"])
+                if ro["shape"] != po["shape"] and padded(ro["shape"], po["shape"]):
+                    # the program fed its model other shapes on the two sides (accelerate's collate
+                    # pads to a fixed length under XLA): the values cannot be set side by side
+                    row.update(compared=False, problem=f"other shapes: reference {ro['shape']}, "
+                               f"ported {po['shape']}")
+                    break
                 if ro["shape"] != po["shape"]:
                     row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, "
                                f"ported {po['shape']}")
@@ -368,6 +383,8 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     if not ref_steps and not errors:
         errors.append("the reference recorded no optimizer step: the command never called "
                       "optimizer.step() (is it a training script? were --steps reached?)")
+    device_errors, device_fails = causes.device_findings(rm, pm)
+    errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
     if ref_steps and not bool(rl.isfinite().all()):
         bad = int((~rl.isfinite()).nonzero()[0]) + 1
@@ -421,8 +438,23 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
         for g in res.tied["untied_in_port"]:
             fails.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
                          "(on XLA, Module.to() unties shared weights: re-tie them after moving)")
-        branch_fails, res.warnings = causes.branch_findings(rm, pm)
-        fails += branch_fails
+        res.warnings = causes.branch_warnings(rm, pm)
+        region = [m for m in res.modules if m.get("padded_from")]
+        if region:
+            res.warnings.append(
+                f"{len(region)} module output(s) were larger on the ported side and were compared on "
+                f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
+                f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target (a fixed "
+                "length on XLA, say); the padding itself was not compared")
+        other = [m for m in res.modules if not m.get("compared", True)]
+        if other:
+            res.warnings.append(
+                f"{len(other)} module output(s) had other shapes on the two sides and were not "
+                f"compared (first: {other[0]['module']}: {other[0]['problem'].removeprefix('other shapes: ')}): "
+                "the program fed its model inputs padded differently on each side (a fixed length "
+                "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
+                "were compared")
+        fails += device_fails
         if res.parameters["differing"]:
             d = res.parameters["differing"]
             fails.append(f"the two runs did not start from the same weights: {len(d)} parameter(s) "
@@ -461,7 +493,7 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
         res.reasons.append(f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
-                           f"{len(res.modules)} module output(s) at step 1 and "
+                           f"{sum(m.get('compared', True) for m in res.modules)} module output(s) at step 1 and "
                            f"{res.parameters['compared']} initial parameter(s) match{emu}")
     res.reasons.append(tol_text)
     if floor is not None:

@@ -27,7 +27,12 @@ def _stats(x: torch.Tensor) -> torch.Tensor:
                         x.norm(), torch.tensor(0.0, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64)])
 
 
+PORT = "xla (CPU PJRT, emulated)"
+
+
 def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu (reference; CUDA shim)"):
+    """A reference's trace, or with label=PORT a port's (its tensors made on XLA)."""
+    kind = "xla" if label == PORT else "cpu"
     lr = lr or [1e-3 * (i + 1) for i in range(len(losses))]
     act = act if act is not None else torch.linspace(-1, 1, 32)
     w = torch.linspace(0, 1, 16)
@@ -36,7 +41,8 @@ def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu 
                "m0.0.stats": _stats(act), "m0.0.sample": act,
                "p0.stats": _stats(w), "p0.sample": w}
     manifest = {
-        "side": {"label": label, "kind": "cpu", "hardware": False, "emulated": False, "versions": {}},
+        "side": {"label": label, "kind": kind, "hardware": False, "emulated": kind == "xla", "versions": {}},
+        "devices": {"parameters": {kind: 1}, "losses": [kind]},
         "host": {"hostname": "h"}, "command": ["python", "train.py"], "stopped": "steps reached",
         "steps_recorded": len(losses),
         "steps": [{"step": i + 1, "loss": loss, "backward_calls": 1, "backward_losses": [loss],
@@ -77,11 +83,11 @@ def test_foreign_or_newer_files_are_refused(tmp_path):
 
 def test_equal_runs_pass_and_a_later_step_parting_fails(tmp_path):
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8, 1.6, 1.5])
-    same = make_trace(tmp_path / "s.safetensors", [2.0, 1.8, 1.6, 1.5])
+    same = make_trace(tmp_path / "s.safetensors", [2.0, 1.8, 1.6, 1.5], label=PORT)
     r = compare_traces(ref, same)
     assert r.verdict == "pass" and r.exit_code == 0 and r.parted_at is None
     assert any("tolerances (float32)" in x for x in r.reasons)
-    off = make_trace(tmp_path / "o.safetensors", [2.0, 1.8, 1.7, 1.65])
+    off = make_trace(tmp_path / "o.safetensors", [2.0, 1.8, 1.7, 1.65], label=PORT)
     r = compare_traces(ref, off)
     assert r.verdict == "fail" and r.parted_at == 3
     assert any("the loss curves part at step 3" in x for x in r.reasons)
@@ -92,15 +98,15 @@ def test_equal_runs_pass_and_a_later_step_parting_fails(tmp_path):
 
 def test_schedule_activation_and_precision(tmp_path):
     ref = make_trace(tmp_path / "r.safetensors", [2.0, 1.8])
-    lr = make_trace(tmp_path / "l.safetensors", [2.0, 1.8], lr=[1e-3, 1e-3])
+    lr = make_trace(tmp_path / "l.safetensors", [2.0, 1.8], lr=[1e-3, 1e-3], label=PORT)
     r = compare_traces(ref, lr)
     assert r.verdict == "fail" and any("learning rate differs at step 2" in x for x in r.reasons)
-    act = make_trace(tmp_path / "a.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01)
+    act = make_trace(tmp_path / "a.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01, label=PORT)
     r = compare_traces(ref, act)
     assert r.first_divergence["module"] == "fc"
     # the same 1% activation difference is within bfloat16 autocast's tolerance
     bf = make_trace(tmp_path / "b.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01,
-                    regime="bfloat16")
+                    regime="bfloat16", label=PORT)
     r = compare_traces(ref, bf)
     assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
 
@@ -109,7 +115,7 @@ def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
     from porter.verify.tracecmp import side_summary, step_time_gap
 
     ref = side_summary(make_trace(tmp_path / "r.safetensors", [2.0]), "reference")
-    port = side_summary(make_trace(tmp_path / "p.safetensors", [2.0], label="xla (CPU PJRT, emulated)"),
+    port = side_summary(make_trace(tmp_path / "p.safetensors", [2.0], label=PORT),
                         "ported")
     assert step_time_gap(ref, port, 0) == []  # not measured: no gap invented
     ref.perf, port.perf = {"steady_step_s": 0.01}, {"steady_step_s": 0.03}

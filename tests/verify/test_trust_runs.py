@@ -1,5 +1,5 @@
 """Verdicts a user can trust, on real runs: the same random numbers on XLA as on the CPU, the
-original's torch.accelerator branch under the CUDA shim, the line that grows a sequence named
+original's torch.accelerator branch under the CUDA shim, a reference kept off XLA, the line that grows a sequence named
 after a recompile storm, and a torchrun program at world size 2 whose collectives really cross
 the processes on both sides."""
 
@@ -94,6 +94,45 @@ def test_the_original_takes_its_accelerator_branch(tmp_path, monkeypatch):
     m = read_trace(out).manifest
     assert m["devices"]["requested"].get("cuda", 0) >= 2 and m["devices"]["parameters"] == {"cpu": 2}
     assert made_on(m).startswith("cuda, run on the CPU by the CUDA shim")
+
+
+OFF_XLA = """
+import importlib.util, os, torch, torch.nn as nn
+seen = [importlib.util.find_spec("torch_xla") is not None, os.environ.get("USE_TORCH_XLA")]
+try:
+    import torch_xla  # a program (or a library: transformers, accelerate) that uses XLA when it can
+    device = torch_xla.device()
+except ImportError:
+    device = torch.device("cuda")
+open("seen.txt", "w").write(f"{seen[0]} {seen[1]} {device}")
+model = nn.Linear(4, 2).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.ones(3, 4, device=device)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+def test_the_reference_never_runs_on_xla(tmp_path, monkeypatch):
+    """torch_xla is installed here, as it is where the port runs: the reference (the original's
+    CUDA run) cannot import it, Hugging Face's switch says no, and a program that asks for the
+    XLA device there stops with the line that asked."""
+    (tmp_path / "train.py").write_text(OFF_XLA)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "t.safetensors"
+    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor",
+                                   "--", sys.executable, "train.py"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "seen.txt").read_text() == "False 0 cuda"
+    from porter.verify.tracefile import read_trace
+
+    m = read_trace(out).manifest
+    assert m["devices"]["parameters"] == {"cpu": 2} and m["devices"]["losses"] == ["cpu"]
+    (tmp_path / "train.py").write_text("import torch\n\nx = torch.zeros(2, device='xla')\n")
+    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor",
+                                   "--", sys.executable, "train.py"])
+    assert res.exit_code != 0
+    assert "the original asked for a tensor on 'xla' at train.py:3" in " ".join(res.output.split()), res.output
 
 
 GROW = """

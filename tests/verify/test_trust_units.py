@@ -138,6 +138,64 @@ def test_the_sides_code_paths_are_said(tmp_path):
     assert r.verdict == "fail" and "the port computed on the CPU, not on its xla device" in r.reasons[0]
 
 
+def test_no_verdict_when_the_reference_ran_on_the_targets_device(tmp_path):
+    """A reference that trained on XLA (transformers does, whenever torch_xla is importable)
+    agrees with the port to the bit: comparing them would PASS the port against itself."""
+    port = trace(tmp_path / "p", [2.0, 1.8], side=XLA, devices=ON_XLA)
+    on_xla = trace(tmp_path / "x", [2.0, 1.8], devices={"parameters": {"xla": 1}, "losses": ["xla"],
+                                                         "requested": {"cpu": 3}})
+    r = compare_traces(on_xla, port)
+    assert r.verdict == "error" and r.exit_code == 2
+    assert "the reference computed on xla" in r.reasons[0] and "no verdict" in r.reasons[0]
+    # a loss on the target's device is enough, whatever the parameters say
+    loss_only = trace(tmp_path / "l", [2.0, 1.8], devices={"parameters": {"cpu": 1}, "losses": ["xla"],
+                                                           "requested": {"cuda": 3}})
+    assert compare_traces(loss_only, port).verdict == "error"
+
+
+def test_no_verdict_when_both_sides_ran_on_one_device_type(tmp_path):
+    ref = trace(tmp_path / "r", [2.0, 1.8])
+    # no target runtime: the port ran on the CPU like the reference, with the same numbers
+    on_cpu = trace(tmp_path / "c", [2.0, 1.8], side={"label": "cpu (no target runtime installed)", "kind": "cpu"},
+                   devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": None})
+    r = compare_traces(ref, on_cpu)
+    assert r.verdict == "error" and "both sides computed on cpu" in r.reasons[0]
+    assert "install torch_xla" in r.reasons[0]
+    # a side that does not say where its tensors were made (an older trace) gets no verdict either
+    unknown = trace(tmp_path / "u", [2.0, 1.8], side=XLA, devices={"parameters": {}, "losses": []})
+    r = compare_traces(ref, unknown)
+    assert r.verdict == "error" and "where the port's tensors were made is not recorded" in r.reasons[0]
+
+
+def test_outputs_the_port_padded_further_are_compared_on_the_reference_region(tmp_path):
+    """accelerate pads each batch to 128 tokens under XLA, to the longest sequence elsewhere: the
+    port records its output on the reference's region (padded_from says it did)."""
+    ref = trace(tmp_path / "r", [2.0, 1.8])
+
+    def port(name, act, shape, padded_from=None):
+        t = trace(tmp_path / name, [2.0, 1.8], act=act, side=XLA, devices=ON_XLA)
+        out = t.manifest["modules"][0]["outputs"][0]
+        out["shape"] = shape
+        if padded_from:
+            out["padded_from"] = padded_from
+        return read_trace(write_trace(tmp_path / f"{name}.safetensors", t.manifest, t.tensors))
+
+    region = port("a", None, [32], padded_from=[128])
+    r = compare_traces(ref, region)
+    assert r.verdict == "pass" and r.modules[0]["padded_from"] == [128]
+    assert any("compared on the reference's region" in x for x in r.reasons)
+    # the same region with other values still fails, naming the module
+    r = compare_traces(ref, port("b", torch.linspace(-1, 1, 32) * 1.1, [32], padded_from=[128]))
+    assert r.verdict == "fail" and r.first_divergence["module"] == "fc"
+    # other shapes that cannot be lined up (no region recorded): not compared, never a pass row
+    r = compare_traces(ref, port("c", None, [64]))
+    assert not r.modules[0]["compared"] and r.modules[0]["problem"].startswith("other shapes")
+    assert any("were not compared" in x for x in r.reasons)
+    # shapes that do not hold one another fail
+    r = compare_traces(ref, port("d", None, [4, 8]))
+    assert r.verdict == "fail" and "shape differs" in r.first_divergence["problem"]
+
+
 def test_a_divergence_at_a_device_draw_is_named(tmp_path):
     ref = trace(tmp_path / "r", [2.0, 1.8])
     own = {"redirected": False, "device_draws": 2, "before_step_1": 2, "generator": "each device's own",
@@ -152,13 +210,14 @@ def test_a_divergence_at_a_device_draw_is_named(tmp_path):
 
 
 def test_ranks_are_compared_rank_by_rank(tmp_path):
-    def run(name, rank1):
-        parts = [trace(tmp_path / f"{name}0", [2.0, 1.8, 1.6]), trace(tmp_path / f"{name}1", rank1)]
+    def run(name, rank1, port=True):
+        where = {"side": XLA, "devices": ON_XLA} if port else {}
+        parts = [trace(tmp_path / f"{name}0", [2.0, 1.8, 1.6], **where), trace(tmp_path / f"{name}1", rank1, **where)]
         for t in parts:
             t.manifest["steps"][0]["collectives"] = {"all_reduce": 3}
         return merge_ranks(parts, tmp_path / f"{name}.safetensors")
 
-    ref = read_trace(run("r", [2.1, 1.9, 1.7]).path)
+    ref = read_trace(run("r", [2.1, 1.9, 1.7], port=False).path)
     assert ref.world_size == 2 and ref.rank(1).manifest["steps"][0]["loss"] == 2.1
     same = run("s", [2.1, 1.9, 1.7])
     r = compare_traces(ref, same)
