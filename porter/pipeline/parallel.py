@@ -288,9 +288,11 @@ class Pool:
                     return None, slot
                 wait = deadline - now
             else:
-                wait = _POLL_S  # queued behind other batches: no clock runs for these files yet
+                # queued behind other batches: no clock runs for these files yet; looked at again
+                # within the limit, so that a file cannot start and finish unseen past it
+                wait = min(_POLL_S, self.file_timeout / 2)
             try:
-                return future.result(timeout=min(wait, _POLL_S) if not running else wait), None
+                return future.result(timeout=wait), None
             except FutureTimeout:
                 continue
             except (BrokenProcessPool, CancelledError):
