@@ -119,7 +119,7 @@ def _needed(data: bytes) -> list[str]:
 
     try:
         elf = ELFFile(io.BytesIO(data))
-        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined]
+        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined, unused-ignore]
     except ELFError:
         return []
 
