@@ -61,16 +61,27 @@ def _one_line_error(out, *words: str) -> str:
     return err
 
 
-def test_a_well_formed_trace_compares_with_itself(tmp_path):
-    good = _write(tmp_path / "good.safetensors", {**_manifest(), "schema": "porter.trace/1"})
-    out = porter("trace", "compare", str(good), str(good), cwd=tmp_path)
+def _sides(tmp_path: Path) -> tuple[Path, Path]:
+    """A reference run on the CPU through the CUDA shim and a port on XLA, with equal numbers: two
+    well-formed traces porter can give a verdict on (two traces of one device type get none)."""
+    ref = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "cuda", "kind": "cpu", "shim": "cuda->cpu",
+           "notes": [], "versions": {}}, "devices": {"losses": ["cpu"], "parameters": {"cpu": 1}, "requested": {"cuda": 1}}}
+    port = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "xla", "kind": "xla", "notes": [], "versions": {}},
+            "devices": {"losses": ["xla"], "parameters": {"xla": 1}}}
+    return _write(tmp_path / "ref.safetensors", ref), _write(tmp_path / "port.safetensors", port)
+
+
+def test_well_formed_traces_compare(tmp_path):
+    ref, port = _sides(tmp_path)
+    out = porter("trace", "compare", str(ref), str(port), cwd=tmp_path)
     assert out.returncode == 0, (out.stdout, out.stderr)
+    good = ref
     # off a terminal the tables are not squeezed to 80 columns: each row on one line
     ops = porter("trace", "ops", str(good), "--target", "xla", cwd=tmp_path, columns=False)
     assert ops.returncode in (0, 1) and b"addmm" in ops.stdout, ops.stderr
     [row] = [ln for ln in ops.stdout.decode().splitlines() if "addmm" in ln]
     assert len(row) > 80, ops.stdout.decode()
-    compared = porter("trace", "compare", str(good), str(good), cwd=tmp_path, columns=False).stdout.decode()
+    compared = porter("trace", "compare", str(ref), str(port), cwd=tmp_path, columns=False).stdout.decode()
     assert max(len(ln) for ln in compared.splitlines()) > 80, compared
 
 
