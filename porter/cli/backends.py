@@ -10,13 +10,14 @@ import typer
 from rich.table import Table
 
 from porter.cli.common import check_target, console
+from porter.cli.options import AsJson, Scaffold, Target
 
 
 def backends(
     path: Path = typer.Argument(Path("."), help="File or folder to scan."),
-    target: str = typer.Option("neuron", "--target", "-t", help="neuron, tpu or xla: the backend to scaffold."),
-    scaffold: Path = typer.Option(None, "--scaffold", help="Write the target's backend class, modelled on CUDA's, here (never over an existing file)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the families as JSON."),
+    target: Target = None,
+    scaffold: Scaffold = None,
+    as_json: AsJson = False,
 ) -> None:
     """List per-device backend classes (one per device under one base) and CUDA's among them."""
     from porter.backends.scaffold import scan, write_backend

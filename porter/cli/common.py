@@ -1,6 +1,6 @@
 """The plumbing every command shares: consoles, exit codes, usage errors, and the checks and
-configuration that options go through. Command modules import from here (and `writes` for
-writing files), never from each other."""
+configuration that options go through. Command modules import from here (`options` for the
+options they share, `writes` for writing files), never from each other."""
 
 from __future__ import annotations
 

@@ -9,21 +9,22 @@ import typer
 from rich.table import Table
 
 from porter.cli.common import console, effective_config, usage_error
+from porter.cli.options import ConfigFile, Exclude, ExtendSelect, FailOn, Ignore, Isolated, Portable, Select, Target
 from porter.config.files import KEYS
 from porter.report.textsafe import plain
 
 
 def config(
     paths: list[Path] = typer.Argument(None, help="The path whose configuration to show (default: the current folder).", show_default=False),
-    target: str = typer.Option(None, "--target", "-t", help="As `porter lint --target`."),
-    select: list[str] = typer.Option(None, "--select", help="As `porter lint --select`."),
-    ignore: list[str] = typer.Option(None, "--ignore", help="As `porter lint --ignore`."),
-    extend_select: list[str] = typer.Option(None, "--extend-select", help="As `porter lint --extend-select`."),
-    exclude: list[str] = typer.Option(None, "--exclude", help="As `porter lint --exclude`."),
-    fail_on: str = typer.Option(None, "--fail-on", help="As `porter lint --fail-on`."),
-    portable: bool = typer.Option(None, "--portable/--no-portable", help="As `porter lint --portable/--no-portable`.", show_default=False),
-    config_file: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml."),
-    isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
+    target: Target = None,
+    select: Select = None,
+    ignore: Ignore = None,
+    extend_select: ExtendSelect = None,
+    exclude: Exclude = None,
+    fail_on: FailOn = None,
+    portable: Portable = None,
+    config_file: ConfigFile = None,
+    isolated: Isolated = False,
     output_format: str = typer.Option("text", "--output-format", help="text or json."),
 ) -> None:
     """Print the effective settings and where each came from (default, config file, command line)."""

@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from porter.cli.common import check_target, console, usage_error
+from porter.cli.options import Target
 from porter.config.ruledocs import rule_markdown
 from porter.report.console import print_markdown
 from porter.config.ruledata import all_rules
@@ -23,8 +24,8 @@ def targets() -> None:
     console.print(table)
 
 
-def rules(target: str = typer.Option(None, "--target", "-t", help="Only rules that apply to this target.")) -> None:
-    """List every rule: code, name, fix per target, summary."""
+def rules(target: Target = None) -> None:
+    """List every rule: code, name, fix per target, summary (with --target: the rules that apply to it)."""
     if target is not None:
         check_target(target)
     table = Table()

@@ -11,14 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from porter.cli.common import check_target, console, effective_config, err_console, usage_error
+from porter.cli.options import AsJson, Scaffold, Target
 from porter.report.textsafe import plain
 
 
 def kernels(
     path: Path = typer.Argument(Path("."), help="File or folder to scan."),
-    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla: the language of the --scaffold skeletons (or `target` in the config file; required with --scaffold)."),
-    scaffold: Path = typer.Option(None, "--scaffold", help="Write a reference op, a target kernel skeleton and a parity test per kernel here."),
-    as_json: bool = typer.Option(False, "--json", help="Print the inventory as JSON."),
+    target: Target = None,
+    scaffold: Scaffold = None,
+    as_json: AsJson = False,
 ) -> None:
     """List custom kernels (Triton, cpp_extension, .cu sources) with their call sites."""
     from porter.kernels.inventory import scan

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, ConfigFile, Exclude, ExtendSelect, FailOn, FileTimeout, Ignore, Isolated, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
 from porter.pipeline.findings import FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
@@ -25,36 +26,36 @@ from porter.report.textsafe import plain
 
 def lint(
     paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder).", show_default=False),
-    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla (or `target` in the config file)."),
+    target: Target = None,
     output_format: str = typer.Option(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
     ),
     output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
-    fail_on: str = typer.Option(None, "--fail-on", help="Lowest severity that fails the run: info, warning (default) or error. Info findings need no action."),
+    fail_on: FailOn = None,
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
     fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
-    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="With --fix or --diff, apply unsafe fixes too."),
-    portable: bool = typer.Option(None, "--portable/--no-portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.", show_default=False),
+    unsafe_fixes: UnsafeFixes = False,
+    portable: Portable = None,
     diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff, write nothing; exit 1 if any."),
-    select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (replaces the config's)."),
-    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes (added to the config's)."),
-    extend_select: list[str] = typer.Option(None, "--extend-select", help="Also run these (e.g. rules off by default)."),
-    exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
-    config: Path = typer.Option(None, "--config", help="Use this porter.toml / pyproject.toml instead of discovering one."),
-    isolated: bool = typer.Option(False, "--isolated", help="Ignore every config file."),
-    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: .porter_cache/ if the project has one, else ~/.cache/porter)."),
-    report: Path = typer.Option(None, "--report", help="Also write a migration report (FILE.html, .md or .json) of every finding, before --baseline."),
+    select: Select = None,
+    ignore: Ignore = None,
+    extend_select: ExtendSelect = None,
+    exclude: Exclude = None,
+    config: ConfigFile = None,
+    isolated: Isolated = False,
+    jobs: Jobs = None,
+    no_cache: NoCache = False,
+    cache_dir: CacheDir = None,
+    report: MigrationReport = None,
     report_unused_ignores: bool = typer.Option(
         False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
     ),
     baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
-    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="With --fix: fix files with uncommitted changes (or that git cannot check)."),
-    allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="With --fix: fix files that are not under version control."),
-    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take before it is reported and skipped (default 60; 0: no limit)."),
+    allow_dirty: AllowDirty = False,
+    allow_no_vcs: AllowNoVcs = False,
+    file_timeout: FileTimeout = None,
 ) -> None:
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])

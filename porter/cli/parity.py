@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import console
+from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Timeout
 from porter.report.textsafe import printable
 
 
@@ -19,40 +20,30 @@ def parity_check(
                                         "or (model, loss_fn, optimizer_factory)."),
     inputs: str | None = typer.Option(None, "--inputs", help="MODULE:FN; FN() returns example inputs "
                                          "(default: example_inputs next to the factory)."),
-    target: str | None = typer.Option(None, "--target", help="neuron, tpu or xla (default xla)."),
+    target: RunTarget = None,
     train_steps: int | None = typer.Option(None, "--train-steps", help="Compare the loss curve over N optimizer steps."),
     dtype: str | None = typer.Option(None, "--dtype", help="float32 (default), bfloat16 or float16 "
                                         "(both sides under autocast)."),
-    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance (default: by dtype)."),
-    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance (default: by dtype)."),
-    report: Path | None = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
-    timeout: float | None = typer.Option(None, "--timeout", help="Seconds each side may run (default 600)."),
+    rtol: Rtol = None,
+    atol: Atol = None,
+    report: ParityReport = None,
+    timeout: Timeout = None,
     repeats: int | None = typer.Option(None, "--repeats", help="Timed steps per side (default 5)."),
     warmup: int | None = typer.Option(None, "--warmup", help="Warm-up steps before timing (default 2)."),
     explain: bool | None = typer.Option(None, "--explain/--no-explain",
                                            help="Look for graph breaks with torch._dynamo.explain."),
     keep: bool = typer.Option(False, "--keep", help="Keep the work folder (logs, tensors) and print its path."),
-    steps: int | None = typer.Option(None, "--steps", help="Script mode: optimizer steps to record (default 10)."),
+    steps: Steps = None,
     reference_trace: Path | None = typer.Option(None, "--reference-trace",
                                                    help="Script mode: compare against this trace "
                                                    "(porter trace record) instead of running --original."),
-    eager: bool = typer.Option(False, "--eager", help="Script mode: torch.compile returns the model "
-                               "uncompiled on both sides."),
-    seed: int = typer.Option(0, "--seed", help="Script mode: the seed both sides get before the script starts."),
-    max_output: float = typer.Option(4.0, "--max-output", help="Script mode: MiB of each side's output kept."),
-    max_memory: float | None = typer.Option(None, "--max-memory",
-                                               help="Script mode: GiB of address space per side (RLIMIT_AS)."),
-    count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
-                                   help="Script mode: list the ATen operators each side ran in its first step "
-                                        "(on XLA from torch_xla's own counters)."),
-    noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
-                                     help="Script mode: run the original a second time with another "
-                                          "thread count and judge the port against the larger of the "
-                                          "tolerance and the program's own drift (costs one more run)."),
-    device_rng: bool = typer.Option(False, "--device-rng",
-                                    help="Script mode: random numbers drawn on a device come from that "
-                                         "device's own generator (default: from the CPU generator, "
-                                         "seeded alike on both sides, then moved)."),
+    eager: Eager = False,
+    seed: Seed = 0,
+    max_output: MaxOutput = 4.0,
+    max_memory: MaxMemory = None,
+    count_ops: CountOps = True,
+    noise_floor: NoiseFloor = True,
+    device_rng: DeviceRng = False,
     command: list[str] | None = typer.Argument(None, help="Script mode: after `--`, the training "
                                                   "command, e.g. -- python train.py --max-iters 20."),
 ) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_file_timeout, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
+from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, Exclude, FileTimeout, Ignore, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.pipeline.findings import FileStatus
 from porter.report import ReportModel, report_format, series, write_report
@@ -21,25 +22,25 @@ from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
 
 def rewrite(
     paths: list[Path] = typer.Argument(..., help="Files or folders to port.", show_default=False),
-    target: str = typer.Option(None, "--target", "-t", help="neuron, tpu or xla."),
+    target: Target = None,
     diff: bool = typer.Option(False, "--diff", help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
     out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched."),
     split: Path = typer.Option(None, "--split", help="Write the port as an ordered series of patches into this folder, one per area and kind of change, each applying on top of the ones before (with index.md); the originals stay untouched.", show_default=False),
     force: bool = typer.Option(False, "--force", help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With --split: replace the series already there."),
-    allow_dirty: bool = typer.Option(False, "--allow-dirty", help="Rewrite files with uncommitted changes (or that git cannot check) in place."),
-    allow_no_vcs: bool = typer.Option(False, "--allow-no-vcs", help="Rewrite files in place that are not under version control."),
-    select: list[str] = typer.Option(None, "--select", help="Only these rule codes or prefixes (comma-separated)."),
-    ignore: list[str] = typer.Option(None, "--ignore", help="Skip these rule codes or prefixes."),
-    exclude: list[str] = typer.Option(None, "--exclude", help="Gitignore-style pattern of files to leave out."),
-    unsafe_fixes: bool = typer.Option(False, "--unsafe-fixes", help="Apply unsafe fixes too (fp16→bf16, GradScaler removal, …)."),
+    allow_dirty: AllowDirty = False,
+    allow_no_vcs: AllowNoVcs = False,
+    select: Select = None,
+    ignore: Ignore = None,
+    exclude: Exclude = None,
+    unsafe_fixes: UnsafeFixes = False,
     annotate: bool = typer.Option(False, "--annotate", help="Leave a `# porter[CODE]: …` comment at each manual site."),
-    portable: bool = typer.Option(None, "--portable/--no-portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.", show_default=False),
-    report: Path = typer.Option(None, "--report", help="Also write a report: FILE.html, FILE.md or FILE.json (by suffix)."),
+    portable: Portable = None,
+    report: MigrationReport = None,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only errors (and the diff with --diff)."),
-    jobs: int = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: one per core)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Parse every file again; neither read nor write the cache."),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Keep the cache here (default: a folder per project under ~/.cache/porter)."),
-    file_timeout: float = typer.Option(None, "--file-timeout", callback=check_file_timeout, help="Seconds one file may take to port before it is reported and left unchanged (default 60; 0: no limit)."),
+    jobs: Jobs = None,
+    no_cache: NoCache = False,
+    cache_dir: CacheDir = None,
+    file_timeout: FileTimeout = None,
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import console
+from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Target, Timeout
 from porter.report.textsafe import printable
 
 trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
@@ -30,22 +31,16 @@ def record_cmd(
     output: Path = typer.Option(..., "-o", "--output", help="The trace file to write (.safetensors)."),
     side: str = typer.Option("original", "--side", help="original: CUDA code (CUDA, else the CPU "
                              "through porter's CUDA shim); ported: the port on --target (or XLA:CPU)."),
-    target: str = typer.Option("xla", "--target", help="neuron, tpu or xla (for --side ported)."),
-    steps: int = typer.Option(10, "--steps", help="Optimizer steps to record."),
-    seed: int = typer.Option(0, "--seed", help="Seed given to random, numpy and torch before the script."),
-    timeout: float = typer.Option(600.0, "--timeout", help="Seconds the run may take."),
-    eager: bool = typer.Option(False, "--eager", help="torch.compile returns the model uncompiled."),
-    max_output: float = typer.Option(4.0, "--max-output", help="MiB of the command's output kept."),
-    max_memory: float | None = typer.Option(None, "--max-memory", help="GiB of address space (RLIMIT_AS)."),
-    count_ops: bool = typer.Option(True, "--count-ops/--no-count-ops",
-                                   help="List the ATen operators of the first step (on XLA from "
-                                        "torch_xla's own counters)."),
-    noise_floor: bool = typer.Option(True, "--noise-floor/--no-noise-floor",
-                                     help="For --side original: run it a second time with another "
-                                          "thread count and store the program's own drift in the trace."),
-    device_rng: bool = typer.Option(False, "--device-rng",
-                                    help="Random numbers drawn on a device come from its own generator "
-                                         "(default: from the CPU generator, then moved)."),
+    target: RunTarget = None,
+    steps: Steps = None,
+    seed: Seed = 0,
+    timeout: Timeout = None,
+    eager: Eager = False,
+    max_output: MaxOutput = 4.0,
+    max_memory: MaxMemory = None,
+    count_ops: CountOps = True,
+    noise_floor: NoiseFloor = True,
+    device_rng: DeviceRng = False,
     command: list[str] = typer.Argument(..., help="After `--`: the training command, run in the "
                                         "current folder, e.g. -- python train.py --max-iters 20."),
 ) -> None:
@@ -61,8 +56,8 @@ def record_cmd(
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     try:
-        cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps, target=target,
-                           timeout=timeout, seed=seed, eager=eager, ops=count_ops,
+        cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps or 10, target=target or "xla",
+                           timeout=timeout or 600.0, seed=seed, eager=eager, ops=count_ops,
                            max_output=int(max_output * 2**20),
                            memory_limit=int(max_memory * 2**30) if max_memory else None,
                            noise_floor=noise_floor, device_rng=device_rng)
@@ -97,10 +92,10 @@ def record_cmd(
 def compare_cmd(
     reference: Path = typer.Argument(..., help="The trace of the original run."),
     ported: Path = typer.Argument(..., help="The trace of the ported run."),
-    target: str = typer.Option("xla", "--target", help="The port's target (for the advice)."),
-    rtol: float | None = typer.Option(None, "--rtol", help="Relative tolerance (default: by precision)."),
-    atol: float | None = typer.Option(None, "--atol", help="Absolute tolerance (default: by precision)."),
-    report: Path | None = typer.Option(None, "--report", help="Write a report: .json, .md or .html."),
+    target: RunTarget = None,
+    rtol: Rtol = None,
+    atol: Atol = None,
+    report: ParityReport = None,
 ) -> None:
     """Compare two traces made anywhere: loss curves, learning rate and gradient norm per
     step, the first diverging module, initial weights, tying, performance gaps. Exit 0
@@ -115,7 +110,7 @@ def compare_cmd(
         raise _fail(str(exc)) from None
     try:
         result = compare_traces(ref, port, rtol=rtol, atol=atol,
-                                config={"mode": "trace compare", "target": target,
+                                config={"mode": "trace compare", "target": target or "xla",
                                         "reference_trace": str(reference), "ported_trace": str(ported)})
     except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
         raise _fail(f"cannot compare {reference} and {ported}: a field is not what porter writes "
@@ -132,7 +127,7 @@ def compare_cmd(
 @trace_app.command("ops")
 def ops_cmd(
     trace: Path = typer.Argument(..., help="A trace file (porter trace record)."),
-    target: str = typer.Option(..., "--target", help="neuron, tpu or xla."),
+    target: Target = None,
     report: Path | None = typer.Option(None, "--report", help="Write the table: .json or .md."),
 ) -> None:
     """Per ATen operator the run executed: native, CPU fallback, unsupported, host (ran on
@@ -145,7 +140,8 @@ def ops_cmd(
     from porter.verify.tracefile import TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
-        raise _fail("--target must be neuron, tpu or xla")
+        raise _fail("--target is required: one of neuron, tpu or xla" if target is None
+                    else f"--target {target!r}: choose one of neuron, tpu or xla")
     try:
         t = read_trace(trace)
     except TraceError as exc:

@@ -113,3 +113,38 @@ def test_a_second_rewrite_over_a_port_is_not_called_0_percent_ready(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "0%" not in again.stdout, again.stdout
     assert "Nothing left that porter can port automatically: 1 manual site left for a person." in again.stdout
+
+
+def _commands(command=None, name: str = ""):
+    command = command or typer.main.get_command(app)
+    if hasattr(command, "commands"):
+        for sub, c in command.commands.items():
+            yield from _commands(c, f"{name} {sub}".strip())
+    else:
+        yield name, command
+
+
+# flags that name different things in different commands, each role declared once in
+# porter/cli/options.py (or in the one command that has it)
+_ROLES = {"--target": 2, "--report": 3, "--diff": 2, "--output-format": 2}
+
+
+def test_an_option_two_commands_share_is_declared_once():
+    """The same flag, the same help and default in every command (porter/cli/options.py); a flag
+    with more than one meaning has one declaration per meaning."""
+    seen: dict[str, dict[str, tuple]] = {}
+    for name, command in _commands():
+        for p in command.params:
+            if p.param_type_name == "option":
+                seen.setdefault(p.opts[0], {})[name] = (tuple(p.opts), p.help, p.default)
+    drifted = {flag: sorted(by) for flag, by in seen.items()
+               if len(by) > 1 and len(set(by.values())) > _ROLES.get(flag, 1)}
+    assert not drifted, drifted
+    assert len(seen["--target"]) == 10
+
+
+def test_backends_asks_for_the_target_as_rewrite_and_lint_do(tmp_path):
+    (tmp_path / "b.py").write_text("class Accelerator: ...\n\n\nclass CUDA_Accelerator(Accelerator):\n    pass\n")
+    out = porter("backends", ".", cwd=tmp_path)
+    assert out.returncode == 2 and "--target is required" in out.stderr, (out.stdout, out.stderr)
+    assert porter("backends", ".", "-t", "neuron", cwd=tmp_path).returncode == 0
