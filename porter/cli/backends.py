@@ -22,7 +22,7 @@ def backends(
     """List per-device backend classes (one per device under one base) and CUDA's among them."""
     from porter.backends.scaffold import scan, write_backend
 
-    check_target(target)
+    target = check_target(target)
     if not path.exists():
         console.print(f"[red]error:[/red] {path}: no such file or directory")
         raise typer.Exit(2)

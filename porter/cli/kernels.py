@@ -28,11 +28,12 @@ def kernels(
 
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
+    scaffold_target = None
     if scaffold is not None:
         # the skeletons are written for a target: as rewrite and lint, the command line, else
         # `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)
         eff = effective_config([path], config=None, isolated=False, target=target, select=None, ignore=None, extend_select=None, exclude=None)
-        target = check_target(eff.target)
+        scaffold_target = check_target(eff.target)
     elif target is not None:
         check_target(target)
     inv = scan(path)
@@ -55,12 +56,12 @@ def kernels(
         console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
-    if scaffold is not None:
+    if scaffold is not None and scaffold_target is not None:
         from porter.kernels.scaffold import ScaffoldError
 
         kept: list[Path] = []
         try:
-            written = write_scaffolds(inv, scaffold, target, kept)
+            written = write_scaffolds(inv, scaffold, scaffold_target, kept)
         except ScaffoldError as exc:  # a porter bug: say so, write nothing more
             err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
             raise typer.Exit(2) from None

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from functools import partial
 
 from porter.config.settings import Settings
 from porter.files import kinds
 from porter.files.errors import NeedsExtra, Unreadable
 from porter.files.sites import Site, Text, result
+from porter.files.verify import problem
 from porter.pipeline.findings import FileResult, FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED, admits
 from porter.pipeline.suppressions import scan as scan_suppressions
@@ -80,7 +82,7 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return out
     except RecursionError:
         return _error(out, "nesting too deep to read")
-    return result(text, sites, path, settings, suppressions=suppressions, verify=kind)
+    return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
 
 
 def _whole(kind: str, source: bytes, path: str, settings: Settings) -> FileResult:

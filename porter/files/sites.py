@@ -11,6 +11,7 @@ format (`porter.files.verify`), or nothing is written.
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from porter.config.ruledata import all_rules, rule_enabled
@@ -74,11 +75,11 @@ def result(
     settings: Settings,
     *,
     suppressions: Suppressions | None = None,
-    verify: str | None = None,
+    check: Callable[[bytes], str | None] | None = None,
 ) -> FileResult:
     """The file's result: one finding per enabled, unsilenced site; the new bytes with the
-    applied sites' replacements (when the settings want the source), checked by the parser
-    of the kind named in `verify` (see `porter.files.verify`)."""
+    applied sites' replacements (when the settings want the source), read back by `check`
+    (`porter.files.verify.problem` for the file's kind: why they do not parse, or None)."""
     out = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=text.source)
     rules = all_rules()
     target = settings.target
@@ -133,10 +134,8 @@ def result(
     if not settings.want_source:
         return out
     new = text.encode(new_text)
-    if verify is not None:
-        from porter.files.verify import problem
-
-        why = problem(verify, new)
+    if check is not None:
+        why = check(new)
         if why is not None:
             out.status = FileStatus.ERROR
             out.reason = f"internal error: the rewritten file does not parse ({why}); left unchanged"

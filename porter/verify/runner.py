@@ -5,21 +5,14 @@ ported side loads."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import porter
 from porter.verify.config import ParityConfig
-from porter.verify.devices import hardware_hints
 from porter.verify.procs import WorkerSet, log_tail
-
-if TYPE_CHECKING:
-    from porter.verify.script import ScriptConfig  # script imports this module
+from porter.verify.sides import classify, side_env
 
 
 @dataclass
@@ -36,48 +29,6 @@ class SideRun:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-
-def side_env(role: str, cfg: ParityConfig | ScriptConfig, base: dict | None = None) -> dict:
-    env = dict(os.environ if base is None else base)
-    pkg_root = str(Path(porter.__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    if role == "ported":
-        hints = hardware_hints()
-        if "PJRT_DEVICE" not in env and not hints.get(cfg.target if cfg.target != "xla" else "tpu"):
-            env["PJRT_DEVICE"] = "CPU"  # no accelerator device files: XLA's CPU client
-        env.setdefault("TPU_SKIP_MDS_QUERY", "1")  # no hang on a cloud metadata query
-    else:
-        # the reference is the original's CUDA run: the target runtimes never load there
-        # (porter.verify.devices.keep_reference_off_targets), not even through torch's autoload,
-        # and Hugging Face's libraries, which pick XLA whenever torch_xla is importable, are told
-        # so in processes the program starts itself too
-        env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-        env["USE_TORCH_XLA"] = "0"
-    return env
-
-
-def classify(rc: int | None, timed_out: bool, completed: bool, error: dict | None, phase: str,
-             timeout: float) -> tuple[str, dict | None]:
-    """(status, error) of a finished worker: ok | error | timeout | killed | crashed."""
-    if timed_out:
-        return "timeout", {"kind": "timeout", "phase": phase, "type": "Timeout",
-                           "message": f"no result after {timeout:g} s (still in phase '{phase}'); "
-                                      "the process group was killed", "location": None}
-    if completed:
-        return "ok", None
-    if error is not None:
-        return "error", error
-    if rc is not None and rc < 0:
-        sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
-        why = " (the kernel's out-of-memory killer, most likely)" if -rc == signal.SIGKILL else ""
-        return "killed", {"kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
-                          "phase": phase, "type": sig,
-                          "message": f"killed by {sig}{why} in phase '{phase}'", "location": None}
-    return "crashed", {"kind": "crashed", "phase": phase, "type": f"exit status {rc}",
-                       "message": f"the worker exited with status {rc} in phase '{phase}' "
-                                  "without writing a result", "location": None}
 
 
 def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from porter.verify.config import TARGETS
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
-from porter.verify.runner import classify, side_env
+from porter.verify.sides import classify, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
 from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
 
