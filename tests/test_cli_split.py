@@ -83,7 +83,8 @@ def test_series_applies_in_order_and_equals_the_diff(project, tmp_path):
     assert by_kind[("pkg_a", "amp")]["ported"] == {"AMP001": 1}
     assert by_kind[("pkg_b", "kernels")]["files"] == ["pkg_b/norm.py"]
     assert by_kind[("tests", "tests")]["ported"] == {"DEV001": 1}
-    assert "| 3 | 0003-pkg_a-distributed.patch | pkg_a | distributed | 1 | 1 | DIST001 |" in (tmp_path / "series" / "index.md").read_text()
+    # (the area is a folder's name, escaped as Markdown text: `pkg\_a` renders as pkg_a)
+    assert "| 3 | 0003-pkg_a-distributed.patch | pkg\\_a | distributed | 1 | 1 | DIST001 |" in (tmp_path / "series" / "index.md").read_text()
 
     # apply them one by one on a copy: each applies, and every state is still Python
     work = tmp_path / "by-series"

@@ -7,6 +7,11 @@ target's API, every device string and backend name the target's), with a
 `# porter[CODE]: ...` note above each line porter could not port. The CUDA module itself is
 never changed, and an existing file is never overwritten. What porter emits there is checked
 against the targets' API records like any port (TARGET rules).
+
+As `porter kernels --scaffold` (docs/safety.md): files are read as regular files of bounded
+size, the new file is created whole under a free name (never through a link, dangling or not),
+names from the tree enter its docstring escaped, on one line, and it is parsed before it is
+written.
 """
 
 from __future__ import annotations
@@ -18,10 +23,12 @@ from pathlib import Path
 import libcst as cst
 
 from porter.config.settings import Settings
+from porter.kernels.scaffold import ScaffoldError, _checked, _create, _doc, safe_name
 from porter.config.targets import get_target
 from porter.pipeline.device_backends import BackendClass, families
 from porter.pipeline.discover import discover
 from porter.pipeline.port import port_source
+from porter.pipeline.reading import read_regular
 
 
 @dataclass
@@ -41,7 +48,8 @@ def scan(root: Path) -> list[Family]:
     for cand in discover([root]):
         if cand.problem is None and cand.path.suffix == ".py":
             try:
-                files.append((cand.path.relative_to(base_dir).as_posix(), cand.path.read_bytes()))
+                # a regular file of bounded size: a FIFO or a device named *.py is passed over
+                files.append((cand.path.relative_to(base_dir).as_posix(), read_regular(cand.path)))
             except (OSError, ValueError):
                 continue
     out = []
@@ -71,33 +79,47 @@ def renamed(name: str, target: str) -> str:
     return _DEVICE_WORD.sub(swap, name, count=1)
 
 
+def out_name(family: Family, target: str) -> str:
+    """The new module's file name: CUDA's with its device word the target's
+    (`cuda_accelerator.py` -> `neuron_accelerator.py`), else prefixed with the target's; a
+    name that is no Python module name (quotes, newlines, spaces) becomes one."""
+    stem = Path(family.cuda.path).name.removesuffix(".py")
+    device = get_target(target).device_type
+    name = renamed(stem, target) if _DEVICE_WORD.search(stem) else f"{device}_{stem}"
+    return (name if name.isidentifier() and name.isascii() else safe_name(name)) + ".py"
+
+
 def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Path | None:
-    """Write the target's backend modelled on CUDA's class; None when the file exists already."""
+    """Write the target's backend modelled on CUDA's class; None when the name is taken (by a
+    file, a folder or a link, dangling or not: nothing is written through it). ScaffoldError
+    when CUDA's module cannot be read or parsed, or the file made would not parse."""
     base_dir = root if root.is_dir() else root.parent
     cuda = family.cuda
-    source = (base_dir / cuda.path).read_text()
+    try:
+        source = read_regular(base_dir / cuda.path).decode("utf-8")
+        module = cst.parse_module(source)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScaffoldError(f"{cuda.path}: cannot read CUDA's module ({exc}); nothing written") from None
+    except (cst.ParserSyntaxError, RecursionError) as exc:
+        raise ScaffoldError(f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written") from None
     new_class = renamed(cuda.name, target)
-    file_name = Path(cuda.path).name
-    out_name = renamed(file_name, target) if _DEVICE_WORD.search(file_name) else f"{get_target(target).device_type}_{file_name}"
-    out = out_dir / out_name
-    if out.exists():
-        return None
-    module = cst.parse_module(source)
+    name = out_name(family, target)
     module = module.visit(_Rename(cuda.name, new_class))
     display = get_target(target).display
+    # names from the tree (a file name may hold quotes or a newline): escaped, on one line
     note = (
-        f'"""{display} backend for `{family.base}`, scaffolded by porter from `{cuda.name}` ({cuda.path}).\n\n'
+        f'"""{display} backend for `{_doc(family.base)}`, scaffolded by porter from `{_doc(cuda.name)}` ({_doc(cuda.path)}).\n\n'
         f"Each method is CUDA's, ported with porter's rules; a `# porter[CODE]: ...` note marks each\n"
-        f"line porter could not port. Review them, then register `{new_class}` where the project\n"
-        f'registers `{cuda.name}` (porter lint: BACK002, BACK004 say where).\n"""\n'
+        f"line porter could not port. Review them, then register `{_doc(new_class)}` where the project\n"
+        f'registers `{_doc(cuda.name)}` (porter lint: BACK002, BACK004 say where).\n"""\n'
     )
     settings = Settings(target=target, ignore=("BACK", "GUARD003"), annotate=True)
-    result = port_source(module.code.encode(), out_name, settings)
+    result = port_source(module.code.encode(), name, settings)
     text = (result.new_source or module.code.encode()).decode()
     body = _without_docstring(text)
+    data = _checked(name, note + ("\n" if not body.startswith("\n") else "") + body)
     out_dir.mkdir(parents=True, exist_ok=True)
-    out.write_text(note + ("\n" if not body.startswith("\n") else "") + body)
-    return out
+    return out_dir / name if _create(out_dir, name, data) else None
 
 
 class _Rename(cst.CSTTransformer):
@@ -120,4 +142,4 @@ def _without_docstring(text: str) -> str:
     return module.with_changes(header=[h for h in module.header if h.comment is None or not h.comment.value.startswith("#!")]).code
 
 
-__all__ = ["Family", "renamed", "replace", "scan", "write_backend"]
+__all__ = ["Family", "ScaffoldError", "out_name", "renamed", "replace", "scan", "write_backend"]

@@ -8,9 +8,11 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from porter.cli.common import check_target, console
+from porter.cli.common import check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, Scaffold, Target
+from porter.report.textsafe import plain
 
 
 def backends(
@@ -24,8 +26,7 @@ def backends(
 
     target = check_target(target)
     if not path.exists():
-        console.print(f"[red]error:[/red] {path}: no such file or directory")
-        raise typer.Exit(2)
+        raise usage_error(f"{path}: no such file or directory")
     found = scan(path)
     if as_json:
         rows = [
@@ -44,16 +45,32 @@ def backends(
             table.add_column(col, overflow="fold")
         for f in found:
             own = f.for_target(target)
-            table.add_row(
+            # names and paths come from the tree: text, never markup
+            table.add_row(*(Text(cell) for cell in (
                 f.base,
                 f"{f.cuda.name}\n{f.cuda.path}",
                 "\n".join(f"{c.device}: {c.name}" for c in f.others),
                 f"{own.name} ({own.path})" if own else "none",
-            )
+            )))
         console.print(table)
         console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
     if scaffold is not None:
-        written = [p for f in found if f.for_target(target) is None and (p := write_backend(f, path, scaffold, target)) is not None]
-        for p in written:
-            console.print(f"wrote {p}")
-        console.print(f"wrote {len(written)} file(s) under {scaffold}")
+        from porter.backends.scaffold import ScaffoldError, out_name
+
+        written: list[Path] = []
+        for f in found:
+            if f.for_target(target) is not None:
+                continue
+            try:
+                made = write_backend(f, path, scaffold, target)
+            except ScaffoldError as exc:
+                err_console.print(f"note: {plain(exc)}", soft_wrap=True)
+                continue
+            except OSError as exc:
+                raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+            if made is None:
+                err_console.print(f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten", soft_wrap=True)
+            else:
+                written.append(made)
+                console.print(f"wrote {plain(made)}", soft_wrap=True)
+        console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)

@@ -169,12 +169,16 @@ def ops_cmd(
         if report.suffix.lower() == ".json":
             report.write_text(json.dumps(payload, indent=2))
         elif report.suffix.lower() in (".md", ".markdown"):
-            lines = [f"# {target}: operators of {trace.name}", "", f"Recorded on {side}. "
-                     + ", ".join(f"{k}: {v}" for k, v in counts.items()), "",
+            from porter.report.markdown import _cell, _code_cell, _inline
+
+            # operator names, dtypes, the side's label and the file name come from the trace
+            # (another machine's): escaped as the Markdown report escapes, one line each
+            lines = [f"# {_inline(target)}: operators of {_inline(trace.name)}", "", _inline(f"Recorded on {side}. "
+                     + ", ".join(f"{k}: {v}" for k, v in counts.items())), "",
                      "| operator | calls | dtypes | status | evidence |", "|---|---|---|---|---|"]
-            lines += [f"| `{r.op}` | {r.count} | {', '.join(r.dtypes)} | {r.status} | "
-                      f"{r.evidence.replace('|', '/')} |" for r in rows]
-            lines += ["", f"Caveat: {data.get('caveat', '')}"]
+            lines += [f"| {_code_cell(r.op)} | {_cell(r.count)} | {_cell(', '.join(r.dtypes))} | {_cell(r.status)} | "
+                      f"{_cell(r.evidence)} |" for r in rows]
+            lines += ["", _inline(f"Caveat: {data.get('caveat', '')}")]
             report.write_text("\n".join(lines) + "\n")
         else:
             raise _fail(f"--report {report}: use a .json or .md file name")

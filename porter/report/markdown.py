@@ -19,7 +19,16 @@ MAX_FILE_DIFF_CHARS = 20_000
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Running text from a file, a message or an exception for a table cell: `_inline`'s
+    escaping, and a pipe inside a code span escaped for the table too (GFM takes `\\|` out of
+    a cell before it reads its spans, code spans included). Its backslashes are not doubled
+    again: that would undo `_inline`'s escapes (`\\[x](url)` → `\\\\[x](url)`, a link)."""
+    return _inline(text, table=True)
+
+
+def _code_cell(text: str) -> str:
+    """A name as inline code in a table cell."""
+    return _code(text).replace("|", "\\|")
 
 
 # what Markdown (and GitHub's) reads as markup or HTML in running text: escaped with `\`
@@ -32,7 +41,7 @@ def _one_line(text: object) -> str:
     return printable(" ".join(str(text).split()))
 
 
-def _inline(text: object) -> str:
+def _inline(text: object, table: bool = False) -> str:
     """Running text from a file, a message or an exception, for a Markdown line: one line, the
     `code` spans it holds kept as code, everything else with Markdown's and HTML's specials
     escaped (no link, image, heading or tag can be injected)."""
@@ -42,7 +51,8 @@ def _inline(text: object) -> str:
     out = []
     for i, part in enumerate(parts):
         if i % 2:
-            out.append(_code(part) if part else "\\`\\`")
+            code = _code(part) if part else "\\`\\`"
+            out.append(code.replace("|", "\\|") if table else code)
         else:
             out.append(_MARKUP.sub(r"\\\1", part))
     return "".join(out)
@@ -104,10 +114,10 @@ def summary_markdown(model: ReportModel) -> list[str]:
             "|---|---|---|--:|--:|--:|--:|--:|---|",
         ]
         for rule in model.rules:
-            name = _code(rule.name)
-            todo = _cell(_inline(rule.advice or "")) if (rule.manual or rule.unapplied) else ""
+            name = _code_cell(rule.name)
+            todo = _cell(rule.advice or "") if (rule.manual or rule.unapplied) else ""
             out.append(
-                f"| {_cell(_inline(rule.code))} | {_cell(name)} | {_cell(_inline(rule.family))} | {rule.found} | {rule.rewritten} | "
+                f"| {_cell(rule.code)} | {name} | {_cell(rule.family)} | {rule.found} | {rule.rewritten} | "
                 f"{rule.unapplied} | {rule.manual} | {rule.info} | {todo} |"
             )
         out.append(
@@ -119,7 +129,7 @@ def summary_markdown(model: ReportModel) -> list[str]:
         out += ["### Readiness by file", "", "| file | sites | ported | left | readiness |", "|---|--:|--:|--:|--:|"]
         for f in sorted(files, key=lambda f: (-f.readiness.left, f.path))[:50]:
             rd = f.readiness
-            out.append(f"| {_cell(_code(f.path))} | {rd.sites} | {rd.ported} | {rd.left} | {rd.percent()} |")
+            out.append(f"| {_code_cell(f.path)} | {rd.sites} | {rd.ported} | {rd.left} | {rd.percent()} |")
         if len(files) > 50:
             out.append(f"| … {len(files) - 50} more files | | | | |")
         out.append(f"| **overall** | **{r.sites}** | **{r.ported}** | **{r.left}** | **{r.percent()}** |")
@@ -183,10 +193,10 @@ def sections_markdown(model: ReportModel) -> list[str]:
         if sec.text:
             out += ["  \n".join(_inline(line) for line in sec.text.splitlines() if line.strip()), ""]
         if sec.rows:
-            out.append("| " + " | ".join(_cell(_inline(c)) for c in sec.columns) + " |")
+            out.append("| " + " | ".join(_cell(c) for c in sec.columns) + " |")
             out.append("|" + "---|" * len(sec.columns))
             for row in sec.rows:
-                out.append("| " + " | ".join(_cell(_inline("" if c is None else c)) for c in row) + " |")
+                out.append("| " + " | ".join(_cell("" if c is None else c) for c in row) + " |")
             out.append("")
     return out
 

@@ -26,6 +26,7 @@ from porter import __version__
 from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Severity
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
+from porter.report.textsafe import git_quoted
 
 SCHEMA_VERSION = 1
 KINDS = ("rewrite", "lint", "parity-check")
@@ -363,7 +364,9 @@ class FileReport:
         before = (self.original or "").splitlines(keepends=True)
         after = (self.new or "").splitlines(keepends=True)
         name = self.path.lstrip("/")
-        lines = difflib.unified_diff(before, after, f"a/{name}", f"b/{name}", n=context)
+        # a name with a control character or a newline is quoted as git (and `--diff`) quote it:
+        # in a report's diff it is one header line, never a terminal escape
+        lines = difflib.unified_diff(before, after, git_quoted(f"a/{name}"), git_quoted(f"b/{name}"), n=context)
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         if name.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
             from porter.files.notebooks.diffs import label_hunks

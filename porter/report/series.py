@@ -28,6 +28,8 @@ from pathlib import Path, PurePosixPath
 from porter.config.ruledata import all_rules
 from porter.pipeline.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
+from porter.report.markdown import _cell, _code
+from porter.report.textsafe import printable
 
 # (kind, what its patch holds), in series order
 KINDS = (
@@ -323,7 +325,7 @@ def _codes(counts: Counter[str]) -> str:
 def _header(p: Patch, command: str) -> str:
     title = dict(KINDS)[p.kind]
     return (
-        f"{command}: {p.area_label}, {title} (patch {p.number} of {p.total})\n\n"
+        f"{command}: {printable(p.area_label)}, {title} (patch {p.number} of {p.total})\n\n"
         f"{p.hunks} hunk{'s' if p.hunks != 1 else ''} in {len(p.files)} file{'s' if len(p.files) != 1 else ''}. "
         f"Ported: {_codes(p.ported)}. Left for a person: {_codes(p.manual)}.\n"
         "Apply the series in order (git apply, or patch -p1), each on top of the ones before it.\n\n"
@@ -344,13 +346,15 @@ def write(folder: Path, series: Series, command: str) -> None:
         "|---:|---|---|---|---:|---:|---|---|",
     ]
     for p in series.patches:
-        lines.append(f"| {p.number} | {p.filename} | {p.area_label} | {p.kind} | {len(p.files)} | {p.hunks} | "
+        # an area is a folder's name, a file a path: from the tree, so Markdown text (a newline or
+        # `![x](url)` in a folder's name must not become a heading or an image), one line each
+        lines.append(f"| {p.number} | {p.filename} | {_cell(p.area_label)} | {p.kind} | {len(p.files)} | {p.hunks} | "
                      f"{_codes(p.ported)} | {_codes(p.manual)} |")
     if series.elsewhere:
         lines += ["", f"Left for a person outside these patches (files they leave alone): {_codes(series.elsewhere)}."]
     lines += ["", "## Files per patch", ""]
     for p in series.patches:
-        lines.append(f"- **{p.filename}**: " + ", ".join(f"`{name}`" for name in p.files))
+        lines.append(f"- **{p.filename}**: " + ", ".join(_code(name) for name in p.files))
     (folder / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
     index = {
         "command": command,

@@ -75,3 +75,29 @@ def test_report_naming_a_folder(tmp_path):
     out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
     _one_line_error(out, "r.html")
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    """A few hundred bytes of nested YAML aliases ("billion laughs") expand to hundreds of
+    millions of nodes, each scalar a finding at its anchor: porter spent the whole per-file
+    limit on it (and, with the limit off, ran without end). It is an error in milliseconds,
+    and so is an alias to the node that holds it; anchors used as compose files use them are
+    read as before."""
+    import time
+
+    lines = ['a0: &a0 ["cuda", "cuda", "cuda", "cuda", "cuda", "cuda", "cuda", "cuda", "cuda"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    (tmp_path / "bomb.yaml").write_text("\n".join(lines) + "\ndevice: cuda\n")
+    (tmp_path / "loop.yaml").write_text("device: cuda\nd: &d [*d]\n")
+    (tmp_path / "compose.yaml").write_text(
+        "x-gpu: &gpu\n  environment:\n    CUDA_VISIBLE_DEVICES: '0'\n"
+        "services:\n  a:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    <<: *gpu\n  b:\n    <<: *gpu\n")
+    start = time.monotonic()
+    out = porter("lint", ".", "--target", "neuron", "--file-timeout", "0", "--output-format", "concise", cwd=tmp_path, timeout=90)
+    took = time.monotonic() - start
+    err = out.stderr.decode() + out.stdout.decode()
+    assert "Traceback" not in err, err
+    assert "bomb.yaml" in err and "billion laughs" in err, err
+    assert "loop.yaml" in err and "never ends" in err, err
+    assert "compose.yaml:" in err, err  # still ported: its findings are listed
+    assert took < 60, took

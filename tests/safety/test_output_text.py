@@ -256,3 +256,36 @@ def test_bidirectional_controls_in_a_name_are_shown_not_obeyed(tmp_path):
     assert "\u202e" not in text and "evil\\u202etxt.py" in text, text
     full = porter("lint", ".", "--target", "xla", cwd=tmp_path).stdout.decode()
     assert "\u202e" not in full
+
+
+def test_split_index_cannot_be_broken_out_of(tmp_path):
+    """`rewrite --split DIR` writes index.md (read on GitHub as a PR description): a folder
+    named with a newline and Markdown — an area of the series, and part of each file's path —
+    injects no heading, image, link or tag, and no control character reaches index.md or a
+    patch's description lines."""
+    folder = "evil\n# Injected ![x](https:evil.example) [l](https:e.example) <img src=x>\x1b[2J"  # no "/": one name
+    repo = committed_repo(tmp_path / "repo", {f"{folder}/m.py": CUDA, "top.py": CUDA})
+    out = porter("rewrite", ".", "--target", "xla", "--split", str(tmp_path / "series"), cwd=repo)
+    assert out.returncode in (0, 1), out.stderr
+    index = (tmp_path / "series" / "index.md").read_text()
+    assert "evil.example" in index and "\x1b" not in index
+    tokens = _markdown_tokens(index)
+    headings = [tokens[tokens.index(h) + 1].content for h in tokens if h.type == "heading_open"]
+    assert not [h for h in headings if "Injected" in h], headings
+    assert not [t for t in tokens if t.type in ("image", "link_open")], [t.attrs for t in tokens if t.type in ("image", "link_open")]
+    assert not [t for t in tokens if t.type in ("html_inline", "html_block")]
+    for patch in (tmp_path / "series").glob("*.patch"):
+        head = patch.read_text(errors="replace").split("\n---", 1)[0].split("\ndiff ", 1)[0]
+        assert "\x1b" not in head and not [ln for ln in head.splitlines() if ln.startswith("# Injected")], head
+
+
+def test_markdown_report_diff_headers_quote_names(tmp_path):
+    """A file's diff in the Markdown report names it as `--diff` does: a name holding a newline
+    or an escape sequence is git-quoted, one header line with no control character."""
+    name = "x\x1b[2J\nInjected.py"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_bytes(CUDA)
+    out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    headers = [ln for ln in (tmp_path / "r.md").read_text().splitlines() if ln.startswith(("--- ", "+++ "))]
+    assert headers == ['--- "a/src/x\\033[2J\\nInjected.py"', '+++ "b/src/x\\033[2J\\nInjected.py"'], headers

@@ -129,3 +129,73 @@ def test_a_kernel_name_too_long_for_a_file_name_gets_a_short_one(tmp_path):
     assert res.returncode == 1 and "Traceback" not in res.stderr.decode(), res.stderr.decode()
     files = sorted(p.name for p in (tmp_path / "k").iterdir())
     assert len(files) == 3 and all(len(n) < 100 for n in files), files
+
+
+# -- `porter backends --scaffold DIR` (a per-device class family: CUDA's class and another's) --
+
+ACCEL = ("import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
+         "    def sync(self):\n        torch.cuda.synchronize()\n")
+CPU_ACCEL = "class CPU_Accelerator(Accelerator):\n    pass\n"
+
+
+def _family(src: Path, cuda_name: str = "cuda_accelerator.py") -> None:
+    src.mkdir(parents=True, exist_ok=True)
+    (src / cuda_name).write_text(ACCEL)
+    (src / "cpu_accelerator.py").write_text(CPU_ACCEL)
+
+
+def test_backends_scaffold_does_not_write_through_a_dangling_link(tmp_path):
+    _family(tmp_path / "src")
+    out, outside = tmp_path / "out", tmp_path / "outside"
+    out.mkdir()
+    outside.mkdir()
+    (out / "neuron_accelerator.py").symlink_to(outside / "planted.py")  # dangling
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert res.returncode == 0 and "Traceback" not in shown, shown
+    assert list(outside.iterdir()) == [] and (out / "neuron_accelerator.py").is_symlink()
+    assert "kept" in shown and "wrote 0 file(s)" in shown, shown
+    assert not [p for p in out.iterdir() if p.name.endswith(".porter-tmp")]
+
+
+def test_backends_scaffold_keeps_a_crafted_file_name_a_name(tmp_path):
+    evil = 'cuda_a""";__import__("os").system("touch PWNED");"""\nimport os\n""".py'
+    _family(tmp_path / "src", evil)
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    assert res.returncode == 0 and "Traceback" not in res.stderr.decode(), res.stderr.decode()
+    [made] = (tmp_path / "out").iterdir()
+    assert made.name.isascii() and made.name.removesuffix(".py").isidentifier(), made.name  # a module name
+    tree = _parses_without_calls_to(made, "system")
+    assert '__import__("os").system' in ast.get_docstring(tree)  # still there, as text
+    assert any(isinstance(n, ast.ClassDef) and n.name == "NEURON_Accelerator" for n in tree.body)
+    assert not list(tmp_path.rglob("PWNED*"))
+
+
+def test_backends_scan_passes_over_a_fifo_and_an_unparsable_cuda_module(tmp_path):
+    import os
+
+    src = tmp_path / "src"
+    _family(src)
+    os.mkfifo(src / "zz_fifo.py")  # opened blocking, it would hang the scan
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "cuda_thing.py").write_text("class CUDA_Thing(Base):\n    pass\n(\n")  # no Python
+    (other / "cpu_thing.py").write_text("class CPU_Thing(Base):\n    pass\n")
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path, timeout=60)
+    assert res.returncode == 0 and (tmp_path / "out" / "neuron_accelerator.py").is_file(), res.stderr.decode()
+    res = porter("backends", "other", "--target", "neuron", "--scaffold", "out2", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 0 and "Traceback" not in err and "does not parse" in err, err
+    assert not (tmp_path / "out2").exists() or list((tmp_path / "out2").iterdir()) == []
+
+
+def test_backends_prints_names_as_text(tmp_path):
+    src = tmp_path / "src" / "x[" / "z]"  # a path holding `[/z]`: markup's closing tag
+    _family(src)
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "o[red]ut", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert res.returncode == 0 and "Traceback" not in shown, shown
+    assert "x[/z]/cuda_accelerator.py" in shown and "o[red]ut/neuron_accelerator.py" in shown, shown
+    res = porter("backends", "no[/such]", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 2 and "Traceback" not in err and "no[/such]" in err, err

@@ -170,3 +170,36 @@ def test_manifest_strings_reach_the_terminal_as_text(tmp_path):
         assert b"\x1b" not in shown and b"\x07" not in shown, shown
         assert b"Traceback" not in shown, shown
         assert b"\\x1b" in shown  # the escape is shown, not obeyed
+
+
+MARKUP = "[click](https://evil.example) ![i](https://evil.example/i.png) <img src=x> `a|b` \\[x](https://e.example)\n# Heading"
+
+
+def _rendered_tags(markdown: str) -> set[str]:
+    """The HTML tags a GitHub-flavoured renderer makes of `markdown` (tables on)."""
+    import re
+
+    from markdown_it import MarkdownIt
+
+    return set(re.findall(r"<([a-z0-9]+)", MarkdownIt("commonmark").enable("table").render(markdown)))
+
+
+def test_manifest_strings_in_markdown_reports_stay_text(tmp_path):
+    """`trace ops --report x.md` and `trace compare --report x.md` (a PR comment): an operator
+    name, a dtype, a version or a label from the trace makes no link, image, tag or heading —
+    in a table cell too, where doubling `_inline`'s backslashes once turned `\\[x](url)` into a link."""
+    ref, _ = _sides(tmp_path)
+    port = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "xla " + MARKUP, "kind": "xla", "notes": [],
+            "versions": {"torch": MARKUP, MARKUP: "2"}}, "devices": {"losses": ["xla"], "parameters": {"xla": 1}}}
+    port["ops"][0].update(op="aten::mm" + MARKUP, dtypes=["float32" + MARKUP])
+    port = _write(tmp_path / "port.safetensors", port)
+    expected = {"table", "thead", "tbody", "tr", "th", "td", "p", "code", "h1", "h2", "h3", "strong", "em", "ul", "li", "br", "sub"}  # (the footer)
+    for args, report in ((("trace", "ops", str(port), "--target", "tpu"), "ops.md"),
+                         (("trace", "compare", str(ref), str(port)), "compare.md")):
+        res = _in_process(*args, "--report", str(tmp_path / report))
+        assert res.exit_code in (0, 1), (args, res.output)
+        text = (tmp_path / report).read_text()
+        assert "evil.example" in text  # the strings are there, as text
+        tags = _rendered_tags(text)
+        assert tags <= expected, (report, tags - expected)
+        assert not [ln for ln in text.splitlines() if ln.startswith("# Heading")], report

@@ -10,6 +10,7 @@ Kubernetes' `name:`/`value:` pairs) go to porter.files.shell.env.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from porter.files.configs.tree import Value, walk
 from porter.files.facts import environment
@@ -152,14 +153,23 @@ def _kernel_option(key: str, node: Value) -> str | None:
     if node.kind != "scalar":
         return None
     value = node.text or ""
+    lowered, spelled = key.lower(), value.lower().replace("-", "_")
+    named = _kernel_value().fullmatch(spelled)
     for name in kernel_words():
-        if name in key.lower() and value not in _FALSY:
+        if name in lowered and value not in _FALSY:
             return f"`{key}: {value}` switches on {name.replace('_', '-')}'s kernels, which have no build for the target"
-        if re.fullmatch(rf"{name}(?:[_-]\d+)?", value.lower().replace("-", "_")):
+        if named is not None and named.group(1) == name:
             return f"`{key}: {value}` names {name.replace('_', '-')}, which has no build for the target"
     return None
 
 
+@lru_cache(maxsize=1)
+def _kernel_value() -> re.Pattern[str]:
+    """A value that is one of `kernel_words` (`flash_attn`, `xformers_2`), the word its group 1."""
+    return re.compile("(" + "|".join(re.escape(w) for w in kernel_words()) + r")(?:[_-]\d+)?")
+
+
+@lru_cache(maxsize=1)  # (read for every setting of a config: a data file has millions)
 def kernel_words() -> tuple[str, ...]:
     """The names of the CUDA-only packages as configs spell them (`flash_attn`, `xformers`),
     from the package table of rules/deps.toml, and `flash_attention`."""

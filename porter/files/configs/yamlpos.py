@@ -28,13 +28,61 @@ def load_all(text: str) -> list[Node]:
         raise ValueError(str(exc).splitlines()[0] if str(exc) else "YAML error") from None
 
 
+# An alias (`*name`) is its anchor's node again: walked as a tree, a few lines of nested
+# aliases ("billion laughs": nine aliases of nine aliases of ...) are billions of nodes, and
+# each of their scalars a finding at the anchor's place. The walkers see every alias as the
+# node it names (a compose service merging `<<: *defaults` has its keys), so a document is
+# refused when its aliases expand it to far more nodes than it holds.
+ALIAS_EXPANSION = 10  # nodes walked per node written, past `ALIAS_SLACK`
+ALIAS_SLACK = 2_000
+_CYCLE = float("inf")
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [c for pair in node.value for c in pair]
+    return list(node.value) if isinstance(node, SequenceNode) else []
+
+
+def expansion(roots: list[Node]) -> tuple[float, int]:
+    """(the nodes the walkers visit under `roots`, each alias expanded — infinite for an alias
+    to an enclosing node; the nodes written), in time linear in the nodes written."""
+    sizes: dict[int, float] = {}
+    open_: set[int] = set()  # nodes whose children are being counted: their ancestors' line
+    for root in roots:
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            key = id(node)
+            if done:
+                open_.discard(key)
+                sizes[key] = 1 + sum(sizes[id(c)] for c in _children(node))
+                continue
+            if key in sizes:
+                continue
+            if key in open_:  # an alias of an enclosing node: it never ends
+                sizes[key] = _CYCLE
+                continue
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in _children(node))
+    return sum(sizes[id(r)] for r in roots), len(sizes)
+
+
 def documents(text: Text) -> list[Node]:
     try:
-        return load_all(text.text)
+        docs = load_all(text.text)
     except ValueError as exc:
         raise Unreadable(f"not valid YAML: {exc}") from None
     except RecursionError:
         raise Unreadable("YAML nested too deep") from None
+    if "*" in text.text:
+        walked, written = expansion(docs)
+        if walked > ALIAS_EXPANSION * written + ALIAS_SLACK:
+            if walked == _CYCLE:
+                raise Unreadable("an alias names a node that holds it: the document never ends")
+            raise Unreadable(f"its aliases expand it to {walked:,.0f} nodes from {written:,} (a \"billion laughs\"): not read")
+    return docs
 
 
 def span(text: Text, node: Node) -> tuple[int, int]:
