@@ -7,7 +7,9 @@ Pinned source distributions from PyPI (checked against their sha256, unpacked un
 axolotl 0.6.0 (requirements, setup.py, Dockerfiles, a compose file, shell scripts, GitHub
 workflows, ~100 YAML configs, DeepSpeed JSON, a Colab notebook), gpytorch 1.13 (50 notebooks,
 a conda recipe, a Makefile, workflows), deepspeed 0.16.1 (requirements files, setup.cfg, JSON
-config templates). For each target, benchmarks/no_silence.py's audit runs porter over the tree
+config templates), trl 0.19.1's wheel (accelerate config files), mmdet 3.3.0's wheel (its Slurm
+and torch.distributed.launch scripts), llama-cpp-python 0.2.90 (a Makefile with CUDA builds, CUDA
+Dockerfiles and workflows; its vendored llama.cpp counted apart). For each target, benchmarks/no_silence.py's audit runs porter over the tree
 (`porter rewrite --out-dir`, the tree is never written) and counts, per kind of file, the
 files, the findings, the fixes applied, the CUDA-specific lines left in the port, and those
 without a finding. The files around the Python must have none; the Python's are counted apart
