@@ -79,3 +79,40 @@ def test_suppression_comments(name):
     line = "nvidia-smi  # porter: ignore[LCH001]\n" if name == "run.sh" else "x:\n\tnvidia-smi  # noqa: LCH001\n"
     r = port_file(name, line, "neuron")
     assert not r.findings and [f.code for f in r.suppressed] == ["LCH001"] and r.new_source is None
+
+
+# llama.cpp's Makefile (vendored in llama-cpp-python 0.2.90's sdist): GNU make reads
+# parentheses inside quotes in `$(shell ...)`, tree-sitter-make does not
+UNPARSED_MAKEFILE = """\
+export CUDA_VISIBLE_DEVICES=0
+
+ifdef GGML_CUDA
+CUDA_VERSION := $(shell $(NVCC) --version | grep -oP 'release (\\K[0-9]+\\.[0-9])')
+MK_NVCCFLAGS += -DGGML_CUDA_FORCE_MMQ
+endif
+
+gpus:
+\tnvidia-smi
+"""
+
+
+def test_a_makefile_tree_sitter_does_not_read_is_still_read_and_only_reported():
+    assert parse.error_lines(parse.parse(UNPARSED_MAKEFILE.encode(), "make").root_node)  # the grammar's gap
+    r = port_file("Makefile", UNPARSED_MAKEFILE, "neuron")
+    assert r.status.value == "unchanged" and r.new_source is None
+    found = sorted((f.code, f.start.line) for f in r.findings)
+    # the line that did not parse is read as an assignment, the rest as before; nothing applied
+    assert ("ENV003", 4) in found and ("ENV001", 1) in found and ("LCH001", 9) in found
+    assert ("LCH006", 5) in found
+    assert not any(f.applied for f in r.findings)
+
+
+def test_a_cuda_define_of_a_native_build_is_reported():
+    sh = port_file("build.sh", 'cmake -B build -DGGML_CUDA=ON -DLLAMA_CURL=ON -DCMAKE_CUDA_ARCHITECTURES=native .\nGGML_CUDA=1 make -j\n', "xla")
+    found = sorted((f.code, f.start.line, f.start.column) for f in sh.findings)
+    assert found == [("ENV003", 2, 0), ("LCH006", 1, 15), ("LCH006", 1, 46)]  # -DLLAMA_CURL is no CUDA define
+    docker = port_file("Dockerfile", 'FROM python:3.12-slim\nRUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python\n', "tpu")
+    assert [(f.code, f.message) for f in docker.findings] == [("LCH006", "`-DGGML_CUDA` builds native code with its CUDA backend")]
+    make = port_file("Makefile", 'build.cuda:\n\tCMAKE_ARGS="-DGGML_CUDA=on" python3 -m pip install -e .\n', "neuron")
+    assert codes(make) == ["LCH006"] and make.new_source is None
+    assert codes(port_file("build.sh", "cmake -DUSE_OPENMP=ON -DGGML_CUDA=OFF -DWITH_CUDAX=1 .\n")) == []  # off; no CUDA word

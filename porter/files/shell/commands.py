@@ -14,6 +14,7 @@ from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.facts import cuda_only_package, environment
 from porter.files.shell import env as envvars
+from porter.files.shell.native import defines
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site
 
@@ -268,8 +269,14 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
     return out
 
 
+def native_defines(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    """`cmake -B build -DGGML_CUDA=ON`: a define that builds native code for CUDA (LCH006)."""
+    return [site for w in cmd.args if "-D" in w.raw for site in defines(w.raw, w.start)]
+
+
 CHECKS: tuple[Callable[[Command, str, str, object], list[Site]], ...] = (
     device_tool, toolchain, launcher, docker_gpus, pip_install, conda_install, system_packages, slurm, device_arguments, variable_names,
+    native_defines,
 )
 
 

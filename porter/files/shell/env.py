@@ -22,6 +22,11 @@ _CUDA_PATH = re.compile(r"/usr/local/cuda(?:-[\d.]+)?\b|/cuda/(?:lib|bin|include
 _INDEXES = re.compile(r"\d+(?:,\d+)*")
 
 
+def cuda_name(name: str) -> bool:
+    """Whether `name` has CUDA, cuDNN, NVIDIA or a CUDA library as one of its words."""
+    return _CUDA.fullmatch(name) is not None
+
+
 def rule_of(name: str) -> str | None:
     """The ENV rule of a variable name, or None for a variable that is no CUDA setting."""
     if name == VISIBLE:
@@ -59,6 +64,10 @@ def assignment(text: str, target: str, name: str, name_span: tuple[int, int], va
     elif rule is not None:
         out.append(Site(rule, name_span[0], end, None, message=f"`{name}` configures {_what(rule)}, which the target does not run"))
     raw = text[value_span[0]:value_span[1]] if value_span is not None else ""
+    if value_span is not None and "-D" in raw:
+        from porter.files.shell.native import defines
+
+        out.extend(defines(raw, value_span[0]))
     path = _CUDA_PATH.search(raw)
     if path is not None and value_span is not None:
         out.append(Site("ENV004", value_span[0], value_span[1], None, message=f"`{name}` names CUDA's install: `{path.group(0)}`"))

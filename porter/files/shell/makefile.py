@@ -4,16 +4,24 @@ tree-sitter-make parses the Makefile (rules, recipes, assignments, `export`); ea
 (its `@`, `-`, `+` prefixes left out) is shell text and goes to porter.files.shell.script. A
 Make variable reference (`$(GPUS)`) reads in bash as a command substitution: it is no literal,
 so nothing that depends on its value is rewritten.
+
+GNU make reads some Makefiles that tree-sitter-make does not (llama.cpp's has
+`$(shell ... grep -oP 'release (\\K[0-9]+)')`: parentheses inside quotes in a function call).
+Such a Makefile is still read, report-only: what parsed as before, and each line of a part
+that did not parse as an assignment (`NAME := value`) or, otherwise, as shell text (a recipe
+line, a `$(shell ...)` call). Nothing in it is rewritten: the rewrite could not be checked by
+parsing it again.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from porter.config.settings import Settings
-from porter.files.errors import Unreadable
 from porter.files.shell import env as envvars
-from porter.files.shell.parse import Offsets, error_lines, parse
+from porter.files.shell.parse import Offsets, parse
 from porter.files.shell.script import shell_sites
 from porter.files.shell.words import text_of
 from porter.files.sites import Site, Text
@@ -22,14 +30,15 @@ from porter.files.sites import Site, Text
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
     source = text.source
     tree = parse(source, "make")
-    bad = error_lines(tree.root_node)
-    if bad:
-        raise Unreadable(f"does not parse as a Makefile (line {bad[0]}): left unchanged", bad[0])
     offsets = Offsets(text.text)
     out: list[Site] = []
+    unread: list[tuple[int, int]] = []  # the lines (0-based, inclusive) of the parts that did not parse
     stack: list[Any] = [tree.root_node]
     while stack:
         node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            unread.append((node.start_point[0], node.end_point[0]))
+            continue
         if node.type == "recipe_line":
             start, end = offsets.char(node.start_byte), offsets.char(node.end_byte)
             code = text.text[start:end]
@@ -39,8 +48,47 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         if node.type == "variable_assignment":
             out.extend(_assignment(node, source, offsets, text.text, settings.target))
             continue
-        stack.extend(reversed(node.named_children))
+        stack.extend(reversed(node.children if node.has_error else node.named_children))
+    if not unread:
+        return out
+    out.extend(_unread_lines(text, unread, settings.target))
+    seen: set[tuple[str, int, int]] = set()
+    kept: list[Site] = []
+    for site in out:
+        if (site.code, site.start, site.end) not in seen:
+            seen.add((site.code, site.start, site.end))
+            kept.append(replace(site, replacement=None))
+    return kept
+
+
+_ASSIGNMENT = re.compile(r"[ \t]*(?:(?:export|override|private)[ \t]+)*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*(?:::?=|:::=|\+=|\?=|!=|=)[ \t]*")
+
+
+def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list[Site]:
+    """The sites of the lines tree-sitter-make did not read, each read on its own."""
+    lines: set[int] = set()
+    for first, last in spans:
+        lines.update(range(first, last + 1))
+    out: list[Site] = []
+    starts = text.line_starts
+    for number in sorted(lines):
+        if number >= len(starts):
+            continue
+        start = starts[number]
+        end = starts[number + 1] - 1 if number + 1 < len(starts) else len(text.text)
+        line = text.text[start:end].rstrip("\r")
+        match = _ASSIGNMENT.match(line)
+        if match is not None and not line.startswith("\t"):
+            name_span = (start + match.start(1), start + match.end(1))
+            value = line[match.end():].rstrip()
+            value_span = (start + match.end(), start + match.end() + len(value))
+            literal = None if "$" in value else value.strip()
+            out.extend(envvars.assignment(text.text, target, match.group(1), name_span, literal, value_span))
+            continue
+        skip = len(line) - len(line.lstrip("@-+ \t"))
+        out.extend(shell_sites(line[skip:], start + skip, text.text, target))
     return out
+
 
 
 def _assignment(node: Any, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
