@@ -1,4 +1,4 @@
-"""The Hugging Face stack in its own vocabulary (HF001–HF009, rules/hf.toml).
+"""The Hugging Face stack in its own vocabulary (HF001–HF011, rules/hf.toml).
 
 transformers, accelerate, peft and trl take CUDA's choices as keyword values of their own:
 `attn_implementation="flash_attention_2"`, `device_map="cuda"`, `ddp_backend="nccl"`,
@@ -52,6 +52,9 @@ _BNB_OPTIMIZERS = {
     "paged_ademamix_32bit": None,
 }
 _FUSED_OPTIMIZERS = frozenset(("adamw_torch_fused",))
+# accelerate's object gather: under XLA it raises even in one process (accelerate 1.16,
+# utils/operations.py), where on CUDA's one process it returns the object (HF011)
+_GATHER_OBJECT = ("accelerate.utils.gather_object", "accelerate.utils.operations.gather_object")
 _PROCESS_GROUP = ("accelerate.InitProcessGroupKwargs", "accelerate.utils.InitProcessGroupKwargs", "accelerate.PartialState")
 
 
@@ -72,6 +75,8 @@ class HfFamily(Family):
         self.lib: LibraryApi = library_api()
         self._kinds: dict[int, tuple[str, str]] = {}  # id(call) -> (kind, qualname)
         self._trainer_noted = False
+        self._guarded: set[int] = set()  # gather_object calls a one-process test already guards (HF011)
+        self._written: set[int] = set()  # the guards HF011 wrote, parenthesized until their parent is known
         source = ctx.source or b""
         self._hf_file = any(t in source for t in (b"transformers", b"peft", b"trl"))
 
@@ -86,6 +91,8 @@ class HfFamily(Family):
             return "args", canonical
         if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
             return "accelerator", canonical
+        if (canonical in _GATHER_OBJECT or qual in _GATHER_OBJECT) and id(call) not in self._guarded:
+            return "gather_object", qual
         if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
             return "process_group", canonical or qual
         if canonical == "transformers.pipeline":
@@ -112,6 +119,11 @@ class HfFamily(Family):
         "loader": ("device_map", "torch_dtype", "dtype"),
         "pipeline": ("device", "device_map", "torch_dtype", "dtype"),
     }
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`x if <one process> else gather_object(x)`: the guard HF011 writes (or the author did)."""
+        if isinstance(node.orelse, cst.Call) and "num_processes" in self.ctx.code(node.test):
+            self._guarded.add(id(node.orelse))
 
     def visit_Call(self, node: cst.Call) -> None:
         kind = self._kind(node)
@@ -444,6 +456,37 @@ class HfFamily(Family):
                 bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else module.split(".")[0]
                 if names.count(bound) <= (1 if alias.asname else 0):
                     self.ctx.report("HF002", stmt, "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects")
+
+    def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
+        """HF011: accelerate's `gather_object` raises under XLA even in one process, where on
+        CUDA (accelerate's DistributedType.NO) it returns the object: the object itself when the
+        run has one process, read from accelerate's own state; several processes keep the call."""
+        if self.ctx.target.name != "xla":
+            return updated
+        args = updated.args
+        if len(args) != 1 or args[0].keyword is not None or args[0].star:
+            self.ctx.report("HF011", original.func, "accelerate 1.16's `gather_object` raises under XLA, even in one process")
+            return updated
+        value = args[0].value
+        state = self.ctx.code(self.ctx.ref("accelerate.PartialState"))
+        new = cst.parse_expression(f"(x if {state}().num_processes == 1 else f(x))").with_changes(
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        assert isinstance(new, cst.IfExp)
+        new = new.with_changes(body=value, orelse=updated)
+        message = ("accelerate 1.16's `gather_object` raises under XLA even in one process (utils/operations.py), where on "
+                   "CUDA it returns the object: the object itself when the run has one process; with several processes the "
+                   "call stays and still raises (accelerate has no XLA object gather)")
+        if self.ctx.report("HF011", original.func, message, replacement=new):
+            self._written.add(id(new))
+            return new
+        return updated
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        """A guard HF011 wrote as a call's argument needs no parentheses of its own."""
+        value = updated.value
+        if id(value) in self._written and isinstance(value, cst.IfExp):
+            return updated.with_changes(value=value.with_changes(lpar=[], rpar=[]))
+        return updated
 
     def _trainer(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
         t = self.ctx.target.name

@@ -93,3 +93,30 @@ def test_device_map_auto_on_xla_is_an_unsafe_fix_and_kept_elsewhere():
     assert "device_map=torch_xla.device()" in new and "HF005" in codes(findings)
     new, findings = port(src, "neuron")
     assert new == src and "HF005" not in codes(findings)
+
+
+_GATHER = "from accelerate.utils import gather_object\n\n\ndef log(prompts):\n    return gather_object(prompts)\n"
+
+
+@pytest.mark.parametrize("target", ("neuron", "tpu"))
+def test_gather_object_works_on_the_native_targets(target):
+    """accelerate gathers objects on neuron (its neuron path) and TorchTPU has no XLA state: no HF011."""
+    new, findings = port(_GATHER, target)
+    assert new == _GATHER and "HF011" not in codes(findings)
+
+
+def test_gather_object_on_xla_keeps_several_processes_and_is_idempotent():
+    new, findings = port(_GATHER, "xla")
+    assert "prompts if accelerate.PartialState().num_processes == 1 else gather_object(prompts)" in new
+    assert "HF011" in codes(findings)
+    again, findings = port(new, "xla")
+    assert again == new and "HF011" not in codes(findings)
+    # a guard the author wrote is left alone, whatever state it reads
+    guarded = _GATHER.replace("return gather_object(prompts)", "return prompts if self.accelerator.num_processes == 1 else gather_object(prompts)")
+    assert port(guarded, "xla")[0] == guarded
+
+
+def test_gather_object_with_other_arguments_is_reported_not_rewritten():
+    src = "from accelerate.utils import gather_object\nout = gather_object(*parts)\n"
+    new, findings = port(src, "xla")
+    assert new == src and "HF011" in codes(findings)
