@@ -182,6 +182,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self.ctx.report("DEV015", original, "`\"cuda\"` is a name in a vocabulary of its own (GPU platforms beside `\"gpu\"` / `\"rocm\"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch), not a torch device: it stays",
                             applicability=Applicability.MANUAL)
             return updated
+        if id(original) in self.ctx.keep_public_default:
+            where = self.ctx.keep_public_default[id(original)]
+            self.ctx.report("DEV016", original, f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
+                            applicability=Applicability.MANUAL)
+            return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
         if id(original) in self._prefixes and string_value(original) == "cuda:":
