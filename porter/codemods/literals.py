@@ -215,7 +215,7 @@ class LiteralsFamily(FlowScopes, Family):
         if (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
             scan = _Strings()
             node.body.visit(scan)
-            self._keep(scan.found)
+            self._keep_vocabulary(scan.found)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`"rocm" if is_hip else "cuda"`: beside a word that is no device type (a library-file
@@ -309,7 +309,7 @@ class LiteralsFamily(FlowScopes, Family):
         container = node.comparisons[0].comparator
         _, keyed = self._module_facts()
         if _expression(self.ctx, container) in keyed or _error_text(container, self._handlers):
-            self._keep([node.left])
+            self._keep_vocabulary([node.left])
             return True
         return False
 
@@ -381,7 +381,7 @@ class LiteralsFamily(FlowScopes, Family):
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
                 part.expression.visit(scan)
-        self._keep(scan.found)
+        self._keep_vocabulary(scan.found)
 
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays;
@@ -389,9 +389,9 @@ class LiteralsFamily(FlowScopes, Family):
         the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS and node.args and node.args[0].keyword is None:
-            self._keep(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
+            self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
-            self._keep(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
+            self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
         if any(_own_vocabulary(a.value) for a in node.args):
             # `env_with_choices("KERNEL", "cuda", ["cuda", "triton"])`: the default is one of them
             for arg in node.args:
