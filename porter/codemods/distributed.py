@@ -346,6 +346,13 @@ class DistributedFamily(Family):
         new = updated
         if self.ctx.portable:
             return self._portable_init(original, updated, backend)
+        if backend is None and any(a.star == "**" for a in original.args):
+            # `init_process_group(**kwargs)`: the caller's keywords may hold the backend (a
+            # second `backend=` is a TypeError), and without one torch picks the device's own
+            self.ctx.report("DIST001", original, f"the backend comes from `{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: without one, torch picks each device's default backend (NCCL on CUDA); kept",
+                            applicability=Applicability.MANUAL,
+                            advice=f'Callers on {t.display} pass `backend="{t.dist_backend}"` where NCCL is asked for.')
+            return updated
         if backend is None:
             new = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.dist_backend}"'))
             if not self.ctx.report("DIST001", original, f"no backend given: the default picks NCCL on CUDA; it is set to \"{t.dist_backend}\"", replacement=new):
