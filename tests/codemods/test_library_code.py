@@ -41,3 +41,20 @@ def test_a_packages_cudnn_switches_stay_a_programs_go(tmp_path):
     assert any(f.code == "FLAG004" for f in findings)
     script, _ = port(code, "tpu", path=str(tmp_path / "train.py"))
     assert "cudnn" not in script
+
+
+def test_a_cuda_compile_mode_stays_where_the_call_still_compiles_with_inductor():
+    """Device-generic code keeps inductor on CUDA: its mode (a documented workaround, even) is
+    CUDA's; where porter names the target's backend the mode goes."""
+    generic = textwrap.dedent('''
+    import torch
+    from torch._utils import _get_available_device_type
+
+    device_type = _get_available_device_type() or "cuda"
+    f = torch.compile(g, dynamic=False, mode="max-autotune-no-cudagraphs")
+    ''')
+    new, findings = port(generic, "neuron")
+    assert new == generic
+    assert any(f.code == "COMP002" and "kept" in f.message for f in findings)
+    plain, _ = port('import torch\nf = torch.compile(g, mode="max-autotune")\n', "neuron")
+    assert plain == 'import torch\nf = torch.compile(g, backend="neuron")\n'
