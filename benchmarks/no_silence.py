@@ -266,7 +266,8 @@ def cuda_constructs(source: str) -> list[Construct]:
                     add(".cuda()", node)
                     continue
             if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
-                add(".is_cuda", node)
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    add(".is_cuda", node)  # a tensor's property; `platform.is_cuda()` is a library's own query
                 continue
             dotted = _dotted(node, aliases)
             if dotted is not None and (isinstance(node, ast.Attribute) or node.id in aliases):
@@ -504,7 +505,7 @@ def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = No
     return audit_ported(path, target, data, out_dir, elapsed)
 
 
-def audit_library(name: str, work: Path, porter_path: str | None = None) -> dict[str, Any]:
+def audit_library(name: str, work: Path, porter_path: str | None = None, key: str | None = None) -> dict[str, Any]:
     """A library of the library-hunks corpus (benchmarks/library_hunks/corpus.toml), audited
     from its neuron port there (made once per porter version and cached: the same `--diff`
     and report the hunk review reads), the ported files rebuilt by applying that diff."""
@@ -514,7 +515,7 @@ def audit_library(name: str, work: Path, porter_path: str | None = None) -> dict
     (lib,) = [x for x in lh.load_corpus() if x.name == name or x.label == name]
     checkout = Path(porter_path or Path(__file__).resolve().parents[1])
     t0 = time.perf_counter()
-    ported = lh.port(lib, checkout, 1)
+    ported = lh.port(lib, checkout, 1, key=key)
     out_dir = work / lib.label
     touched = sorted(set(re.findall(r"^\+\+\+ b/(.+)$", ported.diff, re.MULTILINE)))
     for rel in touched:
@@ -528,6 +529,7 @@ def audit_library(name: str, work: Path, porter_path: str | None = None) -> dict
     data["files"] = [{**f, "path": str(ported.root / f["path"])} for f in data["files"]]
     result = audit_ported(ported.root, lh.TARGET, data, out_dir, float(ported.meta.get("wall_s", time.perf_counter() - t0)))
     result["library"] = lib.label
+    result["porter"] = ported.meta.get("porter")
     return result
 
 
@@ -595,6 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", action="append", choices=["neuron", "tpu", "xla"])
     ap.add_argument("--json", type=Path, help="write every uncovered construct here")
     ap.add_argument("--examples", type=int, default=2, help="examples shown per kind")
+    ap.add_argument("--key", help="--library: audit the port cached under this porter key (library_hunks.py prints it) instead of this porter's")
     ap.add_argument("--porter", help="import porter from this folder (a worktree) instead of the installed one")
     args = ap.parse_args(argv)
     results = []
@@ -607,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
 
                 names = [x.name for x in lh.load_corpus()]
             for name in names:
-                result = audit_library(name, Path(tmp), args.porter)
+                result = audit_library(name, Path(tmp), args.porter, args.key)
                 results.append(result)
                 print(f"{result['library']}: " + summarize(result, args.examples), flush=True)
         for target in (args.target or ["neuron", "tpu", "xla"]) if args.path else []:

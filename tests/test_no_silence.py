@@ -155,3 +155,8 @@ def test_a_chain_that_has_a_branch_for_the_target_needs_nothing_there():
     assert uncovered(src, None, [], target="neuron") == []
     assert {c.kind for c, _ in uncovered(src, None, [], target="tpu")} == {'"cuda"', "torch.cuda.get_device_name"}
     assert {c.kind for c, _ in uncovered(src, None, [])} == {'"cuda"', "torch.cuda.get_device_name"}
+
+
+def test_a_libraries_own_is_cuda_method_is_no_tensor_property():
+    src = "import torch\n\nif current_platform.is_cuda():\n    pass\nif x.is_cuda:\n    pass\n"
+    assert [(c.kind, c.line) for c in cuda_constructs(src)] == [(".is_cuda", 5)]
