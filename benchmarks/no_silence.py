@@ -37,6 +37,7 @@ import difflib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,6 +83,9 @@ class Construct:
     # the first lines of the functions, classes and earlier `if`s around it (where a UNIT_CODES
     # finding sits)
     units: tuple[int, ...] = ()
+    # the tests of the if/elif chains around it, as written: a chain that already has a branch
+    # for the target (`current_accelerator().type == "neuron"`) needs nothing on that target
+    chains: tuple[str, ...] = ()
 
 
 def _aliases(tree: ast.AST) -> dict[str, str]:
@@ -197,6 +201,22 @@ def cuda_constructs(source: str) -> list[Construct]:
             child, parent = parent, parents.get(parent)
         return out
 
+    def chains_around(node: ast.AST) -> list[str]:
+        """The tests of every if/elif chain `node` is in (its test or a branch's body)."""
+        out: list[str] = []
+        child, parent = node, parents.get(node)
+        while parent is not None:
+            if isinstance(parent, ast.If) and (child is parent.test or child in parent.body or child in parent.orelse):
+                head = parent
+                while isinstance(parents.get(head), ast.If) and parents[head].orelse == [head]:
+                    head = parents[head]  # up to the chain's `if`
+                link: ast.AST | None = head
+                while isinstance(link, ast.If):
+                    out.append(ast.get_source_segment(source, link.test) or "")
+                    link = link.orelse[0] if len(link.orelse) == 1 and isinstance(link.orelse[0], ast.If) else None
+            child, parent = parent, parents.get(parent)
+        return out
+
     def units_around(node: ast.AST) -> list[int]:
         """The first lines of the functions and classes around `node`, and of the `if`s before
         it in each block around it (GUARD003 reports the rest of a block after an early exit
@@ -223,7 +243,7 @@ def cuda_constructs(source: str) -> list[Construct]:
             also.update(n for b in bound for n in used.get(b, ()))
         also.discard(line)
         units = tuple(sorted(set(units_around(node))))
-        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also)), units))
+        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also)), units, tuple(chains_around(node))))
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -246,7 +266,8 @@ def cuda_constructs(source: str) -> list[Construct]:
                     add(".cuda()", node)
                     continue
             if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
-                add(".is_cuda", node)
+                if not (isinstance(parent, ast.Call) and parent.func is node):
+                    add(".is_cuda", node)  # a tensor's property; `platform.is_cuda()` is a library's own query
                 continue
             dotted = _dotted(node, aliases)
             if dotted is not None and (isinstance(node, ast.Attribute) or node.id in aliases):
@@ -408,15 +429,28 @@ def _covers(finding: Mapping[str, Any], lo: int, hi: int) -> bool:
     return start <= hi and end >= lo
 
 
-def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]], kind: str | None = None) -> list[tuple[Construct, bool]]:
+def _has_branch_for(c: Construct, target: str | None) -> bool:
+    """`c` is in an if/elif chain one of whose tests names the target's device type: the code
+    already has a branch for it, and the CUDA branch is nothing to port there."""
+    if target is None:
+        return False
+    device = {"xla": "xla", "tpu": "tpu", "neuron": "neuron"}.get(target, target)
+    return any(re.search(rf"""["']{device}(:\d+)?["']""", test) for test in c.chains)
+
+
+def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]], kind: str | None = None,
+              target: str | None = None) -> list[tuple[Construct, bool]]:
     """The CUDA constructs of the port that no finding covers, each with `introduced` (True
     when porter wrote the line). `findings`: the JSON report's findings of the file. `kind`:
-    the kind of file (porter.files.kinds) when it is not Python."""
+    the kind of file (porter.files.kinds) when it is not Python. `target`: a construct in an
+    if/elif chain that already has a branch for it is covered (nothing to port there)."""
     port = original if ported is None else ported
     findings = list(findings)
     lines = _line_map(original, port) if ported is not None else None
     out: list[tuple[Construct, bool]] = []
     for c in constructs(port, kind):
+        if _has_branch_for(c, target):
+            continue
         where = (c.line, c.line) if lines is None else lines.get(c.line)
         if where is None:
             out.append((c, True))
@@ -468,6 +502,38 @@ def _port(path: Path, target: str, work: Path, porter_path: str | None) -> tuple
 
 def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = None) -> dict[str, Any]:
     data, out_dir, elapsed = _port(path, target, work, porter_path)
+    return audit_ported(path, target, data, out_dir, elapsed)
+
+
+def audit_library(name: str, work: Path, porter_path: str | None = None, key: str | None = None) -> dict[str, Any]:
+    """A library of the library-hunks corpus (benchmarks/library_hunks/corpus.toml), audited
+    from its neuron port there (made once per porter version and cached: the same `--diff`
+    and report the hunk review reads), the ported files rebuilt by applying that diff."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import library_hunks as lh
+
+    (lib,) = [x for x in lh.load_corpus() if x.name == name or x.label == name]
+    checkout = Path(porter_path or Path(__file__).resolve().parents[1])
+    t0 = time.perf_counter()
+    ported = lh.port(lib, checkout, 1, key=key)
+    out_dir = work / lib.label
+    touched = sorted(set(re.findall(r"^\+\+\+ b/(.+)$", ported.diff, re.MULTILINE)))
+    for rel in touched:
+        (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ported.root / rel, out_dir / rel)
+    patch = work / f"{lib.label}.patch"
+    patch.write_text(ported.diff, "utf-8", errors="surrogateescape")
+    if touched:
+        subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=out_dir, check=True)
+    data = dict(ported.report)
+    data["files"] = [{**f, "path": str(ported.root / f["path"])} for f in data["files"]]
+    result = audit_ported(ported.root, lh.TARGET, data, out_dir, float(ported.meta.get("wall_s", time.perf_counter() - t0)))
+    result["library"] = lib.label
+    result["porter"] = ported.meta.get("porter")
+    return result
+
+
+def audit_ported(path: Path, target: str, data: dict[str, Any], out_dir: Path, elapsed: float) -> dict[str, Any]:
     root = path.resolve()
     count = 0
     missing: list[dict[str, Any]] = []
@@ -492,7 +558,7 @@ def audit_tree(path: Path, target: str, work: Path, porter_path: str | None = No
         here = len(constructs(ported if ported is not None else original, kind_of(f["path"])))
         count += here
         stats["constructs"] += here
-        for c, introduced in uncovered(original, ported, f["findings"], kind_of(f["path"])):
+        for c, introduced in uncovered(original, ported, f["findings"], kind_of(f["path"]), target):
             stats["uncovered"] += 1
             missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced})
     # files porter skipped (no token any rule looks for) are read too: silence there counts
@@ -526,15 +592,28 @@ def summarize(result: dict[str, Any], examples: int = 2) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("path", type=Path)
+    ap.add_argument("path", type=Path, nargs="?")
+    ap.add_argument("--library", action="append", help="audit this library of the library-hunks corpus (its cached neuron port; repeatable; 'all' for the whole corpus)")
     ap.add_argument("--target", action="append", choices=["neuron", "tpu", "xla"])
     ap.add_argument("--json", type=Path, help="write every uncovered construct here")
     ap.add_argument("--examples", type=int, default=2, help="examples shown per kind")
+    ap.add_argument("--key", help="--library: audit the port cached under this porter key (library_hunks.py prints it) instead of this porter's")
     ap.add_argument("--porter", help="import porter from this folder (a worktree) instead of the installed one")
     args = ap.parse_args(argv)
     results = []
     with tempfile.TemporaryDirectory(prefix="porter-no-silence-") as tmp:
-        for target in args.target or ["neuron", "tpu", "xla"]:
+        if args.library:
+            names = args.library
+            if names == ["all"]:
+                sys.path.insert(0, str(Path(__file__).resolve().parent))
+                import library_hunks as lh
+
+                names = [x.name for x in lh.load_corpus()]
+            for name in names:
+                result = audit_library(name, Path(tmp), args.porter, args.key)
+                results.append(result)
+                print(f"{result['library']}: " + summarize(result, args.examples), flush=True)
+        for target in (args.target or ["neuron", "tpu", "xla"]) if args.path else []:
             result = audit_tree(args.path, target, Path(tmp), args.porter)
             results.append(result)
             print(summarize(result, args.examples), flush=True)

@@ -140,3 +140,23 @@ def test_the_files_around_the_python_are_audited():
     assert [c.line for c in file_constructs("shell", 'echo "on CUDA"\nnvidia-smi\n')] == [2]
     [(c, introduced)] = uncovered("export NCCL_DEBUG=INFO\n", None, [], "shell")
     assert c.line == 1 and not introduced
+
+
+def test_a_chain_that_has_a_branch_for_the_target_needs_nothing_there():
+    """trl's env report: `if ... == "cuda": ... elif ... == "neuron": ...` already serves neuron;
+    its CUDA branch is nothing to port on neuron (covered), but it still counts on tpu."""
+    src = (
+        "import torch\n\n"
+        "kind = torch.accelerator.current_accelerator().type\n"
+        'if kind == "cuda":\n    name = torch.cuda.get_device_name()\n'
+        'elif kind == "neuron":\n    name = "trainium"\n'
+        "else:\n    name = None\n"
+    )
+    assert uncovered(src, None, [], target="neuron") == []
+    assert {c.kind for c, _ in uncovered(src, None, [], target="tpu")} == {'"cuda"', "torch.cuda.get_device_name"}
+    assert {c.kind for c, _ in uncovered(src, None, [])} == {'"cuda"', "torch.cuda.get_device_name"}
+
+
+def test_a_libraries_own_is_cuda_method_is_no_tensor_property():
+    src = "import torch\n\nif current_platform.is_cuda():\n    pass\nif x.is_cuda:\n    pass\n"
+    assert [(c.kind, c.line) for c in cuda_constructs(src)] == [(".is_cuda", 5)]

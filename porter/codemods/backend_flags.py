@@ -12,6 +12,8 @@ from typing import Any
 
 import libcst as cst
 
+from porter.codemods.literals import in_package
+
 from porter.codemods.family import Family
 from porter.pipeline.findings import Applicability
 
@@ -71,6 +73,10 @@ class BackendFlagsFamily(Family):
         assert qual is not None  # every target's name resolved (checked above)
         if self.ctx.device_generic:  # harmless on the target, still in force on CUDA: kept, said
             self.ctx.report("FLAG004", original, f"`{qual} = ...` stays: the project picks its device generically, so the port still runs on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
+                            applicability=Applicability.MANUAL)
+            return updated
+        if self.ctx.target.name in ("neuron", "tpu") and in_package(self.ctx):  # a library's CUDA behaviour (a documented `benchmark=` option, a deterministic mode)
+            self.ctx.report("FLAG004", original, f"`{qual} = ...` stays: in a package it is part of the library's behaviour on CUDA, where the port still runs; on {self.ctx.target.display} it does nothing",
                             applicability=Applicability.MANUAL)
             return updated
         code = _code_for(qual)

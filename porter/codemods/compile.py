@@ -46,7 +46,13 @@ class CompileFamily(Family):
         mode = self.kwarg(original, "mode")
         if mode is not None:
             value = string_value(mode.value)
-            if value in CUDA_MODES:
+            if value in CUDA_MODES and not self._compiles_for_target(new):
+                # the call still compiles with inductor (device-generic code, a backend from
+                # **kwargs): on CUDA the mode is what it tunes (a documented workaround, even)
+                self.ctx.report("COMP002", original, f"mode \"{value}\" tunes CUDA, where this call still compiles with inductor: kept; {t.display}'s backend takes the default mode",
+                                applicability=Applicability.MANUAL,
+                                advice=f'Where the call compiles with backend="{t.compile_backend}", pass no mode (or `mode=None`) for {t.display}.')
+            elif value in CUDA_MODES:
                 cand = self.without_kwargs(new, {"mode"})
                 if self.ctx.report("COMP002", original, f"mode \"{value}\" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes the default mode", replacement=cand):
                     new = cand
@@ -58,6 +64,11 @@ class CompileFamily(Family):
             if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
                 new = cand
         return new
+
+    def _compiles_for_target(self, call: cst.Call) -> bool:
+        """The (ported) call names the target's compile backend."""
+        backend = self.kwarg(call, "backend")
+        return backend is not None and string_value(backend.value) == self.ctx.target.compile_backend
 
     def _other_backend(self, backend: cst.Arg | None) -> bool:
         """`backend="eager"` / `"aot_eager"`: a backend of torch's own, not the target's, which

@@ -115,6 +115,8 @@ class PortContext:
         self.keep_generic: set[int] = set()
         # and `"cuda"` in a vocabulary of GPU platforms or accelerators (literals.py): noted
         self.keep_vocabulary: set[int] = set()
+        # and a package's public default device (literals.py): id -> the parameter, reported (DEV016)
+        self.keep_public_default: dict[int, str] = {}
         # values a library family ports in the library's own vocabulary (hf.py: `device_map`,
         # `ddp_backend`, a loader's `dtype`): the device, distributed and amp families leave them
         self.claimed: set[int] = set()

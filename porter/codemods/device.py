@@ -179,7 +179,12 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                             applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_vocabulary and string_value(original) == "cuda":
-            self.ctx.report("DEV015", original, "`\"cuda\"` is a name in a vocabulary of its own (GPU platforms beside `\"gpu\"` / `\"rocm\"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch), not a torch device: it stays",
+            self.ctx.report("DEV015", original, "`\"cuda\"` is a name in a vocabulary of its own (GPU platforms beside `\"gpu\"` / `\"rocm\"`, kernel sets or providers beside `\"triton\"` / `\"dml\"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA's word), not a torch device: it stays",
+                            applicability=Applicability.MANUAL)
+            return updated
+        if id(original) in self.ctx.keep_public_default:
+            where = self.ctx.keep_public_default[id(original)]
+            self.ctx.report("DEV016", original, f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
                             applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_cuda:

@@ -273,9 +273,50 @@ class DistributedFamily(Family):
             return new
         return updated
 
+    def _keep_nccl_name(self, node: cst.CSTNode, message: str) -> None:
+        """`"nccl"` as one name among others (an option's choices, a `Literal[...]`, a list of
+        package-name patterns, a registry key): not a backend this code selects; kept."""
+        for string in node.children if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else [node]:
+            value = string.value if isinstance(string, cst.Element) else string
+            if (string_value(value) or "") == "nccl" and id(value) not in self._per_device:
+                self._per_device.add(id(value))
+                self.ctx.report("DIST007", value, message)
+
+    def _option_list(self, node: cst.Tuple | cst.List | cst.Set) -> None:
+        values = [string_value(e.value) for e in node.elements]
+        if "nccl" in values and sum(v is not None for v in values) >= 2 and all(v is not None for v in values):
+            self._keep_nccl_name(node, '`"nccl"` is one name in a list of names (an option\'s choices, backends a check accepts, package patterns), not the backend this code selects: kept')
+
+    visit_Tuple = _option_list
+    visit_List = _option_list
+    visit_Set = _option_list
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """`Literal["nccl", "mpi", "gloo"]`: the values a public option accepts."""
+        if (dotted(node.value) or "").rsplit(".", 1)[-1] != "Literal":
+            return
+        for element in node.slice:
+            if isinstance(element.slice, cst.Index):
+                self._keep_nccl_name(element.slice.value, '`"nccl"` is one of the values a `Literal[...]` annotation accepts (the public signature): kept')
+
+    def _argparse_default(self, node: cst.Call) -> None:
+        """`parser.add_argument("--backend", default="nccl")` in a package: a documented option
+        of the library's command line; kept, reported (it selects NCCL at run time)."""
+        default = self.kwarg(node, "default")
+        if default is None or (string_value(default.value) or "") != "nccl" or not _in_package(self.ctx):
+            return
+        self._per_device.add(id(default.value))
+        t = self.ctx.target
+        self.ctx.report("DIST001", default.value, "an option of this package's command line defaults to \"nccl\" (it selects NCCL at run time): kept", applicability=Applicability.MANUAL,
+                        advice=f'Pass `--backend {t.dist_backend}` (the option as the package names it) on {t.display}; porter leaves a documented default as it is.')
+
     def visit_Call(self, node: cst.Call) -> None:
         """The backend argument of `init_process_group` / `new_group` (any spelling of NCCL there)."""
         last = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else ""
+        if last == "add_argument":
+            self._argparse_default(node)
+        if last.startswith("register") and node.args and node.args[0].keyword is None:
+            self._keep_nccl_name(node.args[0].value, f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s own registry), not a backend selected here: kept')
         if last not in ("init_process_group", "new_group"):
             return  # (by name first: resolving every call costs)
         qual = self.ctx.qualname(node.func)
@@ -305,6 +346,13 @@ class DistributedFamily(Family):
         new = updated
         if self.ctx.portable:
             return self._portable_init(original, updated, backend)
+        if backend is None and any(a.star == "**" for a in original.args):
+            # `init_process_group(**kwargs)`: the caller's keywords may hold the backend (a
+            # second `backend=` is a TypeError), and without one torch picks the device's own
+            self.ctx.report("DIST001", original, f"the backend comes from `{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: without one, torch picks each device's default backend (NCCL on CUDA); kept",
+                            applicability=Applicability.MANUAL,
+                            advice=f'Callers on {t.display} pass `backend="{t.dist_backend}"` where NCCL is asked for.')
+            return updated
         if backend is None:
             new = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.dist_backend}"'))
             if not self.ctx.report("DIST001", original, f"no backend given: the default picks NCCL on CUDA; it is set to \"{t.dist_backend}\"", replacement=new):
@@ -369,3 +417,11 @@ class DistributedFamily(Family):
         if self.ctx.report("DIST002", original, msg, replacement=new):
             return new
         return updated
+
+
+
+def _in_package(ctx) -> bool:
+    """A module of a package (its folder has `__init__.py`, or it imports relatively)."""
+    from porter.codemods.literals import in_package
+
+    return in_package(ctx)

@@ -20,7 +20,9 @@ reports the device-generic ones, `ctx.keep_generic`, as DEV014).
 from __future__ import annotations
 
 import ast
+import re
 from functools import lru_cache
+from pathlib import Path
 
 import libcst as cst
 
@@ -28,7 +30,7 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
-from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, compared_key
+from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, TORCH_DEVICE_TYPES, compared_key
 from porter.pipeline.resolve import dotted
 from porter.config.ruledata import load_toml
 
@@ -55,6 +57,61 @@ def _strings(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
         return [e.value for e in node.elements if _is_cuda(e.value)]
     return [node] if _is_cuda(node) else []
+
+
+def _device_word(value: str) -> bool:
+    """A torch device type, with or without an index (`"cpu"`, `"cuda:0"`)."""
+    return value.split(":")[0] in TORCH_DEVICE_TYPES
+
+
+_COLLECTIONS = (cst.Tuple, cst.List, cst.Set)
+# methods whose first argument is a key (`components.get("cuda", {})`), builtins whose second
+# is an attribute name (`getattr(torch.version, "cuda", None)`)
+_KEY_METHODS = frozenset(("get", "pop", "setdefault"))
+_ATTRIBUTE_BUILTINS = frozenset(("getattr", "hasattr", "setattr", "delattr"))
+# text a program searches for CUDA's words (`'cuda' in str(e).lower()`)
+_RELATIVE_IMPORT = re.compile(rb"^\s*from \.", re.MULTILINE)  # a module of a package
+_TEXT_CALLS = frozenset(("str", "repr", "format", "lower", "upper", "casefold"))
+
+
+def _collection_strings(node: cst.BaseExpression) -> list[str]:
+    """The string values in a collection literal and the collection literals nested in it."""
+    out: list[str] = []
+    if isinstance(node, _COLLECTIONS):
+        for e in node.elements:
+            value = string_value(e.value)
+            if value is not None:
+                out.append(value)
+            else:
+                out.extend(_collection_strings(e.value))
+    return out
+
+
+def _inner_collections(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`node` and the collection literals nested in it (a table of tuples), outermost first."""
+    if not isinstance(node, _COLLECTIONS):
+        return []
+    out: list[cst.BaseExpression] = [node]
+    for e in node.elements:
+        out.extend(_inner_collections(e.value))
+    return out
+
+
+def _own_vocabulary(node: cst.BaseExpression) -> bool:
+    """A collection of strings that holds `"cuda"` beside a word that is no torch device type:
+    `("cpu", "cuda", "webgpu", "dml")` (providers), `["cuda", "triton"]` (kernel sets),
+    `("cuda", "torch", "python", "numpy")` (key suffixes), `{"contiguous", "cuda", "half"}`
+    (method names). Only a device type is a device; the rest name something of the program's."""
+    if not isinstance(node, _COLLECTIONS):
+        return False
+    values = [string_value(e.value) for e in node.elements]
+    return any(v is not None and _is_cuda_value(v) for v in values) and any(
+        v is not None and not _device_word(v) for v in values
+    )
+
+
+def _is_cuda_value(value: str) -> bool:
+    return value == "cuda" or value.startswith("cuda:")
 
 
 def _names_accelerator(node: cst.BaseExpression) -> bool:
@@ -86,6 +143,19 @@ class LiteralsFamily(FlowScopes, Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
+        self._handlers: list[str] = []  # the names `except ... as NAME` binds around the node
+        self._scanned: tuple[set[str], set[str]] | None = None
+        self._classes: list[str] = []
+
+    def _module_facts(self) -> tuple[set[str], set[str]]:
+        """Read once per file: the values this file checks against a vocabulary of its own
+        (`self.backend not in ["cuda", "triton"]`), and the containers it indexes with a CUDA
+        key (`rng_state_dict["cuda"]`)."""
+        if self._scanned is None:
+            scan = _ModuleFacts(self.ctx)
+            self.ctx.module.visit(scan)
+            self._scanned = (scan.vocabulary_values, scan.keyed)
+        return self._scanned
 
     def _keep(self, nodes) -> None:
         self.ctx.keep_cuda.update(id(n) for n in nodes)
@@ -119,6 +189,68 @@ class LiteralsFamily(FlowScopes, Family):
         """`class RNGType(Enum): CUDA = "cuda"`: an enum member's value is the enum's own name
         for CUDA (`RNGType.CUDA`), not a device: it stays, noted (DEV015)."""
         super().visit_ClassDef(node)
+        self._classes.append(node.name.value)
+        self._enum_members(node)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return super().leave_ClassDef(original, updated)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        self._public_defaults(node)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._handlers.append(node.name.name.value)
+        else:
+            self._handlers.append("")
+
+    def leave_ExceptHandler(self, original: cst.ExceptHandler, updated: cst.ExceptHandler) -> cst.ExceptHandler:
+        self._handlers.pop()
+        return updated
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if TYPE_CHECKING:` declares names for type checkers; nothing in it runs."""
+        if (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
+            scan = _Strings()
+            node.body.visit(scan)
+            self._keep_vocabulary(scan.found)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`"rocm" if is_hip else "cuda"`: beside a word that is no device type (a library-file
+        prefix, a platform), `"cuda"` is that word's kin, not a device."""
+        sides = (node.body, node.orelse)
+        words = [string_value(s) for s in sides]
+        if any(w is not None and not _device_word(w) for w in words):
+            self._keep_vocabulary(s for s in sides if _is_cuda(s))
+
+    def _public_defaults(self, node: cst.FunctionDef) -> None:
+        """A library's public function or method that defaults its device to CUDA
+        (`def load(path, device="cuda")`, `if device is None: device = "cuda"`): the default is
+        the library's API, which its callers and docs rely on; it stays, reported (DEV016, by
+        the device family), so that the target's callers pass their device."""
+        name = node.name.value
+        if (name.startswith("_") and name != "__init__") or any(c.startswith("_") for c in self._classes):
+            return
+        if not in_package(self.ctx):
+            return
+        params = [*node.params.params, *node.params.kwonly_params, *node.params.posonly_params]
+        found: list[tuple[str, cst.BaseExpression]] = []
+        for param in params:
+            if param.default is not None:
+                found.extend((param.name.value, s) for s in _default_strings(self.ctx, param.default))
+        names = {p.name.value for p in params}
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        for stmt in body:
+            target = _none_default(stmt)
+            if target is not None and target[0] in names:
+                found.extend((target[0], s) for s in _default_strings(self.ctx, target[1]))
+        for param_name, string in found:
+            self._keep([string])
+            self.ctx.keep_public_default[id(string)] = f"{'.'.join(self._classes + [name])}({param_name}=...)"
+
+    def _enum_members(self, node: cst.ClassDef) -> None:
         if not any((dotted(b.value) or "").rsplit(".", 1)[-1].endswith(_ENUM_BASES) for b in node.bases):
             return
         for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
@@ -150,6 +282,13 @@ class LiteralsFamily(FlowScopes, Family):
         sides = [node.left, *(c.comparator for c in node.comparisons)]
         if not any(_strings(s) for s in sides):
             return  # no CUDA string to keep: spares the index lookups below
+        if self._not_device_membership(node):
+            return
+        vocabulary_values, _ = self._module_facts()
+        if any(_expression(self.ctx, s) in vocabulary_values for s in sides if not _strings(s)):
+            for s in sides:
+                self._keep_vocabulary(_strings(s))
+            return
         if any(_names_accelerator(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
@@ -159,6 +298,20 @@ class LiteralsFamily(FlowScopes, Family):
         elif any(self._generic_device_type(s) for s in sides):
             for s in sides:
                 self._keep_generic(_strings(s))
+
+    def _not_device_membership(self, node: cst.Comparison) -> bool:
+        """`"cuda" in str(e).lower()` searches an error's text; `"cuda" in rng_state_dict` a
+        container this file indexes with `"cuda"` (a key)."""
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+            return False
+        if not _is_cuda(node.left):
+            return False
+        container = node.comparisons[0].comparator
+        _, keyed = self._module_facts()
+        if _expression(self.ctx, container) in keyed or _error_text(container, self._handlers):
+            self._keep_vocabulary([node.left])
+            return True
+        return False
 
     def _generic_device_type(self, node: cst.BaseExpression) -> bool:
         """A device type (`utils.device_type`, `kind` from `current_accelerator().type`) in
@@ -200,10 +353,20 @@ class LiteralsFamily(FlowScopes, Family):
         return any(self._generic_device_type(s) for s in sides) and any(_strings(s) for s in sides)
 
     def _vocabulary(self, node: cst.Tuple | cst.List | cst.Set) -> None:
-        # a list of accelerator or GPU-platform names: "gpu" and "rocm" are no torch device types
-        values = [string_value(e.value) for e in node.elements]
-        if not VOCABULARY.isdisjoint(values):
-            self._keep_vocabulary(_strings(node))
+        """A list of accelerator or GPU-platform names ("gpu" and "rocm" are no torch device
+        types), of kernel sets, providers, key suffixes: `"cuda"` beside a word that is no
+        device type is a word of the program's own. In a table of such lists (`[(fuse, ("cuda",
+        "dml")), (pack, ("cuda",))]`), a list of only the table's own words is one too."""
+        collections = _inner_collections(node)
+        own = [c for c in collections if _own_vocabulary(c)]
+        if not own:
+            return
+        words = {w for c in own for w in _collection_strings(c)}
+        own_ids = {id(c) for c in own}
+        for c in collections:
+            strings = _collection_strings(c)
+            if id(c) in own_ids or (strings and set(strings) <= words):
+                self._keep_vocabulary(s for s in _strings(c))
 
     visit_Tuple = _vocabulary
     visit_List = _vocabulary
@@ -218,13 +381,22 @@ class LiteralsFamily(FlowScopes, Family):
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
                 part.expression.visit(scan)
-        self._keep(scan.found)
+        self._keep_vocabulary(scan.found)
 
     def visit_Call(self, node: cst.Call) -> None:
         """`torch.cuda.get_device_properties("cuda")` keeps its argument where the call stays;
         `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
         the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS and node.args and node.args[0].keyword is None:
+            self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
+        if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
+            self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
+        if any(_own_vocabulary(a.value) for a in node.args):
+            # `env_with_choices("KERNEL", "cuda", ["cuda", "triton"])`: the default is one of them
+            for arg in node.args:
+                if not isinstance(arg.value, _COLLECTIONS):
+                    self._keep_vocabulary(_strings(arg.value))
         if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
             flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
             choices = self.kwarg(node, "choices")
@@ -242,3 +414,84 @@ class LiteralsFamily(FlowScopes, Family):
             return
         for arg in node.args:
             self._keep(_strings(arg.value))
+
+
+class _ModuleFacts(cst.CSTVisitor):
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.vocabulary_values: set[str] = set()
+        self.keyed: set[str] = set()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
+            if _own_vocabulary(node.comparisons[0].comparator):
+                self.vocabulary_values.add(_expression(self.ctx, node.left))
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and _is_cuda(node.slice[0].slice.value):
+            self.keyed.add(_expression(self.ctx, node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS and node.args and _is_cuda(node.args[0].value):
+            self.keyed.add(_expression(self.ctx, func.value))
+
+
+def _expression(ctx, node: cst.BaseExpression) -> str:
+    return " ".join(ctx.code(node).split())
+
+
+def _error_text(node: cst.BaseExpression, handlers: list[str]) -> bool:
+    """`str(e)`, `str(e).lower()`, `repr(err)`: the text of the exception being handled."""
+    while isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in _TEXT_CALLS and node.args:
+            node = node.args[0].value
+        elif isinstance(func, cst.Attribute) and func.attr.value in _TEXT_CALLS:
+            node = func.value
+        else:
+            return False
+    return isinstance(node, cst.Name) and node.value in handlers
+
+
+def in_package(ctx) -> bool:
+    """A module of a package (its folder has `__init__.py`, or it imports relatively): library
+    code, whose public functions and options are its API."""
+    return _folder_is_package(ctx.path) or bool(_RELATIVE_IMPORT.search(ctx.source))
+
+
+@lru_cache(maxsize=4096)
+def _folder_is_package(path: str) -> bool:
+    """A module of a package (its folder has `__init__.py`): library code, with an API."""
+    try:
+        return (Path(path).resolve().parent / "__init__.py").is_file()
+    except OSError:
+        return False
+
+
+def _default_strings(ctx, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The CUDA strings of a default device: `"cuda"`, `"cuda:0"`, `torch.device("cuda")`."""
+    if _is_cuda(value):
+        return [value]
+    if isinstance(value, cst.Call) and ctx.qualname(value.func) == "torch.device" and value.args and _is_cuda(value.args[0].value):
+        return [value.args[0].value]
+    return []
+
+
+def _none_default(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
+    """`if device is None: device = "cuda"`: (the name, the value it defaults to)."""
+    if not isinstance(stmt, cst.If) or stmt.orelse is not None:
+        return None
+    test = stmt.test
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None"):
+        return None
+    body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+    if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
+        return None
+    assign = body[0].body[0]
+    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
+            and assign.targets[0].target.value == test.left.value):
+        return test.left.value, assign.value
+    return None

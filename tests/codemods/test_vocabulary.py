@@ -1,0 +1,166 @@
+"""A string is a device only where it reaches one (issue 21): the words of a library's own
+vocabulary stay, reported; the device strings beside them are still ported."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.helpers import port
+
+
+def _port(code: str, target: str = "neuron", path: str = "example.py"):
+    new, findings = port(textwrap.dedent(code), target, path=path)
+    return new, findings
+
+
+def _codes(findings, line: int) -> set[str]:
+    return {f.code for f in findings if f.start.line == line}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_cuda_beside_words_that_are_no_device_stays_reported(target):
+    code = '''
+    import torch
+    if backend not in ["cuda", "triton"]:
+        raise ValueError(backend)
+    if backend == "cuda":
+        pass
+    if ort_fusions not in (None, "cpu", "cuda", "webgpu", "dml"):
+        raise ValueError
+    FUSIONS = [(f, ("cuda", "dml")), (g, ("cuda",)), (h, ("webgpu",))]
+    ends = key.endswith(("cuda", "torch", "python", "numpy"))
+    if name in {"contiguous", "cuda", "half", "data", "to"}:
+        pass
+    prefix = "rocm" if is_hip else "cuda"
+    KERNEL = env_with_choices("KERNEL", "cuda", ["cuda", "triton"])
+    x = torch.ones(2, device="cuda")
+    for d in ["cuda", "cpu"]:
+        print(d)
+    '''
+    new, findings = _port(code, target)
+    kept = textwrap.dedent(code).splitlines()
+    lines = new.splitlines()
+    for i in range(1, 14):  # every line up to the tensor: unchanged, and what stays is said
+        assert lines[i] == kept[i]
+        if '"cuda"' in kept[i]:
+            assert "DEV015" in _codes(findings, i + 1), kept[i]
+    assert lines[14] == f'x = torch.ones(2, device="{target}")'
+    assert lines[15] == f'for d in ["{target}", "cpu"]:'
+
+
+def test_keys_attribute_names_error_text_and_type_checking_stay():
+    code = '''
+    import torch
+    from typing import TYPE_CHECKING
+    if TYPE_CHECKING:
+        TARGET_DEVICE: str = "cuda"
+    version = components.get("cuda_nvcc", components.get("cuda", {}))
+    cuda_version = getattr(torch.version, "cuda", None)
+    try:
+        step()
+    except RuntimeError as e:
+        if "cuda" in str(e).lower():
+            raise
+    if "cuda" in rng_state_dict:
+        state = rng_state_dict["cuda"]
+    if "cuda" in str(x.device):
+        pass
+    '''
+    new, findings = _port(code)
+    original = textwrap.dedent(code).splitlines()
+    lines = new.splitlines()
+    assert lines[:14] == original[:14]
+    for line in (5, 6, 7, 11, 13):
+        assert "DEV015" in _codes(findings, line), original[line - 1]
+    # a device's text is still a device
+    assert lines[14] == 'if "neuron" in str(x.device):'
+
+
+def test_a_packages_public_default_device_stays_reported(tmp_path):
+    pkg = tmp_path / "lib"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    code = textwrap.dedent('''
+    import torch
+
+
+    def load_frames(path, compute_device=torch.device("cuda")):
+        return torch.load(path).to(compute_device)
+
+
+    def get_4bit_type(typename, device=None):
+        if device is None:
+            device = "cuda"
+        return torch.zeros(3, device=device)
+
+
+    class Pool:
+        def __init__(self, device: str = "cuda:0"):
+            self.device = device
+
+
+    def _helper(x, device="cuda"):
+        return x.to(device)
+    ''')
+    (pkg / "io.py").write_text(code)
+    new, findings = port(code, "neuron", path=str(pkg / "io.py"))
+    assert 'compute_device=torch.device("cuda")' in new
+    assert 'device = "cuda"\n' in new
+    assert 'device: str = "cuda:0"' in new
+    assert 'def _helper(x, device="neuron")' in new  # private: the package's own choice
+    assert sum(f.code == "DEV016" for f in findings) == 3
+    # the same file outside a package (a script) is a program: its default device is ported
+    script, _ = port(code, "neuron", path=str(tmp_path / "script.py"))
+    assert 'compute_device=torch.device("neuron")' in script and '"cuda' not in script
+
+
+def test_nccl_among_names_stays_reported():
+    code = '''
+    import argparse
+    from typing import Literal
+    import torch.distributed as dist
+    from .config import defaults
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", type=str, default="nccl", help="backend for distributed communication")
+    bootstrap: Literal["nccl", "mpi", "gloo"]
+    ARGS = {"choices": ["nccl", "gloo", "mpi", "xccl", "hccl"]}
+    PATTERNS = ["torch", "numpy", "nccl", "triton"]
+    Factory.register_engine("nccl", "pkg.nccl_engine", "NCCLEngine")
+    dist.init_process_group("nccl")
+    '''
+    new, findings = _port(code)
+    original = textwrap.dedent(code).splitlines()
+    lines = new.splitlines()
+    assert lines[:12] == original[:12]
+    assert "DIST001" in _codes(findings, 8)  # a package's documented option: it selects NCCL
+    for line in (9, 10, 11, 12):
+        assert "DIST007" in _codes(findings, line), original[line - 1]
+    assert lines[12] == 'dist.init_process_group("neuron")'
+
+
+def test_a_programs_backend_option_is_still_ported():
+    code = '''
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", type=str, default="nccl")
+    '''
+    new, _ = _port(code)
+    assert 'default="neuron"' in new
+
+
+def test_a_second_run_changes_nothing(tmp_path):
+    code = '''
+    import torch
+    from .x import y
+    if backend not in ["cuda", "triton"]:
+        raise ValueError(backend)
+    def load(path, device="cuda"):
+        return torch.load(path).to(device)
+    PATTERNS = ["torch", "nccl"]
+    '''
+    once, _ = _port(code)
+    twice, _ = port(once, "neuron")
+    assert twice == once == textwrap.dedent(code)
