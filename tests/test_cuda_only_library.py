@@ -148,3 +148,63 @@ def test_the_loader_names_a_compiled_module_and_a_build_name_may_be_a_variable()
     assert "mmcv._ext" in built_extensions("setup.py", textwrap.dedent(MMCV["setup.py"]).encode())
     source = b"ext_module = ext_loader.load_ext(\n    '_ext', ['nms'])\nconfig = load_config('defaults')\n"
     assert loaded_extensions(source) == [("ext_module", "ext_loader.load_ext", "_ext")]
+
+
+# bitsandbytes: `backends/cuda/ops.py` beside `backends/cpu/`, `backends/xpu/`: CUDA's kernels
+# registered for "cuda", calling into the CUDA library through ctypes
+BNB = {
+    "bnb/__init__.py": "",
+    "bnb/backends/__init__.py": "",
+    "bnb/backends/cuda/__init__.py": "",
+    "bnb/backends/cuda/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+        from ...cextension import lib
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "cuda")
+        def _(A, B):
+            out = torch.empty(A.shape[0], B.shape[1], device="cuda")
+            lib.cgemm_4bit_inference(A, B, out)
+            return out
+    """,
+    "bnb/backends/cpu/__init__.py": "",
+    "bnb/backends/cpu/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "cpu")
+        def _(A, B):
+            return A @ B
+    """,
+    "bnb/backends/xpu/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "xpu")
+        def _(A, B):
+            return torch.ops.xpu_gemm(A, B)
+    """,
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cudas_folder_of_a_per_device_family_is_kept(tmp_path, target):
+    _write(tmp_path, BNB)
+    ported = _port_tree(tmp_path, target)
+    new, findings = ported["bnb/backends/cuda/ops.py"]
+    assert new == textwrap.dedent(BNB["bnb/backends/cuda/ops.py"]).lstrip()
+    (said,) = [f for f in findings if f.code == "BACK003"]
+    assert "beside `cpu/`, `xpu/`" in said.message and "DEV002" in said.message
+
+
+def test_a_cuda_folder_without_sibling_devices_is_ported_as_usual(tmp_path):
+    files = {k: v for k, v in BNB.items() if "/cpu/" not in k and "/xpu/" not in k}
+    _write(tmp_path, files)
+    new, _ = _port_tree(tmp_path, "neuron")["bnb/backends/cuda/ops.py"]
+    assert 'device="neuron"' in new
