@@ -208,3 +208,43 @@ def test_a_cuda_folder_without_sibling_devices_is_ported_as_usual(tmp_path):
     _write(tmp_path, files)
     new, _ = _port_tree(tmp_path, "neuron")["bnb/backends/cuda/ops.py"]
     assert 'device="neuron"' in new
+
+
+# DeepSpeed's op_builder/builder.py: the project's build code for its CUDA ops; its CUDA
+# questions are about the host that compiles them
+BUILDER = '''
+import torch
+
+
+class OpBuilder:
+    def jit_load(self, verbose=True):
+        from torch.utils.cpp_extension import load
+        self.build_for_cpu = not torch.cuda.is_available()
+        return load(name=self.name, sources=self.sources)
+
+
+class CUDAOpBuilder(OpBuilder):
+    def compute_capability_args(self):
+        ccs = []
+        for i in range(torch.cuda.device_count()):
+            ccs.append(torch.cuda.get_device_capability(i))
+        return ccs
+
+    def builder(self):
+        from torch.utils.cpp_extension import CUDAExtension as ExtensionBuilder
+        return ExtensionBuilder(name=self.name, sources=self.sources)
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_build_code_of_cuda_extensions_is_left(target):
+    new, findings = port(BUILDER, target, path="op_builder/builder.py")
+    assert new == BUILDER
+    (said,) = [f for f in findings if f.code == "BACK007"]
+    assert "CUDAExtension" in said.message
+
+
+def test_a_module_that_only_loads_a_cpp_extension_is_still_ported():
+    code = "import torch\nfrom torch.utils.cpp_extension import load\n\nops = load(name='ops', sources=['ops.cpp'])\nx = torch.zeros(3, device='cuda')\n"
+    new, _ = port(code, "neuron")
+    assert "device='neuron'" in new

@@ -59,6 +59,8 @@ HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another
 _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+# a module that imports the builder of CUDA extensions: build code (BACK007)
+_BUILDS_CUDA = re.compile(rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE)
 BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
 # the packages with CUDA-only parts that LIB rules port (apex, flash-attn, xformers)
 _PORTED_TOKENS = import_tokens(sorted(ported_imports()))
@@ -743,6 +745,16 @@ class BackendsFamily(Family):
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
             note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
             region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note)
+            for stmt in node.body:
+                self.ctx.cuda_only_code[id(stmt)] = region
+            self._regions.append((region, node, note, None))
+            return
+        if b"CUDAExtension" in self.ctx.source and _BUILDS_CUDA.search(self.ctx.source):
+            # the project's own build code for its CUDA extensions (DeepSpeed's op_builder,
+            # ColossalAI's CUDA extension loader): it imports `CUDAExtension`, and its CUDA
+            # questions are about the host that compiles the kernels, as in setup.py
+            note = "this module builds the project's CUDA extensions (it imports `CUDAExtension` from `torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs to compile for) are about the host that compiles CUDA kernels"
+            region = CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note)
             for stmt in node.body:
                 self.ctx.cuda_only_code[id(stmt)] = region
             self._regions.append((region, node, note, None))
