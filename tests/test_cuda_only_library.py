@@ -248,3 +248,34 @@ def test_a_module_that_only_loads_a_cpp_extension_is_still_ported():
     code = "import torch\nfrom torch.utils.cpp_extension import load\n\nops = load(name='ops', sources=['ops.cpp'])\nx = torch.zeros(3, device='cuda')\n"
     new, _ = port(code, "neuron")
     assert "device='neuron'" in new
+
+
+# vLLM: `models/kimi_k3/nvidia/` and `amd/` beside `common/`: each vendor's implementation
+VENDOR = {
+    "vllm/models/kimi_k3/__init__.py": "",
+    "vllm/models/kimi_k3/common/layers.py": """
+        import torch
+
+        buf = torch.empty(4, device="cuda")
+    """,
+    "vllm/models/kimi_k3/nvidia/dsa.py": """
+        import torch
+
+        topk_buffer_device = "cuda" if torch.cuda.is_available() else "cpu"
+    """,
+    "vllm/models/kimi_k3/amd/qsa.py": """
+        import torch
+
+        device = torch.device("cuda", torch.accelerator.current_device_index())
+    """,
+}
+
+
+def test_gpu_vendor_folders_are_kept_and_the_common_one_is_ported(tmp_path):
+    _write(tmp_path, VENDOR)
+    ported = _port_tree(tmp_path, "neuron")
+    for name in ("vllm/models/kimi_k3/nvidia/dsa.py", "vllm/models/kimi_k3/amd/qsa.py"):
+        new, findings = ported[name]
+        assert new == textwrap.dedent(VENDOR[name]).lstrip()
+        assert [f.code for f in findings if f.code == "BACK003"] == ["BACK003"]
+    assert 'device="neuron"' in ported["vllm/models/kimi_k3/common/layers.py"][0]

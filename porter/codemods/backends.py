@@ -766,7 +766,7 @@ class BackendsFamily(Family):
             why, *others = module
             t = self.ctx.target
             message = (
-                f"this module is CUDA's backend, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
+                f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
                 f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
             )
             region = CudaOnlyCode(node, "the module", why, code="BACK003")
