@@ -402,12 +402,12 @@ def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for path, source in files:
         found: dict[str, tuple[str, str]] = {}
-        for local, loader, module in extensions.loaded_extensions(source):
-            match = next((m for m in built if m == module or m.endswith("." + module)), None)
+        for local, loader, named in extensions.loaded_extensions(source):
+            match = next((m for m in built if m == named or m.endswith("." + named)), None)
             if match is not None:
-                found[local] = (match, f"`{loader}('{module}')` loads {match}: {built[match]}")
+                found[local] = (match, f"`{loader}('{named}')` loads {match}: {built[match]}")
             elif cu and "load" in loader.rpartition(".")[2].lower():
-                found[local] = (module, f"`{loader}('{module}')` loads a compiled module of the project (the project has CUDA sources: {shown})")
+                found[local] = (named, f"`{loader}('{named}')` loads a compiled module of the project (the project has CUDA sources: {shown})")
         if not extensions.IMPORT_HINT.search(source):
             if found:
                 out[path] = found

@@ -164,11 +164,11 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
         out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
         for member in _accessors(sources.get(cuda.path, b""), cuda.name):
             accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
-    for path, (folder, others) in folder_families(sources).items():
-        shown = ", ".join(f"`{o}/`" for o in others)
+    for path, (folder, folders) in folder_families(sources).items():
+        shown = ", ".join(f"`{o}/`" for o in folders)
         whose = {"nvidia": "NVIDIA's", "amd": "AMD's (ROCm, on torch's `cuda` device)", "rocm": "ROCm's (on torch's `cuda` device)", "hip": "ROCm's (on torch's `cuda` device)"}.get(folder.rstrip("/").rpartition("/")[2].lower(), "CUDA's")
         why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
-        out.setdefault(path, []).append((None, path, MODULE, (why, *others)))
+        out.setdefault(path, []).append((None, path, MODULE, (why, *folders)))
     if accessors:
         probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
         for path, source in files:
