@@ -279,3 +279,11 @@ def test_gpu_vendor_folders_are_kept_and_the_common_one_is_ported(tmp_path):
         assert new == textwrap.dedent(VENDOR[name]).lstrip()
         assert [f.code for f in findings if f.code == "BACK003"] == ["BACK003"]
     assert 'device="neuron"' in ported["vllm/models/kimi_k3/common/layers.py"][0]
+
+
+def test_porter_kernels_lists_a_loaded_extension_with_the_ops_called_on_it(tmp_path):
+    from porter.kernels.inventory import scan
+
+    _write(tmp_path, MMCV)
+    (ext,) = [k for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
+    assert ext.name == "mmcv._ext" and "carafe_backward, carafe_forward" in ext.detail
