@@ -45,6 +45,7 @@ from porter.pipeline.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
 from porter.pipeline.device_backends import ACCESSOR
 from porter.pipeline.device_backends import KIND as BACKEND
+from porter.pipeline.device_backends import MODULE as BACKEND_MODULE
 from porter.pipeline.device_backends import cuda_backend_facts
 from porter.pipeline.findings import Applicability, Severity
 from porter.pipeline.resolve import dotted
@@ -58,6 +59,8 @@ HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another
 _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+# a module that imports the builder of CUDA extensions: build code (BACK007)
+_BUILDS_CUDA = re.compile(rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE)
 BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
 # the packages with CUDA-only parts that LIB rules port (apex, flash-attn, xformers)
 _PORTED_TOKENS = import_tokens(sorted(ported_imports()))
@@ -117,7 +120,7 @@ class BackendsFamily(Family):
             return True
         if not any(ctx.enabled(c) for c in cls.codes()):
             return False
-        return bool(_backend_facts(ctx.settings)) or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
+        return bool(_backend_facts(ctx.settings)) or _module_fact(ctx.settings, ctx.path) is not None or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -746,6 +749,31 @@ class BackendsFamily(Family):
                 self.ctx.cuda_only_code[id(stmt)] = region
             self._regions.append((region, node, note, None))
             return
+        if b"CUDAExtension" in self.ctx.source and _BUILDS_CUDA.search(self.ctx.source):
+            # the project's own build code for its CUDA extensions (DeepSpeed's op_builder,
+            # ColossalAI's CUDA extension loader): it imports `CUDAExtension`, and its CUDA
+            # questions are about the host that compiles the kernels, as in setup.py
+            note = "this module builds the project's CUDA extensions (it imports `CUDAExtension` from `torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs to compile for) are about the host that compiles CUDA kernels"
+            region = CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note)
+            for stmt in node.body:
+                self.ctx.cuda_only_code[id(stmt)] = region
+            self._regions.append((region, node, note, None))
+            return
+        module = _module_fact(self.ctx.settings, self.ctx.path)
+        if module is not None:
+            # CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside
+            # `backends/cpu/`): CUDA's implementation, registered for "cuda"; the target's goes beside it
+            why, *others = module
+            t = self.ctx.target
+            message = (
+                f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
+                f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
+            )
+            region = CudaOnlyCode(node, "the module", why, code="BACK003")
+            for stmt in node.body:
+                self.ctx.cuda_only_code[id(stmt)] = region
+            self._regions.append((region, node, message, None))
+            return
         plan = self._ladder(list(node.body))
         if plan is not None:
             self._ladders[id(node)] = plan
@@ -844,6 +872,12 @@ def _devices_in(node: cst.BaseExpression) -> set[str]:
 
 def _does_nothing(body: cst.BaseSuite) -> bool:
     return all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in st.body) for st in body.body)
+
+
+def _module_fact(settings, path: str) -> tuple[str, ...] | None:
+    """(why, sibling folder, ...) when the file is CUDA's module of a per-device family of
+    folders (porter.pipeline.device_backends.folder_families), from the project analysis."""
+    return next((f[3] for f in getattr(settings, "flow", None) or () if f[2] == BACKEND_MODULE), None)
 
 
 def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, tuple[str, ...]]:

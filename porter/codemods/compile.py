@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
@@ -11,14 +13,45 @@ COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
 REPLACEABLE_BACKENDS = {"inductor", "cudagraphs"}
 NO_DYNAMIC = {"neuron", "tpu"}
+# a Triton kernel defined in the file (`@triton.jit`, `@triton.autotune(...)`, `@jit` from triton)
+_TRITON_KERNEL = re.compile(rb"^[ \t]*@(?:triton\.)?(?:jit|autotune)\b", re.MULTILINE)
+_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)", re.MULTILINE)
+
+
+def triton_module(source: bytes) -> bool:
+    """Whether the file is a module of Triton kernels: it imports Triton and defines kernels.
+    Its compiled helpers run beside those kernels, on the GPUs they were written for."""
+    return bool(source) and b"triton" in source and bool(_TRITON_IMPORT.search(source)) and bool(_TRITON_KERNEL.search(source))
 
 
 class CompileFamily(Family):
     name = "compile"
     tokens = (b"compile",)
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._triton = triton_module(ctx.source or b"")
+
+    def _in_triton_module(self, original: cst.CSTNode) -> bool:
+        """A module of Triton kernels compiles its helpers for the GPUs its kernels run on
+        (inductor): a target backend there breaks them on CUDA and the target never runs them.
+        The call is left as it is, with a finding."""
+        if not self._triton:
+            return False
+        t = self.ctx.target
+        self.ctx.report(
+            "COMP001", original,
+            f"`torch.compile` in a module of Triton kernels: its helpers run beside those kernels on CUDA, "
+            f"so inductor stays (backend=\"{t.compile_backend}\" would break them there, and {t.display} does not run this module)",
+            applicability=Applicability.MANUAL,
+            advice=f'Leave it; write the {t.display} path of this module\'s ops next to it (`porter kernels . --scaffold kernels/`) and compile that with backend="{t.compile_backend}".',
+        )
+        return True
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         if self.ctx.qualname(original.func) not in COMPILE:
+            return updated
+        if self._in_triton_module(original):
             return updated
         t = self.ctx.target
         new = updated
@@ -87,6 +120,8 @@ class CompileFamily(Family):
         """Bare `@torch.compile` gets the target's backend."""
         deco = original.decorator
         if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE or self._auto_backend():
+            return updated
+        if self._in_triton_module(original):
             return updated
         t = self.ctx.target
         call = cst.Call(func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))])

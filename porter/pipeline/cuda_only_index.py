@@ -401,10 +401,18 @@ def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str
     shown = f"{', '.join(cu[:2])}{' ...' if len(cu) > 2 else ''}"
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for path, source in files:
+        found: dict[str, tuple[str, str]] = {}
+        for local, loader, named in extensions.loaded_extensions(source):
+            match = next((m for m in built if m == named or m.endswith("." + named)), None)
+            if match is not None:
+                found[local] = (match, f"`{loader}('{named}')` loads {match}: {built[match]}")
+            elif cu and "load" in loader.rpartition(".")[2].lower():
+                found[local] = (named, f"`{loader}('{named}')` loads a compiled module of the project (the project has CUDA sources: {shown})")
         if not extensions.IMPORT_HINT.search(source):
+            if found:
+                out[path] = found
             continue
         me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
-        found: dict[str, tuple[str, str]] = {}
         nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source)]
         for node in nodes:
             pairs: list[tuple[str, str, str | None]]
@@ -520,7 +528,7 @@ def part(source: bytes) -> bytes:
     classes = device_backends.part(source)
     if b"import" not in source:
         return hashlib.sha256(classes).digest() if classes else b""
-    if has_token(source) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source):
+    if has_token(source) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source) or extensions.LOADER.search(source):
         return hashlib.sha256(source).digest()
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from porter.config.settings import Facts
 
 KIND = "cuda-backend"  # the kind of the `Settings.flow` facts this module makes
+# CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside `backends/cpu/`)
+MODULE = "cuda-backend-module"
 # a member of CUDA's class that answers CUDA's own name (`device_name()` returns "cuda"): code
 # that compares it with "cuda" asks which backend the project picked, not about a device
 ACCESSOR = "backend-accessor"
@@ -30,6 +32,9 @@ _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # device words in class names, as each library spells them
 DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
 HOSTS = frozenset({"cpu"})
+# folders of a per-device family whose code runs on torch's `cuda` device (CUDA's, a GPU vendor's)
+VENDORS = frozenset({"nvidia", "amd"})
+CUDA_FOLDERS = frozenset({"cuda", "nvidia", "amd", "rocm", "hip"})
 # bytes a file must show to be read: a class statement naming a device word
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
@@ -118,6 +123,30 @@ def _accessors(source: bytes, name: str) -> set[str]:
     return found
 
 
+def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """path -> (CUDA's folder, the sibling folders named for other devices) for each module
+    under a folder named `cuda` whose parent also holds folders named for other devices
+    (bitsandbytes' `backends/cuda/` beside `backends/cpu/`, `backends/xpu/`, `backends/hpu/`):
+    the project's implementation per device, CUDA's among them. A folder per GPU vendor counts
+    too (vLLM's `models/kimi_k3/nvidia/` beside `amd/` and `common/`): NVIDIA's and AMD's
+    (ROCm's, which runs on torch's `cuda` device) both run CUDA's device only."""
+    split = [(p, p.replace("\\", "/").removeprefix("./").split("/")) for p in paths]
+    children: dict[tuple[str, ...], set[str]] = {}
+    for _, parts in split:
+        for i in range(len(parts) - 1):
+            children.setdefault(tuple(parts[:i]), set()).add(parts[i])
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for path, parts in split:
+        for i in range(len(parts) - 1):
+            if parts[i].lower() not in CUDA_FOLDERS:
+                continue
+            others = sorted(c for c in children.get(tuple(parts[:i]), ()) if c.lower() in DEVICES | VENDORS and c.lower() != parts[i].lower())
+            if others:
+                out[path] = ("/".join(parts[: i + 1]) + "/", tuple(others))
+                break
+    return out
+
+
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
     CUDA's class of a per-device family, and ((None, member, ACCESSOR, (why,)), ...) for each
@@ -135,6 +164,11 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
         out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
         for member in _accessors(sources.get(cuda.path, b""), cuda.name):
             accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
+    for path, (folder, folders) in folder_families(sources).items():
+        shown = ", ".join(f"`{o}/`" for o in folders)
+        whose = {"nvidia": "NVIDIA's", "amd": "AMD's (ROCm, on torch's `cuda` device)", "rocm": "ROCm's (on torch's `cuda` device)", "hip": "ROCm's (on torch's `cuda` device)"}.get(folder.rstrip("/").rpartition("/")[2].lower(), "CUDA's")
+        why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
+        out.setdefault(path, []).append((None, path, MODULE, (why, *folders)))
     if accessors:
         probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
         for path, source in files:

@@ -12,7 +12,12 @@ anything:
   result, imported elsewhere, is covered by porter.pipeline.cuda_only_index);
 - a module the project imports from its own packages that no Python file of the project
   provides and whose name says compiled (`_C`, `_ext`, `*_cuda`, `*_C`), in a project that
-  has `.cu` / `.cuh` sources.
+  has `.cu` / `.cuh` sources;
+- a module-level name bound to a loader's result, `ext_module = ext_loader.load_ext('_ext',
+  [...])` (mmcv): the loader's first argument names one of those modules.
+
+A build script's name may be a variable set to a string in the same file (`ext_name =
+'mmcv._ext'` ... `extension(name=ext_name, ...)`).
 
 Each extension is named by its dotted module (as built, or as imported) with why.
 """
@@ -33,14 +38,43 @@ IMPORT_HINT = re.compile(rb"import[^\n]*\b(?:_C|_ext|_cuda|_kernels|\w+_C|\w+_cu
 COMPILED_NAME = re.compile(r"^(?:_C|_ext|_cuda|_kernels|.+_C|.+_cuda|.+_cuda_ext|.+_ext)$")
 
 
-def _strings(node: ast.AST | None) -> list[str]:
+# `name = loader('module', ...)` at the start of a line (the loader's result bound at module level)
+LOADER = re.compile(rb"""^(\w+)[ \t]*=[ \t]*([\w.]+)\([ \t\r\n]*['"]([\w.]+)['"]""", re.MULTILINE)
+
+
+def _strings(node: ast.AST | None, consts: dict[str, str] | None = None) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
+    if isinstance(node, ast.Name) and consts and node.id in consts:
+        return [consts[node.id]]
     if isinstance(node, (ast.List, ast.Tuple)):
-        return [s for e in node.elts for s in _strings(e)]
+        return [s for e in node.elts for s in _strings(e, consts)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _strings(node.left) + _strings(node.right)
+        return _strings(node.left, consts) + _strings(node.right, consts)
     return []
+
+
+def _string_names(tree: ast.AST) -> dict[str, str]:
+    """Names the file sets to one string, and only ever to that one (`ext_name = 'mmcv._ext'`)."""
+    seen: dict[str, set[str | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            value = node.value.value if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) else None
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    seen.setdefault(t.id, set()).add(value)
+    return {n: next(iter(v)) for n, v in seen.items() if len(v) == 1 and None not in v}  # type: ignore[misc]
+
+
+def loaded_extensions(source: bytes) -> list[tuple[str, str, str]]:
+    """(local name, loader, module named) for each `name = loader('module', ...)` at module
+    level whose module's last part says compiled (`_ext`, `_C`, ...)."""
+    out = []
+    for m in LOADER.finditer(source):
+        module = m.group(3).decode()
+        if COMPILED_NAME.match(module.rpartition(".")[2]):
+            out.append((m.group(1).decode(), m.group(2).decode(), module))
+    return out
 
 
 def _argument(call: ast.Call, keyword: str, index: int) -> ast.expr | None:
@@ -64,15 +98,16 @@ def built_extensions(path: str, source: bytes) -> dict[str, str]:
         if isinstance(node, ast.Assign) and (dotted(node.value) or "").rpartition(".")[2] == "CUDAExtension":
             cuda_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     sources_mention_cu = b".cu" in source
+    consts = _string_names(tree)
     out: dict[str, str] = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = (dotted(node.func) or "").rpartition(".")[2]
-        names = _strings(_argument(node, "name", 0))
+        names = _strings(_argument(node, "name", 0), consts)
         if not names:
             continue
-        sources = _strings(_argument(node, "sources", 1))
+        sources = _strings(_argument(node, "sources", 1), consts)
         cu = [s for s in sources if s.endswith(CUDA_SUFFIXES)]
         where = f"{path}:{node.lineno}"
         if func in cuda_names:

@@ -1,0 +1,289 @@
+"""CUDA-only code in library ports (issue 21, kinds "cuda-only-on" and "cuda-only-edited"):
+each case is modelled on a hunk of a real library (fla-core 0.6.0, mmcv 2.2.0, bitsandbytes
+0.50.2, DeepSpeed 0.19.8) that porter switched on for the target or edited. Such code stays
+byte for byte, with a finding that says why."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from porter.config.settings import Settings
+from porter.pipeline.runner import run
+from tests.helpers import port
+
+TARGETS = ["neuron", "tpu", "xla"]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def _port_tree(root: Path, target: str) -> dict[str, tuple[str, list]]:
+    results, _ = run([root], Settings(target=target), jobs=1, cache=False)
+    return {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): ((r.new_source or r.original_source or b"").decode(), r.findings) for r in results}
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+# fla/modules/activations/ops.py: a module of Triton kernels whose pure-torch helpers are compiled
+TRITON_MODULE = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_fwd_kernel(x, y, T, B: tl.constexpr):
+    pass
+
+
+@torch.compile
+def relu_bwd(x, g):
+    return g * (x > 0)
+
+
+torch_compile = torch.compile(fullgraph=True)
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_compile_in_a_module_of_triton_kernels_keeps_inductor(target):
+    new, findings = port(TRITON_MODULE, target)
+    assert "@torch.compile\n" in new and "torch.compile(fullgraph=True)\n" in new and "backend=" not in new
+    said = [f for f in findings if f.code == "COMP001"]
+    assert len(said) == 2 and all("module of Triton kernels" in f.message for f in said)
+
+
+def test_compile_beside_a_triton_import_without_kernels_still_gets_the_backend():
+    # a model file that only imports Triton (for a flag) is not a module of kernels
+    new, _ = port("import torch\nimport triton\n\nmodel = torch.compile(model)\n", "neuron")
+    assert 'backend="neuron"' in new
+
+
+# mmcv: `mmcv._ext` built by a CUDAExtension bound to a name, its name a variable of setup.py,
+# loaded by a helper (`ext_loader.load_ext('_ext', [...])`), dispatched to by `x.is_cuda`
+MMCV = {
+    "setup.py": """
+        from setuptools import setup
+        from torch.utils.cpp_extension import CppExtension, CUDAExtension
+
+
+        def get_extensions():
+            ext_name = 'mmcv._ext'
+            op_files = ['mmcv/ops/csrc/pytorch/cuda/carafe_cuda.cu']
+            extension = CUDAExtension
+            return [extension(name=ext_name, sources=op_files)]
+
+
+        setup(name='mmcv', ext_modules=get_extensions())
+    """,
+    "mmcv/__init__.py": "",
+    "mmcv/utils/__init__.py": "",
+    "mmcv/utils/ext_loader.py": """
+        import importlib
+
+
+        def load_ext(name, funcs):
+            return importlib.import_module('mmcv.' + name)
+    """,
+    "mmcv/ops/__init__.py": "",
+    "mmcv/ops/carafe.py": """
+        import torch
+        from torch.autograd import Function
+
+        from ..utils import ext_loader
+
+        ext_module = ext_loader.load_ext('_ext', [
+            'carafe_forward', 'carafe_backward'
+        ])
+
+
+        class CARAFEFunction(Function):
+            @staticmethod
+            def backward(ctx, grad_output):
+                assert grad_output.is_cuda
+                grad_input = torch.zeros_like(grad_output)
+                ext_module.carafe_backward(grad_output, grad_input)
+                return grad_input
+
+
+        def _act_cuda(dim):
+            class Act(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return ext_module.carafe_forward(x, dim)
+            return Act
+
+
+        def bias_act(input, use_custom_op=True):
+            if use_custom_op and input.is_cuda:
+                return _act_cuda(1).apply(input)
+            return input.relu()
+    """,
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loaded_cuda_extension_keeps_its_is_cuda_dispatch(tmp_path, target):
+    _write(tmp_path, MMCV)
+    ported = _port_tree(tmp_path, target)
+    new, findings = ported["mmcv/ops/carafe.py"]
+    assert "assert grad_output.is_cuda\n" in new and "if use_custom_op and input.is_cuda:" in new
+    kept = [f for f in findings if f.code == "GUARD001"]
+    assert len(kept) == 2 and all("mmcv._ext" in f.message for f in kept)
+
+
+def test_the_loader_names_a_compiled_module_and_a_build_name_may_be_a_variable():
+    from porter.pipeline.extensions import built_extensions, loaded_extensions
+
+    assert "mmcv._ext" in built_extensions("setup.py", textwrap.dedent(MMCV["setup.py"]).encode())
+    source = b"ext_module = ext_loader.load_ext(\n    '_ext', ['nms'])\nconfig = load_config('defaults')\n"
+    assert loaded_extensions(source) == [("ext_module", "ext_loader.load_ext", "_ext")]
+
+
+# bitsandbytes: `backends/cuda/ops.py` beside `backends/cpu/`, `backends/xpu/`: CUDA's kernels
+# registered for "cuda", calling into the CUDA library through ctypes
+BNB = {
+    "bnb/__init__.py": "",
+    "bnb/backends/__init__.py": "",
+    "bnb/backends/cuda/__init__.py": "",
+    "bnb/backends/cuda/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+        from ...cextension import lib
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "cuda")
+        def _(A, B):
+            out = torch.empty(A.shape[0], B.shape[1], device="cuda")
+            lib.cgemm_4bit_inference(A, B, out)
+            return out
+    """,
+    "bnb/backends/cpu/__init__.py": "",
+    "bnb/backends/cpu/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "cpu")
+        def _(A, B):
+            return A @ B
+    """,
+    "bnb/backends/xpu/ops.py": """
+        import torch
+
+        from ..._ops import register_kernel
+
+
+        @register_kernel("bitsandbytes::gemm_4bit", "xpu")
+        def _(A, B):
+            return torch.ops.xpu_gemm(A, B)
+    """,
+}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_cudas_folder_of_a_per_device_family_is_kept(tmp_path, target):
+    _write(tmp_path, BNB)
+    ported = _port_tree(tmp_path, target)
+    new, findings = ported["bnb/backends/cuda/ops.py"]
+    assert new == textwrap.dedent(BNB["bnb/backends/cuda/ops.py"]).lstrip()
+    (said,) = [f for f in findings if f.code == "BACK003"]
+    assert "beside `cpu/`, `xpu/`" in said.message and "DEV002" in said.message
+
+
+def test_a_cuda_folder_without_sibling_devices_is_ported_as_usual(tmp_path):
+    files = {k: v for k, v in BNB.items() if "/cpu/" not in k and "/xpu/" not in k}
+    _write(tmp_path, files)
+    new, _ = _port_tree(tmp_path, "neuron")["bnb/backends/cuda/ops.py"]
+    assert 'device="neuron"' in new
+
+
+# DeepSpeed's op_builder/builder.py: the project's build code for its CUDA ops; its CUDA
+# questions are about the host that compiles them
+BUILDER = '''
+import torch
+
+
+class OpBuilder:
+    def jit_load(self, verbose=True):
+        from torch.utils.cpp_extension import load
+        self.build_for_cpu = not torch.cuda.is_available()
+        return load(name=self.name, sources=self.sources)
+
+
+class CUDAOpBuilder(OpBuilder):
+    def compute_capability_args(self):
+        ccs = []
+        for i in range(torch.cuda.device_count()):
+            ccs.append(torch.cuda.get_device_capability(i))
+        return ccs
+
+    def builder(self):
+        from torch.utils.cpp_extension import CUDAExtension as ExtensionBuilder
+        return ExtensionBuilder(name=self.name, sources=self.sources)
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_build_code_of_cuda_extensions_is_left(target):
+    new, findings = port(BUILDER, target, path="op_builder/builder.py")
+    assert new == BUILDER
+    (said,) = [f for f in findings if f.code == "BACK007"]
+    assert "CUDAExtension" in said.message
+
+
+def test_a_module_that_only_loads_a_cpp_extension_is_still_ported():
+    code = "import torch\nfrom torch.utils.cpp_extension import load\n\nops = load(name='ops', sources=['ops.cpp'])\nx = torch.zeros(3, device='cuda')\n"
+    new, _ = port(code, "neuron")
+    assert "device='neuron'" in new
+
+
+# vLLM: `models/kimi_k3/nvidia/` and `amd/` beside `common/`: each vendor's implementation
+VENDOR = {
+    "vllm/models/kimi_k3/__init__.py": "",
+    "vllm/models/kimi_k3/common/layers.py": """
+        import torch
+
+        buf = torch.empty(4, device="cuda")
+    """,
+    "vllm/models/kimi_k3/nvidia/dsa.py": """
+        import torch
+
+        topk_buffer_device = "cuda" if torch.cuda.is_available() else "cpu"
+    """,
+    "vllm/models/kimi_k3/amd/qsa.py": """
+        import torch
+
+        device = torch.device("cuda", torch.accelerator.current_device_index())
+    """,
+}
+
+
+def test_gpu_vendor_folders_are_kept_and_the_common_one_is_ported(tmp_path):
+    _write(tmp_path, VENDOR)
+    ported = _port_tree(tmp_path, "neuron")
+    for name in ("vllm/models/kimi_k3/nvidia/dsa.py", "vllm/models/kimi_k3/amd/qsa.py"):
+        new, findings = ported[name]
+        assert new == textwrap.dedent(VENDOR[name]).lstrip()
+        assert [f.code for f in findings if f.code == "BACK003"] == ["BACK003"]
+    assert 'device="neuron"' in ported["vllm/models/kimi_k3/common/layers.py"][0]
+
+
+def test_porter_kernels_lists_a_loaded_extension_with_the_ops_called_on_it(tmp_path):
+    from porter.kernels.inventory import scan
+
+    _write(tmp_path, MMCV)
+    (ext,) = [k for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
+    assert ext.name == "mmcv._ext" and "carafe_backward, carafe_forward" in ext.detail
