@@ -388,3 +388,160 @@ def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["setup.py"]
     assert code == setup
     assert any(f.code == "BACK007" and "build script" in f.message for f in findings)
+
+
+# A project with a device abstraction of its own (issue 21, library mode): torchtune's device
+# ladder names npu and xpu beside cuda; Composer has a class per device (DeviceGPU is CUDA's);
+# Lightning's CUDA accelerator module has helpers of its own; DeepSpeed's files import the accessor.
+ABSTRACTION = {
+    "tt/__init__.py": "",
+    "tt/device.py": """
+        import enum
+
+        import torch
+
+
+        class DeviceSupport(enum.Enum):
+            CPU = ("cpu", "CPU", "gloo")
+            CUDA = ("cuda", "GPU", "nccl")
+            NPU = ("npu", "NPU", "hccl")
+            XPU = ("xpu", "XPU", "ccl")
+
+
+        def get_device(name):
+            device = torch.device(name)
+            if device.type in ["cuda", "npu", "xpu"]:
+                torch.accelerator.set_device_index(device.index or 0)
+            return device
+
+
+        def is_cuda_stream_capturing():
+            return torch.cuda.is_current_stream_capturing()
+    """,
+    "tt/recipe.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        class Recipe:
+            def __init__(self, cfg, device):
+                self._device = device
+                self._log_peak_memory_stats = cfg.log_peak_memory_stats
+                if self._log_peak_memory_stats and self._device.type != "cuda":
+                    self._log_peak_memory_stats = False
+
+            def log(self, out):
+                if self._device.type == "cuda" and self._log_peak_memory_stats:
+                    out(torch.cuda.max_memory_allocated())
+
+            def setup(self, cfg):
+                dist.init_process_group(backend="gloo" if cfg.device == "cpu" else "nccl")
+                return dist.init_device_mesh("cuda", (2,))
+
+
+        def bf16_ok():
+            return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+        def save_rng():
+            state = {"torch": torch.random.get_rng_state()}
+            if torch.cuda.is_available() and torch.cuda.is_initialized():
+                state["cuda"] = torch.cuda.get_rng_state()
+            return state
+
+
+        def free():
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+    """,
+    "tt/params.py": """
+        import torch
+
+
+        class Int8Params(torch.nn.Parameter):
+            def cuda(self, device=None, non_blocking=False):
+                return self.to(device="cuda" if device is None else device, non_blocking=non_blocking)
+    """,
+    "cm/__init__.py": "",
+    "cm/devices/__init__.py": "",
+    "cm/devices/device.py": """
+        class Device:
+            pass
+    """,
+    "cm/devices/device_gpu.py": """
+        import torch
+
+        from cm.devices.device import Device
+
+
+        class DeviceGPU(Device):
+            dist_backend = 'nccl'
+
+            def __init__(self):
+                self._device = torch.device('cuda:0')
+    """,
+    "cm/devices/device_cpu.py": """
+        from cm.devices.device import Device
+
+
+        class DeviceCPU(Device):
+            dist_backend = 'gloo'
+    """,
+    "cm/devices/device_mps.py": """
+        from cm.devices.device import Device
+
+
+        class DeviceMPS(Device):
+            dist_backend = 'gloo'
+    """,
+    "cm/utils.py": """
+        import torch
+
+        from cm.devices.device_cpu import DeviceCPU
+        from cm.devices.device_gpu import DeviceGPU
+
+
+        def get_device():
+            return DeviceGPU() if torch.cuda.is_available() else DeviceCPU()
+
+
+        def mesh_type(device):
+            device_type = device.name
+            if device_type == 'gpu':
+                device_type = 'cuda'
+            return device_type
+    """,
+}
+
+
+def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path):
+    _write(tmp_path, ABSTRACTION)
+    out = _port_tree(tmp_path, "neuron")
+    for name in ("recipe.py", "params.py", "utils.py", "device_gpu.py"):
+        code, _ = out[name]
+        original = textwrap.dedent(next(v for k, v in ABSTRACTION.items() if k.endswith("/" + name))).lstrip()
+        if name == "recipe.py":
+            # CUDA's cases stay byte for byte; only the generic rung is ported
+            assert code == original.replace(
+                "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()",
+                "    if torch.accelerator.is_available():\n        torch.accelerator.empty_cache()",
+            ), code
+        else:
+            assert code == original, code
+    device, findings = out["device.py"]
+    assert 'CUDA = ("cuda", "GPU", "nccl")' in device and "return torch.cuda.is_current_stream_capturing()" in device
+    assert '["cuda", "npu", "xpu", "neuron"]' in device  # the supported list gets the target (BACK001)
+    codes = [f.code for f in out["recipe.py"][1]]
+    assert codes.count("BACK008") >= 4 and "BACK009" in codes and "BACK006" in codes
+    assert "BACK008" in [f.code for f in out["utils.py"][1]]
+    assert "BACK003" in [f.code for f in out["device_gpu.py"][1]]  # DeviceGPU: CUDA's class of the family
+    assert "BACK008" in [f.code for f in out["params.py"][1]]
+
+
+def test_an_application_still_ports_its_device_tests(tmp_path):
+    """The same recipe without a device abstraction in the project: an application, whose
+    device in play becomes the target's."""
+    _write(tmp_path, {"app/recipe.py": ABSTRACTION["tt/recipe.py"]})
+    code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
+    assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
+    assert not any(f.code in ("BACK008", "BACK009") for f in findings)

@@ -221,6 +221,8 @@ class AmpFamily(Family):
         value = string_value(device.value) if device is not None else None
         if value is None or value.split(":")[0] != "cuda":
             return updated
+        if device is not None and id(device.value) in self.ctx.keep_cuda:
+            return updated  # CUDA's own autocast, kept on CUDA (backends.py): it keeps CUDA's default too
         if self.kwarg(original, "dtype") is not None or len(positional) > 1 or any(a.star for a in original.args):
             return updated
         new = self.with_kwarg(updated, "dtype", self._dtype(original))

@@ -43,7 +43,7 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.pipeline.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.pipeline.device_backends import ACCESSOR
+from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, abstraction
 from porter.pipeline.device_backends import KIND as BACKEND
 from porter.pipeline.device_backends import MODULE as BACKEND_MODULE
 from porter.pipeline.device_backends import cuda_backend_facts
@@ -75,6 +75,16 @@ _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 _CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_available$|^_?has_(?:cuda|rocm)$")
 # a variable that records whether CUDA is there (accelerate's `pt_cuda_available`), not a choice (`use_cuda`)
 _CUDA_FACT = re.compile(r"(?:^|_)cuda_(?:is_)?available$|^_?has_cuda$")
+# `torch.cuda` APIs with no device-generic twin: a branch that calls them is CUDA's own
+_CUDA_OWN = frozenset(
+    {"get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "random", "is_initialized", "is_bf16_supported", "get_device_capability", "get_device_properties", "nccl", "graphs", "graph", "CUDAGraph", "is_current_stream_capturing", "amp", "jiterator", "tunable"}
+)
+# `is_cuda_stream_capturing`, `is_torch_cuda_available`: a library's question about CUDA itself
+_CUDA_QUESTION = re.compile(r"^_?(?:is|has)_(?:\w+_)?cuda(?:_\w+)?$")
+# `self.root_device`, `self._device`: the device a class holds
+_SELF_DEVICE = re.compile(r"\bself\.(?:_?root_device|_?device)\b")
+# calls whose first argument is a device type (or a collective backend)
+_DEVICE_FIRST = frozenset({"init_device_mesh", "autocast", "init_process_group", "init_distributed", "device", "to", "empty_cache"})
 # a name that says it holds devices, accelerators or backends
 _NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
 
@@ -120,6 +130,8 @@ class BackendsFamily(Family):
             return True
         if not any(ctx.enabled(c) for c in cls.codes()):
             return False
+        if b"nccl" in source and any(f[2] == ABSTRACTION for f in (getattr(ctx.settings, "flow", None) or ())):
+            return True  # `init_distributed(dist_backend='nccl')` where the project's accelerator is at hand
         return bool(_backend_facts(ctx.settings)) or _module_fact(ctx.settings, ctx.path) is not None or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
 
     def __init__(self, ctx) -> None:
@@ -140,6 +152,12 @@ class BackendsFamily(Family):
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
+        # the project's own device abstraction (porter.pipeline.device_backends.ABSTRACTION):
+        # (why, {class of a per-device family: its device}) or None
+        self._library: tuple[str, dict[str, str]] | None | bool = False
+        self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
+        self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
+        self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
 
     # -- tests ------------------------------------------------------------------------------
 
@@ -163,6 +181,12 @@ class BackendsFamily(Family):
                 device = device_of(string_value(test.args[0].value))
                 return _Test(device, test.args[0].value, "string") if device else None
             qual = self.ctx.qualname(func) or dotted(func) or ""
+            if isinstance(func, cst.Attribute) and func.attr.value == "is_available" and isinstance(func.value, cst.Name):
+                # `CUDAAccelerator.is_available()`: a class of the project's per-device family
+                library = self.library()
+                device = library[1].get(func.value.value) if library else None
+                if device is not None:
+                    return _Test(device, test, "backend")
             m = _AVAILABLE_API.match(qual) or _AVAILABLE_HELPER.match(qual.rpartition(".")[2])
             if m and m.group(1) in DEVICE_NAMES:
                 return _Test(m.group(1), test, "available")
@@ -220,10 +244,256 @@ class BackendsFamily(Family):
             self.ctx.cuda_only_code[id(stmt)] = region
         self._regions.append((region, node, note, None))
 
+    # -- a project with a device abstraction of its own (BACK008) ----------------------------
+
+    def library(self) -> tuple[str, dict[str, str]] | None:
+        """(why, {class of the project's per-device family: its device}) when the project has a
+        device abstraction of its own (porter.pipeline.device_backends.abstraction), else None."""
+        if self._library is False:
+            flow = getattr(self.ctx.settings, "flow", None)
+            if flow is None:
+                evidence = abstraction([(self.ctx.path, self.ctx.source)])
+            else:
+                evidence = next((f[3] for f in flow if f[2] == ABSTRACTION), None)
+            if evidence is None:
+                self._library = None
+            else:
+                classes: dict[str, str] = {}
+                for e in evidence[1:]:
+                    if not e.startswith("@"):
+                        device, _, name = e.partition("=")
+                        classes[name] = device
+                self._folders = tuple(e[1:] for e in evidence[1:] if e.startswith("@"))
+                self._library = (evidence[0], classes)
+        return self._library  # type: ignore[return-value]
+
+    def _names_cuda(self, node: cst.CSTNode) -> str | None:
+        """What in `node` is CUDA's own: a "cuda" device string, a CUDA class of the project's
+        family, `torch.cuda` as a value, or a `torch.cuda` API with no device-generic twin."""
+        library = self.library()
+        classes = {c for c, d in library[1].items() if d == "cuda"} if library else set()
+        for n in _nodes(node):
+            if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
+                return self.ctx.code(n)
+            if isinstance(n, cst.Name) and n.value in classes:
+                return n.value
+            if isinstance(n, cst.Arg) and isinstance(n.value, cst.Attribute) and (self.ctx.qualname(n.value) or dotted(n.value)) == "torch.cuda":
+                return "torch.cuda"  # `set_rng_state_for_device("CUDA", torch.cuda, ...)`
+            if isinstance(n, cst.Attribute):
+                qual = self.ctx.qualname(n) or dotted(n) or ""
+                if qual.startswith("torch.cuda.") and qual.split(".")[2] in _CUDA_OWN:
+                    return qual
+        return None
+
+    def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
+        """Keep `kept` (every node of them) on CUDA and say where the target's case goes."""
+        library = self.library()
+        if library is None or self.ctx.in_cuda_only_code() is not None or any(id(k) in self.ctx.keep_cuda or id(k) in self._guarded for k in kept):
+            return
+        facts = cuda_only_facts(self.ctx) if test else None
+        if facts is not None and facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return  # a check in front of CUDA-only code: the guards' (GUARD001)
+        for k in kept:
+            self.ctx.keep_cuda.update(id(n) for n in _nodes(k))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK008",
+            node,
+            f"{what} in a project with a device abstraction of its own ({library[0]}): kept on CUDA; "
+            f"{t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})",
+            applicability=Applicability.MANUAL,
+        )
+
+    def _cuda_test(self, test: cst.BaseExpression) -> _Test | None:
+        """The part of an `if` test that asks whether the device is CUDA's (or CUDA is there)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._cuda_test(test.left) or self._cuda_test(test.right)
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not isinstance(test.comparisons[0].operator, cst.Equal):
+            return None
+        if isinstance(test, cst.Comparison):
+            if self._accessors is None:
+                self._accessors = _accessor_facts(self.ctx.settings)
+            for side in (test.left, test.comparisons[0].comparator):
+                member = side.func if isinstance(side, cst.Call) else side
+                if isinstance(member, cst.Attribute) and member.attr.value in self._accessors:
+                    return None  # the project's accelerator asked whether it is CUDA's (BACK006)
+        if isinstance(test, cst.Comparison) and any(string_value(side) == "gpu" for side in (test.left, test.comparisons[0].comparator)):
+            # `if device.name == 'gpu':` (Composer's name for its CUDA device)
+            side = next(side for side in (test.left, test.comparisons[0].comparator) if string_value(side) == "gpu")
+            return _Test("cuda", side, "string")
+        if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "endswith" and test.args:
+            return _Test("cuda", test.args[0].value, "string") if device_of(string_value(test.args[0].value)) == "cuda" else None
+        found = self._test(test)
+        return found if found is not None and found.device == "cuda" else None
+
+    def _library_branch(self, node: cst.If) -> None:
+        """`if device.type == "cuda":` (or `if torch.cuda.is_available():` before CUDA's own
+        code) in a project with a device abstraction: CUDA's case of it, kept as it is."""
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None or any(id(s) in self.ctx.cuda_only_code for s in node.body.body):
+            return
+        test = self._cuda_test(node.test)
+        if test is None or id(test.node) in self.ctx.keep_cuda:
+            return
+        if self._runs_cuda_only(node.body):
+            self._guarded.update(id(n) for n in _nodes(node.test))  # `if x.is_cuda: <kernel>`: the guards'
+            return
+        if test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
+            return  # `if torch.cuda.is_available(): torch.cuda.synchronize()`: generic once ported
+        library = self.library()
+        assert library is not None
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(node.test))
+        region = CudaOnlyCode(node.test, f"`if {self.ctx.code(node.test)}`", library[0], code="BACK008", quiet=True)
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        t = self.ctx.target
+        message = (
+            f"`if {_short(self.ctx.code(node.test))}` is CUDA's case in a project with a device abstraction of its own ({library[0]}): "
+            f"kept as it is; {t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})"
+        )
+        self._regions.append((region, node.test, message, None))
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`DeviceGPU() if torch.cuda.is_available() else DeviceCPU()`, `"xpu" if
+        is_xpu_available() else "cuda"`: CUDA's arm of a device choice in a project with a
+        device abstraction stays CUDA's (and the test that picks it)."""
+        if self.library() is None:
+            return
+        cuda_test = self._cuda_test(node.test)
+        if cuda_test is not None and self._names_cuda(node.body) is not None:
+            self._cuda_case(node, [node.test, node.body], f"`{_short(self.ctx.code(node))}` picks CUDA's own when CUDA is there", test=False)
+        elif any((string_value(arm) or "").lower() == "nccl" for arm in (node.body, node.orelse)) and _devices_in_test(node.test):
+            # `"gloo" if cfg.device == "cpu" else "nccl"`: the backend of CUDA's case
+            arm = node.orelse if (string_value(node.orelse) or "").lower() == "nccl" else node.body
+            self._cuda_case(node, [arm], f"`{_short(self.ctx.code(node))}` names NCCL as CUDA's case of a choice over devices", test=False)
+        elif device_of(string_value(node.orelse)) == "cuda" or device_of(string_value(node.body)) == "cuda":
+            arm = node.orelse if device_of(string_value(node.orelse)) == "cuda" else node.body
+            self._cuda_case(node, [arm], f"`{_short(self.ctx.code(node))}` names CUDA as one case of a device choice", test=False)
+
+    def _imported_accessor(self) -> str | None:
+        """A name the module imports from the folder of the project's classes per device
+        (`from deepspeed.accelerator import get_accelerator`): the abstraction, at hand."""
+        if self._accessor is False:
+            self._accessor = None
+            for stmt in self.ctx.module.body:
+                if not isinstance(stmt, cst.SimpleStatementLine):
+                    continue
+                for small in stmt.body:
+                    if isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                        where = (dotted(small.module) or "").replace(".", "/")
+                        if where and any(f == where or f.endswith("/" + where) for f in self._folders):
+                            self._accessor = small.names[0].evaluated_alias or dotted(small.names[0].name)
+        return self._accessor  # type: ignore[return-value]
+
+    def _device_at_hand(self) -> str | None:
+        """The device the code has at hand: a `device` parameter of the function, a
+        `self.<...>device` the class reads, or the project's accessor the module imports."""
+        statements = self.ctx.current_statements
+        fn = next((s for s in reversed(statements) if isinstance(s, cst.FunctionDef)), None)
+        if fn is not None:
+            for param in (*fn.params.params, *fn.params.kwonly_params):
+                name = param.name.value
+                if name == "device" or (name.endswith("_device") and not name.startswith("cpu")):
+                    return name
+        cls = next((s for s in reversed(statements) if isinstance(s, cst.ClassDef)), None)
+        if cls is not None:
+            code = self.ctx.code(cls)
+            m = _SELF_DEVICE.search(code)
+            if m is not None:
+                return m.group(0)
+        accessor = self._imported_accessor()
+        return f"{accessor}()" if accessor else None
+
+    def _device_positions(self, node: cst.Call) -> list[cst.BaseExpression]:
+        """The arguments of `node` that take a device type or a collective backend."""
+        name = (dotted(node.func) or "").rpartition(".")[2]
+        out = []
+        for i, arg in enumerate(node.args):
+            kw = arg.keyword.value if arg.keyword is not None else None
+            if kw in ("device", "device_type", "backend", "dist_backend", "map_location") or (kw is None and i == 0 and name in _DEVICE_FIRST):
+                out.append(arg.value)
+        return out
+
+    def _at_hand(self, node: cst.Call) -> None:
+        """`torch.zeros(n, device='cuda')` where the code has its device at hand (BACK009)."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        for value in self._device_positions(node):
+            s = string_value(value)
+            if isinstance(value, cst.FormattedString):
+                s = "".join(p.value for p in value.parts if isinstance(p, cst.FormattedStringText))
+            if not s or id(value) in self.ctx.keep_cuda or id(value) in self.ctx.keep_vocabulary:
+                continue
+            if not (device_of(s) == "cuda" or s.startswith("cuda:") or s.lower() == "nccl"):
+                continue
+            at_hand = self._device_at_hand()
+            if at_hand is None:
+                return
+            self.ctx.keep_cuda.add(id(value))
+            t = self.ctx.target
+            self.ctx.report(
+                "BACK009",
+                value,
+                f"`{self.ctx.code(value)}` is hard-coded where the code has its device at hand (`{at_hand}`), in a project with a device abstraction of its own: "
+                f"kept; on {t.display}, take it from `{at_hand}` rather than naming {t.display}",
+                applicability=Applicability.MANUAL,
+            )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`location.startswith("cuda")`, `module.__name__.endswith("cuda")` (library mode)."""
+        if self.library() is not None:
+            self._at_hand(node)
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args and device_of(string_value(node.args[0].value)) == "cuda":
+            self._cuda_case(node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        """`x.is_cuda` (library mode)."""
+        if node.attr.value == "is_cuda" and self.ctx.qualname(node) is None and self.library() is not None:
+            self._cuda_case(node, [node], f"`{_short(self.ctx.code(node))}` asks whether a tensor is on CUDA")
+
     # -- CUDA's class of a per-device family (BACK003) -------------------------------------
+
+    def _cuda_method(self, node: cst.FunctionDef) -> None:
+        """`def cuda(self, device=None)` of a class (an `nn.Module.cuda` override, a quantized
+        parameter's own `.cuda()` beside its `.xpu()`), in a project with a device abstraction:
+        the method that moves to CUDA, kept as it is; the target's is `.to(...)`."""
+        statements = self.ctx.current_statements
+        if node.name.value != "cuda" or len(statements) < 2 or not isinstance(statements[-2], cst.ClassDef) or self.ctx.in_cuda_only_code() is not None:
+            return
+        library = self.library()
+        if library is None:
+            return
+        region = CudaOnlyCode(node.name, f"`def {node.name.value}`", "it moves to CUDA by its name", code="BACK008", quiet=True)
+        self.ctx.cuda_only_code[id(node)] = region
+        message = f"`{statements[-2].name.value}.cuda()` moves to CUDA by its name, in a project with a device abstraction of its own ({library[0]}): kept as it is; {self.ctx.target.display} is reached through `.to(...)`"
+        self._regions.append((region, node.name, message, None))
+
+    def _backend_function(self, node: cst.FunctionDef) -> None:
+        """`def num_cuda_devices()` beside `class CUDAAccelerator` in CUDA's backend module
+        (Lightning's accelerators/cuda.py): a module-level helper of CUDA's backend, kept."""
+        if len(self.ctx.current_statements) > 1 or not _CUDA_NAMED.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+            return
+        facts = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source)
+        if not facts:
+            return
+        cls = next(iter(facts))
+        region = CudaOnlyCode(node.name, f"`def {node.name.value}`", f"a helper of CUDA's backend `{cls}` in its module", code="BACK003", quiet=True)
+        self.ctx.cuda_only_code[id(node)] = region
+        message = f"`def {node.name.value}` is a helper of CUDA's backend (`{cls}`, {facts[cls][0]}) in that backend's module: kept as it is; {self.ctx.target.display}'s belongs with its own backend"
+        self._regions.append((region, node.name, message, None))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fact = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source).get(node.name.value)
+        library = self.library() if fact is None else None
+        device = library[1].get(node.name.value) if library else None
+        if fact is None and device not in (None, "cuda", self.ctx.target.device_type) and self.ctx.in_cuda_only_code() is None:
+            # `class RocmPlatform` (device_type "cuda"), `class SDAA_Accelerator` (its "NCCL"
+            # prefixes): another device's backend; what it names is that backend's own
+            region = CudaOnlyCode(node.name, f"`class {node.name.value}`", f"{device}'s backend", code="BACK003", quiet=True)
+            self.ctx.cuda_only_code[id(node)] = region
+            if _CUDA_NAMED.search(self.ctx.code(node.body)):
+                self._regions.append((region, node.name, f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is", None))  # type: ignore[index]
+            return
         if fact is None or self.ctx.in_cuda_only_code() is not None:
             return
         why, *siblings = fact
@@ -311,6 +581,12 @@ class BackendsFamily(Family):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
+        if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
+            # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
+            # beside the project's answers for its other devices
+            calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
+            if "torch.cuda.is_available" in calls and any(c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls):
+                self._itself(node, node, "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices")
 
     def _device_or(self, node: cst.BooleanOperation) -> None:
         operands = _or_operands(node)
@@ -353,6 +629,17 @@ class BackendsFamily(Family):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
         about CUDA itself, beside its answers about the other backends."""
+        self._backend_function(node)
+        self._cuda_method(node)
+        if _CUDA_QUESTION.match(node.name.value) and self.library() is not None and self.ctx.in_cuda_only_code() is None and len(self.ctx.current_statements) == 1:
+            # `def is_cuda_stream_capturing()` beside the project's answers for other devices
+            library = self.library()
+            assert library is not None
+            region = CudaOnlyCode(node.name, f"`def {node.name.value}`", "it answers a question about CUDA itself", code="BACK006", quiet=True)
+            self.ctx.cuda_only_code[id(node)] = region
+            message = f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device abstraction of its own ({library[0]}): kept as it is"
+            self._regions.append((region, node.name, message, None))
+            return
         if not _CUDA_PREDICATE.match(node.name.value):
             return
         for n in _nodes(node.body):
@@ -382,6 +669,25 @@ class BackendsFamily(Family):
                 if isinstance(member, cst.Attribute) and member.attr.value in accessors and any(device_of(string_value(o)) == "cuda" for o in sides):
                     self._itself(node, node, f"asks whether the project's accelerator is CUDA's ({accessors[member.attr.value]})")
                     break
+        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)) and self.library() is not None:
+            # `device.type != "cuda"`: whether the device is CUDA's, in a project whose own
+            # abstraction answers for the other devices
+            strings = [side for side in sides if device_of(string_value(side)) == "cuda"]
+            if len(strings) == 1 and string_value(strings[0]) in ("cuda", "cuda:0") and not any(string_value(side) is not None for side in sides if side is not strings[0]):
+                self._cuda_case(node, strings, f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
+
+    def _table_entry(self, node: cst.Assign) -> None:
+        """`CUDA = ("cuda", "GPU", "nccl")` in a class of members per device (torchtune's
+        `DeviceSupport`): CUDA's entry of the project's table, kept; the target's is one more."""
+        statements = self.ctx.current_statements
+        if len(statements) < 2 or not isinstance(statements[-2], cst.ClassDef) or not isinstance(node.value, cst.Tuple):
+            return
+        names = [dotted(t.target) or "" for t in node.targets]
+        if names != ["CUDA"] and names != ["GPU"]:
+            return
+        if not any(device_of(string_value(e.value)) == "cuda" for e in node.value.elements):
+            return
+        self._cuda_case(node.value, [node.value], f"`{names[0]} = {self.ctx.code(node.value)}`, CUDA's entry of `{statements[-2].name.value}`,")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _NAMES_DEVICES.search((dotted(node.target) or "").rsplit(".", 1)[-1]):
@@ -504,6 +810,8 @@ class BackendsFamily(Family):
         """`SUPPORTED_ACCELERATOR_LIST = [...]`, `self.fp16_devices = (...)`: named as devices.
         `accelerator_name = "cuda"` where `accelerator_name` is a switch key: the switch's
         own name for CUDA's branch, not a device (it stays, DEV015)."""
+        if self.library() is not None:
+            self._table_entry(node)
         names = [dotted(t.target) or "" for t in node.targets]
         leaves = [n.rpartition(".")[2] for n in names]
         if isinstance(node.value, (cst.List, cst.Tuple, cst.Set)) and any(_NAMES_DEVICES.search(n) for n in leaves):
@@ -544,6 +852,10 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._visit_if(node)
+        self._library_branch(node)
+
+    def _visit_if(self, node: cst.If) -> None:
         if self._raises_for_cuda(node.body):
             self._itself(node.test, node.test, "turns away what is not CUDA (the error it raises says CUDA)")
         if id(node) in self._elifs:
@@ -622,6 +934,14 @@ class BackendsFamily(Family):
         """The target's branch: CUDA's test asking for the target, CUDA's body ported on its
         own. None (and a manual finding) where that port is not a backend for the target."""
         t = self.ctx.target
+        if test.kind == "backend":
+            # `if CUDAAccelerator.is_available(): return "cuda"`: the rung names CUDA's class of
+            # the project's family; the target's rung asks its own class, once there is one
+            own = next((c for c, d in (self.library() or ("", {}))[1].items() if d == t.device_type), None)
+            then = f"ask `{own}.is_available()` in a rung of its own" if own else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask it in a rung of its own"
+            message = f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's classes per device: kept as it is; {then}"
+            self._regions.append((region, branch.test, message, None))
+            return None
         body, why_not, applied = self._ported_body(branch.body)
         if body is not None and _does_nothing(body):
             # CUDA's branch, ported, is empty (`torch.cuda.empty_cache()` on xla): the target
@@ -838,6 +1158,16 @@ def _cuda_only_import(module: str, target: str) -> bool:
     return any(module == m or module.startswith(m + ".") for m in known)
 
 
+def _devices_in_test(node: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.SimpleString) and device_of(string_value(n)) for n in _nodes(node))
+
+
+def _and_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        return [*_and_operands(node.left), *_and_operands(node.right)]
+    return [node]
+
+
 def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or) and not node.lpar:
         return [*_or_operands(node.left), *_or_operands(node.right)]
@@ -885,7 +1215,7 @@ def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, t
     from the file alone when it is ported on its own (no project facts: `settings.flow` None)."""
     flow = getattr(settings, "flow", None)
     if flow is None:
-        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ())}
+        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ()) if f[2] == BACKEND}
     return {f[1]: f[3] for f in flow if f[2] == BACKEND}
 
 

@@ -165,7 +165,7 @@ class DistributedFamily(Family):
         if "ccl" not in raw and "CCL" not in raw and "CUDA" not in raw:
             return updated
         value = string_value(original)
-        if value is None or id(original) in self._per_device or id(original) in self.ctx.claimed:
+        if value is None or id(original) in self._per_device or id(original) in self.ctx.claimed or id(original) in self.ctx.keep_cuda:
             return updated
         if value != "nccl" and value.lower() == "nccl" and id(original) not in self._backend_args:
             return updated  # "NCCL": an environment-variable prefix, a label; a backend is spelt "nccl"

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from porter.config.settings import Facts
 
@@ -27,6 +27,13 @@ MODULE = "cuda-backend-module"
 # a member of CUDA's class that answers CUDA's own name (`device_name()` returns "cuda"): code
 # that compares it with "cuda" asks which backend the project picked, not about a device
 ACCESSOR = "backend-accessor"
+# the project has a device abstraction of its own (a class per device, or a module that names
+# CUDA and two other accelerators as device types): its CUDA cases are CUDA's, not the device in play
+ABSTRACTION = "device-abstraction"
+# device-type strings of accelerators an application does not name (not the CPU, MPS or porter's targets)
+_ACCELERATOR_STRING = re.compile(rb"""["'](xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"']""")
+_ACCELERATOR_LINE = re.compile(rb"""^.*["'](?:xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"'].*$""", re.MULTILINE)
+_CUDA_STRING = re.compile(rb"""["']cuda[:"']""")
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # device words in class names, as each library spells them
@@ -87,9 +94,36 @@ def families(files: Iterable[tuple[str, bytes]]) -> list[list[BackendClass]]:
     out = []
     for (base, _, _), members in groups.items():
         devices = {c.device for c in members}
+        if "cuda" not in devices and "gpu" in devices:
+            # `DeviceGPU` beside `DeviceCPU`, `DeviceMPS` (Composer): the GPU class is CUDA's
+            members = [replace(c, device="cuda") if c.device == "gpu" else c for c in members]
+            devices = {c.device for c in members}
         if base and "cuda" in devices and len(devices) > 1 and len(devices) == len(members):
             out.append(members)
     return out
+
+
+def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
+    """(why, "device=Class" for each class of a per-device family ...) when the project has a
+    device abstraction of its own, else None. The evidence: a family of classes per device
+    (`families`), or a module that names CUDA and two other accelerators as device types
+    (`"npu"`, `"xpu"`: a device ladder, a table per device; not the CPU, MPS or porter's
+    targets, which an application names too)."""
+    files = list(files)
+    found = families(files)
+    if found:
+        members = sorted((c for f in found for c in f), key=lambda c: (c.device != "cuda", c.name))
+        cuda = next(c for c in members if c.device == "cuda")
+        why = f"a class per device under `{next(b for b in cuda.bases)}` ({', '.join(c.name for c in members[:4])}{', ...' if len(members) > 4 else ''})"
+        folders = sorted({c.path.replace("\\", "/").rpartition("/")[0] for c in members})
+        return (why, *(f"{c.device}={c.name}" for c in members), *(f"@{f}" for f in folders))
+    for path, source in files:
+        if not _CUDA_STRING.search(source):
+            continue
+        others = sorted({m.group(1).decode() for m in _ACCELERATOR_STRING.finditer(source)})
+        if len(others) >= 2:
+            return (f"{path} names CUDA, {', '.join(others)} as device types",)
+    return None
 
 
 def _accessors(source: bytes, name: str) -> set[str]:
@@ -176,6 +210,10 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
                 continue
             for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
                 out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
+    evidence = abstraction(files)
+    if evidence is not None:
+        for path, _ in files:
+            out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
     return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
 
 
@@ -183,6 +221,8 @@ def part(source: bytes) -> bytes:
     """What the analysis reads of one file: its class statements with a device word, and the
     lines that name `cuda` (where a member of CUDA's class is compared with "cuda")."""
     lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
+    if _ACCELERATOR_STRING.search(source):
+        lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))
     if not _HINT.search(source):
         return lines
     return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None) + b"\1" + lines
