@@ -30,7 +30,7 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
-from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, TORCH_DEVICE_TYPES, compared_key
+from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.pipeline.resolve import dotted
 from porter.config.ruledata import load_toml
 
@@ -60,8 +60,9 @@ def _strings(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def _device_word(value: str) -> bool:
-    """A torch device type, with or without an index (`"cpu"`, `"cuda:0"`)."""
-    return value.split(":")[0] in TORCH_DEVICE_TYPES
+    """A torch device type, with or without an index (`"cpu"`, `"cuda:0"`, `"npu"`)."""
+    kind = value.split(":")[0]
+    return kind in TORCH_DEVICE_TYPES or kind in PLUGIN_DEVICE_TYPES
 
 
 _COLLECTIONS = (cst.Tuple, cst.List, cst.Set)

@@ -29,6 +29,11 @@ TORCH_DEVICE_TYPES = frozenset(
      "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone", "neuron", "tpu"}
 )
 
+# the device types out-of-tree backends register through PrivateUse1 (Ascend's torch_npu,
+# Cambricon's torch_mlu, Moore Threads' torch_musa, Tecorigin's torch_sdaa, Enflame's torch_gcu):
+# device words in a list beside "cuda", never a vocabulary of the program's own
+PLUGIN_DEVICE_TYPES = frozenset({"npu", "mlu", "musa", "sdaa", "gcu"})
+
 
 # option values that name a GPU platform, not a torch device (`choices=["cuda", "rocm"]`)
 PLATFORMS = frozenset({"rocm", "gpu", "nvidia", "amd"})

@@ -196,6 +196,6 @@ def test_backends_prints_names_as_text(tmp_path):
     shown = res.stdout.decode() + res.stderr.decode()
     assert res.returncode == 0 and "Traceback" not in shown, shown
     assert "x[/z]/cuda_accelerator.py" in shown and "o[red]ut/neuron_accelerator.py" in shown, shown
-    res = porter("backends", "no[/such]", cwd=tmp_path)
+    res = porter("backends", "no[/such]", "--target", "neuron", cwd=tmp_path)
     err = res.stderr.decode()
     assert res.returncode == 2 and "Traceback" not in err and "no[/such]" in err, err
