@@ -35,3 +35,23 @@ def port_tree(src: Path, out: Path, target: str, *extra: str) -> Path:
     result = CliRunner().invoke(app, ["rewrite", str(src), "--target", target, "--out-dir", str(out), "--quiet", *extra])
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """A small project under `root`: each relative path gets its (dedented) text."""
+    import textwrap
+
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def port_files(root: Path, target: str) -> dict[str, tuple[str, list]]:
+    """Every file under `root` ported in one run (the project index sees them all), by path
+    relative to `root`: (the new text, or the old one where nothing changed; the findings)."""
+    from porter.pipeline.runner import run
+
+    results, _ = run([root], Settings(target=target), jobs=1, cache=False)
+    return {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): ((r.new_source or r.original_source or b"").decode(), r.findings)
+            for r in results}

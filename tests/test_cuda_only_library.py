@@ -6,27 +6,12 @@ byte for byte, with a finding that says why."""
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from porter.config.settings import Settings
-from porter.pipeline.runner import run
-from tests.helpers import port
+from tests.helpers import port, port_files, write_files
 
 TARGETS = ["neuron", "tpu", "xla"]
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-
-
-def _port_tree(root: Path, target: str) -> dict[str, tuple[str, list]]:
-    results, _ = run([root], Settings(target=target), jobs=1, cache=False)
-    return {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): ((r.new_source or r.original_source or b"").decode(), r.findings) for r in results}
 
 
 @pytest.fixture(autouse=True)
@@ -134,8 +119,8 @@ MMCV = {
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_loaded_cuda_extension_keeps_its_is_cuda_dispatch(tmp_path, target):
-    _write(tmp_path, MMCV)
-    ported = _port_tree(tmp_path, target)
+    write_files(tmp_path, MMCV)
+    ported = port_files(tmp_path, target)
     new, findings = ported["mmcv/ops/carafe.py"]
     assert "assert grad_output.is_cuda\n" in new and "if use_custom_op and input.is_cuda:" in new
     kept = [f for f in findings if f.code == "GUARD001"]
@@ -195,8 +180,8 @@ BNB = {
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_cudas_folder_of_a_per_device_family_is_kept(tmp_path, target):
-    _write(tmp_path, BNB)
-    ported = _port_tree(tmp_path, target)
+    write_files(tmp_path, BNB)
+    ported = port_files(tmp_path, target)
     new, findings = ported["bnb/backends/cuda/ops.py"]
     assert new == textwrap.dedent(BNB["bnb/backends/cuda/ops.py"]).lstrip()
     (said,) = [f for f in findings if f.code == "BACK003"]
@@ -205,8 +190,8 @@ def test_cudas_folder_of_a_per_device_family_is_kept(tmp_path, target):
 
 def test_a_cuda_folder_without_sibling_devices_is_ported_as_usual(tmp_path):
     files = {k: v for k, v in BNB.items() if "/cpu/" not in k and "/xpu/" not in k}
-    _write(tmp_path, files)
-    new, _ = _port_tree(tmp_path, "neuron")["bnb/backends/cuda/ops.py"]
+    write_files(tmp_path, files)
+    new, _ = port_files(tmp_path, "neuron")["bnb/backends/cuda/ops.py"]
     assert 'device="neuron"' in new
 
 
@@ -272,8 +257,8 @@ VENDOR = {
 
 
 def test_gpu_vendor_folders_are_kept_and_the_common_one_is_ported(tmp_path):
-    _write(tmp_path, VENDOR)
-    ported = _port_tree(tmp_path, "neuron")
+    write_files(tmp_path, VENDOR)
+    ported = port_files(tmp_path, "neuron")
     for name in ("vllm/models/kimi_k3/nvidia/dsa.py", "vllm/models/kimi_k3/amd/qsa.py"):
         new, findings = ported[name]
         assert new == textwrap.dedent(VENDOR[name]).lstrip()
@@ -284,6 +269,6 @@ def test_gpu_vendor_folders_are_kept_and_the_common_one_is_ported(tmp_path):
 def test_porter_kernels_lists_a_loaded_extension_with_the_ops_called_on_it(tmp_path):
     from porter.kernels.inventory import scan
 
-    _write(tmp_path, MMCV)
+    write_files(tmp_path, MMCV)
     (ext,) = [k for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
     assert ext.name == "mmcv._ext" and "carafe_backward, carafe_forward" in ext.detail

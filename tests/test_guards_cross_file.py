@@ -3,7 +3,6 @@ minimal_async_ep: `api.py` registers custom ops over Triton launchers from `kern
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from porter.pipeline import cuda_only_index
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
+from tests.helpers import write_files
 
 KERNELS = '''
 import torch
@@ -61,13 +61,6 @@ API_RELATIVE = API.replace("from pkg.ep.kernels import invert_flat_indices_kerne
 )
 
 
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-
-
 @pytest.fixture(autouse=True)
 def _in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -85,7 +78,7 @@ def _code(result) -> str:
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 @pytest.mark.parametrize("api", [API, API_RELATIVE], ids=["absolute", "relative"])
 def test_custom_op_and_guard_over_an_imported_triton_launcher_stay_cuda(tmp_path, target, api):
-    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": api})
+    write_files(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": api})
     out = _port(tmp_path / "pkg", target, cache=False)["pkg/ep/api.py"]
     code = _code(out)
     assert '@torch.library.custom_op("ep::dispatch", mutates_args=(), device_types="cuda")' in code
@@ -98,7 +91,7 @@ def test_custom_op_and_guard_over_an_imported_triton_launcher_stay_cuda(tmp_path
 
 def test_the_facts_are_cached_and_go_stale_with_the_kernel_module(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
+    write_files(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
     first = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
     assert 'device_types="cuda"' in _code(first)
 
@@ -110,7 +103,7 @@ def test_the_facts_are_cached_and_go_stale_with_the_kernel_module(tmp_path, monk
         warm = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
     assert _code(warm) == _code(first)
     # the launcher becomes plain PyTorch: api.py (unchanged) is ported again, op and guard
-    _write(tmp_path / "pkg", {"ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"})
+    write_files(tmp_path / "pkg", {"ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"})
     after = _code(_port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"])
     assert 'device_types="cuda"' not in after and "rows.is_cuda" not in after
 
@@ -120,7 +113,7 @@ def test_porter_kernels_lists_the_op_over_an_imported_launcher(tmp_path):
     paths it reads start at `ep/`) lists the op with the chain into the other module."""
     from porter.kernels.inventory import scan
 
-    _write(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
+    write_files(tmp_path / "pkg", {"__init__.py": "", "ep/__init__.py": "", "ep/kernels.py": KERNELS, "ep/api.py": API})
     ops = {k.name: k for k in scan(tmp_path / "pkg").kernels if k.kind == "custom-op"}
     assert set(ops) == {"ep::dispatch"}
     assert "(uses `triton`), in ep/kernels.py" in ops["ep::dispatch"].detail
@@ -131,9 +124,9 @@ def test_editing_a_body_elsewhere_keeps_the_cached_facts(tmp_path, monkeypatch):
     only the `from ... import` lines of the others."""
     cache = tmp_path / "cache"
     util = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
-    _write(tmp_path / "pkg", {"ep/kernels.py": KERNELS, "ep/api.py": API, "util.py": util})
+    write_files(tmp_path / "pkg", {"ep/kernels.py": KERNELS, "ep/api.py": API, "util.py": util})
     _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
-    _write(tmp_path / "pkg", {"util.py": util.replace("r * r", "r ** 2")})
+    write_files(tmp_path / "pkg", {"util.py": util.replace("r * r", "r ** 2")})
 
     def no_scan(*args, **kwargs):
         raise AssertionError("the facts were worked out again")
@@ -141,6 +134,6 @@ def test_editing_a_body_elsewhere_keeps_the_cached_facts(tmp_path, monkeypatch):
     monkeypatch.setattr(cuda_only_index, "cuda_only_imports", no_scan)
     again = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
     assert 'device_types="cuda"' in _code(again)
-    _write(tmp_path / "pkg", {"util.py": "from pkg.ep.kernels import pad_rows\n" + util})
+    write_files(tmp_path / "pkg", {"util.py": "from pkg.ep.kernels import pad_rows\n" + util})
     with pytest.raises(AssertionError, match="worked out again"):
         _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)

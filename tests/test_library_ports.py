@@ -9,22 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from porter.config.settings import Settings
 from porter.pipeline.extensions import built_extensions
-from porter.pipeline.runner import run
-from tests.helpers import port
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
+from tests.helpers import port, port_files, write_files
 
 
 def _port_tree(root: Path, target: str) -> dict[str, tuple[str, list]]:
-    results, _ = run([root], Settings(target=target), jobs=1, cache=False)
-    return {Path(r.path).name: ((r.new_source or r.original_source or b"").decode(), r.findings) for r in results}
+    """The ported files by file name (the trees here hold no two of one name)."""
+    return {Path(k).name: v for k, v in port_files(root, target).items()}
 
 
 @pytest.fixture(autouse=True)
@@ -109,7 +100,7 @@ ACCELERATORS = {
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_accelerator_classes_and_the_questions_asked_of_them_stay(tmp_path, target):
-    _write(tmp_path, ACCELERATORS)
+    write_files(tmp_path, ACCELERATORS)
     out = _port_tree(tmp_path, target)
     for name in ("cuda_accelerator.py", "engine.py"):
         code, findings = out[name]
@@ -249,7 +240,7 @@ def launch(x, out):
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_a_triton_launcher_behind_a_shim_and_an_empty_input_check_is_left(tmp_path, target):
-    _write(tmp_path, {"pkg/__init__.py": "", "pkg/_triton.py": SHIM, "pkg/rope.py": LAUNCHER})
+    write_files(tmp_path, {"pkg/__init__.py": "", "pkg/_triton.py": SHIM, "pkg/rope.py": LAUNCHER})
     code, findings = _port_tree(tmp_path, target)["rope.py"]
     assert code == textwrap.dedent(LAUNCHER).lstrip()
     if target == "neuron":  # (on tpu no fix is left undone there: nothing to report)
@@ -384,7 +375,7 @@ def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
         bf16 = torch.cuda.is_bf16_supported()
     setup(name="pkg", ext_modules=ext_modules)
     ''').lstrip()
-    _write(tmp_path, {"setup.py": setup})
+    write_files(tmp_path, {"setup.py": setup})
     code, findings = _port_tree(tmp_path, "neuron")["setup.py"]
     assert code == setup
     assert any(f.code == "BACK007" and "build script" in f.message for f in findings)
@@ -515,7 +506,7 @@ ABSTRACTION = {
 
 
 def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path):
-    _write(tmp_path, ABSTRACTION)
+    write_files(tmp_path, ABSTRACTION)
     out = _port_tree(tmp_path, "neuron")
     for name in ("recipe.py", "params.py", "utils.py", "device_gpu.py"):
         code, _ = out[name]
@@ -541,7 +532,7 @@ def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path
 def test_an_application_still_ports_its_device_tests(tmp_path):
     """The same recipe without a device abstraction in the project: an application, whose
     device in play becomes the target's."""
-    _write(tmp_path, {"app/recipe.py": ABSTRACTION["tt/recipe.py"]})
+    write_files(tmp_path, {"app/recipe.py": ABSTRACTION["tt/recipe.py"]})
     code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
     assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
     assert not any(f.code in ("BACK008", "BACK009") for f in findings)

@@ -1064,20 +1064,14 @@ class BackendsFamily(Family):
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
             note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
-            region = CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note)
-            for stmt in node.body:
-                self.ctx.cuda_only_code[id(stmt)] = region
-            self._regions.append((region, node, note, None))
+            self._keep_module(node, CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note), note)
             return
         if b"CUDAExtension" in self.ctx.source and _BUILDS_CUDA.search(self.ctx.source):
             # the project's own build code for its CUDA extensions (DeepSpeed's op_builder,
             # ColossalAI's CUDA extension loader): it imports `CUDAExtension`, and its CUDA
             # questions are about the host that compiles the kernels, as in setup.py
             note = "this module builds the project's CUDA extensions (it imports `CUDAExtension` from `torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs to compile for) are about the host that compiles CUDA kernels"
-            region = CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note)
-            for stmt in node.body:
-                self.ctx.cuda_only_code[id(stmt)] = region
-            self._regions.append((region, node, note, None))
+            self._keep_module(node, CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note), note)
             return
         module = _module_fact(self.ctx.settings, self.ctx.path)
         if module is not None:
@@ -1089,14 +1083,17 @@ class BackendsFamily(Family):
                 f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
                 f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
             )
-            region = CudaOnlyCode(node, "the module", why, code="BACK003")
-            for stmt in node.body:
-                self.ctx.cuda_only_code[id(stmt)] = region
-            self._regions.append((region, node, message, None))
+            self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK003"), message)
             return
         plan = self._ladder(list(node.body))
         if plan is not None:
             self._ladders[id(node)] = plan
+
+    def _keep_module(self, node: cst.Module, region: CudaOnlyCode, message: str) -> None:
+        """The whole module stays CUDA's: every statement in `region`, one finding saying why."""
+        for stmt in node.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node, message, None))
 
     def _insert_rung(self, original, updated):
         plan = self._ladders.pop(id(original), None)
