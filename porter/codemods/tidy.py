@@ -122,7 +122,10 @@ def with_field(node: cst.CSTNode, name: str, fix) -> cst.CSTNode:
 def parenthesize_comparison(node: cst.Comparison) -> cst.Comparison:
     """Comparisons chain: an operand that is itself a comparison needs parentheses."""
     loose = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
-    fix = lambda e: e.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if type(e) in loose and not e.lpar else e  # noqa: E731
+
+    def fix(e: cst.BaseExpression) -> cst.BaseExpression:
+        return e.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if type(e) in loose and not e.lpar else e
+
     left = fix(node.left)
     comps = [c.with_changes(comparator=fix(c.comparator)) for c in node.comparisons]
     if left is node.left and all(a.comparator is b.comparator for a, b in zip(comps, node.comparisons)):
