@@ -492,7 +492,8 @@ class BackendsFamily(Family):
             region = CudaOnlyCode(node.name, f"`class {node.name.value}`", f"{device}'s backend", code="BACK003", quiet=True)
             self.ctx.cuda_only_code[id(node)] = region
             if _CUDA_NAMED.search(self.ctx.code(node.body)):
-                self._regions.append((region, node.name, f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is", None))  # type: ignore[index]
+                why = f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is"  # type: ignore[index]
+                self._regions.append((region, node.name, why, None))
             return
         if fact is None or self.ctx.in_cuda_only_code() is not None:
             return

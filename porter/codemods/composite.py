@@ -295,7 +295,9 @@ class PortTransformer(cst.CSTTransformer):
                 body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
             if comments:
                 first = body.body[0]
-                body = body.with_changes(body=[first.with_changes(leading_lines=[*comments, *first.leading_lines]), *body.body[1:]])  # type: ignore[union-attr]  # libcst's BaseStatement does not declare the leading_lines every statement has
+                # libcst's BaseStatement does not declare the leading_lines every statement has
+                leading = [*comments, *first.leading_lines]  # type: ignore[union-attr]
+                body = body.with_changes(body=[first.with_changes(leading_lines=leading), *body.body[1:]])
             return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
         return updated  # an emptied branch before an `elif`: left for a person
 

@@ -131,7 +131,10 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if self.ctx.portable:
             return updated  # reported below: --portable spells devices through torch.accelerator
         if t.device_expr is not None or not t.rank_indexed_devices:
-            new: cst.BaseExpression = self.ctx.device() if t.device_expr is not None else replace_string(updated.left, t.device_type)  # type: ignore[arg-type]
+            if t.device_expr is not None:
+                new: cst.BaseExpression = self.ctx.device()
+            else:
+                new = replace_string(updated.left, t.device_type)  # type: ignore[arg-type]
             new = new.with_changes(lpar=original.lpar, rpar=original.rpar) if isinstance(new, cst.SimpleString) else new
             msg = f"per-index CUDA device becomes {self.ctx.code(new)}: one device per process, the index is dropped"
         else:
