@@ -106,6 +106,25 @@ class _Test:
         self.kind = kind  # "string" | "available" | "attribute"
 
 
+def _device_pairs(node: cst.CSTNode) -> list[tuple[str, cst.BaseExpression]] | None:
+    """`((is_torch_cuda_available, "cuda"), (is_torch_npu_available, "npu"))`: each device
+    type paired with the test of its availability (a name, an attribute or a call), or None."""
+    if not isinstance(node, cst.Tuple) or not node.elements:
+        return None
+    out = []
+    for e in node.elements:
+        pair = e.value
+        if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+            return None
+        test, device = pair.elements[0].value, pair.elements[1].value
+        name = (dotted(test.func if isinstance(test, cst.Call) else test) or "").rpartition(".")[2]
+        value = string_value(device)
+        if not name or device_of(value) is None or "available" not in name.lower():
+            return None
+        out.append((name, device))
+    return out if any(device_of(string_value(d)) == "cuda" for _, d in out) else None
+
+
 def _exits(body: cst.BaseSuite) -> bool:
     """Whether a block ends by leaving its function or loop (a ladder's rung)."""
     stmts = body.body
@@ -708,6 +727,9 @@ class BackendsFamily(Family):
         self._device_list(node)
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
+        pairs = _device_pairs(node)
+        if pairs is not None and len(pairs) >= 2:
+            self._keep_table(node, [s for _, s in pairs], "pairs each device with its availability test")
         self._device_list(node)
 
     def visit_Set(self, node: cst.Set) -> None:
@@ -741,9 +763,48 @@ class BackendsFamily(Family):
     leave_Tuple = _extend
     leave_Set = _extend
 
+    # -- tables of the devices each entry runs on (BACK010) ---------------------------------
+
+    def _device_table(self, node: cst.Dict) -> None:
+        """`{"flash-attn2": ("cuda", "xpu"), "metal-sdpa": ("mps",)}`: the devices each entry
+        runs on, and `{"supported_devices": ((is_cuda_available, "cuda"),)}`: a device paired
+        with its availability test. Each entry says where its own code runs: kept as it is."""
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        for e in elements:
+            pairs = _device_pairs(e.value) if _NAMES_DEVICES.search(string_value(e.key) or "") else None
+            if pairs is not None and len(pairs) == 1:
+                self._keep_table(e.value, [s for _, s in pairs], f"pairs each device with its availability test, under `{self.ctx.code(e.key)}`")
+        if len(elements) < 2 or not all(isinstance(e.value, (cst.Tuple, cst.List)) for e in elements):
+            return
+        per_entry = [[string_value(x.value) for x in e.value.elements] for e in elements]  # type: ignore[attr-defined]
+        names = [v for entry in per_entry for v in entry]
+        if not all(entry for entry in per_entry) or any(v is None or (device_of(v) is None and v not in VOCABULARY) for v in names):
+            return
+        devices = {device_of(v) or v for v in names}
+        if "cuda" not in devices or len(devices - HOSTS) < 2 or len({tuple(entry) for entry in per_entry}) < 2:
+            return  # entries that differ, over two accelerators at least: a table, not one list repeated
+        strings = [x.value for e in elements for x in e.value.elements]  # type: ignore[attr-defined]
+        self._keep_table(node, strings, "lists the devices each entry runs on")
+
+    def _keep_table(self, node: cst.CSTNode, strings: Sequence[cst.BaseExpression], what: str) -> None:
+        cuda = [s for s in strings if device_of(string_value(s)) == "cuda"]
+        if not cuda or any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in cuda) or self.ctx.in_cuda_only_code() is not None:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in cuda)
+        t = self.ctx.target
+        devices = ", ".join(dict.fromkeys(v for s in strings if (v := string_value(s))))
+        self.ctx.report(
+            "BACK010",
+            node,
+            f"`{_short(self.ctx.code(node))}` {what} ({devices}): kept as it is; {t.display} is not added, since nothing says "
+            f"this code runs there ({t.display} takes the code's own fallback)",
+            applicability=Applicability.MANUAL,
+        )
+
     # -- registries keyed by device type (BACK004) -----------------------------------------
 
     def visit_Dict(self, node: cst.Dict) -> None:
+        self._device_table(node)
         keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
         devices = [device_of(k) for k in keys]
         if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:

@@ -1,0 +1,71 @@
+"""Tables of the devices each entry runs on (BACK010): transformers 5.25's hub-kernel and
+flash-attention tables keep every entry byte for byte; the target is claimed by none."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.helpers import port
+
+TARGETS = ["neuron", "tpu", "xla"]
+
+# shaped like transformers 5.25.0 modeling_flash_attention_utils.py and integrations/hub_kernels.py
+TABLES = '''
+from transformers.utils import is_torch_cuda_available, is_torch_mlu_available, is_torch_npu_available
+
+KERNEL_DEVICES = {
+    "kernels-community/flash-attn2": ("cuda", "xpu"),
+    "kernels-community/flash-attn3": ("cuda",),
+    "kernels-community/aiter-flash-attn": ("rocm",),
+    "kernels-community/metal-flash-sdpa": ("mps",),
+}
+
+MATRIX = {
+    2: {
+        "supported_devices": (
+            (is_torch_cuda_available, "cuda"),
+            (is_torch_mlu_available, "mlu"),
+            (is_torch_npu_available, "npu"),
+        ),
+    },
+    3: {"supported_devices": ((is_torch_cuda_available, "cuda"),), "cuda_min_major_version": 8},
+}
+
+
+def runs_here(repo, tensor):
+    return tensor.device.type in KERNEL_DEVICES.get(repo, (tensor.device.type,))
+'''
+
+
+def _port(code: str, target: str):
+    return port(textwrap.dedent(code).lstrip("\n"), target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_tables_are_kept_with_a_finding(target):
+    new, findings = _port(TABLES, target)
+    assert new == textwrap.dedent(TABLES).lstrip("\n")
+    tables = [f for f in findings if f.code == "BACK010"]
+    assert [f.start.line for f in tables] == [3, 13, 18]
+    assert "each entry runs on (cuda, xpu, rocm, mps)" in tables[0].message
+    assert "pairs each device with its availability test (cuda, mlu, npu)" in tables[1].message
+    assert 'under `"supported_devices"`' in tables[2].message
+    assert not any(f.code in ("DEV002", "BACK001") for f in findings)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        # one list repeated per dtype: the devices the code handles, not a table (BACK001 adds the target)
+        'FAST = {"fp16": ("cuda", "xpu"), "bf16": ("cuda", "xpu")}\n',
+        # CUDA and the CPU only: a device choice, ported as a device
+        'WHERE = {"a": ("cuda", "cpu"), "b": ("cpu",)}\n',
+        # a pair that is no availability test
+        'PAIRS = ((print, "cuda"), (len, "xpu"))\n',
+    ],
+)
+def test_what_is_not_a_device_table(code):
+    _, findings = port(code, "neuron")
+    assert not any(f.code == "BACK010" for f in findings)
