@@ -915,6 +915,27 @@ class BackendsFamily(Family):
     def visit_If(self, node: cst.If) -> None:
         self._visit_if(node)
         self._library_branch(node)
+        self._choice_arms(node)
+
+    def _choice_arms(self, node: cst.If) -> None:
+        """`if is_xpu_available(): x = x.to("xpu")` / `else: x = x.to("cuda")`: the statement
+        form of `"xpu" if is_xpu_available() else "cuda"` (visit_IfExp), two arms that differ
+        only in the device they name. CUDA's arm, in a project with a device abstraction, stays."""
+        if self.library() is None or not isinstance(node.orelse, cst.Else):
+            return
+        arms = [node.body.body, node.orelse.body.body]
+        if any(len(a) != 1 or not isinstance(a[0], cst.SimpleStatementLine) for a in arms):
+            return
+        strings = [[n for n in _nodes(a[0]) if isinstance(n, cst.SimpleString) and device_of(string_value(n))] for a in arms]
+        if any(len(found) != 1 for found in strings):
+            return
+        devices = [device_of(string_value(found[0])) for found in strings]
+        if devices[1] != "cuda" or devices[0] in (None, "cuda", *HOSTS):
+            return
+        texts = [self.ctx.code(a[0]).replace(self.ctx.code(found[0]), "") for a, found in zip(arms, strings)]
+        if texts[0] != texts[1]:
+            return
+        self._cuda_case(node, [strings[1][0]], f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside it)", test=False)
 
     def _visit_if(self, node: cst.If) -> None:
         if self._raises_for_cuda(node.body):
