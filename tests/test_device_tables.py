@@ -1,5 +1,6 @@
-"""Tables of the devices each entry runs on (BACK010): transformers 5.25's hub-kernel and
-flash-attention tables keep every entry byte for byte; the target is claimed by none."""
+"""Tables of the devices each entry runs on (BACK010) and lists of devices written as availability
+tests (BACK001), from transformers 5.25.0: every entry stays byte for byte and the target is
+claimed by none (nothing says the code in question runs there)."""
 
 from __future__ import annotations
 
@@ -69,3 +70,44 @@ def test_device_tables_are_kept_with_a_finding(target):
 def test_what_is_not_a_device_table(code):
     _, findings = port(code, "neuron")
     assert not any(f.code == "BACK010" for f in findings)
+
+
+# transformers 5.25.0 quantizer_awq.py / quantizer_finegrained_fp8.py, torchtune 0.6.1 memory stats
+AVAILABILITY = '''
+import torch
+from transformers.utils import is_torch_xpu_available
+
+
+def update_dtype(dtype):
+    if dtype == torch.bfloat16 and (torch.cuda.is_available() or torch.xpu.is_available()):
+        dtype = torch.float16
+    return dtype
+
+
+def needs_gpu(pre_quantized):
+    if not torch.cuda.is_available() and not is_torch_xpu_available():
+        return pre_quantized
+    return False
+
+
+def stats(is_npu_available):
+    if not (torch.cuda.is_available() or is_npu_available):
+        return {}
+    return {"a": 1}
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_availability_tests_naming_cuda_and_another_accelerator_keep_cudas(target):
+    """`torch.accelerator.is_available()` in CUDA's place would stand for the other
+    accelerator (and the target) too: CUDA's test stays, the finding says so."""
+    new, findings = _port(AVAILABILITY, target)
+    assert new == textwrap.dedent(AVAILABILITY).lstrip("\n")
+    lists = [f for f in findings if f.code == "BACK001"]
+    assert [f.start.line for f in lists] == [6, 12, 18]
+    assert all("CUDA's test is kept" in f.message and not f.applied for f in lists)
+
+
+def test_cuda_availability_alone_is_still_ported():
+    new, findings = port("import torch\n\nif torch.cuda.is_available() or False:\n    torch.cuda.synchronize()\n", "neuron")
+    assert "torch.accelerator.is_available()" in new and not any(f.code == "BACK001" for f in findings)

@@ -167,6 +167,7 @@ class BackendsFamily(Family):
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
         self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
         self._inner_ors: set[int] = set()  # the inner `or`s of a chain already looked at
+        self._inner_lists: set[int] = set()  # the inner `or`s / `and`s of a list of availability tests
         self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
@@ -600,12 +601,65 @@ class BackendsFamily(Family):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
+        if id(node) not in self._inner_lists:
+            self._available_list(node)
         if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
             # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
             # beside the project's answers for its other devices
             calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
             if "torch.cuda.is_available" in calls and any(c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls):
                 self._itself(node, node, "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices")
+
+    def _available_list(self, node: cst.BooleanOperation) -> None:
+        """`torch.cuda.is_available() or torch.xpu.is_available()` (and its mirror `not
+        torch.cuda.is_available() and not is_torch_xpu_available()`): the devices the code
+        handles, named by their availability tests. `torch.accelerator.is_available()` in
+        CUDA's place would stand for every accelerator, the other ones and the target
+        included: CUDA's test stays, and the finding says where the target's test goes."""
+        negated = isinstance(node.operator, cst.And)
+        flat = node.with_changes(lpar=[], rpar=[])
+        operands = _and_operands(flat) if negated else _or_operands(flat)
+        tests: list[tuple[str, cst.BaseExpression]] = []
+        for o in operands:
+            if negated:
+                if not (isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not)):
+                    return
+                o = o.expression
+            device = self._available_device(o)
+            if device is None:
+                return
+            tests.append((device, o))
+        devices = [d for d, _ in tests]
+        if devices.count("cuda") != 1 or len(set(devices) - HOSTS) < 2 or self.ctx.target.device_type in devices:
+            return
+        cuda = next(o for d, o in tests if d == "cuda")
+        if not isinstance(cuda, cst.Call) or id(cuda) in self.ctx.keep_cuda or self.ctx.in_cuda_only_code() is not None:
+            return
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(cuda))
+        self._inner_lists.update(id(n) for n in _nodes(node) if isinstance(n, cst.BooleanOperation))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK001",
+            node,
+            f"`{_short(self.ctx.code(node))}` names the devices the code handles by their availability tests ({', '.join(devices)}): "
+            f"CUDA's test is kept (`torch.accelerator.is_available()` would stand for every accelerator); {t.display}'s test is not added, "
+            f"since nothing says this code runs there",
+            applicability=Applicability.MANUAL,
+        )
+
+    def _available_device(self, node: cst.BaseExpression) -> str | None:
+        """The device whose availability `node` tests: `torch.xpu.is_available()`,
+        `is_torch_npu_available()`, or a flag named so (`is_npu_available`)."""
+        if isinstance(node, cst.Name):
+            m = _AVAILABLE_HELPER.match(node.value)
+            return m.group(1) if m and m.group(1) in DEVICE_NAMES else None
+        if not isinstance(node, cst.Call) or node.args:
+            return None
+        test = self._test(node)
+        return test.device if test is not None and test.kind == "available" else None
 
     def _device_or(self, node: cst.BooleanOperation) -> None:
         operands = _or_operands(node)
