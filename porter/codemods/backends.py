@@ -125,6 +125,28 @@ def _device_pairs(node: cst.CSTNode) -> list[tuple[str, cst.BaseExpression]] | N
     return out if any(device_of(string_value(d)) == "cuda" for _, d in out) else None
 
 
+def _subject(test: cst.BaseExpression, found: _Test | None) -> str | None:
+    """The name compared with a device string in a switch's test (`device` in `device == "cuda"`)."""
+    if found is None or found.kind != "string" or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    sides = [test.left, test.comparisons[0].comparator]
+    other = [x for x in sides if x is not found.node]
+    return other[0].value if len(other) == 1 and isinstance(other[0], cst.Name) else None
+
+
+def _handles_any_device(after: Sequence[cst.CSTNode], subject: str, code) -> bool:
+    """Whether the code after a switch puts its work on the switch's own subject
+    (`torch.zeros(..., device=device)`, `x.to(device)`): its fallback is every device's."""
+    for stmt in after:
+        for n in _nodes(stmt):
+            if isinstance(n, cst.Arg) and isinstance(n.value, cst.Name) and n.value.value == subject:
+                if n.keyword is not None and n.keyword.value == "device":
+                    return True
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "to" and n.args and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == subject:
+                return True
+    return False
+
+
 def _exits(body: cst.BaseSuite) -> bool:
     """Whether a block ends by leaving its function or loop (a ladder's rung)."""
     stmts = body.body
@@ -1183,6 +1205,19 @@ class BackendsFamily(Family):
             if plan is None:
                 continue
             cuda_at, last, region = plan
+            subject = _subject(ifs[cuda_at].test, tests[cuda_at])
+            if subject is not None and _handles_any_device(body[run[-1][0] + 1 :], subject, self.ctx.code):
+                # `if device == "cuda": return ...` then a probe on `device` itself: the code
+                # after the checks runs on any device, the target's included; no rung is needed
+                t = self.ctx.target
+                region.code = "BACK005"
+                region.left.clear()
+                message = (
+                    f"`if {self.ctx.code(ifs[cuda_at].test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                    f"{t.display} needs no branch there (the code after these checks works on any `{subject}`)"
+                )
+                self._regions.append((region, ifs[cuda_at].test, message, None))
+                return None
             new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
             if new is None:
                 return None
