@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import port
+from tests.helpers import port, port_files, write_files
 
 TARGETS = ["neuron", "tpu", "xla"]
 
@@ -97,17 +97,37 @@ def stats(is_npu_available):
 '''
 
 
+# the project's device abstraction (transformers' `infer_device`-like ladder over device types)
+DEVICES = """
+import torch
+
+
+def infer_device():
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.xpu.is_available():
+        return "xpu"
+    if torch.npu.is_available():
+        return "npu"
+    return "cpu"
+"""
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_availability_tests_naming_cuda_and_another_accelerator_keep_cudas(target):
+def test_availability_tests_naming_cuda_and_another_accelerator_keep_cudas(tmp_path, target):
     """`torch.accelerator.is_available()` in CUDA's place would stand for the other
-    accelerator (and the target) too: CUDA's test stays, the finding says so."""
-    new, findings = _port(AVAILABILITY, target)
-    assert new == textwrap.dedent(AVAILABILITY).lstrip("\n")
+    accelerator (and the target) too: in a library, CUDA's test stays, the finding says so."""
+    write_files(tmp_path, {"lib/__init__.py": "", "lib/devices.py": DEVICES, "lib/quant.py": AVAILABILITY})
+    new, findings = port_files(tmp_path, target)["lib/quant.py"]
+    assert new == textwrap.dedent(AVAILABILITY).lstrip()
     lists = [f for f in findings if f.code == "BACK001"]
     assert [f.start.line for f in lists] == [6, 12, 18]
     assert all("CUDA's test is kept" in f.message and not f.applied for f in lists)
 
 
-def test_cuda_availability_alone_is_still_ported():
-    new, findings = port("import torch\n\nif torch.cuda.is_available() or False:\n    torch.cuda.synchronize()\n", "neuron")
-    assert "torch.accelerator.is_available()" in new and not any(f.code == "BACK001" for f in findings)
+def test_an_application_still_chooses_the_target():
+    """Outside a library, `torch.cuda.is_available() or torch.xpu.is_available()` chooses
+    the program's device: it is ported, so the target is chosen."""
+    new, findings = _port(AVAILABILITY, "neuron")
+    assert "torch.cuda.is_available()" not in new and "torch.accelerator.is_available() or torch.xpu.is_available()" in new
+    assert not any(f.code == "BACK001" for f in findings)

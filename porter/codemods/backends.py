@@ -637,7 +637,11 @@ class BackendsFamily(Family):
         torch.cuda.is_available() and not is_torch_xpu_available()`): the devices the code
         handles, named by their availability tests. `torch.accelerator.is_available()` in
         CUDA's place would stand for every accelerator, the other ones and the target
-        included: CUDA's test stays, and the finding says where the target's test goes."""
+        included: CUDA's test stays, and the finding says where the target's test goes. Only
+        in a project with a device abstraction of its own: an application's `cuda or mps` test
+        chooses its device, and the target is what it should choose."""
+        if self.library() is None:
+            return
         negated = isinstance(node.operator, cst.And)
         flat = node.with_changes(lpar=[], rpar=[])
         operands = _and_operands(flat) if negated else _or_operands(flat)
