@@ -498,14 +498,14 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
                         again.setdefault(me, (path, {}))[1][local] = mine[local][0]
         for module, (path, names) in again.items():
             have = exported.setdefault(module, (path, {}))[1]
-            new = {n: w for n, w in names.items() if n not in have}
-            have.update(new)
-            running.setdefault(module, set()).update(n for n in new if imported[path][n][1])
-            if not new:
+            added = {n: w for n, w in names.items() if n not in have}
+            have.update(added)
+            running.setdefault(module, set()).update(n for n in added if imported[path][n][1])
+            if not added:
                 again[module] = (path, {})
         fresh = {m: v for m, v in again.items() if v[1]}
-    for path, names in imported.items():
-        facts = [(None, local, KIND, (why, *((RUNS,) if runs else ()))) for local, (why, runs) in names.items()]
+    for path, reexported in imported.items():
+        facts = [(None, local, KIND, (why, *((RUNS,) if runs else ()))) for local, (why, runs) in reexported.items()]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
     return out
