@@ -137,3 +137,69 @@ def test_editing_a_body_elsewhere_keeps_the_cached_facts(tmp_path, monkeypatch):
     write_files(tmp_path / "pkg", {"util.py": "from pkg.ep.kernels import pad_rows\n" + util})
     with pytest.raises(AssertionError, match="worked out again"):
         _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)
+
+
+# shaped like trl 1.16.0: the package `kernels/__init__.py` re-exports a Triton launcher under
+# an availability test, `trainer/utils.py` imports it from the package and decides with a
+# predicate that sets a flag over a tuple of the devices the kernel runs on and returns it
+REEXPORT = {
+    "__init__.py": "",
+    "kernels/__init__.py": """
+        from transformers.utils import is_triton_available
+
+        if is_triton_available():
+            from .fused import fused_logprob
+        """,
+    "kernels/fused.py": KERNELS.replace("def invert_flat_indices_kernel(indices, num_rows):", "def fused_logprob(indices, num_rows):"),
+    "trainer/__init__.py": "",
+    "trainer/utils.py": """
+        import torch
+        from transformers.utils import is_triton_available
+
+        if is_triton_available():
+            from ..kernels import fused_logprob as _fused_logprob
+
+
+        def _supports_kernel(logits, index=None):
+            supported = (
+                logits.device.type in ("cuda", "xpu")
+                and logits.stride(-1) == 1
+            )
+            if index is not None:
+                supported = supported and index.device == logits.device
+            return supported
+
+
+        def selective_log_softmax(logits, index):
+            if is_triton_available() and _supports_kernel(logits, index):
+                return _fused_logprob(logits, index)
+            return torch.gather(logits.log_softmax(-1), -1, index.unsqueeze(-1)).squeeze(-1)
+        """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_launcher_re_exported_by_a_package_keeps_its_device_tuple(tmp_path, target):
+    write_files(tmp_path / "pkg", REEXPORT)
+    out = _port(tmp_path / "pkg", target, cache=False)["pkg/trainer/utils.py"]
+    code = _code(out)
+    assert 'logits.device.type in ("cuda", "xpu")\n' in code
+    assert code == out.original_source.decode()
+    guards = [f for f in out.findings if f.code == "GUARD001"]
+    assert len(guards) == 1
+    assert "through `_supports_kernel()` in `selective_log_softmax`" in guards[0].message
+    assert "uses `fused_logprob` (uses `triton`), in pkg/kernels/fused.py" in guards[0].message
+    assert not any(f.code in ("BACK001", "DEV002") for f in out.findings)
+
+
+def test_re_exports_are_followed_through_two_packages():
+    files = [
+        ("pkg/kernels/fused.py", KERNELS.encode()),
+        ("pkg/kernels/__init__.py", b"from .fused import invert_flat_indices_kernel\n"),
+        ("pkg/__init__.py", b"from .kernels import invert_flat_indices_kernel as invert\n"),
+        ("app.py", b"from pkg import invert\n"),
+    ]
+    facts = cuda_only_index.cuda_only_imports(files, "neuron")
+    assert {f[1] for f in facts["app.py"]} == {"invert"}
+    assert all(f[3][1:] == (cuda_only_index.RUNS,) for f in facts["app.py"])
+    assert facts["app.py"][0][3][0].endswith("in pkg/kernels/fused.py")

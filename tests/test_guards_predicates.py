@@ -306,3 +306,74 @@ def activities():
     new, findings = _port(src, target)
     assert "if torch.cuda.is_available():" in new
     assert any("ProfilerActivity.CUDA" in f.message for f in _guards(findings))
+
+
+# shaped like trl 1.16.0 kernels/chunked_logprob.py: Triton imported under an availability
+# test, kernels made by a local wrapper around `triton.jit`, and a predicate over a tuple of
+# the devices Triton runs on whose caller picks the kernel or a torch fallback
+TRITON_PREDICATE = '''
+import torch
+from transformers.utils import is_triton_available
+
+if is_triton_available():
+    import triton
+    import triton.language as tl
+
+
+def _jit(fn):
+    return triton.jit(fn) if is_triton_available() else fn
+
+
+_TRITON = is_triton_available()
+
+
+def _use_triton(device):
+    return _TRITON and device.type in ("cuda", "xpu")
+
+
+@_jit
+def _scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, mask=offs < n)
+
+
+def _scale_tile(x, n, BLOCK):
+    x.mul_(2)
+
+
+def scale(x):
+    fold = _scale_kernel[(1,)] if _use_triton(x.device) else _scale_tile
+    fold(x, x.numel(), BLOCK=1024)
+    return x
+'''
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_tuple_predicate_guarding_triton_is_left_as_it_is(target):
+    """`device.type in ("cuda", "xpu")` chooses a Triton kernel: CUDA's entry is neither
+    replaced nor joined by the target's (the target takes the torch fallback), GUARD001 says so."""
+    new, findings = _port(TRITON_PREDICATE, target)
+    assert new == textwrap.dedent(TRITON_PREDICATE).lstrip("\n")
+    messages = [f.message for f in _guards(findings)]
+    assert len(messages) == 1 and "through `_use_triton()` in `scale`" in messages[0] and "_scale_kernel" in messages[0]
+    assert not any(f.code in ("DEV002", "BACK001") for f in findings)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_device_tuple_predicate_guarding_torch_code_gets_the_target(target):
+    """The same tuple in a predicate whose caller runs plain PyTorch lists devices the code
+    supports: the target is added beside CUDA (BACK001)."""
+    src = TRITON_PREDICATE + '''
+
+def _half_ok(x):
+    return x.device.type in ("cuda", "xpu")
+
+
+def maybe_half(x):
+    if _half_ok(x):
+        x = x * 0.5
+    return x
+'''
+    new, findings = _port(src, target)
+    assert f'return x.device.type in ("cuda", "xpu", "{target}")' in new
+    assert 'return _TRITON and device.type in ("cuda", "xpu")' in new

@@ -536,3 +536,105 @@ def test_an_application_still_ports_its_device_tests(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
     assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
     assert not any(f.code in ("BACK008", "BACK009") for f in findings)
+
+
+# peft 0.21.2: `infer_device()` names the devices (the project's abstraction), and DoRA's
+# ephemeral offload picks XPU or CUDA with an if/else whose arms differ only in the device
+PEFT_CHOICE = {
+    "pk/__init__.py": "",
+    "pk/other.py": """
+        import torch
+
+
+        def infer_device():
+            if torch.cuda.is_available():
+                return "cuda"
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                return "xpu"
+            elif hasattr(torch, "npu") and torch.npu.is_available():
+                return "npu"
+            return "cpu"
+    """,
+    "pk/variants.py": """
+        import torch
+
+
+        def is_xpu_available():
+            return hasattr(torch, "xpu") and torch.xpu.is_available()
+
+
+        def offload(lora_A, lora_B):
+            if lora_B.device.type not in ["cuda", "xpu"]:
+                if is_xpu_available():
+                    lora_B = lora_B.to("xpu")
+                else:
+                    lora_B = lora_B.to("cuda")
+            return lora_A.to(lora_B.device), lora_B
+
+
+        def moved(x):
+            if is_xpu_available():
+                x = x.to("xpu")
+            else:
+                x = x.float().to("cuda")
+            return x
+    """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_cuda_arm_of_an_if_else_device_choice_stays(tmp_path, target):
+    write_files(tmp_path, PEFT_CHOICE)
+    code, findings = _port_tree(tmp_path, target)["variants.py"]
+    assert '            lora_B = lora_B.to("cuda")\n' in code
+    assert f'["cuda", "xpu", "{target}"]' in code  # the list of devices still gets the target (BACK001)
+    kept = [f for f in findings if f.code == "BACK008"]
+    assert len(kept) == 1 and 'lora_B = lora_B.to("cuda")` names CUDA as one case of a device choice (`xpu` beside it)' in kept[0].message
+    # arms that differ in more than the device are not a choice between devices: ported as before
+    assert 'x = x.float().to("cuda")' not in code
+
+
+# transformers 5.25.0 utils/import_utils.py `is_torch_bf16_available_on_device`: CUDA's rung asks a
+# CUDA helper, the code after the rungs probes the device it was given
+BF16_PROBE = """
+import torch
+
+
+def bf16_gpu():
+    return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+
+
+def bf16_on(device):
+    if device == "cuda":
+        return bf16_gpu()
+
+    if device == "hpu":
+        return True
+
+    try:
+        x = torch.zeros(2, 2, dtype=torch.bfloat16, device=device)
+        _ = x @ x
+        return True
+    except Exception:
+        return False
+
+
+def allocated(device):
+    if device == "cuda":
+        return torch.cuda.memory_allocated()
+    if device == "xpu":
+        return torch.xpu.memory_allocated()
+    return 0
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_no_rung_where_the_fallback_works_on_the_switchs_device(target):
+    new, findings = port(BF16_PROBE, target)
+    assert f'if device == "{target}":\n        return bf16_gpu()' not in new
+    assert 'if device == "cuda":\n        return bf16_gpu()' in new
+    assert any(f.code == "BACK005" and "works on any `device`" in f.message for f in findings)
+    # a fallback that does not use the device: the target's rung is added (or, where CUDA's body
+    # has no port, reported), as before
+    rung = [f for f in findings if f.code == "BACK002" and f.start.line == 25]
+    assert len(rung) == 1 and "needs no branch" not in rung[0].message

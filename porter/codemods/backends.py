@@ -106,6 +106,47 @@ class _Test:
         self.kind = kind  # "string" | "available" | "attribute"
 
 
+def _device_pairs(node: cst.CSTNode) -> list[tuple[str, cst.BaseExpression]] | None:
+    """`((is_torch_cuda_available, "cuda"), (is_torch_npu_available, "npu"))`: each device
+    type paired with the test of its availability (a name, an attribute or a call), or None."""
+    if not isinstance(node, cst.Tuple) or not node.elements:
+        return None
+    out = []
+    for e in node.elements:
+        pair = e.value
+        if not isinstance(pair, cst.Tuple) or len(pair.elements) != 2:
+            return None
+        test, device = pair.elements[0].value, pair.elements[1].value
+        name = (dotted(test.func if isinstance(test, cst.Call) else test) or "").rpartition(".")[2]
+        value = string_value(device)
+        if not name or device_of(value) is None or "available" not in name.lower():
+            return None
+        out.append((name, device))
+    return out if any(device_of(string_value(d)) == "cuda" for _, d in out) else None
+
+
+def _subject(test: cst.BaseExpression, found: _Test | None) -> str | None:
+    """The name compared with a device string in a switch's test (`device` in `device == "cuda"`)."""
+    if found is None or found.kind != "string" or not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    sides = [test.left, test.comparisons[0].comparator]
+    other = [x for x in sides if x is not found.node]
+    return other[0].value if len(other) == 1 and isinstance(other[0], cst.Name) else None
+
+
+def _handles_any_device(after: Sequence[cst.CSTNode], subject: str, code) -> bool:
+    """Whether the code after a switch puts its work on the switch's own subject
+    (`torch.zeros(..., device=device)`, `x.to(device)`): its fallback is every device's."""
+    for stmt in after:
+        for n in _nodes(stmt):
+            if isinstance(n, cst.Arg) and isinstance(n.value, cst.Name) and n.value.value == subject:
+                if n.keyword is not None and n.keyword.value == "device":
+                    return True
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "to" and n.args and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == subject:
+                return True
+    return False
+
+
 def _exits(body: cst.BaseSuite) -> bool:
     """Whether a block ends by leaving its function or loop (a ladder's rung)."""
     stmts = body.body
@@ -148,6 +189,7 @@ class BackendsFamily(Family):
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
         self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
         self._inner_ors: set[int] = set()  # the inner `or`s of a chain already looked at
+        self._inner_lists: set[int] = set()  # the inner `or`s / `and`s of a list of availability tests
         self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
@@ -582,12 +624,69 @@ class BackendsFamily(Family):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
+        if id(node) not in self._inner_lists:
+            self._available_list(node)
         if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
             # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
             # beside the project's answers for its other devices
             calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
             if "torch.cuda.is_available" in calls and any(c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls):
                 self._itself(node, node, "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices")
+
+    def _available_list(self, node: cst.BooleanOperation) -> None:
+        """`torch.cuda.is_available() or torch.xpu.is_available()` (and its mirror `not
+        torch.cuda.is_available() and not is_torch_xpu_available()`): the devices the code
+        handles, named by their availability tests. `torch.accelerator.is_available()` in
+        CUDA's place would stand for every accelerator, the other ones and the target
+        included: CUDA's test stays, and the finding says where the target's test goes. Only
+        in a project with a device abstraction of its own: an application's `cuda or mps` test
+        chooses its device, and the target is what it should choose."""
+        if self.library() is None:
+            return
+        negated = isinstance(node.operator, cst.And)
+        flat = node.with_changes(lpar=[], rpar=[])
+        operands = _and_operands(flat) if negated else _or_operands(flat)
+        tests: list[tuple[str, cst.BaseExpression]] = []
+        for o in operands:
+            if negated:
+                if not (isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not)):
+                    return
+                o = o.expression
+            device = self._available_device(o)
+            if device is None:
+                return
+            tests.append((device, o))
+        devices = [d for d, _ in tests]
+        if devices.count("cuda") != 1 or len(set(devices) - HOSTS) < 2 or self.ctx.target.device_type in devices:
+            return
+        cuda = next(o for d, o in tests if d == "cuda")
+        if not isinstance(cuda, cst.Call) or id(cuda) in self.ctx.keep_cuda or self.ctx.in_cuda_only_code() is not None:
+            return
+        facts = cuda_only_facts(self.ctx)
+        if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
+            return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(cuda))
+        self._inner_lists.update(id(n) for n in _nodes(node) if isinstance(n, cst.BooleanOperation))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK001",
+            node,
+            f"`{_short(self.ctx.code(node))}` names the devices the code handles by their availability tests ({', '.join(devices)}): "
+            f"CUDA's test is kept (`torch.accelerator.is_available()` would stand for every accelerator); {t.display}'s test is not added, "
+            f"since nothing says this code runs there",
+            applicability=Applicability.MANUAL,
+        )
+
+    def _available_device(self, node: cst.BaseExpression) -> str | None:
+        """The device whose availability `node` tests: `torch.xpu.is_available()`,
+        `is_torch_npu_available()`, or a flag named so (`is_npu_available`)."""
+        if isinstance(node, cst.Name):
+            m = _AVAILABLE_HELPER.match(node.value)
+            return m.group(1) if m and m.group(1) in DEVICE_NAMES else None
+        if not isinstance(node, cst.Call) or node.args:
+            return None
+        test = self._test(node)
+        return test.device if test is not None and test.kind == "available" else None
 
     def _device_or(self, node: cst.BooleanOperation) -> None:
         operands = _or_operands(node)
@@ -709,6 +808,9 @@ class BackendsFamily(Family):
         self._device_list(node)
 
     def visit_Tuple(self, node: cst.Tuple) -> None:
+        pairs = _device_pairs(node)
+        if pairs is not None and len(pairs) >= 2:
+            self._keep_table(node, [s for _, s in pairs], "pairs each device with its availability test")
         self._device_list(node)
 
     def visit_Set(self, node: cst.Set) -> None:
@@ -742,9 +844,48 @@ class BackendsFamily(Family):
     leave_Tuple = _extend
     leave_Set = _extend
 
+    # -- tables of the devices each entry runs on (BACK010) ---------------------------------
+
+    def _device_table(self, node: cst.Dict) -> None:
+        """`{"flash-attn2": ("cuda", "xpu"), "metal-sdpa": ("mps",)}`: the devices each entry
+        runs on, and `{"supported_devices": ((is_cuda_available, "cuda"),)}`: a device paired
+        with its availability test. Each entry says where its own code runs: kept as it is."""
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        for e in elements:
+            pairs = _device_pairs(e.value) if _NAMES_DEVICES.search(string_value(e.key) or "") else None
+            if pairs is not None and len(pairs) == 1:
+                self._keep_table(e.value, [s for _, s in pairs], f"pairs each device with its availability test, under `{self.ctx.code(e.key)}`")
+        if len(elements) < 2 or not all(isinstance(e.value, (cst.Tuple, cst.List)) for e in elements):
+            return
+        per_entry = [[string_value(x.value) for x in e.value.elements] for e in elements]  # type: ignore[attr-defined]
+        names = [v for entry in per_entry for v in entry]
+        if not all(entry for entry in per_entry) or any(v is None or (device_of(v) is None and v not in VOCABULARY) for v in names):
+            return
+        devices = {device_of(v) or v for v in names}
+        if "cuda" not in devices or len(devices - HOSTS) < 2 or len({tuple(entry) for entry in per_entry}) < 2:
+            return  # entries that differ, over two accelerators at least: a table, not one list repeated
+        strings = [x.value for e in elements for x in e.value.elements]  # type: ignore[attr-defined]
+        self._keep_table(node, strings, "lists the devices each entry runs on")
+
+    def _keep_table(self, node: cst.CSTNode, strings: Sequence[cst.BaseExpression], what: str) -> None:
+        cuda = [s for s in strings if device_of(string_value(s)) == "cuda"]
+        if not cuda or any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in cuda) or self.ctx.in_cuda_only_code() is not None:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in cuda)
+        t = self.ctx.target
+        devices = ", ".join(dict.fromkeys(v for s in strings if (v := string_value(s))))
+        self.ctx.report(
+            "BACK010",
+            node,
+            f"`{_short(self.ctx.code(node))}` {what} ({devices}): kept as it is; {t.display} is not added, since nothing says "
+            f"this code runs there ({t.display} takes the code's own fallback)",
+            applicability=Applicability.MANUAL,
+        )
+
     # -- registries keyed by device type (BACK004) -----------------------------------------
 
     def visit_Dict(self, node: cst.Dict) -> None:
+        self._device_table(node)
         keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
         devices = [device_of(k) for k in keys]
         if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:
@@ -855,6 +996,27 @@ class BackendsFamily(Family):
     def visit_If(self, node: cst.If) -> None:
         self._visit_if(node)
         self._library_branch(node)
+        self._choice_arms(node)
+
+    def _choice_arms(self, node: cst.If) -> None:
+        """`if is_xpu_available(): x = x.to("xpu")` / `else: x = x.to("cuda")`: the statement
+        form of `"xpu" if is_xpu_available() else "cuda"` (visit_IfExp), two arms that differ
+        only in the device they name. CUDA's arm, in a project with a device abstraction, stays."""
+        if self.library() is None or not isinstance(node.orelse, cst.Else):
+            return
+        arms = [node.body.body, node.orelse.body.body]
+        if any(len(a) != 1 or not isinstance(a[0], cst.SimpleStatementLine) for a in arms):
+            return
+        strings = [[n for n in _nodes(a[0]) if isinstance(n, cst.SimpleString) and device_of(string_value(n))] for a in arms]
+        if any(len(found) != 1 for found in strings):
+            return
+        devices = [device_of(string_value(found[0])) for found in strings]
+        if devices[1] != "cuda" or devices[0] in (None, "cuda", *HOSTS):
+            return
+        texts = [self.ctx.code(a[0]).replace(self.ctx.code(found[0]), "") for a, found in zip(arms, strings)]
+        if texts[0] != texts[1]:
+            return
+        self._cuda_case(node, [strings[1][0]], f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside it)", test=False)
 
     def _visit_if(self, node: cst.If) -> None:
         if self._raises_for_cuda(node.body):
@@ -1048,6 +1210,19 @@ class BackendsFamily(Family):
             if plan is None:
                 continue
             cuda_at, last, region = plan
+            subject = _subject(ifs[cuda_at].test, tests[cuda_at])
+            if subject is not None and _handles_any_device(body[run[-1][0] + 1 :], subject, self.ctx.code):
+                # `if device == "cuda": return ...` then a probe on `device` itself: the code
+                # after the checks runs on any device, the target's included; no rung is needed
+                t = self.ctx.target
+                region.code = "BACK005"
+                region.left.clear()
+                message = (
+                    f"`if {self.ctx.code(ifs[cuda_at].test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                    f"{t.display} needs no branch there (the code after these checks works on any `{subject}`)"
+                )
+                self._regions.append((region, ifs[cuda_at].test, message, None))
+                return None
             new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
             if new is None:
                 return None

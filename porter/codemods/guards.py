@@ -551,7 +551,7 @@ class CudaOnly:
         here = statements[-1]
         function = next((s for s in reversed(statements) if isinstance(s, cst.FunctionDef)), None)
         why = self._local_reason(here, function, whole_function)
-        if why is None and function is not None and id(function) not in _seen and _decides_result(here):
+        if why is None and function is not None and id(function) not in _seen and _decides_result(here, function):
             why = self._caller_reason(statements, function, _seen | {id(function)})
         return why
 
@@ -696,11 +696,18 @@ class _CallSites(cst.CSTVisitor):
             self.stack.pop()
 
 
-def _decides_result(here: cst.CSTNode) -> bool:
-    """Whether a check in `here` gives its function's result: `return <check>`, or
-    `if <check>: return True` (or False)."""
+def _decides_result(here: cst.CSTNode, function: cst.FunctionDef | None = None) -> bool:
+    """Whether a check in `here` gives its function's result: `return <check>`,
+    `if <check>: return True` (or False), or `ok = <check> and ...` in a function that ends
+    in `return ok`."""
     if isinstance(here, cst.SimpleStatementLine):
-        return any(isinstance(s, cst.Return) and s.value is not None for s in here.body)
+        if any(isinstance(s, cst.Return) and s.value is not None for s in here.body):
+            return True
+        result = _returned_name(function)
+        return result is not None and any(
+            isinstance(s, cst.Assign) and [t.target for t in s.targets if isinstance(t.target, cst.Name) and t.target.value == result]
+            for s in here.body
+        )
     if isinstance(here, cst.If):
         body = here.body.body
         last = body[-1] if body else None
@@ -708,6 +715,15 @@ def _decides_result(here: cst.CSTNode) -> bool:
             last = last.body[-1]
         return isinstance(last, cst.Return) and isinstance(last.value, cst.Name) and last.value.value in ("True", "False")
     return False
+
+
+def _returned_name(function: cst.FunctionDef | None) -> str | None:
+    """The name a function's last statement returns (`return supported`), if any."""
+    body = getattr(function.body, "body", ()) if function is not None else ()
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return) and isinstance(last.body[-1].value, cst.Name):
+        return last.body[-1].value.value
+    return None
 
 
 def _named(name: str, unit: _Unit, used: str | None) -> str:
@@ -730,12 +746,22 @@ def _cuda_sense(node: cst.BaseExpression, qualname) -> int:
         return 1 if node.attr.value == "is_cuda" else 0
     if isinstance(node, cst.Call):
         return 1 if qualname(node.func) == "torch.cuda.is_available" else 0
-    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-        sides = (node.left, node.comparisons[0].comparator)
-        if any((string_value(s) or "").split(":")[0] == "cuda" for s in sides):
-            op = node.comparisons[0].operator
-            return 1 if isinstance(op, (cst.Equal, cst.In)) else -1 if isinstance(op, (cst.NotEqual, cst.NotIn)) else 0
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1 and _cuda_strings(node):
+        # (`t in ("cuda", "xpu")` is true on CUDA and other GPUs, never on the target)
+        op = node.comparisons[0].operator
+        return 1 if isinstance(op, (cst.Equal, cst.In)) else -1 if isinstance(op, (cst.NotEqual, cst.NotIn)) else 0
     return 0
+
+
+def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
+    """The `"cuda"` strings a comparison tests against: a side (`t == "cuda"`), or an entry
+    of the tuple, list or set a value is looked up in (`t in ("cuda", "xpu")`)."""
+    sides = [node.left, *(c.comparator for c in node.comparisons)]
+    found = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
+    for c in node.comparisons:
+        if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.Tuple, cst.List, cst.Set)):
+            found.extend(e.value for e in c.comparator.elements if (string_value(e.value) or "").split(":")[0] == "cuda")
+    return found
 
 
 def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
@@ -974,9 +1000,9 @@ class GuardsFamily(Family):
             self._keep(node, [node], why)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        """`x.device.type == "cuda"`, `str(x.device).startswith(...)` is left to the device family."""
-        sides = [node.left, *(c.comparator for c in node.comparisons)]
-        strings = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
+        """`x.device.type == "cuda"`, `x.device.type in ("cuda", "xpu")` (CUDA's entry of the
+        devices a kernel runs on); `str(x.device).startswith(...)` is left to the device family."""
+        strings = _cuda_strings(node)
         if not strings or not self.facts.active or all(id(s) in self.ctx.keep_cuda for s in strings):
             return  # (kept already: CUDA's branch of a device switch, porter/codemods/backends.py)
         why = self.facts.guard_reason(self.ctx.current_statements, whole_function=True)

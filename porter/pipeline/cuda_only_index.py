@@ -462,30 +462,50 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
     }
     if not exported:
         return out
-    # a file is parsed only when it names such a module and one of its CUDA-only names
-    probes = [
-        (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
-        for m, (_, ns) in exported.items()
-    ]
-    for path, source in files:
-        if not any(leaf in source and words.search(source) for leaf, words in probes):
-            continue
-        me = module_name(path)
-        facts: list[tuple[str | None, str, str, tuple[str, ...]]] = []
-        for node in _from_imports(source):
-            wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
-            if not wanted:
+    # a name imported from such a module is exported again by its importer (a package's
+    # `__init__.py`: `from .fused import op`, then `from ..kernels import op` elsewhere): a few
+    # rounds follow such re-exports, each reading only the files that name a new one
+    imported: dict[str, dict[str, tuple[str, bool]]] = {}  # path -> local name -> (why, runs)
+    fresh = dict(exported)
+    for _ in range(4):
+        if not fresh:
+            break
+        # a file is parsed only when it names such a module and one of its CUDA-only names
+        probes = [
+            (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
+            for m, (_, ns) in fresh.items()
+        ]
+        again: dict[str, tuple[str, dict[str, str]]] = {}
+        for path, source in files:
+            if not any(leaf in source and words.search(source) for leaf, words in probes):
                 continue
-            # paths name modules from where porter was run: either may be the longer name
-            matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
-            if len(matches) != 1 or matches[0] == me:
-                continue
-            where, names = exported[matches[0]]
-            for alias in node.names:
-                why = names.get(alias.name)
-                if why:
-                    marks: tuple[str, ...] = (RUNS,) if alias.name in running[matches[0]] else ()
-                    facts.append((None, alias.asname or alias.name, KIND, (f"{why}, in {where}", *marks)))
+            me = module_name(path)
+            mine = imported.setdefault(path, {})
+            for node in _from_imports(source):
+                wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
+                if not wanted:
+                    continue
+                # paths name modules from where porter was run: either may be the longer name
+                matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
+                if len(matches) != 1 or matches[0] == me or matches[0] not in fresh:
+                    continue
+                where, names = exported[matches[0]]
+                for alias in node.names:
+                    why = names.get(alias.name)
+                    local = alias.asname or alias.name
+                    if why and local not in mine:
+                        mine[local] = (f"{why}, in {where}" if ", in " not in why else why, alias.name in running[matches[0]])
+                        again.setdefault(me, (path, {}))[1][local] = mine[local][0]
+        for module, (path, names) in again.items():
+            have = exported.setdefault(module, (path, {}))[1]
+            added = {n: w for n, w in names.items() if n not in have}
+            have.update(added)
+            running.setdefault(module, set()).update(n for n in added if imported[path][n][1])
+            if not added:
+                again[module] = (path, {})
+        fresh = {m: v for m, v in again.items() if v[1]}
+    for path, reexported in imported.items():
+        facts = [(None, local, KIND, (why, *((RUNS,) if runs else ()))) for local, (why, runs) in reexported.items()]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
     return out
