@@ -22,7 +22,7 @@ configs, notebooks) are audited too, by a token scan written apart from porter's
 (`file_constructs`): a line that, outside comments and printed messages, mentions CUDA, cuDNN,
 NCCL or NVIDIA, a CUDA build or index, a GPU request, or a package with no build for the
 targets is a construct; in a config only where the token is a key or a one-word value (prose
-and URLs are no settings); in a notebook the code cells' Python is read with `ast` as above
+and URLs are no settings), and a framework's GPU setting (`accelerator: gpu`, `gres: gpu:1`); in a notebook the code cells' Python is read with `ast` as above
 and their IPython lines with the scan. A Makefile's `.PHONY:` (or other special target's)
 line declares names: it is covered by a finding on the rule that defines the name it declares.
 
@@ -363,6 +363,10 @@ def file_constructs(kind: str, text: str) -> list[Construct]:
     declared = _declarations(text) if kind == "makefile" else set()
     for i, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw, kind)
+        setting = _GPU_SETTING.match(line) if kind in _CONFIG_KINDS else None
+        if setting is not None:
+            out.append(Construct(f"{setting.group(1).lower()}: gpu", i, raw.strip()[:120]))
+            continue
         if not FILE_TOKENS.search(line) or _MESSAGE.match(line):
             continue
         if kind in _CONFIG_KINDS and not _config_setting(line):
@@ -372,6 +376,9 @@ def file_constructs(kind: str, text: str) -> list[Construct]:
     return out
 
 
+# in a config, a framework's key whose value asks for GPUs (Lightning's `accelerator: gpu`, a
+# Slurm launcher's `gres: gpu:1`): "gpu" is no token elsewhere (prose, `num_gpus`, `per_gpu`)
+_GPU_SETTING = re.compile(r"""\s*-?\s*["']?(accelerator|gres)["']?\s*[:=]\s*["']?(?:\S*:)?(?:gpu|cuda)\b""", re.IGNORECASE)
 _SPECIAL_TARGET = re.compile(r"\.[A-Z_]+[ \t]*:")
 
 

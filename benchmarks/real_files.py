@@ -9,7 +9,9 @@ workflows, ~100 YAML configs, DeepSpeed JSON, a Colab notebook), gpytorch 1.13 (
 a conda recipe, a Makefile, workflows), deepspeed 0.16.1 (requirements files, setup.cfg, JSON
 config templates), trl 0.19.1's wheel (accelerate config files), mmdet 3.3.0's wheel (its Slurm
 and torch.distributed.launch scripts), llama-cpp-python 0.2.90 (a Makefile with CUDA builds, CUDA
-Dockerfiles and workflows; its vendored llama.cpp counted apart). For each target, benchmarks/no_silence.py's audit runs porter over the tree
+Dockerfiles and workflows; its vendored llama.cpp counted apart), proteinworkshop 0.2.5's wheel
+(Hydra's Lightning trainer configs with `accelerator: gpu` and a DDP strategy, submitit Slurm
+launcher configs with `gres: gpu:1`). For each target, benchmarks/no_silence.py's audit runs porter over the tree
 (`porter rewrite --out-dir`, the tree is never written) and counts, per kind of file, the
 files, the findings, the fixes applied, the CUDA-specific lines left in the port, and those
 without a finding. The files around the Python must have none; the Python's are counted apart
@@ -46,6 +48,10 @@ DISTS = (
     # Dockerfiles, a CUDA wheel workflow, notebooks
     ("llama_cpp_python", "0.2.90", "llama_cpp_python-0.2.90.tar.gz", "419b041c62dbdb9f7e67883a6ef2f247d583d08417058776be0bff05b4ec9e3d",
      "llama_cpp_python-0.2.90"),
+    # Lightning trainer configs as Hydra composes them (`accelerator: gpu`, `strategy: ddp...`,
+    # `devices: 4`) and a submitit Slurm launcher config (`gres: gpu:1`), in the package itself
+    ("proteinworkshop", "0.2.5", "proteinworkshop-0.2.5-py3-none-any.whl", "44240aa7cbe1db7660e1310944576cc81fff56e8511add446b5ce9e6ae87210b",
+     "proteinworkshop"),
 )
 
 # folders of a distribution that are another project, vendored: their CUDA lines are counted

@@ -23,6 +23,8 @@ _LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
 _SHELL_KEYS = frozenset({"run", "script", "command", "cmd", "entrypoint", "before_script", "after_script", "args"})
 _ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 _FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})
+_GPU_STRATEGIES = ("ddp", "fsdp", "deepspeed")  # Lightning's strategies that run over NCCL on its CUDA accelerator
+_SLURM_GPU_KEYS = frozenset({"gpus_per_node", "gpus_per_task"})  # submitit's Slurm launcher (Hydra's `hydra.launcher`)
 _DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer")
 
 
@@ -85,6 +87,12 @@ def _lightning(root: Value, target: str, done: set[int], json_like: bool) -> lis
         new = environment(target).get("lightning_accelerator")
         out.append(Site("CFG003", span[0], span[1], _replace(accelerator, new, json_like) if new else None,
                         message=f"`accelerator: {accelerator.text}`: Lightning's CUDA accelerator"))
+        strategy = trainer.get("strategy")
+        if strategy is not None and strategy.kind == "scalar" and (strategy.text or "").lower().startswith(_GPU_STRATEGIES):
+            # (the TPU accelerator takes only Lightning's XLA strategies: `auto` picks one)
+            done.add(id(strategy))
+            out.append(Site("CFG003", strategy.start, strategy.end, None,
+                            message=f"`strategy: {strategy.text}` runs over NCCL with Lightning's CUDA accelerator"))
     precision = trainer.get("precision")
     if precision is not None and (precision.text or "") in ("16", "16-mixed", "fp16"):
         done.add(id(precision))
@@ -128,6 +136,11 @@ def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
             value_text = node.text if node.kind == "scalar" and node.inner is not None else None
             out.extend(envvars.assignment(text, target, key, _key_inner(text, key_span), value_text,
                                           node.inner or (node.start, node.end)))
+            continue
+        if key_span is not None and node.kind == "scalar" and (
+                (key.lower() == "gres" and "gpu" in (node.text or "").lower())
+                or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)):
+            out.append(Site("LCH003", key_span[0], node.end, None, message=f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)"))
             continue
         if key_span is not None and key == "nvidia.com/gpu":
             out.append(Site("CTR002", key_span[0], node.end, None, message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"))
