@@ -11,7 +11,9 @@ config templates), trl 0.19.1's wheel (accelerate config files), mmdet 3.3.0's w
 and torch.distributed.launch scripts), llama-cpp-python 0.2.90 (a Makefile with CUDA builds, CUDA
 Dockerfiles and workflows; its vendored llama.cpp counted apart), proteinworkshop 0.2.5's wheel
 (Hydra's Lightning trainer configs with `accelerator: gpu` and a DDP strategy, submitit Slurm
-launcher configs with `gres: gpu:1`). For each target, benchmarks/no_silence.py's audit runs porter over the tree
+launcher configs with `gres: gpu:1`), neural-amp-modeler 0.13.0 (a conda environment on the
+`nvidia` channel with `pytorch-cuda`, Lightning trainer settings in JSON), vllm 0.34.0's
+`.buildkite/amd-disagg` (a Slurm batch file, `#SBATCH --gres=gpu:8`). For each target, benchmarks/no_silence.py's audit runs porter over the tree
 (`porter rewrite --out-dir`, the tree is never written) and counts, per kind of file, the
 files, the findings, the fixes applied, the CUDA-specific lines left in the port, and those
 without a finding. The files around the Python must have none; the Python's are counted apart
@@ -52,6 +54,14 @@ DISTS = (
     # `devices: 4`) and a submitit Slurm launcher config (`gres: gpu:1`), in the package itself
     ("proteinworkshop", "0.2.5", "proteinworkshop-0.2.5-py3-none-any.whl", "44240aa7cbe1db7660e1310944576cc81fff56e8511add446b5ce9e6ae87210b",
      "proteinworkshop"),
+    # a conda environment on the `nvidia` channel with `pytorch::pytorch-cuda=12.1`
+    # (environments/environment_gpu.yml), Lightning trainer settings in JSON (`"accelerator": "gpu"`)
+    ("neural-amp-modeler", "0.13.0", "neural_amp_modeler-0.13.0.tar.gz", "550710fc50aa374178bc739c0e55141b6c17e2749aad17b74fab02069484b8e4",
+     "neural_amp_modeler-0.13.0"),
+    # a Slurm batch file (`#SBATCH --gres=gpu:8`, its CI's disaggregated-serving test) and the
+    # script that submits it; the rest of this sdist is benchmarks/library_hunks.py's
+    ("vllm", "0.34.0", "vllm-0.34.0.tar.gz", "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113",
+     "vllm-0.34.0/.buildkite/amd-disagg"),
 )
 
 # folders of a distribution that are another project, vendored: their CUDA lines are counted
