@@ -73,3 +73,16 @@ def test_a_hydra_trainer_configs_strategy_and_a_launchers_slurm_request():
     found = sorted((f.code, f.start.line) for f in port_file("config/launcher/slurm.yaml", launcher, "neuron").findings)
     assert found == [("LCH003", 3), ("LCH003", 4)]  # `null` asks for nothing
     assert codes(port_file("config/model.yaml", "gpus_per_node: 4\n", "neuron")) == []  # not a launcher's
+
+
+def test_one_line_commands_and_lists_of_them_are_read_as_shell():
+    """GitLab's `script:` list, Buildkite's `commands:`, a one-line `run:`; a launcher sized in
+    GPUs is read though it names no CUDA (vllm 0.34.0's .buildkite/test_areas/distributed.yaml)."""
+    text = ("test:\n  script:\n    - export CUDA_VISIBLE_DEVICES=0\n    - nvidia-smi\n    - echo done\n"
+            "steps:\n  - commands:\n    - 'torchrun --nproc-per-node=4 t.py'\n    - torchrun t.py\n    command: nvidia-smi -L\n"
+            "  - label: on cuda\n    run: python eval.py\n")
+    r = port_file("ci.yaml", text, "neuron")
+    found = sorted((f.code, f.start.line) for f in r.findings)
+    # `torchrun t.py` starts one process: nothing; a label that names CUDA is prose
+    assert found == [("ENV001", 3), ("LCH001", 4), ("LCH001", 10), ("LCH002", 8)]
+    assert r.new_source is None  # reported: a config's shell lines are not rewritten
