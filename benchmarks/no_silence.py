@@ -22,8 +22,9 @@ configs, notebooks) are audited too, by a token scan written apart from porter's
 (`file_constructs`): a line that, outside comments and printed messages, mentions CUDA, cuDNN,
 NCCL or NVIDIA, a CUDA build or index, a GPU request, or a package with no build for the
 targets is a construct; in a config only where the token is a key or a one-word value (prose
-and URLs are no settings); in a notebook the code cells' Python is read with `ast` as above
-and their IPython lines with the scan.
+and URLs are no settings), and a framework's GPU setting (`accelerator: gpu`, `gres: gpu:1`); in a notebook the code cells' Python is read with `ast` as above
+and their IPython lines with the scan. A Makefile's `.PHONY:` (or other special target's)
+line declares names: it is covered by a finding on the rule that defines the name it declares.
 
 The functions (`cuda_constructs`, `uncovered`) are what tests/test_no_silence.py runs over
 porter's own fixture projects and rule examples.
@@ -314,7 +315,7 @@ FILE_TOKENS = re.compile(
     r"|mamba[-_]ssm|causal[-_]conv1d|liger[-_]kernel|tensorrt|pycuda",
     re.IGNORECASE,
 )
-_MESSAGE = re.compile(r"^\s*(?:echo|printf)\b")
+_MESSAGE = re.compile(r"^\s*(?:echo|printf)\b(?![^>]*>>?\s*[\"']?\S*(?:cuda|nvidia))", re.IGNORECASE)  # (not one written to NVIDIA's files)
 _CONFIG_KINDS = ("yaml", "json", "toml", "compose", "conda", "pyproject")
 _COMMENTED = ("requirements", "pyproject", "setup-cfg", "conda", "dockerfile", "compose", "shell", "makefile", "yaml", "toml")
 
@@ -359,14 +360,51 @@ def file_constructs(kind: str, text: str) -> list[Construct]:
     if kind == "notebook":
         return _notebook_constructs(text)
     out: list[Construct] = []
+    declared = _declarations(text) if kind == "makefile" else set()
     for i, raw in enumerate(text.splitlines(), start=1):
         line = _strip_comment(raw, kind)
+        setting = _GPU_SETTING.match(line) if kind in _CONFIG_KINDS else None
+        if setting is not None:
+            out.append(Construct(f"{setting.group(1).lower()}: gpu", i, raw.strip()[:120]))
+            continue
         if not FILE_TOKENS.search(line) or _MESSAGE.match(line):
             continue
         if kind in _CONFIG_KINDS and not _config_setting(line):
             continue
-        out.append(Construct(FILE_TOKENS.search(line).group(0).lower(), i, raw.strip()[:120]))
+        out.append(Construct(FILE_TOKENS.search(line).group(0).lower(), i, raw.strip()[:120],
+                             also=_defined_at(text, line, declared) if i in declared else ()))
     return out
+
+
+# in a config, a framework's key whose value asks for GPUs (Lightning's `accelerator: gpu`, a
+# Slurm launcher's `gres: gpu:1`): "gpu" is no token elsewhere (prose, `num_gpus`, `per_gpu`)
+_GPU_SETTING = re.compile(r"""\s*-?\s*["']?(accelerator|gres)["']?\s*[:=]\s*["']?(?:\S*:)?(?:gpu|cuda)\b""", re.IGNORECASE)
+_SPECIAL_TARGET = re.compile(r"\.[A-Z_]+[ \t]*:")
+
+
+def _declarations(text: str) -> set[int]:
+    """The lines of a Makefile's special targets (`.PHONY: build build.cuda`, continuation
+    lines included): their prerequisites declare names, not what a rule does."""
+    out: set[int] = set()
+    inside = False
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if inside or _SPECIAL_TARGET.match(raw):
+            out.add(i)
+            inside = raw.rstrip().endswith("\\")
+    return out
+
+
+def _defined_at(text: str, line: str, declared: set[int]) -> tuple[int, ...]:
+    """The lines of the rules that define the names a declaration line names with a CUDA token:
+    the finding on the rule speaks for its declaration (`.PHONY: build.cuda`)."""
+    names = {w for w in re.split(r"[\s\\]+", line.split(":", 1)[-1]) if w and FILE_TOKENS.search(w)}
+    out = []
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if i in declared or raw.startswith("\t") or ":" not in raw or re.match(r"[^:]*[?:+!]?=", raw):
+            continue
+        if names & set(raw.split(":", 1)[0].split()):
+            out.append(i)
+    return tuple(out)
 
 
 def _notebook_constructs(text: str) -> list[Construct]:

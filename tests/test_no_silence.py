@@ -142,6 +142,35 @@ def test_the_files_around_the_python_are_audited():
     assert c.line == 1 and not introduced
 
 
+def test_a_makefiles_declarations_and_a_configs_gpu_settings():
+    """`.PHONY: build.cuda` is covered by the finding on the rule it declares; an `echo` written
+    into NVIDIA's files is no message; `accelerator: gpu` and `gres: gpu:1` are settings."""
+    make = ".PHONY: \\\n\tbuild \\\n\tbuild.cuda\nbuild.cuda:\n\tpip install -e .\n"
+    phony = next(c for c in file_constructs("makefile", make) if c.line == 3)
+    assert phony.also == (4,)
+    at_rule = [{"start": {"line": 4}, "end": {"line": 4}}]
+    assert uncovered(make, None, at_rule, "makefile") == []
+    assert [c.line for c, _ in uncovered(make, None, [], "makefile")] == [3, 4]
+    assert [c.line for c in file_constructs("shell", 'echo x > /etc/OpenCL/vendors/nvidia.icd\necho "on cuda"\n')] == [1]
+    config = "trainer:\n  accelerator: gpu\n  accelerator: cpu\nlauncher:\n  gres: gpu:1\n# accelerator: gpu\n"
+    assert [c.line for c in file_constructs("yaml", config)] == [2, 5]
+
+
+def test_the_real_files_table_is_rendered_from_a_run():
+    from real_files import markdown
+
+    run = [{"target": t, "dist": "llama_cpp_python==0.2.90", "by_kind": {
+        "makefile": {"files": 2, "findings": 3, "rewritten": 0, "constructs": 5},
+        "python": {"files": 1, "findings": 1, "rewritten": 1 if t == "xla" else 0, "constructs": 1}},
+        "uncovered": [{"path": "/x/vendor/llama.cpp/Makefile", "line": 3, "text": "$(NVCC)"}], "vendored_uncovered": 1}
+        for t in TARGETS]
+    table = markdown(run).splitlines()
+    assert table[0].startswith("| distribution | kind | files | findings (neuron / tpu / xla) |")
+    assert table[2] == "| llama_cpp_python 0.2.90 | makefile | 2 | 3 | 0 | 5 | 0 |"  # the vendored line counted apart
+    assert table[3] == "|  | python (counted apart) | 1 | 1 | 0 / 0 / 1 | 1 | 0 |"
+    assert table[4].endswith("| 1 |") and "vendored (vendor/" in table[4]
+
+
 def test_a_chain_that_has_a_branch_for_the_target_needs_nothing_there():
     """trl's env report: `if ... == "cuda": ... elif ... == "neuron": ...` already serves neuron;
     its CUDA branch is nothing to port on neuron (covered), but it still counts on tpu."""

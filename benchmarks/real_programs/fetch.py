@@ -102,8 +102,9 @@ def download(package: str, version: str, dist: str, sha: str, folder: Path) -> P
         return archive
     folder.mkdir(parents=True, exist_ok=True)
     kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
+    # (only its files are read, never installed: a release for other Pythons is as good)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", *kind, f"{package}=={version}", "-d", str(folder)],
+        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--ignore-requires-python", *kind, f"{package}=={version}", "-d", str(folder)],
         capture_output=True, text=True, timeout=900,
     )
     if proc.returncode != 0 and dist.endswith(".whl"):

@@ -59,3 +59,30 @@ def test_kubernetes_env_and_gpu_resources():
 def test_bad_yaml_is_an_error_naming_why():
     r = port_file("x.yaml", "device: cuda\n  bad: [\n", "neuron")
     assert r.status.value == "error" and "not valid YAML" in r.reason
+
+
+def test_a_hydra_trainer_configs_strategy_and_a_launchers_slurm_request():
+    """proteinworkshop 0.2.5's `config/trainer/ddp.yaml` and `config/launcher/csd3_ampere.yaml`."""
+    ddp = "strategy: ddp_find_unused_parameters_true\naccelerator: gpu\ndevices: 4\n"
+    r = port_file("config/trainer/ddp.yaml", ddp, "xla", unsafe_fixes=True)
+    assert sorted((f.code, f.start.line, f.applied) for f in r.findings) == [("CFG003", 1, False), ("CFG003", 2, True)]
+    assert r.new_source.decode() == ddp.replace("gpu", "tpu")  # the strategy is reported, not rewritten
+    cpu = port_file("config/trainer/ddp_cpu.yaml", "strategy: ddp\naccelerator: cpu\ndevices: 4\n", "xla")
+    assert codes(cpu) == []  # DDP over gloo on CPUs: nothing CUDA
+    launcher = "hydra:\n  launcher:\n    gres: gpu:1\n    gpus_per_node: 4\n    gpus_per_task: null\n    partition: ampere\n"
+    found = sorted((f.code, f.start.line) for f in port_file("config/launcher/slurm.yaml", launcher, "neuron").findings)
+    assert found == [("LCH003", 3), ("LCH003", 4)]  # `null` asks for nothing
+    assert codes(port_file("config/model.yaml", "gpus_per_node: 4\n", "neuron")) == []  # not a launcher's
+
+
+def test_one_line_commands_and_lists_of_them_are_read_as_shell():
+    """GitLab's `script:` list, Buildkite's `commands:`, a one-line `run:`; a launcher sized in
+    GPUs is read though it names no CUDA (vllm 0.34.0's .buildkite/test_areas/distributed.yaml)."""
+    text = ("test:\n  script:\n    - export CUDA_VISIBLE_DEVICES=0\n    - nvidia-smi\n    - echo done\n"
+            "steps:\n  - commands:\n    - 'torchrun --nproc-per-node=4 t.py'\n    - torchrun t.py\n    command: nvidia-smi -L\n"
+            "  - label: on cuda\n    run: python eval.py\n")
+    r = port_file("ci.yaml", text, "neuron")
+    found = sorted((f.code, f.start.line) for f in r.findings)
+    # `torchrun t.py` starts one process: nothing; a label that names CUDA is prose
+    assert found == [("ENV001", 3), ("LCH001", 4), ("LCH001", 10), ("LCH002", 8)]
+    assert r.new_source is None  # reported: a config's shell lines are not rewritten

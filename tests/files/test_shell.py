@@ -114,5 +114,57 @@ def test_a_cuda_define_of_a_native_build_is_reported():
     docker = port_file("Dockerfile", 'FROM python:3.12-slim\nRUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python\n', "tpu")
     assert [(f.code, f.message) for f in docker.findings] == [("LCH006", "`-DGGML_CUDA` builds native code with its CUDA backend")]
     make = port_file("Makefile", 'build.cuda:\n\tCMAKE_ARGS="-DGGML_CUDA=on" python3 -m pip install -e .\n', "neuron")
-    assert codes(make) == ["LCH006"] and make.new_source is None
+    assert sorted(codes(make)) == ["LCH006", "LCH008"] and make.new_source is None  # (the rule named for CUDA: LCH008)
     assert codes(port_file("build.sh", "cmake -DUSE_OPENMP=ON -DGGML_CUDA=OFF -DWITH_CUDAX=1 .\n")) == []  # off; no CUDA word
+
+
+def test_a_variable_with_cuda_glued_to_its_name_is_a_cuda_setting():
+    """CMake's `CUDAARCHS`/`CUDACXX`, a workflow's `CUDAVER`: CUDA at the start of a word."""
+    from porter.files.shell.env import rule_of
+
+    assert [rule_of(n) for n in ("CUDAVER", "CUDACXX", "MY_CUDAARCHS", "NCCLX_DEBUG")] == ["ENV003", "ENV003", "ENV003", "ENV002"]
+    assert [rule_of(n) for n in ("BARRACUDA", "NVTEST", "CURANDOM", "XCUDA")] == [None] * 4  # no word starts with it
+    r = port_file("build.sh", 'export CUDACXX=/usr/bin/nvcc\necho "$CUDAVER"\n', "xla")
+    assert sorted((f.code, f.start.line) for f in r.findings) == [("ENV003", 1), ("ENV003", 2)]
+
+
+def test_files_of_nvidias_driver_named_or_written_by_a_command():
+    script = (
+        'mkdir -p /etc/OpenCL/vendors && echo "libnvidia-opencl.so.1" > /etc/OpenCL/vendors/nvidia.icd\n'
+        "ln -s /usr/local/cuda/lib64/stubs/libcuda.so /usr/lib/libcuda.so.1\n"
+        "docker run --device /dev/nvidia0 img\n"
+        'echo "install libcuda.so first"\n'  # a message: nothing
+        "apt-get install -y libcudnn8\n"  # a system package: CTR003's
+        "export LD_LIBRARY_PATH=/usr/local/nvidia/lib64\n"  # a variable's value: ENV004's
+        "cp -r src/ggml-cuda/ out/\n"  # the project's own folder: no driver file
+    )
+    r = port_file("setup.sh", script, "neuron")
+    found = sorted((f.code, f.start.line) for f in r.findings)
+    assert found == [("CTR003", 5), ("ENV004", 6), ("LCH007", 1), ("LCH007", 2), ("LCH007", 3)]
+    assert "writes `/etc/OpenCL/vendors/nvidia.icd`" in next(f.message for f in r.findings if f.start.line == 1)
+    assert r.new_source is None  # reported, never rewritten
+
+
+MAKE_TARGETS = """\
+.PHONY: \\
+\tbuild \\
+\tbuild.cuda
+all: build.cuda docs
+build.cuda:
+\tpython3 -m pip install -e .
+build.metal:
+\tpython3 -m pip install -e .
+ggml/src/ggml-cuda/%.o: \\
+\tggml/src/ggml-cuda/%.cu \\
+\tggml/src/ggml.h
+\t$(CXX) -c $< -o $@
+"""
+
+
+def test_make_rules_for_cuda_are_reported_where_they_are_defined():
+    r = port_file("Makefile", MAKE_TARGETS, "xla")
+    found = sorted((f.code, f.start.line, f.end.line) for f in r.findings)
+    # `all` needs the CUDA build; `build.cuda` is named for it; the object rule's header (all
+    # three lines) compiles CUDA sources; `.PHONY` only declares names; `build.metal` is none
+    assert found == [("LCH008", 4, 4), ("LCH008", 5, 5), ("LCH008", 9, 11)]
+    assert r.new_source is None

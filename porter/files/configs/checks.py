@@ -20,9 +20,13 @@ from porter.files.sites import Site
 _CUDA_VALUE = re.compile(r"(?:cuda(?::\d+)?|nccl)", re.IGNORECASE)
 _CUDA_KEY = re.compile(r"(?:^|[_.\-/])(?:cuda|cudnn|nccl|nvidia)(?:$|[_.\-/])", re.IGNORECASE)
 _LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
-_SHELL_KEYS = frozenset({"run", "script", "command", "cmd", "entrypoint", "before_script", "after_script", "args"})
+_SHELL_KEYS = frozenset({"run", "script", "command", "commands", "cmd", "entrypoint", "before_script", "after_script", "args"})
+# a launcher sized in GPUs has no CUDA word (`torchrun --nproc-per-node=4`): read as shell too
+_LAUNCH_TOKENS = re.compile(r"torchrun|nproc[-_]per[-_]node|num[-_]gpus|multi[-_]gpu|--gpus|gres|srun|sbatch", re.IGNORECASE)
 _ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 _FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})
+_GPU_STRATEGIES = ("ddp", "fsdp", "deepspeed")  # Lightning's strategies that run over NCCL on its CUDA accelerator
+_SLURM_GPU_KEYS = frozenset({"gpus_per_node", "gpus_per_task"})  # submitit's Slurm launcher (Hydra's `hydra.launcher`)
 _DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer")
 
 
@@ -85,6 +89,12 @@ def _lightning(root: Value, target: str, done: set[int], json_like: bool) -> lis
         new = environment(target).get("lightning_accelerator")
         out.append(Site("CFG003", span[0], span[1], _replace(accelerator, new, json_like) if new else None,
                         message=f"`accelerator: {accelerator.text}`: Lightning's CUDA accelerator"))
+        strategy = trainer.get("strategy")
+        if strategy is not None and strategy.kind == "scalar" and (strategy.text or "").lower().startswith(_GPU_STRATEGIES):
+            # (the TPU accelerator takes only Lightning's XLA strategies: `auto` picks one)
+            done.add(id(strategy))
+            out.append(Site("CFG003", strategy.start, strategy.end, None,
+                            message=f"`strategy: {strategy.text}` runs over NCCL with Lightning's CUDA accelerator"))
     precision = trainer.get("precision")
     if precision is not None and (precision.text or "") in ("16", "16-mixed", "fp16"):
         done.add(id(precision))
@@ -129,6 +139,11 @@ def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
             out.extend(envvars.assignment(text, target, key, _key_inner(text, key_span), value_text,
                                           node.inner or (node.start, node.end)))
             continue
+        if key_span is not None and node.kind == "scalar" and (
+                (key.lower() == "gres" and "gpu" in (node.text or "").lower())
+                or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)):
+            out.append(Site("LCH003", key_span[0], node.end, None, message=f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)"))
+            continue
         if key_span is not None and key == "nvidia.com/gpu":
             out.append(Site("CTR002", key_span[0], node.end, None, message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"))
             continue
@@ -138,6 +153,13 @@ def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
             continue
         if node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is None and text[node.start:node.start + 1] in ("|", ">"):
             out.extend(_block_lines(key, node, text, target))
+            continue
+        # a one-line command (`run: nvidia-smi`), or one of a list of them (GitLab's `script:`,
+        # Buildkite's `commands:`), written as it is
+        shell_key = key if key_span is not None else (path[-2] if len(path) > 1 and path[-1].isdigit() else "")
+        if (node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is not None and shell_key.lower() in _SHELL_KEYS
+                and "\n" not in text[node.inner[0]:node.inner[1]]):
+            out.extend(_block_lines(shell_key, node, text, target, node.inner))
             continue
         if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
             out.append(Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA"))
@@ -182,16 +204,19 @@ def kernel_words() -> tuple[str, ...]:
     return tuple(sorted(words, key=len, reverse=True))
 
 
-def _block_lines(key: str, node: Value, text: str, target: str) -> list[Site]:
-    """A multi-line string (a YAML block scalar: a workflow's `run: |`, `build-args: |`): each
-    line read as shell (under a command key), as an assignment, or reported where it names CUDA."""
+def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int, int] | None = None) -> list[Site]:
+    """A multi-line string (a YAML block scalar: a workflow's `run: |`, `build-args: |`), or the
+    characters `span` of a one-line one: each line read as shell (under a command key), as an
+    assignment, or reported where it names CUDA."""
     out: list[Site] = []
-    at = node.start
-    for raw in text[node.start:node.end].splitlines(keepends=True):
+    first, last = span or (node.start, node.end)
+    at = first
+    for raw in text[first:last].splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         start, at = at, at + len(raw)
         body = line.strip()
-        if not _LINE_TOKENS.search(body) or body.startswith("#"):
+        names_cuda = _LINE_TOKENS.search(body) is not None
+        if not (names_cuda or (key.lower() in _SHELL_KEYS and _LAUNCH_TOKENS.search(body))) or body.startswith("#"):
             continue
         lead = start + len(line) - len(line.lstrip())
         if key.lower() in _SHELL_KEYS:
@@ -211,7 +236,8 @@ def _block_lines(key: str, node: Value, text: str, target: str) -> list[Site]:
             value = m.group(2) if "$" not in m.group(2) and "{" not in m.group(2) else None
             out.extend(envvars.assignment(text, target, m.group(1), name_span, value, value_span))
             continue
-        out.append(Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`"))
+        if names_cuda:
+            out.append(Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`"))
     return out
 
 

@@ -269,6 +269,48 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
     return out
 
 
+# a file of NVIDIA's driver or CUDA's toolkit, as a command names it: the toolkit's folders, its
+# and the driver's libraries, device nodes, the driver's proc entries, its OpenCL/Vulkan ICDs
+NVIDIA_FILE = re.compile(
+    r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
+    r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)(?=/|$|[\s:;,\"')])[\w.+/-]*"
+    r"|/dev/nvidia[\w-]*"
+    r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvidia-[\w-]+|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*"
+    r"|[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*\bnvidia_icd\.json)"
+)
+
+
+def nvidia_file(value: str) -> str | None:
+    """The file of NVIDIA's driver or CUDA's toolkit `value` names, or None."""
+    m = NVIDIA_FILE.search(value)
+    return m.group(0) if m else None
+
+
+def nvidia_files(cmd: Command, text: str, target: str, _: object) -> list[Site]:
+    """`ln -s /usr/local/cuda/lib64/stubs/libcuda.so ...`, `ldconfig /usr/local/nvidia/lib64`,
+    `--device /dev/nvidia0`: a command handed a file of NVIDIA's driver or CUDA's toolkit (a
+    message's words aside; an assignment's value is ENV004's; a system package is CTR003's)."""
+    if cmd.name in MESSAGES or (cmd.name in _APT and any(w.value in ("install", "add") for w in cmd.args[:3])):
+        return []
+    for w in cmd.args:
+        value = w.value if w.value is not None else w.raw
+        if re.match(r"[A-Za-z_]\w*=", value) and envvars.rule_of(value.split("=", 1)[0]) is not None:
+            continue
+        found = nvidia_file(value)
+        if found is not None:  # (one per command: the step is what to port)
+            return [Site("LCH007", w.start, w.end, None, message=f"`{found}` is a file of NVIDIA's driver or CUDA's toolkit")]
+    return []
+
+
+def redirect(raw: str, value: str | None, start: int, end: int) -> list[Site]:
+    """`echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd`: output written to a file
+    of NVIDIA's driver or CUDA's toolkit (LCH007)."""
+    found = nvidia_file(value if value is not None else raw)
+    if found is None:
+        return []
+    return [Site("LCH007", start, end, None, message=f"writes `{found}`, a file of NVIDIA's driver or CUDA's toolkit")]
+
+
 def native_defines(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     """`cmake -B build -DGGML_CUDA=ON`: a define that builds native code for CUDA (LCH006)."""
     return [site for w in cmd.args if "-D" in w.raw for site in defines(w.raw, w.start)]
@@ -276,7 +318,7 @@ def native_defines(cmd: Command, text: str, target: str, _: object) -> list[Site
 
 CHECKS: tuple[Callable[[Command, str, str, object], list[Site]], ...] = (
     device_tool, toolchain, launcher, docker_gpus, pip_install, conda_install, system_packages, slurm, device_arguments, variable_names,
-    native_defines,
+    native_defines, nvidia_files,
 )
 
 

@@ -15,16 +15,22 @@ from porter.files.sites import Site
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 # a name with NCCL, CUDA, cuDNN, NVIDIA or a CUDA library as one of its words (`NCCL_DEBUG`,
-# `CUDA`, `CUDA_HOME`, `TORCH_CUDA_ARCH_LIST`, `PYTORCH_NVML_BASED_CUDA_CHECK`)
-_NCCL = re.compile(r"(?:[A-Z0-9]+_)*NCCL(?:_[A-Z0-9]+)*")
-_CUDA = re.compile(r"(?:[A-Z0-9]+_)*(?:CUDA|CUDNN|NVIDIA|CUBLAS|CUBLASLT|NVTE|CUFFT|CURAND|CUSPARSE|NVSHMEM|NVML)(?:_[A-Z0-9]+)*")
-_CUDA_PATH = re.compile(r"/usr/local/cuda(?:-[\d.]+)?\b|/cuda/(?:lib|bin|include)|/opt/nvidia\b")
+# `CUDA`, `CUDA_HOME`, `TORCH_CUDA_ARCH_LIST`, `PYTORCH_NVML_BASED_CUDA_CHECK`), or NCCL, CUDA,
+# cuDNN or NVIDIA at the start of one, glued to what follows: CMake's own `CUDAARCHS`,
+# `CUDACXX`, `CUDAFLAGS`, `CUDAHOSTCXX`, a workflow's `CUDAVER` (not the libraries' short
+# names: `NVTEST`, `CURANDOM` are no CUDA settings)
+_NCCL = re.compile(r"(?:[A-Z0-9]+_)*NCCL[A-Z0-9]*(?:_[A-Z0-9]+)*")
+_LIBRARIES = "CUDA|CUDNN|NVIDIA|CUBLAS|CUBLASLT|NVTE|CUFFT|CURAND|CUSPARSE|NVSHMEM|NVML"
+_CUDA = re.compile(rf"(?:[A-Z0-9]+_)*(?:(?:CUDA|CUDNN|NVIDIA)[A-Z0-9]*|{_LIBRARIES})(?:_[A-Z0-9]+)*")
+# a define's name: the words as they are (`-DWITH_CUDAX` is no CUDA define)
+_CUDA_WORD = re.compile(rf"(?:[A-Z0-9]+_)*(?:{_LIBRARIES})(?:_[A-Z0-9]+)*")
+_CUDA_PATH = re.compile(r"/usr/local/cuda(?:-[\d.]+)?\b|/cuda/(?:lib|bin|include)|/opt/nvidia\b|/usr/local/nvidia\b")
 _INDEXES = re.compile(r"\d+(?:,\d+)*")
 
 
 def cuda_name(name: str) -> bool:
-    """Whether `name` has CUDA, cuDNN, NVIDIA or a CUDA library as one of its words."""
-    return _CUDA.fullmatch(name) is not None
+    """Whether `name` (a define's) has CUDA, cuDNN, NVIDIA or a CUDA library as one of its words."""
+    return _CUDA_WORD.fullmatch(name) is not None
 
 
 def rule_of(name: str) -> str | None:

@@ -48,6 +48,8 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         if node.type == "variable_assignment":
             out.extend(_assignment(node, source, offsets, text.text, settings.target))
             continue
+        if node.type == "rule":
+            out.extend(_rule(node, source, offsets))
         stack.extend(reversed(node.children if node.has_error else node.named_children))
     if not unread:
         return out
@@ -77,6 +79,10 @@ def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list
         start = starts[number]
         end = starts[number + 1] - 1 if number + 1 < len(starts) else len(text.text)
         line = text.text[start:end].rstrip("\r")
+        header = _RULE_LINE.match(line)
+        if header is not None and not line.startswith("\t") and _ASSIGNMENT.match(line) is None:
+            out.extend(_rule_sites(header.group(1).split(), header.group(2).split(), start, start + len(line.rstrip())))
+            continue
         match = _ASSIGNMENT.match(line)
         if match is not None and not line.startswith("\t"):
             name_span = (start + match.start(1), start + match.end(1))
@@ -89,6 +95,40 @@ def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list
         out.extend(shell_sites(line[skip:], start + skip, text.text, target))
     return out
 
+
+
+# a target or prerequisite named for CUDA (`build.cuda`, `test-cuda12`, `ggml-cuda/%.o`,
+# `$(OBJ_CUDA)`) or a CUDA source (`%.cu`, `common.cuh`)
+_CUDA_WORD = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cudnn|nccl|nvidia|nvcc)|\.cuh?$", re.IGNORECASE)
+# make's special targets (`.PHONY`, `.SECONDARY`, ...): their prerequisites are declarations
+_SPECIAL = re.compile(r"\.[A-Z_]+")
+# a rule's first line in a part tree-sitter-make did not read: `targets: prerequisites`
+_RULE_LINE = re.compile(r"([^\s:#=$][^:#=]*?)[ \t]*::?(?![=:])[ \t]*([^=;#]*)(?:[;#].*)?$")
+
+
+def _rule(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
+    """A rule whose target or prerequisites are named for CUDA: one site over its first line
+    (with its continuation lines), the recipe's lines being read as shell on their own."""
+    targets = next((c for c in node.named_children if c.type == "targets"), None)
+    if targets is None:
+        return []
+    prerequisites = next((c for c in node.named_children if c.type == "prerequisites"), None)
+    end = (prerequisites or targets).end_byte
+    return _rule_sites([text_of(w, source) for w in targets.named_children],
+                       [text_of(w, source) for w in prerequisites.named_children] if prerequisites is not None else [],
+                       offsets.char(node.start_byte), offsets.char(end))
+
+
+def _rule_sites(targets: list[str], prerequisites: list[str], start: int, end: int) -> list[Site]:
+    if not targets or all(_SPECIAL.fullmatch(t) for t in targets):
+        return []
+    named = next((t for t in targets if _CUDA_WORD.search(t)), None)
+    if named is not None:
+        return [Site("LCH008", start, end, None, message=f"the Make target `{named}` builds or runs for CUDA")]
+    needs = next((p for p in prerequisites if _CUDA_WORD.search(p)), None)
+    if needs is not None:
+        return [Site("LCH008", start, end, None, message=f"`{targets[0]}` depends on `{needs}`, which is for CUDA")]
+    return []
 
 
 def _assignment(node: Any, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:

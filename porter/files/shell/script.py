@@ -16,7 +16,7 @@ from porter.files.errors import Unreadable
 from porter.files.shell import commands
 from porter.files.shell import env as envvars
 from porter.files.shell.parse import Offsets, error_lines, parse
-from porter.files.shell.words import command, literal, text_of
+from porter.files.shell.words import command, literal, text_of, word
 from porter.files.sites import Site, Text
 
 _DECLARATIONS = frozenset({"declaration_command", "unset_command"})
@@ -58,6 +58,11 @@ def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = 
                     site = envvars.read(text_of(child, source), (offsets.char(child.start_byte), offsets.char(child.end_byte)))
                     if site is not None:
                         out.append(site)
+        elif kind == "file_redirect":
+            dest = node.child_by_field_name("destination")
+            if dest is not None:
+                w = word(dest, source, offsets)
+                out.extend(commands.redirect(w.raw, w.value, w.start, w.end))
         elif kind == "comment":
             out.extend(commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte)))
         stack.extend((child, consumed) for child in reversed(node.named_children))
