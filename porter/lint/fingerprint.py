@@ -78,9 +78,9 @@ def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, b
         key = (f.code, text)
         index = seen[key]
         seen[key] += 1
-        head = prefixes.get((f.code, *span))
+        head = prefixes.get((f.code, span[0], span[1]))
         if head is None:
-            head = prefixes[(f.code, *span)] = hashlib.sha256("\0".join((where, f.code, text, "")).encode())
+            head = prefixes[(f.code, span[0], span[1])] = hashlib.sha256("\0".join((where, f.code, text, "")).encode())
         h = head.copy()
         h.update(str(index).encode())
         out.append((id(f), h.hexdigest()))
