@@ -282,7 +282,10 @@ def write_output(path: Path | str, text: str) -> None:
     with removed_on_error(tmp):
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
+        if mode is not None and not os.path.islink(path):
+            os.chmod(tmp, stat.S_IMODE(mode))  # an existing file keeps its permission bits
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
         os.replace(tmp, path)
