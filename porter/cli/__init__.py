@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 import typer
 
 from porter import __version__
-from porter.cli.interrupt import exit_code
+from porter.cli.interrupt import ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
@@ -88,10 +88,10 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt as exc:
-        _leave(exit_code(exc))
+        _leave(*ending(exit_code(exc)))
     except SystemExit as exc:
         if exc.code in _INTERRUPTED:
-            _leave(exc.code)
+            _leave(*ending(exc.code))
         raise
 
 
@@ -99,10 +99,16 @@ def main() -> None:
 _INTERRUPTED = (130, 143)
 
 
-def _leave(code: int) -> NoReturn:
+def _leave(code: int, line: str | None = None) -> NoReturn:
     """Exit at once after an interrupt: the workers are gone and the temporaries removed, and
     tearing the interpreter down (freeing the project index of a large tree) would keep the
-    CPU busy for seconds after porter said it stopped."""
+    CPU busy for seconds after porter said it stopped. `line`: what to say if the command
+    did not."""
+    if line is not None:
+        try:
+            print(line, file=sys.stderr)
+        except (OSError, ValueError):
+            pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -19,8 +19,27 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived."""
 
 
+# what the run was told and whether it has said so: a command without a cleanup path of its
+# own (kernels, backends, trace, the --split series, the report) still ends as its signal
+# says, 143 for SIGTERM (typer turns any KeyboardInterrupt into exit 130), with one line
+_state = {"sigterm": False, "said": False}
+
+
 def _on_sigterm(signum: int, frame: object) -> None:
+    _state["sigterm"] = True
     raise Terminated()
+
+
+def said() -> None:
+    """The run has told the user it was interrupted (and what it left)."""
+    _state["said"] = True
+
+
+def ending(code: int) -> tuple[int, str | None]:
+    """For an exit 130 or 143: the code the signal that arrived gives, and the line to print
+    if the run has not said it was interrupted (None if it has)."""
+    how = "SIGTERM" if _state["sigterm"] else "SIGINT"
+    return (143 if _state["sigterm"] else code), (None if _state["said"] else f"porter: interrupted ({how}).")
 
 
 def install() -> None:

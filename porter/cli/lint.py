@@ -161,8 +161,9 @@ def lint(
     text = render_statistics(run, fmt) if statistics else render(run, fmt)
     if output_file is not None:
         try:
-            output_file.parent.mkdir(parents=True, exist_ok=True)
-            output_file.write_text(text, encoding="utf-8")
+            from porter.pipeline.writer import write_output
+
+            write_output(output_file, text)  # whole; a link of that name is replaced, not written through
         except OSError as exc:
             raise usage_error(f"cannot write --output-file {output_file}: {exc.strerror or exc}") from None
     else:

@@ -171,13 +171,21 @@ def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | No
 def _write_series(folder: Path, ported: list[series.PortedFile], target: str, force: bool) -> str:
     """Write the series; the words for the summary line (`… N patches in DIR`)."""
     planned = series.plan(sorted(ported, key=lambda f: f.name))
+    done: list[str] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
         if force:  # a previous series with more patches must not leave its tail behind
             for old in folder.iterdir():
                 if series.written_by_porter(old.name):
                     old.unlink()
-        series.write(folder, planned, f"porter rewrite --target {target}")
+        series.write(folder, planned, f"porter rewrite --target {target}", done)
+    except KeyboardInterrupt as exc:
+        # each file of the series is whole; say how far it got (no input file is written)
+        n = len(planned.patches) + 2
+        err_console.print(f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files (no index.md yet: "
+                          "run the command again with --force)" if "index.md" not in done else
+                          f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files", soft_wrap=True)
+        report_interrupt(exc, [], 0)
     except OSError as exc:
         raise usage_error(f"cannot write the series into --split {folder}: {exc.strerror or exc}") from None
     n = len(planned.patches)

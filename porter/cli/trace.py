@@ -162,12 +162,14 @@ def ops_cmd(
                      [[r.op, str(r.count), ",".join(r.dtypes), ",".join(r.devices), r.status, r.evidence]
                       for r in rows], notes)], console)
     if report is not None:
+        from porter.pipeline.writer import write_output
+
         payload = {"schema": "porter.trace-ops/1", "target": target, "trace": str(trace),
                    "recorded_on": side, "summary": counts, "scope": t.manifest.get("ops_scope"),
                    "sources": data.get("sources", []), "caveat": data.get("caveat"),
                    "ops": [r.__dict__ for r in rows]}
         if report.suffix.lower() == ".json":
-            report.write_text(json.dumps(payload, indent=2))
+            write_output(report, json.dumps(payload, indent=2))
         elif report.suffix.lower() in (".md", ".markdown"):
             from porter.report.markdown import _cell, _code_cell, _inline
 
@@ -179,7 +181,7 @@ def ops_cmd(
             lines += [f"| {_code_cell(r.op)} | {_cell(r.count)} | {_cell(', '.join(r.dtypes))} | {_cell(r.status)} | "
                       f"{_cell(r.evidence)} |" for r in rows]
             lines += ["", _inline(f"Caveat: {data.get('caveat', '')}")]
-            report.write_text("\n".join(lines) + "\n")
+            write_output(report, "\n".join(lines) + "\n")
         else:
             raise _fail(f"--report {report}: use a .json or .md file name")
     raise typer.Exit(1 if counts["cpu_fallback"] or counts["unsupported"] else 0)

@@ -15,7 +15,7 @@ import typer
 
 from porter.cli.common import EXIT_ERROR, err_console
 from porter.cli.gitstate import check_writable
-from porter.cli.interrupt import deferred, exit_code, signal_name
+from porter.cli.interrupt import deferred, exit_code, said, signal_name
 from porter.pipeline.runner import display_path
 from porter.report.textsafe import plain
 from porter.pipeline.writer import atomic_write, remove_stale_temporaries
@@ -79,6 +79,7 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
 def report_interrupt(exc: BaseException, written: list[Path], total: int) -> None:
     """Say what an interrupted run left behind, then exit 128 + the signal."""
     how = signal_name(exc)
+    said()
     if not written:
         err_console.print(f"porter: interrupted ({how}); no file was written.", soft_wrap=True)
     else:

@@ -346,8 +346,10 @@ class PortTransformer(cst.CSTTransformer):
         }
         new_lines = []
         for site in sites:
-            text = f"# porter[{site.rule.code}]: {site.message}"
-            text = text.replace("\n", " ")
+            # one comment line: a message quoting source (a triple-quoted string holding a
+            # carriage return, a line break to Python) must not end it — libcst refused the
+            # node and the whole file failed as an internal error
+            text = " ".join(f"# porter[{site.rule.code}]: {site.message}".replace("\r", "\n").split("\n"))
             if text not in existing:
                 existing.add(text)
                 new_lines.append(cst.EmptyLine(indent=True, comment=cst.Comment(text)))

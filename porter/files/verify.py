@@ -67,7 +67,7 @@ def _yaml(text: str) -> str | None:
 
 def _json(text: str) -> str | None:
     try:
-        json.loads(text)
+        json.loads(text.removeprefix("\ufeff"))  # a byte order mark is read as utf-8-sig (jsonpos)
     except ValueError as exc:
         return f"JSON: {exc}"
     return None
@@ -75,7 +75,7 @@ def _json(text: str) -> str | None:
 
 def _notebook(text: str) -> str | None:
     try:
-        doc = json.loads(text)
+        doc = json.loads(text.removeprefix("\ufeff"))
     except ValueError as exc:
         return f"notebook JSON: {exc}"
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):

@@ -34,8 +34,9 @@ def write_baseline(path: Path, target: str, findings: list[Finding], fingerprint
         for f in findings
     ]
     data = {"version": BASELINE_VERSION, "tool": f"porter {tool_version}", "target": target, "findings": entries}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    from porter.pipeline.writer import write_output
+
+    write_output(path, json.dumps(data, indent=2) + "\n")  # whole; a link of that name is replaced, not written through
 
 
 def read_baseline(path: Path) -> Counter:

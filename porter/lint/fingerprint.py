@@ -12,6 +12,7 @@ import os
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from porter.pipeline.findings import Finding
 
@@ -64,12 +65,24 @@ def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, b
     where = identity_path(path, base)
     seen: Counter = Counter()
     out: list[tuple[int, str]] = []
+    # each line range is normalised and hashed once, not once per finding: a repository's
+    # one 300 KB line with 10,000 findings on it took lint 95 s outside the per-file limit
+    # (the digests are the same as before: baselines keep matching)
+    texts: dict[tuple[int, int], str] = {}
+    prefixes: dict[tuple[str, int, int], Any] = {}
     for f in sorted(findings, key=lambda f: (f.start, f.end, f.code)):
-        text = normalised_text(lines, f)
+        span = (f.start.line, f.end.line)
+        text = texts.get(span)
+        if text is None:
+            text = texts[span] = normalised_text(lines, f)
         key = (f.code, text)
         index = seen[key]
         seen[key] += 1
-        digest = hashlib.sha256("\0".join((where, f.code, text, str(index))).encode()).hexdigest()
-        out.append((id(f), digest))
+        head = prefixes.get((f.code, span[0], span[1]))
+        if head is None:
+            head = prefixes[(f.code, span[0], span[1])] = hashlib.sha256("\0".join((where, f.code, text, "")).encode())
+        h = head.copy()
+        h.update(str(index).encode())
+        out.append((id(f), h.hexdigest()))
     by_id = dict(out)
     return [by_id[id(f)] for f in findings]

@@ -258,3 +258,34 @@ def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), r
             except Unreadable as exc:
                 passed.append((path, exc))
     return passed
+
+
+def write_output(path: Path | str, text: str) -> None:
+    """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
+    report), written whole: a temporary beside it renamed over the name. A symbolic link of
+    that name (a repository can ship `lint.sarif` -> `~/.bashrc`, and a CI step then writes
+    `-o lint.sarif`) is replaced, never written through; a name that is a device or a FIFO
+    (`-o /dev/stdout`, a process substitution) is written to as it is."""
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    if mode is not None and stat.S_ISDIR(mode):
+        raise IsADirectoryError(21, "is a folder", str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with removed_on_error(tmp):
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        if mode is not None and not os.path.islink(path):
+            os.chmod(tmp, stat.S_IMODE(mode))  # an existing file keeps its permission bits
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would have made it
+        os.replace(tmp, path)

@@ -380,8 +380,11 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             add(f'<span class="mut">({_e(x.family)})</span><div>{_prose(x.summary)}</div>')
             if x.advice:
                 add(f"<div><b>What to do on {_e(model.target)}:</b> {_prose(x.advice)}</div>")
-            if x.doc_url:
-                add(f'<div><a href="{_e(x.doc_url)}">full explanation in docs/rules.md#{_e(x.anchor)}</a></div>')
+            # no link: porter's rule pages are files of the local install (`file:///…`), which
+            # mean nothing in a report opened elsewhere and tell its readers where porter lives;
+            # `porter explain CODE` prints the rule anywhere porter is installed (as in Markdown)
+            add(f"<div class=\"mut\">Full explanation: <code>porter explain {_e(x.code)}</code> "
+                f"(docs/rules.md#{_e(x.anchor)} in porter's documentation).</div>")
             add("</div>")
         add("</section>")
 

@@ -11,11 +11,12 @@ import html
 import re
 
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.report.textsafe import printable
+from porter.report.textsafe import block_text, printable
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200
 MAX_FILE_DIFF_CHARS = 20_000
+MAX_LINE_CHARS = 1_000  # of one source line quoted for a manual site
 
 
 def _cell(text: object) -> str:
@@ -216,14 +217,25 @@ def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
     note = ""
     if not body:
         # a file with manual sites only: show those lines
+        # each line once, however many sites it holds, and no longer than the block can show:
+        # 20,000 sites on one 560 KB line took 17 GB and three minutes (the line once per site)
         lines = f.old_lines()
-        body = "".join(
-            f"{s.finding.start.line:>5}  {lines[s.finding.start.line - 1] if 0 < s.finding.start.line <= len(lines) else ''}\n"
-            for s in f.marked_sites
-        )
+        rows: list[str] = []
+        size = 0
+        for number in dict.fromkeys(s.finding.start.line for s in f.marked_sites):
+            text = lines[number - 1] if 0 < number <= len(lines) else ""
+            text = text if len(text) <= MAX_LINE_CHARS else text[:MAX_LINE_CHARS] + "…"
+            rows.append(f"{number:>5}  {text}\n")
+            size += len(rows[-1])
+            if size > limit:
+                break
+        body = "".join(rows)
         lang = "python"
     else:
         lang = "diff"
+    # a source line's control characters shown as `\x1b` (`cat report.md` obeys none of
+    # them); `--diff` keeps the bytes, as a patch must
+    body = block_text(body)
     if len(body) > limit:
         cut = body.rfind("\n", 0, limit)
         body = body[: cut + 1 if cut > 0 else limit]

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import textwrap
+import tempfile
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -30,6 +31,7 @@ from porter.pipeline.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
 from porter.report.markdown import _cell, _code
 from porter.report.textsafe import printable
+from porter.pipeline.writer import removed_on_error
 
 # (kind, what its patch holds), in series order
 KINDS = (
@@ -332,10 +334,27 @@ def _header(p: Patch, command: str) -> str:
     )
 
 
-def write(folder: Path, series: Series, command: str) -> None:
-    """The patches, index.md and index.json under `folder` (which must exist)."""
+def _put(path: Path, data: bytes) -> None:
+    """One file of the series, whole or not at all (a temporary beside it, renamed over the
+    name: an interrupt leaves no half patch, and a link of that name is replaced, never
+    written through)."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with removed_on_error(tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, path)
+
+
+def write(folder: Path, series: Series, command: str, done: list[str] | None = None) -> None:
+    """The patches, index.md and index.json under `folder` (which must exist); `done` gets
+    each file's name once it is written."""
+    done = [] if done is None else done
     for p in series.patches:
-        (folder / p.filename).write_bytes((_header(p, command) + p.text).encode("utf-8", "surrogateescape"))
+        _put(folder / p.filename, (_header(p, command) + p.text).encode("utf-8", "surrogateescape"))
+        done.append(p.filename)
     lines = [
         f"# {command}: {len(series.patches)} patches",
         "",
@@ -355,7 +374,8 @@ def write(folder: Path, series: Series, command: str) -> None:
     lines += ["", "## Files per patch", ""]
     for p in series.patches:
         lines.append(f"- **{p.filename}**: " + ", ".join(_code(name) for name in p.files))
-    (folder / "index.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
+    _put(folder / "index.md", ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+    done.append("index.md")
     index = {
         "command": command,
         "patches": [
@@ -365,4 +385,5 @@ def write(folder: Path, series: Series, command: str) -> None:
         ],
         "left_for_a_person_elsewhere": dict(series.elsewhere),
     }
-    (folder / "index.json").write_text(json.dumps(index, indent=1, ensure_ascii=False) + "\n", encoding="utf-8", errors="surrogateescape")
+    _put(folder / "index.json", (json.dumps(index, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+    done.append("index.json")

@@ -49,6 +49,14 @@ def lines_printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text))
 
 
+def block_text(text: str) -> str:
+    """Lines of a file for a code block in a report (`cat report.md` on a terminal): control
+    characters escaped, a bare carriage return and a backspace too (they overwrite what a
+    terminal showed); tabs, newlines and CRLF line ends kept; bytes that are not UTF-8 as `\\xNN`."""
+    text = name(text)
+    return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end())) else _escaped(m), text)
+
+
 def plain(text: object) -> str:
     """`text` for a rich console: control characters escaped, markup brackets escaped."""
     return escape(printable(text))

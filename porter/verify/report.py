@@ -196,7 +196,9 @@ def write_report(r: ParityResult, path: Path) -> None:
     if render is None:
         raise ValueError(f"--report {path}: use a .json, .md or .html file name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(r), encoding="utf-8")
+    from porter.pipeline.writer import write_output
+
+    write_output(path, render(r))  # whole; a link of that name is replaced, not written through
 
 
 def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -101,3 +101,22 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
     assert "loop.yaml" in err and "never ends" in err, err
     assert "compose.yaml:" in err, err  # still ported: its findings are listed
     assert took < 60, took
+
+
+def test_a_notebook_with_nan_in_its_metadata_or_a_byte_order_mark_is_ported(tmp_path):
+    """What Python's `json.loads` reads from a file's bytes is JSON to porter too: `NaN` and
+    `-Infinity` (Python's json writes them: papermill parameters, a widget's state) and a
+    UTF-8 byte order mark (an editor on Windows). Both were "not valid JSON" (the notebook
+    failed the run); the changed cell is ported and every byte outside it stays."""
+    head = b'\xef\xbb\xbf{"cells": [{"cell_type": "code", "execution_count": null, "metadata": {"x": NaN}, "outputs": [], "source": '
+    tail = b'}], "metadata": {"inf": -Infinity, "big": Infinity}, "nbformat": 4, "nbformat_minor": 5}\n'
+    (tmp_path / "n.ipynb").write_bytes(head + b'["import torch\\n", "x = torch.randn(3).cuda()\\n"]' + tail)
+    (tmp_path / "ds_config.json").write_bytes(b'\xef\xbb\xbf{"device": "cuda", "lr": NaN}\n')
+    out = porter("rewrite", ".", "--target", "xla", "--allow-no-vcs", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 0 and "not valid JSON" not in err, err + out.stdout.decode()
+    new = (tmp_path / "n.ipynb").read_bytes()
+    assert new.startswith(head) and new.endswith(tail), new
+    assert b'"x = torch.randn(3).to(torch_xla.device())\\n"' in new
+    lint = porter("lint", "ds_config.json", "--target", "xla", "--output-format", "concise", cwd=tmp_path)
+    assert lint.returncode == 1 and b"CFG" in lint.stdout, lint.stdout + lint.stderr

@@ -83,3 +83,29 @@ def test_out_dir_naming_an_existing_file_is_a_usage_error(tmp_path):
     assert len([ln for ln in res.stderr.decode().splitlines() if ln.strip()]) == 1
     assert (tmp_path / "out").read_text() == "a file\n"
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
+
+
+def test_an_output_file_a_repository_ships_as_a_link_is_replaced_not_written_through(tmp_path):
+    """The third adversarial read: `lint -o lint.sarif` and `--write-baseline` wrote through a
+    link of that name, as `--report` does not: a repository shipping `lint.sarif` ->
+    `~/.bashrc` had a CI step's `porter lint . -o lint.sarif` overwrite the runner's file. The
+    output is written whole and a link is replaced; a device (`-o /dev/stdout`) is still written
+    to."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "m.py").write_bytes(b"import torch\nx = torch.randn(3).cuda()\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("lint.sarif", "baseline.json"):
+        (home / name).write_text("precious\n")
+        (repo / name).symlink_to(home / name)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "sarif", "-o", "lint.sarif", cwd=repo)
+    assert out.returncode == 1, out.stderr
+    out = porter("lint", ".", "--target", "xla", "--write-baseline", "baseline.json", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    for name in ("lint.sarif", "baseline.json"):
+        assert (home / name).read_text() == "precious\n"
+        assert not (repo / name).is_symlink() and b"DEV001" in (repo / name).read_bytes()
+    assert not [p for p in repo.iterdir() if p.name.endswith(".tmp")]
+    out = porter("lint", ".", "--target", "xla", "--output-format", "concise", "-o", "/dev/stdout", cwd=repo)
+    assert out.returncode == 1 and b"DEV001" in out.stdout, out.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
 
 FORMATS = ("full", "concise", "json", "junit", "sarif", "github", "gitlab")
 ESC = "\x1b"
@@ -289,3 +289,35 @@ def test_markdown_report_diff_headers_quote_names(tmp_path):
     assert out.returncode == 1, out.stderr
     headers = [ln for ln in (tmp_path / "r.md").read_text().splitlines() if ln.startswith(("--- ", "+++ "))]
     assert headers == ['--- "a/src/x\\033[2J\\nInjected.py"', '+++ "b/src/x\\033[2J\\nInjected.py"'], headers
+
+
+def test_markdown_report_diff_bodies_show_control_characters_escaped(tmp_path):
+    """The third adversarial read: a source line's escape sequences reached `cat r.md` raw
+    inside the diff's code block (clear-screen, a spoofed hyperlink, backspaces that hide
+    what precedes them). They are shown as `\\x1b`; tabs and CRLF line ends stay;
+    `--diff` keeps the bytes (a patch must)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "m.py").write_bytes(
+        b"import torch\r\nx = torch.randn(3).cuda()  # \x1b[2J\x1b]8;;https:evil.example\x07ok\r\n"
+        b"y = torch.zeros(1).cuda()\t# fine\r\nname = torch.cuda.get_device_name(0)  # hidden\x08\x08\x08shown\r\n"
+    )
+    (tmp_path / "src" / "only.py").write_bytes(b"import torch\nname = torch.cuda.get_device_name(0)  # \x1b[31mred\x08\n")
+    out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert b"\x1b[2J" in out.stdout  # the patch keeps the bytes
+    text = (tmp_path / "r.md").read_bytes().decode()
+    assert not [c for c in text if (ord(c) < 32 and c not in "\t\r\n") or 0x7F <= ord(c) < 0xA0], repr(text)
+    assert "\\x1b[2J\\x1b]8;;https:evil.example\\x07ok" in text
+    assert "# hidden\\x08\\x08\\x08shown" in text and "\\x1b[31mred\\x08" in text
+    assert "\t# fine\r\n" in text  # a tab and a CRLF line end are not control sequences
+
+
+def test_html_report_links_no_file_of_the_local_install(tmp_path):
+    """The HTML report (a CI artifact, opened elsewhere) linked each rule to `file:///…` of the
+    machine that ran porter: a dead link that also says where porter is installed."""
+    (tmp_path / "m.py").write_bytes(b"import torch\nname = torch.cuda.get_device_name(0)\n")
+    out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    text = (tmp_path / "r.html").read_text()
+    assert "file:" not in text and str(REPO) not in text
+    assert "porter explain " in text

@@ -199,3 +199,27 @@ def test_backends_prints_names_as_text(tmp_path):
     res = porter("backends", "no[/such]", "--target", "neuron", cwd=tmp_path)
     err = res.stderr.decode()
     assert res.returncode == 2 and "Traceback" not in err and "no[/such]" in err, err
+
+
+CR_STREAM = '    def stream(self):\n        return torch.cuda.stream(torch.cuda.Stream("""\rprint("ran")#"""))\n'
+
+
+def test_a_carriage_return_quoted_in_a_note_stays_in_the_note(tmp_path):
+    """The third adversarial read: a `# porter[CODE]: …` note quotes the source it is about;
+    a carriage return in a triple-quoted string there is a line break to Python, and libcst
+    refused the comment: `rewrite --annotate` failed the file ("internal error") and
+    `backends --scaffold` (which always annotates) wrote nothing."""
+    src = tmp_path / "src"
+    _family(src)
+    (src / "cuda_accelerator.py").write_text(ACCEL + CR_STREAM, newline="")
+    (tmp_path / "m.py").write_bytes(b'import torch\ns = torch.cuda.Stream("""\rprint("ran")#""")\n')
+    res = porter("rewrite", "m.py", "--target", "neuron", "--annotate", "--allow-no-vcs", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 0 and "internal error" not in err, err
+    new = (tmp_path / "m.py").read_bytes()
+    [note] = [ln for ln in new.split(b"\n") if ln.startswith(b"# porter[")]
+    assert b"\r" not in note, new
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    assert res.returncode == 0 and (tmp_path / "out" / "neuron_accelerator.py").is_file(), res.stderr.decode()
+    made = (tmp_path / "out" / "neuron_accelerator.py").read_bytes().decode()
+    assert all("\r" not in ln for ln in made.split("\n") if ln.lstrip().startswith("# porter["))

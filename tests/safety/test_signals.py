@@ -202,3 +202,50 @@ def test_nothing_runs_after_porter_says_it_was_interrupted(tmp_path):
     gone = time.monotonic() - at
     assert rc == 128 + signal.SIGTERM
     assert gone < 0.3, f"porter went on for {gone:.2f} s after saying it was interrupted"
+
+
+_KILL_SELF = '''
+import os, signal, importlib
+def _patch(module, name, nth):
+    mod = importlib.import_module(module)
+    real, calls = getattr(mod, name), []
+    def wrapped(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == nth:
+            os.kill(os.getpid(), signal.SIGTERM)  # SIGTERM arrives while porter is in this call
+        return real(*args, **kwargs)
+    setattr(mod, name, wrapped)
+_patch({module!r}, {name!r}, {nth})
+'''
+
+
+@pytest.mark.parametrize(
+    ("args", "module", "name", "nth"),
+    [
+        (["kernels", "src", "--target", "xla"], "porter.kernels.inventory", "scan", 1),
+        (["backends", "src", "--target", "xla"], "porter.backends.scaffold", "scan", 1),
+        (["rewrite", "src", "--target", "xla", "--split", "series"], "porter.report.series", "_put", 2),
+    ],
+)
+def test_sigterm_outside_the_workers_ends_as_sigterm_and_says_so(tmp_path, args, module, name, nth):
+    """The third adversarial read: a SIGTERM while `kernels` or `backends` scanned, or while
+    `--split` wrote its series, ended with exit 130 (typer's code for any KeyboardInterrupt:
+    a CI runner read it as Ctrl-C) and not a word; the series' files were written in place,
+    so one could be cut short."""
+    (tmp_path / "src").mkdir()
+    for i in range(3):
+        (tmp_path / "src" / f"m{i}" ).mkdir()
+        (tmp_path / "src" / f"m{i}" / "m.py").write_bytes(CUDA)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_KILL_SELF.format(module=module, name=name, nth=nth))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+    out = subprocess.run([sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    err = out.stderr.decode()
+    assert out.returncode == 143, (out.returncode, err)
+    assert "interrupted (SIGTERM)" in err and "Traceback" not in err, err
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
+    if "--split" in args:
+        assert "holds 1 of the series' " in err, err
+        written = [p for p in (tmp_path / "series").iterdir()]
+        assert len(written) == 1 and written[0].name.endswith(".patch") and written[0].read_bytes().rstrip().endswith(b")")

@@ -4,6 +4,11 @@
 and every string is decoded by the standard library's own `json.decoder.scanstring`, every
 number and literal by `json.loads`: what a value is stays the library's call; only where it is
 is worked out here. Notebooks (porter.files.notebooks) read their cells with it too.
+
+What is JSON is what Python's `json.loads` reads from the file's bytes: a leading UTF-8 byte
+order mark (read as `utf-8-sig`), and `NaN`, `Infinity` and `-Infinity` (which `json.dumps`
+writes for such floats: a notebook's metadata or a config written by Python may hold them).
+The mark stays part of the text: every place is an offset into the text as it was read.
 """
 
 from __future__ import annotations
@@ -19,14 +24,15 @@ scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (public, d
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
-_LITERALS = {"true": True, "false": False, "null": None}
+_LITERALS = {"true": True, "false": False, "null": None, "NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+BOM = "\ufeff"
 MAX_DEPTH = 500
 
 
 def parse(text: str) -> Value:
     """The document's root value; Unreadable when it is not JSON."""
     try:
-        value, end = _value(text, _skip(text, 0), 0)
+        value, end = _value(text, _skip(text, 1 if text.startswith(BOM) else 0), 0)
     except (ValueError, IndexError) as exc:
         raise Unreadable(f"not valid JSON: {exc}") from None
     if _skip(text, end) != len(text):

@@ -92,7 +92,7 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
         return out
     new_text = apply(text.text, edits)
     try:
-        json.loads(new_text)
+        json.loads(new_text.removeprefix("\ufeff"))  # (a byte order mark is kept, as every byte outside the cells)
     except ValueError as exc:
         out.status, out.reason, out.findings = FileStatus.ERROR, f"internal error: the rewritten notebook is no JSON ({exc}); left unchanged", []
         return out
