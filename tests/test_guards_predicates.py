@@ -306,3 +306,41 @@ def activities():
     new, findings = _port(src, target)
     assert "if torch.cuda.is_available():" in new
     assert any("ProfilerActivity.CUDA" in f.message for f in _guards(findings))
+
+
+# fla/utils/hardware.py: IS_NVIDIA stays a CUDA test (GUARD001: it guards Triton code), so a
+# capability query behind it needs no `torch.cuda.is_available() and` of its own
+KEPT_FLAG = """
+import torch
+import triton
+
+device_platform = triton.runtime.driver.active.get_current_target().backend
+IS_NVIDIA = (device_platform == 'cuda')
+IS_NVIDIA_SM100 = (IS_NVIDIA and torch.cuda.get_device_capability()[0] == 10)
+IS_TMA = ((IS_NVIDIA and torch.cuda.get_device_capability(0)[0] >= 9) or IS_AMD)
+
+
+def tail(device):
+    if device.type != "cuda":
+        raise ValueError("needs CUDA")
+    return torch.cuda.get_device_capability(device)[0] == 10
+
+
+def unpool(weight):
+    if weight.is_cuda and torch.cuda.get_device_capability(weight.device)[0] != 10:
+        return 1
+    return 0
+"""
+
+
+def test_a_capability_query_behind_a_test_that_stays_cuda_gets_no_guard():
+    new, findings = port(KEPT_FLAG, "neuron")
+    assert "is_available" not in new and "IS_NVIDIA = (device_platform == 'cuda')" in new
+    assert "GUARD002" not in [f.code for f in findings]
+
+
+def test_a_capability_query_behind_a_test_the_port_retargets_keeps_its_guard():
+    code = "import torch\n\nIS_NVIDIA = (platform() == 'cuda')\nSM100 = IS_NVIDIA and torch.cuda.get_device_capability()[0] == 10\n"
+    new, findings = port(code, "neuron")
+    assert "IS_NVIDIA = (platform() == 'neuron')" in new
+    assert "IS_NVIDIA and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10" in new
