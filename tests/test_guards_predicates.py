@@ -344,3 +344,10 @@ def test_a_capability_query_behind_a_test_the_port_retargets_keeps_its_guard():
     new, findings = port(code, "neuron")
     assert "IS_NVIDIA = (platform() == 'neuron')" in new
     assert "IS_NVIDIA and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10" in new
+
+
+def test_a_flag_set_to_an_empty_tuple_is_read_without_breaking_the_file():
+    # megatron's batch_invariant_kernels.py: `x = ()` in a module with a capability query
+    code = "import torch\n\nX = ()\nY = X and torch.cuda.get_device_capability()[0] > 8\n"
+    new, _ = port(code, "neuron")
+    assert "X = ()\n" in new and "torch.cuda.is_available() and torch.cuda.get_device_capability()" in new

@@ -860,7 +860,9 @@ def _not_cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tu
 
 def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
     """`node` without its parentheses (`(a and b)` is an `and` chain too)."""
-    return node.with_changes(lpar=[], rpar=[]) if getattr(node, "lpar", None) else node
+    if isinstance(node, cst.Tuple) or not getattr(node, "lpar", None):
+        return node  # (a tuple's parentheses may be its syntax: `()`)
+    return node.with_changes(lpar=[], rpar=[])
 
 
 def _before(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
