@@ -402,3 +402,36 @@ def test_a_capability_query_keeps_its_arguments_and_the_devices_it_counts(target
     assert new == CAPABILITIES
     kept = [f for f in findings if f.code == "GUARD001"]
     assert len(kept) == 1 and "torch.cuda.device_count()" in kept[0].message
+
+
+# torchao uintx_bit_packed_tensor.py: past `if gemlite is None: raise ImportError(...)` only
+# a run with GemLite (Triton kernels) goes on
+GEMLITE = """
+import torch
+
+try:
+    import gemlite
+except ImportError:
+    gemlite = None
+
+
+def from_hp(hp_tensor):
+    if gemlite is None:
+        raise ImportError("gemlite is required")
+    int_data = hp_tensor.round()
+    if int_data.device.type != "cuda":
+        int_data = int_data.cuda()
+    return gemlite.helper.A16W8(device=int_data.device).from_weights(int_data)
+
+
+def other(x):
+    return x.cuda()
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_the_code_past_a_missing_cuda_only_package_check_is_left(target):
+    new, findings = port(GEMLITE, target)
+    assert "int_data = int_data.cuda()" in new and 'return x.to("' in new
+    (left,) = [f for f in findings if f.code == "GUARD003"]
+    assert "if gemlite is None" in left.message and "`gemlite`" in left.message

@@ -1150,6 +1150,29 @@ class GuardsFamily(Family):
         if why:
             self._keep(available[0], available, why)
 
+    def visit_If(self, node: cst.If) -> None:
+        """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
+        the CUDA-only package is there, so it is CUDA-only code, left as it is (GUARD003)."""
+        if not self._leave or not _exits_early(node) or self.ctx.in_cuda_only_code() is not None:
+            return
+        test = _bare(node.test)
+        name = None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal)):
+            if isinstance(test.left, cst.Name) and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+                name = test.left.value
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+            name = test.expression.value
+        if name is None or not self.facts.active or name not in self.facts.running:
+            return
+        statements = self.ctx.current_statements
+        parent = statements[-2] if len(statements) > 1 else self.ctx.module
+        rest = _after(parent, node)
+        if not rest:
+            return
+        region = CudaOnlyCode(node.test, f"the code after `if {self.ctx.code(node.test)}`", f"it runs only where {self.facts.running[name]} is there")
+        for stmt in rest:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
     def _comprehension(self, node: cst.GeneratorExp | cst.ListComp | cst.SetComp) -> None:
         """`[torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())]`:
         what the loop counts feeds a CUDA capability query, so it counts CUDA's devices (the
