@@ -435,3 +435,34 @@ def test_the_code_past_a_missing_cuda_only_package_check_is_left(target):
     assert "int_data = int_data.cuda()" in new and 'return x.to("' in new
     (left,) = [f for f in findings if f.code == "GUARD003"]
     assert "if gemlite is None" in left.message and "`gemlite`" in left.message
+
+
+# DeepSpeed triton_ops/swiglu_triton.py: a Triton launch under the tensor's CUDA device
+SWIGLU = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def swiglu(x):
+    n = x.numel()
+    if n > 0:
+        with torch.cuda.device(x.device):
+            _fwd_kernel[(triton.cdiv(n, 128),)](x, n, BLOCK=128)
+    with torch.cuda.device(x.device):
+        y = x * 2
+    return y
+'''
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_cuda_device_context_around_a_triton_launch_is_left(target):
+    new, findings = port(SWIGLU, target)
+    assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
+    (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
+    assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`

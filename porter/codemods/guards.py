@@ -1150,6 +1150,32 @@ class GuardsFamily(Family):
         if why:
             self._keep(available[0], available, why)
 
+    def visit_With(self, node: cst.With) -> None:
+        """`with torch.cuda.device(x.device): kernel[grid](...)`: a CUDA context around a
+        launch of CUDA-only code (a Triton kernel) on each run of its body is CUDA's own, left
+        as it is (GUARD003): `torch.accelerator.device_index(...)` there changes nothing the
+        target runs."""
+        if not self._leave or self.ctx.in_cuda_only_code() is not None:
+            return
+        if not any(isinstance(i.item, cst.Call) and (self.ctx.qualname(i.item.func) or "").startswith("torch.cuda.") for i in node.items):
+            return
+        if not self.facts.active or not self.facts.running or not isinstance(node.body, cst.IndentedBlock):
+            return
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                value = getattr(small, "value", None)
+                if not isinstance(value, cst.Call):
+                    continue
+                func: cst.BaseExpression = value.func
+                while isinstance(func, (cst.Subscript, cst.Attribute, cst.Call)):
+                    func = func.value if not isinstance(func, cst.Call) else func.func
+                if isinstance(func, cst.Name) and func.value in self.facts.running:
+                    what = f"`with {self.ctx.code(node.items[0].item)}`"
+                    self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(node.items[0].item, what, f"its body runs {self.facts.running[func.value]}")
+                    return
+
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
         the CUDA-only package is there, so it is CUDA-only code, left as it is (GUARD003)."""
