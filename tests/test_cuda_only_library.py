@@ -460,9 +460,9 @@ def swiglu(x):
 '''
 
 
-@pytest.mark.parametrize("target", ["neuron", "tpu"])
-def test_a_cuda_device_context_around_a_triton_launch_is_left(target):
-    new, findings = port(SWIGLU, target)
+def test_a_cuda_device_context_around_a_triton_launch_is_left():
+    # (on tpu and xla porter has no rewrite for `torch.cuda.device`: nothing to leave there)
+    new, findings = port(SWIGLU, "neuron")
     assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
     (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
     assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`
