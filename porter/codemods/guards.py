@@ -955,7 +955,7 @@ class GuardsFamily(Family):
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
-        self._cuda_flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> names of a test true only on CUDA
+        self._cuda_flag_sets: dict[int, dict[str, tuple[cst.CSTNode, ...]]] = {}  # id(function or module) -> names of a test true only on CUDA
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
             not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
@@ -982,7 +982,8 @@ class GuardsFamily(Family):
         """The names the current function (or the module) sets to a test true only on CUDA
         that stayed CUDA's (its CUDA nodes were kept: `IS_NVIDIA` kept by GUARD001)."""
         functions = [s for s in self.ctx.current_statements if isinstance(s, cst.FunctionDef)]
-        scopes = [self.ctx.module, *functions][-2:]
+        module: cst.Module | None = self.ctx.module
+        scopes = [module, *functions][-2:]
         found: dict[str, tuple[cst.CSTNode, ...]] = {}
         for scope in scopes:
             if scope is None:

@@ -486,13 +486,13 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
                 # `from .matmul_ext import matmul` in a function (or under an `if`/`try`), where
                 # matmul_ext imports Triton when it is imported: the lazy import is where the
                 # library put its CUDA-only dependency, so what it brings runs CUDA-only code
-                found = [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
-                if len(found) == 1 and found[0] != me:
-                    where, package = needs[found[0]]
+                lazy = [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
+                if len(lazy) == 1 and lazy[0] != me:
+                    needed_in, package = needs[lazy[0]]
                     for alias in node.names:
                         if alias.name != "*":
-                            why = f"`{alias.name}` from a module that imports {package} when it is imported, in {where}"
-                            facts.append((None, alias.asname or alias.name, KIND, (why, RUNS)))
+                            reason = f"`{alias.name}` from a module that imports {package} when it is imported, in {needed_in}"
+                            facts.append((None, alias.asname or alias.name, KIND, (reason, RUNS)))
                     continue
             matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
             if len(matches) != 1 or matches[0] == me:
@@ -529,7 +529,7 @@ def _from_imports(source: bytes, where: bool = False) -> Iterable[ast.ImportFrom
         except (SyntaxError, ValueError):
             continue
         if tree.body and isinstance(tree.body[0], ast.ImportFrom):
-            yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]  # type: ignore[misc]
+            yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]
 
 
 def import_needs(source: bytes, data: CudaOnlyData) -> str | None:
