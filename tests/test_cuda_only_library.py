@@ -272,3 +272,197 @@ def test_porter_kernels_lists_a_loaded_extension_with_the_ops_called_on_it(tmp_p
     write_files(tmp_path, MMCV)
     (ext,) = [k for k in scan(tmp_path).kernels if k.kind == "cuda-extension"]
     assert ext.name == "mmcv._ext" and "carafe_backward, carafe_forward" in ext.detail
+
+
+# DeepSpeed op_binding/linear.py: a Triton autotune probe imports, inside its body, a module
+# that imports Triton when it is imported (matmul_ext); its probe tensors stay on CUDA
+LAZY_TRITON = {
+    "pkg/__init__.py": "",
+    "pkg/triton/__init__.py": "",
+    "pkg/triton/kernel.py": """
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def _fp_matmul(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
+            pass
+    """,
+    "pkg/triton/matmul_ext.py": """
+        import torch
+        import triton
+        import pkg.triton.kernel as triton_matmul_kernel
+
+
+        class Fp16Matmul(torch.autograd.Function):
+            _2d_kernel = triton_matmul_kernel._fp_matmul
+
+            @staticmethod
+            def _read_autotune_table():
+                pass
+
+
+        matmul = Fp16Matmul.apply
+    """,
+    "pkg/ops/__init__.py": "",
+    "pkg/ops/linear.py": """
+        import torch
+
+
+        class LinearOp:
+            def forward(self, x):
+                return x.to("cuda")
+
+            @staticmethod
+            def _triton_autotune(lengths, hidden_size, dtype=torch.float16):
+                from pkg.triton.matmul_ext import Fp16Matmul, matmul
+                Fp16Matmul._read_autotune_table()
+                for n in lengths:
+                    A = torch.randn((n, hidden_size), dtype=dtype, device='cuda')
+                    matmul(A, A)
+    """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_function_that_lazily_imports_a_triton_module_is_left(tmp_path, target):
+    write_files(tmp_path, LAZY_TRITON)
+    new, findings = port_files(tmp_path, target)["pkg/ops/linear.py"]
+    assert f'x.to("{target}")' in new and "device='cuda')" in new
+    (left,) = [f for f in findings if f.code == "GUARD003"]
+    assert "_triton_autotune" in left.message and "`triton`" in left.message
+
+
+def test_a_module_level_triton_import_under_try_does_not_make_its_lazy_importers_cuda_only(tmp_path):
+    files = dict(LAZY_TRITON)
+    files["pkg/triton/matmul_ext.py"] = """
+        import torch
+        try:
+            import triton
+        except ImportError:
+            triton = None
+
+
+        class Fp16Matmul:
+            @staticmethod
+            def _read_autotune_table():
+                pass
+
+
+        def matmul(a, b):
+            return a @ b
+    """
+    write_files(tmp_path, files)
+    new, findings = port_files(tmp_path, "neuron")["pkg/ops/linear.py"]
+    assert "device='neuron')" in new and "GUARD003" not in [f.code for f in findings]
+
+
+# ColossalAI quantization/fp8.py: compiled only on sm_89+ (`disable=cuda_arch < 89`)
+FP8 = """
+import torch
+
+try:
+    cuda_arch = int("".join(str(i) for i in torch.cuda.get_device_capability()))
+except Exception:
+    cuda_arch = 0
+
+
+@torch.compile(mode="max-autotune-no-cudagraphs", dynamic=False, disable=cuda_arch < 89)
+def cast_to_fp8(x):
+    return x.to(torch.float8_e4m3fn)
+
+
+@torch.compile(mode="max-autotune-no-cudagraphs", dynamic=False)
+def cast(x):
+    return x.float()
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_compile_whose_options_read_the_cuda_capability_is_left(target):
+    new, findings = port(FP8, target)
+    assert '@torch.compile(mode="max-autotune-no-cudagraphs", dynamic=False, disable=cuda_arch < 89)\n' in new
+    assert "@torch.compile(mode=" not in new.split("def cast_to_fp8")[1]  # the other compile is ported
+    assert any(f.code == "COMP001" and "options read the CUDA capability" in f.message for f in findings)
+
+
+# bitsandbytes cuda_specs.py: the capability of each CUDA device
+CAPABILITIES = """
+import torch
+
+
+def get_compute_capabilities():
+    return sorted(torch.cuda.get_device_capability(torch.cuda.device(i)) for i in range(torch.cuda.device_count()))
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_capability_query_keeps_its_arguments_and_the_devices_it_counts(target):
+    new, findings = port(CAPABILITIES, target)
+    assert new == CAPABILITIES
+    kept = [f for f in findings if f.code == "GUARD001"]
+    assert len(kept) == 1 and "torch.cuda.device_count()" in kept[0].message
+
+
+# torchao uintx_bit_packed_tensor.py: past `if gemlite is None: raise ImportError(...)` only
+# a run with GemLite (Triton kernels) goes on
+GEMLITE = """
+import torch
+
+try:
+    import gemlite
+except ImportError:
+    gemlite = None
+
+
+def from_hp(hp_tensor):
+    if gemlite is None:
+        raise ImportError("gemlite is required")
+    int_data = hp_tensor.round()
+    if int_data.device.type != "cuda":
+        int_data = int_data.cuda()
+    return gemlite.helper.A16W8(device=int_data.device).from_weights(int_data)
+
+
+def other(x):
+    return x.cuda()
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_the_code_past_a_missing_cuda_only_package_check_is_left(target):
+    new, findings = port(GEMLITE, target)
+    assert "int_data = int_data.cuda()" in new and 'return x.to("' in new
+    (left,) = [f for f in findings if f.code == "GUARD003"]
+    assert "if gemlite is None" in left.message and "`gemlite`" in left.message
+
+
+# DeepSpeed triton_ops/swiglu_triton.py: a Triton launch under the tensor's CUDA device
+SWIGLU = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fwd_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def swiglu(x):
+    n = x.numel()
+    if n > 0:
+        with torch.cuda.device(x.device):
+            _fwd_kernel[(triton.cdiv(n, 128),)](x, n, BLOCK=128)
+    with torch.cuda.device(x.device):
+        y = x * 2
+    return y
+'''
+
+
+def test_a_cuda_device_context_around_a_triton_launch_is_left():
+    # (on tpu and xla porter has no rewrite for `torch.cuda.device`: nothing to leave there)
+    new, findings = port(SWIGLU, "neuron")
+    assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
+    (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
+    assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`

@@ -377,3 +377,46 @@ def maybe_half(x):
     new, findings = _port(src, target)
     assert f'return x.device.type in ("cuda", "xpu", "{target}")' in new
     assert 'return _TRITON and device.type in ("cuda", "xpu")' in new
+# fla/utils/hardware.py: IS_NVIDIA stays a CUDA test (GUARD001: it guards Triton code), so a
+# capability query behind it needs no `torch.cuda.is_available() and` of its own
+KEPT_FLAG = """
+import torch
+import triton
+
+device_platform = triton.runtime.driver.active.get_current_target().backend
+IS_NVIDIA = (device_platform == 'cuda')
+IS_NVIDIA_SM100 = (IS_NVIDIA and torch.cuda.get_device_capability()[0] == 10)
+IS_TMA = ((IS_NVIDIA and torch.cuda.get_device_capability(0)[0] >= 9) or IS_AMD)
+
+
+def tail(device):
+    if device.type != "cuda":
+        raise ValueError("needs CUDA")
+    return torch.cuda.get_device_capability(device)[0] == 10
+
+
+def unpool(weight):
+    if weight.is_cuda and torch.cuda.get_device_capability(weight.device)[0] != 10:
+        return 1
+    return 0
+"""
+
+
+def test_a_capability_query_behind_a_test_that_stays_cuda_gets_no_guard():
+    new, findings = port(KEPT_FLAG, "neuron")
+    assert "is_available" not in new and "IS_NVIDIA = (device_platform == 'cuda')" in new
+    assert "GUARD002" not in [f.code for f in findings]
+
+
+def test_a_capability_query_behind_a_test_the_port_retargets_keeps_its_guard():
+    code = "import torch\n\nIS_NVIDIA = (platform() == 'cuda')\nSM100 = IS_NVIDIA and torch.cuda.get_device_capability()[0] == 10\n"
+    new, findings = port(code, "neuron")
+    assert "IS_NVIDIA = (platform() == 'neuron')" in new
+    assert "IS_NVIDIA and torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10" in new
+
+
+def test_a_flag_set_to_an_empty_tuple_is_read_without_breaking_the_file():
+    # megatron's batch_invariant_kernels.py: `x = ()` in a module with a capability query
+    code = "import torch\n\nX = ()\nY = X and torch.cuda.get_device_capability()[0] > 8\n"
+    new, _ = port(code, "neuron")
+    assert "X = ()\n" in new and "torch.cuda.is_available() and torch.cuda.get_device_capability()" in new

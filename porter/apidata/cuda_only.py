@@ -63,6 +63,7 @@ METADATA_ONLY = (
     ("pynvml==13.0.1", ("pynvml_utils",)),
     ("nvidia-cutlass-dsl==4.8.1", ("cutlass",)),
     ("cuda-python==13.4.4", ("cuda",)),
+    ("gemlite==0.6.0.post2", ("gemlite",)),  # an sdist only: its metadata is read, not its files
 )
 
 # a shared library whose link is CUDA: the runtime, the driver and NVIDIA's math / comm libraries

@@ -7,7 +7,9 @@ import re
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
+from porter.codemods.guards import CAPABILITY_QUERIES
 from porter.pipeline.findings import Applicability
+from porter.pipeline.resolve import iter_statements
 
 COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
@@ -31,6 +33,7 @@ class CompileFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._triton = triton_module(ctx.source or b"")
+        self._capability: frozenset[str] | None = None
 
     def _in_triton_module(self, original: cst.CSTNode) -> bool:
         """A module of Triton kernels compiles its helpers for the GPUs its kernels run on
@@ -48,10 +51,48 @@ class CompileFamily(Family):
         )
         return True
 
+    def _capability_names(self) -> frozenset[str]:
+        """Module-level names set from a CUDA capability query (ColossalAI's `cuda_arch =
+        int(...torch.cuda.get_device_capability()...)`), found once per file."""
+        if self._capability is None:
+            found: set[str] = set()
+            if self.ctx.module is not None and b"get_device_capability" in (self.ctx.source or b"get_device_capability"):
+                for stmt in iter_statements(self.ctx.module.body, into_defs=False):
+                    if not isinstance(stmt, cst.SimpleStatementLine):
+                        continue
+                    for small in stmt.body:
+                        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) and self._asks_capability(small.value, frozenset()):
+                            found.add(small.targets[0].target.value)
+            self._capability = frozenset(found)
+        return self._capability
+
+    def _asks_capability(self, node: cst.CSTNode, names: frozenset[str]) -> bool:
+        if isinstance(node, cst.Call) and self.ctx.qualname(node.func) in CAPABILITY_QUERIES:
+            return True
+        if isinstance(node, cst.Name) and node.value in names:
+            return True
+        return any(self._asks_capability(c, names) for c in node.children)
+
+    def _tuned_for_cuda(self, original: cst.Call) -> bool:
+        """`torch.compile(..., disable=cuda_arch < 89)`: the call's options read the CUDA
+        capability, so it is set up for CUDA GPUs (off them it is disabled or mistuned); it is
+        left as it is, with a finding."""
+        if not any(self._asks_capability(a.value, self._capability_names()) for a in original.args):
+            return False
+        t = self.ctx.target
+        self.ctx.report(
+            "COMP001", original,
+            f"`torch.compile` whose options read the CUDA capability is set up for CUDA GPUs: left as it is "
+            f"(backend=\"{t.compile_backend}\" would break it on CUDA, and its CUDA test decides whether {t.display} compiles)",
+            applicability=Applicability.MANUAL,
+            advice=f'Give {t.display} a test of its own in the options (or a compile of its own) with backend="{t.compile_backend}".',
+        )
+        return True
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         if self.ctx.qualname(original.func) not in COMPILE:
             return updated
-        if self._in_triton_module(original):
+        if self._in_triton_module(original) or self._tuned_for_cuda(original):
             return updated
         t = self.ctx.target
         new = updated

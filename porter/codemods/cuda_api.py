@@ -337,11 +337,13 @@ class CudaApiFamily(ReferenceTracker, Family):
         return self._keep_cuda_arguments(original, updated)
 
     def _keep_cuda_arguments(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        """A `torch.cuda.*` call left as it is keeps its CUDA device strings: the call still
-        talks to CUDA, so `torch.cuda.get_device_properties("neuron")` would be wrong twice."""
+        """A `torch.cuda.*` call left as it is keeps its arguments as they were: the call still
+        talks to CUDA, so `torch.cuda.get_device_properties("neuron")` would be wrong twice, and
+        `torch.cuda.get_device_capability(torch.accelerator.device_index(i))` hands CUDA a
+        context manager where it took a device."""
         args = list(updated.args)
         for i, (old, new) in enumerate(zip(original.args, updated.args)):
-            if isinstance(old.value, cst.SimpleString) and not old.value.deep_equals(new.value):
+            if not old.value.deep_equals(new.value):
                 self.ctx.supersede(old.value)
                 args[i] = new.with_changes(value=old.value)
         return updated.with_changes(args=args)

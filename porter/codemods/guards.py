@@ -23,7 +23,7 @@ callers guard with it, so predicates are followed to their call sites in the fil
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -762,6 +762,12 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
         if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.Tuple, cst.List, cst.Set)):
             found.extend(e.value for e in c.comparator.elements if (string_value(e.value) or "").split(":")[0] == "cuda")
     return found
+def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
 
 
 def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
@@ -823,6 +829,83 @@ def _available_flags(scope: cst.Module | cst.FunctionDef, qualname) -> set[str]:
                 if any(_is_call_of(o, qualname, "torch.cuda.is_available") for o in _operands(small.value, cst.And)):
                     flags.add(small.targets[0].target.value)
     return flags
+
+
+def _cuda_flags(scope: cst.Module | cst.FunctionDef, qualname) -> dict[str, tuple[cst.CSTNode, ...]]:
+    """Names `scope` assigns a test that is true only on CUDA (alone or in an `and` chain),
+    each with the nodes that make it so: fla's `IS_NVIDIA = (device_platform == 'cuda')`."""
+    flags: dict[str, tuple[cst.CSTNode, ...]] = {}
+    for stmt in iter_statements(scope.body, into_defs=False):
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                nodes = _cuda_test_nodes(small.value, qualname, flags)
+                if nodes is not None:
+                    flags[small.targets[0].target.value] = nodes
+    return flags
+
+
+def _sense_nodes(node: cst.BaseExpression) -> tuple[cst.CSTNode, ...]:
+    """The nodes of a CUDA test (`_cuda_sense`) that the device family would rewrite."""
+    if isinstance(node, cst.UnaryOperation):
+        return _sense_nodes(node.expression)
+    if isinstance(node, cst.Attribute):
+        return (node,)
+    if isinstance(node, cst.Comparison):
+        return tuple(s for s in (node.left, node.comparisons[0].comparator) if (string_value(s) or "").split(":")[0] == "cuda")
+    return ()
+
+
+def _cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]) -> tuple[cst.CSTNode, ...] | None:
+    """When `test` is true only on CUDA (one of its `and` operands is: `x.is_cuda`, `t ==
+    "cuda"`, `torch.cuda.is_available()`, a name set to such a test), the nodes that make it
+    so (for it to stay true only on CUDA they must stay CUDA's); else None."""
+    for o in _operands(_bare(test), cst.And):
+        if _cuda_sense(o, qualname) == 1:
+            return _sense_nodes(o)
+        if isinstance(o, cst.Name) and o.value in flags:
+            return flags[o.value]
+    return None
+
+
+def _not_cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]) -> tuple[cst.CSTNode, ...] | None:
+    """When `test` is true whenever the device is not CUDA's (`t != "cuda"`, `not x.is_cuda`,
+    `not IS_NVIDIA or ...`: past `if <test>: raise` only CUDA goes on), the nodes that make it so."""
+    for o in _operands(_bare(test), cst.Or):
+        if _cuda_sense(o, qualname) == -1:
+            return _sense_nodes(o)
+        if isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not):
+            nodes = _cuda_test_nodes(o.expression, qualname, flags)
+            if nodes is not None:
+                return nodes
+    return None
+
+
+def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node` without its parentheses (`(a and b)` is an `and` chain too)."""
+    if isinstance(node, cst.Tuple) or not getattr(node, "lpar", None):
+        return node  # (a tuple's parentheses may be its syntax: `()`)
+    return node.with_changes(lpar=[], rpar=[])
+
+
+def _before(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements before `stmt` in the block of `parent` that holds it (as `_after`)."""
+    blocks: list = [getattr(parent, "body", None)]
+    orelse = getattr(parent, "orelse", None)
+    if isinstance(orelse, cst.Else):
+        blocks.append(orelse.body)
+    blocks.extend(h.body for h in getattr(parent, "handlers", ()))
+    final = getattr(parent, "finalbody", None)
+    if final is not None:
+        blocks.append(final.body)
+    for block in blocks:
+        body = getattr(block, "body", block)
+        if isinstance(body, (list, tuple)):
+            for i, s in enumerate(body):
+                if s is stmt:
+                    return list(body[:i])
+    return []
 
 
 def _flag_set_here(statements: list[cst.CSTNode], call: cst.Call, flags: frozenset[str]) -> str | None:
@@ -896,6 +979,7 @@ class GuardsFamily(Family):
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
+        self._cuda_flag_sets: dict[int, dict[str, tuple[cst.CSTNode, ...]]] = {}  # id(function or module) -> names of a test true only on CUDA
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
             not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
@@ -917,6 +1001,60 @@ class GuardsFamily(Family):
                 self._flag_sets[id(scope)] = frozenset(_available_flags(scope, self.ctx.qualname))
             found |= self._flag_sets[id(scope)]
         return found
+
+    def _cuda_flags(self) -> dict[str, tuple[cst.CSTNode, ...]]:
+        """The names the current function (or the module) sets to a test true only on CUDA
+        that stayed CUDA's (its CUDA nodes were kept: `IS_NVIDIA` kept by GUARD001)."""
+        functions = [s for s in self.ctx.current_statements if isinstance(s, cst.FunctionDef)]
+        module: cst.Module | None = self.ctx.module
+        scopes = [module, *functions][-2:]
+        found: dict[str, tuple[cst.CSTNode, ...]] = {}
+        for scope in scopes:
+            if scope is None:
+                continue
+            if id(scope) not in self._cuda_flag_sets:
+                self._cuda_flag_sets[id(scope)] = _cuda_flags(scope, self.ctx.qualname)
+            found.update(self._cuda_flag_sets[id(scope)])
+        return {name: nodes for name, nodes in found.items() if self._stays(nodes)}
+
+    def _stays(self, nodes: Sequence[cst.CSTNode]) -> bool:
+        return all(id(n) in self.ctx.keep_cuda for n in nodes)
+
+    def _only_cuda_here(self) -> bool:
+        """Whether only CUDA reaches the current statement: an enclosing `if` whose test is
+        true only on CUDA holds it, or an earlier `if <not CUDA>: raise/return` of its block
+        lets only CUDA past (either test kept CUDA's)."""
+        flags = self._cuda_flags()
+        chain: list[cst.CSTNode] = [self.ctx.module, *self.ctx.current_statements]
+        for parent, child in zip(chain, chain[1:]):
+            if isinstance(parent, (cst.If, cst.While)) and isinstance(parent.body, cst.IndentedBlock) and any(s is child for s in parent.body.body):
+                nodes = _cuda_test_nodes(parent.test, self.ctx.qualname, flags)
+                if nodes is not None and self._stays(nodes):
+                    return True
+            for earlier in _before(parent, child):
+                if isinstance(earlier, cst.If) and _exits_early(earlier):
+                    nodes = _not_cuda_test_nodes(earlier.test, self.ctx.qualname, flags)
+                    if nodes is not None and self._stays(nodes):
+                        return True
+        return False
+
+    def _cuda_before_query(self, node: cst.BooleanOperation) -> bool:
+        """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`: only CUDA gets past the
+        left, so the query needs no guard of its own; the left stays CUDA's (GUARD001)."""
+        if not isinstance(node.operator, cst.And):
+            return False
+        flags = self._cuda_flags()
+        nodes = _cuda_test_nodes(node.left, self.ctx.qualname, flags)
+        if nodes is None:
+            return False
+        if not self._stays(nodes):
+            right = _Queries(self.ctx.qualname)
+            node.right.visit(right)
+            if not right.capability:
+                return False
+            shown = next(q for q in ("get_device_capability", "get_device_properties") if q in self.ctx.code(node.right))
+            self._keep(nodes[0], nodes, f"`torch.cuda.{shown}` behind it raises without CUDA")
+        return True
 
     @property
     def facts(self) -> CudaOnly:
@@ -1016,7 +1154,8 @@ class GuardsFamily(Family):
         if self._queries:
             scan = _Queries(self.ctx.qualname, self._flags())
             node.left.visit(scan)
-            if scan.available:
+            # `IS_NVIDIA and <capability query>`, `x.is_cuda and ...`: only CUDA gets past the left
+            if scan.available or self._cuda_before_query(node):
                 self._after_available += 1
                 self._counted.add(id(node))
         op = type(node.operator)
@@ -1035,6 +1174,83 @@ class GuardsFamily(Family):
         why = next((w for o in rest if (w := self.facts.region_reason(o))), None)
         if why:
             self._keep(available[0], available, why)
+
+    def visit_With(self, node: cst.With) -> None:
+        """`with torch.cuda.device(x.device): kernel[grid](...)`: a CUDA context around a
+        launch of CUDA-only code (a Triton kernel) on each run of its body is CUDA's own, left
+        as it is (GUARD003): `torch.accelerator.device_index(...)` there changes nothing the
+        target runs."""
+        if not self._leave or self.ctx.in_cuda_only_code() is not None:
+            return
+        if not any(isinstance(i.item, cst.Call) and (self.ctx.qualname(i.item.func) or "").startswith("torch.cuda.") for i in node.items):
+            return
+        if not self.facts.active or not self.facts.running or not isinstance(node.body, cst.IndentedBlock):
+            return
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                value = getattr(small, "value", None)
+                if not isinstance(value, cst.Call):
+                    continue
+                func: cst.BaseExpression = value.func
+                while isinstance(func, (cst.Subscript, cst.Attribute, cst.Call)):
+                    func = func.value if not isinstance(func, cst.Call) else func.func
+                if isinstance(func, cst.Name) and func.value in self.facts.running:
+                    what = f"`with {self.ctx.code(node.items[0].item)}`"
+                    self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(node.items[0].item, what, f"its body runs {self.facts.running[func.value]}")
+                    return
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
+        the CUDA-only package is there, so it is CUDA-only code, left as it is (GUARD003)."""
+        if not self._leave or not _exits_early(node) or self.ctx.in_cuda_only_code() is not None:
+            return
+        test = _bare(node.test)
+        name = None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal)):
+            if isinstance(test.left, cst.Name) and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+                name = test.left.value
+        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+            name = test.expression.value
+        if name is None or not self.facts.active or name not in self.facts.running:
+            return
+        statements = self.ctx.current_statements
+        parent = statements[-2] if len(statements) > 1 else self.ctx.module
+        rest = _after(parent, node)
+        if not rest:
+            return
+        region = CudaOnlyCode(node.test, f"the code after `if {self.ctx.code(node.test)}`", f"it runs only where {self.facts.running[name]} is there")
+        for stmt in rest:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
+    def _comprehension(self, node: cst.GeneratorExp | cst.ListComp | cst.SetComp) -> None:
+        """`[torch.cuda.get_device_capability(i) for i in range(torch.cuda.device_count())]`:
+        what the loop counts feeds a CUDA capability query, so it counts CUDA's devices (the
+        target's count would hand the query devices it raises on)."""
+        if not self._queries:
+            return
+        scan = _Queries(self.ctx.qualname)
+        node.elt.visit(scan)
+        if not scan.capability:
+            return
+        loop: cst.CompFor | None = node.for_in
+        while loop is not None:
+            calls = [n for n in _walk(loop.iter) if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "").startswith("torch.cuda.")]
+            fresh = [c for c in calls if id(c) not in self.ctx.keep_cuda]
+            if fresh:
+                shown = "get_device_properties" if "get_device_properties" in self.ctx.code(node.elt) else "get_device_capability"
+                self._keep(fresh[0], fresh, f"the loop feeds `torch.cuda.{shown}`, which raises without CUDA")
+            loop = loop.inner_for_in
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._comprehension(node)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._comprehension(node)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._comprehension(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         """`if torch.cuda.is_available(): <CUDA-only code>` keeps its CUDA test."""
@@ -1078,7 +1294,7 @@ class GuardsFamily(Family):
             return updated
         scan = _Queries(self.ctx.qualname)
         original.visit(scan)
-        if not scan.capability or scan.available or self._after_available or self._inside_available_test():
+        if not scan.capability or scan.available or self._after_available or self._inside_available_test() or self._only_cuda_here():
             return updated
         available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
         self.ctx.keep_cuda.add(id(available))

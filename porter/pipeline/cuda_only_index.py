@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
@@ -449,6 +449,7 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
     compiled = {path: {local: why for local, (_, why) in names.items()} for path, names in extension_imports(files, cuda_sources).items()}
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
     running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
+    needs: dict[str, tuple[str, str]] = {}  # module -> (path, the CUDA-only package its import imports)
     for path, source in files:
         known = compiled.get(path)
         if known or has_token(source):
@@ -456,46 +457,65 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
             if found:
                 exported[module_name(path)] = (path, found)
                 running[module_name(path)] = runs
+            if imports_package(source) and (package := import_needs(source, data)):
+                needs[module_name(path)] = (path, package)
     out: dict[str, Facts] = {
         path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
         for path, names in compiled.items()
     }
-    if not exported:
+    if not exported and not needs:
         return out
     # a name imported from such a module is exported again by its importer (a package's
     # `__init__.py`: `from .fused import op`, then `from ..kernels import op` elsewhere): a few
     # rounds follow such re-exports, each reading only the files that name a new one
     imported: dict[str, dict[str, tuple[str, bool]]] = {}  # path -> local name -> (why, runs)
     fresh = dict(exported)
-    for _ in range(4):
-        if not fresh:
+    for round_ in range(4):
+        if not fresh and (round_ or not needs):
             break
-        # a file is parsed only when it names such a module and one of its CUDA-only names
+        # a file is parsed only when it names such a module and one of its CUDA-only names (or,
+        # in the first round, for a module whose import needs a CUDA-only package, imports from
+        # it in a function)
         probes = [
             (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
             for m, (_, ns) in fresh.items()
         ]
+        if not round_:
+            probes += [(m.rpartition(".")[2].encode(), _LOCAL_FROM) for m in needs if m not in exported]
         again: dict[str, tuple[str, dict[str, str]]] = {}
         for path, source in files:
             if not any(leaf in source and words.search(source) for leaf, words in probes):
                 continue
             me = module_name(path)
             mine = imported.setdefault(path, {})
-            for node in _from_imports(source):
+            for node, local in _from_imports(source, where=True):
                 wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
                 if not wanted:
                     continue
                 # paths name modules from where porter was run: either may be the longer name
                 matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
-                if len(matches) != 1 or matches[0] == me or matches[0] not in fresh:
-                    continue
-                where, names = exported[matches[0]]
+                source_module = matches[0] if len(matches) == 1 and matches[0] != me and matches[0] in fresh else None
+                where, names = exported[source_module] if source_module else ("", {})
+                marked = running.get(source_module or "", set())
+                # `from .matmul_ext import matmul` in a function (or under an `if`/`try`), where
+                # matmul_ext imports Triton when it is imported: the lazy import is where the
+                # library put its CUDA-only dependency, so what it brings runs CUDA-only code
+                lazy = [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)] if local and not round_ else []
+                lazy_from = needs[lazy[0]] if len(lazy) == 1 and lazy[0] != me else None
                 for alias in node.names:
-                    why = names.get(alias.name)
-                    local = alias.asname or alias.name
-                    if why and local not in mine:
-                        mine[local] = (f"{why}, in {where}" if ", in " not in why else why, alias.name in running[matches[0]])
-                        again.setdefault(me, (path, {}))[1][local] = mine[local][0]
+                    local_name = alias.asname or alias.name
+                    if alias.name == "*" or local_name in mine:
+                        continue
+                    if alias.name in names:
+                        why = names[alias.name]
+                        mine[local_name] = (f"{why}, in {where}" if ", in " not in why else why, alias.name in marked or lazy_from is not None)
+                    elif lazy_from is not None:
+                        needed_in, package = lazy_from
+                        mine[local_name] = (f"`{alias.name}` from a module that imports {package} when it is imported, in {needed_in}", True)
+                    else:
+                        continue
+                    if alias.name in names:  # exported again by this module (a package's __init__.py)
+                        again.setdefault(me, (path, {}))[1][local_name] = mine[local_name][0]
         for module, (path, names) in again.items():
             have = exported.setdefault(module, (path, {}))[1]
             added = {n: w for n, w in names.items() if n not in have}
@@ -515,15 +535,40 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
 _FROM = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))", re.MULTILINE)
 
 
-def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]:
-    """The file's `from ... import ...` statements, without parsing the rest of it."""
+# an indented `from ... import` (in a function, or under an `if`/`try`)
+_LOCAL_FROM = re.compile(rb"^[ \t]+from[ \t]", re.MULTILINE)
+
+
+@overload
+def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]: ...
+@overload
+def _from_imports(source: bytes, where: Literal[True]) -> Iterable[tuple[ast.ImportFrom, bool]]: ...
+def _from_imports(source: bytes, where: bool = False) -> Iterable[ast.ImportFrom] | Iterable[tuple[ast.ImportFrom, bool]]:
+    """The file's `from ... import ...` statements, without parsing the rest of it (`where`:
+    each with whether it is indented)."""
     for match in _FROM.finditer(source):
         try:
             tree = ast.parse(match.group(1))
         except (SyntaxError, ValueError):
             continue
         if tree.body and isinstance(tree.body[0], ast.ImportFrom):
-            yield tree.body[0]
+            yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]
+
+
+def import_needs(source: bytes, data: CudaOnlyData) -> str | None:
+    """The CUDA-only package (Triton, ...) a module imports at its top level, outside any `if`
+    or `try` (an import line at column 0): importing the module needs it (None where it has no
+    such import)."""
+    for m in _TOP_IMPORT.finditer(source):
+        names = [m.group(1)] if m.group(1) is not None else [p.strip().split(b" ")[0] for p in m.group(2).split(b",")]
+        for name in names:
+            text = name.decode("ascii", "replace")
+            if data.runs(text):
+                return f"`{text}`"
+    return None
+
+
+_TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
 
 # `import a.b as c`: the one plain import that binds a module under a name of its own
