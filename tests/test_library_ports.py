@@ -521,7 +521,9 @@ def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path
             assert code == original, code
     device, findings = out["device.py"]
     assert 'CUDA = ("cuda", "GPU", "nccl")' in device and "return torch.cuda.is_current_stream_capturing()" in device
-    assert '["cuda", "npu", "xpu", "neuron"]' in device  # the supported list gets the target (BACK001)
+    # the list's device types are looked up in DeviceSupport, which has no NEURON: reported, not added
+    assert '["cuda", "npu", "xpu"]' in device and "neuron" not in device
+    assert any(f.code == "BACK004" and "DeviceSupport" in f.message for f in findings_of(out["device.py"]))
     codes = [f.code for f in out["recipe.py"][1]]
     assert codes.count("BACK008") >= 4 and "BACK009" in codes and "BACK006" in codes
     assert "BACK008" in [f.code for f in out["utils.py"][1]]
@@ -536,3 +538,103 @@ def test_an_application_still_ports_its_device_tests(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
     assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
     assert not any(f.code in ("BACK008", "BACK009") for f in findings)
+
+
+def findings_of(entry):
+    return entry[1]
+
+
+DEVICE_ENUM = """
+import enum
+
+import torch
+
+
+class DeviceSupport(enum.Enum):
+    CPU = ("cpu", "CPU", "gloo")
+    CUDA = ("cuda", "GPU", "nccl")
+    NPU = ("npu", "NPU", "hccl")
+{extra}
+    @staticmethod
+    def from_type(device_type):
+        for member in DeviceSupport:
+            if member.value[0] == device_type:
+                return member
+        raise ValueError(device_type)
+
+
+def device_type_from_env():
+    if torch.cuda.is_available():
+        device = "cuda"
+    elif is_npu_available():
+        device = "npu"
+    else:
+        device = "cpu"
+    return device
+
+
+def get_device(name):
+    device = torch.device(name)
+    if device.type in ["cuda", "npu"]:
+        torch.accelerator.set_device_index(device.index or 0)
+    return device
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_device_list_checked_against_an_enum_without_the_target_is_reported(target):
+    """torchtune's `get_device()`: the types its ladder and list name are looked up in the
+    module's `DeviceSupport` enum; the target added there would only raise 'Unknown device'."""
+    src = DEVICE_ENUM.format(extra="")
+    new, findings = port(src, target)
+    assert new == src, new
+    back = [f.message for f in findings if f.code in ("BACK004", "BACK002")]
+    assert any("DeviceSupport" in m and '`CUDA = ("cuda", "GPU", "nccl")`' in m for m in back), back
+    assert sum("has no member for" in m for m in back) == 2, back
+
+
+def test_a_device_list_checked_against_an_enum_with_the_target_gets_it():
+    src = DEVICE_ENUM.format(extra='    NEURON = ("neuron", "Neuron", "xla")\n')
+    new, _ = port(src, "neuron")
+    assert '["cuda", "npu", "neuron"]' in new and 'device = "neuron"' in new
+    assert 'CUDA = ("cuda", "GPU", "nccl")' in new and 'device = "cuda"' in new
+
+
+# A device choice in a project with a device abstraction (BACK008 keeps CUDA's arm): the test in
+# front of it stays CUDA's too, or a target host would pick `cuda:0` (ColossalAI's metainfo_trace,
+# Composer's profiler fallback, transformers' SINQ quantizer).
+CHOICE = {
+    "pkg/__init__.py": "",
+    "pkg/devs.py": """
+        def code_of(d):
+            if d == "cuda":
+                return 1
+            elif d == "xpu":
+                return 2
+            elif d == "npu":
+                return 3
+    """,
+    "pkg/prof.py": """
+        import torch
+
+
+        def pick(use_device=None):
+            device = use_device
+            if device is None:
+                device = 'cuda:0' if torch.cuda.is_available() else 'cpu'
+            return device
+
+
+        def meta():
+            return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+    """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_kept_device_choice_keeps_its_test(tmp_path, target):
+    write_files(tmp_path, CHOICE)
+    code, findings = port_files(tmp_path, target)["pkg/prof.py"]
+    assert code == textwrap.dedent(CHOICE["pkg/prof.py"]).lstrip(), code
+    assert [f.code for f in findings].count("BACK008") == 2
+    assert not any(f.code == "DEV009" for f in findings)

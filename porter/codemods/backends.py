@@ -158,6 +158,7 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
+        self._table: tuple[str, str] | None | bool = False  # the module's enum of devices without the target (`_device_table`)
 
     # -- tests ------------------------------------------------------------------------------
 
@@ -511,6 +512,53 @@ class BackendsFamily(Family):
             )
         self._regions.append((region, node.name, message, None))
 
+    def _device_table(self) -> tuple[str, str] | None:
+        """(the class, its CUDA member as code) when the module defines an enum of the devices
+        the code supports (torchtune's `DeviceSupport`: `CUDA = ("cuda", "GPU", "nccl")`, `NPU =
+        (...)`) that has no member for the target. Device types the module lists or detects are
+        looked up in it (`DeviceSupport.from_type(...)` raises on any other): the target added
+        to the list, or a rung that answers the target, only reaches that error. Its member
+        comes first, so the target is reported, not added."""
+        if self._table is False:
+            self._table = None
+            t = self.ctx.target.device_type
+            for stmt in self.ctx.module.body:
+                if not isinstance(stmt, cst.ClassDef) or not any("Enum" in (dotted(b.value) or "") for b in stmt.bases):
+                    continue
+                members: dict[str, str] = {}
+                cuda = ""
+                for line in stmt.body.body:
+                    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Assign):
+                        continue
+                    value = line.body[0].value
+                    first = value.elements[0].value if isinstance(value, cst.Tuple) and value.elements else value
+                    device = device_of(string_value(first))
+                    if device is not None:
+                        members[device] = self.ctx.code(line.body[0])
+                        if device == "cuda":
+                            cuda = members[device]
+                if cuda and t not in members and len(set(members) - HOSTS) >= 2:
+                    self._table = (stmt.name.value, cuda)
+                    break
+        return self._table  # type: ignore[return-value]
+
+    def _table_lacks_target(self, at: cst.CSTNode, what: str) -> bool:
+        """Report (BACK004) that the module's enum of devices needs the target's member before
+        `at` may name the target; True when it does."""
+        table = self._device_table()
+        if table is None:
+            return False
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK004",
+            at,
+            f"{what} are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
+            f"adding {t.device_type!r} here would only reach its unknown-device error; add `{t.device_type.upper()}` to `{table[0]}` "
+            f"beside `{table[1]}` (its device type, name and communication backend), then {t.device_type!r} here",
+            applicability=Applicability.MANUAL,
+        )
+        return True
+
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
@@ -531,6 +579,8 @@ class BackendsFamily(Family):
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
         if t.device_type in devices:
+            return
+        if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
         self._lists.add(id(node))
 
@@ -940,6 +990,15 @@ class BackendsFamily(Family):
             own = next((c for c, d in (self.library() or ("", {}))[1].items() if d == t.device_type), None)
             then = f"ask `{own}.is_available()` in a rung of its own" if own else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask it in a rung of its own"
             message = f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's classes per device: kept as it is; {then}"
+            self._regions.append((region, branch.test, message, None))
+            return None
+        table = self._device_table()
+        if table is not None:
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} has no branch: "
+                f"the device types it answers are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
+                f"add `{t.device_type.upper()}` to it beside `{table[1]}`, then a branch for {t.display} {'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
+            )
             self._regions.append((region, branch.test, message, None))
             return None
         body, why_not, applied = self._ported_body(branch.body)
