@@ -638,3 +638,61 @@ def test_a_kept_device_choice_keeps_its_test(tmp_path, target):
     assert code == textwrap.dedent(CHOICE["pkg/prof.py"]).lstrip(), code
     assert [f.code for f in findings].count("BACK008") == 2
     assert not any(f.code == "DEV009" for f in findings)
+
+
+# CUDA features of a library with backends of its own: the monitor's device tuple and its
+# per-batch `type != 'cuda'` stay together (Composer's MemoryMonitor, OOMObserver), a branch
+# that calls a private `torch.cuda` API stays CUDA's (torchtune's memory snapshot), and a
+# choice whose arm calls a `torch.cuda` API with no port to the target keeps its test
+# (Composer's collect_env, through aliased imports).
+CUDA_FEATURES = """
+import warnings
+
+import torch
+from torch.cuda import get_device_name as accel_device_name
+from torch.cuda import is_available as cuda_available
+
+SUPPORTED = ("cuda", "npu", "xpu")
+
+
+class MemoryMonitor:
+    def init(self, model):
+        model_device = next(model.parameters()).device
+        if model_device.type not in ('cuda', 'meta'):
+            warnings.warn(f'The memory monitor only works on CUDA devices, but the model is on {model_device.type}.')
+
+    def after_train_batch(self, model, log):
+        model_device = next(model.parameters()).device
+        if model_device.type != 'cuda':
+            return
+        log(torch.cuda.max_memory_allocated())
+
+
+def trace_handler(prof, rank, out):
+    if prof.profile_memory and torch.cuda.is_available():
+        if rank == 0:
+            torch.cuda.memory._dump_snapshot(f"{out}/memory_snapshot.pickle")
+
+
+def gpu_model():
+    return accel_device_name(None) if cuda_available() else 'N/A'
+"""
+
+
+def test_cuda_features_of_a_library_stay_cudas_as_a_whole():
+    new, findings = port(CUDA_FEATURES, "neuron")
+    for line in (
+        "if model_device.type not in ('cuda', 'meta'):",
+        "if model_device.type != 'cuda':",
+        "if prof.profile_memory and torch.cuda.is_available():",
+        "return accel_device_name(None) if cuda_available() else 'N/A'",
+    ):
+        assert line in new, new
+    assert '("cuda", "npu", "xpu", "neuron")' in new  # the supported list still gets the target
+    assert [f.code for f in findings].count("BACK008") >= 4, [(f.code, f.message) for f in findings]
+
+
+def test_a_choice_whose_cuda_api_the_target_has_stays_a_port():
+    """tpu has `get_device_name` (rules/cuda_api.toml): the choice's test is ported there."""
+    new, _ = port(CUDA_FEATURES, "tpu")
+    assert "if cuda_available()" not in new and "if model_device.type != 'cuda':" in new

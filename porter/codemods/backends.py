@@ -39,6 +39,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
+from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.pipeline.cuda_only_index import imports_package
@@ -273,7 +274,13 @@ class BackendsFamily(Family):
         family, `torch.cuda` as a value, or a `torch.cuda` API with no device-generic twin."""
         library = self.library()
         classes = {c for c, d in library[1].items() if d == "cuda"} if library else set()
-        for n in _nodes(node):
+        nodes = _nodes(node)
+        inner = {id(n.value) for n in nodes if isinstance(n, cst.Attribute)}  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        for n in nodes:
+            if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
+                qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
+                if qual.startswith("torch.cuda.") and not _ported_on(qual, self.ctx.target.name):
+                    return qual  # `torch.cuda.get_device_name` (CUDA007 on neuron): CUDA's own on this target
             if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
                 return self.ctx.code(n)
             if isinstance(n, cst.Name) and n.value in classes:
@@ -282,8 +289,10 @@ class BackendsFamily(Family):
                 return "torch.cuda"  # `set_rng_state_for_device("CUDA", torch.cuda, ...)`
             if isinstance(n, cst.Attribute):
                 qual = self.ctx.qualname(n) or dotted(n) or ""
-                if qual.startswith("torch.cuda.") and qual.split(".")[2] in _CUDA_OWN:
-                    return qual
+                if qual.startswith("torch.cuda.") and (qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])):
+                    return qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
+                if qual.startswith("torch._C._cuda"):
+                    return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
 
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
@@ -579,6 +588,12 @@ class BackendsFamily(Family):
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
         if t.device_type in devices:
+            return
+        if self.library() is not None and all(d in HOSTS for d in devices if d not in (None, "cuda")):
+            # `model_device.type not in ('cuda', 'meta')` in a project with a device abstraction:
+            # CUDA and no other accelerator, the devices a CUDA-only feature works on (Composer's
+            # memory monitor, which then reads CUDA's allocator statistics on `type == 'cuda'`)
+            self._cuda_case(node, [node], f"`{self.ctx.code(node)}` names CUDA and no other accelerator (the devices a CUDA feature works on)")
             return
         if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
@@ -1186,6 +1201,13 @@ class BackendsFamily(Family):
                 applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
             )
         return updated
+
+
+def _ported_on(qual: str, target: str) -> bool:
+    """Whether porter ports the `torch.cuda.*` API `qual` to `target` (its row in
+    rules/cuda_api.toml names an action there): one it leaves (manual, unmapped) has no twin."""
+    row = lookup(qual[len("torch.cuda.") :])
+    return row is not None and row.actions.get(target, "manual") not in ("manual", "delegate")
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:
