@@ -696,3 +696,64 @@ def test_a_choice_whose_cuda_api_the_target_has_stays_a_port():
     """tpu has `get_device_name` (rules/cuda_api.toml): the choice's test is ported there."""
     new, _ = port(CUDA_FEATURES, "tpu")
     assert "if cuda_available()" not in new and "if model_device.type != 'cuda':" in new
+
+
+SWITCH_KEY = {
+    "pkg/__init__.py": "",
+    "pkg/devs.py": """
+        def code_of(d):
+            if d == "cuda":
+                return 1
+            elif d == "xpu":
+                return 2
+            elif d == "npu":
+                return 3
+    """,
+    "pkg/stats.py": """
+        class MemStats:
+            def __init__(self):
+                self._cuda = []
+                self._cpu = []
+
+            def non_model_data_list(self, device_type: str):
+                if device_type == "cuda":
+                    return self._cuda
+                elif device_type == "cpu":
+                    return self._cpu
+                else:
+                    raise TypeError
+    """,
+    "pkg/collector.py": """
+        from pkg.stats import MemStats
+
+
+        class Collector:
+            def __init__(self):
+                self._memstats = MemStats()
+
+            def finish(self):
+                return len(self._memstats.non_model_data_list("cuda"))
+
+            def place(self, t):
+                return t.to("cuda")
+    """,
+}
+
+
+def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
+    """ColossalAI's `MemStats.non_model_data_list("cuda")`: the method accepts "cuda" or "cpu"
+    and raises on anything else; its `== "cuda"` is kept (BACK008), so the caller's key stays."""
+    write_files(tmp_path, SWITCH_KEY)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/collector.py"]
+    assert 'non_model_data_list("cuda")' in code and 't.to("neuron")' in code, code
+    assert any(f.code == "DEV015" for f in findings)
+    assert out["pkg/stats.py"][0] == textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).lstrip()
+
+
+def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
+    from porter.pipeline.device_backends import switch_keys
+
+    open_switch = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).replace("        else:\n            raise TypeError\n", "")
+    assert switch_keys([("pkg/stats.py", open_switch.encode())]) == {}
+    assert switch_keys([("pkg/stats.py", textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode())])["non_model_data_list"][1] == "0"

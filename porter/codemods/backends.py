@@ -44,7 +44,7 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.pipeline.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, abstraction
+from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
 from porter.pipeline.device_backends import KIND as BACKEND
 from porter.pipeline.device_backends import MODULE as BACKEND_MODULE
 from porter.pipeline.device_backends import cuda_backend_facts
@@ -159,6 +159,7 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
+        self._key_functions: dict[str, tuple[str, ...]] | None = None  # the project's functions that take a device switch's key
         self._table: tuple[str, str] | None | bool = False  # the module's enum of devices without the target (`_device_table`)
 
     # -- tests ------------------------------------------------------------------------------
@@ -448,10 +449,29 @@ class BackendsFamily(Family):
                 applicability=Applicability.MANUAL,
             )
 
+    def _switch_key(self, node: cst.Call) -> None:
+        """`self._memstats.non_model_data_list("cuda")` where the project's function takes its
+        argument as the key of a closed switch over device names (device_backends.SWITCH_KEY):
+        the callee's `== "cuda"` is CUDA's case, kept (BACK008), so the key passed stays too."""
+        if self._key_functions is None:
+            self._key_functions = {f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == SWITCH_KEY}
+        if not self._key_functions:
+            return
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name not in self._key_functions:
+            return
+        position = int(self._key_functions[name][1])
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        if position < len(positional) and device_of(string_value(positional[position].value)) == "cuda":
+            self.ctx.keep_vocabulary.add(id(positional[position].value))
+            self.ctx.keep_cuda.add(id(positional[position].value))
+
     def visit_Call(self, node: cst.Call) -> None:
         """`location.startswith("cuda")`, `module.__name__.endswith("cuda")` (library mode)."""
         if self.library() is not None:
             self._at_hand(node)
+            self._switch_key(node)
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args and device_of(string_value(node.args[0].value)) == "cuda":
             self._cuda_case(node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
