@@ -521,7 +521,9 @@ def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path
             assert code == original, code
     device, findings = out["device.py"]
     assert 'CUDA = ("cuda", "GPU", "nccl")' in device and "return torch.cuda.is_current_stream_capturing()" in device
-    assert '["cuda", "npu", "xpu", "neuron"]' in device  # the supported list gets the target (BACK001)
+    # the list's device types are looked up in DeviceSupport, which has no NEURON: reported, not added
+    assert '["cuda", "npu", "xpu"]' in device and "neuron" not in device
+    assert any(f.code == "BACK004" and "DeviceSupport" in f.message for f in findings_of(out["device.py"]))
     codes = [f.code for f in out["recipe.py"][1]]
     assert codes.count("BACK008") >= 4 and "BACK009" in codes and "BACK006" in codes
     assert "BACK008" in [f.code for f in out["utils.py"][1]]
@@ -536,6 +538,233 @@ def test_an_application_still_ports_its_device_tests(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
     assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
     assert not any(f.code in ("BACK008", "BACK009") for f in findings)
+
+
+def findings_of(entry):
+    return entry[1]
+
+
+DEVICE_ENUM = """
+import enum
+
+import torch
+
+
+class DeviceSupport(enum.Enum):
+    CPU = ("cpu", "CPU", "gloo")
+    CUDA = ("cuda", "GPU", "nccl")
+    NPU = ("npu", "NPU", "hccl")
+{extra}
+    @staticmethod
+    def from_type(device_type):
+        for member in DeviceSupport:
+            if member.value[0] == device_type:
+                return member
+        raise ValueError(device_type)
+
+
+def device_type_from_env():
+    if torch.cuda.is_available():
+        device = "cuda"
+    elif is_npu_available():
+        device = "npu"
+    else:
+        device = "cpu"
+    return device
+
+
+def get_device(name):
+    device = torch.device(name)
+    if device.type in ["cuda", "npu"]:
+        torch.accelerator.set_device_index(device.index or 0)
+    return device
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_device_list_checked_against_an_enum_without_the_target_is_reported(target):
+    """torchtune's `get_device()`: the types its ladder and list name are looked up in the
+    module's `DeviceSupport` enum; the target added there would only raise 'Unknown device'."""
+    src = DEVICE_ENUM.format(extra="")
+    new, findings = port(src, target)
+    assert new == src, new
+    back = [f.message for f in findings if f.code in ("BACK004", "BACK002")]
+    assert any("DeviceSupport" in m and '`CUDA = ("cuda", "GPU", "nccl")`' in m for m in back), back
+    assert sum("has no member for" in m for m in back) == 2, back
+
+
+def test_a_device_list_checked_against_an_enum_with_the_target_gets_it():
+    src = DEVICE_ENUM.format(extra='    NEURON = ("neuron", "Neuron", "xla")\n')
+    new, _ = port(src, "neuron")
+    assert '["cuda", "npu", "neuron"]' in new and 'device = "neuron"' in new
+    assert 'CUDA = ("cuda", "GPU", "nccl")' in new and 'device = "cuda"' in new
+
+
+# A device choice in a project with a device abstraction (BACK008 keeps CUDA's arm): the test in
+# front of it stays CUDA's too, or a target host would pick `cuda:0` (ColossalAI's metainfo_trace,
+# Composer's profiler fallback, transformers' SINQ quantizer).
+CHOICE = {
+    "pkg/__init__.py": "",
+    "pkg/devs.py": """
+        def code_of(d):
+            if d == "cuda":
+                return 1
+            elif d == "xpu":
+                return 2
+            elif d == "npu":
+                return 3
+    """,
+    "pkg/prof.py": """
+        import torch
+
+
+        def pick(use_device=None):
+            device = use_device
+            if device is None:
+                device = 'cuda:0' if torch.cuda.is_available() else 'cpu'
+            return device
+
+
+        def meta():
+            return torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+
+
+        def sinq_device(device_map):
+            if isinstance(device_map, dict):
+                return str(next(iter(device_map.values()), 0))
+            return "cuda:0" if torch.cuda.is_available() else "cpu"
+    """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_kept_device_choice_keeps_its_test(tmp_path, target):
+    write_files(tmp_path, CHOICE)
+    code, findings = port_files(tmp_path, target)["pkg/prof.py"]
+    assert code == textwrap.dedent(CHOICE["pkg/prof.py"]).lstrip(), code
+    assert [f.code for f in findings].count("BACK008") == 3
+    assert not any(f.code == "DEV009" for f in findings)
+
+
+# CUDA features of a library with backends of its own: the monitor's device tuple and its
+# per-batch `type != 'cuda'` stay together (Composer's MemoryMonitor, OOMObserver), a branch
+# that calls a private `torch.cuda` API stays CUDA's (torchtune's memory snapshot), and a
+# choice whose arm calls a `torch.cuda` API with no port to the target keeps its test
+# (Composer's collect_env, through aliased imports).
+CUDA_FEATURES = """
+import warnings
+
+import torch
+from torch.cuda import get_device_name as accel_device_name
+from torch.cuda import is_available as cuda_available
+
+SUPPORTED = ("cuda", "npu", "xpu")
+
+
+class MemoryMonitor:
+    def init(self, model):
+        model_device = next(model.parameters()).device
+        if model_device.type not in ('cuda', 'meta'):
+            warnings.warn(f'The memory monitor only works on CUDA devices, but the model is on {model_device.type}.')
+
+    def after_train_batch(self, model, log):
+        model_device = next(model.parameters()).device
+        if model_device.type != 'cuda':
+            return
+        log(torch.cuda.max_memory_allocated())
+
+
+def trace_handler(prof, rank, out):
+    if prof.profile_memory and torch.cuda.is_available():
+        if rank == 0:
+            torch.cuda.memory._dump_snapshot(f"{out}/memory_snapshot.pickle")
+
+
+def gpu_model():
+    return accel_device_name(None) if cuda_available() else 'N/A'
+"""
+
+
+def test_cuda_features_of_a_library_stay_cudas_as_a_whole():
+    new, findings = port(CUDA_FEATURES, "neuron")
+    for line in (
+        "if model_device.type not in ('cuda', 'meta'):",
+        "if model_device.type != 'cuda':",
+        "if prof.profile_memory and torch.cuda.is_available():",
+        "return accel_device_name(None) if cuda_available() else 'N/A'",
+    ):
+        assert line in new, new
+    assert '("cuda", "npu", "xpu", "neuron")' in new  # the supported list still gets the target
+    assert [f.code for f in findings].count("BACK008") >= 4, [(f.code, f.message) for f in findings]
+
+
+def test_a_choice_whose_cuda_api_the_target_has_stays_a_port():
+    """tpu has `get_device_name` (rules/cuda_api.toml): the choice's test is ported there."""
+    new, _ = port(CUDA_FEATURES, "tpu")
+    assert "if cuda_available()" not in new and "if model_device.type != 'cuda':" in new
+
+
+SWITCH_KEY = {
+    "pkg/__init__.py": "",
+    "pkg/devs.py": """
+        def code_of(d):
+            if d == "cuda":
+                return 1
+            elif d == "xpu":
+                return 2
+            elif d == "npu":
+                return 3
+    """,
+    "pkg/stats.py": """
+        class MemStats:
+            def __init__(self):
+                self._cuda = []
+                self._cpu = []
+
+            def non_model_data_list(self, device_type: str):
+                if device_type == "cuda":
+                    return self._cuda
+                elif device_type == "cpu":
+                    return self._cpu
+                else:
+                    raise TypeError
+    """,
+    "pkg/collector.py": """
+        from pkg.stats import MemStats
+
+
+        class Collector:
+            def __init__(self):
+                self._memstats = MemStats()
+
+            def finish(self):
+                return len(self._memstats.non_model_data_list("cuda"))
+
+            def place(self, t):
+                return t.to("cuda")
+    """,
+}
+
+
+def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
+    """ColossalAI's `MemStats.non_model_data_list("cuda")`: the method accepts "cuda" or "cpu"
+    and raises on anything else; its `== "cuda"` is kept (BACK008), so the caller's key stays."""
+    write_files(tmp_path, SWITCH_KEY)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/collector.py"]
+    assert 'non_model_data_list("cuda")' in code and 't.to("neuron")' in code, code
+    assert any(f.code == "DEV015" for f in findings)
+    assert out["pkg/stats.py"][0] == textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).lstrip()
+
+
+def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
+    from porter.pipeline.device_backends import switch_keys
+
+    open_switch = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).replace("        else:\n            raise TypeError\n", "")
+    assert switch_keys([("pkg/stats.py", open_switch.encode())]) == {}
+    assert switch_keys([("pkg/stats.py", textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode())])["non_model_data_list"][1] == "0"
+
+
 
 
 # peft 0.21.2: `infer_device()` names the devices (the project's abstraction), and DoRA's

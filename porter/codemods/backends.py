@@ -39,11 +39,12 @@ from collections.abc import Sequence
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
+from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.pipeline.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, abstraction
+from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
 from porter.pipeline.device_backends import KIND as BACKEND
 from porter.pipeline.device_backends import MODULE as BACKEND_MODULE
 from porter.pipeline.device_backends import cuda_backend_facts
@@ -200,6 +201,8 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
+        self._key_functions: dict[str, tuple[str, ...]] | None = None  # the project's functions that take a device switch's key
+        self._table: tuple[str, str] | None | bool = False  # the module's enum of devices without the target (`_device_enum`)
 
     # -- tests ------------------------------------------------------------------------------
 
@@ -314,7 +317,13 @@ class BackendsFamily(Family):
         family, `torch.cuda` as a value, or a `torch.cuda` API with no device-generic twin."""
         library = self.library()
         classes = {c for c, d in library[1].items() if d == "cuda"} if library else set()
-        for n in _nodes(node):
+        nodes = _nodes(node)
+        inner = {id(n.value) for n in nodes if isinstance(n, cst.Attribute)}  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        for n in nodes:
+            if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
+                qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
+                if qual.startswith("torch.cuda.") and not _ported_on(qual, self.ctx.target.name):
+                    return qual  # `torch.cuda.get_device_name` (CUDA007 on neuron): CUDA's own on this target
             if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
                 return self.ctx.code(n)
             if isinstance(n, cst.Name) and n.value in classes:
@@ -323,8 +332,10 @@ class BackendsFamily(Family):
                 return "torch.cuda"  # `set_rng_state_for_device("CUDA", torch.cuda, ...)`
             if isinstance(n, cst.Attribute):
                 qual = self.ctx.qualname(n) or dotted(n) or ""
-                if qual.startswith("torch.cuda.") and qual.split(".")[2] in _CUDA_OWN:
-                    return qual
+                if qual.startswith("torch.cuda.") and (qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])):
+                    return qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
+                if qual.startswith("torch._C._cuda"):
+                    return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
 
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
@@ -480,10 +491,29 @@ class BackendsFamily(Family):
                 applicability=Applicability.MANUAL,
             )
 
+    def _switch_key(self, node: cst.Call) -> None:
+        """`self._memstats.non_model_data_list("cuda")` where the project's function takes its
+        argument as the key of a closed switch over device names (device_backends.SWITCH_KEY):
+        the callee's `== "cuda"` is CUDA's case, kept (BACK008), so the key passed stays too."""
+        if self._key_functions is None:
+            self._key_functions = {f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == SWITCH_KEY}
+        if not self._key_functions:
+            return
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if name not in self._key_functions:
+            return
+        position = int(self._key_functions[name][1])
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        if position < len(positional) and device_of(string_value(positional[position].value)) == "cuda":
+            self.ctx.keep_vocabulary.add(id(positional[position].value))
+            self.ctx.keep_cuda.add(id(positional[position].value))
+
     def visit_Call(self, node: cst.Call) -> None:
         """`location.startswith("cuda")`, `module.__name__.endswith("cuda")` (library mode)."""
         if self.library() is not None:
             self._at_hand(node)
+            self._switch_key(node)
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args and device_of(string_value(node.args[0].value)) == "cuda":
             self._cuda_case(node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
@@ -554,6 +584,53 @@ class BackendsFamily(Family):
             )
         self._regions.append((region, node.name, message, None))
 
+    def _device_enum(self) -> tuple[str, str] | None:
+        """(the class, its CUDA member as code) when the module defines an enum of the devices
+        the code supports (torchtune's `DeviceSupport`: `CUDA = ("cuda", "GPU", "nccl")`, `NPU =
+        (...)`) that has no member for the target. Device types the module lists or detects are
+        looked up in it (`DeviceSupport.from_type(...)` raises on any other): the target added
+        to the list, or a rung that answers the target, only reaches that error. Its member
+        comes first, so the target is reported, not added."""
+        if self._table is False:
+            self._table = None
+            t = self.ctx.target.device_type
+            for stmt in self.ctx.module.body:
+                if not isinstance(stmt, cst.ClassDef) or not any("Enum" in (dotted(b.value) or "") for b in stmt.bases):
+                    continue
+                members: dict[str, str] = {}
+                cuda = ""
+                for line in stmt.body.body:
+                    if not isinstance(line, cst.SimpleStatementLine) or not isinstance(line.body[0], cst.Assign):
+                        continue
+                    value = line.body[0].value
+                    first = value.elements[0].value if isinstance(value, cst.Tuple) and value.elements else value
+                    device = device_of(string_value(first))
+                    if device is not None:
+                        members[device] = self.ctx.code(line.body[0])
+                        if device == "cuda":
+                            cuda = members[device]
+                if cuda and t not in members and len(set(members) - HOSTS) >= 2:
+                    self._table = (stmt.name.value, cuda)
+                    break
+        return self._table  # type: ignore[return-value]
+
+    def _table_lacks_target(self, at: cst.CSTNode, what: str) -> bool:
+        """Report (BACK004) that the module's enum of devices needs the target's member before
+        `at` may name the target; True when it does."""
+        table = self._device_enum()
+        if table is None:
+            return False
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK004",
+            at,
+            f"{what} are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
+            f"adding {t.device_type!r} here would only reach its unknown-device error; add `{t.device_type.upper()}` to `{table[0]}` "
+            f"beside `{table[1]}` (its device type, name and communication backend), then {t.device_type!r} here",
+            applicability=Applicability.MANUAL,
+        )
+        return True
+
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
@@ -574,6 +651,14 @@ class BackendsFamily(Family):
         self.ctx.keep_cuda.update(id(s) for s in strings)
         t = self.ctx.target
         if t.device_type in devices:
+            return
+        if self.library() is not None and all(d in HOSTS for d in devices if d not in (None, "cuda")):
+            # `model_device.type not in ('cuda', 'meta')` in a project with a device abstraction:
+            # CUDA and no other accelerator, the devices a CUDA-only feature works on (Composer's
+            # memory monitor, which then reads CUDA's allocator statistics on `type == 'cuda'`)
+            self._cuda_case(node, [node], f"`{self.ctx.code(node)}` names CUDA and no other accelerator (the devices a CUDA feature works on)")
+            return
+        if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
         self._lists.add(id(node))
 
@@ -1105,6 +1190,15 @@ class BackendsFamily(Family):
             message = f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's classes per device: kept as it is; {then}"
             self._regions.append((region, branch.test, message, None))
             return None
+        table = self._device_enum()
+        if table is not None:
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} has no branch: "
+                f"the device types it answers are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
+                f"add `{t.device_type.upper()}` to it beside `{table[1]}`, then a branch for {t.display} {'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
+            )
+            self._regions.append((region, branch.test, message, None))
+            return None
         body, why_not, applied = self._ported_body(branch.body)
         if body is not None and _does_nothing(body):
             # CUDA's branch, ported, is empty (`torch.cuda.empty_cache()` on xla): the target
@@ -1303,6 +1397,13 @@ class BackendsFamily(Family):
                 applicability=None if replacement is not None or region.code == "BACK005" else Applicability.MANUAL,
             )
         return updated
+
+
+def _ported_on(qual: str, target: str) -> bool:
+    """Whether porter ports the `torch.cuda.*` API `qual` to `target` (its row in
+    rules/cuda_api.toml names an action there): one it leaves (manual, unmapped) has no twin."""
+    row = lookup(qual[len("torch.cuda.") :])
+    return row is not None and row.actions.get(target, "manual") not in ("manual", "delegate")
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:

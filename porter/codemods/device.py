@@ -616,6 +616,10 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         take the CPU. The choice asks whether the target is there instead."""
         if not is_cuda_device_expr(original.body, self.ctx.qualname) or not self._kept_cuda_test(original.test):
             return updated
+        if id(original.body) in self.ctx.keep_cuda:
+            # the whole choice stays CUDA's (a project's own device choice, BACK008): a test
+            # asking for the target in front of CUDA's device would pick `cuda:0` there
+            return updated
         if self.ctx.target.name == "xla":
             test = self.ctx.expr("{xr}.global_runtime_device_count() > 0")
         else:

@@ -37,6 +37,9 @@ class Settings:
     # Python still imports after the port, set by the runner once the Python is ported; None:
     # not known (a file ported alone), so no such package is removed
     imported_after_port: tuple[str, ...] | None = None
+    # requirements files the project's build code reads as its package's requirements (setup.py's
+    # `open('requirements.txt')`, setuptools' `file:`), by name: set by the runner (porter.files.deps.build_read)
+    build_requirements: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

@@ -30,6 +30,12 @@ ACCESSOR = "backend-accessor"
 # the project has a device abstraction of its own (a class per device, or a module that names
 # CUDA and two other accelerators as device types): its CUDA cases are CUDA's, not the device in play
 ABSTRACTION = "device-abstraction"
+# a function of the project whose parameter is the key of a closed switch over device names
+# (`if device_type == "cuda": ... elif device_type == "cpu": ... else: raise TypeError`):
+# ColossalAI's `MemStats.non_model_data_list("cuda")`. Its callers' "cuda" is that key
+SWITCH_KEY = "device-switch-key"
+_KEY_TEST = re.compile(rb"""^[ \t]*if[ \t]+(\w+)[ \t]*==[ \t]*["']cuda["'][ \t]*:""", re.MULTILINE)
+_DEF_LINE = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t].*$", re.MULTILINE)
 # device-type strings of accelerators an application does not name (not the CPU, MPS or porter's targets)
 _ACCELERATOR_STRING = re.compile(rb"""["'](xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"']""")
 _ACCELERATOR_LINE = re.compile(rb"""^.*["'](?:xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"'].*$""", re.MULTILINE)
@@ -214,13 +220,81 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     if evidence is not None:
         for path, _ in files:
             out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
+        keys = switch_keys(files)
+        if keys:
+            calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in keys}
+            for path, source in files:
+                if b"cuda" not in source:
+                    continue
+                for name, (why, position) in keys.items():
+                    if calls[name].search(source):
+                        out.setdefault(path, []).append((None, name, SWITCH_KEY, (why, position)))
     return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
+
+
+def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]]:
+    """name -> (why, the parameter's position among the call's arguments) for each function
+    (or method) whose parameter is the key of a closed `if/elif` over device names that has
+    no place for another: its branches test `param == "cuda"` and `param == "cpu"` (or
+    another device) and its `else` raises. The names a caller passes there are that
+    function's keys, not devices; a name defined twice with different answers is left out."""
+    found: dict[str, tuple[str, str] | None] = {}
+    for path, source in files:
+        if not _KEY_TEST.search(source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            method = bool(params) and params[0] in ("self", "cls")
+            for stmt in fn.body:
+                param = _closed_switch(stmt)
+                if param is None or param not in params:
+                    continue
+                position = params.index(param) - (1 if method else 0)
+                why = f"`{fn.name}({param})` ({path}:{stmt.lineno}) takes it as the key of a closed switch over device names whose `else` raises"
+                entry = (why, str(position))
+                if fn.name not in found:
+                    found[fn.name] = entry
+                elif found[fn.name] != entry:
+                    found[fn.name] = None  # defined twice, answered differently: no one answer
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _closed_switch(stmt: ast.stmt) -> str | None:
+    """The name an `if x == "cuda": ... elif x == "cpu": ... else: raise` chain compares."""
+    names: set[str] = set()
+    values: set[str] = set()
+    node: ast.stmt | None = stmt
+    while isinstance(node, ast.If):
+        test = node.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)
+                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str)):
+            return None
+        names.add(test.left.id)
+        values.add(test.comparators[0].value)
+        if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            continue
+        if not (node.orelse and isinstance(node.orelse[-1], ast.Raise)):
+            return None
+        node = None
+    if len(names) != 1 or "cuda" not in values or len(values) < 2:
+        return None
+    return names.pop()
 
 
 def part(source: bytes) -> bytes:
     """What the analysis reads of one file: its class statements with a device word, and the
-    lines that name `cuda` (where a member of CUDA's class is compared with "cuda")."""
+    lines that name `cuda` (where a member of CUDA's class is compared with "cuda"); with a
+    switch over "cuda" (`switch_keys`), its `def` lines too."""
     lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
+    if lines and _KEY_TEST.search(source):
+        lines += b"\3" + b"\0".join(_DEF_LINE.findall(source))
     if _ACCELERATOR_STRING.search(source):
         lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))
     if not _HINT.search(source):

@@ -22,6 +22,7 @@ import pathspec
 from porter.pipeline import cuda_only_index
 from porter.pipeline.cache import Cache
 from porter.files.kinds import is_python
+from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.pipeline.discover import Candidate, discover
 from porter.pipeline.findings import FileResult, FileStatus, Severity
@@ -267,13 +268,15 @@ def iter_results(
         yield from _results(candidates, settings, paths, store, cores, limit, cuda_sources=cuda_sources)
         return
     first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
+    by_name = {_name(c): c for c in candidates if c.problem is None}
     seen = ImportsAfterPort()
     # only the CUDA-only packages the dependency files name need the ported text of their importers
     named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
     for cand, result in _results(first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named):
         seen.add(result, read=_reader(cand, settings))
         yield cand, result
-    yield from _results(deferred, replace(settings, imported_after_port=seen.modules()), paths, store, cores, limit,
+    built = read_by_build([_name(c) for c in candidates if c.problem is None], lambda n: _read(by_name[n], settings)[2])
+    yield from _results(deferred, replace(settings, imported_after_port=seen.modules(), build_requirements=built), paths, store, cores, limit,
                         cuda_sources=cuda_sources)
 
 

@@ -133,3 +133,45 @@ def test_crlf_and_no_final_newline_keep_their_bytes():
     text = "torch==2.9.0+cu121\r\nnumpy"
     new = ported("requirements.txt", text, "xla", imported_after_port=())
     assert new == "torch==2.9.0\r\ntorch-xla[tpu]==2.9.0\r\nnumpy"
+
+
+BUILD_READS = {
+    "setup.py": (
+        "from setuptools import setup\n\n\ndef fetch_requirements(path):\n    with open(path) as fd:\n"
+        "        return [r.strip() for r in fd.readlines()]\n\n\n"
+        "setup(name='pkg', install_requires=fetch_requirements('requirements/requirements.txt'))\n"
+    ),
+    "requirements/requirements.txt": "numpy\ntorch>=2.1\n",
+    "requirements/env.txt": "torch>=2.1\npytest\n",
+    "pkg/m.py": "import torch\nx = torch.zeros(2, device='cuda')\n",
+}
+
+
+def test_a_requirements_file_the_build_reads_gets_no_option_lines(tmp_path):
+    """DeepSpeed's setup.py turns every line of requirements/requirements.txt into
+    install_requires: an `--extra-index-url` line there breaks the build everywhere. The
+    file is left and the target's packages reported; a file no build code reads still gets them."""
+    for name, text in BUILD_READS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    results, _ = run([tmp_path], Settings(target="neuron"), cache=False, jobs=1)
+    by = {r.path.replace("\\", "/").rsplit("/", 2)[-2] + "/" + r.path.replace("\\", "/").rsplit("/", 1)[-1]: r for r in results}
+    read = by["requirements/requirements.txt"]
+    assert read.new_source is None or read.new_source.decode() == BUILD_READS["requirements/requirements.txt"]
+    dep = [f for f in read.findings if f.code == "DEP004"]
+    assert dep and not dep[0].applied and "torch-neuronx" in dep[0].message and "extra" in (dep[0].advice or "")
+    env = by["requirements/env.txt"]
+    assert env.new_source is not None and "--extra-index-url" in env.new_source.decode()
+
+
+def test_build_read_evidence():
+    from porter.files.deps.build_read import read_by_build
+
+    texts = {
+        "p/setup.py": b"setup(install_requires=fetch(os.path.join('requirements', 'requirements.txt')))",
+        "p/setup.cfg": b"[options]\ninstall_requires = file: reqs.txt\n",
+        "q/pyproject.toml": b"[project]\ndynamic = ['dependencies']\n[tool.setuptools.dynamic]\ndependencies = {file = ['requirements.txt']}\n",
+    }
+    names = [*texts, "p/requirements/requirements.txt", "p/reqs.txt", "p/requirements-dev.txt", "q/requirements.txt", "r/requirements.txt"]
+    got = read_by_build(names, lambda n: texts.get(n))
+    assert got == ("p/requirements/requirements.txt", "p/reqs.txt", "q/requirements.txt")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from porter.config.settings import Settings
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
-from porter.files.deps.target_packages import insertion
+from porter.files.deps.target_packages import added_message, insertion, missing_lines
 from porter.files.sites import Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
@@ -125,7 +125,18 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                 torch_line = line
     if torch_line is not None and not constraints:
         torch = requirement.parse(requirement_text(torch_line) or "")
-        site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
-        if site is not None:
-            out.append(site)
+        if path in settings.build_requirements:
+            # the project's build code reads every line of this file as a requirement of its
+            # package: no option line may go in, and the target's packages are no hard dependency
+            lines_ = missing_lines(torch, names, [v for _, v in options], settings.target, pip_options=False)
+            if lines_ is not None:
+                out.append(Site("DEP004", torch_line.start, torch_line.end, None, message=added_message(lines_, settings.target),
+                                advice=f"The project's build code reads this file as its package's requirements (each line a requirement): "
+                                       f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
+                                       f"requirements-{settings.target}.txt the build reads into an extra `{settings.target!r}`, "
+                                       f"installed with the target's index."))
+        else:
+            site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
+            if site is not None:
+                out.append(site)
     return out
