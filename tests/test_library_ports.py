@@ -536,3 +536,157 @@ def test_an_application_still_ports_its_device_tests(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["recipe.py"]
     assert 'self._device.type != "neuron"' in code and 'init_device_mesh("neuron", (2,))' in code
     assert not any(f.code in ("BACK008", "BACK009") for f in findings)
+
+
+# vLLM 0.34.0: a module per device (`platforms/cuda.py`, `rocm.py` beside `xpu.py`, `cpu.py`),
+# a requirements file per device, a deployment recipe, and generic code that asks CUDA
+# about graph capture and compiles with the backend its platform picks
+PLATFORMS = {
+    "mini/__init__.py": "",
+    "mini/platforms/__init__.py": "from .interface import Platform\n",
+    "mini/platforms/interface.py": """
+        class Platform:
+            device_type: str
+            simple_compile_backend: str = "inductor"
+    """,
+    "mini/platforms/cuda.py": """
+        import torch
+
+        from .interface import Platform
+
+        torch.backends.cuda.enable_cudnn_sdp(False)
+
+
+        class CudaPlatformBase(Platform):
+            device_type: str = "cuda"
+
+            @classmethod
+            def set_device(cls, device: int) -> None:
+                torch.cuda.set_device(device)
+    """,
+    "mini/platforms/rocm.py": """
+        import torch
+
+        from .interface import Platform
+
+
+        class RocmPlatform(Platform):
+            device_type: str = "cuda"
+
+            def memory(self, device):
+                torch.cuda.empty_cache()
+                return torch.cuda.max_memory_allocated(device)
+    """,
+    "mini/platforms/xpu.py": """
+        import torch
+
+        from .interface import Platform
+
+
+        class XPUPlatform(Platform):
+            device_type: str = "xpu"
+
+            def memory(self, device):
+                return torch.xpu.max_memory_allocated(device)
+    """,
+    "mini/platforms/cpu.py": """
+        from .interface import Platform
+
+
+        class CpuPlatform(Platform):
+            device_type: str = "cpu"
+    """,
+    "mini/models/__init__.py": "",
+    "mini/models/attn.py": """
+        import torch
+
+        from mini.platforms import current_platform
+
+
+        def index(x, n):
+            if n > 4 and not torch.cuda.is_current_stream_capturing():
+                return x[:n]
+            return x
+
+
+        def keep(plans, key, plan):
+            if torch.cuda.is_current_stream_capturing():
+                plans[key] = plan
+
+
+        @torch.compile(dynamic=True, backend=current_platform.simple_compile_backend)
+        def topk(x):
+            return torch.topk(x, 2)
+    """,
+    "requirements/cuda.txt": "torch==2.14.0\nnvidia-nccl-cu12\n",
+    "requirements/cpu.txt": "torch==2.14.0\nnumpy\n",
+    "requirements/xpu.txt": "torch==2.14.0\n",
+    "recipes/model.yaml": """
+        hardware:
+          h200:
+            extra_env:
+              CUDA_VISIBLE_DEVICES: "0,1,2,3"
+        guide: |
+          export CUDA_VISIBLE_DEVICES=0
+    """,
+}
+
+
+def test_a_module_per_device_is_kept_as_a_folder_per_device_is(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    out = port_files(tmp_path, "neuron")
+    for name in ("mini/platforms/cuda.py", "mini/platforms/rocm.py"):
+        code, findings = out[name]
+        assert code == textwrap.dedent(PLATFORMS[name]).lstrip(), code
+        back = [f for f in findings if f.code == "BACK003"]
+        assert back and "`cpu.py`, `xpu.py`" in back[0].message and "`neuron.py`" in back[0].message
+    # a module named for a device with no sibling for another device is no family
+    write_files(tmp_path / "solo", {"pkg/__init__.py": "", "pkg/cuda.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    solo = port_files(tmp_path / "solo", "neuron")
+    assert "neuron" in solo["pkg/cuda.py"][0]
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_cuda_answers_that_are_constants_on_the_target_stay_in_a_library(tmp_path, target):
+    """`torch.cuda.is_current_stream_capturing()` is False on the target, but a library with
+    backends of its own still runs this line on CUDA: the capture test stays, reported."""
+    write_files(tmp_path, PLATFORMS)
+    code, findings = port_files(tmp_path, target)["mini/models/attn.py"]
+    assert code.count("torch.cuda.is_current_stream_capturing()") == 2, code
+    graph = [f for f in findings if f.code == "GRAPH001"]
+    assert len(graph) == 2 and all(not f.applied and "a module per device" in f.message for f in graph)
+    # in an application the target's answer replaces CUDA's
+    app, _ = port("import torch\nif not torch.cuda.is_current_stream_capturing():\n    x = 1\n", target)
+    assert "is_current_stream_capturing" not in app
+
+
+def test_dynamic_stays_under_a_backend_the_code_computes(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    code, findings = port_files(tmp_path, "neuron")["mini/models/attn.py"]
+    assert "@torch.compile(dynamic=True, backend=current_platform.simple_compile_backend)" in code
+    assert any(f.code == "COMP003" and not f.applied and "computed" in f.message for f in findings)
+    # a literal backend (the target's, or inductor made the target's) still loses it
+    new, _ = port('import torch\nf = torch.compile(g, dynamic=True, backend="inductor")\n', "neuron")
+    assert 'torch.compile(g, backend="neuron")' in new
+
+
+def test_per_device_files_and_deployments_of_a_library_stay(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    out = port_files(tmp_path, "neuron")
+    for name in ("requirements/cuda.txt", "requirements/cpu.txt", "requirements/xpu.txt", "recipes/model.yaml"):
+        code, findings = out[name]
+        assert code == textwrap.dedent(PLATFORMS[name]).lstrip(), (name, code)
+        assert findings and not any(f.applied for f in findings)
+    cpu = [f for f in out["requirements/cpu.txt"][1] if f.code == "DEP004"]
+    assert cpu and "`neuron.txt`" in cpu[0].message
+    env = [f for f in out["recipes/model.yaml"][1] if f.code == "ENV001"]
+    assert len(env) == 2 and all("backends of its own" in f.message and "NEURON_RT_VISIBLE_CORES" in f.message for f in env)
+
+
+def test_an_application_deployment_still_gets_the_target_cores(tmp_path):
+    write_files(tmp_path, {"app/train.py": "import torch\nx = torch.zeros(2, device='cuda')\n",
+                           "run.sh": "export CUDA_VISIBLE_DEVICES=0,1\npython app/train.py\n",
+                           "requirements.txt": "torch==2.14.0\n"})
+    out = port_files(tmp_path, "neuron")
+    assert "NEURON_RT_VISIBLE_CORES=0-1" in out["run.sh"][0]
+    assert "torch-neuronx" in out["requirements.txt"][0]

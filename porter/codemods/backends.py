@@ -1079,10 +1079,16 @@ class BackendsFamily(Family):
             # `backends/cpu/`): CUDA's implementation, registered for "cuda"; the target's goes beside it
             why, *others = module
             t = self.ctx.target
-            message = (
-                f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
-                f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
-            )
+            if "family of modules" in why:  # `platforms/cuda.py` beside `xpu.py`, `cpu.py`
+                message = (
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a module of its own beside it "
+                    f"(`{t.device_type}.py`), modelled on the {', '.join(f'`{o}`' for o in others)} ones"
+                )
+            else:
+                message = (
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
+                    f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
+                )
             self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK003"), message)
             return
         plan = self._ladder(list(node.body))

@@ -24,6 +24,7 @@ import libcst as cst
 from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker
 from porter.codemods.target_api import conform, conform_int_arguments
+from porter.pipeline.device_backends import project_abstraction
 from porter.pipeline.findings import Applicability
 from porter.config.ruledata import load_toml
 
@@ -117,6 +118,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
+        self._abstraction: tuple[str, ...] | None | bool = False  # project_abstraction, read once
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -247,6 +249,17 @@ class CudaApiFamily(ReferenceTracker, Family):
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
+            if template in _CONSTANTS and not self.ctx.portable and self._library() is not None:
+                # `torch.cuda.is_current_stream_capturing()` -> `False`: the target's answer, but
+                # in a library that has backends of its own this line still runs on CUDA, where
+                # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
+                self.ctx.report(
+                    row.code, original,
+                    f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({self._library()[0]}), so this code still runs on CUDA, "
+                    f"where it answers for CUDA; `{template}` is only {self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
+                    f"ask the project's device abstraction (or `torch.cuda.is_available() and ...`) instead: on a torch build without CUDA the call raises",
+                    applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+                return self._keep_cuda_arguments(original, updated)
             # parentheses, where the context needs them, come from the statement walker
             new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
             return self._apply(row, original, suffix, new, updated)
@@ -266,6 +279,13 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def _library(self) -> tuple[str, ...] | None:
+        """The project's device-abstraction evidence (a class per device, a per-device module
+        family, a device ladder over several accelerators), or None: an application."""
+        if self._abstraction is False:
+            self._abstraction = project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source)
+        return self._abstraction  # type: ignore[return-value]
 
     def _stream_kept_here(self) -> bool:
         """Whether the innermost function uses a CUDA stream API that this port leaves as it is
@@ -375,6 +395,9 @@ class CudaApiFamily(ReferenceTracker, Family):
             f"`torch.cuda.{suffix}` is CUDA-only and porter has no mapping for it",
             applicability=Applicability.MANUAL,
         )
+
+
+_CONSTANTS = frozenset({"True", "False", "None"})  # an `expr` action that answers for the target alone
 
 
 def _args_code(ctx, call: cst.Call) -> str:
