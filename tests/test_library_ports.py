@@ -690,3 +690,78 @@ def test_an_application_deployment_still_gets_the_target_cores(tmp_path):
     out = port_files(tmp_path, "neuron")
     assert "NEURON_RT_VISIBLE_CORES=0-1" in out["run.sh"][0]
     assert "torch-neuronx" in out["requirements.txt"][0]
+
+
+LIBRARY_CODE = {
+    "mini/profiler.py": """
+        import torch
+
+
+        class WorkerProfiler:
+            pass
+
+
+        class CudaProfilerWrapper(WorkerProfiler):
+            def __init__(self) -> None:
+                import torch.cuda.profiler as cuda_profiler
+
+                self._cuda_profiler = cuda_profiler
+
+            def start(self) -> None:
+                self._cuda_profiler.start()
+
+            def annotate(self, name: str):
+                return torch.cuda.nvtx.range(name)
+
+
+        class StepTimer:
+            def annotate(self, name: str):
+                return torch.cuda.nvtx.range(name)
+    """,
+    "mini/encoder.py": """
+        import torch
+
+        from mini.platforms import current_platform
+
+
+        class Encoder:
+            def __init__(self):
+                self.device = current_platform.current_device()
+                self.index = torch.cuda.current_device()
+
+            def empty(self, n):
+                return torch.zeros(n, device=self.device), torch.zeros(n, device=self.index)
+    """,
+    "mini/comm.py": """
+        import torch
+
+
+        def init_comm(device):
+            if isinstance(device, int):
+                device = torch.device(f"cuda:{device}")
+            return device
+
+
+        def init_distributed_environment(world_size: int = -1, backend: str = "nccl"):
+            torch.distributed.init_process_group(backend=backend, world_size=world_size)
+    """,
+}
+
+
+def test_library_code_keeps_cuda_where_the_library_answers(tmp_path):
+    write_files(tmp_path, {**PLATFORMS, **LIBRARY_CODE})
+    out = port_files(tmp_path, "neuron")
+    # NVTX ranges of a class that drives CUDA's profiler (nsys) stay; others become record_function
+    code, findings = out["mini/profiler.py"]
+    wrapper, timer = code.split("class StepTimer")
+    assert "torch.cuda.nvtx.range(name)" in wrapper and "torch.profiler.record_function(name)" in timer, code
+    assert any(f.code == "CUDA008" and not f.applied and "CUDA's profiler" in f.message for f in findings)
+    # an index from the project's own device object is that device's; torch.cuda's is CUDA's
+    code, _ = out["mini/encoder.py"]
+    assert "torch.zeros(n, device=self.device)" in code and 'torch.device("neuron", self.index)' in code, code
+    # a device hard-coded where the code has it at hand is kept (BACK009) and not rewritten after all
+    code, findings = out["mini/comm.py"]
+    assert 'torch.device(f"cuda:{device}")' in code and any(f.code == "BACK009" for f in findings), code
+    # a public function's default backend is the package's API
+    assert 'backend: str = "nccl"' in code
+    assert any(f.code == "DIST001" and not f.applied and "public API" in f.message for f in findings)

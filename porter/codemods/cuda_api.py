@@ -119,6 +119,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
         self._abstraction: tuple[str, ...] | None | bool = False  # project_abstraction, read once
+        self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
+        self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -235,6 +237,13 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
                             applicability=Applicability.MANUAL)
             return updated
+        if row.code == "CUDA008" and action.startswith("rename ") and self._classes and self._drives_cuda_profiler(self._classes[-1]):
+            # `CudaProfilerWrapper`: `torch.cuda.profiler.start()` (no port: it stays) opens the
+            # nsys capture whose timeline the NVTX ranges annotate; record_function emits none
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays: class `{self._classes[-1].name.value}` drives CUDA's profiler "
+                            "(`torch.cuda.profiler`), whose nsys timeline these NVTX ranges annotate",
+                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            return self._keep_cuda_arguments(original, updated)
         if row.code == "CUDA006" and action.startswith("rename ") and self.ctx.in_cuda_only_code() is None and self._stream_kept_here():
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
@@ -279,6 +288,21 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
+    def _drives_cuda_profiler(self, node: cst.ClassDef) -> bool:
+        """The class uses `torch.cuda.profiler` (start/stop of the CUDA profiler's capture)."""
+        found = self._profilers.get(id(node))
+        if found is None:
+            found = self._profilers[id(node)] = _CUDA_PROFILER.search(self.ctx.code(node)) is not None
+        return found
 
     def _library(self) -> tuple[str, ...] | None:
         """The project's device-abstraction evidence (a class per device, a per-device module
@@ -397,6 +421,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         )
 
 
+_CUDA_PROFILER = re.compile(r"\btorch\.cuda\.profiler\b|\bcudaProfilerStart\b")
 _CONSTANTS = frozenset({"True", "False", "None"})  # an `expr` action that answers for the target alone
 
 
