@@ -765,3 +765,12 @@ def test_library_code_keeps_cuda_where_the_library_answers(tmp_path):
     # a public function's default backend is the package's API
     assert 'backend: str = "nccl"' in code
     assert any(f.code == "DIST001" and not f.applied and "public API" in f.message for f in findings)
+
+
+def test_cuda_availability_written_out_as_text_stays():
+    """vLLM's collect_env: `str(torch.cuda.is_available())` is printed as "Is CUDA available";
+    torch.accelerator would say True there on a neuron host. A test still ports."""
+    code = 'import torch\ncuda_available_str = str(torch.cuda.is_available())\nprint(f"CUDA: {torch.cuda.is_available()}")\nif torch.cuda.is_available():\n    x = 1\n'
+    new, findings = port(code, "neuron")
+    assert new.count("torch.cuda.is_available()") == 2 and "if torch.accelerator.is_available():" in new, new
+    assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [f.code for f in findings]

@@ -119,6 +119,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
         self._abstraction: tuple[str, ...] | None | bool = False  # project_abstraction, read once
+        self._as_text: set[int] = set()  # calls whose answer is written out as text (str(), f-strings)
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
@@ -135,6 +136,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
                 self._device_args.add(id(arg.value))
+        if isinstance(func, cst.Name) and func.value == "str" and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+            self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if isinstance(node.expression, cst.Call):
+            self._as_text.add(id(node.expression))  # `f"CUDA available: {torch.cuda.is_available()}"`
 
     def _row_for(self, node: cst.BaseExpression) -> tuple[str, ApiRow | None] | None:
         head = node
@@ -237,6 +244,13 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
                             applicability=Applicability.MANUAL)
             return updated
+        if suffix == "is_available" and id(original) in self._as_text and not self.ctx.portable:
+            # `cuda_available_str = str(torch.cuda.is_available())` (an environment report):
+            # a statement about CUDA, which torch.accelerator would make about any device
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` is written out as text, a report of whether CUDA is there: it stays "
+                            f"(torch.accelerator would answer for {self.ctx.target.display} under CUDA's name)",
+                            applicability=Applicability.MANUAL, advice=f"Report {self.ctx.target.display} beside it if the output should name it.")
+            return self._keep_cuda_arguments(original, updated)
         if row.code == "CUDA008" and action.startswith("rename ") and self._classes and self._drives_cuda_profiler(self._classes[-1]):
             # `CudaProfilerWrapper`: `torch.cuda.profiler.start()` (no port: it stays) opens the
             # nsys capture whose timeline the NVTX ranges annotate; record_function emits none
