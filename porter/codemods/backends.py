@@ -1074,6 +1074,8 @@ class BackendsFamily(Family):
             self._keep_module(node, CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note), note)
             return
         module = _module_fact(self.ctx.settings, self.ctx.path)
+        if module is not None and "family of modules" in module[0] and _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source):
+            module = None  # the module defines CUDA's class of a class family: that class is kept (BACK003), and says whether the target's exists
         if module is not None:
             # CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside
             # `backends/cpu/`): CUDA's implementation, registered for "cuda"; the target's goes beside it
