@@ -272,13 +272,14 @@ class CudaApiFamily(ReferenceTracker, Family):
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
-            if template in _CONSTANTS and not self.ctx.portable and self._library() is not None:
+            library = self._library() if template in _CONSTANTS and not self.ctx.portable else None
+            if library is not None:
                 # `torch.cuda.is_current_stream_capturing()` -> `False`: the target's answer, but
                 # in a library that has backends of its own this line still runs on CUDA, where
                 # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
                 self.ctx.report(
                     row.code, original,
-                    f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({self._library()[0]}), so this code still runs on CUDA, "
+                    f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({library[0]}), so this code still runs on CUDA, "
                     f"where it answers for CUDA; `{template}` is only {self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
                     f"ask the project's device abstraction (or `torch.cuda.is_available() and ...`) instead: on a torch build without CUDA the call raises",
                     applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))

@@ -119,8 +119,8 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
         return (why, *(f"{c.device}={c.name}" for c in members), *(f"@{f}" for f in folders))
     modules = sorted((p, f) for p, f in folder_families(p for p, _ in files).items() if f[0].endswith(".py"))
     if modules:
-        path, (_, others) = modules[0]
-        return (f"a module per device ({path} beside {', '.join(others)})",)
+        first, (_, siblings) = modules[0]
+        return (f"a module per device ({first} beside {', '.join(siblings)})",)
     for path, source in files:
         if not _CUDA_STRING.search(source):
             continue
@@ -130,7 +130,7 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
     return None
 
 
-def project_abstraction(settings, path: str = "", source: bytes = b"") -> tuple[str, ...] | None:
+def project_abstraction(settings: object, path: str = "", source: bytes = b"") -> tuple[str, ...] | None:
     """The project's device-abstraction evidence (`abstraction`) from the project analysis
     (`settings.flow`), or from the file alone when it is ported on its own."""
     flow = getattr(settings, "flow", None)
@@ -208,7 +208,7 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
     return out
 
 
-def _names_in(sources, module: str) -> set[str]:
+def _names_in(sources: Iterable[str], module: str) -> set[str]:
     """The file names beside `module` (a path) among `sources`' paths."""
     folder = module.replace("\\", "/").rpartition("/")[0]
     return {p.replace("\\", "/").rpartition("/")[2] for p in sources if p.replace("\\", "/").rpartition("/")[0] == folder}
