@@ -867,3 +867,243 @@ def test_no_rung_where_the_fallback_works_on_the_switchs_device(target):
     # has no port, reported), as before
     rung = [f for f in findings if f.code == "BACK002" and f.start.line == 25]
     assert len(rung) == 1 and "needs no branch" not in rung[0].message
+
+
+
+
+# vLLM 0.34.0: a module per device (`platforms/cuda.py`, `rocm.py` beside `xpu.py`, `cpu.py`),
+# a requirements file per device, a deployment recipe, and generic code that asks CUDA
+# about graph capture and compiles with the backend its platform picks
+PLATFORMS = {
+    "mini/__init__.py": "",
+    "mini/platforms/__init__.py": "from .interface import Platform\n",
+    "mini/platforms/interface.py": """
+        class Platform:
+            device_type: str
+            simple_compile_backend: str = "inductor"
+    """,
+    "mini/platforms/cuda.py": """
+        import torch
+
+        from .interface import Platform
+
+        torch.backends.cuda.enable_cudnn_sdp(False)
+
+
+        class CudaPlatformBase(Platform):
+            device_type: str = "cuda"
+
+            @classmethod
+            def set_device(cls, device: int) -> None:
+                torch.cuda.set_device(device)
+    """,
+    "mini/platforms/rocm.py": """
+        import torch
+
+        from .interface import Platform
+
+
+        class RocmPlatform(Platform):
+            device_type: str = "cuda"
+
+            def memory(self, device):
+                torch.cuda.empty_cache()
+                return torch.cuda.max_memory_allocated(device)
+    """,
+    "mini/platforms/xpu.py": """
+        import torch
+
+        from .interface import Platform
+
+
+        class XPUPlatform(Platform):
+            device_type: str = "xpu"
+
+            def memory(self, device):
+                return torch.xpu.max_memory_allocated(device)
+    """,
+    "mini/platforms/cpu.py": """
+        from .interface import Platform
+
+
+        class CpuPlatform(Platform):
+            device_type: str = "cpu"
+    """,
+    "mini/models/__init__.py": "",
+    "mini/models/attn.py": """
+        import torch
+
+        from mini.platforms import current_platform
+
+
+        def index(x, n):
+            if n > 4 and not torch.cuda.is_current_stream_capturing():
+                return x[:n]
+            return x
+
+
+        def keep(plans, key, plan):
+            if torch.cuda.is_current_stream_capturing():
+                plans[key] = plan
+
+
+        @torch.compile(dynamic=True, backend=current_platform.simple_compile_backend)
+        def topk(x):
+            return torch.topk(x, 2)
+    """,
+    "requirements/cuda.txt": "torch==2.14.0\nnvidia-nccl-cu12\n",
+    "requirements/cpu.txt": "torch==2.14.0\nnumpy\n",
+    "requirements/xpu.txt": "torch==2.14.0\n",
+    "recipes/model.yaml": """
+        hardware:
+          h200:
+            extra_env:
+              CUDA_VISIBLE_DEVICES: "0,1,2,3"
+        guide: |
+          export CUDA_VISIBLE_DEVICES=0
+    """,
+}
+
+
+def test_a_module_per_device_is_kept_as_a_folder_per_device_is(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    out = port_files(tmp_path, "neuron")
+    for name in ("mini/platforms/cuda.py", "mini/platforms/rocm.py"):
+        code, findings = out[name]
+        assert code == textwrap.dedent(PLATFORMS[name]).lstrip(), code
+        back = [f for f in findings if f.code == "BACK003"]
+        assert back and "`cpu.py`, `xpu.py`" in back[0].message and "`neuron.py`" in back[0].message
+    # a module named for a device with no sibling for another device is no family
+    write_files(tmp_path / "solo", {"pkg/__init__.py": "", "pkg/cuda.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    solo = port_files(tmp_path / "solo", "neuron")
+    assert "neuron" in solo["pkg/cuda.py"][0]
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_cuda_answers_that_are_constants_on_the_target_stay_in_a_library(tmp_path, target):
+    """`torch.cuda.is_current_stream_capturing()` is False on the target, but a library with
+    backends of its own still runs this line on CUDA: the capture test stays, reported."""
+    write_files(tmp_path, PLATFORMS)
+    code, findings = port_files(tmp_path, target)["mini/models/attn.py"]
+    assert code.count("torch.cuda.is_current_stream_capturing()") == 2, code
+    graph = [f for f in findings if f.code == "GRAPH001"]
+    assert len(graph) == 2 and all(not f.applied and "a module per device" in f.message for f in graph)
+    # in an application the target's answer replaces CUDA's
+    app, _ = port("import torch\nif not torch.cuda.is_current_stream_capturing():\n    x = 1\n", target)
+    assert "is_current_stream_capturing" not in app
+
+
+def test_dynamic_stays_under_a_backend_the_code_computes(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    code, findings = port_files(tmp_path, "neuron")["mini/models/attn.py"]
+    assert "@torch.compile(dynamic=True, backend=current_platform.simple_compile_backend)" in code
+    assert any(f.code == "COMP003" and not f.applied and "computed" in f.message for f in findings)
+    # a literal backend (the target's, or inductor made the target's) still loses it
+    new, _ = port('import torch\nf = torch.compile(g, dynamic=True, backend="inductor")\n', "neuron")
+    assert 'torch.compile(g, backend="neuron")' in new
+
+
+def test_per_device_files_and_deployments_of_a_library_stay(tmp_path):
+    write_files(tmp_path, PLATFORMS)
+    out = port_files(tmp_path, "neuron")
+    for name in ("requirements/cuda.txt", "requirements/cpu.txt", "requirements/xpu.txt", "recipes/model.yaml"):
+        code, findings = out[name]
+        assert code == textwrap.dedent(PLATFORMS[name]).lstrip(), (name, code)
+        assert findings and not any(f.applied for f in findings)
+    cpu = [f for f in out["requirements/cpu.txt"][1] if f.code == "DEP004"]
+    assert cpu and "`neuron.txt`" in cpu[0].message
+    env = [f for f in out["recipes/model.yaml"][1] if f.code == "ENV001"]
+    assert len(env) == 2 and all("backends of its own" in f.message and "NEURON_RT_VISIBLE_CORES" in f.message for f in env)
+
+
+def test_an_application_deployment_still_gets_the_target_cores(tmp_path):
+    write_files(tmp_path, {"app/train.py": "import torch\nx = torch.zeros(2, device='cuda')\n",
+                           "run.sh": "export CUDA_VISIBLE_DEVICES=0,1\npython app/train.py\n",
+                           "requirements.txt": "torch==2.14.0\n"})
+    out = port_files(tmp_path, "neuron")
+    assert "NEURON_RT_VISIBLE_CORES=0-1" in out["run.sh"][0]
+    assert "torch-neuronx" in out["requirements.txt"][0]
+
+
+LIBRARY_CODE = {
+    "mini/profiler.py": """
+        import torch
+
+
+        class WorkerProfiler:
+            pass
+
+
+        class CudaProfilerWrapper(WorkerProfiler):
+            def __init__(self) -> None:
+                import torch.cuda.profiler as cuda_profiler
+
+                self._cuda_profiler = cuda_profiler
+
+            def start(self) -> None:
+                self._cuda_profiler.start()
+
+            def annotate(self, name: str):
+                return torch.cuda.nvtx.range(name)
+
+
+        class StepTimer:
+            def annotate(self, name: str):
+                return torch.cuda.nvtx.range(name)
+    """,
+    "mini/encoder.py": """
+        import torch
+
+        from mini.platforms import current_platform
+
+
+        class Encoder:
+            def __init__(self):
+                self.device = current_platform.current_device()
+                self.index = torch.cuda.current_device()
+
+            def empty(self, n):
+                return torch.zeros(n, device=self.device), torch.zeros(n, device=self.index)
+    """,
+    "mini/comm.py": """
+        import torch
+
+
+        def init_comm(device):
+            if isinstance(device, int):
+                device = torch.device(f"cuda:{device}")
+            return device
+
+
+        def init_distributed_environment(world_size: int = -1, backend: str = "nccl"):
+            torch.distributed.init_process_group(backend=backend, world_size=world_size)
+    """,
+}
+
+
+def test_library_code_keeps_cuda_where_the_library_answers(tmp_path):
+    write_files(tmp_path, {**PLATFORMS, **LIBRARY_CODE})
+    out = port_files(tmp_path, "neuron")
+    # NVTX ranges of a class that drives CUDA's profiler (nsys) stay; others become record_function
+    code, findings = out["mini/profiler.py"]
+    wrapper, timer = code.split("class StepTimer")
+    assert "torch.cuda.nvtx.range(name)" in wrapper and "torch.profiler.record_function(name)" in timer, code
+    assert any(f.code == "CUDA008" and not f.applied and "CUDA's profiler" in f.message for f in findings)
+    # an index from the project's own device object is that device's; torch.cuda's is CUDA's
+    code, _ = out["mini/encoder.py"]
+    assert "torch.zeros(n, device=self.device)" in code and 'torch.device("neuron", self.index)' in code, code
+    # a device hard-coded where the code has it at hand is kept (BACK009) and not rewritten after all
+    code, findings = out["mini/comm.py"]
+    assert 'torch.device(f"cuda:{device}")' in code and any(f.code == "BACK009" for f in findings), code
+    # a public function's default backend is the package's API
+    assert 'backend: str = "nccl"' in code
+    assert any(f.code == "DIST001" and not f.applied and "public API" in f.message for f in findings)
+
+
+def test_cuda_availability_written_out_as_text_stays():
+    """vLLM's collect_env: `str(torch.cuda.is_available())` is printed as "Is CUDA available";
+    torch.accelerator would say True there on a neuron host. A test still ports."""
+    code = 'import torch\ncuda_available_str = str(torch.cuda.is_available())\nprint(f"CUDA: {torch.cuda.is_available()}")\nif torch.cuda.is_available():\n    x = 1\n'
+    new, findings = port(code, "neuron")
+    assert new.count("torch.cuda.is_available()") == 2 and "if torch.accelerator.is_available():" in new, new
+    assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [f.code for f in findings]

@@ -1344,15 +1344,23 @@ class BackendsFamily(Family):
             self._keep_module(node, CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note), note)
             return
         module = _module_fact(self.ctx.settings, self.ctx.path)
+        if module is not None and "family of modules" in module[0] and _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source):
+            module = None  # the module defines CUDA's class of a class family: that class is kept (BACK003), and says whether the target's exists
         if module is not None:
             # CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside
             # `backends/cpu/`): CUDA's implementation, registered for "cuda"; the target's goes beside it
             why, *others = module
             t = self.ctx.target
-            message = (
-                f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
-                f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
-            )
+            if "family of modules" in why:  # `platforms/cuda.py` beside `xpu.py`, `cpu.py`
+                message = (
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a module of its own beside it "
+                    f"(`{t.device_type}.py`), modelled on the {', '.join(f'`{o}`' for o in others)} ones"
+                )
+            else:
+                message = (
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
+                    f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
+                )
             self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK003"), message)
             return
         plan = self._ladder(list(node.body))

@@ -133,7 +133,15 @@ class CompileFamily(Family):
             elif value is None:
                 self.ctx.report("COMP002", original, "the compile mode is computed: only the default mode is supported on the target", applicability=Applicability.MANUAL)
         dynamic = self.kwarg(original, "dynamic")
-        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend):
+        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend) \
+                and backend is not None and string_value(backend.value) is None and new is updated:
+            # `backend=current_platform.simple_compile_backend`: the code picks its backend per
+            # device (inductor on CUDA, which takes `dynamic=True`); the code that answers the
+            # target's backend answers for its dynamic shapes too
+            self.ctx.report("COMP003", original, f"`dynamic=True` stays: the compile backend is computed here (`{self.ctx.code(backend.value)}`), so on CUDA this call may still compile with inductor, which takes it; "
+                            f"{t.display}'s backend rejects it", applicability=Applicability.MANUAL,
+                            advice=f"Where the backend is {t.display}'s (\"{t.compile_backend}\"), pass `dynamic=False` (or None) there, e.g. from the same place that picks the backend.")
+        elif t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend):
             cand = self.without_kwargs(new, {"dynamic"})
             if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
                 new = cand

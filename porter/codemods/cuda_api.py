@@ -24,6 +24,7 @@ import libcst as cst
 from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker
 from porter.codemods.target_api import conform, conform_int_arguments
+from porter.pipeline.device_backends import project_abstraction
 from porter.pipeline.findings import Applicability
 from porter.config.ruledata import load_toml
 
@@ -117,6 +118,10 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._device_args: set[int] = set()  # expressions in a device position
+        self._abstraction: tuple[str, ...] | None | bool = False  # project_abstraction, read once
+        self._as_text: set[int] = set()  # calls whose answer is written out as text (str(), f-strings)
+        self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
+        self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -131,6 +136,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
                 self._device_args.add(id(arg.value))
+        if isinstance(func, cst.Name) and func.value == "str" and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+            self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
+
+    def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
+        if isinstance(node.expression, cst.Call):
+            self._as_text.add(id(node.expression))  # `f"CUDA available: {torch.cuda.is_available()}"`
 
     def _row_for(self, node: cst.BaseExpression) -> tuple[str, ApiRow | None] | None:
         head = node
@@ -233,6 +244,20 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
                             applicability=Applicability.MANUAL)
             return updated
+        if suffix == "is_available" and id(original) in self._as_text and not self.ctx.portable:
+            # `cuda_available_str = str(torch.cuda.is_available())` (an environment report):
+            # a statement about CUDA, which torch.accelerator would make about any device
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` is written out as text, a report of whether CUDA is there: it stays "
+                            f"(torch.accelerator would answer for {self.ctx.target.display} under CUDA's name)",
+                            applicability=Applicability.MANUAL, advice=f"Report {self.ctx.target.display} beside it if the output should name it.")
+            return self._keep_cuda_arguments(original, updated)
+        if row.code == "CUDA008" and action.startswith("rename ") and self._classes and self._drives_cuda_profiler(self._classes[-1]):
+            # `CudaProfilerWrapper`: `torch.cuda.profiler.start()` (no port: it stays) opens the
+            # nsys capture whose timeline the NVTX ranges annotate; record_function emits none
+            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays: class `{self._classes[-1].name.value}` drives CUDA's profiler "
+                            "(`torch.cuda.profiler`), whose nsys timeline these NVTX ranges annotate",
+                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            return self._keep_cuda_arguments(original, updated)
         if row.code == "CUDA006" and action.startswith("rename ") and self.ctx.in_cuda_only_code() is None and self._stream_kept_here():
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
@@ -247,6 +272,18 @@ class CudaApiFamily(ReferenceTracker, Family):
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
             template = action[5:].strip()
+            library = self._library() if template in _CONSTANTS and not self.ctx.portable else None
+            if library is not None:
+                # `torch.cuda.is_current_stream_capturing()` -> `False`: the target's answer, but
+                # in a library that has backends of its own this line still runs on CUDA, where
+                # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
+                self.ctx.report(
+                    row.code, original,
+                    f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({library[0]}), so this code still runs on CUDA, "
+                    f"where it answers for CUDA; `{template}` is only {self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
+                    f"ask the project's device abstraction (or `torch.cuda.is_available() and ...`) instead: on a torch build without CUDA the call raises",
+                    applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+                return self._keep_cuda_arguments(original, updated)
             # parentheses, where the context needs them, come from the statement walker
             new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
             return self._apply(row, original, suffix, new, updated)
@@ -266,6 +303,28 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
+    def _drives_cuda_profiler(self, node: cst.ClassDef) -> bool:
+        """The class uses `torch.cuda.profiler` (start/stop of the CUDA profiler's capture)."""
+        found = self._profilers.get(id(node))
+        if found is None:
+            found = self._profilers[id(node)] = _CUDA_PROFILER.search(self.ctx.code(node)) is not None
+        return found
+
+    def _library(self) -> tuple[str, ...] | None:
+        """The project's device-abstraction evidence (a class per device, a per-device module
+        family, a device ladder over several accelerators), or None: an application."""
+        if self._abstraction is False:
+            self._abstraction = project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source)
+        return self._abstraction  # type: ignore[return-value]
 
     def _stream_kept_here(self) -> bool:
         """Whether the innermost function uses a CUDA stream API that this port leaves as it is
@@ -377,6 +436,10 @@ class CudaApiFamily(ReferenceTracker, Family):
             f"`torch.cuda.{suffix}` is CUDA-only and porter has no mapping for it",
             applicability=Applicability.MANUAL,
         )
+
+
+_CUDA_PROFILER = re.compile(r"\btorch\.cuda\.profiler\b|\bcudaProfilerStart\b")
+_CONSTANTS = frozenset({"True", "False", "None"})  # an `expr` action that answers for the target alone
 
 
 def _args_code(ctx, call: cst.Call) -> str:

@@ -253,7 +253,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString):
         """`f"cuda:{rank}"`: the commonest way real code names a per-rank device."""
         parts = original.parts
-        if id(original) in self._map_locations or not (
+        if id(original) in self._map_locations or id(original) in self.ctx.keep_cuda or not (
             len(parts) == 2
             and isinstance(parts[0], cst.FormattedStringText)
             and parts[0].value == "cuda:"

@@ -117,6 +117,21 @@ class DistributedFamily(Family):
         self.ctx.report("DIST001", original, f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend is \"{t.dist_backend}\"", applicability=Applicability.MANUAL)
         return updated
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """`def init_distributed_environment(..., backend: str = "nccl")`: a package's public
+        function whose parameter defaults to NCCL. The default is the package's API, which its
+        callers on CUDA rely on: kept, reported (as DEV016 keeps a public default device)."""
+        name = node.name.value
+        if name.startswith("_") and name != "__init__" or not _in_package(self.ctx):
+            return
+        for param in (*node.params.params, *node.params.kwonly_params, *node.params.posonly_params):
+            if param.default is not None and string_value(param.default) == "nccl":
+                self._per_device.add(id(param.default))
+                t = self.ctx.target
+                self.ctx.report("DIST001", param.default, f"`{param.name.value}` of `{name}` defaults to \"nccl\", public API of this package (it selects NCCL at run time): kept",
+                                applicability=Applicability.MANUAL,
+                                advice=f'Pass {param.name.value}="{t.dist_backend}" where {t.display} calls `{name}`; porter leaves a documented default as it is.')
+
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         """`backend: Optional[str] = "nccl"` in a class: a documented configuration default,
         kept; it selects NCCL at run time, which is reported."""

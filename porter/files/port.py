@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
+from porter.config.targets import get_target
 from porter.config.settings import Settings
 from porter.files import kinds
 from porter.files.errors import NeedsExtra, Unreadable
 from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
+from porter.pipeline.device_backends import ABSTRACTION, DEVICES, VENDORS
 from porter.pipeline.findings import FileResult, FileStatus
 from porter.pipeline.prefilter import NOT_ADMITTED, admits
 from porter.pipeline.suppressions import scan as scan_suppressions
@@ -82,7 +86,55 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return out
     except RecursionError:
         return _error(out, "nesting too deep to read")
+    sites = _kept_for_other_backends(sites, path, settings)
     return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
+
+
+def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings) -> list[Site]:
+    """A port adds a backend; it does not rewrite another's configuration. Two kinds of file
+    configure a backend that is not the target's:
+    - one of a family of files per device (vLLM's `requirements/cuda.txt`, `rocm.txt`,
+      `cpu.txt`, `tpu.txt`): the file named for a device is that device's, and the target's
+      is a file of its own beside it: every fix here is reported, none applied;
+    - in a project with backends of its own (`device_backends.abstraction`), a file that picks
+      CUDA devices (`CUDA_VISIBLE_DEVICES`) configures a CUDA deployment of it: the variable
+      stays, reported (ENV001), and the target's deployment sets its own."""
+    fixes = [s for s in sites if s.replacement is not None]
+    if not fixes:
+        return sites
+    t = get_target(settings.target)
+    family = device_file_family(path)
+    if family is not None:
+        device, others = family
+        shown = ", ".join(f"`{o}`" for o in others)
+        note = (f"`{path}` is the {device} backend's file of a family of files per device (beside {shown}): left as it is; "
+                f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)")
+        return [replace(s, replacement=None, message=f"{note} (what porter would change: {s.message or s.code})", applicability=None) if s.replacement is not None else s for s in sites]
+    evidence = next((f[3] for f in settings.flow or () if f[2] == ABSTRACTION), None)
+    if evidence is None:
+        return sites
+    out = []
+    for s in sites:
+        if s.code == "ENV001" and s.replacement is not None:
+            s = replace(s, replacement=None, applicability=None, message=(
+                f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file configures "
+                f"a CUDA deployment of it; a {t.display} deployment sets `{s.replacement.split('=')[0].split(':')[0].strip()}` in a configuration of its own"))
+        out.append(s)
+    return out
+
+
+def device_file_family(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """(device, the sibling files named for other devices) when `path`'s name (less its
+    suffix) is a device's and its folder holds files of the same suffix named for other
+    devices; else None."""
+    p = Path(path)
+    if p.stem.lower() not in DEVICES | VENDORS:
+        return None
+    try:
+        siblings = [c.name for c in p.parent.iterdir() if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS and c.stem.lower() != p.stem.lower()]
+    except OSError:
+        return None
+    return (p.stem, tuple(sorted(siblings))) if siblings else None
 
 
 def _whole(kind: str, source: bytes, path: str, settings: Settings) -> FileResult:

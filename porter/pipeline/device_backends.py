@@ -123,6 +123,10 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
         why = f"a class per device under `{next(b for b in cuda.bases)}` ({', '.join(c.name for c in members[:4])}{', ...' if len(members) > 4 else ''})"
         folders = sorted({c.path.replace("\\", "/").rpartition("/")[0] for c in members})
         return (why, *(f"{c.device}={c.name}" for c in members), *(f"@{f}" for f in folders))
+    modules = sorted((p, f) for p, f in folder_families(p for p, _ in files).items() if f[0].endswith(".py"))
+    if modules:
+        first, (_, siblings) = modules[0]
+        return (f"a module per device ({first} beside {', '.join(siblings)})",)
     for path, source in files:
         if not _CUDA_STRING.search(source):
             continue
@@ -130,6 +134,15 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
         if len(others) >= 2:
             return (f"{path} names CUDA, {', '.join(others)} as device types",)
     return None
+
+
+def project_abstraction(settings: object, path: str = "", source: bytes = b"") -> tuple[str, ...] | None:
+    """The project's device-abstraction evidence (`abstraction`) from the project analysis
+    (`settings.flow`), or from the file alone when it is ported on its own."""
+    flow = getattr(settings, "flow", None)
+    if flow is None:
+        return abstraction([(path, source)])
+    return next((f[3] for f in flow if f[2] == ABSTRACTION), None)
 
 
 def _accessors(source: bytes, name: str) -> set[str]:
@@ -176,7 +189,21 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
         for i in range(len(parts) - 1):
             children.setdefault(tuple(parts[:i]), set()).add(parts[i])
     out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    stems: dict[tuple[str, ...], set[str]] = {}  # folder -> its modules' names (`cuda`, `xpu`)
+    for _, parts in split:
+        if parts[-1].endswith(".py"):
+            stems.setdefault(tuple(parts[:-1]), set()).add(parts[-1][:-3])
     for path, parts in split:
+        stem = parts[-1][:-3] if parts[-1].endswith(".py") else ""
+        if stem.lower() in CUDA_FOLDERS:
+            # a module per device (vLLM's `platforms/cuda.py`, `rocm.py` beside `xpu.py`,
+            # `cpu.py`, `tpu.py`): CUDA's implementation of a per-device family, as a folder is
+            folder = tuple(parts[:-1])
+            siblings = stems.get(folder, set()) | children.get(folder, set())
+            others = sorted(c for c in siblings if c.lower() in DEVICES | VENDORS and c.lower() not in CUDA_FOLDERS)
+            if others:
+                out[path] = ("/".join(parts), tuple(others))
+                continue
         for i in range(len(parts) - 1):
             if parts[i].lower() not in CUDA_FOLDERS:
                 continue
@@ -185,6 +212,12 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
                 out[path] = ("/".join(parts[: i + 1]) + "/", tuple(others))
                 break
     return out
+
+
+def _names_in(sources: Iterable[str], module: str) -> set[str]:
+    """The file names beside `module` (a path) among `sources`' paths."""
+    folder = module.replace("\\", "/").rpartition("/")[0]
+    return {p.replace("\\", "/").rpartition("/")[2] for p in sources if p.replace("\\", "/").rpartition("/")[0] == folder}
 
 
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
@@ -205,9 +238,13 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
         for member in _accessors(sources.get(cuda.path, b""), cuda.name):
             accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
     for path, (folder, folders) in folder_families(sources).items():
-        shown = ", ".join(f"`{o}/`" for o in folders)
-        whose = {"nvidia": "NVIDIA's", "amd": "AMD's (ROCm, on torch's `cuda` device)", "rocm": "ROCm's (on torch's `cuda` device)", "hip": "ROCm's (on torch's `cuda` device)"}.get(folder.rstrip("/").rpartition("/")[2].lower(), "CUDA's")
-        why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
+        module = folder.endswith(".py")
+        shown = ", ".join(f"`{o}/`" if not module or o + ".py" not in _names_in(sources, folder) else f"`{o}.py`" for o in folders)
+        whose = {"nvidia": "NVIDIA's", "amd": "AMD's (ROCm, on torch's `cuda` device)", "rocm": "ROCm's (on torch's `cuda` device)", "hip": "ROCm's (on torch's `cuda` device)"}.get(folder.rstrip("/").rpartition("/")[2].removesuffix(".py").lower(), "CUDA's")
+        if module:
+            why = f"`{folder}` is {whose} module of a per-device family of modules (beside {shown})"
+        else:
+            why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
         out.setdefault(path, []).append((None, path, MODULE, (why, *folders)))
     if accessors:
         probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))

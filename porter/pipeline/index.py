@@ -613,6 +613,10 @@ class ProjectIndex:
     def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
         name = dotted(call.func) or ""
         last = name.rpartition(".")[2]
+        if last == "current_device" and "." in name and not name.startswith("torch."):
+            # `current_platform.current_device()`: the project's device object answers with an
+            # index of its own device (vLLM's platforms), which is no CUDA device on the target
+            return Value(UNKNOWN, (f"`{_src(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",))
         if name in ("int", "range", "len") or last.endswith(_INT_CALL_SUFFIXES):
             return Value(INDEX, (f"`{_src(call)}`, {where}",))
         if last == "device" or name in ("str", "float", "bool"):

@@ -24,6 +24,7 @@ from porter.pipeline.cache import Cache
 from porter.files.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
+from porter.pipeline.device_backends import ABSTRACTION
 from porter.pipeline.discover import Candidate, discover
 from porter.pipeline.findings import FileResult, FileStatus, Severity
 from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
@@ -204,7 +205,22 @@ def project_index(
         facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources)
         if store is not None:
             store.put_index(key, facts)
-    return facts
+    return _abstraction_everywhere(facts, candidates)
+
+
+def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
+    """The project's device-abstraction fact (porter.pipeline.device_backends.abstraction) for
+    its files of other kinds too: in a project with backends of its own, a deployment file that
+    picks CUDA devices configures its CUDA backend (porter.files.port keeps it)."""
+    fact = next((f for found in facts.values() for f in found if f[2] == ABSTRACTION), None)
+    if fact is None:
+        return facts
+    out = dict(facts)
+    for cand in candidates:
+        name = _name(cand)
+        if cand.problem is None and not is_python(name) and name not in out:
+            out[name] = (fact,)
+    return out
 
 
 def read_candidate(cand: Candidate, settings: Settings) -> FileResult:
