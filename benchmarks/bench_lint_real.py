@@ -292,7 +292,7 @@ def file_kinds(a: argparse.Namespace) -> None:
     (`PORTER_FILE_KINDS=python`), alternated in one run; CPU seconds of porter and its workers
     are compared (steadier than wall time on a shared machine)."""
     sys.path.insert(0, str(a.porter))
-    from porter.files.kinds import kind_of
+    from porter.core.kinds import kind_of
 
     root = corpus()
     counts: dict[str, int] = {}

@@ -69,7 +69,7 @@ def main() -> None:
     cuda = sum(b"cuda" in s for s in sources)
     print(f"corpus: {root}\n  {len(files)} files, {lines} lines, {cuda} files ({cuda / len(files):.0%}) mention cuda")
 
-    from porter.pipeline.prefilter import admits
+    from porter.analysis.prefilter import admits
     from porter.config.settings import Settings
 
     s = Settings(target=a.target)

@@ -480,7 +480,7 @@ def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str,
               target: str | None = None) -> list[tuple[Construct, bool]]:
     """The CUDA constructs of the port that no finding covers, each with `introduced` (True
     when porter wrote the line). `findings`: the JSON report's findings of the file. `kind`:
-    the kind of file (porter.files.kinds) when it is not Python. `target`: a construct in an
+    the kind of file (porter.core.kinds) when it is not Python. `target`: a construct in an
     if/elif chain that already has a branch for it is covered (nothing to port there)."""
     port = original if ported is None else ported
     findings = list(findings)
@@ -513,7 +513,7 @@ def constructs(text: str, kind: str | None = None) -> list[Construct]:
 def kind_of(path: str) -> str | None:
     """The kind porter gives a file of this name (None: Python, or no file porter reads)."""
     try:
-        from porter.files.kinds import kind_of as porter_kind
+        from porter.core.kinds import kind_of as porter_kind
     except ImportError:  # an older porter: Python only
         return None
     kind = porter_kind(path)

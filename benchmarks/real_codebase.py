@@ -19,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.pipeline.port import port_source
-from porter.pipeline.findings import FileStatus, Severity
+from porter.core.findings import FileStatus, Severity
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 

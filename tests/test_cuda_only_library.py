@@ -128,7 +128,7 @@ def test_a_loaded_cuda_extension_keeps_its_is_cuda_dispatch(tmp_path, target):
 
 
 def test_the_loader_names_a_compiled_module_and_a_build_name_may_be_a_variable():
-    from porter.pipeline.extensions import built_extensions, loaded_extensions
+    from porter.analysis.extensions import built_extensions, loaded_extensions
 
     assert "mmcv._ext" in built_extensions("setup.py", textwrap.dedent(MMCV["setup.py"]).encode())
     source = b"ext_module = ext_loader.load_ext(\n    '_ext', ['nms'])\nconfig = load_config('defaults')\n"

@@ -1,4 +1,4 @@
-"""`x == "cuda"` keyed on what `x` is (porter.pipeline.device_types), not on its name.
+"""`x == "cuda"` keyed on what `x` is (porter.analysis.device_types), not on its name.
 
 In a device-generic project a comparison of a device type with `"cuda"` stays ("is this
 CUDA?" asked of the device torch selected); a value proven to be no device (a GPU-platform
@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from porter.pipeline.device_types import CUDA_LITERAL, DEVICE_TYPE, NOT_DEVICE, DeviceTypes
-from porter.pipeline.index import ProjectIndex
+from porter.analysis.device_types import CUDA_LITERAL, DEVICE_TYPE, NOT_DEVICE, DeviceTypes
+from porter.analysis.index import ProjectIndex
 from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
 from tests.test_device_generic import TOOLS_UTILS

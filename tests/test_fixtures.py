@@ -9,9 +9,9 @@ import pytest
 
 from fixtures.regenerate import case_settings
 from porter.pipeline.port import port_source
-from porter.pipeline.findings import FileStatus
+from porter.core.findings import FileStatus
 from porter.config.settings import TARGETS, Settings
-from porter.files.kinds import kind_of
+from porter.core.kinds import kind_of
 from tests.helpers import conformance, port_tree
 
 ROOT = Path(__file__).resolve().parent.parent

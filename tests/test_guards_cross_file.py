@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.pipeline import cuda_only_index
+from porter.analysis import cuda_only_index
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 from tests.helpers import write_files

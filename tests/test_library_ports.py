@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from porter.pipeline.extensions import built_extensions
+from porter.analysis.extensions import built_extensions
 from tests.helpers import port, port_files, write_files
 
 
@@ -758,7 +758,7 @@ def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
 
 
 def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
-    from porter.pipeline.device_backends import switch_keys
+    from porter.analysis.device_backends import switch_keys
 
     open_switch = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).replace("        else:\n            raise TypeError\n", "")
     assert switch_keys([("pkg/stats.py", open_switch.encode())]) == {}

@@ -49,6 +49,6 @@ def test_every_link_leads_to_porters_own_docs():
 
 
 def test_engine_imports_without_torch():
-    code = "import sys, porter.cli, porter.pipeline.runner, porter.pipeline.port; assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
+    code = "import sys, porter.cli, porter.pipeline.runner, porter.codemods.apply; assert 'torch' not in sys.modules, sorted(m for m in sys.modules if m.startswith('torch'))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from porter.pipeline.positions import positions
+from porter.analysis.positions import positions
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, QualifiedNameSource
 
-from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, dotted
 
 SNIPPETS = {
     "alias": "import torch as t\nt.cuda.synchronize()\n",

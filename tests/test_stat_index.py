@@ -10,8 +10,8 @@ import pytest
 
 from porter.pipeline import statindex
 from porter.pipeline.cache import Cache, seal
-from porter.pipeline.findings import FileResult, FileStatus
-from porter.pipeline.prefilter import NOT_ADMITTED
+from porter.core.findings import FileResult, FileStatus
+from porter.analysis.prefilter import NOT_ADMITTED
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 from porter.pipeline.statindex import StatIndex
@@ -142,7 +142,7 @@ def test_suppression_comment_is_read_on_a_warm_run(tmp_path, trusting):
 def test_a_warm_run_keeps_cross_file_cuda_only_facts_without_reading(tmp_path, monkeypatch, trusting):
     """The CUDA-only imports across modules (GUARD001/KERN005) come from the stat index on a
     warm run, and an edit to the module they come from is seen."""
-    from porter.pipeline import cuda_only_index
+    from porter.analysis import cuda_only_index
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()

@@ -1,6 +1,6 @@
 """A skeleton of the target's backend class, modelled on CUDA's (`porter backends --scaffold`).
 
-A project with a class per device (porter.pipeline.device_backends) gets the target's as a new
+A project with a class per device (porter.analysis.device_backends) gets the target's as a new
 module beside CUDA's: CUDA's module, its class renamed for the target (`CUDA_Accelerator` ->
 `NEURON_Accelerator`), ported with porter's own rules (each `torch.cuda` call mapped to the
 target's API, every device string and backend name the target's), with a
@@ -25,10 +25,10 @@ import libcst as cst
 from porter.config.settings import Settings
 from porter.kernels.scaffold import ScaffoldError, _checked, _create, _doc, safe_name
 from porter.config.targets import get_target
-from porter.pipeline.device_backends import BackendClass, families
+from porter.analysis.device_backends import BackendClass, families
 from porter.pipeline.discover import discover
 from porter.pipeline.port import port_source
-from porter.pipeline.reading import read_regular
+from porter.core.reading import read_regular
 
 
 @dataclass

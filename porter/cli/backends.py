@@ -12,7 +12,7 @@ from rich.text import Text
 
 from porter.cli.common import check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, Scaffold, Target
-from porter.report.textsafe import plain
+from porter.core.textsafe import plain
 
 
 def backends(

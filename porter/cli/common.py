@@ -15,7 +15,7 @@ from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
 from porter.report.console import make_console
-from porter.report.textsafe import plain
+from porter.core.textsafe import plain
 
 console = make_console()
 err_console = make_console(stderr=True)

@@ -11,7 +11,7 @@ from rich.table import Table
 from porter.cli.common import console, effective_config, usage_error
 from porter.cli.options import ConfigFile, Exclude, ExtendSelect, FailOn, Ignore, Isolated, Portable, Select, Target
 from porter.config.files import KEYS
-from porter.report.textsafe import plain
+from porter.core.textsafe import plain
 
 
 def config(

@@ -15,13 +15,13 @@ import typer
 
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, ConfigFile, Exclude, ExtendSelect, FailOn, FileTimeout, Ignore, Isolated, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
-from porter.pipeline.findings import FileStatus
-from porter.pipeline.prefilter import NOT_ADMITTED
+from porter.core.findings import FileStatus
+from porter.analysis.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
 from porter.lint.formats import FORMATS, render
 from porter.lint.statistics import render_statistics
-from porter.report.textsafe import plain
+from porter.core.textsafe import plain
 
 
 def lint(

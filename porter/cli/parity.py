@@ -10,7 +10,7 @@ import typer
 
 from porter.cli.common import console
 from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Timeout
-from porter.report.textsafe import printable
+from porter.core.textsafe import printable
 
 
 def parity_check(

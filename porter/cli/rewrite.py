@@ -10,13 +10,13 @@ import typer
 from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
 from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, Exclude, FileTimeout, Ignore, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
-from porter.pipeline.findings import FileStatus
+from porter.core.findings import FileStatus
 from porter.report import ReportModel, report_format, series, write_report
 from porter.report.progress import RunProgress, count_files
 from porter.report.terminal import print_diff, print_report
 from porter.pipeline.runner import display_path, relative_name, run
-from porter.report.textsafe import plain
-from porter.pipeline.reading import Unreadable
+from porter.core.textsafe import plain
+from porter.core.reading import Unreadable
 from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
 
 

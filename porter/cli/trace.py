@@ -9,7 +9,7 @@ import typer
 
 from porter.cli.common import console
 from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Target, Timeout
-from porter.report.textsafe import printable
+from porter.core.textsafe import printable
 
 trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
                         "check a trace's operators against a target.", no_args_is_help=True)

@@ -17,7 +17,7 @@ from porter.cli.common import EXIT_ERROR, err_console
 from porter.cli.gitstate import check_writable
 from porter.cli.interrupt import deferred, exit_code, said, signal_name
 from porter.pipeline.runner import display_path
-from porter.report.textsafe import plain
+from porter.core.textsafe import plain
 from porter.pipeline.writer import atomic_write, remove_stale_temporaries
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, keyword_arg, string_value
-from porter.pipeline.findings import Applicability
-from porter.pipeline.resolve import dotted
+from porter.core.findings import Applicability
+from porter.analysis.resolve import dotted
 
 AUTOCAST = {"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"}
 # device-generic spellings: `torch.autocast("cuda")` without a dtype means CUDA's float16

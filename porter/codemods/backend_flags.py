@@ -15,7 +15,7 @@ import libcst as cst
 from porter.codemods.literals import in_package
 
 from porter.codemods.family import Family
-from porter.pipeline.findings import Applicability
+from porter.core.findings import Applicability
 
 CUDNN = "torch.backends.cudnn."
 CUDA = "torch.backends.cuda."

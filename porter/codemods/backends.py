@@ -19,7 +19,7 @@ branch stays byte for byte:
   the ones the code works on), nothing is added and the finding says where the target's
   branch goes. A detection rung that sets a switch key (`accelerator_name = "cuda"`) is kept
   the same way. BACK005: the port of CUDA's branch does nothing on the target.
-- BACK003 CUDA's class of a per-device family (porter.pipeline.device_backends) is kept.
+- BACK003 CUDA's class of a per-device family (porter.analysis.device_backends) is kept.
 - BACK004 a registry keyed by device type: reported where the target's backend is registered.
 - BACK006 a check about CUDA itself (an assertion or error that demands CUDA, a library's
   `is_cuda_available()`, the project's accelerator asked whether it is CUDA's) stays CUDA's.
@@ -42,14 +42,14 @@ from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
-from porter.pipeline.cuda_only_index import imports_package
+from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.pipeline.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
-from porter.pipeline.device_backends import KIND as BACKEND
-from porter.pipeline.device_backends import MODULE as BACKEND_MODULE
-from porter.pipeline.device_backends import cuda_backend_facts
-from porter.pipeline.findings import Applicability, Severity
-from porter.pipeline.resolve import dotted
+from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
+from porter.analysis.device_backends import KIND as BACKEND
+from porter.analysis.device_backends import MODULE as BACKEND_MODULE
+from porter.analysis.device_backends import cuda_backend_facts
+from porter.core.findings import Applicability, Severity
+from porter.analysis.resolve import dotted
 
 # device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
 DEVICE_NAMES = frozenset(
@@ -195,7 +195,7 @@ class BackendsFamily(Family):
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
         self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
-        # the project's own device abstraction (porter.pipeline.device_backends.ABSTRACTION):
+        # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
         self._library: tuple[str, dict[str, str]] | None | bool = False
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
@@ -293,7 +293,7 @@ class BackendsFamily(Family):
 
     def library(self) -> tuple[str, dict[str, str]] | None:
         """(why, {class of the project's per-device family: its device}) when the project has a
-        device abstraction of its own (porter.pipeline.device_backends.abstraction), else None."""
+        device abstraction of its own (porter.analysis.device_backends.abstraction), else None."""
         if self._library is False:
             flow = getattr(self.ctx.settings, "flow", None)
             if flow is None:
@@ -844,7 +844,7 @@ class BackendsFamily(Family):
             if isinstance(c.operator, (cst.In, cst.NotIn)):
                 self._listed.add(id(c.comparator))
         # `get_accelerator().device_name() == "cuda"`: the project's own accelerator, asked
-        # whether it is CUDA's (porter.pipeline.device_backends): true only on CUDA's backend
+        # whether it is CUDA's (porter.analysis.device_backends): true only on CUDA's backend
         if self._accessors is None:
             self._accessors = _accessor_facts(self.ctx.settings)
         accessors = self._accessors
@@ -1488,7 +1488,7 @@ def _does_nothing(body: cst.BaseSuite) -> bool:
 
 def _module_fact(settings, path: str) -> tuple[str, ...] | None:
     """(why, sibling folder, ...) when the file is CUDA's module of a per-device family of
-    folders (porter.pipeline.device_backends.folder_families), from the project analysis."""
+    folders (porter.analysis.device_backends.folder_families), from the project analysis."""
     return next((f[3] for f in getattr(settings, "flow", None) or () if f[2] == BACKEND_MODULE), None)
 
 

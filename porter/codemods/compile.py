@@ -8,8 +8,8 @@ import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
 from porter.codemods.guards import CAPABILITY_QUERIES
-from porter.pipeline.findings import Applicability
-from porter.pipeline.resolve import iter_statements
+from porter.core.findings import Applicability
+from porter.analysis.resolve import iter_statements
 
 COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}

@@ -15,13 +15,13 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from porter.pipeline.findings import Applicability, Finding, Position
-from porter.pipeline.generic import keeps_generic_selection, selects_generically
-from porter.pipeline.positions import positions
-from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.core.findings import Applicability, Finding, Position
+from porter.analysis.generic import keeps_generic_selection, selects_generically
+from porter.analysis.positions import positions
+from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, dotted
 from porter.config.ruledata import Rule, all_rules, rule_enabled
 from porter.config.settings import Settings
-from porter.pipeline.suppressions import Suppressions
+from porter.core.suppressions import Suppressions
 from porter.config.targets import Target, get_target, portable_spellings
 from porter.codemods import device_helper
 
@@ -122,7 +122,7 @@ class PortContext:
         self.claimed: set[int] = set()
         self.suppressed: list[Finding] = []
         # ports a piece of code on its own, with these settings but no cross-file facts: (the
-        # ported bytes or None, its findings). Set by porter.pipeline.port (a family may not
+        # ported bytes or None, its findings). Set by porter.codemods.apply (a family may not
         # import the pipeline); None where a context is made without it.
         self.port_snippet: Callable[[bytes], tuple[bytes | None, list[Finding]]] | None = None
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
@@ -139,7 +139,7 @@ class PortContext:
     @property
     def device_generic(self) -> bool:
         """The project picks its device generically and the target keeps that selection, so
-        the port still runs on CUDA (porter.pipeline.generic): CUDA settings that are harmless on the
+        the port still runs on CUDA (porter.analysis.generic): CUDA settings that are harmless on the
         target stay."""
         if self._generic is None:
             self._generic = keeps_generic_selection(self.settings) and (
@@ -161,7 +161,7 @@ class PortContext:
 
     def position(self, node: cst.CSTNode) -> tuple[Position, Position]:
         """Where `node` is. During the pass (suppressions need it) from libcst's provider;
-        at the end, for all findings at once, from `porter.pipeline.positions` (much cheaper)."""
+        at the end, for all findings at once, from `porter.analysis.positions` (much cheaper)."""
         cached = self._cheap_positions.get(id(node))
         if cached is not None:
             return cached

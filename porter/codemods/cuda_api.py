@@ -24,8 +24,8 @@ import libcst as cst
 from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker
 from porter.codemods.target_api import conform, conform_int_arguments
-from porter.pipeline.device_backends import project_abstraction
-from porter.pipeline.findings import Applicability
+from porter.analysis.device_backends import project_abstraction
+from porter.core.findings import Applicability
 from porter.config.ruledata import load_toml
 
 

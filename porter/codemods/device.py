@@ -16,9 +16,10 @@ import libcst as cst
 from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values, module_move
-from porter.pipeline.findings import Applicability
-from porter.pipeline.index import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, RANK_NAMES, UNKNOWN, chain_text
-from porter.pipeline.resolve import dotted
+from porter.core.findings import Applicability
+from porter.analysis.program import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, UNKNOWN, chain_text
+from porter.analysis.index import RANK_NAMES
+from porter.analysis.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 _FORMATTED_DEVICE = re.compile(r"^cuda:(\{\d*\}|%[dis])$")  # "cuda:{}".format(i), "cuda:%d" % i

@@ -9,8 +9,8 @@ import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
-from porter.pipeline.findings import Applicability
-from porter.pipeline.resolve import dotted
+from porter.core.findings import Applicability
+from porter.analysis.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
 BACKEND_NCCL = {"torch.distributed.Backend.NCCL", "torch.distributed.distributed_c10d.Backend.NCCL"}

@@ -1,6 +1,6 @@
 """Data flow for the codemods: what a name holds at a device site.
 
-Across the project, through `porter.pipeline.index` (parameters, attributes, returns, imports);
+Across the project, through `porter.analysis.index` (parameters, attributes, returns, imports);
 within one scope, `assigned_values` for the families that only look at their own function.
 Anything porter cannot see is not guessed at: the caller flags the site with the chain.
 """
@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from porter.pipeline.index import ATTRIBUTES, ORIGIN, STALE, TIED, ProjectIndex, attributes_key, move_key, origin_key, stale_key
-from porter.pipeline.resolve import dotted, small_statements
+from porter.analysis.program import ATTRIBUTES, ORIGIN, STALE, TIED, attributes_key, move_key, origin_key, stale_key
+from porter.analysis.index import ProjectIndex
+from porter.analysis.resolve import dotted, small_statements
 from porter.config.settings import Settings
 
 
@@ -43,7 +44,7 @@ class Flow:
     """The project index's answers for the file being rewritten, by scope and dotted name.
 
     Families call `enter`/`leave` for each class and function so that `scope` names the
-    same scopes as `porter.pipeline.index` ("Trainer._run_epoch"). Without a project index (one file
+    same scopes as `porter.analysis.index` ("Trainer._run_epoch"). Without a project index (one file
     ported alone) the file is indexed by itself, lazily: only when a site asks.
     """
 
@@ -109,7 +110,7 @@ class Flow:
 
 def module_move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
     """(the name that holds the module afterwards, the call) of `m.to(x)` / `m.cuda()` /
-    `m = ....to(x)`, as `porter.pipeline.index` records moves."""
+    `m = ....to(x)`, as `porter.analysis.index` records moves."""
     if isinstance(small, cst.Expr):
         call = small.value
         holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None

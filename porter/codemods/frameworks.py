@@ -15,7 +15,7 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.codemods.family import Family, replace_string, string_value
-from porter.pipeline.resolve import _import_statements, dotted
+from porter.analysis.resolve import _import_statements, dotted
 from porter.config.ruledata import load_toml
 
 

@@ -25,70 +25,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
-from porter.pipeline.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.pipeline.cuda_only_index import RUNS, has_token, runs_token  # the bytes that make the analysis worth running
-from porter.pipeline.resolve import ImportTable, dotted, iter_statements
-from porter.config.cuda_packages import cuda_only_modules
-from porter.config.ruledata import load_toml
-
+from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
+from porter.analysis.cuda_only_index import RUNS, has_token, runs_token  # the bytes that make the analysis worth running
+from porter.analysis.resolve import ImportTable, dotted, iter_statements
+from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data
 
 
 def imported_cuda_only(settings) -> dict[str, str]:
     """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
-    the project (found per run by porter.pipeline.cuda_only_index)."""
+    the project (found per run by porter.analysis.cuda_only_index)."""
     return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3]}
 
 
 def imported_running(settings) -> frozenset[str]:
     """Of those, the names whose use runs CUDA-only code (a kernel launcher, not a capability query)."""
     return frozenset(f[1] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3][1:2] == (RUNS,))
-
-
-@dataclass(frozen=True)
-class CudaOnlyData:
-    modules: tuple[str, ...]
-    apis: tuple[str, ...]
-    builders: frozenset[str]
-    asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
-
-    def runs(self, qual: str | None) -> bool:
-        """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
-        about the device (a capability query): the user of such a name only runs on CUDA."""
-        if not qual or self.why(qual) is None:
-            return False
-        return not any(qual == a or qual.startswith(a + ".") for a in self.asks)
-
-    def why(self, qual: str | None) -> str | None:
-        """Why the qualified name `qual` is CUDA-only, or None."""
-        if not qual:
-            return None
-        for api in self.apis:
-            if qual == api or qual.startswith(api + "."):
-                return f"`{api}`"
-        for mod in self.modules:
-            if qual == mod or qual.startswith(mod + "."):
-                return f"`{mod}`"
-        return None
-
-
-@lru_cache(maxsize=4)
-def cuda_only_data(target: str | None = None) -> CudaOnlyData:
-    """torch's CUDA-only modules and APIs (`[cuda_only]` in rules/guards.toml) and the
-    third-party packages that are CUDA-only on `target` (porter.config.cuda_packages; None:
-    on every target)."""
-    table = load_toml("guards.toml").get("cuda_only", {})
-    return CudaOnlyData(
-        modules=(*table.get("modules", ()), *cuda_only_modules(target)),
-        apis=tuple(table.get("apis", ())),
-        builders=frozenset(table.get("extension_builders", ())),
-        asks=tuple(table.get("asks", ())),
-    )
 
 
 # the methods every use of a class runs: one of them CUDA-only makes the class CUDA-only

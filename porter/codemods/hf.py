@@ -20,7 +20,7 @@ from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.config.ruledata import load_toml
-from porter.pipeline.findings import Applicability
+from porter.core.findings import Applicability
 
 
 @cache
@@ -437,7 +437,7 @@ class HfFamily(Family):
         for another rule to report, so it is said here."""
         if b"bitsandbytes" not in (self.ctx.source or b""):
             return
-        from porter.pipeline.resolve import _import_statements, dotted
+        from porter.analysis.resolve import _import_statements, dotted
 
         names: list[str] = []
 

@@ -18,7 +18,7 @@ from typing import cast
 import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
-from porter.pipeline.resolve import dotted
+from porter.analysis.resolve import dotted
 
 
 # -- adding ------------------------------------------------------------------------------

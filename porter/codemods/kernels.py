@@ -27,9 +27,9 @@ import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.guards import cuda_only_facts
-from porter.pipeline.resolve import _import_statements, dotted
+from porter.analysis.resolve import _import_statements, dotted
 from porter.config.cuda_packages import package_of
-from porter.pipeline.cuda_only_index import imports_any
+from porter.analysis.cuda_only_index import imports_any
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"

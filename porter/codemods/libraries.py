@@ -26,8 +26,8 @@ from typing import Any
 import libcst as cst
 
 from porter.codemods.family import Family, ReferenceTracker
-from porter.pipeline.findings import Applicability
-from porter.pipeline.resolve import _import_statements, dotted
+from porter.core.findings import Applicability
+from porter.analysis.resolve import _import_statements, dotted
 from porter.config.ruledata import all_rules
 
 SDPA = "torch.nn.functional.scaled_dot_product_attention"

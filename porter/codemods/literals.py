@@ -6,7 +6,7 @@ comparison with an `accelerator` flag), a key built in an f-string (a profiler's
 `f"{'cuda' if c else 'cpu'}_time_total"`), or the argument of a `torch.cuda` call that stays
 CUDA names CUDA in someone else's vocabulary: rewriting it breaks the program. In a project
 that picks its device generically (`ctx.device_generic`), `x == "cuda"` on a device type (the
-project index says what `x` is: porter.pipeline.device_types; by its name `device_type` only
+project index says what `x` is: porter.analysis.device_types; by its name `device_type` only
 where the index cannot tell) asks "is this CUDA?" of a device type that is already the
 target's; a value the index proves is no device (a GPU-platform option) keeps its `"cuda"`
 in any project, as someone else's vocabulary. The `"cuda"` in
@@ -30,8 +30,8 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
-from porter.pipeline.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
-from porter.pipeline.resolve import dotted
+from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
+from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
 
 

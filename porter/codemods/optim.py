@@ -6,7 +6,7 @@ becomes `fused=False`: the unfused (foreach) implementation computes the same up
 Real code mostly asks with a flag (nanoGPT: `use_fused = fused_available and device_type ==
 "cuda"`, `dict(fused=True) if use_fused else dict()`, `print(f"using fused AdamW:
 {use_fused}")`), often computed in another function or module. The port turns CUDA tests into
-target tests, which would switch fusion on for the target. `porter.pipeline.fused_flags`
+target tests, which would switch fusion on for the target. `porter.analysis.fused_flags`
 follows each flag back through the project and says where to cut it; this family applies the
 cuts in each file: a comparison of a device made in the project with `"cuda"` stays as it is
 (False on the target: no edit at all), anything else that only feeds the flag becomes
@@ -21,9 +21,10 @@ import libcst as cst
 
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import Flow, FlowScopes
-from porter.pipeline.fused_flags import fused_key
-from porter.pipeline.index import FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ProjectIndex
-from porter.pipeline.resolve import dotted
+from porter.analysis.fused_flags import fused_key
+from porter.analysis.program import FUSED_FALSE, FUSED_KEEP, FUSED_SITE
+from porter.analysis.index import ProjectIndex
+from porter.analysis.resolve import dotted
 
 
 _CUTS = (FUSED_FALSE, FUSED_KEEP)
@@ -39,7 +40,7 @@ def _fused_true(node: cst.CSTNode) -> bool:
 
 
 def _norm(code: str) -> str | None:
-    """`code` in `ast.unparse` spelling, as `porter.pipeline.fused_flags` keys its facts."""
+    """`code` in `ast.unparse` spelling, as `porter.analysis.fused_flags` keys its facts."""
     try:
         return ast.unparse(ast.parse("(" + code + ")", mode="eval").body)
     except SyntaxError:

@@ -26,7 +26,7 @@ import libcst as cst
 
 from porter.codemods.family import Family, string_value
 from porter.codemods.xla_loop import _appends_to_itself
-from porter.pipeline.resolve import dotted
+from porter.analysis.resolve import dotted
 
 SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 VALUE_METHODS = {"item", "any", "all", "is_nonzero", "equal", "allclose"}

@@ -20,7 +20,7 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import module_move
-from porter.pipeline.resolve import dotted
+from porter.analysis.resolve import dotted
 
 RANDOM_INITS = frozenset(
     ("normal_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "sparse_")

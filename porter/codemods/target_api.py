@@ -16,7 +16,7 @@ import libcst as cst
 
 from porter.apidata import Member, TargetApi, target_api
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, string_value
-from porter.pipeline.findings import Applicability
+from porter.core.findings import Applicability
 
 # the namespaces porter emits into; anything else is not this family's business
 _DEVICE_NAMES = ("device", "device_index")

@@ -12,8 +12,8 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values, is_param
-from porter.pipeline.findings import Applicability
-from porter.pipeline.resolve import dotted
+from porter.core.findings import Applicability
+from porter.analysis.resolve import dotted
 
 SYNCS = {"torch_xla.sync", "torch_xla.core.xla_model.mark_step", "torch_xla.core.xla_model.optimizer_step"}
 CUDA_SYNC = "torch.cuda.synchronize"  # becomes `torch_xla.sync()` on xla

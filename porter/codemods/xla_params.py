@@ -25,7 +25,7 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import Flow, FlowScopes, module_move
-from porter.pipeline.resolve import dotted
+from porter.analysis.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
 # codes whose applied fix moves tensors or modules to the XLA device (or picks it)

@@ -26,8 +26,8 @@ else:  # pragma: no cover
 
 import pathspec
 
-from porter.pipeline.findings import Severity
-from porter.pipeline.reading import Unreadable, read_regular
+from porter.core.findings import Severity
+from porter.core.reading import Unreadable, read_regular
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 

@@ -19,7 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from porter.pipeline.findings import Applicability, Severity
+from porter.core.findings import Applicability, Severity
 
 def rules_dir() -> Path:
     here = Path(__file__).resolve().parents[1]  # the porter package
@@ -83,7 +83,7 @@ class Rule:
     references: tuple[str, ...] = ()
     examples: tuple[Example, ...] = field(default=())
     note_group: str = "note"  # info rules: the report heading (NOTE_GROUPS) its findings go under
-    # the kinds of file the rule reads (porter.files.kinds): Python unless its rules file says
+    # the kinds of file the rule reads (porter.core.kinds): Python unless its rules file says
     kinds: tuple[str, ...] = ("python",)
 
     @property

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 TARGETS = ("neuron", "tpu", "xla")
 PORTABLE_TARGETS = ("neuron", "tpu")  # the targets that implement torch.accelerator
-# porter.pipeline.index's answers for one file: a (scope, expression, kind, chain) per device site
+# porter.analysis.index's answers for one file: a (scope, expression, kind, chain) per device site
 Facts = tuple[tuple[str | None, str, str, tuple[str, ...]], ...]  # scope None: module-wide (a CUDA-only import)
 
 
@@ -26,12 +26,12 @@ class Settings:
     # False when only findings are wanted (lint without --fix/--diff): the engine then skips
     # the import visitors and the re-parse check, half the cost of a changed file
     want_source: bool = True
-    # the project index's answers for this file (porter.pipeline.index): None = index the file alone.
+    # the project index's answers for this file (porter.analysis.index): None = index the file alone.
     # Part of the settings so that worker processes get them and the cache key covers them.
     flow: Facts | None = None
     # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
     portable: bool = False
-    # the project picks its device generically (porter.pipeline.generic): set by the runner for a run
+    # the project picks its device generically (porter.analysis.generic): set by the runner for a run
     generic: bool = False
     # for dependency files (porter.files.deps): the modules of CUDA-only packages that the run's
     # Python still imports after the port, set by the runner once the Python is ported; None:

@@ -1,6 +1,6 @@
 """One file of a kind other than Python through the pipeline: prefilter → porter → sites → result.
 
-The same steps as `porter.pipeline.port` for Python: the bytes scan first (the tokens of the
+The same steps as `porter.codemods.apply` for Python: the bytes scan first (the tokens of the
 rules that read this kind), then `# porter: ignore-file` and bad input, then the kind's porter,
 whose sites become findings and edits in `porter.files.sites`. Nothing here writes a file or
 runs one.
@@ -16,14 +16,14 @@ from pathlib import Path
 
 from porter.config.targets import get_target
 from porter.config.settings import Settings
-from porter.files import kinds
+from porter.core import kinds
 from porter.files.errors import NeedsExtra, Unreadable
 from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
-from porter.pipeline.device_backends import ABSTRACTION, DEVICES, VENDORS
-from porter.pipeline.findings import FileResult, FileStatus
-from porter.pipeline.prefilter import NOT_ADMITTED, admits
-from porter.pipeline.suppressions import scan as scan_suppressions
+from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
+from porter.core.findings import FileResult, FileStatus
+from porter.analysis.prefilter import NOT_ADMITTED, admits
+from porter.core.suppressions import scan as scan_suppressions
 
 # kinds whose format has `#` comments, where porter's inline suppressions work
 COMMENTED = frozenset({kinds.REQUIREMENTS, kinds.PYPROJECT, kinds.SETUP_CFG, kinds.CONDA, kinds.DOCKERFILE, kinds.COMPOSE,

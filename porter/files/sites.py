@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from porter.config.ruledata import all_rules, rule_enabled
 from porter.config.settings import Settings
-from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position
-from porter.pipeline.suppressions import Suppressions
+from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position
+from porter.core.suppressions import Suppressions
 
 
 @dataclass(frozen=True)

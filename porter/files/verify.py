@@ -13,7 +13,7 @@ import json
 import sys
 import warnings
 
-from porter.files import kinds
+from porter.core import kinds
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,7 +56,7 @@ def _toml(text: str) -> str | None:
 
 
 def _yaml(text: str) -> str | None:
-    from porter.files.configs.yamlpos import load_all
+    from porter.files.readers.yamlpos import load_all
 
     try:
         load_all(text)

@@ -26,10 +26,10 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
-from porter.pipeline.cuda_only_index import cuda_only_imports, extension_imports
+from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.pipeline.discover import discover
-from porter.pipeline.reading import Unreadable, read_regular
-from porter.pipeline.resolve import ImportTable, Resolver, ScopeStack
+from porter.core.reading import Unreadable, read_regular
+from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"

@@ -29,7 +29,7 @@ from pathlib import Path
 from porter.kernels.inventory import Inventory, Kernel
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, roles, translate, why_not
-from porter.report.textsafe import printable
+from porter.core.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 

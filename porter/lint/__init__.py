@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from porter.pipeline.discover import Candidate
-from porter.pipeline.findings import FileResult, FileStatus, Finding
+from porter.core.findings import FileResult, FileStatus, Finding
 from porter.lint.fingerprint import fingerprint_file, forget_folders
 from porter.lint.model import UNUSED_CODE, LintRun, RuleInfo, rule_info
 from porter.lint.unused import unused_suppressions

@@ -12,8 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from porter.pipeline.findings import Finding
-from porter.pipeline.reading import Unreadable, read_regular
+from porter.core.findings import Finding
+from porter.core.reading import Unreadable, read_regular
 
 BASELINE_VERSION = 1
 

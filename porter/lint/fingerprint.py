@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from porter.pipeline.findings import Finding
+from porter.core.findings import Finding
 
 
 def normalised_text(lines: list[str], finding: Finding) -> str:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from porter import __version__
-from porter.pipeline.findings import FileResult, Finding, Severity
+from porter.core.findings import FileResult, Finding, Severity
 from porter.config.ruledata import all_rules, doc_uri
 from porter.config.settings import Settings
 
@@ -75,7 +75,7 @@ class LintRun:
 
     @property
     def errors(self) -> list[FileResult]:
-        from porter.pipeline.findings import FileStatus
+        from porter.core.findings import FileStatus
 
         return [r for r in self.results if r.status is FileStatus.ERROR]
 
@@ -103,6 +103,6 @@ class LintRun:
         return finding.applied
 
     def hidden_unsafe(self) -> int:
-        from porter.pipeline.findings import Applicability
+        from porter.core.findings import Applicability
 
         return sum(1 for f in self.findings if f.applicability is Applicability.UNSAFE and not f.applied)

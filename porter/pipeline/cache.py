@@ -48,8 +48,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, overload
 
-from porter.files.kinds import PYTHON, kind_of
-from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
+from porter.core.kinds import PYTHON, kind_of
+from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
 

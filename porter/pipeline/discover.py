@@ -1,5 +1,5 @@
 """Which files a run looks at: Python files under the given paths, and the files around them
-that porter reads (porter.files.kinds: dependency files, Dockerfiles, scripts, configs,
+that porter reads (porter.core.kinds: dependency files, Dockerfiles, scripts, configs,
 notebooks), minus ignored ones.
 
 `.gitignore` files (every one from the root of the walk down) and `--exclude` patterns use
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pathspec
 
-from porter.files.kinds import discovered
-from porter.pipeline.reading import read_regular
-from porter.report.textsafe import name as utf8_name
+from porter.core.kinds import discovered
+from porter.core.reading import read_regular
+from porter.core.textsafe import name as utf8_name
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
 

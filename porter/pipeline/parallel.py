@@ -39,7 +39,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.core.findings import FileResult, FileStatus
 from porter.config.settings import Settings
 
 T = TypeVar("T")  # the caller's tag for each item, handed back with its result
@@ -134,7 +134,7 @@ def _init_worker(parent: int, starts: Any = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _die_with_parent(parent)
-    import porter.pipeline.port  # noqa: F401 - import once per worker, not per batch
+    import porter.codemods.apply  # noqa: F401 - import once per worker, not per batch
 
 
 def _context() -> multiprocessing.context.BaseContext:

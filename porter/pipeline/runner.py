@@ -19,22 +19,22 @@ from pathlib import Path
 
 import pathspec
 
-from porter.pipeline import cuda_only_index
+from porter.analysis import cuda_only_index
 from porter.pipeline.cache import Cache
-from porter.files.kinds import is_python
+from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
-from porter.pipeline.device_backends import ABSTRACTION
+from porter.analysis.device_backends import ABSTRACTION
 from porter.pipeline.discover import Candidate, discover
-from porter.pipeline.findings import FileResult, FileStatus, Severity
-from porter.pipeline.generic import keeps_generic_selection, project_selects_generically
-from porter.pipeline.index import ProjectIndex
+from porter.core.findings import FileResult, FileStatus, Severity
+from porter.analysis.generic import keeps_generic_selection, project_selects_generically
+from porter.analysis.index import ProjectIndex
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
-from porter.pipeline.prefilter import NOT_ADMITTED, admits_file
-from porter.pipeline.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
+from porter.analysis.prefilter import NOT_ADMITTED, admits_file
+from porter.core.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, facts_key
-from porter.report.textsafe import name as utf8_name
+from porter.core.textsafe import name as utf8_name
 
 
 
@@ -149,7 +149,7 @@ def project_index(
     target: str | None = None,
     cuda_sources: Sequence[str] = (),
 ) -> dict[str, Facts]:
-    """Each file's answers from one index of device values per run (`porter.pipeline.index`).
+    """Each file's answers from one index of device values per run (`porter.analysis.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
@@ -209,7 +209,7 @@ def project_index(
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
-    """The project's device-abstraction fact (porter.pipeline.device_backends.abstraction) for
+    """The project's device-abstraction fact (porter.analysis.device_backends.abstraction) for
     its files of other kinds too: in a project with backends of its own, a deployment file that
     picks CUDA devices configures its CUDA backend (porter.files.port keeps it)."""
     fact = next((f for found in facts.values() for f in found if f[2] == ABSTRACTION), None)

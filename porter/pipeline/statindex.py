@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from porter.pipeline.cache import Cache, _read_entry, _write, salt, seal, unseal
-from porter.pipeline.reading import read_regular
-from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
+from porter.core.reading import read_regular
+from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
 

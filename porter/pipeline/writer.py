@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from porter.pipeline.reading import Unreadable, open_regular, read_regular
+from porter.core.reading import Unreadable, open_regular, read_regular
 
 TMP_SUFFIX = ".porter-tmp"
 _TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")

@@ -11,7 +11,7 @@ import html
 import re
 
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.report.textsafe import block_text, printable
+from porter.core.textsafe import block_text, printable
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from porter import __version__
-from porter.pipeline.findings import Applicability, FileResult, FileStatus, Finding, Severity
+from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Severity
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
-from porter.report.textsafe import git_quoted
+from porter.core.textsafe import git_quoted
 
 SCHEMA_VERSION = 1
 KINDS = ("rewrite", "lint", "parity-check")

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from porter.config.ruledata import all_rules
-from porter.pipeline.findings import Finding
+from porter.core.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
 from porter.report.markdown import _cell, _code
-from porter.report.textsafe import printable
+from porter.core.textsafe import printable
 from porter.pipeline.writer import removed_on_error
 
 # (kind, what its patch holds), in series order

@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from porter.pipeline.findings import FileResult
+from porter.core.findings import FileResult
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.report.textsafe import git_quoted, lines_printable, name, plain
+from porter.core.textsafe import git_quoted, lines_printable, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 

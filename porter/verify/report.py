@@ -220,7 +220,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from rich.text import Text
 
     from porter.report.console import make_console
-    from porter.report.textsafe import lines_printable
+    from porter.core.textsafe import lines_printable
 
     console = console or make_console()
     if not console.is_terminal:

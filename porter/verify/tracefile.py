@@ -229,7 +229,7 @@ def read_trace(path: Path) -> Trace:
         from safetensors.torch import load as load_tensors
     except ImportError as exc:  # pragma: no cover - the verify/xla extras install it
         raise TraceError("reading traces needs safetensors: pip install 'porter[verify]'") from exc
-    from porter.pipeline.reading import Unreadable, read_regular
+    from porter.core.reading import Unreadable, read_regular
 
     path = Path(path)
     try:

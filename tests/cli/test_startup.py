@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 NEVER_ON_A_WARM_LINT = (
     "libcst",
     "porter.codemods",
-    "porter.pipeline.port",
+    "porter.codemods.apply",
     "porter.cli.rewrite",
     "porter.cli.info",
     "porter.cli.kernels",

@@ -10,7 +10,7 @@ from functools import _lru_cache_wrapper
 
 import pytest
 
-import porter.pipeline.prefilter
+import porter.analysis.prefilter
 import porter.config.ruledata
 from porter.cli.common import split_codes
 from porter.config.files import resolve
@@ -51,7 +51,7 @@ def data_only_rule(tmp_path, monkeypatch):
     with open(rules / "cuda_api.toml", "a", encoding="utf-8") as fh:
         fh.write(RULE)
     monkeypatch.setattr(porter.config.ruledata, "rules_dir", lambda: rules)
-    monkeypatch.setattr(porter.pipeline.prefilter, "rules_dir", lambda: rules)
+    monkeypatch.setattr(porter.analysis.prefilter, "rules_dir", lambda: rules)
     _clear_caches()
     yield
     monkeypatch.undo()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from porter.config.settings import Settings
-from porter.pipeline.findings import FileResult
+from porter.core.findings import FileResult
 from porter.pipeline.port import port_source
 
 

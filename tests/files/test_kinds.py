@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.files.kinds import discovered, kind_of
+from porter.core.kinds import discovered, kind_of
 from porter.pipeline.discover import discover
 
 NAMES = {

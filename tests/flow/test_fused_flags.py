@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from porter.pipeline.index import FUSED_FALSE, FUSED_KEEP, ProjectIndex
+from porter.analysis.program import FUSED_FALSE, FUSED_KEEP
+from porter.analysis.index import ProjectIndex
 from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.pipeline.index import INDEX, ProjectIndex, chain_text
+from porter.analysis.program import INDEX, chain_text
+from porter.analysis.index import ProjectIndex
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 from tests.helpers import port

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from porter.pipeline.port import port_source
-from porter.pipeline.findings import FileResult
+from porter.core.findings import FileResult
 from porter.report import ReportModel
 from porter.pipeline.runner import run
 from porter.config.settings import Settings

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from porter.config.ruledata import NOTE_GROUPS, _rule_from_table, all_rules
-from porter.pipeline.findings import Severity
+from porter.core.findings import Severity
 from porter.report.html import render_html
 from porter.report.jsonreport import render_json
 from porter.report.markdown import render_markdown

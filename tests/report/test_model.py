@@ -1,4 +1,4 @@
-from porter.pipeline.findings import FileStatus
+from porter.core.findings import FileStatus
 from porter.report import Section
 from porter.report.model import Readiness
 

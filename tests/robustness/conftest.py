@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # as porter.pipeline.port does
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # as porter.codemods.apply does
 
 REPO = Path(__file__).resolve().parents[2]
 CUDA = b"import torch\nx = torch.randn(3).cuda()\n"

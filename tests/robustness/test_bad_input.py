@@ -11,8 +11,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from porter.pipeline.port import MAX_PARSE_BYTES, port_source
-from porter.pipeline.findings import FileStatus
+from porter.codemods.apply import MAX_PARSE_BYTES
+from porter.pipeline.port import port_source
+from porter.core.findings import FileStatus
 from porter.config.settings import Settings
 
 from .conftest import CUDA, porter
@@ -168,7 +169,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     from porter.pipeline.discover import Candidate
     from porter.pipeline.runner import read_candidate
 
-    from porter.pipeline import reading
+    from porter.core import reading
 
     path = tmp_path / "secret.py"
     path.write_bytes(CUDA)

@@ -8,8 +8,8 @@ import libcst as cst
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from porter.pipeline.port import port_source
-from porter.pipeline.findings import FileStatus
-from porter.pipeline.prefilter import admits
+from porter.core.findings import FileStatus
+from porter.analysis.prefilter import admits
 from porter.config.settings import Settings
 
 TARGETS = [Settings(target=t) for t in ("xla", "neuron", "tpu")]

@@ -12,7 +12,7 @@ import pytest
 
 from porter.config.settings import Settings
 from porter.pipeline import parallel
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.core.findings import FileResult, FileStatus
 from porter.pipeline.parallel import Job, Pool
 from tests.safety.conftest import CUDA, committed_repo, porter
 from tests.safety.test_isolation import STALL

@@ -113,7 +113,7 @@ def test_a_fifo_where_a_config_file_or_gitignore_is_looked_for(tmp_path):
 def test_reading_is_bounded_while_it_reads(tmp_path, monkeypatch):
     """The size bound holds even when the `stat` said the file was small (it grew after the
     stat, or a file system that reports no size, as /proc does)."""
-    from porter.pipeline import reading
+    from porter.core import reading
 
     path = tmp_path / "grow.py"
     path.write_bytes(b"x" * 3000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from porter.config.settings import Settings
-from porter.pipeline.findings import FileStatus
+from porter.core.findings import FileStatus
 from porter.pipeline.runner import iter_results
 
 # ~1.5 s to port here (the chain's cost grows with its square), far more than the first limit

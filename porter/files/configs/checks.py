@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.files.configs.tree import Value, walk
+from porter.files.readers.tree import Value, walk
 from porter.files.facts import environment
 from porter.files.shell import env as envvars
 from porter.files.sites import Site

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from porter.config.settings import Settings
 from porter.files.configs import checks
-from porter.files.configs.jsonpos import parse
+from porter.files.readers.jsonpos import parse
 from porter.files.sites import Site, Text
 
 

@@ -1,7 +1,7 @@
 """TOML configs (any *.toml but pyproject.toml): tomllib's values, placed in the text.
 
 Each key is found after the one before it (and after its table's header), each string value by
-porter.files.configs.tomlpos; a number or a boolean is where the key's `=` leads. A key porter
+porter.files.readers.tomlpos; a number or a boolean is where the key's `=` leads. A key porter
 cannot place is still checked, and reported at its table.
 """
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from porter.config.settings import Settings
 from porter.files.configs import checks
-from porter.files.configs.tomlpos import Locator, load
-from porter.files.configs.tree import Value
+from porter.files.readers.tomlpos import Locator, load
+from porter.files.readers.tree import Value
 from porter.files.sites import Site, Text
 
 _SCALAR = re.compile(r"\s*=\s*([^\s#,\]}]+)")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from porter.config.settings import Settings
 from porter.files.configs import checks
-from porter.files.configs.tree import from_yaml
-from porter.files.configs.yamlpos import documents
+from porter.files.readers.tree import from_yaml
+from porter.files.readers.yamlpos import documents
 from porter.files.sites import Site, Text
 
 

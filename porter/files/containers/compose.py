@@ -11,7 +11,7 @@ from __future__ import annotations
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from porter.config.settings import Settings
-from porter.files.configs.yamlpos import documents, get, items, scalar, sequence
+from porter.files.readers.yamlpos import documents, get, items, scalar, sequence
 from porter.files.containers.images import image_sites
 from porter.files.facts import environment
 from porter.files.shell import commands
@@ -68,7 +68,7 @@ def _path(node: Node, keys: tuple[str, ...]) -> Node | None:
 
 
 def _gpus(text: Text, node: Node, target: str, what: str) -> Site:
-    from porter.files.configs.yamlpos import span
+    from porter.files.readers.yamlpos import span
 
     start, end = span(text, node)
     line_end = text.line_span(text.position(start).line)[1]

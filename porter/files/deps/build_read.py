@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import PurePosixPath
 
-from porter.files import kinds
+from porter.core import kinds
 
 BUILD_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 

@@ -14,7 +14,7 @@ import re
 from yaml.nodes import ScalarNode
 
 from porter.config.settings import Settings
-from porter.files.configs.yamlpos import documents, get, item_line, scalar, sequence
+from porter.files.readers.yamlpos import documents, get, item_line, scalar, sequence
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import added_message, missing_lines, newline

@@ -15,9 +15,9 @@ import warnings
 from collections.abc import Callable
 from functools import lru_cache
 
-from porter.files import kinds
+from porter.core import kinds
 from porter.files.facts import cuda_only_modules
-from porter.pipeline.findings import FileResult, FileStatus
+from porter.core.findings import FileResult, FileStatus
 
 # the dependency files that read the facts (ported after everything else)
 DEFERRED = frozenset({kinds.REQUIREMENTS, kinds.PYPROJECT, kinds.SETUP_CFG, kinds.CONDA})

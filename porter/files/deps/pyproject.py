@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from porter.config.settings import Settings
-from porter.files.configs.tomlpos import Locator, alone_on_line, load
+from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import added_message, missing_lines

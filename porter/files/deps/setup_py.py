@@ -17,9 +17,9 @@ from porter.files.deps import requirement
 from porter.files.deps.target_packages import added_message, missing_lines
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text, result
-from porter.pipeline.findings import FileResult, FileStatus, Finding
-from porter.pipeline.prefilter import admits
-from porter.pipeline.suppressions import scan
+from porter.core.findings import FileResult, FileStatus, Finding
+from porter.analysis.prefilter import admits
+from porter.core.suppressions import scan
 
 _ARGS = ("install_requires", "setup_requires", "tests_require", "extras_require")
 
@@ -97,7 +97,7 @@ def _end_column(text: Text, node: ast.expr) -> int:
 
 
 def port(source: bytes, path: str, settings: Settings) -> FileResult:
-    from porter.pipeline.port import port_python
+    from porter.codemods.apply import port_python
 
     python = port_python(source, path, settings)
     if python.status is FileStatus.ERROR or python.status is FileStatus.SKIPPED and python.reason == "`# porter: ignore-file`":

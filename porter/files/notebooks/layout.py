@@ -1,6 +1,6 @@
 """A notebook's JSON as written: its cells, where each cell's source is, and how it is written.
 
-The notebook is read with porter.files.configs.jsonpos, so every string of a cell's `source`
+The notebook is read with porter.files.readers.jsonpos, so every string of a cell's `source`
 has its place in the file. A changed cell gets its `source` written back in the file's own
 style (one string per line, the same indentation, the same escaping); nothing else of the file
 (outputs, metadata, markdown, key order, indentation) is touched.
@@ -12,8 +12,8 @@ import difflib
 import json
 from dataclasses import dataclass
 
-from porter.files.configs.jsonpos import parse
-from porter.files.configs.tree import Value
+from porter.files.readers.jsonpos import parse
+from porter.files.readers.tree import Value
 from porter.files.errors import Unreadable
 
 

@@ -3,7 +3,7 @@ shell and environment checks, everything else of the file left as it is.
 
 1. layout.read: the cells and where each `source` string is in the file;
 2. virtual.plan/join: the code cells as one module, IPython's lines masked;
-3. the module through the Python pipeline (porter.pipeline.port.port_python), each masked line
+3. the module through the Python pipeline (porter.codemods.apply.port_python), each masked line
    through porter.files.shell (per line, in the cell's characters);
 4. findings moved to the file's lines and columns, named by cell and line in the cell;
 5. each changed cell's `source` written back in the file's style (layout.source_text).
@@ -21,9 +21,9 @@ from porter.files.notebooks import layout, magics, virtual
 from porter.files.shell.parse import available
 from porter.files.shell.script import shell_sites
 from porter.files.sites import Site, Text, apply, result
-from porter.pipeline.findings import FileResult, FileStatus, Finding
-from porter.pipeline.prefilter import admits
-from porter.pipeline.suppressions import scan
+from porter.core.findings import FileResult, FileStatus, Finding
+from porter.analysis.prefilter import admits
+from porter.core.suppressions import scan
 
 
 def port(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -48,7 +48,7 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
     module = virtual.join(plans)
     new_cells: dict[int, str] = {}
     if module.text and admits(module.text.encode("utf-8", "surrogateescape"), settings):
-        from porter.pipeline.port import port_python
+        from porter.codemods.apply import port_python
 
         python = port_python(module.text.encode("utf-8", "surrogateescape"), path, replace(settings, flow=None))
         if python.status is FileStatus.ERROR:

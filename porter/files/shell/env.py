@@ -12,6 +12,8 @@ import re
 
 from porter.files.facts import environment
 from porter.files.sites import Site
+from porter.files.shell.names import LIBRARIES
+from porter.files.shell.native import defines
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 # a name with NCCL, CUDA, cuDNN, NVIDIA or a CUDA library as one of its words (`NCCL_DEBUG`,
@@ -20,17 +22,9 @@ VISIBLE = "CUDA_VISIBLE_DEVICES"
 # `CUDACXX`, `CUDAFLAGS`, `CUDAHOSTCXX`, a workflow's `CUDAVER` (not the libraries' short
 # names: `NVTEST`, `CURANDOM` are no CUDA settings)
 _NCCL = re.compile(r"(?:[A-Z0-9]+_)*NCCL[A-Z0-9]*(?:_[A-Z0-9]+)*")
-_LIBRARIES = "CUDA|CUDNN|NVIDIA|CUBLAS|CUBLASLT|NVTE|CUFFT|CURAND|CUSPARSE|NVSHMEM|NVML"
-_CUDA = re.compile(rf"(?:[A-Z0-9]+_)*(?:(?:CUDA|CUDNN|NVIDIA)[A-Z0-9]*|{_LIBRARIES})(?:_[A-Z0-9]+)*")
-# a define's name: the words as they are (`-DWITH_CUDAX` is no CUDA define)
-_CUDA_WORD = re.compile(rf"(?:[A-Z0-9]+_)*(?:{_LIBRARIES})(?:_[A-Z0-9]+)*")
+_CUDA = re.compile(rf"(?:[A-Z0-9]+_)*(?:(?:CUDA|CUDNN|NVIDIA)[A-Z0-9]*|{LIBRARIES})(?:_[A-Z0-9]+)*")
 _CUDA_PATH = re.compile(r"/usr/local/cuda(?:-[\d.]+)?\b|/cuda/(?:lib|bin|include)|/opt/nvidia\b|/usr/local/nvidia\b")
 _INDEXES = re.compile(r"\d+(?:,\d+)*")
-
-
-def cuda_name(name: str) -> bool:
-    """Whether `name` (a define's) has CUDA, cuDNN, NVIDIA or a CUDA library as one of its words."""
-    return _CUDA_WORD.fullmatch(name) is not None
 
 
 def rule_of(name: str) -> str | None:
@@ -71,8 +65,6 @@ def assignment(text: str, target: str, name: str, name_span: tuple[int, int], va
         out.append(Site(rule, name_span[0], end, None, message=f"`{name}` configures {_what(rule)}, which the target does not run"))
     raw = text[value_span[0]:value_span[1]] if value_span is not None else ""
     if value_span is not None and "-D" in raw:
-        from porter.files.shell.native import defines
-
         out.extend(defines(raw, value_span[0]))
     path = _CUDA_PATH.search(raw)
     if path is not None and value_span is not None:

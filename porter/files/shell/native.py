@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from porter.files.shell.env import cuda_name
+from porter.files.shell.names import cuda_name
 from porter.files.sites import Site
 
 _DEFINE = re.compile(r"(?<![\w-])-D([A-Za-z_][A-Za-z0-9_]*)(?:=([^\s\"';]*))?")

@@ -5,9 +5,9 @@ https://docs.github.com/actions/reference/workflow-commands-for-github-actions
 
 from __future__ import annotations
 
-from porter.pipeline.findings import Severity
+from porter.core.findings import Severity
 from porter.lint.model import LintRun
-from porter.report.textsafe import controls_escaped
+from porter.core.textsafe import controls_escaped
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from porter.pipeline.findings import Severity
+from porter.core.findings import Severity
 from porter.lint.fingerprint import identity_path
 from porter.lint.model import LintRun
 

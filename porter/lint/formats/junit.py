@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from porter.lint.model import LintRun, rule_info
-from porter.report.textsafe import xml
+from porter.core.textsafe import xml
 
 
 def render(run: LintRun) -> str:

@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from porter.pipeline.findings import Applicability, Finding, Severity
+from porter.core.findings import Applicability, Finding, Severity
 from porter.lint.model import TOOL_NAME, LintRun, rule_info
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_UNDECODED = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")  # see porter.report.textsafe.name
+_UNDECODED = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")  # see porter.core.textsafe.name
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from porter.pipeline.findings import Applicability, Finding
+from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.report.textsafe import printable
+from porter.core.textsafe import printable
 
 
 def _mark(f: Finding) -> str:

@@ -6,7 +6,7 @@ use_fused=is_cuda)` in another, `create_optimizer(model, ..., torch.cuda.is_avai
 third module. The port turns every CUDA test into a test for the target, so such a flag turns
 fused kernels on where there are none (PyTorch/XLA raises). This module follows the flag back
 from `fused=flag` (or `dict(fused=True) if flag else dict()`) through names, parameters and
-call arguments, `self` attributes and returns, with `porter.pipeline.index`, as long as every
+call arguments, `self` attributes and returns, with `porter.analysis.index`, as long as every
 use of the value on the way is the flag itself (a `fused=` argument, the gate, a print or a
 log call, or a parameter used only so). Where the walk stops it cuts:
 
@@ -28,13 +28,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
 
-from porter.pipeline.device_types import DEVICE_TYPE, DeviceTypes
-from porter.pipeline.index import CPU, DEVICE, FUSED_FALSE, FUSED_KEEP, FUSED_SITE, ModuleInfo, Scope, _argument, dotted
+from porter.analysis.device_types import DEVICE_TYPE, DeviceTypes
+from porter.analysis.program import CPU, DEVICE, FUSED_FALSE, FUSED_KEEP, FUSED_SITE, IndexView, ModuleInfo, Scope, call_argument, dotted
 
-if TYPE_CHECKING:
-    from porter.pipeline.index import ProjectIndex
 
 __all__ = ["FUSED_FALSE", "FUSED_KEEP", "FUSED_SITE", "FusedFlags", "fused_key"]
 FUSED_TOKEN = re.compile(rb"\bfused\s*=")
@@ -105,7 +102,7 @@ def _gated(node: ast.IfExp) -> bool:
 class FusedFlags:
     """Facts per path for every fused flag of the project (one walk per index)."""
 
-    def __init__(self, index: ProjectIndex) -> None:
+    def __init__(self, index: IndexView) -> None:
         self.index = index
         self.facts: dict[str, dict[tuple[str, str], Fact]] = {}
         self._seen: set[tuple[str, str, str]] = set()
@@ -202,7 +199,7 @@ class FusedFlags:
         if isinstance(expr, ast.Name) and expr.id in scope.params and expr.id not in scope.assigns:
             i = scope.params.index(expr.id)
             calls = self._callers(scope)
-            args = [_argument(call, i - skip, expr.id) if 0 <= skip <= i else None for call, _, skip in calls]
+            args = [call_argument(call, i - skip, expr.id) if 0 <= skip <= i else None for call, _, skip in calls]
             if not calls:
                 # called from outside the project: the caller's device, ported with the caller
                 default = scope.defaults.get(expr.id)
@@ -237,7 +234,7 @@ class FusedFlags:
         if any(skip < 0 for _, _, skip in calls):
             return False  # a spawned process index
         for call, caller, skip in calls:
-            arg = _argument(call, i - skip, name) if i >= skip else None
+            arg = call_argument(call, i - skip, name) if i >= skip else None
             if arg is None:
                 if default is not None:
                     self._trace(default, scope, f"default {name} =", chain, depth + 1)
@@ -350,7 +347,7 @@ class FusedFlags:
     def _callee(self, call: ast.Call, scope: Scope) -> tuple[Scope, int] | None:
         """The project function a call runs: `f()`, `self.m()`, `mod.f()`, and `obj.m()` on an
         instance of a project class (`raw_model.configure_optimizers(...)`)."""
-        found = self.index._function(call.func, scope)
+        found = self.index.function_of(call.func, scope)
         if found is not None or not isinstance(call.func, ast.Attribute):
             return found
         owner = self.index.instance_of(call.func.value, scope) or self._made_here(call.func.value, scope)
@@ -371,7 +368,7 @@ class FusedFlags:
         if not keywords or None in keywords or attr.startswith("__"):
             return None
         found = [
-            s for mod in self.index._mentioning(attr) for s in mod.scopes.values()
+            s for mod in self.index.mentioning(attr) for s in mod.scopes.values()
             if s.cls is not None and s.qual == f"{s.cls}.{attr}"
         ]
         if len(found) != 1 or not set(keywords) <= set(found[0].params[1:]):
@@ -388,7 +385,7 @@ class FusedFlags:
                 mod, name = scope.module, value.func.id
                 imported = mod.imports.get(name)
                 if name not in mod.classes and imported is not None and imported[1] is not None:
-                    other = self.index._module(imported[0], mod)
+                    other = self.index.module_named(imported[0], mod)
                     mod, name = (other, imported[1]) if other is not None else (mod, name)
                 if name in mod.classes:
                     return mod, name
@@ -401,7 +398,7 @@ class FusedFlags:
         if fn.cls is None or fn.qual.endswith(".__init__"):
             return calls
         attr = fn.qual.rpartition(".")[2]
-        for mod in self.index._mentioning(attr):
+        for mod in self.index.mentioning(attr):
             for scope in mod.scopes.values():
                 for call in scope.calls:
                     func = call.func

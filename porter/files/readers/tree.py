@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from porter.files.configs.yamlpos import scalar, span
+from porter.files.readers.yamlpos import scalar, span
 from porter.files.sites import Text
 
 

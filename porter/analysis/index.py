@@ -20,33 +20,38 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from porter.config.settings import Facts
+from porter.analysis import device_types, fused_flags
+from porter.analysis.program import (
+    ATTRIBUTES,
+    CONFIG,
+    CPU,
+    DEFINES_IS_CUDA,
+    DEVICE,
+    INDEX,
+    KEPT,
+    ORIGIN,
+    OTHER,
+    OWN_IS_CUDA,
+    STALE,
+    TIED,
+    UNKNOWN,
+    ModuleInfo,
+    Scope,
+    Value,
+    call_argument,
+    attributes_key,
+    dotted,
+    join,
+    module_name,
+    move_key,
+    origin_key,
+    short_source,
+    stale_key,
+)
 
-if TYPE_CHECKING:
-    from porter.pipeline.device_types import DeviceTypes
 
-INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
-MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
-TIED = "tied"  # a `.to()` move of a module whose class ties parameters
-STALE = "stale"  # a move of a module whose parameters something took before the move
-ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
-ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
-KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-# a fused-optimizer flag (porter.pipeline.fused_flags): an expression the port makes False, a
-# CUDA test kept as it is, a `fused=flag` use the cuts take care of
-FUSED_FALSE, FUSED_KEEP, FUSED_SITE = "fused-false", "fused-keep", "fused-site"
-# another module of the project defines its own `is_cuda`: an `x.is_cuda` here may be that one
-OWN_IS_CUDA = "own-is-cuda"
-# a class's own `is_cuda` (a property or method over its own device field, or an attribute it
-# assigns, `self.is_cuda = ...`): not a tensor's
-DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP})  # facts that make a file worth parsing
-# index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
-# where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
-# read (`cfg.device`); other: not a device; unknown: porter cannot see it
 
 # a file is read into the index only if it may hold a device value or a call carrying one (or
 # a fused-optimizer flag: `fused`, and `optim` for the calls that hand one on, once ported)
@@ -59,7 +64,7 @@ _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 # a file needs answers only if it has a device site or a module move
-# a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.pipeline.device_types
+# a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.analysis.device_types
 _COMPARED = re.compile(rb"""[=!]=\s*["']cuda["']|["']cuda["']\s*(?:[=!]=|in\b|not\s+in\b)""")
 _SITES = re.compile(rb"\.to\(|\.cuda\(|device\s*=|map_location|set_device\(|device_ids")
 _PARAMETERS = ("parameters", "named_parameters")
@@ -80,95 +85,6 @@ _MODULE_METHODS = frozenset(
     {"train", "eval", "modules", "named_modules", "parameters", "named_parameters", "children", "named_children",
      "state_dict", "load_state_dict", "register_forward_hook", "register_forward_pre_hook", "register_buffer"}
 )
-
-
-@dataclass(frozen=True)
-class Value:
-    """What a name holds: a kind and the chain of steps back to where it came from."""
-
-    kind: str
-    chain: tuple[str, ...] = ()
-
-    def via(self, step: str) -> Value:
-        return Value(self.kind, (step, *self.chain))
-
-
-def join(values: list[Value], step: str) -> Value:
-    """One value for several sources: equal kinds agree; anything else is unknown."""
-    if not values:
-        return Value(UNKNOWN, (step,))
-    kinds = {v.kind for v in values}
-    if len(kinds) == 1:
-        return values[0]
-    if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
-        return next(v for v in values if v.kind == DEVICE)
-    first = next((v for v in values if v.kind == INDEX), values[0])
-    mixed = next(v for v in values if v.kind != first.kind)
-    kind = MAYBE if INDEX in kinds or MAYBE in kinds else UNKNOWN
-    return Value(kind, (f"{step} holds both {_describe(first)} and {_describe(mixed)}",))
-
-
-def _describe(v: Value) -> str:
-    origin = v.chain[-1] if v.chain else ""
-    return {INDEX: "an integer", MAYBE: "an integer on some paths", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
-        f" ({origin})" if origin else ""
-    )
-
-
-def dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = dotted(node.value)
-        return f"{head}.{node.attr}" if head is not None else None
-    return None
-
-
-def _src(node: ast.AST) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-@dataclass
-class Scope:
-    """A function (or a module's top level): its parameters, assignments, returns."""
-
-    qual: str  # "Trainer._run_batch", "" for the module
-    module: ModuleInfo
-    node: ast.AST
-    cls: str | None = None  # the class of a method
-    params: list[str] = field(default_factory=list)
-    defaults: dict[str, ast.expr] = field(default_factory=dict)
-    assigns: dict[str, list[ast.expr | str]] = field(default_factory=dict)
-    returns: list[ast.expr] = field(default_factory=list)
-    calls: list[ast.Call] = field(default_factory=list)
-    sites: list[ast.expr] = field(default_factory=list)  # expressions used as devices
-    assigned: dict[str, list[int]] = field(default_factory=dict)  # `a.b = c.d` text -> lines
-    # calls handed `x.parameters()` (an optimizer, an EMA): (x, the call) -- they keep the
-    # Parameter objects, which `x.to(xla)` then replaces
-    param_refs: list[tuple[str, ast.Call]] = field(default_factory=list)
-
-
-@dataclass
-class ModuleInfo:
-    name: str  # dotted module name from the path
-    path: str
-    scopes: dict[str, Scope] = field(default_factory=dict)
-    classes: dict[str, dict[str, list[tuple[ast.expr | str, Scope]]]] = field(default_factory=dict)
-    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, obj)
-    # class -> tied parameters, as attribute paths under `self`: [("wte.weight", "lm_head.weight")]
-    ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    # `m.to(device)` / `t = m.to(device)` statements: (call, scope, the name that holds the module)
-    moves: list[tuple[ast.Call, Scope, str]] = field(default_factory=list)
-    # attributes set on Parameter objects in a loop over `.parameters()`: ["`p.infshape = ...`, f.py:9"]
-    param_attributes: list[str] = field(default_factory=list)
-
-
-def module_name(path: str) -> str:
-    parts = path.removesuffix(".py").replace("\\", "/").lstrip("./").split("/")
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(p for p in parts if p)
 
 
 class _Collector(ast.NodeVisitor):
@@ -319,7 +235,7 @@ class _Collector(ast.NodeVisitor):
                 else:
                     own = isinstance(sub, ast.Call) and dotted(sub.func) == "setattr" and bool(sub.args) and dotted(sub.args[0]) == target.id
                 if own and isinstance(sub, (ast.Assign, ast.Call)):
-                    self.info.param_attributes.append(f"`{_src(sub)}`, {self.info.path}:{sub.lineno}")
+                    self.info.param_attributes.append(f"`{short_source(sub)}`, {self.info.path}:{sub.lineno}")
 
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
@@ -375,7 +291,7 @@ class ProjectIndex:
         self._device_only: dict[tuple[str, str, str], bool] = {}
         self._param_attributes: tuple[str, ...] | None = None
         self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
-        self._device_types: DeviceTypes | None = None
+        self._device_types: device_types.DeviceTypes | None = None
         self._own_is_cuda: tuple[str, ...] | None = None
 
     # -- building ------------------------------------------------------------------------
@@ -415,7 +331,7 @@ class ProjectIndex:
         self._parsed[path] = info
         return info
 
-    def _mentioning(self, word: str) -> list[ModuleInfo]:
+    def mentioning(self, word: str) -> list[ModuleInfo]:
         """The parsed modules whose source has the identifier `word`."""
         if self._words is None:
             self._words = {}
@@ -431,7 +347,7 @@ class ProjectIndex:
 
     # -- resolution ----------------------------------------------------------------------
 
-    def _module(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
+    def module_named(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
         exact = self._paths.get(name)
         if exact:
             return self.module(exact[0])
@@ -442,7 +358,7 @@ class ProjectIndex:
             found = [p for p in found if p.rpartition("/")[0] == folder]
         return self.module(found[0]) if len(found) == 1 else None
 
-    def _function(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
+    def function_of(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
         """The project function a call runs, and how many leading parameters it binds
         implicitly (1 for `self` of a method or a class's `__init__`)."""
         mod = scope.module
@@ -459,7 +375,7 @@ class ProjectIndex:
                 return None
             imported = mod.imports.get(head)
             if imported is not None and imported[1] is None:
-                other = self._module(imported[0], mod)
+                other = self.module_named(imported[0], mod)
                 if other is not None:
                     return self._local(func.attr, other)
         return None
@@ -480,7 +396,7 @@ class ProjectIndex:
             return local
         imported = mod.imports.get(name)
         if imported is not None and imported[1] is not None:
-            other = self._module(imported[0], mod)
+            other = self.module_named(imported[0], mod)
             if other is not None:
                 return self._local(imported[1], other)
         return None
@@ -497,7 +413,7 @@ class ProjectIndex:
         if not fn.qual:
             return out
         word = fn.cls.rpartition(".")[2] if fn.qual.endswith(".__init__") and fn.cls else fn.qual.rpartition(".")[2]
-        for mod in self._mentioning(word):
+        for mod in self.mentioning(word):
             out.extend(self._calls_in(mod).get(key, ()))
         return out
 
@@ -509,14 +425,14 @@ class ProjectIndex:
         self._resolved[mod.path] = found = {}
         for scope in mod.scopes.values():
             for call in scope.calls:
-                target = self._function(call.func, scope)
+                target = self.function_of(call.func, scope)
                 if target is not None:
                     g, skip = target
                     found.setdefault((g.module.path, g.qual), []).append((call, scope, skip))
                     for fn, spawn in self._relayed_spawns(call, scope, target):
                         found.setdefault((fn.module.path, fn.qual), []).append((spawn, g, -1))
                 if (dotted(call.func) or "").rpartition(".")[2] in _SPAWN and call.args:
-                    spawned = self._function(call.args[0], scope)
+                    spawned = self.function_of(call.args[0], scope)
                     if spawned is not None:
                         fn = spawned[0]
                         found.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
@@ -536,7 +452,7 @@ class ProjectIndex:
                     and isinstance(inner.args[0], ast.Name)
                     and inner.args[0].id == param
                 ):
-                    passed = self._function(arg, scope)
+                    passed = self.function_of(arg, scope)
                     if passed is not None:
                         yield passed[0], inner
 
@@ -544,7 +460,7 @@ class ProjectIndex:
         """argparse destination -> its `add_argument` calls, from the files that have any."""
         if self._argparse is None:
             self._argparse = {}
-            for mod in self._mentioning("add_argument"):
+            for mod in self.mentioning("add_argument"):
                 for scope in mod.scopes.values():
                     for call in scope.calls:
                         if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
@@ -557,36 +473,36 @@ class ProjectIndex:
     def value(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Value | None:
         """What `expr` evaluates to in `scope`; None only inside a cycle."""
         if depth > _MAX_DEPTH:
-            return Value(UNKNOWN, (f"`{_src(expr)}` (too deep to follow)",))
+            return Value(UNKNOWN, (f"`{short_source(expr)}` (too deep to follow)",))
         where = f"{scope.module.path}:{getattr(expr, 'lineno', '?')}"
         if isinstance(expr, ast.Constant):
             v = expr.value
             if isinstance(v, bool) or v is None:
-                return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+                return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
             if isinstance(v, int):
-                return Value(INDEX, (f"`{_src(expr)}`, {where}",))
+                return Value(INDEX, (f"`{short_source(expr)}`, {where}",))
             if isinstance(v, str):
-                return Value(CPU if v == "cpu" else DEVICE, (f"`{_src(expr)}`, {where}",))
-            return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+                return Value(CPU if v == "cpu" else DEVICE, (f"`{short_source(expr)}`, {where}",))
+            return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.JoinedStr):
-            return Value(DEVICE, (f"`{_src(expr)}`, {where}",))
+            return Value(DEVICE, (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
             return self.value(expr.operand, scope, depth + 1)
         if isinstance(expr, ast.IfExp):
             parts = [self.value(e, scope, depth + 1) for e in (expr.body, expr.orelse)]
-            return join([p for p in parts if p is not None], f"`{_src(expr)}`")
+            return join([p for p in parts if p is not None], f"`{short_source(expr)}`")
         if isinstance(expr, ast.BinOp):
             parts = [self.value(e, scope, depth + 1) for e in (expr.left, expr.right)]
             if any(p is not None and p.kind == INDEX for p in parts):
-                return Value(INDEX, (f"`{_src(expr)}` (integer arithmetic), {where}",))
-            return Value(OTHER, (f"`{_src(expr)}`, {where}",))
+                return Value(INDEX, (f"`{short_source(expr)}` (integer arithmetic), {where}",))
+            return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth, where)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
             return self._element(expr, expr.slice.value, scope, depth, where)
         name = dotted(expr)
         if name is None:
-            return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
+            return Value(UNKNOWN, (f"`{short_source(expr)}`, {where}",))
         return self.name_value(name, scope, depth)
 
     def _element(self, expr: ast.Subscript, i: int, scope: Scope, depth: int, where: str) -> Value | None:
@@ -594,21 +510,21 @@ class ProjectIndex:
         seq = expr.value
         if isinstance(seq, (ast.Tuple, ast.List)):
             return self.value(seq.elts[i], scope, depth + 1) if -len(seq.elts) <= i < len(seq.elts) else None
-        target = self._function(seq.func, scope) if isinstance(seq, ast.Call) else None
+        target = self.function_of(seq.func, scope) if isinstance(seq, ast.Call) else None
         if target is None:
-            return Value(UNKNOWN, (f"`{_src(expr)}`, {where}",))
+            return Value(UNKNOWN, (f"`{short_source(expr)}`, {where}",))
         fn, _ = target
         parts = []
         for r in fn.returns:
             if isinstance(r, (ast.Tuple, ast.List)) and -len(r.elts) <= i < len(r.elts):
                 v = self.value(r.elts[i], fn, depth + 1)
                 if v is not None:
-                    parts.append(v.via(f"`return {_src(r)}`"))
+                    parts.append(v.via(f"`return {short_source(r)}`"))
             else:
-                parts.append(Value(UNKNOWN, (f"`return {_src(r)}`, {fn.module.path}:{r.lineno}",)))
+                parts.append(Value(UNKNOWN, (f"`return {short_source(r)}`, {fn.module.path}:{r.lineno}",)))
         if not parts:
-            return Value(UNKNOWN, (f"`{_src(expr)}` (returns nothing porter can see), {where}",))
-        return join(parts, f"`{fn.qual}()`").via(f"`{_src(seq)}` returns")
+            return Value(UNKNOWN, (f"`{short_source(expr)}` (returns nothing porter can see), {where}",))
+        return join(parts, f"`{fn.qual}()`").via(f"`{short_source(seq)}` returns")
 
     def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
         name = dotted(call.func) or ""
@@ -616,14 +532,14 @@ class ProjectIndex:
         if last == "current_device" and "." in name and not name.startswith("torch."):
             # `current_platform.current_device()`: the project's device object answers with an
             # index of its own device (vLLM's platforms), which is no CUDA device on the target
-            return Value(UNKNOWN, (f"`{_src(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",))
+            return Value(UNKNOWN, (f"`{short_source(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",))
         if name in ("int", "range", "len") or last.endswith(_INT_CALL_SUFFIXES):
-            return Value(INDEX, (f"`{_src(call)}`, {where}",))
+            return Value(INDEX, (f"`{short_source(call)}`, {where}",))
         if last == "device" or name in ("str", "float", "bool"):
-            return Value(DEVICE if last == "device" else OTHER, (f"`{_src(call)}`, {where}",))
-        target = self._function(call.func, scope)
+            return Value(DEVICE if last == "device" else OTHER, (f"`{short_source(call)}`, {where}",))
+        target = self.function_of(call.func, scope)
         if target is None:
-            return Value(UNKNOWN, (f"`{_src(call)}`, {where} (a call porter cannot follow)",))
+            return Value(UNKNOWN, (f"`{short_source(call)}`, {where} (a call porter cannot follow)",))
         fn, _ = target
         key = ("return", fn.module.path, fn.qual)
         if key in self._memo:
@@ -631,9 +547,9 @@ class ProjectIndex:
         self._memo[key] = None
         parts = [p for r in fn.returns if (p := self.value(r, fn, depth + 1)) is not None]
         result = (
-            join(parts, f"`{fn.qual}()`").via(f"`{_src(call)}` returns")
+            join(parts, f"`{fn.qual}()`").via(f"`{short_source(call)}` returns")
             if parts
-            else Value(UNKNOWN, (f"`{_src(call)}` (returns nothing porter can see), {where}",))
+            else Value(UNKNOWN, (f"`{short_source(call)}` (returns nothing porter can see), {where}",))
         )
         self._memo[key] = result
         return result
@@ -678,7 +594,7 @@ class ProjectIndex:
         else:
             imported = scope.module.imports.get(name)
         if imported is not None and imported[1] is not None:
-            other = self._module(imported[0], scope.module)
+            other = self.module_named(imported[0], scope.module)
             if other is not None and imported[1] in other.scopes[""].assigns:
                 return self.name_value(imported[1], other.scopes[""], depth + 1)
         return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
@@ -697,7 +613,7 @@ class ProjectIndex:
             if part.kind == INDEX and not isinstance(value, str):
                 key = origin_key(name, ast.unparse(value))
                 facts[(scope.qual, key)] = (scope.qual, key, ORIGIN, part.chain)
-                lines.append(f"`{name} = {_src(value)}`, {where}:{value.lineno}")
+                lines.append(f"`{name} = {short_source(value)}`, {where}:{value.lineno}")
         return Value(DEVICE, (f"{' and '.join(lines)} (the target device where it held an integer; `'cpu'` kept)",))
 
     def device_only(self, name: str, scope: Scope, depth: int = 0) -> bool:
@@ -734,7 +650,7 @@ class ProjectIndex:
 
     def _handed_on(self, call: ast.Call, keyword: str | None, i: int | None, scope: Scope, depth: int) -> bool:
         """The argument becomes a parameter of a project function that uses it only as a device."""
-        target = self._function(call.func, scope)
+        target = self.function_of(call.func, scope)
         if target is None:
             return False
         fn, skip = target
@@ -752,11 +668,11 @@ class ProjectIndex:
         for call, caller, skip in calls:
             if skip == -1:  # mp.spawn(fn, args=(...)): the process index, then args
                 if i == 0:
-                    parts.append(Value(INDEX, (f"`{_src(call)}` passes the process index, {caller.module.path}:{call.lineno}",)))
+                    parts.append(Value(INDEX, (f"`{short_source(call)}` passes the process index, {caller.module.path}:{call.lineno}",)))
                     continue
                 arg = _spawn_arg(call, i - 1)
             else:
-                arg = _argument(call, i - skip, name) if i >= skip else None
+                arg = call_argument(call, i - skip, name) if i >= skip else None
             if arg is None:
                 default = fn.defaults.get(name)
                 if default is None:
@@ -799,13 +715,13 @@ class ProjectIndex:
             line = f"{where.module.path}:{call.lineno}"
             typ = kws.get("type")
             if typ is not None and dotted(typ) == "int":
-                parts.append(Value(INDEX, (f"`{_src(call)}`, {line}",)))
+                parts.append(Value(INDEX, (f"`{short_source(call)}`, {line}",)))
             elif "default" in kws:
                 v = self.value(kws["default"], where, depth + 1)
                 if v is not None:
-                    parts.append(v.via(f"`{_src(call)}`"))
+                    parts.append(v.via(f"`{short_source(call)}`"))
             else:
-                parts.append(Value(UNKNOWN, (f"`{_src(call)}` (no type or default), {line}",)))
+                parts.append(Value(UNKNOWN, (f"`{short_source(call)}` (no type or default), {line}",)))
         if parts:
             return join(parts, f"`{name}`").via(f"`{name}`")
         if attr in RANK_NAMES:
@@ -827,7 +743,7 @@ class ProjectIndex:
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
                 return self.instance_of(func.value, scope, depth + 1)
-            target = self._function(func, scope)
+            target = self.function_of(func, scope)
             if target is None:
                 return None
             fn, skip = target
@@ -858,7 +774,7 @@ class ProjectIndex:
         if found is None and name in scope.params:
             i = scope.params.index(name)
             for call, caller, skip in self.callers(scope):
-                arg = _argument(call, i - skip, name) if skip >= 0 and i >= skip else None
+                arg = call_argument(call, i - skip, name) if skip >= 0 and i >= skip else None
                 found = self.instance_of(arg, caller, depth + 1) if arg is not None else None
                 if found is not None:
                     break
@@ -871,14 +787,14 @@ class ProjectIndex:
         receiver = dotted(move.func.value)  # type: ignore[attr-defined]
         for holder, call in scope.param_refs:
             if holder == receiver and call.lineno < move.lineno:
-                return (f"`{_src(call)}`, {scope.module.path}:{call.lineno}",)
+                return (f"`{short_source(call)}`, {scope.module.path}:{call.lineno}",)
         if found is not None:
             mod, cls = found
             for method in mod.scopes.values():
                 if method.cls == cls:
                     for holder, call in method.param_refs:
                         if holder == "self":
-                            return (f"`{_src(call)}` in `{method.qual}`, {mod.path}:{call.lineno}",)
+                            return (f"`{short_source(call)}` in `{method.qual}`, {mod.path}:{call.lineno}",)
         return None
 
     def parameter_attributes(self) -> tuple[str, ...]:
@@ -911,27 +827,25 @@ class ProjectIndex:
     # -- answers -------------------------------------------------------------------------
 
     def fused_flags(self, path: str) -> Facts:
-        """The cuts of fused-optimizer flags that lie in `path` (porter.pipeline.fused_flags;
+        """The cuts of fused-optimizer flags that lie in `path` (porter.analysis.fused_flags;
         the whole project's flags are followed once, on the first question)."""
         if self._fused is None:
-            from porter.pipeline.fused_flags import FusedFlags  # it builds on this module
 
             try:
-                self._fused = FusedFlags(self).run(self._sources)
+                self._fused = fused_flags.FusedFlags(self).run(self._sources)
             except RecursionError:
                 self._fused = {}
         return tuple(self._fused.get(path, {}).values())
 
     def compared(self, path: str) -> Facts:
         """What each value compared with `"cuda"` in `path` is: a device type or no device
-        (porter.pipeline.device_types; for device-generic code, porter.codemods.literals)."""
+        (porter.analysis.device_types; for device-generic code, porter.codemods.literals)."""
         source = self._sources.get(path)
         if source is None or _COMPARED.search(source) is None:
             return ()
         if self._device_types is None:
-            from porter.pipeline.device_types import DeviceTypes  # it builds on this module
 
-            self._device_types = DeviceTypes(self)
+            self._device_types = device_types.DeviceTypes(self)
         try:
             return self._device_types.facts(path)
         except RecursionError:
@@ -1006,16 +920,6 @@ class ProjectIndex:
         return tuple(sorted(out.values()))
 
 
-def _argument(call: ast.Call, i: int, name: str) -> ast.expr | None:
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    positional = call.args
-    if any(isinstance(a, ast.Starred) for a in positional[: i + 1]):
-        return None
-    return positional[i] if i < len(positional) else None
-
-
 def _spawn_arg(call: ast.Call, i: int) -> ast.expr | None:
     for kw in call.keywords:
         if kw.arg == "args" and isinstance(kw.value, ast.Tuple) and i < len(kw.value.elts):
@@ -1026,9 +930,9 @@ def _spawn_arg(call: ast.Call, i: int) -> ast.expr | None:
 
 
 def _call_text(call: ast.Call, arg: ast.expr) -> str:
-    func = _src(call.func)
+    func = short_source(call.func)
     everything = [*call.args, *(kw.value for kw in call.keywords)]
-    shown = next((f"{kw.arg}={_src(kw.value)}" for kw in call.keywords if kw.value is arg), _src(arg))
+    shown = next((f"{kw.arg}={short_source(kw.value)}" for kw in call.keywords if kw.value is arg), short_source(arg))
     before = "..., " if everything and everything[0] is not arg else ""
     after = ", ..." if everything and everything[-1] is not arg else ""
     return f"{func}({before}{shown}{after})"
@@ -1046,26 +950,11 @@ def _argparse_dests(call: ast.Call) -> list[str]:
 
 def _assigned(v: Value, name: str, value: ast.expr) -> Value:
     """`name = value` in front of the chain; a literal's own step merges into it."""
-    line = f"`{name} = {_src(value)}`"
-    head = f"`{_src(value)}`, "
+    line = f"`{name} = {short_source(value)}`"
+    head = f"`{short_source(value)}`, "
     if len(v.chain) == 1 and v.chain[0].startswith(head):
         return Value(v.kind, (line + v.chain[0][len(head) - 2 :],))
     return v.via(line)
-
-
-def move_key(receiver: str) -> str:
-    """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
-    return f"<move> {receiver}"
-
-
-def attributes_key(receiver: str) -> str:
-    """The fact key of a module move in a project that sets attributes on its Parameters."""
-    return f"<attributes> {receiver}"
-
-
-def origin_key(name: str, value: str) -> str:
-    """The fact key of `name = value`, an integer ported where it is assigned."""
-    return f"<origin> {name} = {value}"
 
 
 def _reads(node: ast.AST, name: str) -> Iterator[tuple[ast.Name, ast.AST]]:
@@ -1076,11 +965,3 @@ def _reads(node: ast.AST, name: str) -> Iterator[tuple[ast.Name, ast.AST]]:
                 yield child, parent
 
 
-def stale_key(receiver: str) -> str:
-    """The fact key of a move after which references to the old parameters are stale."""
-    return f"<stale> {receiver}"
-
-
-def chain_text(name: str, chain: tuple[str, ...]) -> str:
-    """"`gpu_id` ← `Trainer(..., gpu_id)` ← ... ← `device = 0`, single_gpu.py:12"."""
-    return " ← ".join((f"`{name}`", *chain))

@@ -9,7 +9,7 @@ anything:
   name bound to `CUDAExtension` (`extension = CUDAExtension` ... `extension("pkg._C", ...)`,
   as detectron2 writes it); a `CppExtension` whose sources name `.cu` files;
 - `torch.utils.cpp_extension.load(name=..., sources=[... .cu])` in another module (its
-  result, imported elsewhere, is covered by porter.pipeline.cuda_only_index);
+  result, imported elsewhere, is covered by porter.analysis.cuda_only_index);
 - a module the project imports from its own packages that no Python file of the project
   provides and whose name says compiled (`_C`, `_ext`, `*_cuda`, `*_C`), in a project that
   has `.cu` / `.cuh` sources;
@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from porter.pipeline.index import dotted
+from porter.analysis.program import dotted
 
 # bytes a build file shows (the ast is read only then)
 TOKENS = (b"CUDAExtension", b"CppExtension")

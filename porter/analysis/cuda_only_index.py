@@ -17,16 +17,16 @@ import ast
 import hashlib
 import re
 from collections.abc import Iterable
-from types import ModuleType
-from typing import TYPE_CHECKING, Literal, overload
+from typing import Literal, overload
 
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
-from porter.pipeline import device_backends, extensions
-from porter.pipeline.index import dotted, module_name
+from porter.analysis import device_backends, extensions
+from porter.analysis.program import dotted, module_name
+from dataclasses import dataclass
+from functools import lru_cache
+from porter.config.ruledata import load_toml
 
-if TYPE_CHECKING:
-    from porter.codemods.guards import CudaOnlyData
 
 # the kind of the `Settings.flow` facts this module makes (guards.py reads them by it)
 KIND = "cuda-only"
@@ -56,6 +56,47 @@ _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\w+)|import[ \t]+([\w., \t]+))
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
+
+
+@dataclass(frozen=True)
+class CudaOnlyData:
+    modules: tuple[str, ...]
+    apis: tuple[str, ...]
+    builders: frozenset[str]
+    asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
+
+    def runs(self, qual: str | None) -> bool:
+        """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
+        about the device (a capability query): the user of such a name only runs on CUDA."""
+        if not qual or self.why(qual) is None:
+            return False
+        return not any(qual == a or qual.startswith(a + ".") for a in self.asks)
+
+    def why(self, qual: str | None) -> str | None:
+        """Why the qualified name `qual` is CUDA-only, or None."""
+        if not qual:
+            return None
+        for api in self.apis:
+            if qual == api or qual.startswith(api + "."):
+                return f"`{api}`"
+        for mod in self.modules:
+            if qual == mod or qual.startswith(mod + "."):
+                return f"`{mod}`"
+        return None
+
+
+@lru_cache(maxsize=4)
+def cuda_only_data(target: str | None = None) -> CudaOnlyData:
+    """torch's CUDA-only modules and APIs (`[cuda_only]` in rules/guards.toml) and the
+    third-party packages that are CUDA-only on `target` (porter.config.cuda_packages; None:
+    on every target)."""
+    table = load_toml("guards.toml").get("cuda_only", {})
+    return CudaOnlyData(
+        modules=(*table.get("modules", ()), *cuda_only_modules(target)),
+        apis=tuple(table.get("apis", ())),
+        builders=frozenset(table.get("extension_builders", ())),
+        asks=tuple(table.get("asks", ())),
+    )
 
 
 def imports_any(source: bytes, heads: frozenset[bytes]) -> bool:
@@ -138,14 +179,6 @@ def _scan(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> tuple[s
     return why, refs
 
 
-def _guards() -> ModuleType:
-    """guards.py's data, imported on first use: importing any rule family loads libcst (~1 s
-    of a warm run, which reads its facts from the stat index and parses nothing)."""
-    from porter.codemods import guards
-
-    return guards
-
-
 def _statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
     """Every statement, nested ones too, without walking expressions."""
     stack = list(body)
@@ -172,7 +205,7 @@ def _top_units(body: list[ast.stmt]) -> Iterable[ast.FunctionDef | ast.AsyncFunc
 
 def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
     """The module's CUDA-only module-level names, each with why."""
-    return _cuda_only_names(source, data or _guards().cuda_only_data())[0]
+    return _cuda_only_names(source, data or cuda_only_data())[0]
 
 
 def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | None = None) -> tuple[dict[str, str], set[str]]:
@@ -389,7 +422,7 @@ def _target(importer: str, node: ast.ImportFrom, package_init: bool = False) -> 
 
 def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str] = ()) -> dict[str, dict[str, tuple[str, str]]]:
     """path -> {local name: (module, why)} for each file that imports one of the project's own compiled
-    CUDA extensions (porter.pipeline.extensions): one a build file declares, or, in a project
+    CUDA extensions (porter.analysis.extensions): one a build file declares, or, in a project
     with `.cu` sources, a compiled-looking module no Python file of the project provides."""
     cu = sorted(cuda_sources)
     built: dict[str, str] = {}
@@ -444,8 +477,7 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
     CUDA-only name from another module of the project, or one of the project's own compiled
     CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
-    guards = _guards()
-    data = guards.cuda_only_data(target)
+    data = cuda_only_data(target)
     compiled = {path: {local: why for local, (_, why) in names.items()} for path, names in extension_imports(files, cuda_sources).items()}
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
     running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
@@ -588,7 +620,7 @@ def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
 def part(source: bytes) -> bytes:
     """What `with_cuda_only` reads of one file, hashed: the whole of a file that may hold
     CUDA-only code, the `from ... import` lines (and per-device class statements,
-    porter.pipeline.device_backends) of the others; empty for a file that has neither.
+    porter.analysis.device_backends) of the others; empty for a file that has neither.
     Editing a body elsewhere changes nothing."""
     classes = device_backends.part(source)
     if b"import" not in source:
@@ -611,7 +643,7 @@ def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sourc
 
 def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
     """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
-    CUDA backend classes (porter.pipeline.device_backends)."""
+    CUDA backend classes (porter.analysis.device_backends)."""
     found = cuda_only_imports(files, target, cuda_sources)
     backends = device_backends.cuda_backend_facts(files)
     if not found and not backends:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from porter.pipeline.reading import read_regular
+from porter.core.reading import read_regular
 from porter.config.settings import PORTABLE_TARGETS, Settings
 
 SELECTION = re.compile(

@@ -17,7 +17,7 @@ import json
 import re
 import json.decoder
 
-from porter.files.configs.tree import Value
+from porter.files.readers.tree import Value
 from porter.files.errors import Unreadable
 
 scanstring = json.decoder.scanstring  # type: ignore[attr-defined]  # (public, documented in its module, not in the stubs)

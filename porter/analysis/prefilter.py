@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from porter.pipeline.index import ACTIONABLE
+from porter.analysis.program import ACTIONABLE
 from porter.config.ruledata import Rule, all_rules, load_toml, rule_enabled, rules_dir
 from porter.config.settings import Settings
 
@@ -44,7 +44,7 @@ def _alternation(tokens: set[bytes]) -> re.Pattern[bytes]:
 
 
 def reads(rule: Rule, kind: str) -> bool:
-    """Whether `rule` applies to files of `kind` (porter.files.kinds)."""
+    """Whether `rule` applies to files of `kind` (porter.core.kinds)."""
     return kind in rule.kinds or (kind == NOTEBOOK and PYTHON in rule.kinds)
 
 
@@ -80,7 +80,7 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
 
 def admits_file(source: bytes, name: str, settings: Settings) -> bool:
     """`admits` for the kind of file `name` is: setup.py is Python and a dependency file."""
-    from porter.files.kinds import SETUP_PY, kind_of
+    from porter.core.kinds import SETUP_PY, kind_of
 
     kind = kind_of(name) or PYTHON
     if kind == SETUP_PY:

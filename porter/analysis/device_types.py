@@ -14,12 +14,9 @@ with `ast`; nothing is imported or run.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from porter.pipeline.index import Scope, _argument, dotted
+from porter.analysis.program import IndexView, Scope, call_argument, dotted
 
-if TYPE_CHECKING:
-    from porter.pipeline.index import ProjectIndex
 
 # a device type torch selected; a CUDA string porter ports (so a test of it is ported too); no device
 DEVICE_TYPE, CUDA_LITERAL, NOT_DEVICE = "device-type", "cuda-literal", "not-device"
@@ -84,7 +81,7 @@ def _join(verdicts: list[Verdict]) -> Verdict:
 class DeviceTypes:
     """Verdicts on compared values, per file: {(scope, key): (scope, key, kind, chain)}."""
 
-    def __init__(self, index: ProjectIndex) -> None:
+    def __init__(self, index: IndexView) -> None:
         self.index = index
         self._memo: dict[tuple[str, str, str], Verdict] = {}
 
@@ -146,7 +143,7 @@ class DeviceTypes:
             return (DEVICE_TYPE, here)
         if name == "str" and len(call.args) == 1:
             return None  # `str(device)` is a device's text, "cuda:0" included: not a type
-        target = self.index._function(call.func, scope)
+        target = self.index.function_of(call.func, scope)
         if target is None or not target[0].returns:
             return None
         fn = target[0]
@@ -156,7 +153,7 @@ class DeviceTypes:
         seq = expr.value
         if isinstance(seq, (ast.Tuple, ast.List)):
             return self.kind(seq.elts[i], scope, depth + 1) if -len(seq.elts) <= i < len(seq.elts) else None
-        target = self.index._function(seq.func, scope) if isinstance(seq, ast.Call) else None
+        target = self.index.function_of(seq.func, scope) if isinstance(seq, ast.Call) else None
         if target is None:
             return None
         fn = target[0]
@@ -178,7 +175,7 @@ class DeviceTypes:
         if name in scope.params:
             i = scope.params.index(name)
             calls = self.index.callers(scope)
-            args = [_argument(c, i - skip, name) if 0 <= skip <= i else None for c, _, skip in calls]
+            args = [call_argument(c, i - skip, name) if 0 <= skip <= i else None for c, _, skip in calls]
             if not calls:
                 return None
             return _via(_join([self.kind(a, caller, depth + 1) if a is not None else None for a, (_, caller, _) in zip(args, calls)]), here)
@@ -187,7 +184,7 @@ class DeviceTypes:
             return self.kind(ast.Name(id=name, ctx=ast.Load()), module, depth + 1)
         imported = scope.module.imports.get(name)
         if imported is not None and imported[1] is not None:
-            other = self.index._module(imported[0], scope.module)
+            other = self.index.module_named(imported[0], scope.module)
             if other is not None and imported[1] in other.scopes[""].assigns:
                 return self.kind(ast.Name(id=imported[1], ctx=ast.Load()), other.scopes[""], depth + 1)
         return None
@@ -204,7 +201,7 @@ class DeviceTypes:
         imported = scope.module.imports.get(head)
         if imported is not None and head not in scope.assigns and head not in scope.params:
             module_name = imported[0] if imported[1] is None else f"{imported[0]}.{imported[1]}"
-            other = self.index._module(module_name, scope.module)
+            other = self.index.module_named(module_name, scope.module)
             if other is not None and rest in other.scopes[""].assigns:
                 return self.kind(ast.Name(id=rest, ctx=ast.Load()), other.scopes[""], depth + 1)
         return self._option(rest, depth, here)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from porter.pipeline.findings import Position
+from porter.core.findings import Position
 
 
 @dataclass(frozen=False)

@@ -1,0 +1,175 @@
+"""The program as the project index reads it: modules, scopes, the values names hold and the
+kinds of device facts, and `IndexView`, the part of the index that the passes built on it
+(device-type comparisons, fused-optimizer flags) read: they sit between this module and the
+index, which runs them."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+# index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
+# where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
+# read (`cfg.device`); other: not a device; unknown: porter cannot see it
+INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
+MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
+TIED = "tied"  # a `.to()` move of a module whose class ties parameters
+STALE = "stale"  # a move of a module whose parameters something took before the move
+ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
+ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
+KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
+# a fused-optimizer flag (porter.analysis.fused_flags): an expression the port makes False, a
+# CUDA test kept as it is, a `fused=flag` use the cuts take care of
+FUSED_FALSE, FUSED_KEEP, FUSED_SITE = "fused-false", "fused-keep", "fused-site"
+# another module of the project defines its own `is_cuda`: an `x.is_cuda` here may be that one
+OWN_IS_CUDA = "own-is-cuda"
+# a class's own `is_cuda` (a property or method over its own device field, or an attribute it
+# assigns, `self.is_cuda = ...`): not a tensor's
+DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
+ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP})  # facts that make a file worth parsing
+
+
+@dataclass(frozen=True)
+class Value:
+    """What a name holds: a kind and the chain of steps back to where it came from."""
+
+    kind: str
+    chain: tuple[str, ...] = ()
+
+    def via(self, step: str) -> Value:
+        return Value(self.kind, (step, *self.chain))
+
+
+def join(values: list[Value], step: str) -> Value:
+    """One value for several sources: equal kinds agree; anything else is unknown."""
+    if not values:
+        return Value(UNKNOWN, (step,))
+    kinds = {v.kind for v in values}
+    if len(kinds) == 1:
+        return values[0]
+    if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
+        return next(v for v in values if v.kind == DEVICE)
+    first = next((v for v in values if v.kind == INDEX), values[0])
+    mixed = next(v for v in values if v.kind != first.kind)
+    kind = MAYBE if INDEX in kinds or MAYBE in kinds else UNKNOWN
+    return Value(kind, (f"{step} holds both {_describe(first)} and {_describe(mixed)}",))
+
+
+def _describe(v: Value) -> str:
+    origin = v.chain[-1] if v.chain else ""
+    return {INDEX: "an integer", MAYBE: "an integer on some paths", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
+        f" ({origin})" if origin else ""
+    )
+
+
+def dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = dotted(node.value)
+        return f"{head}.{node.attr}" if head is not None else None
+    return None
+
+
+def short_source(node: ast.AST) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Scope:
+    """A function (or a module's top level): its parameters, assignments, returns."""
+
+    qual: str  # "Trainer._run_batch", "" for the module
+    module: ModuleInfo
+    node: ast.AST
+    cls: str | None = None  # the class of a method
+    params: list[str] = field(default_factory=list)
+    defaults: dict[str, ast.expr] = field(default_factory=dict)
+    assigns: dict[str, list[ast.expr | str]] = field(default_factory=dict)
+    returns: list[ast.expr] = field(default_factory=list)
+    calls: list[ast.Call] = field(default_factory=list)
+    sites: list[ast.expr] = field(default_factory=list)  # expressions used as devices
+    assigned: dict[str, list[int]] = field(default_factory=dict)  # `a.b = c.d` text -> lines
+    # calls handed `x.parameters()` (an optimizer, an EMA): (x, the call) -- they keep the
+    # Parameter objects, which `x.to(xla)` then replaces
+    param_refs: list[tuple[str, ast.Call]] = field(default_factory=list)
+
+
+@dataclass
+class ModuleInfo:
+    name: str  # dotted module name from the path
+    path: str
+    scopes: dict[str, Scope] = field(default_factory=dict)
+    classes: dict[str, dict[str, list[tuple[ast.expr | str, Scope]]]] = field(default_factory=dict)
+    imports: dict[str, tuple[str, str | None]] = field(default_factory=dict)  # local -> (module, obj)
+    # class -> tied parameters, as attribute paths under `self`: [("wte.weight", "lm_head.weight")]
+    ties: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    # `m.to(device)` / `t = m.to(device)` statements: (call, scope, the name that holds the module)
+    moves: list[tuple[ast.Call, Scope, str]] = field(default_factory=list)
+    # attributes set on Parameter objects in a loop over `.parameters()`: ["`p.infshape = ...`, f.py:9"]
+    param_attributes: list[str] = field(default_factory=list)
+
+
+def module_name(path: str) -> str:
+    parts = path.removesuffix(".py").replace("\\", "/").lstrip("./").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(p for p in parts if p)
+
+
+def call_argument(call: ast.Call, i: int, name: str) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    positional = call.args
+    if any(isinstance(a, ast.Starred) for a in positional[: i + 1]):
+        return None
+    return positional[i] if i < len(positional) else None
+
+
+def move_key(receiver: str) -> str:
+    """The fact key of a `.to()` move of `receiver` (a dotted name, or `Cls()` for a call)."""
+    return f"<move> {receiver}"
+
+
+def attributes_key(receiver: str) -> str:
+    """The fact key of a module move in a project that sets attributes on its Parameters."""
+    return f"<attributes> {receiver}"
+
+
+def origin_key(name: str, value: str) -> str:
+    """The fact key of `name = value`, an integer ported where it is assigned."""
+    return f"<origin> {name} = {value}"
+
+
+def stale_key(receiver: str) -> str:
+    """The fact key of a move after which references to the old parameters are stale."""
+    return f"<stale> {receiver}"
+
+
+def chain_text(name: str, chain: tuple[str, ...]) -> str:
+    """"`gpu_id` ← `Trainer(..., gpu_id)` ← ... ← `device = 0`, single_gpu.py:12"."""
+    return " ← ".join((f"`{name}`", *chain))
+
+
+class IndexView(Protocol):
+    """What the passes over the index ask of it (porter.analysis.index.ProjectIndex answers)."""
+
+    def module(self, path: str) -> ModuleInfo | None: ...
+
+    def module_named(self, name: str, near: ModuleInfo) -> ModuleInfo | None: ...
+
+    def mentioning(self, word: str) -> list[ModuleInfo]: ...
+
+    def function_of(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None: ...
+
+    def callers(self, fn: Scope) -> list[tuple[ast.Call, Scope, int]]: ...
+
+    def argparse_options(self) -> dict[str, list[tuple[ast.Call, Scope]]]: ...
+
+    def value(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Value | None: ...
+
+    def instance_of(self, expr: ast.expr, scope: Scope, depth: int = 0) -> tuple[ModuleInfo, str] | None: ...

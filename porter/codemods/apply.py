@@ -1,0 +1,189 @@
+"""One Python source through the rule families: prefilter → parse → families → verify → result.
+
+Nothing here writes files; `porter.pipeline.writer` does, and only with a result this module made.
+Nothing here imports or executes the code it reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from dataclasses import replace
+from itertools import accumulate
+from typing import Any
+
+import libcst as cst
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from porter.codemods import FAMILIES, imports
+from porter.codemods.composite import PortTransformer
+from porter.codemods.context import PortContext
+from porter.core.findings import FileResult, FileStatus, Finding
+from porter.analysis.prefilter import NOT_ADMITTED, admits
+from porter.config.settings import Settings
+from porter.core.suppressions import Suppressions
+from porter.core.suppressions import scan as scan_suppressions
+
+# Larger files with a CUDA token are reported, not parsed: libcst parses ~1-6k lines/s and
+# the rewrite costs several times that, so a 20 MB generated table would take an hour.
+MAX_PARSE_BYTES = 2 * 2**20
+# CPython refuses more than 200 nested brackets; libcst's native parser crashes the
+# process (a C stack overflow) somewhere past ~1,200, so such input never reaches it.
+MAX_BRACKET_DEPTH = 200
+# The rewrite visits the tree recursively: a legal 199-deep expression needs ~3,000 frames.
+RECURSION_LIMIT = 10_000
+_BRACKET_VALUE = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"): -1, ord("}"): -1}
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_VALUE)
+
+
+def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
+    """`port_source` for a Python file (or Python text, such as a notebook's code cells)."""
+    result = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
+    if not admits(source, settings):
+        result.status, result.reason = FileStatus.SKIPPED, NOT_ADMITTED
+        return result
+    suppressions = scan_suppressions(source)
+    if suppressions.ignore_file:
+        result.status, result.reason = FileStatus.SKIPPED, "`# porter: ignore-file`"
+        return result
+    if b"\x00" in source:
+        return _error(result, "contains NUL bytes: not a Python source file")
+    if len(source) > MAX_PARSE_BYTES:
+        result.status = FileStatus.SKIPPED
+        result.reason = f"{len(source) / 2**20:.1f} MiB: larger than porter parses ({MAX_PARSE_BYTES // 2**20} MiB; generated code?)"
+        return result
+    too_deep = _too_deep(source)
+    if too_deep:
+        return _error(result, too_deep)
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        return _error(result, f"cannot decode: {exc}")
+    except RecursionError:
+        return _error(result, "nesting too deep to parse")
+
+    try:
+        new_module, ctx, replaced = _transform(module, path, settings, source, suppressions)
+    except RecursionError:
+        return _error(result, "nesting too deep to rewrite")
+    result.findings = ctx.findings()
+    result.suppressed = ctx.suppressed
+    if not replaced and not settings.want_source and _round_trips(source):
+        return result  # the tree is the one parsed, and its text is the source: unchanged
+    # the import clean-up generated the new text already: generating it again costs a tree walk
+    text = ctx.new_text
+    new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
+    if new_source == source:
+        return result
+    if not settings.want_source:
+        result.status = FileStatus.CHANGED  # findings only: the new text is not kept
+        return result
+    # verify: what porter writes must parse again, or nothing is written
+    try:
+        cst.parse_module(new_source)
+    except Exception as exc:  # noqa: BLE001 - any failure means: do not write
+        return _error(result, f"internal error: the rewritten file does not parse ({exc}); left unchanged")
+    result.status, result.new_source = FileStatus.CHANGED, new_source
+    return result
+
+
+def _transform(
+    module: cst.Module, path: str, settings: Settings, source: bytes, suppressions: Suppressions
+) -> tuple[cst.Module, PortContext, bool]:
+    """(new module, context, whether the rule families replaced any node)."""
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=source)
+    ctx.port_snippet = lambda code: _port_snippet(code, path, settings)
+    families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, source)]
+    if not families:
+        return module, ctx, False
+    transformer = PortTransformer(ctx, families)
+    new = wrapper.module.visit(transformer)
+    if not settings.want_source:
+        return new, ctx, transformer.replaced
+    scratch = ctx.codemod_context.scratch
+    _drop_unneeded_aliases(scratch, new)
+    if scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        new = imports.add_imports(new, scratch.pop(AddImportsVisitor.CONTEXT_KEY), ctx.codemod_context)
+    if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
+        new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
+    new = ctx.finish_device_helper(new)
+    if ctx.applied:
+        new, ctx.new_text = imports.remove_made_unused(module, new, source)
+    return new, ctx, True
+
+
+def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:
+    """A piece of a file ported on its own (the branch porter adds to a device switch is CUDA's
+    branch ported): same target and selection, no cross-file facts."""
+    result = port_python(code, path, replace(settings, flow=(), want_source=True))
+    if result.status is FileStatus.ERROR:
+        return None, result.findings
+    return result.new_source or code, result.findings
+
+
+def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
+    """An aliased import requested for a node a parent rewrite then replaced is not added."""
+    wanted = scratch.get(AddImportsVisitor.CONTEXT_KEY)
+    if not wanted:
+        return
+    code = module.code
+    scratch[AddImportsVisitor.CONTEXT_KEY] = [
+        item
+        for item in wanted
+        if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
+    ]
+
+
+def _too_deep(source: bytes) -> str | None:
+    """A reason when brackets nest deeper than Python allows, else None (cheap: C loops only)."""
+    brackets = source.translate(None, _NOT_BRACKETS)
+    if len(brackets) <= 2 * MAX_BRACKET_DEPTH:
+        return None
+    if max(accumulate(map(_BRACKET_VALUE.__getitem__, brackets))) <= MAX_BRACKET_DEPTH:
+        return None
+    # brackets inside strings and comments count above: let CPython's tokenizer decide
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        if "too many nested" in str(exc.msg):
+            return f"nesting too deep: more than {MAX_BRACKET_DEPTH} nested brackets (Python's own limit)"
+        return f"syntax error: {exc.msg}"
+    except (RecursionError, MemoryError, ValueError):
+        return "nesting too deep to parse"
+    return None
+
+
+# libcst's round trip drops a form feed before the first statement and a final lone CR
+# (checked on libcst 1.0.1); sources with neither print back byte for byte (every file of
+# the 1.2M-line benchmark corpus does)
+_NOT_ROUND_TRIP = (b"\x0c", b"\r")
+
+
+def _round_trips(source: bytes) -> bool:
+    """Whether libcst prints `source`'s unchanged tree back as exactly these bytes, so a tree
+    no rule family touched needs no code generation to tell that nothing changed (~10% of a
+    findings-only run)."""
+    return not any(b in source for b in _NOT_ROUND_TRIP)
+
+
+def _keep_final_newline(source: bytes, new: bytes) -> bytes:
+    """libcst drops a final lone CR (old Mac line endings): put back the ending the file had."""
+    if source.endswith(b"\r") and not new.endswith((b"\r", b"\n")):
+        return new + b"\r"
+    return new
+
+
+def _error(result: FileResult, reason: str, line: int | None = None) -> FileResult:
+    result.status = FileStatus.ERROR
+    result.reason = reason
+    result.error_line = line
+    result.findings = []
+    result.new_source = None
+    return result
