@@ -47,15 +47,51 @@ REPO = HERE.parent
 
 # (pip requirement, file on the index, sha256): pinned, so every run lints the same lines
 DISTS = (
-    ("transformers==4.26.1", "transformers-4.26.1-py3-none-any.whl", "dae2fa15290c1f526e1b629b0e235eea5e4c04078fcaf1f197a70d51b4f65df2"),
-    ("deepspeed==0.16.1", "deepspeed-0.16.1.tar.gz", "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c"),
-    ("torch_geometric==2.6.1", "torch_geometric-2.6.1-py3-none-any.whl", "8faeb353f9655f7dbec44c5e0b44c721773bdfb279994da96b9b8b12fd30f427"),
-    ("timm==1.0.11", "timm-1.0.11-py3-none-any.whl", "52a6f895e2cbec35a87d0846870419c2c0aa40de9b205bcda917f38278bf3044"),
-    ("kornia==0.7.4", "kornia-0.7.4-py2.py3-none-any.whl", "1b816b4c45878a73531a500a46dbf61e646ec7a749bf8a4dd7a5833a04e28808"),
-    ("torchmetrics==1.6.0", "torchmetrics-1.6.0-py3-none-any.whl", "a508cdd87766cedaaf55a419812bf9f493aff8fffc02cc19df5a8e2e7ccb942a"),
-    ("lightning==2.4.0", "lightning-2.4.0-py3-none-any.whl", "560163af9711cf59055c448232c473150a299089efce0d2be3cc3288082d8768"),
-    ("accelerate==1.1.1", "accelerate-1.1.1-py3-none-any.whl", "61edd81762131b8d4bede008643fa1e1f3bf59bec710ebda9771443e24feae02"),
-    ("peft==0.13.2", "peft-0.13.2-py3-none-any.whl", "d4e0951ec78eac11c45a051801c569913436888c578d48e5ce86996b715bc6ef"),
+    (
+        "transformers==4.26.1",
+        "transformers-4.26.1-py3-none-any.whl",
+        "dae2fa15290c1f526e1b629b0e235eea5e4c04078fcaf1f197a70d51b4f65df2",
+    ),
+    (
+        "deepspeed==0.16.1",
+        "deepspeed-0.16.1.tar.gz",
+        "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c",
+    ),
+    (
+        "torch_geometric==2.6.1",
+        "torch_geometric-2.6.1-py3-none-any.whl",
+        "8faeb353f9655f7dbec44c5e0b44c721773bdfb279994da96b9b8b12fd30f427",
+    ),
+    (
+        "timm==1.0.11",
+        "timm-1.0.11-py3-none-any.whl",
+        "52a6f895e2cbec35a87d0846870419c2c0aa40de9b205bcda917f38278bf3044",
+    ),
+    (
+        "kornia==0.7.4",
+        "kornia-0.7.4-py2.py3-none-any.whl",
+        "1b816b4c45878a73531a500a46dbf61e646ec7a749bf8a4dd7a5833a04e28808",
+    ),
+    (
+        "torchmetrics==1.6.0",
+        "torchmetrics-1.6.0-py3-none-any.whl",
+        "a508cdd87766cedaaf55a419812bf9f493aff8fffc02cc19df5a8e2e7ccb942a",
+    ),
+    (
+        "lightning==2.4.0",
+        "lightning-2.4.0-py3-none-any.whl",
+        "560163af9711cf59055c448232c473150a299089efce0d2be3cc3288082d8768",
+    ),
+    (
+        "accelerate==1.1.1",
+        "accelerate-1.1.1-py3-none-any.whl",
+        "61edd81762131b8d4bede008643fa1e1f3bf59bec710ebda9771443e24feae02",
+    ),
+    (
+        "peft==0.13.2",
+        "peft-0.13.2-py3-none-any.whl",
+        "d4e0951ec78eac11c45a051801c569913436888c578d48e5ce86996b715bc6ef",
+    ),
 )
 # v2: every file of each distribution (v1 had the .py files only): the files around the Python
 # that porter reads too (requirements, setup.cfg, JSON/YAML configs) are in the corpus
@@ -118,7 +154,9 @@ def _ast_all(sources: list[bytes]) -> tuple[float, float]:
     return time.perf_counter() - t, time.process_time() - cpu
 
 
-def _lint(root: Path, target: str, cache: Path | None, jobs: int | None, porter: Path, kinds: str | None = None) -> tuple[float, float, int, str]:
+def _lint(
+    root: Path, target: str, cache: Path | None, jobs: int | None, porter: Path, kinds: str | None = None
+) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds of porter and its workers, exit code, stdout) of one
     `porter lint` process over the corpus (`kinds`: `PORTER_FILE_KINDS`, e.g. "python")."""
     env = {**os.environ, "PYTHONPATH": str(porter), "NO_COLOR": "1"}
@@ -146,7 +184,7 @@ def _sorted_findings(text: str, porter: Path) -> list[dict]:
     found = json.loads(text)
     for d in found:
         if isinstance(d.get("doc_url"), str) and d["doc_url"].startswith(home):
-            d["doc_url"] = "<porter>" + d["doc_url"][len(home):]
+            d["doc_url"] = "<porter>" + d["doc_url"][len(home) :]
     return sorted(found, key=lambda d: json.dumps(d, sort_keys=True))
 
 
@@ -163,7 +201,9 @@ def _sample(root: Path, files: list[Path], step: int) -> Path:
 def _torchfix(root: Path, exe: str | None) -> tuple[float, int]:
     exe = exe or shutil.which("torchfix") or str(Path(sys.executable).parent / "torchfix")
     if not Path(exe).exists():
-        raise SystemExit("torchfix is not installed: pip install '.[bench]' (in a venv of its own: it pins libcst 1.5), or --torchfix-exe PATH")
+        raise SystemExit(
+            "torchfix is not installed: pip install '.[bench]' (in a venv of its own: it pins libcst 1.5), or --torchfix-exe PATH"
+        )
     t = time.perf_counter()
     proc = subprocess.run([exe, "."], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     return time.perf_counter() - t, proc.stdout.count("\n")
@@ -174,7 +214,9 @@ def compare_cold(root: Path, a: argparse.Namespace) -> int:
     files = _files(root)
     where = _sample(root, files, a.sample) if a.sample > 1 else root
     lines = sum(p.read_bytes().count(b"\n") for p in _files(where))
-    print(f"cold lint of {len(_files(where)):,} files, {lines:,} lines (every {a.sample}th of the corpus), target {a.target}")
+    print(
+        f"cold lint of {len(_files(where)):,} files, {lines:,} lines (every {a.sample}th of the corpus), target {a.target}"
+    )
     cpu: dict[str, list[float]] = {"baseline": [], "branch": []}
     counts: dict[str, int] = {}
     try:
@@ -203,18 +245,34 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=None, help="porter's --jobs (default: every core)")
     ap.add_argument("--repeat", type=int, default=2, help="runs of each porter measurement (the best is reported)")
     ap.add_argument("--torchfix", action="store_true", help="also time TorchFix over the corpus (slow: ~20 min)")
-    ap.add_argument("--torchfix-sample", type=int, default=1, metavar="N",
-                    help="run TorchFix on every N-th file only and scale its time by the lines (default 1: all)")
+    ap.add_argument(
+        "--torchfix-sample",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run TorchFix on every N-th file only and scale its time by the lines (default 1: all)",
+    )
     ap.add_argument("--torchfix-exe", help="the torchfix program (default: on PATH or beside this Python)")
-    ap.add_argument("--skip-cold", action="store_true", help="no --no-cache runs (the cache is still filled once, timed)")
+    ap.add_argument(
+        "--skip-cold", action="store_true", help="no --no-cache runs (the cache is still filled once, timed)"
+    )
     ap.add_argument("--no-lint", action="store_true", help="measure ast.parse (and TorchFix) only")
     ap.add_argument("--findings-out", type=Path, help="write the sorted JSON findings here")
     ap.add_argument("--porter", type=Path, default=REPO, help="the checkout of porter to measure (default: this one)")
-    ap.add_argument("--file-kinds", action="store_true",
-                    help="only what the files around the Python cost: cold lint with every kind against PORTER_FILE_KINDS=python, alternated")
-    ap.add_argument("--baseline", type=Path, help="compare cold lint CPU with this checkout of porter (same run, alternated)")
-    ap.add_argument("--sample", type=int, default=1, metavar="N", help="with --baseline: every N-th file only (default 1: all)")
-    ap.add_argument("--tolerance", type=float, default=0.03, help="with --baseline: the CPU ratio above 1 that fails (default 0.03)")
+    ap.add_argument(
+        "--file-kinds",
+        action="store_true",
+        help="only what the files around the Python cost: cold lint with every kind against PORTER_FILE_KINDS=python, alternated",
+    )
+    ap.add_argument(
+        "--baseline", type=Path, help="compare cold lint CPU with this checkout of porter (same run, alternated)"
+    )
+    ap.add_argument(
+        "--sample", type=int, default=1, metavar="N", help="with --baseline: every N-th file only (default 1: all)"
+    )
+    ap.add_argument(
+        "--tolerance", type=float, default=0.03, help="with --baseline: the CPU ratio above 1 that fails (default 0.03)"
+    )
     a = ap.parse_args()
     if a.file_kinds:
         file_kinds(a)
@@ -270,10 +328,15 @@ def main() -> None:
         if a.torchfix_sample > 1:
             where = _sample(root, files, a.torchfix_sample)
             part = sum(s.count(b"\n") for s in sources[:: a.torchfix_sample])
-            scale, note = lines / part, f"; measured on every {a.torchfix_sample}th file ({part:,} lines), scaled x{lines / part:.1f}"
+            scale, note = (
+                lines / part,
+                f"; measured on every {a.torchfix_sample}th file ({part:,} lines), scaled x{lines / part:.1f}",
+            )
         cpu0 = _children_cpu()
         t, n = _torchfix(where, a.torchfix_exe)
-        rows.append(("TorchFix (torchfix .)", t * scale, (_children_cpu() - cpu0) * scale, f"{n:,} lines of output{note}"))
+        rows.append(
+            ("TorchFix (torchfix .)", t * scale, (_children_cpu() - cpu0) * scale, f"{n:,} lines of output{note}")
+        )
         if where != root:
             shutil.rmtree(where, ignore_errors=True)
     else:
@@ -300,7 +363,10 @@ def file_kinds(a: argparse.Namespace) -> None:
         if p.is_file():
             kind = kind_of(p.relative_to(root).as_posix()) or "(not read)"
             counts[kind] = counts.get(kind, 0) + 1
-    print(f"corpus: {root}\n  files by kind: " + ", ".join(f"{k} {n:,}" for k, n in sorted(counts.items(), key=lambda x: -x[1])))
+    print(
+        f"corpus: {root}\n  files by kind: "
+        + ", ".join(f"{k} {n:,}" for k, n in sorted(counts.items(), key=lambda x: -x[1]))
+    )
     runs: dict[str, list[tuple[float, float]]] = {"python": [], "all": []}
     findings: dict[str, int] = {}
     for _ in range(a.repeat):
@@ -310,11 +376,15 @@ def file_kinds(a: argparse.Namespace) -> None:
             findings[label] = len(json.loads(out))
     for label in ("python", "all"):
         walls, cpus = [w for w, _ in runs[label]], [c for _, c in runs[label]]
-        print(f"  cold lint, {'Python only' if label == 'python' else 'every kind':12} CPU s {min(cpus):8.2f} (runs: {', '.join(f'{c:.2f}' for c in cpus)})"
-              f"   wall s {min(walls):7.2f}   findings {findings[label]:,}")
+        print(
+            f"  cold lint, {'Python only' if label == 'python' else 'every kind':12} CPU s {min(cpus):8.2f} (runs: {', '.join(f'{c:.2f}' for c in cpus)})"
+            f"   wall s {min(walls):7.2f}   findings {findings[label]:,}"
+        )
     base, full = min(c for _, c in runs["python"]), min(c for _, c in runs["all"])
-    print(f"  the files around the Python cost {100 * (full - base) / base:+.1f}% CPU (best of {a.repeat} each, alternated); "
-          f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(
+        f"  the files around the Python cost {100 * (full - base) / base:+.1f}% CPU (best of {a.repeat} each, alternated); "
+        f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

@@ -31,18 +31,38 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "fixtures" / "projects" / "gpt_trainer"
-VARIANTS = [("baseline (no floor, no RNG mode)", {"noise_floor": False, "rng_probe": False}),
-            ("+ RNG redirection", {"noise_floor": False}),
-            ("+ RNG redirection + noise floor (default)", {})]
+VARIANTS = [
+    ("baseline (no floor, no RNG mode)", {"noise_floor": False, "rng_probe": False}),
+    ("+ RNG redirection", {"noise_floor": False}),
+    ("+ RNG redirection + noise floor (default)", {}),
+]
 
 
 def check(orig: Path, port: Path, steps: int, **flags) -> tuple[float, float]:
     from porter.verify.script import ScriptConfig, run_script
 
-    cfg = ScriptConfig(original=orig, ported=port, steps=steps, timeout=900,
-                       command=(sys.executable, "train.py", "--no-compile", "--dtype", "float32",
-                                "--eval-iters", "1", "--n-layer", "1", "--out-dir", "runs",
-                                "--max-iters", str(steps + 40)), **flags)
+    cfg = ScriptConfig(
+        original=orig,
+        ported=port,
+        steps=steps,
+        timeout=900,
+        command=(
+            sys.executable,
+            "train.py",
+            "--no-compile",
+            "--dtype",
+            "float32",
+            "--eval-iters",
+            "1",
+            "--n-layer",
+            "1",
+            "--out-dir",
+            "runs",
+            "--max-iters",
+            str(steps + 40),
+        ),
+        **flags,
+    )
     t0 = time.perf_counter()
     res = run_script(cfg)
     wall = time.perf_counter() - t0
@@ -65,8 +85,11 @@ def main() -> None:
         train = port / "train.py"
         text = train.read_text()
         if "wte.weight = model.lm_head.weight" not in text:  # the faithful port (test_script_mode)
-            text = text.replace("    model.to(device)\n", "    model.to(device)\n"
-                                "    model.transformer.wte.weight = model.lm_head.weight\n", 1)
+            text = text.replace(
+                "    model.to(device)\n",
+                "    model.to(device)\n    model.transformer.wte.weight = model.lm_head.weight\n",
+                1,
+            )
             train.write_text(text)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in VARIANTS}
         for _ in range(opts.repeats):
@@ -78,8 +101,10 @@ def main() -> None:
     for name, _ in VARIANTS:
         wall = statistics.median(w for w, _ in runs[name])
         port_s = statistics.median(p for _, p in runs[name])
-        print(f"{name:44} {wall:8.1f} {port_s:14.1f}  check ×{wall / base_wall:.2f}, "
-              f"ported side ×{port_s / base_port:.2f}")
+        print(
+            f"{name:44} {wall:8.1f} {port_s:14.1f}  check ×{wall / base_wall:.2f}, "
+            f"ported side ×{port_s / base_port:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from porter.pipeline.runner import run  # noqa: E402
 from porter.config.settings import Settings  # noqa: E402
 from tests.report.browser import chromium, run_chromium  # noqa: E402
 
-BLOCK = '''def step_{i}(x, model, opt):
+BLOCK = """def step_{i}(x, model, opt):
     x = x.cuda(non_blocking=True)
     model = model.cuda()
     torch.cuda.synchronize()
@@ -44,7 +44,7 @@ BLOCK = '''def step_{i}(x, model, opt):
     return model(x) + y
 
 
-'''
+"""
 
 PROBE = """<script>
 addEventListener('load',function(){
@@ -83,7 +83,9 @@ def build_model(files: int, blocks: int, real: bool) -> ReportModel:
     for f in range(files):
         one = distinct[f % len(distinct)]
         path = f"pkg{f // 20}/mod_{f}.py"
-        results.append(dataclasses.replace(one, path=path, findings=[dataclasses.replace(x, path=path) for x in one.findings]))
+        results.append(
+            dataclasses.replace(one, path=path, findings=[dataclasses.replace(x, path=path) for x in one.findings])
+        )
     return ReportModel.from_run(results, None, settings)
 
 
@@ -119,13 +121,15 @@ def main() -> None:
     model = build_model(args.files, args.blocks, args.real)
     t_model = time.perf_counter() - t
     changed = sum(sum(f.line_counts()) for f in model.files)
-    print(f"port: {len(model.files)} files, {changed} changed lines (+/-), {model.readiness.sites} sites, "
-          f"{len(model.manual_work())} manual; model built in {t_model:.2f}s")
+    print(
+        f"port: {len(model.files)} files, {changed} changed lines (+/-), {model.readiness.sites} sites, "
+        f"{len(model.manual_work())} manual; model built in {t_model:.2f}s"
+    )
 
     out = args.out or Path(tempfile.mkdtemp(prefix="porter-bench-"))
     out.mkdir(parents=True, exist_ok=True)
     blank = out / "blank.html"
-    blank.write_text("<!DOCTYPE html><html><body data-ready=\"1\">blank</body></html>")
+    blank.write_text('<!DOCTYPE html><html><body data-ready="1">blank</body></html>')
     base = statistics.median(run_chromium(blank.resolve().as_uri(), "--dump-dom")[1] for _ in range(args.repeats))
     print(f"chromium: blank page load {base:.2f}s (subtracted below)")
 

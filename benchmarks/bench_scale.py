@@ -39,7 +39,9 @@ def _time(fn) -> float:
 
 def _porter(args: list[str], cwd: Path, env: dict) -> tuple[float, int]:
     t = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     return time.perf_counter() - t, proc.returncode
 
 
@@ -76,7 +78,9 @@ def main() -> None:
     rows = []
     t_pre = _time(lambda: [admits(x, s) for x in sources])
     admitted = sum(admits(x, s) for x in sources)
-    print(f"  prefilter ({a.target}) admits {admitted} files ({admitted / len(files):.0%}) at {lines / t_pre:,.0f} lines/s")
+    print(
+        f"  prefilter ({a.target}) admits {admitted} files ({admitted / len(files):.0%}) at {lines / t_pre:,.0f} lines/s"
+    )
 
     def rate(name, seconds, n_lines=lines, n_files=len(files), note=""):
         rows.append((name, seconds, n_lines / seconds, n_files / seconds, note))
@@ -103,7 +107,9 @@ def main() -> None:
             dest = sample_dir / p.relative_to(root)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(p.read_bytes())
-        t = _time(lambda: subprocess.run([str(tf), str(sample_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        t = _time(
+            lambda: subprocess.run([str(tf), str(sample_dir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        )
         rate("TorchFix (all cores)", t * lines / s_lines, note=f"measured on {len(sample)} files, scaled")
         shutil.rmtree(sample_dir, ignore_errors=True)
     else:
@@ -114,7 +120,9 @@ def main() -> None:
         env["PORTER_JOBS"] = str(a.jobs)
     cache = Path(tempfile.mkdtemp(prefix="porter-cache-"))
     env["PORTER_CACHE_DIR"] = str(cache)
-    has_lint = subprocess.run([sys.executable, "-m", "porter", "lint", "--help"], env=env, capture_output=True).returncode == 0
+    has_lint = (
+        subprocess.run([sys.executable, "-m", "porter", "lint", "--help"], env=env, capture_output=True).returncode == 0
+    )
     commands = [("lint", ["lint", str(root), "--target", a.target])] if has_lint else []
     commands.append(("rewrite --diff", ["rewrite", str(root), "--target", a.target, "--diff", "-q"]))
     t_start = _time(lambda: subprocess.run([sys.executable, "-m", "porter", "--version"], env=env, capture_output=True))
@@ -133,7 +141,9 @@ def main() -> None:
         xa = sec / base["ast.parse (1 core)"]
         xl = sec / base["libcst.parse_module (1 core)"]
         print(f"{name:34} {sec:9.2f} {lps:11,.0f} {fps:9,.1f}  {xa:7.2f} {xl:8.2f}  {note}")
-    print(f"\n(cores: {os.cpu_count()}; interpreter start + porter import: {t_start:.2f} s; ratios: time / baseline time)")
+    print(
+        f"\n(cores: {os.cpu_count()}; interpreter start + porter import: {t_start:.2f} s; ratios: time / baseline time)"
+    )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,13 @@ BARE = textwrap.dedent("""
 
 def bare_side(tree: Path, xla: bool, steps: int, env: dict) -> float:
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", BARE.format(tree=str(tree), xla=xla, steps=steps)],
-                   check=True, env=env, cwd=tree, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", BARE.format(tree=str(tree), xla=xla, steps=steps)],
+        check=True,
+        env=env,
+        cwd=tree,
+        capture_output=True,
+    )
     return time.perf_counter() - t0
 
 
@@ -72,19 +77,27 @@ def main() -> None:
     bare_ref = bare_side(MODELS / "original", False, steps, env | {"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"})
     bare_port = bare_side(MODELS / "ported_xla", True, steps, env)
     for explain in (False, True):
-        cfg = ParityConfig(original=MODELS / "original", ported=MODELS / "ported_xla",
-                           entry="tinynet:make_model", inputs="tinynet:example_inputs",
-                           warmup=args.warmup, repeats=args.repeats, explain=explain)
+        cfg = ParityConfig(
+            original=MODELS / "original",
+            ported=MODELS / "ported_xla",
+            entry="tinynet:make_model",
+            inputs="tinynet:example_inputs",
+            warmup=args.warmup,
+            repeats=args.repeats,
+            explain=explain,
+        )
         t0 = time.perf_counter()
         r = run_parity(cfg)
         total = time.perf_counter() - t0
         assert r.verdict == "pass", r.reasons
         bare = bare_ref + bare_port
-        print(f"explain={explain!s:5}  parity-check {total:6.1f} s   bare runs {bare:6.1f} s "
-              f"(reference {bare_ref:.1f} s + ported {bare_port:.1f} s)   overhead "
-              f"{total - bare:+6.1f} s = {total / bare:.2f}x   "
-              f"[reference side {r.reference.wall_s:.1f} s, ported side {r.ported.wall_s:.1f} s, "
-              f"ported phases {', '.join(f'{k} {v:.1f}' for k, v in r.ported.phase_s.items())}]")
+        print(
+            f"explain={explain!s:5}  parity-check {total:6.1f} s   bare runs {bare:6.1f} s "
+            f"(reference {bare_ref:.1f} s + ported {bare_port:.1f} s)   overhead "
+            f"{total - bare:+6.1f} s = {total / bare:.2f}x   "
+            f"[reference side {r.reference.wall_s:.1f} s, ported side {r.ported.wall_s:.1f} s, "
+            f"ported phases {', '.join(f'{k} {v:.1f}' for k, v in r.ported.phase_s.items())}]"
+        )
 
 
 if __name__ == "__main__":

@@ -39,8 +39,15 @@ def steady_ms(log: str) -> float | None:
 
 def bare(tree: Path, args: list[str], env: dict) -> tuple[float, float | None]:
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "train.py", *args], cwd=tree, env=env, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "train.py", *args],
+        cwd=tree,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        check=True,
+    ).stdout
     return time.perf_counter() - t0, steady_ms(out)
 
 
@@ -48,8 +55,7 @@ def recorded(role: str, tree: Path, args: list[str], steps: int, **flags) -> tup
     from porter.verify.procs import WorkerSet
     from porter.verify.script import ScriptConfig, record
 
-    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py", *args), steps=steps,
-                       timeout=900, **flags)
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py", *args), steps=steps, timeout=900, **flags)
     with tempfile.TemporaryDirectory() as tmp, WorkerSet() as workers:
         t0 = time.perf_counter()
         rec = record(role, tree, cfg, Path(tmp) / "t.safetensors", Path(tmp) / "w", workers)
@@ -75,24 +81,40 @@ def main() -> None:
         shutil.copytree(PROJECT / "src", orig)
         shutil.copytree(PROJECT / "expected" / "xla", port)
         sides = [("original (cpu)", "reference", orig, ["--device", "cpu"]), ("port (XLA:CPU)", "ported", port, [])]
-        variants = [("launcher only (no recording)", {"record": False}),
-                    ("recorded (all probes)", {}), ("recorded, no op counting", {"ops": False}),
-                    ("recorded, no op or host-sync counting", {"ops": False, "syncs": False})]
+        variants = [
+            ("launcher only (no recording)", {"record": False}),
+            ("recorded (all probes)", {}),
+            ("recorded, no op counting", {"ops": False}),
+            ("recorded, no op or host-sync counting", {"ops": False, "syncs": False}),
+        ]
         print(f"{'side':16} {'variant':40} {'wall s':>8} {'step ms':>9}")
         for label, role, tree, extra in sides:
-            rows = [("bare", [bare(tree, [*common, *extra, "--max-iters", str(opts.steps)], env)
-                              for _ in range(opts.repeats)])]
+            rows = [
+                (
+                    "bare",
+                    [bare(tree, [*common, *extra, "--max-iters", str(opts.steps)], env) for _ in range(opts.repeats)],
+                )
+            ]
             for name, flags in variants:
                 iters = opts.steps if flags.get("record") is False else opts.steps + 40
-                rows.append((name, [recorded(role, tree, [*common, "--max-iters", str(iters)],
-                                             opts.steps, **flags) for _ in range(opts.repeats)]))
+                rows.append(
+                    (
+                        name,
+                        [
+                            recorded(role, tree, [*common, "--max-iters", str(iters)], opts.steps, **flags)
+                            for _ in range(opts.repeats)
+                        ],
+                    )
+                )
             base_wall = statistics.median(w for w, _ in rows[0][1])
             base_step = statistics.median(s for _, s in rows[0][1] if s is not None)
             for name, runs in rows:
                 wall = statistics.median(w for w, _ in runs)
                 step = statistics.median(s for _, s in runs if s is not None)
-                print(f"{label:16} {name:40} {wall:8.1f} {step:9.2f}  "
-                      f"(wall ×{wall / base_wall:.2f}, step ×{step / base_step:.2f})")
+                print(
+                    f"{label:16} {name:40} {wall:8.1f} {step:9.2f}  "
+                    f"(wall ×{wall / base_wall:.2f}, step ×{step / base_step:.2f})"
+                )
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def {name}_collate(batch, pad_value: int = 0):
     mask = out != pad_value
     return {{"tokens": out, "mask": mask, "lengths": torch.tensor(lengths)}}
 ''',
-    '''
+    """
 class {Name}Dataset(torch.utils.data.Dataset):
     def __init__(self, root: str, split: str = "train", transform=None) -> None:
         self.root = os.path.join(root, split)
@@ -66,7 +66,7 @@ class {Name}Dataset(torch.utils.data.Dataset):
         if self.transform is not None:
             sample = self.transform(sample)
         return sample, index % {n}
-''',
+""",
     '''
 def {name}_schedule(step: int, warmup: int = {n}, total: int = 100000, base_lr: float = 3e-4) -> float:
     """Linear warm-up, then cosine decay to a tenth of the base rate."""
@@ -75,7 +75,7 @@ def {name}_schedule(step: int, warmup: int = {n}, total: int = 100000, base_lr: 
     progress = min(1.0, (step - warmup) / max(1, total - warmup))
     return base_lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * progress)))
 ''',
-    '''
+    """
 @dataclass
 class {Name}Config:
     vocab_size: int = 50257
@@ -96,8 +96,8 @@ class {Name}Config:
             bias=self.bias,
             block_size=self.block_size,
         )
-''',
-    '''
+""",
+    """
 class {Name}Attention(nn.Module):
     def __init__(self, dim: int, heads: int = 8) -> None:
         super().__init__()
@@ -118,8 +118,8 @@ class {Name}Attention(nn.Module):
         att = F.softmax(att, dim=-1)
         y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
         return self.proj(y)
-''',
-    '''
+""",
+    """
 def {name}_accuracy(logits: torch.Tensor, labels: torch.Tensor, topk=(1, {n})) -> list[float]:
     with torch.no_grad():
         maxk = max(topk)
@@ -131,8 +131,8 @@ def {name}_accuracy(logits: torch.Tensor, labels: torch.Tensor, topk=(1, {n})) -
             correct_k = correct[:k].reshape(-1).float().sum(0, keepdim=True)
             res.append(correct_k.mul_(100.0 / labels.size(0)).item())
         return res
-''',
-    '''
+""",
+    """
 def test_{name}_shapes():
     model = nn.Sequential(nn.Linear({n}, 32), nn.ReLU(), nn.Linear(32, 4))
     x = torch.randn(8, {n})
@@ -142,8 +142,8 @@ def test_{name}_shapes():
     y.sum().backward()
     for p in model.parameters():
         assert p.grad is not None
-''',
-    '''
+""",
+    """
 def {name}_parse_args(argv=None):
     parser = argparse.ArgumentParser(description="{Name} training")
     parser.add_argument("--data", default="data/{name}", help="dataset folder")
@@ -153,8 +153,8 @@ def {name}_parse_args(argv=None):
     parser.add_argument("--out", default="runs/{name}")
     parser.add_argument("--resume", default="", help="checkpoint to resume from")
     return parser.parse_args(argv)
-''',
-    '''
+""",
+    """
 def {name}_save(model, optimizer, step: int, path: str) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     state = {{"model": model.state_dict(), "optimizer": optimizer.state_dict(), "step": step}}
@@ -162,19 +162,19 @@ def {name}_save(model, optimizer, step: int, path: str) -> None:
     torch.save(state, tmp)
     os.replace(tmp, path)
     logger.info("saved step %d to %s", step, path)
-''',
+""",
 ]
 
 _CUDA_BLOCKS = [
-    '''
+    """
 def {name}_setup(args):
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = build_model(args).to(device)
     if torch.cuda.device_count() > 1:
         model = nn.DataParallel(model)
     return model, device
-''',
-    '''
+""",
+    """
 def {name}_train_step(model, batch, optimizer, scaler):
     inputs, labels = batch
     inputs = inputs.cuda(non_blocking=True)
@@ -186,8 +186,8 @@ def {name}_train_step(model, batch, optimizer, scaler):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-''',
-    '''
+""",
+    """
 def {name}_benchmark(model, x, iters: int = {n}):
     torch.cuda.synchronize()
     start = time.perf_counter()
@@ -197,16 +197,16 @@ def {name}_benchmark(model, x, iters: int = {n}):
     elapsed = time.perf_counter() - start
     print(f"{{iters / elapsed:.1f}} it/s, {{torch.cuda.max_memory_allocated() / 2**20:.0f}} MiB")
     torch.cuda.empty_cache()
-''',
-    '''
+""",
+    """
 def {name}_seed_everything(seed: int = {n}) -> None:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
     torch.cuda.manual_seed_all(seed)
     torch.backends.cudnn.benchmark = False
-''',
-    '''
+""",
+    """
 def {name}_load(path: str, model: nn.Module) -> int:
     state = torch.load(path, map_location="cuda")
     model.load_state_dict(state["model"])
@@ -214,15 +214,15 @@ def {name}_load(path: str, model: nn.Module) -> int:
     if x.is_cuda:
         model(x)
     return state.get("step", 0)
-''',
-    '''
+""",
+    """
 def {name}_init_distributed():
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     torch.cuda.set_device(local_rank)
     dist.init_process_group(backend="nccl")
     device = torch.device("cuda", local_rank)
     return local_rank, device
-''',
+""",
 ]
 
 _HEADER = '''"""{doc}"""
@@ -246,8 +246,10 @@ import torch.nn.functional as F
 logger = logging.getLogger(__name__)
 '''
 
-_WORDS = "alpha beta gamma delta encoder decoder vision speech token patch router expert adapter " \
+_WORDS = (
+    "alpha beta gamma delta encoder decoder vision speech token patch router expert adapter "
     "lora proj mlp norm embed pool head stem neck loader sampler trainer metric".split()
+)
 
 
 def _fill(block: str, rng: random.Random, i: int) -> str:

@@ -72,8 +72,19 @@ KINDS = {
 }
 # files that are not library code: the sample leaves them out (they are still ported)
 NOT_LIBRARY = (
-    "tests/", "test/", "testing/", "test_utils/", "examples/", "example/", "benchmarks/", "benchmark/",
-    "docs/", "test_*.py", "*_test.py", "conftest.py", "testing_utils.py",
+    "tests/",
+    "test/",
+    "testing/",
+    "test_utils/",
+    "examples/",
+    "example/",
+    "benchmarks/",
+    "benchmark/",
+    "docs/",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+    "testing_utils.py",
 )
 
 
@@ -207,8 +218,19 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
         raise SystemExit(f"{lib.label}: no port cached under the key {key} ({where})")
     if not (where / "meta.json").exists():
         where.mkdir(parents=True, exist_ok=True)
-        args = ["rewrite", ".", "--target", TARGET, "--diff", "-q", "--no-cache", "--jobs", str(jobs),
-                "--report", str(where / "report.json")]
+        args = [
+            "rewrite",
+            ".",
+            "--target",
+            TARGET,
+            "--diff",
+            "-q",
+            "--no-cache",
+            "--jobs",
+            str(jobs),
+            "--report",
+            str(where / "report.json"),
+        ]
         for pattern in lib.port_exclude:
             args += ["--exclude", pattern]
         revision = porter_revision(checkout)  # before the run: the sources it starts from
@@ -221,12 +243,17 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
             raise SystemExit(f"{lib.label}: porter rewrite failed ({proc.returncode}):\n{proc.stderr.decode()[-3000:]}")
         (where / "diff.patch").write_bytes(proc.stdout)
         meta = {
-            "porter": revision, "key": key, "cpu_s": round(_children_cpu() - cpu, 1),
-            "wall_s": round(time.perf_counter() - start, 1), "command": command_of(lib, jobs),
+            "porter": revision,
+            "key": key,
+            "cpu_s": round(_children_cpu() - cpu, 1),
+            "wall_s": round(time.perf_counter() - start, 1),
+            "command": command_of(lib, jobs),
         }
         (where / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     diff = (where / "diff.patch").read_bytes().decode("utf-8", "surrogateescape")
-    return Port(lib, root, diff, json.loads((where / "report.json").read_text()), json.loads((where / "meta.json").read_text()))
+    return Port(
+        lib, root, diff, json.loads((where / "report.json").read_text()), json.loads((where / "meta.json").read_text())
+    )
 
 
 def command_of(lib: Library, jobs: int) -> str:
@@ -331,6 +358,7 @@ def _selected(corpus: list[Library], names: list[str] | None) -> list[Library]:
 
 # ---------------------------------------------------------------- the review sheet
 
+
 def _original_lines(root: Path, path: str) -> list[str]:
     try:
         return (root / path).read_bytes().decode("utf-8", "replace").splitlines()
@@ -386,8 +414,10 @@ def review_entry(result: LibraryResult, h: Hunk, around: int) -> str:
 
 
 def write_sheet(results: list[LibraryResult], verdicts: dict[str, dict], out: Path, around: int) -> int:
-    parts = ["# Hunks to review\n\nEach sampled hunk without a verdict in "
-             f"`{VERDICTS.relative_to(REPO)}`, with the original code around it.\n"]
+    parts = [
+        "# Hunks to review\n\nEach sampled hunk without a verdict in "
+        f"`{VERDICTS.relative_to(REPO)}`, with the original code around it.\n"
+    ]
     n = 0
     for r in results:
         todo = [h for h in r.sampled if h.id not in verdicts]
@@ -402,6 +432,7 @@ def write_sheet(results: list[LibraryResult], verdicts: dict[str, dict], out: Pa
 
 
 # ---------------------------------------------------------------- the doc and the notes
+
 
 def _rate(num: int, den: int) -> str:
     return f"{100 * num / den:.0f}%" if den else "–"
@@ -464,7 +495,7 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
         "default device (it is the library's API).",
         "- A device literal where the library has a device abstraction at hand (a device parameter or "
         "attribute in scope, its accelerator or platform object) is wrong when hard-coded to the target; where "
-        "nothing is at hand, the target port (`\"neuron\"`, `.to(\"neuron\")`, `backend=\"neuron\"`) is clean, "
+        'nothing is at hand, the target port (`"neuron"`, `.to("neuron")`, `backend="neuron"`) is clean, '
         "as in an application; so is a device-generic spelling (`torch.accelerator.*`) that does the same on CUDA.",
         "",
         f"Ported by: {', '.join(porters)}. Commands: `python benchmarks/library_hunks.py port` "
@@ -492,26 +523,39 @@ def render_doc(results: list[LibraryResult], verdicts: dict[str, dict], size: in
     if SPLIT_RECORD.exists():
         rec = json.loads(SPLIT_RECORD.read_text())
         out += [
-            "", "## `--split` on the largest library", "",
+            "",
+            "## `--split` on the largest library",
+            "",
             f"`python benchmarks/library_hunks.py split-check` ported {rec['library']} with `porter rewrite . --split DIR` "
             f"({rec['porter']}; the `--diff` by {rec.get('diff_porter', rec['porter'])}): {rec['patches']} patches over "
             f"{rec['areas']} areas, {rec['hunks']} hunks in all "
             f"(the `--diff` has {rec['diff_hunks']}; the largest patch has {rec['largest_patch_hunks']}). Applied in order with "
             f"`git apply` on a copy of the original tree, every patch applied"
-            + (", and the tree equals the one the `--diff` output makes." if rec["same_tree_as_diff"] else
-               ", but the tree DIFFERS from the one the `--diff` output makes."),
+            + (
+                ", and the tree equals the one the `--diff` output makes."
+                if rec["same_tree_as_diff"]
+                else ", but the tree DIFFERS from the one the `--diff` output makes."
+            ),
         ]
     out += ["", "## The libraries", ""]
     for r in results:
-        out += [f"- **{r.lib.name} {r.lib.version}** ({r.lib.dist}): {r.lib.what}. "
-                f"`{r.port.meta['command']}`; {r.port.meta['cpu_s']} CPU s."]
+        out += [
+            f"- **{r.lib.name} {r.lib.version}** ({r.lib.dist}): {r.lib.what}. "
+            f"`{r.port.meta['command']}`; {r.port.meta['cpu_s']} CPU s."
+        ]
     for r in results:
         out += ["", f"## {r.lib.name} {r.lib.version}", ""]
         for h in r.sampled:
             v = verdicts.get(h.id)
-            verdict = f"**{v['verdict']}**" + (f" ({v['kind']})" if v['verdict'] != "clean" else "") if v else "**unreviewed**"
+            verdict = (
+                f"**{v['verdict']}**" + (f" ({v['kind']})" if v["verdict"] != "clean" else "")
+                if v
+                else "**unreviewed**"
+            )
             reason = f": {v['reason']}" if v else ""
-            out.append(f"<details><summary><code>{h.id}</code> {h.path}:{h.first_line} {verdict}{_html(reason)}</summary>")
+            out.append(
+                f"<details><summary><code>{h.id}</code> {h.path}:{h.first_line} {verdict}{_html(reason)}</summary>"
+            )
             out += ["", "```diff", h.changes().rstrip("\n"), "```", "</details>"]
     return "\n".join(out) + "\n"
 
@@ -524,8 +568,11 @@ def _gone(results: list[LibraryResult], verdicts: dict[str, dict]) -> list[str]:
     gone = Counter(v["verdict"] for hid, v in verdicts.items() if hid not in current and v.get("library") in names)
     if not gone:
         return []
-    return [f"Verdicts on hunks this porter does not write (judged on another version's port; after a fix, "
-            f"the hunks it removed): {gone['wrong']} wrong, {gone['noisy']} noisy, {gone['clean']} clean.", ""]
+    return [
+        f"Verdicts on hunks this porter does not write (judged on another version's port; after a fix, "
+        f"the hunks it removed): {gone['wrong']} wrong, {gone['noisy']} noisy, {gone['clean']} clean.",
+        "",
+    ]
 
 
 def _html(text: str) -> str:
@@ -564,7 +611,9 @@ def render_notes(results: list[LibraryResult], verdicts: dict[str, dict]) -> str
         if not items:
             continue
         out += [f"## {KINDS[kind]} ({len(items)})", ""]
-        for _r, h, v in sorted(items, key=lambda t: (t[2]["verdict"] != "wrong", t[1].library, t[1].path, t[1].old_start)):
+        for _r, h, v in sorted(
+            items, key=lambda t: (t[2]["verdict"] != "wrong", t[1].library, t[1].path, t[1].old_start)
+        ):
             out.append(f"### {v['verdict']} · {h.library} {h.path}:{h.first_line} · `{h.id}`")
             out += ["", v["reason"], "", "```diff", h.changes().rstrip("\n"), "```"]
             if v.get("better"):
@@ -574,6 +623,7 @@ def render_notes(results: list[LibraryResult], verdicts: dict[str, dict]) -> str
 
 
 # ---------------------------------------------------------------- split check
+
 
 def split_check(lib: Library, checkout: Path, jobs: int) -> int:
     """Port `lib` with `--split`, apply the patches in order with `git apply` on a copy of the
@@ -595,35 +645,49 @@ def split_check(lib: Library, checkout: Path, jobs: int) -> int:
             shutil.copytree(full.root, dest, symlinks=True)
             subprocess.run(["git", "init", "-q"], cwd=dest, check=True)
         for patch in patches:
-            applied = subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=by_split, capture_output=True, text=True)
+            applied = subprocess.run(
+                ["git", "apply", "--whitespace=nowarn", str(patch)], cwd=by_split, capture_output=True, text=True
+            )
             if applied.returncode != 0:
                 print(f"{patch.name} does not apply on top of the previous patches:\n{applied.stderr[-2000:]}")
                 return 1
         whole = Path(tmp) / "whole.patch"
         whole.write_text(full.diff, encoding="utf-8", errors="surrogateescape")
-        applied = subprocess.run(["git", "apply", "--whitespace=nowarn", str(whole)], cwd=by_diff, capture_output=True, text=True)
+        applied = subprocess.run(
+            ["git", "apply", "--whitespace=nowarn", str(whole)], cwd=by_diff, capture_output=True, text=True
+        )
         if applied.returncode != 0:
             print(f"the --diff output does not apply:\n{applied.stderr[-2000:]}")
             return 1
-        differ = subprocess.run(["diff", "-rq", "-x", ".git", str(by_split), str(by_diff)], capture_output=True, text=True)
+        differ = subprocess.run(
+            ["diff", "-rq", "-x", ".git", str(by_split), str(by_diff)], capture_output=True, text=True
+        )
         index = json.loads((series / "index.json").read_text())
         record = {
-            "library": lib.label, "porter": revision, "diff_porter": full.meta["porter"], "patches": len(patches),
-            "hunks": sum(p["hunks"] for p in index["patches"]), "diff_hunks": len(parse_hunks(lib.name, full.diff)),
+            "library": lib.label,
+            "porter": revision,
+            "diff_porter": full.meta["porter"],
+            "patches": len(patches),
+            "hunks": sum(p["hunks"] for p in index["patches"]),
+            "diff_hunks": len(parse_hunks(lib.name, full.diff)),
             "largest_patch_hunks": max((p["hunks"] for p in index["patches"]), default=0),
-            "areas": len({p["area"] for p in index["patches"]}), "applies_in_order": True,
+            "areas": len({p["area"] for p in index["patches"]}),
+            "applies_in_order": True,
             "same_tree_as_diff": differ.returncode == 0,
         }
         SPLIT_RECORD.write_text(json.dumps(record, indent=1) + "\n")
-        print(f"{lib.label}: {record['patches']} patches over {record['areas']} areas, {record['hunks']} hunks "
-              f"(--diff: {record['diff_hunks']}, largest patch {record['largest_patch_hunks']}); applied in order with "
-              f"git apply: {'same tree as --diff' if differ.returncode == 0 else 'DIFFERENT from --diff'}")
+        print(
+            f"{lib.label}: {record['patches']} patches over {record['areas']} areas, {record['hunks']} hunks "
+            f"(--diff: {record['diff_hunks']}, largest patch {record['largest_patch_hunks']}); applied in order with "
+            f"git apply: {'same tree as --diff' if differ.returncode == 0 else 'DIFFERENT from --diff'}"
+        )
         if differ.returncode != 0:
             print(differ.stdout[-3000:])
         return 0 if differ.returncode == 0 else 1
 
 
 # ---------------------------------------------------------------- command line
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -641,14 +705,20 @@ def main() -> int:
     checkout = a.porter.resolve()
     corpus = load_corpus()
     if a.command == "split-check":
-        libs = _selected(corpus, a.library) if a.library else [max(corpus, key=lambda lib: _python_lines(source_root(lib), lib))]
+        libs = (
+            _selected(corpus, a.library)
+            if a.library
+            else [max(corpus, key=lambda lib: _python_lines(source_root(lib), lib))]
+        )
         return max(split_check(lib, checkout, a.jobs) for lib in libs)
     verdicts = load_verdicts()
     results = [evaluate(lib, checkout, a.jobs, a.sample, a.key) for lib in _selected(corpus, a.library)]
     for r in results:
         done = sum(h.id in verdicts for h in r.sampled)
-        print(f"{r.lib.label}: {len(r.hunks)} hunks, {len(r.library_hunks)} in library code, "
-              f"{len(r.sampled)} sampled, {done} reviewed ({r.port.meta['porter']}, key {r.port.meta['key']}, {r.port.meta['cpu_s']} CPU s)")
+        print(
+            f"{r.lib.label}: {len(r.hunks)} hunks, {len(r.library_hunks)} in library code, "
+            f"{len(r.sampled)} sampled, {done} reviewed ({r.port.meta['porter']}, key {r.port.meta['key']}, {r.port.meta['cpu_s']} CPU s)"
+        )
     if a.command == "sheet":
         out = a.output or Path(tempfile.gettempdir()) / "library-hunks-sheet.md"
         n = write_sheet(results, verdicts, out, a.around)
@@ -667,7 +737,9 @@ def main() -> int:
 
 def _python_lines(root: Path, lib: Library) -> int:
     spec = pathspec.GitIgnoreSpec.from_lines(lib.port_exclude)
-    return sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py") if not spec.match_file(p.relative_to(root).as_posix()))
+    return sum(
+        p.read_bytes().count(b"\n") for p in root.rglob("*.py") if not spec.match_file(p.relative_to(root).as_posix())
+    )
 
 
 if __name__ == "__main__":

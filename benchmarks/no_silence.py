@@ -51,10 +51,33 @@ from typing import Any
 
 # modules whose import is CUDA-only code (a Triton kernel, a CUDA library, a CUDA extension)
 CUDA_ONLY_MODULES = (
-    "triton", "helion", "cupy", "cupyx", "pycuda", "pynvml", "numba.cuda", "apex", "amp_C", "flash_attn", "xformers",
-    "bitsandbytes", "transformer_engine", "deep_ep", "torch.utils.cpp_extension", "torch.cuda",
-    "torch.backends.cudnn", "torch.backends.cuda", "tensorrt", "tensorrt_llm", "torch_tensorrt", "nvtx",
-    "flashinfer", "liger_kernel", "kvikio", "msamp", "cutlass",
+    "triton",
+    "helion",
+    "cupy",
+    "cupyx",
+    "pycuda",
+    "pynvml",
+    "numba.cuda",
+    "apex",
+    "amp_C",
+    "flash_attn",
+    "xformers",
+    "bitsandbytes",
+    "transformer_engine",
+    "deep_ep",
+    "torch.utils.cpp_extension",
+    "torch.cuda",
+    "torch.backends.cudnn",
+    "torch.backends.cuda",
+    "tensorrt",
+    "tensorrt_llm",
+    "torch_tensorrt",
+    "nvtx",
+    "flashinfer",
+    "liger_kernel",
+    "kvikio",
+    "msamp",
+    "cutlass",
 )
 # modules whose every use (not only the import) is CUDA-specific: NVML calls, CuPy arrays
 USED_MODULES = ("cupy", "cupyx", "pynvml")
@@ -244,7 +267,9 @@ def cuda_constructs(source: str) -> list[Construct]:
             also.update(n for b in bound for n in used.get(b, ()))
         also.discard(line)
         units = tuple(sorted(set(units_around(node))))
-        found.setdefault((kind, line), Construct(kind, line, text[:120], tuple(sorted(also)), units, tuple(chains_around(node))))
+        found.setdefault(
+            (kind, line), Construct(kind, line, text[:120], tuple(sorted(also)), units, tuple(chains_around(node)))
+        )
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -261,7 +286,12 @@ def cuda_constructs(source: str) -> list[Construct]:
             parent = parents.get(node)
             if isinstance(parent, ast.Attribute) and parent.value is node:
                 continue  # only the longest chain: `torch.cuda.amp.autocast`, not `torch.cuda` too
-            if isinstance(node, ast.Attribute) and node.attr == "cuda" and isinstance(parent, ast.Call) and parent.func is node:
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "cuda"
+                and isinstance(parent, ast.Call)
+                and parent.func is node
+            ):
                 dotted = _dotted(node, aliases)
                 if dotted is None or not dotted.startswith("torch."):
                     add(".cuda()", node)
@@ -285,7 +315,12 @@ def cuda_constructs(source: str) -> list[Construct]:
             head = node.values[0]
             if isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value.startswith("cuda:"):
                 add('"cuda"', node)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Constant) and node.left.value == "cuda:":
+        elif (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Add)
+            and isinstance(node.left, ast.Constant)
+            and node.left.value == "cuda:"
+        ):
             add('"cuda:" + ...', node)
     return sorted(found.values(), key=lambda c: (c.line, c.kind))
 
@@ -315,9 +350,22 @@ FILE_TOKENS = re.compile(
     r"|mamba[-_]ssm|causal[-_]conv1d|liger[-_]kernel|tensorrt|pycuda",
     re.IGNORECASE,
 )
-_MESSAGE = re.compile(r"^\s*(?:echo|printf)\b(?![^>]*>>?\s*[\"']?\S*(?:cuda|nvidia))", re.IGNORECASE)  # (not one written to NVIDIA's files)
+_MESSAGE = re.compile(
+    r"^\s*(?:echo|printf)\b(?![^>]*>>?\s*[\"']?\S*(?:cuda|nvidia))", re.IGNORECASE
+)  # (not one written to NVIDIA's files)
 _CONFIG_KINDS = ("yaml", "json", "toml", "compose", "conda", "pyproject")
-_COMMENTED = ("requirements", "pyproject", "setup-cfg", "conda", "dockerfile", "compose", "shell", "makefile", "yaml", "toml")
+_COMMENTED = (
+    "requirements",
+    "pyproject",
+    "setup-cfg",
+    "conda",
+    "dockerfile",
+    "compose",
+    "shell",
+    "makefile",
+    "yaml",
+    "toml",
+)
 
 
 def _strip_comment(line: str, kind: str) -> str:
@@ -339,7 +387,9 @@ _DOC_PATH = re.compile(r"\S+/\S+\.(?:md|qmd|rst|txt|html|png|jpe?g|svg|pdf)$", r
 
 def _one_word(value: str) -> bool:
     """A value that is a setting: one word, no URL, no path to a document."""
-    return bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value and not _DOC_PATH.fullmatch(value)
+    return (
+        bool(FILE_TOKENS.search(value)) and " " not in value and "://" not in value and not _DOC_PATH.fullmatch(value)
+    )
 
 
 def _config_setting(line: str) -> bool:
@@ -371,14 +421,22 @@ def file_constructs(kind: str, text: str) -> list[Construct]:
             continue
         if kind in _CONFIG_KINDS and not _config_setting(line):
             continue
-        out.append(Construct(FILE_TOKENS.search(line).group(0).lower(), i, raw.strip()[:120],
-                             also=_defined_at(text, line, declared) if i in declared else ()))
+        out.append(
+            Construct(
+                FILE_TOKENS.search(line).group(0).lower(),
+                i,
+                raw.strip()[:120],
+                also=_defined_at(text, line, declared) if i in declared else (),
+            )
+        )
     return out
 
 
 # in a config, a framework's key whose value asks for GPUs (Lightning's `accelerator: gpu`, a
 # Slurm launcher's `gres: gpu:1`): "gpu" is no token elsewhere (prose, `num_gpus`, `per_gpu`)
-_GPU_SETTING = re.compile(r"""\s*-?\s*["']?(accelerator|gres)["']?\s*[:=]\s*["']?(?:\S*:)?(?:gpu|cuda)\b""", re.IGNORECASE)
+_GPU_SETTING = re.compile(
+    r"""\s*-?\s*["']?(accelerator|gres)["']?\s*[:=]\s*["']?(?:\S*:)?(?:gpu|cuda)\b""", re.IGNORECASE
+)
 _SPECIAL_TARGET = re.compile(r"\.[A-Z_]+[ \t]*:")
 
 
@@ -428,7 +486,11 @@ def _notebook_constructs(text: str) -> list[Construct]:
             where.append(text.count("\n", 0, at) + 1 if at >= 0 else 0)
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        magic_cell = bool(lines) and lines[0].lstrip().startswith("%%") and not lines[0].lstrip().startswith(("%%time", "%%capture"))
+        magic_cell = (
+            bool(lines)
+            and lines[0].lstrip().startswith("%%")
+            and not lines[0].lstrip().startswith(("%%time", "%%capture"))
+        )
         python = []
         for j, line in enumerate(lines):
             ipython = magic_cell or line.lstrip().startswith(("!", "%")) or re.match(r"\s*\w+\s*=\s*!", line)
@@ -476,8 +538,13 @@ def _has_branch_for(c: Construct, target: str | None) -> bool:
     return any(re.search(rf"""["']{device}(:\d+)?["']""", test) for test in c.chains)
 
 
-def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str, Any]], kind: str | None = None,
-              target: str | None = None) -> list[tuple[Construct, bool]]:
+def uncovered(
+    original: str,
+    ported: str | None,
+    findings: Iterable[Mapping[str, Any]],
+    kind: str | None = None,
+    target: str | None = None,
+) -> list[tuple[Construct, bool]]:
     """The CUDA constructs of the port that no finding covers, each with `introduced` (True
     when porter wrote the line). `findings`: the JSON report's findings of the file. `kind`:
     the kind of file (porter.core.kinds) when it is not Python. `target`: a construct in an
@@ -500,7 +567,9 @@ def uncovered(original: str, ported: str | None, findings: Iterable[Mapping[str,
         if any(f["start"]["line"] <= hi and f["end"]["line"] >= lo for lo, hi in spans for f in findings):
             continue
         heads = [w for u in c.units if (w := (u, u) if lines is None else lines.get(u)) is not None]
-        if not any(f.get("code") in UNIT_CODES and lo <= f["start"]["line"] <= hi for lo, hi in heads for f in findings):
+        if not any(
+            f.get("code") in UNIT_CODES and lo <= f["start"]["line"] <= hi for lo, hi in heads for f in findings
+        ):
             out.append((c, False))
     return out
 
@@ -528,8 +597,21 @@ def _port(path: Path, target: str, work: Path, porter_path: str | None) -> tuple
     env = dict(os.environ)
     if porter_path:
         env["PYTHONPATH"] = porter_path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    cmd = [sys.executable, "-m", "porter", "rewrite", str(path), "--target", target, "--out-dir", str(out_dir),
-           "--report", str(report), "--no-cache", "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "porter",
+        "rewrite",
+        str(path),
+        "--target",
+        target,
+        "--out-dir",
+        str(out_dir),
+        "--report",
+        str(report),
+        "--no-cache",
+        "-q",
+    ]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - t0
@@ -565,7 +647,9 @@ def audit_library(name: str, work: Path, porter_path: str | None = None, key: st
         subprocess.run(["git", "apply", "--whitespace=nowarn", str(patch)], cwd=out_dir, check=True)
     data = dict(ported.report)
     data["files"] = [{**f, "path": str(ported.root / f["path"])} for f in data["files"]]
-    result = audit_ported(ported.root, lh.TARGET, data, out_dir, float(ported.meta.get("wall_s", time.perf_counter() - t0)))
+    result = audit_ported(
+        ported.root, lh.TARGET, data, out_dir, float(ported.meta.get("wall_s", time.perf_counter() - t0))
+    )
     result["library"] = lib.label
     result["porter"] = ported.meta.get("porter")
     return result
@@ -598,7 +682,9 @@ def audit_ported(path: Path, target: str, data: dict[str, Any], out_dir: Path, e
         stats["constructs"] += here
         for c, introduced in uncovered(original, ported, f["findings"], kind_of(f["path"]), target):
             stats["uncovered"] += 1
-            missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced})
+            missing.append(
+                {"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": introduced}
+            )
     # files porter skipped (no token any rule looks for) are read too: silence there counts
     for f in data["files"]:
         if f["status"] == "skipped" and (f["path"].endswith(".py") or kind_of(f["path"])):
@@ -609,20 +695,38 @@ def audit_ported(path: Path, target: str, data: dict[str, Any], out_dir: Path, e
                 count += 1
                 stats["constructs"] += 1
                 stats["uncovered"] += 1
-                missing.append({"path": f["path"], "line": c.line, "kind": c.kind, "text": c.text, "introduced": False,
-                                "skipped": f["reason"]})
-    return {"target": target, "files": len(data["files"]), "constructs": count, "uncovered": missing,
-            "porter_seconds": round(elapsed, 1), "by_kind": {k: dict(v) for k, v in sorted(kinds.items())}}
+                missing.append(
+                    {
+                        "path": f["path"],
+                        "line": c.line,
+                        "kind": c.kind,
+                        "text": c.text,
+                        "introduced": False,
+                        "skipped": f["reason"],
+                    }
+                )
+    return {
+        "target": target,
+        "files": len(data["files"]),
+        "constructs": count,
+        "uncovered": missing,
+        "porter_seconds": round(elapsed, 1),
+        "by_kind": {k: dict(v) for k, v in sorted(kinds.items())},
+    }
 
 
 def summarize(result: dict[str, Any], examples: int = 2) -> str:
     miss = result["uncovered"]
     by_kind = Counter(m["kind"] + (" (introduced by porter)" if m["introduced"] else "") for m in miss)
-    out = [f"[{result['target']}] {result['files']} files, {result['constructs']} CUDA constructs left in the port, "
-           f"{len(miss)} without a finding (porter {result['porter_seconds']} s)"]
+    out = [
+        f"[{result['target']}] {result['files']} files, {result['constructs']} CUDA constructs left in the port, "
+        f"{len(miss)} without a finding (porter {result['porter_seconds']} s)"
+    ]
     for kind, n in by_kind.most_common():
         out.append(f"  {n:5d}  {kind}")
-        shown = [m for m in miss if m["kind"] + (" (introduced by porter)" if m["introduced"] else "") == kind][:examples]
+        shown = [m for m in miss if m["kind"] + (" (introduced by porter)" if m["introduced"] else "") == kind][
+            :examples
+        ]
         for m in shown:
             out.append(f"           {m['path']}:{m['line']}: {m['text']}")
     return "\n".join(out)
@@ -631,11 +735,18 @@ def summarize(result: dict[str, Any], examples: int = 2) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("path", type=Path, nargs="?")
-    ap.add_argument("--library", action="append", help="audit this library of the library-hunks corpus (its cached neuron port; repeatable; 'all' for the whole corpus)")
+    ap.add_argument(
+        "--library",
+        action="append",
+        help="audit this library of the library-hunks corpus (its cached neuron port; repeatable; 'all' for the whole corpus)",
+    )
     ap.add_argument("--target", action="append", choices=["neuron", "tpu", "xla"])
     ap.add_argument("--json", type=Path, help="write every uncovered construct here")
     ap.add_argument("--examples", type=int, default=2, help="examples shown per kind")
-    ap.add_argument("--key", help="--library: audit the port cached under this porter key (library_hunks.py prints it) instead of this porter's")
+    ap.add_argument(
+        "--key",
+        help="--library: audit the port cached under this porter key (library_hunks.py prints it) instead of this porter's",
+    )
     ap.add_argument("--porter", help="import porter from this folder (a worktree) instead of the installed one")
     args = ap.parse_args(argv)
     results = []

@@ -39,30 +39,80 @@ from no_silence import audit_tree  # noqa: E402
 
 # (package, version, file on the index, sha256, the folder inside it)
 DISTS = (
-    ("axolotl", "0.6.0", "axolotl-0.6.0.tar.gz", "8ad5e1f7e42d7deba40b932a4a4a41bf88e6315e0e73388066f2afeca2f5bd15", "axolotl-0.6.0"),
-    ("gpytorch", "1.13", "gpytorch-1.13.tar.gz", "f4a488633a2a7a4ab37d12553d1d1dd39690043dbceef14ca428b7d5f89f73ba", "gpytorch-1.13"),
-    ("deepspeed", "0.16.1", "deepspeed-0.16.1.tar.gz", "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c", "deepspeed-0.16.1"),
+    (
+        "axolotl",
+        "0.6.0",
+        "axolotl-0.6.0.tar.gz",
+        "8ad5e1f7e42d7deba40b932a4a4a41bf88e6315e0e73388066f2afeca2f5bd15",
+        "axolotl-0.6.0",
+    ),
+    (
+        "gpytorch",
+        "1.13",
+        "gpytorch-1.13.tar.gz",
+        "f4a488633a2a7a4ab37d12553d1d1dd39690043dbceef14ca428b7d5f89f73ba",
+        "gpytorch-1.13",
+    ),
+    (
+        "deepspeed",
+        "0.16.1",
+        "deepspeed-0.16.1.tar.gz",
+        "058cb748d1c39f88580343fb69633fe45586225025522c1cf9f64b608a71820c",
+        "deepspeed-0.16.1",
+    ),
     # the accelerate config files trl's CLI launches with (wheel: trl/accelerate_configs/*.yaml)
-    ("trl", "0.19.1", "trl-0.19.1-py3-none-any.whl", "8a2d4277b4ba7221eaab545a35ee89b6fbb8721fa3709ac01876a8c1bd7fd78a", "trl"),
+    (
+        "trl",
+        "0.19.1",
+        "trl-0.19.1-py3-none-any.whl",
+        "8a2d4277b4ba7221eaab545a35ee89b6fbb8721fa3709ac01876a8c1bd7fd78a",
+        "trl",
+    ),
     # OpenMMLab's launchers as mim installs them: Slurm `srun --gres=gpu:N` and
     # `torch.distributed.launch --nproc_per_node=$GPUS` scripts (the configs' Python left out)
-    ("mmdet", "3.3.0", "mmdet-3.3.0-py3-none-any.whl", "2e23e291281ac57e7dccf8678e957da45fbe560ce78a1f5ded6afeccd3730f17", "mmdet/.mim/tools"),
+    (
+        "mmdet",
+        "3.3.0",
+        "mmdet-3.3.0-py3-none-any.whl",
+        "2e23e291281ac57e7dccf8678e957da45fbe560ce78a1f5ded6afeccd3730f17",
+        "mmdet/.mim/tools",
+    ),
     # a Makefile with CUDA builds (its own and the vendored llama.cpp's nvcc rules), CUDA
     # Dockerfiles, a CUDA wheel workflow, notebooks
-    ("llama_cpp_python", "0.2.90", "llama_cpp_python-0.2.90.tar.gz", "419b041c62dbdb9f7e67883a6ef2f247d583d08417058776be0bff05b4ec9e3d",
-     "llama_cpp_python-0.2.90"),
+    (
+        "llama_cpp_python",
+        "0.2.90",
+        "llama_cpp_python-0.2.90.tar.gz",
+        "419b041c62dbdb9f7e67883a6ef2f247d583d08417058776be0bff05b4ec9e3d",
+        "llama_cpp_python-0.2.90",
+    ),
     # Lightning trainer configs as Hydra composes them (`accelerator: gpu`, `strategy: ddp...`,
     # `devices: 4`) and a submitit Slurm launcher config (`gres: gpu:1`), in the package itself
-    ("proteinworkshop", "0.2.5", "proteinworkshop-0.2.5-py3-none-any.whl", "44240aa7cbe1db7660e1310944576cc81fff56e8511add446b5ce9e6ae87210b",
-     "proteinworkshop"),
+    (
+        "proteinworkshop",
+        "0.2.5",
+        "proteinworkshop-0.2.5-py3-none-any.whl",
+        "44240aa7cbe1db7660e1310944576cc81fff56e8511add446b5ce9e6ae87210b",
+        "proteinworkshop",
+    ),
     # a conda environment on the `nvidia` channel with `pytorch::pytorch-cuda=12.1`
     # (environments/environment_gpu.yml), Lightning trainer settings in JSON (`"accelerator": "gpu"`)
-    ("neural-amp-modeler", "0.13.0", "neural_amp_modeler-0.13.0.tar.gz", "550710fc50aa374178bc739c0e55141b6c17e2749aad17b74fab02069484b8e4",
-     "neural_amp_modeler-0.13.0"),
+    (
+        "neural-amp-modeler",
+        "0.13.0",
+        "neural_amp_modeler-0.13.0.tar.gz",
+        "550710fc50aa374178bc739c0e55141b6c17e2749aad17b74fab02069484b8e4",
+        "neural_amp_modeler-0.13.0",
+    ),
     # a Slurm batch file (`#SBATCH --gres=gpu:8`, its CI's disaggregated-serving test) and the
     # script that submits it; the rest of this sdist is benchmarks/library_hunks.py's
-    ("vllm", "0.34.0", "vllm-0.34.0.tar.gz", "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113",
-     "vllm-0.34.0/.buildkite/amd-disagg"),
+    (
+        "vllm",
+        "0.34.0",
+        "vllm-0.34.0.tar.gz",
+        "fcad848b246a9d8652b47e6425af92334dc02492f9802720f54e27b823cf0113",
+        "vllm-0.34.0/.buildkite/amd-disagg",
+    ),
 )
 
 # folders of a distribution that are another project, vendored: their CUDA lines are counted
@@ -72,15 +122,22 @@ APART = {"llama_cpp_python": ("vendor/",)}
 
 
 def tree(package: str, version: str, dist: str, sha: str, folder: str) -> Path:
-    return fetch(Program(name=package, package=package, version=version, dist=dist, sha256=sha, root=folder, requires=[])) / folder
+    return (
+        fetch(Program(name=package, package=package, version=version, dist=dist, sha256=sha, root=folder, requires=[]))
+        / folder
+    )
 
 
 def table(name: str, result: dict) -> str:
-    rows = [f"[{result['target']}] {name}: {result['files']} files (porter {result['porter_seconds']} s)",
-            f"  {'kind':<14}{'files':>7}{'changed':>9}{'findings':>10}{'rewritten':>11}{'CUDA lines left':>17}{'without a finding':>19}"]
+    rows = [
+        f"[{result['target']}] {name}: {result['files']} files (porter {result['porter_seconds']} s)",
+        f"  {'kind':<14}{'files':>7}{'changed':>9}{'findings':>10}{'rewritten':>11}{'CUDA lines left':>17}{'without a finding':>19}",
+    ]
     for kind, s in result["by_kind"].items():
-        rows.append(f"  {kind:<14}{s.get('files', 0):>7}{s.get('changed', 0):>9}{s.get('findings', 0):>10}{s.get('rewritten', 0):>11}"
-                    f"{s.get('constructs', 0):>17}{s.get('uncovered', 0):>19}")
+        rows.append(
+            f"  {kind:<14}{s.get('files', 0):>7}{s.get('changed', 0):>9}{s.get('findings', 0):>10}{s.get('rewritten', 0):>11}"
+            f"{s.get('constructs', 0):>17}{s.get('uncovered', 0):>19}"
+        )
     return "\n".join(rows)
 
 
@@ -96,8 +153,10 @@ def markdown(results: list[dict]) -> str:
     from no_silence import kind_of
 
     targets = list(dict.fromkeys(r["target"] for r in results))
-    rows = [f"| distribution | kind | files | findings ({' / '.join(targets)}) | fixes applied | CUDA lines in the port | without a finding |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [
+        f"| distribution | kind | files | findings ({' / '.join(targets)}) | fixes applied | CUDA lines in the port | without a finding |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for dist in dict.fromkeys(r["dist"] for r in results):
         runs = [next(r for r in results if r["dist"] == dist and r["target"] == t) for t in targets]
         package = dist.split("==")[0]
@@ -105,16 +164,26 @@ def markdown(results: list[dict]) -> str:
         first = True
         for kind in sorted({k for r in runs for k in r["by_kind"]}, key=lambda k: (k == "python", k)):
             stats = [r["by_kind"].get(kind, {}) for r in runs]
-            own = [sum(1 for m in r["uncovered"] if (kind_of(m["path"]) or "python") == kind
-                       and not any(f"/{a}" in m["path"] for a in apart)) for r in runs]
+            own = [
+                sum(
+                    1
+                    for m in r["uncovered"]
+                    if (kind_of(m["path"]) or "python") == kind and not any(f"/{a}" in m["path"] for a in apart)
+                )
+                for r in runs
+            ]
             label = kind if kind != "python" else "python (counted apart)"
-            rows.append(f"| {dist.replace('==', ' ') if first else ''} | {label} | {stats[0].get('files', 0)} | "
-                        f"{_triple([s.get('findings', 0) for s in stats])} | {_triple([s.get('rewritten', 0) for s in stats])} | "
-                        f"{_triple([s.get('constructs', 0) for s in stats])} | {_triple(own)} |")
+            rows.append(
+                f"| {dist.replace('==', ' ') if first else ''} | {label} | {stats[0].get('files', 0)} | "
+                f"{_triple([s.get('findings', 0) for s in stats])} | {_triple([s.get('rewritten', 0) for s in stats])} | "
+                f"{_triple([s.get('constructs', 0) for s in stats])} | {_triple(own)} |"
+            )
             first = False
         if apart:
-            rows.append(f"| | of which vendored ({', '.join(apart)}: another project), counted apart | | | | | "
-                        f"{_triple([r.get('vendored_uncovered', 0) for r in runs])} |")
+            rows.append(
+                f"| | of which vendored ({', '.join(apart)}: another project), counted apart | | | | | "
+                f"{_triple([r.get('vendored_uncovered', 0) for r in runs])} |"
+            )
     return "\n".join(rows) + "\n"
 
 
@@ -125,7 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--porter", help="import porter from this folder (a worktree)")
     ap.add_argument("--dist", action="append", help="only this package (repeatable)")
     ap.add_argument("--markdown", type=Path, help="write docs/files.md's table of the run here")
-    ap.add_argument("--from-json", type=Path, help="with --markdown: the table of a run saved with --json (nothing is ported)")
+    ap.add_argument(
+        "--from-json", type=Path, help="with --markdown: the table of a run saved with --json (nothing is ported)"
+    )
     args = ap.parse_args(argv)
     if args.from_json is not None:
         text = markdown(json.loads(args.from_json.read_text("utf-8")))
@@ -149,10 +220,15 @@ def main(argv: list[str] | None = None) -> int:
                 results.append(result)
                 print(table(f"{package} {version}", result), flush=True)
                 apart = [str(root / a) for a in APART.get(package, ())]
-                vendored = [m for m in result["uncovered"] if any(m["path"].startswith(a) for a in apart)
-                            and not m["path"].endswith((".py", ".pyi"))]
+                vendored = [
+                    m
+                    for m in result["uncovered"]
+                    if any(m["path"].startswith(a) for a in apart) and not m["path"].endswith((".py", ".pyi"))
+                ]
                 if vendored:
-                    print(f"  vendored ({', '.join(APART[package])}): {len(vendored)} CUDA lines without a finding, counted apart")
+                    print(
+                        f"  vendored ({', '.join(APART[package])}): {len(vendored)} CUDA lines without a finding, counted apart"
+                    )
                 result["vendored_uncovered"] = len(vendored)
                 for m in result["uncovered"]:
                     if not m["path"].endswith((".py", ".pyi")) and m not in vendored:

@@ -32,7 +32,9 @@ def port_tree(src: Path, out: Path, target: str, *extra: str) -> Path:
 
     from porter.cli import app
 
-    result = CliRunner().invoke(app, ["rewrite", str(src), "--target", target, "--out-dir", str(out), "--quiet", *extra])
+    result = CliRunner().invoke(
+        app, ["rewrite", str(src), "--target", target, "--out-dir", str(out), "--quiet", *extra]
+    )
     assert result.exit_code == 0, result.output + repr(result.exception)
     return out
 
@@ -53,5 +55,10 @@ def port_files(root: Path, target: str) -> dict[str, tuple[str, list]]:
     from porter.pipeline.runner import run
 
     results, _ = run([root], Settings(target=target), jobs=1, cache=False)
-    return {Path(r.path).resolve().relative_to(root.resolve()).as_posix(): ((r.new_source or r.original_source or b"").decode(), r.findings)
-            for r in results}
+    return {
+        Path(r.path).resolve().relative_to(root.resolve()).as_posix(): (
+            (r.new_source or r.original_source or b"").decode(),
+            r.findings,
+        )
+        for r in results
+    }

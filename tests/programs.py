@@ -86,14 +86,28 @@ class _Runner:
     """One runner process and the file its stderr goes to (a pipe nobody reads would fill)."""
 
     def __init__(self, xla: bool) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+        }
         # one intra-op thread: the suite already runs a test per core, and a second OpenMP
         # thread spin-waiting beside it cost the GPT trainer's CPU run half again its CPU time
-        env.update(XLA_CPU if xla else {}, CUDA_VISIBLE_DEVICES="", PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+        env.update(
+            XLA_CPU if xla else {},
+            CUDA_VISIBLE_DEVICES="",
+            PYTHONWARNINGS="ignore",
+            PYTHONDONTWRITEBYTECODE="1",
+            OMP_NUM_THREADS="1",
+        )
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [sys.executable, "-c", _RUNNER, "1" if xla else "0"],
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
         )
 
     def ask(self, request: str, timeout: float) -> bool:
@@ -131,7 +145,9 @@ def _end_runners() -> None:
             runner.proc.kill()
 
 
-def run_programs(runs: list[tuple[Path, list[str], Path]], tmp_path: Path, *, xla: bool = False, timeout: float = 600) -> list[Run]:
+def run_programs(
+    runs: list[tuple[Path, list[str], Path]], tmp_path: Path, *, xla: bool = False, timeout: float = 600
+) -> list[Run]:
     """Run each (script, args, working directory) in turn on the CPU (with CUDA hidden) in this
     test process's runner; with `xla`, in the one where torch_xla's CPU device (XLA:CPU) is ready."""
     runner = _runners.get(xla)
@@ -140,5 +156,7 @@ def run_programs(runs: list[tuple[Path, list[str], Path]], tmp_path: Path, *, xl
     results = tmp_path / "programs.json"
     request = json.dumps([[[str(script), list(args), str(cwd)] for script, args, cwd in runs], str(results)])
     ok = runner.ask(request, timeout)
-    assert ok and results.is_file(), f"the program runner {'ended' if runner.proc.poll() is not None else 'did not answer'}:\n{runner.tail()}"
+    assert ok and results.is_file(), (
+        f"the program runner {'ended' if runner.proc.poll() is not None else 'did not answer'}:\n{runner.tail()}"
+    )
     return [Run(**r) for r in json.loads(results.read_text())]

@@ -43,7 +43,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts
+    }
 
 
 def test_version_and_targets(tmp_path):
@@ -91,7 +93,11 @@ def test_in_place_refuses_dirty_tree_then_allows(project):
     assert snapshot(project) == before
     out = porter("rewrite", ".", "--target", "neuron", "--allow-dirty", cwd=project)
     assert out.returncode == 2, out.stderr  # the port is written; broken.py could not be ported
-    assert (project / "pkg" / "train.py").read_text().startswith('import torch\n\nx = torch.zeros(2).to("neuron")\ntorch.accelerator.synchronize()\n')
+    assert (
+        (project / "pkg" / "train.py")
+        .read_text()
+        .startswith('import torch\n\nx = torch.zeros(2).to("neuron")\ntorch.accelerator.synchronize()\n')
+    )
     assert (project / "pkg" / "broken.py").read_text() == BROKEN_FILE  # left byte-identical
 
 

@@ -84,7 +84,10 @@ def test_series_applies_in_order_and_equals_the_diff(project, tmp_path):
     assert by_kind[("pkg_b", "kernels")]["files"] == ["pkg_b/norm.py"]
     assert by_kind[("tests", "tests")]["ported"] == {"DEV001": 1}
     # (the area is a folder's name, escaped as Markdown text: `pkg\_a` renders as pkg_a)
-    assert "| 3 | 0003-pkg_a-distributed.patch | pkg\\_a | distributed | 1 | 1 | DIST001 |" in (tmp_path / "series" / "index.md").read_text()
+    assert (
+        "| 3 | 0003-pkg_a-distributed.patch | pkg\\_a | distributed | 1 | 1 | DIST001 |"
+        in (tmp_path / "series" / "index.md").read_text()
+    )
 
     # apply them one by one on a copy: each applies, and every state is still Python
     work = tmp_path / "by-series"
@@ -115,7 +118,10 @@ def test_series_applies_in_order_and_equals_the_diff(project, tmp_path):
 def test_a_large_folder_is_split_by_its_subfolders(tmp_path):
     from porter.report import series
 
-    files = [series.PortedFile(f"big/sub{i % 3}/m{i}.py", b"import torch\nx = 1\n", b"import torch\nx = 2\n", ()) for i in range(9)]
+    files = [
+        series.PortedFile(f"big/sub{i % 3}/m{i}.py", b"import torch\nx = 1\n", b"import torch\nx = 2\n", ())
+        for i in range(9)
+    ]
     files.append(series.PortedFile("big/top.py", b"y = 1\n", b"y = 2\n", ()))
     files.append(series.PortedFile("small/a.py", b"z = 1\n", b"z = 2\n", ()))
     planned = series.plan(files, max_area_hunks=5)
@@ -153,7 +159,10 @@ def test_portable_series_defines_the_device_helper_before_any_patch_calls_it(pro
         assert _git("apply", str(tmp_path / "series" / entry["file"]), cwd=work).returncode == 0, entry["file"]
         for name, text in _python_states(work).items():
             tree = ast.parse(text)
-            calls = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_device_type" for n in ast.walk(tree))
+            calls = any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_device_type"
+                for n in ast.walk(tree)
+            )
             defines = any(isinstance(n, ast.FunctionDef) and n.name == "_device_type" for n in tree.body)
             assert defines or not calls, f"{name} calls _device_type() before it is defined, after {entry['file']}"
     assert "def _device_type() -> str:" in (work / "pkg_a" / "train.py").read_text()

@@ -20,7 +20,7 @@ def _in_tmp(tmp_path, monkeypatch):
 
 
 # fla/modules/activations/ops.py: a module of Triton kernels whose pure-torch helpers are compiled
-TRITON_MODULE = '''
+TRITON_MODULE = """
 import torch
 import triton
 import triton.language as tl
@@ -37,7 +37,7 @@ def relu_bwd(x, g):
 
 
 torch_compile = torch.compile(fullgraph=True)
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -197,7 +197,7 @@ def test_a_cuda_folder_without_sibling_devices_is_ported_as_usual(tmp_path):
 
 # DeepSpeed's op_builder/builder.py: the project's build code for its CUDA ops; its CUDA
 # questions are about the host that compiles them
-BUILDER = '''
+BUILDER = """
 import torch
 
 
@@ -218,7 +218,7 @@ class CUDAOpBuilder(OpBuilder):
     def builder(self):
         from torch.utils.cpp_extension import CUDAExtension as ExtensionBuilder
         return ExtensionBuilder(name=self.name, sources=self.sources)
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -438,7 +438,7 @@ def test_the_code_past_a_missing_cuda_only_package_check_is_left(target):
 
 
 # DeepSpeed triton_ops/swiglu_triton.py: a Triton launch under the tensor's CUDA device
-SWIGLU = '''
+SWIGLU = """
 import torch
 import triton
 import triton.language as tl
@@ -457,7 +457,7 @@ def swiglu(x):
     with torch.cuda.device(x.device):
         y = x * 2
     return y
-'''
+"""
 
 
 def test_a_cuda_device_context_around_a_triton_launch_is_left():

@@ -47,7 +47,9 @@ def test_every_third_party_library_porter_reports_has_evidence():
 def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
     """Re-read two small pinned wheels (downloaded from PyPI once, sha256-checked) and compare
     with packages.json: the file is generated from the packages, not written by hand."""
-    recorded = {p["distribution"]: p for p in json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["packages"]}
+    recorded = {
+        p["distribution"]: p for p in json.loads((rules_dir() / "cuda_only" / "packages.json").read_text())["packages"]
+    }
     for requirement, file, sha, *_ in generator.PINNED:
         if not file.startswith(("nvidia_ml_py-", "liger_kernel-")):
             continue
@@ -55,7 +57,10 @@ def test_recorded_evidence_is_what_the_wheel_says(tmp_path):
         read = generator.read_wheel(path)
         entry = recorded[read["distribution"]]
         assert (read["version"], read["imports"], read["evidence"], read["targets"]) == (
-            entry["version"], entry["imports"], entry["evidence"], entry["targets"]
+            entry["version"],
+            entry["imports"],
+            entry["evidence"],
+            entry["targets"],
         )
 
 

@@ -13,7 +13,7 @@ from porter.config.settings import Settings
 from tests.helpers import port
 
 # modelled on torchtitan 0.3.0: tools/utils.py and distributed/utils.py
-TOOLS_UTILS = '''
+TOOLS_UTILS = """
 import os
 
 import torch
@@ -58,10 +58,10 @@ def maybe_bind_numa(device_index: int, device_type: str) -> None:
     if device_type != "cuda":
         return
     os.sched_setaffinity(0, {device_index})
-'''
+"""
 
 # models/common/attention.py: nothing in it names the device, the project does
-ATTENTION = '''
+ATTENTION = """
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -77,7 +77,7 @@ class ScaledDotProductAttention(torch.nn.Module):
         with sdpa_kernel(self.sdpa_backends, set_priority=True):
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return out
-'''
+"""
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -127,7 +127,7 @@ def test_the_same_module_alone_is_still_ported(tmp_path):
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_cuda_pins_in_a_device_generic_project_are_still_ported(tmp_path, target):
-    pinned = '''
+    pinned = """
     import torch
     import torch.distributed as dist
 
@@ -141,7 +141,7 @@ def test_cuda_pins_in_a_device_generic_project_are_still_ported(tmp_path, target
         torch.cuda.set_device(device)
         dist.init_process_group("nccl")
         x = torch.randn(4, 16).cuda()
-    '''
+    """
     write(tmp_path / "p", {"tools/utils.py": TOOLS_UTILS, "precompile_main.py": pinned})
     code = (port_tree(tmp_path / "p", target)["precompile_main.py"].new_source or b"").decode()
     assert f'device: str | torch.device = "{target}"' in code
@@ -150,14 +150,14 @@ def test_cuda_pins_in_a_device_generic_project_are_still_ported(tmp_path, target
 
 
 def test_a_device_type_this_file_sets_to_cuda_is_ported_with_its_comparison():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
     from torch._utils import _get_available_device_type
 
     device_type = "cuda"
     if device_type == "cuda":
         torch.manual_seed(0)
-    ''')
+    """)
     new, _ = port(code, "neuron")
     assert 'device_type = "neuron"' in new and 'if device_type == "neuron":' in new
 
@@ -176,19 +176,19 @@ def test_a_device_to_backend_mapping_keeps_nccl_and_asks_for_the_target(target):
 
 def test_a_backend_default_outside_device_generic_code_is_still_ported():
     """Without a per-device lookup after it, `backend = "nccl"` is the backend."""
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch.distributed as dist
 
     def setup():
         backend = "nccl"
         dist.init_process_group(backend=backend)
-    ''')
+    """)
     new, _ = port(code, "neuron")
     assert 'backend = "neuron"' in new
 
 
 # tools/profiler.py and distributed/cudagraph.py
-PROFILER = '''
+PROFILER = """
 import torch
 
 
@@ -199,7 +199,7 @@ def activities():
     elif torch.xpu.is_available():
         activities.append(torch.profiler.ProfilerActivity.XPU)
     return activities
-'''
+"""
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
@@ -213,24 +213,24 @@ def test_a_per_device_chain_keeps_its_cuda_branch_and_reports_the_missing_one(ta
 
 def test_a_per_device_chain_that_picks_the_device_gets_the_target_as_one_more_device():
     """The chain picks CUDA, MPS or (now) the target: CUDA's branch stays (issue 21)."""
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
     if torch.cuda.is_available():
         device = torch.device("cuda")
     elif torch.backends.mps.is_available():
         device = torch.device("mps")
-    ''')
+    """)
     new, _ = port(code, "neuron")
-    assert new == code + textwrap.dedent('''\
+    assert new == code + textwrap.dedent("""\
     elif torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
         device = torch.device("neuron")
-    ''')
+    """)
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_is_cuda_available_next_to_a_generic_cuda_test_stays(target):
-    code = TOOLS_UTILS + textwrap.dedent('''
+    code = TOOLS_UTILS + textwrap.dedent("""
 
     def cudagraph_enabled(utils):
         return (
@@ -238,13 +238,13 @@ def test_is_cuda_available_next_to_a_generic_cuda_test_stays(target):
             and torch.cuda.is_available()
             and torch.version.hip is None
         )
-    ''')
+    """)
     new, _ = port(code, target)
     assert new == code
 
 
 # experiments/graph_trainer: fsdp_passes.py, tests/test_trace_module.py, tests/integration_tests.py
-NCCL_OPTIONS = '''
+NCCL_OPTIONS = """
 import torch.distributed as dist
 
 
@@ -259,7 +259,7 @@ def extra_group(ranks):
         backend="nccl" if pg_options is not None else None,
         pg_options=pg_options,
     )
-'''
+"""
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
@@ -278,7 +278,7 @@ def test_nccl_with_a_cpu_fallback_still_becomes_the_target_backend():
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_dynamic_stays_under_a_backend_that_is_not_the_targets(target):
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
 
@@ -290,7 +290,7 @@ def test_dynamic_stays_under_a_backend_that_is_not_the_targets(target):
     @torch.compile(fullgraph=True, dynamic=True)
     def step(xq):
         return xq * 2
-    ''')
+    """)
     new, findings = port(code, target)
     assert '@torch.compile(backend="eager", fullgraph=True, dynamic=True)' in new
     assert [f.code for f in findings if f.code == "COMP003"] == ["COMP003"]  # the second one
@@ -298,7 +298,7 @@ def test_dynamic_stays_under_a_backend_that_is_not_the_targets(target):
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 def test_a_gpu_platform_option_is_not_a_device(target):
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import argparse
 
     parser = argparse.ArgumentParser()
@@ -308,7 +308,7 @@ def test_a_gpu_platform_option_is_not_a_device(target):
         choices=["cuda", "rocm"],
         help="GPU architecture type. Must be specified as either 'cuda' or 'rocm'.",
     )
-    ''')
+    """)
     new, _ = port(code, target)
     assert new == code
 
@@ -316,7 +316,7 @@ def test_a_gpu_platform_option_is_not_a_device(target):
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_a_cuda_seed_after_the_same_torch_seed_stays_in_device_generic_code(target):
     """tests/test_trace_module.py: `torch.manual_seed(42); torch.cuda.manual_seed(42)`."""
-    code = TOOLS_UTILS + textwrap.dedent('''
+    code = TOOLS_UTILS + textwrap.dedent("""
 
     def set_seed(seed):
         torch.manual_seed(seed)
@@ -325,14 +325,14 @@ def test_a_cuda_seed_after_the_same_torch_seed_stays_in_device_generic_code(targ
 
     def seed_device_only(seed):
         torch.cuda.manual_seed(seed)
-    ''')
+    """)
     new, _ = port(code, target)
     assert "    torch.manual_seed(seed)\n    torch.cuda.manual_seed_all(seed)\n" in new
     assert "def seed_device_only(seed):\n    torch.manual_seed(seed)\n" in new  # the target's seed
 
 
 # experiments/torchft: manager.py and llama3/config_registry.py
-TORCHFT = '''
+TORCHFT = """
 import torchft
 
 
@@ -345,7 +345,7 @@ def make_pg(config, timeout):
 
 
 FT = FaultTolerance(enable=True, process_group="nccl", process_group_timeout_ms=10000)
-'''
+"""
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])

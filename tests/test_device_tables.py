@@ -13,7 +13,7 @@ from tests.helpers import port, port_files, write_files
 TARGETS = ["neuron", "tpu", "xla"]
 
 # shaped like transformers 5.25.0 modeling_flash_attention_utils.py and integrations/hub_kernels.py
-TABLES = '''
+TABLES = """
 from transformers.utils import is_torch_cuda_available, is_torch_mlu_available, is_torch_npu_available
 
 KERNEL_DEVICES = {
@@ -37,7 +37,7 @@ MATRIX = {
 
 def runs_here(repo, tensor):
     return tensor.device.type in KERNEL_DEVICES.get(repo, (tensor.device.type,))
-'''
+"""
 
 
 def _port(code: str, target: str):
@@ -73,7 +73,7 @@ def test_what_is_not_a_device_table(code):
 
 
 # transformers 5.25.0 quantizer_awq.py / quantizer_finegrained_fp8.py, torchtune 0.6.1 memory stats
-AVAILABILITY = '''
+AVAILABILITY = """
 import torch
 from transformers.utils import is_torch_xpu_available
 
@@ -94,7 +94,7 @@ def stats(is_npu_available):
     if not (torch.cuda.is_available() or is_npu_available):
         return {}
     return {"a": 1}
-'''
+"""
 
 
 # the project's device abstraction (transformers' `infer_device`-like ladder over device types)
@@ -129,5 +129,7 @@ def test_an_application_still_chooses_the_target():
     """Outside a library, `torch.cuda.is_available() or torch.xpu.is_available()` chooses
     the program's device: it is ported, so the target is chosen."""
     new, findings = _port(AVAILABILITY, "neuron")
-    assert "torch.cuda.is_available()" not in new and "torch.accelerator.is_available() or torch.xpu.is_available()" in new
+    assert (
+        "torch.cuda.is_available()" not in new and "torch.accelerator.is_available() or torch.xpu.is_available()" in new
+    )
     assert not any(f.code == "BACK001" for f in findings)

@@ -18,7 +18,7 @@ from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
 from tests.test_device_generic import TOOLS_UTILS
 
-KIND = '''
+KIND = """
 import torch
 from tools import utils
 
@@ -28,9 +28,9 @@ def sync_if_cuda():
     if kind == "cuda":
         return True
     return False
-'''
+"""
 
-PLATFORM = '''
+PLATFORM = """
 import argparse
 
 import torch
@@ -42,7 +42,7 @@ args = parser.parse_args()
 
 def use_vendor_kernels():
     return args.device_type == "cuda" and torch.cuda.is_available()
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -77,12 +77,12 @@ def test_a_gpu_platform_option_keeps_its_cuda_in_any_project():
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_a_device_type_named_so_is_still_taken_at_its_word_where_the_index_cannot_tell(target):
-    code = TOOLS_UTILS + textwrap.dedent('''
+    code = TOOLS_UTILS + textwrap.dedent("""
 
     def enabled(config):
         device_type = config.device_type
         return device_type == "cuda"
-    ''')
+    """)
     new, _ = port(code, target)
     assert new == code
 

@@ -17,10 +17,24 @@ from porter.pipeline.runner import display_path, forget_paths
 def _tree(base: Path) -> Path:
     root = base / "proj"
     for rel in (
-        "a.py", "b.pyi", "notes.txt", "pkg/__init__.py", "pkg/sub/deep.py", "pkg/build/gen.py",
-        "pkg/venv2/keep.py", "build/x.py", "dist/y.py", "node_modules/z.py", "x/.venv/w.py",
-        "x/site-packages/s.py", "x/__pycache__/c.py", "ignored/i.py", "pkg/sub/skip_me.py",
-        "env/lib.py", "weird.py/inner.py", "caf\u00e9/m.py",
+        "a.py",
+        "b.pyi",
+        "notes.txt",
+        "pkg/__init__.py",
+        "pkg/sub/deep.py",
+        "pkg/build/gen.py",
+        "pkg/venv2/keep.py",
+        "build/x.py",
+        "dist/y.py",
+        "node_modules/z.py",
+        "x/.venv/w.py",
+        "x/site-packages/s.py",
+        "x/__pycache__/c.py",
+        "ignored/i.py",
+        "pkg/sub/skip_me.py",
+        "env/lib.py",
+        "weird.py/inner.py",
+        "caf\u00e9/m.py",
     ):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,7 +72,15 @@ def test_default_excludes_by_name_match_pathspec(tmp_path, monkeypatch):
     slow = [(c.path, c.problem) for c in discover([Path(".")], ("no-such-file-anywhere.py",))]
     assert fast == slow
     names = {p.as_posix() for p, problem in fast if problem is None}
-    assert names == {"a.py", "b.pyi", "caf\u00e9/m.py", "pkg/__init__.py", "pkg/sub/deep.py", "pkg/venv2/keep.py", "weird.py/inner.py"}
+    assert names == {
+        "a.py",
+        "b.pyi",
+        "caf\u00e9/m.py",
+        "pkg/__init__.py",
+        "pkg/sub/deep.py",
+        "pkg/venv2/keep.py",
+        "weird.py/inner.py",
+    }
     spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDES)
     assert not any(spec.match_file(n) for n in names)
 
@@ -72,4 +94,9 @@ def test_walk_order_is_os_walk_order(tmp_path, monkeypatch):
         expected += [os.path.normpath(os.path.join(dirpath, f)) for f in sorted(filenames)]
     found = [c.path.as_posix() for c in discover([Path(".")], respect_gitignore=False) if c.problem is None]
     assert found == [p for p in expected if p in found]
-    assert found.index("a.py") < found.index("pkg/__init__.py") < found.index("pkg/sub/deep.py") < found.index("weird.py/inner.py")
+    assert (
+        found.index("a.py")
+        < found.index("pkg/__init__.py")
+        < found.index("pkg/sub/deep.py")
+        < found.index("weird.py/inner.py")
+    )

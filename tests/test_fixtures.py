@@ -35,7 +35,9 @@ def test_case(case: Path, target: str):
 
 def test_scoping_case_leaves_lookalikes_alone():
     out = (ROOT / "fixtures" / "cases" / "scoping.neuron.out.py").read_text()
-    assert "def uses_a_local(torch):\n    # a parameter named torch is not the module\n    torch.cuda.synchronize()" in out
+    assert (
+        "def uses_a_local(torch):\n    # a parameter named torch is not the module\n    torch.cuda.synchronize()" in out
+    )
     assert "cuda = FakeBackend()\n    cuda.synchronize()" in out
     assert "return Wrapper().cuda()" in out  # the file defines its own cuda()
     result = port_source((ROOT / "fixtures/cases/scoping.in.py").read_bytes(), "scoping.py", Settings(target="neuron"))
@@ -45,7 +47,13 @@ def test_scoping_case_leaves_lookalikes_alone():
 def test_strings_that_merely_contain_cuda_survive():
     for target in TARGETS:
         out = (ROOT / "fixtures" / "cases" / f"strings.{target}.out.py").read_text()
-        for kept in ('"runs/cuda_baseline"', '"cuda_kernel_v2"', '"moving to CUDA device %s"', '"cuda is fast"', 'b"cuda"'):
+        for kept in (
+            '"runs/cuda_baseline"',
+            '"cuda_kernel_v2"',
+            '"moving to CUDA device %s"',
+            '"cuda is fast"',
+            'b"cuda"',
+        ):
             assert kept in out, (target, kept)
 
 

@@ -10,7 +10,7 @@ from tests.helpers import port
 
 TARGETS = ["neuron", "tpu", "xla"]
 
-TRITON_HEAD = '''
+TRITON_HEAD = """
 import torch
 import triton
 
@@ -23,7 +23,7 @@ def _kernel(x_ptr, n):
 def _launch(x):
     _kernel[(1,)](x, x.numel())
     return x
-'''
+"""
 
 
 def _port(body: str, target: str, **kw):
@@ -36,13 +36,16 @@ def _codes(findings):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_early_exit_guard_before_triton_stays_cuda(target):
-    src = TRITON_HEAD + '''
+    src = (
+        TRITON_HEAD
+        + """
 
 def f(x):
     if not x.is_cuda:
         return x + 1
     return _launch(x)
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert "if not x.is_cuda:" in new
     guard = [f for f in findings if f.code == "GUARD001"]
@@ -54,13 +57,16 @@ def f(x):
 def test_guard_around_portable_code_is_ported(target):
     """Only the checks that protect CUDA-only code are kept: in the same Triton file, a
     check around plain PyTorch code is ported like any other."""
-    src = TRITON_HEAD + '''
+    src = (
+        TRITON_HEAD
+        + """
 
 def g(x):
     if x.is_cuda:
         x = x * 2
     return x
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert "x.is_cuda" not in new
     assert "GUARD001" not in _codes(findings)
@@ -68,7 +74,7 @@ def g(x):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_capability_check_keeps_its_short_circuit(target):
-    src = '''
+    src = """
 import torch
 
 
@@ -78,24 +84,28 @@ def fast():
 
 def slow():
     return not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 8
-'''
+"""
     new, findings = _port(src, target)
     assert new.count("torch.cuda.is_available()") == 2
     assert _codes(findings).count("GUARD001") == 2
 
 
 def test_plain_availability_check_is_still_ported():
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 ok = torch.cuda.is_available() and torch.cuda.device_count() > 1
-''', "neuron")
+""",
+        "neuron",
+    )
     assert "torch.accelerator.is_available()" in new
     assert "GUARD001" not in _codes(findings)
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_cuda_extension_guard_in_an_if_stays_cuda(target):
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 from torch.utils.cpp_extension import load
 
@@ -108,14 +118,18 @@ def h(x):
     else:
         y = x * 2
     return y
-''', target)
+""",
+        target,
+    )
     assert 'x.device.type == "cuda"' in new
     assert "GUARD001" in _codes(findings)
 
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_triton_custom_op_registration_stays_cuda(target):
-    src = TRITON_HEAD + '''
+    src = (
+        TRITON_HEAD
+        + """
 
 @torch.library.custom_op("ns::op", mutates_args=(), device_types="cuda")
 def op(x: torch.Tensor) -> torch.Tensor:
@@ -128,7 +142,8 @@ op2 = torch.library.custom_op("ns::op2", mutates_args=(), device_types=("cuda",)
 @torch.library.custom_op("ns::plain", mutates_args=(), device_types="cuda")
 def plain(x: torch.Tensor) -> torch.Tensor:
     return x.sin()
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert 'device_types="cuda")\ndef op(' in new
     assert 'device_types=("cuda",))(_launch)' in new
@@ -137,7 +152,9 @@ def plain(x: torch.Tensor) -> torch.Tensor:
 
 
 def test_registration_of_a_kernel_method_stays_cuda():
-    src = TRITON_HEAD + '''
+    src = (
+        TRITON_HEAD
+        + """
 
 @torch.library.custom_op("ns::op", mutates_args=())
 def op(x: torch.Tensor) -> torch.Tensor:
@@ -147,7 +164,8 @@ def op(x: torch.Tensor) -> torch.Tensor:
 @op.register_kernel("cuda")
 def _(x):
     return _launch(x)
-'''
+"""
+    )
     new, findings = _port(src, "neuron")
     assert '@op.register_kernel("cuda")' in new
     assert "KERN005" in _codes(findings)
@@ -155,7 +173,7 @@ def _(x):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_strings_that_are_not_devices_stay(target):
-    src = '''
+    src = """
 import torch
 from accelerate.utils import RNGType
 
@@ -167,7 +185,7 @@ key = f"{'cuda' if states else 'cpu'}_time_total"
 print(prof.key_averages().table(sort_by="cuda"))
 ok = args.accelerator in ("cuda", "mps")
 mem = torch.cuda.get_device_properties("cuda").total_memory
-'''
+"""
     new, findings = _port(src, target)
     body = textwrap.dedent(src).lstrip("\n")
     for line in body.splitlines()[3:10]:
@@ -184,12 +202,15 @@ mem = torch.cuda.get_device_properties("cuda").total_memory
     ],
 )
 def test_formatted_device_strings_are_ported(target, expect):
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 a = torch.device("cuda:{}".format(i))
 b = torch.device("cuda:%d" % i)
 c = str(a).startswith("cuda:")
-''', target)
+""",
+        target,
+    )
     for e in expect:
         assert e in new
     assert "cuda" not in new.split("\n", 1)[1]
@@ -197,12 +218,12 @@ c = str(a).startswith("cuda:")
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_lightning_accelerator(target):
-    src = '''
+    src = """
 import lightning as L
 from lightning.fabric import Fabric
 trainer = L.Trainer(accelerator="gpu", devices=1)
 fabric = Fabric(accelerator="cuda")
-'''
+"""
     new, findings = _port(src, target, unsafe=True)
     fw = [f for f in findings if f.code == "FW001"]
     assert len(fw) == 2
@@ -232,11 +253,14 @@ def test_guards_idempotent(target):
 
 @pytest.mark.parametrize("target,expected", [("xla", 1), ("neuron", 0), ("tpu", 0)])
 def test_framework_that_breaks_on_the_target_is_reported_once(target, expected):
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 import ignite.distributed as idist
 from ignite.engine import Engine
-''', target)
+""",
+        target,
+    )
     fw = [f for f in findings if f.code == "FW002"]
     assert len(fw) == expected
     if fw:
@@ -245,7 +269,8 @@ from ignite.engine import Engine
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_bare_capability_check_gets_its_short_circuit(target):
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 a = torch.cuda.get_device_capability()[0] >= 8
 b = hopper or torch.cuda.get_device_properties(0).major >= 9
@@ -253,7 +278,9 @@ c = not torch.cuda.get_device_capability() >= (8, 9)
 if torch.cuda.is_available():
     d = torch.cuda.get_device_capability() >= (8, 0)
 e = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
-''', target)
+""",
+        target,
+    )
     assert "a = torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 8" in new
     assert "b = hopper or (torch.cuda.is_available() and torch.cuda.get_device_properties(0).major >= 9)" in new
     assert "c = not (torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9))" in new
@@ -265,7 +292,8 @@ e = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
 
 
 def test_caller_device_name_reported_only_in_a_cuda_request_check():
-    new, findings = _port('''
+    new, findings = _port(
+        """
 import torch
 
 
@@ -279,7 +307,9 @@ def step(x, device_type):
     if device_type == "cuda":
         x = x * 2
     return x
-''', "neuron")
+""",
+        "neuron",
+    )
     fw = [f for f in findings if f.code == "FW003"]
     assert len(fw) == 1 and "`device_name`" in fw[0].message and fw[0].start.line == 5
 
@@ -287,7 +317,7 @@ def step(x, device_type):
 def test_accelerator_option_default_stays_with_its_comparison():
     """An `--accelerator` option holds accelerator names: its default and the comparisons with
     it stay together (porting one without the other would break the script)."""
-    src = '''
+    src = """
 import argparse
 import torch
 
@@ -297,7 +327,7 @@ parser.add_argument("--device", default="cuda")
 args = parser.parse_args()
 if args.accelerator == "cuda":
     x = torch.ones(1).to(args.device)
-'''
+"""
     new, _ = _port(src, "neuron")
     assert 'add_argument("--accelerator", default="cuda", choices=["cpu", "cuda"])' in new
     assert 'if args.accelerator == "cuda":' in new

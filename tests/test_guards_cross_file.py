@@ -12,7 +12,7 @@ from porter.pipeline.runner import run
 from porter.config.settings import Settings
 from tests.helpers import write_files
 
-KERNELS = '''
+KERNELS = """
 import torch
 import triton
 import triton.language as tl
@@ -31,9 +31,9 @@ def invert_flat_indices_kernel(indices, num_rows):
 
 def pad_rows(x, rows):
     return torch.nn.functional.pad(x, (0, 0, 0, rows))
-'''
+"""
 
-API = '''
+API = """
 import torch
 
 from pkg.ep.kernels import invert_flat_indices_kernel, pad_rows
@@ -53,12 +53,13 @@ def permute(rows, num_rows):
     if not rows.is_cuda:
         return torch.argsort(rows)
     return invert_flat_indices_kernel(rows, num_rows)
-'''
+"""
 
 # the same, imported relatively and under another name
-API_RELATIVE = API.replace("from pkg.ep.kernels import invert_flat_indices_kernel, pad_rows", "from .kernels import invert_flat_indices_kernel as invert, pad_rows").replace(
-    "return invert_flat_indices_kernel(", "return invert("
-)
+API_RELATIVE = API.replace(
+    "from pkg.ep.kernels import invert_flat_indices_kernel, pad_rows",
+    "from .kernels import invert_flat_indices_kernel as invert, pad_rows",
+).replace("return invert_flat_indices_kernel(", "return invert(")
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +104,12 @@ def test_the_facts_are_cached_and_go_stale_with_the_kernel_module(tmp_path, monk
         warm = _port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"]
     assert _code(warm) == _code(first)
     # the launcher becomes plain PyTorch: api.py (unchanged) is ported again, op and guard
-    write_files(tmp_path / "pkg", {"ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"})
+    write_files(
+        tmp_path / "pkg",
+        {
+            "ep/kernels.py": "import torch\n\n\ndef invert_flat_indices_kernel(indices, num_rows):\n    return torch.argsort(indices)\n\n\ndef pad_rows(x, rows):\n    return x\n"
+        },
+    )
     after = _code(_port(tmp_path / "pkg", "neuron", cache=True, cache_dir=cache)["pkg/ep/api.py"])
     assert 'device_types="cuda"' not in after and "rows.is_cuda" not in after
 
@@ -150,7 +156,9 @@ REEXPORT = {
         if is_triton_available():
             from .fused import fused_logprob
         """,
-    "kernels/fused.py": KERNELS.replace("def invert_flat_indices_kernel(indices, num_rows):", "def fused_logprob(indices, num_rows):"),
+    "kernels/fused.py": KERNELS.replace(
+        "def invert_flat_indices_kernel(indices, num_rows):", "def fused_logprob(indices, num_rows):"
+    ),
     "trainer/__init__.py": "",
     "trainer/utils.py": """
         import torch

@@ -22,7 +22,7 @@ def _src(text: str) -> str:
 
 
 # a wrapper that replays a captured graph: warm-up on a side stream, capture once, replay
-GRAPH_WRAPPER = _src('''
+GRAPH_WRAPPER = _src("""
     import torch
 
 
@@ -50,9 +50,9 @@ GRAPH_WRAPPER = _src('''
                 torch.cuda.synchronize(torch.cuda.current_device())
             self.graph.replay()
             return self.result
-''')
+""")
 
-TRITON_LAUNCH = _src('''
+TRITON_LAUNCH = _src("""
     import torch
     import triton
     import triton.language as tl
@@ -77,9 +77,9 @@ TRITON_LAUNCH = _src('''
         if x.is_cuda:
             return double(x)
         return (x * 2).cpu()
-''')
+""")
 
-TRAINER = _src('''
+TRAINER = _src("""
     import torch
 
 
@@ -102,7 +102,7 @@ TRAINER = _src('''
             with torch.cuda.graph(self.graph):
                 self.static_loss = self.model(batch.cuda()).sum()
             torch.cuda.synchronize()
-''')
+""")
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -140,18 +140,25 @@ def test_a_trainer_that_asks_for_the_capability_is_still_ported(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_function_that_calls_cuda_only_code_under_a_flag_is_ported(target):
-    code = GRAPH_WRAPPER + "\n\n" + _src('''
+    code = (
+        GRAPH_WRAPPER
+        + "\n\n"
+        + _src("""
         def make_step(fn, args, x):
             if args.graphs:
                 return ReplayStep(fn)
             return lambda *inputs: fn(*(t.cuda() for t in inputs))
-    ''')
+    """)
+    )
     new, findings = port(code, target)
-    assert "class ReplayStep" + new.split("class ReplayStep")[1].split("def make_step")[0] == "class ReplayStep" + GRAPH_WRAPPER.split("class ReplayStep")[1] + "\n\n"
+    assert (
+        "class ReplayStep" + new.split("class ReplayStep")[1].split("def make_step")[0]
+        == "class ReplayStep" + GRAPH_WRAPPER.split("class ReplayStep")[1] + "\n\n"
+    )
     assert "t.cuda()" not in new.split("def make_step")[1]
 
 
-NUMA = _src('''
+NUMA = _src("""
     import torch
     from torch._utils import _get_available_device_type
 
@@ -178,7 +185,7 @@ NUMA = _src('''
     def setup():
         device_type = _get_available_device_type() or "cuda"
         return device_type
-''')
+""")
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -194,7 +201,7 @@ def test_device_type_checks_in_front_of_numa_and_graph_code_stay_cuda(target):
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_rest_of_a_function_after_an_early_exit_on_other_devices_is_left(target):
-    code = _src('''
+    code = _src("""
         import torch
         import triton
 
@@ -211,7 +218,7 @@ def test_the_rest_of_a_function_after_an_early_exit_on_other_devices_is_left(tar
             torch.cuda.synchronize()
             _neg_kernel[(1,)](x, x.numel())
             return x
-    ''')
+    """)
     new, findings = port(code, target)
     head, rest = new.split("if not x.is_cuda:")
     assert ".cuda()" not in head  # before the check: runs on the target, ported
@@ -230,7 +237,7 @@ def test_ignoring_guard003_ports_the_insides_and_ports_are_idempotent(target):
         assert again == once
 
 
-KERNELS = _src('''
+KERNELS = _src("""
     import torch
     import triton
 
@@ -249,9 +256,9 @@ KERNELS = _src('''
         if not x.is_cuda:
             return x.fill_(1)
         return fill(x)
-''')
+""")
 
-USER = _src('''
+USER = _src("""
     import torch
 
     from pkg.kernels import fill, fill_any
@@ -265,7 +272,7 @@ USER = _src('''
     def init(x):
         torch.cuda.synchronize()
         return fill_any(x.cuda())
-''')
+""")
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -288,7 +295,7 @@ def test_a_function_that_calls_an_imported_triton_launcher_is_left(tmp_path, mon
 def test_a_table_that_names_a_triton_function_does_not_make_its_users_cuda_only(target):
     """A dict of activations that holds a Triton-backed one (as in flash-linear-attention's
     `ACT2FN`) runs nothing when a model reads it: the model, and its check, are ported."""
-    code = _src('''
+    code = _src("""
         import torch
         import triton
 
@@ -316,7 +323,7 @@ def test_a_table_that_names_a_triton_function_does_not_make_its_users_cuda_only(
                 if "cuda" in x.device.type:
                     return self.act(x) * self.scale
                 return torch.relu(x) * self.scale
-    ''')
+    """)
     new, findings = port(code, target)
     assert ".cuda()" not in new.split("class Block")[1]
     assert not any(f.code == "GUARD003" for f in findings)

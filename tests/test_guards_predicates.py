@@ -18,7 +18,7 @@ HELION_CUDA_ONLY = ["neuron", "xla"]
 # modelled on torchtitan 0.3.0 overrides/helion_rope.py: helion imported under TYPE_CHECKING
 # and in a try, kernels defined under a module-level `if`, an eligibility predicate whose
 # caller falls back to PyTorch when it is false
-HELION = '''
+HELION = """
 from typing import TYPE_CHECKING
 
 import torch
@@ -61,7 +61,7 @@ def apply_rope(xq, cache):
     if not _eligible(xq, cache):
         return None
     return _rope_fwd(xq, cache)
-'''
+"""
 
 
 def _port(body: str, target: str, **kw):
@@ -84,7 +84,9 @@ def test_predicate_whose_caller_guards_helion_stays_cuda(target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_predicate_guarding_portable_code_is_ported(target):
     """The same predicate shape in a Helion file, guarding plain PyTorch, is still ported."""
-    src = HELION + '''
+    src = (
+        HELION
+        + """
 
 def _on_gpu(x):
     return x.is_cuda and x.dim() == 2
@@ -94,7 +96,8 @@ def scale(x):
     if _on_gpu(x):
         return x * 2
     return x
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert "x.is_cuda and x.dim()" not in new
     assert not any("_on_gpu" in f.message for f in _guards(findings))
@@ -113,7 +116,9 @@ def test_helion_check_is_ported_on_tpu():
 def test_predicate_through_predicate_and_method(target):
     """`return self._ok(x) and ...` in a method whose caller launches the kernel: the check
     in `_ok` is followed through both, and a predicate written as `if ...: return True` too."""
-    src = HELION + '''
+    src = (
+        HELION
+        + """
 
 class Rope:
     def _ok(self, x):
@@ -128,24 +133,31 @@ class Rope:
         if self._use_kernel(x, cache):
             return _rope_fwd(x, cache)
         return x * cache
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert "if x.is_cuda:" in new
-    assert any("through `_ok()` in `_use_kernel`, which through `_use_kernel()` in `forward`" in f.message for f in _guards(findings))
+    assert any(
+        "through `_ok()` in `_use_kernel`, which through `_use_kernel()` in `forward`" in f.message
+        for f in _guards(findings)
+    )
 
 
 def test_recursive_predicate_terminates():
-    src = HELION + '''
+    src = (
+        HELION
+        + """
 
 def _deep(x, n):
     return x.is_cuda and (n == 0 or _deep(x, n - 1))
-'''
+"""
+    )
     new, _ = _port(src, "neuron")
     assert "x.is_cuda" not in new  # no caller guards CUDA-only code: ported
 
 
 # modelled on torchtitan 0.3.0 distributed/deepep/hybridep.py
-HYBRIDEP = '''
+HYBRIDEP = """
 from typing import Any
 
 import torch
@@ -176,7 +188,7 @@ def _combine_impl(x: torch.Tensor, num_tokens: int) -> torch.Tensor:
 @torch.library.custom_op("hybridep::scale", mutates_args=(), device_types="cuda")
 def _scale_impl(x: torch.Tensor) -> torch.Tensor:
     return x * 2
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -201,7 +213,7 @@ def test_local_assignment_without_global_binds_nothing():
 
 # modelled on torchtitan 0.3.0 distributed/cudagraph.py: a wrapper class whose `__call__`
 # captures a CUDA graph, made only behind a device check with an early exit
-CUDAGRAPH = '''
+CUDAGRAPH = """
 import torch
 
 device_type = "cuda" if torch.cuda.is_available() else "cpu"
@@ -242,7 +254,7 @@ def make_logger():
     if device_type == "cuda":
         return Logger()
     return None
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -258,7 +270,7 @@ def test_class_whose_call_is_cuda_only_keeps_its_guard(target):
 
 # modelled on torchtitan 0.3.0 tools/utils.py: the availability test sits in a flag that the
 # capability query reads
-ROCM = '''
+ROCM = """
 import torch
 
 
@@ -275,7 +287,7 @@ def gpu_count() -> int:
     if ok:
         return torch.cuda.device_count()
     return 0
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -285,7 +297,9 @@ def test_availability_flag_read_by_a_capability_query_stays_cuda(target):
     rocm = body[body.index("def has_rocm") : body.index("def gpu_count")]
     assert rocm in new  # not one change
     assert "GUARD002" not in [f.code for f in findings]
-    assert any("through `is_rocm`, which uses `torch.cuda.get_device_capability`" in f.message for f in _guards(findings))
+    assert any(
+        "through `is_rocm`, which uses `torch.cuda.get_device_capability`" in f.message for f in _guards(findings)
+    )
     # a flag that guards plain code is ported
     assert "ok = torch.cuda.is_available()" not in new
 
@@ -293,7 +307,7 @@ def test_availability_flag_read_by_a_capability_query_stays_cuda(target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_cuda_profiler_activity_keeps_its_guard(target):
     """torchtitan tools/profiler.py: CUPTI's activity is asked for only where CUDA is."""
-    src = '''
+    src = """
 import torch
 
 
@@ -302,7 +316,7 @@ def activities():
     if torch.cuda.is_available():
         acts.append(torch.profiler.ProfilerActivity.CUDA)
     return acts
-'''
+"""
     new, findings = _port(src, target)
     assert "if torch.cuda.is_available():" in new
     assert any("ProfilerActivity.CUDA" in f.message for f in _guards(findings))
@@ -311,7 +325,7 @@ def activities():
 # shaped like trl 1.16.0 kernels/chunked_logprob.py: Triton imported under an availability
 # test, kernels made by a local wrapper around `triton.jit`, and a predicate over a tuple of
 # the devices Triton runs on whose caller picks the kernel or a torch fallback
-TRITON_PREDICATE = '''
+TRITON_PREDICATE = """
 import torch
 from transformers.utils import is_triton_available
 
@@ -345,7 +359,7 @@ def scale(x):
     fold = _scale_kernel[(1,)] if _use_triton(x.device) else _scale_tile
     fold(x, x.numel(), BLOCK=1024)
     return x
-'''
+"""
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -363,7 +377,9 @@ def test_device_tuple_predicate_guarding_triton_is_left_as_it_is(target):
 def test_device_tuple_predicate_guarding_torch_code_gets_the_target(target):
     """The same tuple in a predicate whose caller runs plain PyTorch lists devices the code
     supports: the target is added beside CUDA (BACK001)."""
-    src = TRITON_PREDICATE + '''
+    src = (
+        TRITON_PREDICATE
+        + """
 
 def _half_ok(x):
     return x.device.type in ("cuda", "xpu")
@@ -373,10 +389,13 @@ def maybe_half(x):
     if _half_ok(x):
         x = x * 0.5
     return x
-'''
+"""
+    )
     new, findings = _port(src, target)
     assert f'return x.device.type in ("cuda", "xpu", "{target}")' in new
     assert 'return _TRITON and device.type in ("cuda", "xpu")' in new
+
+
 # fla/utils/hardware.py: IS_NVIDIA stays a CUDA test (GUARD001: it guards Triton code), so a
 # capability query behind it needs no `torch.cuda.is_available() and` of its own
 KEPT_FLAG = """

@@ -38,14 +38,22 @@ def test_records_rebuilt_from_the_pinned_packages_match(tmp_path):
     # a process of its own: importing transformers, trl and every model class costs ~15 s of
     # CPU and leaves torch_xla loaded; the test process stays as it was
     code = "import json, sys; from porter.apidata.hf import build_all; json.dump(build_all(), open(sys.argv[1], 'w'))"
-    proc = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True, timeout=600,
-                          env={"PJRT_DEVICE": "CPU", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"}, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PJRT_DEVICE": "CPU", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"},
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     rebuilt = json.loads(out.read_text())
     for package in PACKAGES:
         recorded = _checked_in(package)
         recorded["source"].pop("generated")
-        assert rebuilt[package] == recorded, f"rules/api/{package}.json differs from {package}: run `python -m porter.apidata.build hf`"
+        assert rebuilt[package] == recorded, (
+            f"rules/api/{package}.json differs from {package}: run `python -m porter.apidata.build hf`"
+        )
 
 
 def test_what_the_rules_rely_on_is_recorded():
@@ -61,6 +69,8 @@ def test_what_the_rules_rely_on_is_recorded():
     assert lib.quantization_configs["transformers.BitsAndBytesConfig"] == "bitsandbytes"
     assert lib.supports_sdpa("LlamaForCausalLM") is True and lib.supports_sdpa("BloomForCausalLM") is False
     assert lib.supports_sdpa("AutoModelForCausalLM") is None
-    assert "static" in lib.keyword_values["cache_implementation"] and "sdpa" in lib.keyword_values["attn_implementation"]
+    assert (
+        "static" in lib.keyword_values["cache_implementation"] and "sdpa" in lib.keyword_values["attn_implementation"]
+    )
     assert "tpu" not in lib.records["accelerate"]["distributed_backends"]  # HF006 / HF009 say so
     assert lib.records["accelerate"]["distributed_backends"]["neuron"] == "neuron"

@@ -36,7 +36,11 @@ DIFF = """\
 
 def test_hunks_and_their_ids():
     hunks = lh.parse_hunks("lib", DIFF)
-    assert [(h.path, h.old_start, h.first_line) for h in hunks] == [("pkg/a.py", 10, 11), ("pkg/a.py", 40, 41), ("pkg/b.py", 1, 1)]
+    assert [(h.path, h.old_start, h.first_line) for h in hunks] == [
+        ("pkg/a.py", 10, 11),
+        ("pkg/a.py", 40, 41),
+        ("pkg/b.py", 1, 1),
+    ]
     assert hunks[1].removed == ["-- a comment that starts like a file header\n", "    torch.cuda.synchronize()\n"]
     # the id is the text's, not the position's: the same change elsewhere in the file keeps it
     moved = lh.parse_hunks("lib", DIFF.replace("@@ -10,3 +10,3 @@", "@@ -12,3 +12,3 @@"))
@@ -48,7 +52,10 @@ def test_hunks_and_their_ids():
 
 
 def test_the_same_text_twice_in_a_file_gets_two_ids():
-    twice = DIFF.split("--- a/pkg/b.py")[0] + "@@ -90,3 +89,3 @@\n import torch\n-x = torch.zeros(2).cuda()\n+x = torch.zeros(2).to(\"neuron\")\n y = 1\n"
+    twice = (
+        DIFF.split("--- a/pkg/b.py")[0]
+        + '@@ -90,3 +89,3 @@\n import torch\n-x = torch.zeros(2).cuda()\n+x = torch.zeros(2).to("neuron")\n y = 1\n'
+    )
     hunks = lh.parse_hunks("lib", twice)
     assert len(hunks) == 3 and len({h.id for h in hunks}) == 3
 
@@ -66,8 +73,16 @@ def test_the_sample_is_fixed_and_keeps_the_hunks_that_stay():
 def test_library_code_leaves_tests_and_examples_out():
     is_library = lh.LibraryCode(lh.Library("x", "1", "x.whl", "0" * 64, not_library=["pkg/vendored/"]))
     assert is_library("pkg/core/train.py")
-    for path in ("tests/test_a.py", "pkg/tests/helpers.py", "pkg/test_utils/x.py", "examples/run.py",
-                 "pkg/conftest.py", "pkg/foo_test.py", "pkg/vendored/x.py", "docs/conf.py"):
+    for path in (
+        "tests/test_a.py",
+        "pkg/tests/helpers.py",
+        "pkg/test_utils/x.py",
+        "examples/run.py",
+        "pkg/conftest.py",
+        "pkg/foo_test.py",
+        "pkg/vendored/x.py",
+        "docs/conf.py",
+    ):
         assert not is_library(path), path
 
 

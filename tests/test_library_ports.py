@@ -104,7 +104,12 @@ def test_accelerator_classes_and_the_questions_asked_of_them_stay(tmp_path, targ
     out = _port_tree(tmp_path, target)
     for name in ("cuda_accelerator.py", "engine.py"):
         code, findings = out[name]
-        assert code == textwrap.dedent(ACCELERATORS[f"ds/{'accelerator' if name.startswith('cuda') else 'inference'}/{name}"]).lstrip()
+        assert (
+            code
+            == textwrap.dedent(
+                ACCELERATORS[f"ds/{'accelerator' if name.startswith('cuda') else 'inference'}/{name}"]
+            ).lstrip()
+        )
     engine = [f.code for f in out["engine.py"][1]]
     assert engine.count("BACK006") == 2  # the CUDA-graph test and the GDS assertion
     assert any(f.code == "BACK003" for f in out["cuda_accelerator.py"][1])
@@ -200,10 +205,10 @@ def test_names_that_are_not_devices_or_backends_stay(target):
 
 
 def test_gemini_or_chain_and_ddp_plugin_list_get_the_target():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     def supported_devices():
         return ["cuda", "npu"]
-    ''')
+    """)
     new, _ = port(code, "neuron")
     assert 'return ["cuda", "npu", "neuron"]' in new
 
@@ -248,7 +253,7 @@ def test_a_triton_launcher_behind_a_shim_and_an_empty_input_check_is_left(tmp_pa
 
 
 def test_stream_calls_beside_a_kept_cuda_stream_stay_together():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
 
@@ -258,7 +263,7 @@ def test_stream_calls_beside_a_kept_cuda_stream_stay_together():
         with torch.cuda.stream(side):
             step()
         torch.cuda.current_stream().wait_stream(side)
-    ''')
+    """)
     new, findings = port(code, "neuron")
     assert new == code  # no half-ported stream code
     assert sum(f.code == "CUDA006" for f in findings) >= 3
@@ -272,7 +277,7 @@ def test_rank_device_built_by_concatenation_is_ported():
 
 
 def test_build_files_name_their_cuda_extensions():
-    detectron2 = textwrap.dedent('''
+    detectron2 = textwrap.dedent("""
     import glob
     from torch.utils.cpp_extension import CUDAExtension, CppExtension
 
@@ -284,12 +289,17 @@ def test_build_files_name_their_cuda_extensions():
             extension = CUDAExtension
             sources += source_cuda
         return [extension("detectron2._C", sources)]
-    ''').encode()
+    """).encode()
     found = built_extensions("setup.py", detectron2)
     assert list(found) == ["detectron2._C"] and "bound to `CUDAExtension`" in found["detectron2._C"]
     cpp = b'from torch.utils.cpp_extension import CppExtension\nCppExtension("ops._ext", ["a.cpp", "b.cu"])\n'
     assert "CUDA sources" in built_extensions("setup.py", cpp)["ops._ext"]
-    assert built_extensions("setup.py", b'from torch.utils.cpp_extension import CppExtension\nCppExtension("ops._cpu", ["a.cpp"])\n') == {}
+    assert (
+        built_extensions(
+            "setup.py", b'from torch.utils.cpp_extension import CppExtension\nCppExtension("ops._cpu", ["a.cpp"])\n'
+        )
+        == {}
+    )
 
 
 # accelerate/utils/bnb.py: CUDA twice in one chain, and a chain whose fallback raises
@@ -328,7 +338,7 @@ def test_switches_that_list_where_the_code_works_are_kept_and_reported(target):
 
 
 def test_facts_about_cuda_and_rocm_and_a_library_enum_stay():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
     from .base import BaseEnum
 
@@ -344,20 +354,20 @@ def test_facts_about_cuda_and_rocm_and_a_library_enum_stay():
     def env():
         pt_cuda_available = torch.cuda.is_available()
         return pt_cuda_available
-    ''')
+    """)
     new, findings = port(code, "neuron")
     assert new == code
     assert sum(f.code == "BACK006" for f in findings) >= 2
 
 
 def test_ddp_device_ids_computed_for_each_device_stay():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
 
     def wrap(model, device_ids, output_device):
         return torch.nn.parallel.DistributedDataParallel(model, device_ids=device_ids, output_device=output_device)
-    ''')
+    """)
     new, findings = port(code, "neuron")
     assert new == code
     assert any(f.code == "DIST002" and not f.applied and "computed for each device" in f.message for f in findings)
@@ -366,7 +376,7 @@ def test_ddp_device_ids_computed_for_each_device_stay():
 
 
 def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
-    setup = textwrap.dedent('''
+    setup = textwrap.dedent("""
     import torch
     from setuptools import setup
 
@@ -374,7 +384,7 @@ def test_a_build_script_with_extensions_is_left_as_it_is(tmp_path):
     if torch.cuda.is_available():
         bf16 = torch.cuda.is_bf16_supported()
     setup(name="pkg", ext_modules=ext_modules)
-    ''').lstrip()
+    """).lstrip()
     write_files(tmp_path, {"setup.py": setup})
     code, findings = _port_tree(tmp_path, "neuron")["setup.py"]
     assert code == setup
@@ -760,11 +770,14 @@ def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
 def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
     from porter.analysis.device_backends import switch_keys
 
-    open_switch = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).replace("        else:\n            raise TypeError\n", "")
+    open_switch = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).replace(
+        "        else:\n            raise TypeError\n", ""
+    )
     assert switch_keys([("pkg/stats.py", open_switch.encode())]) == {}
-    assert switch_keys([("pkg/stats.py", textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode())])["non_model_data_list"][1] == "0"
-
-
+    assert (
+        switch_keys([("pkg/stats.py", textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode())])["non_model_data_list"][1]
+        == "0"
+    )
 
 
 # peft 0.21.2: `infer_device()` names the devices (the project's abstraction), and DoRA's
@@ -818,7 +831,10 @@ def test_cuda_arm_of_an_if_else_device_choice_stays(tmp_path, target):
     assert '            lora_B = lora_B.to("cuda")\n' in code
     assert f'["cuda", "xpu", "{target}"]' in code  # the list of devices still gets the target (BACK001)
     kept = [f for f in findings if f.code == "BACK008"]
-    assert len(kept) == 1 and 'lora_B = lora_B.to("cuda")` names CUDA as one case of a device choice (`xpu` beside it)' in kept[0].message
+    assert (
+        len(kept) == 1
+        and 'lora_B = lora_B.to("cuda")` names CUDA as one case of a device choice (`xpu` beside it)' in kept[0].message
+    )
     # arms that differ in more than the device are not a choice between devices: ported as before
     assert 'x = x.float().to("cuda")' not in code
 
@@ -867,8 +883,6 @@ def test_no_rung_where_the_fallback_works_on_the_switchs_device(target):
     # has no port, reported), as before
     rung = [f for f in findings if f.code == "BACK002" and f.start.line == 25]
     assert len(rung) == 1 and "needs no branch" not in rung[0].message
-
-
 
 
 # vLLM 0.34.0: a module per device (`platforms/cuda.py`, `rocm.py` beside `xpu.py`, `cpu.py`),
@@ -974,7 +988,9 @@ def test_a_module_per_device_is_kept_as_a_folder_per_device_is(tmp_path):
         back = [f for f in findings if f.code == "BACK003"]
         assert back and "`cpu.py`, `xpu.py`" in back[0].message and "`neuron.py`" in back[0].message
     # a module named for a device with no sibling for another device is no family
-    write_files(tmp_path / "solo", {"pkg/__init__.py": "", "pkg/cuda.py": "import torch\nx = torch.zeros(2, device='cuda')\n"})
+    write_files(
+        tmp_path / "solo", {"pkg/__init__.py": "", "pkg/cuda.py": "import torch\nx = torch.zeros(2, device='cuda')\n"}
+    )
     solo = port_files(tmp_path / "solo", "neuron")
     assert "neuron" in solo["pkg/cuda.py"][0]
 
@@ -1013,13 +1029,20 @@ def test_per_device_files_and_deployments_of_a_library_stay(tmp_path):
     cpu = [f for f in out["requirements/cpu.txt"][1] if f.code == "DEP004"]
     assert cpu and "`neuron.txt`" in cpu[0].message
     env = [f for f in out["recipes/model.yaml"][1] if f.code == "ENV001"]
-    assert len(env) == 2 and all("backends of its own" in f.message and "NEURON_RT_VISIBLE_CORES" in f.message for f in env)
+    assert len(env) == 2 and all(
+        "backends of its own" in f.message and "NEURON_RT_VISIBLE_CORES" in f.message for f in env
+    )
 
 
 def test_an_application_deployment_still_gets_the_target_cores(tmp_path):
-    write_files(tmp_path, {"app/train.py": "import torch\nx = torch.zeros(2, device='cuda')\n",
-                           "run.sh": "export CUDA_VISIBLE_DEVICES=0,1\npython app/train.py\n",
-                           "requirements.txt": "torch==2.14.0\n"})
+    write_files(
+        tmp_path,
+        {
+            "app/train.py": "import torch\nx = torch.zeros(2, device='cuda')\n",
+            "run.sh": "export CUDA_VISIBLE_DEVICES=0,1\npython app/train.py\n",
+            "requirements.txt": "torch==2.14.0\n",
+        },
+    )
     out = port_files(tmp_path, "neuron")
     assert "NEURON_RT_VISIBLE_CORES=0-1" in out["run.sh"][0]
     assert "torch-neuronx" in out["requirements.txt"][0]
@@ -1106,4 +1129,6 @@ def test_cuda_availability_written_out_as_text_stays():
     code = 'import torch\ncuda_available_str = str(torch.cuda.is_available())\nprint(f"CUDA: {torch.cuda.is_available()}")\nif torch.cuda.is_available():\n    x = 1\n'
     new, findings = port(code, "neuron")
     assert new.count("torch.cuda.is_available()") == 2 and "if torch.accelerator.is_available():" in new, new
-    assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [f.code for f in findings]
+    assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [
+        f.code for f in findings
+    ]

@@ -51,7 +51,12 @@ def test_every_existing_branch_is_kept_byte_for_byte(tmp_path, target):
                 branch = "".join(lines[node.test.lineno - 1 : node.body[-1].end_lineno]).strip()
                 branch = branch.removeprefix("el")  # an `elif` is checked from its `if`
                 assert branch in ported, f"{path.name}: a branch changed:\n{branch}"
-    for same in ("mbproj/accelerator/cuda.py", "mbproj/ops/fused.py", "tests/test_fused.py", "mbproj/accelerator/xpu.py"):
+    for same in (
+        "mbproj/accelerator/cuda.py",
+        "mbproj/ops/fused.py",
+        "tests/test_fused.py",
+        "mbproj/accelerator/xpu.py",
+    ):
         assert (out / same).read_bytes() == (SRC / same).read_bytes(), same
 
 

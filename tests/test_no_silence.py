@@ -93,9 +93,17 @@ def step(scaler: amp.GradScaler | None) -> amp.GradScaler:
 '''
     kinds = {(c.line, c.kind) for c in cuda_constructs(src)}
     assert kinds == {
-        (2, "import torch.cuda"), (3, "import torch.backends.cudnn"), (4, "import triton"),
-        (8, ".cuda()"), (9, ".is_cuda"), (10, "torch.cuda.synchronize"), (11, "GradScaler"),
-        (12, "torch.backends.cudnn"), (13, '"cuda"'), (14, '"nccl"'), (15, "ProfilerActivity.CUDA"),
+        (2, "import torch.cuda"),
+        (3, "import torch.backends.cudnn"),
+        (4, "import triton"),
+        (8, ".cuda()"),
+        (9, ".is_cuda"),
+        (10, "torch.cuda.synchronize"),
+        (11, "GradScaler"),
+        (12, "torch.backends.cudnn"),
+        (13, '"cuda"'),
+        (14, '"nccl"'),
+        (15, "ProfilerActivity.CUDA"),
         (16, '"CUDA_*" variable'),
     }
 
@@ -151,7 +159,9 @@ def test_a_makefiles_declarations_and_a_configs_gpu_settings():
     at_rule = [{"start": {"line": 4}, "end": {"line": 4}}]
     assert uncovered(make, None, at_rule, "makefile") == []
     assert [c.line for c, _ in uncovered(make, None, [], "makefile")] == [3, 4]
-    assert [c.line for c in file_constructs("shell", 'echo x > /etc/OpenCL/vendors/nvidia.icd\necho "on cuda"\n')] == [1]
+    assert [c.line for c in file_constructs("shell", 'echo x > /etc/OpenCL/vendors/nvidia.icd\necho "on cuda"\n')] == [
+        1
+    ]
     config = "trainer:\n  accelerator: gpu\n  accelerator: cpu\nlauncher:\n  gres: gpu:1\n# accelerator: gpu\n"
     assert [c.line for c in file_constructs("yaml", config)] == [2, 5]
 
@@ -159,11 +169,19 @@ def test_a_makefiles_declarations_and_a_configs_gpu_settings():
 def test_the_real_files_table_is_rendered_from_a_run():
     from real_files import markdown
 
-    run = [{"target": t, "dist": "llama_cpp_python==0.2.90", "by_kind": {
-        "makefile": {"files": 2, "findings": 3, "rewritten": 0, "constructs": 5},
-        "python": {"files": 1, "findings": 1, "rewritten": 1 if t == "xla" else 0, "constructs": 1}},
-        "uncovered": [{"path": "/x/vendor/llama.cpp/Makefile", "line": 3, "text": "$(NVCC)"}], "vendored_uncovered": 1}
-        for t in TARGETS]
+    run = [
+        {
+            "target": t,
+            "dist": "llama_cpp_python==0.2.90",
+            "by_kind": {
+                "makefile": {"files": 2, "findings": 3, "rewritten": 0, "constructs": 5},
+                "python": {"files": 1, "findings": 1, "rewritten": 1 if t == "xla" else 0, "constructs": 1},
+            },
+            "uncovered": [{"path": "/x/vendor/llama.cpp/Makefile", "line": 3, "text": "$(NVCC)"}],
+            "vendored_uncovered": 1,
+        }
+        for t in TARGETS
+    ]
     table = markdown(run).splitlines()
     assert table[0].startswith("| distribution | kind | files | findings (neuron / tpu / xla) |")
     assert table[2] == "| llama_cpp_python 0.2.90 | makefile | 2 | 3 | 0 | 5 | 0 |"  # the vendored line counted apart

@@ -47,12 +47,18 @@ def _project(root: Path) -> None:
         "pkg/ep/api.py": API,
     }
     for i in range(OVERLAP_MIN_FILES):  # enough files for the overlapped run, with and without CUDA code
-        body = f"import torch\n\n\ndef f{i}(x):\n    return x.cuda()\n" if i % 3 == 0 else f"def g{i}(x):\n    return x + {i}\n"
+        body = (
+            f"import torch\n\n\ndef f{i}(x):\n    return x.cuda()\n"
+            if i % 3 == 0
+            else f"def g{i}(x):\n    return x + {i}\n"
+        )
         files[f"z/m{i:03}.py"] = body
     write(root, files)
 
 
-def _results(root: Path, target: str, jobs: int) -> list[tuple[str, str, list[tuple[str, int, str, bool]], bytes | None]]:
+def _results(
+    root: Path, target: str, jobs: int
+) -> list[tuple[str, str, list[tuple[str, int, str, bool]], bytes | None]]:
     results, _ = run([root], Settings(target=target), jobs=jobs, cache=False)
     return [
         (r.path, r.status.value, [(f.code, f.start.line, f.message, f.applied) for f in r.findings], r.new_source)
@@ -68,7 +74,9 @@ def _in_tmp(tmp_path, monkeypatch):
 @pytest.mark.parametrize("guess_all", [False, True], ids=["wanted-files-wait", "every-file-guessed"])
 @pytest.mark.parametrize("late", [False, True], ids=["index-as-it-comes", "index-late"])
 @pytest.mark.parametrize("target", ["xla", "neuron"])
-def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(tmp_path, monkeypatch, target, late, guess_all):
+def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(
+    tmp_path, monkeypatch, target, late, guess_all
+):
     _project(tmp_path / "p")
     waited = _results(tmp_path / "p", target, jobs=1)  # one worker: the index first, as before
     taken: list[int] = []

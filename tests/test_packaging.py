@@ -15,7 +15,18 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_wheel_carries_rules(tmp_path: Path):
     require("hatchling")  # --no-build-isolation builds with the installed one
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
     )
@@ -30,7 +41,8 @@ def test_wheel_carries_rules(tmp_path: Path):
         assert f"porter/_docs/{page}" in names
     meta = next(n for n in names if n.endswith("METADATA"))
     requires = [
-        line for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()
+        line
+        for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     ]
     assert requires and not any("torch" in line for line in requires), requires
@@ -44,7 +56,11 @@ def test_every_link_leads_to_porters_own_docs():
         page, _, anchor = rule_info(code).doc_url.partition("#")
         assert page.startswith("file://"), page
         text = Path(page[len("file://") :]).read_text(encoding="utf-8")
-        headings = {"-".join(line.lstrip("#").strip().lower().replace("`", "").split()) for line in text.splitlines() if line.startswith("#")}
+        headings = {
+            "-".join(line.lstrip("#").strip().lower().replace("`", "").split())
+            for line in text.splitlines()
+            if line.startswith("#")
+        }
         assert anchor in headings, (code, anchor)
 
 

@@ -41,7 +41,8 @@ HELPER = (
 def test_device_idioms_go_through_one_named_device(target):
     """Issue 21, point 7: a module that needs the device more than once defines it once, after
     its imports, and names it at every site."""
-    new, findings = portable("""
+    new, findings = portable(
+        """
         import torch
         device = "cuda" if torch.cuda.is_available() else "cpu"
         dev = torch.device("cuda")
@@ -49,7 +50,9 @@ def test_device_idioms_go_through_one_named_device(target):
         x = torch.zeros(2, device="cuda:1")
         r = f"cuda:{rank}"
         kind = "cuda" if "cuda" in device else "cpu"
-    """, target)
+    """,
+        target,
+    )
     assert new.startswith(f"import torch\n\n\n{HELPER}\n\ndevice = _device_type()\n")
     assert "dev = torch.device(_device_type())\n" in new
     assert "m = model.to(_device_type())\n" in new
@@ -73,7 +76,7 @@ def test_one_site_keeps_the_expression_where_it_is():
         import torch
         r = f"cuda:{rank}"
     """)
-    assert new == "import torch\nr = f\"{" + ACC_TYPE.replace('"cpu"', "'cpu'") + "}:{rank}\"\n"
+    assert new == 'import torch\nr = f"{' + ACC_TYPE.replace('"cpu"', "'cpu'") + '}:{rank}"\n'
     new, _ = portable("""
         import torch
         def f():
@@ -101,7 +104,7 @@ def test_the_helper_goes_after_the_imports_and_keeps_its_name_free():
             return x.cuda()
     ''')
     helper = HELPER.replace("_device_type", "_accelerator_type")
-    assert "    apex = None\n\n\n" + helper + "\n\n_device_type = \"mine\"\nDEVICE = _accelerator_type()\n" in new
+    assert "    apex = None\n\n\n" + helper + '\n\n_device_type = "mine"\nDEVICE = _accelerator_type()\n' in new
     assert "return x.to(_accelerator_type())" in new
     again, _ = port(new, "neuron", portable=True)
     assert again == new
@@ -195,7 +198,9 @@ def _run(runs: list[tuple[Path, list[str]]], tmp_path: Path) -> None:
 
 
 def _ported(project: str, tmp_path: Path, target: str = "neuron") -> Path:
-    out = port_tree(PROJECTS / project / "src", tmp_path / f"{project}-portable-{target}", target, "--portable", "--no-cache")
+    out = port_tree(
+        PROJECTS / project / "src", tmp_path / f"{project}-portable-{target}", target, "--portable", "--no-cache"
+    )
     changed = [p.name for p in out.glob("*.py") if p.read_bytes() != (PROJECTS / project / "src" / p.name).read_bytes()]
     assert changed, "the portable port changed nothing"
     return out
@@ -220,10 +225,16 @@ def test_portable_gpt_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
     ported = _ported("cnn_trainer", tmp_path)
     common = ["-b", "16", "--val-size", "32", "--train-size", "64", "--epochs", "1", "--steps-per-epoch", "2"]
-    _run([
-        (ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")]),
-        (PROJECTS / "cnn_trainer" / "src" / "train.py", [*common, "--output-dir", str(tmp_path / "co"), "--out", str(tmp_path / "o.json")]),
-    ], tmp_path)
+    _run(
+        [
+            (ported / "train.py", [*common, "--output-dir", str(tmp_path / "cp"), "--out", str(tmp_path / "p.json")]),
+            (
+                PROJECTS / "cnn_trainer" / "src" / "train.py",
+                [*common, "--output-dir", str(tmp_path / "co"), "--out", str(tmp_path / "o.json")],
+            ),
+        ],
+        tmp_path,
+    )
     p, o = (json.loads((tmp_path / n).read_text()) for n in ("p.json", "o.json"))
     assert len(p["losses"]) == 2 and p["losses"] == o["losses"]
 
@@ -232,7 +243,15 @@ def test_portable_cnn_trainer_runs_on_cpu_with_the_original_losses(tmp_path):
 @pytest.mark.slow
 def test_portable_infer_bench_runs_on_cpu(tmp_path):
     ported = _ported("infer_bench", tmp_path)
-    _run([(ported / "bench.py", ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")])], tmp_path)
+    _run(
+        [
+            (
+                ported / "bench.py",
+                ["--warmup", "1", "--iters", "2", "--batch-size", "4", "--out", str(tmp_path / "b.json")],
+            )
+        ],
+        tmp_path,
+    )
     data = json.loads((tmp_path / "b.json").read_text())
     assert data["device"] == "cpu" and len(data["latency_ms"]) == 2
 

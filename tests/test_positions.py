@@ -13,10 +13,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_positions_match_provider_on_every_node_of_real_files():
-    files = sorted((ROOT / "fixtures" / "projects").glob("*/src/*.py"))[:4] + [ROOT / "fixtures/cases/flags_compile.in.py"]
+    files = sorted((ROOT / "fixtures" / "projects").glob("*/src/*.py"))[:4] + [
+        ROOT / "fixtures/cases/flags_compile.in.py"
+    ]
     assert files
     for path in files:
-        module = cst.parse_module(path.read_bytes().replace(b"\n", b"\r\n") if path.name == "model.py" else path.read_bytes())
+        module = cst.parse_module(
+            path.read_bytes().replace(b"\n", b"\r\n") if path.name == "model.py" else path.read_bytes()
+        )
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         expected = wrapper.resolve(PositionProvider)
         nodes = [n for n in expected if not isinstance(n, (cst.Module,))]
@@ -24,4 +28,9 @@ def test_positions_match_provider_on_every_node_of_real_files():
         for node in nodes:
             rng = expected[node]
             start, end = ours[id(node)]
-            assert (start.line, start.column, end.line, end.column) == (rng.start.line, rng.start.column, rng.end.line, rng.end.column), (path.name, type(node).__name__)
+            assert (start.line, start.column, end.line, end.column) == (
+                rng.start.line,
+                rng.start.column,
+                rng.end.line,
+                rng.end.column,
+            ), (path.name, type(node).__name__)

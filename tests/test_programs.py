@@ -38,7 +38,11 @@ def test_each_program_runs_as_if_alone(tmp_path):
     # each imports the helper.py beside it, not the one an earlier program left loaded, and
     # sees the environment the runner started with
     assert [r.stdout.split()[:2] for r in runs] == [["first", "clean"], ["second", "clean"], ["first", "clean"]]
-    assert [r.stdout.split()[-2:] for r in runs] == [[str(tmp_path / "a"), "__main__"], [str(tmp_path / "b"), "__main__"], [str(tmp_path), "__main__"]]
+    assert [r.stdout.split()[-2:] for r in runs] == [
+        [str(tmp_path / "a"), "__main__"],
+        [str(tmp_path / "b"), "__main__"],
+        [str(tmp_path), "__main__"],
+    ]
     assert "['fail']" in runs[0].stdout and "['ok']" in runs[2].stdout
     # a failure is its program's own: the traceback kept, the next program run
     assert runs[0].rc == 1 and "ValueError: this one fails" in runs[0].stderr

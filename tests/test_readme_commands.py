@@ -20,7 +20,9 @@ def _try_it() -> str:
     assert block, "no command under Try it"
     command = block.group(1).strip()
     install, _, port = command.partition(" && ")
-    assert re.fullmatch(r'python3 -m pip install (\.|"\.\[[a-z,-]+\]")', install) and port.startswith("porter rewrite "), command
+    assert re.fullmatch(r'python3 -m pip install (\.|"\.\[[a-z,-]+\]")', install) and port.startswith(
+        "porter rewrite "
+    ), command
     return port
 
 
@@ -31,9 +33,20 @@ def test_try_it_works_twice(tmp_path):
     argv = shlex.split(port.replace("porter ", f"{shlex.quote(sys.executable)} -m porter ", 1))
     env_cmd = " ".join(shlex.quote(a) if "*" not in a else a for a in argv)
     for run in (1, 2):
-        out = subprocess.run(env_cmd, shell=True, cwd=tmp_path, capture_output=True, timeout=600,
-                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "NO_COLOR": "1",
-                                  "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / ".cache")})
+        out = subprocess.run(
+            env_cmd,
+            shell=True,
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=600,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": str(REPO),
+                "NO_COLOR": "1",
+                "HOME": str(tmp_path),
+                "XDG_CACHE_HOME": str(tmp_path / ".cache"),
+            },
+        )
         assert out.returncode == 0, (run, out.stderr.decode()[-2000:])
         assert (tmp_path / "ported" / "report.html").is_file()
         assert b"+++ b/" in out.stdout  # the diff of the copy

@@ -62,7 +62,9 @@ class _Collect(cst.CSTVisitor):
         if name is None or id(node) in self.skip:
             return
         provider = {
-            q.name for q in self.get_metadata(QualifiedNameProvider, node, set()) if q.source is QualifiedNameSource.IMPORT
+            q.name
+            for q in self.get_metadata(QualifiedNameProvider, node, set())
+            if q.source is QualifiedNameSource.IMPORT
         }
         ours = self.resolver.qualname(node)
         self.pairs.append((name, provider, ours))
@@ -93,7 +95,11 @@ def test_agrees_with_qualified_name_provider(case):
             # a bare name we resolve that the provider calls local: must not happen
             raise AssertionError((name, provider, ours))
     if case in SHADOWED:
-        assert all(not (o or "").startswith("torch.cuda") for n, p, o in collector.pairs if n.startswith(("torch.cuda", "cuda."))), collector.pairs
+        assert all(
+            not (o or "").startswith("torch.cuda")
+            for n, p, o in collector.pairs
+            if n.startswith(("torch.cuda", "cuda."))
+        ), collector.pairs
     else:
         assert checked, "the snippet resolved nothing: the test would prove nothing"
 

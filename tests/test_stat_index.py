@@ -147,7 +147,9 @@ def test_a_warm_run_keeps_cross_file_cuda_only_facts_without_reading(tmp_path, m
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "kernels.py").write_text("import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef launch(x):\n    k[(1,)](x)\n")
+    (pkg / "kernels.py").write_text(
+        "import triton\n\n\n@triton.jit\ndef k(x):\n    pass\n\n\ndef launch(x):\n    k[(1,)](x)\n"
+    )
     api = "import torch\nfrom pkg.kernels import launch\n\n\ndef f(x):\n    if x.is_cuda:\n        launch(x)\n    return x\n"
     (pkg / "api.py").write_text(api)
     cache = tmp_path / "cache"
@@ -186,7 +188,9 @@ def _lint_cli(root: Path, cache: Path, *extra: str) -> list[dict]:
     here = os.getcwd()
     os.chdir(root)
     try:
-        r = CliRunner().invoke(app, ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), *extra])
+        r = CliRunner().invoke(
+            app, ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), *extra]
+        )
     finally:
         os.chdir(here)
     assert r.exit_code in (0, 1), r.stderr

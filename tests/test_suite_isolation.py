@@ -39,6 +39,11 @@ def test_no_test_skips_for_a_missing_dependency():
     """A skip for a missing package turns a broken install step into a green run: tests use
     tests/deps.py (`require`, `need`), which fail with the command that installs it."""
     here = Path(__file__).resolve().parent
-    found = [f"{p.relative_to(here)}:{n}" for p in sorted(here.rglob("*.py")) if p.name != "test_suite_isolation.py"
-             for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "importorskip(" in line]
+    found = [
+        f"{p.relative_to(here)}:{n}"
+        for p in sorted(here.rglob("*.py"))
+        if p.name != "test_suite_isolation.py"
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if "importorskip(" in line
+    ]
     assert not found, found

@@ -20,7 +20,13 @@ from porter.config.targets import all_targets
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ("neuron", "tpu", "xla")
-_ALIASES = {"{xm}": "torch_xla.core.xla_model", "{xr}": "torch_xla.runtime", "{torch_xla}": "torch_xla", "{torch}": "torch", "{pl}": "torch_xla.distributed.parallel_loader"}
+_ALIASES = {
+    "{xm}": "torch_xla.core.xla_model",
+    "{xr}": "torch_xla.runtime",
+    "{torch_xla}": "torch_xla",
+    "{torch}": "torch",
+    "{pl}": "torch_xla.distributed.parallel_loader",
+}
 _NAMESPACES = {
     "neuron": ("torch.accelerator", "torch.neuron", "torch_neuronx"),
     "tpu": ("torch.accelerator", "torch.tpu", "torch_tpu"),
@@ -70,9 +76,15 @@ def _code_strings(path: Path) -> list[str]:
     docs = {
         id(node.body[0].value)
         for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and node.body and isinstance(node.body[0], ast.Expr)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
     }
-    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+    return [
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    ]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -130,7 +142,14 @@ def test_positional_only_devices_are_recorded():
     """targets.md: these take the device positionally only in torch 2.9 and 2.13."""
     for target in TARGETS:
         api = target_api(target)
-        for fn in ("synchronize", "memory_allocated", "max_memory_allocated", "memory_stats", "reset_peak_memory_stats", "current_stream"):
+        for fn in (
+            "synchronize",
+            "memory_allocated",
+            "max_memory_allocated",
+            "memory_stats",
+            "reset_peak_memory_stats",
+            "current_stream",
+        ):
             (param,) = api.lookup(f"torch.accelerator.{fn}").member.signature.parameters.values()
             assert param.kind is param.POSITIONAL_ONLY, (target, fn)
         assert api.lookup("torch.accelerator.device_index").member.int_only("device")

@@ -40,14 +40,19 @@ def _codes(source: str, target: str) -> dict[str, list[str]]:
 
 
 def test_backend_names_are_checked_against_the_registered_backends():
-    src = ('import torch\nimport torch.distributed as dist\nm = torch.compile(model, backend="tpu")\n'
-           'dist.init_process_group(backend="xla")\ndist.init_process_group("cpu:gloo,neuron:neuron")\n'
-           'n = torch.compile(model, backend="neuron")\n')
+    src = (
+        'import torch\nimport torch.distributed as dist\nm = torch.compile(model, backend="tpu")\n'
+        'dist.init_process_group(backend="xla")\ndist.init_process_group("cpu:gloo,neuron:neuron")\n'
+        'n = torch.compile(model, backend="neuron")\n'
+    )
     found = _codes(src, "neuron")
     assert len(found.get("API007", [])) == 2, found
     assert any("'tpu'" in m and "compile backend" in m for m in found["API007"])
     assert any("'xla'" in m and "process-group backend" in m for m in found["API007"])
-    ok = _codes('import torch\nimport torch.distributed as dist\nm = torch.compile(model, backend="tpu")\ndist.init_process_group("tpu")\n', "tpu")
+    ok = _codes(
+        'import torch\nimport torch.distributed as dist\nm = torch.compile(model, backend="tpu")\ndist.init_process_group("tpu")\n',
+        "tpu",
+    )
     assert "API007" not in ok, ok
 
 
@@ -86,8 +91,10 @@ def test_a_name_one_accepted_torch_lacks_is_reported_with_the_version():
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_what_porter_emits_exists_in_every_accepted_torch(target):
     """The torch.cuda -> torch.accelerator renames porter writes bind in each version."""
-    src = ("import torch\ntorch.cuda.synchronize()\nn = torch.cuda.device_count()\nm = torch.cuda.memory_allocated(0)\n"
-           "torch.cuda.empty_cache()\nok = torch.cuda.is_available()\n")
+    src = (
+        "import torch\ntorch.cuda.synchronize()\nn = torch.cuda.device_count()\nm = torch.cuda.memory_allocated(0)\n"
+        "torch.cuda.empty_cache()\nok = torch.cuda.is_available()\n"
+    )
     new, findings = _port(src, target)
     assert "torch.accelerator.synchronize()" in new
     assert not [f for f in findings if f.code.startswith("API")], [(f.code, f.message) for f in findings]

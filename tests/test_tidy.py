@@ -16,7 +16,8 @@ def src(code: str) -> str:
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 def test_seed_all_is_deleted_not_duplicated(target):
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         import numpy as np
         import torch
         def seed(s):
@@ -24,7 +25,9 @@ def test_seed_all_is_deleted_not_duplicated(target):
             np.random.seed(s)
             torch.cuda.manual_seed_all(s)
             torch.cuda.manual_seed(s + 1)
-    """), target)
+    """),
+        target,
+    )
     assert new.count("torch.manual_seed(s)") == 1
     assert "torch.manual_seed(s + 1)" in new  # a different seed is not a repeat
     assert "CUDA004" in {f.code for f in findings}
@@ -43,7 +46,8 @@ def test_user_written_repeat_is_left_alone():
 
 @pytest.mark.parametrize("target", ["neuron", "xla"])
 def test_emptied_branches_collapse(target):
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def setup(args):
             if args.deterministic:
@@ -63,7 +67,9 @@ def test_emptied_branches_collapse(target):
             else:
                 torch.backends.cudnn.benchmark = False
             return 0
-    """), target)
+    """),
+        target,
+    )
     assert "pass" not in new
     assert "deterministic" not in new and "is_available" not in new
     assert "# tuning" in new  # the comment above a removed `if` stays
@@ -73,20 +79,24 @@ def test_emptied_branches_collapse(target):
 
 
 def test_emptied_branch_with_comments_before_a_one_line_else():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def setup(fast):
             if fast:
                 # tune the kernels
                 torch.backends.cudnn.benchmark = True
             else: print("slow")
-    """), "xla")
+    """),
+        "xla",
+    )
     assert 'if not fast:\n        # tune the kernels\n        print("slow")' in new
 
 
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 def test_constant_conditions_fold(target):
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         dtype = "bfloat16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "float16"
         if torch.cuda.is_bf16_supported():
@@ -94,7 +104,9 @@ def test_constant_conditions_fold(target):
         if not torch.cuda.is_bf16_supported():
             dtype = "float16"
         half = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    """), target)
+    """),
+        target,
+    )
     assert "True" not in new and "False" not in new and "pass" not in new
     assert '\ndtype = "bfloat16"\nhalf' in new and 'dtype = "float16"' not in new
     assert 'half = "bf16"' in new
@@ -112,7 +124,8 @@ def test_user_constants_are_kept():
 
 
 def test_sync_right_after_the_optimizer_step():
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         def train(model, data, optimizer, scaler, n):
             it = 0
             while True:
@@ -126,14 +139,17 @@ def test_sync_right_after_the_optimizer_step():
                 it += 1
                 if it > n:
                     break
-    """), "xla")
+    """),
+        "xla",
+    )
     assert new.count("torch_xla.sync()") == 1
     assert "scaler.update()\n        torch_xla.sync()\n        optimizer.zero_grad" in new
     assert "XLA001" in {f.code for f in findings}
 
 
 def test_backward_only_loop_syncs_after_the_hand_written_update():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         def train(batches, w, b, lr):
             for n, x in enumerate(batches):
                 loss(x, w, b).backward()
@@ -142,24 +158,30 @@ def test_backward_only_loop_syncs_after_the_hand_written_update():
                     print(n)
                 if n > 1000:
                     break
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "print(n)\n        torch_xla.sync()\n        if n > 1000:" in new
 
 
 def test_cuda_synchronize_in_the_step_is_the_sync():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def train(model, batches, opt):
             for x in batches:
                 model(x).sum().backward()
                 opt.step()
                 torch.cuda.synchronize()
-    """), "xla")
+    """),
+        "xla",
+    )
     assert new.count("torch_xla.sync()") == 1
 
 
 def test_decoding_loop_syncs_per_token():
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         import torch
         @torch.no_grad()
         def generate(model, idx, n):
@@ -168,7 +190,9 @@ def test_decoding_loop_syncs_per_token():
                 nxt = torch.argmax(logits[:, -1], dim=-1, keepdim=True)
                 idx = torch.cat((idx, nxt), dim=1)
             return idx
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "idx = torch.cat((idx, nxt), dim=1)\n        torch_xla.sync()\n    return idx" in new
     assert "XLA004" in {f.code for f in findings}
     again, _ = port(new, "xla")
@@ -189,7 +213,8 @@ def test_loop_that_only_concatenates_elsewhere_is_not_a_decoder():
 
 
 def test_imports_the_rewrite_made_unused_go():
-    new, _ = port(src('''
+    new, _ = port(
+        src("""
         import os
         import torch as t
         import torch.backends.cudnn as cudnn
@@ -210,23 +235,30 @@ def test_imports_the_rewrite_made_unused_go():
             with autocast():
                 y = y + 1
             return os.getcwd(), y
-    '''), "neuron")
+    """),
+        "neuron",
+    )
     head = new.split("def f")[0]
-    assert head == "import os\nfrom torch.cuda.amp import GradScaler\nimport torch\n\n\n"  # GradScaler was unused before
+    assert (
+        head == "import os\nfrom torch.cuda.amp import GradScaler\nimport torch\n\n\n"
+    )  # GradScaler was unused before
 
 
 def test_bare_submodule_import_narrows_to_what_is_read():
-    new, _ = port(src('''
+    new, _ = port(
+        src("""
         import torch.cuda
         def f():
             torch.cuda.synchronize()
             return torch.zeros(1)
-    '''), "neuron")
+    """),
+        "neuron",
+    )
     assert new.startswith("import torch\n")
 
 
 def test_imports_kept_when_still_read_or_guarded():
-    code = src('''
+    code = src("""
         import torch
         import torch.backends.cudnn as cudnn
         try:
@@ -236,13 +268,14 @@ def test_imports_kept_when_still_read_or_guarded():
         __all__ = ["cudnn"]
         def f(x):
             return x.cuda()
-    ''')
+    """)
     new, _ = port(code, "neuron")
     assert "import torch.backends.cudnn as cudnn" in new and "import apex" in new
 
 
 def test_new_imports_join_the_torch_group():
-    new, _ = port(src('''
+    new, _ = port(
+        src('''
         """Doc."""
         import sys
         sys.path.insert(0, ".")
@@ -253,8 +286,14 @@ def test_new_imports_join_the_torch_group():
         def f(x):
             torch.cuda.synchronize()
             return x.cuda() + torch.ones(1)
-    '''), "xla", ignore=("XLA005",))
-    assert '"""Doc."""\nimport sys\nsys.path.insert(0, ".")\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\nfrom model import Net\n' in new
+    '''),
+        "xla",
+        ignore=("XLA005",),
+    )
+    assert (
+        '"""Doc."""\nimport sys\nsys.path.insert(0, ".")\nimport torch\nimport torch_xla\nimport torch_xla.core.xla_model as xm\nfrom model import Net\n'
+        in new
+    )
 
 
 def test_new_import_after_a_docstring_only():
@@ -263,14 +302,17 @@ def test_new_import_after_a_docstring_only():
 
 
 def test_operator_replacement_parenthesised_only_where_needed():
-    new, _ = port(src('''
+    new, _ = port(
+        src("""
         import torch
         use_cuda = not args.no_cuda and torch.cuda.is_available()
         if torch.cuda.is_available():
             n = torch.cuda.device_count() + 1
         m = torch.cuda.is_available() == flag
         x = a + b * c - -d
-    '''), "xla")
+    """),
+        "xla",
+    )
     assert "use_cuda = not args.no_cuda and xr.global_runtime_device_count() > 0\n" in new
     assert "if xr.global_runtime_device_count() > 0:\n" in new
     assert "m = (xr.global_runtime_device_count() > 0) == flag\n" in new
@@ -278,7 +320,8 @@ def test_operator_replacement_parenthesised_only_where_needed():
 
 
 def test_removed_import_keeps_the_blank_line_between_groups():
-    new, _ = port(src('''
+    new, _ = port(
+        src("""
         from argparse import ArgumentParser
 
         import torch
@@ -291,14 +334,17 @@ def test_removed_import_keeps_the_blank_line_between_groups():
             if torch.cuda.is_available():
                 x = F.relu(x)
             return x
-    '''), "xla")
+    """),
+        "xla",
+    )
     assert new.startswith(
         "from argparse import ArgumentParser\n\nimport torch.nn.functional as F\nimport torch_xla.runtime as xr\nfrom torchvision import datasets\n"
     ), new
 
 
 def test_branch_emptied_at_the_end_of_a_function_leaves_nothing():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def set_seed(seed, using_cuda):
             torch.manual_seed(seed)
@@ -307,23 +353,29 @@ def test_branch_emptied_at_the_end_of_a_function_leaves_nothing():
                 # Deterministic operations for CuDNN, it may impact performances
                 torch.backends.cudnn.deterministic = True
                 torch.backends.cudnn.benchmark = False
-    """), "xla")
+    """),
+        "xla",
+    )
     assert new == "import torch\ndef set_seed(seed, using_cuda):\n    torch.manual_seed(seed)\n"
 
 
 def test_negated_availability_reads_as_a_count():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         if not torch.cuda.is_available():
             print("cpu")
         ok = not torch.cuda.is_available() and flag
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "if xr.global_runtime_device_count() == 0:" in new
     assert "ok = xr.global_runtime_device_count() == 0 and flag" in new
 
 
 def test_step_function_called_by_a_framework_syncs_after_the_step():
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         def train_step(engine, batch):
             model.train()
             optimizer.zero_grad()
@@ -331,7 +383,9 @@ def test_step_function_called_by_a_framework_syncs_after_the_step():
             loss.backward()
             optimizer.step()
             return loss.item()
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "optimizer.step()\n    torch_xla.sync()\n    return loss.item()" in new
     assert "XLA001" in {f.code for f in findings}
     again, _ = port(new, "xla")
@@ -339,19 +393,23 @@ def test_step_function_called_by_a_framework_syncs_after_the_step():
 
 
 def test_function_with_a_training_loop_syncs_in_the_loop_only():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         def fit(batches):
             for x in batches:
                 model(x).sum().backward()
                 optimizer.step()
             optimizer.step()
-    """), "xla")
+    """),
+        "xla",
+    )
     # the loop is the training step; a lone step with no backward pass is not one
     assert new.count("torch_xla.sync()") == 1 and "optimizer.step()\n        torch_xla.sync()" in new
 
 
 def test_emptied_finally_goes():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def profile(run):
             try:
@@ -367,21 +425,26 @@ def test_emptied_finally_goes():
             finally:
                 torch.cuda.empty_cache()
             return x
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "finally" not in new and "pass" not in new
     assert "def measure(run):\n    x = run()\n    return x\n" in new
     assert "except RuntimeError:\n        return None\n" in new
 
 
 def test_positional_cuda_autocast_arguments_become_keywords():
-    new, _ = port(src("""
+    new, _ = port(
+        src("""
         import torch
         def a(enabled):
             with torch.cuda.amp.autocast(enabled):
                 pass
             with torch.cuda.amp.autocast(True, torch.bfloat16):
                 pass
-    """), "neuron")
+    """),
+        "neuron",
+    )
     # torch.autocast's second positional parameter is dtype, not enabled
     assert 'torch.autocast("neuron", enabled=enabled, dtype=torch.float16)' in new
     assert 'torch.autocast("neuron", enabled=True, dtype=torch.bfloat16)' in new
@@ -414,7 +477,8 @@ def test_optimizer_wrapper_step_gets_no_sync():
 
 
 def test_calls_through_subscripts_and_calls_do_not_crash():
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         import torch
         def forward(self, x, steps):
             for step in range(steps):
@@ -427,14 +491,17 @@ def test_calls_through_subscripts_and_calls_do_not_crash():
             if not getter()():
                 x = x.cuda()
             return out
-    """), "xla")
+    """),
+        "xla",
+    )
     assert "internal error" not in new and "torch_xla.device()" in new
 
 
 def test_a_pin_memory_statement_goes_with_the_if_it_emptied():
     """fastai's `if pin_memory: t.pin_memory()`: the call's result is unused, so on xla the
     line goes (not a bare `t`), and the `if` it leaves empty goes too, one-line or not."""
-    new, findings = port(src("""
+    new, findings = port(
+        src("""
         import torch
         def f(x, pin_memory=False):
             t = torch.as_tensor(x)
@@ -443,7 +510,9 @@ def test_a_pin_memory_statement_goes_with_the_if_it_emptied():
                 t.pin_memory()
             y = t.pin_memory()
             return t, y
-    """), "xla")
+    """),
+        "xla",
+    )
     assert new == src("""
         import torch
         def f(x, pin_memory=False):

@@ -35,7 +35,11 @@ def test_ported_gpt_trainer_matches_cpu(tmp_path: Path):
 
     # one process (torch_xla loads once): the original on the CPU, then the port on XLA:CPU
     scripts = {"cpu": PROJECT / "src" / "train.py", "xla": ported / "train.py"}
-    runs = run_programs([(script, [*ARGS, "--out", str(tmp_path / f"{n}.json")], tmp_path) for n, script in scripts.items()], tmp_path, xla=True)
+    runs = run_programs(
+        [(script, [*ARGS, "--out", str(tmp_path / f"{n}.json")], tmp_path) for n, script in scripts.items()],
+        tmp_path,
+        xla=True,
+    )
     for name, run in zip(scripts, runs):
         assert run.rc == 0, (name, run.stdout[-2000:] + run.stderr[-4000:])
     cpu, xla = (json.loads((tmp_path / f"{n}.json").read_text()) for n in scripts)

@@ -66,9 +66,11 @@ class Program:
 def porter_revision(checkout: Path) -> str:
     """`<branch>@<commit>` of a porter checkout, `+changes` when its porter/ or rules/ differ
     from that commit: which porter made a result, for the record."""
+
     def git(*args: str) -> str:
         proc = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, text=True)
         return proc.stdout.strip() if proc.returncode == 0 else ""
+
     commit = git("rev-parse", "--short=10", "HEAD") or "unknown"
     branch = git("rev-parse", "--abbrev-ref", "HEAD") or "?"
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "porter", "rules")
@@ -104,8 +106,22 @@ def download(package: str, version: str, dist: str, sha: str, folder: Path) -> P
     kind = ["--only-binary", ":all:"] if dist.endswith(".whl") else ["--no-binary", ":all:"]
     # (only its files are read, never installed: a release for other Pythons is as good)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--ignore-requires-python", *kind, f"{package}=={version}", "-d", str(folder)],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--ignore-requires-python",
+            *kind,
+            f"{package}=={version}",
+            "-d",
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     if proc.returncode != 0 and dist.endswith(".whl"):
         raise RuntimeError(f"pip download {package}=={version} failed:\n{proc.stderr[-2000:]}")

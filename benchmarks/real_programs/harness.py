@@ -70,8 +70,9 @@ class XlaRun:
 
 def _porter(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "porter", *args], capture_output=True, text=True,
-                          env=env, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "porter", *args], capture_output=True, text=True, env=env, timeout=600, check=False
+    )
 
 
 _API_ROOTS = ("torch", "torch_xla", "torch_neuronx", "torch_tpu")
@@ -104,8 +105,12 @@ def api_check(out: Path, target: str) -> list[str] | None:
                 for a in node.names:
                     if a.name.split(".")[0] in _API_ROOTS:
                         aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
-                    and node.module.split(".")[0] in _API_ROOTS:
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and node.module
+                and node.module.split(".")[0] in _API_ROOTS
+            ):
                 for a in node.names:
                     aliases[a.asname or a.name] = f"{node.module}.{a.name}"
         inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
@@ -125,8 +130,9 @@ def api_check(out: Path, target: str) -> list[str] | None:
 def port(root: Path, target: str, out: Path) -> PortOutcome:
     """Port `root` into `out`; check that the changed files parse and that a second run is a no-op."""
     report = out.with_suffix(".report.json")
-    proc = _porter("rewrite", str(root), "--target", target, "--out-dir", str(out), "--no-cache",
-                   "-q", "--report", str(report))
+    proc = _porter(
+        "rewrite", str(root), "--target", target, "--out-dir", str(out), "--no-cache", "-q", "--report", str(report)
+    )
     outcome = PortOutcome(target=target, ok=proc.returncode == 0)
     if not outcome.ok:
         outcome.problems.append(f"porter exited {proc.returncode}: {proc.stderr[-2000:]}")
@@ -141,7 +147,12 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
             outcome.problems.append(f"{file['path']}: {file['reason']}")
         for f in file["findings"]:
             by_outcome[f["outcome"]][f["code"]] += 1
-    outcome.rewritten, outcome.manual, outcome.unapplied, outcome.info = dict(rewritten), dict(manual), dict(unapplied), dict(info)
+    outcome.rewritten, outcome.manual, outcome.unapplied, outcome.info = (
+        dict(rewritten),
+        dict(manual),
+        dict(unapplied),
+        dict(info),
+    )
     for path in out.rglob("*.py"):
         try:
             ast.parse(path.read_text(), str(path))
@@ -154,8 +165,11 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
     again = _porter("rewrite", str(out), "--target", target, "--diff", "--no-cache", "-q")
     if again.returncode != 0 or again.stdout.strip():
         outcome.idempotent = False
-        outcome.problems.append(f"a second run changes the port (porter exited {again.returncode}):\n"
-                                + again.stdout[-3000:] + again.stderr[-2000:])
+        outcome.problems.append(
+            f"a second run changes the port (porter exited {again.returncode}):\n"
+            + again.stdout[-3000:]
+            + again.stderr[-2000:]
+        )
     return outcome
 
 
@@ -164,20 +178,34 @@ def run_side(program: Program, side: str, tree: Path, work: Path, threads: int |
     jittered after every step)."""
     work.mkdir(parents=True, exist_ok=True)
     job = {
-        "side": side, "root": str(tree), "entry": program.entry, "argv": program.argv,
+        "side": side,
+        "root": str(tree),
+        "entry": program.entry,
+        "argv": program.argv,
         "call": str(HERE / "entries" / program.call) if program.call else None,
-        "cwd": str(work / "cwd"), "losses": program.losses, "out": str(work / "result.json"),
-        "setup": program.setup, "fake_datasets": program.fake_datasets,
-        "dataset_size": program.dataset_size, "no_dropout": program.no_dropout,
-        "sys_path": program.sys_path, "xla_compat": program.xla_compat,
-        "fixed_shuffle": program.fixed_shuffle, "accelerate_single_process": program.accelerate_single_process,
-        "threads": threads, "jitter": threads is not None,
+        "cwd": str(work / "cwd"),
+        "losses": program.losses,
+        "out": str(work / "result.json"),
+        "setup": program.setup,
+        "fake_datasets": program.fake_datasets,
+        "dataset_size": program.dataset_size,
+        "no_dropout": program.no_dropout,
+        "sys_path": program.sys_path,
+        "xla_compat": program.xla_compat,
+        "fixed_shuffle": program.fixed_shuffle,
+        "accelerate_single_process": program.accelerate_single_process,
+        "threads": threads,
+        "jitter": threads is not None,
     }
     (work / "job.json").write_text(json.dumps(job, indent=1))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
-    env.update(PYTHONPATH=str(REPO), PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="",
-               PYTHONHASHSEED="0",  # set order of strings: both sides label classes alike
-               TF_CPP_MIN_LOG_LEVEL="2")
+    env.update(
+        PYTHONPATH=str(REPO),
+        PYTHONDONTWRITEBYTECODE="1",
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONHASHSEED="0",  # set order of strings: both sides label classes alike
+        TF_CPP_MIN_LOG_LEVEL="2",
+    )
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     if side == "xla":
@@ -187,8 +215,14 @@ def run_side(program: Program, side: str, tree: Path, work: Path, threads: int |
         # the same environment): the reference must not, or it compares the port with itself
         env["USE_TORCH_XLA"] = "0"
     try:
-        proc = subprocess.run(["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
-                              env=env, capture_output=True, text=True, timeout=SIDE_TIMEOUT, check=False)
+        proc = subprocess.run(
+            ["nice", "-n", "10", sys.executable, str(SIDE), str(work / "job.json")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SIDE_TIMEOUT,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return {"losses": [], "devices": [], "error": f"the {side} side timed out after {SIDE_TIMEOUT} s"}
     (work / "output.txt").write_text(proc.stdout[-20000:] + "\n--- stderr ---\n" + proc.stderr[-20000:])

@@ -116,8 +116,13 @@ def same_random_numbers(torch) -> None:
 
     factories = {torch.randn, torch.rand, torch.randint, torch.randperm, torch.normal}
     like = {torch.rand_like, torch.randn_like, torch.randint_like}
-    in_place = {torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_,
-                torch.Tensor.random_, torch.Tensor.exponential_}
+    in_place = {
+        torch.Tensor.normal_,
+        torch.Tensor.uniform_,
+        torch.Tensor.bernoulli_,
+        torch.Tensor.random_,
+        torch.Tensor.exponential_,
+    }
     values = {torch.bernoulli, torch.multinomial, torch.Tensor.multinomial, torch.Tensor.bernoulli}
 
     def device_tensor(t) -> bool:
@@ -126,8 +131,7 @@ def same_random_numbers(torch) -> None:
     class CpuDraws(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
-            if func in factories and kwargs.get("device") is not None \
-                    and torch.device(kwargs["device"]).type != "cpu":
+            if func in factories and kwargs.get("device") is not None and torch.device(kwargs["device"]).type != "cpu":
                 dev = kwargs.pop("device")
                 return func(*args, **kwargs).to(dev)
             if func in like and args and device_tensor(args[0]):
@@ -286,8 +290,9 @@ def record_grad_norms(torch, norms: list) -> None:
             measured.clear()
             return
         with torch.no_grad():
-            grads = [p.grad.detach().float().norm() for g in opt.param_groups for p in g["params"]
-                     if p.grad is not None]
+            grads = [
+                p.grad.detach().float().norm() for g in opt.param_groups for p in g["params"] if p.grad is not None
+            ]
             norms.append(torch.stack(grads).norm() if grads else torch.zeros(()))
 
     register_optimizer_step_pre_hook(before_step)
@@ -353,19 +358,36 @@ def run_side(args) -> int:
         import torch_xla
 
         torch_xla.sync()
-    out = Path(args.out) if rank == 0 and int(os.environ.get("WORLD_SIZE", 1)) == 1 else \
-        Path(args.out).with_suffix(f".rank{rank}.json")
-    out.write_text(json.dumps({
-        "losses": [float(t.float().cpu()) for t in losses],
-        "grad_norms": [float(t.float().cpu()) for t in norms],
-        "devices": sorted({t.device.type for t in losses}), "error": error,
-        "threads": torch.get_num_threads()}))
+    out = (
+        Path(args.out)
+        if rank == 0 and int(os.environ.get("WORLD_SIZE", 1)) == 1
+        else Path(args.out).with_suffix(f".rank{rank}.json")
+    )
+    out.write_text(
+        json.dumps(
+            {
+                "losses": [float(t.float().cpu()) for t in losses],
+                "grad_norms": [float(t.float().cpu()) for t in norms],
+                "devices": sorted({t.device.type for t in losses}),
+                "error": error,
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
     sys.stdout.flush()
     os._exit(0)
 
 
-def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, threads: int | None,
-           timeout: float, nproc: int = 1) -> dict:
+def _spawn(
+    side: str,
+    tree: Path,
+    losses: int,
+    command: list[str],
+    out: Path,
+    threads: int | None,
+    timeout: float,
+    nproc: int = 1,
+) -> dict:
     """One run, in a fresh copy of `tree` (programs write next to themselves, and some refuse
     to run where an earlier run left its outputs)."""
     fresh = out.with_suffix(".tree")
@@ -382,14 +404,18 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
         env.update(USE_TORCH_XLA="0", TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
-    launcher = [sys.executable] if nproc == 1 else [sys.executable, "-m", "torch.distributed.run",
-                                                    "--standalone", "--nproc-per-node", str(nproc)]
-    cmd = [*launcher, __file__, "run", "--side", side, "--tree", str(tree), "--losses",
-           str(losses), "--out", str(out)] + (["--threads", str(threads), "--jitter"] if threads else []) + \
-        ["--", *command]
+    launcher = (
+        [sys.executable]
+        if nproc == 1
+        else [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc)]
+    )
+    cmd = (
+        [*launcher, __file__, "run", "--side", side, "--tree", str(tree), "--losses", str(losses), "--out", str(out)]
+        + (["--threads", str(threads), "--jitter"] if threads else [])
+        + ["--", *command]
+    )
     try:
-        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"losses": [], "error": f"timed out after {timeout:g} s"}
     if nproc > 1:  # one result per rank, put side by side: rank 0's losses, then rank 1's …
@@ -397,11 +423,14 @@ def _spawn(side: str, tree: Path, losses: int, command: list[str], out: Path, th
         if not all(p.is_file() for p in parts):
             return {"losses": [], "error": f"exited {proc.returncode}: {proc.stderr[-2000:]}"}
         runs = [json.loads(p.read_text()) for p in parts]
-        merged = {"losses": [x for r in runs for x in r["losses"]], "per_rank": runs,
-                  "grad_norms": [x for r in runs for x in r.get("grad_norms", [])],
-                  "devices": sorted({d for r in runs for d in r["devices"]}),
-                  "error": next((f"rank {i}: {r['error']}" for i, r in enumerate(runs) if r["error"]), None),
-                  "threads": runs[0]["threads"]}
+        merged = {
+            "losses": [x for r in runs for x in r["losses"]],
+            "per_rank": runs,
+            "grad_norms": [x for r in runs for x in r.get("grad_norms", [])],
+            "devices": sorted({d for r in runs for d in r["devices"]}),
+            "error": next((f"rank {i}: {r['error']}" for i, r in enumerate(runs) if r["error"]), None),
+            "threads": runs[0]["threads"],
+        }
         out.write_text(json.dumps(merged))
         return merged
     if not out.is_file():
@@ -443,11 +472,12 @@ def norm_verdict(original: list[float], again: list[float], port: list[float]) -
     import torch
 
     if not original and not port:
-        return {"verdict": "not measured", "how": "no torch.optim optimizer stepped on either side (the "
-                                                  "program's own optimizer class): not compared"}
+        return {
+            "verdict": "not measured",
+            "how": "no torch.optim optimizer stepped on either side (the program's own optimizer class): not compared",
+        }
     if len(original) != len(port):
-        return {"verdict": "fail", "how": f"optimizer steps with gradients: original {len(original)}, "
-                                           f"port {len(port)}"}
+        return {"verdict": "fail", "how": f"optimizer steps with gradients: original {len(original)}, port {len(port)}"}
     a, p = torch.tensor(original, dtype=torch.float64), torch.tensor(port, dtype=torch.float64)
     allowed = torch.zeros_like(a)
     if len(again) == len(original):
@@ -458,8 +488,11 @@ def norm_verdict(original: list[float], again: list[float], port: list[float]) -
     if bool(ok.all()):
         return {"verdict": "pass", "max_rel_diff": rel, "how": "within rtol 1e-3 or the original's own drift"}
     i = int((~ok).nonzero()[0])
-    return {"verdict": "fail", "max_rel_diff": rel,
-            "how": f"step {i + 1}: original {float(a[i]):.6g}, port {float(p[i]):.6g}"}
+    return {
+        "verdict": "fail",
+        "max_rel_diff": rel,
+        "how": f"step {i + 1}: original {float(a[i]):.6g}, port {float(p[i]):.6g}",
+    }
 
 
 def compare(args) -> int:
@@ -470,19 +503,25 @@ def compare(args) -> int:
         orig = json.loads((work / "original.json").read_text())
         again = json.loads((work / "original2.json").read_text())
     else:
-        orig = _spawn("original", Path(args.original), n, args.command, work / "original.json", None,
-                      args.timeout, args.nproc)
+        orig = _spawn(
+            "original", Path(args.original), n, args.command, work / "original.json", None, args.timeout, args.nproc
+        )
         threads = 1 if (orig.get("threads") or 1) > 1 else 2
-        again = _spawn("original", Path(args.original), n, args.command, work / "original2.json", threads,
-                       args.timeout, args.nproc)
-    port = _spawn("port", Path(args.ported), n, args.command, work / f"{args.name}.json", None, args.timeout,
-                  args.nproc)
+        again = _spawn(
+            "original", Path(args.original), n, args.command, work / "original2.json", threads, args.timeout, args.nproc
+        )
+    port = _spawn(
+        "port", Path(args.ported), n, args.command, work / f"{args.name}.json", None, args.timeout, args.nproc
+    )
     res = {"original": orig, "original_again": again, "port": port}
     if orig.get("error"):
         res["result"] = {"verdict": "error", "how": "the original failed: " + orig["error"][-500:]}
     elif orig.get("devices") != ["cpu"] or (again.get("losses") and again.get("devices") != ["cpu"]):
-        res["result"] = {"verdict": "error", "how": f"the original computed its losses on {orig.get('devices')} "
-                         f"(and again on {again.get('devices')}), not on the CPU: it is no reference"}
+        res["result"] = {
+            "verdict": "error",
+            "how": f"the original computed its losses on {orig.get('devices')} "
+            f"(and again on {again.get('devices')}), not on the CPU: it is no reference",
+        }
     elif port.get("error"):
         res["result"] = {"verdict": "error", "how": "the port failed: " + port["error"][-500:]}
     elif port.get("devices") != ["xla"]:
@@ -490,8 +529,7 @@ def compare(args) -> int:
     else:
         res["result"] = verdict(orig["losses"], again.get("losses", []), port["losses"], n * args.nproc)
         if res["result"]["verdict"] == "pass":
-            norms = norm_verdict(orig.get("grad_norms", []), again.get("grad_norms", []),
-                                 port.get("grad_norms", []))
+            norms = norm_verdict(orig.get("grad_norms", []), again.get("grad_norms", []), port.get("grad_norms", []))
             res["result"]["grad_norms"] = norms
             if norms["verdict"] == "fail":
                 res["result"].update(verdict="fail", how=f"gradient norms: {norms['how']}")

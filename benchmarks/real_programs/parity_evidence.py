@@ -42,22 +42,35 @@ REPO = HERE.parent.parent
 DOC = REPO / "docs" / "parity-evidence.md"
 DRIVER = "_porter_driver.py"
 ENTRY = "_porter_entry.py"
-SIDE_ENV = {"PJRT_DEVICE": "CPU", "XLA_FLAGS": "--xla_backend_optimization_level=0",
-            "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "TF_CPP_MIN_LOG_LEVEL": "2"}
+SIDE_ENV = {
+    "PJRT_DEVICE": "CPU",
+    "XLA_FLAGS": "--xla_backend_optimization_level=0",
+    "OMP_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+}
 TIMEOUT = 900
 
 
 def driver_text(program: Program) -> str:
-    settings = {"entry": ENTRY if program.call else program.entry, "library": bool(program.call),
-                "argv": program.argv, "fake_datasets": program.fake_datasets,
-                "dataset_size": program.dataset_size, "setup": program.setup,
-                "xla_compat": program.xla_compat, "sys_path": program.sys_path,
-                "fixed_shuffle": program.fixed_shuffle,
-                "accelerate_single_process": program.accelerate_single_process}
-    return (f'"""The test environment of {program.name} (benchmarks/real_programs/parity_evidence.py): '
-            'synthetic data, then the program, unchanged. Not part of the program."""\n'
-            f"import sys\n\nsys.path.insert(0, {str(HERE)!r})\nimport progenv  # noqa: E402\n\n"
-            f"progenv.main_in_tree({settings!r})\n")
+    settings = {
+        "entry": ENTRY if program.call else program.entry,
+        "library": bool(program.call),
+        "argv": program.argv,
+        "fake_datasets": program.fake_datasets,
+        "dataset_size": program.dataset_size,
+        "setup": program.setup,
+        "xla_compat": program.xla_compat,
+        "sys_path": program.sys_path,
+        "fixed_shuffle": program.fixed_shuffle,
+        "accelerate_single_process": program.accelerate_single_process,
+    }
+    return (
+        f'"""The test environment of {program.name} (benchmarks/real_programs/parity_evidence.py): '
+        'synthetic data, then the program, unchanged. Not part of the program."""\n'
+        f"import sys\n\nsys.path.insert(0, {str(HERE)!r})\nimport progenv  # noqa: E402\n\n"
+        f"progenv.main_in_tree({settings!r})\n"
+    )
 
 
 def trees(program: Program, work: Path) -> tuple[Path, Path, Path]:
@@ -69,9 +82,26 @@ def trees(program: Program, work: Path) -> tuple[Path, Path, Path]:
     (original / DRIVER).write_text(driver_text(program))
     if program.call:
         shutil.copy(HERE / "entries" / program.call, original / ENTRY)
-    proc = subprocess.run([sys.executable, "-m", "porter", "rewrite", str(original), "--target", "xla",
-                           "--out-dir", str(port), "--no-cache", "-q"], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)), timeout=600, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "porter",
+            "rewrite",
+            str(original),
+            "--target",
+            "xla",
+            "--out-dir",
+            str(port),
+            "--no-cache",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        timeout=600,
+        check=False,
+    )
     if proc.returncode not in (0, 1) or not port.is_dir():
         raise RuntimeError(f"porter rewrite failed: {proc.stderr[-2000:]}")
     shutil.copytree(port, sabotaged)
@@ -89,8 +119,15 @@ def parity(args: list[str], report: Path, cwd: Path) -> dict:
     t0 = time.perf_counter()
     split = args.index("--")
     args = [*args[:split], "--report", str(report), *args[split:]]
-    proc = subprocess.run([sys.executable, "-m", "porter", "parity-check", *args],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=4 * TIMEOUT, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "porter", "parity-check", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=4 * TIMEOUT,
+        check=False,
+    )
     out = json.loads(report.read_text()) if report.is_file() else {"verdict": "error", "reasons": [proc.stderr[-2000:]]}
     out["exit"] = proc.returncode
     out["seconds"] = round(time.perf_counter() - t0, 1)
@@ -100,16 +137,34 @@ def parity(args: list[str], report: Path, cwd: Path) -> dict:
 
 def independent(original: Path, port: Path, work: Path, name: str, program: Program, reuse: bool) -> dict:
     out = work / f"independent-{name}.json"
-    cmd = [sys.executable, str(HERE / "independent.py"), "compare", "--original", str(original),
-           "--ported", str(port), "--losses", str(program.losses), "--nproc", str(program.nproc),
-           "--work", str(work / "independent"),
-           "--name", name, "--json", str(out), "--timeout", str(TIMEOUT)]
+    cmd = [
+        sys.executable,
+        str(HERE / "independent.py"),
+        "compare",
+        "--original",
+        str(original),
+        "--ported",
+        str(port),
+        "--losses",
+        str(program.losses),
+        "--nproc",
+        str(program.nproc),
+        "--work",
+        str(work / "independent"),
+        "--name",
+        name,
+        "--json",
+        str(out),
+        "--timeout",
+        str(TIMEOUT),
+    ]
     if reuse:
         cmd.append("--reuse-original")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # no porter on its path
     env.update(SIDE_ENV)
-    subprocess.run([*cmd, "--", sys.executable, DRIVER], capture_output=True, text=True, env=env,
-                   timeout=4 * TIMEOUT, check=False)
+    subprocess.run(
+        [*cmd, "--", sys.executable, DRIVER], capture_output=True, text=True, env=env, timeout=4 * TIMEOUT, check=False
+    )
     if not out.is_file():
         return {"result": {"verdict": "error", "how": "independent.py wrote nothing"}}
     return json.loads(out.read_text())
@@ -124,22 +179,36 @@ def judge(program: Program, work: Path) -> dict:
     ind_faithful = independent(original, port, work, "port", program, reuse=False)
     ind_broken = independent(original, sabotaged, work, "sabotaged", program, reuse=True)
     steps = program.steps
-    cmd = ["--", sys.executable, DRIVER] if program.nproc == 1 else \
-        ["--", str(Path(sys.executable).parent / "torchrun"), "--nproc-per-node", str(program.nproc), DRIVER]
-    faithful = parity(["--original", str(original), "--ported", str(port), "--steps", str(steps),
-                       "--keep", *cmd], work / "parity-faithful.json", work)
+    cmd = (
+        ["--", sys.executable, DRIVER]
+        if program.nproc == 1
+        else ["--", str(Path(sys.executable).parent / "torchrun"), "--nproc-per-node", str(program.nproc), DRIVER]
+    )
+    faithful = parity(
+        ["--original", str(original), "--ported", str(port), "--steps", str(steps), "--keep", *cmd],
+        work / "parity-faithful.json",
+        work,
+    )
     ref_trace = Path(faithful.get("workdir") or "/nonexistent") / "reference.trace.safetensors"
     if ref_trace.is_file():
         kept = work / "reference.trace.safetensors"
         shutil.copy(ref_trace, kept)
         shutil.rmtree(ref_trace.parent, ignore_errors=True)
-        broken = parity(["--reference-trace", str(kept), "--ported", str(sabotaged), "--steps",
-                         str(steps), *cmd], work / "parity-sabotaged.json", work)
+        broken = parity(
+            ["--reference-trace", str(kept), "--ported", str(sabotaged), "--steps", str(steps), *cmd],
+            work / "parity-sabotaged.json",
+            work,
+        )
     else:
         broken = {"verdict": "error", "reasons": ["no reference trace was kept"]}
-    return {"program": program.name, "faithful": faithful, "sabotaged": broken,
-            "independent": ind_faithful, "independent_sabotaged": ind_broken,
-            "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    return {
+        "program": program.name,
+        "faithful": faithful,
+        "sabotaged": broken,
+        "independent": ind_faithful,
+        "independent_sabotaged": ind_broken,
+        "measured_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+    }
 
 
 def summary(r: dict) -> dict:
@@ -147,16 +216,20 @@ def summary(r: dict) -> dict:
     fi, si = r["independent"]["result"], r["independent_sabotaged"]["result"]
     floor = f.get("noise_floor") or {}
     fd = s.get("first_divergence") or {}
-    named = fd.get("module") or next((m for m in re.findall(r"first diverging module at step 1: (\S+)",
-                                                            " ".join(s.get("reasons", []))) if m), None)
+    named = fd.get("module") or next(
+        (m for m in re.findall(r"first diverging module at step 1: (\S+)", " ".join(s.get("reasons", []))) if m), None
+    )
     return {
-        "verdict": f["verdict"], "independent": fi["verdict"],
-        "max_rel": f.get("max_loss_rel"), "independent_max_rel": fi.get("max_rel_diff"),
+        "verdict": f["verdict"],
+        "independent": fi["verdict"],
+        "max_rel": f.get("max_loss_rel"),
+        "independent_max_rel": fi.get("max_rel_diff"),
         "floor": floor.get("max_loss_abs") if floor.get("measured") else None,
         "floor_rel": floor.get("max_loss_rel") if floor.get("measured") else None,
-        "sabotaged": s["verdict"], "sabotaged_independent": si["verdict"], "named": named,
-        "right": f["verdict"] == fi["verdict"] and s["verdict"] == "fail" and si["verdict"] == "fail"
-                 and bool(named),
+        "sabotaged": s["verdict"],
+        "sabotaged_independent": si["verdict"],
+        "named": named,
+        "right": f["verdict"] == fi["verdict"] and s["verdict"] == "fail" and si["verdict"] == "fail" and bool(named),
     }
 
 
@@ -178,7 +251,7 @@ COVERAGE = [
     "~1e-5 at step 1 and the GAN amplifies that to 0.4 % of the loss by step 4: a fixed rtol of "
     "1e-4 fails this faithful port (both comparisons did, before the noise floor); its floor, "
     "0.7 % of the loss, passes it, and the sabotaged port still fails at step 1 on `net.13`.",
-    "- **Launched with torchrun at world size 2**: nano-gpt-ddp (`init_process_group(\"nccl\")`, "
+    '- **Launched with torchrun at world size 2**: nano-gpt-ddp (`init_process_group("nccl")`, '
     "`DDP(model, device_ids=[local_rank])`, `dist.all_reduce(..., AVG)`), compared rank by rank.",
     "- **Choosing the device with `torch.accelerator`**: trl-sft, accelerate-glue and trl-grpo. "
     "Their device is chosen by accelerate 1.16's `PartialState` (`get_torch_accelerator_backend()`: "
@@ -203,7 +276,7 @@ COVERAGE = [
     "function of the rewards (the noise floor is 0): the sabotaged model trains on the same loss. "
     "porter names the first diverging module; independent.py fails it on the gradient norms "
     "before clipping.",
-    "- A floor is \"not measured\" when the program refuses to run a second time where its first "
+    '- A floor is "not measured" when the program refuses to run a second time where its first '
     "run left its outputs (pytorch-warmup-emnist: `File exists: output_linear`); the precision "
     "tolerance alone then judges it.",
 ]
@@ -259,15 +332,28 @@ def page(results: list[dict], programs: dict[str, Program]) -> str:
             f"{_g(s['max_rel'])} / {_g(s['independent_max_rel'])} | "
             f"{(_g(s['floor']) + ' / ' + _g(s['floor_rel'])) if s['floor'] is not None else 'not measured'} | "
             f"`{rel}`: {_code(old)} → {_code(new)} | {s['sabotaged'].upper()} / {s['sabotaged_independent'].upper()} | "
-            f"{('`' + s['named'] + '`') if s['named'] else '—'} |")
+            f"{('`' + s['named'] + '`') if s['named'] else '—'} |"
+        )
     lines += ["", "## The cases the set covers", "", *COVERAGE, "", "## What each verdict said", ""]
     for r, _ in rows:
-        lines.append(f"- **{r['program']}**: " + "; ".join(r["faithful"].get("reasons", [])[:2])
-                     + ". Sabotaged: " + "; ".join(r["sabotaged"].get("reasons", [])[:2]) + ".")
-    lines += ["", "## Reproduce", "", "```sh", "pip install -e '.[xla,realprog]'",
-              "python benchmarks/real_programs/parity_evidence.py            # all, rewrites this page",
-              "python benchmarks/real_programs/parity_evidence.py --only schedulefree-mnist --no-doc",
-              "```", ""]
+        lines.append(
+            f"- **{r['program']}**: "
+            + "; ".join(r["faithful"].get("reasons", [])[:2])
+            + ". Sabotaged: "
+            + "; ".join(r["sabotaged"].get("reasons", [])[:2])
+            + "."
+        )
+    lines += [
+        "",
+        "## Reproduce",
+        "",
+        "```sh",
+        "pip install -e '.[xla,realprog]'",
+        "python benchmarks/real_programs/parity_evidence.py            # all, rewrites this page",
+        "python benchmarks/real_programs/parity_evidence.py --only schedulefree-mnist --no-doc",
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -276,9 +362,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--work", type=Path)
     parser.add_argument("--no-doc", action="store_true")
-    parser.add_argument("--update", action="store_true",
-                        help="with --only and --work: the other programs' rows from the work folder's "
-                             "earlier results (--only with no name: only rewrite the page)")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="with --only and --work: the other programs' rows from the work folder's "
+        "earlier results (--only with no name: only rewrite the page)",
+    )
     args = parser.parse_args(argv)
     programs = {p.name: p for p in load_manifest() if p.sabotage}
     chosen = [programs[n] for n in args.only] if args.only is not None else list(programs.values())

@@ -22,8 +22,11 @@ def xla_compat() -> None:
         import torch_xla.runtime as xr
     except ImportError:
         return
-    for old, new in (("xrt_world_size", xr.world_size), ("get_ordinal", xr.global_ordinal),
-                     ("get_local_ordinal", xr.local_ordinal)):
+    for old, new in (
+        ("xrt_world_size", xr.world_size),
+        ("get_ordinal", xr.global_ordinal),
+        ("get_local_ordinal", xr.local_ordinal),
+    ):
         if not hasattr(xm, old):
             setattr(xm, old, new)
 
@@ -71,8 +74,7 @@ def no_dropout(torch) -> None:
     def identity(input, *args, **kwargs):
         return input
 
-    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-                 "feature_alpha_dropout"):
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
         setattr(F, name, identity)
 
 
@@ -120,10 +122,8 @@ def fake_datasets(names: list[str], size: int) -> None:
     for name in names:
         shape, classes = DATASETS[name]
 
-        def make(*args, _shape=shape, _classes=classes, train=True, transform=None,
-                 target_transform=None, **kwargs):
-            return FakeImages(_shape, _classes, size, transform, target_transform,
-                               seed=0 if train else 1)
+        def make(*args, _shape=shape, _classes=classes, train=True, transform=None, target_transform=None, **kwargs):
+            return FakeImages(_shape, _classes, size, transform, target_transform, seed=0 if train else 1)
 
         setattr(tvd, name, make)
 

@@ -67,7 +67,9 @@ def hand_edits(program: dict) -> list[str]:
     if program.get("xla_compat"):
         edits.append("`xla_compat`: torch-xla 2.9's removed `xm` names restored for the library")
     if program.get("accelerate_single_process"):
-        edits.append("`accelerate_single_process`: accelerate's `gather_object` made the identity (it raises under XLA)")
+        edits.append(
+            "`accelerate_single_process`: accelerate's `gather_object` made the identity (it raises under XLA)"
+        )
     return edits
 
 
@@ -111,18 +113,29 @@ def _api_checked(results: list[dict]) -> bool:
 def table(results: list[dict], seconds: float) -> str:
     # a first run recorded since the results were measured is the manifest's
     recorded = {p.name: p.first_run for p in load_manifest() if p.first_run}
-    results = [{**r, "program": {**r["program"], "first_run": recorded.get(r["program"]["name"], r["program"].get("first_run") or {})}}
-               for r in results]
+    results = [
+        {
+            **r,
+            "program": {
+                **r["program"],
+                "first_run": recorded.get(r["program"]["name"], r["program"].get("first_run") or {}),
+            },
+        }
+        for r in results
+    ]
     n = len(results)
     good = sum(zero_edits(r) for r in results)
     patched = sum(passed(r) and bool(hand_edits(r["program"])) for r in results)
     rate = f"{good}/{n} ({100 * good / n:.0f}%)" if n else "0/0"
     first_good, first_n = held_out(results)
-    held = (f"**Held-out rate: {first_good}/{first_n}** of the programs added since the rule passed on their first run, "
-            "recorded before any porter change made for them (column *first run*)." if first_n else
-            "**Held-out rate: none yet.** No program has been added since the rule that records each new program's "
-            "first run before any porter change made for it (issue 21), so the rate above is a development-set rate: "
-            "porter was changed to pass these programs.")
+    held = (
+        f"**Held-out rate: {first_good}/{first_n}** of the programs added since the rule passed on their first run, "
+        "recorded before any porter change made for them (column *first run*)."
+        if first_n
+        else "**Held-out rate: none yet.** No program has been added since the rule that records each new program's "
+        "first run before any porter change made for it (issue 21), so the rate above is a development-set rate: "
+        "porter was changed to pass these programs."
+    )
     lines = [
         "# Real programs: porter judged by running its ports",
         "",
@@ -166,14 +179,18 @@ def table(results: list[dict], seconds: float) -> str:
         "library, the library; for an example, its folder), as `porter rewrite --report` gives them;",
         "the codes are explained in [rules.md](rules.md).",
         "",
-        (f"Measured {_measured(results)} on {platform.machine()}, Python {platform.python_version()}; "
-         f"the programs took {seconds:.0f} s in all (port, original and port runs)."),
-        "Target-API check of the ports: " + ("ran (porter.apidata)." if _api_checked(results)
-                                            else "not run: this porter has no recorded target APIs."),
+        (
+            f"Measured {_measured(results)} on {platform.machine()}, Python {platform.python_version()}; "
+            f"the programs took {seconds:.0f} s in all (port, original and port runs)."
+        ),
+        "Target-API check of the ports: "
+        + ("ran (porter.apidata)." if _api_checked(results) else "not run: this porter has no recorded target APIs."),
         "",
-        ("| program | package | runs (xla) | hand edits | losses and gradient norms agree | max rel. diff (loss / grad norm) | "
-         "noise floor (rel.) | porter rewrote (xla) | porter left for a person (xla) | "
-         "neuron / tpu: parse, idempotent | first run (held out) |"),
+        (
+            "| program | package | runs (xla) | hand edits | losses and gradient norms agree | max rel. diff (loss / grad norm) | "
+            "noise floor (rel.) | porter rewrote (xla) | porter left for a person (xla) | "
+            "neuron / tpu: parse, idempotent | first run (held out) |"
+        ),
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -181,13 +198,14 @@ def table(results: list[dict], seconds: float) -> str:
         run = r["xla_run"] or {}
         xla = r["ports"]["xla"]
         diff = run.get("max_rel_diff")
-        native = " / ".join(
-            ("yes" if native_ok(r, t) else "**no**") for t in ("neuron", "tpu") if t in r["ports"]
-        )
+        native = " / ".join(("yes" if native_ok(r, t) else "**no**") for t in ("neuron", "tpu") if t in r["ports"])
         runs = "yes" if run.get("runs") else "**no**"
         by_floor = "within 4x the original's own drift" in (run.get("judged_by") or "")
-        equal = ("yes, within its noise floor" if by_floor else "yes") if run.get("equal") and run.get("learns") \
+        equal = (
+            ("yes, within its noise floor" if by_floor else "yes")
+            if run.get("equal") and run.get("learns")
             else ("flat losses" if run.get("equal") else ("**no**" if run.get("runs") else "—"))
+        )
         floor = run.get("noise_floor_rel")
         left = {**xla["manual"], **{f"{k} (unsafe)": v for k, v in xla["unapplied"].items()}}
         edits = hand_edits(p)
@@ -204,8 +222,11 @@ def table(results: list[dict], seconds: float) -> str:
         for r in failures:
             run = r["xla_run"] or {}
             port_problems = "; ".join(
-                f"porter ({t}): " + _first_line(pr, 300) for t in ("xla", "neuron", "tpu") if t in r["ports"]
-                for pr in r["ports"][t]["problems"][:1])
+                f"porter ({t}): " + _first_line(pr, 300)
+                for t in ("xla", "neuron", "tpu")
+                if t in r["ports"]
+                for pr in r["ports"][t]["problems"][:1]
+            )
             why = "; ".join(x for x in (_first_line(run.get("error")), port_problems) if x)
             if not why and run and not run.get("learns"):
                 why = "the losses do not change from step to step"
@@ -213,14 +234,21 @@ def table(results: list[dict], seconds: float) -> str:
         lines.append("")
     firsts = [r for r in results if r["program"].get("first_run")]
     if firsts:
-        lines += ["", "## First runs", "",
-                  "Each program's first run, before any porter change made for it (from the manifest's",
-                  "`first_run`), beside the run above:", ""]
+        lines += [
+            "",
+            "## First runs",
+            "",
+            "Each program's first run, before any porter change made for it (from the manifest's",
+            "`first_run`), beside the run above:",
+            "",
+        ]
         for r in firsts:
             now = "PASS" if passed(r) else "FAIL"
             diff = (r["xla_run"] or {}).get("max_rel_diff")
-            lines.append(f"- **{r['program']['name']}**: first: {_first_run(r['program'])}; {r['program']['first_run'].get('note', '')} Now: {now}"
-                         + (f" (max rel. diff {diff:.1e})." if diff is not None else "."))
+            lines.append(
+                f"- **{r['program']['name']}**: first: {_first_run(r['program'])}; {r['program']['first_run'].get('note', '')} Now: {now}"
+                + (f" (max rel. diff {diff:.1e})." if diff is not None else ".")
+            )
     diagnoses = HERE / "diagnoses.md"
     if diagnoses.exists():
         lines += ["" if lines[-1] else None, diagnoses.read_text().strip()]
@@ -253,8 +281,11 @@ def record_first_run(name: str, work: Path) -> int:
     result = judge(program, work / name)
     run = result["xla_run"] or {}
     record = {
-        "on": datetime.now(timezone.utc).strftime("%Y-%m-%d"), "porter": porter_revision(REPO),
-        "runs": bool(run.get("runs")), "equal": bool(run.get("equal")), "learns": bool(run.get("learns")),
+        "on": datetime.now(timezone.utc).strftime("%Y-%m-%d"),
+        "porter": porter_revision(REPO),
+        "runs": bool(run.get("runs")),
+        "equal": bool(run.get("equal")),
+        "learns": bool(run.get("learns")),
         "hand_edits": len(hand_edits(result["program"])),
     }
     problems = [pr for port in result["ports"].values() for pr in port["problems"]]
@@ -287,14 +318,18 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--work", type=Path)
     parser.add_argument("--no-doc", action="store_true")
-    parser.add_argument("--update", action="store_true",
-                        help="with --only: replace those programs in WORK/results.json and "
-                             "rewrite the table from all results there")
-    parser.add_argument("--render", action="store_true",
-                        help="only rewrite the table from WORK/results.json (no runs)")
-    parser.add_argument("--record-first-run", metavar="NAME",
-                        help="run a program just added to the manifest, before any porter change made for it, "
-                             "and record the result in its entry (the held-out rate)")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="with --only: replace those programs in WORK/results.json and rewrite the table from all results there",
+    )
+    parser.add_argument("--render", action="store_true", help="only rewrite the table from WORK/results.json (no runs)")
+    parser.add_argument(
+        "--record-first-run",
+        metavar="NAME",
+        help="run a program just added to the manifest, before any porter change made for it, "
+        "and record the result in its entry (the held-out rate)",
+    )
     args = parser.parse_args()
     if args.record_first_run:
         return record_first_run(args.record_first_run, args.work or Path(tempfile.mkdtemp(prefix="porter-realprog-")))
@@ -316,9 +351,12 @@ def main() -> int:
         result["measured_at"] = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         results.append(result)
         run = result["xla_run"] or {}
-        print(f"{program.name}: {'PASS' if passed(result) else 'FAIL'} "
-              f"runs={run.get('runs')} equal={run.get('equal')} learns={run.get('learns')} "
-              f"diff={run.get('max_rel_diff')} ({time.perf_counter() - t1:.0f} s)", flush=True)
+        print(
+            f"{program.name}: {'PASS' if passed(result) else 'FAIL'} "
+            f"runs={run.get('runs')} equal={run.get('equal')} learns={run.get('learns')} "
+            f"diff={run.get('max_rel_diff')} ({time.perf_counter() - t1:.0f} s)",
+            flush=True,
+        )
         if run.get("error"):
             print("   ", _first_line(run["error"], 300), flush=True)
         for target, port in result["ports"].items():

@@ -16,10 +16,12 @@ def names_data(root: Path, workdir: Path) -> None:
     rng = random.Random(0)
     folder = workdir / "names"
     folder.mkdir(parents=True, exist_ok=True)
-    for lang, letters in (("English", "abcdehilmnorstwy"), ("French", "abcdeilmnoqrstuvz"),
-                          ("Japanese", "aehikmnorstuy")):
-        names = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))).title()
-                 for _ in range(48)]
+    for lang, letters in (
+        ("English", "abcdehilmnorstwy"),
+        ("French", "abcdeilmnoqrstuvz"),
+        ("Japanese", "aehikmnorstuy"),
+    ):
+        names = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))).title() for _ in range(48)]
         (folder / f"{lang}.txt").write_text("\n".join(names) + "\n")
 
 
@@ -27,12 +29,19 @@ def _offline() -> None:
     """Nothing from the Hugging Face Hub: every model, tokenizer and data set is made here."""
     import os
 
-    os.environ.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-                      HF_HUB_DISABLE_TELEMETRY="1", WANDB_DISABLED="true")
+    os.environ.update(
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+        WANDB_DISABLED="true",
+    )
 
 
-_WORDS = ("the a one two three red blue green small big cat dog bird fish runs sees eats "
-          "likes and or not is was will be here there now then up down").split()
+_WORDS = (
+    "the a one two three red blue green small big cat dog bird fish runs sees eats "
+    "likes and or not is was will be here there now then up down"
+).split()
 
 
 def _tiny_tokenizer(path: Path):
@@ -44,8 +53,9 @@ def _tiny_tokenizer(path: Path):
     vocab = {w: i for i, w in enumerate(specials + list(_WORDS))}
     core = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", unk_token="<unk>",
-                                  bos_token="<s>", eos_token="</s>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core, pad_token="<pad>", unk_token="<unk>", bos_token="<s>", eos_token="</s>"
+    )
     # a chat template, for trainers that read conversations (GRPO's format reward does)
     tok.chat_template = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
     tok.save_pretrained(path)
@@ -58,9 +68,19 @@ def _tiny_llama(path: Path, vocab_size: int, num_labels: int | None = None) -> N
     from transformers import LlamaConfig, LlamaForCausalLM, LlamaForSequenceClassification
 
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=64,
-                         pad_token_id=0, bos_token_id=2, eos_token_id=3, tie_word_embeddings=False)
+    config = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+        tie_word_embeddings=False,
+    )
     if num_labels is not None:
         config.num_labels = num_labels
         model = LlamaForSequenceClassification(config)
@@ -127,10 +147,14 @@ def hf_glue(root: Path, workdir: Path) -> None:
 
     def split(seed: int, n: int):
         rng = random.Random(seed)
-        return datasets.Dataset.from_dict({
-            "sentence1": _sentences(rng, n), "sentence2": _sentences(rng, n),
-            "label": [rng.randint(0, 1) for _ in range(n)], "idx": list(range(n)),
-        })
+        return datasets.Dataset.from_dict(
+            {
+                "sentence1": _sentences(rng, n),
+                "sentence2": _sentences(rng, n),
+                "label": [rng.randint(0, 1) for _ in range(n)],
+                "idx": list(range(n)),
+            }
+        )
 
     (workdir / "out").mkdir(exist_ok=True)  # the script writes its results there
     fake = datasets.DatasetDict({"train": split(0, 96), "validation": split(1, 32), "test": split(2, 32)})
@@ -160,6 +184,7 @@ def hf_glue(root: Path, workdir: Path) -> None:
 
     real_load = evaluate.load
     evaluate.load = lambda path, *a, **k: Accuracy() if path == "glue" else real_load(path, *a, **k)
+
 
 def nano_gpt_shards(root: Path, workdir: Path) -> None:
     """nano-gpt: synthetic tokens in its pre-tokenised shard format (np.save, `NAME.npy.NNNN`)."""

@@ -47,10 +47,22 @@ def _install_rng_parity(torch) -> None:
     from torch.overrides import TorchFunctionMode
 
     factories = {torch.randn, torch.rand, torch.randint, torch.randperm, torch.normal}
-    like = {torch.rand_like, torch.randn_like, torch.randint_like, torch.bernoulli,
-            torch.multinomial, torch.Tensor.multinomial, torch.Tensor.bernoulli}
-    in_place = {torch.Tensor.normal_, torch.Tensor.uniform_, torch.Tensor.bernoulli_,
-                torch.Tensor.random_, torch.Tensor.exponential_}
+    like = {
+        torch.rand_like,
+        torch.randn_like,
+        torch.randint_like,
+        torch.bernoulli,
+        torch.multinomial,
+        torch.Tensor.multinomial,
+        torch.Tensor.bernoulli,
+    }
+    in_place = {
+        torch.Tensor.normal_,
+        torch.Tensor.uniform_,
+        torch.Tensor.bernoulli_,
+        torch.Tensor.random_,
+        torch.Tensor.exponential_,
+    }
 
     def on_xla(t) -> bool:
         return isinstance(t, torch.Tensor) and t.device.type == "xla"

@@ -173,7 +173,9 @@ def _scan(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> tuple[s
         elif isinstance(sub, ast.Import):
             found = next((w for a in sub.names if (w := data.why(a.name))), None)
         elif isinstance(sub, ast.ImportFrom) and not sub.level and sub.module:
-            found = data.why(sub.module) or next((w for a in sub.names if (w := data.why(f"{sub.module}.{a.name}"))), None)
+            found = data.why(sub.module) or next(
+                (w for a in sub.names if (w := data.why(f"{sub.module}.{a.name}"))), None
+            )
         if found:
             why = f"uses {found}"
     return why, refs
@@ -208,7 +210,9 @@ def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str
     return _cuda_only_names(source, data or cuda_only_data())[0]
 
 
-def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | None = None) -> tuple[dict[str, str], set[str]]:
+def _cuda_only_names(
+    source: bytes, data: CudaOnlyData, known: dict[str, str] | None = None
+) -> tuple[dict[str, str], set[str]]:
     """The module's CUDA-only module-level names, each with why, and those of them whose use
     runs CUDA-only code (as guards.CudaOnly.running). `known`: names the module imports
     that are CUDA-only and run it (the project's compiled CUDA extensions), with why."""
@@ -228,9 +232,13 @@ def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | 
             node = unit
         if not bound:
             continue
-        if isinstance(unit, ast.ClassDef) and not any((dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases):
+        if isinstance(unit, ast.ClassDef) and not any(
+            (dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases
+        ):
             # a class is CUDA-only when making or calling one is: its `__init__` or `__call__`
-            entries = [m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES]
+            entries = [
+                m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES
+            ]
             why: str | None = None
             refs: set[str] = set()
             for m in entries:
@@ -266,9 +274,18 @@ def _cuda_only_names(source: bytes, data: CudaOnlyData, known: dict[str, str] | 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
 _CONDITIONAL = (
-    ast.If, ast.Try, ast.IfExp, ast.BoolOp, ast.Lambda,
-    ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+    ast.If,
+    ast.Try,
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
 )
 
 
@@ -313,7 +330,11 @@ def _before_exit(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _another_path(node: ast.AST) -> bool:
     """A `return` that computes something (guards._Exit): `return fallback(x)`, not `return out`."""
-    return isinstance(node, ast.Return) and node.value is not None and not isinstance(node.value, (ast.Name, ast.Attribute, ast.Constant, ast.Tuple))
+    return (
+        isinstance(node, ast.Return)
+        and node.value is not None
+        and not isinstance(node.value, (ast.Name, ast.Attribute, ast.Constant, ast.Tuple))
+    )
 
 
 def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> str | None:
@@ -327,7 +348,11 @@ def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> st
     elif isinstance(node, ast.Import):
         qual = next((a.name for a in node.names if data.runs(a.name)), None)
     elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-        qual = node.module if data.runs(node.module) else next((q for a in node.names if data.runs(q := f"{node.module}.{a.name}")), None)
+        qual = (
+            node.module
+            if data.runs(node.module)
+            else next((q for a in node.names if data.runs(q := f"{node.module}.{a.name}")), None)
+        )
     return qual if data.runs(qual) else None
 
 
@@ -341,7 +366,10 @@ def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
             if f"{imports.get(head, head)}.{rest}".strip(".") == "torch.cuda.is_available":
                 return True
         if isinstance(node, ast.Compare):
-            if any(isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.split(":")[0] == "cuda" for c in (node.left, *node.comparators)):
+            if any(
+                isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value.split(":")[0] == "cuda"
+                for c in (node.left, *node.comparators)
+            ):
                 return True
     return False
 
@@ -361,18 +389,30 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
         return checks[name]
 
     def function_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
-        calls = {c.id for n in _each_run(_before_exit(fn.body)) if isinstance(n, ast.Call) for c in _callees(n) if isinstance(c, ast.Name)}
+        calls = {
+            c.id
+            for n in _each_run(_before_exit(fn.body))
+            if isinstance(n, ast.Call)
+            for c in _callees(n)
+            if isinstance(c, ast.Name)
+        }
         if not (calls & running) - {fn.name}:
             for node in _each_run([*fn.decorator_list, *fn.body]):  # (`@triton.jit` makes a kernel)
                 if _runs_qual(node, imports, data):
                     break
                 if isinstance(node, ast.Call) and any(
-                    isinstance(c, ast.Attribute) and isinstance(c.value, ast.Name) and c.value.id == "self" and c.attr in attrs for c in _callees(node)
+                    isinstance(c, ast.Attribute)
+                    and isinstance(c.value, ast.Name)
+                    and c.value.id == "self"
+                    and c.attr in attrs
+                    for c in _callees(node)
                 ):
                     break
             else:
                 return False
-        return not _checks_device(fn, imports) and not any(checker(n.id) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in functions and n.id != fn.name)
+        return not _checks_device(fn, imports) and not any(
+            checker(n.id) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in functions and n.id != fn.name
+        )
 
     def class_runs(cls: ast.ClassDef) -> bool:
         autograd = any((dotted(b) or "").split(".")[-1] == "Function" for b in cls.bases)
@@ -394,7 +434,13 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
         for unit in _top_units(tree.body):
             if isinstance(unit, ast.Assign):
                 bound = [t.id for t in unit.targets if isinstance(t, ast.Name)]
-                called = {c.id for n in ast.walk(unit.value) if isinstance(n, ast.Call) for c in _callees(n) if isinstance(c, ast.Name)}
+                called = {
+                    c.id
+                    for n in ast.walk(unit.value)
+                    if isinstance(n, ast.Call)
+                    for c in _callees(n)
+                    if isinstance(c, ast.Name)
+                }
                 if isinstance(unit.value, ast.Name):
                     called.add(unit.value.id)  # an alias runs what it names
                 runs = bool(called & running) or any(_runs_qual(n, imports, data) for n in ast.walk(unit.value))
@@ -420,7 +466,9 @@ def _target(importer: str, node: ast.ImportFrom, package_init: bool = False) -> 
     return ".".join([*base, node.module] if node.module else base)
 
 
-def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str] = ()) -> dict[str, dict[str, tuple[str, str]]]:
+def extension_imports(
+    files: list[tuple[str, bytes]], cuda_sources: Iterable[str] = ()
+) -> dict[str, dict[str, tuple[str, str]]]:
     """path -> {local name: (module, why)} for each file that imports one of the project's own compiled
     CUDA extensions (porter.analysis.extensions): one a build file declares, or, in a project
     with `.cu` sources, a compiled-looking module no Python file of the project provides."""
@@ -440,7 +488,10 @@ def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str
             if match is not None:
                 found[local] = (match, f"`{loader}('{named}')` loads {match}: {built[match]}")
             elif cu and "load" in loader.rpartition(".")[2].lower():
-                found[local] = (named, f"`{loader}('{named}')` loads a compiled module of the project (the project has CUDA sources: {shown})")
+                found[local] = (
+                    named,
+                    f"`{loader}('{named}')` loads a compiled module of the project (the project has CUDA sources: {shown})",
+                )
         if not extensions.IMPORT_HINT.search(source):
             if found:
                 out[path] = found
@@ -460,25 +511,35 @@ def extension_imports(files: list[tuple[str, bytes]], cuda_sources: Iterable[str
                 for module in (full, parent):
                     if not module:
                         continue
-                    match = next((m for m in built if m == module or m.endswith("." + module) or module.endswith("." + m)), None)
+                    match = next(
+                        (m for m in built if m == module or m.endswith("." + module) or module.endswith("." + m)), None
+                    )
                     if match is not None:
                         found[local] = (match, f"`{module}`: {built[match]}")
                         break
                     if cu and extensions.compiled(module, project):
-                        found[local] = (module, f"`{module}`: a compiled module of the project (no Python file provides it; the project has CUDA sources: {shown})")
+                        found[local] = (
+                            module,
+                            f"`{module}`: a compiled module of the project (no Python file provides it; the project has CUDA sources: {shown})",
+                        )
                         break
         if found:
             out[path] = found
     return out
 
 
-def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
+def cuda_only_imports(
+    files: Iterable[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
     CUDA-only name from another module of the project, or one of the project's own compiled
     CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     data = cuda_only_data(target)
-    compiled = {path: {local: why for local, (_, why) in names.items()} for path, names in extension_imports(files, cuda_sources).items()}
+    compiled = {
+        path: {local: why for local, (_, why) in names.items()}
+        for path, names in extension_imports(files, cuda_sources).items()
+    }
     exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
     running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
     needs: dict[str, tuple[str, str]] = {}  # module -> (path, the CUDA-only package its import imports)
@@ -509,7 +570,10 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
         # in the first round, for a module whose import needs a CUDA-only package, imports from
         # it in a function)
         probes = [
-            (m.rpartition(".")[2].encode(), re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))))
+            (
+                m.rpartition(".")[2].encode(),
+                re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))),
+            )
             for m, (_, ns) in fresh.items()
         ]
         if not round_:
@@ -532,7 +596,11 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
                 # `from .matmul_ext import matmul` in a function (or under an `if`/`try`), where
                 # matmul_ext imports Triton when it is imported: the lazy import is where the
                 # library put its CUDA-only dependency, so what it brings runs CUDA-only code
-                lazy = [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)] if local and not round_ else []
+                lazy = (
+                    [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
+                    if local and not round_
+                    else []
+                )
                 lazy_from = needs[lazy[0]] if len(lazy) == 1 and lazy[0] != me else None
                 for alias in node.names:
                     local_name = alias.asname or alias.name
@@ -540,10 +608,16 @@ def cuda_only_imports(files: Iterable[tuple[str, bytes]], target: str | None = N
                         continue
                     if alias.name in names:
                         why = names[alias.name]
-                        mine[local_name] = (f"{why}, in {where}" if ", in " not in why else why, alias.name in marked or lazy_from is not None)
+                        mine[local_name] = (
+                            f"{why}, in {where}" if ", in " not in why else why,
+                            alias.name in marked or lazy_from is not None,
+                        )
                     elif lazy_from is not None:
                         needed_in, package = lazy_from
-                        mine[local_name] = (f"`{alias.name}` from a module that imports {package} when it is imported, in {needed_in}", True)
+                        mine[local_name] = (
+                            f"`{alias.name}` from a module that imports {package} when it is imported, in {needed_in}",
+                            True,
+                        )
                     else:
                         continue
                     if alias.name in names:  # exported again by this module (a package's __init__.py)
@@ -575,7 +649,9 @@ _LOCAL_FROM = re.compile(rb"^[ \t]+from[ \t]", re.MULTILINE)
 def _from_imports(source: bytes) -> Iterable[ast.ImportFrom]: ...
 @overload
 def _from_imports(source: bytes, where: Literal[True]) -> Iterable[tuple[ast.ImportFrom, bool]]: ...
-def _from_imports(source: bytes, where: bool = False) -> Iterable[ast.ImportFrom] | Iterable[tuple[ast.ImportFrom, bool]]:
+def _from_imports(
+    source: bytes, where: bool = False
+) -> Iterable[ast.ImportFrom] | Iterable[tuple[ast.ImportFrom, bool]]:
     """The file's `from ... import ...` statements, without parsing the rest of it (`where`:
     each with whether it is indented)."""
     for match in _FROM.finditer(source):
@@ -604,7 +680,9 @@ _TOP_IMPORT = re.compile(rb"^(?:from[ \t]+([\w.]+)[ \t]+import|import[ \t]+([\w.
 
 
 # `import a.b as c`: the one plain import that binds a module under a name of its own
-_ALIASED = re.compile(rb"^[ \t]*(import[ \t]+[\w.]+[ \t]+as[ \t]+\w+(?:[ \t]*,[ \t]*[\w.]+[ \t]+as[ \t]+\w+)*)", re.MULTILINE)
+_ALIASED = re.compile(
+    rb"^[ \t]*(import[ \t]+[\w.]+[ \t]+as[ \t]+\w+(?:[ \t]*,[ \t]*[\w.]+[ \t]+as[ \t]+\w+)*)", re.MULTILINE
+)
 
 
 def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
@@ -625,7 +703,12 @@ def part(source: bytes) -> bytes:
     classes = device_backends.part(source)
     if b"import" not in source:
         return hashlib.sha256(classes).digest() if classes else b""
-    if has_token(source) or any(t in source for t in extensions.TOKENS) or extensions.IMPORT_HINT.search(source) or extensions.LOADER.search(source):
+    if (
+        has_token(source)
+        or any(t in source for t in extensions.TOKENS)
+        or extensions.IMPORT_HINT.search(source)
+        or extensions.LOADER.search(source)
+    ):
         return hashlib.sha256(source).digest()
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 
@@ -641,7 +724,9 @@ def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sourc
     return h.hexdigest()
 
 
-def with_cuda_only(facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> dict[str, Facts]:
+def with_cuda_only(
+    facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+) -> dict[str, Facts]:
     """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
     CUDA backend classes (porter.analysis.device_backends)."""
     found = cuda_only_imports(files, target, cuda_sources)

@@ -43,14 +43,18 @@ _CUDA_STRING = re.compile(rb"""["']cuda[:"']""")
 _CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # device words in class names, as each library spells them
-DEVICES = frozenset({"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"})
+DEVICES = frozenset(
+    {"cuda", "cpu", "xpu", "npu", "mps", "hpu", "mlu", "tpu", "xla", "neuron", "hip", "rocm", "musa", "sdaa", "gpu"}
+)
 HOSTS = frozenset({"cpu"})
 # folders of a per-device family whose code runs on torch's `cuda` device (CUDA's, a GPU vendor's)
 VENDORS = frozenset({"nvidia", "amd"})
 CUDA_FOLDERS = frozenset({"cuda", "nvidia", "amd", "rocm", "hip"})
 # bytes a file must show to be read: a class statement naming a device word
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
-_HINT = re.compile(rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)")
+_HINT = re.compile(
+    rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)"
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,11 @@ def classes(path: str, source: bytes) -> list[BackendClass]:
         found = device_word(name)
         if found is None:
             continue
-        bases = tuple(b.strip().rsplit(".", 1)[-1] for b in (m.group(2) or b"").decode(errors="replace").split(",") if b.strip() and "=" not in b)
+        bases = tuple(
+            b.strip().rsplit(".", 1)[-1]
+            for b in (m.group(2) or b"").decode(errors="replace").split(",")
+            if b.strip() and "=" not in b
+        )
         out.append(BackendClass(name, path, found[0], found[1], bases))
     return out
 
@@ -170,7 +178,11 @@ def _accessors(source: bytes, name: str) -> set[str]:
                 found.add(stmt.name)
             for n in ast.walk(stmt):
                 if isinstance(n, ast.Assign) and cuda(n.value):
-                    found.update(t.attr for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+                    found.update(
+                        t.attr
+                        for t in n.targets
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                    )
         elif isinstance(stmt, ast.Assign) and cuda(stmt.value):
             found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     return found
@@ -207,7 +219,11 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
         for i in range(len(parts) - 1):
             if parts[i].lower() not in CUDA_FOLDERS:
                 continue
-            others = sorted(c for c in children.get(tuple(parts[:i]), ()) if c.lower() in DEVICES | VENDORS and c.lower() != parts[i].lower())
+            others = sorted(
+                c
+                for c in children.get(tuple(parts[:i]), ())
+                if c.lower() in DEVICES | VENDORS and c.lower() != parts[i].lower()
+            )
             if others:
                 out[path] = ("/".join(parts[: i + 1]) + "/", tuple(others))
                 break
@@ -217,7 +233,9 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
 def _names_in(sources: Iterable[str], module: str) -> set[str]:
     """The file names beside `module` (a path) among `sources`' paths."""
     folder = module.replace("\\", "/").rpartition("/")[0]
-    return {p.replace("\\", "/").rpartition("/")[2] for p in sources if p.replace("\\", "/").rpartition("/")[0] == folder}
+    return {
+        p.replace("\\", "/").rpartition("/")[2] for p in sources if p.replace("\\", "/").rpartition("/")[0] == folder
+    }
 
 
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
@@ -236,11 +254,20 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
         siblings = tuple(f"{c.device}={c.name}@{c.path}" for c in others)
         out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
         for member in _accessors(sources.get(cuda.path, b""), cuda.name):
-            accessors.setdefault(member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own")
+            accessors.setdefault(
+                member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own"
+            )
     for path, (folder, folders) in folder_families(sources).items():
         module = folder.endswith(".py")
-        shown = ", ".join(f"`{o}/`" if not module or o + ".py" not in _names_in(sources, folder) else f"`{o}.py`" for o in folders)
-        whose = {"nvidia": "NVIDIA's", "amd": "AMD's (ROCm, on torch's `cuda` device)", "rocm": "ROCm's (on torch's `cuda` device)", "hip": "ROCm's (on torch's `cuda` device)"}.get(folder.rstrip("/").rpartition("/")[2].removesuffix(".py").lower(), "CUDA's")
+        shown = ", ".join(
+            f"`{o}/`" if not module or o + ".py" not in _names_in(sources, folder) else f"`{o}.py`" for o in folders
+        )
+        whose = {
+            "nvidia": "NVIDIA's",
+            "amd": "AMD's (ROCm, on torch's `cuda` device)",
+            "rocm": "ROCm's (on torch's `cuda` device)",
+            "hip": "ROCm's (on torch's `cuda` device)",
+        }.get(folder.rstrip("/").rpartition("/")[2].removesuffix(".py").lower(), "CUDA's")
         if module:
             why = f"`{folder}` is {whose} module of a per-device family of modules (beside {shown})"
         else:
@@ -309,8 +336,14 @@ def _closed_switch(stmt: ast.stmt) -> str | None:
     node: ast.stmt | None = stmt
     while isinstance(node, ast.If):
         test = node.test
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and isinstance(test.left, ast.Name)
-                and isinstance(test.comparators[0], ast.Constant) and isinstance(test.comparators[0].value, str)):
+        if not (
+            isinstance(test, ast.Compare)
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.left, ast.Name)
+            and isinstance(test.comparators[0], ast.Constant)
+            and isinstance(test.comparators[0].value, str)
+        ):
             return None
         names.add(test.left.id)
         values.add(test.comparators[0].value)
@@ -336,4 +369,8 @@ def part(source: bytes) -> bytes:
         lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))
     if not _HINT.search(source):
         return lines
-    return b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None) + b"\1" + lines
+    return (
+        b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None)
+        + b"\1"
+        + lines
+    )

@@ -22,8 +22,31 @@ from porter.analysis.program import IndexView, Scope, call_argument, dotted
 DEVICE_TYPE, CUDA_LITERAL, NOT_DEVICE = "device-type", "cuda-literal", "not-device"
 # torch's device types (c10/core/DeviceType.h), and the targets' own
 TORCH_DEVICE_TYPES = frozenset(
-    {"cpu", "cuda", "mkldnn", "opengl", "opencl", "ideep", "hip", "fpga", "maia", "xla", "vulkan", "metal",
-     "xpu", "mps", "meta", "hpu", "ve", "lazy", "ipu", "mtia", "privateuseone", "neuron", "tpu"}
+    {
+        "cpu",
+        "cuda",
+        "mkldnn",
+        "opengl",
+        "opencl",
+        "ideep",
+        "hip",
+        "fpga",
+        "maia",
+        "xla",
+        "vulkan",
+        "metal",
+        "xpu",
+        "mps",
+        "meta",
+        "hpu",
+        "ve",
+        "lazy",
+        "ipu",
+        "mtia",
+        "privateuseone",
+        "neuron",
+        "tpu",
+    }
 )
 
 # the device types out-of-tree backends register through PrivateUse1 (Ascend's torch_npu,
@@ -178,7 +201,15 @@ class DeviceTypes:
             args = [call_argument(c, i - skip, name) if 0 <= skip <= i else None for c, _, skip in calls]
             if not calls:
                 return None
-            return _via(_join([self.kind(a, caller, depth + 1) if a is not None else None for a, (_, caller, _) in zip(args, calls)]), here)
+            return _via(
+                _join(
+                    [
+                        self.kind(a, caller, depth + 1) if a is not None else None
+                        for a, (_, caller, _) in zip(args, calls)
+                    ]
+                ),
+                here,
+            )
         module = scope.module.scopes[""]
         if scope.qual and name in module.assigns:
             return self.kind(ast.Name(id=name, ctx=ast.Load()), module, depth + 1)
@@ -213,7 +244,11 @@ class DeviceTypes:
             kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
             line = (f"`{_short(call)}`, {where.module.path}:{call.lineno}",)
             choices = kws.get("choices")
-            values = {e.value for e in choices.elts if isinstance(e, ast.Constant)} if isinstance(choices, (ast.List, ast.Tuple, ast.Set)) else set()
+            values = (
+                {e.value for e in choices.elts if isinstance(e, ast.Constant)}
+                if isinstance(choices, (ast.List, ast.Tuple, ast.Set))
+                else set()
+            )
             if not PLATFORMS.isdisjoint(values):
                 parts.append((NOT_DEVICE, (*line, "(a GPU platform's choices, not devices)")))
             elif isinstance(choices, (ast.List, ast.Tuple, ast.Set)):

@@ -59,7 +59,9 @@ def _string_names(tree: ast.AST) -> dict[str, str]:
     seen: dict[str, set[str | None]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
-            value = node.value.value if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) else None
+            value = (
+                node.value.value if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str) else None
+            )
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     seen.setdefault(t.id, set()).add(value)
@@ -111,7 +113,11 @@ def built_extensions(path: str, source: bytes) -> dict[str, str]:
         cu = [s for s in sources if s.endswith(CUDA_SUFFIXES)]
         where = f"{path}:{node.lineno}"
         if func in cuda_names:
-            shown = f" from {', '.join(cu[:3])}{' ...' if len(cu) > 3 else ''}" if cu else (" (its sources are computed; the file names .cu files)" if sources_mention_cu else "")
+            shown = (
+                f" from {', '.join(cu[:3])}{' ...' if len(cu) > 3 else ''}"
+                if cu
+                else (" (its sources are computed; the file names .cu files)" if sources_mention_cu else "")
+            )
             how = "`CUDAExtension`" if func == "CUDAExtension" else f"`{func}` (bound to `CUDAExtension`)"
             out.setdefault(names[0], f"a CUDA extension built by {how} in {where}{shown}")
         elif func == "CppExtension" and cu:

@@ -30,7 +30,18 @@ import re
 from collections.abc import Callable, Iterator
 
 from porter.analysis.device_types import DEVICE_TYPE, DeviceTypes
-from porter.analysis.program import CPU, DEVICE, FUSED_FALSE, FUSED_KEEP, FUSED_SITE, IndexView, ModuleInfo, Scope, call_argument, dotted
+from porter.analysis.program import (
+    CPU,
+    DEVICE,
+    FUSED_FALSE,
+    FUSED_KEEP,
+    FUSED_SITE,
+    IndexView,
+    ModuleInfo,
+    Scope,
+    call_argument,
+    dotted,
+)
 
 
 __all__ = ["FUSED_FALSE", "FUSED_KEEP", "FUSED_SITE", "FusedFlags", "fused_key"]
@@ -57,7 +68,11 @@ def _is_false(node: ast.expr) -> bool:
 
 
 def _cuda_string(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:"))
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and (node.value == "cuda" or node.value.startswith("cuda:"))
+    )
 
 
 def _compared_device(node: ast.expr) -> ast.expr | None:
@@ -138,19 +153,31 @@ class FusedFlags:
             elif isinstance(node, ast.IfExp) and _gated(node):
                 text = ast.unparse(node)
                 self._add(scope, FUSED_SITE, fused_key("gate", text), ())
-                self._trace(node.test, scope, "gate", (f"`{_short(text)}`, {scope.module.path}:{node.lineno}",), 0, whole=node)
+                self._trace(
+                    node.test, scope, "gate", (f"`{_short(text)}`, {scope.module.path}:{node.lineno}",), 0, whole=node
+                )
 
     def _site(self, flag: ast.expr, scope: Scope, where: str, line: int) -> None:
         self._add(scope, FUSED_SITE, fused_key(where, ast.unparse(flag)), ())
         self._trace(flag, scope, where, (f"`fused={_short(ast.unparse(flag))}`, {scope.module.path}:{line}",), 0)
 
-    def _cut(self, expr: ast.expr, scope: Scope, where: str, chain: tuple[str, ...], whole: ast.expr | None = None) -> None:
+    def _cut(
+        self, expr: ast.expr, scope: Scope, where: str, chain: tuple[str, ...], whole: ast.expr | None = None
+    ) -> None:
         text = ast.unparse(whole if whole is not None else expr)
         self._add(scope, FUSED_FALSE, fused_key(where, text), chain)
 
     # -- the walk back ---------------------------------------------------------------------
 
-    def _trace(self, expr: ast.expr, scope: Scope, where: str, chain: tuple[str, ...], depth: int, whole: ast.expr | None = None) -> None:
+    def _trace(
+        self,
+        expr: ast.expr,
+        scope: Scope,
+        where: str,
+        chain: tuple[str, ...],
+        depth: int,
+        whole: ast.expr | None = None,
+    ) -> None:
         """`expr` (at `where` in `scope`) is used only as the flag: follow it or cut it."""
         key = (scope.module.path, scope.qual, f"{where} {ast.unparse(expr)}")
         if key in self._seen:
@@ -172,7 +199,12 @@ class FusedFlags:
         if isinstance(expr, ast.Name) and name is not None and self.flag_only(name, scope, depth):
             if self._follow_name(name, scope, (*chain, *step), depth):
                 return
-        elif name is not None and name.startswith("self.") and name.count(".") == 1 and self._attribute_only(name[5:], scope, depth):
+        elif (
+            name is not None
+            and name.startswith("self.")
+            and name.count(".") == 1
+            and self._attribute_only(name[5:], scope, depth)
+        ):
             if self._follow_attribute(name[5:], scope, (*chain, *step), depth):
                 return
         elif isinstance(expr, ast.Call) and self._follow_call(expr, scope, (*chain, *step), depth):
@@ -286,7 +318,12 @@ class FusedFlags:
         if isinstance(target, ast.Name):
             return self.flag_only(target.id, scope, depth + 1)
         name = dotted(target)
-        return name is not None and name.startswith("self.") and name.count(".") == 1 and self._attribute_only(name[5:], scope, depth + 1)
+        return (
+            name is not None
+            and name.startswith("self.")
+            and name.count(".") == 1
+            and self._attribute_only(name[5:], scope, depth + 1)
+        )
 
     def _attribute_only(self, attr: str, scope: Scope, depth: int) -> bool:
         if scope.cls is None:
@@ -321,7 +358,11 @@ class FusedFlags:
             call = next((c for c in ast.walk(scope.node) if isinstance(c, ast.Call) and parent in c.keywords), None)
             if call is None:
                 return False
-            if parent.arg == "fused" and _OPTIMIZER.search(dotted(call.func) or "") and self._callee(call, scope) is None:
+            if (
+                parent.arg == "fused"
+                and _OPTIMIZER.search(dotted(call.func) or "")
+                and self._callee(call, scope) is None
+            ):
                 return True
             return self._handed_on(call, parent.arg, None, scope, depth)
         if not isinstance(parent, ast.Call) or use not in parent.args:
@@ -368,7 +409,9 @@ class FusedFlags:
         if not keywords or None in keywords or attr.startswith("__"):
             return None
         found = [
-            s for mod in self.index.mentioning(attr) for s in mod.scopes.values()
+            s
+            for mod in self.index.mentioning(attr)
+            for s in mod.scopes.values()
             if s.cls is not None and s.qual == f"{s.cls}.{attr}"
         ]
         if len(found) != 1 or not set(keywords) <= set(found[0].params[1:]):

@@ -52,10 +52,11 @@ from porter.analysis.program import (
 )
 
 
-
 # a file is read into the index only if it may hold a device value or a call carrying one (or
 # a fused-optimizer flag: `fused`, and `optim` for the calls that hand one on, once ported)
-_FLOW_TOKENS = re.compile(rb"\.to\(|device|cuda|fused|optim|rank|gpu|map_location|\.spawn\(|parameters\(\)|\.weight = self\.")
+_FLOW_TOKENS = re.compile(
+    rb"\.to\(|device|cuda|fused|optim|rank|gpu|map_location|\.spawn\(|parameters\(\)|\.weight = self\."
+)
 RANK_NAMES = frozenset(
     {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
 )
@@ -74,7 +75,9 @@ _CONFIG_OWNER = re.compile(
     r"(?:^|\.)(?:cfg|config|conf|configs|args|opt|opts|options|hparams|hp|params|settings|flags|training_args)$", re.I
 )
 # calls that keep the Parameter objects they are handed (optimizers, EMA / SWA averages)
-_KEEPS_PARAMETERS = re.compile(r"optim|adam|sgd|lamb|lion|sophia|shampoo|adafactor|rmsprop|adagrad|lbfgs|ema|averaged|swa", re.I)
+_KEEPS_PARAMETERS = re.compile(
+    r"optim|adam|sgd|lamb|lion|sophia|shampoo|adafactor|rmsprop|adagrad|lbfgs|ema|averaged|swa", re.I
+)
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 # a loop over a module's parameters (`for name, p in model.named_parameters():`): where a
 # project may set attributes on Parameter objects (mup's `p.infshape = ...`)
@@ -82,8 +85,21 @@ _PARAMETER_LOOP = re.compile(rb"for\s[^\n]*\sin\s[^\n]*parameters\(")
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
 # methods only a Module has: a holder calling one is a module
 _MODULE_METHODS = frozenset(
-    {"train", "eval", "modules", "named_modules", "parameters", "named_parameters", "children", "named_children",
-     "state_dict", "load_state_dict", "register_forward_hook", "register_forward_pre_hook", "register_buffer"}
+    {
+        "train",
+        "eval",
+        "modules",
+        "named_modules",
+        "parameters",
+        "named_parameters",
+        "children",
+        "named_children",
+        "state_dict",
+        "load_state_dict",
+        "register_forward_hook",
+        "register_forward_pre_hook",
+        "register_buffer",
+    }
 )
 
 
@@ -233,7 +249,12 @@ class _Collector(ast.NodeVisitor):
                         for t in sub.targets
                     )
                 else:
-                    own = isinstance(sub, ast.Call) and dotted(sub.func) == "setattr" and bool(sub.args) and dotted(sub.args[0]) == target.id
+                    own = (
+                        isinstance(sub, ast.Call)
+                        and dotted(sub.func) == "setattr"
+                        and bool(sub.args)
+                        and dotted(sub.args[0]) == target.id
+                    )
                 if own and isinstance(sub, (ast.Assign, ast.Call)):
                     self.info.param_attributes.append(f"`{short_source(sub)}`, {self.info.path}:{sub.lineno}")
 
@@ -287,7 +308,9 @@ class ProjectIndex:
         self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         self._memo: dict[tuple[str, ...], Value | None] = {}
-        self._origins: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] = {}  # path -> ORIGIN facts
+        self._origins: dict[
+            str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]
+        ] = {}  # path -> ORIGIN facts
         self._device_only: dict[tuple[str, str, str], bool] = {}
         self._param_attributes: tuple[str, ...] | None = None
         self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
@@ -438,7 +461,9 @@ class ProjectIndex:
                         found.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
         return found
 
-    def _relayed_spawns(self, call: ast.Call, scope: Scope, target: tuple[Scope, int]) -> Iterator[tuple[Scope, ast.Call]]:
+    def _relayed_spawns(
+        self, call: ast.Call, scope: Scope, target: tuple[Scope, int]
+    ) -> Iterator[tuple[Scope, ast.Call]]:
         """`run_demo(fn, 2)` where `def run_demo(demo_fn, n): mp.spawn(demo_fn, ...)`."""
         g, skip = target
         for j, arg in enumerate(call.args):
@@ -532,7 +557,10 @@ class ProjectIndex:
         if last == "current_device" and "." in name and not name.startswith("torch."):
             # `current_platform.current_device()`: the project's device object answers with an
             # index of its own device (vLLM's platforms), which is no CUDA device on the target
-            return Value(UNKNOWN, (f"`{short_source(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",))
+            return Value(
+                UNKNOWN,
+                (f"`{short_source(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",),
+            )
         if name in ("int", "range", "len") or last.endswith(_INT_CALL_SUFFIXES):
             return Value(INDEX, (f"`{short_source(call)}`, {where}",))
         if last == "device" or name in ("str", "float", "bool"):
@@ -599,7 +627,9 @@ class ProjectIndex:
                 return self.name_value(imported[1], other.scopes[""], depth + 1)
         return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
 
-    def _port_at_origin(self, name: str, scope: Scope, assigned: list[ast.expr | str], parts: list[Value]) -> Value | None:
+    def _port_at_origin(
+        self, name: str, scope: Scope, assigned: list[ast.expr | str], parts: list[Value]
+    ) -> Value | None:
         """`device = local_rank` on one path, `device = "cpu"` on the other: when the function
         uses `device` only as a device (directly or through the parameters it hands it to),
         the integer assignments are ported where they are made (the target device) and the
@@ -625,7 +655,9 @@ class ProjectIndex:
         if key in self._device_only:
             return self._device_only[key]
         self._device_only[key] = False  # a cycle proves nothing
-        ok = depth <= _MAX_DEPTH and all(self._device_use(use, parent, scope, depth) for use, parent in _reads(scope.node, name))
+        ok = depth <= _MAX_DEPTH and all(
+            self._device_use(use, parent, scope, depth) for use, parent in _reads(scope.node, name)
+        )
         self._device_only[key] = ok
         return ok
 
@@ -633,9 +665,7 @@ class ProjectIndex:
         if isinstance(parent, ast.FormattedValue):
             return True
         if isinstance(parent, (ast.List, ast.Tuple)):  # `device_ids=[x]`
-            return any(
-                kw.arg == "device_ids" and kw.value is parent for call in scope.calls for kw in call.keywords
-            )
+            return any(kw.arg == "device_ids" and kw.value is parent for call in scope.calls for kw in call.keywords)
         if isinstance(parent, ast.keyword):
             if parent.arg in ("device", "map_location", "output_device"):
                 return True
@@ -668,7 +698,12 @@ class ProjectIndex:
         for call, caller, skip in calls:
             if skip == -1:  # mp.spawn(fn, args=(...)): the process index, then args
                 if i == 0:
-                    parts.append(Value(INDEX, (f"`{short_source(call)}` passes the process index, {caller.module.path}:{call.lineno}",)))
+                    parts.append(
+                        Value(
+                            INDEX,
+                            (f"`{short_source(call)}` passes the process index, {caller.module.path}:{call.lineno}",),
+                        )
+                    )
                     continue
                 arg = _spawn_arg(call, i - 1)
             else:
@@ -689,7 +724,9 @@ class ProjectIndex:
             if default is not None and not calls:
                 v = self.value(default, fn, depth + 1)
                 return v.via(f"default of `{name}`") if v is not None else None
-            return Value(UNKNOWN, (f"parameter `{name}` of `{fn.qual}` (no caller in the project passes it), {fn.module.path}",))
+            return Value(
+                UNKNOWN, (f"parameter `{name}` of `{fn.qual}` (no caller in the project passes it), {fn.module.path}",)
+            )
         return join(parts, f"parameter `{name}` of `{fn.qual}`")
 
     def _attribute(self, scope: Scope, attr: str, depth: int) -> Value | None:
@@ -817,7 +854,9 @@ class ProjectIndex:
             return True
         receiver = dotted(call.func.value)  # type: ignore[attr-defined]
         return any(
-            isinstance(c.func, ast.Attribute) and c.func.attr in _MODULE_METHODS and dotted(c.func.value) in (holder, receiver)
+            isinstance(c.func, ast.Attribute)
+            and c.func.attr in _MODULE_METHODS
+            and dotted(c.func.value) in (holder, receiver)
             for c in scope.calls
         )
 
@@ -830,7 +869,6 @@ class ProjectIndex:
         """The cuts of fused-optimizer flags that lie in `path` (porter.analysis.fused_flags;
         the whole project's flags are followed once, on the first question)."""
         if self._fused is None:
-
             try:
                 self._fused = fused_flags.FusedFlags(self).run(self._sources)
             except RecursionError:
@@ -844,7 +882,6 @@ class ProjectIndex:
         if source is None or _COMPARED.search(source) is None:
             return ()
         if self._device_types is None:
-
             self._device_types = device_types.DeviceTypes(self)
         try:
             return self._device_types.facts(path)
@@ -868,7 +905,9 @@ class ProjectIndex:
 
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
-        fused = (*self.fused_flags(path), *self.compared(path), *self._is_cuda_facts(path)) if path in self._sources else ()
+        fused = (
+            (*self.fused_flags(path), *self.compared(path), *self._is_cuda_facts(path)) if path in self._sources else ()
+        )
         source = self._sources.get(path)
         if source is None or _SITES.search(source) is None:
             return tuple(sorted(fused))  # no device site and no move: nothing else to answer
@@ -892,10 +931,21 @@ class ProjectIndex:
                     continue
                 out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
         for scope in info.scopes.values():  # names assigned an integer on one path, "cpu" on another
-            handed = {a.id for call in scope.calls for a in (*call.args, *(k.value for k in call.keywords)) if isinstance(a, ast.Name)}
+            handed = {
+                a.id
+                for call in scope.calls
+                for a in (*call.args, *(k.value for k in call.keywords))
+                if isinstance(a, ast.Name)
+            }
             for name, values in scope.assigns.items():
-                if scope.qual and len(values) > 1 and name in handed and (
-                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+                if (
+                    scope.qual
+                    and len(values) > 1
+                    and name in handed
+                    and (
+                        _DEVICE_WORDS.search(name)
+                        or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+                    )
                 ):
                     self.name_value(name, scope)
         out.update(self._origins.get(info.path, {}))
@@ -910,9 +960,7 @@ class ProjectIndex:
                 out[(scope.qual, key)] = (scope.qual, key, ATTRIBUTES, self.parameter_attributes()[:3])
             ties = self.ties_for(*found) if found is not None else []
             statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
-            if not statements or all(
-                any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements
-            ):
+            if not statements or all(any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements):
                 continue  # no ties, or re-tied right there already
             assert found is not None  # the ties came from its class
             key = move_key(holder)
@@ -963,5 +1011,3 @@ def _reads(node: ast.AST, name: str) -> Iterator[tuple[ast.Name, ast.AST]]:
         for child in ast.iter_child_nodes(parent):
             if isinstance(child, ast.Name) and child.id == name and isinstance(child.ctx, ast.Load):
                 yield child, parent
-
-

@@ -96,7 +96,4 @@ def positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tup
         line = bisect_right(line_starts, offset)
         return Position(line, offset - line_starts[line - 1])
 
-    return {
-        key: (to_position(offsets[start]), to_position(offsets[end]))
-        for key, (start, end) in state.marks.items()
-    }
+    return {key: (to_position(offsets[start]), to_position(offsets[end])) for key, (start, end) in state.marks.items()}

@@ -93,7 +93,11 @@ def admitting_rules(source: bytes, settings: Settings) -> list[str]:
     requires = _requires()
     out = []
     for rule in all_rules().values():
-        if not rule.tokens or not reads(rule, PYTHON) or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select):
+        if (
+            not rule.tokens
+            or not reads(rule, PYTHON)
+            or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
+        ):
             continue
         req = requires.get(rule.code, ())
         if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):

@@ -28,7 +28,9 @@ OWN_IS_CUDA = "own-is-cuda"
 # a class's own `is_cuda` (a property or method over its own device field, or an attribute it
 # assigns, `self.is_cuda = ...`): not a tensor's
 DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
-ACTIONABLE = frozenset({INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP})  # facts that make a file worth parsing
+ACTIONABLE = frozenset(
+    {INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP}
+)  # facts that make a file worth parsing
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,14 @@ def join(values: list[Value], step: str) -> Value:
 
 def _describe(v: Value) -> str:
     origin = v.chain[-1] if v.chain else ""
-    return {INDEX: "an integer", MAYBE: "an integer on some paths", DEVICE: "a device", CPU: "the CPU", CONFIG: "a configured device", OTHER: "a non-device value"}.get(v.kind, "an unknown value") + (
-        f" ({origin})" if origin else ""
-    )
+    return {
+        INDEX: "an integer",
+        MAYBE: "an integer on some paths",
+        DEVICE: "a device",
+        CPU: "the CPU",
+        CONFIG: "a configured device",
+        OTHER: "a non-device value",
+    }.get(v.kind, "an unknown value") + (f" ({origin})" if origin else "")
 
 
 def dotted(node: ast.AST) -> str | None:
@@ -151,7 +158,7 @@ def stale_key(receiver: str) -> str:
 
 
 def chain_text(name: str, chain: tuple[str, ...]) -> str:
-    """"`gpu_id` ← `Trainer(..., gpu_id)` ← ... ← `device = 0`, single_gpu.py:12"."""
+    """ "`gpu_id` ← `Trainer(..., gpu_id)` ← ... ← `device = 0`, single_gpu.py:12"."""
     return " ← ".join((f"`{name}`", *chain))
 
 

@@ -33,7 +33,15 @@ OUT = Path(__file__).resolve().parents[2] / "rules" / "api"
 TORCH_COMPLETE = ["torch.accelerator"]
 # names porter emits from torch itself, with their signatures
 TORCH_SIGNATURES = {
-    "torch": ["autocast", "compile", "manual_seed", "seed", "initial_seed", "set_float32_matmul_precision", "OutOfMemoryError"],
+    "torch": [
+        "autocast",
+        "compile",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "set_float32_matmul_precision",
+        "OutOfMemoryError",
+    ],
     "torch.profiler": ["record_function"],
     "torch.distributed": ["init_process_group"],
     "torch.nn.functional": ["scaled_dot_product_attention"],
@@ -129,7 +137,12 @@ def build_torch() -> dict:
     for name, wanted in TORCH_SIGNATURES.items():
         modules[name] = _module_entry(importlib.import_module(name), False, wanted)
     return {
-        "source": {"package": "torch", "version": torch.__version__, "how": "imported; inspect.signature", "generated": _today()},
+        "source": {
+            "package": "torch",
+            "version": torch.__version__,
+            "how": "imported; inspect.signature",
+            "generated": _today(),
+        },
         "modules": modules,
         "compile_backends": sorted(torch._dynamo.list_backends(exclude_tags=())),
         "dist_backends": sorted(torch.distributed.Backend.backend_list),
@@ -385,7 +398,10 @@ def build_torch_wheel(wheel: Path) -> dict:
                 for alias in node.names:
                     if alias.name in subdefs:
                         defined.setdefault(alias.asname or alias.name, subdefs[alias.name])
-    members = {n: defined.get(n, {"kind": "attribute", "note": "not defined in Python (a C binding or an alias)"}) for n in names}
+    members = {
+        n: defined.get(n, {"kind": "attribute", "note": "not defined in Python (a C binding or an alias)"})
+        for n in names
+    }
     modules: dict[str, dict] = {"torch.accelerator": {"complete": True, "members": members}}
     for module, wanted in TORCH_SIGNATURES.items():
         found: dict[str, dict] = {}
@@ -394,7 +410,12 @@ def build_torch_wheel(wheel: Path) -> dict:
             if t is not None:
                 for n, entry in _defs(t).items():
                     found.setdefault(n, entry)
-        modules[module] = {"complete": False, "members": {n: found.get(n, {"kind": "attribute", "note": "not found in the Python source"}) for n in wanted}}
+        modules[module] = {
+            "complete": False,
+            "members": {
+                n: found.get(n, {"kind": "attribute", "note": "not found in the Python source"}) for n in wanted
+            },
+        }
     compile_backends: set[str] = set()
     registers = {"register_backend", "register_debug_backend", "register_experimental_backend"}
     for name in sorted(files):
@@ -404,9 +425,13 @@ def build_torch_wheel(wheel: Path) -> dict:
                     for deco in seen_node.decorator_list:
                         target = deco.func if isinstance(deco, ast.Call) else deco
                         if getattr(target, "id", getattr(target, "attr", None)) in registers and not (
-                                isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))):
+                            isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))
+                        ):
                             compile_backends.add(seen_node.name)  # `@register_backend`: the function's name
-                elif isinstance(seen_node, ast.Call) and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in registers:
+                elif (
+                    isinstance(seen_node, ast.Call)
+                    and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in registers
+                ):
                     named = [k.value for k in seen_node.keywords if k.arg == "name"] or seen_node.args[:1]
                     if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
                         compile_backends.add(named[0].value)
@@ -415,12 +440,23 @@ def build_torch_wheel(wheel: Path) -> dict:
     for cls in ast.walk(c10d) if c10d is not None else ():
         if isinstance(cls, ast.ClassDef) and cls.name == "Backend":
             for item in cls.body:
-                if (isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name)
-                        and item.targets[0].id.isupper() and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str)):
+                if (
+                    isinstance(item, ast.Assign)
+                    and len(item.targets) == 1
+                    and isinstance(item.targets[0], ast.Name)
+                    and item.targets[0].id.isupper()
+                    and isinstance(item.value, ast.Constant)
+                    and isinstance(item.value.value, str)
+                ):
                     dist_backends.add(item.value.value)
     return {
-        "source": {"package": "torch", "version": version, "wheel": wheel.name,
-                   "how": "read with ast from the wheel's Python source (.py and .pyi); not imported", "generated": _today()},
+        "source": {
+            "package": "torch",
+            "version": version,
+            "wheel": wheel.name,
+            "how": "read with ast from the wheel's Python source (.py and .pyi); not imported",
+            "generated": _today(),
+        },
         "modules": modules,
         "compile_backends": sorted(compile_backends),
         "dist_backends": sorted(dist_backends),
@@ -437,7 +473,9 @@ def write(name: str, data: dict) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["torch", "torch-wheel", "xla", "tpu", "neuron", "hf"])
-    parser.add_argument("--wheel", type=Path, help="torch-wheel: a torch wheel of any platform (its Python source is read)")
+    parser.add_argument(
+        "--wheel", type=Path, help="torch-wheel: a torch wheel of any platform (its Python source is read)"
+    )
     parser.add_argument("--source", type=Path, help="neuron: a checkout of TorchNeuron's source")
     parser.add_argument("--origin", default="", help="neuron: where the source came from (repo@commit, date)")
     args = parser.parse_args(argv)

@@ -42,17 +42,62 @@ OUT = Path(__file__).resolve().parents[2] / "rules" / "cuda_only" / "packages.js
 # (requirement, file on the index, sha256[, the modules it installs where its top_level.txt
 # names build helpers too]): pinned, so a regeneration reads the same bytes
 PINNED = (
-    ("triton==3.9.0", "triton-3.9.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "1622118a038b0c6e16fa4a0305da62c8b3c15904ee1cc4d4e65846a25969e41e"),
-    ("cupy-cuda12x==14.2.0", "cupy_cuda12x-14.2.0-cp311-cp311-manylinux2014_x86_64.whl", "5fe2366cc5c61a7ee4a527ce1e8951cb89092d0fb0b5830623cf114d1942c585"),
-    ("bitsandbytes==0.50.2", "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl", "55348a9a4a21bfd99cf8c7b32fe67b4030ae5c2a05738e03c1747f65fa6ec283"),
-    ("transformer_engine_cu12==2.20.2", "transformer_engine_cu12-2.20.2-py3-none-manylinux_2_28_x86_64.whl", "7e745539686166790cb9fe2133e7c187edf6fe8627c7f7d46597888299c3f4cf"),
-    ("xformers==0.0.35", "xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl", "ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c"),
-    ("nvidia-ml-py==13.615.71", "nvidia_ml_py-13.615.71-py3-none-any.whl", "959bf4adf6fe1308e4bd739e722236b0d1ec8392e2cefad33ff70c311380b9b6"),
-    ("kvikio-cu12==26.10.0", "kvikio_cu12-26.10.0-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl", "caec409ffff80061ed9a2bd8b27cc4d206d54587ea8ff7ea20888f7999b11f4a"),
-    ("flashinfer-python==0.7.4", "flashinfer_python-0.7.4-py3-none-any.whl", "a051a62e09a2738e8b0de47a1944fd2f0f3eff01b728b662141ea660cb09dd32", ("flashinfer",)),
-    ("liger_kernel==0.8.5", "liger_kernel-0.8.5-py3-none-any.whl", "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9"),
-    ("fla-core==0.6.0", "fla_core-0.6.0-py3-none-any.whl", "b0708b70e0b119cd58a0a5146ea56cb175cef6ed969d8ac60267e3e077ce3ebd"),
-    ("helion==1.5.1", "helion-1.5.1-py3-none-any.whl", "d0ee963f7ebf81a6698c4a7a6b6f7f5c2eb20922f8bafd535c0cded0260cab87"),
+    (
+        "triton==3.9.0",
+        "triton-3.9.0-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "1622118a038b0c6e16fa4a0305da62c8b3c15904ee1cc4d4e65846a25969e41e",
+    ),
+    (
+        "cupy-cuda12x==14.2.0",
+        "cupy_cuda12x-14.2.0-cp311-cp311-manylinux2014_x86_64.whl",
+        "5fe2366cc5c61a7ee4a527ce1e8951cb89092d0fb0b5830623cf114d1942c585",
+    ),
+    (
+        "bitsandbytes==0.50.2",
+        "bitsandbytes-0.50.2-py3-none-manylinux_2_24_x86_64.whl",
+        "55348a9a4a21bfd99cf8c7b32fe67b4030ae5c2a05738e03c1747f65fa6ec283",
+    ),
+    (
+        "transformer_engine_cu12==2.20.2",
+        "transformer_engine_cu12-2.20.2-py3-none-manylinux_2_28_x86_64.whl",
+        "7e745539686166790cb9fe2133e7c187edf6fe8627c7f7d46597888299c3f4cf",
+    ),
+    (
+        "xformers==0.0.35",
+        "xformers-0.0.35-py39-none-manylinux_2_28_x86_64.whl",
+        "ccc73c7db9890224ab05f5fb60e2034f9e6c8672a10be0cf00e95cbbae3eda7c",
+    ),
+    (
+        "nvidia-ml-py==13.615.71",
+        "nvidia_ml_py-13.615.71-py3-none-any.whl",
+        "959bf4adf6fe1308e4bd739e722236b0d1ec8392e2cefad33ff70c311380b9b6",
+    ),
+    (
+        "kvikio-cu12==26.10.0",
+        "kvikio_cu12-26.10.0-cp311-abi3-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        "caec409ffff80061ed9a2bd8b27cc4d206d54587ea8ff7ea20888f7999b11f4a",
+    ),
+    (
+        "flashinfer-python==0.7.4",
+        "flashinfer_python-0.7.4-py3-none-any.whl",
+        "a051a62e09a2738e8b0de47a1944fd2f0f3eff01b728b662141ea660cb09dd32",
+        ("flashinfer",),
+    ),
+    (
+        "liger_kernel==0.8.5",
+        "liger_kernel-0.8.5-py3-none-any.whl",
+        "60789cd576af073ab9b192b570d2597fd0cdad489cd62fb44fb16256d43754c9",
+    ),
+    (
+        "fla-core==0.6.0",
+        "fla_core-0.6.0-py3-none-any.whl",
+        "b0708b70e0b119cd58a0a5146ea56cb175cef6ed969d8ac60267e3e077ce3ebd",
+    ),
+    (
+        "helion==1.5.1",
+        "helion-1.5.1-py3-none-any.whl",
+        "d0ee963f7ebf81a6698c4a7a6b6f7f5c2eb20922f8bafd535c0cded0260cab87",
+    ),
 )
 
 # (requirement, the modules it installs): read from the index's metadata alone (`pip install
@@ -73,7 +118,9 @@ CUDA_LIBRARY = re.compile(
 # a Python string naming an NVIDIA library the package loads itself
 LOADED = re.compile(r"""["'](lib(?:nvidia-ml|cuda|cudart|cufile|nvToolsExt)\.so(?:\.\d+)*)["']""")
 # a distribution that is CUDA itself (NVIDIA's wheels, CUDA builds) or a CUDA-only compiler
-CUDA_DISTRIBUTION = re.compile(r"^(?:nvidia-.+|cuda-python|cuda-bindings|cuda-core|cuda-tile|.+[-_]cu1\d|triton|triton-ascend)$", re.I)
+CUDA_DISTRIBUTION = re.compile(
+    r"^(?:nvidia-.+|cuda-python|cuda-bindings|cuda-core|cuda-tile|.+[-_]cu1\d|triton|triton-ascend)$", re.I
+)
 # Python that imports Triton: a Triton-based library (Triton runs on NVIDIA and AMD GPUs)
 IMPORTS_TRITON = re.compile(r"^\s*(?:import triton\b|from triton\b)", re.M)
 # Python that imports a target's package: such a package has a path there
@@ -103,8 +150,23 @@ def download(requirement: str, file: str, sha: str, cache: Path) -> Path:
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:", requirement, "-d", str(cache)],
-            check=True, capture_output=True, text=True, timeout=1800,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--only-binary",
+                ":all:",
+                requirement,
+                "-d",
+                str(cache),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=1800,
         )
     got = _sha256(path)
     if sha and got != sha:
@@ -120,7 +182,13 @@ def _needed(data: bytes) -> list[str]:
 
     try:
         elf = ELFFile(io.BytesIO(data))
-        return [t.needed for s in elf.iter_sections() if isinstance(s, DynamicSection) for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]  # type: ignore[attr-defined, unused-ignore]
+        return [
+            t.needed
+            for s in elf.iter_sections()
+            if isinstance(s, DynamicSection)
+            for t in s.iter_tags()
+            if t.entry.d_tag == "DT_NEEDED"
+        ]  # type: ignore[attr-defined, unused-ignore]
     except ELFError:
         return []
 
@@ -152,9 +220,15 @@ def read_wheel(path: Path) -> dict:
         metadata = whl.read(info).decode("utf-8", "replace")
         top = next((n for n in names if n.endswith(".dist-info/top_level.txt")), None)
         if top is not None:
-            imports = [n for n in whl.read(top).decode().split() if n and not n.startswith("_") and "/" not in n and n != "example"]
+            imports = [
+                n
+                for n in whl.read(top).decode().split()
+                if n and not n.startswith("_") and "/" not in n and n != "example"
+            ]
         else:
-            imports = sorted({n.split("/")[0] for n in names if "/" in n and not n.split("/")[0].endswith((".dist-info", ".data"))})
+            imports = sorted(
+                {n.split("/")[0] for n in names if "/" in n and not n.split("/")[0].endswith((".dist-info", ".data"))}
+            )
         linked: dict[str, list[str]] = {}
         for name in names:
             if re.search(r"\.so(?:\.\d+)*$", name):
@@ -179,7 +253,9 @@ def read_wheel(path: Path) -> dict:
         for lib, where in sorted(loads.items())[:3]:
             evidence.append(f"{where} loads {lib}")
         if triton_files and not any(n.startswith("triton/") for n in names):
-            evidence.append(f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)")
+            evidence.append(
+                f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)"
+            )
         backends = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") > 2})
         if backends:
             evidence.append(f"ships compiler backends for: {', '.join(backends)} (triton/backends/), none for a target")
@@ -187,9 +263,13 @@ def read_wheel(path: Path) -> dict:
     cuda_always = [r for r in always if CUDA_DISTRIBUTION.match(r)]
     if cuda_always:
         evidence.append(f"requires {', '.join(cuda_always)}")
-    builds = {e: rs for e, rs in extras.items() if any(r.lower() == "torch" or r.lower().startswith("torch") for r in rs)}
+    builds = {
+        e: rs for e, rs in extras.items() if any(r.lower() == "torch" or r.lower().startswith("torch") for r in rs)
+    }
     if builds and all(any(CUDA_DISTRIBUTION.match(r) for r in rs) for rs in builds.values()):
-        per = "; ".join(f"[{e}] {', '.join(r for r in rs if CUDA_DISTRIBUTION.match(r))}" for e, rs in sorted(builds.items()))
+        per = "; ".join(
+            f"[{e}] {', '.join(r for r in rs if CUDA_DISTRIBUTION.match(r))}" for e, rs in sorted(builds.items())
+        )
         evidence.append(f"every build it offers requires a Triton or CUDA distribution: {per}")
     message = Parser().parsestr(metadata)
     return {
@@ -198,15 +278,33 @@ def read_wheel(path: Path) -> dict:
         "imports": imports,
         "evidence": evidence,
         # the targets it has a path for: a file imports the target's package
-        "targets": {t: f"{where} imports {next(p for p, n in TARGET_PACKAGES.items() if n == t)}" for t, where in sorted(target_files.items())},
+        "targets": {
+            t: f"{where} imports {next(p for p, n in TARGET_PACKAGES.items() if n == t)}"
+            for t, where in sorted(target_files.items())
+        },
     }
 
 
 def read_metadata(requirement: str, imports: tuple[str, ...]) -> dict:
     """What a distribution requires, from the index's metadata (nothing downloaded but it)."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--no-deps", "--ignore-installed", "--report", "-", requirement],
-        check=True, capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--dry-run",
+            "--no-deps",
+            "--ignore-installed",
+            "--report",
+            "-",
+            requirement,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     item = json.loads(proc.stdout)["install"][0]
     meta = item["metadata"]
@@ -255,7 +353,9 @@ def build(cache: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=None, help="where the wheels are kept (default: $PORTER_BENCH_CACHE/cuda-only)")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="where the wheels are kept (default: $PORTER_BENCH_CACHE/cuda-only)"
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     data = build(args.cache or cache_dir())

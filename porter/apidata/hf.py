@@ -90,7 +90,9 @@ def describe_callable(obj, drop_first: bool = False) -> dict:
     if drop_first or inspect.isclass(obj):
         params = params[1:]
     hints = _resolved_hints(target)
-    fields = {f.name: f for f in dataclasses.fields(obj)} if inspect.isclass(obj) and dataclasses.is_dataclass(obj) else {}
+    fields = (
+        {f.name: f for f in dataclasses.fields(obj)} if inspect.isclass(obj) and dataclasses.is_dataclass(obj) else {}
+    )
     out = []
     for p in params:
         choices = None
@@ -126,7 +128,11 @@ def _record(package: str, callables: dict[str, dict], **extra: Any) -> dict:
 
 
 def _public_subclasses(module, base) -> list[str]:
-    return sorted(n for n in dir(module) if not n.startswith("_") and inspect.isclass(c := getattr(module, n)) and issubclass(c, base))
+    return sorted(
+        n
+        for n in dir(module)
+        if not n.startswith("_") and inspect.isclass(c := getattr(module, n)) and issubclass(c, base)
+    )
 
 
 def build_transformers() -> dict:
@@ -154,7 +160,9 @@ def build_transformers() -> dict:
         except Exception:  # noqa: BLE001 - needs arguments (or its backend) to construct
             pass
         quant[f"transformers.{name}"] = str(_jsonable(method) or "")
-    callables["transformers.PreTrainedModel.from_pretrained"] = describe_callable(transformers.PreTrainedModel.from_pretrained)
+    callables["transformers.PreTrainedModel.from_pretrained"] = describe_callable(
+        transformers.PreTrainedModel.from_pretrained
+    )
     names: set[str] = set()
     for attr in dir(modeling_auto):
         if attr.startswith("MODEL_") and attr.endswith("_MAPPING_NAMES"):
@@ -169,7 +177,9 @@ def build_transformers() -> dict:
             continue
         (sdpa if getattr(cls, "_supports_sdpa", False) else no_sdpa).append(name)
     attn = sorted({"eager", *ALL_ATTENTION_FUNCTIONS.valid_keys()})
-    dtypes = sorted(n for n in dir(__import__("torch")) if isinstance(getattr(__import__("torch"), n), __import__("torch").dtype))
+    dtypes = sorted(
+        n for n in dir(__import__("torch")) if isinstance(getattr(__import__("torch"), n), __import__("torch").dtype)
+    )
     return _record(
         "transformers",
         callables,
@@ -184,7 +194,9 @@ def build_transformers() -> dict:
             "torch_dtype": ["auto", *dtypes],
         },
         # the optimizer a Trainer gets when `optim` is not given (fused AdamW with torch >= 2.8)
-        default_optim=_jsonable(next(f.default for f in dataclasses.fields(transformers.TrainingArguments) if f.name == "optim")),
+        default_optim=_jsonable(
+            next(f.default for f in dataclasses.fields(transformers.TrainingArguments) if f.name == "optim")
+        ),
         model_classes={"sdpa": sdpa, "no_sdpa": no_sdpa},
         quantization_configs=dict(sorted(quant.items())),
     )
@@ -211,7 +223,10 @@ def build_accelerate() -> dict:
 def build_peft() -> dict:
     import peft
 
-    callables = {f"peft.{n}": describe_callable(getattr(peft, n)) for n in ("LoraConfig", "get_peft_model", "prepare_model_for_kbit_training")}
+    callables = {
+        f"peft.{n}": describe_callable(getattr(peft, n))
+        for n in ("LoraConfig", "get_peft_model", "prepare_model_for_kbit_training")
+    }
     return _record("peft", callables)
 
 
@@ -222,7 +237,9 @@ def build_trl() -> dict:
     configs = _public_subclasses(trl, transformers.TrainingArguments)
     callables = {f"trl.{n}": describe_callable(getattr(trl, n)) for n in configs}
     trainers = _public_subclasses(trl, transformers.Trainer)
-    return _record("trl", callables, training_arguments=[f"trl.{n}" for n in configs], trainers=[f"trl.{n}" for n in trainers])
+    return _record(
+        "trl", callables, training_arguments=[f"trl.{n}" for n in configs], trainers=[f"trl.{n}" for n in trainers]
+    )
 
 
 BUILDERS = {"transformers": build_transformers, "accelerate": build_accelerate, "peft": build_peft, "trl": build_trl}

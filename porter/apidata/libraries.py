@@ -36,7 +36,11 @@ class LibraryCallable:
     def signature(self) -> inspect.Signature:
         return inspect.Signature(
             [
-                inspect.Parameter(p["name"], getattr(inspect.Parameter, p["kind"]), default=None if p.get("default") else inspect.Parameter.empty)
+                inspect.Parameter(
+                    p["name"],
+                    getattr(inspect.Parameter, p["kind"]),
+                    default=None if p.get("default") else inspect.Parameter.empty,
+                )
                 for p in self.params
             ]
         )
@@ -86,7 +90,11 @@ class LibraryApi:
         return self.canonical(qualname) in self.training_arguments
 
     def is_trainer(self, qualname: str | None) -> bool:
-        return qualname in self.trainers or (qualname or "").rsplit(".", 1)[-1] in {t.rsplit(".", 1)[-1] for t in self.trainers} and (qualname or "").startswith(("transformers.", "trl."))
+        return (
+            qualname in self.trainers
+            or (qualname or "").rsplit(".", 1)[-1] in {t.rsplit(".", 1)[-1] for t in self.trainers}
+            and (qualname or "").startswith(("transformers.", "trl."))
+        )
 
     def supports_sdpa(self, class_name: str) -> bool | None:
         """True / False for a recorded model class; None for any other (an Auto class: the

@@ -101,7 +101,9 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Pat
     except (OSError, UnicodeDecodeError) as exc:
         raise ScaffoldError(f"{cuda.path}: cannot read CUDA's module ({exc}); nothing written") from None
     except (cst.ParserSyntaxError, RecursionError) as exc:
-        raise ScaffoldError(f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written") from None
+        raise ScaffoldError(
+            f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written"
+        ) from None
     new_class = renamed(cuda.name, target)
     name = out_name(family, target)
     module = module.visit(_Rename(cuda.name, new_class))
@@ -139,7 +141,9 @@ def _without_docstring(text: str) -> str:
         first = module.body[0].body[0]
         if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
             module = module.with_changes(body=module.body[1:])
-    return module.with_changes(header=[h for h in module.header if h.comment is None or not h.comment.value.startswith("#!")]).code
+    return module.with_changes(
+        header=[h for h in module.header if h.comment is None or not h.comment.value.startswith("#!")]
+    ).code
 
 
 __all__ = ["Family", "ScaffoldError", "out_name", "renamed", "replace", "scan", "write_backend"]

@@ -43,7 +43,9 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+    ),
 ) -> None:
     """porter ports CUDA-specific PyTorch code and says plainly what it could not port."""
 

@@ -46,12 +46,17 @@ def backends(
         for f in found:
             own = f.for_target(target)
             # names and paths come from the tree: text, never markup
-            table.add_row(*(Text(cell) for cell in (
-                f.base,
-                f"{f.cuda.name}\n{f.cuda.path}",
-                "\n".join(f"{c.device}: {c.name}" for c in f.others),
-                f"{own.name} ({own.path})" if own else "none",
-            )))
+            table.add_row(
+                *(
+                    Text(cell)
+                    for cell in (
+                        f.base,
+                        f"{f.cuda.name}\n{f.cuda.path}",
+                        "\n".join(f"{c.device}: {c.name}" for c in f.others),
+                        f"{own.name} ({own.path})" if own else "none",
+                    )
+                )
+            )
         console.print(table)
         console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
     if scaffold is not None:
@@ -69,7 +74,10 @@ def backends(
             except OSError as exc:
                 raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
             if made is None:
-                err_console.print(f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten", soft_wrap=True)
+                err_console.print(
+                    f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten",
+                    soft_wrap=True,
+                )
             else:
                 written.append(made)
                 console.print(f"wrote {plain(made)}", soft_wrap=True)

@@ -46,7 +46,9 @@ def check_file_timeout(value: float | None) -> float | None:
     if value is None:
         return None
     if not math.isfinite(value) or not 0 <= value < MAX_FILE_TIMEOUT:
-        raise typer.BadParameter(f"{value!r}: a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:,}", param_hint="'--file-timeout'")
+        raise typer.BadParameter(
+            f"{value!r}: a number of seconds from 0 (no limit) to {MAX_FILE_TIMEOUT:,}", param_hint="'--file-timeout'"
+        )
     return value
 
 
@@ -104,7 +106,10 @@ def note_if_cache_off(no_cache: bool) -> None:
 
     _, problem = user_key()
     if problem is not None:
-        err_console.print(f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)", soft_wrap=True)
+        err_console.print(
+            f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)",
+            soft_wrap=True,
+        )
 
 
 def check_paths(paths: list[Path]) -> None:

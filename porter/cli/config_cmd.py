@@ -15,7 +15,9 @@ from porter.core.textsafe import plain
 
 
 def config(
-    paths: list[Path] = typer.Argument(None, help="The path whose configuration to show (default: the current folder).", show_default=False),
+    paths: list[Path] = typer.Argument(
+        None, help="The path whose configuration to show (default: the current folder).", show_default=False
+    ),
     target: Target = None,
     select: Select = None,
     ignore: Ignore = None,

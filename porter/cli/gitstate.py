@@ -49,12 +49,22 @@ def check_writable(paths: list[Path], *, allow_dirty: bool = False, allow_no_vcs
         marker = _vcs_marker(folder)
         if marker is None:
             if not allow_no_vcs:
-                refused.append(Refusal(given, "not under version control: porter cannot give it back if the port is wrong (pass --allow-no-vcs to write anyway)"))
+                refused.append(
+                    Refusal(
+                        given,
+                        "not under version control: porter cannot give it back if the port is wrong (pass --allow-no-vcs to write anyway)",
+                    )
+                )
             continue
         if allow_dirty:
             continue
         if marker.name in _OTHER_VCS:
-            refused.append(Refusal(given, f"in a {_OTHER_VCS[marker.name]} checkout, whose changes porter cannot check (commit, then pass --allow-dirty)"))
+            refused.append(
+                Refusal(
+                    given,
+                    f"in a {_OTHER_VCS[marker.name]} checkout, whose changes porter cannot check (commit, then pass --allow-dirty)",
+                )
+            )
             continue
         if folder not in tops:
             tops[folder] = _toplevel(folder)
@@ -93,15 +103,22 @@ _NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(args, capture_output=True, timeout=120, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"})
+    return subprocess.run(
+        args,
+        capture_output=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+    )
 
 
 def _filters_off(top: Path) -> list[str]:
     """`-c filter.<driver>.clean=` (and `.process=`) for every filter driver the repository's
     configuration names: git skips a filter whose command is empty. Reading the configuration
     runs nothing."""
-    proc = _run(["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"])
+    proc = _run(
+        ["git", *_NO_PROGRAMS, "-C", str(top), "config", "-z", "--get-regexp", r"^filter\..*\.(clean|process)$"]
+    )
     out: list[str] = []
     for entry in proc.stdout.split(b"\0"):
         key = entry.split(b"\n", 1)[0].decode(errors="surrogateescape")
@@ -126,7 +143,9 @@ def _toplevel(folder: Path) -> Path | str:
     try:
         proc = _git(folder, "rev-parse", "--show-toplevel")
     except FileNotFoundError:
-        return "git is not installed, so porter cannot check for uncommitted changes (pass --allow-dirty to write anyway)"
+        return (
+            "git is not installed, so porter cannot check for uncommitted changes (pass --allow-dirty to write anyway)"
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"git could not be run ({exc}); porter cannot check for uncommitted changes"
     if proc.returncode != 0:

@@ -20,7 +20,14 @@ def targets() -> None:
         table.add_column(col)
     for t in all_targets().values():
         device = t.device_expr or f'"{t.device_type}"'
-        table.add_row(t.name, f"{t.display} ({t.package})", device, t.compile_backend, t.dist_backend, "yes" if t.runtime_installed() else "no")
+        table.add_row(
+            t.name,
+            f"{t.display} ({t.package})",
+            device,
+            t.compile_backend,
+            t.dist_backend,
+            "yes" if t.runtime_installed() else "no",
+        )
     console.print(table)
 
 

@@ -32,7 +32,16 @@ def kernels(
     if scaffold is not None:
         # the skeletons are written for a target: as rewrite and lint, the command line, else
         # `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)
-        eff = effective_config([path], config=None, isolated=False, target=target, select=None, ignore=None, extend_select=None, exclude=None)
+        eff = effective_config(
+            [path],
+            config=None,
+            isolated=False,
+            target=target,
+            select=None,
+            ignore=None,
+            extend_select=None,
+            exclude=None,
+        )
         scaffold_target = check_target(eff.target)
     elif target is not None:
         check_target(target)
@@ -51,9 +60,22 @@ def kernels(
             else:
                 ref = "TODO"
             # names, paths, arguments and reasons come from the tree: text, never markup
-            table.add_row(*(Text(cell) for cell in (k.name, k.kind + (f"\n{k.detail}" if k.detail else ""), f"{k.path}:{k.line}", calls, ref)))
+            table.add_row(
+                *(
+                    Text(cell)
+                    for cell in (
+                        k.name,
+                        k.kind + (f"\n{k.detail}" if k.detail else ""),
+                        f"{k.path}:{k.line}",
+                        calls,
+                        ref,
+                    )
+                )
+            )
         console.print(table)
-        console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+        console.print(
+            f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else "")
+        )
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None and scaffold_target is not None:

@@ -13,8 +13,37 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
-from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, ConfigFile, Exclude, ExtendSelect, FailOn, FileTimeout, Ignore, Isolated, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
+from porter.cli.common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    check_paths,
+    console,
+    effective_config,
+    note_if_cache_off,
+    err_console,
+    settings_of,
+    usage_error,
+)
+from porter.cli.options import (
+    AllowDirty,
+    AllowNoVcs,
+    CacheDir,
+    ConfigFile,
+    Exclude,
+    ExtendSelect,
+    FailOn,
+    FileTimeout,
+    Ignore,
+    Isolated,
+    Jobs,
+    MigrationReport,
+    NoCache,
+    Portable,
+    Select,
+    Target,
+    UnsafeFixes,
+)
 from porter.core.findings import FileStatus
 from porter.analysis.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
@@ -25,7 +54,9 @@ from porter.core.textsafe import plain
 
 
 def lint(
-    paths: list[Path] = typer.Argument(None, help="Files or folders to check (default: the current folder).", show_default=False),
+    paths: list[Path] = typer.Argument(
+        None, help="Files or folders to check (default: the current folder).", show_default=False
+    ),
     target: Target = None,
     output_format: str = typer.Option(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
@@ -33,8 +64,12 @@ def lint(
     output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
     fail_on: FailOn = None,
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
-    statistics: bool = typer.Option(False, "--statistics", help="Print the number of findings per code instead of each one."),
-    fix: bool = typer.Option(False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."),
+    statistics: bool = typer.Option(
+        False, "--statistics", help="Print the number of findings per code instead of each one."
+    ),
+    fix: bool = typer.Option(
+        False, "--fix", help="Apply the safe fixes (as `porter rewrite`) and report what is left."
+    ),
     unsafe_fixes: UnsafeFixes = False,
     portable: Portable = None,
     diff: bool = typer.Option(False, "--diff", help="Print the fixes as a unified diff, write nothing; exit 1 if any."),
@@ -52,7 +87,9 @@ def lint(
         False, "--report-unused-ignores", help="Report suppression comments that silence nothing (PORT100)."
     ),
     baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
-    write_baseline_to: Path = typer.Option(None, "--write-baseline", help="Record today's findings in FILE and exit 0."),
+    write_baseline_to: Path = typer.Option(
+        None, "--write-baseline", help="Record today's findings in FILE and exit 0."
+    ),
     allow_dirty: AllowDirty = False,
     allow_no_vcs: AllowNoVcs = False,
     file_timeout: FileTimeout = None,
@@ -142,7 +179,10 @@ def lint(
             write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)
         except OSError as exc:
             raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
-        err_console.print(f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {plain(write_baseline_to)}", soft_wrap=True)
+        err_console.print(
+            f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {plain(write_baseline_to)}",
+            soft_wrap=True,
+        )
         raise typer.Exit(EXIT_OK)
 
     if known is not None:
@@ -155,7 +195,9 @@ def lint(
         for r in changed:
             print_diff(console, r)  # the names are display names: see `rewrite --diff` for raw ones
         n = sum(1 for r in changed for f in r.findings if f.applied)
-        err_console.print(f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}.")
+        err_console.print(
+            f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}."
+        )
         raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
 
     text = render_statistics(run, fmt) if statistics else render(run, fmt)

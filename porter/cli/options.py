@@ -17,48 +17,175 @@ import typer
 from porter.cli.common import check_file_timeout
 
 # what the code is ported for; no default (the config file's `target`, else a usage error)
-Target = Annotated[str | None, typer.Option("--target", "-t", help="neuron, tpu or xla (or `target` in the config file).", show_default=False)]
+Target = Annotated[
+    str | None,
+    typer.Option("--target", "-t", help="neuron, tpu or xla (or `target` in the config file).", show_default=False),
+]
 # where a port is run and judged
-RunTarget = Annotated[str | None, typer.Option("--target", "-t", help="neuron, tpu or xla: where the port runs (default xla: PyTorch/XLA, on the CPU where no TPU is attached; parity-check reads [tool.porter.parity] first).", show_default=False)]
+RunTarget = Annotated[
+    str | None,
+    typer.Option(
+        "--target",
+        "-t",
+        help="neuron, tpu or xla: where the port runs (default xla: PyTorch/XLA, on the CPU where no TPU is attached; parity-check reads [tool.porter.parity] first).",
+        show_default=False,
+    ),
+]
 
 # which rules run
-Select = Annotated[list[str] | None, typer.Option("--select", help="Only these rule codes or prefixes, comma-separated or repeated (replaces the config's).", show_default=False)]
-Ignore = Annotated[list[str] | None, typer.Option("--ignore", help="Skip these rule codes or prefixes (added to the config's).", show_default=False)]
-ExtendSelect = Annotated[list[str] | None, typer.Option("--extend-select", help="Also run these rule codes or prefixes (e.g. rules off by default).", show_default=False)]
-Exclude = Annotated[list[str] | None, typer.Option("--exclude", help="Gitignore-style pattern of files to leave out (.gitignore is respected).", show_default=False)]
-FailOn = Annotated[str | None, typer.Option("--fail-on", help="Lowest severity that fails the run: info, warning (default) or error. Info findings need no action.", show_default=False)]
-Portable = Annotated[bool | None, typer.Option("--portable/--no-portable", help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.", show_default=False)]
-UnsafeFixes = Annotated[bool, typer.Option("--unsafe-fixes", help="Apply unsafe fixes too (fp16 → bf16, GradScaler removal: they change numerics).")]
+Select = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--select",
+        help="Only these rule codes or prefixes, comma-separated or repeated (replaces the config's).",
+        show_default=False,
+    ),
+]
+Ignore = Annotated[
+    list[str] | None,
+    typer.Option("--ignore", help="Skip these rule codes or prefixes (added to the config's).", show_default=False),
+]
+ExtendSelect = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--extend-select", help="Also run these rule codes or prefixes (e.g. rules off by default).", show_default=False
+    ),
+]
+Exclude = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--exclude", help="Gitignore-style pattern of files to leave out (.gitignore is respected).", show_default=False
+    ),
+]
+FailOn = Annotated[
+    str | None,
+    typer.Option(
+        "--fail-on",
+        help="Lowest severity that fails the run: info, warning (default) or error. Info findings need no action.",
+        show_default=False,
+    ),
+]
+Portable = Annotated[
+    bool | None,
+    typer.Option(
+        "--portable/--no-portable",
+        help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.",
+        show_default=False,
+    ),
+]
+UnsafeFixes = Annotated[
+    bool,
+    typer.Option(
+        "--unsafe-fixes", help="Apply unsafe fixes too (fp16 → bf16, GradScaler removal: they change numerics)."
+    ),
+]
 
 # where the settings come from
-ConfigFile = Annotated[Path | None, typer.Option("--config", help="Use this porter.toml / pyproject.toml instead of discovering one.", show_default=False)]
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", help="Use this porter.toml / pyproject.toml instead of discovering one.", show_default=False
+    ),
+]
 Isolated = Annotated[bool, typer.Option("--isolated", help="Ignore every config file.")]
 
 # how files are read and written
-Jobs = Annotated[int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes (default: one per core).", show_default=False)]
+Jobs = Annotated[
+    int | None,
+    typer.Option("--jobs", "-j", min=1, help="Worker processes (default: one per core).", show_default=False),
+]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Parse every file again; neither read nor write the cache.")]
-CacheDir = Annotated[Path | None, typer.Option("--cache-dir", help="Keep the cache here (default: a folder per project under ~/.cache/porter; a .porter_cache/ in the project is used only when named here).", show_default=False)]
-FileTimeout = Annotated[float | None, typer.Option("--file-timeout", callback=check_file_timeout, help="Seconds one file may take before it is reported and left unchanged (default 60; 0: no limit).", show_default=False)]
-AllowDirty = Annotated[bool, typer.Option("--allow-dirty", help="Write fixes into files with uncommitted changes (or that git cannot check).")]
-AllowNoVcs = Annotated[bool, typer.Option("--allow-no-vcs", help="Write fixes into files that are not under version control.")]
-MigrationReport = Annotated[Path | None, typer.Option("--report", help="Also write a migration report: FILE.html, FILE.md or FILE.json (by suffix).", show_default=False)]
+CacheDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        help="Keep the cache here (default: a folder per project under ~/.cache/porter; a .porter_cache/ in the project is used only when named here).",
+        show_default=False,
+    ),
+]
+FileTimeout = Annotated[
+    float | None,
+    typer.Option(
+        "--file-timeout",
+        callback=check_file_timeout,
+        help="Seconds one file may take before it is reported and left unchanged (default 60; 0: no limit).",
+        show_default=False,
+    ),
+]
+AllowDirty = Annotated[
+    bool,
+    typer.Option("--allow-dirty", help="Write fixes into files with uncommitted changes (or that git cannot check)."),
+]
+AllowNoVcs = Annotated[
+    bool, typer.Option("--allow-no-vcs", help="Write fixes into files that are not under version control.")
+]
+MigrationReport = Annotated[
+    Path | None,
+    typer.Option(
+        "--report",
+        help="Also write a migration report: FILE.html, FILE.md or FILE.json (by suffix).",
+        show_default=False,
+    ),
+]
 
 # inventories
-Scaffold = Annotated[Path | None, typer.Option("--scaffold", help="Write the target's skeletons here (never over an existing file; needs --target).", show_default=False)]
+Scaffold = Annotated[
+    Path | None,
+    typer.Option(
+        "--scaffold",
+        help="Write the target's skeletons here (never over an existing file; needs --target).",
+        show_default=False,
+    ),
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print the inventory as JSON.")]
 
 # running a program (parity-check's script mode and trace record)
-Steps = Annotated[int | None, typer.Option("--steps", min=1, help="Optimizer steps to record (default 10; parity-check: script mode).", show_default=False)]
-Timeout = Annotated[float | None, typer.Option("--timeout", help="Seconds each run may take (default 600).", show_default=False)]
-Seed = Annotated[int, typer.Option("--seed", help="The seed given to random, numpy and torch before the script starts (both sides).")]
+Steps = Annotated[
+    int | None,
+    typer.Option(
+        "--steps", min=1, help="Optimizer steps to record (default 10; parity-check: script mode).", show_default=False
+    ),
+]
+Timeout = Annotated[
+    float | None, typer.Option("--timeout", help="Seconds each run may take (default 600).", show_default=False)
+]
+Seed = Annotated[
+    int, typer.Option("--seed", help="The seed given to random, numpy and torch before the script starts (both sides).")
+]
 Eager = Annotated[bool, typer.Option("--eager", help="torch.compile returns the model uncompiled.")]
 MaxOutput = Annotated[float, typer.Option("--max-output", help="MiB of each run's output kept.")]
-MaxMemory = Annotated[float | None, typer.Option("--max-memory", help="GiB of address space per run (RLIMIT_AS).", show_default=False)]
-CountOps = Annotated[bool, typer.Option("--count-ops/--no-count-ops", help="List the ATen operators of the first step (on XLA from torch_xla's own counters).")]
-NoiseFloor = Annotated[bool, typer.Option("--noise-floor/--no-noise-floor", help="Run the original a second time with another thread count and judge the port against the larger of the tolerance and the program's own drift (costs one more run).")]
-DeviceRng = Annotated[bool, typer.Option("--device-rng", help="Random numbers drawn on a device come from that device's own generator (default: from the CPU generator, seeded alike on both sides, then moved).")]
+MaxMemory = Annotated[
+    float | None, typer.Option("--max-memory", help="GiB of address space per run (RLIMIT_AS).", show_default=False)
+]
+CountOps = Annotated[
+    bool,
+    typer.Option(
+        "--count-ops/--no-count-ops",
+        help="List the ATen operators of the first step (on XLA from torch_xla's own counters).",
+    ),
+]
+NoiseFloor = Annotated[
+    bool,
+    typer.Option(
+        "--noise-floor/--no-noise-floor",
+        help="Run the original a second time with another thread count and judge the port against the larger of the tolerance and the program's own drift (costs one more run).",
+    ),
+]
+DeviceRng = Annotated[
+    bool,
+    typer.Option(
+        "--device-rng",
+        help="Random numbers drawn on a device come from that device's own generator (default: from the CPU generator, seeded alike on both sides, then moved).",
+    ),
+]
 
 # judging
-Rtol = Annotated[float | None, typer.Option("--rtol", help="Relative tolerance (default: by precision).", show_default=False)]
-Atol = Annotated[float | None, typer.Option("--atol", help="Absolute tolerance (default: by precision).", show_default=False)]
-ParityReport = Annotated[Path | None, typer.Option("--report", help="Write a report: .json, .md or .html.", show_default=False)]
+Rtol = Annotated[
+    float | None, typer.Option("--rtol", help="Relative tolerance (default: by precision).", show_default=False)
+]
+Atol = Annotated[
+    float | None, typer.Option("--atol", help="Absolute tolerance (default: by precision).", show_default=False)
+]
+ParityReport = Annotated[
+    Path | None, typer.Option("--report", help="Write a report: .json, .md or .html.", show_default=False)
+]

@@ -9,34 +9,56 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import console
-from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Timeout
+from porter.cli.options import (
+    Atol,
+    CountOps,
+    DeviceRng,
+    Eager,
+    MaxMemory,
+    MaxOutput,
+    NoiseFloor,
+    ParityReport,
+    Rtol,
+    RunTarget,
+    Seed,
+    Steps,
+    Timeout,
+)
 from porter.core.textsafe import printable
 
 
 def parity_check(
     original: Path | None = typer.Option(None, "--original", help="The original (CUDA) source tree."),
     ported: Path | None = typer.Option(None, "--ported", help="The ported source tree."),
-    entry: str | None = typer.Option(None, "--entry", help="MODULE:FACTORY; FACTORY() returns the model, "
-                                        "or (model, loss_fn, optimizer_factory)."),
-    inputs: str | None = typer.Option(None, "--inputs", help="MODULE:FN; FN() returns example inputs "
-                                         "(default: example_inputs next to the factory)."),
+    entry: str | None = typer.Option(
+        None, "--entry", help="MODULE:FACTORY; FACTORY() returns the model, or (model, loss_fn, optimizer_factory)."
+    ),
+    inputs: str | None = typer.Option(
+        None, "--inputs", help="MODULE:FN; FN() returns example inputs (default: example_inputs next to the factory)."
+    ),
     target: RunTarget = None,
-    train_steps: int | None = typer.Option(None, "--train-steps", help="Compare the loss curve over N optimizer steps."),
-    dtype: str | None = typer.Option(None, "--dtype", help="float32 (default), bfloat16 or float16 "
-                                        "(both sides under autocast)."),
+    train_steps: int | None = typer.Option(
+        None, "--train-steps", help="Compare the loss curve over N optimizer steps."
+    ),
+    dtype: str | None = typer.Option(
+        None, "--dtype", help="float32 (default), bfloat16 or float16 (both sides under autocast)."
+    ),
     rtol: Rtol = None,
     atol: Atol = None,
     report: ParityReport = None,
     timeout: Timeout = None,
     repeats: int | None = typer.Option(None, "--repeats", help="Timed steps per side (default 5)."),
     warmup: int | None = typer.Option(None, "--warmup", help="Warm-up steps before timing (default 2)."),
-    explain: bool | None = typer.Option(None, "--explain/--no-explain",
-                                           help="Look for graph breaks with torch._dynamo.explain."),
+    explain: bool | None = typer.Option(
+        None, "--explain/--no-explain", help="Look for graph breaks with torch._dynamo.explain."
+    ),
     keep: bool = typer.Option(False, "--keep", help="Keep the work folder (logs, tensors) and print its path."),
     steps: Steps = None,
-    reference_trace: Path | None = typer.Option(None, "--reference-trace",
-                                                   help="Script mode: compare against this trace "
-                                                   "(porter trace record) instead of running --original."),
+    reference_trace: Path | None = typer.Option(
+        None,
+        "--reference-trace",
+        help="Script mode: compare against this trace (porter trace record) instead of running --original.",
+    ),
     eager: Eager = False,
     seed: Seed = 0,
     max_output: MaxOutput = 4.0,
@@ -44,8 +66,9 @@ def parity_check(
     count_ops: CountOps = True,
     noise_floor: NoiseFloor = True,
     device_rng: DeviceRng = False,
-    command: list[str] | None = typer.Argument(None, help="Script mode: after `--`, the training "
-                                                  "command, e.g. -- python train.py --max-iters 20."),
+    command: list[str] | None = typer.Argument(
+        None, help="Script mode: after `--`, the training command, e.g. -- python train.py --max-iters 20."
+    ),
 ) -> None:
     """Run the original and the ported model in separate processes on the same weights and
     inputs; compare outputs, per-layer outputs, gradients and losses; measure the port's
@@ -55,21 +78,53 @@ def parity_check(
     from porter.verify import build_config, run_parity
     from porter.verify.report import print_terminal, write_report
 
-    if not command and (steps is not None or reference_trace is not None or not count_ops
-                        or not noise_floor or device_rng):
-        typer.echo("porter parity-check: --steps, --reference-trace, --no-count-ops, --no-noise-floor "
-                   "and --device-rng are for script mode: give the training command after `--`",
-                   err=True)
+    if not command and (
+        steps is not None or reference_trace is not None or not count_ops or not noise_floor or device_rng
+    ):
+        typer.echo(
+            "porter parity-check: --steps, --reference-trace, --no-count-ops, --no-noise-floor "
+            "and --device-rng are for script mode: give the training command after `--`",
+            err=True,
+        )
         raise typer.Exit(2)
     if command:
-        _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report,
-                     timeout, eager, seed, max_output, max_memory, count_ops, keep, command,
-                     noise_floor, device_rng)
+        _script_mode(
+            original,
+            ported,
+            target,
+            steps,
+            reference_trace,
+            rtol,
+            atol,
+            report,
+            timeout,
+            eager,
+            seed,
+            max_output,
+            max_memory,
+            count_ops,
+            keep,
+            command,
+            noise_floor,
+            device_rng,
+        )
 
-    cli = {"original": original, "ported": ported, "entry": entry, "inputs": inputs,
-           "target": target, "train_steps": train_steps, "dtype": dtype, "rtol": rtol,
-           "atol": atol, "report": report, "timeout": timeout, "repeats": repeats,
-           "warmup": warmup, "explain": explain}
+    cli = {
+        "original": original,
+        "ported": ported,
+        "entry": entry,
+        "inputs": inputs,
+        "target": target,
+        "train_steps": train_steps,
+        "dtype": dtype,
+        "rtol": rtol,
+        "atol": atol,
+        "report": report,
+        "timeout": timeout,
+        "repeats": repeats,
+        "warmup": warmup,
+        "explain": explain,
+    }
     try:
         cfg = build_config(cli)
     except (ValueError, TypeError) as exc:
@@ -88,9 +143,26 @@ def parity_check(
     raise typer.Exit(result.exit_code)
 
 
-def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, report, timeout,
-                 eager, seed, max_output, max_memory, count_ops, keep, command, noise_floor,
-                 device_rng) -> None:
+def _script_mode(
+    original,
+    ported,
+    target,
+    steps,
+    reference_trace,
+    rtol,
+    atol,
+    report,
+    timeout,
+    eager,
+    seed,
+    max_output,
+    max_memory,
+    count_ops,
+    keep,
+    command,
+    noise_floor,
+    device_rng,
+) -> None:
     from porter.verify.script import ScriptConfig, run_script
     from porter.verify.scriptreport import print_terminal, write_report
 
@@ -98,13 +170,25 @@ def _script_mode(original, ported, target, steps, reference_trace, rtol, atol, r
         typer.echo("porter parity-check: script mode needs --ported DIR", err=True)
         raise typer.Exit(2)
     try:
-        cfg = ScriptConfig(original=original, ported=ported, command=tuple(command),
-                           reference_trace=reference_trace, steps=steps or 10,
-                           target=target or "xla", timeout=timeout or 600.0, seed=seed,
-                           rtol=rtol, atol=atol, report=report, eager=eager,
-                           max_output=int(max_output * 2**20), ops=count_ops,
-                           memory_limit=int(max_memory * 2**30) if max_memory else None,
-                           noise_floor=noise_floor, device_rng=device_rng)
+        cfg = ScriptConfig(
+            original=original,
+            ported=ported,
+            command=tuple(command),
+            reference_trace=reference_trace,
+            steps=steps or 10,
+            target=target or "xla",
+            timeout=timeout or 600.0,
+            seed=seed,
+            rtol=rtol,
+            atol=atol,
+            report=report,
+            eager=eager,
+            max_output=int(max_output * 2**20),
+            ops=count_ops,
+            memory_limit=int(max_memory * 2**30) if max_memory else None,
+            noise_floor=noise_floor,
+            device_rng=device_rng,
+        )
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {printable(exc)}", err=True)
         raise typer.Exit(2) from None

@@ -7,8 +7,33 @@ from pathlib import Path
 
 import typer
 
-from porter.cli.common import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, check_paths, console, effective_config, note_if_cache_off, err_console, settings_of, usage_error
-from porter.cli.options import AllowDirty, AllowNoVcs, CacheDir, Exclude, FileTimeout, Ignore, Jobs, MigrationReport, NoCache, Portable, Select, Target, UnsafeFixes
+from porter.cli.common import (
+    EXIT_ERROR,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    check_paths,
+    console,
+    effective_config,
+    note_if_cache_off,
+    err_console,
+    settings_of,
+    usage_error,
+)
+from porter.cli.options import (
+    AllowDirty,
+    AllowNoVcs,
+    CacheDir,
+    Exclude,
+    FileTimeout,
+    Ignore,
+    Jobs,
+    MigrationReport,
+    NoCache,
+    Portable,
+    Select,
+    Target,
+    UnsafeFixes,
+)
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.core.findings import FileStatus
 from porter.report import ReportModel, report_format, series, write_report
@@ -23,10 +48,27 @@ from porter.pipeline.writer import copy_tree, copy_under, mode_of, write_under
 def rewrite(
     paths: list[Path] = typer.Argument(..., help="Files or folders to port.", show_default=False),
     target: Target = None,
-    diff: bool = typer.Option(False, "--diff", help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy."),
-    out_dir: Path = typer.Option(None, "--out-dir", help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched."),
-    split: Path = typer.Option(None, "--split", help="Write the port as an ordered series of patches into this folder, one per area and kind of change, each applying on top of the ones before (with index.md); the originals stay untouched.", show_default=False),
-    force: bool = typer.Option(False, "--force", help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With --split: replace the series already there."),
+    diff: bool = typer.Option(
+        False,
+        "--diff",
+        help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy.",
+    ),
+    out_dir: Path = typer.Option(
+        None,
+        "--out-dir",
+        help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched.",
+    ),
+    split: Path = typer.Option(
+        None,
+        "--split",
+        help="Write the port as an ordered series of patches into this folder, one per area and kind of change, each applying on top of the ones before (with index.md); the originals stay untouched.",
+        show_default=False,
+    ),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With --split: replace the series already there.",
+    ),
     allow_dirty: AllowDirty = False,
     allow_no_vcs: AllowNoVcs = False,
     select: Select = None,
@@ -45,7 +87,17 @@ def rewrite(
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
-    eff = effective_config(paths, config=None, isolated=False, target=target, select=select, ignore=ignore, extend_select=None, exclude=exclude, portable=portable)
+    eff = effective_config(
+        paths,
+        config=None,
+        isolated=False,
+        target=target,
+        select=select,
+        ignore=ignore,
+        extend_select=None,
+        exclude=exclude,
+        portable=portable,
+    )
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
     if out_dir is not None:
         _check_out_dir(paths, out_dir, force)
@@ -63,7 +115,9 @@ def rewrite(
         if split is not None and (result.status is FileStatus.CHANGED or result.findings):
             original = result.original_source or b""
             new = result.new_source if result.status is FileStatus.CHANGED else original
-            ported.append(series.PortedFile(relative_name(cand.path), original, new or original, tuple(result.findings)))
+            ported.append(
+                series.PortedFile(relative_name(cand.path), original, new or original, tuple(result.findings))
+            )
         if result.status is FileStatus.CHANGED:
             changed.append(Change(cand.path, result.original_source, result.new_source))
             if diff:  # the diff is the output asked for: --quiet only drops the rest
@@ -80,7 +134,12 @@ def rewrite(
     try:
         with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
             results, summary = run(
-                paths, settings, on_result=progress.wrap(collect), jobs=jobs, cache=not no_cache, cache_dir=cache_dir,
+                paths,
+                settings,
+                on_result=progress.wrap(collect),
+                jobs=jobs,
+                cache=not no_cache,
+                cache_dir=cache_dir,
                 file_timeout=timeout,
             )
     except KeyboardInterrupt as exc:
@@ -121,7 +180,10 @@ def rewrite(
         for path, why in passed:
             label = "note:" if why.skipped else "[yellow]warning:[/]"
             failed += not why.skipped  # a copy missing a file it should hold
-            err_console.print(f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}", soft_wrap=True)
+            err_console.print(
+                f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}",
+                soft_wrap=True,
+            )
         wrote = f"ported into {plain(out_dir)}"
     else:
         clean_stale(paths, quiet)
@@ -152,9 +214,13 @@ def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
         if out == src or src in out.parents:
             raise usage_error(f"--out-dir {out_dir} lies inside the input {p}: choose a folder outside the inputs")
         if out in src.parents:
-            raise usage_error(f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; choose a folder outside the inputs")
+            raise usage_error(
+                f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; choose a folder outside the inputs"
+            )
     if out_dir.is_dir() and not force and any(os.scandir(out_dir)):
-        raise usage_error(f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it")
+        raise usage_error(
+            f"--out-dir {out_dir} is not empty: name a new or empty folder, or pass --force to write into it"
+        )
 
 
 def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | None) -> None:
@@ -165,7 +231,9 @@ def _check_split_dir(split: Path, force: bool, *, diff: bool, out_dir: Path | No
     if os.path.lexists(split) and not split.is_dir():
         raise usage_error(f"--split {split} is a file, not a folder")
     if split.is_dir() and not force and any(os.scandir(split)):
-        raise usage_error(f"--split {split} is not empty: name a new or empty folder, or pass --force to replace the series in it")
+        raise usage_error(
+            f"--split {split} is not empty: name a new or empty folder, or pass --force to replace the series in it"
+        )
 
 
 def _write_series(folder: Path, ported: list[series.PortedFile], target: str, force: bool) -> str:
@@ -182,9 +250,13 @@ def _write_series(folder: Path, ported: list[series.PortedFile], target: str, fo
     except KeyboardInterrupt as exc:
         # each file of the series is whole; say how far it got (no input file is written)
         n = len(planned.patches) + 2
-        err_console.print(f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files (no index.md yet: "
-                          "run the command again with --force)" if "index.md" not in done else
-                          f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files", soft_wrap=True)
+        err_console.print(
+            f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files (no index.md yet: "
+            "run the command again with --force)"
+            if "index.md" not in done
+            else f"note: --split {plain(folder)} holds {len(done)} of the series' {n} files",
+            soft_wrap=True,
+        )
         report_interrupt(exc, [], 0)
     except OSError as exc:
         raise usage_error(f"cannot write the series into --split {folder}: {exc.strerror or exc}") from None

@@ -8,17 +8,43 @@ from pathlib import Path
 import typer
 
 from porter.cli.common import console
-from porter.cli.options import Atol, CountOps, DeviceRng, Eager, MaxMemory, MaxOutput, NoiseFloor, ParityReport, Rtol, RunTarget, Seed, Steps, Target, Timeout
+from porter.cli.options import (
+    Atol,
+    CountOps,
+    DeviceRng,
+    Eager,
+    MaxMemory,
+    MaxOutput,
+    NoiseFloor,
+    ParityReport,
+    Rtol,
+    RunTarget,
+    Seed,
+    Steps,
+    Target,
+    Timeout,
+)
 from porter.core.textsafe import printable
 
-trace_app = typer.Typer(help="Record a training run as a portable trace, compare two traces, "
-                        "check a trace's operators against a target.", no_args_is_help=True)
+trace_app = typer.Typer(
+    help="Record a training run as a portable trace, compare two traces, check a trace's operators against a target.",
+    no_args_is_help=True,
+)
 
 
 # what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
 # (deeper than the checks go) raises in the comparison: reported as the file's fault, exit 2
-_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RuntimeError, ZeroDivisionError,
-              OverflowError, RecursionError)
+_MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RuntimeError,
+    ZeroDivisionError,
+    OverflowError,
+    RecursionError,
+)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -29,8 +55,12 @@ def _fail(message: str) -> typer.Exit:
 @trace_app.command("record")
 def record_cmd(
     output: Path = typer.Option(..., "-o", "--output", help="The trace file to write (.safetensors)."),
-    side: str = typer.Option("original", "--side", help="original: CUDA code (CUDA, else the CPU "
-                             "through porter's CUDA shim); ported: the port on --target (or XLA:CPU)."),
+    side: str = typer.Option(
+        "original",
+        "--side",
+        help="original: CUDA code (CUDA, else the CPU "
+        "through porter's CUDA shim); ported: the port on --target (or XLA:CPU).",
+    ),
     target: RunTarget = None,
     steps: Steps = None,
     seed: Seed = 0,
@@ -41,8 +71,9 @@ def record_cmd(
     count_ops: CountOps = True,
     noise_floor: NoiseFloor = True,
     device_rng: DeviceRng = False,
-    command: list[str] = typer.Argument(..., help="After `--`: the training command, run in the "
-                                        "current folder, e.g. -- python train.py --max-iters 20."),
+    command: list[str] = typer.Argument(
+        ..., help="After `--`: the training command, run in the current folder, e.g. -- python train.py --max-iters 20."
+    ),
 ) -> None:
     """Run COMMAND once and write what it did (loss, grad norm, learning rate, step time per
     step; module statistics, initial weights and ATen operators at the first step; the
@@ -56,11 +87,20 @@ def record_cmd(
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     try:
-        cfg = ScriptConfig(ported=None, command=tuple(command), steps=steps or 10, target=target or "xla",
-                           timeout=timeout or 600.0, seed=seed, eager=eager, ops=count_ops,
-                           max_output=int(max_output * 2**20),
-                           memory_limit=int(max_memory * 2**30) if max_memory else None,
-                           noise_floor=noise_floor, device_rng=device_rng)
+        cfg = ScriptConfig(
+            ported=None,
+            command=tuple(command),
+            steps=steps or 10,
+            target=target or "xla",
+            timeout=timeout or 600.0,
+            seed=seed,
+            eager=eager,
+            ops=count_ops,
+            max_output=int(max_output * 2**20),
+            memory_limit=int(max_memory * 2**30) if max_memory else None,
+            noise_floor=noise_floor,
+            device_rng=device_rng,
+        )
     except (ValueError, TypeError) as exc:
         raise _fail(str(exc)) from None
     role = "reference" if side == "original" else "ported"
@@ -68,21 +108,27 @@ def record_cmd(
         workers.add_temp_dir(Path(tmp))
         rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
         if role == "reference" and rec.status == "ok" and rec.trace is not None:
-            floor = noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers) if noise_floor \
+            floor = (
+                noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers)
+                if noise_floor
                 else {"measured": False, "why": "recorded with --no-noise-floor"}
+            )
             attach_floor(rec, floor, output.resolve())
     from rich.text import Text
 
     if rec.trace is not None:
         m = rec.trace.manifest
-        console.print(Text(f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
-                           f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
-                           f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
-                           f"entries; stopped: {m.get('stopped')}"))
+        console.print(
+            Text(
+                f"wrote {output} ({output.stat().st_size / 1024:.1f} KiB): "
+                f"{m.get('steps_recorded', 0)} step(s) on {(m.get('side') or {}).get('label')}, "
+                f"{len(m.get('modules', []))} module outputs, {len(m.get('ops', []))} operator "
+                f"entries; stopped: {m.get('stopped')}"
+            )
+        )
     if rec.status != "ok":
         e = rec.error or {}
-        console.print(Text(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}",
-                           style="red"))
+        console.print(Text(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}", style="red"))
         if rec.log_tail:
             console.print(Text(rec.log_tail[-1500:]))
         raise typer.Exit(2)
@@ -109,12 +155,23 @@ def compare_cmd(
     except TraceError as exc:
         raise _fail(str(exc)) from None
     try:
-        result = compare_traces(ref, port, rtol=rtol, atol=atol,
-                                config={"mode": "trace compare", "target": target or "xla",
-                                        "reference_trace": str(reference), "ported_trace": str(ported)})
+        result = compare_traces(
+            ref,
+            port,
+            rtol=rtol,
+            atol=atol,
+            config={
+                "mode": "trace compare",
+                "target": target or "xla",
+                "reference_trace": str(reference),
+                "ported_trace": str(ported),
+            },
+        )
     except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
-        raise _fail(f"cannot compare {reference} and {ported}: a field is not what porter writes "
-                    f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        raise _fail(
+            f"cannot compare {reference} and {ported}: a field is not what porter writes "
+            f"({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
     print_terminal(result, console)
     if report is not None:
         try:
@@ -140,8 +197,11 @@ def ops_cmd(
     from porter.verify.tracefile import TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
-        raise _fail("--target is required: one of neuron, tpu or xla" if target is None
-                    else f"--target {target!r}: choose one of neuron, tpu or xla")
+        raise _fail(
+            "--target is required: one of neuron, tpu or xla"
+            if target is None
+            else f"--target {target!r}: choose one of neuron, tpu or xla"
+        )
     try:
         t = read_trace(trace)
     except TraceError as exc:
@@ -152,22 +212,42 @@ def ops_cmd(
         raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")
-    notes = [", ".join(f"{k}: {v}" for k, v in counts.items()),
-             f"scope: {t.manifest.get('ops_scope', '?')}", f"caveat: {data.get('caveat', '')}"]
-    notes += [f"source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"
-              for s in data.get("sources", [])]
-    print_sections(f"{target}: operators of {trace.name} (recorded on {side})",
-                   "fail" if counts["cpu_fallback"] or counts["unsupported"] else "pass",
-                   [("Operators", ["operator", "calls", "dtypes", "devices", "status", "evidence"],
-                     [[r.op, str(r.count), ",".join(r.dtypes), ",".join(r.devices), r.status, r.evidence]
-                      for r in rows], notes)], console)
+    notes = [
+        ", ".join(f"{k}: {v}" for k, v in counts.items()),
+        f"scope: {t.manifest.get('ops_scope', '?')}",
+        f"caveat: {data.get('caveat', '')}",
+    ]
+    notes += [
+        f"source: {s['what']} — {s['where']} (read {s['read']}; used for: {s['used_for']})"
+        for s in data.get("sources", [])
+    ]
+    print_sections(
+        f"{target}: operators of {trace.name} (recorded on {side})",
+        "fail" if counts["cpu_fallback"] or counts["unsupported"] else "pass",
+        [
+            (
+                "Operators",
+                ["operator", "calls", "dtypes", "devices", "status", "evidence"],
+                [[r.op, str(r.count), ",".join(r.dtypes), ",".join(r.devices), r.status, r.evidence] for r in rows],
+                notes,
+            )
+        ],
+        console,
+    )
     if report is not None:
         from porter.pipeline.writer import write_output
 
-        payload = {"schema": "porter.trace-ops/1", "target": target, "trace": str(trace),
-                   "recorded_on": side, "summary": counts, "scope": t.manifest.get("ops_scope"),
-                   "sources": data.get("sources", []), "caveat": data.get("caveat"),
-                   "ops": [r.__dict__ for r in rows]}
+        payload = {
+            "schema": "porter.trace-ops/1",
+            "target": target,
+            "trace": str(trace),
+            "recorded_on": side,
+            "summary": counts,
+            "scope": t.manifest.get("ops_scope"),
+            "sources": data.get("sources", []),
+            "caveat": data.get("caveat"),
+            "ops": [r.__dict__ for r in rows],
+        }
         if report.suffix.lower() == ".json":
             write_output(report, json.dumps(payload, indent=2))
         elif report.suffix.lower() in (".md", ".markdown"):
@@ -175,11 +255,19 @@ def ops_cmd(
 
             # operator names, dtypes, the side's label and the file name come from the trace
             # (another machine's): escaped as the Markdown report escapes, one line each
-            lines = [f"# {_inline(target)}: operators of {_inline(trace.name)}", "", _inline(f"Recorded on {side}. "
-                     + ", ".join(f"{k}: {v}" for k, v in counts.items())), "",
-                     "| operator | calls | dtypes | status | evidence |", "|---|---|---|---|---|"]
-            lines += [f"| {_code_cell(r.op)} | {_cell(r.count)} | {_cell(', '.join(r.dtypes))} | {_cell(r.status)} | "
-                      f"{_cell(r.evidence)} |" for r in rows]
+            lines = [
+                f"# {_inline(target)}: operators of {_inline(trace.name)}",
+                "",
+                _inline(f"Recorded on {side}. " + ", ".join(f"{k}: {v}" for k, v in counts.items())),
+                "",
+                "| operator | calls | dtypes | status | evidence |",
+                "|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {_code_cell(r.op)} | {_cell(r.count)} | {_cell(', '.join(r.dtypes))} | {_cell(r.status)} | "
+                f"{_cell(r.evidence)} |"
+                for r in rows
+            ]
             lines += ["", _inline(f"Caveat: {data.get('caveat', '')}")]
             write_output(report, "\n".join(lines) + "\n")
         else:

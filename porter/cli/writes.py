@@ -34,7 +34,9 @@ def clean_stale(paths: list[Path], quiet: bool) -> None:
     removed = remove_stale_temporaries(paths)
     if removed and not quiet:
         n = len(removed)
-        err_console.print(f"note: removed {n} temporary file{'s' if n != 1 else ''} left by an interrupted porter run", soft_wrap=True)
+        err_console.print(
+            f"note: removed {n} temporary file{'s' if n != 1 else ''} left by an interrupted porter run", soft_wrap=True
+        )
 
 
 def refuse_unless_allowed(changes: list[Change], *, allow_dirty: bool, allow_no_vcs: bool) -> None:
@@ -70,7 +72,10 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
                     problem = problem if problem.startswith("changed on disk") else f"cannot write: {problem}"
             if problem is not None:
                 failed += 1
-                err_console.print(f"[yellow]warning:[/] {plain(display_path(change.path))}: {plain(problem)}; left unchanged", soft_wrap=True)
+                err_console.print(
+                    f"[yellow]warning:[/] {plain(display_path(change.path))}: {plain(problem)}; left unchanged",
+                    soft_wrap=True,
+                )
     except KeyboardInterrupt as exc:
         report_interrupt(exc, [c.path for c in written], len(changes))
     return written, failed

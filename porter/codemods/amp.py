@@ -172,7 +172,12 @@ class AmpFamily(Family):
         if isinstance(func, cst.Attribute):
             if func.attr.value == "half" and not original.args and self.ctx.qualname(func) is None:
                 new = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("bfloat16")))
-                if self.ctx.report("AMP002", original, "`.half()` becomes `.bfloat16()`: bf16 is native on the target and needs no loss scaling", replacement=new):
+                if self.ctx.report(
+                    "AMP002",
+                    original,
+                    "`.half()` becomes `.bfloat16()`: bf16 is native on the target and needs no loss scaling",
+                    replacement=new,
+                ):
                     return new
                 return updated
             key = self._uses._key(func.value) if self._uses else None
@@ -196,17 +201,34 @@ class AmpFamily(Family):
         device = cst.Arg(value=kind)
         # `torch.cuda.amp.autocast(enabled, dtype, cache_enabled)` takes them positionally;
         # `torch.autocast(device_type, dtype, enabled, cache_enabled)` in another order
-        named = [
-            a.with_changes(keyword=cst.Name(name), equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
-            if a.keyword is None and not a.star and name is not None else a
-            for a, name in zip(updated.args, (*CUDA_AUTOCAST_POSITIONAL, *[None] * len(updated.args)))
-        ] if self.ctx.qualname(original.func) != "torch.autocast" else list(updated.args)
+        named = (
+            [
+                a.with_changes(
+                    keyword=cst.Name(name),
+                    equal=cst.AssignEqual(
+                        whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+                    ),
+                )
+                if a.keyword is None and not a.star and name is not None
+                else a
+                for a, name in zip(updated.args, (*CUDA_AUTOCAST_POSITIONAL, *[None] * len(updated.args)))
+            ]
+            if self.ctx.qualname(original.func) != "torch.autocast"
+            else list(updated.args)
+        )
         args = [device, *named]
-        has_dtype = self.kwarg(original, "dtype") is not None or (len(self.positional(original)) > 1 and self.ctx.qualname(original.func) != "torch.autocast")
+        has_dtype = self.kwarg(original, "dtype") is not None or (
+            len(self.positional(original)) > 1 and self.ctx.qualname(original.func) != "torch.autocast"
+        )
         if not has_dtype:
             args.append(keyword_arg("dtype", self._dtype(original)))
         new = cst.Call(func=self.ctx.ref("torch.autocast"), args=fix_commas(args), lpar=updated.lpar, rpar=updated.rpar)
-        if self.ctx.report("AMP001", original, f"`{dotted(original.func)}(...)` becomes `torch.autocast({self.ctx.code(kind)}, ...)`", replacement=new):
+        if self.ctx.report(
+            "AMP001",
+            original,
+            f"`{dotted(original.func)}(...)` becomes `torch.autocast({self.ctx.code(kind)}, ...)`",
+            replacement=new,
+        ):
             self.ctx.release(original.func)
             if t.device_import:
                 self.ctx.add_import(t.device_import)
@@ -227,7 +249,12 @@ class AmpFamily(Family):
             return updated
         new = self.with_kwarg(updated, "dtype", self._dtype(original))
         t = self.ctx.target
-        if self.ctx.report("AMP001", original, f"CUDA autocast without a dtype ran in float16; {t.display}'s default differs: the dtype is written", replacement=new):
+        if self.ctx.report(
+            "AMP001",
+            original,
+            f"CUDA autocast without a dtype ran in float16; {t.display}'s default differs: the dtype is written",
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -238,7 +265,9 @@ class AmpFamily(Family):
 
     def _loose(self, node: cst.CSTNode, how: str) -> None:
         """A GradScaler the removal cannot follow: the fp16 loss scaling stays, said."""
-        self.ctx.report("AMP003", node, f"GradScaler: {how}; its loss scaling stays", applicability=Applicability.MANUAL)
+        self.ctx.report(
+            "AMP003", node, f"GradScaler: {how}; its loss scaling stays", applicability=Applicability.MANUAL
+        )
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         if self._uses is not None and id(original) in self._uses.loose:
@@ -247,7 +276,12 @@ class AmpFamily(Family):
         qual = self.ctx.qualname(original)
         if qual in FP16 and id(original) not in self.ctx.claimed:
             new = self.ctx.ref("torch.bfloat16")
-            if self.ctx.report("AMP002", original, f"`{qual}` becomes `torch.bfloat16`: bf16 is native on the target, fp16 needs loss scaling", replacement=new):
+            if self.ctx.report(
+                "AMP002",
+                original,
+                f"`{qual}` becomes `torch.bfloat16`: bf16 is native on the target, fp16 needs loss scaling",
+                replacement=new,
+            ):
                 return new
         return updated
 
@@ -287,9 +321,13 @@ class AmpFamily(Family):
     def _scaler_use(self, original: cst.Call, updated: cst.Call, key: str):
         method = cst.ensure_type(original.func, cst.Attribute).attr.value
         if method == "scale":
-            return updated.args[0].value.with_changes(
-                lpar=updated.lpar or updated.args[0].value.lpar, rpar=updated.rpar or updated.args[0].value.rpar
-            ) if updated.args else updated
+            return (
+                updated.args[0].value.with_changes(
+                    lpar=updated.lpar or updated.args[0].value.lpar, rpar=updated.rpar or updated.args[0].value.rpar
+                )
+                if updated.args
+                else updated
+            )
         statement = self.ctx.statement_of.get(id(original))
         if method == "step":
             opt, *rest = updated.args

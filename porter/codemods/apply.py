@@ -135,9 +135,7 @@ def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
         return
     code = module.code
     scratch[AddImportsVisitor.CONTEXT_KEY] = [
-        item
-        for item in wanted
-        if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
+        item for item in wanted if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
     ]
 
 

@@ -72,20 +72,40 @@ class BackendFlagsFamily(Family):
         qual = quals[0]
         assert qual is not None  # every target's name resolved (checked above)
         if self.ctx.device_generic:  # harmless on the target, still in force on CUDA: kept, said
-            self.ctx.report("FLAG004", original, f"`{qual} = ...` stays: the project picks its device generically, so the port still runs on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "FLAG004",
+                original,
+                f"`{qual} = ...` stays: the project picks its device generically, so the port still runs on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
+                applicability=Applicability.MANUAL,
+            )
             return updated
-        if self.ctx.target.name in ("neuron", "tpu") and in_package(self.ctx):  # a library's CUDA behaviour (a documented `benchmark=` option, a deterministic mode)
-            self.ctx.report("FLAG004", original, f"`{qual} = ...` stays: in a package it is part of the library's behaviour on CUDA, where the port still runs; on {self.ctx.target.display} it does nothing",
-                            applicability=Applicability.MANUAL)
+        if self.ctx.target.name in ("neuron", "tpu") and in_package(
+            self.ctx
+        ):  # a library's CUDA behaviour (a documented `benchmark=` option, a deterministic mode)
+            self.ctx.report(
+                "FLAG004",
+                original,
+                f"`{qual} = ...` stays: in a package it is part of the library's behaviour on CUDA, where the port still runs; on {self.ctx.target.display} it does nothing",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         code = _code_for(qual)
         t = self.ctx.target
         value = original.value
-        if t.name == "tpu" and qual == "torch.backends.cuda.matmul.allow_tf32" and isinstance(value, cst.Name) and value.value in ("True", "False"):
+        if (
+            t.name == "tpu"
+            and qual == "torch.backends.cuda.matmul.allow_tf32"
+            and isinstance(value, cst.Name)
+            and value.value in ("True", "False")
+        ):
             precision = "high" if value.value == "True" else "highest"
             call = self.ctx.expr('{torch}.set_float32_matmul_precision("%s")' % precision)
-            if self.ctx.report(code, original, f"TF32 switch becomes `torch.set_float32_matmul_precision(\"{precision}\")`, which TorchTPU honours", replacement=call):
+            if self.ctx.report(
+                code,
+                original,
+                f'TF32 switch becomes `torch.set_float32_matmul_precision("{precision}")`, which TorchTPU honours',
+                replacement=call,
+            ):
                 self.ctx.statement_edits.replace[id(original)] = [cst.Expr(value=call)]
             return updated
         msg = f"`{qual} = ...` tunes an NVIDIA library and has no effect on {t.display}: removed"
@@ -100,10 +120,17 @@ class BackendFlagsFamily(Family):
         if qual in SDP_SWITCHES:
             statement = self.ctx.statement_of.get(id(original))
             if isinstance(statement, cst.Expr):
-                if self.ctx.report("FLAG003", original, f"`{qual}()` selects CUDA kernels: removed", replacement=cst.RemovalSentinel.REMOVE):
+                if self.ctx.report(
+                    "FLAG003",
+                    original,
+                    f"`{qual}()` selects CUDA kernels: removed",
+                    replacement=cst.RemovalSentinel.REMOVE,
+                ):
                     self.ctx.statement_edits.remove.add(id(statement))
             else:
-                self.ctx.report("FLAG003", original, f"`{qual}()` selects CUDA kernels", applicability=Applicability.MANUAL)
+                self.ctx.report(
+                    "FLAG003", original, f"`{qual}()` selects CUDA kernels", applicability=Applicability.MANUAL
+                )
             self._handled.add(id(original.func))
         return updated
 
@@ -121,20 +148,34 @@ class BackendFlagsFamily(Family):
         if not dropped:
             return updated
         if self.ctx.device_generic:
-            self.ctx.report("FLAG003", dropped[0], "SDPA backend selection in device-generic code: it stays for CUDA; on the target it must leave a kernel the target has", applicability=Applicability.MANUAL,
-                            advice="Keep `SDPBackend.MATH` in the list (or select backends only when the device is CUDA), so the target can run its own SDPA.")
+            self.ctx.report(
+                "FLAG003",
+                dropped[0],
+                "SDPA backend selection in device-generic code: it stays for CUDA; on the target it must leave a kernel the target has",
+                applicability=Applicability.MANUAL,
+                advice="Keep `SDPBackend.MATH` in the list (or select backends only when the device is CUDA), so the target can run its own SDPA.",
+            )
             return updated
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             new: cst.With | cst.FlattenSentinel[Any] = updated.with_changes(items=keep)
         elif isinstance(updated.body, cst.IndentedBlock):
-            body: list[Any] = list(updated.body.body)  # statements: libcst's BaseStatement does not declare leading_lines
+            body: list[Any] = list(
+                updated.body.body
+            )  # statements: libcst's BaseStatement does not declare leading_lines
             body[0] = body[0].with_changes(leading_lines=[*updated.leading_lines, *body[0].leading_lines])
             new = cst.FlattenSentinel(body)
         else:
-            self.ctx.report("FLAG003", original, "SDPA kernel selection on a one-line `with`", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "FLAG003", original, "SDPA kernel selection on a one-line `with`", applicability=Applicability.MANUAL
+            )
             return updated
-        if self.ctx.report("FLAG003", dropped[0], "SDPA backend selection names CUDA kernels (flash, mem-efficient, cuDNN): the target picks its own; the `with` is dropped, its body kept", replacement=new):
+        if self.ctx.report(
+            "FLAG003",
+            dropped[0],
+            "SDPA backend selection names CUDA kernels (flash, mem-efficient, cuDNN): the target picks its own; the `with` is dropped, its body kept",
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -143,5 +184,10 @@ class BackendFlagsFamily(Family):
             return updated
         qual = self.ctx.qualname(original)
         if qual and (qual.startswith(CUDNN) or qual.startswith(CUDA)):
-            self.ctx.report(_code_for(qual), original, f"`{qual}` reads a CUDA backend setting, which means nothing on {self.ctx.target.display}", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                _code_for(qual),
+                original,
+                f"`{qual}` reads a CUDA backend setting, which means nothing on {self.ctx.target.display}",
+                applicability=Applicability.MANUAL,
+            )
         return updated

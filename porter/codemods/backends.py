@@ -53,7 +53,26 @@ from porter.analysis.resolve import dotted
 
 # device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
 DEVICE_NAMES = frozenset(
-    {"cuda", "cpu", "xpu", "mps", "hpu", "npu", "mlu", "musa", "xla", "tpu", "neuron", "hip", "mtia", "ipu", "sdaa", "gcu", "maia", "meta"}
+    {
+        "cuda",
+        "cpu",
+        "xpu",
+        "mps",
+        "hpu",
+        "npu",
+        "mlu",
+        "musa",
+        "xla",
+        "tpu",
+        "neuron",
+        "hip",
+        "mtia",
+        "ipu",
+        "sdaa",
+        "gcu",
+        "maia",
+        "meta",
+    }
 )
 HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another one beside CUDA
 # `is_torch_npu_available()`, `is_npu_available()`, `is_cuda_available()` (accelerate, transformers)
@@ -61,7 +80,9 @@ _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
 # a module that imports the builder of CUDA extensions: build code (BACK007)
-_BUILDS_CUDA = re.compile(rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE)
+_BUILDS_CUDA = re.compile(
+    rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE
+)
 BRANCH = "_porter_target_branch"  # the function a branch is ported in, on its own
 # the packages with CUDA-only parts that LIB rules port (apex, flash-attn, xformers)
 _PORTED_TOKENS = import_tokens(sorted(ported_imports()))
@@ -78,14 +99,34 @@ _CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_a
 _CUDA_FACT = re.compile(r"(?:^|_)cuda_(?:is_)?available$|^_?has_cuda$")
 # `torch.cuda` APIs with no device-generic twin: a branch that calls them is CUDA's own
 _CUDA_OWN = frozenset(
-    {"get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all", "random", "is_initialized", "is_bf16_supported", "get_device_capability", "get_device_properties", "nccl", "graphs", "graph", "CUDAGraph", "is_current_stream_capturing", "amp", "jiterator", "tunable"}
+    {
+        "get_rng_state",
+        "set_rng_state",
+        "get_rng_state_all",
+        "set_rng_state_all",
+        "random",
+        "is_initialized",
+        "is_bf16_supported",
+        "get_device_capability",
+        "get_device_properties",
+        "nccl",
+        "graphs",
+        "graph",
+        "CUDAGraph",
+        "is_current_stream_capturing",
+        "amp",
+        "jiterator",
+        "tunable",
+    }
 )
 # `is_cuda_stream_capturing`, `is_torch_cuda_available`: a library's question about CUDA itself
 _CUDA_QUESTION = re.compile(r"^_?(?:is|has)_(?:\w+_)?cuda(?:_\w+)?$")
 # `self.root_device`, `self._device`: the device a class holds
 _SELF_DEVICE = re.compile(r"\bself\.(?:_?root_device|_?device)\b")
 # calls whose first argument is a device type (or a collective backend)
-_DEVICE_FIRST = frozenset({"init_device_mesh", "autocast", "init_process_group", "init_distributed", "device", "to", "empty_cache"})
+_DEVICE_FIRST = frozenset(
+    {"init_device_mesh", "autocast", "init_process_group", "init_distributed", "device", "to", "empty_cache"}
+)
 # a name that says it holds devices, accelerators or backends
 _NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
 
@@ -143,7 +184,14 @@ def _handles_any_device(after: Sequence[cst.CSTNode], subject: str, code) -> boo
             if isinstance(n, cst.Arg) and isinstance(n.value, cst.Name) and n.value.value == subject:
                 if n.keyword is not None and n.keyword.value == "device":
                     return True
-            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "to" and n.args and isinstance(n.args[0].value, cst.Name) and n.args[0].value.value == subject:
+            if (
+                isinstance(n, cst.Call)
+                and isinstance(n.func, cst.Attribute)
+                and n.func.attr.value == "to"
+                and n.args
+                and isinstance(n.args[0].value, cst.Name)
+                and n.args[0].value.value == subject
+            ):
                 return True
     return False
 
@@ -174,7 +222,12 @@ class BackendsFamily(Family):
             return False
         if b"nccl" in source and any(f[2] == ABSTRACTION for f in (getattr(ctx.settings, "flow", None) or ())):
             return True  # `init_distributed(dist_backend='nccl')` where the project's accelerator is at hand
-        return bool(_backend_facts(ctx.settings)) or _module_fact(ctx.settings, ctx.path) is not None or imports_package(source) or any(t in source for t in _PORTED_TOKENS)
+        return (
+            bool(_backend_facts(ctx.settings))
+            or _module_fact(ctx.settings, ctx.path) is not None
+            or imports_package(source)
+            or any(t in source for t in _PORTED_TOKENS)
+        )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -186,14 +239,20 @@ class BackendsFamily(Family):
         self._hip = not ctx.source or b"version.hip" in ctx.source
         self._reaches: dict[int, str | None] = {}  # id(branch body) -> why it reaches CUDA-only code
         self._says_cuda = not ctx.source or b"CUDA" in ctx.source or b"NVIDIA" in ctx.source or b"Nvidia" in ctx.source
-        self._listed: set[int] = set()  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
+        self._listed: set[int] = (
+            set()
+        )  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
-        self._ors: dict[int, tuple[str, cst.SimpleString]] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
+        self._ors: dict[
+            int, tuple[str, cst.SimpleString]
+        ] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
         self._inner_ors: set[int] = set()  # the inner `or`s of a chain already looked at
         self._inner_lists: set[int] = set()  # the inner `or`s / `and`s of a list of availability tests
         self._chains: dict[int, tuple[int, cst.If]] = {}  # id(head If) -> (insert after branch k, new branch)
         self._ladders: dict[int, tuple[int, cst.If]] = {}  # id(block) -> (insert after its k-th If, new If)
-        self._regions: list[tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]] = []  # (region, at, message, replacement)
+        self._regions: list[
+            tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]
+        ] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
         # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
@@ -201,8 +260,12 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
-        self._key_functions: dict[str, tuple[str, ...]] | None = None  # the project's functions that take a device switch's key
-        self._table: tuple[str, str] | None | bool = False  # the module's enum of devices without the target (`_device_enum`)
+        self._key_functions: dict[str, tuple[str, ...]] | None = (
+            None  # the project's functions that take a device switch's key
+        )
+        self._table: tuple[str, str] | None | bool = (
+            False  # the module's enum of devices without the target (`_device_enum`)
+        )
 
     # -- tests ------------------------------------------------------------------------------
 
@@ -226,7 +289,11 @@ class BackendsFamily(Family):
                 device = device_of(string_value(test.args[0].value))
                 return _Test(device, test.args[0].value, "string") if device else None
             qual = self.ctx.qualname(func) or dotted(func) or ""
-            if isinstance(func, cst.Attribute) and func.attr.value == "is_available" and isinstance(func.value, cst.Name):
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == "is_available"
+                and isinstance(func.value, cst.Name)
+            ):
                 # `CUDAAccelerator.is_available()`: a class of the project's per-device family
                 library = self.library()
                 device = library[1].get(func.value.value) if library else None
@@ -251,7 +318,9 @@ class BackendsFamily(Family):
         if not (string_value(other) == self.ctx.target.device_type or isinstance(other, cst.Integer)):
             return False
         if self._available is None:
-            self._available = self.ctx.code(cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr")))
+            self._available = self.ctx.code(
+                cst.parse_expression(self.ctx.target.available.format(torch="torch", xr="xr"))
+            )
         return self.ctx.code(test) == self._available
 
     def _target_test(self, test: cst.BaseExpression, asks: _Test) -> cst.BaseExpression:
@@ -318,7 +387,9 @@ class BackendsFamily(Family):
         library = self.library()
         classes = {c for c, d in library[1].items() if d == "cuda"} if library else set()
         nodes = _nodes(node)
-        inner = {id(n.value) for n in nodes if isinstance(n, cst.Attribute)}  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        inner = {
+            id(n.value) for n in nodes if isinstance(n, cst.Attribute)
+        }  # `torch.cuda.memory` of `torch.cuda.memory.x`
         for n in nodes:
             if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
                 qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
@@ -328,12 +399,20 @@ class BackendsFamily(Family):
                 return self.ctx.code(n)
             if isinstance(n, cst.Name) and n.value in classes:
                 return n.value
-            if isinstance(n, cst.Arg) and isinstance(n.value, cst.Attribute) and (self.ctx.qualname(n.value) or dotted(n.value)) == "torch.cuda":
+            if (
+                isinstance(n, cst.Arg)
+                and isinstance(n.value, cst.Attribute)
+                and (self.ctx.qualname(n.value) or dotted(n.value)) == "torch.cuda"
+            ):
                 return "torch.cuda"  # `set_rng_state_for_device("CUDA", torch.cuda, ...)`
             if isinstance(n, cst.Attribute):
                 qual = self.ctx.qualname(n) or dotted(n) or ""
-                if qual.startswith("torch.cuda.") and (qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])):
-                    return qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
+                if qual.startswith("torch.cuda.") and (
+                    qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])
+                ):
+                    return (
+                        qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
+                    )
                 if qual.startswith("torch._C._cuda"):
                     return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
@@ -341,7 +420,11 @@ class BackendsFamily(Family):
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
         """Keep `kept` (every node of them) on CUDA and say where the target's case goes."""
         library = self.library()
-        if library is None or self.ctx.in_cuda_only_code() is not None or any(id(k) in self.ctx.keep_cuda or id(k) in self._guarded for k in kept):
+        if (
+            library is None
+            or self.ctx.in_cuda_only_code() is not None
+            or any(id(k) in self.ctx.keep_cuda or id(k) in self._guarded for k in kept)
+        ):
             return
         facts = cuda_only_facts(self.ctx) if test else None
         if facts is not None and facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
@@ -361,7 +444,11 @@ class BackendsFamily(Family):
         """The part of an `if` test that asks whether the device is CUDA's (or CUDA is there)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._cuda_test(test.left) or self._cuda_test(test.right)
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and not isinstance(test.comparisons[0].operator, cst.Equal):
+        if (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and not isinstance(test.comparisons[0].operator, cst.Equal)
+        ):
             return None
         if isinstance(test, cst.Comparison):
             if self._accessors is None:
@@ -370,19 +457,34 @@ class BackendsFamily(Family):
                 member = side.func if isinstance(side, cst.Call) else side
                 if isinstance(member, cst.Attribute) and member.attr.value in self._accessors:
                     return None  # the project's accelerator asked whether it is CUDA's (BACK006)
-        if isinstance(test, cst.Comparison) and any(string_value(side) == "gpu" for side in (test.left, test.comparisons[0].comparator)):
+        if isinstance(test, cst.Comparison) and any(
+            string_value(side) == "gpu" for side in (test.left, test.comparisons[0].comparator)
+        ):
             # `if device.name == 'gpu':` (Composer's name for its CUDA device)
             side = next(side for side in (test.left, test.comparisons[0].comparator) if string_value(side) == "gpu")
             return _Test("cuda", side, "string")
-        if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value == "endswith" and test.args:
-            return _Test("cuda", test.args[0].value, "string") if device_of(string_value(test.args[0].value)) == "cuda" else None
+        if (
+            isinstance(test, cst.Call)
+            and isinstance(test.func, cst.Attribute)
+            and test.func.attr.value == "endswith"
+            and test.args
+        ):
+            return (
+                _Test("cuda", test.args[0].value, "string")
+                if device_of(string_value(test.args[0].value)) == "cuda"
+                else None
+            )
         found = self._test(test)
         return found if found is not None and found.device == "cuda" else None
 
     def _library_branch(self, node: cst.If) -> None:
         """`if device.type == "cuda":` (or `if torch.cuda.is_available():` before CUDA's own
         code) in a project with a device abstraction: CUDA's case of it, kept as it is."""
-        if self.library() is None or self.ctx.in_cuda_only_code() is not None or any(id(s) in self.ctx.cuda_only_code for s in node.body.body):
+        if (
+            self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+            or any(id(s) in self.ctx.cuda_only_code for s in node.body.body)
+        ):
             return
         test = self._cuda_test(node.test)
         if test is None or id(test.node) in self.ctx.keep_cuda:
@@ -413,14 +515,28 @@ class BackendsFamily(Family):
             return
         cuda_test = self._cuda_test(node.test)
         if cuda_test is not None and self._names_cuda(node.body) is not None:
-            self._cuda_case(node, [node.test, node.body], f"`{_short(self.ctx.code(node))}` picks CUDA's own when CUDA is there", test=False)
-        elif any((string_value(arm) or "").lower() == "nccl" for arm in (node.body, node.orelse)) and _devices_in_test(node.test):
+            self._cuda_case(
+                node,
+                [node.test, node.body],
+                f"`{_short(self.ctx.code(node))}` picks CUDA's own when CUDA is there",
+                test=False,
+            )
+        elif any((string_value(arm) or "").lower() == "nccl" for arm in (node.body, node.orelse)) and _devices_in_test(
+            node.test
+        ):
             # `"gloo" if cfg.device == "cpu" else "nccl"`: the backend of CUDA's case
             arm = node.orelse if (string_value(node.orelse) or "").lower() == "nccl" else node.body
-            self._cuda_case(node, [arm], f"`{_short(self.ctx.code(node))}` names NCCL as CUDA's case of a choice over devices", test=False)
+            self._cuda_case(
+                node,
+                [arm],
+                f"`{_short(self.ctx.code(node))}` names NCCL as CUDA's case of a choice over devices",
+                test=False,
+            )
         elif device_of(string_value(node.orelse)) == "cuda" or device_of(string_value(node.body)) == "cuda":
             arm = node.orelse if device_of(string_value(node.orelse)) == "cuda" else node.body
-            self._cuda_case(node, [arm], f"`{_short(self.ctx.code(node))}` names CUDA as one case of a device choice", test=False)
+            self._cuda_case(
+                node, [arm], f"`{_short(self.ctx.code(node))}` names CUDA as one case of a device choice", test=False
+            )
 
     def _imported_accessor(self) -> str | None:
         """A name the module imports from the folder of the project's classes per device
@@ -431,7 +547,11 @@ class BackendsFamily(Family):
                 if not isinstance(stmt, cst.SimpleStatementLine):
                     continue
                 for small in stmt.body:
-                    if isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                    if (
+                        isinstance(small, cst.ImportFrom)
+                        and small.module is not None
+                        and not isinstance(small.names, cst.ImportStar)
+                    ):
                         where = (dotted(small.module) or "").replace(".", "/")
                         if where and any(f == where or f.endswith("/" + where) for f in self._folders):
                             self._accessor = small.names[0].evaluated_alias or dotted(small.names[0].name)
@@ -462,7 +582,9 @@ class BackendsFamily(Family):
         out = []
         for i, arg in enumerate(node.args):
             kw = arg.keyword.value if arg.keyword is not None else None
-            if kw in ("device", "device_type", "backend", "dist_backend", "map_location") or (kw is None and i == 0 and name in _DEVICE_FIRST):
+            if kw in ("device", "device_type", "backend", "dist_backend", "map_location") or (
+                kw is None and i == 0 and name in _DEVICE_FIRST
+            ):
                 out.append(arg.value)
         return out
 
@@ -496,11 +618,15 @@ class BackendsFamily(Family):
         argument as the key of a closed switch over device names (device_backends.SWITCH_KEY):
         the callee's `== "cuda"` is CUDA's case, kept (BACK008), so the key passed stays too."""
         if self._key_functions is None:
-            self._key_functions = {f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == SWITCH_KEY}
+            self._key_functions = {
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == SWITCH_KEY
+            }
         if not self._key_functions:
             return
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        name = (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
         if name not in self._key_functions:
             return
         position = int(self._key_functions[name][1])
@@ -515,8 +641,15 @@ class BackendsFamily(Family):
             self._at_hand(node)
             self._switch_key(node)
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args and device_of(string_value(node.args[0].value)) == "cuda":
-            self._cuda_case(node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("startswith", "endswith")
+            and node.args
+            and device_of(string_value(node.args[0].value)) == "cuda"
+        ):
+            self._cuda_case(
+                node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's"
+            )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         """`x.is_cuda` (library mode)."""
@@ -530,12 +663,19 @@ class BackendsFamily(Family):
         parameter's own `.cuda()` beside its `.xpu()`), in a project with a device abstraction:
         the method that moves to CUDA, kept as it is; the target's is `.to(...)`."""
         statements = self.ctx.current_statements
-        if node.name.value != "cuda" or len(statements) < 2 or not isinstance(statements[-2], cst.ClassDef) or self.ctx.in_cuda_only_code() is not None:
+        if (
+            node.name.value != "cuda"
+            or len(statements) < 2
+            or not isinstance(statements[-2], cst.ClassDef)
+            or self.ctx.in_cuda_only_code() is not None
+        ):
             return
         library = self.library()
         if library is None:
             return
-        region = CudaOnlyCode(node.name, f"`def {node.name.value}`", "it moves to CUDA by its name", code="BACK008", quiet=True)
+        region = CudaOnlyCode(
+            node.name, f"`def {node.name.value}`", "it moves to CUDA by its name", code="BACK008", quiet=True
+        )
         self.ctx.cuda_only_code[id(node)] = region
         message = f"`{statements[-2].name.value}.cuda()` moves to CUDA by its name, in a project with a device abstraction of its own ({library[0]}): kept as it is; {self.ctx.target.display} is reached through `.to(...)`"
         self._regions.append((region, node.name, message, None))
@@ -543,13 +683,23 @@ class BackendsFamily(Family):
     def _backend_function(self, node: cst.FunctionDef) -> None:
         """`def num_cuda_devices()` beside `class CUDAAccelerator` in CUDA's backend module
         (Lightning's accelerators/cuda.py): a module-level helper of CUDA's backend, kept."""
-        if len(self.ctx.current_statements) > 1 or not _CUDA_NAMED.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+        if (
+            len(self.ctx.current_statements) > 1
+            or not _CUDA_NAMED.search(node.name.value)
+            or self.ctx.in_cuda_only_code() is not None
+        ):
             return
         facts = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source)
         if not facts:
             return
         cls = next(iter(facts))
-        region = CudaOnlyCode(node.name, f"`def {node.name.value}`", f"a helper of CUDA's backend `{cls}` in its module", code="BACK003", quiet=True)
+        region = CudaOnlyCode(
+            node.name,
+            f"`def {node.name.value}`",
+            f"a helper of CUDA's backend `{cls}` in its module",
+            code="BACK003",
+            quiet=True,
+        )
         self.ctx.cuda_only_code[id(node)] = region
         message = f"`def {node.name.value}` is a helper of CUDA's backend (`{cls}`, {facts[cls][0]}) in that backend's module: kept as it is; {self.ctx.target.display}'s belongs with its own backend"
         self._regions.append((region, node.name, message, None))
@@ -558,10 +708,16 @@ class BackendsFamily(Family):
         fact = _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source).get(node.name.value)
         library = self.library() if fact is None else None
         device = library[1].get(node.name.value) if library else None
-        if fact is None and device not in (None, "cuda", self.ctx.target.device_type) and self.ctx.in_cuda_only_code() is None:
+        if (
+            fact is None
+            and device not in (None, "cuda", self.ctx.target.device_type)
+            and self.ctx.in_cuda_only_code() is None
+        ):
             # `class RocmPlatform` (device_type "cuda"), `class SDAA_Accelerator` (its "NCCL"
             # prefixes): another device's backend; what it names is that backend's own
-            region = CudaOnlyCode(node.name, f"`class {node.name.value}`", f"{device}'s backend", code="BACK003", quiet=True)
+            region = CudaOnlyCode(
+                node.name, f"`class {node.name.value}`", f"{device}'s backend", code="BACK003", quiet=True
+            )
             self.ctx.cuda_only_code[id(node)] = region
             if _CUDA_NAMED.search(self.ctx.code(node.body)):
                 why = f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is"  # type: ignore[index]
@@ -656,7 +812,11 @@ class BackendsFamily(Family):
             # `model_device.type not in ('cuda', 'meta')` in a project with a device abstraction:
             # CUDA and no other accelerator, the devices a CUDA-only feature works on (Composer's
             # memory monitor, which then reads CUDA's allocator statistics on `type == 'cuda'`)
-            self._cuda_case(node, [node], f"`{self.ctx.code(node)}` names CUDA and no other accelerator (the devices a CUDA feature works on)")
+            self._cuda_case(
+                node,
+                [node],
+                f"`{self.ctx.code(node)}` names CUDA and no other accelerator (the devices a CUDA feature works on)",
+            )
             return
         if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
@@ -669,7 +829,10 @@ class BackendsFamily(Family):
         `device_count()`), a comparison with "cuda", `x.is_cuda`."""
         found: list[cst.CSTNode] = []
         for n in _nodes(test):
-            if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "") in ("torch.cuda.is_available", "torch.cuda.device_count"):
+            if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "") in (
+                "torch.cuda.is_available",
+                "torch.cuda.device_count",
+            ):
                 found.append(n)
             elif isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
                 found.append(n)
@@ -682,7 +845,11 @@ class BackendsFamily(Family):
         if not checks or any(id(c) in self.ctx.keep_cuda for c in checks):
             return
         self.ctx.keep_cuda.update(id(n) for n in _nodes(test))
-        self.ctx.report("BACK006", at, f"`{_short(self.ctx.code(test))}` {why}: kept on CUDA, so {self.ctx.target.display} is not taken for CUDA")
+        self.ctx.report(
+            "BACK006",
+            at,
+            f"`{_short(self.ctx.code(test))}` {why}: kept on CUDA, so {self.ctx.target.display} is not taken for CUDA",
+        )
 
     def visit_Assert(self, node: cst.Assert) -> None:
         """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
@@ -700,12 +867,19 @@ class BackendsFamily(Family):
             return False
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-        return isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+        return (
+            isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+        )
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question.
         `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
-        if isinstance(node.operator, cst.And) and self._hip and _asks_hip(node.left) and id(node) not in self.ctx.keep_cuda:
+        if (
+            isinstance(node.operator, cst.And)
+            and self._hip
+            and _asks_hip(node.left)
+            and id(node) not in self.ctx.keep_cuda
+        ):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
@@ -715,8 +889,14 @@ class BackendsFamily(Family):
             # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
             # beside the project's answers for its other devices
             calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
-            if "torch.cuda.is_available" in calls and any(c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls):
-                self._itself(node, node, "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices")
+            if "torch.cuda.is_available" in calls and any(
+                c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls
+            ):
+                self._itself(
+                    node,
+                    node,
+                    "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices",
+                )
 
     def _available_list(self, node: cst.BooleanOperation) -> None:
         """`torch.cuda.is_available() or torch.xpu.is_available()` (and its mirror `not
@@ -778,7 +958,11 @@ class BackendsFamily(Family):
         self._inner_ors.update(id(o) for o in _nodes(node) if isinstance(o, cst.BooleanOperation))
         subject, devices, strings = None, [], []
         for o in operands:
-            if not (isinstance(o, cst.Comparison) and len(o.comparisons) == 1 and isinstance(o.comparisons[0].operator, cst.Equal)):
+            if not (
+                isinstance(o, cst.Comparison)
+                and len(o.comparisons) == 1
+                and isinstance(o.comparisons[0].operator, cst.Equal)
+            ):
                 return
             value, other = o.comparisons[0].comparator, o.left
             if string_value(value) is None:
@@ -805,9 +989,23 @@ class BackendsFamily(Family):
             return updated
         subject, cuda = plan
         t = self.ctx.target
-        added = cst.Comparison(left=cst.parse_expression(subject), comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))])
-        new = cst.BooleanOperation(left=updated.with_changes(lpar=[], rpar=[]), operator=cst.Or(), right=added, lpar=updated.lpar, rpar=updated.rpar)
-        if self.ctx.report("BACK001", original, f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays", replacement=new):
+        added = cst.Comparison(
+            left=cst.parse_expression(subject),
+            comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(cuda, t.device_type))],
+        )
+        new = cst.BooleanOperation(
+            left=updated.with_changes(lpar=[], rpar=[]),
+            operator=cst.Or(),
+            right=added,
+            lpar=updated.lpar,
+            rpar=updated.rpar,
+        )
+        if self.ctx.report(
+            "BACK001",
+            original,
+            f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays",
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -816,11 +1014,22 @@ class BackendsFamily(Family):
         about CUDA itself, beside its answers about the other backends."""
         self._backend_function(node)
         self._cuda_method(node)
-        if _CUDA_QUESTION.match(node.name.value) and self.library() is not None and self.ctx.in_cuda_only_code() is None and len(self.ctx.current_statements) == 1:
+        if (
+            _CUDA_QUESTION.match(node.name.value)
+            and self.library() is not None
+            and self.ctx.in_cuda_only_code() is None
+            and len(self.ctx.current_statements) == 1
+        ):
             # `def is_cuda_stream_capturing()` beside the project's answers for other devices
             library = self.library()
             assert library is not None
-            region = CudaOnlyCode(node.name, f"`def {node.name.value}`", "it answers a question about CUDA itself", code="BACK006", quiet=True)
+            region = CudaOnlyCode(
+                node.name,
+                f"`def {node.name.value}`",
+                "it answers a question about CUDA itself",
+                code="BACK006",
+                quiet=True,
+            )
             self.ctx.cuda_only_code[id(node)] = region
             message = f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device abstraction of its own ({library[0]}): kept as it is"
             self._regions.append((region, node.name, message, None))
@@ -851,14 +1060,28 @@ class BackendsFamily(Family):
         if accessors and len(node.comparisons) == 1:
             for side in sides:
                 member = side.func if isinstance(side, cst.Call) else side
-                if isinstance(member, cst.Attribute) and member.attr.value in accessors and any(device_of(string_value(o)) == "cuda" for o in sides):
-                    self._itself(node, node, f"asks whether the project's accelerator is CUDA's ({accessors[member.attr.value]})")
+                if (
+                    isinstance(member, cst.Attribute)
+                    and member.attr.value in accessors
+                    and any(device_of(string_value(o)) == "cuda" for o in sides)
+                ):
+                    self._itself(
+                        node, node, f"asks whether the project's accelerator is CUDA's ({accessors[member.attr.value]})"
+                    )
                     break
-        if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual)) and self.library() is not None:
+        if (
+            len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual))
+            and self.library() is not None
+        ):
             # `device.type != "cuda"`: whether the device is CUDA's, in a project whose own
             # abstraction answers for the other devices
             strings = [side for side in sides if device_of(string_value(side)) == "cuda"]
-            if len(strings) == 1 and string_value(strings[0]) in ("cuda", "cuda:0") and not any(string_value(side) is not None for side in sides if side is not strings[0]):
+            if (
+                len(strings) == 1
+                and string_value(strings[0]) in ("cuda", "cuda:0")
+                and not any(string_value(side) is not None for side in sides if side is not strings[0])
+            ):
                 self._cuda_case(node, strings, f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's")
 
     def _table_entry(self, node: cst.Assign) -> None:
@@ -872,7 +1095,11 @@ class BackendsFamily(Family):
             return
         if not any(device_of(string_value(e.value)) == "cuda" for e in node.value.elements):
             return
-        self._cuda_case(node.value, [node.value], f"`{names[0]} = {self.ctx.code(node.value)}`, CUDA's entry of `{statements[-2].name.value}`,")
+        self._cuda_case(
+            node.value,
+            [node.value],
+            f"`{names[0]} = {self.ctx.code(node.value)}`, CUDA's entry of `{statements[-2].name.value}`,",
+        )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None and _NAMES_DEVICES.search((dotted(node.target) or "").rsplit(".", 1)[-1]):
@@ -910,7 +1137,11 @@ class BackendsFamily(Family):
         assert isinstance(first, cst.SimpleString)
         added = cst.Element(value=replace_string(first, self.ctx.target.device_type))
         # the separator between elements (one per line, or `, `), and the last one's trailing comma
-        between = elements[-2].comma if isinstance(elements[-2].comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        between = (
+            elements[-2].comma
+            if isinstance(elements[-2].comma, cst.Comma)
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
         elements[-1] = last.with_changes(comma=between)
         elements.append(added.with_changes(comma=last.comma))
         new = updated.with_changes(elements=elements)
@@ -939,12 +1170,18 @@ class BackendsFamily(Family):
         for e in elements:
             pairs = _device_pairs(e.value) if _NAMES_DEVICES.search(string_value(e.key) or "") else None
             if pairs is not None and len(pairs) == 1:
-                self._keep_table(e.value, [s for _, s in pairs], f"pairs each device with its availability test, under `{self.ctx.code(e.key)}`")
+                self._keep_table(
+                    e.value,
+                    [s for _, s in pairs],
+                    f"pairs each device with its availability test, under `{self.ctx.code(e.key)}`",
+                )
         if len(elements) < 2 or not all(isinstance(e.value, (cst.Tuple, cst.List)) for e in elements):
             return
         per_entry = [[string_value(x.value) for x in e.value.elements] for e in elements]  # type: ignore[attr-defined]
         names = [v for entry in per_entry for v in entry]
-        if not all(entry for entry in per_entry) or any(v is None or (device_of(v) is None and v not in VOCABULARY) for v in names):
+        if not all(entry for entry in per_entry) or any(
+            v is None or (device_of(v) is None and v not in VOCABULARY) for v in names
+        ):
             return
         devices = {device_of(v) or v for v in names}
         if "cuda" not in devices or len(devices - HOSTS) < 2 or len({tuple(entry) for entry in per_entry}) < 2:
@@ -954,7 +1191,11 @@ class BackendsFamily(Family):
 
     def _keep_table(self, node: cst.CSTNode, strings: Sequence[cst.BaseExpression], what: str) -> None:
         cuda = [s for s in strings if device_of(string_value(s)) == "cuda"]
-        if not cuda or any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in cuda) or self.ctx.in_cuda_only_code() is not None:
+        if (
+            not cuda
+            or any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in cuda)
+            or self.ctx.in_cuda_only_code() is not None
+        ):
             return
         self.ctx.keep_cuda.update(id(s) for s in cuda)
         t = self.ctx.target
@@ -981,8 +1222,16 @@ class BackendsFamily(Family):
         t = self.ctx.target
         if t.device_type in devices:
             # the target has its entry already: CUDA's key is the registry's own name for it
-            self.ctx.keep_vocabulary.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
-            self.ctx.keep_cuda.update(id(e.key) for e in node.elements if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda")
+            self.ctx.keep_vocabulary.update(
+                id(e.key)
+                for e in node.elements
+                if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda"
+            )
+            self.ctx.keep_cuda.update(
+                id(e.key)
+                for e in node.elements
+                if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda"
+            )
             return
         cuda = next(v for k, v in zip(devices, values) if k == "cuda")
         self.ctx.report(
@@ -1045,7 +1294,11 @@ class BackendsFamily(Family):
             self._listed.add(id(node.value))
         if isinstance(node.value, cst.Call) and any(_CUDA_FACT.search(n) for n in leaves):
             self._itself(node.value, node.value, f"is recorded as `{names[0]}`, a fact about CUDA itself")
-        if isinstance(node.value, cst.SimpleString) and device_of(string_value(node.value)) == "cuda" and any(n in self._switch_keys() for n in names):
+        if (
+            isinstance(node.value, cst.SimpleString)
+            and device_of(string_value(node.value)) == "cuda"
+            and any(n in self._switch_keys() for n in names)
+        ):
             self.ctx.keep_cuda.add(id(node.value))
             self.ctx.keep_vocabulary.add(id(node.value))
 
@@ -1073,7 +1326,7 @@ class BackendsFamily(Family):
         message = (
             f"`if {self.ctx.code(branch.test)}` is CUDA's rung of the detection that sets `{key}`, the key of a switch over "
             f"{', '.join(sorted(keys[key]))}: kept as it is; {t.display} has no rung: once the switch over `{key}` builds "
-            f"{t.display}'s backend, detect it beside this one and set `{key}` to \"{t.device_type}\""
+            f'{t.display}\'s backend, detect it beside this one and set `{key}` to "{t.device_type}"'
         )
         self._regions.append((region, branch.test, message, None))
         return True
@@ -1092,7 +1345,9 @@ class BackendsFamily(Family):
         arms = [node.body.body, node.orelse.body.body]
         if any(len(a) != 1 or not isinstance(a[0], cst.SimpleStatementLine) for a in arms):
             return
-        strings = [[n for n in _nodes(a[0]) if isinstance(n, cst.SimpleString) and device_of(string_value(n))] for a in arms]
+        strings = [
+            [n for n in _nodes(a[0]) if isinstance(n, cst.SimpleString) and device_of(string_value(n))] for a in arms
+        ]
         if any(len(found) != 1 for found in strings):
             return
         devices = [device_of(string_value(found[0])) for found in strings]
@@ -1101,7 +1356,12 @@ class BackendsFamily(Family):
         texts = [self.ctx.code(a[0]).replace(self.ctx.code(found[0]), "") for a, found in zip(arms, strings)]
         if texts[0] != texts[1]:
             return
-        self._cuda_case(node, [strings[1][0]], f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside it)", test=False)
+        self._cuda_case(
+            node,
+            [strings[1][0]],
+            f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside it)",
+            test=False,
+        )
 
     def _visit_if(self, node: cst.If) -> None:
         if self._raises_for_cuda(node.body):
@@ -1138,8 +1398,19 @@ class BackendsFamily(Family):
                 if d == "cuda" and tests[i] is not None and self.ctx.in_cuda_only_code() is None:
                     region = self._keep_branch(branches[i], tests[i], devices)  # type: ignore[arg-type]
                     t = self.ctx.target
-                    missing = f"{t.display} has no branch: write one after the last device branch, before the fallback" if t.device_type not in devices else f"{t.display} has its own"
-                    self._regions.append((region, branches[i].test, f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over {region.why}: kept as it is; {missing}", None))
+                    missing = (
+                        f"{t.display} has no branch: write one after the last device branch, before the fallback"
+                        if t.device_type not in devices
+                        else f"{t.display} has its own"
+                    )
+                    self._regions.append(
+                        (
+                            region,
+                            branches[i].test,
+                            f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over {region.why}: kept as it is; {missing}",
+                            None,
+                        )
+                    )
             return None
         cuda_at = devices.index("cuda")
         cuda_test = tests[cuda_at]
@@ -1158,7 +1429,14 @@ class BackendsFamily(Family):
             # the devices listed are the ones this code works on (bitsandbytes' quantization):
             # whether the target is one of them is for a person to say
             t = self.ctx.target
-            self._regions.append((region, branches[cuda_at].test, f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there", None))
+            self._regions.append(
+                (
+                    region,
+                    branches[cuda_at].test,
+                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there",
+                    None,
+                )
+            )
             return None
         return cuda_at, last, region
 
@@ -1173,7 +1451,13 @@ class BackendsFamily(Family):
     def _keep_branch(self, branch: cst.If, test: _Test, devices: Sequence[str | None]) -> CudaOnlyCode:
         """CUDA's branch stays as it is: its test (every node of it) and its body."""
         self.ctx.keep_cuda.update(id(n) for n in _nodes(branch.test))
-        region = CudaOnlyCode(branch.test, f"`if {self.ctx.code(branch.test)}`", ", ".join(d for d in devices if d), code="BACK002", quiet=True)
+        region = CudaOnlyCode(
+            branch.test,
+            f"`if {self.ctx.code(branch.test)}`",
+            ", ".join(d for d in devices if d),
+            code="BACK002",
+            quiet=True,
+        )
         for stmt in branch.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
         return region
@@ -1186,7 +1470,11 @@ class BackendsFamily(Family):
             # `if CUDAAccelerator.is_available(): return "cuda"`: the rung names CUDA's class of
             # the project's family; the target's rung asks its own class, once there is one
             own = next((c for c, d in (self.library() or ("", {}))[1].items() if d == t.device_type), None)
-            then = f"ask `{own}.is_available()` in a rung of its own" if own else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask it in a rung of its own"
+            then = (
+                f"ask `{own}.is_available()` in a rung of its own"
+                if own
+                else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask it in a rung of its own"
+            )
             message = f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's classes per device: kept as it is; {then}"
             self._regions.append((region, branch.test, message, None))
             return None
@@ -1208,7 +1496,11 @@ class BackendsFamily(Family):
             region.left.clear()
             self._regions.append((region, branch.test, message, None))
             return None
-        where = "after the last device branch, before the fallback" if form == "elif" else "after the last of these checks, before the fallback"
+        where = (
+            "after the last device branch, before the fallback"
+            if form == "elif"
+            else "after the last of these checks, before the fallback"
+        )
         head = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
         if body is None:
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
@@ -1231,9 +1523,22 @@ class BackendsFamily(Family):
         cuda_only = self._runs_cuda_only(body)
         if cuda_only:
             return None, f"it {cuda_only}", []
-        imports = [s for s in self.ctx.module.body if isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)]
-        block = body if isinstance(body, cst.IndentedBlock) else cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])])
-        snippet = cst.Module(body=[*imports, cst.FunctionDef(name=cst.Name(BRANCH), params=cst.Parameters(), body=block)])
+        imports = [
+            s
+            for s in self.ctx.module.body
+            if isinstance(s, cst.SimpleStatementLine)
+            and all(isinstance(x, (cst.Import, cst.ImportFrom)) for x in s.body)
+        ]
+        block = (
+            body
+            if isinstance(body, cst.IndentedBlock)
+            else cst.IndentedBlock(
+                body=[cst.SimpleStatementLine(body=[s for s in body.body if isinstance(s, cst.BaseSmallStatement)])]
+            )
+        )
+        snippet = cst.Module(
+            body=[*imports, cst.FunctionDef(name=cst.Name(BRANCH), params=cst.Parameters(), body=block)]
+        )
         code = snippet.code.encode()
         new, findings = self.ctx.port_snippet(code)
         if new is None:
@@ -1248,7 +1553,14 @@ class BackendsFamily(Family):
         left = _cuda_identifiers(fn.body, self.ctx.imports.names)
         if left:
             return None, f"its port still uses `{left[0]}`", []
-        still = next((n for n in _nodes(fn.body) if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and (dotted(n) or "").count(".") == 1), None)
+        still = next(
+            (
+                n
+                for n in _nodes(fn.body)
+                if isinstance(n, cst.Attribute) and n.attr.value == "cuda" and (dotted(n) or "").count(".") == 1
+            ),
+            None,
+        )
         if still is not None:  # `torch.cuda.*` the port on its own did not reach (a name it could not resolve)
             return None, f"its port still calls `{dotted(still)}`", []
         self._add_imports(imports, ported)
@@ -1263,11 +1575,23 @@ class BackendsFamily(Family):
             for small in stmt.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        asname = (
+                            alias.asname.name.value
+                            if alias.asname and isinstance(alias.asname.name, cst.Name)
+                            else None
+                        )
                         self.ctx.add_import(dotted(alias.name) or "", asname=asname)
-                elif isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+                elif (
+                    isinstance(small, cst.ImportFrom)
+                    and small.module is not None
+                    and not isinstance(small.names, cst.ImportStar)
+                ):
                     for alias in small.names:
-                        asname = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
+                        asname = (
+                            alias.asname.name.value
+                            if alias.asname and isinstance(alias.asname.name, cst.Name)
+                            else None
+                        )
                         self.ctx.add_import(dotted(small.module) or "", dotted(alias.name), asname)
 
     def leave_If(self, original: cst.If, updated: cst.If):
@@ -1334,17 +1658,41 @@ class BackendsFamily(Family):
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
             note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
-            self._keep_module(node, CudaOnlyCode(node, "the build script", "it builds the project's compiled extensions (`ext_modules`)", code="BACK007", note=note), note)
+            self._keep_module(
+                node,
+                CudaOnlyCode(
+                    node,
+                    "the build script",
+                    "it builds the project's compiled extensions (`ext_modules`)",
+                    code="BACK007",
+                    note=note,
+                ),
+                note,
+            )
             return
         if b"CUDAExtension" in self.ctx.source and _BUILDS_CUDA.search(self.ctx.source):
             # the project's own build code for its CUDA extensions (DeepSpeed's op_builder,
             # ColossalAI's CUDA extension loader): it imports `CUDAExtension`, and its CUDA
             # questions are about the host that compiles the kernels, as in setup.py
             note = "this module builds the project's CUDA extensions (it imports `CUDAExtension` from `torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs to compile for) are about the host that compiles CUDA kernels"
-            self._keep_module(node, CudaOnlyCode(node, "the extension build code", "it builds the project's CUDA extensions (`CUDAExtension`)", code="BACK007", note=note), note)
+            self._keep_module(
+                node,
+                CudaOnlyCode(
+                    node,
+                    "the extension build code",
+                    "it builds the project's CUDA extensions (`CUDAExtension`)",
+                    code="BACK007",
+                    note=note,
+                ),
+                note,
+            )
             return
         module = _module_fact(self.ctx.settings, self.ctx.path)
-        if module is not None and "family of modules" in module[0] and _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source):
+        if (
+            module is not None
+            and "family of modules" in module[0]
+            and _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source)
+        ):
             module = None  # the module defines CUDA's class of a class family: that class is kept (BACK003), and says whether the target's exists
         if module is not None:
             # CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside
@@ -1396,7 +1744,11 @@ class BackendsFamily(Family):
             if region.note is not None and not region.left:
                 continue  # a build script porter would not have changed anyway
             # a branch copied for the target took CUDA's fixes with it: none are left undone
-            left = f" (fixes not applied there: {', '.join(dict.fromkeys(region.left))})" if region.left and replacement is None and region.code != "BACK005" else ""
+            left = (
+                f" (fixes not applied there: {', '.join(dict.fromkeys(region.left))})"
+                if region.left and replacement is None and region.code != "BACK005"
+                else ""
+            )
             self.ctx.report(
                 region.code,
                 at,
@@ -1418,7 +1770,10 @@ def _catches_import_error(handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     names = [handler.type] if not isinstance(handler.type, cst.Tuple) else [e.value for e in handler.type.elements]
-    return any((dotted(n) or "").rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException") for n in names)
+    return any(
+        (dotted(n) or "").rsplit(".", 1)[-1] in ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+        for n in names
+    )
 
 
 def _imports_in(body: cst.BaseSuite) -> list[str]:
@@ -1459,7 +1814,12 @@ def _or_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 def _asks_hip(node: cst.BaseExpression) -> bool:
     """Whether `node` reads `torch.version.hip` (`torch.version.hip is not None`)."""
     for n in _nodes(node):
-        if isinstance(n, cst.Attribute) and n.attr.value == "hip" and isinstance(n.value, cst.Attribute) and n.value.attr.value == "version":
+        if (
+            isinstance(n, cst.Attribute)
+            and n.attr.value == "hip"
+            and isinstance(n.value, cst.Attribute)
+            and n.value.attr.value == "version"
+        ):
             return True
     return False
 
@@ -1483,7 +1843,9 @@ def _devices_in(node: cst.BaseExpression) -> set[str]:
 
 
 def _does_nothing(body: cst.BaseSuite) -> bool:
-    return all(isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in st.body) for st in body.body)
+    return all(
+        isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in st.body) for st in body.body
+    )
 
 
 def _module_fact(settings, path: str) -> tuple[str, ...] | None:
@@ -1525,5 +1887,10 @@ def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[st
         elif isinstance(n, cst.Name) and _CUDA_NAMED.search(n.value):
             found.append(n.value)
     # a Name that is the `.attr` of a torch API was passed over with its Attribute: drop it
-    torch_attrs = {a.attr.value for a in _nodes(node) if isinstance(a, cst.Attribute) and (dotted(a) or "").split(".")[0] in ("torch", *[k for k, v in torch_names.items() if v == "torch"])}
+    torch_attrs = {
+        a.attr.value
+        for a in _nodes(node)
+        if isinstance(a, cst.Attribute)
+        and (dotted(a) or "").split(".")[0] in ("torch", *[k for k, v in torch_names.items() if v == "torch"])
+    }
     return [f for f in found if f not in torch_attrs]

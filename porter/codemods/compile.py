@@ -23,7 +23,12 @@ _TRITON_IMPORT = re.compile(rb"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b
 def triton_module(source: bytes) -> bool:
     """Whether the file is a module of Triton kernels: it imports Triton and defines kernels.
     Its compiled helpers run beside those kernels, on the GPUs they were written for."""
-    return bool(source) and b"triton" in source and bool(_TRITON_IMPORT.search(source)) and bool(_TRITON_KERNEL.search(source))
+    return (
+        bool(source)
+        and b"triton" in source
+        and bool(_TRITON_IMPORT.search(source))
+        and bool(_TRITON_KERNEL.search(source))
+    )
 
 
 class CompileFamily(Family):
@@ -43,9 +48,10 @@ class CompileFamily(Family):
             return False
         t = self.ctx.target
         self.ctx.report(
-            "COMP001", original,
+            "COMP001",
+            original,
             f"`torch.compile` in a module of Triton kernels: its helpers run beside those kernels on CUDA, "
-            f"so inductor stays (backend=\"{t.compile_backend}\" would break them there, and {t.display} does not run this module)",
+            f'so inductor stays (backend="{t.compile_backend}" would break them there, and {t.display} does not run this module)',
             applicability=Applicability.MANUAL,
             advice=f'Leave it; write the {t.display} path of this module\'s ops next to it (`porter kernels . --scaffold kernels/`) and compile that with backend="{t.compile_backend}".',
         )
@@ -56,12 +62,19 @@ class CompileFamily(Family):
         int(...torch.cuda.get_device_capability()...)`), found once per file."""
         if self._capability is None:
             found: set[str] = set()
-            if self.ctx.module is not None and b"get_device_capability" in (self.ctx.source or b"get_device_capability"):
+            if self.ctx.module is not None and b"get_device_capability" in (
+                self.ctx.source or b"get_device_capability"
+            ):
                 for stmt in iter_statements(self.ctx.module.body, into_defs=False):
                     if not isinstance(stmt, cst.SimpleStatementLine):
                         continue
                     for small in stmt.body:
-                        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) and self._asks_capability(small.value, frozenset()):
+                        if (
+                            isinstance(small, cst.Assign)
+                            and len(small.targets) == 1
+                            and isinstance(small.targets[0].target, cst.Name)
+                            and self._asks_capability(small.value, frozenset())
+                        ):
                             found.add(small.targets[0].target.value)
             self._capability = frozenset(found)
         return self._capability
@@ -81,9 +94,10 @@ class CompileFamily(Family):
             return False
         t = self.ctx.target
         self.ctx.report(
-            "COMP001", original,
+            "COMP001",
+            original,
             f"`torch.compile` whose options read the CUDA capability is set up for CUDA GPUs: left as it is "
-            f"(backend=\"{t.compile_backend}\" would break it on CUDA, and its CUDA test decides whether {t.display} compiles)",
+            f'(backend="{t.compile_backend}" would break it on CUDA, and its CUDA test decides whether {t.display} compiles)',
             applicability=Applicability.MANUAL,
             advice=f'Give {t.display} a test of its own in the options (or a compile of its own) with backend="{t.compile_backend}".',
         )
@@ -98,52 +112,113 @@ class CompileFamily(Family):
         new = updated
         backend = self.kwarg(original, "backend")
         if backend is None and self.ctx.portable:
-            self.ctx.report("COMP001", original, f"`torch.compile` uses inductor on CUDA and the CPU; on {t.display} it needs backend=\"{t.compile_backend}\"", applicability=Applicability.MANUAL,
-                            advice=f'Pass `backend="{t.compile_backend}" if torch.accelerator.current_accelerator().type == "{t.device_type}" else "inductor"` where the model is compiled.')
+            self.ctx.report(
+                "COMP001",
+                original,
+                f'`torch.compile` uses inductor on CUDA and the CPU; on {t.display} it needs backend="{t.compile_backend}"',
+                applicability=Applicability.MANUAL,
+                advice=f'Pass `backend="{t.compile_backend}" if torch.accelerator.current_accelerator().type == "{t.device_type}" else "inductor"` where the model is compiled.',
+            )
         elif backend is None and any(a.star == "**" for a in original.args):
-            self.ctx.report("COMP001", original, "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none", applicability=Applicability.MANUAL,
-                            advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.')
+            self.ctx.report(
+                "COMP001",
+                original,
+                "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none",
+                applicability=Applicability.MANUAL,
+                advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.',
+            )
         elif backend is None and self._auto_backend():
             pass  # device-generic code: the target's backend is picked for its tensors
         elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
-            if self.ctx.report("COMP001", original, f"`torch.compile` without a backend uses inductor (CUDA/CPU); backend=\"{t.compile_backend}\" compiles for {t.display}", replacement=cand):
+            if self.ctx.report(
+                "COMP001",
+                original,
+                f'`torch.compile` without a backend uses inductor (CUDA/CPU); backend="{t.compile_backend}" compiles for {t.display}',
+                replacement=cand,
+            ):
                 new = cand
         else:
             value = string_value(backend.value)
             if value in REPLACEABLE_BACKENDS:
                 cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
-                if self.ctx.report("COMP001", original, f"backend \"{value}\" becomes \"{t.compile_backend}\"", replacement=cand):
+                if self.ctx.report(
+                    "COMP001", original, f'backend "{value}" becomes "{t.compile_backend}"', replacement=cand
+                ):
                     new = cand
             elif value is None:
-                self.ctx.report("COMP001", original, "the compile backend is computed: make sure it is the target's", applicability=Applicability.MANUAL, advice=f'Use backend="{t.compile_backend}" on {t.display}.')
+                self.ctx.report(
+                    "COMP001",
+                    original,
+                    "the compile backend is computed: make sure it is the target's",
+                    applicability=Applicability.MANUAL,
+                    advice=f'Use backend="{t.compile_backend}" on {t.display}.',
+                )
         mode = self.kwarg(original, "mode")
         if mode is not None:
             value = string_value(mode.value)
             if value in CUDA_MODES and not self._compiles_for_target(new):
                 # the call still compiles with inductor (device-generic code, a backend from
                 # **kwargs): on CUDA the mode is what it tunes (a documented workaround, even)
-                self.ctx.report("COMP002", original, f"mode \"{value}\" tunes CUDA, where this call still compiles with inductor: kept; {t.display}'s backend takes the default mode",
-                                applicability=Applicability.MANUAL,
-                                advice=f'Where the call compiles with backend="{t.compile_backend}", pass no mode (or `mode=None`) for {t.display}.')
+                self.ctx.report(
+                    "COMP002",
+                    original,
+                    f'mode "{value}" tunes CUDA, where this call still compiles with inductor: kept; {t.display}\'s backend takes the default mode',
+                    applicability=Applicability.MANUAL,
+                    advice=f'Where the call compiles with backend="{t.compile_backend}", pass no mode (or `mode=None`) for {t.display}.',
+                )
             elif value in CUDA_MODES:
                 cand = self.without_kwargs(new, {"mode"})
-                if self.ctx.report("COMP002", original, f"mode \"{value}\" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes the default mode", replacement=cand):
+                if self.ctx.report(
+                    "COMP002",
+                    original,
+                    f'mode "{value}" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes the default mode',
+                    replacement=cand,
+                ):
                     new = cand
             elif value is None:
-                self.ctx.report("COMP002", original, "the compile mode is computed: only the default mode is supported on the target", applicability=Applicability.MANUAL)
+                self.ctx.report(
+                    "COMP002",
+                    original,
+                    "the compile mode is computed: only the default mode is supported on the target",
+                    applicability=Applicability.MANUAL,
+                )
         dynamic = self.kwarg(original, "dynamic")
-        if t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend) \
-                and backend is not None and string_value(backend.value) is None and new is updated:
+        if (
+            t.name in NO_DYNAMIC
+            and dynamic is not None
+            and isinstance(dynamic.value, cst.Name)
+            and dynamic.value.value == "True"
+            and not self._other_backend(backend)
+            and backend is not None
+            and string_value(backend.value) is None
+            and new is updated
+        ):
             # `backend=current_platform.simple_compile_backend`: the code picks its backend per
             # device (inductor on CUDA, which takes `dynamic=True`); the code that answers the
             # target's backend answers for its dynamic shapes too
-            self.ctx.report("COMP003", original, f"`dynamic=True` stays: the compile backend is computed here (`{self.ctx.code(backend.value)}`), so on CUDA this call may still compile with inductor, which takes it; "
-                            f"{t.display}'s backend rejects it", applicability=Applicability.MANUAL,
-                            advice=f"Where the backend is {t.display}'s (\"{t.compile_backend}\"), pass `dynamic=False` (or None) there, e.g. from the same place that picks the backend.")
-        elif t.name in NO_DYNAMIC and dynamic is not None and isinstance(dynamic.value, cst.Name) and dynamic.value.value == "True" and not self._other_backend(backend):
+            self.ctx.report(
+                "COMP003",
+                original,
+                f"`dynamic=True` stays: the compile backend is computed here (`{self.ctx.code(backend.value)}`), so on CUDA this call may still compile with inductor, which takes it; "
+                f"{t.display}'s backend rejects it",
+                applicability=Applicability.MANUAL,
+                advice=f'Where the backend is {t.display}\'s ("{t.compile_backend}"), pass `dynamic=False` (or None) there, e.g. from the same place that picks the backend.',
+            )
+        elif (
+            t.name in NO_DYNAMIC
+            and dynamic is not None
+            and isinstance(dynamic.value, cst.Name)
+            and dynamic.value.value == "True"
+            and not self._other_backend(backend)
+        ):
             cand = self.without_kwargs(new, {"dynamic"})
-            if self.ctx.report("COMP003", original, f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths", replacement=cand):
+            if self.ctx.report(
+                "COMP003",
+                original,
+                f"{t.display} rejects `dynamic=True`: compile per shape, and pad or bucket variable lengths",
+                replacement=cand,
+            ):
                 new = cand
         return new
 
@@ -173,8 +248,12 @@ class CompileFamily(Family):
         if self._in_triton_module(original):
             return updated
         t = self.ctx.target
-        call = cst.Call(func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))])
+        call = cst.Call(
+            func=updated.decorator, args=[keyword_arg("backend", cst.SimpleString(f'"{t.compile_backend}"'))]
+        )
         new = updated.with_changes(decorator=call)
-        if self.ctx.report("COMP001", original, f"`@torch.compile` gets backend=\"{t.compile_backend}\"", replacement=new):
+        if self.ctx.report(
+            "COMP001", original, f'`@torch.compile` gets backend="{t.compile_backend}"', replacement=new
+        ):
             return new
         return updated

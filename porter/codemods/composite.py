@@ -38,11 +38,19 @@ _BINDS_TIGHTER: dict[type[cst.CSTNode], Callable[[Any], cst.CSTNode]] = {
     cst.Attribute: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
     cst.Subscript: lambda n: tidy.with_field(n, "value", tidy.parenthesized),
     cst.Call: lambda n: tidy.with_field(n, "func", tidy.parenthesized),
-    cst.BinaryOperation: lambda n: tidy.with_field(tidy.with_field(n, "left", tidy.parenthesized_operand), "right", tidy.parenthesized_operand),
+    cst.BinaryOperation: lambda n: tidy.with_field(
+        tidy.with_field(n, "left", tidy.parenthesized_operand), "right", tidy.parenthesized_operand
+    ),
     cst.Comparison: tidy.parenthesize_comparison,
-    cst.IfExp: lambda n: tidy.with_field(tidy.with_field(n, "body", tidy.parenthesized_branch), "test", tidy.parenthesized_branch),
+    cst.IfExp: lambda n: tidy.with_field(
+        tidy.with_field(n, "body", tidy.parenthesized_branch), "test", tidy.parenthesized_branch
+    ),
 }
-_FOLDS: dict[type[cst.CSTNode], Callable[[Any, Any], cst.CSTNode]] = {cst.BooleanOperation: tidy.fold_boolean, cst.IfExp: tidy.fold_ifexp, cst.UnaryOperation: tidy.fold_not}
+_FOLDS: dict[type[cst.CSTNode], Callable[[Any, Any], cst.CSTNode]] = {
+    cst.BooleanOperation: tidy.fold_boolean,
+    cst.IfExp: tidy.fold_ifexp,
+    cst.UnaryOperation: tidy.fold_not,
+}
 
 
 class PortTransformer(cst.CSTTransformer):
@@ -137,7 +145,11 @@ class PortTransformer(cst.CSTTransformer):
             result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
         if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.pop()
-            if self.ctx.settings.annotate and type(result) is not cst.RemovalSentinel and type(result) is not cst.FlattenSentinel:
+            if (
+                self.ctx.settings.annotate
+                and type(result) is not cst.RemovalSentinel
+                and type(result) is not cst.FlattenSentinel
+            ):
                 result = self._annotate(original_node, result)
         if cls in _SCOPE_TYPES:
             self.ctx.scopes.pop()
@@ -168,16 +180,12 @@ class PortTransformer(cst.CSTTransformer):
             out[:-1] = [
                 s
                 if getattr(s, "semicolon", cst.MaybeSentinel.DEFAULT) is not cst.MaybeSentinel.DEFAULT
-                else s.with_changes(
-                    semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" "))
-                )
+                else s.with_changes(semicolon=cst.Semicolon(whitespace_after=cst.SimpleWhitespace(" ")))
                 for s in out[:-1]
             ]
         return out
 
-    def _apply_statement_edits(
-        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
-    ):
+    def _apply_statement_edits(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         edits = self.ctx.statement_edits
         if not (edits.remove or edits.replace):
             return updated
@@ -261,7 +269,11 @@ class PortTransformer(cst.CSTTransformer):
     # -- constant conditions and emptied branches ------------------------------------------
 
     def _is_emptied(self, block) -> bool:
-        return type(block) in (cst.IndentedBlock, cst.SimpleStatementSuite) and len(block.body) == 1 and id(block.body[0]) in self._emptied
+        return (
+            type(block) in (cst.IndentedBlock, cst.SimpleStatementSuite)
+            and len(block.body) == 1
+            and id(block.body[0]) in self._emptied
+        )
 
     def _comments_of(self, block) -> list[cst.EmptyLine]:
         if type(block) is not cst.IndentedBlock or not self._is_emptied(block):
@@ -319,13 +331,19 @@ class PortTransformer(cst.CSTTransformer):
         self, node: cst.If | cst.Try, block: cst.BaseSuite
     ) -> cst.SimpleStatementLine | cst.RemovalSentinel | cst.FlattenSentinel[cst.BaseStatement]:
         # a block's statements (each has leading_lines, which libcst's BaseStatement does not declare)
-        stmts: list[Any] = list(block.body) if type(block) is cst.IndentedBlock else [cst.SimpleStatementLine(body=[*cast("cst.SimpleStatementSuite", block).body])]
+        stmts: list[Any] = (
+            list(block.body)
+            if type(block) is cst.IndentedBlock
+            else [cst.SimpleStatementLine(body=[*cast("cst.SimpleStatementSuite", block).body])]
+        )
         if not stmts:
             return self._gone(node, [])
         stmts[0] = stmts[0].with_changes(leading_lines=[*node.leading_lines, *stmts[0].leading_lines])
         return cst.FlattenSentinel(stmts)
 
-    def _gone(self, node: cst.If | cst.Try, comments: list[cst.EmptyLine]) -> cst.RemovalSentinel | cst.SimpleStatementLine:
+    def _gone(
+        self, node: cst.If | cst.Try, comments: list[cst.EmptyLine]
+    ) -> cst.RemovalSentinel | cst.SimpleStatementLine:
         """Remove a whole `if`; the comments above it move to what follows (those inside it
         described the statements removed with it, and go)."""
         lines = [line for line in node.leading_lines if line.comment is not None]
@@ -341,9 +359,7 @@ class PortTransformer(cst.CSTTransformer):
         sites = self.ctx.manual_sites_in(original)
         if not sites or not hasattr(result, "leading_lines"):
             return result
-        existing = {
-            line.comment.value for line in result.leading_lines if line.comment is not None
-        }
+        existing = {line.comment.value for line in result.leading_lines if line.comment is not None}
         new_lines = []
         for site in sites:
             # one comment line: a message quoting source (a triple-quoted string holding a

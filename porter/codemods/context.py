@@ -128,9 +128,7 @@ class PortContext:
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
         self._enabled = {
-            code: rule_enabled(
-                rule, settings.target, settings.select, settings.ignore, settings.extend_select
-            )
+            code: rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
             for code, rule in all_rules().items()
         }
         self.file_ignored_codes = suppressions.file_codes
@@ -196,7 +194,9 @@ class PortContext:
             applicability = rule.applicability_for(self.target.name)
         if replacement is None and applicability is not Applicability.MANUAL:
             applicability = Applicability.MANUAL
-        fixes = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and self.settings.unsafe_fixes)
+        fixes = applicability is Applicability.SAFE or (
+            applicability is Applicability.UNSAFE and self.settings.unsafe_fixes
+        )
         if self.cuda_only_code:
             region = self.in_cuda_only_code()
             if region is not None and (fixes or region.quiet):
@@ -208,9 +208,7 @@ class PortContext:
             hit = self.suppressions.matching(code, lines)
             if hit is not None:
                 self.suppressed.append(
-                    self._finding(
-                        _Pending(rule, node, message, applicability, False, None, advice, None)
-                    )
+                    self._finding(_Pending(rule, node, message, applicability, False, None, advice, None))
                 )
                 return False
         applied = applicability is Applicability.SAFE or (
@@ -218,9 +216,7 @@ class PortContext:
         )
         text = self.code_of_new(replacement) if replacement is not None else None
         statement = self.current_statements[-1] if self.current_statements else None
-        self._pending.append(
-            _Pending(rule, node, message, applicability, applied, text, advice, statement)
-        )
+        self._pending.append(_Pending(rule, node, message, applicability, applied, text, advice, statement))
         self.applied += applied
         return applied
 
@@ -266,11 +262,7 @@ class PortContext:
         self._pending = [p for p in self._pending if id(p.node) not in inside]
 
     def manual_sites_in(self, statement: cst.CSTNode) -> list[_Pending]:
-        return [
-            p
-            for p in self._pending
-            if p.statement is statement and not p.applied
-        ]
+        return [p for p in self._pending if p.statement is statement and not p.applied]
 
     def _finding(self, p: _Pending) -> Finding:
         start, end = self.position(p.node)
@@ -316,9 +308,7 @@ class PortContext:
         for module, alias in _ALIASED_MODULES:
             if qualified == module or qualified.startswith(module + "."):
                 rest = qualified[len(module) :]
-                local = next(
-                    (n for n, full in self.imports.names.items() if full == module), None
-                )
+                local = next((n for n, full in self.imports.names.items() if full == module), None)
                 if local is None or self.scopes.shadows(local):
                     self.add_import(module, asname=alias)
                     self.imports.names[alias] = module
@@ -346,9 +336,7 @@ class PortContext:
 
         `{torch}`-style fields name modules (resolved through `ref`); other fields take code.
         """
-        values = {
-            k: (v if isinstance(v, str) else self.module.code_for_node(v)) for k, v in fields.items()
-        }
+        values = {k: (v if isinstance(v, str) else self.module.code_for_node(v)) for k, v in fields.items()}
         for name in ("torch", "torch_xla", "xm", "xr", "pl"):
             key = "{" + name + "}"
             if key in template and name not in values:
@@ -402,8 +390,11 @@ class PortContext:
         if self.device_helper is None:
             return module
         return device_helper.finish(
-            module, self.device_helper, self.device_helper_code,
-            self._portable("device_type"), self._portable("device"),
+            module,
+            self.device_helper,
+            self.device_helper_code,
+            self._portable("device_type"),
+            self._portable("device"),
         )
 
     def device(self, index: cst.BaseExpression | None = None) -> cst.BaseExpression:

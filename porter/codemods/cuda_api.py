@@ -55,9 +55,7 @@ def api_table() -> dict[str, ApiRow]:
             rows[name] = ApiRow(
                 name=name,
                 code=row["code"],
-                actions={
-                    t: row[t].replace("{name}", name) for t in ("neuron", "tpu", "xla") if t in row
-                },
+                actions={t: row[t].replace("{name}", name) for t in ("neuron", "tpu", "xla") if t in row},
                 advice=row.get("advice", {}),
                 unsafe=tuple(row.get("unsafe", ())),
                 device_position=row.get("device_position", {}),
@@ -102,11 +100,13 @@ _TARGET_ONLY = re.compile(r"torch\.(neuron|tpu)\b|torch_xla|\{x[mr]\}|\b(True|Fa
 
 
 # the profiler's CUDA activity: records CUDA kernels, nothing on the targets (CUDA011)
-PROFILER_CUDA = frozenset((
-    "torch.profiler.ProfilerActivity.CUDA",
-    "torch.autograd.ProfilerActivity.CUDA",
-    "torch.autograd.profiler.ProfilerActivity.CUDA",
-))
+PROFILER_CUDA = frozenset(
+    (
+        "torch.profiler.ProfilerActivity.CUDA",
+        "torch.autograd.ProfilerActivity.CUDA",
+        "torch.autograd.profiler.ProfilerActivity.CUDA",
+    )
+)
 
 
 class CudaApiFamily(ReferenceTracker, Family):
@@ -136,7 +136,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
                 self._device_args.add(id(arg.value))
-        if isinstance(func, cst.Name) and func.value == "str" and len(node.args) == 1 and isinstance(node.args[0].value, cst.Call):
+        if (
+            isinstance(func, cst.Name)
+            and func.value == "str"
+            and len(node.args) == 1
+            and isinstance(node.args[0].value, cst.Call)
+        ):
             self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
 
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
@@ -166,8 +171,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         ):
             self._cuda_build_fact(original)  # `torch.version.cuda`, `torch._C._cuda_*` (a cheap test first)
         if original.attr.value == "CUDA" and self.ctx.qualname(original) in PROFILER_CUDA:
-            self.ctx.report("CUDA011", original, f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA011",
+                original,
+                f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if id(original) in self._inner or id(original) in self._callees:
             return updated
@@ -181,9 +190,19 @@ class CudaApiFamily(ReferenceTracker, Family):
         qual = self.ctx.qualname(node) or ""
         t = self.ctx.target.display
         if qual == "torch.version.cuda":
-            self.ctx.report("CUDA012", node, f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA012",
+                node,
+                f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there",
+                applicability=Applicability.MANUAL,
+            )
         elif qual.startswith("torch._C._cuda"):
-            self.ctx.report("CUDA012", node, f"`{qual}` is torch's private CUDA binding: {t} has none (use the public `torch.accelerator` API)", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA012",
+                node,
+                f"`{qual}` is torch's private CUDA binding: {t} has none (use the public `torch.accelerator` API)",
+                applicability=Applicability.MANUAL,
+            )
 
     def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
         self.visit_SimpleString(node)  # type: ignore[arg-type]
@@ -192,7 +211,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         """`subprocess.run(["nvidia-smi", ...])`: NVIDIA's command-line tool (CUDA013)."""
         if "nvidia-smi" in node.value and id(node) not in self.ctx.keep_cuda:
             t = self.ctx.target
-            self.ctx.report("CUDA013", node, f"`nvidia-smi` is NVIDIA's GPU tool: it is not on a {t.display} host", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA013",
+                node,
+                f"`nvidia-smi` is NVIDIA's GPU tool: it is not on a {t.display} host",
+                applicability=Applicability.MANUAL,
+            )
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         if id(original) in self._inner or id(original) in self._callees:
@@ -225,8 +249,12 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         if id(original) in self.ctx.keep_generic:  # `device_type == "cuda" and torch.cuda.is_available()`
-            self.ctx.report("CUDA010", original, f"`{self.ctx.code(original)}` stays: the project picks its device generically and this asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port takes the other path)",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA010",
+                original,
+                f"`{self.ctx.code(original)}` stays: the project picks its device generically and this asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port takes the other path)",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
@@ -241,28 +269,57 @@ class CudaApiFamily(ReferenceTracker, Family):
         if action == "delegate":
             return updated
         if suffix in _CUDA_SEEDS and self._seeded_already(original):
-            self.ctx.report("CUDA010", original, f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "CUDA010",
+                original,
+                f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if suffix == "is_available" and id(original) in self._as_text and not self.ctx.portable:
             # `cuda_available_str = str(torch.cuda.is_available())` (an environment report):
             # a statement about CUDA, which torch.accelerator would make about any device
-            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` is written out as text, a report of whether CUDA is there: it stays "
-                            f"(torch.accelerator would answer for {self.ctx.target.display} under CUDA's name)",
-                            applicability=Applicability.MANUAL, advice=f"Report {self.ctx.target.display} beside it if the output should name it.")
+            self.ctx.report(
+                row.code,
+                original,
+                f"`torch.cuda.{suffix}()` is written out as text, a report of whether CUDA is there: it stays "
+                f"(torch.accelerator would answer for {self.ctx.target.display} under CUDA's name)",
+                applicability=Applicability.MANUAL,
+                advice=f"Report {self.ctx.target.display} beside it if the output should name it.",
+            )
             return self._keep_cuda_arguments(original, updated)
-        if row.code == "CUDA008" and action.startswith("rename ") and self._classes and self._drives_cuda_profiler(self._classes[-1]):
+        if (
+            row.code == "CUDA008"
+            and action.startswith("rename ")
+            and self._classes
+            and self._drives_cuda_profiler(self._classes[-1])
+        ):
             # `CudaProfilerWrapper`: `torch.cuda.profiler.start()` (no port: it stays) opens the
             # nsys capture whose timeline the NVTX ranges annotate; record_function emits none
-            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays: class `{self._classes[-1].name.value}` drives CUDA's profiler "
-                            "(`torch.cuda.profiler`), whose nsys timeline these NVTX ranges annotate",
-                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            self.ctx.report(
+                row.code,
+                original,
+                f"`torch.cuda.{suffix}()` stays: class `{self._classes[-1].name.value}` drives CUDA's profiler "
+                "(`torch.cuda.profiler`), whose nsys timeline these NVTX ranges annotate",
+                applicability=Applicability.MANUAL,
+                advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+            )
             return self._keep_cuda_arguments(original, updated)
-        if row.code == "CUDA006" and action.startswith("rename ") and self.ctx.in_cuda_only_code() is None and self._stream_kept_here():
+        if (
+            row.code == "CUDA006"
+            and action.startswith("rename ")
+            and self.ctx.in_cuda_only_code() is None
+            and self._stream_kept_here()
+        ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
-            self.ctx.report(row.code, original, f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
-                            applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+            self.ctx.report(
+                row.code,
+                original,
+                f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                applicability=Applicability.MANUAL,
+                advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+            )
             return self._keep_cuda_arguments(original, updated)
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
@@ -278,17 +335,25 @@ class CudaApiFamily(ReferenceTracker, Family):
                 # in a library that has backends of its own this line still runs on CUDA, where
                 # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
                 self.ctx.report(
-                    row.code, original,
+                    row.code,
+                    original,
                     f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({library[0]}), so this code still runs on CUDA, "
                     f"where it answers for CUDA; `{template}` is only {self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
                     f"ask the project's device abstraction (or `torch.cuda.is_available() and ...`) instead: on a torch build without CUDA the call raises",
-                    applicability=Applicability.MANUAL, advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"))
+                    applicability=Applicability.MANUAL,
+                    advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+                )
                 return self._keep_cuda_arguments(original, updated)
             # parentheses, where the context needs them, come from the statement walker
             new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
             return self._apply(row, original, suffix, new, updated)
         if action == "remove" and is_statement:
-            if self._report(row, original, f"`torch.cuda.{suffix}()` has no effect on {self.ctx.target.display}: removed", cst.RemovalSentinel.REMOVE):
+            if self._report(
+                row,
+                original,
+                f"`torch.cuda.{suffix}()` has no effect on {self.ctx.target.display}: removed",
+                cst.RemovalSentinel.REMOVE,
+            ):
                 self.ctx.statement_edits.remove.add(id(statement))
                 self.ctx.release(original.func)
             return updated
@@ -352,7 +417,11 @@ class CudaApiFamily(ReferenceTracker, Family):
         if not self.ctx.device_generic or len(self.ctx.current_statements) < 1:
             return False
         line = self.ctx.current_statements[-1]
-        if not (type(line) is cst.SimpleStatementLine and len(line.body) == 1 and getattr(line.body[0], "value", None) is call):
+        if not (
+            type(line) is cst.SimpleStatementLine
+            and len(line.body) == 1
+            and getattr(line.body[0], "value", None) is call
+        ):
             return False
         parent = self.ctx.current_statements[-2] if len(self.ctx.current_statements) > 1 else self.ctx.module
         inner = getattr(parent, "body", ())
@@ -360,10 +429,17 @@ class CudaApiFamily(ReferenceTracker, Family):
         before = next((block[:i] for i, stmt in enumerate(block) if stmt is line), None)
         args = _EMPTY.code_for_node(call.with_changes(func=cst.Name("f")))
         for prev in reversed(before or ()):
-            value = prev.body[0].value if type(prev) is cst.SimpleStatementLine and len(prev.body) == 1 and type(prev.body[0]) is cst.Expr else None
+            value = (
+                prev.body[0].value
+                if type(prev) is cst.SimpleStatementLine and len(prev.body) == 1 and type(prev.body[0]) is cst.Expr
+                else None
+            )
             if type(value) is not cst.Call or not _SEED_NAME.search(self.ctx.code(value.func)):
                 return False
-            if self.ctx.qualname(value.func) == "torch.manual_seed" and _EMPTY.code_for_node(value.with_changes(func=cst.Name("f"))) == args:
+            if (
+                self.ctx.qualname(value.func) == "torch.manual_seed"
+                and _EMPTY.code_for_node(value.with_changes(func=cst.Name("f"))) == args
+            ):
                 return True
         return False
 

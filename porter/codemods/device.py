@@ -64,8 +64,6 @@ def cuda_device_index(value: str | None) -> tuple[bool, str | None]:
     return (True, m.group(1)) if m else (False, None)
 
 
-
-
 def is_cuda_device_expr(node: cst.BaseExpression, qualname) -> bool:
     """A literal CUDA device: `"cuda[:N]"` or `torch.device("cuda"[, N])`."""
     if cuda_device_index(string_value(node))[0]:
@@ -119,7 +117,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         """`"cuda:%d" % i`: a per-index device built the printf way; `"cuda:" + str(rank)`."""
         if isinstance(original.operator, cst.Modulo) and isinstance(original.left, cst.SimpleString):
             return self._formatted(original, updated, original.left, [cst.Arg(value=original.right)])
-        if isinstance(original.operator, cst.Add) and isinstance(original.left, cst.SimpleString) and string_value(original.left) == "cuda:":
+        if (
+            isinstance(original.operator, cst.Add)
+            and isinstance(original.left, cst.SimpleString)
+            and string_value(original.left) == "cuda:"
+        ):
             return self._concatenated(original, updated)
         return updated
 
@@ -179,17 +181,29 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if "cuda" not in original.value or id(original) in self._map_locations:
             return updated  # cheap: evaluating every string literal is not
         if id(original) in self.ctx.keep_generic:
-            self.ctx.report("DEV014", original, f"`{original.value}` stays: the project picks its device generically; this is its CUDA case (or its fallback when no accelerator is found), and the selected device type is {self.ctx.target.display}'s on the target",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DEV014",
+                original,
+                f"`{original.value}` stays: the project picks its device generically; this is its CUDA case (or its fallback when no accelerator is found), and the selected device type is {self.ctx.target.display}'s on the target",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if id(original) in self.ctx.keep_vocabulary and string_value(original) == "cuda":
-            self.ctx.report("DEV015", original, "`\"cuda\"` is a name in a vocabulary of its own (GPU platforms beside `\"gpu\"` / `\"rocm\"`, kernel sets or providers beside `\"triton\"` / `\"dml\"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA's word), not a torch device: it stays",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DEV015",
+                original,
+                '`"cuda"` is a name in a vocabulary of its own (GPU platforms beside `"gpu"` / `"rocm"`, kernel sets or providers beside `"triton"` / `"dml"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA\'s word), not a torch device: it stays',
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if id(original) in self.ctx.keep_public_default:
             where = self.ctx.keep_public_default[id(original)]
-            self.ctx.report("DEV016", original, f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DEV016",
+                original,
+                f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
@@ -219,7 +233,9 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         "cuda" stays, so that a CUDA-only branch stays CUDA-only."""
         if code == "DEV005":
             self.ctx.report(
-                code, original, f"comparison with {original.value}: true on CUDA only, so the branch it guards runs only there",
+                code,
+                original,
+                f"comparison with {original.value}: true on CUDA only, so the branch it guards runs only there",
                 applicability=Applicability.MANUAL,
                 advice="If the branch is not CUDA-specific, compare with `torch.accelerator.current_accelerator().type`.",
             )
@@ -227,9 +243,18 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         kind = self.ctx.accelerator_type()
         if index is not None:  # still a string: code that reads it as one keeps working
             quote: Literal["'", '"'] = "'" if '"' in self.ctx.code(kind) else '"'
-            kind = cst.FormattedString(start=f"f{quote}", end=quote, parts=[cst.FormattedStringExpression(expression=kind), cst.FormattedStringText(f":{index}")])
+            kind = cst.FormattedString(
+                start=f"f{quote}",
+                end=quote,
+                parts=[cst.FormattedStringExpression(expression=kind), cst.FormattedStringText(f":{index}")],
+            )
         new = kind
-        if self.ctx.report(code, original, f"CUDA device string {original.value} becomes the current accelerator's (\"cpu\" without one)", replacement=new):
+        if self.ctx.report(
+            code,
+            original,
+            f'CUDA device string {original.value} becomes the current accelerator\'s ("cpu" without one)',
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -238,7 +263,9 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         the index (`torch.device("tpu")` prints as `"tpu"`, a tensor's as `"tpu:0"`), so the
         prefix is the bare type, which both spellings start with."""
         new = replace_string(updated, self.ctx.target.device_type)
-        if self.ctx.report("DEV005", original, f"CUDA device prefix {original.value} becomes {new.value}", replacement=new):
+        if self.ctx.report(
+            "DEV005", original, f"CUDA device prefix {original.value} becomes {new.value}", replacement=new
+        ):
             return new
         return updated
 
@@ -254,11 +281,15 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString):
         """`f"cuda:{rank}"`: the commonest way real code names a per-rank device."""
         parts = original.parts
-        if id(original) in self._map_locations or id(original) in self.ctx.keep_cuda or not (
-            len(parts) == 2
-            and isinstance(parts[0], cst.FormattedStringText)
-            and parts[0].value == "cuda:"
-            and isinstance(parts[1], cst.FormattedStringExpression)
+        if (
+            id(original) in self._map_locations
+            or id(original) in self.ctx.keep_cuda
+            or not (
+                len(parts) == 2
+                and isinstance(parts[0], cst.FormattedStringText)
+                and parts[0].value == "cuda:"
+                and isinstance(parts[1], cst.FormattedStringExpression)
+            )
         ):
             return updated
         t = self.ctx.target
@@ -266,18 +297,23 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             quote = original.start[-1]
             kind = self.ctx.code(self.ctx.accelerator_type())
             kind = kind.replace('"', "'") if quote == '"' else kind.replace("'", '"')
-            new: cst.BaseExpression = updated.with_changes(parts=[
-                cst.FormattedStringExpression(expression=cst.parse_expression(kind)),
-                cst.FormattedStringText(":"),
-                updated.parts[1],
-            ])
-            if self.ctx.report("DEV002", original, "per-rank CUDA device becomes the current accelerator's type with that index (\"cpu:<rank>\" without one)", replacement=new):
+            new: cst.BaseExpression = updated.with_changes(
+                parts=[
+                    cst.FormattedStringExpression(expression=cst.parse_expression(kind)),
+                    cst.FormattedStringText(":"),
+                    updated.parts[1],
+                ]
+            )
+            if self.ctx.report(
+                "DEV002",
+                original,
+                'per-rank CUDA device becomes the current accelerator\'s type with that index ("cpu:<rank>" without one)',
+                replacement=new,
+            ):
                 return new
             return updated
         if t.rank_indexed_devices:
-            new = updated.with_changes(
-                parts=[cst.FormattedStringText(f"{t.device_type}:"), updated.parts[1]]
-            )
+            new = updated.with_changes(parts=[cst.FormattedStringText(f"{t.device_type}:"), updated.parts[1]])
             msg = f"per-rank CUDA device becomes {t.device_type}:<rank>"
         else:
             quote = original.start[-1] if original.start[-1] in "\"'" else '"'
@@ -314,11 +350,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             new: cst.BaseExpression = updated.with_changes(attr=cst.Name(t.tensor_is_attr))
         else:
             new = cst.Comparison(
-                left=cst.Attribute(value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")),
+                left=cst.Attribute(
+                    value=cst.Attribute(value=updated.value, attr=cst.Name("device")), attr=cst.Name("type")
+                ),
                 comparisons=[
-                    cst.ComparisonTarget(
-                        operator=cst.Equal(), comparator=cst.SimpleString(f'"{t.device_type}"')
-                    )
+                    cst.ComparisonTarget(operator=cst.Equal(), comparator=cst.SimpleString(f'"{t.device_type}"'))
                 ],
                 lpar=[cst.LeftParen()],
                 rpar=[cst.RightParen()],
@@ -354,7 +390,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             if why is not None:
                 return self._map_location(original, updated, map_location, why)
         device_kw = self.kwarg(original, "device")
-        if device_kw is not None and id(device_kw.value) not in self.ctx.claimed and not (qual or "").startswith(("torch.cuda.", "torch.accelerator.")):
+        if (
+            device_kw is not None
+            and id(device_kw.value) not in self.ctx.claimed
+            and not (qual or "").startswith(("torch.cuda.", "torch.accelerator."))
+        ):
             return self._port_device_arg(original, updated, device_kw)
         return updated
 
@@ -452,11 +492,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                     advice="Use `.to(device)` with the target device; an int means a CUDA device.",
                 )
                 return updated
-        rest = [
-            a
-            for a in updated.args
-            if a.keyword is not None and a.keyword.value != "device"
-        ]
+        rest = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
         device = self.ctx.device(index)
         new = updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")),
@@ -590,8 +626,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated  # the index is kept and the device string already ported
         self.ctx.supersede(original)
         msg = (
-            f"`{self.ctx.code(original)}` becomes `{self.ctx.code(new)}`"
-            " (one device per process: the index is dropped)"
+            f"`{self.ctx.code(original)}` becomes `{self.ctx.code(new)}` (one device per process: the index is dropped)"
         )
         if self.ctx.report("DEV003", original, msg, replacement=new):
             self._need_runtime_import()
@@ -668,7 +703,12 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             # `"cuda" if "cuda" in device else "cpu"` is the type of `device`, whatever it is
             new = self.ctx.expr("{torch}.device(%s).type" % self.ctx.code(test.comparisons[0].comparator))
             self.ctx.supersede(original)
-            if self.ctx.report("DEV009", original, f"CUDA-or-CPU device type becomes the type of `{self.ctx.code(test.comparisons[0].comparator)}`", replacement=new):
+            if self.ctx.report(
+                "DEV009",
+                original,
+                f"CUDA-or-CPU device type becomes the type of `{self.ctx.code(test.comparisons[0].comparator)}`",
+                replacement=new,
+            ):
                 return new
             return updated
         if not (
@@ -680,6 +720,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         new = self.ctx.accelerator_type()  # a call: the parentheses the choice had are not needed
         self.ctx.supersede(original)
-        if self.ctx.report("DEV009", original, "CUDA-or-CPU choice becomes the current accelerator's type, or \"cpu\" without one", replacement=new):
+        if self.ctx.report(
+            "DEV009",
+            original,
+            'CUDA-or-CPU choice becomes the current accelerator\'s type, or "cpu" without one',
+            replacement=new,
+        ):
             return new
         return updated

@@ -47,7 +47,12 @@ class _Calls(cst.CSTVisitor):
         self._top = -1
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == self.name and not node.args:
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == self.name
+            and not node.args
+        ):
             self.count += 1
             self.module_level.add(self._top)
         return True
@@ -76,7 +81,12 @@ class _Inline(cst.CSTTransformer):
 
     def visit_Call(self, node: cst.Call) -> None:
         # `.to(<the device>)`: the current accelerator itself, None (stay) without one
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "to" and len(node.args) >= 1 and node.args[0].keyword is None:
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "to"
+            and len(node.args) >= 1
+            and node.args[0].keyword is None
+        ):
             self.to_args.add(id(node.args[0].value))
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
@@ -99,7 +109,11 @@ def _is_import_block(stmt: cst.CSTNode) -> bool:
     if _plain_import(stmt) is not None:
         return True
     if isinstance(stmt, (cst.Try, cst.If)) and isinstance(stmt.body, cst.IndentedBlock):
-        return all(_plain_import(s) is not None or (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)) for s in stmt.body.body)
+        return all(
+            _plain_import(s) is not None
+            or (isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body))
+            for s in stmt.body.body
+        )
     return False
 
 
@@ -113,7 +127,9 @@ def _position(body: Sequence[cst.BaseStatement], first_use: int) -> int:
     return at
 
 
-def _two_blank_lines(stmt: cst.SimpleStatementLine | cst.BaseCompoundStatement) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
+def _two_blank_lines(
+    stmt: cst.SimpleStatementLine | cst.BaseCompoundStatement,
+) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
     lines = list(stmt.leading_lines)
     blank = 0
     for line in lines:

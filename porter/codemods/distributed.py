@@ -17,7 +17,11 @@ BACKEND_NCCL = {"torch.distributed.Backend.NCCL", "torch.distributed.distributed
 NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
 NCCL_AVAILABLE = {"torch.distributed.is_nccl_available", "torch.distributed.distributed_c10d.is_nccl_available"}
 DDP = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"}
-DATA_PARALLEL = {"torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"}
+DATA_PARALLEL = {
+    "torch.nn.DataParallel",
+    "torch.nn.parallel.DataParallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+}
 
 # env var -> per-target replacement (None: manual) and whether the rename is exact
 ENV_VARS = {
@@ -29,7 +33,9 @@ CUDA_VAR = re.compile(r"^[A-Z0-9_]*CUDA[A-Z0-9_]*$")  # PYTORCH_CUDA_ALLOC_CONF,
 # code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
 PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
 PROCESS_GROUP_OPTION = "process_group"  # a ProcessGroup in torch's own API, never a backend name
-DEVICE_TYPES = frozenset(("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla", "mlu", "musa", "sdaa"))
+DEVICE_TYPES = frozenset(
+    ("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla", "mlu", "musa", "sdaa")
+)
 _DEVICE_KEY = re.compile(r"^[a-z][a-z0-9_]{1,15}$")  # a vendor's own device name beside the known ones
 
 
@@ -69,10 +75,19 @@ class DistributedFamily(Family):
         if t.device_type in keys:
             for e in node.elements:
                 if isinstance(e, cst.DictElement) and id(e.value) in self._per_device:
-                    self.ctx.report("DIST007", e.value, f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that has {t.display}'s own: kept")
+                    self.ctx.report(
+                        "DIST007",
+                        e.value,
+                        f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that has {t.display}'s own: kept",
+                    )
         if t.device_type not in keys:
-            self.ctx.report("DIST001", node, f"a device-type → backend mapping without an entry for \"{t.device_type}\": a lookup with the target's device type fails", applicability=Applicability.MANUAL,
-                            advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").')
+            self.ctx.report(
+                "DIST001",
+                node,
+                f'a device-type → backend mapping without an entry for "{t.device_type}": a lookup with the target\'s device type fails',
+                applicability=Applicability.MANUAL,
+                advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").',
+            )
 
     def visit_Arg(self, node: cst.Arg) -> None:
         """`FaultTolerance(process_group="nccl")`: torch's `process_group=` takes a ProcessGroup,
@@ -94,12 +109,22 @@ class DistributedFamily(Family):
         for side in sides:
             values = side.elements if isinstance(side, (cst.Tuple, cst.List, cst.Set)) else ()
             for string in [side, *(e.value for e in values)]:
-                if ((string_value(string) or "").lower() == "nccl" or self._backend_nccl(string)) and id(string) not in self._per_device:
+                if ((string_value(string) or "").lower() == "nccl" or self._backend_nccl(string)) and id(
+                    string
+                ) not in self._per_device:
                     self._per_device.add(id(string))
-                    self.ctx.report("DIST007", node, f"`{self.ctx.code(node)}` asks whether the backend is NCCL: true only on CUDA, so the code it guards stays CUDA's; kept")
+                    self.ctx.report(
+                        "DIST007",
+                        node,
+                        f"`{self.ctx.code(node)}` asks whether the backend is NCCL: true only on CUDA, so the code it guards stays CUDA's; kept",
+                    )
 
     def _backend_nccl(self, node: cst.CSTNode) -> bool:
-        return isinstance(node, cst.Attribute) and node.attr.value == "NCCL" and (self.ctx.qualname(node) or "") in BACKEND_NCCL
+        return (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == "NCCL"
+            and (self.ctx.qualname(node) or "") in BACKEND_NCCL
+        )
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
         """`dist.Backend.NCCL`: as the backend of `init_process_group` / `new_group` it becomes
@@ -109,12 +134,19 @@ class DistributedFamily(Family):
         t = self.ctx.target
         if id(original) in self._backend_args:
             new = cst.SimpleString(f'"{t.dist_backend}"')
-            if self.ctx.report("DIST001", original, f"`Backend.NCCL` becomes \"{t.dist_backend}\" on {t.display}", replacement=new):
+            if self.ctx.report(
+                "DIST001", original, f'`Backend.NCCL` becomes "{t.dist_backend}" on {t.display}', replacement=new
+            ):
                 if t.dist_import:
                     self.ctx.add_import(t.dist_import)
                 return new
             return updated
-        self.ctx.report("DIST001", original, f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend is \"{t.dist_backend}\"", applicability=Applicability.MANUAL)
+        self.ctx.report(
+            "DIST001",
+            original,
+            f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend is \"{t.dist_backend}\"",
+            applicability=Applicability.MANUAL,
+        )
         return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -128,9 +160,13 @@ class DistributedFamily(Family):
             if param.default is not None and string_value(param.default) == "nccl":
                 self._per_device.add(id(param.default))
                 t = self.ctx.target
-                self.ctx.report("DIST001", param.default, f"`{param.name.value}` of `{name}` defaults to \"nccl\", public API of this package (it selects NCCL at run time): kept",
-                                applicability=Applicability.MANUAL,
-                                advice=f'Pass {param.name.value}="{t.dist_backend}" where {t.display} calls `{name}`; porter leaves a documented default as it is.')
+                self.ctx.report(
+                    "DIST001",
+                    param.default,
+                    f'`{param.name.value}` of `{name}` defaults to "nccl", public API of this package (it selects NCCL at run time): kept',
+                    applicability=Applicability.MANUAL,
+                    advice=f'Pass {param.name.value}="{t.dist_backend}" where {t.display} calls `{name}`; porter leaves a documented default as it is.',
+                )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         """`backend: Optional[str] = "nccl"` in a class: a documented configuration default,
@@ -140,9 +176,15 @@ class DistributedFamily(Family):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """`NCCL_BACKEND = "nccl"`: a name for NCCL itself, kept (as `pt_cuda_available`)."""
-        if (string_value(node.value) or "").lower() == "nccl" and all("nccl" in (dotted(t.target) or "").lower() for t in node.targets):
+        if (string_value(node.value) or "").lower() == "nccl" and all(
+            "nccl" in (dotted(t.target) or "").lower() for t in node.targets
+        ):
             self._per_device.add(id(node.value))
-            self.ctx.report("DIST007", node.value, f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL itself (what the code compares the backend with): kept")
+            self.ctx.report(
+                "DIST007",
+                node.value,
+                f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL itself (what the code compares the backend with): kept",
+            )
             return
         self._fallback(node)
 
@@ -153,15 +195,25 @@ class DistributedFamily(Family):
     def _config_default(self, value: cst.BaseExpression, field: str) -> None:
         self._per_device.add(id(value))
         t = self.ctx.target
-        self.ctx.report("DIST001", value, f"`{field}` defaults to \"nccl\", a configuration value of the class (it selects NCCL at run time): kept", applicability=Applicability.MANUAL,
-                        advice=f'Pass "{t.dist_backend}" for {t.display} where the configuration is made; porter leaves a documented default as it is.')
+        self.ctx.report(
+            "DIST001",
+            value,
+            f'`{field}` defaults to "nccl", a configuration value of the class (it selects NCCL at run time): kept',
+            applicability=Applicability.MANUAL,
+            advice=f'Pass "{t.dist_backend}" for {t.display} where the configuration is made; porter leaves a documented default as it is.',
+        )
 
     def _library_choice(self, value: cst.BaseExpression) -> None:
         if (string_value(value) or "").lower() != "nccl":
             return
         self._per_device.add(id(value))
-        self.ctx.report("DIST001", value, "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays", applicability=Applicability.MANUAL,
-                        advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.")
+        self.ctx.report(
+            "DIST001",
+            value,
+            "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays",
+            applicability=Applicability.MANUAL,
+            advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.",
+        )
 
     def _fallback(self, node: cst.Assign) -> None:
         """`backend = "nccl"` then `backend = Backend.default_device_backend_map.get(device_type)`
@@ -172,27 +224,43 @@ class DistributedFamily(Family):
         scope = self.ctx.scopes.innermost
         if scope is not None and any(word in self.ctx.code(scope) for word in PER_DEVICE_BACKEND):
             self._per_device.add(id(node.value))
-            self.ctx.report("DIST006", node.value, f"`\"nccl\"` stays: it is only the fallback of a per-device backend choice, which gives {self.ctx.target.display} its own backend where it registers one",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DIST006",
+                node.value,
+                f'`"nccl"` stays: it is only the fallback of a per-device backend choice, which gives {self.ctx.target.display} its own backend where it registers one',
+                applicability=Applicability.MANUAL,
+            )
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value
         if "ccl" not in raw and "CCL" not in raw and "CUDA" not in raw:
             return updated
         value = string_value(original)
-        if value is None or id(original) in self._per_device or id(original) in self.ctx.claimed or id(original) in self.ctx.keep_cuda:
+        if (
+            value is None
+            or id(original) in self._per_device
+            or id(original) in self.ctx.claimed
+            or id(original) in self.ctx.keep_cuda
+        ):
             return updated
         if value != "nccl" and value.lower() == "nccl" and id(original) not in self._backend_args:
             return updated  # "NCCL": an environment-variable prefix, a label; a backend is spelt "nccl"
         t = self.ctx.target
         if value.lower() == "nccl" and self.ctx.portable:
             new = self.ctx.default_backend()
-            if self.ctx.report("DIST001", original, "NCCL backend becomes the default backend of the current device (NCCL on CUDA, gloo on the CPU, the target's own where it registers one)", replacement=new):
+            if self.ctx.report(
+                "DIST001",
+                original,
+                "NCCL backend becomes the default backend of the current device (NCCL on CUDA, gloo on the CPU, the target's own where it registers one)",
+                replacement=new,
+            ):
                 return new
             return updated
         if value.lower() == "nccl":
             new = replace_string(updated, t.dist_backend)
-            if self.ctx.report("DIST001", original, f"NCCL backend becomes \"{t.dist_backend}\" on {t.display}", replacement=new):
+            if self.ctx.report(
+                "DIST001", original, f'NCCL backend becomes "{t.dist_backend}" on {t.display}', replacement=new
+            ):
                 if t.dist_import:
                     self.ctx.add_import(t.dist_import)
                 return new
@@ -200,20 +268,38 @@ class DistributedFamily(Family):
         if value in ENV_VARS:
             mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None
             if mapping is None:
-                self.ctx.report("DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL)
+                self.ctx.report(
+                    "DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL
+                )
                 return updated
             name, exact = mapping
             new = replace_string(updated, name)
             msg = f"`{value}` becomes `{name}`"
             if not exact:
                 msg += " (the values differ: NeuronCores or TPU chips, not GPUs; check the list you set)"
-            if self.ctx.report("DIST003", original, msg, replacement=new, applicability=Applicability.SAFE if exact else Applicability.UNSAFE):
+            if self.ctx.report(
+                "DIST003",
+                original,
+                msg,
+                replacement=new,
+                applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
+            ):
                 return new
             return updated
         if NCCL_VAR.match(value):
-            self.ctx.report("DIST004", original, f"`{value}` tunes NCCL, which {t.display} does not use", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DIST004",
+                original,
+                f"`{value}` tunes NCCL, which {t.display} does not use",
+                applicability=Applicability.MANUAL,
+            )
         elif CUDA_VAR.match(value) and "_" in value:
-            self.ctx.report("DIST003", original, f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or runtime): no {t.display} equivalent, it does nothing there", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DIST003",
+                original,
+                f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or runtime): no {t.display} equivalent, it does nothing there",
+                applicability=Applicability.MANUAL,
+            )
         return updated
 
     def _nccl_options(self, node: cst.IfExp) -> None:
@@ -221,13 +307,20 @@ class DistributedFamily(Family):
         `ProcessGroupNCCL.Options`: NCCL is chosen, with NCCL's own options, only where torch
         has NCCL, and `None` gives every other device its default backend. "neuron" with NCCL
         options would be wrong twice: it stays, reported."""
-        if (string_value(node.body) or "").lower() != "nccl" or not (isinstance(node.orelse, cst.Name) and node.orelse.value == "None"):
+        if (string_value(node.body) or "").lower() != "nccl" or not (
+            isinstance(node.orelse, cst.Name) and node.orelse.value == "None"
+        ):
             return
         if not self._names_nccl(node.test):
             return
         self._per_device.add(id(node.body))
-        self.ctx.report("DIST001", node, "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the device's default backend", applicability=Applicability.MANUAL,
-                        advice=f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the condition false there (e.g. test the device type), so the default backend is used.")
+        self.ctx.report(
+            "DIST001",
+            node,
+            "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the device's default backend",
+            applicability=Applicability.MANUAL,
+            advice=f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the condition false there (e.g. test the device type), so the default backend is used.",
+        )
 
     def _names_nccl(self, test: cst.BaseExpression) -> bool:
         if "nccl" in self.ctx.code(test).lower():
@@ -246,7 +339,11 @@ class DistributedFamily(Family):
         test = node.test
         if not (string_value(node.body) == "nccl" and string_value(node.orelse) == "gloo"):
             return None
-        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.Equal)):
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+        ):
             return None
         sides = (test.left, test.comparisons[0].comparator)
         if not any(string_value(s) == "cuda" for s in sides):
@@ -269,22 +366,36 @@ class DistributedFamily(Family):
         question no longer decides anything (and would pick gloo on the target)."""
         device = self._per_device_choice(original)
         if device is not None:
-            choice = cst.Call(func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)])
+            choice = cst.Call(
+                func=self.ctx.ref("torch.distributed.get_default_backend_for_device"), args=[cst.Arg(value=device)]
+            )
             new: cst.BaseExpression = choice.with_changes(lpar=original.lpar, rpar=original.rpar)
             self.ctx.supersede(original)
-            if self.ctx.report("DIST001", original, f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there", replacement=new):
+            if self.ctx.report(
+                "DIST001",
+                original,
+                f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there",
+                replacement=new,
+            ):
                 if self.ctx.target.dist_import:
                     self.ctx.add_import(self.ctx.target.dist_import)  # (xla registers its backend on import)
                 return new
             return updated
         test = original.test
-        if not (type(test) is cst.Call and self.ctx.qualname(test.func) in NCCL_AVAILABLE and _contains_nccl(original.body)):
+        if not (
+            type(test) is cst.Call and self.ctx.qualname(test.func) in NCCL_AVAILABLE and _contains_nccl(original.body)
+        ):
             return updated
         if updated.body.deep_equals(original.body):
             return updated  # "nccl" was not ported (the rule is off or suppressed)
         new = updated.body.with_changes(lpar=updated.lpar, rpar=updated.rpar) if updated.lpar else updated.body
         self.ctx.supersede(original.orelse)
-        if self.ctx.report("DIST001", original, f"the NCCL-or-gloo choice becomes {self.ctx.code(new)}: NCCL is not what the port uses", replacement=new):
+        if self.ctx.report(
+            "DIST001",
+            original,
+            f"the NCCL-or-gloo choice becomes {self.ctx.code(new)}: NCCL is not what the port uses",
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -300,7 +411,10 @@ class DistributedFamily(Family):
     def _option_list(self, node: cst.Tuple | cst.List | cst.Set) -> None:
         values = [string_value(e.value) for e in node.elements]
         if "nccl" in values and sum(v is not None for v in values) >= 2 and all(v is not None for v in values):
-            self._keep_nccl_name(node, '`"nccl"` is one name in a list of names (an option\'s choices, backends a check accepts, package patterns), not the backend this code selects: kept')
+            self._keep_nccl_name(
+                node,
+                '`"nccl"` is one name in a list of names (an option\'s choices, backends a check accepts, package patterns), not the backend this code selects: kept',
+            )
 
     visit_Tuple = _option_list
     visit_List = _option_list
@@ -312,7 +426,10 @@ class DistributedFamily(Family):
             return
         for element in node.slice:
             if isinstance(element.slice, cst.Index):
-                self._keep_nccl_name(element.slice.value, '`"nccl"` is one of the values a `Literal[...]` annotation accepts (the public signature): kept')
+                self._keep_nccl_name(
+                    element.slice.value,
+                    '`"nccl"` is one of the values a `Literal[...]` annotation accepts (the public signature): kept',
+                )
 
     def _argparse_default(self, node: cst.Call) -> None:
         """`parser.add_argument("--backend", default="nccl")` in a package: a documented option
@@ -322,16 +439,30 @@ class DistributedFamily(Family):
             return
         self._per_device.add(id(default.value))
         t = self.ctx.target
-        self.ctx.report("DIST001", default.value, "an option of this package's command line defaults to \"nccl\" (it selects NCCL at run time): kept", applicability=Applicability.MANUAL,
-                        advice=f'Pass `--backend {t.dist_backend}` (the option as the package names it) on {t.display}; porter leaves a documented default as it is.')
+        self.ctx.report(
+            "DIST001",
+            default.value,
+            'an option of this package\'s command line defaults to "nccl" (it selects NCCL at run time): kept',
+            applicability=Applicability.MANUAL,
+            advice=f"Pass `--backend {t.dist_backend}` (the option as the package names it) on {t.display}; porter leaves a documented default as it is.",
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         """The backend argument of `init_process_group` / `new_group` (any spelling of NCCL there)."""
-        last = node.func.attr.value if isinstance(node.func, cst.Attribute) else node.func.value if isinstance(node.func, cst.Name) else ""
+        last = (
+            node.func.attr.value
+            if isinstance(node.func, cst.Attribute)
+            else node.func.value
+            if isinstance(node.func, cst.Name)
+            else ""
+        )
         if last == "add_argument":
             self._argparse_default(node)
         if last.startswith("register") and node.args and node.args[0].keyword is None:
-            self._keep_nccl_name(node.args[0].value, f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s own registry), not a backend selected here: kept')
+            self._keep_nccl_name(
+                node.args[0].value,
+                f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s own registry), not a backend selected here: kept',
+            )
         if last not in ("init_process_group", "new_group"):
             return  # (by name first: resolving every call costs)
         qual = self.ctx.qualname(node.func)
@@ -349,7 +480,12 @@ class DistributedFamily(Family):
         if qual in DDP:
             return self._ddp(original, updated)
         if qual in DATA_PARALLEL:
-            self.ctx.report("DIST005", original, "`nn.DataParallel` replicates over CUDA GPUs in one process; on the target it does nothing", applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DIST005",
+                original,
+                "`nn.DataParallel` replicates over CUDA GPUs in one process; on the target it does nothing",
+                applicability=Applicability.MANUAL,
+            )
         return updated
 
     def _init(self, original: cst.Call, updated: cst.Call):
@@ -364,19 +500,33 @@ class DistributedFamily(Family):
         if backend is None and any(a.star == "**" for a in original.args):
             # `init_process_group(**kwargs)`: the caller's keywords may hold the backend (a
             # second `backend=` is a TypeError), and without one torch picks the device's own
-            self.ctx.report("DIST001", original, f"the backend comes from `{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: without one, torch picks each device's default backend (NCCL on CUDA); kept",
-                            applicability=Applicability.MANUAL,
-                            advice=f'Callers on {t.display} pass `backend="{t.dist_backend}"` where NCCL is asked for.')
+            self.ctx.report(
+                "DIST001",
+                original,
+                f"the backend comes from `{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: without one, torch picks each device's default backend (NCCL on CUDA); kept",
+                applicability=Applicability.MANUAL,
+                advice=f'Callers on {t.display} pass `backend="{t.dist_backend}"` where NCCL is asked for.',
+            )
             return updated
         if backend is None:
             new = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.dist_backend}"'))
-            if not self.ctx.report("DIST001", original, f"no backend given: the default picks NCCL on CUDA; it is set to \"{t.dist_backend}\"", replacement=new):
+            if not self.ctx.report(
+                "DIST001",
+                original,
+                f'no backend given: the default picks NCCL on CUDA; it is set to "{t.dist_backend}"',
+                replacement=new,
+            ):
                 return updated
             if t.dist_import:
                 self.ctx.add_import(t.dist_import)
         if t.dist_init_method and self.kwarg(original, "init_method") is None and self._is_nccl(backend):
             with_init = self.with_kwarg(new, "init_method", cst.SimpleString(f'"{t.dist_init_method}"'))
-            if self.ctx.report("DIST001", original, f"PyTorch/XLA's backend needs `init_method=\"{t.dist_init_method}\"`", replacement=with_init):
+            if self.ctx.report(
+                "DIST001",
+                original,
+                f'PyTorch/XLA\'s backend needs `init_method="{t.dist_init_method}"`',
+                replacement=with_init,
+            ):
                 if t.dist_import:
                     self.ctx.add_import(t.dist_import)
                 return with_init
@@ -394,7 +544,12 @@ class DistributedFamily(Family):
         args = [a for j, a in enumerate(updated.args) if j != i]
         new = updated.with_changes(args=fix_commas(args))
         self.ctx.supersede(backend)
-        if self.ctx.report("DIST001", original, "the NCCL backend is dropped: without one, torch picks each device's default backend (NCCL on CUDA, gloo on the CPU)", replacement=new):
+        if self.ctx.report(
+            "DIST001",
+            original,
+            "the NCCL backend is dropped: without one, torch picks each device's default backend (NCCL on CUDA, gloo on the CPU)",
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -416,8 +571,12 @@ class DistributedFamily(Family):
         if isinstance(given.get("device_ids"), cst.Name):  # not `[local_rank]`: a list made elsewhere
             # `device_ids=device_ids`: computed above for each device (accelerate's per-backend
             # choice); dropping it would leave that choice dead and change CUDA's DDP
-            self.ctx.report("DIST002", original, f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each device: kept; check it is None for {self.ctx.target.display} (one device per process)",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "DIST002",
+                original,
+                f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each device: kept; check it is None for {self.ctx.target.display} (one device per process)",
+                applicability=Applicability.MANUAL,
+            )
             return updated
         drop = {"device_ids", "output_device"} & set(given)
         new = self.without_kwargs(updated, drop) if drop else updated
@@ -432,7 +591,6 @@ class DistributedFamily(Family):
         if self.ctx.report("DIST002", original, msg, replacement=new):
             return new
         return updated
-
 
 
 def _in_package(ctx) -> bool:

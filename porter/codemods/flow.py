@@ -113,12 +113,16 @@ def module_move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:
     `m = ....to(x)`, as `porter.analysis.index` records moves."""
     if isinstance(small, cst.Expr):
         call = small.value
-        holder = dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+        holder = (
+            dotted(call.func.value) if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) else None
+        )
     elif isinstance(small, cst.Assign) and len(small.targets) == 1:
         call, holder = small.value, dotted(small.targets[0].target)
     else:
         return None
-    if holder is None or not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")):
+    if holder is None or not (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("to", "cuda")
+    ):
         return None
     return holder, call
 

@@ -71,7 +71,7 @@ class FrameworksFamily(Family):
             "FW003",
             node,
             f"`{name}` is a parameter of `{function.name.value}()` compared with a CUDA device name: "
-            f"callers in this project are ported, callers outside it that pass \"cuda\" still ask for CUDA",
+            f'callers in this project are ported, callers outside it that pass "cuda" still ask for CUDA',
         )
 
     def visit_Module(self, node: cst.Module) -> None:

@@ -31,7 +31,11 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.analysis.cuda_only_index import RUNS, has_token, runs_token  # the bytes that make the analysis worth running
+from porter.analysis.cuda_only_index import (
+    RUNS,
+    has_token,
+    runs_token,
+)  # the bytes that make the analysis worth running
 from porter.analysis.resolve import ImportTable, dotted, iter_statements
 from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data
 
@@ -62,13 +66,17 @@ class _Unit:
     runs: str | None = None  # why its own code runs CUDA-only code (not only asks about the device)
     propagates: bool = True  # whether using its name makes the user CUDA-only
     bound_in: str | None = None  # the function that binds a module-level name (`global x`)
-    entries: list[_Unit] = field(default_factory=list)  # a class's `__init__` and `__call__` (an autograd Function's `forward`)
+    entries: list[_Unit] = field(
+        default_factory=list
+    )  # a class's `__init__` and `__call__` (an autograd Function's `forward`)
     # what a function calls on every run (outside `if`, loops, `try`, `and`/`or`, comprehensions):
     direct: set[str] = field(default_factory=set)  # names (`f(x)`, `kernel[grid](x)`, `Fn.apply(x)`)
     self_reads: set[str] = field(default_factory=set)  # `self.<attr>` (`self.graph.replay()`)
     calls: set[str] = field(default_factory=set)  # a module-level assignment: the names its value calls, or aliases
     owner: _Unit | None = None  # a method's class
-    attrs: dict[str, str] = field(default_factory=dict)  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
+    attrs: dict[str, str] = field(
+        default_factory=dict
+    )  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
     attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
 
 
@@ -111,7 +119,11 @@ class _Scan(cst.CSTVisitor):
         super().on_leave(original_node)
         if self._cond and isinstance(original_node, _CONDITIONAL):
             self._cond[-1] -= 1
-            if not self._cond[-1] and isinstance(original_node, (cst.If, cst.Try, cst.For, cst.While)) and _exits(original_node):
+            if (
+                not self._cond[-1]
+                and isinstance(original_node, (cst.If, cst.Try, cst.For, cst.While))
+                and _exits(original_node)
+            ):
                 self._exited[-1] = True
 
     def _function(self, calls: bool = False) -> _Unit | None:
@@ -171,7 +183,6 @@ class _Scan(cst.CSTVisitor):
         self._exited.pop()
         self.stack.pop()
 
-
     def visit_Global(self, node: cst.Global) -> None:
         if self._globals:
             self._globals[-1].update(n.name.value for n in node.names)
@@ -221,7 +232,14 @@ class _Scan(cst.CSTVisitor):
             self.stack.append(unit)
             return
         # `self._graph = torch.cuda.CUDAGraph()` in a method: the attribute holds CUDA-only code
-        attr = next((t.target.attr.value for t in node.targets if isinstance(t.target, cst.Attribute) and _is_self_attr(t.target)), None)
+        attr = next(
+            (
+                t.target.attr.value
+                for t in node.targets
+                if isinstance(t.target, cst.Attribute) and _is_self_attr(t.target)
+            ),
+            None,
+        )
         if attr is not None and any(u.owner is not None for u in self.stack if isinstance(u.node, cst.FunctionDef)):
             self.stack.append(_Unit(node, (), attr=attr))
 
@@ -229,7 +247,9 @@ class _Scan(cst.CSTVisitor):
         if self.stack and self.stack[-1].node is node:
             unit = self.stack.pop()
             if unit.attr is not None and unit.runs:
-                method = next(u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef) and u.owner is not None)
+                method = next(
+                    u for u in reversed(self.stack) if isinstance(u.node, cst.FunctionDef) and u.owner is not None
+                )
                 assert method.owner is not None
                 method.owner.attrs.setdefault(unit.attr, unit.runs)
 
@@ -313,7 +333,9 @@ class _Exit(cst.CSTVisitor):
         # `return fallback(x)`, `return x * 2`: another path. `return out`, `return None` for an
         # empty input (a Triton launcher's `if x.numel() == 0: return out`) is none: the work
         # that follows still runs whenever there is work
-        if node.value is not None and not isinstance(node.value, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float, cst.Tuple)):
+        if node.value is not None and not isinstance(
+            node.value, (cst.Name, cst.Attribute, cst.SimpleString, cst.Integer, cst.Float, cst.Tuple)
+        ):
             self.found = True
 
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -427,7 +449,10 @@ class CudaOnly:
         why = unit.runs
         function = isinstance(unit.node, cst.FunctionDef)
         if why is None:
-            used = min((n for n in (unit.direct if function else unit.calls) if n in self.running and n not in unit.names), default=None)
+            used = min(
+                (n for n in (unit.direct if function else unit.calls) if n in self.running and n not in unit.names),
+                default=None,
+            )
             why = f"uses {self.running[used]}" if used else None
         if why is None and unit.owner is not None:
             attr = min((a for a in unit.self_reads if a in unit.owner.attrs), default=None)
@@ -446,7 +471,9 @@ class CudaOnly:
             scan = _DeviceChecks(self.imports)
             unit.node.visit(scan)
             known = scan.found or any(
-                self._checks_device(u) for u in self._top if isinstance(u.node, cst.FunctionDef) and u.names[0] in unit.refs and u is not unit
+                self._checks_device(u)
+                for u in self._top
+                if isinstance(u.node, cst.FunctionDef) and u.names[0] in unit.refs and u is not unit
             )
             self._checks[id(unit.node)] = known
         return known
@@ -462,7 +489,9 @@ class CudaOnly:
         unit = self._units.get(id(node))
         if unit is None:
             return None
-        used = sorted(n for n in unit.refs if n in self.names and n not in unit.names and not self.asks_only(self.names[n]))
+        used = sorted(
+            n for n in unit.refs if n in self.names and n not in unit.names and not self.asks_only(self.names[n])
+        )
         if not used:
             return None
         scan = _CudaUse(self.imports)
@@ -523,7 +552,9 @@ class CudaOnly:
             return self.region_reason(here)
         return None
 
-    def _caller_reason(self, statements: list[cst.CSTNode], function: cst.FunctionDef, seen: frozenset[int]) -> str | None:
+    def _caller_reason(
+        self, statements: list[cst.CSTNode], function: cst.FunctionDef, seen: frozenset[int]
+    ) -> str | None:
         """Why a call of the predicate `function` guards CUDA-only code, at any of its call
         sites in this file: `f(...)` for a function, `self.f(...)` for a method."""
         at = statements.index(function)
@@ -641,7 +672,11 @@ class _CallSites(cst.CSTVisitor):
             key = None
             if isinstance(func, cst.Name):
                 key = func.value
-            elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            elif (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.value.value in ("self", "cls")
+            ):
                 key = "self." + func.attr.value
             if key is not None:
                 self.found.setdefault(key, []).append(list(self.stack))
@@ -661,7 +696,8 @@ def _decides_result(here: cst.CSTNode, function: cst.FunctionDef | None = None) 
             return True
         result = _returned_name(function)
         return result is not None and any(
-            isinstance(s, cst.Assign) and [t.target for t in s.targets if isinstance(t.target, cst.Name) and t.target.value == result]
+            isinstance(s, cst.Assign)
+            and [t.target for t in s.targets if isinstance(t.target, cst.Name) and t.target.value == result]
             for s in here.body
         )
     if isinstance(here, cst.If):
@@ -669,7 +705,9 @@ def _decides_result(here: cst.CSTNode, function: cst.FunctionDef | None = None) 
         last = body[-1] if body else None
         if isinstance(last, cst.SimpleStatementLine):
             last = last.body[-1]
-        return isinstance(last, cst.Return) and isinstance(last.value, cst.Name) and last.value.value in ("True", "False")
+        return (
+            isinstance(last, cst.Return) and isinstance(last.value, cst.Name) and last.value.value in ("True", "False")
+        )
     return False
 
 
@@ -677,7 +715,11 @@ def _returned_name(function: cst.FunctionDef | None) -> str | None:
     """The name a function's last statement returns (`return supported`), if any."""
     body = getattr(function.body, "body", ()) if function is not None else ()
     last = body[-1] if body else None
-    if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return) and isinstance(last.body[-1].value, cst.Name):
+    if (
+        isinstance(last, cst.SimpleStatementLine)
+        and isinstance(last.body[-1], cst.Return)
+        and isinstance(last.body[-1].value, cst.Name)
+    ):
         return last.body[-1].value.value
     return None
 
@@ -716,8 +758,12 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
     found = [s for s in sides if (string_value(s) or "").split(":")[0] == "cuda"]
     for c in node.comparisons:
         if isinstance(c.operator, (cst.In, cst.NotIn)) and isinstance(c.comparator, (cst.Tuple, cst.List, cst.Set)):
-            found.extend(e.value for e in c.comparator.elements if (string_value(e.value) or "").split(":")[0] == "cuda")
+            found.extend(
+                e.value for e in c.comparator.elements if (string_value(e.value) or "").split(":")[0] == "cuda"
+            )
     return found
+
+
 def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [tree]
     while stack:
@@ -768,7 +814,9 @@ def cuda_only_facts(ctx) -> CudaOnly:
     if facts is None:
         imported = imported_cuda_only(ctx.settings)
         wanted = has_token(ctx.source) or bool(imported) if ctx.source else True
-        facts = CudaOnly(ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings), ctx.target.name)
+        facts = CudaOnly(
+            ctx.module if wanted else None, ctx.imports, imported, imported_running(ctx.settings), ctx.target.name
+        )
         ctx._cuda_only = facts
     return facts
 
@@ -781,7 +829,11 @@ def _available_flags(scope: cst.Module | cst.FunctionDef, qualname) -> set[str]:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
                 if any(_is_call_of(o, qualname, "torch.cuda.is_available") for o in _operands(small.value, cst.And)):
                     flags.add(small.targets[0].target.value)
     return flags
@@ -795,7 +847,11 @@ def _cuda_flags(scope: cst.Module | cst.FunctionDef, qualname) -> dict[str, tupl
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
         for small in stmt.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
                 nodes = _cuda_test_nodes(small.value, qualname, flags)
                 if nodes is not None:
                     flags[small.targets[0].target.value] = nodes
@@ -809,11 +865,15 @@ def _sense_nodes(node: cst.BaseExpression) -> tuple[cst.CSTNode, ...]:
     if isinstance(node, cst.Attribute):
         return (node,)
     if isinstance(node, cst.Comparison):
-        return tuple(s for s in (node.left, node.comparisons[0].comparator) if (string_value(s) or "").split(":")[0] == "cuda")
+        return tuple(
+            s for s in (node.left, node.comparisons[0].comparator) if (string_value(s) or "").split(":")[0] == "cuda"
+        )
     return ()
 
 
-def _cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]) -> tuple[cst.CSTNode, ...] | None:
+def _cuda_test_nodes(
+    test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]
+) -> tuple[cst.CSTNode, ...] | None:
     """When `test` is true only on CUDA (one of its `and` operands is: `x.is_cuda`, `t ==
     "cuda"`, `torch.cuda.is_available()`, a name set to such a test), the nodes that make it
     so (for it to stay true only on CUDA they must stay CUDA's); else None."""
@@ -825,7 +885,9 @@ def _cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tuple[
     return None
 
 
-def _not_cuda_test_nodes(test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]) -> tuple[cst.CSTNode, ...] | None:
+def _not_cuda_test_nodes(
+    test: cst.BaseExpression, qualname, flags: dict[str, tuple[cst.CSTNode, ...]]
+) -> tuple[cst.CSTNode, ...] | None:
     """When `test` is true whenever the device is not CUDA's (`t != "cuda"`, `not x.is_cuda`,
     `not IS_NVIDIA or ...`: past `if <test>: raise` only CUDA goes on), the nodes that make it so."""
     for o in _operands(_bare(test), cst.Or):
@@ -929,19 +991,27 @@ class GuardsFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._facts: CudaOnly | None = None
-        self._queries = not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
+        self._queries = (
+            not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
+        )
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
         self._counted: set[int] = set()
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
         self._flag_sets: dict[int, frozenset[str]] = {}  # id(function or module) -> its flags
-        self._cuda_flag_sets: dict[int, dict[str, tuple[cst.CSTNode, ...]]] = {}  # id(function or module) -> names of a test true only on CUDA
+        self._cuda_flag_sets: dict[
+            int, dict[str, tuple[cst.CSTNode, ...]]
+        ] = {}  # id(function or module) -> names of a test true only on CUDA
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
             not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
         )
         # a test of CUDA-only code stays a CUDA test (GUARD003): in test files that use such code
-        self._test_file = ctx.enabled("GUARD003") and is_test_file(ctx.path) and (self._leave or bool(imported_cuda_only(ctx.settings)))
+        self._test_file = (
+            ctx.enabled("GUARD003")
+            and is_test_file(ctx.path)
+            and (self._leave or bool(imported_cuda_only(ctx.settings)))
+        )
 
     def _flags(self) -> frozenset[str]:
         """The names the current function (or the module) sets to a `torch.cuda.is_available()`
@@ -983,7 +1053,11 @@ class GuardsFamily(Family):
         flags = self._cuda_flags()
         chain: list[cst.CSTNode] = [self.ctx.module, *self.ctx.current_statements]
         for parent, child in zip(chain, chain[1:]):
-            if isinstance(parent, (cst.If, cst.While)) and isinstance(parent.body, cst.IndentedBlock) and any(s is child for s in parent.body.body):
+            if (
+                isinstance(parent, (cst.If, cst.While))
+                and isinstance(parent.body, cst.IndentedBlock)
+                and any(s is child for s in parent.body.body)
+            ):
                 nodes = _cuda_test_nodes(parent.test, self.ctx.qualname, flags)
                 if nodes is not None and self._stays(nodes):
                     return True
@@ -1008,7 +1082,9 @@ class GuardsFamily(Family):
             node.right.visit(right)
             if not right.capability:
                 return False
-            shown = next(q for q in ("get_device_capability", "get_device_properties") if q in self.ctx.code(node.right))
+            shown = next(
+                q for q in ("get_device_capability", "get_device_properties") if q in self.ctx.code(node.right)
+            )
             self._keep(nodes[0], nodes, f"`torch.cuda.{shown}` behind it raises without CUDA")
         return True
 
@@ -1053,14 +1129,21 @@ class GuardsFamily(Family):
         is: `if x.is_cuda and ...:` its body; `if not x.is_cuda:` (or `!= "cuda"`) its `else`,
         and with an early exit the rest of its block."""
         statements = self.ctx.current_statements
-        if not self._leave or not statements or type(statements[-1]) is not cst.If or self.ctx.in_cuda_only_code() is not None:
+        if (
+            not self._leave
+            or not statements
+            or type(statements[-1]) is not cst.If
+            or self.ctx.in_cuda_only_code() is not None
+        ):
             return
         stmt = statements[-1]
         assert isinstance(stmt, cst.If)
         ids = {id(n) for n in kept}
         senses = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.And)]
         negative = [_cuda_sense(o, self.ctx.qualname) if _contains(o, ids) else 0 for o in _operands(stmt.test, cst.Or)]
-        region = CudaOnlyCode(stmt.test, f"the code behind `if {self.ctx.code(stmt.test)}`", f"the check stays CUDA: {why}")
+        region = CudaOnlyCode(
+            stmt.test, f"the code behind `if {self.ctx.code(stmt.test)}`", f"the check stays CUDA: {why}"
+        )
         only: list[cst.CSTNode] = []
         if 1 in senses and isinstance(stmt.body, cst.IndentedBlock):
             only.extend(stmt.body.body)
@@ -1138,7 +1221,10 @@ class GuardsFamily(Family):
         target runs."""
         if not self._leave or self.ctx.in_cuda_only_code() is not None:
             return
-        if not any(isinstance(i.item, cst.Call) and (self.ctx.qualname(i.item.func) or "").startswith("torch.cuda.") for i in node.items):
+        if not any(
+            isinstance(i.item, cst.Call) and (self.ctx.qualname(i.item.func) or "").startswith("torch.cuda.")
+            for i in node.items
+        ):
             return
         if not self.facts.active or not self.facts.running or not isinstance(node.body, cst.IndentedBlock):
             return
@@ -1154,7 +1240,9 @@ class GuardsFamily(Family):
                     func = func.value if not isinstance(func, cst.Call) else func.func
                 if isinstance(func, cst.Name) and func.value in self.facts.running:
                     what = f"`with {self.ctx.code(node.items[0].item)}`"
-                    self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(node.items[0].item, what, f"its body runs {self.facts.running[func.value]}")
+                    self.ctx.cuda_only_code[id(node)] = CudaOnlyCode(
+                        node.items[0].item, what, f"its body runs {self.facts.running[func.value]}"
+                    )
                     return
 
     def visit_If(self, node: cst.If) -> None:
@@ -1164,10 +1252,22 @@ class GuardsFamily(Family):
             return
         test = _bare(node.test)
         name = None
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal)):
-            if isinstance(test.left, cst.Name) and isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        if (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, (cst.Is, cst.Equal))
+        ):
+            if (
+                isinstance(test.left, cst.Name)
+                and isinstance(test.comparisons[0].comparator, cst.Name)
+                and test.comparisons[0].comparator.value == "None"
+            ):
                 name = test.left.value
-        elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+        elif (
+            isinstance(test, cst.UnaryOperation)
+            and isinstance(test.operator, cst.Not)
+            and isinstance(test.expression, cst.Name)
+        ):
             name = test.expression.value
         if name is None or not self.facts.active or name not in self.facts.running:
             return
@@ -1176,7 +1276,11 @@ class GuardsFamily(Family):
         rest = _after(parent, node)
         if not rest:
             return
-        region = CudaOnlyCode(node.test, f"the code after `if {self.ctx.code(node.test)}`", f"it runs only where {self.facts.running[name]} is there")
+        region = CudaOnlyCode(
+            node.test,
+            f"the code after `if {self.ctx.code(node.test)}`",
+            f"it runs only where {self.facts.running[name]} is there",
+        )
         for stmt in rest:
             self.ctx.cuda_only_code.setdefault(id(stmt), region)
 
@@ -1192,10 +1296,18 @@ class GuardsFamily(Family):
             return
         loop: cst.CompFor | None = node.for_in
         while loop is not None:
-            calls = [n for n in _walk(loop.iter) if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "").startswith("torch.cuda.")]
+            calls = [
+                n
+                for n in _walk(loop.iter)
+                if isinstance(n, cst.Call) and (self.ctx.qualname(n.func) or "").startswith("torch.cuda.")
+            ]
             fresh = [c for c in calls if id(c) not in self.ctx.keep_cuda]
             if fresh:
-                shown = "get_device_properties" if "get_device_properties" in self.ctx.code(node.elt) else "get_device_capability"
+                shown = (
+                    "get_device_properties"
+                    if "get_device_properties" in self.ctx.code(node.elt)
+                    else "get_device_capability"
+                )
                 self._keep(fresh[0], fresh, f"the loop feeds `torch.cuda.{shown}`, which raises without CUDA")
             loop = loop.inner_for_in
 
@@ -1250,7 +1362,13 @@ class GuardsFamily(Family):
             return updated
         scan = _Queries(self.ctx.qualname)
         original.visit(scan)
-        if not scan.capability or scan.available or self._after_available or self._inside_available_test() or self._only_cuda_here():
+        if (
+            not scan.capability
+            or scan.available
+            or self._after_available
+            or self._inside_available_test()
+            or self._only_cuda_here()
+        ):
             return updated
         available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
         self.ctx.keep_cuda.add(id(available))

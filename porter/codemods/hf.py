@@ -28,6 +28,7 @@ def breaks() -> tuple[dict, ...]:
     """Library trainers that fail on a target (HF010), from rules/hf.toml's `[[breaks]]`."""
     return tuple(load_toml("hf.toml").get("breaks", ()))
 
+
 _LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
 _LOADERS = ("from_pretrained", "from_config")
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
@@ -55,7 +56,11 @@ _FUSED_OPTIMIZERS = frozenset(("adamw_torch_fused",))
 # accelerate's object gather: under XLA it raises even in one process (accelerate 1.16,
 # utils/operations.py), where on CUDA's one process it returns the object (HF011)
 _GATHER_OBJECT = ("accelerate.utils.gather_object", "accelerate.utils.operations.gather_object")
-_PROCESS_GROUP = ("accelerate.InitProcessGroupKwargs", "accelerate.utils.InitProcessGroupKwargs", "accelerate.PartialState")
+_PROCESS_GROUP = (
+    "accelerate.InitProcessGroupKwargs",
+    "accelerate.utils.InitProcessGroupKwargs",
+    "accelerate.PartialState",
+)
 
 
 def _is_cuda(value: str | None) -> bool:
@@ -140,7 +145,10 @@ class HfFamily(Family):
         if isinstance(node, (cst.SimpleString, cst.Integer)):
             return True
         if isinstance(node, cst.Dict):
-            return all(isinstance(e, cst.DictElement) and isinstance(e.value, (cst.SimpleString, cst.Integer)) for e in node.elements)
+            return all(
+                isinstance(e, cst.DictElement) and isinstance(e.value, (cst.SimpleString, cst.Integer))
+                for e in node.elements
+            )
         return isinstance(node, cst.Attribute) and node.attr.value in ("float16", "half")
 
     def _claim(self, node: cst.CSTNode) -> None:
@@ -176,9 +184,19 @@ class HfFamily(Family):
             arg = self.kwarg(original, old_name)
             if arg is None or not _true(arg.value):
                 continue
-            args = [a.with_changes(keyword=cst.Name(new_name)) if a.keyword is not None and a.keyword.value == old_name else a for a in new.args]
+            args = [
+                a.with_changes(keyword=cst.Name(new_name))
+                if a.keyword is not None and a.keyword.value == old_name
+                else a
+                for a in new.args
+            ]
             candidate = new.with_changes(args=args)
-            if self.ctx.report("HF003", arg, f"`{old_name}=True` asks {qual.rsplit('.', 1)[1]} for float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `{new_name}=True`", replacement=candidate):
+            if self.ctx.report(
+                "HF003",
+                arg,
+                f"`{old_name}=True` asks {qual.rsplit('.', 1)[1]} for float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `{new_name}=True`",
+                replacement=candidate,
+            ):
                 new = candidate
         # HF004 / HF002: the optimizer by name
         new = self._optimizer(original, new, qual)
@@ -198,8 +216,10 @@ class HfFamily(Family):
             if default not in _FUSED_OPTIMIZERS:
                 return updated
             new = self.with_kwarg(updated, "optim", cst.SimpleString(f'"{_UNFUSED}"'))
-            message = (f"{short} names no optimizer: {self.lib.source_of(qual)}'s default is `\"{default}\"` "
-                       f"(fused AdamW, which {self.ctx.target.display} has no kernel for): `optim=\"{_UNFUSED}\"`, the same update unfused")
+            message = (
+                f'{short} names no optimizer: {self.lib.source_of(qual)}\'s default is `"{default}"` '
+                f'(fused AdamW, which {self.ctx.target.display} has no kernel for): `optim="{_UNFUSED}"`, the same update unfused'
+            )
             if self.ctx.report("HF004", original.func, message, replacement=new):
                 return new
             return updated
@@ -207,12 +227,21 @@ class HfFamily(Family):
         if value in _FUSED_OPTIMIZERS and isinstance(arg.value, cst.SimpleString):
             new_value = replace_string(arg.value, _UNFUSED)
             new = self._replace_kwarg_value(updated, "optim", new_value)
-            if self.ctx.report("HF004", arg, f"`optim=\"{value}\"` builds fused AdamW, which {self.ctx.target.display} has no kernel for: `\"{_UNFUSED}\"` is the same update unfused", replacement=new):
+            if self.ctx.report(
+                "HF004",
+                arg,
+                f'`optim="{value}"` builds fused AdamW, which {self.ctx.target.display} has no kernel for: `"{_UNFUSED}"` is the same update unfused',
+                replacement=new,
+            ):
                 return new
         elif value in _BNB_OPTIMIZERS:
             torch_name = _BNB_OPTIMIZERS[value]
-            instead = f"; the Trainer's `\"{torch_name}\"` is the same update with 32-bit state (about four times the optimizer memory of 8-bit)" if torch_name else "; the Trainer names no torch optimizer with the same update"
-            self.ctx.report("HF002", arg, f"`optim=\"{value}\"` is a bitsandbytes optimizer (CUDA kernels){instead}")
+            instead = (
+                f'; the Trainer\'s `"{torch_name}"` is the same update with 32-bit state (about four times the optimizer memory of 8-bit)'
+                if torch_name
+                else "; the Trainer names no torch optimizer with the same update"
+            )
+            self.ctx.report("HF002", arg, f'`optim="{value}"` is a bitsandbytes optimizer (CUDA kernels){instead}')
         return updated
 
     def _default_optim(self, qual: str) -> str | None:
@@ -223,7 +252,9 @@ class HfFamily(Family):
         return param.get("default_value")
 
     def _replace_kwarg_value(self, call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-        args = [a.with_changes(value=value) if a.keyword is not None and a.keyword.value == name else a for a in call.args]
+        args = [
+            a.with_changes(value=value) if a.keyword is not None and a.keyword.value == name else a for a in call.args
+        ]
         return call.with_changes(args=args)
 
     def _drop_backend(self, arg: cst.Arg, updated: cst.Call, keyword: str, qual: str) -> cst.Call:
@@ -231,13 +262,17 @@ class HfFamily(Family):
         t = self.ctx.target
         accepted = self.lib.callable(qual)
         choices = accepted.choices(keyword) if accepted is not None else None
-        rejects = f" ({keyword} accepts {', '.join(choices)}: not \"{t.dist_backend}\")" if choices and t.dist_backend not in choices else ""
+        rejects = (
+            f' ({keyword} accepts {", ".join(choices)}: not "{t.dist_backend}")'
+            if choices and t.dist_backend not in choices
+            else ""
+        )
         picks = {
-            "xla": "accelerate sets \"xla\" itself whenever torch_xla is installed",
-            "neuron": "accelerate picks \"neuron\" for the neuron device itself",
+            "xla": 'accelerate sets "xla" itself whenever torch_xla is installed',
+            "neuron": 'accelerate picks "neuron" for the neuron device itself',
             "tpu": "accelerate 1.16 has no TorchTPU backend: a multi-process launch does not start data parallel on TorchTPU",
         }[t.name]
-        message = f"`{keyword}=\"nccl\"` removed: the library picks the backend when none is named; {picks}{rejects}"
+        message = f'`{keyword}="nccl"` removed: the library picks the backend when none is named; {picks}{rejects}'
         if self.ctx.report("HF006", arg, message, replacement=new):
             return new
         return updated
@@ -253,7 +288,12 @@ class HfFamily(Family):
         if arg is None or string_value(arg.value) != "fp16" or not isinstance(arg.value, cst.SimpleString):
             return updated
         new = self._replace_kwarg_value(updated, "mixed_precision", replace_string(arg.value, "bf16"))
-        if self.ctx.report("HF003", arg, f"`mixed_precision=\"fp16\"` is float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `\"bf16\"`", replacement=new):
+        if self.ctx.report(
+            "HF003",
+            arg,
+            f'`mixed_precision="fp16"` is float16 autocast with loss scaling; bf16 is {self.ctx.target.display}\'s native reduced precision: `"bf16"`',
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -264,7 +304,9 @@ class HfFamily(Family):
         for flag in ("load_in_8bit", "load_in_4bit"):
             arg = self.kwarg(original, flag)
             if arg is not None and _true(arg.value):
-                self.ctx.report("HF002", arg, f"`{flag}=True` loads the model with bitsandbytes' quantized layers (CUDA kernels)")
+                self.ctx.report(
+                    "HF002", arg, f"`{flag}=True` loads the model with bitsandbytes' quantized layers (CUDA kernels)"
+                )
         new = self._device_map(original, new)
         return self._dtype(original, new)
 
@@ -275,8 +317,17 @@ class HfFamily(Family):
             value = self._device_value(arg.value, pipeline=True)
             if value is not None:
                 candidate = self._replace_kwarg_value(new, "device", value)
-                why = "an int is a CUDA index to `pipeline`, which otherwise falls back to the CPU" if isinstance(arg.value, cst.Integer) else "a CUDA device"
-                if self.ctx.report("HF005", arg, f"`device={self.ctx.code(arg.value)}` ({why}) becomes {self.ctx.code_of_new(value)}", replacement=candidate):
+                why = (
+                    "an int is a CUDA index to `pipeline`, which otherwise falls back to the CPU"
+                    if isinstance(arg.value, cst.Integer)
+                    else "a CUDA device"
+                )
+                if self.ctx.report(
+                    "HF005",
+                    arg,
+                    f"`device={self.ctx.code(arg.value)}` ({why}) becomes {self.ctx.code_of_new(value)}",
+                    replacement=candidate,
+                ):
                     new = candidate
         return self._dtype(original, new)
 
@@ -292,13 +343,23 @@ class HfFamily(Family):
         new = self._replace_kwarg_value(updated, "attn_implementation", replace_string(arg.value, "sdpa"))
         version = self.lib.version("transformers")
         if supports is False:
-            self.ctx.report("HF001", arg, f"`\"{value}\"` needs flash-attn (CUDA); {owner} has no SDPA implementation in transformers {version}: use `\"eager\"`",
-                            applicability=Applicability.MANUAL)
+            self.ctx.report(
+                "HF001",
+                arg,
+                f'`"{value}"` needs flash-attn (CUDA); {owner} has no SDPA implementation in transformers {version}: use `"eager"`',
+                applicability=Applicability.MANUAL,
+            )
             return updated
         if supports:
-            message, applicability = f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, which {owner} supports (transformers {version})", Applicability.SAFE
+            message, applicability = (
+                f'`"{value}"` needs flash-attn (CUDA): `"sdpa"`, which {owner} supports (transformers {version})',
+                Applicability.SAFE,
+            )
         else:
-            message, applicability = f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, if the checkpoint's architecture supports it (transformers raises at load time if not)", Applicability.UNSAFE
+            message, applicability = (
+                f'`"{value}"` needs flash-attn (CUDA): `"sdpa"`, if the checkpoint\'s architecture supports it (transformers raises at load time if not)',
+                Applicability.UNSAFE,
+            )
         if self.ctx.report("HF001", arg, message, replacement=new, applicability=applicability):
             return new
         return updated
@@ -314,7 +375,13 @@ class HfFamily(Family):
         new_args = list(updated.args)
         new_args[index] = new_args[index].with_changes(value=replace_string(args[0].value, "sdpa"))
         new = updated.with_changes(args=new_args)
-        if self.ctx.report("HF001", args[0], f"`\"{value}\"` needs flash-attn (CUDA): `\"sdpa\"`, if the model supports it", replacement=new, applicability=Applicability.UNSAFE):
+        if self.ctx.report(
+            "HF001",
+            args[0],
+            f'`"{value}"` needs flash-attn (CUDA): `"sdpa"`, if the model supports it',
+            replacement=new,
+            applicability=Applicability.UNSAFE,
+        ):
             return new
         return updated
 
@@ -341,7 +408,11 @@ class HfFamily(Family):
             values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
             devices = {self.ctx.code(v) for v in values if self._device_value(v) is not None}
             if len(devices) > 1 and not t.rank_indexed_devices:
-                self.ctx.report("HF005", arg, f"a device map over {len(devices)} CUDA devices: {t.display} has one device per process")
+                self.ctx.report(
+                    "HF005",
+                    arg,
+                    f"a device map over {len(devices)} CUDA devices: {t.display} has one device per process",
+                )
                 return updated
             elements = []
             for e in node.elements:
@@ -356,8 +427,13 @@ class HfFamily(Family):
                 if t.name == "xla":
                     new_value = self.ctx.device()
                     candidate = self._replace_kwarg_value(updated, "device_map", new_value)
-                    if self.ctx.report("HF005", arg, f"`device_map=\"{text}\"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}",
-                                       replacement=candidate, applicability=Applicability.UNSAFE):
+                    if self.ctx.report(
+                        "HF005",
+                        arg,
+                        f'`device_map="{text}"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}',
+                        replacement=candidate,
+                        applicability=Applicability.UNSAFE,
+                    ):
                         return candidate
                 return updated
             device = self._device_value(node)
@@ -365,7 +441,12 @@ class HfFamily(Family):
                 return updated
             new_value = device
         candidate = self._replace_kwarg_value(updated, "device_map", new_value)
-        if self.ctx.report("HF005", arg, f"`device_map={self.ctx.code(node)}` names CUDA: {self.ctx.code_of_new(new_value)}", replacement=candidate):
+        if self.ctx.report(
+            "HF005",
+            arg,
+            f"`device_map={self.ctx.code(node)}` names CUDA: {self.ctx.code_of_new(new_value)}",
+            replacement=candidate,
+        ):
             return candidate
         return updated
 
@@ -383,7 +464,12 @@ class HfFamily(Family):
             else:
                 continue
             candidate = self._replace_kwarg_value(new, keyword, value)
-            if self.ctx.report("HF007", arg, f"`{keyword}={self.ctx.code(node)}` loads the weights in float16; bf16 is {self.ctx.target.display}'s native reduced precision", replacement=candidate):
+            if self.ctx.report(
+                "HF007",
+                arg,
+                f"`{keyword}={self.ctx.code(node)}` loads the weights in float16; bf16 is {self.ctx.target.display}'s native reduced precision",
+                replacement=candidate,
+            ):
                 new = candidate
         return new
 
@@ -395,7 +481,11 @@ class HfFamily(Family):
         return updated
 
     def _kbit(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
-        self.ctx.report("HF002", original, "`prepare_model_for_kbit_training` prepares a bitsandbytes-quantized model (QLoRA): there is none on the target")
+        self.ctx.report(
+            "HF002",
+            original,
+            "`prepare_model_for_kbit_training` prepares a bitsandbytes-quantized model (QLoRA): there is none on the target",
+        )
         return updated
 
     def _parser(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.Call:
@@ -407,11 +497,17 @@ class HfFamily(Family):
                 bound = assigned_values(scope, value.value) if scope is not None else []
                 value = bound[-1] if bound else value
             items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else [value]
-            classes += [q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)]
+            classes += [
+                q for q in (self.ctx.qualname(i) for i in items) if q is not None and self.lib.is_training_arguments(q)
+            ]
         for cls in classes:
             default = self._default_optim(cls)
             if default in _FUSED_OPTIMIZERS:
-                self.ctx.report("HF004", original, f"{cls.rsplit('.', 1)[1]} parsed from the command line defaults to `optim=\"{default}\"` ({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`")
+                self.ctx.report(
+                    "HF004",
+                    original,
+                    f'{cls.rsplit(".", 1)[1]} parsed from the command line defaults to `optim="{default}"` ({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`',
+                )
                 break
         return updated
 
@@ -420,15 +516,28 @@ class HfFamily(Family):
         arg = self.kwarg(original, "cache_implementation")
         static = arg is not None and string_value(arg.value) == "static"
         if t.name == "xla":
-            self.ctx.report("HF008", original, "`generate` grows input_ids and the attention mask by one token per step: on PyTorch/XLA each new token compiles new graphs (measured: 2 per token, with a dynamic or a static cache); the same prompt length and `max_new_tokens` reuse them")
+            self.ctx.report(
+                "HF008",
+                original,
+                "`generate` grows input_ids and the attention mask by one token per step: on PyTorch/XLA each new token compiles new graphs (measured: 2 per token, with a dynamic or a static cache); the same prompt length and `max_new_tokens` reuse them",
+            )
             return updated
         if static:
             return updated
         if any(a.star == "**" and self.ctx.code(a.value) in ("generation_kwargs", "gen_kwargs") for a in original.args):
-            self.ctx.report("HF008", original, f"`generate` grows the sequence by one token per step: on {t.display} each new shape compiles; its KV cache is the library's to fix (`cache_implementation=\"static\"`)")
+            self.ctx.report(
+                "HF008",
+                original,
+                f'`generate` grows the sequence by one token per step: on {t.display} each new shape compiles; its KV cache is the library\'s to fix (`cache_implementation="static"`)',
+            )
             return updated
         new = self.with_kwarg(updated, "cache_implementation", cst.SimpleString('"static"'))
-        if self.ctx.report("HF008", original, f"`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} compiles per shape; `cache_implementation=\"static\"` keeps each step's shapes fixed", replacement=new):
+        if self.ctx.report(
+            "HF008",
+            original,
+            f'`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} compiles per shape; `cache_implementation="static"` keeps each step\'s shapes fixed',
+            replacement=new,
+        ):
             return new
         return updated
 
@@ -453,9 +562,17 @@ class HfFamily(Family):
                 module = dotted(alias.name) or ""
                 if module.split(".")[0] != "bitsandbytes":
                     continue
-                bound = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else module.split(".")[0]
+                bound = (
+                    alias.asname.name.value
+                    if alias.asname and isinstance(alias.asname.name, cst.Name)
+                    else module.split(".")[0]
+                )
                 if names.count(bound) <= (1 if alias.asname else 0):
-                    self.ctx.report("HF002", stmt, "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects")
+                    self.ctx.report(
+                        "HF002",
+                        stmt,
+                        "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects",
+                    )
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
         """HF011: accelerate's `gather_object` raises under XLA even in one process, where on
@@ -465,17 +582,22 @@ class HfFamily(Family):
             return updated
         args = updated.args
         if len(args) != 1 or args[0].keyword is not None or args[0].star:
-            self.ctx.report("HF011", original.func, "accelerate 1.16's `gather_object` raises under XLA, even in one process")
+            self.ctx.report(
+                "HF011", original.func, "accelerate 1.16's `gather_object` raises under XLA, even in one process"
+            )
             return updated
         value = args[0].value
         state = self.ctx.code(self.ctx.ref("accelerate.PartialState"))
         new = cst.parse_expression(f"(x if {state}().num_processes == 1 else f(x))").with_changes(
-            lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+        )
         assert isinstance(new, cst.IfExp)
         new = new.with_changes(body=value, orelse=updated)
-        message = ("accelerate 1.16's `gather_object` raises under XLA even in one process (utils/operations.py), where on "
-                   "CUDA it returns the object: the object itself when the run has one process; with several processes the "
-                   "call stays and still raises (accelerate has no XLA object gather)")
+        message = (
+            "accelerate 1.16's `gather_object` raises under XLA even in one process (utils/operations.py), where on "
+            "CUDA it returns the object: the object itself when the run has one process; with several processes the "
+            "call stays and still raises (accelerate has no XLA object gather)"
+        )
         if self.ctx.report("HF011", original.func, message, replacement=new):
             self._written.add(id(new))
             return new
@@ -497,7 +619,7 @@ class HfFamily(Family):
             return updated
         self._trainer_noted = True
         how = {
-            "neuron": "transformers 5.24's TrainingArguments finds the neuron device and accelerate 1.16 picks the \"neuron\" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and accelerate run natively on TorchNeuron)",
+            "neuron": 'transformers 5.24\'s TrainingArguments finds the neuron device and accelerate 1.16 picks the "neuron" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and accelerate run natively on TorchNeuron)',
             "tpu": "TrainingArguments picks `tpu:0` through torch.accelerator (transformers 5.24); accelerate 1.16 has no TorchTPU distributed backend, so it trains in one process on one chip",
             "xla": "the Trainer detects torch_xla and trains on the XLA device, cutting the graph per step itself",
         }[t]

@@ -28,7 +28,11 @@ TORCH_GROUP = frozenset(("torch", "torch_xla", "torch_neuronx", "torch_tpu"))
 
 
 def _plain_import(stmt: cst.CSTNode) -> cst.Import | cst.ImportFrom | None:
-    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and isinstance(first := stmt.body[0], (cst.Import, cst.ImportFrom)):
+    if (
+        type(stmt) is cst.SimpleStatementLine
+        and len(stmt.body) == 1
+        and isinstance(first := stmt.body[0], (cst.Import, cst.ImportFrom))
+    ):
         return first
     return None
 
@@ -47,19 +51,31 @@ def _present(module: cst.Module) -> set[tuple[str, str | None]]:
         imp = _plain_import(stmt)
         if type(imp) is cst.Import:
             for alias in imp.names:
-                asname = alias.asname.name.value if alias.asname is not None and type(alias.asname.name) is cst.Name else None
+                asname = (
+                    alias.asname.name.value
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name
+                    else None
+                )
                 have.add((dotted(alias.name) or "", asname))
     return have
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return type(stmt) is cst.SimpleStatementLine and type(stmt.body[0]) is cst.Expr and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+    return (
+        type(stmt) is cst.SimpleStatementLine
+        and type(stmt.body[0]) is cst.Expr
+        and type(stmt.body[0].value) in (cst.SimpleString, cst.ConcatenatedString)
+    )
 
 
 def _anchor(body: Sequence[cst.BaseStatement]) -> int:
     """Index after which new imports go: the last top-level `torch…` import, else the end of
     the file's leading imports (after the docstring), else -1 (the top)."""
-    torch_group = [i for i, s in enumerate(body) if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0] in TORCH_GROUP]
+    torch_group = [
+        i
+        for i, s in enumerate(body)
+        if (imp := _plain_import(s)) is not None and _module_of(imp).split(".")[0] in TORCH_GROUP
+    ]
     if torch_group:
         return torch_group[-1]
     at = -1
@@ -87,7 +103,10 @@ def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Mod
         if key in have:
             continue
         have.add(key)
-        alias = cst.ImportAlias(name=cast("cst.Attribute | cst.Name", cst.parse_expression(item.module)), asname=cst.AsName(name=cst.Name(item.alias)) if item.alias else None)
+        alias = cst.ImportAlias(
+            name=cast("cst.Attribute | cst.Name", cst.parse_expression(item.module)),
+            asname=cst.AsName(name=cst.Name(item.alias)) if item.alias else None,
+        )
         new.append(cst.SimpleStatementLine(body=[cst.Import(names=[alias])]))
     if new:
         body = list(module.body)
@@ -174,7 +193,11 @@ class _DropAliases(cst.CSTTransformer):
 
     def leave_SimpleStatementLine(self, original, updated):
         imp = _plain_import(updated)
-        if imp is None or type(imp.names) is cst.ImportStar or (type(imp) is cst.ImportFrom and _module_of(imp) == "__future__"):
+        if (
+            imp is None
+            or type(imp.names) is cst.ImportStar
+            or (type(imp) is cst.ImportFrom and _module_of(imp) == "__future__")
+        ):
             return updated
         keep = []
         for alias in imp.names:

@@ -182,10 +182,18 @@ class KernelsFamily(ReferenceTracker, Family):
         if not self._kernels and any(q == "triton" or q.startswith("triton.") for q in names):
             # Triton imported where no kernel is defined (a shim that re-exports it): what
             # imports it from here is CUDA-only (guards.py); the import itself is said here
-            self.ctx.report("KERN002", stmt, f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined")
+            self.ctx.report(
+                "KERN002",
+                stmt,
+                f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined",
+            )
         if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not self._builds():
             # no build call in the file (those are reported where they are): say it at the import
-            self.ctx.report("KERN001", stmt, "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target")
+            self.ctx.report(
+                "KERN001",
+                stmt,
+                "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target",
+            )
         for qual in names:
             row = library_row(qual, self.ctx.target.name)
             if row is None or row.at != "import" or row.prefix in reported or self._own(row.prefix):
@@ -252,7 +260,9 @@ class KernelsFamily(ReferenceTracker, Family):
                 f"`cpp_extension.{what}` JIT-builds a C++/CUDA extension: its CUDA kernels do not run on {self.ctx.target.display}",
             )
         elif what == "CUDAExtension":
-            self.ctx.report("KERN001", node, "`CUDAExtension` builds CUDA sources with nvcc, which the target has no use for")
+            self.ctx.report(
+                "KERN001", node, "`CUDAExtension` builds CUDA sources with nvcc, which the target has no use for"
+            )
         elif what == "CppExtension":
             self.ctx.report(
                 "KERN001",
@@ -330,7 +340,9 @@ class KernelsFamily(ReferenceTracker, Family):
         if qual is None:
             return
         if qual == f"{CPP_EXTENSION}.BuildExtension" or qual.startswith(f"{CPP_EXTENSION}.BuildExtension."):
-            self.ctx.report("KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time")
+            self.ctx.report(
+                "KERN001", node, "`BuildExtension` compiles the package's C++/CUDA extensions at install time"
+            )
             return
         row = library_row(qual, self.ctx.target.name)
         if row is None or (row.at != "use" and not row.uses):

@@ -64,7 +64,12 @@ NORMS = {
 }
 
 _OPT_MODULES = {
-    "FusedAdam": ("apex.optimizers.", "apex.optimizers.fused_adam.", "deepspeed.ops.adam.", "deepspeed.ops.adam.fused_adam."),
+    "FusedAdam": (
+        "apex.optimizers.",
+        "apex.optimizers.fused_adam.",
+        "deepspeed.ops.adam.",
+        "deepspeed.ops.adam.fused_adam.",
+    ),
     "FusedSGD": ("apex.optimizers.", "apex.optimizers.fused_sgd."),
     "FusedAdagrad": ("apex.optimizers.", "apex.optimizers.fused_adagrad."),
     "FusedLAMB": ("apex.optimizers.", "apex.optimizers.fused_lamb."),
@@ -240,7 +245,12 @@ class LibrariesFamily(ReferenceTracker, Family):
             return updated
         if qual in NORMS and NORMS[qual][0] == "FusedLayerNorm":
             new = cst.parse_expression(self._spell(NORMS[qual][1], code, original))
-            if self.ctx.report(code, original, f"`{NORMS[qual][0]}` becomes `{self._code(new)}` (same constructor and parameters)", replacement=new):
+            if self.ctx.report(
+                code,
+                original,
+                f"`{NORMS[qual][0]}` becomes `{self._code(new)}` (same constructor and parameters)",
+                replacement=new,
+            ):
                 self._release(original)
                 return new
             return updated
@@ -309,13 +319,25 @@ class LibrariesFamily(ReferenceTracker, Family):
     def _flash(self, original, updated, qual):
         kind = qual.split(".")[-1]
         if qual in FLASH_MANUAL:
-            self._manual("LIB001", original, f"`{kind}` packs variable-length sequences: SDPA has no varlen form; pad to a fixed length and pass a mask")
+            self._manual(
+                "LIB001",
+                original,
+                f"`{kind}` packs variable-length sequences: SDPA has no varlen form; pad to a fixed length and pass a mask",
+            )
             return updated
-        lead = {"flash_attn_func": ("q", "k", "v"), "flash_attn_qkvpacked_func": ("qkv",), "flash_attn_kvpacked_func": ("q", "kv")}[kind]
+        lead = {
+            "flash_attn_func": ("q", "k", "v"),
+            "flash_attn_qkvpacked_func": ("qkv",),
+            "flash_attn_kvpacked_func": ("q", "kv"),
+        }[kind]
         names = (*lead, "dropout_p", "softmax_scale", "causal")
         bound = _bind(updated, names)
         if bound is None or any(n not in bound for n in lead):
-            self._manual("LIB001", original, f"`{kind}` with arguments porter cannot map one by one (`*args`, or positionals after `causal`)")
+            self._manual(
+                "LIB001",
+                original,
+                f"`{kind}` with arguments porter cannot map one by one (`*args`, or positionals after `causal`)",
+            )
             return updated
         for key, arg in bound.items():
             if key in names or key == "deterministic":
@@ -327,7 +349,11 @@ class LibrariesFamily(ReferenceTracker, Family):
                 "return_attn_probs": lambda n: _is_name(n, "False"),
             }.get(key)
             if ok is None or not ok(arg.value):
-                self._manual("LIB001", original, f"`{kind}(..., {key}=...)` has no SDPA equivalent: write the mask (sliding window, ALiBi bias, softcap) by hand")
+                self._manual(
+                    "LIB001",
+                    original,
+                    f"`{kind}(..., {key}=...)` has no SDPA equivalent: write the mask (sliding window, ALiBi bias, softcap) by hand",
+                )
                 return updated
         kw = self._sdpa_kwargs(bound.get("dropout_p"), bound.get("softmax_scale"), bound.get("causal"))
         causal = bound.get("causal")
@@ -374,7 +400,9 @@ class LibrariesFamily(ReferenceTracker, Family):
             return updated
         extra = set(bound) - set(names) - {"op"}
         if extra:
-            self._manual("LIB002", original, f"`memory_efficient_attention(..., {sorted(extra)[0]}=...)` has no SDPA equivalent")
+            self._manual(
+                "LIB002", original, f"`memory_efficient_attention(..., {sorted(extra)[0]}=...)` has no SDPA equivalent"
+            )
             return updated
         mask = causal = None
         bias = bound.get("attn_bias")
@@ -384,7 +412,11 @@ class LibrariesFamily(ReferenceTracker, Family):
             if bq in XF_CAUSAL and not bias.value.args:
                 causal = cst.Arg(value=cst.Name("True"))
             elif bq is not None and bq.startswith("xformers."):
-                self._manual("LIB002", original, f"the attention bias `{bq.split('.')[-1]}` has no SDPA form: build the equivalent boolean or additive mask")
+                self._manual(
+                    "LIB002",
+                    original,
+                    f"the attention bias `{bq.split('.')[-1]}` has no SDPA form: build the equivalent boolean or additive mask",
+                )
                 return updated
             else:
                 mask = self._code(bias.value)
@@ -428,7 +460,9 @@ class LibrariesFamily(ReferenceTracker, Family):
 
     # LIB004 ------------------------------------------------------------------------------
 
-    def _rebuild(self, bound: dict[str, cst.Arg], keep: tuple[str, ...], drop: dict[str, Callable], add: dict[str, str]) -> list[str] | str:
+    def _rebuild(
+        self, bound: dict[str, cst.Arg], keep: tuple[str, ...], drop: dict[str, Callable], add: dict[str, str]
+    ) -> list[str] | str:
         """Arguments of the torch.optim call, or the name of an argument that blocks it."""
         out = []
         for key, arg in bound.items():
@@ -448,7 +482,9 @@ class LibrariesFamily(ReferenceTracker, Family):
         lib = qual.split(".")[0]
         true, false, anything = (lambda n: _is_name(n, "True")), (lambda n: _is_name(n, "False")), (lambda n: True)
         if name == "FusedAdam":
-            bound = _bind(updated, ("params", "lr", "bias_correction", "betas", "eps", "adam_w_mode", "weight_decay", "amsgrad"))
+            bound = _bind(
+                updated, ("params", "lr", "bias_correction", "betas", "eps", "adam_w_mode", "weight_decay", "amsgrad")
+            )
             mode = bound.get("adam_w_mode") if bound is not None else None
             if mode is None or _is_name(mode.value, "True"):
                 cls, add = "AdamW", {"weight_decay": "0.0"}  # FusedAdam's default; AdamW's is 0.01
@@ -457,9 +493,28 @@ class LibrariesFamily(ReferenceTracker, Family):
             else:
                 cls = None
             keep = ("params", "lr", "betas", "eps", "weight_decay", "amsgrad")
-            drop = {"bias_correction": true, "adam_w_mode": anything, "set_grad_none": anything, "capturable": false, "master_weights": false}
+            drop = {
+                "bias_correction": true,
+                "adam_w_mode": anything,
+                "set_grad_none": anything,
+                "capturable": false,
+                "master_weights": false,
+            }
         elif name == "FusedSGD":
-            bound = _bind(updated, ("params", "lr", "momentum", "dampening", "weight_decay", "nesterov", "wd_after_momentum", "materialize_master_grads", "set_grad_none"))
+            bound = _bind(
+                updated,
+                (
+                    "params",
+                    "lr",
+                    "momentum",
+                    "dampening",
+                    "weight_decay",
+                    "nesterov",
+                    "wd_after_momentum",
+                    "materialize_master_grads",
+                    "set_grad_none",
+                ),
+            )
             cls, add = "SGD", {}
             keep = _TORCH_POSITIONAL["SGD"]
             drop = {"wd_after_momentum": false, "materialize_master_grads": anything, "set_grad_none": anything}
@@ -469,7 +524,9 @@ class LibrariesFamily(ReferenceTracker, Family):
             keep = ("params", "lr", "eps", "weight_decay")
             drop = {"set_grad_none": anything, "adagrad_w_mode": false}
         else:
-            self._manual("LIB004", original, f"`{name}` has no `torch.optim` equivalent (torch.optim has no LAMB or NovoGrad)")
+            self._manual(
+                "LIB004", original, f"`{name}` has no `torch.optim` equivalent (torch.optim has no LAMB or NovoGrad)"
+            )
             return updated
         if bound is None or cls is None:
             self._manual("LIB004", original, f"`{name}` with arguments porter cannot map one by one")
@@ -496,7 +553,9 @@ class LibrariesFamily(ReferenceTracker, Family):
             self._manual("LIB006", original, f"`bitsandbytes.optim.{name}` with arguments porter cannot map one by one")
             return updated
         eight = "8bit" in name or (bound.get("optim_bits") is not None and _is_literal(bound["optim_bits"].value, 8))
-        paged = name.startswith("Paged") or (bound.get("is_paged") is not None and not _is_name(bound["is_paged"].value, "False"))
+        paged = name.startswith("Paged") or (
+            bound.get("is_paged") is not None and not _is_name(bound["is_paged"].value, "False")
+        )
         anything = lambda n: True  # noqa: E731
         drop = {
             "optim_bits": anything,
@@ -509,7 +568,11 @@ class LibrariesFamily(ReferenceTracker, Family):
         }
         args = self._rebuild(bound, pos, drop, {})
         if isinstance(args, str):
-            self._manual("LIB006", original, f"`bitsandbytes.optim.{name}(..., {args}=...)` has no `torch.optim.{cls}` equivalent")
+            self._manual(
+                "LIB006",
+                original,
+                f"`bitsandbytes.optim.{name}(..., {args}=...)` has no `torch.optim.{cls}` equivalent",
+            )
             return updated
         message = f"`bitsandbytes.optim.{name}` becomes `torch.optim.{cls}`"
         applicability = None
@@ -517,7 +580,9 @@ class LibrariesFamily(ReferenceTracker, Family):
             applicability = Applicability.UNSAFE
             notes = []
             if eight:
-                notes.append("its 8-bit optimizer state becomes 32-bit: about 4x the state memory (Adam: 8 bytes per parameter instead of 2)")
+                notes.append(
+                    "its 8-bit optimizer state becomes 32-bit: about 4x the state memory (Adam: 8 bytes per parameter instead of 2)"
+                )
             if paged:
                 notes.append("paged state (spilled to host under memory pressure) becomes plain device memory")
             message += "; " + "; ".join(notes)
@@ -537,8 +602,18 @@ class LibrariesFamily(ReferenceTracker, Family):
             if bound and "optimizer" in bound:
                 opt = self._atom(bound["optimizer"].value)
                 new_code = f'(p for group in {opt}.param_groups for p in group["params"])'
-                return self._apply("LIB005", original, updated, new_code, "without apex.amp the optimizer's parameters are the master parameters")
-        self._manual("LIB005", original, f"`apex.amp.{name}` has no equivalent: with `torch.autocast` and bf16 there is no amp state to keep")
+                return self._apply(
+                    "LIB005",
+                    original,
+                    updated,
+                    new_code,
+                    "without apex.amp the optimizer's parameters are the master parameters",
+                )
+        self._manual(
+            "LIB005",
+            original,
+            f"`apex.amp.{name}` has no equivalent: with `torch.autocast` and bf16 there is no amp state to keep",
+        )
         return updated
 
     def _amp_initialize(self, original, updated):
@@ -552,7 +627,11 @@ class LibrariesFamily(ReferenceTracker, Family):
         values = [self._code(v) for v in positional]
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0].target
-            targets = [self._code(e.value) for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [self._code(target)]
+            targets = (
+                [self._code(e.value) for e in target.elements]
+                if isinstance(target, (cst.Tuple, cst.List))
+                else [self._code(target)]
+            )
             if targets == values:
                 if self.ctx.report("LIB005", original, message, replacement=cst.RemovalSentinel.REMOVE, advice=advice):
                     self.ctx.statement_edits.remove.add(id(stmt))

@@ -46,7 +46,9 @@ class LibraryApiFamily(Family):
             self._keywords(node, entry)
             self._choices(node, entry)
         last = qual.rsplit(".", 1)[-1]
-        if qual.startswith("transformers.") and (last in ("from_pretrained", "from_config", "pipeline") or qual.endswith("Config")):
+        if qual.startswith("transformers.") and (
+            last in ("from_pretrained", "from_config", "pipeline") or qual.endswith("Config")
+        ):
             self._values(node, qual)
 
     def _keywords(self, node: cst.Call, entry: LibraryCallable) -> None:

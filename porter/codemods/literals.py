@@ -39,7 +39,10 @@ AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
 VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
 GENERIC_DEVICE_TYPE = "device_type"
-_ENUM_BASES = ("Enum", "Flag")  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
+_ENUM_BASES = (
+    "Enum",
+    "Flag",
+)  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
 
 
 @lru_cache(maxsize=1)
@@ -345,7 +348,9 @@ class LiteralsFamily(FlowScopes, Family):
             return
         operands = _conjuncts(node)
         if any(self._asks_cuda(o) for o in operands):
-            self._keep_generic(o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE)
+            self._keep_generic(
+                o for o in operands if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == CUDA_AVAILABLE
+            )
 
     def _asks_cuda(self, node: cst.BaseExpression) -> bool:
         if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
@@ -389,7 +394,12 @@ class LiteralsFamily(FlowScopes, Family):
         `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
         the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS and node.args and node.args[0].keyword is None:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _KEY_METHODS
+            and node.args
+            and node.args[0].keyword is None
+        ):
             self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
             self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
@@ -434,7 +444,12 @@ class _ModuleFacts(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _KEY_METHODS and node.args and _is_cuda(node.args[0].value):
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _KEY_METHODS
+            and node.args
+            and _is_cuda(node.args[0].value)
+        ):
             self.keyed.add(_expression(self.ctx, func.value))
 
 
@@ -474,7 +489,12 @@ def _default_strings(ctx, value: cst.BaseExpression) -> list[cst.BaseExpression]
     """The CUDA strings of a default device: `"cuda"`, `"cuda:0"`, `torch.device("cuda")`."""
     if _is_cuda(value):
         return [value]
-    if isinstance(value, cst.Call) and ctx.qualname(value.func) == "torch.device" and value.args and _is_cuda(value.args[0].value):
+    if (
+        isinstance(value, cst.Call)
+        and ctx.qualname(value.func) == "torch.device"
+        and value.args
+        and _is_cuda(value.args[0].value)
+    ):
         return [value.args[0].value]
     return []
 
@@ -484,15 +504,24 @@ def _none_default(stmt: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | N
     if not isinstance(stmt, cst.If) or stmt.orelse is not None:
         return None
     test = stmt.test
-    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Is) and isinstance(test.comparisons[0].comparator, cst.Name)
-            and test.comparisons[0].comparator.value == "None"):
+    if not (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.Is)
+        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and test.comparisons[0].comparator.value == "None"
+    ):
         return None
     body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
     if len(body) != 1 or not isinstance(body[0], cst.SimpleStatementLine) or len(body[0].body) != 1:
         return None
     assign = body[0].body[0]
-    if (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)
-            and assign.targets[0].target.value == test.left.value):
+    if (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and assign.targets[0].target.value == test.left.value
+    ):
         return test.left.value, assign.value
     return None

@@ -160,7 +160,11 @@ class OptimizerFamily(FlowScopes, Family):
         return updated
 
     def leave_Param(self, original: cst.Param, updated: cst.Param):
-        found = self._fact(f"default {original.name.value} =", original.default, (FUSED_FALSE,)) if original.default is not None else None
+        found = (
+            self._fact(f"default {original.name.value} =", original.default, (FUSED_FALSE,))
+            if original.default is not None
+            else None
+        )
         if found is not None and self._off(original.default, found[1]):  # type: ignore[arg-type]
             return updated.with_changes(default=cst.Name("False"))
         return updated

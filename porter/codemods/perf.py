@@ -31,7 +31,15 @@ from porter.analysis.resolve import dotted
 SYNC_METHODS = {"item", "tolist", "cpu", "numpy"}
 VALUE_METHODS = {"item", "any", "all", "is_nonzero", "equal", "allclose"}
 REDUCTIONS = {"sum", "max", "min", "mean", "norm", "amax", "amin", "count_nonzero"}
-TORCH_VALUE_FNS = {"torch.any", "torch.all", "torch.equal", "torch.allclose", "torch.is_nonzero", "torch.isnan", "torch.isinf"}
+TORCH_VALUE_FNS = {
+    "torch.any",
+    "torch.all",
+    "torch.equal",
+    "torch.allclose",
+    "torch.is_nonzero",
+    "torch.isnan",
+    "torch.isinf",
+}
 DYNAMIC_METHODS = {"nonzero", "unique", "unique_consecutive", "masked_select", "argwhere"}
 DYNAMIC_FNS = {f"torch.{n}" for n in DYNAMIC_METHODS}
 COLLECTIVES = {
@@ -54,7 +62,12 @@ WRAPPERS = {
     "torch.distributed.fsdp.fully_shard",
     "torch.distributed._composable.fsdp.fully_shard",
 }
-COLLATORS = ("DataCollatorWithPadding", "DataCollatorForSeq2Seq", "DataCollatorForTokenClassification", "DataCollatorForLanguageModeling")
+COLLATORS = (
+    "DataCollatorWithPadding",
+    "DataCollatorForSeq2Seq",
+    "DataCollatorForTokenClassification",
+    "DataCollatorForLanguageModeling",
+)
 
 
 def _method(call: cst.Call) -> str | None:
@@ -100,7 +113,11 @@ class _Walk(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self._periodic > 0))
-        if _method(node) == "backward" and isinstance(func := node.func, cst.Attribute) and isinstance(func.value, cst.Name):
+        if (
+            _method(node) == "backward"
+            and isinstance(func := node.func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+        ):
             self.backward_of.add(func.value.value)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
@@ -157,7 +174,11 @@ class PerfFamily(Family):
         for call, method, element in found:
             self._per_element.add(id(call))
             if self.ctx.enabled("PERF008"):
-                self._report("PERF008", call, f"`.{method}()` of `{element}` for each element: one device→host copy per element (on XLA each also cuts and compiles a graph)")
+                self._report(
+                    "PERF008",
+                    call,
+                    f"`.{method}()` of `{element}` for each element: one device→host copy per element (on XLA each also cuts and compiles a graph)",
+                )
 
     def _report(self, code: str, node: cst.CSTNode, message: str) -> None:
         if id(node) in self._reported:
@@ -179,7 +200,10 @@ class PerfFamily(Family):
             return
         w = _walk(loop.body)
         steps = any(
-            _method(c) == "backward" or (_method(c) == "step" and "optim" in (dotted(cst.ensure_type(c.func, cst.Attribute).value) or "").lower())
+            _method(c) == "backward"
+            or (
+                _method(c) == "step" and "optim" in (dotted(cst.ensure_type(c.func, cst.Attribute).value) or "").lower()
+            )
             for c, _ in w.calls
         )
         if not steps:
@@ -191,9 +215,21 @@ class PerfFamily(Family):
             if id(call) in self._per_element:
                 continue  # PERF008's
             if m in SYNC_METHODS and not call.args:
-                self._report("PERF001", call, f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts and compiles the graph there)")
-            elif isinstance(call.func, cst.Name) and call.func.value in ("print", "float", "int") and self._names_tensor(call, w.backward_of):
-                self._report("PERF001", call, f"`{call.func.value}(...)` of a tensor in the training step copies it to the host every step")
+                self._report(
+                    "PERF001",
+                    call,
+                    f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts and compiles the graph there)",
+                )
+            elif (
+                isinstance(call.func, cst.Name)
+                and call.func.value in ("print", "float", "int")
+                and self._names_tensor(call, w.backward_of)
+            ):
+                self._report(
+                    "PERF001",
+                    call,
+                    f"`{call.func.value}(...)` of a tensor in the training step copies it to the host every step",
+                )
 
     def _growing(self, loop) -> None:
         """PERF007: `idx = torch.cat((idx, nxt), dim=1)` where `idx` is read again in the loop."""
@@ -207,7 +243,11 @@ class PerfFamily(Family):
             name = cst.ensure_type(assign.targets[0].target, cst.Name).value
             others = [s for s in statements if s is not stmt]
             if any(_reads(s, name) for s in others) or (isinstance(loop, cst.While) and _reads(loop.test, name)):
-                self._report("PERF007", assign.value, f"`{name}` grows by `torch.cat` every iteration and is read again in the loop: a new shape each time, so {self.ctx.target.display} compiles a new graph per iteration")
+                self._report(
+                    "PERF007",
+                    assign.value,
+                    f"`{name}` grows by `torch.cat` every iteration and is read again in the loop: a new shape each time, so {self.ctx.target.display} compiles a new graph per iteration",
+                )
             return
 
     def _names_tensor(self, call: cst.Call, tensors: set[str]) -> bool:
@@ -235,7 +275,11 @@ class PerfFamily(Family):
         for test in w.tests:
             why = self._tensor_value(test)
             if why:
-                self._report("PERF002", test, f"a Python branch on a tensor value ({why}) in `forward`: a graph break and a host sync; each outcome may compile its own graph")
+                self._report(
+                    "PERF002",
+                    test,
+                    f"a Python branch on a tensor value ({why}) in `forward`: a graph break and a host sync; each outcome may compile its own graph",
+                )
         for call, _ in w.calls:
             m = _method(call)
             qual = self.ctx.qualname(call.func)
@@ -243,15 +287,27 @@ class PerfFamily(Family):
                 self._report("PERF002", call, f"`.{m}()` in `forward`: a graph break and a host sync")
             if m in DYNAMIC_METHODS or qual in DYNAMIC_FNS:
                 name = m if m in DYNAMIC_METHODS else (qual or "").split(".")[-1]
-                self._report("PERF003", call, f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU fallback on the target")
+                self._report(
+                    "PERF003",
+                    call,
+                    f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU fallback on the target",
+                )
             elif qual == "torch.where" and len(call.args) == 1:
-                self._report("PERF003", call, "`torch.where(cond)` with one argument returns a data-dependent shape (it is `nonzero`)")
+                self._report(
+                    "PERF003",
+                    call,
+                    "`torch.where(cond)` with one argument returns a data-dependent shape (it is `nonzero`)",
+                )
         masks = self._mask_names(node)
         for sub in w.subscripts:
             for el in sub.slice:
                 index = el.slice.value if isinstance(el.slice, cst.Index) else None
                 if isinstance(index, cst.Comparison) or (isinstance(index, cst.Name) and index.value in masks):
-                    self._report("PERF003", sub, "boolean-mask indexing in `forward` returns a data-dependent shape: use `torch.where(mask, x, 0)` or `masked_fill` to keep the shape")
+                    self._report(
+                        "PERF003",
+                        sub,
+                        "boolean-mask indexing in `forward` returns a data-dependent shape: use `torch.where(mask, x, 0)` or `masked_fill` to keep the shape",
+                    )
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
         for dec in original.decorators:
@@ -266,7 +322,8 @@ class PerfFamily(Family):
         class V(cst.CSTVisitor):
             def visit_Assign(self, node: cst.Assign):
                 if isinstance(node.value, cst.Comparison) or (
-                    isinstance(node.value, cst.Call) and (_method(node.value) or "") in ("isnan", "isinf", "isfinite", "bool", "logical_not")
+                    isinstance(node.value, cst.Call)
+                    and (_method(node.value) or "") in ("isnan", "isinf", "isfinite", "bool", "logical_not")
                 ):
                     for t in node.targets:
                         if isinstance(t.target, cst.Name):
@@ -306,19 +363,33 @@ class PerfFamily(Family):
         kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         bucket = "multiples of 128 on TPU" if self.ctx.target.name == "tpu" else "a few fixed lengths"
         if last == "pad_sequence":
-            self._report("PERF004", node, f"`pad_sequence` pads to each batch's longest sequence: a new shape, so a new compile, almost every step; pad to fixed buckets ({bucket})")
+            self._report(
+                "PERF004",
+                node,
+                f"`pad_sequence` pads to each batch's longest sequence: a new shape, so a new compile, almost every step; pad to fixed buckets ({bucket})",
+            )
         elif "padding" in kw and "pad_to_multiple_of" not in kw and "max_length" not in kw:
             value = kw["padding"]
             if _is_true(value) or string_value(value) == "longest":
-                self._report("PERF004", node, f"`padding={self.ctx.code(value)}` pads to the batch's longest sequence: a new shape, so a new compile, almost every step; add `pad_to_multiple_of` ({bucket}) or pad to `max_length`")
+                self._report(
+                    "PERF004",
+                    node,
+                    f"`padding={self.ctx.code(value)}` pads to the batch's longest sequence: a new shape, so a new compile, almost every step; add `pad_to_multiple_of` ({bucket}) or pad to `max_length`",
+                )
         elif last in COLLATORS and "pad_to_multiple_of" not in kw:
-            self._report("PERF004", node, f"`{last}` pads to each batch's longest sequence: pass `pad_to_multiple_of` ({bucket})")
+            self._report(
+                "PERF004", node, f"`{last}` pads to each batch's longest sequence: pass `pad_to_multiple_of` ({bucket})"
+            )
         if _method(node) == "double" and not node.args and self.ctx.qualname(node.func) is None:
             self._report("PERF005", node, "`.double()`: float64 is computed in 32 bits on Neuron")
         if qual in COLLECTIVES or qual in WRAPPERS:
             if self._spmd_safe_depth == 0:
                 name = qual.split(".")[-1]
-                self._report("PERF006", node, f"`{name}`: on TorchTPU each collective splits the compiled graph by default, so compute and communication do not overlap")
+                self._report(
+                    "PERF006",
+                    node,
+                    f"`{name}`: on TorchTPU each collective splits the compiled graph by default, so compute and communication do not overlap",
+                )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value in ("float64", "double") and self.ctx.qualname(node) in ("torch.float64", "torch.double"):
@@ -355,7 +426,9 @@ class _PerElement(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         # a loop over batches (`for x, y in loader`) syncs per batch (PERF001), not per element
-        source = (dotted(node.iter) or (dotted(node.iter.func) if isinstance(node.iter, cst.Call) else "") or "").lower()
+        source = (
+            dotted(node.iter) or (dotted(node.iter.func) if isinstance(node.iter, cst.Call) else "") or ""
+        ).lower()
         batches = any(word in source for word in ("loader", "data", "batch"))
         self._targets.append(set() if batches else self._names(node.target))
 

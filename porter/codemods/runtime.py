@@ -23,9 +23,21 @@ from porter.codemods.flow import module_move
 from porter.analysis.resolve import dotted
 
 RANDOM_INITS = frozenset(
-    ("normal_", "uniform_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "trunc_normal_", "orthogonal_", "sparse_")
+    (
+        "normal_",
+        "uniform_",
+        "xavier_uniform_",
+        "xavier_normal_",
+        "kaiming_uniform_",
+        "kaiming_normal_",
+        "trunc_normal_",
+        "orthogonal_",
+        "sparse_",
+    )
 )
-_DTYPES = frozenset(("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16", "torch.half", "torch.float", "torch.double"))
+_DTYPES = frozenset(
+    ("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16", "torch.half", "torch.float", "torch.double")
+)
 
 
 def _root(node: cst.BaseExpression) -> str | None:
@@ -51,7 +63,17 @@ class _Calls(cst.CSTVisitor):
 
 class RuntimeFamily(Family):
     name = "runtime"
-    tokens = (b"share_memory", b"normal_", b"uniform_", b"xavier_", b"kaiming_", b"trunc_normal_", b"orthogonal_", b"sparse_", b".apply(")
+    tokens = (
+        b"share_memory",
+        b"normal_",
+        b"uniform_",
+        b"xavier_",
+        b"kaiming_",
+        b"trunc_normal_",
+        b"orthogonal_",
+        b"sparse_",
+        b".apply(",
+    )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

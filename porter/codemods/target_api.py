@@ -122,8 +122,19 @@ def conform_int_arguments(member: Member | None, call: cst.Call, api_qualname) -
 
 
 # torch registers test-only compile backends: never shown as a choice
-_TESTING = {b for b in ("non_leaf_compile_error_TESTING_ONLY", "relu_accuracy_error_TESTING_ONLY", "relu_compile_error_TESTING_ONLY",
-                        "relu_runtime_error_TESTING_ONLY", "dynamo_accuracy_minifier_backend", "dynamo_minifier_backend", "undefined", "fake")}
+_TESTING = {
+    b
+    for b in (
+        "non_leaf_compile_error_TESTING_ONLY",
+        "relu_accuracy_error_TESTING_ONLY",
+        "relu_compile_error_TESTING_ONLY",
+        "relu_runtime_error_TESTING_ONLY",
+        "dynamo_accuracy_minifier_backend",
+        "dynamo_minifier_backend",
+        "undefined",
+        "fake",
+    )
+}
 
 
 def _versions(labels) -> str:
@@ -187,8 +198,10 @@ class TargetApiFamily(ReferenceTracker, Family):
         """API001's message: which of the recorded packages lack the name."""
         if found.members:  # some torch the target accepts has it, another does not
             has = ", ".join(label for label, _ in found.members)
-            return (f"`{qual}` does not exist in {_versions(found.lacking)}, which {self.ctx.target.display} accepts "
-                    f"(it is in {has}; recorded from the real packages)")
+            return (
+                f"`{qual}` does not exist in {_versions(found.lacking)}, which {self.ctx.target.display} accepts "
+                f"(it is in {has}; recorded from the real packages)"
+            )
         return f"`{qual}` does not exist in {self.ctx.target.display}'s API (as recorded from {self.api.source_of(found.module)})"
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
@@ -276,7 +289,9 @@ class TargetApiFamily(ReferenceTracker, Family):
         """The argument's node in the original call (positions are known for those only)."""
         keyword = arg.keyword.value if arg.keyword is not None else None
         for a in original.args:
-            if (a.keyword.value if a.keyword is not None else None) == keyword and (keyword is not None or a is original.args[0]):
+            if (a.keyword.value if a.keyword is not None else None) == keyword and (
+                keyword is not None or a is original.args[0]
+            ):
                 return a.value
         return original
 
@@ -289,10 +304,23 @@ class TargetApiFamily(ReferenceTracker, Family):
         if self._argument(updated, "dtype", 1) is not None or any(a.star for a in updated.args):
             return updated
         default = self.api.autocast_default
-        said = f"it runs {default.removeprefix('torch.')} (torch.get_autocast_dtype({kind!r}), recorded from the real package)" if default else "it runs the device's default"
-        new = updated.with_changes(args=fix_commas([*updated.args, cst.Arg(keyword=cst.Name("dtype"), value=self.ctx.ref("torch.bfloat16"), equal=_EQUAL)]))
-        if self.ctx.report("API008", original, f"`torch.autocast({kind!r})` without a dtype: {said}, not the target's native bf16",
-                           replacement=new, applicability=Applicability.UNSAFE):
+        said = (
+            f"it runs {default.removeprefix('torch.')} (torch.get_autocast_dtype({kind!r}), recorded from the real package)"
+            if default
+            else "it runs the device's default"
+        )
+        new = updated.with_changes(
+            args=fix_commas(
+                [*updated.args, cst.Arg(keyword=cst.Name("dtype"), value=self.ctx.ref("torch.bfloat16"), equal=_EQUAL)]
+            )
+        )
+        if self.ctx.report(
+            "API008",
+            original,
+            f"`torch.autocast({kind!r})` without a dtype: {said}, not the target's native bf16",
+            replacement=new,
+            applicability=Applicability.UNSAFE,
+        ):
             return new
         return updated
 

@@ -82,7 +82,17 @@ def fold_not(original: cst.UnaryOperation, updated: cst.UnaryOperation) -> cst.B
     return _keep_parens(updated, cst.Name("False" if value else "True"))
 
 
-_LOOSE = frozenset((cst.Comparison, cst.BooleanOperation, cst.BinaryOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.UnaryOperation))
+_LOOSE = frozenset(
+    (
+        cst.Comparison,
+        cst.BooleanOperation,
+        cst.BinaryOperation,
+        cst.IfExp,
+        cst.Lambda,
+        cst.NamedExpr,
+        cst.UnaryOperation,
+    )
+)
 
 
 _BELOW_ARITHMETIC = frozenset((cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr))
@@ -145,20 +155,43 @@ def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and not test.lpar:
         return test.expression
     flips: dict[type[cst.BaseCompOp], Any] = {
-        cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.In: cst.NotIn, cst.NotIn: cst.In, cst.Is: cst.IsNot, cst.IsNot: cst.Is,
-        cst.GreaterThan: cst.LessThanEqual, cst.LessThanEqual: cst.GreaterThan, cst.LessThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThan,
+        cst.Equal: cst.NotEqual,
+        cst.NotEqual: cst.Equal,
+        cst.In: cst.NotIn,
+        cst.NotIn: cst.In,
+        cst.Is: cst.IsNot,
+        cst.IsNot: cst.Is,
+        cst.GreaterThan: cst.LessThanEqual,
+        cst.LessThanEqual: cst.GreaterThan,
+        cst.LessThan: cst.GreaterThanEqual,
+        cst.GreaterThanEqual: cst.LessThan,
     }
     if type(test) is cst.Comparison and len(test.comparisons) == 1 and not test.lpar:
         # every comparison operator has whitespace_before/after; libcst's BaseCompOp does not declare them
         op: Any = test.comparisons[0].operator
         comparator = test.comparisons[0].comparator
-        if type(op) is cst.GreaterThan and type(comparator) is cst.Integer and comparator.value == "0" and _is_count(test.left):
+        if (
+            type(op) is cst.GreaterThan
+            and type(comparator) is cst.Integer
+            and comparator.value == "0"
+            and _is_count(test.left)
+        ):
             # `not count() > 0` is `count() == 0`: a count is never negative
-            return test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=cst.Equal(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after))])
+            return test.with_changes(
+                comparisons=[
+                    test.comparisons[0].with_changes(
+                        operator=cst.Equal(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
+                    )
+                ]
+            )
         flip = flips.get(type(op))
         if flip is not None:
             if flip in (cst.NotIn, cst.IsNot):
-                new_op = flip(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after, whitespace_between=cst.SimpleWhitespace(" "))
+                new_op = flip(
+                    whitespace_before=op.whitespace_before,
+                    whitespace_after=op.whitespace_after,
+                    whitespace_between=cst.SimpleWhitespace(" "),
+                )
             else:
                 new_op = flip(whitespace_before=op.whitespace_before, whitespace_after=op.whitespace_after)
             return test.with_changes(comparisons=[test.comparisons[0].with_changes(operator=new_op)])
@@ -192,9 +225,13 @@ def _unguarded(stmt: cst.CSTNode) -> cst.CSTNode:
 
 
 def _only_pass(block: cst.BaseSuite) -> bool:
-    smalls = block.body if type(block) is cst.SimpleStatementSuite else [
-        small for line in block.body if type(line) is cst.SimpleStatementLine for small in line.body
-    ] if len(block.body) == 1 else []
+    smalls = (
+        block.body
+        if type(block) is cst.SimpleStatementSuite
+        else [small for line in block.body if type(line) is cst.SimpleStatementLine for small in line.body]
+        if len(block.body) == 1
+        else []
+    )
     return len(smalls) == 1 and type(smalls[0]) is cst.Pass
 
 

@@ -120,7 +120,11 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
         if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
             continue
         value = small.value
-        if type(value) is not cst.Call or resolver.qualname(value.func) not in ("torch.cat", "torch.concat", "torch.concatenate"):
+        if type(value) is not cst.Call or resolver.qualname(value.func) not in (
+            "torch.cat",
+            "torch.concat",
+            "torch.concatenate",
+        ):
             continue
         name = small.targets[0].target.value
         if value.args and isinstance(seq := value.args[0].value, (cst.Tuple, cst.List)):
@@ -171,10 +175,16 @@ def _prepared(scope: cst.CSTNode, name: str) -> bool:
         def visit_Assign(self, node: cst.Assign) -> None:
             nonlocal found
             value = node.value
-            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "prepare"):
+            if not (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "prepare"
+            ):
                 return
             for t in node.targets:
-                names = [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+                names = (
+                    [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+                )
                 found = found or any(isinstance(n, cst.Name) and n.value == name for n in names)
 
     scope.visit(_V())
@@ -246,7 +256,12 @@ class XlaLoopFamily(Family):
         sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
         new_body.insert(hits[-1] + 1, sync)
         new = updated.with_changes(body=updated.body.with_changes(body=new_body))
-        if self.ctx.report("XLA001", original, f"`{original.name.value}` steps the optimizer once per call: `torch_xla.sync()` added after the step, so each call compiles and runs as one graph", replacement=sync):
+        if self.ctx.report(
+            "XLA001",
+            original,
+            f"`{original.name.value}` steps the optimizer once per call: `torch_xla.sync()` added after the step, so each call compiles and runs as one graph",
+            replacement=sync,
+        ):
             return new
         return updated
 
@@ -270,7 +285,12 @@ class XlaLoopFamily(Family):
                 return updated  # accelerate's XLA loader cuts the graph at every batch
         if stats.synced or not isinstance(original.body, cst.IndentedBlock):
             if stats.steps and not stats.synced:
-                self.ctx.report("XLA001", original, "a one-line training loop: add `torch_xla.sync()` at the end of each step", applicability=Applicability.MANUAL)
+                self.ctx.report(
+                    "XLA001",
+                    original,
+                    "a one-line training loop: add `torch_xla.sync()` at the end of each step",
+                    applicability=Applicability.MANUAL,
+                )
             return updated
         outer_steps = False
         for outer in reversed(self._loops):
@@ -281,10 +301,21 @@ class XlaLoopFamily(Family):
             # right after the optimizer step (or the backward pass of a loop that has none),
             # before any `break`, logging or callback that follows it
             pred = (lambda c: _is_step(c, self.ctx.resolver)) if stats.optimizer_step else _is_backward
-            code, msg = "XLA001", "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph"
-        elif not stats.steps and self._may_concatenate() and _picks_tokens(original.body) and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body):
+            code, msg = (
+                "XLA001",
+                "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph",
+            )
+        elif (
+            not stats.steps
+            and self._may_concatenate()
+            and _picks_tokens(original.body)
+            and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body)
+        ):
             pred = None
-            code, msg = "XLA004", "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token"
+            code, msg = (
+                "XLA004",
+                "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token",
+            )
         else:
             return updated
         new_body = list(updated.body.body)
@@ -328,18 +359,38 @@ class XlaLoopFamily(Family):
             else:
                 new_iter = loader
             new = updated.with_changes(iter=new_iter)
-            if self.ctx.report("XLA002", original, f"`{target.value}` is wrapped in `MpDeviceLoader`, which moves batches to the XLA device in the background", replacement=new_iter):
+            if self.ctx.report(
+                "XLA002",
+                original,
+                f"`{target.value}` is wrapped in `MpDeviceLoader`, which moves batches to the XLA device in the background",
+                replacement=new_iter,
+            ):
                 return new
             return updated
-        if "loader" in target.value.lower() and self.ctx.scopes.innermost is not None and is_param(self.ctx.scopes.innermost, target.value) and self._body_stats(original).steps:
-            self.ctx.report("XLA002", original, f"`{target.value}` comes from the caller: wrap the DataLoader in `torch_xla.distributed.parallel_loader.MpDeviceLoader(loader, torch_xla.device())` where it is made", applicability=Applicability.MANUAL)
+        if (
+            "loader" in target.value.lower()
+            and self.ctx.scopes.innermost is not None
+            and is_param(self.ctx.scopes.innermost, target.value)
+            and self._body_stats(original).steps
+        ):
+            self.ctx.report(
+                "XLA002",
+                original,
+                f"`{target.value}` comes from the caller: wrap the DataLoader in `torch_xla.distributed.parallel_loader.MpDeviceLoader(loader, torch_xla.device())` where it is made",
+                applicability=Applicability.MANUAL,
+            )
         return updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         pin = self.kwarg(original, "pin_memory")
         if pin is not None and not (isinstance(pin.value, cst.Name) and pin.value.value == "False"):
             new: cst.BaseExpression = self.without_kwargs(updated, {"pin_memory"})
-            if self.ctx.report("XLA003", pin, "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts", replacement=new):
+            if self.ctx.report(
+                "XLA003",
+                pin,
+                "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts",
+                replacement=new,
+            ):
                 return new
             return updated
         func = original.func
@@ -347,7 +398,12 @@ class XlaLoopFamily(Family):
             statement = self.ctx.statement_of.get(id(original))
             if isinstance(statement, cst.Expr) and statement.value is original:
                 # `t.pin_memory()` alone on its line (its result unused): the line goes, not `t`
-                if self.ctx.report("XLA003", original, "`.pin_memory()` is removed on PyTorch/XLA", replacement=cst.RemovalSentinel.REMOVE):
+                if self.ctx.report(
+                    "XLA003",
+                    original,
+                    "`.pin_memory()` is removed on PyTorch/XLA",
+                    replacement=cst.RemovalSentinel.REMOVE,
+                ):
                     self.ctx.statement_edits.remove.add(id(statement))
                 return updated
             new = cst.ensure_type(updated.func, cst.Attribute).value

@@ -97,7 +97,12 @@ class KeepParametersFamily(FlowScopes, Family):
         receiver = dotted(cst.ensure_type(call.func, cst.Attribute).value)
         message = f"this project sets attributes on Parameter objects ({where[0]}), and Module.to() on XLA drops them"
         if receiver is None:
-            self.ctx.report("XLA005", original.body[0], message, advice="Set the attributes again after the move (or move the module before setting them).")
+            self.ctx.report(
+                "XLA005",
+                original.body[0],
+                message,
+                advice="Set the attributes again after the move (or move the module before setting them).",
+            )
             return updated
         source = self.ctx.source
         kept, name, param = _free("kept_attributes", source), _free("kept_name", source), _free("kept_param", source)
@@ -133,7 +138,11 @@ class KeepParametersFamily(FlowScopes, Family):
         at = _after_imports(body)
         new = updated.with_changes(body=[*body[:at], line, *body[at:]])
         message = "Module.to(xla) replaces every Parameter (optimizers, ties and aliases taken before the move are cut): keep them, as CUDA does"
-        anchor = original.body[min(_after_imports(list(original.body)), len(original.body) - 1)] if original.body else original
+        anchor = (
+            original.body[min(_after_imports(list(original.body)), len(original.body) - 1)]
+            if original.body
+            else original
+        )
         if self.ctx.report("XLA005", anchor, message, replacement=line):
             return new
         return updated

@@ -41,24 +41,28 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
     out: list[CudaPackage] = []
     read = json.loads((rules_dir() / FOLDER / "packages.json").read_text())
     for p in read["packages"]:
-        out.append(CudaPackage(
-            distribution=p["distribution"],
-            version=p["version"],
-            imports=tuple(p["imports"]),
-            evidence=tuple(p["evidence"]),
-            source=f"{p['file']} (sha256 {p['sha256'][:12]}…), {read['source']['by']} on {read['source']['generated']}",
-            targets=frozenset(p.get("targets", {})),
-        ))
+        out.append(
+            CudaPackage(
+                distribution=p["distribution"],
+                version=p["version"],
+                imports=tuple(p["imports"]),
+                evidence=tuple(p["evidence"]),
+                source=f"{p['file']} (sha256 {p['sha256'][:12]}…), {read['source']['by']} on {read['source']['generated']}",
+                targets=frozenset(p.get("targets", {})),
+            )
+        )
     written = load_toml(f"{FOLDER}/documented.toml")
     for p in written.get("package", ()):
-        out.append(CudaPackage(
-            distribution=p["distribution"],
-            version=p["version"],
-            imports=tuple(p["imports"]),
-            evidence=(p["evidence"],),
-            source=f"{p['source']} (read {p['read']})",
-            targets=frozenset(p.get("targets", ())),
-        ))
+        out.append(
+            CudaPackage(
+                distribution=p["distribution"],
+                version=p["version"],
+                imports=tuple(p["imports"]),
+                evidence=(p["evidence"],),
+                source=f"{p['source']} (read {p['read']})",
+                targets=frozenset(p.get("targets", ())),
+            )
+        )
     return tuple(out)
 
 
@@ -73,11 +77,7 @@ def cuda_only_modules(target: str | None) -> tuple[str, ...]:
     """The modules that are CUDA-only on `target` (None: on every target), longest first."""
     ported = ported_imports()
     found = {
-        m
-        for p in cuda_packages()
-        if target is None or target not in p.targets
-        for m in p.imports
-        if m not in ported
+        m for p in cuda_packages() if target is None or target not in p.targets for m in p.imports if m not in ported
     }
     return tuple(sorted(found, key=lambda m: (-len(m), m)))
 

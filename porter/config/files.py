@@ -105,9 +105,7 @@ class Effective:
     def settings(self, **extra: Any) -> Settings:
         """The run's settings; `extra` sets what only the command line gives (unsafe_fixes …)."""
         if self.target is None:
-            raise ConfigError(
-                f"--target is required (or set `target` in a config file): one of {', '.join(TARGETS)}"
-            )
+            raise ConfigError(f"--target is required (or set `target` in a config file): one of {', '.join(TARGETS)}")
         v = self.values
         source = v["portable"].source
         if self.portable and self.target not in PORTABLE_TARGETS and source not in (DEFAULT, COMMAND_LINE):
@@ -208,7 +206,7 @@ def load_config(path: Path) -> ProjectConfig:
 
 def _codes(where: str, name: str, raw: Any) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
-        raise ConfigError(f"{where}: `{name}` must be a list of rule codes, e.g. [\"DEV\", \"CUDA003\"]")
+        raise ConfigError(f'{where}: `{name}` must be a list of rule codes, e.g. ["DEV", "CUDA003"]')
     codes = [c.strip().upper() for c in raw if c.strip()]
     bad = unknown_codes(tuple(codes))
     if bad:
@@ -263,7 +261,7 @@ def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
         out = []
         for pattern, codes in raw.items():
             check_pattern(pattern, f"{where}: `{name}`")
-            out.append((anchor(pattern, base), _codes(where, f"{name}.\"{pattern}\"", codes)))
+            out.append((anchor(pattern, base), _codes(where, f'{name}."{pattern}"', codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
 

@@ -21,6 +21,7 @@ else:  # pragma: no cover
 
 from porter.core.findings import Applicability, Severity
 
+
 def rules_dir() -> Path:
     here = Path(__file__).resolve().parents[1]  # the porter package
     packaged = here / "_rules"
@@ -207,6 +208,4 @@ def unknown_codes(patterns: tuple[str, ...]) -> list[str]:
     if not patterns:
         return []  # nothing to check: the rule files need not be read
     codes = all_rules().keys()
-    return [
-        p for p in patterns if p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in codes)
-    ]
+    return [p for p in patterns if p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in codes)]

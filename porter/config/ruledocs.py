@@ -27,8 +27,11 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
     if rule.rationale:
         out.append(f"**Why.** {rule.rationale}")
         out.append("")
-    shown = "" if rule.needs_action else f" Reports show it under \"{NOTE_GROUPS[rule.note_group]}\", not as work left."
-    out.append(f"**Severity:** {rule.severity.value}.{shown}" + ("" if rule.default else " Off by default: turn it on with `--extend-select`."))
+    shown = "" if rule.needs_action else f' Reports show it under "{NOTE_GROUPS[rule.note_group]}", not as work left.'
+    out.append(
+        f"**Severity:** {rule.severity.value}.{shown}"
+        + ("" if rule.default else " Off by default: turn it on with `--extend-select`.")
+    )
     out.append("")
     out.append("| target | fix | advice |")
     out.append("|---|---|---|")
@@ -63,8 +66,18 @@ def rule_markdown(rule: Rule, heading: str = "###") -> str:
 
 
 _LANGUAGES = (
-    (".toml", "toml"), (".cfg", "ini"), (".yml", "yaml"), (".yaml", "yaml"), (".json", "json"), (".ipynb", "json"),
-    (".sh", "bash"), (".slurm", "bash"), (".sbatch", "bash"), (".txt", "text"), (".py", "python"), ("Dockerfile", "dockerfile"),
+    (".toml", "toml"),
+    (".cfg", "ini"),
+    (".yml", "yaml"),
+    (".yaml", "yaml"),
+    (".json", "json"),
+    (".ipynb", "json"),
+    (".sh", "bash"),
+    (".slurm", "bash"),
+    (".sbatch", "bash"),
+    (".txt", "text"),
+    (".py", "python"),
+    ("Dockerfile", "dockerfile"),
     ("Makefile", "makefile"),
 )
 

@@ -29,7 +29,21 @@ JSON = "json"  # *.json: configs (DeepSpeed, ...)
 TOML = "toml"  # other *.toml: configs
 NOTEBOOK = "notebook"  # *.ipynb
 
-FILE_KINDS = (REQUIREMENTS, PYPROJECT, SETUP_CFG, SETUP_PY, CONDA, DOCKERFILE, COMPOSE, SHELL, MAKEFILE, YAML, JSON, TOML, NOTEBOOK)
+FILE_KINDS = (
+    REQUIREMENTS,
+    PYPROJECT,
+    SETUP_CFG,
+    SETUP_PY,
+    CONDA,
+    DOCKERFILE,
+    COMPOSE,
+    SHELL,
+    MAKEFILE,
+    YAML,
+    JSON,
+    TOML,
+    NOTEBOOK,
+)
 # what a kind's findings say the file is, in messages and reports
 LABELS = {
     PYTHON: "Python",

@@ -54,7 +54,12 @@ def block_text(text: str) -> str:
     characters escaped, a bare carriage return and a backspace too (they overwrite what a
     terminal showed); tabs, newlines and CRLF line ends kept; bytes that are not UTF-8 as `\\xNN`."""
     text = name(text)
-    return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end())) else _escaped(m), text)
+    return _CONTROL.sub(
+        lambda m: (
+            m.group() if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end())) else _escaped(m)
+        ),
+        text,
+    )
 
 
 def plain(text: object) -> str:
@@ -74,7 +79,17 @@ def git_quoted(path: str) -> str:
     raw = path.encode("utf-8", "surrogateescape")
     if name(path) == path and not any(b < 0x20 or b == 0x7F or b in (0x22, 0x5C) for b in raw):
         return path
-    special = {0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r", 0x22: '\\"', 0x5C: "\\\\"}
+    special = {
+        0x07: "\\a",
+        0x08: "\\b",
+        0x09: "\\t",
+        0x0A: "\\n",
+        0x0B: "\\v",
+        0x0C: "\\f",
+        0x0D: "\\r",
+        0x22: '\\"',
+        0x5C: "\\\\",
+    }
     out = []
     for b in raw:
         if b in special:

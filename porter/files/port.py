@@ -26,8 +26,21 @@ from porter.analysis.prefilter import NOT_ADMITTED, admits
 from porter.core.suppressions import scan as scan_suppressions
 
 # kinds whose format has `#` comments, where porter's inline suppressions work
-COMMENTED = frozenset({kinds.REQUIREMENTS, kinds.PYPROJECT, kinds.SETUP_CFG, kinds.CONDA, kinds.DOCKERFILE, kinds.COMPOSE,
-                       kinds.SHELL, kinds.MAKEFILE, kinds.YAML, kinds.TOML, kinds.NOTEBOOK})
+COMMENTED = frozenset(
+    {
+        kinds.REQUIREMENTS,
+        kinds.PYPROJECT,
+        kinds.SETUP_CFG,
+        kinds.CONDA,
+        kinds.DOCKERFILE,
+        kinds.COMPOSE,
+        kinds.SHELL,
+        kinds.MAKEFILE,
+        kinds.YAML,
+        kinds.TOML,
+        kinds.NOTEBOOK,
+    }
+)
 # the porter of each kind: a function (Text, name, Settings) -> list[Site], by module and name
 PORTERS = {
     kinds.REQUIREMENTS: ("porter.files.deps.reqfile", "port"),
@@ -107,18 +120,36 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings) -
     if family is not None:
         device, others = family
         shown = ", ".join(f"`{o}`" for o in others)
-        note = (f"`{path}` is the {device} backend's file of a family of files per device (beside {shown}): left as it is; "
-                f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)")
-        return [replace(s, replacement=None, message=f"{note} (what porter would change: {s.message or s.code})", applicability=None) if s.replacement is not None else s for s in sites]
+        note = (
+            f"`{path}` is the {device} backend's file of a family of files per device (beside {shown}): left as it is; "
+            f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)"
+        )
+        return [
+            replace(
+                s,
+                replacement=None,
+                message=f"{note} (what porter would change: {s.message or s.code})",
+                applicability=None,
+            )
+            if s.replacement is not None
+            else s
+            for s in sites
+        ]
     evidence = next((f[3] for f in settings.flow or () if f[2] == ABSTRACTION), None)
     if evidence is None:
         return sites
     out = []
     for s in sites:
         if s.code == "ENV001" and s.replacement is not None:
-            s = replace(s, replacement=None, applicability=None, message=(
-                f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file configures "
-                f"a CUDA deployment of it; a {t.display} deployment sets `{s.replacement.split('=')[0].split(':')[0].strip()}` in a configuration of its own"))
+            s = replace(
+                s,
+                replacement=None,
+                applicability=None,
+                message=(
+                    f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file configures "
+                    f"a CUDA deployment of it; a {t.display} deployment sets `{s.replacement.split('=')[0].split(':')[0].strip()}` in a configuration of its own"
+                ),
+            )
         out.append(s)
     return out
 
@@ -131,7 +162,11 @@ def device_file_family(path: str) -> tuple[str, tuple[str, ...]] | None:
     if p.stem.lower() not in DEVICES | VENDORS:
         return None
     try:
-        siblings = [c.name for c in p.parent.iterdir() if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS and c.stem.lower() != p.stem.lower()]
+        siblings = [
+            c.name
+            for c in p.parent.iterdir()
+            if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS and c.stem.lower() != p.stem.lower()
+        ]
     except OSError:
         return None
     return (p.stem, tuple(sorted(siblings))) if siblings else None

@@ -92,7 +92,9 @@ def result(
         applicability = site.applicability or rule.applicability_for(target)
         if site.replacement is None:
             applicability = Applicability.MANUAL
-        applied = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and settings.unsafe_fixes)
+        applied = applicability is Applicability.SAFE or (
+            applicability is Applicability.UNSAFE and settings.unsafe_fixes
+        )
         if applied and any(site.start < e and s < site.end for s, e in taken):
             applied = False  # another fix already rewrites these characters
         start, end = text.position(site.start), text.position(site.end)

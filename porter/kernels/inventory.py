@@ -80,7 +80,9 @@ def _cuda_files(root: Path) -> list[Path]:
         return [root] if root.suffix in CUDA_SUFFIXES else []
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")]
+        dirnames[:] = [
+            d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")
+        ]
         out.extend(Path(dirpath) / f for f in filenames if f.endswith(CUDA_SUFFIXES))
     return sorted(out)
 
@@ -203,7 +205,9 @@ def scan(root: Path) -> Inventory:
             inv.problems.append(f"{rel}: {exc.reason}")
             continue
         try:
-            if rel not in compiled and not any(t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")):
+            if rel not in compiled and not any(
+                t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+            ):
                 continue
             module = cst.parse_module(source)
         except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
@@ -214,9 +218,19 @@ def scan(root: Path) -> Inventory:
         resolver = Resolver(imports, ScopeStack())
         positions = wrapper.resolve(PositionProvider)
         for name, fn in triton_kernels(module, resolver).items():
-            params = [p.name.value + (": tl.constexpr" if p.annotation and "constexpr" in module.code_for_node(p.annotation.annotation) else "") for p in fn.params.params]
+            params = [
+                p.name.value
+                + (
+                    ": tl.constexpr"
+                    if p.annotation and "constexpr" in module.code_for_node(p.annotation.annotation)
+                    else ""
+                )
+                for p in fn.params.params
+            ]
             decos = ", ".join("@" + module.code_for_node(d.decorator).split("(")[0] for d in fn.decorators)
-            k = Kernel(name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn))
+            k = Kernel(
+                name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn)
+            )
             triton[name] = k
             inv.kernels.append(k)
         if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
@@ -224,7 +238,17 @@ def scan(root: Path) -> Inventory:
             for op, fn, why in cuda_only_registrations(module, resolver, facts):
                 params = [p.name.value for p in fn.params.params]
                 detail = f"registered for CUDA; {why}"
-                inv.kernels.append(Kernel(op, "custom-op", rel, positions[fn.name].start.line, params, detail, source=module.code_for_node(fn)))
+                inv.kernels.append(
+                    Kernel(
+                        op,
+                        "custom-op",
+                        rel,
+                        positions[fn.name].start.line,
+                        params,
+                        detail,
+                        source=module.code_for_node(fn),
+                    )
+                )
         s = _Scan(rel, module, imports)
         wrapper.visit(s)
         launches.extend(s.launches)
@@ -241,11 +265,18 @@ def scan(root: Path) -> Inventory:
                 detail = "load_inline"
             else:
                 fns = []
-                detail = "load(" + ", ".join(_strings(_arg(call, "sources", 1))) + ")" + _missing(path, root, _arg(call, "sources", 1))
+                detail = (
+                    "load("
+                    + ", ".join(_strings(_arg(call, "sources", 1)))
+                    + ")"
+                    + _missing(path, root, _arg(call, "sources", 1))
+                )
             called = [(fn, site) for v, fn, site in s.attr_calls if var is not None and v == var]
             ops = fns or sorted({fn for fn, _ in called})
             if not ops:  # no op seen: the extension itself is still a kernel to port
-                inv.kernels.append(Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file"))
+                inv.kernels.append(
+                    Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file")
+                )
             for op in ops:
                 k = Kernel(f"{ext}.{op}", "cpp_extension", rel, line, detail=detail)
                 k.calls = [site for f, site in called if f == op]
@@ -261,7 +292,15 @@ def scan(root: Path) -> Inventory:
     for ext, calls in ext_calls.items():
         # the ops Python calls on each compiled extension: the build file's entry, or one made
         # for an extension found only by its import (a `_C` in a project with .cu sources)
-        entry = next((e for e in inv.kernels if e.kind == "cuda-extension" and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))), None)
+        entry = next(
+            (
+                e
+                for e in inv.kernels
+                if e.kind == "cuda-extension"
+                and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))
+            ),
+            None,
+        )
         if entry is None:
             first = calls[0][1]
             entry = Kernel(ext, "cuda-extension", first.path, first.line, detail=ext_why[ext].partition(": ")[2])
@@ -280,7 +319,11 @@ def scan(root: Path) -> Inventory:
         for m in _GLOBAL.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
-            detail = "__global__" + (f"; binds: {', '.join(bound)}" if bound else "") + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+            detail = (
+                "__global__"
+                + (f"; binds: {', '.join(bound)}" if bound else "")
+                + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+            )
             inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
         if not _GLOBAL.search(text) and bound:
             inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

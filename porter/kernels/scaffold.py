@@ -94,10 +94,32 @@ class Signature:
 _TORCH_TYPE = {"tensor": "torch.Tensor", "int": "int", "float": "float"}
 _JAX_TYPE = {"tensor": "jax.Array", "int": "int", "float": "float"}
 # an argument a launch passes that is an integer / a float, whatever the parameter's name
-_INT_ARG = re.compile(r"(\.stride\(|\.numel\(\)|\.shape\[|\.size\(|\.dim\(\)|\.ndim\b|\.element_size\(\)|\blen\(|\bcdiv\(|^-?\d+$)")
+_INT_ARG = re.compile(
+    r"(\.stride\(|\.numel\(\)|\.shape\[|\.size\(|\.dim\(\)|\.ndim\b|\.element_size\(\)|\blen\(|\bcdiv\(|^-?\d+$)"
+)
 _FLOAT_ARG = re.compile(r"^-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)$")
-_C_INT = {"int", "unsigned", "signed", "long", "short", "char", "bool", "size_t", "ssize_t", "ptrdiff_t", "index_t",
-          "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "uint"}
+_C_INT = {
+    "int",
+    "unsigned",
+    "signed",
+    "long",
+    "short",
+    "char",
+    "bool",
+    "size_t",
+    "ssize_t",
+    "ptrdiff_t",
+    "index_t",
+    "int8_t",
+    "int16_t",
+    "int32_t",
+    "int64_t",
+    "uint8_t",
+    "uint16_t",
+    "uint32_t",
+    "uint64_t",
+    "uint",
+}
 
 
 def _from_calls(k: Kernel, names: list[str]) -> dict[str, str]:
@@ -136,7 +158,9 @@ def _triton_signature(k: Kernel, tr: Translation | None) -> Signature:
     else:
         return Signature(params, {p: "tensor" for p in params}, [], known=False)
     indices = set(found.indices) if found is not None else set()
-    kinds = {p: "tensor" if p in pointers and evidence.get(p) is None else _scalar(p, evidence, indices) for p in params}
+    kinds = {
+        p: "tensor" if p in pointers and evidence.get(p) is None else _scalar(p, evidence, indices) for p in params
+    }
     return Signature(params, kinds, [p for p in stored if kinds[p] == "tensor"])
 
 
@@ -170,7 +194,9 @@ def _c_param(decl: str) -> tuple[str, str, bool]:
     name = words[-1] if words else "arg"
     pointer = "*" in decl or "[" in decl
     if pointer:
-        const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", ""))
+        const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(
+            r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", "")
+        )
         return name, "tensor", const
     types = set(words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
     return name, "int" if types and types <= _C_INT else "float", False
@@ -265,9 +291,12 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         return "\n".join(head + body)
     why = reason or "porter cannot derive its math from the source"
     returns = "None" if mutates else "torch.Tensor"
-    check = ("# TODO(porter): check the parameter types and what the kernel writes (mutates_args):"
-             " porter read them from the kernel." if sig.known else
-             "# TODO(porter): porter could not read the parameter types or what the kernel writes: check both (mutates_args).")
+    check = (
+        "# TODO(porter): check the parameter types and what the kernel writes (mutates_args):"
+        " porter read them from the kernel."
+        if sig.known
+        else "# TODO(porter): porter could not read the parameter types or what the kernel writes: check both (mutates_args)."
+    )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',
@@ -288,7 +317,9 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
     else:
         like = next((p for p in params if sig.kinds[p] == "tensor"), None)
         hint = f", e.g. {like}.new_empty(...)" if like else ""
-        body.append(f"    raise NotImplementedError({_lit('TODO(porter): return an empty tensor with the output' + chr(39) + 's shape and dtype' + hint)})")
+        body.append(
+            f"    raise NotImplementedError({_lit('TODO(porter): return an empty tensor with the output' + chr(39) + 's shape and dtype' + hint)})"
+        )
     body.append("")
     return "\n".join(head + body)
 
@@ -302,30 +333,32 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     mutated = "{" + ", ".join(repr(m) for m in mutates) + "}" if mutates else "{}"
     returns = "None" if mutates else "torch.Tensor"
     call = f"wrap_nki({n}_nki_kernel)({args})"
-    return "\n".join([
-        f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
-        'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
-        "",
-        "import nki",
-        "import nki.isa as nisa",
-        "import nki.language as nl",
-        "import torch",
-        "from torch_neuronx import nki_op, wrap_nki",
-        "",
-        "",
-        "@nki.jit",
-        f"def {n}_nki_kernel({args}):",
-        f"    # {_comment(todo)}",
-        "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
-        f"    raise NotImplementedError({_lit(todo)})",
-        "",
-        "",
-        f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
-        f"def {n}_nki({typed}) -> {returns}:",
-        f"    {call}" if mutates else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
-        *([] if mutates else [f"    return {call}"]),
-        "",
-    ])
+    return "\n".join(
+        [
+            f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
+            'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
+            "",
+            "import nki",
+            "import nki.isa as nisa",
+            "import nki.language as nl",
+            "import torch",
+            "from torch_neuronx import nki_op, wrap_nki",
+            "",
+            "",
+            "@nki.jit",
+            f"def {n}_nki_kernel({args}):",
+            f"    # {_comment(todo)}",
+            "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
+            f"    raise NotImplementedError({_lit(todo)})",
+            "",
+            "",
+            f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
+            f"def {n}_nki({typed}) -> {returns}:",
+            f"    {call}" if mutates else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
+            *([] if mutates else [f"    return {call}"]),
+            "",
+        ]
+    )
 
 
 def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
@@ -342,30 +375,32 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     out_shape = shape if len(outputs) == 1 else "(" + ", ".join(shape for _ in outputs) + ")"
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
     refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
-    return "\n".join([
-        f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
-        "JAX function with annotated arguments as a torch op; it returns its outputs"
-        + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
-        '"""',
-        "",
-        "import jax",
-        "import jax.numpy as jnp",
-        "from jax.experimental import pallas as pl",
-        "import torch",
-        "import torch_tpu  # noqa: F401  (registers torch.tpu)",
-        "",
-        "",
-        f"def {n}_pallas_kernel({refs}):",
-        f"    # {_comment(todo)}",
-        f"    raise NotImplementedError({_lit(todo)})",
-        "",
-        "",
-        f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
-        f"def {n}_pallas({typed}) -> {returns}:",
-        "    # TODO(porter): the output shapes and the grid",
-        f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
-        "",
-    ])
+    return "\n".join(
+        [
+            f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
+            "JAX function with annotated arguments as a torch op; it returns its outputs"
+            + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
+            '"""',
+            "",
+            "import jax",
+            "import jax.numpy as jnp",
+            "from jax.experimental import pallas as pl",
+            "import torch",
+            "import torch_tpu  # noqa: F401  (registers torch.tpu)",
+            "",
+            "",
+            f"def {n}_pallas_kernel({refs}):",
+            f"    # {_comment(todo)}",
+            f"    raise NotImplementedError({_lit(todo)})",
+            "",
+            "",
+            f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
+            f"def {n}_pallas({typed}) -> {returns}:",
+            "    # TODO(porter): the output shapes and the grid",
+            f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
+            "",
+        ]
+    )
 
 
 def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
@@ -374,28 +409,30 @@ def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
         return _nki_source(k, n, sig, todo)
     if target == "tpu":
         return _pallas_source(k, n, sig, todo)
-    return "\n".join([
-        f'"""Pallas kernel skeleton for `{_doc(k.name)}` (PyTorch/XLA on TPU), wrapped for torch tensors by',
-        '`torch_xla.experimental.custom_kernel.make_kernel_from_pallas`."""',
-        "",
-        "import jax",
-        "from jax.experimental import pallas as pl",
-        "from torch_xla.experimental.custom_kernel import make_kernel_from_pallas",
-        "",
-        "",
-        f"def {n}_pallas_kernel(*refs):",
-        f"    # {_comment(todo)}",
-        f"    raise NotImplementedError({_lit(todo)})",
-        "",
-        "",
-        f"def {n}_output_shapes({', '.join(sig.params)}):",
-        "    # TODO(porter): [(shape, dtype)] of each output",
-        f"    raise NotImplementedError({_lit(todo)})",
-        "",
-        "",
-        f"{n}_xla = make_kernel_from_pallas({n}_pallas_kernel, {n}_output_shapes)",
-        "",
-    ])
+    return "\n".join(
+        [
+            f'"""Pallas kernel skeleton for `{_doc(k.name)}` (PyTorch/XLA on TPU), wrapped for torch tensors by',
+            '`torch_xla.experimental.custom_kernel.make_kernel_from_pallas`."""',
+            "",
+            "import jax",
+            "from jax.experimental import pallas as pl",
+            "from torch_xla.experimental.custom_kernel import make_kernel_from_pallas",
+            "",
+            "",
+            f"def {n}_pallas_kernel(*refs):",
+            f"    # {_comment(todo)}",
+            f"    raise NotImplementedError({_lit(todo)})",
+            "",
+            "",
+            f"def {n}_output_shapes({', '.join(sig.params)}):",
+            "    # TODO(porter): [(shape, dtype)] of each output",
+            f"    raise NotImplementedError({_lit(todo)})",
+            "",
+            "",
+            f"{n}_xla = make_kernel_from_pallas({n}_pallas_kernel, {n}_output_shapes)",
+            "",
+        ]
+    )
 
 
 _RUNTIME = {"neuron": "torch_neuronx", "tpu": "torch_tpu", "xla": "torch_xla"}
@@ -418,7 +455,13 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "def make_inputs(device='cpu'):",
     ]
     if tr is not None:
-        lines.append("    # " + _comment("TODO(porter): inputs shaped as the call sites pass them" + (f" (e.g. {k.calls[0].describe()})" if k.calls else "")))
+        lines.append(
+            "    # "
+            + _comment(
+                "TODO(porter): inputs shaped as the call sites pass them"
+                + (f" (e.g. {k.calls[0].describe()})" if k.calls else "")
+            )
+        )
         for p in tr.params:
             if p in tr.loaded or p in tr.stored:
                 lines.append(f"    {p} = torch.randn(4, 256, device=device)")

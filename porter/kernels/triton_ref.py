@@ -17,9 +17,20 @@ import ast
 from dataclasses import dataclass, field
 
 _UNARY = {
-    "exp": "torch.exp", "log": "torch.log", "sqrt": "torch.sqrt", "rsqrt": "torch.rsqrt", "abs": "torch.abs",
-    "sigmoid": "torch.sigmoid", "cos": "torch.cos", "sin": "torch.sin", "tanh": "torch.tanh", "exp2": "torch.exp2",
-    "log2": "torch.log2", "floor": "torch.floor", "ceil": "torch.ceil", "erf": "torch.erf",
+    "exp": "torch.exp",
+    "log": "torch.log",
+    "sqrt": "torch.sqrt",
+    "rsqrt": "torch.rsqrt",
+    "abs": "torch.abs",
+    "sigmoid": "torch.sigmoid",
+    "cos": "torch.cos",
+    "sin": "torch.sin",
+    "tanh": "torch.tanh",
+    "exp2": "torch.exp2",
+    "log2": "torch.log2",
+    "floor": "torch.floor",
+    "ceil": "torch.ceil",
+    "erf": "torch.erf",
 }
 _BINARY = {"maximum": "torch.maximum", "minimum": "torch.minimum"}
 _REDUCE = {"sum": "sum", "max": "amax", "min": "amin"}
@@ -48,7 +59,9 @@ class Translation:
 
     def source(self, fn_name: str | None = None) -> str:
         lines = [f"def {fn_name or self.name + '_reference'}({', '.join(self.params)}):"]
-        lines.append(f'    """Plain-PyTorch reference of Triton kernel `{self.name}` ({self.kind}), derived by porter."""')
+        lines.append(
+            f'    """Plain-PyTorch reference of Triton kernel `{self.name}` ({self.kind}), derived by porter."""'
+        )
         lines.extend("    " + line for line in self.body)
         return "\n".join(lines) + "\n"
 
@@ -102,7 +115,11 @@ def translate_or_raise(source: str, name: str | None = None) -> Translation:
         if isinstance(node, ast.Import):
             tl |= {a.asname or a.name for a in node.names if a.name == "triton.language"}
     fn = next(
-        (n for n in tree.body if isinstance(n, ast.FunctionDef) and (name is None and n.decorator_list or n.name == name)),
+        (
+            n
+            for n in tree.body
+            if isinstance(n, ast.FunctionDef) and (name is None and n.decorator_list or n.name == name)
+        ),
         None,
     )
     if fn is None:
@@ -157,7 +174,11 @@ class _Translator:
                 sym = _Sym("scalar", target)
             self.env[target] = sym
             return
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and _is_tl(stmt.value.func, self.tl, "store"):
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and _is_tl(stmt.value.func, self.tl, "store")
+        ):
             call = stmt.value
             if len(call.args) < 2:
                 raise Untranslatable("`tl.store` without a value")
@@ -170,7 +191,9 @@ class _Translator:
             if base not in self.stored:
                 self.stored.append(base)
             return
-        raise Untranslatable(f"statement not in the translatable forms: `{_shown(stmt)}` (line {stmt.lineno} of the kernel)")
+        raise Untranslatable(
+            f"statement not in the translatable forms: `{_shown(stmt)}` (line {stmt.lineno} of the kernel)"
+        )
 
     def view(self, ptr_node: ast.AST, mask_node: ast.AST | None) -> str:
         ptr = self.expr(ptr_node)
@@ -200,7 +223,12 @@ class _Translator:
             return _Sym("scalar", node.id) if sym.kind in ("param", "constexpr") else sym
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return _Sym("scalar", repr(node.value))
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "float"
+            and len(node.args) == 1
+        ):
             inner = node.args[0]
             if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
                 return _Sym("scalar", f"float({inner.value!r})")
@@ -328,10 +356,41 @@ class _Translator:
 
 # -- what each parameter is, for a kernel the translation does not cover ----------------------
 
-_POINTER_CALLS = {"load", "store", "advance", "make_block_ptr", "atomic_add", "atomic_max", "atomic_min", "atomic_and",
-                  "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"}
-_WRITES = {"store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cas"}
-_PASSING = {"broadcast_to", "reshape", "view", "expand_dims", "multiple_of", "max_contiguous", "max_constancy", "advance"}
+_POINTER_CALLS = {
+    "load",
+    "store",
+    "advance",
+    "make_block_ptr",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_xchg",
+    "atomic_cas",
+}
+_WRITES = {
+    "store",
+    "atomic_add",
+    "atomic_max",
+    "atomic_min",
+    "atomic_and",
+    "atomic_or",
+    "atomic_xor",
+    "atomic_xchg",
+    "atomic_cas",
+}
+_PASSING = {
+    "broadcast_to",
+    "reshape",
+    "view",
+    "expand_dims",
+    "multiple_of",
+    "max_contiguous",
+    "max_constancy",
+    "advance",
+}
 
 
 @dataclass
@@ -364,7 +423,11 @@ def roles(source: str, name: str | None = None) -> Roles | None:
                 for t in ast.walk(target):
                     if isinstance(t, ast.Name):
                         assigned.setdefault(t.id, []).append(node.value)
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.value is not None:
+        elif (
+            isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            and isinstance(node.target, ast.Name)
+            and node.value is not None
+        ):
             assigned.setdefault(node.target.id, []).append(node.value)
 
     def bases(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
@@ -406,7 +469,9 @@ def roles(source: str, name: str | None = None) -> Roles | None:
     stored: set[str] = set()
     address: set[str] = set()
     for node in ast.walk(fn):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTER_CALLS):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTER_CALLS
+        ):
             continue
         ptr = node.args[0] if node.args else (_kw(node, "pointer") or _kw(node, "base") or _kw(node, "ptr"))
         if ptr is None:

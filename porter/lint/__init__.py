@@ -40,7 +40,9 @@ def lint(
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
     forget_folders()
     fixed: list[tuple[FileResult, Settings]] = []
-    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
+    for cand, result in iter_results(
+        paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout
+    ):
         run.results.append(result)
         if on_result is not None:
             on_result(cand, result)

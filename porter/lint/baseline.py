@@ -22,7 +22,9 @@ class BaselineError(ValueError):
     pass
 
 
-def write_baseline(path: Path, target: str, findings: list[Finding], fingerprints: dict[int, str], tool_version: str) -> None:
+def write_baseline(
+    path: Path, target: str, findings: list[Finding], fingerprints: dict[int, str], tool_version: str
+) -> None:
     entries = [
         {
             "fingerprint": fingerprints[id(f)],
@@ -53,7 +55,11 @@ def read_baseline(path: Path) -> Counter:
         raise BaselineError(f"{path}: not a porter baseline (invalid JSON: {exc})") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise BaselineError(f"{path}: not a porter baseline ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("findings"), list):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != BASELINE_VERSION
+        or not isinstance(data.get("findings"), list)
+    ):
         raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
     counts: Counter = Counter()
     for entry in data["findings"]:
@@ -65,7 +71,9 @@ def read_baseline(path: Path) -> Counter:
     return counts
 
 
-def apply_baseline(findings: list[Finding], fingerprints: dict[int, str], known: Counter) -> tuple[list[Finding], int, int]:
+def apply_baseline(
+    findings: list[Finding], fingerprints: dict[int, str], known: Counter
+) -> tuple[list[Finding], int, int]:
     """(new findings, how many the baseline covered, baseline entries no longer found)."""
     left = Counter(known)
     new: list[Finding] = []

@@ -71,7 +71,9 @@ class LintRun:
     sources: dict[str, bytes] = field(default_factory=dict)  # path -> the text positions refer to
     fingerprints: dict[int, str] = field(default_factory=dict)  # id(finding) -> fingerprint
     version: str = __version__
-    _lines: dict[str, list[str]] = field(default_factory=dict, repr=False, compare=False)  # path -> its lines, once split
+    _lines: dict[str, list[str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )  # path -> its lines, once split
 
     @property
     def errors(self) -> list[FileResult]:

@@ -14,7 +14,9 @@ def statistics(run: LintRun) -> list[dict]:
     rows = []
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         info = rule_info(code)
-        rows.append({"code": code, "name": info.name, "count": n, "fixable": fixable[code], "severity": info.severity.value})
+        rows.append(
+            {"code": code, "name": info.name, "count": n, "fixable": fixable[code], "severity": info.severity.value}
+        )
     return rows
 
 

@@ -65,7 +65,11 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
 
 
 def discover(
-    paths: list[Path], exclude: tuple[str, ...] = (), respect_gitignore: bool = True, *, cuda_sources: list[str] | None = None
+    paths: list[Path],
+    exclude: tuple[str, ...] = (),
+    respect_gitignore: bool = True,
+    *,
+    cuda_sources: list[str] | None = None,
 ) -> Iterator[Candidate]:
     """The Python files under `paths`. `cuda_sources`, when given, collects the names of the
     `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions)."""
@@ -93,7 +97,12 @@ def _excluded(excludes: pathspec.GitIgnoreSpec | None, rel: str, name: str, is_d
 
 
 def _walk(
-    top: Path, root: Path, cwd: Path, excludes: pathspec.GitIgnoreSpec | None, respect_gitignore: bool, seen: set[Path],
+    top: Path,
+    root: Path,
+    cwd: Path,
+    excludes: pathspec.GitIgnoreSpec | None,
+    respect_gitignore: bool,
+    seen: set[Path],
     cuda_sources: list[str] | None = None,
 ) -> Iterator[Candidate]:
     """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
@@ -120,7 +129,9 @@ def _walk(
             gi = here / ".gitignore"
             if gi.is_file():
                 try:
-                    ignores.append((prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines())))
+                    ignores.append(
+                        (prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()))
+                    )
                 except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
                     pass
         subdirs: list[os.DirEntry[str]] = []
@@ -141,7 +152,9 @@ def _walk(
             if entry.is_symlink():
                 target = full.resolve()
                 if target == root or root in target.parents or target in seen:
-                    yield Candidate(full, root, "symbolic link back into the tree (a loop): not followed", _name(shown, d, full))
+                    yield Candidate(
+                        full, root, "symbolic link back into the tree (a loop): not followed", _name(shown, d, full)
+                    )
                 # a link out of the tree is never followed
                 continue
             if (full / "pyvenv.cfg").is_file():
@@ -153,7 +166,11 @@ def _walk(
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
-                if cuda_sources is not None and name.endswith(CUDA_SUFFIXES) and not _ignored(prefix + name, ignores, is_dir=False):
+                if (
+                    cuda_sources is not None
+                    and name.endswith(CUDA_SUFFIXES)
+                    and not _ignored(prefix + name, ignores, is_dir=False)
+                ):
                     cuda_sources.append(_name(shown, name, here / name))
                 continue
             rel = prefix + name
@@ -166,7 +183,9 @@ def _walk(
                     continue
                 target = full.resolve()
                 if root not in target.parents:
-                    yield Candidate(full, root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full))
+                    yield Candidate(
+                        full, root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full)
+                    )
                     continue
                 if target in seen:
                     continue  # the real file is (or will be) visited under its own name
@@ -188,6 +207,6 @@ def _ignored(rel: str, ignores: list[tuple[str, pathspec.GitIgnoreSpec]], *, is_
     for prefix, spec in ignores:
         if not rel.startswith(prefix):
             continue
-        if spec.match_file(rel[len(prefix):] + ("/" if is_dir else "")):
+        if spec.match_file(rel[len(prefix) :] + ("/" if is_dir else "")):
             return True
     return False

@@ -298,7 +298,9 @@ class Pool:
             except (BrokenProcessPool, CancelledError):
                 return None, None
 
-    def _collect(self, batch: list[tuple[T, Job | None, int]], future: Future[list[FileResult]] | None) -> list[tuple[T, FileResult | None]]:
+    def _collect(
+        self, batch: list[tuple[T, Job | None, int]], future: Future[list[FileResult]] | None
+    ) -> list[tuple[T, FileResult | None]]:
         if future is None:
             return [(tag, None) for tag, _, _ in batch]
         slots = [slot for _, j, slot in batch if j is not None]
@@ -316,7 +318,13 @@ class Pool:
                 self.close(cancel=True)  # a worker died: every file it may have been on is a suspect
             for slot in slots:
                 self._charge(slot, now)
-            done = iter([self._timed_out(j) if slot == late else self._isolated(j, slot) for _, j, slot in batch if j is not None])
+            done = iter(
+                [
+                    self._timed_out(j) if slot == late else self._isolated(j, slot)
+                    for _, j, slot in batch
+                    if j is not None
+                ]
+            )
         out: list[tuple[T, FileResult | None]] = []
         for tag, job, _ in batch:
             if job is None:
@@ -358,7 +366,9 @@ class Pool:
                 transient=True,
             )
 
-    def map(self, items: Iterable[tuple[T, Job | None]], window: int | None = None) -> Iterator[tuple[T, FileResult | None]]:
+    def map(
+        self, items: Iterable[tuple[T, Job | None]], window: int | None = None
+    ) -> Iterator[tuple[T, FileResult | None]]:
         window = window or 2 * self.workers + 2
         pending: deque[tuple[list[tuple[T, Job | None, int]], Future[list[FileResult]] | None]] = deque()
         counter = 0

@@ -37,7 +37,6 @@ from porter.pipeline.statindex import StatIndex, facts_key
 from porter.core.textsafe import name as utf8_name
 
 
-
 def relative_name(path: Path) -> str:
     """The path relative to the working folder as the file system spells it (a name that is
     not UTF-8 keeps its surrogate escapes): what a patch header must name."""
@@ -127,7 +126,9 @@ def _problem(cand: Candidate, name: str) -> FileResult:
     return FileResult(path=name, status=status, reason=cand.problem)
 
 
-def _read_stat(cand: Candidate, settings: Settings) -> tuple[str, Settings, os.stat_result | None, bytes | None, FileResult | None]:
+def _read_stat(
+    cand: Candidate, settings: Settings
+) -> tuple[str, Settings, os.stat_result | None, bytes | None, FileResult | None]:
     """`_read`, with the `stat` taken before the bytes were read (what the stat index keys on)."""
     name = _name(cand)
     settings = file_settings(settings, cand.path, name)
@@ -202,7 +203,9 @@ def project_index(
                 everything.append((name, read_regular(path)))
             except OSError:
                 continue
-        facts = cuda_only_index.with_cuda_only({name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources)
+        facts = cuda_only_index.with_cuda_only(
+            {name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources
+        )
         if store is not None:
             store.put_index(key, facts)
     return _abstraction_everywhere(facts, candidates)
@@ -271,7 +274,11 @@ def iter_results(
         store = Cache.for_paths(paths, where)
 
     cuda_sources: list[str] = []  # the project's .cu files: evidence of its own CUDA extensions
-    candidates = [c for c in discover(paths, settings.exclude, cuda_sources=cuda_sources) if c.problem is not None or not excluded(settings, c.path)]
+    candidates = [
+        c
+        for c in discover(paths, settings.exclude, cuda_sources=cuda_sources)
+        if c.problem is not None or not excluded(settings, c.path)
+    ]
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None and is_python(_name(c))):
             settings = replace(settings, generic=True)
@@ -288,12 +295,21 @@ def iter_results(
     seen = ImportsAfterPort()
     # only the CUDA-only packages the dependency files name need the ported text of their importers
     named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
-    for cand, result in _results(first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named):
+    for cand, result in _results(
+        first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named
+    ):
         seen.add(result, read=_reader(cand, settings))
         yield cand, result
     built = read_by_build([_name(c) for c in candidates if c.problem is None], lambda n: _read(by_name[n], settings)[2])
-    yield from _results(deferred, replace(settings, imported_after_port=seen.modules(), build_requirements=built), paths, store, cores, limit,
-                        cuda_sources=cuda_sources)
+    yield from _results(
+        deferred,
+        replace(settings, imported_after_port=seen.modules(), build_requirements=built),
+        paths,
+        store,
+        cores,
+        limit,
+        cuda_sources=cuda_sources,
+    )
 
 
 def _reader(cand: Candidate, settings: Settings) -> Callable[[], bytes | None]:
@@ -397,7 +413,11 @@ _OTag = tuple[int, Candidate, FileResult | None, bool]
 
 
 def _overlapped(
-    candidates: list[Candidate], settings: Settings, workers: int, limit: float, cuda_sources: list[str],
+    candidates: list[Candidate],
+    settings: Settings,
+    workers: int,
+    limit: float,
+    cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
@@ -414,7 +434,9 @@ def _overlapped(
     guessed: list[tuple[int, Candidate, str, Settings, bytes]] = []  # prepared before the index was known
     redone: set[int] = set()  # those that had facts after all: prepared again with them
 
-    def item(i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool) -> tuple[_OTag, Job | None]:
+    def item(
+        i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
+    ) -> tuple[_OTag, Job | None]:
         here = replace(here, flow=flow)  # cross-file facts
         if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
             here = replace(here, want_source=True)
@@ -427,7 +449,9 @@ def _overlapped(
         any of them is handed on, so the results below never see half of the decision)."""
         nonlocal facts
         facts = _index_of(index, candidates, settings.target, cuda_sources)
-        again = [(i, cand, name, here, source, facts[name]) for i, cand, name, here, source in guessed if facts.get(name)]
+        again = [
+            (i, cand, name, here, source, facts[name]) for i, cand, name, here, source in guessed if facts.get(name)
+        ]
         redone.update(i for i, *_ in again)
         guessed.clear()
         return [item(*row, guess=False) for row in again]
@@ -490,7 +514,9 @@ def _may_have_facts(source: bytes) -> bool:
     return ProjectIndex.wants(source)
 
 
-def _index_of(index: Future[dict[str, Facts]], candidates: list[Candidate], target: str, cuda_sources: list[str]) -> dict[str, Facts]:
+def _index_of(
+    index: Future[dict[str, Facts]], candidates: list[Candidate], target: str, cuda_sources: list[str]
+) -> dict[str, Facts]:
     """The project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
@@ -516,9 +542,19 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     return result
 
 
-def _remember(stats: StatIndex | None, name: str, st: os.stat_result, source: bytes | None, here: Settings, key: str | None, result: FileResult) -> None:
+def _remember(
+    stats: StatIndex | None,
+    name: str,
+    st: os.stat_result,
+    source: bytes | None,
+    here: Settings,
+    key: str | None,
+    result: FileResult,
+) -> None:
     if stats is not None and source is not None:
-        stats.record(name, st, source, ProjectIndex.wants(source), cuda_only_index.part(source), here.flow or (), key, result)
+        stats.record(
+            name, st, source, ProjectIndex.wants(source), cuda_only_index.part(source), here.flow or (), key, result
+        )
 
 
 def _not_admitted(source: bytes, name: str) -> FileResult:
@@ -571,7 +607,9 @@ def run(
 ) -> tuple[list[FileResult], Summary]:
     summary = Summary()
     results: list[FileResult] = []
-    for cand, result in iter_results(paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout):
+    for cand, result in iter_results(
+        paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout
+    ):
         summary.add(result)
         results.append(result)
         if on_result is not None:

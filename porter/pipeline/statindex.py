@@ -55,8 +55,13 @@ def signature(st: os.stat_result) -> list[int]:
 def wants_source(result: FileResult, source: bytes) -> bool:
     """Whether a hit must read the file: lint shows lines of, fingerprints and reports on
     files with findings, suppressions, a rewrite or a suppression comment."""
-    return bool(result.findings or result.suppressed or result.new_source is not None
-                or b"porter:" in source or b"noqa" in source)
+    return bool(
+        result.findings
+        or result.suppressed
+        or result.new_source is not None
+        or b"porter:" in source
+        or b"noqa" in source
+    )
 
 
 @dataclass
@@ -74,14 +79,44 @@ class Record:
 
 _ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
 
-_ROW_FIELDS = ("code", "name", "message", "line", "column", "end line", "end column", "severity", "applicability",
-               "target", "replacement", "original", "applied", "advice", "doc_url")
+_ROW_FIELDS = (
+    "code",
+    "name",
+    "message",
+    "line",
+    "column",
+    "end line",
+    "end column",
+    "severity",
+    "applicability",
+    "target",
+    "replacement",
+    "original",
+    "applied",
+    "advice",
+    "doc_url",
+)
 
 
 # a finding as a row of the index (its path is the record's name), in `_ROW_FIELDS` order
 def _row(f: Finding) -> list[Any]:
-    return [f.code, f.name, f.message, f.start.line, f.start.column, f.end.line, f.end.column, f.severity.value,
-            f.applicability.value, f.target, f.replacement, f.original, f.applied, f.advice, f.doc_url]
+    return [
+        f.code,
+        f.name,
+        f.message,
+        f.start.line,
+        f.start.column,
+        f.end.line,
+        f.end.column,
+        f.severity.value,
+        f.applicability.value,
+        f.target,
+        f.replacement,
+        f.original,
+        f.applied,
+        f.advice,
+        f.doc_url,
+    ]
 
 
 # a finding's texts (code, name, message, severity, applicability, target, replacement,
@@ -119,28 +154,79 @@ _STATUSES = {s.value: s for s in FileStatus}
 
 def _finding(row: Any, name: str) -> Finding:
     """The finding a row holds, or TypeError/ValueError/KeyError (a forged index reads as an empty one)."""
-    code, title, message, line, column, end_line, end_column, severity, applicability, target, replacement, original, applied, advice, doc = row
+    (
+        code,
+        title,
+        message,
+        line,
+        column,
+        end_line,
+        end_column,
+        severity,
+        applicability,
+        target,
+        replacement,
+        original,
+        applied,
+        advice,
+        doc,
+    ) = row
     # spelled out rather than with all(...): this runs for every finding of a warm run
     if code not in all_rules():
         raise KeyError("unknown rule code")
-    if not (type(code) is str and type(title) is str and type(message) is str and type(target) is str and type(applied) is bool
-            and type(line) is int and type(column) is int and type(end_line) is int and type(end_column) is int
-            and min(line, column, end_line, end_column) >= 0
-            and (replacement is None or type(replacement) is str) and (original is None or type(original) is str)
-            and (advice is None or type(advice) is str) and (doc is None or type(doc) is str)):
+    if not (
+        type(code) is str
+        and type(title) is str
+        and type(message) is str
+        and type(target) is str
+        and type(applied) is bool
+        and type(line) is int
+        and type(column) is int
+        and type(end_line) is int
+        and type(end_column) is int
+        and min(line, column, end_line, end_column) >= 0
+        and (replacement is None or type(replacement) is str)
+        and (original is None or type(original) is str)
+        and (advice is None or type(advice) is str)
+        and (doc is None or type(doc) is str)
+    ):
         raise TypeError("not a stat index finding")
-    return Finding(code, title, message, name, Position(line, column), Position(end_line, end_column),
-                   _SEVERITIES[severity], _APPLICABILITIES[applicability], target, replacement, original, applied, advice, doc)
+    return Finding(
+        code,
+        title,
+        message,
+        name,
+        Position(line, column),
+        Position(end_line, end_column),
+        _SEVERITIES[severity],
+        _APPLICABILITIES[applicability],
+        target,
+        replacement,
+        original,
+        applied,
+        advice,
+        doc,
+    )
 
 
 def _inline(rec: Record, name: str) -> FileResult:
     """The result a record holds inline, checked for the shape `record` writes."""
     status, reason, line, findings, suppressed = rec.result  # type: ignore[misc]
-    if not ((reason is None or type(reason) is str) and (line is None or type(line) is int)
-            and type(findings) is list and type(suppressed) is list):
+    if not (
+        (reason is None or type(reason) is str)
+        and (line is None or type(line) is int)
+        and type(findings) is list
+        and type(suppressed) is list
+    ):
         raise TypeError("not a stat index result")
-    return FileResult(path=name, status=_STATUSES[status], reason=reason, error_line=line,
-                      findings=[_finding(r, name) for r in findings], suppressed=[_finding(r, name) for r in suppressed])
+    return FileResult(
+        path=name,
+        status=_STATUSES[status],
+        reason=reason,
+        error_line=line,
+        findings=[_finding(r, name) for r in findings],
+        suppressed=[_finding(r, name) for r in suppressed],
+    )
 
 
 class StatIndex:
@@ -168,13 +254,26 @@ class StatIndex:
                 return {}
             records = {name: Record(*row) for name, row in files.items()}
             for name, rec in records.items():  # the shape `save` writes, or nothing
-                if not (isinstance(name, str) and isinstance(rec.stat, list) and isinstance(rec.facts, str) and isinstance(rec.imports, str)
-                        and isinstance(rec.sha256, str) and type(rec.read) is bool and (rec.key is None) != (rec.result is None)
-                        and (rec.key is None or _ENTRY_KEY.fullmatch(rec.key) is not None)):
+                if not (
+                    isinstance(name, str)
+                    and isinstance(rec.stat, list)
+                    and isinstance(rec.facts, str)
+                    and isinstance(rec.imports, str)
+                    and isinstance(rec.sha256, str)
+                    and type(rec.read) is bool
+                    and (rec.key is None) != (rec.result is None)
+                    and (rec.key is None or _ENTRY_KEY.fullmatch(rec.key) is not None)
+                ):
                     return {}
                 if rec.result is not None:
                     status, reason, line, findings, suppressed = rec.result
-                    rec.result = [status, reason, line, [_unpack(r, strings) for r in findings], [_unpack(r, strings) for r in suppressed]]
+                    rec.result = [
+                        status,
+                        reason,
+                        line,
+                        [_unpack(r, strings) for r in findings],
+                        [_unpack(r, strings) for r in suppressed],
+                    ]
                     self._results[name] = _inline(rec, name)
             return records
         except (OSError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, RecursionError):
@@ -203,10 +302,27 @@ class StatIndex:
             assert source is not None  # a record with a cache key always reads (`record`)
             return self.store.get(rec.key, name, source)  # verified as on any hit
         held = self._results[name]  # each run gets a result of its own (lint may change its lists)
-        return FileResult(path=held.path, status=held.status, findings=list(held.findings), original_source=source,
-                          reason=held.reason, error_line=held.error_line, suppressed=list(held.suppressed))
+        return FileResult(
+            path=held.path,
+            status=held.status,
+            findings=list(held.findings),
+            original_source=source,
+            reason=held.reason,
+            error_line=held.error_line,
+            suppressed=list(held.suppressed),
+        )
 
-    def record(self, name: str, st: os.stat_result, source: bytes, wanted: bool, imports: bytes, facts: Facts, key: str | None, result: FileResult) -> None:
+    def record(
+        self,
+        name: str,
+        st: os.stat_result,
+        source: bytes,
+        wanted: bool,
+        imports: bytes,
+        facts: Facts,
+        key: str | None,
+        result: FileResult,
+    ) -> None:
         """Remember `result` for the file whose `stat` was `st` before `source` was read.
         A result with a rewrite is remembered only through its cache entry."""
         inline: list[Any] | None = None
@@ -215,12 +331,24 @@ class StatIndex:
                 return
         else:
             key = None
-            inline = [result.status.value, result.reason, result.error_line,
-                      [_row(f) for f in result.findings], [_row(f) for f in result.suppressed]]
+            inline = [
+                result.status.value,
+                result.reason,
+                result.error_line,
+                [_row(f) for f in result.findings],
+                [_row(f) for f in result.suppressed],
+            ]
         trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
         self.new[name] = Record(
-            signature(st), hashlib.sha256(source).hexdigest(), wanted, imports.hex(), facts_key(facts), key, inline,
-            wants_source(result, source), trusted,
+            signature(st),
+            hashlib.sha256(source).hexdigest(),
+            wanted,
+            imports.hex(),
+            facts_key(facts),
+            key,
+            inline,
+            wants_source(result, source),
+            trusted,
         )
 
     def keep(self, name: str, rec: Record) -> None:
@@ -235,7 +363,13 @@ class StatIndex:
             row = [getattr(rec, f.name) for f in fields(Record)]
             if rec.result is not None:
                 status, reason, line, findings, suppressed = rec.result
-                row[_RESULT] = [status, reason, line, [_pack(r, table) for r in findings], [_pack(r, table) for r in suppressed]]
+                row[_RESULT] = [
+                    status,
+                    reason,
+                    line,
+                    [_pack(r, table) for r in findings],
+                    [_pack(r, table) for r in suppressed],
+                ]
             files[name] = row
         body = json.dumps({"strings": list(table), "files": files}, separators=(",", ":")).encode()
         try:

@@ -75,7 +75,10 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
         os.chown(tmp, st.st_uid, st.st_gid)
     except PermissionError:
         if new.st_uid != st.st_uid:
-            raise OwnerWouldChange(0, f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: not rewritten (run porter as its owner)") from None
+            raise OwnerWouldChange(
+                0,
+                f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: not rewritten (run porter as its owner)",
+            ) from None
         try:
             os.chown(tmp, -1, st.st_gid)  # the owner is kept; keep the group if allowed
         except PermissionError:
@@ -230,7 +233,9 @@ def _link_under(root: Path, dest: Path, target: str) -> None:
     os.symlink(target, dest)
 
 
-def copy_tree(src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None) -> list[tuple[Path, Unreadable]]:
+def copy_tree(
+    src: Path, dst: Path, ignore_names: tuple[str, ...] = (".git",), root: Path | None = None
+) -> list[tuple[Path, Unreadable]]:
     """Copy every file of `src` to `dst` (symlinks as links), for `--out-dir`; nothing is
     written outside `root` (default `dst`) whatever links the output folder holds. What is
     not a regular file, a folder or a link (a FIFO, a device, a socket) is not copied:

@@ -64,4 +64,13 @@ def write_report(path: Path | str, model: ReportModel) -> Path:
     return path
 
 
-__all__ = ["FORMATS", "SCHEMA_VERSION", "FileReport", "ReportModel", "Section", "render", "report_format", "write_report"]
+__all__ = [
+    "FORMATS",
+    "SCHEMA_VERSION",
+    "FileReport",
+    "ReportModel",
+    "Section",
+    "render",
+    "report_format",
+    "write_report",
+]

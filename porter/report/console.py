@@ -60,7 +60,9 @@ class PorterConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # rich's one place where segments become the characters written: text segments are
         # made safe here, control segments (cursor moves) and styles pass as rich made them
-        return super()._render_buffer(segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer)
+        return super()._render_buffer(
+            segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
+        )
 
 
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:

@@ -32,6 +32,7 @@ def _prose(text: str | None) -> str:
     """Escaped prose with `code` spans (rule messages and advice use them) as <code>."""
     return _TICKS.sub(r"<code>\1</code>", _e(text or ""))
 
+
 CSS = """
 :root{--bg:#fff;--fg:#1f2328;--mut:#656d76;--bd:#d0d7de;--add:#dafbe1;--addx:#aceebb;--del:#ffebe9;--delx:#ffcecb;
 --man:#fff8c5;--sep:#ddf4ff;--card:#f6f8fa;--link:#0969da}
@@ -161,7 +162,9 @@ def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk], 
     # content-visibility skips layout and paint of tables off screen; the size is a guess
     # the browser replaces with the real one once it has laid the table out
     est = 18 * (nrows + len(hunks) + 2 * len(f.marked_sites))
-    out = [f'<table class="d" style="contain-intrinsic-size:auto {est}px"><colgroup><col class="n"><col><col class="n"><col></colgroup>']
+    out = [
+        f'<table class="d" style="contain-intrinsic-size:auto {est}px"><colgroup><col class="n"><col><col class="n"><col></colgroup>'
+    ]
     for h in hunks:
         out.append(f'<tr class="s"><td colspan="4">@@ −{h.old_start} +{h.new_start} @@</td></tr>')
         for r in h.rows:
@@ -198,11 +201,11 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     c = model.counts
     p: list[str] = []
     add = p.append
-    add("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">")
+    add('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">')
     add('<meta name="viewport" content="width=device-width,initial-scale=1">')
     # no network: forbid every fetch; only the inline style and script may run
     add(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
     )
     add(f"<title>{_e(model.title)}</title><style>{CSS}</style></head>")
@@ -216,10 +219,16 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
         add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
         # the same count as the "Left for a person" table below: manual sites and unsafe fixes not applied
-        left_note = f" ({r.manual} manual, {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied)" if r.unapplied else ""
+        left_note = (
+            f" ({r.manual} manual, {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied)"
+            if r.unapplied
+            else ""
+        )
         add(f'<div class="card" id="left-card"><b>{r.left}</b><span>left for a person{_e(left_note)}</span></div>')
         if r.kept:
-            add(f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>')
+            add(
+                f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>'
+            )
         if r.notes:
             add(f'<div class="card" id="notes-card"><b>{r.notes}</b><span>notes (no action)</span></div>')
         add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
@@ -227,8 +236,8 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add(_pct_bar(r.share))
         add(f'<p id="readiness-text">{_e(model.readiness_text())}</p>')
         add(
-            f'<p>Files: {c["scanned"]} scanned, {c["changed"]} changed, {c["unchanged"]} unchanged, '
-            f'{c["skipped"]} skipped, {c["errors"]} failed.</p>'
+            f"<p>Files: {c['scanned']} scanned, {c['changed']} changed, {c['unchanged']} unchanged, "
+            f"{c['skipped']} skipped, {c['errors']} failed.</p>"
         )
         if model.skipped or model.error_files:
             add("<ul>")
@@ -245,21 +254,27 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add('<div class="filters" id="filters"><b>Rule families:</b> ')
         for fam in fams:
             n = sum(x.found for x in model.rules if x.family == fam)
-            add(f'<label><input type="checkbox" class="fam" value="{_e(fam)}" checked> {_e(fam)} <span class="mut">({n})</span></label>')
+            add(
+                f'<label><input type="checkbox" class="fam" value="{_e(fam)}" checked> {_e(fam)} <span class="mut">({n})</span></label>'
+            )
         add('<button id="fam-all" type="button">all</button><button id="fam-none" type="button">none</button>')
-        add('<button id="expand" type="button">expand files</button><button id="collapse" type="button">collapse files</button>')
+        add(
+            '<button id="expand" type="button">expand files</button><button id="collapse" type="button">collapse files</button>'
+        )
         add(' <span class="mut" id="shown"></span></div>')
 
     if model.rules:
         ported = model.ported_label
         add('<section id="rules-table"><h2>Sites by rule</h2><table class="t"><thead><tr>')
         add(f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(ported)}</th>')
-        add('<th class="n">unsafe, not applied</th><th class="n">manual</th><th class="n">info (no action)</th><th>what to do</th></tr></thead><tbody>')
+        add(
+            '<th class="n">unsafe, not applied</th><th class="n">manual</th><th class="n">info (no action)</th><th>what to do</th></tr></thead><tbody>'
+        )
         for x in model.rules:
             todo = _prose(x.advice) if (x.manual or x.unapplied) else ""
             add(
                 f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
-                f"<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class=\"n\">{x.found}</td>"
+                f'<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class="n">{x.found}</td>'
                 f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td><td class="n">{x.info}</td><td>{todo}</td></tr>'
             )
         add(
@@ -275,7 +290,9 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
         add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
         if work:
             add('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
-            add("<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>")
+            add(
+                "<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>"
+            )
             rule_advice = {x.code: x.advice for x in model.rules}
             for n, (f, s) in enumerate(work):
                 if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
@@ -284,7 +301,11 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
                 fd = s.finding
                 i = index.get(id(f))
                 where = _e(f"{f.path}:{fd.start.line}")
-                loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+                loc = (
+                    f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>'
+                    if i is not None
+                    else f"<code>{where}</code>"
+                )
                 tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
                 # the rule's advice is in the table above and the rule notes below: repeat only
                 # advice particular to this site
@@ -316,7 +337,11 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
             fd = s.finding
             i = index.get(id(f))
             where = _e(f"{f.path}:{fd.start.line}")
-            loc = f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+            loc = (
+                f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>'
+                if i is not None
+                else f"<code>{where}</code>"
+            )
             add(
                 f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
                 f"{_e(fd.name)}</td><td>{_prose(fd.message)}</td></tr>"
@@ -325,20 +350,30 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
 
     if model.files_with_sites:
         add('<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>')
-        add('<th class="n">sites</th><th class="n">ported</th><th class="n">left</th><th class="n">readiness</th></tr></thead><tbody>')
+        add(
+            '<th class="n">sites</th><th class="n">ported</th><th class="n">left</th><th class="n">readiness</th></tr></thead><tbody>'
+        )
         for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
             rd = f.readiness
             i = index.get(id(f))
             name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
-            add(f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td><td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>')
-        add(f'</tbody><tfoot><tr><td><b>overall</b></td><td class="n">{r.sites}</td><td class="n">{r.ported}</td><td class="n">{r.left}</td><td class="n">{_e(r.percent())}</td></tr></tfoot></table></section>')
+            add(
+                f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td><td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>'
+            )
+        add(
+            f'</tbody><tfoot><tr><td><b>overall</b></td><td class="n">{r.sites}</td><td class="n">{r.ported}</td><td class="n">{r.left}</td><td class="n">{_e(r.percent())}</td></tr></tfoot></table></section>'
+        )
 
     for sec in model.sections:
         add(f'<section id="sec-{_e(sec.id)}"><h2>{_e(sec.title)}</h2>')
         if sec.text:
             add(f'<p style="white-space:pre-wrap">{_e(sec.text)}</p>')
         if sec.rows:
-            add('<table class="t"><thead><tr>' + "".join(f"<th>{_e(str(h))}</th>" for h in sec.columns) + "</tr></thead><tbody>")
+            add(
+                '<table class="t"><thead><tr>'
+                + "".join(f"<th>{_e(str(h))}</th>" for h in sec.columns)
+                + "</tr></thead><tbody>"
+            )
             for row in sec.rows:
                 add("<tr>" + "".join(f"<td>{_e('' if v is None else str(v))}</td>" for v in row) + "</tr>")
             add("</tbody></table>")
@@ -376,19 +411,29 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     if model.rules:
         add('<section id="rule-docs"><h2>Rules in this report</h2>')
         for x in model.rules:
-            add(f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> <code>{_e(x.name)}</code> ')
+            add(
+                f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> <code>{_e(x.name)}</code> '
+            )
             add(f'<span class="mut">({_e(x.family)})</span><div>{_prose(x.summary)}</div>')
             if x.advice:
                 add(f"<div><b>What to do on {_e(model.target)}:</b> {_prose(x.advice)}</div>")
             # no link: porter's rule pages are files of the local install (`file:///…`), which
             # mean nothing in a report opened elsewhere and tell its readers where porter lives;
             # `porter explain CODE` prints the rule anywhere porter is installed (as in Markdown)
-            add(f"<div class=\"mut\">Full explanation: <code>porter explain {_e(x.code)}</code> "
-                f"(docs/rules.md#{_e(x.anchor)} in porter's documentation).</div>")
+            add(
+                f'<div class="mut">Full explanation: <code>porter explain {_e(x.code)}</code> '
+                f"(docs/rules.md#{_e(x.anchor)} in porter's documentation).</div>"
+            )
             add("</div>")
         add("</section>")
 
-    data = {"schema_version": 1, "kind": model.kind, "target": model.target, "readiness": r.to_dict(), "files": len(shown)}
+    data = {
+        "schema_version": 1,
+        "kind": model.kind,
+        "target": model.target,
+        "readiness": r.to_dict(),
+        "files": len(shown),
+    }
     blob = json.dumps(data).replace("</", "<\\/")
     add(f'<script type="application/json" id="report-data">{blob}</script>')
     add(f"<script>{JS}</script></body></html>")

@@ -150,7 +150,9 @@ def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[st
         tag = " (unsafe fix, not applied)" if s.outcome == "unapplied" else ""
         # the rule's advice is in the table above; repeat only advice particular to the site
         advice = f" — {_inline(fd.advice)}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
-        lines.append(f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {_inline(fd.message)}{advice}")
+        lines.append(
+            f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {_inline(fd.message)}{advice}"
+        )
     out += _within(lines, len(work), budget)
     out.append("")
     return out
@@ -266,6 +268,8 @@ def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
         parts.append(block)
         used += len(block)
     if left_out:
-        parts.append(f"_{left_out} more file{'s' if left_out != 1 else ''} left out to fit a comment; see the HTML or JSON report._\n")
+        parts.append(
+            f"_{left_out} more file{'s' if left_out != 1 else ''} left out to fit a comment; see the HTML or JSON report._\n"
+        )
     parts.append(f"<sub>porter {model.version} · {model.kind} · {model.generated_at}</sub>\n")
     return "\n".join(parts)

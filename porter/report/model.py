@@ -40,7 +40,13 @@ INFO = tuple(NOTE_GROUPS)  # "kept-on-cuda", "note"
 INFO_TITLES = NOTE_GROUPS
 OUTCOMES = WORK + INFO
 # RuleSummary/Readiness attribute that counts each outcome
-_COUNTER = {"rewritten": "rewritten", "unapplied": "unapplied", "manual": "manual", "kept-on-cuda": "kept", "note": "notes"}
+_COUNTER = {
+    "rewritten": "rewritten",
+    "unapplied": "unapplied",
+    "manual": "manual",
+    "kept-on-cuda": "kept",
+    "note": "notes",
+}
 
 
 def _text(data: bytes | None) -> str:
@@ -468,7 +474,11 @@ class ReportModel:
         results = list(results)
         for res in results:
             counts["scanned"] += 1
-            counts[{"changed": "changed", "unchanged": "unchanged", "skipped": "skipped", "error": "errors"}[res.status.value]] += 1
+            counts[
+                {"changed": "changed", "unchanged": "unchanged", "skipped": "skipped", "error": "errors"}[
+                    res.status.value
+                ]
+            ] += 1
             if res.status is FileStatus.SKIPPED:
                 skipped[res.reason or "skipped"] += 1
             sites: list[Site] = []
@@ -570,8 +580,10 @@ class ReportModel:
         verb = "ported automatically" if self.kind == "rewrite" else "portable automatically"
         tail = f" Not counted, no action needed: {info}." if info else ""
         if r.nothing_automatic:
-            return (f"Nothing left that porter can port automatically: {r.manual} manual site{'s' if r.manual != 1 else ''} "
-                    f"left for a person.{tail}")
+            return (
+                f"Nothing left that porter can port automatically: {r.manual} manual site{'s' if r.manual != 1 else ''} "
+                f"left for a person.{tail}"
+            )
         left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
         if r.unapplied:
             left += f", {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied"
@@ -607,7 +619,7 @@ class ReportModel:
 
 
 def info_counts(kept: int, notes: int) -> str:
-    """"3 kept on CUDA by design, 1 note" (empty when both are 0): shared by the renderers."""
+    """ "3 kept on CUDA by design, 1 note" (empty when both are 0): shared by the renderers."""
     bits = []
     if kept:
         bits.append(f"{kept} kept on CUDA by design")

@@ -14,7 +14,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from porter.pipeline.discover import discover
 
@@ -110,7 +118,9 @@ class RunProgress:
         of = f"/{self.total}" if self.total else ""
         pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
         word = "done" if final else self.label
-        self.console.print(f"porter: {word} {self.done}{of} files{pct}, {elapsed:.0f}s", highlight=False, soft_wrap=True)
+        self.console.print(
+            f"porter: {word} {self.done}{of} files{pct}, {elapsed:.0f}s", highlight=False, soft_wrap=True
+        )
         self.lines_written += 1
 
 

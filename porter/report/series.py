@@ -46,10 +46,22 @@ KINDS = (
 _ORDER = {kind: i for i, (kind, _) in enumerate(KINDS)}
 # rule family -> kind (a family not listed, e.g. a new one, counts as devices)
 FAMILY_KIND = {
-    "device": "devices", "cuda-api": "devices", "accelerator": "devices", "target-api": "devices",
-    "frameworks": "devices", "distributed": "distributed", "amp": "amp", "backend-flags": "runtime",
-    "compile": "runtime", "optim": "runtime", "perf": "runtime", "xla-loop": "xla", "xla-params": "xla",
-    "kernels": "kernels", "libraries": "kernels", "guards": "kernels",
+    "device": "devices",
+    "cuda-api": "devices",
+    "accelerator": "devices",
+    "target-api": "devices",
+    "frameworks": "devices",
+    "distributed": "distributed",
+    "amp": "amp",
+    "backend-flags": "runtime",
+    "compile": "runtime",
+    "optim": "runtime",
+    "perf": "runtime",
+    "xla-loop": "xla",
+    "xla-params": "xla",
+    "kernels": "kernels",
+    "libraries": "kernels",
+    "guards": "kernels",
 }
 MAX_AREA_HUNKS = 150
 _TEST_PARTS = frozenset(("tests", "test", "testing"))
@@ -165,7 +177,9 @@ def _imports_only(lines: list[str], defs: bool = False) -> bool:
     return all(isinstance(node, kinds) for node in tree.body)
 
 
-def _classify(blocks: list[_Block], before: list[str], after: list[str], findings: tuple[Finding, ...], test: bool) -> None:
+def _classify(
+    blocks: list[_Block], before: list[str], after: list[str], findings: tuple[Finding, ...], test: bool
+) -> None:
     """Give every block a kind (see the module docstring)."""
     claimed: set[int] = set()
     for b in blocks:
@@ -183,9 +197,15 @@ def _classify(blocks: list[_Block], before: list[str], after: list[str], finding
     if test:
         return
     # imports, and definitions porter adds (the --portable device helper): what later lines use
-    imports = [b for b in blocks if b.kind is None and (
-        (_imports_only(before[b.i1:b.i2]) and _imports_only(after[b.j1:b.j2]))
-        or (b.i1 == b.i2 and _imports_only(after[b.j1:b.j2], defs=True)))]
+    imports = [
+        b
+        for b in blocks
+        if b.kind is None
+        and (
+            (_imports_only(before[b.i1 : b.i2]) and _imports_only(after[b.j1 : b.j2]))
+            or (b.i1 == b.i2 and _imports_only(after[b.j1 : b.j2], defs=True))
+        )
+    ]
     rest = [b for b in blocks if b.kind is None and b not in imports]
     for b in rest:  # no finding of its own: the nearest block's kind
         near = [o for o in blocks if o.kind is not None and o not in rest and o not in imports]
@@ -205,8 +225,8 @@ def _state(before: list[str], after: list[str], blocks: list[_Block], upto: int)
     out: list[str] = []
     pos = 0
     for b in blocks:
-        out.extend(before[pos:b.i1])
-        out.extend(after[b.j1:b.j2] if _ORDER[b.kind or "devices"] <= upto else before[b.i1:b.i2])
+        out.extend(before[pos : b.i1])
+        out.extend(after[b.j1 : b.j2] if _ORDER[b.kind or "devices"] <= upto else before[b.i1 : b.i2])
         pos = b.i2
     out.extend(before[pos:])
     return "".join(out)
@@ -236,8 +256,12 @@ def _areas(hunks: dict[str, int], max_hunks: int) -> dict[str, str]:
 def _relative(names: list[str]) -> dict[str, str]:
     """Each name below the folder all of them share."""
     folders = [os.path.dirname(n) for n in names]
-    common = os.path.commonpath(folders) if folders and all(f.startswith("/") == folders[0].startswith("/") for f in folders) else ""
-    return {n: (n[len(common) + 1:] if common else n) for n in names}
+    common = (
+        os.path.commonpath(folders)
+        if folders and all(f.startswith("/") == folders[0].startswith("/") for f in folders)
+        else ""
+    )
+    return {n: (n[len(common) + 1 :] if common else n) for n in names}
 
 
 @dataclass
@@ -293,7 +317,9 @@ def plan(files: list[PortedFile], max_area_hunks: int = MAX_AREA_HUNKS) -> Serie
     return Series(series, _attribute_manual(files, series, area_of, rel))
 
 
-def _attribute_manual(files: list[PortedFile], series: list[Patch], area_of: dict[str, str], rel: dict[str, str]) -> Counter[str]:
+def _attribute_manual(
+    files: list[PortedFile], series: list[Patch], area_of: dict[str, str], rel: dict[str, str]
+) -> Counter[str]:
     """Findings left for a person go to the patch of their file's area and their kind, when
     there is one; the codes of the others are returned."""
     by_key = {(p.area, p.kind): p for p in series}
@@ -367,8 +393,10 @@ def write(folder: Path, series: Series, command: str, done: list[str] | None = N
     for p in series.patches:
         # an area is a folder's name, a file a path: from the tree, so Markdown text (a newline or
         # `![x](url)` in a folder's name must not become a heading or an image), one line each
-        lines.append(f"| {p.number} | {p.filename} | {_cell(p.area_label)} | {p.kind} | {len(p.files)} | {p.hunks} | "
-                     f"{_codes(p.ported)} | {_codes(p.manual)} |")
+        lines.append(
+            f"| {p.number} | {p.filename} | {_cell(p.area_label)} | {p.kind} | {len(p.files)} | {p.hunks} | "
+            f"{_codes(p.ported)} | {_codes(p.manual)} |"
+        )
     if series.elsewhere:
         lines += ["", f"Left for a person outside these patches (files they leave alone): {_codes(series.elsewhere)}."]
     lines += ["", "## Files per patch", ""]
@@ -379,11 +407,22 @@ def write(folder: Path, series: Series, command: str, done: list[str] | None = N
     index = {
         "command": command,
         "patches": [
-            {"number": p.number, "file": p.filename, "area": p.area, "kind": p.kind, "files": p.files,
-             "hunks": p.hunks, "ported": dict(p.ported), "left_for_a_person": dict(p.manual)}
+            {
+                "number": p.number,
+                "file": p.filename,
+                "area": p.area,
+                "kind": p.kind,
+                "files": p.files,
+                "hunks": p.hunks,
+                "ported": dict(p.ported),
+                "left_for_a_person": dict(p.manual),
+            }
             for p in series.patches
         ],
         "left_for_a_person_elsewhere": dict(series.elsewhere),
     }
-    _put(folder / "index.json", (json.dumps(index, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"))
+    _put(
+        folder / "index.json",
+        (json.dumps(index, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"),
+    )
     done.append("index.json")

@@ -39,7 +39,9 @@ def unified_diff(result: FileResult, path: str | None = None) -> str:
 def diff_text(before: str, after: str, path: str) -> str:
     """The unified diff of one file's two texts, named `path` (a/ and b/ prefixed, git-quoted)."""
     where = path.lstrip("/")
-    lines = difflib.unified_diff(lines_of(before), lines_of(after), git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n")
+    lines = difflib.unified_diff(
+        lines_of(before), lines_of(after), git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n"
+    )
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     if where.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
         from porter.files.notebooks.diffs import label_hunks
@@ -52,7 +54,9 @@ def _print_diff_text(console: Console, text: str) -> None:
     if not text:
         return
     if console.is_terminal:
-        console.print(Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False))
+        console.print(
+            Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False)
+        )
         return
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text
@@ -120,12 +124,26 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
     table.add_column("info (no action)", justify="right")
     for r in model.rules:
         table.add_row(
-            plain(r.code), plain(r.name), plain(r.family), str(r.found), str(r.rewritten), _n(r.unapplied, "yellow"), _n(r.manual, "red"), str(r.info)
+            plain(r.code),
+            plain(r.name),
+            plain(r.family),
+            str(r.found),
+            str(r.rewritten),
+            _n(r.unapplied, "yellow"),
+            _n(r.manual, "red"),
+            str(r.info),
         )
     table.add_section()
     tot = model.readiness
     table.add_row(
-        "", "total", "", str(tot.sites + tot.info), str(tot.ported), _n(tot.unapplied, "yellow"), _n(tot.manual, "red"), str(tot.info)
+        "",
+        "total",
+        "",
+        str(tot.sites + tot.info),
+        str(tot.ported),
+        _n(tot.unapplied, "yellow"),
+        _n(tot.manual, "red"),
+        str(tot.info),
     )
     console.print(table)
 
@@ -135,7 +153,10 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         for r in manual_rules:
             n = r.manual + r.unapplied
             # advice is text (`x[i]`, `[tool.porter]`), never markup
-            console.print(f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.advice or r.summary)}", soft_wrap=True)
+            console.print(
+                f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.advice or r.summary)}",
+                soft_wrap=True,
+            )
             console.print(f"    porter explain {r.code}", style="dim", highlight=False, soft_wrap=True)
     for group in INFO:
         info_rules = [r for r in model.rules if r.count(group)]
@@ -143,7 +164,10 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
             console.print(f"[bold]{INFO_TITLES[group]}[/] (no action needed, not counted in readiness):")
             for r in info_rules:
                 n = r.count(group)
-                console.print(f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.summary)}", soft_wrap=True)
+                console.print(
+                    f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.summary)}",
+                    soft_wrap=True,
+                )
 
     files = model.files_with_sites
     if files:
@@ -195,4 +219,3 @@ def _print_sections(console: Console, model: ReportModel) -> None:
 
 def _n(n: int, colour: str) -> str:
     return f"[{colour}]{n}[/]" if n else "0"
-

@@ -35,8 +35,11 @@ def tree_map_tensors(fn: Callable[[torch.Tensor], torch.Tensor], obj: Any) -> An
         return fn(obj)
     if isinstance(obj, Mapping):
         # a Mapping subclass made from a dict (an OrderedDict, a ModelOutput), as the model returned it
-        return cast(Any, type(obj))({k: tree_map_tensors(fn, v) for k, v in obj.items()}) \
-            if type(obj) is not dict else {k: tree_map_tensors(fn, v) for k, v in obj.items()}
+        return (
+            cast(Any, type(obj))({k: tree_map_tensors(fn, v) for k, v in obj.items()})
+            if type(obj) is not dict
+            else {k: tree_map_tensors(fn, v) for k, v in obj.items()}
+        )
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
         return type(obj)(*(tree_map_tensors(fn, v) for v in obj))
     if isinstance(obj, (tuple, list)):

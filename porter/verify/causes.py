@@ -29,8 +29,9 @@ def _made(manifest: dict) -> str:
     """Where a side's recorded losses and parameters lived, in words."""
     d = manifest.get("devices") or {}
     params = d.get("parameters") or {}
-    return (f"losses on {', '.join(d.get('losses') or []) or 'no device recorded'}; parameters: "
-            + (", ".join(f"{n} on {k}" for k, n in sorted(params.items())) or "none recorded"))
+    return f"losses on {', '.join(d.get('losses') or []) or 'no device recorded'}; parameters: " + (
+        ", ".join(f"{n} on {k}" for k, n in sorted(params.items())) or "none recorded"
+    )
 
 
 def device_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
@@ -48,25 +49,32 @@ def device_findings(rm: dict, pm: dict) -> tuple[list[str], list[str]]:
     port_kind = (pm.get("side") or {}).get("kind")
     for role, made in (("reference", ref_made), ("port", port_made)):
         if not made:
-            errors.append(f"where the {role}'s tensors were made is not recorded (a trace from an older "
-                          "porter?): without it porter cannot tell that the two sides ran on different "
-                          "devices, so it gives no verdict")
+            errors.append(
+                f"where the {role}'s tensors were made is not recorded (a trace from an older "
+                "porter?): without it porter cannot tell that the two sides ran on different "
+                "devices, so it gives no verdict"
+            )
     on_target = sorted(ref_made & (set(TARGET_KINDS) | ({port_kind} - {None, "cpu", "cuda"})))
     if on_target:
-        errors.append(f"the reference computed on {', '.join(on_target)}, the target's device type "
-                      f"({_made(rm)}): the reference must run the original's CUDA path (on a GPU, or "
-                      "on the CPU through porter's CUDA shim), or the port is compared with itself; "
-                      "no verdict")
+        errors.append(
+            f"the reference computed on {', '.join(on_target)}, the target's device type "
+            f"({_made(rm)}): the reference must run the original's CUDA path (on a GPU, or "
+            "on the CPU through porter's CUDA shim), or the port is compared with itself; "
+            "no verdict"
+        )
     elif port_kind not in (None, "cpu") and port_made == {"cpu"}:
-        fails.append(f"the port computed on the CPU, not on its {port_kind} device: its parameters "
-                     "and losses never left the CPU (it took a CPU branch, or never moved the "
-                     "model), so this run says nothing about the port on the target")
+        fails.append(
+            f"the port computed on the CPU, not on its {port_kind} device: its parameters "
+            "and losses never left the CPU (it took a CPU branch, or never moved the "
+            "model), so this run says nothing about the port on the target"
+        )
     elif ref_made and ref_made == port_made:
-        errors.append(f"both sides computed on {', '.join(sorted(ref_made))} (reference: {_made(rm)}; "
-                      f"port: {_made(pm)}): a port compared with a run on its own device type proves "
-                      "nothing, so porter gives no verdict"
-                      + (" (no target runtime is installed for the port: install torch_xla)"
-                         if port_kind == "cpu" else ""))
+        errors.append(
+            f"both sides computed on {', '.join(sorted(ref_made))} (reference: {_made(rm)}; "
+            f"port: {_made(pm)}): a port compared with a run on its own device type proves "
+            "nothing, so porter gives no verdict"
+            + (" (no target runtime is installed for the port: install torch_xla)" if port_kind == "cpu" else "")
+        )
     return errors, fails
 
 
@@ -76,12 +84,18 @@ def branch_warnings(rm: dict, pm: dict) -> list[str]:
     port_made = _kinds(pm)
     ref_side = rm.get("side") or {}
     requested = (rm.get("devices") or {}).get("requested")
-    if ref_side.get("shim") == "cuda->cpu" and requested is not None and not requested.get("cuda") \
-            and port_made - {"cpu"}:
-        warns.append("the reference asked for no CUDA or accelerator device, so it ran its CPU "
-                     f"branch while the port ran on {', '.join(sorted(port_made - {'cpu'}))}: the two "
-                     "runs may follow different code paths (does the original choose CUDA through "
-                     "something porter's CUDA shim does not answer?)")
+    if (
+        ref_side.get("shim") == "cuda->cpu"
+        and requested is not None
+        and not requested.get("cuda")
+        and port_made - {"cpu"}
+    ):
+        warns.append(
+            "the reference asked for no CUDA or accelerator device, so it ran its CPU "
+            f"branch while the port ran on {', '.join(sorted(port_made - {'cpu'}))}: the two "
+            "runs may follow different code paths (does the original choose CUDA through "
+            "something porter's CUDA shim does not answer?)"
+        )
     return warns
 
 
@@ -100,8 +114,9 @@ def rng_lines(rm: dict, pm: dict) -> list[str]:
             out.append(f"{role}: not recorded (a trace from an older porter)")
             continue
         n = r.get("device_draws")
-        drawn = "" if n is None else (f"; {n} draw(s) on the device" +
-                                      (" redirected" if r.get("redirected") and n else ""))
+        drawn = (
+            "" if n is None else (f"; {n} draw(s) on the device" + (" redirected" if r.get("redirected") and n else ""))
+        )
         own = sum(x["count"] for x in r.get("own_generator", []))
         mine = f"; {own} draw(s) with the program's own device generator were not redirected" if own else ""
         out.append(f"{role}: drawn from {r.get('generator')}{drawn}{mine}")
@@ -122,22 +137,28 @@ def rng_findings(rm: dict, pm: dict, parted_step: int | None, start_differs: boo
         if parted_step is not None:
             starts = starts or early.get("after_step", 0) < parted_step
         if starts:
-            out.append(f"the divergence starts at a random draw on the {role} side's device: "
-                       f"{r['device_draws']} tensor(s) drawn with the device's own generator "
-                       f"(--device-rng; first: {_draw_where(early)}), which is not the other side's "
-                       "generator; run without --device-rng to draw them from the CPU generator on "
-                       "both sides")
+            out.append(
+                f"the divergence starts at a random draw on the {role} side's device: "
+                f"{r['device_draws']} tensor(s) drawn with the device's own generator "
+                f"(--device-rng; first: {_draw_where(early)}), which is not the other side's "
+                "generator; run without --device-rng to draw them from the CPU generator on "
+                "both sides"
+            )
     return out
 
 
 def weights_advice(pm: dict) -> str:
     r = pm.get("rng") or {}
     if r and not r.get("redirected", True) and r.get("before_step_1"):
-        return ("the port drew random numbers on its device before step 1 with the device's own "
-                "generator (--device-rng): run without it to draw them from the CPU generator")
-    return ("both sides drew from the same seeded CPU generator, so the port initialises "
-            "differently: another initialiser, another order of draws, or weights loaded or "
-            "changed elsewhere")
+        return (
+            "the port drew random numbers on its device before step 1 with the device's own "
+            "generator (--device-rng): run without it to draw them from the CPU generator"
+        )
+    return (
+        "both sides drew from the same seeded CPU generator, so the port initialises "
+        "differently: another initialiser, another order of draws, or weights loaded or "
+        "changed elsewhere"
+    )
 
 
 __all__ = ["made_on", "device_findings", "branch_warnings", "rng_lines", "rng_findings", "weights_advice"]

@@ -19,19 +19,29 @@ def _summary(run: SideRun) -> SideSummary:
     if device is None:
         device = "unknown (the side stopped before choosing a device)"
     return SideSummary(
-        role=run.role, status=run.status, device=device, hardware=bool(side.get("hardware")),
-        emulated=bool(side.get("emulated")), shim=side.get("shim"),
-        versions=side.get("versions", {}), wall_s=run.wall_s, phase_s=meta.get("phase_s", {}),
-        perf=meta.get("perf"), graph_breaks=meta.get("graph_breaks"), error=run.error,
+        role=run.role,
+        status=run.status,
+        device=device,
+        hardware=bool(side.get("hardware")),
+        emulated=bool(side.get("emulated")),
+        shim=side.get("shim"),
+        versions=side.get("versions", {}),
+        wall_s=run.wall_s,
+        phase_s=meta.get("phase_s", {}),
+        perf=meta.get("perf"),
+        graph_breaks=meta.get("graph_breaks"),
+        error=run.error,
         notes=side.get("notes", []) + meta.get("notes", []),
-        log_tail=run.log_tail if not run.ok else "")
+        log_tail=run.log_tail if not run.ok else "",
+    )
 
 
 def _describe_error(s: SideSummary) -> str:
     e = s.error or {}
     where = f" at {e['location']}" if e.get("location") else ""
-    what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
-            "crashed": "crashed"}.get(e.get("kind", ""), "raised")
+    what = {"timeout": "timed out", "out_of_memory": "ran out of memory", "crashed": "crashed"}.get(
+        e.get("kind", ""), "raised"
+    )
     msg = e.get("message", "").strip().splitlines()
     msg = msg[0] if msg else ""
     if e.get("kind") == "timeout":
@@ -44,8 +54,14 @@ def run_parity(cfg: ParityConfig, workdir: Path | None = None, keep: bool = Fals
     ref_run, port_run, base = run_both(cfg, workdir)
     ref = _summary(ref_run)
     port = _summary(port_run) if port_run is not None else None
-    result = ParityResult(verdict="error", reasons=[], config=cfg.to_dict(), reference=ref,
-                          ported=port, workdir=str(base) if keep else None)
+    result = ParityResult(
+        verdict="error",
+        reasons=[],
+        config=cfg.to_dict(),
+        reference=ref,
+        ported=port,
+        workdir=str(base) if keep else None,
+    )
     try:
         _fill(result, cfg, ref_run, port_run)
     finally:
@@ -72,8 +88,10 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
             result.first_nonfinite["reference"] = nf
         src = f" (first non-finite module: {nf['module']})" if nf else ""
         for name, c in ref_run.meta["nonfinite_outputs"].items():
-            result.reasons.append(f"the reference produced {c['nan']} NaN and {c['inf']} Inf in "
-                                  f"{name}{src}: it is no baseline to check a port against")
+            result.reasons.append(
+                f"the reference produced {c['nan']} NaN and {c['inf']} Inf in "
+                f"{name}{src}: it is no baseline to check a port against"
+            )
         result.reasons.append("the ported side was not run")
         return
     if port_run is None or not port_run.ok:
@@ -101,16 +119,19 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
     if ref_kind == port_kind:
         # the reference never has a target's device (devices.keep_reference_off_targets): two
         # sides on one device type means the port has none either, and proves nothing
-        error.append(f"both sides ran on {ref_kind}: a port compared with a run on its own device "
-                     "type proves nothing, so porter gives no verdict"
-                     + (" (no target runtime is installed for the port: install torch_xla)"
-                        if port_kind == "cpu" else ""))
+        error.append(
+            f"both sides ran on {ref_kind}: a port compared with a run on its own device "
+            "type proves nothing, so porter gives no verdict"
+            + (" (no target runtime is installed for the port: install torch_xla)" if port_kind == "cpu" else "")
+        )
     ref_bad = [o for o in result.outputs if o.ref_nan or o.ref_inf]
     for o in ref_bad:
         where = result.first_nonfinite.get("reference")
         src = f" (first non-finite module: {where['module']})" if where else ""
-        error.append(f"the reference produced {o.ref_nan} NaN and {o.ref_inf} Inf in {o.name}{src}: "
-                     "it is no baseline to check a port against")
+        error.append(
+            f"the reference produced {o.ref_nan} NaN and {o.ref_inf} Inf in {o.name}{src}: "
+            "it is no baseline to check a port against"
+        )
     for o in result.outputs:
         if o.passed or o in ref_bad:
             continue
@@ -121,20 +142,26 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         elif o.problem:
             fail.append(f"{o.name}: {o.problem}")
         else:
-            fail.append(f"{o.name}: max abs error {o.max_abs:.3g}, {o.mismatched} element(s) "
-                        f"outside rtol={o.rtol:g} atol={o.atol:g}")
+            fail.append(
+                f"{o.name}: max abs error {o.max_abs:.3g}, {o.mismatched} element(s) "
+                f"outside rtol={o.rtol:g} atol={o.atol:g}"
+            )
     if first is not None and any(not o.passed for o in result.outputs):
-        fail.append(f"first diverging module: {first['module']}"
-                    + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
-                    + (f" ({first['problem']})" if first.get("problem") else ""))
+        fail.append(
+            f"first diverging module: {first['module']}"
+            + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
+            + (f" ({first['problem']})" if first.get("problem") else "")
+        )
     ref_tied = {tuple(g) for g in ref_run.meta.get("tied", [])}
     port_tied = {tuple(g) for g in port_run.meta.get("tied", [])}
     for g in sorted(ref_tied - port_tied):
         fail.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)}")
     sd = result.state_dict or {}
-    for key, label in (("missing_in_reference", "ported parameters/buffers with no reference weight"),
-                       ("unexpected_in_reference", "reference weights with no ported name"),
-                       ("shape_mismatch", "weights whose shapes differ")):
+    for key, label in (
+        ("missing_in_reference", "ported parameters/buffers with no reference weight"),
+        ("unexpected_in_reference", "reference weights with no ported name"),
+        ("shape_mismatch", "weights whose shapes differ"),
+    ):
         if sd.get(key):
             names = [x["name"] if isinstance(x, dict) else x for x in sd[key]]
             fail.append(f"{label}: {', '.join(names[:8])}" + (" …" if len(names) > 8 else ""))
@@ -142,8 +169,10 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         result.gradients = compare.compare_grads(rt["grads"], pt["grads"], cfg)
         result.gradients["loss_fn"] = ref_run.meta.get("gradients", {}).get("loss_fn")
         if not result.gradients["passed"]:
-            fail.append(f"{result.gradients['failed']} parameter gradient(s) outside tolerance "
-                        f"(worst: {result.gradients['worst'][0]['name']})")
+            fail.append(
+                f"{result.gradients['failed']} parameter gradient(s) outside tolerance "
+                f"(worst: {result.gradients['worst'][0]['name']})"
+            )
     else:
         why = ref_run.meta.get("gradients", {}).get("why") or port_run.meta.get("gradients", {}).get("why")
         result.gradients = {"ran": False, "why": why or "no gradients recorded"}
@@ -151,8 +180,10 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         if "losses" in rt and "losses" in pt:
             result.train = compare.compare_train(rt, pt, cfg)
             if not result.train["passed"]:
-                fail.append(f"loss curves differ over {cfg.train_steps} steps (max abs error "
-                            f"{result.train['max_loss_abs_error']})")
+                fail.append(
+                    f"loss curves differ over {cfg.train_steps} steps (max abs error "
+                    f"{result.train['max_loss_abs_error']})"
+                )
         else:
             why = ref_run.meta.get("train", {}).get("why", "not recorded")
             result.train = {"ran": False, "why": why}
@@ -161,11 +192,13 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
     result.verdict = "error" if error else ("fail" if fail else "pass")
     if result.verdict == "pass":
         emu = " (on emulation, not hardware)" if port is not None and port.emulated else ""
-        result.reasons.append(f"all {len(result.outputs)} output tensor(s), "
-                              f"{result.layers_compared} module output(s)"
-                              + (f", {result.gradients['parameters']} gradient(s)" if result.gradients.get("ran") else "")
-                              + (f", {cfg.train_steps} training step(s)" if result.train else "")
-                              + f" within tolerance{emu}")
+        result.reasons.append(
+            f"all {len(result.outputs)} output tensor(s), "
+            f"{result.layers_compared} module output(s)"
+            + (f", {result.gradients['parameters']} gradient(s)" if result.gradients.get("ran") else "")
+            + (f", {cfg.train_steps} training step(s)" if result.train else "")
+            + f" within tolerance{emu}"
+        )
 
 
 __all__ = ["run_parity"]

@@ -102,8 +102,9 @@ class HostGroup(ProcessGroup):
     def reduce_scatter(self, outputs, input_lists, opts=None):
         COUNTS["reduce_scatter"] += 1
         host_out = _host(outputs)
-        self.inner.reduce_scatter(host_out, [_host(lst) for lst in input_lists],
-                                  opts or dist.ReduceScatterOptions()).wait()
+        self.inner.reduce_scatter(
+            host_out, [_host(lst) for lst in input_lists], opts or dist.ReduceScatterOptions()
+        ).wait()
         _back(outputs, host_out)
         return _done(outputs)
 
@@ -139,8 +140,7 @@ def _create(store, rank, size, timeout):
 
 def world() -> tuple[int, int, int]:
     """(rank, local rank, world size) from the launcher's environment."""
-    return (int(os.environ.get("RANK", 0)), int(os.environ.get("LOCAL_RANK", 0)),
-            int(os.environ.get("WORLD_SIZE", 1)))
+    return (int(os.environ.get("RANK", 0)), int(os.environ.get("LOCAL_RANK", 0)), int(os.environ.get("WORLD_SIZE", 1)))
 
 
 def install(stands_for: set[str], init_methods: dict[str, str] | None = None) -> None:
@@ -197,10 +197,16 @@ def xla_runtime_world() -> None:
 
     def all_reduce(reduce_type, inputs, scale=1.0, groups=None, pin_layout=True):
         if groups:
-            raise NotImplementedError("porter's emulation of several XLA processes does not "
-                                      "emulate xm.all_reduce over groups: run on the target")
-        ops = {xm.REDUCE_SUM: dist.ReduceOp.SUM, xm.REDUCE_MAX: dist.ReduceOp.MAX,
-               xm.REDUCE_MIN: dist.ReduceOp.MIN, xm.REDUCE_MUL: dist.ReduceOp.PRODUCT}
+            raise NotImplementedError(
+                "porter's emulation of several XLA processes does not "
+                "emulate xm.all_reduce over groups: run on the target"
+            )
+        ops = {
+            xm.REDUCE_SUM: dist.ReduceOp.SUM,
+            xm.REDUCE_MAX: dist.ReduceOp.MAX,
+            xm.REDUCE_MIN: dist.ReduceOp.MIN,
+            xm.REDUCE_MUL: dist.ReduceOp.PRODUCT,
+        }
         tensors = [inputs] if isinstance(inputs, torch.Tensor) else list(inputs)
         for t in tensors:
             dist.all_reduce(t, op=ops[reduce_type])

@@ -26,14 +26,16 @@ def _f(x: torch.Tensor) -> float:
     return float(x.item())
 
 
-def compare_tensor(name: str, ref: torch.Tensor | None, port: torch.Tensor | None,
-                   cfg: ParityConfig) -> TensorComparison:
+def compare_tensor(
+    name: str, ref: torch.Tensor | None, port: torch.Tensor | None, cfg: ParityConfig
+) -> TensorComparison:
     if ref is None or port is None:
         present = ref if ref is not None else port
         assert present is not None  # a tensor missing on both sides is never compared
         side = "ported" if ref is not None else "reference"
-        return TensorComparison(name, list(present.shape), _dtype_name(present), 0.0, 0.0, False,
-                                problem=f"missing on the {side} side")
+        return TensorComparison(
+            name, list(present.shape), _dtype_name(present), 0.0, 0.0, False, problem=f"missing on the {side} side"
+        )
     low = port if port.dtype in (torch.float16, torch.bfloat16) else ref
     rtol, atol = cfg.tolerances(_dtype_name(low))
     res = TensorComparison(name, list(ref.shape), _dtype_name(ref), rtol, atol, False)
@@ -56,8 +58,7 @@ def compare_tensor(name: str, ref: torch.Tensor | None, port: torch.Tensor | Non
     finite = r.isfinite() & p.isfinite()
     close = torch.isclose(p, r, rtol=rtol, atol=atol)
     res.mismatched = int((~close).sum())
-    res.passed = res.mismatched == 0 and res.ref_nan == res.ported_nan == 0 \
-        and res.ref_inf == res.ported_inf == 0
+    res.passed = res.mismatched == 0 and res.ref_nan == res.ported_nan == 0 and res.ref_inf == res.ported_inf == 0
     if finite.any():
         rf, pf = r[finite], p[finite]
         diff = (rf - pf).abs()
@@ -66,8 +67,11 @@ def compare_tensor(name: str, ref: torch.Tensor | None, port: torch.Tensor | Non
         big = rf.abs() > atol  # relative error only where the reference is not ~0
         res.max_rel = _f((diff[big] / rf[big].abs()).max()) if big.any() else 0.0
         nr, np_ = rf.norm(), pf.norm()
-        res.cosine = 1.0 if float(nr) == 0.0 and float(np_) == 0.0 else (
-            _f(torch.dot(rf, pf) / (nr * np_)) if float(nr) and float(np_) else 0.0)
+        res.cosine = (
+            1.0
+            if float(nr) == 0.0 and float(np_) == 0.0
+            else (_f(torch.dot(rf, pf) / (nr * np_)) if float(nr) and float(np_) else 0.0)
+        )
     if ref.dtype != port.dtype:
         res.problem = f"dtype differs: reference {_dtype_name(ref)}, ported {_dtype_name(port)}"
     return res
@@ -91,17 +95,26 @@ def first_divergence(ref_acts: dict, port_acts: dict, order: list[str], cfg: Par
             continue
         r_list, p_list = ref_acts[key], port_acts[key]
         if len(r_list) != len(p_list):
-            first = first or {"module": key, "problem":
-                              f"{len(r_list)} output tensors on the reference, {len(p_list)} ported"}
+            first = first or {
+                "module": key,
+                "problem": f"{len(r_list)} output tensors on the reference, {len(p_list)} ported",
+            }
             continue
         compared += 1
         for i, (r, p) in enumerate(zip(r_list, p_list)):
             cmp = compare_tensor(f"{key}[{i}]" if len(r_list) > 1 else key, r, p, cfg)
             if not cmp.passed and first is None:
-                first = {"module": key, "output": i, "max_abs": cmp.max_abs,
-                         "max_rel": cmp.max_rel, "mismatched": cmp.mismatched,
-                         "numel": r.numel(), "rtol": cmp.rtol, "atol": cmp.atol,
-                         "problem": cmp.problem}
+                first = {
+                    "module": key,
+                    "output": i,
+                    "max_abs": cmp.max_abs,
+                    "max_rel": cmp.max_rel,
+                    "mismatched": cmp.mismatched,
+                    "numel": r.numel(),
+                    "rtol": cmp.rtol,
+                    "atol": cmp.atol,
+                    "problem": cmp.problem,
+                }
     return first, compared, {"only_reference": only_ref[:50], "only_ported": only_port[:50]}
 
 
@@ -124,8 +137,13 @@ def compare_grads(ref: dict, port: dict, cfg: ParityConfig) -> dict:
         return r.max_abs / (r.atol + r.rtol * 1.0)
 
     worst = sorted(rows, key=badness, reverse=True)[: cfg.grad_top]
-    return {"ran": True, "parameters": len(rows), "failed": len(failed), "passed": not failed,
-            "worst": [r.__dict__ for r in worst]}
+    return {
+        "ran": True,
+        "parameters": len(rows),
+        "failed": len(failed),
+        "passed": not failed,
+        "worst": [r.__dict__ for r in worst],
+    }
 
 
 def compare_train(ref: dict, port: dict, cfg: ParityConfig) -> dict:
@@ -139,22 +157,40 @@ def compare_train(ref: dict, port: dict, cfg: ParityConfig) -> dict:
     for name, r in ref["final_params"].items():
         p = port["final_params"].get(name)
         if p is None or p.shape != r.shape:
-            drift.append({"name": name, "max_abs": None, "relative_to_update": None,
-                          "problem": "missing or different shape on the ported side"})
+            drift.append(
+                {
+                    "name": name,
+                    "max_abs": None,
+                    "relative_to_update": None,
+                    "problem": "missing or different shape on the ported side",
+                }
+            )
             continue
         d = float((r.double() - p.double()).abs().max()) if r.numel() else 0.0
         moved = float((r.double() - init[name].double()).abs().max()) if name in init and r.numel() else 0.0
-        drift.append({"name": name, "max_abs": d,
-                      "relative_to_update": (d / moved) if moved > 0 else None})
+        drift.append({"name": name, "max_abs": d, "relative_to_update": (d / moved) if moved > 0 else None})
     drift.sort(key=lambda x: -1.0 if x["max_abs"] is None else x["max_abs"], reverse=True)
-    return {"ran": True, "steps": int(rl.numel()), "passed": passed,
-            "reference_losses": rl.tolist(), "ported_losses": pl.tolist() if pl.numel() else [],
-            "max_loss_abs_error": float((rl - pl).abs().max()) if close is not None else None,
-            "rtol": rtol, "atol": atol,
-            "parameter_drift": drift[: cfg.grad_top],
-            "drift_note": "informational: parameters whose true gradient is ~0 can drift by "
-                          "about the learning rate from float noise under Adam-type optimizers"}
+    return {
+        "ran": True,
+        "steps": int(rl.numel()),
+        "passed": passed,
+        "reference_losses": rl.tolist(),
+        "ported_losses": pl.tolist() if pl.numel() else [],
+        "max_loss_abs_error": float((rl - pl).abs().max()) if close is not None else None,
+        "rtol": rtol,
+        "atol": atol,
+        "parameter_drift": drift[: cfg.grad_top],
+        "drift_note": "informational: parameters whose true gradient is ~0 can drift by "
+        "about the learning rate from float noise under Adam-type optimizers",
+    }
 
 
-__all__ = ["compare_tensor", "compare_outputs", "first_divergence", "first_nonfinite",
-           "compare_grads", "compare_train", "load_tensors"]
+__all__ = [
+    "compare_tensor",
+    "compare_outputs",
+    "first_divergence",
+    "first_nonfinite",
+    "compare_grads",
+    "compare_train",
+    "load_tensors",
+]

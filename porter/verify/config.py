@@ -14,8 +14,14 @@ else:  # pragma: no cover - 3.10
 
 TARGETS = ("neuron", "tpu", "xla")
 DTYPES = ("float32", "bfloat16", "float16")
-_DTYPE_ALIASES = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
-                  "f16": "float16", "half": "float16"}
+_DTYPE_ALIASES = {
+    "fp32": "float32",
+    "f32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "f16": "float16",
+    "half": "float16",
+}
 
 # (rtol, atol) by the lower of the output dtype and the autocast dtype. Wider than
 # torch.testing's same-device defaults: the two sides run different kernels on different
@@ -96,8 +102,7 @@ class ParityConfig:
         if output_dtype in DEFAULT_TOLERANCES and order.index(output_dtype) > order.index(key):
             key = output_dtype
         rtol, atol = DEFAULT_TOLERANCES[key]
-        return (self.rtol if self.rtol is not None else rtol,
-                self.atol if self.atol is not None else atol)
+        return (self.rtol if self.rtol is not None else rtol, self.atol if self.atol is not None else atol)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -108,7 +113,8 @@ class ParityConfig:
 
 
 _PYPROJECT_KEYS = {f.name.replace("_", "-"): f.name for f in fields(ParityConfig)} | {
-    f.name: f.name for f in fields(ParityConfig)}
+    f.name: f.name for f in fields(ParityConfig)
+}
 
 
 def load_pyproject_settings(start: Path | None = None) -> tuple[dict, Path | None]:
@@ -140,8 +146,11 @@ def build_config(cli: dict, start: Path | None = None) -> ParityConfig:
     merged.update({k: v for k, v in cli.items() if v is not None})
     missing = [k for k in ("original", "ported", "entry") if k not in merged]
     if missing:
-        raise ValueError("missing required setting(s): " + ", ".join("--" + m for m in missing)
-                         + " (give them on the command line or in [tool.porter.parity])")
+        raise ValueError(
+            "missing required setting(s): "
+            + ", ".join("--" + m for m in missing)
+            + " (give them on the command line or in [tool.porter.parity])"
+        )
     merged["original"] = Path(merged["original"])
     merged["ported"] = Path(merged["ported"])
     if merged.get("report") is not None:
@@ -149,5 +158,12 @@ def build_config(cli: dict, start: Path | None = None) -> ParityConfig:
     return ParityConfig(**merged)
 
 
-__all__ = ["ParityConfig", "DEFAULT_TOLERANCES", "build_config", "load_pyproject_settings",
-           "normalize_dtype", "parse_ref", "replace"]
+__all__ = [
+    "ParityConfig",
+    "DEFAULT_TOLERANCES",
+    "build_config",
+    "load_pyproject_settings",
+    "normalize_dtype",
+    "parse_ref",
+    "replace",
+]

@@ -80,7 +80,8 @@ def keep_reference_off_targets() -> None:
         raise TargetRuntimeImported(
             f"{', '.join(imported)} was imported in the reference's process before the program "
             "started (TORCH_DEVICE_BACKEND_AUTOLOAD?): the reference must not run on a target's "
-            "device")
+            "device"
+        )
     for name in TARGET_RUNTIMES:
         sys.modules[name] = None  # type: ignore[assignment]  # Python's marker for "not importable"
 
@@ -92,11 +93,26 @@ def select_reference() -> SideDevice:
     if torch.cuda.is_available():
         name = torch.cuda.get_device_name(0)
         dev = torch.device("cuda")
-        return SideDevice("reference", "cuda", f"cuda ({name})", hardware=True, emulated=False,
-                          versions=_versions(), device=dev, sync=torch.cuda.synchronize)
-    return SideDevice("reference", "cpu", "cpu (reference; CUDA shim)", hardware=False,
-                      emulated=False, shim="cuda->cpu", versions=_versions(),
-                      device=torch.device("cpu"))
+        return SideDevice(
+            "reference",
+            "cuda",
+            f"cuda ({name})",
+            hardware=True,
+            emulated=False,
+            versions=_versions(),
+            device=dev,
+            sync=torch.cuda.synchronize,
+        )
+    return SideDevice(
+        "reference",
+        "cpu",
+        "cpu (reference; CUDA shim)",
+        hardware=False,
+        emulated=False,
+        shim="cuda->cpu",
+        versions=_versions(),
+        device=torch.device("cpu"),
+    )
 
 
 def _try_import(name: str):
@@ -126,15 +142,33 @@ def _xla_side(target: str, notes: list[str]) -> SideDevice | None:
         label = "xla (CPU PJRT, emulated)"
         if target != "xla":
             label = f"xla (CPU PJRT, emulated; '{target}' device strings mapped to xla)"
-        return SideDevice("ported", "xla", label, hardware=False, emulated=True,
-                          shim=None if target == "xla" else f"{target}->xla",
-                          versions=_versions(), notes=notes, device=dev, sync=sync)
+        return SideDevice(
+            "ported",
+            "xla",
+            label,
+            hardware=False,
+            emulated=True,
+            shim=None if target == "xla" else f"{target}->xla",
+            versions=_versions(),
+            notes=notes,
+            device=dev,
+            sync=sync,
+        )
     label = f"xla (PJRT {pjrt})"
     if target != "xla":
         label += f"; '{target}' device strings mapped to xla"
-    return SideDevice("ported", "xla", label, hardware=True, emulated=False,
-                      shim=None if target == "xla" else f"{target}->xla", versions=_versions(),
-                      notes=notes, device=dev, sync=sync)
+    return SideDevice(
+        "ported",
+        "xla",
+        label,
+        hardware=True,
+        emulated=False,
+        shim=None if target == "xla" else f"{target}->xla",
+        versions=_versions(),
+        notes=notes,
+        device=dev,
+        sync=sync,
+    )
 
 
 def select_ported(target: str) -> SideDevice:
@@ -149,26 +183,45 @@ def select_ported(target: str) -> SideDevice:
                 ns = getattr(torch, target)
                 ok = bool(ns.is_available()) if hasattr(ns, "is_available") else False
                 if not ok:
-                    ok = torch.accelerator.is_available() and \
-                        (acc := torch.accelerator.current_accelerator()) is not None and acc.type == target
+                    ok = (
+                        torch.accelerator.is_available()
+                        and (acc := torch.accelerator.current_accelerator()) is not None
+                        and acc.type == target
+                    )
             except Exception as exc:  # runtime present, no device
                 ok = False
                 notes.append(f"{pkg} imported but no {target} device: {type(exc).__name__}: {exc}")
             if ok:
                 dev = torch.device(target)
                 kind = "Trainium/Inferentia" if target == "neuron" else "TPU"
-                return SideDevice("ported", target, f"{target} ({kind}, {pkg})", hardware=True,
-                                  emulated=False, versions=_versions(), notes=notes, device=dev,
-                                  sync=torch.accelerator.synchronize)
+                return SideDevice(
+                    "ported",
+                    target,
+                    f"{target} ({kind}, {pkg})",
+                    hardware=True,
+                    emulated=False,
+                    versions=_versions(),
+                    notes=notes,
+                    device=dev,
+                    sync=torch.accelerator.synchronize,
+                )
         else:
             notes.append(f"{target} runtime not installed ({why})")
     side = _xla_side(target, notes)
     if side is not None:
         return side
     label = "cpu (no target runtime installed)"
-    return SideDevice("ported", "cpu", label, hardware=False, emulated=False,
-                      shim=None if target == "xla" else f"{target}->cpu", versions=_versions(),
-                      notes=notes, device=torch.device("cpu"))
+    return SideDevice(
+        "ported",
+        "cpu",
+        label,
+        hardware=False,
+        emulated=False,
+        shim=None if target == "xla" else f"{target}->cpu",
+        versions=_versions(),
+        notes=notes,
+        device=torch.device("cpu"),
+    )
 
 
 def peak_memory(side: SideDevice) -> dict:
@@ -176,12 +229,13 @@ def peak_memory(side: SideDevice) -> dict:
     import torch
 
     if side.kind == "cuda":
-        return {"bytes": int(torch.cuda.max_memory_allocated()),
-                "source": "torch.cuda.max_memory_allocated"}
+        return {"bytes": int(torch.cuda.max_memory_allocated()), "source": "torch.cuda.max_memory_allocated"}
     if side.kind in ("neuron", "tpu"):
         try:
-            return {"bytes": int(torch.accelerator.max_memory_allocated()),
-                    "source": "torch.accelerator.max_memory_allocated"}
+            return {
+                "bytes": int(torch.accelerator.max_memory_allocated()),
+                "source": "torch.accelerator.max_memory_allocated",
+            }
         except Exception as exc:
             return {"bytes": None, "source": f"not reported ({type(exc).__name__}: {exc})"}
     if side.kind == "xla" and side.hardware:
@@ -195,8 +249,11 @@ def peak_memory(side: SideDevice) -> dict:
             return {"bytes": None, "source": f"not reported ({type(exc).__name__})"}
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     why = "XLA:CPU does not report device memory; " if side.kind == "xla" else ""
-    return {"bytes": None, "host_peak_rss_bytes": int(rss_kib) * 1024,
-            "source": why + "host process peak RSS (includes the runtime's own memory)"}
+    return {
+        "bytes": None,
+        "host_peak_rss_bytes": int(rss_kib) * 1024,
+        "source": why + "host process peak RSS (includes the runtime's own memory)",
+    }
 
 
 def reset_peak_memory(side: SideDevice) -> None:
@@ -211,5 +268,13 @@ def reset_peak_memory(side: SideDevice) -> None:
             pass
 
 
-__all__ = ["SideDevice", "select_reference", "keep_reference_off_targets", "TARGET_KINDS", "select_ported", "peak_memory",
-           "reset_peak_memory", "hardware_hints"]
+__all__ = [
+    "SideDevice",
+    "select_reference",
+    "keep_reference_off_targets",
+    "TARGET_KINDS",
+    "select_ported",
+    "peak_memory",
+    "reset_peak_memory",
+    "hardware_hints",
+]

@@ -69,6 +69,7 @@ def setup_device(job: dict):
     if int(os.environ.get("WORLD_SIZE", 1)) > 1:
         distributed(job, side)
     if job.get("eager"):
+
         def compile_off(model=None, *args, **kwargs):
             return model if model is not None else (lambda fn: fn)
 
@@ -89,10 +90,12 @@ def distributed(job: dict, side) -> None:
     elif side.kind == "xla" and side.emulated:
         collectives.install({"xla", job["target"]}, {"xla://": "env://"})
         collectives.xla_runtime_world()
-        side.notes.append(f"collectives: the '{job['target']}' backend (and xm's in-graph collectives) "
-                          "ran as gloo on the host, one XLA:CPU process per rank: XLA's CPU client "
-                          "cannot reduce across processes; a collective measured here is not a "
-                          "hardware one")
+        side.notes.append(
+            f"collectives: the '{job['target']}' backend (and xm's in-graph collectives) "
+            "ran as gloo on the host, one XLA:CPU process per rank: XLA's CPU client "
+            "cannot reduce across processes; a collective measured here is not a "
+            "hardware one"
+        )
     else:
         return
     side.collectives = collectives.COUNTS
@@ -116,8 +119,11 @@ def install_rng(job: dict, side, root: str, recorder):
         return None
     from porter.verify.rng import DeviceRngMode
 
-    rng = DeviceRngMode(root, redirect=job.get("rng_redirect", True),
-                        step=(lambda: recorder.step) if recorder is not None else (lambda: 0))
+    rng = DeviceRngMode(
+        root,
+        redirect=job.get("rng_redirect", True),
+        step=(lambda: recorder.step) if recorder is not None else (lambda: 0),
+    )
     rng.install_inits()
     if rng.redirect:
         rng.install_generators({side.kind, job.get("target", side.kind)} - {"cpu"})
@@ -130,10 +136,16 @@ def rng_summary(job: dict, side, rng) -> dict:
         return rng.to_dict()
     redirect = job.get("rng_redirect", True)
     if side is not None and side.shim == "cuda->cpu":
-        return {"redirected": redirect, "device_draws": None,
-                "generator": "the CPU's default generator (the CUDA shim runs every draw on the CPU)"}
-    return {"redirected": redirect, "device_draws": 0,
-            "generator": "the CPU's default generator (this side ran on the CPU)"}
+        return {
+            "redirected": redirect,
+            "device_draws": None,
+            "generator": "the CPU's default generator (the CUDA shim runs every draw on the CPU)",
+        }
+    return {
+        "redirected": redirect,
+        "device_draws": 0,
+        "generator": "the CPU's default generator (this side ran on the CPU)",
+    }
 
 
 def device_requests(side) -> dict:
@@ -156,8 +168,12 @@ def seed_everything(seed: int) -> None:
 
 
 def host_info() -> dict:
-    return {"hostname": socket.gethostname(), "platform": platform.platform(),
-            "machine": platform.machine(), "cpus": os.cpu_count()}
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
 
 
 def run_user_command(argv: list[str]) -> None:
@@ -206,11 +222,18 @@ def main(argv: list[str]) -> int:
         from porter.verify.recorder import Recorder, StopRun
 
         if job.get("record", True):
-            recorder = Recorder(job["steps"], side, root, warmup=job.get("warmup", 2),
-                                sample=job.get("sample"), module_calls=job.get("module_calls"),
-                                ops=job.get("ops", True), syncs=job.get("syncs", True),
-                                perturb=job.get("perturb", False),
-                                reference_shapes=job.get("reference_shapes"))
+            recorder = Recorder(
+                job["steps"],
+                side,
+                root,
+                warmup=job.get("warmup", 2),
+                sample=job.get("sample"),
+                module_calls=job.get("module_calls"),
+                ops=job.get("ops", True),
+                syncs=job.get("syncs", True),
+                perturb=job.get("perturb", False),
+                reference_shapes=job.get("reference_shapes"),
+            )
         rng = install_rng(job, side, root, recorder)
         if recorder is not None:
             recorder.install()
@@ -252,23 +275,25 @@ def main(argv: list[str]) -> int:
     manifest["rng"] = rng_summary(job, side, rng)
     if "torch" in sys.modules:
         manifest["threads"] = sys.modules["torch"].get_num_threads()
-    manifest.update({
-        "porter": porter.__version__,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "role": job["role"],
-        "target": job.get("target"),
-        "command": job.get("command") or user_argv,
-        "tree": Path(root).name,
-        "host": host_info(),
-        "side": side.to_dict() if side is not None else None,
-        "seed": job["seed"] + rank,
-        "rank": rank,
-        "world_size": world,
-        "steps_requested": job["steps"],
-        "stopped": stopped,
-        "error": error,
-        "wall_s": time.time() - started,
-    })
+    manifest.update(
+        {
+            "porter": porter.__version__,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "role": job["role"],
+            "target": job.get("target"),
+            "command": job.get("command") or user_argv,
+            "tree": Path(root).name,
+            "host": host_info(),
+            "side": side.to_dict() if side is not None else None,
+            "seed": job["seed"] + rank,
+            "rank": rank,
+            "world_size": world,
+            "steps_requested": job["steps"],
+            "stopped": stopped,
+            "error": error,
+            "wall_s": time.time() - started,
+        }
+    )
     from porter.verify.tracefile import write_trace
 
     write_trace(trace_path, manifest, tensors)

@@ -55,8 +55,13 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
         sample, stats = 0.0, [0.0] * len(STAT_NAMES)
         for ro, po in zip(m["outputs"], other["outputs"]):
             r, p = a.tensor(ro["sample"]), b.tensor(po["sample"])
-            if r is not None and p is not None and r.shape == p.shape and r.numel() \
-                    and (r.is_floating_point() or p.is_floating_point()):
+            if (
+                r is not None
+                and p is not None
+                and r.shape == p.shape
+                and r.numel()
+                and (r.is_floating_point() or p.is_floating_point())
+            ):
                 d = (r.double() - p.double()).abs()
                 d = d[d.isfinite()]
                 if d.numel():
@@ -67,15 +72,25 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
         modules[m["key"]] = {"sample": sample, "stats": stats}
     losses = [float(s["loss"]) for s in sa[:n]]
     env = envelope(loss)
-    noisy_from = next((i + 1 for i, (f, v) in enumerate(zip(env, losses))
-                       if math.isfinite(v) and v and f > NOISY_FRACTION * abs(v)), None)
+    noisy_from = next(
+        (i + 1 for i, (f, v) in enumerate(zip(env, losses)) if math.isfinite(v) and v and f > NOISY_FRACTION * abs(v)),
+        None,
+    )
     peak = max(range(n), key=lambda i: loss[i]) if n else None
-    return {"how": how, "margin": NOISE_MARGIN, "steps": n, "loss_abs": loss, "grad_norm_abs": grad,
-            "loss_envelope": env, "grad_norm_envelope": envelope(grad), "modules": modules,
-            "max_loss_abs": loss[peak] if peak is not None else None,
-            "max_loss_step": peak + 1 if peak is not None else None,
-            "max_loss_rel": (loss[peak] / abs(losses[peak])) if peak is not None and losses[peak] else None,
-            "noisy_from_step": noisy_from}
+    return {
+        "how": how,
+        "margin": NOISE_MARGIN,
+        "steps": n,
+        "loss_abs": loss,
+        "grad_norm_abs": grad,
+        "loss_envelope": env,
+        "grad_norm_envelope": envelope(grad),
+        "modules": modules,
+        "max_loss_abs": loss[peak] if peak is not None else None,
+        "max_loss_step": peak + 1 if peak is not None else None,
+        "max_loss_rel": (loss[peak] / abs(losses[peak])) if peak is not None and losses[peak] else None,
+        "noisy_from_step": noisy_from,
+    }
 
 
 def allowed(floor: dict | None, key: str, i: int) -> float:
@@ -92,13 +107,18 @@ def describe(floor: dict) -> str:
     if floor.get("max_loss_abs") is None:
         return f"noise floor: {floor['how']}; no step to compare"
     rel = floor.get("max_loss_rel")
-    text = (f"noise floor: {floor['how']}; the loss drifts from itself by at most "
-            f"{floor['max_loss_abs']:.3g}" + (f" ({rel:.2g} relative)" if rel is not None else "")
-            + f" (step {floor['max_loss_step']}); each step is judged against the larger of the "
-            f"precision tolerance and {floor.get('margin', NOISE_MARGIN):g} × the floor up to it")
+    text = (
+        f"noise floor: {floor['how']}; the loss drifts from itself by at most "
+        f"{floor['max_loss_abs']:.3g}"
+        + (f" ({rel:.2g} relative)" if rel is not None else "")
+        + f" (step {floor['max_loss_step']}); each step is judged against the larger of the "
+        f"precision tolerance and {floor.get('margin', NOISE_MARGIN):g} × the floor up to it"
+    )
     if floor.get("noisy_from_step"):
-        text += (f"; from step {floor['noisy_from_step']} the program's own noise is over "
-                 f"{NOISY_FRACTION:.0%} of its loss, so those steps say little either way")
+        text += (
+            f"; from step {floor['noisy_from_step']} the program's own noise is over "
+            f"{NOISY_FRACTION:.0%} of its loss, so those steps say little either way"
+        )
     return text
 
 

@@ -46,11 +46,10 @@ def classify(trace: Trace, target: str) -> tuple[list[OpRow], dict]:
     m = trace.manifest
     side = m.get("side") or {}
     ran_on = side.get("kind")
-    xla = ((m.get("perf") or {}).get("xla") or {})
+    xla = (m.get("perf") or {}).get("xla") or {}
     # torch_xla names a fallback with its overload (view_copy.dtype), the operator list without
     observed_fallbacks = {n for f in xla.get("cpu_fallback_ops", []) for n in (f["op"], f["op"].split(".")[0])}
-    merged: dict[str, dict] = defaultdict(lambda: {"count": 0, "dtypes": set(), "devices": set(),
-                                                   "fallback": False})
+    merged: dict[str, dict] = defaultdict(lambda: {"count": 0, "dtypes": set(), "devices": set(), "fallback": False})
     for o in m.get("ops", []):
         row = merged[o["op"]]
         row["count"] += o["count"]
@@ -63,8 +62,10 @@ def classify(trace: Trace, target: str) -> tuple[list[OpRow], dict]:
     rows = []
     observed = ran_on == target and (target == "xla" or side.get("hardware"))
     if target == "neuron":
-        observed_fallbacks = {str(f["op"]).split("::")[-1].split(".")[0]
-                              for f in ((m.get("perf") or {}).get("neuron") or {}).get("cpu_fallback_ops", [])}
+        observed_fallbacks = {
+            str(f["op"]).split("::")[-1].split(".")[0]
+            for f in ((m.get("perf") or {}).get("neuron") or {}).get("cpu_fallback_ops", [])
+        }
     for op, info in merged.items():
         name = _short(op)
         devices = sorted(info["devices"])
@@ -74,8 +75,10 @@ def classify(trace: Trace, target: str) -> tuple[list[OpRow], dict]:
             elif name in observed_fallbacks or info["fallback"]:
                 status, why = "cpu_fallback", f"this run on {side.get('label', target)} reported it as a CPU fallback"
             else:
-                status, why = "native", (f"ran on {target} tensors in this run ({side.get('label', target)}) "
-                                         "and no fallback was reported")
+                status, why = (
+                    "native",
+                    (f"ran on {target} tensors in this run ({side.get('label', target)}) and no fallback was reported"),
+                )
             rows.append(OpRow(op, info["count"], sorted(info["dtypes"]), devices, status, why))
             continue
         status, why = "unknown", f"not in {target}'s stored support data ({cite})"

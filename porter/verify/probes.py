@@ -29,12 +29,16 @@ HOST_SYNC_CALLS = {
     T.__format__: "format(tensor)",
 }
 DYNAMIC_SHAPE_CALLS = {
-    torch.nonzero: "torch.nonzero", T.nonzero: ".nonzero()",
-    torch.argwhere: "torch.argwhere", T.argwhere: ".argwhere()",
-    torch.unique: "torch.unique", T.unique: ".unique()",
+    torch.nonzero: "torch.nonzero",
+    T.nonzero: ".nonzero()",
+    torch.argwhere: "torch.argwhere",
+    T.argwhere: ".argwhere()",
+    torch.unique: "torch.unique",
+    T.unique: ".unique()",
     torch.unique_consecutive: "torch.unique_consecutive",
     T.unique_consecutive: ".unique_consecutive()",
-    torch.masked_select: "torch.masked_select", T.masked_select: ".masked_select()",
+    torch.masked_select: "torch.masked_select",
+    T.masked_select: ".masked_select()",
     torch.repeat_interleave: "torch.repeat_interleave",
     T.repeat_interleave: ".repeat_interleave()",
 }
@@ -82,15 +86,20 @@ class SyncCounterMode(TorchFunctionMode):
 
     def to_dict(self, steps: int) -> dict:
         def rows(counter: Counter) -> list[dict]:
-            return [{"call": call, "location": loc, "count": n, "per_step": n / steps}
-                    for (call, loc), n in counter.most_common()]
+            return [
+                {"call": call, "location": loc, "count": n, "per_step": n / steps}
+                for (call, loc), n in counter.most_common()
+            ]
 
         user = sum(n for (_, loc), n in self.host_syncs.items() if loc is not None)
-        return {"steps": steps, "host_syncs": rows(self.host_syncs),
-                "host_syncs_per_step": sum(self.host_syncs.values()) / steps,
-                "user_host_syncs_per_step": user / steps,
-                "library_host_syncs_per_step": (sum(self.host_syncs.values()) - user) / steps,
-                "dynamic_shape_ops": rows(self.dynamic)}
+        return {
+            "steps": steps,
+            "host_syncs": rows(self.host_syncs),
+            "host_syncs_per_step": sum(self.host_syncs.values()) / steps,
+            "user_host_syncs_per_step": user / steps,
+            "library_host_syncs_per_step": (sum(self.host_syncs.values()) - user) / steps,
+            "dynamic_shape_ops": rows(self.dynamic),
+        }
 
 
 def _to_cpu(args, kwargs) -> bool:
@@ -129,8 +138,7 @@ class XlaMetrics:
     def summary(self, steps: int) -> dict:
         met = self.met
         counters = {n: int(met.counter_value(n) or 0) for n in met.counter_names()}
-        fallbacks = {n: c for n, c in counters.items()
-                     if n.startswith("aten::") and n != "aten::_local_scalar_dense"}
+        fallbacks = {n: c for n, c in counters.items() if n.startswith("aten::") and n != "aten::_local_scalar_dense"}
         d2h = met.metric_data("TransferFromDeviceTime")
         compile_time = met.metric_data("CompileTime")
         return {
@@ -142,9 +150,10 @@ class XlaMetrics:
             "compiles_during_warmup": self.marks.get("warm", 0) - self.marks.get("first", 0),
             "recompiles_after_warmup": self.compiles() - self.marks.get("warm", 0),
             "compile_time_s": (compile_time[1] / 1e9) if compile_time else 0.0,
-            "cpu_fallback_ops": [{"op": n.removeprefix("aten::"), "count": c,
-                                  "per_step": c / steps} for n, c in
-                                 sorted(fallbacks.items(), key=lambda kv: -kv[1])],
+            "cpu_fallback_ops": [
+                {"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
+                for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])
+            ],
             "executed_fallback_ops": list(met.executed_fallback_ops()),
             "item_calls": counters.get("aten::_local_scalar_dense", 0),
             "device_to_host_transfers": int(d2h[0]) if d2h else 0,
@@ -158,8 +167,9 @@ def neuron_metrics() -> dict:
     try:
         import torch_neuronx
 
-        out["cpu_fallback_ops"] = [{"op": str(op), "count": None, "per_step": None}
-                                   for op in torch_neuronx.get_fallback_ops()]
+        out["cpu_fallback_ops"] = [
+            {"op": str(op), "count": None, "per_step": None} for op in torch_neuronx.get_fallback_ops()
+        ]
     except Exception as exc:
         out["cpu_fallback_ops_error"] = f"{type(exc).__name__}: {exc}"
     try:
@@ -170,8 +180,14 @@ def neuron_metrics() -> dict:
 
 
 # ---------------------------------------------------------------- timing
-def time_steps(step: Callable[[], object], sync: Callable[[], None], *, warmup: int,
-               repeats: int, marks: Callable[[str], None] | None = None) -> dict:
+def time_steps(
+    step: Callable[[], object],
+    sync: Callable[[], None],
+    *,
+    warmup: int,
+    repeats: int,
+    marks: Callable[[str], None] | None = None,
+) -> dict:
     """First step (compile included), then `warmup` steps, then `repeats` timed steps, each
     followed by a device sync. What a step returns (its loss) is kept until that sync, so on
     XLA it is an output of the step's graph. Returns seconds."""
@@ -193,8 +209,13 @@ def time_steps(step: Callable[[], object], sync: Callable[[], None], *, warmup: 
         sync()
         samples.append(time.perf_counter() - t0)
     del out
-    return {"first_step_s": first, "steady_step_s": statistics.median(samples),
-            "steady_samples_s": samples, "warmup_steps": warmup, "repeats": repeats}
+    return {
+        "first_step_s": first,
+        "steady_step_s": statistics.median(samples),
+        "steady_samples_s": samples,
+        "warmup_steps": warmup,
+        "repeats": repeats,
+    }
 
 
 # ---------------------------------------------------------------- graph breaks
@@ -222,12 +243,23 @@ def explain_graph_breaks(fn: Callable, args: tuple, kwargs: dict, root: str) -> 
         if loc is None and stack:
             loc = f"{stack[-1].filename}:{stack[-1].lineno}"
         text = str(reason.reason).strip()
-        breaks.append({"reason": text.splitlines()[0][:300], "detail": text[:1500],
-                       "location": loc})
-    return {"ran": True, "graph_count": int(ex.graph_count),
-            "graph_break_count": int(ex.graph_break_count), "op_count": int(ex.op_count),
-            "breaks": breaks}
+        breaks.append({"reason": text.splitlines()[0][:300], "detail": text[:1500], "location": loc})
+    return {
+        "ran": True,
+        "graph_count": int(ex.graph_count),
+        "graph_break_count": int(ex.graph_break_count),
+        "op_count": int(ex.op_count),
+        "breaks": breaks,
+    }
 
 
-__all__ = ["SyncCounterMode", "XlaMetrics", "neuron_metrics", "time_steps",
-           "explain_graph_breaks", "HOST_SYNC_CALLS", "DYNAMIC_SHAPE_CALLS", "Path"]
+__all__ = [
+    "SyncCounterMode",
+    "XlaMetrics",
+    "neuron_metrics",
+    "time_steps",
+    "explain_graph_breaks",
+    "HOST_SYNC_CALLS",
+    "DYNAMIC_SHAPE_CALLS",
+    "Path",
+]

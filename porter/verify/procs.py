@@ -152,8 +152,17 @@ class WorkerSet:
         self._old.clear()
         raise SystemExit(128 + signum)
 
-    def run(self, argv: list[str], *, cwd: Path, env: dict, log_path: Path, timeout: float,
-            max_output: int = DEFAULT_MAX_OUTPUT, memory_limit: int | None = None) -> ProcResult:
+    def run(
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        env: dict,
+        log_path: Path,
+        timeout: float,
+        max_output: int = DEFAULT_MAX_OUTPUT,
+        memory_limit: int | None = None,
+    ) -> ProcResult:
         """Run one worker to completion (or its timeout); its output goes to `log_path`."""
 
         def limits() -> None:  # runs in the child, before exec
@@ -162,10 +171,16 @@ class WorkerSet:
 
                 resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True,
-                                preexec_fn=limits if memory_limit else None)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=limits if memory_limit else None,
+        )
         self.procs.append(proc)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
@@ -193,8 +208,10 @@ class WorkerSet:
                 if state["dropped"]:
                     kept = b"".join(tail)[-_TAIL:]
                     state["dropped"] -= len(kept)
-                    log.write(f"\n[porter: output over {max_output} bytes; {state['dropped']} "
-                              "bytes dropped; the last part follows]\n".encode())
+                    log.write(
+                        f"\n[porter: output over {max_output} bytes; {state['dropped']} "
+                        "bytes dropped; the last part follows]\n".encode()
+                    )
                     log.write(kept)
 
         reader = threading.Thread(target=pump, daemon=True)

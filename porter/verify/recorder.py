@@ -77,12 +77,18 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     if xf.numel() == 0:
         return torch.zeros(8, dtype=torch.float64, device=x.device), x[:0]
     finite = torch.isfinite(xf) if xf.is_floating_point() else None
-    stats = torch.stack([
-        xf.mean(), xf.std(unbiased=False) if xf.numel() > 1 else torch.zeros((), device=xf.device),
-        xf.min(), xf.max(), xf.abs().max(), torch.linalg.vector_norm(xf),
-        (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
-        (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
-    ]).to(torch.float64)
+    stats = torch.stack(
+        [
+            xf.mean(),
+            xf.std(unbiased=False) if xf.numel() > 1 else torch.zeros((), device=xf.device),
+            xf.min(),
+            xf.max(),
+            xf.abs().max(),
+            torch.linalg.vector_norm(xf),
+            (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
+            (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
+        ]
+    ).to(torch.float64)
     stride = max(1, x.numel() // sample)
     return stats, x[::stride][:sample].clone()
 
@@ -104,9 +110,20 @@ def _tensors_of(output) -> list[torch.Tensor]:
 
 
 class Recorder:
-    def __init__(self, steps: int, side, root: str, *, warmup: int = 2, sample: int | None = None,
-                 module_calls: int | None = None, ops: bool = True, syncs: bool = True,
-                 perturb: bool = False, reference_shapes: list[list[list[int]]] | None = None):
+    def __init__(
+        self,
+        steps: int,
+        side,
+        root: str,
+        *,
+        warmup: int = 2,
+        sample: int | None = None,
+        module_calls: int | None = None,
+        ops: bool = True,
+        syncs: bool = True,
+        perturb: bool = False,
+        reference_shapes: list[list[list[int]]] | None = None,
+    ):
         self.steps_wanted = steps
         self.side = side
         self.root = root
@@ -177,8 +194,7 @@ class Recorder:
                 counter.paused = was
             if before is not None:
                 after = self.xla_counts()
-                self.own_xla.update({k: v - before.get(k, 0) for k, v in after.items()
-                                     if v > before.get(k, 0)})
+                self.own_xla.update({k: v - before.get(k, 0) for k, v in after.items() if v > before.get(k, 0)})
 
     def xla_counts(self) -> Counter:
         """torch_xla's counters now, with the device-to-host transfers as `<d2h>`."""
@@ -191,8 +207,7 @@ class Recorder:
 
     # ------------------------------------------------------------------ install
     def install(self) -> None:
-        from torch.optim.optimizer import (register_optimizer_step_post_hook,
-                                           register_optimizer_step_pre_hook)
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self._orig_backward = torch.autograd.backward
         recorder = self
@@ -224,8 +239,7 @@ class Recorder:
             self.xla = met
             met.clear_all()
         if self.op_counter is not None or self.xla_ops:
-            self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(
-                self.on_first_call))
+            self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.on_first_call))
         if self.syncs_enabled:
             from porter.verify.probes import SyncCounterMode
 
@@ -283,8 +297,12 @@ class Recorder:
                     self.output_dtypes[dtype] += 1
                 full = list(t.shape)
                 region = wanted[j] if j < len(wanted) else None
-                cut = region is not None and region != full and len(region) == len(full) and \
-                    all(0 <= r <= f for r, f in zip(region, full))
+                cut = (
+                    region is not None
+                    and region != full
+                    and len(region) == len(full)
+                    and all(0 <= r <= f for r, f in zip(region, full))
+                )
                 if cut:
                     assert region is not None  # for mypy: cut implies a region
                     t = t[tuple(slice(0, r) for r in region)]
@@ -344,10 +362,12 @@ class Recorder:
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
-            grads = [p.grad.detach() for g in opt.param_groups for p in g["params"]
-                     if p.grad is not None]
-            norm = torch.linalg.vector_norm(torch.stack(
-                [torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads])) if grads else None
+            grads = [p.grad.detach() for g in opt.param_groups for p in g["params"] if p.grad is not None]
+            norm = (
+                torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads]))
+                if grads
+                else None
+            )
         lrs = []
         for g in opt.param_groups:
             lr = g.get("lr")
@@ -360,9 +380,13 @@ class Recorder:
         now = time.perf_counter()
         self.step += 1
         pre = getattr(self, "_pre", {"grad_norm": None, "lr": []})
-        entry = {"losses": self.pending, "grad_norm": pre["grad_norm"], "lr": pre["lr"],
-                 "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
-                 "since_start": self.t_last is None}
+        entry = {
+            "losses": self.pending,
+            "grad_norm": pre["grad_norm"],
+            "lr": pre["lr"],
+            "time_s": now - (self.t_last if self.t_last is not None else self.t_start),
+            "since_start": self.t_last is None,
+        }
         if self.shape_log is not None:
             entry["shape_changes"] = self.shape_log.end_step()
         counts = getattr(self.side, "collectives", None)
@@ -437,24 +461,35 @@ class Recorder:
         for pid, names in list(named.items())[: self.max_entries]:
             t = objs[pid]
             stats, sample = tensor_stats(t, self.param_elements)
-            self.params.append((sorted(names)[0], tuple(t.shape),
-                                str(t.dtype).removeprefix("torch."), stats, sample,
-                                bits_checksum(t), t.device.type))
+            self.params.append(
+                (
+                    sorted(names)[0],
+                    tuple(t.shape),
+                    str(t.dtype).removeprefix("torch."),
+                    stats,
+                    sample,
+                    bits_checksum(t),
+                    t.device.type,
+                )
+            )
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
         order = ["float32", "float16", "bfloat16"]  # increasing tolerance
         lows = [d for d in list(self.autocast) + list(self.output_dtypes) if d in order]
         regime = max(lows, key=order.index) if lows else "float32"
-        return {"regime": regime, "autocast_dtypes": sorted(self.autocast),
-                "module_output_dtypes": dict(self.output_dtypes)}
+        return {
+            "regime": regime,
+            "autocast_dtypes": sorted(self.autocast),
+            "module_output_dtypes": dict(self.output_dtypes),
+        }
 
     def perf(self) -> dict:
         from porter.verify import devices
 
         steps = max(1, self.step)
         times = [s["time_s"] for s in self.steps]
-        steady = sorted(times[self.warmup:]) if len(times) > self.warmup else []
+        steady = sorted(times[self.warmup :]) if len(times) > self.warmup else []
         out: dict = {
             "step": f"{self.step} optimizer step(s) of the script (wall time between steps)",
             "first_step_s": times[0] if times else None,
@@ -473,8 +508,11 @@ class Recorder:
             # porter's own statistics (a bit-pattern checksum falls back to the CPU on XLA) are
             # not the script's: their counts are taken off
             counters = {n: c - self.own_xla.get(n, 0) for n, c in self.xla_counts().items()}
-            fallbacks = {n: c for n, c in counters.items()
-                         if n.startswith("aten::") and n != "aten::_local_scalar_dense" and c > 0}
+            fallbacks = {
+                n: c
+                for n, c in counters.items()
+                if n.startswith("aten::") and n != "aten::_local_scalar_dense" and c > 0
+            }
             d2h_count = counters.pop("<d2h>", 0)
             marks = self.compiles_at_step
             total = int(met.counter_value("UncachedCompile") or 0)
@@ -492,20 +530,25 @@ class Recorder:
                 "compiles_during_warmup": warm - (marks[0] if marks else 0),
                 "recompiles_after_warmup": (marks[-1] - warm) if len(marks) > self.warmup else 0,
                 "compile_time_s": (compile_time[1] / 1e9) if compile_time else 0.0,
-                "cpu_fallback_ops": [{"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
-                                     for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])],
+                "cpu_fallback_ops": [
+                    {"op": n.removeprefix("aten::"), "count": c, "per_step": c / steps}
+                    for n, c in sorted(fallbacks.items(), key=lambda kv: -kv[1])
+                ],
                 "executed_fallback_ops": sorted(str(o) for o in met.executed_fallback_ops()),
                 "item_calls": counters.get("aten::_local_scalar_dense", 0),
                 "device_to_host_transfers": d2h_count,
                 "device_to_host_transfers_per_step": d2h_count / steps,
                 # per step with a line whose output shapes changed: its compiles and those lines
-                "shape_changes": [{"step": i + 1, "compiles": c, "lines": st["shape_changes"]}
-                                  for i, (st, c) in enumerate(zip(self.steps, per_step))
-                                  if st.get("shape_changes")],
+                "shape_changes": [
+                    {"step": i + 1, "compiles": c, "lines": st["shape_changes"]}
+                    for i, (st, c) in enumerate(zip(self.steps, per_step))
+                    if st.get("shape_changes")
+                ],
                 # the step the run stopped in (a timeout, an error, the script's end)
                 "compiles_in_progress": total - (marks[-1] if marks else 0),
-                "shape_changes_in_progress": (self.shape_log.end_step() if self.shape_log is not None
-                                              and self.finished else []),
+                "shape_changes_in_progress": (
+                    self.shape_log.end_step() if self.shape_log is not None and self.finished else []
+                ),
             }
         return out
 
@@ -534,17 +577,27 @@ class Recorder:
                 op, _, overload = name.removeprefix("aten::").partition(".")
             else:
                 continue  # runtime counters (tensors made, compiles), not operators
-            ops.append({"op": f"aten::{op}", "overload": overload, "dtypes": [], "devices": ["xla"],
-                        "count": c, "fallback": name.startswith("aten::")})
+            ops.append(
+                {
+                    "op": f"aten::{op}",
+                    "overload": overload,
+                    "dtypes": [],
+                    "devices": ["xla"],
+                    "count": c,
+                    "fallback": name.startswith("aten::"),
+                }
+            )
         return ops
 
     def _ops_scope(self) -> str:
         if self.op_counter is not None:
             return "ATen operators from the first module call to the end of optimizer step 1"
         if self.xla_ops:
-            return ("operators torch_xla ran from the first module call to the end of optimizer step 1, "
-                    "from its own counters (xla::NAME lowered to the device, aten::NAME a CPU "
-                    "fallback), porter's own statistics taken off; input dtypes not recorded")
+            return (
+                "operators torch_xla ran from the first module call to the end of optimizer step 1, "
+                "from its own counters (xla::NAME lowered to the device, aten::NAME a CPU "
+                "fallback), porter's own statistics taken off; input dtypes not recorded"
+            )
         return "not recorded"
 
     def stop_probes(self) -> None:
@@ -576,12 +629,23 @@ class Recorder:
             norm = float(s["grad_norm"].to("cpu")) if s["grad_norm"] is not None else float("nan")
             losses.append(loss)
             norms.append(norm)
-            steps.append({"step": i, "loss": loss, "backward_calls": len(ls),
-                          "backward_losses": [float(x) for x in ls], "grad_norm": norm,
-                          "lr": s["lr"], "step_time_s": s["time_s"],
-                          **({"collectives": s["collectives"]} if "collectives" in s else {}),
-                          **({"compiles": perf["xla"]["compiles_per_step"][i - 1]}
-                             if "xla" in perf and i - 1 < len(perf["xla"]["compiles_per_step"]) else {})})
+            steps.append(
+                {
+                    "step": i,
+                    "loss": loss,
+                    "backward_calls": len(ls),
+                    "backward_losses": [float(x) for x in ls],
+                    "grad_norm": norm,
+                    "lr": s["lr"],
+                    "step_time_s": s["time_s"],
+                    **({"collectives": s["collectives"]} if "collectives" in s else {}),
+                    **(
+                        {"compiles": perf["xla"]["compiles_per_step"][i - 1]}
+                        if "xla" in perf and i - 1 < len(perf["xla"]["compiles_per_step"])
+                        else {}
+                    ),
+                }
+            )
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
         tensors["steps.grad_norm"] = torch.tensor(norms, dtype=torch.float64)
         modules = []
@@ -592,25 +656,42 @@ class Recorder:
             for j, (stats, sample, shape, dtype, full) in enumerate(recs):
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
                 tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
-                outs.append({"shape": shape, "dtype": dtype, "stats": f"m{k}.{j}.stats",
-                             "sample": f"m{k}.{j}.sample", **({"padded_from": full} if full else {})})
+                outs.append(
+                    {
+                        "shape": shape,
+                        "dtype": dtype,
+                        "stats": f"m{k}.{j}.stats",
+                        "sample": f"m{k}.{j}.sample",
+                        **({"padded_from": full} if full else {}),
+                    }
+                )
             modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
         params = []
         for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):
             tensors[f"p{k}.stats"] = stats.to("cpu")
             tensors[f"p{k}.sample"] = sample.to("cpu")
             numel = math.prod(shape)
-            params.append({"name": name, "shape": list(shape), "dtype": dtype, "device": dev,
-                           "stats": f"p{k}.stats", "sample": f"p{k}.sample",
-                           "sample_stride": max(1, numel // self.param_elements),
-                           "all_values": numel <= self.param_elements,
-                           "bits_checksum": int(checksum.to("cpu"))})
+            params.append(
+                {
+                    "name": name,
+                    "shape": list(shape),
+                    "dtype": dtype,
+                    "device": dev,
+                    "stats": f"p{k}.stats",
+                    "sample": f"p{k}.sample",
+                    "sample_stride": max(1, numel // self.param_elements),
+                    "all_values": numel <= self.param_elements,
+                    "bits_checksum": int(checksum.to("cpu")),
+                }
+            )
         ops = []
         if self.op_counter is not None:
-            for (name, overload, dtypes, devs), c in sorted(self.op_counter.counts.items(),
-                                                             key=lambda kv: (-kv[1], kv[0])):
-                ops.append({"op": name, "overload": overload, "dtypes": list(dtypes),
-                            "devices": list(devs), "count": c})
+            for (name, overload, dtypes, devs), c in sorted(
+                self.op_counter.counts.items(), key=lambda kv: (-kv[1], kv[0])
+            ):
+                ops.append(
+                    {"op": name, "overload": overload, "dtypes": list(dtypes), "devices": list(devs), "count": c}
+                )
         elif self.xla_ops:
             ops = self._xla_ops()
         manifest = {
@@ -622,12 +703,14 @@ class Recorder:
             "ops": ops,
             "ops_scope": self._ops_scope(),
             "precision": self.precision(),
-            "devices": {"parameters": dict(Counter(p[6] for p in self.params)),
-                        "losses": sorted(self.loss_devices)},
+            "devices": {"parameters": dict(Counter(p[6] for p in self.params)), "losses": sorted(self.loss_devices)},
             "perf": perf,
-            "limits": {"sample_elements": self.sample, "param_elements": self.param_elements,
-                       "module_calls": self.module_calls,
-                       "max_entries": self.max_entries},
+            "limits": {
+                "sample_elements": self.sample,
+                "param_elements": self.param_elements,
+                "module_calls": self.module_calls,
+                "max_entries": self.max_entries,
+            },
             "notes": self.notes,
         }
         return manifest, tensors

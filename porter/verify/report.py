@@ -33,11 +33,25 @@ def _side_rows(r: ParityResult) -> list[list[str]]:
         kind = "hardware" if s.hardware else ("emulation" if s.emulated else "no accelerator")
         perf = s.perf or {}
         mem = perf.get("peak_memory") or {}
-        mem_s = f"{mem['bytes'] / 2**20:.1f} MiB" if mem.get("bytes") is not None else (
-            f"host RSS {mem['host_peak_rss_bytes'] / 2**20:.0f} MiB" if mem.get("host_peak_rss_bytes")
-            else "not reported")
-        rows.append([s.role, s.status, f"{s.device} [{kind}]", _ms(perf.get("first_step_s")),
-                     _ms(perf.get("steady_step_s")), mem_s])
+        mem_s = (
+            f"{mem['bytes'] / 2**20:.1f} MiB"
+            if mem.get("bytes") is not None
+            else (
+                f"host RSS {mem['host_peak_rss_bytes'] / 2**20:.0f} MiB"
+                if mem.get("host_peak_rss_bytes")
+                else "not reported"
+            )
+        )
+        rows.append(
+            [
+                s.role,
+                s.status,
+                f"{s.device} [{kind}]",
+                _ms(perf.get("first_step_s")),
+                _ms(perf.get("steady_step_s")),
+                mem_s,
+            ]
+        )
     return rows
 
 
@@ -56,64 +70,156 @@ def sections(r: ParityResult) -> list[Section]:
     out: list[Section] = []
     notes = verdict_notes(r)
     step = ((r.reference.perf or {}).get("step") if r.reference else None) or "—"
-    out.append(("Sides (what really ran)", ["side", "status", "device", "first step",
-                                            "steady step (median)", "peak memory"],
-                _side_rows(r), notes + [f"timed step: {step}"]))
+    out.append(
+        (
+            "Sides (what really ran)",
+            ["side", "status", "device", "first step", "steady step (median)", "peak memory"],
+            _side_rows(r),
+            notes + [f"timed step: {step}"],
+        )
+    )
     for s in (r.reference, r.ported):
         if s is not None and s.error:
             e = s.error
-            out.append((f"{s.role} error", ["phase", "kind", "type", "location", "message"],
-                        [[e.get("phase", "?"), e.get("kind", "?"), e.get("type", ""),
-                          e.get("location") or "—", (e.get("message") or "")[:300]]],
-                        [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else []))
+            out.append(
+                (
+                    f"{s.role} error",
+                    ["phase", "kind", "type", "location", "message"],
+                    [
+                        [
+                            e.get("phase", "?"),
+                            e.get("kind", "?"),
+                            e.get("type", ""),
+                            e.get("location") or "—",
+                            (e.get("message") or "")[:300],
+                        ]
+                    ],
+                    [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
+                )
+            )
     if r.outputs:
-        out.append(("Outputs", ["output", "shape", "dtype", "max abs", "max rel", "mean abs",
-                                "cosine", "NaN/Inf ref", "NaN/Inf ported", "tol (rtol/atol)", "result"],
-                    [[o.name, "×".join(map(str, o.shape)) or "scalar", o.dtype, _g(o.max_abs),
-                      _g(o.max_rel), _g(o.mean_abs), _g(o.cosine, ".6f"),
-                      f"{o.ref_nan}/{o.ref_inf}", f"{o.ported_nan}/{o.ported_inf}",
-                      f"{o.rtol:g}/{o.atol:g}", ("pass" if o.passed else "FAIL")
-                      + (f" ({o.problem})" if o.problem else "")] for o in r.outputs], []))
+        out.append(
+            (
+                "Outputs",
+                [
+                    "output",
+                    "shape",
+                    "dtype",
+                    "max abs",
+                    "max rel",
+                    "mean abs",
+                    "cosine",
+                    "NaN/Inf ref",
+                    "NaN/Inf ported",
+                    "tol (rtol/atol)",
+                    "result",
+                ],
+                [
+                    [
+                        o.name,
+                        "×".join(map(str, o.shape)) or "scalar",
+                        o.dtype,
+                        _g(o.max_abs),
+                        _g(o.max_rel),
+                        _g(o.mean_abs),
+                        _g(o.cosine, ".6f"),
+                        f"{o.ref_nan}/{o.ref_inf}",
+                        f"{o.ported_nan}/{o.ported_inf}",
+                        f"{o.rtol:g}/{o.atol:g}",
+                        ("pass" if o.passed else "FAIL") + (f" ({o.problem})" if o.problem else ""),
+                    ]
+                    for o in r.outputs
+                ],
+                [],
+            )
+        )
     if r.reference and r.reference.status == "ok" and r.ported and r.ported.status == "ok":
         fd = r.first_divergence
-        rows = [["first diverging module", fd["module"] if fd else "none",
-                 _g(fd.get("max_abs")) if fd else "—",
-                 (f"{fd['mismatched']}/{fd['numel']} elements" if fd and "numel" in fd else
-                  (fd or {}).get("problem") or "—")]]
+        rows = [
+            [
+                "first diverging module",
+                fd["module"] if fd else "none",
+                _g(fd.get("max_abs")) if fd else "—",
+                (
+                    f"{fd['mismatched']}/{fd['numel']} elements"
+                    if fd and "numel" in fd
+                    else (fd or {}).get("problem") or "—"
+                ),
+            ]
+        ]
         for role, nf in r.first_nonfinite.items():
-            rows.append([f"first NaN/Inf module ({role})", nf["module"], "—",
-                         f"{nf['nan']} NaN, {nf['inf']} Inf"])
+            rows.append([f"first NaN/Inf module ({role})", nf["module"], "—", f"{nf['nan']} NaN, {nf['inf']} Inf"])
         lnotes = [f"{r.layers_compared} module outputs compared in execution order"]
         if r.layer_issues.get("only_reference") or r.layer_issues.get("only_ported"):
-            lnotes.append("modules on one side only: reference "
-                          f"{r.layer_issues.get('only_reference')}, ported {r.layer_issues.get('only_ported')}")
+            lnotes.append(
+                "modules on one side only: reference "
+                f"{r.layer_issues.get('only_reference')}, ported {r.layer_issues.get('only_ported')}"
+            )
         out.append(("Layers", ["check", "module", "max abs", "detail"], rows, lnotes))
     sd = r.state_dict
     if sd:
-        out.append(("Weights", ["loaded", "missing in reference", "reference-only", "shape mismatch"],
-                    [[str(sd["loaded"]), ", ".join(sd["missing_in_reference"][:5]) or "none",
-                      ", ".join(sd["unexpected_in_reference"][:5]) or "none",
-                      ", ".join(x["name"] for x in sd["shape_mismatch"][:5]) or "none"]],
-                    ["the reference's initial state_dict was loaded into the ported model"]))
+        out.append(
+            (
+                "Weights",
+                ["loaded", "missing in reference", "reference-only", "shape mismatch"],
+                [
+                    [
+                        str(sd["loaded"]),
+                        ", ".join(sd["missing_in_reference"][:5]) or "none",
+                        ", ".join(sd["unexpected_in_reference"][:5]) or "none",
+                        ", ".join(x["name"] for x in sd["shape_mismatch"][:5]) or "none",
+                    ]
+                ],
+                ["the reference's initial state_dict was loaded into the ported model"],
+            )
+        )
     g = r.gradients
     if g and g.get("ran"):
-        out.append((f"Gradients (worst {len(g['worst'])} of {g['parameters']})",
-                    ["parameter", "max abs", "max rel", "cosine", "result"],
-                    [[w["name"], _g(w["max_abs"]), _g(w["max_rel"]), _g(w["cosine"], ".6f"),
-                      "pass" if w["passed"] else "FAIL"] for w in g["worst"]],
-                    [f"loss: {g.get('loss_fn')}"]))
+        out.append(
+            (
+                f"Gradients (worst {len(g['worst'])} of {g['parameters']})",
+                ["parameter", "max abs", "max rel", "cosine", "result"],
+                [
+                    [
+                        w["name"],
+                        _g(w["max_abs"]),
+                        _g(w["max_rel"]),
+                        _g(w["cosine"], ".6f"),
+                        "pass" if w["passed"] else "FAIL",
+                    ]
+                    for w in g["worst"]
+                ],
+                [f"loss: {g.get('loss_fn')}"],
+            )
+        )
     elif g:
         out.append(("Gradients", ["status"], [[f"not run: {g.get('why')}"]], []))
     t = r.train
     if t and t.get("ran"):
-        rows = [[str(i + 1), _g(a, ".6g"), _g(b, ".6g"), _g(abs(a - b))]
-                for i, (a, b) in enumerate(zip(t["reference_losses"], t["ported_losses"]))]
-        out.append((f"Training ({t['steps']} steps: {'pass' if t['passed'] else 'FAIL'})",
-                    ["step", "reference loss", "ported loss", "abs diff"], rows,
-                    ["parameter drift (worst): " + ", ".join(
-                        f"{d['name']} {_g(d['max_abs'])}" + (f" ({d['relative_to_update']:.2g}× its update)"
-                                                             if d.get("relative_to_update") is not None else "")
-                        for d in t["parameter_drift"][:5]), t["drift_note"]]))
+        rows = [
+            [str(i + 1), _g(a, ".6g"), _g(b, ".6g"), _g(abs(a - b))]
+            for i, (a, b) in enumerate(zip(t["reference_losses"], t["ported_losses"]))
+        ]
+        out.append(
+            (
+                f"Training ({t['steps']} steps: {'pass' if t['passed'] else 'FAIL'})",
+                ["step", "reference loss", "ported loss", "abs diff"],
+                rows,
+                [
+                    "parameter drift (worst): "
+                    + ", ".join(
+                        f"{d['name']} {_g(d['max_abs'])}"
+                        + (
+                            f" ({d['relative_to_update']:.2g}× its update)"
+                            if d.get("relative_to_update") is not None
+                            else ""
+                        )
+                        for d in t["parameter_drift"][:5]
+                    ),
+                    t["drift_note"],
+                ],
+            )
+        )
     elif t:
         out.append(("Training", ["status"], [[f"not run: {t.get('why')}"]], []))
     probe_rows = []
@@ -123,30 +229,63 @@ def sections(r: ParityResult) -> list[Section]:
         perf = s.perf
         xla = perf.get("xla")
         if xla:
-            probe_rows.append([s.role, "XLA compiles (first step / warm-up / after warm-up)",
-                               f"{xla['compiles_first_step']} / {xla['compiles_during_warmup']} / "
-                               f"{xla['recompiles_after_warmup']}", xla["source"]])
-            probe_rows.append([s.role, "CPU fallback ops",
-                               ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
-                               xla["source"]])
-            probe_rows.append([s.role, "device→host transfers per step",
-                               _g(xla["device_to_host_transfers_per_step"]), "TransferFromDeviceTime"])
+            probe_rows.append(
+                [
+                    s.role,
+                    "XLA compiles (first step / warm-up / after warm-up)",
+                    f"{xla['compiles_first_step']} / {xla['compiles_during_warmup']} / "
+                    f"{xla['recompiles_after_warmup']}",
+                    xla["source"],
+                ]
+            )
+            probe_rows.append(
+                [
+                    s.role,
+                    "CPU fallback ops",
+                    ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
+                    xla["source"],
+                ]
+            )
+            probe_rows.append(
+                [
+                    s.role,
+                    "device→host transfers per step",
+                    _g(xla["device_to_host_transfers_per_step"]),
+                    "TransferFromDeviceTime",
+                ]
+            )
         syncs = perf.get("syncs") or {}
-        probe_rows.append([s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")),
-                           "TorchFunctionMode"])
-        probe_rows.append([s.role, "dynamic-shape ops",
-                           ", ".join(f"{d['call']} @ {d['location']}" for d in syncs.get("dynamic_shape_ops", [])) or "none",
-                           "TorchFunctionMode"])
+        probe_rows.append(
+            [s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")), "TorchFunctionMode"]
+        )
+        probe_rows.append(
+            [
+                s.role,
+                "dynamic-shape ops",
+                ", ".join(f"{d['call']} @ {d['location']}" for d in syncs.get("dynamic_shape_ops", [])) or "none",
+                "TorchFunctionMode",
+            ]
+        )
         gb = s.graph_breaks or {}
-        probe_rows.append([s.role, "torch.compile graph breaks",
-                           str(gb["graph_break_count"]) if gb.get("ran") else f"not measured ({gb.get('error', 'no data')})",
-                           "torch._dynamo.explain"])
+        probe_rows.append(
+            [
+                s.role,
+                "torch.compile graph breaks",
+                str(gb["graph_break_count"]) if gb.get("ran") else f"not measured ({gb.get('error', 'no data')})",
+                "torch._dynamo.explain",
+            ]
+        )
     if probe_rows:
         out.append(("Probes", ["side", "probe", "value", "source"], probe_rows, []))
     if r.gaps:
-        out.append(("Performance gaps (ranked)", ["#", "severity", "side", "gap", "advice", "evidence"],
-                    [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)]
-                     for g in r.gaps], []))
+        out.append(
+            (
+                "Performance gaps (ranked)",
+                ["#", "severity", "side", "gap", "advice", "evidence"],
+                [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)] for g in r.gaps],
+                [],
+            )
+        )
     return out
 
 
@@ -191,8 +330,9 @@ def to_html(r: ParityResult) -> str:
 
 def write_report(r: ParityResult, path: Path) -> None:
     suffix = path.suffix.lower()
-    render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown,
-              ".html": to_html, ".htm": to_html}.get(suffix)
+    render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown, ".html": to_html, ".htm": to_html}.get(
+        suffix
+    )
     if render is None:
         raise ValueError(f"--report {path}: use a .json, .md or .html file name")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,5 +391,13 @@ def print_terminal(r: ParityResult, console=None) -> None:
     print_sections(f"parity-check: {r.verdict.upper()}", r.verdict, sections(r), console)
 
 
-__all__ = ["sections", "to_json", "to_markdown", "to_html", "write_report", "print_terminal",
-           "print_sections", "plain_table"]
+__all__ = [
+    "sections",
+    "to_json",
+    "to_markdown",
+    "to_html",
+    "write_report",
+    "print_terminal",
+    "print_sections",
+    "plain_table",
+]

@@ -89,5 +89,4 @@ class ParityResult:
         return data
 
 
-__all__ = ["TensorComparison", "SideSummary", "Gap", "ParityResult", "EXIT_PASS", "EXIT_FAIL",
-           "EXIT_ERROR"]
+__all__ = ["TensorComparison", "SideSummary", "Gap", "ParityResult", "EXIT_PASS", "EXIT_FAIL", "EXIT_ERROR"]

@@ -37,23 +37,49 @@ from torch.overrides import TorchFunctionMode
 from porter.verify.probes import user_location
 
 T = torch.Tensor
-FACTORIES = {torch.randn: "torch.randn", torch.rand: "torch.rand", torch.randint: "torch.randint",
-             torch.randperm: "torch.randperm", torch.normal: "torch.normal"}
-LIKE = {torch.randn_like: "torch.randn_like", torch.rand_like: "torch.rand_like",
-        torch.randint_like: "torch.randint_like"}
+FACTORIES = {
+    torch.randn: "torch.randn",
+    torch.rand: "torch.rand",
+    torch.randint: "torch.randint",
+    torch.randperm: "torch.randperm",
+    torch.normal: "torch.normal",
+}
+LIKE = {
+    torch.randn_like: "torch.randn_like",
+    torch.rand_like: "torch.rand_like",
+    torch.randint_like: "torch.randint_like",
+}
 # draws whose result depends on a device tensor's values (probabilities, means, rates)
-OF_VALUES = {torch.bernoulli: "torch.bernoulli", T.bernoulli: ".bernoulli()",
-             torch.multinomial: "torch.multinomial", T.multinomial: ".multinomial()",
-             torch.poisson: "torch.poisson"}
-IN_PLACE = {T.normal_: ".normal_()", T.uniform_: ".uniform_()", T.bernoulli_: ".bernoulli_()",
-            T.random_: ".random_()", T.exponential_: ".exponential_()",
-            T.geometric_: ".geometric_()", T.log_normal_: ".log_normal_()", T.cauchy_: ".cauchy_()"}
-DROPOUT = {F.dropout: "F.dropout", F.dropout1d: "F.dropout1d", F.dropout2d: "F.dropout2d",
-           F.dropout3d: "F.dropout3d"}
-DROPOUT_ON_HOST = {F.alpha_dropout: "F.alpha_dropout",
-                   F.feature_alpha_dropout: "F.feature_alpha_dropout"}
-INITS = ("uniform_", "normal_", "trunc_normal_", "xavier_uniform_", "xavier_normal_",
-         "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+OF_VALUES = {
+    torch.bernoulli: "torch.bernoulli",
+    T.bernoulli: ".bernoulli()",
+    torch.multinomial: "torch.multinomial",
+    T.multinomial: ".multinomial()",
+    torch.poisson: "torch.poisson",
+}
+IN_PLACE = {
+    T.normal_: ".normal_()",
+    T.uniform_: ".uniform_()",
+    T.bernoulli_: ".bernoulli_()",
+    T.random_: ".random_()",
+    T.exponential_: ".exponential_()",
+    T.geometric_: ".geometric_()",
+    T.log_normal_: ".log_normal_()",
+    T.cauchy_: ".cauchy_()",
+}
+DROPOUT = {F.dropout: "F.dropout", F.dropout1d: "F.dropout1d", F.dropout2d: "F.dropout2d", F.dropout3d: "F.dropout3d"}
+DROPOUT_ON_HOST = {F.alpha_dropout: "F.alpha_dropout", F.feature_alpha_dropout: "F.feature_alpha_dropout"}
+INITS = (
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+)
 FIRST_DRAWS = 20  # draws listed one by one in the trace; the rest are counted
 
 
@@ -100,22 +126,24 @@ class DeviceRngMode(TorchFunctionMode):
         self.counts[(call, loc)] += 1
         self.by_step[step] += 1
         if len(self.first) < FIRST_DRAWS:
-            self.first.append({"call": call, "location": loc, "device": str(device),
-                               "after_step": step})
+            self.first.append({"call": call, "location": loc, "device": str(device), "after_step": step})
 
     def to_dict(self) -> dict:
-        return {"redirected": self.redirect,
-                "generator": "the CPU's default generator, results moved to the device"
-                             if self.redirect else "each device's own generator",
-                "device_draws": sum(self.counts.values()),
-                "before_step_1": self.by_step.get(0, 0),
-                "by_step": {str(k): v for k, v in sorted(self.by_step.items())},
-                "sites": [{"call": c, "location": loc, "count": n}
-                          for (c, loc), n in self.counts.most_common(30)],
-                "first": self.first,
-                "own_generator": [{"call": c, "location": loc, "count": n}
-                                  for (c, loc), n in self.own_generator.most_common(10)],
-                "device_generators_made_on_cpu": len(self.device_generators)}
+        return {
+            "redirected": self.redirect,
+            "generator": "the CPU's default generator, results moved to the device"
+            if self.redirect
+            else "each device's own generator",
+            "device_draws": sum(self.counts.values()),
+            "before_step_1": self.by_step.get(0, 0),
+            "by_step": {str(k): v for k, v in sorted(self.by_step.items())},
+            "sites": [{"call": c, "location": loc, "count": n} for (c, loc), n in self.counts.most_common(30)],
+            "first": self.first,
+            "own_generator": [
+                {"call": c, "location": loc, "count": n} for (c, loc), n in self.own_generator.most_common(10)
+            ],
+            "device_generators_made_on_cpu": len(self.device_generators),
+        }
 
     # ------------------------------------------------------------------ nn.init
     def install_inits(self) -> None:
@@ -233,9 +261,16 @@ class DeviceRngMode(TorchFunctionMode):
         self._seen("F.scaled_dot_product_attention(dropout_p>0)", q.device)
         if not self.redirect:
             return func(*args, **kwargs)
-        return _sdpa_math(bound["query"], bound["key"], bound["value"], bound.get("attn_mask"), p,
-                          bool(bound.get("is_causal")), bound.get("scale"),
-                          bool(bound.get("enable_gqa")))
+        return _sdpa_math(
+            bound["query"],
+            bound["key"],
+            bound["value"],
+            bound.get("attn_mask"),
+            p,
+            bool(bound.get("is_causal")),
+            bound.get("scale"),
+            bool(bound.get("enable_gqa")),
+        )
 
 
 def _masked(dropout, x, p: float, inplace: bool):

@@ -31,16 +31,26 @@ class SideRun:
         return self.status == "ok"
 
 
-def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None,
-             workers: WorkerSet | None = None) -> SideRun:
+def run_side(
+    role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None = None, workers: WorkerSet | None = None
+) -> SideRun:
     out = workdir / role
     out.mkdir(parents=True, exist_ok=True)
     tree = cfg.original if role == "reference" else cfg.ported
     job = {
-        "role": role, "tree": str(tree), "out": str(out), "entry": cfg.entry,
-        "inputs": cfg.inputs_ref, "target": cfg.target, "dtype": cfg.dtype, "seed": cfg.seed,
-        "warmup": cfg.warmup, "repeats": cfg.repeats, "train_steps": cfg.train_steps,
-        "explain": cfg.explain, "ref_out": str(ref_out) if ref_out else None,
+        "role": role,
+        "tree": str(tree),
+        "out": str(out),
+        "entry": cfg.entry,
+        "inputs": cfg.inputs_ref,
+        "target": cfg.target,
+        "dtype": cfg.dtype,
+        "seed": cfg.seed,
+        "warmup": cfg.warmup,
+        "repeats": cfg.repeats,
+        "train_steps": cfg.train_steps,
+        "explain": cfg.explain,
+        "ref_out": str(ref_out) if ref_out else None,
     }
     job_path = out / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
@@ -49,8 +59,13 @@ def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None =
     own = workers is None
     workers = workers or WorkerSet().__enter__()
     try:
-        res = workers.run([cfg.python, "-m", "porter.verify.worker", str(job_path)], cwd=tree,
-                          env=side_env(role, cfg), log_path=log_path, timeout=cfg.timeout)
+        res = workers.run(
+            [cfg.python, "-m", "porter.verify.worker", str(job_path)],
+            cwd=tree,
+            env=side_env(role, cfg),
+            log_path=log_path,
+            timeout=cfg.timeout,
+        )
     finally:
         if own:
             workers.__exit__(None, None, None)
@@ -66,8 +81,7 @@ def run_side(role: str, cfg: ParityConfig, workdir: Path, ref_out: Path | None =
     error = None
     if (out / "error.json").is_file():
         error = json.loads((out / "error.json").read_text())
-    status, error = classify(rc, timed_out, rc == 0 and bool(meta.get("completed")), error,
-                             phase, cfg.timeout)
+    status, error = classify(rc, timed_out, rc == 0 and bool(meta.get("completed")), error, phase, cfg.timeout)
     return SideRun(role, status, rc, wall, out, meta, error, log_tail(log_path))
 
 

@@ -45,10 +45,12 @@ def python_of(command: list[str]) -> str:
         if first and first[0].startswith("#!") and _PYTHON.match(Path(first[0][2:].split()[0]).name):
             return first[0][2:].split()[0]  # torchrun's own interpreter (its shebang)
         return sys.executable
-    raise ValueError(f"the command must start with a Python interpreter (python train.py …) or "
-                     f"torchrun, not {exe!r}: porter records from inside that interpreter. Other "
-                     "wrappers (bash scripts, accelerate launch) are not supported: run the training "
-                     "script with python or torchrun directly")
+    raise ValueError(
+        f"the command must start with a Python interpreter (python train.py …) or "
+        f"torchrun, not {exe!r}: porter records from inside that interpreter. Other "
+        "wrappers (bash scripts, accelerate launch) are not supported: run the training "
+        "script with python or torchrun directly"
+    )
 
 
 @dataclass(frozen=True)
@@ -161,16 +163,36 @@ class Recorded:
     dropped_output: int = 0
 
 
-def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: Path,
-           workers: WorkerSet, job_extra: dict | None = None,
-           env_extra: dict | None = None) -> Recorded:
+def record(
+    role: str,
+    tree: Path,
+    cfg: ScriptConfig,
+    trace_path: Path,
+    workdir: Path,
+    workers: WorkerSet,
+    job_extra: dict | None = None,
+    env_extra: dict | None = None,
+) -> Recorded:
     """Run the command in `tree` as one side and read back its trace."""
     workdir.mkdir(parents=True, exist_ok=True)
-    job = {"role": role, "target": cfg.target, "workdir": str(workdir), "trace": str(trace_path),
-           "steps": cfg.steps, "seed": cfg.seed, "warmup": cfg.warmup, "eager": cfg.eager,
-           "ops": cfg.ops, "syncs": cfg.syncs, "record": cfg.record,
-           "rng_redirect": not cfg.device_rng, "rng_probe": cfg.rng_probe, "command": list(cfg.command),
-           "deadline_s": cfg.timeout, **(job_extra or {})}
+    job = {
+        "role": role,
+        "target": cfg.target,
+        "workdir": str(workdir),
+        "trace": str(trace_path),
+        "steps": cfg.steps,
+        "seed": cfg.seed,
+        "warmup": cfg.warmup,
+        "eager": cfg.eager,
+        "ops": cfg.ops,
+        "syncs": cfg.syncs,
+        "record": cfg.record,
+        "rng_redirect": not cfg.device_rng,
+        "rng_probe": cfg.rng_probe,
+        "command": list(cfg.command),
+        "deadline_s": cfg.timeout,
+        **(job_extra or {}),
+    }
     job_path = workdir / "job.json"
     job_path.write_text(json.dumps(job, indent=1))
     log_path = workdir / "log.txt"
@@ -179,16 +201,26 @@ def record(role: str, tree: Path, cfg: ScriptConfig, trace_path: Path, workdir: 
     launch = cfg.launch or Launch(1, (), tuple(cfg.command[1:]))
     launcher = ["-m", "torch.distributed.run", *launch.options, "-m"] if launch.nproc > 1 else ["-m"]
     t0 = time.perf_counter()
-    res = workers.run([cfg.python, *launcher, "porter.verify.launch", str(job_path), "--",
-                       *launch.script], cwd=tree, env=env, log_path=log_path,
-                      timeout=cfg.timeout, max_output=cfg.max_output,
-                      memory_limit=cfg.memory_limit)
+    res = workers.run(
+        [cfg.python, *launcher, "porter.verify.launch", str(job_path), "--", *launch.script],
+        cwd=tree,
+        env=env,
+        log_path=log_path,
+        timeout=cfg.timeout,
+        max_output=cfg.max_output,
+        memory_limit=cfg.memory_limit,
+    )
     wall = time.perf_counter() - t0
     sides = []
     for rank in range(launch.nproc):
-        rdir, rtrace = (workdir, trace_path) if launch.nproc == 1 else (
-            workdir / f"rank{rank}",
-            trace_path.with_name(f"{trace_path.name.removesuffix('.safetensors')}.rank{rank}.safetensors"))
+        rdir, rtrace = (
+            (workdir, trace_path)
+            if launch.nproc == 1
+            else (
+                workdir / f"rank{rank}",
+                trace_path.with_name(f"{trace_path.name.removesuffix('.safetensors')}.rank{rank}.safetensors"),
+            )
+        )
         sides.append(_read_side(res, rdir, rtrace, cfg.timeout))
     failed = [(r, s) for r, s in enumerate(sides) if s[0] != "ok"]
     # the rank whose own code raised, before ranks the launcher stopped because of it
@@ -220,17 +252,25 @@ def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
             trace = read_trace(trace_path)
         except TraceError as exc:
             if error is None:
-                status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "TraceError",
-                                            "message": str(exc), "location": None}
+                status, error = (
+                    "crashed",
+                    {"kind": "crashed", "phase": phase, "type": "TraceError", "message": str(exc), "location": None},
+                )
     if status == "ok" and trace is None:
-        status, error = "crashed", {"kind": "crashed", "phase": phase, "type": "no trace",
-                                    "message": "the side finished without writing its trace",
-                                    "location": None}
+        status, error = (
+            "crashed",
+            {
+                "kind": "crashed",
+                "phase": phase,
+                "type": "no trace",
+                "message": "the side finished without writing its trace",
+                "location": None,
+            },
+        )
     return status, error, trace
 
 
-def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
-              workers: WorkerSet) -> dict:
+def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path, workers: WorkerSet) -> dict:
     """Run the original once more, changing only floating-point rounding, and measure how far
     the program drifts from itself (porter.verify.noise). Another thread count on the CPU; on a
     GPU, the CPU through the CUDA shim. Ops and host syncs are not counted in this run."""
@@ -246,16 +286,18 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path,
         other = 1 if threads > 1 else 2
         how = f"the original run again with {other} CPU thread(s) instead of {threads}"
         job, env = {"threads": other}, {"OMP_NUM_THREADS": str(other), "MKL_NUM_THREADS": str(other)}
-    how += (", every module output scaled by 1 ± 2^-17 and every parameter one ulp off before each "
-            "optimizer step")
+    how += ", every module output scaled by 1 ± 2^-17 and every parameter one ulp off before each optimizer step"
     job.update(ops=False, syncs=False, perturb=True)
-    again = record("reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers,
-                   job_extra=job, env_extra=env)
+    again = record(
+        "reference", tree, cfg, workdir / "noise.trace.safetensors", workdir, workers, job_extra=job, env_extra=env
+    )
     if again.status != "ok" or again.trace is None:
         why = f"the second run of the original did not finish: {_describe(again)}"
         if "exist" in why.lower():
-            why += (" (a program that will not run where its first run left its outputs cannot run "
-                    "twice in one tree: remove them first, or give --no-noise-floor)")
+            why += (
+                " (a program that will not run where its first run left its outputs cannot run "
+                "twice in one tree: remove them first, or give --no-noise-floor)"
+            )
         return {"how": how, "measured": False, "why": why}
     if again.trace.world_size != ref.trace.world_size:
         return {"how": how, "measured": False, "why": "the second run had another number of ranks"}
@@ -291,15 +333,23 @@ def reference_shapes(trace: Trace | None) -> list[list[list[int]]]:
 def _summary(rec: Recorded):
     s = side_summary(rec.trace, rec.role, rec.status, rec.error, rec.wall_s, rec.log_tail)
     if rec.dropped_output:
-        s.notes.append(f"its output was over the cap: {rec.dropped_output} bytes were dropped "
-                       "from the log (the start and the end are kept)")
+        s.notes.append(
+            f"its output was over the cap: {rec.dropped_output} bytes were dropped "
+            "from the log (the start and the end are kept)"
+        )
     return s
 
 
 def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -> ScriptResult:
     sides = {r.role: _summary(r) for r in recs}
-    res = ScriptResult("error", reasons, cfg.to_dict(), sides.get("reference"), sides.get("ported"),
-                       where={r.role: where(r.trace) for r in recs})
+    res = ScriptResult(
+        "error",
+        reasons,
+        cfg.to_dict(),
+        sides.get("reference"),
+        sides.get("ported"),
+        where={r.role: where(r.trace) for r in recs},
+    )
     from porter.verify.gaps import collect_gaps
 
     # what the sides measured before they stopped (a port that timed out in a recompile storm
@@ -310,8 +360,9 @@ def _error_result(cfg: ScriptConfig, recs: list[Recorded], reasons: list[str]) -
 
 def _describe(rec: Recorded) -> str:
     e = rec.error or {}
-    what = {"timeout": "timed out", "out_of_memory": "ran out of memory",
-            "crashed": "crashed"}.get(e.get("kind", ""), "raised")
+    what = {"timeout": "timed out", "out_of_memory": "ran out of memory", "crashed": "crashed"}.get(
+        e.get("kind", ""), "raised"
+    )
     loc = f" at {e['location']}" if e.get("location") else ""
     msg = (e.get("message") or "").strip().splitlines()
     return f"{rec.role} side {what} in phase '{e.get('phase', '?')}'{loc}: {e.get('type', '')}: {msg[0] if msg else ''}"
@@ -342,31 +393,56 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
         except TraceError as exc:
             return _error_result(cfg, [], [f"--reference-trace: {exc}"])
         err = ref_trace.manifest.get("error")
-        ref = Recorded("reference", "error" if err else "ok", ref_trace, err,
-                       float(ref_trace.manifest.get("wall_s") or 0.0), "")
+        ref = Recorded(
+            "reference", "error" if err else "ok", ref_trace, err, float(ref_trace.manifest.get("wall_s") or 0.0), ""
+        )
     elif cfg.original is None:
         return _error_result(cfg, [], ["give --original DIR or --reference-trace FILE"])
     else:
-        ref = record("reference", cfg.original, cfg, base / "reference.trace.safetensors",
-                     base / "reference", workers)
+        ref = record("reference", cfg.original, cfg, base / "reference.trace.safetensors", base / "reference", workers)
     if ref.status != "ok":
-        return _error_result(cfg, [ref], [_describe(ref), "the ported side was not run: there "
-                                          "is no reference to compare with"])
+        return _error_result(
+            cfg, [ref], [_describe(ref), "the ported side was not run: there is no reference to compare with"]
+        )
     if cfg.reference_trace is None and cfg.original is not None:
-        floor = noise_run(cfg.original, cfg, ref, base / "noise", workers) if cfg.noise_floor else \
-            {"measured": False, "why": "--no-noise-floor"}
+        floor = (
+            noise_run(cfg.original, cfg, ref, base / "noise", workers)
+            if cfg.noise_floor
+            else {"measured": False, "why": "--no-noise-floor"}
+        )
         attach_floor(ref, floor, base / "reference.trace.safetensors")
     elif ref.trace is not None and "noise_floor" not in ref.trace.manifest:
-        attach_floor(ref, {"measured": False, "why": "the reference trace was recorded without it "
-                           "(porter trace record --no-noise-floor, or an older porter)"}, None)
+        attach_floor(
+            ref,
+            {
+                "measured": False,
+                "why": "the reference trace was recorded without it "
+                "(porter trace record --no-noise-floor, or an older porter)",
+            },
+            None,
+        )
     assert cfg.ported is not None  # parity-check requires --ported
-    port = record("ported", cfg.ported, cfg, base / "ported.trace.safetensors", base / "ported",
-                  workers, job_extra={"reference_shapes": reference_shapes(ref.trace)})
+    port = record(
+        "ported",
+        cfg.ported,
+        cfg,
+        base / "ported.trace.safetensors",
+        base / "ported",
+        workers,
+        job_extra={"reference_shapes": reference_shapes(ref.trace)},
+    )
     if port.status != "ok":
         return _error_result(cfg, [ref, port], [_describe(port)])
     assert ref.trace is not None and port.trace is not None  # both sides recorded ("ok")
-    result = compare_traces(ref.trace, port.trace, rtol=cfg.rtol, atol=cfg.atol,
-                            config=cfg.to_dict(), ref_side=_summary(ref), port_side=_summary(port))
+    result = compare_traces(
+        ref.trace,
+        port.trace,
+        rtol=cfg.rtol,
+        atol=cfg.atol,
+        config=cfg.to_dict(),
+        ref_side=_summary(ref),
+        port_side=_summary(port),
+    )
     if cfg.reference_trace is not None and result.reference is not None:
         result.reference.notes.append(f"recorded earlier, elsewhere: {cfg.reference_trace}")
     return result

@@ -26,118 +26,243 @@ def _side_rows(r: ScriptResult) -> list[list[str]]:
         host = (w.get("host") or {}).get("hostname", "—")
         versions = ", ".join(f"{k} {v}" for k, v in (s.versions or {}).items())
         perf = s.perf or {}
-        rows.append([role, s.status, f"{s.device} [{kind}]", r.made_on.get(role, "—"), host,
-                     versions or "—", _ms(perf.get("first_step_s")), _ms(perf.get("steady_step_s"))])
+        rows.append(
+            [
+                role,
+                s.status,
+                f"{s.device} [{kind}]",
+                r.made_on.get(role, "—"),
+                host,
+                versions or "—",
+                _ms(perf.get("first_step_s")),
+                _ms(perf.get("steady_step_s")),
+            ]
+        )
     return rows
 
 
 def sections(r: ScriptResult) -> list[Section]:
     out: list[Section] = []
     notes = verdict_notes(r)
-    cmd = " ".join((r.where.get("ported") or r.where.get("reference") or {}).get("command") or
-                   r.config.get("command") or [])
+    cmd = " ".join(
+        (r.where.get("ported") or r.where.get("reference") or {}).get("command") or r.config.get("command") or []
+    )
     notes.append(f"command: {cmd}")
     notes += [f"random numbers — {line}" for line in r.rng]
-    out.append(("Sides (where each run ran)", ["side", "status", "device", "tensors made on", "host",
-                                               "versions", "first step", "steady step (median)"],
-                _side_rows(r), notes))
+    out.append(
+        (
+            "Sides (where each run ran)",
+            ["side", "status", "device", "tensors made on", "host", "versions", "first step", "steady step (median)"],
+            _side_rows(r),
+            notes,
+        )
+    )
     for s in (r.reference, r.ported):
         if s is not None and s.error:
             e = s.error
-            out.append((f"{s.role} error", ["phase", "kind", "type", "location", "message"],
-                        [[e.get("phase", "?"), e.get("kind", "?"), e.get("type", ""),
-                          e.get("location") or "—", (e.get("message") or "")[:300]]],
-                        [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else []))
+            out.append(
+                (
+                    f"{s.role} error",
+                    ["phase", "kind", "type", "location", "message"],
+                    [
+                        [
+                            e.get("phase", "?"),
+                            e.get("kind", "?"),
+                            e.get("type", ""),
+                            e.get("location") or "—",
+                            (e.get("message") or "")[:300],
+                        ]
+                    ],
+                    [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
+                )
+            )
     if r.steps:
-        rows = [[str(s["step"]), _g(s["reference_loss"], ".7g"), _g(s["ported_loss"], ".7g"),
-                 _g(s["abs_diff"]), _g(s.get("noise_allowed")), "ok" if s["loss_ok"] else "DIFFERS",
-                 _g(s["reference_grad_norm"], ".5g"), _g(s["ported_grad_norm"], ".5g"),
-                 _g((s["reference_lr"] or [None])[0], ".4g"), "ok" if s["lr_ok"] else "DIFFERS",
-                 _ms(s["reference_time_s"]), _ms(s["ported_time_s"])] for s in r.steps]
+        rows = [
+            [
+                str(s["step"]),
+                _g(s["reference_loss"], ".7g"),
+                _g(s["ported_loss"], ".7g"),
+                _g(s["abs_diff"]),
+                _g(s.get("noise_allowed")),
+                "ok" if s["loss_ok"] else "DIFFERS",
+                _g(s["reference_grad_norm"], ".5g"),
+                _g(s["ported_grad_norm"], ".5g"),
+                _g((s["reference_lr"] or [None])[0], ".4g"),
+                "ok" if s["lr_ok"] else "DIFFERS",
+                _ms(s["reference_time_s"]),
+                _ms(s["ported_time_s"]),
+            ]
+            for s in r.steps
+        ]
         t = r.tolerances
         floor = r.noise_floor or {}
-        floor_note = (noise.describe(floor) if floor.get("measured") else
-                      f"noise floor not measured: {floor.get('why', 'a trace from an older porter')}")
-        out.append(("Loss curves", ["step", "reference loss", "ported loss", "abs diff",
-                                    "noise allows", "loss",
-                                    "ref grad norm", "ported grad norm", "lr", "lr",
-                                    "ref step time", "ported step time"], rows,
-                    [f"the curves part at step {r.parted_at}" if r.parted_at else
-                     "the curves do not part within tolerance",
-                     f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
-                     f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
-                     floor_note + " (the column 'noise allows' is that margin times the floor)",
-                     "loss = the sum of the scalars backward() was called on in the step "
-                     "(gradient accumulation: the micro-batch losses); step time = wall time "
-                     "between optimizer steps (the first includes start-up)"]))
+        floor_note = (
+            noise.describe(floor)
+            if floor.get("measured")
+            else f"noise floor not measured: {floor.get('why', 'a trace from an older porter')}"
+        )
+        out.append(
+            (
+                "Loss curves",
+                [
+                    "step",
+                    "reference loss",
+                    "ported loss",
+                    "abs diff",
+                    "noise allows",
+                    "loss",
+                    "ref grad norm",
+                    "ported grad norm",
+                    "lr",
+                    "lr",
+                    "ref step time",
+                    "ported step time",
+                ],
+                rows,
+                [
+                    f"the curves part at step {r.parted_at}"
+                    if r.parted_at
+                    else "the curves do not part within tolerance",
+                    f"max abs loss difference {_g(r.max_loss_abs)}, max relative {_g(r.max_loss_rel)}",
+                    f"precision regime: {r.regime}; loss tolerance rtol/atol {t.get('loss')}",
+                    floor_note + " (the column 'noise allows' is that margin times the floor)",
+                    "loss = the sum of the scalars backward() was called on in the step "
+                    "(gradient accumulation: the micro-batch losses); step time = wall time "
+                    "between optimizer steps (the first includes start-up)",
+                ],
+            )
+        )
     if r.ranks:
-        out.append(("Ranks (torchrun: each rank compared with the same rank)",
-                    ["rank", "verdict", "curves part at step", "first diverging module", "max rel loss diff"],
-                    [[str(x["rank"]), x["verdict"].upper(), str(x["parted_at"] or "—"),
-                      x["first_divergence"] or "—", _g(x["max_loss_rel"])] for x in r.ranks],
-                    ["the tables below show rank 0"]))
-        out.append(("Collectives per step", ["rank", "step", "reference", "ported"],
-                    [[str(x["rank"]), str(c["step"]), _counts(c["reference"]), _counts(c["ported"])]
-                     for x in r.ranks for c in x["collectives"]],
-                    ["counted by porter's host process group (porter.verify.collectives) on each side; "
-                     "DDP's gradient buckets are all_reduce calls; '—': not counted (the program's own "
-                     "backend ran)"]))
+        out.append(
+            (
+                "Ranks (torchrun: each rank compared with the same rank)",
+                ["rank", "verdict", "curves part at step", "first diverging module", "max rel loss diff"],
+                [
+                    [
+                        str(x["rank"]),
+                        x["verdict"].upper(),
+                        str(x["parted_at"] or "—"),
+                        x["first_divergence"] or "—",
+                        _g(x["max_loss_rel"]),
+                    ]
+                    for x in r.ranks
+                ],
+                ["the tables below show rank 0"],
+            )
+        )
+        out.append(
+            (
+                "Collectives per step",
+                ["rank", "step", "reference", "ported"],
+                [
+                    [str(x["rank"]), str(c["step"]), _counts(c["reference"]), _counts(c["ported"])]
+                    for x in r.ranks
+                    for c in x["collectives"]
+                ],
+                [
+                    "counted by porter's host process group (porter.verify.collectives) on each side; "
+                    "DDP's gradient buckets are all_reduce calls; '—': not counted (the program's own "
+                    "backend ran)"
+                ],
+            )
+        )
     if r.modules:
         bad = [m for m in r.modules if not m["passed"]]
         shown = bad[:30] + [m for m in r.modules if m["passed"]][: max(0, 40 - len(bad[:30]))]
         order = {m["module"]: i for i, m in enumerate(r.modules)}
         shown.sort(key=lambda m: order[m["module"]])
         fd = r.first_divergence
-        out.append(("Modules at step 1 (per-module error)",
-                    ["module", "type", "max abs (sample)", "max rel (sample)", "statistics differing",
-                     "result"],
-                    [[m["module"], m["type"] + (f" → {m['ported_type']}" if m.get("ported_type")
-                                                and m["ported_type"] != m["type"] else ""),
-                      _g(m["max_abs"]), _g(m["max_rel"]), ", ".join(m["stats_differ"]) or "—",
-                      ("not compared" if not m.get("compared", True) else "pass" if m["passed"] else "FAIL")
-                      + (f" ({m['problem']})" if m["problem"] else "")]
-                     for m in shown],
-                    [f"first diverging module: {fd['module']}" if fd else "no module diverges",
-                     f"{len(r.modules)} module outputs compared in the reference's execution order "
-                     f"({len(bad)} differ; the table shows at most 40); tolerance rtol/atol "
-                     f"{r.tolerances.get('modules')} on a strided sample and the statistics"]))
+        out.append(
+            (
+                "Modules at step 1 (per-module error)",
+                ["module", "type", "max abs (sample)", "max rel (sample)", "statistics differing", "result"],
+                [
+                    [
+                        m["module"],
+                        m["type"]
+                        + (f" → {m['ported_type']}" if m.get("ported_type") and m["ported_type"] != m["type"] else ""),
+                        _g(m["max_abs"]),
+                        _g(m["max_rel"]),
+                        ", ".join(m["stats_differ"]) or "—",
+                        ("not compared" if not m.get("compared", True) else "pass" if m["passed"] else "FAIL")
+                        + (f" ({m['problem']})" if m["problem"] else ""),
+                    ]
+                    for m in shown
+                ],
+                [
+                    f"first diverging module: {fd['module']}" if fd else "no module diverges",
+                    f"{len(r.modules)} module outputs compared in the reference's execution order "
+                    f"({len(bad)} differ; the table shows at most 40); tolerance rtol/atol "
+                    f"{r.tolerances.get('modules')} on a strided sample and the statistics",
+                ],
+            )
+        )
     p = r.parameters
     if p:
-        out.append(("Initial weights and tying", ["check", "result"],
-                    [["parameters compared before step 1", str(p.get("compared"))],
-                     ["compared by", p.get("by") or "a strided sample and the statistics (an older trace)"],
-                     ["differing", "; ".join(d["why"] for d in p.get("differing", [])[:3])
-                      + (f" (and {len(p['differing']) - 3} more)" if len(p.get("differing", [])) > 3 else "")
-                      or "none"],
-                     ["tied in the reference", "; ".join(", ".join(g) for g in r.tied.get("reference", [])) or "none"],
-                     ["tied in the port", "; ".join(", ".join(g) for g in r.tied.get("ported", [])) or "none"]],
-                    ["both sides are seeded the same way (random, numpy, torch) before the script "
-                     "starts; weights made on the CPU are then identical"]))
+        out.append(
+            (
+                "Initial weights and tying",
+                ["check", "result"],
+                [
+                    ["parameters compared before step 1", str(p.get("compared"))],
+                    ["compared by", p.get("by") or "a strided sample and the statistics (an older trace)"],
+                    [
+                        "differing",
+                        "; ".join(d["why"] for d in p.get("differing", [])[:3])
+                        + (f" (and {len(p['differing']) - 3} more)" if len(p.get("differing", [])) > 3 else "")
+                        or "none",
+                    ],
+                    ["tied in the reference", "; ".join(", ".join(g) for g in r.tied.get("reference", [])) or "none"],
+                    ["tied in the port", "; ".join(", ".join(g) for g in r.tied.get("ported", [])) or "none"],
+                ],
+                [
+                    "both sides are seeded the same way (random, numpy, torch) before the script "
+                    "starts; weights made on the CPU are then identical"
+                ],
+            )
+        )
     probe_rows = []
     for s in (r.reference, r.ported):
         if s is None or s.perf is None:
             continue
         xla = s.perf.get("xla")
         if xla:
-            probe_rows.append([s.role, "XLA compiles per step", ", ".join(map(str, xla["compiles_per_step"])),
-                               xla["source"]])
-            probe_rows.append([s.role, "recompiles after warm-up", str(xla["recompiles_after_warmup"]),
-                               xla["source"]])
-            probe_rows.append([s.role, "CPU fallback ops",
-                               ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
-                               xla["source"]])
-            probe_rows.append([s.role, "device→host transfers per step",
-                               _g(xla["device_to_host_transfers_per_step"]), "TransferFromDeviceTime"])
+            probe_rows.append(
+                [s.role, "XLA compiles per step", ", ".join(map(str, xla["compiles_per_step"])), xla["source"]]
+            )
+            probe_rows.append([s.role, "recompiles after warm-up", str(xla["recompiles_after_warmup"]), xla["source"]])
+            probe_rows.append(
+                [
+                    s.role,
+                    "CPU fallback ops",
+                    ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
+                    xla["source"],
+                ]
+            )
+            probe_rows.append(
+                [
+                    s.role,
+                    "device→host transfers per step",
+                    _g(xla["device_to_host_transfers_per_step"]),
+                    "TransferFromDeviceTime",
+                ]
+            )
         syncs = s.perf.get("syncs") or {}
         if syncs:
-            probe_rows.append([s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")),
-                               "TorchFunctionMode"])
+            probe_rows.append(
+                [s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")), "TorchFunctionMode"]
+            )
     if probe_rows:
         out.append(("Probes", ["side", "probe", "value", "source"], probe_rows, []))
     if r.gaps:
-        out.append(("Performance gaps (ranked)", ["#", "severity", "side", "gap", "advice", "evidence"],
-                    [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)]
-                     for g in r.gaps], []))
+        out.append(
+            (
+                "Performance gaps (ranked)",
+                ["#", "severity", "side", "gap", "advice", "evidence"],
+                [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)] for g in r.gaps],
+                [],
+            )
+        )
     return out
 
 
@@ -165,34 +290,44 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
         xy = [(sx(p[0]), sy(p[idx])) for p in pts if p[idx] is not None and math.isfinite(p[idx])]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in xy)
         dots = "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5" fill="{colour}"/>' for x, y in xy)
-        return (f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
-                f'stroke-dasharray="{dash}" points="{path}"/>{dots}')
+        return (
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2" '
+            f'stroke-dasharray="{dash}" points="{path}"/>{dots}'
+        )
 
     e = html.escape
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" aria-label="loss curves: reference and port">',
-             f'<rect x="{pad_l}" y="{pad_t}" width="{width - pad_l - pad_r}" '
-             f'height="{height - pad_t - pad_b}" fill="none" stroke="#ccc"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" aria-label="loss curves: reference and port">',
+        f'<rect x="{pad_l}" y="{pad_t}" width="{width - pad_l - pad_r}" '
+        f'height="{height - pad_t - pad_b}" fill="none" stroke="#ccc"/>',
+    ]
     for v in (lo, (lo + hi) / 2, hi):
-        parts.append(f'<text x="{pad_l - 6}" y="{sy(v) + 4:.1f}" font-size="11" text-anchor="end">'
-                     f'{e(format(v, ".5g"))}</text>')
+        parts.append(
+            f'<text x="{pad_l - 6}" y="{sy(v) + 4:.1f}" font-size="11" text-anchor="end">{e(format(v, ".5g"))}</text>'
+        )
     for s in sorted({1, n, (1 + n) // 2}):
-        parts.append(f'<text x="{sx(s):.1f}" y="{height - pad_b + 16}" font-size="11" '
-                     f'text-anchor="middle">{s}</text>')
-    parts.append(f'<text x="{(pad_l + width) / 2:.0f}" y="{height - 4}" font-size="11" '
-                 f'text-anchor="middle">optimizer step</text>')
+        parts.append(f'<text x="{sx(s):.1f}" y="{height - pad_b + 16}" font-size="11" text-anchor="middle">{s}</text>')
+    parts.append(
+        f'<text x="{(pad_l + width) / 2:.0f}" y="{height - 4}" font-size="11" '
+        f'text-anchor="middle">optimizer step</text>'
+    )
     if r.parted_at:
         x = sx(r.parted_at)
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
-                     f'stroke="#c00" stroke-dasharray="3 3"/><text x="{x + 4:.1f}" y="{pad_t + 12}" '
-                     f'font-size="11" fill="#c00">parts at step {r.parted_at}</text>')
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad_t}" y2="{height - pad_b}" '
+            f'stroke="#c00" stroke-dasharray="3 3"/><text x="{x + 4:.1f}" y="{pad_t + 12}" '
+            f'font-size="11" fill="#c00">parts at step {r.parted_at}</text>'
+        )
     parts.append(line(1, "#1f77b4", "none"))
     parts.append(line(2, "#ff7f0e", "6 3"))
     ref_label = e(r.reference.device if r.reference else "reference")
     port_label = e(r.ported.device if r.ported else "ported")
-    parts.append(f'<text x="{pad_l + 8}" y="{height - pad_b - 24}" font-size="11" fill="#1f77b4">'
-                 f'— reference: {ref_label}</text><text x="{pad_l + 8}" y="{height - pad_b - 10}" '
-                 f'font-size="11" fill="#ff7f0e">- - ported: {port_label}</text>')
+    parts.append(
+        f'<text x="{pad_l + 8}" y="{height - pad_b - 24}" font-size="11" fill="#1f77b4">'
+        f'— reference: {ref_label}</text><text x="{pad_l + 8}" y="{height - pad_b - 10}" '
+        f'font-size="11" fill="#ff7f0e">- - ported: {port_label}</text>'
+    )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -206,12 +341,19 @@ def report_model(r: ScriptResult):
     from porter.report import Section as ReportSection
     from porter.config.settings import Settings
 
-    shared = [ReportSection(id=re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"), title=title,
-                            text="\n".join(notes), columns=list(header),
-                            rows=[list(row) for row in rows])
-              for title, header, rows, notes in sections(r)]
-    shared.insert(0, ReportSection(id="verdict", title=f"parity-check (script): {r.verdict.upper()}",
-                                   text="; ".join(r.reasons)))
+    shared = [
+        ReportSection(
+            id=re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"),
+            title=title,
+            text="\n".join(notes),
+            columns=list(header),
+            rows=[list(row) for row in rows],
+        )
+        for title, header, rows, notes in sections(r)
+    ]
+    shared.insert(
+        0, ReportSection(id="verdict", title=f"parity-check (script): {r.verdict.upper()}", text="; ".join(r.reasons))
+    )
     target = (r.config or {}).get("target") or "xla"
     return ReportModel.from_run([], None, Settings(target=target), kind="parity-check", sections=shared)
 
@@ -229,14 +371,15 @@ def to_html(r: ScriptResult) -> str:
     svg = loss_chart_svg(r)
     anchor = re.search(r'<section id="sec-loss-curves"><h2>[^<]*</h2>', page)
     if svg and anchor:
-        page = page[:anchor.end()] + f'<figure class="loss-chart">{svg}</figure>' + page[anchor.end():]
+        page = page[: anchor.end()] + f'<figure class="loss-chart">{svg}</figure>' + page[anchor.end() :]
     return page
 
 
 def write_report(r: ScriptResult, path: Path) -> None:
     suffix = path.suffix.lower()
-    render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown,
-              ".html": to_html, ".htm": to_html}.get(suffix)
+    render = {".json": to_json, ".md": to_markdown, ".markdown": to_markdown, ".html": to_html, ".htm": to_html}.get(
+        suffix
+    )
     if render is None:
         raise ValueError(f"--report {path}: use a .json, .md or .html file name")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -251,5 +394,4 @@ def print_terminal(r: ScriptResult, console=None) -> None:
     print_sections(f"parity-check (script): {r.verdict.upper()}", r.verdict, sections(r), console)
 
 
-__all__ = ["sections", "loss_chart_svg", "to_json", "to_markdown", "to_html", "write_report",
-           "print_terminal"]
+__all__ = ["sections", "loss_chart_svg", "to_json", "to_markdown", "to_html", "write_report", "print_terminal"]

@@ -27,8 +27,16 @@ MAX_KEYS = 5_000  # distinct (call, shape) pairs kept per graph
 SHOWN = 8  # shape changers kept per step
 # calls that make a longer tensor from a shorter one: where a sequence grown in a loop grows
 # (every later call on it changes shape too, but only in consequence)
-GROWS = {"torch.cat", "torch.concat", "torch.concatenate", "torch.stack", "torch.hstack",
-         "torch.vstack", "torch.column_stack", "F.pad"}
+GROWS = {
+    "torch.cat",
+    "torch.concat",
+    "torch.concatenate",
+    "torch.stack",
+    "torch.hstack",
+    "torch.vstack",
+    "torch.column_stack",
+    "F.pad",
+}
 
 
 def _name(func) -> str:
@@ -89,10 +97,18 @@ class ShapeLog(TorchFunctionMode):
             for key, shapes in lines.items():
                 before = previous.get(key)
                 if before is not None and before != shapes:
-                    entry = self.step.setdefault(key, {"call": key[0], "location": key[1],
-                                                       "trigger": trigger, "recompiles": 0,
-                                                       "grows": key[0] in GROWS,
-                                                       "before": _shape(before), "first": _shape(shapes)})
+                    entry = self.step.setdefault(
+                        key,
+                        {
+                            "call": key[0],
+                            "location": key[1],
+                            "trigger": trigger,
+                            "recompiles": 0,
+                            "grows": key[0] in GROWS,
+                            "before": _shape(before),
+                            "first": _shape(shapes),
+                        },
+                    )
                     entry["recompiles"] += compiled
                     entry["last"] = _shape(shapes)
         self.last_graph[trigger] = lines
@@ -108,16 +124,21 @@ class ShapeLog(TorchFunctionMode):
             key = (name, tuple(out.shape))
             if key not in self.graph and len(self.graph) < MAX_KEYS:
                 self.graph[key] = user_location(self.root)
-        elif func in HOST_SYNC_CALLS and args and isinstance(args[0], torch.Tensor) \
-                and args[0].device.type == self.device_type:
+        elif (
+            func in HOST_SYNC_CALLS
+            and args
+            and isinstance(args[0], torch.Tensor)
+            and args[0].device.type == self.device_type
+        ):
             self.executed()  # a value read on the host ran the graph built so far
         return out
 
     def end_step(self) -> list[dict]:
         """The lines that changed a shape and recompiled during the step that ended."""
         order = {k: i for i, k in enumerate(self.step)}  # the order the graph ran them in
-        lines = sorted(self.step.values(), key=lambda e: (not e["grows"], -e["recompiles"],
-                                                           order[(e["call"], e["location"])]))[:SHOWN]
+        lines = sorted(
+            self.step.values(), key=lambda e: (not e["grows"], -e["recompiles"], order[(e["call"], e["location"])])
+        )[:SHOWN]
         self.step = {}
         return lines
 

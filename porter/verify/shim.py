@@ -49,8 +49,14 @@ def _device_type(dev) -> str | None:
 class DeviceRemapMode(TorchFunctionMode):
     """Rewrites device arguments of every torch call: ``{"cuda": cpu}`` and the like."""
 
-    def __init__(self, mapping: dict[str, torch.device], *, claim_cuda: bool = False,
-                 refuse: tuple[str, ...] = (), root: str = ""):
+    def __init__(
+        self,
+        mapping: dict[str, torch.device],
+        *,
+        claim_cuda: bool = False,
+        refuse: tuple[str, ...] = (),
+        root: str = "",
+    ):
         super().__init__()
         self.mapping = mapping
         self.claim_cuda = claim_cuda  # tensor.is_cuda answers True (reference shim)
@@ -74,7 +80,8 @@ class DeviceRemapMode(TorchFunctionMode):
                 f"the original asked for a tensor on '{dev}' at {_caller_line(self.root)}: the "
                 f"reference runs the original's CUDA path (here on the CPU through porter's CUDA "
                 f"shim), where no {kind} device exists; a reference on the target's device would "
-                "compare the port with itself, so porter refuses it")
+                "compare the port with itself, so porter refuses it"
+            )
         if kind in self.mapping:
             self.remapped += 1
             return self.mapping[kind]
@@ -95,8 +102,7 @@ class DeviceRemapMode(TorchFunctionMode):
         if kwargs.get("pin_memory") and "cuda" in self.mapping:
             kwargs["pin_memory"] = False
         if func is torch.Tensor.to and len(args) > 1:
-            args = (args[0], *(self.map(a) if isinstance(a, (str, torch.device, int)) else a
-                               for a in args[1:]))
+            args = (args[0], *(self.map(a) if isinstance(a, (str, torch.device, int)) else a for a in args[1:]))
         return func(*args, **kwargs)
 
 
@@ -128,8 +134,7 @@ _OrigGradScaler = torch.amp.GradScaler
 def _patch_autocast(map_type: Callable[[str], str]) -> None:
     class autocast(_OrigAutocast):  # noqa: N801 - same name as torch's
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            super().__init__(map_type(device_type), dtype=dtype, enabled=enabled,
-                             cache_enabled=cache_enabled)
+            super().__init__(map_type(device_type), dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     class GradScaler(_OrigGradScaler):
         def __init__(self, device="cuda", *args, **kwargs):
@@ -291,8 +296,9 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     }
     for name, value in replacements.items():
         setattr(cuda, name, value if isinstance(value, type) else _fresh(value))
-    props = types.SimpleNamespace(name="porter CUDA shim (cpu)", major=8, minor=0,
-                                  total_memory=0, multi_processor_count=1)
+    props = types.SimpleNamespace(
+        name="porter CUDA shim (cpu)", major=8, minor=0, total_memory=0, multi_processor_count=1
+    )
     cuda.get_device_properties = lambda *a, **k: props
     for name in ("range_push", "range_pop", "mark"):
         setattr(cuda.nvtx, name, _fresh(_noop))
@@ -359,8 +365,9 @@ def _shim_accelerator(root: str) -> None:
     own callers keep the true answers."""
     acc: Any = torch.accelerator  # patched with CPU stand-ins (not what torch's types say)
     cuda = torch.device("cuda")
-    real: dict[str, Callable[..., Any]] = {n: getattr(acc, n) for n in
-                                           ("is_available", "device_count", "current_accelerator")}
+    real: dict[str, Callable[..., Any]] = {
+        n: getattr(acc, n) for n in ("is_available", "device_count", "current_accelerator")
+    }
 
     def current_accelerator(check_available: bool = False):
         return cuda if _from_program(root) else real["current_accelerator"](check_available)
@@ -391,8 +398,7 @@ def _shim_accelerator(root: str) -> None:
         setattr(acc, name, _fresh(value))
 
 
-def install_target_alias(target: str, device: torch.device,
-                         synchronize: Callable[[], None]) -> DeviceRemapMode:
+def install_target_alias(target: str, device: torch.device, synchronize: Callable[[], None]) -> DeviceRemapMode:
     """Ported side for `neuron` / `tpu` without their runtime: their device strings run on
     `device` (PyTorch/XLA's device or the CPU). Returns the mode to enter."""
     if torch._C._get_privateuse1_backend_name() == "privateuseone":
@@ -422,8 +428,15 @@ def install_target_alias(target: str, device: torch.device,
         setattr(acc, name, value)
     if not hasattr(torch, target):
         module: Any = types.ModuleType(f"torch.{target}")  # a device module, filled in below
-        for name in ("is_available", "device_count", "synchronize", "empty_cache",
-                     "memory_allocated", "max_memory_allocated", "reset_peak_memory_stats"):
+        for name in (
+            "is_available",
+            "device_count",
+            "synchronize",
+            "empty_cache",
+            "memory_allocated",
+            "max_memory_allocated",
+            "reset_peak_memory_stats",
+        ):
             setattr(module, name, _fresh(acc_replacements[name]))
         module.current_device = lambda: 0
         module.set_device = _noop
@@ -433,4 +446,10 @@ def install_target_alias(target: str, device: torch.device,
     return DeviceRemapMode({target: device})
 
 
-__all__ = ["DeviceRemapMode", "TargetDeviceOnReference", "install_cuda_shim", "install_target_alias", "generators_on_cpu"]
+__all__ = [
+    "DeviceRemapMode",
+    "TargetDeviceOnReference",
+    "install_cuda_shim",
+    "install_target_alias",
+    "generators_on_cpu",
+]

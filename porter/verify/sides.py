@@ -39,13 +39,18 @@ def side_env(role: str, cfg: _Targeted, base: dict | None = None) -> dict:
     return env
 
 
-def classify(rc: int | None, timed_out: bool, completed: bool, error: dict | None, phase: str,
-             timeout: float) -> tuple[str, dict | None]:
+def classify(
+    rc: int | None, timed_out: bool, completed: bool, error: dict | None, phase: str, timeout: float
+) -> tuple[str, dict | None]:
     """(status, error) of a finished worker: ok | error | timeout | killed | crashed."""
     if timed_out:
-        return "timeout", {"kind": "timeout", "phase": phase, "type": "Timeout",
-                           "message": f"no result after {timeout:g} s (still in phase '{phase}'); "
-                                      "the process group was killed", "location": None}
+        return "timeout", {
+            "kind": "timeout",
+            "phase": phase,
+            "type": "Timeout",
+            "message": f"no result after {timeout:g} s (still in phase '{phase}'); the process group was killed",
+            "location": None,
+        }
     if completed:
         return "ok", None
     if error is not None:
@@ -53,9 +58,17 @@ def classify(rc: int | None, timed_out: bool, completed: bool, error: dict | Non
     if rc is not None and rc < 0:
         sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
         why = " (the kernel's out-of-memory killer, most likely)" if -rc == signal.SIGKILL else ""
-        return "killed", {"kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
-                          "phase": phase, "type": sig,
-                          "message": f"killed by {sig}{why} in phase '{phase}'", "location": None}
-    return "crashed", {"kind": "crashed", "phase": phase, "type": f"exit status {rc}",
-                       "message": f"the worker exited with status {rc} in phase '{phase}' "
-                                  "without writing a result", "location": None}
+        return "killed", {
+            "kind": "out_of_memory" if -rc == signal.SIGKILL else "crashed",
+            "phase": phase,
+            "type": sig,
+            "message": f"killed by {sig}{why} in phase '{phase}'",
+            "location": None,
+        }
+    return "crashed", {
+        "kind": "crashed",
+        "phase": phase,
+        "type": f"exit status {rc}",
+        "message": f"the worker exited with status {rc} in phase '{phase}' without writing a result",
+        "location": None,
+    }

@@ -71,31 +71,52 @@ def _lower(a: str, b: str) -> str:
     return a if _ORDER.index(a) >= _ORDER.index(b) else b
 
 
-def side_summary(trace: Trace | None, role: str, status: str = "ok", error: dict | None = None,
-                 wall_s: float = 0.0, log_tail: str = "") -> SideSummary:
+def side_summary(
+    trace: Trace | None,
+    role: str,
+    status: str = "ok",
+    error: dict | None = None,
+    wall_s: float = 0.0,
+    log_tail: str = "",
+) -> SideSummary:
     m = trace.manifest if trace is not None else {}
     side = m.get("side") or {}
     error = error or m.get("error")
     if error and status == "ok":
         status = "error"
     return SideSummary(
-        role=role, status=status,
+        role=role,
+        status=status,
         device=side.get("label") or "unknown (the side stopped before choosing a device)",
-        hardware=bool(side.get("hardware")), emulated=bool(side.get("emulated")),
-        shim=side.get("shim"), versions=side.get("versions", {}),
-        wall_s=wall_s or float(m.get("wall_s") or 0.0), phase_s={}, perf=m.get("perf"),
-        graph_breaks=None, error=error, notes=list(side.get("notes", [])) + list(m.get("notes", [])),
-        log_tail=log_tail if status != "ok" else "")
+        hardware=bool(side.get("hardware")),
+        emulated=bool(side.get("emulated")),
+        shim=side.get("shim"),
+        versions=side.get("versions", {}),
+        wall_s=wall_s or float(m.get("wall_s") or 0.0),
+        phase_s={},
+        perf=m.get("perf"),
+        graph_breaks=None,
+        error=error,
+        notes=list(side.get("notes", [])) + list(m.get("notes", [])),
+        log_tail=log_tail if status != "ok" else "",
+    )
 
 
 def where(trace: Trace | None) -> dict:
     if trace is None:
         return {}
     m = trace.manifest
-    return {"host": m.get("host"), "created": m.get("created"), "command": m.get("command"),
-            "tree": m.get("tree"), "porter": m.get("porter"), "seed": m.get("seed"),
-            "stopped": m.get("stopped"), "steps_recorded": m.get("steps_recorded"),
-            "trace": str(trace.path) if trace.path else None}
+    return {
+        "host": m.get("host"),
+        "created": m.get("created"),
+        "command": m.get("command"),
+        "tree": m.get("tree"),
+        "porter": m.get("porter"),
+        "seed": m.get("seed"),
+        "stopped": m.get("stopped"),
+        "steps_recorded": m.get("steps_recorded"),
+        "trace": str(trace.path) if trace.path else None,
+    }
 
 
 def _close(r: float, p: float, rtol: float, atol: float) -> bool:
@@ -122,8 +143,9 @@ def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> t
     return ok, float(diff.max()), rel
 
 
-def _stats_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float,
-               extra: list[float] | None = None) -> list[str]:
+def _stats_cmp(
+    r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float, extra: list[float] | None = None
+) -> list[str]:
     """Names of the statistics that differ: mean/min/max relative to the reference's largest
     magnitude, the others to themselves; NaN/Inf counts must be equal. `extra`: an absolute
     allowance per statistic (the program's own noise floor)."""
@@ -153,8 +175,9 @@ def padded(a: list[int], b: list[int]) -> bool:
     return len(a) == len(b) and (all(x <= y for x, y in zip(a, b)) or all(x >= y for x, y in zip(a, b)))
 
 
-def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
-                    floor: dict | None = None) -> tuple[list[dict], dict | None]:
+def compare_modules(
+    ref: Trace, port: Trace, rtol: float, atol: float, floor: dict | None = None
+) -> tuple[list[dict], dict | None]:
     """Per module output at step 1; `floor` (porter.verify.noise) widens each module's
     tolerance by the margin times the reference's own drift there."""
     port_by_key = {m["key"]: m for m in port.manifest.get("modules", [])}
@@ -163,16 +186,27 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
     rows, first = [], None
     for m in ref.manifest.get("modules", []):
         key = m["key"]
-        row = {"module": key, "type": m.get("type"), "ported_type": None, "max_abs": None,
-               "max_rel": None, "stats_differ": [], "passed": True, "problem": None, "compared": True}
+        row = {
+            "module": key,
+            "type": m.get("type"),
+            "ported_type": None,
+            "max_abs": None,
+            "max_rel": None,
+            "stats_differ": [],
+            "passed": True,
+            "problem": None,
+            "compared": True,
+        }
         pm = port_by_key.get(key)
         if pm is None:
             row.update(passed=False, problem="not called on the ported side")
         else:
             row["ported_type"] = pm.get("type")
             if len(pm["outputs"]) != len(m["outputs"]):
-                row.update(passed=False, problem=f"{len(m['outputs'])} output tensor(s) on the "
-                           f"reference, {len(pm['outputs'])} ported")
+                row.update(
+                    passed=False,
+                    problem=f"{len(m['outputs'])} output tensor(s) on the reference, {len(pm['outputs'])} ported",
+                )
             for ro, po in zip(m["outputs"], pm["outputs"]):
                 if po.get("padded_from") and ro["shape"] == po["shape"]:
                     # compared on the reference's region
@@ -180,18 +214,22 @@ def compare_modules(ref: Trace, port: Trace, rtol: float, atol: float,
                 if ro["shape"] != po["shape"] and padded(ro["shape"], po["shape"]):
                     # the program fed its model other shapes on the two sides (accelerate's collate
                     # pads to a fixed length under XLA): the values cannot be set side by side
-                    row.update(compared=False, problem=f"other shapes: reference {ro['shape']}, "
-                               f"ported {po['shape']}")
+                    row.update(compared=False, problem=f"other shapes: reference {ro['shape']}, ported {po['shape']}")
                     break
                 if ro["shape"] != po["shape"]:
-                    row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, "
-                               f"ported {po['shape']}")
+                    row.update(passed=False, problem=f"shape differs: reference {ro['shape']}, ported {po['shape']}")
                     break
                 noise = mfloor.get(key) or {}
-                ok, mabs, mrel = _sample_cmp(ref.tensor(ro["sample"]), port.tensor(po["sample"]), rtol,
-                                             atol + margin * noise.get("sample", 0.0))
-                bad = _stats_cmp(ref.tensor(ro["stats"]), port.tensor(po["stats"]), rtol, atol,
-                                 [margin * x for x in noise.get("stats", [])] or None)
+                ok, mabs, mrel = _sample_cmp(
+                    ref.tensor(ro["sample"]), port.tensor(po["sample"]), rtol, atol + margin * noise.get("sample", 0.0)
+                )
+                bad = _stats_cmp(
+                    ref.tensor(ro["stats"]),
+                    port.tensor(po["stats"]),
+                    rtol,
+                    atol,
+                    [margin * x for x in noise.get("stats", [])] or None,
+                )
                 row["max_abs"] = max(row["max_abs"] or 0.0, mabs)
                 row["max_rel"] = max(row["max_rel"] or 0.0, mrel)
                 row["stats_differ"] += [s for s in bad if s not in row["stats_differ"]]
@@ -242,20 +280,32 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
             i = int(bad.nonzero()[0])
         idx = _unravel(i * stride, p["shape"])
         where = f"[{', '.join(map(str, idx))}]" if idx else ""
-        return {"name": p["name"], "element": idx, "reference": float(rd[i]), "ported": float(td[i]),
-                "abs_diff": float(diff[i]), "rtol": rtol, "differing": int(bad.sum()),
-                "compared": int(r.numel()), "all_values": bool(p.get("all_values")),
-                "why": f"{p['name']}{where}: reference {float(rd[i]):.7g}, ported {float(td[i]):.7g} "
-                       f"(abs diff {float(diff[i]):.3g}; {int(bad.sum())} of {r.numel()} "
-                       f"{'values' if p.get('all_values') else 'sampled values'} differ beyond "
-                       f"{rtol:.2g} relative, 8 ulps of {p.get('dtype', 'float32')})"}
+        return {
+            "name": p["name"],
+            "element": idx,
+            "reference": float(rd[i]),
+            "ported": float(td[i]),
+            "abs_diff": float(diff[i]),
+            "rtol": rtol,
+            "differing": int(bad.sum()),
+            "compared": int(r.numel()),
+            "all_values": bool(p.get("all_values")),
+            "why": f"{p['name']}{where}: reference {float(rd[i]):.7g}, ported {float(td[i]):.7g} "
+            f"(abs diff {float(diff[i]):.3g}; {int(bad.sum())} of {r.numel()} "
+            f"{'values' if p.get('all_values') else 'sampled values'} differ beyond "
+            f"{rtol:.2g} relative, 8 ulps of {p.get('dtype', 'float32')})",
+        }
     if p.get("all_values"):
         return None
     a, b = p.get("bits_checksum"), q.get("bits_checksum")
     if a is not None and b is not None and a != b and bool(torch.equal(r, t)):
-        return {"name": p["name"], "element": None, "compared": int(r.numel()),
-                "why": f"{p['name']}: the {r.numel()} sampled values are equal, but the checksum of "
-                       "all its values differs: elements outside the sample differ"}
+        return {
+            "name": p["name"],
+            "element": None,
+            "compared": int(r.numel()),
+            "why": f"{p['name']}: the {r.numel()} sampled values are equal, but the checksum of "
+            "all its values differs: elements outside the sample differ",
+        }
     return None
 
 
@@ -275,12 +325,16 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
             if stats:
                 summary.append({"name": p["name"], "statistics": stats})
     names = {p["name"] for p in ref.manifest.get("parameters", [])}
-    return {"compared": len(names) - len(missing), "differing": differing,
-            "missing_in_port": missing, "only_in_port": sorted(set(pp) - names),
-            "by": "values: all of a parameter's values up to "
-                  f"{ref.manifest.get('limits', {}).get('param_elements', 64)} elements, else a strided "
-                  "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",
-            "summary_only": summary}
+    return {
+        "compared": len(names) - len(missing),
+        "differing": differing,
+        "missing_in_port": missing,
+        "only_in_port": sorted(set(pp) - names),
+        "by": "values: all of a parameter's values up to "
+        f"{ref.manifest.get('limits', {}).get('param_elements', 64)} elements, else a strided "
+        "sample and a checksum of all its bits; tolerance 8 ulps of its dtype",
+        "summary_only": summary,
+    }
 
 
 def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]:
@@ -295,32 +349,63 @@ def step_time_gap(ref: SideSummary, port: SideSummary, ranked: int) -> list[Gap]
         caveat.append("the port ran on emulation: not a hardware speed")
     if not ref.hardware:
         caveat.append("the reference ran on the CPU: not a GPU speed")
-    return [Gap(ranked + 1, "info", "step_time", "ported",
-                f"steady step time {p * 1000:.1f} ms ported vs {r * 1000:.1f} ms reference "
-                f"(×{p / r:.2f})" if r > 0 else f"steady step time {p * 1000:.1f} ms ported",
-                "compare on the target hardware; on XLA, recompiles and host syncs above are the "
-                "usual causes of slow steps", caveat)]
+    return [
+        Gap(
+            ranked + 1,
+            "info",
+            "step_time",
+            "ported",
+            f"steady step time {p * 1000:.1f} ms ported vs {r * 1000:.1f} ms reference (×{p / r:.2f})"
+            if r > 0
+            else f"steady step time {p * 1000:.1f} ms ported",
+            "compare on the target hardware; on XLA, recompiles and host syncs above are the "
+            "usual causes of slow steps",
+            caveat,
+        )
+    ]
 
 
-def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
-                   config: dict | None = None, ref_side: SideSummary | None = None,
-                   port_side: SideSummary | None = None) -> ScriptResult:
+def compare_traces(
+    ref: Trace,
+    port: Trace,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    config: dict | None = None,
+    ref_side: SideSummary | None = None,
+    port_side: SideSummary | None = None,
+) -> ScriptResult:
     """The verdict of a port's run against the reference's; a run of several ranks (torchrun)
     is compared rank by rank."""
     if ref.world_size == 1 and port.world_size == 1:
-        return _compare_one(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side,
-                            port_side=port_side)
-    results = [_compare_one(ref.rank(r), port.rank(r), rtol=rtol, atol=atol, config=config,
-                            ref_side=ref_side, port_side=port_side)
-               for r in range(min(ref.world_size, port.world_size))]
+        return _compare_one(ref, port, rtol=rtol, atol=atol, config=config, ref_side=ref_side, port_side=port_side)
+    results = [
+        _compare_one(
+            ref.rank(r), port.rank(r), rtol=rtol, atol=atol, config=config, ref_side=ref_side, port_side=port_side
+        )
+        for r in range(min(ref.world_size, port.world_size))
+    ]
     res = results[0]
-    res.ranks = [{"rank": r, "verdict": x.verdict, "parted_at": x.parted_at,
-                  "first_divergence": (x.first_divergence or {}).get("module"),
-                  "max_loss_abs": x.max_loss_abs, "max_loss_rel": x.max_loss_rel,
-                  "reasons": [t for t in x.reasons if not t.startswith(("tolerances", "noise floor"))],
-                  "collectives": [{"step": st["step"], "reference": st.get("reference_collectives"),
-                                   "ported": st.get("ported_collectives")} for st in x.steps]}
-                 for r, x in enumerate(results)]
+    res.ranks = [
+        {
+            "rank": r,
+            "verdict": x.verdict,
+            "parted_at": x.parted_at,
+            "first_divergence": (x.first_divergence or {}).get("module"),
+            "max_loss_abs": x.max_loss_abs,
+            "max_loss_rel": x.max_loss_rel,
+            "reasons": [t for t in x.reasons if not t.startswith(("tolerances", "noise floor"))],
+            "collectives": [
+                {
+                    "step": st["step"],
+                    "reference": st.get("reference_collectives"),
+                    "ported": st.get("ported_collectives"),
+                }
+                for st in x.steps
+            ],
+        }
+        for r, x in enumerate(results)
+    ]
     bad = [x for x in res.ranks if x["verdict"] != "pass"]
     common = [t for t in res.reasons if t.startswith(("tolerances", "noise floor"))]
     if ref.world_size != port.world_size:
@@ -333,26 +418,39 @@ def compare_traces(ref: Trace, port: Trace, *, rtol: float | None = None, atol: 
     res.verdict = "error" if any(x["verdict"] == "error" for x in bad) else "fail"
     parted = sorted((x for x in bad if x["parted_at"]), key=lambda x: (x["parted_at"], x["rank"]))
     first = parted[0] if parted else bad[0]
-    head = (f"rank {first['rank']} parts first, at step {first['parted_at']}" if first["parted_at"]
-            else f"rank {first['rank']} differs")
-    res.reasons = [f"{head} ({len(bad)} of {len(res.ranks)} ranks differ)"] + \
-        [f"rank {first['rank']}: {t}" for t in first["reasons"]] + common
+    head = (
+        f"rank {first['rank']} parts first, at step {first['parted_at']}"
+        if first["parted_at"]
+        else f"rank {first['rank']} differs"
+    )
+    res.reasons = (
+        [f"{head} ({len(bad)} of {len(res.ranks)} ranks differ)"]
+        + [f"rank {first['rank']}: {t}" for t in first["reasons"]]
+        + common
+    )
     res.parted_at = first["parted_at"]
     return res
 
 
-def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: float | None = None,
-                 config: dict | None = None, ref_side: SideSummary | None = None,
-                 port_side: SideSummary | None = None) -> ScriptResult:
+def _compare_one(
+    ref: Trace,
+    port: Trace,
+    *,
+    rtol: float | None = None,
+    atol: float | None = None,
+    config: dict | None = None,
+    ref_side: SideSummary | None = None,
+    port_side: SideSummary | None = None,
+) -> ScriptResult:
     from porter.verify.gaps import collect_gaps
 
     rm, pm = ref.manifest, port.manifest
     ref_side = ref_side or side_summary(ref, "reference")
     port_side = port_side or side_summary(port, "ported")
-    res = ScriptResult("error", [], dict(config or {}), ref_side, port_side,
-                       where={"reference": where(ref), "ported": where(port)})
-    regime = _lower(rm.get("precision", {}).get("regime", "float32"),
-                    pm.get("precision", {}).get("regime", "float32"))
+    res = ScriptResult(
+        "error", [], dict(config or {}), ref_side, port_side, where={"reference": where(ref), "ported": where(port)}
+    )
+    regime = _lower(rm.get("precision", {}).get("regime", "float32"), pm.get("precision", {}).get("regime", "float32"))
     res.regime = regime
     floor = rm.get("noise_floor")
     res.noise_floor = floor
@@ -366,10 +464,15 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
         return (rtol if rtol is not None else r, atol if atol is not None else a)
 
     mod_tol, loss_tol, gn_tol = tol(DEFAULT_TOLERANCES), tol(LOSS_TOLERANCES), tol(GRAD_NORM_TOLERANCES)
-    res.tolerances = {"regime": regime, "modules": list(mod_tol), "loss": list(loss_tol),
-                      "grad_norm": list(gn_tol), "lr_rtol": LR_RTOL,
-                      "initial_weights": "8 ulps of each parameter's dtype, by value",
-                      "overridden": rtol is not None or atol is not None}
+    res.tolerances = {
+        "regime": regime,
+        "modules": list(mod_tol),
+        "loss": list(loss_tol),
+        "grad_norm": list(gn_tol),
+        "lr_rtol": LR_RTOL,
+        "initial_weights": "8 ulps of each parameter's dtype, by value",
+        "overridden": rtol is not None or atol is not None,
+    }
     res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
     res.gaps += step_time_gap(ref_side, port_side, len(res.gaps))
     errors, fails = [], []
@@ -381,8 +484,10 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
             errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
     ref_steps, port_steps = rm.get("steps", []), pm.get("steps", [])
     if not ref_steps and not errors:
-        errors.append("the reference recorded no optimizer step: the command never called "
-                      "optimizer.step() (is it a training script? were --steps reached?)")
+        errors.append(
+            "the reference recorded no optimizer step: the command never called "
+            "optimizer.step() (is it a training script? were --steps reached?)"
+        )
     device_errors, device_fails = causes.device_findings(rm, pm)
     errors += device_errors
     rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
@@ -394,14 +499,24 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     for i in range(max(len(ref_steps), len(port_steps))):
         a = ref_steps[i] if i < len(ref_steps) else None
         b = port_steps[i] if i < len(port_steps) else None
-        row = {"step": i + 1, "reference_loss": a and a["loss"], "ported_loss": b and b["loss"],
-               "abs_diff": None, "rel_diff": None, "loss_ok": False,
-               "reference_grad_norm": a and a["grad_norm"], "ported_grad_norm": b and b["grad_norm"],
-               "grad_norm_ok": False, "reference_lr": a and a["lr"], "ported_lr": b and b["lr"],
-               "lr_ok": False, "reference_time_s": a and a["step_time_s"],
-               "ported_time_s": b and b["step_time_s"],
-               "reference_collectives": a and a.get("collectives"),
-               "ported_collectives": b and b.get("collectives")}
+        row = {
+            "step": i + 1,
+            "reference_loss": a and a["loss"],
+            "ported_loss": b and b["loss"],
+            "abs_diff": None,
+            "rel_diff": None,
+            "loss_ok": False,
+            "reference_grad_norm": a and a["grad_norm"],
+            "ported_grad_norm": b and b["grad_norm"],
+            "grad_norm_ok": False,
+            "reference_lr": a and a["lr"],
+            "ported_lr": b and b["lr"],
+            "lr_ok": False,
+            "reference_time_s": a and a["step_time_s"],
+            "ported_time_s": b and b["step_time_s"],
+            "reference_collectives": a and a.get("collectives"),
+            "ported_collectives": b and b.get("collectives"),
+        }
         if a and b:
             ra, pa = float(a["loss"]), float(b["loss"])
             diff = abs(pa - ra)
@@ -411,10 +526,12 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
             row["noise_allowed"] = allowed
             row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
             ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
-            row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or \
-                abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
+            row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(
+                floor, "grad_norm_envelope", i
+            )
             row["lr_ok"] = len(a["lr"]) == len(b["lr"]) and all(
-                _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"]))
+                _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"])
+            )
         res.steps.append(row)
     compared = [r for r in res.steps[:n]]
     if compared:
@@ -428,16 +545,20 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     res.parameters = compare_parameters(ref, port)
     ref_tied = {tuple(g) for g in rm.get("tied", [])}
     port_tied = {tuple(g) for g in pm.get("tied", [])}
-    res.tied = {"reference": sorted(map(list, ref_tied)), "ported": sorted(map(list, port_tied)),
-                "untied_in_port": sorted(map(list, ref_tied - port_tied))}
+    res.tied = {
+        "reference": sorted(map(list, ref_tied)),
+        "ported": sorted(map(list, port_tied)),
+        "untied_in_port": sorted(map(list, ref_tied - port_tied)),
+    }
     res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
         if len(ref_steps) != len(port_steps):
-            fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port "
-                         f"{len(port_steps)}")
+            fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port {len(port_steps)}")
         for g in res.tied["untied_in_port"]:
-            fails.append(f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
-                         "(on XLA, Module.to() unties shared weights: re-tie them after moving)")
+            fails.append(
+                f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
+                "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
+            )
         res.warnings = causes.branch_warnings(rm, pm)
         region = [m for m in res.modules if m.get("padded_from")]
         if region:
@@ -445,7 +566,8 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
                 f"{len(region)} module output(s) were larger on the ported side and were compared on "
                 f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
                 f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target (a fixed "
-                "length on XLA, say); the padding itself was not compared")
+                "length on XLA, say); the padding itself was not compared"
+            )
         other = [m for m in res.modules if not m.get("compared", True)]
         if other:
             res.warnings.append(
@@ -453,48 +575,69 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
                 f"compared (first: {other[0]['module']}: {other[0]['problem'].removeprefix('other shapes: ')}): "
                 "the program fed its model inputs padded differently on each side (a fixed length "
                 "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
-                "were compared")
+                "were compared"
+            )
         fails += device_fails
         if res.parameters["differing"]:
             d = res.parameters["differing"]
-            fails.append(f"the two runs did not start from the same weights: {len(d)} parameter(s) "
-                         f"differ before the first step (first: {d[0]['why']}); "
-                         + causes.weights_advice(pm))
+            fails.append(
+                f"the two runs did not start from the same weights: {len(d)} parameter(s) "
+                f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm)
+            )
         if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
-            fails.append("parameters on one side only: reference "
-                         f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}")
+            fails.append(
+                "parameters on one side only: reference "
+                f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}"
+            )
         fd = res.first_divergence
         if fd is not None:
-            detail = fd["problem"] or (f"max abs error {fd['max_abs']:.3g} in a sample"
-                                       + (f"; {', '.join(fd['stats_differ'])} differ" if fd["stats_differ"] else ""))
-            kind = f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
+            detail = fd["problem"] or (
+                f"max abs error {fd['max_abs']:.3g} in a sample"
+                + (f"; {', '.join(fd['stats_differ'])} differ" if fd["stats_differ"] else "")
+            )
+            kind = (
+                f" ({fd['type']} vs {fd['ported_type']})"
+                if fd.get("ported_type") and fd["ported_type"] != fd["type"]
+                else ""
+            )
             fails.append(f"first diverging module at step 1: {fd['module']}{kind}: {detail}")
         if parted is not None:
-            fails.append(f"the loss curves part at step {parted['step']}: reference "
-                         f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
-                         f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})")
+            fails.append(
+                f"the loss curves part at step {parted['step']}: reference "
+                f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
+                f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
+            )
         lr_bad = next((r for r in compared if not r["lr_ok"]), None)
         if lr_bad is not None:
-            fails.append(f"the learning rate differs at step {lr_bad['step']}: reference "
-                         f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}")
+            fails.append(
+                f"the learning rate differs at step {lr_bad['step']}: reference "
+                f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
+            )
         gn_bad = next((r for r in compared if not r["grad_norm_ok"]), None)
         if gn_bad is not None and parted is None:
-            fails.append(f"the gradient norm differs at step {gn_bad['step']}: reference "
-                         f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}")
+            fails.append(
+                f"the gradient norm differs at step {gn_bad['step']}: reference "
+                f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
+            )
         if fails:
-            fails += causes.rng_findings(rm, pm, parted["step"] if parted else None,
-                                         bool(res.parameters["differing"] or res.first_divergence))
-    tol_text = (f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
-                f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
-                f"atol={mod_tol[1]:g}; grad norm rtol={gn_tol[0]:g} atol={gn_tol[1]:g}; "
-                f"learning rate rtol={LR_RTOL:g}")
+            fails += causes.rng_findings(
+                rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
+            )
+    tol_text = (
+        f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
+        f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
+        f"atol={mod_tol[1]:g}; grad norm rtol={gn_tol[0]:g} atol={gn_tol[1]:g}; "
+        f"learning rate rtol={LR_RTOL:g}"
+    )
     res.reasons = errors + fails
     res.verdict = "error" if errors else ("fail" if fails else "pass")
     if res.verdict == "pass":
         emu = " (the port on emulation, not hardware)" if port_side.emulated else ""
-        res.reasons.append(f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
-                           f"{sum(m.get('compared', True) for m in res.modules)} module output(s) at step 1 and "
-                           f"{res.parameters['compared']} initial parameter(s) match{emu}")
+        res.reasons.append(
+            f"{n} optimizer step(s): loss, learning rate and gradient norm agree; "
+            f"{sum(m.get('compared', True) for m in res.modules)} module output(s) at step 1 and "
+            f"{res.parameters['compared']} initial parameter(s) match{emu}"
+        )
     res.reasons.append(tol_text)
     if floor is not None:
         res.reasons.append(noise.describe(floor))
@@ -504,5 +647,4 @@ def _compare_one(ref: Trace, port: Trace, *, rtol: float | None = None, atol: fl
     return res
 
 
-__all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES",
-           "GRAD_NORM_TOLERANCES"]
+__all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES", "GRAD_NORM_TOLERANCES"]

@@ -77,9 +77,11 @@ class Trace:
             tensors = {k: v for k, v in self.tensors.items() if not k.startswith("rank")}
             return Trace(manifest, tensors, self.path)
         prefix = f"rank{r}."
-        return Trace(self.manifest["ranks"][r - 1],
-                     {k[len(prefix):]: v for k, v in self.tensors.items() if k.startswith(prefix)},
-                     self.path)
+        return Trace(
+            self.manifest["ranks"][r - 1],
+            {k[len(prefix) :]: v for k, v in self.tensors.items() if k.startswith(prefix)},
+            self.path,
+        )
 
     def rank_manifests(self) -> list[dict]:
         return [self.manifest, *(self.manifest.get("ranks") or [])]
@@ -140,21 +142,30 @@ _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
 _MANIFEST = {
     "schema": _req(str),
     "side": _opt({"label": _opt(str), "kind": _opt(str), "notes": _list(str), "versions": dict}),
-    "steps": _list({"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)),
-                    "step_time_s": _opt(_NUMBER)}),
+    "steps": _list(
+        {"loss": _req(_NUMBER), "grad_norm": _req(_NUMBER), "lr": _req(_list(_NUMBER)), "step_time_s": _opt(_NUMBER)}
+    ),
     "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
     "tied": _list(_list(str)),
     "precision": {"regime": str},
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
-    "perf": _opt({
-        "xla": _opt({"recompiles_after_warmup": _req(_NUMBER), "device_to_host_transfers_per_step": _req(_NUMBER),
-                     "cpu_fallback_ops": _req(_list(_FALLBACK)), "compiles_per_step": _list(_NUMBER)}),
-        "neuron": _opt({"cpu_fallback_ops": _opt(_list(_FALLBACK))}),
-        "syncs": _opt({"host_syncs": _list(dict), "dynamic_shape_ops": _list({"call": _req(str)})}),
-        "peak_memory": _opt(dict),
-        "steady_step_s": _opt(_NUMBER),
-    }),
+    "perf": _opt(
+        {
+            "xla": _opt(
+                {
+                    "recompiles_after_warmup": _req(_NUMBER),
+                    "device_to_host_transfers_per_step": _req(_NUMBER),
+                    "cpu_fallback_ops": _req(_list(_FALLBACK)),
+                    "compiles_per_step": _list(_NUMBER),
+                }
+            ),
+            "neuron": _opt({"cpu_fallback_ops": _opt(_list(_FALLBACK))}),
+            "syncs": _opt({"host_syncs": _list(dict), "dynamic_shape_ops": _list({"call": _req(str)})}),
+            "peak_memory": _opt(dict),
+            "steady_step_s": _opt(_NUMBER),
+        }
+    ),
     "error": _opt({"type": _opt(str), "message": _opt(str), "location": _opt(str)}),
     "notes": _list(str),
     "wall_s": _opt(_NUMBER),
@@ -265,8 +276,7 @@ def read_trace(path: Path) -> Trace:
     if name != "porter.trace" or not (version.isascii() and version.isdigit()) or len(version) > 6:
         raise TraceError(f"{path}: unknown schema {str(schema)[:80]!r}")
     if int(version) > SCHEMA_MAJOR:
-        raise TraceError(f"{path}: schema {schema} is newer than this porter reads "
-                         f"({SCHEMA}); upgrade porter")
+        raise TraceError(f"{path}: schema {schema} is newer than this porter reads ({SCHEMA}); upgrade porter")
     if int(version) < 1:
         raise TraceError(f"{path}: unknown schema {schema!r}")
     try:
@@ -276,12 +286,21 @@ def read_trace(path: Path) -> Trace:
             raise TraceError("`ranks` is not a list")
         for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
             prefix = f"rank{r}."
-            own = {k[len(prefix):]: v for k, v in tensors.items() if k.startswith(prefix)}
+            own = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
             _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", own)
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
 
 
-__all__ = ["SCHEMA", "STAT_NAMES", "LIMITS", "Trace", "TraceError", "write_trace", "read_trace", "merge_ranks",
-           "unfinite"]
+__all__ = [
+    "SCHEMA",
+    "STAT_NAMES",
+    "LIMITS",
+    "Trace",
+    "TraceError",
+    "write_trace",
+    "read_trace",
+    "merge_ranks",
+    "unfinite",
+]

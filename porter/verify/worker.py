@@ -88,8 +88,7 @@ class Worker:
         if self.job["dtype"] == "float32":
             return contextlib.nullcontext()
         dtype = getattr(torch, self.job["dtype"])
-        return torch.autocast(self.side.kind if self.side.kind != "neuron" else "neuron",
-                              dtype=dtype)
+        return torch.autocast(self.side.kind if self.side.kind != "neuron" else "neuron", dtype=dtype)
 
     def to_cpu(self, t):
         return t.detach().to("cpu").clone()
@@ -173,9 +172,11 @@ class Worker:
                 pass
         self.model = self.move(model)
         self.model.eval()  # dropout off: device RNGs differ, weights and inputs do not
-        self.meta["factory"] = {"loss_fn": self.loss_fn is not None,
-                                "optimizer_factory": self.opt_factory is not None,
-                                "parameters": sum(p.numel() for p in model.parameters())}
+        self.meta["factory"] = {
+            "loss_fn": self.loss_fn is not None,
+            "optimizer_factory": self.opt_factory is not None,
+            "parameters": sum(p.numel() for p in model.parameters()),
+        }
 
     @staticmethod
     def tied_groups(model) -> list[list[str]]:
@@ -203,7 +204,8 @@ class Worker:
         if retied:
             self.meta["notes"].append(
                 f"Module.to({self.side.device}) untied shared parameters {retied}; porter re-tied "
-                "them for this check. Re-tie (or tie after moving) in your own code too.")
+                "them for this check. Re-tie (or tie after moving) in your own code too."
+            )
         self.meta["tied"] = self.tied_groups(model)
         return model
 
@@ -232,8 +234,7 @@ class Worker:
             inputs = torch.load(ref / "inputs.pt", weights_only=True)
             ref_state = torch.load(ref / "state.pt", weights_only=True)
             self.meta["state_dict"] = self.load_reference_state(ref_state)
-            self.initial_state = {normalize_name(k): self.to_cpu(v)
-                                  for k, v in self.model.state_dict().items()}
+            self.initial_state = {normalize_name(k): self.to_cpu(v) for k, v in self.model.state_dict().items()}
         self.inputs_cpu = inputs
         self.inputs = tree_map_tensors(lambda t: t.to(self.side.device), inputs)
 
@@ -247,8 +248,7 @@ class Worker:
             if key in own:
                 mine = own_state[own[key]]
                 if tuple(mine.shape) != tuple(tensor.shape):
-                    shape_mismatch.append({"name": key, "reference": list(tensor.shape),
-                                           "ported": list(mine.shape)})
+                    shape_mismatch.append({"name": key, "reference": list(tensor.shape), "ported": list(mine.shape)})
                     continue
                 load[own[key]] = tensor
         result = self.model.load_state_dict(load, strict=False)
@@ -267,14 +267,19 @@ class Worker:
 
         self.model.eval()
         for m in self.model.modules():
-            if isinstance(m, (torch.nn.modules.batchnorm._BatchNorm, torch.nn.GroupNorm,
-                              torch.nn.modules.instancenorm._InstanceNorm)):
+            if isinstance(
+                m,
+                (
+                    torch.nn.modules.batchnorm._BatchNorm,
+                    torch.nn.GroupNorm,
+                    torch.nn.modules.instancenorm._InstanceNorm,
+                ),
+            ):
                 m.train()
 
     def reset_weights(self) -> None:
         own = {k.replace("_orig_mod.", ""): k for k in self.model.state_dict()}
-        self.model.load_state_dict({own[k]: v for k, v in self.initial_state.items() if k in own},
-                                   strict=False)
+        self.model.load_state_dict({own[k]: v for k, v in self.initial_state.items() if k in own}, strict=False)
 
     # ---------------------------------------------------------------- phases
     def make_step(self):
@@ -313,6 +318,7 @@ class Worker:
                 with torch.no_grad(), self.autocast():
                     self.call_model(model, inputs)
                 return None
+
         return step
 
     def perf(self) -> None:
@@ -323,9 +329,13 @@ class Worker:
         step = self.make_step()
         xla_metrics = probes.XlaMetrics() if self.side.kind == "xla" else None
         devices.reset_peak_memory(self.side)
-        timing = probes.time_steps(step, self.side.sync, warmup=self.job["warmup"],
-                                   repeats=self.job["repeats"],
-                                   marks=xla_metrics.mark if xla_metrics else None)
+        timing = probes.time_steps(
+            step,
+            self.side.sync,
+            warmup=self.job["warmup"],
+            repeats=self.job["repeats"],
+            marks=xla_metrics.mark if xla_metrics else None,
+        )
         timing["peak_memory"] = devices.peak_memory(self.side)
         timing["step"] = self.meta["perf_step"]
         steps = 1 + self.job["warmup"] + self.job["repeats"]
@@ -359,9 +369,9 @@ class Worker:
         self.meta["nonfinite_outputs"] = {
             p: {"nan": int(t.isnan().sum()), "inf": int(t.isinf().sum())}
             for p, t in self.tensors["outputs"].items()
-            if t.is_floating_point() and not bool(t.isfinite().all())}
-        self.tensors["activations"] = {k: [self.to_cpu(t) for t in v]
-                                       for k, v in recorder.outputs.items()}
+            if t.is_floating_point() and not bool(t.isfinite().all())
+        }
+        self.tensors["activations"] = {k: [self.to_cpu(t) for t in v] for k, v in recorder.outputs.items()}
         self.meta["module_order"] = recorder.order
 
     def gradients(self) -> None:
@@ -378,13 +388,13 @@ class Worker:
             loss = self.loss_of(out, self.inputs)
         loss.backward()
         self.side.sync()
-        self.tensors["grads"] = {normalize_name(n): self.to_cpu(p.grad) for n, p in params
-                                 if p.grad is not None}
+        self.tensors["grads"] = {normalize_name(n): self.to_cpu(p.grad) for n, p in params if p.grad is not None}
         self.meta["gradients"] = {
-            "ran": True, "loss": float(loss.detach().to("cpu")),
-            "loss_fn": "user loss_fn" if self.loss_fn is not None
-            else "default: sum over outputs of mean(output**2)",
-            "without_grad": [normalize_name(n) for n, p in params if p.grad is None]}
+            "ran": True,
+            "loss": float(loss.detach().to("cpu")),
+            "loss_fn": "user loss_fn" if self.loss_fn is not None else "default: sum over outputs of mean(output**2)",
+            "without_grad": [normalize_name(n) for n, p in params if p.grad is None],
+        }
         self.model.zero_grad(set_to_none=True)
         self.model.eval()
         self.reset_weights()  # BatchNorm running statistics moved
@@ -395,8 +405,10 @@ class Worker:
         from porter.verify.capture import normalize_name
 
         if self.opt_factory is None:
-            self.meta["train"] = {"ran": False, "why": "FACTORY() returned no optimizer factory "
-                                  "(return (model, loss_fn, optimizer_factory))"}
+            self.meta["train"] = {
+                "ran": False,
+                "why": "FACTORY() returned no optimizer factory (return (model, loss_fn, optimizer_factory))",
+            }
             return
         self.reset_weights()
         self.training_mode()
@@ -411,11 +423,12 @@ class Worker:
             losses.append(loss.detach())  # a new tensor each step: nothing changes it later
         self.side.sync()
         self.tensors["losses"] = torch.stack([loss.to("cpu").float() for loss in losses])
-        self.tensors["final_params"] = {normalize_name(n): self.to_cpu(p)
-                                        for n, p in self.model.named_parameters()}
+        self.tensors["final_params"] = {normalize_name(n): self.to_cpu(p) for n, p in self.model.named_parameters()}
         self.tensors["initial_params"] = {
             normalize_name(n): self.initial_state[normalize_name(n)]
-            for n, _ in self.model.named_parameters() if normalize_name(n) in self.initial_state}
+            for n, _ in self.model.named_parameters()
+            if normalize_name(n) in self.initial_state
+        }
         self.meta["train"] = {"ran": True, "steps": self.job["train_steps"]}
         self.model.eval()
 
@@ -425,11 +438,13 @@ class Worker:
         if not self.job.get("explain", True):
             self.meta["graph_breaks"] = {"ran": False, "error": "not run (explain disabled)"}
             return
-        args, kwargs = ((), self.inputs) if isinstance(self.inputs, dict) else (
-            (tuple(self.inputs), {}) if isinstance(self.inputs, (tuple, list)) else ((self.inputs,), {}))
+        args, kwargs = (
+            ((), self.inputs)
+            if isinstance(self.inputs, dict)
+            else ((tuple(self.inputs), {}) if isinstance(self.inputs, (tuple, list)) else ((self.inputs,), {}))
+        )
         with self.autocast():
-            self.meta["graph_breaks"] = probes.explain_graph_breaks(self.model, args, kwargs,
-                                                                    self.root)
+            self.meta["graph_breaks"] = probes.explain_graph_breaks(self.model, args, kwargs, self.root)
 
 
 def describe_exception(exc: BaseException, root: str) -> dict:
@@ -439,8 +454,12 @@ def describe_exception(exc: BaseException, root: str) -> dict:
     kind = "exception"
     name = type(exc).__name__
     text = str(exc).lower()
-    if isinstance(exc, MemoryError) or name == "OutOfMemoryError" or "out of memory" in text \
-            or "can't allocate memory" in text:
+    if (
+        isinstance(exc, MemoryError)
+        or name == "OutOfMemoryError"
+        or "out of memory" in text
+        or "can't allocate memory" in text
+    ):
         kind = "out_of_memory"
     loc = None
     if user:

@@ -137,8 +137,9 @@ def test_an_option_two_commands_share_is_declared_once():
         for p in command.params:
             if p.param_type_name == "option":
                 seen.setdefault(p.opts[0], {})[name] = (tuple(p.opts), p.help, p.default)
-    drifted = {flag: sorted(by) for flag, by in seen.items()
-               if len(by) > 1 and len(set(by.values())) > _ROLES.get(flag, 1)}
+    drifted = {
+        flag: sorted(by) for flag, by in seen.items() if len(by) > 1 and len(set(by.values())) > _ROLES.get(flag, 1)
+    }
     assert not drifted, drifted
     assert len(seen["--target"]) == 10
 

@@ -11,7 +11,13 @@ from pathlib import Path
 import porter.cli
 
 CLI = Path(porter.cli.__file__).parent
-PLUMBING = {"porter.cli.common", "porter.cli.options", "porter.cli.writes", "porter.cli.gitstate", "porter.cli.interrupt"}
+PLUMBING = {
+    "porter.cli.common",
+    "porter.cli.options",
+    "porter.cli.writes",
+    "porter.cli.gitstate",
+    "porter.cli.interrupt",
+}
 
 
 def _cli_imports(path: Path) -> set[str]:

@@ -47,8 +47,25 @@ def _lint(cwd: Path, cache: Path, modules: Path) -> subprocess.CompletedProcess[
     env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
     env["PYTHONPATH"] = str(REPO)
     return subprocess.run(
-        [sys.executable, "-c", _DRIVER, str(modules), "lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache)],
-        cwd=cwd, capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            _DRIVER,
+            str(modules),
+            "lint",
+            ".",
+            "-t",
+            "xla",
+            "--output-format",
+            "json",
+            "--cache-dir",
+            str(cache),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
@@ -71,7 +88,9 @@ def test_every_command_is_still_listed(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
     env["PYTHONPATH"] = str(REPO)
     env["COLUMNS"] = "200"
-    out = subprocess.run([sys.executable, "-m", "porter", "--help"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "--help"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
     assert out.returncode == 0, out.stderr
     for command in ("rewrite", "targets", "rules", "explain", "kernels", "lint", "config", "parity-check", "trace"):
         assert f" {command} " in out.stdout, command

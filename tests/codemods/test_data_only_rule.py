@@ -16,7 +16,7 @@ from porter.cli.common import split_codes
 from porter.config.files import resolve
 from tests.helpers import port
 
-RULE = '''
+RULE = """
 [[api]]
 names = ["porter_data_only"]
 code = "CUDA099"
@@ -31,7 +31,7 @@ summary = "A rule that exists only in the rule data."
 severity = "warning"
 tokens = ["cuda"]
 fix = { neuron = "manual", tpu = "manual", xla = "manual" }
-'''
+"""
 SOURCE = "import torch\ntorch.cuda.porter_data_only()\n"
 
 

@@ -4,7 +4,7 @@
 from porter.config.settings import Settings
 from porter.pipeline.port import port_source
 
-SOURCE = b'''import torch
+SOURCE = b"""import torch
 from torch.cuda.amp import GradScaler
 
 
@@ -23,7 +23,7 @@ def check(s: GradScaler) -> bool:
 
 
 scaler = GradScaler()
-'''
+"""
 
 
 def _amp003(target: str) -> list[tuple[int, str]]:

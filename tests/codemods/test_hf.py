@@ -22,7 +22,7 @@ def test_ddp_backend_never_becomes_a_target_backend(target):
     assert "ddp_backend" not in new and "DIST001" not in codes(findings)
     assert not conformance(new, target)
     # what porter used to write is what the library-API lint rejects
-    bad = src.replace('"nccl"', f'"{ {"neuron": "neuron", "tpu": "tpu", "xla": "xla"}[target]}"')
+    bad = src.replace('"nccl"', f'"{ {"neuron": "neuron", "tpu": "tpu", "xla": "xla"}[target] }"')
     assert any("API006" in line for line in conformance(bad, target))
 
 
@@ -112,7 +112,10 @@ def test_gather_object_on_xla_keeps_several_processes_and_is_idempotent():
     again, findings = port(new, "xla")
     assert again == new and "HF011" not in codes(findings)
     # a guard the author wrote is left alone, whatever state it reads
-    guarded = _GATHER.replace("return gather_object(prompts)", "return prompts if self.accelerator.num_processes == 1 else gather_object(prompts)")
+    guarded = _GATHER.replace(
+        "return gather_object(prompts)",
+        "return prompts if self.accelerator.num_processes == 1 else gather_object(prompts)",
+    )
     assert port(guarded, "xla")[0] == guarded
 
 

@@ -9,13 +9,13 @@ from tests.helpers import port
 
 
 def test_init_process_group_with_the_callers_keywords_is_left_reported():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch.distributed as dist
 
 
     def init(**kwargs):
         dist.init_process_group(**kwargs)
-    ''')
+    """)
     new, findings = port(code, "neuron")
     assert new == code
     assert any(f.code == "DIST001" and "kwargs" in f.message for f in findings)
@@ -25,14 +25,14 @@ def test_init_process_group_with_the_callers_keywords_is_left_reported():
 
 
 def test_a_packages_cudnn_switches_stay_a_programs_go(tmp_path):
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
 
     def _set_torch_flags(benchmark):
         if benchmark is not None:
             torch.backends.cudnn.benchmark = benchmark
-    ''')
+    """)
     pkg = tmp_path / "lib"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -46,13 +46,13 @@ def test_a_packages_cudnn_switches_stay_a_programs_go(tmp_path):
 def test_a_cuda_compile_mode_stays_where_the_call_still_compiles_with_inductor():
     """Device-generic code keeps inductor on CUDA: its mode (a documented workaround, even) is
     CUDA's; where porter names the target's backend the mode goes."""
-    generic = textwrap.dedent('''
+    generic = textwrap.dedent("""
     import torch
     from torch._utils import _get_available_device_type
 
     device_type = _get_available_device_type() or "cuda"
     f = torch.compile(g, dynamic=False, mode="max-autotune-no-cudagraphs")
-    ''')
+    """)
     new, findings = port(generic, "neuron")
     assert new == generic
     assert any(f.code == "COMP002" and "kept" in f.message for f in findings)

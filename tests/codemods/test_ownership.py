@@ -88,7 +88,10 @@ def _read_only(tree: ast.AST) -> set[int]:
             ids.update(id(a) for a in node.args)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
             sides = (node.left, node.right)
-            if any(isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "applied_codes" for x in sides):
+            if any(
+                isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "applied_codes"
+                for x in sides
+            ):
                 sets.update(x.id for x in sides if isinstance(x, ast.Name))
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in sets for t in node.targets):

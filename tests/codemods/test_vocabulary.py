@@ -21,7 +21,7 @@ def _codes(findings, line: int) -> set[str]:
 
 @pytest.mark.parametrize("target", ["neuron", "tpu"])
 def test_cuda_beside_words_that_are_no_device_stays_reported(target):
-    code = '''
+    code = """
     import torch
     if backend not in ["cuda", "triton"]:
         raise ValueError(backend)
@@ -38,7 +38,7 @@ def test_cuda_beside_words_that_are_no_device_stays_reported(target):
     x = torch.ones(2, device="cuda")
     for d in ["cuda", "cpu"]:
         print(d)
-    '''
+    """
     new, findings = _port(code, target)
     kept = textwrap.dedent(code).splitlines()
     lines = new.splitlines()
@@ -51,7 +51,7 @@ def test_cuda_beside_words_that_are_no_device_stays_reported(target):
 
 
 def test_keys_attribute_names_error_text_and_type_checking_stay():
-    code = '''
+    code = """
     import torch
     from typing import TYPE_CHECKING
     if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def test_keys_attribute_names_error_text_and_type_checking_stay():
         state = rng_state_dict["cuda"]
     if "cuda" in str(x.device):
         pass
-    '''
+    """
     new, findings = _port(code)
     original = textwrap.dedent(code).splitlines()
     lines = new.splitlines()
@@ -82,7 +82,7 @@ def test_a_packages_public_default_device_stays_reported(tmp_path):
     pkg = tmp_path / "lib"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
     import torch
 
 
@@ -103,7 +103,7 @@ def test_a_packages_public_default_device_stays_reported(tmp_path):
 
     def _helper(x, device="cuda"):
         return x.to(device)
-    ''')
+    """)
     (pkg / "io.py").write_text(code)
     new, findings = port(code, "neuron", path=str(pkg / "io.py"))
     assert 'compute_device=torch.device("cuda")' in new
@@ -117,7 +117,7 @@ def test_a_packages_public_default_device_stays_reported(tmp_path):
 
 
 def test_nccl_among_names_stays_reported():
-    code = '''
+    code = """
     import argparse
     from typing import Literal
     import torch.distributed as dist
@@ -130,7 +130,7 @@ def test_nccl_among_names_stays_reported():
     PATTERNS = ["torch", "numpy", "nccl", "triton"]
     Factory.register_engine("nccl", "pkg.nccl_engine", "NCCLEngine")
     dist.init_process_group("nccl")
-    '''
+    """
     new, findings = _port(code)
     original = textwrap.dedent(code).splitlines()
     lines = new.splitlines()
@@ -142,17 +142,17 @@ def test_nccl_among_names_stays_reported():
 
 
 def test_a_programs_backend_option_is_still_ported():
-    code = '''
+    code = """
     import argparse
     parser = argparse.ArgumentParser()
     parser.add_argument("--backend", type=str, default="nccl")
-    '''
+    """
     new, _ = _port(code)
     assert 'default="neuron"' in new
 
 
 def test_a_second_run_changes_nothing(tmp_path):
-    code = '''
+    code = """
     import torch
     from .x import y
     if backend not in ["cuda", "triton"]:
@@ -160,7 +160,7 @@ def test_a_second_run_changes_nothing(tmp_path):
     def load(path, device="cuda"):
         return torch.load(path).to(device)
     PATTERNS = ["torch", "nccl"]
-    '''
+    """
     once, _ = _port(code)
     twice, _ = port(once, "neuron")
     assert twice == once == textwrap.dedent(code)

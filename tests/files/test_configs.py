@@ -19,7 +19,10 @@ def test_accelerate_config():
     new = ported("accelerate.yaml", ACCELERATE, "xla", unsafe_fixes=True)
     assert new == ACCELERATE.replace('"MULTI_GPU"', '"XLA"').replace("'fp16'", "'bf16'")
     neuron = port_file("accelerate.yaml", ACCELERATE, "neuron", unsafe_fixes=True)
-    assert [(f.code, f.replacement) for f in neuron.findings if f.code == "CFG001"] == [("CFG001", None), ("CFG001", None)]
+    assert [(f.code, f.replacement) for f in neuron.findings if f.code == "CFG001"] == [
+        ("CFG001", None),
+        ("CFG001", None),
+    ]
 
 
 def test_lightning_config_and_generic_values():
@@ -51,7 +54,7 @@ def test_toml_config():
 
 
 def test_kubernetes_env_and_gpu_resources():
-    text = "spec:\n  containers:\n    - env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: \"0,1\"\n      resources:\n        limits:\n          nvidia.com/gpu: 2\n"
+    text = 'spec:\n  containers:\n    - env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: "0,1"\n      resources:\n        limits:\n          nvidia.com/gpu: 2\n'
     r = port_file("job.yaml", text, "neuron")
     assert sorted((f.code, f.start.line) for f in r.findings) == [("CTR002", 8), ("ENV001", 4)]
 
@@ -69,7 +72,9 @@ def test_a_hydra_trainer_configs_strategy_and_a_launchers_slurm_request():
     assert r.new_source.decode() == ddp.replace("gpu", "tpu")  # the strategy is reported, not rewritten
     cpu = port_file("config/trainer/ddp_cpu.yaml", "strategy: ddp\naccelerator: cpu\ndevices: 4\n", "xla")
     assert codes(cpu) == []  # DDP over gloo on CPUs: nothing CUDA
-    launcher = "hydra:\n  launcher:\n    gres: gpu:1\n    gpus_per_node: 4\n    gpus_per_task: null\n    partition: ampere\n"
+    launcher = (
+        "hydra:\n  launcher:\n    gres: gpu:1\n    gpus_per_node: 4\n    gpus_per_task: null\n    partition: ampere\n"
+    )
     found = sorted((f.code, f.start.line) for f in port_file("config/launcher/slurm.yaml", launcher, "neuron").findings)
     assert found == [("LCH003", 3), ("LCH003", 4)]  # `null` asks for nothing
     assert codes(port_file("config/model.yaml", "gpus_per_node: 4\n", "neuron")) == []  # not a launcher's
@@ -78,9 +83,11 @@ def test_a_hydra_trainer_configs_strategy_and_a_launchers_slurm_request():
 def test_one_line_commands_and_lists_of_them_are_read_as_shell():
     """GitLab's `script:` list, Buildkite's `commands:`, a one-line `run:`; a launcher sized in
     GPUs is read though it names no CUDA (vllm 0.34.0's .buildkite/test_areas/distributed.yaml)."""
-    text = ("test:\n  script:\n    - export CUDA_VISIBLE_DEVICES=0\n    - nvidia-smi\n    - echo done\n"
-            "steps:\n  - commands:\n    - 'torchrun --nproc-per-node=4 t.py'\n    - torchrun t.py\n    command: nvidia-smi -L\n"
-            "  - label: on cuda\n    run: python eval.py\n")
+    text = (
+        "test:\n  script:\n    - export CUDA_VISIBLE_DEVICES=0\n    - nvidia-smi\n    - echo done\n"
+        "steps:\n  - commands:\n    - 'torchrun --nproc-per-node=4 t.py'\n    - torchrun t.py\n    command: nvidia-smi -L\n"
+        "  - label: on cuda\n    run: python eval.py\n"
+    )
     r = port_file("ci.yaml", text, "neuron")
     found = sorted((f.code, f.start.line) for f in r.findings)
     # `torchrun t.py` starts one process: nothing; a label that names CUDA is prose

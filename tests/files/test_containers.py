@@ -28,9 +28,20 @@ CMD ["python", "train.py", "--device", "cuda"]
 def test_dockerfile():
     r = port_file("Dockerfile", DOCKERFILE, "neuron")
     found = sorted((f.code, f.start.line, f.applied) for f in r.findings)
-    assert {("CTR001", 3, False), ("ENV001", 4, True), ("ENV002", 5, False), ("ENV003", 6, False), ("CTR002", 7, False),
-            ("CTR003", 10, False), ("LCH001", 11, True), ("DEP001", 12, True), ("DEP002", 12, True), ("DEP005", 14, False),
-            ("LCH001", 15, True), ("LCH005", 17, False)} <= set(found)
+    assert {
+        ("CTR001", 3, False),
+        ("ENV001", 4, True),
+        ("ENV002", 5, False),
+        ("ENV003", 6, False),
+        ("CTR002", 7, False),
+        ("CTR003", 10, False),
+        ("LCH001", 11, True),
+        ("DEP001", 12, True),
+        ("DEP002", 12, True),
+        ("DEP005", 14, False),
+        ("LCH001", 15, True),
+        ("LCH005", 17, False),
+    } <= set(found)
     new = ported("Dockerfile", DOCKERFILE, "neuron")
     assert "ENV NEURON_RT_VISIBLE_CORES=0 \\\n" in new and "    neuron-ls\n" in new and "neuron-ls\nSETUP\nCMD" in new
     assert "pip install torch==2.14.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu\n" in new
@@ -42,9 +53,16 @@ def test_dockerfile():
 def test_images():
     r = port_file("Dockerfile", "FROM python:3.12-slim\nRUN echo cuda\n", "xla")
     assert not r.findings  # a Python base image; a message that mentions CUDA
-    for image in ("pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime", "nvcr.io/nvidia/pytorch:24.01-py3", "nvidia/cuda:12.1.0-base-ubuntu22.04"):
+    for image in (
+        "pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime",
+        "nvcr.io/nvidia/pytorch:24.01-py3",
+        "nvidia/cuda:12.1.0-base-ubuntu22.04",
+    ):
         [f] = port_file("Dockerfile", f"FROM {image}\n", "xla").findings
-        assert f.code == "CTR001" and "us-central1-docker.pkg.dev/tpu-pytorch-releases/docker/xla:r2.9.0_3.10_tpuvm" in f.message
+        assert (
+            f.code == "CTR001"
+            and "us-central1-docker.pkg.dev/tpu-pytorch-releases/docker/xla:r2.9.0_3.10_tpuvm" in f.message
+        )
 
 
 COMPOSE = """\
@@ -73,8 +91,16 @@ services:
 def test_compose():
     r = port_file("docker-compose.yml", COMPOSE, "neuron")
     found = sorted((f.code, f.start.line, f.applied) for f in r.findings)
-    assert found == [("CTR001", 3, False), ("CTR002", 4, False), ("CTR002", 13, False), ("CTR002", 19, False),
-                     ("ENV001", 6, True), ("ENV001", 17, True), ("ENV002", 7, False), ("LCH001", 8, True)]
+    assert found == [
+        ("CTR001", 3, False),
+        ("CTR002", 4, False),
+        ("CTR002", 13, False),
+        ("CTR002", 19, False),
+        ("ENV001", 6, True),
+        ("ENV001", 17, True),
+        ("ENV002", 7, False),
+        ("LCH001", 8, True),
+    ]
     new = ported("docker-compose.yml", COMPOSE, "neuron")
     assert "      - NEURON_RT_VISIBLE_CORES=0-1   # two GPUs\n" in new and '      NEURON_RT_VISIBLE_CORES: "0"\n' in new
     assert '    command: ["neuron-ls"]\n' in new

@@ -24,7 +24,11 @@ SRC = REPO / "fixtures" / "projects" / "gpt_trainer" / "src"
 
 
 def _repo(tmp_path: Path) -> Path:
-    files = {p.relative_to(SRC).as_posix(): p.read_bytes() for p in SRC.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    files = {
+        p.relative_to(SRC).as_posix(): p.read_bytes()
+        for p in SRC.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     return committed_repo(tmp_path / "repo", files)
 
 
@@ -80,11 +84,30 @@ def test_sarif_is_valid_and_its_fixes_are_the_rewrite(tmp_path):
     schema = json.loads((SCHEMAS / "sarif-schema-2.1.0.json").read_text())
     jsonschema.Draft4Validator(schema).validate(doc)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in doc["runs"][0]["results"]}
-    assert {"requirements.txt", "Dockerfile", "Makefile", "scripts/train.slurm", "configs/ds_config.json", "tutorial.ipynb",
-            "docker-compose.yml", "environment.yml", "pyproject.toml", "setup.cfg", "configs/train.toml"} <= uris
+    assert {
+        "requirements.txt",
+        "Dockerfile",
+        "Makefile",
+        "scripts/train.slurm",
+        "configs/ds_config.json",
+        "tutorial.ipynb",
+        "docker-compose.yml",
+        "environment.yml",
+        "pyproject.toml",
+        "setup.cfg",
+        "configs/train.toml",
+    } <= uris
     fixed = _apply_sarif_fixes(repo, doc)
     expected = REPO / "fixtures" / "projects" / "gpt_trainer" / "expected" / "neuron"
-    for uri in ("requirements.txt", "Dockerfile", "Makefile", "scripts/train.slurm", "docker-compose.yml", "tutorial.ipynb", "setup.cfg"):
+    for uri in (
+        "requirements.txt",
+        "Dockerfile",
+        "Makefile",
+        "scripts/train.slurm",
+        "docker-compose.yml",
+        "tutorial.ipynb",
+        "setup.cfg",
+    ):
         assert fixed[uri] == (expected / uri).read_text(), uri
 
 
@@ -92,7 +115,9 @@ def test_junit_github_and_json_carry_the_findings(tmp_path):
     repo = _repo(tmp_path)
     junit = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=repo)
     (tmp_path / "r.xml").write_bytes(junit.stdout)
-    names = " ".join(f"{case.classname} {case.name}" for suite in JUnitXml.fromfile(str(tmp_path / "r.xml")) for case in suite)
+    names = " ".join(
+        f"{case.classname} {case.name}" for suite in JUnitXml.fromfile(str(tmp_path / "r.xml")) for case in suite
+    )
     for name in ("requirements.txt", "tutorial.ipynb", "scripts/train.slurm", "configs/ds_config.json"):
         assert name in names
     github = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=repo).stdout.decode()
@@ -123,8 +148,12 @@ def test_the_write_guard_covers_them(tmp_path):
 
 def test_a_cached_rewrite_must_parse_as_its_kind(tmp_path):
     assert not cache_module._parses(b"a: [\n", "cfg.yaml") and cache_module._parses(b"a: 1\n", "cfg.yaml")
-    assert not cache_module._parses(b'{"cells": 1}', "nb.ipynb") and not cache_module._parses(b"x = [", "pyproject.toml")
-    repo = committed_repo(tmp_path / "r", {"accelerate.yaml": b"compute_environment: LOCAL_MACHINE\nmixed_precision: fp16\n"})
+    assert not cache_module._parses(b'{"cells": 1}', "nb.ipynb") and not cache_module._parses(
+        b"x = [", "pyproject.toml"
+    )
+    repo = committed_repo(
+        tmp_path / "r", {"accelerate.yaml": b"compute_environment: LOCAL_MACHINE\nmixed_precision: fp16\n"}
+    )
     cache = tmp_path / "cache"
     args = ("rewrite", ".", "--target", "xla", "--unsafe-fixes", "--cache-dir", str(cache))
     assert porter(*args, "--diff", cwd=repo).returncode == 1

@@ -23,9 +23,16 @@ def test_requirements_per_target():
     neuron = ported("requirements.txt", REQS, "neuron", imported_after_port=())
     assert "--extra-index-url https://download.pytorch.org/whl/cpu\n" in neuron
     assert "torch==2.14.0+cpu   # pinned\n" in neuron  # the comment and its spacing stay
-    assert "torch==2.14.0+cpu   # pinned\n--extra-index-url https://pip.repos.neuron.amazonaws.com\ntorch-neuronx==2.14.*\nneuronx-cc==2.*\nnki\n" in neuron
+    assert (
+        "torch==2.14.0+cpu   # pinned\n--extra-index-url https://pip.repos.neuron.amazonaws.com\ntorch-neuronx==2.14.*\nneuronx-cc==2.*\nnki\n"
+        in neuron
+    )
     assert 'torchvision==0.19.0+cpu ; python_version >= "3.10"\n' in neuron
-    assert "flash-attn" not in neuron and "numpy>=1.24 \\\n    --hash=sha256:abc\n" in neuron and "-r other.txt\n" in neuron
+    assert (
+        "flash-attn" not in neuron
+        and "numpy>=1.24 \\\n    --hash=sha256:abc\n" in neuron
+        and "-r other.txt\n" in neuron
+    )
     xla = ported("requirements.txt", REQS, "xla", imported_after_port=())
     assert "download.pytorch.org" not in xla  # torch-xla's install line takes PyPI's torch
     assert "torch==2.14.0   # pinned\ntorch-xla[tpu]==2.9.0\n" in xla
@@ -45,7 +52,9 @@ def test_a_package_still_imported_after_the_port_stays():
 
 def test_the_run_decides_from_the_ported_python(tmp_path):
     (tmp_path / "requirements.txt").write_text("torch==2.9.0\ntorch-xla[tpu]==2.9.0\nflash-attn\nxformers\n")
-    (tmp_path / "attn.py").write_text("import xformers.ops as xops\n\ndef f(q, k, v):\n    return xops.memory_efficient_attention(q, k, v)\n")
+    (tmp_path / "attn.py").write_text(
+        "import xformers.ops as xops\n\ndef f(q, k, v):\n    return xops.memory_efficient_attention(q, k, v)\n"
+    )
     (tmp_path / "train.py").write_text("import torch\nx = torch.zeros(1).cuda()\n")
     for want_source in (True, False):  # lint (findings only) and rewrite decide the same
         results, _ = run([tmp_path], Settings(target="xla", want_source=want_source), cache=False, jobs=1)
@@ -57,7 +66,7 @@ def test_the_run_decides_from_the_ported_python(tmp_path):
 
 
 def test_pyproject_edits_strings_and_lines_only():
-    text = '''[build-system]
+    text = """[build-system]
 requires = ["setuptools", 'torch==2.13.0+cu121']
 
 [project]
@@ -73,7 +82,7 @@ gpu = ["bitsandbytes", "cupy-cuda12x"]
 [[tool.uv.index]]
 name = "pytorch-cu124"
 url = "https://download.pytorch.org/whl/cu124"
-'''
+"""
     new = ported("pyproject.toml", text, "tpu", imported_after_port=())
     assert "'torch==2.13.0+cpu'" in new and 'url = "https://download.pytorch.org/whl/cpu"' in new
     assert '    "torch>=2.13",  # core\n    "numpy",\n]' in new  # the removed item's line only
@@ -124,7 +133,10 @@ def test_select_ignore_and_noqa():
     text = "torch==2.14.0+cu121  # noqa: DEP001\ntorchaudio==2.14.0+cu121\n"
     r = port_file("requirements.txt", text, "neuron")
     assert [(f.code, f.start.line) for f in r.suppressed] == [("DEP001", 1)]
-    assert ported("requirements.txt", text, "neuron", ignore=("DEP004",)) == "torch==2.14.0+cu121  # noqa: DEP001\ntorchaudio==2.14.0+cpu\n"
+    assert (
+        ported("requirements.txt", text, "neuron", ignore=("DEP004",))
+        == "torch==2.14.0+cu121  # noqa: DEP001\ntorchaudio==2.14.0+cpu\n"
+    )
     only = port_file("requirements.txt", text, "neuron", select=("DEP004",))
     assert codes(only) == ["DEP004"]
 
@@ -155,7 +167,10 @@ def test_a_requirements_file_the_build_reads_gets_no_option_lines(tmp_path):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     results, _ = run([tmp_path], Settings(target="neuron"), cache=False, jobs=1)
-    by = {r.path.replace("\\", "/").rsplit("/", 2)[-2] + "/" + r.path.replace("\\", "/").rsplit("/", 1)[-1]: r for r in results}
+    by = {
+        r.path.replace("\\", "/").rsplit("/", 2)[-2] + "/" + r.path.replace("\\", "/").rsplit("/", 1)[-1]: r
+        for r in results
+    }
     read = by["requirements/requirements.txt"]
     assert read.new_source is None or read.new_source.decode() == BUILD_READS["requirements/requirements.txt"]
     dep = [f for f in read.findings if f.code == "DEP004"]
@@ -172,6 +187,13 @@ def test_build_read_evidence():
         "p/setup.cfg": b"[options]\ninstall_requires = file: reqs.txt\n",
         "q/pyproject.toml": b"[project]\ndynamic = ['dependencies']\n[tool.setuptools.dynamic]\ndependencies = {file = ['requirements.txt']}\n",
     }
-    names = [*texts, "p/requirements/requirements.txt", "p/reqs.txt", "p/requirements-dev.txt", "q/requirements.txt", "r/requirements.txt"]
+    names = [
+        *texts,
+        "p/requirements/requirements.txt",
+        "p/reqs.txt",
+        "p/requirements-dev.txt",
+        "q/requirements.txt",
+        "r/requirements.txt",
+    ]
     got = read_by_build(names, lambda n: texts.get(n))
     assert got == ("p/requirements/requirements.txt", "p/reqs.txt", "q/requirements.txt")

@@ -9,13 +9,32 @@ from porter.core.kinds import discovered, kind_of
 from porter.pipeline.discover import discover
 
 NAMES = {
-    "requirements.txt": "requirements", "requirements-dev.txt": "requirements", "dev-requirements.txt": "requirements",
-    "constraints.txt": "requirements", "requirements/base.txt": "requirements", "requirements.in": "requirements",
-    "pyproject.toml": "pyproject", "setup.cfg": "setup-cfg", "setup.py": "setup-py", "environment.yml": "conda",
-    "environment-gpu.yaml": "conda", "Dockerfile": "dockerfile", "Dockerfile.gpu": "dockerfile", "train.Dockerfile": "dockerfile",
-    "docker-compose.yml": "compose", "compose.yaml": "compose", "train.sh": "shell", "job.slurm": "shell", "job.sbatch": "shell",
-    "Makefile": "makefile", "rules.mk": "makefile", "configs/train.yaml": "yaml", "ds_config.json": "json", "conf.toml": "toml",
-    "tutorial.ipynb": "notebook", "model.py": "python",
+    "requirements.txt": "requirements",
+    "requirements-dev.txt": "requirements",
+    "dev-requirements.txt": "requirements",
+    "constraints.txt": "requirements",
+    "requirements/base.txt": "requirements",
+    "requirements.in": "requirements",
+    "pyproject.toml": "pyproject",
+    "setup.cfg": "setup-cfg",
+    "setup.py": "setup-py",
+    "environment.yml": "conda",
+    "environment-gpu.yaml": "conda",
+    "Dockerfile": "dockerfile",
+    "Dockerfile.gpu": "dockerfile",
+    "train.Dockerfile": "dockerfile",
+    "docker-compose.yml": "compose",
+    "compose.yaml": "compose",
+    "train.sh": "shell",
+    "job.slurm": "shell",
+    "job.sbatch": "shell",
+    "Makefile": "makefile",
+    "rules.mk": "makefile",
+    "configs/train.yaml": "yaml",
+    "ds_config.json": "json",
+    "conf.toml": "toml",
+    "tutorial.ipynb": "notebook",
+    "model.py": "python",
 }
 
 
@@ -24,18 +43,37 @@ def test_kind_by_name(name, kind):
     assert kind_of(name) == kind
 
 
-@pytest.mark.parametrize("name", ["README.md", "notes.txt", "pkg.egg-info/requires.txt", "LICENSE", "data.csv", "model.pt"])
+@pytest.mark.parametrize(
+    "name", ["README.md", "notes.txt", "pkg.egg-info/requires.txt", "LICENSE", "data.csv", "model.pt"]
+)
 def test_files_porter_does_not_read(name):
     assert kind_of(name) is None
     assert not discovered(name.rsplit("/", 1)[-1], name.rsplit("/", 1)[0] if "/" in name else "")
 
 
 def test_discovery_walks_them_beside_the_python(tmp_path):
-    for name in ("a.py", "requirements.txt", "Dockerfile", "scripts/run.sh", "cfg/x.yaml", "nb.ipynb", "README.md", "requirements/dev.txt"):
+    for name in (
+        "a.py",
+        "requirements.txt",
+        "Dockerfile",
+        "scripts/run.sh",
+        "cfg/x.yaml",
+        "nb.ipynb",
+        "README.md",
+        "requirements/dev.txt",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
     found = sorted(c.path.relative_to(tmp_path).as_posix() for c in discover([tmp_path]))
-    assert found == ["Dockerfile", "a.py", "cfg/x.yaml", "nb.ipynb", "requirements.txt", "requirements/dev.txt", "scripts/run.sh"]
+    assert found == [
+        "Dockerfile",
+        "a.py",
+        "cfg/x.yaml",
+        "nb.ipynb",
+        "requirements.txt",
+        "requirements/dev.txt",
+        "scripts/run.sh",
+    ]
 
 
 def test_porter_file_kinds_narrows_discovery(tmp_path, monkeypatch):

@@ -25,7 +25,9 @@ def _run(folder: Path, tmp: Path) -> tuple[list[str], str]:
     shutil.copytree(folder, work)
     nb = nbformat.read(str(work / "tutorial.ipynb"), as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    nbclient.NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+    ).execute()
     printed: list[str] = []
     for cell in nb.cells:
         if cell.cell_type != "code" or "print(" not in cell.source or cell.source == PROBE:

@@ -19,15 +19,20 @@ def _notebook(*cells, **meta) -> str:
         cell = nbformat.v4.new_code_cell(text) if kind == "code" else nbformat.v4.new_markdown_cell(text)
         made.append(cell)
     nb.cells = made
-    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="cuda 😀 ü\n")] if made[-1].cell_type == "code" else []
+    nb.cells[-1].outputs = (
+        [nbformat.v4.new_output("stream", name="stdout", text="cuda 😀 ü\n")] if made[-1].cell_type == "code" else []
+    )
     return nbformat.writes(nb)
 
 
 NB = _notebook(
     ("markdown", "# Train on `cuda`\n\nprint(x.cuda())"),
     ("code", "!nvidia-smi\n%env CUDA_VISIBLE_DEVICES=0\n%pip install flash-attn"),
-    ("code", "import torch\nimport torch.nn as nn\ndevice = \"cuda\" if torch.cuda.is_available() else \"cpu\"  # é"),
-    ("code", "model = nn.Linear(4, 2).cuda()\n%time y = model(torch.ones(1, 4).cuda())\nfor i in range(2):\n    !echo $i\n    print(i)"),
+    ("code", 'import torch\nimport torch.nn as nn\ndevice = "cuda" if torch.cuda.is_available() else "cpu"  # é'),
+    (
+        "code",
+        "model = nn.Linear(4, 2).cuda()\n%time y = model(torch.ones(1, 4).cuda())\nfor i in range(2):\n    !echo $i\n    print(i)",
+    ),
     ("code", "%%bash\nnvidia-smi\necho done"),
     ("code", "torch.cuda.synchronize()\nprint(device)"),
     accelerator="GPU",
@@ -47,8 +52,14 @@ def test_only_the_changed_cells_source_changes():
     sources = ["".join(c["source"]) for c in new_nb["cells"]]
     assert sources[0] == "# Train on `cuda`\n\nprint(x.cuda())"  # markdown is prose
     assert sources[1] == "!neuron-ls\n%env NEURON_RT_VISIBLE_CORES=0\n%pip install flash-attn"
-    assert sources[2] == "import torch\nimport torch.nn as nn\ndevice = \"neuron\" if torch.accelerator.is_available() else \"cpu\"  # é"
-    assert sources[3] == "model = nn.Linear(4, 2).to(\"neuron\")\n%time y = model(torch.ones(1, 4).to(\"neuron\"))\nfor i in range(2):\n    !echo $i\n    print(i)"
+    assert (
+        sources[2]
+        == 'import torch\nimport torch.nn as nn\ndevice = "neuron" if torch.accelerator.is_available() else "cpu"  # é'
+    )
+    assert (
+        sources[3]
+        == 'model = nn.Linear(4, 2).to("neuron")\n%time y = model(torch.ones(1, 4).to("neuron"))\nfor i in range(2):\n    !echo $i\n    print(i)'
+    )
     assert sources[4] == "%%bash\nneuron-ls\necho done"
     assert sources[5] == "torch.accelerator.synchronize()\nprint(device)"
     # byte for byte outside the `source` arrays: the file is its old self with those replaced
@@ -68,7 +79,7 @@ def test_findings_name_the_cell_and_point_at_the_files_line():
         by_code.setdefault(f.code, []).append(f)
     [dev002] = by_code["DEV002"]
     assert dev002.message.endswith("(cell 3, line 3)")
-    assert lines[dev002.start.line - 1][dev002.start.column:].startswith('\\"cuda\\"')  # where the file has it
+    assert lines[dev002.start.line - 1][dev002.start.column :].startswith('\\"cuda\\"')  # where the file has it
     assert dev002.replacement == '\\"neuron\\"'  # a fix the file can take (a SARIF replacement) is JSON-escaped
     assert {f.message.rsplit("(", 1)[1] for f in by_code["LCH001"]} == {"cell 2, line 1)", "cell 5, line 2)"}
     assert [f.code for f in r.findings if f.code == "NB002"] == ["NB002"]

@@ -52,7 +52,9 @@ def test_every_cuda_line_is_ported_or_reported(package, target):
         original = r.original_source.decode("utf-8", "replace")
         ported = r.new_source.decode("utf-8", "replace") if r.new_source is not None else None
         constructs += len(scan(original, kind))  # CUDA lines to port or report
-        missing += [(r.path, c.line, c.text) for c, _ in uncovered(original, ported, [f.to_dict() for f in r.findings], kind)]
+        missing += [
+            (r.path, c.line, c.text) for c, _ in uncovered(original, ported, [f.to_dict() for f in r.findings], kind)
+        ]
     assert not missing, "\n".join(f"{p}:{line}: {text}" for p, line, text in missing)
     assert constructs > 10  # the originals had CUDA lines to check
     if package == "axolotl":

@@ -36,8 +36,17 @@ def test_a_script_on_neuron():
     assert ("ENV001", 5, True) in found and ("ENV001", 18, False) in found  # 0,2 is no range
     assert ("ENV001", 10, False) in found and ("ENV001", 13, False) in found  # $i; a read
     assert ("LCH001", 8, True) in found and ("LCH001", 9, False) in found  # its output is read by `wc`
-    assert {("LCH003", 2, False), ("LCH003", 3, False), ("LCH002", 11, False), ("LCH005", 10, False), ("LCH005", 12, False),
-            ("LCH004", 15, False), ("ENV002", 6, False), ("ENV004", 7, False), ("CTR002", 17, False)} <= set(found)
+    assert {
+        ("LCH003", 2, False),
+        ("LCH003", 3, False),
+        ("LCH002", 11, False),
+        ("LCH005", 10, False),
+        ("LCH005", 12, False),
+        ("LCH004", 15, False),
+        ("ENV002", 6, False),
+        ("ENV004", 7, False),
+        ("CTR002", 17, False),
+    } <= set(found)
     new = ported("train.sh", SCRIPT, "neuron")
     assert "export NEURON_RT_VISIBLE_CORES=0-3\n" in new and "\nneuron-ls\n" in new
     assert 'pip install "torch==2.14.0+cpu" --index-url https://download.pytorch.org/whl/cpu\n' in new
@@ -47,7 +56,9 @@ def test_a_script_on_neuron():
 
 def test_a_script_on_xla_and_tpu():
     xla = ported("train.sh", SCRIPT, "xla")
-    assert "\ntpu-info\n" in xla and "export CUDA_VISIBLE_DEVICES=0,1,2,3\n" in xla  # no documented counterpart: reported
+    assert (
+        "\ntpu-info\n" in xla and "export CUDA_VISIBLE_DEVICES=0,1,2,3\n" in xla
+    )  # no documented counterpart: reported
     assert 'pip install "torch==2.14.0"\n' in xla  # the CUDA index goes: PyPI's torch
     tpu = ported("train.sh", SCRIPT, "tpu")
     assert "\nnvidia-smi\n" in tpu  # TorchTPU does not install tpu-info: reported
@@ -61,7 +72,10 @@ def test_a_script_that_does_not_parse_is_reported_not_rewritten():
 def test_makefile_recipes_and_variables():
     text = "GPUS ?= 8\nexport CUDA_VISIBLE_DEVICES=0,1\n\ntrain:\n\t@nvidia-smi\n\t-CUDA_VISIBLE_DEVICES=0 torchrun --nproc_per_node=$(GPUS) t.py \\\n\t  --device cuda\n"
     new = ported("Makefile", text, "neuron")
-    assert new == "GPUS ?= 8\nexport NEURON_RT_VISIBLE_CORES=0-1\n\ntrain:\n\t@neuron-ls\n\t-NEURON_RT_VISIBLE_CORES=0 torchrun --nproc_per_node=$(GPUS) t.py \\\n\t  --device cuda\n"
+    assert (
+        new
+        == "GPUS ?= 8\nexport NEURON_RT_VISIBLE_CORES=0-1\n\ntrain:\n\t@neuron-ls\n\t-NEURON_RT_VISIBLE_CORES=0 torchrun --nproc_per_node=$(GPUS) t.py \\\n\t  --device cuda\n"
+    )
     assert {"LCH002", "LCH005"} <= set(codes(port_file("Makefile", text, "neuron")))
 
 
@@ -108,21 +122,36 @@ def test_a_makefile_tree_sitter_does_not_read_is_still_read_and_only_reported():
 
 
 def test_a_cuda_define_of_a_native_build_is_reported():
-    sh = port_file("build.sh", 'cmake -B build -DGGML_CUDA=ON -DLLAMA_CURL=ON -DCMAKE_CUDA_ARCHITECTURES=native .\nGGML_CUDA=1 make -j\n', "xla")
+    sh = port_file(
+        "build.sh",
+        "cmake -B build -DGGML_CUDA=ON -DLLAMA_CURL=ON -DCMAKE_CUDA_ARCHITECTURES=native .\nGGML_CUDA=1 make -j\n",
+        "xla",
+    )
     found = sorted((f.code, f.start.line, f.start.column) for f in sh.findings)
     assert found == [("ENV003", 2, 0), ("LCH006", 1, 15), ("LCH006", 1, 46)]  # -DLLAMA_CURL is no CUDA define
-    docker = port_file("Dockerfile", 'FROM python:3.12-slim\nRUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python\n', "tpu")
-    assert [(f.code, f.message) for f in docker.findings] == [("LCH006", "`-DGGML_CUDA` builds native code with its CUDA backend")]
+    docker = port_file(
+        "Dockerfile", 'FROM python:3.12-slim\nRUN CMAKE_ARGS="-DGGML_CUDA=on" pip install llama-cpp-python\n', "tpu"
+    )
+    assert [(f.code, f.message) for f in docker.findings] == [
+        ("LCH006", "`-DGGML_CUDA` builds native code with its CUDA backend")
+    ]
     make = port_file("Makefile", 'build.cuda:\n\tCMAKE_ARGS="-DGGML_CUDA=on" python3 -m pip install -e .\n', "neuron")
     assert sorted(codes(make)) == ["LCH006", "LCH008"] and make.new_source is None  # (the rule named for CUDA: LCH008)
-    assert codes(port_file("build.sh", "cmake -DUSE_OPENMP=ON -DGGML_CUDA=OFF -DWITH_CUDAX=1 .\n")) == []  # off; no CUDA word
+    assert (
+        codes(port_file("build.sh", "cmake -DUSE_OPENMP=ON -DGGML_CUDA=OFF -DWITH_CUDAX=1 .\n")) == []
+    )  # off; no CUDA word
 
 
 def test_a_variable_with_cuda_glued_to_its_name_is_a_cuda_setting():
     """CMake's `CUDAARCHS`/`CUDACXX`, a workflow's `CUDAVER`: CUDA at the start of a word."""
     from porter.files.shell.env import rule_of
 
-    assert [rule_of(n) for n in ("CUDAVER", "CUDACXX", "MY_CUDAARCHS", "NCCLX_DEBUG")] == ["ENV003", "ENV003", "ENV003", "ENV002"]
+    assert [rule_of(n) for n in ("CUDAVER", "CUDACXX", "MY_CUDAARCHS", "NCCLX_DEBUG")] == [
+        "ENV003",
+        "ENV003",
+        "ENV003",
+        "ENV002",
+    ]
     assert [rule_of(n) for n in ("BARRACUDA", "NVTEST", "CURANDOM", "XCUDA")] == [None] * 4  # no word starts with it
     r = port_file("build.sh", 'export CUDACXX=/usr/bin/nvcc\necho "$CUDAVER"\n', "xla")
     assert sorted((f.code, f.start.line) for f in r.findings) == [("ENV003", 1), ("ENV003", 2)]

@@ -23,15 +23,53 @@ PROJECTS = Path(__file__).resolve().parents[2] / "fixtures" / "projects"
 # checkpoints and run folders land. The resume reads the checkpoint cnn_train wrote.
 RUNS = {
     # no --device: the script's own `"cuda" if torch.cuda.is_available() else "cpu"` must pick CPU
-    "gpt": ("gpt_trainer", "train.py", ["--no-compile", "--max-iters", "3", "--eval-iters", "2", "--out", "{dir}/losses.json"]),
-    "cnn_train": ("cnn_trainer", "train.py",
-                  ["--epochs", "2", "--steps-per-epoch", "2", "--out", "{dir}/metrics.json", "-b", "32", "--val-size", "64", "--output-dir", "{dir}/ckpt"]),
+    "gpt": (
+        "gpt_trainer",
+        "train.py",
+        ["--no-compile", "--max-iters", "3", "--eval-iters", "2", "--out", "{dir}/losses.json"],
+    ),
+    "cnn_train": (
+        "cnn_trainer",
+        "train.py",
+        [
+            "--epochs",
+            "2",
+            "--steps-per-epoch",
+            "2",
+            "--out",
+            "{dir}/metrics.json",
+            "-b",
+            "32",
+            "--val-size",
+            "64",
+            "--output-dir",
+            "{dir}/ckpt",
+        ],
+    ),
     # resume from the checkpoint and evaluate: same weights, same validation loss
-    "cnn_resume": ("cnn_trainer", "train.py",
-                   ["--resume", "{dir}/ckpt/checkpoint.pth.tar", "--evaluate", "--out", "{dir}/eval.json", "-b", "32", "--val-size", "64", "--output-dir", "{dir}/ckpt"]),
+    "cnn_resume": (
+        "cnn_trainer",
+        "train.py",
+        [
+            "--resume",
+            "{dir}/ckpt/checkpoint.pth.tar",
+            "--evaluate",
+            "--out",
+            "{dir}/eval.json",
+            "-b",
+            "32",
+            "--val-size",
+            "64",
+            "--output-dir",
+            "{dir}/ckpt",
+        ],
+    ),
     # --cuda-graph and --nvtx must be switched off (with a warning) on a CPU-only machine
-    "infer": ("infer_bench", "bench.py",
-              ["--warmup", "2", "--iters", "3", "--batch-size", "8", "--cuda-graph", "--nvtx", "--out", "{dir}/bench.json"]),
+    "infer": (
+        "infer_bench",
+        "bench.py",
+        ["--warmup", "2", "--iters", "3", "--batch-size", "8", "--cuda-graph", "--nvtx", "--out", "{dir}/bench.json"],
+    ),
 }
 
 
@@ -44,7 +82,10 @@ def ran(tmp_path_factory) -> dict[str, tuple[Run, Path]]:
     for folder in dirs.values():
         folder.mkdir(exist_ok=True)
     runs = run_programs(
-        [(PROJECTS / project / "src" / script, [a.format(dir=dirs[name]) for a in args], dirs[name]) for name, (project, script, args) in RUNS.items()],
+        [
+            (PROJECTS / project / "src" / script, [a.format(dir=dirs[name]) for a in args], dirs[name])
+            for name, (project, script, args) in RUNS.items()
+        ],
         root,
     )
     return {name: (run, dirs[name]) for name, run in zip(RUNS, runs)}
@@ -119,8 +160,7 @@ def test_model_factories(project, monkeypatch):
     import torch
 
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    spec = importlib.util.spec_from_file_location(f"_fixture_{project}_model",
-                                                  PROJECTS / project / "src" / "model.py")
+    spec = importlib.util.spec_from_file_location(f"_fixture_{project}_model", PROJECTS / project / "src" / "model.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
 

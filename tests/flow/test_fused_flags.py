@@ -14,7 +14,7 @@ from porter.analysis.index import ProjectIndex
 from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
 
-MODEL = '''
+MODEL = """
 import inspect
 import torch
 
@@ -27,9 +27,9 @@ class GPT(torch.nn.Module):
         optimizer = torch.optim.AdamW(self.parameters(), lr=lr, **extra_args)
         print(f"using fused AdamW: {use_fused}")
         return optimizer
-'''
+"""
 
-TRAIN = '''
+TRAIN = """
 import torch
 from model import GPT
 
@@ -38,7 +38,7 @@ device_type = "cuda" if "cuda" in device else "cpu"
 model = GPT()
 model.to(device)
 optimizer = model.configure_optimizers(1e-3, device_type)
-'''
+"""
 
 
 @pytest.fixture(autouse=True)
@@ -63,14 +63,17 @@ def test_a_device_type_from_the_caller_keeps_the_test_as_it_is(tmp_path, target)
 def test_a_device_type_from_configuration_makes_the_flag_false(tmp_path):
     """`cfg.device_type` is configuration porter cannot read: it cannot prove the port makes it
     non-CUDA, so the flag is set False where it is made (and the print says so)."""
-    write(tmp_path / "p", {"model.py": MODEL.replace("lr, device_type):", "lr, cfg):\n        device_type = cfg.device_type")})
+    write(
+        tmp_path / "p",
+        {"model.py": MODEL.replace("lr, device_type):", "lr, cfg):\n        device_type = cfg.device_type")},
+    )
     code = source_of(port_tree(tmp_path / "p", "xla")["model.py"])
     assert "use_fused = False\n" in code
     assert "extra_args = dict(fused=True) if use_fused else dict()" in code  # not `dict(fused=False) if`
     assert 'print(f"using fused AdamW: {use_fused}")' in code
 
 
-OPTIM = '''
+OPTIM = """
 import logging
 import torch
 
@@ -84,15 +87,15 @@ def make_optimizer(params, use_fused):
 
 def create_optimizer(model, is_cuda):
     return make_optimizer(model.parameters(), use_fused=is_cuda)
-'''
+"""
 
-DRIVER = '''
+DRIVER = """
 import torch
 from optim import create_optimizer
 
 model = torch.nn.Linear(2, 2)
 optimizer = create_optimizer(model, torch.cuda.is_available())
-'''
+"""
 
 
 @pytest.mark.parametrize("target", ["xla", "neuron"])
@@ -112,7 +115,10 @@ def test_a_flag_passed_through_two_functions_and_a_module_is_cut_where_it_is_mad
 
 
 def test_a_flag_held_in_an_attribute(tmp_path):
-    write(tmp_path / "p", {"trainer.py": '''
+    write(
+        tmp_path / "p",
+        {
+            "trainer.py": """
         import torch
 
 
@@ -123,19 +129,23 @@ def test_a_flag_held_in_an_attribute(tmp_path):
 
             def optimizer(self):
                 return torch.optim.AdamW(self.model.parameters(), fused=self.fused)
-        ''', "main.py": '''
+        """,
+            "main.py": """
         import torch
         from trainer import Trainer
 
         trainer = Trainer(torch.nn.Linear(2, 2), fused=torch.cuda.is_available())
-        '''})
+        """,
+        },
+    )
     out = port_tree(tmp_path / "p", "xla")
     assert out["trainer.py"].new_source is None
     assert "trainer = Trainer(torch.nn.Linear(2, 2), fused=False)" in source_of(out["main.py"])
 
 
 def test_a_flag_that_is_a_return_value():
-    new, findings = port('''
+    new, findings = port(
+        """
 import torch
 
 
@@ -144,7 +154,9 @@ def fused_ok():
 
 
 opt = torch.optim.AdamW(params, fused=fused_ok())
-''', "xla")
+""",
+        "xla",
+    )
     assert "    return False\n" in new
     assert "opt = torch.optim.AdamW(params, fused=fused_ok())" in new
     assert any(f.code == "OPT001" and f.applied for f in findings)
@@ -152,7 +164,8 @@ opt = torch.optim.AdamW(params, fused=fused_ok())
 
 def test_a_flag_that_is_also_the_device_choice_is_cut_at_the_optimizer():
     """`use_cuda` also picks the device: it is ported; only what reaches `fused=` is False."""
-    new, _ = port('''
+    new, _ = port(
+        """
 import torch
 
 
@@ -164,7 +177,9 @@ use_cuda = torch.cuda.is_available()
 device = "cuda" if use_cuda else "cpu"
 opt = make(params, use_cuda)
 extra = dict(fused=True) if use_cuda else dict()
-''', "xla")
+""",
+        "xla",
+    )
     assert "use_cuda = xr.global_runtime_device_count() > 0" in new
     assert 'device = "xla" if use_cuda else "cpu"' in new
     assert "opt = make(params, False)" in new
@@ -212,7 +227,7 @@ def test_a_parameter_no_project_code_passes_holds_its_callers_device():
 def test_a_device_type_torch_selected_keeps_the_test():
     """`_get_available_device_type()` names the device torch found: on the target it is the
     target's, so `device_type == "cuda"` gating fusion stays as it is."""
-    code = '''import torch
+    code = """import torch
 from torch._utils import _get_available_device_type
 
 device_type = _get_available_device_type() or "cuda"
@@ -221,7 +236,7 @@ device_type = _get_available_device_type() or "cuda"
 def make(params):
     use_fused = device_type == "cuda"
     return torch.optim.AdamW(params, fused=use_fused)
-'''
+"""
     new, findings = port(code, "neuron")
     assert new == code
     assert "OPT002" in [f.code for f in findings]
@@ -245,7 +260,10 @@ def test_a_method_called_on_an_object_from_outside_the_project(tmp_path):
     """`raw_model` comes from outside (nano-gpt's CLI loads it): the one project class with a
     `configure_optimizers` whose parameters the call's keywords name is taken as the callee, so
     the flag is still cut where it is made, not at `fused=`."""
-    write(tmp_path / "p", {"model.py": '''
+    write(
+        tmp_path / "p",
+        {
+            "model.py": """
         import torch
 
 
@@ -253,7 +271,8 @@ def test_a_method_called_on_an_object_from_outside_the_project(tmp_path):
             def configure_optimizers(self, lr, use_fused):
                 print(f"using fused AdamW: {use_fused}")
                 return torch.optim.AdamW(self.parameters(), lr=lr, fused=use_fused)
-        ''', "train.py": '''
+        """,
+            "train.py": """
         import torch
 
 
@@ -263,7 +282,9 @@ def test_a_method_called_on_an_object_from_outside_the_project(tmp_path):
 
         def main(load):
             return create_optimizer(load(), torch.cuda.is_available())
-        '''})
+        """,
+        },
+    )
     out = port_tree(tmp_path / "p", "xla")
     assert out["model.py"].new_source is None
     assert "return create_optimizer(load(), False)" in source_of(out["train.py"])

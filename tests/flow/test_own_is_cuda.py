@@ -16,7 +16,7 @@ import pytest
 from porter.config.settings import Settings
 from porter.pipeline.runner import run
 
-STATE = '''
+STATE = """
 from dataclasses import dataclass
 
 
@@ -27,15 +27,15 @@ class WorkerState:
     @property
     def is_cuda(self) -> bool:
         return self.device.startswith("cuda")
-'''
+"""
 
-TOOL = '''
+TOOL = """
 from pkg.state import WorkerState
 
 
 def describe(worker_state: WorkerState, x):
     return worker_state.is_cuda, x.is_cuda
-'''
+"""
 
 
 def _project(tmp_path: Path, with_state: bool) -> Path:

@@ -19,13 +19,13 @@ from porter.cli import app
 from tests.helpers import port, port_tree
 from tests.programs import run_programs
 
-SHAPES = '''
+SHAPES = """
 def tag(model):
     for name, p in model.named_parameters():
         p.lr_scale = 0.5 if name.endswith("bias") else 1.0
-'''
+"""
 
-TRAIN = '''
+TRAIN = """
 import json
 import sys
 
@@ -56,15 +56,15 @@ def main(out):
 
 
 main(sys.argv[1])
-'''
+"""
 
-KEPT = '''\
+KEPT = """\
     # Module.to() on XLA drops attributes set on a Parameter (`p.lr_scale = 0.5 if name.endswith('bias') else 1.0`)
     kept_attributes = {n: vars(p).copy() for n, p in model.named_parameters()}
     model = model.to(device)
     for kept_name, kept_param in model.named_parameters():
         vars(kept_param).update(kept_attributes[kept_name])
-'''
+"""
 
 
 def _write(root: Path) -> Path:
@@ -108,7 +108,9 @@ def test_parameter_attributes_survive_on_xla(tmp_path):
     outs = [tmp_path / f"{name}.json" for name in ("cpu", "xla", "dropped")]
     # one process (torch_xla loads once): the original runs on the CPU, the ports on XLA:CPU
     original, on_xla, without = run_programs(
-        [(script, [str(out)], script.parent) for script, out in zip((src / "train.py", ported, dropped), outs)], tmp_path, xla=True
+        [(script, [str(out)], script.parent) for script, out in zip((src / "train.py", ported, dropped), outs)],
+        tmp_path,
+        xla=True,
     )
     assert original.rc == 0, original.stderr
     assert on_xla.rc == 0, on_xla.stderr

@@ -14,7 +14,7 @@ from porter.config.settings import Settings
 from tests.helpers import port
 
 # the DDP tutorial's single_gpu.py, split the way projects split it: no "cuda" anywhere
-TRAINER = '''
+TRAINER = """
 import torch
 
 
@@ -28,9 +28,9 @@ class Trainer:
         for source, targets in self.train_data:
             source = source.to(self.gpu_id)
             targets = targets.to(self.gpu_id)
-'''
+"""
 
-MAIN = '''
+MAIN = """
 from trainer import Trainer
 
 
@@ -41,7 +41,7 @@ def main(device, total_epochs):
 if __name__ == "__main__":
     device = {device}
     main(device, 3)
-'''
+"""
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -57,7 +57,13 @@ def _in_tmp(tmp_path, monkeypatch):
 
 
 def port_tree(root: Path, target: str, **kw) -> dict[str, object]:
-    results, _ = run([root], Settings(target=target, ignore=kw.get("ignore", ())), jobs=1, cache=kw.get("cache", False), cache_dir=kw.get("cache_dir"))
+    results, _ = run(
+        [root],
+        Settings(target=target, ignore=kw.get("ignore", ())),
+        jobs=1,
+        cache=kw.get("cache", False),
+        cache_dir=kw.get("cache_dir"),
+    )
     return {Path(r.path).name: r for r in results}
 
 
@@ -116,7 +122,7 @@ def test_the_cache_goes_stale_when_another_module_changes_what_flows_in(tmp_path
 
 def test_spawn_rank_argparse_and_environment():
     code = textwrap.dedent(
-        '''
+        """
         import argparse, os
         import torch.multiprocessing as mp
 
@@ -131,7 +137,7 @@ def test_spawn_rank_argparse_and_environment():
         parser.add_argument("--gpu", type=int, default=0)
         parser.add_argument("--lr", type=float, default=0.1)
         mp.spawn(worker, args=(2, None), nprocs=2)
-        '''
+        """
     )
     new, findings = port(code, "xla")
     assert "model.to(torch_xla.device())" in new
@@ -149,7 +155,7 @@ def test_configured_device_is_reported():
 
 def test_map_location_whatever_carries_the_device():
     code = textwrap.dedent(
-        '''
+        """
         import torch
 
         def resume(path, device):
@@ -157,7 +163,7 @@ def test_map_location_whatever_carries_the_device():
             a = torch.load(path, map_location=device)
             b = torch.load(path, map_location=cpu)
             return a, b
-        '''
+        """
     )
     new, findings = port(code, "xla")
     assert 'a = torch.load(path, map_location="cpu")' in new
@@ -168,7 +174,7 @@ def test_map_location_whatever_carries_the_device():
 
 def test_cycles_and_recursion_do_not_hang():
     code = textwrap.dedent(
-        '''
+        """
         def f(x):
             return g(x)
 
@@ -181,7 +187,7 @@ def test_cycles_and_recursion_do_not_hang():
             t.to(f(gpu))
 
         h(f(0))
-        '''
+        """
     )
     index = ProjectIndex.build([("m.py", code.encode())])
     facts = index.facts("m.py")
@@ -194,7 +200,7 @@ def test_chain_text():
     )
 
 
-GENERIC = '''
+GENERIC = """
 import torch
 
 def pick(args):
@@ -203,7 +209,7 @@ def pick(args):
     return torch.device(torch._utils._get_available_device_type() or "cpu")
 
 ok = not torch.accelerator.is_available()
-'''
+"""
 
 
 def test_device_generic_selection_reaches_the_xla_device():
@@ -240,7 +246,7 @@ def test_parameters_taken_inside_the_class_before_the_move(tmp_path):
     write(
         tmp_path / "p",
         {
-            "policy.py": '''
+            "policy.py": """
                 import torch
                 from torch import nn
 
@@ -249,15 +255,15 @@ def test_parameters_taken_inside_the_class_before_the_move(tmp_path):
                         super().__init__()
                         self.net = nn.Linear(4, 2)
                         self.optimizer = torch.optim.Adam(self.parameters(), lr=3e-4)
-                ''',
-            "algo.py": '''
+                """,
+            "algo.py": """
                 from policy import Policy
 
                 def setup(device):
                     policy = Policy()
                     policy = policy.to(device)
                     return policy
-                ''',
+                """,
         },
     )
     # by default XLA005 keeps the Parameter objects through the move: nothing left to report
@@ -266,13 +272,15 @@ def test_parameters_taken_inside_the_class_before_the_move(tmp_path):
     assert not [f for f in out["algo.py"].findings if f.code == "DEV013"]
     out = port_tree(tmp_path / "p", "xla", ignore=("XLA005",))
     (f,) = [f for f in out["algo.py"].findings if f.code == "DEV013"]
-    assert f.message.startswith("`torch.optim.Adam(self.parameters(), lr=0.0003)` in `Policy.__init__`, p/policy.py:8 took")
+    assert f.message.startswith(
+        "`torch.optim.Adam(self.parameters(), lr=0.0003)` in `Policy.__init__`, p/policy.py:8 took"
+    )
     assert not port_tree(tmp_path / "p", "neuron")["algo.py"].findings
 
 
 def test_tensor_devices_and_parameter_peeks_are_not_reported():
     code = textwrap.dedent(
-        '''
+        """
         import torch
 
         def step(model, x, opts):
@@ -280,7 +288,7 @@ def test_tensor_devices_and_parameter_peeks_are_not_reported():
             model.to(device)
             y = torch.zeros(3, device=x.device)
             return y.to(opts.device)
-        '''
+        """
     )
     new, findings = port(code, "xla")
     assert new == code
@@ -289,7 +297,7 @@ def test_tensor_devices_and_parameter_peeks_are_not_reported():
 
 def test_a_function_spawned_through_a_parameter_gets_the_process_index():
     code = textwrap.dedent(
-        '''
+        """
         import torch.multiprocessing as mp
 
         def demo_basic(rank, world_size):
@@ -299,7 +307,7 @@ def test_a_function_spawned_through_a_parameter_gets_the_process_index():
             mp.spawn(demo_fn, args=(world_size,), nprocs=world_size, join=True)
 
         run_demo(demo_basic, 2)
-        '''
+        """
     )
     new, findings = port(code, "neuron")
     assert 'model.to(torch.device("neuron", rank))' in new
@@ -308,7 +316,7 @@ def test_a_function_spawned_through_a_parameter_gets_the_process_index():
 
 def test_an_index_returned_in_a_tuple_and_a_cpu_fallback():
     code = textwrap.dedent(
-        '''
+        """
         import os
 
         def setup(args):
@@ -321,7 +329,7 @@ def test_an_index_returned_in_a_tuple_and_a_cpu_fallback():
             model.to(local_rank)
             device = local_rank if args.dist else "cpu"
             return batch.to(device)
-        '''
+        """
     )
     new, findings = port(code, "xla")
     assert "model.to(torch_xla.device())" in new and "batch.to(device)" in new
@@ -331,7 +339,7 @@ def test_an_index_returned_in_a_tuple_and_a_cpu_fallback():
 
 def test_a_tied_model_moved_with_cuda_is_retied_on_xla():
     code = textwrap.dedent(
-        '''
+        """
         from torch import nn
 
         class LM(nn.Module):
@@ -342,7 +350,7 @@ def test_a_tied_model_moved_with_cuda_is_retied_on_xla():
                 self.wte.weight = self.head.weight
 
         model = LM().cuda()
-        '''
+        """
     )
     # by default XLA005's switch keeps the tie, with no re-tie line beside it
     default, _ = port(code, "xla")
@@ -357,7 +365,7 @@ def test_a_tied_model_moved_with_cuda_is_retied_on_xla():
 
 
 # opacus' examples/cifar10.py: the device is the local rank on the CUDA path, "cpu" otherwise
-RANK_OR_CPU = '''
+RANK_OR_CPU = """
 import os
 import torch
 
@@ -379,7 +387,7 @@ def main(args):
         device = "cpu"
     model = torch.nn.Linear(2, 2).to(device)
     train(model, [], device=device)
-{extra}'''
+{extra}"""
 
 
 @pytest.mark.parametrize(
@@ -387,7 +395,7 @@ def main(args):
 )
 def test_an_index_on_one_path_and_the_cpu_on_the_other_is_ported_where_it_is_made(target, device):
     new, findings = port(RANK_OR_CPU.replace("{extra}", ""), target)
-    assert f"        device = {device}\n    else:\n        device = \"cpu\"\n" in new
+    assert f'        device = {device}\n    else:\n        device = "cpu"\n' in new
     assert ".to(device)" in new and "images.to(device)" in new  # the sites hold a device now
     dev = [f for f in findings if f.code == "DEV008"]
     assert len(dev) == 1 and dev[0].applied
@@ -405,14 +413,17 @@ def test_an_index_or_cpu_used_as_a_number_is_not_ported():
 
 
 def test_an_index_or_cpu_handed_to_another_module_is_ported_where_it_is_assigned(tmp_path):
-    write(tmp_path / "p", {
-        "loop.py": "def train(model, batch, device):\n    return model(batch.to(device))\n",
-        "main.py": (
-            "import os\nfrom loop import train\n\n\ndef main(args, model, batch):\n"
-            "    if args.distributed:\n        device = int(os.environ['LOCAL_RANK'])\n    else:\n        device = 'cpu'\n"
-            "    return train(model, batch, device)\n"
-        ),
-    })
+    write(
+        tmp_path / "p",
+        {
+            "loop.py": "def train(model, batch, device):\n    return model(batch.to(device))\n",
+            "main.py": (
+                "import os\nfrom loop import train\n\n\ndef main(args, model, batch):\n"
+                "    if args.distributed:\n        device = int(os.environ['LOCAL_RANK'])\n    else:\n        device = 'cpu'\n"
+                "    return train(model, batch, device)\n"
+            ),
+        },
+    )
     out = port_tree(tmp_path / "p", "xla")
     assert "        device = torch_xla.device()\n    else:\n        device = 'cpu'\n" in source_of(out["main.py"])
     assert out["loop.py"].new_source is None and not [f for f in out["loop.py"].findings if f.code == "DEV008"]

@@ -17,7 +17,7 @@ from tests.programs import run_programs
 # one module fixture runs every program: its tests stay on one xdist worker
 pytestmark = [pytest.mark.xla, pytest.mark.slow, pytest.mark.xdist_group("tied_weights_xla")]
 
-PROGRAM = '''
+PROGRAM = """
 import json
 import sys
 
@@ -56,7 +56,7 @@ def main(out):
 
 
 main(sys.argv[1])
-'''
+"""
 
 
 OPTIMIZER_FIRST = "    optimizer = torch.optim.SGD(model.parameters(), lr=0.5)\n    model.to(device)\n"
@@ -93,7 +93,10 @@ def tied(tmp_path_factory) -> dict:
     runs = run_programs([(scripts[n], [str(root / f"{n}.json")], root) for n in names], root, xla=True)
     for name, run in zip(names, runs):
         assert run.rc == 0, (name, run.stderr[-3000:])
-    return {"text": {n: p.read_text() for n, p in scripts.items()}, **{n: json.loads((root / f"{n}.json").read_text()) for n in names}}
+    return {
+        "text": {n: p.read_text() for n, p in scripts.items()},
+        **{n: json.loads((root / f"{n}.json").read_text()) for n in names},
+    }
 
 
 def test_tied_weights_stay_tied_on_xla(tied):
@@ -103,7 +106,9 @@ def test_tied_weights_stay_tied_on_xla(tied):
     assert "model.wte.weight = model.lm_head.weight" not in text["ported"]
     # each of the two mechanisms alone keeps the tie: DEV011's re-tie, XLA005's switch
     assert "model.wte.weight = model.lm_head.weight" in text["retie"]
-    original, on_xla, retie_only, switch_only, untied = (tied[n] for n in ("tied", "ported", "retie", "switch", "untied"))
+    original, on_xla, retie_only, switch_only, untied = (
+        tied[n] for n in ("tied", "ported", "retie", "switch", "untied")
+    )
     assert original["device"] == "cpu" and on_xla["device"] == untied["device"] == "xla"
 
     assert original["tied"] and on_xla["tied"] and retie_only["tied"] and switch_only["tied"]

@@ -15,7 +15,7 @@ from porter.kernels.inventory import scan
 from porter.kernels.scaffold import write_scaffolds
 from tests.deps import need
 
-TRITON = '''import torch
+TRITON = """import torch
 import triton
 import triton.language as tl
 
@@ -34,7 +34,7 @@ def scale(x, alpha):
     out = torch.empty_like(x)
     scale_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), alpha, BLOCK=256)
     return out
-'''
+"""
 
 USER = "from .ops import scale_kernel\ndef again(x, o):\n    scale_kernel[(1,)](x, o, x.numel(), 2.0, BLOCK=64)\n"
 
@@ -99,7 +99,9 @@ def test_every_cpp_extension_call_is_listed(tmp_path):
     (tmp_path / "near.cu").write_text("// kernels\n")
     by = {k.name: k for k in scan(tmp_path).kernels}
     assert by["far"].kind == "cpp_extension" and by["far"].line == 5
-    assert by["far"].detail == "load(vendor/far.cu); not in the tree: vendor/far.cu; its ops are not called in this file"
+    assert (
+        by["far"].detail == "load(vendor/far.cu); not in the tree: vendor/far.cu; its ops are not called in this file"
+    )
     assert by["near"].detail == "load(near.cu); its ops are not called in this file"
     assert by["inl.go"].line == 7
     assert by["pkg.x"].kind == "cuda-extension" and by["pkg.x"].detail == "sources: computed"

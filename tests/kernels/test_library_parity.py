@@ -80,7 +80,9 @@ def test_flash_attn_default_scale_and_positional_args():
 
 
 def test_causal_with_unequal_lengths_is_why_the_fix_is_unsafe():
-    src = "from flash_attn import flash_attn_func\ndef attn(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n"
+    src = (
+        "from flash_attn import flash_attn_func\ndef attn(q, k, v):\n    return flash_attn_func(q, k, v, causal=True)\n"
+    )
     new, findings = port(src, "neuron", unsafe=False)
     assert new == src and any(f.code == "LIB001" and f.applicability.value == "unsafe" for f in findings)
     ns, _ = run_ported(src)
@@ -108,7 +110,11 @@ def test_qkvpacked_and_view_after_transpose():
 def test_kvpacked_gqa():
     src = "from flash_attn import flash_attn_kvpacked_func\ndef attn(q, kv):\n    return flash_attn_kvpacked_func(q, kv, softmax_scale=0.5)\n"
     ns, _ = run_ported(src)
-    assert_same_fwd_bwd(ns["attn"], lambda q, kv: flash_reference(q, *kv.unbind(2), softmax_scale=0.5), leaves((2, 4, 6, 8), (2, 5, 2, 3, 8)))
+    assert_same_fwd_bwd(
+        ns["attn"],
+        lambda q, kv: flash_reference(q, *kv.unbind(2), softmax_scale=0.5),
+        leaves((2, 4, 6, 8), (2, 5, 2, 3, 8)),
+    )
 
 
 def xformers_reference(q, k, v, bias=None, scale=None, causal=False):
@@ -134,7 +140,11 @@ def test_xformers_causal_mask():
     src = "from xformers.ops import memory_efficient_attention, LowerTriangularMask\ndef attn(q, k, v):\n    return memory_efficient_attention(q, k, v, LowerTriangularMask())\n"
     ns, new = run_ported(src)
     assert "LowerTriangularMask" not in new
-    assert_same_fwd_bwd(ns["attn"], lambda q, k, v: xformers_reference(q, k, v, causal=True), leaves((1, 6, 2, 4), (1, 6, 2, 4), (1, 6, 2, 4)))
+    assert_same_fwd_bwd(
+        ns["attn"],
+        lambda q, k, v: xformers_reference(q, k, v, causal=True),
+        leaves((1, 6, 2, 4), (1, 6, 2, 4), (1, 6, 2, 4)),
+    )
 
 
 def _module_parity(module, reference, x):
@@ -213,7 +223,11 @@ def _run_optimizer(opt_factory, params, grads_per_step):
     [
         ("FusedAdam(params, lr=0.01, betas=(0.8, 0.9))", 0.0, True),
         ("FusedAdam(params, 0.01, betas=(0.8, 0.9), weight_decay=0.1)", 0.1, True),
-        ("FusedAdam(params, lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, adam_w_mode=False, set_grad_none=True)", 0.1, False),
+        (
+            "FusedAdam(params, lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, adam_w_mode=False, set_grad_none=True)",
+            0.1,
+            False,
+        ),
     ],
 )
 def test_apex_fused_adam(call, wd, adam_w_mode):

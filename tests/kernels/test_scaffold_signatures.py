@@ -17,7 +17,7 @@ from tests.kernels.test_inventory import _load
 
 # a matmul: `tl.dot` and a 2-D grid are outside what porter translates, so no reference is
 # derived; the strides are multiplied into the addresses, the pointers are added
-MATMUL = '''import triton
+MATMUL = """import triton
 import triton.language as tl
 
 
@@ -52,7 +52,7 @@ def matmul(a, b, c):
         0.5,
         BLOCK_M=32, BLOCK_N=32, BLOCK_K=32,
     )
-'''
+"""
 
 CU = """#include <torch/extension.h>
 __global__ void axpy_kernel(const float* __restrict__ x, const float* y, float* __restrict__ out, int64_t n, float alpha) {
@@ -103,9 +103,14 @@ def test_the_reference_ops_declare_what_the_kernels_take_and_write(project, tmp_
         "float scale) -> ()"
     )
     # a CUDA kernel keeps its parameters: const pointers are inputs, the one it assigns is written
-    assert schemas["axpy_kernel"] == "porter_kernels::axpy_kernel(Tensor x, Tensor y, Tensor(a2!) out, SymInt n, float alpha) -> ()"
+    assert (
+        schemas["axpy_kernel"]
+        == "porter_kernels::axpy_kernel(Tensor x, Tensor y, Tensor(a2!) out, SymInt n, float alpha) -> ()"
+    )
     assert schemas["hist_kernel"] == "porter_kernels::hist_kernel(Tensor bins, Tensor(a1!) counts, SymInt n) -> ()"
     # the Pallas op takes the inputs and returns what the kernel wrote
     write_scaffolds(scan(project), tmp_path / "tpu", "tpu")
-    assert "def axpy_kernel_pallas(x: jax.Array, y: jax.Array, n: int, alpha: float) -> jax.Array:" in (
-        tmp_path / "tpu" / "axpy_kernel_tpu.py").read_text()
+    assert (
+        "def axpy_kernel_pallas(x: jax.Array, y: jax.Array, n: int, alpha: float) -> jax.Array:"
+        in (tmp_path / "tpu" / "axpy_kernel_tpu.py").read_text()
+    )

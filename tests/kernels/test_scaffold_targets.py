@@ -26,6 +26,7 @@ from tests.deps import need, tpu_python
 from tests.helpers import conformance
 from tests.kernels.test_inventory import project  # noqa: F401  (fixture)
 
+
 def _scaffold(project: Path, tmp_path: Path, target: str) -> Path:  # noqa: F811
     out = tmp_path / f"scaffold-{target}"
     write_scaffolds(scan(project), out, target)
@@ -56,11 +57,15 @@ def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F81
     python = tpu_python()
     out = _scaffold(project, tmp_path, "tpu")
     env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
-    proc = subprocess.run([python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
     assert len(registered) == len(list(out.glob("*_tpu.py"))), proc.stdout
-    assert any("scale_kernel_pallas(Tensor x_ptr, SymInt n, float alpha) -> Tensor" in line for line in registered), proc.stdout
+    assert any("scale_kernel_pallas(Tensor x_ptr, SymInt n, float alpha) -> Tensor" in line for line in registered), (
+        proc.stdout
+    )
 
 
 def _nki_op_from_source(torch):
@@ -69,7 +74,9 @@ def _nki_op_from_source(torch):
 
     def nki_op(name, fn=None, mutates_args={}):  # noqa: B006 - the source's own default
         def dec(fn):
-            result = torch.library.custom_op(name, fn, mutates_args=mutates_args, schema=infer_schema(fn, mutates_args=mutates_args))
+            result = torch.library.custom_op(
+                name, fn, mutates_args=mutates_args, schema=infer_schema(fn, mutates_args=mutates_args)
+            )
             result.register_fake(fn)
             return result
 
@@ -91,7 +98,12 @@ def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch): 
     runtime = types.ModuleType("torch_neuronx")
     runtime.nki_op = nki_op
     runtime.wrap_nki = lambda kernel: kernel
-    for name, mod in {"nki": nki, "nki.isa": types.ModuleType("nki.isa"), "nki.language": types.ModuleType("nki.language"), "torch_neuronx": runtime}.items():
+    for name, mod in {
+        "nki": nki,
+        "nki.isa": types.ModuleType("nki.isa"),
+        "nki.language": types.ModuleType("nki.language"),
+        "torch_neuronx": runtime,
+    }.items():
         monkeypatch.setitem(sys.modules, name, mod)
     out = _scaffold(project, tmp_path, "neuron")
     monkeypatch.syspath_prepend(str(out))

@@ -99,7 +99,9 @@ def run_reference(source, name, tensors, scalars):
 
 HEADER = "import triton\nimport triton.language as tl\n\n@triton.jit\n"
 
-ADD = HEADER + '''def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+ADD = (
+    HEADER
+    + """def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     pid = tl.program_id(axis=0)
     block_start = pid * BLOCK_SIZE
     offsets = block_start + tl.arange(0, BLOCK_SIZE)
@@ -108,18 +110,24 @@ ADD = HEADER + '''def add_kernel(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZ
     y = tl.load(y_ptr + offsets, mask=mask)
     output = x + y
     tl.store(output_ptr + offsets, output, mask=mask)
-'''
+"""
+)
 
-LEAKY = HEADER + '''def leaky_kernel(x_ptr, out_ptr, n, slope, BLOCK: tl.constexpr):
+LEAKY = (
+    HEADER
+    + """def leaky_kernel(x_ptr, out_ptr, n, slope, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     x = tl.load(x_ptr + offs, mask=m).to(tl.float32)
     y = tl.where(x > 0, x, x * slope)
     y = tl.maximum(y, -1.0) * tl.sigmoid(x) + tl.exp(-tl.abs(x))
     tl.store(out_ptr + offs, y, mask=m)
-'''
+"""
+)
 
-SOFTMAX = HEADER + '''def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
+SOFTMAX = (
+    HEADER
+    + """def softmax_kernel(output_ptr, input_ptr, input_row_stride, output_row_stride, n_cols, BLOCK_SIZE: tl.constexpr):
     row_idx = tl.program_id(0)
     row_start_ptr = input_ptr + row_idx * input_row_stride
     col_offsets = tl.arange(0, BLOCK_SIZE)
@@ -132,9 +140,12 @@ SOFTMAX = HEADER + '''def softmax_kernel(output_ptr, input_ptr, input_row_stride
     output_row_start_ptr = output_ptr + row_idx * output_row_stride
     output_ptrs = output_row_start_ptr + col_offsets
     tl.store(output_ptrs, softmax_output, mask=col_offsets < n_cols)
-'''
+"""
+)
 
-RMSNORM = HEADER + '''def rmsnorm_kernel(X, W, Y, stride, N, eps, BLOCK: tl.constexpr):
+RMSNORM = (
+    HEADER
+    + """def rmsnorm_kernel(X, W, Y, stride, N, eps, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < N
@@ -143,7 +154,8 @@ RMSNORM = HEADER + '''def rmsnorm_kernel(X, W, Y, stride, N, eps, BLOCK: tl.cons
     ms = tl.sum(x * x, axis=0) / N
     y = x * tl.rsqrt(ms + eps) * w
     tl.store(Y + row * stride + cols, y, mask=mask)
-'''
+"""
+)
 
 
 def test_elementwise_add_with_ragged_tail():
@@ -151,7 +163,13 @@ def test_elementwise_add_with_ragged_tail():
     g = torch.Generator().manual_seed(0)
     x, y = torch.randn(n, generator=g), torch.randn(n, generator=g)
     out_k, out_r = torch.zeros(n), torch.zeros(n)
-    run_kernel(ADD, "add_kernel", -(-n // block), {"x_ptr": x, "y_ptr": y, "output_ptr": out_k}, {"n_elements": n, "BLOCK_SIZE": block})
+    run_kernel(
+        ADD,
+        "add_kernel",
+        -(-n // block),
+        {"x_ptr": x, "y_ptr": y, "output_ptr": out_k},
+        {"n_elements": n, "BLOCK_SIZE": block},
+    )
     tr = run_reference(ADD, "add_kernel", {"x_ptr": x, "y_ptr": y, "output_ptr": out_r}, {"n_elements": n})
     assert tr.kind == "elementwise" and tr.stored == ["output_ptr"] and tr.constexprs == ["BLOCK_SIZE"]
     torch.testing.assert_close(out_k, out_r, rtol=0, atol=0)
@@ -162,7 +180,9 @@ def test_elementwise_math_and_scalar_argument():
     n, block = 300, 64
     x = torch.randn(n, generator=torch.Generator().manual_seed(1))
     out_k, out_r = torch.zeros(n), torch.zeros(n)
-    run_kernel(LEAKY, "leaky_kernel", -(-n // block), {"x_ptr": x, "out_ptr": out_k}, {"n": n, "slope": 0.1, "BLOCK": block})
+    run_kernel(
+        LEAKY, "leaky_kernel", -(-n // block), {"x_ptr": x, "out_ptr": out_k}, {"n": n, "slope": 0.1, "BLOCK": block}
+    )
     run_reference(LEAKY, "leaky_kernel", {"x_ptr": x, "out_ptr": out_r}, {"n": n, "slope": 0.1})
     torch.testing.assert_close(out_k, out_r)
 
@@ -195,8 +215,14 @@ def test_row_rmsnorm_with_a_column_vector():
     "body,reason",
     [
         ("    pid = tl.program_id(1)\n    tl.store(o_ptr + pid, 1.0)\n", "more than one axis"),
-        ("    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.atomic_add(o_ptr + offs, 1.0)\n", "statement not in the translatable forms"),
-        ("    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    x = tl.load(o_ptr + offs)\n    tl.store(o_ptr + offs, tl.sum(x, axis=0))\n", "mixes flat and row-wise"),
+        (
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.atomic_add(o_ptr + offs, 1.0)\n",
+            "statement not in the translatable forms",
+        ),
+        (
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    x = tl.load(o_ptr + offs)\n    tl.store(o_ptr + offs, tl.sum(x, axis=0))\n",
+            "mixes flat and row-wise",
+        ),
         ("    for i in range(4):\n        pass\n", "statement not in the translatable forms"),
     ],
 )

@@ -63,5 +63,7 @@ def cli(*args: str) -> Result:
 def sh(*args: str, cwd: Path) -> Result:
     """As a user types it: `python -m porter ...` in a subprocess."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
-    p = subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "porter", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120
+    )
     return Result(p.returncode, p.stdout, p.stderr)

@@ -22,7 +22,9 @@ def test_baseline_workflow_end_to_end(project):
     # unrelated edits above the old findings do not make them new
     (project / "train.py").write_text("# a header\n\n\nimport os\n" + TRAIN.replace("dev = ", "dev  =  "))
     # ... and a new CUDA call fails on exactly that one
-    (project / "model.py").write_text("import torch\n\n\nnet = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.synchronize()\n")
+    (project / "model.py").write_text(
+        "import torch\n\n\nnet = torch.nn.Linear(2, 2).cuda()\ntorch.cuda.synchronize()\n"
+    )
     r = sh("lint", ".", "-t", "neuron", "--baseline", ".porter-baseline.json", "--output-format", "json", cwd=project)
     assert r.exit_code == 1, r.stderr
     new = json.loads(r.stdout)

@@ -14,25 +14,46 @@ def codes(r):
 
 
 def test_pyproject_target_and_ignore(project):
-    write(project, {"pyproject.toml": '[project]\nname = "x"\n\n[tool.porter]\ntarget = "neuron"\nignore = ["CUDA003"]\n'})
+    write(
+        project, {"pyproject.toml": '[project]\nname = "x"\n\n[tool.porter]\ntarget = "neuron"\nignore = ["CUDA003"]\n'}
+    )
     r = cli("lint", "--output-format", "json")  # no --target: the file gives it
     assert r.exit_code == 1
     assert codes(r) == ["DEV001", "DEV002"]
 
 
 def test_porter_toml_wins_over_pyproject_in_the_same_folder(project):
-    write(project, {"pyproject.toml": '[tool.porter]\ntarget = "tpu"\nselect = ["DEV001"]\n', "porter.toml": 'target = "neuron"\nselect = ["CUDA"]\n'})
+    write(
+        project,
+        {
+            "pyproject.toml": '[tool.porter]\ntarget = "tpu"\nselect = ["DEV001"]\n',
+            "porter.toml": 'target = "neuron"\nselect = ["CUDA"]\n',
+        },
+    )
     assert codes(cli("lint", "--output-format", "json")) == ["CUDA003"]
 
 
 def test_config_is_found_upward_from_the_first_path(project):
-    write(project, {"porter.toml": 'target = "xla"\nselect = ["DEV001"]\n', "src/deep/m.py": "import torch\nm = torch.ones(1).cuda()\n"})
+    write(
+        project,
+        {
+            "porter.toml": 'target = "xla"\nselect = ["DEV001"]\n',
+            "src/deep/m.py": "import torch\nm = torch.ones(1).cuda()\n",
+        },
+    )
     r = cli("lint", "src/deep", "--output-format", "json")
     assert [d["target"] for d in r.json()] == ["xla"] and codes(r) == ["DEV001"]
 
 
 def test_pyproject_without_a_porter_table_is_passed_over(tmp_path, monkeypatch):
-    write(tmp_path, {"porter.toml": 'target = "neuron"\n', "sub/pyproject.toml": '[project]\nname = "s"\n', "sub/t.py": "import torch\nt = torch.ones(1).cuda()\n"})
+    write(
+        tmp_path,
+        {
+            "porter.toml": 'target = "neuron"\n',
+            "sub/pyproject.toml": '[project]\nname = "s"\n',
+            "sub/t.py": "import torch\nt = torch.ones(1).cuda()\n",
+        },
+    )
     monkeypatch.chdir(tmp_path / "sub")
     assert cli("lint", "--output-format", "json").json()[0]["target"] == "neuron"
 
@@ -42,11 +63,20 @@ def test_command_line_overrides_the_file(project):
     r = cli("lint", "-t", "neuron", "--select", "CUDA003", "--output-format", "json")
     assert codes(r) == ["CUDA003"] and r.json()[0]["target"] == "neuron"
     # --ignore adds to the file's list; --extend-select adds rules
-    assert codes(cli("lint", "--select", "DEV,CUDA", "--ignore", "DEV002", "--output-format", "json")) == ["CUDA003", "DEV001"]
+    assert codes(cli("lint", "--select", "DEV,CUDA", "--ignore", "DEV002", "--output-format", "json")) == [
+        "CUDA003",
+        "DEV001",
+    ]
 
 
 def test_fail_on_from_the_file(tmp_path, monkeypatch):
-    write(tmp_path, {"porter.toml": 'target = "neuron"\nfail-on = "error"\n', "f.py": "import torch\ntorch.backends.cudnn.benchmark = True\n"})
+    write(
+        tmp_path,
+        {
+            "porter.toml": 'target = "neuron"\nfail-on = "error"\n',
+            "f.py": "import torch\ntorch.backends.cudnn.benchmark = True\n",
+        },
+    )
     monkeypatch.chdir(tmp_path)
     assert cli("lint").exit_code == 0
     assert cli("lint", "--fail-on", "info").exit_code == 1
@@ -74,7 +104,15 @@ def test_per_file_ignores(project):
 
 
 def test_exclude_from_the_file_is_relative_to_it(project):
-    write(project, {"porter.toml": 'target = "neuron"\nexclude = ["legacy/old/", "*_gen.py"]\n', "legacy/old/a.py": "import torch\na = torch.ones(1).cuda()\n", "b_gen.py": "import torch\nb = torch.ones(1).cuda()\n", "legacy/keep.py": "import torch\nk = torch.ones(1).cuda()\n"})
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\nexclude = ["legacy/old/", "*_gen.py"]\n',
+            "legacy/old/a.py": "import torch\na = torch.ones(1).cuda()\n",
+            "b_gen.py": "import torch\nb = torch.ones(1).cuda()\n",
+            "legacy/keep.py": "import torch\nk = torch.ones(1).cuda()\n",
+        },
+    )
     paths = {d["path"] for d in cli("lint", "--output-format", "json").json()}
     assert paths == {"train.py", "legacy/keep.py"}
     # also when the file is given by name (as pre-commit does)
@@ -109,7 +147,13 @@ def test_bad_pyproject_key_is_named_with_its_table(project):
 
 
 def test_explicit_config_and_isolated(project):
-    write(project, {"porter.toml": 'target = "neuron"\nselect = ["DEV001"]\n', "ci/porter-ci.toml": 'target = "neuron"\nselect = ["CUDA"]\n'})
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\nselect = ["DEV001"]\n',
+            "ci/porter-ci.toml": 'target = "neuron"\nselect = ["CUDA"]\n',
+        },
+    )
     assert codes(cli("lint", "--config", "ci/porter-ci.toml", "--output-format", "json")) == ["CUDA003"]
     assert cli("lint", "--isolated").exit_code == 2  # no target without the file
     assert cli("lint", "--config", "nope.toml").exit_code == 2
@@ -128,7 +172,12 @@ def test_porter_config_prints_values_and_sources(project):
     assert s["select"] == {"value": [], "source": "default"}
     text = cli("config")
     assert text.exit_code == 0
-    assert "target" in text.stdout and "tpu" in text.stdout and "pyproject.toml" in text.stdout and "default" in text.stdout
+    assert (
+        "target" in text.stdout
+        and "tpu" in text.stdout
+        and "pyproject.toml" in text.stdout
+        and "default" in text.stdout
+    )
 
 
 def test_porter_config_reports_bad_files(project):
@@ -178,11 +227,14 @@ def test_porter_config_shows_portable_and_its_source(project):
     assert "true" in row and "porter.toml" in row
 
 
-@pytest.mark.parametrize("toml, args, needle", [
-    ('target = "neuron"\nportable = "yes"\n', (), "`portable` = 'yes': true or false"),
-    ('target = "xla"\nportable = true\n', (), "`portable = true` works through torch.accelerator, which xla"),
-    ('target = "neuron"\nportable = true\n', ("--target", "xla"), "--no-portable"),
-])
+@pytest.mark.parametrize(
+    "toml, args, needle",
+    [
+        ('target = "neuron"\nportable = "yes"\n', (), "`portable` = 'yes': true or false"),
+        ('target = "xla"\nportable = true\n', (), "`portable = true` works through torch.accelerator, which xla"),
+        ('target = "neuron"\nportable = true\n', ("--target", "xla"), "--no-portable"),
+    ],
+)
 def test_bad_portable_is_named(project, toml, args, needle):
     write(project, {"porter.toml": toml})
     r = cli("lint", *args)

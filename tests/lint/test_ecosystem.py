@@ -49,7 +49,9 @@ def test_example_workflow_is_a_valid_github_workflow():
     steps = wf["jobs"]["porter"]["steps"]
     uses = [s.get("uses", "") for s in steps]
     upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
-    sarif_cmds = [c for c in _porter_commands(wf) if "--output-format" in c and c[c.index("--output-format") + 1] == "sarif"]
+    sarif_cmds = [
+        c for c in _porter_commands(wf) if "--output-format" in c and c[c.index("--output-format") + 1] == "sarif"
+    ]
     assert sarif_cmds, "a step must run porter lint --output-format sarif"
     cmd = sarif_cmds[0]
     assert cmd[0] == "lint" and cmd[cmd.index("--output-file") + 1] == upload["with"]["sarif_file"]

@@ -95,12 +95,18 @@ def test_unparsable_file_fails_the_run(project):
 
 
 def test_fix_applies_safe_fixes_and_reports_what_is_left(project):
-    write(project, {"left.py": "import torch\ntorch.cuda.set_per_process_memory_fraction(0.5)\ny = torch.ones(1).cuda()\n"})
+    write(
+        project,
+        {"left.py": "import torch\ntorch.cuda.set_per_process_memory_fraction(0.5)\ny = torch.ones(1).cuda()\n"},
+    )
     before = cli("lint", "-t", "neuron", "--output-format", "json").json()
     manual = [d for d in before if not d["fixable"]]
     r = cli("lint", "-t", "neuron", "--fix", "--allow-no-vcs", "--output-format", "concise")
     assert "fixed" in r.stdout
-    assert (project / "train.py").read_text() == 'import torch\n\nx = torch.zeros(3).to("neuron")\ntorch.accelerator.synchronize()\ndev = "neuron"\n'
+    assert (
+        (project / "train.py").read_text()
+        == 'import torch\n\nx = torch.zeros(3).to("neuron")\ntorch.accelerator.synchronize()\ndev = "neuron"\n'
+    )
     assert '.to("neuron")' in (project / "left.py").read_text()
     after = cli("lint", "-t", "neuron", "--output-format", "json").json()
     assert len(after) == len(manual)

@@ -20,9 +20,13 @@ def test_lint_findings_equal_rewrite_findings(src: Path, target: str, monkeypatc
     monkeypatch.chdir(REPO)
     rel = src.relative_to(REPO)
     results, _ = run([rel], Settings(target=target))
-    rewrite = sorted((f.path, f.start.line, f.start.column, f.code, f.applicability.value) for r in results for f in r.findings)
+    rewrite = sorted(
+        (f.path, f.start.line, f.start.column, f.code, f.applicability.value) for r in results for f in r.findings
+    )
     r = cli("lint", str(rel), "--isolated", "-t", target, "--output-format", "json", "--exit-zero")
     assert r.exit_code == 0, r.stderr
-    linted = sorted((d["path"], d["start"]["line"], d["start"]["column"], d["code"], d["applicability"]) for d in r.json())
+    linted = sorted(
+        (d["path"], d["start"]["line"], d["start"]["column"], d["code"], d["applicability"]) for d in r.json()
+    )
     assert linted == rewrite
     assert rewrite, "a sample project with no CUDA-specific site tests nothing"

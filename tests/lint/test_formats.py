@@ -97,8 +97,13 @@ def test_sarif_validates_against_the_sarif_2_1_0_schema(project):
         assert region["startLine"] >= 1 and region["startColumn"] >= 1
         assert res["partialFingerprints"]
     dev001 = next(r for r in run["results"] if r["ruleId"] == "DEV001")
-    assert dev001["locations"][0]["physicalLocation"]["artifactLocation"] == {"uri": "more.py", "uriBaseId": "%SRCROOT%"}
-    assert dev001["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"].endswith('.to("neuron")')
+    assert dev001["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "more.py",
+        "uriBaseId": "%SRCROOT%",
+    }
+    assert dev001["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"].endswith(
+        '.to("neuron")'
+    )
 
 
 def test_sarif_schema_rejects_a_broken_document(project):
@@ -194,10 +199,14 @@ def test_lint_writes_the_shared_report(tmp_path):
     import subprocess
     import sys
 
-    (tmp_path / "m.py").write_text("import torch\nx = torch.zeros(2).cuda()\nmajor, _ = torch.cuda.get_device_capability()\n")
+    (tmp_path / "m.py").write_text(
+        "import torch\nx = torch.zeros(2).cuda()\nmajor, _ = torch.cuda.get_device_capability()\n"
+    )
     out = subprocess.run(
         [sys.executable, "-m", "porter", "lint", ".", "--target", "neuron", "--report", "r.json"],
-        cwd=tmp_path, capture_output=True, text=True,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
     assert out.returncode == 1, out.stderr
     data = json.loads((tmp_path / "r.json").read_text())

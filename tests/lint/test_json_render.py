@@ -11,7 +11,9 @@ from porter.lint.formats.jsonfmt import indented
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 _VALUES = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=30
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=30,
 )
 
 
@@ -24,7 +26,7 @@ def test_indented_is_json_dumps_indent_2(value):
 def test_a_finding_record():
     record = {
         "code": "DEV001",
-        "message": "`.cuda()` in caf\u00e9 \"q\"\n\t\x01 \ud83d\ude00",
+        "message": '`.cuda()` in caf\u00e9 "q"\n\t\x01 \ud83d\ude00',
         "start": {"line": 3, "column": 4},
         "replacement": None,
         "applied": True,

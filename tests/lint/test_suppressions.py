@@ -32,7 +32,13 @@ def test_each_inline_form_silences_its_line(tmp_path, monkeypatch):
 
 
 def test_file_level_pragmas(tmp_path, monkeypatch):
-    write(tmp_path, {"all.py": "# porter: ignore-file\nimport torch\nx = torch.ones(1).cuda()\n", "some.py": "# porter: ignore-file[DEV]\nimport torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n"})
+    write(
+        tmp_path,
+        {
+            "all.py": "# porter: ignore-file\nimport torch\nx = torch.ones(1).cuda()\n",
+            "some.py": "# porter: ignore-file[DEV]\nimport torch\nx = torch.ones(1).cuda()\ntorch.cuda.synchronize()\n",
+        },
+    )
     monkeypatch.chdir(tmp_path)
     assert found(cli("lint", "-t", "neuron", "--output-format", "json")) == [(4, "CUDA003")]
 

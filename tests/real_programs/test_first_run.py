@@ -19,13 +19,22 @@ from fetch import MANIFEST, load_manifest, parse_manifest  # noqa: E402
 
 
 def _result(program, *, runs=True, equal=True, learns=True) -> dict:
-    port = {"ok": True, "parses": True, "idempotent": True, "unknown_api": [], "problems": [],
-            "rewritten": {"DEV002": 1}, "manual": {}, "unapplied": {}}
+    port = {
+        "ok": True,
+        "parses": True,
+        "idempotent": True,
+        "unknown_api": [],
+        "problems": [],
+        "rewritten": {"DEV002": 1},
+        "manual": {},
+        "unapplied": {},
+    }
     return {
         "program": asdict(program),
         "ports": {"xla": dict(port), "neuron": dict(port), "tpu": dict(port)},
         "xla_run": {"runs": runs, "equal": equal, "learns": learns, "max_rel_diff": 1e-7, "error": None},
-        "seconds": 1.0, "measured_at": "2026-12-04 10:00 UTC",
+        "seconds": 1.0,
+        "measured_at": "2026-12-04 10:00 UTC",
     }
 
 
@@ -39,7 +48,10 @@ def test_a_compatibility_patch_counts_as_a_hand_edit(programs):
     plain, patched = programs
     assert patched.xla_compat and not plain.xla_compat
     doc = run.table([_result(plain), _result(patched)], 2.0)
-    assert "**Run rate: 1/2 (50%)** run on XLA with zero hand edits, their losses and gradient norms agreeing; 1 more run with a compatibility patch" in doc
+    assert (
+        "**Run rate: 1/2 (50%)** run on XLA with zero hand edits, their losses and gradient norms agreeing; 1 more run with a compatibility patch"
+        in doc
+    )
     row = next(line for line in doc.splitlines() if line.startswith("| ignite-mnist |"))
     assert "| `xla_compat`: torch-xla 2.9's removed `xm` names restored for the library |" in row
     assert next(line for line in doc.splitlines() if line.startswith("| schedulefree-mnist |")).split(" | ")[3] == "0"
@@ -54,10 +66,29 @@ def test_no_first_run_means_no_held_out_rate(programs):
 
 def test_first_runs_are_shown_beside_the_current_result(programs):
     plain, patched = programs
-    first_failed = {**asdict(plain), "first_run": {"on": "2026-12-04", "porter": "main@abc", "runs": False, "equal": False,
-                                                  "learns": False, "hand_edits": 0, "error": "RuntimeError: no NVIDIA driver"}}
-    first_passed = {**asdict(patched), "first_run": {"on": "2026-12-05", "porter": "main@def", "runs": True, "equal": True,
-                                                    "learns": True, "hand_edits": 0}}
+    first_failed = {
+        **asdict(plain),
+        "first_run": {
+            "on": "2026-12-04",
+            "porter": "main@abc",
+            "runs": False,
+            "equal": False,
+            "learns": False,
+            "hand_edits": 0,
+            "error": "RuntimeError: no NVIDIA driver",
+        },
+    }
+    first_passed = {
+        **asdict(patched),
+        "first_run": {
+            "on": "2026-12-05",
+            "porter": "main@def",
+            "runs": True,
+            "equal": True,
+            "learns": True,
+            "hand_edits": 0,
+        },
+    }
     results = [_result(plain), _result(patched)]
     results[0]["program"], results[1]["program"] = first_failed, first_passed
     doc = run.table(results, 2.0)
@@ -70,15 +101,29 @@ def test_write_first_run_edits_one_entry_and_reads_back(tmp_path):
     manifest = tmp_path / "manifest.toml"
     text = MANIFEST.read_text()
     manifest.write_text(text)
-    record = {"on": "2026-12-04", "porter": "h-corpus@0123456789", "runs": True, "equal": True, "learns": True, "hand_edits": 0}
+    record = {
+        "on": "2026-12-04",
+        "porter": "h-corpus@0123456789",
+        "runs": True,
+        "equal": True,
+        "learns": True,
+        "hand_edits": 0,
+    }
     run.write_first_run(manifest, "opacus-mnist", record)
     after = manifest.read_text()
     assert [p.first_run for p in parse_manifest(after) if p.name == "opacus-mnist"] == [record]
     before = {p.name: p.first_run for p in parse_manifest(text)}
     assert all(p.first_run == before[p.name] for p in parse_manifest(after) if p.name != "opacus-mnist")
     # nothing else moved: the original text plus one line
-    assert after.replace('first_run = { on = "2026-12-04", porter = "h-corpus@0123456789", runs = true, equal = true, '
-                         'learns = true, hand_edits = 0 }\n', "", 1) == text
+    assert (
+        after.replace(
+            'first_run = { on = "2026-12-04", porter = "h-corpus@0123456789", runs = true, equal = true, '
+            "learns = true, hand_edits = 0 }\n",
+            "",
+            1,
+        )
+        == text
+    )
     with pytest.raises(SystemExit, match="no `\\[\\[program\\]\\]` entry"):
         run.write_first_run(manifest, "no-such-program", record)
 

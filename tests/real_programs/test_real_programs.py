@@ -30,8 +30,11 @@ PROGRAMS = load_manifest()
 # The one quick program every run judges; the other quick ones (pytorch-warmup-emnist took
 # five times as long) are a benchmark run of their own: `python -m pytest -m benchmark`.
 IN_EVERY_RUN = "schedulefree-mnist"
-QUICK = [pytest.param(p, id=p.name, marks=() if p.name == IN_EVERY_RUN else pytest.mark.benchmark)
-         for p in PROGRAMS if p.quick]
+QUICK = [
+    pytest.param(p, id=p.name, marks=() if p.name == IN_EVERY_RUN else pytest.mark.benchmark)
+    for p in PROGRAMS
+    if p.quick
+]
 
 
 def test_manifest_pins_every_program():

@@ -16,7 +16,7 @@ from porter.pipeline.runner import run
 from porter.config.settings import Settings
 
 # a.py: 3 sites rewritten (DEV001, CUDA003, DEV002), 2 manual (CUDA007, CUDA006)
-A = '''import torch
+A = """import torch
 
 
 def main():
@@ -26,13 +26,13 @@ def main():
     s = torch.cuda.Stream()
     d = torch.device("cuda")
     return x, cap, s, d
-'''
+"""
 # b.py: unchanged, 1 manual site (CUDA007) on line 4
-B = '''import torch
+B = """import torch
 
 
 cap = torch.cuda.get_device_capability()
-'''
+"""
 C = "x = 1\n"  # skipped: no CUDA token
 BAD = "import torch\ndef f(:\n    torch.cuda.synchronize()\n"  # error: syntax
 
@@ -67,13 +67,13 @@ def model(project: Path) -> ReportModel:
 
 
 BLOCK = (
-        "def step_{i}(x, model):\n"
-        "    x = x.cuda()\n"
-        "    model = model.cuda()\n"
-        "    torch.cuda.synchronize()\n"
-        "    y = torch.zeros(3, device=\"cuda\")\n"
-        "    cap = torch.cuda.get_device_capability()\n"
-        "    return model(x) + y\n\n\n"
+    "def step_{i}(x, model):\n"
+    "    x = x.cuda()\n"
+    "    model = model.cuda()\n"
+    "    torch.cuda.synchronize()\n"
+    '    y = torch.zeros(3, device="cuda")\n'
+    "    cap = torch.cuda.get_device_capability()\n"
+    "    return model(x) + y\n\n\n"
 )
 
 
@@ -102,5 +102,7 @@ def big_model(files: int = 40, blocks: int = 30) -> ReportModel:
     results = []
     for f in range(files):
         path = f"mod{f // 10}/file_{f}.py"
-        results.append(dataclasses.replace(one, path=path, findings=[dataclasses.replace(x, path=path) for x in one.findings]))
+        results.append(
+            dataclasses.replace(one, path=path, findings=[dataclasses.replace(x, path=path) for x in one.findings])
+        )
     return ReportModel.from_run(results, None, Settings(target="xla"))

@@ -20,7 +20,7 @@ def test_report_renders_in_chromium(model, tmp_path):
     dom, log, _ = dump_dom(page)
     assert not script_errors(log), script_errors(log)
     assert 'data-ready="1"' in dom, "the report's script did not finish"
-    assert '<b>50%</b>' in dom and "Sites by rule" in dom
+    assert "<b>50%</b>" in dom and "Sites by rule" in dom
     assert "2 of 2 files shown" in dom  # written by the script
     assert 'id="f0-L7"' in dom and "torch.cuda.get_device_capability()" in dom
     png = tmp_path / "report.png"

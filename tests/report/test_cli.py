@@ -25,7 +25,9 @@ def proj(tmp_path, monkeypatch):
 @pytest.mark.parametrize("name", ["r.json", "r.md", "r.html"])
 def test_rewrite_diff_writes_report(proj, tmp_path, name):
     out = tmp_path / name
-    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(out)])
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(
+        app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(out)]
+    )
     assert res.exit_code == 1, res.output
     assert "Readiness: 50% — 3 of 6" in res.output and f"Report written to {out}" in res.output
     text = out.read_text()
@@ -38,7 +40,9 @@ def test_rewrite_diff_writes_report(proj, tmp_path, name):
 
 def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
     out = tmp_path / "r.json"
-    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q", "--report", str(out)])
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(
+        app, ["rewrite", ".", "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q", "--report", str(out)]
+    )
     assert res.exit_code == 0, res.output
     assert res.output == ""  # quiet: no summary, no progress
     data = json.loads(out.read_text())
@@ -46,7 +50,9 @@ def test_rewrite_in_place_report_and_quiet(proj, tmp_path):
 
 
 def test_bad_report_suffix_is_a_usage_error(proj, tmp_path):
-    res = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(tmp_path / "r.txt")])
+    res = CliRunner(env={"COLUMNS": "200"}).invoke(
+        app, ["rewrite", ".", "--target", "xla", "--diff", "--report", str(tmp_path / "r.txt")]
+    )
     assert res.exit_code == 2 and ".html, .md or .json" in res.output
 
 

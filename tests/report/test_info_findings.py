@@ -21,7 +21,7 @@ from tests.report.conftest import build, write_project
 # a guard that keeps a Triton kernel away from other devices (GUARD001, info, kept on CUDA),
 # the kernel itself (KERN002: real work), an NCCL variable (DIST004, info, a note) and a
 # `.cuda()` porter rewrites (DEV001)
-GUARDED = '''import os
+GUARDED = """import os
 import torch
 import triton
 
@@ -42,9 +42,9 @@ def add_one(x):
 
 def main():
     return add_one(torch.zeros(3).cuda())
-'''
+"""
 # a correct port of a device-generic file: nothing but a guard kept on CUDA
-GENERIC = '''import torch
+GENERIC = """import torch
 import triton
 
 
@@ -58,7 +58,7 @@ def f(x):
         _k[(1,)](x)
         return x
     return x * 2
-'''
+"""
 
 
 @pytest.fixture(scope="module")

@@ -49,7 +49,11 @@ def test_lint_kind_counts_what_rewrite_would_do(tmp_path):
 
 
 def test_sections_hook(model):
-    model.add_section(Section(id="parity", title="Numerical parity", text="max abs diff", columns=["model", "ok"], rows=[["cnn", True]]))
+    model.add_section(
+        Section(
+            id="parity", title="Numerical parity", text="max abs diff", columns=["model", "ok"], rows=[["cnn", True]]
+        )
+    )
     d = model.to_dict()
     assert d["sections"][0]["id"] == "parity" and d["sections"][0]["rows"] == [["cnn", True]]
 

@@ -18,6 +18,7 @@ from porter.report.markdown import render_markdown
 from porter.report.terminal import print_report
 
 from tests.report.conftest import big_model, build
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -55,7 +56,15 @@ def test_json_validates_and_carries_findings(model):
     jsonschema.Draft202012Validator.check_schema(schema())
     jsonschema.validate(data, schema(), cls=jsonschema.Draft202012Validator)
     assert data["schema"] == "porter-report" and data["schema_version"] == 1
-    assert data["summary"]["readiness"] == {"sites": 6, "ported": 3, "unapplied": 0, "manual": 3, "share": 0.5, "kept_on_cuda": 0, "notes": 0}
+    assert data["summary"]["readiness"] == {
+        "sites": 6,
+        "ported": 3,
+        "unapplied": 0,
+        "manual": 3,
+        "share": 0.5,
+        "kept_on_cuda": 0,
+        "notes": 0,
+    }
     assert data["summary"]["files"]["errors"] == 1
     files = {f["path"]: f for f in data["files"]}
     a = files["pkg/a.py"]
@@ -75,7 +84,9 @@ def test_schema_doc_names_every_field():
     assert "schema_version" in doc and "report-v1.json" in doc
     for name in sch["required"]:
         assert f"`{name}`" in doc, name
-    for name in sch["$defs"]["finding"]["required"] + sch["$defs"]["file"]["required"] + sch["$defs"]["readiness"]["required"]:
+    for name in (
+        sch["$defs"]["finding"]["required"] + sch["$defs"]["file"]["required"] + sch["$defs"]["readiness"]["required"]
+    ):
         assert f"`{name}`" in doc, name
 
 
@@ -166,7 +177,11 @@ def test_html_big_port_collapses_later_files(tmp_path):
 
 
 def test_sections_render_everywhere(model):
-    model.add_section(Section(id="parity", title="Numerical parity", text="all close", columns=["model", "max abs"], rows=[["cnn", 1e-6]]))
+    model.add_section(
+        Section(
+            id="parity", title="Numerical parity", text="all close", columns=["model", "max abs"], rows=[["cnn", 1e-6]]
+        )
+    )
     assert "Numerical parity" in render_html(model) and 'id="sec-parity"' in render_html(model)
     assert "### Numerical parity" in render_markdown(model) and "| cnn | 1e-06 |" in render_markdown(model)
     con = Console(record=True, width=120)
@@ -175,7 +190,11 @@ def test_sections_render_everywhere(model):
 
 
 def test_write_report_by_suffix(model, tmp_path):
-    for name, probe in (("r.html", "<!DOCTYPE html>"), ("r.md", "## porter rewrite report"), ("r.json", '"schema": "porter-report"')):
+    for name, probe in (
+        ("r.html", "<!DOCTYPE html>"),
+        ("r.md", "## porter rewrite report"),
+        ("r.json", '"schema": "porter-report"'),
+    ):
         out = write_report(tmp_path / "sub" / name, model)
         assert probe in out.read_text()
     with pytest.raises(ValueError, match=r"\.html, \.md or \.json"):

@@ -28,7 +28,11 @@ BAD = {
     "nul.py": (b"import torch\nx = torch.randn(3).cuda()\x00\n", FileStatus.ERROR, "NUL"),
     "binary.py": (b"\x89PNG\r\n\x1a\n\x00\x00\x00cuda\xff", FileStatus.ERROR, "NUL"),
     "text.py": (b"This file talks about CUDA and cuda kernels.\nIt is not Python.\n", FileStatus.ERROR, "syntax error"),
-    "deep.py": (b"import torch\nx = " + b"[" * 1500 + b"1" + b"]" * 1500 + b"\ny = torch.randn(3).cuda()\n", FileStatus.ERROR, "nesting too deep"),
+    "deep.py": (
+        b"import torch\nx = " + b"[" * 1500 + b"1" + b"]" * 1500 + b"\ny = torch.randn(3).cuda()\n",
+        FileStatus.ERROR,
+        "nesting too deep",
+    ),
 }
 # these must be ported, with their encoding, BOM and line endings kept
 GOOD = {
@@ -214,7 +218,10 @@ def test_file_the_user_cannot_read(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "COLUMNS": "200", "PORTER_NO_CACHE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "porter", "rewrite", ".", "--target", "xla", "--diff"],
-        cwd=root, env=env, capture_output=True, timeout=120,
+        cwd=root,
+        env=env,
+        capture_output=True,
+        timeout=120,
         preexec_fn=_without_read_override if os.geteuid() == 0 else None,
     )
     err = proc.stderr.decode()

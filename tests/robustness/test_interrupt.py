@@ -73,9 +73,13 @@ def test_kill_inside_a_write(tmp_path, sig):
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "PORTER_NO_CACHE": "1"}
     args = ["rewrite", str(root), "--target", "xla", "--allow-dirty", "--allow-no-vcs", "-q"]
     proc = subprocess.Popen(
-        [sys.executable, str(PAUSED), str(K), *args, "--jobs", "1"], env=env, start_new_session=True,
+        [sys.executable, str(PAUSED), str(K), *args, "--jobs", "1"],
+        env=env,
+        start_new_session=True,
         preexec_fn=_default_sigint,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         line = proc.stdout.readline().decode()

@@ -19,7 +19,9 @@ CUDA = b"import torch\nx = torch.randn(3).cuda()\n"
 PORTED = b"import torch\nimport torch_xla\n\nx = torch.randn(3).to(torch_xla.device())\n"
 
 
-def porter(*args: str, cwd: Path, env: dict | None = None, timeout: float = 180, columns: bool = True) -> subprocess.CompletedProcess:
+def porter(
+    *args: str, cwd: Path, env: dict | None = None, timeout: float = 180, columns: bool = True
+) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", **(env or {})}
     full.pop("PORTER_CACHE_DIR", None)
     full.setdefault("XDG_CACHE_HOME", str(cwd / ".user-cache"))

@@ -115,7 +115,18 @@ def _check_replaced(tmp_path: Path, cache: Path, entry: Path) -> None:
     for index in cache.rglob("stat-*.idx"):
         index.unlink()
     for _ in range(2):  # the bad entry is a miss, then it is replaced and a hit
-        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", "--cache-dir", str(cache), cwd=tmp_path, timeout=60)
+        out = porter(
+            "lint",
+            ".",
+            "--target",
+            "xla",
+            "--output-format",
+            "concise",
+            "--cache-dir",
+            str(cache),
+            cwd=tmp_path,
+            timeout=60,
+        )
         err = out.stderr.decode()
         assert out.returncode == 1 and "Traceback" not in err, err
         assert b"m.py:2:" in out.stdout
@@ -168,7 +179,9 @@ def test_malformed_project_index_entry_is_a_miss(tmp_path: Path) -> None:
             os.mkfifo(index)
         else:
             index.write_bytes(bad.encode())
-        again = porter("rewrite", ".", "--target", "neuron", "--diff", "--cache-dir", str(cache), cwd=tmp_path, timeout=60)
+        again = porter(
+            "rewrite", ".", "--target", "neuron", "--diff", "--cache-dir", str(cache), cwd=tmp_path, timeout=60
+        )
         assert again.returncode == fresh.returncode, again.stderr
         assert again.stdout == fresh.stdout
         assert b"Traceback" not in again.stderr
@@ -213,7 +226,9 @@ def test_forged_entries_cannot_turn_a_lint_gate_green(tmp_path):
             if record[6] is not None:
                 record[6][3] = []  # the inline result: no findings
         index.write_bytes(_retag(tag, body, json.dumps(data).encode()))
-    again = porter("lint", ".", "--target", "xla", "--output-format", "concise", "--cache-dir", str(cache), cwd=tmp_path)
+    again = porter(
+        "lint", ".", "--target", "xla", "--output-format", "concise", "--cache-dir", str(cache), cwd=tmp_path
+    )
     assert again.returncode == 1, (again.stdout, again.stderr)
     assert b"m.py:2:" in again.stdout
 
@@ -250,7 +265,11 @@ def test_a_missing_or_unusable_key_is_a_cold_cache_not_an_error(tmp_path):
         "readable by others": lambda: key.chmod(0o644),
         "not a key": lambda: (key.chmod(0o600), key.write_text("not hex\n")),
         "a folder": lambda: (key.unlink(), key.mkdir()),
-        "a folder that cannot be made": lambda: (key.rmdir(), (config / "porter").rmdir(), (config / "porter").write_text("")),
+        "a folder that cannot be made": lambda: (
+            key.rmdir(),
+            (config / "porter").rmdir(),
+            (config / "porter").write_text(""),
+        ),
     }
     for why, spoil in cases.items():
         spoil()
@@ -279,6 +298,8 @@ def test_links_in_a_named_cache_are_not_written_through(tmp_path):
         p.unlink()
     folder.rmdir()
     folder.symlink_to(elsewhere)
-    again = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), "--output-format", "concise", cwd=tmp_path)
+    again = porter(
+        "lint", ".", "--target", "xla", "--cache-dir", str(cache), "--output-format", "concise", cwd=tmp_path
+    )
     assert again.returncode == 1 and b"m.py:2:" in again.stdout, again.stderr
     assert list(elsewhere.iterdir()) == []

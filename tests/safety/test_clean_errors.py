@@ -22,7 +22,9 @@ def _one_line_error(out, *words: str) -> str:
 @pytest.mark.parametrize("command", ["lint", "rewrite"])
 @pytest.mark.parametrize("name", ["pyproject.toml", "porter.toml"])
 def test_config_that_is_not_utf8(tmp_path, name, command):
-    (tmp_path / name).write_bytes(b'[tool.porter]\ntarget = "xla"\n# caf\xe9\n' if name == "pyproject.toml" else b'target = "xla"\n# caf\xe9\n')
+    (tmp_path / name).write_bytes(
+        b'[tool.porter]\ntarget = "xla"\n# caf\xe9\n' if name == "pyproject.toml" else b'target = "xla"\n# caf\xe9\n'
+    )
     (tmp_path / "m.py").write_bytes(CUDA)
     args = ["--diff"] if command == "rewrite" else []
     _one_line_error(porter(command, ".", "--target", "xla", *args, cwd=tmp_path), name, "UTF-8")
@@ -31,7 +33,9 @@ def test_config_that_is_not_utf8(tmp_path, name, command):
 def test_baseline_that_is_not_utf8(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     (tmp_path / "base.json").write_bytes(b'{"version": 1, "findings": ["caf\xe9"]}')
-    _one_line_error(porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json", "UTF-8")
+    _one_line_error(
+        porter("lint", ".", "--target", "xla", "--baseline", "base.json", cwd=tmp_path), "base.json", "UTF-8"
+    )
 
 
 def test_baseline_entry_holding_markup(tmp_path):
@@ -71,7 +75,9 @@ def test_missing_input_path_is_exit_2(tmp_path):
 def test_report_naming_a_folder(tmp_path):
     (tmp_path / "m.py").write_bytes(CUDA)
     (tmp_path / "r.html").mkdir()
-    _one_line_error(porter("rewrite", ".", "--target", "xla", "--diff", "--report", "r.html", cwd=tmp_path), "r.html", "folder")
+    _one_line_error(
+        porter("rewrite", ".", "--target", "xla", "--diff", "--report", "r.html", cwd=tmp_path), "r.html", "folder"
+    )
     out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
     _one_line_error(out, "r.html")
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith((".tmp", ".porter-tmp"))]
@@ -91,9 +97,12 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
     (tmp_path / "loop.yaml").write_text("device: cuda\nd: &d [*d]\n")
     (tmp_path / "compose.yaml").write_text(
         "x-gpu: &gpu\n  environment:\n    CUDA_VISIBLE_DEVICES: '0'\n"
-        "services:\n  a:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    <<: *gpu\n  b:\n    <<: *gpu\n")
+        "services:\n  a:\n    image: nvidia/cuda:12.4.1-runtime-ubuntu22.04\n    <<: *gpu\n  b:\n    <<: *gpu\n"
+    )
     start = time.monotonic()
-    out = porter("lint", ".", "--target", "neuron", "--file-timeout", "0", "--output-format", "concise", cwd=tmp_path, timeout=90)
+    out = porter(
+        "lint", ".", "--target", "neuron", "--file-timeout", "0", "--output-format", "concise", cwd=tmp_path, timeout=90
+    )
     took = time.monotonic() - start
     err = out.stderr.decode() + out.stdout.decode()
     assert "Traceback" not in err, err

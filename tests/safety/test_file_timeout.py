@@ -43,7 +43,11 @@ def test_a_file_past_its_limit_is_not_tried_again(tmp_path, monkeypatch):
     jobs = [(name, Job(b"x", name, settings)) for name in ("slow1.py", "good1.py", "slow2.py", "good2.py")]
     results = dict(Pool(1, file_timeout=0.5).map(jobs))
     assert {n: r.status for n, r in results.items()} == {
-        "slow1.py": FileStatus.ERROR, "good1.py": FileStatus.UNCHANGED, "slow2.py": FileStatus.ERROR, "good2.py": FileStatus.UNCHANGED}
+        "slow1.py": FileStatus.ERROR,
+        "good1.py": FileStatus.UNCHANGED,
+        "slow2.py": FileStatus.ERROR,
+        "good2.py": FileStatus.UNCHANGED,
+    }
     assert "longer than 0.5 s" in results["slow1.py"].reason
     starts = log.read_text().splitlines()
     assert starts.count("slow1.py") == 1 and starts.count("slow2.py") == 1, starts
@@ -92,7 +96,16 @@ def test_a_run_whose_only_file_failed_exits_2(tmp_path):
 def test_a_limit_that_is_not_a_finite_number_of_seconds_is_a_usage_error(tmp_path, value):
     (tmp_path / "m.py").write_bytes(CUDA)
     for command in ("rewrite", "lint"):
-        out = porter(command, ".", "--target", "xla", "--file-timeout", value, "--diff" if command == "rewrite" else "--exit-zero", cwd=tmp_path)
+        out = porter(
+            command,
+            ".",
+            "--target",
+            "xla",
+            "--file-timeout",
+            value,
+            "--diff" if command == "rewrite" else "--exit-zero",
+            cwd=tmp_path,
+        )
         err = out.stderr.decode()
         assert out.returncode == 2, (command, value, err)
         assert "Traceback" not in err and "OverflowError" not in err and "--file-timeout" in err, err

@@ -15,7 +15,9 @@ import pytest
 
 from tests.safety.conftest import CUDA, PORTED, committed_repo, git, porter
 
-ROOT_ONLY = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="files of another owner are made as root")
+ROOT_ONLY = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="files of another owner are made as root"
+)
 OTHER_UID, OTHER_GID = 12345, 12345
 
 
@@ -47,8 +49,14 @@ def test_a_file_porter_cannot_keep_the_owner_of_is_left_as_it_was(tmp_path):
     repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
     os.chown(repo / "m.py", OTHER_UID, OTHER_GID)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "NO_COLOR": "1", "COLUMNS": "200"}
-    out = subprocess.run([sys.executable, "-m", "porter", "rewrite", "m.py", "--target", "xla"],
-                         cwd=repo, env=env, capture_output=True, preexec_fn=_without_chown, timeout=180)
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "rewrite", "m.py", "--target", "xla"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        preexec_fn=_without_chown,
+        timeout=180,
+    )
     err = out.stderr.decode()
     assert out.returncode == 2, err
     assert "m.py" in err and "owner" in err, err
@@ -69,7 +77,7 @@ def test_the_dirty_check_runs_no_program_the_repository_names(tmp_path):
     assert not (tmp_path / "FSMONITOR").exists() and not (tmp_path / "FILTER").exists()
 
 
-ESCAPE = '''import os, time
+ESCAPE = """import os, time
 
 
 def f():
@@ -88,7 +96,7 @@ def f():
 
 def example_inputs():
     return ()
-'''
+"""
 
 
 def _alive(pid: int) -> bool:
@@ -105,8 +113,18 @@ def test_a_process_that_left_its_group_does_not_outlive_parity_check(tmp_path):
     tree.mkdir()
     (tree / "m.py").write_text(ESCAPE)
     pidfile = tmp_path / "stray.pid"
-    out = porter("parity-check", "--original", "t", "--ported", "t", "--entry", "m:f", cwd=tmp_path,
-                 env={"STRAY_PIDFILE": str(pidfile)}, timeout=300)
+    out = porter(
+        "parity-check",
+        "--original",
+        "t",
+        "--ported",
+        "t",
+        "--entry",
+        "m:f",
+        cwd=tmp_path,
+        env={"STRAY_PIDFILE": str(pidfile)},
+        timeout=300,
+    )
     assert out.returncode == 2 and b"daemon behind" in out.stdout + out.stderr, out.stdout + out.stderr
     pid = int(pidfile.read_text())
     try:

@@ -28,7 +28,11 @@ FRESH = port_source(CUDA, "m.py", SETTINGS)
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=20),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
     st.sampled_from(["changed", "unchanged", "error", "DEV001", "safe", "error", "xla", "", "A" * 5]),
 )
 json_values = st.recursive(
@@ -100,8 +104,13 @@ def test_forged_rewrite_in_a_real_entry(new):
 
 
 @FUZZ
-@given(st.one_of(st.binary(max_size=300), json_values.map(lambda v: json.dumps(v).encode()),
-                 st.lists(json_values, max_size=4).map(lambda v: json.dumps({"version": 1, "findings": v}).encode())))
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        json_values.map(lambda v: json.dumps(v).encode()),
+        st.lists(json_values, max_size=4).map(lambda v: json.dumps({"version": 1, "findings": v}).encode()),
+    )
+)
 def test_random_baseline(raw):
     with tempfile.TemporaryDirectory(prefix="porter-fuzz-") as folder:
         path = Path(folder) / "baseline.json"
@@ -112,14 +121,46 @@ def test_random_baseline(raw):
             assert str(exc).startswith(str(path)) and "\n" not in str(exc)
 
 
-toml_keys = st.sampled_from(["target", "select", "ignore", "extend-select", "per-file-ignores", "exclude", "fail-on", "file-timeout", "portable", "nope", "tool"])
+toml_keys = st.sampled_from(
+    [
+        "target",
+        "select",
+        "ignore",
+        "extend-select",
+        "per-file-ignores",
+        "exclude",
+        "fail-on",
+        "file-timeout",
+        "portable",
+        "nope",
+        "tool",
+    ]
+)
 toml_values = st.one_of(
-    st.sampled_from(['"xla"', '"tpu"', '["DEV"]', '["[z-a]"]', '["\\\\"]', "3", "-1", "true", '{a = ["DEV"]}', '{"[z-a]" = []}', "[[[[1]]]]", '"', "1e400"]),
+    st.sampled_from(
+        [
+            '"xla"',
+            '"tpu"',
+            '["DEV"]',
+            '["[z-a]"]',
+            '["\\\\"]',
+            "3",
+            "-1",
+            "true",
+            '{a = ["DEV"]}',
+            '{"[z-a]" = []}',
+            "[[[[1]]]]",
+            '"',
+            "1e400",
+        ]
+    ),
     st.text(max_size=10).map(json.dumps),
 )
 configs = st.one_of(
     st.binary(max_size=200),
-    st.lists(st.tuples(toml_keys, toml_values), max_size=5).map(lambda kv: "".join(f"{k} = {v}\n" for k, v in kv).encode()),
+    st.lists(st.tuples(toml_keys, toml_values), max_size=5).map(
+        lambda kv: "".join(f"{k} = {v}\n" for k, v in kv).encode()
+    ),
 )
 
 
@@ -148,7 +189,8 @@ def _lint_with(folder: Path, raw_config: bytes, raw_baseline: bytes) -> None:
     (folder / "m.py").write_bytes(CUDA)
     (folder / "base.json").write_bytes(raw_baseline)
     result = CliRunner().invoke(
-        app, ["lint", str(folder), "--target", "xla", "--baseline", str(folder / "base.json"), "--no-cache", "--jobs", "1"]
+        app,
+        ["lint", str(folder), "--target", "xla", "--baseline", str(folder / "base.json"), "--no-cache", "--jobs", "1"],
     )
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code in (0, 1, 2)

@@ -41,7 +41,19 @@ def test_full_output_shows_a_window_of_a_long_line(tmp_path):
 def test_fingerprints_of_many_findings_on_one_line_take_linear_time(tmp_path):
     _one_long_line(tmp_path / "t", 12000)  # a 336 KB line: 12,000 findings
     start = time.monotonic()
-    out = porter("lint", "t", "--target", "xla", "--no-cache", "--output-format", "gitlab", "--jobs", "1", cwd=tmp_path, timeout=150)
+    out = porter(
+        "lint",
+        "t",
+        "--target",
+        "xla",
+        "--no-cache",
+        "--output-format",
+        "gitlab",
+        "--jobs",
+        "1",
+        cwd=tmp_path,
+        timeout=150,
+    )
     took = time.monotonic() - start
     assert out.returncode == 1, out.stderr.decode()[-2000:]
     assert out.stdout.count(b'"fingerprint"') == 12000
@@ -59,14 +71,32 @@ def test_markdown_report_quotes_a_long_line_once(tmp_path):
 
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
     out = subprocess.run(
-        [sys.executable, "-m", "porter", "lint", "t", "--target", "xla", "--no-cache", "--output-format", "concise",
-         "--jobs", "1", "--report", "r.md"],
-        cwd=tmp_path, env=env, capture_output=True, timeout=300, preexec_fn=_limited,
+        [
+            sys.executable,
+            "-m",
+            "porter",
+            "lint",
+            "t",
+            "--target",
+            "xla",
+            "--no-cache",
+            "--output-format",
+            "concise",
+            "--jobs",
+            "1",
+            "--report",
+            "r.md",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=300,
+        preexec_fn=_limited,
     )
     err = out.stderr.decode()
     assert out.returncode == 1 and "Traceback" not in err and "MemoryError" not in err, err[-2000:]
     report = (tmp_path / "r.md").read_text()
     assert len(report) < 65_536
-    block = report[report.index("```python"):]
+    block = report[report.index("```python") :]
     assert block.count("\n    2  RUN ") == 1  # the line once, cut short, however many sites it holds
     assert len(block) < 5_000

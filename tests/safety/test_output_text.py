@@ -20,7 +20,10 @@ SPOOF = "\x1b]8;;https:evil.example\x1b\\ok\x1b]8;;\x1b\\"  # no "/": it is one 
 
 
 def test_markup_in_a_path_is_printed_as_text(tmp_path):
-    repo = committed_repo(tmp_path / "repo", {"x[/z].py": CUDA, "x[/y].py": b"import torch\ndef f(:\n  torch.cuda()\n", "[bold]a.py": CUDA})
+    repo = committed_repo(
+        tmp_path / "repo",
+        {"x[/z].py": CUDA, "x[/y].py": b"import torch\ndef f(:\n  torch.cuda()\n", "[bold]a.py": CUDA},
+    )
     out = porter("rewrite", ".", "--target", "xla", cwd=repo)
     err = out.stderr.decode()
     assert out.returncode == 2, err  # x[/y].py does not parse
@@ -32,7 +35,7 @@ def test_markup_in_a_path_is_printed_as_text(tmp_path):
 
 
 def test_markup_in_a_baseline_path_is_printed_as_text(tmp_path):
-    (tmp_path / "[red]" ).mkdir()
+    (tmp_path / "[red]").mkdir()
     base = tmp_path / "[red]" / "base[/].json"
     (tmp_path / "m.py").write_bytes(CUDA)
     out = porter("lint", ".", "--target", "xla", "--write-baseline", str(base), cwd=tmp_path)
@@ -88,7 +91,9 @@ def test_non_utf8_name_in_every_report(tmp_path, suffix):
     err = out.stderr.decode(errors="replace")
     assert out.returncode == 0 and "Traceback" not in err, err
     report = (tmp_path / f"r.{suffix}").read_text(encoding="utf-8")
-    assert "caf\\xe9.py" in (json.dumps(json.loads(report)["files"]) if suffix == "json" else report).replace("\\\\", "\\")
+    assert "caf\\xe9.py" in (json.dumps(json.loads(report)["files"]) if suffix == "json" else report).replace(
+        "\\\\", "\\"
+    )
     assert path.read_bytes() == PORTED
     lint = porter("lint", ".", "--target", "xla", "--report", f"l.{suffix}", cwd=tmp_path)
     assert lint.returncode in (0, 1) and "Traceback" not in lint.stderr.decode(errors="replace")
@@ -170,8 +175,10 @@ def test_exception_text_in_parity_output_is_shown_not_obeyed(tmp_path):
     """parity-check runs the user's code: what it raises is reported, escaped."""
     tree = tmp_path / "t"
     tree.mkdir()
-    (tree / "m.py").write_text('def f():\n    raise RuntimeError("\\x1b[2Jboom\\x1b]8;;http://e\\x07x\\x1b]8;;\\x07")\n\n\n'
-                               "def example_inputs():\n    return ()\n")
+    (tree / "m.py").write_text(
+        'def f():\n    raise RuntimeError("\\x1b[2Jboom\\x1b]8;;http://e\\x07x\\x1b]8;;\\x07")\n\n\n'
+        "def example_inputs():\n    return ()\n"
+    )
     out = porter("parity-check", "--original", "t", "--ported", "t", "--entry", "m:f", cwd=tmp_path, timeout=300)
     shown = out.stdout + out.stderr
     assert out.returncode == 2 and b"boom" in shown, shown
@@ -232,8 +239,12 @@ def test_a_markdown_report_cannot_be_broken_out_of(tmp_path):
     points at the local install (`file:///`)."""
     evil = "a\n# Injected\n![x](https:evil.example)\n<img src=x onerror=alert(1)>.py"  # no "/": one name
     (tmp_path / "src").mkdir()
-    (tmp_path / "src" / evil).write_bytes(b"import torch\nx = torch.zeros(1).cuda()\nname = torch.cuda.get_device_name(0)\n")
-    (tmp_path / "src" / "broken.py").write_bytes(b"import torch\nx = torch.zeros(1).cuda(\n# ![y](https://evil.example/y.png)\n")
+    (tmp_path / "src" / evil).write_bytes(
+        b"import torch\nx = torch.zeros(1).cuda()\nname = torch.cuda.get_device_name(0)\n"
+    )
+    (tmp_path / "src" / "broken.py").write_bytes(
+        b"import torch\nx = torch.zeros(1).cuda(\n# ![y](https://evil.example/y.png)\n"
+    )
     out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
     assert out.returncode in (1, 2), out.stderr  # (2 since broken.py does not parse)
     text = (tmp_path / "r.md").read_text()
@@ -272,7 +283,9 @@ def test_split_index_cannot_be_broken_out_of(tmp_path):
     tokens = _markdown_tokens(index)
     headings = [tokens[tokens.index(h) + 1].content for h in tokens if h.type == "heading_open"]
     assert not [h for h in headings if "Injected" in h], headings
-    assert not [t for t in tokens if t.type in ("image", "link_open")], [t.attrs for t in tokens if t.type in ("image", "link_open")]
+    assert not [t for t in tokens if t.type in ("image", "link_open")], [
+        t.attrs for t in tokens if t.type in ("image", "link_open")
+    ]
     assert not [t for t in tokens if t.type in ("html_inline", "html_block")]
     for patch in (tmp_path / "series").glob("*.patch"):
         head = patch.read_text(errors="replace").split("\n---", 1)[0].split("\ndiff ", 1)[0]
@@ -301,7 +314,9 @@ def test_markdown_report_diff_bodies_show_control_characters_escaped(tmp_path):
         b"import torch\r\nx = torch.randn(3).cuda()  # \x1b[2J\x1b]8;;https:evil.example\x07ok\r\n"
         b"y = torch.zeros(1).cuda()\t# fine\r\nname = torch.cuda.get_device_name(0)  # hidden\x08\x08\x08shown\r\n"
     )
-    (tmp_path / "src" / "only.py").write_bytes(b"import torch\nname = torch.cuda.get_device_name(0)  # \x1b[31mred\x08\n")
+    (tmp_path / "src" / "only.py").write_bytes(
+        b"import torch\nname = torch.cuda.get_device_name(0)  # \x1b[31mred\x08\n"
+    )
     out = porter("rewrite", "src", "--target", "xla", "--diff", "--report", "r.md", cwd=tmp_path)
     assert out.returncode == 1, out.stderr
     assert b"\x1b[2J" in out.stdout  # the patch keeps the bytes

@@ -36,7 +36,9 @@ def test_diff_on_stdout_is_only_a_patch(tmp_path):
 def test_git_apply_accepts_the_patch(tmp_path):
     repo, out = _patch(tmp_path)
     (tmp_path / "port.patch").write_bytes(out.stdout)
-    check = subprocess.run(["git", "apply", "--check", "-v", str(tmp_path / "port.patch")], cwd=repo, capture_output=True)
+    check = subprocess.run(
+        ["git", "apply", "--check", "-v", str(tmp_path / "port.patch")], cwd=repo, capture_output=True
+    )
     assert check.returncode == 0, check.stderr
     subprocess.run(["git", "apply", str(tmp_path / "port.patch")], cwd=repo, check=True)
     again = porter("rewrite", ".", "--target", "xla", "--diff", cwd=repo)

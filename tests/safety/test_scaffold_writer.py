@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.safety.conftest import porter
 
-TRITON = '''import triton
+TRITON = """import triton
 import triton.language as tl
 
 
@@ -19,10 +19,10 @@ def scale_kernel(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * alpha, mask=m)
-'''
+"""
 
 # whisper's dtw_kernel: a loop porter cannot translate, whose reason quotes the whole loop
-DTW = '''import triton
+DTW = """import triton
 import triton.language as tl
 
 
@@ -52,14 +52,20 @@ def dtw_kernel(cost, trace, x, x_stride, cost_stride, trace_stride, N, M, BLOCK_
         tl.store(trace_ptr + offsets, 2, mask=mask & (c2 <= c0) & (c2 <= c1))
         tl.store(trace_ptr + offsets, 1, mask=mask & (c1 <= c0) & (c1 <= c2))
         tl.store(trace_ptr + offsets, 0, mask=mask & (c0 <= c1) & (c0 <= c2))
-'''
+"""
 
-CU = "__global__ void add_kernel(const float* a, float* out, int n) { int i = threadIdx.x; if (i < n) out[i] = a[i]; }\n"
+CU = (
+    "__global__ void add_kernel(const float* a, float* out, int n) { int i = threadIdx.x; if (i < n) out[i] = a[i]; }\n"
+)
 
 
 def _parses_without_calls_to(path: Path, *names: str) -> ast.Module:
     tree = ast.parse(path.read_bytes(), filename=str(path))
-    called = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "") for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    called = {
+        n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+    }
     assert not called & set(names), (path.name, called & set(names))
     imported = [n for n in ast.walk(tree) if isinstance(n, ast.Import) and any(a.name == "os" for a in n.names)]
     assert not imported, path.name
@@ -133,8 +139,10 @@ def test_a_kernel_name_too_long_for_a_file_name_gets_a_short_one(tmp_path):
 
 # -- `porter backends --scaffold DIR` (a per-device class family: CUDA's class and another's) --
 
-ACCEL = ("import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
-         "    def sync(self):\n        torch.cuda.synchronize()\n")
+ACCEL = (
+    "import torch\n\n\nclass Accelerator:\n    pass\n\n\nclass CUDA_Accelerator(Accelerator):\n"
+    "    def sync(self):\n        torch.cuda.synchronize()\n"
+)
 CPU_ACCEL = "class CPU_Accelerator(Accelerator):\n    pass\n"
 
 

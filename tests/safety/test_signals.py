@@ -161,7 +161,7 @@ def test_next_run_removes_temporaries_a_killed_run_left(tmp_path):
     assert (repo / "m.py").read_bytes() == PORTED
 
 
-BLOCK = '''
+BLOCK = """
 class Block{j}(torch.nn.Module):
     def __init__(self, dim, device=0):
         super().__init__()
@@ -174,7 +174,7 @@ class Block{j}(torch.nn.Module):
         if gpu_id is not None:
             y = y.to(gpu_id)
         return [v * 2 for v in (y, y + 1, y - 1)]
-'''
+"""
 
 
 @needs_proc
@@ -185,8 +185,13 @@ def test_nothing_runs_after_porter_says_it_was_interrupted(tmp_path):
     for i in range(60):
         (tmp_path / f"m{i:03d}.py").write_text(text.replace("Block", f"B{i}_"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
-    proc = subprocess.Popen([sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--jobs", "2"],
-                            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--jobs", "2"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not _children(proc.pid):  # the index is built: ports have begun
         time.sleep(0.05)
@@ -204,7 +209,7 @@ def test_nothing_runs_after_porter_says_it_was_interrupted(tmp_path):
     assert gone < 0.3, f"porter went on for {gone:.2f} s after saying it was interrupted"
 
 
-_KILL_SELF = '''
+_KILL_SELF = """
 import os, signal, importlib
 def _patch(module, name, nth):
     mod = importlib.import_module(module)
@@ -216,7 +221,7 @@ def _patch(module, name, nth):
         return real(*args, **kwargs)
     setattr(mod, name, wrapped)
 _patch({module!r}, {name!r}, {nth})
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -234,13 +239,20 @@ def test_sigterm_outside_the_workers_ends_as_sigterm_and_says_so(tmp_path, args,
     so one could be cut short."""
     (tmp_path / "src").mkdir()
     for i in range(3):
-        (tmp_path / "src" / f"m{i}" ).mkdir()
+        (tmp_path / "src" / f"m{i}").mkdir()
         (tmp_path / "src" / f"m{i}" / "m.py").write_bytes(CUDA)
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(_KILL_SELF.format(module=module, name=name, nth=nth))
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{hook}", "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".cache")}
-    out = subprocess.run([sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{REPO}{os.pathsep}{hook}",
+        "NO_COLOR": "1",
+        "XDG_CACHE_HOME": str(tmp_path / ".cache"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", *args], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
     err = out.stderr.decode()
     assert out.returncode == 143, (out.returncode, err)
     assert "interrupted (SIGTERM)" in err and "Traceback" not in err, err
@@ -248,4 +260,6 @@ def test_sigterm_outside_the_workers_ends_as_sigterm_and_says_so(tmp_path, args,
     if "--split" in args:
         assert "holds 1 of the series' " in err, err
         written = [p for p in (tmp_path / "series").iterdir()]
-        assert len(written) == 1 and written[0].name.endswith(".patch") and written[0].read_bytes().rstrip().endswith(b")")
+        assert (
+            len(written) == 1 and written[0].name.endswith(".patch") and written[0].read_bytes().rstrip().endswith(b")")
+        )

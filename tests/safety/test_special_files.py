@@ -25,11 +25,23 @@ def _bounded() -> None:
 
 
 def _porter(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "COLUMNS": "200", "XDG_CACHE_HOME": str(cwd / ".user-cache")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "NO_COLOR": "1",
+        "COLUMNS": "200",
+        "XDG_CACHE_HOME": str(cwd / ".user-cache"),
+    }
     env.pop("PORTER_CACHE_DIR", None)
     try:
-        return subprocess.run([sys.executable, "-m", "porter", *args], cwd=cwd, env=env, capture_output=True,
-                              timeout=LIMIT_S, preexec_fn=_bounded)
+        return subprocess.run(
+            [sys.executable, "-m", "porter", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=LIMIT_S,
+            preexec_fn=_bounded,
+        )
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"porter {' '.join(args)} hung on a special file (killed after {LIMIT_S} s)") from exc
 
@@ -123,6 +135,7 @@ def test_reading_is_bounded_while_it_reads(tmp_path, monkeypatch):
         def call(*args, **kwargs):
             st = real(*args, **kwargs)
             return os.stat_result((*tuple(st)[:6], 0, *tuple(st)[7:10]))
+
         return call
 
     monkeypatch.setattr(reading.os, "stat", sizeless(os.stat))

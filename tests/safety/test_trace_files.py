@@ -25,7 +25,13 @@ def _manifest(label: str = "cpu") -> dict:
         "side": {"label": label, "kind": "cpu", "notes": [], "versions": {}},
         "steps_recorded": 2,
         "steps": [{"step": i, "loss": 1.0 / i, "grad_norm": 0.5, "lr": [0.1], "step_time_s": 0.01} for i in (1, 2)],
-        "modules": [{"key": "fc", "type": "Linear", "outputs": [{"shape": [2, 3], "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
+        "modules": [
+            {
+                "key": "fc",
+                "type": "Linear",
+                "outputs": [{"shape": [2, 3], "stats": "m0.0.stats", "sample": "m0.0.sample"}],
+            }
+        ],
         "parameters": [{"name": "fc.weight", "shape": [3, 4], "stats": "p0.stats", "sample": "p0.sample"}],
         "tied": [],
         "ops": [{"op": "aten::addmm", "overload": "default", "dtypes": ["float32"], "devices": ["cpu"], "count": 2}],
@@ -37,10 +43,14 @@ def _manifest(label: str = "cpu") -> dict:
 
 
 def _tensors(torch) -> dict:
-    return {"m0.0.stats": torch.arange(8, dtype=torch.float32), "m0.0.sample": torch.ones(6),
-            "p0.stats": torch.arange(8, dtype=torch.float32), "p0.sample": torch.ones(12),
-            "steps.loss": torch.tensor([1.0, 0.5], dtype=torch.float64),
-            "steps.grad_norm": torch.tensor([0.5, 0.5], dtype=torch.float64)}
+    return {
+        "m0.0.stats": torch.arange(8, dtype=torch.float32),
+        "m0.0.sample": torch.ones(6),
+        "p0.stats": torch.arange(8, dtype=torch.float32),
+        "p0.sample": torch.ones(12),
+        "steps.loss": torch.tensor([1.0, 0.5], dtype=torch.float64),
+        "steps.grad_norm": torch.tensor([0.5, 0.5], dtype=torch.float64),
+    }
 
 
 def _write(path: Path, manifest, tensors: dict | None = None) -> Path:
@@ -64,10 +74,18 @@ def _one_line_error(out, *words: str) -> str:
 def _sides(tmp_path: Path) -> tuple[Path, Path]:
     """A reference run on the CPU through the CUDA shim and a port on XLA, with equal numbers: two
     well-formed traces porter can give a verdict on (two traces of one device type get none)."""
-    ref = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "cuda", "kind": "cpu", "shim": "cuda->cpu",
-           "notes": [], "versions": {}}, "devices": {"losses": ["cpu"], "parameters": {"cpu": 1}, "requested": {"cuda": 1}}}
-    port = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "xla", "kind": "xla", "notes": [], "versions": {}},
-            "devices": {"losses": ["xla"], "parameters": {"xla": 1}}}
+    ref = {
+        **_manifest(),
+        "schema": "porter.trace/1",
+        "side": {"label": "cuda", "kind": "cpu", "shim": "cuda->cpu", "notes": [], "versions": {}},
+        "devices": {"losses": ["cpu"], "parameters": {"cpu": 1}, "requested": {"cuda": 1}},
+    }
+    port = {
+        **_manifest(),
+        "schema": "porter.trace/1",
+        "side": {"label": "xla", "kind": "xla", "notes": [], "versions": {}},
+        "devices": {"losses": ["xla"], "parameters": {"xla": 1}},
+    }
     return _write(tmp_path / "ref.safetensors", ref), _write(tmp_path / "port.safetensors", port)
 
 
@@ -95,7 +113,10 @@ def _bad_manifests() -> dict[str, object]:
         "steps not a list": {**good, "steps": 3},
         "a loss that is text": {**good, "steps": [{"loss": "low", "grad_norm": 1.0, "lr": [0.1]}]},
         "a step without its loss": {**good, "steps": [{"grad_norm": 1.0, "lr": [0.1]}]},
-        "a module output naming a missing tensor": {**good, "modules": [{"key": "fc", "outputs": [{"shape": [1], "stats": "nope", "sample": "nope"}]}]},
+        "a module output naming a missing tensor": {
+            **good,
+            "modules": [{"key": "fc", "outputs": [{"shape": [1], "stats": "nope", "sample": "nope"}]}],
+        },
         "an op count that is text": {**good, "ops": [{"op": "aten::mm", "count": "many"}]},
         "side not an object": {**good, "side": "gpu"},
         "precision null": {**good, "precision": None},
@@ -126,7 +147,10 @@ def test_malformed_manifests_are_one_line_errors(tmp_path):
             res = _in_process(*args)
             assert res.exit_code == 2, (case, args[1], res.output)
             err = res.stderr
-            assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "bad.safetensors" in err, (case, err)
+            assert "Traceback" not in err and len(err.strip().splitlines()) == 1 and "bad.safetensors" in err, (
+                case,
+                err,
+            )
     # and one of them as a user runs it
     _one_line_error(porter("trace", "ops", str(bad), "--target", "xla", cwd=tmp_path), "bad.safetensors")
 
@@ -142,20 +166,30 @@ def test_stats_of_the_wrong_size_are_an_error(tmp_path):
 def test_huge_declared_sizes_are_an_error_not_an_allocation(tmp_path):
     """A safetensors header that declares a tensor of 10^12 elements (or a header of 2^60
     bytes) the file does not hold."""
-    header = json.dumps({"__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
-                         "t": {"dtype": "F32", "shape": [1_000_000, 1_000_000], "data_offsets": [0, 4_000_000_000_000]}}).encode()
+    header = json.dumps(
+        {
+            "__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
+            "t": {"dtype": "F32", "shape": [1_000_000, 1_000_000], "data_offsets": [0, 4_000_000_000_000]},
+        }
+    ).encode()
     (tmp_path / "huge.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + b"\0" * 16)
     (tmp_path / "header.safetensors").write_bytes(struct.pack("<Q", 2**60) + b"{}")
     # and one that holds what it declares: 300 MB of zeros (a sparse file), far past any trace
     elements = 75_000_000
-    header = json.dumps({"__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
-                         "t": {"dtype": "F32", "shape": [elements], "data_offsets": [0, 4 * elements]}}).encode()
+    header = json.dumps(
+        {
+            "__metadata__": {"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})},
+            "t": {"dtype": "F32", "shape": [elements], "data_offsets": [0, 4 * elements]},
+        }
+    ).encode()
     with open(tmp_path / "large.safetensors", "wb") as fh:
         fh.write(struct.pack("<Q", len(header)) + header)
         fh.truncate(8 + len(header) + 4 * elements)
     for name in ("huge.safetensors", "header.safetensors"):
         _one_line_error(porter("trace", "ops", name, "--target", "xla", cwd=tmp_path), name)
-    _one_line_error(porter("trace", "ops", "large.safetensors", "--target", "xla", cwd=tmp_path), "large.safetensors", "larger than")
+    _one_line_error(
+        porter("trace", "ops", "large.safetensors", "--target", "xla", cwd=tmp_path), "large.safetensors", "larger than"
+    )
 
 
 def test_manifest_strings_reach_the_terminal_as_text(tmp_path):
@@ -189,13 +223,37 @@ def test_manifest_strings_in_markdown_reports_stay_text(tmp_path):
     name, a dtype, a version or a label from the trace makes no link, image, tag or heading —
     in a table cell too, where doubling `_inline`'s backslashes once turned `\\[x](url)` into a link."""
     ref, _ = _sides(tmp_path)
-    port = {**_manifest(), "schema": "porter.trace/1", "side": {"label": "xla " + MARKUP, "kind": "xla", "notes": [],
-            "versions": {"torch": MARKUP, MARKUP: "2"}}, "devices": {"losses": ["xla"], "parameters": {"xla": 1}}}
+    port = {
+        **_manifest(),
+        "schema": "porter.trace/1",
+        "side": {"label": "xla " + MARKUP, "kind": "xla", "notes": [], "versions": {"torch": MARKUP, MARKUP: "2"}},
+        "devices": {"losses": ["xla"], "parameters": {"xla": 1}},
+    }
     port["ops"][0].update(op="aten::mm" + MARKUP, dtypes=["float32" + MARKUP])
     port = _write(tmp_path / "port.safetensors", port)
-    expected = {"table", "thead", "tbody", "tr", "th", "td", "p", "code", "h1", "h2", "h3", "strong", "em", "ul", "li", "br", "sub"}  # (the footer)
-    for args, report in ((("trace", "ops", str(port), "--target", "tpu"), "ops.md"),
-                         (("trace", "compare", str(ref), str(port)), "compare.md")):
+    expected = {
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "p",
+        "code",
+        "h1",
+        "h2",
+        "h3",
+        "strong",
+        "em",
+        "ul",
+        "li",
+        "br",
+        "sub",
+    }  # (the footer)
+    for args, report in (
+        (("trace", "ops", str(port), "--target", "tpu"), "ops.md"),
+        (("trace", "compare", str(ref), str(port)), "compare.md"),
+    ):
         res = _in_process(*args, "--report", str(tmp_path / report))
         assert res.exit_code in (0, 1), (args, res.output)
         text = (tmp_path / report).read_text()

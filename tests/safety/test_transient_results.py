@@ -16,8 +16,16 @@ SLOW = b"import torch\nx = torch.zeros(1)" + b".cuda()" * 200 + b"\n"
 def _result(tmp_path: Path, limit: float):
     (tmp_path / "src").mkdir(exist_ok=True)
     (tmp_path / "src" / "chain.py").write_bytes(SLOW)
-    results = list(iter_results([tmp_path / "src"], Settings(target="xla", want_source=False),
-                                jobs=1, cache=True, cache_dir=tmp_path / "cache", file_timeout=limit))
+    results = list(
+        iter_results(
+            [tmp_path / "src"],
+            Settings(target="xla", want_source=False),
+            jobs=1,
+            cache=True,
+            cache_dir=tmp_path / "cache",
+            file_timeout=limit,
+        )
+    )
     [(_, result)] = results
     return result
 

@@ -19,6 +19,7 @@ def _imports():
     from porter.verify.compare import compare_tensor, first_divergence, first_nonfinite
     from porter.verify.probes import SyncCounterMode
 
+
 TREE = __import__("pathlib").Path(__file__).parent / "models" / "dynamic"
 
 
@@ -100,13 +101,13 @@ def test_pyproject_settings_and_cli_overrides(tmp_path):
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\n'
-        'train-steps = 4\ndtype = "bf16"\n')
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ntrain-steps = 4\ndtype = "bf16"\n'
+    )
     c = build_config({"train_steps": None, "target": "tpu"}, start=tmp_path)
     assert c.original == (tmp_path / "a").resolve() and c.train_steps == 4
     assert c.dtype == "bfloat16" and c.target == "tpu"
     c2 = build_config({"train_steps": 1}, start=tmp_path)
     assert c2.train_steps == 1
-    (tmp_path / "pyproject.toml").write_text('[tool.porter.parity]\nbogus = 1\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.porter.parity]\nbogus = 1\n")
     with pytest.raises(ValueError, match="bogus"):
         build_config({}, start=tmp_path)

@@ -34,9 +34,15 @@ assert NAMES, f"no fixture project in {PROJECTS} whose xla port changes model.py
 @pytest.mark.parametrize("name", NAMES)
 def test_fixture_port_holds_parity_on_xla(name):
     root = PROJECTS / name
-    cfg = ParityConfig(original=root / "src", ported=root / "expected" / "xla",
-                       entry="model:build_model", warmup=1, repeats=2, explain=False,
-                       timeout=240)
+    cfg = ParityConfig(
+        original=root / "src",
+        ported=root / "expected" / "xla",
+        entry="model:build_model",
+        warmup=1,
+        repeats=2,
+        explain=False,
+        timeout=240,
+    )
     r = run_parity(cfg)
     assert r.verdict == "pass", r.reasons
     assert r.reference.device.startswith("cpu") and r.reference.shim == "cuda->cpu"  # the CUDA original

@@ -38,8 +38,24 @@ def test_counting_operators_on_xla_leaves_the_ports_arithmetic_alone(tmp_path, m
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PJRT_DEVICE", "CPU")
     out = tmp_path / "t.safetensors"
-    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--side", "ported", "--target", "xla",
-                                   "--steps", "2", "--", sys.executable, "train.py"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "trace",
+            "record",
+            "-o",
+            str(out),
+            "--side",
+            "ported",
+            "--target",
+            "xla",
+            "--steps",
+            "2",
+            "--",
+            sys.executable,
+            "train.py",
+        ],
+    )
     assert res.exit_code == 0, res.output
     from porter.verify.tracefile import read_trace
 
@@ -75,6 +91,7 @@ def test_no_count_ops_reaches_both_script_commands(monkeypatch, tmp_path):
 
 
 def test_no_count_ops_is_for_script_mode(tmp_path):
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(tmp_path), "--ported", str(tmp_path),
-                                   "--no-count-ops"])
+    res = CliRunner().invoke(
+        app, ["parity-check", "--original", str(tmp_path), "--ported", str(tmp_path), "--no-count-ops"]
+    )
     assert res.exit_code == 2 and "--no-count-ops, --no-noise-floor and --device-rng are for script mode" in res.output

@@ -22,13 +22,19 @@ def fast(**kw) -> ParityConfig:
     kw.setdefault("timeout", 240)
     return ParityConfig(**kw)
 
+
 pytestmark = [pytest.mark.xla, pytest.mark.slow]
 
 
 def test_faithful_port_passes_with_gradients_and_training(tmp_path):
     # graph breaks (explain) are the data-dependent test's subject; here they cost a dynamo trace
-    cfg = fast(original=MODELS / "original", ported=MODELS / "ported_xla",
-               entry="tinynet:make_training", train_steps=3, explain=False)
+    cfg = fast(
+        original=MODELS / "original",
+        ported=MODELS / "ported_xla",
+        entry="tinynet:make_training",
+        train_steps=3,
+        explain=False,
+    )
     r = run_parity(cfg)
     assert r.verdict == "pass", r.reasons
     assert r.exit_code == 0
@@ -56,8 +62,13 @@ def test_faithful_port_passes_with_gradients_and_training(tmp_path):
 
 
 def test_broken_port_fails_and_names_the_layer():
-    cfg = fast(original=MODELS / "original", ported=MODELS / "ported_broken",
-               entry="tinynet:make_model", inputs="tinynet:example_inputs", explain=False)
+    cfg = fast(
+        original=MODELS / "original",
+        ported=MODELS / "ported_broken",
+        entry="tinynet:make_model",
+        inputs="tinynet:example_inputs",
+        explain=False,
+    )
     r = run_parity(cfg)
     assert r.verdict == "fail" and r.exit_code == 1
     assert r.first_divergence["module"] == "blocks.1.ffn.act"
@@ -82,8 +93,7 @@ def test_data_dependent_op_shows_fallback_graph_break_and_host_sync():
     assert any("Dynamic shape" in b["reason"] and b["location"] == "model.py:13" for b in gb["breaks"])
     syncs = r.ported.perf["syncs"]
     assert {"call": ".item()", "location": "model.py:15", "count": 1, "per_step": 1.0} in syncs["host_syncs"]
-    assert any(d["call"] == ".nonzero()" and d["location"] == "model.py:13"
-               for d in syncs["dynamic_shape_ops"])
+    assert any(d["call"] == ".nonzero()" and d["location"] == "model.py:13" for d in syncs["dynamic_shape_ops"])
     kinds = [(g.kind, g.side) for g in r.gaps]
     assert ("cpu_fallback", "ported") in kinds and ("graph_break", "ported") in kinds
     assert r.gaps[0].kind == "cpu_fallback" and r.gaps[0].severity == "error"
@@ -99,9 +109,21 @@ def test_model_that_raises_is_reported_by_the_cli(tmp_path):
     app.command()(parity_check)
     report = tmp_path / "out.json"
     tree = MODELS / "raises"
-    res = CliRunner().invoke(app, ["--original", str(tree), "--ported", str(tree),
-                                   "--entry", "model:make_model", "--report", str(report),
-                                   "--timeout", "120"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "--original",
+            str(tree),
+            "--ported",
+            str(tree),
+            "--entry",
+            "model:make_model",
+            "--report",
+            str(report),
+            "--timeout",
+            "120",
+        ],
+    )
     assert res.exit_code == 2, res.output
     data = json.loads(report.read_text())
     err = data["reference"]["error"]
@@ -136,9 +158,14 @@ def test_model_that_returns_nan_is_reported_with_its_module():
 
 
 def test_neuron_port_runs_on_xla_emulation_and_says_so():
-    cfg = fast(original=MODELS / "original", ported=MODELS / "ported_neuron",
-               entry="tinynet:make_model", inputs="tinynet:example_inputs", target="neuron",
-               explain=False)
+    cfg = fast(
+        original=MODELS / "original",
+        ported=MODELS / "ported_neuron",
+        entry="tinynet:make_model",
+        inputs="tinynet:example_inputs",
+        target="neuron",
+        explain=False,
+    )
     r = run_parity(cfg)
     assert r.verdict == "pass", r.reasons
     assert r.ported.device == "xla (CPU PJRT, emulated; 'neuron' device strings mapped to xla)"

@@ -28,8 +28,21 @@ PROJECT = Path(__file__).resolve().parents[2] / "fixtures" / "projects" / "gpt_t
 STEPS = 10
 # one transformer block (the script's default is two): what the tests name is in h.0, and each
 # further block is more XLA compile work on the port's side (a fifth of its CPU) for no check
-CMD = [sys.executable, "train.py", "--no-compile", "--max-iters", "50", "--dtype", "float32",
-       "--eval-iters", "1", "--n-layer", "1", "--out-dir", "runs"]
+CMD = [
+    sys.executable,
+    "train.py",
+    "--no-compile",
+    "--max-iters",
+    "50",
+    "--dtype",
+    "float32",
+    "--eval-iters",
+    "1",
+    "--n-layer",
+    "1",
+    "--out-dir",
+    "runs",
+]
 
 
 def _faithful(port: Path) -> None:
@@ -37,8 +50,11 @@ def _faithful(port: Path) -> None:
     text = train.read_text()
     if "wte.weight = model.lm_head.weight" not in text:
         assert "    model.to(device)\n" in text
-        text = text.replace("    model.to(device)\n", "    model.to(device)\n"
-                            "    model.transformer.wte.weight = model.lm_head.weight  # re-tie\n", 1)
+        text = text.replace(
+            "    model.to(device)\n",
+            "    model.to(device)\n    model.transformer.wte.weight = model.lm_head.weight  # re-tie\n",
+            1,
+        )
         train.write_text(text)
 
 
@@ -65,8 +81,9 @@ def reference_trace(trees, tmp_path_factory, monkeypatch_module):
     orig = trees[0]
     out = tmp_path_factory.mktemp("traces") / "reference.safetensors"
     monkeypatch_module.chdir(orig)
-    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", str(STEPS),
-                                   "--timeout", "400", "--", *CMD])
+    res = CliRunner().invoke(
+        app, ["trace", "record", "-o", str(out), "--steps", str(STEPS), "--timeout", "400", "--", *CMD]
+    )
     assert res.exit_code == 0, res.output
     return out
 
@@ -107,9 +124,25 @@ def test_reference_trace_is_portable_and_bounded(reference_trace):
 def test_faithful_port_against_recorded_trace_passes(trees, reference_trace, tmp_path):
     port = trees[1]
     report = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["parity-check", "--ported", str(port), "--reference-trace",
-                                   str(reference_trace), "--steps", str(STEPS), "--timeout", "400",
-                                   "--report", str(report), "--keep", "--", *CMD])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--ported",
+            str(port),
+            "--reference-trace",
+            str(reference_trace),
+            "--steps",
+            str(STEPS),
+            "--timeout",
+            "400",
+            "--report",
+            str(report),
+            "--keep",
+            "--",
+            *CMD,
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(report.read_text())
     assert data["verdict"] == "pass" and data["schema"] == "porter.parity-script/1"
@@ -124,8 +157,7 @@ def test_faithful_port_against_recorded_trace_passes(trees, reference_trace, tmp
     port_trace = work / "ported.trace.safetensors"
     # the two traces compare equal on their own too (porter trace compare)
     html = tmp_path / "r.html"
-    res2 = CliRunner().invoke(app, ["trace", "compare", str(reference_trace), str(port_trace),
-                                    "--report", str(html)])
+    res2 = CliRunner().invoke(app, ["trace", "compare", str(reference_trace), str(port_trace), "--report", str(html)])
     assert res2.exit_code == 0, res2.output
     page = html.read_text()
     assert "<svg" in page and page.count("<polyline") == 2 and "transformer.h.0.mlp.gelu" in page
@@ -148,9 +180,24 @@ def test_faithful_port_against_recorded_trace_passes(trees, reference_trace, tmp
 def test_one_changed_layer_fails_and_is_named(trees, tmp_path):
     orig, _, broken = trees
     report = tmp_path / "r.md"
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(orig), "--ported", str(broken),
-                                   "--steps", "1", "--timeout", "400", "--report", str(report),
-                                   "--", *CMD])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--original",
+            str(orig),
+            "--ported",
+            str(broken),
+            "--steps",
+            "1",
+            "--timeout",
+            "400",
+            "--report",
+            str(report),
+            "--",
+            *CMD,
+        ],
+    )
     assert res.exit_code == 1, res.output
     assert "first diverging module at step 1: transformer.h.0.mlp.gelu (GELU vs ReLU)" in res.output
     md = report.read_text()
@@ -163,14 +210,28 @@ def test_a_port_whose_initial_weights_really_differ_fails_on_them(trees, referen
     shutil.copytree(trees[1], other)
     model = other / "model.py"
     text = model.read_text()
-    old = ("elif isinstance(module, nn.Embedding):\n"
-           "            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)")
+    old = "elif isinstance(module, nn.Embedding):\n            torch.nn.init.normal_(module.weight, mean=0.0, std=0.02)"
     assert old in text
     model.write_text(text.replace(old, old.replace("std=0.02", "std=0.03")))
     report = tmp_path / "w.json"
-    res = CliRunner().invoke(app, ["parity-check", "--ported", str(other), "--reference-trace",
-                                   str(reference_trace), "--steps", "1", "--timeout", "400",
-                                   "--report", str(report), "--", *CMD])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--ported",
+            str(other),
+            "--reference-trace",
+            str(reference_trace),
+            "--steps",
+            "1",
+            "--timeout",
+            "400",
+            "--report",
+            str(report),
+            "--",
+            *CMD,
+        ],
+    )
     assert res.exit_code == 1, res.output
     data = json.loads(report.read_text())
     differing = {d["name"]: d for d in data["parameters"]["differing"]}

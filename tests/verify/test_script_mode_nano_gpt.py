@@ -115,8 +115,9 @@ def reference_trace(trees, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.chdir(trees[0])
     try:
-        res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", str(STEPS),
-                                       "--timeout", "500", "--", *CMD])
+        res = CliRunner().invoke(
+            app, ["trace", "record", "-o", str(out), "--steps", str(STEPS), "--timeout", "500", "--", *CMD]
+        )
     finally:
         mp.undo()
     assert res.exit_code == 0, res.output
@@ -124,8 +125,9 @@ def reference_trace(trees, tmp_path_factory):
 
 
 def _check(*args: str, report: Path) -> tuple[int, str, dict]:
-    res = CliRunner().invoke(app, ["parity-check", *args, "--steps", str(STEPS), "--timeout", "500",
-                                   "--report", str(report), "--", *CMD])
+    res = CliRunner().invoke(
+        app, ["parity-check", *args, "--steps", str(STEPS), "--timeout", "500", "--report", str(report), "--", *CMD]
+    )
     return res.exit_code, res.output, json.loads(report.read_text())
 
 
@@ -155,8 +157,9 @@ def test_zero_edit_port_passes(trees, tmp_path):
 
 
 def test_faithful_port_against_recorded_trace_passes(trees, reference_trace, tmp_path):
-    code, out, data = _check("--ported", str(trees[2]), "--reference-trace", str(reference_trace),
-                             report=tmp_path / "p.json")
+    code, out, data = _check(
+        "--ported", str(trees[2]), "--reference-trace", str(reference_trace), report=tmp_path / "p.json"
+    )
     assert code == 0, out
     assert data["verdict"] == "pass" and len(data["steps"]) == STEPS and data["parted_at"] is None
     assert all(s["loss_ok"] and s["lr_ok"] and s["grad_norm_ok"] for s in data["steps"])
@@ -178,10 +181,29 @@ def test_float32_port_passes_and_its_sampling_loop_is_named(trees, tmp_path):
     section ties the callback's recompiles to the line that grows the sequence."""
     orig, zero = trees[0], trees[1]
     report = tmp_path / "s.json"
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(orig), "--ported", str(zero),
-                                   "--steps", "4", "--timeout", "500", "--no-noise-floor",
-                                   "--report", str(report), "--", *CMD, "--dtype", "float32",
-                                   "--sample-length", "16"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--original",
+            str(orig),
+            "--ported",
+            str(zero),
+            "--steps",
+            "4",
+            "--timeout",
+            "500",
+            "--no-noise-floor",
+            "--report",
+            str(report),
+            "--",
+            *CMD,
+            "--dtype",
+            "float32",
+            "--sample-length",
+            "16",
+        ],
+    )
     data = json.loads(report.read_text())
     assert res.exit_code == 0, res.output
     assert data["verdict"] == "pass" and data["regime"] == "float32"

@@ -49,10 +49,9 @@ def _record(tmp_path, tree, **kw):
 
 def test_endless_output_is_capped(tmp_path):
     # about 4 MiB of output, 60 times the cap (the test process reads every byte of it)
-    tree = _tree(tmp_path, "import sys\nfor i in range(60000):\n    print('x' * 60, i)\n"
-                           "raise SystemExit(5)\n")
+    tree = _tree(tmp_path, "import sys\nfor i in range(60000):\n    print('x' * 60, i)\nraise SystemExit(5)\n")
     rec = _record(tmp_path, tree, timeout=120, max_output=64 * 1024)
-    log = (tmp_path / "work" / "log.txt")
+    log = tmp_path / "work" / "log.txt"
     assert log.stat().st_size < 64 * 1024 + 70 * 1024  # the cap plus the kept tail
     assert rec.dropped_output > 3 * 2**20
     assert "bytes dropped" in log.read_text()
@@ -61,9 +60,12 @@ def test_endless_output_is_capped(tmp_path):
 
 def test_hang_is_killed_with_its_children(tmp_path):
     pidfile = tmp_path / "child.pid"
-    tree = _tree(tmp_path, "import subprocess, time\n"
-                           f"p = subprocess.Popen(['sleep', '300'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
-                           "while True:\n    time.sleep(0.1)\n")
+    tree = _tree(
+        tmp_path,
+        "import subprocess, time\n"
+        f"p = subprocess.Popen(['sleep', '300'])\nopen({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+        "while True:\n    time.sleep(0.1)\n",
+    )
     # the timeout counts from the worker's start, and a worker on a loaded machine can still
     # be importing torch after a few seconds: a run stopped there ("startup") is asked again
     # with twice the time, so the test waits seconds on a quiet machine, not a fixed 20
@@ -89,9 +91,23 @@ def test_memory_exhaustion_is_reported(tmp_path):
 def test_crash_and_markup_in_user_text_reach_the_cli_verbatim(tmp_path):
     tree = _tree(tmp_path, "raise ValueError('[bold red]boom[/] [link=http://x]y[/link]')\n")
     report = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(tree), "--ported", str(tree),
-                                   "--timeout", "120", "--report", str(report), "--",
-                                   sys.executable, "train.py"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--original",
+            str(tree),
+            "--ported",
+            str(tree),
+            "--timeout",
+            "120",
+            "--report",
+            str(report),
+            "--",
+            sys.executable,
+            "train.py",
+        ],
+    )
     assert res.exit_code == 2, res.output
     assert "[bold red]boom[/] [link=http://x]y[/link]" in res.output
     data = json.loads(report.read_text())
@@ -108,14 +124,33 @@ def test_non_python_command_is_refused():
 
 def test_sigterm_ends_workers_and_removes_work_folders(tmp_path):
     pidfile = tmp_path / "worker.pid"
-    tree = _tree(tmp_path, f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
-                           "while True:\n    time.sleep(0.1)\n")
+    tree = _tree(
+        tmp_path,
+        f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(0.1)\n",
+    )
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     env = dict(os.environ, TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "porter", "parity-check", "--original", str(tree),
-                             "--ported", str(tree), "--timeout", "300", "--", sys.executable,
-                             "train.py"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "porter",
+            "parity-check",
+            "--original",
+            str(tree),
+            "--ported",
+            str(tree),
+            "--timeout",
+            "300",
+            "--",
+            sys.executable,
+            "train.py",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.time() + 120
     while not pidfile.exists() and time.time() < deadline:
         time.sleep(0.2)
@@ -143,7 +178,8 @@ def test_module_form_records_steps_schedule_and_module_names(tmp_path):
         "    loss.backward()\n"
         "    opt.step()\n"
         "    sched.step()\n"
-        "print('trained all 100 steps')\n")
+        "print('trained all 100 steps')\n"
+    )
     cfg = ScriptConfig(ported=None, command=(sys.executable, "-m", "trainer"), steps=3, timeout=120)
     with WorkerSet() as workers:
         rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)

@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-torch = loss_chart_svg = to_html = to_markdown = compare_traces = META_KEY = TraceError = read_trace = write_trace = None
+torch = loss_chart_svg = to_html = to_markdown = compare_traces = META_KEY = TraceError = read_trace = write_trace = (
+    None
+)
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +25,18 @@ def _imports():
 
 def _stats(x: torch.Tensor) -> torch.Tensor:
     x = x.double().reshape(-1)
-    return torch.stack([x.mean(), x.std(unbiased=False), x.min(), x.max(), x.abs().max(),
-                        x.norm(), torch.tensor(0.0, dtype=torch.float64), torch.tensor(0.0, dtype=torch.float64)])
+    return torch.stack(
+        [
+            x.mean(),
+            x.std(unbiased=False),
+            x.min(),
+            x.max(),
+            x.abs().max(),
+            x.norm(),
+            torch.tensor(0.0, dtype=torch.float64),
+            torch.tensor(0.0, dtype=torch.float64),
+        ]
+    )
 
 
 PORT = "xla (CPU PJRT, emulated)"
@@ -36,23 +48,49 @@ def make_trace(path, losses, *, lr=None, act=None, regime="float32", label="cpu 
     lr = lr or [1e-3 * (i + 1) for i in range(len(losses))]
     act = act if act is not None else torch.linspace(-1, 1, 32)
     w = torch.linspace(0, 1, 16)
-    tensors = {"steps.loss": torch.tensor(losses, dtype=torch.float64),
-               "steps.grad_norm": torch.ones(len(losses), dtype=torch.float64),
-               "m0.0.stats": _stats(act), "m0.0.sample": act,
-               "p0.stats": _stats(w), "p0.sample": w}
+    tensors = {
+        "steps.loss": torch.tensor(losses, dtype=torch.float64),
+        "steps.grad_norm": torch.ones(len(losses), dtype=torch.float64),
+        "m0.0.stats": _stats(act),
+        "m0.0.sample": act,
+        "p0.stats": _stats(w),
+        "p0.sample": w,
+    }
     manifest = {
         "side": {"label": label, "kind": kind, "hardware": False, "emulated": kind == "xla", "versions": {}},
         "devices": {"parameters": {kind: 1}, "losses": [kind]},
-        "host": {"hostname": "h"}, "command": ["python", "train.py"], "stopped": "steps reached",
+        "host": {"hostname": "h"},
+        "command": ["python", "train.py"],
+        "stopped": "steps reached",
         "steps_recorded": len(losses),
-        "steps": [{"step": i + 1, "loss": loss, "backward_calls": 1, "backward_losses": [loss],
-                   "grad_norm": 1.0, "lr": [lr[i]], "step_time_s": 0.01} for i, loss in enumerate(losses)],
-        "modules": [{"key": "fc", "type": "Linear", "outputs": [
-            {"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
-        "parameters": [{"name": "fc.weight", "shape": [16], "dtype": "float32",
-                        "stats": "p0.stats", "sample": "p0.sample"}],
-        "tied": [], "ops": [], "precision": {"regime": regime}, "perf": {"step_times_s": []},
-        "error": None, "note": float("nan"),
+        "steps": [
+            {
+                "step": i + 1,
+                "loss": loss,
+                "backward_calls": 1,
+                "backward_losses": [loss],
+                "grad_norm": 1.0,
+                "lr": [lr[i]],
+                "step_time_s": 0.01,
+            }
+            for i, loss in enumerate(losses)
+        ],
+        "modules": [
+            {
+                "key": "fc",
+                "type": "Linear",
+                "outputs": [{"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}],
+            }
+        ],
+        "parameters": [
+            {"name": "fc.weight", "shape": [16], "dtype": "float32", "stats": "p0.stats", "sample": "p0.sample"}
+        ],
+        "tied": [],
+        "ops": [],
+        "precision": {"regime": regime},
+        "perf": {"step_times_s": []},
+        "error": None,
+        "note": float("nan"),
     }
     return read_trace(write_trace(path, manifest, tensors))
 
@@ -72,8 +110,11 @@ def test_foreign_or_newer_files_are_refused(tmp_path):
     save_file({"x": torch.zeros(1)}, str(tmp_path / "plain.safetensors"))
     with pytest.raises(TraceError, match="without a porter trace manifest"):
         read_trace(tmp_path / "plain.safetensors")
-    save_file({"x": torch.zeros(1)}, str(tmp_path / "new.safetensors"),
-              metadata={META_KEY: json.dumps({"schema": "porter.trace/9"})})
+    save_file(
+        {"x": torch.zeros(1)},
+        str(tmp_path / "new.safetensors"),
+        metadata={META_KEY: json.dumps({"schema": "porter.trace/9"})},
+    )
     with pytest.raises(TraceError, match="newer"):
         read_trace(tmp_path / "new.safetensors")
     (tmp_path / "junk.safetensors").write_bytes(b"\x80\x04pickle?")
@@ -105,8 +146,9 @@ def test_schedule_activation_and_precision(tmp_path):
     r = compare_traces(ref, act)
     assert r.first_divergence["module"] == "fc"
     # the same 1% activation difference is within bfloat16 autocast's tolerance
-    bf = make_trace(tmp_path / "b.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01,
-                    regime="bfloat16", label=PORT)
+    bf = make_trace(
+        tmp_path / "b.safetensors", [2.0, 1.8], act=torch.linspace(-1, 1, 32) * 1.01, regime="bfloat16", label=PORT
+    )
     r = compare_traces(ref, bf)
     assert r.regime == "bfloat16" and r.verdict == "pass" and r.tolerances["modules"] == [5e-2, 1e-2]
 
@@ -115,8 +157,7 @@ def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
     from porter.verify.tracecmp import side_summary, step_time_gap
 
     ref = side_summary(make_trace(tmp_path / "r.safetensors", [2.0]), "reference")
-    port = side_summary(make_trace(tmp_path / "p.safetensors", [2.0], label=PORT),
-                        "ported")
+    port = side_summary(make_trace(tmp_path / "p.safetensors", [2.0], label=PORT), "ported")
     assert step_time_gap(ref, port, 0) == []  # not measured: no gap invented
     ref.perf, port.perf = {"steady_step_s": 0.01}, {"steady_step_s": 0.03}
     port.emulated = True

@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _run(code: str, cwd: Path, **env) -> subprocess.CompletedProcess:
     full = dict(os.environ, PYTHONPATH=str(ROOT), PJRT_DEVICE="CPU", **env)
-    return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=full, capture_output=True,
-                          text=True, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=full, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 DRAWS = r"""
@@ -61,7 +62,7 @@ def test_device_draws_are_the_cpu_draws(tmp_path):
     import torch
 
     for dev in ("cpu", "xla"):
-        res = _run(DRAWS.replace('sys.argv[1]', repr(dev)), tmp_path)
+        res = _run(DRAWS.replace("sys.argv[1]", repr(dev)), tmp_path)
         assert res.returncode == 0, res.stderr[-3000:]
     assert int(res.stdout.split()[-1]) >= 10  # every kind above was seen on the device
     cpu, xla = torch.load(tmp_path / "cpu.pt"), torch.load(tmp_path / "xla.pt")
@@ -85,8 +86,9 @@ def test_the_original_takes_its_accelerator_branch(tmp_path, monkeypatch):
     (tmp_path / "train.py").write_text(ACCEL)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "t.safetensors"
-    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor",
-                                   "--", sys.executable, "train.py"])
+    res = CliRunner().invoke(
+        app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor", "--", sys.executable, "train.py"]
+    )
     assert res.exit_code == 0, res.output
     from porter.verify.causes import made_on
     from porter.verify.tracefile import read_trace
@@ -120,8 +122,9 @@ def test_the_reference_never_runs_on_xla(tmp_path, monkeypatch):
     (tmp_path / "train.py").write_text(OFF_XLA)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "t.safetensors"
-    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor",
-                                   "--", sys.executable, "train.py"])
+    res = CliRunner().invoke(
+        app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor", "--", sys.executable, "train.py"]
+    )
     assert res.exit_code == 0, res.output
     assert (tmp_path / "seen.txt").read_text() == "False 0 cuda"
     from porter.verify.tracefile import read_trace
@@ -129,8 +132,9 @@ def test_the_reference_never_runs_on_xla(tmp_path, monkeypatch):
     m = read_trace(out).manifest
     assert m["devices"]["parameters"] == {"cpu": 2} and m["devices"]["losses"] == ["cpu"]
     (tmp_path / "train.py").write_text("import torch\n\nx = torch.zeros(2, device='xla')\n")
-    res = CliRunner().invoke(app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor",
-                                   "--", sys.executable, "train.py"])
+    res = CliRunner().invoke(
+        app, ["trace", "record", "-o", str(out), "--steps", "2", "--no-noise-floor", "--", sys.executable, "train.py"]
+    )
     assert res.exit_code != 0
     assert "the original asked for a tensor on 'xla' at train.py:3" in " ".join(res.output.split()), res.output
 
@@ -158,9 +162,15 @@ print(json.dumps(log.end_step()))
 
 def test_the_line_that_grows_a_sequence_is_named(tmp_path):
     (tmp_path / "grow.py").write_text(GROW)
-    res = subprocess.run([sys.executable, "grow.py"], cwd=tmp_path, capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT), PJRT_DEVICE="CPU"), timeout=300,
-                         check=False)
+    res = subprocess.run(
+        [sys.executable, "grow.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), PJRT_DEVICE="CPU"),
+        timeout=300,
+        check=False,
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     lines = json.loads(res.stdout.splitlines()[-1])
     first = lines[0]
@@ -204,10 +214,28 @@ def test_a_torchrun_program_at_world_size_2(tmp_path):
     assert 'init_process_group("xla", init_method="xla://")' in ported or "xla://" in ported
     torchrun = str(Path(sys.executable).parent / "torchrun")
     report = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(orig), "--ported", str(port),
-                                   "--steps", "3", "--no-noise-floor", "--timeout", "400",
-                                   "--report", str(report), "--", torchrun, "--nproc-per-node", "2",
-                                   "train.py"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--original",
+            str(orig),
+            "--ported",
+            str(port),
+            "--steps",
+            "3",
+            "--no-noise-floor",
+            "--timeout",
+            "400",
+            "--report",
+            str(report),
+            "--",
+            torchrun,
+            "--nproc-per-node",
+            "2",
+            "train.py",
+        ],
+    )
     data = json.loads(report.read_text())
     assert res.exit_code == 0, res.output
     assert data["verdict"] == "pass" and len(data["ranks"]) == 2
@@ -220,10 +248,28 @@ def test_a_torchrun_program_at_world_size_2(tmp_path):
     wrong = tmp_path / "wrong"
     wrong.mkdir()
     (wrong / "train.py").write_text(ported.replace("dist.all_reduce(scale)", "scale = scale * 1.5"))
-    res = CliRunner().invoke(app, ["parity-check", "--original", str(orig), "--ported", str(wrong),
-                                   "--steps", "2", "--no-noise-floor", "--timeout", "400",
-                                   "--report", str(report), "--", torchrun, "--nproc-per-node", "2",
-                                   "train.py"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "parity-check",
+            "--original",
+            str(orig),
+            "--ported",
+            str(wrong),
+            "--steps",
+            "2",
+            "--no-noise-floor",
+            "--timeout",
+            "400",
+            "--report",
+            str(report),
+            "--",
+            torchrun,
+            "--nproc-per-node",
+            "2",
+            "train.py",
+        ],
+    )
     data = json.loads(report.read_text())
     assert res.exit_code == 1, res.output
     assert data["verdict"] == "fail" and "parts first, at step 1" in data["reasons"][0]

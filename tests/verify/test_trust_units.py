@@ -23,29 +23,72 @@ def _imports():
 
 def _stats(x):
     x = x.double().reshape(-1)
-    return torch.stack([x.mean(), x.std(unbiased=False), x.min(), x.max(), x.abs().max(), x.norm(),
-                        torch.zeros((), dtype=torch.float64), torch.zeros((), dtype=torch.float64)])
+    return torch.stack(
+        [
+            x.mean(),
+            x.std(unbiased=False),
+            x.min(),
+            x.max(),
+            x.abs().max(),
+            x.norm(),
+            torch.zeros((), dtype=torch.float64),
+            torch.zeros((), dtype=torch.float64),
+        ]
+    )
 
 
-def trace(path, losses, *, weight=None, stats_weight=None, checksum=0, act=None, devices=None,
-          side=None, rng=None, floor=None, all_values=True):
+def trace(
+    path,
+    losses,
+    *,
+    weight=None,
+    stats_weight=None,
+    checksum=0,
+    act=None,
+    devices=None,
+    side=None,
+    rng=None,
+    floor=None,
+    all_values=True,
+):
     weight = weight if weight is not None else torch.linspace(-1, 1, 12).reshape(3, 4)
     act = act if act is not None else torch.linspace(-1, 1, 32)
-    tensors = {"steps.loss": torch.tensor(losses, dtype=torch.float64),
-               "steps.grad_norm": torch.ones(len(losses), dtype=torch.float64),
-               "m0.0.stats": _stats(act), "m0.0.sample": act,
-               "p0.stats": _stats(stats_weight if stats_weight is not None else weight),
-               "p0.sample": weight.reshape(-1)}
+    tensors = {
+        "steps.loss": torch.tensor(losses, dtype=torch.float64),
+        "steps.grad_norm": torch.ones(len(losses), dtype=torch.float64),
+        "m0.0.stats": _stats(act),
+        "m0.0.sample": act,
+        "p0.stats": _stats(stats_weight if stats_weight is not None else weight),
+        "p0.sample": weight.reshape(-1),
+    }
     manifest = {
         "side": side or {"label": "cpu (reference; CUDA shim)", "kind": "cpu", "shim": "cuda->cpu"},
-        "steps": [{"step": i + 1, "loss": v, "grad_norm": 1.0, "lr": [1e-3], "step_time_s": 0.01}
-                  for i, v in enumerate(losses)],
-        "modules": [{"key": "fc", "type": "Linear", "outputs": [
-            {"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}]}],
-        "parameters": [{"name": "fc.weight", "shape": [3, 4], "dtype": "float32", "stats": "p0.stats",
-                        "sample": "p0.sample", "sample_stride": 1 if all_values else 2,
-                        "all_values": all_values, "bits_checksum": checksum}],
-        "tied": [], "precision": {"regime": "float32"}, "perf": {},
+        "steps": [
+            {"step": i + 1, "loss": v, "grad_norm": 1.0, "lr": [1e-3], "step_time_s": 0.01}
+            for i, v in enumerate(losses)
+        ],
+        "modules": [
+            {
+                "key": "fc",
+                "type": "Linear",
+                "outputs": [{"shape": [32], "dtype": "float32", "stats": "m0.0.stats", "sample": "m0.0.sample"}],
+            }
+        ],
+        "parameters": [
+            {
+                "name": "fc.weight",
+                "shape": [3, 4],
+                "dtype": "float32",
+                "stats": "p0.stats",
+                "sample": "p0.sample",
+                "sample_stride": 1 if all_values else 2,
+                "all_values": all_values,
+                "bits_checksum": checksum,
+            }
+        ],
+        "tied": [],
+        "precision": {"regime": "float32"},
+        "perf": {},
         "devices": devices or {"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": {"cuda": 3}},
         "rng": rng or {"redirected": True, "device_draws": None, "generator": "the CPU's"},
     }
@@ -61,15 +104,17 @@ ON_XLA = {"parameters": {"xla": 1}, "losses": ["xla"], "requested": None}
 def test_weights_are_compared_by_value_never_by_their_norm(tmp_path):
     ref = trace(tmp_path / "r", [2.0, 1.5])
     # the same values, a norm that differs by reduction order: no weight warning
-    same = trace(tmp_path / "s", [2.0, 1.5], stats_weight=torch.linspace(-1, 1, 12) * (1 + 3e-6),
-                 side=XLA, devices=ON_XLA)
+    same = trace(
+        tmp_path / "s", [2.0, 1.5], stats_weight=torch.linspace(-1, 1, 12) * (1 + 3e-6), side=XLA, devices=ON_XLA
+    )
     r = compare_traces(ref, same)
     assert r.verdict == "pass" and not r.parameters["differing"]
     assert r.parameters["summary_only"] and "by" in r.parameters
     # two ulps off: within the dtype's tolerance
     w = torch.linspace(-1, 1, 12).reshape(3, 4)
-    near = trace(tmp_path / "n", [2.0, 1.5], weight=torch.nextafter(torch.nextafter(w, w + 1), w + 1),
-                 side=XLA, devices=ON_XLA)
+    near = trace(
+        tmp_path / "n", [2.0, 1.5], weight=torch.nextafter(torch.nextafter(w, w + 1), w + 1), side=XLA, devices=ON_XLA
+    )
     assert compare_traces(ref, near).verdict == "pass"
     # one element really differs: FAIL, naming the parameter, the element and both values
     w2 = w.clone()
@@ -125,15 +170,17 @@ def test_the_sides_code_paths_are_said(tmp_path):
     ref = trace(tmp_path / "r", [2.0])
     assert made_on(ref.manifest).startswith("cuda, run on the CPU by the CUDA shim (3 CUDA")
     # the reference asked for no CUDA device: its CPU branch ran, the port its device branch
-    cpu_branch = trace(tmp_path / "c", [2.0], devices={"parameters": {"cpu": 1}, "losses": ["cpu"],
-                                                       "requested": {"cpu": 2}})
+    cpu_branch = trace(
+        tmp_path / "c", [2.0], devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": {"cpu": 2}}
+    )
     port = trace(tmp_path / "p", [2.0], side=XLA, devices=ON_XLA)
     r = compare_traces(cpu_branch, port)
     assert "its CPU branch" in r.made_on["reference"]
     assert any("may follow different code paths" in x for x in r.reasons)
     # a port that never reached its device fails, whatever its numbers
-    stayed = trace(tmp_path / "s", [2.0], side=XLA,
-                   devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": None})
+    stayed = trace(
+        tmp_path / "s", [2.0], side=XLA, devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": None}
+    )
     r = compare_traces(ref, stayed)
     assert r.verdict == "fail" and "the port computed on the CPU, not on its xla device" in r.reasons[0]
 
@@ -142,22 +189,28 @@ def test_no_verdict_when_the_reference_ran_on_the_targets_device(tmp_path):
     """A reference that trained on XLA (transformers does, whenever torch_xla is importable)
     agrees with the port to the bit: comparing them would PASS the port against itself."""
     port = trace(tmp_path / "p", [2.0, 1.8], side=XLA, devices=ON_XLA)
-    on_xla = trace(tmp_path / "x", [2.0, 1.8], devices={"parameters": {"xla": 1}, "losses": ["xla"],
-                                                         "requested": {"cpu": 3}})
+    on_xla = trace(
+        tmp_path / "x", [2.0, 1.8], devices={"parameters": {"xla": 1}, "losses": ["xla"], "requested": {"cpu": 3}}
+    )
     r = compare_traces(on_xla, port)
     assert r.verdict == "error" and r.exit_code == 2
     assert "the reference computed on xla" in r.reasons[0] and "no verdict" in r.reasons[0]
     # a loss on the target's device is enough, whatever the parameters say
-    loss_only = trace(tmp_path / "l", [2.0, 1.8], devices={"parameters": {"cpu": 1}, "losses": ["xla"],
-                                                           "requested": {"cuda": 3}})
+    loss_only = trace(
+        tmp_path / "l", [2.0, 1.8], devices={"parameters": {"cpu": 1}, "losses": ["xla"], "requested": {"cuda": 3}}
+    )
     assert compare_traces(loss_only, port).verdict == "error"
 
 
 def test_no_verdict_when_both_sides_ran_on_one_device_type(tmp_path):
     ref = trace(tmp_path / "r", [2.0, 1.8])
     # no target runtime: the port ran on the CPU like the reference, with the same numbers
-    on_cpu = trace(tmp_path / "c", [2.0, 1.8], side={"label": "cpu (no target runtime installed)", "kind": "cpu"},
-                   devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": None})
+    on_cpu = trace(
+        tmp_path / "c",
+        [2.0, 1.8],
+        side={"label": "cpu (no target runtime installed)", "kind": "cpu"},
+        devices={"parameters": {"cpu": 1}, "losses": ["cpu"], "requested": None},
+    )
     r = compare_traces(ref, on_cpu)
     assert r.verdict == "error" and "both sides computed on cpu" in r.reasons[0]
     assert "install torch_xla" in r.reasons[0]
@@ -198,10 +251,14 @@ def test_outputs_the_port_padded_further_are_compared_on_the_reference_region(tm
 
 def test_a_divergence_at_a_device_draw_is_named(tmp_path):
     ref = trace(tmp_path / "r", [2.0, 1.8])
-    own = {"redirected": False, "device_draws": 2, "before_step_1": 2, "generator": "each device's own",
-           "first": [{"call": "torch.randn", "location": "train.py:12", "after_step": 0, "device": "xla:0"}]}
-    port = trace(tmp_path / "p", [2.0, 1.7], act=torch.linspace(-1, 1, 32) * 1.5, side=XLA,
-                 devices=ON_XLA, rng=own)
+    own = {
+        "redirected": False,
+        "device_draws": 2,
+        "before_step_1": 2,
+        "generator": "each device's own",
+        "first": [{"call": "torch.randn", "location": "train.py:12", "after_step": 0, "device": "xla:0"}],
+    }
+    port = trace(tmp_path / "p", [2.0, 1.7], act=torch.linspace(-1, 1, 32) * 1.5, side=XLA, devices=ON_XLA, rng=own)
     r = compare_traces(ref, port)
     text = " ".join(r.reasons)
     assert r.verdict == "fail" and "the divergence starts at a random draw on the ported side's device" in text
@@ -236,9 +293,12 @@ def test_tables_off_a_terminal_are_plain_and_unsqueezed():
 
     out = io.StringIO()
     wide = "x" * 150
-    print_sections("parity-check (script): PASS", "pass",
-                   [("Sides", ["side", "device"], [["reference", wide], ["ported", "xla"]], ["a note"])],
-                   Console(file=out))
+    print_sections(
+        "parity-check (script): PASS",
+        "pass",
+        [("Sides", ["side", "device"], [["reference", wide], ["ported", "xla"]], ["a note"])],
+        Console(file=out),
+    )
     text = out.getvalue()
     assert wide in text and "porte d" not in text
     assert not any(ch in text for ch in "│┃┏━")
@@ -253,8 +313,9 @@ def test_torchrun_commands_are_split_into_launcher_and_script():
     tr = launch_of(["torchrun", "--nproc-per-node", "2", "train.py", "--lr", "1"])
     assert tr.nproc == 2 and tr.script == ("train.py", "--lr", "1")
     assert "--standalone" in tr.options and "train.py" not in tr.options
-    mod = launch_of(["python", "-m", "torch.distributed.run", "--nproc_per_node=2", "--master-port",
-                     "29511", "-m", "pkg.train"])
+    mod = launch_of(
+        ["python", "-m", "torch.distributed.run", "--nproc_per_node=2", "--master-port", "29511", "-m", "pkg.train"]
+    )
     assert mod.script == ("-m", "pkg.train") and "--standalone" not in mod.options
     with pytest.raises(ValueError, match="one node"):
         launch_of(["torchrun", "--nnodes", "2", "--nproc-per-node", "2", "train.py"])

@@ -9,9 +9,18 @@ from d2l import torch as d2l
 from torch import nn
 
 net = nn.Sequential(
-    nn.Conv2d(1, 6, kernel_size=5, padding=2), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
-    nn.Conv2d(6, 16, kernel_size=5), nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2),
-    nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.Sigmoid(), nn.Linear(120, 84), nn.Sigmoid(),
-    nn.Linear(84, 10))
+    nn.Conv2d(1, 6, kernel_size=5, padding=2),
+    nn.Sigmoid(),
+    nn.AvgPool2d(kernel_size=2, stride=2),
+    nn.Conv2d(6, 16, kernel_size=5),
+    nn.Sigmoid(),
+    nn.AvgPool2d(kernel_size=2, stride=2),
+    nn.Flatten(),
+    nn.Linear(16 * 5 * 5, 120),
+    nn.Sigmoid(),
+    nn.Linear(120, 84),
+    nn.Sigmoid(),
+    nn.Linear(84, 10),
+)
 train_iter, test_iter = d2l.load_data_fashion_mnist(batch_size=32)
 d2l.train_ch6(net, train_iter, test_iter, num_epochs=1, lr=0.9, device=d2l.try_gpu())

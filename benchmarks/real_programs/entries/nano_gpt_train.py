@@ -31,12 +31,20 @@ parser.add_argument("--warmup-steps", type=int, default=4)
 parser.add_argument("--max-lr", type=float, default=3e-3)
 parser.add_argument("--seed", type=int, default=1337)
 parser.add_argument("--dataset-dir", default="data")
-parser.add_argument("--sample-length", type=int, default=0,
-                    help="run nano-gpt's own sampling callback (model.sample) every --sample-every "
-                         "steps with a character tokenizer, to this many tokens (0: no sampling)")
+parser.add_argument(
+    "--sample-length",
+    type=int,
+    default=0,
+    help="run nano-gpt's own sampling callback (model.sample) every --sample-every "
+    "steps with a character tokenizer, to this many tokens (0: no sampling)",
+)
 parser.add_argument("--sample-every", type=int, default=2)
-parser.add_argument("--dtype", choices=["bfloat16", "float32"], default="bfloat16",
-                    help="the autocast dtype nano-gpt uses on every device (its own: bfloat16)")
+parser.add_argument(
+    "--dtype",
+    choices=["bfloat16", "float32"],
+    default="bfloat16",
+    help="the autocast dtype nano-gpt uses on every device (its own: bfloat16)",
+)
 args = parser.parse_args()
 if args.dtype == "float32":  # autocast to float32 is autocast off: the whole run in float32
     import nano_gpt.trainer
@@ -63,7 +71,6 @@ dataset_config = DatasetConfig(
 )
 
 
-
 class CharTokenizer(Tokenizer):
     """Characters as tokens (the GPT-2 tokenizer needs the network): enough for sampling."""
 
@@ -87,5 +94,6 @@ train(
     eval_config=EvalConfig(validation_steps=0),
     dataset_config=dataset_config,
     sample_config=SampleConfig(num_return_sequences=2, max_length=args.sample_length, text="Hello")
-    if args.sample_length else None,
+    if args.sample_length
+    else None,
 )

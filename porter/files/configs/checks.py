@@ -20,14 +20,23 @@ from porter.files.sites import Site
 _CUDA_VALUE = re.compile(r"(?:cuda(?::\d+)?|nccl)", re.IGNORECASE)
 _CUDA_KEY = re.compile(r"(?:^|[_.\-/])(?:cuda|cudnn|nccl|nvidia)(?:$|[_.\-/])", re.IGNORECASE)
 _LINE_TOKENS = re.compile(r"cuda|cudnn|nccl|nvidia|\+cu\d", re.IGNORECASE)
-_SHELL_KEYS = frozenset({"run", "script", "command", "commands", "cmd", "entrypoint", "before_script", "after_script", "args"})
+_SHELL_KEYS = frozenset(
+    {"run", "script", "command", "commands", "cmd", "entrypoint", "before_script", "after_script", "args"}
+)
 # a launcher sized in GPUs has no CUDA word (`torchrun --nproc-per-node=4`): read as shell too
-_LAUNCH_TOKENS = re.compile(r"torchrun|nproc[-_]per[-_]node|num[-_]gpus|multi[-_]gpu|--gpus|gres|srun|sbatch", re.IGNORECASE)
+_LAUNCH_TOKENS = re.compile(
+    r"torchrun|nproc[-_]per[-_]node|num[-_]gpus|multi[-_]gpu|--gpus|gres|srun|sbatch", re.IGNORECASE
+)
 _ENV_LINE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\S*)")
 _FALSY = frozenset({"false", "False", "no", "off", "0", "null", "~", ""})
 _GPU_STRATEGIES = ("ddp", "fsdp", "deepspeed")  # Lightning's strategies that run over NCCL on its CUDA accelerator
 _SLURM_GPU_KEYS = frozenset({"gpus_per_node", "gpus_per_task"})  # submitit's Slurm launcher (Hydra's `hydra.launcher`)
-_DEEPSPEED_KEYS = ("zero_optimization", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "zero_allow_untested_optimizer")
+_DEEPSPEED_KEYS = (
+    "zero_optimization",
+    "train_micro_batch_size_per_gpu",
+    "gradient_accumulation_steps",
+    "zero_allow_untested_optimizer",
+)
 
 
 def sites(root: Value, text: str, target: str, *, json_like: bool) -> list[Site]:
@@ -60,8 +69,15 @@ def _accelerate(root: Value, text: str, target: str, done: set[int], json_like: 
         done.add(id(kind))
         span = kind.inner or (kind.start, kind.end)
         new = environment(target).get("accelerate_distributed_type")
-        out.append(Site("CFG001", span[0], span[1], _replace(kind, new, json_like) if new else None,
-                        message="`distributed_type: MULTI_GPU`: accelerate's multi-GPU launch"))
+        out.append(
+            Site(
+                "CFG001",
+                span[0],
+                span[1],
+                _replace(kind, new, json_like) if new else None,
+                message="`distributed_type: MULTI_GPU`: accelerate's multi-GPU launch",
+            )
+        )
     ids = root.get("gpu_ids")
     if ids is not None:
         done.add(id(ids))
@@ -70,8 +86,15 @@ def _accelerate(root: Value, text: str, target: str, done: set[int], json_like: 
     if precision is not None and precision.text == "fp16":
         done.add(id(precision))
         span = precision.inner or (precision.start, precision.end)
-        out.append(Site("CFG002", span[0], span[1], _replace(precision, "bf16", json_like),
-                        message="`mixed_precision: fp16`: CUDA's float16 with a loss scaler"))
+        out.append(
+            Site(
+                "CFG002",
+                span[0],
+                span[1],
+                _replace(precision, "bf16", json_like),
+                message="`mixed_precision: fp16`: CUDA's float16 with a loss scaler",
+            )
+        )
     return out
 
 
@@ -87,33 +110,74 @@ def _lightning(root: Value, target: str, done: set[int], json_like: bool) -> lis
         done.add(id(accelerator))
         span = accelerator.inner or (accelerator.start, accelerator.end)
         new = environment(target).get("lightning_accelerator")
-        out.append(Site("CFG003", span[0], span[1], _replace(accelerator, new, json_like) if new else None,
-                        message=f"`accelerator: {accelerator.text}`: Lightning's CUDA accelerator"))
+        out.append(
+            Site(
+                "CFG003",
+                span[0],
+                span[1],
+                _replace(accelerator, new, json_like) if new else None,
+                message=f"`accelerator: {accelerator.text}`: Lightning's CUDA accelerator",
+            )
+        )
         strategy = trainer.get("strategy")
-        if strategy is not None and strategy.kind == "scalar" and (strategy.text or "").lower().startswith(_GPU_STRATEGIES):
+        if (
+            strategy is not None
+            and strategy.kind == "scalar"
+            and (strategy.text or "").lower().startswith(_GPU_STRATEGIES)
+        ):
             # (the TPU accelerator takes only Lightning's XLA strategies: `auto` picks one)
             done.add(id(strategy))
-            out.append(Site("CFG003", strategy.start, strategy.end, None,
-                            message=f"`strategy: {strategy.text}` runs over NCCL with Lightning's CUDA accelerator"))
+            out.append(
+                Site(
+                    "CFG003",
+                    strategy.start,
+                    strategy.end,
+                    None,
+                    message=f"`strategy: {strategy.text}` runs over NCCL with Lightning's CUDA accelerator",
+                )
+            )
     precision = trainer.get("precision")
     if precision is not None and (precision.text or "") in ("16", "16-mixed", "fp16"):
         done.add(id(precision))
         span = precision.inner or (precision.start, precision.end)
-        out.append(Site("CFG002", span[0], span[1], _replace(precision, "bf16-mixed", json_like),
-                        message=f"`precision: {precision.text}`: float16 mixed precision"))
+        out.append(
+            Site(
+                "CFG002",
+                span[0],
+                span[1],
+                _replace(precision, "bf16-mixed", json_like),
+                message=f"`precision: {precision.text}`: float16 mixed precision",
+            )
+        )
     return out
 
 
 def _deepspeed(root: Value, done: set[int]) -> list[Site]:
     if not any(root.get(k) is not None for k in _DEEPSPEED_KEYS):
         return []
-    out = [Site("CFG004", root.start, root.start + 1, None, message="a DeepSpeed config: DeepSpeed has no accelerator for the target")]
+    out = [
+        Site(
+            "CFG004",
+            root.start,
+            root.start + 1,
+            None,
+            message="a DeepSpeed config: DeepSpeed has no accelerator for the target",
+        )
+    ]
     fp16 = root.get("fp16")
     if fp16 is not None and fp16.kind == "map":
         enabled = fp16.get("enabled")
         if enabled is not None and enabled.text in ("true", "auto"):
             done.add(id(enabled))
-            out.append(Site("CFG002", enabled.start, enabled.end, None, message="DeepSpeed's `fp16` section: float16 with loss scaling"))
+            out.append(
+                Site(
+                    "CFG002",
+                    enabled.start,
+                    enabled.end,
+                    None,
+                    message="DeepSpeed's `fp16` section: float16 with loss scaling",
+                )
+            )
     return out
 
 
@@ -130,39 +194,83 @@ def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
                 done.add(id(name))
                 done.add(id(value))
                 name_span = name.inner or (name.start, name.end)
-                out.extend(envvars.assignment(text, target, name.text, name_span, value.text if value.inner else None,
-                                              value.inner or (value.start, value.end)))
+                out.extend(
+                    envvars.assignment(
+                        text,
+                        target,
+                        name.text,
+                        name_span,
+                        value.text if value.inner else None,
+                        value.inner or (value.start, value.end),
+                    )
+                )
             continue
         if key_span is not None and envvars.rule_of(key):
             done.add(id(node))
             value_text = node.text if node.kind == "scalar" and node.inner is not None else None
-            out.extend(envvars.assignment(text, target, key, _key_inner(text, key_span), value_text,
-                                          node.inner or (node.start, node.end)))
+            out.extend(
+                envvars.assignment(
+                    text, target, key, _key_inner(text, key_span), value_text, node.inner or (node.start, node.end)
+                )
+            )
             continue
-        if key_span is not None and node.kind == "scalar" and (
+        if (
+            key_span is not None
+            and node.kind == "scalar"
+            and (
                 (key.lower() == "gres" and "gpu" in (node.text or "").lower())
-                or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)):
-            out.append(Site("LCH003", key_span[0], node.end, None, message=f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)"))
+                or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)
+            )
+        ):
+            out.append(
+                Site(
+                    "LCH003",
+                    key_span[0],
+                    node.end,
+                    None,
+                    message=f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)",
+                )
+            )
             continue
         if key_span is not None and key == "nvidia.com/gpu":
-            out.append(Site("CTR002", key_span[0], node.end, None, message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"))
+            out.append(
+                Site(
+                    "CTR002",
+                    key_span[0],
+                    node.end,
+                    None,
+                    message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs",
+                )
+            )
             continue
         kernel = _kernel_option(key, node)
         if kernel is not None and key_span is not None:
             out.append(Site("CFG006", key_span[0], node.end, None, message=kernel))
             continue
-        if node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is None and text[node.start:node.start + 1] in ("|", ">"):
+        if (
+            node.kind == "scalar"
+            and isinstance(node.scalar, str)
+            and node.inner is None
+            and text[node.start : node.start + 1] in ("|", ">")
+        ):
             out.extend(_block_lines(key, node, text, target))
             continue
         # a one-line command (`run: nvidia-smi`), or one of a list of them (GitLab's `script:`,
         # Buildkite's `commands:`), written as it is
         shell_key = key if key_span is not None else (path[-2] if len(path) > 1 and path[-1].isdigit() else "")
-        if (node.kind == "scalar" and isinstance(node.scalar, str) and node.inner is not None and shell_key.lower() in _SHELL_KEYS
-                and "\n" not in text[node.inner[0]:node.inner[1]]):
+        if (
+            node.kind == "scalar"
+            and isinstance(node.scalar, str)
+            and node.inner is not None
+            and shell_key.lower() in _SHELL_KEYS
+            and "\n" not in text[node.inner[0] : node.inner[1]]
+        ):
             out.extend(_block_lines(shell_key, node, text, target, node.inner))
             continue
         if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
-            out.append(Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA"))
+            out.append(
+                Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA")
+            )
         elif key_span is not None and _CUDA_KEY.search(key) and node.kind == "scalar":
             out.append(Site("CFG005", key_span[0], node.end, None, message=f"`{key}` is a CUDA setting"))
     return out
@@ -179,7 +287,9 @@ def _kernel_option(key: str, node: Value) -> str | None:
     named = _kernel_value().fullmatch(spelled)
     for name in kernel_words():
         if name in lowered and value not in _FALSY:
-            return f"`{key}: {value}` switches on {name.replace('_', '-')}'s kernels, which have no build for the target"
+            return (
+                f"`{key}: {value}` switches on {name.replace('_', '-')}'s kernels, which have no build for the target"
+            )
         if named is not None and named.group(1) == name:
             return f"`{key}: {value}` names {name.replace('_', '-')}, which has no build for the target"
     return None
@@ -200,7 +310,9 @@ def kernel_words() -> tuple[str, ...]:
     words = {"flash_attention"}
     for package in cuda_only_packages():
         words.update(m.replace(".", "_") for m in package.modules if len(m) > 4 and m != "cuda")
-        words.update(n.replace("-", "_") for n in package.names if "cuda" not in n and len(n) > 4 and not n.startswith("nvidia"))
+        words.update(
+            n.replace("-", "_") for n in package.names if "cuda" not in n and len(n) > 4 and not n.startswith("nvidia")
+        )
     return tuple(sorted(words, key=len, reverse=True))
 
 
@@ -237,7 +349,9 @@ def _block_lines(key: str, node: Value, text: str, target: str, span: tuple[int,
             out.extend(envvars.assignment(text, target, m.group(1), name_span, value, value_span))
             continue
         if names_cuda:
-            out.append(Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`"))
+            out.append(
+                Site("CFG005", lead, lead + len(body), None, message=f"a line of `{key}` names CUDA: `{body[:80]}`")
+            )
     return out
 
 

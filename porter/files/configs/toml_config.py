@@ -32,10 +32,14 @@ class _Placer:
             self.cursor = m.end()
 
     def key(self, key: str) -> tuple[int, int] | None:
-        m = re.compile(r"(?m)(?:^|[{,])\s*(?:\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*=").search(self.text, self.cursor)
+        m = re.compile(
+            r"(?m)(?:^|[{,])\s*(?:\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*="
+        ).search(self.text, self.cursor)
         if m is None:
             return None
-        start = self.text.index(key, m.start()) - (1 if self.text[m.start():m.end()].count('"') or self.text[m.start():m.end()].count("'") else 0)
+        start = self.text.index(key, m.start()) - (
+            1 if self.text[m.start() : m.end()].count('"') or self.text[m.start() : m.end()].count("'") else 0
+        )
         start = max(start, m.start())
         self.cursor = m.end()
         return start, m.end() - 1

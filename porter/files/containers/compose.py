@@ -73,7 +73,13 @@ def _gpus(text: Text, node: Node, target: str, what: str) -> Site:
     start, end = span(text, node)
     line_end = text.line_span(text.position(start).line)[1]
     end = min(end, line_end) if text.position(end).line != text.position(start).line else end
-    return Site("CTR002", start, end, None, message=f"{what}; the target's containers take {environment(target).get('compose_devices')}")
+    return Site(
+        "CTR002",
+        start,
+        end,
+        None,
+        message=f"{what}; the target's containers take {environment(target).get('compose_devices')}",
+    )
 
 
 def _environment(text: Text, node: Node | None, target: str) -> list[Site]:
@@ -117,7 +123,11 @@ def _command(text: Text, node: Node, target: str) -> list[Site]:
             return []
         s = scalar(text, item)
         # a scalar whose characters are not its value (escapes, folding) is read, never edited
-        words.append(Word(s.value, s.value, *s.inner) if s.inner is not None else Word(text.text[s.start:s.end], None, s.start, s.end))
+        words.append(
+            Word(s.value, s.value, *s.inner)
+            if s.inner is not None
+            else Word(text.text[s.start : s.end], None, s.start, s.end)
+        )
     if not words or words[0].value is None:
         return []
     cmd = Command(words[0].value.rsplit("/", 1)[-1], words[0], tuple(words[1:]), words[0].start, words[-1].end)

@@ -33,8 +33,16 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         elif inst.keyword in ("ENV", "ARG"):
             out.extend(_variables(text.text, start, args, settings.target, legacy=inst.keyword == "ENV"))
         elif inst.keyword == "LABEL":
-            out.extend(Site("CTR002", start + m.start(), start + m.end(), None, message=f"`{m.group(0)}` is a label of NVIDIA's container runtime")
-                       for m in _NVIDIA_LABEL.finditer(args))
+            out.extend(
+                Site(
+                    "CTR002",
+                    start + m.start(),
+                    start + m.end(),
+                    None,
+                    message=f"`{m.group(0)}` is a label of NVIDIA's container runtime",
+                )
+                for m in _NVIDIA_LABEL.finditer(args)
+            )
         elif inst.keyword in _SHELL:
             out.extend(_shell(text.text, inst, settings.target))
     return out
@@ -87,7 +95,7 @@ def _shell(text: str, inst: Instruction, target: str) -> list[Site]:
         m = re.search(r"\bCMD\s+", args)
         if m is None:
             return []
-        start, body = start + m.end(), args[m.end():]
+        start, body = start + m.end(), args[m.end() :]
     lead = len(body) - len(body.lstrip())
     if body.lstrip().startswith("["):
         return _exec_form(text, start + lead, body.strip(), target)
@@ -117,4 +125,7 @@ def _exec_form(text: str, start: int, array: str, target: str) -> list[Site]:
         at = found + len(raw)
     cmd = Command(values[0].rsplit("/", 1)[-1], words[0], tuple(words[1:]), words[0].start, words[-1].end)
     # a rewrite of the command's text would not be JSON: what is found there is reported
-    return [Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice) for s in commands.sites(cmd, text, target)]
+    return [
+        Site(s.code, s.start, s.end, None, message=s.message, advice=s.advice)
+        for s in commands.sites(cmd, text, target)
+    ]

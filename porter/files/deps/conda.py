@@ -35,9 +35,16 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         for channel in sequence(get(doc, "channels")):
             if isinstance(channel, ScalarNode) and channel.value.strip() == "nvidia":
                 s = scalar(text, channel)
-                out.append(Site("DEP002", s.start, s.end, None,
-                                message="conda's `nvidia` channel serves CUDA libraries only",
-                                advice="Remove it once no package needs it: the targets install torch and their packages with pip."))
+                out.append(
+                    Site(
+                        "DEP002",
+                        s.start,
+                        s.end,
+                        None,
+                        message="conda's `nvidia` channel serves CUDA libraries only",
+                        advice="Remove it once no package needs it: the targets install torch and their packages with pip.",
+                    )
+                )
         ctx = requirement.Context(settings.target, settings.imported_after_port, conda=True)
         for item in sequence(deps):
             if isinstance(item, ScalarNode):
@@ -59,9 +66,16 @@ def _conda_package(text: Text, node: ScalarNode, ctx: requirement.Context) -> li
         return [requirement.cuda_only(name, (s.start, s.end), requirement.Place(s.start, None), ctx)]
     parts = s.value.split("=")
     if canonical(name) in requirement.TORCH_FAMILY | {"pytorch"} and len(parts) >= 3 and _CUDA_BUILD.search(parts[-1]):
-        return [Site("DEP001", s.start, s.end, None,
-                     message=f"`{s.value}`: the build string picks conda's CUDA build",
-                     advice="Install torch with pip in the `pip:` list (its CPU build, or PyPI's for torch-xla), as the target's install line does.")]
+        return [
+            Site(
+                "DEP001",
+                s.start,
+                s.end,
+                None,
+                message=f"`{s.value}`: the build string picks conda's CUDA build",
+                advice="Install torch with pip in the `pip:` list (its CPU build, or PyPI's for torch-xla), as the target's install line does.",
+            )
+        ]
     return []
 
 
@@ -95,7 +109,9 @@ def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]
             if canonical(parsed.name) == "torch" and torch_node is None:
                 torch_node = item
     if torch_node is not None:
-        lines = missing_lines(requirement.parse(scalar(text, torch_node).value), names, values, settings.target, pip_options=True)
+        lines = missing_lines(
+            requirement.parse(scalar(text, torch_node).value), names, values, settings.target, pip_options=True
+        )
         if lines is not None:
             out.append(_insert_after(text, torch_node, lines, settings.target))
     return out
@@ -106,10 +122,16 @@ def _insert_after(text: Text, node: ScalarNode, lines: list[str], target: str) -
     s = scalar(text, node)
     line = text.position(s.start).line
     first, last = text.line_span(line)
-    prefix = text.text[first:s.start]  # `    - ` (a quoted item: its quote is part of the scalar)
+    prefix = text.text[first : s.start]  # `    - ` (a quoted item: its quote is part of the scalar)
     nl = newline(text.text)
     if item_line(text, node) is None or prefix.strip() != "-":
-        return Site("DEP004", s.start, s.end, None, message=added_message(lines, target),
-                    advice="Add them to the `pip:` list after torch.")
+        return Site(
+            "DEP004",
+            s.start,
+            s.end,
+            None,
+            message=added_message(lines, target),
+            advice="Add them to the `pip:` list after torch.",
+        )
     new = "".join(nl + prefix + line_text for line_text in lines)
     return Site("DEP004", last, last, new, message=added_message(lines, target))

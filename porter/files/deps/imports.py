@@ -30,7 +30,9 @@ def wants_imports(name: str) -> bool:
 
 @lru_cache(maxsize=16)
 def _modules_re(modules: tuple[str, ...] | None = None) -> re.Pattern[bytes]:
-    names = sorted({m.split(".")[0] for m in (modules if modules is not None else cuda_only_modules())}, key=len, reverse=True)
+    names = sorted(
+        {m.split(".")[0] for m in (modules if modules is not None else cuda_only_modules())}, key=len, reverse=True
+    )
     return re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
 
 

@@ -26,19 +26,40 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
     if m is None:
         other = _OTHER_CUDA_INDEX.search(url) if _NVIDIA_INDEX.search(url) is None else None
         if other is not None:
-            return [Site("DEP002", at + other.start(), at + other.end(), None,
-                         message=f"`{other.group(0)}` is an index of CUDA builds",
-                         advice="Remove it, and the packages it served, for the target: their wheels are CUDA builds.")]
+            return [
+                Site(
+                    "DEP002",
+                    at + other.start(),
+                    at + other.end(),
+                    None,
+                    message=f"`{other.group(0)}` is an index of CUDA builds",
+                    advice="Remove it, and the packages it served, for the target: their wheels are CUDA builds.",
+                )
+            ]
         nv = _NVIDIA_INDEX.search(url)
         if nv is None:
             return []
-        return [Site("DEP002", at + nv.start(), at + nv.end(), None,
-                     message=f"NVIDIA's package index ({nv.group(0)}) serves CUDA libraries only",
-                     advice="Remove it once no requirement needs it (the CUDA libraries it serves do not run on the target).")]
+        return [
+            Site(
+                "DEP002",
+                at + nv.start(),
+                at + nv.end(),
+                None,
+                message=f"NVIDIA's package index ({nv.group(0)}) serves CUDA libraries only",
+                advice="Remove it once no requirement needs it (the CUDA libraries it serves do not run on the target).",
+            )
+        ]
     start, end = at + m.start(), at + m.end()
     if env.get("torch_index_url"):
-        return [Site("DEP002", start, end, m.group(1) + "cpu",
-                     message=f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes torch's CPU build")]
+        return [
+            Site(
+                "DEP002",
+                start,
+                end,
+                m.group(1) + "cpu",
+                message=f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes torch's CPU build",
+            )
+        ]
     message = f"`{m.group(0)}` is PyTorch's index of CUDA builds: the target takes PyPI's torch"
     if remove is None:
         return [Site("DEP002", start, end, None, message=message)]

@@ -116,10 +116,18 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
             env = environment(settings.target)
-            out.append(Site("DEP004", torch_seen[0], torch_seen[1], None, message=added_message(lines, settings.target),
-                            advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
-                                   f"(`[project.optional-dependencies] {settings.target} = [...]`), or to the environment that runs "
-                                   f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}."))
+            out.append(
+                Site(
+                    "DEP004",
+                    torch_seen[0],
+                    torch_seen[1],
+                    None,
+                    message=added_message(lines, settings.target),
+                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
+                    f"(`[project.optional-dependencies] {settings.target} = [...]`), or to the environment that runs "
+                    f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}.",
+                )
+            )
     return out
 
 

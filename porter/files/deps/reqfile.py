@@ -130,11 +130,19 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             # package: no option line may go in, and the target's packages are no hard dependency
             lines_ = missing_lines(torch, names, [v for _, v in options], settings.target, pip_options=False)
             if lines_ is not None:
-                out.append(Site("DEP004", torch_line.start, torch_line.end, None, message=added_message(lines_, settings.target),
-                                advice=f"The project's build code reads this file as its package's requirements (each line a requirement): "
-                                       f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
-                                       f"requirements-{settings.target}.txt the build reads into an extra `{settings.target!r}`, "
-                                       f"installed with the target's index."))
+                out.append(
+                    Site(
+                        "DEP004",
+                        torch_line.start,
+                        torch_line.end,
+                        None,
+                        message=added_message(lines_, settings.target),
+                        advice=f"The project's build code reads this file as its package's requirements (each line a requirement): "
+                        f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
+                        f"requirements-{settings.target}.txt the build reads into an extra `{settings.target!r}`, "
+                        f"installed with the target's index.",
+                    )
+                )
         else:
             site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
             if site is not None:

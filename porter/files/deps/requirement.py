@@ -84,8 +84,15 @@ def cuda_build_sites(text: str, place: Place, ctx: Context) -> list[Site]:
         new = "+cpu" if build == "cpu" else ""
         replacement = new if place.editable else None
         what = "torch's CPU build (`+cpu`)" if new else "PyPI's torch"
-        out.append(Site("DEP001", place.start + m.start(), place.start + m.end(), replacement,
-                        message=f"`{label}` pins a CUDA build: the target takes {what}"))
+        out.append(
+            Site(
+                "DEP001",
+                place.start + m.start(),
+                place.start + m.end(),
+                replacement,
+                message=f"`{label}` pins a CUDA build: the target takes {what}",
+            )
+        )
     return out
 
 
@@ -118,8 +125,15 @@ def _torch_version(text: str, req: Requirement, place: Place, ctx: Context) -> l
     shown = str(req.specifier)
     at = text.find(shown) if shown else -1
     start, end = (place.start + at, place.start + at + len(shown)) if at >= 0 else package_span(text, place)
-    return [Site("DEP003", start, end, None,
-                 message=f"torch `{shown}` allows no torch the target runs with (`{ctx.env.get('torch_specifier')}`)")]
+    return [
+        Site(
+            "DEP003",
+            start,
+            end,
+            None,
+            message=f"torch `{shown}` allows no torch the target runs with (`{ctx.env.get('torch_specifier')}`)",
+        )
+    ]
 
 
 def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> Site:
@@ -131,27 +145,53 @@ def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> S
     advice = f"{package.advice} ({package.evidence}.)"
     if still is None:
         # (a file ported alone, setup.py, a script: what the project imports is not known here)
-        return Site("DEP005", span[0], span[1], None,
-                    message=f"`{name}` has no build for the target (porter removes it only from a dependency file of a run whose Python no longer imports it)",
-                    advice=advice)
+        return Site(
+            "DEP005",
+            span[0],
+            span[1],
+            None,
+            message=f"`{name}` has no build for the target (porter removes it only from a dependency file of a run whose Python no longer imports it)",
+            advice=advice,
+        )
     if still:
         imports = ", ".join(f"`{m}`" for m in still)
-        return Site("DEP005", span[0], span[1], None,
-                    message=f"`{name}` has no build for the target, and the ported Python still imports {imports}", advice=advice)
+        return Site(
+            "DEP005",
+            span[0],
+            span[1],
+            None,
+            message=f"`{name}` has no build for the target, and the ported Python still imports {imports}",
+            advice=advice,
+        )
     if place.removable is None or package.conda_only:
         # (conda's CUDA selectors are reported: which build conda then picks is no documented fact)
-        return Site("DEP005", span[0], span[1], None,
-                    message=f"`{name}` has no build for the target and no Python file of the run imports it after the port: remove it", advice=advice)
+        return Site(
+            "DEP005",
+            span[0],
+            span[1],
+            None,
+            message=f"`{name}` has no build for the target and no Python file of the run imports it after the port: remove it",
+            advice=advice,
+        )
     if package.modules:
         what = "no Python file of the run imports " + ", ".join(f"`{m}`" for m in package.modules) + " after the port"
     else:
         what = "a CUDA runtime library, which the port does not load"
     start, end = place.removable
-    return Site("DEP005", start, end, "", message=f"`{name}` has no build for the target ({what}): removed", advice=advice)
+    return Site(
+        "DEP005", start, end, "", message=f"`{name}` has no build for the target ({what}): removed", advice=advice
+    )
 
 
 def _url_sites(url: str, place: Place, ctx: Context) -> list[Site]:
     if not _CUDA_WHEEL.search(url) or not re.search(r"\.whl\b|/torch|/whl/", url):
         return []
-    return [Site("DEP006", place.start, place.start + len(url.rstrip()), None,
-                 message=f"a CUDA build's wheel: `{url.strip()[:120]}`")]
+    return [
+        Site(
+            "DEP006",
+            place.start,
+            place.start + len(url.rstrip()),
+            None,
+            message=f"a CUDA build's wheel: `{url.strip()[:120]}`",
+        )
+    ]

@@ -73,7 +73,15 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(Site("DEP004", torch[0], torch[1], None, message=added_message(lines, settings.target),
-                            advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
-                                   f"`[options.extras_require]` as `{settings.target} = ...`, or to the environment that runs the port."))
+            out.append(
+                Site(
+                    "DEP004",
+                    torch[0],
+                    torch[1],
+                    None,
+                    message=added_message(lines, settings.target),
+                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
+                    f"`[options.extras_require]` as `{settings.target} = ...`, or to the environment that runs the port.",
+                )
+            )
     return out

@@ -45,7 +45,9 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
             tree = ast.parse(text.source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []  # the Python port reports the file
-    assigned = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    assigned = {
+        t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
     ctx = requirement.Context(settings.target, None)
     out: list[Site] = []
     names: list[str] = []
@@ -64,7 +66,7 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
                 start = text.offset(const.lineno, _column(text, const))
                 raw = text.text[start : text.offset(const.end_lineno or const.lineno, _end_column(text, const))]
                 quote = len(raw) - len(raw.lstrip("rRbBuU"))
-                inner = start + quote + (3 if raw[quote:quote + 3] in ('"""', "'''") else 1)
+                inner = start + quote + (3 if raw[quote : quote + 3] in ('"""', "'''") else 1)
                 value = str(const.value)
                 plain = text.text[inner : inner + len(value)] == value
                 place = requirement.Place(inner if plain else start, None, editable=False)
@@ -77,9 +79,17 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(Site("DEP004", torch[0], torch[1], None, message=added_message(lines, settings.target),
-                            advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} to `extras_require` "
-                                   f"under `{settings.target!r}`, or to the environment that runs the port."))
+            out.append(
+                Site(
+                    "DEP004",
+                    torch[0],
+                    torch[1],
+                    None,
+                    message=added_message(lines, settings.target),
+                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} to `extras_require` "
+                    f"under `{settings.target!r}`, or to the environment that runs the port.",
+                )
+            )
     return out
 
 
@@ -100,7 +110,11 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
     from porter.codemods.apply import port_python
 
     python = port_python(source, path, settings)
-    if python.status is FileStatus.ERROR or python.status is FileStatus.SKIPPED and python.reason == "`# porter: ignore-file`":
+    if (
+        python.status is FileStatus.ERROR
+        or python.status is FileStatus.SKIPPED
+        and python.reason == "`# porter: ignore-file`"
+    ):
         return python
     if not admits(source, settings, "setup-py"):
         return python

@@ -9,7 +9,9 @@ from porter.files.facts import canonical, environment
 from porter.files.sites import Site
 
 
-def missing_lines(torch: Requirement | None, names: list[str], option_values: list[str], target: str, *, pip_options: bool) -> list[str] | None:
+def missing_lines(
+    torch: Requirement | None, names: list[str], option_values: list[str], target: str, *, pip_options: bool
+) -> list[str] | None:
     """The lines to add after torch (the target's index as an option where the format has
     options, then its packages), or None when the target's packages are there already."""
     env = environment(target)
@@ -29,14 +31,18 @@ def newline(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def insertion(text: str, line_end: int, torch: Requirement | None, names: list[str], option_values: list[str], target: str) -> Site | None:
+def insertion(
+    text: str, line_end: int, torch: Requirement | None, names: list[str], option_values: list[str], target: str
+) -> Site | None:
     """DEP004 at the end of torch's line (`line_end`) of a requirements file: the target's
     lines (its index as an option, then its packages), one per line, after it."""
     lines = missing_lines(torch, names, option_values, target, pip_options=True)
     if lines is None:
         return None
     nl = newline(text)
-    return Site("DEP004", line_end, line_end, "".join(nl + line for line in lines), message=added_message(lines, target))
+    return Site(
+        "DEP004", line_end, line_end, "".join(nl + line for line in lines), message=added_message(lines, target)
+    )
 
 
 def added_message(lines: list[str], target: str) -> str:

@@ -40,8 +40,12 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
     for p in plans:
         lines, found, hidden, edited = _magic_lines(p, path, settings)
         magic_lines.append(lines)
-        findings += [_moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in found]
-        suppressed += [_moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in hidden]
+        findings += [
+            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in found
+        ]
+        suppressed += [
+            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in hidden
+        ]
         changed |= edited
 
     # the Python of the cells, as one module
@@ -62,12 +66,18 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
         if python.new_source is not None:
             parts = virtual.split(module, python.new_source.decode("utf-8", "surrogateescape"))
             if parts is None:
-                out.status, out.reason = FileStatus.ERROR, "internal error: the port of the code cells could not be cut back into cells; left unchanged"
+                out.status, out.reason = (
+                    FileStatus.ERROR,
+                    "internal error: the port of the code cells could not be cut back into cells; left unchanged",
+                )
                 return out
             for k, lines in parts.items():
                 new = virtual.restore(plans[k], lines, magic_lines[k])
                 if new is None:
-                    out.status, out.reason = FileStatus.ERROR, f"internal error: cell {plans[k].cell.number} could not be put back together; left unchanged"
+                    out.status, out.reason = (
+                        FileStatus.ERROR,
+                        f"internal error: cell {plans[k].cell.number} could not be put back together; left unchanged",
+                    )
                     return out
                 new_cells[k] = new
     for k, p in enumerate(plans):
@@ -81,8 +91,11 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
 
     findings.sort(key=Finding.sort_key)
     out.findings, out.suppressed = findings, suppressed
-    edits = [(p.cell.source.start, p.cell.source.end, layout.source_text(text.text, p.cell, new_cells[k], nb.ascii))
-             for k, p in enumerate(plans) if k in new_cells and new_cells[k] != p.text and p.cell.source is not None]
+    edits = [
+        (p.cell.source.start, p.cell.source.end, layout.source_text(text.text, p.cell, new_cells[k], nb.ascii))
+        for k, p in enumerate(plans)
+        if k in new_cells and new_cells[k] != p.text and p.cell.source is not None
+    ]
     if not edits:
         if changed:
             out.status = FileStatus.CHANGED  # findings only: the new text was not made
@@ -94,13 +107,19 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
     try:
         json.loads(new_text.removeprefix("\ufeff"))  # (a byte order mark is kept, as every byte outside the cells)
     except ValueError as exc:
-        out.status, out.reason, out.findings = FileStatus.ERROR, f"internal error: the rewritten notebook is no JSON ({exc}); left unchanged", []
+        out.status, out.reason, out.findings = (
+            FileStatus.ERROR,
+            f"internal error: the rewritten notebook is no JSON ({exc}); left unchanged",
+            [],
+        )
         return out
     out.new_source = text.encode(new_text)
     return out
 
 
-def _magic_lines(p: virtual.Plan, path: str, settings: Settings) -> tuple[list[str], list[Finding], list[Finding], bool]:
+def _magic_lines(
+    p: virtual.Plan, path: str, settings: Settings
+) -> tuple[list[str], list[Finding], list[Finding], bool]:
     """Each IPython line of the cell as the shell and environment checks leave it, the findings
     (in the cell's lines and columns), the silenced ones, and whether a line changed."""
     lines = list(p.lines)
@@ -120,8 +139,12 @@ def _magic_lines(p: virtual.Plan, path: str, settings: Settings) -> tuple[list[s
             continue
         line_text = Text(body.encode("utf-8", "surrogateescape"))
         got = result(line_text, sites, path, settings, suppressions=scan(line_text.source))
-        findings += [replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.findings]
-        hidden += [replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.suppressed]
+        findings += [
+            replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.findings
+        ]
+        hidden += [
+            replace(f, start=replace(f.start, line=i + 1), end=replace(f.end, line=i + 1)) for f in got.suppressed
+        ]
         if got.status is FileStatus.CHANGED:
             edited = True
             if got.new_source is not None:
@@ -135,7 +158,9 @@ def _cell_offset(p: virtual.Plan, line: int, column: int) -> int:
     return sum(len(x) for x in p.lines[:line]) + min(column, len(p.lines[line].rstrip("\r\n")) if p.lines else 0)
 
 
-def _moved(f: Finding, text: Text, nb: layout.Notebook, p: virtual.Plan, line: int, col: int, end_line: int, end_col: int) -> Finding:
+def _moved(
+    f: Finding, text: Text, nb: layout.Notebook, p: virtual.Plan, line: int, col: int, end_line: int, end_col: int
+) -> Finding:
     """A finding in the cell's lines and columns, moved to the file's, named by cell and line."""
     start = text.position(layout.raw_offset(text.text, p.cell, _cell_offset(p, line, col), nb.ascii))
     end = text.position(layout.raw_offset(text.text, p.cell, _cell_offset(p, end_line, end_col), nb.ascii))
@@ -146,7 +171,9 @@ def _moved(f: Finding, text: Text, nb: layout.Notebook, p: virtual.Plan, line: i
         end=end,
         message=f"{f.message} (cell {p.cell.number}, line {line + 1})",
         # a fix stays a fix the file can take where it lies within one JSON string
-        replacement=json.dumps(f.replacement, ensure_ascii=nb.ascii)[1:-1] if f.replacement is not None and one_string else None,
+        replacement=json.dumps(f.replacement, ensure_ascii=nb.ascii)[1:-1]
+        if f.replacement is not None and one_string
+        else None,
         original=json.dumps(f.original, ensure_ascii=nb.ascii)[1:-1] if f.original is not None and one_string else None,
     )
 
@@ -171,7 +198,13 @@ def _from_module(f: Finding, text: Text, nb: layout.Notebook, module: virtual.Mo
 
 def _not_python(text: Text, nb: layout.Notebook, p: virtual.Plan, path: str, settings: Settings) -> list[Finding]:
     at = layout.raw_offset(text.text, p.cell, 0, nb.ascii)
-    site = Site("NB001", at, at, None, message=f"the cell does not parse as Python (its IPython lines aside): its Python is not ported (cell {p.cell.number}, line 1)")
+    site = Site(
+        "NB001",
+        at,
+        at,
+        None,
+        message=f"the cell does not parse as Python (its IPython lines aside): its Python is not ported (cell {p.cell.number}, line 1)",
+    )
     return result(text, [site], path, settings).findings
 
 
@@ -182,7 +215,9 @@ def _metadata(text: Text, nb: layout.Notebook, path: str, settings: Settings) ->
     sites: list[Site] = []
     accelerator = meta.get("accelerator")
     if accelerator is not None and accelerator.text == "GPU":
-        sites.append(Site("NB002", accelerator.start, accelerator.end, None, message="the notebook asks Colab for a GPU runtime"))
+        sites.append(
+            Site("NB002", accelerator.start, accelerator.end, None, message="the notebook asks Colab for a GPU runtime")
+        )
     colab = meta.get("colab")
     gpu = colab.get("gpuType") if colab is not None and colab.kind == "map" else None
     if gpu is not None:

@@ -81,14 +81,20 @@ def documents(text: Text) -> list[Node]:
         if walked > ALIAS_EXPANSION * written + ALIAS_SLACK:
             if walked == _CYCLE:
                 raise Unreadable("an alias names a node that holds it: the document never ends")
-            raise Unreadable(f"its aliases expand it to {walked:,.0f} nodes from {written:,} (a \"billion laughs\"): not read")
+            raise Unreadable(
+                f'its aliases expand it to {walked:,.0f} nodes from {written:,} (a "billion laughs"): not read'
+            )
     return docs
 
 
 def span(text: Text, node: Node) -> tuple[int, int]:
     """[start, end) of `node` in the text (marks' line and column are in characters)."""
     start = text.offset(node.start_mark.line + 1, node.start_mark.column)
-    end = text.offset(node.end_mark.line + 1, node.end_mark.column) if node.end_mark.line < len(text.line_starts) else len(text.text)
+    end = (
+        text.offset(node.end_mark.line + 1, node.end_mark.column)
+        if node.end_mark.line < len(text.line_starts)
+        else len(text.text)
+    )
     return start, end
 
 

@@ -18,18 +18,58 @@ from porter.files.shell.native import defines
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site
 
-TOOLCHAIN = frozenset({"nvcc", "nsys", "ncu", "nv-nsight-cu-cli", "cuda-gdb", "compute-sanitizer", "cuda-memcheck", "dcgmi",
-                       "nvidia-cuda-mps-control", "nvidia-persistenced"})
+TOOLCHAIN = frozenset(
+    {
+        "nvcc",
+        "nsys",
+        "ncu",
+        "nv-nsight-cu-cli",
+        "cuda-gdb",
+        "compute-sanitizer",
+        "cuda-memcheck",
+        "dcgmi",
+        "nvidia-cuda-mps-control",
+        "nvidia-persistenced",
+    }
+)
 MESSAGES = frozenset({"echo", "printf", "log", "info", "warn", "logger"})  # print what they are given
 _LIST_GPUS = ((), ("-L",), ("--list-gpus",))
 _DEVICE_VALUE = re.compile(r"(?:^|[=:])(cuda(?::\d+)?|nccl)$")
-_SLURM_GPU = re.compile(r"--gres[= ](?:\S*:)?gpu\b\S*|--gpus(?:-per-(?:node|task|socket))?(?:[= ]\S+)?|--gpu-bind\S*|--gpus-per-\w+\S*|-G\s*\d+")
+_SLURM_GPU = re.compile(
+    r"--gres[= ](?:\S*:)?gpu\b\S*|--gpus(?:-per-(?:node|task|socket))?(?:[= ]\S+)?|--gpu-bind\S*|--gpus-per-\w+\S*|-G\s*\d+"
+)
 _APT = frozenset({"apt-get", "apt", "yum", "dnf", "microdnf", "apk"})
-_CUDA_APT = re.compile(r"(?:cuda(?:-[\w.-]+)?|libcudnn\w*(?:-[\w.-]+)?|libnccl\w*(?:-[\w.-]+)?|nvidia-[\w.-]+|libnvinfer\w*|tensorrt)(?:=\S+)?")
+_CUDA_APT = re.compile(
+    r"(?:cuda(?:-[\w.-]+)?|libcudnn\w*(?:-[\w.-]+)?|libnccl\w*(?:-[\w.-]+)?|nvidia-[\w.-]+|libnvinfer\w*|tensorrt)(?:=\S+)?"
+)
 _INDEX = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
-_PIP_VALUE_OPTIONS = frozenset({*_INDEX, "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-t", "--target",
-                                "--prefix", "--root", "--trusted-host", "--config-settings", "-C", "--python", "--platform",
-                                "--python-version", "--implementation", "--abi", "--src", "--cache-dir", "--log", "--progress-bar"})
+_PIP_VALUE_OPTIONS = frozenset(
+    {
+        *_INDEX,
+        "-r",
+        "--requirement",
+        "-c",
+        "--constraint",
+        "-e",
+        "--editable",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--trusted-host",
+        "--config-settings",
+        "-C",
+        "--python",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--src",
+        "--cache-dir",
+        "--log",
+        "--progress-bar",
+    }
+)
 
 
 def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> list[Site]:
@@ -43,23 +83,50 @@ def sites(cmd: Command, text: str, target: str, *, consumed: bool = False) -> li
 def device_tool(cmd: Command, text: str, target: str, consumed: object) -> list[Site]:
     if cmd.name != "nvidia-smi":
         # `watch -n 1 nvidia-smi`: the tool as another command's argument
-        return [Site("LCH001", w.start, w.end, None, message="runs `nvidia-smi`, NVIDIA's device tool")
-                for w in cmd.args if (w.value or "").rsplit("/", 1)[-1] == "nvidia-smi"]
+        return [
+            Site("LCH001", w.start, w.end, None, message="runs `nvidia-smi`, NVIDIA's device tool")
+            for w in cmd.args
+            if (w.value or "").rsplit("/", 1)[-1] == "nvidia-smi"
+        ]
     tool = environment(target).get("device_tool")
     args = tuple(w.value for w in cmd.args)
     if tool and args in _LIST_GPUS and not consumed:
         # (what it prints is shown, not parsed: the other tool's listing serves the reader)
-        return [Site("LCH001", cmd.name_word.start, cmd.args[-1].end if cmd.args else cmd.name_word.end, tool,
-                     message=f"`nvidia-smi` lists NVIDIA's GPUs: `{tool}` lists the target's devices")]
-    why = " queried for values" if args not in _LIST_GPUS else ", its output read by another command" if consumed else ""
-    return [Site("LCH001", cmd.name_word.start, cmd.args[-1].end if cmd.args else cmd.name_word.end, None,
-                 message=f"`nvidia-smi`, NVIDIA's device tool{why}")]
+        return [
+            Site(
+                "LCH001",
+                cmd.name_word.start,
+                cmd.args[-1].end if cmd.args else cmd.name_word.end,
+                tool,
+                message=f"`nvidia-smi` lists NVIDIA's GPUs: `{tool}` lists the target's devices",
+            )
+        ]
+    why = (
+        " queried for values" if args not in _LIST_GPUS else ", its output read by another command" if consumed else ""
+    )
+    return [
+        Site(
+            "LCH001",
+            cmd.name_word.start,
+            cmd.args[-1].end if cmd.args else cmd.name_word.end,
+            None,
+            message=f"`nvidia-smi`, NVIDIA's device tool{why}",
+        )
+    ]
 
 
 def toolchain(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     if cmd.name not in TOOLCHAIN:
         return []
-    return [Site("LCH004", cmd.name_word.start, cmd.name_word.end, None, message=f"`{cmd.name}` is a tool of CUDA's toolkit or NVIDIA's profilers")]
+    return [
+        Site(
+            "LCH004",
+            cmd.name_word.start,
+            cmd.name_word.end,
+            None,
+            message=f"`{cmd.name}` is a tool of CUDA's toolkit or NVIDIA's profilers",
+        )
+    ]
 
 
 def _module(cmd: Command) -> str | None:
@@ -100,23 +167,42 @@ def launcher(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     out = []
     for opt, value in found:
         end = value.end if value is not None and not (opt.value or opt.raw).startswith("--multi") else opt.end
-        out.append(Site("LCH002", opt.start, end, None, message=f"starts processes per GPU: on the target, one per {unit}"))
+        out.append(
+            Site("LCH002", opt.start, end, None, message=f"starts processes per GPU: on the target, one per {unit}")
+        )
     return out
 
 
 def docker_gpus(cmd: Command, text: str, target: str, _: object) -> list[Site]:
-    if cmd.name not in ("docker", "podman", "nvidia-docker") or (cmd.name != "nvidia-docker" and cmd.literal(0) not in ("run", "create")):
+    if cmd.name not in ("docker", "podman", "nvidia-docker") or (
+        cmd.name != "nvidia-docker" and cmd.literal(0) not in ("run", "create")
+    ):
         return []
     env = environment(target)
     out = []
     if cmd.name == "nvidia-docker":
-        out.append(Site("CTR002", cmd.name_word.start, cmd.name_word.end, None, message="`nvidia-docker` runs containers on NVIDIA GPUs"))
+        out.append(
+            Site(
+                "CTR002",
+                cmd.name_word.start,
+                cmd.name_word.end,
+                None,
+                message="`nvidia-docker` runs containers on NVIDIA GPUs",
+            )
+        )
     for opt, value in _option(cmd, ("--gpus", "--runtime")):
         shown = (opt.value or opt.raw) + ("" if value is None else " " + (value.value or value.raw))
         if "runtime" in shown and "nvidia" not in shown:
             continue
-        out.append(Site("CTR002", opt.start, value.end if value is not None else opt.end, None,
-                        message=f"`{shown}` gives the container NVIDIA GPUs; the target's containers run with {env.get('run_options')}"))
+        out.append(
+            Site(
+                "CTR002",
+                opt.start,
+                value.end if value is not None else opt.end,
+                None,
+                message=f"`{shown}` gives the container NVIDIA GPUs; the target's containers run with {env.get('run_options')}",
+            )
+        )
     return out
 
 
@@ -125,7 +211,7 @@ def _pip_args(cmd: Command) -> list[Word] | None:
     args = list(cmd.args)
     if cmd.name.startswith("python") and _module(cmd) == "pip":
         at = next(i for i, w in enumerate(args) if w.value in ("-m", "-mpip") or (w.value or "").startswith("-m"))
-        args = args[at + (1 if args[at].value != "-m" else 2):]
+        args = args[at + (1 if args[at].value != "-m" else 2) :]
     elif cmd.name == "uv" and args and args[0].value == "pip":
         args = args[1:]
     elif not re.fullmatch(r"pip(?:3(?:\.\d+)?)?", cmd.name):
@@ -166,7 +252,11 @@ def pip_install(cmd: Command, text: str, target: str, _: object) -> list[Site]:
             skip = option in _PIP_VALUE_OPTIONS and "=" not in value
             continue
         inner = w.inner
-        out.extend(requirement.sites(value, requirement.Place(inner[0], None, editable=w.raw == value or w.raw[1:-1] == value), ctx))
+        out.extend(
+            requirement.sites(
+                value, requirement.Place(inner[0], None, editable=w.raw == value or w.raw[1:-1] == value), ctx
+            )
+        )
     return out
 
 
@@ -183,17 +273,36 @@ def _extras(w: Word) -> list[Site]:
         at = w.start + m.start(1)
         for name in re.finditer(r"[A-Za-z0-9_.-]+", m.group(1)):
             if cuda_only_package(name.group(0)) is not None:
-                out.append(Site("DEP005", at + name.start(), at + name.end(), None,
-                                message=f"installs the project's `{name.group(0)}` extra: a package with no build for the target"))
+                out.append(
+                    Site(
+                        "DEP005",
+                        at + name.start(),
+                        at + name.end(),
+                        None,
+                        message=f"installs the project's `{name.group(0)}` extra: a package with no build for the target",
+                    )
+                )
     return out
 
 
 def _templated(w: Word, before: Word | None) -> list[Site]:
     """A word built from variables: `torch==${V}+cu${CUDA}`, an index `.../whl/cu$CUDA`."""
     if _TEMPLATED_BUILD.search(w.raw):
-        return [Site("DEP001", w.start, w.end, None, message=f"`{w.raw}` installs a CUDA build (its version from variables)")]
+        return [
+            Site(
+                "DEP001", w.start, w.end, None, message=f"`{w.raw}` installs a CUDA build (its version from variables)"
+            )
+        ]
     if _TEMPLATED_INDEX.search(w.raw) and "download.pytorch.org" in w.raw:
-        return [Site("DEP002", w.start, w.end, None, message=f"`{w.raw}` is PyTorch's index of CUDA builds (its version from variables)")]
+        return [
+            Site(
+                "DEP002",
+                w.start,
+                w.end,
+                None,
+                message=f"`{w.raw}` is PyTorch's index of CUDA builds (its version from variables)",
+            )
+        ]
     return []
 
 
@@ -207,7 +316,9 @@ def conda_install(cmd: Command, text: str, target: str, _: object) -> list[Site]
             continue
         if w.value in ("-c", "--channel") and cmd.literal(i + 1) == "nvidia":
             nxt = cmd.args[i + 1]
-            out.append(Site("DEP002", w.start, nxt.end, None, message="conda's `nvidia` channel serves CUDA libraries only"))
+            out.append(
+                Site("DEP002", w.start, nxt.end, None, message="conda's `nvidia` channel serves CUDA libraries only")
+            )
             continue
         m = re.match(r"(?:[\w.-]+::)?([A-Za-z0-9_][A-Za-z0-9_.-]*)", w.value)
         if m and not w.value.startswith("-") and cuda_only_package(m.group(1), conda=True) is not None:
@@ -218,8 +329,11 @@ def conda_install(cmd: Command, text: str, target: str, _: object) -> list[Site]
 def system_packages(cmd: Command, text: str, target: str, _: object) -> list[Site]:
     if cmd.name not in _APT or not any(w.value in ("install", "add") for w in cmd.args[:3]):
         return []
-    return [Site("CTR003", w.start, w.end, None, message=f"`{w.value}` is a CUDA system package")
-            for w in cmd.args if w.value is not None and _CUDA_APT.fullmatch(w.value)]
+    return [
+        Site("CTR003", w.start, w.end, None, message=f"`{w.value}` is a CUDA system package")
+        for w in cmd.args
+        if w.value is not None and _CUDA_APT.fullmatch(w.value)
+    ]
 
 
 def slurm(cmd: Command, text: str, target: str, _: object) -> list[Site]:
@@ -227,7 +341,9 @@ def slurm(cmd: Command, text: str, target: str, _: object) -> list[Site]:
         return []
     out = []
     for i, w in enumerate(cmd.args):
-        joined = (w.value or w.raw) + (" " + (cmd.literal(i + 1) or "") if (w.value or "") in ("--gres", "-G", "--gpus") else "")
+        joined = (w.value or w.raw) + (
+            " " + (cmd.literal(i + 1) or "") if (w.value or "") in ("--gres", "-G", "--gpus") else ""
+        )
         if _SLURM_GPU.fullmatch(joined.strip()) or _SLURM_GPU.fullmatch(w.value or w.raw):
             out.append(Site("LCH003", w.start, w.end, None, message=f"`{(w.value or w.raw)}` asks Slurm for GPUs"))
     return out
@@ -263,7 +379,12 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
             site = envvars.read(w.value, (w.start, w.end))
             if site is not None:
                 out.append(site)
-        elif cmd.name not in MESSAGES and w.value is not None and _VARIABLE_PREFIX.search(w.value) and not re.match(r"[A-Za-z_]\w*=", w.value):
+        elif (
+            cmd.name not in MESSAGES
+            and w.value is not None
+            and _VARIABLE_PREFIX.search(w.value)
+            and not re.match(r"[A-Za-z_]\w*=", w.value)
+        ):
             rule = "ENV002" if "NCCL_" in w.value and "CUDA_" not in w.value else "ENV003"
             out.append(Site(rule, w.start, w.end, None, message=f"`{w.value[:60]}` names CUDA's or NCCL's variables"))
     return out
@@ -298,7 +419,11 @@ def nvidia_files(cmd: Command, text: str, target: str, _: object) -> list[Site]:
             continue
         found = nvidia_file(value)
         if found is not None:  # (one per command: the step is what to port)
-            return [Site("LCH007", w.start, w.end, None, message=f"`{found}` is a file of NVIDIA's driver or CUDA's toolkit")]
+            return [
+                Site(
+                    "LCH007", w.start, w.end, None, message=f"`{found}` is a file of NVIDIA's driver or CUDA's toolkit"
+                )
+            ]
     return []
 
 
@@ -317,8 +442,18 @@ def native_defines(cmd: Command, text: str, target: str, _: object) -> list[Site
 
 
 CHECKS: tuple[Callable[[Command, str, str, object], list[Site]], ...] = (
-    device_tool, toolchain, launcher, docker_gpus, pip_install, conda_install, system_packages, slurm, device_arguments, variable_names,
-    native_defines, nvidia_files,
+    device_tool,
+    toolchain,
+    launcher,
+    docker_gpus,
+    pip_install,
+    conda_install,
+    system_packages,
+    slurm,
+    device_arguments,
+    variable_names,
+    native_defines,
+    nvidia_files,
 )
 
 
@@ -328,6 +463,7 @@ def slurm_directive(comment: str, start: int) -> list[Site]:
         return []
     out = []
     for m in _SLURM_GPU.finditer(comment):
-        out.append(Site("LCH003", start + m.start(), start + m.end(), None, message=f"`{m.group(0)}` asks Slurm for GPUs"))
+        out.append(
+            Site("LCH003", start + m.start(), start + m.end(), None, message=f"`{m.group(0)}` asks Slurm for GPUs")
+        )
     return out
-

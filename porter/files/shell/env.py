@@ -52,8 +52,9 @@ def visible_cores(value: str) -> str | None:
     return f"{indexes[0]}-{indexes[-1]}"
 
 
-def assignment(text: str, target: str, name: str, name_span: tuple[int, int], value: str | None,
-               value_span: tuple[int, int] | None) -> list[Site]:
+def assignment(
+    text: str, target: str, name: str, name_span: tuple[int, int], value: str | None, value_span: tuple[int, int] | None
+) -> list[Site]:
     """The sites of `name=value`. `value`: the literal value (quotes taken off), None when it is
     no literal (an expansion); `value_span`: where the value is written, quotes included."""
     out: list[Site] = []
@@ -62,13 +63,29 @@ def assignment(text: str, target: str, name: str, name_span: tuple[int, int], va
     if rule == "ENV001":
         out.append(_visible(text, target, name_span, value, value_span))
     elif rule is not None:
-        out.append(Site(rule, name_span[0], end, None, message=f"`{name}` configures {_what(rule)}, which the target does not run"))
-    raw = text[value_span[0]:value_span[1]] if value_span is not None else ""
+        out.append(
+            Site(
+                rule,
+                name_span[0],
+                end,
+                None,
+                message=f"`{name}` configures {_what(rule)}, which the target does not run",
+            )
+        )
+    raw = text[value_span[0] : value_span[1]] if value_span is not None else ""
     if value_span is not None and "-D" in raw:
         out.extend(defines(raw, value_span[0]))
     path = _CUDA_PATH.search(raw)
     if path is not None and value_span is not None:
-        out.append(Site("ENV004", value_span[0], value_span[1], None, message=f"`{name}` names CUDA's install: `{path.group(0)}`"))
+        out.append(
+            Site(
+                "ENV004",
+                value_span[0],
+                value_span[1],
+                None,
+                message=f"`{name}` names CUDA's install: `{path.group(0)}`",
+            )
+        )
     return out
 
 
@@ -84,20 +101,35 @@ def _what(rule: str) -> str:
     return {"ENV001": "CUDA's device list", "ENV002": "NCCL, CUDA's collectives"}.get(rule, "CUDA or NVIDIA's runtime")
 
 
-def _visible(text: str, target: str, name_span: tuple[int, int], value: str | None, value_span: tuple[int, int] | None) -> Site:
+def _visible(
+    text: str, target: str, name_span: tuple[int, int], value: str | None, value_span: tuple[int, int] | None
+) -> Site:
     env = environment(target)
     new_name = env.get("visible_devices")
     end = value_span[1] if value_span is not None else name_span[1]
     cores = visible_cores(value) if value is not None else None
     if not new_name or cores is None or value_span is None:
-        why = "" if new_name and value is not None and cores is not None else (
-            f": the value `{value}` is no unbroken list of indexes" if new_name and value is not None else
-            ": its value is not written here" if new_name else "")
+        why = (
+            ""
+            if new_name and value is not None and cores is not None
+            else (
+                f": the value `{value}` is no unbroken list of indexes"
+                if new_name and value is not None
+                else ": its value is not written here"
+                if new_name
+                else ""
+            )
+        )
         return Site("ENV001", name_span[0], end, None, message=f"`{VISIBLE}` chooses NVIDIA GPUs{why}")
     assert value is not None  # (cores came from it)
-    raw = text[value_span[0]:value_span[1]]
+    raw = text[value_span[0] : value_span[1]]
     at = raw.find(value.strip())
-    new_value = raw[:at] + cores + raw[at + len(value.strip()):]
-    replacement = new_name + text[name_span[1]:value_span[0]] + new_value
-    return Site("ENV001", name_span[0], end, replacement,
-                message=f"`{VISIBLE}={value.strip()}` becomes `{new_name}={cores}` (one NeuronCore index or a range)")
+    new_value = raw[:at] + cores + raw[at + len(value.strip()) :]
+    replacement = new_name + text[name_span[1] : value_span[0]] + new_value
+    return Site(
+        "ENV001",
+        name_span[0],
+        end,
+        replacement,
+        message=f"`{VISIBLE}={value.strip()}` becomes `{new_name}={cores}` (one NeuronCore index or a range)",
+    )

@@ -63,7 +63,9 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     return kept
 
 
-_ASSIGNMENT = re.compile(r"[ \t]*(?:(?:export|override|private)[ \t]+)*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*(?:::?=|:::=|\+=|\?=|!=|=)[ \t]*")
+_ASSIGNMENT = re.compile(
+    r"[ \t]*(?:(?:export|override|private)[ \t]+)*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*(?:::?=|:::=|\+=|\?=|!=|=)[ \t]*"
+)
 
 
 def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list[Site]:
@@ -86,7 +88,7 @@ def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list
         match = _ASSIGNMENT.match(line)
         if match is not None and not line.startswith("\t"):
             name_span = (start + match.start(1), start + match.end(1))
-            value = line[match.end():].rstrip()
+            value = line[match.end() :].rstrip()
             value_span = (start + match.end(), start + match.end() + len(value))
             literal = None if "$" in value else value.strip()
             out.extend(envvars.assignment(text.text, target, match.group(1), name_span, literal, value_span))
@@ -94,7 +96,6 @@ def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list
         skip = len(line) - len(line.lstrip("@-+ \t"))
         out.extend(shell_sites(line[skip:], start + skip, text.text, target))
     return out
-
 
 
 # a target or prerequisite named for CUDA (`build.cuda`, `test-cuda12`, `ggml-cuda/%.o`,
@@ -114,9 +115,12 @@ def _rule(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
         return []
     prerequisites = next((c for c in node.named_children if c.type == "prerequisites"), None)
     end = (prerequisites or targets).end_byte
-    return _rule_sites([text_of(w, source) for w in targets.named_children],
-                       [text_of(w, source) for w in prerequisites.named_children] if prerequisites is not None else [],
-                       offsets.char(node.start_byte), offsets.char(end))
+    return _rule_sites(
+        [text_of(w, source) for w in targets.named_children],
+        [text_of(w, source) for w in prerequisites.named_children] if prerequisites is not None else [],
+        offsets.char(node.start_byte),
+        offsets.char(end),
+    )
 
 
 def _rule_sites(targets: list[str], prerequisites: list[str], start: int, end: int) -> list[Site]:

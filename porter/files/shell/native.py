@@ -22,6 +22,14 @@ _OFF = frozenset({"off", "0", "false", "no", "n"})  # `-DGGML_CUDA=OFF` builds w
 
 def defines(raw: str, base: int) -> list[Site]:
     """The LCH006 sites of the CUDA defines in `raw`, which starts at character `base`."""
-    return [Site("LCH006", base + m.start(), base + m.end(), None,
-                 message=f"`-D{m.group(1)}` builds native code with its CUDA backend")
-            for m in _DEFINE.finditer(raw) if cuda_name(m.group(1)) and (m.group(2) or "").lower() not in _OFF]
+    return [
+        Site(
+            "LCH006",
+            base + m.start(),
+            base + m.end(),
+            None,
+            message=f"`-D{m.group(1)}` builds native code with its CUDA backend",
+        )
+        for m in _DEFINE.finditer(raw)
+        if cuda_name(m.group(1)) and (m.group(2) or "").lower() not in _OFF
+    ]

@@ -28,7 +28,9 @@ def _parser(grammar: str) -> Any:
     try:
         module = importlib.import_module("tree_sitter_bash" if grammar == "bash" else "tree_sitter_make")
     except ImportError:
-        raise NeedsExtra(f"reading {'shell' if grammar == 'bash' else 'Makefiles'} needs tree-sitter-{grammar}: {EXTRA}") from None
+        raise NeedsExtra(
+            f"reading {'shell' if grammar == 'bash' else 'Makefiles'} needs tree-sitter-{grammar}: {EXTRA}"
+        ) from None
     return tree_sitter.Parser(tree_sitter.Language(module.language()))
 
 

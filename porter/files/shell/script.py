@@ -55,7 +55,9 @@ def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = 
         elif kind in _DECLARATIONS:
             for child in node.named_children:
                 if child.type == "variable_name":
-                    site = envvars.read(text_of(child, source), (offsets.char(child.start_byte), offsets.char(child.end_byte)))
+                    site = envvars.read(
+                        text_of(child, source), (offsets.char(child.start_byte), offsets.char(child.end_byte))
+                    )
                     if site is not None:
                         out.append(site)
         elif kind == "file_redirect":

@@ -12,8 +12,22 @@ from typing import Any
 
 from porter.files.shell.parse import Offsets
 
-ARGUMENT_TYPES = frozenset({"word", "string", "raw_string", "concatenation", "number", "simple_expansion", "expansion",
-                            "command_substitution", "ansi_c_string", "arithmetic_expansion", "process_substitution", "translated_string"})
+ARGUMENT_TYPES = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "concatenation",
+        "number",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "ansi_c_string",
+        "arithmetic_expansion",
+        "process_substitution",
+        "translated_string",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -46,7 +60,7 @@ class Command:
 
 
 def text_of(node: Any, source: bytes) -> str:
-    return source[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+    return source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
 
 def literal(node: Any, source: bytes) -> str | None:
@@ -60,7 +74,10 @@ def literal(node: Any, source: bytes) -> str | None:
     if kind == "raw_string":
         return raw[1:-1]
     if kind == "string":
-        if any(c.type in ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion") for c in node.named_children):
+        if any(
+            c.type in ("simple_expansion", "expansion", "command_substitution", "arithmetic_expansion")
+            for c in node.named_children
+        ):
             return None
         inner = raw[1:-1]
         return None if "\\" in inner else inner
@@ -71,7 +88,9 @@ def literal(node: Any, source: bytes) -> str | None:
 
 
 def word(node: Any, source: bytes, offsets: Offsets) -> Word:
-    return Word(text_of(node, source), literal(node, source), offsets.char(node.start_byte), offsets.char(node.end_byte))
+    return Word(
+        text_of(node, source), literal(node, source), offsets.char(node.start_byte), offsets.char(node.end_byte)
+    )
 
 
 def command(node: Any, source: bytes, offsets: Offsets) -> Command | None:

@@ -18,11 +18,18 @@ def render(run: LintRun) -> str:
         path = xml(raw_path)  # XML 1.0 cannot carry control characters, even escaped
         ordered = sorted(items, key=lambda f: (f.code, f.start))
         groups = [(code, list(g)) for code, g in groupby(ordered, key=lambda f: f.code)]
-        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0")
+        suite = ET.SubElement(
+            root, "testsuite", name=path, tests=str(len(groups)), failures=str(len(groups)), errors="0", skipped="0"
+        )
         for code, sites in groups:
             info = rule_info(code)
             case = ET.SubElement(
-                suite, "testcase", name=f"{code} {info.name}", classname=f"porter.{path}", file=path, line=str(sites[0].start.line)
+                suite,
+                "testcase",
+                name=f"{code} {info.name}",
+                classname=f"porter.{path}",
+                file=path,
+                line=str(sites[0].start.line),
             )
             n = len(sites)
             failure = ET.SubElement(

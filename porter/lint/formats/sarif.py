@@ -68,7 +68,11 @@ def _notification(r) -> dict:
     physical: dict = {"artifactLocation": _artifact(r.path)}
     if r.error_line:
         physical["region"] = {"startLine": r.error_line}
-    return {"level": "error", "message": {"text": f"{r.path}: {r.reason}"}, "locations": [{"physicalLocation": physical}]}
+    return {
+        "level": "error",
+        "message": {"text": f"{r.path}: {r.reason}"},
+        "locations": [{"physicalLocation": physical}],
+    }
 
 
 def _result(run: LintRun, f: Finding, index: int) -> dict:

@@ -46,7 +46,10 @@ def render_full(run: LintRun) -> str:
 
 
 _PICTURES = {c: (" " if c == 9 else chr(0x2400 + c)) for c in range(0x20)} | {0x7F: "\u2421"}
-_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+_PICTURES |= {
+    c: "\ufffd"
+    for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 
 
 def _source(line: str) -> str:
@@ -109,5 +112,9 @@ def summary(run: LintRun) -> str:
     if run.baselined:
         lines.append(f"{_plural(run.baselined, 'finding')} already in the baseline not shown.")
     if run.stale_baseline:
-        lines.append(f"{_plural(run.stale_baseline, 'baseline entry')} no longer found (fixed since): rewrite the baseline to drop them.".replace("entrys", "entries"))
+        lines.append(
+            f"{_plural(run.stale_baseline, 'baseline entry')} no longer found (fixed since): rewrite the baseline to drop them.".replace(
+                "entrys", "entries"
+            )
+        )
     return "\n".join(lines) + "\n"
