@@ -147,6 +147,20 @@ def iter_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: boo
             stack.extend(node.cases)
 
 
+def name_assignments(body: cst.CSTNode | Sequence[cst.CSTNode]) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """(name, value) of each `name = value` statement under `body`, in `iter_statements`'
+    order, not entering nested functions and classes."""
+    for stmt in iter_statements(body, into_defs=False):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                ):
+                    yield small.targets[0].target.value, small.value
+
+
 def small_statements(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: bool) -> Iterator[cst.BaseSmallStatement]:
     for stmt in iter_statements(body, into_defs=into_defs):
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):

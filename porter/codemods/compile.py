@@ -9,7 +9,7 @@ import libcst as cst
 from porter.codemods.family import Family, keyword_arg, string_value
 from porter.codemods.guards import CAPABILITY_QUERIES
 from porter.core.findings import Applicability
-from porter.analysis.resolve import iter_statements
+from porter.analysis.resolve import name_assignments
 
 COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
@@ -65,17 +65,11 @@ class CompileFamily(Family):
             if self.ctx.module is not None and b"get_device_capability" in (
                 self.ctx.source or b"get_device_capability"
             ):
-                for stmt in iter_statements(self.ctx.module.body, into_defs=False):
-                    if not isinstance(stmt, cst.SimpleStatementLine):
-                        continue
-                    for small in stmt.body:
-                        if (
-                            isinstance(small, cst.Assign)
-                            and len(small.targets) == 1
-                            and isinstance(small.targets[0].target, cst.Name)
-                            and self._asks_capability(small.value, frozenset())
-                        ):
-                            found.add(small.targets[0].target.value)
+                found.update(
+                    name
+                    for name, value in name_assignments(self.ctx.module.body)
+                    if self._asks_capability(value, frozenset())
+                )
             self._capability = frozenset(found)
         return self._capability
 

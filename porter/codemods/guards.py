@@ -31,13 +31,10 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
-from porter.analysis.cuda_only_index import (
-    RUNS,
-    has_token,
-    runs_token,
-)  # the bytes that make the analysis worth running
-from porter.analysis.resolve import ImportTable, dotted, iter_statements
-from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data
+
+# RUNS, has_token, runs_token: the bytes that make the analysis worth running
+from porter.analysis.cuda_only_index import RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.resolve import ImportTable, dotted, name_assignments
 
 
 def imported_cuda_only(settings) -> dict[str, str]:
@@ -778,8 +775,9 @@ def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
     return any(_contains(c, ids) for c in tree.children)
 
 
-def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
-    """The statements after `stmt` in the block of `parent` that holds it."""
+def _block_around(parent: cst.CSTNode, stmt: cst.CSTNode) -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
+    """The statements before and after `stmt` in the block of `parent` that holds it (its body,
+    `else`, handlers or `finally`); two empty lists where none holds it."""
     blocks: list = [getattr(parent, "body", None)]
     orelse = getattr(parent, "orelse", None)
     if isinstance(orelse, cst.Else):
@@ -793,8 +791,13 @@ def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
         if isinstance(body, (list, tuple)):
             for i, s in enumerate(body):
                 if s is stmt:
-                    return list(body[i + 1 :])
-    return []
+                    return list(body[:i]), list(body[i + 1 :])
+    return [], []
+
+
+def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """The statements after `stmt` in the block of `parent` that holds it."""
+    return _block_around(parent, stmt)[1]
 
 
 def _exits_early(stmt: cst.If | cst.While) -> bool:
@@ -824,37 +827,21 @@ def cuda_only_facts(ctx) -> CudaOnly:
 def _available_flags(scope: cst.Module | cst.FunctionDef, qualname) -> set[str]:
     """Names `scope` assigns a `torch.cuda.is_available()` test to (alone or first in an
     `and` chain): `ok = torch.cuda.is_available()`, `is_rocm = torch.cuda.is_available() and ...`."""
-    flags = set()
-    for stmt in iter_statements(scope.body, into_defs=False):
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-            ):
-                if any(_is_call_of(o, qualname, "torch.cuda.is_available") for o in _operands(small.value, cst.And)):
-                    flags.add(small.targets[0].target.value)
-    return flags
+    return {
+        name
+        for name, value in name_assignments(scope.body)
+        if any(_is_call_of(o, qualname, "torch.cuda.is_available") for o in _operands(value, cst.And))
+    }
 
 
 def _cuda_flags(scope: cst.Module | cst.FunctionDef, qualname) -> dict[str, tuple[cst.CSTNode, ...]]:
     """Names `scope` assigns a test that is true only on CUDA (alone or in an `and` chain),
     each with the nodes that make it so: fla's `IS_NVIDIA = (device_platform == 'cuda')`."""
     flags: dict[str, tuple[cst.CSTNode, ...]] = {}
-    for stmt in iter_statements(scope.body, into_defs=False):
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            continue
-        for small in stmt.body:
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-            ):
-                nodes = _cuda_test_nodes(small.value, qualname, flags)
-                if nodes is not None:
-                    flags[small.targets[0].target.value] = nodes
+    for name, value in name_assignments(scope.body):
+        nodes = _cuda_test_nodes(value, qualname, flags)
+        if nodes is not None:
+            flags[name] = nodes
     return flags
 
 
@@ -908,22 +895,8 @@ def _bare(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def _before(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
-    """The statements before `stmt` in the block of `parent` that holds it (as `_after`)."""
-    blocks: list = [getattr(parent, "body", None)]
-    orelse = getattr(parent, "orelse", None)
-    if isinstance(orelse, cst.Else):
-        blocks.append(orelse.body)
-    blocks.extend(h.body for h in getattr(parent, "handlers", ()))
-    final = getattr(parent, "finalbody", None)
-    if final is not None:
-        blocks.append(final.body)
-    for block in blocks:
-        body = getattr(block, "body", block)
-        if isinstance(body, (list, tuple)):
-            for i, s in enumerate(body):
-                if s is stmt:
-                    return list(body[:i])
-    return []
+    """The statements before `stmt` in the block of `parent` that holds it."""
+    return _block_around(parent, stmt)[0]
 
 
 def _flag_set_here(statements: list[cst.CSTNode], call: cst.Call, flags: frozenset[str]) -> str | None:
