@@ -30,6 +30,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from fetch import MANIFEST, cache_dir, load_manifest, parse_manifest, porter_revision  # noqa: E402 - found through the sys.path entry above
+import cuda_check  # noqa: E402 - found through the sys.path entry above
 from harness import ATOL, REPO, RTOL, judge  # noqa: E402 - found through the sys.path entry above
 
 DOC = REPO / "docs" / "real-programs.md"
@@ -253,6 +254,8 @@ def table(results: list[dict], seconds: float) -> str:
     if diagnoses.exists():
         lines += ["" if lines[-1] else None, diagnoses.read_text().strip()]
         lines = [line for line in lines if line is not None]
+    if cuda_check.RECORDED.exists():  # the last GPU run, recorded (no GPU here)
+        lines += ["", cuda_check.section(cuda_check.RECORDED)[0]]
     lines += [
         "",
         "## Reproduce",

@@ -4,7 +4,10 @@
 
 `cpu` runs the original CUDA program on the CPU under porter's CUDA shim (its CUDA path is
 taken: `torch.cuda.is_available()` answers True to the program and the libraries it calls;
-torch_xla cannot be imported there, as on a GPU host); `xla` runs porter's port unmodified
+torch_xla cannot be imported there, as on a GPU host); `cuda` runs a tree as it is on a real GPU
+(cuda_check.py: the original, and `--portable` ports that must still take CUDA; with
+`cuda_like_cpu`, random tensors drawn on the CPU and TF32 off, to measure how far the CPU
+reference is from CUDA computing the same thing); `xla` runs porter's port unmodified
 (PJRT_DEVICE=CPU comes from the environment). The noise-floor run of the original (`threads`,
 `jitter`) runs on another thread count with its weights jittered after every step. Both sides
 get the same test environment, which is the only thing this driver adds to the program:
@@ -43,7 +46,7 @@ class StopProgram(BaseException):
     """Raised once enough losses were recorded (BaseException: programs catch Exception)."""
 
 
-def _install_rng_parity(torch) -> None:
+def _install_rng_parity(torch, device_type: str = "xla") -> None:
     from torch.overrides import TorchFunctionMode
 
     factories = {torch.randn, torch.rand, torch.randint, torch.randperm, torch.normal}
@@ -65,7 +68,7 @@ def _install_rng_parity(torch) -> None:
     }
 
     def on_xla(t) -> bool:
-        return isinstance(t, torch.Tensor) and t.device.type == "xla"
+        return isinstance(t, torch.Tensor) and t.device.type == device_type
 
     class RngOnCpu(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -81,7 +84,7 @@ def _install_rng_parity(torch) -> None:
                     return args[0].copy_(host)
             if func in factories:
                 dev = kwargs.get("device")
-                if dev is not None and torch.device(dev).type == "xla":
+                if dev is not None and torch.device(dev).type == device_type:
                     kwargs["device"] = "cpu"
                     with torch._C.DisableTorchFunction():
                         host = func(*args, **kwargs)
@@ -115,10 +118,10 @@ def main(job_path: str) -> int:
     root = Path(job["root"]).resolve()
     losses: list = []
     result: dict = {"side": job["side"], "losses": [], "devices": [], "error": None}
-    if job["side"] == "cpu":
+    if job["side"] in ("cpu", "cuda"):
         from porter.verify.devices import keep_reference_off_targets
 
-        keep_reference_off_targets()  # the original's CUDA run: no XLA, as on a GPU host
+        keep_reference_off_targets()  # a CUDA run, real or under the shim: no XLA, as on a GPU host
     import numpy as np
     import torch
 
@@ -133,6 +136,13 @@ def main(job_path: str) -> int:
 
         jitter_weights(torch)  # the noise-floor run: rounding-sized changes after every step
     _install_rng_parity(torch)
+    if job.get("deterministic"):  # cuda_check.py: CUDA's run-to-run variation off, to compare trees
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.backends.cudnn.benchmark = False
+    if job.get("cuda_like_cpu"):  # cuda_check.py: CUDA computing what the CPU reference computes
+        _install_rng_parity(torch, "cuda")
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     if job.get("xla_compat"):
         progenv.xla_compat()
     if job.get("no_dropout"):
