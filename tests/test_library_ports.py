@@ -115,6 +115,56 @@ def test_accelerator_classes_and_the_questions_asked_of_them_stay(tmp_path, targ
     assert any(f.code == "BACK003" for f in out["cuda_accelerator.py"][1])
 
 
+# what DeepSpeed's CUDA class answers for its device beside its name: an indexed device, the
+# compile backend; code elsewhere that names them literally bypasses the abstraction
+ANSWERS = {
+    **ACCELERATORS,
+    "ds/accelerator/cuda_accelerator.py": ACCELERATORS["ds/accelerator/cuda_accelerator.py"]
+    + """
+            def __init__(self):
+                self._compile_backend = "inductor"
+
+            def get_compile_backend(self):
+                return self._compile_backend
+    """,
+    "ds/nvme/io.py": """
+        import torch
+
+
+        def buffer(n, device_id):
+            return torch.randint(high=128, size=(n,), dtype=torch.uint8, device=f'cuda:{device_id}')
+
+
+        def scratch(n):
+            return torch.zeros(n, device="cuda")
+
+
+        def jit_compat(fn):
+            return torch.compile(fn)
+    """,
+}
+
+
+def test_a_device_or_compile_backend_the_abstraction_answers_is_not_hard_coded(tmp_path):
+    write_files(tmp_path, ANSWERS)
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    # the indexed device and the compile backend are the accelerator's answers: kept, reported
+    assert "device=f'cuda:{device_id}'" in code and "return torch.compile(fn)\n" in code, code
+    back009 = [f for f in findings if f.code == "BACK009"]
+    assert back009 and "CUDA_Accelerator.device_name" in back009[0].message
+    comp = [f for f in findings if f.code == "COMP001"]
+    assert comp and not comp[0].applied and "CUDA_Accelerator.get_compile_backend" in comp[0].message
+    # a device with no index is not what that member answers: ported as before
+    assert 'torch.zeros(n, device="neuron")' in code, code
+
+
+def test_without_a_compile_answer_the_backend_is_added(tmp_path):
+    write_files(tmp_path, {**ACCELERATORS, "ds/nvme/io.py": ANSWERS["ds/nvme/io.py"]})
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    # ACCELERATORS' CUDA class has device_name(index) but names no compile backend
+    assert "device=f'cuda:{device_id}'" in code and 'torch.compile(fn, backend="neuron")' in code, code
+
+
 # DeepSpeed's get_accelerator(): a detection rung that sets the switch key, and the switch
 DETECTION = """
 import torch
@@ -539,6 +589,48 @@ def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path
     assert "BACK008" in [f.code for f in out["utils.py"][1]]
     assert "BACK003" in [f.code for f in out["device_gpu.py"][1]]  # DeviceGPU: CUDA's class of the family
     assert "BACK008" in [f.code for f in out["params.py"][1]]
+
+
+# Composer: a CUDA test kept on CUDA is first saved in a name, then the branch asks the name
+KEPT_NAMES = """
+import torch
+
+
+def masks(x, sigma):
+    is_cuda_tensor = x.is_cuda
+    if is_cuda_tensor:
+        return torch.rand(sigma, x.shape[1]).to('cuda')
+    return torch.rand(sigma, x.shape[1])
+
+
+def load_rng(state):
+    is_cuda_available = torch.cuda.is_available() and torch.cuda.is_initialized()
+    has_cuda_rng_state = 'cuda' in state
+    if is_cuda_available and has_cuda_rng_state:
+        torch.cuda.set_rng_state(state['cuda'])
+
+
+def elsewhere(x):
+    on = x.is_cuda
+    on = False
+    if on:
+        return x.to('cuda')
+    return x
+"""
+
+
+def test_a_branch_on_a_name_for_a_kept_cuda_test_stays_cuda(tmp_path):
+    write_files(tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/algo.py": KEPT_NAMES})
+    code, findings = _port_tree(tmp_path, "neuron")["algo.py"]
+    _, masks, load_rng, elsewhere = code.split("\n\n\ndef ")
+    original = KEPT_NAMES.lstrip().split("\n\n\ndef ")
+    # the branches under `is_cuda_tensor` and `is_cuda_available` are CUDA's case, kept byte for byte
+    assert masks == original[1] and load_rng == original[2], code
+    messages = [f.message for f in findings if f.code == "BACK008"]
+    assert any(m.startswith("`if is_cuda_tensor`") for m in messages), messages
+    assert any(m.startswith("`if is_cuda_available and has_cuda_rng_state`") for m in messages), messages
+    # a name assigned twice is not known to hold the CUDA test: ported as before
+    assert "x.to('neuron')" in elsewhere, elsewhere
 
 
 def test_an_application_still_ports_its_device_tests(tmp_path):

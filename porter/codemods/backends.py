@@ -44,12 +44,12 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
+from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction, answers
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
 from porter.core.findings import Applicability, Severity
-from porter.analysis.resolve import dotted
+from porter.analysis.resolve import dotted, name_assignments
 
 # device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
 DEVICE_NAMES = frozenset(
@@ -260,6 +260,7 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
+        self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
@@ -374,10 +375,11 @@ class BackendsFamily(Family):
             else:
                 classes: dict[str, str] = {}
                 for e in evidence[1:]:
-                    if not e.startswith("@"):
+                    if not e.startswith(("@", "!")):
                         device, _, name = e.partition("=")
                         classes[name] = device
                 self._folders = tuple(e[1:] for e in evidence[1:] if e.startswith("@"))
+                self._index = answers(evidence, "index")
                 self._library = (evidence[0], classes)
         return self._library  # type: ignore[return-value]
 
@@ -487,12 +489,15 @@ class BackendsFamily(Family):
         ):
             return
         test = self._cuda_test(node.test)
-        if test is None or id(test.node) in self.ctx.keep_cuda:
+        kept = self._kept_cuda_name(node.test) if test is None else None
+        if kept is not None:
+            pass  # `is_cuda = x.is_cuda` kept on CUDA above, then `if is_cuda:`: its body is CUDA's case
+        elif test is None or id(test.node) in self.ctx.keep_cuda:
             return
-        if self._runs_cuda_only(node.body):
+        elif self._runs_cuda_only(node.body):
             self._guarded.update(id(n) for n in _nodes(node.test))  # `if x.is_cuda: <kernel>`: the guards'
             return
-        if test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
+        elif test is not None and test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
             return  # `if torch.cuda.is_available(): torch.cuda.synchronize()`: generic once ported
         library = self.library()
         assert library is not None
@@ -506,6 +511,23 @@ class BackendsFamily(Family):
             f"kept as it is; {t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})"
         )
         self._regions.append((region, node.test, message, None))
+
+    def _kept_cuda_name(self, test: cst.BaseExpression) -> str | None:
+        """`is_cuda_tensor` in `if is_cuda_tensor:` (or one operand of an `and`) where the
+        function's only `is_cuda_tensor = ...` is a test this port keeps on CUDA (`x.is_cuda`,
+        `torch.cuda.is_available() and torch.cuda.is_initialized()`: BACK008, BACK006): the
+        branch runs on CUDA only, so it is CUDA's case too. The name, else None."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._kept_cuda_name(test.left) or self._kept_cuda_name(test.right)
+        if not isinstance(test, cst.Name):
+            return None
+        fn = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.FunctionDef)), None)
+        if fn is None:
+            return None
+        values = [value for name, value in name_assignments(fn.body) if name == test.value]
+        if len(values) != 1 or id(values[0]) not in self.ctx.keep_cuda:
+            return None
+        return test.value
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`DeviceGPU() if torch.cuda.is_available() else DeviceCPU()`, `"xpu" if
@@ -601,10 +623,23 @@ class BackendsFamily(Family):
             if not (device_of(s) == "cuda" or s.startswith("cuda:") or s.lower() == "nccl"):
                 continue
             at_hand = self._device_at_hand()
+            t = self.ctx.target
+            if at_hand is None and self._index is not None and isinstance(value, cst.FormattedString) and s == "cuda:":
+                # `f'cuda:{device_id}'` where the project's CUDA class turns an index into its
+                # device (DeepSpeed's `CUDA_Accelerator.device_name(device_index)`): each class of
+                # the family names its own device, so the literal is the abstraction bypassed
+                self.ctx.keep_cuda.add(id(value))
+                self.ctx.report(
+                    "BACK009",
+                    value,
+                    f"`{self.ctx.code(value)}` names CUDA's device of an index, which the project's device abstraction answers for each device "
+                    f"(`{self._index}`, one of its classes per device): kept; on {t.display}, take the device from that abstraction rather than naming {t.display}",
+                    applicability=Applicability.MANUAL,
+                )
+                continue
             if at_hand is None:
                 return
             self.ctx.keep_cuda.add(id(value))
-            t = self.ctx.target
             self.ctx.report(
                 "BACK009",
                 value,
