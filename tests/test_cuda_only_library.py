@@ -466,3 +466,34 @@ def test_a_cuda_device_context_around_a_triton_launch_is_left():
     assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
     (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
     assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`
+
+
+FLAGGED_IMPORT = """
+import torch
+import torch.nn.functional as F
+
+try:
+    from flash_attn import flash_attn_func
+
+    HAS_FLASH_ATTN = True
+except ImportError:
+    HAS_FLASH_ATTN = False
+
+
+def attend(q, k, v):
+    if HAS_FLASH_ATTN:
+        out = flash_attn_func(q, k, v, dropout_p=0.0, causal=False)
+    else:
+        out = F.scaled_dot_product_attention(q, k, v)
+    return out.to("cuda")
+"""
+
+
+def test_the_branch_behind_an_import_flag_is_the_packages_own():
+    """The `try` import sets a flag the library tests; without the package (the target) the
+    flag is False and the library's own fallback runs: the flagged branch stays, and so does
+    the import it uses."""
+    new, findings = port(FLAGGED_IMPORT, "neuron", path="pkg/attn.py")
+    assert new == FLAGGED_IMPORT.replace('out.to("cuda")', 'out.to("neuron")'), new
+    said = [f for f in findings if f.code == "BACK007" and "HAS_FLASH_ATTN" in f.message]
+    assert said and "LIB001" in said[0].message

@@ -261,6 +261,7 @@ class BackendsFamily(Family):
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
         self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
+        self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
@@ -358,6 +359,43 @@ class BackendsFamily(Family):
         for stmt in node.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
         self._regions.append((region, node, note, None))
+        # `HAS_FLASH_ATTN = True` in the body, `= False` in the handler: a flag of the import
+        flags = {name for name, value in name_assignments(node.body) if _is_constant(value, "True")}
+        for handler in node.handlers:
+            for name, value in name_assignments(handler.body):
+                if name in flags and _is_constant(value, "False"):
+                    self._import_flags[name] = module
+
+    def _import_flag(self, test: cst.BaseExpression) -> str | None:
+        """`HAS_FLASH_ATTN` in `if HAS_FLASH_ATTN:` (or one operand of an `and`), a flag set
+        by a `try` import of a package the target does not have (visit_Try)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._import_flag(test.left) or self._import_flag(test.right)
+        return test.value if isinstance(test, cst.Name) and test.value in self._import_flags else None
+
+    def _flagged_branch(self, node: cst.If) -> None:
+        """`if HAS_FLASH_ATTN: flash_attn_func(...) else: <SDPA>`: the flag is False on the
+        target, whose path is the `else` the library wrote for a missing package; the branch is
+        the package's own (CUDA's), left as it is (rewriting it there would break CUDA and
+        orphan the `try` import)."""
+        name = self._import_flag(node.test) if self._import_flags else None
+        if name is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        module = self._import_flags[name]
+        note = (
+            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports (the `try` above sets `{name}`), which the target does not have: "
+            "the code after it is the fallback that runs there, so the branch is left as it is"
+        )
+        region = CudaOnlyCode(
+            node.test,
+            f"`if {self.ctx.code(node.test)}`",
+            f"`{name}` is False without `{module}`",
+            code="BACK007",
+            note=note,
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node.test, note, None))
 
     # -- a project with a device abstraction of its own (BACK008) ----------------------------
 
@@ -1367,6 +1405,7 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._flagged_branch(node)
         self._visit_if(node)
         self._library_branch(node)
         self._choice_arms(node)
@@ -1821,6 +1860,10 @@ def _imports_in(body: cst.BaseSuite) -> list[str]:
                 elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                     out.append(dotted(small.module) or "")
     return out
+
+
+def _is_constant(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _cuda_only_import(module: str, target: str) -> bool:
