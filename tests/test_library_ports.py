@@ -633,6 +633,53 @@ def test_a_branch_on_a_name_for_a_kept_cuda_test_stays_cuda(tmp_path):
     assert "x.to('neuron')" in elsewhere, elsewhere
 
 
+HALF_PORTED = """
+import torch
+
+
+def _get_cuda_rng_state(device="cuda"):
+    if isinstance(device, int):
+        device = torch.device("cuda", device)
+    idx = device.index
+    if idx is None:
+        idx = torch.cuda.current_device()
+    return torch.cuda.default_generators[idx].get_state()
+
+
+def seed_all(seed):
+    torch.cuda.manual_seed(seed)
+    return torch.zeros(1, device="cuda")
+"""
+
+
+def test_a_function_named_for_cuda_that_uses_unported_cuda_apis_is_left_whole():
+    """Megatron's `_get_cuda_rng_state`: porting its default device and its current device
+    would leave `torch.cuda.default_generators` in its body, a function half on the target."""
+    code, findings = port(HALF_PORTED, "neuron", path="pkg/random.py")
+    head, tail = code.split("def seed_all")
+    assert head == HALF_PORTED.split("def seed_all")[0], head
+    assert 'device="neuron"' in tail and "torch.manual_seed(seed)" in tail, tail
+    said = [f for f in findings if f.code == "BACK006" and "_get_cuda_rng_state" in f.message]
+    assert said and "torch.cuda.default_generators" in said[0].message and "DEV002" in said[0].message
+    # what has no port inside it is still reported where it is
+    assert any(f.code == "CUDA004" and "default_generators" in f.message for f in findings), findings
+
+
+def test_a_library_getter_about_cuda_itself_is_kept(tmp_path):
+    getter = """
+        from torch.cuda import device_count as cuda_device_count
+
+
+        def get_cuda_device_count() -> int:
+            \"\"\"Get the number of CUDA devices on the system.\"\"\"
+            return cuda_device_count()
+    """
+    write_files(tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/env.py": getter})
+    code, findings = _port_tree(tmp_path, "neuron")["env.py"]
+    assert code == textwrap.dedent(getter).lstrip(), code
+    assert any(f.code == "BACK006" and "get_cuda_device_count" in f.message for f in findings)
+
+
 def test_an_application_still_ports_its_device_tests(tmp_path):
     """The same recipe without a device abstraction in the project: an application, whose
     device in play becomes the target's."""

@@ -119,8 +119,11 @@ _CUDA_OWN = frozenset(
         "tunable",
     }
 )
-# `is_cuda_stream_capturing`, `is_torch_cuda_available`: a library's question about CUDA itself
-_CUDA_QUESTION = re.compile(r"^_?(?:is|has)_(?:\w+_)?cuda(?:_\w+)?$")
+# a function named for CUDA (`_get_cuda_rng_state`, `set_cuda_graph`): `cuda` as a word of its name
+_NAMED_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:_|$)", re.I)
+# `is_cuda_stream_capturing`, `is_torch_cuda_available`, `get_cuda_device_count`: a library's
+# question about CUDA itself
+_CUDA_QUESTION = re.compile(r"^_?(?:is|has|get)_(?:\w+_)?cuda(?:_\w+)?$")
 # `self.root_device`, `self._device`: the device a class holds
 _SELF_DEVICE = re.compile(r"\bself\.(?:_?root_device|_?device)\b")
 # calls whose first argument is a device type (or a collective backend)
@@ -1107,6 +1110,8 @@ class BackendsFamily(Family):
             message = f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device abstraction of its own ({library[0]}): kept as it is"
             self._regions.append((region, node.name, message, None))
             return
+        if self._cuda_own_function(node):
+            return
         if not _CUDA_PREDICATE.match(node.name.value):
             return
         for n in _nodes(node.body):
@@ -1114,6 +1119,38 @@ class BackendsFamily(Family):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
             elif isinstance(n, cst.Assign):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+
+    def _cuda_own_function(self, node: cst.FunctionDef) -> bool:
+        """`def _get_cuda_rng_state(device="cuda", ...)` whose body reads
+        `torch.cuda.default_generators`: a function named for CUDA that uses a `torch.cuda` API
+        porter has no port for on this target is CUDA's own. Ported in part, its device would
+        be the target's while its body stays CUDA's (a half-ported function): it is left as it
+        is, reported; the target needs its own beside it."""
+        if not _NAMED_CUDA_WORD.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+            return False
+        target = self.ctx.target.name
+        kept = next(
+            (
+                q
+                for n in _nodes(node.body)
+                if isinstance(n, (cst.Attribute, cst.Name))
+                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                and not _ported_on(q, target)
+            ),
+            None,
+        )
+        if kept is None:
+            return False
+        region = CudaOnlyCode(
+            node.name, f"`def {node.name.value}`", f"it uses `{kept}`, which has no port", code="BACK006"
+        )  # (not quiet: what has no port in it is still reported where it is)
+        self.ctx.cuda_only_code[id(node)] = region
+        message = (
+            f"`def {node.name.value}` is CUDA's own: it uses `{kept}`, which porter has no port for on {self.ctx.target.display}; "
+            f"kept as it is (a port of its device alone would leave its body on CUDA); {self.ctx.target.display}'s own belongs beside it"
+        )
+        self._regions.append((region, node.name, message, None))
+        return True
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
