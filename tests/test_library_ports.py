@@ -1271,3 +1271,32 @@ def test_cuda_availability_written_out_as_text_stays():
     assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [
         f.code for f in findings
     ]
+
+
+OFFLOAD = """
+import torch
+
+
+class Offload:
+    def __init__(self):
+        self.s1 = torch.cuda.Stream()
+
+    def unpack(self, t):
+        with torch.cuda.stream(self.s1):
+            gpu = t.to("cuda", non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self.s1)
+        return gpu
+
+
+def other(t):
+    return t.to("cuda")
+"""
+
+
+def test_the_body_of_a_kept_cuda_stream_stays_cuda():
+    """torchtune's activation offloading: the tensors brought back on a CUDA stream that stays
+    are CUDA's; outside such a stream the device is ported as before."""
+    code, findings = port(OFFLOAD, "neuron", path="pkg/offload.py")
+    assert code == OFFLOAD.replace('return t.to("cuda")', 'return t.to("neuron")'), code
+    said = [f for f in findings if f.code == "CUDA006" and "fixes not applied there: DEV002" in f.message]
+    assert said and "with torch.cuda.stream" in code.splitlines()[said[0].start.line - 1], said

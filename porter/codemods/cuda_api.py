@@ -22,6 +22,7 @@ from functools import lru_cache
 import libcst as cst
 
 from porter.apidata import target_api
+from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, ReferenceTracker
 from porter.codemods.target_api import conform, conform_int_arguments
 from porter.analysis.device_backends import project_abstraction
@@ -123,6 +124,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
+        self._stream_bodies: list[CudaOnlyCode] = []  # bodies of `with torch.cuda.stream(s):` that stays
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -368,6 +370,42 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
+
+    def visit_With(self, node: cst.With) -> None:
+        """`with torch.cuda.stream(self.s1): gpu = t.to("cuda", non_blocking=True)` in a function
+        whose CUDA streams stay (`_stream_kept_here`): the body runs on CUDA's stream, so it is
+        CUDA's code; a target device there would mix devices on CUDA and never run on the
+        target. Left as it is; the fixes not applied there are reported with the stream."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        item = next(
+            (
+                i.item
+                for i in node.items
+                if isinstance(i.item, cst.Call) and self.ctx.qualname(i.item.func) == "torch.cuda.stream"
+            ),
+            None,
+        )
+        if item is None or not isinstance(node.body, cst.IndentedBlock) or not self._stream_kept_here():
+            return
+        region = CudaOnlyCode(
+            item, f"the body of `with {self.ctx.code(item)}`", "a CUDA stream this function keeps", code="CUDA006"
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._stream_bodies.append(region)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        for region in self._stream_bodies:
+            if region.left:
+                self.ctx.report(
+                    "CUDA006",
+                    region.node,
+                    f"{region.what} runs on {region.why}: left as it is (fixes not applied there: {', '.join(dict.fromkeys(region.left))})",
+                    applicability=Applicability.MANUAL,
+                    advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {self.ctx.target.display}.",
+                )
+        return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
