@@ -1300,3 +1300,31 @@ def test_the_body_of_a_kept_cuda_stream_stays_cuda():
     assert code == OFFLOAD.replace('return t.to("cuda")', 'return t.to("neuron")'), code
     said = [f for f in findings if f.code == "CUDA006" and "fixes not applied there: DEV002" in f.message]
     assert said and "with torch.cuda.stream" in code.splitlines()[said[0].start.line - 1], said
+
+
+TENSOR_CUDA = """
+import torch
+
+
+@implements_torch_function(torch.Tensor.cpu)
+def function_cpu(*args, **kwargs):
+    return args[0].to("cpu", *args[1:], **kwargs)
+
+
+@implements_torch_function(torch.Tensor.cuda)
+def function_cuda(*args, **kwargs):
+    return args[0].inner.cuda(*args[1:], **kwargs)
+
+
+def move(x):
+    return x.cuda()
+"""
+
+
+def test_an_implementation_of_tensor_cuda_moves_to_cuda():
+    """torchao's NF4Tensor registers its own `Tensor.cuda`: `nf4.cuda()` must still reach
+    CUDA, so its body stays; other `.cuda()` calls are ported as before."""
+    code, findings = port(TENSOR_CUDA, "neuron", path="pkg/nf4.py")
+    assert code == TENSOR_CUDA.replace("return x.cuda()", 'return x.to("neuron")'), code
+    said = [f for f in findings if f.code == "BACK008" and "torch.Tensor.cuda" in f.message]
+    assert said and "fixes not applied there: DEV001" in said[0].message

@@ -739,22 +739,45 @@ class BackendsFamily(Family):
         parameter's own `.cuda()` beside its `.xpu()`), in a project with a device abstraction:
         the method that moves to CUDA, kept as it is; the target's is `.to(...)`."""
         statements = self.ctx.current_statements
-        if (
-            node.name.value != "cuda"
-            or len(statements) < 2
-            or not isinstance(statements[-2], cst.ClassDef)
-            or self.ctx.in_cuda_only_code() is not None
-        ):
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        if node.name.value == "cuda" and len(statements) >= 2 and isinstance(statements[-2], cst.ClassDef):
+            what = f"`{statements[-2].name.value}.cuda()`"
+        elif any(self._implements_tensor_cuda(d) for d in node.decorators):
+            # `@implements_torch_function(torch.Tensor.cuda) def function_cuda(*args)` (torchao's
+            # NF4Tensor): a tensor subclass's implementation of `Tensor.cuda`, registered as such
+            what = f"`{node.name.value}`, its implementation of `torch.Tensor.cuda`,"
+        else:
             return
         library = self.library()
-        if library is None:
-            return
+        t = self.ctx.target
+        where = f", in a project with a device abstraction of its own ({library[0]})" if library else ""
+        message = f"{what} moves to CUDA by its name{where}: kept as it is; {t.display} is reached through `.to(...)`"
         region = CudaOnlyCode(
-            node.name, f"`def {node.name.value}`", "it moves to CUDA by its name", code="BACK008", quiet=True
+            node.name,
+            f"`def {node.name.value}`",
+            "it moves to CUDA by its name",
+            code="BACK008",
+            quiet=True,
+            # in an application, said only where the port would have changed it
+            note=None if library else message,
         )
         self.ctx.cuda_only_code[id(node)] = region
-        message = f"`{statements[-2].name.value}.cuda()` moves to CUDA by its name, in a project with a device abstraction of its own ({library[0]}): kept as it is; {self.ctx.target.display} is reached through `.to(...)`"
         self._regions.append((region, node.name, message, None))
+
+    def _implements_tensor_cuda(self, decorator: cst.Decorator) -> bool:
+        """`@implements(torch.Tensor.cuda)` / `@implements([torch.Tensor.cuda])`: a decorator
+        that registers the function as the implementation of `torch.Tensor.cuda`."""
+        call = decorator.decorator
+        if not isinstance(call, cst.Call):
+            return False
+        for arg in call.args:
+            values = (
+                [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
+            )
+            if any(self.ctx.qualname(v) == "torch.Tensor.cuda" or dotted(v) == "torch.Tensor.cuda" for v in values):
+                return True
+        return False
 
     def _backend_function(self, node: cst.FunctionDef) -> None:
         """`def num_cuda_devices()` beside `class CUDAAccelerator` in CUDA's backend module
