@@ -1328,3 +1328,13 @@ def test_an_implementation_of_tensor_cuda_moves_to_cuda():
     assert code == TENSOR_CUDA.replace("return x.cuda()", 'return x.to("neuron")'), code
     said = [f for f in findings if f.code == "BACK008" and "torch.Tensor.cuda" in f.message]
     assert said and "fixes not applied there: DEV001" in said[0].message
+
+
+def test_a_rocm_test_with_hip_second_stays():
+    """torchao's `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` asks
+    about ROCm's build of torch: `torch.accelerator` there changes nothing (hip is None off
+    ROCm), an edit no one needs; an availability test alone is ported as before."""
+    code = "import torch\n\nIS_ROCM = torch.cuda.is_available() and torch.version.hip is not None\nok = torch.cuda.is_available()\n"
+    new, findings = port(code, "neuron", path="pkg/utils.py")
+    assert new == code.replace("ok = torch.cuda", "ok = torch.accelerator"), new
+    assert any(f.code == "BACK006" and "ROCm" in f.message for f in findings)

@@ -980,6 +980,13 @@ class BackendsFamily(Family):
             and id(node) not in self.ctx.keep_cuda
         ):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
+        elif isinstance(node.operator, cst.And) and self._hip and id(node) not in self.ctx.keep_cuda:
+            # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` (torchao)
+            operands = _and_operands(node)
+            if any(_asks_hip(o) for o in operands[1:]):
+                for o in operands:
+                    if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == "torch.cuda.is_available":
+                        self._itself(o, o, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
         if id(node) not in self._inner_lists:
