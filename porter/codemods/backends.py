@@ -980,8 +980,14 @@ class BackendsFamily(Family):
             and id(node) not in self.ctx.keep_cuda
         ):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
-        elif isinstance(node.operator, cst.And) and self._hip and id(node) not in self.ctx.keep_cuda:
-            # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` (torchao)
+        elif (
+            isinstance(node.operator, cst.And)
+            and self._hip
+            and id(node) not in self.ctx.keep_cuda
+            and len(self.ctx.current_statements) == 1
+        ):
+            # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` (torchao's
+            # module-level constant; in a function the guards follow such a flag: GUARD001)
             operands = _and_operands(node)
             if any(_asks_hip(o) for o in operands[1:]):
                 for o in operands:

@@ -1221,6 +1221,7 @@ class GuardsFamily(Family):
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
         the CUDA-only package is there, so it is CUDA-only code, left as it is (GUARD003)."""
+        self._imported_flag(node)
         if not self._leave or not _exits_early(node) or self.ctx.in_cuda_only_code() is not None:
             return
         test = _bare(node.test)
@@ -1255,6 +1256,37 @@ class GuardsFamily(Family):
             f"it runs only where {self.facts.running[name]} is there",
         )
         for stmt in rest:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
+    def _imported_flag(self, node: cst.If) -> None:
+        """`if _SUPPORTS_FLEX_ATTENTION:` where the name is imported from a module that sets it
+        from CUDA's own API (`torch.cuda.is_available() and torch.cuda.get_device_capability()
+        >= (7, 5)`, kept there: GUARD001): true only on CUDA, so its branch is CUDA-only code,
+        left as it is (GUARD003); the target takes the `else`."""
+        if not self.ctx.enabled("GUARD003") or self.ctx.in_cuda_only_code() is not None:
+            return
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        imported = imported_cuda_only(self.ctx.settings)
+        if not imported:
+            return
+        running = imported_running(self.ctx.settings)
+        name = next(
+            (
+                o.value
+                for o in _operands(_bare(node.test), cst.And)
+                if isinstance(o, cst.Name) and o.value in imported and o.value not in running
+            ),
+            None,
+        )
+        if name is None:
+            return
+        region = CudaOnlyCode(
+            node.test,
+            f"the code behind `if {self.ctx.code(node.test)}`",
+            f"{imported[name]} is set by CUDA's own API in the module it comes from",
+        )
+        for stmt in node.body.body:
             self.ctx.cuda_only_code.setdefault(id(stmt), region)
 
     def _comprehension(self, node: cst.GeneratorExp | cst.ListComp | cst.SetComp) -> None:
