@@ -68,16 +68,17 @@ class CompileFamily(Family):
             self._abstraction = answers(
                 project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source or b""), "compile"
             )
-        if not self._abstraction:
+        member = self._abstraction
+        if not isinstance(member, str) or not member:
             return False
         t = self.ctx.target
         self.ctx.report(
             "COMP001",
             original,
             f"`torch.compile` without a backend, in a project whose device abstraction names the compile backend per device "
-            f'(`{self._abstraction}` answers "inductor" for CUDA): left as it is (backend="{t.compile_backend}" would break it on CUDA)',
+            f'(`{member}` answers "inductor" for CUDA): left as it is (backend="{t.compile_backend}" would break it on CUDA)',
             applicability=Applicability.MANUAL,
-            advice=f'Pass the backend the project\'s accelerator answers (`{self._abstraction.rpartition(".")[2]}`), and give its {t.display} class the answer "{t.compile_backend}".',
+            advice=f'Pass the backend the project\'s accelerator answers (`{member.rpartition(".")[2]}`), and give its {t.display} class the answer "{t.compile_backend}".',
         )
         return True
 
