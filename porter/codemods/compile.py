@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
-from porter.codemods.guards import CAPABILITY_QUERIES
+from porter.codemods.guards import CAPABILITY_QUERIES, triton_module
 from porter.core.findings import Applicability
 from porter.analysis.device_backends import answers, project_abstraction
 from porter.analysis.resolve import name_assignments
@@ -16,20 +15,6 @@ COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
 REPLACEABLE_BACKENDS = {"inductor", "cudagraphs"}
 NO_DYNAMIC = {"neuron", "tpu"}
-# a Triton kernel defined in the file (`@triton.jit`, `@triton.autotune(...)`, `@jit` from triton)
-_TRITON_KERNEL = re.compile(rb"^[ \t]*@(?:triton\.)?(?:jit|autotune)\b", re.MULTILINE)
-_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)", re.MULTILINE)
-
-
-def triton_module(source: bytes) -> bool:
-    """Whether the file is a module of Triton kernels: it imports Triton and defines kernels.
-    Its compiled helpers run beside those kernels, on the GPUs they were written for."""
-    return (
-        bool(source)
-        and b"triton" in source
-        and bool(_TRITON_IMPORT.search(source))
-        and bool(_TRITON_KERNEL.search(source))
-    )
 
 
 class CompileFamily(Family):
