@@ -16,14 +16,14 @@ Any `torch.cuda.X` the table does not know is reported (CUDA009): never silence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
 
 from porter.apidata import target_api
-from porter.codemods.context import CudaOnlyCode
-from porter.codemods.family import Family, ReferenceTracker
+from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.target_api import conform, conform_int_arguments
 from porter.analysis.device_backends import project_abstraction
 from porter.core.findings import Applicability
@@ -124,7 +124,6 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
-        self._stream_bodies: list[CudaOnlyCode] = []  # bodies of `with torch.cuda.stream(s):` that stays
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -373,9 +372,10 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def visit_With(self, node: cst.With) -> None:
         """`with torch.cuda.stream(self.s1): gpu = t.to("cuda", non_blocking=True)` in a function
-        whose CUDA streams stay (`_stream_kept_here`): the body runs on CUDA's stream, so it is
-        CUDA's code; a target device there would mix devices on CUDA and never run on the
-        target. Left as it is; the fixes not applied there are reported with the stream."""
+        whose CUDA streams stay (`_stream_kept_here`): the body runs on CUDA's stream, so the
+        devices it names are CUDA's; the target's there would mix devices on CUDA and never
+        run on the target. They stay, reported with the stream (a device-generic rewrite in
+        the body, the same on CUDA, is still made)."""
         if self.ctx.in_cuda_only_code() is not None:
             return
         item = next(
@@ -386,26 +386,21 @@ class CudaApiFamily(ReferenceTracker, Family):
             ),
             None,
         )
-        if item is None or not isinstance(node.body, cst.IndentedBlock) or not self._stream_kept_here():
+        if item is None or not self._stream_kept_here():
             return
-        region = CudaOnlyCode(
-            item, f"the body of `with {self.ctx.code(item)}`", "a CUDA stream this function keeps", code="CUDA006"
+        kept = [n for n in _walk(node.body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
+        if not kept:
+            return
+        self.ctx.keep_cuda.update(id(n) for n in kept)
+        t = self.ctx.target
+        self.ctx.report(
+            "CUDA006",
+            item,
+            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its devices stay CUDA's "
+            f"({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
+            applicability=Applicability.MANUAL,
+            advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {t.display}.",
         )
-        for stmt in node.body.body:
-            self.ctx.cuda_only_code[id(stmt)] = region
-        self._stream_bodies.append(region)
-
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        for region in self._stream_bodies:
-            if region.left:
-                self.ctx.report(
-                    "CUDA006",
-                    region.node,
-                    f"{region.what} runs on {region.why}: left as it is (fixes not applied there: {', '.join(dict.fromkeys(region.left))})",
-                    applicability=Applicability.MANUAL,
-                    advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {self.ctx.target.display}.",
-                )
-        return updated
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
@@ -561,3 +556,24 @@ def _args_code(ctx, call: cst.Call) -> str:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return ", ".join(ctx.code(a).rstrip(", ") for a in args)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _names_cuda_device(node: cst.CSTNode) -> bool:
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{i}"`: a string that names a CUDA device."""
+    if isinstance(node, cst.SimpleString):
+        value = string_value(node) or ""
+        return value == "cuda" or value.startswith("cuda:")
+    return (
+        isinstance(node, cst.FormattedString)
+        and bool(node.parts)
+        and isinstance(node.parts[0], cst.FormattedStringText)
+        and node.parts[0].value == "cuda:"
+    )
