@@ -466,3 +466,65 @@ def test_a_cuda_device_context_around_a_triton_launch_is_left():
     assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
     (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
     assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`
+
+
+FLAGGED_IMPORT = """
+import torch
+import torch.nn.functional as F
+
+try:
+    from flash_attn import flash_attn_func
+
+    HAS_FLASH_ATTN = True
+except ImportError:
+    HAS_FLASH_ATTN = False
+
+
+def attend(q, k, v):
+    if HAS_FLASH_ATTN:
+        out = flash_attn_func(q, k, v, dropout_p=0.0, causal=False)
+    else:
+        out = F.scaled_dot_product_attention(q, k, v)
+    return out.to("cuda")
+"""
+
+
+def test_the_branch_behind_an_import_flag_is_the_packages_own():
+    """The `try` import sets a flag the library tests; without the package (the target) the
+    flag is False and the library's own fallback runs: the flagged branch stays, and so does
+    the import it uses."""
+    new, findings = port(FLAGGED_IMPORT, "neuron", path="pkg/attn.py")
+    assert new == FLAGGED_IMPORT.replace('out.to("cuda")', 'out.to("neuron")'), new
+    said = [f for f in findings if f.code == "BACK007" and "HAS_FLASH_ATTN" in f.message]
+    assert said and "LIB001" in said[0].message
+
+
+KERNEL_MODULE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def prune(configs):
+    device = torch.cuda.current_device()
+    return configs, torch.zeros(1, device="cuda")
+"""
+
+
+def test_a_librarys_module_of_triton_kernels_is_left_whole(tmp_path):
+    """DeepSpeed's triton_matmul_kernel.py: its helpers run beside its kernels on CUDA; the
+    target never runs the module, so it is left byte for byte, and said so. The same file
+    on its own (an application's script) is ported as before."""
+    write_files(tmp_path / "pkg", {"__init__.py": "", "kern.py": KERNEL_MODULE})
+    code, findings = port_files(tmp_path, "neuron")["pkg/kern.py"]
+    assert code == textwrap.dedent(KERNEL_MODULE).lstrip(), code
+    said = [f for f in findings if f.code == "GUARD003" and "module of Triton kernels" in f.message]
+    assert said and "DEV002" in said[0].message
+    assert any(f.code == "KERN002" for f in findings)  # its kernel still reported
+    script, _ = port(KERNEL_MODULE, "neuron", path=str(tmp_path / "kern.py"))
+    assert 'device="neuron"' in script

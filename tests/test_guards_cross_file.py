@@ -211,3 +211,34 @@ def test_re_exports_are_followed_through_two_packages():
     assert {f[1] for f in facts["app.py"]} == {"invert"}
     assert all(f[3][1:] == (cuda_only_index.RUNS,) for f in facts["app.py"])
     assert facts["app.py"][0][3][0].endswith("in pkg/kernels/fused.py")
+
+
+FLAG_MODULE = """
+import torch
+
+_SUPPORTS_FLEX_ATTENTION = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (7, 5)
+"""
+
+FLAG_USER = """
+import torch
+
+from pkg.guard import _SUPPORTS_FLEX_ATTENTION
+
+
+def packed_mask(ids):
+    if _SUPPORTS_FLEX_ATTENTION:
+        ids = ids.to("cuda")
+        return ids
+    return ids.to("cuda")
+"""
+
+
+def test_the_branch_behind_an_imported_cuda_flag_is_cuda_only(tmp_path):
+    """torchtune's `_SUPPORTS_FLEX_ATTENTION`, set from a CUDA capability query in another
+    module: true only on CUDA, so the flex path stays CUDA's; the target takes the other one."""
+    write_files(tmp_path / "pkg", {"__init__.py": "", "guard.py": FLAG_MODULE, "attn.py": FLAG_USER})
+    out = _port(tmp_path / "pkg", "neuron", cache=False)["pkg/attn.py"]
+    code = _code(out)
+    assert code == FLAG_USER.lstrip().replace('return ids.to("cuda")', 'return ids.to("neuron")'), code
+    said = [f for f in out.findings if f.code == "GUARD003"]
+    assert said and "_SUPPORTS_FLEX_ATTENTION" in said[0].message and "DEV002" in said[0].message

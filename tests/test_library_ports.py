@@ -115,6 +115,56 @@ def test_accelerator_classes_and_the_questions_asked_of_them_stay(tmp_path, targ
     assert any(f.code == "BACK003" for f in out["cuda_accelerator.py"][1])
 
 
+# what DeepSpeed's CUDA class answers for its device beside its name: an indexed device, the
+# compile backend; code elsewhere that names them literally bypasses the abstraction
+ANSWERS = {
+    **ACCELERATORS,
+    "ds/accelerator/cuda_accelerator.py": ACCELERATORS["ds/accelerator/cuda_accelerator.py"]
+    + """
+            def __init__(self):
+                self._compile_backend = "inductor"
+
+            def get_compile_backend(self):
+                return self._compile_backend
+    """,
+    "ds/nvme/io.py": """
+        import torch
+
+
+        def buffer(n, device_id):
+            return torch.randint(high=128, size=(n,), dtype=torch.uint8, device=f'cuda:{device_id}')
+
+
+        def scratch(n):
+            return torch.zeros(n, device="cuda")
+
+
+        def jit_compat(fn):
+            return torch.compile(fn)
+    """,
+}
+
+
+def test_a_device_or_compile_backend_the_abstraction_answers_is_not_hard_coded(tmp_path):
+    write_files(tmp_path, ANSWERS)
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    # the indexed device and the compile backend are the accelerator's answers: kept, reported
+    assert "device=f'cuda:{device_id}'" in code and "return torch.compile(fn)\n" in code, code
+    back009 = [f for f in findings if f.code == "BACK009"]
+    assert back009 and "CUDA_Accelerator.device_name" in back009[0].message
+    comp = [f for f in findings if f.code == "COMP001"]
+    assert comp and not comp[0].applied and "CUDA_Accelerator.get_compile_backend" in comp[0].message
+    # a device with no index is not what that member answers: ported as before
+    assert 'torch.zeros(n, device="neuron")' in code, code
+
+
+def test_without_a_compile_answer_the_backend_is_added(tmp_path):
+    write_files(tmp_path, {**ACCELERATORS, "ds/nvme/io.py": ANSWERS["ds/nvme/io.py"]})
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    # ACCELERATORS' CUDA class has device_name(index) but names no compile backend
+    assert "device=f'cuda:{device_id}'" in code and 'torch.compile(fn, backend="neuron")' in code, code
+
+
 # DeepSpeed's get_accelerator(): a detection rung that sets the switch key, and the switch
 DETECTION = """
 import torch
@@ -539,6 +589,95 @@ def test_a_project_with_its_own_device_abstraction_keeps_its_cuda_cases(tmp_path
     assert "BACK008" in [f.code for f in out["utils.py"][1]]
     assert "BACK003" in [f.code for f in out["device_gpu.py"][1]]  # DeviceGPU: CUDA's class of the family
     assert "BACK008" in [f.code for f in out["params.py"][1]]
+
+
+# Composer: a CUDA test kept on CUDA is first saved in a name, then the branch asks the name
+KEPT_NAMES = """
+import torch
+
+
+def masks(x, sigma):
+    is_cuda_tensor = x.is_cuda
+    if is_cuda_tensor:
+        return torch.rand(sigma, x.shape[1]).to('cuda')
+    return torch.rand(sigma, x.shape[1])
+
+
+def load_rng(state):
+    is_cuda_available = torch.cuda.is_available() and torch.cuda.is_initialized()
+    has_cuda_rng_state = 'cuda' in state
+    if is_cuda_available and has_cuda_rng_state:
+        torch.cuda.set_rng_state(state['cuda'])
+
+
+def elsewhere(x):
+    on = x.is_cuda
+    on = False
+    if on:
+        return x.to('cuda')
+    return x
+"""
+
+
+def test_a_branch_on_a_name_for_a_kept_cuda_test_stays_cuda(tmp_path):
+    write_files(tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/algo.py": KEPT_NAMES})
+    code, findings = _port_tree(tmp_path, "neuron")["algo.py"]
+    _, masks, load_rng, elsewhere = code.split("\n\n\ndef ")
+    original = KEPT_NAMES.lstrip().split("\n\n\ndef ")
+    # the branches under `is_cuda_tensor` and `is_cuda_available` are CUDA's case, kept byte for byte
+    assert masks == original[1] and load_rng == original[2], code
+    messages = [f.message for f in findings if f.code == "BACK008"]
+    assert any(m.startswith("`if is_cuda_tensor`") for m in messages), messages
+    assert any(m.startswith("`if is_cuda_available and has_cuda_rng_state`") for m in messages), messages
+    # a name assigned twice is not known to hold the CUDA test: ported as before
+    assert "x.to('neuron')" in elsewhere, elsewhere
+
+
+HALF_PORTED = """
+import torch
+
+
+def _get_cuda_rng_state(device="cuda"):
+    if isinstance(device, int):
+        device = torch.device("cuda", device)
+    idx = device.index
+    if idx is None:
+        idx = torch.cuda.current_device()
+    return torch.cuda.default_generators[idx].get_state()
+
+
+def seed_all(seed):
+    torch.cuda.manual_seed(seed)
+    return torch.zeros(1, device="cuda")
+"""
+
+
+def test_a_function_named_for_cuda_that_uses_unported_cuda_apis_is_left_whole():
+    """Megatron's `_get_cuda_rng_state`: porting its default device and its current device
+    would leave `torch.cuda.default_generators` in its body, a function half on the target."""
+    code, findings = port(HALF_PORTED, "neuron", path="pkg/random.py")
+    head, tail = code.split("def seed_all")
+    assert head == HALF_PORTED.split("def seed_all")[0], head
+    assert 'device="neuron"' in tail and "torch.manual_seed(seed)" in tail, tail
+    said = [f for f in findings if f.code == "BACK006" and "_get_cuda_rng_state" in f.message]
+    assert said and "torch.cuda.default_generators" in said[0].message and "DEV002" in said[0].message
+    # what has no port inside it is still reported where it is
+    assert any(f.code == "CUDA004" and "default_generators" in f.message for f in findings), findings
+
+
+def test_a_library_getter_about_cuda_itself_is_kept(tmp_path):
+    getter = """
+        from torch.cuda import device_count as cuda_device_count
+
+
+        def get_cuda_device_count() -> int:
+            \"\"\"Get the number of CUDA devices on the system.\"\"\"
+            return cuda_device_count()
+    """
+    write_files(tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/env.py": getter})
+    code, findings = _port_tree(tmp_path, "neuron")["env.py"]
+    assert code == textwrap.dedent(getter).lstrip(), code
+    assert any(f.code == "BACK006" and "get_cuda_device_count" in f.message for f in findings)
 
 
 def test_an_application_still_ports_its_device_tests(tmp_path):
@@ -1132,3 +1271,76 @@ def test_cuda_availability_written_out_as_text_stays():
     assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [
         f.code for f in findings
     ]
+
+
+OFFLOAD = """
+import torch
+
+
+class Offload:
+    def __init__(self):
+        self.s1 = torch.cuda.Stream()
+
+    def unpack(self, t):
+        with torch.cuda.stream(self.s1):
+            gpu = t.to("cuda", non_blocking=True)
+            torch.cuda.synchronize()
+        torch.cuda.current_stream().wait_stream(self.s1)
+        return gpu
+
+
+def other(t):
+    return t.to("cuda")
+"""
+
+
+def test_the_body_of_a_kept_cuda_stream_stays_cuda():
+    """torchtune's activation offloading: the tensors brought back on a CUDA stream that stays
+    are CUDA's; a device-generic rewrite there (the same on CUDA) is still made, and outside
+    such a stream the device is ported as before."""
+    code, findings = port(OFFLOAD, "neuron", path="pkg/offload.py")
+    expected = OFFLOAD.replace('return t.to("cuda")', 'return t.to("neuron")').replace(
+        "            torch.cuda.synchronize()", "            torch.accelerator.synchronize()"
+    )
+    assert code == expected, code
+    said = [f for f in findings if f.code == "CUDA006" and "its devices stay CUDA's" in f.message]
+    assert said and '"cuda"' in said[0].message
+    assert "with torch.cuda.stream" in code.splitlines()[said[0].start.line - 1], said
+
+
+TENSOR_CUDA = """
+import torch
+
+
+@implements_torch_function(torch.Tensor.cpu)
+def function_cpu(*args, **kwargs):
+    return args[0].to("cpu", *args[1:], **kwargs)
+
+
+@implements_torch_function(torch.Tensor.cuda)
+def function_cuda(*args, **kwargs):
+    return args[0].inner.cuda(*args[1:], **kwargs)
+
+
+def move(x):
+    return x.cuda()
+"""
+
+
+def test_an_implementation_of_tensor_cuda_moves_to_cuda():
+    """torchao's NF4Tensor registers its own `Tensor.cuda`: `nf4.cuda()` must still reach
+    CUDA, so its body stays; other `.cuda()` calls are ported as before."""
+    code, findings = port(TENSOR_CUDA, "neuron", path="pkg/nf4.py")
+    assert code == TENSOR_CUDA.replace("return x.cuda()", 'return x.to("neuron")'), code
+    said = [f for f in findings if f.code == "BACK008" and "torch.Tensor.cuda" in f.message]
+    assert said and "fixes not applied there: DEV001" in said[0].message
+
+
+def test_a_rocm_test_with_hip_second_stays():
+    """torchao's `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` asks
+    about ROCm's build of torch: `torch.accelerator` there changes nothing (hip is None off
+    ROCm), an edit no one needs; an availability test alone is ported as before."""
+    code = "import torch\n\nIS_ROCM = torch.cuda.is_available() and torch.version.hip is not None\nok = torch.cuda.is_available()\n"
+    new, findings = port(code, "neuron", path="pkg/utils.py")
+    assert new == code.replace("ok = torch.cuda", "ok = torch.accelerator"), new
+    assert any(f.code == "BACK006" and "ROCm" in f.message for f in findings)

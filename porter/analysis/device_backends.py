@@ -52,6 +52,7 @@ VENDORS = frozenset({"nvidia", "amd"})
 CUDA_FOLDERS = frozenset({"cuda", "nvidia", "amd", "rocm", "hip"})
 # bytes a file must show to be read: a class statement naming a device word
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
+_INDUCTOR_LINE = re.compile(rb"^.*inductor.*$", re.MULTILINE)
 _HINT = re.compile(
     rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)"
 )
@@ -130,7 +131,18 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
         cuda = next(c for c in members if c.device == "cuda")
         why = f"a class per device under `{next(b for b in cuda.bases)}` ({', '.join(c.name for c in members[:4])}{', ...' if len(members) > 4 else ''})"
         folders = sorted({c.path.replace("\\", "/").rpartition("/")[0] for c in members})
-        return (why, *(f"{c.device}={c.name}" for c in members), *(f"@{f}" for f in folders))
+        sources = dict(files)
+        answered: dict[str, str] = {}  # what -> Class.member, from the first CUDA class that answers it
+        for c in members:
+            if c.device == "cuda":
+                for what, member in _answers(sources.get(c.path, b""), c.name):
+                    answered.setdefault(what, f"{c.name}.{member}")
+        return (
+            why,
+            *(f"{c.device}={c.name}" for c in members),
+            *(f"@{f}" for f in folders),
+            *(f"!{what}={answer}" for what, answer in sorted(answered.items())),
+        )
     modules = sorted((p, f) for p, f in folder_families(p for p, _ in files).items() if f[0].endswith(".py"))
     if modules:
         first, (_, siblings) = modules[0]
@@ -151,6 +163,80 @@ def project_abstraction(settings: object, path: str = "", source: bytes = b"") -
     if flow is None:
         return abstraction([(path, source)])
     return next((f[3] for f in flow if f[2] == ABSTRACTION), None)
+
+
+def _answers(source: bytes, name: str) -> list[tuple[str, str]]:
+    """What the CUDA class `name` of a per-device family answers for its device, beside its
+    name: ("index", method) for a method that turns a device index into CUDA's device string
+    (DeepSpeed's `def device_name(self, device_index): return 'cuda:{}'.format(device_index)`),
+    ("compile", member) for the member that names CUDA's `torch.compile` backend ("inductor":
+    a method returning it, or the attribute set to it). Each class of the family answers these
+    for its own device, so code of the project takes them from there, not from a literal."""
+    if b"cuda:" not in source and b"inductor" not in source:
+        return []
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    if cls is None:
+        return []
+
+    def indexed(node: ast.AST | None, params: set[str]) -> bool:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+            return (
+                isinstance(node.func.value, ast.Constant)
+                and node.func.value.value == "cuda:{}"
+                and len(node.args) == 1
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id in params
+            )
+        return (
+            isinstance(node, ast.JoinedStr)
+            and len(node.values) == 2
+            and isinstance(node.values[0], ast.Constant)
+            and node.values[0].value == "cuda:"
+            and isinstance(node.values[1], ast.FormattedValue)
+            and isinstance(node.values[1].value, ast.Name)
+            and node.values[1].value.id in params
+        )
+
+    inductor: set[str] = set()  # attributes set to "inductor"
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value == "inductor":
+            inductor.update(
+                t.attr if isinstance(t, ast.Attribute) else t.id
+                for t in n.targets
+                if isinstance(t, (ast.Attribute, ast.Name))
+            )
+    found: dict[str, str] = {}
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        params = {a.arg for a in stmt.args.args[1:]}
+        for n in ast.walk(stmt):
+            if not isinstance(n, ast.Return):
+                continue
+            if params and indexed(n.value, params):
+                found.setdefault("index", stmt.name)
+            v = n.value
+            if (isinstance(v, ast.Constant) and v.value == "inductor") or (
+                isinstance(v, ast.Attribute)
+                and isinstance(v.value, ast.Name)
+                and v.value.id == "self"
+                and v.attr in inductor
+            ):
+                found.setdefault("compile", stmt.name)
+    if "compile" not in found and inductor:
+        found["compile"] = sorted(inductor)[0]
+    return sorted(found.items())
+
+
+def answers(evidence: tuple[str, ...] | None, what: str) -> str | None:
+    """`Class.member` that the project's device abstraction (`abstraction`'s evidence) gives
+    for `what` ("index", "compile"; see `_answers`), else None."""
+    prefix = f"!{what}="
+    return next((e[len(prefix) :] for e in evidence or () if e.startswith(prefix)), None)
 
 
 def _accessors(source: bytes, name: str) -> set[str]:
@@ -369,6 +455,8 @@ def part(source: bytes) -> bytes:
         lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))
     if not _HINT.search(source):
         return lines
+    if b"inductor" in source:  # what CUDA's class of a family names its compile backend (`_answers`)
+        lines += b"\4" + b"\0".join(_INDUCTOR_LINE.findall(source))
     return (
         b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None)
         + b"\1"

@@ -44,12 +44,12 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
+from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction, answers
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
 from porter.core.findings import Applicability, Severity
-from porter.analysis.resolve import dotted
+from porter.analysis.resolve import dotted, name_assignments
 
 # device types a switch names: torch's own and the out-of-tree backends libraries dispatch to
 DEVICE_NAMES = frozenset(
@@ -119,8 +119,11 @@ _CUDA_OWN = frozenset(
         "tunable",
     }
 )
-# `is_cuda_stream_capturing`, `is_torch_cuda_available`: a library's question about CUDA itself
-_CUDA_QUESTION = re.compile(r"^_?(?:is|has)_(?:\w+_)?cuda(?:_\w+)?$")
+# a function named for CUDA (`_get_cuda_rng_state`, `set_cuda_graph`): `cuda` as a word of its name
+_NAMED_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:_|$)", re.I)
+# `is_cuda_stream_capturing`, `is_torch_cuda_available`, `get_cuda_device_count`: a library's
+# question about CUDA itself
+_CUDA_QUESTION = re.compile(r"^_?(?:is|has|get)_(?:\w+_)?cuda(?:_\w+)?$")
 # `self.root_device`, `self._device`: the device a class holds
 _SELF_DEVICE = re.compile(r"\bself\.(?:_?root_device|_?device)\b")
 # calls whose first argument is a device type (or a collective backend)
@@ -260,6 +263,8 @@ class BackendsFamily(Family):
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
+        self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
+        self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
@@ -357,6 +362,43 @@ class BackendsFamily(Family):
         for stmt in node.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
         self._regions.append((region, node, note, None))
+        # `HAS_FLASH_ATTN = True` in the body, `= False` in the handler: a flag of the import
+        flags = {name for name, value in name_assignments(node.body) if _is_constant(value, "True")}
+        for handler in node.handlers:
+            for name, value in name_assignments(handler.body):
+                if name in flags and _is_constant(value, "False"):
+                    self._import_flags[name] = module
+
+    def _import_flag(self, test: cst.BaseExpression) -> str | None:
+        """`HAS_FLASH_ATTN` in `if HAS_FLASH_ATTN:` (or one operand of an `and`), a flag set
+        by a `try` import of a package the target does not have (visit_Try)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._import_flag(test.left) or self._import_flag(test.right)
+        return test.value if isinstance(test, cst.Name) and test.value in self._import_flags else None
+
+    def _flagged_branch(self, node: cst.If) -> None:
+        """`if HAS_FLASH_ATTN: flash_attn_func(...) else: <SDPA>`: the flag is False on the
+        target, whose path is the `else` the library wrote for a missing package; the branch is
+        the package's own (CUDA's), left as it is (rewriting it there would break CUDA and
+        orphan the `try` import)."""
+        name = self._import_flag(node.test) if self._import_flags else None
+        if name is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        module = self._import_flags[name]
+        note = (
+            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports (the `try` above sets `{name}`), which the target does not have: "
+            "the code after it is the fallback that runs there, so the branch is left as it is"
+        )
+        region = CudaOnlyCode(
+            node.test,
+            f"`if {self.ctx.code(node.test)}`",
+            f"`{name}` is False without `{module}`",
+            code="BACK007",
+            note=note,
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node.test, note, None))
 
     # -- a project with a device abstraction of its own (BACK008) ----------------------------
 
@@ -374,10 +416,11 @@ class BackendsFamily(Family):
             else:
                 classes: dict[str, str] = {}
                 for e in evidence[1:]:
-                    if not e.startswith("@"):
+                    if not e.startswith(("@", "!")):
                         device, _, name = e.partition("=")
                         classes[name] = device
                 self._folders = tuple(e[1:] for e in evidence[1:] if e.startswith("@"))
+                self._index = answers(evidence, "index")
                 self._library = (evidence[0], classes)
         return self._library  # type: ignore[return-value]
 
@@ -487,12 +530,15 @@ class BackendsFamily(Family):
         ):
             return
         test = self._cuda_test(node.test)
-        if test is None or id(test.node) in self.ctx.keep_cuda:
+        kept = self._kept_cuda_name(node.test) if test is None else None
+        if kept is not None:
+            pass  # `is_cuda = x.is_cuda` kept on CUDA above, then `if is_cuda:`: its body is CUDA's case
+        elif test is None or id(test.node) in self.ctx.keep_cuda:
             return
-        if self._runs_cuda_only(node.body):
+        elif self._runs_cuda_only(node.body):
             self._guarded.update(id(n) for n in _nodes(node.test))  # `if x.is_cuda: <kernel>`: the guards'
             return
-        if test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
+        elif test is not None and test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
             return  # `if torch.cuda.is_available(): torch.cuda.synchronize()`: generic once ported
         library = self.library()
         assert library is not None
@@ -506,6 +552,23 @@ class BackendsFamily(Family):
             f"kept as it is; {t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})"
         )
         self._regions.append((region, node.test, message, None))
+
+    def _kept_cuda_name(self, test: cst.BaseExpression) -> str | None:
+        """`is_cuda_tensor` in `if is_cuda_tensor:` (or one operand of an `and`) where the
+        function's only `is_cuda_tensor = ...` is a test this port keeps on CUDA (`x.is_cuda`,
+        `torch.cuda.is_available() and torch.cuda.is_initialized()`: BACK008, BACK006): the
+        branch runs on CUDA only, so it is CUDA's case too. The name, else None."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._kept_cuda_name(test.left) or self._kept_cuda_name(test.right)
+        if not isinstance(test, cst.Name):
+            return None
+        fn = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.FunctionDef)), None)
+        if fn is None:
+            return None
+        values = [value for name, value in name_assignments(fn.body) if name == test.value]
+        if len(values) != 1 or id(values[0]) not in self.ctx.keep_cuda:
+            return None
+        return test.value
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`DeviceGPU() if torch.cuda.is_available() else DeviceCPU()`, `"xpu" if
@@ -601,10 +664,23 @@ class BackendsFamily(Family):
             if not (device_of(s) == "cuda" or s.startswith("cuda:") or s.lower() == "nccl"):
                 continue
             at_hand = self._device_at_hand()
+            t = self.ctx.target
+            if at_hand is None and self._index is not None and isinstance(value, cst.FormattedString) and s == "cuda:":
+                # `f'cuda:{device_id}'` where the project's CUDA class turns an index into its
+                # device (DeepSpeed's `CUDA_Accelerator.device_name(device_index)`): each class of
+                # the family names its own device, so the literal is the abstraction bypassed
+                self.ctx.keep_cuda.add(id(value))
+                self.ctx.report(
+                    "BACK009",
+                    value,
+                    f"`{self.ctx.code(value)}` names CUDA's device of an index, which the project's device abstraction answers for each device "
+                    f"(`{self._index}`, one of its classes per device): kept; on {t.display}, take the device from that abstraction rather than naming {t.display}",
+                    applicability=Applicability.MANUAL,
+                )
+                continue
             if at_hand is None:
                 return
             self.ctx.keep_cuda.add(id(value))
-            t = self.ctx.target
             self.ctx.report(
                 "BACK009",
                 value,
@@ -663,22 +739,45 @@ class BackendsFamily(Family):
         parameter's own `.cuda()` beside its `.xpu()`), in a project with a device abstraction:
         the method that moves to CUDA, kept as it is; the target's is `.to(...)`."""
         statements = self.ctx.current_statements
-        if (
-            node.name.value != "cuda"
-            or len(statements) < 2
-            or not isinstance(statements[-2], cst.ClassDef)
-            or self.ctx.in_cuda_only_code() is not None
-        ):
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        if node.name.value == "cuda" and len(statements) >= 2 and isinstance(statements[-2], cst.ClassDef):
+            what = f"`{statements[-2].name.value}.cuda()`"
+        elif any(self._implements_tensor_cuda(d) for d in node.decorators):
+            # `@implements_torch_function(torch.Tensor.cuda) def function_cuda(*args)` (torchao's
+            # NF4Tensor): a tensor subclass's implementation of `Tensor.cuda`, registered as such
+            what = f"`{node.name.value}`, its implementation of `torch.Tensor.cuda`,"
+        else:
             return
         library = self.library()
-        if library is None:
-            return
+        t = self.ctx.target
+        where = f", in a project with a device abstraction of its own ({library[0]})" if library else ""
+        message = f"{what} moves to CUDA by its name{where}: kept as it is; {t.display} is reached through `.to(...)`"
         region = CudaOnlyCode(
-            node.name, f"`def {node.name.value}`", "it moves to CUDA by its name", code="BACK008", quiet=True
+            node.name,
+            f"`def {node.name.value}`",
+            "it moves to CUDA by its name",
+            code="BACK008",
+            quiet=True,
+            # in an application, said only where the port would have changed it
+            note=None if library else message,
         )
         self.ctx.cuda_only_code[id(node)] = region
-        message = f"`{statements[-2].name.value}.cuda()` moves to CUDA by its name, in a project with a device abstraction of its own ({library[0]}): kept as it is; {self.ctx.target.display} is reached through `.to(...)`"
         self._regions.append((region, node.name, message, None))
+
+    def _implements_tensor_cuda(self, decorator: cst.Decorator) -> bool:
+        """`@implements(torch.Tensor.cuda)` / `@implements([torch.Tensor.cuda])`: a decorator
+        that registers the function as the implementation of `torch.Tensor.cuda`."""
+        call = decorator.decorator
+        if not isinstance(call, cst.Call):
+            return False
+        for arg in call.args:
+            values = (
+                [e.value for e in arg.value.elements] if isinstance(arg.value, (cst.List, cst.Tuple)) else [arg.value]
+            )
+            if any(self.ctx.qualname(v) == "torch.Tensor.cuda" or dotted(v) == "torch.Tensor.cuda" for v in values):
+                return True
+        return False
 
     def _backend_function(self, node: cst.FunctionDef) -> None:
         """`def num_cuda_devices()` beside `class CUDAAccelerator` in CUDA's backend module
@@ -881,6 +980,19 @@ class BackendsFamily(Family):
             and id(node) not in self.ctx.keep_cuda
         ):
             self._itself(node.right, node.right, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
+        elif (
+            isinstance(node.operator, cst.And)
+            and self._hip
+            and id(node) not in self.ctx.keep_cuda
+            and len(self.ctx.current_statements) == 1
+        ):
+            # `IS_ROCM = torch.cuda.is_available() and torch.version.hip is not None` (torchao's
+            # module-level constant; in a function the guards follow such a flag: GUARD001)
+            operands = _and_operands(node)
+            if any(_asks_hip(o) for o in operands[1:]):
+                for o in operands:
+                    if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == "torch.cuda.is_available":
+                        self._itself(o, o, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
         if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
             self._device_or(node)
         if id(node) not in self._inner_lists:
@@ -1034,6 +1146,8 @@ class BackendsFamily(Family):
             message = f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device abstraction of its own ({library[0]}): kept as it is"
             self._regions.append((region, node.name, message, None))
             return
+        if self._cuda_own_function(node):
+            return
         if not _CUDA_PREDICATE.match(node.name.value):
             return
         for n in _nodes(node.body):
@@ -1041,6 +1155,38 @@ class BackendsFamily(Family):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
             elif isinstance(n, cst.Assign):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+
+    def _cuda_own_function(self, node: cst.FunctionDef) -> bool:
+        """`def _get_cuda_rng_state(device="cuda", ...)` whose body reads
+        `torch.cuda.default_generators`: a function named for CUDA that uses a `torch.cuda` API
+        porter has no port for on this target is CUDA's own. Ported in part, its device would
+        be the target's while its body stays CUDA's (a half-ported function): it is left as it
+        is, reported; the target needs its own beside it."""
+        if not _NAMED_CUDA_WORD.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+            return False
+        target = self.ctx.target.name
+        kept = next(
+            (
+                q
+                for n in _nodes(node.body)
+                if isinstance(n, (cst.Attribute, cst.Name))
+                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                and not _ported_on(q, target)
+            ),
+            None,
+        )
+        if kept is None:
+            return False
+        region = CudaOnlyCode(
+            node.name, f"`def {node.name.value}`", f"it uses `{kept}`, which has no port", code="BACK006"
+        )  # (not quiet: what has no port in it is still reported where it is)
+        self.ctx.cuda_only_code[id(node)] = region
+        message = (
+            f"`def {node.name.value}` is CUDA's own: it uses `{kept}`, which porter has no port for on {self.ctx.target.display}; "
+            f"kept as it is (a port of its device alone would leave its body on CUDA); {self.ctx.target.display}'s own belongs beside it"
+        )
+        self._regions.append((region, node.name, message, None))
+        return True
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
@@ -1332,6 +1478,7 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._flagged_branch(node)
         self._visit_if(node)
         self._library_branch(node)
         self._choice_arms(node)
@@ -1786,6 +1933,10 @@ def _imports_in(body: cst.BaseSuite) -> list[str]:
                 elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                     out.append(dotted(small.module) or "")
     return out
+
+
+def _is_constant(node: cst.BaseExpression, name: str) -> bool:
+    return isinstance(node, cst.Name) and node.value == name
 
 
 def _cuda_only_import(module: str, target: str) -> bool:

@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-import re
 
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
-from porter.codemods.guards import CAPABILITY_QUERIES
+from porter.codemods.guards import CAPABILITY_QUERIES, triton_module
 from porter.core.findings import Applicability
+from porter.analysis.device_backends import answers, project_abstraction
 from porter.analysis.resolve import name_assignments
 
 COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
 REPLACEABLE_BACKENDS = {"inductor", "cudagraphs"}
 NO_DYNAMIC = {"neuron", "tpu"}
-# a Triton kernel defined in the file (`@triton.jit`, `@triton.autotune(...)`, `@jit` from triton)
-_TRITON_KERNEL = re.compile(rb"^[ \t]*@(?:triton\.)?(?:jit|autotune)\b", re.MULTILINE)
-_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)", re.MULTILINE)
-
-
-def triton_module(source: bytes) -> bool:
-    """Whether the file is a module of Triton kernels: it imports Triton and defines kernels.
-    Its compiled helpers run beside those kernels, on the GPUs they were written for."""
-    return (
-        bool(source)
-        and b"triton" in source
-        and bool(_TRITON_IMPORT.search(source))
-        and bool(_TRITON_KERNEL.search(source))
-    )
 
 
 class CompileFamily(Family):
@@ -39,6 +25,7 @@ class CompileFamily(Family):
         super().__init__(ctx)
         self._triton = triton_module(ctx.source or b"")
         self._capability: frozenset[str] | None = None
+        self._abstraction: str | None | bool = False  # the project's member that names the compile backend
 
     def _in_triton_module(self, original: cst.CSTNode) -> bool:
         """A module of Triton kernels compiles its helpers for the GPUs its kernels run on
@@ -54,6 +41,29 @@ class CompileFamily(Family):
             f'so inductor stays (backend="{t.compile_backend}" would break them there, and {t.display} does not run this module)',
             applicability=Applicability.MANUAL,
             advice=f'Leave it; write the {t.display} path of this module\'s ops next to it (`porter kernels . --scaffold kernels/`) and compile that with backend="{t.compile_backend}".',
+        )
+        return True
+
+    def _named_by_abstraction(self, original: cst.CSTNode) -> bool:
+        """A project whose device abstraction names the compile backend per device (DeepSpeed's
+        `CUDA_Accelerator.get_compile_backend()` answers "inductor", each accelerator class its
+        own): a literal target backend would bypass it and break CUDA, so the call is left as it
+        is, with a finding that says where the target's backend belongs."""
+        if self._abstraction is False:
+            self._abstraction = answers(
+                project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source or b""), "compile"
+            )
+        member = self._abstraction
+        if not isinstance(member, str) or not member:
+            return False
+        t = self.ctx.target
+        self.ctx.report(
+            "COMP001",
+            original,
+            f"`torch.compile` without a backend, in a project whose device abstraction names the compile backend per device "
+            f'(`{member}` answers "inductor" for CUDA): left as it is (backend="{t.compile_backend}" would break it on CUDA)',
+            applicability=Applicability.MANUAL,
+            advice=f'Pass the backend the project\'s accelerator answers (`{member.rpartition(".")[2]}`), and give its {t.display} class the answer "{t.compile_backend}".',
         )
         return True
 
@@ -123,6 +133,8 @@ class CompileFamily(Family):
             )
         elif backend is None and self._auto_backend():
             pass  # device-generic code: the target's backend is picked for its tensors
+        elif backend is None and self._named_by_abstraction(original):
+            pass
         elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report(
@@ -239,7 +251,7 @@ class CompileFamily(Family):
         deco = original.decorator
         if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE or self._auto_backend():
             return updated
-        if self._in_triton_module(original):
+        if self._in_triton_module(original) or self._named_by_abstraction(original):
             return updated
         t = self.ctx.target
         call = cst.Call(

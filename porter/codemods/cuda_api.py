@@ -16,13 +16,14 @@ Any `torch.cuda.X` the table does not know is reported (CUDA009): never silence.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
 
 from porter.apidata import target_api
-from porter.codemods.family import Family, ReferenceTracker
+from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.target_api import conform, conform_int_arguments
 from porter.analysis.device_backends import project_abstraction
 from porter.core.findings import Applicability
@@ -369,6 +370,38 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
 
+    def visit_With(self, node: cst.With) -> None:
+        """`with torch.cuda.stream(self.s1): gpu = t.to("cuda", non_blocking=True)` in a function
+        whose CUDA streams stay (`_stream_kept_here`): the body runs on CUDA's stream, so the
+        devices it names are CUDA's; the target's there would mix devices on CUDA and never
+        run on the target. They stay, reported with the stream (a device-generic rewrite in
+        the body, the same on CUDA, is still made)."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        item = next(
+            (
+                i.item
+                for i in node.items
+                if isinstance(i.item, cst.Call) and self.ctx.qualname(i.item.func) == "torch.cuda.stream"
+            ),
+            None,
+        )
+        if item is None or not self._stream_kept_here():
+            return
+        kept = [n for n in _walk(node.body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
+        if not kept:
+            return
+        self.ctx.keep_cuda.update(id(n) for n in kept)
+        t = self.ctx.target
+        self.ctx.report(
+            "CUDA006",
+            item,
+            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its devices stay CUDA's "
+            f"({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
+            applicability=Applicability.MANUAL,
+            advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {t.display}.",
+        )
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
         self._classes.append(node)
@@ -523,3 +556,24 @@ def _args_code(ctx, call: cst.Call) -> str:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return ", ".join(ctx.code(a).rstrip(", ") for a in args)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _names_cuda_device(node: cst.CSTNode) -> bool:
+    """`"cuda"`, `"cuda:0"`, `f"cuda:{i}"`: a string that names a CUDA device."""
+    if isinstance(node, cst.SimpleString):
+        value = string_value(node) or ""
+        return value == "cuda" or value.startswith("cuda:")
+    return (
+        isinstance(node, cst.FormattedString)
+        and bool(node.parts)
+        and isinstance(node.parts[0], cst.FormattedStringText)
+        and node.parts[0].value == "cuda:"
+    )

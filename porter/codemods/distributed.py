@@ -7,6 +7,7 @@ import re
 
 import libcst as cst
 
+from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.core.findings import Applicability
@@ -59,6 +60,7 @@ class DistributedFamily(Family):
         super().__init__(ctx)
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
         self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
+        self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
 
     def visit_Dict(self, node: cst.Dict) -> None:
         """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
@@ -349,6 +351,48 @@ class DistributedFamily(Family):
         if not any(string_value(s) == "cuda" for s in sides):
             return None
         return next((s for s in sides if string_value(s) is None), None)
+
+    def _nccl_test(self, test: cst.BaseExpression) -> bool:
+        """`dist.get_backend() == "nccl"` (or one operand of an `and`): a test that is true only
+        on CUDA, kept (DIST007, visit_Comparison)."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._nccl_test(test.left) or self._nccl_test(test.right)
+        return (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and any(
+                (string_value(side) or "").lower() == "nccl" or self._backend_nccl(side)
+                for side in (test.left, test.comparisons[0].comparator)
+            )
+            and not any(
+                (dotted(side) or "").rsplit(".", 1)[-1] == PROCESS_GROUP_OPTION
+                for side in (test.left, test.comparisons[0].comparator)
+            )
+        )
+
+    def visit_If(self, node: cst.If) -> None:
+        """`if dist.get_backend() == "nccl": tensor = tensor.to(get_device("cuda"))`: the test
+        stays (DIST007), so the branch runs on CUDA only; it stays CUDA's too (a target device
+        there would break CUDA and never run on the target). The fixes not applied in it are
+        reported with the test."""
+        if self.ctx.portable or self.ctx.in_cuda_only_code() is not None or not self._nccl_test(node.test):
+            return
+        region = CudaOnlyCode(node.test, f"`if {self.ctx.code(node.test)}`", "NCCL runs on CUDA only", code="DIST007")
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._nccl_branches.append((region, node.test))
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        for region, at in self._nccl_branches:
+            if region.left:
+                self.ctx.report(
+                    "DIST007",
+                    at,
+                    f"the branch behind `{self.ctx.code(at)}` runs only where the backend is NCCL, on CUDA: kept as it is "
+                    f"(fixes not applied there: {', '.join(dict.fromkeys(region.left))})",
+                )
+        return updated
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """(the strings of a per-device NCCL-or-gloo choice are the call's, below)"""

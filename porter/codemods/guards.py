@@ -30,6 +30,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, string_value
+from porter.codemods.literals import in_package
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
@@ -922,6 +923,22 @@ def _operands(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:
     return [node]
 
 
+# a Triton kernel defined in the file (`@triton.jit`, `@triton.autotune(...)`, `@jit` from triton)
+_TRITON_KERNEL = re.compile(rb"^[ \t]*@(?:triton\.)?(?:jit|autotune)\b", re.MULTILINE)
+_TRITON_IMPORT = re.compile(rb"^[ \t]*(?:import[ \t]+triton\b|from[ \t]+triton\b)", re.MULTILINE)
+
+
+def triton_module(source: bytes) -> bool:
+    """Whether the file is a module of Triton kernels: it imports Triton and defines kernels.
+    Its compiled helpers run beside those kernels, on the GPUs they were written for."""
+    return (
+        bool(source)
+        and b"triton" in source
+        and bool(_TRITON_IMPORT.search(source))
+        and bool(_TRITON_KERNEL.search(source))
+    )
+
+
 CAPABILITY_QUERIES = frozenset({"torch.cuda.get_device_capability", "torch.cuda.get_device_properties"})
 
 
@@ -1080,6 +1097,24 @@ class GuardsFamily(Family):
 
     # -- code that only runs on CUDA (GUARD003) ----------------------------------------------
 
+    def visit_Module(self, node: cst.Module) -> None:
+        """A library's module of Triton kernels (a module of a package that imports Triton and
+        defines `@triton.jit` kernels): its code runs beside those kernels, on the GPUs they
+        are written for, and the target never runs it; it is left as it is (GUARD003), its
+        kernels reported by the kernel families (`porter kernels` scaffolds the target's)."""
+        if not self.ctx.enabled("GUARD003") or not triton_module(self.ctx.source or b"") or not in_package(self.ctx):
+            return
+        first = next((s for s in node.body), None)
+        if first is None:
+            return
+        region = CudaOnlyCode(
+            first,
+            "this module of Triton kernels",
+            "its code runs beside its `@triton.jit` kernels, on the GPUs they are written for",
+        )
+        for stmt in node.body:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._leave_unit(node, f"`def {node.name.value}`")
 
@@ -1221,6 +1256,7 @@ class GuardsFamily(Family):
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
         the CUDA-only package is there, so it is CUDA-only code, left as it is (GUARD003)."""
+        self._imported_flag(node)
         if not self._leave or not _exits_early(node) or self.ctx.in_cuda_only_code() is not None:
             return
         test = _bare(node.test)
@@ -1255,6 +1291,37 @@ class GuardsFamily(Family):
             f"it runs only where {self.facts.running[name]} is there",
         )
         for stmt in rest:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
+    def _imported_flag(self, node: cst.If) -> None:
+        """`if _SUPPORTS_FLEX_ATTENTION:` where the name is imported from a module that sets it
+        from CUDA's own API (`torch.cuda.is_available() and torch.cuda.get_device_capability()
+        >= (7, 5)`, kept there: GUARD001): true only on CUDA, so its branch is CUDA-only code,
+        left as it is (GUARD003); the target takes the `else`."""
+        if not self.ctx.enabled("GUARD003") or self.ctx.in_cuda_only_code() is not None:
+            return
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        imported = imported_cuda_only(self.ctx.settings)
+        if not imported:
+            return
+        running = imported_running(self.ctx.settings)
+        name = next(
+            (
+                o.value
+                for o in _operands(_bare(node.test), cst.And)
+                if isinstance(o, cst.Name) and o.value in imported and o.value not in running
+            ),
+            None,
+        )
+        if name is None:
+            return
+        region = CudaOnlyCode(
+            node.test,
+            f"the code behind `if {self.ctx.code(node.test)}`",
+            f"{imported[name]} is set by CUDA's own API in the module it comes from",
+        )
+        for stmt in node.body.body:
             self.ctx.cuda_only_code.setdefault(id(stmt), region)
 
     def _comprehension(self, node: cst.GeneratorExp | cst.ListComp | cst.SetComp) -> None:

@@ -164,3 +164,23 @@ def test_a_second_run_changes_nothing(tmp_path):
     once, _ = _port(code)
     twice, _ = port(once, "neuron")
     assert twice == once == textwrap.dedent(code)
+
+
+def test_the_branch_behind_a_kept_nccl_test_stays_cuda():
+    code = """
+    import torch
+    import torch.distributed as dist
+
+
+    def broadcast(tensor, src=0):
+        device = tensor.device
+        if dist.get_backend() == "nccl":
+            tensor = tensor.to("cuda")
+        dist.broadcast(tensor, src=src)
+        return tensor.to(device), torch.zeros(1, device="cuda")
+    """
+    new, findings = _port(code)
+    # the test is true only on CUDA, so its branch stays CUDA's; elsewhere "cuda" is ported
+    assert 'tensor = tensor.to("cuda")' in new and 'torch.zeros(1, device="neuron")' in new, new
+    kept = [f for f in findings if f.code == "DIST007" and "fixes not applied there" in f.message]
+    assert kept and "DEV002" in kept[0].message
