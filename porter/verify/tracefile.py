@@ -22,8 +22,30 @@ STAT_NAMES = ("mean", "std", "min", "max", "absmax", "l2", "nan", "inf")
 # Size bounds: per module output, a strided sample of at most `sample_elements`; per initial
 # parameter, its values when it has at most `param_elements` (else a strided sample of that
 # many) and a checksum of all its bits; at most `module_calls` calls recorded per module; at
-# most `max_entries` module outputs/parameters.
-LIMITS = {"sample_elements": 64, "param_elements": 4096, "module_calls": 2, "max_entries": 4000}
+# most `max_entries` module calls and `max_entries` parameters; at most `outputs_per_call`
+# tensors of one call's output and `max_outputs` in all. Each tensor recorded is two in the
+# file (statistics and sample), so one process writes at most
+# 2 * (max_outputs + max_entries) + 2 tensors; several processes (torchrun) share
+# `MAX_TRACE_TENSORS` (see `process_limits`).
+LIMITS = {
+    "sample_elements": 64,
+    "param_elements": 4096,
+    "module_calls": 2,
+    "max_entries": 4000,
+    "outputs_per_call": 16,
+    "max_outputs": 8000,
+}
+# the most tensors a trace file may hold: a file of more is not one porter wrote, and is refused
+# before any tensor is made (a trace of 500,000 empty tensors, 33 MB, once cost `trace compare`
+# 27-55 s and 1.5-1.8 GB before its manifest was looked at)
+MAX_TRACE_TENSORS = 200_000
+
+
+def process_limits(world_size: int) -> tuple[int, int]:
+    """(module outputs, parameters) one process of `world_size` records at most, so that the
+    file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
+    share = (MAX_TRACE_TENSORS // max(1, world_size) - 8) // 4
+    return min(LIMITS["max_outputs"], max(64, share)), min(LIMITS["max_entries"], max(64, share))
 
 
 class TraceError(ValueError):
@@ -252,6 +274,14 @@ def read_trace(path: Path) -> Trace:
     size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
     if not 0 < size <= len(data) - 8:
         raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
+    # every tensor's entry in the header has its "data_offsets": counted in the bytes (a name
+    # that holds the word counts twice, which only errs towards refusing a hostile file)
+    count = data.count(b'"data_offsets"', 8, 8 + size)
+    if count > MAX_TRACE_TENSORS:
+        raise TraceError(
+            f"{path}: holds {count} tensors; a trace porter writes holds at most {MAX_TRACE_TENSORS} "
+            "(not a trace porter wrote)"
+        )
     try:
         header = json.loads(data[8 : 8 + size])
         meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
@@ -297,6 +327,8 @@ __all__ = [
     "SCHEMA",
     "STAT_NAMES",
     "LIMITS",
+    "MAX_TRACE_TENSORS",
+    "process_limits",
     "Trace",
     "TraceError",
     "write_trace",

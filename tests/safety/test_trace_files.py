@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,56 @@ def test_manifest_strings_in_markdown_reports_stay_text(tmp_path):
         tags = _rendered_tags(text)
         assert tags <= expected, (report, tags - expected)
         assert not [ln for ln in text.splitlines() if ln.startswith("# Heading")], report
+
+
+def test_a_trace_of_more_tensors_than_porter_writes_is_refused_before_any_is_made(tmp_path):
+    """250,000 empty tensors (16 MB, well within the 256 MiB bound) once cost `trace compare`
+    27-55 s and 1.5-1.8 GB in safetensors' load before the manifest was looked at: a file of
+    more tensors than a trace holds is refused from its header, in one line naming the count."""
+    entries = ",".join(f'"m{i}.0.stats":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(250_000))
+    meta = json.dumps({"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})})
+    header = f'{{"__metadata__":{meta},{entries}}}'.encode()
+    (tmp_path / "many.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    for args in (
+        ("trace", "ops", "many.safetensors", "--target", "xla"),
+        ("trace", "compare", "many.safetensors", "many.safetensors"),
+    ):
+        _one_line_error(porter(*args, cwd=tmp_path), "many.safetensors", "250000 tensors", "at most")
+
+
+MANY_OUTPUTS = """
+import torch, torch.nn as nn
+class Many(nn.Module):
+    def forward(self, x):
+        return tuple(x[:, :1] * i for i in range(40))
+class M(nn.Module):
+    def __init__(self):
+        super().__init__(); self.fc = nn.Linear(4, 3); self.many = Many()
+    def forward(self, x):
+        return sum(self.many(self.fc(x)))
+torch.manual_seed(0)
+model = M()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.ones(2, 4)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+@pytest.mark.slow
+def test_a_module_that_returns_many_tensors_is_recorded_within_the_bound(tmp_path):
+    """A module's output is recorded by at most `outputs_per_call` tensors (a module returning
+    500,000 made a trace porter could not read back in a minute), and the manifest's notes say
+    what the bound left out."""
+    need("torch")
+    (tmp_path / "train.py").write_text(MANY_OUTPUTS)
+    out = porter(
+        "trace", "record", "-o", "t.safetensors", "--steps", "2", "--", sys.executable, "train.py", cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    from porter.verify.tracefile import read_trace
+
+    manifest = read_trace(tmp_path / "t.safetensors").manifest
+    outputs = {m["key"]: len(m["outputs"]) for m in manifest["modules"]}
+    assert outputs == {"fc": 1, "many": 16, "(model)": 1}, outputs
+    assert any("returned 40" in n and "(16)" in n for n in manifest["notes"]), manifest["notes"]
