@@ -1,0 +1,96 @@
+"""Contract 3 (fourth adversarial read): the work porter does on a file other than Python grows
+with the file, not with its square, and what a file repeats is not redone per line. A
+200,000-line setup.cfg reached the 60 s per-file limit (a file URI resolved and each
+requirement parsed twice per line), a setup.py of 50,000 strings took 55 s (each string's
+column found by slicing the rest of the file), and each applied fix was checked against every
+earlier one. The tests count the work (no timing); `benchmarks/bench_file_readers.py` gives
+the figures."""
+
+from __future__ import annotations
+
+import pathlib
+import random
+
+import packaging.requirements
+
+from porter.config.settings import Settings
+from porter.files.port import port_file
+from porter.files.sites import Site, Text, result
+
+
+def _counting(monkeypatch, owner, name: str) -> list[int]:
+    calls = [0]
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def test_a_requirement_repeated_on_every_line_is_parsed_and_linked_once(monkeypatch):
+    resolved = _counting(monkeypatch, pathlib.Path, "resolve")
+    parsed = _counting(monkeypatch, packaging.requirements.Requirement, "__init__")
+    source = b"[options]\ninstall_requires =\n" + b"    cupy-cuda12x\n" * 5000
+    out = port_file("setup-cfg", source, "setup.cfg", Settings(target="xla"))
+    assert len(out.findings) == 5000, out.reason
+    # before: a file URI resolved per finding (5,000) and each line parsed twice (10,000)
+    assert resolved[0] < 50, resolved
+    assert parsed[0] < 50, parsed
+
+
+class _Measured(str):
+    """A str that adds up the characters sliced out of it."""
+
+    sliced = 0
+
+    def __getitem__(self, key):
+        piece = str.__getitem__(self, key)
+        if isinstance(key, slice):
+            _Measured.sliced += len(piece)
+        return piece
+
+
+def test_setup_py_finds_each_strings_column_in_its_own_line():
+    from porter.files.deps.setup_py import requirement_sites
+
+    n = 2000
+    source = b"from setuptools import setup\nsetup(install_requires=[" + b"'cupy-cuda12x',\n" * n + b"])\n"
+    text = Text(source)
+    text.text = _Measured(text.text)
+    _Measured.sliced = 0
+    sites = requirement_sites(text, Settings(target="xla"))
+    assert len(sites) == n
+    # before: the rest of the file sliced for each string's start and end (~n^2/2 * 16 = 64M)
+    assert _Measured.sliced < 20 * len(source), _Measured.sliced
+
+
+def test_overlapping_fixes_are_found_as_by_comparing_every_pair():
+    from porter.files.sites import _overlaps  # before: every applied fix compared with each earlier one
+
+    rng = random.Random(24)
+    for _ in range(300):
+        taken: tuple[list[int], list[int]] = ([], [])
+        pairs: list[tuple[int, int]] = []
+        for start in sorted(rng.randrange(60) for _ in range(rng.randrange(1, 12))):
+            end = start + rng.choice((0, 0, 1, 2, 5))
+            brute = any(start < e and s < end for s, e in pairs)
+            assert _overlaps(taken, start, end) == brute, (pairs, start, end)
+            if not brute and rng.random() < 0.7:
+                pairs.append((start, end))
+                taken[0].append(start)
+                taken[1].append(max(end, taken[1][-1]) if taken[1] else end)
+
+
+def test_overlapping_fixes_apply_the_first_only():
+    text = Text(b"torch==2.1.0+cu118\n")
+    sites = [
+        Site("DEP001", 0, 18, "torch==2.1.0"),
+        Site("DEP001", 5, 12, "x"),  # inside the first: not applied
+        Site("DEP001", 18, 18, "!"),  # touches its end: applied
+    ]
+    out = result(text, sites, "requirements.txt", Settings(target="xla"))
+    assert [f.applied for f in sorted(out.findings, key=lambda f: f.start.column)] == [True, False, True]
+    assert out.new_source == b"torch==2.1.0!\n"
