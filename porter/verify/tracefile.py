@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SCHEMA = "porter.trace/1"
@@ -79,6 +79,7 @@ class Trace:
     manifest: dict
     tensors: dict  # name -> torch.Tensor (CPU)
     path: Path | None = None
+    _ranks: dict[int, dict] | None = field(default=None, repr=False, compare=False)  # `rank`'s, made once
 
     @property
     def side(self) -> dict:
@@ -94,19 +95,31 @@ class Trace:
 
     def rank(self, r: int) -> Trace:
         """The trace of one rank (rank 0 is the file's own manifest)."""
+        if self._ranks is None:
+            self._ranks = _by_rank(self.tensors)
+        tensors = self._ranks.get(r, {})
         if r == 0:
             manifest = {k: v for k, v in self.manifest.items() if k != "ranks"}
-            tensors = {k: v for k, v in self.tensors.items() if not k.startswith("rank")}
             return Trace(manifest, tensors, self.path)
-        prefix = f"rank{r}."
-        return Trace(
-            self.manifest["ranks"][r - 1],
-            {k[len(prefix) :]: v for k, v in self.tensors.items() if k.startswith(prefix)},
-            self.path,
-        )
+        return Trace(self.manifest["ranks"][r - 1], tensors, self.path)
 
     def rank_manifests(self) -> list[dict]:
         return [self.manifest, *(self.manifest.get("ranks") or [])]
+
+
+def _by_rank(tensors: dict) -> dict[int, dict]:
+    """The tensors of each rank, by their names in that rank's manifest (`rank<r>.NAME`; rank 0's
+    have no prefix), in one pass over the file's tensors (a pass per rank made a trace of 20,000
+    ranks and 150,000 tensors run for minutes)."""
+    out: dict[int, dict] = {}
+    for name, value in tensors.items():
+        r = 0
+        if name.startswith("rank"):
+            head, dot, rest = name[4:].partition(".")
+            if dot and head.isascii() and head.isdigit() and not head.startswith("0"):
+                r, name = int(head), rest
+        out.setdefault(r, {})[name] = value
+    return out
 
 
 def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
@@ -314,10 +327,9 @@ def read_trace(path: Path) -> Trace:
         ranks = manifest.get("ranks", [])
         if type(ranks) is not list:
             raise TraceError("`ranks` is not a list")
+        by_rank = _by_rank(tensors)
         for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
-            prefix = f"rank{r}."
-            own = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
-            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", own)
+            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", by_rank.get(r, {}))
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)

@@ -315,3 +315,38 @@ def test_a_module_that_returns_many_tensors_is_recorded_within_the_bound(tmp_pat
     outputs = {m["key"]: len(m["outputs"]) for m in manifest["modules"]}
     assert outputs == {"fc": 1, "many": 16, "(model)": 1}, outputs
     assert any("returned 40" in n and "(16)" in n for n in manifest["notes"]), manifest["notes"]
+
+
+class _CountedTensors(dict):
+    """The file's tensors, counting how many are visited."""
+
+    visited = 0
+
+    def items(self):
+        for item in dict.items(self):
+            _CountedTensors.visited += 1
+            yield item
+
+
+def test_a_trace_of_many_ranks_is_read_in_one_pass_over_its_tensors(tmp_path, monkeypatch):
+    """Each rank's tensors were found by a pass over all the file's tensors: a trace of 20,000
+    (empty) rank manifests and 150,000 tensors kept `trace ops` busy past two minutes, and
+    `trace compare` did it again per rank."""
+    torch = need("torch")
+    import safetensors.torch
+
+    from porter.verify.tracefile import read_trace
+
+    ranks = 300
+    tensors = {**_tensors(torch), **{f"rank{r}.x{i}": torch.zeros(0) for r in range(1, ranks + 1) for i in range(3)}}
+    _write(tmp_path / "t.safetensors", {**_manifest(), "schema": "porter.trace/1", "ranks": [{}] * ranks}, tensors)
+    load = safetensors.torch.load
+    monkeypatch.setattr(safetensors.torch, "load", lambda data: _CountedTensors(load(data)))
+    _CountedTensors.visited = 0
+    trace = read_trace(tmp_path / "t.safetensors")
+    assert trace.world_size == ranks + 1
+    views = [trace.rank(r) for r in range(trace.world_size)]
+    assert [sorted(v.tensors) for v in views[1:3]] == [["x0", "x1", "x2"]] * 2
+    assert sorted(views[0].tensors) == sorted(_tensors(torch))
+    # once to check the manifests and once for the views (before: once per rank, each time)
+    assert _CountedTensors.visited <= 3 * len(tensors), (_CountedTensors.visited, len(tensors))
