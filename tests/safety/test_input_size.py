@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pathlib
 import random
+import re
 
 import packaging.requirements
 
@@ -94,3 +95,47 @@ def test_overlapping_fixes_apply_the_first_only():
     out = result(text, sites, "requirements.txt", Settings(target="xla"))
     assert [f.applied for f in sorted(out.findings, key=lambda f: f.start.column)] == [True, False, True]
     assert out.new_source == b"torch==2.1.0!\n"
+
+
+def test_gitignore_patterns_match_as_pathspec_does_without_backtracking():
+    """A repository chooses the patterns (`.gitignore`, `exclude`, `per-file-ignores`): pathspec's
+    regex for `*a*a*a*a*a*a*a*b` backtracks through every placement of every `*` against a name
+    of many `a`s (porter ran past 150 s on a 200-character name, before porting anything). The
+    linear form matches exactly the paths pathspec's does."""
+    import pathspec
+
+    from porter.config.globs import spec
+
+    rng = random.Random(2024)
+    pieces = ["a", "b", "*", "*", "?", "/", "[ab]", "[!a]", "**/", "\\*", "."]
+    for _ in range(3000):
+        pattern = "".join(rng.choice(pieces) for _ in range(rng.randrange(1, 8)))
+        pattern = ("/" if rng.random() < 0.2 else "") + pattern
+        try:
+            theirs = pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception:  # noqa: BLE001 - a pattern pathspec refuses: porter reports it elsewhere
+            continue
+        for p in [
+            p for p in theirs.patterns if p.regex is not None
+        ]:  # git's `[!a]` never matches a `/` (pathspec's did)
+            p.regex = re.compile(p.regex.pattern.replace("[^a]", "[^/a]"))
+        ours = spec([pattern])
+        for _ in range(20):
+            path = "".join(rng.choice("ab/.*") for _ in range(rng.randrange(1, 12))).strip("/") or "a"
+            assert ours.match_file(path) == theirs.match_file(path), (pattern, path)
+    hostile = spec(["*a" * 12 + "b", "x/**/" + "*a" * 12 + "b"])
+    assert hostile.match_file("a" * 250 + ".py") is False
+    assert hostile.match_file("x/y/" + "a" * 250) is False
+    assert hostile.match_file("q" + "a" * 30 + "b") is True
+
+
+def test_a_repositorys_gitignore_cannot_stall_the_walk(tmp_path):
+    """End to end: a `.gitignore` and an `exclude` of many wildcards, and a long file name."""
+    from tests.safety.conftest import porter
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / ".gitignore").write_text("*a" * 40 + "b\n")
+    (tmp_path / "t" / "pyproject.toml").write_text('[tool.porter]\nexclude = ["' + "*a" * 40 + 'c"]\n')
+    (tmp_path / "t" / ("a" * 200 + ".py")).write_text("import torch\nx = torch.zeros(1).cuda()\n")
+    out = porter("lint", "t", "--target", "xla", "--no-cache", cwd=tmp_path, timeout=120)
+    assert out.returncode == 1 and b"1 finding" in out.stdout + out.stderr, out.stderr.decode()[-2000:]
