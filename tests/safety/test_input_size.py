@@ -139,3 +139,20 @@ def test_a_repositorys_gitignore_cannot_stall_the_walk(tmp_path):
     (tmp_path / "t" / ("a" * 200 + ".py")).write_text("import torch\nx = torch.zeros(1).cuda()\n")
     out = porter("lint", "t", "--target", "xla", "--no-cache", cwd=tmp_path, timeout=120)
     assert out.returncode == 1 and b"1 finding" in out.stdout + out.stderr, out.stderr.decode()[-2000:]
+
+
+def test_a_notebook_whose_code_is_larger_than_porter_parses_says_so():
+    """Code cells of more than 2 MiB (100,000 lines of `.cuda()`): the Python port skips them,
+    as it skips such a .py file with a note; the notebook said nothing and lint passed it."""
+    import json
+
+    from porter.core.findings import FileStatus
+
+    cell = "import torch\n" + "x = torch.zeros(1).cuda()\n" * 90_000
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": cell}]}
+    source = json.dumps({**nb, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}).encode()
+    out = port_file("notebook", source, "n.ipynb", Settings(target="xla", want_source=False))
+    assert out.status is FileStatus.SKIPPED and "larger than porter parses" in (out.reason or ""), (
+        out.status,
+        out.reason,
+    )
