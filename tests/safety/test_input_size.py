@@ -156,3 +156,43 @@ def test_a_notebook_whose_code_is_larger_than_porter_parses_says_so():
         out.status,
         out.reason,
     )
+
+
+class _CountedList(list):
+    """A list that counts the items read from it, by iteration or by index."""
+
+    reads = 0
+
+    def __iter__(self):
+        for item in list.__iter__(self):
+            _CountedList.reads += 1
+            yield item
+
+    def __getitem__(self, key):
+        _CountedList.reads += 1
+        return list.__getitem__(self, key)
+
+
+def test_toml_strings_and_keys_are_placed_in_one_pass(monkeypatch):
+    """Each string value was found by a scan of every string token from the file's start, and
+    each key by a regex compiled for it: 100,000 keys took the whole per-file limit."""
+    import porter.files.configs.toml_config as toml_config
+    from porter.files.readers.tomlpos import Locator
+
+    n = 3000
+    text = "".join(f'k{i} = "cuda{i % 7}"\n' for i in range(n))
+    where = Locator(text)
+    where.tokens = _CountedList(where.tokens)
+    _CountedList.reads = 0
+    at = 0
+    for i in range(n):
+        token = where.find(f"cuda{i % 7}", after=at)
+        assert token is not None and text[token.start : token.end] == f'"cuda{i % 7}"'
+        at = token.end
+    assert _CountedList.reads < 40 * n, _CountedList.reads  # before: ~n^2/2
+
+    compiled = _counting(monkeypatch, toml_config.re, "compile")
+    devices = "".join(f'k{i} = "cuda"\n' for i in range(n)).encode()
+    out = port_file("toml", devices, "c.toml", Settings(target="xla", want_source=False))
+    assert len(out.findings) == n
+    assert compiled[0] < 50, compiled  # before: one regex per key
