@@ -350,3 +350,20 @@ def test_a_trace_of_many_ranks_is_read_in_one_pass_over_its_tensors(tmp_path, mo
     assert sorted(views[0].tensors) == sorted(_tensors(torch))
     # once to check the manifests and once for the views (before: once per rank, each time)
     assert _CountedTensors.visited <= 3 * len(tensors), (_CountedTensors.visited, len(tensors))
+
+
+def test_manifest_control_characters_do_not_reach_an_html_report(tmp_path):
+    """`trace compare --report x.html`: a label with ESC and a C1 CSI from the other machine's
+    trace was written raw into the page's text and its loss chart (`cat x.html` obeyed it)."""
+    ref, _ = _sides(tmp_path)
+    port = {
+        **_manifest(),
+        "schema": "porter.trace/1",
+        "side": {"label": "xla " + ESC + "\u009b2J", "kind": "xla", "notes": [ESC], "versions": {"torch": ESC}},
+        "devices": {"losses": ["xla"], "parameters": {"xla": 1}},
+    }
+    port = _write(tmp_path / "port.safetensors", port)
+    porter("trace", "compare", str(ref), str(port), "--report", "c.html", cwd=tmp_path)
+    page = (tmp_path / "c.html").read_text()
+    assert "\\x1b" in page
+    assert not [c for c in page if (ord(c) < 32 and c not in "\t\n\r") or 0x7F <= ord(c) < 0xA0], "raw controls"
