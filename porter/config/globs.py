@@ -112,7 +112,7 @@ def spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
         if isinstance(regex, re.Pattern):
             new = _linear(regex.pattern)
             if new != regex.pattern:
-                pattern.regex = re.compile(new, regex.flags)  # type: ignore[attr-defined]
+                pattern.regex = re.compile(new, regex.flags)
     return built
 
 
