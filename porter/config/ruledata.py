@@ -28,6 +28,7 @@ def rules_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "rules"
 
 
+@cache  # the install does not move during a run (resolved once: it was once per finding)
 def docs_dir() -> Path:
     """porter's own documentation: shipped in the wheel as `porter/_docs`, else the checkout's."""
     here = Path(__file__).resolve().parents[1]  # the porter package
@@ -35,6 +36,7 @@ def docs_dir() -> Path:
     return packaged if packaged.is_dir() else here.parent / "docs"
 
 
+@lru_cache(maxsize=1024)  # once per finding: a file of 200,000 findings built 200,000 URIs
 def doc_uri(page: str, anchor: str = "") -> str:
     """A link to a page of porter's shipped documentation (a file URI: it is read offline)."""
     uri = (docs_dir() / page).as_uri()

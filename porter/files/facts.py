@@ -44,6 +44,7 @@ def _name_of(requirement: str) -> str:
     return canonical(match.group(0)) if match else requirement
 
 
+@lru_cache(maxsize=4096)  # a file names few packages, many times (200,000 lines of one name)
 def canonical(name: str) -> str:
     """PEP 503 normalised name: `Flash_Attn` and `flash-attn` are one package."""
     return re.sub(r"[-_.]+", "-", name).lower()
@@ -93,6 +94,7 @@ def cuda_only_packages() -> tuple[Package, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=4096)
 def cuda_only_package(name: str, conda: bool = False) -> Package | None:
     for package in cuda_only_packages():
         if package.matches(name, conda):

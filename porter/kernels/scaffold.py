@@ -47,7 +47,21 @@ def safe_name(name: str) -> str:
         import hashlib
 
         out = out[: _MAX_NAME - 9] + "_" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    return out + "_" if keyword.iskeyword(out) else out
+    if keyword.iskeyword(out) or out in _BOUND or any(out + end in _BOUND for end in _ENDINGS):
+        out += "_"
+    return out
+
+
+# the names a generated file imports (a kernel called `torch` made `def torch(...)` rebind the
+# module in its `_op.py`, one called `wrap` a `wrap_nki` that hid torch_neuronx's), and the
+# modules a kernel's files would shadow (`torch` + `_neuron.py` is AWS's `torch_neuron`)
+_BOUND = frozenset(
+    {
+        "annotations", "torch", "pytest", "nki", "nisa", "nl", "nki_op", "wrap_nki", "jax", "jnp", "pl",
+        "torch_tpu", "torch_xla", "make_kernel_from_pallas", "triton", "tl", "torch_neuron", "torch_neuronx",
+    }
+)  # fmt: skip
+_ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
 
 
 # Text from the user's tree (file names, kernel names, source, reasons) never becomes code:

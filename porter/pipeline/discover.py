@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pathspec
 
+from porter.config import globs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular
 from porter.core.textsafe import name as utf8_name
@@ -61,7 +62,7 @@ class Candidate:
 
 
 def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return globs.spec(lines)  # a repository's `.gitignore` chooses the patterns: linear matching
 
 
 def discover(

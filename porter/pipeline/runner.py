@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pathspec
 
+from porter.config import globs
 from porter.analysis import cuda_only_index
 from porter.pipeline.cache import Cache
 from porter.core.kinds import is_python
@@ -82,7 +83,7 @@ def forget_paths() -> None:
 
 @lru_cache(maxsize=256)
 def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines(patterns)
+    return globs.spec(patterns)  # `per-file-ignores` from a repository's config: linear matching
 
 
 def _matches(pattern: str, path: Path, name: str) -> bool:

@@ -17,13 +17,20 @@ import html
 import json
 import re
 
+from porter.core.textsafe import controls_escaped
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000
 MANUAL_ROWS = 300  # manual-work rows built at load; the rest on "show all"  # diff rows shown expanded at load; later files start collapsed
 MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
 
-_e = html.escape
+
+def _e(text: object, quote: bool = True) -> str:
+    """HTML-escaped, with control characters shown as `\\x1b` (tabs and line ends kept): text from
+    a trace manifest or a file reached the report raw, and `cat report.html` obeyed it."""
+    return html.escape(controls_escaped(str(text), keep="\t\n\r"), quote)
+
+
 _TICKS = re.compile(r"`([^`]+)`")
 _TOKENS = re.compile(r"\w+|\s+|[^\w\s]")
 

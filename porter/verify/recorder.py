@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import time
 import types
 import weakref
@@ -33,7 +34,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from porter.verify.tracefile import LIMITS
+from porter.verify.tracefile import LIMITS, process_limits
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -132,6 +133,15 @@ class Recorder:
         self.param_elements = LIMITS["param_elements"]
         self.module_calls = module_calls or LIMITS["module_calls"]
         self.max_entries = LIMITS["max_entries"]
+        self.outputs_per_call = LIMITS["outputs_per_call"]
+        # the ranks of a torchrun run share one file's bound (`MAX_TRACE_TENSORS`)
+        self.max_outputs, self.max_params = process_limits(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        self.outputs_recorded = 0
+        # what a bound left out, said in the manifest's notes: calls past `max_entries` or past
+        # `max_outputs`, and calls with more than `outputs_per_call` tensors (type, count) – the first
+        self.calls_left = 0
+        self.cut_calls: list[tuple[str, int]] = []
+        self.params_left = 0
         self.step = 0
         self.steps: list[dict] = []
         self.pending: list[torch.Tensor] = []  # backward scalars since the last step
@@ -283,12 +293,21 @@ class Recorder:
         self.modules.setdefault(mid, module)
         self.call_counts[mid] += 1
         n = self.call_counts[mid]
-        if n > self.module_calls or len(self.calls) >= self.max_entries:
+        if n > self.module_calls:
+            return
+        if len(self.calls) >= self.max_entries or self.outputs_recorded >= self.max_outputs:
+            self.calls_left += 1
             return
         recs = []
         wanted = self.reference_shapes[len(self.calls)] if len(self.calls) < len(self.reference_shapes) else []
+        outputs = _tensors_of(output)
+        room = min(self.outputs_per_call, self.max_outputs - self.outputs_recorded)
+        if len(outputs) > room:
+            self.cut_calls.append((type(module).__name__, len(outputs)))
+            outputs = outputs[:room]
+        self.outputs_recorded += len(outputs)
         with self.own_work():
-            for j, t in enumerate(_tensors_of(output)):
+            for j, t in enumerate(outputs):
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
@@ -458,7 +477,8 @@ class Recorder:
                     objs[id(p)] = p
                     k += 1
         self.tied = sorted(sorted(v) for v in named.values() if len(v) > 1)
-        for pid, names in list(named.items())[: self.max_entries]:
+        self.params_left = max(0, len(named) - self.max_params)
+        for pid, names in list(named.items())[: self.max_params]:
             t = objs[pid]
             stats, sample = tensor_stats(t, self.param_elements)
             self.params.append(
@@ -611,6 +631,28 @@ class Recorder:
         for h in self.handles:
             h.remove()
 
+    def _bound_notes(self) -> list[str]:
+        """What the trace's size bounds left out, in a line each (a trace stays small whatever
+        the model returns: a module that returns 500,000 tensors is recorded by its first
+        `outputs_per_call`)."""
+        notes = []
+        if self.cut_calls:
+            kind, many = self.cut_calls[0]
+            notes.append(
+                f"{len(self.cut_calls)} module call(s) returned more tensors than a trace records per call "
+                f"({self.outputs_per_call}): only their first tensors are recorded (the first such call, a {kind}, returned {many})"
+            )
+        if self.calls_left:
+            notes.append(
+                f"{self.calls_left} module call(s) of step 1 not recorded: the trace's bound "
+                f"({self.max_entries} calls, {self.max_outputs} outputs) was reached"
+            )
+        if self.params_left:
+            notes.append(
+                f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
+            )
+        return notes
+
     def finish(self) -> tuple[dict, dict]:
         """(manifest fields, tensors) with everything moved to the CPU. Metrics are read
         before porter's own device→host copies so they count only the script's."""
@@ -710,8 +752,11 @@ class Recorder:
                 "param_elements": self.param_elements,
                 "module_calls": self.module_calls,
                 "max_entries": self.max_entries,
+                "outputs_per_call": self.outputs_per_call,
+                "max_outputs": self.max_outputs,
+                "max_parameters": self.max_params,
             },
-            "notes": self.notes,
+            "notes": self.notes + self._bound_notes(),
         }
         return manifest, tensors
 

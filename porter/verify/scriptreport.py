@@ -10,6 +10,7 @@ import math
 import re
 from pathlib import Path
 
+from porter.core.textsafe import controls_escaped
 from porter.verify import noise
 from porter.verify.report import Section, _g, _ms, verdict_notes
 from porter.verify.tracecmp import ScriptResult
@@ -295,7 +296,9 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
             f'stroke-dasharray="{dash}" points="{path}"/>{dots}'
         )
 
-    e = html.escape
+    def e(text: object) -> str:  # labels come from another machine's trace: no control characters
+        return html.escape(controls_escaped(str(text), keep="\t\n\r"))
+
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" aria-label="loss curves: reference and port">',

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 SCHEMA = "porter.trace/1"
@@ -22,8 +22,30 @@ STAT_NAMES = ("mean", "std", "min", "max", "absmax", "l2", "nan", "inf")
 # Size bounds: per module output, a strided sample of at most `sample_elements`; per initial
 # parameter, its values when it has at most `param_elements` (else a strided sample of that
 # many) and a checksum of all its bits; at most `module_calls` calls recorded per module; at
-# most `max_entries` module outputs/parameters.
-LIMITS = {"sample_elements": 64, "param_elements": 4096, "module_calls": 2, "max_entries": 4000}
+# most `max_entries` module calls and `max_entries` parameters; at most `outputs_per_call`
+# tensors of one call's output and `max_outputs` in all. Each tensor recorded is two in the
+# file (statistics and sample), so one process writes at most
+# 2 * (max_outputs + max_entries) + 2 tensors; several processes (torchrun) share
+# `MAX_TRACE_TENSORS` (see `process_limits`).
+LIMITS = {
+    "sample_elements": 64,
+    "param_elements": 4096,
+    "module_calls": 2,
+    "max_entries": 4000,
+    "outputs_per_call": 16,
+    "max_outputs": 8000,
+}
+# the most tensors a trace file may hold: a file of more is not one porter wrote, and is refused
+# before any tensor is made (a trace of 500,000 empty tensors, 33 MB, once cost `trace compare`
+# 27-55 s and 1.5-1.8 GB before its manifest was looked at)
+MAX_TRACE_TENSORS = 200_000
+
+
+def process_limits(world_size: int) -> tuple[int, int]:
+    """(module outputs, parameters) one process of `world_size` records at most, so that the
+    file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
+    share = (MAX_TRACE_TENSORS // max(1, world_size) - 8) // 4
+    return min(LIMITS["max_outputs"], max(64, share)), min(LIMITS["max_entries"], max(64, share))
 
 
 class TraceError(ValueError):
@@ -57,6 +79,7 @@ class Trace:
     manifest: dict
     tensors: dict  # name -> torch.Tensor (CPU)
     path: Path | None = None
+    _ranks: dict[int, dict] | None = field(default=None, repr=False, compare=False)  # `rank`'s, made once
 
     @property
     def side(self) -> dict:
@@ -72,19 +95,31 @@ class Trace:
 
     def rank(self, r: int) -> Trace:
         """The trace of one rank (rank 0 is the file's own manifest)."""
+        if self._ranks is None:
+            self._ranks = _by_rank(self.tensors)
+        tensors = self._ranks.get(r, {})
         if r == 0:
             manifest = {k: v for k, v in self.manifest.items() if k != "ranks"}
-            tensors = {k: v for k, v in self.tensors.items() if not k.startswith("rank")}
             return Trace(manifest, tensors, self.path)
-        prefix = f"rank{r}."
-        return Trace(
-            self.manifest["ranks"][r - 1],
-            {k[len(prefix) :]: v for k, v in self.tensors.items() if k.startswith(prefix)},
-            self.path,
-        )
+        return Trace(self.manifest["ranks"][r - 1], tensors, self.path)
 
     def rank_manifests(self) -> list[dict]:
         return [self.manifest, *(self.manifest.get("ranks") or [])]
+
+
+def _by_rank(tensors: dict) -> dict[int, dict]:
+    """The tensors of each rank, by their names in that rank's manifest (`rank<r>.NAME`; rank 0's
+    have no prefix), in one pass over the file's tensors (a pass per rank made a trace of 20,000
+    ranks and 150,000 tensors run for minutes)."""
+    out: dict[int, dict] = {}
+    for name, value in tensors.items():
+        r = 0
+        if name.startswith("rank"):
+            head, dot, rest = name[4:].partition(".")
+            if dot and head.isascii() and head.isdigit() and not head.startswith("0"):
+                r, name = int(head), rest
+        out.setdefault(r, {})[name] = value
+    return out
 
 
 def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
@@ -252,6 +287,14 @@ def read_trace(path: Path) -> Trace:
     size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
     if not 0 < size <= len(data) - 8:
         raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
+    # every tensor's entry in the header has its "data_offsets": counted in the bytes (a name
+    # that holds the word counts twice, which only errs towards refusing a hostile file)
+    count = data.count(b'"data_offsets"', 8, 8 + size)
+    if count > MAX_TRACE_TENSORS:
+        raise TraceError(
+            f"{path}: holds {count} tensors; a trace porter writes holds at most {MAX_TRACE_TENSORS} "
+            "(not a trace porter wrote)"
+        )
     try:
         header = json.loads(data[8 : 8 + size])
         meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
@@ -284,10 +327,9 @@ def read_trace(path: Path) -> Trace:
         ranks = manifest.get("ranks", [])
         if type(ranks) is not list:
             raise TraceError("`ranks` is not a list")
+        by_rank = _by_rank(tensors)
         for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
-            prefix = f"rank{r}."
-            own = {k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)}
-            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", own)
+            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", by_rank.get(r, {}))
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
@@ -297,6 +339,8 @@ __all__ = [
     "SCHEMA",
     "STAT_NAMES",
     "LIMITS",
+    "MAX_TRACE_TENSORS",
+    "process_limits",
     "Trace",
     "TraceError",
     "write_trace",

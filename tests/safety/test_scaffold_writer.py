@@ -231,3 +231,25 @@ def test_a_carriage_return_quoted_in_a_note_stays_in_the_note(tmp_path):
     assert res.returncode == 0 and (tmp_path / "out" / "neuron_accelerator.py").is_file(), res.stderr.decode()
     made = (tmp_path / "out" / "neuron_accelerator.py").read_bytes().decode()
     assert all("\r" not in ln for ln in made.split("\n") if ln.lstrip().startswith("# porter["))
+
+
+def test_a_kernel_named_as_a_module_the_scaffold_imports_does_not_rebind_it(tmp_path):
+    """Kernels called `torch`, `tl` and `wrap`: the `_op.py` of `torch` held `def torch(...)`,
+    which rebinds the torch module for the rest of the file (the reference a person writes
+    there), `wrap` gave a `wrap_nki` hiding torch_neuronx's, and `torch` + `_neuron.py` is
+    the module name of AWS's torch-neuron package."""
+    src = tmp_path / "src"
+    src.mkdir()
+    body = "    pid = tl.program_id(0)\n    tl.store(out + pid, tl.load(x + pid))\n\n"
+    kernels = "".join(f"@triton.jit\ndef {name}(x, out):\n{body}" for name in ("torch", "tl", "wrap"))
+    (src / "k.py").write_text("import triton\nimport triton.language as tl\n\n" + kernels)
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    written = sorted(p.name for p in (tmp_path / "k").iterdir())
+    assert "torch_neuron.py" not in written, written
+    imported = {"torch", "tl", "triton", "nki", "nl", "nisa", "nki_op", "wrap_nki", "pytest"}
+    for path in (tmp_path / "k").glob("*.py"):
+        tree = ast.parse(path.read_text())
+        defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        assert not (defined | assigned) & imported, (path.name, (defined | assigned) & imported)

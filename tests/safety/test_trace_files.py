@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from pathlib import Path
 
 import pytest
@@ -261,3 +262,108 @@ def test_manifest_strings_in_markdown_reports_stay_text(tmp_path):
         tags = _rendered_tags(text)
         assert tags <= expected, (report, tags - expected)
         assert not [ln for ln in text.splitlines() if ln.startswith("# Heading")], report
+
+
+def test_a_trace_of_more_tensors_than_porter_writes_is_refused_before_any_is_made(tmp_path):
+    """250,000 empty tensors (16 MB, well within the 256 MiB bound) once cost `trace compare`
+    27-55 s and 1.5-1.8 GB in safetensors' load before the manifest was looked at: a file of
+    more tensors than a trace holds is refused from its header, in one line naming the count."""
+    entries = ",".join(f'"m{i}.0.stats":{{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}' for i in range(250_000))
+    meta = json.dumps({"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})})
+    header = f'{{"__metadata__":{meta},{entries}}}'.encode()
+    (tmp_path / "many.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    for args in (
+        ("trace", "ops", "many.safetensors", "--target", "xla"),
+        ("trace", "compare", "many.safetensors", "many.safetensors"),
+    ):
+        _one_line_error(porter(*args, cwd=tmp_path), "many.safetensors", "250000 tensors", "at most")
+
+
+MANY_OUTPUTS = """
+import torch, torch.nn as nn
+class Many(nn.Module):
+    def forward(self, x):
+        return tuple(x[:, :1] * i for i in range(40))
+class M(nn.Module):
+    def __init__(self):
+        super().__init__(); self.fc = nn.Linear(4, 3); self.many = Many()
+    def forward(self, x):
+        return sum(self.many(self.fc(x)))
+torch.manual_seed(0)
+model = M()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.ones(2, 4)).pow(2).mean()
+    opt.zero_grad(); loss.backward(); opt.step()
+"""
+
+
+@pytest.mark.slow
+def test_a_module_that_returns_many_tensors_is_recorded_within_the_bound(tmp_path):
+    """A module's output is recorded by at most `outputs_per_call` tensors (a module returning
+    500,000 made a trace porter could not read back in a minute), and the manifest's notes say
+    what the bound left out."""
+    need("torch")
+    (tmp_path / "train.py").write_text(MANY_OUTPUTS)
+    out = porter(
+        "trace", "record", "-o", "t.safetensors", "--steps", "2", "--", sys.executable, "train.py", cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    from porter.verify.tracefile import read_trace
+
+    manifest = read_trace(tmp_path / "t.safetensors").manifest
+    outputs = {m["key"]: len(m["outputs"]) for m in manifest["modules"]}
+    assert outputs == {"fc": 1, "many": 16, "(model)": 1}, outputs
+    assert any("returned 40" in n and "(16)" in n for n in manifest["notes"]), manifest["notes"]
+
+
+class _CountedTensors(dict):
+    """The file's tensors, counting how many are visited."""
+
+    visited = 0
+
+    def items(self):
+        for item in dict.items(self):
+            _CountedTensors.visited += 1
+            yield item
+
+
+def test_a_trace_of_many_ranks_is_read_in_one_pass_over_its_tensors(tmp_path, monkeypatch):
+    """Each rank's tensors were found by a pass over all the file's tensors: a trace of 20,000
+    (empty) rank manifests and 150,000 tensors kept `trace ops` busy past two minutes, and
+    `trace compare` did it again per rank."""
+    torch = need("torch")
+    import safetensors.torch
+
+    from porter.verify.tracefile import read_trace
+
+    ranks = 300
+    tensors = {**_tensors(torch), **{f"rank{r}.x{i}": torch.zeros(0) for r in range(1, ranks + 1) for i in range(3)}}
+    _write(tmp_path / "t.safetensors", {**_manifest(), "schema": "porter.trace/1", "ranks": [{}] * ranks}, tensors)
+    load = safetensors.torch.load
+    monkeypatch.setattr(safetensors.torch, "load", lambda data: _CountedTensors(load(data)))
+    _CountedTensors.visited = 0
+    trace = read_trace(tmp_path / "t.safetensors")
+    assert trace.world_size == ranks + 1
+    views = [trace.rank(r) for r in range(trace.world_size)]
+    assert [sorted(v.tensors) for v in views[1:3]] == [["x0", "x1", "x2"]] * 2
+    assert sorted(views[0].tensors) == sorted(_tensors(torch))
+    # once to check the manifests and once for the views (before: once per rank, each time)
+    assert _CountedTensors.visited <= 3 * len(tensors), (_CountedTensors.visited, len(tensors))
+
+
+def test_manifest_control_characters_do_not_reach_an_html_report(tmp_path):
+    """`trace compare --report x.html`: a label with ESC and a C1 CSI from the other machine's
+    trace was written raw into the page's text and its loss chart (`cat x.html` obeyed it)."""
+    ref, _ = _sides(tmp_path)
+    port = {
+        **_manifest(),
+        "schema": "porter.trace/1",
+        "side": {"label": "xla " + ESC + "\u009b2J", "kind": "xla", "notes": [ESC], "versions": {"torch": ESC}},
+        "devices": {"losses": ["xla"], "parameters": {"xla": 1}},
+    }
+    port = _write(tmp_path / "port.safetensors", port)
+    porter("trace", "compare", str(ref), str(port), "--report", "c.html", cwd=tmp_path)
+    page = (tmp_path / "c.html").read_text()
+    assert "\\x1b" in page
+    assert not [c for c in page if (ord(c) < 32 and c not in "\t\n\r") or 0x7F <= ord(c) < 0xA0], "raw controls"

@@ -32,17 +32,28 @@ class _Placer:
             self.cursor = m.end()
 
     def key(self, key: str) -> tuple[int, int] | None:
-        m = re.compile(
-            r"(?m)(?:^|[{,])\s*(?:\"" + re.escape(key) + r"\"|'" + re.escape(key) + r"'|" + re.escape(key) + r")\s*="
-        ).search(self.text, self.cursor)
-        if m is None:
-            return None
-        start = self.text.index(key, m.start()) - (
-            1 if self.text[m.start() : m.end()].count('"') or self.text[m.start() : m.end()].count("'") else 0
-        )
-        start = max(start, m.start())
-        self.cursor = m.end()
-        return start, m.end() - 1
+        """The span from `key` (its quote, when quoted) to the `=` after it: the first place
+        from the cursor where it stands as a key (at a line's start, or after `{` or `,`).
+        Found with `str.find` and checked around (a regex compiled per key cost 0.5 ms a key:
+        a TOML file of 100,000 keys took the whole per-file limit)."""
+        text, n = self.text, len(key)
+        at = text.find(key, self.cursor) if key else -1
+        while at != -1:
+            start, end = at, at + n
+            if 0 < at and end < len(text) and text[at - 1] in "\"'" and text[end] == text[at - 1]:
+                start, end = at - 1, end + 1
+            before = start
+            while before > 0 and text[before - 1].isspace():
+                before -= 1
+            keyed = before == 0 or text[before - 1] in "{," or "\n" in text[before:start]
+            eq = end
+            while eq < len(text) and text[eq].isspace():
+                eq += 1
+            if keyed and eq < len(text) and text[eq] == "=":
+                self.cursor = eq + 1
+                return start, eq
+            at = text.find(key, at + 1)
+        return None
 
     def build(self, data: Any, path: tuple[str, ...], at: int) -> Value:
         if isinstance(data, dict):

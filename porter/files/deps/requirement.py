@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -45,6 +46,7 @@ class Context:
         return environment(self.target)
 
 
+@lru_cache(maxsize=1024)  # a file repeats its requirements (read-only: nothing changes one)
 def parse(text: str) -> Requirement | None:
     try:
         return Requirement(text)

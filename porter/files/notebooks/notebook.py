@@ -58,6 +58,9 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
         if python.status is FileStatus.ERROR:
             out.status, out.reason = FileStatus.ERROR, f"code cells: {python.reason}"
             return out
+        if python.status is FileStatus.SKIPPED:  # larger than porter parses: said, never "no findings"
+            out.status, out.reason = FileStatus.SKIPPED, f"code cells: {python.reason}"
+            return out
         for f in python.findings:
             findings.append(_from_module(f, text, nb, module))
         for f in python.suppressed:

@@ -10,6 +10,7 @@ tomllib itself, and matched to the values tomllib read, in document order.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,20 +102,23 @@ class Locator:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = strings(text)
-        self._taken: set[int] = set()
-        self._values: list[str | None] = [None] * len(self.tokens)
+        # each value's tokens not handed out yet, in document order (made on the first `find`:
+        # a scan of every token per value asked for made a TOML file of 100,000 strings
+        # quadratic, past the per-file limit)
+        self._by_value: dict[str, list[int]] | None = None
 
     def find(self, wanted: str, after: int = 0) -> StringToken | None:
-        for i, token in enumerate(self.tokens):
-            if i in self._taken or token.start < after:
-                continue
-            got = self._values[i]
-            if got is None:
-                got = self._values[i] = value(token, self.text)
-            if got == wanted:
-                self._taken.add(i)
-                return token
-        return None
+        if self._by_value is None:
+            self._by_value = {}
+            for i, token in enumerate(self.tokens):
+                self._by_value.setdefault(value(token, self.text), []).append(i)
+        free = self._by_value.get(wanted)
+        if not free:
+            return None
+        k = bisect_left(free, after, key=lambda i: self.tokens[i].start)
+        if k == len(free):
+            return None
+        return self.tokens[free.pop(k)]
 
 
 def alone_on_line(text: str, token: StringToken) -> tuple[int, int] | None:
