@@ -25,8 +25,12 @@ _FALLBACK_ADVICE = {
 }
 
 
+def _per_step(row: dict) -> str:
+    return "?" if row.get("per_step") is None else f"{row['per_step']:g}"
+
+
 def _loc_list(rows: list[dict], limit: int = 5) -> list[str]:
-    return [f"{r['call']} at {r['location'] or '(library code)'}: {r['per_step']:g}/step" for r in rows[:limit]]
+    return [f"{r['call']} at {r.get('location') or '(library code)'}: {_per_step(r)}/step" for r in rows[:limit]]
 
 
 def _shape_evidence(where: str, c: dict) -> str:
@@ -137,8 +141,8 @@ def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path
                 [],
             )
         syncs = perf.get("syncs") or {}
-        user_rows = [r for r in syncs.get("host_syncs", []) if r["location"]]
-        lib_rows = [r for r in syncs.get("host_syncs", []) if not r["location"]]
+        user_rows = [r for r in syncs.get("host_syncs", []) if r.get("location")]
+        lib_rows = [r for r in syncs.get("host_syncs", []) if not r.get("location")]
         if user_rows:
             add(
                 "warning" if is_target else "info",
@@ -159,7 +163,7 @@ def collect_gaps(sides: list[SideSummary | None], target: str, ported_tree: Path
                 "libraries (torch, optimizers …)",
                 "not in your code; on XLA check the device→host transfer count above to see "
                 "whether they reach the device (an optimizer's step counter on the host does not)",
-                [f"{r['call']}: {r['per_step']:g}/step" for r in lib_rows],
+                [f"{r['call']}: {_per_step(r)}/step" for r in lib_rows],
             )
         if syncs.get("dynamic_shape_ops"):
             add(

@@ -262,7 +262,8 @@ def sections(r: ParityResult) -> list[Section]:
             [
                 s.role,
                 "dynamic-shape ops",
-                ", ".join(f"{d['call']} @ {d['location']}" for d in syncs.get("dynamic_shape_ops", [])) or "none",
+                ", ".join(f"{d['call']} @ {d.get('location') or '?'}" for d in syncs.get("dynamic_shape_ops", []))
+                or "none",
                 "TorchFunctionMode",
             ]
         )

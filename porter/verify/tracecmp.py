@@ -512,8 +512,8 @@ def _compare_one(
             "reference_lr": a and a["lr"],
             "ported_lr": b and b["lr"],
             "lr_ok": False,
-            "reference_time_s": a and a["step_time_s"],
-            "ported_time_s": b and b["step_time_s"],
+            "reference_time_s": a and a.get("step_time_s"),
+            "ported_time_s": b and b.get("step_time_s"),
             "reference_collectives": a and a.get("collectives"),
             "ported_collectives": b and b.get("collectives"),
         }

@@ -171,6 +171,7 @@ _NUMBER = (int, float)
 _STATS, _SAMPLE = ("tensor", "stats"), ("tensor", "sample")
 _OUTPUT = {"shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}
 _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
+_CALL_SITE = {"call": _req(str), "location": _opt(str), "per_step": _opt(_NUMBER)}
 # The fields `porter trace compare`, `trace ops` and the reports read, with the types they read
 # them as. A field not listed may hold anything; a listed one that is there has its type (and
 # is there when marked `_req`); only `_opt` fields may be null.
@@ -196,7 +197,7 @@ _MANIFEST = {
                 }
             ),
             "neuron": _opt({"cpu_fallback_ops": _opt(_list(_FALLBACK))}),
-            "syncs": _opt({"host_syncs": _list(dict), "dynamic_shape_ops": _list({"call": _req(str)})}),
+            "syncs": _opt({"host_syncs": _list(_CALL_SITE), "dynamic_shape_ops": _list(_CALL_SITE)}),
             "peak_memory": _opt(dict),
             "steady_step_s": _opt(_NUMBER),
         }

@@ -104,6 +104,24 @@ def test_well_formed_traces_compare(tmp_path):
     assert max(len(ln) for ln in compared.splitlines()) > 80, compared
 
 
+def test_optional_fields_may_be_absent(tmp_path):
+    """What the reader's checks allow (a step without its time, a dynamic-shape op without its
+    place) every reader takes: no KeyError at compare or in the report."""
+    ref, port = _sides(tmp_path)
+    for path in (ref, port):
+        from safetensors import safe_open
+
+        with safe_open(str(path), "pt") as f:
+            manifest = json.loads(f.metadata()["porter.trace"])
+        for step in manifest["steps"]:
+            del step["step_time_s"]
+        manifest["perf"] = {"syncs": {"host_syncs": [], "dynamic_shape_ops": [{"call": "torch.nonzero"}]}}
+        _write(path, manifest)
+    out = porter("trace", "compare", str(ref), str(port), "--report", str(tmp_path / "r.md"), cwd=tmp_path)
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    assert "torch.nonzero at (library code): ?/step" in (tmp_path / "r.md").read_text()
+
+
 def _bad_manifests() -> dict[str, object]:
     good = {**_manifest(), "schema": "porter.trace/1"}
     return {
