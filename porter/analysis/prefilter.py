@@ -12,6 +12,7 @@ then yields nothing, never the other way round.
 
 from __future__ import annotations
 
+import codecs
 import re
 from functools import lru_cache
 
@@ -69,7 +70,14 @@ def _patterns(
     return (_alternation(free) if free else None), groups
 
 
+# Text the byte patterns cannot see: UTF-16/32 with a byte-order mark (pip, YAML and JSON readers
+# take it). UTF-32 first: its little-endian mark begins with UTF-16's.
+WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
 def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
+    if source.startswith(WIDE_BOMS):
+        return True  # its reader says it cannot read it, rather than passing it in silence
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)

@@ -8,6 +8,7 @@ runs one.
 
 from __future__ import annotations
 
+
 import importlib
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,7 +23,7 @@ from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
 from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
 from porter.core.findings import FileResult, FileStatus
-from porter.analysis.prefilter import NOT_ADMITTED, admits
+from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits
 from porter.core.suppressions import scan as scan_suppressions
 
 # kinds whose format has `#` comments, where porter's inline suppressions work
@@ -74,6 +75,10 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
     out = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
     if kind == kinds.SETUP_PY:
         return _whole(kind, source, path, settings)  # Python first: it has its own prefilter
+    if source.startswith(WIDE_BOMS):
+        return _error(
+            out, "UTF-16/UTF-32 text (it starts with a byte-order mark): porter reads UTF-8 and did not check it"
+        )
     if not admits(source, settings, kind):
         out.status, out.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return out

@@ -10,6 +10,8 @@ format (`porter.files.verify`), or nothing is written.
 
 from __future__ import annotations
 
+import re
+
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +35,9 @@ class Site:
     applicability: Applicability | None = None  # default: the rule's for the target
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 class Text:
     """A file's text, decoded so that encoding it gives back the very same bytes, with the
     offsets of its lines (positions are 1-based lines, 0-based columns in code points)."""
@@ -40,13 +45,13 @@ class Text:
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.text = source.decode("utf-8", "surrogateescape")
-        starts = [0]
-        find = self.text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self.line_starts = starts
+        # lines end as str.splitlines ends them for these files (pip, YAML, editors): CRLF, LF, or
+        # a lone CR
+        starts, breaks = [0], []
+        for brk in _LINE_BREAK.finditer(self.text):
+            breaks.append(brk.start())
+            starts.append(brk.end())
+        self.line_starts, self._breaks = starts, breaks
 
     def position(self, offset: int) -> Position:
         line = bisect_right(self.line_starts, offset)
@@ -59,9 +64,7 @@ class Text:
     def line_span(self, line: int) -> tuple[int, int]:
         """[start, end) of a 1-based line without its line break."""
         start = self.line_starts[line - 1]
-        end = self.line_starts[line] - 1 if line < len(self.line_starts) else len(self.text)
-        if end > start and self.text[end - 1] == "\r":
-            end -= 1
+        end = self._breaks[line - 1] if line < len(self.line_starts) else len(self.text)
         return start, end
 
     def encode(self, text: str) -> bytes:

@@ -147,6 +147,26 @@ def test_crlf_and_no_final_newline_keep_their_bytes():
     assert new == "torch==2.9.0\r\ntorch-xla[tpu]==2.9.0\r\nnumpy"
 
 
+def test_cr_only_line_ends_are_lines_as_pip_reads_them():
+    """pip splits a requirements file as str.splitlines does: a file saved with lone CRs (old Mac
+    line ends) is three requirements, not one line porter cannot read."""
+    text = "torch==2.9.0+cu121\rflash-attn==2.6.3\rnumpy\r"
+    r = port_file("requirements.txt", text, "xla", imported_after_port=())
+    assert [(f.code, f.start.line) for f in r.findings if f.code == "DEP005"] == [("DEP005", 2)]
+    assert ported("requirements.txt", text, "xla", imported_after_port=()) == (
+        "torch==2.9.0\rtorch-xla[tpu]==2.9.0\rnumpy\r"
+    )
+
+
+def test_utf16_text_is_an_error_not_a_pass(tmp_path):
+    """pip, YAML and JSON readers take UTF-16 with a byte-order mark; porter reads UTF-8, so such a
+    file is reported as not checked instead of passing the prefilter in silence."""
+    (tmp_path / "requirements.txt").write_bytes("torch==2.9.0+cu121\ncupy-cuda12x\n".encode("utf-16"))
+    results, _ = run([tmp_path], Settings(target="neuron", want_source=False), cache=False, jobs=1)
+    [r] = results
+    assert r.status.value == "error" and "UTF-16" in (r.reason or "")
+
+
 BUILD_READS = {
     "setup.py": (
         "from setuptools import setup\n\n\ndef fetch_requirements(path):\n    with open(path) as fd:\n"

@@ -20,6 +20,7 @@ from porter.files.deps.target_packages import added_message, insertion, missing_
 from porter.files.sites import Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 _REQ_OPTION = re.compile(r"\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 
@@ -36,6 +37,7 @@ class Line:
 
 
 def lines(text: str) -> list[Line]:
+    """The file's logical lines, ended as pip ends them (`str.splitlines`: CR-only files too)."""
     out: list[Line] = []
     at = 0
     n = len(text)
@@ -43,10 +45,10 @@ def lines(text: str) -> list[Line]:
         start = at
         parts: list[str] = []
         while True:
-            nl = text.find("\n", at)
-            end = n if nl == -1 else nl
-            physical = text[at:end].rstrip("\r")
-            nxt = n if nl == -1 else nl + 1
+            brk = _LINE_END.search(text, at)
+            end = n if brk is None else brk.start()
+            physical = text[at:end]
+            nxt = n if brk is None else brk.end()
             comment = _COMMENT.search(physical)
             if comment is None and physical.endswith("\\") and nxt < n:
                 parts.append(physical[:-1])
@@ -55,8 +57,7 @@ def lines(text: str) -> list[Line]:
             parts.append(physical if comment is None else physical[: comment.start()])
             at = nxt
             break
-        line_end = end - 1 if end > start and text[end - 1 : end] == "\r" else end
-        out.append(Line(start, line_end, at, "".join(parts)))
+        out.append(Line(start, end, at, "".join(parts)))
     return out
 
 

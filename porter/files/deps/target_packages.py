@@ -28,7 +28,10 @@ def missing_lines(
 
 
 def newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
+    """The file's own line break: CRLF, LF, or a lone CR (pip splits lines as str.splitlines)."""
+    if "\r\n" in text:
+        return "\r\n"
+    return "\r" if "\r" in text and "\n" not in text else "\n"
 
 
 def insertion(
