@@ -377,36 +377,13 @@ def build_torch_wheel(wheel: Path) -> dict:
     """A torch record read from a wheel's Python source: `torch.accelerator` whole (its
     `__all__`, each name's signature from the file that defines it), the few names porter
     emits from torch itself, and the compile and distributed backends torch registers."""
-    import zipfile
-
-    zf = zipfile.ZipFile(wheel)
-    files = set(zf.namelist())
-
-    def tree(name: str) -> ast.Module | None:
-        return ast.parse(zf.read(name)) if name in files else None
-
-    version = next(m.group(1) for n in files if (m := re.fullmatch(r"torch-(.+)\.dist-info/METADATA", n)))
-    accel = tree("torch/accelerator/__init__.py")
-    assert accel is not None, f"{wheel}: no torch/accelerator"
-    names = _all(accel) or sorted(n for n in _defs(accel) if not n.startswith("_"))
-    defined = _defs(accel)
-    for node in accel.body:  # `from .memory import empty_cache, ...`
-        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            sub = tree(f"torch/accelerator/{node.module.replace('.', '/')}.py")
-            if sub is not None:
-                subdefs = _defs(sub)
-                for alias in node.names:
-                    if alias.name in subdefs:
-                        defined.setdefault(alias.asname or alias.name, subdefs[alias.name])
-    members = {
-        n: defined.get(n, {"kind": "attribute", "note": "not defined in Python (a C binding or an alias)"})
-        for n in names
-    }
-    modules: dict[str, dict] = {"torch.accelerator": {"complete": True, "members": members}}
+    whl = _Wheel(wheel)
+    version = next(m.group(1) for n in whl.files if (m := re.fullmatch(r"torch-(.+)\.dist-info/METADATA", n)))
+    modules: dict[str, dict] = {"torch.accelerator": {"complete": True, "members": _accelerator_members(whl)}}
     for module, wanted in TORCH_SIGNATURES.items():
         found: dict[str, dict] = {}
         for path in _TORCH_SOURCES.get(module, []):
-            t = tree(path)
+            t = whl.tree(path)
             if t is not None:
                 for n, entry in _defs(t).items():
                     found.setdefault(n, entry)
@@ -416,27 +393,90 @@ def build_torch_wheel(wheel: Path) -> dict:
                 n: found.get(n, {"kind": "attribute", "note": "not found in the Python source"}) for n in wanted
             },
         }
+    return {
+        "source": {
+            "package": "torch",
+            "version": version,
+            "wheel": wheel.name,
+            "how": "read with ast from the wheel's Python source (.py and .pyi); not imported",
+            "generated": _today(),
+        },
+        "modules": modules,
+        "compile_backends": sorted(_compile_backends(whl)),
+        "dist_backends": sorted(_dist_backends(whl)),
+    }
+
+
+class _Wheel:
+    """A wheel's files, parsed on demand (nothing is imported)."""
+
+    def __init__(self, wheel: Path) -> None:
+        import zipfile
+
+        self.zf = zipfile.ZipFile(wheel)
+        self.files = set(self.zf.namelist())
+        self.name = wheel
+
+    def tree(self, name: str) -> ast.Module | None:
+        return ast.parse(self.zf.read(name)) if name in self.files else None
+
+
+def _accelerator_members(whl: _Wheel) -> dict[str, dict]:
+    """Every public name of `torch.accelerator` with its signature, followed into the
+    submodules it imports from (`from .memory import empty_cache, ...`)."""
+    accel = whl.tree("torch/accelerator/__init__.py")
+    assert accel is not None, f"{whl.name}: no torch/accelerator"
+    names = _all(accel) or sorted(n for n in _defs(accel) if not n.startswith("_"))
+    defined = _defs(accel)
+    for node in accel.body:  # `from .memory import empty_cache, ...`
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            sub = whl.tree(f"torch/accelerator/{node.module.replace('.', '/')}.py")
+            if sub is not None:
+                subdefs = _defs(sub)
+                for alias in node.names:
+                    if alias.name in subdefs:
+                        defined.setdefault(alias.asname or alias.name, subdefs[alias.name])
+    return {
+        n: defined.get(n, {"kind": "attribute", "note": "not defined in Python (a C binding or an alias)"})
+        for n in names
+    }
+
+
+_REGISTERS = {"register_backend", "register_debug_backend", "register_experimental_backend"}
+
+
+def _compile_backends(whl: _Wheel) -> set[str]:
+    """The names torch._dynamo registers compile backends under: a bare `@register_backend`
+    decorator registers its function's name; a call with `name=` (or a first argument) that name."""
     compile_backends: set[str] = set()
-    registers = {"register_backend", "register_debug_backend", "register_experimental_backend"}
-    for name in sorted(files):
+    for name in sorted(whl.files):
         if name.startswith("torch/_dynamo/") and name.endswith(".py"):
-            for seen_node in ast.walk(ast.parse(zf.read(name))):
+            for seen_node in ast.walk(ast.parse(whl.zf.read(name))):
                 if isinstance(seen_node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    for deco in seen_node.decorator_list:
-                        target = deco.func if isinstance(deco, ast.Call) else deco
-                        if getattr(target, "id", getattr(target, "attr", None)) in registers and not (
-                            isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))
-                        ):
-                            compile_backends.add(seen_node.name)  # `@register_backend`: the function's name
+                    if any(_bare_register(deco) for deco in seen_node.decorator_list):
+                        compile_backends.add(seen_node.name)  # `@register_backend`: the function's name
                 elif (
                     isinstance(seen_node, ast.Call)
-                    and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in registers
+                    and getattr(seen_node.func, "id", getattr(seen_node.func, "attr", None)) in _REGISTERS
                 ):
                     named = [k.value for k in seen_node.keywords if k.arg == "name"] or seen_node.args[:1]
                     if named and isinstance(named[0], ast.Constant) and isinstance(named[0].value, str):
                         compile_backends.add(named[0].value)
+    return compile_backends
+
+
+def _bare_register(deco: ast.expr) -> bool:
+    """A registering decorator that names no backend (the function's name is the backend's)."""
+    target = deco.func if isinstance(deco, ast.Call) else deco
+    return getattr(target, "id", getattr(target, "attr", None)) in _REGISTERS and not (
+        isinstance(deco, ast.Call) and (deco.args or any(k.arg == "name" for k in deco.keywords))
+    )
+
+
+def _dist_backends(whl: _Wheel) -> set[str]:
+    """The string constants of torch.distributed's `Backend` class (NCCL = "nccl", ...)."""
     dist_backends: set[str] = set()
-    c10d = tree("torch/distributed/distributed_c10d.py")
+    c10d = whl.tree("torch/distributed/distributed_c10d.py")
     for cls in ast.walk(c10d) if c10d is not None else ():
         if isinstance(cls, ast.ClassDef) and cls.name == "Backend":
             for item in cls.body:
@@ -449,18 +489,7 @@ def build_torch_wheel(wheel: Path) -> dict:
                     and isinstance(item.value.value, str)
                 ):
                     dist_backends.add(item.value.value)
-    return {
-        "source": {
-            "package": "torch",
-            "version": version,
-            "wheel": wheel.name,
-            "how": "read with ast from the wheel's Python source (.py and .pyi); not imported",
-            "generated": _today(),
-        },
-        "modules": modules,
-        "compile_backends": sorted(compile_backends),
-        "dist_backends": sorted(dist_backends),
-    }
+    return dist_backends
 
 
 def write(name: str, data: dict) -> Path:

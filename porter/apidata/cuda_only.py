@@ -213,64 +213,15 @@ def _requirements(metadata: str) -> tuple[list[str], dict[str, list[str]]]:
 
 def read_wheel(path: Path) -> dict:
     """What the wheel says about CUDA, from its files alone."""
-    evidence: list[str] = []
     with zipfile.ZipFile(path) as whl:
         names = whl.namelist()
         info = next(n for n in names if n.endswith(".dist-info/METADATA"))
         metadata = whl.read(info).decode("utf-8", "replace")
-        top = next((n for n in names if n.endswith(".dist-info/top_level.txt")), None)
-        if top is not None:
-            imports = [
-                n
-                for n in whl.read(top).decode().split()
-                if n and not n.startswith("_") and "/" not in n and n != "example"
-            ]
-        else:
-            imports = sorted(
-                {n.split("/")[0] for n in names if "/" in n and not n.split("/")[0].endswith((".dist-info", ".data"))}
-            )
-        linked: dict[str, list[str]] = {}
-        for name in names:
-            if re.search(r"\.so(?:\.\d+)*$", name):
-                for lib in _needed(whl.read(name)):
-                    if CUDA_LIBRARY.match(lib):
-                        linked.setdefault(name, []).append(lib)
-        for so, libs in sorted(linked.items())[:4]:
-            evidence.append(f"{so} links {', '.join(sorted(set(libs)))}")
-        if len(linked) > 4:
-            evidence.append(f"... and {len(linked) - 4} more shared objects link CUDA libraries")
-        loads: dict[str, str] = {}
-        target_files: dict[str, str] = {}  # target -> the first file that names its package
-        python = [n for n in names if n.endswith(".py")]
-        triton_files = 0
-        for name in python:
-            text = whl.read(name).decode("utf-8", "replace")
-            triton_files += bool(IMPORTS_TRITON.search(text))
-            for m in LOADED.finditer(text):
-                loads.setdefault(m.group(1), name)
-            for m in TARGET_NAMED.finditer(text):
-                target_files.setdefault(TARGET_PACKAGES[m.group(1)], name)
-        for lib, where in sorted(loads.items())[:3]:
-            evidence.append(f"{where} loads {lib}")
-        if triton_files and not any(n.startswith("triton/") for n in names):
-            evidence.append(
-                f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)"
-            )
-        backends = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") > 2})
-        if backends:
-            evidence.append(f"ships compiler backends for: {', '.join(backends)} (triton/backends/), none for a target")
-    always, extras = _requirements(metadata)
-    cuda_always = [r for r in always if CUDA_DISTRIBUTION.match(r)]
-    if cuda_always:
-        evidence.append(f"requires {', '.join(cuda_always)}")
-    builds = {
-        e: rs for e, rs in extras.items() if any(r.lower() == "torch" or r.lower().startswith("torch") for r in rs)
-    }
-    if builds and all(any(CUDA_DISTRIBUTION.match(r) for r in rs) for rs in builds.values()):
-        per = "; ".join(
-            f"[{e}] {', '.join(r for r in rs if CUDA_DISTRIBUTION.match(r))}" for e, rs in sorted(builds.items())
-        )
-        evidence.append(f"every build it offers requires a Triton or CUDA distribution: {per}")
+        imports = _wheel_imports(whl, names)
+        evidence = _linked_evidence(whl, names)
+        python_evidence, target_files = _python_evidence(whl, names)
+        evidence += python_evidence
+    evidence += _requirement_evidence(metadata)
     message = Parser().parsestr(metadata)
     return {
         "distribution": message["Name"],
@@ -283,6 +234,80 @@ def read_wheel(path: Path) -> dict:
             for t, where in sorted(target_files.items())
         },
     }
+
+
+def _wheel_imports(whl: zipfile.ZipFile, names: list[str]) -> list[str]:
+    """The top-level packages the wheel installs: its top_level.txt, else its folders."""
+    top = next((n for n in names if n.endswith(".dist-info/top_level.txt")), None)
+    if top is not None:
+        return [
+            n for n in whl.read(top).decode().split() if n and not n.startswith("_") and "/" not in n and n != "example"
+        ]
+    return sorted(
+        {n.split("/")[0] for n in names if "/" in n and not n.split("/")[0].endswith((".dist-info", ".data"))}
+    )
+
+
+def _linked_evidence(whl: zipfile.ZipFile, names: list[str]) -> list[str]:
+    """The shared objects that link CUDA libraries (DT_NEEDED), the first four by name."""
+    evidence: list[str] = []
+    linked: dict[str, list[str]] = {}
+    for name in names:
+        if re.search(r"\.so(?:\.\d+)*$", name):
+            for lib in _needed(whl.read(name)):
+                if CUDA_LIBRARY.match(lib):
+                    linked.setdefault(name, []).append(lib)
+    for so, libs in sorted(linked.items())[:4]:
+        evidence.append(f"{so} links {', '.join(sorted(set(libs)))}")
+    if len(linked) > 4:
+        evidence.append(f"... and {len(linked) - 4} more shared objects link CUDA libraries")
+    return evidence
+
+
+def _python_evidence(whl: zipfile.ZipFile, names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """What its Python source shows: the CUDA libraries it loads, Triton kernels (when it does
+    not ship triton itself), compiler backends a vendored triton ships; and, per target, the
+    first file that names the target's package."""
+    evidence: list[str] = []
+    loads: dict[str, str] = {}
+    target_files: dict[str, str] = {}  # target -> the first file that names its package
+    python = [n for n in names if n.endswith(".py")]
+    triton_files = 0
+    for name in python:
+        text = whl.read(name).decode("utf-8", "replace")
+        triton_files += bool(IMPORTS_TRITON.search(text))
+        for m in LOADED.finditer(text):
+            loads.setdefault(m.group(1), name)
+        for m in TARGET_NAMED.finditer(text):
+            target_files.setdefault(TARGET_PACKAGES[m.group(1)], name)
+    for lib, where in sorted(loads.items())[:3]:
+        evidence.append(f"{where} loads {lib}")
+    if triton_files and not any(n.startswith("triton/") for n in names):
+        evidence.append(
+            f"{triton_files} of its {len(python)} Python files import triton (its kernels are Triton kernels)"
+        )
+    backends = sorted({n.split("/")[2] for n in names if n.startswith("triton/backends/") and n.count("/") > 2})
+    if backends:
+        evidence.append(f"ships compiler backends for: {', '.join(backends)} (triton/backends/), none for a target")
+    return evidence, target_files
+
+
+def _requirement_evidence(metadata: str) -> list[str]:
+    """What its METADATA requires: CUDA distributions always, or in every torch build it offers."""
+    evidence: list[str] = []
+    always, extras = _requirements(metadata)
+    cuda_always = [r for r in always if CUDA_DISTRIBUTION.match(r)]
+    if cuda_always:
+        evidence.append(f"requires {', '.join(cuda_always)}")
+    builds = {
+        e: rs for e, rs in extras.items() if any(r.lower() == "torch" or r.lower().startswith("torch") for r in rs)
+    }
+    if builds and all(any(CUDA_DISTRIBUTION.match(r) for r in rs) for rs in builds.values()):
+        per = "; ".join(
+            f"[{e}] {', '.join(r for r in rs if CUDA_DISTRIBUTION.match(r))}" for e, rs in sorted(builds.items())
+        )
+        evidence.append(f"every build it offers requires a Triton or CUDA distribution: {per}")
+    return evidence
 
 
 def read_metadata(requirement: str, imports: tuple[str, ...]) -> dict:
@@ -343,7 +368,9 @@ def build(cache: Path) -> dict:
         packages.append(entry)
     return {
         "source": {
-            "how": "pip download --no-deps of each pinned wheel; read as a zip: METADATA Requires-Dist, DT_NEEDED of its shared objects (pyelftools), the NVIDIA libraries its Python loads, triton/backends; nothing installed or imported",
+            "how": "pip download --no-deps of each pinned wheel; read as a zip: METADATA Requires-Dist, DT_NEEDED "
+            "of its shared objects (pyelftools), the NVIDIA libraries its Python loads, triton/backends; nothing "
+            "installed or imported",
             "generated": _dt.datetime.now(_dt.timezone.utc).date().isoformat(),
             "by": "python -m porter.apidata.cuda_only",
         },

@@ -135,19 +135,9 @@ def _public_subclasses(module, base) -> list[str]:
     )
 
 
-def build_transformers() -> dict:
-    import transformers
-    from transformers.generation.configuration_utils import ALL_CACHE_IMPLEMENTATIONS
-    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-    from transformers.models.auto import modeling_auto
-    from transformers.utils import quantization_config as qc
-
-    callables: dict[str, dict] = {}
-    training = _public_subclasses(transformers, transformers.TrainingArguments)
-    for name in training:
-        callables[f"transformers.{name}"] = describe_callable(getattr(transformers, name))
-    for name in ("Trainer", "Seq2SeqTrainer", "HfArgumentParser", "pipeline", "GenerationConfig"):
-        callables[f"transformers.{name}"] = describe_callable(getattr(transformers, name))
+def _quantization_configs(transformers, qc, callables: dict[str, dict]) -> dict[str, str]:
+    """Each quantization config transformers exports, described into `callables`; its
+    quant_method (read from an instance when the class does not say and one can be made)."""
     quant = {}
     for name in _public_subclasses(qc, qc.QuantizationConfigMixin):
         cls = getattr(qc, name)
@@ -160,9 +150,11 @@ def build_transformers() -> dict:
         except Exception:  # noqa: BLE001 - needs arguments (or its backend) to construct
             pass
         quant[f"transformers.{name}"] = str(_jsonable(method) or "")
-    callables["transformers.PreTrainedModel.from_pretrained"] = describe_callable(
-        transformers.PreTrainedModel.from_pretrained
-    )
+    return quant
+
+
+def _sdpa_split(transformers, modeling_auto) -> tuple[list[str], list[str]]:
+    """The model classes of the auto mappings, split by whether they support SDPA attention."""
     names: set[str] = set()
     for attr in dir(modeling_auto):
         if attr.startswith("MODEL_") and attr.endswith("_MAPPING_NAMES"):
@@ -176,6 +168,27 @@ def build_transformers() -> dict:
         except Exception:  # noqa: BLE001 - a model whose module needs an optional package
             continue
         (sdpa if getattr(cls, "_supports_sdpa", False) else no_sdpa).append(name)
+    return sdpa, no_sdpa
+
+
+def build_transformers() -> dict:
+    import transformers
+    from transformers.generation.configuration_utils import ALL_CACHE_IMPLEMENTATIONS
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+    from transformers.models.auto import modeling_auto
+    from transformers.utils import quantization_config as qc
+
+    callables: dict[str, dict] = {}
+    training = _public_subclasses(transformers, transformers.TrainingArguments)
+    for name in training:
+        callables[f"transformers.{name}"] = describe_callable(getattr(transformers, name))
+    for name in ("Trainer", "Seq2SeqTrainer", "HfArgumentParser", "pipeline", "GenerationConfig"):
+        callables[f"transformers.{name}"] = describe_callable(getattr(transformers, name))
+    quant = _quantization_configs(transformers, qc, callables)
+    callables["transformers.PreTrainedModel.from_pretrained"] = describe_callable(
+        transformers.PreTrainedModel.from_pretrained
+    )
+    sdpa, no_sdpa = _sdpa_split(transformers, modeling_auto)
     attn = sorted({"eager", *ALL_ATTENTION_FUNCTIONS.valid_keys()})
     dtypes = sorted(
         n for n in dir(__import__("torch")) if isinstance(getattr(__import__("torch"), n), __import__("torch").dtype)

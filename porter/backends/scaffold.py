@@ -110,7 +110,8 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Pat
     display = get_target(target).display
     # names from the tree (a file name may hold quotes or a newline): escaped, on one line
     note = (
-        f'"""{display} backend for `{_doc(family.base)}`, scaffolded by porter from `{_doc(cuda.name)}` ({_doc(cuda.path)}).\n\n'
+        f'"""{display} backend for `{_doc(family.base)}`, scaffolded by porter from `{_doc(cuda.name)}` '
+        f"({_doc(cuda.path)}).\n\n"
         f"Each method is CUDA's, ported with porter's rules; a `# porter[CODE]: ...` note marks each\n"
         f"line porter could not port. Review them, then register `{_doc(new_class)}` where the project\n"
         f'registers `{_doc(cuda.name)}` (porter lint: BACK002, BACK004 say where).\n"""\n'

@@ -22,63 +22,79 @@ def backends(
     as_json: AsJson = False,
 ) -> None:
     """List per-device backend classes (one per device under one base) and CUDA's among them."""
-    from porter.backends.scaffold import scan, write_backend
+    from porter.backends.scaffold import scan
 
     target = check_target(target)
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
     found = scan(path)
     if as_json:
-        rows = [
-            {
-                "base": f.base,
-                "cuda": {"class": f.cuda.name, "path": f.cuda.path},
-                "others": [{"device": c.device, "class": c.name, "path": c.path} for c in f.others],
-                "target": (lambda c: c and {"class": c.name, "path": c.path})(f.for_target(target)),
-            }
-            for f in found
-        ]
-        typer.echo(json.dumps({"families": rows}, indent=2))
+        _print_json(found, target)
     else:
-        table = Table()
-        for col in ("base", "CUDA's class", "other devices", f"{target}'s"):
-            table.add_column(col, overflow="fold")
-        for f in found:
-            own = f.for_target(target)
-            # names and paths come from the tree: text, never markup
-            table.add_row(
-                *(
-                    Text(cell)
-                    for cell in (
-                        f.base,
-                        f"{f.cuda.name}\n{f.cuda.path}",
-                        "\n".join(f"{c.device}: {c.name}" for c in f.others),
-                        f"{own.name} ({own.path})" if own else "none",
-                    )
+        _print_table(found, target)
+    if scaffold is not None:
+        _write_scaffolds(found, path, scaffold, target)
+
+
+def _print_json(found: list, target: str) -> None:
+    """The families as JSON: each with its base, CUDA's class, the other devices' and the target's (or null)."""
+    rows = [
+        {
+            "base": f.base,
+            "cuda": {"class": f.cuda.name, "path": f.cuda.path},
+            "others": [{"device": c.device, "class": c.name, "path": c.path} for c in f.others],
+            "target": (lambda c: c and {"class": c.name, "path": c.path})(f.for_target(target)),
+        }
+        for f in found
+    ]
+    typer.echo(json.dumps({"families": rows}, indent=2))
+
+
+def _print_table(found: list, target: str) -> None:
+    """The families as a table, and how many there are."""
+    table = Table()
+    for col in ("base", "CUDA's class", "other devices", f"{target}'s"):
+        table.add_column(col, overflow="fold")
+    for f in found:
+        own = f.for_target(target)
+        # names and paths come from the tree: text, never markup
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (
+                    f.base,
+                    f"{f.cuda.name}\n{f.cuda.path}",
+                    "\n".join(f"{c.device}: {c.name}" for c in f.others),
+                    f"{own.name} ({own.path})" if own else "none",
                 )
             )
-        console.print(table)
-        console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
-    if scaffold is not None:
-        from porter.backends.scaffold import ScaffoldError, out_name
+        )
+    console.print(table)
+    console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
 
-        written: list[Path] = []
-        for f in found:
-            if f.for_target(target) is not None:
-                continue
-            try:
-                made = write_backend(f, path, scaffold, target)
-            except ScaffoldError as exc:
-                err_console.print(f"note: {plain(exc)}", soft_wrap=True)
-                continue
-            except OSError as exc:
-                raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
-            if made is None:
-                err_console.print(
-                    f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten",
-                    soft_wrap=True,
-                )
-            else:
-                written.append(made)
-                console.print(f"wrote {plain(made)}", soft_wrap=True)
-        console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+
+def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str) -> None:
+    """--scaffold: a skeleton for each family that has no class for the target; an existing file is
+    kept, and a family porter cannot model is a note, not an error."""
+    from porter.backends.scaffold import ScaffoldError, out_name, write_backend
+
+    written: list[Path] = []
+    for f in found:
+        if f.for_target(target) is not None:
+            continue
+        try:
+            made = write_backend(f, path, scaffold, target)
+        except ScaffoldError as exc:
+            err_console.print(f"note: {plain(exc)}", soft_wrap=True)
+            continue
+        except OSError as exc:
+            raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+        if made is None:
+            err_console.print(
+                f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten",
+                soft_wrap=True,
+            )
+        else:
+            written.append(made)
+            console.print(f"wrote {plain(made)}", soft_wrap=True)
+    console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)

@@ -45,38 +45,44 @@ def check_writable(paths: list[Path], *, allow_dirty: bool = False, allow_no_vcs
     tops: dict[Path, Path | str] = {}
     for given in paths:
         real = given.resolve()
-        folder = real.parent
-        marker = _vcs_marker(folder)
-        if marker is None:
-            if not allow_no_vcs:
-                refused.append(
-                    Refusal(
-                        given,
-                        "not under version control: porter cannot give it back if the port is wrong (pass --allow-no-vcs to write anyway)",
-                    )
-                )
-            continue
-        if allow_dirty:
-            continue
-        if marker.name in _OTHER_VCS:
-            refused.append(
-                Refusal(
-                    given,
-                    f"in a {_OTHER_VCS[marker.name]} checkout, whose changes porter cannot check (commit, then pass --allow-dirty)",
-                )
-            )
-            continue
-        if folder not in tops:
-            tops[folder] = _toplevel(folder)
-        top = tops[folder]
-        if isinstance(top, str):
-            refused.append(Refusal(given, top))
-            continue
-        by_repo.setdefault(top, []).append((given, real))
+        top = _repo_to_check(given, real.parent, tops, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+        if isinstance(top, Refusal):
+            refused.append(top)
+        elif top is not None:
+            by_repo.setdefault(top, []).append((given, real))
     for top, files in by_repo.items():
         for start in range(0, len(files), _CHUNK):
             refused.extend(_dirty(top, files[start : start + _CHUNK]))
     return refused
+
+
+def _repo_to_check(
+    given: Path, folder: Path, tops: dict[Path, Path | str], *, allow_dirty: bool, allow_no_vcs: bool
+) -> Path | Refusal | None:
+    """The git work tree whose status decides whether `given` may be written; a refusal when
+    no git can answer (no version control, another VCS, git failing); None when nothing needs
+    checking. `tops` caches each folder's work tree (one `git rev-parse` per folder)."""
+    marker = _vcs_marker(folder)
+    if marker is None:
+        if allow_no_vcs:
+            return None
+        return Refusal(
+            given,
+            "not under version control: porter cannot give it back if the port is wrong "
+            "(pass --allow-no-vcs to write anyway)",
+        )
+    if allow_dirty:
+        return None
+    if marker.name in _OTHER_VCS:
+        return Refusal(
+            given,
+            f"in a {_OTHER_VCS[marker.name]} checkout, whose changes porter cannot check "
+            "(commit, then pass --allow-dirty)",
+        )
+    if folder not in tops:
+        tops[folder] = _toplevel(folder)
+    top = tops[folder]
+    return Refusal(given, top) if isinstance(top, str) else top
 
 
 def dirty_files(paths: list[Path]) -> list[Path]:
@@ -174,8 +180,19 @@ def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
             why = f"git cannot tell whether it has uncommitted changes: {_why(proc)}"
             return [Refusal(given, why) for given, _ in files]
     known = {(top / p.decode(errors="surrogateescape")).resolve() for p in tracked.stdout.split(b"\0") if p}
+    changed = _status_letters(top, status.stdout)
+    out = []
+    for given, real in files:
+        reason = _why_dirty(changed.get(real), tracked=real in known)
+        if reason is not None:
+            out.append(Refusal(given, reason))
+    return out
+
+
+def _status_letters(top: Path, porcelain: bytes) -> dict[Path, str]:
+    """Each path of `git status --porcelain -z` output with git's two status letters."""
     changed: dict[Path, str] = {}
-    entries = status.stdout.split(b"\0")
+    entries = porcelain.split(b"\0")
     i = 0
     while i < len(entries):
         entry = entries[i]
@@ -185,14 +202,16 @@ def _dirty(top: Path, files: list[tuple[Path, Path]]) -> list[Refusal]:
             if xy[0] in "RC":
                 i += 1  # a rename carries its old name next
         i += 1
-    out = []
-    for given, real in files:
-        code = changed.get(real)
-        if code == "??":
-            out.append(Refusal(given, "untracked: git cannot give it back (add and commit it, or pass --allow-dirty)"))
-        elif code is not None:
-            kind = "staged" if code[1] == " " else "uncommitted"
-            out.append(Refusal(given, f"has {kind} changes (commit or stash them, or pass --allow-dirty)"))
-        elif real not in known:
-            out.append(Refusal(given, "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"))
-    return out
+    return changed
+
+
+def _why_dirty(code: str | None, *, tracked: bool) -> str | None:
+    """Why a file with this status may not be written (None: it is committed and clean)."""
+    if code == "??":
+        return "untracked: git cannot give it back (add and commit it, or pass --allow-dirty)"
+    if code is not None:
+        kind = "staged" if code[1] == " " else "uncommitted"
+        return f"has {kind} changes (commit or stash them, or pass --allow-dirty)"
+    if not tracked:
+        return "ignored by git and not tracked: git cannot give it back (pass --allow-dirty)"
+    return None

@@ -23,73 +23,83 @@ def kernels(
 ) -> None:
     """List custom kernels (Triton, cpp_extension, .cu sources) with their call sites."""
     from porter.kernels.inventory import scan
-    from porter.kernels.scaffold import write_scaffolds
-    from porter.kernels.triton_ref import why_not
 
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
-    scaffold_target = None
-    if scaffold is not None:
-        # the skeletons are written for a target: as rewrite and lint, the command line, else
-        # `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)
-        eff = effective_config(
-            [path],
-            config=None,
-            isolated=False,
-            target=target,
-            select=None,
-            ignore=None,
-            extend_select=None,
-            exclude=None,
-        )
-        scaffold_target = check_target(eff.target)
-    elif target is not None:
+    scaffold_target = _scaffold_target(path, target) if scaffold is not None else None
+    if scaffold is None and target is not None:
         check_target(target)
     inv = scan(path)
     if as_json:
         typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
     else:
-        table = Table()
-        for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
-            table.add_column(col, overflow="fold")
-        for k in inv.kernels:
-            calls = "\n".join(c.describe() for c in k.calls) or "-"
-            if k.kind == "triton":
-                reason = why_not(k.source, k.name)
-                ref = "derived" if reason is None else f"TODO: {reason}"
-            else:
-                ref = "TODO"
-            # names, paths, arguments and reasons come from the tree: text, never markup
-            table.add_row(
-                *(
-                    Text(cell)
-                    for cell in (
-                        k.name,
-                        k.kind + (f"\n{k.detail}" if k.detail else ""),
-                        f"{k.path}:{k.line}",
-                        calls,
-                        ref,
-                    )
-                )
-            )
-        console.print(table)
-        console.print(
-            f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else "")
-        )
+        _print_table(inv)
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None and scaffold_target is not None:
-        from porter.kernels.scaffold import ScaffoldError
-
-        kept: list[Path] = []
-        try:
-            written = write_scaffolds(inv, scaffold, scaffold_target, kept)
-        except ScaffoldError as exc:  # a porter bug: say so, write nothing more
-            err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
-            raise typer.Exit(2) from None
-        except OSError as exc:
-            raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
-        console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
-        for path in kept:
-            err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
+        _write_scaffolds(inv, scaffold, scaffold_target)
     raise typer.Exit(1 if inv.kernels else 0)
+
+
+def _scaffold_target(path: Path, target: str | None) -> str:
+    """The target the skeletons are written for: as rewrite and lint, the command line, else
+    `target` in [tool.porter] / porter.toml, else a usage error (listing needs none)."""
+    eff = effective_config(
+        [path],
+        config=None,
+        isolated=False,
+        target=target,
+        select=None,
+        ignore=None,
+        extend_select=None,
+        exclude=None,
+    )
+    return check_target(eff.target)
+
+
+def _print_table(inv) -> None:
+    """The kernels as a table (with whether a reference op can be derived), and how many."""
+    from porter.kernels.triton_ref import why_not
+
+    table = Table()
+    for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
+        table.add_column(col, overflow="fold")
+    for k in inv.kernels:
+        calls = "\n".join(c.describe() for c in k.calls) or "-"
+        if k.kind == "triton":
+            reason = why_not(k.source, k.name)
+            ref = "derived" if reason is None else f"TODO: {reason}"
+        else:
+            ref = "TODO"
+        # names, paths, arguments and reasons come from the tree: text, never markup
+        table.add_row(
+            *(
+                Text(cell)
+                for cell in (
+                    k.name,
+                    k.kind + (f"\n{k.detail}" if k.detail else ""),
+                    f"{k.path}:{k.line}",
+                    calls,
+                    ref,
+                )
+            )
+        )
+    console.print(table)
+    console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
+
+
+def _write_scaffolds(inv, scaffold: Path, target: str) -> None:
+    """--scaffold: the reference ops, skeletons and parity tests; existing files are kept."""
+    from porter.kernels.scaffold import ScaffoldError, write_scaffolds
+
+    kept: list[Path] = []
+    try:
+        written = write_scaffolds(inv, scaffold, target, kept)
+    except ScaffoldError as exc:  # a porter bug: say so, write nothing more
+        err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    except OSError as exc:
+        raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
+    console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
+    for path in kept:
+        err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)

@@ -7,9 +7,11 @@ not be checked), 2 usage, configuration or internal error.
 from __future__ import annotations
 
 import os
+from collections import Counter
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -96,13 +98,7 @@ def lint(
 ) -> None:
     """Check files for CUDA-specific code (CI mode: formats, exit codes, baselines)."""
     paths = list(paths or [Path(".")])
-    fmt = output_format or os.environ.get("PORTER_OUTPUT_FORMAT") or "full"
-    if fmt not in FORMATS:
-        raise usage_error(f"unknown --output-format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if fix and diff:
-        raise usage_error("--fix and --diff do not go together (--diff writes nothing)")
-    if baseline is not None and write_baseline_to is not None:
-        raise usage_error("--baseline and --write-baseline do not go together")
+    fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
     check_paths(paths)
     eff = effective_config(
         paths,
@@ -119,28 +115,72 @@ def lint(
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
-    known = None
-    if baseline is not None:
-        try:
-            known = read_baseline(baseline)
-        except BaselineError as exc:
-            raise usage_error(str(exc)) from None
+    known = _read_known(baseline)
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
     note_if_cache_off(no_cache)
+    run = _run(
+        paths,
+        settings,
+        fix=fix,
+        report_unused=report_unused_ignores,
+        fingerprint_base=fingerprint_base,
+        jobs=jobs,
+        cache=False if no_cache else None,
+        cache_dir=cache_dir,
+        file_timeout=file_timeout if file_timeout is not None else eff.file_timeout,
+    )
+    _print_unread(run)
+    write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0
+    if report is not None:
+        _write_migration_report(report, run, settings)
+    if write_baseline_to is not None:
+        _write_baseline_and_exit(write_baseline_to, run, settings.target)
+    if known is not None:
+        run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
+    if diff:
+        _print_diff_and_exit(run, exit_zero=exit_zero)
+
+    text = render_statistics(run, fmt) if statistics else render(run, fmt)
+    _emit(text, output_file)
+
+    if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):
+        raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
+    if exit_zero:
+        raise typer.Exit(EXIT_OK)
+    failed = run.failing(eff.fail_on) or run.errors
+    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
+
+
+def _output_format(
+    output_format: str | None, *, fix: bool, diff: bool, baseline: Path | None, write_baseline_to: Path | None
+) -> str:
+    """The output format, after refusing the options that contradict each other (before any work)."""
+    fmt = output_format or os.environ.get("PORTER_OUTPUT_FORMAT") or "full"
+    if fmt not in FORMATS:
+        raise usage_error(f"unknown --output-format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if fix and diff:
+        raise usage_error("--fix and --diff do not go together (--diff writes nothing)")
+    if baseline is not None and write_baseline_to is not None:
+        raise usage_error("--baseline and --write-baseline do not go together")
+    return fmt
+
+
+def _read_known(baseline: Path | None) -> Counter | None:
+    """The baseline's records, read before the run so that a bad file is a usage error (exit 2)."""
+    if baseline is None:
+        return None
     try:
-        run = run_lint(
-            paths,
-            settings,
-            fix=fix,
-            report_unused=report_unused_ignores,
-            fingerprint_base=fingerprint_base,
-            jobs=jobs,
-            cache=False if no_cache else None,
-            cache_dir=cache_dir,
-            file_timeout=file_timeout if file_timeout is not None else eff.file_timeout,
-        )
+        return read_baseline(baseline)
+    except BaselineError as exc:
+        raise usage_error(str(exc)) from None
+
+
+def _run(paths: list[Path], settings, **kwargs):
+    """The lint run; an interrupt is reported as such, and an internal error exits 2, never 0 or 1."""
+    try:
+        return run_lint(paths, settings, **kwargs)
     except KeyboardInterrupt as exc:
         from porter.cli.writes import report_interrupt
 
@@ -149,6 +189,9 @@ def lint(
         err_console.print(f"[bold red]internal error:[/] {plain(type(exc).__name__)}: {plain(exc)}", soft_wrap=True)
         raise typer.Exit(EXIT_ERROR) from None
 
+
+def _print_unread(run) -> None:
+    """Files the walk found and did not read, and files that could not be checked, on stderr."""
     for r in run.results:  # a file the walk found and did not read (a FIFO, a device, a link out of the tree)
         if r.status is FileStatus.SKIPPED and r.reason and r.reason != NOT_ADMITTED:
             err_console.print(f"note: {plain(r.path)}: {plain(r.reason)}", soft_wrap=True)
@@ -156,51 +199,60 @@ def lint(
         where = f"{r.path}:{r.error_line}" if r.error_line else r.path
         err_console.print(f"[bold red]error:[/] {plain(where)}: {plain(r.reason or '')} (not checked)", soft_wrap=True)
 
-    if fix and run.pending:
-        from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, write_in_place
 
-        changes = [Change(*p) for p in run.pending]
-        clean_stale(paths, quiet=False)
-        refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
-        _, write_failures = write_in_place(changes)
-    else:
-        write_failures = 0
+def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: bool) -> int:
+    """--fix: write the fixed files (with rewrite's checks on the working tree); the failures."""
+    if not run.pending:
+        return 0
+    from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, write_in_place
 
-    if report is not None:
-        from porter.report import ReportModel, write_report
+    changes = [Change(*p) for p in run.pending]
+    clean_stale(paths, quiet=False)
+    refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+    _, write_failures = write_in_place(changes)
+    return write_failures
 
-        try:
-            write_report(report, ReportModel.from_run(run.results, None, settings, kind="lint"))
-        except (ValueError, OSError) as exc:
-            raise usage_error(f"cannot write --report {report}: {exc}") from None
 
-    if write_baseline_to is not None:
-        try:
-            write_baseline(write_baseline_to, settings.target, run.findings, run.fingerprints, run.version)
-        except OSError as exc:
-            raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
-        err_console.print(
-            f"Wrote {len(run.findings)} finding{'s' if len(run.findings) != 1 else ''} to baseline {plain(write_baseline_to)}",
-            soft_wrap=True,
-        )
-        raise typer.Exit(EXIT_OK)
+def _write_migration_report(report: Path, run, settings) -> None:
+    """--report: the migration report of what lint found."""
+    from porter.report import ReportModel, write_report
 
-    if known is not None:
-        run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
+    try:
+        write_report(report, ReportModel.from_run(run.results, None, settings, kind="lint"))
+    except (ValueError, OSError) as exc:
+        raise usage_error(f"cannot write --report {report}: {exc}") from None
 
-    if diff:
-        from porter.report.terminal import print_diff
 
-        changed = [r for r in run.results if r.status is FileStatus.CHANGED]
-        for r in changed:
-            print_diff(console, r)  # the names are display names: see `rewrite --diff` for raw ones
-        n = sum(1 for r in changed for f in r.findings if f.applied)
-        err_console.print(
-            f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}."
-        )
-        raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
+def _write_baseline_and_exit(write_baseline_to: Path, run, target: str) -> NoReturn:
+    """--write-baseline: record today's findings and exit 0 (the baseline accepts them)."""
+    try:
+        write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version)
+    except OSError as exc:
+        raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
+    n = len(run.findings)
+    err_console.print(
+        f"Wrote {n} finding{'s' if n != 1 else ''} to baseline {plain(write_baseline_to)}",
+        soft_wrap=True,
+    )
+    raise typer.Exit(EXIT_OK)
 
-    text = render_statistics(run, fmt) if statistics else render(run, fmt)
+
+def _print_diff_and_exit(run, *, exit_zero: bool) -> NoReturn:
+    """--diff: print the fixes, write nothing; exit 1 when anything would change (unless --exit-zero)."""
+    from porter.report.terminal import print_diff
+
+    changed = [r for r in run.results if r.status is FileStatus.CHANGED]
+    for r in changed:
+        print_diff(console, r)  # the names are display names: see `rewrite --diff` for raw ones
+    n = sum(1 for r in changed for f in r.findings if f.applied)
+    err_console.print(
+        f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}."
+    )
+    raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
+
+
+def _emit(text: str, output_file: Path | None) -> None:
+    """The rendered findings, to --output-file (written whole) or stdout."""
     if output_file is not None:
         try:
             from porter.pipeline.writer import write_output
@@ -211,10 +263,3 @@ def lint(
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
-
-    if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):
-        raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
-    if exit_zero:
-        raise typer.Exit(EXIT_OK)
-    failed = run.failing(eff.fail_on) or run.errors
-    raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)

@@ -27,7 +27,8 @@ RunTarget = Annotated[
     typer.Option(
         "--target",
         "-t",
-        help="neuron, tpu or xla: where the port runs (default xla: PyTorch/XLA, on the CPU where no TPU is attached; parity-check reads [tool.porter.parity] first).",
+        help="neuron, tpu or xla: where the port runs (default xla: PyTorch/XLA, on the CPU where no TPU is attached; "
+        "parity-check reads [tool.porter.parity] first).",
         show_default=False,
     ),
 ]
@@ -69,7 +70,8 @@ Portable = Annotated[
     bool | None,
     typer.Option(
         "--portable/--no-portable",
-        help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see docs/portable.md). Overrides `portable` in the config file.",
+        help="One codebase for CUDA, the CPU and the target: port through torch.accelerator (neuron, tpu; see "
+        "docs/portable.md). Overrides `portable` in the config file.",
         show_default=False,
     ),
 ]
@@ -99,7 +101,8 @@ CacheDir = Annotated[
     Path | None,
     typer.Option(
         "--cache-dir",
-        help="Keep the cache here (default: a folder per project under ~/.cache/porter; a .porter_cache/ in the project is used only when named here).",
+        help="Keep the cache here (default: a folder per project under ~/.cache/porter; a .porter_cache/ in the "
+        "project is used only when named here).",
         show_default=False,
     ),
 ]
@@ -168,14 +171,16 @@ NoiseFloor = Annotated[
     bool,
     typer.Option(
         "--noise-floor/--no-noise-floor",
-        help="Run the original a second time with another thread count and judge the port against the larger of the tolerance and the program's own drift (costs one more run).",
+        help="Run the original a second time with another thread count and judge the port against the larger of the "
+        "tolerance and the program's own drift (costs one more run).",
     ),
 ]
 DeviceRng = Annotated[
     bool,
     typer.Option(
         "--device-rng",
-        help="Random numbers drawn on a device come from that device's own generator (default: from the CPU generator, seeded alike on both sides, then moved).",
+        help="Random numbers drawn on a device come from that device's own generator (default: from the CPU generator, "
+        "seeded alike on both sides, then moved).",
     ),
 ]
 

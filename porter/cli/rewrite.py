@@ -51,23 +51,27 @@ def rewrite(
     diff: bool = typer.Option(
         False,
         "--diff",
-        help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would change. With --out-dir: print the diff of the copy.",
+        help="Print a unified diff (a patch: the summary goes to stderr), write nothing; exit 1 if anything would "
+        "change. With --out-dir: print the diff of the copy.",
     ),
     out_dir: Path = typer.Option(
         None,
         "--out-dir",
-        help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay untouched.",
+        help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay "
+        "untouched.",
     ),
     split: Path = typer.Option(
         None,
         "--split",
-        help="Write the port as an ordered series of patches into this folder, one per area and kind of change, each applying on top of the ones before (with index.md); the originals stay untouched.",
+        help="Write the port as an ordered series of patches into this folder, one per area and kind of change, "
+        "each applying on top of the ones before (with index.md); the originals stay untouched.",
         show_default=False,
     ),
     force: bool = typer.Option(
         False,
         "--force",
-        help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With --split: replace the series already there.",
+        help="With --out-dir: write into a folder that is not empty, replacing files of the same names. With "
+        "--split: replace the series already there.",
     ),
     allow_dirty: AllowDirty = False,
     allow_no_vcs: AllowNoVcs = False,
@@ -99,35 +103,11 @@ def rewrite(
         portable=portable,
     )
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes, annotate=annotate)
-    if out_dir is not None:
-        _check_out_dir(paths, out_dir, force)
-    if split is not None:
-        _check_split_dir(split, force, diff=diff, out_dir=out_dir)
-    if report is not None:
-        _check_report(report)
+    _check_outputs(paths, out_dir=out_dir, split=split, report=report, force=force, diff=diff)
     # with --diff, stdout carries the patch and nothing else
     out = err_console if diff else console
 
-    changed: list[Change] = []
-    ported: list[series.PortedFile] = []
-
-    def collect(cand, result) -> None:
-        if split is not None and (result.status is FileStatus.CHANGED or result.findings):
-            original = result.original_source or b""
-            new = result.new_source if result.status is FileStatus.CHANGED else original
-            ported.append(
-                series.PortedFile(relative_name(cand.path), original, new or original, tuple(result.findings))
-            )
-        if result.status is FileStatus.CHANGED:
-            changed.append(Change(cand.path, result.original_source, result.new_source))
-            if diff:  # the diff is the output asked for: --quiet only drops the rest
-                print_diff(console, result, relative_name(cand.path))
-        elif result.status is FileStatus.ERROR:
-            where = f"{result.path}:{result.error_line}" if result.error_line else result.path
-            err_console.print(f"[yellow]warning:[/] {plain(where)}: {plain(result.reason)}", soft_wrap=True)
-        elif cand.problem is not None and not quiet:
-            err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
-
+    collect = _Collector(split=split is not None, diff=diff, quiet=quiet)
     timeout = file_timeout if file_timeout is not None else eff.file_timeout
     if not quiet:
         note_if_cache_off(no_cache)
@@ -145,53 +125,103 @@ def rewrite(
     except KeyboardInterrupt as exc:
         report_interrupt(exc, [], 0)
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
-
-    def finish(wrote: str) -> None:
-        if not quiet:
-            print_report(out, model, wrote=wrote)
-        if report is not None:
-            try:
-                write_report(report, model)
-            except (OSError, ValueError) as exc:
-                raise usage_error(f"cannot write --report {report}: {exc}") from None
-            if not quiet:
-                out.print(f"Report written to {plain(report)}", soft_wrap=True)
+    changed = collect.changed
 
     # a file that could not be read or ported fails the run, as in `ruff format`: a CI step
     # that checked nothing must not pass (the other files are still ported and written)
     unported = bool(summary.errors)
     if diff and out_dir is None:
-        finish("would change")
+        _finish(out, model, "would change", report=report, quiet=quiet)
         raise typer.Exit(EXIT_ERROR if unported else EXIT_FINDINGS if changed else EXIT_OK)
 
     if split is not None:
-        finish(_write_series(split, ported, settings.target, force))
+        _finish(out, model, _write_series(split, collect.ported, settings.target, force), report=report, quiet=quiet)
         raise typer.Exit(EXIT_ERROR if unported else EXIT_OK)
 
-    failed = 0
     if out_dir is not None:
-        try:
-            passed = _write_copy(paths, out_dir, changed)
-        except KeyboardInterrupt as exc:
-            err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
-            report_interrupt(exc, [], 0)
-        except OSError as exc:
-            raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
-        for path, why in passed:
-            label = "note:" if why.skipped else "[yellow]warning:[/]"
-            failed += not why.skipped  # a copy missing a file it should hold
-            err_console.print(
-                f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}",
-                soft_wrap=True,
-            )
+        failed = _write_out_dir(paths, out_dir, changed)
         wrote = f"ported into {plain(out_dir)}"
     else:
         clean_stale(paths, quiet)
         refuse_unless_allowed(changed, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
         _, failed = write_in_place(changed)
         wrote = "rewritten"
-    finish(wrote)
+    _finish(out, model, wrote, report=report, quiet=quiet)
     raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
+
+
+class _Collector:
+    """Called with each file's result as the run goes: keeps the changes to write (and, for
+    --split, every file with changes or findings), prints the diff with --diff, and warns
+    about the files that could not be ported while the run is still on screen."""
+
+    def __init__(self, *, split: bool, diff: bool, quiet: bool) -> None:
+        self.split, self.diff, self.quiet = split, diff, quiet
+        self.changed: list[Change] = []
+        self.ported: list[series.PortedFile] = []
+
+    def __call__(self, cand, result) -> None:
+        if self.split and (result.status is FileStatus.CHANGED or result.findings):
+            original = result.original_source or b""
+            new = result.new_source if result.status is FileStatus.CHANGED else original
+            self.ported.append(
+                series.PortedFile(relative_name(cand.path), original, new or original, tuple(result.findings))
+            )
+        if result.status is FileStatus.CHANGED:
+            self.changed.append(Change(cand.path, result.original_source, result.new_source))
+            if self.diff:  # the diff is the output asked for: --quiet only drops the rest
+                print_diff(console, result, relative_name(cand.path))
+        elif result.status is FileStatus.ERROR:
+            where = f"{result.path}:{result.error_line}" if result.error_line else result.path
+            err_console.print(f"[yellow]warning:[/] {plain(where)}: {plain(result.reason)}", soft_wrap=True)
+        elif cand.problem is not None and not self.quiet:
+            err_console.print(f"note: {plain(result.path)}: {plain(result.reason)}", soft_wrap=True)
+
+
+def _check_outputs(
+    paths: list[Path], *, out_dir: Path | None, split: Path | None, report: Path | None, force: bool, diff: bool
+) -> None:
+    """Usage errors (exit 2) about where the port goes, before any work."""
+    if out_dir is not None:
+        _check_out_dir(paths, out_dir, force)
+    if split is not None:
+        _check_split_dir(split, force, diff=diff, out_dir=out_dir)
+    if report is not None:
+        _check_report(report)
+
+
+def _finish(out, model: ReportModel, wrote: str, *, report: Path | None, quiet: bool) -> None:
+    """The summary (unless --quiet) and the migration report, once everything is written."""
+    if not quiet:
+        print_report(out, model, wrote=wrote)
+    if report is not None:
+        try:
+            write_report(report, model)
+        except (OSError, ValueError) as exc:
+            raise usage_error(f"cannot write --report {report}: {exc}") from None
+        if not quiet:
+            out.print(f"Report written to {plain(report)}", soft_wrap=True)
+
+
+def _write_out_dir(paths: list[Path], out_dir: Path, changed: list[Change]) -> int:
+    """--out-dir: the ported copy; says which files it could not copy. The number of files the
+    copy should hold and does not."""
+    failed = 0
+    try:
+        passed = _write_copy(paths, out_dir, changed)
+    except KeyboardInterrupt as exc:
+        err_console.print(f"note: {plain(out_dir)} holds a partial copy", soft_wrap=True)
+        report_interrupt(exc, [], 0)
+    except OSError as exc:
+        raise usage_error(f"cannot write into --out-dir {out_dir}: {exc.strerror or exc}") from None
+    for path, why in passed:
+        label = "note:" if why.skipped else "[yellow]warning:[/]"
+        failed += not why.skipped  # a copy missing a file it should hold
+        err_console.print(
+            f"{label} {plain(display_path(path))}: {plain(why.reason)}; not copied into {plain(out_dir)}",
+            soft_wrap=True,
+        )
+    return failed
 
 
 def _check_report(report: Path) -> None:
@@ -215,7 +245,8 @@ def _check_out_dir(paths: list[Path], out_dir: Path, force: bool) -> None:
             raise usage_error(f"--out-dir {out_dir} lies inside the input {p}: choose a folder outside the inputs")
         if out in src.parents:
             raise usage_error(
-                f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; choose a folder outside the inputs"
+                f"--out-dir {out_dir} holds the input {p}: the copy would overwrite it; "
+                "choose a folder outside the inputs"
             )
     if out_dir.is_dir() and not force and any(os.scandir(out_dir)):
         raise usage_error(

@@ -47,7 +47,8 @@ def cuda_packages() -> tuple[CudaPackage, ...]:
                 version=p["version"],
                 imports=tuple(p["imports"]),
                 evidence=tuple(p["evidence"]),
-                source=f"{p['file']} (sha256 {p['sha256'][:12]}…), {read['source']['by']} on {read['source']['generated']}",
+                source=f"{p['file']} (sha256 {p['sha256'][:12]}…), "
+                f"{read['source']['by']} on {read['source']['generated']}",
                 targets=frozenset(p.get("targets", {})),
             )
         )

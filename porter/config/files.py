@@ -43,7 +43,8 @@ KEYS = {
     "exclude": "gitignore-style patterns of files to leave out",
     "fail-on": "the lowest severity that fails `porter lint`: info, warning or error",
     "file-timeout": "seconds one file may take to port before it is reported and left unchanged (0: no limit)",
-    "portable": "true: one codebase for CUDA, the CPU and the target, through torch.accelerator (neuron, tpu; --portable/--no-portable override it)",
+    "portable": "true: one codebase for CUDA, the CPU and the target, through torch.accelerator "
+    "(neuron, tpu; --portable/--no-portable override it)",
 }
 
 DEFAULT = "default"
@@ -233,6 +234,15 @@ def anchor(pattern: str, base: Path) -> str:
 
 
 def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
+    if key in ("select", "ignore", "extend-select"):
+        return _codes(where, name, raw)
+    if key in ("exclude", "per-file-ignores"):
+        return _validate_patterns(where, name, key, raw, base)
+    return _validate_scalar(where, name, key, raw)
+
+
+def _validate_scalar(where: str, name: str, key: str, raw: Any) -> Any:
+    """A setting with one value: the target, fail-on, portable, file-timeout (in seconds)."""
     if key == "target":
         if raw not in TARGETS:
             raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(TARGETS)}")
@@ -241,8 +251,6 @@ def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
         if raw not in FAIL_ON:
             raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(FAIL_ON)}")
         return raw
-    if key in ("select", "ignore", "extend-select"):
-        return _codes(where, name, raw)
     if key == "portable":
         if not isinstance(raw, bool):
             raise ConfigError(f"{where}: `{name}` = {raw!r}: true or false")
@@ -251,6 +259,12 @@ def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < 10**6:
             raise ConfigError(f"{where}: `{name}` = {raw!r}: a number of seconds (0: no limit)")
         return float(raw)
+    raise AssertionError(key)  # pragma: no cover
+
+
+def _validate_patterns(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
+    """`exclude` (patterns) and `per-file-ignores` (pattern -> codes), anchored to the folder of
+    the file that sets them."""
     if key == "exclude":
         if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
             raise ConfigError(f"{where}: `{name}` must be a list of gitignore-style patterns")
@@ -285,13 +299,7 @@ def resolve(
     """Defaults < config file < command line, with the source of every value.
 
     `portable` None: the command line said neither --portable nor --no-portable."""
-    if isolated:
-        config = ProjectConfig()
-    else:
-        path = config_file if config_file is not None else discover_config(paths)
-        if config_file is not None and not config_file.is_file():
-            raise ConfigError(f"{config_file}: no such config file")
-        config = load_config(path) if path is not None else ProjectConfig()
+    config = _project_config(paths, config_file=config_file, isolated=isolated)
     file_label = config.label
     defaults: dict[str, Any] = {
         "target": None,
@@ -300,7 +308,8 @@ def resolve(
         "extend-select": [],
         "per-file-ignores": [],
         "exclude": [],
-        "fail-on": "warning",  # info findings say "no action needed": they fail a run only when asked (--fail-on info)
+        # info findings say "no action needed": they fail a run only when asked (--fail-on info)
+        "fail-on": "warning",
         "file-timeout": None,
         "portable": False,
     }
@@ -308,29 +317,36 @@ def resolve(
         k: Sourced(config.values[k], file_label) if k in config.values else Sourced(v, DEFAULT)
         for k, v in defaults.items()
     }
-
-    def override(key: str, value: Any) -> None:
-        values[key] = Sourced(value, COMMAND_LINE)
-
-    def extend(key: str, more: tuple[str, ...]) -> None:
-        if not more:
-            return
-        old = values[key]
-        merged = list(old.value) + [m for m in more if m not in old.value]
-        source = COMMAND_LINE if old.source == DEFAULT else f"{old.source} + {COMMAND_LINE}"
-        values[key] = Sourced(merged, source)
-
-    if target is not None:
-        override("target", target)
-    if select is not None and select:
-        override("select", list(select))
-    if fail_on is not None:
-        override("fail-on", fail_on)
-    if portable is not None:
-        override("portable", portable)
-    extend("ignore", ignore)
-    extend("extend-select", extend_select)
+    overrides: dict[str, Any] = {"target": target, "fail-on": fail_on, "portable": portable}
+    if select:
+        overrides["select"] = list(select)
+    for key, value in overrides.items():
+        if value is not None:
+            values[key] = Sourced(value, COMMAND_LINE)
+    _extend(values, "ignore", ignore)
+    _extend(values, "extend-select", extend_select)
     for pattern in exclude:
         check_pattern(pattern, "--exclude")
-    extend("exclude", exclude)
+    _extend(values, "exclude", exclude)
     return Effective(values=values, config=config)
+
+
+def _project_config(paths: list[Path], *, config_file: Path | None, isolated: bool) -> ProjectConfig:
+    """The config file's settings: none with --isolated, the named file, else the one found
+    above the paths (none when there is none)."""
+    if isolated:
+        return ProjectConfig()
+    path = config_file if config_file is not None else discover_config(paths)
+    if config_file is not None and not config_file.is_file():
+        raise ConfigError(f"{config_file}: no such config file")
+    return load_config(path) if path is not None else ProjectConfig()
+
+
+def _extend(values: dict[str, Sourced], key: str, more: tuple[str, ...]) -> None:
+    """A list setting the command line adds to (never replaces); the source names both."""
+    if not more:
+        return
+    old = values[key]
+    merged = list(old.value) + [m for m in more if m not in old.value]
+    source = COMMAND_LINE if old.source == DEFAULT else f"{old.source} + {COMMAND_LINE}"
+    values[key] = Sourced(merged, source)

@@ -37,45 +37,49 @@ _OPAQUE = (
 )
 
 
+def _class_token(regex: str, i: int) -> tuple[str | None, int]:
+    """The character class that starts at `regex[i]` (a `[`), as git reads it, and where it ends;
+    None where it cannot stay within one path part."""
+    j = i + 1
+    if j < len(regex) and regex[j] in "^!":
+        j += 1
+    if j < len(regex) and regex[j] == "]":
+        j += 1
+    while j < len(regex) and regex[j] != "]":
+        j += 2 if regex[j] == "\\" else 1
+    if j >= len(regex):
+        return None, j
+    token = regex[i : j + 1]
+    if token == "[^/]":  # `?`
+        return token, j + 1
+    if token.startswith("[^"):
+        return "[^/" + token[2:], j + 1  # as in git, `[!a]` is one character of a part, never a `/`
+    if "/" in token:
+        return None, j + 1  # a class that names `/`: not within one part
+    return token, j + 1
+
+
 def _tokens(regex: str) -> list[str] | None:
     """`regex` as pathspec writes a pattern: stars, classes, escapes, literal characters and its
     fixed pieces (`_OPAQUE`); None where it holds anything else (then left as it is)."""
     out: list[str] = []
     i = 0
+    token: str | None
     while i < len(regex):
         fixed = next((o for o in (_STAR, *_OPAQUE) if regex.startswith(o, i)), None)
         if fixed is not None:
-            out.append(fixed)
-            i += len(fixed)
+            token, i = fixed, i + len(fixed)
         elif regex[i] == "[":
-            j = i + 1
-            if j < len(regex) and regex[j] in "^!":
-                j += 1
-            if j < len(regex) and regex[j] == "]":
-                j += 1
-            while j < len(regex) and regex[j] != "]":
-                j += 2 if regex[j] == "\\" else 1
-            if j >= len(regex):
-                return None
-            token = regex[i : j + 1]
-            if token == "[^/]":  # `?`
-                pass
-            elif token.startswith("[^"):
-                token = "[^/" + token[2:]  # as in git, `[!a]` is one character of a part, never a `/`
-            elif "/" in token:
-                return None  # a class that names `/`: not within one part
-            out.append(token)
-            i = j + 1
+            token, i = _class_token(regex, i)
         elif regex[i] == "\\":
-            if i + 1 >= len(regex):
-                return None
-            out.append(regex[i : i + 2])
-            i += 2
+            token, i = (regex[i : i + 2] if i + 1 < len(regex) else None), i + 2
         elif regex[i] in "()|.+?*{}$^":
             return None
         else:
-            out.append(regex[i])
-            i += 1
+            token, i = regex[i], i + 1
+        if token is None:
+            return None
+        out.append(token)
     return out
 
 

@@ -114,6 +114,12 @@ def _kind(base: str, name: str) -> str | None:
         return PYPROJECT
     if lower == "setup.cfg":
         return SETUP_CFG
+    return _data_kind(base, lower, name)
+
+
+def _data_kind(base: str, lower: str, name: str) -> str | None:
+    """The kinds told apart by suffix and then by name (YAML: compose and conda files;
+    requirements by name or folder), and Dockerfiles."""
     if lower.endswith((".yml", ".yaml")):
         if _COMPOSE.fullmatch(base):
             return COMPOSE

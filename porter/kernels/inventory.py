@@ -189,142 +189,182 @@ def _body(text: str, start: int) -> str:
 def scan(root: Path) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
-    launches: list[tuple[str, CallSite]] = []
-    triton: dict[str, Kernel] = {}
     python_sources = _sources(root, base)
     cuda_sources = [os.path.relpath(p, base) for p in _cuda_files(root)]
-    imported = cuda_only_imports(python_sources, None, cuda_sources)  # CUDA-only names from other modules
-    compiled = extension_imports(python_sources, cuda_sources)  # the project's own compiled extensions, per importer
-    ext_calls: dict[str, list[tuple[str, CallSite]]] = {}  # extension module -> (op, call site)
-    ext_why: dict[str, str] = {}
+    found = _Found(
+        imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
+        compiled=extension_imports(python_sources, cuda_sources),  # the project's own compiled extensions
+    )
     for path in _python_files(root):
-        rel = os.path.relpath(path, base)
-        try:
-            source = read_regular(path)
-        except Unreadable as exc:
-            inv.problems.append(f"{rel}: {exc.reason}")
-            continue
-        try:
-            if rel not in compiled and not any(
-                t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
-            ):
-                continue
-            module = cst.parse_module(source)
-        except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
-            inv.problems.append(f"{rel}: {exc.__class__.__name__}")
-            continue
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        imports = ImportTable.from_module(module)
-        resolver = Resolver(imports, ScopeStack())
-        positions = wrapper.resolve(PositionProvider)
-        for name, fn in triton_kernels(module, resolver).items():
-            params = [
-                p.name.value
-                + (
-                    ": tl.constexpr"
-                    if p.annotation and "constexpr" in module.code_for_node(p.annotation.annotation)
-                    else ""
-                )
-                for p in fn.params.params
-            ]
-            decos = ", ".join("@" + module.code_for_node(d.decorator).split("(")[0] for d in fn.decorators)
-            k = Kernel(
-                name, "triton", rel, positions[fn.name].start.line, params, decos, source=module.code_for_node(fn)
-            )
-            triton[name] = k
-            inv.kernels.append(k)
-        if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
-            facts = CudaOnly(module, imports, {f[1]: f[3][0] for f in imported.get(rel, ())})
-            for op, fn, why in cuda_only_registrations(module, resolver, facts):
-                params = [p.name.value for p in fn.params.params]
-                detail = f"registered for CUDA; {why}"
-                inv.kernels.append(
-                    Kernel(
-                        op,
-                        "custom-op",
-                        rel,
-                        positions[fn.name].start.line,
-                        params,
-                        detail,
-                        source=module.code_for_node(fn),
-                    )
-                )
-        s = _Scan(rel, module, imports)
-        wrapper.visit(s)
-        launches.extend(s.launches)
-        for holder, op, site in s.attr_calls:
-            if holder in compiled.get(rel, {}):
-                ext_module, ext_reason = compiled[rel][holder]
-                ext_calls.setdefault(ext_module, []).append((op, site))
-                ext_why.setdefault(ext_module, ext_reason)
-        for what, call, line, var in s.loads:
-            names = _strings(_arg(call, "name", 0))
-            ext = names[0] if names else (var or "?")
-            if what == "load_inline":
-                fns = _strings(_arg(call, "functions", 3))
-                detail = "load_inline"
-            else:
-                fns = []
-                detail = (
-                    "load("
-                    + ", ".join(_strings(_arg(call, "sources", 1)))
-                    + ")"
-                    + _missing(path, root, _arg(call, "sources", 1))
-                )
-            called = [(fn, site) for v, fn, site in s.attr_calls if var is not None and v == var]
-            ops = fns or sorted({fn for fn, _ in called})
-            if not ops:  # no op seen: the extension itself is still a kernel to port
-                inv.kernels.append(
-                    Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file")
-                )
-            for op in ops:
-                k = Kernel(f"{ext}.{op}", "cpp_extension", rel, line, detail=detail)
-                k.calls = [site for f, site in called if f == op]
-                inv.kernels.append(k)
-        for call, line in s.extensions:
-            names = _strings(_arg(call, "name", 0))
-            sources = _arg(call, "sources", 1)
-            detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
-            inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail))
-    for name, site in launches:
-        if name in triton:
-            triton[name].calls.append(site)
-    for ext, calls in ext_calls.items():
-        # the ops Python calls on each compiled extension: the build file's entry, or one made
-        # for an extension found only by its import (a `_C` in a project with .cu sources)
-        entry = next(
-            (
-                e
-                for e in inv.kernels
-                if e.kind == "cuda-extension"
-                and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))
-            ),
-            None,
-        )
-        if entry is None:
-            first = calls[0][1]
-            entry = Kernel(ext, "cuda-extension", first.path, first.line, detail=ext_why[ext].partition(": ")[2])
-            inv.kernels.append(entry)
-        entry.calls.extend(site for _, site in calls)
-        entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
+        _scan_python(path, os.path.relpath(path, base), root, inv, found)
+    for name, site in found.launches:
+        if name in found.triton:
+            found.triton[name].calls.append(site)
+    for ext, calls in found.ext_calls.items():
+        _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     for path in _cuda_files(root):
-        rel = os.path.relpath(path, base)
-        try:
-            text = read_regular(path).decode("utf-8", errors="replace")
-        except Unreadable as exc:
-            inv.problems.append(f"{rel}: {exc.reason}")
-            continue
-        bound = _BIND.findall(text)
-        libs = _TORCH_LIB.findall(text)
-        for m in _GLOBAL.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
-            params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
-            detail = (
-                "__global__"
-                + (f"; binds: {', '.join(bound)}" if bound else "")
-                + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
-            )
-            inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
-        if not _GLOBAL.search(text) and bound:
-            inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))
+        _scan_cuda(path, os.path.relpath(path, base), inv)
     return inv
+
+
+@dataclass
+class _Found:
+    """What the scan of one Python file leaves for the files after it and for the end of the scan."""
+
+    imported: dict
+    compiled: dict
+    launches: list[tuple[str, CallSite]] = field(default_factory=list)
+    triton: dict[str, Kernel] = field(default_factory=dict)
+    ext_calls: dict[str, list[tuple[str, CallSite]]] = field(default_factory=dict)  # extension -> (op, call site)
+    ext_why: dict[str, str] = field(default_factory=dict)
+
+
+def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes, cst.Module] | None:
+    """The file's bytes and tree, when it can hold a kernel (a cheap byte test first); a file
+    that cannot be read or parsed is a problem of the inventory, not a crash."""
+    try:
+        source = read_regular(path)
+    except Unreadable as exc:
+        inv.problems.append(f"{rel}: {exc.reason}")
+        return None
+    try:
+        if rel not in compiled and not any(
+            t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+        ):
+            return None
+        return source, cst.parse_module(source)
+    except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
+        inv.problems.append(f"{rel}: {exc.__class__.__name__}")
+        return None
+
+
+def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found) -> None:
+    """One Python file's kernels: Triton kernels, CUDA-only custom ops, launches, and the
+    extensions it builds or loads and the ops it calls on them."""
+    parsed = _parse(path, rel, inv, found.compiled)
+    if parsed is None:
+        return
+    source, module = parsed
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    imports = ImportTable.from_module(module)
+    resolver = Resolver(imports, ScopeStack())
+    positions = wrapper.resolve(PositionProvider)
+    for name, fn in triton_kernels(module, resolver).items():
+        k = _triton_kernel(module, name, fn, rel, positions[fn.name].start.line)
+        found.triton[name] = k
+        inv.kernels.append(k)
+    if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
+        facts = CudaOnly(module, imports, {f[1]: f[3][0] for f in found.imported.get(rel, ())})
+        for op, fn, why in cuda_only_registrations(module, resolver, facts):
+            params = [p.name.value for p in fn.params.params]
+            detail = f"registered for CUDA; {why}"
+            inv.kernels.append(
+                Kernel(
+                    op,
+                    "custom-op",
+                    rel,
+                    positions[fn.name].start.line,
+                    params,
+                    detail,
+                    source=module.code_for_node(fn),
+                )
+            )
+    s = _Scan(rel, module, imports)
+    wrapper.visit(s)
+    found.launches.extend(s.launches)
+    for holder, op, site in s.attr_calls:
+        if holder in found.compiled.get(rel, {}):
+            ext_module, ext_reason = found.compiled[rel][holder]
+            found.ext_calls.setdefault(ext_module, []).append((op, site))
+            found.ext_why.setdefault(ext_module, ext_reason)
+    for what, call, line, var in s.loads:
+        inv.kernels.extend(_loaded_extension(s, path, root, rel, what, call, line, var))
+    for call, line in s.extensions:
+        names = _strings(_arg(call, "name", 0))
+        sources = _arg(call, "sources", 1)
+        detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
+        inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail))
+
+
+def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:
+    """A Triton kernel with its parameters (constexpr ones marked) and decorators."""
+    params = [
+        p.name.value
+        + (": tl.constexpr" if p.annotation and "constexpr" in module.code_for_node(p.annotation.annotation) else "")
+        for p in fn.params.params
+    ]
+    decos = ", ".join("@" + module.code_for_node(d.decorator).split("(")[0] for d in fn.decorators)
+    return Kernel(name, "triton", rel, line, params, decos, source=module.code_for_node(fn))
+
+
+def _loaded_extension(
+    s: _Scan, path: Path, root: Path, rel: str, what: str, call: cst.Call, line: int, var: str | None
+) -> list[Kernel]:
+    """The kernels of an extension compiled at run time (`load`, `load_inline`): one per op it
+    exposes or that is called on it, or the extension itself when no op is seen."""
+    names = _strings(_arg(call, "name", 0))
+    ext = names[0] if names else (var or "?")
+    if what == "load_inline":
+        fns = _strings(_arg(call, "functions", 3))
+        detail = "load_inline"
+    else:
+        fns = []
+        detail = (
+            "load("
+            + ", ".join(_strings(_arg(call, "sources", 1)))
+            + ")"
+            + _missing(path, root, _arg(call, "sources", 1))
+        )
+    called = [(fn, site) for v, fn, site in s.attr_calls if var is not None and v == var]
+    ops = fns or sorted({fn for fn, _ in called})
+    if not ops:  # no op seen: the extension itself is still a kernel to port
+        return [Kernel(ext, "cpp_extension", rel, line, detail=detail + "; its ops are not called in this file")]
+    out = []
+    for op in ops:
+        k = Kernel(f"{ext}.{op}", "cpp_extension", rel, line, detail=detail)
+        k.calls = [site for f, site in called if f == op]
+        out.append(k)
+    return out
+
+
+def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, CallSite]], why: str) -> None:
+    """The ops Python calls on a compiled extension: added to the build file's entry, or to one
+    made for an extension found only by its import (a `_C` in a project with .cu sources)."""
+    entry = next(
+        (
+            e
+            for e in inv.kernels
+            if e.kind == "cuda-extension"
+            and (e.name == ext or e.name.endswith("." + ext) or ext.endswith("." + e.name))
+        ),
+        None,
+    )
+    if entry is None:
+        first = calls[0][1]
+        entry = Kernel(ext, "cuda-extension", first.path, first.line, detail=why.partition(": ")[2])
+        inv.kernels.append(entry)
+    entry.calls.extend(site for _, site in calls)
+    entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
+
+
+def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
+    """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
+    first function it binds for Python."""
+    try:
+        text = read_regular(path).decode("utf-8", errors="replace")
+    except Unreadable as exc:
+        inv.problems.append(f"{rel}: {exc.reason}")
+        return
+    bound = _BIND.findall(text)
+    libs = _TORCH_LIB.findall(text)
+    for m in _GLOBAL.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
+        detail = (
+            "__global__"
+            + (f"; binds: {', '.join(bound)}" if bound else "")
+            + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+        )
+        inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
+    if not _GLOBAL.search(text) and bound:
+        inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

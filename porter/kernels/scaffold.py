@@ -309,7 +309,8 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         "# TODO(porter): check the parameter types and what the kernel writes (mutates_args):"
         " porter read them from the kernel."
         if sig.known
-        else "# TODO(porter): porter could not read the parameter types or what the kernel writes: check both (mutates_args)."
+        else "# TODO(porter): porter could not read the parameter types or what the kernel writes: "
+        "check both (mutates_args)."
     )
     body = [
         f"def {n}_reference({args}):",
@@ -331,9 +332,8 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
     else:
         like = next((p for p in params if sig.kinds[p] == "tensor"), None)
         hint = f", e.g. {like}.new_empty(...)" if like else ""
-        body.append(
-            f"    raise NotImplementedError({_lit('TODO(porter): return an empty tensor with the output' + chr(39) + 's shape and dtype' + hint)})"
-        )
+        todo = "TODO(porter): return an empty tensor with the output" + chr(39) + "s shape and dtype" + hint
+        body.append(f"    raise NotImplementedError({_lit(todo)})")
     body.append("")
     return "\n".join(head + body)
 
@@ -492,7 +492,8 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         f"    {n}_reference(*args)",
         "",
         "",
-        f'@pytest.mark.skipif(__import__("importlib").util.find_spec("{_RUNTIME[target]}") is None, reason="{_RUNTIME[target]} is not installed")',
+        f'@pytest.mark.skipif(__import__("importlib").util.find_spec("{_RUNTIME[target]}") is None, '
+        f'reason="{_RUNTIME[target]} is not installed")',
         "def test_kernel_matches_reference():",
     ]
     if target == "xla":

@@ -223,17 +223,8 @@ class _Translator:
             return _Sym("scalar", node.id) if sym.kind in ("param", "constexpr") else sym
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return _Sym("scalar", repr(node.value))
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "float"
-            and len(node.args) == 1
-        ):
-            inner = node.args[0]
-            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-                return _Sym("scalar", f"float({inner.value!r})")
         if isinstance(node, ast.Call):
-            return self.call(node)
+            return _float_literal(node) or self.call(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
             operand = self.value_like(node.operand)
             sign = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
@@ -241,15 +232,23 @@ class _Translator:
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            left, right = self.expr(node.left), self.expr(node.comparators[0])
-            if left.kind in ("offs", "arange") and isinstance(node.ops[0], ast.Lt) and right.kind == "scalar":
-                return _Sym("mask", limit=right.code)
-            ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-            op = ops.get(type(node.ops[0]))
-            if op and left.kind in ("value", "scalar") and right.kind in ("value", "scalar"):
-                kind = "value" if "value" in (left.kind, right.kind) else "scalar"
-                return _Sym(kind, f"({left.code} {op} {right.code})")
+            cmp = self.compare(node)
+            if cmp is not None:
+                return cmp
         raise Untranslatable(f"expression not in the translatable forms: `{ast.unparse(node)}`")
+
+    def compare(self, node: ast.Compare) -> _Sym | None:
+        """`offsets < n` is a mask (the bound a load or store stops at); a comparison of values is
+        a value; None for any other comparison."""
+        left, right = self.expr(node.left), self.expr(node.comparators[0])
+        if left.kind in ("offs", "arange") and isinstance(node.ops[0], ast.Lt) and right.kind == "scalar":
+            return _Sym("mask", limit=right.code)
+        ops = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+        op = ops.get(type(node.ops[0]))
+        if op and left.kind in ("value", "scalar") and right.kind in ("value", "scalar"):
+            kind = "value" if "value" in (left.kind, right.kind) else "scalar"
+            return _Sym(kind, f"({left.code} {op} {right.code})")
+        return None
 
     def value_like(self, node: ast.AST) -> _Sym:
         sym = self.expr(node)
@@ -306,6 +305,14 @@ class _Translator:
         return code in self.env and self.env[code].kind == "constexpr"
 
     def call(self, node: ast.Call) -> _Sym:
+        sym = self.index_call(node) or self.math_call(node)
+        if sym is None:
+            raise Untranslatable(f"call porter cannot translate: `{ast.unparse(node)}`")
+        return sym
+
+    def index_call(self, node: ast.Call) -> _Sym | None:
+        """The calls that make indices and read memory: `tl.program_id(0)`, `tl.arange(0, …)`,
+        `tl.load` (None for any other call)."""
         tl = self.tl
         f = node.func
         if _is_tl(f, tl, "program_id"):
@@ -323,7 +330,13 @@ class _Translator:
             if base not in self.loaded:
                 self.loaded.append(base)
             return _Sym("value", view)
-        name = _is_tl(f, tl)
+        return None
+
+    def math_call(self, node: ast.Call) -> _Sym | None:
+        """Elementwise math, `tl.where`, reductions over axis 0 and `.to(dtype)` on values (None
+        for any other call)."""
+        f = node.func
+        name = _is_tl(f, self.tl)
         if name in _UNARY and len(node.args) == 1:
             return _Sym("value", f"{_UNARY[name]}({self.value_like(node.args[0]).code})")
         if name in _BINARY and len(node.args) == 2:
@@ -344,7 +357,7 @@ class _Translator:
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
                 return _Sym("value", f"{x.code}.to(torch.{dt.attr})")
-        raise Untranslatable(f"call porter cannot translate: `{ast.unparse(node)}`")
+        return None
 
     @staticmethod
     def _tensor(sym: _Sym, like: _Sym | None = None) -> str:
@@ -416,6 +429,42 @@ def roles(source: str, name: str | None = None) -> Roles | None:
     if fn is None:
         return None
     params = [a.arg for a in fn.args.args]
+    flow = _Flow(_assignments(fn))
+    pointers: set[str] = set()
+    stored: set[str] = set()
+    address: set[str] = set()
+    for node in ast.walk(fn):
+        if not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTER_CALLS
+        ):
+            continue
+        ptr = node.args[0] if node.args else (_kw(node, "pointer") or _kw(node, "base") or _kw(node, "ptr"))
+        if ptr is None:
+            continue
+        found = flow.bases(ptr) & set(params)
+        pointers |= found
+        if node.func.attr in _WRITES:
+            stored |= found
+        address |= flow.address_names(node, ptr)
+    return Roles(
+        pointers=[p for p in params if p in pointers],
+        stored=[p for p in params if p in stored],
+        indices=[p for p in params if p in address and p not in pointers],
+    )
+
+
+def _float_literal(node: ast.Call) -> _Sym | None:
+    """`float("inf")` and the like: a scalar (None for any other call)."""
+    if isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+        inner = node.args[0]
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            return _Sym("scalar", f"float({inner.value!r})")
+    return None
+
+
+def _assignments(fn: ast.FunctionDef) -> dict[str, list[ast.AST]]:
+    """Every value each name is assigned in the kernel (`=`, `+=`, annotated), so that an address
+    can be followed back to the parameters it is made of."""
     assigned: dict[str, list[ast.AST]] = {}
     for node in ast.walk(fn):
         if isinstance(node, ast.Assign):
@@ -429,67 +478,65 @@ def roles(source: str, name: str | None = None) -> Roles | None:
             and node.value is not None
         ):
             assigned.setdefault(node.target.id, []).append(node.value)
+    return assigned
 
-    def bases(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
+
+class _Flow:
+    """Names followed through a kernel's assignments."""
+
+    def __init__(self, assigned: dict[str, list[ast.AST]]) -> None:
+        self.assigned = assigned
+
+    def bases(self, node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
         """The names an address is a sum of (through assignments)."""
         if isinstance(node, ast.Name):
             if node.id in seen:
                 return set()
             out = {node.id}
-            for value in assigned.get(node.id, ()):
-                out |= bases(value, seen | {node.id})
+            for value in self.assigned.get(node.id, ()):
+                out |= self.bases(value, seen | {node.id})
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            return bases(node.left, seen) | bases(node.right, seen)
+            return self.bases(node.left, seen) | self.bases(node.right, seen)
         if isinstance(node, ast.Subscript):
-            return bases(node.value, seen)
+            return self.bases(node.value, seen)
         if isinstance(node, ast.IfExp):
-            return bases(node.body, seen) | bases(node.orelse, seen)
+            return self.bases(node.body, seen) | self.bases(node.orelse, seen)
         if isinstance(node, ast.Call):
-            attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
-            if attr == "make_block_ptr":
-                base = node.args[0] if node.args else _kw(node, "base")
-                return bases(base, seen) if base is not None else set()
-            if attr in _PASSING or attr == "to":
-                first = node.args[0] if node.args and attr != "to" else getattr(node.func, "value", None)
-                return bases(first, seen) if first is not None else set()
+            return self.call_bases(node, seen)
         return set()
 
-    def names(node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
+    def call_bases(self, node: ast.Call, seen: frozenset[str]) -> set[str]:
+        """The bases of a call that passes a pointer through: `tl.make_block_ptr(base=…)`, a
+        reshape or hint (`tl.multiple_of`, …), `.to(…)`."""
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if attr == "make_block_ptr":
+            base = node.args[0] if node.args else _kw(node, "base")
+            return self.bases(base, seen) if base is not None else set()
+        if attr in _PASSING or attr == "to":
+            first = node.args[0] if node.args and attr != "to" else getattr(node.func, "value", None)
+            return self.bases(first, seen) if first is not None else set()
+        return set()
+
+    def names(self, node: ast.AST, seen: frozenset[str] = frozenset()) -> set[str]:
         """Every name an expression uses (through assignments)."""
         out: set[str] = set()
         for n in ast.walk(node):
             if isinstance(n, ast.Name) and n.id not in seen:
                 out.add(n.id)
-                for value in assigned.get(n.id, ()):
-                    out |= names(value, seen | {n.id})
+                for value in self.assigned.get(n.id, ()):
+                    out |= self.names(value, seen | {n.id})
         return out
 
-    pointers: set[str] = set()
-    stored: set[str] = set()
-    address: set[str] = set()
-    for node in ast.walk(fn):
-        if not (
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _POINTER_CALLS
-        ):
-            continue
-        ptr = node.args[0] if node.args else (_kw(node, "pointer") or _kw(node, "base") or _kw(node, "ptr"))
-        if ptr is None:
-            continue
-        found = bases(ptr) & set(params)
-        pointers |= found
-        if node.func.attr in _WRITES:
-            stored |= found
-        address |= names(ptr)
+    def address_names(self, node: ast.Call, ptr: ast.AST) -> set[str]:
+        """The names a memory access computes its address from: the pointer, the mask, and a
+        block pointer's shape, strides and offsets (these are indices, not values)."""
+        address = self.names(ptr)
         mask = _kw(node, "mask")
         if mask is not None:
-            address |= names(mask)
-        if node.func.attr == "make_block_ptr":
+            address |= self.names(mask)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "make_block_ptr":
             for kw in node.keywords:
                 if kw.arg in ("shape", "strides", "offsets"):
-                    address |= names(kw.value)
-    return Roles(
-        pointers=[p for p in params if p in pointers],
-        stored=[p for p in params if p in stored],
-        indices=[p for p in params if p in address and p not in pointers],
-    )
+                    address |= self.names(kw.value)
+        return address

@@ -30,35 +30,12 @@ def unused_suppressions(result: FileResult, settings: Settings) -> list[Finding]
     sup = scan(source)
     if sup.ignore_file or not sup.comments:
         return []
-    used: set[tuple[int, str]] = set()
-    for f in result.suppressed:
-        lines = {f.start.line, f.end.line}
-        for line in lines:
-            for pattern in sup.by_line.get(line, ()):
-                if pattern == ALL or f.code.startswith(pattern):
-                    used.add((line, pattern))
+    used = _used(result, sup)
     out: list[Finding] = []
     for c in sup.comments:
         if c.file_level:
             continue
-        label = "`# porter: ignore`" if c.kind == "porter" else "`# noqa`"
-        problems: list[str] = []
-        if not c.codes:
-            if (c.line, ALL) not in used:
-                problems.append(f"unused blanket {label} suppression (it silences nothing on this line)")
-        for code in c.codes:
-            known = not unknown_codes((code,))
-            if not known:
-                if c.kind == "noqa":
-                    continue  # another tool's code
-                problems.append(f"{label} names unknown rule code {code}")
-            elif (c.line, code) in used:
-                continue
-            elif not _enabled_prefix(code, settings):
-                problems.append(f"{label} names {code}, which is not enabled for target {settings.target}")
-            else:
-                problems.append(f"unused {label} code {code} (no {code} finding on this line)")
-        for message in problems:
+        for message in _problems(c, used, settings):
             out.append(
                 Finding(
                     code=UNUSED_CODE,
@@ -75,3 +52,39 @@ def unused_suppressions(result: FileResult, settings: Settings) -> list[Finding]
                 )
             )
     return out
+
+
+def _used(result: FileResult, sup) -> set[tuple[int, str]]:
+    """(line, pattern) of every suppression that silenced a finding (on its first or last line)."""
+    used: set[tuple[int, str]] = set()
+    for f in result.suppressed:
+        lines = {f.start.line, f.end.line}
+        for line in lines:
+            for pattern in sup.by_line.get(line, ()):
+                if pattern == ALL or f.code.startswith(pattern):
+                    used.add((line, pattern))
+    return used
+
+
+def _problems(c, used: set[tuple[int, str]], settings: Settings) -> list[str]:
+    """What is wrong with one suppression comment: blanket and unused, or each code it names
+    that is unknown (porter's own comments only: a `# noqa` code may be another tool's), not
+    enabled for the target, or silences nothing."""
+    label = "`# porter: ignore`" if c.kind == "porter" else "`# noqa`"
+    problems: list[str] = []
+    if not c.codes:
+        if (c.line, ALL) not in used:
+            problems.append(f"unused blanket {label} suppression (it silences nothing on this line)")
+    for code in c.codes:
+        known = not unknown_codes((code,))
+        if not known:
+            if c.kind == "noqa":
+                continue  # another tool's code
+            problems.append(f"{label} names unknown rule code {code}")
+        elif (c.line, code) in used:
+            continue
+        elif not _enabled_prefix(code, settings):
+            problems.append(f"{label} names {code}, which is not enabled for target {settings.target}")
+        else:
+            problems.append(f"unused {label} code {code} (no {code} finding on this line)")
+    return problems

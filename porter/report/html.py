@@ -20,8 +20,8 @@ import re
 from porter.core.textsafe import controls_escaped
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
-OPEN_ROWS_BUDGET = 3000
-MANUAL_ROWS = 300  # manual-work rows built at load; the rest on "show all"  # diff rows shown expanded at load; later files start collapsed
+OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
+MANUAL_ROWS = 300  # manual-work rows built at load; the rest on "show all"
 MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
 
 
@@ -43,12 +43,15 @@ def _prose(text: str | None) -> str:
 CSS = """
 :root{--bg:#fff;--fg:#1f2328;--mut:#656d76;--bd:#d0d7de;--add:#dafbe1;--addx:#aceebb;--del:#ffebe9;--delx:#ffcecb;
 --man:#fff8c5;--sep:#ddf4ff;--card:#f6f8fa;--link:#0969da}
-@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mut:#8d96a0;--bd:#30363d;--add:#12261e;--addx:#1f6f3b;
+@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mut:#8d96a0;--bd:#30363d;\
+--add:#12261e;--addx:#1f6f3b;
 --del:#25171c;--delx:#792e2e;--man:#2e2a12;--sep:#121d2f;--card:#161b22;--link:#4493f8}}
 *{box-sizing:border-box}
-body{margin:0;padding:16px 24px;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;background:var(--bg);color:var(--fg)}
+body{margin:0;padding:16px 24px;font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;\
+background:var(--bg);color:var(--fg)}
 a{color:var(--link);text-decoration:none}a:hover{text-decoration:underline}
-h1{font-size:22px;margin:0 0 8px}h2{font-size:17px;margin:24px 0 8px;border-bottom:1px solid var(--bd);padding-bottom:4px}
+h1{font-size:22px;margin:0 0 8px}\
+h2{font-size:17px;margin:24px 0 8px;border-bottom:1px solid var(--bd);padding-bottom:4px}
 code,.code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 .cards{display:flex;gap:12px;flex-wrap:wrap;margin:8px 0}
 .card{background:var(--card);border:1px solid var(--bd);border-radius:6px;padding:8px 14px;min-width:120px}
@@ -75,7 +78,8 @@ tr.r td.o,tr.d td.o{background:var(--del)}tr.r td.w,tr.i td.w{background:var(--a
 tr.r td.o .x{background:var(--delx)}tr.r td.w .x{background:var(--addx)}
 tr.s td{background:var(--sep);color:var(--mut);padding:2px 8px}
 tr.m td.o,tr.m td.w{box-shadow:inset 3px 0 #d4a72c;background:var(--man)}
-tr.note td{background:var(--man);padding:3px 10px;font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",sans-serif;font-size:12.5px}
+tr.note td{background:var(--man);padding:3px 10px;\
+font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",sans-serif;font-size:12.5px}
 .tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11.5px;border:1px solid var(--bd)}
 .tag.manual{background:var(--man)}.tag.unapplied{background:var(--del)}.tag.rewritten{background:var(--add)}
 .tag.kept-on-cuda,.tag.note{background:var(--sep)}
@@ -116,11 +120,13 @@ if(ex)ex.addEventListener('click',openAll(true));if(co)co.addEventListener('clic
 function reveal(){
   var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
   var el=document.getElementById(id);
-  if(!el){var m=/^f[0-9]+/.exec(id);var fd=m&&document.getElementById(m[0]);if(!fd)return;fill(fd);fd.open=true;el=document.getElementById(id);if(!el)return;el.scrollIntoView({block:'center'});return;}
+  if(!el){var m=/^f[0-9]+/.exec(id);var fd=m&&document.getElementById(m[0]);if(!fd)return;\
+fill(fd);fd.open=true;el=document.getElementById(id);if(!el)return;el.scrollIntoView({block:'center'});return;}
   var d=el.closest('details');if(d&&!d.open){d.open=true;fill(d);el.scrollIntoView({block:'center'});}
 }
 var ms=document.getElementById('manual-show');
-if(ms)ms.addEventListener('click',function(){var t=document.getElementById('manual-more');var b=document.getElementById('manual-more-rows');
+if(ms)ms.addEventListener('click',function(){var t=document.getElementById('manual-more');\
+var b=document.getElementById('manual-more-rows');
   if(t){b.appendChild(t.content);t.parentNode.removeChild(t);}b.hidden=false;ms.hidden=true;apply();});
 window.addEventListener('hashchange',reveal);reveal();
 apply();
@@ -170,7 +176,8 @@ def _file_table(model: ReportModel, idx: int, f: FileReport, hunks: list[Hunk], 
     # the browser replaces with the real one once it has laid the table out
     est = 18 * (nrows + len(hunks) + 2 * len(f.marked_sites))
     out = [
-        f'<table class="d" style="contain-intrinsic-size:auto {est}px"><colgroup><col class="n"><col><col class="n"><col></colgroup>'
+        f'<table class="d" style="contain-intrinsic-size:auto {est}px">'
+        '<colgroup><col class="n"><col><col class="n"><col></colgroup>'
     ]
     for h in hunks:
         out.append(f'<tr class="s"><td colspan="4">@@ −{h.old_start} +{h.new_start} @@</td></tr>')
@@ -195,7 +202,10 @@ def _row(idx: int, r: Row, manual: bool) -> str:
     on = "" if r.old_no is None else str(r.old_no)
     nn = "" if r.new_no is None else str(r.new_no)
     oid = f' id="f{idx}-L{r.old_no}"' if r.old_no is not None else ""
-    return f'<tr class="{cls}"><td class="n"{oid}>{on}</td><td class="o">{old}</td><td class="n">{nn}</td><td class="w">{new}</td></tr>'
+    return (
+        f'<tr class="{cls}"><td class="n"{oid}>{on}</td><td class="o">{old}</td>'
+        f'<td class="n">{nn}</td><td class="w">{new}</td></tr>'
+    )
 
 
 def _pct_bar(share: float | None) -> str:
@@ -203,245 +213,326 @@ def _pct_bar(share: float | None) -> str:
     return f'<div class="bar" title="readiness"><i style="width:{w}%"></i></div>'
 
 
-def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str:
+def _head(model: ReportModel) -> list[str]:
+    """The document head and title line: inline style only, and a policy that forbids any fetch."""
+    return [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        # no network: forbid every fetch; only the inline style and script may run
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+        f"<title>{_e(model.title)}</title><style>{CSS}</style></head>",
+        '<body data-ready="0">',
+        f"<h1>{_e(model.title)}</h1>",
+        f'<div class="mut">porter {_e(model.version)} · generated {_e(model.generated_at)}</div>',
+    ]
+
+
+def _summary_cards(model: ReportModel) -> list[str]:
+    """The readiness cards: what a reader sees first, so the counts agree with the tables below."""
     r = model.readiness
     c = model.counts
-    p: list[str] = []
-    add = p.append
-    add('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">')
-    add('<meta name="viewport" content="width=device-width,initial-scale=1">')
-    # no network: forbid every fetch; only the inline style and script may run
-    add(
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
-    )
-    add(f"<title>{_e(model.title)}</title><style>{CSS}</style></head>")
-    add('<body data-ready="0">')
-    add(f"<h1>{_e(model.title)}</h1>")
-    add(f'<div class="mut">porter {_e(model.version)} · generated {_e(model.generated_at)}</div>')
-
     verb = "ported automatically" if model.kind == "rewrite" else "portable automatically"
-    if model.counts_files:
-        add('<section id="summary"><div class="cards">')
-        add(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
-        add(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
-        # the same count as the "Left for a person" table below: manual sites and unsafe fixes not applied
-        left_note = (
-            f" ({r.manual} manual, {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied)"
-            if r.unapplied
-            else ""
+    p = ['<section id="summary"><div class="cards">']
+    p.append(f'<div class="card" id="readiness"><b>{_e(r.percent())}</b><span>readiness</span></div>')
+    p.append(f'<div class="card"><b>{r.ported}/{r.sites}</b><span>CUDA-specific sites {verb}</span></div>')
+    # the same count as the "Left for a person" table below: manual sites and unsafe fixes not applied
+    left_note = (
+        f" ({r.manual} manual, {r.unapplied} unsafe fix{'es' if r.unapplied != 1 else ''} not applied)"
+        if r.unapplied
+        else ""
+    )
+    p.append(f'<div class="card" id="left-card"><b>{r.left}</b><span>left for a person{_e(left_note)}</span></div>')
+    if r.kept:
+        p.append(
+            f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>'
         )
-        add(f'<div class="card" id="left-card"><b>{r.left}</b><span>left for a person{_e(left_note)}</span></div>')
-        if r.kept:
-            add(
-                f'<div class="card" id="kept-card"><b>{r.kept}</b><span>kept on CUDA by design (no action)</span></div>'
-            )
-        if r.notes:
-            add(f'<div class="card" id="notes-card"><b>{r.notes}</b><span>notes (no action)</span></div>')
-        add(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
-        add("</div>")
-        add(_pct_bar(r.share))
-        add(f'<p id="readiness-text">{_e(model.readiness_text())}</p>')
-        add(
-            f"<p>Files: {c['scanned']} scanned, {c['changed']} changed, {c['unchanged']} unchanged, "
-            f"{c['skipped']} skipped, {c['errors']} failed.</p>"
-        )
-        if model.skipped or model.error_files:
-            add("<ul>")
-            for reason, n in model.skipped.items():
-                add(f"<li>skipped {n}: {_e(reason)}</li>")
-            for err in model.error_files:
-                where = f"{err.path}:{err.error_line}" if err.error_line else err.path
-                add(f'<li class="del">failed <code>{_e(where)}</code>: {_e(err.reason or "")}</li>')
-            add("</ul>")
-        add("</section>")
+    if r.notes:
+        p.append(f'<div class="card" id="notes-card"><b>{r.notes}</b><span>notes (no action)</span></div>')
+    p.append(f'<div class="card"><b>{c["changed"]}/{c["scanned"]}</b><span>files changed</span></div>')
+    p.append("</div>")
+    return p
 
-    fams = model.families
-    if fams:
-        add('<div class="filters" id="filters"><b>Rule families:</b> ')
-        for fam in fams:
-            n = sum(x.found for x in model.rules if x.family == fam)
-            add(
-                f'<label><input type="checkbox" class="fam" value="{_e(fam)}" checked> {_e(fam)} <span class="mut">({n})</span></label>'
-            )
-        add('<button id="fam-all" type="button">all</button><button id="fam-none" type="button">none</button>')
-        add(
-            '<button id="expand" type="button">expand files</button><button id="collapse" type="button">collapse files</button>'
-        )
-        add(' <span class="mut" id="shown"></span></div>')
 
-    if model.rules:
-        ported = model.ported_label
-        add('<section id="rules-table"><h2>Sites by rule</h2><table class="t"><thead><tr>')
-        add(f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(ported)}</th>')
-        add(
-            '<th class="n">unsafe, not applied</th><th class="n">manual</th><th class="n">info (no action)</th><th>what to do</th></tr></thead><tbody>'
-        )
-        for x in model.rules:
-            todo = _prose(x.advice) if (x.manual or x.unapplied) else ""
-            add(
-                f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
-                f'<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class="n">{x.found}</td>'
-                f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td><td class="n">{x.info}</td><td>{todo}</td></tr>'
-            )
-        add(
-            f'</tbody><tfoot><tr><td></td><td><b>total</b></td><td></td><td class="n"><b>{r.sites + r.info}</b></td>'
-            f'<td class="n"><b>{r.ported}</b></td><td class="n"><b>{r.unapplied}</b></td><td class="n"><b>{r.manual}</b></td>'
-            f'<td class="n"><b>{r.info}</b></td><td></td></tr></tfoot></table></section>'
-        )
+def _summary(model: ReportModel) -> list[str]:
+    """The summary section: cards, readiness bar and text, file counts, and why files were left out."""
+    r = model.readiness
+    c = model.counts
+    p = _summary_cards(model)
+    p.append(_pct_bar(r.share))
+    p.append(f'<p id="readiness-text">{_e(model.readiness_text())}</p>')
+    p.append(
+        f"<p>Files: {c['scanned']} scanned, {c['changed']} changed, {c['unchanged']} unchanged, "
+        f"{c['skipped']} skipped, {c['errors']} failed.</p>"
+    )
+    if model.skipped or model.error_files:
+        p.append("<ul>")
+        for reason, n in model.skipped.items():
+            p.append(f"<li>skipped {n}: {_e(reason)}</li>")
+        for err in model.error_files:
+            where = f"{err.path}:{err.error_line}" if err.error_line else err.path
+            p.append(f'<li class="del">failed <code>{_e(where)}</code>: {_e(err.reason or "")}</li>')
+        p.append("</ul>")
+    p.append("</section>")
+    return p
 
-    shown = model.shown_files()
-    index = {id(f): i for i, f in enumerate(shown)}
+
+def _filters(model: ReportModel) -> list[str]:
+    """The sticky bar of family checkboxes (the script filters rows and files by them)."""
+    p = ['<div class="filters" id="filters"><b>Rule families:</b> ']
+    for fam in model.families:
+        n = sum(x.found for x in model.rules if x.family == fam)
+        p.append(
+            f'<label><input type="checkbox" class="fam" value="{_e(fam)}" checked> {_e(fam)} '
+            f'<span class="mut">({n})</span></label>'
+        )
+    p.append('<button id="fam-all" type="button">all</button><button id="fam-none" type="button">none</button>')
+    p.append(
+        '<button id="expand" type="button">expand files</button>'
+        '<button id="collapse" type="button">collapse files</button>'
+    )
+    p.append(' <span class="mut" id="shown"></span></div>')
+    return p
+
+
+def _rules_table(model: ReportModel) -> list[str]:
+    """Sites by rule, with a total row that matches the readiness figures."""
+    r = model.readiness
+    p = ['<section id="rules-table"><h2>Sites by rule</h2><table class="t"><thead><tr>']
+    p.append(
+        f'<th>code</th><th>rule</th><th>family</th><th class="n">found</th><th class="n">{_e(model.ported_label)}</th>'
+    )
+    p.append(
+        '<th class="n">unsafe, not applied</th><th class="n">manual</th><th class="n">info (no action)</th>'
+        "<th>what to do</th></tr></thead><tbody>"
+    )
+    for x in model.rules:
+        todo = _prose(x.advice) if (x.manual or x.unapplied) else ""
+        p.append(
+            f'<tr data-family="{_e(x.family)}"><td><a href="#rule-{_e(x.code)}">{_e(x.code)}</a></td>'
+            f'<td>{_e(x.name)}</td><td>{_e(x.family)}</td><td class="n">{x.found}</td>'
+            f'<td class="n">{x.rewritten}</td><td class="n">{x.unapplied}</td><td class="n">{x.manual}</td>'
+            f'<td class="n">{x.info}</td><td>{todo}</td></tr>'
+        )
+    p.append(
+        f'</tbody><tfoot><tr><td></td><td><b>total</b></td><td></td><td class="n"><b>{r.sites + r.info}</b></td>'
+        f'<td class="n"><b>{r.ported}</b></td><td class="n"><b>{r.unapplied}</b></td>'
+        f'<td class="n"><b>{r.manual}</b></td>'
+        f'<td class="n"><b>{r.info}</b></td><td></td></tr></tfoot></table></section>'
+    )
+    return p
+
+
+def _site_link(f: FileReport, line: int, i: int | None) -> str:
+    """`path:line` as code, linked to its row in the diff when the file's diff is in the report."""
+    where = _e(f"{f.path}:{line}")
+    return f'<a href="#f{i}-L{line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
+
+
+def _manual_row(model: ReportModel, f: FileReport, s, i: int | None, rule_advice: dict) -> str:
+    """One site left for a person; repeats advice only where it differs from its rule's."""
+    fd = s.finding
+    loc = _site_link(f, fd.start.line, i)
+    tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
+    # the rule's advice is in the table above and the rule notes below: repeat only
+    # advice particular to this site
+    if fd.advice and fd.advice != rule_advice.get(fd.code):
+        todo = _prose(fd.advice)
+    else:
+        todo = f'<a href="#rule-{_e(fd.code)}" class="mut">as for {_e(fd.code)}</a>'
+    return (
+        f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
+        f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{todo}</td></tr>"
+    )
+
+
+def _manual(model: ReportModel, index: dict[int, int]) -> list[str]:
+    """Left for a person: the first MANUAL_ROWS rows at load, the rest in a template built on demand."""
     work = model.manual_work()
-    if model.counts_files:
-        add(f'<section id="manual"><h2>Left for a person ({len(work)})</h2>')
-        if work:
-            add('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
-            add(
-                "<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>"
-            )
-            rule_advice = {x.code: x.advice for x in model.rules}
-            for n, (f, s) in enumerate(work):
-                if n == MANUAL_ROWS and len(work) > MANUAL_ROWS:
-                    # a long list: the rest is built when asked for (keeps the first load light)
-                    add('</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
-                fd = s.finding
-                i = index.get(id(f))
-                where = _e(f"{f.path}:{fd.start.line}")
-                loc = (
-                    f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>'
-                    if i is not None
-                    else f"<code>{where}</code>"
-                )
-                tag = ' <span class="tag unapplied">unsafe fix, not applied</span>' if s.outcome == "unapplied" else ""
-                # the rule's advice is in the table above and the rule notes below: repeat only
-                # advice particular to this site
-                if fd.advice and fd.advice != rule_advice.get(fd.code):
-                    todo = _prose(fd.advice)
-                else:
-                    todo = f'<a href="#rule-{_e(fd.code)}" class="mut">as for {_e(fd.code)}</a>'
-                add(
-                    f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
-                    f"{_e(fd.name)}{tag}</td><td>{_prose(fd.message)}</td><td>{todo}</td></tr>"
-                )
-            if len(work) > MANUAL_ROWS:
-                add("</template>")
-            add("</tbody></table>")
-            if len(work) > MANUAL_ROWS:
-                add(f'<button type="button" id="manual-show">show all {len(work)} sites</button>')
-        else:
-            add("<p>Nothing: every CUDA-specific site was handled.</p>")
-        add("</section>")
+    p = [f'<section id="manual"><h2>Left for a person ({len(work)})</h2>']
+    if not work:
+        p.append("<p>Nothing: every CUDA-specific site was handled.</p>")
+        p.append("</section>")
+        return p
+    p.append('<table class="t"><colgroup><col class="w"><col class="r"><col class="f"><col></colgroup>')
+    p.append("<thead><tr><th>where</th><th>rule</th><th>what porter found</th><th>what to do</th></tr></thead><tbody>")
+    rule_advice = {x.code: x.advice for x in model.rules}
+    long = len(work) > MANUAL_ROWS
+    for n, (f, s) in enumerate(work):
+        if n == MANUAL_ROWS and long:
+            # a long list: the rest is built when asked for (keeps the first load light)
+            p.append('</tbody><tbody id="manual-more-rows" hidden><template id="manual-more">')
+        p.append(_manual_row(model, f, s, index.get(id(f)), rule_advice))
+    if long:
+        p.append("</template>")
+    p.append("</tbody></table>")
+    if long:
+        p.append(f'<button type="button" id="manual-show">show all {len(work)} sites</button>')
+    p.append("</section>")
+    return p
 
+
+def _info_groups(model: ReportModel, index: dict[int, int]) -> list[str]:
+    """One table per kind of information finding: no action, kept apart from the work list."""
+    p: list[str] = []
     for group in INFO:
         items = model.info_findings(group)
         if not items:
             continue
-        add(f'<section id="{group}"><h2>{_e(INFO_TITLES[group])} ({len(items)})</h2>')
-        add('<p class="mut">No action needed; not counted in readiness.</p>')
-        add('<table class="t"><thead><tr><th>where</th><th>rule</th><th>what porter found</th></tr></thead><tbody>')
+        p.append(f'<section id="{group}"><h2>{_e(INFO_TITLES[group])} ({len(items)})</h2>')
+        p.append('<p class="mut">No action needed; not counted in readiness.</p>')
+        p.append(
+            '<table class="t"><thead><tr><th>where</th><th>rule</th><th>what porter found</th></tr></thead><tbody>'
+        )
         for f, s in items:
             fd = s.finding
-            i = index.get(id(f))
-            where = _e(f"{f.path}:{fd.start.line}")
-            loc = (
-                f'<a href="#f{i}-L{fd.start.line}"><code>{where}</code></a>'
-                if i is not None
-                else f"<code>{where}</code>"
-            )
-            add(
+            loc = _site_link(f, fd.start.line, index.get(id(f)))
+            p.append(
                 f'<tr data-family="{_e(s.family)}"><td>{loc}</td><td><a href="#rule-{_e(fd.code)}">{_e(fd.code)}</a> '
                 f"{_e(fd.name)}</td><td>{_prose(fd.message)}</td></tr>"
             )
-        add("</tbody></table></section>")
+        p.append("</tbody></table></section>")
+    return p
 
-    if model.files_with_sites:
-        add('<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>')
-        add(
-            '<th class="n">sites</th><th class="n">ported</th><th class="n">left</th><th class="n">readiness</th></tr></thead><tbody>'
-        )
-        for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
-            rd = f.readiness
-            i = index.get(id(f))
-            name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
-            add(
-                f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td><td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>'
-            )
-        add(
-            f'</tbody><tfoot><tr><td><b>overall</b></td><td class="n">{r.sites}</td><td class="n">{r.ported}</td><td class="n">{r.left}</td><td class="n">{_e(r.percent())}</td></tr></tfoot></table></section>'
-        )
 
+def _by_file(model: ReportModel, index: dict[int, int]) -> list[str]:
+    """Readiness per file, the files with the most left first."""
+    r = model.readiness
+    p = ['<section id="by-file"><h2>Readiness by file</h2><table class="t"><thead><tr><th>file</th>']
+    p.append(
+        '<th class="n">sites</th><th class="n">ported</th><th class="n">left</th><th class="n">readiness</th>'
+        "</tr></thead><tbody>"
+    )
+    for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
+        rd = f.readiness
+        i = index.get(id(f))
+        name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
+        p.append(
+            f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td>'
+            f'<td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>'
+        )
+    p.append(
+        f'</tbody><tfoot><tr><td><b>overall</b></td><td class="n">{r.sites}</td><td class="n">{r.ported}</td>'
+        f'<td class="n">{r.left}</td><td class="n">{_e(r.percent())}</td></tr></tfoot></table></section>'
+    )
+    return p
+
+
+def _extra_sections(model: ReportModel) -> list[str]:
+    """The sections a caller adds (text and a table), rendered as given."""
+    p: list[str] = []
     for sec in model.sections:
-        add(f'<section id="sec-{_e(sec.id)}"><h2>{_e(sec.title)}</h2>')
+        p.append(f'<section id="sec-{_e(sec.id)}"><h2>{_e(sec.title)}</h2>')
         if sec.text:
-            add(f'<p style="white-space:pre-wrap">{_e(sec.text)}</p>')
+            p.append(f'<p style="white-space:pre-wrap">{_e(sec.text)}</p>')
         if sec.rows:
-            add(
+            p.append(
                 '<table class="t"><thead><tr>'
                 + "".join(f"<th>{_e(str(h))}</th>" for h in sec.columns)
                 + "</tr></thead><tbody>"
             )
             for row in sec.rows:
-                add("<tr>" + "".join(f"<td>{_e('' if v is None else str(v))}</td>" for v in row) + "</tr>")
-            add("</tbody></table>")
-        add("</section>")
+                p.append("<tr>" + "".join(f"<td>{_e('' if v is None else str(v))}</td>" for v in row) + "</tr>")
+            p.append("</tbody></table>")
+        p.append("</section>")
+    return p
 
-    if model.counts_files:
-        add(f'<section id="files"><h2>Files ({len(shown)})</h2>')
-        budget = open_rows
-        for i, f in enumerate(shown):
-            hunks = f.hunks()
-            nrows = sum(len(h.rows) for h in hunks)
-            is_open = nrows <= budget
-            if is_open:
-                budget -= nrows
-            else:
-                budget = 0  # keep the order: once one file is closed, later ones are too
-            added, removed = f.line_counts()
-            rd = f.readiness
-            st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
-            if rd.sites:
-                st.append(f"readiness {_e(rd.percent())}")
-            if rd.left:
-                st.append(f"{rd.left} left")
-            if rd.info:
-                st.append(f"{rd.info} info")
-            add(
-                f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
-                f'<summary><code>{_e(f.path)}</code><span class="st">{" · ".join(st)}</span></summary>'
-            )
-            table = _file_table(model, i, f, hunks, nrows)
-            add(table if is_open else f"<template>{table}</template>")
-            add("</details>")
-        add("</section>")
 
-    if model.rules:
-        add('<section id="rule-docs"><h2>Rules in this report</h2>')
-        for x in model.rules:
-            add(
-                f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> <code>{_e(x.name)}</code> '
-            )
-            add(f'<span class="mut">({_e(x.family)})</span><div>{_prose(x.summary)}</div>')
-            if x.advice:
-                add(f"<div><b>What to do on {_e(model.target)}:</b> {_prose(x.advice)}</div>")
-            # no link: porter's rule pages are files of the local install (`file:///…`), which
-            # mean nothing in a report opened elsewhere and tell its readers where porter lives;
-            # `porter explain CODE` prints the rule anywhere porter is installed (as in Markdown)
-            add(
-                f'<div class="mut">Full explanation: <code>porter explain {_e(x.code)}</code> '
-                f"(docs/rules.md#{_e(x.anchor)} in porter's documentation).</div>"
-            )
-            add("</div>")
-        add("</section>")
+def _file_stats(f: FileReport) -> str:
+    """A file's summary line: lines added and removed, then readiness and what is left, when any."""
+    added, removed = f.line_counts()
+    rd = f.readiness
+    st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
+    if rd.sites:
+        st.append(f"readiness {_e(rd.percent())}")
+    if rd.left:
+        st.append(f"{rd.left} left")
+    if rd.info:
+        st.append(f"{rd.info} info")
+    return " · ".join(st)
 
+
+def _files(model: ReportModel, shown: list[FileReport], open_rows: int) -> list[str]:
+    """One diff per file; past the row budget a file starts closed with its table in a <template>."""
+    p = [f'<section id="files"><h2>Files ({len(shown)})</h2>']
+    budget = open_rows
+    for i, f in enumerate(shown):
+        hunks = f.hunks()
+        nrows = sum(len(h.rows) for h in hunks)
+        is_open = nrows <= budget
+        if is_open:
+            budget -= nrows
+        else:
+            budget = 0  # keep the order: once one file is closed, later ones are too
+        p.append(
+            f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
+            f'<summary><code>{_e(f.path)}</code><span class="st">{_file_stats(f)}</span></summary>'
+        )
+        table = _file_table(model, i, f, hunks, nrows)
+        p.append(table if is_open else f"<template>{table}</template>")
+        p.append("</details>")
+    p.append("</section>")
+    return p
+
+
+def _rule_docs(model: ReportModel) -> list[str]:
+    """Each rule's explanation inlined, so the links from the tables work offline."""
+    p = ['<section id="rule-docs"><h2>Rules in this report</h2>']
+    for x in model.rules:
+        p.append(
+            f'<div class="rule" id="rule-{_e(x.code)}" data-family="{_e(x.family)}"><b>{_e(x.code)}</b> '
+            f"<code>{_e(x.name)}</code> "
+        )
+        p.append(f'<span class="mut">({_e(x.family)})</span><div>{_prose(x.summary)}</div>')
+        if x.advice:
+            p.append(f"<div><b>What to do on {_e(model.target)}:</b> {_prose(x.advice)}</div>")
+        # no link: porter's rule pages are files of the local install (`file:///…`), which
+        # mean nothing in a report opened elsewhere and tell its readers where porter lives;
+        # `porter explain CODE` prints the rule anywhere porter is installed (as in Markdown)
+        p.append(
+            f'<div class="mut">Full explanation: <code>porter explain {_e(x.code)}</code> '
+            f"(docs/rules.md#{_e(x.anchor)} in porter's documentation).</div>"
+        )
+        p.append("</div>")
+    p.append("</section>")
+    return p
+
+
+def _tail(model: ReportModel, nfiles: int) -> list[str]:
+    """The machine-readable summary (for tools reading the page) and the script."""
     data = {
         "schema_version": 1,
         "kind": model.kind,
         "target": model.target,
-        "readiness": r.to_dict(),
-        "files": len(shown),
+        "readiness": model.readiness.to_dict(),
+        "files": nfiles,
     }
     blob = json.dumps(data).replace("</", "<\\/")
-    add(f'<script type="application/json" id="report-data">{blob}</script>')
-    add(f"<script>{JS}</script></body></html>")
+    return [
+        f'<script type="application/json" id="report-data">{blob}</script>',
+        f"<script>{JS}</script></body></html>",
+    ]
+
+
+def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str:
+    shown = model.shown_files()
+    index = {id(f): i for i, f in enumerate(shown)}
+    p = _head(model)
+    if model.counts_files:
+        p += _summary(model)
+    if model.families:
+        p += _filters(model)
+    if model.rules:
+        p += _rules_table(model)
+    if model.counts_files:
+        p += _manual(model, index)
+    p += _info_groups(model, index)
+    if model.files_with_sites:
+        p += _by_file(model, index)
+    p += _extra_sections(model)
+    if model.counts_files:
+        p += _files(model, shown, open_rows)
+    if model.rules:
+        p += _rule_docs(model)
+    p += _tail(model, len(shown))
     return "".join(p)

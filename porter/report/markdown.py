@@ -111,7 +111,8 @@ def summary_markdown(model: ReportModel) -> list[str]:
         out += [
             "### Sites by rule",
             "",
-            f"| code | rule (`porter explain CODE`) | family | found | {ported} | unsafe, not applied | manual | info (no action) | what to do |",
+            f"| code | rule (`porter explain CODE`) | family | found | {ported} "
+            "| unsafe, not applied | manual | info (no action) | what to do |",
             "|---|---|---|--:|--:|--:|--:|--:|---|",
         ]
         for rule in model.rules:
@@ -122,7 +123,8 @@ def summary_markdown(model: ReportModel) -> list[str]:
                 f"{rule.unapplied} | {rule.manual} | {rule.info} | {todo} |"
             )
         out.append(
-            f"| | **total** | | **{r.sites + r.info}** | **{r.ported}** | **{r.unapplied}** | **{r.manual}** | **{r.info}** | |"
+            f"| | **total** | | **{r.sites + r.info}** | **{r.ported}** | **{r.unapplied}** | **{r.manual}** "
+            f"| **{r.info}** | |"
         )
         out.append("")
     files = model.files_with_sites
@@ -151,7 +153,8 @@ def manual_markdown(model: ReportModel, budget: int = MAX_CHARS // 3) -> list[st
         # the rule's advice is in the table above; repeat only advice particular to the site
         advice = f" — {_inline(fd.advice)}" if fd.advice and fd.advice != rule_advice.get(fd.code) else ""
         lines.append(
-            f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: {_inline(fd.message)}{advice}"
+            f"- [ ] {_code(f'{f.path}:{fd.start.line}')} {_rule_link(model, fd.code)}{tag}: "
+            f"{_inline(fd.message)}{advice}"
         )
     out += _within(lines, len(work), budget)
     out.append("")
@@ -181,7 +184,8 @@ def info_markdown(model: ReportModel, budget: int = MAX_CHARS // 6) -> list[str]
             continue
         out += [f"### {INFO_TITLES[group]} ({len(items)})", "", "_No action needed; not counted in readiness._", ""]
         lines = [
-            f"- {_code(f'{f.path}:{s.finding.start.line}')} {_rule_link(model, s.finding.code)}: {_inline(s.finding.message)}"
+            f"- {_code(f'{f.path}:{s.finding.start.line}')} {_rule_link(model, s.finding.code)}: "
+            f"{_inline(s.finding.message)}"
             for f, s in items[:MAX_MANUAL_ITEMS]
         ]
         out += _within(lines, len(items), budget)
@@ -269,7 +273,8 @@ def render_markdown(model: ReportModel, *, max_chars: int = MAX_CHARS) -> str:
         used += len(block)
     if left_out:
         parts.append(
-            f"_{left_out} more file{'s' if left_out != 1 else ''} left out to fit a comment; see the HTML or JSON report._\n"
+            f"_{left_out} more file{'s' if left_out != 1 else ''} left out to fit a comment; "
+            "see the HTML or JSON report._\n"
         )
     parts.append(f"<sub>porter {model.version} · {model.kind} · {model.generated_at}</sub>\n")
     return "\n".join(parts)

@@ -581,8 +581,8 @@ class ReportModel:
         tail = f" Not counted, no action needed: {info}." if info else ""
         if r.nothing_automatic:
             return (
-                f"Nothing left that porter can port automatically: {r.manual} manual site{'s' if r.manual != 1 else ''} "
-                f"left for a person.{tail}"
+                "Nothing left that porter can port automatically: "
+                f"{r.manual} manual site{'s' if r.manual != 1 else ''} left for a person.{tail}"
             )
         left = f"{r.manual} manual site{'s' if r.manual != 1 else ''} left"
         if r.unapplied:

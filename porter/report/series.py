@@ -181,6 +181,14 @@ def _classify(
     blocks: list[_Block], before: list[str], after: list[str], findings: tuple[Finding, ...], test: bool
 ) -> None:
     """Give every block a kind (see the module docstring)."""
+    _kinds_from_findings(blocks, findings, test)
+    if not test:
+        _kinds_from_neighbours(blocks, before, after)
+
+
+def _kinds_from_findings(blocks: list[_Block], findings: tuple[Finding, ...], test: bool) -> None:
+    """A block takes the most common kind of the applied findings on its lines (each finding
+    counted once); every block of a test file is of kind "tests"."""
     claimed: set[int] = set()
     for b in blocks:
         first, last = (b.i1 + 1, b.i2) if b.i2 > b.i1 else (b.i1, b.i1 + 1)
@@ -194,8 +202,11 @@ def _classify(
             b.kind = "tests"
         elif kinds:
             b.kind = min(kinds, key=lambda k: (-kinds[k], _ORDER[k]))
-    if test:
-        return
+
+
+def _kinds_from_neighbours(blocks: list[_Block], before: list[str], after: list[str]) -> None:
+    """Blocks no finding claimed: imports go with the change that uses (or stopped using) them,
+    anything else with the nearest block's kind."""
     # imports, and definitions porter adds (the --portable device helper): what later lines use
     imports = [
         b
@@ -283,15 +294,7 @@ def plan(files: list[PortedFile], max_area_hunks: int = MAX_AREA_HUNKS) -> Serie
     per_file: dict[str, tuple[list[str], list[str], list[_Block]]] = {}
     hunk_counts: dict[str, int] = {}
     for f in changed:
-        before, after = lines_of(text_of(f.original)), lines_of(text_of(f.new))
-        blocks = _blocks(before, after)
-        _classify(blocks, before, after, f.findings, is_test_file(rel[f.name]))
-        # every state between two patches must still be Python (when the original was)
-        if _parses("".join(before)):
-            for by in ("group", "file"):
-                if _states_parse(before, after, blocks):
-                    break
-                _glue(blocks, by)
+        before, after, blocks = _file_blocks(f, is_test_file(rel[f.name]))
         per_file[f.name] = (before, after, blocks)
         hunk_counts[rel[f.name]] = _hunks(diff_text("".join(before), "".join(after), f.name))
     area_of_rel = _areas(hunk_counts, max_area_hunks)
@@ -299,22 +302,48 @@ def plan(files: list[PortedFile], max_area_hunks: int = MAX_AREA_HUNKS) -> Serie
 
     patches: dict[tuple[str, str], Patch] = {}
     for f in sorted(changed, key=lambda f: (area_of[f.name], f.name)):
-        before, after, blocks = per_file[f.name]
-        for i, (kind, _) in enumerate(KINDS):
-            if not any(b.kind == kind for b in blocks):
-                continue
-            text = diff_text(_state(before, after, blocks, i - 1), _state(before, after, blocks, i), f.name)
-            patch = patches.setdefault((area_of[f.name], kind), Patch(0, 0, area_of[f.name], kind))
-            patch.text += text
-            patch.files.append(f.name)
-            patch.hunks += _hunks(text)
-            for b in blocks:
-                if b.kind == kind:
-                    patch.ported.update(b.codes)
+        _add_to_patches(patches, f.name, area_of[f.name], *per_file[f.name])
     series = sorted(patches.values(), key=lambda p: (p.area, _ORDER[p.kind]))
     for n, p in enumerate(series, 1):
         p.number, p.total = n, len(series)
     return Series(series, _attribute_manual(files, series, area_of, rel))
+
+
+def _file_blocks(f: PortedFile, test: bool) -> tuple[list[str], list[str], list[_Block]]:
+    """A file's lines before and after, and its changed blocks with their kinds, glued together
+    where needed so that every state between two patches is still Python (when the original was)."""
+    before, after = lines_of(text_of(f.original)), lines_of(text_of(f.new))
+    blocks = _blocks(before, after)
+    _classify(blocks, before, after, f.findings, test)
+    if _parses("".join(before)):
+        for by in ("group", "file"):
+            if _states_parse(before, after, blocks):
+                break
+            _glue(blocks, by)
+    return before, after, blocks
+
+
+def _add_to_patches(
+    patches: dict[tuple[str, str], Patch],
+    name: str,
+    area: str,
+    before: list[str],
+    after: list[str],
+    blocks: list[_Block],
+) -> None:
+    """One file's share of each kind's patch in its area: the diff from the state before that
+    kind to the state with it."""
+    for i, (kind, _) in enumerate(KINDS):
+        if not any(b.kind == kind for b in blocks):
+            continue
+        text = diff_text(_state(before, after, blocks, i - 1), _state(before, after, blocks, i), name)
+        patch = patches.setdefault((area, kind), Patch(0, 0, area, kind))
+        patch.text += text
+        patch.files.append(name)
+        patch.hunks += _hunks(text)
+        for b in blocks:
+            if b.kind == kind:
+                patch.ported.update(b.codes)
 
 
 def _attribute_manual(

@@ -111,14 +111,28 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         console.print("No CUDA-specific sites found.")
         _print_sections(console, model)
         return
+    console.print(_rules_table(model))
+    _print_rule_advice(console, model)
+    if model.files_with_sites:
+        console.print(_files_table(model))
+    console.print(readiness_line(model))
+    tot = model.readiness
+    if tot.unapplied and model.kind == "rewrite":
+        console.print(
+            f"{tot.unapplied} fixes are unsafe and were not applied: "
+            "review them with `porter lint`, apply them with `--unsafe-fixes`."
+        )
+    _print_sections(console, model)
 
-    ported = model.ported_label
+
+def _rules_table(model: ReportModel) -> Table:
+    """Sites by rule, with a total row that matches the readiness figures."""
     table = Table(title="Sites by rule", title_justify="left")
     table.add_column("code", no_wrap=True)
     table.add_column("rule", overflow="fold")
     table.add_column("family", overflow="fold")
     table.add_column("found", justify="right")
-    table.add_column(ported, justify="right")
+    table.add_column(model.ported_label, justify="right")
     table.add_column("unsafe, not applied", justify="right")
     table.add_column("manual", justify="right")
     table.add_column("info (no action)", justify="right")
@@ -145,8 +159,11 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
         _n(tot.manual, "red"),
         str(tot.info),
     )
-    console.print(table)
+    return table
 
+
+def _print_rule_advice(console: Console, model: ReportModel) -> None:
+    """Per rule, what a person has to do (the work left), then the information findings (no action)."""
     manual_rules = [r for r in model.rules if r.manual or r.unapplied]
     if manual_rules:
         console.print("[bold]Left for a person[/] (per rule, with what to do):")
@@ -154,7 +171,8 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
             n = r.manual + r.unapplied
             # advice is text (`x[i]`, `[tool.porter]`), never markup
             console.print(
-                f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: {plain(r.advice or r.summary)}",
+                f"  [bold]{plain(r.code)}[/] {plain(r.name)} — {n} site{'s' if n != 1 else ''}: "
+                f"{plain(r.advice or r.summary)}",
                 soft_wrap=True,
             )
             console.print(f"    porter explain {r.code}", style="dim", highlight=False, soft_wrap=True)
@@ -169,38 +187,32 @@ def print_report(console: Console, model: ReportModel, *, wrote: str = "changed"
                     soft_wrap=True,
                 )
 
-    files = model.files_with_sites
-    if files:
-        ft = Table(title="Readiness by file", title_justify="left")
-        ft.add_column("file", overflow="fold")
-        ft.add_column("sites", justify="right")
-        ft.add_column(ported, justify="right")
-        ft.add_column("left", justify="right")
-        ft.add_column("readiness", justify="right")
-        # most work left first: that is what a lead wants to see
-        ordered = sorted(files, key=lambda f: (-f.readiness.left, f.path))
-        for f in ordered[:MAX_FILE_ROWS]:
-            rd = f.readiness
-            ft.add_row(plain(f.path), str(rd.sites), str(rd.ported), _n(rd.left, "red"), rd.percent())
-        if len(ordered) > MAX_FILE_ROWS:
-            rest = ordered[MAX_FILE_ROWS:]
-            ft.add_row(
-                f"… {len(rest)} more files",
-                str(sum(f.readiness.sites for f in rest)),
-                str(sum(f.readiness.ported for f in rest)),
-                str(sum(f.readiness.left for f in rest)),
-                "",
-            )
-        ft.add_section()
-        ft.add_row("overall", str(tot.sites), str(tot.ported), _n(tot.left, "red"), tot.percent())
-        console.print(ft)
-    console.print(readiness_line(model))
-    if tot.unapplied and model.kind == "rewrite":
-        console.print(
-            f"{tot.unapplied} fixes are unsafe and were not applied: "
-            "review them with `porter lint`, apply them with `--unsafe-fixes`."
+
+def _files_table(model: ReportModel) -> Table:
+    """Readiness by file, most work left first (what a lead wants to see), the tail summed in one row."""
+    tot = model.readiness
+    ft = Table(title="Readiness by file", title_justify="left")
+    ft.add_column("file", overflow="fold")
+    ft.add_column("sites", justify="right")
+    ft.add_column(model.ported_label, justify="right")
+    ft.add_column("left", justify="right")
+    ft.add_column("readiness", justify="right")
+    ordered = sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path))
+    for f in ordered[:MAX_FILE_ROWS]:
+        rd = f.readiness
+        ft.add_row(plain(f.path), str(rd.sites), str(rd.ported), _n(rd.left, "red"), rd.percent())
+    if len(ordered) > MAX_FILE_ROWS:
+        rest = ordered[MAX_FILE_ROWS:]
+        ft.add_row(
+            f"… {len(rest)} more files",
+            str(sum(f.readiness.sites for f in rest)),
+            str(sum(f.readiness.ported for f in rest)),
+            str(sum(f.readiness.left for f in rest)),
+            "",
         )
-    _print_sections(console, model)
+    ft.add_section()
+    ft.add_row("overall", str(tot.sites), str(tot.ported), _n(tot.left, "red"), tot.percent())
+    return ft
 
 
 def _print_sections(console: Console, model: ReportModel) -> None:

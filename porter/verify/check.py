@@ -73,31 +73,10 @@ def run_parity(cfg: ParityConfig, workdir: Path | None = None, keep: bool = Fals
 
 
 def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: SideRun | None) -> None:
-    ref, port = result.reference, result.ported
-    assert ref is not None  # run_parity always summarises the reference
-    if not ref_run.ok:
-        result.reasons.append(_describe_error(ref))
-        result.reasons.append("the ported side was not run: there is no reference to compare with")
+    port = result.ported
+    if _no_comparison(result, ref_run, port_run):
         return
-    if port_run is None and ref_run.meta.get("nonfinite_outputs"):
-        from porter.verify import compare
-
-        rt = compare.load_tensors(ref_run.out / "tensors.pt")
-        nf = compare.first_nonfinite(rt["activations"], ref_run.meta.get("module_order", []))
-        if nf:
-            result.first_nonfinite["reference"] = nf
-        src = f" (first non-finite module: {nf['module']})" if nf else ""
-        for name, c in ref_run.meta["nonfinite_outputs"].items():
-            result.reasons.append(
-                f"the reference produced {c['nan']} NaN and {c['inf']} Inf in "
-                f"{name}{src}: it is no baseline to check a port against"
-            )
-        result.reasons.append("the ported side was not run")
-        return
-    if port_run is None or not port_run.ok:
-        assert port is not None  # run_both runs the ported side after a usable reference
-        result.reasons.append(_describe_error(port))
-        return
+    assert port_run is not None  # _no_comparison said the ported side ran
 
     from porter.verify import compare
 
@@ -113,17 +92,86 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         if nf:
             result.first_nonfinite[role] = nf
 
-    fail, error = [], []
+    error = _same_device(ref_run, port_run)
+    output_error, fail = _output_problems(result)
+    error += output_error
+    if first is not None and any(not o.passed for o in result.outputs):
+        fail.append(
+            f"first diverging module: {first['module']}"
+            + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
+            + (f" ({first['problem']})" if first.get("problem") else "")
+        )
+    fail += _weight_problems(result, ref_run, port_run)
+    gradients, gradient_fail = _gradients(cfg, rt, pt, ref_run, port_run)
+    result.gradients = gradients
+    fail += gradient_fail
+    if cfg.train_steps:
+        train_error, train_fail = _train_problems(result, cfg, rt, pt, ref_run)
+        error += train_error
+        fail += train_fail
+    result.reasons = error + fail
+    result.verdict = "error" if error else ("fail" if fail else "pass")
+    if result.verdict == "pass":
+        emu = " (on emulation, not hardware)" if port is not None and port.emulated else ""
+        result.reasons.append(
+            f"all {len(result.outputs)} output tensor(s), "
+            f"{result.layers_compared} module output(s)"
+            + (f", {gradients['parameters']} gradient(s)" if gradients.get("ran") else "")
+            + (f", {cfg.train_steps} training step(s)" if result.train else "")
+            + f" within tolerance{emu}"
+        )
+
+
+def _no_comparison(result: ParityResult, ref_run: SideRun, port_run: SideRun | None) -> bool:
+    """Whether there is nothing to compare (a side failed, or the reference is not finite and the
+    ported side was not run); the reasons are recorded."""
+    ref, port = result.reference, result.ported
+    assert ref is not None  # run_parity always summarises the reference
+    if not ref_run.ok:
+        result.reasons.append(_describe_error(ref))
+        result.reasons.append("the ported side was not run: there is no reference to compare with")
+        return True
+    if port_run is None and ref_run.meta.get("nonfinite_outputs"):
+        from porter.verify import compare
+
+        rt = compare.load_tensors(ref_run.out / "tensors.pt")
+        nf = compare.first_nonfinite(rt["activations"], ref_run.meta.get("module_order", []))
+        if nf:
+            result.first_nonfinite["reference"] = nf
+        src = f" (first non-finite module: {nf['module']})" if nf else ""
+        for name, c in ref_run.meta["nonfinite_outputs"].items():
+            result.reasons.append(
+                f"the reference produced {c['nan']} NaN and {c['inf']} Inf in "
+                f"{name}{src}: it is no baseline to check a port against"
+            )
+        result.reasons.append("the ported side was not run")
+        return True
+    if port_run is None or not port_run.ok:
+        assert port is not None  # run_both runs the ported side after a usable reference
+        result.reasons.append(_describe_error(port))
+        return True
+    return False
+
+
+def _same_device(ref_run: SideRun, port_run: SideRun) -> list[str]:
+    """An error when both sides ran on one device type: the reference never has a target's
+    device (devices.keep_reference_off_targets), so the port has none either and proves nothing."""
     ref_kind = (ref_run.meta.get("side") or {}).get("kind")
     port_kind = (port_run.meta.get("side") or {}).get("kind")
-    if ref_kind == port_kind:
-        # the reference never has a target's device (devices.keep_reference_off_targets): two
-        # sides on one device type means the port has none either, and proves nothing
-        error.append(
-            f"both sides ran on {ref_kind}: a port compared with a run on its own device "
-            "type proves nothing, so porter gives no verdict"
-            + (" (no target runtime is installed for the port: install torch_xla)" if port_kind == "cpu" else "")
-        )
+    if ref_kind != port_kind:
+        return []
+    return [
+        f"both sides ran on {ref_kind}: a port compared with a run on its own device "
+        "type proves nothing, so porter gives no verdict"
+        + (" (no target runtime is installed for the port: install torch_xla)" if port_kind == "cpu" else "")
+    ]
+
+
+def _output_problems(result: ParityResult) -> tuple[list[str], list[str]]:
+    """Errors (a reference output that is not finite: no baseline) and failures (each ported
+    output that is not finite, or outside tolerance)."""
+    error: list[str] = []
+    fail: list[str] = []
     ref_bad = [o for o in result.outputs if o.ref_nan or o.ref_inf]
     for o in ref_bad:
         where = result.first_nonfinite.get("reference")
@@ -146,12 +194,12 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
                 f"{o.name}: max abs error {o.max_abs:.3g}, {o.mismatched} element(s) "
                 f"outside rtol={o.rtol:g} atol={o.atol:g}"
             )
-    if first is not None and any(not o.passed for o in result.outputs):
-        fail.append(
-            f"first diverging module: {first['module']}"
-            + (f" (max abs error {first['max_abs']:.3g})" if first.get("max_abs") is not None else "")
-            + (f" ({first['problem']})" if first.get("problem") else "")
-        )
+    return error, fail
+
+
+def _weight_problems(result: ParityResult, ref_run: SideRun, port_run: SideRun) -> list[str]:
+    """Failures of the weights: ties the port lost, and names or shapes that do not match."""
+    fail: list[str] = []
     ref_tied = {tuple(g) for g in ref_run.meta.get("tied", [])}
     port_tied = {tuple(g) for g in port_run.meta.get("tied", [])}
     for g in sorted(ref_tied - port_tied):
@@ -165,40 +213,44 @@ def _fill(result: ParityResult, cfg: ParityConfig, ref_run: SideRun, port_run: S
         if sd.get(key):
             names = [x["name"] if isinstance(x, dict) else x for x in sd[key]]
             fail.append(f"{label}: {', '.join(names[:8])}" + (" …" if len(names) > 8 else ""))
+    return fail
+
+
+def _gradients(cfg: ParityConfig, rt: dict, pt: dict, ref_run: SideRun, port_run: SideRun) -> tuple[dict, list[str]]:
+    """The gradients compared when both sides recorded them (else why not); a failure when
+    any is outside tolerance."""
+    from porter.verify import compare
+
     if "grads" in rt and "grads" in pt:
-        result.gradients = compare.compare_grads(rt["grads"], pt["grads"], cfg)
-        result.gradients["loss_fn"] = ref_run.meta.get("gradients", {}).get("loss_fn")
-        if not result.gradients["passed"]:
-            fail.append(
-                f"{result.gradients['failed']} parameter gradient(s) outside tolerance "
-                f"(worst: {result.gradients['worst'][0]['name']})"
-            )
-    else:
-        why = ref_run.meta.get("gradients", {}).get("why") or port_run.meta.get("gradients", {}).get("why")
-        result.gradients = {"ran": False, "why": why or "no gradients recorded"}
-    if cfg.train_steps:
-        if "losses" in rt and "losses" in pt:
-            result.train = compare.compare_train(rt, pt, cfg)
-            if not result.train["passed"]:
-                fail.append(
-                    f"loss curves differ over {cfg.train_steps} steps (max abs error "
-                    f"{result.train['max_loss_abs_error']})"
-                )
-        else:
-            why = ref_run.meta.get("train", {}).get("why", "not recorded")
-            result.train = {"ran": False, "why": why}
-            error.append(f"--train-steps {cfg.train_steps} asked for, but training was not run: {why}")
-    result.reasons = error + fail
-    result.verdict = "error" if error else ("fail" if fail else "pass")
-    if result.verdict == "pass":
-        emu = " (on emulation, not hardware)" if port is not None and port.emulated else ""
-        result.reasons.append(
-            f"all {len(result.outputs)} output tensor(s), "
-            f"{result.layers_compared} module output(s)"
-            + (f", {result.gradients['parameters']} gradient(s)" if result.gradients.get("ran") else "")
-            + (f", {cfg.train_steps} training step(s)" if result.train else "")
-            + f" within tolerance{emu}"
-        )
+        gradients = compare.compare_grads(rt["grads"], pt["grads"], cfg)
+        gradients["loss_fn"] = ref_run.meta.get("gradients", {}).get("loss_fn")
+        if not gradients["passed"]:
+            return gradients, [
+                f"{gradients['failed']} parameter gradient(s) outside tolerance "
+                f"(worst: {gradients['worst'][0]['name']})"
+            ]
+        return gradients, []
+    why = ref_run.meta.get("gradients", {}).get("why") or port_run.meta.get("gradients", {}).get("why")
+    return {"ran": False, "why": why or "no gradients recorded"}, []
+
+
+def _train_problems(
+    result: ParityResult, cfg: ParityConfig, rt: dict, pt: dict, ref_run: SideRun
+) -> tuple[list[str], list[str]]:
+    """--train-steps: the loss curves compared (a failure when they differ); an error when
+    training was asked for and not run."""
+    from porter.verify import compare
+
+    if "losses" in rt and "losses" in pt:
+        result.train = compare.compare_train(rt, pt, cfg)
+        if not result.train["passed"]:
+            return [], [
+                f"loss curves differ over {cfg.train_steps} steps (max abs error {result.train['max_loss_abs_error']})"
+            ]
+        return [], []
+    why = ref_run.meta.get("train", {}).get("why", "not recorded")
+    result.train = {"ran": False, "why": why}
+    return [f"--train-steps {cfg.train_steps} asked for, but training was not run: {why}"], []
 
 
 __all__ = ["run_parity"]

@@ -219,55 +219,20 @@ def main(argv: list[str]) -> int:
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
         seed_everything(job["seed"] + rank)  # each rank its own stream, on both sides alike
-        from porter.verify.recorder import Recorder, StopRun
-
-        if job.get("record", True):
-            recorder = Recorder(
-                job["steps"],
-                side,
-                root,
-                warmup=job.get("warmup", 2),
-                sample=job.get("sample"),
-                module_calls=job.get("module_calls"),
-                ops=job.get("ops", True),
-                syncs=job.get("syncs", True),
-                perturb=job.get("perturb", False),
-                reference_shapes=job.get("reference_shapes"),
-            )
+        recorder = _recorder(job, side, root)
         rng = install_rng(job, side, root, recorder)
         if recorder is not None:
             recorder.install()
         _phase(out, "running the command")
-        try:
-            run_user_command(user_argv)
-        except StopRun:
-            stopped = "steps reached"
-        except SystemExit as exc:
-            if exc.code not in (None, 0):
-                raise
+        stopped = _run_command(user_argv)
     except BaseException as exc:  # user code can raise anything
-        from porter.verify.worker import describe_exception
-
-        error = describe_exception(exc, root)
-        error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
-        if isinstance(exc, TimedOut):
-            error["kind"] = "timeout"
+        error = _failure(exc, out, root)
         stopped = "error"
-        import traceback
-
-        traceback.print_exc()
     signal.alarm(0)
     _phase(out, "writing the trace")
-    try:
-        manifest, tensors = recorder.finish() if recorder is not None else ({}, {})
-    except BaseException as exc:
-        from porter.verify.worker import describe_exception
-
-        manifest, tensors = {}, {}
-        if error is None:
-            error = describe_exception(exc, root)
-            error["phase"] = "writing the trace"
-            stopped = "error"
+    manifest, tensors, trace_error = _finish_recording(recorder, root, describe=error is None)
+    if trace_error is not None and error is None:
+        error, stopped = trace_error, "error"
     import porter
 
     if side is not None:
@@ -305,6 +270,72 @@ def main(argv: list[str]) -> int:
     sys.stderr.flush()
     # os._exit: user threads (data loaders) must not keep the process alive
     os._exit(EXIT_USER_ERROR if error is not None else 0)
+
+
+def _recorder(job: dict, side, root: str):
+    """The recorder the job asks for (None: the run records nothing, only its outcome)."""
+    from porter.verify.recorder import Recorder
+
+    if not job.get("record", True):
+        return None
+    return Recorder(
+        job["steps"],
+        side,
+        root,
+        warmup=job.get("warmup", 2),
+        sample=job.get("sample"),
+        module_calls=job.get("module_calls"),
+        ops=job.get("ops", True),
+        syncs=job.get("syncs", True),
+        perturb=job.get("perturb", False),
+        reference_shapes=job.get("reference_shapes"),
+    )
+
+
+def _run_command(user_argv: list[str]) -> str:
+    """Run the user's command; how it stopped. Reaching the steps asked for stops it (StopRun),
+    and so does a clean sys.exit; any other exit status is an error (raised)."""
+    from porter.verify.recorder import StopRun
+
+    try:
+        run_user_command(user_argv)
+    except StopRun:
+        return "steps reached"
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            raise
+    return "script ended"
+
+
+def _failure(exc: BaseException, out: Path, root: str) -> dict:
+    """The error record of a run that raised (the phase it was in; a timeout says so), with
+    the traceback printed to the run's stderr."""
+    from porter.verify.worker import describe_exception
+
+    error = describe_exception(exc, root)
+    error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
+    if isinstance(exc, TimedOut):
+        error["kind"] = "timeout"
+    import traceback
+
+    traceback.print_exc()
+    return error
+
+
+def _finish_recording(recorder, root: str, *, describe: bool) -> tuple[dict, dict, dict | None]:
+    """The trace's manifest and tensors; when writing them fails, empty ones and (when the run
+    had no error of its own to report: `describe`) the error."""
+    try:
+        manifest, tensors = recorder.finish() if recorder is not None else ({}, {})
+        return manifest, tensors, None
+    except BaseException as exc:
+        if not describe:
+            return {}, {}, None
+        from porter.verify.worker import describe_exception
+
+        error = describe_exception(exc, root)
+        error["phase"] = "writing the trace"
+        return {}, {}, error
 
 
 if __name__ == "__main__":

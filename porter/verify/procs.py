@@ -164,13 +164,6 @@ class WorkerSet:
         memory_limit: int | None = None,
     ) -> ProcResult:
         """Run one worker to completion (or its timeout); its output goes to `log_path`."""
-
-        def limits() -> None:  # runs in the child, before exec
-            if memory_limit:
-                import resource
-
-                resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
@@ -179,41 +172,12 @@ class WorkerSet:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             start_new_session=True,
-            preexec_fn=limits if memory_limit else None,
+            preexec_fn=_memory_limit(memory_limit) if memory_limit else None,
         )
         self.procs.append(proc)
         stdout = proc.stdout
         assert stdout is not None  # stdout=PIPE
-        state = {"written": 0, "dropped": 0}
-        tail: collections.deque = collections.deque()
-        tail_len = [0]
-
-        def pump() -> None:
-            with open(log_path, "wb") as log:
-                while True:
-                    chunk = stdout.read1(65536) if hasattr(stdout, "read1") else stdout.read(65536)
-                    if not chunk:
-                        break
-                    room = max_output - state["written"]
-                    if room > 0:
-                        log.write(chunk[:room])
-                        state["written"] += min(room, len(chunk))
-                        chunk = chunk[room:]
-                    if chunk:  # over the cap: keep a rolling tail only
-                        state["dropped"] += len(chunk)
-                        tail.append(chunk)
-                        tail_len[0] += len(chunk)
-                        while tail_len[0] - len(tail[0]) >= _TAIL:
-                            tail_len[0] -= len(tail.popleft())
-                if state["dropped"]:
-                    kept = b"".join(tail)[-_TAIL:]
-                    state["dropped"] -= len(kept)
-                    log.write(
-                        f"\n[porter: output over {max_output} bytes; {state['dropped']} "
-                        "bytes dropped; the last part follows]\n".encode()
-                    )
-                    log.write(kept)
-
+        pump = _Pump(stdout, log_path, max_output)
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
         timed_out = False
@@ -226,7 +190,61 @@ class WorkerSet:
         _kill_group(proc)  # anything the worker left running in its group
         self.end_strays()  # and anything it moved out of the group
         reader.join(timeout=10)
-        return ProcResult(rc, timed_out, state["dropped"])
+        return ProcResult(rc, timed_out, pump.dropped)
+
+
+def _memory_limit(limit: int) -> Callable[[], None]:
+    """What the child runs before exec: its address space capped at `limit` bytes."""
+
+    def limits() -> None:  # runs in the child, before exec
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return limits
+
+
+class _Pump:
+    """Copies a worker's output into its log as it comes (so a pipe never fills and blocks the
+    worker): the first `max_output` bytes, then only a rolling tail, written at the end after a
+    line saying how much was dropped."""
+
+    def __init__(self, stdout: Any, log_path: Path, max_output: int) -> None:
+        self.stdout, self.log_path, self.max_output = stdout, log_path, max_output
+        self.written = 0
+        self.dropped = 0
+        self.tail: collections.deque = collections.deque()
+        self.tail_len = 0
+
+    def __call__(self) -> None:
+        stdout = self.stdout
+        with open(self.log_path, "wb") as log:
+            while True:
+                chunk = stdout.read1(65536) if hasattr(stdout, "read1") else stdout.read(65536)
+                if not chunk:
+                    break
+                room = self.max_output - self.written
+                if room > 0:
+                    log.write(chunk[:room])
+                    self.written += min(room, len(chunk))
+                    chunk = chunk[room:]
+                if chunk:  # over the cap: keep a rolling tail only
+                    self._keep_tail(chunk)
+            if self.dropped:
+                kept = b"".join(self.tail)[-_TAIL:]
+                self.dropped -= len(kept)
+                log.write(
+                    f"\n[porter: output over {self.max_output} bytes; {self.dropped} "
+                    "bytes dropped; the last part follows]\n".encode()
+                )
+                log.write(kept)
+
+    def _keep_tail(self, chunk: bytes) -> None:
+        self.dropped += len(chunk)
+        self.tail.append(chunk)
+        self.tail_len += len(chunk)
+        while self.tail_len - len(self.tail[0]) >= _TAIL:
+            self.tail_len -= len(self.tail.popleft())
 
 
 def log_tail(path: Path, limit: int = 4000) -> str:

@@ -67,17 +67,36 @@ def verdict_notes(r) -> list[str]:
 
 
 def sections(r: ParityResult) -> list[Section]:
-    out: list[Section] = []
+    return [
+        *_sides(r),
+        *_errors(r),
+        *_outputs(r),
+        *_layers(r),
+        *_weights(r),
+        *_gradients(r),
+        *_training(r),
+        *_probes(r),
+        *_gaps(r),
+    ]
+
+
+def _sides(r: ParityResult) -> list[Section]:
+    """What really ran on each side, with the verdict's notes."""
     notes = verdict_notes(r)
     step = ((r.reference.perf or {}).get("step") if r.reference else None) or "—"
-    out.append(
+    return [
         (
             "Sides (what really ran)",
             ["side", "status", "device", "first step", "steady step (median)", "peak memory"],
             _side_rows(r),
             notes + [f"timed step: {step}"],
         )
-    )
+    ]
+
+
+def _errors(r: ParityResult) -> list[Section]:
+    """Each side that failed: where, how, and the tail of its log."""
+    out: list[Section] = []
     for s in (r.reference, r.ported):
         if s is not None and s.error:
             e = s.error
@@ -97,6 +116,12 @@ def sections(r: ParityResult) -> list[Section]:
                     [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
                 )
             )
+    return out
+
+
+def _outputs(r: ParityResult) -> list[Section]:
+    """Each output compared, with its error figures and tolerance."""
+    out: list[Section] = []
     if r.outputs:
         out.append(
             (
@@ -133,6 +158,12 @@ def sections(r: ParityResult) -> list[Section]:
                 [],
             )
         )
+    return out
+
+
+def _layers(r: ParityResult) -> list[Section]:
+    """The first module that diverges (and the first NaN/Inf), when both sides ran."""
+    out: list[Section] = []
     if r.reference and r.reference.status == "ok" and r.ported and r.ported.status == "ok":
         fd = r.first_divergence
         rows = [
@@ -156,6 +187,12 @@ def sections(r: ParityResult) -> list[Section]:
                 f"{r.layer_issues.get('only_reference')}, ported {r.layer_issues.get('only_ported')}"
             )
         out.append(("Layers", ["check", "module", "max abs", "detail"], rows, lnotes))
+    return out
+
+
+def _weights(r: ParityResult) -> list[Section]:
+    """How the reference's weights loaded into the ported model."""
+    out: list[Section] = []
     sd = r.state_dict
     if sd:
         out.append(
@@ -173,6 +210,12 @@ def sections(r: ParityResult) -> list[Section]:
                 ["the reference's initial state_dict was loaded into the ported model"],
             )
         )
+    return out
+
+
+def _gradients(r: ParityResult) -> list[Section]:
+    """The worst gradients, or why they were not compared."""
+    out: list[Section] = []
     g = r.gradients
     if g and g.get("ran"):
         out.append(
@@ -194,6 +237,12 @@ def sections(r: ParityResult) -> list[Section]:
         )
     elif g:
         out.append(("Gradients", ["status"], [[f"not run: {g.get('why')}"]], []))
+    return out
+
+
+def _training(r: ParityResult) -> list[Section]:
+    """The loss curves step by step and the parameters that drifted most, or why not run."""
+    out: list[Section] = []
     t = r.train
     if t and t.get("ran"):
         rows = [
@@ -222,62 +271,74 @@ def sections(r: ParityResult) -> list[Section]:
         )
     elif t:
         out.append(("Training", ["status"], [[f"not run: {t.get('why')}"]], []))
+    return out
+
+
+def _probes(r: ParityResult) -> list[Section]:
+    """What the probes measured on each side (compiles, fallbacks, transfers, syncs, graph breaks)."""
     probe_rows = []
     for s in (r.reference, r.ported):
-        if s is None or s.perf is None:
-            continue
-        perf = s.perf
-        xla = perf.get("xla")
-        if xla:
-            probe_rows.append(
-                [
-                    s.role,
-                    "XLA compiles (first step / warm-up / after warm-up)",
-                    f"{xla['compiles_first_step']} / {xla['compiles_during_warmup']} / "
-                    f"{xla['recompiles_after_warmup']}",
-                    xla["source"],
-                ]
-            )
-            probe_rows.append(
-                [
-                    s.role,
-                    "CPU fallback ops",
-                    ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
-                    xla["source"],
-                ]
-            )
-            probe_rows.append(
-                [
-                    s.role,
-                    "device→host transfers per step",
-                    _g(xla["device_to_host_transfers_per_step"]),
-                    "TransferFromDeviceTime",
-                ]
-            )
-        syncs = perf.get("syncs") or {}
+        if s is not None and s.perf is not None:
+            probe_rows += _probe_rows(s)
+    return [("Probes", ["side", "probe", "value", "source"], probe_rows, [])] if probe_rows else []
+
+
+def _probe_rows(s) -> list[list[str]]:
+    """One side's probe rows."""
+    probe_rows = []
+    perf = s.perf
+    xla = perf.get("xla")
+    if xla:
         probe_rows.append(
-            [s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")), "TorchFunctionMode"]
+            [
+                s.role,
+                "XLA compiles (first step / warm-up / after warm-up)",
+                f"{xla['compiles_first_step']} / {xla['compiles_during_warmup']} / {xla['recompiles_after_warmup']}",
+                xla["source"],
+            ]
         )
         probe_rows.append(
             [
                 s.role,
-                "dynamic-shape ops",
-                ", ".join(f"{d['call']} @ {d.get('location') or '?'}" for d in syncs.get("dynamic_shape_ops", []))
-                or "none",
-                "TorchFunctionMode",
+                "CPU fallback ops",
+                ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
+                xla["source"],
             ]
         )
-        gb = s.graph_breaks or {}
         probe_rows.append(
             [
                 s.role,
-                "torch.compile graph breaks",
-                str(gb["graph_break_count"]) if gb.get("ran") else f"not measured ({gb.get('error', 'no data')})",
-                "torch._dynamo.explain",
+                "device→host transfers per step",
+                _g(xla["device_to_host_transfers_per_step"]),
+                "TransferFromDeviceTime",
             ]
         )
-    if probe_rows:
-        out.append(("Probes", ["side", "probe", "value", "source"], probe_rows, []))
+    syncs = perf.get("syncs") or {}
+    probe_rows.append([s.role, "host sync calls per step", _g(syncs.get("host_syncs_per_step")), "TorchFunctionMode"])
+    probe_rows.append(
+        [
+            s.role,
+            "dynamic-shape ops",
+            ", ".join(f"{d['call']} @ {d.get('location') or '?'}" for d in syncs.get("dynamic_shape_ops", []))
+            or "none",
+            "TorchFunctionMode",
+        ]
+    )
+    gb = s.graph_breaks or {}
+    probe_rows.append(
+        [
+            s.role,
+            "torch.compile graph breaks",
+            str(gb["graph_break_count"]) if gb.get("ran") else f"not measured ({gb.get('error', 'no data')})",
+            "torch._dynamo.explain",
+        ]
+    )
+    return probe_rows
+
+
+def _gaps(r: ParityResult) -> list[Section]:
+    """The performance gaps, ranked, with advice and evidence."""
+    out: list[Section] = []
     if r.gaps:
         out.append(
             (

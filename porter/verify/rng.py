@@ -37,6 +37,8 @@ from torch.overrides import TorchFunctionMode
 from porter.verify.probes import user_location
 
 T = torch.Tensor
+_PASS = object()  # a redirecting helper's "no redirect: run the call as it is"
+
 FACTORIES = {
     torch.randn: "torch.randn",
     torch.rand: "torch.rand",
@@ -192,53 +194,89 @@ class DeviceRngMode(TorchFunctionMode):
         kwargs = dict(kwargs or {})
         gen = kwargs.get("generator")
         device_gen = isinstance(gen, torch.Generator) and gen.device.type != "cpu"
+        out = _PASS
         if func is torch.normal and any(_on_device(a) for a in (*args, *kwargs.values())):
-            dev = next(a.device for a in (*args, *kwargs.values()) if _on_device(a))
-            self._seen("torch.normal", dev, device_gen)
-            if self.redirect and not device_gen and "out" not in kwargs:
-                return func(*[_host(a) for a in args], **{k: _host(v) for k, v in kwargs.items()}).to(dev)
+            out = self._normal(func, args, kwargs, device_gen)
         elif func in FACTORIES:
-            dev = _device_arg(kwargs.get("device"))
-            if dev is not None:
-                self._seen(FACTORIES[func], dev, device_gen)
-                if self.redirect and not device_gen and "out" not in kwargs:
-                    grad = kwargs.pop("requires_grad", False)
-                    kwargs["device"] = "cpu"
-                    kwargs.pop("pin_memory", None)
-                    out = func(*args, **kwargs).to(dev)
-                    return out.requires_grad_(True) if grad else out
+            out = self._factory(func, args, kwargs, device_gen)
         elif func in LIKE and args and (_on_device(args[0]) or _device_arg(kwargs.get("device"))):
-            dev = _device_arg(kwargs.get("device")) or args[0].device
-            self._seen(LIKE[func], dev, device_gen)
-            if self.redirect and not device_gen:
-                grad = kwargs.pop("requires_grad", False)
-                kwargs["device"] = "cpu"
-                template = torch.empty_like(args[0], device="cpu")
-                out = func(template, *args[1:], **kwargs).to(dev)
-                return out.requires_grad_(True) if grad else out
+            out = self._like(func, args, kwargs, device_gen)
         elif func in OF_VALUES and args and _on_device(args[0]):
-            self._seen(OF_VALUES[func], args[0].device, device_gen)
-            if self.redirect and not device_gen and "out" not in kwargs:
-                host = [_host(a) for a in args]
-                return func(*host, **{k: _host(v) for k, v in kwargs.items()}).to(args[0].device)
+            out = self._of_values(func, args, kwargs, device_gen)
         elif func in IN_PLACE and args and _on_device(args[0]):
-            self._seen(IN_PLACE[func], args[0].device, device_gen)
-            if self.redirect and not device_gen:
-                t = args[0]
-                host = torch.empty(t.shape, dtype=t.dtype)
-                func(host, *[_host(a) for a in args[1:]], **{k: _host(v) for k, v in kwargs.items()})
-                return t.copy_(host)
+            out = self._in_place(func, args, kwargs, device_gen)
         elif func in DROPOUT or func is torch.dropout:
             return self._dropout(func, args, kwargs)
         elif func in DROPOUT_ON_HOST:
-            x, p, training = _dropout_args(args, kwargs)
-            if training and p > 0 and _on_device(x):
-                self._seen(DROPOUT_ON_HOST[func], x.device)
-                if self.redirect:
-                    return func(x.to("cpu"), p, True).to(x.device)
+            out = self._dropout_on_host(func, args, kwargs)
         elif func is F.scaled_dot_product_attention:
             return self._sdpa(func, args, kwargs)
-        return func(*args, **kwargs)
+        return func(*args, **kwargs) if out is _PASS else out
+
+    # Each of these notes a draw on a device and, when redirecting (and the draw is not from the
+    # program's own device generator), makes it on the CPU and moves the result; _PASS: the call
+    # runs as it is.
+
+    def _normal(self, func, args, kwargs, device_gen):
+        """torch.normal with a tensor on the device (its mean or std)."""
+        dev = next(a.device for a in (*args, *kwargs.values()) if _on_device(a))
+        self._seen("torch.normal", dev, device_gen)
+        if self.redirect and not device_gen and "out" not in kwargs:
+            return func(*[_host(a) for a in args], **{k: _host(v) for k, v in kwargs.items()}).to(dev)
+        return _PASS
+
+    def _factory(self, func, args, kwargs, device_gen):
+        """torch.rand, randn, randint, ... with a device argument."""
+        dev = _device_arg(kwargs.get("device"))
+        if dev is None:
+            return _PASS
+        self._seen(FACTORIES[func], dev, device_gen)
+        if self.redirect and not device_gen and "out" not in kwargs:
+            grad = kwargs.pop("requires_grad", False)
+            kwargs["device"] = "cpu"
+            kwargs.pop("pin_memory", None)
+            out = func(*args, **kwargs).to(dev)
+            return out.requires_grad_(True) if grad else out
+        return _PASS
+
+    def _like(self, func, args, kwargs, device_gen):
+        """torch.rand_like and the like, of a device tensor or onto a device."""
+        dev = _device_arg(kwargs.get("device")) or args[0].device
+        self._seen(LIKE[func], dev, device_gen)
+        if self.redirect and not device_gen:
+            grad = kwargs.pop("requires_grad", False)
+            kwargs["device"] = "cpu"
+            template = torch.empty_like(args[0], device="cpu")
+            out = func(template, *args[1:], **kwargs).to(dev)
+            return out.requires_grad_(True) if grad else out
+        return _PASS
+
+    def _of_values(self, func, args, kwargs, device_gen):
+        """Draws shaped by a device tensor's values (torch.bernoulli, multinomial, poisson)."""
+        self._seen(OF_VALUES[func], args[0].device, device_gen)
+        if self.redirect and not device_gen and "out" not in kwargs:
+            host = [_host(a) for a in args]
+            return func(*host, **{k: _host(v) for k, v in kwargs.items()}).to(args[0].device)
+        return _PASS
+
+    def _in_place(self, func, args, kwargs, device_gen):
+        """In-place draws into a device tensor (Tensor.uniform_, normal_, ...)."""
+        self._seen(IN_PLACE[func], args[0].device, device_gen)
+        if self.redirect and not device_gen:
+            t = args[0]
+            host = torch.empty(t.shape, dtype=t.dtype)
+            func(host, *[_host(a) for a in args[1:]], **{k: _host(v) for k, v in kwargs.items()})
+            return t.copy_(host)
+        return _PASS
+
+    def _dropout_on_host(self, func, args, kwargs):
+        """Dropout variants drawn whole on the CPU (when training, with p > 0, on the device)."""
+        x, p, training = _dropout_args(args, kwargs)
+        if training and p > 0 and _on_device(x):
+            self._seen(DROPOUT_ON_HOST[func], x.device)
+            if self.redirect:
+                return func(x.to("cpu"), p, True).to(x.device)
+        return _PASS
 
     def _dropout(self, func, args, kwargs):
         x, p, training = _dropout_args(args, kwargs, train_key="train" if func is torch.dropout else "training")

@@ -58,6 +58,27 @@ def sections(r: ScriptResult) -> list[Section]:
             notes,
         )
     )
+    out += _errors(r)
+    out += _loss_curves(r)
+    out += _ranks(r)
+    out += _modules(r)
+    out += _parameters(r)
+    out += _probes(r)
+    if r.gaps:
+        out.append(
+            (
+                "Performance gaps (ranked)",
+                ["#", "severity", "side", "gap", "advice", "evidence"],
+                [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)] for g in r.gaps],
+                [],
+            )
+        )
+    return out
+
+
+def _errors(r: ScriptResult) -> list[Section]:
+    """Each side that failed: where, how, and the tail of its log."""
+    out: list[Section] = []
     for s in (r.reference, r.ported):
         if s is not None and s.error:
             e = s.error
@@ -77,6 +98,12 @@ def sections(r: ScriptResult) -> list[Section]:
                     [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
                 )
             )
+    return out
+
+
+def _loss_curves(r: ScriptResult) -> list[Section]:
+    """The loss curves step by step, with where they part and the noise floor they are judged against."""
+    out: list[Section] = []
     if r.steps:
         rows = [
             [
@@ -133,6 +160,12 @@ def sections(r: ScriptResult) -> list[Section]:
                 ],
             )
         )
+    return out
+
+
+def _ranks(r: ScriptResult) -> list[Section]:
+    """torchrun: each rank's verdict, and the collectives each side counted per step."""
+    out: list[Section] = []
     if r.ranks:
         out.append(
             (
@@ -167,6 +200,12 @@ def sections(r: ScriptResult) -> list[Section]:
                 ],
             )
         )
+    return out
+
+
+def _modules(r: ScriptResult) -> list[Section]:
+    """Per-module error at step 1: the modules that differ first, then passing ones, at most 40, in execution order."""
+    out: list[Section] = []
     if r.modules:
         bad = [m for m in r.modules if not m["passed"]]
         shown = bad[:30] + [m for m in r.modules if m["passed"]][: max(0, 40 - len(bad[:30]))]
@@ -198,6 +237,12 @@ def sections(r: ScriptResult) -> list[Section]:
                 ],
             )
         )
+    return out
+
+
+def _parameters(r: ScriptResult) -> list[Section]:
+    """The initial weights compared before step 1, and which parameters are tied on each side."""
+    out: list[Section] = []
     p = r.parameters
     if p:
         out.append(
@@ -222,6 +267,12 @@ def sections(r: ScriptResult) -> list[Section]:
                 ],
             )
         )
+    return out
+
+
+def _probes(r: ScriptResult) -> list[Section]:
+    """What the probes measured on each side (XLA compiles, fallbacks, transfers, host syncs)."""
+    out: list[Section] = []
     probe_rows = []
     for s in (r.reference, r.ported):
         if s is None or s.perf is None:
@@ -255,15 +306,6 @@ def sections(r: ScriptResult) -> list[Section]:
             )
     if probe_rows:
         out.append(("Probes", ["side", "probe", "value", "source"], probe_rows, []))
-    if r.gaps:
-        out.append(
-            (
-                "Performance gaps (ranked)",
-                ["#", "severity", "side", "gap", "advice", "evidence"],
-                [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)] for g in r.gaps],
-                [],
-            )
-        )
     return out
 
 

@@ -475,64 +475,15 @@ def _compare_one(
     }
     res.gaps = collect_gaps([ref_side, port_side], (config or {}).get("target") or "xla", None)
     res.gaps += step_time_gap(ref_side, port_side, len(res.gaps))
-    errors, fails = [], []
-    for s in (ref_side, port_side):
-        if s.error:
-            e = s.error
-            loc = f" at {e['location']}" if e.get("location") else ""
-            msg = (e.get("message") or "").strip().splitlines()
-            errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
+    errors, device_fails = _errors(ref, port, ref_side, port_side)
+    fails: list[str] = []
     ref_steps, port_steps = rm.get("steps", []), pm.get("steps", [])
-    if not ref_steps and not errors:
-        errors.append(
-            "the reference recorded no optimizer step: the command never called "
-            "optimizer.step() (is it a training script? were --steps reached?)"
-        )
-    device_errors, device_fails = causes.device_findings(rm, pm)
-    errors += device_errors
-    rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
-    if ref_steps and not bool(rl.isfinite().all()):
-        bad = int((~rl.isfinite()).nonzero()[0]) + 1
-        errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
     # per step
     n = min(len(ref_steps), len(port_steps))
     for i in range(max(len(ref_steps), len(port_steps))):
         a = ref_steps[i] if i < len(ref_steps) else None
         b = port_steps[i] if i < len(port_steps) else None
-        row = {
-            "step": i + 1,
-            "reference_loss": a and a["loss"],
-            "ported_loss": b and b["loss"],
-            "abs_diff": None,
-            "rel_diff": None,
-            "loss_ok": False,
-            "reference_grad_norm": a and a["grad_norm"],
-            "ported_grad_norm": b and b["grad_norm"],
-            "grad_norm_ok": False,
-            "reference_lr": a and a["lr"],
-            "ported_lr": b and b["lr"],
-            "lr_ok": False,
-            "reference_time_s": a and a.get("step_time_s"),
-            "ported_time_s": b and b.get("step_time_s"),
-            "reference_collectives": a and a.get("collectives"),
-            "ported_collectives": b and b.get("collectives"),
-        }
-        if a and b:
-            ra, pa = float(a["loss"]), float(b["loss"])
-            diff = abs(pa - ra)
-            allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
-            row["abs_diff"] = diff
-            row["rel_diff"] = diff / abs(ra) if ra else None
-            row["noise_allowed"] = allowed
-            row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
-            ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
-            row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(
-                floor, "grad_norm_envelope", i
-            )
-            row["lr_ok"] = len(a["lr"]) == len(b["lr"]) and all(
-                _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"])
-            )
-        res.steps.append(row)
+        res.steps.append(_step_row(i, a, b, floor, loss_tol, gn_tol))
     compared = [r for r in res.steps[:n]]
     if compared:
         res.max_loss_abs = max(r["abs_diff"] for r in compared)
@@ -552,77 +503,7 @@ def _compare_one(
     }
     res.modules, res.first_divergence = compare_modules(ref, port, mod_tol[0], mod_tol[1], floor=floor)
     if not errors:
-        if len(ref_steps) != len(port_steps):
-            fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port {len(port_steps)}")
-        for g in res.tied["untied_in_port"]:
-            fails.append(
-                f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
-                "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
-            )
-        res.warnings = causes.branch_warnings(rm, pm)
-        region = [m for m in res.modules if m.get("padded_from")]
-        if region:
-            res.warnings.append(
-                f"{len(region)} module output(s) were larger on the ported side and were compared on "
-                f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
-                f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target (a fixed "
-                "length on XLA, say); the padding itself was not compared"
-            )
-        other = [m for m in res.modules if not m.get("compared", True)]
-        if other:
-            res.warnings.append(
-                f"{len(other)} module output(s) had other shapes on the two sides and were not "
-                f"compared (first: {other[0]['module']}: {other[0]['problem'].removeprefix('other shapes: ')}): "
-                "the program fed its model inputs padded differently on each side (a fixed length "
-                "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
-                "were compared"
-            )
-        fails += device_fails
-        if res.parameters["differing"]:
-            d = res.parameters["differing"]
-            fails.append(
-                f"the two runs did not start from the same weights: {len(d)} parameter(s) "
-                f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm)
-            )
-        if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
-            fails.append(
-                "parameters on one side only: reference "
-                f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}"
-            )
-        fd = res.first_divergence
-        if fd is not None:
-            detail = fd["problem"] or (
-                f"max abs error {fd['max_abs']:.3g} in a sample"
-                + (f"; {', '.join(fd['stats_differ'])} differ" if fd["stats_differ"] else "")
-            )
-            kind = (
-                f" ({fd['type']} vs {fd['ported_type']})"
-                if fd.get("ported_type") and fd["ported_type"] != fd["type"]
-                else ""
-            )
-            fails.append(f"first diverging module at step 1: {fd['module']}{kind}: {detail}")
-        if parted is not None:
-            fails.append(
-                f"the loss curves part at step {parted['step']}: reference "
-                f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
-                f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
-            )
-        lr_bad = next((r for r in compared if not r["lr_ok"]), None)
-        if lr_bad is not None:
-            fails.append(
-                f"the learning rate differs at step {lr_bad['step']}: reference "
-                f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
-            )
-        gn_bad = next((r for r in compared if not r["grad_norm_ok"]), None)
-        if gn_bad is not None and parted is None:
-            fails.append(
-                f"the gradient norm differs at step {gn_bad['step']}: reference "
-                f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
-            )
-        if fails:
-            fails += causes.rng_findings(
-                rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
-            )
+        fails += _fails(res, rm, pm, ref_steps, port_steps, compared, parted, loss_tol, device_fails)
     tol_text = (
         f"tolerances ({regime}{' autocast' if regime != 'float32' else ''}): loss rtol="
         f"{loss_tol[0]:g} atol={loss_tol[1]:g}; module outputs rtol={mod_tol[0]:g} "
@@ -648,3 +529,167 @@ def _compare_one(
 
 
 __all__ = ["ScriptResult", "compare_traces", "side_summary", "LOSS_TOLERANCES", "GRAD_NORM_TOLERANCES"]
+
+
+def _errors(ref: Trace, port: Trace, ref_side: SideSummary, port_side: SideSummary) -> tuple[list[str], list[str]]:
+    """What keeps the comparison from giving a verdict (a side failed, no optimizer step, a
+    device finding that is an error, a reference loss that is not finite), and the device
+    findings that are failures."""
+    rm, pm = ref.manifest, port.manifest
+    errors = []
+    for s in (ref_side, port_side):
+        if s.error:
+            e = s.error
+            loc = f" at {e['location']}" if e.get("location") else ""
+            msg = (e.get("message") or "").strip().splitlines()
+            errors.append(f"{s.role} side: {e.get('type', '')}{loc}: {msg[0] if msg else ''}")
+    ref_steps = rm.get("steps", [])
+    if not ref_steps and not errors:
+        errors.append(
+            "the reference recorded no optimizer step: the command never called "
+            "optimizer.step() (is it a training script? were --steps reached?)"
+        )
+    device_errors, device_fails = causes.device_findings(rm, pm)
+    errors += device_errors
+    rl = ref.tensors.get("steps.loss", torch.zeros(0, dtype=torch.float64))
+    if ref_steps and not bool(rl.isfinite().all()):
+        bad = int((~rl.isfinite()).nonzero()[0]) + 1
+        errors.append(f"the reference's loss is not finite at step {bad}: it is no baseline")
+    return errors, device_fails
+
+
+def _step_row(i: int, a: dict | None, b: dict | None, floor: dict | None, loss_tol: tuple, gn_tol: tuple) -> dict:
+    """One optimizer step of both sides: loss, gradient norm and learning rate, each judged
+    against its tolerance or the noise floor (a step only one side reached is judged failed)."""
+    row = {
+        "step": i + 1,
+        "reference_loss": a and a["loss"],
+        "ported_loss": b and b["loss"],
+        "abs_diff": None,
+        "rel_diff": None,
+        "loss_ok": False,
+        "reference_grad_norm": a and a["grad_norm"],
+        "ported_grad_norm": b and b["grad_norm"],
+        "grad_norm_ok": False,
+        "reference_lr": a and a["lr"],
+        "ported_lr": b and b["lr"],
+        "lr_ok": False,
+        "reference_time_s": a and a.get("step_time_s"),
+        "ported_time_s": b and b.get("step_time_s"),
+        "reference_collectives": a and a.get("collectives"),
+        "ported_collectives": b and b.get("collectives"),
+    }
+    if a and b:
+        ra, pa = float(a["loss"]), float(b["loss"])
+        diff = abs(pa - ra)
+        allowed = noise.allowed(floor, "loss_envelope", i) if floor else None
+        row["abs_diff"] = diff
+        row["rel_diff"] = diff / abs(ra) if ra else None
+        row["noise_allowed"] = allowed
+        row["loss_ok"] = _close(ra, pa, *loss_tol) or diff <= (allowed or 0.0)
+        ga, gb = float(a["grad_norm"]), float(b["grad_norm"])
+        row["grad_norm_ok"] = _close(ga, gb, *gn_tol) or abs(gb - ga) <= noise.allowed(floor, "grad_norm_envelope", i)
+        row["lr_ok"] = len(a["lr"]) == len(b["lr"]) and all(
+            _close(x, y, LR_RTOL, 0.0) for x, y in zip(a["lr"], b["lr"])
+        )
+    return row
+
+
+def _fails(
+    res: ScriptResult,
+    rm: dict,
+    pm: dict,
+    ref_steps: list,
+    port_steps: list,
+    compared: list[dict],
+    parted: dict | None,
+    loss_tol: tuple,
+    device_fails: list[str],
+) -> list[str]:
+    """Why the port fails, when both sides ran: steps, ties, the start, the first diverging
+    module, the loss curves, learning rate and gradient norm (and the random-number causes
+    behind them); the shape warnings go to res.warnings."""
+    fails: list[str] = []
+    if len(ref_steps) != len(port_steps):
+        fails.append(f"the reference recorded {len(ref_steps)} optimizer step(s), the port {len(port_steps)}")
+    for g in res.tied["untied_in_port"]:
+        fails.append(
+            f"parameters tied in the reference are not tied in the port: {', '.join(g)} "
+            "(on XLA, Module.to() unties shared weights: re-tie them after moving)"
+        )
+    res.warnings = causes.branch_warnings(rm, pm) + _shape_warnings(res.modules)
+    fails += device_fails
+    if res.parameters["differing"]:
+        d = res.parameters["differing"]
+        fails.append(
+            f"the two runs did not start from the same weights: {len(d)} parameter(s) "
+            f"differ before the first step (first: {d[0]['why']}); " + causes.weights_advice(pm)
+        )
+    if res.parameters["missing_in_port"] or res.parameters["only_in_port"]:
+        fails.append(
+            "parameters on one side only: reference "
+            f"{res.parameters['missing_in_port'][:5]}, ported {res.parameters['only_in_port'][:5]}"
+        )
+    fd = res.first_divergence
+    if fd is not None:
+        fails.append(_divergence_fail(fd))
+    if parted is not None:
+        fails.append(
+            f"the loss curves part at step {parted['step']}: reference "
+            f"{parted['reference_loss']:.6g}, ported {parted['ported_loss']:.6g} "
+            f"(abs diff {parted['abs_diff']:.3g}; rtol={loss_tol[0]:g} atol={loss_tol[1]:g})"
+        )
+    lr_bad = next((r for r in compared if not r["lr_ok"]), None)
+    if lr_bad is not None:
+        fails.append(
+            f"the learning rate differs at step {lr_bad['step']}: reference "
+            f"{lr_bad['reference_lr']}, ported {lr_bad['ported_lr']}"
+        )
+    gn_bad = next((r for r in compared if not r["grad_norm_ok"]), None)
+    if gn_bad is not None and parted is None:
+        fails.append(
+            f"the gradient norm differs at step {gn_bad['step']}: reference "
+            f"{gn_bad['reference_grad_norm']:.6g}, ported {gn_bad['ported_grad_norm']:.6g}"
+        )
+    if fails:
+        fails += causes.rng_findings(
+            rm, pm, parted["step"] if parted else None, bool(res.parameters["differing"] or res.first_divergence)
+        )
+    return fails
+
+
+def _shape_warnings(modules: list[dict]) -> list[str]:
+    """Module outputs compared on the reference's region only (the port padded further), and
+    those not compared at all (shapes differ): the comparison holds, with this said."""
+    warnings = []
+    region = [m for m in modules if m.get("padded_from")]
+    if region:
+        warnings.append(
+            f"{len(region)} module output(s) were larger on the ported side and were compared on "
+            f"the reference's region (first: {region[0]['module']}: ported {region[0]['padded_from']}, "
+            f"reference {region[0]['reference_shape']}): the program pads its inputs further on the target "
+            "(a fixed length on XLA, say); the padding itself was not compared"
+        )
+    other = [m for m in modules if not m.get("compared", True)]
+    if other:
+        warnings.append(
+            f"{len(other)} module output(s) had other shapes on the two sides and were not "
+            f"compared (first: {other[0]['module']}: {other[0]['problem'].removeprefix('other shapes: ')}): "
+            "the program fed its model inputs padded differently on each side (a fixed length "
+            "on XLA, say); the loss, the gradient norm and the module outputs of equal shapes "
+            "were compared"
+        )
+    return warnings
+
+
+def _divergence_fail(fd: dict) -> str:
+    """The first module whose output differs at step 1: what differs (and its type on each side
+    when the port changed it)."""
+    detail = fd["problem"] or (
+        f"max abs error {fd['max_abs']:.3g} in a sample"
+        + (f"; {', '.join(fd['stats_differ'])} differ" if fd["stats_differ"] else "")
+    )
+    kind = (
+        f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
+    )
+    return f"first diverging module at step 1: {fd['module']}{kind}: {detail}"

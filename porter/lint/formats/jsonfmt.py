@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring_ascii
+from typing import Any
 
 from porter.lint.model import LintRun
 
@@ -43,23 +44,28 @@ def indented(value: object, indent: str = "") -> str:
         return _LITERALS[value]  # type: ignore[index]
     inner = indent + "  "
     if kind is dict and all(type(k) is str for k in value):  # type: ignore[attr-defined]
-        if not value:
-            return "{}"
-        parts = []
-        for k, v in value.items():  # type: ignore[attr-defined]
-            t = type(v)
-            if t is str:
-                text = encode_basestring_ascii(v)
-            elif t is int:
-                text = int.__repr__(v)
-            elif v is None or t is bool:
-                text = _LITERALS[v]
-            else:
-                text = indented(v, inner)
-            parts.append(encode_basestring_ascii(k) + ": " + text)
-        return "{\n" + inner + (",\n" + inner).join(parts) + "\n" + indent + "}"
+        return _indented_dict(value, indent, inner) if value else "{}"  # type: ignore[arg-type]
     if kind is list:
         if not value:
             return "[]"
-        return "[\n" + inner + (",\n" + inner).join([indented(v, inner) for v in value]) + "\n" + indent + "]"  # type: ignore[attr-defined]
+        items = [indented(v, inner) for v in value]  # type: ignore[attr-defined]
+        return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
     return json.dumps(value, indent=2).replace("\n", "\n" + indent)
+
+
+def _indented_dict(value: dict[str, Any], indent: str, inner: str) -> str:
+    """A dict with string keys; its scalar values written inline here (the common case: a
+    finding's fields), without a call per value."""
+    parts = []
+    for k, v in value.items():
+        t = type(v)
+        if t is str:
+            text = encode_basestring_ascii(v)
+        elif t is int:
+            text = int.__repr__(v)
+        elif v is None or t is bool:
+            text = _LITERALS[v]
+        else:
+            text = indented(v, inner)
+        parts.append(encode_basestring_ascii(k) + ": " + text)
+    return "{\n" + inner + (",\n" + inner).join(parts) + "\n" + indent + "}"

@@ -37,8 +37,10 @@ def _rule(code: str, target: str) -> dict:
         "shortDescription": {"text": info.summary},
         "fullDescription": {"text": help_text},
         "help": {
-            "text": f"{help_text}\n\nRun `porter explain {code}` for the full rule (porter's shipped docs: {info.doc_url}).",
-            "markdown": f"{help_text}\n\nRun `porter explain {code}` for the full rule, or read [{code} {info.name}]({info.doc_url}) in porter's shipped docs.",
+            "text": f"{help_text}\n\nRun `porter explain {code}` for the full rule "
+            f"(porter's shipped docs: {info.doc_url}).",
+            "markdown": f"{help_text}\n\nRun `porter explain {code}` for the full rule, "
+            f"or read [{code} {info.name}]({info.doc_url}) in porter's shipped docs.",
         },
         "helpUri": info.doc_url,
         "defaultConfiguration": {"level": _LEVEL[info.severity]},

@@ -112,9 +112,6 @@ def summary(run: LintRun) -> str:
     if run.baselined:
         lines.append(f"{_plural(run.baselined, 'finding')} already in the baseline not shown.")
     if run.stale_baseline:
-        lines.append(
-            f"{_plural(run.stale_baseline, 'baseline entry')} no longer found (fixed since): rewrite the baseline to drop them.".replace(
-                "entrys", "entries"
-            )
-        )
+        stale = _plural(run.stale_baseline, "baseline entry").replace("entrys", "entries")
+        lines.append(f"{stale} no longer found (fixed since): rewrite the baseline to drop them.")
     return "\n".join(lines) + "\n"
