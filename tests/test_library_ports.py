@@ -1132,3 +1132,55 @@ def test_cuda_availability_written_out_as_text_stays():
     assert sum(f.code == "CUDA001" and not f.applied and "written out as text" in f.message for f in findings) == 2, [
         f.code for f in findings
     ]
+
+
+# transformers 5.25.0 quantizers: a library (CUDA, XPU and NPU beside each other) refuses to go on
+# without CUDA and says it needs a GPU (EETQ, SpQR, VPTQ, HIGGS run CUDA kernels); a warning for
+# hosts with no accelerator is a preference, and ports
+QUANTIZER = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def validate_environment(supports_cpu):
+    if not torch.cuda.is_available():
+        raise RuntimeError("No GPU found. A GPU is needed for quantization.")
+    if not supports_cpu and not torch.cuda.is_available():
+        raise RuntimeError("GPU is required to quantize or run quantize model.")
+    if not torch.cuda.is_available():
+        print("No GPU found: unpacking will be slow")
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_library_check_that_demands_a_gpu_stays_cuda(target):
+    new, findings = port(QUANTIZER, target)
+    assert new.count("if not torch.cuda.is_available():") == 1 and "and not torch.cuda.is_available():" in new, new
+    assert new.count("torch.accelerator.is_available()") == 1, new  # the warning's test
+    kept = [f for f in findings if f.code == "BACK006"]
+    assert len(kept) == 2 and all("a GPU" in f.message for f in kept), [f.message for f in findings]
+
+
+def test_an_application_that_needs_a_gpu_takes_the_target():
+    """No device abstraction (an application's script): its "needs a GPU" asks for an accelerator."""
+    code = 'import torch\n\nif not torch.cuda.is_available():\n    raise SystemExit("This script needs a GPU")\n'
+    new, findings = port(code, "neuron")
+    assert "if not torch.accelerator.is_available():" in new and not any(f.code == "BACK006" for f in findings), new
+
+
+def test_another_accelerators_case_where_cuda_is_absent_keeps_cudas_test():
+    """transformers' serving: `device == "auto" and mps available and not torch.cuda.is_available()`
+    picks MPS's kernel; torch.accelerator.is_available() is true on MPS, so it could never be taken."""
+    code = (
+        "import torch\n\n"
+        "def pick(device):\n"
+        '    if device == "auto" and torch.backends.mps.is_available() and not torch.cuda.is_available():\n'
+        '        return "metal"\n'
+        "    if not torch.cuda.is_available():\n"
+        '        return "cpu"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert "torch.backends.mps.is_available() and not torch.cuda.is_available():" in new, new
+    assert "    if not torch.accelerator.is_available():" in new, new
+    assert any(f.code == "BACK006" and "mps's case" in f.message for f in findings)

@@ -93,6 +93,8 @@ _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
+_SAYS_GPU = re.compile(r"\bGPUs?\b")
 # a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
 _CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_available$|^_?has_(?:cuda|rocm)$")
 # a variable that records whether CUDA is there (accelerate's `pt_cuda_available`), not a choice (`use_cuda`)
@@ -862,13 +864,31 @@ class BackendsFamily(Family):
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
         return isinstance(small, cst.Raise)
 
-    def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
-        if not self._says_cuda:
-            return False
+    def _raises_for_cuda(self, node: cst.If) -> bool:
+        """`if not torch.cuda.is_available(): raise RuntimeError("... requires CUDA")`. In a
+        project with a device abstraction of its own, also "... GPU ...": a library that refuses
+        to go on without `torch.cuda` and calls what it needs a GPU (`"No GPU found. A GPU is
+        needed for quantization."`) demands CUDA's hardware, which the target is not; an
+        application's "needs a GPU" asks for an accelerator, and the target is one."""
+        body = node.body
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-        return (
-            isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+        if not isinstance(small, cst.Raise) or small.exc is None:
+            return False
+        message = self.ctx.code(small.exc)
+        if self._says_cuda and _SAYS_CUDA.search(message):
+            return True
+        return bool(_SAYS_GPU.search(message)) and self._without_cuda(node.test) and self.library() is not None
+
+    def _without_cuda(self, test: cst.BaseExpression) -> bool:
+        """`not torch.cuda.is_available()`, alone or one operand of an `and`/`or` (`not
+        supports_cpu and not torch.cuda.is_available()`): the test refuses hosts without CUDA."""
+        return any(
+            isinstance(o, cst.UnaryOperation)
+            and isinstance(o.operator, cst.Not)
+            and isinstance(o.expression, cst.Call)
+            and self.ctx.qualname(o.expression.func) == "torch.cuda.is_available"
+            for o in _nodes(test)
         )
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
@@ -885,6 +905,8 @@ class BackendsFamily(Family):
             self._device_or(node)
         if id(node) not in self._inner_lists:
             self._available_list(node)
+        if isinstance(node.operator, cst.And):
+            self._other_without_cuda(node)
         if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
             # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
             # beside the project's answers for its other devices
@@ -896,6 +918,24 @@ class BackendsFamily(Family):
                     node,
                     node,
                     "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices",
+                )
+
+    def _other_without_cuda(self, node: cst.BooleanOperation) -> None:
+        """`torch.backends.mps.is_available() and not torch.cuda.is_available()`: another
+        accelerator's case, taken where CUDA is absent. `not torch.accelerator.is_available()`
+        in CUDA's place is false wherever that accelerator is there (torch.accelerator answers
+        for it too), so the case would never be taken: CUDA's test stays. On the target the other
+        accelerator is absent, so the case is not taken there either way."""
+        operands = _and_operands(node.with_changes(lpar=[], rpar=[]))
+        others = [d for d in map(self._available_device, operands) if d not in (None, "cuda", *HOSTS)]
+        if not others:
+            return
+        for o in operands:
+            if self._without_cuda(o):
+                self._itself(
+                    o,
+                    o,
+                    f"takes {others[0]}'s case where CUDA is absent (`torch.accelerator.is_available()` would be true on {others[0]} too)",
                 )
 
     def _available_list(self, node: cst.BooleanOperation) -> None:
@@ -1364,8 +1404,9 @@ class BackendsFamily(Family):
         )
 
     def _visit_if(self, node: cst.If) -> None:
-        if self._raises_for_cuda(node.body):
-            self._itself(node.test, node.test, "turns away what is not CUDA (the error it raises says CUDA)")
+        if self._raises_for_cuda(node):
+            says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
+            self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
         if id(node) in self._elifs:
             return
         branches = self._branches(node)
