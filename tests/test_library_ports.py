@@ -1184,3 +1184,62 @@ def test_another_accelerators_case_where_cuda_is_absent_keeps_cudas_test():
     assert "torch.backends.mps.is_available() and not torch.cuda.is_available():" in new, new
     assert "    if not torch.accelerator.is_available():" in new, new
     assert any(f.code == "BACK006" and "mps's case" in f.message for f in findings)
+
+
+# accelerate 1.16.0's Megatron-LM module: it imports megatron and asserts "Megatron requires CUDA."
+# Its engine's loss tensors and device moves are Megatron's plumbing, which runs only where Megatron does
+INTEGRATION = {
+    "acc/__init__.py": "",
+    "acc/utils/__init__.py": "",
+    "acc/utils/megatron_lm.py": """
+        import torch
+
+        from .imports import is_megatron_lm_available
+
+        if is_megatron_lm_available():
+            from megatron.core import mpu
+
+
+        class Engine:
+            def eval_step(self, loss):
+                torch.cuda.empty_cache()
+                return torch.tensor(0.0, device=torch.cuda.current_device()) + torch.cuda.FloatTensor([1.0])
+
+
+        def initialize():
+            assert torch.cuda.is_available(), "Megatron requires CUDA."
+            mpu.initialize()
+    """,
+    # the package's own modules: its check speaks of itself, and the rest of it still ports
+    "megatron/core/utils.py": """
+        import torch
+
+        from megatron.core import mpu
+
+
+        def init():
+            assert torch.cuda.is_available(), "Megatron requires CUDA."
+            torch.cuda.empty_cache()
+    """,
+    "acc/utils/memory.py": """
+        import torch
+
+        import megatron
+
+
+        def clear():
+            torch.cuda.empty_cache()
+    """,
+}
+
+
+def test_a_module_that_integrates_a_package_its_check_says_needs_cuda_stays(tmp_path):
+    write_files(tmp_path, INTEGRATION)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["acc/utils/megatron_lm.py"]
+    assert code == textwrap.dedent(INTEGRATION["acc/utils/megatron_lm.py"]).lstrip(), code
+    assert any(f.code == "BACK006" and "integrates `megatron`" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    assert "torch.accelerator.empty_cache()" in out["acc/utils/memory.py"][0]
+    assert "torch.accelerator.empty_cache()" in out["megatron/core/utils.py"][0]

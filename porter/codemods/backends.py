@@ -93,6 +93,8 @@ _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
+_DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
 _SAYS_GPU = re.compile(r"\bGPUs?\b")
 # a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
@@ -1728,6 +1730,18 @@ class BackendsFamily(Family):
                 note,
             )
             return
+        integration = self._integration(node)
+        if integration is not None:
+            package, demand = integration
+            t = self.ctx.target
+            note = (
+                f"this module integrates `{package}`, which its own check says needs CUDA (`{demand}`): "
+                f"left as it is, since its code runs only where `{package}` runs; {t.display} needs a backend of `{package}` "
+                f"first, then its own path beside this one"
+            )
+            why = f"it integrates `{package}`, which its check `{demand}` says needs CUDA"
+            self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK006", note=note), note)
+            return
         module = _module_fact(self.ctx.settings, self.ctx.path)
         if (
             module is not None
@@ -1755,6 +1769,45 @@ class BackendsFamily(Family):
         plan = self._ladder(list(node.body))
         if plan is not None:
             self._ladders[id(node)] = plan
+
+    def _integration(self, node: cst.Module) -> tuple[str, str] | None:
+        """(package, its check as shown) when the module integrates a third-party package that its own
+        check says needs CUDA: accelerate's Megatron-LM module imports `megatron` and asserts
+        `torch.cuda.is_available(), "Megatron requires CUDA."`. Its classes and helpers are that
+        package's plumbing (its loss tensors, `send_to_device(..., torch.cuda.current_device())`),
+        which only ever runs where the package does. The package must be imported by absolute
+        name and not be the project's own (a folder of the file's path)."""
+        if not self._says_cuda or not _DEMAND.search(self.ctx.source):
+            return None
+        nodes = _nodes(node)
+        own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
+        packages: set[str] = set()
+        for n in nodes:
+            names: list[cst.CSTNode] = []
+            if isinstance(n, cst.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, cst.ImportFrom) and not n.relative and n.module is not None:
+                names = [n.module]
+            for name in names:
+                while isinstance(name, cst.Attribute):
+                    name = name.value
+                if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
+                    packages.add(name.value.lower())
+        if not packages:
+            return None
+        for n in nodes:
+            if isinstance(n, cst.Assert) and n.msg is not None and self._cuda_checks(n.test):
+                message, shown = self.ctx.code(n.msg), _short(self.ctx.code(n))
+            elif isinstance(n, cst.If) and self._without_cuda(n.test) and self._raises_for_cuda(n):
+                message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: raise ..."
+            else:
+                continue
+            if not _SAYS_CUDA.search(message):
+                continue
+            named = packages & {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            if named:
+                return sorted(named)[0], shown
+        return None
 
     def _keep_module(self, node: cst.Module, region: CudaOnlyCode, message: str) -> None:
         """The whole module stays CUDA's: every statement in `region`, one finding saying why."""
