@@ -1243,3 +1243,22 @@ def test_a_module_that_integrates_a_package_its_check_says_needs_cuda_stays(tmp_
     ]
     assert "torch.accelerator.empty_cache()" in out["acc/utils/memory.py"][0]
     assert "torch.accelerator.empty_cache()" in out["megatron/core/utils.py"][0]
+
+
+def test_a_cuda_test_in_front_of_cuda_backend_imports_stays():
+    """bitsandbytes 0.50.2 `__init__`, transformers' ExecuTorch exporter: CUDA's backend (a `cuda`
+    package: Triton, the CUDA library) is imported only where CUDA is; other imports still port."""
+    code = (
+        "import torch\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from .backends.cuda import ops as cuda_ops\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from executorch.backends.cuda.cuda_backend import CudaBackend\n"
+        "    from executorch.backends.cuda.cuda_partitioner import CudaPartitioner\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from .fast import kernel\n"
+    )
+    new, findings = port(code, "neuron")
+    assert new.count("if torch.cuda.is_available():") == 2 and new.count("torch.accelerator.is_available()") == 1, new
+    kept = [f.message for f in findings if f.code == "BACK006"]
+    assert len(kept) == 2 and "`.backends.cuda`" in kept[0], kept

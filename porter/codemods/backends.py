@@ -1414,6 +1414,16 @@ class BackendsFamily(Family):
         branches = self._branches(node)
         self._elifs.update(id(b) for b in branches[1:])
         first = self._test(node.test)
+        if first is not None and first.device == "cuda" and first.kind == "available":
+            imported = _cuda_backend_imports(node.body)
+            if imported:
+                t = self.ctx.target
+                self._itself(
+                    node.test,
+                    node.test,
+                    f"guards the import of CUDA's backend (`{imported}`); {t.display}'s backend, where there is one, "
+                    f"is imported beside it under a test of its own",
+                )
         if first is not None and first.device == "cuda" and self._detection_rung(node, first):
             return
         if len(branches) < 2:
@@ -1891,6 +1901,32 @@ def _cuda_only_import(module: str, target: str) -> bool:
 
 def _devices_in_test(node: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.SimpleString) and device_of(string_value(n)) for n in _nodes(node))
+
+
+def _cuda_backend_imports(body: cst.BaseSuite) -> str | None:
+    """The first module of a block that only imports modules of a `cuda` package
+    (`from .backends.cuda import ops`, `from executorch.backends.cuda.cuda_backend import
+    CudaBackend`): CUDA's backend, which a test in front of it keeps to CUDA."""
+    modules: list[str] = []
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None:
+                modules.append("." * len(small.relative) + _dotted(small.module))
+            elif isinstance(small, cst.Import):
+                modules.extend(_dotted(a.name) for a in small.names)
+            else:
+                return None
+    if not modules or not all("cuda" in m.lstrip(".").split(".") for m in modules):
+        return None
+    return modules[0]
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _and_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
