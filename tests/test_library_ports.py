@@ -1262,3 +1262,22 @@ def test_a_cuda_test_in_front_of_cuda_backend_imports_stays():
     assert new.count("if torch.cuda.is_available():") == 2 and new.count("torch.accelerator.is_available()") == 1, new
     kept = [f.message for f in findings if f.code == "BACK006"]
     assert len(kept) == 2 and "`.backends.cuda`" in kept[0], kept
+
+
+def test_a_device_added_to_a_list_leaves_each_lines_comment_on_its_line():
+    """bitsandbytes 0.50.2's `supported_torch_devices`: one device a line, each with a comment; the
+    target went after the last one and every comment slid down a line ("mps" became "Ascend NPU")."""
+    code = (
+        "supported = {\n"
+        '    "cpu",\n'
+        '    "cuda",  # NVIDIA/AMD GPU\n'
+        '    "npu",  # Ascend NPU\n'
+        '    "mps",  # Apple Silicon\n'
+        "}\n"
+        "listed = [\n"
+        '    "cuda",  # NVIDIA\n'
+        '    "xpu",  # Intel GPU\n'
+        "]\n"
+    )
+    new, _ = port(code, "neuron")
+    assert '    "npu",  # Ascend NPU\n    "mps",  # Apple Silicon\n    "neuron",\n}' in new, new

@@ -1184,9 +1184,30 @@ class BackendsFamily(Family):
             if isinstance(elements[-2].comma, cst.Comma)
             else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         )
+        tail = last.comma
+        closer = _closer(updated)
+        if isinstance(between, cst.Comma) and isinstance(between.whitespace_after, cst.ParenthesizedWhitespace):
+            # one element a line: each keeps the comment of its own line (`"mps",  # Apple Silicon`),
+            # which follows the last element's comma, or the closing bracket's whitespace without one
+            if isinstance(tail, cst.Comma) and isinstance(tail.whitespace_after, cst.ParenthesizedWhitespace):
+                own = tail.whitespace_after.first_line
+                tail = tail.with_changes(
+                    whitespace_after=tail.whitespace_after.with_changes(first_line=cst.TrailingWhitespace())
+                )
+            elif closer is not None and isinstance(closer[1].whitespace_before, cst.ParenthesizedWhitespace):
+                own = closer[1].whitespace_before.first_line
+                closer = (
+                    closer[0],
+                    closer[1].with_changes(
+                        whitespace_before=closer[1].whitespace_before.with_changes(first_line=cst.TrailingWhitespace())
+                    ),
+                )
+            else:
+                own = cst.TrailingWhitespace()
+            between = between.with_changes(whitespace_after=between.whitespace_after.with_changes(first_line=own))
         elements[-1] = last.with_changes(comma=between)
-        elements.append(added.with_changes(comma=last.comma))
-        new = updated.with_changes(elements=elements)
+        elements.append(added.with_changes(comma=tail))
+        new = updated.with_changes(elements=elements, **({closer[0]: closer[1]} if closer is not None else {}))
         devices = ", ".join(v for e in original.elements if (v := string_value(e.value)))
         if self.ctx.report(
             "BACK001",
@@ -1901,6 +1922,15 @@ def _cuda_only_import(module: str, target: str) -> bool:
 
 def _devices_in_test(node: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.SimpleString) and device_of(string_value(n)) for n in _nodes(node))
+
+
+def _closer(node: cst.CSTNode) -> tuple[str, cst.RightSquareBracket | cst.RightCurlyBrace] | None:
+    """The closing bracket of a list or set, by its field name (a tuple's parentheses are not its own)."""
+    if isinstance(node, cst.List):
+        return "rbracket", node.rbracket
+    if isinstance(node, cst.Set):
+        return "rbrace", node.rbrace
+    return None
 
 
 def _cuda_backend_imports(body: cst.BaseSuite) -> str | None:
