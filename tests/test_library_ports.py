@@ -1281,3 +1281,25 @@ def test_a_device_added_to_a_list_leaves_each_lines_comment_on_its_line():
     )
     new, _ = port(code, "neuron")
     assert '    "npu",  # Ascend NPU\n    "mps",  # Apple Silicon\n    "neuron",\n}' in new, new
+
+
+def test_devices_named_for_a_kernel_keep_cuda_in_a_library():
+    """transformers' hub kernels: `for_devices_and_modes(("cuda", "xpu"), ...)` registers a GPU
+    kernel for CUDA and XPU, and `Device(type="cuda", properties=CUDAProperties(...))` describes a
+    CUDA device; CUDA's entries stay (the target is not handed a GPU kernel), each with a finding."""
+    code = (
+        "import torch\n\n"
+        'SUPPORTED = ("cuda", "xpu", "npu")\n'
+        "MAPPING = {\n"
+        '    **for_devices_and_modes(("cuda", "xpu"), (1, 2), rope),\n'
+        '    Device(type="cuda", properties=CUDAProperties(min_capability=121)): gdn,\n'
+        "}\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '("cuda", "xpu"), (1, 2)' in new and 'Device(type="cuda", properties=' in new, new
+    assert 'SUPPORTED = ("cuda", "xpu", "npu", "neuron")' in new, new
+    assert any(f.code == "BACK001" and "made or registered for" in f.message for f in findings)
+    assert any(f.code == "BACK008" and "`CUDAProperties`" in f.message for f in findings)
+    # an application (no device abstraction) ports the pair as devices
+    app, _ = port('pairs = for_devices(("cuda", "mps"))\n', "neuron")
+    assert '("neuron", "mps")' in app, app

@@ -93,6 +93,8 @@ _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# a class named for CUDA (`CUDAProperties`, `CudaConfig`): what it makes describes CUDA's device
+_CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
@@ -644,6 +646,7 @@ class BackendsFamily(Family):
         if self.library() is not None:
             self._at_hand(node)
             self._switch_key(node)
+            self._cuda_described(node)
         func = node.func
         if (
             isinstance(func, cst.Attribute)
@@ -653,6 +656,31 @@ class BackendsFamily(Family):
         ):
             self._cuda_case(
                 node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's"
+            )
+
+    def _cuda_described(self, node: cst.Call) -> None:
+        """`Device(type="cuda", properties=CUDAProperties(min_capability=121))`: a description of
+        a CUDA device (what a kernel is registered for), its CUDA-only part made by a class named
+        for CUDA beside the device string. The target's entry is one of its own, not this one."""
+        strings = [a.value for a in node.args if device_of(string_value(a.value)) == "cuda"]
+        if not strings:
+            return
+        described = next(
+            (
+                a.value
+                for a in node.args
+                if isinstance(a.value, cst.Call)
+                and _CUDA_CLASS.search(_dotted(a.value.func))
+                and not (self.ctx.qualname(a.value.func) or "").startswith("torch.")
+            ),
+            None,
+        )
+        if described is not None:
+            self._cuda_case(
+                node,
+                strings,
+                f"`{_short(self.ctx.code(node))}` describes a CUDA device (`{_dotted(described.func)}` beside it)",
+                test=False,
             )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -794,7 +822,10 @@ class BackendsFamily(Family):
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
-        if id(node) in self._vocabulary or id(node) not in self._listed:
+        if id(node) in self._vocabulary:
+            return
+        listed = id(node) in self._listed
+        if not listed and (len(node.elements) < 2 or self.library() is None):
             return
         values = [string_value(e.value) for e in node.elements]
         if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
@@ -805,6 +836,9 @@ class BackendsFamily(Family):
         strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
         if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
             return  # someone else's vocabulary (an `--accelerator` option's choices)
+        if not listed:
+            self._devices_named(node, strings, devices)
+            return
         facts = cuda_only_facts(self.ctx)
         if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
             return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
@@ -825,6 +859,24 @@ class BackendsFamily(Family):
         if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
         self._lists.add(id(node))
+
+    def _devices_named(self, node: cst.CSTNode, strings: list[cst.CSTNode], devices: list[str | None]) -> None:
+        """`for_devices_and_modes(("cuda", "xpu"), modes, kernel)` in a library: devices named
+        together somewhere no rule reads as the devices the code supports (an argument, a
+        value): what the code makes or registers for each. Turning CUDA's entry into the target
+        drops CUDA; adding the target claims what nothing says it has (a GPU kernel)."""
+        others = [d for d in devices if d not in (None, "cuda", *HOSTS)]
+        t = self.ctx.target
+        if not others or t.device_type in devices:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in strings)
+        self.ctx.report(
+            "BACK001",
+            node,
+            f"`{_short(self.ctx.code(node))}` names the devices something is made or registered for (CUDA beside "
+            f"{', '.join(others)}): CUDA's entry stays; add {t.device_type!r} where {t.display} has what it names",
+            applicability=Applicability.MANUAL,
+        )
 
     # -- checks that ask about CUDA itself (BACK006) ----------------------------------------
 
