@@ -1303,3 +1303,19 @@ def test_devices_named_for_a_kernel_keep_cuda_in_a_library():
     # an application (no device abstraction) ports the pair as devices
     app, _ = port('pairs = for_devices(("cuda", "mps"))\n', "neuron")
     assert '("neuron", "mps")' in app, app
+
+
+def test_a_library_keeps_cudas_environment_variable_beside_the_other_backends():
+    """transformers' enable_full_determinism sets CUDA's, cuBLAS's and Ascend's variables: renaming
+    CUDA_LAUNCH_BLOCKING to the target's dropped it on CUDA. An application's still becomes the target's."""
+    code = (
+        'import os\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n\n'
+        "def enable_full_determinism():\n"
+        '    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+        '    os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"' in new, new
+    assert any(f.code == "DIST003" and not f.applied and "NEURON_LAUNCH_BLOCKING" in f.message for f in findings)
+    app, _ = port('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', "neuron")
+    assert "NEURON_LAUNCH_BLOCKING" in app, app
