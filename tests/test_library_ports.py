@@ -1319,3 +1319,35 @@ def test_a_library_keeps_cudas_environment_variable_beside_the_other_backends():
     assert any(f.code == "DIST003" and not f.applied and "NEURON_LAUNCH_BLOCKING" in f.message for f in findings)
     app, _ = port('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', "neuron")
     assert "NEURON_LAUNCH_BLOCKING" in app, app
+
+
+# accelerate 1.16.0's set_module_tensor_to_device: bitsandbytes' parameter and layer classes, told
+# apart by name (accelerate does not import bitsandbytes there), are quantized on the devices
+# bitsandbytes has (`("cuda", "xpu")`, `.to(0)`): the target is not one of them
+FOREIGN = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def set_tensor(module, param, param_cls, device, new_value):
+    if param.device.type not in ("cuda", "xpu") and param_cls.__name__ in ["Int8Params", "FP4Params"]:
+        device = "cpu"
+    if param_cls.__name__ == "Int8Params":
+        new_value = param_cls(new_value).to(0).to("cpu")
+    elif module.__class__.__name__ == "Linear4bit":
+        index = torch.device(device).index if torch.device(device).type in ["cuda", "xpu"] else None
+    if type(module).__name__ == "Embedding":
+        module.weight = module.weight.to(device)
+    torch.cuda.empty_cache()
+    return new_value
+"""
+
+
+def test_a_branch_for_another_packages_classes_told_apart_by_name_stays():
+    new, findings = port(FOREIGN, "neuron")
+    assert 'not in ("cuda", "xpu") and param_cls' in new and ".to(0).to(" in new, new
+    assert 'type in ["cuda", "xpu"] else None' in new, new
+    assert "torch.accelerator.empty_cache()" in new, new  # outside the branches, ported
+    kept = [f.message for f in findings if f.code == "BACK008" and "another package's classes" in f.message]
+    assert len(kept) == 3 and "`Int8Params`, `FP4Params`" in kept[0], kept

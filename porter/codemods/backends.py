@@ -95,6 +95,8 @@ VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # ac
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 # a class named for CUDA (`CUDAProperties`, `CudaConfig`): what it makes describes CUDA's device
 _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
+# a class's name (`Int8Params`, `Linear8bitLt`): CamelCase
+_CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
@@ -1447,9 +1449,49 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._foreign_classes(node)
         self._visit_if(node)
         self._library_branch(node)
         self._choice_arms(node)
+
+    def _foreign_classes(self, node: cst.If) -> None:
+        """`if param_cls.__name__ in ["Int8Params", "Params4bit"]:` in a library: a branch for
+        another package's classes, told apart by name (the module neither defines nor imports
+        them: an optional dependency's). The devices it names and moves to (`type in ("cuda",
+        "xpu")`, `.to(0)`) are the ones that package handles them on, which nothing says the
+        target is: the branch stays as it is, with a finding."""
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        names = [
+            n
+            for c in _nodes(node.test)
+            if isinstance(c, cst.Comparison) and _by_name(c)
+            for n in _class_names(c)
+            if not re.search(rb"(?:\bclass|\bimport|,)[ \t]+%s\b" % re.escape(n.encode()), self.ctx.source)
+        ]
+        if not names:
+            return
+        test_names = bool(self._cuda_checks(node.test))
+        if test_names:
+            self.ctx.keep_cuda.update(id(n) for n in _nodes(node.test))
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+        t = self.ctx.target
+        message = (
+            f"`if {_short(self.ctx.code(node.test))}` handles another package's classes ({shown}, told apart by name): "
+            f"the devices it names and moves them to are the ones that package handles them on; kept as it is; "
+            f"{t.display} belongs there once that package handles them on {t.display}"
+        )
+        region = CudaOnlyCode(
+            node.test,
+            f"`if {_short(self.ctx.code(node.test))}`",
+            f"it handles another package's classes ({shown})",
+            code="BACK008",
+            quiet=True,
+            note=None if test_names else message,
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node.test, message, None))
 
     def _choice_arms(self, node: cst.If) -> None:
         """`if is_xpu_available(): x = x.to("xpu")` / `else: x = x.to("cuda")`: the statement
@@ -1974,6 +2016,22 @@ def _cuda_only_import(module: str, target: str) -> bool:
 
 def _devices_in_test(node: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.SimpleString) and device_of(string_value(n)) for n in _nodes(node))
+
+
+def _by_name(node: cst.Comparison) -> bool:
+    """`type(x).__name__ == ...`, `x.__class__.__name__ in ...`: a class told apart by its name."""
+    sides = [node.left, *(c.comparator for c in node.comparisons)]
+    return any(isinstance(s, cst.Attribute) and s.attr.value == "__name__" for s in sides) and all(
+        isinstance(c.operator, (cst.Equal, cst.In)) for c in node.comparisons
+    )
+
+
+def _class_names(node: cst.Comparison) -> list[str]:
+    out: list[str] = []
+    for side in [node.left, *(c.comparator for c in node.comparisons)]:
+        values = [e.value for e in side.elements] if isinstance(side, (cst.List, cst.Tuple, cst.Set)) else [side]
+        out.extend(v for v in map(string_value, values) if v and _CLASS_NAME.match(v))
+    return out
 
 
 def _closer(node: cst.CSTNode) -> tuple[str, cst.RightSquareBracket | cst.RightCurlyBrace] | None:
