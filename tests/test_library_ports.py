@@ -1351,3 +1351,38 @@ def test_a_branch_for_another_packages_classes_told_apart_by_name_stays():
     assert "torch.accelerator.empty_cache()" in new, new  # outside the branches, ported
     kept = [f.message for f in findings if f.code == "BACK008" and "another package's classes" in f.message]
     assert len(kept) == 3 and "`Int8Params`, `FP4Params`" in kept[0], kept
+
+
+# fla-core 0.6.0 utils/hardware.py
+HARDWARE = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def torch_device(backend):
+    return {'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}.get(backend, backend)
+
+
+if NEW_TORCH:
+    def custom_device_ctx(index):
+        return torch.cuda.device(index)
+else:
+    assert device == 'cuda', 'Only cuda device is supported for PyTorch version < 2.4.0.'
+
+    def custom_device_ctx(index):
+        return torch.cuda.device(index)
+"""
+
+
+def test_code_past_an_assertion_that_demands_cuda_and_a_platform_table_stay():
+    new, findings = port(HARDWARE, "neuron")
+    # Triton's backend name -> torch's device: 'hip' (AMD) is torch's 'cuda' too
+    assert "{'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}" in new, new
+    assert any(f.code == "BACK008" and "maps each platform" in f.message for f in findings)
+    # past the assertion only CUDA runs; the other branch of the version check still ports
+    first, second = new.split("else:")
+    assert "torch.cuda.device(index)" not in first and "return torch.cuda.device(index)" in second, new
+    assert any(
+        f.code == "BACK006" and f.message.startswith("the code after `assert device == 'cuda'`") for f in findings
+    )

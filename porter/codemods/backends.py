@@ -40,6 +40,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
+from porter.codemods.guards import after as _after
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
@@ -99,6 +100,8 @@ _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 _CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
+# ... an assertion's, in any case ("Only cuda device is supported")
+_SAYS_CUDA_ANY_CASE = re.compile(r"(?i)\bcuda\b|nvidia")
 # ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
 _SAYS_GPU = re.compile(r"\bGPUs?\b")
 # a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
@@ -911,8 +914,33 @@ class BackendsFamily(Family):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
-        if node.msg is not None and _SAYS_CUDA.search(self.ctx.code(node.msg)):
+        if node.msg is not None and _SAYS_CUDA_ANY_CASE.search(self.ctx.code(node.msg)):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
+            if not any(
+                (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+                or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
+                for n in _nodes(node.test)
+            ):
+                self._cuda_past(self.ctx.current_statements[-1], f"assert {_short(self.ctx.code(node.test))}")
+
+    def _cuda_past(self, stmt: cst.CSTNode, check: str) -> None:
+        """The statements after a check that demands CUDA, in its block (fla's `else: assert device
+        == 'cuda', 'Only cuda device is supported for PyTorch version < 2.4.0.'` before its
+        `torch.cuda.device(index)`): they only run on CUDA, and stay as they are."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        statements = self.ctx.current_statements
+        parent = statements[statements.index(stmt) - 1] if statements.index(stmt) > 0 else self.ctx.module
+        rest = _after(parent, stmt)
+        if not rest:
+            return
+        message = (
+            f"the code after `{check}` runs only on CUDA (the check demands it, its message says so): left as it is"
+        )
+        region = CudaOnlyCode(stmt, f"the code after `{check}`", "the check demands CUDA", code="BACK006", note=message)
+        for s in rest:
+            self.ctx.cuda_only_code.setdefault(id(s), region)
+        self._regions.append((region, stmt, message, None))
 
     @staticmethod
     def _raises(body: cst.BaseSuite) -> bool:
@@ -1329,6 +1357,7 @@ class BackendsFamily(Family):
 
     def visit_Dict(self, node: cst.Dict) -> None:
         self._device_table(node)
+        self._devices_of_platforms(node)
         keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
         devices = [device_of(k) for k in keys]
         if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:
@@ -1358,6 +1387,28 @@ class BackendsFamily(Family):
             f"register its backend as {t.device_type!r} beside CUDA's `{self.ctx.code(cuda)}` once it is written",
             applicability=Applicability.MANUAL,
         )
+
+    def _devices_of_platforms(self, node: cst.Dict) -> None:
+        """`{'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}` (fla's Triton backend -> torch device):
+        each value is the torch device of its key's platform, and `'hip': 'cuda'` is AMD's. The
+        target is none of those platforms: the values stay, and the target's entry goes beside."""
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        keys = [string_value(e.key) for e in elements]
+        if len(elements) < 2 or any(k is None or not _VENDOR.match(k) for k in keys):
+            return
+        platforms = [device_of(k) or (k if k in VOCABULARY or k == "hip" else None) for k in keys]
+        if sum(p is not None for p in platforms) < 2 or self.ctx.target.device_type in platforms:
+            return
+        values = [
+            e.value for e, p in zip(elements, platforms) if p is not None and device_of(string_value(e.value)) == "cuda"
+        ]
+        if values:
+            self._cuda_case(
+                node,
+                values,
+                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for {', '.join(k for k, e in zip(keys, elements) if e.value in values)})",
+                test=False,
+            )
 
     # -- branches per device (BACK002) -----------------------------------------------------
 
@@ -1524,6 +1575,8 @@ class BackendsFamily(Family):
         if self._raises_for_cuda(node):
             says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
             self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
+            if self._without_cuda(node.test) and node.orelse is None:
+                self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
         if id(node) in self._elifs:
             return
         branches = self._branches(node)

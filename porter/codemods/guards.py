@@ -800,6 +800,9 @@ def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return _block_around(parent, stmt)[1]
 
 
+after = _after  # for backends.py (the code past a check that demands CUDA)
+
+
 def _exits_early(stmt: cst.If | cst.While) -> bool:
     body = stmt.body.body
     if not body:
