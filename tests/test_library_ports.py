@@ -1148,6 +1148,9 @@ def validate_environment(supports_cpu):
         raise RuntimeError("No GPU found. A GPU is needed for quantization.")
     if not supports_cpu and not torch.cuda.is_available():
         raise RuntimeError("GPU is required to quantize or run quantize model.")
+
+
+def warn():
     if not torch.cuda.is_available():
         print("No GPU found: unpacking will be slow")
 """
@@ -1386,3 +1389,51 @@ def test_code_past_an_assertion_that_demands_cuda_and_a_platform_table_stay():
     assert any(
         f.code == "BACK006" and f.message.startswith("the code after `assert device == 'cuda'`") for f in findings
     )
+
+
+# bitsandbytes 0.50.2: a backend folder per device; its list of supported devices names them
+BACKEND_FOLDERS = {
+    "bnb/__init__.py": """
+        import torch
+
+        supported_torch_devices = {
+            "cpu",
+            "cuda",  # NVIDIA/AMD GPU
+            "xpu",  # Intel GPU
+            "mps",  # Apple Silicon
+        }
+        FP16_DEVICES = ("cuda", "npu", "hpu")
+    """,
+    "bnb/backends/__init__.py": "",
+    "bnb/backends/cuda/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return torch.ops.bnb.gemm(a)\\n",
+    "bnb/backends/cpu/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/backends/xpu/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/backends/mps/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/cextension.py": """
+        import torch
+
+
+        class BNBNativeLibrary:
+            pass
+
+
+        class CudaBNBNativeLibrary(BNBNativeLibrary):
+            device = "cuda"
+
+
+        class XpuBNBNativeLibrary(BNBNativeLibrary):
+            device = "xpu"
+    """,
+}
+
+
+def test_a_list_of_the_devices_with_a_backend_folder_gets_no_target_without_one(tmp_path):
+    write_files(tmp_path, BACKEND_FOLDERS)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["bnb/__init__.py"]
+    assert '"mps",  # Apple Silicon\n}' in code and '"neuron"' not in code.split("FP16")[0], code
+    assert any(f.code == "BACK004" and "`bnb/backends/cuda/`" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    # a list of other devices (npu, hpu have no folder here) is not the backends' list
+    assert 'FP16_DEVICES = ("cuda", "npu", "hpu", "neuron")' in code, code

@@ -45,7 +45,7 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction
+from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_KEY, abstraction
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
@@ -270,6 +270,7 @@ class BackendsFamily(Family):
         self._library: tuple[str, dict[str, str]] | None | bool = False
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
+        self._backend_dirs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (CUDA's folder, its siblings)
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
@@ -385,10 +386,16 @@ class BackendsFamily(Family):
             else:
                 classes: dict[str, str] = {}
                 for e in evidence[1:]:
-                    if not e.startswith("@"):
+                    if not e.startswith(("@", DIRS)):
                         device, _, name = e.partition("=")
                         classes[name] = device
                 self._folders = tuple(e[1:] for e in evidence[1:] if e.startswith("@"))
+                self._backend_dirs = tuple(
+                    (folder, tuple(others.split(",")))
+                    for e in evidence[1:]
+                    if e.startswith(DIRS)
+                    for folder, _, others in [e[len(DIRS) :].partition("=")]
+                )
                 self._library = (evidence[0], classes)
         return self._library  # type: ignore[return-value]
 
@@ -863,6 +870,8 @@ class BackendsFamily(Family):
             return
         if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
+        if self._lacks_backend_folder(node, devices):
+            return
         self._lists.add(id(node))
 
     def _devices_named(self, node: cst.CSTNode, strings: list[cst.CSTNode], devices: list[str | None]) -> None:
@@ -882,6 +891,27 @@ class BackendsFamily(Family):
             f"{', '.join(others)}): CUDA's entry stays; add {t.device_type!r} where {t.display} has what it names",
             applicability=Applicability.MANUAL,
         )
+
+    def _lacks_backend_folder(self, node: cst.CSTNode, devices: list[str | None]) -> bool:
+        """`supported_torch_devices = {"cpu", "cuda", "xpu", "mps"}` in a project with a folder
+        per device (bitsandbytes' `backends/cuda/` beside `cpu/`, `xpu/`, `mps/`): the list names
+        the devices the project has a backend for, and the target has none; adding it would
+        claim one. BACK004 says to write the target's folder first. True when so reported."""
+        self.library()
+        t = self.ctx.target
+        for folder, others in self._backend_dirs:
+            if t.device_type in others or sum(d in others for d in devices if d not in (None, "cuda")) < 2:
+                continue
+            self.ctx.report(
+                "BACK004",
+                node,
+                f"`{_short(self.ctx.code(node))}` names devices the project has a backend folder for (`{folder}` beside "
+                f"{', '.join(f'`{o}/`' for o in others)}); {t.display} has none: write its backend (`{folder.rstrip('/').rpartition('/')[0]}/{t.device_type}/`) "
+                f"first, then add {t.device_type!r} here",
+                applicability=Applicability.MANUAL,
+            )
+            return True
+        return False
 
     # -- checks that ask about CUDA itself (BACK006) ----------------------------------------
 
@@ -926,9 +956,9 @@ class BackendsFamily(Family):
     def _cuda_past(self, stmt: cst.CSTNode, check: str) -> None:
         """The statements after a check that demands CUDA, in its block (fla's `else: assert device
         == 'cuda', 'Only cuda device is supported for PyTorch version < 2.4.0.'` before its
-        `torch.cuda.device(index)`): they only run on CUDA, and stay as they are."""
-        if self.ctx.in_cuda_only_code() is not None:
-            return
+        `torch.cuda.device(index)`): in a library, they only run on CUDA, and stay as they are."""
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None:
+            return  # (an application's script past its `CUDA required` check is still the application)
         statements = self.ctx.current_statements
         parent = statements[statements.index(stmt) - 1] if statements.index(stmt) > 0 else self.ctx.module
         rest = _after(parent, stmt)
