@@ -1437,3 +1437,24 @@ def test_a_list_of_the_devices_with_a_backend_folder_gets_no_target_without_one(
     ]
     # a list of other devices (npu, hpu have no folder here) is not the backends' list
     assert 'FP16_DEVICES = ("cuda", "npu", "hpu", "neuron")' in code, code
+
+
+def test_each_devices_part_behind_its_availability_test_gets_a_target_rung_in_a_library():
+    """peft 0.21.2's cache clean-up: `if torch.cuda.is_available(): torch.cuda.empty_cache()` then
+    `if is_xpu_available(): torch.xpu.empty_cache()`. torch.accelerator in CUDA's test emptied
+    XPU's cache twice; CUDA's rung stays and the target's comes after the last one."""
+    code = (
+        'import torch\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n\n'
+        "def clean():\n"
+        "    if torch.cuda.is_available():\n"
+        "        torch.cuda.empty_cache()\n\n"
+        "    if is_xpu_available():\n"
+        "        torch.xpu.empty_cache()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()\n" in new, new
+    assert new.endswith(
+        "        torch.xpu.empty_cache()\n\n"
+        '    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":\n'
+        "        torch.accelerator.empty_cache()\n"
+    ), new

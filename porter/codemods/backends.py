@@ -1862,7 +1862,14 @@ class BackendsFamily(Family):
     # -- ladders: `if <cuda>: return ...` then `if <xpu>: return ...` ----------------------
 
     def _ladder(self, body: list[cst.BaseStatement]) -> tuple[int, cst.If] | None:
-        rungs = [(i, s) for i, s in enumerate(body) if isinstance(s, cst.If) and s.orelse is None and _exits(s.body)]
+        # rungs that leave (a switch), or, in a library, tests of each device's availability that
+        # each do their device's part (`if torch.cuda.is_available(): torch.cuda.empty_cache()`
+        # then `if is_xpu_available(): torch.xpu.empty_cache()`)
+        rungs = [
+            (i, s)
+            for i, s in enumerate(body)
+            if isinstance(s, cst.If) and s.orelse is None and (_exits(s.body) or self._available_rung(s))
+        ]
         # the longest run of consecutive rungs
         runs: list[list[tuple[int, cst.If]]] = []
         for i, s in rungs:
@@ -1895,9 +1902,16 @@ class BackendsFamily(Family):
             new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
             if new is None:
                 return None
+            # spaced as the rung before it (its blank lines, not its comments)
+            new = new.with_changes(leading_lines=[e for e in run[-1][1].leading_lines if e.comment is None])
             k = sum(1 for s in body[: run[last][0] + 1] if isinstance(s, cst.If))  # the k-th If of the block
             return k, new
         return None
+
+    def _available_rung(self, node: cst.If) -> bool:
+        if self.library() is None or not isinstance(node.test, (cst.Call, cst.Name)):
+            return False
+        return self._available_device(node.test) is not None
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         plan = self._ladder(list(node.body))
