@@ -1458,3 +1458,24 @@ def test_each_devices_part_behind_its_availability_test_gets_a_target_rung_in_a_
         '    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":\n'
         "        torch.accelerator.empty_cache()\n"
     ), new
+
+
+def test_a_branch_that_names_cuda_is_not_copied_for_the_target():
+    """bitsandbytes 0.50.2 cextension: `elif torch.cuda.is_available(): BNB_BACKEND = "CUDA"` beside
+    `elif torch._C._has_xpu: BNB_BACKEND = "XPU"` (the native library to load): CUDA's branch stays,
+    and a copy for the target would load CUDA's library there, so none is written; the finding says so."""
+    code = (
+        "import torch\n\n"
+        'BNB_BACKEND = "CPU"\n'
+        "if torch.version.hip:\n"
+        '    BNB_BACKEND = "ROCm"\n'
+        "elif torch.cuda.is_available():\n"
+        '    BNB_BACKEND = "CUDA"\n'
+        "elif torch._C._has_xpu:\n"
+        '    BNB_BACKEND = "XPU"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    assert any(f.code == "BACK002" and 'still names CUDA (`"CUDA"`)' in f.message for f in findings), [
+        f.message for f in findings
+    ]

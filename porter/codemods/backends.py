@@ -318,6 +318,12 @@ class BackendsFamily(Family):
         if isinstance(test, cst.Attribute) and test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
             device = test.attr.value[3:]
             return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
+        if isinstance(test, cst.Attribute) and test.attr.value.startswith("_has_"):
+            # `torch._C._has_xpu`: whether this build of torch has the device's backend
+            device = test.attr.value[5:]
+            qual = self.ctx.qualname(test) or ""
+            if qual == f"torch._C._has_{device}" and device in DEVICE_NAMES and device != "cuda":
+                return _Test(device, test, "available")
         return None
 
     def _is_target_available(self, test: cst.BaseExpression) -> bool:
@@ -1753,6 +1759,22 @@ class BackendsFamily(Family):
             else "after the last of these checks, before the fallback"
         )
         head = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+        named = (
+            next(
+                (
+                    n.value
+                    for n in _nodes(body)
+                    if isinstance(n, cst.SimpleString) and re.search(r"(?i)cuda|nvidia", n.value)
+                ),
+                None,
+            )
+            if body is not None
+            else None
+        )
+        if named is not None:
+            # `elif torch.cuda.is_available(): BNB_BACKEND = "CUDA"`: a copy would give the target
+            # CUDA's name (bitsandbytes would load its CUDA library there)
+            body, why_not = None, f"CUDA's, ported, still names CUDA (`{named}`): the target's needs its own value"
         if body is None:
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
             self._regions.append((region, branch.test, message, None))
