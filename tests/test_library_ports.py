@@ -1479,3 +1479,18 @@ def test_a_branch_that_names_cuda_is_not_copied_for_the_target():
     assert any(f.code == "BACK002" and 'still names CUDA (`"CUDA"`)' in f.message for f in findings), [
         f.message for f in findings
     ]
+
+
+def test_a_cuda_test_that_only_reports_on_cudas_platform_stays():
+    """bitsandbytes' ROCm architecture probe warns under `torch.cuda.is_available()` that ROCm
+    detection failed: the message is about CUDA's platform (ROCm runs on torch's cuda device)."""
+    code = (
+        "import torch\n\n"
+        "if torch.cuda.is_available():\n"
+        '    logger.warning("ROCm GPU architecture detection failed despite ROCm being available.")\n'
+        "if torch.cuda.is_available():\n"
+        '    logger.info("ready")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new.count("if torch.cuda.is_available():") == 1 and "if torch.accelerator.is_available():" in new, new
+    assert any(f.code == "BACK006" and "CUDA's platform" in f.message for f in findings)

@@ -100,6 +100,8 @@ _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 _CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
+# a message about CUDA's platform itself (`_only_says`)
+_SAYS_PLATFORM = re.compile(r"\b(?:CUDA|ROCm|NVIDIA|HIP)\b")
 # ... an assertion's, in any case ("Only cuda device is supported")
 _SAYS_CUDA_ANY_CASE = re.compile(r"(?i)\bcuda\b|nvidia")
 # ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
@@ -1618,6 +1620,16 @@ class BackendsFamily(Family):
         branches = self._branches(node)
         self._elifs.update(id(b) for b in branches[1:])
         first = self._test(node.test)
+        if (
+            first is not None
+            and first.device == "cuda"
+            and first.kind == "available"
+            and node.orelse is None
+            and _only_says(node.body, _SAYS_PLATFORM)
+        ):
+            # `if torch.cuda.is_available(): logger.warning("ROCm GPU architecture detection
+            # failed despite ROCm being available.")`: a message about CUDA's platform itself
+            self._itself(node.test, node.test, "only reports on CUDA's platform (its message names it)")
         if first is not None and first.device == "cuda" and first.kind == "available":
             imported = _cuda_backend_imports(node.body)
             if imported:
@@ -2160,6 +2172,27 @@ def _closer(node: cst.CSTNode) -> tuple[str, cst.RightSquareBracket | cst.RightC
     if isinstance(node, cst.Set):
         return "rbrace", node.rbrace
     return None
+
+
+def _only_says(body: cst.BaseSuite, words: re.Pattern[str]) -> bool:
+    """Whether the block only calls something (a log, a warning, a print) with a message that
+    `words` finds."""
+    if not body.body:
+        return False
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+                return False
+            texts = [
+                string_value(a.value) or ""
+                for a in small.value.args
+                if isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString))
+            ]
+            if not any(words.search(t) for t in texts):
+                return False
+    return True
 
 
 def _cuda_backend_imports(body: cst.BaseSuite) -> str | None:
