@@ -882,12 +882,12 @@ class BackendsFamily(Family):
             return
         self._lists.add(id(node))
 
-    def _devices_named(self, node: cst.CSTNode, strings: list[cst.CSTNode], devices: list[str | None]) -> None:
+    def _devices_named(self, node: cst.CSTNode, strings: Sequence[cst.CSTNode], devices: Sequence[str | None]) -> None:
         """`for_devices_and_modes(("cuda", "xpu"), modes, kernel)` in a library: devices named
         together somewhere no rule reads as the devices the code supports (an argument, a
         value): what the code makes or registers for each. Turning CUDA's entry into the target
         drops CUDA; adding the target claims what nothing says it has (a GPU kernel)."""
-        others = [d for d in devices if d not in (None, "cuda", *HOSTS)]
+        others = [d for d in devices if d is not None and d not in ("cuda", *HOSTS)]
         t = self.ctx.target
         if not others or t.device_type in devices:
             return
@@ -1444,7 +1444,7 @@ class BackendsFamily(Family):
             self._cuda_case(
                 node,
                 values,
-                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for {', '.join(k for k, e in zip(keys, elements) if e.value in values)})",
+                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for {', '.join(k or '' for k, e in zip(keys, elements) if e.value in values)})",
                 test=False,
             )
 
