@@ -1494,3 +1494,20 @@ def test_a_cuda_test_that_only_reports_on_cudas_platform_stays():
     new, findings = port(code, "neuron")
     assert new.count("if torch.cuda.is_available():") == 1 and "if torch.accelerator.is_available():" in new, new
     assert any(f.code == "BACK006" and "CUDA's platform" in f.message for f in findings)
+
+
+def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
+    """mmcv's filtered_lrelu: `torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`;
+    default_stream has no counterpart, so current_stream via torch.accelerator compared a stream of
+    one API with one of another. Both stay CUDA's; each has a finding."""
+    code = (
+        "import torch\n\n\n"
+        "def f(x):\n"
+        "    if torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device):\n"
+        '        warn("non-default stream")\n'
+        "    torch.cuda.synchronize()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device)" in new, new
+    assert "torch.accelerator.synchronize()" in new, new
+    assert any("stays CUDA's" in f.message and "current_stream" in f.message for f in findings)
