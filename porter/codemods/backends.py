@@ -1625,6 +1625,7 @@ class BackendsFamily(Family):
             and first.device == "cuda"
             and first.kind == "available"
             and node.orelse is None
+            and self.library() is not None
             and _only_says(node.body, _SAYS_PLATFORM)
         ):
             # `if torch.cuda.is_available(): logger.warning("ROCm GPU architecture detection
