@@ -418,6 +418,13 @@ def unpool(weight):
     if weight.is_cuda and torch.cuda.get_device_capability(weight.device)[0] != 10:
         return 1
     return 0
+
+
+def msa(query):
+    # transformers' msa_attention: only CUDA gets past `!= "cuda" or`
+    if query.device.type != "cuda" or torch.cuda.get_device_capability(query.device)[0] != 10:
+        return False
+    return True
 """
 
 

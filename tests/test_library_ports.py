@@ -1344,3 +1344,382 @@ def test_a_rocm_test_with_hip_second_stays():
     new, findings = port(code, "neuron", path="pkg/utils.py")
     assert new == code.replace("ok = torch.cuda", "ok = torch.accelerator"), new
     assert any(f.code == "BACK006" and "ROCm" in f.message for f in findings)
+
+
+# transformers 5.25.0 quantizers: a library (CUDA, XPU and NPU beside each other) refuses to go on
+# without CUDA and says it needs a GPU (EETQ, SpQR, VPTQ, HIGGS run CUDA kernels); a warning for
+# hosts with no accelerator is a preference, and ports
+QUANTIZER = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def validate_environment(supports_cpu):
+    if not torch.cuda.is_available():
+        raise RuntimeError("No GPU found. A GPU is needed for quantization.")
+    if not supports_cpu and not torch.cuda.is_available():
+        raise RuntimeError("GPU is required to quantize or run quantize model.")
+
+
+def warn():
+    if not torch.cuda.is_available():
+        print("No GPU found: unpacking will be slow")
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_library_check_that_demands_a_gpu_stays_cuda(target):
+    new, findings = port(QUANTIZER, target)
+    assert new.count("if not torch.cuda.is_available():") == 1 and "and not torch.cuda.is_available():" in new, new
+    assert new.count("torch.accelerator.is_available()") == 1, new  # the warning's test
+    kept = [f for f in findings if f.code == "BACK006"]
+    assert len(kept) == 2 and all("a GPU" in f.message for f in kept), [f.message for f in findings]
+
+
+def test_an_application_that_needs_a_gpu_takes_the_target():
+    """No device abstraction (an application's script): its "needs a GPU" asks for an accelerator."""
+    code = 'import torch\n\nif not torch.cuda.is_available():\n    raise SystemExit("This script needs a GPU")\n'
+    new, findings = port(code, "neuron")
+    assert "if not torch.accelerator.is_available():" in new and not any(f.code == "BACK006" for f in findings), new
+
+
+def test_another_accelerators_case_where_cuda_is_absent_keeps_cudas_test():
+    """transformers' serving: `device == "auto" and mps available and not torch.cuda.is_available()`
+    picks MPS's kernel; torch.accelerator.is_available() is true on MPS, so it could never be taken."""
+    code = (
+        "import torch\n\n"
+        "def pick(device):\n"
+        '    if device == "auto" and torch.backends.mps.is_available() and not torch.cuda.is_available():\n'
+        '        return "metal"\n'
+        "    if not torch.cuda.is_available():\n"
+        '        return "cpu"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert "torch.backends.mps.is_available() and not torch.cuda.is_available():" in new, new
+    assert "    if not torch.accelerator.is_available():" in new, new
+    assert any(f.code == "BACK006" and "mps's case" in f.message for f in findings)
+
+
+# accelerate 1.16.0's Megatron-LM module: it imports megatron and asserts "Megatron requires CUDA."
+# Its engine's loss tensors and device moves are Megatron's plumbing, which runs only where Megatron does
+INTEGRATION = {
+    "acc/__init__.py": "",
+    "acc/utils/__init__.py": "",
+    "acc/utils/megatron_lm.py": """
+        import torch
+
+        from .imports import is_megatron_lm_available
+
+        if is_megatron_lm_available():
+            from megatron.core import mpu
+
+
+        class Engine:
+            def eval_step(self, loss):
+                torch.cuda.empty_cache()
+                return torch.tensor(0.0, device=torch.cuda.current_device()) + torch.cuda.FloatTensor([1.0])
+
+
+        def initialize():
+            assert torch.cuda.is_available(), "Megatron requires CUDA."
+            mpu.initialize()
+    """,
+    # the package's own modules: its check speaks of itself, and the rest of it still ports
+    "megatron/core/utils.py": """
+        import torch
+
+        from megatron.core import mpu
+
+
+        def init():
+            assert torch.cuda.is_available(), "Megatron requires CUDA."
+            torch.cuda.empty_cache()
+    """,
+    "acc/utils/memory.py": """
+        import torch
+
+        import megatron
+
+
+        def clear():
+            torch.cuda.empty_cache()
+    """,
+}
+
+
+def test_a_module_that_integrates_a_package_its_check_says_needs_cuda_stays(tmp_path):
+    write_files(tmp_path, INTEGRATION)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["acc/utils/megatron_lm.py"]
+    assert code == textwrap.dedent(INTEGRATION["acc/utils/megatron_lm.py"]).lstrip(), code
+    assert any(f.code == "BACK006" and "integrates `megatron`" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    assert "torch.accelerator.empty_cache()" in out["acc/utils/memory.py"][0]
+    assert "torch.accelerator.empty_cache()" in out["megatron/core/utils.py"][0]
+
+
+def test_a_cuda_test_in_front_of_cuda_backend_imports_stays():
+    """bitsandbytes 0.50.2 `__init__`, transformers' ExecuTorch exporter: CUDA's backend (a `cuda`
+    package: Triton, the CUDA library) is imported only where CUDA is; other imports still port."""
+    code = (
+        "import torch\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from .backends.cuda import ops as cuda_ops\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from executorch.backends.cuda.cuda_backend import CudaBackend\n"
+        "    from executorch.backends.cuda.cuda_partitioner import CudaPartitioner\n\n"
+        "if torch.cuda.is_available():\n"
+        "    from .fast import kernel\n"
+    )
+    new, findings = port(code, "neuron")
+    assert new.count("if torch.cuda.is_available():") == 2 and new.count("torch.accelerator.is_available()") == 1, new
+    kept = [f.message for f in findings if f.code == "BACK006"]
+    assert len(kept) == 2 and "`.backends.cuda`" in kept[0], kept
+
+
+def test_a_device_added_to_a_list_leaves_each_lines_comment_on_its_line():
+    """bitsandbytes 0.50.2's `supported_torch_devices`: one device a line, each with a comment; the
+    target went after the last one and every comment slid down a line ("mps" became "Ascend NPU")."""
+    code = (
+        "supported = {\n"
+        '    "cpu",\n'
+        '    "cuda",  # NVIDIA/AMD GPU\n'
+        '    "npu",  # Ascend NPU\n'
+        '    "mps",  # Apple Silicon\n'
+        "}\n"
+        "listed = [\n"
+        '    "cuda",  # NVIDIA\n'
+        '    "xpu",  # Intel GPU\n'
+        "]\n"
+    )
+    new, _ = port(code, "neuron")
+    assert '    "npu",  # Ascend NPU\n    "mps",  # Apple Silicon\n    "neuron",\n}' in new, new
+
+
+def test_devices_named_for_a_kernel_keep_cuda_in_a_library():
+    """transformers' hub kernels: `for_devices_and_modes(("cuda", "xpu"), ...)` registers a GPU
+    kernel for CUDA and XPU, and `Device(type="cuda", properties=CUDAProperties(...))` describes a
+    CUDA device; CUDA's entries stay (the target is not handed a GPU kernel), each with a finding."""
+    code = (
+        "import torch\n\n"
+        'SUPPORTED = ("cuda", "xpu", "npu")\n'
+        "MAPPING = {\n"
+        '    **for_devices_and_modes(("cuda", "xpu"), (1, 2), rope),\n'
+        '    Device(type="cuda", properties=CUDAProperties(min_capability=121)): gdn,\n'
+        "}\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '("cuda", "xpu"), (1, 2)' in new and 'Device(type="cuda", properties=' in new, new
+    assert 'SUPPORTED = ("cuda", "xpu", "npu", "neuron")' in new, new
+    assert any(f.code == "BACK001" and "made or registered for" in f.message for f in findings)
+    assert any(f.code == "BACK008" and "`CUDAProperties`" in f.message for f in findings)
+    # an application (no device abstraction) ports the pair as devices
+    app, _ = port('pairs = for_devices(("cuda", "mps"))\n', "neuron")
+    assert '("neuron", "mps")' in app, app
+
+
+def test_a_library_keeps_cudas_environment_variable_beside_the_other_backends():
+    """transformers' enable_full_determinism sets CUDA's, cuBLAS's and Ascend's variables: renaming
+    CUDA_LAUNCH_BLOCKING to the target's dropped it on CUDA. An application's still becomes the target's."""
+    code = (
+        'import os\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n\n'
+        "def enable_full_determinism():\n"
+        '    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+        '    os.environ["ASCEND_LAUNCH_BLOCKING"] = "1"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"' in new, new
+    assert any(f.code == "DIST003" and not f.applied and "NEURON_LAUNCH_BLOCKING" in f.message for f in findings)
+    app, _ = port('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n', "neuron")
+    assert "NEURON_LAUNCH_BLOCKING" in app, app
+
+
+# accelerate 1.16.0's set_module_tensor_to_device: bitsandbytes' parameter and layer classes, told
+# apart by name (accelerate does not import bitsandbytes there), are quantized on the devices
+# bitsandbytes has (`("cuda", "xpu")`, `.to(0)`): the target is not one of them
+FOREIGN = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def set_tensor(module, param, param_cls, device, new_value):
+    if param.device.type not in ("cuda", "xpu") and param_cls.__name__ in ["Int8Params", "FP4Params"]:
+        device = "cpu"
+    if param_cls.__name__ == "Int8Params":
+        new_value = param_cls(new_value).to(0).to("cpu")
+    elif module.__class__.__name__ == "Linear4bit":
+        index = torch.device(device).index if torch.device(device).type in ["cuda", "xpu"] else None
+    if type(module).__name__ == "Embedding":
+        module.weight = module.weight.to(device)
+    torch.cuda.empty_cache()
+    return new_value
+"""
+
+
+def test_a_branch_for_another_packages_classes_told_apart_by_name_stays():
+    new, findings = port(FOREIGN, "neuron")
+    assert 'not in ("cuda", "xpu") and param_cls' in new and ".to(0).to(" in new, new
+    assert 'type in ["cuda", "xpu"] else None' in new, new
+    assert "torch.accelerator.empty_cache()" in new, new  # outside the branches, ported
+    kept = [f.message for f in findings if f.code == "BACK008" and "another package's classes" in f.message]
+    assert len(kept) == 3 and "`Int8Params`, `FP4Params`" in kept[0], kept
+
+
+# fla-core 0.6.0 utils/hardware.py
+HARDWARE = """
+import torch
+
+SUPPORTED = ("cuda", "xpu", "npu")
+
+
+def torch_device(backend):
+    return {'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}.get(backend, backend)
+
+
+if NEW_TORCH:
+    def custom_device_ctx(index):
+        return torch.cuda.device(index)
+else:
+    assert device == 'cuda', 'Only cuda device is supported for PyTorch version < 2.4.0.'
+
+    def custom_device_ctx(index):
+        return torch.cuda.device(index)
+"""
+
+
+def test_code_past_an_assertion_that_demands_cuda_and_a_platform_table_stay():
+    new, findings = port(HARDWARE, "neuron")
+    # Triton's backend name -> torch's device: 'hip' (AMD) is torch's 'cuda' too
+    assert "{'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}" in new, new
+    assert any(f.code == "BACK008" and "maps each platform" in f.message for f in findings)
+    # past the assertion only CUDA runs; the other branch of the version check still ports
+    first, second = new.split("else:")
+    assert "torch.cuda.device(index)" not in first and "return torch.cuda.device(index)" in second, new
+    assert any(
+        f.code == "BACK006" and f.message.startswith("the code after `assert device == 'cuda'`") for f in findings
+    )
+
+
+# bitsandbytes 0.50.2: a backend folder per device; its list of supported devices names them
+BACKEND_FOLDERS = {
+    "bnb/__init__.py": """
+        import torch
+
+        supported_torch_devices = {
+            "cpu",
+            "cuda",  # NVIDIA/AMD GPU
+            "xpu",  # Intel GPU
+            "mps",  # Apple Silicon
+        }
+        FP16_DEVICES = ("cuda", "npu", "hpu")
+    """,
+    "bnb/backends/__init__.py": "",
+    "bnb/backends/cuda/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return torch.ops.bnb.gemm(a)\\n",
+    "bnb/backends/cpu/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/backends/xpu/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/backends/mps/ops.py": "import torch\\n\\n\\ndef gemm(a):\\n    return a @ a\\n",
+    "bnb/cextension.py": """
+        import torch
+
+
+        class BNBNativeLibrary:
+            pass
+
+
+        class CudaBNBNativeLibrary(BNBNativeLibrary):
+            device = "cuda"
+
+
+        class XpuBNBNativeLibrary(BNBNativeLibrary):
+            device = "xpu"
+    """,
+}
+
+
+def test_a_list_of_the_devices_with_a_backend_folder_gets_no_target_without_one(tmp_path):
+    write_files(tmp_path, BACKEND_FOLDERS)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["bnb/__init__.py"]
+    assert '"mps",  # Apple Silicon\n}' in code and '"neuron"' not in code.split("FP16")[0], code
+    assert any(f.code == "BACK004" and "`bnb/backends/cuda/`" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    # a list of other devices (npu, hpu have no folder here) is not the backends' list
+    assert 'FP16_DEVICES = ("cuda", "npu", "hpu", "neuron")' in code, code
+
+
+def test_each_devices_part_behind_its_availability_test_gets_a_target_rung_in_a_library():
+    """peft 0.21.2's cache clean-up: `if torch.cuda.is_available(): torch.cuda.empty_cache()` then
+    `if is_xpu_available(): torch.xpu.empty_cache()`. torch.accelerator in CUDA's test emptied
+    XPU's cache twice; CUDA's rung stays and the target's comes after the last one."""
+    code = (
+        'import torch\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n\n'
+        "def clean():\n"
+        "    if torch.cuda.is_available():\n"
+        "        torch.cuda.empty_cache()\n\n"
+        "    if is_xpu_available():\n"
+        "        torch.xpu.empty_cache()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    if torch.cuda.is_available():\n        torch.cuda.empty_cache()\n" in new, new
+    assert new.endswith(
+        "        torch.xpu.empty_cache()\n\n"
+        '    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":\n'
+        "        torch.accelerator.empty_cache()\n"
+    ), new
+
+
+def test_a_branch_that_names_cuda_is_not_copied_for_the_target():
+    """bitsandbytes 0.50.2 cextension: `elif torch.cuda.is_available(): BNB_BACKEND = "CUDA"` beside
+    `elif torch._C._has_xpu: BNB_BACKEND = "XPU"` (the native library to load): CUDA's branch stays,
+    and a copy for the target would load CUDA's library there, so none is written; the finding says so."""
+    code = (
+        "import torch\n\n"
+        'BNB_BACKEND = "CPU"\n'
+        "if torch.version.hip:\n"
+        '    BNB_BACKEND = "ROCm"\n'
+        "elif torch.cuda.is_available():\n"
+        '    BNB_BACKEND = "CUDA"\n'
+        "elif torch._C._has_xpu:\n"
+        '    BNB_BACKEND = "XPU"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    assert any(f.code == "BACK002" and 'still names CUDA (`"CUDA"`)' in f.message for f in findings), [
+        f.message for f in findings
+    ]
+
+
+def test_a_cuda_test_that_only_reports_on_cudas_platform_stays():
+    """bitsandbytes' ROCm architecture probe warns under `torch.cuda.is_available()` that ROCm
+    detection failed: the message is about CUDA's platform (ROCm runs on torch's cuda device)."""
+    code = (
+        'import torch\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n'
+        "if torch.cuda.is_available():\n"
+        '    logger.warning("ROCm GPU architecture detection failed despite ROCm being available.")\n'
+        "if torch.cuda.is_available():\n"
+        '    logger.info("ready")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new.count("if torch.cuda.is_available():") == 1 and "if torch.accelerator.is_available():" in new, new
+    assert any(f.code == "BACK006" and "CUDA's platform" in f.message for f in findings)
+
+
+def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
+    """mmcv's filtered_lrelu: `torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`;
+    default_stream has no counterpart, so current_stream via torch.accelerator compared a stream of
+    one API with one of another. Both stay CUDA's; each has a finding."""
+    code = (
+        "import torch\n\n\n"
+        "def f(x):\n"
+        "    if torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device):\n"
+        '        warn("non-default stream")\n'
+        "    torch.cuda.synchronize()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device)" in new, new
+    assert "torch.accelerator.synchronize()" in new, new
+    assert any("stays CUDA's" in f.message and "current_stream" in f.message for f in findings)

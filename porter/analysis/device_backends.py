@@ -30,6 +30,8 @@ ACCESSOR = "backend-accessor"
 # the project has a device abstraction of its own (a class per device, or a module that names
 # CUDA and two other accelerators as device types): its CUDA cases are CUDA's, not the device in play
 ABSTRACTION = "device-abstraction"
+# the prefix of an ABSTRACTION entry that names CUDA's folder of a per-device family of folders
+DIRS = "dir:"
 # a function of the project whose parameter is the key of a closed switch over device names
 # (`if device_type == "cuda": ... elif device_type == "cpu": ... else: raise TypeError`):
 # ColossalAI's `MemStats.non_model_data_list("cuda")`. Its callers' "cuda" is that key
@@ -126,6 +128,14 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
     targets, which an application names too)."""
     files = list(files)
     found = families(files)
+    family_folders = folder_families(p for p, _ in files)
+    # CUDA's folder of a per-device family of folders (`backends/cuda/` beside `cpu/`, `xpu/`):
+    # "dir:FOLDER=sibling,..." after the evidence (the devices the project has a backend for)
+    dirs = tuple(
+        sorted(
+            {f"{DIRS}{folder}={','.join(others)}" for folder, others in family_folders.values() if folder.endswith("/")}
+        )
+    )
     if found:
         members = sorted((c for f in found for c in f), key=lambda c: (c.device != "cuda", c.name))
         cuda = next(c for c in members if c.device == "cuda")
@@ -142,17 +152,18 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
             *(f"{c.device}={c.name}" for c in members),
             *(f"@{f}" for f in folders),
             *(f"!{what}={answer}" for what, answer in sorted(answered.items())),
+            *dirs,
         )
-    modules = sorted((p, f) for p, f in folder_families(p for p, _ in files).items() if f[0].endswith(".py"))
+    modules = sorted((p, f) for p, f in family_folders.items() if f[0].endswith(".py"))
     if modules:
         first, (_, siblings) = modules[0]
-        return (f"a module per device ({first} beside {', '.join(siblings)})",)
+        return (f"a module per device ({first} beside {', '.join(siblings)})", *dirs)
     for path, source in files:
         if not _CUDA_STRING.search(source):
             continue
         others = sorted({m.group(1).decode() for m in _ACCELERATOR_STRING.finditer(source)})
         if len(others) >= 2:
-            return (f"{path} names CUDA, {', '.join(others)} as device types",)
+            return (f"{path} names CUDA, {', '.join(others)} as device types", *dirs)
     return None
 
 

@@ -40,11 +40,12 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
+from porter.codemods.guards import after as _after
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value
-from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, SWITCH_KEY, abstraction, answers
+from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_KEY, abstraction, answers
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
@@ -93,6 +94,18 @@ _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
+# a class named for CUDA (`CUDAProperties`, `CudaConfig`): what it makes describes CUDA's device
+_CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
+# a class's name (`Int8Params`, `Linear8bitLt`): CamelCase
+_CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
+# a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
+_DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
+# a message about CUDA's platform itself (`_only_says`)
+_SAYS_PLATFORM = re.compile(r"\b(?:CUDA|ROCm|NVIDIA|HIP)\b")
+# ... an assertion's, in any case ("Only cuda device is supported")
+_SAYS_CUDA_ANY_CASE = re.compile(r"(?i)\bcuda\b|nvidia")
+# ... or, in a library (`_raises_for_cuda`), a GPU: what the library calls CUDA's hardware
+_SAYS_GPU = re.compile(r"\bGPUs?\b")
 # a function that answers whether CUDA itself is there (accelerate's `is_cuda_available`)
 _CUDA_PREDICATE = re.compile(r"^_?(?:is_)?(?:torch_)?(?:cuda|rocm|hip)(?:_is)?_available$|^_?has_(?:cuda|rocm)$")
 # a variable that records whether CUDA is there (accelerate's `pt_cuda_available`), not a choice (`use_cuda`)
@@ -262,6 +275,7 @@ class BackendsFamily(Family):
         self._library: tuple[str, dict[str, str]] | None | bool = False
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
         self._folders: tuple[str, ...] = ()  # the folders of the project's classes per device
+        self._backend_dirs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (CUDA's folder, its siblings)
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
         self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
         self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
@@ -311,6 +325,12 @@ class BackendsFamily(Family):
         if isinstance(test, cst.Attribute) and test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
             device = test.attr.value[3:]
             return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
+        if isinstance(test, cst.Attribute) and test.attr.value.startswith("_has_"):
+            # `torch._C._has_xpu`: whether this build of torch has the device's backend
+            device = test.attr.value[5:]
+            qual = self.ctx.qualname(test) or ""
+            if qual == f"torch._C._has_{device}" and device in DEVICE_NAMES and device != "cuda":
+                return _Test(device, test, "available")
         return None
 
     def _is_target_available(self, test: cst.BaseExpression) -> bool:
@@ -416,11 +436,17 @@ class BackendsFamily(Family):
             else:
                 classes: dict[str, str] = {}
                 for e in evidence[1:]:
-                    if not e.startswith(("@", "!")):
+                    if not e.startswith(("@", "!", DIRS)):
                         device, _, name = e.partition("=")
                         classes[name] = device
                 self._folders = tuple(e[1:] for e in evidence[1:] if e.startswith("@"))
                 self._index = answers(evidence, "index")
+                self._backend_dirs = tuple(
+                    (folder, tuple(others.split(",")))
+                    for e in evidence[1:]
+                    if e.startswith(DIRS)
+                    for folder, _, others in [e[len(DIRS) :].partition("=")]
+                )
                 self._library = (evidence[0], classes)
         return self._library  # type: ignore[return-value]
 
@@ -716,6 +742,7 @@ class BackendsFamily(Family):
         if self.library() is not None:
             self._at_hand(node)
             self._switch_key(node)
+            self._cuda_described(node)
         func = node.func
         if (
             isinstance(func, cst.Attribute)
@@ -725,6 +752,31 @@ class BackendsFamily(Family):
         ):
             self._cuda_case(
                 node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's"
+            )
+
+    def _cuda_described(self, node: cst.Call) -> None:
+        """`Device(type="cuda", properties=CUDAProperties(min_capability=121))`: a description of
+        a CUDA device (what a kernel is registered for), its CUDA-only part made by a class named
+        for CUDA beside the device string. The target's entry is one of its own, not this one."""
+        strings = [a.value for a in node.args if device_of(string_value(a.value)) == "cuda"]
+        if not strings:
+            return
+        described = next(
+            (
+                a.value
+                for a in node.args
+                if isinstance(a.value, cst.Call)
+                and _CUDA_CLASS.search(_dotted(a.value.func))
+                and not (self.ctx.qualname(a.value.func) or "").startswith("torch.")
+            ),
+            None,
+        )
+        if described is not None:
+            self._cuda_case(
+                node,
+                strings,
+                f"`{_short(self.ctx.code(node))}` describes a CUDA device (`{_dotted(described.func)}` beside it)",
+                test=False,
             )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -889,7 +941,10 @@ class BackendsFamily(Family):
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
-        if id(node) in self._vocabulary or id(node) not in self._listed:
+        if id(node) in self._vocabulary:
+            return
+        listed = id(node) in self._listed
+        if not listed and (len(node.elements) < 2 or self.library() is None):
             return
         values = [string_value(e.value) for e in node.elements]
         if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
@@ -900,6 +955,9 @@ class BackendsFamily(Family):
         strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
         if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
             return  # someone else's vocabulary (an `--accelerator` option's choices)
+        if not listed:
+            self._devices_named(node, strings, devices)
+            return
         facts = cuda_only_facts(self.ctx)
         if facts.active and facts.guard_reason(self.ctx.current_statements, whole_function=True):
             return  # a check in front of CUDA-only code (GUARD001 keeps it as it is)
@@ -919,7 +977,48 @@ class BackendsFamily(Family):
             return
         if self._table_lacks_target(node, f"the device types `{self.ctx.code(node)}` lists"):
             return
+        if self._lacks_backend_folder(node, devices):
+            return
         self._lists.add(id(node))
+
+    def _devices_named(self, node: cst.CSTNode, strings: Sequence[cst.CSTNode], devices: Sequence[str | None]) -> None:
+        """`for_devices_and_modes(("cuda", "xpu"), modes, kernel)` in a library: devices named
+        together somewhere no rule reads as the devices the code supports (an argument, a
+        value): what the code makes or registers for each. Turning CUDA's entry into the target
+        drops CUDA; adding the target claims what nothing says it has (a GPU kernel)."""
+        others = [d for d in devices if d is not None and d not in ("cuda", *HOSTS)]
+        t = self.ctx.target
+        if not others or t.device_type in devices:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in strings)
+        self.ctx.report(
+            "BACK001",
+            node,
+            f"`{_short(self.ctx.code(node))}` names the devices something is made or registered for (CUDA beside "
+            f"{', '.join(others)}): CUDA's entry stays; add {t.device_type!r} where {t.display} has what it names",
+            applicability=Applicability.MANUAL,
+        )
+
+    def _lacks_backend_folder(self, node: cst.CSTNode, devices: list[str | None]) -> bool:
+        """`supported_torch_devices = {"cpu", "cuda", "xpu", "mps"}` in a project with a folder
+        per device (bitsandbytes' `backends/cuda/` beside `cpu/`, `xpu/`, `mps/`): the list names
+        the devices the project has a backend for, and the target has none; adding it would
+        claim one. BACK004 says to write the target's folder first. True when so reported."""
+        self.library()
+        t = self.ctx.target
+        for folder, others in self._backend_dirs:
+            if t.device_type in others or sum(d in others for d in devices if d not in (None, "cuda")) < 2:
+                continue
+            self.ctx.report(
+                "BACK004",
+                node,
+                f"`{_short(self.ctx.code(node))}` names devices the project has a backend folder for (`{folder}` beside "
+                f"{', '.join(f'`{o}/`' for o in others)}); {t.display} has none: write its backend (`{folder.rstrip('/').rpartition('/')[0]}/{t.device_type}/`) "
+                f"first, then add {t.device_type!r} here",
+                applicability=Applicability.MANUAL,
+            )
+            return True
+        return False
 
     # -- checks that ask about CUDA itself (BACK006) ----------------------------------------
 
@@ -952,8 +1051,33 @@ class BackendsFamily(Family):
 
     def visit_Assert(self, node: cst.Assert) -> None:
         """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
-        if node.msg is not None and _SAYS_CUDA.search(self.ctx.code(node.msg)):
+        if node.msg is not None and _SAYS_CUDA_ANY_CASE.search(self.ctx.code(node.msg)):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
+            if not any(
+                (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+                or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
+                for n in _nodes(node.test)
+            ):
+                self._cuda_past(self.ctx.current_statements[-1], f"assert {_short(self.ctx.code(node.test))}")
+
+    def _cuda_past(self, stmt: cst.CSTNode, check: str) -> None:
+        """The statements after a check that demands CUDA, in its block (fla's `else: assert device
+        == 'cuda', 'Only cuda device is supported for PyTorch version < 2.4.0.'` before its
+        `torch.cuda.device(index)`): in a library, they only run on CUDA, and stay as they are."""
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None:
+            return  # (an application's script past its `CUDA required` check is still the application)
+        statements = self.ctx.current_statements
+        parent = statements[statements.index(stmt) - 1] if statements.index(stmt) > 0 else self.ctx.module
+        rest = _after(parent, stmt)
+        if not rest:
+            return
+        message = (
+            f"the code after `{check}` runs only on CUDA (the check demands it, its message says so): left as it is"
+        )
+        region = CudaOnlyCode(stmt, f"the code after `{check}`", "the check demands CUDA", code="BACK006", note=message)
+        for s in rest:
+            self.ctx.cuda_only_code.setdefault(id(s), region)
+        self._regions.append((region, stmt, message, None))
 
     @staticmethod
     def _raises(body: cst.BaseSuite) -> bool:
@@ -961,13 +1085,31 @@ class BackendsFamily(Family):
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
         return isinstance(small, cst.Raise)
 
-    def _raises_for_cuda(self, body: cst.BaseSuite) -> bool:
-        if not self._says_cuda:
-            return False
+    def _raises_for_cuda(self, node: cst.If) -> bool:
+        """`if not torch.cuda.is_available(): raise RuntimeError("... requires CUDA")`. In a
+        project with a device abstraction of its own, also "... GPU ...": a library that refuses
+        to go on without `torch.cuda` and calls what it needs a GPU (`"No GPU found. A GPU is
+        needed for quantization."`) demands CUDA's hardware, which the target is not; an
+        application's "needs a GPU" asks for an accelerator, and the target is one."""
+        body = node.body
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-        return (
-            isinstance(small, cst.Raise) and small.exc is not None and bool(_SAYS_CUDA.search(self.ctx.code(small.exc)))
+        if not isinstance(small, cst.Raise) or small.exc is None:
+            return False
+        message = self.ctx.code(small.exc)
+        if self._says_cuda and _SAYS_CUDA.search(message):
+            return True
+        return bool(_SAYS_GPU.search(message)) and self._without_cuda(node.test) and self.library() is not None
+
+    def _without_cuda(self, test: cst.BaseExpression) -> bool:
+        """`not torch.cuda.is_available()`, alone or one operand of an `and`/`or` (`not
+        supports_cpu and not torch.cuda.is_available()`): the test refuses hosts without CUDA."""
+        return any(
+            isinstance(o, cst.UnaryOperation)
+            and isinstance(o.operator, cst.Not)
+            and isinstance(o.expression, cst.Call)
+            and self.ctx.qualname(o.expression.func) == "torch.cuda.is_available"
+            for o in _nodes(test)
         )
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
@@ -997,6 +1139,8 @@ class BackendsFamily(Family):
             self._device_or(node)
         if id(node) not in self._inner_lists:
             self._available_list(node)
+        if isinstance(node.operator, cst.And):
+            self._other_without_cuda(node)
         if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
             # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
             # beside the project's answers for its other devices
@@ -1008,6 +1152,24 @@ class BackendsFamily(Family):
                     node,
                     node,
                     "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices",
+                )
+
+    def _other_without_cuda(self, node: cst.BooleanOperation) -> None:
+        """`torch.backends.mps.is_available() and not torch.cuda.is_available()`: another
+        accelerator's case, taken where CUDA is absent. `not torch.accelerator.is_available()`
+        in CUDA's place is false wherever that accelerator is there (torch.accelerator answers
+        for it too), so the case would never be taken: CUDA's test stays. On the target the other
+        accelerator is absent, so the case is not taken there either way."""
+        operands = _and_operands(node.with_changes(lpar=[], rpar=[]))
+        others = [d for d in map(self._available_device, operands) if d not in (None, "cuda", *HOSTS)]
+        if not others:
+            return
+        for o in operands:
+            if self._without_cuda(o):
+                self._itself(
+                    o,
+                    o,
+                    f"takes {others[0]}'s case where CUDA is absent (`torch.accelerator.is_available()` would be true on {others[0]} too)",
                 )
 
     def _available_list(self, node: cst.BooleanOperation) -> None:
@@ -1288,9 +1450,30 @@ class BackendsFamily(Family):
             if isinstance(elements[-2].comma, cst.Comma)
             else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
         )
+        tail = last.comma
+        closer = _closer(updated)
+        if isinstance(between, cst.Comma) and isinstance(between.whitespace_after, cst.ParenthesizedWhitespace):
+            # one element a line: each keeps the comment of its own line (`"mps",  # Apple Silicon`),
+            # which follows the last element's comma, or the closing bracket's whitespace without one
+            if isinstance(tail, cst.Comma) and isinstance(tail.whitespace_after, cst.ParenthesizedWhitespace):
+                own = tail.whitespace_after.first_line
+                tail = tail.with_changes(
+                    whitespace_after=tail.whitespace_after.with_changes(first_line=cst.TrailingWhitespace())
+                )
+            elif closer is not None and isinstance(closer[1].whitespace_before, cst.ParenthesizedWhitespace):
+                own = closer[1].whitespace_before.first_line
+                closer = (
+                    closer[0],
+                    closer[1].with_changes(
+                        whitespace_before=closer[1].whitespace_before.with_changes(first_line=cst.TrailingWhitespace())
+                    ),
+                )
+            else:
+                own = cst.TrailingWhitespace()
+            between = between.with_changes(whitespace_after=between.whitespace_after.with_changes(first_line=own))
         elements[-1] = last.with_changes(comma=between)
-        elements.append(added.with_changes(comma=last.comma))
-        new = updated.with_changes(elements=elements)
+        elements.append(added.with_changes(comma=tail))
+        new = updated.with_changes(elements=elements, **({closer[0]: closer[1]} if closer is not None else {}))
         devices = ", ".join(v for e in original.elements if (v := string_value(e.value)))
         if self.ctx.report(
             "BACK001",
@@ -1358,6 +1541,7 @@ class BackendsFamily(Family):
 
     def visit_Dict(self, node: cst.Dict) -> None:
         self._device_table(node)
+        self._devices_of_platforms(node)
         keys = [string_value(e.key) for e in node.elements if isinstance(e, cst.DictElement)]
         devices = [device_of(k) for k in keys]
         if len(devices) < 2 or any(d is None for d in devices) or "cuda" not in devices:
@@ -1387,6 +1571,28 @@ class BackendsFamily(Family):
             f"register its backend as {t.device_type!r} beside CUDA's `{self.ctx.code(cuda)}` once it is written",
             applicability=Applicability.MANUAL,
         )
+
+    def _devices_of_platforms(self, node: cst.Dict) -> None:
+        """`{'cuda': 'cuda', 'hip': 'cuda', 'xpu': 'xpu'}` (fla's Triton backend -> torch device):
+        each value is the torch device of its key's platform, and `'hip': 'cuda'` is AMD's. The
+        target is none of those platforms: the values stay, and the target's entry goes beside."""
+        elements = [e for e in node.elements if isinstance(e, cst.DictElement)]
+        keys = [string_value(e.key) for e in elements]
+        if len(elements) < 2 or any(k is None or not _VENDOR.match(k) for k in keys):
+            return
+        platforms = [device_of(k) or (k if k in VOCABULARY or k == "hip" else None) for k in keys]
+        if sum(p is not None for p in platforms) < 2 or self.ctx.target.device_type in platforms:
+            return
+        values = [
+            e.value for e, p in zip(elements, platforms) if p is not None and device_of(string_value(e.value)) == "cuda"
+        ]
+        if values:
+            self._cuda_case(
+                node,
+                values,
+                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for {', '.join(k or '' for k, e in zip(keys, elements) if e.value in values)})",
+                test=False,
+            )
 
     # -- branches per device (BACK002) -----------------------------------------------------
 
@@ -1479,9 +1685,49 @@ class BackendsFamily(Family):
 
     def visit_If(self, node: cst.If) -> None:
         self._flagged_branch(node)
+        self._foreign_classes(node)
         self._visit_if(node)
         self._library_branch(node)
         self._choice_arms(node)
+
+    def _foreign_classes(self, node: cst.If) -> None:
+        """`if param_cls.__name__ in ["Int8Params", "Params4bit"]:` in a library: a branch for
+        another package's classes, told apart by name (the module neither defines nor imports
+        them: an optional dependency's). The devices it names and moves to (`type in ("cuda",
+        "xpu")`, `.to(0)`) are the ones that package handles them on, which nothing says the
+        target is: the branch stays as it is, with a finding."""
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        names = [
+            n
+            for c in _nodes(node.test)
+            if isinstance(c, cst.Comparison) and _by_name(c)
+            for n in _class_names(c)
+            if not re.search(rb"(?:\bclass|\bimport|,)[ \t]+%s\b" % re.escape(n.encode()), self.ctx.source)
+        ]
+        if not names:
+            return
+        test_names = bool(self._cuda_checks(node.test))
+        if test_names:
+            self.ctx.keep_cuda.update(id(n) for n in _nodes(node.test))
+        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names))
+        t = self.ctx.target
+        message = (
+            f"`if {_short(self.ctx.code(node.test))}` handles another package's classes ({shown}, told apart by name): "
+            f"the devices it names and moves them to are the ones that package handles them on; kept as it is; "
+            f"{t.display} belongs there once that package handles them on {t.display}"
+        )
+        region = CudaOnlyCode(
+            node.test,
+            f"`if {_short(self.ctx.code(node.test))}`",
+            f"it handles another package's classes ({shown})",
+            code="BACK008",
+            quiet=True,
+            note=None if test_names else message,
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        self._regions.append((region, node.test, message, None))
 
     def _choice_arms(self, node: cst.If) -> None:
         """`if is_xpu_available(): x = x.to("xpu")` / `else: x = x.to("cuda")`: the statement
@@ -1511,13 +1757,37 @@ class BackendsFamily(Family):
         )
 
     def _visit_if(self, node: cst.If) -> None:
-        if self._raises_for_cuda(node.body):
-            self._itself(node.test, node.test, "turns away what is not CUDA (the error it raises says CUDA)")
+        if self._raises_for_cuda(node):
+            says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
+            self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
+            if self._without_cuda(node.test) and node.orelse is None:
+                self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
         if id(node) in self._elifs:
             return
         branches = self._branches(node)
         self._elifs.update(id(b) for b in branches[1:])
         first = self._test(node.test)
+        if (
+            first is not None
+            and first.device == "cuda"
+            and first.kind == "available"
+            and node.orelse is None
+            and self.library() is not None
+            and _only_says(node.body, _SAYS_PLATFORM)
+        ):
+            # `if torch.cuda.is_available(): logger.warning("ROCm GPU architecture detection
+            # failed despite ROCm being available.")`: a message about CUDA's platform itself
+            self._itself(node.test, node.test, "only reports on CUDA's platform (its message names it)")
+        if first is not None and first.device == "cuda" and first.kind == "available":
+            imported = _cuda_backend_imports(node.body)
+            if imported:
+                t = self.ctx.target
+                self._itself(
+                    node.test,
+                    node.test,
+                    f"guards the import of CUDA's backend (`{imported}`); {t.display}'s backend, where there is one, "
+                    f"is imported beside it under a test of its own",
+                )
         if first is not None and first.device == "cuda" and self._detection_rung(node, first):
             return
         if len(branches) < 2:
@@ -1649,6 +1919,22 @@ class BackendsFamily(Family):
             else "after the last of these checks, before the fallback"
         )
         head = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+        named = (
+            next(
+                (
+                    n.value
+                    for n in _nodes(body)
+                    if isinstance(n, cst.SimpleString) and re.search(r"(?i)cuda|nvidia", n.value)
+                ),
+                None,
+            )
+            if body is not None
+            else None
+        )
+        if named is not None:
+            # `elif torch.cuda.is_available(): BNB_BACKEND = "CUDA"`: a copy would give the target
+            # CUDA's name (bitsandbytes would load its CUDA library there)
+            body, why_not = None, f"CUDA's, ported, still names CUDA (`{named}`): the target's needs its own value"
         if body is None:
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
             self._regions.append((region, branch.test, message, None))
@@ -1758,7 +2044,14 @@ class BackendsFamily(Family):
     # -- ladders: `if <cuda>: return ...` then `if <xpu>: return ...` ----------------------
 
     def _ladder(self, body: list[cst.BaseStatement]) -> tuple[int, cst.If] | None:
-        rungs = [(i, s) for i, s in enumerate(body) if isinstance(s, cst.If) and s.orelse is None and _exits(s.body)]
+        # rungs that leave (a switch), or, in a library, tests of each device's availability that
+        # each do their device's part (`if torch.cuda.is_available(): torch.cuda.empty_cache()`
+        # then `if is_xpu_available(): torch.xpu.empty_cache()`)
+        rungs = [
+            (i, s)
+            for i, s in enumerate(body)
+            if isinstance(s, cst.If) and s.orelse is None and (_exits(s.body) or self._available_rung(s))
+        ]
         # the longest run of consecutive rungs
         runs: list[list[tuple[int, cst.If]]] = []
         for i, s in rungs:
@@ -1791,9 +2084,16 @@ class BackendsFamily(Family):
             new = self._branch_for_target(ifs[cuda_at], tests[cuda_at], region, "if")  # type: ignore[arg-type]
             if new is None:
                 return None
+            # spaced as the rung before it (its blank lines, not its comments)
+            new = new.with_changes(leading_lines=[e for e in run[-1][1].leading_lines if e.comment is None])
             k = sum(1 for s in body[: run[last][0] + 1] if isinstance(s, cst.If))  # the k-th If of the block
             return k, new
         return None
+
+    def _available_rung(self, node: cst.If) -> bool:
+        if self.library() is None or not isinstance(node.test, (cst.Call, cst.Name)):
+            return False
+        return self._available_device(node.test) is not None
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         plan = self._ladder(list(node.body))
@@ -1834,6 +2134,18 @@ class BackendsFamily(Family):
                 note,
             )
             return
+        integration = self._integration(node)
+        if integration is not None:
+            package, demand = integration
+            t = self.ctx.target
+            note = (
+                f"this module integrates `{package}`, which its own check says needs CUDA (`{demand}`): "
+                f"left as it is, since its code runs only where `{package}` runs; {t.display} needs a backend of `{package}` "
+                f"first, then its own path beside this one"
+            )
+            why = f"it integrates `{package}`, which its check `{demand}` says needs CUDA"
+            self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK006", note=note), note)
+            return
         module = _module_fact(self.ctx.settings, self.ctx.path)
         if (
             module is not None
@@ -1861,6 +2173,45 @@ class BackendsFamily(Family):
         plan = self._ladder(list(node.body))
         if plan is not None:
             self._ladders[id(node)] = plan
+
+    def _integration(self, node: cst.Module) -> tuple[str, str] | None:
+        """(package, its check as shown) when the module integrates a third-party package that its own
+        check says needs CUDA: accelerate's Megatron-LM module imports `megatron` and asserts
+        `torch.cuda.is_available(), "Megatron requires CUDA."`. Its classes and helpers are that
+        package's plumbing (its loss tensors, `send_to_device(..., torch.cuda.current_device())`),
+        which only ever runs where the package does. The package must be imported by absolute
+        name and not be the project's own (a folder of the file's path)."""
+        if not self._says_cuda or not _DEMAND.search(self.ctx.source):
+            return None
+        nodes = _nodes(node)
+        own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
+        packages: set[str] = set()
+        for n in nodes:
+            names: list[cst.CSTNode] = []
+            if isinstance(n, cst.Import):
+                names = [a.name for a in n.names]
+            elif isinstance(n, cst.ImportFrom) and not n.relative and n.module is not None:
+                names = [n.module]
+            for name in names:
+                while isinstance(name, cst.Attribute):
+                    name = name.value
+                if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
+                    packages.add(name.value.lower())
+        if not packages:
+            return None
+        for n in nodes:
+            if isinstance(n, cst.Assert) and n.msg is not None and self._cuda_checks(n.test):
+                message, shown = self.ctx.code(n.msg), _short(self.ctx.code(n))
+            elif isinstance(n, cst.If) and self._without_cuda(n.test) and self._raises_for_cuda(n):
+                message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: raise ..."
+            else:
+                continue
+            if not _SAYS_CUDA.search(message):
+                continue
+            named = packages & {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            if named:
+                return sorted(named)[0], shown
+        return None
 
     def _keep_module(self, node: cst.Module, region: CudaOnlyCode, message: str) -> None:
         """The whole module stays CUDA's: every statement in `region`, one finding saying why."""
@@ -1948,6 +2299,78 @@ def _cuda_only_import(module: str, target: str) -> bool:
 
 def _devices_in_test(node: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.SimpleString) and device_of(string_value(n)) for n in _nodes(node))
+
+
+def _by_name(node: cst.Comparison) -> bool:
+    """`type(x).__name__ == ...`, `x.__class__.__name__ in ...`: a class told apart by its name."""
+    sides = [node.left, *(c.comparator for c in node.comparisons)]
+    return any(isinstance(s, cst.Attribute) and s.attr.value == "__name__" for s in sides) and all(
+        isinstance(c.operator, (cst.Equal, cst.In)) for c in node.comparisons
+    )
+
+
+def _class_names(node: cst.Comparison) -> list[str]:
+    out: list[str] = []
+    for side in [node.left, *(c.comparator for c in node.comparisons)]:
+        values = [e.value for e in side.elements] if isinstance(side, (cst.List, cst.Tuple, cst.Set)) else [side]
+        out.extend(v for v in map(string_value, values) if v and _CLASS_NAME.match(v))
+    return out
+
+
+def _closer(node: cst.CSTNode) -> tuple[str, cst.RightSquareBracket | cst.RightCurlyBrace] | None:
+    """The closing bracket of a list or set, by its field name (a tuple's parentheses are not its own)."""
+    if isinstance(node, cst.List):
+        return "rbracket", node.rbracket
+    if isinstance(node, cst.Set):
+        return "rbrace", node.rbrace
+    return None
+
+
+def _only_says(body: cst.BaseSuite, words: re.Pattern[str]) -> bool:
+    """Whether the block only calls something (a log, a warning, a print) with a message that
+    `words` finds."""
+    if not body.body:
+        return False
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+                return False
+            texts = [
+                string_value(a.value) or ""
+                for a in small.value.args
+                if isinstance(a.value, (cst.SimpleString, cst.ConcatenatedString))
+            ]
+            if not any(words.search(t) for t in texts):
+                return False
+    return True
+
+
+def _cuda_backend_imports(body: cst.BaseSuite) -> str | None:
+    """The first module of a block that only imports modules of a `cuda` package
+    (`from .backends.cuda import ops`, `from executorch.backends.cuda.cuda_backend import
+    CudaBackend`): CUDA's backend, which a test in front of it keeps to CUDA."""
+    modules: list[str] = []
+    for stmt in body.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return None
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and small.module is not None:
+                modules.append("." * len(small.relative) + _dotted(small.module))
+            elif isinstance(small, cst.Import):
+                modules.extend(_dotted(a.name) for a in small.names)
+            else:
+                return None
+    if not modules or not all("cuda" in m.lstrip(".").split(".") for m in modules):
+        return None
+    return modules[0]
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 def _and_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:

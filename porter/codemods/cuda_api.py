@@ -145,6 +145,38 @@ class CudaApiFamily(ReferenceTracker, Family):
         ):
             self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """`torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`: two answers of CUDA's
+        compared; where one stays CUDA's (the target has no such API), the other stays too, so
+        both sides still ask the same device (mmcv's filtered_lrelu stream check)."""
+        if len(node.comparisons) != 1:
+            return
+        sides = [node.left, node.comparisons[0].comparator]
+        rows = [self._row_for(s.func) if isinstance(s, cst.Call) else None for s in sides]
+        if any(r is None for r in rows):
+            return
+        kept = [
+            i
+            for i, r in enumerate(rows)
+            if r is not None and (r[1] is None or self._action(r[1]) in ("manual", "delegate"))
+        ]
+        if len(kept) != 1:
+            return
+        other = sides[1 - kept[0]]
+        found = rows[1 - kept[0]]
+        assert isinstance(other, cst.Call) and found is not None
+        if id(other) in self.ctx.keep_cuda or found[1] is None:
+            return
+        self.ctx.keep_cuda.add(id(other))
+        stays = sides[kept[0]]
+        self.ctx.report(
+            found[1].code,
+            other,
+            f"`{self.ctx.code(other)}` is compared with `{self.ctx.code(stays)}`, which stays CUDA's (no {self.ctx.target.display} "
+            f"counterpart): kept too, so both sides ask CUDA; {self.ctx.target.display}'s check, if it needs one, is written beside",
+            applicability=Applicability.MANUAL,
+        )
+
     def visit_FormattedStringExpression(self, node: cst.FormattedStringExpression) -> None:
         if isinstance(node.expression, cst.Call):
             self._as_text.add(id(node.expression))  # `f"CUDA available: {torch.cuda.is_available()}"`

@@ -11,6 +11,7 @@ from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
 from porter.codemods.flow import assigned_values
 from porter.core.findings import Applicability
+from porter.analysis.device_backends import project_abstraction
 from porter.analysis.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
@@ -61,6 +62,7 @@ class DistributedFamily(Family):
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
         self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
         self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
+        self._abstraction: bool | None = None  # see _library
 
     def visit_Dict(self, node: cst.Dict) -> None:
         """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
@@ -275,6 +277,17 @@ class DistributedFamily(Family):
                 )
                 return updated
             name, exact = mapping
+            if self._library():
+                # a library sets or reads each backend's own variables (CUDA's beside Ascend's):
+                # CUDA's stays CUDA's, the target's goes beside it
+                self.ctx.report(
+                    "DIST003",
+                    original,
+                    f"`{value}` is CUDA's variable, in a project with a device abstraction of its own: kept for CUDA; "
+                    f"{t.display}'s counterpart is `{name}`{'' if exact else ' (its values count other units than GPUs)'}: set or read it beside this one",
+                    applicability=Applicability.MANUAL,
+                )
+                return updated
             new = replace_string(updated, name)
             msg = f"`{value}` becomes `{name}`"
             if not exact:
@@ -303,6 +316,12 @@ class DistributedFamily(Family):
                 applicability=Applicability.MANUAL,
             )
         return updated
+
+    def _library(self) -> bool:
+        """Whether the project has a device abstraction of its own (device_backends.abstraction)."""
+        if self._abstraction is None:
+            self._abstraction = project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source) is not None
+        return self._abstraction
 
     def _nccl_options(self, node: cst.IfExp) -> None:
         """`backend="nccl" if pg_options is not None else None`, where `pg_options` holds

@@ -801,6 +801,9 @@ def _after(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return _block_around(parent, stmt)[1]
 
 
+after = _after  # for backends.py (the code past a check that demands CUDA)
+
+
 def _exits_early(stmt: cst.If | cst.While) -> bool:
     body = stmt.body.body
     if not body:
@@ -1059,12 +1062,16 @@ class GuardsFamily(Family):
         return False
 
     def _cuda_before_query(self, node: cst.BooleanOperation) -> bool:
-        """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`: only CUDA gets past the
-        left, so the query needs no guard of its own; the left stays CUDA's (GUARD001)."""
-        if not isinstance(node.operator, cst.And):
-            return False
+        """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`, `q.device.type != "cuda" or
+        <capability query>`: only CUDA gets past the left, so the query needs no guard of its
+        own; the left stays CUDA's (GUARD001)."""
         flags = self._cuda_flags()
-        nodes = _cuda_test_nodes(node.left, self.ctx.qualname, flags)
+        if isinstance(node.operator, cst.And):
+            nodes = _cuda_test_nodes(node.left, self.ctx.qualname, flags)
+        elif isinstance(node.operator, cst.Or):
+            nodes = _not_cuda_test_nodes(node.left, self.ctx.qualname, flags)
+        else:
+            return False
         if nodes is None:
             return False
         if not self._stays(nodes):
