@@ -315,8 +315,8 @@ class XlaLoopFamily(Family):
         elif (
             not stats.steps
             and self._may_concatenate()
-            and _picks_tokens(original.body)
             and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body)
+            and _picks_tokens(original.body)  # (a walk of the body: after the statement-level test)
         ):
             pred = None
             code, msg = (
