@@ -13,7 +13,6 @@ then yields nothing, never the other way round.
 from __future__ import annotations
 
 import codecs
-import re
 from functools import lru_cache
 
 from porter.analysis.program import ACTIONABLE
@@ -39,9 +38,10 @@ def _requires() -> dict[str, tuple[bytes, ...]]:
     return out
 
 
-def _alternation(tokens: set[bytes]) -> re.Pattern[bytes]:
-    # longest first, so the alternation stays cheap for the regex engine
-    return re.compile(b"|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)))
+def _ordered(tokens: set[bytes]) -> tuple[bytes, ...]:
+    # `bytes in bytes` per token is ~2.5x faster than one regex alternation of them all
+    # (measured on the benchmark corpus); the order is fixed, so the answer never varies
+    return tuple(sorted(tokens, key=lambda t: (len(t), t)))
 
 
 def reads(rule: Rule, kind: str) -> bool:
@@ -52,9 +52,9 @@ def reads(rule: Rule, kind: str) -> bool:
 @lru_cache(maxsize=64)
 def _patterns(
     target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...], kind: str = PYTHON
-) -> tuple[re.Pattern[bytes] | None, list[tuple[re.Pattern[bytes], re.Pattern[bytes]]]]:
-    """(pattern of unanchored tokens, [(requires pattern, tokens pattern)]) for the settings
-    and the kind of file."""
+) -> tuple[tuple[bytes, ...], list[tuple[tuple[bytes, ...], tuple[bytes, ...]]]]:
+    """(unanchored tokens, [(requires tokens, their rules' tokens)]) for the settings and the
+    kind of file."""
     free: set[bytes] = set()
     anchored: dict[tuple[bytes, ...], set[bytes]] = {}
     requires = _requires()
@@ -66,8 +66,8 @@ def _patterns(
             anchored.setdefault(tuple(sorted(req)), set()).update(rule.tokens)
         else:
             free.update(rule.tokens)
-    groups = [(_alternation(set(req)), _alternation(toks)) for req, toks in anchored.items()]
-    return (_alternation(free) if free else None), groups
+    groups = [(_ordered(set(req)), _ordered(toks)) for req, toks in anchored.items()]
+    return _ordered(free), groups
 
 
 # Text the byte patterns cannot see: UTF-16/32 with a byte-order mark (pip, YAML and JSON readers
@@ -81,9 +81,9 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
     if settings.flow and any(fact[2] in ACTIONABLE for fact in settings.flow):
         return True  # the project index found a device site here that no token shows
     free, groups = _patterns(settings.target, settings.select, settings.ignore, settings.extend_select, kind)
-    if free is not None and free.search(source) is not None:
+    if any(t in source for t in free):
         return True
-    return any(req.search(source) is not None and toks.search(source) is not None for req, toks in groups)
+    return any(any(r in source for r in req) and any(t in source for t in toks) for req, toks in groups)
 
 
 def admits_file(source: bytes, name: str, settings: Settings) -> bool:

@@ -62,6 +62,7 @@ class LibraryApi:
             self.training_arguments.update(rec.get("training_arguments", ()))
             self.trainers.update(rec.get("trainers", ()))
         self.trainers.update(("transformers.Trainer", "transformers.Seq2SeqTrainer"))
+        self._trainer_names = frozenset(t.rsplit(".", 1)[-1] for t in self.trainers)
         tf = records.get("transformers", {})
         self.keyword_values: dict[str, list[str]] = tf.get("keyword_values", {})
         self.default_optim: str | None = tf.get("default_optim")
@@ -90,10 +91,9 @@ class LibraryApi:
         return self.canonical(qualname) in self.training_arguments
 
     def is_trainer(self, qualname: str | None) -> bool:
-        return (
-            qualname in self.trainers
-            or (qualname or "").rsplit(".", 1)[-1] in {t.rsplit(".", 1)[-1] for t in self.trainers}
-            and (qualname or "").startswith(("transformers.", "trl."))
+        return qualname in self.trainers or (
+            (qualname or "").startswith(("transformers.", "trl."))
+            and (qualname or "").rsplit(".", 1)[-1] in self._trainer_names
         )
 
     def supports_sdpa(self, class_name: str) -> bool | None:

@@ -202,7 +202,7 @@ class PortContext:
             if region is not None and (fixes or region.quiet):
                 region.left.append(code)  # (elsewhere a finding without a fix is reported as anywhere)
                 return False
-        if self.suppressions.by_line:
+        if self.suppressions.by_line and self.suppressions.may_silence(code):
             start, end = self.position(node)
             lines = (start.line,) if start.line == end.line else (start.line, end.line)
             hit = self.suppressions.matching(code, lines)
@@ -226,7 +226,7 @@ class PortContext:
             return False
         if self.cuda_only_code and self.in_cuda_only_code():
             return False  # no fix there
-        if self.suppressions.by_line:
+        if self.suppressions.by_line and self.suppressions.may_silence(code):
             start, end = self.position(node)
             if self.suppressions.matching(code, (start.line, end.line)) is not None:
                 return False

@@ -22,6 +22,9 @@ step sync / MpDeviceLoader are XLA001 / XLA002: those rules already report the s
 
 from __future__ import annotations
 
+import ast
+import warnings
+
 import libcst as cst
 
 from porter.codemods.family import Family, string_value
@@ -169,6 +172,8 @@ class PerfFamily(Family):
     def visit_Module(self, node: cst.Module) -> None:
         if not (self.ctx.source and (b"item()" in self.ctx.source or b"tolist()" in self.ctx.source)):
             return
+        if not _may_have_per_element(self.ctx.source):
+            return  # (the libcst walk below costs ~10x the `ast` scan that rules it out)
         found: list[tuple[cst.Call, str, str]] = []
         node.visit(_PerElement(found))
         for call, method, element in found:
@@ -406,6 +411,35 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
 
     node.visit(V())
     return bool(found)
+
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _may_have_per_element(source: bytes) -> bool:
+    """Whether `_PerElement` could find anything: a `.item()` / `.tolist()` without arguments
+    inside a `for` loop or a comprehension (an `ast` scan; True where `ast` cannot read the file)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        if (
+            inside
+            and type(node) is ast.Call
+            and type(node.func) is ast.Attribute
+            and node.func.attr in ("item", "tolist")
+            and not node.args
+            and not node.keywords
+        ):
+            return True
+        inside = inside or isinstance(node, _LOOPS)
+        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return False
 
 
 class _PerElement(cst.CSTVisitor):

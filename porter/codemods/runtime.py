@@ -77,23 +77,35 @@ class RuntimeFamily(Family):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._random_init_fns: set[str] = set()
+        self._module: cst.Module | None = None
+        self._init_fns: set[str] | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
-        """Functions of this file that draw random weights (`weights_init` for `model.apply`)."""
-
-        class Defs(cst.CSTVisitor):
-            def __init__(self, out: set[str]) -> None:
-                self.out = out
-
-            def visit_FunctionDef(self, fn: cst.FunctionDef) -> None:
-                calls = _Calls()
-                fn.body.visit(calls)
-                if any(isinstance(c.func, cst.Attribute) and c.func.attr.value in RANDOM_INITS for c in calls.calls):
-                    self.out.add(fn.name.value)
-
-        node.visit(Defs(self._random_init_fns))
+        self._module = node
         self._scope(node.body)
+
+    @property
+    def _random_init_fns(self) -> set[str]:
+        """Functions of this file that draw random weights (`weights_init` for `model.apply`):
+        worked out on the first `.apply(fn)` of a moved module (a walk of the whole file)."""
+        if self._init_fns is None:
+
+            class Defs(cst.CSTVisitor):
+                def __init__(self, out: set[str]) -> None:
+                    self.out = out
+
+                def visit_FunctionDef(self, fn: cst.FunctionDef) -> None:
+                    calls = _Calls()
+                    fn.body.visit(calls)
+                    if any(
+                        isinstance(c.func, cst.Attribute) and c.func.attr.value in RANDOM_INITS for c in calls.calls
+                    ):
+                        self.out.add(fn.name.value)
+
+            self._init_fns = set()
+            if self._module is not None:
+                self._module.visit(Defs(self._init_fns))
+        return self._init_fns
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if isinstance(node.body, cst.IndentedBlock):
@@ -112,10 +124,11 @@ class RuntimeFamily(Family):
         moved: set[str] = set()  # names moved to the device by an earlier statement
         for stmt in body:
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []
-            calls = _Calls()
-            stmt.visit(calls)
-            for call in calls.calls:
-                self._use(call, moved)
+            if moved:  # (every finding is of a name moved before: until a move, no walk)
+                calls = _Calls()
+                stmt.visit(calls)
+                for call in calls.calls:
+                    self._use(call, moved)
             for small in smalls:
                 holder = self._moved(small)
                 if holder is not None:

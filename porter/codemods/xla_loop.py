@@ -161,19 +161,19 @@ def _is_backward(node: cst.Call) -> bool:
     return isinstance(node.func, cst.Attribute) and node.func.attr.value == "backward"
 
 
-def _prepared(scope: cst.CSTNode, name: str) -> bool:
-    """`model, opt, loader = accelerator.prepare(model, opt, loader)`: a loader a library has
-    made ready for the device. accelerate 1.16 wraps it for XLA itself (`MpDeviceLoaderWrapper`,
-    which moves each batch and cuts the graph per batch): no MpDeviceLoader and no per-step sync
-    to add. Read from the assignments of `scope`, not its nested functions."""
-    found = False
+def _prepared(scope: cst.CSTNode) -> frozenset[str]:
+    """The names of `model, opt, loader = accelerator.prepare(model, opt, loader)`: loaders a
+    library has made ready for the device. accelerate 1.16 wraps them for XLA itself
+    (`MpDeviceLoaderWrapper`, which moves each batch and cuts the graph per batch): no
+    MpDeviceLoader and no per-step sync to add. Read from the assignments of `scope`, not its
+    nested functions."""
+    found: set[str] = set()
 
     class _V(cst.CSTVisitor):
         def visit_FunctionDef(self, node) -> bool:
             return node is scope
 
         def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal found
             value = node.value
             if not (
                 isinstance(value, cst.Call)
@@ -185,10 +185,10 @@ def _prepared(scope: cst.CSTNode, name: str) -> bool:
                 names = (
                     [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
                 )
-                found = found or any(isinstance(n, cst.Name) and n.value == name for n in names)
+                found.update(n.value for n in names if isinstance(n, cst.Name))
 
     scope.visit(_V())
-    return found
+    return frozenset(found)
 
 
 def _iterated_name(loop: cst.For) -> str | None:
@@ -210,6 +210,7 @@ class XlaLoopFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._loops: list[_StepCalls | None] = []  # enclosing loops of the node being visited
+        self._prepared_names: dict[int, frozenset[str]] = {}  # id(scope) -> its `prepare`d names (one walk a scope)
 
     def _body_stats(self, loop: cst.For | cst.While) -> _StepCalls:
         stats = _StepCalls(self.ctx.resolver)
@@ -277,11 +278,17 @@ class XlaLoopFamily(Family):
     def leave_While(self, original: cst.While, updated: cst.While):
         return self._sync(original, updated)
 
+    def _prepared_in(self, scope: cst.CSTNode) -> frozenset[str]:
+        names = self._prepared_names.get(id(scope))
+        if names is None:
+            names = self._prepared_names[id(scope)] = _prepared(scope)
+        return names
+
     def _sync(self, original, updated):
         stats = self._loops.pop()
         if isinstance(original, cst.For) and b"prepare" in (self.ctx.source or b"prepare"):
             name = _iterated_name(original)
-            if name is not None and _prepared(self.ctx.scopes.innermost or self.ctx.module, name):
+            if name is not None and name in self._prepared_in(self.ctx.scopes.innermost or self.ctx.module):
                 return updated  # accelerate's XLA loader cuts the graph at every batch
         if stats.synced or not isinstance(original.body, cst.IndentedBlock):
             if stats.steps and not stats.synced:
@@ -308,8 +315,8 @@ class XlaLoopFamily(Family):
         elif (
             not stats.steps
             and self._may_concatenate()
-            and _picks_tokens(original.body)
             and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body)
+            and _picks_tokens(original.body)  # (a walk of the body: after the statement-level test)
         ):
             pred = None
             code, msg = (
@@ -347,7 +354,7 @@ class XlaLoopFamily(Family):
         if not isinstance(target, cst.Name):
             return updated
         scope = self.ctx.scopes.innermost or self.ctx.module
-        if b"prepare" in (self.ctx.source or b"prepare") and _prepared(scope, target.value):
+        if b"prepare" in (self.ctx.source or b"prepare") and target.value in self._prepared_in(scope):
             return updated  # accelerate wraps it for XLA itself
         values = assigned_values(scope, target.value)
         if values and all(_is_loader_call(v) for v in values):

@@ -39,6 +39,11 @@ class Suppressions:
     def __bool__(self) -> bool:
         return bool(self.by_line) or self.ignore_file
 
+    def may_silence(self, code: str) -> bool:
+        """Whether a comment on some line could silence `code` (`matching` on some lines): when
+        none could, the caller need not work out where its node is."""
+        return any(pattern == ALL or code.startswith(pattern) for found in self.by_line.values() for pattern in found)
+
     def matching(self, code: str, lines: tuple[int, ...]) -> tuple[int, str] | None:
         """The (line, pattern) that silences `code` on any of `lines`, if one does."""
         for line in lines:
