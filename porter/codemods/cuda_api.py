@@ -31,7 +31,9 @@ from porter.config.ruledata import load_toml
 
 AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
-_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
+# a CUDA stream or event the code makes, enters or names as a type (`torch.cuda.Stream()`,
+# `with torch.cuda.stream(s)`, `event: torch.cuda.Event`, `-> torch.cuda.Stream`)
+_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\b(?![.\w])")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
 
@@ -122,7 +124,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._as_text: set[int] = set()  # calls whose answer is written out as text (str(), f-strings)
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
-        self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
+        self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
@@ -309,14 +311,14 @@ class CudaApiFamily(ReferenceTracker, Family):
             row.code == "CUDA006"
             and action.startswith("rename ")
             and self.ctx.in_cuda_only_code() is None
-            and self._stream_kept_here()
+            and (kept_by := self._stream_kept_here())
         ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
             self.ctx.report(
                 row.code,
                 original,
-                f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
                 applicability=Applicability.MANUAL,
                 advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
             )
@@ -391,12 +393,22 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._abstraction = project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source)
         return self._abstraction  # type: ignore[return-value]
 
-    def _stream_kept_here(self) -> bool:
-        """Whether the innermost function uses a CUDA stream API that this port leaves as it is
-        (`torch.cuda.Stream()`: manual on tpu and xla, an unsafe fix on neuron)."""
+    def _stream_kept_here(self) -> str | None:
+        """Whether the innermost function, or the class it is a method of, uses a CUDA stream
+        API that this port leaves as it is (`torch.cuda.Stream()`: manual on tpu and xla, an
+        unsafe fix on neuron; `torch.cuda.Event` as a type): the class's stream code is one
+        piece (a side stream made in `__init__`, joined in another method)."""
         scope = self.ctx.scopes.innermost
         if scope is None:
-            return False
+            return None
+        if self._keeps_stream(scope):
+            return "this function keeps"
+        cls = self._classes[-1] if self._classes else None
+        if cls is not None and any(s is scope for s in _methods(cls)) and self._keeps_stream(cls):
+            return f"its class `{cls.name.value}` keeps"
+        return None
+
+    def _keeps_stream(self, scope: cst.CSTNode) -> bool:
         known = self._streams.get(id(scope))
         if known is None:
             known = False
@@ -523,3 +535,9 @@ def _args_code(ctx, call: cst.Call) -> str:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return ", ".join(ctx.code(a).rstrip(", ") for a in args)
+
+
+def _methods(cls: cst.ClassDef) -> list[cst.FunctionDef]:
+    """The functions defined directly in a class's body."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [s for s in body if isinstance(s, cst.FunctionDef)]
