@@ -79,6 +79,8 @@ HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another
 _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+# a device object's method that asks whether it is CUDA's (`platform.is_cuda()`, `.is_cuda_alike()`)
+_PLATFORM_QUERY = re.compile(r"^is_cuda(?:_alike)?$")
 # a module that imports the builder of CUDA extensions: build code (BACK007)
 _BUILDS_CUDA = re.compile(
     rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE
@@ -145,7 +147,7 @@ class _Test:
     def __init__(self, device: str, node: cst.CSTNode, kind: str) -> None:
         self.device = device
         self.node = node  # the string, call or attribute that names the device
-        self.kind = kind  # "string" | "available" | "attribute"
+        self.kind = kind  # "string" | "available" | "attribute" | "backend" | "platform"
 
 
 def _device_pairs(node: cst.CSTNode) -> list[tuple[str, cst.BaseExpression]] | None:
@@ -474,6 +476,16 @@ class BackendsFamily(Family):
                 if device_of(string_value(test.args[0].value)) == "cuda"
                 else None
             )
+        if (
+            isinstance(test, cst.Call)
+            and not test.args
+            and isinstance(test.func, cst.Attribute)
+            and _PLATFORM_QUERY.match(test.func.attr.value)
+            and not (self.ctx.qualname(test.func) or "").startswith("torch.")
+        ):
+            # `current_platform.is_cuda()`, `platform.is_cuda_alike()`: the project's own device
+            # object asked whether it is CUDA's (a method, where a tensor's `is_cuda` is a property)
+            return _Test("cuda", test, "platform")
         found = self._test(test)
         return found if found is not None and found.device == "cuda" else None
 
