@@ -466,3 +466,174 @@ def test_a_cuda_device_context_around_a_triton_launch_is_left():
     assert "        with torch.cuda.device(x.device):\n            _fwd_kernel[" in new
     (left,) = [f for f in findings if f.code == "GUARD003" and "with torch.cuda.device" in f.message]
     assert "_fwd_kernel" in left.message and left.start.line == 15  # not the context around `x * 2`
+
+
+# vllm 0.34.0 (issue 21): a Helion kernel module (`import helion` in its own body, used by
+# its kernels) builds its autotuning inputs on "cuda"; a FlashInfer backend allocates its
+# workspace on "cuda": the module is CUDA's, so its devices stay, each with a finding
+KERNEL_MODULE = """
+import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel()
+def scale(x):
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        out[tile] = x[tile] * 2
+    return out
+
+
+def generate_inputs(n, i):
+    x = torch.randn(n, device="cuda")
+    return x, torch.device("cuda", i), f"cuda:{i}", x.cpu().cuda()
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "xla"])
+def test_devices_of_a_module_that_needs_a_cuda_only_package_stay(target):
+    new, findings = port(KERNEL_MODULE, target)
+    assert new == KERNEL_MODULE
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert len(said) == 4 and all("`helion`" in f.message for f in said)
+
+
+def test_a_package_with_a_path_on_the_target_does_not_keep_the_module_on_cuda():
+    # Helion's evidence shows a TPU backend (rules/cuda_only/packages.json): ported there
+    new, findings = port(KERNEL_MODULE, "tpu")
+    assert 'device="tpu"' in new and not any(f.code == "GUARD004" for f in findings)
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "try:\n    import helion\nexcept ImportError:\n    helion = None\n",  # optional: under `try`
+        "import helion\n",  # imported, never used (a flag)
+    ],
+)
+def test_devices_beside_an_optional_or_unused_cuda_only_import_are_ported(imports):
+    code = f"import torch\n{imports}\n\ndef make(n):\n    return torch.randn(n, device='cuda')\n"
+    new, findings = port(code, "neuron")
+    assert "device='neuron'" in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm all2all.py: DeepEP's manager class imports deep_ep in its methods; its mask buffer is
+# allocated on "cuda" in another method. A class beside it that never imports it is ported.
+DEEPEP_CLASS = """
+import torch
+
+
+class LowLatencyManager:
+    def get_handle(self, kwargs):
+        import deep_ep
+
+        return deep_ep.Buffer(**kwargs)
+
+    def query_active_mask(self):
+        return torch.zeros(4, device="cuda", dtype=torch.int32)
+
+
+class Other:
+    def mask(self):
+        return torch.zeros(4, device="cuda")
+"""
+
+
+def test_devices_of_a_class_that_imports_a_cuda_only_package_stay():
+    new, findings = port(DEEPEP_CLASS, "neuron")
+    assert 'torch.zeros(4, device="cuda", dtype=torch.int32)' in new
+    assert 'torch.zeros(4, device="neuron")' in new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`LowLatencyManager`" in said.message and "`deep_ep`" in said.message
+
+
+# vllm prefetch.py / ngram_embedding.py: a class makes its side stream in `__init__` (kept:
+# torch.cuda.Stream has no safe port on neuron) and joins it in another method; and
+# `def finish(event: torch.cuda.Event)`: the join stays CUDA's beside them
+STREAM_CLASS = """
+import torch
+
+
+class Prefetcher:
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+
+    def join(self, event):
+        torch.cuda.current_stream().wait_event(event)
+
+
+def finish(event: torch.cuda.Event) -> None:
+    torch.cuda.current_stream().wait_event(event)
+
+
+def plain():
+    torch.cuda.current_stream().synchronize()
+"""
+
+
+def test_stream_calls_beside_a_stream_their_class_or_signature_keeps_stay():
+    new, findings = port(STREAM_CLASS, "neuron")
+    assert new.count("torch.cuda.current_stream().wait_event(event)") == 2
+    assert "torch.accelerator.current_stream().synchronize()" in new  # nothing kept beside it
+    assert any("its class `Prefetcher` keeps" in f.message for f in findings)
+
+
+# vllm batch_invariant.py / weight_utils.py: `current_platform.is_cuda()` asks the project's
+# platform object whether it is CUDA's; its body is CUDA's case and stays (BACK008)
+PLATFORM_CASE = {
+    "mylib/__init__.py": "",
+    "mylib/platforms/__init__.py": "current_platform = None\n",
+    "mylib/platforms/interface.py": "class Platform:\n    device_type = None\n",
+    **{
+        f"mylib/platforms/{d}.py": f'from .interface import Platform\n\n\nclass {d.title()}Platform(Platform):\n    device_type = "{d}"\n'
+        for d in ("cuda", "rocm", "xpu", "cpu")
+    },
+    "mylib/use.py": """
+        import torch
+
+        from mylib.platforms import current_platform
+
+
+        def enable(is_distributed):
+            if current_platform.is_cuda():
+                torch.backends.cuda.preferred_blas_library(backend="cublaslt")
+            if is_distributed and current_platform.is_cuda_alike():
+                device = f"cuda:{current_platform.current_device()}"
+            else:
+                device = "cpu"
+            return device
+    """,
+}
+
+
+def test_the_body_of_a_platform_is_cuda_test_stays(tmp_path):
+    write_files(tmp_path, PLATFORM_CASE)
+    new, findings = port_files(tmp_path, "neuron")["mylib/use.py"]
+    assert new == textwrap.dedent(PLATFORM_CASE["mylib/use.py"]).lstrip()
+    said = [f for f in findings if f.code == "BACK008"]
+    assert len(said) == 2 and "current_platform.is_cuda()" in said[0].message
+
+
+# vllm config/ec_transfer.py: a public configuration dataclass's device field defaults to
+# "cuda"; the default is the library's API (DEV016), as a public parameter's is
+CONFIG_FIELD = {
+    "lib/__init__.py": "",
+    "lib/config.py": """
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class TransferConfig:
+            buffer_device: str | None = "cuda"
+            _scratch: str = "cuda"
+    """,
+}
+
+
+def test_a_public_config_field_default_device_stays(tmp_path):
+    write_files(tmp_path, CONFIG_FIELD)
+    new, findings = port_files(tmp_path, "neuron")["lib/config.py"]
+    assert 'buffer_device: str | None = "cuda"' in new and '_scratch: str = "neuron"' in new
+    (said,) = [f for f in findings if f.code == "DEV016"]
+    assert "TransferConfig.buffer_device" in said.message
