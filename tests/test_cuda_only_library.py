@@ -637,3 +637,45 @@ def test_a_public_config_field_default_device_stays(tmp_path):
     assert 'buffer_device: str | None = "cuda"' in new and '_scratch: str = "neuron"' in new
     (said,) = [f for f in findings if f.code == "DEV016"]
     assert "TransferConfig.buffer_device" in said.message
+
+
+# vllm ec_shared_region.py / b12x.py: an early exit where CUDA is absent, before CUDA's own API
+# (torch.cuda.cudart, no twin on the targets) or an answer that stays CUDA's in a library
+# (is_current_stream_capturing): the test stays CUDA's. Before a generic call it is ported.
+EARLY_EXIT = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/region.py": """
+        import torch
+
+
+        class Region:
+            def pin_memory(self) -> None:
+                if self._is_pinned or not torch.cuda.is_available():
+                    return
+                return torch.cuda.cudart().cudaHostRegister(self._ptr, self._n, 0)
+
+
+        def _capture_alloc_forbidden() -> bool:
+            if not torch.cuda.is_available():
+                return False
+            try:
+                return bool(torch.cuda.is_current_stream_capturing())
+            except RuntimeError:
+                return False
+
+
+        def sync():
+            if not torch.cuda.is_available():
+                return
+            torch.cuda.synchronize()
+    """,
+}
+
+
+def test_an_early_exit_before_cudas_own_api_stays_cuda(tmp_path):
+    write_files(tmp_path, EARLY_EXIT)
+    new, findings = port_files(tmp_path, "neuron")["mylib/region.py"]
+    assert new.count("not torch.cuda.is_available()") == 2
+    assert "if not torch.accelerator.is_available():\n        return\n    torch.accelerator.synchronize()" in new
+    said = [f for f in findings if f.code == "BACK008"]
+    assert len(said) == 2 and "torch.cuda.cudart" in said[0].message
