@@ -679,3 +679,39 @@ def test_an_early_exit_before_cudas_own_api_stays_cuda(tmp_path):
     assert "if not torch.accelerator.is_available():\n        return\n    torch.accelerator.synchronize()" in new
     said = [f for f in findings if f.code == "BACK008"]
     assert len(said) == 2 and "torch.cuda.cudart" in said[0].message
+
+
+# vllm utils/extensible_tensor.py: a CUDA virtual-memory buffer whose `__init__` raises unless
+# its device is CUDA's reports its device as torch.device("cuda", i): that stays CUDA's
+CUDA_CLASS = """
+import torch
+
+
+class ExtensibleTensor:
+    def __init__(self, device):
+        dev = torch.device(device)
+        if dev.type != "cuda":
+            raise ValueError(f"ExtensibleTensor requires a cuda device, got {dev}.")
+        self._device_index = dev.index
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cuda", self._device_index)
+
+
+class Portable:
+    def __init__(self, device):
+        if device is None:
+            raise ValueError("a device is needed")
+
+    def device(self, i):
+        return torch.device("cuda", i)
+"""
+
+
+def test_devices_of_a_class_whose_init_demands_cuda_stay():
+    new, findings = port(CUDA_CLASS, "neuron")
+    assert 'if dev.type != "cuda":' in new and 'return torch.device("cuda", self._device_index)' in new
+    assert 'return torch.device("neuron", i)' in new
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert said and all("`ExtensibleTensor` raises unless its device is CUDA's" in f.message for f in said)

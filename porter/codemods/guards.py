@@ -971,7 +971,11 @@ class GuardsFamily(Family):
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and (has_token(source) or bool(imported_cuda_only(ctx.settings)))
+        return super().wanted(ctx, source) and (
+            has_token(source)
+            or bool(imported_cuda_only(ctx.settings))
+            or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
+        )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -1336,25 +1340,28 @@ class GuardsFamily(Family):
         ):
             return
         package = self._module_needs()
-        where = "this module imports {p} at its top level (it cannot be imported without it) and uses it"
+        why = (
+            f"this module imports {package} at its top level (it cannot be imported without it) and uses it, "
+            f"and {package} runs only on NVIDIA GPUs"
+        )
         if package is None:
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
             if cls is None:
                 return
             if id(cls) not in self._class_needs:
-                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name)
-            package = self._class_needs[id(cls)]
-            if package is None:
+                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code)
+            found = self._class_needs[id(cls)]
+            if found is None:
                 return
-            where = f"class `{cls.name.value}` imports {{p}} in its methods (it is {{p}}'s class)"
+            why = found
         self.ctx.keep_cuda.add(id(node))
         shown = "`.cuda()`" if isinstance(node, cst.Call) else f"`{self.ctx.code(node)}`"
         t = self.ctx.target.display
         self.ctx.report(
             "GUARD004",
             node,
-            f"{shown} stays CUDA's: {where.format(p=package)}, and {package} runs only on NVIDIA GPUs, so this is CUDA's "
-            f"code; {t} needs a path of its own beside it (the project's portable implementation, or a kernel for the target)",
+            f"{shown} stays CUDA's: {why}, so this is CUDA's code; {t} needs a path of its own beside it "
+            "(the project's portable implementation, or a kernel for the target)",
             applicability=Applicability.MANUAL,
         )
 
@@ -1488,6 +1495,9 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
     return f"`{bound[min(uses.found)]}`" if uses.found else None
 
 
+# `dev.type != "cuda"`: what an `__init__` that demands CUDA tests (_class_needs)
+_OFF_CUDA = re.compile(rb"!=\s*[\"']cuda[\"']")
+
 # `op.register_kernel("cuda")`, `lib.impl(name, fn, "CUDA")`: the device a kernel is registered for
 _REGISTERS = frozenset({"register_kernel", "impl", "register_fake", "register_autocast"})
 
@@ -1503,12 +1513,14 @@ def _package_of(node: cst.Import | cst.ImportFrom, packages: Sequence[str]) -> s
     return next((p for n in names for p in packages if n == p or n.startswith(p + ".")), None)
 
 
-def _class_needs(cls: cst.ClassDef, target: str) -> str | None:
-    """The CUDA-only third-party package a method of `cls` imports as a statement of its own
-    body (not under `if`/`try`): the class is that package's (a DeepEP all-to-all manager),
-    shown as `package`; None if none."""
+def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
+    """Why `cls` is CUDA's class, or None: a method imports a CUDA-only third-party package as
+    a statement of its own body (not under `if`/`try`: a DeepEP all-to-all manager), or its
+    `__init__` raises unless its device is CUDA's (`if dev.type != "cuda": raise ...`: a CUDA
+    virtual-memory buffer). `code` prints a node."""
     packages = cuda_only_modules(target)
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    name = cls.name.value
     for method in body:
         if not isinstance(method, cst.FunctionDef) or not isinstance(method.body, cst.IndentedBlock):
             continue
@@ -1516,8 +1528,22 @@ def _class_needs(cls: cst.ClassDef, target: str) -> str | None:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
                     if isinstance(small, (cst.Import, cst.ImportFrom)) and (p := _package_of(small, packages)):
-                        return f"`{p}`"
+                        return f"class `{name}` imports `{p}` in its methods (it is `{p}`'s class), and `{p}` runs only on NVIDIA GPUs"
+            elif (
+                method.name.value == "__init__"
+                and isinstance(stmt, cst.If)
+                and _raises(stmt.body)
+                and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
+            ):
+                return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
     return None
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, cst.Raise)
 
 
 class _NameUses(cst.CSTVisitor):
