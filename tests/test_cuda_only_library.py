@@ -715,3 +715,34 @@ def test_devices_of_a_class_whose_init_demands_cuda_stay():
     assert 'return torch.device("neuron", i)' in new
     said = [f for f in findings if f.code == "GUARD004"]
     assert said and all("`ExtensibleTensor` raises unless its device is CUDA's" in f.message for f in said)
+
+
+# vllm requirements/rubin-prerelease.txt: beside cuda.txt, rocm.txt, cpu.txt, a requirements
+# file that pins a CUDA build of torch is a CUDA variant's: left as it is, each fix reported.
+# The same file without the family beside it is ported.
+RUBIN = """
+--extra-index-url https://download.pytorch.org/whl/nightly/cu134
+torch==2.16.0.dev20261009+cu134
+cuda-python==13.4.1
+"""
+
+
+def test_a_cuda_variant_requirements_file_beside_a_device_family_stays(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "requirements/cuda.txt": "torch==2.9.0\n",
+            "requirements/rocm.txt": "torch==2.9.0\n",
+            "requirements/cpu.txt": "torch==2.9.0\n",
+            "requirements/rubin-prerelease.txt": RUBIN,
+        },
+    )
+    new, findings = port_files(tmp_path, "neuron")["requirements/rubin-prerelease.txt"]
+    assert new == RUBIN.lstrip()
+    assert any("a CUDA variant's file" in f.message for f in findings)
+
+
+def test_a_cuda_pinned_requirements_file_alone_is_ported(tmp_path):
+    write_files(tmp_path, {"requirements.txt": RUBIN})
+    new, findings = port_files(tmp_path, "neuron")["requirements.txt"]
+    assert "+cu134" not in new and not any("a CUDA variant's file" in f.message for f in findings)
