@@ -746,3 +746,35 @@ def test_a_cuda_pinned_requirements_file_alone_is_ported(tmp_path):
     write_files(tmp_path, {"requirements.txt": RUBIN})
     new, findings = port_files(tmp_path, "neuron")["requirements.txt"]
     assert "+cu134" not in new and not any("a CUDA variant's file" in f.message for f in findings)
+
+
+# vllm muse_spark omni.py: `torch.compile(fn, fullgraph=True, dynamic=True)` with no backend, in
+# a project that picks its device generically (the target's backend is chosen by itself, so
+# porter names none): on CUDA it is still inductor, which takes `dynamic=True`: it stays
+GENERIC_COMPILE = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/omni.py": """
+        import torch
+
+
+        class Model:
+            def __init__(self, cfg, enc):
+                self.enc = enc
+                if cfg.compile_mm_encoder:
+                    self.enc.fn = torch.compile(self.enc.fn, fullgraph=True, dynamic=True)
+                self.x = torch.zeros(2, device=torch.accelerator.current_accelerator())
+    """,
+}
+
+
+def test_dynamic_stays_where_the_port_names_no_backend(tmp_path):
+    write_files(tmp_path, GENERIC_COMPILE)
+    new, findings = port_files(tmp_path, "neuron")["mylib/omni.py"]
+    assert "torch.compile(self.enc.fn, fullgraph=True, dynamic=True)" in new
+    (said,) = [f for f in findings if f.code == "COMP003"]
+    assert "still compiles with inductor" in said.message
+
+
+def test_dynamic_goes_where_the_port_names_the_targets_backend():
+    new, _ = port("import torch\n\ndef f(fn):\n    return torch.compile(fn, dynamic=True)\n", "neuron")
+    assert 'torch.compile(fn, backend="neuron")' in new
