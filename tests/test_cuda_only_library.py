@@ -778,3 +778,28 @@ def test_dynamic_stays_where_the_port_names_no_backend(tmp_path):
 def test_dynamic_goes_where_the_port_names_the_targets_backend():
     new, _ = port("import torch\n\ndef f(fn):\n    return torch.compile(fn, dynamic=True)\n", "neuron")
     assert 'torch.compile(fn, backend="neuron")' in new
+
+
+# vllm v1/conf_compute_utils.py: `torch.device("cuda", torch.cuda.current_device())` whose
+# "cuda" BACK009 keeps: its index stays CUDA's with it (no torch.accelerator half)
+KEPT_DEVICE_INDEX = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/conf.py": """
+        import torch
+
+
+        class D2H:
+            def __init__(self, device):
+                self.device = device
+
+            def stream(self):
+                return torch.device("cuda", torch.cuda.current_device())
+    """,
+}
+
+
+def test_the_index_of_a_kept_cuda_device_stays(tmp_path):
+    write_files(tmp_path, KEPT_DEVICE_INDEX)
+    new, findings = port_files(tmp_path, "neuron")["mylib/conf.py"]
+    assert 'torch.device("cuda", torch.cuda.current_device())' in new
+    assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings)

@@ -124,6 +124,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._as_text: set[int] = set()  # calls whose answer is written out as text (str(), f-strings)
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
+        self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -131,6 +132,9 @@ class CudaApiFamily(ReferenceTracker, Family):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
+        elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
+            # `torch.device("cuda", torch.cuda.current_device())`: the index of that device
+            self._indexes[id(node.args[1].value)] = node.args[0].value
         elif len(node.args) == 1 and node.args[0].keyword is None and self.ctx.qualname(func) == "torch.device":
             # `torch.device(torch.cuda.current_device())` (fastai's default_device): a bare
             # index there means CUDA (`torch.device(0)` is `cuda:0`), so the device goes in
@@ -260,6 +264,17 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
+        device = self._indexes.get(id(original))
+        if device is not None and id(device) in self.ctx.keep_cuda:
+            # `torch.device("cuda", torch.cuda.current_device())` whose "cuda" stays (BACK009,
+            # GUARD004): its index is CUDA's current device, and stays with it
+            self.ctx.report(
+                "CUDA002",
+                original,
+                f"`{self.ctx.code(original)}` stays: it is the index of `{self.ctx.code(device)}`, a CUDA device this port keeps",
+                applicability=Applicability.MANUAL,
+            )
+            return self._keep_cuda_arguments(original, updated)
         found = self._row_for(original.func)
         if found is None:
             return updated
