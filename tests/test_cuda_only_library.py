@@ -579,6 +579,17 @@ def test_stream_calls_beside_a_stream_their_class_or_signature_keeps_stay():
     assert any("its class `Prefetcher` keeps" in f.message for f in findings)
 
 
+def test_an_event_the_class_makes_does_not_keep_its_current_stream():
+    # megatron-core's schedule plan: `self._event = torch.cuda.Event()` in `__init__`, recorded on
+    # the current stream elsewhere: no side stream, so the current stream is the generic one
+    code = (
+        "import torch\n\n\nclass Plan:\n    def __init__(self):\n        self._event = torch.cuda.Event()\n\n"
+        "    def record(self):\n        self._event.record(torch.cuda.current_stream())\n"
+    )
+    new, _ = port(code, "neuron")
+    assert "self._event.record(torch.accelerator.current_stream())" in new
+
+
 # vllm batch_invariant.py / weight_utils.py: `current_platform.is_cuda()` asks the project's
 # platform object whether it is CUDA's; its body is CUDA's case and stays (BACK008)
 PLATFORM_CASE = {

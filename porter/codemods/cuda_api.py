@@ -31,9 +31,12 @@ from porter.config.ruledata import load_toml
 
 AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
-# a CUDA stream or event the code makes, enters or names as a type (`torch.cuda.Stream()`,
-# `with torch.cuda.stream(s)`, `event: torch.cuda.Event`, `-> torch.cuda.Stream`)
-_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\b(?![.\w])")
+# a CUDA stream or event the code makes or enters (`torch.cuda.Stream()`, `with torch.cuda.stream(s)`)
+_STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
+# a side stream a class makes (`self.copy_stream = torch.cuda.Stream()`)
+_CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
+# a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
+_STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
 
@@ -409,25 +412,26 @@ class CudaApiFamily(ReferenceTracker, Family):
         return self._abstraction  # type: ignore[return-value]
 
     def _stream_kept_here(self) -> str | None:
-        """Whether the innermost function, or the class it is a method of, uses a CUDA stream
-        API that this port leaves as it is (`torch.cuda.Stream()`: manual on tpu and xla, an
-        unsafe fix on neuron; `torch.cuda.Event` as a type): the class's stream code is one
-        piece (a side stream made in `__init__`, joined in another method)."""
+        """Where the CUDA stream code this call sits beside is kept, or None: the innermost
+        function uses a CUDA stream API that this port leaves as it is (`torch.cuda.Stream()`:
+        manual on tpu and xla, an unsafe fix on neuron) or names one as a type in its signature
+        (`event: torch.cuda.Event`); or the class it is a method of makes a side stream
+        (`self.copy_stream = torch.cuda.Stream()` in `__init__`, joined in another method)."""
         scope = self.ctx.scopes.innermost
         if scope is None:
             return None
-        if self._keeps_stream(scope):
+        if self._keeps_stream(scope, _STREAM_CALLS) or self._typed_stream(scope):
             return "this function keeps"
         cls = self._classes[-1] if self._classes else None
-        if cls is not None and any(s is scope for s in _methods(cls)) and self._keeps_stream(cls):
+        if cls is not None and any(s is scope for s in _methods(cls)) and self._keeps_stream(cls, _CLASS_STREAMS):
             return f"its class `{cls.name.value}` keeps"
         return None
 
-    def _keeps_stream(self, scope: cst.CSTNode) -> bool:
+    def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
         if known is None:
             known = False
-            for n in _STREAM_CALLS.finditer(self.ctx.code(scope)):
+            for n in pattern.finditer(self.ctx.code(scope)):
                 row = api_table().get(n.group(1))
                 action = self._action(row) if row is not None else "manual"
                 unsafe = row is not None and self.ctx.target.name in row.unsafe and not self.ctx.settings.unsafe_fixes
@@ -436,6 +440,21 @@ class CudaApiFamily(ReferenceTracker, Family):
                     break
             self._streams[id(scope)] = known
         return known
+
+    def _typed_stream(self, scope: cst.CSTNode) -> bool:
+        """The function's parameters or result are typed as a CUDA stream or event (the types
+        stay: `torch.cuda.Event` has no safe port on neuron and none on tpu or xla)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        params = scope.params
+        annotations = [
+            p.annotation
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.annotation is not None
+        ]
+        if scope.returns is not None:
+            annotations.append(scope.returns)
+        return any(_STREAM_TYPES.search(self.ctx.code(a.annotation)) for a in annotations)
 
     def _seeded_already(self, call: cst.Call) -> bool:
         """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`
