@@ -499,7 +499,7 @@ def test_the_branch_behind_an_import_flag_is_the_packages_own():
     assert said and "LIB001" in said[0].message
 
 
-KERNEL_MODULE = """
+TRITON_KERNEL_MODULE = """
 import torch
 import triton
 import triton.language as tl
@@ -519,12 +519,362 @@ def prune(configs):
 def test_a_librarys_module_of_triton_kernels_is_left_whole(tmp_path):
     """DeepSpeed's triton_matmul_kernel.py: its helpers run beside its kernels on CUDA; the
     target never runs the module, so it is left byte for byte, and said so. The same file
-    on its own (an application's script) is ported as before."""
-    write_files(tmp_path / "pkg", {"__init__.py": "", "kern.py": KERNEL_MODULE})
+    on its own is CUDA's too, by GUARD004 (it cannot be imported without Triton)."""
+    write_files(tmp_path / "pkg", {"__init__.py": "", "kern.py": TRITON_KERNEL_MODULE})
     code, findings = port_files(tmp_path, "neuron")["pkg/kern.py"]
-    assert code == textwrap.dedent(KERNEL_MODULE).lstrip(), code
+    assert code == textwrap.dedent(TRITON_KERNEL_MODULE).lstrip(), code
     said = [f for f in findings if f.code == "GUARD003" and "module of Triton kernels" in f.message]
     assert said and "DEV002" in said[0].message
     assert any(f.code == "KERN002" for f in findings)  # its kernel still reported
-    script, _ = port(KERNEL_MODULE, "neuron", path=str(tmp_path / "kern.py"))
-    assert 'device="neuron"' in script
+    # on its own (an application's script) it is not a library's kernel module, but it imports
+    # Triton at its top level and uses it: GUARD004 keeps its CUDA device, and says so
+    script, found = port(TRITON_KERNEL_MODULE, "neuron", path=str(tmp_path / "kern.py"))
+    assert 'device="cuda"' in script and any(f.code == "GUARD004" for f in found)
+
+
+# vllm 0.34.0 (issue 21): a Helion kernel module (`import helion` in its own body, used by
+# its kernels) builds its autotuning inputs on "cuda"; a FlashInfer backend allocates its
+# workspace on "cuda": the module is CUDA's, so its devices stay, each with a finding
+KERNEL_MODULE = """
+import torch
+import helion
+import helion.language as hl
+
+
+@helion.kernel()
+def scale(x):
+    out = torch.empty_like(x)
+    for tile in hl.tile(x.size()):
+        out[tile] = x[tile] * 2
+    return out
+
+
+def generate_inputs(n, i):
+    x = torch.randn(n, device="cuda")
+    return x, torch.device("cuda", i), f"cuda:{i}", x.cpu().cuda()
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "xla"])
+def test_devices_of_a_module_that_needs_a_cuda_only_package_stay(target):
+    new, findings = port(KERNEL_MODULE, target)
+    assert new == KERNEL_MODULE
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert len(said) == 4 and all("`helion`" in f.message for f in said)
+
+
+def test_a_package_with_a_path_on_the_target_does_not_keep_the_module_on_cuda():
+    # Helion's evidence shows a TPU backend (rules/cuda_only/packages.json): ported there
+    new, findings = port(KERNEL_MODULE, "tpu")
+    assert 'device="tpu"' in new and not any(f.code == "GUARD004" for f in findings)
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "try:\n    import helion\nexcept ImportError:\n    helion = None\n",  # optional: under `try`
+        "import helion\n",  # imported, never used (a flag)
+    ],
+)
+def test_devices_beside_an_optional_or_unused_cuda_only_import_are_ported(imports):
+    code = f"import torch\n{imports}\n\ndef make(n):\n    return torch.randn(n, device='cuda')\n"
+    new, findings = port(code, "neuron")
+    assert "device='neuron'" in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm all2all.py: DeepEP's manager class imports deep_ep in its methods; its mask buffer is
+# allocated on "cuda" in another method. A class beside it that never imports it is ported.
+DEEPEP_CLASS = """
+import torch
+
+
+class LowLatencyManager:
+    def get_handle(self, kwargs):
+        import deep_ep
+
+        return deep_ep.Buffer(**kwargs)
+
+    def query_active_mask(self):
+        return torch.zeros(4, device="cuda", dtype=torch.int32)
+
+
+class Other:
+    def mask(self):
+        return torch.zeros(4, device="cuda")
+"""
+
+
+def test_devices_of_a_class_that_imports_a_cuda_only_package_stay():
+    new, findings = port(DEEPEP_CLASS, "neuron")
+    assert 'torch.zeros(4, device="cuda", dtype=torch.int32)' in new
+    assert 'torch.zeros(4, device="neuron")' in new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`LowLatencyManager`" in said.message and "`deep_ep`" in said.message
+
+
+# vllm prefetch.py / ngram_embedding.py: a class makes its side stream in `__init__` (kept:
+# torch.cuda.Stream has no safe port on neuron) and joins it in another method; and
+# `def finish(event: torch.cuda.Event)`: the join stays CUDA's beside them
+STREAM_CLASS = """
+import torch
+
+
+class Prefetcher:
+    def __init__(self):
+        self.copy_stream = torch.cuda.Stream()
+
+    def join(self, event):
+        torch.cuda.current_stream().wait_event(event)
+
+
+def finish(event: torch.cuda.Event) -> None:
+    torch.cuda.current_stream().wait_event(event)
+
+
+def plain():
+    torch.cuda.current_stream().synchronize()
+"""
+
+
+def test_stream_calls_beside_a_stream_their_class_or_signature_keeps_stay():
+    new, findings = port(STREAM_CLASS, "neuron")
+    assert new.count("torch.cuda.current_stream().wait_event(event)") == 2
+    assert "torch.accelerator.current_stream().synchronize()" in new  # nothing kept beside it
+    assert any("its class `Prefetcher` keeps" in f.message for f in findings)
+
+
+def test_an_event_the_class_makes_does_not_keep_its_current_stream():
+    # megatron-core's schedule plan: `self._event = torch.cuda.Event()` in `__init__`, recorded on
+    # the current stream elsewhere: no side stream, so the current stream is the generic one
+    code = (
+        "import torch\n\n\nclass Plan:\n    def __init__(self):\n        self._event = torch.cuda.Event()\n\n"
+        "    def record(self):\n        self._event.record(torch.cuda.current_stream())\n"
+    )
+    new, _ = port(code, "neuron")
+    assert "self._event.record(torch.accelerator.current_stream())" in new
+
+
+# vllm batch_invariant.py / weight_utils.py: `current_platform.is_cuda()` asks the project's
+# platform object whether it is CUDA's; its body is CUDA's case and stays (BACK008)
+PLATFORM_CASE = {
+    "mylib/__init__.py": "",
+    "mylib/platforms/__init__.py": "current_platform = None\n",
+    "mylib/platforms/interface.py": "class Platform:\n    device_type = None\n",
+    **{
+        f"mylib/platforms/{d}.py": f'from .interface import Platform\n\n\nclass {d.title()}Platform(Platform):\n    device_type = "{d}"\n'
+        for d in ("cuda", "rocm", "xpu", "cpu")
+    },
+    "mylib/use.py": """
+        import torch
+
+        from mylib.platforms import current_platform
+
+
+        def enable(is_distributed):
+            if current_platform.is_cuda():
+                torch.backends.cuda.preferred_blas_library(backend="cublaslt")
+            if is_distributed and current_platform.is_cuda_alike():
+                device = f"cuda:{current_platform.current_device()}"
+            else:
+                device = "cpu"
+            return device
+    """,
+}
+
+
+def test_the_body_of_a_platform_is_cuda_test_stays(tmp_path):
+    write_files(tmp_path, PLATFORM_CASE)
+    new, findings = port_files(tmp_path, "neuron")["mylib/use.py"]
+    assert new == textwrap.dedent(PLATFORM_CASE["mylib/use.py"]).lstrip()
+    said = [f for f in findings if f.code == "BACK008"]
+    assert len(said) == 2 and "current_platform.is_cuda()" in said[0].message
+
+
+# vllm config/ec_transfer.py: a public configuration dataclass's device field defaults to
+# "cuda"; the default is the library's API (DEV016), as a public parameter's is
+CONFIG_FIELD = {
+    "lib/__init__.py": "",
+    "lib/config.py": """
+        from dataclasses import dataclass
+
+
+        @dataclass
+        class TransferConfig:
+            buffer_device: str | None = "cuda"
+            _scratch: str = "cuda"
+    """,
+}
+
+
+def test_a_public_config_field_default_device_stays(tmp_path):
+    write_files(tmp_path, CONFIG_FIELD)
+    new, findings = port_files(tmp_path, "neuron")["lib/config.py"]
+    assert 'buffer_device: str | None = "cuda"' in new and '_scratch: str = "neuron"' in new
+    (said,) = [f for f in findings if f.code == "DEV016"]
+    assert "TransferConfig.buffer_device" in said.message
+
+
+# vllm ec_shared_region.py / b12x.py: an early exit where CUDA is absent, before CUDA's own API
+# (torch.cuda.cudart, no twin on the targets) or an answer that stays CUDA's in a library
+# (is_current_stream_capturing): the test stays CUDA's. Before a generic call it is ported.
+EARLY_EXIT = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/region.py": """
+        import torch
+
+
+        class Region:
+            def pin_memory(self) -> None:
+                if self._is_pinned or not torch.cuda.is_available():
+                    return
+                return torch.cuda.cudart().cudaHostRegister(self._ptr, self._n, 0)
+
+
+        def _capture_alloc_forbidden() -> bool:
+            if not torch.cuda.is_available():
+                return False
+            try:
+                return bool(torch.cuda.is_current_stream_capturing())
+            except RuntimeError:
+                return False
+
+
+        def sync():
+            if not torch.cuda.is_available():
+                return
+            torch.cuda.synchronize()
+    """,
+}
+
+
+def test_an_early_exit_before_cudas_own_api_stays_cuda(tmp_path):
+    write_files(tmp_path, EARLY_EXIT)
+    new, findings = port_files(tmp_path, "neuron")["mylib/region.py"]
+    assert new.count("not torch.cuda.is_available()") == 2
+    assert "if not torch.accelerator.is_available():\n        return\n    torch.accelerator.synchronize()" in new
+    said = [f for f in findings if f.code == "BACK008"]
+    assert len(said) == 2 and "torch.cuda.cudart" in said[0].message
+
+
+# vllm utils/extensible_tensor.py: a CUDA virtual-memory buffer whose `__init__` raises unless
+# its device is CUDA's reports its device as torch.device("cuda", i): that stays CUDA's
+CUDA_CLASS = """
+import torch
+
+
+class ExtensibleTensor:
+    def __init__(self, device):
+        dev = torch.device(device)
+        if dev.type != "cuda":
+            raise ValueError(f"ExtensibleTensor requires a cuda device, got {dev}.")
+        self._device_index = dev.index
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device("cuda", self._device_index)
+
+
+class Portable:
+    def __init__(self, device):
+        if device is None:
+            raise ValueError("a device is needed")
+
+    def device(self, i):
+        return torch.device("cuda", i)
+"""
+
+
+def test_devices_of_a_class_whose_init_demands_cuda_stay():
+    new, findings = port(CUDA_CLASS, "neuron")
+    assert 'if dev.type != "cuda":' in new and 'return torch.device("cuda", self._device_index)' in new
+    assert 'return torch.device("neuron", i)' in new
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert said and all("`ExtensibleTensor` raises unless its device is CUDA's" in f.message for f in said)
+
+
+# vllm requirements/rubin-prerelease.txt: beside cuda.txt, rocm.txt, cpu.txt, a requirements
+# file that pins a CUDA build of torch is a CUDA variant's: left as it is, each fix reported.
+# The same file without the family beside it is ported.
+RUBIN = """
+--extra-index-url https://download.pytorch.org/whl/nightly/cu134
+torch==2.16.0.dev20261009+cu134
+cuda-python==13.4.1
+"""
+
+
+def test_a_cuda_variant_requirements_file_beside_a_device_family_stays(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "requirements/cuda.txt": "torch==2.9.0\n",
+            "requirements/rocm.txt": "torch==2.9.0\n",
+            "requirements/cpu.txt": "torch==2.9.0\n",
+            "requirements/rubin-prerelease.txt": RUBIN,
+        },
+    )
+    new, findings = port_files(tmp_path, "neuron")["requirements/rubin-prerelease.txt"]
+    assert new == RUBIN.lstrip()
+    assert any("a CUDA variant's file" in f.message for f in findings)
+
+
+def test_a_cuda_pinned_requirements_file_alone_is_ported(tmp_path):
+    write_files(tmp_path, {"requirements.txt": RUBIN})
+    new, findings = port_files(tmp_path, "neuron")["requirements.txt"]
+    assert "+cu134" not in new and not any("a CUDA variant's file" in f.message for f in findings)
+
+
+# vllm muse_spark omni.py: `torch.compile(fn, fullgraph=True, dynamic=True)` with no backend, in
+# a project that picks its device generically (the target's backend is chosen by itself, so
+# porter names none): on CUDA it is still inductor, which takes `dynamic=True`: it stays
+GENERIC_COMPILE = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/omni.py": """
+        import torch
+
+
+        class Model:
+            def __init__(self, cfg, enc):
+                self.enc = enc
+                if cfg.compile_mm_encoder:
+                    self.enc.fn = torch.compile(self.enc.fn, fullgraph=True, dynamic=True)
+                self.x = torch.zeros(2, device=torch.accelerator.current_accelerator())
+    """,
+}
+
+
+def test_dynamic_stays_where_the_port_names_no_backend(tmp_path):
+    write_files(tmp_path, GENERIC_COMPILE)
+    new, findings = port_files(tmp_path, "neuron")["mylib/omni.py"]
+    assert "torch.compile(self.enc.fn, fullgraph=True, dynamic=True)" in new
+    (said,) = [f for f in findings if f.code == "COMP003"]
+    assert "still compiles with inductor" in said.message
+
+
+def test_dynamic_goes_where_the_port_names_the_targets_backend():
+    new, _ = port("import torch\n\ndef f(fn):\n    return torch.compile(fn, dynamic=True)\n", "neuron")
+    assert 'torch.compile(fn, backend="neuron")' in new
+
+
+# vllm v1/conf_compute_utils.py: `torch.device("cuda", torch.cuda.current_device())` whose
+# "cuda" BACK009 keeps: its index stays CUDA's with it (no torch.accelerator half)
+KEPT_DEVICE_INDEX = {
+    **{k: v for k, v in PLATFORM_CASE.items() if k != "mylib/use.py"},
+    "mylib/conf.py": """
+        import torch
+
+
+        class D2H:
+            def __init__(self, device):
+                self.device = device
+
+            def stream(self):
+                return torch.device("cuda", torch.cuda.current_device())
+    """,
+}
+
+
+def test_the_index_of_a_kept_cuda_device_stays(tmp_path):
+    write_files(tmp_path, KEPT_DEVICE_INDEX)
+    new, findings = port_files(tmp_path, "neuron")["mylib/conf.py"]
+    assert 'torch.device("cuda", torch.cuda.current_device())' in new
+    assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings)

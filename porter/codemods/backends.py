@@ -80,6 +80,8 @@ HOSTS = frozenset({"cpu", "meta"})  # not an accelerator: a switch needs another
 _AVAILABLE_HELPER = re.compile(r"^is_(?:torch_)?([a-z]+?)_available$")
 _AVAILABLE_API = re.compile(r"^torch\.(?:backends\.)?([a-z]+)\.is_available$")
 _CUDA_NAMED = re.compile(r"cuda|nccl", re.I)
+# a device object's method that asks whether it is CUDA's (`platform.is_cuda()`, `.is_cuda_alike()`)
+_PLATFORM_QUERY = re.compile(r"^is_cuda(?:_alike)?$")
 # a module that imports the builder of CUDA extensions: build code (BACK007)
 _BUILDS_CUDA = re.compile(
     rb"^[ \t]*from[ \t]+torch\.utils\.cpp_extension[ \t]+import[^\n]*\bCUDAExtension\b", re.MULTILINE
@@ -161,7 +163,7 @@ class _Test:
     def __init__(self, device: str, node: cst.CSTNode, kind: str) -> None:
         self.device = device
         self.node = node  # the string, call or attribute that names the device
-        self.kind = kind  # "string" | "available" | "attribute"
+        self.kind = kind  # "string" | "available" | "attribute" | "backend" | "platform"
 
 
 def _device_pairs(node: cst.CSTNode) -> list[tuple[str, cst.BaseExpression]] | None:
@@ -450,7 +452,7 @@ class BackendsFamily(Family):
                 self._library = (evidence[0], classes)
         return self._library  # type: ignore[return-value]
 
-    def _names_cuda(self, node: cst.CSTNode) -> str | None:
+    def _names_cuda(self, node: cst.CSTNode, constants: bool = False) -> str | None:
         """What in `node` is CUDA's own: a "cuda" device string, a CUDA class of the project's
         family, `torch.cuda` as a value, or a `torch.cuda` API with no device-generic twin."""
         library = self.library()
@@ -462,7 +464,7 @@ class BackendsFamily(Family):
         for n in nodes:
             if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
                 qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
-                if qual.startswith("torch.cuda.") and not _ported_on(qual, self.ctx.target.name):
+                if qual.startswith("torch.cuda.") and not _ported_on(qual, self.ctx.target.name, constants):
                     return qual  # `torch.cuda.get_device_name` (CUDA007 on neuron): CUDA's own on this target
             if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda":
                 return self.ctx.code(n)
@@ -543,6 +545,16 @@ class BackendsFamily(Family):
                 if device_of(string_value(test.args[0].value)) == "cuda"
                 else None
             )
+        if (
+            isinstance(test, cst.Call)
+            and not test.args
+            and isinstance(test.func, cst.Attribute)
+            and _PLATFORM_QUERY.match(test.func.attr.value)
+            and not (self.ctx.qualname(test.func) or "").startswith("torch.")
+        ):
+            # `current_platform.is_cuda()`, `platform.is_cuda_alike()`: the project's own device
+            # object asked whether it is CUDA's (a method, where a tensor's `is_cuda` is a property)
+            return _Test("cuda", test, "platform")
         found = self._test(test)
         return found if found is not None and found.device == "cuda" else None
 
@@ -1688,6 +1700,7 @@ class BackendsFamily(Family):
         self._foreign_classes(node)
         self._visit_if(node)
         self._library_branch(node)
+        self._library_exit(node)
         self._choice_arms(node)
 
     def _foreign_classes(self, node: cst.If) -> None:
@@ -1728,6 +1741,48 @@ class BackendsFamily(Family):
         for stmt in node.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
         self._regions.append((region, node.test, message, None))
+
+    def _library_exit(self, node: cst.If) -> None:
+        """`if self._is_pinned or not torch.cuda.is_available(): return` before
+        `torch.cuda.cudart().cudaHostRegister(...)`, in a project with a device abstraction:
+        the early exit keeps CUDA's own API (one the target has no twin of, or one whose answer
+        stays CUDA's in a library) away from other devices. Asked of any accelerator it would
+        let the target reach that API: the test stays CUDA's (BACK008)."""
+        statements = self.ctx.current_statements
+        if self.library() is None or self.ctx.in_cuda_only_code() is not None or len(statements) < 2:
+            return
+        if node.orelse is not None or not _exits(node.body):
+            return
+        tests = [
+            o.expression
+            for o in _operands_of(node.test, cst.Or)
+            if isinstance(o, cst.UnaryOperation)
+            and isinstance(o.operator, cst.Not)
+            and isinstance(o.expression, cst.Call)
+            and self.ctx.qualname(o.expression.func) == "torch.cuda.is_available"
+        ]
+        if len(tests) != 1 or id(tests[0]) in self.ctx.keep_cuda:
+            return
+        body = getattr(statements[-2], "body", None)
+        block = body.body if isinstance(body, cst.IndentedBlock) else body if isinstance(body, list) else ()
+        after = next((list(block[i + 1 :]) for i, s in enumerate(block) if s is node), [])
+        used = next(
+            (u for s in after if (u := self._names_cuda(s, constants=True) or "").startswith("torch.cuda.")), None
+        )
+        if used is None:
+            return
+        library = self.library()
+        assert library is not None
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(tests[0]))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK008",
+            tests[0],
+            f"`if {_short(self.ctx.code(node.test))}` leaves early where CUDA is absent, before `{used}` (CUDA's own) below it, "
+            f"in a project with a device abstraction of its own ({library[0]}): kept on CUDA; {t.display}'s case belongs beside it, "
+            f"through the project's own device (its class or device for {t.display})",
+            applicability=Applicability.MANUAL,
+        )
 
     def _choice_arms(self, node: cst.If) -> None:
         """`if is_xpu_available(): x = x.to("xpu")` / `else: x = x.to("cuda")`: the statement
@@ -2257,11 +2312,25 @@ class BackendsFamily(Family):
         return updated
 
 
-def _ported_on(qual: str, target: str) -> bool:
+def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     """Whether porter ports the `torch.cuda.*` API `qual` to `target` (its row in
-    rules/cuda_api.toml names an action there): one it leaves (manual, unmapped) has no twin."""
+    rules/cuda_api.toml names an action there): one it leaves (manual, unmapped) has no twin.
+    `constants`: an answer written as the target's constant (`is_current_stream_capturing()`
+    -> `False`) counts as left, as in a library it is (CUDA's answer stays there)."""
     row = lookup(qual[len("torch.cuda.") :])
-    return row is not None and row.actions.get(target, "manual") not in ("manual", "delegate")
+    if row is None:
+        return False
+    action = row.actions.get(target, "manual")
+    if constants and action.startswith("expr ") and action[5:].strip() in ("True", "False", "None"):
+        return False
+    return action not in ("manual", "delegate")
+
+
+def _operands_of(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:
+    """The operands of a chain of one boolean operator (`a or b or c`)."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, op):
+        return [*_operands_of(node.left, op), *_operands_of(node.right, op)]
+    return [node]
 
 
 def _catches_import_error(handler: cst.ExceptHandler) -> bool:

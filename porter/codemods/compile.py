@@ -216,6 +216,25 @@ class CompileFamily(Family):
             and dynamic is not None
             and isinstance(dynamic.value, cst.Name)
             and dynamic.value.value == "True"
+            and backend is None
+            and not self._compiles_for_target(new)
+        ):
+            # no backend named, and the port names none (the target's is chosen by itself for
+            # its own tensors in a device-generic project): on CUDA this is still inductor,
+            # which takes `dynamic=True`; dropping it would recompile CUDA's per shape
+            self.ctx.report(
+                "COMP003",
+                original,
+                f"`dynamic=True` stays: no backend is named here and the port names none ({t.display}'s is chosen by itself for its tensors), "
+                f"so on CUDA this call still compiles with inductor, which takes it; {t.display}'s backend rejects it",
+                applicability=Applicability.MANUAL,
+                advice=f"Where this runs on {t.display}, pass `dynamic=False` (or None), e.g. from the project's device or platform object.",
+            )
+        elif (
+            t.name in NO_DYNAMIC
+            and dynamic is not None
+            and isinstance(dynamic.value, cst.Name)
+            and dynamic.value.value == "True"
             and not self._other_backend(backend)
         ):
             cand = self.without_kwargs(new, {"dynamic"})

@@ -32,7 +32,12 @@ from porter.config.ruledata import load_toml
 
 AVAILABLE = "torch.cuda.is_available"
 _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
+# a CUDA stream or event the code makes or enters (`torch.cuda.Stream()`, `with torch.cuda.stream(s)`)
 _STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
+# a side stream a class makes (`self.copy_stream = torch.cuda.Stream()`)
+_CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
+# a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
+_STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
 
@@ -123,13 +128,17 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._as_text: set[int] = set()  # calls whose answer is written out as text (str(), f-strings)
         self._classes: list[cst.ClassDef] = []  # the classes the walk is in, innermost last
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
-        self._streams: dict[int, bool] = {}  # id(function) -> it keeps a CUDA stream (`_stream_kept_here`)
+        self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
+        self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
+        elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
+            # `torch.device("cuda", torch.cuda.current_device())`: the index of that device
+            self._indexes[id(node.args[1].value)] = node.args[0].value
         elif len(node.args) == 1 and node.args[0].keyword is None and self.ctx.qualname(func) == "torch.device":
             # `torch.device(torch.cuda.current_device())` (fastai's default_device): a bare
             # index there means CUDA (`torch.device(0)` is `cuda:0`), so the device goes in
@@ -291,6 +300,17 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
+        device = self._indexes.get(id(original))
+        if device is not None and id(device) in self.ctx.keep_cuda:
+            # `torch.device("cuda", torch.cuda.current_device())` whose "cuda" stays (BACK009,
+            # GUARD004): its index is CUDA's current device, and stays with it
+            self.ctx.report(
+                "CUDA002",
+                original,
+                f"`{self.ctx.code(original)}` stays: it is the index of `{self.ctx.code(device)}`, a CUDA device this port keeps",
+                applicability=Applicability.MANUAL,
+            )
+            return self._keep_cuda_arguments(original, updated)
         found = self._row_for(original.func)
         if found is None:
             return updated
@@ -342,14 +362,14 @@ class CudaApiFamily(ReferenceTracker, Family):
             row.code == "CUDA006"
             and action.startswith("rename ")
             and self.ctx.in_cuda_only_code() is None
-            and self._stream_kept_here()
+            and (kept_by := self._stream_kept_here())
         ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
             self.ctx.report(
                 row.code,
                 original,
-                f"`torch.cuda.{suffix}()` stays beside the CUDA stream this function keeps (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
                 applicability=Applicability.MANUAL,
                 advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
             )
@@ -456,16 +476,27 @@ class CudaApiFamily(ReferenceTracker, Family):
             self._abstraction = project_abstraction(self.ctx.settings, self.ctx.path, self.ctx.source)
         return self._abstraction  # type: ignore[return-value]
 
-    def _stream_kept_here(self) -> bool:
-        """Whether the innermost function uses a CUDA stream API that this port leaves as it is
-        (`torch.cuda.Stream()`: manual on tpu and xla, an unsafe fix on neuron)."""
+    def _stream_kept_here(self) -> str | None:
+        """Where the CUDA stream code this call sits beside is kept, or None: the innermost
+        function uses a CUDA stream API that this port leaves as it is (`torch.cuda.Stream()`:
+        manual on tpu and xla, an unsafe fix on neuron) or names one as a type in its signature
+        (`event: torch.cuda.Event`); or the class it is a method of makes a side stream
+        (`self.copy_stream = torch.cuda.Stream()` in `__init__`, joined in another method)."""
         scope = self.ctx.scopes.innermost
         if scope is None:
-            return False
+            return None
+        if self._keeps_stream(scope, _STREAM_CALLS) or self._typed_stream(scope):
+            return "this function keeps"
+        cls = self._classes[-1] if self._classes else None
+        if cls is not None and any(s is scope for s in _methods(cls)) and self._keeps_stream(cls, _CLASS_STREAMS):
+            return f"its class `{cls.name.value}` keeps"
+        return None
+
+    def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
         if known is None:
             known = False
-            for n in _STREAM_CALLS.finditer(self.ctx.code(scope)):
+            for n in pattern.finditer(self.ctx.code(scope)):
                 row = api_table().get(n.group(1))
                 action = self._action(row) if row is not None else "manual"
                 unsafe = row is not None and self.ctx.target.name in row.unsafe and not self.ctx.settings.unsafe_fixes
@@ -474,6 +505,21 @@ class CudaApiFamily(ReferenceTracker, Family):
                     break
             self._streams[id(scope)] = known
         return known
+
+    def _typed_stream(self, scope: cst.CSTNode) -> bool:
+        """The function's parameters or result are typed as a CUDA stream or event (the types
+        stay: `torch.cuda.Event` has no safe port on neuron and none on tpu or xla)."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        params = scope.params
+        annotations = [
+            p.annotation
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.annotation is not None
+        ]
+        if scope.returns is not None:
+            annotations.append(scope.returns)
+        return any(_STREAM_TYPES.search(self.ctx.code(a.annotation)) for a in annotations)
 
     def _seeded_already(self, call: cst.Call) -> bool:
         """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`
@@ -609,3 +655,9 @@ def _names_cuda_device(node: cst.CSTNode) -> bool:
         and isinstance(node.parts[0], cst.FormattedStringText)
         and node.parts[0].value == "cuda:"
     )
+
+
+def _methods(cls: cst.ClassDef) -> list[cst.FunctionDef]:
+    """The functions defined directly in a class's body."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [s for s in body if isinstance(s, cst.FunctionDef)]

@@ -466,6 +466,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         return updated
 
     def _dot_cuda(self, original: cst.Call, updated: cst.Call):
+        if id(original) in self.ctx.keep_cuda:
+            return updated  # CUDA's code (guards.py: a module that needs a CUDA-only package)
         if b"def cuda(" in self.ctx.source:
             self.ctx.report(
                 "DEV001",
@@ -614,7 +616,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def _torch_device(self, original: cst.Call, updated: cst.Call):
         """`torch.device("cuda", i)`; a plain `torch.device("cuda[:N]")` ports by its string."""
         args = original.args
-        if len(args) != 2 or not cuda_device_index(string_value(args[0].value))[0]:
+        if (
+            len(args) != 2
+            or not cuda_device_index(string_value(args[0].value))[0]
+            or id(args[0].value) in self.ctx.keep_cuda
+        ):
             return updated
         t = self.ctx.target
         index = args[1].value

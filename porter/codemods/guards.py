@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
+from porter.codemods.device import cuda_device_index
 from porter.codemods.family import Family, string_value
 from porter.codemods.literals import in_package
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
@@ -36,6 +37,8 @@ from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
 from porter.analysis.cuda_only_index import RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
+from porter.config.cuda_packages import cuda_only_modules
+from porter.core.findings import Applicability
 
 
 def imported_cuda_only(settings) -> dict[str, str]:
@@ -645,6 +648,15 @@ class _DeviceChecks(cst.CSTVisitor):
         return not self.found
 
 
+class _DeviceTests(_DeviceChecks):
+    """Whether a subtree checks the device (as _DeviceChecks, a `try` aside)."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Try):
+            return not self.found
+        return super().on_visit(node)
+
+
 _DECIDES = (cst.SimpleStatementLine, cst.If, cst.For, cst.While, cst.With, cst.Try, cst.FunctionDef, cst.ClassDef)
 
 
@@ -979,7 +991,11 @@ class GuardsFamily(Family):
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
-        return super().wanted(ctx, source) and (has_token(source) or bool(imported_cuda_only(ctx.settings)))
+        return super().wanted(ctx, source) and (
+            has_token(source)
+            or bool(imported_cuda_only(ctx.settings))
+            or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
+        )
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -988,6 +1004,9 @@ class GuardsFamily(Family):
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
+        self._needs: str | None | bool = False  # _module_needs, read once
+        self._class_needs: dict[int, str | None] = {}  # id(class) -> _class_needs
+        self._registrations: set[int] = set()  # the device types of kernel registrations (KERN005's)
         self._counted: set[int] = set()
         self._negated: set[int] = set()  # operands of `not` (and of `or`): a new `and` gets parentheses
         self._tests: dict[int, bool] = {}  # id(if/while) -> its test asks torch.cuda.is_available()
@@ -1367,8 +1386,83 @@ class GuardsFamily(Family):
     def visit_SetComp(self, node: cst.SetComp) -> None:
         self._comprehension(node)
 
+    # -- a module that needs a CUDA-only package to be imported (GUARD004) ---------------
+
+    def _module_needs(self) -> str | None:
+        """The CUDA-only package (Helion, FlashInfer, DeepEP ...) this module imports at its top
+        level, outside any `if`/`try` (importing the module needs it), and uses beyond the
+        import, or None (read once per file)."""
+        if self._needs is False:
+            self._needs = _module_needs(self.ctx.module, self.ctx.target.name)
+            if self._needs is not None and self.ctx.module is not None:
+                # a module that checks the device (`if not x.is_cuda: return x + 1`) has a
+                # path for other devices beside its CUDA-only code: it is ported as usual
+                scan = _DeviceTests(self.ctx.imports)
+                self.ctx.module.visit(scan)
+                if scan.found:
+                    self._needs = None
+        return self._needs  # type: ignore[return-value]
+
+    def _device_literal(self, node: cst.CSTNode) -> None:
+        """A CUDA device named in a module that needs a CUDA-only package: the module runs on
+        CUDA only (the package runs nowhere else), so the device stays CUDA's; the target
+        needs a path of its own beside the module."""
+        if (
+            id(node) in self.ctx.keep_cuda
+            or id(node) in self._registrations
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        package = self._module_needs()
+        why = (
+            f"this module imports {package} at its top level (it cannot be imported without it) and uses it, "
+            f"and {package} runs only on NVIDIA GPUs"
+        )
+        if package is None:
+            cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
+            if cls is None:
+                return
+            if id(cls) not in self._class_needs:
+                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code)
+            found = self._class_needs[id(cls)]
+            if found is None:
+                return
+            why = found
+        self.ctx.keep_cuda.add(id(node))
+        shown = "`.cuda()`" if isinstance(node, cst.Call) else f"`{self.ctx.code(node)}`"
+        t = self.ctx.target.display
+        self.ctx.report(
+            "GUARD004",
+            node,
+            f"{shown} stays CUDA's: {why}, so this is CUDA's code; {t} needs a path of its own beside it "
+            "(the project's portable implementation, or a kernel for the target)",
+            applicability=Applicability.MANUAL,
+        )
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "cuda" in node.value and cuda_device_index(string_value(node))[0]:
+            self._device_literal(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        parts = node.parts
+        if parts and isinstance(parts[0], cst.FormattedStringText) and parts[0].value.startswith("cuda:"):
+            self._device_literal(node)
+
     def visit_Call(self, node: cst.Call) -> None:
         """`if torch.cuda.is_available(): <CUDA-only code>` keeps its CUDA test."""
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _REGISTERS:
+            self._registrations.update(id(n) for a in node.args if a.keyword is None for n in _walk(a.value))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device_types":
+                # `custom_op(..., device_types="cuda")`: a kernel registration, the kernels family's (KERN005)
+                self._registrations.update(id(n) for n in _walk(arg.value))
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "cuda"
+            and self.ctx.qualname(node.func) is None
+            and not node.args
+        ):
+            self._device_literal(node)  # `x.cuda()`
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
         if not self.facts.active:
@@ -1435,3 +1529,115 @@ class GuardsFamily(Family):
         ):
             return new
         return updated
+
+
+def _module_needs(module: cst.Module | None, target: str) -> str | None:
+    """The CUDA-only third-party package (porter.config.cuda_packages) that `module` imports
+    with a statement of its own body (not under `if`/`try`: importing the module needs it) and
+    whose names it uses elsewhere (a kernel decorator, a call), shown as `package`; None if none.
+    A file that only imports it (for a flag) is not such a module."""
+    if module is None:
+        return None
+    packages = cuda_only_modules(target)
+    bound: dict[str, str] = {}  # local name -> the package
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    name = dotted(alias.name) or ""
+                    package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
+                    if package is not None:
+                        local = alias.evaluated_alias or name.split(".")[0]
+                        bound[local] = package
+            elif (
+                isinstance(small, cst.ImportFrom)
+                and not small.relative
+                and small.module is not None
+                and not isinstance(small.names, cst.ImportStar)
+            ):
+                name = dotted(small.module) or ""
+                package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
+                if package is not None:
+                    for alias in small.names:
+                        bound[alias.evaluated_alias or (dotted(alias.name) or "")] = package
+    if not bound:
+        return None
+    uses = _NameUses(set(bound))
+    module.visit(uses)
+    return f"`{bound[min(uses.found)]}`" if uses.found else None
+
+
+# `dev.type != "cuda"`: what an `__init__` that demands CUDA tests (_class_needs)
+_OFF_CUDA = re.compile(rb"!=\s*[\"']cuda[\"']")
+
+# `op.register_kernel("cuda")`, `lib.impl(name, fn, "CUDA")`: the device a kernel is registered for
+_REGISTERS = frozenset({"register_kernel", "impl", "register_fake", "register_autocast"})
+
+
+def _package_of(node: cst.Import | cst.ImportFrom, packages: Sequence[str]) -> str | None:
+    """The CUDA-only package an import statement imports (from), if any."""
+    if isinstance(node, cst.Import):
+        names = [dotted(a.name) or "" for a in node.names]
+    elif node.relative or node.module is None:
+        return None
+    else:
+        names = [dotted(node.module) or ""]
+    return next((p for n in names for p in packages if n == p or n.startswith(p + ".")), None)
+
+
+def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
+    """Why `cls` is CUDA's class, or None: a method imports a CUDA-only third-party package as
+    a statement of its own body (not under `if`/`try`: a DeepEP all-to-all manager), or its
+    `__init__` raises unless its device is CUDA's (`if dev.type != "cuda": raise ...`: a CUDA
+    virtual-memory buffer). `code` prints a node."""
+    packages = cuda_only_modules(target)
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    name = cls.name.value
+    for method in body:
+        if not isinstance(method, cst.FunctionDef) or not isinstance(method.body, cst.IndentedBlock):
+            continue
+        for stmt in method.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, (cst.Import, cst.ImportFrom)) and (p := _package_of(small, packages)):
+                        return f"class `{name}` imports `{p}` in its methods (it is `{p}`'s class), and `{p}` runs only on NVIDIA GPUs"
+            elif (
+                method.name.value == "__init__"
+                and isinstance(stmt, cst.If)
+                and _raises(stmt.body)
+                and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
+            ):
+                return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+    return None
+
+
+def _raises(body: cst.BaseSuite) -> bool:
+    last = body.body[-1] if body.body else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    return isinstance(last, cst.Raise)
+
+
+class _NameUses(cst.CSTVisitor):
+    """The names of `wanted` used outside import statements."""
+
+    def __init__(self, wanted: set[str]) -> None:
+        super().__init__()
+        self.wanted = wanted
+        self.found: set[str] = set()
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `helion.Settings`: `helion`, not an attribute named like it
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.wanted:
+            self.found.add(node.value)

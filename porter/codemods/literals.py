@@ -195,6 +195,27 @@ class LiteralsFamily(FlowScopes, Family):
         super().visit_ClassDef(node)
         self._classes.append(node.name.value)
         self._enum_members(node)
+        self._public_fields(node)
+
+    def _public_fields(self, node: cst.ClassDef) -> None:
+        """`ec_buffer_device: str | None = "cuda"` in a library's public configuration class
+        (one a decorator such as `@dataclass` turns into its `__init__`): the field's default
+        is a public default like a parameter's (DEV016): it stays, reported."""
+        if not node.decorators or any(c.startswith("_") for c in self._classes) or not in_package(self.ctx):
+            return
+        for stmt in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if (
+                    isinstance(small, cst.AnnAssign)
+                    and small.value is not None
+                    and isinstance(small.target, cst.Name)
+                    and not small.target.value.startswith("_")
+                ):
+                    for string in _default_strings(self.ctx, small.value):
+                        self._keep([string])
+                        self.ctx.keep_public_default[id(string)] = ".".join([*self._classes, small.target.value])
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self._classes.pop()

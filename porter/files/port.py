@@ -10,6 +10,7 @@ from __future__ import annotations
 
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -104,16 +105,18 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return out
     except RecursionError:
         return _error(out, "nesting too deep to read")
-    sites = _kept_for_other_backends(sites, path, settings)
+    sites = _kept_for_other_backends(sites, path, settings, text.text)
     return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
 
 
-def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings) -> list[Site]:
+def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, text: str = "") -> list[Site]:
     """A port adds a backend; it does not rewrite another's configuration. Two kinds of file
     configure a backend that is not the target's:
     - one of a family of files per device (vLLM's `requirements/cuda.txt`, `rocm.txt`,
       `cpu.txt`, `tpu.txt`): the file named for a device is that device's, and the target's
-      is a file of its own beside it: every fix here is reported, none applied;
+      is a file of its own beside it: every fix here is reported, none applied; so is a file
+      beside such a family that pins a CUDA build of torch (`torch==2.16+cu134`, a `/whl/cu134`
+      index: a CUDA variant's requirements, vLLM's `rubin-prerelease.txt`);
     - in a project with backends of its own (`device_backends.abstraction`), a file that picks
       CUDA devices (`CUDA_VISIBLE_DEVICES`) configures a CUDA deployment of it: the variable
       stays, reported (ENV001), and the target's deployment sets its own."""
@@ -122,11 +125,19 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings) -
         return sites
     t = get_target(settings.target)
     family = device_file_family(path)
+    build = None if family is not None else _cuda_build(text)
+    if build is not None:
+        family = _cuda_variant(path)
     if family is not None:
         device, others = family
         shown = ", ".join(f"`{o}`" for o in others)
+        what = (
+            f"the {device} backend's file"
+            if build is None
+            else f"a CUDA variant's file (it pins a CUDA build of torch: `{build}`)"
+        )
         note = (
-            f"`{path}` is the {device} backend's file of a family of files per device (beside {shown}): left as it is; "
+            f"`{path}` is {what} of a family of files per device (beside {shown}): left as it is; "
             f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)"
         )
         return [
@@ -157,6 +168,31 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings) -
             )
         out.append(s)
     return out
+
+
+# a CUDA build of torch: its local version (`torch==2.16.0+cu134`) or the wheel index of one (`/whl/nightly/cu134`)
+_CUDA_BUILD = re.compile(
+    r"^\s*(?:torch\S*==\S+\+cu\d{2,3}\b|--(?:extra-)?index-url\s+\S+/whl/(?:nightly/|test/)?cu\d{2,3}\b)", re.M
+)
+
+
+def _cuda_build(text: str) -> str | None:
+    """The line of a requirements-like file that pins a CUDA build of torch, if any."""
+    m = _CUDA_BUILD.search(text) if "cu" in text else None
+    return m.group(0).strip() if m else None
+
+
+def _cuda_variant(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """("CUDA", the files named for devices beside `path`) when its folder holds two or more
+    files of the same suffix named for devices (a family per device), else None."""
+    p = Path(path)
+    try:
+        siblings = sorted(
+            c.name for c in p.parent.iterdir() if c.suffix == p.suffix and c.stem.lower() in DEVICES | VENDORS
+        )
+    except OSError:
+        return None
+    return ("CUDA", tuple(siblings)) if len(siblings) >= 2 else None
 
 
 def device_file_family(path: str) -> tuple[str, tuple[str, ...]] | None:
