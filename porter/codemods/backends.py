@@ -1994,6 +1994,15 @@ class BackendsFamily(Family):
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
             self._regions.append((region, branch.test, message, None))
             return None
+        if test.kind not in ("string", "attribute") and self.ctx.would_make_required("torch"):
+            # the target's test is torch's (`torch.accelerator…`), in a module that never imports torch
+            message = head + (
+                f"{t.display} has no branch: write one {where}, testing for {t.display} the way this module tests "
+                "for the other devices (it never imports torch: a module-level `import torch` would make torch "
+                "required to import the package)"
+            )
+            self._regions.append((region, branch.test, message, None))
+            return None
         new = cst.If(test=self._target_test(branch.test, test), body=body)
         codes = ", ".join(dict.fromkeys(applied)) or "nothing to change"
         message = head + f"a branch for {t.display} is added {where}: CUDA's, ported ({codes})"
@@ -2051,8 +2060,35 @@ class BackendsFamily(Family):
         )
         if still is not None:  # `torch.cuda.*` the port on its own did not reach (a name it could not resolve)
             return None, f"its port still calls `{dotted(still)}`", []
+        optional = self._optional_import(imports, ported)
+        if optional:
+            return (
+                None,
+                (
+                    f"its port needs `import {optional}`, which this module of a package never imports: "
+                    f"a module-level import would make {optional} required to import the package"
+                ),
+                [],
+            )
         self._add_imports(imports, ported)
         return fn.body.with_changes(indent=None), "", [f.code for f in findings if f.applied]
+
+    def _optional_import(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> str | None:
+        """`torch`, where the branch's port imports it and this module never does (not even
+        lazily), where the module belongs to a package (relative imports): transformers'
+        `utils/__init__.py` tests devices through helpers and imports no torch at all, and
+        `import transformers` must work without it. An application keeps the import."""
+        before = {cst.Module(body=[s]).code.strip() for s in had}
+        added = {
+            (dotted(alias.name) or "").split(".")[0]
+            for stmt in ported.body
+            if isinstance(stmt, cst.SimpleStatementLine) and cst.Module(body=[stmt]).code.strip() not in before
+            for small in stmt.body
+            if isinstance(small, cst.Import)
+            for alias in small.names
+        }
+        # the target's own packages (torch_xla…) are what a port to it runs on: imported as before
+        return "torch" if "torch" in added and self.ctx.would_make_required("torch") else None
 
     def _add_imports(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> None:
         """The imports the branch's port added, added to the file."""
@@ -2068,7 +2104,11 @@ class BackendsFamily(Family):
                             if alias.asname and isinstance(alias.asname.name, cst.Name)
                             else None
                         )
-                        self.ctx.add_import(dotted(alias.name) or "", asname=asname)
+                        name = dotted(alias.name) or ""
+                        if asname is None and "." not in name:
+                            self.ctx.import_where_used(name)  # a function's own import where the module's style is that
+                        else:
+                            self.ctx.add_import(name, asname=asname)
                 elif (
                     isinstance(small, cst.ImportFrom)
                     and small.module is not None
