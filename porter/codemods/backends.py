@@ -363,10 +363,26 @@ class BackendsFamily(Family):
             else:  # `x.is_cuda` -> `x.device.type == "xla"`
                 new = cst.parse_expression(f'({self.ctx.code(asks.node.value)}.device.type == "{t.device_type}")')
         else:
-            new = self.ctx.expr(t.available)
+            new = self._own_helper(asks) or self.ctx.expr(t.available)
             if asks.node is not test:  # an operand of `and`: keep the precedence
                 new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return test.deep_replace(asks.node, new) if asks.node is not test else new
+
+    def _own_helper(self, asks: _Test) -> cst.BaseExpression | None:
+        """`is_torch_neuron_available()` where CUDA's rung calls `is_torch_cuda_available()`
+        and the module has that helper for the target too (imported or defined): the rung
+        the module's other rungs are written in, with no new import."""
+        node = asks.node
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or node.args:
+            return None
+        m = _AVAILABLE_HELPER.match(node.func.value)
+        if m is None or m.group(1) != asks.device:
+            return None
+        name = node.func.value[: m.start(1)] + self.ctx.target.device_type + node.func.value[m.end(1) :]
+        defined = any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in self.ctx.module.body)
+        if not (defined or self.ctx.in_scope(name)) or self.ctx.scopes.shadows(name):
+            return None
+        return cst.Call(func=cst.Name(name))
 
     # -- `try: <CUDA-only import> ... except ImportError: <fallback>` -----------------------
 
@@ -1994,7 +2010,11 @@ class BackendsFamily(Family):
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
             self._regions.append((region, branch.test, message, None))
             return None
-        if test.kind not in ("string", "attribute") and self.ctx.would_make_required("torch"):
+        if (
+            test.kind not in ("string", "attribute")
+            and self._own_helper(test) is None
+            and self.ctx.would_make_required("torch")
+        ):
             # the target's test is torch's (`torch.accelerator…`), in a module that never imports torch
             message = head + (
                 f"{t.display} has no branch: write one {where}, testing for {t.display} the way this module tests "

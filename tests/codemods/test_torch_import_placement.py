@@ -161,3 +161,56 @@ def test_an_applications_plain_module_keeps_a_module_level_import():
     new, _ = port(code, "neuron")
     assert _top_level_imports(new) == ["import torch"]
     assert "return torch.accelerator.is_available()" in new
+
+
+def test_the_targets_own_helper_makes_the_rung_with_no_import(tmp_path):
+    # transformers imports is_torch_neuron_available beside the others: the rung calls it
+    helpers = textwrap.dedent("""
+    import importlib.util
+
+
+    def is_torch_cuda_available():
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            return torch.cuda.is_available()
+        return False
+
+
+    def is_torch_npu_available():
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            return torch.npu.is_available()
+        return False
+
+
+    def is_torch_xpu_available():
+        if importlib.util.find_spec("torch") is not None:
+            import torch
+
+            return torch.xpu.is_available()
+        return False
+
+
+    def is_torch_neuron_available():
+        return importlib.util.find_spec("torch_neuronx") is not None
+    """).lstrip()
+    init = textwrap.dedent("""
+    from .import_utils import is_torch_cuda_available, is_torch_neuron_available, is_torch_npu_available, is_torch_xpu_available
+
+
+    def get_available_devices():
+        devices = {"cpu"}
+        if is_torch_cuda_available():
+            devices.add("cuda")
+        if is_torch_npu_available():
+            devices.add("npu")
+        if is_torch_xpu_available():
+            devices.add("xpu")
+        return devices
+    """).lstrip()
+    write_files(tmp_path, {"lib/__init__.py": "", "lib/utils/__init__.py": init, "lib/utils/import_utils.py": helpers})
+    new, _ = port_files(tmp_path, "neuron")["lib/utils/__init__.py"]
+    assert _top_level_imports(new) == _top_level_imports(init)
+    assert '        devices.add("xpu")\n    if is_torch_neuron_available():\n        devices.add("neuron")\n' in new
