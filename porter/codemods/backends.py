@@ -2124,11 +2124,8 @@ class BackendsFamily(Family):
                             if alias.asname and isinstance(alias.asname.name, cst.Name)
                             else None
                         )
-                        name = dotted(alias.name) or ""
-                        if asname is None and "." not in name:
-                            self.ctx.import_where_used(name)  # a function's own import where the module's style is that
-                        else:
-                            self.ctx.add_import(name, asname=asname)
+                        # in the function, where the module's style is to import there
+                        self.ctx.import_where_used(dotted(alias.name) or "", asname)
                 elif (
                     isinstance(small, cst.ImportFrom)
                     and small.module is not None

@@ -378,9 +378,9 @@ class PortTransformer(cst.CSTTransformer):
         return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])
 
 
-def _with_local_imports(fn: cst.FunctionDef, modules: list[str]) -> cst.FunctionDef:
-    """`import m` at the top of `fn` (after its docstring and its own leading imports), for a
-    module that imports `m` only where it is used."""
+def _with_local_imports(fn: cst.FunctionDef, modules: list[tuple[str, str | None]]) -> cst.FunctionDef:
+    """`import m [as a]` at the top of `fn` (after its docstring and its own leading imports),
+    for a module that imports `m`'s package only where it is used."""
     if not isinstance(fn.body, cst.IndentedBlock):
         return fn
     body = list(fn.body.body)
@@ -396,8 +396,6 @@ def _with_local_imports(fn: cst.FunctionDef, modules: list[str]) -> cst.Function
             at = i + 1
         else:
             break
-    new = [
-        cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(name=cst.Name(m))])]) for m in sorted(modules)
-    ]
+    new = [cst.parse_statement(f"import {m} as {a}\n" if a else f"import {m}\n") for m, a in sorted(modules, key=str)]
     body[at:at] = new
     return fn.with_changes(body=fn.body.with_changes(body=body))

@@ -144,7 +144,7 @@ class PortContext:
         self._generic: bool | None = None
         self._module_bound: set[str] | None = None
         # id(original def) -> modules to import at the top of its body (the module's own lazy style)
-        self.local_imports: dict[int, list[str]] = {}
+        self.local_imports: dict[int, list[tuple[str, str | None]]] = {}
 
     @property
     def device_generic(self) -> bool:
@@ -321,8 +321,8 @@ class PortContext:
             if qualified == module or qualified.startswith(module + "."):
                 rest = qualified[len(module) :]
                 local = next((n for n, full in self.imports.names.items() if full == module), None)
-                if local is None or self.scopes.shadows(local):
-                    self.add_import(module, asname=alias)
+                if local is None or self.scopes.shadows(local) or not self.in_scope(local):
+                    self.import_where_used(module, asname=alias)
                     self.imports.names[alias] = module
                     local = alias
                 return cst.parse_expression(local + rest)
@@ -363,22 +363,23 @@ class PortContext:
             for small in small_statements(self.module, into_defs=False)
         )
 
-    def import_where_used(self, top: str) -> None:
-        """`import top` for the node being visited: at the top of its function where the
-        module imports `top` only inside functions, else at the module's top level (inside the
-        guard of a guarded torch import: porter.codemods.imports)."""
+    def import_where_used(self, module: str, asname: str | None = None) -> None:
+        """`import module [as asname]` for the node being visited: at the top of its function
+        where the module imports that package only inside functions, else at the module's top
+        level (inside the guard of a guarded torch import: porter.codemods.imports)."""
         functions = self.scopes.functions
-        if functions and self.imports_lazily(top):
+        if functions and self.imports_lazily(module.split(".")[0]):
             if self.cuda_only_code and self.in_cuda_only_code():
                 return
             wanted = self.local_imports.setdefault(id(functions[-1]), [])
-            if top not in wanted:
-                wanted.append(top)
+            if (module, asname) not in wanted:
+                wanted.append((module, asname))
             return
-        self.add_import(top)
-        self.imports.names.setdefault(top, top)
+        self.add_import(module, asname=asname)
+        local = asname or module.split(".")[0]
+        self.imports.names.setdefault(local, asname and module or local)
         if self._module_bound is not None:
-            self._module_bound.add(top)
+            self._module_bound.add(local)
 
     def release(self, node: cst.BaseExpression) -> None:
         """The name at the head of `node` is being replaced: drop its import if now unused."""

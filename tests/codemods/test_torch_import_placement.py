@@ -214,3 +214,26 @@ def test_the_targets_own_helper_makes_the_rung_with_no_import(tmp_path):
     new, _ = port_files(tmp_path, "neuron")["lib/utils/__init__.py"]
     assert _top_level_imports(new) == _top_level_imports(init)
     assert '        devices.add("xpu")\n    if is_torch_neuron_available():\n        devices.add("neuron")\n' in new
+
+
+def test_an_alias_imported_in_another_function_is_imported_where_used_xla():
+    code = textwrap.dedent("""
+    def device():
+        import torch_xla.core.xla_model as xm
+        return xm.xla_device()
+
+
+    def sync():
+        import torch
+        torch.cuda.synchronize()
+    """)
+    new, _ = port(code, "xla")
+    assert _top_level_imports(new) == []
+    sync = next(f for f in ast.parse(new).body if isinstance(f, ast.FunctionDef) and f.name == "sync")
+    imported = [ast.unparse(s) for s in sync.body if isinstance(s, ast.Import)]
+    assert "import torch_xla.core.xla_model as xm" in imported
+    compile(new, "ported.py", "exec")
+    # every name the ported sync() reads is bound in it
+    names = {n.id for n in ast.walk(sync) if isinstance(n, ast.Name)}
+    bound = {a.asname or a.name.split(".")[0] for s in sync.body if isinstance(s, ast.Import) for a in s.names}
+    assert names <= bound
