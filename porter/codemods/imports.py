@@ -163,8 +163,10 @@ def _add_in_guard(module: cst.Module, at: int, new: list[cst.SimpleStatementLine
     assert isinstance(guard, (cst.Try, cst.If)) and isinstance(guard.body, cst.IndentedBlock)
     inner = list(guard.body.body)
     first = next(i for i, s in enumerate(inner) if _imports_torch(s))
-    new[0] = new[0].with_changes(leading_lines=inner[first].leading_lines)
-    inner[first] = inner[first].with_changes(leading_lines=[])
+    there = inner[first]
+    assert isinstance(there, cst.SimpleStatementLine)  # _imports_torch: a plain import line
+    new[0] = new[0].with_changes(leading_lines=there.leading_lines)
+    inner[first] = there.with_changes(leading_lines=[])
     inner[first:first] = new
     body = list(module.body)
     body[at] = guard.with_changes(body=guard.body.with_changes(body=inner))
