@@ -173,6 +173,37 @@ def _import_statements(module: cst.Module) -> Iterator[cst.Import | cst.ImportFr
             yield small
 
 
+def import_bindings(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: bool = False) -> set[str]:
+    """Names the import statements under `body` bind (`import torch.cuda` binds `torch`);
+    with `into_defs=False`, not those of nested functions and classes."""
+    bound: set[str] = set()
+    for small in small_statements(body, into_defs=into_defs):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    bound.add(alias.asname.name.value)
+                else:
+                    bound.add(_module_name(alias.name).split(".")[0])
+        elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+            for alias in small.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    bound.add(alias.asname.name.value)
+                else:
+                    bound.add(_module_name(alias.name))
+    return bound
+
+
+def imported_modules(body: cst.CSTNode | Sequence[cst.CSTNode], *, into_defs: bool) -> set[str]:
+    """Top-level package of every absolute import under `body` (`from torch.cuda import x`: torch)."""
+    found: set[str] = set()
+    for small in small_statements(body, into_defs=into_defs):
+        if isinstance(small, cst.Import):
+            found.update(_module_name(a.name).split(".")[0] for a in small.names)
+        elif isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+            found.add(_module_name(small.module).split(".")[0])
+    return found
+
+
 def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
     """Names the function binds locally, read from its statements only.
 
@@ -250,6 +281,22 @@ class ScopeStack:
     @property
     def innermost(self) -> cst.FunctionDef | cst.Lambda | None:
         return self._stack[-1] if self._stack else None
+
+    @property
+    def functions(self) -> list[cst.FunctionDef]:
+        """The enclosing `def`s, outermost first."""
+        return [fn for fn in self._stack if isinstance(fn, cst.FunctionDef)]
+
+    def imports_in_scope(self, name: str) -> bool:
+        """An enclosing function imports `name` itself (`def f(): import torch`)."""
+        for fn in self.functions:
+            key = -id(fn)
+            bound = self._cache.get(key)
+            if bound is None:
+                bound = self._cache[key] = frozenset(import_bindings(fn.body))
+            if name in bound:
+                return True
+        return False
 
 
 class Resolver:

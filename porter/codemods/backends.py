@@ -363,10 +363,26 @@ class BackendsFamily(Family):
             else:  # `x.is_cuda` -> `x.device.type == "xla"`
                 new = cst.parse_expression(f'({self.ctx.code(asks.node.value)}.device.type == "{t.device_type}")')
         else:
-            new = self.ctx.expr(t.available)
+            new = self._own_helper(asks) or self.ctx.expr(t.available)
             if asks.node is not test:  # an operand of `and`: keep the precedence
                 new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         return test.deep_replace(asks.node, new) if asks.node is not test else new
+
+    def _own_helper(self, asks: _Test) -> cst.BaseExpression | None:
+        """`is_torch_neuron_available()` where CUDA's rung calls `is_torch_cuda_available()`
+        and the module has that helper for the target too (imported or defined): the rung
+        the module's other rungs are written in, with no new import."""
+        node = asks.node
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or node.args:
+            return None
+        m = _AVAILABLE_HELPER.match(node.func.value)
+        if m is None or m.group(1) != asks.device:
+            return None
+        name = node.func.value[: m.start(1)] + self.ctx.target.device_type + node.func.value[m.end(1) :]
+        defined = any(isinstance(s, cst.FunctionDef) and s.name.value == name for s in self.ctx.module.body)
+        if not (defined or self.ctx.in_scope(name)) or self.ctx.scopes.shadows(name):
+            return None
+        return cst.Call(func=cst.Name(name))
 
     # -- `try: <CUDA-only import> ... except ImportError: <fallback>` -----------------------
 
@@ -1994,6 +2010,19 @@ class BackendsFamily(Family):
             message = head + f"{t.display} has no branch: write one {where} ({why_not})"
             self._regions.append((region, branch.test, message, None))
             return None
+        if (
+            test.kind not in ("string", "attribute")
+            and self._own_helper(test) is None
+            and self.ctx.would_make_required("torch")
+        ):
+            # the target's test is torch's (`torch.accelerator…`), in a module that never imports torch
+            message = head + (
+                f"{t.display} has no branch: write one {where}, testing for {t.display} the way this module tests "
+                "for the other devices (it never imports torch: a module-level `import torch` would make torch "
+                "required to import the package)"
+            )
+            self._regions.append((region, branch.test, message, None))
+            return None
         new = cst.If(test=self._target_test(branch.test, test), body=body)
         codes = ", ".join(dict.fromkeys(applied)) or "nothing to change"
         message = head + f"a branch for {t.display} is added {where}: CUDA's, ported ({codes})"
@@ -2051,8 +2080,35 @@ class BackendsFamily(Family):
         )
         if still is not None:  # `torch.cuda.*` the port on its own did not reach (a name it could not resolve)
             return None, f"its port still calls `{dotted(still)}`", []
+        optional = self._optional_import(imports, ported)
+        if optional:
+            return (
+                None,
+                (
+                    f"its port needs `import {optional}`, which this module of a package never imports: "
+                    f"a module-level import would make {optional} required to import the package"
+                ),
+                [],
+            )
         self._add_imports(imports, ported)
         return fn.body.with_changes(indent=None), "", [f.code for f in findings if f.applied]
+
+    def _optional_import(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> str | None:
+        """`torch`, where the branch's port imports it and this module never does (not even
+        lazily), where the module belongs to a package (relative imports): transformers'
+        `utils/__init__.py` tests devices through helpers and imports no torch at all, and
+        `import transformers` must work without it. An application keeps the import."""
+        before = {cst.Module(body=[s]).code.strip() for s in had}
+        added = {
+            (dotted(alias.name) or "").split(".")[0]
+            for stmt in ported.body
+            if isinstance(stmt, cst.SimpleStatementLine) and cst.Module(body=[stmt]).code.strip() not in before
+            for small in stmt.body
+            if isinstance(small, cst.Import)
+            for alias in small.names
+        }
+        # the target's own packages (torch_xla…) are what a port to it runs on: imported as before
+        return "torch" if "torch" in added and self.ctx.would_make_required("torch") else None
 
     def _add_imports(self, had: list[cst.SimpleStatementLine], ported: cst.Module) -> None:
         """The imports the branch's port added, added to the file."""
@@ -2068,7 +2124,8 @@ class BackendsFamily(Family):
                             if alias.asname and isinstance(alias.asname.name, cst.Name)
                             else None
                         )
-                        self.ctx.add_import(dotted(alias.name) or "", asname=asname)
+                        # in the function, where the module's style is to import there
+                        self.ctx.import_where_used(dotted(alias.name) or "", asname)
                 elif (
                     isinstance(small, cst.ImportFrom)
                     and small.module is not None

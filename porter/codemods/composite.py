@@ -143,6 +143,10 @@ class PortTransformer(cst.CSTTransformer):
                 self._rewritten[id(result)] = result  # a rewritten `try: X` may repeat the one before
         elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
             result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
+        if cls is cst.FunctionDef and same and self.ctx.local_imports:
+            wanted = self.ctx.local_imports.pop(id(original_node), None)
+            if wanted:
+                result = _with_local_imports(result, wanted)
         if cls in _STATEMENT_TYPES:
             self.ctx.current_statements.pop()
             if (
@@ -372,3 +376,26 @@ class PortTransformer(cst.CSTTransformer):
         if not new_lines:
             return result
         return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])
+
+
+def _with_local_imports(fn: cst.FunctionDef, modules: list[tuple[str, str | None]]) -> cst.FunctionDef:
+    """`import m [as a]` at the top of `fn` (after its docstring and its own leading imports),
+    for a module that imports `m`'s package only where it is used."""
+    if not isinstance(fn.body, cst.IndentedBlock):
+        return fn
+    body = list(fn.body.body)
+    at = 0
+    for i, stmt in enumerate(body):
+        small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+        is_doc = (
+            i == 0
+            and isinstance(small, cst.Expr)
+            and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+        )
+        if is_doc or isinstance(small, (cst.Import, cst.ImportFrom)):
+            at = i + 1
+        else:
+            break
+    new = [cst.parse_statement(f"import {m} as {a}\n" if a else f"import {m}\n") for m, a in sorted(modules, key=str)]
+    body[at:at] = new
+    return fn.with_changes(body=fn.body.with_changes(body=body))

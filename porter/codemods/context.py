@@ -18,7 +18,16 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from porter.core.findings import Applicability, Finding, Position
 from porter.analysis.generic import keeps_generic_selection, selects_generically
 from porter.analysis.positions import positions
-from porter.analysis.resolve import ImportTable, Resolver, ScopeStack, dotted
+from porter.analysis.resolve import (
+    ImportTable,
+    Resolver,
+    ScopeStack,
+    dotted,
+    import_bindings,
+    imported_modules,
+    name_assignments,
+    small_statements,
+)
 from porter.config.ruledata import Rule, all_rules, rule_enabled
 from porter.config.settings import Settings
 from porter.core.suppressions import Suppressions
@@ -133,6 +142,9 @@ class PortContext:
         }
         self.file_ignored_codes = suppressions.file_codes
         self._generic: bool | None = None
+        self._module_bound: set[str] | None = None
+        # id(original def) -> modules to import at the top of its body (the module's own lazy style)
+        self.local_imports: dict[int, list[tuple[str, str | None]]] = {}
 
     @property
     def device_generic(self) -> bool:
@@ -309,18 +321,65 @@ class PortContext:
             if qualified == module or qualified.startswith(module + "."):
                 rest = qualified[len(module) :]
                 local = next((n for n, full in self.imports.names.items() if full == module), None)
-                if local is None or self.scopes.shadows(local):
-                    self.add_import(module, asname=alias)
+                if local is None or self.scopes.shadows(local) or not self.in_scope(local):
+                    self.import_where_used(module, asname=alias)
                     self.imports.names[alias] = module
                     local = alias
                 return cst.parse_expression(local + rest)
         local = self.imports.local_name_for(qualified)
-        if local is None or self.scopes.shadows(local.split(".")[0]):
+        if local is None or self.scopes.shadows(local.split(".")[0]) or not self.in_scope(local.split(".")[0]):
             top = qualified.split(".")[0]
-            self.add_import(top)
-            self.imports.names.setdefault(top, top)
+            self.import_where_used(top)
             local = qualified
         return cst.parse_expression(local)
+
+    def in_scope(self, name: str) -> bool:
+        """`name` is bound where the node being visited is: at the module's top level (a
+        guarded `try: import torch` too) or by an import in an enclosing function; an import
+        in another function does not count."""
+        if self._module_bound is None:
+            bound = import_bindings(self.module)
+            bound.update(n for n, _ in name_assignments(self.module))
+            if self.imports.star_modules and self.imports.names.get("torch") == "torch":
+                bound.add("torch")  # bind_torch_from_star
+            self._module_bound = bound
+        return name in self._module_bound or self.scopes.imports_in_scope(name)
+
+    def imports_lazily(self, top: str) -> bool:
+        """The module imports `top` only inside functions (its style: torch loaded when used)."""
+        return top not in imported_modules(self.module, into_defs=False) and top in imported_modules(
+            self.module, into_defs=True
+        )
+
+    def would_make_required(self, top: str) -> bool:
+        """A module of a package (relative imports) that imports `top` nowhere, not even
+        lazily: a new module-level `import top` would make `top` required to import the
+        package (transformers' `utils/__init__.py` and torch, an optional extra there). An
+        application's script keeps today's import."""
+        if top in imported_modules(self.module, into_defs=True) or self.in_scope(top):
+            return False
+        return self.path.endswith("__init__.py") or any(
+            isinstance(small, cst.ImportFrom) and small.relative
+            for small in small_statements(self.module, into_defs=False)
+        )
+
+    def import_where_used(self, module: str, asname: str | None = None) -> None:
+        """`import module [as asname]` for the node being visited: at the top of its function
+        where the module imports that package only inside functions, else at the module's top
+        level (inside the guard of a guarded torch import: porter.codemods.imports)."""
+        functions = self.scopes.functions
+        if functions and self.imports_lazily(module.split(".")[0]):
+            if self.cuda_only_code and self.in_cuda_only_code():
+                return
+            wanted = self.local_imports.setdefault(id(functions[-1]), [])
+            if (module, asname) not in wanted:
+                wanted.append((module, asname))
+            return
+        self.add_import(module, asname=asname)
+        local = asname or module.split(".")[0]
+        self.imports.names.setdefault(local, asname and module or local)
+        if self._module_bound is not None:
+            self._module_bound.add(local)
 
     def release(self, node: cst.BaseExpression) -> None:
         """The name at the head of `node` is being replaced: drop its import if now unused."""

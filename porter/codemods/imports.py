@@ -109,6 +109,9 @@ def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Mod
         )
         new.append(cst.SimpleStatementLine(body=[cst.Import(names=[alias])]))
     if new:
+        guarded = _torch_guard(module) if not _has_torch_binding(module.body) else None
+        if guarded is not None:
+            return _add_in_guard(module, guarded, new, other, context)
         body = list(module.body)
         at = _anchor(body)
         is_docstring_only = at == 0 and _plain_import(body[0]) is None
@@ -118,6 +121,56 @@ def add_imports(module: cst.Module, items: list[ImportItem], context) -> cst.Mod
             body[at + 1] = body[at + 1].with_changes(leading_lines=[cst.EmptyLine()])
         body[at + 1 : at + 1] = new
         module = module.with_changes(body=body)
+    if other:
+        context.scratch[AddImportsVisitor.CONTEXT_KEY] = other
+        module = AddImportsVisitor(context).transform_module(module)
+    return module
+
+
+def _binds_torch(stmt: cst.CSTNode) -> bool:
+    """`import torch` / `import torch.x` (binds `torch` itself) at this statement."""
+    imp = _plain_import(stmt)
+    return type(imp) is cst.Import and any(
+        alias.asname is None and (dotted(alias.name) or "").split(".")[0] == "torch" for alias in imp.names
+    )
+
+
+def _has_torch_binding(body: Sequence[cst.BaseStatement]) -> bool:
+    return any(_binds_torch(s) for s in body)
+
+
+def _imports_torch(stmt: cst.CSTNode) -> bool:
+    imp = _plain_import(stmt)
+    return imp is not None and _module_of(imp).split(".")[0] in TORCH_GROUP
+
+
+def _torch_guard(module: cst.Module) -> int | None:
+    """Index of the module-level `try:` (or `if`) whose body imports torch, where the module
+    imports torch nowhere else at its top level: torch is optional there (composer's
+    `try: import torch.utils.collect_env … except ImportError`), and a new `import torch`
+    belongs inside that guard, not above it where a torch-less install fails on import."""
+    if any(_imports_torch(s) for s in module.body):
+        return None
+    for i, stmt in enumerate(module.body):
+        if isinstance(stmt, (cst.Try, cst.If)) and isinstance(stmt.body, cst.IndentedBlock):
+            if any(_imports_torch(s) for s in stmt.body.body):
+                return i
+    return None
+
+
+def _add_in_guard(module: cst.Module, at: int, new: list[cst.SimpleStatementLine], other, context) -> cst.Module:
+    guard = module.body[at]
+    assert isinstance(guard, (cst.Try, cst.If)) and isinstance(guard.body, cst.IndentedBlock)
+    inner = list(guard.body.body)
+    first = next(i for i, s in enumerate(inner) if _imports_torch(s))
+    there = inner[first]
+    assert isinstance(there, cst.SimpleStatementLine)  # _imports_torch: a plain import line
+    new[0] = new[0].with_changes(leading_lines=there.leading_lines)
+    inner[first] = there.with_changes(leading_lines=[])
+    inner[first:first] = new
+    body = list(module.body)
+    body[at] = guard.with_changes(body=guard.body.with_changes(body=inner))
+    module = module.with_changes(body=body)
     if other:
         context.scratch[AddImportsVisitor.CONTEXT_KEY] = other
         module = AddImportsVisitor(context).transform_module(module)
