@@ -878,3 +878,31 @@ def test_the_index_of_a_kept_cuda_device_stays(tmp_path):
     new, findings = port_files(tmp_path, "neuron")["mylib/conf.py"]
     assert 'torch.device("cuda", torch.cuda.current_device())' in new
     assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings)
+
+
+# vllm fusion/rocm_aiter_fusion.py, fused_moe/experts/rocm_aiter_moe.py: a module named for
+# ROCm; ROCm's torch device is also "cuda", so its device names AMD's GPU, not a target's
+ROCM_MODULE = """
+import torch
+
+
+def workspace(n):
+    device = torch.device("cuda")
+    ids = torch.empty(n, dtype=torch.int32, device="cuda")
+    return torch.empty(n, device=device), ids
+"""
+
+
+@pytest.mark.parametrize("path", ["fusion/rocm_aiter_fusion.py", "platforms/rocm/ops.py", "kernels/amd/moe.py"])
+def test_devices_of_a_module_named_for_rocm_stay(path):
+    new, findings = port(ROCM_MODULE, "neuron", path=path)
+    assert new == ROCM_MODULE
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert len(said) == 2 and all("ROCm's" in f.message for f in said)
+
+
+@pytest.mark.parametrize("path", ["fusion/fusion.py", "models/chip_module.py", "cromulent/ops.py"])
+def test_devices_of_other_modules_are_ported(path):
+    # `chip` holds `hip`, `cromulent` holds `rocm`... as letters, not as a word of the name
+    new, findings = port(ROCM_MODULE, "neuron", path=path)
+    assert '"neuron"' in new and not any(f.code == "GUARD004" for f in findings)

@@ -52,6 +52,8 @@ HOSTS = frozenset({"cpu"})
 # folders of a per-device family whose code runs on torch's `cuda` device (CUDA's, a GPU vendor's)
 VENDORS = frozenset({"nvidia", "amd"})
 CUDA_FOLDERS = frozenset({"cuda", "nvidia", "amd", "rocm", "hip"})
+# words naming AMD's GPU stack, whose torch device is also `cuda` (ROCm builds of torch)
+ROCM_WORDS = frozenset({"amd", "rocm", "hip"})
 # bytes a file must show to be read: a class statement naming a device word
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _INDUCTOR_LINE = re.compile(rb"^.*inductor.*$", re.MULTILINE)
