@@ -1421,9 +1421,12 @@ class GuardsFamily(Family):
             f"and {package} runs only on NVIDIA GPUs"
         )
         if package is None and (rocm := _rocm_module(self.ctx.path)) is not None:
-            package, why = rocm, (
-                f"this module is ROCm's (its path names `{rocm}`), and ROCm's torch device is also called "
-                '"cuda" (AMD GPUs run on torch\'s `cuda` device)'
+            package, why = (
+                rocm,
+                (
+                    f"this module is ROCm's (its path names `{rocm}`), and ROCm's torch device is also called "
+                    '"cuda" (AMD GPUs run on torch\'s `cuda` device)'
+                ),
             )
         if package is None:
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
