@@ -878,3 +878,126 @@ def test_the_index_of_a_kept_cuda_device_stays(tmp_path):
     new, findings = port_files(tmp_path, "neuron")["mylib/conf.py"]
     assert 'torch.device("cuda", torch.cuda.current_device())' in new
     assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings)
+
+
+# vllm fusion/rocm_aiter_fusion.py, fused_moe/experts/rocm_aiter_moe.py: a module named for
+# ROCm; ROCm's torch device is also "cuda", so its device names AMD's GPU, not a target's
+ROCM_MODULE = """
+import torch
+
+
+def workspace(n):
+    device = torch.device("cuda")
+    ids = torch.empty(n, dtype=torch.int32, device="cuda")
+    return torch.empty(n, device=device), ids
+"""
+
+
+@pytest.mark.parametrize("path", ["fusion/rocm_aiter_fusion.py", "platforms/rocm/ops.py", "kernels/amd/moe.py"])
+def test_devices_of_a_module_named_for_rocm_stay(path):
+    new, findings = port(ROCM_MODULE, "neuron", path=path)
+    assert new == ROCM_MODULE
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert len(said) == 2 and all("ROCm's" in f.message for f in said)
+
+
+@pytest.mark.parametrize("path", ["fusion/fusion.py", "models/chip_module.py", "cromulent/ops.py"])
+def test_devices_of_other_modules_are_ported(path):
+    # `chip` holds `hip`, `cromulent` holds `rocm`... as letters, not as a word of the name
+    new, findings = port(ROCM_MODULE, "neuron", path=path)
+    assert '"neuron"' in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm weight_utils.py: `torch.device(f"cuda:{current_platform.current_device()}")` where
+# `current_platform` comes from the project's folder of a module per device (`platforms/cuda.py`
+# beside `rocm.py`, `cpu.py`), in a project with a device abstraction (a class per device)
+PLATFORM_PROJECT = {
+    "mylib/__init__.py": "",
+    "mylib/platforms/__init__.py": "from mylib.platforms.interface import Platform\n\ncurrent_platform = Platform()\n",
+    "mylib/platforms/interface.py": """
+        class Platform:
+            device_type = "cpu"
+
+            def current_device(self):
+                return 0
+        """,
+    "mylib/platforms/cuda.py": """
+        from mylib.platforms.interface import Platform
+
+
+        class CudaPlatformBase(Platform):
+            device_type = "cuda"
+        """,
+    "mylib/comm/base.py": "class Communicator:\n    pass\n",
+    "mylib/comm/cuda.py": "from mylib.comm.base import Communicator\n\n\nclass CudaCommunicator(Communicator):\n    pass\n",
+    "mylib/comm/cpu.py": "from mylib.comm.base import Communicator\n\n\nclass CpuCommunicator(Communicator):\n    pass\n",
+    "mylib/platforms/rocm.py": """
+        from mylib.platforms.interface import Platform
+
+
+        class RocmPlatform(Platform):
+            device_type = "cuda"
+        """,
+    "mylib/platforms/cpu.py": """
+        from mylib.platforms.interface import Platform
+
+
+        class CpuPlatform(Platform):
+            device_type = "cpu"
+        """,
+    "mylib/loader.py": """
+        import torch
+
+        from mylib.platforms import current_platform
+
+
+        def load(n, rank, dist):
+            device = torch.device(f"cuda:{current_platform.current_device()}")
+            other = torch.device(f"cuda:{rank}")
+            where = f"cuda:{current_platform.current_device()}" if dist else "cpu"
+            return torch.zeros(n, device=device), other, where
+        """,
+    "mylib/state.py": """
+        import torch.distributed as dist
+
+
+        def backend_name():
+            from mylib.platforms import current_platform
+
+            return current_platform.device_type
+
+
+        def initialize(backend=None):
+            backend = backend or "nccl"
+            dist.new_group([0, 1], backend=backend)
+        """,
+    "mylib/plain.py": """
+        import torch
+
+
+        def load(n, rank, backend=None):
+            torch.distributed.new_group([0], backend=backend or "nccl")
+            return torch.zeros(n, device=f"cuda:{rank}")
+        """,
+}
+
+
+def test_a_cuda_device_beside_the_projects_platform_object_stays(tmp_path):
+    write_files(tmp_path, PLATFORM_PROJECT)
+    ported = port_files(tmp_path, "neuron")
+    new, findings = ported["mylib/loader.py"]
+    assert new == textwrap.dedent(PLATFORM_PROJECT["mylib/loader.py"]).lstrip()
+    said = sorted((f.start.line, f.message) for f in findings if f.code == "BACK009")
+    assert [line for line, _ in said] == [7, 8, 9]
+    # the module reads the project's platform object: the device is at hand there
+    assert "take it from `current_platform` rather" in said[0][1]
+    # the choice of a device beside the index the platform object answers
+    assert "(`current_platform`, from `mylib.platforms`" in said[2][1]
+    # a fallback backend where the module imports the platform object: kept, reported
+    state, found = ported["mylib/state.py"]
+    assert 'backend = backend or "nccl"' in state
+    (back,) = [f for f in found if f.code == "BACK009"]
+    assert "falls back to CUDA's" in back.message and "`current_platform`" in back.message
+    # a module without the platform object is ported as usual
+    plain, _ = ported["mylib/plain.py"]
+    assert 'device=f"neuron:{rank}"' in plain and '"nccl"' not in plain

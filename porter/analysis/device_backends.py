@@ -52,6 +52,8 @@ HOSTS = frozenset({"cpu"})
 # folders of a per-device family whose code runs on torch's `cuda` device (CUDA's, a GPU vendor's)
 VENDORS = frozenset({"nvidia", "amd"})
 CUDA_FOLDERS = frozenset({"cuda", "nvidia", "amd", "rocm", "hip"})
+# words naming AMD's GPU stack, whose torch device is also `cuda` (ROCm builds of torch)
+ROCM_WORDS = frozenset({"amd", "rocm", "hip"})
 # bytes a file must show to be read: a class statement naming a device word
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _INDUCTOR_LINE = re.compile(rb"^.*inductor.*$", re.MULTILINE)
@@ -136,6 +138,9 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
             {f"{DIRS}{folder}={','.join(others)}" for folder, others in family_folders.values() if folder.endswith("/")}
         )
     )
+    # the folder of a per-device family of modules (`platforms/` holding `cuda.py`, `rocm.py`,
+    # `xpu.py`): where the project's device object lives, as a folder of its classes per device
+    module_folders = sorted({f.rpartition("/")[0] for f, _ in family_folders.values() if f.endswith(".py")})
     if found:
         members = sorted((c for f in found for c in f), key=lambda c: (c.device != "cuda", c.name))
         cuda = next(c for c in members if c.device == "cuda")
@@ -150,14 +155,18 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
         return (
             why,
             *(f"{c.device}={c.name}" for c in members),
-            *(f"@{f}" for f in folders),
+            *(f"@{f}" for f in [*folders, *(m for m in module_folders if m not in folders)]),
             *(f"!{what}={answer}" for what, answer in sorted(answered.items())),
             *dirs,
         )
     modules = sorted((p, f) for p, f in family_folders.items() if f[0].endswith(".py"))
     if modules:
         first, (_, siblings) = modules[0]
-        return (f"a module per device ({first} beside {', '.join(siblings)})", *dirs)
+        return (
+            f"a module per device ({first} beside {', '.join(siblings)})",
+            *(f"@{m}" for m in module_folders),
+            *dirs,
+        )
     for path, source in files:
         if not _CUDA_STRING.search(source):
             continue

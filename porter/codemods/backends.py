@@ -280,6 +280,7 @@ class BackendsFamily(Family):
         self._backend_dirs: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (CUDA's folder, its siblings)
         self._accessor: str | None | bool = False  # a name imported from those folders (`get_accelerator`)
         self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
+        self._abstraction_names: dict[str, str] | None = None  # local name -> the module it came from
         self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
@@ -674,6 +675,92 @@ class BackendsFamily(Family):
                             self._accessor = small.names[0].evaluated_alias or dotted(small.names[0].name)
         return self._accessor  # type: ignore[return-value]
 
+    def _names_from_abstraction(self) -> dict[str, str]:
+        """The names this module imports (anywhere in it) from the folders of the project's
+        classes per device (`from vllm.platforms import current_platform`): local name -> the
+        module named in the import. The project's own device object, at hand."""
+        if self._abstraction_names is None:
+            self._abstraction_names = {}
+            if self._folders and self.ctx.module is not None:
+                for small in _imports_from(self.ctx.module):
+                    if small.module is None or small.relative or isinstance(small.names, cst.ImportStar):
+                        continue
+                    where = (dotted(small.module) or "").replace(".", "/")
+                    if where and any(f == where or f.endswith("/" + where) for f in self._folders):
+                        for alias in small.names:
+                            local = alias.evaluated_alias or dotted(alias.name)
+                            if local:
+                                self._abstraction_names[local] = dotted(small.module) or ""
+        return self._abstraction_names
+
+    def _fallback_beside_platform(self, node: cst.BooleanOperation) -> None:
+        """`backend = backend or "nccl"` in a module that imports the project's own device object
+        (a name from the folder of its classes per device): CUDA's collective backend (or device)
+        as the fallback of a value the caller passes, where the project names each device's own
+        through that object. It stays CUDA's (BACK009); the target's goes through the object."""
+        value = string_value(node.right)
+        if (
+            value is None
+            or not (value.lower() == "nccl" or device_of(value) == "cuda")
+            or id(node.right) in self.ctx.keep_cuda
+            or self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        names = self._names_from_abstraction()
+        if not names:
+            return
+        used = sorted(names)[0]
+        self.ctx.keep_cuda.add(id(node.right))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK009",
+            node.right,
+            f"`{_short(self.ctx.code(node))}` falls back to CUDA's `{self.ctx.code(node.right)}` in a module that imports the project's own "
+            f"device object (`{used}`, from `{names[used]}`, where its classes per device live): kept; on {t.display}, pass the target's "
+            f"or take it from `{used}` rather than naming {t.display}",
+            applicability=Applicability.MANUAL,
+        )
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        """`f"cuda:{current_platform.current_device()}"`: CUDA's device type beside an index the
+        project's own device object answers (a name imported from the folder of its classes per
+        device): the line already goes through the abstraction, which names each device's type
+        itself; the literal stays CUDA's (BACK009) and the target's case is reported."""
+        parts = node.parts
+        if (
+            not parts
+            or not isinstance(parts[0], cst.FormattedStringText)
+            or parts[0].value != "cuda:"
+            or id(node) in self.ctx.keep_cuda
+            or self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        names = self._names_from_abstraction()
+        used = next(
+            (
+                n.value
+                for p in parts
+                if isinstance(p, cst.FormattedStringExpression)
+                for n in _nodes(p.expression)
+                if isinstance(n, cst.Name) and n.value in names
+            ),
+            None,
+        )
+        if used is None:
+            return
+        self.ctx.keep_cuda.add(id(node))
+        t = self.ctx.target
+        self.ctx.report(
+            "BACK009",
+            node,
+            f"`{_short(self.ctx.code(node))}` names CUDA's device type beside the index the project's own device object answers "
+            f"(`{used}`, from `{names[used]}`, where its classes per device live): kept; on {t.display}, take the device type "
+            f"from `{used}` too rather than naming {t.display}",
+            applicability=Applicability.MANUAL,
+        )
+
     def _device_at_hand(self) -> str | None:
         """The device the code has at hand: a `device` parameter of the function, a
         `self.<...>device` the class reads, or the project's accessor the module imports."""
@@ -691,7 +778,10 @@ class BackendsFamily(Family):
             if m is not None:
                 return m.group(0)
         accessor = self._imported_accessor()
-        return f"{accessor}()" if accessor else None
+        if not accessor:
+            return None
+        # `get_accelerator()` is called; `current_platform` is an object the module reads
+        return f"{accessor}()" if f"{accessor}(".encode() in (self.ctx.source or b"") else accessor
 
     def _device_positions(self, node: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `node` that take a device type or a collective backend."""
@@ -1143,6 +1233,8 @@ class BackendsFamily(Family):
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """`torch.version.hip is not None and torch.cuda.is_available()`: a ROCm question.
         `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
+        if isinstance(node.operator, cst.Or):
+            self._fallback_beside_platform(node)
         if (
             isinstance(node.operator, cst.And)
             and self._hip
@@ -2594,3 +2686,15 @@ def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[st
         and (dotted(a) or "").split(".")[0] in ("torch", *[k for k, v in torch_names.items() if v == "torch"])
     }
     return [f for f in found if f not in torch_attrs]
+
+
+def _imports_from(module: cst.Module) -> list[cst.ImportFrom]:
+    """Every `from ... import ...` of `module`, at any depth."""
+    found: list[cst.ImportFrom] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            found.append(node)
+
+    module.visit(_Find())
+    return found

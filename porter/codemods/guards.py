@@ -36,6 +36,7 @@ from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the 
 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
 from porter.analysis.cuda_only_index import RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
 from porter.config.cuda_packages import cuda_only_modules
 from porter.core.findings import Applicability
@@ -995,6 +996,7 @@ class GuardsFamily(Family):
             has_token(source)
             or bool(imported_cuda_only(ctx.settings))
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
+            or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
         )
 
     def __init__(self, ctx) -> None:
@@ -1418,6 +1420,14 @@ class GuardsFamily(Family):
             f"this module imports {package} at its top level (it cannot be imported without it) and uses it, "
             f"and {package} runs only on NVIDIA GPUs"
         )
+        if package is None and (rocm := _rocm_module(self.ctx.path)) is not None:
+            package, why = (
+                rocm,
+                (
+                    f"this module is ROCm's (its path names `{rocm}`), and ROCm's torch device is also called "
+                    '"cuda" (AMD GPUs run on torch\'s `cuda` device)'
+                ),
+            )
         if package is None:
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
             if cls is None:
@@ -1529,6 +1539,17 @@ class GuardsFamily(Family):
         ):
             return new
         return updated
+
+
+def _rocm_module(path: str) -> str | None:
+    """The part of `path` that names AMD's ROCm (a folder `rocm/`, a module `rocm_aiter_moe.py`:
+    a word of its name between `_`, `-` or `.`), or None. Such a module is ROCm's code, and ROCm's
+    torch device is also `cuda`: its "cuda" is AMD's GPU, not NVIDIA's and not a target's."""
+    for part in path.replace("\\", "/").removeprefix("./").split("/"):
+        stem = part[:-3] if part.endswith(".py") else part
+        if any(word in ROCM_WORDS for word in re.split(r"[_.\-]+", stem.lower())):
+            return part
+    return None
 
 
 def _module_needs(module: cst.Module | None, target: str) -> str | None:
