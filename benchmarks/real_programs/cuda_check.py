@@ -27,6 +27,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from fetch import Program, load_manifest, program_root  # noqa: E402 - found through the sys.path entry above
+from harness import side_job  # noqa: E402 - found through the sys.path entry above
+
 REPO = HERE.parents[1]
 SIDE = HERE / "side.py"
 DOC = REPO / "docs" / "real-programs.md"
@@ -77,9 +81,6 @@ RTOL = 1e-5  # run.py's tolerance between the CPU reference and the XLA port
 
 
 def prepare(names: list[str], bundle: Path) -> None:
-    sys.path.insert(0, str(HERE))
-    from fetch import load_manifest, program_root
-
     chosen = [p for p in load_manifest() if p.name in names]
     if bundle.exists():
         shutil.rmtree(bundle)
@@ -96,8 +97,7 @@ def prepare(names: list[str], bundle: Path) -> None:
             proc = subprocess.run([*cmd, "--no-cache", "-q"], capture_output=True, text=True, check=False)
             if proc.returncode not in (0, 1):  # 1: findings left for a person
                 raise SystemExit(f"{p.name}: porter exited {proc.returncode}: {proc.stderr[-2000:]}")
-        job = asdict(p)
-        entries.append(job)
+        entries.append(asdict(p))
     (bundle / "programs.json").write_text(json.dumps(entries, indent=1))
     wheels = bundle / "wheels"
     subprocess.run(
@@ -112,28 +112,10 @@ def _run_one(program: dict, label: str, tree: str, side: str, bundle: Path, out:
     work = out / "work" / program["name"] / label
     work.mkdir(parents=True, exist_ok=True)
     root = (bundle / program["name"] / tree).resolve()
-    job = {
-        "side": "cpu" if side == "cpu" else "cuda",
-        "cuda_like_cpu": side == "cuda-like-cpu",
-        "deterministic": side in ("cuda-det", "cuda-like-cpu"),
-        "root": str(root),
-        "entry": program["entry"],
-        "argv": program["argv"],
-        "call": str(HERE / "entries" / program["call"]) if program["call"] else None,
-        "cwd": str(work / "cwd"),
-        "losses": program["losses"],
-        "out": str(work / "result.json"),
-        "setup": program["setup"],
-        "fake_datasets": program["fake_datasets"],
-        "dataset_size": program["dataset_size"],
-        "no_dropout": program["no_dropout"],
-        "sys_path": program["sys_path"],
-        "xla_compat": False,  # no torch-xla on a GPU host
-        "fixed_shuffle": program["fixed_shuffle"],
-        "accelerate_single_process": program["accelerate_single_process"],
-        "threads": None,
-        "jitter": False,
-    }
+    job = side_job(Program(**program), "cpu" if side == "cpu" else "cuda", root, work)
+    job["xla_compat"] = False  # no torch-xla on a GPU host
+    job["cuda_like_cpu"] = side == "cuda-like-cpu"
+    job["deterministic"] = side in ("cuda-det", "cuda-like-cpu")
     (work / "job.json").write_text(json.dumps(job, indent=1))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
     env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", USE_TORCH_XLA="0")

@@ -173,11 +173,9 @@ def port(root: Path, target: str, out: Path) -> PortOutcome:
     return outcome
 
 
-def run_side(program: Program, side: str, tree: Path, work: Path, threads: int | None = None) -> dict:
-    """One side; `threads`: the noise-floor run of the original (that many threads, its weights
-    jittered after every step)."""
-    work.mkdir(parents=True, exist_ok=True)
-    job = {
+def side_job(program: Program, side: str, tree: Path, work: Path, threads: int | None = None) -> dict:
+    """What side.py reads: one side of `program`, run from `tree`, writing under `work`."""
+    return {
         "side": side,
         "root": str(tree),
         "entry": program.entry,
@@ -197,6 +195,13 @@ def run_side(program: Program, side: str, tree: Path, work: Path, threads: int |
         "threads": threads,
         "jitter": threads is not None,
     }
+
+
+def run_side(program: Program, side: str, tree: Path, work: Path, threads: int | None = None) -> dict:
+    """One side; `threads`: the noise-floor run of the original (that many threads, its weights
+    jittered after every step)."""
+    work.mkdir(parents=True, exist_ok=True)
+    job = side_job(program, side, tree, work, threads)
     (work / "job.json").write_text(json.dumps(job, indent=1))
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE")}
     env.update(

@@ -69,7 +69,7 @@ def verdict_notes(r) -> list[str]:
 def sections(r: ParityResult) -> list[Section]:
     return [
         *_sides(r),
-        *_errors(r),
+        *side_errors(r.reference, r.ported),
         *_outputs(r),
         *_layers(r),
         *_weights(r),
@@ -94,10 +94,10 @@ def _sides(r: ParityResult) -> list[Section]:
     ]
 
 
-def _errors(r: ParityResult) -> list[Section]:
-    """Each side that failed: where, how, and the tail of its log."""
+def side_errors(*sides) -> list[Section]:
+    """Each side that failed: where, how, and the tail of its log (parity and script reports)."""
     out: list[Section] = []
-    for s in (r.reference, r.ported):
+    for s in sides:
         if s is not None and s.error:
             e = s.error
             out.append(

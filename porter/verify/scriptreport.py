@@ -12,7 +12,7 @@ from pathlib import Path
 
 from porter.core.textsafe import controls_escaped
 from porter.verify import noise
-from porter.verify.report import Section, _g, _ms, verdict_notes
+from porter.verify.report import Section, _g, _ms, side_errors, verdict_notes
 from porter.verify.tracecmp import ScriptResult
 
 
@@ -58,7 +58,7 @@ def sections(r: ScriptResult) -> list[Section]:
             notes,
         )
     )
-    out += _errors(r)
+    out += side_errors(r.reference, r.ported)
     out += _loss_curves(r)
     out += _ranks(r)
     out += _modules(r)
@@ -73,31 +73,6 @@ def sections(r: ScriptResult) -> list[Section]:
                 [],
             )
         )
-    return out
-
-
-def _errors(r: ScriptResult) -> list[Section]:
-    """Each side that failed: where, how, and the tail of its log."""
-    out: list[Section] = []
-    for s in (r.reference, r.ported):
-        if s is not None and s.error:
-            e = s.error
-            out.append(
-                (
-                    f"{s.role} error",
-                    ["phase", "kind", "type", "location", "message"],
-                    [
-                        [
-                            e.get("phase", "?"),
-                            e.get("kind", "?"),
-                            e.get("type", ""),
-                            e.get("location") or "—",
-                            (e.get("message") or "")[:300],
-                        ]
-                    ],
-                    [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
-                )
-            )
     return out
 
 
