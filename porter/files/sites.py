@@ -35,7 +35,7 @@ class Site:
     applicability: Applicability | None = None  # default: the rule's for the target
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class Text:
@@ -48,7 +48,7 @@ class Text:
         # lines end as str.splitlines ends them for these files (pip, YAML, editors): CRLF, LF, or
         # a lone CR
         starts, breaks = [0], []
-        for brk in _LINE_BREAK.finditer(self.text):
+        for brk in LINE_BREAK.finditer(self.text):
             breaks.append(brk.start())
             starts.append(brk.end())
         self.line_starts, self._breaks = starts, breaks

@@ -17,10 +17,9 @@ from porter.config.settings import Settings
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
 from porter.files.deps.target_packages import added_message, insertion, missing_lines
-from porter.files.sites import Site, Text
+from porter.files.sites import LINE_BREAK, Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _REQ_OPTION = re.compile(r"\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 
@@ -45,7 +44,7 @@ def lines(text: str) -> list[Line]:
         start = at
         parts: list[str] = []
         while True:
-            brk = _LINE_END.search(text, at)
+            brk = LINE_BREAK.search(text, at)
             end = n if brk is None else brk.start()
             physical = text[at:end]
             nxt = n if brk is None else brk.end()
