@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.core.findings import Finding
+from porter.files.sites import LINE_BREAK
 
 
 def normalised_text(lines: list[str], finding: Finding) -> str:
@@ -61,7 +62,9 @@ def forget_folders() -> None:
 
 def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, base: Path | None = None) -> list[str]:
     """Fingerprints for one file's findings, in the order given."""
-    lines = (source or b"").decode("utf-8", "replace").splitlines()
+    # lines as Python numbers them (CR LF, CR, LF): `str.splitlines` also splits at form feeds
+    # and separators, and would hash another line than the finding's
+    lines = LINE_BREAK.split((source or b"").decode("utf-8", "replace"))
     where = identity_path(path, base)
     seen: Counter = Counter()
     out: list[tuple[int, str]] = []

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from porter import __version__
 from porter.core.findings import FileResult, Finding, Severity
 from porter.config.ruledata import all_rules, doc_uri
 from porter.config.settings import Settings
+from porter.files.sites import LINE_BREAK
 
 TOOL_NAME = "porter"
 
 UNUSED_CODE = "PORT100"
 UNUSED_NAME = "unused-suppression"
-
-
-_LINE_END = re.compile("\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -97,7 +94,7 @@ class LintRun:
             # lines end where Python's tokenizer ends them (CR LF, CR, LF), not at the form
             # feeds and separators `str.splitlines` also splits at: the finding's line is the
             # one shown
-            lines = self._lines[path] = _LINE_END.split(src.decode("utf-8", "replace"))
+            lines = self._lines[path] = LINE_BREAK.split(src.decode("utf-8", "replace"))
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def fixable_now(self, finding: Finding) -> bool:
