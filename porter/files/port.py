@@ -106,6 +106,8 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
     except RecursionError:
         return _error(out, "nesting too deep to read")
     sites = _kept_for_other_backends(sites, path, settings, text.text)
+    if settings.portable:
+        sites = _kept_for_cuda_hosts(sites, path, settings)
     return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
 
 
@@ -168,6 +170,30 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
             )
         out.append(s)
     return out
+
+
+def _kept_for_cuda_hosts(sites: list[Site], path: str, settings: Settings) -> list[Site]:
+    """`--portable` ports Python so that it runs unchanged on CUDA, the CPU and the target;
+    a file around it (requirements, an image, a launcher, a config) has no spelling that does:
+    it builds or starts CUDA's hosts too, and the target's fix (a CPU build of torch, the
+    target's packages, its visible-cores variable) would break them. Every fix is reported with
+    what it would change, none applied; the target's variant goes in a file of its own."""
+    t = get_target(settings.target)
+    name = Path(path).name
+    stem, dot, suffix = name.partition(".")
+    beside = f"{stem}-{t.device_type}.{suffix}" if dot else f"{name}.{t.device_type}"
+    note = (
+        f"`--portable` keeps CUDA hosts working and `{name}` configures them too: left as it is; "
+        f"{t.display}'s version goes in a file of its own beside it (`{beside}`)"
+    )
+    return [
+        replace(
+            s, replacement=None, message=f"{note} (what porter would change: {s.message or s.code})", applicability=None
+        )
+        if s.replacement is not None
+        else s
+        for s in sites
+    ]
 
 
 # a CUDA build of torch: its local version (`torch==2.16.0+cu134`) or the wheel index of one (`/whl/nightly/cu134`)

@@ -217,3 +217,16 @@ def test_build_read_evidence():
     ]
     got = read_by_build(names, lambda n: texts.get(n))
     assert got == ("p/requirements/requirements.txt", "p/reqs.txt", "q/requirements.txt")
+
+
+def test_portable_leaves_the_files_that_build_cuda_hosts():
+    """`--portable` code runs on CUDA too: the requirements that build CUDA's environment keep
+    their CUDA torch and get no target packages; each fix is reported with what it would be."""
+    text = "torch==2.14.0+cu121\nnumpy\n"
+    r = port_file("requirements.txt", text, "neuron", imported_after_port=(), portable=True)
+    assert r.new_source is None
+    found = {f.code: f for f in r.findings}
+    assert {"DEP001", "DEP004"} <= set(found) and not any(f.applied for f in r.findings)
+    assert "`requirements-neuron.txt`" in found["DEP004"].message and "torch-neuronx" in found["DEP004"].message
+    alone = ported("requirements.txt", text, "neuron", imported_after_port=())
+    assert "torch-neuronx" in alone  # without --portable the port is for the target
