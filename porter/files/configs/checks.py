@@ -184,96 +184,85 @@ def _deepspeed(root: Value, done: set[int]) -> list[Site]:
 def _generic(root: Value, text: str, target: str, done: set[int]) -> list[Site]:
     out: list[Site] = []
     for path, key_span, node in walk(root):
-        if id(node) in done:
-            continue
-        key = path[-1] if path else ""
-        if node.kind == "map" and {k for k, _, _ in node.entries} >= {"name", "value"}:
-            # Kubernetes-style `- name: CUDA_VISIBLE_DEVICES` / `value: "0"`
-            name, value = node.get("name"), node.get("value")
-            if name is not None and name.text and envvars.rule_of(name.text) and value is not None:
-                done.add(id(name))
-                done.add(id(value))
-                name_span = name.inner or (name.start, name.end)
-                out.extend(
-                    envvars.assignment(
-                        text,
-                        target,
-                        name.text,
-                        name_span,
-                        value.text if value.inner else None,
-                        value.inner or (value.start, value.end),
-                    )
-                )
-            continue
-        if key_span is not None and envvars.rule_of(key):
-            done.add(id(node))
-            value_text = node.text if node.kind == "scalar" and node.inner is not None else None
-            out.extend(
-                envvars.assignment(
-                    text, target, key, _key_inner(text, key_span), value_text, node.inner or (node.start, node.end)
-                )
-            )
-            continue
-        if (
-            key_span is not None
-            and node.kind == "scalar"
-            and (
-                (key.lower() == "gres" and "gpu" in (node.text or "").lower())
-                or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)
-            )
-        ):
-            out.append(
-                Site(
-                    "LCH003",
-                    key_span[0],
-                    node.end,
-                    None,
-                    message=f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)",
-                )
-            )
-            continue
-        if key_span is not None and key == "nvidia.com/gpu":
-            out.append(
-                Site(
-                    "CTR002",
-                    key_span[0],
-                    node.end,
-                    None,
-                    message="`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs",
-                )
-            )
-            continue
-        kernel = _kernel_option(key, node)
-        if kernel is not None and key_span is not None:
-            out.append(Site("CFG006", key_span[0], node.end, None, message=kernel))
-            continue
-        if (
-            node.kind == "scalar"
-            and isinstance(node.scalar, str)
-            and node.inner is None
-            and text[node.start : node.start + 1] in ("|", ">")
-        ):
-            out.extend(_block_lines(key, node, text, target))
-            continue
-        # a one-line command (`run: nvidia-smi`), or one of a list of them (GitLab's `script:`,
-        # Buildkite's `commands:`), written as it is
-        shell_key = key if key_span is not None else (path[-2] if len(path) > 1 and path[-1].isdigit() else "")
-        if (
-            node.kind == "scalar"
-            and isinstance(node.scalar, str)
-            and node.inner is not None
-            and shell_key.lower() in _SHELL_KEYS
-            and "\n" not in text[node.inner[0] : node.inner[1]]
-        ):
-            out.extend(_block_lines(shell_key, node, text, target, node.inner))
-            continue
-        if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
-            out.append(
-                Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA")
-            )
-        elif key_span is not None and _CUDA_KEY.search(key) and node.kind == "scalar":
-            out.append(Site("CFG005", key_span[0], node.end, None, message=f"`{key}` is a CUDA setting"))
+        if id(node) not in done:
+            out.extend(_setting(path, key_span, node, text, target, done))
     return out
+
+
+def _setting(
+    path: tuple[str, ...], key_span: tuple[int, int] | None, node: Value, text: str, target: str, done: set[int]
+) -> list[Site]:
+    """The sites of one setting of any config, by the first of these it is: an environment
+    variable (a `name:`/`value:` pair or a key), a GPU request, a kernel switch, shell, a CUDA name."""
+    key = path[-1] if path else ""
+    if node.kind == "map" and {k for k, _, _ in node.entries} >= {"name", "value"}:
+        return _named_variable(node, text, target, done)
+    if key_span is not None and envvars.rule_of(key):
+        done.add(id(node))
+        value_text = node.text if node.kind == "scalar" and node.inner is not None else None
+        value_span = node.inner or (node.start, node.end)
+        return envvars.assignment(text, target, key, _key_inner(text, key_span), value_text, value_span)
+    request = _gpu_request(path, key, key_span, node)
+    if request is not None:
+        return [request]
+    kernel = _kernel_option(key, node)
+    if kernel is not None and key_span is not None:
+        return [Site("CFG006", key_span[0], node.end, None, message=kernel)]
+    shell = _shell_lines(path, key, key_span, node, text, target)
+    if shell is not None:
+        return shell
+    if node.kind == "scalar" and isinstance(node.scalar, str) and _CUDA_VALUE.fullmatch(node.scalar.strip()):
+        return [Site("CFG005", node.start, node.end, None, message=f"`{key or 'a value'}: {node.scalar}` names CUDA")]
+    if key_span is not None and _CUDA_KEY.search(key) and node.kind == "scalar":
+        return [Site("CFG005", key_span[0], node.end, None, message=f"`{key}` is a CUDA setting")]
+    return []
+
+
+def _named_variable(node: Value, text: str, target: str, done: set[int]) -> list[Site]:
+    """A Kubernetes-style `- name: CUDA_VISIBLE_DEVICES` / `value: "0"` entry: an environment
+    variable written as a map, checked as an assignment (its parts then taken off the walk)."""
+    name, value = node.get("name"), node.get("value")
+    if name is None or not name.text or not envvars.rule_of(name.text) or value is None:
+        return []
+    done.add(id(name))
+    done.add(id(value))
+    name_span = name.inner or (name.start, name.end)
+    literal = value.text if value.inner else None
+    return envvars.assignment(text, target, name.text, name_span, literal, value.inner or (value.start, value.end))
+
+
+def _gpu_request(path: tuple[str, ...], key: str, key_span: tuple[int, int] | None, node: Value) -> Site | None:
+    """A setting that asks for GPUs: Slurm's `gres: gpu:1` or a launcher's `gpus_per_node`
+    (LCH003), Kubernetes' `nvidia.com/gpu` resource (CTR002); or None."""
+    if key_span is None:
+        return None
+    if node.kind == "scalar" and (
+        (key.lower() == "gres" and "gpu" in (node.text or "").lower())
+        or (key in _SLURM_GPU_KEYS and "launcher" in path and (node.text or "") not in _FALSY)
+    ):
+        message = f"`{key}: {node.text}` asks Slurm for GPUs (a launcher's setting)"
+        return Site("LCH003", key_span[0], node.end, None, message=message)
+    if key == "nvidia.com/gpu":
+        message = "`nvidia.com/gpu`: a Kubernetes request for NVIDIA GPUs"
+        return Site("CTR002", key_span[0], node.end, None, message=message)
+    return None
+
+
+def _shell_lines(
+    path: tuple[str, ...], key: str, key_span: tuple[int, int] | None, node: Value, text: str, target: str
+) -> list[Site] | None:
+    """A string setting read line by line (`_block_lines`): a block scalar (`run: |`), or a
+    one-line command under a shell key; None for any other setting."""
+    if node.kind != "scalar" or not isinstance(node.scalar, str):
+        return None
+    if node.inner is None and text[node.start : node.start + 1] in ("|", ">"):
+        return _block_lines(key, node, text, target)
+    # a one-line command (`run: nvidia-smi`), or one of a list of them (GitLab's `script:`,
+    # Buildkite's `commands:`), written as it is
+    shell_key = key if key_span is not None else (path[-2] if len(path) > 1 and path[-1].isdigit() else "")
+    if node.inner is not None and shell_key.lower() in _SHELL_KEYS and "\n" not in text[node.inner[0] : node.inner[1]]:
+        return _block_lines(shell_key, node, text, target, node.inner)
+    return None
 
 
 def _kernel_option(key: str, node: Value) -> str | None:

@@ -35,6 +35,22 @@ def _service(text: Text, service: Node, target: str) -> list[Site]:
     if isinstance(image, ScalarNode):
         s = scalar(text, image)
         out.extend(image_sites(s.value, s.inner[0] if s.inner else s.start, target))
+    out.extend(_gpu_requests(text, service, target))
+    out.extend(_environment(text, get(service, "environment"), target))
+    build = get(service, "build")
+    if build is not None:
+        out.extend(_environment(text, get(build, "args"), target))
+    for key in ("command", "entrypoint"):
+        node = get(service, key)
+        if node is not None:
+            out.extend(_command(text, node, target))
+    return out
+
+
+def _gpu_requests(text: Text, service: Node, target: str) -> list[Site]:
+    """The three ways a service asks for NVIDIA GPUs (CTR002): NVIDIA's container runtime, a
+    device reservation of the `nvidia` driver or the `gpu` capability, a `/dev/nvidia*` device."""
+    out: list[Site] = []
     runtime = get(service, "runtime")
     if isinstance(runtime, ScalarNode) and runtime.value == "nvidia":
         out.append(_gpus(text, runtime, target, "`runtime: nvidia` runs the service on NVIDIA's container runtime"))
@@ -46,15 +62,6 @@ def _service(text: Text, service: Node, target: str) -> list[Site]:
     for device in sequence(get(service, "devices")):
         if isinstance(device, ScalarNode) and "/dev/nvidia" in device.value:
             out.append(_gpus(text, device, target, f"`{device.value}` maps an NVIDIA device in"))
-    for key in ("environment",):
-        out.extend(_environment(text, get(service, key), target))
-    build = get(service, "build")
-    if build is not None:
-        out.extend(_environment(text, get(build, "args"), target))
-    for key in ("command", "entrypoint"):
-        node = get(service, key)
-        if node is not None:
-            out.extend(_command(text, node, target))
     return out
 
 

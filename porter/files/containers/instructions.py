@@ -31,49 +31,60 @@ def instructions(text: str) -> list[Instruction]:
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
-    escape = "\\"
+    escape, i = _directives(lines)
     out: list[Instruction] = []
-    i = 0
-    directives = True
     while i < len(lines):
-        raw = lines[i]
-        body = raw.rstrip("\r\n")
+        body = lines[i].rstrip("\r\n")
         stripped = body.strip()
-        if directives:
-            m = _DIRECTIVE.match(stripped)
-            if m is not None:
-                if m.group(1).lower() == "escape" and m.group(2) in ("\\", "`"):
-                    escape = m.group(2)
-                i += 1
-                continue
-            directives = False
-        if not stripped or stripped.startswith("#"):
-            i += 1
-            continue
-        m = _INSTRUCTION.match(body)
+        m = _INSTRUCTION.match(body) if stripped and not stripped.startswith("#") else None
         if m is None:
             i += 1
             continue
-        first = i
-        args_start = starts[i] + m.end()
-        # continuation lines: the line (comment lines aside) ends in the escape character
-        end_line = i
-        while body.rstrip().endswith(escape) and end_line + 1 < len(lines):
-            end_line += 1
-            body = lines[end_line].rstrip("\r\n")
-            while body.strip().startswith("#") and end_line + 1 < len(lines):
-                end_line += 1
-                body = lines[end_line].rstrip("\r\n")
-        args_end = starts[end_line] + len(lines[end_line].rstrip("\r\n"))
-        inst = Instruction(m.group(1).upper(), starts[first] + m.start(1), (args_start, args_end), line=first + 1)
-        i = end_line + 1
-        for doc in _HEREDOC.finditer(text[args_start:args_end]):
-            marker = doc.group(2)
-            body_start = starts[i] if i < len(starts) else len(text)
-            while i < len(lines) and lines[i].rstrip("\r\n").strip() != marker:
-                i += 1
-            body_end = starts[i] if i < len(lines) else len(text)
-            inst.heredocs.append((body_start, body_end))
-            i += 1
+        end_line = _last_line(lines, i, escape)
+        args = (starts[i] + m.end(), starts[end_line] + len(lines[end_line].rstrip("\r\n")))
+        inst = Instruction(m.group(1).upper(), starts[i] + m.start(1), args, line=i + 1)
+        i = _heredocs(inst, text, lines, starts, end_line + 1)
         out.append(inst)
     return out
+
+
+def _directives(lines: list[str]) -> tuple[str, int]:
+    """The escape character the parser directives at the top set (a `# escape=` line), and the index of
+    the first line after them: directives are read only before any other line."""
+    escape = "\\"
+    for i, raw in enumerate(lines):
+        m = _DIRECTIVE.match(raw.rstrip("\r\n").strip())
+        if m is None:
+            return escape, i
+        if m.group(1).lower() == "escape" and m.group(2) in ("\\", "`"):
+            escape = m.group(2)
+    return escape, len(lines)
+
+
+def _last_line(lines: list[str], first: int, escape: str) -> int:
+    """The index of an instruction's last line: while a line ends in the escape character the
+    instruction goes on (comment lines between its lines skipped)."""
+    end_line = first
+    body = lines[first].rstrip("\r\n")
+    while body.rstrip().endswith(escape) and end_line + 1 < len(lines):
+        end_line += 1
+        body = lines[end_line].rstrip("\r\n")
+        while body.strip().startswith("#") and end_line + 1 < len(lines):
+            end_line += 1
+            body = lines[end_line].rstrip("\r\n")
+    return end_line
+
+
+def _heredocs(inst: Instruction, text: str, lines: list[str], starts: list[int], i: int) -> int:
+    """Adds the bodies of the here-documents `inst` opens (`RUN <<EOF`), which follow it one after
+    another from line `i`, each up to its marker line; returns the line after the last marker."""
+    args_start, args_end = inst.args
+    for doc in _HEREDOC.finditer(text[args_start:args_end]):
+        marker = doc.group(2)
+        body_start = starts[i] if i < len(starts) else len(text)
+        while i < len(lines) and lines[i].rstrip("\r\n").strip() != marker:
+            i += 1
+        body_end = starts[i] if i < len(lines) else len(text)
+        inst.heredocs.append((body_start, body_end))
+        i += 1
+    return i
