@@ -42,7 +42,8 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                         s.end,
                         None,
                         message="conda's `nvidia` channel serves CUDA libraries only",
-                        advice="Remove it once no package needs it: the targets install torch and their packages with pip.",
+                        advice="Remove it once no package needs it: the targets install torch and their packages"
+                        " with pip.",
                     )
                 )
         ctx = requirement.Context(settings.target, settings.imported_after_port, conda=True)
@@ -73,7 +74,8 @@ def _conda_package(text: Text, node: ScalarNode, ctx: requirement.Context) -> li
                 s.end,
                 None,
                 message=f"`{s.value}`: the build string picks conda's CUDA build",
-                advice="Install torch with pip in the `pip:` list (its CPU build, or PyPI's for torch-xla), as the target's install line does.",
+                advice="Install torch with pip in the `pip:` list (its CPU build, or PyPI's for torch-xla), as the"
+                " target's install line does.",
             )
         ]
     return []
@@ -92,12 +94,7 @@ def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]
         value = s.value.strip()
         values.append(value)
         if value.startswith("-"):
-            opt, _, url = value.partition(" ")
-            url = url.strip() or value.partition("=")[2]
-            if opt.split("=")[0] in _INDEX_OPTIONS and s.inner is not None and url:
-                at = text.text.find(url, s.inner[0], s.inner[1])
-                if at >= 0:
-                    out.extend(index_sites(text.text, at, url, settings.target, item_line(text, item)))
+            out.extend(_pip_option(text, item, value, settings.target))
             continue
         if s.inner is None:
             continue
@@ -115,6 +112,20 @@ def _pip_list(text: Text, items: list[object], settings: Settings) -> list[Site]
         if lines is not None:
             out.append(_insert_after(text, torch_node, lines, settings.target))
     return out
+
+
+def _pip_option(text: Text, item: ScalarNode, value: str, target: str) -> list[Site]:
+    """An option line of the `pip:` list (`--extra-index-url URL`): an index it names is checked
+    as a requirements file's is; any other option is no requirement and has no site."""
+    s = scalar(text, item)
+    opt, _, url = value.partition(" ")
+    url = url.strip() or value.partition("=")[2]
+    if opt.split("=")[0] not in _INDEX_OPTIONS or s.inner is None or not url:
+        return []
+    at = text.text.find(url, s.inner[0], s.inner[1])
+    if at < 0:
+        return []
+    return index_sites(text.text, at, url, target, item_line(text, item))
 
 
 def _insert_after(text: Text, node: ScalarNode, lines: list[str], target: str) -> Site:

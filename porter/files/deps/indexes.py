@@ -46,7 +46,8 @@ def index_sites(text: str, at: int, url: str, target: str, remove: tuple[int, in
                 at + nv.end(),
                 None,
                 message=f"NVIDIA's package index ({nv.group(0)}) serves CUDA libraries only",
-                advice="Remove it once no requirement needs it (the CUDA libraries it serves do not run on the target).",
+                advice="Remove it once no requirement needs it (the CUDA libraries it serves do not run on the"
+                " target).",
             )
         ]
     start, end = at + m.start(), at + m.end()

@@ -82,6 +82,32 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     doc = load(text.text)
     where = Locator(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
+    out, names, torch_seen = _requirement_lists(text, doc, where, ctx)
+    for name, version in _poetry(doc):
+        if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
+            continue
+        token = where.find(version)
+        if token is None:
+            continue
+        out.extend(_poetry_sites(name, version, token, ctx))
+        names.append(name)
+    for url in _index_urls(doc):
+        token = where.find(url)
+        if token is not None and token.plain:
+            out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
+    if torch_seen is not None:
+        lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
+        if lines is not None:
+            out.append(_missing_packages(torch_seen, lines, settings.target))
+    return out
+
+
+def _requirement_lists(
+    text: Text, doc: dict[str, Any], where: Locator, ctx: requirement.Context
+) -> tuple[list[Site], list[str], tuple[int, int, str] | None]:
+    """The sites of the PEP 508 strings of every requirement list (`_lists`), the names they
+    require, and torch's first requirement (its span and string) if one is there: the names and
+    torch's place say whether and where the target's packages are missing."""
     out: list[Site] = []
     torch_seen: tuple[int, int, str] | None = None
     names: list[str] = []
@@ -100,35 +126,23 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                 names.append(parsed.name)
                 if canonical(parsed.name) == "torch" and torch_seen is None:
                     torch_seen = (token.inner_start, token.inner_start + len(token.raw), item)
-    for name, version in _poetry(doc):
-        if canonical(name) not in requirement.TORCH_FAMILY and requirement.cuda_only_package(name) is None:
-            continue
-        token = where.find(version)
-        if token is None:
-            continue
-        out.extend(_poetry_sites(name, version, token, ctx))
-        names.append(name)
-    for url in _index_urls(doc):
-        token = where.find(url)
-        if token is not None and token.plain:
-            out.extend(index_sites(text.text, token.inner_start, url, settings.target, None))
-    if torch_seen is not None:
-        lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
-        if lines is not None:
-            env = environment(settings.target)
-            out.append(
-                Site(
-                    "DEP004",
-                    torch_seen[0],
-                    torch_seen[1],
-                    None,
-                    message=added_message(lines, settings.target),
-                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
-                    f"(`[project.optional-dependencies] {settings.target} = [...]`), or to the environment that runs "
-                    f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}.",
-                )
-            )
-    return out
+    return out, names, torch_seen
+
+
+def _missing_packages(torch_seen: tuple[int, int, str], lines: list[str], target: str) -> Site:
+    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. A pyproject's
+    lists are a package's dependencies, so the advice is an optional extra, not an edit."""
+    env = environment(target)
+    return Site(
+        "DEP004",
+        torch_seen[0],
+        torch_seen[1],
+        None,
+        message=added_message(lines, target),
+        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
+        f"(`[project.optional-dependencies] {target} = [...]`), or to the environment that runs "
+        f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}.",
+    )
 
 
 def _poetry_sites(name: str, version: str, token: Any, ctx: requirement.Context) -> list[Site]:

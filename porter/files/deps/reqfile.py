@@ -104,13 +104,7 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         opt = option(line)
         if opt is not None:
             options.append(opt)
-            if opt[0] in _INDEX_OPTIONS:
-                at = text.text.find(opt[1], line.start, line.end) if opt[1] else -1
-                if at >= 0:
-                    out.extend(index_sites(text.text, at, opt[1], settings.target, (line.start, line.next)))
-            elif opt[0] in ("-e", "--editable"):
-                value_at = text.text.find(opt[1], line.start)
-                out.extend(requirement.sites(opt[1], requirement.Place(value_at, None), ctx))
+            out.extend(_option_sites(text, line, opt, ctx))
             continue
         req = requirement_text(line)
         if req is None:
@@ -124,27 +118,48 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
             if requirement.canonical(parsed.name) == "torch" and torch_line is None:
                 torch_line = line
     if torch_line is not None and not constraints:
-        torch = requirement.parse(requirement_text(torch_line) or "")
-        if path in settings.build_requirements:
-            # the project's build code reads every line of this file as a requirement of its
-            # package: no option line may go in, and the target's packages are no hard dependency
-            lines_ = missing_lines(torch, names, [v for _, v in options], settings.target, pip_options=False)
-            if lines_ is not None:
-                out.append(
-                    Site(
-                        "DEP004",
-                        torch_line.start,
-                        torch_line.end,
-                        None,
-                        message=added_message(lines_, settings.target),
-                        advice=f"The project's build code reads this file as its package's requirements (each line a requirement): "
-                        f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
-                        f"requirements-{settings.target}.txt the build reads into an extra `{settings.target!r}`, "
-                        f"installed with the target's index.",
-                    )
-                )
-        else:
-            site = insertion(text.text, torch_line.end, torch, names, [v for _, v in options], settings.target)
-            if site is not None:
-                out.append(site)
+        option_values = [v for _, v in options]
+        site = _target_packages(text, path, settings, torch_line, names, option_values)
+        if site is not None:
+            out.append(site)
     return out
+
+
+def _option_sites(text: Text, line: Line, opt: tuple[str, str], ctx: requirement.Context) -> list[Site]:
+    """An option line's sites: an index it names (`--extra-index-url URL`), or the requirement an
+    editable install (`-e PATH`) names; other options have none."""
+    name, value = opt
+    if name in _INDEX_OPTIONS:
+        at = text.text.find(value, line.start, line.end) if value else -1
+        return index_sites(text.text, at, value, ctx.target, (line.start, line.next)) if at >= 0 else []
+    if name in ("-e", "--editable"):
+        value_at = text.text.find(value, line.start)
+        return requirement.sites(value, requirement.Place(value_at, None), ctx)
+    return []
+
+
+def _target_packages(
+    text: Text, path: str, settings: Settings, torch_line: Line, names: list[str], option_values: list[str]
+) -> Site | None:
+    """DEP004 after torch's line where the target's packages are missing: an insertion, or, where
+    the project's build reads the file as its package's requirements, advice and no edit."""
+    torch = requirement.parse(requirement_text(torch_line) or "")
+    if path not in settings.build_requirements:
+        return insertion(text.text, torch_line.end, torch, names, option_values, settings.target)
+    # the project's build code reads every line of this file as a requirement of its
+    # package: no option line may go in, and the target's packages are no hard dependency
+    lines_ = missing_lines(torch, names, option_values, settings.target, pip_options=False)
+    if lines_ is None:
+        return None
+    target = settings.target
+    return Site(
+        "DEP004",
+        torch_line.start,
+        torch_line.end,
+        None,
+        message=added_message(lines_, target),
+        advice="The project's build code reads this file as its package's requirements (each line a requirement): "
+        f"leave it, and add {', '.join(f'`{x}`' for x in lines_)} as an opt-in, e.g. a "
+        f"requirements-{target}.txt the build reads into an extra `{target!r}`, "
+        f"installed with the target's index.",
+    )

@@ -152,7 +152,8 @@ def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> S
             span[0],
             span[1],
             None,
-            message=f"`{name}` has no build for the target (porter removes it only from a dependency file of a run whose Python no longer imports it)",
+            message=f"`{name}` has no build for the target (porter removes it only from a dependency file of a run"
+            " whose Python no longer imports it)",
             advice=advice,
         )
     if still:
@@ -172,7 +173,8 @@ def cuda_only(name: str, span: tuple[int, int], place: Place, ctx: Context) -> S
             span[0],
             span[1],
             None,
-            message=f"`{name}` has no build for the target and no Python file of the run imports it after the port: remove it",
+            message=f"`{name}` has no build for the target and no Python file of the run imports it after the port:"
+            " remove it",
             advice=advice,
         )
     if package.modules:

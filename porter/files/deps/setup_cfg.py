@@ -44,24 +44,10 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
         if header is not None:
             section, collecting = header.group(1).strip(), False
             continue
-        value_at = start
-        if not line[:1].isspace():
-            key = _KEY.match(line)
-            collecting = key is not None and _wanted(section, key.group(1))
-            if not collecting or key is None:
-                continue
-            value = key.group(2)
-            value_at = start + key.start(2)
-            whole = False  # the key's own line: porter never removes it
-        elif not collecting:
+        collecting, found = _line_value(line, start, section, collecting)
+        if found is None:
             continue
-        else:
-            value = stripped
-            value_at = start + line.index(stripped)
-            whole = True
-        value = value.rstrip()
-        if not value:
-            continue
+        value_at, value, whole = found
         nxt = text.line_starts[number] if number < len(text.line_starts) else len(text.text)
         place = requirement.Place(value_at, (start, nxt) if whole else None)
         out.extend(requirement.sites(value, place, ctx))
@@ -73,15 +59,38 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(
-                Site(
-                    "DEP004",
-                    torch[0],
-                    torch[1],
-                    None,
-                    message=added_message(lines, settings.target),
-                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
-                    f"`[options.extras_require]` as `{settings.target} = ...`, or to the environment that runs the port.",
-                )
-            )
+            out.append(_missing_packages(torch, lines, settings.target))
     return out
+
+
+def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[bool, tuple[int, str, bool] | None]:
+    """Whether the lines that follow continue a requirement key (a key line starts or ends one),
+    and the requirement this line holds, if any: its place, its text, and whether the whole line
+    is it (a continuation line, which a removal may take; a key's own line never is)."""
+    if not line[:1].isspace():
+        key = _KEY.match(line)
+        collecting = key is not None and _wanted(section, key.group(1))
+        if not collecting or key is None:
+            return collecting, None
+        value, value_at, whole = key.group(2), start + key.start(2), False
+    elif not collecting:
+        return collecting, None
+    else:
+        stripped = line.strip()
+        value, value_at, whole = stripped, start + line.index(stripped), True
+    value = value.rstrip()
+    return collecting, ((value_at, value, whole) if value else None)
+
+
+def _missing_packages(torch: tuple[int, int, str], lines: list[str], target: str) -> Site:
+    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. A setup.cfg's
+    lists are a package's dependencies, so the advice is an extra, not an edit."""
+    return Site(
+        "DEP004",
+        torch[0],
+        torch[1],
+        None,
+        message=added_message(lines, target),
+        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
+        f"`[options.extras_require]` as `{target} = ...`, or to the environment that runs the port.",
+    )

@@ -52,6 +52,26 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
     out: list[Site] = []
     names: list[str] = []
     torch: tuple[int, int, str] | None = None
+    for const in _setup_requirements(tree, assigned):
+        value = str(const.value)
+        place, length = _place(text, const, value)
+        out.extend(requirement.sites(value, place, ctx))
+        parsed = requirement.parse(value)
+        if parsed is not None:
+            names.append(parsed.name)
+            if canonical(parsed.name) == "torch" and torch is None:
+                torch = (place.start, place.start + length, value)
+    if torch is not None:
+        lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
+        if lines is not None:
+            out.append(_missing_packages(torch, lines, settings.target))
+    return out
+
+
+def _setup_requirements(tree: ast.Module, assigned: Mapping[str, ast.AST]) -> list[ast.Constant]:
+    """The string constants of every `setup(...)` call's requirement arguments (`_ARGS`), in the
+    order `ast.walk` meets them; an argument that is a name assigned at the top is read through it."""
+    out: list[ast.Constant] = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
@@ -60,37 +80,36 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
         if called != "setup":
             continue
         for kw in node.keywords:
-            if kw.arg not in _ARGS:
-                continue
-            for const in _strings(kw.value, assigned):
-                start = text.offset(const.lineno, _column(text, const))
-                raw = text.text[start : text.offset(const.end_lineno or const.lineno, _end_column(text, const))]
-                quote = len(raw) - len(raw.lstrip("rRbBuU"))
-                inner = start + quote + (3 if raw[quote : quote + 3] in ('"""', "'''") else 1)
-                value = str(const.value)
-                plain = text.text[inner : inner + len(value)] == value
-                place = requirement.Place(inner if plain else start, None, editable=False)
-                out.extend(requirement.sites(value, place, ctx))
-                parsed = requirement.parse(value)
-                if parsed is not None:
-                    names.append(parsed.name)
-                    if canonical(parsed.name) == "torch" and torch is None:
-                        torch = (place.start, place.start + (len(value) if plain else len(raw)), value)
-    if torch is not None:
-        lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
-        if lines is not None:
-            out.append(
-                Site(
-                    "DEP004",
-                    torch[0],
-                    torch[1],
-                    None,
-                    message=added_message(lines, settings.target),
-                    advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} to `extras_require` "
-                    f"under `{settings.target!r}`, or to the environment that runs the port.",
-                )
-            )
+            if kw.arg in _ARGS:
+                out.extend(_strings(kw.value, assigned))
     return out
+
+
+def _place(text: Text, const: ast.Constant, value: str) -> tuple[requirement.Place, int]:
+    """Where a requirement string's sites go, and its length there: inside the quotes where the
+    characters are the value's, else (escapes, a prefix) the whole literal. Python's strings are
+    reported, never edited (`editable=False`)."""
+    start = text.offset(const.lineno, _column(text, const))
+    raw = text.text[start : text.offset(const.end_lineno or const.lineno, _end_column(text, const))]
+    quote = len(raw) - len(raw.lstrip("rRbBuU"))
+    inner = start + quote + (3 if raw[quote : quote + 3] in ('"""', "'''") else 1)
+    plain = text.text[inner : inner + len(value)] == value
+    place = requirement.Place(inner if plain else start, None, editable=False)
+    return place, len(value) if plain else len(raw)
+
+
+def _missing_packages(torch: tuple[int, int, str], lines: list[str], target: str) -> Site:
+    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. setup()'s
+    requirements are a package's dependencies, so the advice is an extra, not an edit."""
+    return Site(
+        "DEP004",
+        torch[0],
+        torch[1],
+        None,
+        message=added_message(lines, target),
+        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} to `extras_require` "
+        f"under `{target!r}`, or to the environment that runs the port.",
+    )
 
 
 def _line(text: Text, lineno: int) -> str:
