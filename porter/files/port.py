@@ -76,6 +76,32 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
     out = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
     if kind == kinds.SETUP_PY:
         return _whole(kind, source, path, settings)  # Python first: it has its own prefilter
+    refused = _not_admitted(out, kind, source, settings)
+    if refused is not None:
+        return refused
+    suppressions = scan_suppressions(source) if kind in COMMENTED else None
+    if suppressions is not None and suppressions.ignore_file:
+        out.status, out.reason = FileStatus.SKIPPED, "`# porter: ignore-file`"
+        return out
+    refused = _not_readable(out, kind, source)
+    if refused is not None:
+        return refused
+    if kind in WHOLE:
+        return _whole(kind, source, path, settings)
+    text = Text(source)
+    sites = _format_sites(out, kind, text, path, settings)
+    if isinstance(sites, FileResult):
+        return sites
+    sites = _kept_for_other_backends(sites, path, settings, text.text)
+    if settings.portable:
+        sites = _kept_for_cuda_hosts(sites, path, settings)
+    return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
+
+
+def _not_admitted(out: FileResult, kind: str, source: bytes, settings: Settings) -> FileResult | None:
+    """The result for a file porter does not look into (UTF-16/32 text it does not decode, a
+    file the prefilter finds no CUDA token in), or None: checked before the suppression comments
+    are read."""
     if source.startswith(WIDE_BOMS):
         return _error(
             out, "UTF-16/UTF-32 text (it starts with a byte-order mark): porter reads UTF-8 and did not check it"
@@ -83,19 +109,27 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
     if not admits(source, settings, kind):
         out.status, out.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return out
-    suppressions = scan_suppressions(source) if kind in COMMENTED else None
-    if suppressions is not None and suppressions.ignore_file:
-        out.status, out.reason = FileStatus.SKIPPED, "`# porter: ignore-file`"
-        return out
+    return None
+
+
+def _not_readable(out: FileResult, kind: str, source: bytes) -> FileResult | None:
+    """The result for a file that is not the text its kind says (NUL bytes) or is too large to
+    read as one (data, not configuration), or None."""
     if b"\x00" in source:
         return _error(out, f"contains NUL bytes: not a {kinds.label(kind)}")
     if len(source) > MAX_BYTES:
         out.status = FileStatus.SKIPPED
-        out.reason = f"{len(source) / 2**20:.1f} MiB: larger than porter reads as a {kinds.label(kind)} ({MAX_BYTES // 2**20} MiB)"
+        out.reason = (
+            f"{len(source) / 2**20:.1f} MiB: larger than porter reads as a {kinds.label(kind)}"
+            f" ({MAX_BYTES // 2**20} MiB)"
+        )
         return out
-    if kind in WHOLE:
-        return _whole(kind, source, path, settings)
-    text = Text(source)
+    return None
+
+
+def _format_sites(out: FileResult, kind: str, text: Text, path: str, settings: Settings) -> list[Site] | FileResult:
+    """The sites the kind's porter finds, or the result for a file it could not read (a syntax
+    error, an optional package missing, nesting too deep)."""
     try:
         sites: list[Site] = _porter(PORTERS, kind)(text, path, settings)  # type: ignore[assignment]
     except Unreadable as exc:
@@ -105,10 +139,7 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return out
     except RecursionError:
         return _error(out, "nesting too deep to read")
-    sites = _kept_for_other_backends(sites, path, settings, text.text)
-    if settings.portable:
-        sites = _kept_for_cuda_hosts(sites, path, settings)
-    return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
+    return sites
 
 
 def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, text: str = "") -> list[Site]:
@@ -164,8 +195,9 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
                 replacement=None,
                 applicability=None,
                 message=(
-                    f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file configures "
-                    f"a CUDA deployment of it; a {t.display} deployment sets `{s.replacement.split('=')[0].split(':')[0].strip()}` in a configuration of its own"
+                    f"`CUDA_VISIBLE_DEVICES` stays: the project has backends of its own ({evidence[0]}), so this file"
+                    f" configures a CUDA deployment of it; a {t.display} deployment sets"
+                    f" `{s.replacement.split('=')[0].split(':')[0].strip()}` in a configuration of its own"
                 ),
             )
         out.append(s)

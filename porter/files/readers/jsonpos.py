@@ -53,54 +53,65 @@ def _skip(text: str, at: int) -> int:
 
 
 def _value(text: str, at: int, depth: int) -> tuple[Value, int]:
+    # (one frame per level of nesting, so that MAX_DEPTH, not Python's recursion limit, is what
+    # a deep document meets: the pieces of an object and an array are read by leaf functions)
     if depth > MAX_DEPTH:
         raise ValueError("nested too deep")
     c = text[at]
-    if c == '"':
-        s, end = scanstring(text, at + 1)
-        inner = (at + 1, end - 1) if text[at + 1 : end - 1] == s else None  # its characters are its value
-        return Value("scalar", at, end, scalar=s, inner=inner), end
     if c == "{":
         node = Value("map", at, at)
         at = _skip(text, at + 1)
-        if text[at] == "}":
-            node.end = at + 1
-            return node, at + 1
-        while True:
-            if text[at] != '"':
-                raise ValueError(f"expected a key at character {at}")
-            key, key_end = scanstring(text, at + 1)
-            key_span = (at, key_end)
-            at = _skip(text, key_end)
-            if text[at] != ":":
-                raise ValueError(f"expected ':' at character {at}")
-            child, at = _value(text, _skip(text, at + 1), depth + 1)
+        closed = text[at] == "}"
+        while not closed:
+            key, key_span, at = _key(text, at)
+            child, at = _value(text, at, depth + 1)
             node.entries.append((key, key_span, child))
-            at = _skip(text, at)
-            if text[at] == ",":
-                at = _skip(text, at + 1)
-                continue
-            if text[at] == "}":
-                node.end = at + 1
-                return node, at + 1
-            raise ValueError(f"expected ',' or '}}' at character {at}")
+            at, closed = _after_item(text, at, "}")
+        node.end = at + 1
+        return node, at + 1
     if c == "[":
         node = Value("seq", at, at)
         at = _skip(text, at + 1)
-        if text[at] == "]":
-            node.end = at + 1
-            return node, at + 1
-        while True:
+        closed = text[at] == "]"
+        while not closed:
             child, at = _value(text, at, depth + 1)
             node.items.append(child)
-            at = _skip(text, at)
-            if text[at] == ",":
-                at = _skip(text, at + 1)
-                continue
-            if text[at] == "]":
-                node.end = at + 1
-                return node, at + 1
-            raise ValueError(f"expected ',' or ']' at character {at}")
+            at, closed = _after_item(text, at, "]")
+        node.end = at + 1
+        return node, at + 1
+    return _scalar(text, at)
+
+
+def _key(text: str, at: int) -> tuple[str, tuple[int, int], int]:
+    """An object member's key at `at`: its value, its span (quotes included), and where the
+    member's value starts (after the `:`)."""
+    if text[at] != '"':
+        raise ValueError(f"expected a key at character {at}")
+    key, key_end = scanstring(text, at + 1)
+    key_span = (at, key_end)
+    at = _skip(text, key_end)
+    if text[at] != ":":
+        raise ValueError(f"expected ':' at character {at}")
+    return key, key_span, _skip(text, at + 1)
+
+
+def _after_item(text: str, at: int, close: str) -> tuple[int, bool]:
+    """After an object's member or an array's item: where the next one starts and False (a
+    `,`), or where the closing `close` is and True."""
+    at = _skip(text, at)
+    if text[at] == ",":
+        return _skip(text, at + 1), False
+    if text[at] == close:
+        return at, True
+    raise ValueError(f"expected ',' or '{close}' at character {at}")
+
+
+def _scalar(text: str, at: int) -> tuple[Value, int]:
+    """A string, a literal (`true`, `null`, `NaN` ...) or a number at `at`, and where it ends."""
+    if text[at] == '"':
+        s, end = scanstring(text, at + 1)
+        inner = (at + 1, end - 1) if text[at + 1 : end - 1] == s else None  # its characters are its value
+        return Value("scalar", at, end, scalar=s, inner=inner), end
     for word, literal in _LITERALS.items():
         if text.startswith(word, at):
             return Value("scalar", at, at + len(word), scalar=literal, inner=(at, at + len(word))), at + len(word)
