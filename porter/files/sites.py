@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.config.ruledata import all_rules, rule_enabled
+from porter.config.ruledata import Rule, all_rules, rule_enabled
 from porter.config.settings import Settings
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position
 from porter.core.suppressions import Suppressions
@@ -101,12 +101,7 @@ def result(
         rule = rules[site.code]
         if not rule_enabled(rule, target, settings.select, settings.ignore, settings.extend_select):
             continue
-        applicability = site.applicability or rule.applicability_for(target)
-        if site.replacement is None:
-            applicability = Applicability.MANUAL
-        applied = applicability is Applicability.SAFE or (
-            applicability is Applicability.UNSAFE and settings.unsafe_fixes
-        )
+        applicability, applied = _applicability(site, rule, settings)
         if applied and _overlaps(taken, site.start, site.end):
             applied = False  # another fix already rewrites these characters
         start, end = text.position(site.start), text.position(site.end)
@@ -140,6 +135,29 @@ def result(
             taken[1].append(max(site.end, taken[1][-1]) if taken[1] else site.end)
         out.findings.append(finding)
     out.findings.sort(key=Finding.sort_key)
+    return _rewritten(out, text, edits, settings, check)
+
+
+def _applicability(site: Site, rule: Rule, settings: Settings) -> tuple[Applicability, bool]:
+    """How safe the site's fix is (the site's own word, else the rule's for the target; MANUAL
+    where there is no replacement), and whether the settings apply it (SAFE, or UNSAFE with
+    --unsafe-fixes)."""
+    applicability = site.applicability or rule.applicability_for(settings.target)
+    if site.replacement is None:
+        applicability = Applicability.MANUAL
+    applied = applicability is Applicability.SAFE or (applicability is Applicability.UNSAFE and settings.unsafe_fixes)
+    return applicability, applied
+
+
+def _rewritten(
+    out: FileResult,
+    text: Text,
+    edits: list[tuple[int, int, str]],
+    settings: Settings,
+    check: Callable[[bytes], str | None] | None,
+) -> FileResult:
+    """`out` with the edits made: CHANGED where they change the text, with the new bytes when the
+    settings want the source, unless `check` finds they do not parse (then an ERROR, no findings)."""
     if not edits:
         return out
     new_text = apply(text.text, edits)

@@ -1,1 +1,2 @@
-"""Launchers: shell scripts, Slurm batch files, Makefiles, and the environment variables they set (rules/launch.toml, rules/env.toml)."""
+"""Launchers: shell scripts, Slurm batch files, Makefiles, and the environment variables they set
+(rules/launch.toml, rules/env.toml)."""

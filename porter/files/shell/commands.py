@@ -36,7 +36,9 @@ MESSAGES = frozenset({"echo", "printf", "log", "info", "warn", "logger"})  # pri
 _LIST_GPUS = ((), ("-L",), ("--list-gpus",))
 _DEVICE_VALUE = re.compile(r"(?:^|[=:])(cuda(?::\d+)?|nccl)$")
 _SLURM_GPU = re.compile(
-    r"--gres[= ](?:\S*:)?gpu\b\S*|--gpus(?:-per-(?:node|task|socket))?(?:[= ]\S+)?|--gpu-bind\S*|--gpus-per-\w+\S*|-G\s*\d+"
+    r"--gres[= ](?:\S*:)?gpu\b\S*"
+    r"|--gpus(?:-per-(?:node|task|socket))?(?:[= ]\S+)?"
+    r"|--gpu-bind\S*|--gpus-per-\w+\S*|-G\s*\d+"
 )
 _APT = frozenset({"apt-get", "apt", "yum", "dnf", "microdnf", "apk"})
 _CUDA_APT = re.compile(
@@ -200,7 +202,8 @@ def docker_gpus(cmd: Command, text: str, target: str, _: object) -> list[Site]:
                 opt.start,
                 value.end if value is not None else opt.end,
                 None,
-                message=f"`{shown}` gives the container NVIDIA GPUs; the target's containers run with {env.get('run_options')}",
+                message=f"`{shown}` gives the container NVIDIA GPUs; the target's containers run with"
+                f" {env.get('run_options')}",
             )
         )
     return out
@@ -279,7 +282,8 @@ def _extras(w: Word) -> list[Site]:
                         at + name.start(),
                         at + name.end(),
                         None,
-                        message=f"installs the project's `{name.group(0)}` extra: a package with no build for the target",
+                        message=f"installs the project's `{name.group(0)}` extra: a package with no build for the"
+                        " target",
                     )
                 )
     return out

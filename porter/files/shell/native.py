@@ -5,8 +5,8 @@
 The define is a word `-D<NAME>[=value]` whose NAME has CUDA (or cuDNN, cuBLAS, NVIDIA) as one of
 its words, as porter.files.shell.env reads variable names. Where it is written (a command's
 argument, an assigned value that a build reads) does not matter: it builds the package's CUDA
-kernels, which the target cannot run (`=OFF`, `=0` build without them: no finding). Reported, never rewritten: which backend the package
-builds instead (its CPU build, or one for the target) is the package's choice.
+kernels, which the target cannot run (`=OFF`, `=0` build without them: no finding). Reported, never
+rewritten: which backend the package builds instead (its CPU build, or one for the target) is the package's choice.
 """
 
 from __future__ import annotations

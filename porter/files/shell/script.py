@@ -37,39 +37,50 @@ def shell_sites(code: str, base: int, text: str, target: str, *, strict: bool = 
     stack: list[tuple[Any, bool]] = [(tree.root_node, False)]  # (node, its output is read by another command)
     while stack:
         node, consumed = stack.pop()
-        kind = node.type
-        if kind in _CONSUMING:
-            consumed = True
-        if kind == "command":
-            cmd = command(node, source, offsets)
-            if cmd is not None:
-                out.extend(commands.sites(cmd, text, target, consumed=consumed))
-        elif kind == "variable_assignment":
-            out.extend(_assignment(node, source, offsets, text, target))
-        elif kind in ("simple_expansion", "expansion"):
-            name = next((c for c in node.named_children if c.type == "variable_name"), None)
-            if name is not None:
-                site = envvars.read(text_of(name, source), (offsets.char(node.start_byte), offsets.char(node.end_byte)))
-                if site is not None:
-                    out.append(site)
-        elif kind in _DECLARATIONS:
-            for child in node.named_children:
-                if child.type == "variable_name":
-                    site = envvars.read(
-                        text_of(child, source), (offsets.char(child.start_byte), offsets.char(child.end_byte))
-                    )
-                    if site is not None:
-                        out.append(site)
-        elif kind == "file_redirect":
-            dest = node.child_by_field_name("destination")
-            if dest is not None:
-                w = word(dest, source, offsets)
-                out.extend(commands.redirect(w.raw, w.value, w.start, w.end))
-        elif kind == "comment":
-            out.extend(commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte)))
+        consumed = consumed or node.type in _CONSUMING
+        out.extend(_node_sites(node, consumed, source, offsets, text, target))
         stack.extend((child, consumed) for child in reversed(node.named_children))
     if bad:
         out = [replace(s, replacement=None) for s in out]
+    return out
+
+
+def _node_sites(node: Any, consumed: bool, source: bytes, offsets: Offsets, text: str, target: str) -> list[Site]:
+    """The sites of one node of the tree, by its type: a command (`consumed`: its output is read
+    by another command), an assignment, a read of a variable, a redirect, a comment."""
+    kind = node.type
+    if kind == "command":
+        cmd = command(node, source, offsets)
+        return commands.sites(cmd, text, target, consumed=consumed) if cmd is not None else []
+    if kind == "variable_assignment":
+        return _assignment(node, source, offsets, text, target)
+    if kind in ("simple_expansion", "expansion") or kind in _DECLARATIONS:
+        return _variable_reads(node, source, offsets)
+    if kind == "file_redirect":
+        dest = node.child_by_field_name("destination")
+        if dest is None:
+            return []
+        w = word(dest, source, offsets)
+        return commands.redirect(w.raw, w.value, w.start, w.end)
+    if kind == "comment":
+        return commands.slurm_directive(text_of(node, source), offsets.char(node.start_byte))
+    return []
+
+
+def _variable_reads(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
+    """The variables an expansion (`$CUDA_HOME`, `${CUDA_HOME}`: the whole expansion its span) or a
+    declaration (`export CUDA_HOME`, `unset CUDA_HOME`: each name) reads, checked by envvars.read."""
+    if node.type in _DECLARATIONS:
+        reads = [(child, child) for child in node.named_children if child.type == "variable_name"]
+    else:
+        name = next((c for c in node.named_children if c.type == "variable_name"), None)
+        reads = [(name, node)] if name is not None else []
+    out: list[Site] = []
+    for name_node, spanned in reads:
+        span = (offsets.char(spanned.start_byte), offsets.char(spanned.end_byte))
+        site = envvars.read(text_of(name_node, source), span)
+        if site is not None:
+            out.append(site)
     return out
 
 
