@@ -640,7 +640,8 @@ class Recorder:
             kind, many = self.cut_calls[0]
             notes.append(
                 f"{len(self.cut_calls)} module call(s) returned more tensors than a trace records per call "
-                f"({self.outputs_per_call}): only their first tensors are recorded (the first such call, a {kind}, returned {many})"
+                f"({self.outputs_per_call}): only their first tensors are recorded (the first such call, a {kind}, "
+                f"returned {many})"
             )
         if self.calls_left:
             notes.append(
