@@ -1,1 +1,2 @@
-"""Notebooks: code cells through the Python codemods, IPython escapes through the shell porters (rules/notebooks.toml)."""
+"""Notebooks: code cells through the Python codemods, IPython escapes through the shell porters
+(rules/notebooks.toml)."""

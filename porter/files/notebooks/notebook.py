@@ -31,58 +31,15 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
     nb = layout.read(text.text)
     out = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
     plans = [virtual.plan(c) for c in nb.cells if c.kind == "code" and c.parts]
-    findings: list[Finding] = []
-    suppressed: list[Finding] = []
-    changed = False
-
-    # the IPython lines of each cell, line by line
-    magic_lines: list[list[str]] = []
-    for p in plans:
-        lines, found, hidden, edited = _magic_lines(p, path, settings)
-        magic_lines.append(lines)
-        findings += [
-            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in found
-        ]
-        suppressed += [
-            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in hidden
-        ]
-        changed |= edited
-
-    # the Python of the cells, as one module
-    module = virtual.join(plans)
-    new_cells: dict[int, str] = {}
-    if module.text and admits(module.text.encode("utf-8", "surrogateescape"), settings):
-        from porter.codemods.apply import port_python
-
-        python = port_python(module.text.encode("utf-8", "surrogateescape"), path, replace(settings, flow=None))
-        if python.status is FileStatus.ERROR:
-            out.status, out.reason = FileStatus.ERROR, f"code cells: {python.reason}"
-            return out
-        if python.status is FileStatus.SKIPPED:  # larger than porter parses: said, never "no findings"
-            out.status, out.reason = FileStatus.SKIPPED, f"code cells: {python.reason}"
-            return out
-        for f in python.findings:
-            findings.append(_from_module(f, text, nb, module))
-        for f in python.suppressed:
-            suppressed.append(_from_module(f, text, nb, module))
-        changed |= python.status is FileStatus.CHANGED
-        if python.new_source is not None:
-            parts = virtual.split(module, python.new_source.decode("utf-8", "surrogateescape"))
-            if parts is None:
-                out.status, out.reason = (
-                    FileStatus.ERROR,
-                    "internal error: the port of the code cells could not be cut back into cells; left unchanged",
-                )
-                return out
-            for k, lines in parts.items():
-                new = virtual.restore(plans[k], lines, magic_lines[k])
-                if new is None:
-                    out.status, out.reason = (
-                        FileStatus.ERROR,
-                        f"internal error: cell {plans[k].cell.number} could not be put back together; left unchanged",
-                    )
-                    return out
-                new_cells[k] = new
+    magic_lines, findings, suppressed, changed = _ipython_lines(text, nb, plans, path, settings)
+    try:
+        found, hidden, edited, new_cells = _code_cells(text, nb, plans, magic_lines, path, settings)
+    except _CellsFailed as exc:
+        out.status, out.reason = exc.status, exc.reason
+        return out
+    findings += found
+    suppressed += hidden
+    changed |= edited
     for k, p in enumerate(plans):
         if not p.parses:
             findings += _not_python(text, nb, p, path, settings)
@@ -99,6 +56,100 @@ def port(source: bytes, path: str, settings: Settings) -> FileResult:
         for k, p in enumerate(plans)
         if k in new_cells and new_cells[k] != p.text and p.cell.source is not None
     ]
+    return _written(out, text, edits, changed, settings)
+
+
+class _CellsFailed(Exception):
+    """The code cells' port failed, or was skipped, or its text could not be cut back into the
+    cells: the notebook's result is this status and reason, with no findings."""
+
+    def __init__(self, status: FileStatus, reason: str) -> None:
+        super().__init__(reason)
+        self.status, self.reason = status, reason
+
+
+def _ipython_lines(
+    text: Text, nb: layout.Notebook, plans: list[virtual.Plan], path: str, settings: Settings
+) -> tuple[list[list[str]], list[Finding], list[Finding], bool]:
+    """The IPython lines of each cell, line by line (`_magic_lines`): each cell's lines as the
+    checks leave them, the findings and the silenced ones in the file's places, and whether a
+    line changed."""
+    magic_lines: list[list[str]] = []
+    findings: list[Finding] = []
+    suppressed: list[Finding] = []
+    changed = False
+    for p in plans:
+        lines, found, hidden, edited = _magic_lines(p, path, settings)
+        magic_lines.append(lines)
+        findings += [
+            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in found
+        ]
+        suppressed += [
+            _moved(f, text, nb, p, f.start.line - 1, f.start.column, f.end.line - 1, f.end.column) for f in hidden
+        ]
+        changed |= edited
+    return magic_lines, findings, suppressed, changed
+
+
+def _code_cells(
+    text: Text,
+    nb: layout.Notebook,
+    plans: list[virtual.Plan],
+    magic_lines: list[list[str]],
+    path: str,
+    settings: Settings,
+) -> tuple[list[Finding], list[Finding], bool, dict[int, str]]:
+    """The Python of the cells, as one module, through the Python port: its findings and the
+    silenced ones in the file's places, whether it changed, and each changed cell's new text
+    (by its plan's index). _CellsFailed where the port failed or was skipped."""
+    module = virtual.join(plans)
+    if not module.text or not admits(module.text.encode("utf-8", "surrogateescape"), settings):
+        return [], [], False, {}
+    from porter.codemods.apply import port_python
+
+    python = port_python(module.text.encode("utf-8", "surrogateescape"), path, replace(settings, flow=None))
+    if python.status is FileStatus.ERROR:
+        raise _CellsFailed(FileStatus.ERROR, f"code cells: {python.reason}")
+    if python.status is FileStatus.SKIPPED:  # larger than porter parses: said, never "no findings"
+        raise _CellsFailed(FileStatus.SKIPPED, f"code cells: {python.reason}")
+    findings = [_from_module(f, text, nb, module) for f in python.findings]
+    suppressed = [_from_module(f, text, nb, module) for f in python.suppressed]
+    changed = python.status is FileStatus.CHANGED
+    if python.new_source is None:
+        return findings, suppressed, changed, {}
+    new_module = python.new_source.decode("utf-8", "surrogateescape")
+    return findings, suppressed, changed, _cut_back(module, plans, magic_lines, new_module)
+
+
+def _cut_back(
+    module: virtual.Module, plans: list[virtual.Plan], magic_lines: list[list[str]], new_module: str
+) -> dict[int, str]:
+    """The ported module cut back into cells, each cell's IPython lines put back in: the new
+    text of each cell the port changed. _CellsFailed where the module or a cell cannot be."""
+    parts = virtual.split(module, new_module)
+    if parts is None:
+        raise _CellsFailed(
+            FileStatus.ERROR,
+            "internal error: the port of the code cells could not be cut back into cells; left unchanged",
+        )
+    new_cells: dict[int, str] = {}
+    for k, lines in parts.items():
+        new = virtual.restore(plans[k], lines, magic_lines[k])
+        if new is None:
+            raise _CellsFailed(
+                FileStatus.ERROR,
+                f"internal error: cell {plans[k].cell.number} could not be put back together; left unchanged",
+            )
+        new_cells[k] = new
+    return new_cells
+
+
+def _written(
+    out: FileResult, text: Text, edits: list[tuple[int, int, str]], changed: bool, settings: Settings
+) -> FileResult:
+    """`out` with the cells' edits made: CHANGED where a port changed something (no edits where the
+    new text was not made), the new bytes when the settings want the source, unless they are no
+    JSON (then an ERROR with no findings)."""
     if not edits:
         if changed:
             out.status = FileStatus.CHANGED  # findings only: the new text was not made
@@ -206,7 +257,8 @@ def _not_python(text: Text, nb: layout.Notebook, p: virtual.Plan, path: str, set
         at,
         at,
         None,
-        message=f"the cell does not parse as Python (its IPython lines aside): its Python is not ported (cell {p.cell.number}, line 1)",
+        message="the cell does not parse as Python (its IPython lines aside): its Python is not ported"
+        f" (cell {p.cell.number}, line 1)",
     )
     return result(text, [site], path, settings).findings
 
