@@ -24,7 +24,7 @@ from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
 from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
 from porter.core.findings import FileResult, FileStatus
-from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits
+from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits_kind
 from porter.core.suppressions import scan as scan_suppressions
 
 # kinds whose format has `#` comments, where porter's inline suppressions work
@@ -80,7 +80,7 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return _error(
             out, "UTF-16/UTF-32 text (it starts with a byte-order mark): porter reads UTF-8 and did not check it"
         )
-    if not admits(source, settings, kind):
+    if not admits_kind(source, settings, kind):
         out.status, out.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return out
     suppressions = scan_suppressions(source) if kind in COMMENTED else None
