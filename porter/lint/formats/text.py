@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import printable
+from porter.core.textsafe import BIDI_CHARS, printable
 
 
 def _mark(f: Finding) -> str:
@@ -46,10 +46,7 @@ def render_full(run: LintRun) -> str:
 
 
 _PICTURES = {c: (" " if c == 9 else chr(0x2400 + c)) for c in range(0x20)} | {0x7F: "\u2421"}
-_PICTURES |= {
-    c: "\ufffd"
-    for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, *map(ord, BIDI_CHARS))}
 
 
 def _source(line: str) -> str:
