@@ -24,6 +24,7 @@ from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
 from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
 from porter.core.findings import FileResult, FileStatus
+from porter.core.reading import LARGER_THAN
 from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits_kind
 from porter.core.suppressions import scan as scan_suppressions
 
@@ -91,7 +92,7 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
         return _error(out, f"contains NUL bytes: not a {kinds.label(kind)}")
     if len(source) > MAX_BYTES:
         out.status = FileStatus.SKIPPED
-        out.reason = f"{len(source) / 2**20:.1f} MiB: larger than porter reads as a {kinds.label(kind)} ({MAX_BYTES // 2**20} MiB)"
+        out.reason = f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter reads as a {kinds.label(kind)} ({MAX_BYTES // 2**20} MiB)"
         return out
     if kind in WHOLE:
         return _whole(kind, source, path, settings)

@@ -82,27 +82,38 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else suffix}"
 
 
-def summary(run: LintRun) -> str:
+def _headline(run: LintRun) -> list[str]:
+    """The findings' line: "All checks passed!" only when every file found was checked."""
     n = len(run.findings)
-    lines: list[str] = []
-    errors = len(run.errors)
+    unchecked = run.errors or run.unread
     if run.fix:
         fixed = len(run.fixed)
-        if n == 0 and fixed == 0 and not errors:
-            lines.append("All checks passed!")
-        else:
-            lines.append(f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining).")
-    elif n == 0 and not errors:
-        lines.append("All checks passed!")
-    elif n == 0:
-        lines.append("No findings.")
-    else:
-        lines.append(f"Found {_plural(n, 'finding')}.")
-        fixable = sum(1 for f in run.findings if f.applied)
-        if fixable:
-            lines.append(f"[*] {fixable} fixable with `porter lint --fix`.")
-    if errors:
-        lines.append(f"{_plural(errors, 'file')} could not be checked (see the errors above).")
+        if n == 0 and fixed == 0 and not unchecked:
+            return ["All checks passed!"]
+        return [f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining)."]
+    if n == 0:
+        return ["No findings."] if unchecked else ["All checks passed!"]
+    fixable = sum(1 for f in run.findings if f.applied)
+    return [f"Found {_plural(n, 'finding')}."] + (
+        [f"[*] {fixable} fixable with `porter lint --fix`."] if fixable else []
+    )
+
+
+def _unchecked(run: LintRun) -> list[str]:
+    """Files not checked: those that could not be read or parsed, those too large to be."""
+    lines = []
+    if run.errors:
+        lines.append(f"{_plural(len(run.errors), 'file')} could not be checked (see the errors above).")
+    if run.unread:
+        was = "was" if len(run.unread) == 1 else "were"
+        lines.append(
+            f"{_plural(len(run.unread), 'file')} {was} not read (larger than porter reads: see the notes above)."
+        )
+    return lines
+
+
+def summary(run: LintRun) -> str:
+    lines = _headline(run) + _unchecked(run)
     hidden = run.hidden_unsafe()
     if hidden:
         lines.append(f"({_plural(hidden, 'hidden fix')} can be enabled with `--unsafe-fixes`.)")
