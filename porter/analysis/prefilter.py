@@ -108,17 +108,25 @@ def admits_kind(source: bytes, settings: Settings, kind: str) -> bool:
 
 
 def notebook_strings(source: bytes) -> bytes | None:
-    """A notebook's strings as its readers see them (a `source` list joined, JSON's `\\u`
-    escapes decoded), one a line; None if the file is not JSON. Its bytes can hide what a cell
-    holds: a source split into one-character strings, or every character written `\\u0063`."""
+    """The strings of a notebook that porter reads (each cell's `source` joined, as Jupyter
+    joins it, and the notebook's and the cells' metadata), JSON's `\\u` escapes decoded, one a
+    line; None if the file is not JSON. Its bytes can hide what a cell holds: a source split
+    into one-character strings, or every character written `\\u0063`. Outputs are not read
+    (no rule reads them; a notebook is mostly outputs)."""
     import json
 
     try:
         data = json.loads(source)
     except (ValueError, RecursionError):
         return None  # its reader says why (a file that is not JSON holds no cell to port)
+    if not isinstance(data, dict):
+        return None
+    cells = data.get("cells")
+    todo: list[object] = [data.get("metadata")]
+    for cell in cells if isinstance(cells, list) else ():
+        if isinstance(cell, dict):
+            todo += [cell.get("source"), cell.get("metadata")]
     out: list[str] = []
-    todo = [data]
     while todo:
         item = todo.pop()
         if isinstance(item, str):
@@ -127,24 +135,7 @@ def notebook_strings(source: bytes) -> bytes | None:
             todo.extend(item.values())
         elif isinstance(item, list):
             if item and all(isinstance(part, str) for part in item):
-                out.append("".join(item))  # a cell's `source` or an output's `text`: one text
+                out.append("".join(item))  # a cell's `source`: one text
             else:
                 todo.extend(item)
     return "\n".join(out).encode("utf-8", "surrogatepass")
-
-
-def admitting_rules(source: bytes, settings: Settings) -> list[str]:
-    """The enabled rules whose tokens admit `source` (for the benchmark and `--verbose`)."""
-    requires = _requires()
-    out = []
-    for rule in all_rules().values():
-        if (
-            not rule.tokens
-            or not reads(rule, PYTHON)
-            or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
-        ):
-            continue
-        req = requires.get(rule.code, ())
-        if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):
-            out.append(rule.code)
-    return out
