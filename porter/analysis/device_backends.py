@@ -58,7 +58,7 @@ ROCM_WORDS = frozenset({"amd", "rocm", "hip"})
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _INDUCTOR_LINE = re.compile(rb"^.*inductor.*$", re.MULTILINE)
 _HINT = re.compile(
-    rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|Neuron|HIP|Hip|ROCm|Rocm|MUSA|Musa|GPU|Gpu)"
+    rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|NEURON|Neuron|neuron|HIP|Hip|ROCm|ROCM|Rocm|MUSA|Musa|SDAA|Sdaa|GPU|Gpu)"
 )
 
 

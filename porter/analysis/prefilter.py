@@ -87,27 +87,55 @@ def admits(source: bytes, settings: Settings, kind: str = PYTHON) -> bool:
 
 
 def admits_file(source: bytes, name: str, settings: Settings) -> bool:
-    """`admits` for the kind of file `name` is: setup.py is Python and a dependency file."""
+    """`admits` for the kind of file `name` is: setup.py is Python and a dependency file; a
+    notebook's tokens are looked for in its decoded strings too."""
     from porter.core.kinds import SETUP_PY, kind_of
 
     kind = kind_of(name) or PYTHON
     if kind == SETUP_PY:
         return admits(source, settings) or admits(source, settings, SETUP_PY)
-    return admits(source, settings, kind)
+    return admits_kind(source, settings, kind)
 
 
-def admitting_rules(source: bytes, settings: Settings) -> list[str]:
-    """The enabled rules whose tokens admit `source` (for the benchmark and `--verbose`)."""
-    requires = _requires()
-    out = []
-    for rule in all_rules().values():
-        if (
-            not rule.tokens
-            or not reads(rule, PYTHON)
-            or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
-        ):
-            continue
-        req = requires.get(rule.code, ())
-        if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):
-            out.append(rule.code)
-    return out
+def admits_kind(source: bytes, settings: Settings, kind: str) -> bool:
+    """`admits`, and for a notebook whose bytes show no token, `admits` of its decoded strings."""
+    if admits(source, settings, kind):
+        return True
+    if kind != NOTEBOOK:
+        return False
+    decoded = notebook_strings(source)
+    return decoded is not None and admits(decoded, settings, kind)
+
+
+def notebook_strings(source: bytes) -> bytes | None:
+    """The strings of a notebook that porter reads (each cell's `source` joined, as Jupyter
+    joins it, and the notebook's and the cells' metadata), JSON's `\\u` escapes decoded, one a
+    line; None if the file is not JSON. Its bytes can hide what a cell holds: a source split
+    into one-character strings, or every character written `\\u0063`. Outputs are not read
+    (no rule reads them; a notebook is mostly outputs)."""
+    import json
+
+    try:
+        data = json.loads(source)
+    except (ValueError, RecursionError):
+        return None  # its reader says why (a file that is not JSON holds no cell to port)
+    if not isinstance(data, dict):
+        return None
+    cells = data.get("cells")
+    todo: list[object] = [data.get("metadata")]
+    for cell in cells if isinstance(cells, list) else ():
+        if isinstance(cell, dict):
+            todo += [cell.get("source"), cell.get("metadata")]
+    out: list[str] = []
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            if item and all(isinstance(part, str) for part in item):
+                out.append("".join(item))  # a cell's `source`: one text
+            else:
+                todo.extend(item)
+    return "\n".join(out).encode("utf-8", "surrogatepass")

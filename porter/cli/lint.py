@@ -149,7 +149,7 @@ def lint(
         raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
     if exit_zero:
         raise typer.Exit(EXIT_OK)
-    failed = run.failing(eff.fail_on) or run.errors
+    failed = run.failing(eff.fail_on) or run.errors or run.unread  # as ruff's E902: not read is not a pass
     raise typer.Exit(EXIT_FINDINGS if failed else EXIT_OK)
 
 

@@ -167,18 +167,24 @@ def compare_cmd(
                 "ported_trace": str(ported),
             },
         )
+        print_terminal(result, console)  # its tables read the traces' fields too (made whole, then printed)
     except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
-        raise _fail(
-            f"cannot compare {reference} and {ported}: a field is not what porter writes "
-            f"({type(exc).__name__}: {str(exc)[:200]})"
-        ) from None
-    print_terminal(result, console)
+        raise _fail(_malformed(reference, ported, exc)) from None
     if report is not None:
         try:
             write_report(result, report)
-        except (ValueError, OSError) as exc:
+        except OSError as exc:
             raise _fail(str(exc)) from None
+        except _MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
+            raise _fail(str(exc) if str(exc).startswith("--report") else _malformed(reference, ported, exc)) from None
     raise typer.Exit(result.exit_code)
+
+
+def _malformed(reference: Path, ported: Path, exc: BaseException) -> str:
+    return (
+        f"cannot compare {reference} and {ported}: a field is not what porter writes "
+        f"({type(exc).__name__}: {str(exc)[:200]})"
+    )
 
 
 @trace_app.command("ops")

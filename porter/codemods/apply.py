@@ -21,6 +21,7 @@ from porter.codemods import FAMILIES, imports
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.core.findings import FileResult, FileStatus, Finding
+from porter.core.reading import LARGER_THAN
 from porter.analysis.prefilter import NOT_ADMITTED, admits
 from porter.config.settings import Settings
 from porter.core.suppressions import Suppressions
@@ -52,7 +53,7 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
         return _error(result, "contains NUL bytes: not a Python source file")
     if len(source) > MAX_PARSE_BYTES:
         result.status = FileStatus.SKIPPED
-        result.reason = f"{len(source) / 2**20:.1f} MiB: larger than porter parses ({MAX_PARSE_BYTES // 2**20} MiB; generated code?)"
+        result.reason = f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter parses ({MAX_PARSE_BYTES // 2**20} MiB; generated code?)"
         return result
     too_deep = _too_deep(source)
     if too_deep:

@@ -52,9 +52,19 @@ def _not_regular(mode: int) -> str | None:
     return "not a regular file: not read"
 
 
+# every reason a file is passed over for its size holds these words (`too_large`): lint counts
+# such files as not read, as ruff counts a file it cannot read (E902), never as a pass
+LARGER_THAN = "larger than "
+
+
+def too_large(reason: str | None) -> bool:
+    """Whether `reason` (a skipped file's) is its size: read, ported or parsed, it was not."""
+    return reason is not None and LARGER_THAN in reason
+
+
 def _too_large(limit: int) -> Unreadable:
     shown = f"{limit // 2**20} MiB" if limit >= 2**20 and limit % 2**20 == 0 else f"{limit} bytes"
-    return Unreadable(f"larger than {shown}: not read", skipped=True)
+    return Unreadable(f"{LARGER_THAN}{shown}: not read", skipped=True)
 
 
 def _error(exc: OSError) -> Unreadable:

@@ -10,7 +10,9 @@ import re
 from dataclasses import dataclass, field
 
 _PRAGMA = re.compile(
-    rb"#\s*(?:porter:\s*ignore(?P<file>-file)?(?:\[(?P<codes>[A-Za-z0-9_, ]*)\])?"
+    # a code list holds at least one code; a bracket that holds none, or more than codes, makes
+    # no suppression (it was read as the blanket `# porter: ignore`: a typo silenced its line)
+    rb"#\s*(?:porter:\s*ignore(?P<file>-file)?(?:\[(?P<codes>[ ,]*[A-Za-z0-9_][A-Za-z0-9_, ]*)\]|(?![\w-]|\s*\[))"
     rb"|noqa:\s*(?P<noqa>[A-Za-z0-9_]+(?:[ ,]+[A-Za-z0-9_]+)*))"
 )
 _QUICK = (b"porter:", b"noqa:")

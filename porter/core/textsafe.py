@@ -12,10 +12,16 @@ import re
 
 from rich.markup import escape
 
-# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, and the
-# bidirectional marks, embeddings, overrides and isolates that reorder what a terminal shows
-# (a name `x\u202eyp.txt` would read as `xtxt.py`: "Trojan Source")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Unicode's Bidi_Control characters: the marks (ALM, LRM, RLM), embeddings, overrides and
+# isolates that reorder what a terminal shows (a name `x\u202eyp.txt` reads as `xtxt.py`:
+# "Trojan Source"); one list, for every place text is shown
+BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+BIDI_CHARS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = re.compile(f"[{BIDI}]")
+# what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B) and the bidi controls
+_XML_REFERENCED = re.compile(f"[\x7f-\x9f{BIDI}]")
+# C0 and C1 control characters, DEL, the Unicode line/paragraph separators and the bidi controls
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
@@ -67,6 +73,12 @@ def plain(text: object) -> str:
     return escape(printable(text))
 
 
+def xml_document(text: str) -> str:
+    """A serialized XML document whose DEL, C1 and bidi controls (data: a name, a message) are
+    character references: the same characters to an XML reader, none obeyed by a terminal."""
+    return _XML_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+
+
 def xml(text: str) -> str:
     """`text` with the characters XML 1.0 forbids shown as escapes (tab and newline kept)."""
     return _NOT_XML.sub(_escaped, text)
@@ -77,7 +89,11 @@ def git_quoted(path: str) -> str:
     in octal) when it holds a control character, a quote, a backslash or bytes that are not
     UTF-8; `git apply` and `patch` read the quoted form."""
     raw = path.encode("utf-8", "surrogateescape")
-    if name(path) == path and not any(b < 0x20 or b == 0x7F or b in (0x22, 0x5C) for b in raw):
+    if (
+        name(path) == path
+        and not any(b < 0x20 or b == 0x7F or b in (0x22, 0x5C) for b in raw)
+        and not _BIDI.search(path)  # (git quotes every byte past ASCII by default: core.quotePath)
+    ):
         return path
     special = {
         0x07: "\\a",

@@ -24,7 +24,8 @@ from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
 from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
 from porter.core.findings import FileResult, FileStatus
-from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits
+from porter.core.reading import LARGER_THAN
+from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits_kind
 from porter.core.suppressions import scan as scan_suppressions
 
 # kinds whose format has `#` comments, where porter's inline suppressions work
@@ -106,7 +107,7 @@ def _not_admitted(out: FileResult, kind: str, source: bytes, settings: Settings)
         return _error(
             out, "UTF-16/UTF-32 text (it starts with a byte-order mark): porter reads UTF-8 and did not check it"
         )
-    if not admits(source, settings, kind):
+    if not admits_kind(source, settings, kind):
         out.status, out.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return out
     return None
@@ -120,7 +121,7 @@ def _not_readable(out: FileResult, kind: str, source: bytes) -> FileResult | Non
     if len(source) > MAX_BYTES:
         out.status = FileStatus.SKIPPED
         out.reason = (
-            f"{len(source) / 2**20:.1f} MiB: larger than porter reads as a {kinds.label(kind)}"
+            f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter reads as a {kinds.label(kind)}"
             f" ({MAX_BYTES // 2**20} MiB)"
         )
         return out

@@ -576,6 +576,59 @@ def _create(folder: Path, name: str, data: bytes) -> bool:
             pass
 
 
+def _params_renamed(k: Kernel, n: str) -> Kernel:
+    """`k` with each parameter that a generated file would bind over a name it uses renamed
+    (a trailing underscore) in its parameters and its source: a Triton kernel's `torch`
+    made `make_inputs` say `torch = 256` before `torch.randn(...)`, `device` replaced
+    make_inputs's own argument, `wrap_nki` hid torch_neuronx's in the NKI wrapper."""
+    names = [p.split(":")[0].strip() for p in k.params]
+    taken = set(names)
+    renames: dict[str, str] = {}
+    for p in names:
+        if safe_name(p) == p and p not in ("device", "make_inputs", n) and not p.startswith(n + "_"):
+            continue
+        new = p + "_"
+        while new in taken or new in _BOUND:
+            new += "_"
+        taken.add(new)
+        renames[p] = new
+    if not renames:
+        return k
+    from dataclasses import replace
+
+    params = [
+        renames.get(p.split(":")[0].strip(), p.split(":")[0].strip()) + p[len(p.split(":")[0]) :] for p in k.params
+    ]
+    return replace(k, params=params, source=_renamed(k.source, renames))
+
+
+def _renamed(source: str, renames: dict[str, str]) -> str:
+    """`source` with the names in `renames` renamed where they are names, not attributes
+    (`x.torch`) or a call's keywords (`f(torch=1)`)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return source
+    lines = source.splitlines(keepends=True)
+    edits = []
+    for i, tok in enumerate(tokens):
+        if tok.type != tokenize.NAME or tok.string not in renames:
+            continue
+        before = tokens[i - 1].string if i else ""
+        after = tokens[i + 1].string if i + 1 < len(tokens) else ""
+        if before == "." or (after == "=" and before in ("(", ",")):
+            continue
+        edits.append(tok)
+    for tok in reversed(edits):
+        (row, col), (_, end) = tok.start, tok.end
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + renames[tok.string] + line[end:]
+    return "".join(lines)
+
+
 def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path] | None = None) -> list[Path]:
     """Write each kernel's files into `out_dir`; the paths written. A name that is taken
     (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`."""
@@ -589,6 +642,8 @@ def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path]
         while n in seen:  # two kernels whose names differ only in what a name cannot hold
             n += "_"
         seen.add(n)
+        if k.kind == "triton":
+            k = _params_renamed(k, n)
         tr = translate(k.source, k.name) if k.kind == "triton" else None
         reason = why_not(k.source, k.name) if k.kind == "triton" and tr is None else None
         sig = _signature(k, tr)

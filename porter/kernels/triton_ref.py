@@ -211,7 +211,7 @@ class _Translator:
             return f"{ptr.base}.view(-1, {ptr.stride}){cols}"
         if ptr.extra.get("flat"):
             self.flat = True
-        return f"{ptr.base}.view(-1)" + (f"[:{limit}]" if limit else "")
+        return f"{ptr.base}.view(-1)" + (f"[:{limit}]" if limit else "[:]")  # (an unmasked store: `[:]`, assignable)
 
     # expressions -------------------------------------------------------------------------
 

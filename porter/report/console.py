@@ -25,11 +25,13 @@ from collections.abc import Iterable
 from rich.console import Console, ConsoleDimensions
 from rich.segment import Segment
 
+from porter.core.textsafe import BIDI
+
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
 # and the bidirectional controls that reorder a line as shown (`textsafe`)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 
 
 def _escaped(match: re.Match[str]) -> str:

@@ -131,7 +131,7 @@ def _xla_gaps(add: Callable[..., None], role: str, xla: dict) -> None:
                 )
                 for f in fallbacks
             ),
-            [f"torch_xla.debug.metrics counter aten::{f['op']} = {f['count']}" for f in fallbacks],
+            [f"torch_xla.debug.metrics counter aten::{f['op']} = {f.get('count', '?')}" for f in fallbacks],
         )
     if xla["device_to_host_transfers_per_step"] > 0:
         add(

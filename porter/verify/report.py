@@ -301,7 +301,7 @@ def _probe_rows(s) -> list[list[str]]:
             [
                 s.role,
                 "CPU fallback ops",
-                ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
+                ", ".join(f"{f['op']}×{f.get('count', '?')}" for f in xla["cpu_fallback_ops"]) or "none",
                 xla["source"],
             ]
         )

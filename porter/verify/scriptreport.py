@@ -254,16 +254,17 @@ def _probes(r: ScriptResult) -> list[Section]:
             continue
         xla = s.perf.get("xla")
         if xla:
+            source = str(xla.get("source", ""))  # (a trace's optional fields: read as absent)
             probe_rows.append(
-                [s.role, "XLA compiles per step", ", ".join(map(str, xla["compiles_per_step"])), xla["source"]]
+                [s.role, "XLA compiles per step", ", ".join(map(str, xla.get("compiles_per_step") or [])), source]
             )
-            probe_rows.append([s.role, "recompiles after warm-up", str(xla["recompiles_after_warmup"]), xla["source"]])
+            probe_rows.append([s.role, "recompiles after warm-up", str(xla["recompiles_after_warmup"]), source])
             probe_rows.append(
                 [
                     s.role,
                     "CPU fallback ops",
-                    ", ".join(f"{f['op']}×{f['count']}" for f in xla["cpu_fallback_ops"]) or "none",
-                    xla["source"],
+                    ", ".join(f"{f['op']}×{f.get('count', '?')}" for f in xla["cpu_fallback_ops"]) or "none",
+                    source,
                 ]
             )
             probe_rows.append(

@@ -122,3 +122,24 @@ def test_one_string_sources_and_escaped_files_keep_their_style():
 def test_a_notebook_that_is_no_json_is_an_error():
     r = port_file("nb.ipynb", '{"cells": [ {"cell_type": "code", "source": ["x.cuda()"] ', "neuron")
     assert r.status.value == "error" and "not valid JSON" in r.reason
+
+
+def test_a_notebook_whose_tokens_only_its_decoded_cells_show_is_ported(tmp_path):
+    """The prefilter read the file's bytes: a `source` split into one-character strings, or
+    JSON's `\\u0063uda` escapes, hid `cuda` from it, and lint passed the notebook in silence."""
+    from tests.safety.conftest import porter
+
+    code = "import torch\nx = torch.zeros(1).cuda()\n"
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    meta = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    split = json.dumps({"cells": [{**cell, "source": list(code)}], **meta}, indent=1)
+    every = "".join(f"\\u{ord(c):04x}" for c in code)  # each character escaped
+    escaped = json.dumps({"cells": [{**cell, "source": "@"}], **meta}).replace('"@"', f'"{every}"')
+    assert json.loads(escaped)["cells"][0]["source"] == code
+    assert "cuda" not in split and "cuda" not in escaped and "torch" not in escaped
+    (tmp_path / "split.ipynb").write_text(split)
+    (tmp_path / "escaped.ipynb").write_text(escaped)
+    out = porter("lint", ".", "--target", "xla", "--no-cache", "--output-format", "concise", cwd=tmp_path)
+    text = out.stdout.decode()
+    assert out.returncode == 1, text + out.stderr.decode()
+    assert "split.ipynb" in text and "escaped.ipynb" in text, text

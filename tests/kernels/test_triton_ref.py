@@ -187,6 +187,26 @@ def test_elementwise_math_and_scalar_argument():
     torch.testing.assert_close(out_k, out_r)
 
 
+SCALE = (
+    HEADER
+    + """def scale_kernel(x_ptr, out_ptr, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * alpha)
+"""
+)
+
+
+def test_an_unmasked_store_is_an_assignment():
+    """No mask (the size a multiple of the block): the reference said `out_ptr.view(-1) = ...`,
+    which is not Python, and `kernels --scaffold` stopped with an internal error (exit 2)."""
+    n, block = 256, 64
+    x = torch.randn(n, generator=torch.Generator().manual_seed(2))
+    out_k, out_r = torch.zeros(n), torch.zeros(n)
+    run_kernel(SCALE, "scale_kernel", n // block, {"x_ptr": x, "out_ptr": out_k}, {"alpha": 0.5, "BLOCK": block})
+    run_reference(SCALE, "scale_kernel", {"x_ptr": x, "out_ptr": out_r}, {"alpha": 0.5})
+    torch.testing.assert_close(out_k, out_r)
+
+
 @pytest.mark.parametrize("n_cols", [64, 50])  # 50: BLOCK wider than the row, masked lanes
 def test_row_softmax(n_cols):
     rows, block = 6, 64

@@ -88,3 +88,15 @@ def test_unused_ignores_github_format(tmp_path, monkeypatch):
     r = cli("lint", ".", "-t", "tpu", "--report-unused-ignores", "--output-format", "github")
     assert r.exit_code == 1
     assert r.stdout.startswith("::warning title=porter (PORT100),file=x.py,line=2,col=8,")
+
+
+def test_a_malformed_code_list_silences_nothing():
+    """`# porter: ignore[X[Y]` (a bracket the code list cannot hold) and `ignore[]` (no code)
+    were read as a blanket `# porter: ignore`: a typo silenced every finding on its line."""
+    from porter.core.suppressions import scan
+
+    for comment in (b"ignore[X[Y]", b"ignore[]", b"ignore[ , ]", b"ignore[\x1b[2J]", b"ignore-file[]"):
+        found = scan(b"x = torch.zeros(1).cuda()  # porter: " + comment + b"\n")
+        assert not found and not found.comments, (comment, found)
+    assert scan(b"x = 1  # porter: ignore\n").by_line == {1: {"*"}}  # the blanket form, as written
+    assert scan(b"x = 1  # porter: ignore[DEV001, PERF]\n").by_line == {1: {"DEV001", "PERF"}}

@@ -129,3 +129,30 @@ def test_a_notebook_with_nan_in_its_metadata_or_a_byte_order_mark_is_ported(tmp_
     assert b'"x = torch.randn(3).to(torch_xla.device())\\n"' in new
     lint = porter("lint", "ds_config.json", "--target", "xla", "--output-format", "concise", cwd=tmp_path)
     assert lint.returncode == 1 and b"CFG" in lint.stdout, lint.stdout + lint.stderr
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "json"])
+def test_a_file_too_large_to_read_is_not_a_pass(tmp_path, fmt):
+    """A Python file over the 2 MiB porter parses was a note on stderr while lint said "All
+    checks passed!" and exited 0: a CI gate passed a file nobody checked. As ruff's E902 (a
+    file it cannot read is an error, exit 1), the summary says how many files were not read
+    and the exit code is 1 (`--exit-zero` still 0)."""
+    (tmp_path / "big.py").write_bytes(b"import torch\n" + b"x = torch.zeros(1).cuda()\n" * 90_000)
+    (tmp_path / "small.py").write_bytes(b"import os\n")
+    out = porter("lint", ".", "--target", "xla", "--no-cache", "--output-format", fmt, cwd=tmp_path)
+    text = (out.stdout + out.stderr).decode()
+    assert out.returncode == 1, text
+    assert "All checks passed" not in text
+    assert "note: big.py" in out.stderr.decode(), text
+    if fmt != "json":
+        assert "1 file was not read (larger than porter reads" in out.stdout.decode(), text
+    zero = porter("lint", ".", "--target", "xla", "--no-cache", "--exit-zero", cwd=tmp_path)
+    assert zero.returncode == 0, zero.stderr
+
+
+def test_a_data_file_past_the_bound_stays_a_note(tmp_path):
+    """A JSON file of more than 16 MiB holding `cuda` (a tokenizer's vocabulary) is data: a note,
+    not a file lint fails for."""
+    (tmp_path / "tokenizer.json").write_bytes(b'{"vocab": ["' + b"cuda " * 4_000_000 + b'"]}')
+    out = porter("lint", ".", "--target", "xla", "--no-cache", cwd=tmp_path)
+    assert out.returncode == 0 and "note: tokenizer.json" in out.stderr.decode(), out.stderr

@@ -269,6 +269,38 @@ def test_bidirectional_controls_in_a_name_are_shown_not_obeyed(tmp_path):
     assert "\u202e" not in full
 
 
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # Unicode's Bidi_Control
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_bidirectional_control_in_a_name_is_escaped_in_every_format(tmp_path, fmt):
+    """Each of Unicode's Bidi_Control characters (the Arabic letter mark U+061C was missing), in
+    every lint format: JUnit XML wrote them raw (`lint --output-format junit` on a terminal)."""
+    for k, c in enumerate(BIDI + "\x9b\x85\x7f"):  # and C1's CSI and NEL, DEL: JUnit wrote them raw
+        (tmp_path / f"n{k}{c}yp.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path)
+    text = (out.stdout + out.stderr).decode()
+    assert out.returncode == 1, text
+    assert not [c for c in BIDI + "\x9b\x85\x7f" if c in text], [hex(ord(c)) for c in BIDI + "\x9b\x85" if c in text]
+    if fmt == "junit":  # the name is the same data, written as character references
+        names = {case.get("file") for case in ET.fromstring(out.stdout).iter("testcase")}
+        assert f"n0{BIDI[0]}yp.py" in names, names
+
+
+def test_a_diff_header_quotes_a_name_with_a_bidirectional_control(tmp_path):
+    """`rewrite --diff` on a terminal: git quotes such a name (its bytes past ASCII in octal);
+    porter wrote it raw, so `c<RLO>gnp.py` read `cpng.py`."""
+    (tmp_path / "c\u202egnp.py").write_bytes(CUDA)
+    committed_repo(tmp_path, {})
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    head = [line for line in out.stdout.split(b"\n") if line.startswith((b"--- ", b"+++ "))]
+    assert head == [b'--- "a/c\\342\\200\\256gnp.py"', b'+++ "b/c\\342\\200\\256gnp.py"'], head
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
+    assert check.returncode == 0, check.stderr
+
+
 def test_split_index_cannot_be_broken_out_of(tmp_path):
     """`rewrite --split DIR` writes index.md (read on GitHub as a PR description): a folder
     named with a newline and Markdown — an area of the series, and part of each file's path —

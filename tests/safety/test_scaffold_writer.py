@@ -253,3 +253,33 @@ def test_a_kernel_named_as_a_module_the_scaffold_imports_does_not_rebind_it(tmp_
         defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
         assert not (defined | assigned) & imported, (path.name, (defined | assigned) & imported)
+
+
+def test_a_kernel_parameter_named_as_a_name_the_scaffold_uses_does_not_hide_it(tmp_path):
+    """A Triton kernel whose parameters are called `torch`, `wrap_nki` and `device`: the test's
+    `make_inputs` held `torch = 256` before `torch.randn(...)`, and `device = 256` replaced its
+    own `device` argument; the NKI wrapper's `wrap_nki` parameter hid torch_neuronx's. No
+    parameter of a generated function (or local of `make_inputs`) is a name the file uses."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def scale(torch, wrap_nki, device, x_ptr, out_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * torch * device)\n"
+    )
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 3, files
+    imported = {"torch", "wrap_nki", "nki", "nl", "nisa", "nki_op", "pytest"}
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+            assigned = {
+                t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+            }
+            assert not (params | assigned) & imported, (path.name, fn.name, (params | assigned) & imported)
+            if fn.name == "make_inputs":
+                assert "device" not in assigned, path.read_text()

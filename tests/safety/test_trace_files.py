@@ -122,6 +122,35 @@ def test_optional_fields_may_be_absent(tmp_path):
     assert "torch.nonzero at (library code): ?/step" in (tmp_path / "r.md").read_text()
 
 
+def test_optional_xla_probe_fields_may_be_absent(tmp_path):
+    """An XLA probe record with only its required fields (no `compiles_per_step`, no `source`,
+    a fallback without its count) passed the checks, then the terminal table read them:
+    a KeyError traceback after the comparison. And a field no check lists (`shape_changes`)
+    holding the wrong type is a one-line error at worst, in the table or the report."""
+    ref, port = _sides(tmp_path)
+    xla = {
+        "recompiles_after_warmup": 0,
+        "device_to_host_transfers_per_step": 0,
+        "cpu_fallback_ops": [{"op": "aten::x"}],
+    }
+    for path in (ref, port):
+        from safetensors import safe_open
+
+        with safe_open(str(path), "pt") as f:
+            manifest = json.loads(f.metadata()["porter.trace"])
+        manifest["perf"] = {"xla": xla}
+        _write(path, manifest)
+    out = porter("trace", "compare", str(ref), str(port), "--report", str(tmp_path / "r.md"), cwd=tmp_path)
+    assert out.returncode in (0, 1) and b"Traceback" not in out.stderr, out.stderr.decode()[-3000:]
+    assert "aten::x" in (tmp_path / "r.md").read_text()
+    manifest["perf"] = {"xla": {**xla, "shape_changes": 5, "shape_changes_in_progress": [{"recompiles": "x"}]}}
+    _write(port, manifest)
+    out = porter("trace", "compare", str(ref), str(port), "--report", str(tmp_path / "r.html"), cwd=tmp_path)
+    if out.returncode == 2:
+        _one_line_error(out, "a field is not what porter writes")
+    assert b"Traceback" not in out.stderr, out.stderr.decode()[-3000:]
+
+
 def _bad_manifests() -> dict[str, object]:
     good = {**_manifest(), "schema": "porter.trace/1"}
     return {

@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from porter.lint.model import LintRun, rule_info
-from porter.core.textsafe import xml
+from porter.core.textsafe import xml, xml_document
 
 
 def render(run: LintRun) -> str:
@@ -48,4 +48,4 @@ def render(run: LintRun) -> str:
     root.set("failures", str(failures))
     root.set("errors", "0")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    return xml_document('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import printable
+from porter.core.textsafe import BIDI_CHARS, printable
 
 
 def _mark(f: Finding) -> str:
@@ -46,10 +46,7 @@ def render_full(run: LintRun) -> str:
 
 
 _PICTURES = {c: (" " if c == 9 else chr(0x2400 + c)) for c in range(0x20)} | {0x7F: "\u2421"}
-_PICTURES |= {
-    c: "\ufffd"
-    for c in (*range(0x80, 0xA0), 0x2028, 0x2029, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
+_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, *map(ord, BIDI_CHARS))}
 
 
 def _source(line: str) -> str:
@@ -85,27 +82,38 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else suffix}"
 
 
-def summary(run: LintRun) -> str:
+def _headline(run: LintRun) -> list[str]:
+    """The findings' line: "All checks passed!" only when every file found was checked."""
     n = len(run.findings)
-    lines: list[str] = []
-    errors = len(run.errors)
+    unchecked = run.errors or run.unread
     if run.fix:
         fixed = len(run.fixed)
-        if n == 0 and fixed == 0 and not errors:
-            lines.append("All checks passed!")
-        else:
-            lines.append(f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining).")
-    elif n == 0 and not errors:
-        lines.append("All checks passed!")
-    elif n == 0:
-        lines.append("No findings.")
-    else:
-        lines.append(f"Found {_plural(n, 'finding')}.")
-        fixable = sum(1 for f in run.findings if f.applied)
-        if fixable:
-            lines.append(f"[*] {fixable} fixable with `porter lint --fix`.")
-    if errors:
-        lines.append(f"{_plural(errors, 'file')} could not be checked (see the errors above).")
+        if n == 0 and fixed == 0 and not unchecked:
+            return ["All checks passed!"]
+        return [f"Found {_plural(n + fixed, 'finding')} ({fixed} fixed, {n} remaining)."]
+    if n == 0:
+        return ["No findings."] if unchecked else ["All checks passed!"]
+    fixable = sum(1 for f in run.findings if f.applied)
+    return [f"Found {_plural(n, 'finding')}."] + (
+        [f"[*] {fixable} fixable with `porter lint --fix`."] if fixable else []
+    )
+
+
+def _unchecked(run: LintRun) -> list[str]:
+    """Files not checked: those that could not be read or parsed, those too large to be."""
+    lines = []
+    if run.errors:
+        lines.append(f"{_plural(len(run.errors), 'file')} could not be checked (see the errors above).")
+    if run.unread:
+        was = "was" if len(run.unread) == 1 else "were"
+        lines.append(
+            f"{_plural(len(run.unread), 'file')} {was} not read (larger than porter reads: see the notes above)."
+        )
+    return lines
+
+
+def summary(run: LintRun) -> str:
+    lines = _headline(run) + _unchecked(run)
     hidden = run.hidden_unsafe()
     if hidden:
         lines.append(f"({_plural(hidden, 'hidden fix')} can be enabled with `--unsafe-fixes`.)")
