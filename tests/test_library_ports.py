@@ -384,7 +384,7 @@ def test_switches_that_list_where_the_code_works_are_kept_and_reported(target):
     assert new == BNB
     back = [f for f in findings if f.code == "BACK002"]
     assert len(back) == 3 and not any(f.applied for f in back)  # CUDA's two branches of place(), and device_map()'s
-    assert any("whose fallback raises" in f.message for f in back)
+    assert any("whose fallback refuses" in f.message for f in back)
 
 
 def test_facts_about_cuda_and_rocm_and_a_library_enum_stay():
@@ -1723,3 +1723,79 @@ def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
     assert "torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device)" in new, new
     assert "torch.accelerator.synchronize()" in new, new
     assert any("stays CUDA's" in f.message and "current_stream" in f.message for f in findings)
+
+
+# torchao's AWQ example: a config per device, the fallback an `assert False`
+PER_DEVICE_CONFIG = """
+import torch
+
+DEVICES = ("cuda", "xpu", "npu")
+
+
+def configure(device, group_size):
+    if device == "cuda":
+        config = Int4Config(group_size=group_size)
+    elif device == "xpu":
+        config = Int4Config(group_size=group_size, packing="plain_int32")
+    elif device == "cpu":
+        config = CpuInt4Config(group_size=group_size)
+    else:
+        assert False, "Unsupported device: {}".format(device)
+    if device == "cuda":
+        other = Int4Config(group_size=group_size)
+    elif device == "cpu":
+        other = CpuInt4Config(group_size=group_size)
+    else:
+        assert False, "Unsupported device: {}".format(device)
+    return config, other
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_switch_whose_fallback_asserts_false_lists_where_the_code_works(target):
+    """`else: assert False, "Unsupported device"` refuses the other devices as a `raise` does:
+    CUDA's branch stays and no branch is copied for the target, in a switch over CUDA, XPU and
+    the CPU and (in a library) over CUDA and the CPU alone."""
+    new, findings = port(PER_DEVICE_CONFIG, target)
+    assert new.partition("def configure")[2] == PER_DEVICE_CONFIG.partition("def configure")[2], new
+    back = [f for f in findings if f.code == "BACK002" and "whose fallback refuses" in f.message]
+    assert len(back) == 2 and not any(f.applied for f in back), [f.message for f in findings]
+    # a fallback that does something else still gets the target's branch
+    open_ended = PER_DEVICE_CONFIG.replace('assert False, "Unsupported device: {}".format(device)', "config = None", 1)
+    new, _ = port(open_ended, target)
+    first = new.partition("def configure")[2].partition('    if device == "cuda":\n        other')[0]
+    assert first.count("elif device ==") == 3, new
+
+
+LISTS_WITH_A_REASON = """
+import torch
+
+DEVICES = ("cuda", "xpu", "npu")
+
+
+def unmask(mask, device):
+    # This is required by the memory-efficient attention path.
+    # Details: https://github.com/pytorch/pytorch/issues/110213
+    if mask.device.type in ["cuda", "xpu"]:
+        mask = fix(mask)
+    if mask is not None and mask.device.type in ["cuda", "xpu"]:
+        # Details: https://github.com/pytorch/pytorch/issues/110213
+        mask = fix(mask)
+    if device.type not in ["cuda", "xpu", "cpu"]:
+        raise RuntimeError(f"MXFP4 requires model on cuda/xpu/cpu, but found {device}")
+    if device.type not in ["cuda", "xpu"]:
+        raise RuntimeError(f"Async batching requires a device type in {SUPPORTED}")
+    return mask
+"""
+
+
+def test_devices_a_library_gives_a_reason_for_keep_cuda_and_get_no_target():
+    """transformers' attention-mask workaround for CUDA's and XPU's SDPA kernels (its comment cites
+    the PyTorch issue) and MXFP4's kernels (its message spells out cuda/xpu/cpu): CUDA's entry
+    stays and the target is not claimed; a list with no such reason still gets the target."""
+    new, findings = port(LISTS_WITH_A_REASON, "neuron")
+    assert new.count('in ["cuda", "xpu"]:') == 2 and 'not in ["cuda", "xpu", "cpu"]:' in new, new
+    assert 'not in ["cuda", "xpu", "neuron"]:' in new, new
+    said = [f.message for f in findings if f.code == "BACK001" and not f.applied]
+    assert sum("workaround" in m and "issues/110213" in m for m in said) == 2, said
+    assert sum("cuda/xpu/cpu" in m for m in said) == 1, said

@@ -94,6 +94,8 @@ _OTHER_DEVICE = re.compile(rb"""["'](?:xpu|mps|hpu|npu|mlu|musa|xla|tpu|neuron|h
 # a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
+# a link to an issue or a pull request: what a workaround cites
+_ISSUE_LINK = re.compile(r"https?://\S+/(?:issues|pull)/\d+")
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 # a class named for CUDA (`CUDAProperties`, `CudaConfig`): what it makes describes CUDA's device
@@ -1097,7 +1099,48 @@ class BackendsFamily(Family):
             return
         if self._lacks_backend_folder(node, devices):
             return
+        if self.library() is not None and (said := self._list_said(node, values)) is not None:
+            self.ctx.report(
+                "BACK001",
+                node,
+                f"`{_short(self.ctx.code(node))}` {said}: CUDA's entry stays; add {t.device_type!r} only where "
+                f"{t.display} needs the same",
+                applicability=Applicability.MANUAL,
+            )
+            return
         self._lists.add(id(node))
+
+    def _list_said(self, node: cst.CSTNode, values: Sequence[str | None]) -> str | None:
+        """What the library says of the devices a test lists, where it says more than that the
+        code works there: the comment at the `if` cites an issue (`# Details: https://github.com/
+        pytorch/pytorch/issues/110213`: a workaround for those devices' kernels), or a message in
+        its branch spells the list out (`"MXFP4 requires model on cuda/xpu/cpu"`: what a feature's
+        kernels run on). None when it says neither."""
+        test_of = next(
+            (
+                s
+                for s in reversed(self.ctx.current_statements)
+                if isinstance(s, (cst.If, cst.While)) and any(n is node for n in _nodes(s.test))
+            ),
+            None,
+        )
+        if test_of is None or not isinstance(test_of.body, cst.IndentedBlock):
+            return None
+        body = test_of.body
+        lines = [*test_of.leading_lines, *(body.body[0].leading_lines if body.body else ())]
+        comments = [line.comment.value for line in lines if line.comment is not None]
+        if body.header.comment is not None:
+            comments.append(body.header.comment.value)
+        link = next((m.group(0) for c in comments if (m := _ISSUE_LINK.search(c))), None)
+        if link is not None:
+            return f"lists the devices a workaround is for (the comment cites {link})"
+        names = [v for v in values if v]
+        for n in _nodes(body):
+            if isinstance(n, (cst.SimpleString, cst.FormattedStringText)):
+                text = n.value
+                if all(re.search(rf"(?i)(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in names):
+                    return f"names the devices a message in its branch spells out (`{_short(text.strip(chr(34) + chr(39)))}`)"
+        return None
 
     def _devices_named(self, node: cst.CSTNode, strings: Sequence[cst.CSTNode], devices: Sequence[str | None]) -> None:
         """`for_devices_and_modes(("cuda", "xpu"), modes, kernel)` in a library: devices named
@@ -1199,9 +1242,12 @@ class BackendsFamily(Family):
 
     @staticmethod
     def _raises(body: cst.BaseSuite) -> bool:
+        """Whether a block ends by refusing: `raise X(...)`, or `assert False, "Unsupported device"`."""
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-        return isinstance(small, cst.Raise)
+        return isinstance(small, cst.Raise) or (
+            isinstance(small, cst.Assert) and isinstance(small.test, cst.Name) and small.test.value == "False"
+        )
 
     def _raises_for_cuda(self, node: cst.If) -> bool:
         """`if not torch.cuda.is_available(): raise RuntimeError("... requires CUDA")`. In a
@@ -1969,7 +2015,10 @@ class BackendsFamily(Family):
         device switch that has no branch for the target yet; CUDA's branch is kept either way.
         A CUDA branch that runs CUDA-only code is the guards' (GUARD001/GUARD003), not this."""
         devices = [t.device if t is not None else None for t in tests]
-        if "cuda" not in devices or all(d in HOSTS or d in (None, "cuda") for d in devices):
+        if "cuda" not in devices:
+            return None
+        if all(d in HOSTS or d in (None, "cuda") for d in devices):
+            self._host_switch(branches, tests, devices)
             return None
         if devices.count("cuda") > 1:
             # `if x.type == "cuda": ... elif torch.cuda.is_available(): ...`: CUDA twice; each
@@ -2013,12 +2062,39 @@ class BackendsFamily(Family):
                 (
                     region,
                     branches[cuda_at].test,
-                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there",
+                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
                     None,
                 )
             )
             return None
         return cuda_at, last, region
+
+    def _host_switch(self, branches: list[cst.If], tests: list[_Test | None], devices: list[str | None]) -> None:
+        """`if device == "cuda": ... elif device == "cpu": ... else: assert False, "Unsupported
+        device"` in a library: CUDA and the host are the devices this code works on (its
+        fallback refuses the others), each with a branch of its own. CUDA's stays; whether the
+        target is one of them is for a person to say (BACK002)."""
+        last = max(i for i, d in enumerate(devices) if d is not None)
+        orelse = branches[last].orelse
+        if (
+            self.library() is None
+            or devices.count("cuda") != 1
+            or not isinstance(orelse, cst.Else)
+            or not self._raises(orelse.body)
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        cuda_at = devices.index("cuda")
+        region = self._keep_branch(branches[cuda_at], tests[cuda_at], devices)  # type: ignore[arg-type]
+        t = self.ctx.target
+        self._regions.append(
+            (
+                region,
+                branches[cuda_at].test,
+                f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
+                None,
+            )
+        )
 
     def _runs_cuda_only(self, body: cst.BaseSuite) -> str | None:
         """Why a branch body reaches CUDA-only code (not only asks about the device), once per body."""
