@@ -1799,3 +1799,6 @@ def test_devices_a_library_gives_a_reason_for_keep_cuda_and_get_no_target():
     said = [f.message for f in findings if f.code == "BACK001" and not f.applied]
     assert sum("workaround" in m and "issues/110213" in m for m in said) == 2, said
     assert sum("cuda/xpu/cpu" in m for m in said) == 1, said
+    # what the code says holds in an application too (torchao's paretoq model copies the workaround)
+    app, _ = port(LISTS_WITH_A_REASON.replace('DEVICES = ("cuda", "xpu", "npu")\n', ""), "neuron")
+    assert app.count('in ["cuda", "xpu"]:') == 2 and 'not in ["cuda", "xpu", "cpu"]:' in app, app

@@ -1099,7 +1099,7 @@ class BackendsFamily(Family):
             return
         if self._lacks_backend_folder(node, devices):
             return
-        if self.library() is not None and (said := self._list_said(node, values)) is not None:
+        if (said := self._list_said(node, values)) is not None:
             self.ctx.report(
                 "BACK001",
                 node,
