@@ -1802,3 +1802,29 @@ def test_devices_a_library_gives_a_reason_for_keep_cuda_and_get_no_target():
     # what the code says holds in an application too (torchao's paretoq model copies the workaround)
     app, _ = port(LISTS_WITH_A_REASON.replace('DEVICES = ("cuda", "xpu", "npu")\n', ""), "neuron")
     assert app.count('in ["cuda", "xpu"]:') == 2 and 'not in ["cuda", "xpu", "cpu"]:' in app, app
+
+
+def test_no_rung_for_a_target_without_a_backend_folder(tmp_path):
+    """bitsandbytes' paged-function sync (CUDA's and XPU's rungs) in a project with a backend folder
+    per device and none for the target: no rung claims the target."""
+    sync = """
+        import torch
+
+
+        def sync():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                torch.xpu.synchronize()
+    """
+    write_files(tmp_path, {**BACKEND_FOLDERS, "bnb/functional.py": sync})
+    code, findings = port_files(tmp_path, "neuron")["bnb/functional.py"]
+    assert code == textwrap.dedent(sync).lstrip(), code
+    assert any(f.code == "BACK002" and "none for TorchNeuron" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    # without backend folders, the rung is added
+    code, _ = port(
+        textwrap.dedent(sync).replace("import torch", 'import torch\nDEVICES = ("cuda", "xpu", "npu")'), "neuron"
+    )
+    assert 'torch.accelerator.current_accelerator().type == "neuron"' in code, code

@@ -1160,6 +1160,16 @@ class BackendsFamily(Family):
             applicability=Applicability.MANUAL,
         )
 
+    def _no_target_folder(self, devices: Sequence[str | None]) -> str | None:
+        """CUDA's backend folder where the project has one per device, another of `devices` has
+        one too, and the target has none (`backends/cuda/` beside `xpu/`, no `neuron/`)."""
+        self.library()
+        t = self.ctx.target
+        for folder, others in self._backend_dirs:
+            if t.device_type not in others and any(d in others for d in devices if d not in (None, "cuda")):
+                return folder
+        return None
+
     def _lacks_backend_folder(self, node: cst.CSTNode, devices: list[str | None]) -> bool:
         """`supported_torch_devices = {"cpu", "cuda", "xpu", "mps"}` in a project with a folder
         per device (bitsandbytes' `backends/cuda/` beside `cpu/`, `xpu/`, `mps/`): the list names
@@ -2140,6 +2150,19 @@ class BackendsFamily(Family):
                 f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} has no branch: "
                 f"the device types it answers are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
                 f"add `{t.device_type.upper()}` to it beside `{table[1]}`, then a branch for {t.display} {'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
+            )
+            self._regions.append((region, branch.test, message, None))
+            return None
+        folder = self._no_target_folder(region.why.split(", "))
+        if folder is not None:
+            # bitsandbytes' paged-function sync (`torch.cuda.synchronize()`, `torch.xpu...`) in a
+            # project with a backend folder per device and none for the target: the project
+            # does not run there, and a rung would claim it does
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                f"{t.display} has no branch: the project has a backend folder per device (`{folder}` beside "
+                f"{', '.join(f'`{o}/`' for o in dict(self._backend_dirs)[folder])}) and none for {t.display}; write its "
+                f"backend first, then a branch here"
             )
             self._regions.append((region, branch.test, message, None))
             return None
