@@ -775,6 +775,11 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
     return found
 
 
+def _short_test(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
 def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [tree]
     while stack:
@@ -1475,6 +1480,8 @@ class GuardsFamily(Family):
             self._device_literal(node)  # `x.cuda()`
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
+        if self._asked_again(node):
+            return
         if not self.facts.active:
             return
         statements = self.ctx.current_statements
@@ -1484,6 +1491,34 @@ class GuardsFamily(Family):
             why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
+
+    def _asked_again(self, node: cst.Call) -> bool:
+        """`torch.cuda.is_available()` inside a block entered on a kept `torch.cuda.is_available()`
+        (accelerate's Colab launch: `elif in_colab and (not torch.cuda.is_available() or
+        get_gpu_info()[1] < 2):` then `if torch.cuda.is_available(): print("... one GPU")`): the
+        same question about CUDA, asked again, keeps the answer the enclosing test kept. True when so."""
+        for stmt in self.ctx.current_statements[:-1]:
+            if not isinstance(stmt, (cst.If, cst.While)):
+                continue
+            kept = next(
+                (
+                    n
+                    for n in _walk(stmt.test)
+                    if id(n) in self.ctx.keep_cuda and _is_call_of(n, self.ctx.qualname, "torch.cuda.is_available")
+                ),
+                None,
+            )
+            if kept is None:
+                continue
+            if self.ctx.report(
+                "GUARD001",
+                node,
+                f"`{self.ctx.code(node)}` asks again what the enclosing `{_short_test(self.ctx.code(stmt.test))}` "
+                "asked and kept on CUDA: kept with it, so the two answers agree",
+            ) or self.ctx.enabled("GUARD001"):
+                self.ctx.keep_cuda.add(id(node))
+                return True
+        return False
 
     def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
         if id(original) in self._counted:
