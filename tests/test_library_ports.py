@@ -1828,3 +1828,20 @@ def test_no_rung_for_a_target_without_a_backend_folder(tmp_path):
         textwrap.dedent(sync).replace("import torch", 'import torch\nDEVICES = ("cuda", "xpu", "npu")'), "neuron"
     )
     assert 'torch.accelerator.current_accelerator().type == "neuron"' in code, code
+
+
+def test_accelerator_names_compared_with_or_get_no_target():
+    """Lightning's `_get_num_processes`: `accelerator == "cuda" or accelerator == "mps" or
+    accelerator == "cpu"` names Lightning's accelerators (it has none called 'neuron'); a device's
+    type compared the same way still gets the target."""
+    code = (
+        "def processes(accelerator, devices, device):\n"
+        '    if accelerator == "cuda" or accelerator == "mps" or accelerator == "cpu":\n'
+        '        devices = "1"\n'
+        '    if device.type == "cuda" or device.type == "xpu":\n'
+        "        devices = 2\n"
+        "    return devices\n"
+    )
+    new, _ = port(code, "neuron")
+    assert 'if accelerator == "cuda" or accelerator == "mps" or accelerator == "cpu":\n' in new, new
+    assert 'device.type == "cuda" or device.type == "xpu" or device.type == "neuron"' in new, new

@@ -1423,6 +1423,8 @@ class BackendsFamily(Family):
             subject = self.ctx.code(other)
             devices.append(device)
             strings.append(value)
+        if "accelerator" in (subject or "").rsplit(".", 1)[-1].lower():
+            return  # `accelerator == "cuda" or accelerator == "mps"`: a framework's accelerator names (visit_Comparison)
         if "cuda" not in devices or len(set(devices) - HOSTS) < 2 or any(id(s) in self.ctx.keep_cuda for s in strings):
             return
         facts = cuda_only_facts(self.ctx)
