@@ -1845,3 +1845,20 @@ def test_accelerator_names_compared_with_or_get_no_target():
     new, _ = port(code, "neuron")
     assert 'if accelerator == "cuda" or accelerator == "mps" or accelerator == "cpu":\n' in new, new
     assert 'device.type == "cuda" or device.type == "xpu" or device.type == "neuron"' in new, new
+
+
+def test_a_device_a_library_names_for_cuda_stays():
+    """bitsandbytes' `FIRST_CUDA_DEVICE = torch.device("cuda", index=0)`: its CUDA library's default
+    device, named for CUDA; an application's `cuda_device` is its accelerator, ported."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n'
+        'FIRST_CUDA_DEVICE = torch.device("cuda", index=0)\n'
+        'main_device = torch.device("cuda", index=0)\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'FIRST_CUDA_DEVICE = torch.device("cuda", index=0)' in new, new
+    assert 'main_device = torch.device("neuron", index=0)' in new, new
+    assert any(f.code == "BACK008" and "`FIRST_CUDA_DEVICE` is named for CUDA" in f.message for f in findings)
+    app, _ = port('import torch\n\ncuda_device = torch.device("cuda", 0)\n', "neuron")
+    assert 'torch.device("neuron", 0)' in app, app

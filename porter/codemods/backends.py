@@ -1824,6 +1824,20 @@ class BackendsFamily(Family):
             self._listed.add(id(node.value))
         if isinstance(node.value, cst.Call) and any(_CUDA_FACT.search(n) for n in leaves):
             self._itself(node.value, node.value, f"is recorded as `{names[0]}`, a fact about CUDA itself")
+        named = next((n for n in leaves if _NAMED_CUDA_WORD.search(n)), None)
+        if named is not None and self.library() is not None:
+            # `FIRST_CUDA_DEVICE = torch.device("cuda", index=0)` (bitsandbytes): a device the
+            # library names for CUDA, the default device of its CUDA library
+            strings = [
+                n
+                for n in _nodes(node.value)
+                if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda"
+            ]
+            if strings and (
+                any(n is node.value for n in strings)
+                or (isinstance(node.value, cst.Call) and self.ctx.qualname(node.value.func) == "torch.device")
+            ):
+                self._cuda_case(node.value, strings, f"`{named}` is named for CUDA", test=False)
         if (
             isinstance(node.value, cst.SimpleString)
             and device_of(string_value(node.value)) == "cuda"
