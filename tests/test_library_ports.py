@@ -1862,3 +1862,20 @@ def test_a_device_a_library_names_for_cuda_stays():
     assert any(f.code == "BACK008" and "`FIRST_CUDA_DEVICE` is named for CUDA" in f.message for f in findings)
     app, _ = port('import torch\n\ncuda_device = torch.device("cuda", 0)\n', "neuron")
     assert 'torch.device("neuron", 0)' in app, app
+
+
+def test_a_statement_whose_comment_says_only_cuda_is_implemented_stays():
+    """peft's ZeRO-3 token collection: `# right now, only CUDA is implemented` over its CUDA device."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def collect(weight):\n"
+        "    # right now, only CUDA is implemented\n"
+        '    device = torch.device("cuda", torch.cuda.current_device())\n'
+        '    other = torch.device("cuda", torch.cuda.current_device())\n'
+        "    return weight.to(device), other\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '    device = torch.device("cuda", torch.cuda.current_device())\n' in new, new
+    assert "    other = torch.device(" in new and 'other = torch.device("cuda", torch.cuda' not in new, new
+    assert any(f.code == "BACK006" and "its comment says so" in f.message for f in findings), findings

@@ -94,6 +94,8 @@ _OTHER_DEVICE = re.compile(rb"""["'](?:xpu|mps|hpu|npu|mlu|musa|xla|tpu|neuron|h
 # a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
+# a comment saying the code under it is CUDA's alone: `# right now, only CUDA is implemented`
+_ONLY_CUDA = re.compile(r"(?i)\bonly (?:on )?(?:cuda|nvidia)\b|\bcuda[ -]only\b")
 # a link to an issue or a pull request: what a workaround cites
 _ISSUE_LINK = re.compile(r"https?://\S+/(?:issues|pull)/\d+")
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
@@ -1460,6 +1462,34 @@ class BackendsFamily(Family):
         ):
             return new
         return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        """`# right now, only CUDA is implemented` over `device = torch.device("cuda",
+        torch.cuda.current_device())` (peft's ZeRO-3 token collection): in a library, the
+        statement its comment says is CUDA's alone stays CUDA's (BACK006)."""
+        said = next(
+            (
+                line.comment.value
+                for line in node.leading_lines
+                if line.comment and _ONLY_CUDA.search(line.comment.value)
+            ),
+            None,
+        )
+        if (
+            said is None
+            or "cuda" not in self.ctx.code(node).lower()
+            or self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        message = (
+            f"`{_short(self.ctx.code(node).strip())}` is CUDA's alone (its comment says so: `{said}`): left as it is"
+        )
+        region = CudaOnlyCode(
+            node, "the statement", "its comment says only CUDA is implemented", code="BACK006", note=message
+        )
+        self.ctx.cuda_only_code.setdefault(id(node), region)
+        self._regions.append((region, node, message, None))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
