@@ -241,6 +241,49 @@ class LiteralsFamily(FlowScopes, Family):
             scan = _Strings()
             node.body.visit(scan)
             self._keep_vocabulary(scan.found)
+        self._module_in_place_of_cpu(node)
+
+    def _module_in_place_of_cpu(self, node: cst.If) -> None:
+        """`if device == 'cpu': device = 'cuda'; device_torch_lib = getattr(torch, device)` (fla's
+        hardware module): on a host with no accelerator, `"cuda"` names the `torch.cuda` module,
+        which every build of torch has, as a stand-in; the target's module is not there. An
+        attribute name, kept (DEV015)."""
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and isinstance(test.left, cst.Name)
+            and string_value(test.comparisons[0].comparator) == "cpu"
+        ):
+            return
+        name = test.left.value
+        assigned: list[cst.BaseExpression] = []
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and small.targets[0].target.value == name
+                    and _is_cuda(small.value)
+                ):
+                    assigned.append(small.value)
+                elif (
+                    assigned
+                    and isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name)
+                    and small.value.func.value == "getattr"
+                    and len(small.value.args) >= 2
+                    and self.ctx.qualname(small.value.args[0].value) == "torch"
+                    and isinstance(small.value.args[1].value, cst.Name)
+                    and small.value.args[1].value.value == name
+                ):
+                    self._keep_vocabulary(assigned)
+                    return
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`"rocm" if is_hip else "cuda"`: beside a word that is no device type (a library-file

@@ -184,3 +184,22 @@ def test_the_branch_behind_a_kept_nccl_test_stays_cuda():
     assert 'tensor = tensor.to("cuda")' in new and 'torch.zeros(1, device="neuron")' in new, new
     kept = [f for f in findings if f.code == "DIST007" and "fixes not applied there" in f.message]
     assert kept and "DEV002" in kept[0].message
+
+
+def test_cuda_named_in_place_of_the_cpu_for_a_torch_module_stays():
+    """fla's hardware module: on a host with no accelerator it takes `torch.cuda` (which every torch
+    build has) as a stand-in module and autocast device type; `getattr(torch, "neuron")` would fail
+    at import there."""
+    code = (
+        "import torch\n\n"
+        "device = get_device()\n"
+        "device_lib = getattr(torch, device)\n"
+        "if device == 'cpu':\n"
+        "    device = 'cuda'\n"
+        "    device_lib = getattr(torch, device)\n"
+        "other = 'cuda'\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    device = 'cuda'\n    device_lib = getattr(torch, device)\n" in new, new
+    assert "other = 'neuron'" in new, new
+    assert any(f.code == "DEV015" for f in findings), findings
