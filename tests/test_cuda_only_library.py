@@ -1001,3 +1001,30 @@ def test_a_cuda_device_beside_the_projects_platform_object_stays(tmp_path):
     # a module without the platform object is ported as usual
     plain, _ = ported["mylib/plain.py"]
     assert 'device=f"neuron:{rank}"' in plain and '"nccl"' not in plain
+
+
+def test_devices_of_a_class_whose_init_asserts_cuda_stay():
+    """Megatron's NCCL memory-pool allocator (`nccl_mem`): its `__init__` asserts a device string
+    names CUDA ("only cuda devices are supported"); its other devices are CUDA's too."""
+    code = (
+        "import torch\n\n\n"
+        "class nccl_mem:\n"
+        "    def __init__(self, pool, enabled=True, device=None):\n"
+        "        if enabled:\n"
+        "            if device is None:\n"
+        '                self.device = torch.device("cuda", torch.cuda.current_device())\n'
+        "            elif isinstance(device, int):\n"
+        '                self.device = torch.device("cuda", device)\n'
+        "            elif isinstance(device, str):\n"
+        '                assert "cuda" in device, "only cuda devices are supported"\n'
+        "                self.device = torch.device(device)\n\n\n"
+        "class Other:\n"
+        "    def __init__(self, device):\n"
+        '        self.device = torch.device("cuda", device)\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'torch.device("cuda", torch.cuda.current_device())' in new, new
+    assert '                self.device = torch.device("cuda", device)\n' in new, new
+    assert '        self.device = torch.device("neuron", device)\n' in new, new
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert said and all("asserts its device is CUDA's" in f.message for f in said), [f.message for f in findings]

@@ -1001,6 +1001,7 @@ class GuardsFamily(Family):
             has_token(source)
             or bool(imported_cuda_only(ctx.settings))
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
+            or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
         )
 
@@ -1627,6 +1628,8 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
 
 # `dev.type != "cuda"`: what an `__init__` that demands CUDA tests (_class_needs)
 _OFF_CUDA = re.compile(rb"!=\s*[\"']cuda[\"']")
+# `assert "cuda" in device`, `assert dev.type == "cuda"`: what an `__init__` that demands CUDA asserts
+_ASSERTS_CUDA = re.compile(rb"assert\b[^\n]*(?:[\"']cuda[\"']\s+in\b|==\s*[\"']cuda[\"'])")
 
 # `op.register_kernel("cuda")`, `lib.impl(name, fn, "CUDA")`: the device a kernel is registered for
 _REGISTERS = frozenset({"register_kernel", "impl", "register_fake", "register_autocast"})
@@ -1666,7 +1669,22 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
                 and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
             ):
                 return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+        if method.name.value == "__init__":
+            for n in _walk(method.body):
+                if (
+                    isinstance(n, cst.Assert)
+                    and n.msg is not None
+                    and _SAYS_CUDA.search(code(n.msg))
+                    and _cuda_sense(n.test, lambda x: dotted(x)) == 1
+                ):
+                    # `assert "cuda" in device, "only cuda devices are supported"` (Megatron's
+                    # NCCL memory-pool allocator)
+                    return f"the `__init__` of class `{name}` asserts its device is CUDA's (`assert {code(n.test)}`)"
     return None
+
+
+# the message of an assertion that demands CUDA
+_SAYS_CUDA = re.compile(r"(?i)\bcuda\b")
 
 
 def _raises(body: cst.BaseSuite) -> bool:
