@@ -1879,3 +1879,37 @@ def test_a_statement_whose_comment_says_only_cuda_is_implemented_stays():
     assert '    device = torch.device("cuda", torch.cuda.current_device())\n' in new, new
     assert "    other = torch.device(" in new and 'other = torch.device("cuda", torch.cuda' not in new, new
     assert any(f.code == "BACK006" and "its comment says so" in f.message for f in findings), findings
+
+
+CLOSURES = """
+import torch
+
+
+class Offload:
+    def __init__(self, use_streams):
+        self.s1 = torch.cuda.Stream()
+
+        def unpack(t):
+            return t.to("cuda", non_blocking=True)
+
+        self.hook = unpack
+
+
+class Plain:
+    def __init__(self):
+        def unpack(t):
+            return t.to("cuda", non_blocking=True)
+
+        self.hook = unpack
+"""
+
+
+def test_a_closure_of_a_function_that_keeps_cuda_streams_keeps_its_devices():
+    """torchtune's activation offloading: `__init__` makes CUDA streams (kept) and defines the
+    unpack hooks; the single-stream hook's `.to("cuda")` brought tensors back to the target."""
+    code, findings = port(CLOSURES, "neuron", path="pkg/offload.py")
+    first, _, second = code.partition("class Plain")
+    assert 'return t.to("cuda", non_blocking=True)' in first, code
+    assert 'return t.to("neuron", non_blocking=True)' in second, code
+    said = [f for f in findings if f.code == "CUDA006" and "which keeps its CUDA streams" in f.message]
+    assert len(said) == 1 and "`def unpack` is defined in `__init__`" in said[0].message, [f.message for f in findings]
