@@ -1913,3 +1913,24 @@ def test_a_closure_of_a_function_that_keeps_cuda_streams_keeps_its_devices():
     assert 'return t.to("neuron", non_blocking=True)' in second, code
     said = [f for f in findings if f.code == "CUDA006" and "which keeps its CUDA streams" in f.message]
     assert len(said) == 1 and "`def unpack` is defined in `__init__`" in said[0].message, [f.message for f in findings]
+
+
+def test_a_class_named_for_an_nvidia_library_is_left_as_it_is():
+    """bitsandbytes' `CUBLAS_Context` (a cuBLAS handle per device from its CUDA library): its
+    device switching is cuBLAS's, not a device-generic step the target takes."""
+    code = (
+        "import torch\n\n\n"
+        "class CUBLAS_Context:\n"
+        "    def get_context(self, device):\n"
+        "        prev = torch.cuda.current_device()\n"
+        "        torch.cuda.set_device(device)\n"
+        "        torch.cuda.set_device(prev)\n\n\n"
+        "class Context:\n"
+        "    def get(self):\n"
+        "        return torch.cuda.current_device()\n"
+    )
+    new, findings = port(code, "neuron")
+    first, _, second = new.partition("class Context")
+    assert "prev = torch.cuda.current_device()" in first and "torch.cuda.set_device(prev)" in first, new
+    assert "torch.accelerator.current_device_index()" in second, new
+    assert any(f.code == "BACK006" and "NVIDIA's cuBLAS" in f.message for f in findings), findings

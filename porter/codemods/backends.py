@@ -96,6 +96,20 @@ _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
 # a comment saying the code under it is CUDA's alone: `# right now, only CUDA is implemented`
 _ONLY_CUDA = re.compile(r"(?i)\bonly (?:on )?(?:cuda|nvidia)\b|\bcuda[ -]only\b")
+# NVIDIA's CUDA libraries, by the word a class named for one uses (`CUBLAS_Context`)
+_NVIDIA_LIBRARIES = {
+    "cublas": "cuBLAS",
+    "cublaslt": "cuBLASLt",
+    "cudnn": "cuDNN",
+    "cufft": "cuFFT",
+    "curand": "cuRAND",
+    "cusparse": "cuSPARSE",
+    "cusolver": "cuSOLVER",
+    "nccl": "NCCL",
+    "nvml": "NVML",
+}
+# the words of a name: `CUBLAS_Context` -> CUBLAS, Context; `CublasLtHandle` -> Cublas, Lt, Handle
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
 # a link to an issue or a pull request: what a workaround cites
 _ISSUE_LINK = re.compile(r"https?://\S+/(?:issues|pull)/\d+")
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
@@ -996,6 +1010,8 @@ class BackendsFamily(Family):
                 why = f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is"  # type: ignore[index]
                 self._regions.append((region, node.name, why, None))
             return
+        if fact is None and self.ctx.in_cuda_only_code() is None:
+            self._nvidia_library_class(node)
         if fact is None or self.ctx.in_cuda_only_code() is not None:
             return
         why, *siblings = fact
@@ -1011,6 +1027,24 @@ class BackendsFamily(Family):
                 f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
                 f"{t.display} has none: `porter backends . --target {t.name} --scaffold DIR` writes one modelled on it"
             )
+        self._regions.append((region, node.name, message, None))
+
+    def _nvidia_library_class(self, node: cst.ClassDef) -> None:
+        """`class CUBLAS_Context` (bitsandbytes: a cuBLAS handle per device, from its CUDA
+        library): a class named for one of NVIDIA's CUDA libraries is that library's, and runs
+        where it does; its device code stays as it is (BACK006), reported."""
+        words = {w.lower() for w in _WORDS.findall(node.name.value)}
+        library = next((w for w in sorted(words) if w in _NVIDIA_LIBRARIES), None)
+        if library is None or "cuda" not in self.ctx.code(node.body):
+            return
+        message = (
+            f"`class {node.name.value}` is named for NVIDIA's {_NVIDIA_LIBRARIES[library]}, which runs only on NVIDIA GPUs: "
+            f"kept as it is; {self.ctx.target.display} needs its own counterpart, if any, beside it"
+        )
+        region = CudaOnlyCode(
+            node.name, f"`class {node.name.value}`", f"it is {_NVIDIA_LIBRARIES[library]}'s", code="BACK006"
+        )
+        self.ctx.cuda_only_code[id(node)] = region
         self._regions.append((region, node.name, message, None))
 
     def _device_enum(self) -> tuple[str, str] | None:
