@@ -473,3 +473,27 @@ def test_the_cuda_question_asked_again_inside_a_block_entered_on_its_kept_answer
     assert '        if torch.cuda.is_available():\n            print("one GPU")' in new, new
     assert '    if torch.accelerator.is_available():\n        print("any GPU")' in new, new  # not inside it
     assert any(f.code == "GUARD001" and "asks again" in f.message for f in findings)
+
+
+def test_an_attribute_set_to_the_cuda_test_that_guards_a_cuda_only_import_stays():
+    """Composer's system metrics monitor: `self.gpu_available = torch.cuda.is_available()`, then
+    `if self.gpu_available:` imports pynvml (NVIDIA's NVML) and initialises it."""
+    code = (
+        "import torch\n\n\n"
+        "class Monitor:\n"
+        "    def __init__(self):\n"
+        "        self.gpu_available = torch.cuda.is_available()\n"
+        "        if self.gpu_available:\n"
+        "            try:\n"
+        "                import pynvml\n"
+        "            except ImportError:\n"
+        "                raise\n"
+        "            pynvml.nvmlInit()\n"
+        "        self.other = torch.cuda.is_available()\n"
+        "        if self.other:\n"
+        "            print('accelerator')\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "self.gpu_available = torch.cuda.is_available()" in new, new
+    assert "self.other = torch.accelerator.is_available()" in new, new
+    assert any(f.code == "GUARD001" and "`pynvml` is imported" in f.message for f in findings), findings

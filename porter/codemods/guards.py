@@ -1481,7 +1481,7 @@ class GuardsFamily(Family):
             self._device_literal(node)  # `x.cuda()`
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
-        if self._asked_again(node):
+        if self._asked_again(node) or self._attribute_flag(node):
             return
         if not self.facts.active:
             return
@@ -1492,6 +1492,46 @@ class GuardsFamily(Family):
             why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
+
+    def _attribute_flag(self, node: cst.Call) -> bool:
+        """`self.gpu_available = torch.cuda.is_available()` followed, in the same block, by
+        `if self.gpu_available:` under which a CUDA-only package is imported (Composer's system
+        metrics monitor: `import pynvml`, then `pynvml.nvmlInit()`): the attribute is that
+        package's guard, and keeps CUDA's test (GUARD001). True when so."""
+        statements = self.ctx.current_statements
+        here = statements[-1] if statements else None
+        if not isinstance(here, cst.SimpleStatementLine):
+            return False
+        target = next(
+            (
+                dotted(small.targets[0].target)
+                for small in here.body
+                if isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Attribute)
+                and any(o is node for o in _operands(small.value, cst.And))
+            ),
+            None,
+        )
+        if not target:
+            return False
+        parent = statements[-2] if len(statements) > 1 else self.ctx.module
+        packages = cuda_only_modules(self.ctx.target.name)
+        for stmt in _after(parent, here):
+            if not isinstance(stmt, cst.If) or dotted(stmt.test) != target:
+                continue
+            package = next(
+                (
+                    p
+                    for n in _walk(stmt.body)
+                    if isinstance(n, (cst.Import, cst.ImportFrom)) and (p := _package_of(n, packages))
+                ),
+                None,
+            )
+            if package is not None:
+                self._keep(node, [node], f"through `{target}`, under which `{package}` is imported")
+                return True
+        return False
 
     def _asked_again(self, node: cst.Call) -> bool:
         """`torch.cuda.is_available()` inside a block entered on a kept `torch.cuda.is_available()`
