@@ -1934,3 +1934,21 @@ def test_a_class_named_for_an_nvidia_library_is_left_as_it_is():
     assert "prev = torch.cuda.current_device()" in first and "torch.cuda.set_device(prev)" in first, new
     assert "torch.accelerator.current_device_index()" in second, new
     assert any(f.code == "BACK006" and "NVIDIA's cuBLAS" in f.message for f in findings), findings
+
+
+def test_cuda_as_the_fallback_of_the_librarys_accelerator_lookup_stays():
+    """transformers' torchao integration: `get_current_accelerator() or "cuda"` falls back to CUDA
+    only where its own lookup found no accelerator (no device of either name is there)."""
+    code = (
+        "import torch\n"
+        "from .utils import get_current_accelerator\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def quantize(module):\n"
+        '    device = get_current_accelerator() or "cuda"\n'
+        '    other = pick() or "cuda"\n'
+        "    return module.to(device), other\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/quant.py")
+    assert 'device = get_current_accelerator() or "cuda"' in new, new
+    assert 'other = pick() or "neuron"' in new, new
+    assert any(f.code == "BACK008" and "finds no accelerator" in f.message for f in findings), findings

@@ -110,6 +110,8 @@ _NVIDIA_LIBRARIES = {
 }
 # the words of a name: `CUBLAS_Context` -> CUBLAS, Context; `CublasLtHandle` -> Cublas, Lt, Handle
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+# a library's own lookup of the accelerator in use: `get_current_accelerator()`, `current_accelerator()`
+_ACCELERATOR_LOOKUP = re.compile(r"^_?(?:get_)?(?:current_)?accelerator(?:_device)?$")
 # a link to an issue or a pull request: what a workaround cites
 _ISSUE_LINK = re.compile(r"https?://\S+/(?:issues|pull)/\d+")
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
@@ -725,6 +727,18 @@ class BackendsFamily(Family):
             or self.ctx.in_cuda_only_code() is not None
         ):
             return
+        helper = self._accelerator_helper(node.left)
+        if helper is not None and device_of(value) == "cuda":
+            # `get_current_accelerator() or "cuda"` (transformers' torchao integration): the
+            # library's own lookup of the accelerator answered nothing, so no accelerator is
+            # there, CUDA's or the target's; the fallback is what the code was written for
+            self._cuda_case(
+                node.right,
+                [node.right],
+                f"`{_short(self.ctx.code(node))}` falls back to CUDA where the library's own `{helper}()` finds no accelerator",
+                test=False,
+            )
+            return
         names = self._names_from_abstraction()
         if not names:
             return
@@ -739,6 +753,17 @@ class BackendsFamily(Family):
             f"or take it from `{used}` rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
+
+    def _accelerator_helper(self, node: cst.BaseExpression) -> str | None:
+        """The name of a call of the project's own accelerator lookup (`get_current_accelerator()`:
+        a function it defines or imports, not torch's), or None."""
+        if not isinstance(node, cst.Call):
+            return None
+        name = dotted(node.func) or ""
+        leaf = name.rpartition(".")[2]
+        if not _ACCELERATOR_LOOKUP.match(leaf) or (self.ctx.qualname(node.func) or "").startswith("torch."):
+            return None
+        return name
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f"cuda:{current_platform.current_device()}"`: CUDA's device type beside an index the
