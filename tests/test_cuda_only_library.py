@@ -1004,11 +1004,12 @@ def test_a_cuda_device_beside_the_projects_platform_object_stays(tmp_path):
 
 
 def test_devices_of_a_class_whose_init_asserts_cuda_stay():
-    """Megatron's NCCL memory-pool allocator (`nccl_mem`): its `__init__` asserts a device string
-    names CUDA ("only cuda devices are supported"); its other devices are CUDA's too."""
+    """Megatron's NCCL memory-pool allocator (`nccl_mem`, here under a name that does not say NCCL):
+    its `__init__` asserts a device string names CUDA ("only cuda devices are supported"); its
+    other devices are CUDA's too."""
     code = (
         "import torch\n\n\n"
-        "class nccl_mem:\n"
+        "class pool_mem:\n"
         "    def __init__(self, pool, enabled=True, device=None):\n"
         "        if enabled:\n"
         "            if device is None:\n"

@@ -1952,3 +1952,17 @@ def test_cuda_as_the_fallback_of_the_librarys_accelerator_lookup_stays():
     assert 'device = get_current_accelerator() or "cuda"' in new, new
     assert 'other = pick() or "neuron"' in new, new
     assert any(f.code == "BACK008" and "finds no accelerator" in f.message for f in findings), findings
+
+
+def test_an_options_device_choices_keep_cuda_and_get_the_target():
+    """torchao's autoround script: `--model_device` defaults to "cuda" with choices cpu and cuda;
+    the port made the default neuron and dropped cuda from the choices."""
+    code = (
+        "import argparse\n\n"
+        "p = argparse.ArgumentParser()\n"
+        'p.add_argument("--model_device", default="cuda", type=str, choices=["cpu", "cuda"])\n'
+        'p.add_argument("--kernel", default="cuda", choices=["cuda", "triton"])\n'
+    )
+    new, _ = port(code, "neuron")
+    assert 'default="neuron", type=str, choices=["cpu", "cuda", "neuron"])' in new, new
+    assert 'p.add_argument("--kernel", default="cuda", choices=["cuda", "triton"])' in new, new

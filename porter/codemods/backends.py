@@ -1690,6 +1690,10 @@ class BackendsFamily(Family):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and "accelerator" in node.keyword.value.lower():
             self._vocabulary.add(id(node.value))
+        elif node.keyword is not None and node.keyword.value == "choices":
+            # `add_argument("--device", default="cuda", choices=["cpu", "cuda"])`: the devices
+            # the option accepts; the target is added, CUDA stays accepted
+            self._listed.add(id(node.value))
 
     def visit_List(self, node: cst.List) -> None:
         self._device_list(node)
