@@ -1817,9 +1817,22 @@ def test_no_rung_for_a_target_without_a_backend_folder(tmp_path):
             elif hasattr(torch, "xpu") and torch.xpu.is_available():
                 torch.xpu.synchronize()
     """
-    write_files(tmp_path, {**BACKEND_FOLDERS, "bnb/functional.py": sync})
-    code, findings = port_files(tmp_path, "neuron")["bnb/functional.py"]
+    on_tensor = """
+        import torch
+
+
+        def sync_gpu(t):
+            if t.device.type == "cuda":
+                torch.cuda.synchronize()
+            elif t.device.type == "xpu":
+                torch.xpu.synchronize()
+    """
+    write_files(tmp_path, {**BACKEND_FOLDERS, "bnb/functional.py": sync, "bnb/utils.py": on_tensor})
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["bnb/functional.py"]
     assert code == textwrap.dedent(sync).lstrip(), code
+    # a switch over a tensor's device type handles whatever tensor it is handed: it gets the rung
+    assert 'elif t.device.type == "neuron":' in out["bnb/utils.py"][0], out["bnb/utils.py"][0]
     assert any(f.code == "BACK002" and "none for TorchNeuron" in f.message for f in findings), [
         f.message for f in findings
     ]

@@ -2262,11 +2262,13 @@ class BackendsFamily(Family):
             )
             self._regions.append((region, branch.test, message, None))
             return None
-        folder = self._no_target_folder(region.why.split(", "))
+        folder = self._no_target_folder(region.why.split(", ")) if test.kind == "available" else None
         if folder is not None:
             # bitsandbytes' paged-function sync (`torch.cuda.synchronize()`, `torch.xpu...`) in a
-            # project with a backend folder per device and none for the target: the project
-            # does not run there, and a rung would claim it does
+            # project with a backend folder per device and none for the target: a ladder over
+            # the devices available picks the project's backend for the host, and the target has
+            # none (a switch over a tensor's device type still gets its rung: whatever tensor
+            # the caller hands in reaches it)
             message = (
                 f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
                 f"{t.display} has no branch: the project has a backend folder per device (`{folder}` beside "
