@@ -1029,3 +1029,63 @@ def test_devices_of_a_class_whose_init_asserts_cuda_stay():
     assert '        self.device = torch.device("neuron", device)\n' in new, new
     said = [f for f in findings if f.code == "GUARD004"]
     assert said and all("asserts its device is CUDA's" in f.message for f in said), [f.message for f in findings]
+
+
+LOADER_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/kernel/__init__.py": "",
+    "pkg/kernel/ext.py": """
+        class FusedOptimizerCudaExtension:
+            def load(self):
+                return None
+
+
+        class CpuAdamExtension:
+            def load(self):
+                return None
+    """,
+    "pkg/kernel/loader.py": """
+        from .ext import CpuAdamExtension, FusedOptimizerCudaExtension
+
+
+        class KernelLoader:
+            REGISTRY = []
+
+            def load(self):
+                return self.REGISTRY[0]().load()
+
+
+        class FusedOptimizerLoader(KernelLoader):
+            REGISTRY = [FusedOptimizerCudaExtension]
+
+
+        class CPUAdamLoader(KernelLoader):
+            REGISTRY = [CpuAdamExtension]
+    """,
+    "pkg/optim.py": """
+        import torch
+
+        from pkg.kernel.loader import CPUAdamLoader, FusedOptimizerLoader
+
+
+        class HybridAdam:
+            def __init__(self):
+                if torch.cuda.is_available():
+                    self.op = FusedOptimizerLoader().load()
+                if torch.cuda.is_available():
+                    self.cpu_op = CPUAdamLoader().load()
+    """,
+}
+
+
+def test_a_loader_whose_registry_lists_only_cuda_extensions_is_cuda_only(tmp_path):
+    """ColossalAI's `FusedOptimizerLoader` (`REGISTRY = [FusedOptimizerCudaExtension]`): HybridAdam
+    loaded it on any accelerator, so the target would build or load CUDA kernels."""
+    write_files(tmp_path, LOADER_TREE)
+    code, findings = port_files(tmp_path, "neuron")["pkg/optim.py"]
+    first, _, second = code.partition("self.op = ")
+    assert first.rstrip().endswith("if torch.cuda.is_available():"), code
+    assert "if torch.accelerator.is_available():\n            self.cpu_op" in second, code
+    assert any(f.code == "GUARD001" and "only CUDA extensions" in f.message for f in findings), [
+        f.message for f in findings
+    ]

@@ -46,6 +46,7 @@ TOKENS = (
     b"cudagraph_trees",
     b"numa.binding",
     b"_symmetric_memory",
+    b"CudaExtension",  # a registry of CUDA extensions (_cuda_registry)
 )
 # ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
 # lines in one pass: a substring scan per package name cost more, and took `import flash_attn`
@@ -239,7 +240,7 @@ def _cuda_only_names(
             entries = [
                 m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES
             ]
-            why: str | None = None
+            why: str | None = _cuda_registry(unit)
             refs: set[str] = set()
             for m in entries:
                 w, r = _scan(m, imports, data)
@@ -270,6 +271,27 @@ def _cuda_only_names(
     # again from this module (a shim: `from ._triton import triton, tl`)
     shims = {n for n in imports if n in names and data.why(imports[n])}
     return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
+
+
+def _cuda_registry(cls: ast.ClassDef) -> str | None:
+    """Why a class is a loader of CUDA extensions alone, or None: its body lists the classes
+    it chooses from (`REGISTRY = [FusedOptimizerCudaExtension]`, ColossalAI's kernel loaders),
+    and each is named a CUDA extension. Loading one builds or loads CUDA kernels, whatever
+    device the host has (a loader that lists a CPU or NPU extension beside it is not this)."""
+    for stmt in cls.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+            and stmt.value.elts
+            and all(isinstance(e, ast.Name) and _CUDA_EXTENSION.search(e.id) for e in stmt.value.elts)
+        ):
+            listed = ", ".join(f"`{e.id}`" for e in stmt.value.elts)  # type: ignore[attr-defined]
+            return f"its registry lists only CUDA extensions: {listed}"
+    return None
+
+
+# a class named a CUDA extension: `FusedOptimizerCudaExtension`, `CUDAOpBuilder`
+_CUDA_EXTENSION = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
@@ -426,7 +448,7 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
         }
         entries = ("forward",) if autograd else _ENTRIES
-        return any(function_runs(m, attrs) for m in methods if m.name in entries)
+        return _cuda_registry(cls) is not None or any(function_runs(m, attrs) for m in methods if m.name in entries)
 
     changed = True
     while changed:
