@@ -1089,3 +1089,54 @@ def test_a_loader_whose_registry_lists_only_cuda_extensions_is_cuda_only(tmp_pat
     assert any(f.code == "GUARD001" and "only CUDA extensions" in f.message for f in findings), [
         f.message for f in findings
     ]
+
+
+KERNEL_PACKAGE_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/kernel/__init__.py": "",
+    "pkg/kernel/triton/__init__.py": """
+        try:
+            import triton
+
+            HAS_TRITON = True
+        except ImportError:
+            HAS_TRITON = False
+    """,
+    "pkg/legacy/__init__.py": "",
+    "pkg/legacy/rotary.py": """
+        import torch
+
+        from pkg.kernel.triton.copy_kv_cache_dest import copy_kv_cache_to_dest
+
+
+        def init_cache(self, freqs):
+            self.cos = torch.cos(freqs).cuda()
+            copy_kv_cache_to_dest(self.cos)
+
+
+        def positions(n):
+            return torch.arange(n, device="cuda")
+    """,
+    "pkg/legacy/plain.py": """
+        import torch
+
+        from pkg.kernel import helpers
+
+
+        def init_cache(self, freqs):
+            self.cos = torch.cos(freqs).cuda()
+    """,
+}
+
+
+def test_a_module_importing_from_the_projects_package_of_triton_kernels_keeps_its_devices(tmp_path):
+    """ColossalAI's legacy inference: `from colossalai.kernel.triton.copy_kv_cache_dest import ...`
+    at the top of the module (the project's package named for Triton, whose `__init__` imports
+    it): the module runs Triton kernels; its `.cuda()` stays CUDA's (GUARD004)."""
+    write_files(tmp_path, KERNEL_PACKAGE_TREE)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/legacy/rotary.py"]
+    assert "self.cos = torch.cos(freqs).cuda()" in code and 'device="cuda")' in code, code
+    assert any(f.code == "GUARD003" for f in findings)  # the function that calls the kernel
+    assert any(f.code == "GUARD004" and "`triton`" in f.message for f in findings), [f.message for f in findings]
+    assert '.to("neuron")' in out["pkg/legacy/plain.py"][0], out["pkg/legacy/plain.py"][0]

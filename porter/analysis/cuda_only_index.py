@@ -132,6 +132,9 @@ def runs_token(source: bytes) -> bool:
 
 # the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
 RUNS = "runs"
+# the third, "needs:PACKAGE": the module imports the name at its top level from the project's
+# package of PACKAGE's kernels, so it cannot be imported without PACKAGE
+NEEDS = "needs"
 
 _ENTRIES = ("__init__", "__call__")
 
@@ -558,6 +561,7 @@ def cuda_only_imports(
     CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     data = cuda_only_data(target)
+    kernels = _kernel_package_imports(files, target)
     compiled = {
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
@@ -578,6 +582,8 @@ def cuda_only_imports(
         path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
         for path, names in compiled.items()
     }
+    for path, facts in kernels.items():
+        out[path] = tuple(sorted({*out.get(path, ()), *facts}))
     if not exported and not needs:
         return out
     # a name imported from such a module is exported again by its importer (a package's
@@ -683,6 +689,60 @@ def _from_imports(
             continue
         if tree.body and isinstance(tree.body[0], ast.ImportFrom):
             yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]
+
+
+def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) -> dict[str, Facts]:
+    """path -> facts for each file that imports, at its top level (column 0), from a package of
+    the project named for a CUDA-only package whose `__init__.py` imports it (ColossalAI's
+    `colossalai/kernel/triton/`: `from colossalai.kernel.triton.copy_kv_cache_dest import
+    copy_kv_cache_to_dest`). The package holds that package's kernels: the importing module
+    cannot be imported without it, and what it imports from there runs CUDA-only code."""
+    heads = {m.split(".")[0] for m in cuda_only_modules(target)}
+    packages: dict[str, str] = {}  # the package's module name -> the CUDA-only package
+    for path, source in files:
+        parts = path.replace("\\", "/").split("/")
+        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads:
+            continue
+        if imports_any(source, frozenset({parts[-2].encode()})):
+            packages[module_name(path)] = parts[-2]
+    if not packages:
+        return {}
+    leaves = [p.rpartition(".")[2].encode() for p in packages]
+    out: dict[str, Facts] = {}
+    for path, source in files:
+        if not any(b"." + leaf + b"." in source or b"." + leaf + b" " in source for leaf in leaves):
+            continue
+        facts = []
+        for node, indented in _from_imports(source, where=True):
+            if indented or node.level or not node.module:
+                continue
+            # the module or one of its packages (paths name modules from where porter was run:
+            # either may be the longer name)
+            dotted_parts = node.module.split(".")
+            prefixes = [".".join(dotted_parts[: i + 1]) for i in range(len(dotted_parts))]
+            found = next(
+                (
+                    (m, package)
+                    for m, package in packages.items()
+                    for q in prefixes
+                    if m == q or m.endswith("." + q) or q.endswith("." + m)
+                ),
+                None,
+            )
+            if found is None:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                why = (
+                    f"`{local}` from `{node.module}`, the project's package of `{found[1]}` kernels "
+                    f"(its `__init__.py` imports `{found[1]}`)"
+                )
+                facts.append((None, local, KIND, (why, RUNS, f"{NEEDS}:{found[1]}")))
+        if facts:
+            out[path] = tuple(sorted(set(facts)))
+    return out
 
 
 def import_needs(source: bytes, data: CudaOnlyData) -> str | None:

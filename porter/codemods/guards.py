@@ -35,7 +35,7 @@ from porter.codemods.literals import in_package
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
-from porter.analysis.cuda_only_index import RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.cuda_only_index import NEEDS, RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
 from porter.config.cuda_packages import cuda_only_modules
@@ -1401,7 +1401,7 @@ class GuardsFamily(Family):
         level, outside any `if`/`try` (importing the module needs it), and uses beyond the
         import, or None (read once per file)."""
         if self._needs is False:
-            self._needs = _module_needs(self.ctx.module, self.ctx.target.name)
+            self._needs = _module_needs(self.ctx.module, self.ctx.target.name) or self._imported_needs()
             if self._needs is not None and self.ctx.module is not None:
                 # a module that checks the device (`if not x.is_cuda: return x + 1`) has a
                 # path for other devices beside its CUDA-only code: it is ported as usual
@@ -1410,6 +1410,22 @@ class GuardsFamily(Family):
                 if scan.found:
                     self._needs = None
         return self._needs  # type: ignore[return-value]
+
+    def _imported_needs(self) -> str | None:
+        """The CUDA-only package whose kernels this module imports at its top level from the
+        project's package of them (porter.analysis.cuda_only_index: `from
+        colossalai.kernel.triton.x import f`) and uses, shown as `package`; None if none."""
+        prefix = NEEDS + ":"
+        wanted = {
+            f[1]: f[3][2][len(prefix) :]
+            for f in (getattr(self.ctx.settings, "flow", None) or ())
+            if f[2] == IMPORTED and len(f[3]) > 2 and str(f[3][2]).startswith(prefix)
+        }
+        if not wanted or self.ctx.module is None:
+            return None
+        uses = _NameUses(set(wanted))
+        self.ctx.module.visit(uses)
+        return f"`{wanted[min(uses.found)]}`" if uses.found else None
 
     def _device_literal(self, node: cst.CSTNode) -> None:
         """A CUDA device named in a module that needs a CUDA-only package: the module runs on
