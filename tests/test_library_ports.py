@@ -1979,3 +1979,22 @@ def test_an_options_device_choices_keep_cuda_and_get_the_target():
     new, _ = port(code, "neuron")
     assert 'default="neuron", type=str, choices=["cpu", "cuda", "neuron"])' in new, new
     assert 'p.add_argument("--kernel", default="cuda", choices=["cuda", "triton"])' in new, new
+
+
+def test_dot_cuda_takes_the_spelling_of_its_classs_current_device():
+    """ColossalAI's cached embedding: `device=torch.cuda.current_device()` became
+    `torch.accelerator.current_accelerator()` while `.cuda()` in the same class became
+    `.to("neuron")`: one class, two spellings, and CUDA broken at the second only."""
+    code = (
+        "import torch\n\n\n"
+        "class Cache:\n"
+        "    def __init__(self, n):\n"
+        "        self.idx = torch.empty(n, device=torch.cuda.current_device(), dtype=torch.long)\n\n"
+        "    def load(self, ids):\n"
+        "        return ids.cuda()\n\n\n"
+        "def other(x):\n"
+        "    return x.cuda()\n"
+    )
+    new, _ = port(code, "neuron")
+    assert "return ids.to(torch.accelerator.current_accelerator())" in new, new
+    assert 'return x.to("neuron")' in new, new

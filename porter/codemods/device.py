@@ -22,6 +22,8 @@ from porter.analysis.index import RANK_NAMES
 from porter.analysis.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+# `device=torch.cuda.current_device()`, `.to(torch.cuda.current_device()`: the current CUDA device as a device
+_CURRENT_DEVICE_AS_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)torch\.cuda\.current_device\(\)")
 _FORMATTED_DEVICE = re.compile(r"^cuda:(\{\d*\}|%[dis])$")  # "cuda:{}".format(i), "cuda:%d" % i
 
 LEGACY_TYPES = {
@@ -93,6 +95,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         super().__init__(ctx)
         self._track_init()
         self._callees: set[int] = set()
+        self._current_device_classes: dict[int, bool] = {}  # id(class) -> _class_current_device
         self._compared: set[int] = set()  # string nodes that sit in a comparison
         self._map_locations: set[int] = set()
         self._prefixes: set[int] = set()  # strings a device's name is tested to start/end with
@@ -496,6 +499,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 return updated
         rest = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
         device = self.ctx.device(index)
+        if index is None and not self.ctx.portable and self._class_current_device():
+            # the class's other sites name `torch.cuda.current_device()` as the device, which
+            # becomes `torch.accelerator.current_accelerator()`: one spelling for the class,
+            # the same on CUDA (ColossalAI's cached embedding)
+            device = self.ctx.expr("{torch}.accelerator.current_accelerator()")
         new = updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")),
             args=[cst.Arg(value=device), *rest],
@@ -504,6 +512,20 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if self.ctx.report("DEV001", original, f"`.cuda()` becomes `.to({self.ctx.code(device)})`", replacement=new):
             return new
         return updated
+
+    def _class_current_device(self) -> bool:
+        """Whether the class around the current node passes `torch.cuda.current_device()` as a
+        device elsewhere (`device=torch.cuda.current_device()`, `.to(torch.cuda.current_device())`)
+        on a target whose device torch.accelerator names."""
+        if self.ctx.target.device_expr is not None:
+            return False
+        cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
+        if cls is None:
+            return False
+        found = self._current_device_classes.get(id(cls))
+        if found is None:
+            found = self._current_device_classes[id(cls)] = bool(_CURRENT_DEVICE_AS_DEVICE.search(self.ctx.code(cls)))
+        return found
 
     def _dot_to(self, original: cst.Call, updated: cst.Call):
         positional = self.positional(original)
