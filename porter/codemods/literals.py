@@ -33,6 +33,7 @@ from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
+from porter.core.findings import Applicability
 
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
@@ -216,6 +217,36 @@ class LiteralsFamily(FlowScopes, Family):
                     for string in _default_strings(self.ctx, small.value):
                         self._keep([string])
                         self.ctx.keep_public_default[id(string)] = ".".join([*self._classes, small.target.value])
+                        if "device" in small.target.value:
+                            self._methods_follow(node, ".".join([*self._classes, small.target.value]))
+
+    def _methods_follow(self, node: cst.ClassDef, field: str) -> None:
+        """ColossalAI's `BatchInferState`: its public `device` field defaults to CUDA (kept,
+        DEV016) while `init_from_batch` allocated its tensors on `"cuda"`; ported, the state's
+        tensors would sit on the target beside a field that says CUDA. The devices the class's
+        methods name stay with the field, reported."""
+        methods = (
+            [m for m in node.body.body if isinstance(m, cst.FunctionDef)]
+            if isinstance(node.body, cst.IndentedBlock)
+            else []
+        )
+        found = [
+            n
+            for m in methods
+            for n in _descendants(m.body)
+            if isinstance(n, cst.SimpleString) and _is_cuda(n) and id(n) not in self.ctx.keep_cuda
+        ]
+        if not found:
+            return
+        self._keep(found)
+        for n in found:
+            self.ctx.report(
+                "DEV016",
+                n,
+                f"`{n.value}` in a method of `{node.name.value}`, whose public `{field}` defaults to CUDA (kept): "
+                "it stays with that default",
+                applicability=Applicability.MANUAL,
+            )
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self._classes.pop()
@@ -515,6 +546,16 @@ class _ModuleFacts(cst.CSTVisitor):
             and _is_cuda(node.args[0].value)
         ):
             self.keyed.add(_expression(self.ctx, func.value))
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
 
 
 def _expression(ctx, node: cst.BaseExpression) -> str:
