@@ -1243,6 +1243,8 @@ class GuardsFamily(Family):
         operands = _operands(node.with_changes(lpar=[], rpar=[]), op)
         if len(operands) < 2:
             return
+        if op is cst.And:
+            self._device_beside_capability(operands)
         available = []
         for o in operands:
             inner = o.expression if isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not) else o
@@ -1255,6 +1257,39 @@ class GuardsFamily(Family):
         why = next((w for o in rest if (w := self.facts.region_reason(o))), None)
         if why:
             self._keep(available[0], available, why)
+
+    def _device_beside_capability(self, operands: Sequence[cst.BaseExpression]) -> None:
+        """`_is_device("cuda", t.device) and _is_mslk_available() and is_sm_at_least_90()`
+        (torchao's preshuffled int4): beside a question about the CUDA GPU's architecture (a
+        capability query, or a name imported from the project that asks one), the `"cuda"`
+        the chain tests the device against is CUDA's; the target's device never has an SM
+        version. Kept, GUARD001."""
+        imported = imported_cuda_only(self.ctx.settings)
+        if imported:
+            running = imported_running(self.ctx.settings)
+            imported = {n: w for n, w in imported.items() if n not in running}  # those that only ask
+        asks = next(
+            (
+                self.ctx.code(o)
+                for o in operands
+                if isinstance(o, cst.Call)
+                and (
+                    self.ctx.qualname(o.func) in CAPABILITY_QUERIES
+                    or (isinstance(o.func, cst.Name) and o.func.value in imported)
+                )
+            ),
+            None,
+        )
+        if asks is None:
+            return
+        strings = [
+            n
+            for o in operands
+            for n in _walk(o)
+            if isinstance(n, cst.SimpleString) and string_value(n) == "cuda" and id(n) not in self.ctx.keep_cuda
+        ]
+        if strings:
+            self._keep(strings[0], strings, f"the same test asks `{asks}`, a question about a CUDA GPU's architecture")
 
     def visit_With(self, node: cst.With) -> None:
         """`with torch.cuda.device(x.device): kernel[grid](...)`: a CUDA context around a
