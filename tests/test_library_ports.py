@@ -1998,3 +1998,16 @@ def test_dot_cuda_takes_the_spelling_of_its_classs_current_device():
     new, _ = port(code, "neuron")
     assert "return ids.to(torch.accelerator.current_accelerator())" in new, new
     assert 'return x.to("neuron")' in new, new
+
+
+def test_the_index_of_a_kept_formatted_cuda_device_stays_with_it(tmp_path):
+    """Composer's FSDP meta init: `f'cuda:{torch.cuda.current_device()}'` stays (BACK009) while its
+    index moved to torch.accelerator.current_device_index(): half a line ported."""
+    io = ANSWERS["ds/nvme/io.py"].replace(
+        "device=f'cuda:{device_id}')",
+        "device=f'cuda:{device_id}')\n\n\n        def here(m):\n            return m.to_empty(device=f'cuda:{torch.cuda.current_device()}')",
+    )
+    write_files(tmp_path, {**ANSWERS, "ds/nvme/io.py": io})
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    assert "device=f'cuda:{torch.cuda.current_device()}')" in code, code
+    assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings), findings

@@ -131,6 +131,15 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
 
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
+        if (
+            _names_cuda_device(node)
+            and len(node.parts) == 2
+            and isinstance(node.parts[1], cst.FormattedStringExpression)
+        ):
+            self._indexes[id(node.parts[1].expression)] = node
+
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
