@@ -2011,3 +2011,25 @@ def test_the_index_of_a_kept_formatted_cuda_device_stays_with_it(tmp_path):
     code, findings = _port_tree(tmp_path, "neuron")["io.py"]
     assert "device=f'cuda:{torch.cuda.current_device()}')" in code, code
     assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings), findings
+
+
+def test_a_cuda_branch_reading_the_caching_allocators_statistics_by_name_stays(tmp_path):
+    """Composer's trainer: `if torch.cuda.is_available(): memory_stats = torch.cuda.memory_stats();
+    retries = memory_stats['num_alloc_retries']`: a statistic of CUDA's caching allocator, read by
+    name; ported, it ran on any accelerator (a KeyError where the allocator has no such name)."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def track(state):\n"
+        "    if torch.cuda.is_available():\n"
+        "        memory_stats = torch.cuda.memory_stats()\n"
+        "        state.retries = memory_stats['num_alloc_retries']\n"
+        "    if torch.cuda.is_available():\n"
+        "        state.stats = torch.cuda.memory_stats()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "        memory_stats = torch.cuda.memory_stats()\n        state.retries" in new, new
+    first, _, second = new.partition("state.retries")
+    assert "    if torch.cuda.is_available():\n        memory_stats" in first, new
+    assert "torch.accelerator.memory_stats()" in second, new
+    assert any(f.code == "BACK008" for f in findings), findings

@@ -498,6 +498,9 @@ class BackendsFamily(Family):
         inner = {
             id(n.value) for n in nodes if isinstance(n, cst.Attribute)
         }  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        keyed = self._allocator_keys(nodes)
+        if keyed is not None:
+            return keyed
         for n in nodes:
             if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
                 qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
@@ -523,6 +526,33 @@ class BackendsFamily(Family):
                     )
                 if qual.startswith("torch._C._cuda"):
                     return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
+        return None
+
+    def _allocator_keys(self, nodes: Sequence[cst.CSTNode]) -> str | None:
+        """`stats = torch.cuda.memory_stats()` then `stats["num_alloc_retries"]` (Composer's
+        alloc-retry tracking): a statistic read by name from CUDA's caching allocator, whose
+        names another device's allocator need not have. What is read, or None."""
+        stats: set[str] = set()
+        for n in nodes:
+            if (
+                isinstance(n, cst.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name)
+                and isinstance(n.value, cst.Call)
+                and self.ctx.qualname(n.value.func) == "torch.cuda.memory_stats"
+            ):
+                stats.add(n.targets[0].target.value)
+        for n in nodes:
+            if not isinstance(n, cst.Subscript) or len(n.slice) != 1 or not isinstance(n.slice[0].slice, cst.Index):
+                continue
+            key = string_value(n.slice[0].slice.value)
+            value = n.value
+            if key is None:
+                continue
+            if (isinstance(value, cst.Name) and value.value in stats) or (
+                isinstance(value, cst.Call) and self.ctx.qualname(value.func) == "torch.cuda.memory_stats"
+            ):
+                return f"torch.cuda.memory_stats()[{key!r}]"
         return None
 
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
