@@ -1991,12 +1991,16 @@ def test_dot_cuda_takes_the_spelling_of_its_classs_current_device():
         "    def __init__(self, n):\n"
         "        self.idx = torch.empty(n, device=torch.cuda.current_device(), dtype=torch.long)\n\n"
         "    def load(self, ids):\n"
-        "        return ids.cuda()\n\n\n"
+        '        return ids.cuda(), torch.zeros(2, device="cuda"), self.idx.device.type == "cuda"\n\n\n'
         "def other(x):\n"
         "    return x.cuda()\n"
     )
     new, _ = port(code, "neuron")
-    assert "return ids.to(torch.accelerator.current_accelerator())" in new, new
+    assert (
+        "return ids.to(torch.accelerator.current_accelerator()), torch.zeros(2, device=torch.accelerator.current_accelerator())"
+        in new
+    ), new
+    assert 'self.idx.device.type == "neuron"' in new, new  # a comparison is not a placement
     assert 'return x.to("neuron")' in new, new
 
 

@@ -96,6 +96,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         self._track_init()
         self._callees: set[int] = set()
         self._current_device_classes: dict[int, bool] = {}  # id(class) -> _class_current_device
+        self._placed: set[int] = set()  # strings passed as `device=` or to `.to(...)`
         self._compared: set[int] = set()  # string nodes that sit in a comparison
         self._map_locations: set[int] = set()
         self._prefixes: set[int] = set()  # strings a device's name is tested to start/end with
@@ -115,6 +116,13 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         self._callees.add(id(func))
         if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
             self._prefixes.add(id(node.args[0].value))  # `str(d).startswith("cuda:")`
+        for i, arg in enumerate(node.args):
+            # `device="cuda"`, `.to("cuda")`: a device passed where one is placed
+            if (arg.keyword is not None and arg.keyword.value == "device") or (
+                i == 0 and arg.keyword is None and isinstance(func, cst.Attribute) and func.attr.value == "to"
+            ):
+                if isinstance(arg.value, cst.SimpleString):
+                    self._placed.add(id(arg.value))
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         """`"cuda:%d" % i`: a per-index device built the printf way; `"cuda:" + str(rank)`."""
@@ -201,12 +209,15 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_public_default:
             where = self.ctx.keep_public_default[id(original)]
-            self.ctx.report(
-                "DEV016",
-                original,
-                f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
-                applicability=Applicability.MANUAL,
-            )
+            if where.startswith("method:"):  # (literals.METHOD_OF) a device a method names beside the field
+                cls, _, field = where.removeprefix("method:").partition(":")
+                message = (
+                    f"`{original.value}` in a method of `{cls}`, whose public `{field}` defaults to CUDA (kept): "
+                    "it stays with that default"
+                )
+            else:
+                message = f"`{original.value}` is the default device of `{where}`, public API of this package: it stays"
+            self.ctx.report("DEV016", original, message, applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
@@ -220,6 +231,14 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         code = "DEV005" if id(original) in self._compared else "DEV002"
         if self.ctx.portable:
             return self._portable_string(original, updated, code, index)
+        if code == "DEV002" and index is None and id(original) in self._placed and self._class_current_device():
+            # the class passes `torch.cuda.current_device()` as a device elsewhere: one spelling
+            # for the class (as `.cuda()` takes), the same on CUDA
+            generic = self.ctx.expr("{torch}.accelerator.current_accelerator()")
+            message = f"CUDA device string {original.value} becomes `torch.accelerator.current_accelerator()`, as its class's `torch.cuda.current_device()` does"
+            if self.ctx.report(code, original, message, replacement=generic):
+                return generic
+            return updated
         new_value = t.device_type if index is None else self._indexed(index)
         new = replace_string(updated, new_value)
         msg = f"CUDA device string {original.value} becomes {new.value} on {t.display}"

@@ -33,7 +33,6 @@ from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
-from porter.core.findings import Applicability
 
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
@@ -239,14 +238,8 @@ class LiteralsFamily(FlowScopes, Family):
         if not found:
             return
         self._keep(found)
-        for n in found:
-            self.ctx.report(
-                "DEV016",
-                n,
-                f"`{n.value}` in a method of `{node.name.value}`, whose public `{field}` defaults to CUDA (kept): "
-                "it stays with that default",
-                applicability=Applicability.MANUAL,
-            )
+        for n in found:  # reported by the device family (DEV016), as the field's default is
+            self.ctx.keep_public_default[id(n)] = f"{METHOD_OF}{node.name.value}:{field}"
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self._classes.pop()
@@ -546,6 +539,10 @@ class _ModuleFacts(cst.CSTVisitor):
             and _is_cuda(node.args[0].value)
         ):
             self.keyed.add(_expression(self.ctx, func.value))
+
+
+# a `keep_public_default` entry for a device a class's method names: "method:Class:Class.field"
+METHOD_OF = "method:"
 
 
 def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
