@@ -582,8 +582,8 @@ def cuda_only_imports(
         path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
         for path, names in compiled.items()
     }
-    for path, facts in kernels.items():
-        out[path] = tuple(sorted({*out.get(path, ()), *facts}))
+    for path, kernel_facts in kernels.items():
+        out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
     if not exported and not needs:
         return out
     # a name imported from such a module is exported again by its importer (a package's

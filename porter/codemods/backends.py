@@ -1218,7 +1218,8 @@ class BackendsFamily(Family):
         if test_of is None or not isinstance(test_of.body, cst.IndentedBlock):
             return None
         body = test_of.body
-        lines = [*test_of.leading_lines, *(body.body[0].leading_lines if body.body else ())]
+        first = body.body[0] if body.body else None
+        lines = [*test_of.leading_lines, *(getattr(first, "leading_lines", ()) or ())]
         comments = [line.comment.value for line in lines if line.comment is not None]
         if body.header.comment is not None:
             comments.append(body.header.comment.value)

@@ -1596,7 +1596,9 @@ class GuardsFamily(Family):
                 (
                     n
                     for n in _walk(stmt.test)
-                    if id(n) in self.ctx.keep_cuda and _is_call_of(n, self.ctx.qualname, "torch.cuda.is_available")
+                    if id(n) in self.ctx.keep_cuda
+                    and isinstance(n, cst.Call)
+                    and _is_call_of(n, self.ctx.qualname, "torch.cuda.is_available")
                 ),
                 None,
             )
