@@ -1001,3 +1001,142 @@ def test_a_cuda_device_beside_the_projects_platform_object_stays(tmp_path):
     # a module without the platform object is ported as usual
     plain, _ = ported["mylib/plain.py"]
     assert 'device=f"neuron:{rank}"' in plain and '"nccl"' not in plain
+
+
+def test_devices_of_a_class_whose_init_asserts_cuda_stay():
+    """Megatron's NCCL memory-pool allocator (`nccl_mem`, here under a name that does not say NCCL):
+    its `__init__` asserts a device string names CUDA ("only cuda devices are supported"); its
+    other devices are CUDA's too."""
+    code = (
+        "import torch\n\n\n"
+        "class pool_mem:\n"
+        "    def __init__(self, pool, enabled=True, device=None):\n"
+        "        if enabled:\n"
+        "            if device is None:\n"
+        '                self.device = torch.device("cuda", torch.cuda.current_device())\n'
+        "            elif isinstance(device, int):\n"
+        '                self.device = torch.device("cuda", device)\n'
+        "            elif isinstance(device, str):\n"
+        '                assert "cuda" in device, "only cuda devices are supported"\n'
+        "                self.device = torch.device(device)\n\n\n"
+        "class Other:\n"
+        "    def __init__(self, device):\n"
+        '        self.device = torch.device("cuda", device)\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'torch.device("cuda", torch.cuda.current_device())' in new, new
+    assert '                self.device = torch.device("cuda", device)\n' in new, new
+    assert '        self.device = torch.device("neuron", device)\n' in new, new
+    said = [f for f in findings if f.code == "GUARD004"]
+    assert said and all("asserts its device is CUDA's" in f.message for f in said), [f.message for f in findings]
+
+
+LOADER_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/kernel/__init__.py": "",
+    "pkg/kernel/ext.py": """
+        class FusedOptimizerCudaExtension:
+            def load(self):
+                return None
+
+
+        class CpuAdamExtension:
+            def load(self):
+                return None
+    """,
+    "pkg/kernel/loader.py": """
+        from .ext import CpuAdamExtension, FusedOptimizerCudaExtension
+
+
+        class KernelLoader:
+            REGISTRY = []
+
+            def load(self):
+                return self.REGISTRY[0]().load()
+
+
+        class FusedOptimizerLoader(KernelLoader):
+            REGISTRY = [FusedOptimizerCudaExtension]
+
+
+        class CPUAdamLoader(KernelLoader):
+            REGISTRY = [CpuAdamExtension]
+    """,
+    "pkg/optim.py": """
+        import torch
+
+        from pkg.kernel.loader import CPUAdamLoader, FusedOptimizerLoader
+
+
+        class HybridAdam:
+            def __init__(self):
+                if torch.cuda.is_available():
+                    self.op = FusedOptimizerLoader().load()
+                if torch.cuda.is_available():
+                    self.cpu_op = CPUAdamLoader().load()
+    """,
+}
+
+
+def test_a_loader_whose_registry_lists_only_cuda_extensions_is_cuda_only(tmp_path):
+    """ColossalAI's `FusedOptimizerLoader` (`REGISTRY = [FusedOptimizerCudaExtension]`): HybridAdam
+    loaded it on any accelerator, so the target would build or load CUDA kernels."""
+    write_files(tmp_path, LOADER_TREE)
+    code, findings = port_files(tmp_path, "neuron")["pkg/optim.py"]
+    first, _, second = code.partition("self.op = ")
+    assert first.rstrip().endswith("if torch.cuda.is_available():"), code
+    assert "if torch.accelerator.is_available():\n            self.cpu_op" in second, code
+    assert any(f.code == "GUARD001" and "only CUDA extensions" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+
+
+KERNEL_PACKAGE_TREE = {
+    "pkg/__init__.py": "",
+    "pkg/kernel/__init__.py": "",
+    "pkg/kernel/triton/__init__.py": """
+        try:
+            import triton
+
+            HAS_TRITON = True
+        except ImportError:
+            HAS_TRITON = False
+    """,
+    "pkg/legacy/__init__.py": "",
+    "pkg/legacy/rotary.py": """
+        import torch
+
+        from pkg.kernel.triton.copy_kv_cache_dest import copy_kv_cache_to_dest
+
+
+        def init_cache(self, freqs):
+            self.cos = torch.cos(freqs).cuda()
+            copy_kv_cache_to_dest(self.cos)
+
+
+        def positions(n):
+            return torch.arange(n, device="cuda")
+    """,
+    "pkg/legacy/plain.py": """
+        import torch
+
+        from pkg.kernel import helpers
+
+
+        def init_cache(self, freqs):
+            self.cos = torch.cos(freqs).cuda()
+    """,
+}
+
+
+def test_a_module_importing_from_the_projects_package_of_triton_kernels_keeps_its_devices(tmp_path):
+    """ColossalAI's legacy inference: `from colossalai.kernel.triton.copy_kv_cache_dest import ...`
+    at the top of the module (the project's package named for Triton, whose `__init__` imports
+    it): the module runs Triton kernels; its `.cuda()` stays CUDA's (GUARD004)."""
+    write_files(tmp_path, KERNEL_PACKAGE_TREE)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/legacy/rotary.py"]
+    assert "self.cos = torch.cos(freqs).cuda()" in code and 'device="cuda")' in code, code
+    assert any(f.code == "GUARD003" for f in findings)  # the function that calls the kernel
+    assert any(f.code == "GUARD004" and "`triton`" in f.message for f in findings), [f.message for f in findings]
+    assert '.to("neuron")' in out["pkg/legacy/plain.py"][0], out["pkg/legacy/plain.py"][0]

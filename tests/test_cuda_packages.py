@@ -78,3 +78,24 @@ def test_the_fallback_rule_is_admitted_wherever_a_cuda_only_package_is_imported(
     for token in import_tokens(sorted({*cuda_only_modules(None), *ported_imports()})):
         # (`import cupy` admits `import cupy_backends`: a token inside it is enough)
         assert b"cuda" in token or any(t in token or t in b"import " + token for t in tokens), token
+
+
+def test_code_that_runs_mslk_kernels_stays_cudas():
+    """torchao's preshuffled int4 tensor hands `w.cuda()` to MSLK's `quantize_int4_preshuffle`
+    (CUDA/ROCm builds only): the port moved the weight to the target instead."""
+    from tests.helpers import port
+
+    code = (
+        "from pkg.utils import _is_mslk_available\n\n"
+        "if not _is_mslk_available():\n"
+        "    quantize_int4_preshuffle = None\n"
+        "else:\n"
+        "    from mslk.quantize.shuffle import quantize_int4_preshuffle\n\n\n"
+        "def from_hp(w, group_size):\n"
+        "    if quantize_int4_preshuffle is None:\n"
+        '        raise ImportError("Requires mslk >= 1.0.0")\n'
+        "    return quantize_int4_preshuffle(w.cuda(), group_size=group_size)\n"
+    )
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    assert any(f.code == "GUARD003" and "`mslk`" in f.message for f in findings), findings

@@ -10,7 +10,7 @@ import pytest
 from porter.analysis import cuda_only_index
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
-from tests.helpers import write_files
+from tests.helpers import port_files, write_files
 
 KERNELS = """
 import torch
@@ -242,3 +242,40 @@ def test_the_branch_behind_an_imported_cuda_flag_is_cuda_only(tmp_path):
     assert code == FLAG_USER.lstrip().replace('return ids.to("cuda")', 'return ids.to("neuron")'), code
     said = [f for f in out.findings if f.code == "GUARD003"]
     assert said and "_SUPPORTS_FLEX_ATTENTION" in said[0].message and "DEV002" in said[0].message
+
+
+def test_a_cuda_device_tested_beside_an_imported_capability_question_stays(tmp_path):
+    """torchao's tensor conversion: `_is_device("cuda", t.device) and is_sm_at_least_90()` asks for
+    a CUDA GPU of an architecture (sm90); the device string the chain tests became the target's."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/utils.py": """
+                import torch
+
+
+                def _is_device(target, device):
+                    return torch.device(device).type == target
+
+
+                def is_sm_at_least_90():
+                    return torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)
+            """,
+            "pkg/api.py": """
+                from pkg.utils import _is_device, is_sm_at_least_90
+
+
+                def convert(tensor, ok):
+                    if ok and _is_device("cuda", tensor.device) and is_sm_at_least_90():
+                        return tensor * 2
+                    if _is_device("cuda", tensor.device):
+                        return tensor
+                    return None
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/api.py"]
+    assert 'if ok and _is_device("cuda", tensor.device) and is_sm_at_least_90():' in code, code
+    assert 'if _is_device("neuron", tensor.device):' in code, code
+    assert any(f.code == "GUARD001" and "is_sm_at_least_90()" in f.message for f in findings)

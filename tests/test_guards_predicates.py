@@ -446,3 +446,54 @@ def test_a_flag_set_to_an_empty_tuple_is_read_without_breaking_the_file():
     code = "import torch\n\nX = ()\nY = X and torch.cuda.get_device_capability()[0] > 8\n"
     new, _ = port(code, "neuron")
     assert "X = ()\n" in new and "torch.cuda.is_available() and torch.cuda.get_device_capability()" in new
+
+
+def test_the_cuda_question_asked_again_inside_a_block_entered_on_its_kept_answer_stays():
+    """accelerate's Colab launch: the `elif` keeps `torch.cuda.is_available()` (GUARD001: its
+    other operand runs CUDA-only code); the same question inside its block, ported, could
+    answer yes where the enclosing one answered no."""
+    code = (
+        "import torch\n"
+        "import triton\n\n\n"
+        "@triton.jit\n"
+        "def _probe_kernel(x):\n"
+        "    pass\n\n\n"
+        "def gpu_count():\n"
+        "    _probe_kernel[(1,)](torch.empty(1))\n"
+        "    return torch.cuda.device_count()\n\n\n"
+        "def launch(function, in_colab):\n"
+        "    if in_colab and (not torch.cuda.is_available() or gpu_count() < 2):\n"
+        "        if torch.cuda.is_available():\n"
+        '            print("one GPU")\n'
+        "        function()\n"
+        "    if torch.cuda.is_available():\n"
+        '        print("any GPU")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert '        if torch.cuda.is_available():\n            print("one GPU")' in new, new
+    assert '    if torch.accelerator.is_available():\n        print("any GPU")' in new, new  # not inside it
+    assert any(f.code == "GUARD001" and "asks again" in f.message for f in findings)
+
+
+def test_an_attribute_set_to_the_cuda_test_that_guards_a_cuda_only_import_stays():
+    """Composer's system metrics monitor: `self.gpu_available = torch.cuda.is_available()`, then
+    `if self.gpu_available:` imports pynvml (NVIDIA's NVML) and initialises it."""
+    code = (
+        "import torch\n\n\n"
+        "class Monitor:\n"
+        "    def __init__(self):\n"
+        "        self.gpu_available = torch.cuda.is_available()\n"
+        "        if self.gpu_available:\n"
+        "            try:\n"
+        "                import pynvml\n"
+        "            except ImportError:\n"
+        "                raise\n"
+        "            pynvml.nvmlInit()\n"
+        "        self.other = torch.cuda.is_available()\n"
+        "        if self.other:\n"
+        "            print('accelerator')\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "self.gpu_available = torch.cuda.is_available()" in new, new
+    assert "self.other = torch.accelerator.is_available()" in new, new
+    assert any(f.code == "GUARD001" and "`pynvml` is imported" in f.message for f in findings), findings

@@ -384,7 +384,7 @@ def test_switches_that_list_where_the_code_works_are_kept_and_reported(target):
     assert new == BNB
     back = [f for f in findings if f.code == "BACK002"]
     assert len(back) == 3 and not any(f.applied for f in back)  # CUDA's two branches of place(), and device_map()'s
-    assert any("whose fallback raises" in f.message for f in back)
+    assert any("whose fallback refuses" in f.message for f in back)
 
 
 def test_facts_about_cuda_and_rocm_and_a_library_enum_stay():
@@ -1723,3 +1723,317 @@ def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
     assert "torch.cuda.current_stream(x.device) != torch.cuda.default_stream(x.device)" in new, new
     assert "torch.accelerator.synchronize()" in new, new
     assert any("stays CUDA's" in f.message and "current_stream" in f.message for f in findings)
+
+
+# torchao's AWQ example: a config per device, the fallback an `assert False`
+PER_DEVICE_CONFIG = """
+import torch
+
+DEVICES = ("cuda", "xpu", "npu")
+
+
+def configure(device, group_size):
+    if device == "cuda":
+        config = Int4Config(group_size=group_size)
+    elif device == "xpu":
+        config = Int4Config(group_size=group_size, packing="plain_int32")
+    elif device == "cpu":
+        config = CpuInt4Config(group_size=group_size)
+    else:
+        assert False, "Unsupported device: {}".format(device)
+    if device == "cuda":
+        other = Int4Config(group_size=group_size)
+    elif device == "cpu":
+        other = CpuInt4Config(group_size=group_size)
+    else:
+        assert False, "Unsupported device: {}".format(device)
+    return config, other
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_switch_whose_fallback_asserts_false_lists_where_the_code_works(target):
+    """`else: assert False, "Unsupported device"` refuses the other devices as a `raise` does:
+    CUDA's branch stays and no branch is copied for the target, in a switch over CUDA, XPU and
+    the CPU and (in a library) over CUDA and the CPU alone."""
+    new, findings = port(PER_DEVICE_CONFIG, target)
+    assert new.partition("def configure")[2] == PER_DEVICE_CONFIG.partition("def configure")[2], new
+    back = [f for f in findings if f.code == "BACK002" and "whose fallback refuses" in f.message]
+    assert len(back) == 2 and not any(f.applied for f in back), [f.message for f in findings]
+    # a fallback that does something else still gets the target's branch
+    open_ended = PER_DEVICE_CONFIG.replace('assert False, "Unsupported device: {}".format(device)', "config = None", 1)
+    new, _ = port(open_ended, target)
+    first = new.partition("def configure")[2].partition('    if device == "cuda":\n        other')[0]
+    assert first.count("elif device ==") == 3, new
+
+
+LISTS_WITH_A_REASON = """
+import torch
+
+DEVICES = ("cuda", "xpu", "npu")
+
+
+def unmask(mask, device):
+    # This is required by the memory-efficient attention path.
+    # Details: https://github.com/pytorch/pytorch/issues/110213
+    if mask.device.type in ["cuda", "xpu"]:
+        mask = fix(mask)
+    if mask is not None and mask.device.type in ["cuda", "xpu"]:
+        # Details: https://github.com/pytorch/pytorch/issues/110213
+        mask = fix(mask)
+    if device.type not in ["cuda", "xpu", "cpu"]:
+        raise RuntimeError(f"MXFP4 requires model on cuda/xpu/cpu, but found {device}")
+    if device.type not in ["cuda", "xpu"]:
+        raise RuntimeError(f"Async batching requires a device type in {SUPPORTED}")
+    return mask
+"""
+
+
+def test_devices_a_library_gives_a_reason_for_keep_cuda_and_get_no_target():
+    """transformers' attention-mask workaround for CUDA's and XPU's SDPA kernels (its comment cites
+    the PyTorch issue) and MXFP4's kernels (its message spells out cuda/xpu/cpu): CUDA's entry
+    stays and the target is not claimed; a list with no such reason still gets the target."""
+    new, findings = port(LISTS_WITH_A_REASON, "neuron")
+    assert new.count('in ["cuda", "xpu"]:') == 2 and 'not in ["cuda", "xpu", "cpu"]:' in new, new
+    assert 'not in ["cuda", "xpu", "neuron"]:' in new, new
+    said = [f.message for f in findings if f.code == "BACK001" and not f.applied]
+    assert sum("workaround" in m and "issues/110213" in m for m in said) == 2, said
+    assert sum("cuda/xpu/cpu" in m for m in said) == 1, said
+    # what the code says holds in an application too (torchao's paretoq model copies the workaround)
+    app, _ = port(LISTS_WITH_A_REASON.replace('DEVICES = ("cuda", "xpu", "npu")\n', ""), "neuron")
+    assert app.count('in ["cuda", "xpu"]:') == 2 and 'not in ["cuda", "xpu", "cpu"]:' in app, app
+
+
+def test_no_rung_for_a_target_without_a_backend_folder(tmp_path):
+    """bitsandbytes' paged-function sync (CUDA's and XPU's rungs) in a project with a backend folder
+    per device and none for the target: no rung claims the target."""
+    sync = """
+        import torch
+
+
+        def sync():
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            elif hasattr(torch, "xpu") and torch.xpu.is_available():
+                torch.xpu.synchronize()
+    """
+    on_tensor = """
+        import torch
+
+
+        def sync_gpu(t):
+            if t.device.type == "cuda":
+                torch.cuda.synchronize()
+            elif t.device.type == "xpu":
+                torch.xpu.synchronize()
+    """
+    write_files(tmp_path, {**BACKEND_FOLDERS, "bnb/functional.py": sync, "bnb/utils.py": on_tensor})
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["bnb/functional.py"]
+    assert code == textwrap.dedent(sync).lstrip(), code
+    # a switch over a tensor's device type handles whatever tensor it is handed: it gets the rung
+    assert 'elif t.device.type == "neuron":' in out["bnb/utils.py"][0], out["bnb/utils.py"][0]
+    assert any(f.code == "BACK002" and "none for TorchNeuron" in f.message for f in findings), [
+        f.message for f in findings
+    ]
+    # without backend folders, the rung is added
+    code, _ = port(
+        textwrap.dedent(sync).replace("import torch", 'import torch\nDEVICES = ("cuda", "xpu", "npu")'), "neuron"
+    )
+    assert 'torch.accelerator.current_accelerator().type == "neuron"' in code, code
+
+
+def test_accelerator_names_compared_with_or_get_no_target():
+    """Lightning's `_get_num_processes`: `accelerator == "cuda" or accelerator == "mps" or
+    accelerator == "cpu"` names Lightning's accelerators (it has none called 'neuron'); a device's
+    type compared the same way still gets the target."""
+    code = (
+        "def processes(accelerator, devices, device):\n"
+        '    if accelerator == "cuda" or accelerator == "mps" or accelerator == "cpu":\n'
+        '        devices = "1"\n'
+        '    if device.type == "cuda" or device.type == "xpu":\n'
+        "        devices = 2\n"
+        "    return devices\n"
+    )
+    new, _ = port(code, "neuron")
+    assert 'if accelerator == "cuda" or accelerator == "mps" or accelerator == "cpu":\n' in new, new
+    assert 'device.type == "cuda" or device.type == "xpu" or device.type == "neuron"' in new, new
+
+
+def test_a_device_a_library_names_for_cuda_stays():
+    """bitsandbytes' `FIRST_CUDA_DEVICE = torch.device("cuda", index=0)`: its CUDA library's default
+    device, named for CUDA; an application's `cuda_device` is its accelerator, ported."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n'
+        'FIRST_CUDA_DEVICE = torch.device("cuda", index=0)\n'
+        'main_device = torch.device("cuda", index=0)\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'FIRST_CUDA_DEVICE = torch.device("cuda", index=0)' in new, new
+    assert 'main_device = torch.device("neuron", index=0)' in new, new
+    assert any(f.code == "BACK008" and "`FIRST_CUDA_DEVICE` is named for CUDA" in f.message for f in findings)
+    app, _ = port('import torch\n\ncuda_device = torch.device("cuda", 0)\n', "neuron")
+    assert 'torch.device("neuron", 0)' in app, app
+
+
+def test_a_statement_whose_comment_says_only_cuda_is_implemented_stays():
+    """peft's ZeRO-3 token collection: `# right now, only CUDA is implemented` over its CUDA device."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def collect(weight):\n"
+        "    # right now, only CUDA is implemented\n"
+        '    device = torch.device("cuda", torch.cuda.current_device())\n'
+        '    other = torch.device("cuda", torch.cuda.current_device())\n'
+        "    return weight.to(device), other\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '    device = torch.device("cuda", torch.cuda.current_device())\n' in new, new
+    assert "    other = torch.device(" in new and 'other = torch.device("cuda", torch.cuda' not in new, new
+    assert any(f.code == "BACK006" and "its comment says so" in f.message for f in findings), findings
+
+
+CLOSURES = """
+import torch
+
+
+class Offload:
+    def __init__(self, use_streams):
+        self.s1 = torch.cuda.Stream()
+
+        def unpack(t):
+            return t.to("cuda", non_blocking=True)
+
+        self.hook = unpack
+
+
+class Plain:
+    def __init__(self):
+        def unpack(t):
+            return t.to("cuda", non_blocking=True)
+
+        self.hook = unpack
+"""
+
+
+def test_a_closure_of_a_function_that_keeps_cuda_streams_keeps_its_devices():
+    """torchtune's activation offloading: `__init__` makes CUDA streams (kept) and defines the
+    unpack hooks; the single-stream hook's `.to("cuda")` brought tensors back to the target."""
+    code, findings = port(CLOSURES, "neuron", path="pkg/offload.py")
+    first, _, second = code.partition("class Plain")
+    assert 'return t.to("cuda", non_blocking=True)' in first, code
+    assert 'return t.to("neuron", non_blocking=True)' in second, code
+    said = [f for f in findings if f.code == "CUDA006" and "which keeps its CUDA streams" in f.message]
+    assert len(said) == 1 and "`def unpack` is defined in `__init__`" in said[0].message, [f.message for f in findings]
+
+
+def test_a_class_named_for_an_nvidia_library_is_left_as_it_is():
+    """bitsandbytes' `CUBLAS_Context` (a cuBLAS handle per device from its CUDA library): its
+    device switching is cuBLAS's, not a device-generic step the target takes."""
+    code = (
+        "import torch\n\n\n"
+        "class CUBLAS_Context:\n"
+        "    def get_context(self, device):\n"
+        "        prev = torch.cuda.current_device()\n"
+        "        torch.cuda.set_device(device)\n"
+        "        torch.cuda.set_device(prev)\n\n\n"
+        "class Context:\n"
+        "    def get(self):\n"
+        "        return torch.cuda.current_device()\n"
+    )
+    new, findings = port(code, "neuron")
+    first, _, second = new.partition("class Context")
+    assert "prev = torch.cuda.current_device()" in first and "torch.cuda.set_device(prev)" in first, new
+    assert "torch.accelerator.current_device_index()" in second, new
+    assert any(f.code == "BACK006" and "NVIDIA's cuBLAS" in f.message for f in findings), findings
+
+
+def test_cuda_as_the_fallback_of_the_librarys_accelerator_lookup_stays():
+    """transformers' torchao integration: `get_current_accelerator() or "cuda"` falls back to CUDA
+    only where its own lookup found no accelerator (no device of either name is there)."""
+    code = (
+        "import torch\n"
+        "from .utils import get_current_accelerator\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def quantize(module):\n"
+        '    device = get_current_accelerator() or "cuda"\n'
+        '    other = pick() or "cuda"\n'
+        "    return module.to(device), other\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/quant.py")
+    assert 'device = get_current_accelerator() or "cuda"' in new, new
+    assert 'other = pick() or "neuron"' in new, new
+    assert any(f.code == "BACK008" and "finds no accelerator" in f.message for f in findings), findings
+
+
+def test_an_options_device_choices_keep_cuda_and_get_the_target():
+    """torchao's autoround script: `--model_device` defaults to "cuda" with choices cpu and cuda;
+    the port made the default neuron and dropped cuda from the choices."""
+    code = (
+        "import argparse\n\n"
+        "p = argparse.ArgumentParser()\n"
+        'p.add_argument("--model_device", default="cuda", type=str, choices=["cpu", "cuda"])\n'
+        'p.add_argument("--kernel", default="cuda", choices=["cuda", "triton"])\n'
+    )
+    new, _ = port(code, "neuron")
+    assert 'default="neuron", type=str, choices=["cpu", "cuda", "neuron"])' in new, new
+    assert 'p.add_argument("--kernel", default="cuda", choices=["cuda", "triton"])' in new, new
+
+
+def test_dot_cuda_takes_the_spelling_of_its_classs_current_device():
+    """ColossalAI's cached embedding: `device=torch.cuda.current_device()` became
+    `torch.accelerator.current_accelerator()` while `.cuda()` in the same class became
+    `.to("neuron")`: one class, two spellings, and CUDA broken at the second only."""
+    code = (
+        "import torch\n\n\n"
+        "class Cache:\n"
+        "    def __init__(self, n):\n"
+        "        self.idx = torch.empty(n, device=torch.cuda.current_device(), dtype=torch.long)\n\n"
+        "    def load(self, ids):\n"
+        '        return ids.cuda(), torch.zeros(2, device="cuda"), self.idx.device.type == "cuda"\n\n\n'
+        "def other(x):\n"
+        "    return x.cuda()\n"
+    )
+    new, _ = port(code, "neuron")
+    assert (
+        "return ids.to(torch.accelerator.current_accelerator()), torch.zeros(2, device=torch.accelerator.current_accelerator())"
+        in new
+    ), new
+    assert 'self.idx.device.type == "neuron"' in new, new  # a comparison is not a placement
+    assert 'return x.to("neuron")' in new, new
+
+
+def test_the_index_of_a_kept_formatted_cuda_device_stays_with_it(tmp_path):
+    """Composer's FSDP meta init: `f'cuda:{torch.cuda.current_device()}'` stays (BACK009) while its
+    index moved to torch.accelerator.current_device_index(): half a line ported."""
+    io = ANSWERS["ds/nvme/io.py"].replace(
+        "device=f'cuda:{device_id}')",
+        "device=f'cuda:{device_id}')\n\n\n        def here(m):\n            return m.to_empty(device=f'cuda:{torch.cuda.current_device()}')",
+    )
+    write_files(tmp_path, {**ANSWERS, "ds/nvme/io.py": io})
+    code, findings = _port_tree(tmp_path, "neuron")["io.py"]
+    assert "device=f'cuda:{torch.cuda.current_device()}')" in code, code
+    assert any(f.code == "CUDA002" and "a CUDA device this port keeps" in f.message for f in findings), findings
+
+
+def test_a_cuda_branch_reading_the_caching_allocators_statistics_by_name_stays(tmp_path):
+    """Composer's trainer: `if torch.cuda.is_available(): memory_stats = torch.cuda.memory_stats();
+    retries = memory_stats['num_alloc_retries']`: a statistic of CUDA's caching allocator, read by
+    name; ported, it ran on any accelerator (a KeyError where the allocator has no such name)."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def track(state):\n"
+        "    if torch.cuda.is_available():\n"
+        "        memory_stats = torch.cuda.memory_stats()\n"
+        "        state.retries = memory_stats['num_alloc_retries']\n"
+        "    if torch.cuda.is_available():\n"
+        "        state.stats = torch.cuda.memory_stats()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "        memory_stats = torch.cuda.memory_stats()\n        state.retries" in new, new
+    first, _, second = new.partition("state.retries")
+    assert "    if torch.cuda.is_available():\n        memory_stats" in first, new
+    assert "torch.accelerator.memory_stats()" in second, new
+    assert any(f.code == "BACK008" for f in findings), findings

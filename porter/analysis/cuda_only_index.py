@@ -46,6 +46,7 @@ TOKENS = (
     b"cudagraph_trees",
     b"numa.binding",
     b"_symmetric_memory",
+    b"CudaExtension",  # a registry of CUDA extensions (_cuda_registry)
 )
 # ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
 # lines in one pass: a substring scan per package name cost more, and took `import flash_attn`
@@ -131,6 +132,9 @@ def runs_token(source: bytes) -> bool:
 
 # the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
 RUNS = "runs"
+# the third, "needs:PACKAGE": the module imports the name at its top level from the project's
+# package of PACKAGE's kernels, so it cannot be imported without PACKAGE
+NEEDS = "needs"
 
 _ENTRIES = ("__init__", "__call__")
 
@@ -239,7 +243,7 @@ def _cuda_only_names(
             entries = [
                 m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES
             ]
-            why: str | None = None
+            why: str | None = _cuda_registry(unit)
             refs: set[str] = set()
             for m in entries:
                 w, r = _scan(m, imports, data)
@@ -270,6 +274,27 @@ def _cuda_only_names(
     # again from this module (a shim: `from ._triton import triton, tl`)
     shims = {n for n in imports if n in names and data.why(imports[n])}
     return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
+
+
+def _cuda_registry(cls: ast.ClassDef) -> str | None:
+    """Why a class is a loader of CUDA extensions alone, or None: its body lists the classes
+    it chooses from (`REGISTRY = [FusedOptimizerCudaExtension]`, ColossalAI's kernel loaders),
+    and each is named a CUDA extension. Loading one builds or loads CUDA kernels, whatever
+    device the host has (a loader that lists a CPU or NPU extension beside it is not this)."""
+    for stmt in cls.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, (ast.List, ast.Tuple))
+            and stmt.value.elts
+            and all(isinstance(e, ast.Name) and _CUDA_EXTENSION.search(e.id) for e in stmt.value.elts)
+        ):
+            listed = ", ".join(f"`{e.id}`" for e in stmt.value.elts)  # type: ignore[attr-defined]
+            return f"its registry lists only CUDA extensions: {listed}"
+    return None
+
+
+# a class named a CUDA extension: `FusedOptimizerCudaExtension`, `CUDAOpBuilder`
+_CUDA_EXTENSION = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
@@ -426,7 +451,7 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
         }
         entries = ("forward",) if autograd else _ENTRIES
-        return any(function_runs(m, attrs) for m in methods if m.name in entries)
+        return _cuda_registry(cls) is not None or any(function_runs(m, attrs) for m in methods if m.name in entries)
 
     changed = True
     while changed:
@@ -536,6 +561,7 @@ def cuda_only_imports(
     CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     data = cuda_only_data(target)
+    kernels = _kernel_package_imports(files, target)
     compiled = {
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
@@ -556,6 +582,8 @@ def cuda_only_imports(
         path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
         for path, names in compiled.items()
     }
+    for path, kernel_facts in kernels.items():
+        out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
     if not exported and not needs:
         return out
     # a name imported from such a module is exported again by its importer (a package's
@@ -661,6 +689,60 @@ def _from_imports(
             continue
         if tree.body and isinstance(tree.body[0], ast.ImportFrom):
             yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]
+
+
+def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) -> dict[str, Facts]:
+    """path -> facts for each file that imports, at its top level (column 0), from a package of
+    the project named for a CUDA-only package whose `__init__.py` imports it (ColossalAI's
+    `colossalai/kernel/triton/`: `from colossalai.kernel.triton.copy_kv_cache_dest import
+    copy_kv_cache_to_dest`). The package holds that package's kernels: the importing module
+    cannot be imported without it, and what it imports from there runs CUDA-only code."""
+    heads = {m.split(".")[0] for m in cuda_only_modules(target)}
+    packages: dict[str, str] = {}  # the package's module name -> the CUDA-only package
+    for path, source in files:
+        parts = path.replace("\\", "/").split("/")
+        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads:
+            continue
+        if imports_any(source, frozenset({parts[-2].encode()})):
+            packages[module_name(path)] = parts[-2]
+    if not packages:
+        return {}
+    leaves = [p.rpartition(".")[2].encode() for p in packages]
+    out: dict[str, Facts] = {}
+    for path, source in files:
+        if not any(b"." + leaf + b"." in source or b"." + leaf + b" " in source for leaf in leaves):
+            continue
+        facts = []
+        for node, indented in _from_imports(source, where=True):
+            if indented or node.level or not node.module:
+                continue
+            # the module or one of its packages (paths name modules from where porter was run:
+            # either may be the longer name)
+            dotted_parts = node.module.split(".")
+            prefixes = [".".join(dotted_parts[: i + 1]) for i in range(len(dotted_parts))]
+            found = next(
+                (
+                    (m, package)
+                    for m, package in packages.items()
+                    for q in prefixes
+                    if m == q or m.endswith("." + q) or q.endswith("." + m)
+                ),
+                None,
+            )
+            if found is None:
+                continue
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                local = alias.asname or alias.name
+                why = (
+                    f"`{local}` from `{node.module}`, the project's package of `{found[1]}` kernels "
+                    f"(its `__init__.py` imports `{found[1]}`)"
+                )
+                facts.append((None, local, KIND, (why, RUNS, f"{NEEDS}:{found[1]}")))
+        if facts:
+            out[path] = tuple(sorted(set(facts)))
+    return out
 
 
 def import_needs(source: bytes, data: CudaOnlyData) -> str | None:

@@ -94,6 +94,26 @@ _OTHER_DEVICE = re.compile(rb"""["'](?:xpu|mps|hpu|npu|mlu|musa|xla|tpu|neuron|h
 # a vendor's own device name beside the known ones (DeepSpeed's "supa", "klxpu"; "xpu.external")
 _VENDOR = re.compile(r"^[a-z][a-z0-9_.]{1,15}$")
 VOCABULARY = frozenset({"gpu", "rocm", "auto", "tpu_v4", "nvidia", "amd"})  # accelerator names, not device types
+# a comment saying the code under it is CUDA's alone: `# right now, only CUDA is implemented`
+_ONLY_CUDA = re.compile(r"(?i)\bonly (?:on )?(?:cuda|nvidia)\b|\bcuda[ -]only\b")
+# NVIDIA's CUDA libraries, by the word a class named for one uses (`CUBLAS_Context`)
+_NVIDIA_LIBRARIES = {
+    "cublas": "cuBLAS",
+    "cublaslt": "cuBLASLt",
+    "cudnn": "cuDNN",
+    "cufft": "cuFFT",
+    "curand": "cuRAND",
+    "cusparse": "cuSPARSE",
+    "cusolver": "cuSOLVER",
+    "nccl": "NCCL",
+    "nvml": "NVML",
+}
+# the words of a name: `CUBLAS_Context` -> CUBLAS, Context; `CublasLtHandle` -> Cublas, Lt, Handle
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+# a library's own lookup of the accelerator in use: `get_current_accelerator()`, `current_accelerator()`
+_ACCELERATOR_LOOKUP = re.compile(r"^_?(?:get_)?(?:current_)?accelerator(?:_device)?$")
+# a link to an issue or a pull request: what a workaround cites
+_ISSUE_LINK = re.compile(r"https?://\S+/(?:issues|pull)/\d+")
 # a message that says CUDA is required (not "GPU": the target is an accelerator too)
 _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 # a class named for CUDA (`CUDAProperties`, `CudaConfig`): what it makes describes CUDA's device
@@ -478,6 +498,9 @@ class BackendsFamily(Family):
         inner = {
             id(n.value) for n in nodes if isinstance(n, cst.Attribute)
         }  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        keyed = self._allocator_keys(nodes)
+        if keyed is not None:
+            return keyed
         for n in nodes:
             if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in inner:
                 qual = self.ctx.qualname(n) or (dotted(n) if isinstance(n, cst.Attribute) else None) or ""
@@ -503,6 +526,33 @@ class BackendsFamily(Family):
                     )
                 if qual.startswith("torch._C._cuda"):
                     return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
+        return None
+
+    def _allocator_keys(self, nodes: Sequence[cst.CSTNode]) -> str | None:
+        """`stats = torch.cuda.memory_stats()` then `stats["num_alloc_retries"]` (Composer's
+        alloc-retry tracking): a statistic read by name from CUDA's caching allocator, whose
+        names another device's allocator need not have. What is read, or None."""
+        stats: set[str] = set()
+        for n in nodes:
+            if (
+                isinstance(n, cst.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name)
+                and isinstance(n.value, cst.Call)
+                and self.ctx.qualname(n.value.func) == "torch.cuda.memory_stats"
+            ):
+                stats.add(n.targets[0].target.value)
+        for n in nodes:
+            if not isinstance(n, cst.Subscript) or len(n.slice) != 1 or not isinstance(n.slice[0].slice, cst.Index):
+                continue
+            key = string_value(n.slice[0].slice.value)
+            value = n.value
+            if key is None:
+                continue
+            if (isinstance(value, cst.Name) and value.value in stats) or (
+                isinstance(value, cst.Call) and self.ctx.qualname(value.func) == "torch.cuda.memory_stats"
+            ):
+                return f"torch.cuda.memory_stats()[{key!r}]"
         return None
 
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
@@ -707,6 +757,18 @@ class BackendsFamily(Family):
             or self.ctx.in_cuda_only_code() is not None
         ):
             return
+        helper = self._accelerator_helper(node.left)
+        if helper is not None and device_of(value) == "cuda":
+            # `get_current_accelerator() or "cuda"` (transformers' torchao integration): the
+            # library's own lookup of the accelerator answered nothing, so no accelerator is
+            # there, CUDA's or the target's; the fallback is what the code was written for
+            self._cuda_case(
+                node.right,
+                [node.right],
+                f"`{_short(self.ctx.code(node))}` falls back to CUDA where the library's own `{helper}()` finds no accelerator",
+                test=False,
+            )
+            return
         names = self._names_from_abstraction()
         if not names:
             return
@@ -721,6 +783,17 @@ class BackendsFamily(Family):
             f"or take it from `{used}` rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
+
+    def _accelerator_helper(self, node: cst.BaseExpression) -> str | None:
+        """The name of a call of the project's own accelerator lookup (`get_current_accelerator()`:
+        a function it defines or imports, not torch's), or None."""
+        if not isinstance(node, cst.Call):
+            return None
+        name = dotted(node.func) or ""
+        leaf = name.rpartition(".")[2]
+        if not _ACCELERATOR_LOOKUP.match(leaf) or (self.ctx.qualname(node.func) or "").startswith("torch."):
+            return None
+        return name
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f"cuda:{current_platform.current_device()}"`: CUDA's device type beside an index the
@@ -992,6 +1065,8 @@ class BackendsFamily(Family):
                 why = f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is"  # type: ignore[index]
                 self._regions.append((region, node.name, why, None))
             return
+        if fact is None and self.ctx.in_cuda_only_code() is None:
+            self._nvidia_library_class(node)
         if fact is None or self.ctx.in_cuda_only_code() is not None:
             return
         why, *siblings = fact
@@ -1007,6 +1082,24 @@ class BackendsFamily(Family):
                 f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
                 f"{t.display} has none: `porter backends . --target {t.name} --scaffold DIR` writes one modelled on it"
             )
+        self._regions.append((region, node.name, message, None))
+
+    def _nvidia_library_class(self, node: cst.ClassDef) -> None:
+        """`class CUBLAS_Context` (bitsandbytes: a cuBLAS handle per device, from its CUDA
+        library): a class named for one of NVIDIA's CUDA libraries is that library's, and runs
+        where it does; its device code stays as it is (BACK006), reported."""
+        words = {w.lower() for w in _WORDS.findall(node.name.value)}
+        library = next((w for w in sorted(words) if w in _NVIDIA_LIBRARIES), None)
+        if library is None or "cuda" not in self.ctx.code(node.body):
+            return
+        message = (
+            f"`class {node.name.value}` is named for NVIDIA's {_NVIDIA_LIBRARIES[library]}, which runs only on NVIDIA GPUs: "
+            f"kept as it is; {self.ctx.target.display} needs its own counterpart, if any, beside it"
+        )
+        region = CudaOnlyCode(
+            node.name, f"`class {node.name.value}`", f"it is {_NVIDIA_LIBRARIES[library]}'s", code="BACK006"
+        )
+        self.ctx.cuda_only_code[id(node)] = region
         self._regions.append((region, node.name, message, None))
 
     def _device_enum(self) -> tuple[str, str] | None:
@@ -1097,7 +1190,49 @@ class BackendsFamily(Family):
             return
         if self._lacks_backend_folder(node, devices):
             return
+        if (said := self._list_said(node, values)) is not None:
+            self.ctx.report(
+                "BACK001",
+                node,
+                f"`{_short(self.ctx.code(node))}` {said}: CUDA's entry stays; add {t.device_type!r} only where "
+                f"{t.display} needs the same",
+                applicability=Applicability.MANUAL,
+            )
+            return
         self._lists.add(id(node))
+
+    def _list_said(self, node: cst.CSTNode, values: Sequence[str | None]) -> str | None:
+        """What the library says of the devices a test lists, where it says more than that the
+        code works there: the comment at the `if` cites an issue (`# Details: https://github.com/
+        pytorch/pytorch/issues/110213`: a workaround for those devices' kernels), or a message in
+        its branch spells the list out (`"MXFP4 requires model on cuda/xpu/cpu"`: what a feature's
+        kernels run on). None when it says neither."""
+        test_of = next(
+            (
+                s
+                for s in reversed(self.ctx.current_statements)
+                if isinstance(s, (cst.If, cst.While)) and any(n is node for n in _nodes(s.test))
+            ),
+            None,
+        )
+        if test_of is None or not isinstance(test_of.body, cst.IndentedBlock):
+            return None
+        body = test_of.body
+        first = body.body[0] if body.body else None
+        lines = [*test_of.leading_lines, *(getattr(first, "leading_lines", ()) or ())]
+        comments = [line.comment.value for line in lines if line.comment is not None]
+        if body.header.comment is not None:
+            comments.append(body.header.comment.value)
+        link = next((m.group(0) for c in comments if (m := _ISSUE_LINK.search(c))), None)
+        if link is not None:
+            return f"lists the devices a workaround is for (the comment cites {link})"
+        names = [v for v in values if v]
+        for n in _nodes(body):
+            if isinstance(n, (cst.SimpleString, cst.FormattedStringText)):
+                text = n.value
+                if all(re.search(rf"(?i)(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in names):
+                    return f"names the devices a message in its branch spells out (`{_short(text.strip(chr(34) + chr(39)))}`)"
+        return None
 
     def _devices_named(self, node: cst.CSTNode, strings: Sequence[cst.CSTNode], devices: Sequence[str | None]) -> None:
         """`for_devices_and_modes(("cuda", "xpu"), modes, kernel)` in a library: devices named
@@ -1116,6 +1251,16 @@ class BackendsFamily(Family):
             f"{', '.join(others)}): CUDA's entry stays; add {t.device_type!r} where {t.display} has what it names",
             applicability=Applicability.MANUAL,
         )
+
+    def _no_target_folder(self, devices: Sequence[str | None]) -> str | None:
+        """CUDA's backend folder where the project has one per device, another of `devices` has
+        one too, and the target has none (`backends/cuda/` beside `xpu/`, no `neuron/`)."""
+        self.library()
+        t = self.ctx.target
+        for folder, others in self._backend_dirs:
+            if t.device_type not in others and any(d in others for d in devices if d not in (None, "cuda")):
+                return folder
+        return None
 
     def _lacks_backend_folder(self, node: cst.CSTNode, devices: list[str | None]) -> bool:
         """`supported_torch_devices = {"cpu", "cuda", "xpu", "mps"}` in a project with a folder
@@ -1199,9 +1344,12 @@ class BackendsFamily(Family):
 
     @staticmethod
     def _raises(body: cst.BaseSuite) -> bool:
+        """Whether a block ends by refusing: `raise X(...)`, or `assert False, "Unsupported device"`."""
         last = body.body[-1] if body.body else None
         small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
-        return isinstance(small, cst.Raise)
+        return isinstance(small, cst.Raise) or (
+            isinstance(small, cst.Assert) and isinstance(small.test, cst.Name) and small.test.value == "False"
+        )
 
     def _raises_for_cuda(self, node: cst.If) -> bool:
         """`if not torch.cuda.is_available(): raise RuntimeError("... requires CUDA")`. In a
@@ -1367,6 +1515,8 @@ class BackendsFamily(Family):
             subject = self.ctx.code(other)
             devices.append(device)
             strings.append(value)
+        if "accelerator" in (subject or "").rsplit(".", 1)[-1].lower():
+            return  # `accelerator == "cuda" or accelerator == "mps"`: a framework's accelerator names (visit_Comparison)
         if "cuda" not in devices or len(set(devices) - HOSTS) < 2 or any(id(s) in self.ctx.keep_cuda for s in strings):
             return
         facts = cuda_only_facts(self.ctx)
@@ -1402,6 +1552,34 @@ class BackendsFamily(Family):
         ):
             return new
         return updated
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        """`# right now, only CUDA is implemented` over `device = torch.device("cuda",
+        torch.cuda.current_device())` (peft's ZeRO-3 token collection): in a library, the
+        statement its comment says is CUDA's alone stays CUDA's (BACK006)."""
+        said = next(
+            (
+                line.comment.value
+                for line in node.leading_lines
+                if line.comment and _ONLY_CUDA.search(line.comment.value)
+            ),
+            None,
+        )
+        if (
+            said is None
+            or "cuda" not in self.ctx.code(node).lower()
+            or self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        message = (
+            f"`{_short(self.ctx.code(node).strip())}` is CUDA's alone (its comment says so: `{said}`): left as it is"
+        )
+        region = CudaOnlyCode(
+            node, "the statement", "its comment says only CUDA is implemented", code="BACK006", note=message
+        )
+        self.ctx.cuda_only_code.setdefault(id(node), region)
+        self._regions.append((region, node, message, None))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """`def is_cuda_available(): return torch.cuda.is_available()`: a library's answer
@@ -1543,6 +1721,10 @@ class BackendsFamily(Family):
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and "accelerator" in node.keyword.value.lower():
             self._vocabulary.add(id(node.value))
+        elif node.keyword is not None and node.keyword.value == "choices":
+            # `add_argument("--device", default="cuda", choices=["cpu", "cuda"])`: the devices
+            # the option accepts; the target is added, CUDA stays accepted
+            self._listed.add(id(node.value))
 
     def visit_List(self, node: cst.List) -> None:
         self._device_list(node)
@@ -1766,6 +1948,20 @@ class BackendsFamily(Family):
             self._listed.add(id(node.value))
         if isinstance(node.value, cst.Call) and any(_CUDA_FACT.search(n) for n in leaves):
             self._itself(node.value, node.value, f"is recorded as `{names[0]}`, a fact about CUDA itself")
+        named = next((n for n in leaves if _NAMED_CUDA_WORD.search(n)), None)
+        if named is not None and self.library() is not None:
+            # `FIRST_CUDA_DEVICE = torch.device("cuda", index=0)` (bitsandbytes): a device the
+            # library names for CUDA, the default device of its CUDA library
+            strings = [
+                n
+                for n in _nodes(node.value)
+                if isinstance(n, cst.SimpleString) and device_of(string_value(n)) == "cuda"
+            ]
+            if strings and (
+                any(n is node.value for n in strings)
+                or (isinstance(node.value, cst.Call) and self.ctx.qualname(node.value.func) == "torch.device")
+            ):
+                self._cuda_case(node.value, strings, f"`{named}` is named for CUDA", test=False)
         if (
             isinstance(node.value, cst.SimpleString)
             and device_of(string_value(node.value)) == "cuda"
@@ -1969,7 +2165,10 @@ class BackendsFamily(Family):
         device switch that has no branch for the target yet; CUDA's branch is kept either way.
         A CUDA branch that runs CUDA-only code is the guards' (GUARD001/GUARD003), not this."""
         devices = [t.device if t is not None else None for t in tests]
-        if "cuda" not in devices or all(d in HOSTS or d in (None, "cuda") for d in devices):
+        if "cuda" not in devices:
+            return None
+        if all(d in HOSTS or d in (None, "cuda") for d in devices):
+            self._host_switch(branches, tests, devices)
             return None
         if devices.count("cuda") > 1:
             # `if x.type == "cuda": ... elif torch.cuda.is_available(): ...`: CUDA twice; each
@@ -2013,12 +2212,39 @@ class BackendsFamily(Family):
                 (
                     region,
                     branches[cuda_at].test,
-                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback raises: kept as it is; add a branch for {t.display} only where this code works there",
+                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
                     None,
                 )
             )
             return None
         return cuda_at, last, region
+
+    def _host_switch(self, branches: list[cst.If], tests: list[_Test | None], devices: list[str | None]) -> None:
+        """`if device == "cuda": ... elif device == "cpu": ... else: assert False, "Unsupported
+        device"` in a library: CUDA and the host are the devices this code works on (its
+        fallback refuses the others), each with a branch of its own. CUDA's stays; whether the
+        target is one of them is for a person to say (BACK002)."""
+        last = max(i for i, d in enumerate(devices) if d is not None)
+        orelse = branches[last].orelse
+        if (
+            self.library() is None
+            or devices.count("cuda") != 1
+            or not isinstance(orelse, cst.Else)
+            or not self._raises(orelse.body)
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        cuda_at = devices.index("cuda")
+        region = self._keep_branch(branches[cuda_at], tests[cuda_at], devices)  # type: ignore[arg-type]
+        t = self.ctx.target
+        self._regions.append(
+            (
+                region,
+                branches[cuda_at].test,
+                f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
+                None,
+            )
+        )
 
     def _runs_cuda_only(self, body: cst.BaseSuite) -> str | None:
         """Why a branch body reaches CUDA-only code (not only asks about the device), once per body."""
@@ -2064,6 +2290,21 @@ class BackendsFamily(Family):
                 f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} has no branch: "
                 f"the device types it answers are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
                 f"add `{t.device_type.upper()}` to it beside `{table[1]}`, then a branch for {t.display} {'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
+            )
+            self._regions.append((region, branch.test, message, None))
+            return None
+        folder = self._no_target_folder(region.why.split(", ")) if test.kind == "available" else None
+        if folder is not None:
+            # bitsandbytes' paged-function sync (`torch.cuda.synchronize()`, `torch.xpu...`) in a
+            # project with a backend folder per device and none for the target: a ladder over
+            # the devices available picks the project's backend for the host, and the target has
+            # none (a switch over a tensor's device type still gets its rung: whatever tensor
+            # the caller hands in reaches it)
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                f"{t.display} has no branch: the project has a backend folder per device (`{folder}` beside "
+                f"{', '.join(f'`{o}/`' for o in dict(self._backend_dirs)[folder])}) and none for {t.display}; write its "
+                f"backend first, then a branch here"
             )
             self._regions.append((region, branch.test, message, None))
             return None

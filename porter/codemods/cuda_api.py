@@ -131,6 +131,15 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
 
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
+        if (
+            _names_cuda_device(node)
+            and len(node.parts) == 2
+            and isinstance(node.parts[1], cst.FormattedStringExpression)
+        ):
+            self._indexes[id(node.parts[1].expression)] = node
+
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
@@ -452,6 +461,32 @@ class CudaApiFamily(ReferenceTracker, Family):
             f"({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
             applicability=Applicability.MANUAL,
             advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {t.display}.",
+        )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """`def unpack(tensor_id): ... t.to("cuda", non_blocking=True)` defined inside a function
+        whose CUDA streams stay (torchtune's activation offloading: `__init__` makes the CUDA
+        streams and installs this closure beside the hooks that use them): the closure runs on
+        the same CUDA machinery, so the devices it names are CUDA's, reported as in a kept
+        stream's body (visit_With)."""
+        super().visit_FunctionDef(node)
+        outer = [f for f in self.ctx.scopes.functions if f is not node]
+        if not outer or self.ctx.in_cuda_only_code() is not None:
+            return
+        if not self._keeps_stream(outer[-1], _STREAM_CALLS):
+            return
+        kept = [n for n in _walk(node.body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
+        if not kept:
+            return
+        self.ctx.keep_cuda.update(id(n) for n in kept)
+        t = self.ctx.target
+        self.ctx.report(
+            "CUDA006",
+            node.name,
+            f"`def {node.name.value}` is defined in `{outer[-1].name.value}`, which keeps its CUDA streams: the devices it "
+            f"names stay CUDA's ({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
+            applicability=Applicability.MANUAL,
+            advice=f"Port the stream code of `{outer[-1].name.value}` as a whole (torch.accelerator streams) to run it on {t.display}.",
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:

@@ -22,6 +22,8 @@ from porter.analysis.index import RANK_NAMES
 from porter.analysis.resolve import dotted
 
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
+# `device=torch.cuda.current_device()`, `.to(torch.cuda.current_device()`: the current CUDA device as a device
+_CURRENT_DEVICE_AS_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)torch\.cuda\.current_device\(\)")
 _FORMATTED_DEVICE = re.compile(r"^cuda:(\{\d*\}|%[dis])$")  # "cuda:{}".format(i), "cuda:%d" % i
 
 LEGACY_TYPES = {
@@ -93,6 +95,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         super().__init__(ctx)
         self._track_init()
         self._callees: set[int] = set()
+        self._current_device_classes: dict[int, bool] = {}  # id(class) -> _class_current_device
+        self._placed: set[int] = set()  # strings passed as `device=` or to `.to(...)`
         self._compared: set[int] = set()  # string nodes that sit in a comparison
         self._map_locations: set[int] = set()
         self._prefixes: set[int] = set()  # strings a device's name is tested to start/end with
@@ -112,6 +116,13 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         self._callees.add(id(func))
         if isinstance(func, cst.Attribute) and func.attr.value in ("startswith", "endswith") and node.args:
             self._prefixes.add(id(node.args[0].value))  # `str(d).startswith("cuda:")`
+        for i, arg in enumerate(node.args):
+            # `device="cuda"`, `.to("cuda")`: a device passed where one is placed
+            if (arg.keyword is not None and arg.keyword.value == "device") or (
+                i == 0 and arg.keyword is None and isinstance(func, cst.Attribute) and func.attr.value == "to"
+            ):
+                if isinstance(arg.value, cst.SimpleString):
+                    self._placed.add(id(arg.value))
 
     def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
         """`"cuda:%d" % i`: a per-index device built the printf way; `"cuda:" + str(rank)`."""
@@ -198,12 +209,15 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_public_default:
             where = self.ctx.keep_public_default[id(original)]
-            self.ctx.report(
-                "DEV016",
-                original,
-                f"`{original.value}` is the default device of `{where}`, public API of this package: it stays",
-                applicability=Applicability.MANUAL,
-            )
+            if where.startswith("method:"):  # (literals.METHOD_OF) a device a method names beside the field
+                cls, _, field = where.removeprefix("method:").partition(":")
+                message = (
+                    f"`{original.value}` in a method of `{cls}`, whose public `{field}` defaults to CUDA (kept): "
+                    "it stays with that default"
+                )
+            else:
+                message = f"`{original.value}` is the default device of `{where}`, public API of this package: it stays"
+            self.ctx.report("DEV016", original, message, applicability=Applicability.MANUAL)
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
@@ -217,6 +231,14 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         code = "DEV005" if id(original) in self._compared else "DEV002"
         if self.ctx.portable:
             return self._portable_string(original, updated, code, index)
+        if code == "DEV002" and index is None and id(original) in self._placed and self._class_current_device():
+            # the class passes `torch.cuda.current_device()` as a device elsewhere: one spelling
+            # for the class (as `.cuda()` takes), the same on CUDA
+            generic = self.ctx.expr("{torch}.accelerator.current_accelerator()")
+            message = f"CUDA device string {original.value} becomes `torch.accelerator.current_accelerator()`, as its class's `torch.cuda.current_device()` does"
+            if self.ctx.report(code, original, message, replacement=generic):
+                return generic
+            return updated
         new_value = t.device_type if index is None else self._indexed(index)
         new = replace_string(updated, new_value)
         msg = f"CUDA device string {original.value} becomes {new.value} on {t.display}"
@@ -496,6 +518,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 return updated
         rest = [a for a in updated.args if a.keyword is not None and a.keyword.value != "device"]
         device = self.ctx.device(index)
+        if index is None and not self.ctx.portable and self._class_current_device():
+            # the class's other sites name `torch.cuda.current_device()` as the device, which
+            # becomes `torch.accelerator.current_accelerator()`: one spelling for the class,
+            # the same on CUDA (ColossalAI's cached embedding)
+            device = self.ctx.expr("{torch}.accelerator.current_accelerator()")
         new = updated.with_changes(
             func=updated.func.with_changes(attr=cst.Name("to")),
             args=[cst.Arg(value=device), *rest],
@@ -504,6 +531,20 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if self.ctx.report("DEV001", original, f"`.cuda()` becomes `.to({self.ctx.code(device)})`", replacement=new):
             return new
         return updated
+
+    def _class_current_device(self) -> bool:
+        """Whether the class around the current node passes `torch.cuda.current_device()` as a
+        device elsewhere (`device=torch.cuda.current_device()`, `.to(torch.cuda.current_device())`)
+        on a target whose device torch.accelerator names."""
+        if self.ctx.target.device_expr is not None:
+            return False
+        cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
+        if cls is None:
+            return False
+        found = self._current_device_classes.get(id(cls))
+        if found is None:
+            found = self._current_device_classes[id(cls)] = bool(_CURRENT_DEVICE_AS_DEVICE.search(self.ctx.code(cls)))
+        return found
 
     def _dot_to(self, original: cst.Call, updated: cst.Call):
         positional = self.positional(original)

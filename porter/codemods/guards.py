@@ -35,7 +35,7 @@ from porter.codemods.literals import in_package
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
-from porter.analysis.cuda_only_index import RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.cuda_only_index import NEEDS, RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
 from porter.config.cuda_packages import cuda_only_modules
@@ -775,6 +775,11 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
     return found
 
 
+def _short_test(code: str) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= 60 else code[:57] + "..."
+
+
 def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [tree]
     while stack:
@@ -996,6 +1001,7 @@ class GuardsFamily(Family):
             has_token(source)
             or bool(imported_cuda_only(ctx.settings))
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
+            or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
         )
 
@@ -1237,6 +1243,8 @@ class GuardsFamily(Family):
         operands = _operands(node.with_changes(lpar=[], rpar=[]), op)
         if len(operands) < 2:
             return
+        if op is cst.And:
+            self._device_beside_capability(operands)
         available = []
         for o in operands:
             inner = o.expression if isinstance(o, cst.UnaryOperation) and isinstance(o.operator, cst.Not) else o
@@ -1249,6 +1257,39 @@ class GuardsFamily(Family):
         why = next((w for o in rest if (w := self.facts.region_reason(o))), None)
         if why:
             self._keep(available[0], available, why)
+
+    def _device_beside_capability(self, operands: Sequence[cst.BaseExpression]) -> None:
+        """`_is_device("cuda", t.device) and _is_mslk_available() and is_sm_at_least_90()`
+        (torchao's preshuffled int4): beside a question about the CUDA GPU's architecture (a
+        capability query, or a name imported from the project that asks one), the `"cuda"`
+        the chain tests the device against is CUDA's; the target's device never has an SM
+        version. Kept, GUARD001."""
+        imported = imported_cuda_only(self.ctx.settings)
+        if imported:
+            running = imported_running(self.ctx.settings)
+            imported = {n: w for n, w in imported.items() if n not in running}  # those that only ask
+        asks = next(
+            (
+                self.ctx.code(o)
+                for o in operands
+                if isinstance(o, cst.Call)
+                and (
+                    self.ctx.qualname(o.func) in CAPABILITY_QUERIES
+                    or (isinstance(o.func, cst.Name) and o.func.value in imported)
+                )
+            ),
+            None,
+        )
+        if asks is None:
+            return
+        strings = [
+            n
+            for o in operands
+            for n in _walk(o)
+            if isinstance(n, cst.SimpleString) and string_value(n) == "cuda" and id(n) not in self.ctx.keep_cuda
+        ]
+        if strings:
+            self._keep(strings[0], strings, f"the same test asks `{asks}`, a question about a CUDA GPU's architecture")
 
     def visit_With(self, node: cst.With) -> None:
         """`with torch.cuda.device(x.device): kernel[grid](...)`: a CUDA context around a
@@ -1395,7 +1436,7 @@ class GuardsFamily(Family):
         level, outside any `if`/`try` (importing the module needs it), and uses beyond the
         import, or None (read once per file)."""
         if self._needs is False:
-            self._needs = _module_needs(self.ctx.module, self.ctx.target.name)
+            self._needs = _module_needs(self.ctx.module, self.ctx.target.name) or self._imported_needs()
             if self._needs is not None and self.ctx.module is not None:
                 # a module that checks the device (`if not x.is_cuda: return x + 1`) has a
                 # path for other devices beside its CUDA-only code: it is ported as usual
@@ -1404,6 +1445,22 @@ class GuardsFamily(Family):
                 if scan.found:
                     self._needs = None
         return self._needs  # type: ignore[return-value]
+
+    def _imported_needs(self) -> str | None:
+        """The CUDA-only package whose kernels this module imports at its top level from the
+        project's package of them (porter.analysis.cuda_only_index: `from
+        colossalai.kernel.triton.x import f`) and uses, shown as `package`; None if none."""
+        prefix = NEEDS + ":"
+        wanted = {
+            f[1]: f[3][2][len(prefix) :]
+            for f in (getattr(self.ctx.settings, "flow", None) or ())
+            if f[2] == IMPORTED and len(f[3]) > 2 and str(f[3][2]).startswith(prefix)
+        }
+        if not wanted or self.ctx.module is None:
+            return None
+        uses = _NameUses(set(wanted))
+        self.ctx.module.visit(uses)
+        return f"`{wanted[min(uses.found)]}`" if uses.found else None
 
     def _device_literal(self, node: cst.CSTNode) -> None:
         """A CUDA device named in a module that needs a CUDA-only package: the module runs on
@@ -1475,6 +1532,8 @@ class GuardsFamily(Family):
             self._device_literal(node)  # `x.cuda()`
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
+        if self._asked_again(node) or self._attribute_flag(node):
+            return
         if not self.facts.active:
             return
         statements = self.ctx.current_statements
@@ -1484,6 +1543,76 @@ class GuardsFamily(Family):
             why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
+
+    def _attribute_flag(self, node: cst.Call) -> bool:
+        """`self.gpu_available = torch.cuda.is_available()` followed, in the same block, by
+        `if self.gpu_available:` under which a CUDA-only package is imported (Composer's system
+        metrics monitor: `import pynvml`, then `pynvml.nvmlInit()`): the attribute is that
+        package's guard, and keeps CUDA's test (GUARD001). True when so."""
+        statements = self.ctx.current_statements
+        here = statements[-1] if statements else None
+        if not isinstance(here, cst.SimpleStatementLine):
+            return False
+        target = next(
+            (
+                dotted(small.targets[0].target)
+                for small in here.body
+                if isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Attribute)
+                and any(o is node for o in _operands(small.value, cst.And))
+            ),
+            None,
+        )
+        if not target:
+            return False
+        parent = statements[-2] if len(statements) > 1 else self.ctx.module
+        packages = cuda_only_modules(self.ctx.target.name)
+        for stmt in _after(parent, here):
+            if not isinstance(stmt, cst.If) or dotted(stmt.test) != target:
+                continue
+            package = next(
+                (
+                    p
+                    for n in _walk(stmt.body)
+                    if isinstance(n, (cst.Import, cst.ImportFrom)) and (p := _package_of(n, packages))
+                ),
+                None,
+            )
+            if package is not None:
+                self._keep(node, [node], f"through `{target}`, under which `{package}` is imported")
+                return True
+        return False
+
+    def _asked_again(self, node: cst.Call) -> bool:
+        """`torch.cuda.is_available()` inside a block entered on a kept `torch.cuda.is_available()`
+        (accelerate's Colab launch: `elif in_colab and (not torch.cuda.is_available() or
+        get_gpu_info()[1] < 2):` then `if torch.cuda.is_available(): print("... one GPU")`): the
+        same question about CUDA, asked again, keeps the answer the enclosing test kept. True when so."""
+        for stmt in self.ctx.current_statements[:-1]:
+            if not isinstance(stmt, (cst.If, cst.While)):
+                continue
+            kept = next(
+                (
+                    n
+                    for n in _walk(stmt.test)
+                    if id(n) in self.ctx.keep_cuda
+                    and isinstance(n, cst.Call)
+                    and _is_call_of(n, self.ctx.qualname, "torch.cuda.is_available")
+                ),
+                None,
+            )
+            if kept is None:
+                continue
+            if self.ctx.report(
+                "GUARD001",
+                node,
+                f"`{self.ctx.code(node)}` asks again what the enclosing `{_short_test(self.ctx.code(stmt.test))}` "
+                "asked and kept on CUDA: kept with it, so the two answers agree",
+            ) or self.ctx.enabled("GUARD001"):
+                self.ctx.keep_cuda.add(id(node))
+                return True
+        return False
 
     def leave_BooleanOperation(self, original: cst.BooleanOperation, updated: cst.BooleanOperation):
         if id(original) in self._counted:
@@ -1592,6 +1721,8 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
 
 # `dev.type != "cuda"`: what an `__init__` that demands CUDA tests (_class_needs)
 _OFF_CUDA = re.compile(rb"!=\s*[\"']cuda[\"']")
+# `assert "cuda" in device`, `assert dev.type == "cuda"`: what an `__init__` that demands CUDA asserts
+_ASSERTS_CUDA = re.compile(rb"assert\b[^\n]*(?:[\"']cuda[\"']\s+in\b|==\s*[\"']cuda[\"'])")
 
 # `op.register_kernel("cuda")`, `lib.impl(name, fn, "CUDA")`: the device a kernel is registered for
 _REGISTERS = frozenset({"register_kernel", "impl", "register_fake", "register_autocast"})
@@ -1631,7 +1762,22 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
                 and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
             ):
                 return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+        if method.name.value == "__init__":
+            for n in _walk(method.body):
+                if (
+                    isinstance(n, cst.Assert)
+                    and n.msg is not None
+                    and _SAYS_CUDA.search(code(n.msg))
+                    and _cuda_sense(n.test, lambda x: dotted(x)) == 1
+                ):
+                    # `assert "cuda" in device, "only cuda devices are supported"` (Megatron's
+                    # NCCL memory-pool allocator)
+                    return f"the `__init__` of class `{name}` asserts its device is CUDA's (`assert {code(n.test)}`)"
     return None
+
+
+# the message of an assertion that demands CUDA
+_SAYS_CUDA = re.compile(r"(?i)\bcuda\b")
 
 
 def _raises(body: cst.BaseSuite) -> bool:

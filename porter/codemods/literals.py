@@ -216,6 +216,30 @@ class LiteralsFamily(FlowScopes, Family):
                     for string in _default_strings(self.ctx, small.value):
                         self._keep([string])
                         self.ctx.keep_public_default[id(string)] = ".".join([*self._classes, small.target.value])
+                        if "device" in small.target.value:
+                            self._methods_follow(node, ".".join([*self._classes, small.target.value]))
+
+    def _methods_follow(self, node: cst.ClassDef, field: str) -> None:
+        """ColossalAI's `BatchInferState`: its public `device` field defaults to CUDA (kept,
+        DEV016) while `init_from_batch` allocated its tensors on `"cuda"`; ported, the state's
+        tensors would sit on the target beside a field that says CUDA. The devices the class's
+        methods name stay with the field, reported."""
+        methods = (
+            [m for m in node.body.body if isinstance(m, cst.FunctionDef)]
+            if isinstance(node.body, cst.IndentedBlock)
+            else []
+        )
+        found = [
+            n
+            for m in methods
+            for n in _descendants(m.body)
+            if isinstance(n, cst.SimpleString) and _is_cuda(n) and id(n) not in self.ctx.keep_cuda
+        ]
+        if not found:
+            return
+        self._keep(found)
+        for n in found:  # reported by the device family (DEV016), as the field's default is
+            self.ctx.keep_public_default[id(n)] = f"{METHOD_OF}{node.name.value}:{field}"
 
     def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
         self._classes.pop()
@@ -241,6 +265,49 @@ class LiteralsFamily(FlowScopes, Family):
             scan = _Strings()
             node.body.visit(scan)
             self._keep_vocabulary(scan.found)
+        self._module_in_place_of_cpu(node)
+
+    def _module_in_place_of_cpu(self, node: cst.If) -> None:
+        """`if device == 'cpu': device = 'cuda'; device_torch_lib = getattr(torch, device)` (fla's
+        hardware module): on a host with no accelerator, `"cuda"` names the `torch.cuda` module,
+        which every build of torch has, as a stand-in; the target's module is not there. An
+        attribute name, kept (DEV015)."""
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and isinstance(test.left, cst.Name)
+            and string_value(test.comparisons[0].comparator) == "cpu"
+        ):
+            return
+        name = test.left.value
+        assigned: list[cst.BaseExpression] = []
+        for stmt in node.body.body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and small.targets[0].target.value == name
+                    and _is_cuda(small.value)
+                ):
+                    assigned.append(small.value)
+                elif (
+                    assigned
+                    and isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name)
+                    and small.value.func.value == "getattr"
+                    and len(small.value.args) >= 2
+                    and self.ctx.qualname(small.value.args[0].value) == "torch"
+                    and isinstance(small.value.args[1].value, cst.Name)
+                    and small.value.args[1].value.value == name
+                ):
+                    self._keep_vocabulary(assigned)
+                    return
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`"rocm" if is_hip else "cuda"`: beside a word that is no device type (a library-file
@@ -472,6 +539,20 @@ class _ModuleFacts(cst.CSTVisitor):
             and _is_cuda(node.args[0].value)
         ):
             self.keyed.add(_expression(self.ctx, func.value))
+
+
+# a `keep_public_default` entry for a device a class's method names: "method:Class:Class.field"
+METHOD_OF = "method:"
+
+
+def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(n.children)
+    return out
 
 
 def _expression(ctx, node: cst.BaseExpression) -> str:

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import port
+from tests.helpers import port, port_files, write_files
 
 
 def _port(code: str, target: str = "neuron", path: str = "example.py"):
@@ -184,3 +184,57 @@ def test_the_branch_behind_a_kept_nccl_test_stays_cuda():
     assert 'tensor = tensor.to("cuda")' in new and 'torch.zeros(1, device="neuron")' in new, new
     kept = [f for f in findings if f.code == "DIST007" and "fixes not applied there" in f.message]
     assert kept and "DEV002" in kept[0].message
+
+
+def test_cuda_named_in_place_of_the_cpu_for_a_torch_module_stays():
+    """fla's hardware module: on a host with no accelerator it takes `torch.cuda` (which every torch
+    build has) as a stand-in module and autocast device type; `getattr(torch, "neuron")` would fail
+    at import there."""
+    code = (
+        "import torch\n\n"
+        "device = get_device()\n"
+        "device_lib = getattr(torch, device)\n"
+        "if device == 'cpu':\n"
+        "    device = 'cuda'\n"
+        "    device_lib = getattr(torch, device)\n"
+        "other = 'cuda'\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    device = 'cuda'\n    device_lib = getattr(torch, device)\n" in new, new
+    assert "other = 'neuron'" in new, new
+    assert any(f.code == "DEV015" for f in findings), findings
+
+
+def test_a_classs_methods_keep_the_device_its_public_field_defaults_to(tmp_path):
+    """ColossalAI's `BatchInferState`: its public `device` field defaults to CUDA (DEV016) while
+    `init_from_batch` allocated the state's tensors on `"cuda"`; ported, they went to the target
+    beside a field that still says CUDA. A function outside the class is ported as before."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/state.py": """
+                from dataclasses import dataclass
+
+                import torch
+
+
+                @dataclass
+                class BatchInferState:
+                    batch_size: int
+                    device: torch.device = torch.device("cuda")
+
+                    @classmethod
+                    def init_from_batch(cls, batch_size):
+                        return torch.zeros(batch_size, dtype=torch.int32, device="cuda")
+
+
+                def other(n):
+                    return torch.zeros(n, device="cuda")
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/state.py"]
+    assert 'return torch.zeros(batch_size, dtype=torch.int32, device="cuda")' in code, code
+    assert 'return torch.zeros(n, device="neuron")' in code, code
+    assert any(f.code == "DEV016" and "in a method of `BatchInferState`" in f.message for f in findings)
