@@ -13,6 +13,7 @@ then yields nothing, never the other way round.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from porter.analysis.program import ACTIONABLE
@@ -94,6 +95,21 @@ def admits_file(source: bytes, name: str, settings: Settings) -> bool:
     if kind == SETUP_PY:
         return admits(source, settings) or admits(source, settings, SETUP_PY)
     return admits(source, settings, kind)
+
+
+def rules_admit(codes: Iterable[str], enabled: Callable[[str], bool], source: bytes) -> bool:
+    """Whether one of the rules `codes` that is `enabled` may have a site in `source` by its
+    declared `tokens`; True where one of them declares no tokens (nothing is known of its
+    sites). Not by `requires`: an anchor that keeps common words from admitting files, not a
+    condition of every site (CUDA013's `"nvidia-smi"` needs no `cuda` in the file)."""
+    rules = all_rules()
+    for code in codes:
+        rule = rules[code]
+        if not reads(rule, PYTHON) or not enabled(code):
+            continue
+        if not rule.tokens or any(t in source for t in rule.tokens):
+            return True
+    return False
 
 
 def admitting_rules(source: bytes, settings: Settings) -> list[str]:

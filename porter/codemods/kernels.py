@@ -145,6 +145,11 @@ class KernelsFamily(ReferenceTracker, Family):
     )
 
     @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Wanted also for reasons no token shows (a file that imports a library of the table): no cheaper condition."""
+        return True
+
+    @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
         """Also a file that imports a library of the table (read from its import lines: a
         substring scan per library name costs a pass over the file each)."""
