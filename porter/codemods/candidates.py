@@ -39,9 +39,9 @@ class Sites:
     heads: set[str] = field(default_factory=set)
     # ... of calls with a named keyword argument
     keyword_heads: set[str] = field(default_factory=set)
-    # local name -> the top-level packages absolute imports bind it to (`import a.b` binds `a`
-    # to `a`; `from a.b import c as d` binds `d` to `a`); relative imports bind nothing
-    # qualified (porter.analysis.resolve.ImportTable)
+    # local name -> what absolute imports bind it to, as porter.analysis.resolve.ImportTable
+    # qualifies it (`import a.b` binds `a` to `a`, `import a.b as c` `c` to `a.b`, `from a.b
+    # import c as d` `d` to `a.b.c`); relative imports bind nothing qualified
     imported: dict[str, set[str]] = field(default_factory=dict)
     # `x = f(..., (x, y), ...)`: a call that takes a tuple or list holding the name it is
     # assigned to (the growing `torch.cat` of a decoding loop)
@@ -51,7 +51,7 @@ class Sites:
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
         """The local names an absolute import binds to one of `packages`."""
-        return {local for local, tops in self.imported.items() if not tops.isdisjoint(packages)}
+        return {local for local, bases in self.imported.items() if any(b.split(".")[0] in packages for b in bases)}
 
 
 def _callee(func: ast.expr) -> tuple[str | None, str | None]:
@@ -97,15 +97,17 @@ def sites(tree: ast.Module) -> Sites:
                     out.keyword_heads.add(head)
         elif kind is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
-                top = alias.name.split(".")[0]
-                out.imported.setdefault(alias.asname or top, set()).add(top)
+                if alias.asname:
+                    out.imported.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    out.imported.setdefault(top, set()).add(top)
         elif kind is ast.ImportFrom:
             if node.level or not node.module:  # type: ignore[attr-defined]
                 continue
-            top = node.module.split(".")[0]  # type: ignore[attr-defined]
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
-                    out.imported.setdefault(alias.asname or alias.name, set()).add(top)
+                    out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
         elif kind is ast.Assign:
             out.self_appends = out.self_appends or _self_append(node)  # type: ignore[arg-type]
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]

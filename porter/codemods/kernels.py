@@ -146,8 +146,9 @@ class KernelsFamily(ReferenceTracker, Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Wanted also for reasons no token shows (a file that imports a library of the table): no cheaper condition."""
-        return True
+        """A file that imports a library of the table (`wanted`'s other reason), or one of its
+        rules' tokens."""
+        return imports_any(source, _library_heads()) or super().candidate(ctx, source)
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:

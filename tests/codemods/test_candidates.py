@@ -58,7 +58,7 @@ def test_rule_examples_come_out_the_same(monkeypatch):
     for name, source, s in files:
         _check(
             [(name, source)],
-            [s, replace(s, select=(), extend_select=(s.select[0],)), replace(s, want_source=False)],
+            [s, replace(s, select=(), extend_select=(s.select[0],), want_source=False)],
             monkeypatch,
         )
 
@@ -85,7 +85,7 @@ def _corpus() -> Path | None:
 def test_real_library_code_comes_out_the_same(monkeypatch):
     root = _corpus()
     assert root is not None
-    paths = sorted(p for p in root.rglob("*.py") if p.is_file())[::29]
+    paths = sorted(p for p in root.rglob("*.py") if p.is_file())[::58]
     files = [(str(p.relative_to(root)), p.read_bytes()) for p in paths]
     settings = [Settings(target="xla", want_source=False), Settings(target="neuron")]
     spared = _check(files, settings, monkeypatch)
