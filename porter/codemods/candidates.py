@@ -43,9 +43,12 @@ class Sites:
     # qualifies it (`import a.b` binds `a` to `a`, `import a.b as c` `c` to `a.b`, `from a.b
     # import c as d` `d` to `a.b.c`); relative imports bind nothing qualified
     imported: dict[str, set[str]] = field(default_factory=dict)
-    # `x = f(..., (x, y), ...)`: a call that takes a tuple or list holding the name it is
-    # assigned to (the growing `torch.cat` of a decoding loop)
+    # `x = f(..., (x, y), ...)` as a statement of a loop's body: a call that takes a tuple or
+    # list holding the name it is assigned to (the growing `torch.cat` of a decoding loop)
     self_appends: bool = False
+    # a training step's call (xla_loop._is_step, _StepCalls): `.backward()`, `<optim...>.step()`,
+    # `<...scaler...>.step()` or `.update()`, or a callee named `optimizer_step`
+    steps: bool = False
     # `m.to(...)` / `m.cuda()` as a statement, or assigned to one target (flow.module_move)
     moves: bool = False
 
@@ -76,6 +79,29 @@ def _self_append(node: ast.Assign) -> bool:
     return False
 
 
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` as porter.analysis.resolve.dotted spells it; None where it is not a dotted name."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def _step(func: ast.expr, last: str | None) -> bool:
+    if last == "backward" or last == "optimizer_step":
+        return True
+    if type(func) is not ast.Attribute or last not in ("step", "update"):
+        return False
+    name = (_dotted(func.value) or "").lower()  # type: ignore[attr-defined]
+    if last == "step":
+        return "optim" in name or "scaler" in name or name in ("opt", "optim")
+    return "scaler" in name
+
+
 def _move(value: ast.expr) -> bool:
     return type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in ("to", "cuda")
 
@@ -89,6 +115,7 @@ def sites(tree: ast.Module) -> Sites:
             named = any(k.arg is not None for k in node.keywords)  # type: ignore[attr-defined]
             if last is not None:
                 out.callees.add(last)
+                out.steps = out.steps or _step(node.func, last)  # type: ignore[attr-defined]
                 if named:
                     out.keyword_callees.add(last)
             if head is not None:
@@ -109,8 +136,12 @@ def sites(tree: ast.Module) -> Sites:
                 if alias.name != "*":
                     out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
         elif kind is ast.Assign:
-            out.self_appends = out.self_appends or _self_append(node)  # type: ignore[arg-type]
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            out.self_appends = out.self_appends or any(
+                type(s) is ast.Assign and _self_append(s)  # type: ignore[arg-type]
+                for s in node.body  # type: ignore[attr-defined]
+            )
         elif kind is ast.Expr:
             out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
     return out

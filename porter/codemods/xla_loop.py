@@ -211,16 +211,15 @@ class XlaLoopFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """XLA001 needs a step (`_StepCalls.steps`: a `.backward()`, `.step()`, `.update()` or
-        `optimizer_step` call), XLA002 a `...DataLoader(...)` call or (its manual form) a step,
-        XLA003 `pin_memory`, XLA004 a call that takes a tuple holding the name it is assigned
-        to (`_appends_to_itself`)."""
+        """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
+        call or (its manual form) a step, XLA003 `pin_memory`, XLA004 a loop statement that
+        assigns a call taking a tuple that holds the name assigned (`_appends_to_itself`)."""
         found = ctx.sites()
         if found is None:
             return True
         if ctx.enabled("XLA003") and b"pin_memory" in source:
             return True
-        steps = not found.callees.isdisjoint(("backward", "step", "update")) or b"optimizer_step" in source
+        steps = found.steps or b"optimizer_step" in source  # (`optimizer_step` imported under another name)
         if steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")):
             return True
         if ctx.enabled("XLA002") and any(c.endswith("DataLoader") for c in found.callees):
