@@ -83,11 +83,11 @@ def _dotted(node: ast.expr) -> str | None:
     """`a.b.c` as porter.analysis.resolve.dotted spells it; None where it is not a dotted name."""
     parts = []
     while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
+        parts.append(node.attr)
+        node = node.value
     if type(node) is not ast.Name:
         return None
-    parts.append(node.id)  # type: ignore[attr-defined]
+    parts.append(node.id)
     return ".".join(reversed(parts))
 
 
@@ -96,7 +96,7 @@ def _step(func: ast.expr, last: str | None) -> bool:
         return True
     if type(func) is not ast.Attribute or last not in ("step", "update"):
         return False
-    name = (_dotted(func.value) or "").lower()  # type: ignore[attr-defined]
+    name = (_dotted(func.value) or "").lower()
     if last == "step":
         return "optim" in name or "scaler" in name or name in ("opt", "optim")
     return "scaler" in name
@@ -139,7 +139,7 @@ def sites(tree: ast.Module) -> Sites:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
         elif kind in (ast.For, ast.AsyncFor, ast.While):
             out.self_appends = out.self_appends or any(
-                type(s) is ast.Assign and _self_append(s)  # type: ignore[arg-type]
+                type(s) is ast.Assign and _self_append(s)
                 for s in node.body  # type: ignore[attr-defined]
             )
         elif kind is ast.Expr:
