@@ -13,6 +13,7 @@ then yields nothing, never the other way round.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 from porter.analysis.program import ACTIONABLE
@@ -139,3 +140,35 @@ def notebook_strings(source: bytes) -> bytes | None:
             else:
                 todo.extend(item)
     return "\n".join(out).encode("utf-8", "surrogatepass")
+
+
+def rules_admit(codes: Iterable[str], enabled: Callable[[str], bool], source: bytes) -> bool:
+    """Whether one of the rules `codes` that is `enabled` may have a site in `source` by its
+    declared `tokens`; True where one of them declares no tokens (nothing is known of its
+    sites). Not by `requires`: an anchor that keeps common words from admitting files, not a
+    condition of every site (CUDA013's `"nvidia-smi"` needs no `cuda` in the file)."""
+    rules = all_rules()
+    for code in codes:
+        rule = rules[code]
+        if not reads(rule, PYTHON) or not enabled(code):
+            continue
+        if not rule.tokens or any(t in source for t in rule.tokens):
+            return True
+    return False
+
+
+def admitting_rules(source: bytes, settings: Settings) -> list[str]:
+    """The enabled rules whose tokens admit `source` (for the benchmark and `--verbose`)."""
+    requires = _requires()
+    out = []
+    for rule in all_rules().values():
+        if (
+            not rule.tokens
+            or not reads(rule, PYTHON)
+            or not rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
+        ):
+            continue
+        req = requires.get(rule.code, ())
+        if any(t in source for t in rule.tokens) and (not req or any(t in source for t in req)):
+            out.append(rule.code)
+    return out

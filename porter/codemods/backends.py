@@ -251,6 +251,11 @@ class BackendsFamily(Family):
     tokens = (b"cuda",)
 
     @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Wanted also for reasons no token shows (the project's CUDA-only facts and imports): no cheaper condition."""
+        return True
+
+    @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
         """Also a CUDA backend class whose file names no `cuda` (`class CUDA_Accelerator`), and a
         file that imports a CUDA-only package (a `try: import apex ... except ImportError:`)."""

@@ -86,6 +86,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
     @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Wanted also for reasons no token shows (`device = local_rank` handed on (the project index's facts)): no cheaper condition."""
+        return True
+
+    @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
         """Also a file none of whose tokens shows a device: `device = local_rank` handed on."""
         flow = ctx.settings.flow or ()

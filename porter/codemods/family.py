@@ -12,8 +12,10 @@ from typing import ClassVar
 
 import libcst as cst
 
+from porter.codemods.candidates import Gate
 from porter.codemods.context import PortContext
 from porter.config.ruledata import family_codes
+from porter.analysis.prefilter import rules_admit
 
 
 class Family:
@@ -26,6 +28,8 @@ class Family:
     tokens: ClassVar[tuple[bytes, ...]] = ()
     # False: the family only makes sense for a target-only port (--portable leaves it out)
     portable: ClassVar[bool] = True
+    # True: its `candidate` reads the file's `ast` (asked after the families that need none)
+    candidate_reads_ast: ClassVar[bool] = False
 
     def __init__(self, ctx: PortContext) -> None:
         self.ctx = ctx
@@ -44,6 +48,18 @@ class Family:
         else:
             on = any(ctx.enabled(c) for c in cls.codes())
         return on and (not cls.tokens or any(t in source for t in cls.tokens))
+
+    @classmethod
+    def candidate(cls, ctx: Gate, source: bytes) -> bool:
+        """Whether this family, `wanted` on `source`, may report or change anything in it: a
+        necessary condition told without libcst (porter.codemods.candidates). The default
+        reads the rule data: some enabled rule of the family has one of its `tokens` (and of
+        its `requires`) in the file, the contract the prefilter already relies on per rule. A
+        family with a rule that declares no tokens, or one `wanted` for reasons other than
+        tokens, answers True (it keeps the prefilter's answer), unless it overrides this."""
+        if cls.serves is not None:
+            return cls.serves.candidate(ctx, source)
+        return rules_admit(cls.codes(), ctx.enabled, source)
 
     # shared small helpers ------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from functools import cache
 from porter.apidata.libraries import LibraryApi, library_api
 from porter.codemods.family import Family, replace_string, string_value
 from porter.codemods.flow import assigned_values
+from porter.codemods.library_api import PACKAGES
 from porter.config.ruledata import load_toml
 from porter.core.findings import Applicability
 
@@ -29,7 +30,7 @@ def breaks() -> tuple[dict, ...]:
     return tuple(load_toml("hf.toml").get("breaks", ()))
 
 
-_LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
+_LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 _LOADERS = ("from_pretrained", "from_config")
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
@@ -74,6 +75,20 @@ def _true(node: cst.BaseExpression) -> bool:
 class HfFamily(Family):
     name = "hf"
     tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every site is a call `_kind` knows, or bitsandbytes imported (`visit_Module`): a
+        call whose callee an absolute import of the libraries names (every name the records
+        hold is in `_LIBRARIES`), a `.generate(...)` or a `.set_attn_implementation(...)`."""
+        found = ctx.sites()
+        if found is None or b"bitsandbytes" in source:
+            return True
+        if not found.callees.isdisjoint(("generate", "set_attn_implementation")):
+            return True
+        return not found.heads.isdisjoint(found.bound_to(PACKAGES))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -144,6 +144,23 @@ class KernelsFamily(ReferenceTracker, Family):
         b".cuh",
     )
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """A file that imports a library of the table (`wanted`'s other reason), one of its
+        rules' tokens, or (KERN005, whose `lib.impl(...)` need not spell `library.impl`) a
+        registration `registration` may see: a callee named as a registrar method, or an
+        import of a registrar."""
+        if imports_any(source, _library_heads()) or super().candidate(ctx, source):
+            return True
+        if not ctx.enabled("KERN005"):
+            return False
+        found = ctx.sites()
+        if found is None or not found.callees.isdisjoint(REGISTRAR_METHODS):
+            return True
+        return any(base in REGISTRARS for bases in found.imported.values() for base in bases)
+
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
         """Also a file that imports a library of the table (read from its import lines: a

@@ -113,6 +113,18 @@ def code_for(qual: str) -> str | None:
     return None
 
 
+_NAMED = frozenset((*FLASH, *FLASH_MANUAL, *XFORMERS, *NORMS, *APEX_OPT, "apex.amp"))
+
+
+def _may_name(base: str) -> bool:
+    """Whether a name an import binds to `base` (or an attribute of it) may be one `code_for`
+    knows."""
+    dotted = base + "."
+    if any(q == base or q.startswith(dotted) for q in _NAMED):
+        return True
+    return any(dotted.startswith(p) or p.startswith(dotted) for p in (AMP_PREFIX, BNB_PREFIX))
+
+
 def handled(qual: str, ctx) -> bool:
     """True when a LIB rule reports `qual` (so KERN003 need not)."""
     code = code_for(qual)
@@ -174,6 +186,15 @@ _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
 class LibrariesFamily(ReferenceTracker, Family):
     name = "libraries"
     tokens = (b"flash_attn", b"xformers", b"apex", b"bitsandbytes", b"deepspeed")
+
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every site is a name whose qualified name `code_for` knows: one an absolute import
+        binds to a prefix of such a name (`from deepspeed.utils import logger` binds none)."""
+        found = ctx.sites()
+        return found is None or any(_may_name(base) for bases in found.imported.values() for base in bases)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

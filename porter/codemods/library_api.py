@@ -16,7 +16,8 @@ import libcst as cst
 from porter.apidata.libraries import LibraryApi, LibraryCallable, library_api
 from porter.codemods.family import Family, string_value
 
-_LIBRARIES = ("transformers.", "accelerate.", "peft.", "trl.")
+PACKAGES = ("transformers", "accelerate", "peft", "trl")
+_LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 # keywords read from **kwargs whose accepted strings transformers records (keyword_values);
 # `device_map` also takes device strings, so only its strategies are listed: not checked
 _CHECKED_VALUES = ("attn_implementation", "cache_implementation", "dtype", "torch_dtype")
@@ -30,6 +31,17 @@ def _open_value(keyword: str, value: str) -> bool:
 class LibraryApiFamily(Family):
     name = "library-api"
     tokens = (b"transformers", b"accelerate", b"peft", b"trl")
+
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every finding is a named keyword of a call: one whose callee an absolute import of
+        the libraries names (a qualified name in `_LIBRARIES`), or a `.generate(...)`."""
+        found = ctx.sites()
+        if found is None:
+            return True
+        return "generate" in found.keyword_callees or not found.keyword_heads.isdisjoint(found.bound_to(PACKAGES))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

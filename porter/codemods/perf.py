@@ -161,6 +161,22 @@ class PerfFamily(Family):
             return True
         return any(t in source for t in (b"cat(", b"concat", b"item()", b"tolist()"))
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """The rules on by default read loops only: PERF007 a call that takes a tuple holding
+        the name it is assigned to (`_appends_to_itself`), PERF008 `.item()`/`.tolist()` in a
+        loop (`_may_have_per_element`). Any other PERF rule enabled: no cheaper condition."""
+        if any(ctx.enabled(c) for c in cls.codes() if c not in _DEFAULT_ON):
+            return True
+        found = ctx.sites()
+        if found is None:
+            return True
+        if ctx.enabled("PERF007") and found.self_appends:
+            return True
+        return ctx.enabled("PERF008") and _may_have_per_element(source, ctx.tree())
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._reported: set[int] = set()
@@ -416,15 +432,19 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
 _LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
-def _may_have_per_element(source: bytes) -> bool:
+def _may_have_per_element(source: bytes, tree: ast.Module | None = None) -> bool:
     """Whether `_PerElement` could find anything: a `.item()` / `.tolist()` without arguments
-    inside a `for` loop or a comprehension (an `ast` scan; True where `ast` cannot read the file)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
+    inside a `for` loop or a comprehension (an `ast` scan of `tree`, else of `source` parsed;
+    True where `ast` cannot read the file)."""
+    if not (b"item()" in source or b"tolist()" in source):
+        return False
+    if tree is None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return True
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, inside = stack.pop()

@@ -75,6 +75,15 @@ class RuntimeFamily(Family):
         b".apply(",
     )
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every finding is of a name moved before it (`_scope`): a `.to(...)`/`.cuda()` call
+        as a statement or assigned to one target (flow.module_move)."""
+        found = ctx.sites()
+        return found is None or found.moves
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._module: cst.Module | None = None

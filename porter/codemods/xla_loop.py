@@ -207,6 +207,25 @@ class XlaLoopFamily(Family):
     name = "xla-loop"
     tokens = (b"backward", b".step(", b"DataLoader", b"pin_memory", b"loader", b"cat(", b"concat")
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
+        call or (its manual form) a step, XLA003 `pin_memory`, XLA004 a loop statement that
+        assigns a call taking a tuple that holds the name assigned (`_appends_to_itself`)."""
+        found = ctx.sites()
+        if found is None:
+            return True
+        if ctx.enabled("XLA003") and b"pin_memory" in source:
+            return True
+        steps = found.steps or b"optimizer_step" in source  # (`optimizer_step` imported under another name)
+        if steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")):
+            return True
+        if ctx.enabled("XLA002") and any(c.endswith("DataLoader") for c in found.callees):
+            return True
+        return ctx.enabled("XLA004") and found.self_appends
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._loops: list[_StepCalls | None] = []  # enclosing loops of the node being visited

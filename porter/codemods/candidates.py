@@ -1,0 +1,197 @@
+"""The candidate pass: whether a rule family may have a site in a file, told without libcst.
+
+The prefilter (porter.analysis.prefilter) admits a file when one enabled rule's tokens occur
+anywhere in it; every family whose `wanted` then holds walks the whole libcst tree, and most
+admitted files of a library yield nothing (on bench_lint_real.py's sample, 211 of 273 parsed
+files: `cat(` in a comment, `transformers` in every file of transformers). Before the parse,
+each wanted family is asked `Family.candidate`: a necessary condition for it to report or
+change anything in the file, read from the bytes and from `Sites`, one `ast` walk of the file.
+A file in which no family holds a candidate is not given to libcst: it comes out as a parsed
+file that yielded nothing (UNCHANGED, no findings), which is what the families would have said
+of it. porter.codemods.apply.holds_candidate asks the families; tests/codemods/test_candidates.py
+runs both paths over the fixtures and a sample of real library code and requires identical
+results. A family that knows no cheaper condition answers True (it keeps the prefilter's answer).
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from porter.config.ruledata import all_rules, rule_enabled
+from porter.config.settings import Settings
+from porter.config.targets import Target, get_target
+from porter.core.suppressions import Suppressions
+
+
+@dataclass
+class Sites:
+    """What one walk of a file's `ast` finds, for the families' necessary conditions. Each
+    field over-approximates what the libcst families read (any scope, any statement)."""
+
+    # the last name of every callee: `step` of `opt.step()`, `DataLoader` of `DataLoader(...)`
+    callees: set[str] = field(default_factory=set)
+    # the last name of the callees of calls with a named keyword argument (`f(x=1)`, not `f(**kw)`)
+    keyword_callees: set[str] = field(default_factory=set)
+    # the first name of callees spelled as names (`transformers` of `transformers.pipeline(...)`)
+    heads: set[str] = field(default_factory=set)
+    # ... of calls with a named keyword argument
+    keyword_heads: set[str] = field(default_factory=set)
+    # local name -> what absolute imports bind it to, as porter.analysis.resolve.ImportTable
+    # qualifies it (`import a.b` binds `a` to `a`, `import a.b as c` `c` to `a.b`, `from a.b
+    # import c as d` `d` to `a.b.c`); relative imports bind nothing qualified
+    imported: dict[str, set[str]] = field(default_factory=dict)
+    # `x = f(..., (x, y), ...)` as a statement of a loop's body: a call that takes a tuple or
+    # list holding the name it is assigned to (the growing `torch.cat` of a decoding loop)
+    self_appends: bool = False
+    # a training step's call (xla_loop._is_step, _StepCalls): `.backward()`, `<optim...>.step()`,
+    # `<...scaler...>.step()` or `.update()`, or a callee named `optimizer_step`
+    steps: bool = False
+    # `m.to(...)` / `m.cuda()` as a statement, or assigned to one target (flow.module_move)
+    moves: bool = False
+
+    def bound_to(self, packages: tuple[str, ...]) -> set[str]:
+        """The local names an absolute import binds to one of `packages`."""
+        return {local for local, bases in self.imported.items() if any(b.split(".")[0] in packages for b in bases)}
+
+
+def _callee(func: ast.expr) -> tuple[str | None, str | None]:
+    """(last name, first name) of a callee spelled as a dotted name; None where not."""
+    last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    while type(func) is ast.Attribute:
+        func = func.value
+    return last, func.id if type(func) is ast.Name else None
+
+
+def _self_append(node: ast.Assign) -> bool:
+    if len(node.targets) != 1 or type(node.targets[0]) is not ast.Name or type(node.value) is not ast.Call:
+        return False
+    name = node.targets[0].id
+    call = node.value
+    for value in (*call.args, *(k.value for k in call.keywords)):
+        if type(value) in (ast.Tuple, ast.List) and any(
+            type(e) is ast.Name and e.id == name
+            for e in value.elts  # type: ignore[attr-defined]
+        ):
+            return True
+    return False
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`a.b.c` as porter.analysis.resolve.dotted spells it; None where it is not a dotted name."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _step(func: ast.expr, last: str | None) -> bool:
+    if last == "backward" or last == "optimizer_step":
+        return True
+    if type(func) is not ast.Attribute or last not in ("step", "update"):
+        return False
+    name = (_dotted(func.value) or "").lower()
+    if last == "step":
+        return "optim" in name or "scaler" in name or name in ("opt", "optim")
+    return "scaler" in name
+
+
+def _move(value: ast.expr) -> bool:
+    return type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in ("to", "cuda")
+
+
+def sites(tree: ast.Module) -> Sites:
+    out = Sites()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            last, head = _callee(node.func)  # type: ignore[attr-defined]
+            named = any(k.arg is not None for k in node.keywords)  # type: ignore[attr-defined]
+            if last is not None:
+                out.callees.add(last)
+                out.steps = out.steps or _step(node.func, last)  # type: ignore[attr-defined]
+                if named:
+                    out.keyword_callees.add(last)
+            if head is not None:
+                out.heads.add(head)
+                if named:
+                    out.keyword_heads.add(head)
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.asname:
+                    out.imported.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    out.imported.setdefault(top, set()).add(top)
+        elif kind is ast.ImportFrom:
+            if node.level or not node.module:  # type: ignore[attr-defined]
+                continue
+            for alias in node.names:  # type: ignore[attr-defined]
+                if alias.name != "*":
+                    out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
+        elif kind is ast.Assign:
+            out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            out.self_appends = out.self_appends or any(
+                type(s) is ast.Assign and _self_append(s)
+                for s in node.body  # type: ignore[attr-defined]
+            )
+        elif kind is ast.Expr:
+            out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
+    return out
+
+
+@lru_cache(maxsize=16)
+def _enabled(target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...]) -> dict[str, bool]:
+    return {code: rule_enabled(rule, target, select, ignore, extend) for code, rule in all_rules().items()}
+
+
+class Gate:
+    """What `Family.wanted` and `Family.candidate` read of a PortContext, without a tree."""
+
+    def __init__(self, path: str, settings: Settings, suppressions: Suppressions, source: bytes) -> None:
+        self.path = path
+        self.settings = settings
+        self.source = source
+        self.target: Target = get_target(settings.target)
+        self.file_ignored_codes = suppressions.file_codes
+        self._enabled = _enabled(settings.target, settings.select, settings.ignore, settings.extend_select)
+        self._parsed = False
+        self._tree: ast.Module | None = None
+        self._sites: Sites | None = None
+
+    @property
+    def portable(self) -> bool:
+        return self.settings.portable
+
+    def enabled(self, code: str) -> bool:  # as PortContext.enabled
+        if not self._enabled.get(code, False):
+            return False
+        return not any(code.startswith(c) for c in self.file_ignored_codes)
+
+    def tree(self) -> ast.Module | None:
+        """The file's `ast` (parsed once, on first use), or None where `ast` cannot parse it."""
+        if not self._parsed:
+            self._parsed = True
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._tree = ast.parse(self.source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._tree = None
+        return self._tree
+
+    def sites(self) -> Sites | None:
+        """`Sites` of the file, or None where `ast` cannot parse it (the family then answers True)."""
+        if self._sites is None:
+            tree = self.tree()
+            if tree is None:
+                return None
+            self._sites = sites(tree)
+        return self._sites
