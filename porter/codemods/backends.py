@@ -41,6 +41,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import after as _after
+from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
@@ -134,6 +135,10 @@ _CUDA_OWN = frozenset(
         "tunable",
     }
 )
+# CUDA's streams and events (a function that keeps one unported is CUDA's own, in a library)
+_STREAM_KINDS = frozenset({"Stream", "Event", "ExternalStream", "StreamContext", "stream"})
+# the `torch.cuda` stream calls a method of a class that keeps CUDA streams makes on them
+_STREAM_APIS = frozenset({*_STREAM_KINDS, "current_stream", "set_stream", "default_stream", "synchronize"})
 # a function named for CUDA (`_get_cuda_rng_state`, `set_cuda_graph`): `cuda` as a word of its name
 _NAMED_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:_|$)", re.I)
 # `is_cuda_stream_capturing`, `is_torch_cuda_available`, `get_cuda_device_count`: a library's
@@ -272,6 +277,8 @@ class BackendsFamily(Family):
             tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]
         ] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
+        self._module_needs: str | None | bool = False  # the CUDA-only package the module needs (`_needs`)
+        self._stream_units: dict[int, str] = {}  # id(function or class) -> a CUDA stream it keeps ("": none)
         # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
         self._library: tuple[str, dict[str, str]] | None | bool = False
@@ -1444,31 +1451,108 @@ class BackendsFamily(Family):
         porter has no port for on this target is CUDA's own. Ported in part, its device would
         be the target's while its body stays CUDA's (a half-ported function): it is left as it
         is, reported; the target needs its own beside it."""
-        if not _NAMED_CUDA_WORD.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+        if self.ctx.in_cuda_only_code() is not None:
             return False
         target = self.ctx.target.name
-        kept = next(
-            (
-                q
-                for n in _nodes(node.body)
-                if isinstance(n, (cst.Attribute, cst.Name))
-                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
-                and not _ported_on(q, target)
-            ),
-            None,
-        )
+        if _NAMED_CUDA_WORD.search(node.name.value):
+            kept = next(
+                (
+                    q
+                    for n in _nodes(node.body)
+                    if isinstance(n, (cst.Attribute, cst.Name))
+                    and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                    and not _ported_on(q, target)
+                ),
+                None,
+            )
+            why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
+        else:
+            kept = self._kept_cuda_runtime(node)
+            why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
         if kept is None:
             return False
         region = CudaOnlyCode(
-            node.name, f"`def {node.name.value}`", f"it uses `{kept}`, which has no port", code="BACK006"
+            node.name, f"`def {node.name.value}`", why.split(", which", 1)[0] + ", which has no port", code="BACK006"
         )  # (not quiet: what has no port in it is still reported where it is)
         self.ctx.cuda_only_code[id(node)] = region
         message = (
-            f"`def {node.name.value}` is CUDA's own: it uses `{kept}`, which porter has no port for on {self.ctx.target.display}; "
+            f"`def {node.name.value}` is CUDA's own: {why}; "
             f"kept as it is (a port of its device alone would leave its body on CUDA); {self.ctx.target.display}'s own belongs beside it"
         )
         self._regions.append((region, node.name, message, None))
         return True
+
+    def _kept_cuda_runtime(self, node: cst.FunctionDef) -> str | None:
+        """What of CUDA's runtime the function keeps, or None: a raw CUDA stream handle
+        (`stream.cuda_stream` for a CuTe-DSL or FlyDSL launch, `torch._C._cuda_getCurrentRawStream`),
+        which nothing ports; in a project with a device abstraction of its own, or in a module
+        that cannot be imported without a CUDA-only package (`import triton` at its top), also
+        a CUDA stream or event it makes or is typed with that has no (safe) port on the target
+        (`torch.cuda.Event(enable_timing=True)` timing a Triton kernel), or, in a method, the
+        CUDA stream calls of a class that keeps such streams or events. Such a function only
+        runs on CUDA: rewriting the rest of it (a `synchronize`, a `current_stream`) changes
+        nothing on CUDA and never reaches the target. (An application's timing code is ported,
+        its events reported.)"""
+        for n in _nodes(node):
+            if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
+                return f"`{_short(self.ctx.code(n))}`"
+            if isinstance(n, (cst.Attribute, cst.Name)):
+                qual = self.ctx.qualname(n) or ""
+                if qual.startswith("torch._C._cuda"):
+                    return f"`{qual}`"
+        if self.library() is None and self._needs() is None:
+            return None  # an application's timing or stream code: ported, its events reported
+        own = self._kept_streams(node)
+        if own is not None:
+            return own
+        statements = self.ctx.current_statements
+        cls = statements[-2] if len(statements) >= 2 else None
+        if not isinstance(cls, cst.ClassDef):
+            return None
+        streams = self._kept_streams(cls)
+        if streams is None:
+            return None
+        used = next(
+            (
+                q
+                for n in _nodes(node.body)
+                if isinstance(n, cst.Attribute)
+                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                and q.split(".")[2] in _STREAM_APIS
+            ),
+            None,
+        )
+        return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _needs(self) -> str | None:
+        """The CUDA-only package this module cannot be imported without and uses (GUARD004's
+        evidence: `import triton` at its top level), or None."""
+        if self._module_needs is False:
+            self._module_needs = module_needs(self.ctx.module, self.ctx.target.name)
+        return self._module_needs  # type: ignore[return-value]
+
+    def _kept_streams(self, node: cst.CSTNode) -> str | None:
+        """A `torch.cuda` stream or event that `node` makes or names as a type and the port
+        leaves (no port on the target, or an unsafe one not applied)."""
+        known = self._stream_units.get(id(node))
+        if known is not None:
+            return known or None
+        found = ""
+        for n in _nodes(node):
+            if not isinstance(n, cst.Attribute):
+                continue
+            qual = self.ctx.qualname(n) or ""
+            if not qual.startswith("torch.cuda.") or qual.split(".")[2] not in _STREAM_KINDS:
+                continue
+            row = lookup(qual[len("torch.cuda.") :])
+            target = self.ctx.target.name
+            if row is None or not _ported_on(qual, target) or (
+                target in row.unsafe and not self.ctx.settings.unsafe_fixes
+            ):
+                found = f"`{qual}`"
+                break
+        self._stream_units[id(node)] = found
+        return found or None
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
@@ -1923,7 +2007,7 @@ class BackendsFamily(Family):
         if self._raises_for_cuda(node):
             says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
             self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
-            if self._without_cuda(node.test) and node.orelse is None:
+            if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
                 self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
         if id(node) in self._elifs:
             return
@@ -2473,6 +2557,31 @@ def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     if constants and action.startswith("expr ") and action[5:].strip() in ("True", "False", "None"):
         return False
     return action not in ("manual", "delegate")
+
+
+def _other_devices_refused(test: cst.BaseExpression) -> bool:
+    """`not IS_NVIDIA or device.type != "cuda"` (fla's `_check_cp_device` before `raise`): a
+    test one of whose `or` operands is true on every device but CUDA (`x.type != "cuda"`,
+    `not x.is_cuda`); what follows its `raise` runs only on CUDA."""
+    for o in _operands_of(test, cst.Or):
+        if (
+            isinstance(o, cst.Comparison)
+            and len(o.comparisons) == 1
+            and isinstance(o.comparisons[0].operator, cst.NotEqual)
+            and any(
+                isinstance(side, cst.SimpleString) and string_value(side) == "cuda"
+                for side in (o.left, o.comparisons[0].comparator)
+            )
+        ):
+            return True
+        if (
+            isinstance(o, cst.UnaryOperation)
+            and isinstance(o.operator, cst.Not)
+            and isinstance(o.expression, cst.Attribute)
+            and o.expression.attr.value == "is_cuda"
+        ):
+            return True
+    return False
 
 
 def _operands_of(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:
