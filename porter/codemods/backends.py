@@ -1532,13 +1532,14 @@ class BackendsFamily(Family):
         return self._module_needs  # type: ignore[return-value]
 
     def _kept_streams(self, node: cst.CSTNode) -> str | None:
-        """A `torch.cuda` stream or event that `node` makes or names as a type and the port
-        leaves (no port on the target, or an unsafe one not applied)."""
+        """A `torch.cuda` stream or event that `node` makes or names as a type, on each of its
+        runs (not under an `if`: `if async_copy: self._stream = torch.cuda.Stream()` is an
+        option), and the port leaves (no port on the target, or an unsafe one not applied)."""
         known = self._stream_units.get(id(node))
         if known is not None:
             return known or None
         found = ""
-        for n in _nodes(node):
+        for n in _unconditional_nodes(node):
             if not isinstance(n, cst.Attribute):
                 continue
             qual = self.ctx.qualname(n) or ""
@@ -2557,6 +2558,21 @@ def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     if constants and action.startswith("expr ") and action[5:].strip() in ("True", "False", "None"):
         return False
     return action not in ("manual", "delegate")
+
+
+_CONDITIONAL = (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Lambda, cst.While)
+
+
+def _unconditional_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of `node` outside any `if`, `try`, conditional expression, `and`/`or`,
+    `while` or lambda (a `for` loop's body and a comprehension count: they run)."""
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(c for c in n.children if not isinstance(c, _CONDITIONAL))
+    return out
 
 
 def _other_devices_refused(test: cst.BaseExpression) -> bool:
