@@ -1547,8 +1547,10 @@ class BackendsFamily(Family):
                 continue
             row = lookup(qual[len("torch.cuda.") :])
             target = self.ctx.target.name
-            if row is None or not _ported_on(qual, target) or (
-                target in row.unsafe and not self.ctx.settings.unsafe_fixes
+            if (
+                row is None
+                or not _ported_on(qual, target)
+                or (target in row.unsafe and not self.ctx.settings.unsafe_fixes)
             ):
                 found = f"`{qual}`"
                 break
