@@ -1838,3 +1838,36 @@ def test_a_triton_module_function_that_keeps_cuda_events_is_left_whole(tmp_path)
     assert code.split("def timed")[0].split("    def size")[0] == source.split("    def size")[0], code
     said = {f.message.split("`")[1] for f in findings if f.code == "BACK006"}
     assert {"def do_bench", "def __init__", "def copy"} <= said, said  # (`launch` runs Triton: GUARD003's)
+
+
+HANDED_STREAM = """
+    import torch
+
+
+    def receive(group, metas, device):
+        stream = torch.cuda.current_stream()
+        for m in metas:
+            weight = torch.empty(m.shape, dtype=m.dtype, device=device)
+            group.broadcast(weight, src=0, stream=stream)
+
+
+    def keep_alive(tensors):
+        stream = torch.cuda.current_stream()
+        for t in tensors:
+            t.record_stream(stream)
+"""
+
+
+def test_a_library_function_that_hands_cuda_stream_to_other_code_is_left_whole(tmp_path):
+    """vLLM's NCCL weight-transfer engines hand `torch.cuda.current_stream()` to their NCCL
+    communicator: that code takes a CUDA stream, so the function is CUDA's own (BACK006).
+    torch's own stream methods (`record_stream`) are no hand-over: ported."""
+    write_files(
+        tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/engine.py": HANDED_STREAM}
+    )
+    code, findings = _port_tree(tmp_path, "neuron")["engine.py"]
+    head, tail = code.split("def keep_alive")
+    assert head == textwrap.dedent(HANDED_STREAM).lstrip().split("def keep_alive")[0], head
+    assert "torch.accelerator.current_stream()" in tail, tail
+    kept = [f for f in findings if f.code == "BACK006"]
+    assert len(kept) == 1 and "group.broadcast" in kept[0].message, kept

@@ -137,6 +137,8 @@ _CUDA_OWN = frozenset(
 )
 # CUDA's streams and events (a function that keeps one unported is CUDA's own, in a library)
 _STREAM_KINDS = frozenset({"Stream", "Event", "ExternalStream", "StreamContext", "stream"})
+# torch's own methods that take a stream (`t.record_stream(s)`): not a hand-over to other code
+_TORCH_STREAM_METHODS = frozenset({"record_stream", "wait_stream", "wait_event", "record", "synchronize", "query"})
 # the `torch.cuda` stream calls a method of a class that keeps CUDA streams makes on them
 _STREAM_APIS = frozenset({*_STREAM_KINDS, "current_stream", "set_stream", "default_stream", "synchronize"})
 # a function named for CUDA (`_get_cuda_rng_state`, `set_cuda_graph`): `cuda` as a word of its name
@@ -1502,7 +1504,7 @@ class BackendsFamily(Family):
                     return f"`{qual}`"
         if self.library() is None and self._needs() is None:
             return None  # an application's timing or stream code: ported, its events reported
-        own = self._kept_streams(node)
+        own = self._kept_streams(node) or self._stream_handed_over(node)
         if own is not None:
             return own
         statements = self.ctx.current_statements
@@ -1523,6 +1525,37 @@ class BackendsFamily(Family):
             None,
         )
         return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _stream_handed_over(self, node: cst.FunctionDef) -> str | None:
+        """CUDA's current stream handed to code that is not torch's: `group.broadcast(t,
+        src=src, stream=torch.cuda.current_stream())` (a NCCL communicator), `_run_compiled(...,
+        torch.cuda.current_stream())` (a compiled kernel's launcher), directly or through a name
+        the function sets to it. That code takes a CUDA stream; torch's own stream methods
+        (`t.record_stream(s)`, `s.wait_stream(s2)`) do not count."""
+        names: set[str] = set()
+        for n in _nodes(node.body):
+            if (
+                isinstance(n, cst.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name)
+                and self._cuda_stream_call(n.value)
+            ):
+                names.add(n.targets[0].target.value)
+        for n in _nodes(node.body):
+            if not isinstance(n, cst.Call) or (self.ctx.qualname(n.func) or "").startswith("torch."):
+                continue
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in _TORCH_STREAM_METHODS:
+                continue
+            for arg in n.args:
+                if self._cuda_stream_call(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in names):
+                    return f"CUDA's stream handed to `{_short(self.ctx.code(n.func))}`"
+        return None
+
+    def _cuda_stream_call(self, value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and self.ctx.qualname(value.func) in (
+            "torch.cuda.current_stream",
+            "torch.cuda.default_stream",
+        )
 
     def _needs(self) -> str | None:
         """The CUDA-only package this module cannot be imported without and uses (GUARD004's
