@@ -1871,3 +1871,31 @@ def test_a_library_function_that_hands_cuda_stream_to_other_code_is_left_whole(t
     assert "torch.accelerator.current_stream()" in tail, tail
     kept = [f for f in findings if f.code == "BACK006"]
     assert len(kept) == 1 and "group.broadcast" in kept[0].message, kept
+
+
+def test_a_module_that_replaces_a_cuda_api_keeps_what_it_wraps():
+    """vLLM's torch_utils saves `torch.cuda.set_stream` and installs a wrapper in its place:
+    what it saves to call on is CUDA's own, so it stays (reported); the module's other calls
+    are ported as before."""
+    source = textwrap.dedent(
+        """
+        import torch
+
+        prev_set_stream = torch.cuda.set_stream
+
+
+        def _patched_set_stream(stream):
+            prev_set_stream(stream)
+
+
+        torch.cuda.set_stream = _patched_set_stream
+
+
+        def use(s):
+            torch.cuda.set_stream(s)
+        """
+    ).lstrip()
+    code, findings = port(source, "neuron", path="pkg/torch_utils.py")
+    assert "prev_set_stream = torch.cuda.set_stream\n" in code and "torch.cuda.set_stream = _patched" in code
+    assert "    torch.accelerator.set_stream(s)" in code, code
+    assert any(f.code == "CUDA006" and "replaces it" in f.message for f in findings)
