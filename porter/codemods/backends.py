@@ -281,6 +281,10 @@ class BackendsFamily(Family):
         self._elifs: set[int] = set()
         self._module_needs: str | None | bool = False  # the CUDA-only package the module needs (`_needs`)
         self._stream_units: dict[int, str] = {}  # id(function or class) -> a CUDA stream it keeps ("": none)
+        # what `_kept_cuda_runtime` looks for, by a cheap test of the source first
+        source = ctx.source
+        self._raw_streams = source is None or any(t in source for t in (b"cuda_stream", b"_C._cuda", b"_C import"))
+        self._streams_named = source is None or any(t in source for t in (b"Stream", b"Event", b"stream"))
         # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
         self._library: tuple[str, dict[str, str]] | None | bool = False
@@ -1491,18 +1495,19 @@ class BackendsFamily(Family):
         that cannot be imported without a CUDA-only package (`import triton` at its top), also
         a CUDA stream or event it makes or is typed with that has no (safe) port on the target
         (`torch.cuda.Event(enable_timing=True)` timing a Triton kernel), or, in a method, the
-        CUDA stream calls of a class that keeps such streams or events. Such a function only
+        CUDA stream calls of a class that keeps such streams or events, or CUDA's current
+        stream handed to code that is not torch's (`_stream_handed_over`). Such a function only
         runs on CUDA: rewriting the rest of it (a `synchronize`, a `current_stream`) changes
         nothing on CUDA and never reaches the target. (An application's timing code is ported,
         its events reported.)"""
-        for n in _nodes(node):
+        for n in _nodes(node) if self._raw_streams else ():
             if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
                 return f"`{_short(self.ctx.code(n))}`"
             if isinstance(n, (cst.Attribute, cst.Name)):
                 qual = self.ctx.qualname(n) or ""
                 if qual.startswith("torch._C._cuda"):
                     return f"`{qual}`"
-        if self.library() is None and self._needs() is None:
+        if not self._streams_named or (self.library() is None and self._needs() is None):
             return None  # an application's timing or stream code: ported, its events reported
         own = self._kept_streams(node) or self._stream_handed_over(node)
         if own is not None:
