@@ -1481,9 +1481,14 @@ class BackendsFamily(Family):
             node.name, f"`def {node.name.value}`", why.split(", which", 1)[0] + ", which has no port", code="BACK006"
         )  # (not quiet: what has no port in it is still reported where it is)
         self.ctx.cuda_only_code[id(node)] = region
+        because = (
+            "a port of its device alone would leave its body on CUDA"
+            if _NAMED_CUDA_WORD.search(node.name.value)
+            else "the rest of it through `torch.accelerator` would be the same on CUDA and never run on the target"
+        )
         message = (
             f"`def {node.name.value}` is CUDA's own: {why}; "
-            f"kept as it is (a port of its device alone would leave its body on CUDA); {self.ctx.target.display}'s own belongs beside it"
+            f"kept as it is ({because}); {self.ctx.target.display}'s own belongs beside it"
         )
         self._regions.append((region, node.name, message, None))
         return True
