@@ -332,3 +332,32 @@ if args.accelerator == "cuda":
     assert 'add_argument("--accelerator", default="cuda", choices=["cpu", "cuda"])' in new
     assert 'if args.accelerator == "cuda":' in new
     assert 'add_argument("--device", default="neuron")' in new
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_capability_query_behind_a_cuda_only_import_flag_needs_no_short_circuit(target):
+    """composer's `te_installed and torch.cuda.get_device_capability() >= (8, 9)`: the flag is
+    True only where Transformer Engine (CUDA-only) imports, so the query never runs off CUDA;
+    a flag of another package still gets the short-circuit."""
+    source = """
+import torch
+
+try:
+    import transformer_engine.pytorch as te
+    te_installed = True
+except ImportError:
+    te_installed = False
+
+try:
+    import numpy
+    np_installed = True
+except ImportError:
+    np_installed = False
+
+a = te_installed and torch.cuda.get_device_capability() >= (8, 9)
+b = np_installed and torch.cuda.get_device_capability() >= (8, 9)
+"""
+    new, findings = _port(source, target)
+    assert "a = te_installed and torch.cuda.get_device_capability() >= (8, 9)" in new
+    assert "b = np_installed and torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)" in new
+    assert [f.code for f in findings].count("GUARD002") == 1

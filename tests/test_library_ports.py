@@ -2037,3 +2037,179 @@ def test_a_cuda_branch_reading_the_caching_allocators_statistics_by_name_stays(t
     assert "    if torch.cuda.is_available():\n        memory_stats" in first, new
     assert "torch.accelerator.memory_stats()" in second, new
     assert any(f.code == "BACK008" for f in findings), findings
+
+
+KEPT_RUNTIME = """
+    import torch
+
+
+    def do_bench(fn, n):
+        fn()
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / n
+
+
+    def launch(kernel, x):
+        torch.cuda.synchronize()
+        kernel(x, stream=torch.cuda.current_stream().cuda_stream)
+
+
+    class Copier:
+        def __init__(self):
+            self.events = [torch.cuda.Event(blocking=True) for _ in range(2)]
+
+        def copy(self, x):
+            current = torch.cuda.current_stream(x.device)
+            return current
+
+        def size(self):
+            return torch.cuda.device_count()
+
+
+    def timed(fn):
+        torch.cuda.synchronize()
+        return fn()
+"""
+
+
+def test_a_library_function_that_keeps_cuda_runtime_is_left_whole(tmp_path):
+    """In a project with a device abstraction, a function that keeps CUDA events (a Triton
+    benchmark), a raw CUDA stream handle (`.cuda_stream` for a CuTe-DSL launch), or a method
+    of a class that keeps CUDA events making stream calls, is CUDA's own: left byte for byte,
+    one BACK006 finding each; the rest of the module is ported as before."""
+    write_files(
+        tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/bench.py": KEPT_RUNTIME}
+    )
+    code, findings = _port_tree(tmp_path, "neuron")["bench.py"]
+    original = textwrap.dedent(KEPT_RUNTIME).lstrip()
+    head, tail = code.split("    def size")
+    assert head == original.split("    def size")[0], head
+    assert "torch.accelerator.device_count()" in tail and "torch.accelerator.synchronize()" in tail, tail
+    said = {f.message.split("`")[1] for f in findings if f.code == "BACK006"}
+    assert said == {"def do_bench", "def launch", "def __init__", "def copy"}, said
+    kept = next(f for f in findings if f.code == "BACK006" and "def do_bench" in f.message)
+    assert "torch.cuda.Event" in kept.message and "CUDA003" in kept.message, kept.message
+
+
+def test_an_application_function_that_keeps_cuda_events_is_ported_as_before(tmp_path):
+    """Without a device abstraction and without a CUDA-only package the module needs, a
+    function's CUDA events do not keep it (the rest is ported, the events reported)."""
+    write_files(tmp_path, {"app/bench.py": KEPT_RUNTIME})
+    code, findings = _port_tree(tmp_path, "neuron")["bench.py"]
+    # its timing code is ported (the events reported); a raw CUDA stream handle is CUDA's anywhere
+    assert code.count("torch.accelerator.synchronize()") == 3, code
+    assert "torch.cuda.current_stream().cuda_stream" in code, code
+    assert {f.message.split("`")[1] for f in findings if f.code == "BACK006"} == {"def launch"}
+
+
+REFUSES_OTHER_DEVICES = """
+    import torch
+
+    IS_NVIDIA = torch.version.hip is None
+
+
+    def check_device(device):
+        if not IS_NVIDIA or device.type != "cuda":
+            raise RuntimeError("needs an NVIDIA GPU of compute capability 8.0 or newer")
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        return index
+
+
+    def where(device):
+        return device.index if device.index is not None else torch.cuda.current_device()
+"""
+
+
+def test_the_code_past_a_raise_for_every_device_but_cuda_is_left(tmp_path):
+    """fla's `_check_cp_device`: past `if not IS_NVIDIA or device.type != "cuda": raise ...`
+    only CUDA runs; in a library it stays as it is (BACK006), the rest is ported."""
+    write_files(
+        tmp_path,
+        {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/check.py": REFUSES_OTHER_DEVICES},
+    )
+    code, findings = _port_tree(tmp_path, "neuron")["check.py"]
+    head, tail = code.split("def where")
+    assert head == textwrap.dedent(REFUSES_OTHER_DEVICES).lstrip().split("def where")[0], head
+    assert "torch.accelerator.current_device_index()" in tail, tail
+    assert any(f.code == "BACK006" and f.message.startswith("the code after `if not IS_NVIDIA") for f in findings)
+
+
+def test_a_triton_module_function_that_keeps_cuda_events_is_left_whole(tmp_path):
+    """torchao's `do_bench_triton`: no device abstraction, but the module cannot be imported
+    without Triton (GUARD004's evidence): its CUDA-event benchmark is CUDA's own."""
+    source = "import triton\n" + textwrap.dedent(KEPT_RUNTIME).lstrip().replace(
+        "    kernel(x, stream=", "    triton.testing.do_bench(kernel)\n    kernel(x, stream="
+    )
+    write_files(tmp_path, {"app/bench.py": source})
+    code, findings = _port_tree(tmp_path, "neuron")["bench.py"]
+    assert code.split("def timed")[0].split("    def size")[0] == source.split("    def size")[0], code
+    said = {f.message.split("`")[1] for f in findings if f.code == "BACK006"}
+    assert {"def do_bench", "def __init__", "def copy"} <= said, said  # (`launch` runs Triton: GUARD003's)
+
+
+HANDED_STREAM = """
+    import torch
+
+
+    def receive(group, metas, device):
+        stream = torch.cuda.current_stream()
+        for m in metas:
+            weight = torch.empty(m.shape, dtype=m.dtype, device=device)
+            group.broadcast(weight, src=0, stream=stream)
+
+
+    def keep_alive(tensors):
+        stream = torch.cuda.current_stream()
+        for t in tensors:
+            t.record_stream(stream)
+"""
+
+
+def test_a_library_function_that_hands_cuda_stream_to_other_code_is_left_whole(tmp_path):
+    """vLLM's NCCL weight-transfer engines hand `torch.cuda.current_stream()` to their NCCL
+    communicator: that code takes a CUDA stream, so the function is CUDA's own (BACK006).
+    torch's own stream methods (`record_stream`) are no hand-over: ported."""
+    write_files(
+        tmp_path, {**{k: v for k, v in ABSTRACTION.items() if k.startswith("cm/")}, "cm/engine.py": HANDED_STREAM}
+    )
+    code, findings = _port_tree(tmp_path, "neuron")["engine.py"]
+    head, tail = code.split("def keep_alive")
+    assert head == textwrap.dedent(HANDED_STREAM).lstrip().split("def keep_alive")[0], head
+    assert "torch.accelerator.current_stream()" in tail, tail
+    kept = [f for f in findings if f.code == "BACK006"]
+    assert len(kept) == 1 and "group.broadcast" in kept[0].message, kept
+
+
+def test_a_module_that_replaces_a_cuda_api_keeps_what_it_wraps():
+    """vLLM's torch_utils saves `torch.cuda.set_stream` and installs a wrapper in its place:
+    what it saves to call on is CUDA's own, so it stays (reported); the module's other calls
+    are ported as before."""
+    source = textwrap.dedent(
+        """
+        import torch
+
+        prev_set_stream = torch.cuda.set_stream
+
+
+        def _patched_set_stream(stream):
+            prev_set_stream(stream)
+
+
+        torch.cuda.set_stream = _patched_set_stream
+
+
+        def use(s):
+            torch.cuda.set_stream(s)
+        """
+    ).lstrip()
+    code, findings = port(source, "neuron", path="pkg/torch_utils.py")
+    assert "prev_set_stream = torch.cuda.set_stream\n" in code and "torch.cuda.set_stream = _patched" in code
+    assert "    torch.accelerator.set_stream(s)" in code, code
+    assert any(f.code == "CUDA006" and "replaces it" in f.message for f in findings)

@@ -41,6 +41,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import after as _after
+from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
@@ -154,6 +155,12 @@ _CUDA_OWN = frozenset(
         "tunable",
     }
 )
+# CUDA's streams and events (a function that keeps one unported is CUDA's own, in a library)
+_STREAM_KINDS = frozenset({"Stream", "Event", "ExternalStream", "StreamContext", "stream"})
+# torch's own methods that take a stream (`t.record_stream(s)`): not a hand-over to other code
+_TORCH_STREAM_METHODS = frozenset({"record_stream", "wait_stream", "wait_event", "record", "synchronize", "query"})
+# the `torch.cuda` stream calls a method of a class that keeps CUDA streams makes on them
+_STREAM_APIS = frozenset({*_STREAM_KINDS, "current_stream", "set_stream", "default_stream", "synchronize"})
 # a function named for CUDA (`_get_cuda_rng_state`, `set_cuda_graph`): `cuda` as a word of its name
 _NAMED_CUDA_WORD = re.compile(r"(?:^|_)cuda(?:_|$)", re.I)
 # `is_cuda_stream_capturing`, `is_torch_cuda_available`, `get_cuda_device_count`: a library's
@@ -297,6 +304,12 @@ class BackendsFamily(Family):
             tuple[CudaOnlyCode, cst.CSTNode, str, cst.CSTNode | None]
         ] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
+        self._module_needs: str | None | bool = False  # the CUDA-only package the module needs (`_needs`)
+        self._stream_units: dict[int, str] = {}  # id(function or class) -> a CUDA stream it keeps ("": none)
+        # what `_kept_cuda_runtime` looks for, by a cheap test of the source first
+        source = ctx.source
+        self._raw_streams = source is None or any(t in source for t in (b"cuda_stream", b"_C._cuda", b"_C import"))
+        self._streams_named = source is None or any(t in source for t in (b"Stream", b"Event", b"stream"))
         # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
         self._library: tuple[str, dict[str, str]] | None | bool = False
@@ -1627,31 +1640,148 @@ class BackendsFamily(Family):
         porter has no port for on this target is CUDA's own. Ported in part, its device would
         be the target's while its body stays CUDA's (a half-ported function): it is left as it
         is, reported; the target needs its own beside it."""
-        if not _NAMED_CUDA_WORD.search(node.name.value) or self.ctx.in_cuda_only_code() is not None:
+        if self.ctx.in_cuda_only_code() is not None:
             return False
         target = self.ctx.target.name
-        kept = next(
-            (
-                q
-                for n in _nodes(node.body)
-                if isinstance(n, (cst.Attribute, cst.Name))
-                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
-                and not _ported_on(q, target)
-            ),
-            None,
-        )
+        if _NAMED_CUDA_WORD.search(node.name.value):
+            kept = next(
+                (
+                    q
+                    for n in _nodes(node.body)
+                    if isinstance(n, (cst.Attribute, cst.Name))
+                    and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                    and not _ported_on(q, target)
+                ),
+                None,
+            )
+            why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
+        else:
+            kept = self._kept_cuda_runtime(node)
+            why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
         if kept is None:
             return False
         region = CudaOnlyCode(
-            node.name, f"`def {node.name.value}`", f"it uses `{kept}`, which has no port", code="BACK006"
+            node.name, f"`def {node.name.value}`", why.split(", which", 1)[0] + ", which has no port", code="BACK006"
         )  # (not quiet: what has no port in it is still reported where it is)
         self.ctx.cuda_only_code[id(node)] = region
+        because = (
+            "a port of its device alone would leave its body on CUDA"
+            if _NAMED_CUDA_WORD.search(node.name.value)
+            else "the rest of it through `torch.accelerator` would be the same on CUDA and never run on the target"
+        )
         message = (
-            f"`def {node.name.value}` is CUDA's own: it uses `{kept}`, which porter has no port for on {self.ctx.target.display}; "
-            f"kept as it is (a port of its device alone would leave its body on CUDA); {self.ctx.target.display}'s own belongs beside it"
+            f"`def {node.name.value}` is CUDA's own: {why}; "
+            f"kept as it is ({because}); {self.ctx.target.display}'s own belongs beside it"
         )
         self._regions.append((region, node.name, message, None))
         return True
+
+    def _kept_cuda_runtime(self, node: cst.FunctionDef) -> str | None:
+        """What of CUDA's runtime the function keeps, or None: a raw CUDA stream handle
+        (`stream.cuda_stream` for a CuTe-DSL or FlyDSL launch, `torch._C._cuda_getCurrentRawStream`),
+        which nothing ports; in a project with a device abstraction of its own, or in a module
+        that cannot be imported without a CUDA-only package (`import triton` at its top), also
+        a CUDA stream or event it makes or is typed with that has no (safe) port on the target
+        (`torch.cuda.Event(enable_timing=True)` timing a Triton kernel), or, in a method, the
+        CUDA stream calls of a class that keeps such streams or events, or CUDA's current
+        stream handed to code that is not torch's (`_stream_handed_over`). Such a function only
+        runs on CUDA: rewriting the rest of it (a `synchronize`, a `current_stream`) changes
+        nothing on CUDA and never reaches the target. (An application's timing code is ported,
+        its events reported.)"""
+        for n in _nodes(node) if self._raw_streams else ():
+            if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
+                return f"`{_short(self.ctx.code(n))}`"
+            if isinstance(n, (cst.Attribute, cst.Name)):
+                qual = self.ctx.qualname(n) or ""
+                if qual.startswith("torch._C._cuda"):
+                    return f"`{qual}`"
+        if not self._streams_named or (self.library() is None and self._needs() is None):
+            return None  # an application's timing or stream code: ported, its events reported
+        own = self._kept_streams(node) or self._stream_handed_over(node)
+        if own is not None:
+            return own
+        statements = self.ctx.current_statements
+        cls = statements[-2] if len(statements) >= 2 else None
+        if not isinstance(cls, cst.ClassDef):
+            return None
+        streams = self._kept_streams(cls)
+        if streams is None:
+            return None
+        used = next(
+            (
+                q
+                for n in _nodes(node.body)
+                if isinstance(n, cst.Attribute)
+                and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                and q.split(".")[2] in _STREAM_APIS
+            ),
+            None,
+        )
+        return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _stream_handed_over(self, node: cst.FunctionDef) -> str | None:
+        """CUDA's current stream handed to code that is not torch's: `group.broadcast(t,
+        src=src, stream=torch.cuda.current_stream())` (a NCCL communicator), `_run_compiled(...,
+        torch.cuda.current_stream())` (a compiled kernel's launcher), directly or through a name
+        the function sets to it. That code takes a CUDA stream; torch's own stream methods
+        (`t.record_stream(s)`, `s.wait_stream(s2)`) do not count."""
+        names: set[str] = set()
+        for n in _nodes(node.body):
+            if (
+                isinstance(n, cst.Assign)
+                and len(n.targets) == 1
+                and isinstance(n.targets[0].target, cst.Name)
+                and self._cuda_stream_call(n.value)
+            ):
+                names.add(n.targets[0].target.value)
+        for n in _nodes(node.body):
+            if not isinstance(n, cst.Call) or (self.ctx.qualname(n.func) or "").startswith("torch."):
+                continue
+            if isinstance(n.func, cst.Attribute) and n.func.attr.value in _TORCH_STREAM_METHODS:
+                continue
+            for arg in n.args:
+                if self._cuda_stream_call(arg.value) or (isinstance(arg.value, cst.Name) and arg.value.value in names):
+                    return f"CUDA's stream handed to `{_short(self.ctx.code(n.func))}`"
+        return None
+
+    def _cuda_stream_call(self, value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and self.ctx.qualname(value.func) in (
+            "torch.cuda.current_stream",
+            "torch.cuda.default_stream",
+        )
+
+    def _needs(self) -> str | None:
+        """The CUDA-only package this module cannot be imported without and uses (GUARD004's
+        evidence: `import triton` at its top level), or None."""
+        if self._module_needs is False:
+            self._module_needs = module_needs(self.ctx.module, self.ctx.target.name)
+        return self._module_needs  # type: ignore[return-value]
+
+    def _kept_streams(self, node: cst.CSTNode) -> str | None:
+        """A `torch.cuda` stream or event that `node` makes or names as a type, on each of its
+        runs (not under an `if`: `if async_copy: self._stream = torch.cuda.Stream()` is an
+        option), and the port leaves (no port on the target, or an unsafe one not applied)."""
+        known = self._stream_units.get(id(node))
+        if known is not None:
+            return known or None
+        found = ""
+        for n in _unconditional_nodes(node):
+            if not isinstance(n, cst.Attribute):
+                continue
+            qual = self.ctx.qualname(n) or ""
+            if not qual.startswith("torch.cuda.") or qual.split(".")[2] not in _STREAM_KINDS:
+                continue
+            row = lookup(qual[len("torch.cuda.") :])
+            target = self.ctx.target.name
+            if (
+                row is None
+                or not _ported_on(qual, target)
+                or (target in row.unsafe and not self.ctx.settings.unsafe_fixes)
+            ):
+                found = f"`{qual}`"
+                break
+        self._stream_units[id(node)] = found
+        return found or None
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`x.type in ("cuda", "xpu")`: a list of devices the code handles. But
@@ -2124,7 +2254,7 @@ class BackendsFamily(Family):
         if self._raises_for_cuda(node):
             says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
             self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
-            if self._without_cuda(node.test) and node.orelse is None:
+            if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
                 self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
         if id(node) in self._elifs:
             return
@@ -2719,6 +2849,46 @@ def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     if constants and action.startswith("expr ") and action[5:].strip() in ("True", "False", "None"):
         return False
     return action not in ("manual", "delegate")
+
+
+_CONDITIONAL = (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Lambda, cst.While)
+
+
+def _unconditional_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of `node` outside any `if`, `try`, conditional expression, `and`/`or`,
+    `while` or lambda (a `for` loop's body and a comprehension count: they run)."""
+    out: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(c for c in n.children if not isinstance(c, _CONDITIONAL))
+    return out
+
+
+def _other_devices_refused(test: cst.BaseExpression) -> bool:
+    """`not IS_NVIDIA or device.type != "cuda"` (fla's `_check_cp_device` before `raise`): a
+    test one of whose `or` operands is true on every device but CUDA (`x.type != "cuda"`,
+    `not x.is_cuda`); what follows its `raise` runs only on CUDA."""
+    for o in _operands_of(test, cst.Or):
+        if (
+            isinstance(o, cst.Comparison)
+            and len(o.comparisons) == 1
+            and isinstance(o.comparisons[0].operator, cst.NotEqual)
+            and any(
+                isinstance(side, cst.SimpleString) and string_value(side) == "cuda"
+                for side in (o.left, o.comparisons[0].comparator)
+            )
+        ):
+            return True
+        if (
+            isinstance(o, cst.UnaryOperation)
+            and isinstance(o.operator, cst.Not)
+            and isinstance(o.expression, cst.Attribute)
+            and o.expression.attr.value == "is_cuda"
+        ):
+            return True
+    return False
 
 
 def _operands_of(node: cst.BaseExpression, op: type) -> list[cst.BaseExpression]:

@@ -38,6 +38,8 @@ _STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|External
 _CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
 # a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
 _STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
+# `torch.cuda.set_stream = _patched_set_stream`: a module that replaces a CUDA API (a cheap test)
+_ASSIGNS_CUDA_API = re.compile(rb"^[ \t]*torch\.cuda\.\w+[ \t]*=[^=]", re.MULTILINE)
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
 _EMPTY = cst.Module(body=[])
 
@@ -130,6 +132,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._profilers: dict[int, bool] = {}  # id(class) -> it drives CUDA's profiler
         self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
+        self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
@@ -284,6 +287,17 @@ class CudaApiFamily(ReferenceTracker, Family):
         if row is None:
             self._unmapped(original, suffix)
             return updated
+        if f"torch.cuda.{suffix}" in self._patched_apis():
+            # `prev_set_stream = torch.cuda.set_stream` ... `torch.cuda.set_stream = _patched`:
+            # the module wraps CUDA's own function; what it saves to call on is CUDA's
+            self.ctx.report(
+                row.code,
+                original,
+                f"`torch.cuda.{suffix}` stays: this module replaces it (`torch.cuda.{suffix} = ...`) and wraps CUDA's own",
+                applicability=Applicability.MANUAL,
+                advice=f"Wrap {self.ctx.target.display}'s function beside it if the wrapper should run there.",
+            )
+            return updated
         action = self._action(row)
         if action == "delegate":
             return updated
@@ -295,6 +309,20 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         self._manual(row, original, suffix)
         return updated
+
+    def _patched_apis(self) -> frozenset[str]:
+        """The `torch.cuda` APIs the module assigns to (`torch.cuda.set_stream = _patched`)."""
+        if self._patched is None:
+            found: set[str] = set()
+            if self.ctx.source is None or _ASSIGNS_CUDA_API.search(self.ctx.source):
+                for n in _walk(self.ctx.module):
+                    if isinstance(n, cst.Assign):
+                        for t in n.targets:
+                            qual = self.ctx.qualname(t.target) if isinstance(t.target, cst.Attribute) else None
+                            if qual and qual.startswith("torch.cuda."):
+                                found.add(qual)
+            self._patched = frozenset(found)
+        return self._patched
 
     # -- calls -----------------------------------------------------------------------------
 

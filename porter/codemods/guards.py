@@ -856,14 +856,59 @@ def _available_flags(scope: cst.Module | cst.FunctionDef, qualname) -> set[str]:
     }
 
 
-def _cuda_flags(scope: cst.Module | cst.FunctionDef, qualname) -> dict[str, tuple[cst.CSTNode, ...]]:
+def _cuda_flags(
+    scope: cst.Module | cst.FunctionDef, qualname, target: str | None = None
+) -> dict[str, tuple[cst.CSTNode, ...]]:
     """Names `scope` assigns a test that is true only on CUDA (alone or in an `and` chain),
-    each with the nodes that make it so: fla's `IS_NVIDIA = (device_platform == 'cuda')`."""
-    flags: dict[str, tuple[cst.CSTNode, ...]] = {}
+    each with the nodes that make it so: fla's `IS_NVIDIA = (device_platform == 'cuda')`;
+    and names set to `True` in a `try` that imports a CUDA-only package (`try: import
+    transformer_engine.pytorch as te; te_installed = True`), true only where that package
+    imports (nothing to keep for it: `()`)."""
+    flags: dict[str, tuple[cst.CSTNode, ...]] = _import_flags(scope, target)
     for name, value in name_assignments(scope.body):
         nodes = _cuda_test_nodes(value, qualname, flags)
         if nodes is not None:
             flags[name] = nodes
+    return flags
+
+
+def _import_flags(scope: cst.Module | cst.FunctionDef, target: str | None) -> dict[str, tuple[cst.CSTNode, ...]]:
+    """`te_installed` of `try: import transformer_engine.pytorch as te` / `te_installed = True`
+    / `except ImportError: te_installed = False`: a flag true only where a CUDA-only package
+    (porter.config.cuda_packages) imports."""
+    body = scope.body.body if isinstance(scope, cst.FunctionDef) else scope.body
+    if isinstance(body, cst.BaseSuite):
+        return {}
+    modules = cuda_only_modules(target)
+    flags: dict[str, tuple[cst.CSTNode, ...]] = {}
+    for stmt in body:
+        if not isinstance(stmt, cst.Try) or not isinstance(stmt.body, cst.IndentedBlock):
+            continue
+        lines = [s for s in stmt.body.body if isinstance(s, cst.SimpleStatementLine)]
+        imported = [
+            dotted(a.name) or ""
+            for line in lines
+            for small in line.body
+            if isinstance(small, cst.Import)
+            for a in small.names
+        ] + [
+            dotted(small.module) or ""
+            for line in lines
+            for small in line.body
+            if isinstance(small, cst.ImportFrom) and small.module
+        ]
+        if not any(m == c or m.startswith(c + ".") for m in imported for c in modules):
+            continue
+        for line in lines:
+            for small in line.body:
+                if (
+                    isinstance(small, cst.Assign)
+                    and isinstance(small.value, cst.Name)
+                    and small.value.value == "True"
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                ):
+                    flags[small.targets[0].target.value] = ()
     return flags
 
 
@@ -1059,7 +1104,7 @@ class GuardsFamily(Family):
             if scope is None:
                 continue
             if id(scope) not in self._cuda_flag_sets:
-                self._cuda_flag_sets[id(scope)] = _cuda_flags(scope, self.ctx.qualname)
+                self._cuda_flag_sets[id(scope)] = _cuda_flags(scope, self.ctx.qualname, self.ctx.target.name)
             found.update(self._cuda_flag_sets[id(scope)])
         return {name: nodes for name, nodes in found.items() if self._stays(nodes)}
 
