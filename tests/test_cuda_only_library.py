@@ -612,6 +612,49 @@ def test_devices_of_a_class_that_imports_a_cuda_only_package_stay():
     assert "`LowLatencyManager`" in said.message and "`deep_ep`" in said.message
 
 
+def test_a_class_that_imports_nixl_ep_keeps_its_devices():
+    """NIXL's EP all-to-all (`nixl_ep`) is built only where CUDA is found, from .cu kernels
+    (rules/cuda_only/documented.toml); NIXL itself has CPU paths and is not CUDA-only."""
+    code = DEEPEP_CLASS.replace(
+        "import deep_ep\n\n        return deep_ep.Buffer", "from nixl_ep import Buffer\n\n        return Buffer"
+    )
+    new, findings = port(code, "neuron")
+    assert 'torch.zeros(4, device="cuda", dtype=torch.int32)' in new and 'torch.zeros(4, device="neuron")' in new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`nixl_ep`" in said.message
+    new, findings = port(code.replace("from nixl_ep import", "from nixl._api import"), "neuron")
+    assert 'device="cuda"' not in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm's LMCache adapter: LMCache has connectors for other devices (and a TorchNeuron platform),
+# but the connector classes it imports by name make torch.cuda streams (the data names the classes)
+CONNECTOR_MODULE = """
+import torch
+from lmcache.v1.gpu_connector import {name}
+
+
+def make(index, n):
+    device = torch.device(f"cuda:{{index}}")
+    return {name}(n, device=device)
+
+
+def save(mapping):
+    return mapping.cuda()
+"""
+
+
+def test_a_module_that_imports_a_cuda_only_class_by_name_keeps_its_devices():
+    code = CONNECTOR_MODULE.format(name="VLLMPagedMemGPUConnectorV2")
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    said = [f for f in findings if f.code in ("GUARD003", "GUARD004")]  # `make` calls it: GUARD003
+    assert len(said) == 2 and all("VLLMPagedMemGPUConnectorV2" in f.message for f in said)
+    # another name of the same package is no evidence: ported
+    code = CONNECTOR_MODULE.format(name="GPUConnectorInterface")
+    new, findings = port(code, "neuron")
+    assert 'f"neuron:{index}"' in new and not any(f.code == "GUARD004" for f in findings), new
+
+
 # vllm prefetch.py / ngram_embedding.py: a class makes its side stream in `__init__` (kept:
 # torch.cuda.Stream has no safe port on neuron) and joins it in another method; and
 # `def finish(event: torch.cuda.Event)`: the join stays CUDA's beside them

@@ -1579,10 +1579,13 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 name = dotted(small.module) or ""
-                package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
-                if package is not None:
-                    for alias in small.names:
-                        bound[alias.evaluated_alias or (dotted(alias.name) or "")] = package
+                for alias in small.names:
+                    # `from lmcache.v1.gpu_connector import VLLMPagedMemGPUConnectorV2`: the data may
+                    # name one class of a package that has other devices' paths beside it
+                    imported = dotted(alias.name) or ""
+                    package = _covering(packages, name) or _covering(packages, f"{name}.{imported}")
+                    if package is not None:
+                        bound[alias.evaluated_alias or imported] = package
     if not bound:
         return None
     uses = _NameUses(set(bound))
@@ -1604,8 +1607,16 @@ def _package_of(node: cst.Import | cst.ImportFrom, packages: Sequence[str]) -> s
     elif node.relative or node.module is None:
         return None
     else:
-        names = [dotted(node.module) or ""]
-    return next((p for n in names for p in packages if n == p or n.startswith(p + ".")), None)
+        module = dotted(node.module) or ""
+        names = [module]
+        if not isinstance(node.names, cst.ImportStar):
+            names += [f"{module}.{dotted(a.name) or ''}" for a in node.names]
+    return next((p for n in names if (p := _covering(packages, n)) is not None), None)
+
+
+def _covering(packages: Sequence[str], name: str) -> str | None:
+    """The entry of `packages` that `name` is (or is under), if any."""
+    return next((p for p in packages if name == p or name.startswith(p + ".")), None)
 
 
 def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
