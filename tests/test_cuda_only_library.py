@@ -757,6 +757,42 @@ def test_a_public_config_field_default_device_stays(tmp_path):
     assert "TransferConfig.buffer_device" in said.message
 
 
+# vllm envs.py / mooncake config.py: the default of a value the library case-normalizes is a
+# configuration value as a user types it (a build target, a transfer engine's buffer setting):
+# it stays, noted (DEV015); a device default that is not normalized, or a script's, is ported
+CONFIGURED = {
+    "lib/__init__.py": "",
+    "lib/envs.py": """
+        import os
+
+        VARIABLES = {
+            "LIB_TARGET_DEVICE": lambda: os.getenv("LIB_TARGET_DEVICE", "cuda").lower(),
+            "LIB_DEVICE": lambda: os.getenv("LIB_DEVICE", "cuda"),
+        }
+
+
+        def buffer_device(config):
+            return str(config.buffer_device or "cuda").lower()
+    """,
+    "train.py": """
+        import os
+
+        device = os.environ.get("DEVICE", "cuda").lower()
+    """,
+}
+
+
+def test_the_default_of_a_case_normalized_configuration_value_stays(tmp_path):
+    write_files(tmp_path, CONFIGURED)
+    ported = port_files(tmp_path, "neuron")
+    new, findings = ported["lib/envs.py"]
+    assert 'os.getenv("LIB_TARGET_DEVICE", "cuda").lower()' in new, new
+    assert 'str(config.buffer_device or "cuda").lower()' in new, new
+    assert 'os.getenv("LIB_DEVICE", "neuron")' in new, new
+    assert len([f for f in findings if f.code == "DEV015"]) == 2
+    assert 'os.environ.get("DEVICE", "neuron").lower()' in ported["train.py"][0]
+
+
 # vllm ec_shared_region.py / b12x.py: an early exit where CUDA is absent, before CUDA's own API
 # (torch.cuda.cudart, no twin on the targets) or an answer that stays CUDA's in a library
 # (is_current_stream_capturing): the test stays CUDA's. Before a generic call it is ported.

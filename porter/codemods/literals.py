@@ -76,6 +76,9 @@ _ATTRIBUTE_BUILTINS = frozenset(("getattr", "hasattr", "setattr", "delattr"))
 # text a program searches for CUDA's words (`'cuda' in str(e).lower()`)
 _RELATIVE_IMPORT = re.compile(rb"^\s*from \.", re.MULTILINE)  # a module of a package
 _TEXT_CALLS = frozenset(("str", "repr", "format", "lower", "upper", "casefold"))
+# what a program does to text a user typed (a device string torch takes is lower case already)
+_NORMALIZERS = frozenset(("lower", "upper", "casefold"))
+_ENVIRONMENT_READS = frozenset(("os.getenv", "os.environ.get"))
 
 
 def _collection_strings(node: cst.BaseExpression) -> list[str]:
@@ -422,6 +425,16 @@ class LiteralsFamily(FlowScopes, Family):
             and node.args[0].keyword is None
         ):
             self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _NORMALIZERS
+            and not node.args
+            and in_package(self.ctx)
+        ):
+            # `os.getenv("VLLM_TARGET_DEVICE", "cuda").lower()`, `str(cfg.buffer_device or "cuda").lower()`:
+            # the default of a value the library case-normalizes is an option's value as a user
+            # types it (a build target, a transfer engine's setting), not a torch device string
+            self._keep_vocabulary(_configured_defaults(self.ctx, func.value))
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
             self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
         if any(_own_vocabulary(a.value) for a in node.args):
@@ -489,6 +502,21 @@ def _error_text(node: cst.BaseExpression, handlers: list[str]) -> bool:
         else:
             return False
     return isinstance(node, cst.Name) and node.value in handlers
+
+
+def _configured_defaults(ctx, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The CUDA strings a configuration value falls back to: the default of `os.getenv(NAME,
+    "cuda")` / `os.environ.get(NAME, "cuda")`, the last operand of `cfg.x or "cuda"`, inside
+    `str(...)` or parentheses."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "str":
+        if len(value.args) != 1:
+            return []
+        value = value.args[0].value
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        return _strings(value.right)
+    if isinstance(value, cst.Call) and ctx.qualname(value.func) in _ENVIRONMENT_READS and len(value.args) >= 2:
+        return _strings(value.args[1].value)
+    return []
 
 
 def in_package(ctx) -> bool:
