@@ -1728,6 +1728,27 @@ def test_a_cuda_test_that_only_writes_text_about_cuda_stays():
     assert any(f.code == "BACK006" and "text about CUDA" in f.message for f in findings)
 
 
+def test_a_cuda_string_where_the_same_function_takes_names_stays():
+    """vllm's gpu_sync_debug: `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`
+    and `_report("copy_", ...)`: the first argument names a Tensor method, and `"cuda"` is
+    `Tensor.cuda`'s name. A function called only with devices there is ported."""
+    code = (
+        "import torch\n\n\n"
+        "def _report(op, direction):\n"
+        '    print(f"Tensor.{op}: a {direction} copy")\n\n\n'
+        "def checked_to(x):\n"
+        '    _report("to", "H2D")\n\n\n'
+        "def checked_cuda(x):\n"
+        '    _report("cuda", "H2D")\n'
+        '    return place(x, "cuda")\n\n\n'
+        "def checked_cpu(x):\n"
+        '    return place(x, "cpu")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert '_report("cuda", "H2D")' in new and 'place(x, "neuron")' in new, new
+    assert any(f.code == "DEV015" for f in findings)
+
+
 def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
     """mmcv's filtered_lrelu: `torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`;
     default_stream has no counterpart, so current_stream via torch.accelerator compared a stream of

@@ -76,6 +76,8 @@ _ATTRIBUTE_BUILTINS = frozenset(("getattr", "hasattr", "setattr", "delattr"))
 # text a program searches for CUDA's words (`'cuda' in str(e).lower()`)
 _RELATIVE_IMPORT = re.compile(rb"^\s*from \.", re.MULTILINE)  # a module of a package
 _TEXT_CALLS = frozenset(("str", "repr", "format", "lower", "upper", "casefold"))
+# a name a call passes (`"to"`, `"copy_"`): beside one that is no device, `"cuda"` is a name too
+_WORD = re.compile(r"[A-Za-z_]\w*")
 # what a program does to text a user typed (a device string torch takes is lower case already)
 _NORMALIZERS = frozenset(("lower", "upper", "casefold"))
 _ENVIRONMENT_READS = frozenset(("os.getenv", "os.environ.get"))
@@ -151,17 +153,18 @@ class LiteralsFamily(FlowScopes, Family):
         super().__init__(ctx)
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
         self._handlers: list[str] = []  # the names `except ... as NAME` binds around the node
-        self._scanned: tuple[set[str], set[str]] | None = None
+        self._scanned: tuple[set[str], set[str], set[tuple[str, int]]] | None = None
         self._classes: list[str] = []
 
-    def _module_facts(self) -> tuple[set[str], set[str]]:
+    def _module_facts(self) -> tuple[set[str], set[str], set[tuple[str, int]]]:
         """Read once per file: the values this file checks against a vocabulary of its own
-        (`self.backend not in ["cuda", "triton"]`), and the containers it indexes with a CUDA
-        key (`rng_state_dict["cuda"]`)."""
+        (`self.backend not in ["cuda", "triton"]`), the containers it indexes with a CUDA
+        key (`rng_state_dict["cuda"]`), and the (function, position) pairs its calls pass a
+        word that is no device (`_report("to", ...)`)."""
         if self._scanned is None:
             scan = _ModuleFacts(self.ctx)
             self.ctx.module.visit(scan)
-            self._scanned = (scan.vocabulary_values, scan.keyed)
+            self._scanned = (scan.vocabulary_values, scan.keyed, scan.worded)
         return self._scanned
 
     def _keep(self, nodes) -> None:
@@ -312,7 +315,7 @@ class LiteralsFamily(FlowScopes, Family):
             return  # no CUDA string to keep: spares the index lookups below
         if self._not_device_membership(node):
             return
-        vocabulary_values, _ = self._module_facts()
+        vocabulary_values, _, _ = self._module_facts()
         if any(_expression(self.ctx, s) in vocabulary_values for s in sides if not _strings(s)):
             for s in sides:
                 self._keep_vocabulary(_strings(s))
@@ -335,7 +338,7 @@ class LiteralsFamily(FlowScopes, Family):
         if not _is_cuda(node.left):
             return False
         container = node.comparisons[0].comparator
-        _, keyed = self._module_facts()
+        _, keyed, _ = self._module_facts()
         if _expression(self.ctx, container) in keyed or _error_text(container, self._handlers):
             self._keep_vocabulary([node.left])
             return True
@@ -435,6 +438,15 @@ class LiteralsFamily(FlowScopes, Family):
             # the default of a value the library case-normalizes is an option's value as a user
             # types it (a build target, a transfer engine's setting), not a torch device string
             self._keep_vocabulary(_configured_defaults(self.ctx, func.value))
+        if isinstance(func, cst.Name) and self._module_facts()[2]:
+            # `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`: the function takes
+            # names there (an operation's), and "cuda" is one of them (`Tensor.cuda`)
+            worded = self._module_facts()[2]
+            for i, arg in enumerate(node.args):
+                if arg.keyword is not None or arg.star:
+                    break
+                if (func.value, i) in worded:
+                    self._keep_vocabulary(_strings(arg.value))
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
             self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
         if any(_own_vocabulary(a.value) for a in node.args):
@@ -466,6 +478,7 @@ class _ModuleFacts(cst.CSTVisitor):
         self.ctx = ctx
         self.vocabulary_values: set[str] = set()
         self.keyed: set[str] = set()
+        self.worded: set[tuple[str, int]] = set()
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
@@ -485,6 +498,13 @@ class _ModuleFacts(cst.CSTVisitor):
             and _is_cuda(node.args[0].value)
         ):
             self.keyed.add(_expression(self.ctx, func.value))
+        if isinstance(func, cst.Name):
+            for i, arg in enumerate(node.args):
+                if arg.keyword is not None or arg.star:
+                    break
+                word = string_value(arg.value) if isinstance(arg.value, cst.SimpleString) else None
+                if word is not None and _WORD.fullmatch(word) and not _device_word(word):
+                    self.worded.add((func.value, i))
 
 
 def _expression(ctx, node: cst.BaseExpression) -> str:
