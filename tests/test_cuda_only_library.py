@@ -626,6 +626,37 @@ def test_a_class_that_imports_nixl_ep_keeps_its_devices():
     assert 'device="cuda"' not in new and not any(f.code == "GUARD004" for f in findings)
 
 
+# vllm mooncake store worker: a pool built on a third-party CUDA allocator (torch.cuda.MemPool,
+# none on the targets) after a `try` whose handler only raises again: the function is CUDA's
+MEM_POOL = """
+import torch
+
+
+class Worker:
+    @staticmethod
+    def create_pool(kind):
+        if not kind:
+            return None
+        try:
+            from vendor.allocator import NVLinkAllocator as allocator_cls
+        except ImportError as e:
+            raise ImportError("needs vendor") from e
+        device = torch.device("cuda", torch.accelerator.current_device_index())
+        allocator = allocator_cls.get_allocator(device)
+        return torch.cuda.MemPool(allocator.allocator())
+"""
+
+
+def test_a_function_that_builds_a_cuda_memory_pool_is_left_as_it_is():
+    new, findings = port(MEM_POOL, "neuron")
+    assert new == MEM_POOL, new
+    assert any(f.code == "GUARD003" and "torch.cuda.MemPool" in f.message for f in findings)
+    # a handler that falls back (returns) is another path: the function is ported
+    code = MEM_POOL.replace('raise ImportError("needs vendor") from e', "return None")
+    new, _ = port(code, "neuron")
+    assert 'torch.device("neuron"' in new, new
+
+
 # vllm's LMCache adapter: LMCache has connectors for other devices (and a TorchNeuron platform),
 # but the connector classes it imports by name make torch.cuda streams (the data names the classes)
 CONNECTOR_MODULE = """

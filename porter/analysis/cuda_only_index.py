@@ -46,6 +46,10 @@ TOKENS = (
     b"cudagraph_trees",
     b"numa.binding",
     b"_symmetric_memory",
+    b"MemPool",
+    b"use_mem_pool",
+    b"PluggableAllocator",
+    b"rebuild_cuda_tensor",
 )
 # ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
 # lines in one pass: a substring scan per package name cost more, and took `import flash_attn`

@@ -638,7 +638,9 @@ class _DeviceChecks(cst.CSTVisitor):
         if self.found:
             return False
         if isinstance(node, cst.Try):
-            self.found = True
+            # a handler that only raises again (`except ImportError as e: raise ImportError(...)
+            # from e`) and `try/finally` are no other path
+            self.found = not all(_raises(h.body) for h in node.handlers)
         elif isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             self.found = True
         elif isinstance(node, cst.Call):
