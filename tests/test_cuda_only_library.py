@@ -657,6 +657,56 @@ def test_a_function_that_builds_a_cuda_memory_pool_is_left_as_it_is():
     assert 'torch.device("neuron"' in new, new
 
 
+# vllm's nccl_m2n trainer: a class keeps NCCL's M2N library (`self._m2n = import_m2n()`, from
+# another module whose function imports `nccl.m2n`, nccl-extensions: libnccl_m2n.so links CUDA and
+# NCCL) and builds its destination device in another method: the device stays CUDA's
+M2N = {
+    "lib/__init__.py": "",
+    "lib/common.py": """
+        def import_m2n():
+            try:
+                import nccl.m2n as m2n
+            except ImportError as e:
+                raise ImportError("install nccl-extensions") from e
+            return m2n
+    """,
+    "lib/trainer.py": """
+        import torch
+
+        from lib.common import import_m2n
+
+
+        class Trainer:
+            def init(self):
+                self._m2n = import_m2n()
+
+            def plan(self, index):
+                return torch.device("cuda", index)
+    """,
+}
+
+
+def test_a_class_that_keeps_a_cuda_only_library_in_an_attribute_keeps_its_devices(tmp_path):
+    write_files(tmp_path, M2N)
+    new, findings = port_files(tmp_path, "neuron")["lib/trainer.py"]
+    assert 'torch.device("cuda", index)' in new, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`self._m2n`" in said.message and "nccl.m2n" in said.message
+    # with a fallback (the handler returns None) the function is not CUDA-only: ported
+    other = tmp_path / "other"
+    write_files(
+        other,
+        {
+            **M2N,
+            "lib/common.py": M2N["lib/common.py"].replace(
+                'raise ImportError("install nccl-extensions") from e', "return None"
+            ),
+        },
+    )
+    new, findings = port_files(other, "neuron")["lib/trainer.py"]
+    assert 'torch.device("neuron", index)' in new and not any(f.code == "GUARD004" for f in findings), new
+
+
 # vllm's LMCache adapter: LMCache has connectors for other devices (and a TorchNeuron platform),
 # but the connector classes it imports by name make torch.cuda streams (the data names the classes)
 CONNECTOR_MODULE = """

@@ -363,7 +363,9 @@ def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> st
 def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
     """Whether a function asks which device it is on, or catches errors (guards._DeviceChecks)."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Try) or (isinstance(node, ast.Attribute) and node.attr == "is_cuda"):
+        if isinstance(node, ast.Try) and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):
+            return True  # (a handler that only raises again, or `try/finally`, is no other path)
+        if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
             return True
         if isinstance(node, ast.Call):
             head, _, rest = (dotted(node.func) or "").partition(".")

@@ -1435,7 +1435,9 @@ class GuardsFamily(Family):
             if cls is None:
                 return
             if id(cls) not in self._class_needs:
-                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code)
+                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
+                    _keeps_cuda_only(cls, self.facts.running) if self.facts.active else None
+                )
             found = self._class_needs[id(cls)]
             if found is None:
                 return
@@ -1644,6 +1646,27 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
                 and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
             ):
                 return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+    return None
+
+
+def _keeps_cuda_only(cls: cst.ClassDef, running: dict[str, str]) -> str | None:
+    """Why `cls` is CUDA's class, or None: a method keeps what a CUDA-only function returns in
+    an attribute (`self._m2n = import_m2n()`, where `import_m2n` imports NCCL's M2N library),
+    so the class drives that CUDA-only code wherever it uses the attribute."""
+    for n in _walk(cls.body):
+        if (
+            isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Call)
+            and isinstance(n.value.func, cst.Name)
+            and n.value.func.value in running
+            and any(_is_self_attr(t.target) for t in n.targets)
+        ):
+            attr = next(t.target for t in n.targets if _is_self_attr(t.target))
+            assert isinstance(attr, cst.Attribute)
+            return (
+                f"class `{cls.name.value}` keeps what `{n.value.func.value}()` returns in `self.{attr.attr.value}`, "
+                f"and {running[n.value.func.value]} is CUDA-only code"
+            )
     return None
 
 
