@@ -707,6 +707,26 @@ def test_a_class_that_keeps_a_cuda_only_library_in_an_attribute_keeps_its_device
     assert 'torch.device("neuron", index)' in new and not any(f.code == "GUARD004" for f in findings), new
 
 
+def test_a_function_that_calls_nccls_c_api_keeps_its_device():
+    """vllm's utils/nccl.py: the GIN query reads the NCCL communicator of the group's CUDA backend
+    and passes it to NCCL's C API through ctypes (`ncclCommQueryProperties`): the device is the
+    one NCCL runs on. A function beside it that names no NCCL symbol is ported."""
+    code = (
+        "import ctypes\n\nimport torch\n\n\n"
+        "def query(group):\n"
+        "    from .pynccl_wrapper import NCCLLibrary, ncclCommProperties\n\n"
+        '    backend = group._get_backend(torch.device("cuda"))\n'
+        "    props = ncclCommProperties()\n"
+        "    return NCCLLibrary().query(ctypes.c_void_p(backend._comm_ptr()), ctypes.byref(props))\n\n\n"
+        "def other(group):\n"
+        '    return group._get_backend(torch.device("cuda"))\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new.count('torch.device("cuda")') == 1 and 'torch.device("neuron")' in new, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "ncclCommProperties" in said.message and "`def query`" in said.message
+
+
 # vllm's LMCache adapter: LMCache has connectors for other devices (and a TorchNeuron platform),
 # but the connector classes it imports by name make torch.cuda streams (the data names the classes)
 CONNECTOR_MODULE = """

@@ -999,6 +999,7 @@ class GuardsFamily(Family):
             or bool(imported_cuda_only(ctx.settings))
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
+            or (b"nccl" in source and _NCCL_C_BYTES.search(source) is not None)  # NCCL's C API (GUARD004)
         )
 
     def __init__(self, ctx) -> None:
@@ -1431,14 +1432,17 @@ class GuardsFamily(Family):
                 ),
             )
         if package is None:
+            function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
+            if function is not None and id(function) not in self._class_needs:
+                self._class_needs[id(function)] = _calls_nccl(function)
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
-            if cls is None:
-                return
-            if id(cls) not in self._class_needs:
+            if cls is not None and id(cls) not in self._class_needs:
                 self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
                     _keeps_cuda_only(cls, self.facts.running) if self.facts.active else None
                 )
-            found = self._class_needs[id(cls)]
+            found = (self._class_needs[id(function)] if function is not None else None) or (
+                self._class_needs[id(cls)] if cls is not None else None
+            )
             if found is None:
                 return
             why = found
@@ -1646,6 +1650,23 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
                 and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
             ):
                 return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+    return None
+
+
+# a name of NCCL's C API (`ncclCommProperties`, `ncclGetUniqueId`): NCCL (and ROCm's RCCL, which
+# keeps its names) runs on torch's `cuda` device only
+_NCCL_C_NAME = re.compile(r"nccl[A-Z]\w*")
+_NCCL_C_BYTES = re.compile(rb"\bnccl[A-Z]")
+
+
+def _calls_nccl(function: cst.FunctionDef) -> str | None:
+    """Why `function` is NCCL's code, or None: it uses NCCL's C API directly (through ctypes,
+    `from .pynccl_wrapper import ncclCommProperties`), so the device it names is the one its
+    NCCL communicator runs on."""
+    for n in _walk(function.body):
+        name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
+        if name is not None and _NCCL_C_NAME.fullmatch(name):
+            return f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's device only"
     return None
 
 
