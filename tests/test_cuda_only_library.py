@@ -707,6 +707,26 @@ def test_a_class_that_keeps_a_cuda_only_library_in_an_attribute_keeps_its_device
     assert 'torch.device("neuron", index)' in new and not any(f.code == "GUARD004" for f in findings), new
 
 
+def test_a_class_that_caches_cuda_ipc_tensors_keeps_its_devices():
+    """vllm's sharded RDT producer caches what rebuild_cuda_tensor (CUDA IPC) returns in
+    `self._base_cache[key]`; its serve device, in `__init__`, stays CUDA's."""
+    code = (
+        "import torch\n"
+        "from torch.multiprocessing.reductions import rebuild_cuda_tensor\n\n\n"
+        "class Producer:\n"
+        "    def __init__(self, index):\n"
+        '        self._device = torch.device("cuda", index)\n'
+        "        self._cache = {}\n\n"
+        "    def rebuild(self, key, args):\n"
+        "        self._cache[key] = rebuild_cuda_tensor(*args)\n"
+        "        return self._cache[key]\n"
+    )
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`self._cache`" in said.message and "rebuild_cuda_tensor" in said.message
+
+
 def test_a_function_that_calls_nccls_c_api_keeps_its_device():
     """vllm's utils/nccl.py: the GIN query reads the NCCL communicator of the group's CUDA backend
     and passes it to NCCL's C API through ctypes (`ncclCommQueryProperties`): the device is the

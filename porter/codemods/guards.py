@@ -1680,15 +1680,21 @@ def _keeps_cuda_only(cls: cst.ClassDef, running: dict[str, str]) -> str | None:
             and isinstance(n.value, cst.Call)
             and isinstance(n.value.func, cst.Name)
             and n.value.func.value in running
-            and any(_is_self_attr(t.target) for t in n.targets)
+            and any(_self_attr_of(t.target) for t in n.targets)
         ):
-            attr = next(t.target for t in n.targets if _is_self_attr(t.target))
-            assert isinstance(attr, cst.Attribute)
+            attr = next(a for t in n.targets if (a := _self_attr_of(t.target)) is not None)
             return (
                 f"class `{cls.name.value}` keeps what `{n.value.func.value}()` returns in `self.{attr.attr.value}`, "
                 f"and {running[n.value.func.value]} is CUDA-only code"
             )
     return None
+
+
+def _self_attr_of(target: cst.BaseExpression) -> cst.Attribute | None:
+    """`self.x` for a target `self.x` or `self.x[key]` (an entry of a cache the class keeps)."""
+    if isinstance(target, cst.Subscript):
+        target = target.value
+    return target if isinstance(target, cst.Attribute) and _is_self_attr(target) else None
 
 
 def _raises(body: cst.BaseSuite) -> bool:
