@@ -612,6 +612,170 @@ def test_devices_of_a_class_that_imports_a_cuda_only_package_stay():
     assert "`LowLatencyManager`" in said.message and "`deep_ep`" in said.message
 
 
+def test_a_class_that_imports_nixl_ep_keeps_its_devices():
+    """NIXL's EP all-to-all (`nixl_ep`) is built only where CUDA is found, from .cu kernels
+    (rules/cuda_only/documented.toml); NIXL itself has CPU paths and is not CUDA-only."""
+    code = DEEPEP_CLASS.replace(
+        "import deep_ep\n\n        return deep_ep.Buffer", "from nixl_ep import Buffer\n\n        return Buffer"
+    )
+    new, findings = port(code, "neuron")
+    assert 'torch.zeros(4, device="cuda", dtype=torch.int32)' in new and 'torch.zeros(4, device="neuron")' in new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`nixl_ep`" in said.message
+    new, findings = port(code.replace("from nixl_ep import", "from nixl._api import"), "neuron")
+    assert 'device="cuda"' not in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm mooncake store worker: a pool built on a third-party CUDA allocator (torch.cuda.MemPool,
+# none on the targets) after a `try` whose handler only raises again: the function is CUDA's
+MEM_POOL = """
+import torch
+
+
+class Worker:
+    @staticmethod
+    def create_pool(kind):
+        if not kind:
+            return None
+        try:
+            from vendor.allocator import NVLinkAllocator as allocator_cls
+        except ImportError as e:
+            raise ImportError("needs vendor") from e
+        device = torch.device("cuda", torch.accelerator.current_device_index())
+        allocator = allocator_cls.get_allocator(device)
+        return torch.cuda.MemPool(allocator.allocator())
+"""
+
+
+def test_a_function_that_builds_a_cuda_memory_pool_is_left_as_it_is():
+    new, findings = port(MEM_POOL, "neuron")
+    assert new == MEM_POOL, new
+    assert any(f.code == "GUARD003" and "torch.cuda.MemPool" in f.message for f in findings)
+    # a handler that falls back (returns) is another path: the function is ported
+    code = MEM_POOL.replace('raise ImportError("needs vendor") from e', "return None")
+    new, _ = port(code, "neuron")
+    assert 'torch.device("neuron"' in new, new
+
+
+# vllm's nccl_m2n trainer: a class keeps NCCL's M2N library (`self._m2n = import_m2n()`, from
+# another module whose function imports `nccl.m2n`, nccl-extensions: libnccl_m2n.so links CUDA and
+# NCCL) and builds its destination device in another method: the device stays CUDA's
+M2N = {
+    "lib/__init__.py": "",
+    "lib/common.py": """
+        def import_m2n():
+            try:
+                import nccl.m2n as m2n
+            except ImportError as e:
+                raise ImportError("install nccl-extensions") from e
+            return m2n
+    """,
+    "lib/trainer.py": """
+        import torch
+
+        from lib.common import import_m2n
+
+
+        class Trainer:
+            def init(self):
+                self._m2n = import_m2n()
+
+            def plan(self, index):
+                return torch.device("cuda", index)
+    """,
+}
+
+
+def test_a_class_that_keeps_a_cuda_only_library_in_an_attribute_keeps_its_devices(tmp_path):
+    write_files(tmp_path, M2N)
+    new, findings = port_files(tmp_path, "neuron")["lib/trainer.py"]
+    assert 'torch.device("cuda", index)' in new, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`self._m2n`" in said.message and "nccl.m2n" in said.message
+    # with a fallback (the handler returns None) the function is not CUDA-only: ported
+    other = tmp_path / "other"
+    write_files(
+        other,
+        {
+            **M2N,
+            "lib/common.py": M2N["lib/common.py"].replace(
+                'raise ImportError("install nccl-extensions") from e', "return None"
+            ),
+        },
+    )
+    new, findings = port_files(other, "neuron")["lib/trainer.py"]
+    assert 'torch.device("neuron", index)' in new and not any(f.code == "GUARD004" for f in findings), new
+
+
+def test_a_class_that_caches_cuda_ipc_tensors_keeps_its_devices():
+    """vllm's sharded RDT producer caches what rebuild_cuda_tensor (CUDA IPC) returns in
+    `self._base_cache[key]`; its serve device, in `__init__`, stays CUDA's."""
+    code = (
+        "import torch\n"
+        "from torch.multiprocessing.reductions import rebuild_cuda_tensor\n\n\n"
+        "class Producer:\n"
+        "    def __init__(self, index):\n"
+        '        self._device = torch.device("cuda", index)\n'
+        "        self._cache = {}\n\n"
+        "    def rebuild(self, key, args):\n"
+        "        self._cache[key] = rebuild_cuda_tensor(*args)\n"
+        "        return self._cache[key]\n"
+    )
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "`self._cache`" in said.message and "rebuild_cuda_tensor" in said.message
+
+
+def test_a_function_that_calls_nccls_c_api_keeps_its_device():
+    """vllm's utils/nccl.py: the GIN query reads the NCCL communicator of the group's CUDA backend
+    and passes it to NCCL's C API through ctypes (`ncclCommQueryProperties`): the device is the
+    one NCCL runs on. A function beside it that names no NCCL symbol is ported."""
+    code = (
+        "import ctypes\n\nimport torch\n\n\n"
+        "def query(group):\n"
+        "    from .pynccl_wrapper import NCCLLibrary, ncclCommProperties\n\n"
+        '    backend = group._get_backend(torch.device("cuda"))\n'
+        "    props = ncclCommProperties()\n"
+        "    return NCCLLibrary().query(ctypes.c_void_p(backend._comm_ptr()), ctypes.byref(props))\n\n\n"
+        "def other(group):\n"
+        '    return group._get_backend(torch.device("cuda"))\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new.count('torch.device("cuda")') == 1 and 'torch.device("neuron")' in new, new
+    (said,) = [f for f in findings if f.code == "GUARD004"]
+    assert "ncclCommProperties" in said.message and "`def query`" in said.message
+
+
+# vllm's LMCache adapter: LMCache has connectors for other devices (and a TorchNeuron platform),
+# but the connector classes it imports by name make torch.cuda streams (the data names the classes)
+CONNECTOR_MODULE = """
+import torch
+from lmcache.v1.gpu_connector import {name}
+
+
+def make(index, n):
+    device = torch.device(f"cuda:{{index}}")
+    return {name}(n, device=device)
+
+
+def save(mapping):
+    return mapping.cuda()
+"""
+
+
+def test_a_module_that_imports_a_cuda_only_class_by_name_keeps_its_devices():
+    code = CONNECTOR_MODULE.format(name="VLLMPagedMemGPUConnectorV2")
+    new, findings = port(code, "neuron")
+    assert new == code, new
+    said = [f for f in findings if f.code in ("GUARD003", "GUARD004")]  # `make` calls it: GUARD003
+    assert len(said) == 2 and all("VLLMPagedMemGPUConnectorV2" in f.message for f in said)
+    # another name of the same package is no evidence: ported
+    code = CONNECTOR_MODULE.format(name="GPUConnectorInterface")
+    new, findings = port(code, "neuron")
+    assert 'f"neuron:{index}"' in new and not any(f.code == "GUARD004" for f in findings), new
+
+
 # vllm prefetch.py / ngram_embedding.py: a class makes its side stream in `__init__` (kept:
 # torch.cuda.Stream has no safe port on neuron) and joins it in another method; and
 # `def finish(event: torch.cuda.Event)`: the join stays CUDA's beside them
@@ -712,6 +876,42 @@ def test_a_public_config_field_default_device_stays(tmp_path):
     assert 'buffer_device: str | None = "cuda"' in new and '_scratch: str = "neuron"' in new
     (said,) = [f for f in findings if f.code == "DEV016"]
     assert "TransferConfig.buffer_device" in said.message
+
+
+# vllm envs.py / mooncake config.py: the default of a value the library case-normalizes is a
+# configuration value as a user types it (a build target, a transfer engine's buffer setting):
+# it stays, noted (DEV015); a device default that is not normalized, or a script's, is ported
+CONFIGURED = {
+    "lib/__init__.py": "",
+    "lib/envs.py": """
+        import os
+
+        VARIABLES = {
+            "LIB_TARGET_DEVICE": lambda: os.getenv("LIB_TARGET_DEVICE", "cuda").lower(),
+            "LIB_DEVICE": lambda: os.getenv("LIB_DEVICE", "cuda"),
+        }
+
+
+        def buffer_device(config):
+            return str(config.buffer_device or "cuda").lower()
+    """,
+    "train.py": """
+        import os
+
+        device = os.environ.get("DEVICE", "cuda").lower()
+    """,
+}
+
+
+def test_the_default_of_a_case_normalized_configuration_value_stays(tmp_path):
+    write_files(tmp_path, CONFIGURED)
+    ported = port_files(tmp_path, "neuron")
+    new, findings = ported["lib/envs.py"]
+    assert 'os.getenv("LIB_TARGET_DEVICE", "cuda").lower()' in new, new
+    assert 'str(config.buffer_device or "cuda").lower()' in new, new
+    assert 'os.getenv("LIB_DEVICE", "neuron")' in new, new
+    assert len([f for f in findings if f.code == "DEV015"]) == 2
+    assert 'os.environ.get("DEVICE", "neuron").lower()' in ported["train.py"][0]
 
 
 # vllm ec_shared_region.py / b12x.py: an early exit where CUDA is absent, before CUDA's own API

@@ -1708,6 +1708,47 @@ def test_a_cuda_test_that_only_reports_on_cudas_platform_stays():
     assert any(f.code == "BACK006" and "CUDA's platform" in f.message for f in findings)
 
 
+def test_a_cuda_test_that_only_writes_text_about_cuda_stays():
+    """vllm's collect_env: `if ... and not torch.cuda.is_available() and missing: fields[f] = "No
+    CUDA"` beside the XPU section: a report of CUDA's absence. Asked of torch.accelerator, an XPU
+    host would report 'Could not collect' for CUDA. A block that writes other text is ported."""
+    code = (
+        'import torch\n\nSUPPORTED = ("cuda", "xpu", "npu")\n\n\n'
+        "def pretty(fields, missing):\n"
+        "    if not torch.cuda.is_available() and missing:\n"
+        "        for field in fields:\n"
+        '            fields[field] = "No CUDA"\n'
+        '        if fields["cuda_compiled_version"] is None:\n'
+        '            fields["cuda_compiled_version"] = "None"\n'
+        "    if not torch.cuda.is_available():\n"
+        '        fields["state"] = "idle"\n'
+    )
+    new, findings = port(code, "neuron")
+    assert new.count("not torch.cuda.is_available()") == 1 and "not torch.accelerator.is_available()" in new, new
+    assert any(f.code == "BACK006" and "text about CUDA" in f.message for f in findings)
+
+
+def test_a_cuda_string_where_the_same_function_takes_names_stays():
+    """vllm's gpu_sync_debug: `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`
+    and `_report("copy_", ...)`: the first argument names a Tensor method, and `"cuda"` is
+    `Tensor.cuda`'s name. A function called only with devices there is ported."""
+    code = (
+        "import torch\n\n\n"
+        "def _report(op, direction):\n"
+        '    print(f"Tensor.{op}: a {direction} copy")\n\n\n'
+        "def checked_to(x):\n"
+        '    _report("to", "H2D")\n\n\n'
+        "def checked_cuda(x):\n"
+        '    _report("cuda", "H2D")\n'
+        '    return place(x, "cuda")\n\n\n'
+        "def checked_cpu(x):\n"
+        '    return place(x, "cpu")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert '_report("cuda", "H2D")' in new and 'place(x, "neuron")' in new, new
+    assert any(f.code == "DEV015" for f in findings)
+
+
 def test_a_cuda_answer_compared_with_one_that_stays_cuda_stays_too():
     """mmcv's filtered_lrelu: `torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`;
     default_stream has no counterpart, so current_stream via torch.accelerator compared a stream of

@@ -47,6 +47,10 @@ TOKENS = (
     b"numa.binding",
     b"_symmetric_memory",
     b"CudaExtension",  # a registry of CUDA extensions (_cuda_registry)
+    b"MemPool",
+    b"use_mem_pool",
+    b"PluggableAllocator",
+    b"rebuild_cuda_tensor",
 )
 # ... or an import of a CUDA-only package (porter.config.cuda_packages), read from the import
 # lines in one pass: a substring scan per package name cost more, and took `import flash_attn`
@@ -384,7 +388,9 @@ def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> st
 def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
     """Whether a function asks which device it is on, or catches errors (guards._DeviceChecks)."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Try) or (isinstance(node, ast.Attribute) and node.attr == "is_cuda"):
+        if isinstance(node, ast.Try) and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):
+            return True  # (a handler that only raises again, or `try/finally`, is no other path)
+        if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
             return True
         if isinstance(node, ast.Call):
             head, _, rest = (dotted(node.func) or "").partition(".")

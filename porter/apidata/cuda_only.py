@@ -98,6 +98,17 @@ PINNED = (
         "helion-1.5.1-py3-none-any.whl",
         "d0ee963f7ebf81a6698c4a7a6b6f7f5c2eb20922f8bafd535c0cded0260cab87",
     ),
+    (
+        "nccl4py==0.6.0",
+        "nccl4py-0.6.0-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        "7b75f4943edc39522bec1d3c7c59804fa2fd87a879e5744660d723440cb62755",
+    ),
+    (
+        "nccl-extensions==0.1.0",  # nccl.ep, nccl.m2n: NCCL's EP and M2N libraries, in nccl4py's namespace
+        "nccl_extensions-0.1.0-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+        "30d42d0218f46e394a21c5663f09ee9bb8a90caf4d69f0040e5a9eb2fef7b8ad",
+        ("nccl.ep", "nccl.m2n"),
+    ),
 )
 
 # (requirement, the modules it installs): read from the index's metadata alone (`pip install

@@ -2272,6 +2272,10 @@ class BackendsFamily(Family):
             # `if torch.cuda.is_available(): logger.warning("ROCm GPU architecture detection
             # failed despite ROCm being available.")`: a message about CUDA's platform itself
             self._itself(node.test, node.test, "only reports on CUDA's platform (its message names it)")
+        if node.orelse is None and self.library() is not None and _only_writes_text(node.body, _SAYS_PLATFORM):
+            # `if not torch.cuda.is_available() and all_cuda_fields_missing: fields[f] = "No CUDA"`:
+            # an environment report writing down CUDA's absence, beside its other devices' sections
+            self._itself(node.test, node.test, "only writes text about CUDA (a report of CUDA itself)")
         if first is not None and first.device == "cuda" and first.kind == "available":
             imported = _cuda_backend_imports(node.body)
             if imported:
@@ -2979,6 +2983,36 @@ def _only_says(body: cst.BaseSuite, words: re.Pattern[str]) -> bool:
             if not any(words.search(t) for t in texts):
                 return False
     return True
+
+
+def _only_writes_text(body: cst.BaseSuite, words: re.Pattern[str]) -> bool:
+    """Whether the block only stores string constants (`fields[name] = "No CUDA"`), directly or
+    in a `for` loop or an `if` without `else` of its own, and one of them says `words`."""
+    said = False
+
+    def writes(suite: cst.BaseSuite) -> bool:
+        nonlocal said
+        if not suite.body:
+            return False
+        for stmt in suite.body:
+            if isinstance(stmt, cst.For) and stmt.orelse is None:
+                if not writes(stmt.body):
+                    return False
+            elif isinstance(stmt, cst.If) and stmt.orelse is None:
+                if not writes(stmt.body):
+                    return False
+            elif isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if not isinstance(small, cst.Assign) or not isinstance(
+                        small.value, (cst.SimpleString, cst.ConcatenatedString)
+                    ):
+                        return False
+                    said = said or words.search(string_value(small.value) or "") is not None
+            else:
+                return False
+        return True
+
+    return writes(body) and said
 
 
 def _cuda_backend_imports(body: cst.BaseSuite) -> str | None:

@@ -208,7 +208,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self.ctx.report(
                 "DEV015",
                 original,
-                '`"cuda"` is a name in a vocabulary of its own (GPU platforms beside `"gpu"` / `"rocm"`, kernel sets or providers beside `"triton"` / `"dml"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA\'s word), not a torch device: it stays',
+                '`"cuda"` is a name in a vocabulary of its own (GPU platforms beside `"gpu"` / `"rocm"`, kernel sets or providers beside `"triton"` / `"dml"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA\'s word, the default of a configuration value the library case-normalizes, an argument where the same function is passed a name that is no device), not a torch device: it stays',
                 applicability=Applicability.MANUAL,
             )
             return updated

@@ -638,7 +638,9 @@ class _DeviceChecks(cst.CSTVisitor):
         if self.found:
             return False
         if isinstance(node, cst.Try):
-            self.found = True
+            # a handler that only raises again (`except ImportError as e: raise ImportError(...)
+            # from e`) and `try/finally` are no other path
+            self.found = not all(_raises(h.body) for h in node.handlers)
         elif isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             self.found = True
         elif isinstance(node, cst.Call):
@@ -1048,6 +1050,7 @@ class GuardsFamily(Family):
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
             or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
+            or (b"nccl" in source and _NCCL_C_BYTES.search(source) is not None)  # NCCL's C API (GUARD004)
         )
 
     def __init__(self, ctx) -> None:
@@ -1531,12 +1534,17 @@ class GuardsFamily(Family):
                 ),
             )
         if package is None:
+            function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
+            if function is not None and id(function) not in self._class_needs:
+                self._class_needs[id(function)] = _calls_nccl(function)
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
-            if cls is None:
-                return
-            if id(cls) not in self._class_needs:
-                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code)
-            found = self._class_needs[id(cls)]
+            if cls is not None and id(cls) not in self._class_needs:
+                self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
+                    _keeps_cuda_only(cls, self.facts.running) if self.facts.active else None
+                )
+            found = (self._class_needs[id(function)] if function is not None else None) or (
+                self._class_needs[id(cls)] if cls is not None else None
+            )
             if found is None:
                 return
             why = found
@@ -1753,10 +1761,13 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
                 and not isinstance(small.names, cst.ImportStar)
             ):
                 name = dotted(small.module) or ""
-                package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
-                if package is not None:
-                    for alias in small.names:
-                        bound[alias.evaluated_alias or (dotted(alias.name) or "")] = package
+                for alias in small.names:
+                    # `from lmcache.v1.gpu_connector import VLLMPagedMemGPUConnectorV2`: the data may
+                    # name one class of a package that has other devices' paths beside it
+                    imported = dotted(alias.name) or ""
+                    package = _covering(packages, name) or _covering(packages, f"{name}.{imported}")
+                    if package is not None:
+                        bound[alias.evaluated_alias or imported] = package
     if not bound:
         return None
     uses = _NameUses(set(bound))
@@ -1780,8 +1791,16 @@ def _package_of(node: cst.Import | cst.ImportFrom, packages: Sequence[str]) -> s
     elif node.relative or node.module is None:
         return None
     else:
-        names = [dotted(node.module) or ""]
-    return next((p for n in names for p in packages if n == p or n.startswith(p + ".")), None)
+        module = dotted(node.module) or ""
+        names = [module]
+        if not isinstance(node.names, cst.ImportStar):
+            names += [f"{module}.{dotted(a.name) or ''}" for a in node.names]
+    return next((p for n in names if (p := _covering(packages, n)) is not None), None)
+
+
+def _covering(packages: Sequence[str], name: str) -> str | None:
+    """The entry of `packages` that `name` is (or is under), if any."""
+    return next((p for p in packages if name == p or name.startswith(p + ".")), None)
 
 
 def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
@@ -1823,6 +1842,48 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
 
 # the message of an assertion that demands CUDA
 _SAYS_CUDA = re.compile(r"(?i)\bcuda\b")
+# a name of NCCL's C API (`ncclCommProperties`, `ncclGetUniqueId`): NCCL (and ROCm's RCCL, which
+# keeps its names) runs on torch's `cuda` device only
+_NCCL_C_NAME = re.compile(r"nccl[A-Z]\w*")
+_NCCL_C_BYTES = re.compile(rb"\bnccl[A-Z]")
+
+
+def _calls_nccl(function: cst.FunctionDef) -> str | None:
+    """Why `function` is NCCL's code, or None: it uses NCCL's C API directly (through ctypes,
+    `from .pynccl_wrapper import ncclCommProperties`), so the device it names is the one its
+    NCCL communicator runs on."""
+    for n in _walk(function.body):
+        name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
+        if name is not None and _NCCL_C_NAME.fullmatch(name):
+            return f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's device only"
+    return None
+
+
+def _keeps_cuda_only(cls: cst.ClassDef, running: dict[str, str]) -> str | None:
+    """Why `cls` is CUDA's class, or None: a method keeps what a CUDA-only function returns in
+    an attribute (`self._m2n = import_m2n()`, where `import_m2n` imports NCCL's M2N library),
+    so the class drives that CUDA-only code wherever it uses the attribute."""
+    for n in _walk(cls.body):
+        if (
+            isinstance(n, cst.Assign)
+            and isinstance(n.value, cst.Call)
+            and isinstance(n.value.func, cst.Name)
+            and n.value.func.value in running
+            and any(_self_attr_of(t.target) for t in n.targets)
+        ):
+            attr = next(a for t in n.targets if (a := _self_attr_of(t.target)) is not None)
+            return (
+                f"class `{cls.name.value}` keeps what `{n.value.func.value}()` returns in `self.{attr.attr.value}`, "
+                f"and {running[n.value.func.value]} is CUDA-only code"
+            )
+    return None
+
+
+def _self_attr_of(target: cst.BaseExpression) -> cst.Attribute | None:
+    """`self.x` for a target `self.x` or `self.x[key]` (an entry of a cache the class keeps)."""
+    if isinstance(target, cst.Subscript):
+        target = target.value
+    return target if isinstance(target, cst.Attribute) and _is_self_attr(target) else None
 
 
 def _raises(body: cst.BaseSuite) -> bool:

@@ -76,6 +76,11 @@ _ATTRIBUTE_BUILTINS = frozenset(("getattr", "hasattr", "setattr", "delattr"))
 # text a program searches for CUDA's words (`'cuda' in str(e).lower()`)
 _RELATIVE_IMPORT = re.compile(rb"^\s*from \.", re.MULTILINE)  # a module of a package
 _TEXT_CALLS = frozenset(("str", "repr", "format", "lower", "upper", "casefold"))
+# a name a call passes (`"to"`, `"copy_"`): beside one that is no device, `"cuda"` is a name too
+_WORD = re.compile(r"[A-Za-z_]\w*")
+# what a program does to text a user typed (a device string torch takes is lower case already)
+_NORMALIZERS = frozenset(("lower", "upper", "casefold"))
+_ENVIRONMENT_READS = frozenset(("os.getenv", "os.environ.get"))
 
 
 def _collection_strings(node: cst.BaseExpression) -> list[str]:
@@ -148,17 +153,18 @@ class LiteralsFamily(FlowScopes, Family):
         super().__init__(ctx)
         self.flow = Flow(ctx.settings, ctx.path, ctx.source)
         self._handlers: list[str] = []  # the names `except ... as NAME` binds around the node
-        self._scanned: tuple[set[str], set[str]] | None = None
+        self._scanned: tuple[set[str], set[str], set[tuple[str, int]]] | None = None
         self._classes: list[str] = []
 
-    def _module_facts(self) -> tuple[set[str], set[str]]:
+    def _module_facts(self) -> tuple[set[str], set[str], set[tuple[str, int]]]:
         """Read once per file: the values this file checks against a vocabulary of its own
-        (`self.backend not in ["cuda", "triton"]`), and the containers it indexes with a CUDA
-        key (`rng_state_dict["cuda"]`)."""
+        (`self.backend not in ["cuda", "triton"]`), the containers it indexes with a CUDA
+        key (`rng_state_dict["cuda"]`), and the (function, position) pairs its calls pass a
+        word that is no device (`_report("to", ...)`)."""
         if self._scanned is None:
             scan = _ModuleFacts(self.ctx)
             self.ctx.module.visit(scan)
-            self._scanned = (scan.vocabulary_values, scan.keyed)
+            self._scanned = (scan.vocabulary_values, scan.keyed, scan.worded)
         return self._scanned
 
     def _keep(self, nodes) -> None:
@@ -376,7 +382,7 @@ class LiteralsFamily(FlowScopes, Family):
             return  # no CUDA string to keep: spares the index lookups below
         if self._not_device_membership(node):
             return
-        vocabulary_values, _ = self._module_facts()
+        vocabulary_values, _, _ = self._module_facts()
         if any(_expression(self.ctx, s) in vocabulary_values for s in sides if not _strings(s)):
             for s in sides:
                 self._keep_vocabulary(_strings(s))
@@ -399,7 +405,7 @@ class LiteralsFamily(FlowScopes, Family):
         if not _is_cuda(node.left):
             return False
         container = node.comparisons[0].comparator
-        _, keyed = self._module_facts()
+        _, keyed, _ = self._module_facts()
         if _expression(self.ctx, container) in keyed or _error_text(container, self._handlers):
             self._keep_vocabulary([node.left])
             return True
@@ -489,6 +495,25 @@ class LiteralsFamily(FlowScopes, Family):
             and node.args[0].keyword is None
         ):
             self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _NORMALIZERS
+            and not node.args
+            and in_package(self.ctx)
+        ):
+            # `os.getenv("VLLM_TARGET_DEVICE", "cuda").lower()`, `str(cfg.buffer_device or "cuda").lower()`:
+            # the default of a value the library case-normalizes is an option's value as a user
+            # types it (a build target, a transfer engine's setting), not a torch device string
+            self._keep_vocabulary(_configured_defaults(self.ctx, func.value))
+        if isinstance(func, cst.Name) and self._module_facts()[2]:
+            # `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`: the function takes
+            # names there (an operation's), and "cuda" is one of them (`Tensor.cuda`)
+            worded = self._module_facts()[2]
+            for i, arg in enumerate(node.args):
+                if arg.keyword is not None or arg.star:
+                    break
+                if (func.value, i) in worded:
+                    self._keep_vocabulary(_strings(arg.value))
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
             self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
         if any(_own_vocabulary(a.value) for a in node.args):
@@ -520,6 +545,7 @@ class _ModuleFacts(cst.CSTVisitor):
         self.ctx = ctx
         self.vocabulary_values: set[str] = set()
         self.keyed: set[str] = set()
+        self.worded: set[tuple[str, int]] = set()
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if len(node.comparisons) == 1 and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn)):
@@ -539,6 +565,13 @@ class _ModuleFacts(cst.CSTVisitor):
             and _is_cuda(node.args[0].value)
         ):
             self.keyed.add(_expression(self.ctx, func.value))
+        if isinstance(func, cst.Name):
+            for i, arg in enumerate(node.args):
+                if arg.keyword is not None or arg.star:
+                    break
+                word = string_value(arg.value) if isinstance(arg.value, cst.SimpleString) else None
+                if word is not None and _WORD.fullmatch(word) and not _device_word(word):
+                    self.worded.add((func.value, i))
 
 
 # a `keep_public_default` entry for a device a class's method names: "method:Class:Class.field"
@@ -570,6 +603,21 @@ def _error_text(node: cst.BaseExpression, handlers: list[str]) -> bool:
         else:
             return False
     return isinstance(node, cst.Name) and node.value in handlers
+
+
+def _configured_defaults(ctx, value: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The CUDA strings a configuration value falls back to: the default of `os.getenv(NAME,
+    "cuda")` / `os.environ.get(NAME, "cuda")`, the last operand of `cfg.x or "cuda"`, inside
+    `str(...)` or parentheses."""
+    while isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "str":
+        if len(value.args) != 1:
+            return []
+        value = value.args[0].value
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        return _strings(value.right)
+    if isinstance(value, cst.Call) and ctx.qualname(value.func) in _ENVIRONMENT_READS and len(value.args) >= 2:
+        return _strings(value.args[1].value)
+    return []
 
 
 def in_package(ctx) -> bool:
