@@ -142,8 +142,11 @@ def _transform(
 
 def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:
     """A piece of a file ported on its own (the branch porter adds to a device switch is CUDA's
-    branch ported): same target and selection, no cross-file facts."""
-    result = port_python(code, path, replace(settings, flow=(), want_source=True))
+    branch ported): same target, no cross-file facts. Every rule a run without `--select` would
+    apply ports it: the branch is what the target runs (one rule's fix), whichever rules are
+    reported; `--ignore` still holds."""
+    wide = replace(settings, select=(), extend_select=settings.extend_select + settings.select)
+    result = port_python(code, path, replace(wide, flow=(), want_source=True))
     if result.status is FileStatus.ERROR:
         return None, result.findings
     return result.new_source or code, result.findings

@@ -2500,7 +2500,9 @@ class BackendsFamily(Family):
         message = head + f"a branch for {t.display} is added {where}: CUDA's, ported ({codes})"
         region.left.clear()
         self._regions.append((region, branch.test, message, new))
-        return new
+        # the rung is the fix of the finding reported at the end (leave_Module): no rung where
+        # that rule is not reported (`--select BACK005` alone)
+        return new if self.ctx.reports(region.code) else None
 
     def _ported_body(self, body: cst.BaseSuite) -> tuple[cst.BaseSuite | None, str, list[str]]:
         """(CUDA's branch body ported for the target, or None; why not; the codes applied)."""

@@ -20,7 +20,7 @@ import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from porter.config.ruledata import all_rules, rule_enabled
+from porter.config.ruledata import all_rules, rule_computed
 from porter.config.settings import Settings
 from porter.config.targets import Target, get_target
 from porter.core.suppressions import Suppressions
@@ -149,7 +149,7 @@ def sites(tree: ast.Module) -> Sites:
 
 @lru_cache(maxsize=16)
 def _enabled(target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...]) -> dict[str, bool]:
-    return {code: rule_enabled(rule, target, select, ignore, extend) for code, rule in all_rules().items()}
+    return {code: rule_computed(rule, target, select, ignore, extend) for code, rule in all_rules().items()}
 
 
 class Gate:

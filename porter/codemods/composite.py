@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from porter.codemods.context import PortContext
+from porter.codemods.context import PortContext, StatementEdits
 from porter.codemods.family import Family
 from porter.codemods import tidy
 
@@ -61,11 +61,17 @@ class PortTransformer(cst.CSTTransformer):
         self._visits: dict[str, list] = {}
         self._leaves: dict[str, list] = {}
         for fam in families:
+            # a family none of whose rules is reported (`--select` others) runs for the facts it
+            # gives the families that are (GUARD001's kept checks, DEV001's moves, BACK001's
+            # switches): what it would change is dropped, as its fixes are not applied
+            muted = not _reports(ctx, type(fam))
             for attr in dir(type(fam)):
                 if attr.startswith("visit_"):
-                    self._visits.setdefault(attr[6:], []).append(getattr(fam, attr))
+                    fn = getattr(fam, attr)
+                    self._visits.setdefault(attr[6:], []).append(self._muted(fn, False) if muted else fn)
                 elif attr.startswith("leave_"):
-                    self._leaves.setdefault(attr[6:], []).append(getattr(fam, attr))
+                    fn = getattr(fam, attr)
+                    self._leaves.setdefault(attr[6:], []).append(self._muted(fn, True) if muted else fn)
         # keyed by id, holding the node: a node kept alive keeps its id (a freed one's id is
         # reused by the next node made, which would then be taken for a marker)
         self._removed_markers: dict[int, cst.CSTNode] = {}
@@ -76,6 +82,25 @@ class PortTransformer(cst.CSTTransformer):
         # whether any node came back other than as libcst rebuilt it: while False, the new
         # tree equals the old one, so a findings-only run need not generate its text
         self.replaced = False
+
+    def _muted(self, fn: Callable[..., Any], leave: bool) -> Callable[..., Any]:
+        """`fn` of a family run for its facts alone: the node it is handed stays as it is (a
+        leave_ returns it), and what it queues for the file (imports, statement edits, the
+        device helper) is dropped."""
+        ctx = self.ctx
+
+        def call(*args: Any) -> Any:
+            saved = (ctx.statement_edits, ctx.device_helper, ctx.device_helper_code)
+            ctx.statement_edits = StatementEdits()
+            ctx.muted = True
+            try:
+                out = fn(*args)
+            finally:
+                ctx.muted = False
+                ctx.statement_edits, ctx.device_helper, ctx.device_helper_code = saved
+            return args[-1] if leave else out
+
+        return call
 
     # -- dispatch --------------------------------------------------------------------------
 
@@ -376,6 +401,12 @@ class PortTransformer(cst.CSTTransformer):
         if not new_lines:
             return result
         return result.with_changes(leading_lines=[*result.leading_lines, *new_lines])
+
+
+def _reports(ctx: PortContext, family: type[Family]) -> bool:
+    """Whether some rule of `family` (or of the family it serves) is reported."""
+    owner = family.serves or family
+    return any(ctx.reports(c) for c in owner.codes())
 
 
 def _with_local_imports(fn: cst.FunctionDef, modules: list[tuple[str, str | None]]) -> cst.FunctionDef:

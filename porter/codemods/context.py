@@ -28,7 +28,7 @@ from porter.analysis.resolve import (
     name_assignments,
     small_statements,
 )
-from porter.config.ruledata import Rule, all_rules, rule_enabled
+from porter.config.ruledata import Rule, all_rules, rule_computed, rule_enabled
 from porter.config.settings import Settings
 from porter.core.suppressions import Suppressions
 from porter.config.targets import Target, get_target, portable_spellings
@@ -96,6 +96,9 @@ class PortContext:
         # --portable: the name of the module's device helper once a site asked for it, and its code
         self.device_helper: str | None = None
         self.device_helper_code = ""
+        # True while a family none of whose rules is reported (`--select` others) runs for the
+        # facts it gives the others: it may request no import (porter.codemods.composite)
+        self.muted = False
         self.wrapper = wrapper
         self.module = wrapper.module
         self.path = path
@@ -136,8 +139,15 @@ class PortContext:
         self.port_snippet: Callable[[bytes], tuple[bytes | None, list[Finding]]] | None = None
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
         self._cheap_positions: dict[int, tuple[Position, Position]] = {}
-        self._enabled = {
+        # what is reported and applied (`--select`, `--ignore`), and what is computed: every
+        # rule a run without `--select` would enable (`rule_computed`), so that a family's
+        # analysis that serves another rule runs whenever that rule is selected
+        self._reported = {
             code: rule_enabled(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
+            for code, rule in all_rules().items()
+        }
+        self._enabled = {
+            code: rule_computed(rule, settings.target, settings.select, settings.ignore, settings.extend_select)
             for code, rule in all_rules().items()
         }
         self.file_ignored_codes = suppressions.file_codes
@@ -160,9 +170,15 @@ class PortContext:
     # -- selection -------------------------------------------------------------------------
 
     def enabled(self, code: str) -> bool:
+        """Whether the analysis of rule `code` runs (its facts may serve another rule); whether
+        it is reported, and its fix applied, is `reports`."""
         if not self._enabled.get(code, False):
             return False
         return not any(code.startswith(c) for c in self.file_ignored_codes)
+
+    def reports(self, code: str) -> bool:
+        """Whether a finding of `code` is reported and its fix applied (`--select`, `--ignore`)."""
+        return self._reported.get(code, False) and self.enabled(code)
 
     def qualname(self, node: cst.BaseExpression) -> str | None:
         return self.resolver.qualname(node)
@@ -198,7 +214,10 @@ class PortContext:
         applicability: Applicability | None = None,
         advice: str | None = None,
     ) -> bool:
-        """Record a finding at `node`; True when the caller should apply its fix."""
+        """Record a finding at `node`; True when the caller should apply its fix. A rule that is
+        computed but not reported (`--select` another) records nothing and applies nothing, but
+        still tells the CUDA-only code it is in which fix it leaves there (GUARD003, BACK007 say
+        so, and report the code only where something was left)."""
         if not self.enabled(code):
             return False
         rule = all_rules()[code]
@@ -214,6 +233,8 @@ class PortContext:
             if region is not None and (fixes or region.quiet):
                 region.left.append(code)  # (elsewhere a finding without a fix is reported as anywhere)
                 return False
+        if not self._reported.get(code, False):
+            return False
         if self.suppressions.by_line and self.suppressions.may_silence(code):
             start, end = self.position(node)
             lines = (start.line,) if start.line == end.line else (start.line, end.line)
@@ -234,7 +255,7 @@ class PortContext:
 
     def would_apply(self, code: str, node: cst.CSTNode, applicability: Applicability) -> bool:
         """Whether `report` would apply a fix of this kind at `node` (records nothing)."""
-        if not self.enabled(code):
+        if not self.reports(code):
             return False
         if self.cuda_only_code and self.in_cuda_only_code():
             return False  # no fix there
@@ -367,6 +388,8 @@ class PortContext:
         """`import module [as asname]` for the node being visited: at the top of its function
         where the module imports that package only inside functions, else at the module's top
         level (inside the guard of a guarded torch import: porter.codemods.imports)."""
+        if self.muted:
+            return
         functions = self.scopes.functions
         if functions and self.imports_lazily(module.split(".")[0]):
             if self.cuda_only_code and self.in_cuda_only_code():
@@ -404,11 +427,15 @@ class PortContext:
         return cst.parse_expression(template.format(**values))
 
     def add_import(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        if self.muted:
+            return  # for a fix that is not applied
         if self.cuda_only_code and self.in_cuda_only_code():
             return  # a spelling made for code left as it is: no fix there needs it
         AddImportsVisitor.add_needed_import(self.codemod_context, module, obj, asname)
 
     def remove_import_if_unused(self, module: str, obj: str | None = None, asname: str | None = None) -> None:
+        if self.muted:
+            return
         RemoveImportsVisitor.remove_unused_import(self.codemod_context, module, obj, asname)
 
     # -- --portable spellings (rules/targets.toml [portable]) -------------------------------

@@ -205,6 +205,23 @@ def rule_enabled(
     return on and not (ignored and ignored >= chosen)
 
 
+def rule_computed(
+    rule: Rule,
+    target: str,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    extend_select: tuple[str, ...] = (),
+) -> bool:
+    """Whether porter computes what `rule` finds: it is enabled, or a run without `select` would
+    enable it (`select` only chooses what is reported and applied, as in ruff). Another
+    rule may read its facts: BACK005 is a kind of region the BACK001 analysis makes, XLA005
+    follows the moves DEV001 finds, GUARD003 is the code GUARD001 keeps on CUDA. `ignore`
+    still turns it off: `--ignore GUARD003` ports the code GUARD003 would leave."""
+    if rule_enabled(rule, target, select, ignore, extend_select):
+        return True
+    return bool(select) and rule_enabled(rule, target, (), ignore, tuple(extend_select) + tuple(select))
+
+
 def unknown_codes(patterns: tuple[str, ...]) -> list[str]:
     """Patterns that match no rule code: a typo in --select should fail, not pass silently."""
     if not patterns:
