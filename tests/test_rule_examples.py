@@ -64,3 +64,24 @@ def test_example_alone(rule, example):
         **extra,
     )
     assert rule.code in {f.code for f in findings}, f"{rule.code} not reported with --select {rule.code}"
+
+
+@pytest.mark.parametrize("rule,example", EXAMPLES)
+def test_example_with_other_rules_selected(rule, example):
+    """`--select` of other rules changes the file only by their fixes: the families that give
+    them facts (every family a run without `--select` runs) change no node, add no import."""
+    extra = {"portable": True} if example.portable else {}
+    if example.imported_after_port is not None:
+        extra["imported_after_port"] = example.imported_after_port
+    before = example.before.lstrip("\n")
+    for select in (("API",), ("CUDA002",), ("DEV001",), ("GUARD001",), ("BACK005",)):
+        new, findings = port(
+            before,
+            example.target,
+            unsafe=example.unsafe_fixes,
+            path=example.file or "example.py",
+            select=select,
+            **extra,
+        )
+        if not any(f.applied for f in findings):
+            assert new == before, f"--select {select[0]} changed the file with no fix applied"

@@ -130,7 +130,8 @@ def _transform(
         return new, ctx, transformer.replaced
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
-    if scratch.get(AddImportsVisitor.CONTEXT_KEY):
+    if scratch.get(AddImportsVisitor.CONTEXT_KEY) and ctx.applied:
+        # (with no fix applied, an import was asked for a fix a rule not reported built)
         new = imports.add_imports(new, scratch.pop(AddImportsVisitor.CONTEXT_KEY), ctx.codemod_context)
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
