@@ -15,8 +15,8 @@ from porter.config.settings import Settings
 from porter.files.readers.tomlpos import Locator, alone_on_line, load
 from porter.files.deps import requirement
 from porter.files.deps.indexes import index_sites
-from porter.files.deps.target_packages import added_message, missing_lines
-from porter.files.facts import canonical, environment
+from porter.files.deps.target_packages import missing_lines, reported
+from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
 
@@ -98,7 +98,15 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     if torch_seen is not None:
         lines = missing_lines(requirement.parse(torch_seen[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(_missing_packages(torch_seen, lines, settings.target))
+            out.append(
+                reported(
+                    torch_seen,
+                    lines,
+                    settings.target,
+                    f"as an optional extra (`[project.optional-dependencies] {settings.target} = [...]`)",
+                    index=True,
+                )
+            )
     return out
 
 
@@ -127,22 +135,6 @@ def _requirement_lists(
                 if canonical(parsed.name) == "torch" and torch_seen is None:
                     torch_seen = (token.inner_start, token.inner_start + len(token.raw), item)
     return out, names, torch_seen
-
-
-def _missing_packages(torch_seen: tuple[int, int, str], lines: list[str], target: str) -> Site:
-    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. A pyproject's
-    lists are a package's dependencies, so the advice is an optional extra, not an edit."""
-    env = environment(target)
-    return Site(
-        "DEP004",
-        torch_seen[0],
-        torch_seen[1],
-        None,
-        message=added_message(lines, target),
-        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} as an optional extra "
-        f"(`[project.optional-dependencies] {target} = [...]`), or to the environment that runs "
-        f"the port{' with --extra-index-url ' + env.get('index_url') if env.get('index_url') else ''}.",
-    )
 
 
 def _poetry_sites(name: str, version: str, token: Any, ctx: requirement.Context) -> list[Site]:

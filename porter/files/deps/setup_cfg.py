@@ -12,7 +12,7 @@ import re
 
 from porter.config.settings import Settings
 from porter.files.deps import requirement
-from porter.files.deps.target_packages import added_message, missing_lines
+from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
@@ -59,7 +59,11 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(_missing_packages(torch, lines, settings.target))
+            out.append(
+                reported(
+                    torch, lines, settings.target, f"under `[options.extras_require]` as `{settings.target} = ...`"
+                )
+            )
     return out
 
 
@@ -80,17 +84,3 @@ def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[
         value, value_at, whole = stripped, start + line.index(stripped), True
     value = value.rstrip()
     return collecting, ((value_at, value, whole) if value else None)
-
-
-def _missing_packages(torch: tuple[int, int, str], lines: list[str], target: str) -> Site:
-    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. A setup.cfg's
-    lists are a package's dependencies, so the advice is an extra, not an edit."""
-    return Site(
-        "DEP004",
-        torch[0],
-        torch[1],
-        None,
-        message=added_message(lines, target),
-        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} under "
-        f"`[options.extras_require]` as `{target} = ...`, or to the environment that runs the port.",
-    )

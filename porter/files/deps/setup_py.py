@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from porter.config.settings import Settings
 from porter.files.deps import requirement
-from porter.files.deps.target_packages import added_message, missing_lines
+from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text, result
 from porter.core.findings import FileResult, FileStatus, Finding
@@ -64,7 +64,7 @@ def requirement_sites(text: Text, settings: Settings) -> list[Site]:
     if torch is not None:
         lines = missing_lines(requirement.parse(torch[2]), names, [], settings.target, pip_options=False)
         if lines is not None:
-            out.append(_missing_packages(torch, lines, settings.target))
+            out.append(reported(torch, lines, settings.target, f"to `extras_require` under `{settings.target!r}`"))
     return out
 
 
@@ -96,20 +96,6 @@ def _place(text: Text, const: ast.Constant, value: str) -> tuple[requirement.Pla
     plain = text.text[inner : inner + len(value)] == value
     place = requirement.Place(inner if plain else start, None, editable=False)
     return place, len(value) if plain else len(raw)
-
-
-def _missing_packages(torch: tuple[int, int, str], lines: list[str], target: str) -> Site:
-    """DEP004 on torch's requirement: the target's packages (`lines`) are missing. setup()'s
-    requirements are a package's dependencies, so the advice is an extra, not an edit."""
-    return Site(
-        "DEP004",
-        torch[0],
-        torch[1],
-        None,
-        message=added_message(lines, target),
-        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} to `extras_require` "
-        f"under `{target!r}`, or to the environment that runs the port.",
-    )
 
 
 def _line(text: Text, lineno: int) -> str:

@@ -51,3 +51,19 @@ def insertion(
 def added_message(lines: list[str], target: str) -> str:
     shown = ", ".join(f"`{line}`" for line in lines)
     return f"the ported code needs the target's packages: {shown}"
+
+
+def reported(torch: tuple[int, int, str], lines: list[str], target: str, where: str, *, index: bool = False) -> Site:
+    """DEP004 on torch's requirement in a package's own dependency list (pyproject.toml,
+    setup.cfg, setup.py): the target's packages (`lines`) are missing, and a package's
+    dependencies are a promise to every user, so the advice is an extra (`where`), not an edit."""
+    url = environment(target).get("index_url") if index else None
+    return Site(
+        "DEP004",
+        torch[0],
+        torch[1],
+        None,
+        message=added_message(lines, target),
+        advice=f"A package's dependencies: add {', '.join(f'`{x}`' for x in lines)} {where}, or to the environment "
+        f"that runs the port{' with --extra-index-url ' + url if url else ''}.",
+    )
