@@ -477,18 +477,11 @@ class CudaApiFamily(ReferenceTracker, Family):
         )
         if item is None or not self._stream_kept_here():
             return
-        kept = [n for n in _walk(node.body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
-        if not kept:
-            return
-        self.ctx.keep_cuda.update(id(n) for n in kept)
-        t = self.ctx.target
-        self.ctx.report(
-            "CUDA006",
+        self._keep_devices(
+            node.body,
             item,
-            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its devices stay CUDA's "
-            f"({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
-            applicability=Applicability.MANUAL,
-            advice=f"Port the stream code of this function as a whole (torch.accelerator streams) to run it on {t.display}.",
+            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its devices stay CUDA's",
+            "this function",
         )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -503,18 +496,28 @@ class CudaApiFamily(ReferenceTracker, Family):
             return
         if not self._keeps_stream(outer[-1], _STREAM_CALLS):
             return
-        kept = [n for n in _walk(node.body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
+        self._keep_devices(
+            node.body,
+            node.name,
+            f"`def {node.name.value}` is defined in `{outer[-1].name.value}`, which keeps its CUDA streams: the devices it "
+            f"names stay CUDA's",
+            f"`{outer[-1].name.value}`",
+        )
+
+    def _keep_devices(self, body: cst.CSTNode, at: cst.CSTNode, why: str, owner: str) -> None:
+        """Keep the CUDA devices `body` names (code that runs on CUDA streams `owner` keeps) and
+        report them once (CUDA006), listed after `why`."""
+        kept = [n for n in _walk(body) if _names_cuda_device(n) and id(n) not in self.ctx.keep_cuda]
         if not kept:
             return
         self.ctx.keep_cuda.update(id(n) for n in kept)
-        t = self.ctx.target
         self.ctx.report(
             "CUDA006",
-            node.name,
-            f"`def {node.name.value}` is defined in `{outer[-1].name.value}`, which keeps its CUDA streams: the devices it "
-            f"names stay CUDA's ({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
+            at,
+            f"{why} ({', '.join(dict.fromkeys(self.ctx.code(n) for n in kept))})",
             applicability=Applicability.MANUAL,
-            advice=f"Port the stream code of `{outer[-1].name.value}` as a whole (torch.accelerator streams) to run it on {t.display}.",
+            advice=f"Port the stream code of {owner} as a whole (torch.accelerator streams) to run it on "
+            f"{self.ctx.target.display}.",
         )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
