@@ -45,7 +45,7 @@ from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
-from porter.codemods.family import Family, replace_string, string_value
+from porter.codemods.family import Family, replace_string, string_value, walk
 from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_KEY, abstraction, answers
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
@@ -3108,13 +3108,7 @@ def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, t
 
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
+    return list(walk(node))
 
 
 def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[str]:

@@ -16,7 +16,6 @@ Any `torch.cuda.X` the table does not know is reported (CUDA009): never silence.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,6 +23,7 @@ import libcst as cst
 
 from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker, string_value
+from porter.codemods.family import walk as _walk
 from porter.codemods.target_api import conform, conform_int_arguments
 from porter.analysis.device_backends import project_abstraction
 from porter.core.findings import Applicability
@@ -700,14 +700,6 @@ def _args_code(ctx, call: cst.Call) -> str:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return ", ".join(ctx.code(a).rstrip(", ") for a in args)
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def _names_cuda_device(node: cst.CSTNode) -> bool:

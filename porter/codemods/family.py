@@ -8,6 +8,7 @@ the data alone is therefore selected, ignored and run like any other of its fami
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import ClassVar
 
 import libcst as cst
@@ -196,3 +197,13 @@ def replace_string(node: cst.SimpleString, new_value: str) -> cst.SimpleString:
     body = node.value[len(prefix) :]
     quote = body[:3] if body[:3] in ('"""', "'''") else body[0]
     return node.with_changes(value=f"{prefix}{quote}{new_value}{quote}")
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node under it. Not libcst's `node.visit(CSTVisitor)`: that rebuilds
+    every node it passes, at about the cost of the port itself (docs/performance.md)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)

@@ -23,7 +23,7 @@ callers guard with it, so predicates are followed to their call sites in the fil
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -31,6 +31,7 @@ import libcst as cst
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.device import cuda_device_index
 from porter.codemods.family import Family, string_value
+from porter.codemods.family import walk as _walk
 from porter.codemods.literals import in_package
 from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
 
@@ -780,14 +781,6 @@ def _cuda_strings(node: cst.Comparison) -> list[cst.BaseExpression]:
 def _short_test(code: str) -> str:
     code = " ".join(code.split())
     return code if len(code) <= 60 else code[:57] + "..."
-
-
-def _walk(tree: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [tree]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:

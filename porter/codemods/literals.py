@@ -28,7 +28,7 @@ import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
-from porter.codemods.family import Family, string_value
+from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
 from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
@@ -579,13 +579,7 @@ METHOD_OF = "method:"
 
 
 def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(n.children)
-    return out
+    return list(walk(node))
 
 
 def _expression(ctx, node: cst.BaseExpression) -> str:
