@@ -143,3 +143,36 @@ def test_a_notebook_whose_tokens_only_its_decoded_cells_show_is_ported(tmp_path)
     text = out.stdout.decode()
     assert out.returncode == 1, text + out.stderr.decode()
     assert "split.ipynb" in text and "escaped.ipynb" in text, text
+
+
+def test_a_key_the_notebook_repeats_is_read_as_jupyter_reads_it():
+    """JSON lets a key repeat; `json.loads` (Jupyter's nbformat, porter's prefilter) keeps its
+    last value. porter's notebook reader took the first: `{"cells": [], "cells": [<CUDA>]}` was
+    a notebook of no cells, its CUDA code passed in silence (adversarial read 6)."""
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    code = json.dumps({**cell, "source": "import torch\nx = torch.zeros(1).cuda()\n"})
+    text = '{"cells": [], "metadata": {}, "cells": [' + code + '], "nbformat": 4, "nbformat_minor": 5}'
+    assert json.loads(text)["cells"][0]["source"].startswith("import torch")
+    result = port_file("twice.ipynb", text)
+    assert codes(result) == ["DEV001"], (result.status, result.reason)
+    new = ported("twice.ipynb", text)
+    assert json.loads(new)["cells"][0]["source"] == 'import torch\nx = torch.zeros(1).to("neuron")\n'
+    assert new.startswith('{"cells": [], "metadata": {}, "cells": [')  # only the cell Jupyter reads is edited
+
+
+def test_a_repeated_key_in_a_cell_is_read_as_jupyter_reads_it():
+    """The same inside a cell: its last `source` and `cell_type` are what Jupyter runs."""
+    text = json.dumps(
+        {
+            "cells": [{"cell_type": "markdown", "metadata": {}, "source": "x"}],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    ).replace(
+        '"source": "x"',
+        '"source": "x", "cell_type": "code", "outputs": [], "source": "import torch\\ny = torch.ones(1).cuda()\\n"',
+    )
+    cell = json.loads(text)["cells"][0]
+    assert cell["cell_type"] == "code" and "cuda" in cell["source"]
+    assert codes(port_file("twice.ipynb", text)) == ["DEV001"]
