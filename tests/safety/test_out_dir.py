@@ -109,3 +109,20 @@ def test_an_output_file_a_repository_ships_as_a_link_is_replaced_not_written_thr
     assert not [p for p in repo.iterdir() if p.name.endswith(".tmp")]
     out = porter("lint", ".", "--target", "xla", "--output-format", "concise", "-o", "/dev/stdout", cwd=repo)
     assert out.returncode == 1 and b"DEV001" in out.stdout, out.stderr
+
+
+def test_a_file_whose_name_is_long_but_legal_is_written(tmp_path):
+    """A 240-byte name is a legal file name (255 is the limit); the temporary beside it added
+    about 30 bytes, so `rewrite` said "cannot write: File name too long" and left it
+    unchanged, and `--out-dir` stopped with that error (adversarial read 6)."""
+    from tests.safety.conftest import committed_repo
+
+    name = "é" * 20 + "n" * 196 + ".py"  # 239 bytes of UTF-8
+    repo = committed_repo(tmp_path / "repo", {name: CUDA})
+    out = porter("rewrite", ".", "--target", "xla", "--out-dir", str(tmp_path / "copy"), cwd=repo)
+    assert out.returncode == 0, out.stderr.decode()
+    assert (tmp_path / "copy" / name).read_bytes() == PORTED
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    assert out.returncode == 0, out.stderr.decode()
+    assert (repo / name).read_bytes() == PORTED
+    assert sorted(p.name for p in repo.iterdir()) == [".git", name]  # no temporary left
