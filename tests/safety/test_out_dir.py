@@ -126,3 +126,20 @@ def test_a_file_whose_name_is_long_but_legal_is_written(tmp_path):
     assert out.returncode == 0, out.stderr.decode()
     assert (repo / name).read_bytes() == PORTED
     assert sorted(p.name for p in repo.iterdir()) == [".git", name]  # no temporary left
+
+
+def test_a_file_left_unchanged_is_not_counted_rewritten(tmp_path):
+    """A file porter could not write (read-only: a warning, exit 2) was still counted in the
+    summary: "Files: 2 scanned, 2 rewritten, ... 0 failed" (adversarial read 6)."""
+    import os
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_bytes(CUDA)
+    (repo / "b.py").write_bytes(CUDA)
+    os.chmod(repo / "b.py", 0o444)
+    out = porter("rewrite", ".", "--target", "xla", "--allow-no-vcs", cwd=repo)
+    text = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 2 and "b.py: no write permission (read-only file); left unchanged" in text, text
+    assert (repo / "a.py").read_bytes() == PORTED and (repo / "b.py").read_bytes() == CUDA
+    assert "Files: 2 scanned, 1 rewritten, 0 unchanged, 0 skipped, 1 failed" in text, text
