@@ -143,3 +143,21 @@ def test_a_file_left_unchanged_is_not_counted_rewritten(tmp_path):
     assert out.returncode == 2 and "b.py: no write permission (read-only file); left unchanged" in text, text
     assert (repo / "a.py").read_bytes() == PORTED and (repo / "b.py").read_bytes() == CUDA
     assert "Files: 2 scanned, 1 rewritten, 0 unchanged, 0 skipped, 1 failed" in text, text
+
+
+def test_a_fix_lint_could_not_write_is_not_counted_fixed(tmp_path):
+    """`lint --fix` the same: the read-only file's fix was counted "2 fixed, 0 remaining";
+    its finding is still there, reported at its place in the file as it is (adversarial read 6)."""
+    import os
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_bytes(CUDA)
+    (repo / "b.py").write_bytes(CUDA)
+    os.chmod(repo / "b.py", 0o444)
+    out = porter("lint", ".", "--target", "xla", "--fix", "--allow-no-vcs", "--output-format", "concise", cwd=repo)
+    text = out.stdout.decode()
+    assert out.returncode == 2 and "b.py: no write permission" in out.stderr.decode(), text
+    assert (repo / "a.py").read_bytes() == PORTED and (repo / "b.py").read_bytes() == CUDA
+    assert "Found 2 findings (1 fixed, 1 remaining)." in text, text
+    assert text.startswith("b.py:2:5: DEV001 [*]"), text
