@@ -176,3 +176,20 @@ def test_a_repeated_key_in_a_cell_is_read_as_jupyter_reads_it():
     cell = json.loads(text)["cells"][0]
     assert cell["cell_type"] == "code" and "cuda" in cell["source"]
     assert codes(port_file("twice.ipynb", text)) == ["DEV001"]
+
+
+def test_a_cell_jupyter_could_not_read_makes_the_notebook_unreadable():
+    """A cell that is not an object, or whose `source` is not text (a number, an object, a list
+    holding one), was passed over in silence: `{"source": {"a": "x.cuda()"}}` linted clean. Jupyter
+    refuses such a file; porter says it is not a notebook, as for a file with no list of cells
+    (adversarial read 6)."""
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    meta = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    bad = {
+        "object": [{**cell, "source": {"a": "import torch\nx.cuda()\n"}}],
+        "mixed": [{**cell, "source": ["import torch\n", 5, "x = torch.zeros(1).cuda()\n"]}],
+        "a string": ["import torch; x = torch.zeros(1).cuda()"],
+    }
+    for what, cells in bad.items():
+        result = port_file("bad.ipynb", json.dumps({"cells": cells, **meta}))
+        assert result.status.value == "error" and "not a notebook" in (result.reason or ""), (what, result.reason)
