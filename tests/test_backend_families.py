@@ -21,3 +21,15 @@ def test_a_device_word_in_any_case_names_a_family_member(name):
     assert [c.name for c in found] == [name], found
     [family] = families([("cuda_accelerator.py", CUDA), ("neuron_accelerator.py", other)])
     assert {c.device for c in family} == {"cuda", name.split("_")[0].lower().removesuffix("accelerator")}
+
+
+@pytest.mark.parametrize("newline", [b"\r", b"\r\n"])
+def test_a_class_of_a_file_whose_lines_end_in_cr_is_seen(newline):
+    """Python ends a line at a lone CR (old Mac files); the class scan's `^` did not, so every
+    class after the first line of such a file was unseen: `backends` listed no family and
+    `--scaffold` wrote nothing (adversarial read 6)."""
+    cpu = b"class CPU_Accelerator(Accelerator):\n    pass\n"
+    cuda = CUDA.replace(b"\n", newline)
+    assert [(c.name, c.bases) for c in classes("cuda_accelerator.py", cuda)] == [("CUDA_Accelerator", ("Accelerator",))]
+    [family] = families([("cuda_accelerator.py", cuda), ("cpu_accelerator.py", cpu.replace(b"\n", newline))])
+    assert {c.device for c in family} == {"cuda", "cpu"}

@@ -85,6 +85,8 @@ def device_word(name: str) -> tuple[str, str] | None:
 def classes(path: str, source: bytes) -> list[BackendClass]:
     if not _HINT.search(source):
         return []
+    if b"\r" in source:  # a lone CR ends a line for Python (old Mac files), not for `re`'s `^`
+        source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     out = []
     for m in _CLASS.finditer(source):
         name = m.group(1).decode()

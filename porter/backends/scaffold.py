@@ -96,9 +96,9 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Pat
     base_dir = root if root.is_dir() else root.parent
     cuda = family.cuda
     try:
-        source = read_regular(base_dir / cuda.path).decode("utf-8")
-        module = cst.parse_module(source)
-    except (OSError, UnicodeDecodeError) as exc:
+        # bytes: libcst decodes them as Python does (a `# -*- coding: latin-1 -*-` line, a BOM)
+        module = cst.parse_module(read_regular(base_dir / cuda.path))
+    except (OSError, UnicodeError, LookupError, TypeError) as exc:
         raise ScaffoldError(f"{cuda.path}: cannot read CUDA's module ({exc}); nothing written") from None
     except (cst.ParserSyntaxError, RecursionError) as exc:
         raise ScaffoldError(
@@ -117,8 +117,8 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Pat
         f'registers `{_doc(cuda.name)}` (porter lint: BACK002, BACK004 say where).\n"""\n'
     )
     settings = Settings(target=target, ignore=("BACK", "GUARD003"), annotate=True)
-    result = port_source(module.code.encode(), name, settings)
-    text = (result.new_source or module.code.encode()).decode()
+    result = port_source(module.bytes, name, settings)  # in the module's own encoding, as its coding line says
+    text = result.new_source.decode(module.encoding) if result.new_source is not None else module.code
     body = _without_docstring(text)
     data = _checked(name, note + ("\n" if not body.startswith("\n") else "") + body)
     out_dir.mkdir(parents=True, exist_ok=True)

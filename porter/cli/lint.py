@@ -209,7 +209,12 @@ def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: boo
     changes = [Change(*p) for p in run.pending]
     clean_stale(paths, quiet=False)
     refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
-    _, write_failures = write_in_place(changes)
+    written, write_failures = write_in_place(changes)
+    if write_failures:
+        from porter.lint import not_written
+
+        done = {c.path for c in written}
+        not_written(run, [c.path for c in changes if c.path not in done])
     return write_failures
 
 

@@ -146,6 +146,9 @@ def rewrite(
         refuse_unless_allowed(changed, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
         _, failed = write_in_place(changed)
         wrote = "rewritten"
+        # a file left unchanged (warned above) is not rewritten: the summary says it failed
+        model.counts["changed"] -= failed
+        model.counts["errors"] += failed
     _finish(out, model, wrote, report=report, quiet=quiet)
     raise typer.Exit(EXIT_ERROR if failed or unported else EXIT_OK)
 

@@ -89,11 +89,9 @@ def git_quoted(path: str) -> str:
     in octal) when it holds a control character, a quote, a backslash or bytes that are not
     UTF-8; `git apply` and `patch` read the quoted form."""
     raw = path.encode("utf-8", "surrogateescape")
-    if (
-        name(path) == path
-        and not any(b < 0x20 or b == 0x7F or b in (0x22, 0x5C) for b in raw)
-        and not _BIDI.search(path)  # (git quotes every byte past ASCII by default: core.quotePath)
-    ):
+    # C0, DEL, C1 (CSI is U+009B, NEL U+0085), the line/paragraph separators and the bidi
+    # controls (git quotes every byte past ASCII by default: core.quotePath)
+    if name(path) == path and not _CONTROL.search(path) and '"' not in path and "\\" not in path:
         return path
     special = {
         0x07: "\\a",

@@ -36,6 +36,21 @@ _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
 _GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"(\w+)\s*\(([^)]*)\)", re.S)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
+# C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
+# digit separators are not one), in the order a C++ lexer meets them
+_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])'", re.S)
+
+
+def _blank(text: str, strings: bool) -> str:
+    """`text` with its comments (and, where `strings`, its string literals) as spaces, lines
+    and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
+
+    def spaces(m: re.Match[str]) -> str:
+        if not strings and m.group(0)[0] in "\"'":
+            return m.group(0)
+        return re.sub(r"[^\n]", " ", m.group(0))
+
+    return _NOT_CODE.sub(spaces, text)
 
 
 @dataclass
@@ -355,9 +370,11 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     except Unreadable as exc:
         inv.problems.append(f"{rel}: {exc.reason}")
         return
-    bound = _BIND.findall(text)
-    libs = _TORCH_LIB.findall(text)
-    for m in _GLOBAL.finditer(text):
+    commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
+    code = _blank(text, strings=True)
+    bound = _BIND.findall(commented)
+    libs = _TORCH_LIB.findall(code)
+    for m in _GLOBAL.finditer(code):
         line = text.count("\n", 0, m.start()) + 1
         params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
         detail = (
@@ -366,5 +383,5 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
             + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
         )
         inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
-    if not _GLOBAL.search(text) and bound:
+    if not _GLOBAL.search(code) and bound:
         inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

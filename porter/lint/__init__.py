@@ -6,7 +6,7 @@ the same findings for the same settings; lint only decides what to print and how
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from porter.pipeline.discover import Candidate
@@ -18,7 +18,7 @@ from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, J
 from porter.pipeline.runner import file_settings, iter_results
 from porter.config.settings import Settings
 
-__all__ = ["LintRun", "RuleInfo", "UNUSED_CODE", "lint", "rule_info"]
+__all__ = ["LintRun", "RuleInfo", "UNUSED_CODE", "lint", "not_written", "rule_info"]
 
 
 def lint(
@@ -49,6 +49,7 @@ def lint(
         here = file_settings(settings, cand.path, result.path)
         if fix and result.status is FileStatus.CHANGED and result.new_source is not None:
             run.pending.append((cand.path, result.original_source, result.new_source))
+            run.unwritten[cand.path] = (result, here, report_unused, fingerprint_base)
             run.fixed.extend(f for f in result.findings if f.applied)
             fixed.append((result, here))
             continue
@@ -61,6 +62,22 @@ def lint(
         _add_findings(run, current, here, report_unused, fingerprint_base)
     run.findings.sort(key=Finding.sort_key)
     return run
+
+
+def not_written(run: LintRun, paths: Iterable[object]) -> None:
+    """--fix could not write these files (read-only, changed on disk): their fixes are not
+    applied, so they are not counted fixed, and what is reported of each is what the first pass
+    found in it, at its positions in the file as it is."""
+    for path in paths:
+        entry = run.unwritten.pop(path, None)
+        if entry is None:
+            continue
+        result, here, report_unused, base = entry
+        applied = {id(f) for f in result.findings}
+        run.fixed = [f for f in run.fixed if id(f) not in applied]
+        run.findings = [f for f in run.findings if f.path != result.path]  # the fixed text's
+        _add_findings(run, result, here, report_unused, base)
+    run.findings.sort(key=Finding.sort_key)
 
 
 def _relint(fixed: list[tuple[FileResult, Settings]], file_timeout: float | None) -> list[FileResult]:

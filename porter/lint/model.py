@@ -62,6 +62,9 @@ class LintRun:
     findings: list[Finding]  # what is left to report, sorted by path and position
     fixed: list[Finding] = field(default_factory=list)  # applied by --fix
     pending: list[tuple] = field(default_factory=list)  # --fix: (path, ported bytes, new bytes) to write
+    # --fix: pending path -> (first result, its settings, report_unused, fingerprint base), to
+    # report the file as it is when its fix cannot be written (porter.lint.not_written)
+    unwritten: dict = field(default_factory=dict, repr=False, compare=False)
     baselined: int = 0  # findings hidden because the baseline already has them
     stale_baseline: int = 0  # baseline entries no longer found (fixed since)
     fix: bool = False

@@ -38,10 +38,17 @@ class ChangedSinceRead(OSError):
     """The file on disk is no longer the one porter ported."""
 
 
+def _prefix(name: str) -> str:
+    """`name`, cut to 160 bytes: a temporary's name adds about 30 to it, and a file name may
+    hold 255 (a 240-byte name could not be written: "File name too long")."""
+    raw = name.encode("utf-8", "surrogateescape")
+    return name if len(raw) <= 160 else raw[:160].decode("utf-8", "ignore")
+
+
 def temporary(folder: Path, name: str) -> tuple[int, str]:
     """A new temporary file beside `folder/name`, named for the process that made it (the
     next run that writes removes one whose process is gone)."""
-    return tempfile.mkstemp(dir=folder, prefix=f".{name}.{os.getpid()}.", suffix=TMP_SUFFIX)
+    return tempfile.mkstemp(dir=folder, prefix=f".{_prefix(name)}.{os.getpid()}.", suffix=TMP_SUFFIX)
 
 
 _tmp = temporary
@@ -283,7 +290,7 @@ def write_output(path: Path | str, text: str) -> None:
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(21, "is a folder", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_prefix(path.name)}.", suffix=".tmp")
     with removed_on_error(tmp):
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

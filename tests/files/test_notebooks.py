@@ -143,3 +143,53 @@ def test_a_notebook_whose_tokens_only_its_decoded_cells_show_is_ported(tmp_path)
     text = out.stdout.decode()
     assert out.returncode == 1, text + out.stderr.decode()
     assert "split.ipynb" in text and "escaped.ipynb" in text, text
+
+
+def test_a_key_the_notebook_repeats_is_read_as_jupyter_reads_it():
+    """JSON lets a key repeat; `json.loads` (Jupyter's nbformat, porter's prefilter) keeps its
+    last value. porter's notebook reader took the first: `{"cells": [], "cells": [<CUDA>]}` was
+    a notebook of no cells, its CUDA code passed in silence (adversarial read 6)."""
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    code = json.dumps({**cell, "source": "import torch\nx = torch.zeros(1).cuda()\n"})
+    text = '{"cells": [], "metadata": {}, "cells": [' + code + '], "nbformat": 4, "nbformat_minor": 5}'
+    assert json.loads(text)["cells"][0]["source"].startswith("import torch")
+    result = port_file("twice.ipynb", text)
+    assert codes(result) == ["DEV001"], (result.status, result.reason)
+    new = ported("twice.ipynb", text)
+    assert json.loads(new)["cells"][0]["source"] == 'import torch\nx = torch.zeros(1).to("neuron")\n'
+    assert new.startswith('{"cells": [], "metadata": {}, "cells": [')  # only the cell Jupyter reads is edited
+
+
+def test_a_repeated_key_in_a_cell_is_read_as_jupyter_reads_it():
+    """The same inside a cell: its last `source` and `cell_type` are what Jupyter runs."""
+    text = json.dumps(
+        {
+            "cells": [{"cell_type": "markdown", "metadata": {}, "source": "x"}],
+            "metadata": {},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    ).replace(
+        '"source": "x"',
+        '"source": "x", "cell_type": "code", "outputs": [], "source": "import torch\\ny = torch.ones(1).cuda()\\n"',
+    )
+    cell = json.loads(text)["cells"][0]
+    assert cell["cell_type"] == "code" and "cuda" in cell["source"]
+    assert codes(port_file("twice.ipynb", text)) == ["DEV001"]
+
+
+def test_a_cell_jupyter_could_not_read_makes_the_notebook_unreadable():
+    """A cell that is not an object, or whose `source` is not text (a number, an object, a list
+    holding one), was passed over in silence: `{"source": {"a": "x.cuda()"}}` linted clean. Jupyter
+    refuses such a file; porter says it is not a notebook, as for a file with no list of cells
+    (adversarial read 6)."""
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    meta = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    bad = {
+        "object": [{**cell, "source": {"a": "import torch\nx.cuda()\n"}}],
+        "mixed": [{**cell, "source": ["import torch\n", 5, "x = torch.zeros(1).cuda()\n"]}],
+        "a string": ["import torch; x = torch.zeros(1).cuda()"],
+    }
+    for what, cells in bad.items():
+        result = port_file("bad.ipynb", json.dumps({"cells": cells, **meta}))
+        assert result.status.value == "error" and "not a notebook" in (result.reason or ""), (what, result.reason)

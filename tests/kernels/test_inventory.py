@@ -107,6 +107,22 @@ def test_every_cpp_extension_call_is_listed(tmp_path):
     assert by["pkg.x"].kind == "cuda-extension" and by["pkg.x"].detail == "sources: computed"
 
 
+def test_a_kernel_commented_out_or_quoted_is_not_a_kernel(tmp_path):
+    """`porter kernels` listed (and `--scaffold` wrote three files for) a `__global__` kernel in
+    a `//` or `/* */` comment or a string literal (adversarial read 6); a kernel after them, a
+    character literal, a digit separator and an op bound by name in `m.def("...")` still count."""
+    (tmp_path / "k.cu").write_text(
+        "/* __global__ void old_one(float* out) {}\n   still a comment */\n"
+        "// __global__ void older(float* out) {}\n"
+        "const char* s = \"__global__ void quoted(float* out) {}\"; char q = '\"'; int n = 1'000;\n"
+        "__global__ void real(float* out /* the result */, int n) { out[0] = 1; }  // done\n"
+        'PYBIND11_MODULE(x, m) { m.def("launch", &launch); /* m.def("gone", &gone); */ }\n'
+    )
+    kernels = scan(tmp_path).kernels
+    assert [(k.name, k.line, k.params) for k in kernels] == [("real", 5, ["float* out", "int n"])]
+    assert kernels[0].detail == "__global__; binds: launch"
+
+
 def test_cli_lists_and_exits_1(project):
     result = CliRunner().invoke(app, ["kernels", str(project), "--json"])
     assert result.exit_code == 1, result.output

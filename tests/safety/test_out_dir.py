@@ -109,3 +109,55 @@ def test_an_output_file_a_repository_ships_as_a_link_is_replaced_not_written_thr
     assert not [p for p in repo.iterdir() if p.name.endswith(".tmp")]
     out = porter("lint", ".", "--target", "xla", "--output-format", "concise", "-o", "/dev/stdout", cwd=repo)
     assert out.returncode == 1 and b"DEV001" in out.stdout, out.stderr
+
+
+def test_a_file_whose_name_is_long_but_legal_is_written(tmp_path):
+    """A 240-byte name is a legal file name (255 is the limit); the temporary beside it added
+    about 30 bytes, so `rewrite` said "cannot write: File name too long" and left it
+    unchanged, and `--out-dir` stopped with that error (adversarial read 6)."""
+    from tests.safety.conftest import committed_repo
+
+    name = "é" * 20 + "n" * 196 + ".py"  # 239 bytes of UTF-8
+    repo = committed_repo(tmp_path / "repo", {name: CUDA})
+    out = porter("rewrite", ".", "--target", "xla", "--out-dir", str(tmp_path / "copy"), cwd=repo)
+    assert out.returncode == 0, out.stderr.decode()
+    assert (tmp_path / "copy" / name).read_bytes() == PORTED
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    assert out.returncode == 0, out.stderr.decode()
+    assert (repo / name).read_bytes() == PORTED
+    assert sorted(p.name for p in repo.iterdir()) == [".git", name]  # no temporary left
+
+
+def test_a_file_left_unchanged_is_not_counted_rewritten(tmp_path):
+    """A file porter could not write (read-only: a warning, exit 2) was still counted in the
+    summary: "Files: 2 scanned, 2 rewritten, ... 0 failed" (adversarial read 6)."""
+    import os
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_bytes(CUDA)
+    (repo / "b.py").write_bytes(CUDA)
+    os.chmod(repo / "b.py", 0o444)
+    out = porter("rewrite", ".", "--target", "xla", "--allow-no-vcs", cwd=repo)
+    text = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 2 and "b.py: no write permission (read-only file); left unchanged" in text, text
+    assert (repo / "a.py").read_bytes() == PORTED and (repo / "b.py").read_bytes() == CUDA
+    assert "Files: 2 scanned, 1 rewritten, 0 unchanged, 0 skipped, 1 failed" in text, text
+
+
+def test_a_fix_lint_could_not_write_is_not_counted_fixed(tmp_path):
+    """`lint --fix` the same: the read-only file's fix was counted "2 fixed, 0 remaining";
+    its finding is still there, reported at its place in the file as it is (adversarial read 6)."""
+    import os
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_bytes(CUDA)
+    (repo / "b.py").write_bytes(CUDA)
+    os.chmod(repo / "b.py", 0o444)
+    out = porter("lint", ".", "--target", "xla", "--fix", "--allow-no-vcs", "--output-format", "concise", cwd=repo)
+    text = out.stdout.decode()
+    assert out.returncode == 2 and "b.py: no write permission" in out.stderr.decode(), text
+    assert (repo / "a.py").read_bytes() == PORTED and (repo / "b.py").read_bytes() == CUDA
+    assert "Found 2 findings (1 fixed, 1 remaining)." in text, text
+    assert text.startswith("b.py:2:5: DEV001 [*]"), text

@@ -301,6 +301,23 @@ def test_a_diff_header_quotes_a_name_with_a_bidirectional_control(tmp_path):
     assert check.returncode == 0, check.stderr
 
 
+@pytest.mark.parametrize("char", ["\u009b", "\u0085", "\u2028", "\x7f"])
+def test_a_diff_header_quotes_a_name_with_a_c1_control_or_a_line_separator(tmp_path, char):
+    """The same for C1 controls (CSI U+009B: a terminal reads `<CSI>2J` as ESC [2J), NEL and
+    the Unicode line separators: the header wrote them raw (adversarial read 6)."""
+    (tmp_path / f"a{char}2Jb.py").write_bytes(CUDA)
+    committed_repo(tmp_path, {})
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert char.encode() not in out.stdout, out.stdout
+    octal = "".join(f"\\{b:03o}" for b in char.encode()).encode()
+    head = [line for line in out.stdout.split(b"\n") if line.startswith((b"--- ", b"+++ "))]
+    assert head == [b'--- "a/a' + octal + b'2Jb.py"', b'+++ "b/a' + octal + b'2Jb.py"'], head
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
+    assert check.returncode == 0, check.stderr
+
+
 def test_split_index_cannot_be_broken_out_of(tmp_path):
     """`rewrite --split DIR` writes index.md (read on GitHub as a PR description): a folder
     named with a newline and Markdown — an area of the series, and part of each file's path —

@@ -283,3 +283,20 @@ def test_a_kernel_parameter_named_as_a_name_the_scaffold_uses_does_not_hide_it(t
             assert not (params | assigned) & imported, (path.name, fn.name, (params | assigned) & imported)
             if fn.name == "make_inputs":
                 assert "device" not in assigned, path.read_text()
+
+
+def test_backends_scaffold_reads_cuda_s_module_in_the_encoding_its_coding_line_names(tmp_path):
+    """A module that declares `# -*- coding: latin-1 -*-` is Python (PEP 263); the scaffold read
+    it as UTF-8: "cannot read CUDA's module", nothing written (adversarial read 6). Its text
+    comes out as the text it is (`café`), in a UTF-8 file whose coding line is no longer first."""
+    src = tmp_path / "src"
+    _family(src)
+    module = "# -*- coding: latin-1 -*-\n" + ACCEL + '\n    def name(self):\n        return "café"\n'
+    (src / "cuda_accelerator.py").write_bytes(module.encode("latin-1"))
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert res.returncode == 0 and "Traceback" not in shown, shown
+    made = tmp_path / "out" / "neuron_accelerator.py"
+    text = made.read_bytes().decode("utf-8")
+    assert 'return "café"' in text and "class NEURON_Accelerator" in text, text
+    assert ast.parse(made.read_bytes())

@@ -48,10 +48,16 @@ def read(text: str) -> Notebook:
         kind = kind_value.scalar if kind_value is not None and isinstance(kind_value.scalar, str) else ""
         source = cell.get("source") if cell.kind == "map" else None
         parts: list[Value] = []
+        if cell.kind != "map":
+            raise Unreadable(f"not a notebook: cell {i} is not an object")
         if source is not None and source.kind == "seq":
             parts = [p for p in source.items if isinstance(p.scalar, str)]
+            if len(parts) != len(source.items):
+                raise Unreadable(f"not a notebook: the source of cell {i} is not a list of strings")
         elif source is not None and isinstance(source.scalar, str):
             parts = [source]
+        elif source is not None:  # a number, null, an object: what Jupyter refuses to open
+            raise Unreadable(f"not a notebook: the source of cell {i} is not text")
         for p in parts:
             raw = text[p.start + 1 : p.end - 1]
             if "\\u" in raw and any(ord(ch) > 127 for ch in str(p.scalar)):

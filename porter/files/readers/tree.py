@@ -27,7 +27,10 @@ class Value:
     items: list[Value] = field(default_factory=list)  # seq
 
     def get(self, key: str) -> Value | None:
-        for name, _, value in self.entries:
+        """The value of `key`: its last entry where the map repeats it, as `json.loads` and
+        PyYAML read it (Jupyter, the program that reads the config); the first would be a
+        value no reader of the file sees."""
+        for name, _, value in reversed(self.entries):
             if name == key:
                 return value
         return None
