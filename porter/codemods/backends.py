@@ -2346,15 +2346,7 @@ class BackendsFamily(Family):
         if isinstance(orelse, cst.Else) and self._raises(orelse.body):
             # the devices listed are the ones this code works on (bitsandbytes' quantization):
             # whether the target is one of them is for a person to say
-            t = self.ctx.target
-            self._regions.append(
-                (
-                    region,
-                    branches[cuda_at].test,
-                    f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
-                    None,
-                )
-            )
+            self._refusing_switch(region, branches[cuda_at].test)
             return None
         return cuda_at, last, region
 
@@ -2375,12 +2367,19 @@ class BackendsFamily(Family):
             return
         cuda_at = devices.index("cuda")
         region = self._keep_branch(branches[cuda_at], tests[cuda_at], devices)  # type: ignore[arg-type]
-        t = self.ctx.target
+        self._refusing_switch(region, branches[cuda_at].test)
+
+    def _refusing_switch(self, region: CudaOnlyCode, test: cst.BaseExpression) -> None:
+        """Report CUDA's kept branch of a switch whose fallback refuses the other devices: the
+        devices listed are the ones the code works on, and whether the target is one is for a
+        person to say (BACK002)."""
         self._regions.append(
             (
                 region,
-                branches[cuda_at].test,
-                f"`if {self.ctx.code(branches[cuda_at].test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses the other devices: kept as it is; add a branch for {t.display} only where this code works there",
+                test,
+                f"`if {self.ctx.code(test)}` is CUDA's branch of a switch over {region.why} whose fallback refuses "
+                f"the other devices: kept as it is; add a branch for {self.ctx.target.display} only where this code "
+                "works there",
                 None,
             )
         )
