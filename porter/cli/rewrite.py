@@ -129,7 +129,8 @@ def rewrite(
 
     # a file that could not be read or ported fails the run, as in `ruff format`: a CI step
     # that checked nothing must not pass (the other files are still ported and written)
-    unported = bool(summary.errors)
+    unread = _print_not_read(results)  # too large to read: not ported, not checked, as `lint` says
+    unported = bool(summary.errors) or unread
     if diff and out_dir is None:
         _finish(out, model, "would change", report=report, quiet=quiet)
         raise typer.Exit(EXIT_ERROR if unported else EXIT_FINDINGS if changed else EXIT_OK)
@@ -334,3 +335,14 @@ def _write_copy(paths: list[Path], out_dir: Path, changed: list[Change]) -> list
                 write_under(root, dest / real.relative_to(src), change.new, mode_of(path))
                 break
     return passed
+
+
+def _print_not_read(results) -> bool:
+    """Say which Python files and notebooks were too large to read (not ported, not checked:
+    the run fails, as for a file that could not be read); whether there were any."""
+    from porter.core.reading import not_read
+
+    unread = not_read(results)
+    for r in unread:
+        err_console.print(f"[bold red]error:[/] {plain(r.path)}: {plain(r.reason or '')} (not ported)", soft_wrap=True)
+    return bool(unread)

@@ -15,7 +15,10 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from porter.core.findings import FileResult
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 _CHUNK = 1024 * 1024
@@ -60,6 +63,20 @@ LARGER_THAN = "larger than "
 def too_large(reason: str | None) -> bool:
     """Whether `reason` (a skipped file's) is its size: read, ported or parsed, it was not."""
     return reason is not None and LARGER_THAN in reason
+
+
+def not_read(results: list[FileResult]) -> list[FileResult]:
+    """Of `results` (FileResults), the Python files and notebooks passed over for their size:
+    neither ported nor checked, so not a pass (ruff's E902 for a file it cannot read). A data
+    file past porter's bound (a 20 MiB tokenizer.json) stays a note: data, not code."""
+    from porter.core.findings import FileStatus
+    from porter.core.kinds import NOTEBOOK, PYTHON, SETUP_PY, kind_of
+
+    return [
+        r
+        for r in results
+        if r.status is FileStatus.SKIPPED and too_large(r.reason) and kind_of(r.path) in (PYTHON, SETUP_PY, NOTEBOOK)
+    ]
 
 
 def _too_large(limit: int) -> Unreadable:

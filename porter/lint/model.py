@@ -83,20 +83,10 @@ class LintRun:
 
     @property
     def unread(self) -> list[FileResult]:
-        """Python files and notebooks passed over for their size (read or parsed, they were
-        not): not a pass, as ruff's E902 for a file it cannot read. (A data file past porter's
-        bound, a 20 MiB tokenizer.json, stays a note: it is data, not code or configuration.)"""
-        from porter.core.findings import FileStatus
-        from porter.core.kinds import NOTEBOOK, PYTHON, SETUP_PY, kind_of
-        from porter.core.reading import too_large
+        """Python files and notebooks passed over for their size (porter.core.reading.not_read)."""
+        from porter.core.reading import not_read
 
-        return [
-            r
-            for r in self.results
-            if r.status is FileStatus.SKIPPED
-            and too_large(r.reason)
-            and kind_of(r.path) in (PYTHON, SETUP_PY, NOTEBOOK)
-        ]
+        return not_read(self.results)
 
     def failing(self, fail_on: Severity) -> list[Finding]:
         return [f for f in self.findings if f.severity.rank >= fail_on.rank]

@@ -150,6 +150,22 @@ def test_a_file_too_large_to_read_is_not_a_pass(tmp_path, fmt):
     assert zero.returncode == 0, zero.stderr
 
 
+@pytest.mark.parametrize("mode", [("--diff",), ("--out-dir", "ported")])
+def test_rewrite_fails_for_a_file_too_large_to_read(tmp_path, mode):
+    """`rewrite` said "No CUDA-specific sites found." and exited 0 for a tree whose one CUDA file
+    was too large to read; as for a file it cannot read (the README's exit codes), it exits 2,
+    names the file, and still ports the others."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "big.py").write_bytes(b"import torch\n" + b"x = torch.zeros(1).cuda()\n" * 90_000)
+    (src / "small.py").write_bytes(b"import torch\ny = torch.zeros(1).cuda()\n")
+    out = porter("rewrite", "src", "--target", "xla", "--no-cache", *mode, cwd=tmp_path)
+    assert out.returncode == 2, (out.stdout + out.stderr).decode()
+    assert "big.py:" in out.stderr.decode() and "(not ported)" in out.stderr.decode(), out.stderr
+    if mode[0] == "--out-dir":
+        assert "torch_xla" in (tmp_path / "ported" / "small.py").read_text()
+
+
 def test_a_data_file_past_the_bound_stays_a_note(tmp_path):
     """A JSON file of more than 16 MiB holding `cuda` (a tokenizer's vocabulary) is data: a note,
     not a file lint fails for."""
