@@ -39,6 +39,8 @@ DEVICE_TYPES = frozenset(
     ("cuda", "cpu", "xpu", "mps", "hpu", "npu", "mtia", "meta", "neuron", "tpu", "xla", "mlu", "musa", "sdaa")
 )
 _DEVICE_KEY = re.compile(r"^[a-z][a-z0-9_]{1,15}$")  # a vendor's own device name beside the known ones
+# torch's device → backend map in one string (`init_process_group("cpu:gloo,cuda:nccl")`)
+_BACKEND_MAP = re.compile(r"^\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*(?:\s*,\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*)+\s*$")
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
@@ -235,6 +237,24 @@ class DistributedFamily(Family):
                 applicability=Applicability.MANUAL,
             )
 
+    def _backend_map(self, node: cst.SimpleString, value: str) -> None:
+        """`"cpu:gloo,cuda:nccl"`: a backend per device type, CUDA's NCCL right as it is. The
+        target needs its own pair, which is reported, not written: the map makes every backend
+        it names, so a pair for the target would fail where the target's package is absent."""
+        t = self.ctx.target
+        devices = {pair.split(":")[0].strip() for pair in value.split(",")}
+        if t.device_type in devices:
+            return
+        self.ctx.report(
+            "DIST001",
+            node,
+            f"`{self.ctx.code(node)}` maps each device type to its backend (NCCL for CUDA) and has no pair for "
+            f'"{t.device_type}": a process group on {t.display} gets no backend there',
+            applicability=Applicability.MANUAL,
+            advice=f'Where {t.display} runs, add `{t.device_type}:{t.dist_backend}` to the map (CUDA keeps "cuda:nccl")'
+            + (f"; import `{t.dist_import}` first, which registers it." if t.dist_import else "."),
+        )
+
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         raw = original.value
         if "ccl" not in raw and "CCL" not in raw and "CUDA" not in raw:
@@ -268,6 +288,9 @@ class DistributedFamily(Family):
                 if t.dist_import:
                     self.ctx.add_import(t.dist_import)
                 return new
+            return updated
+        if _BACKEND_MAP.match(value) and "cuda:nccl" in value.replace(" ", ""):
+            self._backend_map(original, value)
             return updated
         if value in ENV_VARS:
             mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None

@@ -238,3 +238,20 @@ def test_a_classs_methods_keep_the_device_its_public_field_defaults_to(tmp_path)
     assert 'return torch.zeros(batch_size, dtype=torch.int32, device="cuda")' in code, code
     assert 'return torch.zeros(n, device="neuron")' in code, code
     assert any(f.code == "DEV016" and "in a method of `BatchInferState`" in f.message for f in findings)
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_device_backend_map_in_one_string_is_reported_not_rewritten(target):
+    """`init_process_group("cpu:gloo,cuda:nccl")` passed without a word: CUDA's pair stays (the
+    map names it right), and the missing pair for the target is reported (DIST001, manual)."""
+    code = (
+        "import torch.distributed as dist\n\n\n"
+        "def init(rank, world):\n"
+        '    dist.init_process_group(backend="cpu:gloo,cuda:nccl", rank=rank, world_size=world)\n'
+    )
+    new, findings = port(code, target)
+    assert new == code
+    [f] = [f for f in findings if f.code == "DIST001"]
+    assert not f.applied and "cuda:nccl" in f.message and "no pair" in f.message
+    with_target = code.replace("cuda:nccl", f"cuda:nccl,{target}:{target}")
+    assert not [f for f in port(with_target, target)[1] if f.code == "DIST001"]
