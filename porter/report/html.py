@@ -441,15 +441,8 @@ def _extra_sections(model: ReportModel) -> list[str]:
 def _file_stats(f: FileReport) -> str:
     """A file's summary line: lines added and removed, then readiness and what is left, when any."""
     added, removed = f.line_counts()
-    rd = f.readiness
     st = [f'<span class="add">+{added}</span> <span class="del">−{removed}</span>']
-    if rd.sites:
-        st.append(f"readiness {_e(rd.percent())}")
-    if rd.left:
-        st.append(f"{rd.left} left")
-    if rd.info:
-        st.append(f"{rd.info} info")
-    return " · ".join(st)
+    return " · ".join(st + [_e(bit) for bit in f.status_bits()])
 
 
 def _files(model: ReportModel, shown: list[FileReport], open_rows: int) -> list[str]:

@@ -210,14 +210,7 @@ def sections_markdown(model: ReportModel) -> list[str]:
 
 def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
     added, removed = f.line_counts()
-    rd = f.readiness
-    bits = [f"+{added} −{removed}"]
-    if rd.sites:
-        bits.append(f"readiness {rd.percent()}")
-    if rd.left:
-        bits.append(f"{rd.left} left")
-    if rd.info:
-        bits.append(f"{rd.info} info")
+    bits = [f"+{added} −{removed}", *f.status_bits()]
     summary = f"<code>{html.escape(_one_line(f.path))}</code> — {', '.join(bits)}"
     body = f.unified_diff()
     note = ""

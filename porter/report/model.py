@@ -364,6 +364,17 @@ class FileReport:
                 added += 1
         return added, removed
 
+    def status_bits(self) -> list[str]:
+        """What a file's summary line says after its line counts: its readiness and what is
+        left, where there is any (the HTML and Markdown reports show the same)."""
+        rd = self.readiness
+        bits = [f"readiness {rd.percent()}"] if rd.sites else []
+        if rd.left:
+            bits.append(f"{rd.left} left")
+        if rd.info:
+            bits.append(f"{rd.info} info")
+        return bits
+
     def unified_diff(self, context: int = CONTEXT_LINES) -> str:
         if not self.changed:
             return ""

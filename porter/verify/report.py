@@ -76,7 +76,7 @@ def sections(r: ParityResult) -> list[Section]:
         *_gradients(r),
         *_training(r),
         *_probes(r),
-        *_gaps(r),
+        *gap_sections(r),
     ]
 
 
@@ -336,8 +336,8 @@ def _probe_rows(s) -> list[list[str]]:
     return probe_rows
 
 
-def _gaps(r: ParityResult) -> list[Section]:
-    """The performance gaps, ranked, with advice and evidence."""
+def gap_sections(r) -> list[Section]:
+    """The performance gaps, ranked, with advice and evidence (a parity or a script result)."""
     out: list[Section] = []
     if r.gaps:
         out.append(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from porter.core.textsafe import controls_escaped
 from porter.verify import noise
-from porter.verify.report import Section, _g, _ms, side_errors, verdict_notes
+from porter.verify.report import Section, _g, _ms, gap_sections, side_errors, verdict_notes
 from porter.verify.tracecmp import ScriptResult
 
 
@@ -64,15 +64,7 @@ def sections(r: ScriptResult) -> list[Section]:
     out += _modules(r)
     out += _parameters(r)
     out += _probes(r)
-    if r.gaps:
-        out.append(
-            (
-                "Performance gaps (ranked)",
-                ["#", "severity", "side", "gap", "advice", "evidence"],
-                [[str(g.rank), g.severity, g.side, g.title, g.advice, "; ".join(g.evidence)] for g in r.gaps],
-                [],
-            )
-        )
+    out += gap_sections(r)
     return out
 
 
