@@ -174,17 +174,7 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
             f"`{path}` is {what} of a family of files per device (beside {shown}): left as it is; "
             f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)"
         )
-        return [
-            replace(
-                s,
-                replacement=None,
-                message=f"{note} (what porter would change: {s.message or s.code})",
-                applicability=None,
-            )
-            if s.replacement is not None
-            else s
-            for s in sites
-        ]
+        return _reported_only(sites, note)
     evidence = next((f[3] for f in settings.flow or () if f[2] == ABSTRACTION), None)
     if evidence is None:
         return sites
@@ -219,6 +209,11 @@ def _kept_for_cuda_hosts(sites: list[Site], path: str, settings: Settings) -> li
         f"`--portable` keeps CUDA hosts working and `{name}` configures them too: left as it is; "
         f"{t.display}'s version goes in a file of its own beside it (`{beside}`)"
     )
+    return _reported_only(sites, note)
+
+
+def _reported_only(sites: list[Site], note: str) -> list[Site]:
+    """Every fix of `sites` reported, none applied: `note` says why, then what it would change."""
     return [
         replace(
             s, replacement=None, message=f"{note} (what porter would change: {s.message or s.code})", applicability=None
