@@ -129,6 +129,9 @@ class PortContext:
         self.keep_vocabulary: set[int] = set()
         # and a package's public default device (literals.py): id -> the parameter, reported (DEV016)
         self.keep_public_default: dict[int, str] = {}
+        # and, in a package, the autocast state a `custom_fwd(device_type=...)` reads (literals.py):
+        # id -> the callable, reported (DEV017)
+        self.keep_autocast_state: dict[int, str] = {}
         # values a library family ports in the library's own vocabulary (hf.py: `device_map`,
         # `ddp_backend`, a loader's `dtype`): the device, distributed and amp families leave them
         self.claimed: set[int] = set()

@@ -224,6 +224,14 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 message = f"`{original.value}` is the default device of `{where}`, public API of this package: it stays"
             self.ctx.report("DEV016", original, message, applicability=Applicability.MANUAL)
             return updated
+        if id(original) in self.ctx.keep_autocast_state:
+            self.ctx.report(
+                "DEV017",
+                original,
+                f"`device_type={original.value}` of `{self.ctx.keep_autocast_state[id(original)]}` names the autocast state its wrapper reads, not where the function runs: it already runs on {self.ctx.target.display}, and the package keeps serving CUDA and the CPU, where `\"{self.ctx.target.device_type}\"` is no device type; it stays (under {self.ctx.target.display}'s autocast the function's input casting does not apply)",
+                applicability=Applicability.MANUAL,
+            )
+            return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
         if id(original) in self._prefixes and string_value(original) == "cuda:":

@@ -50,6 +50,17 @@ def not_device_keywords() -> frozenset[str]:
     return frozenset(load_toml("frameworks.toml").get("not_device", {}).get("keywords", ()))
 
 
+@lru_cache(maxsize=1)
+def autocast_state_functions() -> frozenset[str]:
+    """Callables whose `device_type=` is the autocast state they read (DEV017, rules/device.toml)."""
+    return frozenset(load_toml("device.toml").get("autocast_state", {}).get("functions", ()))
+
+
+@lru_cache(maxsize=1)
+def _autocast_state_words() -> tuple[bytes, ...]:
+    return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in autocast_state_functions()}))
+
+
 def _is_cuda(node: cst.CSTNode) -> bool:
     value = string_value(node)
     return value is not None and (value == "cuda" or value.startswith("cuda:"))
@@ -488,6 +499,8 @@ class LiteralsFamily(FlowScopes, Family):
         `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
         the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
+        if any(w in self.ctx.source for w in _autocast_state_words()):
+            self._autocast_state(node)
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value in _KEY_METHODS
@@ -538,6 +551,24 @@ class LiteralsFamily(FlowScopes, Family):
             return
         for arg in node.args:
             self._keep(_strings(arg.value))
+
+    def _autocast_state(self, node: cst.Call) -> None:
+        """`torch.amp.custom_fwd(device_type="cuda")` (or `partial(torch.amp.custom_fwd,
+        device_type="cuda")`) in a package: the autocast state the wrapper reads, not a
+        placement. The function already runs on the target; the target's name would raise on
+        the CUDA and CPU hosts the library also serves. Kept, reported (DEV017)."""
+        args = list(node.args)
+        qual = self.ctx.qualname(node.func)
+        if qual == "functools.partial" and args and args[0].keyword is None:
+            qual = self.ctx.qualname(args[0].value)
+            args = args[1:]
+        if qual not in autocast_state_functions() or not in_package(self.ctx):
+            return
+        for arg in args:
+            if arg.keyword is not None and arg.keyword.value == "device_type":
+                for string in _strings(arg.value):
+                    self._keep([string])
+                    self.ctx.keep_autocast_state[id(string)] = qual
 
 
 class _ModuleFacts(cst.CSTVisitor):

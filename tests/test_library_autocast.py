@@ -1,0 +1,63 @@
+"""Library hunks of the sixth wave (issue 21): an autocast device type that is no placement,
+a device test whose else-branch is the generic fallback, CUDA-only code known from its kernels.
+Each case is modelled on a hunk of a real library (torchao 0.18.0, mmcv 2.2.0, bitsandbytes
+0.50.2, vllm 0.34.0) that an independent reviewer judged wrong or noisy."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tests.helpers import port, port_files, write_files
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+# torchao prototype/qat/mx.py, prototype/parq/optim/parq.py: `custom_fwd(device_type="cuda")`
+# names the autocast state the wrapper reads (torch.get_autocast_dtype / is_autocast_enabled),
+# not where the function runs: with "cuda" it already runs on the target, and "neuron" is no
+# device type on a CUDA or CPU host without torch-neuronx, so the library would raise there
+AUTOCAST_STATE = {
+    "lib/__init__.py": "",
+    "lib/qat.py": """
+        from functools import partial
+
+        import torch
+
+
+        def amp_custom_fwd(cast_inputs=None):
+            return partial(torch.amp.custom_fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+        class _Quantize(torch.autograd.Function):
+            @staticmethod
+            @torch.amp.custom_fwd(device_type="cuda")
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            @torch.amp.custom_bwd(device_type="cuda")
+            def backward(ctx, g):
+                return g * 2
+    """,
+}
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_library_custom_fwd_device_type_stays_reported(tmp_path, target):
+    write_files(tmp_path, AUTOCAST_STATE)
+    new, findings = port_files(tmp_path, target)["lib/qat.py"]
+    assert new == textwrap.dedent(AUTOCAST_STATE["lib/qat.py"]).lstrip()
+    said = [f for f in findings if f.code == "DEV017"]
+    assert len(said) == 3 and all("autocast" in f.message for f in said)
+
+
+def test_a_script_custom_fwd_follows_the_program_to_the_target():
+    # a script ported for the target runs its autocast there: its custom_fwd reads that state
+    code = textwrap.dedent(AUTOCAST_STATE["lib/qat.py"])
+    new, findings = port(code, "neuron")
+    assert new.count('device_type="neuron"') == 3 and not [f for f in findings if f.code == "DEV017"]
