@@ -61,3 +61,50 @@ def test_a_script_custom_fwd_follows_the_program_to_the_target():
     code = textwrap.dedent(AUTOCAST_STATE["lib/qat.py"])
     new, findings = port(code, "neuron")
     assert new.count('device_type="neuron"') == 3 and not [f for f in findings if f.code == "DEV017"]
+
+
+# torchao prototype/common/triton/matmul_perf_model.py: Triton's matmul performance model asks
+# `nvsmi` (triton.testing) for the clock rate and falls back to pynvml: both NVIDIA's, so the
+# `try` is no path for another device, and the model stays CUDA's (GUARD003)
+TRITON_MODEL = """
+import torch
+
+from triton import cdiv
+from triton.testing import nvsmi
+
+
+def get_clock_rate_in_khz():
+    try:
+        return nvsmi(["clocks.max.sm"])[0] * 1e3
+    except FileNotFoundError:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetMaxClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM) * 1e3
+
+
+def get_tflops(device):
+    return get_clock_rate_in_khz() * torch.cuda.get_device_capability(device)[0]
+
+
+def estimate_matmul_time(M, N, BLOCK_M, BLOCK_N):
+    device = torch.cuda.current_device()
+    return get_tflops(device) * cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_model_whose_fallback_is_nvidia_too_stays_cuda_only(target):
+    new, findings = port(TRITON_MODEL, target)
+    assert "torch.cuda.current_device()" in new
+    assert any(f.code == "GUARD003" and "estimate_matmul_time" in f.message for f in findings)
+
+
+def test_a_fallback_that_is_no_cuda_only_code_is_another_path():
+    code = TRITON_MODEL.replace(
+        "import pynvml\n\n        pynvml.nvmlInit()\n        return pynvml.nvmlDeviceGetMaxClockInfo(pynvml.nvmlDeviceGetHandleByIndex(0), pynvml.NVML_CLOCK_SM) * 1e3",
+        "return 1.0",
+    )
+    assert "pynvml" not in code
+    new, _ = port(code, "neuron")
+    assert "torch.cuda.current_device()" not in new

@@ -385,11 +385,17 @@ def _runs_qual(node: ast.AST, imports: dict[str, str], data: CudaOnlyData) -> st
     return qual if data.runs(qual) else None
 
 
-def _checks_device(fn: ast.AST, imports: dict[str, str]) -> bool:
+def _checks_device(fn: ast.AST, imports: dict[str, str], data: CudaOnlyData | None = None) -> bool:
     """Whether a function asks which device it is on, or catches errors (guards._DeviceChecks)."""
     for node in ast.walk(fn):
-        if isinstance(node, ast.Try) and not all(h.body and isinstance(h.body[-1], ast.Raise) for h in node.handlers):
-            return True  # (a handler that only raises again, or `try/finally`, is no other path)
+        if isinstance(node, ast.Try) and not all(
+            (h.body and isinstance(h.body[-1], ast.Raise))
+            or (data is not None and any(_runs_qual(n, imports, data) for n in ast.walk(h)))
+            for h in node.handlers
+        ):
+            # (a handler that only raises again, or `try/finally`, is no other path; nor is one
+            # that runs CUDA-only code itself: `nvsmi(...)` else `import pynvml`, NVIDIA's either way)
+            return True
         if isinstance(node, ast.Attribute) and node.attr == "is_cuda":
             return True
         if isinstance(node, ast.Call):
@@ -416,7 +422,7 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
         if name not in checks:
             fn = functions[name]
             calls = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} & set(functions) - seen - {name}
-            checks[name] = _checks_device(fn, imports) or any(checker(c, seen | {name}) for c in calls)
+            checks[name] = _checks_device(fn, imports, data) or any(checker(c, seen | {name}) for c in calls)
         return checks[name]
 
     def function_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
@@ -441,7 +447,7 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
                     break
             else:
                 return False
-        return not _checks_device(fn, imports) and not any(
+        return not _checks_device(fn, imports, data) and not any(
             checker(n.id) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in functions and n.id != fn.name
         )
 

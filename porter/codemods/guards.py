@@ -37,6 +37,7 @@ from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the 
 
 # RUNS, has_token, runs_token: the bytes that make the analysis worth running
 from porter.analysis.cuda_only_index import NEEDS, RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.cuda_only_index import PACKAGES as CUDA_ONLY_PACKAGES
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
 from porter.config.cuda_packages import cuda_only_modules
@@ -641,7 +642,9 @@ class _DeviceChecks(cst.CSTVisitor):
         if isinstance(node, cst.Try):
             # a handler that only raises again (`except ImportError as e: raise ImportError(...)
             # from e`) and `try/finally` are no other path
-            self.found = not all(_raises(h.body) for h in node.handlers)
+            # and nor is one that imports a CUDA-only package itself (`nvsmi(...)`, else `import
+            # pynvml`: NVIDIA's either way)
+            self.found = not all(_raises(h.body) or _imports_cuda_only(h) for h in node.handlers)
         elif isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
             self.found = True
         elif isinstance(node, cst.Call):
@@ -650,6 +653,20 @@ class _DeviceChecks(cst.CSTVisitor):
             sides = [node.left, *(c.comparator for c in node.comparisons)]
             self.found = any((string_value(s) or "").split(":")[0] == "cuda" for s in sides)
         return not self.found
+
+
+def _imports_cuda_only(handler: cst.ExceptHandler) -> bool:
+    """Whether an `except` handler imports a CUDA-only package (porter.config.cuda_packages)."""
+    for node in _walk(handler.body):
+        if isinstance(node, cst.Import):
+            names = [dotted(a.name) or "" for a in node.names]
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+            names = [dotted(node.module) or ""]
+        else:
+            continue
+        if any(n.split(".")[0].encode() in CUDA_ONLY_PACKAGES for n in names):
+            return True
+    return False
 
 
 class _DeviceTests(_DeviceChecks):
