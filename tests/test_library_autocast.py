@@ -108,3 +108,54 @@ def test_a_fallback_that_is_no_cuda_only_code_is_another_path():
     assert "pynvml" not in code
     new, _ = port(code, "neuron")
     assert "torch.cuda.current_device()" not in new
+
+
+# mmcv ops/conv2d_gradfix.py: `_conv2d_gradfix` is called only when `_should_use_custom_op`
+# passed, which returns False off CUDA (kept, GUARD001): its capability query only ever runs on
+# CUDA, and a `torch.cuda.is_available() and` before it is always true there (no GUARD002)
+GRADFIX = """
+import torch
+
+
+def conv2d(input, weight):
+    if _should_use_custom_op(input):
+        return _conv2d_gradfix(weight.shape)(input, weight)
+    return torch.nn.functional.conv2d(input, weight)
+
+
+def _should_use_custom_op(input):
+    assert isinstance(input, torch.Tensor)
+    if not torch.backends.cudnn.enabled:
+        return False
+    if input.device.type != "cuda":
+        return False
+    return True
+
+
+def _conv2d_gradfix(weight_shape):
+    class Conv2d(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, input, weight):
+            if weight_shape[2:] == (1, 1) and torch.cuda.get_device_capability(input.device) < (8, 0):
+                return input @ weight
+            return torch.nn.functional.conv2d(input, weight)
+
+    return Conv2d.apply
+"""
+
+
+def test_a_capability_query_in_a_function_called_only_on_cuda_gets_no_guard():
+    new, findings = port(GRADFIX, "neuron")
+    assert "is_available" not in new and not [f for f in findings if f.code == "GUARD002"]
+    assert 'input.device.type != "cuda"' in new
+
+
+def test_a_capability_query_in_a_function_called_anywhere_gets_its_guard():
+    code = GRADFIX.replace(
+        "    return torch.nn.functional.conv2d(input, weight)\n\n\ndef _should",
+        "    return _conv2d_gradfix(weight.shape)(input, weight)\n\n\ndef _should",
+        1,
+    )
+    assert code != GRADFIX
+    new, findings = port(code, "neuron")
+    assert "torch.cuda.is_available() and torch.cuda.get_device_capability" in new

@@ -1080,6 +1080,9 @@ class GuardsFamily(Family):
         self._cuda_flag_sets: dict[
             int, dict[str, tuple[cst.CSTNode, ...]]
         ] = {}  # id(function or module) -> names of a test true only on CUDA
+        # every call of each name in the module, with its enclosing statements (GUARD002 skips a
+        # private function called only behind CUDA tests)
+        self._module_calls: dict[str, list[list[cst.CSTNode]]] | None = None
         # code that only runs on CUDA is left as it is (GUARD003): only where something can run CUDA-only code
         self._leave = ctx.enabled("GUARD003") and (
             not ctx.source or runs_token(ctx.source) or bool(imported_running(ctx.settings))
@@ -1145,6 +1148,79 @@ class GuardsFamily(Family):
                     if nodes is not None and self._stays(nodes):
                         return True
         return False
+
+    def _called_only_on_cuda(self) -> bool:
+        """Whether the module's private function that holds the current statement
+        (`_conv2d_gradfix`) is called in this file only under an `if` whose test passes only on
+        CUDA: a CUDA test, or a predicate of the module that returns False off CUDA
+        (`_should_use_custom_op`: `if input.device.type != "cuda": return False`), whose CUDA
+        test stayed CUDA's. A private name has no callers outside its module."""
+        statements = self.ctx.current_statements
+        outer = statements[0] if statements else None
+        if (
+            self.ctx.module is None
+            or not isinstance(outer, cst.FunctionDef)
+            or not outer.name.value.startswith("_")
+            or outer.name.value.startswith("__")
+        ):
+            return False
+        if self._module_calls is None:
+            sites = _CallSites()
+            self.ctx.module.visit(sites)
+            self._module_calls = sites.found
+        stacks = self._module_calls.get(outer.name.value, [])
+        # (a call inside the function itself, as a backward pass makes its own, is reached from there)
+        return bool(stacks) and all(stack[:1] == [outer] or self._under_cuda_test(stack) for stack in stacks)
+
+    def _under_cuda_test(self, stack: list[cst.CSTNode]) -> bool:
+        """Whether a call site (its enclosing statements) sits in the body of an `if` whose test
+        passes only on CUDA (the test's CUDA nodes kept), directly or through a predicate."""
+        flags = self._cuda_flags()
+        for parent, child in zip(stack, stack[1:]):
+            if not (
+                isinstance(parent, cst.If)
+                and isinstance(parent.body, cst.IndentedBlock)
+                and any(s is child for s in parent.body.body)
+            ):
+                continue
+            nodes = _cuda_test_nodes(parent.test, self.ctx.qualname, flags)
+            if nodes is not None and self._stays(nodes):
+                return True
+            for operand in _operands(_bare(parent.test), cst.And):
+                nodes = self._predicate_nodes(operand)
+                if nodes is not None and self._stays(nodes):
+                    return True
+        return False
+
+    def _predicate_nodes(self, node: cst.BaseExpression) -> tuple[cst.CSTNode, ...] | None:
+        """For a call of a module-level function that returns False unless the device is CUDA's
+        (`if x.device.type != "cuda": return False`, after only other `return False` exits), the
+        nodes of that CUDA test; else None."""
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or self.ctx.module is None:
+            return None
+        function = next(
+            (s for s in self.ctx.module.body if isinstance(s, cst.FunctionDef) and s.name.value == node.func.value),
+            None,
+        )
+        if function is None or not isinstance(function.body, cst.IndentedBlock):
+            return None
+        for stmt in function.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine) and not any(isinstance(b, cst.Return) for b in stmt.body):
+                continue  # `assert isinstance(x, torch.Tensor)`
+            if not isinstance(stmt, cst.If) or stmt.orelse is not None or not _exits_early(stmt):
+                return None
+            last = stmt.body.body[-1]
+            returned = last.body[-1] if isinstance(last, cst.SimpleStatementLine) else None
+            if not (
+                isinstance(returned, cst.Return)
+                and isinstance(returned.value, cst.Name)
+                and returned.value.value == "False"
+            ):
+                return None
+            nodes = _not_cuda_test_nodes(stmt.test, self.ctx.qualname, {})
+            if nodes is not None:
+                return nodes
+        return None
 
     def _cuda_before_query(self, node: cst.BooleanOperation) -> bool:
         """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`, `q.device.type != "cuda" or
@@ -1711,6 +1787,7 @@ class GuardsFamily(Family):
             or self._after_available
             or self._inside_available_test()
             or self._only_cuda_here()
+            or self._called_only_on_cuda()
         ):
             return updated
         available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
