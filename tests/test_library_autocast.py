@@ -159,3 +159,30 @@ def test_a_capability_query_in_a_function_called_anywhere_gets_its_guard():
     assert code != GRADFIX
     new, findings = port(code, "neuron")
     assert "torch.cuda.is_available() and torch.cuda.get_device_capability" in new
+
+
+# vllm requirements/kv_connectors.txt, kv_connectors_cu12.txt: beside a family of files per
+# device (cuda.txt, rocm.txt, cpu.txt), a file named for a CUDA release (`_cu12`), or one that
+# requires a wheel built for one CUDA release (`cupy-cuda13x`), is a CUDA build's: its CUDA
+# wheels stay, reported (DEP005), and the target's requirements go in a file of their own
+KV_CONNECTORS = {
+    "requirements/cuda.txt": "torch == 2.9.0\n",
+    "requirements/rocm.txt": "torch == 2.9.0\n",
+    "requirements/cpu.txt": "torch == 2.9.0\n",
+    "requirements/common.txt": "numpy\nflash-attn\n",
+    "requirements/kv_connectors.txt": "lmcache >= 0.5.6\ncupy-cuda13x != 14.1.0\nnixl == 1.5.2\n",
+    "requirements/kv_connectors_cu12.txt": "lmcache == 0.5.6\ncuda-python >= 12, < 13\ncupy-cuda12x != 14.1.0\n",
+    "app/__init__.py": "",
+    "app/main.py": "import torch\n\nx = torch.ones(2).cuda()\n",
+}
+
+
+def test_a_cuda_builds_requirements_beside_a_device_family_keep_their_cuda_wheels(tmp_path):
+    write_files(tmp_path, KV_CONNECTORS)
+    ported = port_files(tmp_path, "neuron")
+    for name in ("requirements/kv_connectors.txt", "requirements/kv_connectors_cu12.txt"):
+        new, findings = ported[name]
+        assert new == KV_CONNECTORS[name], name
+        assert any(f.code == "DEP005" and "CUDA" in f.message for f in findings), name
+    # a file of the folder that is no CUDA build's still loses the wheel nothing imports
+    assert "flash-attn" not in ported["requirements/common.txt"][0]

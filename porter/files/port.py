@@ -159,17 +159,13 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
         return sites
     t = get_target(settings.target)
     family = device_file_family(path)
-    build = None if family is not None else _cuda_build(text)
+    build = None if family is not None else _cuda_build_evidence(path, text)
     if build is not None:
         family = _cuda_variant(path)
     if family is not None:
         device, others = family
         shown = ", ".join(f"`{o}`" for o in others)
-        what = (
-            f"the {device} backend's file"
-            if build is None
-            else f"a CUDA variant's file (it pins a CUDA build of torch: `{build}`)"
-        )
+        what = f"the {device} backend's file" if build is None else f"a CUDA variant's file ({build})"
         note = (
             f"`{path}` is {what} of a family of files per device (beside {shown}): left as it is; "
             f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)"
@@ -234,6 +230,30 @@ def _cuda_build(text: str) -> str | None:
     """The line of a requirements-like file that pins a CUDA build of torch, if any."""
     m = _CUDA_BUILD.search(text) if "cu" in text else None
     return m.group(0).strip() if m else None
+
+
+# a name part that names CUDA or one of its releases: `kv_connectors_cu12.txt`, `requirements-cuda.txt`
+_CUDA_NAME_PART = re.compile(r"(?i)^(?:cuda\d*|cu\d{2,3})$")
+# a requirement on a wheel built for one CUDA release: `cupy-cuda13x`, `nvidia-cublas-cu12`
+_CUDA_RELEASE_WHEEL = re.compile(r"(?im)^\s*([a-z0-9][\w.-]*?[-_](?:cuda\d{2,3}x?|cu\d{2,3}))(?![\w.-])")
+
+
+def _cuda_build_evidence(path: str, text: str) -> str | None:
+    """Why a requirements-like file is a CUDA build's, if it says so itself: it pins a CUDA
+    build of torch, its name names CUDA or a CUDA release (vLLM's `kv_connectors_cu12.txt`), or
+    it requires a wheel built for one CUDA release (`cupy-cuda13x` in vLLM's `kv_connectors.txt`,
+    which only the CUDA image installs)."""
+    build = _cuda_build(text)
+    if build is not None:
+        return f"it pins a CUDA build of torch: `{build}`"
+    stem = Path(path).name.partition(".")[0]
+    part = next((p for p in re.split(r"[-_.]", stem) if _CUDA_NAME_PART.match(p)), None)
+    if part is not None:
+        return f"its name names CUDA: `{part}`"
+    wheel = _CUDA_RELEASE_WHEEL.search(text) if "cu" in text else None
+    if wheel is not None:
+        return f"it requires a wheel built for one CUDA release: `{wheel.group(1)}`"
+    return None
 
 
 def _cuda_variant(path: str) -> tuple[str, tuple[str, ...]] | None:
