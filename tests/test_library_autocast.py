@@ -186,3 +186,45 @@ def test_a_cuda_builds_requirements_beside_a_device_family_keep_their_cuda_wheel
         assert any(f.code == "DEP005" and "CUDA" in f.message for f in findings), name
     # a file of the folder that is no CUDA build's still loses the wheel nothing imports
     assert "flash-attn" not in ported["requirements/common.txt"][0]
+
+
+# torchao _models/sam2/modeling/position_encoding.py: CUDA takes `repeat` on complex tensors,
+# every other device the expand + flatten path (the comment: repeat on complex may not be
+# supported off CUDA). In a package, a device test whose `else` is such a generic fallback keeps
+# CUDA's branch: the target takes the fallback, as every other device does (DEV004, reported)
+ROTARY = {
+    "sam/__init__.py": "",
+    "sam/rope.py": """
+        import torch
+
+
+        def apply_rotary_enc(xk_, freqs_cis, r):
+            if freqs_cis.is_cuda:
+                freqs_cis = freqs_cis.repeat(*([1] * (freqs_cis.ndim - 2)), r, 1)
+            else:
+                # torch.repeat on complex numbers may not be supported on non-CUDA devices
+                freqs_cis = freqs_cis.unsqueeze(2).expand(-1, -1, r, -1, -1).flatten(2, 3)
+            return torch.view_as_real(xk_ * freqs_cis).flatten(3)
+
+
+        def place(x):
+            if x.is_cuda:
+                torch.cuda.synchronize()
+            return x
+    """,
+}
+
+
+def test_a_cuda_branch_beside_the_generic_fallback_stays_in_a_package(tmp_path):
+    write_files(tmp_path, ROTARY)
+    new, findings = port_files(tmp_path, "neuron")["sam/rope.py"]
+    assert "if freqs_cis.is_cuda:" in new
+    assert "if x.is_neuron:" in new  # no else: the target's own branch, as before
+    (said,) = [f for f in findings if f.code == "DEV004" and "freqs_cis" in f.message]
+    assert "else" in said.message and said.applicability is not None
+
+
+def test_a_scripts_cuda_branch_still_becomes_the_targets():
+    code = textwrap.dedent(ROTARY["sam/rope.py"])
+    new, _ = port(code, "neuron")
+    assert "if freqs_cis.is_neuron:" in new

@@ -132,6 +132,9 @@ class PortContext:
         # and, in a package, the autocast state a `custom_fwd(device_type=...)` reads (literals.py):
         # id -> the callable, reported (DEV017)
         self.keep_autocast_state: dict[int, str] = {}
+        # and, in a package, `x.is_cuda` choosing CUDA's implementation beside the generic one in
+        # its `else` (literals.py): reported (DEV004)
+        self.cuda_beside_fallback: set[int] = set()
         # values a library family ports in the library's own vocabulary (hf.py: `device_map`,
         # `ddp_backend`, a loader's `dtype`): the device, distributed and amp families leave them
         self.claimed: set[int] = set()

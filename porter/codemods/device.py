@@ -368,6 +368,16 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if original.attr.value != "is_cuda" or id(original) in self.ctx.keep_cuda:
             return updated
+        if id(original) in self.ctx.cuda_beside_fallback:
+            self.ctx.report(
+                "DEV004",
+                original,
+                f"`{self.ctx.code(original)}` stays: it picks CUDA's implementation, and the `else` beside it is the "
+                f"generic one every other device takes, {self.ctx.target.display} included; made {self.ctx.target.display}'s "
+                "test, CUDA would lose its branch",
+                applicability=Applicability.MANUAL,
+            )
+            return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
         own = next((f[3] for f in self.ctx.settings.flow or () if f[2] == OWN_IS_CUDA), None)

@@ -283,6 +283,31 @@ class LiteralsFamily(FlowScopes, Family):
             node.body.visit(scan)
             self._keep_vocabulary(scan.found)
         self._module_in_place_of_cpu(node)
+        if in_package(self.ctx):
+            self._cuda_beside_fallback(node)
+
+    def _cuda_beside_fallback(self, node: cst.If) -> None:
+        """`if freqs_cis.is_cuda: <one implementation> else: <another>` in a package, each branch
+        binding the same names with no CUDA API in either: CUDA's implementation beside the
+        generic one that every other device takes (SAM2's rotary `repeat` on complex tensors,
+        expand + flatten elsewhere). The target is one more such device; made the target's test,
+        CUDA would lose its branch. Kept, reported (the device family's DEV004)."""
+        test = node.test
+        orelse = node.orelse
+        if not (
+            isinstance(test, cst.Attribute)
+            and test.attr.value == "is_cuda"
+            and isinstance(orelse, cst.Else)
+            and isinstance(node.body, cst.IndentedBlock)
+            and isinstance(orelse.body, cst.IndentedBlock)
+        ):
+            return
+        bound = [_bound_names(node.body), _bound_names(orelse.body)]
+        if not bound[0] or bound[0] != bound[1]:
+            return
+        if any(_names_cuda(n) for branch in (node.body, orelse.body) for n in walk(branch)):
+            return  # a CUDA API, a CUDA device or a CUDA kernel in a branch: not generic code
+        self.ctx.cuda_beside_fallback.add(id(test))
 
     def _module_in_place_of_cpu(self, node: cst.If) -> None:
         """`if device == 'cpu': device = 'cuda'; device_torch_lib = getattr(torch, device)` (fla's
@@ -643,6 +668,29 @@ def _configured_defaults(ctx, value: cst.BaseExpression) -> list[cst.BaseExpress
     if isinstance(value, cst.Call) and ctx.qualname(value.func) in _ENVIRONMENT_READS and len(value.args) >= 2:
         return _strings(value.args[1].value)
     return []
+
+
+def _names_cuda(node: cst.CSTNode) -> bool:
+    """A name, attribute or string (not a comment) that says CUDA (`torch.cuda`, `"cuda:0"`)."""
+    if isinstance(node, cst.Name):
+        return "cuda" in node.value.lower()
+    if isinstance(node, cst.SimpleString):
+        return "cuda" in node.value.lower()
+    return False
+
+
+def _bound_names(block: cst.IndentedBlock) -> frozenset[str]:
+    """The names a block's own simple statements assign (`x = ...`, `x += ...`)."""
+    names: set[str] = set()
+    for stmt in block.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
+                names.add(small.target.value)
+    return frozenset(names)
 
 
 def in_package(ctx) -> bool:
