@@ -228,3 +228,20 @@ def test_a_scripts_cuda_branch_still_becomes_the_targets():
     code = textwrap.dedent(ROTARY["sam/rope.py"])
     new, _ = port(code, "neuron")
     assert "if freqs_cis.is_neuron:" in new
+
+
+# torchao prototype/awq/example.py: an option's help quotes its default; where the port changes
+# the default, the help says the new one (it said "Default is 'cuda'" beside default="neuron")
+def test_an_options_help_follows_its_ported_default():
+    code = textwrap.dedent("""
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", type=str, default="cuda", help="Device to run on. Default is 'cuda'.")
+        parser.add_argument("--precision", default="bfloat16", help="Precision. Default is 'cuda'-free 'bfloat16'.")
+        args = parser.parse_args()
+        x = __import__("torch").ones(2).to(args.device)
+    """)
+    new, _ = port(code, "neuron")
+    assert """default="neuron", help="Device to run on. Default is 'neuron'.\"""" in new
+    assert "Default is 'cuda'-free" in new  # not its default: left alone

@@ -410,6 +410,26 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
 
     # -- calls -----------------------------------------------------------------------------
 
+    def _help_of_default(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        """`add_argument("--device", default="cuda", help="... Default is 'cuda'.")` whose default
+        the port changed: the help quotes the default it had, and says the new one."""
+        old, new, help_arg = (
+            self.kwarg(original, "default"),
+            self.kwarg(updated, "default"),
+            self.kwarg(updated, "help"),
+        )
+        if old is None or new is None or help_arg is None or not isinstance(help_arg.value, cst.SimpleString):
+            return updated
+        was, now = string_value(old.value), string_value(new.value)
+        if was is None or now is None or was == now or not cuda_device_index(was)[0]:
+            return updated
+        text = help_arg.value.value
+        said = re.sub(rf"(['`]){re.escape(was)}\1", lambda m: f"{m.group(1)}{now}{m.group(1)}", text)
+        if said == text:
+            return updated
+        args = [a.with_changes(value=a.value.with_changes(value=said)) if a is help_arg else a for a in updated.args]
+        return updated.with_changes(args=args)
+
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         if isinstance(func, cst.Attribute):
@@ -422,6 +442,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 return self._dot_to(original, updated)
             if attr == "type" and len(original.args) == 1:
                 return self._dot_type(original, updated)
+            if attr == "add_argument":
+                return self._help_of_default(original, updated)
         qual = self.ctx.qualname(func)
         if qual == "torch.device":
             return self._torch_device(original, updated)
