@@ -245,3 +245,35 @@ def test_an_options_help_follows_its_ported_default():
     new, _ = port(code, "neuron")
     assert """default="neuron", help="Device to run on. Default is 'neuron'.\"""" in new
     assert "Default is 'cuda'-free" in new  # not its default: left alone
+
+
+# bitsandbytes functional.py: `torch.cuda.device_count() > 1` picks CUDA's own `_cuda_device_of`
+# (`torch.cuda.device_of`, which has no port and stays) over a stand-in of the same name: the
+# test asks about CUDA itself and stays (BACK006)
+DEVICE_OF = """
+import contextlib
+
+import torch
+
+if torch.cuda.device_count() > 1:
+
+    def _cuda_device_of(a: torch.Tensor):
+        return torch.cuda.device_of(a)
+else:
+
+    def _cuda_device_of(a: torch.Tensor):
+        return contextlib.nullcontext()
+
+
+def sync():
+    if torch.cuda.device_count() > 1:
+        torch.cuda.synchronize()
+"""
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_test_that_picks_cudas_own_function_stays(target):
+    new, findings = port(DEVICE_OF, target)
+    assert "if torch.cuda.device_count() > 1:\n\n    def _cuda_device_of" in new
+    assert "    if torch.accelerator.device_count() > 1:\n        torch.accelerator.synchronize()" in new
+    assert any(f.code == "BACK006" and "_cuda_device_of" in f.message for f in findings)

@@ -2141,6 +2141,47 @@ class BackendsFamily(Family):
         self._library_branch(node)
         self._library_exit(node)
         self._choice_arms(node)
+        self._picks_cuda_own(node)
+
+    def _picks_cuda_own(self, node: cst.If) -> None:
+        """`if torch.cuda.device_count() > 1: def _cuda_device_of(a): return torch.cuda.device_of(a)`
+        `else: def _cuda_device_of(a): return contextlib.nullcontext()` (bitsandbytes): the test
+        picks between functions of one name, CUDA's using a `torch.cuda` API porter has no port
+        for on the target (its body stays CUDA's) and a stand-in. It asks about CUDA itself:
+        made the target's, the target would get CUDA's function."""
+        if (
+            not isinstance(node.orelse, cst.Else)
+            or not isinstance(node.body, cst.IndentedBlock)
+            or not isinstance(node.orelse.body, cst.IndentedBlock)
+        ):
+            return
+        defs = node.body.body
+        if not defs or not all(isinstance(d, cst.FunctionDef) for d in defs):
+            return
+        others = {s.name.value for s in node.orelse.body.body if isinstance(s, cst.FunctionDef)}
+        target = self.ctx.target.name
+        kept = []
+        for d in defs:
+            assert isinstance(d, cst.FunctionDef)
+            api = next(
+                (
+                    q
+                    for n in _nodes(d.body)
+                    if isinstance(n, (cst.Attribute, cst.Name))
+                    and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
+                    and not _ported_on(q, target)
+                ),
+                None,
+            )
+            if api is None or d.name.value not in others:
+                return
+            kept.append((d.name.value, api))
+        name, api = kept[0]
+        self._itself(
+            node.test,
+            node.test,
+            f"picks CUDA's own `{name}` (it uses `{api}`, which has no port on {self.ctx.target.display}) over the one of the same name beside it: it asks about CUDA itself",
+        )
 
     def _foreign_classes(self, node: cst.If) -> None:
         """`if param_cls.__name__ in ["Int8Params", "Params4bit"]:` in a library: a branch for
