@@ -277,3 +277,24 @@ def test_a_test_that_picks_cudas_own_function_stays(target):
     assert "if torch.cuda.device_count() > 1:\n\n    def _cuda_device_of" in new
     assert "    if torch.accelerator.device_count() > 1:\n        torch.accelerator.synchronize()" in new
     assert any(f.code == "BACK006" and "_cuda_device_of" in f.message for f in findings)
+
+
+# torchao prototype/quantized_training/int8_mixed_precision.py: a package asks whether CUDA's
+# autocast is on before casting its inputs; it reads a state, as custom_fwd does (DEV017)
+def test_a_packages_question_about_cudas_autocast_stays(tmp_path):
+    files = {
+        "lib/__init__.py": "",
+        "lib/linear.py": """
+            import torch
+
+
+            def linear(x, w):
+                if torch.is_autocast_enabled("cuda"):
+                    x = x.to(torch.get_autocast_dtype("cuda"))
+                return x @ w
+        """,
+    }
+    write_files(tmp_path, files)
+    new, findings = port_files(tmp_path, "neuron")["lib/linear.py"]
+    assert new == textwrap.dedent(files["lib/linear.py"]).lstrip()
+    assert len([f for f in findings if f.code == "DEV017"]) == 2

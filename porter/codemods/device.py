@@ -228,7 +228,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self.ctx.report(
                 "DEV017",
                 original,
-                f"`device_type={original.value}` of `{self.ctx.keep_autocast_state[id(original)]}` names the autocast state its wrapper reads, not where the function runs: it already runs on {self.ctx.target.display}, and the package keeps serving CUDA and the CPU, where `\"{self.ctx.target.device_type}\"` is no device type; it stays (under {self.ctx.target.display}'s autocast the function's input casting does not apply)",
+                f"`{original.value}` in `{self.ctx.keep_autocast_state[id(original)]}(...)` names the autocast state it reads, not where the code runs: it already runs on {self.ctx.target.display}, and the package keeps serving CUDA and the CPU, where `\"{self.ctx.target.device_type}\"` is no device type; it stays (under {self.ctx.target.display}'s autocast, what it does for CUDA's autocast does not apply)",
                 applicability=Applicability.MANUAL,
             )
             return updated

@@ -57,8 +57,15 @@ def autocast_state_functions() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def autocast_state_readers() -> frozenset[str]:
+    """The same, with the device type as their first argument (`torch.is_autocast_enabled("cuda")`)."""
+    return frozenset(load_toml("device.toml").get("autocast_state", {}).get("readers", ()))
+
+
+@lru_cache(maxsize=1)
 def _autocast_state_words() -> tuple[bytes, ...]:
-    return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in autocast_state_functions()}))
+    names = autocast_state_functions() | autocast_state_readers()
+    return tuple(sorted({f.rsplit(".", 1)[-1].encode() for f in names}))
 
 
 def _is_cuda(node: cst.CSTNode) -> bool:
@@ -166,6 +173,7 @@ class LiteralsFamily(FlowScopes, Family):
         self._handlers: list[str] = []  # the names `except ... as NAME` binds around the node
         self._scanned: tuple[set[str], set[str], set[tuple[str, int]]] | None = None
         self._classes: list[str] = []
+        self._reads_autocast_state: bool | None = None  # the file names a DEV017 callable
 
     def _module_facts(self) -> tuple[set[str], set[str], set[tuple[str, int]]]:
         """Read once per file: the values this file checks against a vocabulary of its own
@@ -524,7 +532,9 @@ class LiteralsFamily(FlowScopes, Family):
         `parser.add_argument("--accelerator", default="cuda")` is an accelerator name too, as is
         the default of an option whose choices are such names (`choices=["cuda", "rocm"]`)."""
         func = node.func
-        if any(w in self.ctx.source for w in _autocast_state_words()):
+        if self._reads_autocast_state is None:  # (once per file: a scan of its bytes)
+            self._reads_autocast_state = any(w in self.ctx.source for w in _autocast_state_words())
+        if self._reads_autocast_state:
             self._autocast_state(node)
         if (
             isinstance(func, cst.Attribute)
@@ -587,10 +597,13 @@ class LiteralsFamily(FlowScopes, Family):
         if qual == "functools.partial" and args and args[0].keyword is None:
             qual = self.ctx.qualname(args[0].value)
             args = args[1:]
-        if qual not in autocast_state_functions() or not in_package(self.ctx):
+        reader = qual in autocast_state_readers()
+        if not (reader or qual in autocast_state_functions()) or not in_package(self.ctx):
             return
-        for arg in args:
-            if arg.keyword is not None and arg.keyword.value == "device_type":
+        for i, arg in enumerate(args):
+            if (arg.keyword is not None and arg.keyword.value == "device_type") or (
+                reader and i == 0 and arg.keyword is None and not arg.star
+            ):
                 for string in _strings(arg.value):
                     self._keep([string])
                     self.ctx.keep_autocast_state[id(string)] = qual
