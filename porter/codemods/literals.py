@@ -598,7 +598,7 @@ class LiteralsFamily(FlowScopes, Family):
             qual = self.ctx.qualname(args[0].value)
             args = args[1:]
         reader = qual in autocast_state_readers()
-        if not (reader or qual in autocast_state_functions()) or not in_package(self.ctx):
+        if qual is None or not (reader or qual in autocast_state_functions()) or not in_package(self.ctx):
             return
         for i, arg in enumerate(args):
             if (arg.keyword is not None and arg.keyword.value == "device_type") or (
