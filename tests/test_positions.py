@@ -34,3 +34,22 @@ def test_positions_match_provider_on_every_node_of_real_files():
                 rng.end.line,
                 rng.end.column,
             ), (path.name, type(node).__name__)
+
+
+def test_positions_match_provider_where_lines_end_in_a_lone_cr():
+    # a CR-only file (Python reads a lone CR as a line end) had every finding on line 1, at
+    # a column counted from the file's start; baselines then hashed the first line's text
+    source = (ROOT / "fixtures/cases/flags_compile.in.py").read_bytes().replace(b"\n", b"\r")
+    module = cst.parse_module(source)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    kinds = (cst.Call, cst.Attribute, cst.Name, cst.SimpleString, cst.SimpleStatementLine, cst.FunctionDef, cst.If)
+    nodes = [n for n in expected if isinstance(n, kinds)]
+    ours = positions(module, nodes)
+    for node in nodes:
+        rng, (start, end) = expected[node], ours[id(node)]
+        assert (start.line, start.column, end.line, end.column) == (
+            rng.start.line,
+            rng.start.column,
+            rng.end.line,
+            rng.end.column,
+        ), type(node).__name__

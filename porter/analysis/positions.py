@@ -10,6 +10,7 @@ into positions. Results equal the provider's (tests/test_positions.py).
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,8 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from porter.core.findings import Position
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=False)
@@ -87,10 +90,13 @@ def positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tup
         offsets[index] = total
     text = "".join(tokens)
     line_starts = [0]
-    pos = text.find("\n")
-    while pos != -1:
-        line_starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
+    if "\r" in text:  # lines end in CR LF, a lone CR or LF, as Python and the provider count them
+        line_starts += [m.end() for m in _LINE_BREAK.finditer(text)]
+    else:
+        pos = text.find("\n")
+        while pos != -1:
+            line_starts.append(pos + 1)
+            pos = text.find("\n", pos + 1)
 
     def to_position(offset: int) -> Position:
         line = bisect_right(line_starts, offset)

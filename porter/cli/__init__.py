@@ -8,7 +8,9 @@ command, for `--help`, an unknown command and the tests) is made on first use.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import io
 import os
 import sys
 from functools import cache
@@ -84,6 +86,7 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
+    _settle_terminal()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
     app = build(first) if first in COMMANDS else _full()
@@ -91,10 +94,40 @@ def main() -> None:
         app()
     except KeyboardInterrupt as exc:
         _leave(*ending(exit_code(exc)))
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_LOST:
+            raise
+        # stdout on a full disk (`> /dev/full`) or gone: one line, as coreutils say it
+        _leave(2, f"porter: cannot write the output: {exc.strerror or exc}")
     except SystemExit as exc:
         if exc.code in _INTERRUPTED:
             _leave(*ending(exc.code))
         raise
+
+
+# errors of a write to stdout or stderr that no retry mends (the run's own files say theirs)
+_OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
+# what rich and typer read as the terminal's size: a value that is not a positive decimal
+# (`0` drew nothing at all; `²` passes str.isdigit and then int() raised) is not a size
+_SIZES = ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+
+
+def _settle_terminal() -> None:
+    """The environment the output is written to, made safe to print to before anything prints:
+    a terminal size that is not a positive decimal is ignored (POSIX leaves such a `COLUMNS`
+    unspecified), text the stream's encoding lacks (an ASCII locale, PYTHONIOENCODING) is
+    written as `\\uXXXX` rather than raised, and a closed stdout or stderr (`>&-`) takes the
+    output away as Python's print does."""
+    for var in _SIZES:
+        value = os.environ.get(var)
+        if value is not None and not (value.isascii() and value.isdigit() and int(value) > 0):
+            del os.environ[var]
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
+        elif isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
 
 
 # 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left

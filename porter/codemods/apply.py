@@ -136,9 +136,69 @@ def _transform(
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
     new = ctx.finish_device_helper(new)
+    if _FSTRING.search(source):
+        new = _requoted(module, new)
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
     return new, ctx, True
+
+
+# an f-string's prefix: a file without one needs no look at the quotes porter wrote
+_FSTRING = re.compile(rb"(?<![\w])(?:[fF][rR]?|[rR][fF])[\"']")
+
+
+class _NestedQuotes(cst.CSTTransformer):
+    """A string porter wrote inside an f-string's braces takes the quote the f-string does not
+    use: `f"{'GPU' if (x.device.type == "xla") else 'CPU'}"` parses on Python 3.12 only (PEP
+    701), and porter's users run 3.10 and 3.11 too. A file that nests an f-string's quote
+    itself is left as it is (its project runs 3.12 or later): `clashed` says so."""
+
+    def __init__(self) -> None:
+        self.quotes: list[str] = []  # the quote of each f-string the walk is in, innermost last
+        self.clashed = False
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.quotes.append(node.start.lstrip("fFrRbBuU"))
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
+        self.quotes.pop()
+        quote = updated.start.lstrip("fFrRbBuU")
+        if not self._clashes(quote):
+            return updated
+        other = _other(quote)
+        prefix = updated.start[: len(updated.start) - len(quote)]
+        return updated.with_changes(start=prefix + other, end=other)
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.BaseExpression:
+        value = updated.value
+        prefix = value[: len(value) - len(value.lstrip("rRbBuU"))]
+        quote = value[len(prefix) : len(prefix) + 3]
+        quote = quote if quote in ('"""', "'''") else value[len(prefix)]
+        if not self._clashes(quote):
+            return updated
+        other, body = _other(quote), value[len(prefix) + len(quote) : len(value) - len(quote)]
+        if other[0] in body or "\\" in body:
+            return updated  # cannot be requoted as it stands
+        return updated.with_changes(value=prefix + other + body + other)
+
+    def _clashes(self, quote: str) -> bool:
+        # before 3.12 an f-string ends at its own quote, wherever it stands: a single-quoted
+        # f-string cannot hold its quote character, a triple-quoted one its three quotes
+        clash = any(q == quote or (len(q) == 1 and q == quote[0]) for q in self.quotes)
+        self.clashed |= clash
+        return clash
+
+
+def _other(quote: str) -> str:
+    return quote.replace('"', "\x00").replace("'", '"').replace("\x00", "'")
+
+
+def _requoted(module: cst.Module, new: cst.Module) -> cst.Module:
+    """`new` with porter's strings inside f-strings requoted (`_NestedQuotes`), unless the
+    file nested an f-string's quote itself."""
+    probe = _NestedQuotes()
+    module.visit(probe)
+    return new if probe.clashed else new.visit(_NestedQuotes())
 
 
 def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:

@@ -289,8 +289,13 @@ class DistributedFamily(Family):
                     self.ctx.add_import(t.dist_import)
                 return new
             return updated
-        if _BACKEND_MAP.match(value) and "cuda:nccl" in value.replace(" ", ""):
-            self._backend_map(original, value)
+        lowered = value.lower()  # torch lowercases a backend string: "CPU:GLOO,CUDA:NCCL" is its map too
+        if (
+            _BACKEND_MAP.match(lowered)
+            and "cuda:nccl" in lowered.replace(" ", "")
+            and (lowered == value or id(original) in self._backend_args)
+        ):
+            self._backend_map(original, lowered)
             return updated
         if value in ENV_VARS:
             mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None

@@ -255,3 +255,15 @@ def test_a_device_backend_map_in_one_string_is_reported_not_rewritten(target):
     assert not f.applied and "cuda:nccl" in f.message and "no pair" in f.message
     with_target = code.replace("cuda:nccl", f"cuda:nccl,{target}:{target}")
     assert not [f for f in port(with_target, target)[1] if f.code == "DIST001"]
+
+
+@pytest.mark.parametrize("target", ["neuron", "xla"])
+def test_a_backend_map_in_capitals_is_a_map(target):
+    """torch lowercases the backend string (`backend.lower().split(",")`): "CPU:GLOO,CUDA:NCCL"
+    is the same map, and passed without a word; in a string that is no backend argument it is
+    text."""
+    code = 'import torch.distributed as dist\n\ndist.init_process_group(backend="CPU:GLOO,CUDA:NCCL")\nLABEL = "CPU:GLOO,CUDA:NCCL"\n'
+    new, findings = port(code, target)
+    assert new == code
+    [f] = [f for f in findings if f.code == "DIST001"]
+    assert f.start.line == 3 and not f.applied and "no pair" in f.message

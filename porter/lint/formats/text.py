@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
 from porter.core.textsafe import BIDI_CHARS, printable
@@ -33,8 +35,10 @@ def render_full(run: LintRun) -> str:
         start = f.start.column
         end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
         shown, start, end = _window(src, start, end)
-        out.append(f"{num} | {_source(shown)}")
-        out.append(f"{pad} | {' ' * start}{'^' * max(1, end - start)} {f.code}")
+        shown = _source(shown)
+        out.append(f"{num} | {shown}")
+        lead, width = _columns(shown[:start]), _columns(shown[start:end])
+        out.append(f"{pad} | {' ' * lead}{'^' * max(1, width)} {f.code}")
         out.append(f"{pad} |")
         if f.replacement is not None and f.applicability is not Applicability.MANUAL:
             kind = "safe" if f.applicability is Applicability.SAFE else "unsafe"
@@ -54,6 +58,21 @@ def _source(line: str) -> str:
     (ESC is `␛`, a tab a space), so the carets below still line up and nothing in the file
     (a clear-screen, a hyperlink) is obeyed by the terminal."""
     return line.translate(_PICTURES)
+
+
+def _columns(text: str) -> int:
+    """The columns `text` takes on a terminal: a CJK character or an emoji two, a combining
+    mark or a zero-width character none (as ruff counts them, so the carets stand under the
+    finding whatever the line holds before it)."""
+    if text.isascii():
+        return len(text)
+    return sum(_width(c) for c in text)
+
+
+def _width(c: str) -> int:
+    if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf") or "\u1160" <= c <= "\u11ff":
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
 
 
 MAX_SHOWN = 200  # columns of a long source line shown around a finding

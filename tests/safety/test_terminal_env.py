@@ -1,0 +1,88 @@
+"""Contract 5 and 6 where the terminal itself is odd: a `COLUMNS` that is not a size, a stream
+whose encoding lacks a name's characters, a stdout on a full disk. The output is still the
+output (never empty, never a traceback), and a write that fails says so in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.safety.conftest import CUDA, REPO, porter
+
+NAME = "n\u202e\u00e9\u4e2d\U0001f600.py"  # RLO, Latin-1, CJK, an emoji
+
+
+@pytest.mark.parametrize("var,value", [("COLUMNS", "0"), ("COLUMNS", "\u00b2"), ("LINES", "\u00b2"), ("COLUMNS", "-5")])
+@pytest.mark.parametrize("args", [("explain", "CUDA001"), ("rules",), ("--help",)])
+def test_a_terminal_size_that_is_not_one_is_ignored(tmp_path, var, value, args):
+    # COLUMNS=0 drew nothing at all (rich made every line 0 wide); "²" passes str.isdigit()
+    # and then int() raised: a ValueError traceback from every command
+    out = porter(*args, cwd=tmp_path, env={var: value})
+    both = out.stdout.decode() + out.stderr.decode()
+    assert out.returncode == 0 and "Traceback" not in both, both
+    assert ("CUDA001" if args[0] != "--help" else "rewrite") in out.stdout.decode(), both
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "junit", "github"])
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_a_name_the_output_encoding_lacks_is_escaped_not_raised(tmp_path, fmt, encoding):
+    (tmp_path / NAME).write_bytes(CUDA)
+    out = porter(
+        "lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env={"PYTHONIOENCODING": encoding}
+    )
+    err = out.stderr.decode(encoding)
+    text = out.stdout.decode(encoding)  # the stream's own encoding, nothing it lacks
+    assert out.returncode == 1 and "Traceback" not in err, err
+    assert "\\u4e2d" in text, text  # the name is there, as an escape
+    assert "\u202e" not in text
+
+
+def test_stdout_on_a_full_disk_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    for args in (["rules"], ["lint", ".", "--target", "xla", "--no-cache"]):
+        with open("/dev/full", "w") as full:
+            out = subprocess.run(
+                [sys.executable, "-m", "porter", *args],
+                cwd=tmp_path,
+                env=env,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                timeout=180,
+            )
+        err = out.stderr.decode()
+        assert out.returncode == 2 and "Traceback" not in err, err
+        assert err.strip().splitlines() == ["porter: cannot write the output: No space left on device"], err
+
+
+def test_a_closed_stdout_is_not_a_traceback(tmp_path):
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / ".c")}
+    # `porter lint . >&-`: Python's sys.stdout is None (lint wrote to it: an AttributeError)
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "lint", ".", "--target", "xla", "--no-cache"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=180,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert out.returncode == 1 and "Traceback" not in out.stderr.decode(), out.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "before,lead",
+    [("\u4e2d\u6587\U0001f600", 6), ("e\u0301\u0301\u200b", 1), ("\uac00\u1160", 2), ("\t", 1)],
+)
+def test_the_carets_stand_under_the_finding_whatever_the_line_holds_before_it(tmp_path, before, lead):
+    # counted in code points, the carets stood 6 columns left of `.cuda()` after three CJK
+    # characters, and 3 right of it after combining marks and a zero-width space
+    (tmp_path / "m.py").write_text(f's = "{before}"; x = torch.randn(3).cuda()\n', encoding="utf-8")
+    out = porter("lint", "m.py", "--target", "xla", "--no-cache", cwd=tmp_path)
+    lines = out.stdout.decode().splitlines()
+    carets = next(line for line in lines if "^" in line)
+    assert carets.index("^") == len("  | ") + len('s = "') + lead + len('"; x = '), lines
