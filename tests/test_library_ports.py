@@ -2254,3 +2254,27 @@ def test_a_module_that_replaces_a_cuda_api_keeps_what_it_wraps():
     assert "prev_set_stream = torch.cuda.set_stream\n" in code and "torch.cuda.set_stream = _patched" in code
     assert "    torch.accelerator.set_stream(s)" in code, code
     assert any(f.code == "CUDA006" and "replaces it" in f.message for f in findings)
+
+
+def test_a_cuda_branch_calling_a_function_that_reads_the_allocators_statistics_stays():
+    """Composer's trainer: `if not oom and torch.cuda.is_available(): n = _update_thrashes(...)`,
+    where `_update_thrashes` reads `torch.cuda.memory_stats()['num_alloc_retries']`: the branch
+    reads CUDA's caching allocator through the call; ported, it ran on any accelerator."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def _update_thrashes(state, n):\n"
+        "    stats = torch.cuda.memory_stats()\n"
+        "    return stats['num_alloc_retries'] - n\n\n\n"
+        "def _reset(state):\n"
+        "    torch.cuda.empty_cache()\n\n\n"
+        "def train(state, oom):\n"
+        "    if not oom and torch.cuda.is_available():\n"
+        "        state.n = _update_thrashes(state, state.n)\n"
+        "    if torch.cuda.is_available():\n"
+        "        _reset(state)\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    if not oom and torch.cuda.is_available():\n        state.n = _update_thrashes" in new, new
+    assert "    if torch.accelerator.is_available():\n        _reset(state)" in new, new
+    assert any(f.code == "BACK008" and "if not oom and" in f.message for f in findings), findings

@@ -546,10 +546,18 @@ class BackendsFamily(Family):
                     return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
 
-    def _allocator_keys(self, nodes: Sequence[cst.CSTNode]) -> str | None:
+    def _allocator_keys(self, nodes: Sequence[cst.CSTNode], depth: int = 2) -> str | None:
         """`stats = torch.cuda.memory_stats()` then `stats["num_alloc_retries"]` (Composer's
         alloc-retry tracking): a statistic read by name from CUDA's caching allocator, whose
-        names another device's allocator need not have. What is read, or None."""
+        names another device's allocator need not have; also read by a function of the module
+        that `nodes` call (`depth` calls deep). What is read, or None."""
+        if depth and self.ctx.module is not None:
+            called = {n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value in called:
+                    read = self._allocator_keys(_nodes(stmt.body), depth - 1)
+                    if read is not None:
+                        return f"{read} (in `{stmt.name.value}`)"
         stats: set[str] = set()
         for n in nodes:
             if (
