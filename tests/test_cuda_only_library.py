@@ -1340,3 +1340,25 @@ def test_a_module_importing_from_the_projects_package_of_triton_kernels_keeps_it
     assert any(f.code == "GUARD003" for f in findings)  # the function that calls the kernel
     assert any(f.code == "GUARD004" and "`triton`" in f.message for f in findings), [f.message for f in findings]
     assert '.to("neuron")' in out["pkg/legacy/plain.py"][0], out["pkg/legacy/plain.py"][0]
+
+
+def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
+    """Megatron's activation offload: `group.wait_reload_event(torch.cuda.current_stream())`, where
+    `wait_reload_event(stream)` runs `stream.wait_event(self._reload_event)` on a kept
+    `torch.cuda.Event()`: torch's generic stream would wait on an event CUDA's never records."""
+    code = (
+        "import torch\n\n\n"
+        "class Group:\n"
+        "    def __init__(self):\n"
+        "        self._reload_event = torch.cuda.Event()\n\n"
+        "    def wait_reload_event(self, stream):\n"
+        "        stream.wait_event(self._reload_event)\n\n\n"
+        "class Handler:\n"
+        "    def backward(self, group, x):\n"
+        "        group.wait_reload_event(torch.cuda.current_stream())\n"
+        "        x.record_stream(torch.cuda.current_stream())\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/offload.py")
+    assert "group.wait_reload_event(torch.cuda.current_stream())" in new, new
+    assert "x.record_stream(torch.accelerator.current_stream())" in new, new
+    assert any(f.code == "CUDA006" and "`wait_reload_event` pairs with" in f.message for f in findings), findings

@@ -36,6 +36,10 @@ _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
 _STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
 # a side stream a class makes (`self.copy_stream = torch.cuda.Stream()`)
 _CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
+# a CUDA event a module makes (`self._reload_event = torch.cuda.Event()`)
+_EVENT_CALLS = re.compile(r"\bcuda\.(Event)\(")
+# a stream handed to an event's API: `stream.wait_event(e)`, `stream.record_event(e)`
+_EVENT_METHODS = frozenset({"wait_event", "record_event"})
 # a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
 _STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
 # `torch.cuda.set_stream = _patched_set_stream`: a module that replaces a CUDA API (a cheap test)
@@ -133,6 +137,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
         self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
+        self._handed: dict[int, str] = {}  # id(argument) -> the name of the function it is passed to
+        self._event_waiters: frozenset[str] | None = None  # `_event_waiters`, read once
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
@@ -146,6 +152,10 @@ class CudaApiFamily(ReferenceTracker, Family):
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
+        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        if called is not None:
+            for arg in node.args:
+                self._handed[id(arg.value)] = called
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
         elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
@@ -399,7 +409,7 @@ class CudaApiFamily(ReferenceTracker, Family):
             row.code == "CUDA006"
             and action.startswith("rename ")
             and self.ctx.in_cuda_only_code() is None
-            and (kept_by := self._stream_kept_here())
+            and (kept_by := self._stream_kept_here() or self._event_kept_by(original))
         ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
@@ -558,6 +568,28 @@ class CudaApiFamily(ReferenceTracker, Family):
             return f"its class `{cls.name.value}` keeps"
         return None
 
+    def _handed_to_event(self, call: cst.Call) -> str | None:
+        """`group.wait_reload_event(torch.cuda.current_stream())` where the module's
+        `wait_reload_event(self, stream)` runs `stream.wait_event(self._reload_event)` and the
+        module keeps its `torch.cuda.Event()`s (not ported here): the stream meets a CUDA event,
+        and torch's generic stream would wait on an event CUDA's never records. The function
+        it is handed to, or None."""
+        called = self._handed.get(id(call))
+        if called is None:
+            return None
+        if self._event_waiters is None:
+            waiters: set[str] = set()
+            if self._keeps_stream(self.ctx.module, _EVENT_CALLS):
+                for n in _walk(self.ctx.module):
+                    if isinstance(n, cst.FunctionDef) and _pairs_param_with_event(n):
+                        waiters.add(n.name.value)
+            self._event_waiters = frozenset(waiters)
+        return called if called in self._event_waiters else None
+
+    def _event_kept_by(self, call: cst.Call) -> str | None:
+        handed = self._handed_to_event(call)
+        return f"that `{handed}` pairs with a `torch.cuda.Event` the module keeps" if handed else None
+
     def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
         if known is None:
@@ -712,6 +744,19 @@ def _names_cuda_device(node: cst.CSTNode) -> bool:
         and bool(node.parts)
         and isinstance(node.parts[0], cst.FormattedStringText)
         and node.parts[0].value == "cuda:"
+    )
+
+
+def _pairs_param_with_event(fn: cst.FunctionDef) -> bool:
+    """Whether the function calls an event method on one of its parameters (`stream.wait_event(e)`)."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+    return any(
+        isinstance(n, cst.Call)
+        and isinstance(n.func, cst.Attribute)
+        and n.func.attr.value in _EVENT_METHODS
+        and isinstance(n.func.value, cst.Name)
+        and n.func.value.value in params - {"self"}
+        for n in _walk(fn)
     )
 
 
