@@ -1357,8 +1357,10 @@ def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
         "    def backward(self, group, x):\n"
         "        group.wait_reload_event(torch.cuda.current_stream())\n"
         "        x.record_stream(torch.cuda.current_stream())\n"
+        "        torch.cuda.current_stream().record_event(self.event)\n"
     )
     new, findings = port(code, "neuron", path="pkg/offload.py")
     assert "group.wait_reload_event(torch.cuda.current_stream())" in new, new
     assert "x.record_stream(torch.accelerator.current_stream())" in new, new
+    assert "torch.cuda.current_stream().record_event(self.event)" in new, new
     assert any(f.code == "CUDA006" and "`wait_reload_event` pairs with" in f.message for f in findings), findings

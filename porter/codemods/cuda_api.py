@@ -38,6 +38,7 @@ _STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|External
 _CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
 # a CUDA event a module makes (`self._reload_event = torch.cuda.Event()`)
 _EVENT_CALLS = re.compile(r"\bcuda\.(Event)\(")
+_EVENT_TYPE = re.compile(r"\bcuda\.Event\b(?![.\w(])")
 # a stream handed to an event's API: `stream.wait_event(e)`, `stream.record_event(e)`
 _EVENT_METHODS = frozenset({"wait_event", "record_event"})
 # a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
@@ -138,7 +139,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
         self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
         self._handed: dict[int, str] = {}  # id(argument) -> the name of the function it is passed to
-        self._event_waiters: frozenset[str] | None = None  # `_event_waiters`, read once
+        self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
+        self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
@@ -156,6 +158,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         if called is not None:
             for arg in node.args:
                 self._handed[id(arg.value)] = called
+        if isinstance(func, cst.Attribute) and func.attr.value in _EVENT_METHODS:
+            self._handed[id(func.value)] = func.attr.value  # `torch.cuda.current_stream().record_event(e)`
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
         elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
@@ -577,6 +581,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         called = self._handed.get(id(call))
         if called is None:
             return None
+        if called in _EVENT_METHODS:
+            return called if self._keeps_stream(self.ctx.module, _EVENT_CALLS) or self._typed_event() else None
         if self._event_waiters is None:
             waiters: set[str] = set()
             if self._keeps_stream(self.ctx.module, _EVENT_CALLS):
@@ -585,6 +591,12 @@ class CudaApiFamily(ReferenceTracker, Family):
                         waiters.add(n.name.value)
             self._event_waiters = frozenset(waiters)
         return called if called in self._event_waiters else None
+
+    def _typed_event(self) -> bool:
+        """The module names `torch.cuda.Event` as a type (`event: torch.cuda.Event`)."""
+        if self._event_typed is None:
+            self._event_typed = bool(_EVENT_TYPE.search(self.ctx.code(self.ctx.module)))
+        return self._event_typed
 
     def _event_kept_by(self, call: cst.Call) -> str | None:
         handed = self._handed_to_event(call)
