@@ -1363,4 +1363,28 @@ def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
     assert "group.wait_reload_event(torch.cuda.current_stream())" in new, new
     assert "x.record_stream(torch.accelerator.current_stream())" in new, new
     assert "torch.cuda.current_stream().record_event(self.event)" in new, new
-    assert any(f.code == "CUDA006" and "`wait_reload_event` pairs with" in f.message for f in findings), findings
+    assert any(f.code == "CUDA006" and "`wait_reload_event` hands to CUDA" in f.message for f in findings), findings
+
+
+def test_a_stream_handed_to_a_function_that_reads_its_raw_cuda_handle_stays_cuda():
+    """Megatron's UVM prefetch: `stream = torch.cuda.current_stream()` handed to
+    `prefetch_managed_tensor(t, stream=stream)`, which passes `stream.cuda_stream` to a CUDA
+    library: torch's generic stream has no such handle."""
+    code = (
+        "import ctypes\n\n"
+        "import torch\n\n\n"
+        "def prefetch(tensor, *, stream=None):\n"
+        "    if stream is None:\n"
+        "        stream = torch.cuda.current_stream()\n"
+        "    return LIB.prefetch(ctypes.c_void_p(int(stream.cuda_stream)))\n\n\n"
+        "def prefetch_all(module):\n"
+        "    stream = torch.cuda.current_stream()\n"
+        "    for p in module.parameters():\n"
+        "        prefetch(p, stream=stream)\n"
+        "    other = torch.cuda.current_stream()\n"
+        "    other.synchronize()\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/uvm.py")
+    assert "    stream = torch.cuda.current_stream()\n    for p" in new, new
+    assert "other = torch.accelerator.current_stream()" in new, new
+    assert any(f.code == "CUDA006" and "`prefetch` hands to CUDA" in f.message for f in findings), findings

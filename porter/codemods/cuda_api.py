@@ -580,17 +580,45 @@ class CudaApiFamily(ReferenceTracker, Family):
         it is handed to, or None."""
         called = self._handed.get(id(call))
         if called is None:
+            called = self._name_handed(call)
+        if called is None:
             return None
         if called in _EVENT_METHODS:
             return called if self._keeps_stream(self.ctx.module, _EVENT_CALLS) or self._typed_event() else None
+        return called if called in self._stream_takers() else None
+
+    def _stream_takers(self) -> frozenset[str]:
+        """The module's functions that hand a parameter to CUDA's runtime: to an event's API
+        where the module keeps `torch.cuda.Event()`s, or as a raw handle (`stream.cuda_stream`)."""
         if self._event_waiters is None:
-            waiters: set[str] = set()
-            if self._keeps_stream(self.ctx.module, _EVENT_CALLS):
-                for n in _walk(self.ctx.module):
-                    if isinstance(n, cst.FunctionDef) and _pairs_param_with_event(n):
-                        waiters.add(n.name.value)
-            self._event_waiters = frozenset(waiters)
-        return called if called in self._event_waiters else None
+            events = self._keeps_stream(self.ctx.module, _EVENT_CALLS)
+            self._event_waiters = frozenset(
+                n.name.value
+                for n in _walk(self.ctx.module)
+                if isinstance(n, cst.FunctionDef) and _pairs_param_with_cuda(n, events)
+            )
+        return self._event_waiters
+
+    def _name_handed(self, call: cst.Call) -> str | None:
+        """`stream = torch.cuda.current_stream()` then `prefetch(t, stream=stream)` in the same
+        function: the function the name is handed to, or None."""
+        statement = self.ctx.statement_of.get(id(call))
+        scope = self.ctx.scopes.innermost
+        if (
+            not isinstance(statement, cst.Assign)
+            or statement.value is not call
+            or len(statement.targets) != 1
+            or not isinstance(statement.targets[0].target, cst.Name)
+            or scope is None
+        ):
+            return None
+        name = statement.targets[0].target.value
+        for n in _walk(scope):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+                if any(isinstance(a.value, cst.Name) and a.value.value == name for a in n.args):
+                    if n.func.value in self._stream_takers():
+                        return n.func.value
+        return None
 
     def _typed_event(self) -> bool:
         """The module names `torch.cuda.Event` as a type (`event: torch.cuda.Event`)."""
@@ -600,7 +628,7 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def _event_kept_by(self, call: cst.Call) -> str | None:
         handed = self._handed_to_event(call)
-        return f"that `{handed}` pairs with a `torch.cuda.Event` the module keeps" if handed else None
+        return f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)" if handed else None
 
     def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
@@ -759,17 +787,18 @@ def _names_cuda_device(node: cst.CSTNode) -> bool:
     )
 
 
-def _pairs_param_with_event(fn: cst.FunctionDef) -> bool:
-    """Whether the function calls an event method on one of its parameters (`stream.wait_event(e)`)."""
-    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
-    return any(
-        isinstance(n, cst.Call)
-        and isinstance(n.func, cst.Attribute)
-        and n.func.attr.value in _EVENT_METHODS
-        and isinstance(n.func.value, cst.Name)
-        and n.func.value.value in params - {"self"}
-        for n in _walk(fn)
-    )
+def _pairs_param_with_cuda(fn: cst.FunctionDef, events: bool) -> bool:
+    """Whether the function reads a parameter's raw CUDA stream (`stream.cuda_stream`) or, where
+    `events` (the module keeps CUDA events), calls an event method on one (`stream.wait_event(e)`)."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} - {
+        "self"
+    }
+    for n in _walk(fn):
+        if not isinstance(n, cst.Attribute) or not isinstance(n.value, cst.Name) or n.value.value not in params:
+            continue
+        if n.attr.value == "cuda_stream" or (events and n.attr.value in _EVENT_METHODS):
+            return True
+    return False
 
 
 def _methods(cls: cst.ClassDef) -> list[cst.FunctionDef]:
