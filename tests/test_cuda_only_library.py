@@ -1388,3 +1388,54 @@ def test_a_stream_handed_to_a_function_that_reads_its_raw_cuda_handle_stays_cuda
     assert "    stream = torch.cuda.current_stream()\n    for p" in new, new
     assert "other = torch.accelerator.current_stream()" in new, new
     assert any(f.code == "CUDA006" and "`prefetch` hands to CUDA" in f.message for f in findings), findings
+
+
+def test_a_buffer_handed_to_a_cuda_extensions_kernel_stays_on_cuda(tmp_path):
+    """ColossalAI's legacy `_calc_l2_norm`: `buf = torch.cuda.IntTensor([0])` then
+    `applier(fused_optim.multi_tensor_l2norm, buf, ...)`, where `fused_optim` is what a loader of
+    CUDA extensions only loads: the buffer is a CUDA kernel's operand; on neuron it is no port."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernel/__init__.py": "",
+            "pkg/kernel/loader.py": """
+                from .extensions import FusedOptimizerCudaExtension
+
+
+                class FusedOptimizerLoader:
+                    REGISTRY = [FusedOptimizerCudaExtension]
+            """,
+            "pkg/apply.py": """
+                def applier(op, buf, lists):
+                    return op(2048, buf, lists)
+            """,
+            "pkg/common.py": """
+                import torch
+
+                from pkg.apply import applier
+
+                fused_optim = None
+
+
+                def l2_norm(grads):
+                    global fused_optim
+                    if fused_optim is None:
+                        from pkg.kernel.loader import FusedOptimizerLoader
+
+                        fused_optim = FusedOptimizerLoader().load()
+                    norm = 0.0
+                    if len(grads) > 0:
+                        buf = torch.cuda.IntTensor([0])
+                        other = torch.cuda.IntTensor([0])
+                        norm = applier(fused_optim.multi_tensor_l2norm, buf, [grads])
+                    return norm, other
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/common.py"]
+    assert "buf = torch.cuda.IntTensor([0])" in code, code
+    assert 'other = torch.tensor([0], dtype=torch.int32, device="neuron")' in code, code
+    assert any(
+        f.code == "GUARD003" and "`buf` is handed to `fused_optim.multi_tensor_l2norm`" in f.message for f in findings
+    ), findings

@@ -154,7 +154,9 @@ class CudaApiFamily(ReferenceTracker, Family):
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
-        called = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        called = (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
         if called is not None:
             for arg in node.args:
                 self._handed[id(arg.value)] = called
@@ -628,7 +630,11 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def _event_kept_by(self, call: cst.Call) -> str | None:
         handed = self._handed_to_event(call)
-        return f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)" if handed else None
+        return (
+            f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)"
+            if handed
+            else None
+        )
 
     def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
@@ -790,9 +796,7 @@ def _names_cuda_device(node: cst.CSTNode) -> bool:
 def _pairs_param_with_cuda(fn: cst.FunctionDef, events: bool) -> bool:
     """Whether the function reads a parameter's raw CUDA stream (`stream.cuda_stream`) or, where
     `events` (the module keeps CUDA events), calls an event method on one (`stream.wait_event(e)`)."""
-    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} - {
-        "self"
-    }
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} - {"self"}
     for n in _walk(fn):
         if not isinstance(n, cst.Attribute) or not isinstance(n.value, cst.Name) or n.value.value not in params:
             continue
