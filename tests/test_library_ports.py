@@ -2278,3 +2278,28 @@ def test_a_cuda_branch_calling_a_function_that_reads_the_allocators_statistics_s
     assert "    if not oom and torch.cuda.is_available():\n        state.n = _update_thrashes" in new, new
     assert "    if torch.accelerator.is_available():\n        _reset(state)" in new, new
     assert any(f.code == "BACK008" and "if not oom and" in f.message for f in findings), findings
+
+
+def test_a_function_named_for_cuda_that_reports_cudas_state_in_text_stays():
+    """ColossalAI's Ray worker: `def log_cuda_info(scope)` logs `f"cuda current_device:
+    {torch.cuda.current_device()}"` under `if torch.cuda.is_available()`; through torch.accelerator
+    the line asked another device and still said 'cuda'."""
+    code = (
+        "import logging\n\n"
+        "import torch\n\n"
+        "logger = logging.getLogger(__name__)\n\n\n"
+        "def log_cuda_info(scope):\n"
+        "    if torch.cuda.is_available():\n"
+        '        logger.info(f"{scope}: cuda current_device: {torch.cuda.current_device()}")\n'
+        "    else:\n"
+        '        logger.info(f"{scope}: cuda is not available!")\n\n\n'
+        "def log_info(scope):\n"
+        '    logger.info(f"{scope}: device {torch.cuda.current_device()}")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert (
+        '    if torch.cuda.is_available():\n        logger.info(f"{scope}: cuda current_device: {torch.cuda.current_device()}")'
+        in new
+    ), new
+    assert 'logger.info(f"{scope}: device {torch.accelerator.current_device_index()}")' in new, new
+    assert any(f.code == "BACK006" and "log_cuda_info" in f.message for f in findings), findings

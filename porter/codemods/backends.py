@@ -1663,6 +1663,8 @@ class BackendsFamily(Family):
                 None,
             )
             why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
+            if kept is None and (kept := self._cuda_report(node)) is not None:
+                why = f"it writes `{kept}` into text that names CUDA, which is a report of CUDA's state"
         else:
             kept = self._kept_cuda_runtime(node)
             why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
@@ -1683,6 +1685,24 @@ class BackendsFamily(Family):
         )
         self._regions.append((region, node.name, message, None))
         return True
+
+    def _cuda_report(self, node: cst.FunctionDef) -> str | None:
+        """`f"cuda current_device: {torch.cuda.current_device()}"` in a function named for CUDA
+        (`log_cuda_info`): the function reports CUDA's state as CUDA's. Through torch.accelerator
+        it would print another device's answer under CUDA's name. The `torch.cuda` call, or None."""
+        for n in _nodes(node.body):
+            if not isinstance(n, cst.FormattedString):
+                continue
+            text = "".join(p.value for p in n.parts if isinstance(p, cst.FormattedStringText))
+            if "cuda" not in text.lower():
+                continue
+            for part in n.parts:
+                if not isinstance(part, cst.FormattedStringExpression):
+                    continue
+                for sub in _nodes(part.expression):
+                    if isinstance(sub, cst.Call) and (self.ctx.qualname(sub.func) or "").startswith("torch.cuda."):
+                        return self.ctx.code(sub)
+        return None
 
     def _kept_cuda_runtime(self, node: cst.FunctionDef) -> str | None:
         """What of CUDA's runtime the function keeps, or None: a raw CUDA stream handle
