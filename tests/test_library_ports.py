@@ -2287,6 +2287,7 @@ def test_a_function_named_for_cuda_that_reports_cudas_state_in_text_stays():
     code = (
         "import logging\n\n"
         "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n'
         "logger = logging.getLogger(__name__)\n\n\n"
         "def log_cuda_info(scope):\n"
         "    if torch.cuda.is_available():\n"

@@ -1663,7 +1663,7 @@ class BackendsFamily(Family):
                 None,
             )
             why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
-            if kept is None and (kept := self._cuda_report(node)) is not None:
+            if kept is None and self.library() is not None and (kept := self._cuda_report(node)) is not None:
                 why = f"it writes `{kept}` into text that names CUDA, which is a report of CUDA's state"
         else:
             kept = self._kept_cuda_runtime(node)
@@ -1688,7 +1688,8 @@ class BackendsFamily(Family):
 
     def _cuda_report(self, node: cst.FunctionDef) -> str | None:
         """`f"cuda current_device: {torch.cuda.current_device()}"` in a function named for CUDA
-        (`log_cuda_info`): the function reports CUDA's state as CUDA's. Through torch.accelerator
+        (`log_cuda_info`) of a library with backends of its own: the function reports CUDA's
+        state as CUDA's. Through torch.accelerator
         it would print another device's answer under CUDA's name. The `torch.cuda` call, or None."""
         for n in _nodes(node.body):
             if not isinstance(n, cst.FormattedString):
