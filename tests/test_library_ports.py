@@ -2304,3 +2304,23 @@ def test_a_function_named_for_cuda_that_reports_cudas_state_in_text_stays():
     ), new
     assert 'logger.info(f"{scope}: device {torch.accelerator.current_device_index()}")' in new, new
     assert any(f.code == "BACK006" and "log_cuda_info" in f.message for f in findings), findings
+
+
+def test_a_branch_over_bytes_that_name_cuda_stays():
+    """ColossalAI's p2p: `if b"cuda" in buf:` patches the device index of a pickled CUDA
+    tensor with `torch.cuda.current_device()`; only CUDA pickles reach it."""
+    code = (
+        "import io\n\n"
+        "import torch\n\n\n"
+        "def to_object(tensor):\n"
+        "    buf = tensor.numpy().tobytes()\n"
+        '    if b"cuda" in buf:\n'
+        "        index = torch.cuda.current_device()\n"
+        '        buf = buf.replace(b"cuda:0", b"cuda:%d" % index)\n'
+        "    torch.cuda.synchronize()\n"
+        "    return torch.load(io.BytesIO(buf))\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "        index = torch.cuda.current_device()\n" in new, new
+    assert "    torch.accelerator.synchronize()\n" in new, new
+    assert any(f.code == "BACK006" and "CUDA's serialized form" in f.message for f in findings), findings

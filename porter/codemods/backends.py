@@ -2164,12 +2164,43 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._serialized_cuda(node)
         self._flagged_branch(node)
         self._foreign_classes(node)
         self._visit_if(node)
         self._library_branch(node)
         self._library_exit(node)
         self._choice_arms(node)
+
+    def _serialized_cuda(self, node: cst.If) -> None:
+        """`if b"cuda" in buf:` (patching the device index of a pickled CUDA tensor): the branch
+        runs only on bytes that name CUDA, data a CUDA tensor wrote; its code is CUDA's case and
+        the target never reaches it. Left as it is (BACK006), reported."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.In)
+            and isinstance(test.left, cst.SimpleString)
+            and isinstance(raw := test.left.evaluated_value, bytes)
+            and device_of(raw.decode("ascii", "replace")) == "cuda"
+        ):
+            return
+        region = CudaOnlyCode(
+            node.test,
+            f"the code behind `if {self.ctx.code(test)}`",
+            "it runs only on data that names CUDA",
+            code="BACK006",
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+        message = (
+            f"`if {self.ctx.code(test)}` handles bytes a CUDA tensor wrote (CUDA's serialized form): kept as it is; "
+            f"data from {self.ctx.target.display} does not name CUDA, so it never takes this branch"
+        )
+        self._regions.append((region, node.test, message, None))
 
     def _foreign_classes(self, node: cst.If) -> None:
         """`if param_cls.__name__ in ["Int8Params", "Params4bit"]:` in a library: a branch for
