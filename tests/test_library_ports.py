@@ -2324,3 +2324,28 @@ def test_a_branch_over_bytes_that_name_cuda_stays():
     assert "        index = torch.cuda.current_device()\n" in new, new
     assert "    torch.accelerator.synchronize()\n" in new, new
     assert any(f.code == "BACK006" and "CUDA's serialized form" in f.message for f in findings), findings
+
+
+def test_a_device_string_in_a_method_of_a_class_of_tensors_is_reported_with_their_device():
+    """ColossalAI's legacy InferBatch.filter: the filtered batch's index tensors were pinned to
+    'neuron' while the batch's own tensors (`nopad_b_seq_len: torch.Tensor`, read in the method)
+    carry the device: it stays, reported with the device at hand (BACK009)."""
+    code = (
+        "from dataclasses import dataclass\n\n"
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "@dataclass\n"
+        "class Batch:\n"
+        "    size: int\n"
+        "    seq_len: torch.Tensor\n\n"
+        "    def filter(self, ids):\n"
+        '        seq_len = torch.zeros(len(ids), dtype=torch.int32, device="cuda")\n'
+        "        seq_len[:] = self.seq_len[ids]\n"
+        "        return seq_len\n\n"
+        "    def empty(self):\n"
+        '        return torch.zeros(self.size, device="cuda")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'seq_len = torch.zeros(len(ids), dtype=torch.int32, device="cuda")' in new, new
+    assert 'return torch.zeros(self.size, device="neuron")' in new, new
+    assert any(f.code == "BACK009" and "`self.seq_len.device`" in f.message for f in findings), findings

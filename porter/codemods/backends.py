@@ -876,11 +876,37 @@ class BackendsFamily(Family):
             m = _SELF_DEVICE.search(code)
             if m is not None:
                 return m.group(0)
+            if fn is not None and (field := self._tensor_field_read(cls, fn)) is not None:
+                return f"self.{field}.device"
         accessor = self._imported_accessor()
         if not accessor:
             return None
         # `get_accelerator()` is called; `current_platform` is an object the module reads
         return f"{accessor}()" if f"{accessor}(".encode() in (self.ctx.source or b"") else accessor
+
+    def _tensor_field_read(self, cls: cst.ClassDef, fn: cst.FunctionDef) -> str | None:
+        """A field the class declares as a tensor (`nopad_b_loc: torch.Tensor`, a dataclass's)
+        that the method reads (`self.nopad_b_loc[...]`): the object's own tensors carry its
+        device. The first such field, or None."""
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        fields = [
+            small.target.value
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and (self.ctx.qualname(small.annotation.annotation) or dotted(small.annotation.annotation))
+            == "torch.Tensor"
+        ]
+        if not fields:
+            return None
+        read = {
+            n.attr.value
+            for n in _nodes(fn.body)
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+        }
+        return next((f for f in fields if f in read), None)
 
     def _device_positions(self, node: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `node` that take a device type or a collective backend."""
