@@ -2349,3 +2349,41 @@ def test_a_device_string_in_a_method_of_a_class_of_tensors_is_reported_with_thei
     assert 'seq_len = torch.zeros(len(ids), dtype=torch.int32, device="cuda")' in new, new
     assert 'return torch.zeros(self.size, device="neuron")' in new, new
     assert any(f.code == "BACK009" and "`self.seq_len.device`" in f.message for f in findings), findings
+
+
+def test_cudas_current_index_passed_where_the_callee_makes_a_cuda_device_of_it_stays(tmp_path):
+    """ColossalAI's sharded optimizer: `move_inline(p.grad, torch.cuda.current_device())`, where
+    `move_inline(t, target_device)` makes `torch.device(f"cuda:{target_device}")` of an int (kept,
+    BACK009): through torch.accelerator the index changed source while the device stayed CUDA."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/devs.py": SWITCH_KEY["pkg/devs.py"],
+            "pkg/tensor_utils.py": """
+                import torch
+
+
+                def move_inline(t, target_device):
+                    if not isinstance(target_device, torch.device):
+                        target_device = torch.device(f"cuda:{target_device}")
+                    t.data = t.data.to(target_device)
+            """,
+            "pkg/optim.py": """
+                import torch
+
+                from pkg.tensor_utils import move_inline
+
+
+                def step(p):
+                    move_inline(p.grad, torch.cuda.current_device())
+                    move_inline(p.data, target_device=torch.cuda.current_device())
+                    return torch.zeros(1, device=torch.cuda.current_device())
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/optim.py"]
+    assert "move_inline(p.grad, torch.cuda.current_device())" in code, code
+    assert "move_inline(p.data, target_device=torch.cuda.current_device())" in code, code
+    assert "torch.zeros(1, device=torch.accelerator.current_accelerator())" in code, code
+    assert any(f.code == "CUDA002" and 'makes `f"cuda:{target_device}"`' in f.message for f in findings), findings

@@ -25,7 +25,7 @@ from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.family import walk as _walk
 from porter.codemods.target_api import conform, conform_int_arguments
-from porter.analysis.device_backends import project_abstraction
+from porter.analysis.device_backends import CUDA_INDEX, project_abstraction
 from porter.core.findings import Applicability
 from porter.config.ruledata import load_toml
 
@@ -139,6 +139,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
         self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
         self._handed: dict[int, str] = {}  # id(argument) -> the name of the function it is passed to
+        self._arg_at: dict[int, tuple[str, int, str | None]] = {}  # id(argument) -> (function, position, keyword)
+        self._index_params: dict[str, tuple[str, ...]] | None = None  # device_backends.CUDA_INDEX facts
         self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
         self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
 
@@ -158,8 +160,14 @@ class CudaApiFamily(ReferenceTracker, Family):
             func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         )
         if called is not None:
+            positional = 0
             for arg in node.args:
                 self._handed[id(arg.value)] = called
+                if arg.keyword is not None:
+                    self._arg_at[id(arg.value)] = (called, -1, arg.keyword.value)
+                elif not arg.star:
+                    self._arg_at[id(arg.value)] = (called, positional, None)
+                    positional += 1
         if isinstance(func, cst.Attribute) and func.attr.value in _EVENT_METHODS:
             self._handed[id(func.value)] = func.attr.value  # `torch.cuda.current_stream().record_event(e)`
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
@@ -353,6 +361,16 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
+        if (into := self._cuda_index_of(original)) is not None:
+            # `move(t, torch.cuda.current_device())` where `move(t, target_device)` makes
+            # `f"cuda:{target_device}"` (kept, BACK009): the index of a CUDA device
+            self.ctx.report(
+                "CUDA002",
+                original,
+                f"`{self.ctx.code(original)}` stays: it is passed where {into}",
+                applicability=Applicability.MANUAL,
+            )
+            return self._keep_cuda_arguments(original, updated)
         device = self._indexes.get(id(original))
         if device is not None and id(device) in self.ctx.keep_cuda:
             # `torch.device("cuda", torch.cuda.current_device())` whose "cuda" stays (BACK009,
@@ -600,6 +618,22 @@ class CudaApiFamily(ReferenceTracker, Family):
                 if isinstance(n, cst.FunctionDef) and _pairs_param_with_cuda(n, events)
             )
         return self._event_waiters
+
+    def _cuda_index_of(self, call: cst.Call) -> str | None:
+        """Why `torch.cuda.current_device()` is passed as a CUDA device's index: the function
+        it is passed to makes `f"cuda:{param}"` of that parameter (device_backends.CUDA_INDEX)."""
+        at = self._arg_at.get(id(call))
+        if at is None or self.ctx.qualname(call.func) != "torch.cuda.current_device":
+            return None
+        if self._index_params is None:
+            self._index_params = {
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == CUDA_INDEX
+            }
+        fact = self._index_params.get(at[0])
+        if fact is None or len(fact) < 3:
+            return None
+        why, position, param = fact[0], fact[1], fact[2]
+        return why if (at[1] >= 0 and str(at[1]) == position) or at[2] == param else None
 
     def _name_handed(self, call: cst.Call) -> str | None:
         """`stream = torch.cuda.current_stream()` then `prefetch(t, stream=stream)` in the same
