@@ -1439,3 +1439,23 @@ def test_a_buffer_handed_to_a_cuda_extensions_kernel_stays_on_cuda(tmp_path):
     assert any(
         f.code == "GUARD003" and "`buf` is handed to `fused_optim.multi_tensor_l2norm`" in f.message for f in findings
     ), findings
+
+
+def test_a_buffer_handed_to_a_kernel_with_a_local_fallback_is_ported():
+    """Megatron's clip_grads: `multi_tensor_applier` comes from transformer-engine, apex, or a
+    local implementation (`multi_tensor_applier = local_multi_tensor_applier`): what it runs
+    depends on the host, so the buffer handed to it is ported."""
+    code = (
+        "import torch\n\n"
+        "try:\n"
+        "    from transformer_engine.pytorch.optimizers import multi_tensor_applier\n"
+        "except ImportError:\n"
+        "    from pkg.utils import local_multi_tensor_applier\n\n"
+        "    multi_tensor_applier = local_multi_tensor_applier\n\n\n"
+        "def scale(grads, coeff, impl):\n"
+        "    if coeff < 1.0:\n"
+        "        buf = torch.zeros(1, dtype=torch.int, device='cuda')\n"
+        "        multi_tensor_applier(impl, buf, [grads, grads], coeff)\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/clip_grads.py")
+    assert "buf = torch.zeros(1, dtype=torch.int, device='neuron')" in new, new

@@ -1081,6 +1081,7 @@ class GuardsFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._facts: CudaOnly | None = None
+        self._fallbacks: dict[str, bool] = {}  # name -> the module binds it to a fallback too (`_has_fallback`)
         self._queries = (
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
@@ -1401,7 +1402,7 @@ class GuardsFamily(Family):
         value is made for a CUDA kernel, so the assignment is left as it is (GUARD003)."""
         if not self._leave or self.ctx.in_cuda_only_code() is not None or not self.facts.active:
             return
-        running = self.facts.running
+        running = {n: w for n, w in self.facts.running.items() if not self._has_fallback(n)}
         if not running:
             return
         body = list(node.body)
@@ -1422,6 +1423,29 @@ class GuardsFamily(Family):
                     id(stmt),
                     CudaOnlyCode(small.targets[0].target, f"`{name} = ...`", f"`{name}` is handed to {kernel}"),
                 )
+
+    def _has_fallback(self, name: str) -> bool:
+        """Whether the module also binds `name` to something that runs no CUDA-only code
+        (`multi_tensor_applier = local_multi_tensor_applier` after a failed import of
+        transformer-engine's): then what it runs depends on the host. `None` is no fallback."""
+        if name not in self._fallbacks:
+            running = self.facts.running
+            found = False
+            for n in _walk(self.ctx.module):
+                if not isinstance(n, cst.Assign) or not any(
+                    isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
+                ):
+                    continue
+                value = n.value
+                if isinstance(value, cst.Name) and value.value == "None":
+                    continue
+                while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
+                    value = value.func if isinstance(value, cst.Call) else value.value
+                if not (isinstance(value, cst.Name) and value.value in running and value.value != name):
+                    found = True
+                    break
+            self._fallbacks[name] = found
+        return self._fallbacks[name]
 
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
