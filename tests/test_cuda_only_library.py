@@ -1355,14 +1355,18 @@ def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
         "        stream.wait_event(self._reload_event)\n\n\n"
         "class Handler:\n"
         "    def backward(self, group, x):\n"
-        "        group.wait_reload_event(torch.cuda.current_stream())\n"
-        "        x.record_stream(torch.cuda.current_stream())\n"
+        "        group.wait_reload_event(torch.cuda.current_stream())\n\n"
+        "    def release(self, x):\n"
+        "        x.record_stream(torch.cuda.current_stream())\n\n"
+        "    def record(self):\n"
         "        torch.cuda.current_stream().record_event(self.event)\n"
+        "        torch.cuda.current_stream().wait_stream(self.other)\n"
     )
     new, findings = port(code, "neuron", path="pkg/offload.py")
     assert "group.wait_reload_event(torch.cuda.current_stream())" in new, new
     assert "x.record_stream(torch.accelerator.current_stream())" in new, new
     assert "torch.cuda.current_stream().record_event(self.event)" in new, new
+    assert "torch.cuda.current_stream().wait_stream(self.other)" in new, new  # one function, one stream API
     assert any(f.code == "CUDA006" and "`wait_reload_event` hands to CUDA" in f.message for f in findings), findings
 
 

@@ -142,6 +142,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._arg_at: dict[int, tuple[str, int, str | None]] = {}  # id(argument) -> (function, position, keyword)
         self._index_params: dict[str, tuple[str, ...]] | None = None  # device_backends.CUDA_INDEX facts
         self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
+        self._event_scopes: dict[int, bool] = {}  # id(function) -> `_pairs_events`
         self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
@@ -664,11 +665,30 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def _event_kept_by(self, call: cst.Call) -> str | None:
         handed = self._handed_to_event(call)
-        return (
-            f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)"
-            if handed
-            else None
-        )
+        if handed:
+            return f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)"
+        scope = self.ctx.scopes.innermost
+        if isinstance(scope, cst.FunctionDef) and self._pairs_events(scope):
+            return "this function pairs with a kept `torch.cuda.Event`"
+        return None
+
+    def _pairs_events(self, scope: cst.FunctionDef) -> bool:
+        """The function calls `torch.cuda.current_stream().record_event(e)` (or `wait_event`)
+        where the module keeps or types CUDA events: its other CUDA stream calls stay with it."""
+        known = self._event_scopes.get(id(scope))
+        if known is None:
+            known = False
+            if self._keeps_stream(self.ctx.module, _EVENT_CALLS) or self._typed_event():
+                known = any(
+                    isinstance(n, cst.Call)
+                    and isinstance(n.func, cst.Attribute)
+                    and n.func.attr.value in _EVENT_METHODS
+                    and isinstance(n.func.value, cst.Call)
+                    and (self.ctx.qualname(n.func.value.func) or "").startswith("torch.cuda.")
+                    for n in _walk(scope)
+                )
+            self._event_scopes[id(scope)] = known
+        return known
 
     def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
