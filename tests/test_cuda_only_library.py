@@ -1367,7 +1367,7 @@ def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
     assert "x.record_stream(torch.accelerator.current_stream())" in new, new
     assert "torch.cuda.current_stream().record_event(self.event)" in new, new
     assert "torch.cuda.current_stream().wait_stream(self.other)" in new, new  # one function, one stream API
-    assert any(f.code == "CUDA006" and "`wait_reload_event` hands to CUDA" in f.message for f in findings), findings
+    assert any(f.code == "CUDA006" and "`wait_reload_event` hands it to CUDA" in f.message for f in findings), findings
 
 
 def test_a_stream_handed_to_a_function_that_reads_its_raw_cuda_handle_stays_cuda():
@@ -1391,7 +1391,7 @@ def test_a_stream_handed_to_a_function_that_reads_its_raw_cuda_handle_stays_cuda
     new, findings = port(code, "neuron", path="pkg/uvm.py")
     assert "    stream = torch.cuda.current_stream()\n    for p" in new, new
     assert "other = torch.accelerator.current_stream()" in new, new
-    assert any(f.code == "CUDA006" and "`prefetch` hands to CUDA" in f.message for f in findings), findings
+    assert any(f.code == "CUDA006" and "`prefetch` hands it to CUDA" in f.message for f in findings), findings
 
 
 def test_a_buffer_handed_to_a_cuda_extensions_kernel_stays_on_cuda(tmp_path):

@@ -438,10 +438,15 @@ class CudaApiFamily(ReferenceTracker, Family):
         ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
+            said = (
+                f"`torch.cuda.{suffix}()` stays: {kept_by}, which torch's generic stream does not reach"
+                if kept_by.startswith("`")
+                else f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)"
+            )
             self.ctx.report(
                 row.code,
                 original,
-                f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                said,
                 applicability=Applicability.MANUAL,
                 advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
             )
@@ -666,10 +671,10 @@ class CudaApiFamily(ReferenceTracker, Family):
     def _event_kept_by(self, call: cst.Call) -> str | None:
         handed = self._handed_to_event(call)
         if handed:
-            return f"that `{handed}` hands to CUDA's runtime (a kept `torch.cuda.Event`, or `.cuda_stream`)"
+            return f"`{handed}` hands it to CUDA's runtime (a kept `torch.cuda.Event`, or its raw `.cuda_stream`)"
         scope = self.ctx.scopes.innermost
         if isinstance(scope, cst.FunctionDef) and self._pairs_events(scope):
-            return "this function pairs with a kept `torch.cuda.Event`"
+            return "`torch.cuda.current_stream()` meets a kept `torch.cuda.Event` in this function"
         return None
 
     def _pairs_events(self, scope: cst.FunctionDef) -> bool:
