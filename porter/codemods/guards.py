@@ -1417,7 +1417,12 @@ class GuardsFamily(Family):
             ):
                 continue
             name = small.targets[0].target.value
-            kernel = next((k for later in body[at + 1 :] if (k := _kernel_taking(later, name, running))), None)
+            kernel = None
+            for later in body[at + 1 :]:
+                if type(later) is not cst.SimpleStatementLine and _exits(later):
+                    break  # `if not x.is_cuda: return -x`: a path for other devices before the kernel
+                if (kernel := _kernel_taking(later, name, running)) is not None:
+                    break
             if kernel is not None:
                 self.ctx.cuda_only_code.setdefault(
                     id(stmt),
