@@ -1340,3 +1340,126 @@ def test_a_module_importing_from_the_projects_package_of_triton_kernels_keeps_it
     assert any(f.code == "GUARD003" for f in findings)  # the function that calls the kernel
     assert any(f.code == "GUARD004" and "`triton`" in f.message for f in findings), [f.message for f in findings]
     assert '.to("neuron")' in out["pkg/legacy/plain.py"][0], out["pkg/legacy/plain.py"][0]
+
+
+def test_a_stream_handed_to_a_kept_cuda_events_wait_stays_cuda():
+    """Megatron's activation offload: `group.wait_reload_event(torch.cuda.current_stream())`, where
+    `wait_reload_event(stream)` runs `stream.wait_event(self._reload_event)` on a kept
+    `torch.cuda.Event()`: torch's generic stream would wait on an event CUDA's never records."""
+    code = (
+        "import torch\n\n\n"
+        "class Group:\n"
+        "    def __init__(self):\n"
+        "        self._reload_event = torch.cuda.Event()\n\n"
+        "    def wait_reload_event(self, stream):\n"
+        "        stream.wait_event(self._reload_event)\n\n\n"
+        "class Handler:\n"
+        "    def backward(self, group, x):\n"
+        "        group.wait_reload_event(torch.cuda.current_stream())\n\n"
+        "    def release(self, x):\n"
+        "        x.record_stream(torch.cuda.current_stream())\n\n"
+        "    def record(self):\n"
+        "        torch.cuda.current_stream().record_event(self.event)\n"
+        "        torch.cuda.current_stream().wait_stream(self.other)\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/offload.py")
+    assert "group.wait_reload_event(torch.cuda.current_stream())" in new, new
+    assert "x.record_stream(torch.accelerator.current_stream())" in new, new
+    assert "torch.cuda.current_stream().record_event(self.event)" in new, new
+    assert "torch.cuda.current_stream().wait_stream(self.other)" in new, new  # one function, one stream API
+    assert any(f.code == "CUDA006" and "`wait_reload_event` hands it to CUDA" in f.message for f in findings), findings
+
+
+def test_a_stream_handed_to_a_function_that_reads_its_raw_cuda_handle_stays_cuda():
+    """Megatron's UVM prefetch: `stream = torch.cuda.current_stream()` handed to
+    `prefetch_managed_tensor(t, stream=stream)`, which passes `stream.cuda_stream` to a CUDA
+    library: torch's generic stream has no such handle."""
+    code = (
+        "import ctypes\n\n"
+        "import torch\n\n\n"
+        "def prefetch(tensor, *, stream=None):\n"
+        "    if stream is None:\n"
+        "        stream = torch.cuda.current_stream()\n"
+        "    return LIB.prefetch(ctypes.c_void_p(int(stream.cuda_stream)))\n\n\n"
+        "def prefetch_all(module):\n"
+        "    stream = torch.cuda.current_stream()\n"
+        "    for p in module.parameters():\n"
+        "        prefetch(p, stream=stream)\n"
+        "    other = torch.cuda.current_stream()\n"
+        "    other.synchronize()\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/uvm.py")
+    assert "    stream = torch.cuda.current_stream()\n    for p" in new, new
+    assert "other = torch.accelerator.current_stream()" in new, new
+    assert any(f.code == "CUDA006" and "`prefetch` hands it to CUDA" in f.message for f in findings), findings
+
+
+def test_a_buffer_handed_to_a_cuda_extensions_kernel_stays_on_cuda(tmp_path):
+    """ColossalAI's legacy `_calc_l2_norm`: `buf = torch.cuda.IntTensor([0])` then
+    `applier(fused_optim.multi_tensor_l2norm, buf, ...)`, where `fused_optim` is what a loader of
+    CUDA extensions only loads: the buffer is a CUDA kernel's operand; on neuron it is no port."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/kernel/__init__.py": "",
+            "pkg/kernel/loader.py": """
+                from .extensions import FusedOptimizerCudaExtension
+
+
+                class FusedOptimizerLoader:
+                    REGISTRY = [FusedOptimizerCudaExtension]
+            """,
+            "pkg/apply.py": """
+                def applier(op, buf, lists):
+                    return op(2048, buf, lists)
+            """,
+            "pkg/common.py": """
+                import torch
+
+                from pkg.apply import applier
+
+                fused_optim = None
+
+
+                def l2_norm(grads):
+                    global fused_optim
+                    if fused_optim is None:
+                        from pkg.kernel.loader import FusedOptimizerLoader
+
+                        fused_optim = FusedOptimizerLoader().load()
+                    norm = 0.0
+                    if len(grads) > 0:
+                        buf = torch.cuda.IntTensor([0])
+                        other = torch.cuda.IntTensor([0])
+                        norm = applier(fused_optim.multi_tensor_l2norm, buf, [grads])
+                    return norm, other
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/common.py"]
+    assert "buf = torch.cuda.IntTensor([0])" in code, code
+    assert 'other = torch.tensor([0], dtype=torch.int32, device="neuron")' in code, code
+    assert any(
+        f.code == "GUARD003" and "`buf` is handed to `fused_optim.multi_tensor_l2norm`" in f.message for f in findings
+    ), findings
+
+
+def test_a_buffer_handed_to_a_kernel_with_a_local_fallback_is_ported():
+    """Megatron's clip_grads: `multi_tensor_applier` comes from transformer-engine, apex, or a
+    local implementation (`multi_tensor_applier = local_multi_tensor_applier`): what it runs
+    depends on the host, so the buffer handed to it is ported."""
+    code = (
+        "import torch\n\n"
+        "try:\n"
+        "    from transformer_engine.pytorch.optimizers import multi_tensor_applier\n"
+        "except ImportError:\n"
+        "    from pkg.utils import local_multi_tensor_applier\n\n"
+        "    multi_tensor_applier = local_multi_tensor_applier\n\n\n"
+        "def scale(grads, coeff, impl):\n"
+        "    if coeff < 1.0:\n"
+        "        buf = torch.zeros(1, dtype=torch.int, device='cuda')\n"
+        "        multi_tensor_applier(impl, buf, [grads, grads], coeff)\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/clip_grads.py")
+    assert "buf = torch.zeros(1, dtype=torch.int, device='neuron')" in new, new

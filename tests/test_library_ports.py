@@ -2254,3 +2254,136 @@ def test_a_module_that_replaces_a_cuda_api_keeps_what_it_wraps():
     assert "prev_set_stream = torch.cuda.set_stream\n" in code and "torch.cuda.set_stream = _patched" in code
     assert "    torch.accelerator.set_stream(s)" in code, code
     assert any(f.code == "CUDA006" and "replaces it" in f.message for f in findings)
+
+
+def test_a_cuda_branch_calling_a_function_that_reads_the_allocators_statistics_stays():
+    """Composer's trainer: `if not oom and torch.cuda.is_available(): n = _update_thrashes(...)`,
+    where `_update_thrashes` reads `torch.cuda.memory_stats()['num_alloc_retries']`: the branch
+    reads CUDA's caching allocator through the call; ported, it ran on any accelerator."""
+    code = (
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "def _update_thrashes(state, n):\n"
+        "    stats = torch.cuda.memory_stats()\n"
+        "    return stats['num_alloc_retries'] - n\n\n\n"
+        "def _reset(state):\n"
+        "    torch.cuda.empty_cache()\n\n\n"
+        "def train(state, oom):\n"
+        "    if not oom and torch.cuda.is_available():\n"
+        "        state.n = _update_thrashes(state, state.n)\n"
+        "    if torch.cuda.is_available():\n"
+        "        _reset(state)\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "    if not oom and torch.cuda.is_available():\n        state.n = _update_thrashes" in new, new
+    assert "    if torch.accelerator.is_available():\n        _reset(state)" in new, new
+    assert any(f.code == "BACK008" and "if not oom and" in f.message for f in findings), findings
+
+
+def test_a_function_named_for_cuda_that_reports_cudas_state_in_text_stays():
+    """ColossalAI's Ray worker: `def log_cuda_info(scope)` logs `f"cuda current_device:
+    {torch.cuda.current_device()}"` under `if torch.cuda.is_available()`; through torch.accelerator
+    the line asked another device and still said 'cuda'."""
+    code = (
+        "import logging\n\n"
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n'
+        "logger = logging.getLogger(__name__)\n\n\n"
+        "def log_cuda_info(scope):\n"
+        "    if torch.cuda.is_available():\n"
+        '        logger.info(f"{scope}: cuda current_device: {torch.cuda.current_device()}")\n'
+        "    else:\n"
+        '        logger.info(f"{scope}: cuda is not available!")\n\n\n'
+        "def log_info(scope):\n"
+        '    logger.info(f"{scope}: device {torch.cuda.current_device()}")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert (
+        '    if torch.cuda.is_available():\n        logger.info(f"{scope}: cuda current_device: {torch.cuda.current_device()}")'
+        in new
+    ), new
+    assert 'logger.info(f"{scope}: device {torch.accelerator.current_device_index()}")' in new, new
+    assert any(f.code == "BACK006" and "log_cuda_info" in f.message for f in findings), findings
+
+
+def test_a_branch_over_bytes_that_name_cuda_stays():
+    """ColossalAI's p2p: `if b"cuda" in buf:` patches the device index of a pickled CUDA
+    tensor with `torch.cuda.current_device()`; only CUDA pickles reach it."""
+    code = (
+        "import io\n\n"
+        "import torch\n\n\n"
+        "def to_object(tensor):\n"
+        "    buf = tensor.numpy().tobytes()\n"
+        '    if b"cuda" in buf:\n'
+        "        index = torch.cuda.current_device()\n"
+        '        buf = buf.replace(b"cuda:0", b"cuda:%d" % index)\n'
+        "    torch.cuda.synchronize()\n"
+        "    return torch.load(io.BytesIO(buf))\n"
+    )
+    new, findings = port(code, "neuron")
+    assert "        index = torch.cuda.current_device()\n" in new, new
+    assert "    torch.accelerator.synchronize()\n" in new, new
+    assert any(f.code == "BACK006" and "CUDA's serialized form" in f.message for f in findings), findings
+
+
+def test_a_device_string_in_a_method_of_a_class_of_tensors_is_reported_with_their_device():
+    """ColossalAI's legacy InferBatch.filter: the filtered batch's index tensors were pinned to
+    'neuron' while the batch's own tensors (`nopad_b_seq_len: torch.Tensor`, read in the method)
+    carry the device: it stays, reported with the device at hand (BACK009)."""
+    code = (
+        "from dataclasses import dataclass\n\n"
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "@dataclass\n"
+        "class Batch:\n"
+        "    size: int\n"
+        "    seq_len: torch.Tensor\n\n"
+        "    def filter(self, ids):\n"
+        '        seq_len = torch.zeros(len(ids), dtype=torch.int32, device="cuda")\n'
+        "        seq_len[:] = self.seq_len[ids]\n"
+        "        return seq_len\n\n"
+        "    def empty(self):\n"
+        '        return torch.zeros(self.size, device="cuda")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'seq_len = torch.zeros(len(ids), dtype=torch.int32, device="cuda")' in new, new
+    assert 'return torch.zeros(self.size, device="neuron")' in new, new
+    assert any(f.code == "BACK009" and "`self.seq_len.device`" in f.message for f in findings), findings
+
+
+def test_cudas_current_index_passed_where_the_callee_makes_a_cuda_device_of_it_stays(tmp_path):
+    """ColossalAI's sharded optimizer: `move_inline(p.grad, torch.cuda.current_device())`, where
+    `move_inline(t, target_device)` makes `torch.device(f"cuda:{target_device}")` of an int (kept,
+    BACK009): through torch.accelerator the index changed source while the device stayed CUDA."""
+    write_files(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/devs.py": SWITCH_KEY["pkg/devs.py"],
+            "pkg/tensor_utils.py": """
+                import torch
+
+
+                def move_inline(t, target_device):
+                    if not isinstance(target_device, torch.device):
+                        target_device = torch.device(f"cuda:{target_device}")
+                    t.data = t.data.to(target_device)
+            """,
+            "pkg/optim.py": """
+                import torch
+
+                from pkg.tensor_utils import move_inline
+
+
+                def step(p):
+                    move_inline(p.grad, torch.cuda.current_device())
+                    move_inline(p.data, target_device=torch.cuda.current_device())
+                    return torch.zeros(1, device=torch.cuda.current_device())
+            """,
+        },
+    )
+    code, findings = port_files(tmp_path, "neuron")["pkg/optim.py"]
+    assert "move_inline(p.grad, torch.cuda.current_device())" in code, code
+    assert "move_inline(p.data, target_device=torch.cuda.current_device())" in code, code
+    assert "torch.zeros(1, device=torch.accelerator.current_accelerator())" in code, code
+    assert any(f.code == "CUDA002" and 'makes `f"cuda:{target_device}"`' in f.message for f in findings), findings

@@ -36,6 +36,9 @@ DIRS = "dir:"
 # (`if device_type == "cuda": ... elif device_type == "cpu": ... else: raise TypeError`):
 # ColossalAI's `MemStats.non_model_data_list("cuda")`. Its callers' "cuda" is that key
 SWITCH_KEY = "device-switch-key"
+# the kind of the facts naming a function whose parameter is a CUDA device's index
+# (`torch.device(f"cuda:{target_device}")`): what a caller passes there is CUDA's index
+CUDA_INDEX = "cuda-index-param"
 _KEY_TEST = re.compile(rb"""^[ \t]*if[ \t]+(\w+)[ \t]*==[ \t]*["']cuda["'][ \t]*:""", re.MULTILINE)
 _DEF_LINE = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t].*$", re.MULTILINE)
 # device-type strings of accelerators an application does not name (not the CPU, MPS or porter's targets)
@@ -392,6 +395,15 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     if evidence is not None:
         for path, _ in files:
             out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
+        indexes = cuda_index_params(files)
+        if indexes:
+            calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in indexes}
+            for path, source in files:
+                if b"cuda" not in source:
+                    continue
+                for name, (why, position, param) in indexes.items():
+                    if calls[name].search(source):
+                        out.setdefault(path, []).append((None, name, CUDA_INDEX, (why, position, param)))
         keys = switch_keys(files)
         if keys:
             calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in keys}
@@ -437,6 +449,51 @@ def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]
     return {k: v for k, v in found.items() if v is not None}
 
 
+# `f"cuda:{index}"`: a CUDA device made from a name (cheap test before parsing)
+_INDEX_FORMAT = re.compile(rb"""f["']cuda:\{\w+\}["']""")
+
+
+def cuda_index_params(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str, str]]:
+    """name -> (why, the parameter's position among the call's arguments, its name) for each
+    function whose parameter becomes a CUDA device's index (`torch.device(f"cuda:{p}")`,
+    ColossalAI's `colo_model_data_tensor_move_inline(t, target_device)`); a name defined twice
+    with different answers is left out."""
+    found: dict[str, tuple[str, str, str] | None] = {}
+    for path, source in files:
+        if not _INDEX_FORMAT.search(source):
+            continue
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            method = bool(params) and params[0] in ("self", "cls")
+            for node in ast.walk(fn):
+                if not (
+                    isinstance(node, ast.JoinedStr)
+                    and len(node.values) == 2
+                    and isinstance(node.values[0], ast.Constant)
+                    and node.values[0].value == "cuda:"
+                    and isinstance(node.values[1], ast.FormattedValue)
+                    and isinstance(node.values[1].value, ast.Name)
+                    and node.values[1].value.id in params
+                ):
+                    continue
+                param = node.values[1].value.id
+                position = params.index(param) - (1 if method else 0)
+                why = f'`{fn.name}({param})` ({path}:{node.lineno}) makes `f"cuda:{{{param}}}"` of it, a CUDA device'
+                entry = (why, str(position), param)
+                if fn.name not in found:
+                    found[fn.name] = entry
+                elif found[fn.name] != entry:
+                    found[fn.name] = None
+                break
+    return {k: v for k, v in found.items() if v is not None}
+
+
 def _closed_switch(stmt: ast.stmt) -> str | None:
     """The name an `if x == "cuda": ... elif x == "cpu": ... else: raise` chain compares."""
     names: set[str] = set()
@@ -471,7 +528,7 @@ def part(source: bytes) -> bytes:
     lines that name `cuda` (where a member of CUDA's class is compared with "cuda"); with a
     switch over "cuda" (`switch_keys`), its `def` lines too."""
     lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
-    if lines and _KEY_TEST.search(source):
+    if lines and (_KEY_TEST.search(source) or _INDEX_FORMAT.search(source)):
         lines += b"\3" + b"\0".join(_DEF_LINE.findall(source))
     if _ACCELERATOR_STRING.search(source):
         lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))

@@ -546,10 +546,18 @@ class BackendsFamily(Family):
                     return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
 
-    def _allocator_keys(self, nodes: Sequence[cst.CSTNode]) -> str | None:
+    def _allocator_keys(self, nodes: Sequence[cst.CSTNode], depth: int = 2) -> str | None:
         """`stats = torch.cuda.memory_stats()` then `stats["num_alloc_retries"]` (Composer's
         alloc-retry tracking): a statistic read by name from CUDA's caching allocator, whose
-        names another device's allocator need not have. What is read, or None."""
+        names another device's allocator need not have; also read by a function of the module
+        that `nodes` call (`depth` calls deep). What is read, or None."""
+        if depth and self.ctx.module is not None:
+            called = {n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value in called:
+                    read = self._allocator_keys(_nodes(stmt.body), depth - 1)
+                    if read is not None:
+                        return f"{read} (in `{stmt.name.value}`)"
         stats: set[str] = set()
         for n in nodes:
             if (
@@ -868,11 +876,37 @@ class BackendsFamily(Family):
             m = _SELF_DEVICE.search(code)
             if m is not None:
                 return m.group(0)
+            if fn is not None and (field := self._tensor_field_read(cls, fn)) is not None:
+                return f"self.{field}.device"
         accessor = self._imported_accessor()
         if not accessor:
             return None
         # `get_accelerator()` is called; `current_platform` is an object the module reads
         return f"{accessor}()" if f"{accessor}(".encode() in (self.ctx.source or b"") else accessor
+
+    def _tensor_field_read(self, cls: cst.ClassDef, fn: cst.FunctionDef) -> str | None:
+        """A field the class declares as a tensor (`nopad_b_loc: torch.Tensor`, a dataclass's)
+        that the method reads (`self.nopad_b_loc[...]`): the object's own tensors carry its
+        device. The first such field, or None."""
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        fields = [
+            small.target.value
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and (self.ctx.qualname(small.annotation.annotation) or dotted(small.annotation.annotation))
+            == "torch.Tensor"
+        ]
+        if not fields:
+            return None
+        read = {
+            n.attr.value
+            for n in _nodes(fn.body)
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self"
+        }
+        return next((f for f in fields if f in read), None)
 
     def _device_positions(self, node: cst.Call) -> list[cst.BaseExpression]:
         """The arguments of `node` that take a device type or a collective backend."""
@@ -1655,6 +1689,8 @@ class BackendsFamily(Family):
                 None,
             )
             why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
+            if kept is None and self.library() is not None and (kept := self._cuda_report(node)) is not None:
+                why = f"it writes `{kept}` into text that names CUDA, which is a report of CUDA's state"
         else:
             kept = self._kept_cuda_runtime(node)
             why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
@@ -1675,6 +1711,25 @@ class BackendsFamily(Family):
         )
         self._regions.append((region, node.name, message, None))
         return True
+
+    def _cuda_report(self, node: cst.FunctionDef) -> str | None:
+        """`f"cuda current_device: {torch.cuda.current_device()}"` in a function named for CUDA
+        (`log_cuda_info`) of a library with backends of its own: the function reports CUDA's
+        state as CUDA's. Through torch.accelerator
+        it would print another device's answer under CUDA's name. The `torch.cuda` call, or None."""
+        for n in _nodes(node.body):
+            if not isinstance(n, cst.FormattedString):
+                continue
+            text = "".join(p.value for p in n.parts if isinstance(p, cst.FormattedStringText))
+            if "cuda" not in text.lower():
+                continue
+            for part in n.parts:
+                if not isinstance(part, cst.FormattedStringExpression):
+                    continue
+                for sub in _nodes(part.expression):
+                    if isinstance(sub, cst.Call) and (self.ctx.qualname(sub.func) or "").startswith("torch.cuda."):
+                        return self.ctx.code(sub)
+        return None
 
     def _kept_cuda_runtime(self, node: cst.FunctionDef) -> str | None:
         """What of CUDA's runtime the function keeps, or None: a raw CUDA stream handle
@@ -2135,6 +2190,7 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._serialized_cuda(node)
         self._flagged_branch(node)
         self._foreign_classes(node)
         self._visit_if(node)
@@ -2182,6 +2238,36 @@ class BackendsFamily(Family):
             node.test,
             f"picks CUDA's own `{name}` (it uses `{api}`, which has no port on {self.ctx.target.display}) over the one of the same name beside it: it asks about CUDA itself",
         )
+
+    def _serialized_cuda(self, node: cst.If) -> None:
+        """`if b"cuda" in buf:` (patching the device index of a pickled CUDA tensor): the branch
+        runs only on bytes that name CUDA, data a CUDA tensor wrote; its code is CUDA's case and
+        the target never reaches it. Left as it is (BACK006), reported."""
+        if self.ctx.in_cuda_only_code() is not None:
+            return
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.In)
+            and isinstance(test.left, cst.SimpleString)
+            and isinstance(raw := test.left.evaluated_value, bytes)
+            and device_of(raw.decode("ascii", "replace")) == "cuda"
+        ):
+            return
+        region = CudaOnlyCode(
+            node.test,
+            f"the code behind `if {self.ctx.code(test)}`",
+            "it runs only on data that names CUDA",
+            code="BACK006",
+        )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+        message = (
+            f"`if {self.ctx.code(test)}` handles bytes a CUDA tensor wrote (CUDA's serialized form): kept as it is; "
+            f"data from {self.ctx.target.display} does not name CUDA, so it never takes this branch"
+        )
+        self._regions.append((region, node.test, message, None))
 
     def _foreign_classes(self, node: cst.If) -> None:
         """`if param_cls.__name__ in ["Int8Params", "Params4bit"]:` in a library: a branch for

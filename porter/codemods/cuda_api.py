@@ -25,7 +25,7 @@ from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.family import walk as _walk
 from porter.codemods.target_api import conform, conform_int_arguments
-from porter.analysis.device_backends import project_abstraction
+from porter.analysis.device_backends import CUDA_INDEX, project_abstraction
 from porter.core.findings import Applicability
 from porter.config.ruledata import load_toml
 
@@ -36,6 +36,11 @@ _CUDA_SEEDS = ("manual_seed", "manual_seed_all")
 _STREAM_CALLS = re.compile(r"\bcuda\.(Stream|stream|Event|StreamContext|ExternalStream)\(")
 # a side stream a class makes (`self.copy_stream = torch.cuda.Stream()`)
 _CLASS_STREAMS = re.compile(r"\bcuda\.(Stream|ExternalStream)\(")
+# a CUDA event a module makes (`self._reload_event = torch.cuda.Event()`)
+_EVENT_CALLS = re.compile(r"\bcuda\.(Event)\(")
+_EVENT_TYPE = re.compile(r"\bcuda\.Event\b(?![.\w(])")
+# a stream handed to an event's API: `stream.wait_event(e)`, `stream.record_event(e)`
+_EVENT_METHODS = frozenset({"wait_event", "record_event"})
 # a CUDA stream or event a function's signature names as a type (`event: torch.cuda.Event`, `-> torch.cuda.Stream`)
 _STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
 # `torch.cuda.set_stream = _patched_set_stream`: a module that replaces a CUDA API (a cheap test)
@@ -133,6 +138,12 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._indexes: dict[int, cst.BaseExpression] = {}  # id(index) -> the device of `torch.device(dev, index)`
         self._streams: dict[int, bool] = {}  # id(function or class) -> it keeps a CUDA stream (`_keeps_stream`)
         self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
+        self._handed: dict[int, str] = {}  # id(argument) -> the name of the function it is passed to
+        self._arg_at: dict[int, tuple[str, int, str | None]] = {}  # id(argument) -> (function, position, keyword)
+        self._index_params: dict[str, tuple[str, ...]] | None = None  # device_backends.CUDA_INDEX facts
+        self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
+        self._event_scopes: dict[int, bool] = {}  # id(function) -> `_pairs_events`
+        self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
@@ -146,6 +157,20 @@ class CudaApiFamily(ReferenceTracker, Family):
     def visit_Call(self, node: cst.Call) -> None:
         self._callees.add(id(node.func))
         func = node.func
+        called = (
+            func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+        )
+        if called is not None:
+            positional = 0
+            for arg in node.args:
+                self._handed[id(arg.value)] = called
+                if arg.keyword is not None:
+                    self._arg_at[id(arg.value)] = (called, -1, arg.keyword.value)
+                elif not arg.star:
+                    self._arg_at[id(arg.value)] = (called, positional, None)
+                    positional += 1
+        if isinstance(func, cst.Attribute) and func.attr.value in _EVENT_METHODS:
+            self._handed[id(func.value)] = func.attr.value  # `torch.cuda.current_stream().record_event(e)`
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
         elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
@@ -337,6 +362,16 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
+        if (into := self._cuda_index_of(original)) is not None:
+            # `move(t, torch.cuda.current_device())` where `move(t, target_device)` makes
+            # `f"cuda:{target_device}"` (kept, BACK009): the index of a CUDA device
+            self.ctx.report(
+                "CUDA002",
+                original,
+                f"`{self.ctx.code(original)}` stays: it is passed where {into}",
+                applicability=Applicability.MANUAL,
+            )
+            return self._keep_cuda_arguments(original, updated)
         device = self._indexes.get(id(original))
         if device is not None and id(device) in self.ctx.keep_cuda:
             # `torch.device("cuda", torch.cuda.current_device())` whose "cuda" stays (BACK009,
@@ -399,14 +434,19 @@ class CudaApiFamily(ReferenceTracker, Family):
             row.code == "CUDA006"
             and action.startswith("rename ")
             and self.ctx.in_cuda_only_code() is None
-            and (kept_by := self._stream_kept_here())
+            and (kept_by := self._stream_kept_here() or self._event_kept_by(original))
         ):
             # `torch.cuda.current_stream()` beside a `torch.cuda.Stream()` that stays: half the
             # stream code on torch.accelerator and half on CUDA is no port, only a diff to read
+            said = (
+                f"`torch.cuda.{suffix}()` stays: {kept_by}, which torch's generic stream does not reach"
+                if kept_by.startswith("`")
+                else f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)"
+            )
             self.ctx.report(
                 row.code,
                 original,
-                f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)",
+                said,
                 applicability=Applicability.MANUAL,
                 advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
             )
@@ -557,6 +597,103 @@ class CudaApiFamily(ReferenceTracker, Family):
         if cls is not None and any(s is scope for s in _methods(cls)) and self._keeps_stream(cls, _CLASS_STREAMS):
             return f"its class `{cls.name.value}` keeps"
         return None
+
+    def _handed_to_event(self, call: cst.Call) -> str | None:
+        """`group.wait_reload_event(torch.cuda.current_stream())` where the module's
+        `wait_reload_event(self, stream)` runs `stream.wait_event(self._reload_event)` and the
+        module keeps its `torch.cuda.Event()`s (not ported here): the stream meets a CUDA event,
+        and torch's generic stream would wait on an event CUDA's never records. The function
+        it is handed to, or None."""
+        called = self._handed.get(id(call))
+        if called is None:
+            called = self._name_handed(call)
+        if called is None:
+            return None
+        if called in _EVENT_METHODS:
+            return called if self._keeps_stream(self.ctx.module, _EVENT_CALLS) or self._typed_event() else None
+        return called if called in self._stream_takers() else None
+
+    def _stream_takers(self) -> frozenset[str]:
+        """The module's functions that hand a parameter to CUDA's runtime: to an event's API
+        where the module keeps `torch.cuda.Event()`s, or as a raw handle (`stream.cuda_stream`)."""
+        if self._event_waiters is None:
+            events = self._keeps_stream(self.ctx.module, _EVENT_CALLS)
+            self._event_waiters = frozenset(
+                n.name.value
+                for n in _walk(self.ctx.module)
+                if isinstance(n, cst.FunctionDef) and _pairs_param_with_cuda(n, events)
+            )
+        return self._event_waiters
+
+    def _cuda_index_of(self, call: cst.Call) -> str | None:
+        """Why `torch.cuda.current_device()` is passed as a CUDA device's index: the function
+        it is passed to makes `f"cuda:{param}"` of that parameter (device_backends.CUDA_INDEX)."""
+        at = self._arg_at.get(id(call))
+        if at is None or self.ctx.qualname(call.func) != "torch.cuda.current_device":
+            return None
+        if self._index_params is None:
+            self._index_params = {
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == CUDA_INDEX
+            }
+        fact = self._index_params.get(at[0])
+        if fact is None or len(fact) < 3:
+            return None
+        why, position, param = fact[0], fact[1], fact[2]
+        return why if (at[1] >= 0 and str(at[1]) == position) or at[2] == param else None
+
+    def _name_handed(self, call: cst.Call) -> str | None:
+        """`stream = torch.cuda.current_stream()` then `prefetch(t, stream=stream)` in the same
+        function: the function the name is handed to, or None."""
+        statement = self.ctx.statement_of.get(id(call))
+        scope = self.ctx.scopes.innermost
+        if (
+            not isinstance(statement, cst.Assign)
+            or statement.value is not call
+            or len(statement.targets) != 1
+            or not isinstance(statement.targets[0].target, cst.Name)
+            or scope is None
+        ):
+            return None
+        name = statement.targets[0].target.value
+        for n in _walk(scope):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+                if any(isinstance(a.value, cst.Name) and a.value.value == name for a in n.args):
+                    if n.func.value in self._stream_takers():
+                        return n.func.value
+        return None
+
+    def _typed_event(self) -> bool:
+        """The module names `torch.cuda.Event` as a type (`event: torch.cuda.Event`)."""
+        if self._event_typed is None:
+            self._event_typed = bool(_EVENT_TYPE.search(self.ctx.code(self.ctx.module)))
+        return self._event_typed
+
+    def _event_kept_by(self, call: cst.Call) -> str | None:
+        handed = self._handed_to_event(call)
+        if handed:
+            return f"`{handed}` hands it to CUDA's runtime (a kept `torch.cuda.Event`, or its raw `.cuda_stream`)"
+        scope = self.ctx.scopes.innermost
+        if isinstance(scope, cst.FunctionDef) and self._pairs_events(scope):
+            return "`torch.cuda.current_stream()` meets a kept `torch.cuda.Event` in this function"
+        return None
+
+    def _pairs_events(self, scope: cst.FunctionDef) -> bool:
+        """The function calls `torch.cuda.current_stream().record_event(e)` (or `wait_event`)
+        where the module keeps or types CUDA events: its other CUDA stream calls stay with it."""
+        known = self._event_scopes.get(id(scope))
+        if known is None:
+            known = False
+            if self._keeps_stream(self.ctx.module, _EVENT_CALLS) or self._typed_event():
+                known = any(
+                    isinstance(n, cst.Call)
+                    and isinstance(n.func, cst.Attribute)
+                    and n.func.attr.value in _EVENT_METHODS
+                    and isinstance(n.func.value, cst.Call)
+                    and (self.ctx.qualname(n.func.value.func) or "").startswith("torch.cuda.")
+                    for n in _walk(scope)
+                )
+            self._event_scopes[id(scope)] = known
+        return known
 
     def _keeps_stream(self, scope: cst.CSTNode, pattern: re.Pattern[str]) -> bool:
         known = self._streams.get(id(scope))
@@ -713,6 +850,18 @@ def _names_cuda_device(node: cst.CSTNode) -> bool:
         and isinstance(node.parts[0], cst.FormattedStringText)
         and node.parts[0].value == "cuda:"
     )
+
+
+def _pairs_param_with_cuda(fn: cst.FunctionDef, events: bool) -> bool:
+    """Whether the function reads a parameter's raw CUDA stream (`stream.cuda_stream`) or, where
+    `events` (the module keeps CUDA events), calls an event method on one (`stream.wait_event(e)`)."""
+    params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)} - {"self"}
+    for n in _walk(fn):
+        if not isinstance(n, cst.Attribute) or not isinstance(n.value, cst.Name) or n.value.value not in params:
+            continue
+        if n.attr.value == "cuda_stream" or (events and n.attr.value in _EVENT_METHODS):
+            return True
+    return False
 
 
 def _methods(cls: cst.ClassDef) -> list[cst.FunctionDef]:

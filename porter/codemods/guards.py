@@ -356,6 +356,38 @@ def _exits(node: cst.CSTNode) -> bool:
     return scan.found
 
 
+def _kernel_taking(stmt: cst.CSTNode, name: str, running: dict[str, str]) -> str | None:
+    """Where the plain statement `stmt` hands `name` to a call that runs CUDA-only code (its
+    callee, or another of its arguments, is a name in `running` or an attribute of one):
+    what it is handed to, with why; else None."""
+    if type(stmt) is not cst.SimpleStatementLine:
+        return None
+    for call in _calls_in(stmt):
+        if not any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args):
+            continue
+        for part in (call.func, *(a.value for a in call.args)):
+            base = part
+            while isinstance(base, (cst.Attribute, cst.Subscript, cst.Call)):
+                base = base.func if isinstance(base, cst.Call) else base.value
+            if isinstance(base, cst.Name) and base.value in running and base.value != name:
+                return f"`{dotted(part) or base.value}`, whose use runs {running[base.value]}"
+    return None
+
+
+def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, call: cst.Call) -> None:
+            found.append(call)
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+    node.visit(_Calls())
+    return found
+
+
 def _is_self_attr(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"
 
@@ -1066,6 +1098,7 @@ class GuardsFamily(Family):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._facts: CudaOnly | None = None
+        self._fallbacks: dict[str, bool] = {}  # name -> the module binds it to a fallback too (`_has_fallback`)
         self._queries = (
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
@@ -1455,6 +1488,62 @@ class GuardsFamily(Family):
                         node.items[0].item, what, f"its body runs {self.facts.running[func.value]}"
                     )
                     return
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        """`buf = torch.cuda.IntTensor([0])` then `applier(fused_optim.l2norm, buf, ...)` in the
+        same block, where `fused_optim` runs CUDA-only code (a CUDA extension's kernels): the
+        value is made for a CUDA kernel, so the assignment is left as it is (GUARD003)."""
+        if not self._leave or self.ctx.in_cuda_only_code() is not None or not self.facts.active:
+            return
+        running = {n: w for n, w in self.facts.running.items() if not self._has_fallback(n)}
+        if not running:
+            return
+        body = list(node.body)
+        for at, stmt in enumerate(body):
+            if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1:
+                continue
+            small = stmt.body[0]
+            if not (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
+                continue
+            name = small.targets[0].target.value
+            kernel = None
+            for later in body[at + 1 :]:
+                if type(later) is not cst.SimpleStatementLine and _exits(later):
+                    break  # `if not x.is_cuda: return -x`: a path for other devices before the kernel
+                if (kernel := _kernel_taking(later, name, running)) is not None:
+                    break
+            if kernel is not None:
+                self.ctx.cuda_only_code.setdefault(
+                    id(stmt),
+                    CudaOnlyCode(small.targets[0].target, f"`{name} = ...`", f"`{name}` is handed to {kernel}"),
+                )
+
+    def _has_fallback(self, name: str) -> bool:
+        """Whether the module also binds `name` to something that runs no CUDA-only code
+        (`multi_tensor_applier = local_multi_tensor_applier` after a failed import of
+        transformer-engine's): then what it runs depends on the host. `None` is no fallback."""
+        if name not in self._fallbacks:
+            running = self.facts.running
+            found = False
+            for n in _walk(self.ctx.module):
+                if not isinstance(n, cst.Assign) or not any(
+                    isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets
+                ):
+                    continue
+                value = n.value
+                if isinstance(value, cst.Name) and value.value == "None":
+                    continue
+                while isinstance(value, (cst.Attribute, cst.Subscript, cst.Call)):
+                    value = value.func if isinstance(value, cst.Call) else value.value
+                if not (isinstance(value, cst.Name) and value.value in running and value.value != name):
+                    found = True
+                    break
+            self._fallbacks[name] = found
+        return self._fallbacks[name]
 
     def visit_If(self, node: cst.If) -> None:
         """`if gemlite is None: raise ImportError(...)`: the rest of the block runs only where
