@@ -195,6 +195,17 @@ def sites(tree: ast.Module) -> Sites:
     return out
 
 
+# the bytes and `ast` of the file the candidate pass parsed last (a worker ports one file at
+# a time): a family that scans the `ast` while libcst runs reads it (`parsed`), not a 2nd parse
+_last_parsed: tuple[bytes, ast.Module] | None = None
+
+
+def parsed(source: bytes) -> ast.Module | None:
+    """The `ast` the candidate pass parsed of these very bytes, if it parsed them."""
+    last = _last_parsed
+    return last[1] if last is not None and last[0] is source else None
+
+
 @lru_cache(maxsize=16)
 def _enabled(target: str, select: tuple[str, ...], ignore: tuple[str, ...], extend: tuple[str, ...]) -> dict[str, bool]:
     return {code: rule_computed(rule, target, select, ignore, extend) for code, rule in all_rules().items()}
@@ -234,6 +245,9 @@ class Gate:
                     self._tree = ast.parse(self.source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = None
+            if self._tree is not None:
+                global _last_parsed
+                _last_parsed = (self.source, self._tree)
         return self._tree
 
     def sites(self) -> Sites | None:
