@@ -62,8 +62,8 @@ class Sites:
     is_cuda: bool = False
     # an int literal passed as a device: a positional argument of `.to(...)`, or `device=`
     int_devices: bool = False
-    # a `map_location=` keyword, or a callee named `load` (or a name an import binds to
-    # `torch.load`) given two or more positional arguments (`torch.load(f, location)`)
+    # a dotted name as a `map_location=` keyword, or as the second positional argument of
+    # a callee named `load` (or a name an import binds to `torch.load`): `torch.load(f, loc)`
     loads: bool = False
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
@@ -124,6 +124,12 @@ def _int(node: ast.expr) -> bool:
     return type(node) is ast.Constant and isinstance(node.value, int)
 
 
+def _location(node: ast.expr) -> bool:
+    """A `map_location` the device family ports on xla whatever it holds: a dotted name, or
+    `*rest` (a string, an f-string or an int shows itself otherwise)."""
+    return type(node) is ast.Starred or _dotted(node) is not None
+
+
 def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
     last, head = _callee(node.func)
     named = any(k.arg is not None for k in node.keywords)
@@ -134,7 +140,7 @@ def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
             out.keyword_callees.add(last)
         if last == "to" and any(_int(a) for a in node.args):
             out.int_devices = True
-        if len(node.args) > 1:
+        if len(node.args) > 1 and _location(node.args[1]):
             if last == "load":
                 out.loads = True
             elif type(node.func) is ast.Name:
@@ -146,7 +152,7 @@ def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
     for k in node.keywords if named else ():
         if k.arg == "device" and _int(k.value):
             out.int_devices = True
-        elif k.arg == "map_location":
+        elif k.arg == "map_location" and _location(k.value):
             out.loads = True
 
 

@@ -121,6 +121,7 @@ _DEVICE_SITES = {
     "fstring.py": 'def place(m, rank):\n    return m.to(f"cuda:{rank}")\n',
     "legacy.py": "from torch.cuda import FloatTensor\nimport torch as T\n\nok = isinstance(x, FloatTensor) or isinstance(x, T.cuda.HalfTensor)\ndevice = None\n",
     "loads.py": "from torch import load as L\nimport torch\n\nsd = L(path, where)\nsd2 = torch.load(path, map_location=loc)\ndevice = None\n",
+    "load_rest.py": "import torch\n\nsd = torch.load(path, *rest).to(dev)\n",
     "is_cuda.py": "def f(x, device):\n    if x.is_cuda:\n        return x.to(device)\n",
     "vocabulary.py": 'import argparse\n\np = argparse.ArgumentParser()\np.add_argument("--gpu_arch", default="cuda", choices=["cuda", "rocm"])\n',
     "enum.py": 'import enum\n\n\nclass Kind(enum.Enum):\n    CUDA = "cuda"\n    XLA = "xla"\n',
@@ -131,6 +132,7 @@ _DEVICE_SITES = {
 # ... and files in which it has none (its tokens `.to(`, `device=` show): spared
 _NO_DEVICE_SITE = {
     "moves.py": "def f(model, x, device):\n    model.to(device)\n    return torch.zeros(2, device=device), x.to(x.dtype)\n",
+    "cpu_load.py": 'import torch\n\ndef f(path, device):\n    return torch.load(path, map_location="cpu").to(device)\n',
     "comment.py": "# runs on the gpu or the cpu\ndef f(t, device):\n    return t.to(device=device)\n",
 }
 
