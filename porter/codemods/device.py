@@ -112,14 +112,17 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         location (DEV007), or a project-index fact for a name here (`_device_value`: an int,
         a configured device, one porter cannot see; `leave_Assign`: an origin; on xla
         `leave_SimpleStatementLine`: a move of a module with tied or taken parameters)."""
+        xla = ctx.target.name == "xla"
+        kinds = _SITE_FACTS | _XLA_FACTS if xla else _SITE_FACTS
+        given = ctx.settings.flow  # the project's facts, when given, cost nothing to read first
+        if given is not None and any(f[2] in kinds for f in given):
+            return True
         found = ctx.sites()
         if found is None or found.cuda_strings or found.cuda_names or found.is_cuda or found.int_devices:
             return True
-        xla = ctx.target.name == "xla"
         if xla and found.loads:
             return True
-        kinds = _SITE_FACTS | _XLA_FACTS if xla else _SITE_FACTS
-        return any(f[2] in kinds for f in ctx.facts())
+        return given is None and any(f[2] in kinds for f in ctx.facts())
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
