@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from porter.config.ruledata import all_rules, rule_computed
-from porter.config.settings import Settings
+from porter.config.settings import Facts, Settings
 from porter.config.targets import Target, get_target
 from porter.core.suppressions import Suppressions
 
@@ -51,6 +51,20 @@ class Sites:
     steps: bool = False
     # `m.to(...)` / `m.cuda()` as a statement, or assigned to one target (flow.module_move)
     moves: bool = False
+    # a str literal, or an f-string's text, that holds "cuda" (any piece of an implicit
+    # concatenation, which `ast` joins): every string the device family reads
+    cuda_strings: bool = False
+    # an attribute named `cuda` (`.cuda()`, `torch.cuda.X`) or an import whose module or name
+    # holds "cuda" (`from torch.cuda import FloatTensor`): every name that can resolve under
+    # `torch.cuda` (porter.analysis.resolve qualifies names through imports only)
+    cuda_names: bool = False
+    # an attribute named `is_cuda`
+    is_cuda: bool = False
+    # an int literal passed as a device: a positional argument of `.to(...)`, or `device=`
+    int_devices: bool = False
+    # a dotted name as a `map_location=` keyword, or as the second positional argument of
+    # a callee named `load` (or a name an import binds to `torch.load`): `torch.load(f, loc)`
+    loads: bool = False
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
         """The local names an absolute import binds to one of `packages`."""
@@ -106,30 +120,69 @@ def _move(value: ast.expr) -> bool:
     return type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in ("to", "cuda")
 
 
+def _int(node: ast.expr) -> bool:
+    return type(node) is ast.Constant and isinstance(node.value, int)
+
+
+def _location(node: ast.expr) -> bool:
+    """A `map_location` the device family ports on xla whatever it holds: a dotted name, or
+    `*rest` (a string, an f-string or an int shows itself otherwise)."""
+    return type(node) is ast.Starred or _dotted(node) is not None
+
+
+def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
+    last, head = _callee(node.func)
+    named = any(k.arg is not None for k in node.keywords)
+    if last is not None:
+        out.callees.add(last)
+        out.steps = out.steps or _step(node.func, last)
+        if named:
+            out.keyword_callees.add(last)
+        if last == "to" and any(_int(a) for a in node.args):
+            out.int_devices = True
+        if len(node.args) > 1 and _location(node.args[1]):
+            if last == "load":
+                out.loads = True
+            elif type(node.func) is ast.Name:
+                two_args.add(last)
+    if head is not None:
+        out.heads.add(head)
+        if named:
+            out.keyword_heads.add(head)
+    for k in node.keywords if named else ():
+        if k.arg == "device" and _int(k.value):
+            out.int_devices = True
+        elif k.arg == "map_location" and _location(k.value):
+            out.loads = True
+
+
 def sites(tree: ast.Module) -> Sites:
     out = Sites()
+    two_args: set[str] = set()  # names called with two or more positional arguments
     for node in ast.walk(tree):
         kind = type(node)
         if kind is ast.Call:
-            last, head = _callee(node.func)  # type: ignore[attr-defined]
-            named = any(k.arg is not None for k in node.keywords)  # type: ignore[attr-defined]
-            if last is not None:
-                out.callees.add(last)
-                out.steps = out.steps or _step(node.func, last)  # type: ignore[attr-defined]
-                if named:
-                    out.keyword_callees.add(last)
-            if head is not None:
-                out.heads.add(head)
-                if named:
-                    out.keyword_heads.add(head)
+            _call(out, node, two_args)  # type: ignore[arg-type]
+        elif kind is ast.Constant:
+            out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            out.cuda_names = out.cuda_names or attr == "cuda"
+            out.is_cuda = out.is_cuda or attr == "is_cuda"
         elif kind is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
+                out.cuda_names = out.cuda_names or "cuda" in alias.name
                 if alias.asname:
                     out.imported.setdefault(alias.asname, set()).add(alias.name)
                 else:
                     top = alias.name.split(".")[0]
                     out.imported.setdefault(top, set()).add(top)
         elif kind is ast.ImportFrom:
+            out.cuda_names = (
+                out.cuda_names
+                or "cuda" in (node.module or "")  # type: ignore[attr-defined]
+                or any("cuda" in alias.name for alias in node.names)  # type: ignore[attr-defined]
+            )
             if node.level or not node.module:  # type: ignore[attr-defined]
                 continue
             for alias in node.names:  # type: ignore[attr-defined]
@@ -144,7 +197,19 @@ def sites(tree: ast.Module) -> Sites:
             )
         elif kind is ast.Expr:
             out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
+    out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
     return out
+
+
+# the bytes and `ast` of the file the candidate pass parsed last (a worker ports one file at
+# a time): a family that scans the `ast` while libcst runs reads it (`parsed`), not a 2nd parse
+_last_parsed: tuple[bytes, ast.Module] | None = None
+
+
+def parsed(source: bytes) -> ast.Module | None:
+    """The `ast` the candidate pass parsed of these very bytes, if it parsed them."""
+    last = _last_parsed
+    return last[1] if last is not None and last[0] is source else None
 
 
 @lru_cache(maxsize=16)
@@ -165,6 +230,7 @@ class Gate:
         self._parsed = False
         self._tree: ast.Module | None = None
         self._sites: Sites | None = None
+        self._facts: Facts | None = None
 
     @property
     def portable(self) -> bool:
@@ -185,6 +251,9 @@ class Gate:
                     self._tree = ast.parse(self.source)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._tree = None
+            if self._tree is not None:
+                global _last_parsed
+                _last_parsed = (self.source, self._tree)
         return self._tree
 
     def sites(self) -> Sites | None:
@@ -195,3 +264,15 @@ class Gate:
                 return None
             self._sites = sites(tree)
         return self._sites
+
+    def facts(self) -> Facts:
+        """The project index's facts for the file (`settings.flow`), or where it is ported on
+        its own (`flow` None) the index of the file alone, as codemods.flow.Flow reads them."""
+        if self._facts is None:
+            given = self.settings.flow
+            if given is None:
+                from porter.analysis.index import ProjectIndex
+
+                given = ProjectIndex.build([(self.path, self.source)]).facts(self.path)
+            self._facts = given
+        return self._facts

@@ -17,10 +17,26 @@ from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values, module_move
 from porter.core.findings import Applicability
-from porter.analysis.program import CONFIG, CPU, DEFINES_IS_CUDA, INDEX, MAYBE, ORIGIN, OWN_IS_CUDA, UNKNOWN, chain_text
+from porter.analysis.program import (
+    CONFIG,
+    CPU,
+    DEFINES_IS_CUDA,
+    INDEX,
+    MAYBE,
+    ORIGIN,
+    OWN_IS_CUDA,
+    STALE,
+    TIED,
+    UNKNOWN,
+    chain_text,
+)
 from porter.analysis.index import RANK_NAMES
 from porter.analysis.resolve import dotted
 
+# the project-index facts a site of this family reads (Flow.lookup, Flow.origin; on xla
+# Flow.moved, Flow.stale_before)
+_SITE_FACTS = frozenset({INDEX, MAYBE, CONFIG, UNKNOWN, ORIGIN})
+_XLA_FACTS = frozenset({TIED, STALE})
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 # `device=torch.cuda.current_device()`, `.to(torch.cuda.current_device()`: the current CUDA device as a device
 _CURRENT_DEVICE_AS_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)torch\.cuda\.current_device\(\)")
@@ -85,10 +101,28 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     name = "device"
     tokens = (b"cuda", b".to(", b"map_location", b"device=")  # family-level; each rule narrows with its own tokens
 
+    candidate_reads_ast = True
+
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Wanted also for reasons no token shows (`device = local_rank` handed on (the project index's facts)): no cheaper condition."""
-        return True
+        """Every report below needs one of: a string holding "cuda" (a device string, a
+        template, an f-string, a kept vocabulary word: DEV002/003/005/007/009/014/015/016), a
+        name under `cuda` (`.cuda()` DEV001, a legacy `torch.cuda.*Tensor` DEV006), `.is_cuda`
+        (DEV004), an int literal as a device (DEV008), on xla a `map_location` or `torch.load`'s
+        location (DEV007), or a project-index fact for a name here (`_device_value`: an int,
+        a configured device, one porter cannot see; `leave_Assign`: an origin; on xla
+        `leave_SimpleStatementLine`: a move of a module with tied or taken parameters)."""
+        xla = ctx.target.name == "xla"
+        kinds = _SITE_FACTS | _XLA_FACTS if xla else _SITE_FACTS
+        given = ctx.settings.flow  # the project's facts, when given, cost nothing to read first
+        if given is not None and any(f[2] in kinds for f in given):
+            return True
+        found = ctx.sites()
+        if found is None or found.cuda_strings or found.cuda_names or found.is_cuda or found.int_devices:
+            return True
+        if xla and found.loads:
+            return True
+        return given is None and any(f[2] in kinds for f in ctx.facts())
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:

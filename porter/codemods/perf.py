@@ -27,6 +27,7 @@ import warnings
 
 import libcst as cst
 
+from porter.codemods.candidates import parsed
 from porter.codemods.family import Family, string_value
 from porter.codemods.xla_loop import _appends_to_itself
 from porter.analysis.resolve import dotted
@@ -188,7 +189,7 @@ class PerfFamily(Family):
     def visit_Module(self, node: cst.Module) -> None:
         if not (self.ctx.source and (b"item()" in self.ctx.source or b"tolist()" in self.ctx.source)):
             return
-        if not _may_have_per_element(self.ctx.source):
+        if not _may_have_per_element(self.ctx.source, parsed(self.ctx.source)):
             return  # (the libcst walk below costs ~10x the `ast` scan that rules it out)
         found: list[tuple[cst.Call, str, str]] = []
         node.visit(_PerElement(found))

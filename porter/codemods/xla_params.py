@@ -25,6 +25,7 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import Flow, FlowScopes, module_move
+from porter.analysis.program import ATTRIBUTES, STALE, TIED
 from porter.analysis.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
@@ -33,6 +34,7 @@ MOVES = frozenset({"DEV001", "DEV002", "DEV003", "DEV008", "DEV011", "DEV012"})
 # the switch only matters where modules are: a file that never names one (moves only
 # tensors) does not get the line
 MODULE_WORDS = (b"Module", b".parameters(")
+_OWN_FACTS = frozenset({ATTRIBUTES, STALE, TIED})  # the project-index facts its sites read
 KEEP_NOTE = "Module.to() on XLA drops attributes set on a Parameter"  # also marks a file already done
 
 
@@ -77,6 +79,15 @@ def _free(name: str, source: bytes) -> str:
 class KeepParametersFamily(FlowScopes, Family):
     name = "xla-params"
     tokens = (b"cuda", b".to(", b"accelerator", b"_get_available_device_type")  # where a move is ported
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """On xla only. Its own sites: a module move in a project that sets attributes on
+        Parameters (an ATTRIBUTES fact), and the switch where the device family moves a module
+        with tied or taken parameters (TIED, STALE: `ctx.moves_parameters`). The switch for a
+        move another family's fix makes (`applied_codes() & MOVES`) needs that family's site,
+        for which the file is parsed anyway."""
+        return ctx.target.name == "xla" and any(f[2] in _OWN_FACTS for f in ctx.facts())
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
