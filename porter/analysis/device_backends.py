@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from porter.config.settings import Facts
@@ -61,7 +61,8 @@ ROCM_WORDS = frozenset({"amd", "rocm", "hip"})
 _CUDA_LINE = re.compile(rb"^.*cuda.*$", re.MULTILINE)  # (anchored: one try per line, not per byte)
 _INDUCTOR_LINE = re.compile(rb"^.*inductor.*$", re.MULTILINE)
 _HINT = re.compile(
-    rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla|NEURON|Neuron|neuron|HIP|Hip|ROCm|ROCM|Rocm|MUSA|Musa|SDAA|Sdaa|GPU|Gpu)"
+    rb"class[ \t]+\w*(?:CUDA|Cuda|cuda|CPU|Cpu|XPU|Xpu|NPU|Npu|MPS|Mps|HPU|Hpu|MLU|Mlu|TPU|Tpu|XLA|Xla"
+    rb"|NEURON|Neuron|neuron|HIP|Hip|ROCm|ROCM|Rocm|MUSA|Musa|SDAA|Sdaa|GPU|Gpu)"
 )
 
 
@@ -149,7 +150,8 @@ def abstraction(files: Iterable[tuple[str, bytes]]) -> tuple[str, ...] | None:
     if found:
         members = sorted((c for f in found for c in f), key=lambda c: (c.device != "cuda", c.name))
         cuda = next(c for c in members if c.device == "cuda")
-        why = f"a class per device under `{next(b for b in cuda.bases)}` ({', '.join(c.name for c in members[:4])}{', ...' if len(members) > 4 else ''})"
+        named = ", ".join(c.name for c in members[:4]) + (", ..." if len(members) > 4 else "")
+        why = f"a class per device under `{next(b for b in cuda.bases)}` ({named})"
         folders = sorted({c.path.replace("\\", "/").rpartition("/")[0] for c in members})
         sources = dict(files)
         answered: dict[str, str] = {}  # what -> Class.member, from the first CUDA class that answers it
@@ -190,6 +192,16 @@ def project_abstraction(settings: object, path: str = "", source: bytes = b"") -
     return next((f[3] for f in flow if f[2] == ABSTRACTION), None)
 
 
+def _class_named(source: bytes, name: str) -> ast.ClassDef | None:
+    """The class statement `name` in `source` (the first one, in `ast.walk` order), or None
+    when there is none or the source does not parse."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+
+
 def _answers(source: bytes, name: str) -> list[tuple[str, str]]:
     """What the CUDA class `name` of a per-device family answers for its device, beside its
     name: ("index", method) for a method that turns a device index into CUDA's device string
@@ -199,41 +211,10 @@ def _answers(source: bytes, name: str) -> list[tuple[str, str]]:
     for its own device, so code of the project takes them from there, not from a literal."""
     if b"cuda:" not in source and b"inductor" not in source:
         return []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    cls = _class_named(source, name)
     if cls is None:
         return []
-
-    def indexed(node: ast.AST | None, params: set[str]) -> bool:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
-            return (
-                isinstance(node.func.value, ast.Constant)
-                and node.func.value.value == "cuda:{}"
-                and len(node.args) == 1
-                and isinstance(node.args[0], ast.Name)
-                and node.args[0].id in params
-            )
-        return (
-            isinstance(node, ast.JoinedStr)
-            and len(node.values) == 2
-            and isinstance(node.values[0], ast.Constant)
-            and node.values[0].value == "cuda:"
-            and isinstance(node.values[1], ast.FormattedValue)
-            and isinstance(node.values[1].value, ast.Name)
-            and node.values[1].value.id in params
-        )
-
-    inductor: set[str] = set()  # attributes set to "inductor"
-    for n in ast.walk(cls):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value == "inductor":
-            inductor.update(
-                t.attr if isinstance(t, ast.Attribute) else t.id
-                for t in n.targets
-                if isinstance(t, (ast.Attribute, ast.Name))
-            )
+    inductor = _inductor_attributes(cls)
     found: dict[str, str] = {}
     for stmt in cls.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -242,19 +223,55 @@ def _answers(source: bytes, name: str) -> list[tuple[str, str]]:
         for n in ast.walk(stmt):
             if not isinstance(n, ast.Return):
                 continue
-            if params and indexed(n.value, params):
+            if params and _indexed(n.value, params):
                 found.setdefault("index", stmt.name)
-            v = n.value
-            if (isinstance(v, ast.Constant) and v.value == "inductor") or (
-                isinstance(v, ast.Attribute)
-                and isinstance(v.value, ast.Name)
-                and v.value.id == "self"
-                and v.attr in inductor
-            ):
+            if _names_inductor(n.value, inductor):
                 found.setdefault("compile", stmt.name)
     if "compile" not in found and inductor:
         found["compile"] = sorted(inductor)[0]
     return sorted(found.items())
+
+
+def _indexed(node: ast.AST | None, params: set[str]) -> bool:
+    """Whether `node` makes CUDA's device string of an index parameter: `'cuda:{}'.format(i)`
+    or `f"cuda:{i}"` for one of `params`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        return (
+            isinstance(node.func.value, ast.Constant)
+            and node.func.value.value == "cuda:{}"
+            and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id in params
+        )
+    return (
+        isinstance(node, ast.JoinedStr)
+        and len(node.values) == 2
+        and isinstance(node.values[0], ast.Constant)
+        and node.values[0].value == "cuda:"
+        and isinstance(node.values[1], ast.FormattedValue)
+        and isinstance(node.values[1].value, ast.Name)
+        and node.values[1].value.id in params
+    )
+
+
+def _inductor_attributes(cls: ast.ClassDef) -> set[str]:
+    """The names the class sets to "inductor" (`self._compile_backend = "inductor"`)."""
+    inductor: set[str] = set()
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value == "inductor":
+            inductor.update(
+                t.attr if isinstance(t, ast.Attribute) else t.id
+                for t in n.targets
+                if isinstance(t, (ast.Attribute, ast.Name))
+            )
+    return inductor
+
+
+def _names_inductor(v: ast.AST | None, inductor: set[str]) -> bool:
+    """Whether a returned value is "inductor", or `self.<an attribute set to it>`."""
+    return (isinstance(v, ast.Constant) and v.value == "inductor") or (
+        isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "self" and v.attr in inductor
+    )
 
 
 def answers(evidence: tuple[str, ...] | None, what: str) -> str | None:
@@ -267,36 +284,41 @@ def answers(evidence: tuple[str, ...] | None, what: str) -> str | None:
 def _accessors(source: bytes, name: str) -> set[str]:
     """The members of class `name` that answer "cuda": methods that return a "cuda..." string,
     attributes set to one (`_name = 'cuda'`, `self._name = 'cuda'`)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return set()
-    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == name), None)
+    cls = _class_named(source, name)
     if cls is None:
         return set()
-
-    def cuda(node: ast.AST | None) -> bool:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
-            node = node.func.value  # 'cuda:{}'.format(i)
-        if isinstance(node, ast.JoinedStr) and node.values:
-            node = node.values[0]
-        return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
-
     found: set[str] = set()
     for stmt in cls.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(isinstance(n, ast.Return) and cuda(n.value) for n in ast.walk(stmt)):
-                found.add(stmt.name)
-            for n in ast.walk(stmt):
-                if isinstance(n, ast.Assign) and cuda(n.value):
-                    found.update(
-                        t.attr
-                        for t in n.targets
-                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                    )
-        elif isinstance(stmt, ast.Assign) and cuda(stmt.value):
+            found.update(_method_accessors(stmt))
+        elif isinstance(stmt, ast.Assign) and _cuda_string(stmt.value):
             found.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     return found
+
+
+def _method_accessors(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The method's name when it returns a "cuda..." string, and the `self.` attributes it sets
+    to one."""
+    found: list[str] = []
+    if any(isinstance(n, ast.Return) and _cuda_string(n.value) for n in ast.walk(fn)):
+        found.append(fn.name)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and _cuda_string(n.value):
+            found.extend(
+                t.attr
+                for t in n.targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            )
+    return found
+
+
+def _cuda_string(node: ast.AST | None) -> bool:
+    """Whether `node` is a "cuda..." string: a constant, an f-string or a `.format` starting so."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        node = node.func.value  # 'cuda:{}'.format(i)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        node = node.values[0]
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.split(":")[0] == "cuda"
 
 
 def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -317,28 +339,40 @@ def folder_families(paths: Iterable[str]) -> dict[str, tuple[str, tuple[str, ...
         if parts[-1].endswith(".py"):
             stems.setdefault(tuple(parts[:-1]), set()).add(parts[-1][:-3])
     for path, parts in split:
-        stem = parts[-1][:-3] if parts[-1].endswith(".py") else ""
-        if stem.lower() in CUDA_FOLDERS:
-            # a module per device (vLLM's `platforms/cuda.py`, `rocm.py` beside `xpu.py`,
-            # `cpu.py`, `tpu.py`): CUDA's implementation of a per-device family, as a folder is
-            folder = tuple(parts[:-1])
-            siblings = stems.get(folder, set()) | children.get(folder, set())
-            others = sorted(c for c in siblings if c.lower() in DEVICES | VENDORS and c.lower() not in CUDA_FOLDERS)
-            if others:
-                out[path] = ("/".join(parts), tuple(others))
-                continue
-        for i in range(len(parts) - 1):
-            if parts[i].lower() not in CUDA_FOLDERS:
-                continue
-            others = sorted(
-                c
-                for c in children.get(tuple(parts[:i]), ())
-                if c.lower() in DEVICES | VENDORS and c.lower() != parts[i].lower()
-            )
-            if others:
-                out[path] = ("/".join(parts[: i + 1]) + "/", tuple(others))
-                break
+        family = _module_family(parts, stems, children) or _folder_family(parts, children)
+        if family is not None:
+            out[path] = family
     return out
+
+
+def _module_family(
+    parts: list[str], stems: dict[tuple[str, ...], set[str]], children: dict[tuple[str, ...], set[str]]
+) -> tuple[str, tuple[str, ...]] | None:
+    """A module per device (vLLM's `platforms/cuda.py`, `rocm.py` beside `xpu.py`, `cpu.py`,
+    `tpu.py`): CUDA's implementation of a per-device family, as a folder is."""
+    stem = parts[-1][:-3] if parts[-1].endswith(".py") else ""
+    if stem.lower() not in CUDA_FOLDERS:
+        return None
+    folder = tuple(parts[:-1])
+    siblings = stems.get(folder, set()) | children.get(folder, set())
+    others = sorted(c for c in siblings if c.lower() in DEVICES | VENDORS and c.lower() not in CUDA_FOLDERS)
+    return ("/".join(parts), tuple(others)) if others else None
+
+
+def _folder_family(parts: list[str], children: dict[tuple[str, ...], set[str]]) -> tuple[str, tuple[str, ...]] | None:
+    """The first folder on the path named for CUDA (or a GPU vendor on its device) whose parent
+    holds folders named for other devices."""
+    for i in range(len(parts) - 1):
+        if parts[i].lower() not in CUDA_FOLDERS:
+            continue
+        others = sorted(
+            c
+            for c in children.get(tuple(parts[:i]), ())
+            if c.lower() in DEVICES | VENDORS and c.lower() != parts[i].lower()
+        )
+        if others:
+            return "/".join(parts[: i + 1]) + "/", tuple(others)
+    return None
 
 
 def _names_in(sources: Iterable[str], module: str) -> set[str]:
@@ -349,13 +383,30 @@ def _names_in(sources: Iterable[str], module: str) -> set[str]:
     }
 
 
+# a path's facts while they are gathered: (None, name, kind, evidence)
+_Gathered = dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]]
+
+
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
     CUDA's class of a per-device family, and ((None, member, ACCESSOR, (why,)), ...) for each
     file that reads a member of it that answers "cuda" and compares with "cuda"."""
     files = list(files)
-    out: dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]] = {}
+    out: _Gathered = {}
     sources = dict(files)
+    accessors = _class_family_facts(files, sources, out)
+    _folder_family_facts(sources, out)
+    if accessors:
+        _accessor_facts(files, accessors, out)
+    evidence = abstraction(files)
+    if evidence is not None:
+        _abstraction_facts(files, evidence, out)
+    return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
+
+
+def _class_family_facts(files: list[tuple[str, bytes]], sources: dict[str, bytes], out: _Gathered) -> dict[str, str]:
+    """CUDA's class of each per-device family of classes (KIND, in its file); returns its
+    members that answer "cuda" (member -> why), for ACCESSOR facts where they are read."""
     accessors: dict[str, str] = {}  # member -> why
     for members in families(files):
         cuda = next(c for c in members if c.device == "cuda")
@@ -368,52 +419,67 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
             accessors.setdefault(
                 member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own"
             )
+    return accessors
+
+
+# whose code a folder (or module) of a per-device family named for a GPU vendor holds; other
+# names of CUDA's (`cuda`) hold CUDA's
+_WHOSE = {
+    "nvidia": "NVIDIA's",
+    "amd": "AMD's (ROCm, on torch's `cuda` device)",
+    "rocm": "ROCm's (on torch's `cuda` device)",
+    "hip": "ROCm's (on torch's `cuda` device)",
+}
+
+
+def _folder_family_facts(sources: dict[str, bytes], out: _Gathered) -> None:
+    """Each module of CUDA's folder (or CUDA's module) of a per-device family (MODULE)."""
     for path, (folder, folders) in folder_families(sources).items():
         module = folder.endswith(".py")
         shown = ", ".join(
             f"`{o}/`" if not module or o + ".py" not in _names_in(sources, folder) else f"`{o}.py`" for o in folders
         )
-        whose = {
-            "nvidia": "NVIDIA's",
-            "amd": "AMD's (ROCm, on torch's `cuda` device)",
-            "rocm": "ROCm's (on torch's `cuda` device)",
-            "hip": "ROCm's (on torch's `cuda` device)",
-        }.get(folder.rstrip("/").rpartition("/")[2].removesuffix(".py").lower(), "CUDA's")
+        whose = _WHOSE.get(folder.rstrip("/").rpartition("/")[2].removesuffix(".py").lower(), "CUDA's")
         if module:
             why = f"`{folder}` is {whose} module of a per-device family of modules (beside {shown})"
         else:
             why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
         out.setdefault(path, []).append((None, path, MODULE, (why, *folders)))
-    if accessors:
-        probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
-        for path, source in files:
-            if b"cuda" not in source:
-                continue
-            for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
-                out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
-    evidence = abstraction(files)
-    if evidence is not None:
-        for path, _ in files:
-            out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
-        indexes = cuda_index_params(files)
-        if indexes:
-            calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in indexes}
-            for path, source in files:
-                if b"cuda" not in source:
-                    continue
-                for name, (why, position, param) in indexes.items():
-                    if calls[name].search(source):
-                        out.setdefault(path, []).append((None, name, CUDA_INDEX, (why, position, param)))
-        keys = switch_keys(files)
-        if keys:
-            calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in keys}
-            for path, source in files:
-                if b"cuda" not in source:
-                    continue
-                for name, (why, position) in keys.items():
-                    if calls[name].search(source):
-                        out.setdefault(path, []).append((None, name, SWITCH_KEY, (why, position)))
-    return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
+
+
+def _accessor_facts(files: list[tuple[str, bytes]], accessors: dict[str, str], out: _Gathered) -> None:
+    """Each file that reads a member answering "cuda" and names CUDA (ACCESSOR)."""
+    probe = re.compile(rb"\.(%s)\b" % b"|".join(re.escape(a.encode()) for a in sorted(accessors)))
+    for path, source in files:
+        if b"cuda" not in source:
+            continue
+        for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
+            out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
+
+
+def _abstraction_facts(files: list[tuple[str, bytes]], evidence: tuple[str, ...], out: _Gathered) -> None:
+    """The project's device abstraction for every file (ABSTRACTION), and the calls, in files that
+    name CUDA, of a function that makes its parameter CUDA's index (CUDA_INDEX) or passes a closed
+    device switch's key (SWITCH_KEY)."""
+    for path, _ in files:
+        out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
+    _call_facts(files, cuda_index_params(files), CUDA_INDEX, out)
+    _call_facts(files, switch_keys(files), SWITCH_KEY, out)
+
+
+def _call_facts(
+    files: list[tuple[str, bytes]], table: Mapping[str, tuple[str, ...]], kind: str, out: _Gathered
+) -> None:
+    """A fact of `kind` for each function of `table` that a file naming CUDA calls."""
+    if not table:
+        return
+    calls = {name: re.compile(rb"\b%s\(" % re.escape(name.encode())) for name in table}
+    for path, source in files:
+        if b"cuda" not in source:
+            continue
+        for name, why in table.items():
+            if calls[name].search(source):
+                out.setdefault(path, []).append((None, name, kind, why))
 
 
 def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]]:
@@ -440,7 +506,10 @@ def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]
                 if param is None or param not in params:
                     continue
                 position = params.index(param) - (1 if method else 0)
-                why = f"`{fn.name}({param})` ({path}:{stmt.lineno}) takes it as the key of a closed switch over device names whose `else` raises"
+                why = (
+                    f"`{fn.name}({param})` ({path}:{stmt.lineno}) takes it as the key of a closed switch over "
+                    "device names whose `else` raises"
+                )
                 entry = (why, str(position))
                 if fn.name not in found:
                     found[fn.name] = entry

@@ -255,6 +255,11 @@ class FusedFlags:
             return True
         if name not in scope.params:
             return False
+        return self._follow_parameter(name, scope, chain, depth)
+
+    def _follow_parameter(self, name: str, scope: Scope, chain: tuple[str, ...], depth: int) -> bool:
+        """A parameter: follow what every caller passes for it (its default where one passes
+        nothing), or its default when the function has no caller in the project."""
         i = scope.params.index(name)
         calls = self._callers(scope)
         default = scope.defaults.get(name)

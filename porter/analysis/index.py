@@ -501,14 +501,7 @@ class ProjectIndex:
             return Value(UNKNOWN, (f"`{short_source(expr)}` (too deep to follow)",))
         where = f"{scope.module.path}:{getattr(expr, 'lineno', '?')}"
         if isinstance(expr, ast.Constant):
-            v = expr.value
-            if isinstance(v, bool) or v is None:
-                return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
-            if isinstance(v, int):
-                return Value(INDEX, (f"`{short_source(expr)}`, {where}",))
-            if isinstance(v, str):
-                return Value(CPU if v == "cpu" else DEVICE, (f"`{short_source(expr)}`, {where}",))
-            return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
+            return Value(_constant_kind(expr.value), (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.JoinedStr):
             return Value(DEVICE, (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
@@ -518,9 +511,12 @@ class ProjectIndex:
             return join([p for p in parts if p is not None], f"`{short_source(expr)}`")
         if isinstance(expr, ast.BinOp):
             parts = [self.value(e, scope, depth + 1) for e in (expr.left, expr.right)]
-            if any(p is not None and p.kind == INDEX for p in parts):
-                return Value(INDEX, (f"`{short_source(expr)}` (integer arithmetic), {where}",))
-            return Value(OTHER, (f"`{short_source(expr)}`, {where}",))
+            integer = any(p is not None and p.kind == INDEX for p in parts)
+            return (
+                Value(INDEX, (f"`{short_source(expr)}` (integer arithmetic), {where}",))
+                if integer
+                else Value(OTHER, (f"`{short_source(expr)}`, {where}",))
+            )
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth, where)
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
@@ -607,25 +603,28 @@ class ProjectIndex:
                 v = self.value(value, scope, depth + 1)
                 if v is not None:
                     parts.append(_assigned(v, name, value))
-            if {p.kind for p in parts} == {INDEX, CPU} and len(parts) == len(assigned):
-                ported = self._port_at_origin(name, scope, assigned, parts)
-                if ported is not None:
-                    return ported
+            ported = self._port_at_origin(name, scope, assigned, parts)
+            if ported is not None:
+                return ported
             return join(parts, f"`{name}`") if parts else None
         if name in scope.params:
             return self._param(scope, name, depth)
-        if scope.qual:
-            module_scope = scope.module.scopes[""]
-            if name in module_scope.assigns:
-                return self.name_value(name, module_scope, depth + 1)
-            imported = scope.module.imports.get(name)
-        else:
-            imported = scope.module.imports.get(name)
+        elsewhere = self._defined_elsewhere(name, scope)
+        if elsewhere is not None:
+            return self.name_value(elsewhere[0], elsewhere[1], depth + 1)
+        return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+
+    def _defined_elsewhere(self, name: str, scope: Scope) -> tuple[str, Scope] | None:
+        """(name, module scope) where a name a function neither assigns nor takes is assigned:
+        its module's top level, or the top level of the project module it is imported from."""
+        if scope.qual and name in scope.module.scopes[""].assigns:
+            return name, scope.module.scopes[""]
+        imported = scope.module.imports.get(name)
         if imported is not None and imported[1] is not None:
             other = self.module_named(imported[0], scope.module)
             if other is not None and imported[1] in other.scopes[""].assigns:
-                return self.name_value(imported[1], other.scopes[""], depth + 1)
-        return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+                return imported[1], other.scopes[""]
+        return None
 
     def _port_at_origin(
         self, name: str, scope: Scope, assigned: list[ast.expr | str], parts: list[Value]
@@ -633,7 +632,10 @@ class ProjectIndex:
         """`device = local_rank` on one path, `device = "cpu"` on the other: when the function
         uses `device` only as a device (directly or through the parameters it hands it to),
         the integer assignments are ported where they are made (the target device) and the
-        CPU one is kept; every site then holds a device made there."""
+        CPU one is kept; every site then holds a device made there. None when the name's
+        values are not every one an integer or "cpu", both seen."""
+        if {p.kind for p in parts} != {INDEX, CPU} or len(parts) != len(assigned):
+            return None
         if not scope.qual or not self.device_only(name, scope):
             return None
         where = scope.module.path
@@ -776,47 +778,65 @@ class ProjectIndex:
         """The project class `expr` is an instance of, where the code shows it."""
         if depth > _MAX_DEPTH:
             return None
+        key = None
+        sources: Iterable[tuple[ast.expr, Scope]]
         if isinstance(expr, ast.Call):
-            func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
-                return self.instance_of(func.value, scope, depth + 1)
-            target = self.function_of(func, scope)
-            if target is None:
+            made, sources = self._call_sources(expr, scope)
+            if made is not None:
+                return made
+        else:
+            name = dotted(expr)
+            if name is None:
                 return None
-            fn, skip = target
-            if skip == 1 and fn.qual.endswith(".__init__") and fn.cls is not None:
-                return fn.module, fn.cls
-            for r in fn.returns:
-                found = self.instance_of(r, fn, depth + 1)
-                if found is not None:
-                    return found
-            return None
-        name = dotted(expr)
-        if name is None:
-            return None
-        key = ("instance", scope.module.path, scope.qual, name)
-        if key in self._memo:
-            return self._memo[key]  # type: ignore[return-value]
-        self._memo[key] = None
+            key = ("instance", scope.module.path, scope.qual, name)
+            if key in self._memo:
+                return self._memo[key]  # type: ignore[return-value]
+            self._memo[key] = None
+            sources = self._name_sources(name, scope)
+        # the first of the expressions it comes from that shows one (followed here, not in a
+        # helper: a frame per level of the recursion would change where a deep program stops)
         found = None
+        for value, where in sources:
+            found = self.instance_of(value, where, depth + 1)
+            if found is not None:
+                break
+        if key is not None:
+            self._memo[key] = found  # type: ignore[assignment]
+        return found
+
+    def _call_sources(
+        self, call: ast.Call, scope: Scope
+    ) -> tuple[tuple[ModuleInfo, str] | None, list[tuple[ast.expr, Scope]]]:
+        """(the class a call constructs, None) for a project class's constructor; otherwise
+        (None, the expressions its result is an instance of): the receiver of a method that
+        returns it (`.to()`, `.train()` ...), or a project function's returns."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in _RETURNS_SELF:
+            return None, [(func.value, scope)]
+        target = self.function_of(func, scope)
+        if target is None:
+            return None, []
+        fn, skip = target
+        if skip == 1 and fn.qual.endswith(".__init__") and fn.cls is not None:
+            return (fn.module, fn.cls), []
+        return None, [(r, fn) for r in fn.returns]
+
+    def _name_sources(self, name: str, scope: Scope) -> Iterator[tuple[ast.expr, Scope]]:
+        """The expressions a name (or `self.attr`) is assigned, then, for a parameter, the
+        arguments the project's calls pass for it; read one by one (the callers only once the
+        assignments showed no class)."""
         if name.startswith("self.") and name.count(".") == 1 and scope.cls is not None:
             values = [(v, w) for v, w in scope.module.classes.get(scope.cls, {}).get(name[5:], [])]
         else:
             values = [(v, scope) for v in scope.assigns.get(name, [])]
-        for value, where in values:
-            if not isinstance(value, str):
-                found = self.instance_of(value, where, depth + 1)
-                if found is not None:
-                    break
-        if found is None and name in scope.params:
-            i = scope.params.index(name)
-            for call, caller, skip in self.callers(scope):
-                arg = call_argument(call, i - skip, name) if skip >= 0 and i >= skip else None
-                found = self.instance_of(arg, caller, depth + 1) if arg is not None else None
-                if found is not None:
-                    break
-        self._memo[key] = found  # type: ignore[assignment]
-        return found
+        yield from ((value, where) for value, where in values if not isinstance(value, str))
+        if name not in scope.params:
+            return
+        i = scope.params.index(name)
+        for call, caller, skip in self.callers(scope):
+            arg = call_argument(call, i - skip, name) if skip >= 0 and i >= skip else None
+            if arg is not None:
+                yield arg, caller
 
     def _stale(self, move: ast.Call, scope: Scope, found: tuple[ModuleInfo, str] | None) -> tuple[str, ...] | None:
         """Where `x.parameters()` was handed to a call before `x.to(...)` moves x: in the
@@ -930,24 +950,8 @@ class ProjectIndex:
                 if v is None or not (v.kind in KEPT or (v.kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)):
                     continue
                 out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
-        for scope in info.scopes.values():  # names assigned an integer on one path, "cpu" on another
-            handed = {
-                a.id
-                for call in scope.calls
-                for a in (*call.args, *(k.value for k in call.keywords))
-                if isinstance(a, ast.Name)
-            }
-            for name, values in scope.assigns.items():
-                if (
-                    scope.qual
-                    and len(values) > 1
-                    and name in handed
-                    and (
-                        _DEVICE_WORDS.search(name)
-                        or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
-                    )
-                ):
-                    self.name_value(name, scope)
+        for name, scope in _handed_on_after_paths(info):  # an integer on one path, "cpu" on another
+            self.name_value(name, scope)
         out.update(self._origins.get(info.path, {}))
         for call, scope, holder in info.moves:
             found = self.instance_of(call.func.value, scope)  # type: ignore[attr-defined]
@@ -958,14 +962,59 @@ class ProjectIndex:
             if self.parameter_attributes() and self._is_module(holder, call, scope, found):
                 key = attributes_key(holder)
                 out[(scope.qual, key)] = (scope.qual, key, ATTRIBUTES, self.parameter_attributes()[:3])
-            ties = self.ties_for(*found) if found is not None else []
-            statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
-            if not statements or all(any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements):
-                continue  # no ties, or re-tied right there already
-            assert found is not None  # the ties came from its class
-            key = move_key(holder)
-            out[(scope.qual, key)] = (scope.qual, key, TIED, (*statements, f"`{found[1]}` ({found[0].path})"))
+            tied = self._untied(call, scope, holder, found)
+            if tied is not None:
+                key = move_key(holder)
+                out[(scope.qual, key)] = (scope.qual, key, TIED, tied)
         return tuple(sorted(out.values()))
+
+    def _untied(
+        self, call: ast.Call, scope: Scope, holder: str, found: tuple[ModuleInfo, str] | None
+    ) -> tuple[str, ...] | None:
+        """The tie statements (`m.a = m.b`) of the moved module's class that the move breaks and
+        that are not made again below it, with the class; None when there are none."""
+        ties = self.ties_for(*found) if found is not None else []
+        statements = [f"{holder}.{a} = {holder}.{b}" for a, b in ties]
+        if not statements or all(any(line > call.lineno for line in scope.assigned.get(s, ())) for s in statements):
+            return None  # no ties, or re-tied right there already
+        assert found is not None  # the ties came from its class
+        return (*statements, f"`{found[1]}` ({found[0].path})")
+
+
+def _handed_on_after_paths(info: ModuleInfo) -> Iterator[tuple[str, Scope]]:
+    """(name, function) for the names a function of the module assigns on more than one path
+    and hands to a call, when they name a device or one path assigns "cpu": their value (an
+    integer on one path, "cpu" on another) is worked out so that `_port_at_origin` records
+    where to port it. Read one by one (between them the evaluation goes on)."""
+    for scope in info.scopes.values():
+        handed = {
+            a.id
+            for call in scope.calls
+            for a in (*call.args, *(k.value for k in call.keywords))
+            if isinstance(a, ast.Name)
+        }
+        for name, values in scope.assigns.items():
+            if (
+                scope.qual
+                and len(values) > 1
+                and name in handed
+                and (
+                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
+                )
+            ):
+                yield name, scope
+
+
+def _constant_kind(v: object) -> str:
+    """What a literal is: an index (an int that is not a bool), the CPU ("cpu"), a device (any
+    other string), or something else (None, a bool, a float, bytes ...)."""
+    if isinstance(v, bool) or v is None:
+        return OTHER
+    if isinstance(v, int):
+        return INDEX
+    if isinstance(v, str):
+        return CPU if v == "cpu" else DEVICE
+    return OTHER
 
 
 def _spawn_arg(call: ast.Call, i: int) -> ast.expr | None:

@@ -212,47 +212,65 @@ def function_bindings(node: cst.FunctionDef | cst.Lambda) -> frozenset[str]:
     so expressions are never walked. Walrus targets are the one expression-level binding,
     and are not seen: a `(torch := ...)` inside a function is not a pattern real code uses.
     """
-    bound: set[str] = set()
+    bound = _parameter_names(node.params)
+    if isinstance(node, cst.Lambda):
+        return frozenset(bound)
     declared_global: set[str] = set()
-    params = node.params
+    for stmt in iter_statements(node.body, into_defs=False):
+        _statement_bindings(stmt, bound, declared_global)
+    return frozenset(bound - declared_global)
+
+
+def _statement_bindings(stmt: cst.CSTNode, bound: set[str], declared_global: set[str]) -> None:
+    """What one statement of the function's own binds into `bound` (and declares global or
+    nonlocal into `declared_global`); a nested def or class binds only its own name."""
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        for small in stmt.body:
+            _small_bindings(small, bound, declared_global)
+    elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        bound.add(stmt.name.value)  # a nested scope binds only its own name here
+    elif isinstance(stmt, cst.For):
+        _bind_targets(stmt.target, bound)
+    elif isinstance(stmt, cst.With):
+        for item in stmt.items:
+            if item.asname is not None:
+                _bind_targets(item.asname.name, bound)
+    elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
+        _bind_targets(stmt.name.name, bound)
+
+
+def _parameter_names(params: cst.Parameters) -> set[str]:
+    """The names of every parameter, `*args` and `**kwargs` included."""
+    bound: set[str] = set()
     for p in (*params.posonly_params, *params.params, *params.kwonly_params):
         bound.add(p.name.value)
     for star in (params.star_arg, params.star_kwarg):
         if isinstance(star, cst.Param):
             bound.add(star.name.value)
-    if isinstance(node, cst.Lambda):
-        return frozenset(bound)
+    return bound
 
-    def targets(t: cst.BaseExpression) -> None:
-        if isinstance(t, cst.Name):
-            bound.add(t.value)
-        elif isinstance(t, (cst.Tuple, cst.List)):
-            for el in t.elements:
-                targets(el.value)
-        elif isinstance(t, cst.StarredElement):
-            targets(t.value)
 
-    for stmt in iter_statements(node.body, into_defs=False):
-        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in stmt.body:
-                if isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        targets(t.target)
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    targets(small.target)
-                elif isinstance(small, (cst.Global, cst.Nonlocal)):
-                    declared_global.update(n.name.value for n in small.names)
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            bound.add(stmt.name.value)  # a nested scope binds only its own name here
-        elif isinstance(stmt, cst.For):
-            targets(stmt.target)
-        elif isinstance(stmt, cst.With):
-            for item in stmt.items:
-                if item.asname is not None:
-                    targets(item.asname.name)
-        elif isinstance(stmt, cst.ExceptHandler) and stmt.name is not None:
-            targets(stmt.name.name)
-    return frozenset(bound - declared_global)
+def _small_bindings(small: cst.BaseSmallStatement, bound: set[str], declared_global: set[str]) -> None:
+    """What a simple statement binds (assignments) into `bound`, or declares global or
+    nonlocal (not bound here, then) into `declared_global`."""
+    if isinstance(small, cst.Assign):
+        for t in small.targets:
+            _bind_targets(t.target, bound)
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        _bind_targets(small.target, bound)
+    elif isinstance(small, (cst.Global, cst.Nonlocal)):
+        declared_global.update(n.name.value for n in small.names)
+
+
+def _bind_targets(t: cst.BaseExpression, bound: set[str]) -> None:
+    """The names an assignment target binds (through tuples, lists and starred names)."""
+    if isinstance(t, cst.Name):
+        bound.add(t.value)
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        for el in t.elements:
+            _bind_targets(el.value, bound)
+    elif isinstance(t, cst.StarredElement):
+        _bind_targets(t.value, bound)
 
 
 class ScopeStack:

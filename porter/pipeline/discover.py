@@ -108,93 +108,158 @@ def _walk(
 ) -> Iterator[Candidate]:
     """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
     to a folder is listed, not entered; a folder that cannot be listed is passed over."""
-    # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
-    stack: list[tuple[Path, str]] = [(top, "")]
-    ignores: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (folder's prefix, its .gitignore)
-    while stack:
-        here, prefix = stack.pop()
-        try:
-            with os.scandir(here) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue
-        # the walk enters no link, so a folder's real path is the root's plus its own
-        # relative path: no realpath per file (that cost more than the rest of a warm run)
-        real_dir = root / prefix if prefix else root
-        try:
-            shown = real_dir.relative_to(cwd).as_posix()
-            shown = "" if shown == "." else shown + "/"
-        except ValueError:
-            shown = None  # outside the working folder: the name is the path as given
-        if respect_gitignore:
-            gi = here / ".gitignore"
-            if gi.is_file():
-                try:
-                    ignores.append(
-                        (prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()))
-                    )
-                except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
-                    pass
-        subdirs: list[os.DirEntry[str]] = []
-        files: list[os.DirEntry[str]] = []
-        for entry in entries:
+    return _Walk(root, cwd, excludes, respect_gitignore, seen, cuda_sources).run(top)
+
+
+class _Walk:
+    """One walk's state: what it was asked to leave out, the .gitignore files read on the way
+    and the real files seen (a link to one is not visited twice)."""
+
+    def __init__(
+        self,
+        root: Path,
+        cwd: Path,
+        excludes: pathspec.GitIgnoreSpec | None,
+        respect_gitignore: bool,
+        seen: set[Path],
+        cuda_sources: list[str] | None,
+    ) -> None:
+        self.root = root
+        self.cwd = cwd
+        self.excludes = excludes
+        self.respect_gitignore = respect_gitignore
+        self.seen = seen
+        self.cuda_sources = cuda_sources
+        self.ignores: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (folder's prefix, its .gitignore)
+
+    def run(self, top: Path) -> Iterator[Candidate]:
+        # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
+        stack: list[tuple[Path, str]] = [(top, "")]
+        while stack:
+            here, prefix = stack.pop()
             try:
-                is_dir = entry.is_dir()  # follows a link, as os.walk does
+                with os.scandir(here) as it:
+                    entries = sorted(it, key=lambda e: e.name)
             except OSError:
-                is_dir = False
-            (subdirs if is_dir else files).append(entry)
-        keep: list[tuple[Path, str]] = []
+                continue
+            # the walk enters no link, so a folder's real path is the root's plus its own
+            # relative path: no realpath per file (that cost more than the rest of a warm run)
+            real_dir = self.root / prefix if prefix else self.root
+            shown = self._shown(real_dir)
+            if self.respect_gitignore:
+                self._read_gitignore(here, prefix)
+            subdirs, files = _split(entries)
+            keep: list[tuple[Path, str]] = []
+            yield from self._folders(subdirs, here, prefix, shown, keep)
+            yield from self._files(files, here, prefix, shown, real_dir)
+            stack.extend(reversed(keep))
+
+    def _shown(self, real_dir: Path) -> str | None:
+        """The folder's name prefix relative to the working folder ("" or "a/b/"), or None when
+        it lies outside it (then a name is the path as given)."""
+        try:
+            shown = real_dir.relative_to(self.cwd).as_posix()
+        except ValueError:
+            return None
+        return "" if shown == "." else shown + "/"
+
+    def _read_gitignore(self, here: Path, prefix: str) -> None:
+        """Add the folder's .gitignore, if it has a readable one, to the patterns below it."""
+        gi = here / ".gitignore"
+        if not gi.is_file():
+            return
+        try:
+            self.ignores.append(
+                (prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()))
+            )
+        except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
+            pass
+
+    def _folders(
+        self, subdirs: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, keep: list[tuple[Path, str]]
+    ) -> Iterator[Candidate]:
+        """The problems among the folder's subfolders; the ones to enter go to `keep`."""
         for entry in subdirs:
             d = entry.name
             rel = prefix + d
             full = here / d
-            if _excluded(excludes, rel, d, True) or _ignored(rel, ignores, is_dir=True):
+            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self.ignores, is_dir=True):
                 continue
             if entry.is_symlink():
                 target = full.resolve()
-                if target == root or root in target.parents or target in seen:
+                if target == self.root or self.root in target.parents or target in self.seen:
                     yield Candidate(
-                        full, root, "symbolic link back into the tree (a loop): not followed", _name(shown, d, full)
+                        full,
+                        self.root,
+                        "symbolic link back into the tree (a loop): not followed",
+                        _name(shown, d, full),
                     )
                 # a link out of the tree is never followed
                 continue
             if (full / "pyvenv.cfg").is_file():
                 continue  # a virtual environment, whatever its name: installed code, not yours
             if d.endswith(".py"):
-                yield Candidate(full, root, "a directory named like a Python file", _name(shown, d, full))
+                yield Candidate(full, self.root, "a directory named like a Python file", _name(shown, d, full))
             keep.append((full, rel + "/"))
+
+    def _files(
+        self, files: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, real_dir: Path
+    ) -> Iterator[Candidate]:
+        """The folder's files porter reads; a CUDA source among the others is noted."""
         folder = here.name
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
-                if (
-                    cuda_sources is not None
-                    and name.endswith(CUDA_SUFFIXES)
-                    and not _ignored(prefix + name, ignores, is_dir=False)
-                ):
-                    cuda_sources.append(_name(shown, name, here / name))
+                self._note_cuda_source(prefix, name, shown, here)
                 continue
             rel = prefix + name
-            if (excludes is not None and _excluded(excludes, rel, name, False)) or _ignored(rel, ignores, is_dir=False):
+            if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
+                rel, self.ignores, is_dir=False
+            ):
                 continue
             full = here / name
             if entry.is_symlink():
-                if not full.exists():
-                    yield Candidate(full, root, "broken symbolic link", _name(shown, name, full))
-                    continue
-                target = full.resolve()
-                if root not in target.parents:
-                    yield Candidate(
-                        full, root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full)
-                    )
-                    continue
-                if target in seen:
-                    continue  # the real file is (or will be) visited under its own name
-                seen.add(target)
-                continue  # the link's target is inside the tree and is visited directly
-            seen.add(real_dir / name)
-            yield Candidate(full, root, None, _name(shown, name, full))
-        stack.extend(reversed(keep))
+                yield from self._linked_file(full, shown, name)
+                continue
+            self.seen.add(real_dir / name)
+            yield Candidate(full, self.root, None, _name(shown, name, full))
+
+    def _note_cuda_source(self, prefix: str, name: str, shown: str | None, here: Path) -> None:
+        """A .cu/.cuh file the .gitignore files keep: evidence of the project's own CUDA code."""
+        if (
+            self.cuda_sources is not None
+            and name.endswith(CUDA_SUFFIXES)
+            and not _ignored(prefix + name, self.ignores, is_dir=False)
+        ):
+            self.cuda_sources.append(_name(shown, name, here / name))
+
+    def _linked_file(self, full: Path, shown: str | None, name: str) -> Iterator[Candidate]:
+        """A link to a file: a problem when broken or pointing out of the tree; otherwise
+        nothing, as its target inside the tree is visited directly."""
+        if not full.exists():
+            yield Candidate(full, self.root, "broken symbolic link", _name(shown, name, full))
+            return
+        target = full.resolve()
+        if self.root not in target.parents:
+            yield Candidate(
+                full, self.root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full)
+            )
+            return
+        self.seen.add(target)  # the real file is (or will be) visited under its own name
+
+
+def _split(entries: list[os.DirEntry[str]]) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:
+    """The folder's entries as (folders, the rest); a link to a folder counts as a folder, as in
+    os.walk."""
+    subdirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()  # follows a link, as os.walk does
+        except OSError:
+            is_dir = False
+        (subdirs if is_dir else files).append(entry)
+    return subdirs, files
 
 
 def _name(shown: str | None, name: str, full: Path) -> str:

@@ -246,7 +246,8 @@ class Pool:
         return FileResult(
             path=job.name,
             status=FileStatus.ERROR,
-            reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); left unchanged",
+            reason=f"took longer than {self.file_timeout:g} s to port (the per-file limit, --file-timeout); "
+            "left unchanged",
             transient=True,
         )
 

@@ -7,6 +7,7 @@ reason, and the run goes on with the rest.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import stat
 from collections import Counter
@@ -168,21 +169,11 @@ def project_index(
         if cand.problem is not None:
             continue
         name = _name(cand)
-        if not is_python(name):
-            continue  # a requirements file, a notebook ...: no Python module of the project
-        try:
-            st = cand.path.stat()
-            if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
-                continue  # a file the run does not read (`reading.read_regular`)
-            rec = stats.lookup(name, st) if stats is not None else None
-            if rec is not None:
-                wants, sha, imports = rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
-            else:
-                source = read_regular(cand.path)
-                wants, sha = ProjectIndex.wants(source), hashlib.sha256(source).digest()
-                imports = cuda_only_index.part(source)
-        except (OSError, ValueError):
+        # a requirements file, a notebook ...: no Python module of the project
+        scanned = _scanned(cand, name, stats) if is_python(name) else None
+        if scanned is None:
             continue
+        wants, sha, imports = scanned
         if imports:
             importing.append((name, cand.path))
             parts.append((name, imports))
@@ -192,24 +183,49 @@ def project_index(
     key = digest.hexdigest() + cuda_only_index.digest(parts, target, cuda_sources)
     facts = store.get_index(key) if store is not None else None
     if facts is None:
-        index = ProjectIndex()
-        for name, path in wanted:
-            try:
-                index.add(name, read_regular(path))
-            except OSError:
-                continue
-        everything: list[tuple[str, bytes]] = []
-        for name, path in importing:
-            try:
-                everything.append((name, read_regular(path)))
-            except OSError:
-                continue
-        facts = cuda_only_index.with_cuda_only(
-            {name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources
-        )
+        facts = _indexed(wanted, importing, target, cuda_sources)
         if store is not None:
             store.put_index(key, facts)
     return _abstraction_everywhere(facts, candidates)
+
+
+def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
+    """A Python file's (whether the index follows device values into it, its sha256, what of it
+    the CUDA-only facts depend on), from the stat index when it vouches for the file, else from
+    its bytes; None for a file the run does not read (`reading.read_regular`)."""
+    try:
+        st = cand.path.stat()
+        if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
+            return None
+        rec = stats.lookup(name, st) if stats is not None else None
+        if rec is not None:
+            return rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
+        source = read_regular(cand.path)
+        return ProjectIndex.wants(source), hashlib.sha256(source).digest(), cuda_only_index.part(source)
+    except (OSError, ValueError):
+        return None
+
+
+def _indexed(
+    wanted: list[tuple[str, Path]], importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]
+) -> dict[str, Facts]:
+    """The facts worked out from the files' bytes (the cache had none for them): the index of
+    device values over `wanted`, the CUDA-only facts over `importing`."""
+    index = ProjectIndex()
+    for name, path in wanted:
+        try:
+            index.add(name, read_regular(path))
+        except OSError:
+            continue
+    everything: list[tuple[str, bytes]] = []
+    for name, path in importing:
+        try:
+            everything.append((name, read_regular(path)))
+        except OSError:
+            continue
+    return cuda_only_index.with_cuda_only(
+        {name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources
+    )
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
@@ -329,62 +345,30 @@ def _results(
     cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
-    """The candidates' results, in order. `cuda_sources`: the project's .cu files. `keep_ported`: modules of CUDA-only packages; a file
-    that imports one is ported with its new text even when only findings are wanted (what it
-    still imports is read from that text)."""
+    """The candidates' results, in order. `cuda_sources`: the project's .cu files.
+    `keep_ported`: modules of CUDA-only packages; a file that imports one is ported with its
+    new text even when only findings are wanted (what it still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
         yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported)
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
     facts = project_index(candidates, store, stats, settings.target, cuda_sources)
-
-    def prepared() -> Iterator[tuple[_Tag, Job | None]]:
-        for cand in candidates:
-            if cand.problem is not None:
-                name = _name(cand)
-                yield (cand, _problem(cand, name), None), None
-                continue
-            known = _known(cand, settings, facts, stats)
-            if known is not None:
-                yield (cand, known, None), None
-                continue
-            name, here, st, source, failed = _read_stat(cand, settings)
-            if failed is not None:
-                yield (cand, failed, None), None
-                continue
-            assert source is not None and st is not None  # _read_stat gives the bytes or the failure
-            here = replace(here, flow=facts.get(name, ()))  # cross-file facts: in the key too
-            if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
-                here = replace(here, want_source=True)
-            key = hit = None
-            if store is not None:
-                key = store.key(source, name, here)
-                hit = store.get(key, name, source)
-            if hit is not None:
-                _remember(stats, name, st, source, here, key, hit)
-                yield (cand, hit, None), None
-            elif not admits_file(source, name, here):
-                # the prefilter is cheaper than a cache entry: only the stat index records it
-                result = _not_admitted(source, name)
-                _remember(stats, name, st, source, here, None, result)
-                yield (cand, result, None), None
-            else:
-                yield (cand, None, (key, name, st, here)), Job(source, name, here)
-
-    def finish(tag: _Tag, result: FileResult | None) -> tuple[Candidate, FileResult]:
-        cand, ready, todo = tag
-        if ready is not None:
-            return cand, ready
-        assert result is not None and todo is not None  # the pool parsed every item that was not ready
-        key, name, st, here = todo
-        if store is not None and key is not None and not result.transient:
-            store.put(key, result)
-            _remember(stats, name, st, result.original_source, here, key, result)
-        return cand, result
+    serial = _Serial(settings, store, stats, facts, keep_ported)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
-    items = prepared()
+    items = (serial.prepared(cand) for cand in candidates)
+    head, parse = _head(items)
+    workers = 1 if parse < MIN_PARALLEL_FILES else cores
+    for tag, result in Pool(workers, file_timeout=limit).map(itertools.chain(head, items)):
+        yield serial.finish(tag, result)
+    if stats is not None:
+        stats.save()
+
+
+def _head(items: Iterator[tuple[_Tag, Job | None]]) -> tuple[list[tuple[_Tag, Job | None]], int]:
+    """The first items, up to the one that makes MIN_PARALLEL_FILES to parse (all of them when
+    fewer need a parse), and how many of them need one: whether more workers pay."""
     head: list[tuple[_Tag, Job | None]] = []
     parse = 0
     for item in items:
@@ -392,16 +376,68 @@ def _results(
         parse += item[1] is not None
         if parse >= MIN_PARALLEL_FILES:
             break
-    workers = 1 if parse < MIN_PARALLEL_FILES else cores
+    return head, parse
 
-    def chained() -> Iterator[tuple[_Tag, Job | None]]:
-        yield from head
-        yield from items
 
-    for tag, result in Pool(workers, file_timeout=limit).map(chained()):
-        yield finish(tag, result)
-    if stats is not None:
-        stats.save()
+class _Serial:
+    """A run that knows the project index before the first file: each file's result comes
+    from the stat index, the cache or the prefilter when one of them has it, else from a parse
+    (whose result is kept in the cache and the stat index)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Cache | None,
+        stats: StatIndex | None,
+        facts: dict[str, Facts],
+        keep_ported: tuple[str, ...],
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.stats = stats
+        self.facts = facts
+        self.keep_ported = keep_ported
+
+    def prepared(self, cand: Candidate) -> tuple[_Tag, Job | None]:
+        """The candidate's tag, and its parse when no result is known without one."""
+        if cand.problem is not None:
+            name = _name(cand)
+            return (cand, _problem(cand, name), None), None
+        known = _known(cand, self.settings, self.facts, self.stats)
+        if known is not None:
+            return (cand, known, None), None
+        name, here, st, source, failed = _read_stat(cand, self.settings)
+        if failed is not None:
+            return (cand, failed, None), None
+        assert source is not None and st is not None  # _read_stat gives the bytes or the failure
+        here = replace(here, flow=self.facts.get(name, ()))  # cross-file facts: in the key too
+        if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
+            here = replace(here, want_source=True)
+        key = hit = None
+        if self.store is not None:
+            key = self.store.key(source, name, here)
+            hit = self.store.get(key, name, source)
+        if hit is not None:
+            _remember(self.stats, name, st, source, here, key, hit)
+            return (cand, hit, None), None
+        if not admits_file(source, name, here):
+            # the prefilter is cheaper than a cache entry: only the stat index records it
+            result = _not_admitted(source, name)
+            _remember(self.stats, name, st, source, here, None, result)
+            return (cand, result, None), None
+        return (cand, None, (key, name, st, here)), Job(source, name, here)
+
+    def finish(self, tag: _Tag, result: FileResult | None) -> tuple[Candidate, FileResult]:
+        """The candidate and its result; a parsed one is kept for the next run."""
+        cand, ready, todo = tag
+        if ready is not None:
+            return cand, ready
+        assert result is not None and todo is not None  # the pool parsed every item that was not ready
+        key, name, st, here = todo
+        if self.store is not None and key is not None and not result.transient:
+            self.store.put(key, result)
+            _remember(self.stats, name, st, result.original_source, here, key, result)
+        return cand, result
 
 
 # a run without a cache over at least this many files works the project index out in a
@@ -411,6 +447,9 @@ OVERLAP_MIN_FILES = 64
 # each item's tag in an overlapped run: the candidate's place, the candidate, its result when
 # no parse is needed, and whether it was prepared before the project index was known
 _OTag = tuple[int, Candidate, FileResult | None, bool]
+# a file read before the project index was known: its place, the candidate, its name, its
+# settings and its bytes
+_Early = tuple[int, Candidate, str, Settings, bytes]
 
 
 def _overlapped(
@@ -431,83 +470,120 @@ def _overlapped(
     the index's time, serial before, now overlaps the parsing."""
     pool = Pool(workers, file_timeout=limit)
     index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources)
-    facts: dict[str, Facts] | None = None
-    guessed: list[tuple[int, Candidate, str, Settings, bytes]] = []  # prepared before the index was known
-    redone: set[int] = set()  # those that had facts after all: prepared again with them
+    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported)
+    yield from run.in_order(pool.map(run.items()))
+
+
+class _Overlap:
+    """An overlapped run's state: the project index's future, its facts once known, the files
+    ported before they were (`guessed`) and those among them ported again with them (`redone`)."""
+
+    def __init__(
+        self,
+        candidates: list[Candidate],
+        settings: Settings,
+        index: Future[dict[str, Facts]],
+        cuda_sources: list[str],
+        keep_ported: tuple[str, ...],
+    ) -> None:
+        self.candidates = candidates
+        self.settings = settings
+        self.index = index
+        self.cuda_sources = cuda_sources
+        self.keep_ported = keep_ported
+        self.facts: dict[str, Facts] | None = None
+        self.guessed: list[_Early] = []  # prepared before the index was known
+        self.redone: set[int] = set()  # those that had facts after all: prepared again with them
 
     def item(
-        i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
+        self, i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
     ) -> tuple[_OTag, Job | None]:
+        """The file's tag, and its parse unless the prefilter turns it away."""
         here = replace(here, flow=flow)  # cross-file facts
-        if keep_ported and not here.want_source and imports_cuda_only(source, keep_ported):
+        if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         if not admits_file(source, name, here):
             return (i, cand, _not_admitted(source, name), guess), None
         return (i, cand, None, guess), Job(source, name, here)
 
-    def learn() -> list[tuple[_OTag, Job | None]]:
+    def learn(self) -> list[tuple[_OTag, Job | None]]:
         """The facts, now known; the files guessed wrong, to port again (all decided before
         any of them is handed on, so the results below never see half of the decision)."""
-        nonlocal facts
-        facts = _index_of(index, candidates, settings.target, cuda_sources)
+        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources)
         again = [
-            (i, cand, name, here, source, facts[name]) for i, cand, name, here, source in guessed if facts.get(name)
+            (i, cand, name, here, source, facts[name])
+            for i, cand, name, here, source in self.guessed
+            if facts.get(name)
         ]
-        redone.update(i for i, *_ in again)
-        guessed.clear()
-        return [item(*row, guess=False) for row in again]
+        self.redone.update(i for i, *_ in again)
+        self.guessed.clear()
+        return [self.item(*row, guess=False) for row in again]
 
-    def items() -> Iterator[tuple[_OTag, Job | None]]:
-        waiting: list[tuple[int, Candidate, str, Settings, bytes]] = []  # files the index may well have facts for
-        for i, cand in enumerate(candidates):
-            if facts is None and index.done():
-                yield from learn()
-            if facts is not None and waiting:
-                yield from (item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
-                waiting.clear()
-            if cand.problem is not None:
-                yield (i, cand, _problem(cand, display_path(cand.path)), False), None
-                continue
-            name, here, _, source, failed = _read_stat(cand, settings)
-            if failed is not None:
-                yield (i, cand, failed, False), None
-                continue
-            assert source is not None  # _read_stat gives the bytes or the failure
-            if facts is None and _may_have_facts(source):
-                waiting.append((i, cand, name, here, source))  # not guessed: it would likely be ported twice
-            elif facts is None:
-                guessed.append((i, cand, name, here, source))
-                yield item(i, cand, name, here, source, (), guess=True)
-            else:
-                yield item(i, cand, name, here, source, facts.get(name, ()), guess=False)
-        if facts is None:
-            yield from learn()
+    def items(self) -> Iterator[tuple[_OTag, Job | None]]:
+        """Every file's item in order, except those waiting for the index (after it)."""
+        waiting: list[_Early] = []  # files the index may well have facts for
+        for i, cand in enumerate(self.candidates):
+            if self.facts is None and self.index.done():
+                yield from self.learn()
+            if self.facts is not None and waiting:
+                yield from self._released(waiting)
+            yield from self._read(i, cand, waiting)
+        if self.facts is None:
+            yield from self.learn()
+        yield from self._released(waiting)
+
+    def _released(self, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
+        """The waiting files' items, with the facts now known."""
+        facts = self.facts
         assert facts is not None  # learn() sets them
-        yield from (item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
+        yield from (self.item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
+        waiting.clear()
 
-    done: dict[int, tuple[Candidate, FileResult]] = {}
-    held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until the facts are known
-    following = 0
-    for (i, cand, ready, guess), result in pool.map(items()):
-        got = ready if ready is not None else result
-        assert got is not None  # the pool parsed every item that was not ready
-        if not guess:
-            done[i] = (cand, got)
-        elif facts is None:
-            held[i] = (cand, got)
-        elif i not in redone:
-            done[i] = (cand, got)
-        if facts is not None and held:
-            done.update((j, r) for j, r in held.items() if j not in redone)
-            held.clear()
+    def _read(self, i: int, cand: Candidate, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
+        """The candidate's item: a problem, or its bytes ported (with a guess at its facts when
+        the index is not known yet); a file the index may well have facts for waits instead."""
+        if cand.problem is not None:
+            yield (i, cand, _problem(cand, display_path(cand.path)), False), None
+            return
+        name, here, _, source, failed = _read_stat(cand, self.settings)
+        if failed is not None:
+            yield (i, cand, failed, False), None
+            return
+        assert source is not None  # _read_stat gives the bytes or the failure
+        if self.facts is None and _may_have_facts(source):
+            waiting.append((i, cand, name, here, source))  # not guessed: it would likely be ported twice
+        elif self.facts is None:
+            self.guessed.append((i, cand, name, here, source))
+            yield self.item(i, cand, name, here, source, (), guess=True)
+        else:
+            yield self.item(i, cand, name, here, source, self.facts.get(name, ()), guess=False)
+
+    def in_order(self, mapped: Iterator[tuple[_OTag, FileResult | None]]) -> Iterator[tuple[Candidate, FileResult]]:
+        """The pool's results in the candidates' order; a guessed file's result is held until
+        the facts say whether it counts or was redone."""
+        done: dict[int, tuple[Candidate, FileResult]] = {}
+        held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until the facts are known
+        following = 0
+        for (i, cand, ready, guess), result in mapped:
+            got = ready if ready is not None else result
+            assert got is not None  # the pool parsed every item that was not ready
+            if not guess:
+                done[i] = (cand, got)
+            elif self.facts is None:
+                held[i] = (cand, got)
+            elif i not in self.redone:
+                done[i] = (cand, got)
+            if self.facts is not None and held:
+                done.update((j, r) for j, r in held.items() if j not in self.redone)
+                held.clear()
+            while following in done:
+                yield done.pop(following)
+                following += 1
+        done.update((j, r) for j, r in held.items() if j not in self.redone)  # (the facts are known by now)
         while following in done:
             yield done.pop(following)
             following += 1
-    done.update((j, r) for j, r in held.items() if j not in redone)  # (the facts are known by now)
-    while following in done:
-        yield done.pop(following)
-        following += 1
-    assert following == len(candidates), "every file has exactly one result"
+        assert following == len(self.candidates), "every file has exactly one result"
 
 
 def _may_have_facts(source: bytes) -> bool:

@@ -84,7 +84,8 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
         if new.st_uid != st.st_uid:
             raise OwnerWouldChange(
                 0,
-                f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: not rewritten (run porter as its owner)",
+                f"would pass from its owner (uid {st.st_uid}) to uid {new.st_uid}, who runs porter: "
+                "not rewritten (run porter as its owner)",
             ) from None
         try:
             os.chown(tmp, -1, st.st_gid)  # the owner is kept; keep the group if allowed
@@ -141,6 +142,25 @@ def _older_than(path: Path, seconds: float) -> bool:
 def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
     """Remove porter's temporary files whose writing process is gone; return them."""
     removed: list[Path] = []
+    for folder in sorted(_folders(paths)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in names:
+            if not _stale(folder, entry):
+                continue
+            try:
+                os.unlink(folder / entry)
+                removed.append(folder / entry)
+            except OSError:
+                pass
+    return removed
+
+
+def _folders(paths: Iterable[Path]) -> set[Path]:
+    """The folders a run's temporaries can be in: every folder under a given folder (but the
+    ones porter never enters), and a given file's own folder."""
     folders: set[Path] = set()
     for given in paths:
         given = Path(given)
@@ -150,25 +170,18 @@ def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
                 folders.add(Path(dirpath))
         else:
             folders.add(given.parent)
-    for folder in sorted(folders):
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for entry in names:
-            if not (entry.startswith(".") and entry.endswith(TMP_SUFFIX)):
-                continue
-            match = _TMP_NAME.match(entry)
-            if match is not None and _alive(int(match.group(1))):
-                continue
-            if match is None and not _older_than(folder / entry, _UNOWNED_AGE_S):
-                continue
-            try:
-                os.unlink(folder / entry)
-                removed.append(folder / entry)
-            except OSError:
-                pass
-    return removed
+    return folders
+
+
+def _stale(folder: Path, entry: str) -> bool:
+    """Whether `entry` is a temporary of porter's whose writer is gone: its process is no longer
+    alive, or, for a name without a process id, it is older than a run could take."""
+    if not (entry.startswith(".") and entry.endswith(TMP_SUFFIX)):
+        return False
+    match = _TMP_NAME.match(entry)
+    if match is not None:
+        return not _alive(int(match.group(1)))
+    return _older_than(folder / entry, _UNOWNED_AGE_S)
 
 
 # -- --out-dir ----------------------------------------------------------------------------

@@ -216,35 +216,53 @@ def _check(value, spec, where: str, tensors: dict) -> None:
     if kind == "optional":
         if value is not None:
             _check(value, spec[1], where, tensors)
-        return
-    if kind == "required":
+    elif kind == "required":
         _check(value, spec[1], where, tensors)
-        return
-    if kind == "list":
-        if type(value) is not list:
-            raise TraceError(f"`{where}` is not a list")
-        for i, item in enumerate(value):
-            _check(item, spec[1], f"{where}[{i}]", tensors)
-        return
-    if kind == "tensor":
-        if type(value) is not str or value not in tensors:
-            raise TraceError(f"`{where}` names no tensor of the file")
-        t = tensors[value]
-        if spec[1] == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
-            raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
-        if spec[1] == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
-            raise TraceError(f"`{where}` ({value}) is larger than a sample")
-        return
-    if isinstance(spec, dict):
-        if type(value) is not dict:
-            raise TraceError(f"`{where}` is not an object")
-        for key, sub in spec.items():
-            here = f"{where}.{key}" if where else key
-            if key in value:
-                _check(value[key], sub, here, tensors)
-            elif isinstance(sub, tuple) and sub and sub[0] == "required":
-                raise TraceError(f"`{here}` is missing")
-        return
+    elif kind == "list":
+        _check_list(value, spec[1], where, tensors)
+    elif kind == "tensor":
+        _check_tensor(value, spec[1], where, tensors)
+    elif isinstance(spec, dict):
+        _check_object(value, spec, where, tensors)
+    else:
+        _check_type(value, spec, where)
+
+
+def _check_list(value, item_spec, where: str, tensors: dict) -> None:
+    """A list whose every item is of `item_spec`."""
+    if type(value) is not list:
+        raise TraceError(f"`{where}` is not a list")
+    for i, item in enumerate(value):
+        _check(item, item_spec, f"{where}[{i}]", tensors)
+
+
+def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
+    """The name of a tensor of the file, of the shape its `role` ("stats", "sample") allows: a
+    sample larger than porter records is not one of its traces."""
+    if type(value) is not str or value not in tensors:
+        raise TraceError(f"`{where}` names no tensor of the file")
+    t = tensors[value]
+    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
+        raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
+    if role == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
+        raise TraceError(f"`{where}` ({value}) is larger than a sample")
+
+
+def _check_object(value, spec: dict, where: str, tensors: dict) -> None:
+    """An object whose known fields are of their specs and whose required fields are there
+    (fields the spec does not name are let through)."""
+    if type(value) is not dict:
+        raise TraceError(f"`{where}` is not an object")
+    for key, sub in spec.items():
+        here = f"{where}.{key}" if where else key
+        if key in value:
+            _check(value[key], sub, here, tensors)
+        elif isinstance(sub, tuple) and sub and sub[0] == "required":
+            raise TraceError(f"`{here}` is missing")
+
+
+def _check_type(value, spec, where: str) -> None:
+    """A value of one of the types `spec` names (a bool is no number)."""
     types = spec if isinstance(spec, tuple) else (spec,)
     if type(value) is bool or not isinstance(value, types):
         raise TraceError(f"`{where}` is not {'a number' if types == _NUMBER else 'of type ' + types[0].__name__}")
@@ -285,6 +303,21 @@ def read_trace(path: Path) -> Trace:
         data = read_regular(path, MAX_TRACE_BYTES)
     except Unreadable as exc:
         raise TraceError(f"{path}: {'no such file' if 'no such file' in exc.reason else exc.reason}") from None
+    meta, tensors = _tensors(path, data, load_tensors, SafetensorError)
+    manifest = _manifest(path, meta)
+    _check_schema(path, manifest)
+    try:
+        _check(manifest, _MANIFEST, "", tensors)
+        _check_ranks(manifest, tensors)
+    except TraceError as exc:
+        raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
+    return Trace(manifest, tensors, path)
+
+
+def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[dict, dict]:
+    """The safetensors file's metadata table and its tensors (`load_tensors`, `safetensor_error`:
+    safetensors' own, imported by the caller); TraceError for bytes that are not a safetensors
+    file, or one of more tensors than porter writes (counted before any is made)."""
     size = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
     if not 0 < size <= len(data) - 8:
         raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
@@ -302,8 +335,14 @@ def read_trace(path: Path) -> Trace:
         if not isinstance(meta, dict):
             raise ValueError("no metadata table")
         tensors = load_tensors(data)
-    except (SafetensorError, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
+    except (safetensor_error, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
+    return meta, tensors
+
+
+def _manifest(path: Path, meta: dict) -> dict:
+    """The porter manifest in the metadata, a JSON object of bounded depth with its non-finite
+    numbers read back; TraceError otherwise."""
     if not isinstance(meta.get(META_KEY), str):
         raise TraceError(f"{path}: a safetensors file without a porter trace manifest")
     try:
@@ -315,6 +354,11 @@ def read_trace(path: Path) -> Trace:
     manifest = unfinite(raw)
     if type(manifest) is not dict:
         raise TraceError(f"{path}: the trace manifest is not a JSON object")
+    return manifest
+
+
+def _check_schema(path: Path, manifest: dict) -> None:
+    """TraceError unless the manifest's schema is `porter.trace/N` for an N this porter reads."""
     schema = manifest.get("schema", "")
     name, _, version = str(schema).partition("/") if isinstance(schema, str) else ("", "", "")
     if name != "porter.trace" or not (version.isascii() and version.isdigit()) or len(version) > 6:
@@ -323,17 +367,16 @@ def read_trace(path: Path) -> Trace:
         raise TraceError(f"{path}: schema {schema} is newer than this porter reads ({SCHEMA}); upgrade porter")
     if int(version) < 1:
         raise TraceError(f"{path}: unknown schema {schema!r}")
-    try:
-        _check(manifest, _MANIFEST, "", tensors)
-        ranks = manifest.get("ranks", [])
-        if type(ranks) is not list:
-            raise TraceError("`ranks` is not a list")
-        by_rank = _by_rank(tensors)
-        for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
-            _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", by_rank.get(r, {}))
-    except TraceError as exc:
-        raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
-    return Trace(manifest, tensors, path)
+
+
+def _check_ranks(manifest: dict, tensors: dict) -> None:
+    """A torchrun run's further ranks: one manifest each, naming its own rank's tensors."""
+    ranks = manifest.get("ranks", [])
+    if type(ranks) is not list:
+        raise TraceError("`ranks` is not a list")
+    by_rank = _by_rank(tensors)
+    for r, rank in enumerate(ranks, 1):  # a torchrun run: one manifest per further rank
+        _check(rank, {**_MANIFEST, "schema": str}, f"ranks[{r - 1}]", by_rank.get(r, {}))
 
 
 __all__ = [
