@@ -1340,3 +1340,47 @@ def test_a_module_importing_from_the_projects_package_of_triton_kernels_keeps_it
     assert any(f.code == "GUARD003" for f in findings)  # the function that calls the kernel
     assert any(f.code == "GUARD004" and "`triton`" in f.message for f in findings), [f.message for f in findings]
     assert '.to("neuron")' in out["pkg/legacy/plain.py"][0], out["pkg/legacy/plain.py"][0]
+
+
+# vllm's weight transfer (packed_tensor.py, sharded_rdt_trainer.py): a buffer exported with
+# torch.multiprocessing's reduce_tensor is shared through CUDA IPC (a device tensor's storage is
+# shared only as a cudaIpcMemHandle), so the device it is made on stays CUDA's
+CUDA_IPC = """
+import torch
+from torch.multiprocessing.reductions import reduce_tensor
+
+
+def produce(n):
+    buffer = torch.empty(n, dtype=torch.uint8, device="cuda")
+    _, args = reduce_tensor(buffer)
+    return args
+
+
+def gather(tensors):
+    out = []
+    for tensor in tensors:
+        if tensor.device.type == "cpu":
+            tensor = tensor.cuda()
+        out.append(reduce_tensor(tensor))
+    return out
+
+
+def consume(args):
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+    return rebuild_cuda_tensor(*args).to(f"cuda:{args[6]}")
+
+
+def other(n):
+    return torch.empty(n, device="cuda")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_function_that_shares_tensors_through_cuda_ipc_keeps_its_device(target):
+    new, findings = port(CUDA_IPC, target)
+    assert 'device="cuda")\n    _, args' in new and "tensor = tensor.cuda()" in new and 'f"cuda:{args[6]}"' in new, new
+    assert 'return torch.empty(n, device="cuda")' not in new, new
+    said = [f.message for f in findings if f.code == "GUARD004"]  # (`consume` runs rebuild_cuda_tensor: GUARD003)
+    assert len(said) == 2 and "`def produce`" in said[0] and "`def gather`" in said[1], said
+    assert all("CUDA IPC" in m for m in said), said

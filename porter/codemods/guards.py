@@ -1044,6 +1044,7 @@ class GuardsFamily(Family):
             or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
             or (b"nccl" in source and _NCCL_C_BYTES.search(source) is not None)  # NCCL's C API (GUARD004)
+            or _CUDA_IPC_BYTES.search(source) is not None  # CUDA IPC (GUARD004)
         )
 
     def __init__(self, ctx) -> None:
@@ -1529,7 +1530,9 @@ class GuardsFamily(Family):
         if package is None:
             function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
             if function is not None and id(function) not in self._class_needs:
-                self._class_needs[id(function)] = _calls_nccl(function)
+                self._class_needs[id(function)] = _calls_nccl(function) or _shares_through_cuda_ipc(
+                    function, self.ctx.imports
+                )
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
             if cls is not None and id(cls) not in self._class_needs:
                 self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
@@ -1849,6 +1852,38 @@ def _calls_nccl(function: cst.FunctionDef) -> str | None:
         name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
         if name is not None and _NCCL_C_NAME.fullmatch(name):
             return f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's device only"
+    return None
+
+
+# torch.multiprocessing's reductions that share a device tensor with another process: a tensor's
+# storage on a device is shared only as CUDA's IPC handle (`storage._share_cuda_()`, rebuilt by
+# rebuild_cuda_tensor); other devices' storages take the CPU path, which cannot share them
+_CUDA_IPC = ("torch.multiprocessing.reductions.reduce_tensor", "torch.multiprocessing.reductions.rebuild_cuda_tensor")
+# CUDA's IPC runtime calls by name (`cudaIpcGetMemHandle` through ctypes or cupy)
+_CUDA_IPC_C_NAME = re.compile(r"cudaIpc[A-Z]\w*")
+_CUDA_IPC_BYTES = re.compile(rb"\breduce_tensor\b|\brebuild_cuda_tensor\b|\bcudaIpc[A-Z]")
+
+
+def _shares_through_cuda_ipc(function: cst.FunctionDef, imports: ImportTable) -> str | None:
+    """Why `function` is CUDA IPC's code, or None: it exports or rebuilds tensors through
+    torch.multiprocessing's CUDA IPC (`reduce_tensor`, `rebuild_cuda_tensor`, imported at the
+    top of the module or in the function) or calls CUDA's IPC runtime (`cudaIpc*`), so the
+    device of the tensors it shares is CUDA's: no target shares device memory that way."""
+    local = ImportTable()
+    for n in _walk(function.body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            local.add(n)
+    for n in _walk(function.body):
+        if isinstance(n, cst.Call):
+            name = dotted(n.func) or ""
+            if (local.qualify(name) or imports.qualify(name)) in _CUDA_IPC:
+                return (
+                    f"`def {function.name.value}` shares tensors with another process through CUDA IPC "
+                    f"(`{name}`: torch.multiprocessing shares a device tensor's memory only as a CUDA IPC handle)"
+                )
+        name = n.value if isinstance(n, cst.Name) else None
+        if name is not None and _CUDA_IPC_C_NAME.fullmatch(name):
+            return f"`def {function.name.value}` calls CUDA's IPC runtime (`{name}`), which shares CUDA memory only"
     return None
 
 
