@@ -1384,3 +1384,43 @@ def test_a_function_that_shares_tensors_through_cuda_ipc_keeps_its_device(target
     said = [f.message for f in findings if f.code == "GUARD004"]  # (`consume` runs rebuild_cuda_tensor: GUARD003)
     assert len(said) == 2 and "`def produce`" in said[0] and "`def gather`" in said[1], said
     assert all("CUDA IPC" in m for m in said), said
+
+
+# vllm's DeepEP prepare/finalize (deepep_ht.py), Flint's CuTe decode attention, a ROCm attention
+# backend: torch.cuda's stream calls in a module that runs only on CUDA (or is ROCm's) are that
+# module's CUDA code, the same on CUDA after a rewrite and never run on the target: they stay
+CUDA_MODULE_STREAMS = """
+import torch
+{imports}
+
+
+def make(x):
+    return {use}
+
+
+def dispatch(x):
+    torch.cuda.current_stream().synchronize()
+    return torch.cuda.current_stream(x.device)
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "imports", "use"),
+    [
+        ("moe/deepep_ht.py", "import deep_ep", "deep_ep.Buffer(x)"),
+        ("ops/decode_attention.py", "import cutlass.cute as cute", "cute.compile(x)"),
+        ("backends/rocm_octave_attn.py", "", "x"),
+    ],
+)
+def test_torch_cuda_calls_of_a_cuda_only_module_stay(path, imports, use):
+    code = CUDA_MODULE_STREAMS.format(imports=imports, use=use)
+    new, findings = port(code, "neuron", path=path)
+    assert new == code, new
+    said = [f.message for f in findings if f.code == "GUARD004"]
+    assert len(said) == 2 and "`torch.cuda.current_stream()`" in said[0], said
+
+
+def test_torch_cuda_calls_of_other_modules_are_ported():
+    code = CUDA_MODULE_STREAMS.format(imports="", use="x")
+    new, findings = port(code, "neuron", path="ops/attention.py")
+    assert "torch.accelerator.current_stream()" in new and not any(f.code == "GUARD004" for f in findings)

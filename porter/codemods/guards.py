@@ -1504,10 +1504,11 @@ class GuardsFamily(Family):
         self.ctx.module.visit(uses)
         return f"`{wanted[min(uses.found)]}`" if uses.found else None
 
-    def _device_literal(self, node: cst.CSTNode) -> None:
+    def _device_literal(self, node: cst.CSTNode, module_only: bool = False) -> None:
         """A CUDA device named in a module that needs a CUDA-only package: the module runs on
         CUDA only (the package runs nowhere else), so the device stays CUDA's; the target
-        needs a path of its own beside the module."""
+        needs a path of its own beside the module. `module_only`: only for that reason (or
+        ROCm's module), not for a function's or class's (a `torch.cuda` call)."""
         if (
             id(node) in self.ctx.keep_cuda
             or id(node) in self._registrations
@@ -1527,6 +1528,8 @@ class GuardsFamily(Family):
                     '"cuda" (AMD GPUs run on torch\'s `cuda` device)'
                 ),
             )
+        if package is None and module_only:
+            return
         if package is None:
             function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
             if function is not None and id(function) not in self._class_needs:
@@ -1545,7 +1548,13 @@ class GuardsFamily(Family):
                 return
             why = found
         self.ctx.keep_cuda.add(id(node))
-        shown = "`.cuda()`" if isinstance(node, cst.Call) else f"`{self.ctx.code(node)}`"
+        shown = (
+            f"`{self.ctx.code(node.func)}()`"
+            if module_only and isinstance(node, cst.Call)
+            else "`.cuda()`"
+            if isinstance(node, cst.Call)
+            else f"`{self.ctx.code(node)}`"
+        )
         t = self.ctx.target.display
         self.ctx.report(
             "GUARD004",
@@ -1579,6 +1588,10 @@ class GuardsFamily(Family):
             and not node.args
         ):
             self._device_literal(node)  # `x.cuda()`
+        elif (self.ctx.qualname(node.func) or "").startswith("torch.cuda."):
+            # `torch.cuda.current_stream()` in a module that runs only on CUDA (or ROCm's): that
+            # module's CUDA code, the same on CUDA after a rewrite, never run on the target
+            self._device_literal(node, module_only=True)
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
         if self._asked_again(node) or self._attribute_flag(node):
