@@ -1424,3 +1424,47 @@ def test_torch_cuda_calls_of_other_modules_are_ported():
     code = CUDA_MODULE_STREAMS.format(imports="", use="x")
     new, findings = port(code, "neuron", path="ops/attention.py")
     assert "torch.accelerator.current_stream()" in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm's vllm_flash_attn/flash_attn_interface.py: the wrapper of the project's compiled CUDA
+# extension (`from . import _ext_C` registers `torch.ops._ext_C`); each path of the function calls
+# its ops, so its capability check is CUDA's code: no `torch.cuda.is_available() and` pasted in
+EXTENSION_WRAPPER = {
+    "pkg/__init__.py": "",
+    "csrc/flash_fwd.cu": "// kernels\\n",
+    "pkg/attn/__init__.py": "",
+    "pkg/attn/interface.py": """
+        import torch
+
+        try:
+            from . import _ext_C  # noqa: F401
+
+            AVAILABLE = True
+        except ImportError:
+            AVAILABLE = False
+
+
+        def varlen(q, k, version):
+            dequant = False
+            if version == 4 and k.dtype == torch.float8_e4m3fn and torch.cuda.get_device_capability()[0] == 9:
+                dequant = True
+            if version == 2:
+                return torch.ops._ext_C.varlen_fwd(q, k, dequant)
+            return torch.ops._ext_C.fwd(q, k, dequant)
+
+
+        def other(q):
+            if torch.cuda.get_device_capability()[0] == 9:
+                return q
+            return q + 1
+        """,
+}
+
+
+def test_the_capability_check_of_a_compiled_extensions_wrapper_stays(tmp_path):
+    write_files(tmp_path, EXTENSION_WRAPPER)
+    new, findings = port_files(tmp_path, "neuron")["pkg/attn/interface.py"]
+    assert "and torch.cuda.get_device_capability()[0] == 9:\n" in new, new
+    assert "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:" in new, new
+    said = [f.message for f in findings if f.code == "GUARD003" and "capability" in f.message]
+    assert len(said) == 1 and "`def varlen`" in said[0] and "_ext_C" in said[0], said

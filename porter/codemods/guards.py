@@ -81,6 +81,7 @@ class _Unit:
         default_factory=dict
     )  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
     attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
+    ops: set[str] = field(default_factory=set)  # the `torch.ops.<namespace>` it calls ops of
 
 
 class _Scan(cst.CSTVisitor):
@@ -287,25 +288,36 @@ class _Scan(cst.CSTVisitor):
             self._attr_parts.add(id(value))
             value = value.value
         if self.stack:
-            qual = self.imports.qualify(dotted(node) or "")
+            name = dotted(node) or ""
+            qual = self.imports.qualify(name)
             why = self.data.why(qual)
             if why:
                 self._mark(f"uses {why}", self.data.runs(qual))
+            parts = (qual or "").split(".")
+            if len(parts) > 3 and parts[:2] == ["torch", "ops"]:
+                # `torch.ops._ext_C.fwd(...)`: an op of the namespace a compiled extension the
+                # file imports registers (`from . import _ext_C`): a use of that module's name
+                self._use_name(parts[2], id(node) in self._callees)
+                for unit in self.stack:
+                    unit.ops.add(parts[2])
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._attr_parts.add(id(node.keyword))
 
+    def _use_name(self, name: str, called: bool) -> None:
+        for unit in self.stack:
+            unit.refs.add(name)
+        if called:
+            if (function := self._function(calls=True)) is not None:
+                function.direct.add(name)
+            elif self.stack and self.stack[-1].node is not None and isinstance(self.stack[-1].node, cst.Assign):
+                self.stack[-1].calls.add(name)
+
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self._attr_parts or not self.stack:
             return
-        for unit in self.stack:
-            unit.refs.add(node.value)
-        if id(node) in self._callees:
-            if (function := self._function(calls=True)) is not None:
-                function.direct.add(node.value)
-            elif self.stack and self.stack[-1].node is not None and isinstance(self.stack[-1].node, cst.Assign):
-                self.stack[-1].calls.add(node.value)
+        self._use_name(node.value, id(node) in self._callees)
         if node.value in self.imports.names:
             qual = self.imports.qualify(node.value)
             why = self.data.why(qual)
@@ -1130,6 +1142,22 @@ class GuardsFamily(Family):
                         return True
         return False
 
+    def _cuda_wrapper(self) -> str | None:
+        """Why the enclosing function is CUDA's wrapper, or None: it calls the ops of a compiled
+        CUDA extension (`torch.ops._ext_C.fwd`, from `from . import _ext_C`) on its paths and
+        checks no device (a dispatcher that does has a path for the target)."""
+        function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
+        if function is None or not self.facts.active:
+            return None
+        unit = self.facts._units.get(id(function))
+        if unit is None or self.facts._checks_device(unit):
+            return None
+        extensions = {n for n in unit.ops if n in self.facts.running}
+        if not extensions:
+            return None
+        name = min(extensions)
+        return f"`def {function.name.value}` calls the ops of the project's compiled CUDA extension `{name}`"
+
     def _cuda_before_query(self, node: cst.BooleanOperation) -> bool:
         """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`, `q.device.type != "cuda" or
         <capability query>`: only CUDA gets past the left, so the query needs no guard of its
@@ -1711,6 +1739,15 @@ class GuardsFamily(Family):
             or self._inside_available_test()
             or self._only_cuda_here()
         ):
+            return updated
+        wrapper = self._cuda_wrapper()
+        if wrapper is not None:
+            self.ctx.report(
+                "GUARD003",
+                original,
+                f"capability check `{self.ctx.code(original)}` stays as it is: {wrapper}, with no path for another "
+                f"device, so only CUDA runs it ({self.ctx.target.display} never calls it)",
+            )
             return updated
         available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
         self.ctx.keep_cuda.add(id(available))
