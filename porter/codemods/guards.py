@@ -1925,11 +1925,11 @@ def _shares_through_cuda_ipc(function: cst.FunctionDef, imports: ImportTable) ->
             local.add(n)
     for n in _walk(function.body):
         if isinstance(n, cst.Call):
-            name = dotted(n.func) or ""
-            if (local.qualify(name) or imports.qualify(name)) in _CUDA_IPC:
+            callee = dotted(n.func) or ""
+            if (local.qualify(callee) or imports.qualify(callee)) in _CUDA_IPC:
                 return (
                     f"`def {function.name.value}` shares tensors with another process through CUDA IPC "
-                    f"(`{name}`: torch.multiprocessing shares a device tensor's memory only as a CUDA IPC handle)"
+                    f"(`{callee}`: torch.multiprocessing shares a device tensor's memory only as a CUDA IPC handle)"
                 )
         name = n.value if isinstance(n, cst.Name) else None
         if name is not None and _CUDA_IPC_C_NAME.fullmatch(name):
