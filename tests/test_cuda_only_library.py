@@ -1463,3 +1463,131 @@ def test_a_buffer_handed_to_a_kernel_with_a_local_fallback_is_ported():
     )
     new, findings = port(code, "neuron", path="pkg/clip_grads.py")
     assert "buf = torch.zeros(1, dtype=torch.int, device='neuron')" in new, new
+
+
+# vllm's weight transfer (packed_tensor.py, sharded_rdt_trainer.py): a buffer exported with
+# torch.multiprocessing's reduce_tensor is shared through CUDA IPC (a device tensor's storage is
+# shared only as a cudaIpcMemHandle), so the device it is made on stays CUDA's
+CUDA_IPC = """
+import torch
+from torch.multiprocessing.reductions import reduce_tensor
+
+
+def produce(n):
+    buffer = torch.empty(n, dtype=torch.uint8, device="cuda")
+    _, args = reduce_tensor(buffer)
+    return args
+
+
+def gather(tensors):
+    out = []
+    for tensor in tensors:
+        if tensor.device.type == "cpu":
+            tensor = tensor.cuda()
+        out.append(reduce_tensor(tensor))
+    return out
+
+
+def consume(args):
+    from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+    return rebuild_cuda_tensor(*args).to(f"cuda:{args[6]}")
+
+
+def other(n):
+    return torch.empty(n, device="cuda")
+"""
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_function_that_shares_tensors_through_cuda_ipc_keeps_its_device(target):
+    new, findings = port(CUDA_IPC, target)
+    assert 'device="cuda")\n    _, args' in new and "tensor = tensor.cuda()" in new and 'f"cuda:{args[6]}"' in new, new
+    assert 'return torch.empty(n, device="cuda")' not in new, new
+    said = [f.message for f in findings if f.code == "GUARD004"]  # (`consume` runs rebuild_cuda_tensor: GUARD003)
+    assert len(said) == 2 and "`def produce`" in said[0] and "`def gather`" in said[1], said
+    assert all("CUDA IPC" in m for m in said), said
+
+
+# vllm's DeepEP prepare/finalize (deepep_ht.py), Flint's CuTe decode attention, a ROCm attention
+# backend: torch.cuda's stream calls in a module that runs only on CUDA (or is ROCm's) are that
+# module's CUDA code, the same on CUDA after a rewrite and never run on the target: they stay
+CUDA_MODULE_STREAMS = """
+import torch
+{imports}
+
+
+def make(x):
+    return {use}
+
+
+def dispatch(x):
+    torch.cuda.current_stream().synchronize()
+    return torch.cuda.current_stream(x.device)
+"""
+
+
+@pytest.mark.parametrize(
+    ("path", "imports", "use"),
+    [
+        ("moe/deepep_ht.py", "import deep_ep", "deep_ep.Buffer(x)"),
+        ("ops/decode_attention.py", "import cutlass.cute as cute", "cute.compile(x)"),
+        ("backends/rocm_octave_attn.py", "", "x"),
+    ],
+)
+def test_torch_cuda_calls_of_a_cuda_only_module_stay(path, imports, use):
+    code = CUDA_MODULE_STREAMS.format(imports=imports, use=use)
+    new, findings = port(code, "neuron", path=path)
+    assert new == code, new
+    said = [f.message for f in findings if f.code == "GUARD004"]
+    assert len(said) == 2 and "`torch.cuda.current_stream()`" in said[0], said
+
+
+def test_torch_cuda_calls_of_other_modules_are_ported():
+    code = CUDA_MODULE_STREAMS.format(imports="", use="x")
+    new, findings = port(code, "neuron", path="ops/attention.py")
+    assert "torch.accelerator.current_stream()" in new and not any(f.code == "GUARD004" for f in findings)
+
+
+# vllm's vllm_flash_attn/flash_attn_interface.py: the wrapper of the project's compiled CUDA
+# extension (`from . import _ext_C` registers `torch.ops._ext_C`); each path of the function calls
+# its ops, so its capability check is CUDA's code: no `torch.cuda.is_available() and` pasted in
+EXTENSION_WRAPPER = {
+    "pkg/__init__.py": "",
+    "csrc/flash_fwd.cu": "// kernels\\n",
+    "pkg/attn/__init__.py": "",
+    "pkg/attn/interface.py": """
+        import torch
+
+        try:
+            from . import _ext_C  # noqa: F401
+
+            AVAILABLE = True
+        except ImportError:
+            AVAILABLE = False
+
+
+        def varlen(q, k, version):
+            dequant = False
+            if version == 4 and k.dtype == torch.float8_e4m3fn and torch.cuda.get_device_capability()[0] == 9:
+                dequant = True
+            if version == 2:
+                return torch.ops._ext_C.varlen_fwd(q, k, dequant)
+            return torch.ops._ext_C.fwd(q, k, dequant)
+
+
+        def other(q):
+            if torch.cuda.get_device_capability()[0] == 9:
+                return q
+            return q + 1
+        """,
+}
+
+
+def test_the_capability_check_of_a_compiled_extensions_wrapper_stays(tmp_path):
+    write_files(tmp_path, EXTENSION_WRAPPER)
+    new, findings = port_files(tmp_path, "neuron")["pkg/attn/interface.py"]
+    assert "and torch.cuda.get_device_capability()[0] == 9:\n" in new, new
+    assert "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:" in new, new
+    said = [f.message for f in findings if f.code == "GUARD003" and "capability" in f.message]
+    assert len(said) == 1 and "`def varlen`" in said[0] and "_ext_C" in said[0], said

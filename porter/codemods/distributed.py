@@ -9,6 +9,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.family import Family, fix_commas, replace_string, string_value
+from porter.codemods.family import walk as _walk
 from porter.codemods.flow import assigned_values
 from porter.core.findings import Applicability
 from porter.analysis.device_backends import project_abstraction
@@ -41,6 +42,8 @@ DEVICE_TYPES = frozenset(
 _DEVICE_KEY = re.compile(r"^[a-z][a-z0-9_]{1,15}$")  # a vendor's own device name beside the known ones
 # torch's device → backend map in one string (`init_process_group("cpu:gloo,cuda:nccl")`)
 _BACKEND_MAP = re.compile(r"^\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*(?:\s*,\s*[a-z][a-z0-9_]*:[a-z][a-z0-9_]*)+\s*$")
+# the calls that bind a process group to a device (`device_id=`) beside its backend
+_BINDS_DEVICE = frozenset({"init_process_group", "new_group"})
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
@@ -65,6 +68,7 @@ class DistributedFamily(Family):
         self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
         self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
         self._abstraction: bool | None = None  # see _library
+        self._bound_devices: dict[int, list[cst.BaseExpression]] = {}  # id(backend map) -> its CUDA device_ids
 
     def visit_Dict(self, node: cst.Dict) -> None:
         """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
@@ -159,6 +163,8 @@ class DistributedFamily(Family):
         """`def init_distributed_environment(..., backend: str = "nccl")`: a package's public
         function whose parameter defaults to NCCL. The default is the package's API, which its
         callers on CUDA rely on: kept, reported (as DEV016 keeps a public default device)."""
+        if self.ctx.source is None or (b"device_id" in self.ctx.source and b"cuda:nccl" in self.ctx.source):
+            self._map_devices(node)
         name = node.name.value
         if name.startswith("_") and name != "__init__" or not _in_package(self.ctx):
             return
@@ -237,6 +243,37 @@ class DistributedFamily(Family):
                 applicability=Applicability.MANUAL,
             )
 
+    def _map_devices(self, function: cst.FunctionDef) -> None:
+        """`init_process_group("cpu:gloo,cuda:nccl", device_id=torch.device(f"cuda:{i}"))`: the
+        device bound to the group follows its backend map. While the map keeps CUDA's pair and
+        has none for the target (DIST001 reports it), the `device_id` stays CUDA's: a target
+        device there would be bound to no backend, and would break CUDA's pair."""
+        t = self.ctx.target
+        maps = [
+            n
+            for n in _walk(function.body)
+            if isinstance(n, cst.SimpleString)
+            and "cuda:nccl" in n.value.replace(" ", "")
+            and (v := string_value(n)) is not None
+            and _BACKEND_MAP.match(v)
+            and t.device_type not in {pair.split(":")[0].strip() for pair in v.split(",")}
+        ]
+        if not maps:
+            return
+        bound: list[cst.BaseExpression] = []
+        for call in _walk(function.body):
+            if not isinstance(call, cst.Call) or (dotted(call.func) or "").rpartition(".")[2] not in _BINDS_DEVICE:
+                continue
+            for arg in call.args:
+                if arg.keyword is None or arg.keyword.value != "device_id":
+                    continue
+                values = assigned_values(function, arg.value.value) if isinstance(arg.value, cst.Name) else [arg.value]
+                bound += [v for v in values if "cuda" in self.ctx.code(v)]
+        for value in bound:
+            self.ctx.keep_cuda.update(id(n) for n in _walk(value))
+        for m in maps:
+            self._bound_devices.setdefault(id(m), []).extend(bound)
+
     def _backend_map(self, node: cst.SimpleString, value: str) -> None:
         """`"cpu:gloo,cuda:nccl"`: a backend per device type, CUDA's NCCL right as it is. The
         target needs its own pair, which is reported, not written: the map makes every backend
@@ -245,11 +282,15 @@ class DistributedFamily(Family):
         devices = {pair.split(":")[0].strip() for pair in value.split(",")}
         if t.device_type in devices:
             return
+        bound = "".join(
+            f"; the `device_id` bound with it (`{self.ctx.code(v)}`) stays CUDA's, as the map's CUDA pair"
+            for v in self._bound_devices.get(id(node), ())
+        )
         self.ctx.report(
             "DIST001",
             node,
             f"`{self.ctx.code(node)}` maps each device type to its backend (NCCL for CUDA) and has no pair for "
-            f'"{t.device_type}": a process group on {t.display} gets no backend there',
+            f'"{t.device_type}": a process group on {t.display} gets no backend there{bound}',
             applicability=Applicability.MANUAL,
             advice=f'Where {t.display} runs, add `{t.device_type}:{t.dist_backend}` to the map (CUDA keeps "cuda:nccl")'
             + (f"; import `{t.dist_import}` first, which registers it." if t.dist_import else "."),

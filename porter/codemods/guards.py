@@ -82,6 +82,7 @@ class _Unit:
         default_factory=dict
     )  # a class's `self.<attr>` set to CUDA-only code (`torch.cuda.CUDAGraph()`)
     attr: str | None = None  # an assignment to `self.<attr>` (scanned for what it holds)
+    ops: set[str] = field(default_factory=set)  # the `torch.ops.<namespace>` it calls ops of
 
 
 class _Scan(cst.CSTVisitor):
@@ -288,25 +289,36 @@ class _Scan(cst.CSTVisitor):
             self._attr_parts.add(id(value))
             value = value.value
         if self.stack:
-            qual = self.imports.qualify(dotted(node) or "")
+            name = dotted(node) or ""
+            qual = self.imports.qualify(name)
             why = self.data.why(qual)
             if why:
                 self._mark(f"uses {why}", self.data.runs(qual))
+            parts = (qual or "").split(".")
+            if len(parts) > 3 and parts[:2] == ["torch", "ops"]:
+                # `torch.ops._ext_C.fwd(...)`: an op of the namespace a compiled extension the
+                # file imports registers (`from . import _ext_C`): a use of that module's name
+                self._use_name(parts[2], id(node) in self._callees)
+                for unit in self.stack:
+                    unit.ops.add(parts[2])
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None:
             self._attr_parts.add(id(node.keyword))
 
+    def _use_name(self, name: str, called: bool) -> None:
+        for unit in self.stack:
+            unit.refs.add(name)
+        if called:
+            if (function := self._function(calls=True)) is not None:
+                function.direct.add(name)
+            elif self.stack and self.stack[-1].node is not None and isinstance(self.stack[-1].node, cst.Assign):
+                self.stack[-1].calls.add(name)
+
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) in self._attr_parts or not self.stack:
             return
-        for unit in self.stack:
-            unit.refs.add(node.value)
-        if id(node) in self._callees:
-            if (function := self._function(calls=True)) is not None:
-                function.direct.add(node.value)
-            elif self.stack and self.stack[-1].node is not None and isinstance(self.stack[-1].node, cst.Assign):
-                self.stack[-1].calls.add(node.value)
+        self._use_name(node.value, id(node) in self._callees)
         if node.value in self.imports.names:
             qual = self.imports.qualify(node.value)
             why = self.data.why(qual)
@@ -1093,6 +1105,7 @@ class GuardsFamily(Family):
             or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
             or (b"nccl" in source and _NCCL_C_BYTES.search(source) is not None)  # NCCL's C API (GUARD004)
+            or _CUDA_IPC_BYTES.search(source) is not None  # CUDA IPC (GUARD004)
         )
 
     def __init__(self, ctx) -> None:
@@ -1254,6 +1267,22 @@ class GuardsFamily(Family):
             if nodes is not None:
                 return nodes
         return None
+
+    def _cuda_wrapper(self) -> str | None:
+        """Why the enclosing function is CUDA's wrapper, or None: it calls the ops of a compiled
+        CUDA extension (`torch.ops._ext_C.fwd`, from `from . import _ext_C`) on its paths and
+        checks no device (a dispatcher that does has a path for the target)."""
+        function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
+        if function is None or not self.facts.active:
+            return None
+        unit = self.facts._units.get(id(function))
+        if unit is None or self.facts._checks_device(unit):
+            return None
+        extensions = {n for n in unit.ops if n in self.facts.running}
+        if not extensions:
+            return None
+        name = min(extensions)
+        return f"`def {function.name.value}` calls the ops of the project's compiled CUDA extension `{name}`"
 
     def _cuda_before_query(self, node: cst.BooleanOperation) -> bool:
         """`x.is_cuda and <capability query>`, `IS_NVIDIA and ...`, `q.device.type != "cuda" or
@@ -1685,10 +1714,11 @@ class GuardsFamily(Family):
         self.ctx.module.visit(uses)
         return f"`{wanted[min(uses.found)]}`" if uses.found else None
 
-    def _device_literal(self, node: cst.CSTNode) -> None:
+    def _device_literal(self, node: cst.CSTNode, module_only: bool = False) -> None:
         """A CUDA device named in a module that needs a CUDA-only package: the module runs on
         CUDA only (the package runs nowhere else), so the device stays CUDA's; the target
-        needs a path of its own beside the module."""
+        needs a path of its own beside the module. `module_only`: only for that reason (or
+        ROCm's module), not for a function's or class's (a `torch.cuda` call)."""
         if (
             id(node) in self.ctx.keep_cuda
             or id(node) in self._registrations
@@ -1708,10 +1738,14 @@ class GuardsFamily(Family):
                     '"cuda" (AMD GPUs run on torch\'s `cuda` device)'
                 ),
             )
+        if package is None and module_only:
+            return
         if package is None:
             function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
             if function is not None and id(function) not in self._class_needs:
-                self._class_needs[id(function)] = _calls_nccl(function)
+                self._class_needs[id(function)] = _calls_nccl(function) or _shares_through_cuda_ipc(
+                    function, self.ctx.imports
+                )
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
             if cls is not None and id(cls) not in self._class_needs:
                 self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
@@ -1724,7 +1758,13 @@ class GuardsFamily(Family):
                 return
             why = found
         self.ctx.keep_cuda.add(id(node))
-        shown = "`.cuda()`" if isinstance(node, cst.Call) else f"`{self.ctx.code(node)}`"
+        shown = (
+            f"`{self.ctx.code(node.func)}()`"
+            if module_only and isinstance(node, cst.Call)
+            else "`.cuda()`"
+            if isinstance(node, cst.Call)
+            else f"`{self.ctx.code(node)}`"
+        )
         t = self.ctx.target.display
         self.ctx.report(
             "GUARD004",
@@ -1758,6 +1798,10 @@ class GuardsFamily(Family):
             and not node.args
         ):
             self._device_literal(node)  # `x.cuda()`
+        elif (self.ctx.qualname(node.func) or "").startswith("torch.cuda."):
+            # `torch.cuda.current_stream()` in a module that runs only on CUDA (or ROCm's): that
+            # module's CUDA code, the same on CUDA after a rewrite, never run on the target
+            self._device_literal(node, module_only=True)
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
         if self._asked_again(node) or self._attribute_flag(node):
@@ -1878,6 +1922,15 @@ class GuardsFamily(Family):
             or self._only_cuda_here()
             or self._called_only_on_cuda()
         ):
+            return updated
+        wrapper = self._cuda_wrapper()
+        if wrapper is not None:
+            self.ctx.report(
+                "GUARD003",
+                original,
+                f"capability check `{self.ctx.code(original)}` stays as it is: {wrapper}, with no path for another "
+                f"device, so only CUDA runs it ({self.ctx.target.display} never calls it)",
+            )
             return updated
         available = cst.Call(func=self.ctx.ref("torch.cuda.is_available"))
         self.ctx.keep_cuda.add(id(available))
@@ -2032,6 +2085,38 @@ def _calls_nccl(function: cst.FunctionDef) -> str | None:
         name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
         if name is not None and _NCCL_C_NAME.fullmatch(name):
             return f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's device only"
+    return None
+
+
+# torch.multiprocessing's reductions that share a device tensor with another process: a tensor's
+# storage on a device is shared only as CUDA's IPC handle (`storage._share_cuda_()`, rebuilt by
+# rebuild_cuda_tensor); other devices' storages take the CPU path, which cannot share them
+_CUDA_IPC = ("torch.multiprocessing.reductions.reduce_tensor", "torch.multiprocessing.reductions.rebuild_cuda_tensor")
+# CUDA's IPC runtime calls by name (`cudaIpcGetMemHandle` through ctypes or cupy)
+_CUDA_IPC_C_NAME = re.compile(r"cudaIpc[A-Z]\w*")
+_CUDA_IPC_BYTES = re.compile(rb"\breduce_tensor\b|\brebuild_cuda_tensor\b|\bcudaIpc[A-Z]")
+
+
+def _shares_through_cuda_ipc(function: cst.FunctionDef, imports: ImportTable) -> str | None:
+    """Why `function` is CUDA IPC's code, or None: it exports or rebuilds tensors through
+    torch.multiprocessing's CUDA IPC (`reduce_tensor`, `rebuild_cuda_tensor`, imported at the
+    top of the module or in the function) or calls CUDA's IPC runtime (`cudaIpc*`), so the
+    device of the tensors it shares is CUDA's: no target shares device memory that way."""
+    local = ImportTable()
+    for n in _walk(function.body):
+        if isinstance(n, (cst.Import, cst.ImportFrom)):
+            local.add(n)
+    for n in _walk(function.body):
+        if isinstance(n, cst.Call):
+            callee = dotted(n.func) or ""
+            if (local.qualify(callee) or imports.qualify(callee)) in _CUDA_IPC:
+                return (
+                    f"`def {function.name.value}` shares tensors with another process through CUDA IPC "
+                    f"(`{callee}`: torch.multiprocessing shares a device tensor's memory only as a CUDA IPC handle)"
+                )
+        name = n.value if isinstance(n, cst.Name) else None
+        if name is not None and _CUDA_IPC_C_NAME.fullmatch(name):
+            return f"`def {function.name.value}` calls CUDA's IPC runtime (`{name}`), which shares CUDA memory only"
     return None
 
 

@@ -267,3 +267,24 @@ def test_a_backend_map_in_capitals_is_a_map(target):
     assert new == code
     [f] = [f for f in findings if f.code == "DIST001"]
     assert f.start.line == 3 and not f.applied and "no pair" in f.message
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_the_device_id_bound_with_a_backend_map_stays_cudas(target):
+    """vllm's parallel_state: `init_process_group("cpu:gloo,cuda:nccl", device_id=...)` binds CUDA's
+    device to the map's CUDA pair; a target device there would be bound to no backend, and break
+    CUDA. The device_id follows the map: it stays CUDA's, said by the map's DIST001. A device
+    elsewhere in the function is ported."""
+    code = (
+        "import torch\nimport torch.distributed as dist\n\n\n"
+        "def init(rank, world, index):\n"
+        '    backend = "cpu:gloo,cuda:nccl"\n'
+        '    device_id: torch.device | None = torch.device(f"cuda:{index}")\n'
+        '    x = torch.zeros(1, device="cuda")\n'
+        "    dist.init_process_group(backend=backend, rank=rank, world_size=world, device_id=device_id)\n"
+        "    return x\n"
+    )
+    new, findings = port(code, target)
+    assert 'torch.device(f"cuda:{index}")' in new and 'device="cuda"' not in new, new
+    [f] = [f for f in findings if f.code == "DIST001"]
+    assert "device_id" in f.message and 'torch.device(f"cuda:{index}")' in f.message
