@@ -689,9 +689,23 @@ class BackendsFamily(Family):
         if fn is None:
             return None
         values = [value for name, value in name_assignments(fn.body) if name == test.value]
-        if len(values) != 1 or id(values[0]) not in self.ctx.keep_cuda:
+        if len(values) != 1 or not (id(values[0]) in self.ctx.keep_cuda or self._kept_equality(values[0])):
             return None
         return test.value
+
+    def _kept_equality(self, value: cst.BaseExpression) -> bool:
+        """`device.type == "cuda"` whose CUDA string this port keeps (BACK008: it asks whether
+        the device is CUDA's): true only on CUDA, as a kept `x.is_cuda` is."""
+        if not (
+            isinstance(value, cst.Comparison)
+            and len(value.comparisons) == 1
+            and isinstance(value.comparisons[0].operator, cst.Equal)
+        ):
+            return False
+        return any(
+            id(side) in self.ctx.keep_cuda and device_of(string_value(side)) == "cuda"
+            for side in (value.left, value.comparisons[0].comparator)
+        )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`DeviceGPU() if torch.cuda.is_available() else DeviceCPU()`, `"xpu" if

@@ -1,0 +1,87 @@
+"""CUDA's own cases in library code that has backends of its own (issue 21, transformers
+5.25.0's sampled hunks): a flag saved from a kept `device.type == "cuda"` test, a device
+type handed to a library that names devices in its own words, the CUDA rung of a device
+ladder that already has the target's rung, a device choice whose other arm is kept on CUDA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import port_files, write_files
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+# a project whose own code names several device types: porter's "device abstraction of its own"
+PROJECT = {
+    "lib/__init__.py": "",
+    "lib/devices.py": """
+        import torch
+
+
+        def empty_cache(device):
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            elif device.type == "xpu":
+                torch.xpu.empty_cache()
+            elif device.type == "npu":
+                torch.npu.empty_cache()
+            elif device.type == "mlu":
+                torch.mlu.empty_cache()
+    """,
+}
+
+
+def _port(root: Path, files: dict[str, str], target: str = "neuron") -> dict[str, tuple[str, list]]:
+    write_files(root, {**PROJECT, **files})
+    return {Path(k).name: v for k, v in port_files(root, target).items()}
+
+
+FLAG = """
+import torch
+
+
+class Runner:
+    def __call__(self, device, x):
+        on_gpu = device.type == "cuda"
+        if on_gpu:
+            torch.cuda.current_stream(device).synchronize()
+        return x
+"""
+
+
+def test_a_branch_on_a_flag_saved_from_a_kept_device_type_test_stays_cuda(tmp_path):
+    code, findings = _port(tmp_path, {"lib/runner.py": FLAG})["runner.py"]
+    # `on_gpu` holds `device.type == "cuda"`, kept as CUDA's case: its branch is CUDA's case too
+    assert code == FLAG.lstrip(), code
+    assert any(f.code == "BACK008" and f.message.startswith("`if on_gpu`") for f in findings), findings
+
+
+OWN_WORDS = """
+import onnxruntime as ort
+import torch
+
+
+def run(session: ort.InferenceSession, x, index):
+    binding = session.io_binding()
+    binding.bind_input("x", "cuda", 0, x.dtype, tuple(x.shape), x.data_ptr())
+    binding.bind_output("y", "cuda", index)
+    value = ort.OrtValue.ortvalue_from_numpy(x.numpy(), device_type="cuda", device_id=0)
+    session.run_with_iobinding(binding)
+    return x.to("cuda"), value
+"""
+
+
+def test_a_device_type_handed_to_a_library_with_its_own_device_words_stays(tmp_path):
+    code, findings = _port(tmp_path, {"lib/runner.py": OWN_WORDS})["runner.py"]
+    # ONNX Runtime's IOBinding and OrtValue take ONNX Runtime's names of devices, not torch's
+    for line in ('bind_input("x", "cuda", 0', 'bind_output("y", "cuda", index)', 'device_type="cuda"'):
+        assert line in code, code
+    assert sum(f.code == "DEV015" for f in findings) == 3, findings
+    # the tensor's own device is torch's: ported as before
+    assert 'x.to("neuron")' in code, code
