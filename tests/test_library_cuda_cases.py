@@ -73,7 +73,11 @@ def run(session: ort.InferenceSession, x, index):
     binding.bind_output("y", "cuda", index)
     value = ort.OrtValue.ortvalue_from_numpy(x.numpy(), device_type="cuda", device_id=0)
     session.run_with_iobinding(binding)
-    return x.to("cuda"), value
+    return value
+
+
+def place(x):
+    return x.to("cuda")
 """
 
 
@@ -83,5 +87,49 @@ def test_a_device_type_handed_to_a_library_with_its_own_device_words_stays(tmp_p
     for line in ('bind_input("x", "cuda", 0', 'bind_output("y", "cuda", index)', 'device_type="cuda"'):
         assert line in code, code
     assert sum(f.code == "DEV015" for f in findings) == 3, findings
+    # and `run`, which binds ONNX Runtime's CUDA device, is CUDA's own (BACK006)
+    assert any(f.code == "BACK006" and f.message.startswith("`def run`") for f in findings), findings
     # the tensor's own device is torch's: ported as before
     assert 'x.to("neuron")' in code, code
+
+
+REPLAY = """
+import onnxruntime as ort
+import torch
+
+
+class Runner:
+    def _replay_cuda_graph(self, session: ort.InferenceSession, index):
+        binding = session.io_binding()
+        binding.bind_output("y", "cuda", index)
+        torch.cuda.current_stream().synchronize()
+        session.run_with_iobinding(binding)
+        return binding
+"""
+
+
+def test_a_function_that_hands_cuda_to_a_library_in_its_own_words_stays_cuda(tmp_path):
+    code, findings = _port(tmp_path, {"lib/replay.py": REPLAY})["replay.py"]
+    # it binds ONNX Runtime's CUDA device: it runs on CUDA only, so its stream sync stays too
+    assert code == REPLAY.lstrip(), code
+    assert any(f.code == "BACK006" and f.message.startswith("`def _replay_cuda_graph`") for f in findings), findings
+
+
+EITHER = """
+import onnxruntime as ort
+
+
+def bind(session: ort.InferenceSession, on_gpu, index):
+    binding = session.io_binding()
+    if on_gpu:
+        binding.bind_output("y", "cuda", index)
+    else:
+        binding.bind_output("y", "cpu", 0)
+    return binding
+"""
+
+
+def test_a_function_that_names_cuda_and_another_device_in_a_librarys_words_is_not_cudas(tmp_path):
+    _, findings = _port(tmp_path, {"lib/bind.py": EITHER})["bind.py"]
+    assert not any(f.code == "BACK006" for f in findings), findings
+    assert sum(f.code == "DEV015" for f in findings) == 1, findings

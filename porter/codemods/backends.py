@@ -50,6 +50,7 @@ from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
+from porter.analysis.device_words import own_device_words
 from porter.core.findings import Applicability, Severity
 from porter.analysis.resolve import dotted, name_assignments
 
@@ -1657,6 +1658,7 @@ class BackendsFamily(Family):
         if self.ctx.in_cuda_only_code() is not None:
             return False
         target = self.ctx.target.name
+        kept = None
         if _NAMED_CUDA_WORD.search(node.name.value):
             kept = next(
                 (
@@ -1669,7 +1671,8 @@ class BackendsFamily(Family):
                 None,
             )
             why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
-        else:
+        named = kept is not None
+        if kept is None:
             kept = self._kept_cuda_runtime(node)
             why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
         if kept is None:
@@ -1680,7 +1683,7 @@ class BackendsFamily(Family):
         self.ctx.cuda_only_code[id(node)] = region
         because = (
             "a port of its device alone would leave its body on CUDA"
-            if _NAMED_CUDA_WORD.search(node.name.value)
+            if named
             else "the rest of it through `torch.accelerator` would be the same on CUDA and never run on the target"
         )
         message = (
@@ -1709,6 +1712,10 @@ class BackendsFamily(Family):
                 qual = self.ctx.qualname(n) or ""
                 if qual.startswith("torch._C._cuda"):
                     return f"`{qual}`"
+        if self.library() is not None:
+            handed = self._cuda_in_own_words(node)
+            if handed is not None:
+                return handed
         if not self._streams_named or (self.library() is None and self._needs() is None):
             return None  # an application's timing or stream code: ported, its events reported
         own = self._kept_streams(node) or self._stream_handed_over(node)
@@ -1732,6 +1739,23 @@ class BackendsFamily(Family):
             None,
         )
         return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _cuda_in_own_words(self, node: cst.FunctionDef) -> str | None:
+        """CUDA named in the words of a library that names devices its own way, and no other
+        device named there (`binding.bind_output(name, "cuda", i)`: ONNX Runtime's CUDA device,
+        porter.analysis.device_words): the function runs that library on CUDA only."""
+        words = own_device_words(self.ctx.source)
+        if not words:
+            return None
+        found = None
+        for n in _nodes(node.body):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in words:
+                named = {string_value(a.value) for a in n.args} - {None}
+                if (named - {"cuda"}) & DEVICE_NAMES:
+                    return None  # another of its devices named too: not CUDA's alone
+                if "cuda" in named and found is None:
+                    found = f"`{_short(self.ctx.code(n))}` ({words[n.func.attr.value]}'s CUDA device, in its own words)"
+        return found
 
     def _stream_handed_over(self, node: cst.FunctionDef) -> str | None:
         """CUDA's current stream handed to code that is not torch's: `group.broadcast(t,

@@ -30,7 +30,7 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
-from porter.analysis.cuda_only_index import imports_any
+from porter.analysis.device_words import own_device_words
 from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
@@ -49,28 +49,6 @@ _ENUM_BASES = (
 @lru_cache(maxsize=1)
 def not_device_keywords() -> frozenset[str]:
     return frozenset(load_toml("frameworks.toml").get("not_device", {}).get("keywords", ()))
-
-
-@lru_cache(maxsize=1)
-def _device_words() -> tuple[tuple[bytes, frozenset[str]], ...]:
-    """(package, its methods that take a device type of its own) per `own_device_words` entry."""
-    return tuple(
-        (e["package"].encode(), frozenset(e["methods"]))
-        for e in load_toml("frameworks.toml").get("own_device_words", ())
-    )
-
-
-def _own_device_words(source: bytes | None) -> frozenset[str]:
-    """The methods whose device types are a library's own words, of the libraries `source` imports."""
-    if not source:
-        return frozenset()
-    return frozenset().union(
-        *(
-            methods
-            for package, methods in _device_words()
-            if package in source and imports_any(source, frozenset((package,)))
-        )
-    )
 
 
 def _is_cuda(node: cst.CSTNode) -> bool:
@@ -537,7 +515,7 @@ class LiteralsFamily(FlowScopes, Family):
                     break
                 if (func.value, i) in worded:
                     self._keep_vocabulary(_strings(arg.value))
-        if isinstance(func, cst.Attribute) and func.attr.value in _own_device_words(self.ctx.source):
+        if isinstance(func, cst.Attribute) and func.attr.value in own_device_words(self.ctx.source):
             # `binding.bind_output(name, "cuda", 0)` (ONNX Runtime's IOBinding): a library that
             # names devices in words of its own (rules/frameworks.toml `own_device_words`)
             for arg in node.args:
