@@ -133,3 +133,47 @@ def test_a_function_that_names_cuda_and_another_device_in_a_librarys_words_is_no
     _, findings = _port(tmp_path, {"lib/bind.py": EITHER})["bind.py"]
     assert not any(f.code == "BACK006" for f in findings), findings
     assert sum(f.code == "DEV015" for f in findings) == 1, findings
+
+
+LADDER = """
+import os
+
+import torch
+
+from lib.utils import is_torch_neuron_available, is_torch_npu_available, is_torch_xpu_available
+
+
+def setup_device(use_cpu):
+    if use_cpu:
+        device = torch.device("cpu")
+    elif is_torch_xpu_available():
+        device = torch.device("xpu:0")
+        torch.xpu.set_device(device)
+    elif is_torch_npu_available():
+        device = torch.device("npu:0")
+        torch.npu.set_device(device)
+    elif is_torch_neuron_available():
+        device = torch.device("neuron:0")
+        torch.neuron.set_device(device)
+    else:
+        device = torch.device("cuda:0" if torch.cuda.is_available() else os.environ.get("DEVICE", "cpu"))
+        n_gpu = torch.cuda.device_count()
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+    return device
+"""
+
+
+def test_the_cuda_rung_of_a_ladder_that_has_the_targets_rung_stays_byte_for_byte(tmp_path):
+    files = {"lib/utils.py": "def is_torch_neuron_available():\n    return False\n", "lib/setup.py": LADDER}
+    code, findings = _port(tmp_path, files)["setup.py"]
+    # the `else` picks CUDA when CUDA is there: CUDA's rung, and the target has its own above it
+    assert code == LADDER.lstrip(), code
+    assert any(f.code == "BACK002" and "`else`" in f.message for f in findings), findings
+
+
+def test_the_cuda_rung_of_a_ladder_without_the_targets_rung_is_not_kept_by_this(tmp_path):
+    ladder = LADDER.replace("is_torch_neuron_available()", "is_torch_hpu_available()").replace("neuron", "hpu")
+    files = {"lib/utils.py": "def is_torch_hpu_available():\n    return False\n", "lib/setup.py": ladder}
+    _, findings = _port(tmp_path, files)["setup.py"]
+    assert not any(f.code == "BACK002" and "`else`" in f.message for f in findings), findings

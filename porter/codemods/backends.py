@@ -2329,6 +2329,7 @@ class BackendsFamily(Family):
         if len(branches) < 2:
             return
         tests = [self._test(b.test) for b in branches]
+        self._cuda_fallback(branches, tests)
         plan = self._switch(branches, tests)
         if plan is None:
             return
@@ -2336,6 +2337,33 @@ class BackendsFamily(Family):
         new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
         if new is not None:
             self._chains[id(node)] = (last, new)
+
+    def _cuda_fallback(self, branches: list[cst.If], tests: list[_Test | None]) -> None:
+        """`else: device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` after
+        rungs for other accelerators, the target's among them: the `else` is CUDA's rung (and the
+        host's where CUDA is absent). The target never reaches it, having a rung of its own above:
+        it stays byte for byte (BACK002), as CUDA's branch of any switch does."""
+        orelse = branches[-1].orelse
+        devices = [t.device for t in tests if t is not None]
+        target = self.ctx.target
+        if (
+            not isinstance(orelse, cst.Else)
+            or target.device_type not in devices
+            or "cuda" in devices
+            or len(set(devices) - HOSTS) < 2
+            or self.ctx.in_cuda_only_code() is not None
+            or self._names_cuda(orelse.body) is None
+        ):
+            return
+        listed = ", ".join(dict.fromkeys(d for d in devices if d not in HOSTS))
+        region = CudaOnlyCode(orelse, "the `else`", listed, code="BACK002", quiet=True)
+        for stmt in orelse.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        message = (
+            f"the `else` after the rungs for {listed} picks CUDA (`{_short(self._names_cuda(orelse.body) or '')}`): "
+            f"CUDA's rung of the switch, kept as it is; {target.display} has its own rung above it"
+        )
+        self._regions.append((region, orelse.body.body[0], message, None))
 
     def _switch(self, branches: list[cst.If], tests: list[_Test | None]) -> tuple[int, int, CudaOnlyCode] | None:
         """(CUDA's branch, the last device branch, CUDA's kept branch) when the branches form a
