@@ -177,3 +177,33 @@ def test_the_cuda_rung_of_a_ladder_without_the_targets_rung_is_not_kept_by_this(
     files = {"lib/utils.py": "def is_torch_hpu_available():\n    return False\n", "lib/setup.py": ladder}
     _, findings = _port(tmp_path, files)["setup.py"]
     assert not any(f.code == "BACK002" and "`else`" in f.message for f in findings), findings
+
+
+GATED = """
+import torch
+
+from lib.utils import is_sagemaker_mp_enabled
+
+if is_sagemaker_mp_enabled():
+    import smdistributed.modelparallel.torch as smp
+
+
+def setup(use_cpu):
+    if use_cpu:
+        device = torch.device("cpu")
+    elif is_sagemaker_mp_enabled():
+        device = torch.device("cuda", smp.local_rank())
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    return device
+"""
+
+
+def test_a_branch_on_the_test_that_gates_a_cuda_only_import_stays(tmp_path):
+    files = {"lib/utils.py": "def is_sagemaker_mp_enabled():\n    return False\n", "lib/setup.py": GATED}
+    code, findings = _port(tmp_path, files)["setup.py"]
+    # SageMaker's model parallel library (smdistributed) runs on NVIDIA GPUs only: the branch
+    # that uses it is its own, left as it is
+    assert code == GATED.lstrip(), code
+    assert any(f.code == "BACK007" and "smdistributed" in f.message for f in findings), findings

@@ -321,6 +321,7 @@ class BackendsFamily(Family):
         self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
         self._abstraction_names: dict[str, str] | None = None  # local name -> the module it came from
         self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
+        self._gates: set[int] = set()  # module-level `if f(): import <such a package>` (`_import_gates`)
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
@@ -449,10 +450,27 @@ class BackendsFamily(Family):
 
     def _import_flag(self, test: cst.BaseExpression) -> str | None:
         """`HAS_FLASH_ATTN` in `if HAS_FLASH_ATTN:` (or one operand of an `and`), a flag set
-        by a `try` import of a package the target does not have (visit_Try)."""
+        by a `try` import of a package the target does not have (visit_Try), or a call that
+        gates such an import at the top of the module (`_import_gates`)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._import_flag(test.left) or self._import_flag(test.right)
+        if isinstance(test, cst.Call) and not test.args:
+            code = self.ctx.code(test)
+            return code if code in self._import_flags else None
         return test.value if isinstance(test, cst.Name) and test.value in self._import_flags else None
+
+    def _import_gates(self, module: cst.Module) -> None:
+        """`if is_sagemaker_mp_enabled(): import smdistributed.modelparallel.torch as smp` at the
+        top of the module: the call gates the import of a package the target does not have, so
+        the module's branches on that same call run only where the package runs, as a flag set
+        by a `try` import does."""
+        for stmt in module.body:
+            if not (isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Call) and not stmt.test.args):
+                continue
+            imported = next((m for m in _imports_in(stmt.body) if _cuda_only_import(m, self.ctx.target.name)), None)
+            if imported is not None:
+                self._import_flags[self.ctx.code(stmt.test)] = imported
+                self._gates.add(id(stmt))
 
     def _flagged_branch(self, node: cst.If) -> None:
         """`if HAS_FLASH_ATTN: flash_attn_func(...) else: <SDPA>`: the flag is False on the
@@ -460,11 +478,12 @@ class BackendsFamily(Family):
         the package's own (CUDA's), left as it is (rewriting it there would break CUDA and
         orphan the `try` import)."""
         name = self._import_flag(node.test) if self._import_flags else None
-        if name is None or self.ctx.in_cuda_only_code() is not None:
+        if name is None or id(node) in self._gates or self.ctx.in_cuda_only_code() is not None:
             return
         module = self._import_flags[name]
+        how = f"the module imports it under `{name}`" if name.endswith(")") else f"the `try` above sets `{name}`"
         note = (
-            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports (the `try` above sets `{name}`), which the target does not have: "
+            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports ({how}), which the target does not have: "
             "the code after it is the fallback that runs there, so the branch is left as it is"
         )
         region = CudaOnlyCode(
@@ -2752,6 +2771,7 @@ class BackendsFamily(Family):
             self._ladders[id(node)] = plan
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._import_gates(node)
         if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "setup.py" and b"ext_modules" in self.ctx.source:
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
