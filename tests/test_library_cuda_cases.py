@@ -207,3 +207,28 @@ def test_a_branch_on_the_test_that_gates_a_cuda_only_import_stays(tmp_path):
     # that uses it is its own, left as it is
     assert code == GATED.lstrip(), code
     assert any(f.code == "BACK007" and "smdistributed" in f.message for f in findings), findings
+
+
+CHOICE = """
+import torch
+
+
+def pick(device_map):
+    if isinstance(device_map, dict):
+        first = next(iter(device_map.values()), 0)
+        if isinstance(first, int):
+            device_str = f"cuda:{first}"
+        else:
+            device_str = str(first)
+    else:
+        device_str = "cuda:0" if torch.cuda.is_available() else "cpu"
+    return torch.device(device_str)
+"""
+
+
+def test_an_index_made_a_cuda_device_beside_a_kept_cuda_choice_of_the_same_name_stays(tmp_path):
+    code, findings = _port(tmp_path, {"lib/pick.py": CHOICE})["pick.py"]
+    # the other arm's `"cuda:0" if torch.cuda.is_available() else "cpu"` stays CUDA's (BACK008):
+    # `f"cuda:{first}"` stays with it, so that both choices of `device_str` agree
+    assert code == CHOICE.lstrip(), code
+    assert any(f.code == "BACK008" and f.message.startswith('`f"cuda:{first}"`') for f in findings), findings

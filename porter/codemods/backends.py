@@ -862,6 +862,8 @@ class BackendsFamily(Family):
             or self.ctx.in_cuda_only_code() is not None
         ):
             return
+        if self._beside_kept_choice(node):
+            return
         names = self._names_from_abstraction()
         used = next(
             (
@@ -885,6 +887,50 @@ class BackendsFamily(Family):
             f"from `{used}` too rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
+
+    def _beside_kept_choice(self, node: cst.FormattedString) -> bool:
+        """`device_str = f"cuda:{first}"` where the function's other choice of `device_str` is
+        `"cuda:0" if torch.cuda.is_available() else "cpu"` (CUDA's own, kept: visit_IfExp): the
+        index made a CUDA device is CUDA's case of the same choice, kept with it (BACK008), so
+        that the two choices agree on CUDA."""
+        statement = self.ctx.current_statements[-1] if self.ctx.current_statements else None
+        fn = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.FunctionDef)), None)
+        if fn is None or not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        target = next(
+            (
+                small.targets[0].target.value
+                for small in statement.body
+                if isinstance(small, cst.Assign)
+                and small.value is node
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ),
+            None,
+        )
+        if target is None:
+            return False
+        kept = next(
+            (
+                value
+                for name, value in name_assignments(fn.body)
+                if name == target
+                and isinstance(value, cst.IfExp)
+                and self._cuda_test(value.test) is not None
+                and self._names_cuda(value.body) is not None
+            ),
+            None,
+        )
+        if kept is None:
+            return False
+        self._cuda_case(
+            node,
+            [node],
+            f"`{_short(self.ctx.code(node))}` makes an index CUDA's device where the other choice of `{target}` "
+            f"(`{_short(self.ctx.code(kept))}`) picks CUDA's own",
+            test=False,
+        )
+        return True
 
     def _device_at_hand(self) -> str | None:
         """The device the code has at hand: a `device` parameter of the function, a
