@@ -232,3 +232,46 @@ def test_an_index_made_a_cuda_device_beside_a_kept_cuda_choice_of_the_same_name_
     # `f"cuda:{first}"` stays with it, so that both choices of `device_str` agree
     assert code == CHOICE.lstrip(), code
     assert any(f.code == "BACK008" and f.message.startswith('`f"cuda:{first}"`') for f in findings), findings
+
+
+HUB_KERNEL = """
+import torch
+
+from .hub import lazy_load_kernel
+
+
+def maybe_import_error(message, raise_error=False):
+    if raise_error:
+        raise ImportError(message)
+    return False
+
+
+def is_sm100():
+    return torch.cuda.get_device_capability()[0] >= 10
+
+
+def is_fastgemm_loadable(raise_error=False):
+    if not torch.cuda.is_available():
+        return maybe_import_error("FastGEMM kernel requires CUDA, but CUDA is not available.", raise_error=raise_error)
+    return True
+
+
+def load():
+    is_fastgemm_loadable(raise_error=True)
+    return lazy_load_kernel("fast-gemm")
+
+
+def forward(x):
+    kernel = load()
+    torch.cuda.synchronize()
+    return kernel.gemm(x, sm100=is_sm100())
+"""
+
+
+def test_a_module_that_loads_a_kernel_its_own_check_says_needs_cuda_stays(tmp_path):
+    files = {"lib/hub.py": "def lazy_load_kernel(name):\n    return None\n", "lib/fastgemm.py": HUB_KERNEL}
+    code, findings = _port(tmp_path, files)["fastgemm.py"]
+    # `lazy_load_kernel("fast-gemm")` loads FastGEMM, which `is_fastgemm_loadable` says needs CUDA:
+    # the module is that kernel's plumbing, left as it is
+    assert code == HUB_KERNEL.lstrip(), code
+    assert any(f.code == "BACK006" and "fast-gemm" in f.message for f in findings), findings

@@ -123,6 +123,8 @@ _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 # a class's name (`Int8Params`, `Linear8bitLt`): CamelCase
 _CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
+# a function that loads a kernel package by name (`get_kernel("org/name")`, `lazy_load_kernel("name")`)
+_KERNEL_LOADER = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # a message about CUDA's platform itself (`_only_says`)
 _SAYS_PLATFORM = re.compile(r"\b(?:CUDA|ROCm|NVIDIA|HIP)\b")
@@ -2914,6 +2916,12 @@ class BackendsFamily(Family):
                     name = name.value
                 if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
                     packages.add(name.value.lower())
+            if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or ""):
+                # `lazy_load_kernel("deep-gemm")`, `get_kernel("kernels-community/deep-gemm")`: a
+                # kernel package loaded by name (from a kernel hub) rather than imported
+                loaded = string_value(n.args[0].value)
+                if loaded:
+                    packages.add(loaded.rsplit("/", 1)[-1].lower())
         if not packages:
             return None
         for n in nodes:
@@ -2921,11 +2929,15 @@ class BackendsFamily(Family):
                 message, shown = self.ctx.code(n.msg), _short(self.ctx.code(n))
             elif isinstance(n, cst.If) and self._without_cuda(n.test) and self._raises_for_cuda(n):
                 message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: raise ..."
+            elif isinstance(n, cst.If) and self._without_cuda(n.test) and _returns_error(n.body):
+                # `if not torch.cuda.is_available(): return maybe_import_error("... requires CUDA")`
+                message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: return <error>"
             else:
                 continue
             if not _SAYS_CUDA.search(message):
                 continue
-            named = packages & {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            named = {p for p in packages if p in words or re.sub(r"[-_]", "", p) in words}
             if named:
                 return sorted(named)[0], shown
         return None
@@ -3055,6 +3067,18 @@ def _imports_in(body: cst.BaseSuite) -> list[str]:
                 elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                     out.append(dotted(small.module) or "")
     return out
+
+
+def _returns_error(body: cst.BaseSuite) -> bool:
+    """The block ends in `return <an error helper>(...)` (`maybe_import_error(msg, raise_error=...)`:
+    it raises, or answers that the thing cannot be used)."""
+    last = body.body[-1] if body.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    return (
+        isinstance(small, cst.Return)
+        and isinstance(small.value, cst.Call)
+        and "error" in (dotted(small.value.func) or "").rpartition(".")[2].lower()
+    )
 
 
 def _is_constant(node: cst.BaseExpression, name: str) -> bool:
