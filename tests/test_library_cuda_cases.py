@@ -275,3 +275,33 @@ def test_a_module_that_loads_a_kernel_its_own_check_says_needs_cuda_stays(tmp_pa
     # the module is that kernel's plumbing, left as it is
     assert code == HUB_KERNEL.lstrip(), code
     assert any(f.code == "BACK006" and "fast-gemm" in f.message for f in findings), findings
+
+
+HUB_ATTENTION = """
+import torch
+
+from .hub import get_kernel
+
+
+def load_sparse_kernel(repo_id):
+    return get_kernel(repo_id, version=0)
+
+
+def validate(query):
+    if query.device.type != "cuda" or torch.cuda.get_device_capability(query.device)[0] != 10:
+        raise RuntimeError("Sparse attention requires an SM100 / Blackwell CUDA device.")
+
+
+def sparse_attention(query, impl):
+    kernel = load_sparse_kernel(impl)
+    with torch.cuda.device(query.device):
+        return kernel.attend(query)
+"""
+
+
+def test_a_module_that_loads_a_hub_kernel_and_refuses_other_devices_than_cuda_stays(tmp_path):
+    files = {"lib/hub.py": "def get_kernel(repo_id, version=None):\n    return None\n", "lib/sparse.py": HUB_ATTENTION}
+    code, findings = _port(tmp_path, files)["sparse.py"]
+    # the kernel it loads runs where its check lets it: on CUDA's SM100 devices only
+    assert code == HUB_ATTENTION.lstrip(), code
+    assert any(f.code == "BACK006" and "integrates `load_sparse_kernel(impl)`" in f.message for f in findings), findings

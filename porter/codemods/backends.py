@@ -2900,9 +2900,11 @@ class BackendsFamily(Family):
         package's plumbing (its loss tensors, `send_to_device(..., torch.cuda.current_device())`),
         which only ever runs where the package does. The package must be imported by absolute
         name and not be the project's own (a folder of the file's path)."""
-        if not self._says_cuda or not _DEMAND.search(self.ctx.source):
+        if not self._says_cuda:
             return None
         nodes = _nodes(node)
+        if not _DEMAND.search(self.ctx.source):
+            return self._hub_kernel_for_cuda(nodes)
         own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
         packages: set[str] = set()
         for n in nodes:
@@ -2940,6 +2942,25 @@ class BackendsFamily(Family):
             named = {p for p in packages if p in words or re.sub(r"[-_]", "", p) in words}
             if named:
                 return sorted(named)[0], shown
+        return self._hub_kernel_for_cuda(nodes)
+
+    def _hub_kernel_for_cuda(self, nodes: Sequence[cst.CSTNode]) -> tuple[str, str] | None:
+        """(the kernel load as shown, the check) when the module loads a kernel from a hub by a
+        name it is given (`get_kernel(repo_id, ...)`) and refuses every device but CUDA with an
+        error that says so (`if q.device.type != "cuda" or <capability>: raise RuntimeError("...
+        requires an SM100 / Blackwell CUDA device")`): the kernel it loads is CUDA's, and the
+        module its plumbing."""
+        if not self.library():
+            return None
+        load = next(
+            (n for n in nodes if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or "")),
+            None,
+        )
+        if load is None:
+            return None
+        for n in nodes:
+            if isinstance(n, cst.If) and _other_devices_refused(n.test) and self._raises_for_cuda(n):
+                return _short(self.ctx.code(load)), f"if {_short(self.ctx.code(n.test))}: raise ..."
         return None
 
     def _keep_module(self, node: cst.Module, region: CudaOnlyCode, message: str) -> None:
