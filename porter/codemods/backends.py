@@ -50,6 +50,7 @@ from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_
 from porter.analysis.device_backends import KIND as BACKEND
 from porter.analysis.device_backends import MODULE as BACKEND_MODULE
 from porter.analysis.device_backends import cuda_backend_facts
+from porter.analysis.device_words import own_device_words
 from porter.core.findings import Applicability, Severity
 from porter.analysis.resolve import dotted, name_assignments
 
@@ -122,6 +123,8 @@ _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 # a class's name (`Int8Params`, `Linear8bitLt`): CamelCase
 _CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
 # a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
+# a function that loads a kernel package by name (`get_kernel("org/name")`, `lazy_load_kernel("name")`)
+_KERNEL_LOADER = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # a message about CUDA's platform itself (`_only_says`)
 _SAYS_PLATFORM = re.compile(r"\b(?:CUDA|ROCm|NVIDIA|HIP)\b")
@@ -320,6 +323,7 @@ class BackendsFamily(Family):
         self._index: str | None = None  # the CUDA class's member that names an indexed device (`answers`)
         self._abstraction_names: dict[str, str] | None = None  # local name -> the module it came from
         self._import_flags: dict[str, str] = {}  # `HAS_X` set by a `try` import of a package the target lacks -> it
+        self._gates: set[int] = set()  # module-level `if f(): import <such a package>` (`_import_gates`)
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
@@ -448,10 +452,27 @@ class BackendsFamily(Family):
 
     def _import_flag(self, test: cst.BaseExpression) -> str | None:
         """`HAS_FLASH_ATTN` in `if HAS_FLASH_ATTN:` (or one operand of an `and`), a flag set
-        by a `try` import of a package the target does not have (visit_Try)."""
+        by a `try` import of a package the target does not have (visit_Try), or a call that
+        gates such an import at the top of the module (`_import_gates`)."""
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._import_flag(test.left) or self._import_flag(test.right)
+        if isinstance(test, cst.Call) and not test.args:
+            code = self.ctx.code(test)
+            return code if code in self._import_flags else None
         return test.value if isinstance(test, cst.Name) and test.value in self._import_flags else None
+
+    def _import_gates(self, module: cst.Module) -> None:
+        """`if is_sagemaker_mp_enabled(): import smdistributed.modelparallel.torch as smp` at the
+        top of the module: the call gates the import of a package the target does not have, so
+        the module's branches on that same call run only where the package runs, as a flag set
+        by a `try` import does."""
+        for stmt in module.body:
+            if not (isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Call) and not stmt.test.args):
+                continue
+            imported = next((m for m in _imports_in(stmt.body) if _cuda_only_import(m, self.ctx.target.name)), None)
+            if imported is not None:
+                self._import_flags[self.ctx.code(stmt.test)] = imported
+                self._gates.add(id(stmt))
 
     def _flagged_branch(self, node: cst.If) -> None:
         """`if HAS_FLASH_ATTN: flash_attn_func(...) else: <SDPA>`: the flag is False on the
@@ -459,11 +480,12 @@ class BackendsFamily(Family):
         the package's own (CUDA's), left as it is (rewriting it there would break CUDA and
         orphan the `try` import)."""
         name = self._import_flag(node.test) if self._import_flags else None
-        if name is None or self.ctx.in_cuda_only_code() is not None:
+        if name is None or id(node) in self._gates or self.ctx.in_cuda_only_code() is not None:
             return
         module = self._import_flags[name]
+        how = f"the module imports it under `{name}`" if name.endswith(")") else f"the `try` above sets `{name}`"
         note = (
-            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports (the `try` above sets `{name}`), which the target does not have: "
+            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports ({how}), which the target does not have: "
             "the code after it is the fallback that runs there, so the branch is left as it is"
         )
         region = CudaOnlyCode(
@@ -697,9 +719,23 @@ class BackendsFamily(Family):
         if fn is None:
             return None
         values = [value for name, value in name_assignments(fn.body) if name == test.value]
-        if len(values) != 1 or id(values[0]) not in self.ctx.keep_cuda:
+        if len(values) != 1 or not (id(values[0]) in self.ctx.keep_cuda or self._kept_equality(values[0])):
             return None
         return test.value
+
+    def _kept_equality(self, value: cst.BaseExpression) -> bool:
+        """`device.type == "cuda"` whose CUDA string this port keeps (BACK008: it asks whether
+        the device is CUDA's): true only on CUDA, as a kept `x.is_cuda` is."""
+        if not (
+            isinstance(value, cst.Comparison)
+            and len(value.comparisons) == 1
+            and isinstance(value.comparisons[0].operator, cst.Equal)
+        ):
+            return False
+        return any(
+            id(side) in self.ctx.keep_cuda and device_of(string_value(side)) == "cuda"
+            for side in (value.left, value.comparisons[0].comparator)
+        )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
         """`DeviceGPU() if torch.cuda.is_available() else DeviceCPU()`, `"xpu" if
@@ -836,6 +872,8 @@ class BackendsFamily(Family):
             or self.ctx.in_cuda_only_code() is not None
         ):
             return
+        if self._beside_kept_choice(node):
+            return
         names = self._names_from_abstraction()
         used = next(
             (
@@ -859,6 +897,50 @@ class BackendsFamily(Family):
             f"from `{used}` too rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
+
+    def _beside_kept_choice(self, node: cst.FormattedString) -> bool:
+        """`device_str = f"cuda:{first}"` where the function's other choice of `device_str` is
+        `"cuda:0" if torch.cuda.is_available() else "cpu"` (CUDA's own, kept: visit_IfExp): the
+        index made a CUDA device is CUDA's case of the same choice, kept with it (BACK008), so
+        that the two choices agree on CUDA."""
+        statement = self.ctx.current_statements[-1] if self.ctx.current_statements else None
+        fn = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.FunctionDef)), None)
+        if fn is None or not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        target = next(
+            (
+                small.targets[0].target.value
+                for small in statement.body
+                if isinstance(small, cst.Assign)
+                and small.value is node
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ),
+            None,
+        )
+        if target is None:
+            return False
+        kept = next(
+            (
+                value
+                for name, value in name_assignments(fn.body)
+                if name == target
+                and isinstance(value, cst.IfExp)
+                and self._cuda_test(value.test) is not None
+                and self._names_cuda(value.body) is not None
+            ),
+            None,
+        )
+        if kept is None:
+            return False
+        self._cuda_case(
+            node,
+            [node],
+            f"`{_short(self.ctx.code(node))}` makes an index CUDA's device where the other choice of `{target}` "
+            f"(`{_short(self.ctx.code(kept))}`) picks CUDA's own",
+            test=False,
+        )
+        return True
 
     def _device_at_hand(self) -> str | None:
         """The device the code has at hand: a `device` parameter of the function, a
@@ -1677,6 +1759,7 @@ class BackendsFamily(Family):
         if self.ctx.in_cuda_only_code() is not None:
             return False
         target = self.ctx.target.name
+        kept = None
         if _NAMED_CUDA_WORD.search(node.name.value):
             kept = next(
                 (
@@ -1691,7 +1774,8 @@ class BackendsFamily(Family):
             why = f"it uses `{kept}`, which porter has no port for on {self.ctx.target.display}"
             if kept is None and self.library() is not None and (kept := self._cuda_report(node)) is not None:
                 why = f"it writes `{kept}` into text that names CUDA, which is a report of CUDA's state"
-        else:
+        named = kept is not None
+        if kept is None:
             kept = self._kept_cuda_runtime(node)
             why = f"it keeps {kept}, CUDA's runtime, which porter has no port for on {self.ctx.target.display}"
         if kept is None:
@@ -1702,7 +1786,7 @@ class BackendsFamily(Family):
         self.ctx.cuda_only_code[id(node)] = region
         because = (
             "a port of its device alone would leave its body on CUDA"
-            if _NAMED_CUDA_WORD.search(node.name.value)
+            if named
             else "the rest of it through `torch.accelerator` would be the same on CUDA and never run on the target"
         )
         message = (
@@ -1750,6 +1834,10 @@ class BackendsFamily(Family):
                 qual = self.ctx.qualname(n) or ""
                 if qual.startswith("torch._C._cuda"):
                     return f"`{qual}`"
+        if self.library() is not None:
+            handed = self._cuda_in_own_words(node)
+            if handed is not None:
+                return handed
         if not self._streams_named or (self.library() is None and self._needs() is None):
             return None  # an application's timing or stream code: ported, its events reported
         own = self._kept_streams(node) or self._stream_handed_over(node)
@@ -1773,6 +1861,23 @@ class BackendsFamily(Family):
             None,
         )
         return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _cuda_in_own_words(self, node: cst.FunctionDef) -> str | None:
+        """CUDA named in the words of a library that names devices its own way, and no other
+        device named there (`binding.bind_output(name, "cuda", i)`: ONNX Runtime's CUDA device,
+        porter.analysis.device_words): the function runs that library on CUDA only."""
+        words = own_device_words(self.ctx.source)
+        if not words:
+            return None
+        found = None
+        for n in _nodes(node.body):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in words:
+                named = {string_value(a.value) for a in n.args} - {None}
+                if (named - {"cuda"}) & DEVICE_NAMES:
+                    return None  # another of its devices named too: not CUDA's alone
+                if "cuda" in named and found is None:
+                    found = f"`{_short(self.ctx.code(n))}` ({words[n.func.attr.value]}'s CUDA device, in its own words)"
+        return found
 
     def _stream_handed_over(self, node: cst.FunctionDef) -> str | None:
         """CUDA's current stream handed to code that is not torch's: `group.broadcast(t,
@@ -2418,6 +2523,7 @@ class BackendsFamily(Family):
         if len(branches) < 2:
             return
         tests = [self._test(b.test) for b in branches]
+        self._cuda_fallback(branches, tests)
         plan = self._switch(branches, tests)
         if plan is None:
             return
@@ -2425,6 +2531,33 @@ class BackendsFamily(Family):
         new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
         if new is not None:
             self._chains[id(node)] = (last, new)
+
+    def _cuda_fallback(self, branches: list[cst.If], tests: list[_Test | None]) -> None:
+        """`else: device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` after
+        rungs for other accelerators, the target's among them: the `else` is CUDA's rung (and the
+        host's where CUDA is absent). The target never reaches it, having a rung of its own above:
+        it stays byte for byte (BACK002), as CUDA's branch of any switch does."""
+        orelse = branches[-1].orelse
+        devices = [t.device for t in tests if t is not None]
+        target = self.ctx.target
+        if (
+            not isinstance(orelse, cst.Else)
+            or target.device_type not in devices
+            or "cuda" in devices
+            or len(set(devices) - HOSTS) < 2
+            or self.ctx.in_cuda_only_code() is not None
+            or self._names_cuda(orelse.body) is None
+        ):
+            return
+        listed = ", ".join(dict.fromkeys(d for d in devices if d not in HOSTS))
+        region = CudaOnlyCode(orelse, "the `else`", listed, code="BACK002", quiet=True)
+        for stmt in orelse.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        message = (
+            f"the `else` after the rungs for {listed} picks CUDA (`{_short(self._names_cuda(orelse.body) or '')}`): "
+            f"CUDA's rung of the switch, kept as it is; {target.display} has its own rung above it"
+        )
+        self._regions.append((region, orelse.body.body[0], message, None))
 
     def _switch(self, branches: list[cst.If], tests: list[_Test | None]) -> tuple[int, int, CudaOnlyCode] | None:
         """(CUDA's branch, the last device branch, CUDA's kept branch) when the branches form a
@@ -2813,6 +2946,7 @@ class BackendsFamily(Family):
             self._ladders[id(node)] = plan
 
     def visit_Module(self, node: cst.Module) -> None:
+        self._import_gates(node)
         if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "setup.py" and b"ext_modules" in self.ctx.source:
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
@@ -2893,9 +3027,11 @@ class BackendsFamily(Family):
         package's plumbing (its loss tensors, `send_to_device(..., torch.cuda.current_device())`),
         which only ever runs where the package does. The package must be imported by absolute
         name and not be the project's own (a folder of the file's path)."""
-        if not self._says_cuda or not _DEMAND.search(self.ctx.source):
+        if not self._says_cuda:
             return None
         nodes = _nodes(node)
+        if not _DEMAND.search(self.ctx.source):
+            return self._hub_kernel_for_cuda(nodes)
         own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
         packages: set[str] = set()
         for n in nodes:
@@ -2909,6 +3045,12 @@ class BackendsFamily(Family):
                     name = name.value
                 if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
                     packages.add(name.value.lower())
+            if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or ""):
+                # `lazy_load_kernel("deep-gemm")`, `get_kernel("kernels-community/deep-gemm")`: a
+                # kernel package loaded by name (from a kernel hub) rather than imported
+                loaded = string_value(n.args[0].value)
+                if loaded:
+                    packages.add(loaded.rsplit("/", 1)[-1].lower())
         if not packages:
             return None
         for n in nodes:
@@ -2916,13 +3058,36 @@ class BackendsFamily(Family):
                 message, shown = self.ctx.code(n.msg), _short(self.ctx.code(n))
             elif isinstance(n, cst.If) and self._without_cuda(n.test) and self._raises_for_cuda(n):
                 message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: raise ..."
+            elif isinstance(n, cst.If) and self._without_cuda(n.test) and _returns_error(n.body):
+                # `if not torch.cuda.is_available(): return maybe_import_error("... requires CUDA")`
+                message, shown = self.ctx.code(n.body), f"if {_short(self.ctx.code(n.test))}: return <error>"
             else:
                 continue
             if not _SAYS_CUDA.search(message):
                 continue
-            named = packages & {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]+", message)}
+            named = {p for p in packages if p in words or re.sub(r"[-_]", "", p) in words}
             if named:
                 return sorted(named)[0], shown
+        return self._hub_kernel_for_cuda(nodes)
+
+    def _hub_kernel_for_cuda(self, nodes: Sequence[cst.CSTNode]) -> tuple[str, str] | None:
+        """(the kernel load as shown, the check) when the module loads a kernel from a hub by a
+        name it is given (`get_kernel(repo_id, ...)`) and refuses every device but CUDA with an
+        error that says so (`if q.device.type != "cuda" or <capability>: raise RuntimeError("...
+        requires an SM100 / Blackwell CUDA device")`): the kernel it loads is CUDA's, and the
+        module its plumbing."""
+        if not self.library():
+            return None
+        load = next(
+            (n for n in nodes if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or "")),
+            None,
+        )
+        if load is None:
+            return None
+        for n in nodes:
+            if isinstance(n, cst.If) and _other_devices_refused(n.test) and self._raises_for_cuda(n):
+                return _short(self.ctx.code(load)), f"if {_short(self.ctx.code(n.test))}: raise ..."
         return None
 
     def _keep_module(self, node: cst.Module, region: CudaOnlyCode, message: str) -> None:
@@ -3050,6 +3215,18 @@ def _imports_in(body: cst.BaseSuite) -> list[str]:
                 elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
                     out.append(dotted(small.module) or "")
     return out
+
+
+def _returns_error(body: cst.BaseSuite) -> bool:
+    """The block ends in `return <an error helper>(...)` (`maybe_import_error(msg, raise_error=...)`:
+    it raises, or answers that the thing cannot be used)."""
+    last = body.body[-1] if body.body else None
+    small = last.body[-1] if isinstance(last, cst.SimpleStatementLine) and last.body else None
+    return (
+        isinstance(small, cst.Return)
+        and isinstance(small.value, cst.Call)
+        and "error" in (dotted(small.value.func) or "").rpartition(".")[2].lower()
+    )
 
 
 def _is_constant(node: cst.BaseExpression, name: str) -> bool:

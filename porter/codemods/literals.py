@@ -30,6 +30,7 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
+from porter.analysis.device_words import own_device_words
 from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
@@ -562,6 +563,11 @@ class LiteralsFamily(FlowScopes, Family):
                     break
                 if (func.value, i) in worded:
                     self._keep_vocabulary(_strings(arg.value))
+        if isinstance(func, cst.Attribute) and func.attr.value in own_device_words(self.ctx.source):
+            # `binding.bind_output(name, "cuda", 0)` (ONNX Runtime's IOBinding): a library that
+            # names devices in words of its own (rules/frameworks.toml `own_device_words`)
+            for arg in node.args:
+                self._keep_vocabulary(_strings(arg.value))
         if isinstance(func, cst.Name) and func.value in _ATTRIBUTE_BUILTINS and len(node.args) >= 2:
             self._keep_vocabulary(_strings(node.args[1].value))  # `getattr(torch.version, "cuda")`: a name
         if any(_own_vocabulary(a.value) for a in node.args):

@@ -1,0 +1,307 @@
+"""CUDA's own cases in library code that has backends of its own (issue 21, transformers
+5.25.0's sampled hunks): a flag saved from a kept `device.type == "cuda"` test, a device
+type handed to a library that names devices in its own words, the CUDA rung of a device
+ladder that already has the target's rung, a device choice whose other arm is kept on CUDA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import port_files, write_files
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+# a project whose own code names several device types: porter's "device abstraction of its own"
+PROJECT = {
+    "lib/__init__.py": "",
+    "lib/devices.py": """
+        import torch
+
+
+        def empty_cache(device):
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+            elif device.type == "xpu":
+                torch.xpu.empty_cache()
+            elif device.type == "npu":
+                torch.npu.empty_cache()
+            elif device.type == "mlu":
+                torch.mlu.empty_cache()
+    """,
+}
+
+
+def _port(root: Path, files: dict[str, str], target: str = "neuron") -> dict[str, tuple[str, list]]:
+    write_files(root, {**PROJECT, **files})
+    return {Path(k).name: v for k, v in port_files(root, target).items()}
+
+
+FLAG = """
+import torch
+
+
+class Runner:
+    def __call__(self, device, x):
+        on_gpu = device.type == "cuda"
+        if on_gpu:
+            torch.cuda.current_stream(device).synchronize()
+        return x
+"""
+
+
+def test_a_branch_on_a_flag_saved_from_a_kept_device_type_test_stays_cuda(tmp_path):
+    code, findings = _port(tmp_path, {"lib/runner.py": FLAG})["runner.py"]
+    # `on_gpu` holds `device.type == "cuda"`, kept as CUDA's case: its branch is CUDA's case too
+    assert code == FLAG.lstrip(), code
+    assert any(f.code == "BACK008" and f.message.startswith("`if on_gpu`") for f in findings), findings
+
+
+OWN_WORDS = """
+import onnxruntime as ort
+import torch
+
+
+def run(session: ort.InferenceSession, x, index):
+    binding = session.io_binding()
+    binding.bind_input("x", "cuda", 0, x.dtype, tuple(x.shape), x.data_ptr())
+    binding.bind_output("y", "cuda", index)
+    value = ort.OrtValue.ortvalue_from_numpy(x.numpy(), device_type="cuda", device_id=0)
+    session.run_with_iobinding(binding)
+    return value
+
+
+def place(x):
+    return x.to("cuda")
+"""
+
+
+def test_a_device_type_handed_to_a_library_with_its_own_device_words_stays(tmp_path):
+    code, findings = _port(tmp_path, {"lib/runner.py": OWN_WORDS})["runner.py"]
+    # ONNX Runtime's IOBinding and OrtValue take ONNX Runtime's names of devices, not torch's
+    for line in ('bind_input("x", "cuda", 0', 'bind_output("y", "cuda", index)', 'device_type="cuda"'):
+        assert line in code, code
+    assert sum(f.code == "DEV015" for f in findings) == 3, findings
+    # and `run`, which binds ONNX Runtime's CUDA device, is CUDA's own (BACK006)
+    assert any(f.code == "BACK006" and f.message.startswith("`def run`") for f in findings), findings
+    # the tensor's own device is torch's: ported as before
+    assert 'x.to("neuron")' in code, code
+
+
+REPLAY = """
+import onnxruntime as ort
+import torch
+
+
+class Runner:
+    def _replay_cuda_graph(self, session: ort.InferenceSession, index):
+        binding = session.io_binding()
+        binding.bind_output("y", "cuda", index)
+        torch.cuda.current_stream().synchronize()
+        session.run_with_iobinding(binding)
+        return binding
+"""
+
+
+def test_a_function_that_hands_cuda_to_a_library_in_its_own_words_stays_cuda(tmp_path):
+    code, findings = _port(tmp_path, {"lib/replay.py": REPLAY})["replay.py"]
+    # it binds ONNX Runtime's CUDA device: it runs on CUDA only, so its stream sync stays too
+    assert code == REPLAY.lstrip(), code
+    assert any(f.code == "BACK006" and f.message.startswith("`def _replay_cuda_graph`") for f in findings), findings
+
+
+EITHER = """
+import onnxruntime as ort
+
+
+def bind(session: ort.InferenceSession, on_gpu, index):
+    binding = session.io_binding()
+    if on_gpu:
+        binding.bind_output("y", "cuda", index)
+    else:
+        binding.bind_output("y", "cpu", 0)
+    return binding
+"""
+
+
+def test_a_function_that_names_cuda_and_another_device_in_a_librarys_words_is_not_cudas(tmp_path):
+    _, findings = _port(tmp_path, {"lib/bind.py": EITHER})["bind.py"]
+    assert not any(f.code == "BACK006" for f in findings), findings
+    assert sum(f.code == "DEV015" for f in findings) == 1, findings
+
+
+LADDER = """
+import os
+
+import torch
+
+from lib.utils import is_torch_neuron_available, is_torch_npu_available, is_torch_xpu_available
+
+
+def setup_device(use_cpu):
+    if use_cpu:
+        device = torch.device("cpu")
+    elif is_torch_xpu_available():
+        device = torch.device("xpu:0")
+        torch.xpu.set_device(device)
+    elif is_torch_npu_available():
+        device = torch.device("npu:0")
+        torch.npu.set_device(device)
+    elif is_torch_neuron_available():
+        device = torch.device("neuron:0")
+        torch.neuron.set_device(device)
+    else:
+        device = torch.device("cuda:0" if torch.cuda.is_available() else os.environ.get("DEVICE", "cpu"))
+        n_gpu = torch.cuda.device_count()
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+    return device
+"""
+
+
+def test_the_cuda_rung_of_a_ladder_that_has_the_targets_rung_stays_byte_for_byte(tmp_path):
+    files = {"lib/utils.py": "def is_torch_neuron_available():\n    return False\n", "lib/setup.py": LADDER}
+    code, findings = _port(tmp_path, files)["setup.py"]
+    # the `else` picks CUDA when CUDA is there: CUDA's rung, and the target has its own above it
+    assert code == LADDER.lstrip(), code
+    assert any(f.code == "BACK002" and "`else`" in f.message for f in findings), findings
+
+
+def test_the_cuda_rung_of_a_ladder_without_the_targets_rung_is_not_kept_by_this(tmp_path):
+    ladder = LADDER.replace("is_torch_neuron_available()", "is_torch_hpu_available()").replace("neuron", "hpu")
+    files = {"lib/utils.py": "def is_torch_hpu_available():\n    return False\n", "lib/setup.py": ladder}
+    _, findings = _port(tmp_path, files)["setup.py"]
+    assert not any(f.code == "BACK002" and "`else`" in f.message for f in findings), findings
+
+
+GATED = """
+import torch
+
+from lib.utils import is_sagemaker_mp_enabled
+
+if is_sagemaker_mp_enabled():
+    import smdistributed.modelparallel.torch as smp
+
+
+def setup(use_cpu):
+    if use_cpu:
+        device = torch.device("cpu")
+    elif is_sagemaker_mp_enabled():
+        device = torch.device("cuda", smp.local_rank())
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    return device
+"""
+
+
+def test_a_branch_on_the_test_that_gates_a_cuda_only_import_stays(tmp_path):
+    files = {"lib/utils.py": "def is_sagemaker_mp_enabled():\n    return False\n", "lib/setup.py": GATED}
+    code, findings = _port(tmp_path, files)["setup.py"]
+    # SageMaker's model parallel library (smdistributed) runs on NVIDIA GPUs only: the branch
+    # that uses it is its own, left as it is
+    assert code == GATED.lstrip(), code
+    assert any(f.code == "BACK007" and "smdistributed" in f.message for f in findings), findings
+
+
+CHOICE = """
+import torch
+
+
+def pick(device_map):
+    if isinstance(device_map, dict):
+        first = next(iter(device_map.values()), 0)
+        if isinstance(first, int):
+            device_str = f"cuda:{first}"
+        else:
+            device_str = str(first)
+    else:
+        device_str = "cuda:0" if torch.cuda.is_available() else "cpu"
+    return torch.device(device_str)
+"""
+
+
+def test_an_index_made_a_cuda_device_beside_a_kept_cuda_choice_of_the_same_name_stays(tmp_path):
+    code, findings = _port(tmp_path, {"lib/pick.py": CHOICE})["pick.py"]
+    # the other arm's `"cuda:0" if torch.cuda.is_available() else "cpu"` stays CUDA's (BACK008):
+    # `f"cuda:{first}"` stays with it, so that both choices of `device_str` agree
+    assert code == CHOICE.lstrip(), code
+    assert any(f.code == "BACK008" and f.message.startswith('`f"cuda:{first}"`') for f in findings), findings
+
+
+HUB_KERNEL = """
+import torch
+
+from .hub import lazy_load_kernel
+
+
+def maybe_import_error(message, raise_error=False):
+    if raise_error:
+        raise ImportError(message)
+    return False
+
+
+def is_sm100():
+    return torch.cuda.get_device_capability()[0] >= 10
+
+
+def is_fastgemm_loadable(raise_error=False):
+    if not torch.cuda.is_available():
+        return maybe_import_error("FastGEMM kernel requires CUDA, but CUDA is not available.", raise_error=raise_error)
+    return True
+
+
+def load():
+    is_fastgemm_loadable(raise_error=True)
+    return lazy_load_kernel("fast-gemm")
+
+
+def forward(x):
+    kernel = load()
+    torch.cuda.synchronize()
+    return kernel.gemm(x, sm100=is_sm100())
+"""
+
+
+def test_a_module_that_loads_a_kernel_its_own_check_says_needs_cuda_stays(tmp_path):
+    files = {"lib/hub.py": "def lazy_load_kernel(name):\n    return None\n", "lib/fastgemm.py": HUB_KERNEL}
+    code, findings = _port(tmp_path, files)["fastgemm.py"]
+    # `lazy_load_kernel("fast-gemm")` loads FastGEMM, which `is_fastgemm_loadable` says needs CUDA:
+    # the module is that kernel's plumbing, left as it is
+    assert code == HUB_KERNEL.lstrip(), code
+    assert any(f.code == "BACK006" and "fast-gemm" in f.message for f in findings), findings
+
+
+HUB_ATTENTION = """
+import torch
+
+from .hub import get_kernel
+
+
+def load_sparse_kernel(repo_id):
+    return get_kernel(repo_id, version=0)
+
+
+def validate(query):
+    if query.device.type != "cuda" or torch.cuda.get_device_capability(query.device)[0] != 10:
+        raise RuntimeError("Sparse attention requires an SM100 / Blackwell CUDA device.")
+
+
+def sparse_attention(query, impl):
+    kernel = load_sparse_kernel(impl)
+    with torch.cuda.device(query.device):
+        return kernel.attend(query)
+"""
+
+
+def test_a_module_that_loads_a_hub_kernel_and_refuses_other_devices_than_cuda_stays(tmp_path):
+    files = {"lib/hub.py": "def get_kernel(repo_id, version=None):\n    return None\n", "lib/sparse.py": HUB_ATTENTION}
+    code, findings = _port(tmp_path, files)["sparse.py"]
+    # the kernel it loads runs where its check lets it: on CUDA's SM100 devices only
+    assert code == HUB_ATTENTION.lstrip(), code
+    assert any(f.code == "BACK006" and "integrates `load_sparse_kernel(impl)`" in f.message for f in findings), findings
