@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from porter.config.settings import Facts
 
@@ -383,6 +384,8 @@ def _names_in(sources: Iterable[str], module: str) -> set[str]:
     }
 
 
+_T = TypeVar("_T")
+
 # a path's facts while they are gathered: (None, name, kind, evidence)
 _Gathered = dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]]
 
@@ -489,33 +492,44 @@ def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]
     another device) and its `else` raises. The names a caller passes there are that
     function's keys, not devices; a name defined twice with different answers is left out."""
     found: dict[str, tuple[str, str] | None] = {}
+    for path, fn, params, method in _functions(files, _KEY_TEST):
+        for stmt in fn.body:
+            param = _closed_switch(stmt)
+            if param is None or param not in params:
+                continue
+            position = params.index(param) - (1 if method else 0)
+            why = (
+                f"`{fn.name}({param})` ({path}:{stmt.lineno}) takes it as the key of a closed switch over "
+                "device names whose `else` raises"
+            )
+            _answer(found, fn.name, (why, str(position)))
+    return {k: v for k, v in found.items() if v is not None}
+
+
+def _functions(
+    files: Iterable[tuple[str, bytes]], probe: re.Pattern[bytes]
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, list[str], bool]]:
+    """(path, function, its positional parameters, whether it is a method) for each function of
+    the files that `probe` finds in (a cheap test before parsing)."""
     for path, source in files:
-        if not _KEY_TEST.search(source):
+        if not probe.search(source):
             continue
         try:
             tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-            method = bool(params) and params[0] in ("self", "cls")
-            for stmt in fn.body:
-                param = _closed_switch(stmt)
-                if param is None or param not in params:
-                    continue
-                position = params.index(param) - (1 if method else 0)
-                why = (
-                    f"`{fn.name}({param})` ({path}:{stmt.lineno}) takes it as the key of a closed switch over "
-                    "device names whose `else` raises"
-                )
-                entry = (why, str(position))
-                if fn.name not in found:
-                    found[fn.name] = entry
-                elif found[fn.name] != entry:
-                    found[fn.name] = None  # defined twice, answered differently: no one answer
-    return {k: v for k, v in found.items() if v is not None}
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+                yield path, fn, params, bool(params) and params[0] in ("self", "cls")
+
+
+def _answer(found: dict[str, _T | None], name: str, entry: _T) -> None:
+    """Record a function's answer; a name defined twice with different answers has none."""
+    if name not in found:
+        found[name] = entry
+    elif found[name] != entry:
+        found[name] = None
 
 
 # `f"cuda:{index}"`: a CUDA device made from a name (cheap test before parsing)
@@ -528,38 +542,23 @@ def cuda_index_params(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str
     ColossalAI's `colo_model_data_tensor_move_inline(t, target_device)`); a name defined twice
     with different answers is left out."""
     found: dict[str, tuple[str, str, str] | None] = {}
-    for path, source in files:
-        if not _INDEX_FORMAT.search(source):
-            continue
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    for path, fn, params, method in _functions(files, _INDEX_FORMAT):
+        for node in ast.walk(fn):
+            if not (
+                isinstance(node, ast.JoinedStr)
+                and len(node.values) == 2
+                and isinstance(node.values[0], ast.Constant)
+                and node.values[0].value == "cuda:"
+                and isinstance(node.values[1], ast.FormattedValue)
+                and isinstance(node.values[1].value, ast.Name)
+                and node.values[1].value.id in params
+            ):
                 continue
-            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-            method = bool(params) and params[0] in ("self", "cls")
-            for node in ast.walk(fn):
-                if not (
-                    isinstance(node, ast.JoinedStr)
-                    and len(node.values) == 2
-                    and isinstance(node.values[0], ast.Constant)
-                    and node.values[0].value == "cuda:"
-                    and isinstance(node.values[1], ast.FormattedValue)
-                    and isinstance(node.values[1].value, ast.Name)
-                    and node.values[1].value.id in params
-                ):
-                    continue
-                param = node.values[1].value.id
-                position = params.index(param) - (1 if method else 0)
-                why = f'`{fn.name}({param})` ({path}:{node.lineno}) makes `f"cuda:{{{param}}}"` of it, a CUDA device'
-                entry = (why, str(position), param)
-                if fn.name not in found:
-                    found[fn.name] = entry
-                elif found[fn.name] != entry:
-                    found[fn.name] = None
-                break
+            param = node.values[1].value.id
+            position = params.index(param) - (1 if method else 0)
+            why = f'`{fn.name}({param})` ({path}:{node.lineno}) makes `f"cuda:{{{param}}}"` of it, a CUDA device'
+            _answer(found, fn.name, (why, str(position), param))
+            break
     return {k: v for k, v in found.items() if v is not None}
 
 
