@@ -53,3 +53,24 @@ def test_positions_match_provider_where_lines_end_in_a_lone_cr():
             rng.end.line,
             rng.end.column,
         ), type(node).__name__
+
+
+def test_positions_of_every_node_of_a_module_without_a_final_line_break():
+    # the last line's newline node ends past the tokens libcst keeps for such a module (a
+    # CR-only file is one to libcst): positions() raised IndexError asked about it
+    for source in (
+        "import torch\rx = torch.randn(3).cuda()\r\rdef f(a):\r    return a.cuda()\r",
+        "x = 1\ny = f(x)  # c",
+    ):
+        module = cst.parse_module(source)
+        expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = [n for n in expected if not isinstance(n, cst.Module)]
+        ours = positions(module, nodes)
+        for node in nodes:
+            rng, (start, end) = expected[node], ours[id(node)]
+            assert (start.line, start.column, end.line, end.column) == (
+                rng.start.line,
+                rng.start.column,
+                rng.end.line,
+                rng.end.column,
+            ), (source, type(node).__name__)

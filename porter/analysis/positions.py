@@ -80,6 +80,10 @@ def positions(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[int, tup
     module._codegen(state)
     tokens = state.tokens
     wanted_indices = sorted({i for pair in state.marks.values() for i in pair})
+    if wanted_indices and wanted_indices[-1] > len(tokens):
+        # a module without a final line break drops the newline its last line made (libcst reads
+        # a CR-only file so); the provider counts it, so the last line's newline ends on a new line
+        tokens = [*tokens, module.default_newline]
     offsets: dict[int, int] = {}
     total = 0
     cursor = 0

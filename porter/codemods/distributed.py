@@ -66,6 +66,7 @@ class DistributedFamily(Family):
         super().__init__(ctx)
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend
         self._backend_args: set[int] = set()  # the backend arguments of init_process_group / new_group
+        self._inner_strings: set[int] = set()  # the right-hand parts of an implicit concatenation
         self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
         self._abstraction: bool | None = None  # see _library
         self._bound_devices: dict[int, list[cst.BaseExpression]] = {}  # id(backend map) -> its CUDA device_ids
@@ -274,7 +275,29 @@ class DistributedFamily(Family):
         for m in maps:
             self._bound_devices.setdefault(id(m), []).extend(bound)
 
-    def _backend_map(self, node: cst.SimpleString, value: str) -> None:
+    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> None:
+        right = node.right
+        while isinstance(right, cst.ConcatenatedString):
+            self._inner_strings.add(id(right))
+            right = right.right
+
+    def leave_ConcatenatedString(self, original: cst.ConcatenatedString, updated: cst.ConcatenatedString):
+        """`"cpu:gloo," "cuda:nccl"` (a long map split over lines) is one map to Python and to
+        torch; its parts are no map, so it passed without a word."""
+        if id(original) in self._inner_strings or id(original) in self.ctx.keep_cuda:
+            return updated
+        value = string_value(original)
+        lowered = (value or "").lower()
+        if (
+            value is not None
+            and _BACKEND_MAP.match(lowered)
+            and "cuda:nccl" in lowered.replace(" ", "")
+            and (lowered == value or id(original) in self._backend_args)
+        ):
+            self._backend_map(original, lowered)
+        return updated
+
+    def _backend_map(self, node: cst.BaseString, value: str) -> None:
         """`"cpu:gloo,cuda:nccl"`: a backend per device type, CUDA's NCCL right as it is. The
         target needs its own pair, which is reported, not written: the map makes every backend
         it names, so a pair for the target would fail where the target's package is absent."""

@@ -24,14 +24,19 @@ _XML_REFERENCED = re.compile(f"[\x7f-\x9f{BIDI}]")
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON
+# holds any (`"\ud800"` in a trace manifest or a notebook), and UTF-8 can encode none
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 
 
 def name(text: str) -> str:
-    """A file system name as valid UTF-8: undecodable bytes (surrogate escapes) become `\\xNN`."""
+    """A file system name as valid UTF-8: undecodable bytes (surrogate escapes) become `\\xNN`,
+    any other lone surrogate `\\uXXXX`."""
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
+        text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
@@ -46,8 +51,9 @@ def printable(text: object) -> str:
 
 
 def controls_escaped(text: str, keep: str = "") -> str:
-    """`text` with its control characters shown as escapes, but those in `keep`."""
-    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), text)
+    """`text` with its control characters shown as escapes, but those in `keep` (and as valid
+    UTF-8: a lone surrogate as `\\uXXXX`)."""
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), name(text))
 
 
 def lines_printable(text: str) -> str:

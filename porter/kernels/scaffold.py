@@ -639,6 +639,11 @@ def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path]
         if k.kind == "cuda-extension":
             continue  # its ops are listed one by one from its sources
         n = safe_name(k.name)
+        if n.startswith("test"):
+            # pytest collects `test_*.py` and every function named `test*` in a test module:
+            # kernel `test_a` made `test_a_op.py` (a test module, the name kernel `a_op`'s own
+            # test needs) and `test_a_reference`, imported by its test, a test without fixtures
+            n = "k_" + n
         while n in seen:  # two kernels whose names differ only in what a name cannot hold
             n += "_"
         seen.add(n)

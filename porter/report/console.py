@@ -14,6 +14,9 @@ Two things a plain `rich.console.Console` gets wrong for porter:
   enough never to wrap; tables and text take their natural width. Markdown would be padded
   to that width (rich justifies its paragraphs and draws its headings across the page), so
   `print_markdown` prints Markdown's source off a terminal: it is plain text already.
+
+Emoji codes are text too: rich replaces `:rocket:` in a string with 🚀 (after markup is
+escaped), so a file named `a:warning:b.py` was shown as `a⚠b.py`; this console never does.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ class PorterConsole(Console):
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
     """The console a command prints through (stdout, or stderr with `stderr=True`)."""
     kwargs.setdefault("highlight", False)
+    kwargs.setdefault("emoji", False)  # `a:warning:b.py` is a name: rich showed it as `a⚠b.py`
     return PorterConsole(stderr=stderr, **kwargs)  # type: ignore[arg-type]
 
 

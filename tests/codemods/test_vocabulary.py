@@ -288,3 +288,20 @@ def test_the_device_id_bound_with_a_backend_map_stays_cudas(target):
     assert 'torch.device(f"cuda:{index}")' in new and 'device="cuda"' not in new, new
     [f] = [f for f in findings if f.code == "DIST001"]
     assert "device_id" in f.message and 'torch.device(f"cuda:{index}")' in f.message
+
+
+@pytest.mark.parametrize("target", ["neuron", "xla"])
+def test_a_backend_map_split_over_implicitly_concatenated_literals_is_a_map(target):
+    """`("cpu:gloo," "cuda:nccl")` (a formatter splits a long string so) is one string to Python
+    and one map to torch; its parts are no map, so it passed without a DIST001."""
+    code = (
+        "import torch.distributed as dist\n\n"
+        'dist.init_process_group(backend=("cpu:gloo,"\n    "cuda:nccl"))\n'
+        'dist.new_group(backend="cpu:gloo," "cuda:nccl," "mps:gloo")\n'
+        'LABEL = "cpu:gloo," "cuda:nccl"\n'
+    )
+    new, findings = port(code, target)
+    assert new == code
+    found = [f for f in findings if f.code == "DIST001"]
+    assert [f.start.line for f in found] == [3, 5, 6], found  # one per map, none per part
+    assert all(not f.applied and "no pair" in f.message for f in found)

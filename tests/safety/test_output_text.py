@@ -385,3 +385,16 @@ def test_html_report_links_no_file_of_the_local_install(tmp_path):
     text = (tmp_path / "r.html").read_text()
     assert "file:" not in text and str(REPO) not in text
     assert "porter explain " in text
+
+
+def test_an_emoji_code_in_a_name_is_shown_as_text(tmp_path):
+    """rich replaces `:warning:` with ⚠ in the strings it prints: the rewrite summary showed
+    `a:warning:b:rocket:.py` as `a⚠b🚀.py`, a name that is not the file's."""
+    name = "a:warning:b:rocket:.py"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_bytes(CUDA)
+    out = porter("rewrite", "src", "--target", "xla", "--out-dir", "o", cwd=tmp_path)
+    text = (out.stdout + out.stderr).decode()
+    assert out.returncode == 0, text
+    assert name in text, text
+    assert "\u26a0" not in text and "\U0001f680" not in text, text

@@ -300,3 +300,39 @@ def test_backends_scaffold_reads_cuda_s_module_in_the_encoding_its_coding_line_n
     text = made.read_bytes().decode("utf-8")
     assert 'return "café"' in text and "class NEURON_Accelerator" in text, text
     assert ast.parse(made.read_bytes())
+
+
+def test_a_kernel_named_test_gives_no_test_pytest_did_not_ask_for(tmp_path):
+    """pytest collects `test_*.py` and every `test*` function of a test module, imported ones
+    too: kernel `test_a` made `test_a_op.py` (the name kernel `a_op`'s test needed: that test
+    was "kept", never written) and `test_a_reference`, which its test imports, a test that
+    errors for want of fixtures; its `test_a_neuron.py` stopped a run without nki at collection."""
+    body = (
+        "(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    mask = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)\n\n\n"
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n"
+        + "".join(f"@triton.jit\ndef {name}{body}" for name in ("test_a", "a_op", "testb"))
+    )
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    assert b"kept" not in res.stderr, res.stderr.decode()
+    files = sorted(p.name for p in (tmp_path / "k").glob("*.py"))
+    assert len(files) == 9, files  # three files for each kernel
+    tests = [p for p in files if p.startswith("test_") or p.endswith("_test.py")]
+    assert len(tests) == 3, tests  # one test module per kernel, no other module pytest collects
+    for name in tests:
+        tree = ast.parse((tmp_path / "k" / name).read_text())
+        collected = [
+            n.asname or n.name
+            for i in ast.walk(tree)
+            if isinstance(i, ast.ImportFrom)
+            for n in i.names
+            if (n.asname or n.name).startswith("test")
+        ]
+        assert not collected, (name, collected)  # an imported `test*` function is a test to pytest

@@ -414,3 +414,35 @@ def test_manifest_control_characters_do_not_reach_an_html_report(tmp_path):
     page = (tmp_path / "c.html").read_text()
     assert "\\x1b" in page
     assert not [c for c in page if (ord(c) < 32 and c not in "\t\n\r") or 0x7F <= ord(c) < 0xA0], "raw controls"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("trace", "ops", "{bad}", "--target", "xla", "--report", "o.json"),
+        ("trace", "ops", "{bad}", "--target", "neuron", "--report", "o.md"),
+        ("trace", "compare", "{good}", "{bad}", "--report", "c.html"),
+        ("trace", "compare", "{bad}", "{bad}", "--report", "c.md"),
+    ],
+)
+def test_a_lone_surrogate_in_a_manifest_string_is_shown_escaped(tmp_path, command):
+    """JSON holds any lone surrogate (`"\\ud800"`), UTF-8 encodes none: a label, a note or an
+    operator's name holding one was a UnicodeEncodeError traceback in `trace ops` and "a field is
+    not what porter writes" (no report) in `trace compare --report x.html`."""
+    lone = "a\ud800b\udfffc"
+    good, _ = _sides(tmp_path)
+    evil = {**_manifest(label="xla" + lone), "schema": "porter.trace/1", "notes": ["n" + lone], "ops_scope": lone}
+    evil["side"]["notes"] = [lone]
+    evil["side"]["versions"] = {"torch" + lone: lone}
+    evil["ops"][0]["op"] = "aten::x" + lone
+    evil["precision"] = {"regime": "f" + lone}
+    evil["devices"] = {"losses": ["xla"], "parameters": {"xla": 1}}
+    bad = _write(tmp_path / "bad.safetensors", evil)
+    out = porter(*(a.format(good=good, bad=bad) for a in command), cwd=tmp_path)
+    shown = out.stdout + out.stderr
+    assert b"Traceback" not in shown and b"not what porter writes" not in shown, shown
+    assert out.returncode in (0, 1, 2), shown
+    assert b"\\ud800" in out.stdout, out.stdout  # shown as an escape
+    report = tmp_path / command[-1]
+    assert report.is_file(), shown
+    assert "\\ud800" in report.read_text(encoding="utf-8")
