@@ -644,9 +644,12 @@ def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path]
             # kernel `test_a` made `test_a_op.py` (a test module, the name kernel `a_op`'s own
             # test needs) and `test_a_reference`, imported by its test, a test without fixtures
             n = "k_" + n
-        while n in seen:  # two kernels whose names differ only in what a name cannot hold
+        # two kernels whose names differ only in what a name cannot hold, or only in case
+        # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
+        # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
+        while n.casefold() in seen:
             n += "_"
-        seen.add(n)
+        seen.add(n.casefold())
         if k.kind == "triton":
             k = _params_renamed(k, n)
         tr = translate(k.source, k.name) if k.kind == "triton" else None

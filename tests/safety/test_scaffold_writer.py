@@ -336,3 +336,39 @@ def test_a_kernel_named_test_gives_no_test_pytest_did_not_ask_for(tmp_path):
             if (n.asname or n.name).startswith("test")
         ]
         assert not collected, (name, collected)  # an imported `test*` function is a test to pytest
+
+
+def test_kernels_whose_names_differ_only_in_case_get_file_names_that_differ_without_case(tmp_path):
+    """macOS and Windows fold case by default: kernels `Scale` and `scale` made `Scale_op.py`
+    and `scale_op.py`, one file there, so the second kernel's three files were "kept" (files
+    porter had written itself) and that kernel got no scaffold; a tree with both names cannot
+    be checked out there either."""
+    body = (
+        "(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    mask = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)\n\n\n"
+    )
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n"
+        + "".join(f"@triton.jit\ndef {name}{body}" for name in ("Scale", "scale", "SCALE"))
+    )
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    assert b"kept" not in res.stderr, res.stderr.decode()
+    files = sorted(p.name for p in (tmp_path / "k").glob("*.py"))
+    assert len(files) == 9, files
+    assert len({name.casefold() for name in files}) == 9, files  # distinct on a case-folding file system
+    for name in files:
+        ast.parse((tmp_path / "k" / name).read_text())
+    # each kernel's test imports its own files, under their new names
+    tests = [p for p in files if p.startswith("test_")]
+    imported = {
+        n.module
+        for p in tests
+        for n in ast.walk(ast.parse((tmp_path / "k" / p).read_text()))
+        if isinstance(n, ast.ImportFrom)
+    }
+    assert {m + ".py" for m in imported if m} - set(files) <= {"torch.py", "pytest.py"}, (imported, files)
