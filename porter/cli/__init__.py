@@ -87,6 +87,7 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
     _settle_terminal()
+    _escape_usage_errors()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
     app = build(first) if first in COMMANDS else _full()
@@ -128,6 +129,35 @@ def _settle_terminal() -> None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  # lives as long as the process
         elif isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+
+
+def _escape_usage_errors() -> None:
+    """click's own usage errors quote the command line (`No such option: --x`, `Got unexpected
+    extra argument(s) (x)`, a bad value): a file named `--x<RLO>.py` in a list of a
+    repository's files (`porter lint $(git ls-files)`) reached the terminal with its bidi
+    controls raw. Their messages show control characters as porter's own messages do."""
+    from porter.core.textsafe import controls_escaped
+
+    def escaping(format_message: Any) -> Any:
+        def shown(self: Exception) -> str:
+            return controls_escaped(str(format_message(self)), keep="\n")
+
+        shown.porter_escapes = True  # type: ignore[attr-defined]
+        return shown
+
+    # typer raises the exceptions of the click it carries (`typer._click`), not click's own
+    clicks = [sys.modules.get(m) for m in ("typer._click.exceptions", "click.exceptions")]
+    roots: list[type[Exception]] = [m.ClickException for m in clicks if m is not None]
+    # the exception's own class and its subclasses, and the base that defines the method
+    # (typer's `TyperException`)
+    todo = [*roots, *(c for r in roots for c in r.__mro__[1:] if "format_message" in vars(c))]
+    while todo:
+        cls = todo.pop()
+        if issubclass(cls, tuple(roots)):
+            todo.extend(cls.__subclasses__())
+        own = vars(cls).get("format_message")
+        if own is not None and not getattr(own, "porter_escapes", False):
+            cls.format_message = escaping(own)  # type: ignore[attr-defined]
 
 
 # 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left

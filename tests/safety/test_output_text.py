@@ -398,3 +398,26 @@ def test_an_emoji_code_in_a_name_is_shown_as_text(tmp_path):
     assert out.returncode == 0, text
     assert name in text, text
     assert "\u26a0" not in text and "\U0001f680" not in text, text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("lint", "--target", "xla"),  # click: "No such option: --x…"
+        ("explain", "CUDA001"),  # "Got unexpected extra argument(s) (…)"
+        ("kernels", "."),
+    ],
+)
+def test_a_usage_error_quoting_the_command_line_shows_its_controls_escaped(tmp_path, args):
+    """click's own usage errors quote the command line: a file named `--a<RLO>yp.py` in a
+    repository (`porter lint $(git ls-files)`) reached the terminal with its bidi control raw
+    (`No such option`, an unexpected extra argument), although click escapes C0 and C1."""
+    name = "--a\u202e\u2066yp\u2028.py"
+    (tmp_path / name).write_bytes(CUDA)
+    out = porter(*args, name, cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2, err
+    assert "Traceback" not in err, err
+    assert "\\u202e" in err and "\\u2066" in err and "\\u2028" in err, err
+    for raw in ("\u202e", "\u2066", "\u2028"):
+        assert raw not in err, err
