@@ -47,6 +47,17 @@ _MALFORMED = (
 )
 
 
+def _write_report(report: Path, text: str) -> None:
+    """`text` into the file named by --report; a name that cannot be written (its folder a
+    file, /proc) is one line, exit 2 (it was an OSError traceback in `trace ops`)."""
+    from porter.pipeline.writer import write_output
+
+    try:
+        write_output(report, text)
+    except OSError as exc:
+        raise _fail(f"cannot write --report {report}: {exc.strerror or exc}") from None
+
+
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"porter trace: {printable(message)}", err=True)  # a manifest's text is shown, never obeyed
     return typer.Exit(2)
@@ -174,7 +185,7 @@ def compare_cmd(
         try:
             write_report(result, report)
         except OSError as exc:
-            raise _fail(str(exc)) from None
+            raise _fail(f"cannot write --report {report}: {exc.strerror or exc}") from None
         except _MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
             raise _fail(str(exc) if str(exc).startswith("--report") else _malformed(reference, ported, exc)) from None
     raise typer.Exit(result.exit_code)
@@ -241,8 +252,6 @@ def ops_cmd(
         console,
     )
     if report is not None:
-        from porter.pipeline.writer import write_output
-
         payload = {
             "schema": "porter.trace-ops/1",
             "target": target,
@@ -255,7 +264,7 @@ def ops_cmd(
             "ops": [r.__dict__ for r in rows],
         }
         if report.suffix.lower() == ".json":
-            write_output(report, json.dumps(payload, indent=2))
+            _write_report(report, json.dumps(payload, indent=2))
         elif report.suffix.lower() in (".md", ".markdown"):
             from porter.report.markdown import _cell, _code_cell, _inline
 
@@ -275,7 +284,7 @@ def ops_cmd(
                 for r in rows
             ]
             lines += ["", _inline(f"Caveat: {data.get('caveat', '')}")]
-            write_output(report, "\n".join(lines) + "\n")
+            _write_report(report, "\n".join(lines) + "\n")
         else:
             raise _fail(f"--report {report}: use a .json or .md file name")
     raise typer.Exit(1 if counts["cpu_fallback"] or counts["unsupported"] else 0)

@@ -446,3 +446,17 @@ def test_a_lone_surrogate_in_a_manifest_string_is_shown_escaped(tmp_path, comman
     report = tmp_path / command[-1]
     assert report.is_file(), shown
     assert "\\ud800" in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["ops", "compare"])
+@pytest.mark.parametrize("where", ["afile/x.{suffix}", "/proc/x.{suffix}"])
+def test_a_report_that_cannot_be_written_is_one_line(tmp_path, command, where):
+    """`trace ops --report` under a file, or in /proc, ended in an OSError traceback (lint,
+    rewrite, parity-check and `trace compare` said it in one line)."""
+    good, port = _sides(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    suffix = "json" if command == "ops" else "md"
+    args = ["ops", str(port), "--target", "xla"] if command == "ops" else ["compare", str(good), str(port)]
+    out = porter("trace", *args, "--report", where.format(suffix=suffix), cwd=tmp_path)
+    _one_line_error(out, "cannot write --report")
+    assert (tmp_path / "afile").read_text() == "x"
