@@ -22,14 +22,12 @@ from typing import Literal, overload
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
 from porter.analysis import device_backends, extensions
+from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
 from dataclasses import dataclass
 from functools import lru_cache
 from porter.config.ruledata import load_toml
 
-
-# the kind of the `Settings.flow` facts this module makes (guards.py reads them by it)
-KIND = "cuda-only"
 
 # bytes that must occur for the analysis (here and in guards.py) to be worth running on a file:
 # torch's own CUDA-only parts (and Triton, which is also named in torch's APIs) ...
@@ -133,12 +131,6 @@ def runs_token(source: bytes) -> bool:
     """Whether `source` may run CUDA-only code (not only ask about the device)."""
     return any(t in source for t in RUN_TOKENS) or imports_package(source)
 
-
-# the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
-RUNS = "runs"
-# the third, "needs:PACKAGE": the module imports the name at its top level from the project's
-# package of PACKAGE's kernels, so it cannot be imported without PACKAGE
-NEEDS = "needs"
 
 _ENTRIES = ("__init__", "__call__")
 
@@ -591,7 +583,12 @@ def cuda_only_imports(
             if imports_package(source) and (package := import_needs(source, data)):
                 needs[module_name(path)] = (path, package)
     out: dict[str, Facts] = {
-        path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
+        path: tuple(
+            sorted(
+                (None, local, CudaOnlyKind.IMPORTED, (f"`{local}` ({why})", CudaOnlyTag.RUNS))
+                for local, why in names.items()
+            )
+        )
         for path, names in compiled.items()
     }
     for path, kernel_facts in kernels.items():
@@ -671,7 +668,10 @@ def cuda_only_imports(
                 again[module] = (path, {})
         fresh = {m: v for m, v in again.items() if v[1]}
     for path, reexported in imported.items():
-        facts = [(None, local, KIND, (why, *((RUNS,) if runs else ()))) for local, (why, runs) in reexported.items()]
+        facts = [
+            (None, local, CudaOnlyKind.IMPORTED, (why, *((CudaOnlyTag.RUNS,) if runs else ())))
+            for local, (why, runs) in reexported.items()
+        ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
     return out
@@ -751,7 +751,14 @@ def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) 
                     f"`{local}` from `{node.module}`, the project's package of `{found[1]}` kernels "
                     f"(its `__init__.py` imports `{found[1]}`)"
                 )
-                facts.append((None, local, KIND, (why, RUNS, f"{NEEDS}:{found[1]}")))
+                facts.append(
+                    (
+                        None,
+                        local,
+                        CudaOnlyKind.IMPORTED,
+                        (why, CudaOnlyTag.RUNS, f"{CudaOnlyTag.NEEDS.value}:{found[1]}"),
+                    )
+                )
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
@@ -810,7 +817,7 @@ def part(source: bytes) -> bytes:
 def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
     target (a package may be CUDA-only on one target only) and the project's CUDA sources."""
-    h = hashlib.sha256(KIND.encode() + b"\0" + (target or "").encode())
+    h = hashlib.sha256(CudaOnlyKind.IMPORTED.value.encode() + b"\0" + (target or "").encode())
     for name in sorted(cuda_sources):
         h.update(b"cu\0" + name.encode("utf-8", "surrogateescape"))
     for name, p in parts:
