@@ -18,8 +18,8 @@ log call, or a parameter used only so). Where the walk stops it cuts:
   becomes `False`, so whatever the program prints about the flag stays true. A gate whose
   test is used for more than the flag folds to its `else` value.
 
-The answers are facts of the file that holds each cut (kinds FUSED_FALSE / FUSED_KEEP) and of
-the file with the flag's use (FUSED_SITE: the call stays as it is). Read with `ast`; nothing
+The answers are facts of the file that holds each cut (kinds FusedKind.FALSE / KEEP) and of
+the file with the flag's use (FusedKind.SITE: the call stays as it is). Read with `ast`; nothing
 is imported or run.
 """
 
