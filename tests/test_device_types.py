@@ -12,7 +12,8 @@ import textwrap
 
 import pytest
 
-from porter.analysis.device_types import CUDA_LITERAL, DEVICE_TYPE, NOT_DEVICE, DeviceTypes
+from porter.analysis.device_types import DeviceTypes
+from porter.analysis.kinds import TypeKind
 from porter.analysis.index import ProjectIndex
 from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
@@ -103,11 +104,11 @@ def test_verdicts():
         found = types.kind(ast.parse(text, mode="eval").body, scope)
         return found[0] if found is not None else None
 
-    assert verdict("sync.py", "sync_if_cuda", "kind") == DEVICE_TYPE
+    assert verdict("sync.py", "sync_if_cuda", "kind") == TypeKind.DEVICE_TYPE
     assert verdict("tools/utils.py", "maybe_bind_numa", "device_type") is None  # no caller passes it
-    assert verdict("platform.py", "use_vendor_kernels", "args.device_type") == NOT_DEVICE
-    assert verdict("lit.py", "", "device_type") == CUDA_LITERAL  # ported with its test
-    assert verdict("auto.py", "pick", "d") == DEVICE_TYPE  # "auto" on one path, "cpu" on another
-    assert verdict("sync.py", "sync_if_cuda", "torch.accelerator.current_accelerator().type") == DEVICE_TYPE
+    assert verdict("platform.py", "use_vendor_kernels", "args.device_type") == TypeKind.NOT_DEVICE
+    assert verdict("lit.py", "", "device_type") == TypeKind.CUDA_LITERAL  # ported with its test
+    assert verdict("auto.py", "pick", "d") == TypeKind.DEVICE_TYPE  # "auto" on one path, "cpu" on another
+    assert verdict("sync.py", "sync_if_cuda", "torch.accelerator.current_accelerator().type") == TypeKind.DEVICE_TYPE
     facts = index.facts("sync.py")
-    assert ("sync_if_cuda", "<compared> kind", DEVICE_TYPE) in [f[:3] for f in facts]
+    assert ("sync_if_cuda", "<compared> kind", TypeKind.DEVICE_TYPE) in [f[:3] for f in facts]

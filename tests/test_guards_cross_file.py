@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from porter.analysis import cuda_only_index
+from porter.analysis.kinds import CudaOnlyTag
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
 from tests.helpers import port_files, write_files
@@ -209,7 +210,7 @@ def test_re_exports_are_followed_through_two_packages():
     ]
     facts = cuda_only_index.cuda_only_imports(files, "neuron")
     assert {f[1] for f in facts["app.py"]} == {"invert"}
-    assert all(f[3][1:] == (cuda_only_index.RUNS,) for f in facts["app.py"])
+    assert all(f[3][1:] == (CudaOnlyTag.RUNS,) for f in facts["app.py"])
     assert facts["app.py"][0][3][0].endswith("in pkg/kernels/fused.py")
 
 

@@ -22,14 +22,12 @@ from typing import Literal, overload
 from porter.config.cuda_packages import cuda_only_modules
 from porter.config.settings import Facts
 from porter.analysis import device_backends, extensions
+from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
 from dataclasses import dataclass
 from functools import lru_cache
 from porter.config.ruledata import load_toml
 
-
-# the kind of the `Settings.flow` facts this module makes (guards.py reads them by it)
-KIND = "cuda-only"
 
 # bytes that must occur for the analysis (here and in guards.py) to be worth running on a file:
 # torch's own CUDA-only parts (and Triton, which is also named in torch's APIs) ...
@@ -134,12 +132,6 @@ def runs_token(source: bytes) -> bool:
     return any(t in source for t in RUN_TOKENS) or imports_package(source)
 
 
-# the second part of a fact's reasons when using the name runs CUDA-only code (not only asks)
-RUNS = "runs"
-# the third, "needs:PACKAGE": the module imports the name at its top level from the project's
-# package of PACKAGE's kernels, so it cannot be imported without PACKAGE
-NEEDS = "needs"
-
 _ENTRIES = ("__init__", "__call__")
 
 
@@ -229,32 +221,8 @@ def _cuda_only_names(
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}, set()
     imports = _imports(tree)
+    units = [u for unit in _top_units(tree.body) if (u := _unit(unit, imports, data)) is not None]
     names: dict[str, str] = {}
-    units: list[tuple[tuple[str, ...], str | None, set[str]]] = []
-    for unit in _top_units(tree.body):
-        if isinstance(unit, ast.Assign):
-            bound = tuple(t.id for t in unit.targets if isinstance(t, ast.Name))
-            node: ast.AST = unit.value
-        else:
-            bound = (unit.name,)
-            node = unit
-        if not bound:
-            continue
-        if isinstance(unit, ast.ClassDef) and not any(
-            (dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases
-        ):
-            # a class is CUDA-only when making or calling one is: its `__init__` or `__call__`
-            entries = [
-                m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES
-            ]
-            why: str | None = _cuda_registry(unit)
-            refs: set[str] = set()
-            for m in entries:
-                w, r = _scan(m, imports, data)
-                why, refs = why or w, refs | r
-        else:
-            why, refs = _scan(node, imports, data)
-        units.append((bound, why, refs))
     for local, qual in imports.items():
         why = data.why(qual)
         if why:
@@ -262,6 +230,50 @@ def _cuda_only_names(
     for local, why in (known or {}).items():
         names[local] = f"`{local}` ({why})"
         imports.setdefault(local, local)  # an import: exported by this module only through its users
+    _spread(names, units)
+    running = _running(tree, imports, data, set(known or ()))
+    # a name the module imports from a CUDA-only package is CUDA-only where it is imported
+    # again from this module (a shim: `from ._triton import triton, tl`)
+    shims = {n for n in imports if n in names and data.why(imports[n])}
+    return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
+
+
+_Unit = tuple[tuple[str, ...], str | None, set[str]]  # names a statement binds, why it is CUDA-only, names it uses
+
+
+def _unit(
+    unit: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Assign,
+    imports: dict[str, str],
+    data: CudaOnlyData,
+) -> _Unit | None:
+    """What a module-level statement binds, why it is CUDA-only itself (None: not), and the
+    names it uses; None where it binds no plain name."""
+    if isinstance(unit, ast.Assign):
+        bound = tuple(t.id for t in unit.targets if isinstance(t, ast.Name))
+        node: ast.AST = unit.value
+    else:
+        bound = (unit.name,)
+        node = unit
+    if not bound:
+        return None
+    if isinstance(unit, ast.ClassDef) and not any((dotted(b) or "").split(".")[-1] == "Function" for b in unit.bases):
+        # a class is CUDA-only when making or calling one is: its `__init__` or `__call__`
+        entries = [
+            m for m in unit.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name in _ENTRIES
+        ]
+        why: str | None = _cuda_registry(unit)
+        refs: set[str] = set()
+        for m in entries:
+            w, r = _scan(m, imports, data)
+            why, refs = why or w, refs | r
+        return bound, why, refs
+    why, refs = _scan(node, imports, data)
+    return bound, why, refs
+
+
+def _spread(names: dict[str, str], units: list[_Unit]) -> None:
+    """Adds to `names` (CUDA-only name -> why) each statement's names that are CUDA-only
+    themselves or use one, to a fixed point."""
     changed = True
     while changed:
         changed = False
@@ -273,11 +285,6 @@ def _cuda_only_names(
                 for n in bound:
                     names.setdefault(n, f"`{n}` ({why})" if why or used is None else f"`{n}` → {names[used]}")
                 changed = True
-    running = _running(tree, imports, data, set(known or ()))
-    # a name the module imports from a CUDA-only package is CUDA-only where it is imported
-    # again from this module (a shim: `from ._triton import triton, tl`)
-    shims = {n for n in imports if n in names and data.why(imports[n])}
-    return {n: w for n, w in names.items() if n not in imports or n in shims}, running - (set(imports) - shims)
 
 
 def _cuda_registry(cls: ast.ClassDef) -> str | None:
@@ -414,18 +421,60 @@ def _checks_device(fn: ast.AST, imports: dict[str, str], data: CudaOnlyData | No
 def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, known: set[str] = frozenset()) -> set[str]:  # type: ignore[assignment]
     """The module-level names whose use runs CUDA-only code on each run: as
     guards.CudaOnly._runs, to a fixed point (what the other files' checks read)."""
-    running = {local for local, qual in imports.items() if data.runs(qual)} | set(known)
-    functions = {u.name: u for u in _top_units(tree.body) if isinstance(u, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    checks: dict[str, bool] = {}
+    return _Running(tree, imports, data, known).names()
 
-    def checker(name: str, seen: frozenset[str] = frozenset()) -> bool:
-        if name not in checks:
-            fn = functions[name]
-            calls = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} & set(functions) - seen - {name}
-            checks[name] = _checks_device(fn, imports, data) or any(checker(c, seen | {name}) for c in calls)
-        return checks[name]
 
-    def function_runs(fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
+class _Running:
+    """`_running`'s state: the module's functions, which of them check the device, and the
+    names found so far whose use runs CUDA-only code."""
+
+    def __init__(self, tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, known: set[str]) -> None:
+        self.tree, self.imports, self.data = tree, imports, data
+        self.running = {local for local, qual in imports.items() if data.runs(qual)} | set(known)
+        self.functions = {
+            u.name: u for u in _top_units(tree.body) if isinstance(u, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+        self.checks: dict[str, bool] = {}
+
+    def names(self) -> set[str]:
+        changed = True
+        while changed:
+            changed = False
+            for unit in _top_units(self.tree.body):
+                if isinstance(unit, ast.Assign):
+                    bound, runs = [t.id for t in unit.targets if isinstance(t, ast.Name)], self.assign_runs(unit)
+                elif isinstance(unit, ast.ClassDef):
+                    bound, runs = [unit.name], self.class_runs(unit)
+                else:
+                    bound, runs = [unit.name], self.function_runs(unit, set())
+                if runs and not all(n in self.running for n in bound):
+                    self.running.update(bound)
+                    changed = True
+        return self.running
+
+    def checker(self, name: str, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether the module's function `name`, or one it calls, checks the device."""
+        if name not in self.checks:
+            fn = self.functions[name]
+            calls = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} & set(self.functions) - seen - {name}
+            self.checks[name] = _checks_device(fn, self.imports, self.data) or any(
+                self.checker(c, seen | {name}) for c in calls
+            )
+        return self.checks[name]
+
+    def assign_runs(self, unit: ast.Assign) -> bool:
+        called = {
+            c.id
+            for n in ast.walk(unit.value)
+            if isinstance(n, ast.Call)
+            for c in _callees(n)
+            if isinstance(c, ast.Name)
+        }
+        if isinstance(unit.value, ast.Name):
+            called.add(unit.value.id)  # an alias runs what it names
+        return bool(called & self.running) or any(_runs_qual(n, self.imports, self.data) for n in ast.walk(unit.value))
+
+    def function_runs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
         calls = {
             c.id
             for n in _each_run(_before_exit(fn.body))
@@ -433,62 +482,45 @@ def _running(tree: ast.Module, imports: dict[str, str], data: CudaOnlyData, know
             for c in _callees(n)
             if isinstance(c, ast.Name)
         }
-        if not (calls & running) - {fn.name}:
-            for node in _each_run([*fn.decorator_list, *fn.body]):  # (`@triton.jit` makes a kernel)
-                if _runs_qual(node, imports, data):
-                    break
-                if isinstance(node, ast.Call) and any(
-                    isinstance(c, ast.Attribute)
-                    and isinstance(c.value, ast.Name)
-                    and c.value.id == "self"
-                    and c.attr in attrs
-                    for c in _callees(node)
-                ):
-                    break
-            else:
-                return False
-        return not _checks_device(fn, imports, data) and not any(
-            checker(n.id) for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in functions and n.id != fn.name
+        if not (calls & self.running) - {fn.name} and not self.runs_itself(fn, attrs):
+            return False
+        return not _checks_device(fn, self.imports, self.data) and not any(
+            self.checker(n.id)
+            for n in ast.walk(fn)
+            if isinstance(n, ast.Name) and n.id in self.functions and n.id != fn.name
         )
 
-    def class_runs(cls: ast.ClassDef) -> bool:
+    def runs_itself(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, attrs: set[str]) -> bool:
+        """Whether `fn` runs CUDA-only code of a library (`@triton.jit` makes a kernel) or
+        calls one of `attrs`, the attributes of `self` that hold such code."""
+        for node in _each_run([*fn.decorator_list, *fn.body]):
+            if _runs_qual(node, self.imports, self.data):
+                return True
+            if isinstance(node, ast.Call) and any(
+                isinstance(c, ast.Attribute)
+                and isinstance(c.value, ast.Name)
+                and c.value.id == "self"
+                and c.attr in attrs
+                for c in _callees(node)
+            ):
+                return True
+        return False
+
+    def class_runs(self, cls: ast.ClassDef) -> bool:
         autograd = any((dotted(b) or "").split(".")[-1] == "Function" for b in cls.bases)
         methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
         attrs = {
             t.attr
             for m in methods
             for a in ast.walk(m)
-            if isinstance(a, ast.Assign) and any(_runs_qual(v, imports, data) for v in ast.walk(a.value))
+            if isinstance(a, ast.Assign) and any(_runs_qual(v, self.imports, self.data) for v in ast.walk(a.value))
             for t in a.targets
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
         }
         entries = ("forward",) if autograd else _ENTRIES
-        return _cuda_registry(cls) is not None or any(function_runs(m, attrs) for m in methods if m.name in entries)
-
-    changed = True
-    while changed:
-        changed = False
-        for unit in _top_units(tree.body):
-            if isinstance(unit, ast.Assign):
-                bound = [t.id for t in unit.targets if isinstance(t, ast.Name)]
-                called = {
-                    c.id
-                    for n in ast.walk(unit.value)
-                    if isinstance(n, ast.Call)
-                    for c in _callees(n)
-                    if isinstance(c, ast.Name)
-                }
-                if isinstance(unit.value, ast.Name):
-                    called.add(unit.value.id)  # an alias runs what it names
-                runs = bool(called & running) or any(_runs_qual(n, imports, data) for n in ast.walk(unit.value))
-            elif isinstance(unit, ast.ClassDef):
-                bound, runs = [unit.name], class_runs(unit)
-            else:
-                bound, runs = [unit.name], function_runs(unit, set())
-            if runs and not all(n in running for n in bound):
-                running.update(bound)
-                changed = True
-    return running
+        return _cuda_registry(cls) is not None or any(
+            self.function_runs(m, attrs) for m in methods if m.name in entries
+        )
 
 
 def _target(importer: str, node: ast.ImportFrom, package_init: bool = False) -> str | None:
@@ -515,24 +547,42 @@ def extension_imports(
         built.update(extensions.built_extensions(path, source))
     if not built and not cu:
         return {}
-    project = {module_name(p) for p, _ in files}
-    shown = f"{', '.join(cu[:2])}{' ...' if len(cu) > 2 else ''}"
+    found_in = _Extensions(built, cu, {module_name(p) for p, _ in files})
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for path, source in files:
+        found = found_in.loaded(source)
+        if extensions.IMPORT_HINT.search(source):
+            found_in.imported(path, source, found)
+        if found:
+            out[path] = found
+    return out
+
+
+class _Extensions:
+    """The project's compiled CUDA extensions (`built`: module -> why; `cu`: its CUDA sources),
+    as `extension_imports` finds them in one file."""
+
+    def __init__(self, built: dict[str, str], cu: list[str], project: set[str]) -> None:
+        self.built, self.cu, self.project = built, cu, project
+        self.shown = f"{', '.join(cu[:2])}{' ...' if len(cu) > 2 else ''}"
+
+    def loaded(self, source: bytes) -> dict[str, tuple[str, str]]:
+        """local name -> (module, why) for each extension the file loads by name (`load('op')`)."""
         found: dict[str, tuple[str, str]] = {}
         for local, loader, named in extensions.loaded_extensions(source):
-            match = next((m for m in built if m == named or m.endswith("." + named)), None)
+            match = next((m for m in self.built if m == named or m.endswith("." + named)), None)
             if match is not None:
-                found[local] = (match, f"`{loader}('{named}')` loads {match}: {built[match]}")
-            elif cu and "load" in loader.rpartition(".")[2].lower():
+                found[local] = (match, f"`{loader}('{named}')` loads {match}: {self.built[match]}")
+            elif self.cu and "load" in loader.rpartition(".")[2].lower():
                 found[local] = (
                     named,
-                    f"`{loader}('{named}')` loads a compiled module of the project (the project has CUDA sources: {shown})",
+                    f"`{loader}('{named}')` loads a compiled module of the project "
+                    f"(the project has CUDA sources: {self.shown})",
                 )
-        if not extensions.IMPORT_HINT.search(source):
-            if found:
-                out[path] = found
-            continue
+        return found
+
+    def imported(self, path: str, source: bytes, found: dict[str, tuple[str, str]]) -> None:
+        """Adds to `found` each extension the file imports (`from .ops import fused`, `import a.b as c`)."""
         me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
         nodes: list[ast.ImportFrom | ast.Import] = [*_from_imports(source), *_aliased_imports(source)]
         for node in nodes:
@@ -545,24 +595,26 @@ def extension_imports(
             else:
                 pairs = [(a.asname, a.name, None) for a in node.names if a.asname]
             for local, full, parent in pairs:
-                for module in (full, parent):
-                    if not module:
-                        continue
-                    match = next(
-                        (m for m in built if m == module or m.endswith("." + module) or module.endswith("." + m)), None
-                    )
-                    if match is not None:
-                        found[local] = (match, f"`{module}`: {built[match]}")
-                        break
-                    if cu and extensions.compiled(module, project):
-                        found[local] = (
-                            module,
-                            f"`{module}`: a compiled module of the project (no Python file provides it; the project has CUDA sources: {shown})",
-                        )
-                        break
-        if found:
-            out[path] = found
-    return out
+                hit = next((h for h in map(self.extension, (full, parent)) if h is not None), None)
+                if hit is not None:
+                    found[local] = hit
+
+    def extension(self, module: str | None) -> tuple[str, str] | None:
+        """(module, why) where `module` is one of the project's compiled extensions."""
+        if not module:
+            return None
+        match = next(
+            (m for m in self.built if m == module or m.endswith("." + module) or module.endswith("." + m)), None
+        )
+        if match is not None:
+            return (match, f"`{module}`: {self.built[match]}")
+        if self.cu and extensions.compiled(module, self.project):
+            return (
+                module,
+                f"`{module}`: a compiled module of the project (no Python file provides it; "
+                f"the project has CUDA sources: {self.shown})",
+            )
+        return None
 
 
 def cuda_only_imports(
@@ -578,9 +630,40 @@ def cuda_only_imports(
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
     }
-    exported: dict[str, tuple[str, dict[str, str]]] = {}  # module -> (path, name -> why)
-    running: dict[str, set[str]] = {}  # module -> the names whose use runs CUDA-only code
-    needs: dict[str, tuple[str, str]] = {}  # module -> (path, the CUDA-only package its import imports)
+    exported, running, needs = _exports(files, data, compiled)
+    out: dict[str, Facts] = {
+        path: tuple(
+            sorted(
+                (None, local, CudaOnlyKind.IMPORTED, (f"`{local}` ({why})", CudaOnlyTag.RUNS))
+                for local, why in names.items()
+            )
+        )
+        for path, names in compiled.items()
+    }
+    for path, kernel_facts in kernels.items():
+        out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
+    if not exported and not needs:
+        return out
+    imported = _Reexports(files, exported, running, needs).follow()
+    for path, reexported in imported.items():
+        facts = [
+            (None, local, CudaOnlyKind.IMPORTED, (why, *((CudaOnlyTag.RUNS,) if runs else ())))
+            for local, (why, runs) in reexported.items()
+        ]
+        if facts:
+            out[path] = tuple(sorted({*out.get(path, ()), *facts}))
+    return out
+
+
+def _exports(
+    files: list[tuple[str, bytes]], data: CudaOnlyData, compiled: dict[str, dict[str, str]]
+) -> tuple[dict[str, tuple[str, dict[str, str]]], dict[str, set[str]], dict[str, tuple[str, str]]]:
+    """The project's modules that export CUDA-only names: module -> (path, name -> why); the
+    names of each whose use runs CUDA-only code; and the modules whose import needs a CUDA-only
+    package: module -> (path, the package)."""
+    exported: dict[str, tuple[str, dict[str, str]]] = {}
+    running: dict[str, set[str]] = {}
+    needs: dict[str, tuple[str, str]] = {}
     for path, source in files:
         known = compiled.get(path)
         if known or has_token(source):
@@ -590,25 +673,44 @@ def cuda_only_imports(
                 running[module_name(path)] = runs
             if imports_package(source) and (package := import_needs(source, data)):
                 needs[module_name(path)] = (path, package)
-    out: dict[str, Facts] = {
-        path: tuple(sorted((None, local, KIND, (f"`{local}` ({why})", RUNS)) for local, why in names.items()))
-        for path, names in compiled.items()
-    }
-    for path, kernel_facts in kernels.items():
-        out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
-    if not exported and not needs:
-        return out
-    # a name imported from such a module is exported again by its importer (a package's
-    # `__init__.py`: `from .fused import op`, then `from ..kernels import op` elsewhere): a few
-    # rounds follow such re-exports, each reading only the files that name a new one
-    imported: dict[str, dict[str, tuple[str, bool]]] = {}  # path -> local name -> (why, runs)
-    fresh = dict(exported)
-    for round_ in range(4):
-        if not fresh and (round_ or not needs):
-            break
-        # a file is parsed only when it names such a module and one of its CUDA-only names (or,
-        # in the first round, for a module whose import needs a CUDA-only package, imports from
-        # it in a function)
+    return exported, running, needs
+
+
+class _Reexports:
+    """A name imported from a module that exports CUDA-only names is exported again by its
+    importer (a package's `__init__.py`: `from .fused import op`, then `from ..kernels import op`
+    elsewhere): a few rounds follow such re-exports, each reading only the files that name a
+    new one. `imported`: path -> local name -> (why, whether using it runs CUDA-only code)."""
+
+    def __init__(
+        self,
+        files: list[tuple[str, bytes]],
+        exported: dict[str, tuple[str, dict[str, str]]],
+        running: dict[str, set[str]],
+        needs: dict[str, tuple[str, str]],
+    ) -> None:
+        self.files, self.exported, self.running, self.needs = files, exported, running, needs
+        self.imported: dict[str, dict[str, tuple[str, bool]]] = {}
+
+    def follow(self) -> dict[str, dict[str, tuple[str, bool]]]:
+        fresh = dict(self.exported)
+        for round_ in range(4):
+            if not fresh and (round_ or not self.needs):
+                break
+            probes = self._probes(fresh, round_)
+            again: dict[str, tuple[str, dict[str, str]]] = {}
+            for path, source in self.files:
+                if any(leaf in source and words.search(source) for leaf, words in probes):
+                    self._read(path, source, fresh, round_, again)
+            fresh = self._merge(again)
+        return self.imported
+
+    def _probes(
+        self, fresh: dict[str, tuple[str, dict[str, str]]], round_: int
+    ) -> list[tuple[bytes, re.Pattern[bytes]]]:
+        """A file is parsed only when it names such a module and one of its CUDA-only names (or,
+        in the first round, for a module whose import needs a CUDA-only package, imports from
+        it in a function)."""
         probes = [
             (
                 m.rpartition(".")[2].encode(),
@@ -617,64 +719,73 @@ def cuda_only_imports(
             for m, (_, ns) in fresh.items()
         ]
         if not round_:
-            probes += [(m.rpartition(".")[2].encode(), _LOCAL_FROM) for m in needs if m not in exported]
-        again: dict[str, tuple[str, dict[str, str]]] = {}
-        for path, source in files:
-            if not any(leaf in source and words.search(source) for leaf, words in probes):
+            probes += [(m.rpartition(".")[2].encode(), _LOCAL_FROM) for m in self.needs if m not in self.exported]
+        return probes
+
+    def _read(
+        self,
+        path: str,
+        source: bytes,
+        fresh: dict[str, tuple[str, dict[str, str]]],
+        round_: int,
+        again: dict[str, tuple[str, dict[str, str]]],
+    ) -> None:
+        me = module_name(path)
+        mine = self.imported.setdefault(path, {})
+        for node, local in _from_imports(source, where=True):
+            wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
+            if not wanted:
                 continue
-            me = module_name(path)
-            mine = imported.setdefault(path, {})
-            for node, local in _from_imports(source, where=True):
-                wanted = _target(me, node, path.replace("\\", "/").endswith("__init__.py"))
-                if not wanted:
+            # paths name modules from where porter was run: either may be the longer name
+            matches = [m for m in self.exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
+            source_module = matches[0] if len(matches) == 1 and matches[0] != me and matches[0] in fresh else None
+            where, names = self.exported[source_module] if source_module else ("", {})
+            marked = self.running.get(source_module or "", set())
+            # `from .matmul_ext import matmul` in a function (or under an `if`/`try`), where
+            # matmul_ext imports Triton when it is imported: the lazy import is where the
+            # library put its CUDA-only dependency, so what it brings runs CUDA-only code
+            lazy = (
+                [m for m in self.needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
+                if local and not round_
+                else []
+            )
+            lazy_from = self.needs[lazy[0]] if len(lazy) == 1 and lazy[0] != me else None
+            for alias in node.names:
+                local_name = alias.asname or alias.name
+                if alias.name == "*" or local_name in mine:
                     continue
-                # paths name modules from where porter was run: either may be the longer name
-                matches = [m for m in exported if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
-                source_module = matches[0] if len(matches) == 1 and matches[0] != me and matches[0] in fresh else None
-                where, names = exported[source_module] if source_module else ("", {})
-                marked = running.get(source_module or "", set())
-                # `from .matmul_ext import matmul` in a function (or under an `if`/`try`), where
-                # matmul_ext imports Triton when it is imported: the lazy import is where the
-                # library put its CUDA-only dependency, so what it brings runs CUDA-only code
-                lazy = (
-                    [m for m in needs if m == wanted or m.endswith("." + wanted) or wanted.endswith("." + m)]
-                    if local and not round_
-                    else []
-                )
-                lazy_from = needs[lazy[0]] if len(lazy) == 1 and lazy[0] != me else None
-                for alias in node.names:
-                    local_name = alias.asname or alias.name
-                    if alias.name == "*" or local_name in mine:
-                        continue
-                    if alias.name in names:
-                        why = names[alias.name]
-                        mine[local_name] = (
-                            f"{why}, in {where}" if ", in " not in why else why,
-                            alias.name in marked or lazy_from is not None,
-                        )
-                    elif lazy_from is not None:
-                        needed_in, package = lazy_from
-                        mine[local_name] = (
-                            f"`{alias.name}` from a module that imports {package} when it is imported, in {needed_in}",
-                            True,
-                        )
-                    else:
-                        continue
-                    if alias.name in names:  # exported again by this module (a package's __init__.py)
-                        again.setdefault(me, (path, {}))[1][local_name] = mine[local_name][0]
+                taken = _taken(alias.name, where, names, marked, lazy_from)
+                if taken is None:
+                    continue
+                mine[local_name] = taken
+                if alias.name in names:  # exported again by this module (a package's __init__.py)
+                    again.setdefault(me, (path, {}))[1][local_name] = mine[local_name][0]
+
+    def _merge(self, again: dict[str, tuple[str, dict[str, str]]]) -> dict[str, tuple[str, dict[str, str]]]:
+        """Adds the round's re-exports to the exported names; returns the modules that export new ones."""
         for module, (path, names) in again.items():
-            have = exported.setdefault(module, (path, {}))[1]
+            have = self.exported.setdefault(module, (path, {}))[1]
             added = {n: w for n, w in names.items() if n not in have}
             have.update(added)
-            running.setdefault(module, set()).update(n for n in added if imported[path][n][1])
+            self.running.setdefault(module, set()).update(n for n in added if self.imported[path][n][1])
             if not added:
                 again[module] = (path, {})
-        fresh = {m: v for m, v in again.items() if v[1]}
-    for path, reexported in imported.items():
-        facts = [(None, local, KIND, (why, *((RUNS,) if runs else ()))) for local, (why, runs) in reexported.items()]
-        if facts:
-            out[path] = tuple(sorted({*out.get(path, ()), *facts}))
-    return out
+        return {m: v for m, v in again.items() if v[1]}
+
+
+def _taken(
+    name: str, where: str, names: dict[str, str], marked: set[str], lazy_from: tuple[str, str] | None
+) -> tuple[str, bool] | None:
+    """(why, runs) for the imported `name` (None: not CUDA-only): exported by the module
+    imported from (`names`, defined `where`; `marked`: those whose use runs CUDA-only code), or
+    brought by a lazy import of a module that needs a CUDA-only package (`lazy_from`)."""
+    if name in names:
+        why = names[name]
+        return (f"{why}, in {where}" if ", in " not in why else why, name in marked or lazy_from is not None)
+    if lazy_from is not None:
+        needed_in, package = lazy_from
+        return (f"`{name}` from a module that imports {package} when it is imported, in {needed_in}", True)
+    return None
 
 
 # `from x import a, b`, `from .x import (a,\n b)`, at any indentation: only these are parsed
@@ -709,14 +820,7 @@ def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) 
     `colossalai/kernel/triton/`: `from colossalai.kernel.triton.copy_kv_cache_dest import
     copy_kv_cache_to_dest`). The package holds that package's kernels: the importing module
     cannot be imported without it, and what it imports from there runs CUDA-only code."""
-    heads = {m.split(".")[0] for m in cuda_only_modules(target)}
-    packages: dict[str, str] = {}  # the package's module name -> the CUDA-only package
-    for path, source in files:
-        parts = path.replace("\\", "/").split("/")
-        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads:
-            continue
-        if imports_any(source, frozenset({parts[-2].encode()})):
-            packages[module_name(path)] = parts[-2]
+    packages = _kernel_packages(files, target)
     if not packages:
         return {}
     leaves = [p.rpartition(".")[2].encode() for p in packages]
@@ -724,37 +828,60 @@ def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) 
     for path, source in files:
         if not any(b"." + leaf + b"." in source or b"." + leaf + b" " in source for leaf in leaves):
             continue
-        facts = []
-        for node, indented in _from_imports(source, where=True):
-            if indented or node.level or not node.module:
-                continue
-            # the module or one of its packages (paths name modules from where porter was run:
-            # either may be the longer name)
-            dotted_parts = node.module.split(".")
-            prefixes = [".".join(dotted_parts[: i + 1]) for i in range(len(dotted_parts))]
-            found = next(
-                (
-                    (m, package)
-                    for m, package in packages.items()
-                    for q in prefixes
-                    if m == q or m.endswith("." + q) or q.endswith("." + m)
-                ),
-                None,
-            )
-            if found is None:
-                continue
-            for alias in node.names:
-                if alias.name == "*":
-                    continue
-                local = alias.asname or alias.name
-                why = (
-                    f"`{local}` from `{node.module}`, the project's package of `{found[1]}` kernels "
-                    f"(its `__init__.py` imports `{found[1]}`)"
-                )
-                facts.append((None, local, KIND, (why, RUNS, f"{NEEDS}:{found[1]}")))
+        facts = [
+            fact
+            for node, indented in _from_imports(source, where=True)
+            for fact in _kernel_facts(node, indented, packages)
+        ]
         if facts:
             out[path] = tuple(sorted(set(facts)))
     return out
+
+
+def _kernel_packages(files: list[tuple[str, bytes]], target: str | None) -> dict[str, str]:
+    """The project's packages named for a CUDA-only package whose `__init__.py` imports it:
+    the package's module name -> the CUDA-only package."""
+    heads = {m.split(".")[0] for m in cuda_only_modules(target)}
+    packages: dict[str, str] = {}
+    for path, source in files:
+        parts = path.replace("\\", "/").split("/")
+        if len(parts) < 2 or parts[-1] != "__init__.py" or parts[-2] not in heads:
+            continue
+        if imports_any(source, frozenset({parts[-2].encode()})):
+            packages[module_name(path)] = parts[-2]
+    return packages
+
+
+def _kernel_facts(
+    node: ast.ImportFrom, indented: bool, packages: dict[str, str]
+) -> Iterable[tuple[None, str, CudaOnlyKind, tuple[str, ...]]]:
+    """The facts of a top-level `from PACKAGE.mod import a, b` from one of `packages`."""
+    if indented or node.level or not node.module:
+        return
+    # the module or one of its packages (paths name modules from where porter was run:
+    # either may be the longer name)
+    dotted_parts = node.module.split(".")
+    prefixes = [".".join(dotted_parts[: i + 1]) for i in range(len(dotted_parts))]
+    found = next(
+        (
+            (m, package)
+            for m, package in packages.items()
+            for q in prefixes
+            if m == q or m.endswith("." + q) or q.endswith("." + m)
+        ),
+        None,
+    )
+    if found is None:
+        return
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        local = alias.asname or alias.name
+        why = (
+            f"`{local}` from `{node.module}`, the project's package of `{found[1]}` kernels "
+            f"(its `__init__.py` imports `{found[1]}`)"
+        )
+        yield (None, local, CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.RUNS, f"{CudaOnlyTag.NEEDS.value}:{found[1]}"))
 
 
 def import_needs(source: bytes, data: CudaOnlyData) -> str | None:
@@ -810,7 +937,7 @@ def part(source: bytes) -> bytes:
 def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
     target (a package may be CUDA-only on one target only) and the project's CUDA sources."""
-    h = hashlib.sha256(KIND.encode() + b"\0" + (target or "").encode())
+    h = hashlib.sha256(CudaOnlyKind.IMPORTED.value.encode() + b"\0" + (target or "").encode())
     for name in sorted(cuda_sources):
         h.update(b"cu\0" + name.encode("utf-8", "surrogateescape"))
     for name, p in parts:

@@ -21,25 +21,10 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from porter.config.settings import Facts
+from porter.analysis.kinds import BackendKind
 
-KIND = "cuda-backend"  # the kind of the `Settings.flow` facts this module makes
-# CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside `backends/cpu/`)
-MODULE = "cuda-backend-module"
-# a member of CUDA's class that answers CUDA's own name (`device_name()` returns "cuda"): code
-# that compares it with "cuda" asks which backend the project picked, not about a device
-ACCESSOR = "backend-accessor"
-# the project has a device abstraction of its own (a class per device, or a module that names
-# CUDA and two other accelerators as device types): its CUDA cases are CUDA's, not the device in play
-ABSTRACTION = "device-abstraction"
-# the prefix of an ABSTRACTION entry that names CUDA's folder of a per-device family of folders
+# the prefix of a BackendKind.ABSTRACTION entry that names CUDA's folder of a per-device family of folders
 DIRS = "dir:"
-# a function of the project whose parameter is the key of a closed switch over device names
-# (`if device_type == "cuda": ... elif device_type == "cpu": ... else: raise TypeError`):
-# ColossalAI's `MemStats.non_model_data_list("cuda")`. Its callers' "cuda" is that key
-SWITCH_KEY = "device-switch-key"
-# the kind of the facts naming a function whose parameter is a CUDA device's index
-# (`torch.device(f"cuda:{target_device}")`): what a caller passes there is CUDA's index
-CUDA_INDEX = "cuda-index-param"
 _KEY_TEST = re.compile(rb"""^[ \t]*if[ \t]+(\w+)[ \t]*==[ \t]*["']cuda["'][ \t]*:""", re.MULTILINE)
 _DEF_LINE = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t].*$", re.MULTILINE)
 # device-type strings of accelerators an application does not name (not the CPU, MPS or porter's targets)
@@ -190,7 +175,7 @@ def project_abstraction(settings: object, path: str = "", source: bytes = b"") -
     flow = getattr(settings, "flow", None)
     if flow is None:
         return abstraction([(path, source)])
-    return next((f[3] for f in flow if f[2] == ABSTRACTION), None)
+    return next((f[3] for f in flow if f[2] == BackendKind.ABSTRACTION), None)
 
 
 def _class_named(source: bytes, name: str) -> ast.ClassDef | None:
@@ -391,7 +376,7 @@ _Gathered = dict[str, list[tuple[str | None, str, str, tuple[str, ...]]]]
 
 
 def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
-    """path -> ((None, CUDA class, KIND, (why, sibling, ...)), ...) for each file that defines
+    """path -> ((None, CUDA class, BackendKind.BACKEND, (why, sibling, ...)), ...) for each file that defines
     CUDA's class of a per-device family, and ((None, member, ACCESSOR, (why,)), ...) for each
     file that reads a member of it that answers "cuda" and compares with "cuda"."""
     files = list(files)
@@ -408,7 +393,7 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
 
 
 def _class_family_facts(files: list[tuple[str, bytes]], sources: dict[str, bytes], out: _Gathered) -> dict[str, str]:
-    """CUDA's class of each per-device family of classes (KIND, in its file); returns its
+    """CUDA's class of each per-device family of classes (BackendKind.BACKEND, in its file); returns its
     members that answer "cuda" (member -> why), for ACCESSOR facts where they are read."""
     accessors: dict[str, str] = {}  # member -> why
     for members in families(files):
@@ -417,7 +402,7 @@ def _class_family_facts(files: list[tuple[str, bytes]], sources: dict[str, bytes
         base = next(b for b in cuda.bases if all(b in c.bases for c in members))
         why = f"one of {len(members)} classes per device under `{base}`"
         siblings = tuple(f"{c.device}={c.name}@{c.path}" for c in others)
-        out.setdefault(cuda.path, []).append((None, cuda.name, KIND, (why, *siblings)))
+        out.setdefault(cuda.path, []).append((None, cuda.name, BackendKind.BACKEND, (why, *siblings)))
         for member in _accessors(sources.get(cuda.path, b""), cuda.name):
             accessors.setdefault(
                 member, f"`{cuda.name}.{member}` answers CUDA's own name ({cuda.path}), and each class {why} its own"
@@ -447,7 +432,7 @@ def _folder_family_facts(sources: dict[str, bytes], out: _Gathered) -> None:
             why = f"`{folder}` is {whose} module of a per-device family of modules (beside {shown})"
         else:
             why = f"a module of `{folder}`, {whose} folder of a per-device family (beside {shown})"
-        out.setdefault(path, []).append((None, path, MODULE, (why, *folders)))
+        out.setdefault(path, []).append((None, path, BackendKind.MODULE, (why, *folders)))
 
 
 def _accessor_facts(files: list[tuple[str, bytes]], accessors: dict[str, str], out: _Gathered) -> None:
@@ -457,7 +442,7 @@ def _accessor_facts(files: list[tuple[str, bytes]], accessors: dict[str, str], o
         if b"cuda" not in source:
             continue
         for member in sorted({m.group(1).decode() for m in probe.finditer(source)}):
-            out.setdefault(path, []).append((None, member, ACCESSOR, (accessors[member],)))
+            out.setdefault(path, []).append((None, member, BackendKind.ACCESSOR, (accessors[member],)))
 
 
 def _abstraction_facts(files: list[tuple[str, bytes]], evidence: tuple[str, ...], out: _Gathered) -> None:
@@ -465,9 +450,9 @@ def _abstraction_facts(files: list[tuple[str, bytes]], evidence: tuple[str, ...]
     name CUDA, of a function that makes its parameter CUDA's index (CUDA_INDEX) or passes a closed
     device switch's key (SWITCH_KEY)."""
     for path, _ in files:
-        out.setdefault(path, []).append((None, "project", ABSTRACTION, evidence))
-    _call_facts(files, cuda_index_params(files), CUDA_INDEX, out)
-    _call_facts(files, switch_keys(files), SWITCH_KEY, out)
+        out.setdefault(path, []).append((None, "project", BackendKind.ABSTRACTION, evidence))
+    _call_facts(files, cuda_index_params(files), BackendKind.CUDA_INDEX, out)
+    _call_facts(files, switch_keys(files), BackendKind.SWITCH_KEY, out)
 
 
 def _call_facts(

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import ast
 
+from porter.analysis.kinds import TypeKind
 from porter.analysis.program import IndexView, Scope, call_argument, dotted
 
 
-# a device type torch selected; a CUDA string porter ports (so a test of it is ported too); no device
-DEVICE_TYPE, CUDA_LITERAL, NOT_DEVICE = "device-type", "cuda-literal", "not-device"
 # torch's device types (c10/core/DeviceType.h), and the targets' own
 TORCH_DEVICE_TYPES = frozenset(
     {
@@ -92,7 +91,7 @@ def _join(verdicts: list[Verdict]) -> Verdict:
     """A CUDA string on any path is ported, and the test of it with it; else a device type on
     any path makes the comparison a device question there (`"auto"` on another path does not
     change that); no device only when every path says so."""
-    for kind in (CUDA_LITERAL, DEVICE_TYPE):
+    for kind in (TypeKind.CUDA_LITERAL, TypeKind.DEVICE_TYPE):
         for v in verdicts:
             if v is not None and v[0] == kind:
                 return v
@@ -137,12 +136,12 @@ class DeviceTypes:
         here = (f"`{_short(expr)}`, {where}",)
         if isinstance(expr, ast.Constant):
             if _cuda(expr):
-                return (CUDA_LITERAL, here)
+                return (TypeKind.CUDA_LITERAL, here)
             is_type = isinstance(expr.value, str) and expr.value.split(":")[0] in TORCH_DEVICE_TYPES
-            return (DEVICE_TYPE if is_type else NOT_DEVICE, here)
+            return (TypeKind.DEVICE_TYPE if is_type else TypeKind.NOT_DEVICE, here)
         if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or) and isinstance(expr.values[0], ast.Call):
             if (dotted(expr.values[0].func) or "").rpartition(".")[2] in _SELECTION_CALLS:
-                return (DEVICE_TYPE, here)  # `_get_available_device_type() or "cuda"`: the fallback stays
+                return (TypeKind.DEVICE_TYPE, here)  # `_get_available_device_type() or "cuda"`: the fallback stays
         if isinstance(expr, (ast.BoolOp, ast.IfExp)):
             parts = expr.values if isinstance(expr, ast.BoolOp) else [expr.body, expr.orelse]
             return _via(_join([self.kind(p, scope, depth + 1) for p in parts]), here)
@@ -155,7 +154,7 @@ class DeviceTypes:
             call = expr.value.func if isinstance(expr.value, ast.Call) else None
             made = (dotted(call) or "").rpartition(".")[2] if call is not None else ""
             if base.rpartition(".")[2] in ("device", "accelerator") or made in ("current_accelerator", "device"):
-                return (DEVICE_TYPE, here)  # `x.device.type`, `current_accelerator().type`
+                return (TypeKind.DEVICE_TYPE, here)  # `x.device.type`, `current_accelerator().type`
             return None
         name = dotted(expr)
         return self._name(name, scope, depth, here) if name is not None else None
@@ -163,7 +162,7 @@ class DeviceTypes:
     def _call(self, call: ast.Call, scope: Scope, depth: int, here: tuple[str, ...]) -> Verdict:
         name = (dotted(call.func) or "").rpartition(".")[2]
         if name in _SELECTION_CALLS:
-            return (DEVICE_TYPE, here)
+            return (TypeKind.DEVICE_TYPE, here)
         if name == "str" and len(call.args) == 1:
             return None  # `str(device)` is a device's text, "cuda:0" included: not a type
         target = self.index.function_of(call.func, scope)
@@ -250,7 +249,7 @@ class DeviceTypes:
                 else set()
             )
             if not PLATFORMS.isdisjoint(values):
-                parts.append((NOT_DEVICE, (*line, "(a GPU platform's choices, not devices)")))
+                parts.append((TypeKind.NOT_DEVICE, (*line, "(a GPU platform's choices, not devices)")))
             elif isinstance(choices, (ast.List, ast.Tuple, ast.Set)):
                 parts.append(_via(_join([self.kind(e, where, depth + 1) for e in choices.elts]), line))
             elif "default" in kws:

@@ -18,8 +18,8 @@ log call, or a parameter used only so). Where the walk stops it cuts:
   becomes `False`, so whatever the program prints about the flag stays true. A gate whose
   test is used for more than the flag folds to its `else` value.
 
-The answers are facts of the file that holds each cut (kinds FUSED_FALSE / FUSED_KEEP) and of
-the file with the flag's use (FUSED_SITE: the call stays as it is). Read with `ast`; nothing
+The answers are facts of the file that holds each cut (kinds FusedKind.FALSE / KEEP) and of
+the file with the flag's use (FusedKind.SITE: the call stays as it is). Read with `ast`; nothing
 is imported or run.
 """
 
@@ -29,22 +29,12 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from porter.analysis.device_types import DEVICE_TYPE, DeviceTypes
-from porter.analysis.program import (
-    CPU,
-    DEVICE,
-    FUSED_FALSE,
-    FUSED_KEEP,
-    FUSED_SITE,
-    IndexView,
-    ModuleInfo,
-    Scope,
-    call_argument,
-    dotted,
-)
+from porter.analysis.device_types import DeviceTypes
+from porter.analysis.kinds import FusedKind, TypeKind, ValueKind
+from porter.analysis.program import IndexView, ModuleInfo, Scope, call_argument, dotted
 
 
-__all__ = ["FUSED_FALSE", "FUSED_KEEP", "FUSED_SITE", "FusedFlags", "fused_key"]
+__all__ = ["FusedFlags", "fused_key"]
 FUSED_TOKEN = re.compile(rb"\bfused\s*=")
 # calls whose `fused=` asks for fused optimizer kernels (torch.optim's, or their argument dict)
 _OPTIMIZER = re.compile(r"(?:^|\.)(?:optim\..*|Adam|AdamW|SGD|Adagrad|Adamax|NAdam|RAdam|RMSprop|dict)$")
@@ -152,20 +142,20 @@ class FusedFlags:
                         self._site(kw.value, scope, where, node.lineno)
             elif isinstance(node, ast.IfExp) and _gated(node):
                 text = ast.unparse(node)
-                self._add(scope, FUSED_SITE, fused_key("gate", text), ())
+                self._add(scope, FusedKind.SITE, fused_key("gate", text), ())
                 self._trace(
                     node.test, scope, "gate", (f"`{_short(text)}`, {scope.module.path}:{node.lineno}",), 0, whole=node
                 )
 
     def _site(self, flag: ast.expr, scope: Scope, where: str, line: int) -> None:
-        self._add(scope, FUSED_SITE, fused_key(where, ast.unparse(flag)), ())
+        self._add(scope, FusedKind.SITE, fused_key(where, ast.unparse(flag)), ())
         self._trace(flag, scope, where, (f"`fused={_short(ast.unparse(flag))}`, {scope.module.path}:{line}",), 0)
 
     def _cut(
         self, expr: ast.expr, scope: Scope, where: str, chain: tuple[str, ...], whole: ast.expr | None = None
     ) -> None:
         text = ast.unparse(whole if whole is not None else expr)
-        self._add(scope, FUSED_FALSE, fused_key(where, text), chain)
+        self._add(scope, FusedKind.FALSE, fused_key(where, text), chain)
 
     # -- the walk back ---------------------------------------------------------------------
 
@@ -193,7 +183,7 @@ class FusedFlags:
         kept = self._kept(expr, scope)
         if kept is not None:
             # by line too: the same test elsewhere in the function may guard something else
-            self._add(scope, FUSED_KEEP, fused_key(f"keep {kept.lineno}", ast.unparse(kept)), (*chain, *step))
+            self._add(scope, FusedKind.KEEP, fused_key(f"keep {kept.lineno}", ast.unparse(kept)), (*chain, *step))
             return
         name = dotted(expr)
         if isinstance(expr, ast.Name) and name is not None and self.flag_only(name, scope, depth):
@@ -240,10 +230,10 @@ class FusedFlags:
                 return False
             return all(self._device(a, caller, depth + 1) for a, (_, caller, _) in zip(args, calls))  # type: ignore[arg-type]
         v = self.index.value(expr, scope)
-        if v is not None and v.kind in (DEVICE, CPU):
+        if v is not None and v.kind in (ValueKind.DEVICE, ValueKind.CPU):
             return True
         verdict = self._types.kind(expr, scope)  # `_get_available_device_type()`, `x.device.type`
-        return verdict is not None and verdict[0] == DEVICE_TYPE
+        return verdict is not None and verdict[0] == TypeKind.DEVICE_TYPE
 
     def _follow_name(self, name: str, scope: Scope, chain: tuple[str, ...], depth: int) -> bool:
         assigned = scope.assigns.get(name)

@@ -23,20 +23,10 @@ from collections.abc import Iterable, Iterator
 
 from porter.config.settings import Facts
 from porter.analysis import device_types, fused_flags
+from porter.analysis.kinds import MoveKind, NameKind, ValueKind
 from porter.analysis.program import (
-    ATTRIBUTES,
-    CONFIG,
-    CPU,
     DEFINES_IS_CUDA,
-    DEVICE,
-    INDEX,
     KEPT,
-    ORIGIN,
-    OTHER,
-    OWN_IS_CUDA,
-    STALE,
-    TIED,
-    UNKNOWN,
     ModuleInfo,
     Scope,
     Value,
@@ -498,12 +488,12 @@ class ProjectIndex:
     def value(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Value | None:
         """What `expr` evaluates to in `scope`; None only inside a cycle."""
         if depth > _MAX_DEPTH:
-            return Value(UNKNOWN, (f"`{short_source(expr)}` (too deep to follow)",))
+            return Value(ValueKind.UNKNOWN, (f"`{short_source(expr)}` (too deep to follow)",))
         where = f"{scope.module.path}:{getattr(expr, 'lineno', '?')}"
         if isinstance(expr, ast.Constant):
             return Value(_constant_kind(expr.value), (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.JoinedStr):
-            return Value(DEVICE, (f"`{short_source(expr)}`, {where}",))
+            return Value(ValueKind.DEVICE, (f"`{short_source(expr)}`, {where}",))
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant):
             return self.value(expr.operand, scope, depth + 1)
         if isinstance(expr, ast.IfExp):
@@ -511,11 +501,11 @@ class ProjectIndex:
             return join([p for p in parts if p is not None], f"`{short_source(expr)}`")
         if isinstance(expr, ast.BinOp):
             parts = [self.value(e, scope, depth + 1) for e in (expr.left, expr.right)]
-            integer = any(p is not None and p.kind == INDEX for p in parts)
+            integer = any(p is not None and p.kind == ValueKind.INDEX for p in parts)
             return (
-                Value(INDEX, (f"`{short_source(expr)}` (integer arithmetic), {where}",))
+                Value(ValueKind.INDEX, (f"`{short_source(expr)}` (integer arithmetic), {where}",))
                 if integer
-                else Value(OTHER, (f"`{short_source(expr)}`, {where}",))
+                else Value(ValueKind.OTHER, (f"`{short_source(expr)}`, {where}",))
             )
         if isinstance(expr, ast.Call):
             return self._call_value(expr, scope, depth, where)
@@ -523,7 +513,7 @@ class ProjectIndex:
             return self._element(expr, expr.slice.value, scope, depth, where)
         name = dotted(expr)
         if name is None:
-            return Value(UNKNOWN, (f"`{short_source(expr)}`, {where}",))
+            return Value(ValueKind.UNKNOWN, (f"`{short_source(expr)}`, {where}",))
         return self.name_value(name, scope, depth)
 
     def _element(self, expr: ast.Subscript, i: int, scope: Scope, depth: int, where: str) -> Value | None:
@@ -533,7 +523,7 @@ class ProjectIndex:
             return self.value(seq.elts[i], scope, depth + 1) if -len(seq.elts) <= i < len(seq.elts) else None
         target = self.function_of(seq.func, scope) if isinstance(seq, ast.Call) else None
         if target is None:
-            return Value(UNKNOWN, (f"`{short_source(expr)}`, {where}",))
+            return Value(ValueKind.UNKNOWN, (f"`{short_source(expr)}`, {where}",))
         fn, _ = target
         parts = []
         for r in fn.returns:
@@ -542,9 +532,9 @@ class ProjectIndex:
                 if v is not None:
                     parts.append(v.via(f"`return {short_source(r)}`"))
             else:
-                parts.append(Value(UNKNOWN, (f"`return {short_source(r)}`, {fn.module.path}:{r.lineno}",)))
+                parts.append(Value(ValueKind.UNKNOWN, (f"`return {short_source(r)}`, {fn.module.path}:{r.lineno}",)))
         if not parts:
-            return Value(UNKNOWN, (f"`{short_source(expr)}` (returns nothing porter can see), {where}",))
+            return Value(ValueKind.UNKNOWN, (f"`{short_source(expr)}` (returns nothing porter can see), {where}",))
         return join(parts, f"`{fn.qual}()`").via(f"`{short_source(seq)}` returns")
 
     def _call_value(self, call: ast.Call, scope: Scope, depth: int, where: str) -> Value | None:
@@ -554,16 +544,18 @@ class ProjectIndex:
             # `current_platform.current_device()`: the project's device object answers with an
             # index of its own device (vLLM's platforms), which is no CUDA device on the target
             return Value(
-                UNKNOWN,
+                ValueKind.UNKNOWN,
                 (f"`{short_source(call)}`, {where} (the index of the device `{name.rpartition('.')[0]}` stands for)",),
             )
         if name in ("int", "range", "len") or last.endswith(_INT_CALL_SUFFIXES):
-            return Value(INDEX, (f"`{short_source(call)}`, {where}",))
+            return Value(ValueKind.INDEX, (f"`{short_source(call)}`, {where}",))
         if last == "device" or name in ("str", "float", "bool"):
-            return Value(DEVICE if last == "device" else OTHER, (f"`{short_source(call)}`, {where}",))
+            return Value(
+                ValueKind.DEVICE if last == "device" else ValueKind.OTHER, (f"`{short_source(call)}`, {where}",)
+            )
         target = self.function_of(call.func, scope)
         if target is None:
-            return Value(UNKNOWN, (f"`{short_source(call)}`, {where} (a call porter cannot follow)",))
+            return Value(ValueKind.UNKNOWN, (f"`{short_source(call)}`, {where} (a call porter cannot follow)",))
         fn, _ = target
         key = ("return", fn.module.path, fn.qual)
         if key in self._memo:
@@ -573,7 +565,7 @@ class ProjectIndex:
         result = (
             join(parts, f"`{fn.qual}()`").via(f"`{short_source(call)}` returns")
             if parts
-            else Value(UNKNOWN, (f"`{short_source(call)}` (returns nothing porter can see), {where}",))
+            else Value(ValueKind.UNKNOWN, (f"`{short_source(call)}` (returns nothing porter can see), {where}",))
         )
         self._memo[key] = result
         return result
@@ -598,7 +590,7 @@ class ProjectIndex:
             parts = []
             for value in assigned:
                 if isinstance(value, str):
-                    parts.append(Value(UNKNOWN, (f"`{name}` ({value}), {scope.module.path}",)))
+                    parts.append(Value(ValueKind.UNKNOWN, (f"`{name}` ({value}), {scope.module.path}",)))
                     continue
                 v = self.value(value, scope, depth + 1)
                 if v is not None:
@@ -612,7 +604,7 @@ class ProjectIndex:
         elsewhere = self._defined_elsewhere(name, scope)
         if elsewhere is not None:
             return self.name_value(elsewhere[0], elsewhere[1], depth + 1)
-        return Value(UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
+        return Value(ValueKind.UNKNOWN, (f"`{name}` (not assigned where porter can see it), {scope.module.path}",))
 
     def _defined_elsewhere(self, name: str, scope: Scope) -> tuple[str, Scope] | None:
         """(name, module scope) where a name a function neither assigns nor takes is assigned:
@@ -634,7 +626,7 @@ class ProjectIndex:
         the integer assignments are ported where they are made (the target device) and the
         CPU one is kept; every site then holds a device made there. None when the name's
         values are not every one an integer or "cpu", both seen."""
-        if {p.kind for p in parts} != {INDEX, CPU} or len(parts) != len(assigned):
+        if {p.kind for p in parts} != {ValueKind.INDEX, ValueKind.CPU} or len(parts) != len(assigned):
             return None
         if not scope.qual or not self.device_only(name, scope):
             return None
@@ -642,11 +634,13 @@ class ProjectIndex:
         facts = self._origins.setdefault(where, {})
         lines = []
         for value, part in zip(assigned, parts):
-            if part.kind == INDEX and not isinstance(value, str):
+            if part.kind == ValueKind.INDEX and not isinstance(value, str):
                 key = origin_key(name, ast.unparse(value))
-                facts[(scope.qual, key)] = (scope.qual, key, ORIGIN, part.chain)
+                facts[(scope.qual, key)] = (scope.qual, key, NameKind.ORIGIN.value, part.chain)
                 lines.append(f"`{name} = {short_source(value)}`, {where}:{value.lineno}")
-        return Value(DEVICE, (f"{' and '.join(lines)} (the target device where it held an integer; `'cpu'` kept)",))
+        return Value(
+            ValueKind.DEVICE, (f"{' and '.join(lines)} (the target device where it held an integer; `'cpu'` kept)",)
+        )
 
     def device_only(self, name: str, scope: Scope, depth: int = 0) -> bool:
         """Every read of `name` in `scope` is a device argument (`.to(x)`, `device=x`,
@@ -702,7 +696,7 @@ class ProjectIndex:
                 if i == 0:
                     parts.append(
                         Value(
-                            INDEX,
+                            ValueKind.INDEX,
                             (f"`{short_source(call)}` passes the process index, {caller.module.path}:{call.lineno}",),
                         )
                     )
@@ -727,18 +721,19 @@ class ProjectIndex:
                 v = self.value(default, fn, depth + 1)
                 return v.via(f"default of `{name}`") if v is not None else None
             return Value(
-                UNKNOWN, (f"parameter `{name}` of `{fn.qual}` (no caller in the project passes it), {fn.module.path}",)
+                ValueKind.UNKNOWN,
+                (f"parameter `{name}` of `{fn.qual}` (no caller in the project passes it), {fn.module.path}",),
             )
         return join(parts, f"parameter `{name}` of `{fn.qual}`")
 
     def _attribute(self, scope: Scope, attr: str, depth: int) -> Value | None:
         assigned = scope.module.classes.get(scope.cls, {}).get(attr) if scope.cls is not None else None
         if not assigned:
-            return Value(UNKNOWN, (f"`self.{attr}` (not assigned in `{scope.cls}`), {scope.module.path}",))
+            return Value(ValueKind.UNKNOWN, (f"`self.{attr}` (not assigned in `{scope.cls}`), {scope.module.path}",))
         parts = []
         for value, where in assigned:
             if isinstance(value, str):
-                parts.append(Value(UNKNOWN, (f"`self.{attr}` ({value}), {scope.module.path}",)))
+                parts.append(Value(ValueKind.UNKNOWN, (f"`self.{attr}` ({value}), {scope.module.path}",)))
                 continue
             v = self.value(value, where, depth + 1)
             if v is not None:
@@ -754,23 +749,23 @@ class ProjectIndex:
             line = f"{where.module.path}:{call.lineno}"
             typ = kws.get("type")
             if typ is not None and dotted(typ) == "int":
-                parts.append(Value(INDEX, (f"`{short_source(call)}`, {line}",)))
+                parts.append(Value(ValueKind.INDEX, (f"`{short_source(call)}`, {line}",)))
             elif "default" in kws:
                 v = self.value(kws["default"], where, depth + 1)
                 if v is not None:
                     parts.append(v.via(f"`{short_source(call)}`"))
             else:
-                parts.append(Value(UNKNOWN, (f"`{short_source(call)}` (no type or default), {line}",)))
+                parts.append(Value(ValueKind.UNKNOWN, (f"`{short_source(call)}` (no type or default), {line}",)))
         if parts:
             return join(parts, f"`{name}`").via(f"`{name}`")
         if attr in RANK_NAMES:
-            return Value(INDEX, (f"`{name}` (a rank, by its name), {scope.module.path}",))
+            return Value(ValueKind.INDEX, (f"`{name}` (a rank, by its name), {scope.module.path}",))
         owner = name.rpartition(".")[0]
         if _DEVICE_WORDS.search(attr) and _CONFIG_OWNER.search(owner):
-            return Value(CONFIG, (f"`{name}` (configuration porter cannot read), {scope.module.path}",))
+            return Value(ValueKind.CONFIG, (f"`{name}` (configuration porter cannot read), {scope.module.path}",))
         if attr == "device":  # `x.device`: the device of a tensor or module, made elsewhere
-            return Value(DEVICE, (f"`{name}`, {scope.module.path}",))
-        return Value(UNKNOWN, (f"`{name}` (a value porter cannot see), {scope.module.path}",))
+            return Value(ValueKind.DEVICE, (f"`{name}`, {scope.module.path}",))
+        return Value(ValueKind.UNKNOWN, (f"`{name}` (a value porter cannot see), {scope.module.path}",))
 
     # -- tied weights ----------------------------------------------------------------------
 
@@ -921,7 +916,7 @@ class ProjectIndex:
         if source is None or b".is_cuda" not in source or DEFINES_IS_CUDA.search(source):
             return ()  # (a file that defines its own is told so by its own text)
         others = tuple(p for p in self.own_is_cuda() if p != path)
-        return (("", "is_cuda", OWN_IS_CUDA, others[:3]),) if others else ()
+        return (("", "is_cuda", NameKind.OWN_IS_CUDA.value, others[:3]),) if others else ()
 
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
@@ -940,16 +935,19 @@ class ProjectIndex:
             return tuple(sorted(fused))  # pathological nesting: the sites are left as the file shows them
 
     def _facts(self, info: ModuleInfo) -> Facts:
-        out = {}
+        # a fact holds its kind's text (`.value`): Facts are keyed, pickled and cached as plain strings
+        out: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {}
         for scope in info.scopes.values():
             for site in scope.sites:
                 name = dotted(site)
                 if name is None or (scope.qual, name) in out:
                     continue
                 v = self.name_value(name, scope)
-                if v is None or not (v.kind in KEPT or (v.kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)):
+                if v is None or not (
+                    v.kind in KEPT or (v.kind == ValueKind.UNKNOWN and name.rpartition(".")[2] in RANK_NAMES)
+                ):
                     continue
-                out[(scope.qual, name)] = (scope.qual, name, v.kind, v.chain)
+                out[(scope.qual, name)] = (scope.qual, name, v.kind.value, v.chain)
         for name, scope in _handed_on_after_paths(info):  # an integer on one path, "cpu" on another
             self.name_value(name, scope)
         out.update(self._origins.get(info.path, {}))
@@ -958,14 +956,14 @@ class ProjectIndex:
             stale = self._stale(call, scope, found)
             if stale is not None:
                 key = stale_key(holder)
-                out[(scope.qual, key)] = (scope.qual, key, STALE, stale)
+                out[(scope.qual, key)] = (scope.qual, key, MoveKind.STALE.value, stale)
             if self.parameter_attributes() and self._is_module(holder, call, scope, found):
                 key = attributes_key(holder)
-                out[(scope.qual, key)] = (scope.qual, key, ATTRIBUTES, self.parameter_attributes()[:3])
+                out[(scope.qual, key)] = (scope.qual, key, MoveKind.ATTRIBUTES.value, self.parameter_attributes()[:3])
             tied = self._untied(call, scope, holder, found)
             if tied is not None:
                 key = move_key(holder)
-                out[(scope.qual, key)] = (scope.qual, key, TIED, tied)
+                out[(scope.qual, key)] = (scope.qual, key, MoveKind.TIED.value, tied)
         return tuple(sorted(out.values()))
 
     def _untied(
@@ -1005,16 +1003,16 @@ def _handed_on_after_paths(info: ModuleInfo) -> Iterator[tuple[str, Scope]]:
                 yield name, scope
 
 
-def _constant_kind(v: object) -> str:
+def _constant_kind(v: object) -> ValueKind:
     """What a literal is: an index (an int that is not a bool), the CPU ("cpu"), a device (any
     other string), or something else (None, a bool, a float, bytes ...)."""
     if isinstance(v, bool) or v is None:
-        return OTHER
+        return ValueKind.OTHER
     if isinstance(v, int):
-        return INDEX
+        return ValueKind.INDEX
     if isinstance(v, str):
-        return CPU if v == "cpu" else DEVICE
-    return OTHER
+        return ValueKind.CPU if v == "cpu" else ValueKind.DEVICE
+    return ValueKind.OTHER
 
 
 def _spawn_arg(call: ast.Call, i: int) -> ast.expr | None:

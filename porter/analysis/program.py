@@ -10,26 +10,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-# index: an int (PyTorch reads it as a CUDA device); device: a device made elsewhere (ported
-# where it is made); cpu: the string "cpu"; config: a device from configuration porter cannot
-# read (`cfg.device`); other: not a device; unknown: porter cannot see it
-INDEX, DEVICE, CPU, CONFIG, OTHER, UNKNOWN = "index", "device", "cpu", "config", "other", "unknown"
-MAYBE = "maybe"  # an integer on some paths, something else on others: a CUDA device there
-TIED = "tied"  # a `.to()` move of a module whose class ties parameters
-STALE = "stale"  # a move of a module whose parameters something took before the move
-ATTRIBUTES = "attributes"  # a module move in a project that sets attributes on Parameter objects
-ORIGIN = "origin"  # `device = local_rank` (else "cpu"), the name used only as a device: ported there
-KEPT = frozenset({INDEX, MAYBE, CPU, CONFIG, TIED, STALE})  # what a file is told (unknowns only for rank-like names)
-# a fused-optimizer flag (porter.analysis.fused_flags): an expression the port makes False, a
-# CUDA test kept as it is, a `fused=flag` use the cuts take care of
-FUSED_FALSE, FUSED_KEEP, FUSED_SITE = "fused-false", "fused-keep", "fused-site"
-# another module of the project defines its own `is_cuda`: an `x.is_cuda` here may be that one
-OWN_IS_CUDA = "own-is-cuda"
+from porter.analysis.kinds import FusedKind, MoveKind, NameKind, ValueKind
+
+KEPT = frozenset(
+    {ValueKind.INDEX, ValueKind.MAYBE, ValueKind.CPU, ValueKind.CONFIG, MoveKind.TIED, MoveKind.STALE}
+)  # what a file is told (unknowns only for rank-like names)
 # a class's own `is_cuda` (a property or method over its own device field, or an attribute it
 # assigns, `self.is_cuda = ...`): not a tensor's
 DEFINES_IS_CUDA = re.compile(rb"^\s*def is_cuda\(|\.is_cuda\s*(?::[^=\n]*)?=(?!=)", re.MULTILINE)
 ACTIONABLE = frozenset(
-    {INDEX, MAYBE, CONFIG, TIED, STALE, ORIGIN, ATTRIBUTES, UNKNOWN, FUSED_FALSE, FUSED_KEEP}
+    {
+        ValueKind.INDEX,
+        ValueKind.MAYBE,
+        ValueKind.CONFIG,
+        MoveKind.TIED,
+        MoveKind.STALE,
+        NameKind.ORIGIN,
+        MoveKind.ATTRIBUTES,
+        ValueKind.UNKNOWN,
+        FusedKind.FALSE,
+        FusedKind.KEEP,
+    }
 )  # facts that make a file worth parsing
 
 
@@ -37,7 +38,7 @@ ACTIONABLE = frozenset(
 class Value:
     """What a name holds: a kind and the chain of steps back to where it came from."""
 
-    kind: str
+    kind: ValueKind
     chain: tuple[str, ...] = ()
 
     def via(self, step: str) -> Value:
@@ -47,27 +48,27 @@ class Value:
 def join(values: list[Value], step: str) -> Value:
     """One value for several sources: equal kinds agree; anything else is unknown."""
     if not values:
-        return Value(UNKNOWN, (step,))
+        return Value(ValueKind.UNKNOWN, (step,))
     kinds = {v.kind for v in values}
     if len(kinds) == 1:
         return values[0]
-    if kinds == {DEVICE, CPU}:  # `"cuda" if ... else "cpu"`: a device either way
-        return next(v for v in values if v.kind == DEVICE)
-    first = next((v for v in values if v.kind == INDEX), values[0])
+    if kinds == {ValueKind.DEVICE, ValueKind.CPU}:  # `"cuda" if ... else "cpu"`: a device either way
+        return next(v for v in values if v.kind == ValueKind.DEVICE)
+    first = next((v for v in values if v.kind == ValueKind.INDEX), values[0])
     mixed = next(v for v in values if v.kind != first.kind)
-    kind = MAYBE if INDEX in kinds or MAYBE in kinds else UNKNOWN
+    kind = ValueKind.MAYBE if ValueKind.INDEX in kinds or ValueKind.MAYBE in kinds else ValueKind.UNKNOWN
     return Value(kind, (f"{step} holds both {_describe(first)} and {_describe(mixed)}",))
 
 
 def _describe(v: Value) -> str:
     origin = v.chain[-1] if v.chain else ""
     return {
-        INDEX: "an integer",
-        MAYBE: "an integer on some paths",
-        DEVICE: "a device",
-        CPU: "the CPU",
-        CONFIG: "a configured device",
-        OTHER: "a non-device value",
+        ValueKind.INDEX: "an integer",
+        ValueKind.MAYBE: "an integer on some paths",
+        ValueKind.DEVICE: "a device",
+        ValueKind.CPU: "the CPU",
+        ValueKind.CONFIG: "a configured device",
+        ValueKind.OTHER: "a non-device value",
     }.get(v.kind, "an unknown value") + (f" ({origin})" if origin else "")
 
 

@@ -46,9 +46,8 @@ from porter.codemods.guards import cuda_only_facts
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value, walk
-from porter.analysis.device_backends import ABSTRACTION, ACCESSOR, DIRS, SWITCH_KEY, abstraction, answers
-from porter.analysis.device_backends import KIND as BACKEND
-from porter.analysis.device_backends import MODULE as BACKEND_MODULE
+from porter.analysis.device_backends import DIRS, abstraction, answers
+from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
 from porter.analysis.device_words import own_device_words
 from porter.core.findings import Applicability, Severity
@@ -273,7 +272,9 @@ class BackendsFamily(Family):
             return True
         if not any(ctx.enabled(c) for c in cls.codes()):
             return False
-        if b"nccl" in source and any(f[2] == ABSTRACTION for f in (getattr(ctx.settings, "flow", None) or ())):
+        if b"nccl" in source and any(
+            f[2] == BackendKind.ABSTRACTION for f in (getattr(ctx.settings, "flow", None) or ())
+        ):
             return True  # `init_distributed(dist_backend='nccl')` where the project's accelerator is at hand
         return (
             bool(_backend_facts(ctx.settings))
@@ -313,7 +314,7 @@ class BackendsFamily(Family):
         source = ctx.source
         self._raw_streams = source is None or any(t in source for t in (b"cuda_stream", b"_C._cuda", b"_C import"))
         self._streams_named = source is None or any(t in source for t in (b"Stream", b"Event", b"stream"))
-        # the project's own device abstraction (porter.analysis.device_backends.ABSTRACTION):
+        # the project's own device abstraction (porter.analysis.kinds.BackendKind.ABSTRACTION):
         # (why, {class of a per-device family: its device}) or None
         self._library: tuple[str, dict[str, str]] | None | bool = False
         self._guarded: set[int] = set()  # tests in front of CUDA-only code (the guards' GUARD001)
@@ -509,7 +510,7 @@ class BackendsFamily(Family):
             if flow is None:
                 evidence = abstraction([(self.ctx.path, self.ctx.source)])
             else:
-                evidence = next((f[3] for f in flow if f[2] == ABSTRACTION), None)
+                evidence = next((f[3] for f in flow if f[2] == BackendKind.ABSTRACTION), None)
             if evidence is None:
                 self._library = None
             else:
@@ -1042,11 +1043,11 @@ class BackendsFamily(Family):
 
     def _switch_key(self, node: cst.Call) -> None:
         """`self._memstats.non_model_data_list("cuda")` where the project's function takes its
-        argument as the key of a closed switch over device names (device_backends.SWITCH_KEY):
+        argument as the key of a closed switch over device names (BackendKind.SWITCH_KEY):
         the callee's `== "cuda"` is CUDA's case, kept (BACK008), so the key passed stays too."""
         if self._key_functions is None:
             self._key_functions = {
-                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == SWITCH_KEY
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == BackendKind.SWITCH_KEY
             }
         if not self._key_functions:
             return
@@ -3372,8 +3373,8 @@ def _asks_hip(node: cst.BaseExpression) -> bool:
 
 
 def _accessor_facts(settings) -> dict[str, str]:
-    """Members of CUDA's backend class that answer "cuda", with why (device_backends.ACCESSOR)."""
-    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == ACCESSOR}
+    """Members of CUDA's backend class that answer "cuda", with why (BackendKind.ACCESSOR)."""
+    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == BackendKind.ACCESSOR}
 
 
 def _short(code: str) -> str:
@@ -3398,7 +3399,7 @@ def _does_nothing(body: cst.BaseSuite) -> bool:
 def _module_fact(settings, path: str) -> tuple[str, ...] | None:
     """(why, sibling folder, ...) when the file is CUDA's module of a per-device family of
     folders (porter.analysis.device_backends.folder_families), from the project analysis."""
-    return next((f[3] for f in getattr(settings, "flow", None) or () if f[2] == BACKEND_MODULE), None)
+    return next((f[3] for f in getattr(settings, "flow", None) or () if f[2] == BackendKind.MODULE), None)
 
 
 def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, tuple[str, ...]]:
@@ -3406,8 +3407,8 @@ def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, t
     from the file alone when it is ported on its own (no project facts: `settings.flow` None)."""
     flow = getattr(settings, "flow", None)
     if flow is None:
-        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ()) if f[2] == BACKEND}
-    return {f[1]: f[3] for f in flow if f[2] == BACKEND}
+        return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ()) if f[2] == BackendKind.BACKEND}
+    return {f[1]: f[3] for f in flow if f[2] == BackendKind.BACKEND}
 
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:

@@ -25,7 +25,8 @@ from porter.apidata import target_api
 from porter.codemods.family import Family, ReferenceTracker, string_value
 from porter.codemods.family import walk as _walk
 from porter.codemods.target_api import conform, conform_int_arguments
-from porter.analysis.device_backends import CUDA_INDEX, project_abstraction
+from porter.analysis.kinds import BackendKind
+from porter.analysis.device_backends import project_abstraction
 from porter.core.findings import Applicability
 from porter.config.ruledata import load_toml
 
@@ -140,7 +141,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._patched: frozenset[str] | None = None  # the `torch.cuda` APIs the module assigns (`_patched_apis`)
         self._handed: dict[int, str] = {}  # id(argument) -> the name of the function it is passed to
         self._arg_at: dict[int, tuple[str, int, str | None]] = {}  # id(argument) -> (function, position, keyword)
-        self._index_params: dict[str, tuple[str, ...]] | None = None  # device_backends.CUDA_INDEX facts
+        self._index_params: dict[str, tuple[str, ...]] | None = None  # BackendKind.CUDA_INDEX facts
         self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
         self._event_scopes: dict[int, bool] = {}  # id(function) -> `_pairs_events`
         self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
@@ -627,13 +628,13 @@ class CudaApiFamily(ReferenceTracker, Family):
 
     def _cuda_index_of(self, call: cst.Call) -> str | None:
         """Why `torch.cuda.current_device()` is passed as a CUDA device's index: the function
-        it is passed to makes `f"cuda:{param}"` of that parameter (device_backends.CUDA_INDEX)."""
+        it is passed to makes `f"cuda:{param}"` of that parameter (BackendKind.CUDA_INDEX)."""
         at = self._arg_at.get(id(call))
         if at is None or self.ctx.qualname(call.func) != "torch.cuda.current_device":
             return None
         if self._index_params is None:
             self._index_params = {
-                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == CUDA_INDEX
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == BackendKind.CUDA_INDEX
             }
         fact = self._index_params.get(at[0])
         if fact is None or len(fact) < 3:

@@ -17,26 +17,15 @@ from porter.codemods.cuda_api import lookup
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword_arg, replace_string, string_value
 from porter.codemods.flow import Flow, FlowScopes, assigned_values, module_move
 from porter.core.findings import Applicability
-from porter.analysis.program import (
-    CONFIG,
-    CPU,
-    DEFINES_IS_CUDA,
-    INDEX,
-    MAYBE,
-    ORIGIN,
-    OWN_IS_CUDA,
-    STALE,
-    TIED,
-    UNKNOWN,
-    chain_text,
-)
+from porter.analysis.kinds import MoveKind, NameKind, ValueKind
+from porter.analysis.program import DEFINES_IS_CUDA, chain_text
 from porter.analysis.index import RANK_NAMES
 from porter.analysis.resolve import dotted
 
 # the project-index facts a site of this family reads (Flow.lookup, Flow.origin; on xla
 # Flow.moved, Flow.stale_before)
-_SITE_FACTS = frozenset({INDEX, MAYBE, CONFIG, UNKNOWN, ORIGIN})
-_XLA_FACTS = frozenset({TIED, STALE})
+_SITE_FACTS = frozenset({ValueKind.INDEX, ValueKind.MAYBE, ValueKind.CONFIG, ValueKind.UNKNOWN, NameKind.ORIGIN})
+_XLA_FACTS = frozenset({MoveKind.TIED, MoveKind.STALE})
 CUDA_DEVICE = re.compile(r"^cuda(?::(\d+))?$")
 # `device=torch.cuda.current_device()`, `.to(torch.cuda.current_device()`: the current CUDA device as a device
 _CURRENT_DEVICE_AS_DEVICE = re.compile(r"(?:\bdevice\s*=\s*|\.to\(\s*)torch\.cuda\.current_device\(\)")
@@ -128,7 +117,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def wanted(cls, ctx, source: bytes) -> bool:
         """Also a file none of whose tokens shows a device: `device = local_rank` handed on."""
         flow = ctx.settings.flow or ()
-        return super().wanted(ctx, source) or (ctx.enabled("DEV008") and any(f[2] == ORIGIN for f in flow))
+        return super().wanted(ctx, source) or (ctx.enabled("DEV008") and any(f[2] == NameKind.ORIGIN for f in flow))
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -414,7 +403,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return updated
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
-        own = next((f[3] for f in self.ctx.settings.flow or () if f[2] == OWN_IS_CUDA), None)
+        own = next((f[3] for f in self.ctx.settings.flow or () if f[2] == NameKind.OWN_IS_CUDA), None)
         if own is not None or DEFINES_IS_CUDA.search(self.ctx.source):
             where = "this file defines" if own is None else f"`{own[0]}` defines"
             self.ctx.report(
@@ -504,9 +493,9 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if is_cuda_device_expr(value, self.ctx.qualname) or _cuda_fstring(value):
             return "instead of a CUDA device"
         fact = self.flow.lookup(value)
-        if fact is not None and fact[0] == INDEX:
+        if fact is not None and fact[0] == ValueKind.INDEX:
             return f"instead of a CUDA device (an integer: {chain_text(self.ctx.code(value), fact[1])})"
-        if self.ctx.target.name == "xla" and dotted(value) is not None and (fact is None or fact[0] != CPU):
+        if self.ctx.target.name == "xla" and dotted(value) is not None and (fact is None or fact[0] != ValueKind.CPU):
             return f"instead of `{self.ctx.code(value)}`: torch.load cannot restore tensors onto an XLA device"
         return None
 
@@ -584,7 +573,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if index_arg is not None:
             value = index_arg.value
             fact = self.flow.lookup(value)
-            if isinstance(value, cst.Integer) or (fact is not None and fact[0] == INDEX):
+            if isinstance(value, cst.Integer) or (fact is not None and fact[0] == ValueKind.INDEX):
                 index = value
             else:
                 shown = chain_text(self.ctx.code(value), fact[1]) if fact is not None else f"`{self.ctx.code(value)}`"
@@ -657,15 +646,15 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return None
         kind, chain = fact
         name = self.ctx.code(value)
-        if kind == INDEX:
+        if kind == ValueKind.INDEX:
             return self.ctx.device(value), f": {chain_text(name, chain)}"
-        if kind == MAYBE or (kind == UNKNOWN and name.rpartition(".")[2] in RANK_NAMES):
+        if kind == ValueKind.MAYBE or (kind == ValueKind.UNKNOWN and name.rpartition(".")[2] in RANK_NAMES):
             self.ctx.report(
                 "DEV008",
                 call,
                 f"an integer device means a CUDA device, and porter cannot prove what `{name}` holds: {chain_text(name, chain)}",
             )
-        elif kind == CONFIG:
+        elif kind == ValueKind.CONFIG:
             self.ctx.report(
                 "DEV010",
                 call,

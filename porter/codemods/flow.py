@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from porter.analysis.program import ATTRIBUTES, ORIGIN, STALE, TIED, attributes_key, move_key, origin_key, stale_key
+from porter.analysis.kinds import MoveKind, NameKind
+from porter.analysis.program import attributes_key, move_key, origin_key, stale_key
 from porter.analysis.index import ProjectIndex
 from porter.analysis.resolve import dotted, small_statements
 from porter.config.settings import Settings
@@ -79,17 +80,17 @@ class Flow:
     def moved(self, holder: str) -> tuple[str, ...] | None:
         """The re-tie statements after `holder.to(device)` of a module with tied weights."""
         found = self.lookup(move_key(holder))
-        return found[1] if found is not None and found[0] == TIED else None
+        return found[1] if found is not None and found[0] == MoveKind.TIED else None
 
     def stale_before(self, holder: str) -> str | None:
         """The call that took `holder`'s parameters before `holder.to(device)`, if any."""
         found = self.lookup(stale_key(holder))
-        return found[1][0] if found is not None and found[0] == STALE else None
+        return found[1][0] if found is not None and found[0] == MoveKind.STALE else None
 
     def parameter_attributes(self, holder: str) -> tuple[str, ...] | None:
         """Where the project sets attributes on Parameters, for a move of the module `holder`."""
         found = self.lookup(attributes_key(holder))
-        return found[1] if found is not None and found[0] == ATTRIBUTES else None
+        return found[1] if found is not None and found[0] == MoveKind.ATTRIBUTES else None
 
     def origin(self, name: str, value: Callable[[], str]) -> tuple[str, ...] | None:
         """The chain of an integer assigned as `name = value()` that is ported where it is made
@@ -105,7 +106,7 @@ class Flow:
         except SyntaxError:
             return None
         found = self.lookup(origin_key(name, text))
-        return found[1] if found is not None and found[0] == ORIGIN else None
+        return found[1] if found is not None and found[0] == NameKind.ORIGIN else None
 
 
 def module_move(small: cst.BaseSmallStatement) -> tuple[str, cst.Call] | None:

@@ -33,10 +33,10 @@ from porter.codemods.device import cuda_device_index
 from porter.codemods.family import Family, string_value
 from porter.codemods.family import walk as _walk
 from porter.codemods.literals import in_package
-from porter.analysis.cuda_only_index import KIND as IMPORTED  # the kind of the flow facts naming a CUDA-only import
+from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 
-# RUNS, has_token, runs_token: the bytes that make the analysis worth running
-from porter.analysis.cuda_only_index import NEEDS, RUNS, CudaOnlyData, cuda_only_data, has_token, runs_token
+# has_token, runs_token: the bytes that make the analysis worth running
+from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data, has_token, runs_token
 from porter.analysis.cuda_only_index import PACKAGES as CUDA_ONLY_PACKAGES
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
@@ -47,12 +47,16 @@ from porter.core.findings import Applicability
 def imported_cuda_only(settings) -> dict[str, str]:
     """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
     the project (found per run by porter.analysis.cuda_only_index)."""
-    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3]}
+    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == CudaOnlyKind.IMPORTED and f[3]}
 
 
 def imported_running(settings) -> frozenset[str]:
     """Of those, the names whose use runs CUDA-only code (a kernel launcher, not a capability query)."""
-    return frozenset(f[1] for f in (getattr(settings, "flow", None) or ()) if f[2] == IMPORTED and f[3][1:2] == (RUNS,))
+    return frozenset(
+        f[1]
+        for f in (getattr(settings, "flow", None) or ())
+        if f[2] == CudaOnlyKind.IMPORTED and f[3][1:2] == (CudaOnlyTag.RUNS,)
+    )
 
 
 # the methods every use of a class runs: one of them CUDA-only makes the class CUDA-only
@@ -1702,11 +1706,11 @@ class GuardsFamily(Family):
         """The CUDA-only package whose kernels this module imports at its top level from the
         project's package of them (porter.analysis.cuda_only_index: `from
         colossalai.kernel.triton.x import f`) and uses, shown as `package`; None if none."""
-        prefix = NEEDS + ":"
+        prefix = CudaOnlyTag.NEEDS.value + ":"
         wanted = {
             f[1]: f[3][2][len(prefix) :]
             for f in (getattr(self.ctx.settings, "flow", None) or ())
-            if f[2] == IMPORTED and len(f[3]) > 2 and str(f[3][2]).startswith(prefix)
+            if f[2] == CudaOnlyKind.IMPORTED and len(f[3]) > 2 and str(f[3][2]).startswith(prefix)
         }
         if not wanted or self.ctx.module is None:
             return None

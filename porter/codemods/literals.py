@@ -30,8 +30,9 @@ from porter.codemods.cuda_api import rewrites_call
 from porter.codemods.device import DeviceFamily
 from porter.codemods.family import Family, string_value, walk
 from porter.codemods.flow import Flow, FlowScopes, assigned_values
+from porter.analysis.kinds import TypeKind
 from porter.analysis.device_words import own_device_words
-from porter.analysis.device_types import DEVICE_TYPE, NOT_DEVICE, PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
+from porter.analysis.device_types import PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
 
@@ -199,7 +200,7 @@ class LiteralsFamily(FlowScopes, Family):
         except SyntaxError:
             return None
         found = self.flow.lookup(compared_key(text))
-        return found[0] if found is not None and found[0] in (DEVICE_TYPE, NOT_DEVICE) else None
+        return found[0] if found is not None and found[0] in (TypeKind.DEVICE_TYPE, TypeKind.NOT_DEVICE) else None
 
     def _keep_vocabulary(self, nodes) -> None:
         """A GPU-platform or accelerator name (`choices=["cuda", "rocm"]`): the device family
@@ -435,7 +436,7 @@ class LiteralsFamily(FlowScopes, Family):
         if any(_names_accelerator(s) for s in sides):
             for s in sides:
                 self._keep(_strings(s))
-        elif any(self._compared(s) == NOT_DEVICE for s in sides):
+        elif any(self._compared(s) == TypeKind.NOT_DEVICE for s in sides):
             for s in sides:
                 self._keep_vocabulary(_strings(s))
         elif any(self._generic_device_type(s) for s in sides):
@@ -465,7 +466,7 @@ class LiteralsFamily(FlowScopes, Family):
             return False
         verdict = self._compared(node)
         if verdict is not None:
-            return verdict == DEVICE_TYPE
+            return verdict == TypeKind.DEVICE_TYPE
         name = dotted(node)
         if name is None or name.rsplit(".", 1)[-1] != GENERIC_DEVICE_TYPE:
             return False

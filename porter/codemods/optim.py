@@ -22,12 +22,12 @@ import libcst as cst
 from porter.codemods.family import Family, string_value
 from porter.codemods.flow import Flow, FlowScopes
 from porter.analysis.fused_flags import fused_key
-from porter.analysis.program import FUSED_FALSE, FUSED_KEEP, FUSED_SITE
+from porter.analysis.kinds import FusedKind
 from porter.analysis.index import ProjectIndex
 from porter.analysis.resolve import dotted
 
 
-_CUTS = (FUSED_FALSE, FUSED_KEEP)
+_CUTS = (FusedKind.FALSE, FusedKind.KEEP)
 
 
 def _fused_true(node: cst.CSTNode) -> bool:
@@ -84,9 +84,9 @@ class OptimizerFamily(FlowScopes, Family):
             facts = self.ctx.settings.flow
             if facts is None and b"fused" in self.ctx.source:  # a file ported alone: its own index
                 facts = ProjectIndex.build([(self.ctx.path, self.ctx.source)]).fused_flags(self.ctx.path)
-            self._facts = {(f[0], f[1]): (f[2], f[3]) for f in facts or () if f[2] in (*_CUTS, FUSED_SITE)}
+            self._facts = {(f[0], f[1]): (f[2], f[3]) for f in facts or () if f[2] in (*_CUTS, FusedKind.SITE)}
             self._scopes = {scope for scope, _ in self._facts}
-            self._keeps = {scope for (scope, _), (kind, _) in self._facts.items() if kind == FUSED_KEEP}
+            self._keeps = {scope for (scope, _), (kind, _) in self._facts.items() if kind == FusedKind.KEEP}
 
     def _fact(self, where: str, node: cst.CSTNode, kinds: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
         """(kind, chain) of the fused-flag fact for `node` at `where` in this scope."""
@@ -117,7 +117,7 @@ class OptimizerFamily(FlowScopes, Family):
         self._load()
         if self.flow.scope not in self._keeps:
             return
-        found = self._fact(f"keep {self.ctx.position(node)[0].line}", node, (FUSED_KEEP,))
+        found = self._fact(f"keep {self.ctx.position(node)[0].line}", node, (FusedKind.KEEP,))
         if found is None:
             return
         strings = [c.comparator for c in node.comparisons] + [node.left]
@@ -130,11 +130,11 @@ class OptimizerFamily(FlowScopes, Family):
         )
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        if _fused_true(node.body) and self._fact("gate", node, (FUSED_SITE,)) is not None:
+        if _fused_true(node.body) and self._fact("gate", node, (FusedKind.SITE,)) is not None:
             self._gated.add(id(node.body))
 
     def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp):
-        found = self._fact("gate", original, (FUSED_FALSE,)) if _fused_true(original.body) else None
+        found = self._fact("gate", original, (FusedKind.FALSE,)) if _fused_true(original.body) else None
         if found is None:
             return updated
         self.ctx.supersede(original)
@@ -153,20 +153,20 @@ class OptimizerFamily(FlowScopes, Family):
         if len(original.targets) != 1:
             return updated
         target = dotted(original.targets[0].target)
-        found = self._fact(f"{target} =", original.value, (FUSED_FALSE,)) if target is not None else None
+        found = self._fact(f"{target} =", original.value, (FusedKind.FALSE,)) if target is not None else None
         if found is not None and self._off(original.value, found[1]):
             return updated.with_changes(value=cst.Name("False"))
         return updated
 
     def leave_Return(self, original: cst.Return, updated: cst.Return):
-        found = self._fact("return", original.value, (FUSED_FALSE,)) if original.value is not None else None
+        found = self._fact("return", original.value, (FusedKind.FALSE,)) if original.value is not None else None
         if found is not None and self._off(original.value, found[1]):  # type: ignore[arg-type]
             return updated.with_changes(value=cst.Name("False"))
         return updated
 
     def leave_Param(self, original: cst.Param, updated: cst.Param):
         found = (
-            self._fact(f"default {original.name.value} =", original.default, (FUSED_FALSE,))
+            self._fact(f"default {original.name.value} =", original.default, (FusedKind.FALSE,))
             if original.default is not None
             else None
         )
@@ -204,7 +204,7 @@ class OptimizerFamily(FlowScopes, Family):
                 break
             slot = arg.keyword.value if arg.keyword is not None else str(position)
             position += arg.keyword is None
-            found = self._fact(f"call {func}({slot})", arg.value, (FUSED_FALSE,))
+            found = self._fact(f"call {func}({slot})", arg.value, (FusedKind.FALSE,))
             if found is not None and self._off(arg.value, found[1]):
                 args[i] = args[i].with_changes(value=cst.Name("False"))
         return updated.with_changes(args=args) if args != list(updated.args) else updated

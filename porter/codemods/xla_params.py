@@ -25,7 +25,7 @@ import libcst as cst
 
 from porter.codemods.family import Family
 from porter.codemods.flow import Flow, FlowScopes, module_move
-from porter.analysis.program import ATTRIBUTES, STALE, TIED
+from porter.analysis.kinds import MoveKind
 from porter.analysis.resolve import dotted
 
 SWITCH = "torch.__future__.set_swap_module_params_on_conversion"
@@ -34,7 +34,7 @@ MOVES = frozenset({"DEV001", "DEV002", "DEV003", "DEV008", "DEV011", "DEV012"})
 # the switch only matters where modules are: a file that never names one (moves only
 # tensors) does not get the line
 MODULE_WORDS = (b"Module", b".parameters(")
-_OWN_FACTS = frozenset({ATTRIBUTES, STALE, TIED})  # the project-index facts its sites read
+_OWN_FACTS = frozenset({MoveKind.ATTRIBUTES, MoveKind.STALE, MoveKind.TIED})  # the project-index facts its sites read
 KEEP_NOTE = "Module.to() on XLA drops attributes set on a Parameter"  # also marks a file already done
 
 

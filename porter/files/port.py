@@ -22,7 +22,8 @@ from porter.core import kinds
 from porter.files.errors import NeedsExtra, Unreadable
 from porter.files.sites import Site, Text, result
 from porter.files.verify import problem
-from porter.analysis.device_backends import ABSTRACTION, DEVICES, VENDORS
+from porter.analysis.kinds import BackendKind
+from porter.analysis.device_backends import DEVICES, VENDORS
 from porter.core.findings import FileResult, FileStatus
 from porter.core.reading import LARGER_THAN
 from porter.analysis.prefilter import NOT_ADMITTED, WIDE_BOMS, admits_kind
@@ -171,7 +172,7 @@ def _kept_for_other_backends(sites: list[Site], path: str, settings: Settings, t
             f"{t.display}'s goes in a file of its own beside them (`{t.device_type}{Path(path).suffix}`)"
         )
         return _reported_only(sites, note)
-    evidence = next((f[3] for f in settings.flow or () if f[2] == ABSTRACTION), None)
+    evidence = next((f[3] for f in settings.flow or () if f[2] == BackendKind.ABSTRACTION), None)
     if evidence is None:
         return sites
     out = []

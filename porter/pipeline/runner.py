@@ -26,7 +26,7 @@ from porter.pipeline.cache import Cache
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
-from porter.analysis.device_backends import ABSTRACTION
+from porter.analysis.kinds import BackendKind
 from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
@@ -232,7 +232,7 @@ def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]
     """The project's device-abstraction fact (porter.analysis.device_backends.abstraction) for
     its files of other kinds too: in a project with backends of its own, a deployment file that
     picks CUDA devices configures its CUDA backend (porter.files.port keeps it)."""
-    fact = next((f for found in facts.values() for f in found if f[2] == ABSTRACTION), None)
+    fact = next((f for found in facts.values() for f in found if f[2] == BackendKind.ABSTRACTION), None)
     if fact is None:
         return facts
     out = dict(facts)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from porter.analysis.program import FUSED_FALSE, FUSED_KEEP
+from porter.analysis.kinds import FusedKind
 from porter.analysis.index import ProjectIndex
 from tests.flow.test_project_flow import port_tree, source_of, write
 from tests.helpers import port
@@ -200,9 +200,9 @@ def test_the_index_says_where_each_cut_is():
     ]
     index = ProjectIndex.build(files)
     (driver,) = index.fused_flags("driver.py")
-    assert driver[:3] == ("", "<fused> call create_optimizer(1) torch.cuda.is_available()", FUSED_FALSE)
+    assert driver[:3] == ("", "<fused> call create_optimizer(1) torch.cuda.is_available()", FusedKind.FALSE)
     assert not [f for f in index.fused_flags("optim.py") if f[2] != "fused-site"]
-    (keep,) = [f for f in index.fused_flags("model.py") if f[2] == FUSED_KEEP]
+    (keep,) = [f for f in index.fused_flags("model.py") if f[2] == FusedKind.KEEP]
     assert keep[:2] == ("GPT.configure_optimizers", "<fused> keep 9 device_type == 'cuda'")  # by line
     assert index.facts("driver.py") == index.fused_flags("driver.py")  # no device site there
 

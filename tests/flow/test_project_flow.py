@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.analysis.program import INDEX, chain_text
+from porter.analysis.kinds import ValueKind
+from porter.analysis.program import chain_text
 from porter.analysis.index import ProjectIndex
 from porter.pipeline.runner import run
 from porter.config.settings import Settings
@@ -191,7 +192,7 @@ def test_cycles_and_recursion_do_not_hang():
     )
     index = ProjectIndex.build([("m.py", code.encode())])
     facts = index.facts("m.py")
-    assert all(kind != INDEX for _, _, kind, _ in facts)
+    assert all(kind != ValueKind.INDEX for _, _, kind, _ in facts)
 
 
 def test_chain_text():
