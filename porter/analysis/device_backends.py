@@ -529,17 +529,12 @@ def cuda_index_params(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str
     found: dict[str, tuple[str, str, str] | None] = {}
     for path, fn, params, method in _functions(files, _INDEX_FORMAT):
         for node in ast.walk(fn):
-            if not (
-                isinstance(node, ast.JoinedStr)
-                and len(node.values) == 2
-                and isinstance(node.values[0], ast.Constant)
-                and node.values[0].value == "cuda:"
-                and isinstance(node.values[1], ast.FormattedValue)
-                and isinstance(node.values[1].value, ast.Name)
-                and node.values[1].value.id in params
-            ):
+            # (the f-string form of `_indexed` only: the byte probe admits no `"cuda:{}".format(p)`)
+            if not (isinstance(node, ast.JoinedStr) and _indexed(node, set(params))):
                 continue
-            param = node.values[1].value.id
+            part = node.values[1]
+            assert isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name)
+            param = part.value.id
             position = params.index(param) - (1 if method else 0)
             why = f'`{fn.name}({param})` ({path}:{node.lineno}) makes `f"cuda:{{{param}}}"` of it, a CUDA device'
             _answer(found, fn.name, (why, str(position), param))

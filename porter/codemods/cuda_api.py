@@ -363,25 +363,19 @@ class CudaApiFamily(ReferenceTracker, Family):
             return updated
         if id(original) in self.ctx.keep_cuda:
             return updated  # a check that guards CUDA-only code (guards.py)
+        device = self._indexes.get(id(original))
+        why = None
         if (into := self._cuda_index_of(original)) is not None:
             # `move(t, torch.cuda.current_device())` where `move(t, target_device)` makes
             # `f"cuda:{target_device}"` (kept, BACK009): the index of a CUDA device
-            self.ctx.report(
-                "CUDA002",
-                original,
-                f"`{self.ctx.code(original)}` stays: it is passed where {into}",
-                applicability=Applicability.MANUAL,
-            )
-            return self._keep_cuda_arguments(original, updated)
-        device = self._indexes.get(id(original))
-        if device is not None and id(device) in self.ctx.keep_cuda:
+            why = f"it is passed where {into}"
+        elif device is not None and id(device) in self.ctx.keep_cuda:
             # `torch.device("cuda", torch.cuda.current_device())` whose "cuda" stays (BACK009,
             # GUARD004): its index is CUDA's current device, and stays with it
+            why = f"it is the index of `{self.ctx.code(device)}`, a CUDA device this port keeps"
+        if why is not None:
             self.ctx.report(
-                "CUDA002",
-                original,
-                f"`{self.ctx.code(original)}` stays: it is the index of `{self.ctx.code(device)}`, a CUDA device this port keeps",
-                applicability=Applicability.MANUAL,
+                "CUDA002", original, f"`{self.ctx.code(original)}` stays: {why}", applicability=Applicability.MANUAL
             )
             return self._keep_cuda_arguments(original, updated)
         found = self._row_for(original.func)
