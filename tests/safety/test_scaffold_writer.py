@@ -302,23 +302,27 @@ def test_backends_scaffold_reads_cuda_s_module_in_the_encoding_its_coding_line_n
     assert ast.parse(made.read_bytes())
 
 
-def test_a_kernel_named_test_gives_no_test_pytest_did_not_ask_for(tmp_path):
-    """pytest collects `test_*.py` and every `test*` function of a test module, imported ones
-    too: kernel `test_a` made `test_a_op.py` (the name kernel `a_op`'s test needed: that test
-    was "kept", never written) and `test_a_reference`, which its test imports, a test that
-    errors for want of fixtures; its `test_a_neuron.py` stopped a run without nki at collection."""
+def _triton_kernels(tmp_path, *names):
+    """`src/k.py`: one masked Triton kernel under each of `names`."""
     body = (
         "(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
         "    mask = offs < n\n"
         "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)\n\n\n"
     )
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "k.py").write_text(
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.py").write_text(
         "import triton\nimport triton.language as tl\n\n\n"
-        + "".join(f"@triton.jit\ndef {name}{body}" for name in ("test_a", "a_op", "testb"))
+        + "".join(f"@triton.jit\ndef {name}{body}" for name in names)
     )
+
+
+def test_a_kernel_named_test_gives_no_test_pytest_did_not_ask_for(tmp_path):
+    """pytest collects `test_*.py` and every `test*` function of a test module, imported ones
+    too: kernel `test_a` made `test_a_op.py` (the name kernel `a_op`'s test needed: that test
+    was "kept", never written) and `test_a_reference`, which its test imports, a test that
+    errors for want of fixtures; its `test_a_neuron.py` stopped a run without nki at collection."""
+    _triton_kernels(tmp_path, "test_a", "a_op", "testb")
     res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
     assert res.returncode in (0, 1), res.stderr.decode()
     assert b"kept" not in res.stderr, res.stderr.decode()
@@ -343,18 +347,7 @@ def test_kernels_whose_names_differ_only_in_case_get_file_names_that_differ_with
     and `scale_op.py`, one file there, so the second kernel's three files were "kept" (files
     porter had written itself) and that kernel got no scaffold; a tree with both names cannot
     be checked out there either."""
-    body = (
-        "(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
-        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
-        "    mask = offs < n\n"
-        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)\n\n\n"
-    )
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "k.py").write_text(
-        "import triton\nimport triton.language as tl\n\n\n"
-        + "".join(f"@triton.jit\ndef {name}{body}" for name in ("Scale", "scale", "SCALE"))
-    )
+    _triton_kernels(tmp_path, "Scale", "scale", "SCALE")
     res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
     assert res.returncode in (0, 1), res.stderr.decode()
     assert b"kept" not in res.stderr, res.stderr.decode()
