@@ -305,3 +305,37 @@ def test_a_module_that_loads_a_hub_kernel_and_refuses_other_devices_than_cuda_st
     # the kernel it loads runs where its check lets it: on CUDA's SM100 devices only
     assert code == HUB_ATTENTION.lstrip(), code
     assert any(f.code == "BACK006" and "integrates `load_sparse_kernel(impl)`" in f.message for f in findings), findings
+
+
+REALLOCATE = """
+import torch
+
+
+def free_storage(data):
+    data.storage().resize_(0)
+
+
+def alloc_storage(data):
+    data.storage().resize_(data.numel())
+
+
+class Hook:
+    def allocate(self, params):
+        for p in params:
+            cur_dev = p.data.device.type
+            if cur_dev == "cpu":
+                p.data = torch.empty(p.data.shape, device="cuda", dtype=p.data.dtype)
+            elif cur_dev == "cuda":
+                alloc_storage(p.data)
+"""
+
+
+def test_an_allocation_whose_device_a_kept_cuda_test_reads_stays_with_it(tmp_path):
+    code, findings = _port(tmp_path, {"lib/hook.py": REALLOCATE})["hook.py"]
+    # `elif cur_dev == "cuda"` (p.data's device type) is kept as CUDA's case; the allocation
+    # above sets p.data's device: ported alone, a target tensor would match neither branch
+    # next time (its storage never re-allocated) and CUDA would get target tensors
+    assert 'device="cuda"' in code and 'elif cur_dev == "cuda"' in code
+    assert '"neuron"' not in code
+    kept = [f for f in findings if f.code == "BACK008" and "p.data" in f.message]
+    assert kept and 'cur_dev == "cuda"' in kept[0].message

@@ -1721,6 +1721,7 @@ class BackendsFamily(Family):
         about CUDA itself, beside its answers about the other backends."""
         self._backend_function(node)
         self._cuda_method(node)
+        self._set_for_kept_test(node)
         if (
             _CUDA_QUESTION.match(node.name.value)
             and self.library() is not None
@@ -1750,6 +1751,64 @@ class BackendsFamily(Family):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
             elif isinstance(n, cst.Assign):
                 self._itself(n.value, n.value, f"is what `{node.name.value}()` answers about CUDA itself")
+
+    def _set_for_kept_test(self, node: cst.FunctionDef) -> None:
+        """`p.data = torch.empty(..., device="cuda")` in a function whose kept CUDA test reads
+        that value's device (`cur_dev = p.data.device.type` ... `elif cur_dev == "cuda":
+        alloc_storage(p.data)`, BACK008): the literal sets what CUDA's case tests, so the two are
+        halves of one state machine (allocate, then re-allocate). Ported alone, a target tensor
+        would match neither branch and CUDA would get target tensors: the literal is kept with
+        the test, reported."""
+        if b"device" not in self.ctx.source or self.library() is None or self.ctx.in_cuda_only_code() is not None:
+            return
+        nodes = _nodes(node.body)
+        device_of_value: dict[str, str] = {}  # `cur_dev` -> `p.data` (from `cur_dev = p.data.device.type`)
+        for n in nodes:
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+                read = _device_read(n.value)
+                if read is not None:
+                    device_of_value[n.targets[0].target.value] = read
+        read_by: dict[str, cst.BaseExpression] = {}  # `p.data` -> the test that reads its device
+        for n in nodes:
+            if not isinstance(n, cst.If) or not isinstance(n.test, cst.Comparison) or len(n.test.comparisons) != 1:
+                continue
+            test = self._cuda_test(n.test)
+            if test is None or test.kind != "string" or self._runs_cuda_only(n.body):
+                continue
+            for side in (n.test.left, n.test.comparisons[0].comparator):
+                value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
+                if value is not None:
+                    read_by.setdefault(value, n.test)
+        if not read_by:
+            return
+        library = self.library()
+        assert library is not None
+        for n in nodes:
+            if not (isinstance(n, cst.Assign) and len(n.targets) == 1):
+                continue
+            value = dotted(n.targets[0].target)
+            test_node = read_by.get(value or "")
+            if test_node is None:
+                continue
+            strings = [
+                s
+                for s in _nodes(n.value)
+                if isinstance(s, cst.SimpleString)
+                and device_of(string_value(s)) == "cuda"
+                and id(s) not in self.ctx.keep_cuda
+            ]
+            if not strings:
+                continue
+            self.ctx.keep_cuda.update(id(s) for s in strings)
+            self.ctx.report(
+                "BACK008",
+                strings[0],
+                f"`{_short(self.ctx.code(strings[0]))}` sets the device of `{value}`, which the kept CUDA test "
+                f"`{_short(self.ctx.code(test_node))}` reads, in a project with a device abstraction of its own ({library[0]}): "
+                f"kept with it (ported alone, a {self.ctx.target.display} value would match neither case); "
+                f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
+                applicability=Applicability.MANUAL,
+            )
 
     def _cuda_own_function(self, node: cst.FunctionDef) -> bool:
         """`def _get_cuda_rng_state(device="cuda", ...)` whose body reads
@@ -3409,6 +3468,15 @@ def _backend_facts(settings, path: str = "", source: bytes = b"") -> dict[str, t
     if flow is None:
         return {f[1]: f[3] for f in cuda_backend_facts([(path, source)]).get(path, ()) if f[2] == BackendKind.BACKEND}
     return {f[1]: f[3] for f in flow if f[2] == BackendKind.BACKEND}
+
+
+def _device_read(node: cst.BaseExpression) -> str | None:
+    """`p.data` of `p.data.device.type` (or `p.data.device`): the value whose device is read."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "type":
+        node = node.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "device":
+        return dotted(node.value)
+    return None
 
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
