@@ -339,3 +339,49 @@ def test_an_allocation_whose_device_a_kept_cuda_test_reads_stays_with_it(tmp_pat
     assert '"neuron"' not in code
     kept = [f for f in findings if f.code == "BACK008" and "p.data" in f.message]
     assert kept and 'cur_dev == "cuda"' in kept[0].message
+
+
+COMPILED = """
+import torch
+
+
+@torch.compile()
+def rescale(out, lse):
+    return torch.exp(lse) * out
+
+
+def fuse(model):
+    return torch.compile(model, backend="inductor", mode="max-autotune")
+"""
+
+SCRIPT = """
+import torch
+
+
+def main(model):
+    return torch.compile(model)
+
+
+if __name__ == "__main__":
+    main(torch.nn.Linear(2, 2))
+"""
+
+
+def test_a_library_keeps_its_compile_backend(tmp_path):
+    ported = _port(tmp_path, {"lib/ops.py": COMPILED, "lib/bench.py": SCRIPT})
+    code, findings = ported["ops.py"]
+    # a library with backends of its own still runs on CUDA: backend="neuron" raises there
+    # without torch-neuronx (InvalidBackend, at import for a module-level decorator), and
+    # TorchNeuron picks its backend by itself for tensors on its device
+    assert code == COMPILED.lstrip(), code
+    kept = [f for f in findings if f.code == "COMP001"]
+    assert len(kept) == 2 and all("still runs on CUDA" in f.message for f in kept), kept
+    # a program of the package (its `__main__` entry) runs on the device its user picks: ported
+    code, _ = ported["bench.py"]
+    assert 'torch.compile(model, backend="neuron")' in code
+
+
+def test_a_library_gets_the_xla_backend_which_is_not_picked_by_itself(tmp_path):
+    code, findings = _port(tmp_path, {"lib/ops.py": COMPILED}, "xla")["ops.py"]
+    # PyTorch/XLA does not pick its backend by itself: the target's backend is added
+    assert 'backend="openxla"' in code

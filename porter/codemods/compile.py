@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
 from porter.codemods.guards import CAPABILITY_QUERIES, triton_module
+from porter.codemods.literals import in_package
 from porter.core.findings import Applicability
 from porter.analysis.device_backends import answers, project_abstraction
 from porter.analysis.resolve import name_assignments
@@ -15,6 +17,7 @@ COMPILE = {"torch.compile"}
 CUDA_MODES = {"max-autotune", "reduce-overhead", "max-autotune-no-cudagraphs"}
 REPLACEABLE_BACKENDS = {"inductor", "cudagraphs"}
 NO_DYNAMIC = {"neuron", "tpu"}
+_MAIN = re.compile(rb"^if __name__ == ['\"]__main__['\"]", re.M)
 
 
 class CompileFamily(Family):
@@ -26,6 +29,7 @@ class CompileFamily(Family):
         self._triton = triton_module(ctx.source or b"")
         self._capability: frozenset[str] | None = None
         self._abstraction: str | None | bool = False  # the project's member that names the compile backend
+        self._library: bool | None = None  # library code of a project with a device abstraction
 
     def _in_triton_module(self, original: cst.CSTNode) -> bool:
         """A module of Triton kernels compiles its helpers for the GPUs its kernels run on
@@ -66,6 +70,36 @@ class CompileFamily(Family):
             advice=f'Pass the backend the project\'s accelerator answers (`{member.rpartition(".")[2]}`), and give its {t.display} class the answer "{t.compile_backend}".',
         )
         return True
+
+    def _kept_by_library(self, original: cst.CSTNode, backend: str) -> bool:
+        """Library code (a module of a package that is no program: no `__main__` entry) of a
+        project with a device abstraction of its own still runs on CUDA after the port, where
+        a literal target backend raises (`InvalidBackend` without the target's runtime: at
+        import, for a module-level decorator). A target that picks its own backend for tensors
+        on its device (TorchNeuron, TorchTPU) needs none: the call is left as it is, reported."""
+        t = self.ctx.target
+        if not t.compile_backend_auto or not self._library_code():
+            return False
+        self.ctx.report(
+            "COMP001",
+            original,
+            f'`torch.compile` (backend "{backend}") in library code that still runs on CUDA (a project with a device abstraction '
+            f'of its own): left as it is (backend="{t.compile_backend}" raises where {t.display} is not installed); '
+            f"{t.display} picks its own backend for tensors on its device",
+            applicability=Applicability.MANUAL,
+            advice=f'Nothing to change for {t.display} tensors; where a backend must be named, take it from the project\'s device (backend="{t.compile_backend}" only on {t.display}).',
+        )
+        return True
+
+    def _library_code(self) -> bool:
+        if self._library is None:
+            source = self.ctx.source or b""
+            self._library = (
+                in_package(self.ctx)
+                and _MAIN.search(source) is None
+                and project_abstraction(self.ctx.settings, self.ctx.path, source) is not None
+            )
+        return self._library
 
     def _capability_names(self) -> frozenset[str]:
         """Module-level names set from a CUDA capability query (ColossalAI's `cuda_arch =
@@ -135,6 +169,8 @@ class CompileFamily(Family):
             pass  # device-generic code: the target's backend is picked for its tensors
         elif backend is None and self._named_by_abstraction(original):
             pass
+        elif backend is None and self._kept_by_library(original, "inductor"):
+            pass
         elif backend is None:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report(
@@ -146,7 +182,9 @@ class CompileFamily(Family):
                 new = cand
         else:
             value = string_value(backend.value)
-            if value in REPLACEABLE_BACKENDS:
+            if value in REPLACEABLE_BACKENDS and self._kept_by_library(original, value):
+                pass
+            elif value in REPLACEABLE_BACKENDS:
                 cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
                 if self.ctx.report(
                     "COMP001", original, f'backend "{value}" becomes "{t.compile_backend}"', replacement=cand
@@ -270,7 +308,11 @@ class CompileFamily(Family):
         deco = original.decorator
         if isinstance(deco, cst.Call) or self.ctx.qualname(deco) not in COMPILE or self._auto_backend():
             return updated
-        if self._in_triton_module(original) or self._named_by_abstraction(original):
+        if (
+            self._in_triton_module(original)
+            or self._named_by_abstraction(original)
+            or self._kept_by_library(original, "inductor")
+        ):
             return updated
         t = self.ctx.target
         call = cst.Call(
