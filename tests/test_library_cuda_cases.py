@@ -385,3 +385,49 @@ def test_a_library_gets_the_xla_backend_which_is_not_picked_by_itself(tmp_path):
     code, findings = _port(tmp_path, {"lib/ops.py": COMPILED}, "xla")["ops.py"]
     # PyTorch/XLA does not pick its backend by itself: the target's backend is added
     assert 'backend="openxla"' in code
+
+
+LAUNCH = """
+import torch.distributed as dist
+
+
+def pick_backend():
+    return "gloo"
+
+
+def launch(rank: int, world_size: int, backend: str = "nccl", seed: int = 0):
+    \"\"\"backend: defaults to nccl.\"\"\"
+    backend = pick_backend()
+    dist.init_process_group(rank=rank, world_size=world_size, backend=backend)
+
+
+def start(rank: int, backend: str = "nccl"):
+    dist.init_process_group(rank=rank, world_size=1, backend=backend)
+"""
+
+SERVER = """
+import lib.net
+from lib.launch import launch, start
+
+
+def serve(rank):
+    launch(rank=rank, world_size=1, backend="nccl")
+    launch(rank, 1, "nccl")
+    lib.net.launch(rank, 1, backend="nccl")
+    start(rank, backend="nccl")
+"""
+
+
+def test_an_argument_the_callee_discards_is_not_ported(tmp_path):
+    files = {"lib/launch.py": LAUNCH, "lib/net/__init__.py": "from .boot import launch\n", "lib/net/boot.py": LAUNCH}
+    ported = _port(tmp_path, {**files, "lib/server.py": SERVER})
+    code, findings = ported["server.py"]
+    # `launch` overwrites `backend` before reading it: what a caller passes selects nothing
+    assert 'launch(rank=rank, world_size=1, backend="nccl")' in code
+    assert 'launch(rank, 1, "nccl")' in code
+    # (the package's own name for it: its `__init__.py` imports it from the module)
+    assert 'lib.net.launch(rank, 1, backend="nccl")' in code
+    kept = [f for f in findings if f.code == "DIST007" and "discards" in f.message]
+    assert len(kept) == 3, findings
+    # `start` hands it to init_process_group: ported
+    assert 'start(rank, backend="neuron")' in code

@@ -22,6 +22,7 @@ from typing import TypeVar
 
 from porter.config.settings import Facts
 from porter.analysis.kinds import BackendKind
+from porter.analysis.program import module_name
 
 # the prefix of a BackendKind.ABSTRACTION entry that names CUDA's folder of a per-device family of folders
 DIRS = "dir:"
@@ -389,6 +390,14 @@ def cuda_backend_facts(files: Iterable[tuple[str, bytes]]) -> dict[str, Facts]:
     evidence = abstraction(files)
     if evidence is not None:
         _abstraction_facts(files, evidence, out)
+    discarded = discarded_params(files)
+    if discarded:
+        calls = {name: re.compile(rb"\b%s\(" % re.escape(name.rpartition(".")[2].encode())) for name in discarded}
+        for path, source in files:
+            if b"nccl" in source:
+                for name, why in discarded.items():
+                    if calls[name].search(source):
+                        out.setdefault(path, []).append((None, name, BackendKind.DISCARDED, why))
     return {path: tuple(sorted(set(facts))) for path, facts in out.items()}
 
 
@@ -540,6 +549,85 @@ def cuda_index_params(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str
             _answer(found, fn.name, (why, str(position), param))
             break
     return {k: v for k, v in found.items() if v is not None}
+
+
+_NCCL_DEFAULT = re.compile(rb"""=\s*['"]nccl['"]""")
+
+
+def discarded_params(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str, str]]:
+    """qualified name -> (why, the parameter's position among the call's arguments, its name)
+    for each function whose parameter defaulting to "nccl" is overwritten before it is read, or
+    never read (ColossalAI's `launch(..., backend="nccl")`, whose body sets `backend =
+    get_accelerator().communication_backend` first): what its callers pass there selects
+    nothing. A function is named by its module and, where its package's `__init__.py` imports
+    it (`from .initialize import launch`), by the package too."""
+    files = list(files)
+    found: dict[str, tuple[str, str, str] | None] = {}
+    for path, fn, params, method in _functions(files, _NCCL_DEFAULT):
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        defaults = dict(zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults))
+        defaults.update((a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None)
+        answer: tuple[str, str, str] = ("", "", "")  # read: what a caller passes is used
+        for arg, default in defaults.items():
+            if not (isinstance(default, ast.Constant) and default.value == "nccl"):
+                continue
+            line = _discarded_at(fn, arg.arg)
+            if line is not None:
+                position = params.index(arg.arg) - (1 if method else 0) if arg.arg in params else -1
+                what = f"sets it again at line {line} before reading it" if line else "never reads it"
+                answer = (f"`{fn.name}` ({path}:{fn.lineno}) {what}", str(position), arg.arg)
+            break
+        else:
+            continue
+        _answer(found, f"{module_name(path)}.{fn.name}", answer)
+    if not any(found.values()):
+        return {}
+    for path, source in files:
+        if path.replace("\\", "/").endswith("__init__.py") and b"import" in source:
+            package = module_name(path)
+            for module, name in _relative_imports(source):
+                entry = found.get(f"{package}.{module}.{name}")
+                if entry is not None:
+                    _answer(found, f"{package}.{name}", entry)
+    return {k: v for k, v in found.items() if v is not None and v[0]}
+
+
+def _relative_imports(source: bytes) -> list[tuple[str, str]]:
+    """(module, name) of each `from .module import name` at the top of an `__init__.py`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    return [
+        (stmt.module, alias.name)
+        for stmt in tree.body
+        if isinstance(stmt, ast.ImportFrom) and stmt.level == 1 and stmt.module
+        for alias in stmt.names
+        if alias.asname is None
+    ]
+
+
+def _discarded_at(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> int | None:
+    """The line of the statement of `fn`'s body that sets `param` again before anything reads
+    it (0 where nothing reads it at all), else None."""
+
+    def reads(node: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id == param and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+    for stmt in fn.body:
+        if (
+            isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            and any(
+                isinstance(t, ast.Name) and t.id == param
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+            )
+            and stmt.value is not None
+            and not reads(stmt.value)
+        ):
+            return stmt.lineno
+        if reads(stmt):
+            return None
+    return 0
 
 
 def _closed_switch(stmt: ast.stmt) -> str | None:

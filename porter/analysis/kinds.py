@@ -92,6 +92,10 @@ class BackendKind(Kind):
     # a function whose parameter is a CUDA device's index (`torch.device(f"cuda:{target_device}")`):
     # what a caller passes there is CUDA's index
     CUDA_INDEX = "cuda-index-param"
+    # a function whose parameter defaulting to "nccl" is overwritten before it is read, or never
+    # read (ColossalAI's `launch(backend="nccl")` takes `get_accelerator().communication_backend`):
+    # what a caller passes there selects nothing
+    DISCARDED = "discarded-param"
 
 
 class CudaOnlyKind(Kind):

@@ -13,6 +13,7 @@ from porter.codemods.family import walk as _walk
 from porter.codemods.flow import assigned_values
 from porter.core.findings import Applicability
 from porter.analysis.device_backends import project_abstraction
+from porter.analysis.kinds import BackendKind
 from porter.analysis.resolve import dotted
 
 INIT = {"torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group"}
@@ -70,6 +71,7 @@ class DistributedFamily(Family):
         self._nccl_branches: list[tuple[CudaOnlyCode, cst.CSTNode]] = []  # bodies behind a kept NCCL test
         self._abstraction: bool | None = None  # see _library
         self._bound_devices: dict[int, list[cst.BaseExpression]] = {}  # id(backend map) -> its CUDA device_ids
+        self._discarded: dict[str, tuple[str, ...]] | None = None  # BackendKind.DISCARDED facts
 
     def visit_Dict(self, node: cst.Dict) -> None:
         """`{"cuda": "nccl", "cpu": "gloo"}` maps each device type to its backend: "nccl" is
@@ -554,6 +556,31 @@ class DistributedFamily(Family):
             return new
         return updated
 
+    def _discarded_backend(self, node: cst.Call) -> None:
+        """`colossalai.launch(..., backend="nccl")` where `launch` sets `backend` again before
+        reading it (BackendKind.DISCARDED): the argument selects nothing, on CUDA or the
+        target; rewriting it is churn. Kept, reported."""
+        if self._discarded is None:
+            self._discarded = {
+                f[1]: f[3] for f in (getattr(self.ctx.settings, "flow", None) or ()) if f[2] == BackendKind.DISCARDED
+            }
+        if not self._discarded:
+            return
+        qual = self.ctx.qualname(node.func)
+        fact = self._discarded.get(qual or "")
+        if fact is None or len(fact) < 3:
+            return
+        why, position, param = fact[0], int(fact[1]), fact[2]
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for i, arg in enumerate(node.args):
+            named = arg.keyword is not None and arg.keyword.value == param
+            placed = arg.keyword is None and not arg.star and position >= 0 and positional.index(arg) == position
+            if named or placed:
+                self._keep_nccl_name(
+                    arg.value,
+                    f'`"nccl"` is passed as `{param}` to `{qual}`, which discards it ({why}): it selects nothing; kept',
+                )
+
     def _keep_nccl_name(self, node: cst.CSTNode, message: str) -> None:
         """`"nccl"` as one name among others (an option's choices, a `Literal[...]`, a list of
         package-name patterns, a registry key): not a backend this code selects; kept."""
@@ -618,6 +645,7 @@ class DistributedFamily(Family):
                 node.args[0].value,
                 f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s own registry), not a backend selected here: kept',
             )
+        self._discarded_backend(node)
         if last not in ("init_process_group", "new_group"):
             return  # (by name first: resolving every call costs)
         qual = self.ctx.qualname(node.func)
