@@ -572,7 +572,7 @@ class DistributedFamily(Family):
             return
         why, position, param = fact[0], int(fact[1]), fact[2]
         positional = [a for a in node.args if a.keyword is None and not a.star]
-        for i, arg in enumerate(node.args):
+        for arg in node.args:
             named = arg.keyword is not None and arg.keyword.value == param
             placed = arg.keyword is None and not arg.star and position >= 0 and positional.index(arg) == position
             if named or placed:
