@@ -19,12 +19,12 @@ import re
 from collections.abc import Iterable
 from typing import Literal, overload
 
-from porter.config.cuda_packages import cuda_only_modules
+from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
 from porter.config.settings import Facts
 from porter.analysis import device_backends, extensions
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from porter.config.ruledata import load_toml
 
@@ -56,6 +56,28 @@ TOKENS = (
 PACKAGES = frozenset(m.split(".")[0].encode() for m in cuda_only_modules(None))
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\w+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
+# ... or a call of one of torch's aten ops that has only a CUDA kernel (no CPU or Composite one:
+# rules/cuda_only/aten_ops.json), `torch.ops.aten._weight_int4pack_mm` or `torch._cslt_compress`
+_OPS = cuda_only_aten_ops(None)
+_OPS_ATEN = re.compile(
+    rb"aten\.(?:"
+    + b"|".join(re.escape(q.rpartition(".")[2].encode()) for q in sorted(_OPS, key=len, reverse=True) if ".aten." in q)
+    + rb")\b"
+)
+_OPS_TORCH = re.compile(
+    rb"torch\.(?:"
+    + b"|".join(
+        re.escape(q[len("torch.") :].encode()) for q in sorted(_OPS, key=len, reverse=True) if ".aten." not in q
+    )
+    + rb")\b"
+)
+
+
+def calls_op(source: bytes) -> bool:
+    """Whether `source` names one of torch's CUDA-only aten ops."""
+    return (b"aten." in source and _OPS_ATEN.search(source) is not None) or _OPS_TORCH.search(source) is not None
+
+
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
@@ -67,6 +89,7 @@ class CudaOnlyData:
     apis: tuple[str, ...]
     builders: frozenset[str]
     asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
+    ops: dict[str, str] = field(default_factory=dict)  # torch's CUDA-only aten ops, as spelled in Python -> why
 
     def runs(self, qual: str | None) -> bool:
         """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
@@ -79,6 +102,11 @@ class CudaOnlyData:
         """Why the qualified name `qual` is CUDA-only, or None."""
         if not qual:
             return None
+        if qual.startswith("torch.") and self.ops:
+            parts = qual.split(".")  # `torch.ops.aten.op`, `torch.ops.aten.op.default`, `torch.op`
+            for end in (2, 4, 5):
+                if (name := ".".join(parts[:end])) in self.ops:
+                    return f"`{name}` ({self.ops[name]})"
         for api in self.apis:
             if qual == api or qual.startswith(api + "."):
                 return f"`{api}`"
@@ -99,6 +127,7 @@ def cuda_only_data(target: str | None = None) -> CudaOnlyData:
         apis=tuple(table.get("apis", ())),
         builders=frozenset(table.get("extension_builders", ())),
         asks=tuple(table.get("asks", ())),
+        ops=cuda_only_aten_ops(target),
     )
 
 
@@ -124,12 +153,12 @@ def imports_package(source: bytes) -> bool:
 def has_token(source: bytes) -> bool:
     """Whether the analysis is worth running on `source`: it names torch's CUDA-only parts or
     imports a CUDA-only package."""
-    return any(t in source for t in TOKENS) or imports_package(source)
+    return any(t in source for t in TOKENS) or imports_package(source) or calls_op(source)
 
 
 def runs_token(source: bytes) -> bool:
     """Whether `source` may run CUDA-only code (not only ask about the device)."""
-    return any(t in source for t in RUN_TOKENS) or imports_package(source)
+    return any(t in source for t in RUN_TOKENS) or imports_package(source) or calls_op(source)
 
 
 _ENTRIES = ("__init__", "__call__")
