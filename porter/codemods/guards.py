@@ -1183,6 +1183,7 @@ class GuardsFamily(Family):
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
+        self._behind_available: set[int] = set()  # comparisons in the CUDA arm of `x if <available test> else y`
         self._needs: str | None | bool = False  # _module_needs, read once
         self._class_needs: dict[int, str | None] = {}  # id(class) -> _class_needs
         self._registrations: set[int] = set()  # the device types of kernel registrations (KERN005's)
@@ -1962,6 +1963,23 @@ class GuardsFamily(Family):
         if isinstance(node.operator, cst.Not):
             self._negated.add(id(node.expression))
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`<capability check> if is_cuda else False`, where `is_cuda = torch.cuda.is_available()
+        and ...`: the arm the test lets only CUDA reach is behind it already, as the body of an
+        `if` whose test asks torch.cuda.is_available() is (`_inside_available_test`)."""
+        if not self._queries:
+            return
+        test, arm = _bare(node.test), node.body
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, arm = _bare(test.expression), node.orelse
+        flags = self._flags()
+        if any(
+            (isinstance(o, cst.Name) and o.value in flags)
+            or _is_call_of(o, self.ctx.qualname, "torch.cuda.is_available")
+            for o in _operands(test, cst.And)
+        ):
+            self._behind_available.update(id(n) for n in _walk(arm) if isinstance(n, cst.Comparison))
+
     def _inside_available_test(self) -> bool:
         for stmt in self.ctx.current_statements:
             if isinstance(stmt, (cst.If, cst.While)):
@@ -1985,6 +2003,7 @@ class GuardsFamily(Family):
             not scan.capability
             or scan.available
             or self._after_available
+            or id(original) in self._behind_available
             or self._inside_available_test()
             or self._only_cuda_here()
             or self._called_only_on_cuda()
