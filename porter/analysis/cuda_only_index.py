@@ -78,6 +78,13 @@ def calls_op(source: bytes) -> bool:
     return (b"aten." in source and _OPS_ATEN.search(source) is not None) or _OPS_TORCH.search(source) is not None
 
 
+# ... or a quoted name of one (`_is_package_available("smdistributed")`): the module may define a
+# predicate of its availability (availability_predicates)
+_PACKAGE_STRING = re.compile(
+    rb"""["'](?:%s)["']""" % b"|".join(re.escape(p) for p in sorted(PACKAGES, key=len, reverse=True))
+)
+
+
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
@@ -237,6 +244,63 @@ def _top_units(body: list[ast.stmt]) -> Iterable[ast.FunctionDef | ast.AsyncFunc
 def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
     """The module's CUDA-only module-level names, each with why."""
     return _cuda_only_names(source, data or cuda_only_data())[0]
+
+
+def names_package(source: bytes) -> bool:
+    """Whether `source` quotes the name of a CUDA-only package (it may define a predicate of it)."""
+    return b"return" in source and _PACKAGE_STRING.search(source) is not None
+
+
+def availability_predicates(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
+    """The module-level functions whose truth means a CUDA-only package is installed, each with
+    why: every `return` is False (or None) or asks whether such a package is there by its name
+    (transformers' `is_sagemaker_dp_enabled`: `return _is_package_available("smdistributed")[0]`).
+    The branch behind `if is_sagemaker_dp_enabled():` runs only where that package is, on CUDA."""
+    if not names_package(source):
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    data = data or cuda_only_data()
+    out: dict[str, str] = {}
+    for unit in _top_units(tree.body):
+        if not isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        package = None
+        for ret in _own_returns(unit.body):
+            value = ret.value
+            if value is None or (isinstance(value, ast.Constant) and value.value in (False, None)):
+                continue
+            package = _package_asked(value, data)
+            if package is None:
+                break
+        else:
+            if package is not None:
+                out[unit.name] = f"`{unit.name}()` is true only where {package} is installed"
+    return out
+
+
+def _own_returns(body: list[ast.stmt]) -> Iterable[ast.Return]:
+    """The `return` statements of a function body, not of functions defined in it."""
+    for stmt in _statements(body):
+        if isinstance(stmt, ast.Return):
+            yield stmt
+
+
+def _package_asked(node: ast.expr, data: CudaOnlyData) -> str | None:
+    """The CUDA-only package whose name `node` passes to a call (`find_spec("smdistributed")`,
+    `_is_package_available("smdistributed")[0]`), if any."""
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Call)
+            and sub.args
+            and isinstance(sub.args[0], ast.Constant)
+            and isinstance(sub.args[0].value, str)
+            and (why := data.why(sub.args[0].value))
+        ):
+            return f"{why} (CUDA-only)"
+    return None
 
 
 def _cuda_only_names(
@@ -671,6 +735,8 @@ def cuda_only_imports(
     }
     for path, kernel_facts in kernels.items():
         out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
+    for path, predicate_facts in _predicate_imports(files, data).items():
+        out[path] = tuple(sorted({*out.get(path, ()), *predicate_facts}))
     if not exported and not needs:
         return out
     imported = _Reexports(files, exported, running, needs).follow()
@@ -681,6 +747,28 @@ def cuda_only_imports(
         ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
+    return out
+
+
+def _predicate_imports(files: list[tuple[str, bytes]], data: CudaOnlyData) -> dict[str, Facts]:
+    """path -> facts (tag `predicate`) for each file that imports, directly or through a
+    package's `__init__.py`, a function of the project whose truth means a CUDA-only package is
+    installed (availability_predicates)."""
+    defined: dict[str, tuple[str, dict[str, str]]] = {}
+    for path, source in files:
+        if found := availability_predicates(source, data):
+            defined[module_name(path)] = (path, found)
+    if not defined:
+        return {}
+    out: dict[str, Facts] = {}
+    for path, names in _Reexports(files, defined, {}, {}).follow().items():
+        if names:
+            out[path] = tuple(
+                sorted(
+                    (None, local, CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.PREDICATE))
+                    for local, (why, _) in names.items()
+                )
+            )
     return out
 
 
@@ -958,6 +1046,7 @@ def part(source: bytes) -> bytes:
         or any(t in source for t in extensions.TOKENS)
         or extensions.IMPORT_HINT.search(source)
         or extensions.LOADER.search(source)
+        or _PACKAGE_STRING.search(source)
     ):
         return hashlib.sha256(source).digest()
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()

@@ -36,7 +36,14 @@ from porter.codemods.literals import in_package
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 
 # has_token, runs_token: the bytes that make the analysis worth running
-from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.cuda_only_index import (
+    CudaOnlyData,
+    availability_predicates,
+    cuda_only_data,
+    names_package,
+    has_token,
+    runs_token,
+)
 from porter.analysis.cuda_only_index import PACKAGES as CUDA_ONLY_PACKAGES
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
@@ -47,7 +54,21 @@ from porter.core.findings import Applicability
 def imported_cuda_only(settings) -> dict[str, str]:
     """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
     the project (found per run by porter.analysis.cuda_only_index)."""
-    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == CudaOnlyKind.IMPORTED and f[3]}
+    return {
+        f[1]: f[3][0]
+        for f in (getattr(settings, "flow", None) or ())
+        if f[2] == CudaOnlyKind.IMPORTED and f[3] and f[3][1:2] != (CudaOnlyTag.PREDICATE,)
+    }
+
+
+def imported_predicates(settings) -> dict[str, str]:
+    """Local name -> why, for the functions this file imports from elsewhere in the project
+    whose truth means a CUDA-only package is installed (cuda_only_index.availability_predicates)."""
+    return {
+        f[1]: f[3][0]
+        for f in (getattr(settings, "flow", None) or ())
+        if f[2] == CudaOnlyKind.IMPORTED and f[3][1:2] == (CudaOnlyTag.PREDICATE,)
+    }
 
 
 def imported_running(settings) -> frozenset[str]:
@@ -1168,6 +1189,8 @@ class GuardsFamily(Family):
         return super().wanted(ctx, source) and (
             has_token(source)
             or bool(imported_cuda_only(ctx.settings))
+            or bool(imported_predicates(ctx.settings))  # `if is_sagemaker_dp_enabled():` (GUARD003)
+            or names_package(source)  # a predicate of a CUDA-only package defined here (GUARD003)
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
             or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
@@ -1183,6 +1206,7 @@ class GuardsFamily(Family):
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
+        self._predicates: dict[str, str] | None = None  # see _predicate_branch
         self._behind_available: set[int] = set()  # comparisons in the CUDA arm of `x if <available test> else y`
         self._needs: str | None | bool = False  # _module_needs, read once
         self._class_needs: dict[int, str | None] = {}  # id(class) -> _class_needs
@@ -1691,6 +1715,7 @@ class GuardsFamily(Family):
             return
         if not isinstance(node.body, cst.IndentedBlock):
             return
+        self._predicate_branch(node)
         imported = imported_cuda_only(self.ctx.settings)
         if not imported:
             return
@@ -1710,6 +1735,41 @@ class GuardsFamily(Family):
             f"the code behind `if {self.ctx.code(node.test)}`",
             f"{imported[name]} is set by CUDA's own API in the module it comes from",
         )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
+    def _predicate_branch(self, node: cst.If) -> None:
+        """`elif is_sagemaker_dp_enabled():`, a function (of this module or imported from the
+        project) whose truth means a CUDA-only package is installed (SageMaker's smdistributed):
+        its branch runs only where that package is, on CUDA, so it is CUDA-only code, left as it
+        is (GUARD003). So is the branch of an `and` with such a call, or of an `or` of them."""
+        if self._predicates is None:
+            self._predicates = {
+                **availability_predicates(self.ctx.source or b"", cuda_only_data(self.ctx.target.name)),
+                **imported_predicates(self.ctx.settings),
+            }
+        if not self._predicates or not isinstance(node.body, cst.IndentedBlock):
+            return
+        test = _bare(node.test)
+        asked = [
+            self._predicates.get(o.func.value)
+            if isinstance(o, cst.Call) and isinstance(o.func, cst.Name) and not o.args
+            else None
+            for o in _operands(test, cst.Or)
+        ]
+        why = asked[0] if all(asked) else None
+        if why is None:
+            why = next(
+                (
+                    self._predicates[o.func.value]
+                    for o in _operands(test, cst.And)
+                    if isinstance(o, cst.Call) and isinstance(o.func, cst.Name) and o.func.value in self._predicates
+                ),
+                None,
+            )
+        if why is None:
+            return
+        region = CudaOnlyCode(node.test, f"the code behind `if {self.ctx.code(node.test)}`", why)
         for stmt in node.body.body:
             self.ctx.cuda_only_code.setdefault(id(stmt), region)
 
