@@ -361,3 +361,33 @@ b = np_installed and torch.cuda.get_device_capability() >= (8, 9)
     assert "a = te_installed and torch.cuda.get_device_capability() >= (8, 9)" in new
     assert "b = np_installed and torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 9)" in new
     assert [f.code for f in findings].count("GUARD002") == 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_capability_query_in_the_cuda_arm_of_a_conditional_expression_needs_no_short_circuit(target):
+    """torchao's `is_sm_version`: `... if is_cuda else False`, where `is_cuda =
+    torch.cuda.is_available() and torch.version.cuda`, asks only where CUDA is (as the body of
+    `if is_cuda:` does); `False if not ok else <query>` too. A conditional expression over
+    another test still gets the short-circuit."""
+    source = """
+import torch
+
+
+def is_sm_version(major, minor):
+    is_cuda = torch.cuda.is_available() and torch.version.cuda
+    return torch.cuda.get_device_capability() == (major, minor) if is_cuda else False
+
+
+def is_sm_older(major):
+    ok = torch.cuda.is_available()
+    return False if not ok else torch.cuda.get_device_capability()[0] < major
+
+
+def is_sm_at_least(major):
+    return torch.cuda.get_device_capability()[0] >= major if major else False
+"""
+    new, findings = _port(source, target)
+    assert "    return torch.cuda.get_device_capability() == (major, minor) if is_cuda else False" in new
+    assert "    return False if not ok else torch.cuda.get_device_capability()[0] < major" in new
+    assert "return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= major if major" in new
+    assert [f.code for f in findings].count("GUARD002") == 1

@@ -19,12 +19,12 @@ import re
 from collections.abc import Iterable
 from typing import Literal, overload
 
-from porter.config.cuda_packages import cuda_only_modules
+from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
 from porter.config.settings import Facts
 from porter.analysis import device_backends, extensions
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from porter.config.ruledata import load_toml
 
@@ -56,6 +56,35 @@ TOKENS = (
 PACKAGES = frozenset(m.split(".")[0].encode() for m in cuda_only_modules(None))
 _IMPORT_LINE = re.compile(rb"^[ \t]*(?:from[ \t]+(\w+)|import[ \t]+([\w., \t]+))", re.MULTILINE)
 
+# ... or a call of one of torch's aten ops that has only a CUDA kernel (no CPU or Composite one:
+# rules/cuda_only/aten_ops.json), `torch.ops.aten._weight_int4pack_mm` or `torch._cslt_compress`
+_OPS = cuda_only_aten_ops(None)
+_OPS_ATEN = re.compile(
+    rb"aten\.(?:"
+    + b"|".join(re.escape(q.rpartition(".")[2].encode()) for q in sorted(_OPS, key=len, reverse=True) if ".aten." in q)
+    + rb")\b"
+)
+_OPS_TORCH = re.compile(
+    rb"torch\.(?:"
+    + b"|".join(
+        re.escape(q[len("torch.") :].encode()) for q in sorted(_OPS, key=len, reverse=True) if ".aten." not in q
+    )
+    + rb")\b"
+)
+
+
+def calls_op(source: bytes) -> bool:
+    """Whether `source` names one of torch's CUDA-only aten ops."""
+    return (b"aten." in source and _OPS_ATEN.search(source) is not None) or _OPS_TORCH.search(source) is not None
+
+
+# ... or a quoted name of one (`_is_package_available("smdistributed")`): the module may define a
+# predicate of its availability (availability_predicates)
+_PACKAGE_STRING = re.compile(
+    rb"""["'](?:%s)["']""" % b"|".join(re.escape(p) for p in sorted(PACKAGES, key=len, reverse=True))
+)
+
+
 # of those, the ones that only ask about the device: a file with none of the others runs no CUDA-only code
 _ASK_TOKENS = (b"get_device_capability", b"get_device_properties", b"version.cuda", b"ProfilerActivity.CUDA")
 RUN_TOKENS = tuple(t for t in TOKENS if t not in _ASK_TOKENS)
@@ -67,6 +96,7 @@ class CudaOnlyData:
     apis: tuple[str, ...]
     builders: frozenset[str]
     asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
+    ops: dict[str, str] = field(default_factory=dict)  # torch's CUDA-only aten ops, as spelled in Python -> why
 
     def runs(self, qual: str | None) -> bool:
         """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
@@ -79,6 +109,11 @@ class CudaOnlyData:
         """Why the qualified name `qual` is CUDA-only, or None."""
         if not qual:
             return None
+        if qual.startswith("torch.") and self.ops:
+            parts = qual.split(".")  # `torch.ops.aten.op`, `torch.ops.aten.op.default`, `torch.op`
+            for end in (2, 4, 5):
+                if (name := ".".join(parts[:end])) in self.ops:
+                    return f"`{name}` ({self.ops[name]})"
         for api in self.apis:
             if qual == api or qual.startswith(api + "."):
                 return f"`{api}`"
@@ -99,6 +134,7 @@ def cuda_only_data(target: str | None = None) -> CudaOnlyData:
         apis=tuple(table.get("apis", ())),
         builders=frozenset(table.get("extension_builders", ())),
         asks=tuple(table.get("asks", ())),
+        ops=cuda_only_aten_ops(target),
     )
 
 
@@ -124,12 +160,12 @@ def imports_package(source: bytes) -> bool:
 def has_token(source: bytes) -> bool:
     """Whether the analysis is worth running on `source`: it names torch's CUDA-only parts or
     imports a CUDA-only package."""
-    return any(t in source for t in TOKENS) or imports_package(source)
+    return any(t in source for t in TOKENS) or imports_package(source) or calls_op(source)
 
 
 def runs_token(source: bytes) -> bool:
     """Whether `source` may run CUDA-only code (not only ask about the device)."""
-    return any(t in source for t in RUN_TOKENS) or imports_package(source)
+    return any(t in source for t in RUN_TOKENS) or imports_package(source) or calls_op(source)
 
 
 _ENTRIES = ("__init__", "__call__")
@@ -208,6 +244,63 @@ def _top_units(body: list[ast.stmt]) -> Iterable[ast.FunctionDef | ast.AsyncFunc
 def cuda_only_names(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
     """The module's CUDA-only module-level names, each with why."""
     return _cuda_only_names(source, data or cuda_only_data())[0]
+
+
+def names_package(source: bytes) -> bool:
+    """Whether `source` quotes the name of a CUDA-only package (it may define a predicate of it)."""
+    return b"return" in source and _PACKAGE_STRING.search(source) is not None
+
+
+def availability_predicates(source: bytes, data: CudaOnlyData | None = None) -> dict[str, str]:
+    """The module-level functions whose truth means a CUDA-only package is installed, each with
+    why: every `return` is False (or None) or asks whether such a package is there by its name
+    (transformers' `is_sagemaker_dp_enabled`: `return _is_package_available("smdistributed")[0]`).
+    The branch behind `if is_sagemaker_dp_enabled():` runs only where that package is, on CUDA."""
+    if not names_package(source):
+        return {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    data = data or cuda_only_data()
+    out: dict[str, str] = {}
+    for unit in _top_units(tree.body):
+        if not isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        package = None
+        for ret in _own_returns(unit.body):
+            value = ret.value
+            if value is None or (isinstance(value, ast.Constant) and value.value in (False, None)):
+                continue
+            package = _package_asked(value, data)
+            if package is None:
+                break
+        else:
+            if package is not None:
+                out[unit.name] = f"`{unit.name}()` is true only where {package} is installed"
+    return out
+
+
+def _own_returns(body: list[ast.stmt]) -> Iterable[ast.Return]:
+    """The `return` statements of a function body, not of functions defined in it."""
+    for stmt in _statements(body):
+        if isinstance(stmt, ast.Return):
+            yield stmt
+
+
+def _package_asked(node: ast.expr, data: CudaOnlyData) -> str | None:
+    """The CUDA-only package whose name `node` passes to a call (`find_spec("smdistributed")`,
+    `_is_package_available("smdistributed")[0]`), if any."""
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Call)
+            and sub.args
+            and isinstance(sub.args[0], ast.Constant)
+            and isinstance(sub.args[0].value, str)
+            and (why := data.why(sub.args[0].value))
+        ):
+            return f"{why} (CUDA-only)"
+    return None
 
 
 def _cuda_only_names(
@@ -642,6 +735,8 @@ def cuda_only_imports(
     }
     for path, kernel_facts in kernels.items():
         out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
+    for path, predicate_facts in _predicate_imports(files, data).items():
+        out[path] = tuple(sorted({*out.get(path, ()), *predicate_facts}))
     if not exported and not needs:
         return out
     imported = _Reexports(files, exported, running, needs).follow()
@@ -652,6 +747,28 @@ def cuda_only_imports(
         ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
+    return out
+
+
+def _predicate_imports(files: list[tuple[str, bytes]], data: CudaOnlyData) -> dict[str, Facts]:
+    """path -> facts (tag `predicate`) for each file that imports, directly or through a
+    package's `__init__.py`, a function of the project whose truth means a CUDA-only package is
+    installed (availability_predicates)."""
+    defined: dict[str, tuple[str, dict[str, str]]] = {}
+    for path, source in files:
+        if found := availability_predicates(source, data):
+            defined[module_name(path)] = (path, found)
+    if not defined:
+        return {}
+    out: dict[str, Facts] = {}
+    for path, names in _Reexports(files, defined, {}, {}).follow().items():
+        if names:
+            out[path] = tuple(
+                sorted(
+                    (None, local, CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.PREDICATE))
+                    for local, (why, _) in names.items()
+                )
+            )
     return out
 
 
@@ -929,6 +1046,7 @@ def part(source: bytes) -> bytes:
         or any(t in source for t in extensions.TOKENS)
         or extensions.IMPORT_HINT.search(source)
         or extensions.LOADER.search(source)
+        or _PACKAGE_STRING.search(source)
     ):
         return hashlib.sha256(source).digest()
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()

@@ -109,6 +109,9 @@ class CudaOnlyTag(Kind):
     """The parts of a CudaOnlyKind fact's chain after its reason."""
 
     RUNS = "runs"  # using the name runs CUDA-only code (not only asks)
+    # the name is a function whose truth means a CUDA-only package is installed: what an `if`
+    # on its call guards runs only on CUDA (not a CUDA-only name itself)
+    PREDICATE = "predicate"
     # "needs:PACKAGE": the module imports the name at its top level from the project's package of
     # PACKAGE's kernels, so it cannot be imported without PACKAGE
     NEEDS = "needs"

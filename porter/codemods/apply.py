@@ -21,6 +21,7 @@ from porter.codemods import FAMILIES, imports
 from porter.codemods.candidates import Gate
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
+from porter.codemods.fit import fit, line_length
 from porter.core.findings import FileResult, FileStatus, Finding
 from porter.core.reading import LARGER_THAN
 from porter.analysis.prefilter import NOT_ADMITTED, admits
@@ -85,6 +86,9 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
     # the import clean-up generated the new text already: generating it again costs a tree walk
     text = ctx.new_text
     new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
+    if settings.want_source and new_source != source:
+        # a line porter lengthened past the project's formatter limit: split as black would
+        new_source = fit(source, new_source, line_length(path), new_module.encoding)
     if new_source == source:
         return result
     if not settings.want_source:

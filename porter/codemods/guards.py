@@ -36,7 +36,14 @@ from porter.codemods.literals import in_package
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 
 # has_token, runs_token: the bytes that make the analysis worth running
-from porter.analysis.cuda_only_index import CudaOnlyData, cuda_only_data, has_token, runs_token
+from porter.analysis.cuda_only_index import (
+    CudaOnlyData,
+    availability_predicates,
+    cuda_only_data,
+    names_package,
+    has_token,
+    runs_token,
+)
 from porter.analysis.cuda_only_index import PACKAGES as CUDA_ONLY_PACKAGES
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
@@ -47,7 +54,21 @@ from porter.core.findings import Applicability
 def imported_cuda_only(settings) -> dict[str, str]:
     """Local name -> why, for the names this file imports from CUDA-only code elsewhere in
     the project (found per run by porter.analysis.cuda_only_index)."""
-    return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == CudaOnlyKind.IMPORTED and f[3]}
+    return {
+        f[1]: f[3][0]
+        for f in (getattr(settings, "flow", None) or ())
+        if f[2] == CudaOnlyKind.IMPORTED and f[3] and f[3][1:2] != (CudaOnlyTag.PREDICATE,)
+    }
+
+
+def imported_predicates(settings) -> dict[str, str]:
+    """Local name -> why, for the functions this file imports from elsewhere in the project
+    whose truth means a CUDA-only package is installed (cuda_only_index.availability_predicates)."""
+    return {
+        f[1]: f[3][0]
+        for f in (getattr(settings, "flow", None) or ())
+        if f[2] == CudaOnlyKind.IMPORTED and f[3][1:2] == (CudaOnlyTag.PREDICATE,)
+    }
 
 
 def imported_running(settings) -> frozenset[str]:
@@ -77,6 +98,9 @@ class _Unit:
     entries: list[_Unit] = field(
         default_factory=list
     )  # a class's `__init__` and `__call__` (an autograd Function's `forward`)
+    # a module's `forward` (what calling an `nn.Module` runs): the class only runs on CUDA when it
+    # does, though the class is not CUDA-only as a name (its other methods are judged one by one)
+    runs_entries: list[_Unit] = field(default_factory=list)
     # what a function calls on every run (outside `if`, loops, `try`, `and`/`or`, comprehensions):
     direct: set[str] = field(default_factory=set)  # names (`f(x)`, `kernel[grid](x)`, `Fn.apply(x)`)
     self_reads: set[str] = field(default_factory=set)  # `self.<attr>` (`self.graph.replay()`)
@@ -107,6 +131,7 @@ class _Scan(cst.CSTVisitor):
         self._cond: list[int] = []  # per enclosing function: how deep in code that may not run
         self._exited: list[bool] = []  # per enclosing function: past an `if ...: return` (calls after it may not run)
         self._callees: set[int] = set()  # the names (and `self.<attr>`) a call calls: `f`, `k` in `k[grid](x)`
+        self._off_cpu: set[int] = set()  # the arms of `if <on the CPU>:` that every run off the CPU takes
 
     def visit_Call(self, node: cst.Call) -> None:
         func: cst.BaseExpression = node.func
@@ -122,10 +147,16 @@ class _Scan(cst.CSTVisitor):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._cond and isinstance(node, _CONDITIONAL):
             self._cond[-1] += 1
+            if isinstance(node, cst.If) and (arm := _off_cpu_arm(node)) is not None:
+                self._off_cpu.add(id(arm))
+        elif self._cond and id(node) in self._off_cpu:
+            self._cond[-1] -= 1  # every run off the CPU takes it
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
+        if self._cond and id(original_node) in self._off_cpu:
+            self._cond[-1] += 1
         if self._cond and isinstance(original_node, _CONDITIONAL):
             self._cond[-1] -= 1
             if (
@@ -178,6 +209,8 @@ class _Scan(cst.CSTVisitor):
             owner = unit.owner = self.stack[-1]
             if node.name.value in _ENTRIES or (owner.propagates and node.name.value == "forward"):
                 owner.entries.append(unit)
+            elif node.name.value == "forward":
+                owner.runs_entries.append(unit)
         self._open(unit)
         self._in_def += 1
         self._globals.append(set())
@@ -346,6 +379,41 @@ _CONDITIONAL = (
 )
 
 
+def _cpu_test(test: cst.BaseExpression) -> bool | None:
+    """Whether an `if` test asks that a device is the CPU (True), that it is not (False), or
+    neither (None): `x.device.type == "cpu"`, `x.is_cpu`, `_is_device("cpu", x.device)`, and
+    their negations."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _cpu_test(test.expression)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Attribute) and test.attr.value == "is_cpu":
+        return True
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        sides = (test.left, test.comparisons[0].comparator)
+        if any((string_value(side) or "").split(":")[0] == "cpu" for side in sides):
+            op = test.comparisons[0].operator
+            if isinstance(op, (cst.Equal, cst.Is)):
+                return True
+            if isinstance(op, (cst.NotEqual, cst.IsNot)):
+                return False
+    if isinstance(test, cst.Call) and any(string_value(a.value) == "cpu" for a in test.args if a.keyword is None):
+        return True  # a predicate asked about the CPU (`_is_device("cpu", x.device)`)
+    return None
+
+
+def _off_cpu_arm(node: cst.If) -> cst.CSTNode | None:
+    """The arm of `if <CPU test>: ... else: ...` that every run off the CPU takes: its `else`
+    after a test that the device is the CPU, its body after one that it is not. Code there runs
+    on each of the function's runs on an accelerator: a CUDA-only op (`_weight_int4pack_mm`)
+    beside the CPU's own (`_weight_int4pack_mm_for_cpu`) leaves the function no path there but CUDA's."""
+    on_cpu = _cpu_test(node.test)
+    if on_cpu is None:
+        return None
+    if on_cpu:
+        return node.orelse if isinstance(node.orelse, cst.Else) else None
+    return node.body
+
+
 class _Exit(cst.CSTVisitor):
     found = False
 
@@ -426,6 +494,7 @@ class CudaOnly:
         self.running: dict[str, str] = {}
         self._top: list[_Unit] = []
         self._checks: dict[int, bool] = {}  # id(unit node) -> it checks the device itself (see _checks_device)
+        self._judging: set[int] = set()  # the methods whose `self.<method>()` calls are being followed (recursion)
         self._units: dict[int, _Unit] = {}
         self._module = module
         self._calls: dict[str, list[list[cst.CSTNode]]] | None = None  # see _call_sites
@@ -496,7 +565,7 @@ class CudaOnly:
         counts (not a use under an `if`), so `if cfg.graphs: capture(...)` is not CUDA-only;
         a method also runs what it reads from `self.<attr>` set to CUDA-only code."""
         if isinstance(unit.node, cst.ClassDef):
-            entry = next(((e, w) for e in unit.entries if (w := self._runs(e))), None)
+            entry = next(((e, w) for e in (*unit.entries, *unit.runs_entries) if (w := self._runs(e))), None)
             return f"its `{entry[0].names[0]}` {entry[1]}" if entry else None
         why = unit.runs
         function = isinstance(unit.node, cst.FunctionDef)
@@ -509,9 +578,24 @@ class CudaOnly:
         if why is None and unit.owner is not None:
             attr = min((a for a in unit.self_reads if a in unit.owner.attrs), default=None)
             why = f"uses `self.{attr}` ({unit.owner.attrs[attr]})" if attr else None
+        if why is None and unit.owner is not None and id(unit.node) not in self._judging:
+            why = self._method_runs(unit)
         if why and isinstance(unit.node, cst.FunctionDef) and self._checks_device(unit):
             return None
         return why
+
+    def _method_runs(self, unit: _Unit) -> str | None:
+        """Why a method runs CUDA-only code through a method of its class it calls on each
+        run (`self.pack(w)`, where `pack` runs a CUDA-only op off the CPU), or None."""
+        self._judging.add(id(unit.node))
+        try:
+            for method in sorted(unit.self_reads):
+                callee = next((u for u in self._units.values() if u.owner is unit.owner and u.names == (method,)), None)
+                if callee is not None and (why := self._runs(callee)):
+                    return f"calls `self.{method}()`, which {why}"
+            return None
+        finally:
+            self._judging.discard(id(unit.node))
 
     def _checks_device(self, unit: _Unit) -> bool:
         """Whether the function asks which device it is on (itself, or through a function of
@@ -1105,6 +1189,8 @@ class GuardsFamily(Family):
         return super().wanted(ctx, source) and (
             has_token(source)
             or bool(imported_cuda_only(ctx.settings))
+            or bool(imported_predicates(ctx.settings))  # `if is_sagemaker_dp_enabled():` (GUARD003)
+            or names_package(source)  # a predicate of a CUDA-only package defined here (GUARD003)
             or (b"raise" in source and _OFF_CUDA.search(source) is not None)  # a class only for CUDA (GUARD004)
             or (b"assert" in source and _ASSERTS_CUDA.search(source) is not None)  # (GUARD004)
             or (b"cuda" in source and _rocm_module(ctx.path) is not None)  # ROCm's module (GUARD004)
@@ -1120,6 +1206,8 @@ class GuardsFamily(Family):
             not ctx.source or b"get_device_capability" in ctx.source or b"get_device_properties" in ctx.source
         )
         self._after_available = 0  # inside an `and`/`or` chain that asks torch.cuda.is_available()
+        self._predicates: dict[str, str] | None = None  # see _predicate_branch
+        self._behind_available: set[int] = set()  # comparisons in the CUDA arm of `x if <available test> else y`
         self._needs: str | None | bool = False  # _module_needs, read once
         self._class_needs: dict[int, str | None] = {}  # id(class) -> _class_needs
         self._registrations: set[int] = set()  # the device types of kernel registrations (KERN005's)
@@ -1627,6 +1715,7 @@ class GuardsFamily(Family):
             return
         if not isinstance(node.body, cst.IndentedBlock):
             return
+        self._predicate_branch(node)
         imported = imported_cuda_only(self.ctx.settings)
         if not imported:
             return
@@ -1646,6 +1735,41 @@ class GuardsFamily(Family):
             f"the code behind `if {self.ctx.code(node.test)}`",
             f"{imported[name]} is set by CUDA's own API in the module it comes from",
         )
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code.setdefault(id(stmt), region)
+
+    def _predicate_branch(self, node: cst.If) -> None:
+        """`elif is_sagemaker_dp_enabled():`, a function (of this module or imported from the
+        project) whose truth means a CUDA-only package is installed (SageMaker's smdistributed):
+        its branch runs only where that package is, on CUDA, so it is CUDA-only code, left as it
+        is (GUARD003). So is the branch of an `and` with such a call, or of an `or` of them."""
+        if self._predicates is None:
+            self._predicates = {
+                **availability_predicates(self.ctx.source or b"", cuda_only_data(self.ctx.target.name)),
+                **imported_predicates(self.ctx.settings),
+            }
+        if not self._predicates or not isinstance(node.body, cst.IndentedBlock):
+            return
+        test = _bare(node.test)
+        asked = [
+            self._predicates.get(o.func.value)
+            if isinstance(o, cst.Call) and isinstance(o.func, cst.Name) and not o.args
+            else None
+            for o in _operands(test, cst.Or)
+        ]
+        why = asked[0] if all(asked) else None
+        if why is None:
+            why = next(
+                (
+                    self._predicates[o.func.value]
+                    for o in _operands(test, cst.And)
+                    if isinstance(o, cst.Call) and isinstance(o.func, cst.Name) and o.func.value in self._predicates
+                ),
+                None,
+            )
+        if why is None:
+            return
+        region = CudaOnlyCode(node.test, f"the code behind `if {self.ctx.code(node.test)}`", why)
         for stmt in node.body.body:
             self.ctx.cuda_only_code.setdefault(id(stmt), region)
 
@@ -1899,6 +2023,23 @@ class GuardsFamily(Family):
         if isinstance(node.operator, cst.Not):
             self._negated.add(id(node.expression))
 
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        """`<capability check> if is_cuda else False`, where `is_cuda = torch.cuda.is_available()
+        and ...`: the arm the test lets only CUDA reach is behind it already, as the body of an
+        `if` whose test asks torch.cuda.is_available() is (`_inside_available_test`)."""
+        if not self._queries:
+            return
+        test, arm = _bare(node.test), node.body
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test, arm = _bare(test.expression), node.orelse
+        flags = self._flags()
+        if any(
+            (isinstance(o, cst.Name) and o.value in flags)
+            or _is_call_of(o, self.ctx.qualname, "torch.cuda.is_available")
+            for o in _operands(test, cst.And)
+        ):
+            self._behind_available.update(id(n) for n in _walk(arm) if isinstance(n, cst.Comparison))
+
     def _inside_available_test(self) -> bool:
         for stmt in self.ctx.current_statements:
             if isinstance(stmt, (cst.If, cst.While)):
@@ -1922,6 +2063,7 @@ class GuardsFamily(Family):
             not scan.capability
             or scan.available
             or self._after_available
+            or id(original) in self._behind_available
             or self._inside_available_test()
             or self._only_cuda_here()
             or self._called_only_on_cuda()

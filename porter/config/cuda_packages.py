@@ -101,3 +101,26 @@ def import_tokens(modules: Iterable[str]) -> tuple[bytes, ...]:
             out.append(head.encode())
     unique = set(out)
     return tuple(t for t in dict.fromkeys(out) if not any(u != t and u in t for u in unique))
+
+
+ATEN_OPS = "aten_ops.json"
+
+
+@lru_cache(maxsize=4)
+def cuda_only_aten_ops(target: str | None) -> dict[str, str]:
+    """torch's aten ops with a CUDA kernel and no portable one (none for the CPU or a Composite
+    key), as each is spelled in Python (`torch.ops.aten._weight_int4pack_mm`, and
+    `torch._weight_int4pack_mm` where torch exports it) -> why, read from the dispatcher of
+    the installed torch by `python -m porter.apidata.aten_ops`. None: on every target (an op
+    with a kernel for a target's dispatch key is not CUDA-only there)."""
+    data = json.loads((rules_dir() / FOLDER / ATEN_OPS).read_text())
+    source = data["source"]
+    out: dict[str, str] = {}
+    for op, facts in data["ops"].items():
+        if target is not None and target in facts.get("targets", ()):
+            continue
+        why = f"aten::{op} has kernels for {', '.join(facts['kernels'])} only (torch {source['version']}'s dispatcher)"
+        out[f"torch.ops.aten.{op}"] = why
+        if facts.get("torch"):
+            out[f"torch.{op}"] = why
+    return out

@@ -1,0 +1,138 @@
+"""A line porter lengthens past the project's own formatter limit is split as the formatter would.
+
+`.cuda()` -> `.to(torch.accelerator.current_accelerator())` adds 37 characters: in a project
+whose black or ruff allows 100 (megatron-core's `[tool.black] line_length = 100`), the edited
+line is one its CI rejects, and a reviewer asks for the formatter's layout. porter reads the
+limit from the configuration that governs the file (the nearest `pyproject.toml` with
+`[tool.black]` or `[tool.ruff]`, or a `ruff.toml`), and splits a line it changed that no longer
+fits the way black's right-hand split does: the contents of the line's last bracket pair on a
+line of their own, one level deeper, the closing bracket on the next:
+
+    local_len = torch.tensor([n], dtype=torch.int32).to(
+        torch.accelerator.current_accelerator()
+    )
+
+Only a line that is a whole statement by itself, ends with that bracket and has no comment is
+split, only where every part then fits, and only when the file's syntax tree is the same after
+(the split changes layout, nothing else). A project that declares no limit is left as porter
+wrote it. Lines porter did not change are never touched.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import tokenize
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_OPEN = {")": "(", "]": "[", "}": "{"}
+
+
+@lru_cache(maxsize=256)
+def _limit_in(folder: Path) -> int | None | bool:
+    """The line length the formatter configuration in `folder` sets; None where it sets none;
+    False where `folder` is no project root (look further up)."""
+    for name in ("ruff.toml", ".ruff.toml"):
+        path = folder / name
+        if path.is_file():
+            value = _read(path).get("line-length")
+            return value if isinstance(value, int) else None
+    path = folder / "pyproject.toml"
+    if not path.is_file():
+        return None if (folder / ".git").exists() else False
+    tool = _read(path).get("tool", {})
+    for section in (tool.get("black", {}), tool.get("ruff", {})):
+        value = section.get("line-length", section.get("line_length"))
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def _read(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def line_length(path: str) -> int | None:
+    """The formatter's line length for the file at `path` (None: none declared, or no such file)."""
+    file = Path(path)
+    if not file.is_file():
+        return None
+    for folder in file.resolve().parents:
+        found = _limit_in(folder)
+        if found is not False:
+            return found or None
+    return None
+
+
+def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> bytes:
+    """`new` with each line porter made (not in `old`) longer than `limit` split as black's
+    right-hand split does, where it can be; `new` itself where nothing changes."""
+    if not limit:
+        return new
+    try:
+        text = new.decode(encoding)
+        before = set(old.decode(encoding).splitlines())
+    except (UnicodeDecodeError, LookupError):
+        return new
+    lines = text.splitlines(keepends=True)
+    changed = False
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if len(body) <= limit or body in before:
+            continue
+        split = _right_hand_split(body, limit)
+        if split is not None:
+            ending = line[len(body) :]
+            lines[i] = (ending or "\n").join(split) + ending
+            changed = True
+    if not changed:
+        return new
+    out = "".join(lines)
+    try:
+        if ast.dump(ast.parse(out)) != ast.dump(ast.parse(text)):
+            return new
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return new
+    return out.encode(encoding)
+
+
+def _right_hand_split(line: str, limit: int) -> list[str] | None:
+    """The three lines of black's right-hand split of `line` (head and opening bracket, the
+    contents one level deeper, the closing bracket), or None where it does not apply or fit."""
+    indent = line[: len(line) - len(line.lstrip())]
+    code = line.strip()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return None
+    stack: list[int] = []
+    last: tuple[int, int] | None = None  # (column of the opening bracket, of the closing one)
+    for tok in tokens:
+        if tok.type in (tokenize.COMMENT, tokenize.NL) or tok.start[0] > 2:
+            return None  # a comment, or more than one line
+        if tok.type != tokenize.OP:
+            continue
+        if tok.string in "([{":
+            stack.append(tok.start[1])
+        elif tok.string in ")]}":
+            if not stack:
+                return None
+            last = (stack.pop(), tok.start[1])
+    if stack or last is None or last[1] != len(code) - 1:
+        return None
+    opening, closing = last
+    head, inner, tail = code[: opening + 1], code[opening + 1 : closing].strip(), code[closing:]
+    if not inner or not head.strip("([{ "):
+        return None
+    parts = [indent + head, indent + "    " + inner, indent + tail]
+    return None if any(len(p) > limit for p in parts) else parts

@@ -1,0 +1,82 @@
+"""A line porter lengthens past the project's formatter limit is split as black (and ruff's
+formatter) would: megatron-core's `.cuda()` -> `.to(torch.accelerator.current_accelerator())`
+made a 125-character line in a project whose `[tool.black] line_length` is 100."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from porter.codemods.fit import fit, line_length
+from tests.helpers import port_files, write_files
+
+OLD = """class Schedule:
+    def get_global_seqlens(self, subsample_seqlens):
+        local_len = torch.tensor([subsample_seqlens.shape[0]], dtype=torch.int32).cuda()
+        return local_len
+"""
+NEW = OLD.replace(".cuda()", ".to(torch.accelerator.current_accelerator())")
+
+
+def _ruff() -> str | None:
+    here = Path(sys.executable).parent / "ruff"
+    return str(here) if here.exists() else shutil.which("ruff")
+
+
+def test_a_lengthened_line_is_split_as_the_formatter_splits_it(tmp_path):
+    fitted = fit(OLD.encode(), NEW.encode(), 100).decode()
+    assert fitted == NEW.replace(
+        ".to(torch.accelerator.current_accelerator())",
+        ".to(\n            torch.accelerator.current_accelerator()\n        )",
+    )
+    assert max(len(line) for line in fitted.splitlines()) <= 100
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("no ruff here to compare with")
+    path = tmp_path / "x.py"
+    path.write_text(NEW)
+    subprocess.run([ruff, "format", "--line-length", "100", "--no-cache", str(path)], check=True, capture_output=True)
+    assert fitted == path.read_text()
+
+
+def test_lines_that_fit_stay_and_so_do_lines_porter_did_not_make():
+    assert fit(OLD.encode(), NEW.encode(), 130) == NEW.encode()  # fits
+    assert fit(OLD.encode(), NEW.encode(), None) == NEW.encode()  # the project sets no limit
+    assert fit(NEW.encode(), NEW.encode() + b"x = 1\n", 100) == NEW.encode() + b"x = 1\n"  # the project's own line
+    commented = NEW.replace("current_accelerator())", "current_accelerator())  # rank's count")
+    assert fit(OLD.encode(), commented.encode(), 100) == commented.encode()  # a comment: left
+    too_long = NEW.replace("current_accelerator()", "current_accelerator()" + " or x" * 20)
+    assert fit(OLD.encode(), too_long.encode(), 100) == too_long.encode()  # its parts would not fit either
+
+
+def test_the_limit_comes_from_the_projects_formatter_configuration(tmp_path):
+    write_files(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.black]\nline_length = 100\n",
+            "pkg/a.py": "x = 1\n",
+            "other/pyproject.toml": "[tool.ruff]\nline-length = 119\n",
+            "other/b.py": "x = 1\n",
+            "plain/pyproject.toml": "[project]\nname = 'plain'\n",
+            "plain/c.py": "x = 1\n",
+        },
+    )
+    assert line_length(str(tmp_path / "pkg" / "a.py")) == 100
+    assert line_length(str(tmp_path / "other" / "b.py")) == 119
+    assert line_length(str(tmp_path / "plain" / "c.py")) is None
+    assert line_length("not-a-file.py") is None
+
+
+def test_a_port_keeps_the_projects_line_length(tmp_path):
+    long_line = "        local_len = torch.tensor([seqlens.shape[0]], dtype=torch.int32, pin_memory=False).cuda()\n"
+    write_files(tmp_path, {"pyproject.toml": "[tool.black]\nline_length = 100\n"})
+    (tmp_path / "sched.py").write_text(
+        "import torch\n\n\ndef f(seqlens):\n    if True:\n" + long_line + "    return 1\n"
+    )
+    code, _ = port_files(tmp_path, "neuron")["sched.py"]
+    assert max(len(line) for line in code.splitlines()) <= 100
+    assert ".to(\n            " in code
