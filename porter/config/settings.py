@@ -29,6 +29,9 @@ class Settings:
     # the project index's answers for this file (porter.analysis.index): None = index the file alone.
     # Part of the settings so that worker processes get them and the cache key covers them.
     flow: Facts | None = None
+    # the project's formatter line length for this file when porter writes it (porter.codemods.fit
+    # splits the lines it lengthens past it): set by the runner so that the cache key covers it
+    line_length: int | None = None
     # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
     portable: bool = False
     # the project picks its device generically (porter.analysis.generic): set by the runner for a run

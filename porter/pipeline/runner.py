@@ -33,9 +33,10 @@ from porter.analysis.generic import keeps_generic_selection, project_selects_gen
 from porter.analysis.index import ProjectIndex
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
+from porter.codemods.fit import line_length
 from porter.core.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
 from porter.config.settings import Facts, Settings
-from porter.pipeline.statindex import StatIndex, facts_key
+from porter.pipeline.statindex import StatIndex, context_key
 from porter.core.textsafe import name as utf8_name
 
 
@@ -410,7 +411,8 @@ class _Serial:
         if failed is not None:
             return (cand, failed, None), None
         assert source is not None and st is not None  # _read_stat gives the bytes or the failure
-        here = replace(here, flow=self.facts.get(name, ()))  # cross-file facts: in the key too
+        # cross-file facts and the formatter's line length: in the key too
+        here = replace(here, flow=self.facts.get(name, ()), line_length=_line_length(name, here))
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         key = hit = None
@@ -611,7 +613,7 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    if rec is None or rec.facts != facts_key(facts.get(name, ())):
+    if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(name, settings)):
         return None
     result = stats.answer(name, rec, cand.path)
     if result is not None:
@@ -630,8 +632,20 @@ def _remember(
 ) -> None:
     if stats is not None and source is not None:
         stats.record(
-            name, st, source, ProjectIndex.wants(source), cuda_only_index.part(source), here.flow or (), key, result
+            name,
+            st,
+            source,
+            ProjectIndex.wants(source),
+            cuda_only_index.part(source),
+            context_key(here.flow or (), here.line_length),
+            key,
+            result,
         )
+
+
+def _line_length(name: str, settings: Settings) -> int | None:
+    """The line length a rewrite of `name` fits to; None where only findings are wanted."""
+    return line_length(name) if settings.want_source else None
 
 
 def _not_admitted(source: bytes, name: str) -> FileResult:

@@ -319,7 +319,7 @@ class StatIndex:
         source: bytes,
         wanted: bool,
         imports: bytes,
-        facts: Facts,
+        context: str,
         key: str | None,
         result: FileResult,
     ) -> None:
@@ -344,7 +344,7 @@ class StatIndex:
             hashlib.sha256(source).hexdigest(),
             wanted,
             imports.hex(),
-            facts_key(facts),
+            context,
             key,
             inline,
             wants_source(result, source),
@@ -384,3 +384,10 @@ def facts_key(facts: Facts) -> str:
     """The project index's answers for one file as the index keeps them (memoised: most
     files share the empty answer, and a warm run compares every file's)."""
     return json.dumps(facts, separators=(",", ":"))
+
+
+def context_key(facts: Facts, line_length: int | None) -> str:
+    """What a file's result depends on besides its bytes and the run's settings: the project
+    index's answers and, where porter writes the file, the line length it fits lines to."""
+    key = facts_key(facts)
+    return key if line_length is None else f"{key}|{line_length}"

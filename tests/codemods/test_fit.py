@@ -80,3 +80,27 @@ def test_a_port_keeps_the_projects_line_length(tmp_path):
     code, _ = port_files(tmp_path, "neuron")["sched.py"]
     assert max(len(line) for line in code.splitlines()) <= 100
     assert ".to(\n            " in code
+
+
+def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monkeypatch):
+    """The line length lives in pyproject.toml, not in the file: the cache key and the stat index
+    must cover it, or a warm run hands back the port fitted to the old limit."""
+    from porter.codemods import fit as fit_module
+    from porter.pipeline import statindex
+    from porter.pipeline.runner import run
+    from porter.config.settings import Settings
+
+    monkeypatch.setattr(statindex, "RACY_NS", 0)  # trust the stat index's fresh records
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    long_line = "        local_len = torch.tensor([seqlens.shape[0]], dtype=torch.int32, pin_memory=False).cuda()\n"
+    write_files(root, {"pyproject.toml": "[tool.black]\nline_length = 100\n"})
+    (root / "sched.py").write_text("import torch\n\n\ndef f(seqlens):\n    if True:\n" + long_line + "    return 1\n")
+
+    def ported() -> str:
+        fit_module._limit_in.cache_clear()  # a new run is a new process: nothing remembered
+        [result] = [r for r in run([root], Settings(target="neuron"), jobs=1, cache_dir=cache)[0] if r.new_source]
+        return result.new_source.decode()
+
+    assert ".to(\n            " in ported()
+    (root / "pyproject.toml").write_text("[tool.black]\nline_length = 130\n")
+    assert '.to("neuron")\n' in ported()  # 107 characters: within the new limit, on one line
