@@ -303,3 +303,22 @@ def test_links_in_a_named_cache_are_not_written_through(tmp_path):
     )
     assert again.returncode == 1 and b"m.py:2:" in again.stdout, again.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_relative_xdg_folders_are_ignored_not_made_in_the_project(tmp_path):
+    """The XDG Base Directory spec has a relative `XDG_CONFIG_HOME` / `XDG_CACHE_HOME` ignored.
+    Taken as given, it put the user's cache key and the default cache in the folder porter
+    ran in: the project, where `git add -A` commits the key, and where the project's author
+    could have shipped a key and entries of their own."""
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (project / "m.py").write_bytes(CUDA)
+    for value in ("cfg", "./", "."):
+        env = {"HOME": str(home), "XDG_CONFIG_HOME": value, "XDG_CACHE_HOME": value}
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=project, env=env)
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout, (value, out.stderr)
+        assert sorted(p.name for p in project.iterdir()) == ["m.py"], value
+    assert (home / ".config" / "porter" / "cache-key").is_file()
+    assert list((home / ".cache" / "porter").iterdir())
