@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
 
 PAYLOAD = b"import os; os.system('echo pwned > /tmp/porter-pwned')\nthis is not python(\n"
 
@@ -322,3 +324,27 @@ def test_relative_xdg_folders_are_ignored_not_made_in_the_project(tmp_path):
         assert sorted(p.name for p in project.iterdir()) == ["m.py"], value
     assert (home / ".config" / "porter" / "cache-key").is_file()
     assert list((home / ".cache" / "porter").iterdir())
+
+
+def test_a_cache_folder_that_holds_the_files_checked_is_refused_not_marked_ignored(tmp_path):
+    """The cache marks its folder ignored (a `.gitignore` of `*`, as ruff's does). Named at the
+    project (`--cache-dir .`, or `--cache-dir "$UNSET"`: an empty value is `.`) or at a
+    folder of sources, it hid every file from the run and from git, and lint passed."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "src" / "n.py").write_bytes(CUDA)
+    for extra in (["--cache-dir", ""], ["--cache-dir", "."], ["--cache-dir", "src"]):
+        out = porter("lint", ".", "--target", "xla", *extra, cwd=tmp_path)
+        err = out.stderr.decode()
+        assert out.returncode == 2 and "choose a folder of its own" in err and "Traceback" not in err, (extra, err)
+        assert not (tmp_path / ".gitignore").exists() and not (tmp_path / "src" / ".gitignore").exists(), extra
+    out = porter("rewrite", ".", "--target", "xla", "--diff", "--cache-dir", "src", cwd=tmp_path)
+    assert out.returncode == 2 and not (tmp_path / "src" / ".gitignore").exists(), out.stderr
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PORTER_CACHE_DIR": ".", "XDG_CACHE_HOME": str(tmp_path / "uc")}
+    out = subprocess.run([sys.executable, "-m", "porter", "lint", "."], cwd=tmp_path, env=env, capture_output=True)
+    assert out.returncode == 2 and b"PORTER_CACHE_DIR . holds the input" in out.stderr, out.stderr
+    assert not (tmp_path / ".gitignore").exists()
+    # a folder of its own, inside the project, is a cache; --no-cache names none
+    for extra in (["--cache-dir", ".porter_cache"], ["--no-cache", "--cache-dir", "."]):
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", *extra, cwd=tmp_path)
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout and b"src/n.py:2:" in out.stdout, (extra, out.stderr)
