@@ -73,7 +73,9 @@ def salt() -> str:
     except Exception:  # noqa: BLE001 - best effort; porter's own code is hashed below
         pass
     package = Path(__file__).resolve().parents[1]  # all of porter's code
-    for folder, pattern in ((rules_dir(), "*.toml"), (package, "**/*.py")):
+    # all of the rule data, its folders too: rules/cuda_only/packages.json (the CUDA-only
+    # packages) and rules/api/*.json (each torch's API) decide findings as the tables do
+    for folder, pattern in ((rules_dir(), "**/*.toml"), (rules_dir(), "**/*.json"), (package, "**/*.py")):
         for path in sorted(folder.glob(pattern)):
             h.update(path.relative_to(folder).as_posix().encode())
             h.update(path.read_bytes())

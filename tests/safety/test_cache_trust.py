@@ -348,3 +348,35 @@ def test_a_cache_folder_that_holds_the_files_checked_is_refused_not_marked_ignor
     for extra in (["--cache-dir", ".porter_cache"], ["--no-cache", "--cache-dir", "."]):
         out = porter("lint", ".", "--target", "xla", "--output-format", "concise", *extra, cwd=tmp_path)
         assert out.returncode == 1 and b"m.py:2:" in out.stdout and b"src/n.py:2:" in out.stdout, (extra, out.stderr)
+
+
+def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
+    """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
+    after an update of that data (a package found CUDA-only, or no longer), a warm run gave
+    the old findings where a fresh run gives others."""
+    import shutil
+
+    copy = tmp_path / "install"
+    shutil.copytree(REPO / "porter", copy / "porter", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", copy / "rules")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text(
+        "import torch\nimport gemlite\n\n\ndef f(x):\n    y = gemlite.matmul(x)\n    return y.cuda()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / "uc")}
+    env.pop("PORTER_CACHE_DIR", None)
+
+    def lint(*extra: str) -> bytes:
+        args = [sys.executable, "-m", "porter", "lint", ".", "-t", "neuron", "--output-format", "concise", *extra]
+        return subprocess.run(args, cwd=project, env=env, capture_output=True, timeout=180).stdout
+
+    assert b"GUARD003" in lint()  # gemlite is CUDA-only: f is left as it is
+    data = copy / "rules" / "cuda_only" / "packages.json"
+    packages = json.loads(data.read_text())
+    [gemlite] = [p for p in packages["packages"] if p["distribution"] == "gemlite"]
+    gemlite["imports"] = ["not_gemlite"]
+    data.write_text(json.dumps(packages))
+    fresh = lint("--no-cache")
+    assert b"DEV001" in fresh and b"GUARD003" not in fresh
+    assert lint() == fresh
