@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def effective_config(
 def note_if_cache_off(no_cache: bool) -> None:
     """Say once, on stderr, why the cache cannot be used (its key is missing or not the
     user's own): a run then works as with --no-cache, never fails for it."""
-    if no_cache or os.environ.get("PORTER_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no"):
+    if _cache_off(no_cache):
         return
     from porter.pipeline.cache import KEY_ENV, user_key
 
@@ -109,6 +110,45 @@ def note_if_cache_off(no_cache: bool) -> None:
         err_console.print(
             f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)",
             soft_wrap=True,
+        )
+
+
+_CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds
+
+
+def _cache_off(no_cache: bool) -> bool:
+    return no_cache or os.environ.get("PORTER_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -> None:
+    """A usage error when the cache folder (`--cache-dir`, else `PORTER_CACHE_DIR`) is an input
+    or holds one: the cache marks its folder ignored (a `.gitignore` of `*`, as ruff's does),
+    so `--cache-dir .` or an empty `--cache-dir ""` hid the whole project from the run (and
+    from git) and lint said "All checks passed"."""
+    if _cache_off(no_cache):
+        return
+    named = "--cache-dir"
+    if cache_dir is None:
+        env = os.environ.get("PORTER_CACHE_DIR")
+        if not env:
+            return
+        cache_dir, named = Path(env), "PORTER_CACHE_DIR"
+    where = Path(cache_dir).resolve()
+    for p in paths:
+        src = p.resolve()
+        if where == src or where in src.parents:
+            raise usage_error(
+                f"{named} {cache_dir} holds the input {p}: the cache marks its folder ignored, "
+                "so nothing would be checked; choose a folder of its own"
+            )
+    try:
+        others = [e.name for e in os.scandir(where) if not _CACHE_OWN.fullmatch(e.name)] if where.is_dir() else []
+    except OSError:
+        others = []  # a folder that cannot be listed cannot hold the cache either: off, as before
+    if others:
+        raise usage_error(
+            f"{named} {cache_dir} holds files that are not porter's cache ({plain(others[0])}, ...): the cache "
+            "marks its folder ignored, which would hide them; choose a folder of its own"
         )
 
 

@@ -11,6 +11,7 @@ from porter.config.ruledocs import rule_markdown
 from porter.report.console import print_markdown
 from porter.config.ruledata import all_rules
 from porter.config.targets import all_targets
+from porter.core.textsafe import plain
 
 
 def targets() -> None:
@@ -21,11 +22,10 @@ def targets() -> None:
     for t in all_targets().values():
         device = t.device_expr or f'"{t.device_type}"'
         table.add_row(
-            t.name,
-            f"{t.display} ({t.package})",
-            device,
-            t.compile_backend,
-            t.dist_backend,
+            *(
+                plain(cell)
+                for cell in (t.name, f"{t.display} ({t.package})", device, t.compile_backend, t.dist_backend)
+            ),
             "yes" if t.runtime_installed() else "no",
         )
     console.print(table)
@@ -43,7 +43,7 @@ def rules(target: Target = None) -> None:
             continue
         fixes = [rule.applicability_for(t).value if t in rule.targets else "-" for t in ("neuron", "tpu", "xla")]
         name = rule.name if rule.default else f"{rule.name} (opt-in)"
-        table.add_row(rule.code, name, *fixes, rule.summary)
+        table.add_row(plain(rule.code), plain(name), *fixes, plain(rule.summary))  # text, never markup: `kernel[grid]`
     console.print(table)
 
 

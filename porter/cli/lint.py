@@ -19,6 +19,7 @@ from porter.cli.common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
+    check_cache_dir,
     check_paths,
     console,
     effective_config,
@@ -100,6 +101,7 @@ def lint(
     paths = list(paths or [Path(".")])
     fmt = _output_format(output_format, fix=fix, diff=diff, baseline=baseline, write_baseline_to=write_baseline_to)
     check_paths(paths)
+    check_cache_dir(cache_dir, paths, no_cache)
     eff = effective_config(
         paths,
         config=config,

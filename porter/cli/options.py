@@ -28,7 +28,7 @@ RunTarget = Annotated[
         "--target",
         "-t",
         help="neuron, tpu or xla: where the port runs (default xla: PyTorch/XLA, on the CPU where no TPU is attached; "
-        "parity-check reads [tool.porter.parity] first).",
+        "parity-check reads \\[tool.porter.parity] first).",  # \\[: typer renders help as rich markup
         show_default=False,
     ),
 ]

@@ -11,6 +11,7 @@ from porter.cli.common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
     EXIT_OK,
+    check_cache_dir,
     check_paths,
     console,
     effective_config,
@@ -90,6 +91,7 @@ def rewrite(
 ) -> None:
     """Rewrite CUDA-specific code for the target."""
     check_paths(paths)
+    check_cache_dir(cache_dir, paths, no_cache)
     # [tool.porter] / porter.toml apply as in `porter lint`; the command line overrides them
     eff = effective_config(
         paths,

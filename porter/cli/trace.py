@@ -3,6 +3,7 @@ and read which of its operators a target runs natively before renting the hardwa
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -56,6 +57,21 @@ def _write_report(report: Path, text: str) -> None:
         write_output(report, text)
     except OSError as exc:
         raise _fail(f"cannot write --report {report}: {exc.strerror or exc}") from None
+
+
+def _not_an_input(report: Path | None, *traces: Path) -> None:
+    """A --report that names one of the traces read (the same path, a link to it, a hard
+    link) is refused before anything is written: a trace named `run.json` or `run.md` was
+    overwritten by its own report (a recorded run lost)."""
+    if report is None:
+        return
+    for trace in traces:
+        try:
+            same = os.path.samefile(report, trace)
+        except OSError:
+            same = report.resolve() == trace.resolve()
+        if same:
+            raise _fail(f"--report {report} is the trace {trace} itself: choose another name")
 
 
 def _fail(message: str) -> typer.Exit:
@@ -161,6 +177,7 @@ def compare_cmd(
     from porter.verify.tracecmp import compare_traces
     from porter.verify.tracefile import TraceError, read_trace
 
+    _not_an_input(report, reference, ported)
     try:
         ref, port = read_trace(reference), read_trace(ported)
     except TraceError as exc:
@@ -219,6 +236,7 @@ def ops_cmd(
             if target is None
             else f"--target {target!r}: choose one of neuron, tpu or xla"
         )
+    _not_an_input(report, trace)
     try:
         t = read_trace(trace)
     except TraceError as exc:

@@ -73,7 +73,9 @@ def salt() -> str:
     except Exception:  # noqa: BLE001 - best effort; porter's own code is hashed below
         pass
     package = Path(__file__).resolve().parents[1]  # all of porter's code
-    for folder, pattern in ((rules_dir(), "*.toml"), (package, "**/*.py")):
+    # all of the rule data, its folders too: rules/cuda_only/packages.json (the CUDA-only
+    # packages) and rules/api/*.json (each torch's API) decide findings as the tables do
+    for folder, pattern in ((rules_dir(), "**/*.toml"), (rules_dir(), "**/*.json"), (package, "**/*.py")):
         for path in sorted(folder.glob(pattern)):
             h.update(path.relative_to(folder).as_posix().encode())
             h.update(path.read_bytes())
@@ -98,10 +100,18 @@ KEY_ENV = "PORTER_CACHE_KEY"
 _KEY_BYTES = 32
 
 
+def xdg_home(variable: str, default: str) -> Path:
+    """`$XDG_CONFIG_HOME` / `$XDG_CACHE_HOME`, or `~/<default>` where it is unset, empty or
+    relative: the XDG Base Directory spec has a relative value ignored, and porter would
+    otherwise put the user's key and cache in whatever folder it runs in (a project, where
+    `git add -A` commits the key and the project's author could have shipped both)."""
+    value = os.environ.get(variable, "")
+    return Path(value) if os.path.isabs(value) else Path(os.path.expanduser("~")) / default
+
+
 def key_path() -> Path:
     """Where the user's cache key lives: beside porter's config, never in a cache folder."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "porter" / "cache-key"
+    return xdg_home("XDG_CONFIG_HOME", ".config") / "porter" / "cache-key"
 
 
 class KeyProblem(Exception):
@@ -222,7 +232,7 @@ class Cache:
         if cache_dir is not None:
             return cls(Path(cache_dir))
         root = project_root(paths)
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "porter"
+        base = xdg_home("XDG_CACHE_HOME", ".cache") / "porter"
         return cls(base / hashlib.sha256(str(root).encode()).hexdigest()[:16])
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:

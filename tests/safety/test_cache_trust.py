@@ -6,9 +6,11 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.safety.conftest import CUDA, PORTED, committed_repo, porter
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
 
 PAYLOAD = b"import os; os.system('echo pwned > /tmp/porter-pwned')\nthis is not python(\n"
 
@@ -303,3 +305,78 @@ def test_links_in_a_named_cache_are_not_written_through(tmp_path):
     )
     assert again.returncode == 1 and b"m.py:2:" in again.stdout, again.stderr
     assert list(elsewhere.iterdir()) == []
+
+
+def test_relative_xdg_folders_are_ignored_not_made_in_the_project(tmp_path):
+    """The XDG Base Directory spec has a relative `XDG_CONFIG_HOME` / `XDG_CACHE_HOME` ignored.
+    Taken as given, it put the user's cache key and the default cache in the folder porter
+    ran in: the project, where `git add -A` commits the key, and where the project's author
+    could have shipped a key and entries of their own."""
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    (project / "m.py").write_bytes(CUDA)
+    for value in ("cfg", "./", "."):
+        env = {"HOME": str(home), "XDG_CONFIG_HOME": value, "XDG_CACHE_HOME": value}
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=project, env=env)
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout, (value, out.stderr)
+        assert sorted(p.name for p in project.iterdir()) == ["m.py"], value
+    assert (home / ".config" / "porter" / "cache-key").is_file()
+    assert list((home / ".cache" / "porter").iterdir())
+
+
+def test_a_cache_folder_that_holds_the_files_checked_is_refused_not_marked_ignored(tmp_path):
+    """The cache marks its folder ignored (a `.gitignore` of `*`, as ruff's does). Named at the
+    project (`--cache-dir .`, or `--cache-dir "$UNSET"`: an empty value is `.`) or at a
+    folder of sources, it hid every file from the run and from git, and lint passed."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "src" / "n.py").write_bytes(CUDA)
+    for extra in (["--cache-dir", ""], ["--cache-dir", "."], ["--cache-dir", "src"]):
+        out = porter("lint", ".", "--target", "xla", *extra, cwd=tmp_path)
+        err = out.stderr.decode()
+        assert out.returncode == 2 and "choose a folder of its own" in err and "Traceback" not in err, (extra, err)
+        assert not (tmp_path / ".gitignore").exists() and not (tmp_path / "src" / ".gitignore").exists(), extra
+    out = porter("rewrite", ".", "--target", "xla", "--diff", "--cache-dir", "src", cwd=tmp_path)
+    assert out.returncode == 2 and not (tmp_path / "src" / ".gitignore").exists(), out.stderr
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PORTER_CACHE_DIR": ".", "XDG_CACHE_HOME": str(tmp_path / "uc")}
+    out = subprocess.run([sys.executable, "-m", "porter", "lint", "."], cwd=tmp_path, env=env, capture_output=True)
+    assert out.returncode == 2 and b"PORTER_CACHE_DIR . holds the input" in out.stderr, out.stderr
+    assert not (tmp_path / ".gitignore").exists()
+    # a folder of its own, inside the project, is a cache; --no-cache names none
+    for extra in (["--cache-dir", ".porter_cache"], ["--no-cache", "--cache-dir", "."]):
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", *extra, cwd=tmp_path)
+        assert out.returncode == 1 and b"m.py:2:" in out.stdout and b"src/n.py:2:" in out.stdout, (extra, out.stderr)
+
+
+def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
+    """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
+    after an update of that data (a package found CUDA-only, or no longer), a warm run gave
+    the old findings where a fresh run gives others."""
+    import shutil
+
+    copy = tmp_path / "install"
+    shutil.copytree(REPO / "porter", copy / "porter", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "rules", copy / "rules")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a.py").write_text(
+        "import torch\nimport gemlite\n\n\ndef f(x):\n    y = gemlite.matmul(x)\n    return y.cuda()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(copy), "NO_COLOR": "1", "XDG_CACHE_HOME": str(tmp_path / "uc")}
+    env.pop("PORTER_CACHE_DIR", None)
+
+    def lint(*extra: str) -> bytes:
+        args = [sys.executable, "-m", "porter", "lint", ".", "-t", "neuron", "--output-format", "concise", *extra]
+        return subprocess.run(args, cwd=project, env=env, capture_output=True, timeout=180).stdout
+
+    assert b"GUARD003" in lint()  # gemlite is CUDA-only: f is left as it is
+    data = copy / "rules" / "cuda_only" / "packages.json"
+    packages = json.loads(data.read_text())
+    [gemlite] = [p for p in packages["packages"] if p["distribution"] == "gemlite"]
+    gemlite["imports"] = ["not_gemlite"]
+    data.write_text(json.dumps(packages))
+    fresh = lint("--no-cache")
+    assert b"DEV001" in fresh and b"GUARD003" not in fresh
+    assert lint() == fresh

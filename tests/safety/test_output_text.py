@@ -421,3 +421,39 @@ def test_a_usage_error_quoting_the_command_line_shows_its_controls_escaped(tmp_p
     assert "\\u202e" in err and "\\u2066" in err and "\\u2028" in err, err
     for raw in ("\u202e", "\u2066", "\u2028"):
         assert raw not in err, err
+
+
+def test_porter_rules_shows_every_summary_whole(tmp_path):
+    """The rules table printed each summary as rich markup: `kernel[grid](...)`, `t[i].item()`,
+    `device_ids=[rank]`, `capabilities: [gpu]` lost their brackets (7 of the summaries)."""
+    from porter.config.ruledata import all_rules
+
+    out = porter("rules", cwd=tmp_path, columns=False)  # off a terminal: one row per line
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.decode()
+    assert [r.code for r in all_rules().values() if r.summary not in text] == []
+
+
+def test_every_option_s_help_is_shown_whole(tmp_path):
+    """typer renders help as rich markup: `--target`'s "parity-check reads [tool.porter.parity]
+    first" showed as "parity-check reads first"."""
+    import typer
+
+    from porter.cli import app
+
+    def commands(group, path):
+        for name, cmd in group.commands.items():
+            if hasattr(cmd, "commands"):
+                yield from commands(cmd, [*path, name])
+            else:
+                yield [*path, name], cmd
+
+    missing = []
+    for path, cmd in commands(typer.main.get_command(app), []):
+        out = porter(*path, "--help", cwd=tmp_path, env={"COLUMNS": "3000"})
+        shown = " ".join(out.stdout.decode().replace("│", " ").split())
+        for param in cmd.params:
+            text = " ".join((getattr(param, "help", None) or "").replace("\\[", "[").split())
+            if text not in shown:
+                missing.append((" ".join(path), param.name, text))
+    assert missing == []

@@ -460,3 +460,25 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path, command, where):
     out = porter("trace", *args, "--report", where.format(suffix=suffix), cwd=tmp_path)
     _one_line_error(out, "cannot write --report")
     assert (tmp_path / "afile").read_text() == "x"
+
+
+@pytest.mark.parametrize("command", ["ops", "compare"])
+@pytest.mark.parametrize("how", ["same", "link", "hardlink"])
+def test_a_report_naming_a_trace_read_is_refused_and_the_trace_kept(tmp_path, command, how):
+    """A trace named with a report's suffix (`run.md`, `run.json`: `trace record -o` takes any
+    name) was overwritten by its own report: `trace compare ref run.md --report run.md`."""
+    import os
+
+    good, port = _sides(tmp_path)
+    suffix = "json" if command == "ops" else "md"
+    trace = port.rename(tmp_path / f"run.{suffix}")
+    kept = trace.read_bytes()
+    report = {"same": trace, "link": tmp_path / f"r.{suffix}", "hardlink": tmp_path / f"h.{suffix}"}[how]
+    if how == "link":
+        report.symlink_to(trace.name)
+    elif how == "hardlink":
+        os.link(trace, report)
+    args = ["ops", trace.name, "--target", "xla"] if command == "ops" else ["compare", good.name, trace.name]
+    out = porter("trace", *args, "--report", report.name, cwd=tmp_path)
+    _one_line_error(out, "is the trace", "itself")
+    assert trace.read_bytes() == kept
