@@ -81,7 +81,7 @@ def test_racily_clean_record_is_not_trusted(tmp_path):
     index = StatIndex(store, [tmp_path], Settings(target="xla"))
     st = path.stat()
     result = FileResult(path="m.py", status=FileStatus.SKIPPED, reason=NOT_ADMITTED)
-    index.record("m.py", st, CLEAN, False, b"", (), None, result)
+    index.record("m.py", st, CLEAN, False, b"", statindex.context_key((), None), None, result)
     index.save()
     later = StatIndex(store, [tmp_path], Settings(target="xla"))
     assert "m.py" in later.old
