@@ -65,6 +65,31 @@ class Sites:
     # a dotted name as a `map_location=` keyword, or as the second positional argument of
     # a callee named `load` (or a name an import binds to `torch.load`): `torch.load(f, loc)`
     loads: bool = False
+    # every callee spelled as a dotted name (`transformers.AutoModel.from_pretrained`) -> the
+    # names of the keyword arguments its calls pass (`device_map`, ...; none for `f(x)`)
+    dotted_calls: dict[str, set[str]] = field(default_factory=dict)
+    # the module names the import statements name, as the kernels family reads them: `a.b` of
+    # `import a.b as c`; `a.b.c` and `a.b` of `from a.b import c` (`a.b` of `from a.b import *`);
+    # relative imports name none
+    import_names: set[str] = field(default_factory=set)
+    # the name of every attribute (`cuda` of `torch.cuda.is_available`, `float16` of `torch.float16`)
+    attrs: set[str] = field(default_factory=set)
+    # the dotted spellings of the attributes named `float16` or `half` (`torch.float16`, `T.half`)
+    half_attrs: set[str] = field(default_factory=set)
+    # a star import (`from x import *`): resolve.ImportTable then binds `torch` where it is used
+    star_import: bool = False
+
+    def qualified(self, name: str) -> list[str]:
+        """What porter.analysis.resolve.Resolver.qualname may make of the dotted name `name`:
+        its head as an import binds it (`torch` also under a star import), the rest kept."""
+        head, dot, rest = name.partition(".")
+        bases = self.imported.get(head) or (("torch",) if head == "torch" and self.star_import else ())
+        return [f"{base}{dot}{rest}" for base in bases]
+
+    def bases(self) -> set[str]:
+        """Every name an import binds a local name to (`torch` too under a star import)."""
+        out = {base for bases in self.imported.values() for base in bases}
+        return out | {"torch"} if self.star_import else out
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
         """The local names an absolute import binds to one of `packages`."""
@@ -133,6 +158,11 @@ def _location(node: ast.expr) -> bool:
 def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
     last, head = _callee(node.func)
     named = any(k.arg is not None for k in node.keywords)
+    name = _dotted(node.func)
+    if name is not None:
+        kws = out.dotted_calls.setdefault(name, set())
+        if named:
+            kws.update(k.arg for k in node.keywords if k.arg is not None)
     if last is not None:
         out.callees.add(last)
         out.steps = out.steps or _step(node.func, last)
@@ -167,11 +197,17 @@ def sites(tree: ast.Module) -> Sites:
             out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             attr = node.attr  # type: ignore[attr-defined]
+            out.attrs.add(attr)
+            if attr in ("float16", "half"):
+                name = _dotted(node)  # type: ignore[arg-type]
+                if name is not None:
+                    out.half_attrs.add(name)
             out.cuda_names = out.cuda_names or attr == "cuda"
             out.is_cuda = out.is_cuda or attr == "is_cuda"
         elif kind is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
                 out.cuda_names = out.cuda_names or "cuda" in alias.name
+                out.import_names.add(alias.name)
                 if alias.asname:
                     out.imported.setdefault(alias.asname, set()).add(alias.name)
                 else:
@@ -183,10 +219,14 @@ def sites(tree: ast.Module) -> Sites:
                 or "cuda" in (node.module or "")  # type: ignore[attr-defined]
                 or any("cuda" in alias.name for alias in node.names)  # type: ignore[attr-defined]
             )
+            star = node.names[0].name == "*"  # type: ignore[attr-defined]
+            out.star_import = out.star_import or star
             if node.level or not node.module:  # type: ignore[attr-defined]
                 continue
+            out.import_names.add(node.module)  # type: ignore[attr-defined]
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
+                    out.import_names.add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
                     out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
         elif kind is ast.Assign:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
