@@ -26,6 +26,9 @@ from porter.config.targets import Target, get_target
 from porter.core.suppressions import Suppressions
 
 
+TORCH_CAT = ("torch.cat", "torch.concat", "torch.concatenate")
+
+
 @dataclass
 class Sites:
     """What one walk of a file's `ast` finds, for the families' necessary conditions. Each
@@ -43,9 +46,10 @@ class Sites:
     # qualifies it (`import a.b` binds `a` to `a`, `import a.b as c` `c` to `a.b`, `from a.b
     # import c as d` `d` to `a.b.c`); relative imports bind nothing qualified
     imported: dict[str, set[str]] = field(default_factory=dict)
-    # `x = f(..., (x, y), ...)` as a statement of a loop's body: a call that takes a tuple or
-    # list holding the name it is assigned to (the growing `torch.cat` of a decoding loop)
-    self_appends: bool = False
+    # `x = torch.cat((x, y), ...)` as a statement of a loop's body (the growing `torch.cat` of
+    # a decoding loop, xla_loop._appends_to_itself): the dotted callees of those calls named
+    # `cat`, `concat` or `concatenate` whose first argument is a tuple or list holding the name
+    self_appends: set[str] = field(default_factory=set)
     # a training step's call (xla_loop._is_step, _StepCalls): `.backward()`, `<optim...>.step()`,
     # `<...scaler...>.step()` or `.update()`, or a callee named `optimizer_step`
     steps: bool = False
@@ -72,8 +76,8 @@ class Sites:
     # `import a.b as c`; `a.b.c` and `a.b` of `from a.b import c` (`a.b` of `from a.b import *`);
     # relative imports name none
     import_names: set[str] = field(default_factory=set)
-    # the name of every attribute (`cuda` of `torch.cuda.is_available`, `float16` of `torch.float16`)
-    attrs: set[str] = field(default_factory=set)
+    # `a.b` of every attribute of a name (`torch.cuda` of `torch.cuda.is_available()`)
+    name_attrs: set[str] = field(default_factory=set)
     # the dotted spellings of the attributes named `float16` or `half` (`torch.float16`, `T.half`)
     half_attrs: set[str] = field(default_factory=set)
     # a star import (`from x import *`): resolve.ImportTable then binds `torch` where it is used
@@ -86,10 +90,14 @@ class Sites:
         bases = self.imported.get(head) or (("torch",) if head == "torch" and self.star_import else ())
         return [f"{base}{dot}{rest}" for base in bases]
 
-    def bases(self) -> set[str]:
-        """Every name an import binds a local name to (`torch` too under a star import)."""
-        out = {base for bases in self.imported.values() for base in bases}
-        return out | {"torch"} if self.star_import else out
+    def grows(self) -> bool:
+        """Whether a loop grows a name by `torch.cat` of itself (`self_appends` qualified)."""
+        return any(q in TORCH_CAT for name in self.self_appends for q in self.qualified(name))
+
+    def bindings(self) -> list[tuple[str, str]]:
+        """(local name, what an import binds it to), `torch` too under a star import."""
+        out = [(local, base) for local, bases in self.imported.items() for base in bases]
+        return out + [("torch", "torch")] if self.star_import else out
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
         """The local names an absolute import binds to one of `packages`."""
@@ -104,18 +112,23 @@ def _callee(func: ast.expr) -> tuple[str | None, str | None]:
     return last, func.id if type(func) is ast.Name else None
 
 
-def _self_append(node: ast.Assign) -> bool:
+def _self_append(node: ast.Assign) -> str | None:
+    """The dotted callee of `x = <...>.cat((x, ...))`; None where `node` is not one."""
     if len(node.targets) != 1 or type(node.targets[0]) is not ast.Name or type(node.value) is not ast.Call:
-        return False
+        return None
     name = node.targets[0].id
     call = node.value
-    for value in (*call.args, *(k.value for k in call.keywords)):
-        if type(value) in (ast.Tuple, ast.List) and any(
-            type(e) is ast.Name and e.id == name
-            for e in value.elts  # type: ignore[attr-defined]
-        ):
-            return True
-    return False
+    callee = _dotted(call.func)
+    if callee is None or callee.rpartition(".")[2] not in ("cat", "concat", "concatenate"):
+        return None
+    # libcst's first argument: the first positional one, else the first keyword
+    first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
+    if type(first) in (ast.Tuple, ast.List) and any(
+        type(e) is ast.Name and e.id == name
+        for e in first.elts  # type: ignore[union-attr]
+    ):
+        return callee
+    return None
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -197,7 +210,8 @@ def sites(tree: ast.Module) -> Sites:
             out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             attr = node.attr  # type: ignore[attr-defined]
-            out.attrs.add(attr)
+            if type(node.value) is ast.Name:  # type: ignore[attr-defined]
+                out.name_attrs.add(f"{node.value.id}.{attr}")  # type: ignore[attr-defined]
             if attr in ("float16", "half"):
                 name = _dotted(node)  # type: ignore[arg-type]
                 if name is not None:
@@ -231,10 +245,9 @@ def sites(tree: ast.Module) -> Sites:
         elif kind is ast.Assign:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
         elif kind in (ast.For, ast.AsyncFor, ast.While):
-            out.self_appends = out.self_appends or any(
-                type(s) is ast.Assign and _self_append(s)
-                for s in node.body  # type: ignore[attr-defined]
-            )
+            for stmt in node.body:  # type: ignore[attr-defined]
+                if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
+                    out.self_appends.add(callee)
         elif kind is ast.Expr:
             out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
     out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)

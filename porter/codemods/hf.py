@@ -33,7 +33,9 @@ def breaks() -> tuple[dict, ...]:
 _LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 _LOADERS = ("from_pretrained", "from_config")
 # the keywords `_loader` reads (a loader's call passing none of them is left as it is)
-_LOADER_KEYWORDS = frozenset(("attn_implementation", "load_in_8bit", "load_in_4bit", "device_map", "torch_dtype", "dtype"))
+_LOADER_KEYWORDS = frozenset(
+    ("attn_implementation", "load_in_8bit", "load_in_4bit", "device_map", "torch_dtype", "dtype")
+)
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 _UNFUSED = "adamw_torch"

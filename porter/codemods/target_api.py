@@ -158,7 +158,7 @@ class TargetApiFamily(ReferenceTracker, Family):
         `_COMPILE` with a `backend=` (API007), `_INIT_PG` (API007) or `_AUTOCAST` (API008), or
         a name under `_CHECKED` (API001 to API004): an import binds one under it (`import
         torch_xla`, `from torch import accelerator`), or one above it (`torch`) and the file
-        has an attribute named as its next part (`accelerator` of `torch.accelerator`)."""
+        spells the name it binds with the next part (`torch.accelerator`, `T.accelerator`)."""
         if not super().candidate(ctx, source):
             return False
         found = ctx.sites()
@@ -168,11 +168,14 @@ class TargetApiFamily(ReferenceTracker, Family):
             for qual in found.qualified(name):
                 if qual in _INIT_PG or qual in _AUTOCAST or (qual in _COMPILE and "backend" in keywords):
                     return True
-        for base in found.bases():
+        for local, base in found.bindings():
             for checked in _CHECKED:
                 if base == checked or base.startswith(checked + "."):
                     return True
-                if checked.startswith(base + ".") and checked[len(base) + 1 :].split(".")[0] in found.attrs:
+                if (
+                    checked.startswith(base + ".")
+                    and f"{local}.{checked[len(base) + 1 :].split('.')[0]}" in found.name_attrs
+                ):
                     return True
         return False
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from porter.codemods.candidates import TORCH_CAT
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values, is_param
 from porter.core.findings import Applicability
@@ -120,11 +121,7 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
         if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
             continue
         value = small.value
-        if type(value) is not cst.Call or resolver.qualname(value.func) not in (
-            "torch.cat",
-            "torch.concat",
-            "torch.concatenate",
-        ):
+        if type(value) is not cst.Call or resolver.qualname(value.func) not in TORCH_CAT:
             continue
         name = small.targets[0].target.value
         if value.args and isinstance(seq := value.args[0].value, (cst.Tuple, cst.List)):
@@ -213,7 +210,8 @@ class XlaLoopFamily(Family):
     def candidate(cls, ctx, source: bytes) -> bool:
         """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
         call or (its manual form) a step, XLA003 `pin_memory`, XLA004 a loop statement that
-        assigns a call taking a tuple that holds the name assigned (`_appends_to_itself`)."""
+        assigns `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`,
+        `Sites.grows`)."""
         found = ctx.sites()
         if found is None:
             return True
@@ -224,7 +222,7 @@ class XlaLoopFamily(Family):
             return True
         if ctx.enabled("XLA002") and any(c.endswith("DataLoader") for c in found.callees):
             return True
-        return ctx.enabled("XLA004") and found.self_appends
+        return ctx.enabled("XLA004") and found.grows()
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
