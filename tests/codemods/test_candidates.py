@@ -181,6 +181,7 @@ def test_device_facts_from_another_file_keep_the_parse(monkeypatch):
 # (family, path, snippet, whether the family holds a candidate): sites each family's
 # condition must see (the findings must come out the same) and look-alikes it must not
 def _family_cases():
+    from porter.codemods.accelerator import AcceleratorFamily
     from porter.codemods.amp import AmpFamily
     from porter.codemods.hf import HfFamily
     from porter.codemods.kernels import KernelsFamily
@@ -262,6 +263,15 @@ def _family_cases():
             True,  # (Adam is no torch optimizer porter knows: the index's fact holds it)
         ),
         (OptimizerFamily, "a.py", "def f(x, fused):\n    return g(x, fused=fused)\n", False),
+        # accelerator (xla): the generic selection calls, however imported
+        (AcceleratorFamily, "a.py", "import torch as T\n\nok = T.accelerator.is_available()\n", True),
+        (
+            AcceleratorFamily,
+            "a.py",
+            "from torch._utils import _get_available_device_type as t\n\nd = t() or 'cpu'\n",
+            True,
+        ),
+        (AcceleratorFamily, "a.py", "def f(trainer):\n    return trainer.accelerator.setup_device(d)\n", False),
         # perf (PERF007, PERF008) and xla-loop (XLA004): torch's cat of itself in a loop; a
         # sync of a loop's element
         (PerfFamily, "a.py", "import torch\n\nfor i in range(3):\n    x = torch.cat((x, y))\n    print(x)\n", True),
