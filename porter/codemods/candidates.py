@@ -80,6 +80,10 @@ class Sites:
     name_attrs: set[str] = field(default_factory=set)
     # the dotted spellings of the attributes named `float16` or `half` (`torch.float16`, `T.half`)
     half_attrs: set[str] = field(default_factory=set)
+    # the names of the keyword arguments of every call (`pin_memory` of `DataLoader(..., pin_memory=True)`)
+    keywords: set[str] = field(default_factory=set)
+    # a `for` loop over a name, or over `enumerate(name)` (xla_loop._iterated_name)
+    name_loops: bool = False
     # a star import (`from x import *`): resolve.ImportTable then binds `torch` where it is used
     star_import: bool = False
 
@@ -176,6 +180,8 @@ def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
         kws = out.dotted_calls.setdefault(name, set())
         if named:
             kws.update(k.arg for k in node.keywords if k.arg is not None)
+    if named:
+        out.keywords.update(k.arg for k in node.keywords if k.arg is not None)
     if last is not None:
         out.callees.add(last)
         out.steps = out.steps or _step(node.func, last)
@@ -245,6 +251,11 @@ def sites(tree: ast.Module) -> Sites:
         elif kind is ast.Assign:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
         elif kind in (ast.For, ast.AsyncFor, ast.While):
+            if kind is ast.For:
+                it = node.iter  # type: ignore[attr-defined]
+                if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and it.args:
+                    it = it.args[0]
+                out.name_loops = out.name_loops or type(it) is ast.Name
             for stmt in node.body:  # type: ignore[attr-defined]
                 if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
                     out.self_appends.add(callee)

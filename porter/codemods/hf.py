@@ -115,13 +115,13 @@ class HfFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Every site is a call `_kind` knows, or bitsandbytes imported (`visit_Module`): a
+        """Every site is a call `_kind` knows, or `import bitsandbytes` (`visit_Module`): a
         `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
         qualified name can be), or a dotted callee `call_kind` knows under one of the names
         the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
         the keywords `_loader` reads."""
         found = ctx.sites()
-        if found is None or b"bitsandbytes" in source:
+        if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation")):
             return True

@@ -209,18 +209,19 @@ class XlaLoopFamily(Family):
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
         """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
-        call or (its manual form) a step, XLA003 `pin_memory`, XLA004 a loop statement that
-        assigns `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`,
+        call and a loop over a name (`_wrap_loader`) or (its manual form) a step, XLA003 a
+        `pin_memory=` or a `.pin_memory()` call, XLA004 a loop statement that assigns `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`,
         `Sites.grows`)."""
         found = ctx.sites()
         if found is None:
             return True
-        if ctx.enabled("XLA003") and b"pin_memory" in source:
+        if ctx.enabled("XLA003") and ("pin_memory" in found.keywords or "pin_memory" in found.callees):
             return True
-        steps = found.steps or b"optimizer_step" in source  # (`optimizer_step` imported under another name)
+        # (`optimizer_step` imported under another name: `_is_step` qualifies the callee)
+        steps = found.steps or any(q in OPT_STEPS for name in found.dotted_calls for q in found.qualified(name))
         if steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")):
             return True
-        if ctx.enabled("XLA002") and any(c.endswith("DataLoader") for c in found.callees):
+        if ctx.enabled("XLA002") and found.name_loops and any(c.endswith("DataLoader") for c in found.callees):
             return True
         return ctx.enabled("XLA004") and found.grows()
 

@@ -183,6 +183,7 @@ def test_device_facts_from_another_file_keep_the_parse(monkeypatch):
 def _family_cases():
     from porter.codemods.accelerator import AcceleratorFamily
     from porter.codemods.amp import AmpFamily
+    from porter.codemods.frameworks import FrameworksFamily
     from porter.codemods.hf import HfFamily
     from porter.codemods.kernels import KernelsFamily
     from porter.codemods.library_api import LibraryApiFamily
@@ -212,6 +213,22 @@ def _family_cases():
         ),
         (HfFamily, "a.py", "import transformers as T\n\nargs = T.TrainingArguments(output_dir='o', fp16=True)\n", True),
         (HfFamily, "a.py", "from transformers import BertModel\n\nm = BertModel(config)\n", False),
+        (HfFamily, "a.py", "import bitsandbytes\nimport transformers\n", True),
+        (
+            HfFamily,
+            "a.py",
+            "# needs bitsandbytes\nfrom transformers import AutoModel\n\nm = AutoModel.from_pretrained('x')\n",
+            False,
+        ),
+        # frameworks: Lightning's accelerator names, a CUDA request check, a framework's import
+        (FrameworksFamily, "a.py", "import lightning as L\n\nt = L.Trainer(accelerator='gpu')\n", True),
+        (
+            FrameworksFamily,
+            "a.py",
+            "import torch\n\ndef f(device):\n    if device == 'cuda' and not torch.cuda.is_available():\n        raise ValueError\n",
+            True,
+        ),
+        (FrameworksFamily, "a.py", "def f(trainer):\n    return trainer.accelerator == 'cuda'\n", False),
         # library-api: a keyword the recorded signature lacks, or one it checks the value of
         (
             LibraryApiFamily,
@@ -287,6 +304,28 @@ def _family_cases():
         (PerfFamily, "a.py", "for v in t:\n    s += total.item() + t[v:].item()\n", False),
         (XlaLoopFamily, "a.py", "import torch as T\n\nwhile n:\n    idx = T.cat(tensors=[idx, nxt], dim=1)\n", True),
         (XlaLoopFamily, "a.py", "import numpy as np\n\nwhile n:\n    idx = np.concatenate((idx, nxt))\n", False),
+        # xla-loop: a DataLoader iterated by name, a step (however imported), `pin_memory`
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\nfor b in loader:\n    f(b)\n",
+            True,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds)\n",
+            False,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch_xla.core.xla_model import optimizer_step as ostep\n\nfor b in loader:\n    ostep(opt)\n",
+            True,
+        ),
+        (XlaLoopFamily, "a.py", "class L:\n    def optimizer_step(self, loader):\n        return loader\n", False),
+        (XlaLoopFamily, "a.py", "def f(ds):\n    return g(ds, pin_memory=True)\n", True),
+        (XlaLoopFamily, "a.py", "PIN = 'pin_memory'\nloader = None\n", False),
     ]
 
 
