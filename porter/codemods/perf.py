@@ -189,10 +189,10 @@ class PerfFamily(Family):
     def visit_Module(self, node: cst.Module) -> None:
         if not (self.ctx.source and (b"item()" in self.ctx.source or b"tolist()" in self.ctx.source)):
             return
-        if not _may_have_per_element(self.ctx.source, parsed(self.ctx.source)):
-            return  # (the libcst walk below costs ~10x the `ast` scan that rules it out)
+        # (the libcst walk costs ~10x the `ast` scan that rules statements out)
         found: list[tuple[cst.Call, str, str]] = []
-        node.visit(_PerElement(found))
+        for stmt in _per_element_statements(node, self.ctx.source, parsed(self.ctx.source)):
+            stmt.visit(_PerElement(found))
         for call, method, element in found:
             self._per_element.add(id(call))
             if self.ctx.enabled("PERF008"):
@@ -438,18 +438,30 @@ def _may_have_per_element(source: bytes, tree: ast.Module | None = None) -> bool
     inside a `for` loop or a comprehension, of a name one of them binds or of a tensor indexed
     by such names (an `ast` scan of `tree`, else of `source` parsed; True where `ast` cannot
     read the file)."""
+    tree = _tree(source, tree)
+    return tree is None or any(_per_element(stmt) for stmt in tree.body)
+
+
+def _tree(source: bytes, tree: ast.Module | None) -> ast.Module | None:
+    """`tree`, else `source` parsed; None where `ast` cannot read it (or, an empty module,
+    where it holds no `.item()` / `.tolist()` to look at)."""
     if not (b"item()" in source or b"tolist()" in source):
-        return False
+        return ast.Module(body=[], type_ignores=[])
     if tree is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
+            return None
+    return tree
+
+
+def _per_element(top: ast.AST) -> bool:
+    """`_may_have_per_element` within one top-level statement."""
     # (node, the names the enclosing loops and comprehensions bind): `_PerElement` reports a
     # receiver that is one of them, or a tensor indexed by them (`t[i]`, `t[i, :]`)
-    stack: list[tuple[ast.AST, frozenset[str]]] = [(tree, frozenset())]
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(top, frozenset())]
     while stack:
         node, names = stack.pop()
         kind = type(node)
@@ -469,6 +481,26 @@ def _may_have_per_element(source: bytes, tree: ast.Module | None = None) -> bool
             names = names.union(*(_bound(g.target) for g in node.generators))  # type: ignore[attr-defined]
         stack.extend((child, names) for child in ast.iter_child_nodes(node))
     return False
+
+
+def _per_element_statements(module: cst.Module, source: bytes, tree: ast.Module | None) -> list[cst.CSTNode]:
+    """What `_PerElement` needs to walk: the top-level statements of `module` in which
+    `_per_element` finds a candidate (every loop's targets start afresh at the top level),
+    the whole module where `ast` cannot read the file or its statements do not line up."""
+    tree = _tree(source, tree)
+    if tree is None:
+        return [module]
+    hits = {i for i, stmt in enumerate(tree.body) if _per_element(stmt)}
+    if not hits:
+        return []
+    out: list[cst.CSTNode] = []
+    at = 0
+    for stmt in module.body:  # `a; b` is one libcst line of two `ast` statements
+        count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        if not hits.isdisjoint(range(at, at + count)):
+            out.append(stmt)
+        at += count
+    return out if at == len(tree.body) else [module]
 
 
 def _bound(target: ast.expr) -> frozenset[str]:

@@ -343,3 +343,15 @@ def test_family_conditions(monkeypatch):
             else:
                 assert not holds or target != "xla", f"{cls.__name__} not wanted on {text!r}"
             _check([(path, source)], [s, replace(s, want_source=False)], monkeypatch)
+
+
+def test_per_element_walk_takes_the_statements_the_scan_flags():
+    """PERF008's libcst walk visits only the top-level statements its `ast` scan flags: `a; b`
+    lines (two `ast` statements, one libcst line) must not shift which ones."""
+    source = (
+        b"import torch\nx = 1; y = 2\nfor v in t:\n    s += v.item()\n\n"
+        b"def f(t):\n    n = t.item()\n    return [e.tolist() for e in t]\n\n"
+        b"class A:\n    def g(self, n):\n        for i in range(n):\n            a = self.t[i, :].item(); b = 2\n"
+    )
+    found = port_python(source, "a.py", Settings(target="xla", want_source=False)).findings
+    assert [(f.code, f.start.line) for f in found] == [("PERF008", 4), ("PERF008", 8), ("PERF008", 13)]
