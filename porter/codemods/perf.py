@@ -506,24 +506,24 @@ def _per_element_statements(module: cst.Module, source: bytes, tree: ast.Module 
 def _bound(target: ast.expr) -> frozenset[str]:
     """The names a loop target binds (`_PerElement._names`: names, tuples and lists of them)."""
     if type(target) is ast.Name:
-        return frozenset((target.id,))  # type: ignore[attr-defined]
+        return frozenset((target.id,))
     if type(target) in (ast.Tuple, ast.List):
         return frozenset().union(*(_bound(e) for e in target.elts))  # type: ignore[attr-defined]
     if type(target) is ast.Starred:  # `for a, *rest in ...`
-        return _bound(target.value)  # type: ignore[attr-defined]
+        return _bound(target.value)
     return frozenset()
 
 
 def _element(receiver: ast.expr, names: frozenset[str]) -> bool:
     """Whether `_PerElement` may take `receiver` for a loop's element."""
     if type(receiver) is ast.Name:
-        return receiver.id in names  # type: ignore[attr-defined]
-    if type(receiver) is not ast.Subscript or type(receiver.value) not in (ast.Name, ast.Attribute):  # type: ignore[attr-defined]
+        return receiver.id in names
+    if type(receiver) is not ast.Subscript or type(receiver.value) not in (ast.Name, ast.Attribute):
         return False
-    index = receiver.slice  # type: ignore[attr-defined]
-    parts = index.elts if type(index) is ast.Tuple else [index]  # type: ignore[attr-defined]
+    index = receiver.slice
+    parts = index.elts if type(index) is ast.Tuple else [index]
     indices = [p for p in parts if type(p) is not ast.Slice]
-    return bool(indices) and all(type(i) is ast.Name and i.id in names for i in indices)  # type: ignore[attr-defined]
+    return bool(indices) and all(type(i) is ast.Name and i.id in names for i in indices)
 
 
 class _PerElement(cst.CSTVisitor):

@@ -56,9 +56,9 @@ def _ast_root(node: ast.expr) -> str | None:
 def _ast_holder(stmt: ast.stmt) -> str | None:
     """The name holding a module `stmt` moves (flow.module_move, read off the `ast`)."""
     if type(stmt) is ast.Expr:
-        call, target = stmt.value, None  # type: ignore[attr-defined]
-    elif type(stmt) is ast.Assign and len(stmt.targets) == 1:  # type: ignore[attr-defined]
-        call, target = stmt.value, stmt.targets[0]  # type: ignore[attr-defined]
+        call, target = stmt.value, None
+    elif type(stmt) is ast.Assign and len(stmt.targets) == 1:
+        call, target = stmt.value, stmt.targets[0]
     else:
         return None
     if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr not in ("to", "cuda"):
@@ -80,13 +80,13 @@ def _used_after_move(tree: ast.Module) -> bool:
                 for node in ast.walk(stmt):
                     if type(node) is not ast.Call:
                         continue
-                    func = node.func  # type: ignore[attr-defined]
+                    func = node.func
                     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
                     if last not in _USES:
                         continue
                     if type(func) is ast.Attribute and _ast_root(func.value) in moved:
                         return True
-                    if node.args and _ast_root(node.args[0]) in moved:  # type: ignore[attr-defined]
+                    if node.args and _ast_root(node.args[0]) in moved:
                         return True
             holder = _ast_holder(stmt)
             if holder is not None:
