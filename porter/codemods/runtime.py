@@ -86,7 +86,11 @@ def _used_after_move(tree: ast.Module) -> bool:
                         continue
                     if type(func) is ast.Attribute and _ast_root(func.value) in moved:
                         return True
-                    if node.args and _ast_root(node.args[0]) in moved:
+                    # (libcst's first argument: the first positional one, else the first keyword)
+                    first = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
+                    if type(first) is ast.Starred:
+                        first = first.value
+                    if first is not None and _ast_root(first) in moved:
                         return True
             holder = _ast_holder(stmt)
             if holder is not None:

@@ -250,6 +250,7 @@ def _family_cases():
             True,
         ),
         (RuntimeFamily, "a.py", "def f(m, device):\n    m.cuda()\n    m.apply(init_weights)\n", True),
+        (RuntimeFamily, "a.py", "import torch\n\nm = Net().cuda()\ntorch.nn.init.normal_(tensor=m.fc.weight)\n", True),
         (
             RuntimeFamily,
             "a.py",
