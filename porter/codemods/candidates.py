@@ -116,6 +116,15 @@ def _callee(func: ast.expr) -> tuple[str | None, str | None]:
     return last, func.id if type(func) is ast.Name else None
 
 
+def first_argument(call: ast.Call) -> ast.expr | None:
+    """What libcst reads as a call's first argument's value: the first positional one (a
+    starred one's value), else the first keyword's (`f(x=1)`, `f(**kw)`)."""
+    if call.args:
+        first = call.args[0]
+        return first.value if type(first) is ast.Starred else first  # type: ignore[attr-defined]
+    return call.keywords[0].value if call.keywords else None
+
+
 def _self_append(node: ast.Assign) -> str | None:
     """The dotted callee of `x = <...>.cat((x, ...))`; None where `node` is not one."""
     if len(node.targets) != 1 or type(node.targets[0]) is not ast.Name or type(node.value) is not ast.Call:
@@ -125,8 +134,7 @@ def _self_append(node: ast.Assign) -> str | None:
     callee = _dotted(call.func)
     if callee is None or callee.rpartition(".")[2] not in ("cat", "concat", "concatenate"):
         return None
-    # libcst's first argument: the first positional one, else the first keyword
-    first = call.args[0] if call.args else call.keywords[0].value if call.keywords else None
+    first = first_argument(call)
     if type(first) in (ast.Tuple, ast.List) and any(
         type(e) is ast.Name and e.id == name
         for e in first.elts  # type: ignore[union-attr]
@@ -253,8 +261,8 @@ def sites(tree: ast.Module) -> Sites:
         elif kind in (ast.For, ast.AsyncFor, ast.While):
             if kind is ast.For:
                 it = node.iter  # type: ignore[attr-defined]
-                if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and it.args:
-                    it = it.args[0]
+                if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
+                    it = first_argument(it)
                 out.name_loops = out.name_loops or type(it) is ast.Name
             for stmt in node.body:  # type: ignore[attr-defined]
                 if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:

@@ -20,6 +20,7 @@ import ast
 
 import libcst as cst
 
+from porter.codemods.candidates import first_argument
 from porter.codemods.family import Family
 from porter.codemods.flow import module_move
 from porter.analysis.resolve import dotted
@@ -86,10 +87,7 @@ def _used_after_move(tree: ast.Module) -> bool:
                         continue
                     if type(func) is ast.Attribute and _ast_root(func.value) in moved:
                         return True
-                    # (libcst's first argument: the first positional one, else the first keyword)
-                    first = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
-                    if type(first) is ast.Starred:
-                        first = first.value
+                    first = first_argument(node)
                     if first is not None and _ast_root(first) in moved:
                         return True
             holder = _ast_holder(stmt)

@@ -315,6 +315,12 @@ def _family_cases():
         (
             XlaLoopFamily,
             "a.py",
+            "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\nfor i, b in enumerate(iterable=loader):\n    f(b)\n",
+            True,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
             "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds)\n",
             False,
         ),
