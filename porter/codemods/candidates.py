@@ -121,7 +121,7 @@ def first_argument(call: ast.Call) -> ast.expr | None:
     starred one's value), else the first keyword's (`f(x=1)`, `f(**kw)`)."""
     if call.args:
         first = call.args[0]
-        return first.value if type(first) is ast.Starred else first  # type: ignore[attr-defined]
+        return first.value if type(first) is ast.Starred else first
     return call.keywords[0].value if call.keywords else None
 
 
