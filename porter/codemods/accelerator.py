@@ -16,6 +16,7 @@ _AVAILABLE = "torch.accelerator.is_available"
 _COUNT = "torch.accelerator.device_count"
 _CURRENT = "torch.accelerator.current_accelerator"
 _DEVICE_TYPE = "torch._utils._get_available_device_type"
+_CALLS = frozenset((_AVAILABLE, _COUNT, _CURRENT, _DEVICE_TYPE))
 
 
 class AcceleratorFamily(Family):
@@ -29,6 +30,17 @@ class AcceleratorFamily(Family):
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:
         return ctx.target.name == "xla" and super().wanted(ctx, source)
+
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every finding is a call `leave_Call` knows (`leave_BooleanOperation` rewrites what
+        it wrote): a dotted callee an import qualifies to one of `_CALLS`."""
+        found = ctx.sites()
+        if found is None:
+            return True
+        return any(q in _CALLS for name in found.dotted_calls for q in found.qualified(name))
 
     def visit_If(self, node: cst.If) -> None:
         self._bare.add(id(node.test))

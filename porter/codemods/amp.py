@@ -139,6 +139,23 @@ class AmpFamily(Family):
     name = "amp"
     tokens = (b"amp", b"autocast", b"float16", b"half", b"GradScaler")
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Every finding is of a GradScaler (`visit_Module` follows them only in a file that
+        spells `GradScaler`), a call an import qualifies into `AUTOCAST`/`GENERIC_AUTOCAST`,
+        a `.half()` call, or an attribute qualified into `FP16` (`Sites.half_attrs`)."""
+        if not super().candidate(ctx, source):
+            return False
+        found = ctx.sites()
+        if found is None or b"GradScaler" in source or "half" in found.callees:
+            return True
+        autocasts = AUTOCAST | GENERIC_AUTOCAST
+        if any(q in autocasts for name in found.dotted_calls for q in found.qualified(name)):
+            return True
+        return any(q in FP16 for name in found.half_attrs for q in found.qualified(name))
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._scalers: dict[str, bool] = {}  # key -> removal applied

@@ -26,6 +26,9 @@ from porter.config.targets import Target, get_target
 from porter.core.suppressions import Suppressions
 
 
+TORCH_CAT = ("torch.cat", "torch.concat", "torch.concatenate")
+
+
 @dataclass
 class Sites:
     """What one walk of a file's `ast` finds, for the families' necessary conditions. Each
@@ -43,9 +46,10 @@ class Sites:
     # qualifies it (`import a.b` binds `a` to `a`, `import a.b as c` `c` to `a.b`, `from a.b
     # import c as d` `d` to `a.b.c`); relative imports bind nothing qualified
     imported: dict[str, set[str]] = field(default_factory=dict)
-    # `x = f(..., (x, y), ...)` as a statement of a loop's body: a call that takes a tuple or
-    # list holding the name it is assigned to (the growing `torch.cat` of a decoding loop)
-    self_appends: bool = False
+    # `x = torch.cat((x, y), ...)` as a statement of a loop's body (the growing `torch.cat` of
+    # a decoding loop, xla_loop._appends_to_itself): the dotted callees of those calls named
+    # `cat`, `concat` or `concatenate` whose first argument is a tuple or list holding the name
+    self_appends: set[str] = field(default_factory=set)
     # a training step's call (xla_loop._is_step, _StepCalls): `.backward()`, `<optim...>.step()`,
     # `<...scaler...>.step()` or `.update()`, or a callee named `optimizer_step`
     steps: bool = False
@@ -65,6 +69,39 @@ class Sites:
     # a dotted name as a `map_location=` keyword, or as the second positional argument of
     # a callee named `load` (or a name an import binds to `torch.load`): `torch.load(f, loc)`
     loads: bool = False
+    # every callee spelled as a dotted name (`transformers.AutoModel.from_pretrained`) -> the
+    # names of the keyword arguments its calls pass (`device_map`, ...; none for `f(x)`)
+    dotted_calls: dict[str, set[str]] = field(default_factory=dict)
+    # the module names the import statements name, as the kernels family reads them: `a.b` of
+    # `import a.b as c`; `a.b.c` and `a.b` of `from a.b import c` (`a.b` of `from a.b import *`);
+    # relative imports name none
+    import_names: set[str] = field(default_factory=set)
+    # `a.b` of every attribute of a name (`torch.cuda` of `torch.cuda.is_available()`)
+    name_attrs: set[str] = field(default_factory=set)
+    # the dotted spellings of the attributes named `float16` or `half` (`torch.float16`, `T.half`)
+    half_attrs: set[str] = field(default_factory=set)
+    # the names of the keyword arguments of every call (`pin_memory` of `DataLoader(..., pin_memory=True)`)
+    keywords: set[str] = field(default_factory=set)
+    # a `for` loop over a name, or over `enumerate(name)` (xla_loop._iterated_name)
+    name_loops: bool = False
+    # a star import (`from x import *`): resolve.ImportTable then binds `torch` where it is used
+    star_import: bool = False
+
+    def qualified(self, name: str) -> list[str]:
+        """What porter.analysis.resolve.Resolver.qualname may make of the dotted name `name`:
+        its head as an import binds it (`torch` also under a star import), the rest kept."""
+        head, dot, rest = name.partition(".")
+        bases = self.imported.get(head) or (("torch",) if head == "torch" and self.star_import else ())
+        return [f"{base}{dot}{rest}" for base in bases]
+
+    def grows(self) -> bool:
+        """Whether a loop grows a name by `torch.cat` of itself (`self_appends` qualified)."""
+        return any(q in TORCH_CAT for name in self.self_appends for q in self.qualified(name))
+
+    def bindings(self) -> list[tuple[str, str]]:
+        """(local name, what an import binds it to), `torch` too under a star import."""
+        out = [(local, base) for local, bases in self.imported.items() for base in bases]
+        return out + [("torch", "torch")] if self.star_import else out
 
     def bound_to(self, packages: tuple[str, ...]) -> set[str]:
         """The local names an absolute import binds to one of `packages`."""
@@ -79,18 +116,31 @@ def _callee(func: ast.expr) -> tuple[str | None, str | None]:
     return last, func.id if type(func) is ast.Name else None
 
 
-def _self_append(node: ast.Assign) -> bool:
+def first_argument(call: ast.Call) -> ast.expr | None:
+    """What libcst reads as a call's first argument's value: the first positional one (a
+    starred one's value), else the first keyword's (`f(x=1)`, `f(**kw)`)."""
+    if call.args:
+        first = call.args[0]
+        return first.value if type(first) is ast.Starred else first
+    return call.keywords[0].value if call.keywords else None
+
+
+def _self_append(node: ast.Assign) -> str | None:
+    """The dotted callee of `x = <...>.cat((x, ...))`; None where `node` is not one."""
     if len(node.targets) != 1 or type(node.targets[0]) is not ast.Name or type(node.value) is not ast.Call:
-        return False
+        return None
     name = node.targets[0].id
     call = node.value
-    for value in (*call.args, *(k.value for k in call.keywords)):
-        if type(value) in (ast.Tuple, ast.List) and any(
-            type(e) is ast.Name and e.id == name
-            for e in value.elts  # type: ignore[attr-defined]
-        ):
-            return True
-    return False
+    callee = _dotted(call.func)
+    if callee is None or callee.rpartition(".")[2] not in ("cat", "concat", "concatenate"):
+        return None
+    first = first_argument(call)
+    if type(first) in (ast.Tuple, ast.List) and any(
+        type(e) is ast.Name and e.id == name
+        for e in first.elts  # type: ignore[union-attr]
+    ):
+        return callee
+    return None
 
 
 def _dotted(node: ast.expr) -> str | None:
@@ -133,6 +183,13 @@ def _location(node: ast.expr) -> bool:
 def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
     last, head = _callee(node.func)
     named = any(k.arg is not None for k in node.keywords)
+    name = _dotted(node.func)
+    if name is not None:
+        kws = out.dotted_calls.setdefault(name, set())
+        if named:
+            kws.update(k.arg for k in node.keywords if k.arg is not None)
+    if named:
+        out.keywords.update(k.arg for k in node.keywords if k.arg is not None)
     if last is not None:
         out.callees.add(last)
         out.steps = out.steps or _step(node.func, last)
@@ -167,11 +224,18 @@ def sites(tree: ast.Module) -> Sites:
             out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
             attr = node.attr  # type: ignore[attr-defined]
+            if type(node.value) is ast.Name:  # type: ignore[attr-defined]
+                out.name_attrs.add(f"{node.value.id}.{attr}")  # type: ignore[attr-defined]
+            if attr in ("float16", "half"):
+                name = _dotted(node)  # type: ignore[arg-type]
+                if name is not None:
+                    out.half_attrs.add(name)
             out.cuda_names = out.cuda_names or attr == "cuda"
             out.is_cuda = out.is_cuda or attr == "is_cuda"
         elif kind is ast.Import:
             for alias in node.names:  # type: ignore[attr-defined]
                 out.cuda_names = out.cuda_names or "cuda" in alias.name
+                out.import_names.add(alias.name)
                 if alias.asname:
                     out.imported.setdefault(alias.asname, set()).add(alias.name)
                 else:
@@ -183,18 +247,26 @@ def sites(tree: ast.Module) -> Sites:
                 or "cuda" in (node.module or "")  # type: ignore[attr-defined]
                 or any("cuda" in alias.name for alias in node.names)  # type: ignore[attr-defined]
             )
+            star = node.names[0].name == "*"  # type: ignore[attr-defined]
+            out.star_import = out.star_import or star
             if node.level or not node.module:  # type: ignore[attr-defined]
                 continue
+            out.import_names.add(node.module)  # type: ignore[attr-defined]
             for alias in node.names:  # type: ignore[attr-defined]
                 if alias.name != "*":
+                    out.import_names.add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
                     out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
         elif kind is ast.Assign:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
         elif kind in (ast.For, ast.AsyncFor, ast.While):
-            out.self_appends = out.self_appends or any(
-                type(s) is ast.Assign and _self_append(s)
-                for s in node.body  # type: ignore[attr-defined]
-            )
+            if kind is ast.For:
+                it = node.iter  # type: ignore[attr-defined]
+                if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
+                    it = first_argument(it)
+                out.name_loops = out.name_loops or type(it) is ast.Name
+            for stmt in node.body:  # type: ignore[attr-defined]
+                if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
+                    out.self_appends.add(callee)
         elif kind is ast.Expr:
             out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
     out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)

@@ -33,6 +33,27 @@ class FrameworksFamily(Family):
     name = "frameworks"
     tokens = (b"lightning", b"ignite", b'"cuda', b"'cuda")
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """FW001 needs `accelerator=` passed to a call an import qualifies into Lightning's
+        callables, FW002 an import under a framework row's prefix for the target, FW003 a
+        call an import qualifies to `torch.cuda.is_available` (`visit_BooleanOperation`)."""
+        found = ctx.sites()
+        if found is None:
+            return True
+        rows = [r for r in framework_rows() if ctx.target.name in r.get("targets", ())]
+        prefixes = [p for r in rows for p in r["prefixes"]]
+        if any(n == p or n.startswith(p + ".") for n in found.import_names for p in prefixes):
+            return True
+        callables = lightning_table().get("callables", ())
+        for name, keywords in found.dotted_calls.items():
+            for qual in found.qualified(name):
+                if qual == "torch.cuda.is_available" or ("accelerator" in keywords and qual in callables):
+                    return True
+        return False
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._requests: set[int] = set()  # comparisons next to a torch.cuda.is_available() test

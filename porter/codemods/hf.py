@@ -32,6 +32,10 @@ def breaks() -> tuple[dict, ...]:
 
 _LIBRARIES = tuple(f"{p}." for p in PACKAGES)
 _LOADERS = ("from_pretrained", "from_config")
+# the keywords `_loader` reads (a loader's call passing none of them is left as it is)
+_LOADER_KEYWORDS = frozenset(
+    ("attn_implementation", "load_in_8bit", "load_in_4bit", "device_map", "torch_dtype", "dtype")
+)
 _STRATEGIES = frozenset(("auto", "balanced", "balanced_low_0", "sequential"))
 _FP16 = {"fp16": "bf16", "fp16_full_eval": "bf16_full_eval"}
 _UNFUSED = "adamw_torch"
@@ -72,6 +76,37 @@ def _true(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "True"
 
 
+def call_kind(lib: LibraryApi, qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] | None:
+    """(kind, name) of a call to `qual` (its qualified callee, "" where it has none), `attr`
+    the callee's last name where it is an attribute: what HfFamily handles it as, if anything."""
+    canonical = lib.canonical(qual) or ""
+    if lib.is_training_arguments(qual):
+        return "args", canonical
+    if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
+        return "accelerator", canonical
+    if canonical in _GATHER_OBJECT or qual in _GATHER_OBJECT:
+        return "gather_object", qual
+    if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
+        return "process_group", canonical or qual
+    if canonical == "transformers.pipeline":
+        return "pipeline", canonical
+    if canonical == "transformers.HfArgumentParser" or qual == "trl.TrlParser":
+        return "parser", canonical or qual
+    if canonical in lib.quantization_configs:
+        return "quantization", canonical
+    if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
+        return "kbit", qual
+    if lib.is_trainer(qual):
+        return "trainer", qual
+    if attr in _LOADERS and qual.startswith(_LIBRARIES):
+        return "loader", qual
+    if attr == "set_attn_implementation" and hf_file:
+        return "set_attn", qual
+    if attr == "generate" and hf_file and (not qual or qual.startswith(_LIBRARIES)):
+        return "generate", qual
+    return None
+
+
 class HfFamily(Family):
     name = "hf"
     tokens = (b"transformers", b"accelerate", b"peft", b"trl")
@@ -80,15 +115,24 @@ class HfFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Every site is a call `_kind` knows, or bitsandbytes imported (`visit_Module`): a
-        call whose callee an absolute import of the libraries names (every name the records
-        hold is in `_LIBRARIES`), a `.generate(...)` or a `.set_attn_implementation(...)`."""
+        """Every site is a call `_kind` knows, or `import bitsandbytes` (`visit_Module`): a
+        `.generate(...)`, a `.set_attn_implementation(...)` (the only kinds a callee with no
+        qualified name can be), or a dotted callee `call_kind` knows under one of the names
+        the file's imports may qualify it to (`Sites.qualified`); a loader's only with one of
+        the keywords `_loader` reads."""
         found = ctx.sites()
-        if found is None or b"bitsandbytes" in source:
+        if found is None or any(n.split(".")[0] == "bitsandbytes" for n in found.import_names):
             return True
         if not found.callees.isdisjoint(("generate", "set_attn_implementation")):
             return True
-        return not found.heads.isdisjoint(found.bound_to(PACKAGES))
+        lib = library_api()
+        for name, keywords in found.dotted_calls.items():
+            attr = name.rpartition(".")[2] if "." in name else None
+            for qual in found.qualified(name):
+                kind = call_kind(lib, qual, attr, True)
+                if kind is not None and (kind[0] != "loader" or not keywords.isdisjoint(_LOADER_KEYWORDS)):
+                    return True
+        return False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -103,35 +147,12 @@ class HfFamily(Family):
     # -- what a call is ---------------------------------------------------------------------
 
     def _kind(self, call: cst.Call) -> tuple[str, str] | None:
-        qual = self.ctx.qualname(call.func) or ""
-        canonical = self.lib.canonical(qual) or ""
         func = call.func
         attr = func.attr.value if isinstance(func, cst.Attribute) else None
-        if self.lib.is_training_arguments(qual):
-            return "args", canonical
-        if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
-            return "accelerator", canonical
-        if (canonical in _GATHER_OBJECT or qual in _GATHER_OBJECT) and id(call) not in self._guarded:
-            return "gather_object", qual
-        if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
-            return "process_group", canonical or qual
-        if canonical == "transformers.pipeline":
-            return "pipeline", canonical
-        if canonical == "transformers.HfArgumentParser" or qual == "trl.TrlParser":
-            return "parser", canonical or qual
-        if canonical in self.lib.quantization_configs:
-            return "quantization", canonical
-        if qual.startswith("peft.") and qual.endswith("prepare_model_for_kbit_training"):
-            return "kbit", qual
-        if self.lib.is_trainer(qual):
-            return "trainer", qual
-        if attr in _LOADERS and qual.startswith(_LIBRARIES):
-            return "loader", qual
-        if attr == "set_attn_implementation" and self._hf_file:
-            return "set_attn", qual
-        if attr == "generate" and self._hf_file and (not qual or qual.startswith(_LIBRARIES)):
-            return "generate", qual
-        return None
+        kind = call_kind(self.lib, self.ctx.qualname(func) or "", attr, self._hf_file)
+        if kind is not None and kind[0] == "gather_object" and id(call) in self._guarded:
+            return None  # (no later kind is a gather_object's)
+        return kind
 
     _OWNED = {
         "args": ("ddp_backend",),

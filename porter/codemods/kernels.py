@@ -30,6 +30,7 @@ from porter.codemods.guards import cuda_only_facts
 from porter.analysis.resolve import _import_statements, dotted
 from porter.config.cuda_packages import package_of
 from porter.analysis.cuda_only_index import imports_any
+from porter.analysis.prefilter import rules_admit
 from porter.config.ruledata import load_toml
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
@@ -84,6 +85,31 @@ def library_row(qualname: str, target: str | None = None) -> LibraryRow | None:
             package = package_of(qualname) if target is not None else None
             return None if package is not None and target in package.targets else row
     return None
+
+
+def owns(path: str, prefix: str) -> bool:
+    """Whether the file is part of the library a row names (DeepSpeed's own modules import
+    `deepspeed.ops`): its CUDA-only parts are then the project's, judged by the guards."""
+    folder = "/" + prefix.replace(".", "/") + "/"
+    return folder in "/" + path.replace("\\", "/")
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _kern003_candidate(path: str, found) -> bool:
+    """A necessary condition for KERN003 (`_import`, `_reference`) from the file's `Sites`."""
+    for row in library_table():
+        if row.at == "import" and not owns(path, row.prefix):
+            if any(_under(name, row.prefix) for name in found.import_names):
+                return True
+        if row.at == "use" or row.uses:
+            # a reference's qualified name is an import's binding and the rest of its spelling
+            bases = (b for bs in found.imported.values() for b in bs)
+            if any(_under(b, row.prefix) or _under(row.prefix, b) for b in bases):
+                return True
+    return False
 
 
 @lru_cache(maxsize=1)
@@ -148,16 +174,22 @@ class KernelsFamily(ReferenceTracker, Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """A file that imports a library of the table (`wanted`'s other reason), one of its
-        rules' tokens, or (KERN005, whose `lib.impl(...)` need not spell `library.impl`) a
-        registration `registration` may see: a callee named as a registrar method, or an
-        import of a registrar."""
-        if imports_any(source, _library_heads()) or super().candidate(ctx, source):
+        """One of its rules' tokens (KERN003's aside: read from the imports), or where `ast` reads
+        the file: (KERN003) an import of a library of the table, under an `import` row's prefix
+        in a file that is not that library's own (`_own`: DeepSpeed's modules import
+        `deepspeed.ops`), or of a name a `use` row's reference can start from (`_reference`
+        qualifies names through imports); (KERN005, whose `lib.impl(...)` need not spell
+        `library.impl`) a callee named as a registrar method, or an import of a registrar."""
+        if rules_admit([c for c in cls.codes() if c != "KERN003"], ctx.enabled, source):
+            return True
+        found = ctx.sites()
+        if found is None:
+            return True
+        if ctx.enabled("KERN003") and _kern003_candidate(ctx.path, found):
             return True
         if not ctx.enabled("KERN005"):
             return False
-        found = ctx.sites()
-        if found is None or not found.callees.isdisjoint(REGISTRAR_METHODS):
+        if not found.callees.isdisjoint(REGISTRAR_METHODS):
             return True
         return any(base in REGISTRARS for bases in found.imported.values() for base in bases)
 
@@ -230,10 +262,7 @@ class KernelsFamily(ReferenceTracker, Family):
         return self._builds_here
 
     def _own(self, prefix: str) -> bool:
-        """Whether the file is part of the library a row names (DeepSpeed's own modules import
-        `deepspeed.ops`): its CUDA-only parts are then the project's, judged by the guards."""
-        folder = "/" + prefix.replace(".", "/") + "/"
-        return folder in "/" + self.ctx.path.replace("\\", "/")
+        return owns(self.ctx.path, prefix)
 
     # -- triton ----------------------------------------------------------------------------
 

@@ -28,6 +28,24 @@ def _open_value(keyword: str, value: str) -> bool:
     return keyword == "attn_implementation" and ("/" in value or value.startswith("paged|"))
 
 
+def _may_report(lib: LibraryApi, qual: str, keywords: set[str]) -> bool:
+    """Whether `visit_Call` may report a call to `qual` passing the named `keywords`."""
+    if not qual.startswith(_LIBRARIES):
+        return False
+    entry = lib.callable(qual)
+    if entry is not None:
+        if entry.closed and not keywords <= {p["name"] for p in entry.params}:
+            return True
+        if any(entry.choices(k) is not None for k in keywords):
+            return True
+    last = qual.rsplit(".", 1)[-1]
+    return (
+        qual.startswith("transformers.")
+        and (last in ("from_pretrained", "from_config", "pipeline") or qual.endswith("Config"))
+        and not keywords.isdisjoint(_CHECKED_VALUES)
+    )
+
+
 class LibraryApiFamily(Family):
     name = "library-api"
     tokens = (b"transformers", b"accelerate", b"peft", b"trl")
@@ -36,12 +54,20 @@ class LibraryApiFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Every finding is a named keyword of a call: one whose callee an absolute import of
-        the libraries names (a qualified name in `_LIBRARIES`), or a `.generate(...)`."""
+        """Every finding is a named keyword of a call (`dotted_calls` keeps their names): a
+        `.generate(...)` with one, or a callee an import qualifies
+        (`Sites.qualified`) into the libraries that passes a keyword its recorded signature
+        lacks (a closed one) or has choices for, or (transformers) one `_values` checks."""
         found = ctx.sites()
         if found is None:
             return True
-        return "generate" in found.keyword_callees or not found.keyword_heads.isdisjoint(found.bound_to(PACKAGES))
+        if "generate" in found.keyword_callees:
+            return True
+        lib = library_api()
+        for name, keywords in found.dotted_calls.items():
+            if keywords and any(_may_report(lib, qual, keywords) for qual in found.qualified(name)):
+                return True
+        return False
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -555,15 +555,20 @@ class LiteralsFamily(FlowScopes, Family):
             # the default of a value the library case-normalizes is an option's value as a user
             # types it (a build target, a transfer engine's setting), not a torch device string
             self._keep_vocabulary(_configured_defaults(self.ctx, func.value))
-        if isinstance(func, cst.Name) and self._module_facts()[2]:
+        if isinstance(func, cst.Name):
             # `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`: the function takes
-            # names there (an operation's), and "cuda" is one of them (`Tensor.cuda`)
-            worded = self._module_facts()[2]
+            # names there (an operation's), and "cuda" is one of them (`Tensor.cuda`); the
+            # file's walk only where a positional argument holds a CUDA string to keep
+            strings = []
             for i, arg in enumerate(node.args):
                 if arg.keyword is not None or arg.star:
                     break
+                if found := _strings(arg.value):
+                    strings.append((i, found))
+            worded = self._module_facts()[2] if strings else ()
+            for i, found in strings:
                 if (func.value, i) in worded:
-                    self._keep_vocabulary(_strings(arg.value))
+                    self._keep_vocabulary(found)
         if isinstance(func, cst.Attribute) and func.attr.value in own_device_words(self.ctx.source):
             # `binding.bind_output(name, "cuda", 0)` (ONNX Runtime's IOBinding): a library that
             # names devices in words of its own (rules/frameworks.toml `own_device_words`)

@@ -55,10 +55,24 @@ class OptimizerFamily(FlowScopes, Family):
     name = "optim"
     tokens = (b"fused",)
 
+    candidate_reads_ast = True
+
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """Wanted also for reasons no token shows (a fused flag the project index cut): no cheaper condition."""
-        return True
+        """A fused-flag fact of the project index (`_load`: every cut and kept comparison is
+        one; `Gate.facts` builds the file's own index where it is ported alone, as `_load`
+        does), or `fused=` passed to a call `leave_Call` reads: a callee an import qualifies
+        under `torch.optim.`, or `dict`."""
+        if any(f[2] in (*_CUTS, FusedKind.SITE) for f in ctx.facts()):
+            return True
+        found = ctx.sites()
+        if found is None:
+            return True
+        return any(
+            name == "dict" or any(q.startswith("torch.optim.") for q in found.qualified(name))
+            for name, keywords in found.dotted_calls.items()
+            if "fused" in keywords
+        )
 
     @classmethod
     def wanted(cls, ctx, source: bytes) -> bool:

@@ -166,15 +166,15 @@ class PerfFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """The rules on by default read loops only: PERF007 a call that takes a tuple holding
-        the name it is assigned to (`_appends_to_itself`), PERF008 `.item()`/`.tolist()` in a
+        """The rules on by default read loops only: PERF007 a loop statement that assigns
+        `torch.cat` of a tuple holding the name (`_appends_to_itself`, `Sites.grows`), PERF008 `.item()`/`.tolist()` in a
         loop (`_may_have_per_element`). Any other PERF rule enabled: no cheaper condition."""
         if any(ctx.enabled(c) for c in cls.codes() if c not in _DEFAULT_ON):
             return True
         found = ctx.sites()
         if found is None:
             return True
-        if ctx.enabled("PERF007") and found.self_appends:
+        if ctx.enabled("PERF007") and found.grows():
             return True
         return ctx.enabled("PERF008") and _may_have_per_element(source, ctx.tree())
 
@@ -189,10 +189,10 @@ class PerfFamily(Family):
     def visit_Module(self, node: cst.Module) -> None:
         if not (self.ctx.source and (b"item()" in self.ctx.source or b"tolist()" in self.ctx.source)):
             return
-        if not _may_have_per_element(self.ctx.source, parsed(self.ctx.source)):
-            return  # (the libcst walk below costs ~10x the `ast` scan that rules it out)
+        # (the libcst walk costs ~10x the `ast` scan that rules statements out)
         found: list[tuple[cst.Call, str, str]] = []
-        node.visit(_PerElement(found))
+        for stmt in _per_element_statements(node, self.ctx.source, parsed(self.ctx.source)):
+            stmt.visit(_PerElement(found))
         for call, method, element in found:
             self._per_element.add(id(call))
             if self.ctx.enabled("PERF008"):
@@ -435,32 +435,95 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.GeneratorExp, as
 
 def _may_have_per_element(source: bytes, tree: ast.Module | None = None) -> bool:
     """Whether `_PerElement` could find anything: a `.item()` / `.tolist()` without arguments
-    inside a `for` loop or a comprehension (an `ast` scan of `tree`, else of `source` parsed;
-    True where `ast` cannot read the file)."""
+    inside a `for` loop or a comprehension, of a name one of them binds or of a tensor indexed
+    by such names (an `ast` scan of `tree`, else of `source` parsed; True where `ast` cannot
+    read the file)."""
+    tree = _tree(source, tree)
+    return tree is None or any(_per_element(stmt) for stmt in tree.body)
+
+
+def _tree(source: bytes, tree: ast.Module | None) -> ast.Module | None:
+    """`tree`, else `source` parsed; None where `ast` cannot read it (or, an empty module,
+    where it holds no `.item()` / `.tolist()` to look at)."""
     if not (b"item()" in source or b"tolist()" in source):
-        return False
+        return ast.Module(body=[], type_ignores=[])
     if tree is None:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return True
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+            return None
+    return tree
+
+
+def _per_element(top: ast.AST) -> bool:
+    """`_may_have_per_element` within one top-level statement."""
+    # (node, the names the enclosing loops and comprehensions bind): `_PerElement` reports a
+    # receiver that is one of them, or a tensor indexed by them (`t[i]`, `t[i, :]`)
+    stack: list[tuple[ast.AST, frozenset[str]]] = [(top, frozenset())]
     while stack:
-        node, inside = stack.pop()
+        node, names = stack.pop()
+        kind = type(node)
         if (
-            inside
-            and type(node) is ast.Call
-            and type(node.func) is ast.Attribute
-            and node.func.attr in ("item", "tolist")
-            and not node.args
-            and not node.keywords
+            names
+            and kind is ast.Call
+            and type(node.func) is ast.Attribute  # type: ignore[attr-defined]
+            and node.func.attr in ("item", "tolist")  # type: ignore[attr-defined]
+            and not node.args  # type: ignore[attr-defined]
+            and not node.keywords  # type: ignore[attr-defined]
+            and _element(node.func.value, names)  # type: ignore[attr-defined]
         ):
             return True
-        inside = inside or isinstance(node, _LOOPS)
-        stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+        if kind in (ast.For, ast.AsyncFor):
+            names = names | _bound(node.target)  # type: ignore[attr-defined]
+        elif kind in _LOOPS:
+            names = names.union(*(_bound(g.target) for g in node.generators))  # type: ignore[attr-defined]
+        stack.extend((child, names) for child in ast.iter_child_nodes(node))
     return False
+
+
+def _per_element_statements(module: cst.Module, source: bytes, tree: ast.Module | None) -> list[cst.CSTNode]:
+    """What `_PerElement` needs to walk: the top-level statements of `module` in which
+    `_per_element` finds a candidate (every loop's targets start afresh at the top level),
+    the whole module where `ast` cannot read the file or its statements do not line up."""
+    tree = _tree(source, tree)
+    if tree is None:
+        return [module]
+    hits = {i for i, stmt in enumerate(tree.body) if _per_element(stmt)}
+    if not hits:
+        return []
+    out: list[cst.CSTNode] = []
+    at = 0
+    for stmt in module.body:  # `a; b` is one libcst line of two `ast` statements
+        count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+        if not hits.isdisjoint(range(at, at + count)):
+            out.append(stmt)
+        at += count
+    return out if at == len(tree.body) else [module]
+
+
+def _bound(target: ast.expr) -> frozenset[str]:
+    """The names a loop target binds (`_PerElement._names`: names, tuples and lists of them)."""
+    if type(target) is ast.Name:
+        return frozenset((target.id,))
+    if type(target) in (ast.Tuple, ast.List):
+        return frozenset().union(*(_bound(e) for e in target.elts))  # type: ignore[attr-defined]
+    if type(target) is ast.Starred:  # `for a, *rest in ...`
+        return _bound(target.value)
+    return frozenset()
+
+
+def _element(receiver: ast.expr, names: frozenset[str]) -> bool:
+    """Whether `_PerElement` may take `receiver` for a loop's element."""
+    if type(receiver) is ast.Name:
+        return receiver.id in names
+    if type(receiver) is not ast.Subscript or type(receiver.value) not in (ast.Name, ast.Attribute):
+        return False
+    index = receiver.slice
+    parts = index.elts if type(index) is ast.Tuple else [index]
+    indices = [p for p in parts if type(p) is not ast.Slice]
+    return bool(indices) and all(type(i) is ast.Name and i.id in names for i in indices)
 
 
 class _PerElement(cst.CSTVisitor):

@@ -16,8 +16,11 @@ Both are read per scope (a function body, the module), in statement order: a mov
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from porter.codemods.candidates import first_argument
 from porter.codemods.family import Family
 from porter.codemods.flow import module_move
 from porter.analysis.resolve import dotted
@@ -38,6 +41,59 @@ RANDOM_INITS = frozenset(
 _DTYPES = frozenset(
     ("torch.float16", "torch.float32", "torch.float64", "torch.bfloat16", "torch.half", "torch.float", "torch.double")
 )
+
+
+# the last names of the calls `_use` reports: `x.share_memory()`, `x.normal_()`,
+# `torch.nn.init.normal_(x)`, `m.apply(init_fn)`
+_USES = frozenset(("share_memory", "share_memory_", "apply", *RANDOM_INITS))
+
+
+def _ast_root(node: ast.expr) -> str | None:
+    while type(node) in (ast.Attribute, ast.Subscript):
+        node = node.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None
+
+
+def _ast_holder(stmt: ast.stmt) -> str | None:
+    """The name holding a module `stmt` moves (flow.module_move, read off the `ast`)."""
+    if type(stmt) is ast.Expr:
+        call, target = stmt.value, None
+    elif type(stmt) is ast.Assign and len(stmt.targets) == 1:
+        call, target = stmt.value, stmt.targets[0]
+    else:
+        return None
+    if type(call) is not ast.Call or type(call.func) is not ast.Attribute or call.func.attr not in ("to", "cuda"):
+        return None
+    holder = call.func.value if target is None else target
+    # (a dotted holder, `self.model`, is never a root `_use` compares it to)
+    return holder.id if type(holder) is ast.Name else None
+
+
+def _used_after_move(tree: ast.Module) -> bool:
+    """Whether a body (the module's, a function's) moves a name and a later statement of it
+    calls one of `_USES` on that name: on its object (`x.normal_()`) or its first argument
+    (`torch.nn.init.normal_(x)`)."""
+    bodies = [tree.body] + [n.body for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]  # type: ignore[attr-defined]
+    for body in bodies:
+        moved: set[str] = set()
+        for stmt in body:
+            if moved:
+                for node in ast.walk(stmt):
+                    if type(node) is not ast.Call:
+                        continue
+                    func = node.func
+                    last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+                    if last not in _USES:
+                        continue
+                    if type(func) is ast.Attribute and _ast_root(func.value) in moved:
+                        return True
+                    first = first_argument(node)
+                    if first is not None and _ast_root(first) in moved:
+                        return True
+            holder = _ast_holder(stmt)
+            if holder is not None:
+                moved.add(holder)
+    return False
 
 
 def _root(node: cst.BaseExpression) -> str | None:
@@ -80,9 +136,15 @@ class RuntimeFamily(Family):
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
         """Every finding is of a name moved before it (`_scope`): a `.to(...)`/`.cuda()` call
-        as a statement or assigned to one target (flow.module_move)."""
+        as a statement or assigned to one target (flow.module_move), then, in a later statement
+        of the same body, a call `_use` reads (`_used_after_move`)."""
         found = ctx.sites()
-        return found is None or found.moves
+        if found is None:
+            return True
+        if not found.moves or found.callees.isdisjoint(_USES):
+            return False
+        tree = ctx.tree()
+        return tree is None or _used_after_move(tree)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

@@ -150,6 +150,35 @@ class TargetApiFamily(ReferenceTracker, Family):
     name = "target-api"
     tokens = (b"accelerator", b"tpu", b"neuron", b"torch_xla", b"backend", b"autocast")
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Its rules' tokens, and where `ast` reads the file: a call an import qualifies into
+        `_COMPILE` with a `backend=` (API007), `_INIT_PG` (API007) or `_AUTOCAST` (API008), or
+        a name under `_CHECKED` (API001 to API004): an import binds one under it (`import
+        torch_xla`, `from torch import accelerator`), or one above it (`torch`) and the file
+        spells the name it binds with the next part (`torch.accelerator`, `T.accelerator`)."""
+        if not super().candidate(ctx, source):
+            return False
+        found = ctx.sites()
+        if found is None:
+            return True
+        for name, keywords in found.dotted_calls.items():
+            for qual in found.qualified(name):
+                if qual in _INIT_PG or qual in _AUTOCAST or (qual in _COMPILE and "backend" in keywords):
+                    return True
+        for local, base in found.bindings():
+            for checked in _CHECKED:
+                if base == checked or base.startswith(checked + "."):
+                    return True
+                if (
+                    checked.startswith(base + ".")
+                    and f"{local}.{checked[len(base) + 1 :].split('.')[0]}" in found.name_attrs
+                ):
+                    return True
+        return False
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._track_init()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from porter.codemods.candidates import TORCH_CAT
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values, is_param
 from porter.core.findings import Applicability
@@ -120,11 +121,7 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
         if type(small) is not cst.Assign or len(small.targets) != 1 or type(small.targets[0].target) is not cst.Name:
             continue
         value = small.value
-        if type(value) is not cst.Call or resolver.qualname(value.func) not in (
-            "torch.cat",
-            "torch.concat",
-            "torch.concatenate",
-        ):
+        if type(value) is not cst.Call or resolver.qualname(value.func) not in TORCH_CAT:
             continue
         name = small.targets[0].target.value
         if value.args and isinstance(seq := value.args[0].value, (cst.Tuple, cst.List)):
@@ -212,19 +209,21 @@ class XlaLoopFamily(Family):
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
         """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
-        call or (its manual form) a step, XLA003 `pin_memory`, XLA004 a loop statement that
-        assigns a call taking a tuple that holds the name assigned (`_appends_to_itself`)."""
+        call and a loop over a name (`_wrap_loader`) or (its manual form) a step, XLA003 a
+        `pin_memory=` or a `.pin_memory()` call, XLA004 a loop statement that assigns `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`,
+        `Sites.grows`)."""
         found = ctx.sites()
         if found is None:
             return True
-        if ctx.enabled("XLA003") and b"pin_memory" in source:
+        if ctx.enabled("XLA003") and ("pin_memory" in found.keywords or "pin_memory" in found.callees):
             return True
-        steps = found.steps or b"optimizer_step" in source  # (`optimizer_step` imported under another name)
+        # (`optimizer_step` imported under another name: `_is_step` qualifies the callee)
+        steps = found.steps or any(q in OPT_STEPS for name in found.dotted_calls for q in found.qualified(name))
         if steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")):
             return True
-        if ctx.enabled("XLA002") and any(c.endswith("DataLoader") for c in found.callees):
+        if ctx.enabled("XLA002") and found.name_loops and any(c.endswith("DataLoader") for c in found.callees):
             return True
-        return ctx.enabled("XLA004") and found.self_appends
+        return ctx.enabled("XLA004") and found.grows()
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

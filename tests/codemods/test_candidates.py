@@ -176,3 +176,189 @@ def test_device_facts_from_another_file_keep_the_parse(monkeypatch):
     assert port_python(callee, "b.py", with_facts[0]).findings[0].code == "DEV008"
     # (on neuron no rule's token admits the file without the fact: the prefilter skips it)
     assert _check([("b.py", callee)], [Settings(target="xla", flow=())], monkeypatch) == 1
+
+
+# (family, path, snippet, whether the family holds a candidate): sites each family's
+# condition must see (the findings must come out the same) and look-alikes it must not
+def _family_cases():
+    from porter.codemods.accelerator import AcceleratorFamily
+    from porter.codemods.amp import AmpFamily
+    from porter.codemods.frameworks import FrameworksFamily
+    from porter.codemods.hf import HfFamily
+    from porter.codemods.kernels import KernelsFamily
+    from porter.codemods.library_api import LibraryApiFamily
+    from porter.codemods.optim import OptimizerFamily
+    from porter.codemods.perf import PerfFamily
+    from porter.codemods.xla_loop import XlaLoopFamily
+    from porter.codemods.runtime import RuntimeFamily
+    from porter.codemods.target_api import TargetApiFamily
+
+    return [
+        # KERN003: an import row, unless the file is the library's own; a use row's reference
+        (KernelsFamily, "train.py", "import cupy\n", True),
+        (KernelsFamily, "train.py", "from deepspeed.ops.adam import FusedAdam\n", True),
+        (KernelsFamily, "deepspeed/ops/adam/fused_adam.py", "import deepspeed.ops.op_builder\n", False),
+        (KernelsFamily, "deepspeed/runtime/engine.py", "import deepspeed.ops.adam\n", True),
+        (KernelsFamily, "a.py", "import numba\n\n@numba.cuda.jit\ndef k(x):\n    pass\n", True),
+        (KernelsFamily, "a.py", "import bitsandbytes as bnb\n\nq = bnb.nn.Linear8bitLt(1, 2)\n", True),
+        (KernelsFamily, "a.py", "import flax.linen as nn\nfrom flax import struct\n", False),
+        (KernelsFamily, "a.py", "import deepspeed\n\nx = deepspeed.comm.get_rank()\n", False),
+        # hf: a call `call_kind` knows; a loader only with a keyword `_loader` reads
+        (HfFamily, "a.py", "from transformers import AutoModel\n\nm = AutoModel.from_pretrained('x')\n", False),
+        (
+            HfFamily,
+            "a.py",
+            "import torch\nfrom transformers import AutoModel\n\nm = AutoModel.from_pretrained('x', torch_dtype=torch.float16)\n",
+            True,
+        ),
+        (HfFamily, "a.py", "import transformers as T\n\nargs = T.TrainingArguments(output_dir='o', fp16=True)\n", True),
+        (HfFamily, "a.py", "from transformers import BertModel\n\nm = BertModel(config)\n", False),
+        (HfFamily, "a.py", "import bitsandbytes\nimport transformers\n", True),
+        (
+            HfFamily,
+            "a.py",
+            "# needs bitsandbytes\nfrom transformers import AutoModel\n\nm = AutoModel.from_pretrained('x')\n",
+            False,
+        ),
+        # frameworks: Lightning's accelerator names, a CUDA request check, a framework's import
+        (FrameworksFamily, "a.py", "import lightning as L\n\nt = L.Trainer(accelerator='gpu')\n", True),
+        (
+            FrameworksFamily,
+            "a.py",
+            "import torch\n\ndef f(device):\n    if device == 'cuda' and not torch.cuda.is_available():\n        raise ValueError\n",
+            True,
+        ),
+        (FrameworksFamily, "a.py", "def f(trainer):\n    return trainer.accelerator == 'cuda'\n", False),
+        # library-api: a keyword the recorded signature lacks, or one it checks the value of
+        (
+            LibraryApiFamily,
+            "a.py",
+            "from transformers import TrainingArguments\n\nargs = TrainingArguments(output_dir='o', evaluation_strategy='steps')\n",
+            True,
+        ),
+        (
+            LibraryApiFamily,
+            "a.py",
+            "from transformers import TrainingArguments\n\nargs = TrainingArguments('o')\n",
+            False,
+        ),
+        # runtime: a move, then a later statement of the same body initialising the moved name
+        (
+            RuntimeFamily,
+            "a.py",
+            "import torch\n\nmodel = Net().to(device)\ntorch.nn.init.normal_(model.fc.weight)\n",
+            True,
+        ),
+        (RuntimeFamily, "a.py", "def f(m, device):\n    m.cuda()\n    m.apply(init_weights)\n", True),
+        (RuntimeFamily, "a.py", "import torch\n\nm = Net().cuda()\ntorch.nn.init.normal_(tensor=m.fc.weight)\n", True),
+        (
+            RuntimeFamily,
+            "a.py",
+            "import torch\n\ndef f(h, w):\n    h = h.to(w.dtype)\n    torch.nn.init.normal_(w)\n",
+            False,
+        ),
+        (RuntimeFamily, "a.py", "def f(self, w):\n    self.m = self.m.to(w)\n    self.m.normal_()\n", False),
+        # amp: torch's float16 through any import, CUDA autocast; not jax's float16
+        (AmpFamily, "a.py", "import torch as T\n\nx = T.zeros(2, dtype=T.float16)\n", True),
+        (AmpFamily, "a.py", "from torch.cuda.amp import autocast\n\nwith autocast():\n    y = m(x)\n", True),
+        (AmpFamily, "a.py", "def f(m):\n    return m.half()\n", True),
+        (AmpFamily, "a.py", "import jax.numpy as jnp\n\nx = jnp.zeros(2, dtype=jnp.float16)\n", False),
+        # target-api: a name under the checked modules, compile/init_process_group/autocast
+        (TargetApiFamily, "a.py", "import torch\n\nn = torch.accelerator.device_count()\n", True),
+        (TargetApiFamily, "a.py", "from torch import accelerator\n\nn = accelerator.device_count(1)\n", True),
+        (TargetApiFamily, "a.py", "import torch_xla.core.xla_model as xm\n\nd = xm.xla_device(n=1)\n", True),
+        (TargetApiFamily, "a.py", "import torch\n\nm = torch.compile(m, backend='inductor2')\n", True),
+        (TargetApiFamily, "a.py", "import torch\n\ntorch.distributed.init_process_group(backend='nccl2')\n", True),
+        (TargetApiFamily, "a.py", "import torch\n\ndef f(trainer):\n    return trainer.accelerator\n", False),
+        (TargetApiFamily, "a.py", "import torch\n\nm = torch.compile(m)\nbackend = 'x'\n", False),
+        # optim: `fused=` of a torch optimizer or a dict, or a fused-flag fact of the index
+        (OptimizerFamily, "a.py", "import torch\n\nopt = torch.optim.AdamW(p, fused=True)\n", True),
+        (OptimizerFamily, "a.py", "kw = dict(lr=1e-3, fused=True)\n", True),
+        (
+            OptimizerFamily,
+            "a.py",
+            "import torch\n\ndef make(p, fused):\n    return Adam(p, fused=fused)\n\nopt = make(p, torch.cuda.is_available())\n",
+            True,  # (Adam is no torch optimizer porter knows: the index's fact holds it)
+        ),
+        (OptimizerFamily, "a.py", "def f(x, fused):\n    return g(x, fused=fused)\n", False),
+        # accelerator (xla): the generic selection calls, however imported
+        (AcceleratorFamily, "a.py", "import torch as T\n\nok = T.accelerator.is_available()\n", True),
+        (
+            AcceleratorFamily,
+            "a.py",
+            "from torch._utils import _get_available_device_type as t\n\nd = t() or 'cpu'\n",
+            True,
+        ),
+        (AcceleratorFamily, "a.py", "def f(trainer):\n    return trainer.accelerator.setup_device(d)\n", False),
+        # perf (PERF007, PERF008) and xla-loop (XLA004): torch's cat of itself in a loop; a
+        # sync of a loop's element
+        (PerfFamily, "a.py", "import torch\n\nfor i in range(3):\n    x = torch.cat((x, y))\n    print(x)\n", True),
+        (
+            PerfFamily,
+            "a.py",
+            "import tensorflow as tf\n\nfor i in range(3):\n    x = tf.concat([x, y], 0)\n    f(x)\n",
+            False,
+        ),
+        (PerfFamily, "a.py", "for v in t:\n    s += v.item()\n", True),
+        (PerfFamily, "a.py", "for i in range(n):\n    s += t[i, :].item()\n", True),
+        (PerfFamily, "a.py", "out = [rest.tolist() for a, *rest in t]\n", True),
+        (PerfFamily, "a.py", "for v in t:\n    s += total.item() + t[v:].item()\n", False),
+        (XlaLoopFamily, "a.py", "import torch as T\n\nwhile n:\n    idx = T.cat(tensors=[idx, nxt], dim=1)\n", True),
+        (XlaLoopFamily, "a.py", "import numpy as np\n\nwhile n:\n    idx = np.concatenate((idx, nxt))\n", False),
+        # xla-loop: a DataLoader iterated by name, a step (however imported), `pin_memory`
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\nfor b in loader:\n    f(b)\n",
+            True,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch.utils.data import DataLoader\n\nloader = DataLoader(ds)\nfor i, b in enumerate(iterable=loader):\n    f(b)\n",
+            True,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch.utils.data import DataLoader\n\ndef make(ds):\n    return DataLoader(ds)\n",
+            False,
+        ),
+        (
+            XlaLoopFamily,
+            "a.py",
+            "from torch_xla.core.xla_model import optimizer_step as ostep\n\nfor b in loader:\n    ostep(opt)\n",
+            True,
+        ),
+        (XlaLoopFamily, "a.py", "class L:\n    def optimizer_step(self, loader):\n        return loader\n", False),
+        (XlaLoopFamily, "a.py", "def f(ds):\n    return g(ds, pin_memory=True)\n", True),
+        (XlaLoopFamily, "a.py", "PIN = 'pin_memory'\nloader = None\n", False),
+    ]
+
+
+def test_family_conditions(monkeypatch):
+    from porter.codemods.candidates import Gate
+    from porter.core.suppressions import scan
+
+    for cls, path, text, holds in _family_cases():
+        source = text.encode()
+        for target in ("xla", "neuron", "tpu"):
+            s = Settings(target=target, unsafe_fixes=True)
+            gate = Gate(path, s, scan(source), source)
+            if cls.wanted(gate, source):
+                assert cls.candidate(gate, source) == holds, f"{cls.__name__} on {text!r} ({target})"
+            else:
+                assert not holds or target != "xla", f"{cls.__name__} not wanted on {text!r}"
+            _check([(path, source)], [s, replace(s, want_source=False)], monkeypatch)
+
+
+def test_per_element_walk_takes_the_statements_the_scan_flags():
+    """PERF008's libcst walk visits only the top-level statements its `ast` scan flags: `a; b`
+    lines (two `ast` statements, one libcst line) must not shift which ones."""
+    source = (
+        b"import torch\nx = 1; y = 2\nfor v in t:\n    s += v.item()\n\n"
+        b"def f(t):\n    n = t.item()\n    return [e.tolist() for e in t]\n\n"
+        b"class A:\n    def g(self, n):\n        for i in range(n):\n            a = self.t[i, :].item(); b = 2\n"
+    )
+    found = port_python(source, "a.py", Settings(target="xla", want_source=False)).findings
+    assert [(f.code, f.start.line) for f in found] == [("PERF008", 4), ("PERF008", 8), ("PERF008", 13)]
