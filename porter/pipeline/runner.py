@@ -31,6 +31,7 @@ from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
 from porter.analysis.index import ProjectIndex
+from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
 from porter.core.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
@@ -151,8 +152,38 @@ def project_index(
     stats: StatIndex | None = None,
     target: str | None = None,
     cuda_sources: Sequence[str] = (),
+    given: Sequence[Path] = (),
 ) -> dict[str, Facts]:
-    """Each file's answers from one index of device values per run (`porter.analysis.index`).
+    """Each file's answers from one index of device values per project of the run: `given`
+    (the paths the run was given) tells a folder holding several projects, each indexed on
+    its own (`porter.pipeline.projects`); without it, or with one project, one index."""
+    groups = projects.split(candidates, given) if given else []
+    if len(groups) <= 1:
+        return _project_facts(candidates, store, stats, target, cuda_sources)
+    shown = {folder: display_path(folder) for folder, _ in groups if folder is not None}
+    out: dict[str, Facts] = {}
+    for folder, group in groups:
+        if folder is None:  # the files in no project: the .cu files in none either
+            cu = [c for c in cuda_sources if not any(_inside(c, s) for s in shown.values())]
+        else:
+            cu = [c for c in cuda_sources if _inside(c, shown[folder])]
+        out.update(_project_facts(group, store, stats, target, cu))
+    return out
+
+
+def _inside(name: str, folder: str) -> bool:
+    """Whether the displayed `name` lies in the folder displayed as `folder`."""
+    return folder in ("", ".") or name.startswith(folder.rstrip("/") + "/")
+
+
+def _project_facts(
+    candidates: list[Candidate],
+    store: Cache | None,
+    stats: StatIndex | None,
+    target: str | None,
+    cuda_sources: Sequence[str],
+) -> dict[str, Facts]:
+    """Each file's answers from one index of device values over one project (`porter.analysis.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
@@ -283,6 +314,7 @@ def iter_results(
     one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """
     forget_paths()
+    projects.forget()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
@@ -349,10 +381,10 @@ def _results(
     `keep_ported`: modules of CUDA-only packages; a file that imports one is ported with its
     new text even when only findings are wanted (what it still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
-        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported)
+        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported, paths)
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
-    facts = project_index(candidates, store, stats, settings.target, cuda_sources)
+    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
     serial = _Serial(settings, store, stats, facts, keep_ported)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
@@ -459,6 +491,7 @@ def _overlapped(
     limit: float,
     cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
+    given: Sequence[Path] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
     the others port files as if no cross-file fact applied to them. Files the index follows
@@ -469,8 +502,8 @@ def _overlapped(
     Every file ends with the result a run that waited for the index gives, in the same order;
     the index's time, serial before, now overlaps the parsing."""
     pool = Pool(workers, file_timeout=limit)
-    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources)
-    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported)
+    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources, given)
+    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported, given)
     yield from run.in_order(pool.map(run.items()))
 
 
@@ -485,8 +518,10 @@ class _Overlap:
         index: Future[dict[str, Facts]],
         cuda_sources: list[str],
         keep_ported: tuple[str, ...],
+        given: Sequence[Path] = (),
     ) -> None:
         self.candidates = candidates
+        self.given = given
         self.settings = settings
         self.index = index
         self.cuda_sources = cuda_sources
@@ -509,7 +544,7 @@ class _Overlap:
     def learn(self) -> list[tuple[_OTag, Job | None]]:
         """The facts, now known; the files guessed wrong, to port again (all decided before
         any of them is handed on, so the results below never see half of the decision)."""
-        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources)
+        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources, self.given)
         again = [
             (i, cand, name, here, source, facts[name])
             for i, cand, name, here, source in self.guessed
@@ -592,13 +627,17 @@ def _may_have_facts(source: bytes) -> bool:
 
 
 def _index_of(
-    index: Future[dict[str, Facts]], candidates: list[Candidate], target: str, cuda_sources: list[str]
+    index: Future[dict[str, Facts]],
+    candidates: list[Candidate],
+    target: str,
+    cuda_sources: list[str],
+    given: Sequence[Path] = (),
 ) -> dict[str, Facts]:
     """The project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
     except (BrokenProcessPool, CancelledError):
-        return project_index(candidates, None, None, target, cuda_sources)
+        return project_index(candidates, None, None, target, cuda_sources, given)
 
 
 def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:
