@@ -211,13 +211,22 @@ def _project_facts(
         if wants:
             wanted.append((name, cand.path))
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-    key = digest.hexdigest() + cuda_only_index.digest(parts, target, cuda_sources)
+    # the two analyses are cached apart: an edit to a body re-runs the device-value index
+    # only, an edit to an import line of a file it does not read the CUDA-only pass only
+    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted))
+    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources)
+    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources))
+    return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
+
+
+def _cached(store: Cache | None, key: str, work: Callable[[], dict[str, Facts]]) -> dict[str, Facts]:
+    """The answers cached under `key`, or worked out (and cached)."""
     facts = store.get_index(key) if store is not None else None
     if facts is None:
-        facts = _indexed(wanted, importing, target, cuda_sources)
+        facts = work()
         if store is not None:
             store.put_index(key, facts)
-    return _abstraction_everywhere(facts, candidates)
+    return facts
 
 
 def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
@@ -237,26 +246,27 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _indexed(
-    wanted: list[tuple[str, Path]], importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]
-) -> dict[str, Facts]:
-    """The facts worked out from the files' bytes (the cache had none for them): the index of
-    device values over `wanted`, the CUDA-only facts over `importing`."""
+def _indexed(wanted: list[tuple[str, Path]]) -> dict[str, Facts]:
+    """The index of device values over `wanted`, worked out from the files' bytes (the cache
+    had none for them)."""
     index = ProjectIndex()
     for name, path in wanted:
         try:
             index.add(name, read_regular(path))
         except OSError:
             continue
+    return {name: index.facts(name) for name, _ in wanted}
+
+
+def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:
+    """The CUDA-only facts over `importing`, worked out from the files' bytes."""
     everything: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
             everything.append((name, read_regular(path)))
         except OSError:
             continue
-    return cuda_only_index.with_cuda_only(
-        {name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources
-    )
+    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources)
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:

@@ -184,10 +184,10 @@ def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
     indexed: list[list[str]] = []
     real = runner._indexed
 
-    def counted(wanted, importing, target, cuda_sources):
+    def counted(wanted):
         if wanted:  # (the dependency files' own pass has no Python file to index)
             indexed.append(sorted(name for name, _ in wanted))
-        return real(wanted, importing, target, cuda_sources)
+        return real(wanted)
 
     monkeypatch.setattr(runner, "_indexed", counted)
     cache = tmp_path / "cache"
