@@ -51,7 +51,7 @@ def split(candidates: Sequence[Candidate], given: Sequence[Path]) -> list[tuple[
     """(project folder, its candidates) in the order each project's first file comes (None: the
     files in no project); one entry when the run covers one project (or none), so such a run
     is indexed as before."""
-    tops = {}
+    tops: dict[Path, Path] = {}
     for p in given:
         try:
             if p.is_dir():
