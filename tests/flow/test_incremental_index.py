@@ -198,3 +198,48 @@ def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
     warm = _findings([Path("all")], "neuron", cache=True, cache_dir=cache)
     assert indexed == [["all/app/helper.py", "all/app/main.py", "all/app/sync.py", "all/app/trainer.py"]]
     assert warm == _findings([Path("all")], "neuron", cache=False)
+
+
+def test_which_files_one_index_covers(tmp_path):
+    """A folder given that is a project is one (its nested examples too); under one that is
+    not, each outermost project is one, and the files in none are one more with the files
+    given by name."""
+    from porter.pipeline import projects
+    from porter.pipeline.discover import discover
+
+    write_files(
+        tmp_path,
+        {
+            "lib/setup.py": "",
+            "lib/pkg/a.py": "",
+            "lib/examples/demo/setup.py": "",
+            "lib/examples/demo/run.py": "",
+            "wheel/pkg-1.0.dist-info/METADATA": "",
+            "wheel/pkg/b.py": "",
+            "loose.py": "",
+            "other/c.py": "",
+        },
+    )
+
+    def groups(*given: str) -> list[tuple[str | None, list[str]]]:
+        paths = [Path(g) for g in given]
+        return [
+            (
+                None if folder is None else folder.as_posix(),
+                sorted(c.path.as_posix() for c in cands if c.path.suffix == ".py"),
+            )
+            for folder, cands in projects.split(list(discover(paths)), paths)
+        ]
+
+    assert groups("lib") == [
+        ("lib", ["lib/examples/demo/run.py", "lib/examples/demo/setup.py", "lib/pkg/a.py", "lib/setup.py"])
+    ]
+    assert sorted(groups("."), key=str) == sorted(
+        [
+            ("lib", ["lib/examples/demo/run.py", "lib/examples/demo/setup.py", "lib/pkg/a.py", "lib/setup.py"]),
+            ("wheel", ["wheel/pkg/b.py"]),
+            (None, ["loose.py", "other/c.py"]),
+        ],
+        key=str,
+    )
+    assert groups("loose.py", "other/c.py") == [(None, ["loose.py", "other/c.py"])]
