@@ -1068,12 +1068,27 @@ def with_cuda_only(
 ) -> dict[str, Facts]:
     """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
     CUDA backend classes (porter.analysis.device_backends)."""
+    return merged(facts, cuda_only_facts(files, target, cuda_sources))
+
+
+def cuda_only_facts(
+    files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+) -> dict[str, Facts]:
+    """Each file's CUDA-only imports, then its CUDA backend classes (what `with_cuda_only` adds)."""
     found = cuda_only_imports(files, target, cuda_sources)
     backends = device_backends.cuda_backend_facts(files)
-    if not found and not backends:
-        return facts
-    merged = dict(facts)
+    out: dict[str, Facts] = {}
     for more in (found, backends):
         for name, extra in more.items():
-            merged[name] = (*merged.get(name, ()), *extra)
-    return merged
+            out[name] = (*out.get(name, ()), *extra)
+    return out
+
+
+def merged(facts: dict[str, Facts], extra: dict[str, Facts]) -> dict[str, Facts]:
+    """The project index's answers with `cuda_only_facts` after each file's own."""
+    if not extra:
+        return facts
+    out = dict(facts)
+    for name, more in extra.items():
+        out[name] = (*out.get(name, ()), *more)
+    return out

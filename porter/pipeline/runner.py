@@ -31,6 +31,7 @@ from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
 from porter.analysis.index import ProjectIndex
+from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
 from porter.codemods.fit import line_length
@@ -152,8 +153,38 @@ def project_index(
     stats: StatIndex | None = None,
     target: str | None = None,
     cuda_sources: Sequence[str] = (),
+    given: Sequence[Path] = (),
 ) -> dict[str, Facts]:
-    """Each file's answers from one index of device values per run (`porter.analysis.index`).
+    """Each file's answers from one index of device values per project of the run: `given`
+    (the paths the run was given) tells a folder holding several projects, each indexed on
+    its own (`porter.pipeline.projects`); without it, or with one project, one index."""
+    groups = projects.split(candidates, given) if given else []
+    if len(groups) <= 1:
+        return _project_facts(candidates, store, stats, target, cuda_sources)
+    shown = {folder: display_path(folder) for folder, _ in groups if folder is not None}
+    out: dict[str, Facts] = {}
+    for folder, group in groups:
+        if folder is None:  # the files in no project: the .cu files in none either
+            cu = [c for c in cuda_sources if not any(_inside(c, s) for s in shown.values())]
+        else:
+            cu = [c for c in cuda_sources if _inside(c, shown[folder])]
+        out.update(_project_facts(group, store, stats, target, cu))
+    return out
+
+
+def _inside(name: str, folder: str) -> bool:
+    """Whether the displayed `name` lies in the folder displayed as `folder`."""
+    return folder in ("", ".") or name.startswith(folder.rstrip("/") + "/")
+
+
+def _project_facts(
+    candidates: list[Candidate],
+    store: Cache | None,
+    stats: StatIndex | None,
+    target: str | None,
+    cuda_sources: Sequence[str],
+) -> dict[str, Facts]:
+    """Each file's answers from one index of device values over one project (`porter.analysis.index`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
@@ -181,13 +212,22 @@ def project_index(
         if wants:
             wanted.append((name, cand.path))
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-    key = digest.hexdigest() + cuda_only_index.digest(parts, target, cuda_sources)
+    # the two analyses are cached apart: an edit to a body re-runs the device-value index
+    # only, an edit to an import line of a file it does not read the CUDA-only pass only
+    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted))
+    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources)
+    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources))
+    return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
+
+
+def _cached(store: Cache | None, key: str, work: Callable[[], dict[str, Facts]]) -> dict[str, Facts]:
+    """The answers cached under `key`, or worked out (and cached)."""
     facts = store.get_index(key) if store is not None else None
     if facts is None:
-        facts = _indexed(wanted, importing, target, cuda_sources)
+        facts = work()
         if store is not None:
             store.put_index(key, facts)
-    return _abstraction_everywhere(facts, candidates)
+    return facts
 
 
 def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
@@ -207,26 +247,27 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _indexed(
-    wanted: list[tuple[str, Path]], importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]
-) -> dict[str, Facts]:
-    """The facts worked out from the files' bytes (the cache had none for them): the index of
-    device values over `wanted`, the CUDA-only facts over `importing`."""
+def _indexed(wanted: list[tuple[str, Path]]) -> dict[str, Facts]:
+    """The index of device values over `wanted`, worked out from the files' bytes (the cache
+    had none for them)."""
     index = ProjectIndex()
     for name, path in wanted:
         try:
             index.add(name, read_regular(path))
         except OSError:
             continue
+    return {name: index.facts(name) for name, _ in wanted}
+
+
+def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:
+    """The CUDA-only facts over `importing`, worked out from the files' bytes."""
     everything: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
             everything.append((name, read_regular(path)))
         except OSError:
             continue
-    return cuda_only_index.with_cuda_only(
-        {name: index.facts(name) for name, _ in wanted}, everything, target, cuda_sources
-    )
+    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources)
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
@@ -284,6 +325,7 @@ def iter_results(
     one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
     """
     forget_paths()
+    projects.forget()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
@@ -350,10 +392,10 @@ def _results(
     `keep_ported`: modules of CUDA-only packages; a file that imports one is ported with its
     new text even when only findings are wanted (what it still imports is read from that text)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
-        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported)
+        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported, paths)
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
-    facts = project_index(candidates, store, stats, settings.target, cuda_sources)
+    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
     serial = _Serial(settings, store, stats, facts, keep_ported)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
@@ -461,6 +503,7 @@ def _overlapped(
     limit: float,
     cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
+    given: Sequence[Path] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """`iter_results` without a cache: the project index is worked out in one worker while
     the others port files as if no cross-file fact applied to them. Files the index follows
@@ -471,8 +514,8 @@ def _overlapped(
     Every file ends with the result a run that waited for the index gives, in the same order;
     the index's time, serial before, now overlaps the parsing."""
     pool = Pool(workers, file_timeout=limit)
-    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources)
-    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported)
+    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources, given)
+    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported, given)
     yield from run.in_order(pool.map(run.items()))
 
 
@@ -487,8 +530,10 @@ class _Overlap:
         index: Future[dict[str, Facts]],
         cuda_sources: list[str],
         keep_ported: tuple[str, ...],
+        given: Sequence[Path] = (),
     ) -> None:
         self.candidates = candidates
+        self.given = given
         self.settings = settings
         self.index = index
         self.cuda_sources = cuda_sources
@@ -511,7 +556,7 @@ class _Overlap:
     def learn(self) -> list[tuple[_OTag, Job | None]]:
         """The facts, now known; the files guessed wrong, to port again (all decided before
         any of them is handed on, so the results below never see half of the decision)."""
-        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources)
+        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources, self.given)
         again = [
             (i, cand, name, here, source, facts[name])
             for i, cand, name, here, source in self.guessed
@@ -594,13 +639,17 @@ def _may_have_facts(source: bytes) -> bool:
 
 
 def _index_of(
-    index: Future[dict[str, Facts]], candidates: list[Candidate], target: str, cuda_sources: list[str]
+    index: Future[dict[str, Facts]],
+    candidates: list[Candidate],
+    target: str,
+    cuda_sources: list[str],
+    given: Sequence[Path] = (),
 ) -> dict[str, Facts]:
     """The project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
     except (BrokenProcessPool, CancelledError):
-        return project_index(candidates, None, None, target, cuda_sources)
+        return project_index(candidates, None, None, target, cuda_sources, given)
 
 
 def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import itertools
 import os
 import subprocess
 import sys
@@ -174,8 +175,11 @@ def test_malformed_project_index_entry_is_a_miss(tmp_path: Path) -> None:
     fresh = porter("rewrite", ".", "--target", "neuron", "--diff", "--no-cache", cwd=tmp_path)
     seeded = porter("rewrite", ".", "--target", "neuron", "--diff", "--cache-dir", str(cache), cwd=tmp_path)
     assert seeded.stdout == fresh.stdout
-    [index] = [p for p in cache.rglob("index-*.json")]
-    for bad in ("fifo", "[" * 100_000, '{"m.py": 3}', '{"m.py": [[1, 2, 3, 4]]}', "[]"):
+    indexes = sorted(cache.rglob("index-*.json"))  # the device values' and the CUDA-only facts'
+    assert len(indexes) == 2
+    for index, bad in itertools.product(
+        indexes, ("fifo", "[" * 100_000, '{"m.py": 3}', '{"m.py": [[1, 2, 3, 4]]}', "[]")
+    ):
         index.unlink()
         if bad == "fifo":
             os.mkfifo(index)

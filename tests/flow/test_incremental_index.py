@@ -1,0 +1,245 @@
+"""An edit followed by a lint: the project index's answers after it are a cold run's.
+
+The cross-file facts (a device value handed from one module into another, a function that
+returns an index, a module that becomes CUDA-only) are cached with the project's files; an
+edit to one file must change the findings of the unchanged files that depend on it exactly
+as a cold run does, and a folder holding several projects indexes (and re-indexes) each on
+its own."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from porter.config.settings import Settings
+from porter.pipeline import runner
+from porter.pipeline.runner import run
+from tests.helpers import write_files
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "libraries" / "multibackend" / "src"
+
+TRAINER = """
+import torch
+
+from helper import pick_device
+
+
+class Trainer:
+    def __init__(self, model, gpu_id):
+        self.gpu_id = gpu_id
+        self.model = model.to(gpu_id)
+
+    def step(self, batch):
+        return batch.to(self.gpu_id)
+
+
+def place(x):
+    dev = pick_device()
+    return x.to(dev)
+"""
+
+MAIN = """
+import torch
+
+from trainer import Trainer
+
+
+def main(device):
+    return Trainer(torch.nn.Linear(2, 2), device)
+
+
+if __name__ == "__main__":
+    device = 0
+    main(device)
+"""
+
+HELPER = """
+def pick_device():
+    return "cpu"
+"""
+
+API = """
+import torch
+
+from kernels import scale
+
+
+@torch.library.custom_op("mb::scale", mutates_args=(), device_types="cuda")
+def scale_op(x: torch.Tensor) -> torch.Tensor:
+    return scale(x)
+"""
+
+KERNELS = """
+import torch
+
+
+def scale(x):
+    return x * 2
+"""
+
+KERNELS_TRITON = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_kernel(src, dst, n, BLOCK: tl.constexpr):
+    pass
+
+
+def scale(x):
+    out = torch.empty_like(x)
+    _scale_kernel[(1,)](x, out, x.numel(), BLOCK=128)
+    return out
+"""
+
+SYNC = """
+import torch
+
+
+def sync(x):
+    if x.device.type == "cuda":
+        torch.cuda.synchronize()
+    return x
+"""
+
+# each edit changes what an unchanged file's findings depend on
+EDITS = [
+    ("main.py", MAIN.replace("device = 0", 'device = "cpu"')),  # the value handed into Trainer
+    ("helper.py", HELPER.replace('"cpu"', "0")),  # pick_device() becomes a function returning an index
+    ("kernels.py", KERNELS_TRITON),  # a module becoming CUDA-only
+    ("main.py", MAIN),  # and back
+    ("kernels.py", KERNELS),
+]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def _findings(paths: list[Path], target: str, **kw) -> dict[str, list[tuple]]:
+    results, _ = run(paths, Settings(target=target), jobs=1, **kw)
+    return {
+        r.path: [(f.code, f.start.line, f.start.column, f.message, f.replacement) for f in r.findings]
+        + [("new", (r.new_source or b"").decode())]
+        for r in results
+    }
+
+
+@pytest.mark.parametrize("target", ["xla", "neuron"])
+def test_an_edit_then_a_warm_lint_gives_the_cold_findings(tmp_path, target):
+    root = tmp_path / "proj"
+    write_files(
+        root, {"trainer.py": TRAINER, "main.py": MAIN, "helper.py": HELPER, "api.py": API, "kernels.py": KERNELS}
+    )
+    cache = tmp_path / "cache"
+    before = _findings([root], target, cache=True, cache_dir=cache)
+    assert before == _findings([root], target, cache=False)
+    reached = []
+    for name, text in EDITS:
+        write_files(root, {name: text})
+        warm = _findings([root], target, cache=True, cache_dir=cache)
+        cold = _findings([root], target, cache=False)
+        assert warm == cold, name
+        reached.append(sorted(f for f in cold if f != f"proj/{name}" and cold[f] != before[f]))
+        before = cold
+    # every edit changed the findings of a file that was not edited: the device value handed
+    # into trainer.py, pick_device()'s index in trainer.py, the CUDA-only module into api.py
+    assert reached == [["proj/trainer.py"], ["proj/trainer.py"], ["proj/api.py"], ["proj/trainer.py"], ["proj/api.py"]]
+
+
+def _project(root: Path) -> None:
+    write_files(
+        root,
+        {
+            "pyproject.toml": "[project]\nname = 'p'\n",
+            "trainer.py": TRAINER,
+            "main.py": MAIN,
+            "helper.py": HELPER,
+            "sync.py": SYNC,
+            "run.sh": "export CUDA_VISIBLE_DEVICES=0\npython main.py\n",
+        },
+    )
+
+
+def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
+    """A library with backends of its own beside a training script: the script's findings are
+    those it has alone (its launcher's CUDA_VISIBLE_DEVICES is ported, not kept as the CUDA
+    deployment of the library's device abstraction), and an edit in the script's project
+    re-indexes only it."""
+    shutil.copytree(FIXTURES, tmp_path / "all" / "lib")
+    _project(tmp_path / "all" / "app")
+    alone = {
+        **_findings([Path("all/lib")], "neuron", cache=False),
+        **_findings([Path("all/app")], "neuron", cache=False),
+    }
+    assert alone["all/app/run.sh"][-1] == ("new", "export NEURON_RT_VISIBLE_CORES=0\npython main.py\n")
+    assert "BACK008" not in {f[0] for f in alone["all/app/sync.py"]}
+    assert _findings([Path("all")], "neuron", cache=False) == alone
+
+    indexed: list[list[str]] = []
+    real = runner._indexed
+
+    def counted(wanted):
+        if wanted:  # (the dependency files' own pass has no Python file to index)
+            indexed.append(sorted(name for name, _ in wanted))
+        return real(wanted)
+
+    monkeypatch.setattr(runner, "_indexed", counted)
+    cache = tmp_path / "cache"
+    assert _findings([Path("all")], "neuron", cache=True, cache_dir=cache) == alone
+    assert len(indexed) == 2  # cold: one index per project
+    indexed.clear()
+    write_files(tmp_path / "all" / "app", {"helper.py": HELPER.replace('"cpu"', "0")})
+    warm = _findings([Path("all")], "neuron", cache=True, cache_dir=cache)
+    assert indexed == [["all/app/helper.py", "all/app/main.py", "all/app/sync.py", "all/app/trainer.py"]]
+    assert warm == _findings([Path("all")], "neuron", cache=False)
+
+
+def test_which_files_one_index_covers(tmp_path):
+    """A folder given that is a project is one (its nested examples too); under one that is
+    not, each outermost project is one, and the files in none are one more with the files
+    given by name."""
+    from porter.pipeline import projects
+    from porter.pipeline.discover import discover
+
+    write_files(
+        tmp_path,
+        {
+            "lib/setup.py": "",
+            "lib/pkg/a.py": "",
+            "lib/examples/demo/setup.py": "",
+            "lib/examples/demo/run.py": "",
+            "wheel/pkg-1.0.dist-info/METADATA": "",
+            "wheel/pkg/b.py": "",
+            "loose.py": "",
+            "other/c.py": "",
+        },
+    )
+
+    def groups(*given: str) -> list[tuple[str | None, list[str]]]:
+        paths = [Path(g) for g in given]
+        return [
+            (
+                None if folder is None else folder.as_posix(),
+                sorted(c.path.as_posix() for c in cands if c.path.suffix == ".py"),
+            )
+            for folder, cands in projects.split(list(discover(paths)), paths)
+        ]
+
+    assert groups("lib") == [
+        ("lib", ["lib/examples/demo/run.py", "lib/examples/demo/setup.py", "lib/pkg/a.py", "lib/setup.py"])
+    ]
+    assert sorted(groups("."), key=str) == sorted(
+        [
+            ("lib", ["lib/examples/demo/run.py", "lib/examples/demo/setup.py", "lib/pkg/a.py", "lib/setup.py"]),
+            ("wheel", ["wheel/pkg/b.py"]),
+            (None, ["loose.py", "other/c.py"]),
+        ],
+        key=str,
+    )
+    assert groups("loose.py", "other/c.py") == [(None, ["loose.py", "other/c.py"])]
