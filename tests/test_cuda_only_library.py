@@ -1591,3 +1591,38 @@ def test_the_capability_check_of_a_compiled_extensions_wrapper_stays(tmp_path):
     assert "if torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9:" in new, new
     said = [f.message for f in findings if f.code == "GUARD003" and "capability" in f.message]
     assert len(said) == 1 and "`def varlen`" in said[0] and "_ext_C" in said[0], said
+
+
+# the same wrapper shape where the capability check chooses between the extension's op and a
+# pure-torch path: the target takes the torch path, so the check gets its guard (GUARD002)
+# rather than staying CUDA's (where it would raise before the target reached its path)
+EXTENSION_OR_TORCH = {
+    **EXTENSION_WRAPPER,
+    "pkg/attn/interface.py": """
+        import torch
+
+        from . import _ext_C  # noqa: F401
+
+
+        def fwd(q, k):
+            if torch.cuda.get_device_capability()[0] >= 9:
+                return torch.ops._ext_C.fwd(q, k)
+            return q @ k
+
+
+        def fwd_flag(q, k):
+            fast = torch.cuda.get_device_capability()[0] >= 9
+            if fast:
+                out = torch.ops._ext_C.fwd(q, k)
+            else:
+                out = q @ k
+            return out
+        """,
+}
+
+
+def test_a_capability_check_that_chooses_the_extension_or_torch_gets_its_guard(tmp_path):
+    write_files(tmp_path, EXTENSION_OR_TORCH)
+    new, findings = port_files(tmp_path, "neuron")["pkg/attn/interface.py"]
+    assert new.count("torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9") == 2, new
+    assert not [f for f in findings if f.code == "GUARD003" and "capability" in f.message], findings

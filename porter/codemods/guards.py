@@ -433,6 +433,55 @@ class _Exit(cst.CSTVisitor):
         return False
 
 
+def _calls_ops(nodes: Sequence[cst.CSTNode], namespaces: set[str]) -> bool:
+    """Whether `nodes` call an op of one of `namespaces` (`torch.ops._ext_C.fwd(...)`)."""
+    return any(
+        isinstance(n, cst.Call)
+        and (parts := (dotted(n.func) or "").split("."))[:2] == ["torch", "ops"]
+        and len(parts) > 3
+        and parts[2] in namespaces
+        for node in nodes
+        for n in _walk(node)
+    )
+
+
+def _chooses_ops(function: cst.FunctionDef, check: cst.CSTNode, namespaces: set[str]) -> bool:
+    """Whether `function` uses `check` (or a name set to code holding it: `fast = <check>`) as
+    the test of an `if` (or `a if t else b`) one side of which calls the ops of `namespaces`
+    and the other does not: the check chooses between the extension and code for any device.
+    An `if` without `else` that leaves the function has the statements after it as its other side."""
+    holds = lambda node: any(n is check for n in _walk(node))  # noqa: E731
+    flags = {name for name, value in name_assignments(function.body) if holds(value)}
+
+    def tested(test: cst.BaseExpression) -> bool:
+        return holds(test) or any(isinstance(n, cst.Name) and n.value in flags for n in _walk(test))
+
+    def blocks(node: cst.CSTNode):
+        for n in _walk(node):
+            body = getattr(n, "body", None)
+            if isinstance(body, cst.IndentedBlock):
+                yield list(body.body)
+            orelse = getattr(n, "orelse", None)
+            if isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                yield list(orelse.body.body)
+
+    for block in blocks(function):
+        for i, stmt in enumerate(block):
+            if not isinstance(stmt, cst.If) or not tested(stmt.test):
+                continue
+            other: Sequence[cst.CSTNode] = (
+                [stmt.orelse] if stmt.orelse is not None else block[i + 1 :] if _exits_early(stmt) else []
+            )
+            if _calls_ops([stmt.body], namespaces) != _calls_ops(other, namespaces):
+                return True
+    return any(
+        isinstance(n, cst.IfExp)
+        and tested(n.test)
+        and _calls_ops([n.body], namespaces) != _calls_ops([n.orelse], namespaces)
+        for n in _walk(function)
+    )
+
+
 def _exits(node: cst.CSTNode) -> bool:
     """Whether a statement may leave its function for another path (a `return` that computes)."""
     scan = _Exit()
@@ -1360,10 +1409,11 @@ class GuardsFamily(Family):
                 return nodes
         return None
 
-    def _cuda_wrapper(self) -> str | None:
+    def _cuda_wrapper(self, check: cst.CSTNode) -> str | None:
         """Why the enclosing function is CUDA's wrapper, or None: it calls the ops of a compiled
         CUDA extension (`torch.ops._ext_C.fwd`, from `from . import _ext_C`) on its paths and
-        checks no device (a dispatcher that does has a path for the target)."""
+        checks no device (a dispatcher that does has a path for the target), nor uses the
+        capability `check` to choose between those ops and other code (the target's path)."""
         function = next((f for f in reversed(self.ctx.current_statements) if isinstance(f, cst.FunctionDef)), None)
         if function is None or not self.facts.active:
             return None
@@ -1371,7 +1421,7 @@ class GuardsFamily(Family):
         if unit is None or self.facts._checks_device(unit):
             return None
         extensions = {n for n in unit.ops if n in self.facts.running}
-        if not extensions:
+        if not extensions or _chooses_ops(function, check, extensions):
             return None
         name = min(extensions)
         return f"`def {function.name.value}` calls the ops of the project's compiled CUDA extension `{name}`"
@@ -2069,7 +2119,7 @@ class GuardsFamily(Family):
             or self._called_only_on_cuda()
         ):
             return updated
-        wrapper = self._cuda_wrapper()
+        wrapper = self._cuda_wrapper(original)
         if wrapper is not None:
             self.ctx.report(
                 "GUARD003",
