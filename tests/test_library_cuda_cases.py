@@ -431,3 +431,32 @@ def test_an_argument_the_callee_discards_is_not_ported(tmp_path):
     assert len(kept) == 3, findings
     # `start` hands it to init_process_group: ported
     assert 'start(rank, backend="neuron")' in code
+
+
+# vLLM's conf_compute_utils.py: past `if not tensor.is_cuda ...: return`, whose test is kept as
+# CUDA's case (BACK008), only CUDA runs the rest: its torch.cuda stream call is CUDA's case too
+# and stays with it; the same call where any device gets is ported
+EARLY_EXIT = """
+import torch
+
+
+def register(tensor, enabled):
+    if not tensor.is_cuda or not enabled:
+        return
+    cur = torch.cuda.current_stream(tensor.device)
+    cur.synchronize()
+
+
+def anywhere(tensor):
+    return torch.cuda.current_stream(tensor.device)
+"""
+
+
+def test_a_torch_cuda_call_past_a_kept_not_cuda_exit_stays(tmp_path):
+    code, findings = _port(tmp_path, {"lib/cc.py": EARLY_EXIT})["cc.py"]
+    assert "if not tensor.is_cuda or not enabled:\n        return\n    cur = torch.cuda.current_stream(" in code, code
+    assert "return torch.accelerator.current_stream(tensor.device)" in code, code
+    said = [f.message for f in findings if f.code == "BACK008" and "current_stream" in f.message]
+    assert len(said) == 1 and said[0].startswith(
+        "`torch.cuda.current_stream()` runs only past `if not tensor.is_cuda"
+    ), said

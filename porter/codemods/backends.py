@@ -42,7 +42,7 @@ from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
 from porter.codemods.guards import after as _after
 from porter.codemods.guards import _module_needs as module_needs
-from porter.codemods.guards import cuda_only_facts
+from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
 from porter.codemods.family import Family, replace_string, string_value, walk
@@ -1069,6 +1069,7 @@ class BackendsFamily(Family):
             self._at_hand(node)
             self._switch_key(node)
             self._cuda_described(node)
+            self._past_cuda_test(node)
         func = node.func
         if (
             isinstance(func, cst.Attribute)
@@ -1079,6 +1080,23 @@ class BackendsFamily(Family):
             self._cuda_case(
                 node, [node.args[0].value], f"`{_short(self.ctx.code(node))}` asks whether a device is CUDA's"
             )
+
+    def _past_cuda_test(self, node: cst.Call) -> None:
+        """`torch.cuda.current_stream(t.device)` after `if not t.is_cuda ...: return` whose test
+        stays CUDA's: only CUDA gets there, so the call is CUDA's case too, kept with its test (a
+        rewrite would be the same on CUDA and never run on the target). The body of `if
+        t.is_cuda:` is `_library_branch`'s."""
+        called = self.ctx.qualname(node.func) or ""
+        if not called.startswith("torch.cuda.") or id(node) in self.ctx.keep_cuda:
+            return
+        test = only_cuda_reaches(self.ctx, {}, enclosing=False)
+        if test is not None and not any(
+            isinstance(n, cst.Call) and self.ctx.qualname(n.func) == "torch.cuda.is_available" for n in walk(test.test)
+        ):
+            # (`if not torch.cuda.is_available(): return` asks whether CUDA is there, not whether a
+            # device is CUDA's: ported with the API behind it, the generic spelling)
+            shown = _short(self.ctx.code(test.test))
+            self._cuda_case(node, [node], f"`{called}()` runs only past `if {shown}`, kept CUDA's,", test=False)
 
     def _cuda_described(self, node: cst.Call) -> None:
         """`Device(type="cuda", properties=CUDAProperties(min_capability=121))`: a description of

@@ -1159,6 +1159,32 @@ def _before(parent: cst.CSTNode, stmt: cst.CSTNode) -> list[cst.CSTNode]:
     return _block_around(parent, stmt)[0]
 
 
+def only_cuda_reaches(
+    ctx, flags: dict[str, tuple[cst.CSTNode, ...]], enclosing: bool = True
+) -> cst.If | cst.While | None:
+    """The `if` that lets only CUDA reach the current statement, or None: an enclosing `if`
+    whose test is true only on CUDA holds it (where `enclosing`), or an earlier `if <not CUDA>:
+    raise/return` of its block lets only CUDA past (either test kept CUDA's; `flags`: names set
+    to such tests)."""
+    chain: list[cst.CSTNode] = [ctx.module, *ctx.current_statements]
+    for parent, child in zip(chain, chain[1:]):
+        if (
+            enclosing
+            and isinstance(parent, (cst.If, cst.While))
+            and isinstance(parent.body, cst.IndentedBlock)
+            and any(s is child for s in parent.body.body)
+        ):
+            nodes = _cuda_test_nodes(parent.test, ctx.qualname, flags)
+            if nodes is not None and all(id(n) in ctx.keep_cuda for n in nodes):
+                return parent
+        for earlier in _before(parent, child):
+            if isinstance(earlier, cst.If) and _exits_early(earlier):
+                nodes = _not_cuda_test_nodes(earlier.test, ctx.qualname, flags)
+                if nodes is not None and all(id(n) in ctx.keep_cuda for n in nodes):
+                    return earlier
+    return None
+
+
 def _flag_set_here(statements: list[cst.CSTNode], call: cst.Call, flags: frozenset[str]) -> str | None:
     """The flag the statement at the end of `statements` sets with `call` in its value, if any."""
     here = statements[-1] if statements else None
@@ -1315,26 +1341,8 @@ class GuardsFamily(Family):
         return all(id(n) in self.ctx.keep_cuda for n in nodes)
 
     def _only_cuda_here(self) -> bool:
-        """Whether only CUDA reaches the current statement: an enclosing `if` whose test is
-        true only on CUDA holds it, or an earlier `if <not CUDA>: raise/return` of its block
-        lets only CUDA past (either test kept CUDA's)."""
-        flags = self._cuda_flags()
-        chain: list[cst.CSTNode] = [self.ctx.module, *self.ctx.current_statements]
-        for parent, child in zip(chain, chain[1:]):
-            if (
-                isinstance(parent, (cst.If, cst.While))
-                and isinstance(parent.body, cst.IndentedBlock)
-                and any(s is child for s in parent.body.body)
-            ):
-                nodes = _cuda_test_nodes(parent.test, self.ctx.qualname, flags)
-                if nodes is not None and self._stays(nodes):
-                    return True
-            for earlier in _before(parent, child):
-                if isinstance(earlier, cst.If) and _exits_early(earlier):
-                    nodes = _not_cuda_test_nodes(earlier.test, self.ctx.qualname, flags)
-                    if nodes is not None and self._stays(nodes):
-                        return True
-        return False
+        """Whether only CUDA reaches the current statement (`only_cuda_reaches`)."""
+        return only_cuda_reaches(self.ctx, self._cuda_flags()) is not None
 
     def _called_only_on_cuda(self) -> bool:
         """Whether the module's private function that holds the current statement
