@@ -228,6 +228,8 @@ def port(lib: Library, checkout: Path, jobs: int, *, quiet: bool = False, key: s
             "--no-cache",
             "--jobs",
             str(jobs),
+            "--file-timeout",  # a loaded machine must not turn a slow file into a failed port
+            "600",
             "--report",
             str(where / "report.json"),
         ]
