@@ -1808,6 +1808,39 @@ def test_a_switch_whose_fallback_asserts_false_lists_where_the_code_works(target
     assert first.count("elif device ==") == 3, new
 
 
+def test_a_programs_cuda_cpu_switch_over_a_key_it_also_switches_over_accelerators_stays(tmp_path):
+    """torchao's AWQ example (a program: `--device` from its command line): beside a
+    cuda/xpu/cpu switch over `device`, a cuda/cpu switch over the same `device` refusing the
+    rest is a device switch too. Made the target's branch, `--device cuda` hit the `assert`
+    and the target got CUDA's int4 config; it stays, as the other switch does."""
+    program = PER_DEVICE_CONFIG.replace('DEVICES = ("cuda", "xpu", "npu")\n', "")  # no device abstraction
+    script = program + '\n\nif __name__ == "__main__":\n    print(configure("cuda", 32))\n'
+    write_files(tmp_path, {"example.py": script})
+    new, findings = port_files(tmp_path, "neuron")["example.py"]
+    assert (
+        new.partition("def configure")[2].partition("if __name__")[0]
+        == script.partition("def configure")[2].partition("if __name__")[0]
+    ), new
+    back = [f for f in findings if f.code == "BACK002" and "whose fallback refuses" in f.message]
+    assert len(back) == 2, [f.message for f in findings]
+    # a cuda/cpu switch over a name the program compares with no other accelerator is ported
+    alone = (
+        "def configure(device, group_size):\n"
+        '    if device == "cuda":\n'
+        "        other = Int4Config(group_size=group_size)\n"
+        '    elif device == "cpu":\n'
+        "        other = CpuInt4Config(group_size=group_size)\n"
+        "    else:\n"
+        '        assert False, "Unsupported device: {}".format(device)\n'
+        "    return other\n\n\n"
+        'if __name__ == "__main__":\n'
+        '    print(configure("cuda", 32))\n'
+    )
+    write_files(tmp_path, {"example.py": alone})
+    new, _ = port_files(tmp_path, "neuron")["example.py"]
+    assert 'if device == "neuron":' in new, new
+
+
 LISTS_WITH_A_REASON = """
 import torch
 

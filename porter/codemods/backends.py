@@ -2696,16 +2696,26 @@ class BackendsFamily(Family):
         last = max(i for i, d in enumerate(devices) if d is not None)
         orelse = branches[last].orelse
         if (
-            self.library() is None
-            or devices.count("cuda") != 1
+            devices.count("cuda") != 1
             or not isinstance(orelse, cst.Else)
             or not self._raises(orelse.body)
             or self.ctx.in_cuda_only_code() is not None
         ):
             return
         cuda_at = devices.index("cuda")
+        if self.library() is None and not self._over_switch_key(branches[cuda_at].test):
+            return
         region = self._keep_branch(branches[cuda_at], tests[cuda_at], devices)  # type: ignore[arg-type]
         self._refusing_switch(region, branches[cuda_at].test)
+
+    def _over_switch_key(self, test: cst.BaseExpression) -> bool:
+        """`device == "cuda"` where the scope compares `device` with two accelerators elsewhere
+        (torchao's AWQ example: a cuda/xpu/cpu switch, then a cuda/cpu one over the same
+        `device`): a switch of a program too, kept as the other one is."""
+        if not isinstance(test, cst.Comparison):
+            return False
+        keys = self._switch_keys()
+        return any(dotted(side) in keys for side in (test.left, *(c.comparator for c in test.comparisons)))
 
     def _refusing_switch(self, region: CudaOnlyCode, test: cst.BaseExpression) -> None:
         """Report CUDA's kept branch of a switch whose fallback refuses the other devices: the
