@@ -114,6 +114,18 @@ def note_if_cache_off(no_cache: bool) -> None:
 
 
 _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds
+_CACHE_MARKS = re.compile(r"\.gitignore|CACHEDIR\.TAG")  # ... before porter marked it its own
+
+
+def _porter_made(marker: Path) -> bool:
+    """Whether `marker` is the `.gitignore` porter's cache writes into its folder."""
+    if not os.path.isfile(marker):  # a FIFO named so is not opened (the open would block)
+        return False
+    try:
+        with open(marker, "rb") as fh:
+            return fh.read(17) == b"# made by porter\n"
+    except OSError:
+        return False
 
 
 def _cache_off(no_cache: bool) -> bool:
@@ -142,9 +154,13 @@ def check_cache_dir(cache_dir: Path | None, paths: list[Path], no_cache: bool) -
                 "so nothing would be checked; choose a folder of its own"
             )
     try:
-        others = [e.name for e in os.scandir(where) if not _CACHE_OWN.fullmatch(e.name)] if where.is_dir() else []
+        names = [e.name for e in os.scandir(where)] if where.is_dir() else []
     except OSError:
-        others = []  # a folder that cannot be listed cannot hold the cache either: off, as before
+        names = []  # a folder that cannot be listed cannot hold the cache either: off, as before
+    # `v1`, `v2` are the cache's entry folders only beside the `.gitignore` porter writes with
+    # them: without it they are a project's (an API's versioned packages, api/v1/m.py)
+    own = _CACHE_OWN if _porter_made(where / ".gitignore") else _CACHE_MARKS
+    others = [name for name in names if not own.fullmatch(name)]
     if others:
         raise usage_error(
             f"{named} {cache_dir} holds files that are not porter's cache ({plain(others[0])}, ...): the cache "

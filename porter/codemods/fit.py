@@ -27,6 +27,9 @@ import tokenize
 from functools import lru_cache
 from pathlib import Path
 
+from porter.config.files import MAX_CONFIG_BYTES
+from porter.core.reading import read_regular
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -42,23 +45,35 @@ def _limit_in(folder: Path) -> int | None | bool:
     for name in ("ruff.toml", ".ruff.toml"):
         path = folder / name
         if path.is_file():
-            value = _read(path).get("line-length")
-            return value if isinstance(value, int) else None
+            return _length(_read(path).get("line-length"))
     path = folder / "pyproject.toml"
     if not path.is_file():
         return None if (folder / ".git").exists() else False
-    tool = _read(path).get("tool", {})
-    for section in (tool.get("black", {}), tool.get("ruff", {})):
-        value = section.get("line-length", section.get("line_length"))
-        if isinstance(value, int):
+    tool = _table(_read(path).get("tool"))
+    for section in (_table(tool.get("black")), _table(tool.get("ruff"))):
+        value = _length(section.get("line-length", section.get("line_length")))
+        if value is not None:
             return value
     return None
 
 
+def _table(value: object) -> dict:
+    """`value` where it is a table, else an empty one (`[tool] black = 5` is the project's typo)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _length(value: object) -> int | None:
+    """A line length: a positive int (not a bool, which is an int to Python), else None."""
+    return value if type(value) is int and value > 0 else None
+
+
 def _read(path: Path) -> dict:
+    """The TOML file at `path` read as porter reads its own config (a regular file of 16 MiB at
+    most); empty where it cannot be read or parsed: the limit is then the formatter's default,
+    which porter does not apply."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, MemoryError, ValueError):
         return {}
 
 

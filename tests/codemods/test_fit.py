@@ -104,3 +104,44 @@ def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monk
     assert ".to(\n            " in ported()
     (root / "pyproject.toml").write_text("[tool.black]\nline_length = 130\n")
     assert '.to("neuron")\n' in ported()  # 107 characters: within the new limit, on one line
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "[tool]\nblack = 5\n",  # a key where a table belongs
+        'tool = "x"\n',
+        "[tool.ruff]\nline-length = true\n",  # a bool is no length (isinstance(True, int))
+        "[tool.black]\nline-length = -5\n",
+        "[tool.black]\nline-length = 0\n",
+        "[tool.black]\nline_length = 'x'\n",
+        "x = " + "9" * 5000 + "\n",  # more digits than int() takes: ValueError, not a TOML error
+        "a = " + "[" * 5000 + "]" * 5000 + "\n",  # RecursionError in tomllib
+    ],
+)
+def test_a_hostile_formatter_configuration_sets_no_limit_and_never_raises(tmp_path, config):
+    """The configuration is the project's, read by porter's parent process for every file it
+    writes: a table written as a key (`[tool] black = 5`) ended `rewrite` in an AttributeError
+    traceback (the porter config loader takes it: it reads only [tool.porter])."""
+    from porter.codemods import fit as fit_module
+
+    fit_module._limit_in.cache_clear()
+    write_files(tmp_path, {"sub/pyproject.toml": config, "sub/a.py": "x = 1\n"})
+    (tmp_path / ".git").mkdir()
+    assert line_length(str(tmp_path / "sub" / "a.py")) is None
+
+
+def test_a_huge_pyproject_is_not_read_whole(tmp_path):
+    """A sparse 1 GiB pyproject.toml in a sub-folder: `rewrite` read it whole (2.1 GB resident,
+    14 s; a larger one runs the host out of memory) where `lint` said "larger than 64 MiB: not
+    read". Read as porter reads a config (16 MiB at most), it sets no limit."""
+    from porter.codemods import fit as fit_module
+
+    fit_module._limit_in.cache_clear()
+    (tmp_path / ".git").mkdir()
+    big = tmp_path / "big"
+    big.mkdir()
+    padding = ("#" * 1023 + "\n") * (17 * 1024)  # 17 MiB of comments
+    (big / "pyproject.toml").write_text(padding + "[tool.black]\nline-length = 100\n")
+    (big / "a.py").write_text("x = 1\n")
+    assert line_length(str(big / "a.py")) is None

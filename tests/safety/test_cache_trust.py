@@ -354,6 +354,26 @@ def test_a_cache_folder_that_holds_the_files_checked_is_refused_not_marked_ignor
         assert out.returncode == 1 and b"m.py:2:" in out.stdout and b"src/n.py:2:" in out.stdout, (extra, out.stderr)
 
 
+def test_a_folder_of_versioned_packages_is_not_taken_for_a_cache(tmp_path):
+    """The check above let a folder through that held only names like the cache's own entry
+    folders (`v1`, `v2`: an API's versioned packages, `api/v1/m.py`): `--cache-dir api` marked
+    api/ ignored, lint said "All checks passed!" (exit 0) and git no longer saw api/. Those
+    names are the cache's only beside its own `.gitignore`; a cache porter made still works."""
+    for version in ("v1", "v2"):
+        (tmp_path / "api" / version).mkdir(parents=True)
+        (tmp_path / "api" / version / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--cache-dir", "api", cwd=tmp_path)
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "choose a folder of its own" in err and "Traceback" not in err, (out.stdout, err)
+    assert not (tmp_path / "api" / ".gitignore").exists()
+    (tmp_path / "ok").mkdir()
+    (tmp_path / "ok" / "v1").mkdir()  # an old format's entries beside the cache's own marker
+    (tmp_path / "ok" / ".gitignore").write_text("# made by porter\n*\n")
+    for _ in range(2):  # the second run finds the cache the first one made
+        out = porter("lint", "api", "--target", "xla", "--output-format", "concise", "--cache-dir", "ok", cwd=tmp_path)
+        assert out.returncode == 1 and b"api/v1/m.py:2:" in out.stdout, out.stderr
+
+
 def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     """The key hashed rules/*.toml but not rules/cuda_only/packages.json or rules/api/*.json:
     after an update of that data (a package found CUDA-only, or no longer), a warm run gave
