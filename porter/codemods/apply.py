@@ -21,7 +21,7 @@ from porter.codemods import FAMILIES, imports
 from porter.codemods.candidates import Gate
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
-from porter.codemods.fit import fit, line_length
+from porter.codemods.fit import fit
 from porter.core.findings import FileResult, FileStatus, Finding
 from porter.core.reading import LARGER_THAN
 from porter.analysis.prefilter import NOT_ADMITTED, admits
@@ -88,7 +88,7 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
     new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
     if settings.want_source and new_source != source:
         # a line porter lengthened past the project's formatter limit: split as black would
-        new_source = fit(source, new_source, line_length(path), new_module.encoding)
+        new_source = fit(source, new_source, settings.line_length, new_module.encoding)
     if new_source == source:
         return result
     if not settings.want_source:

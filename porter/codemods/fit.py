@@ -2,11 +2,11 @@
 
 `.cuda()` -> `.to(torch.accelerator.current_accelerator())` adds 37 characters: in a project
 whose black or ruff allows 100 (megatron-core's `[tool.black] line_length = 100`), the edited
-line is one its CI rejects, and a reviewer asks for the formatter's layout. porter reads the
-limit from the configuration that governs the file (the nearest `pyproject.toml` with
-`[tool.black]` or `[tool.ruff]`, or a `ruff.toml`), and splits a line it changed that no longer
-fits the way black's right-hand split does: the contents of the line's last bracket pair on a
-line of their own, one level deeper, the closing bracket on the next:
+line is one its CI rejects, and a reviewer asks for the formatter's layout. The runner reads the
+limit from the configuration that governs the file (`porter.config.line_length`) into the file's
+settings, and `fit` splits a line the port changed that no longer fits the way black's
+right-hand split does: the contents of the line's last bracket pair on a line of their own, one
+level deeper, the closing bracket on the next:
 
     local_len = torch.tensor([n], dtype=torch.int32).to(
         torch.accelerator.current_accelerator()
@@ -22,71 +22,10 @@ from __future__ import annotations
 
 import ast
 import io
-import sys
 import tokenize
-from functools import lru_cache
-from pathlib import Path
 
-from porter.config.files import MAX_CONFIG_BYTES
-from porter.core.reading import read_regular
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 _OPEN = {")": "(", "]": "[", "}": "{"}
-
-
-@lru_cache(maxsize=256)
-def _limit_in(folder: Path) -> int | None | bool:
-    """The line length the formatter configuration in `folder` sets; None where it sets none;
-    False where `folder` is no project root (look further up)."""
-    for name in ("ruff.toml", ".ruff.toml"):
-        path = folder / name
-        if path.is_file():
-            return _length(_read(path).get("line-length"))
-    path = folder / "pyproject.toml"
-    if not path.is_file():
-        return None if (folder / ".git").exists() else False
-    tool = _table(_read(path).get("tool"))
-    for section in (_table(tool.get("black")), _table(tool.get("ruff"))):
-        value = _length(section.get("line-length", section.get("line_length")))
-        if value is not None:
-            return value
-    return None
-
-
-def _table(value: object) -> dict:
-    """`value` where it is a table, else an empty one (`[tool] black = 5` is the project's typo)."""
-    return value if isinstance(value, dict) else {}
-
-
-def _length(value: object) -> int | None:
-    """A line length: a positive int (not a bool, which is an int to Python), else None."""
-    return value if type(value) is int and value > 0 else None
-
-
-def _read(path: Path) -> dict:
-    """The TOML file at `path` read as porter reads its own config (a regular file of 16 MiB at
-    most); empty where it cannot be read or parsed: the limit is then the formatter's default,
-    which porter does not apply."""
-    try:
-        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, MemoryError, ValueError):
-        return {}
-
-
-def line_length(path: str) -> int | None:
-    """The formatter's line length for the file at `path` (None: none declared, or no such file)."""
-    file = Path(path)
-    if not file.is_file():
-        return None
-    for folder in file.resolve().parents:
-        found = _limit_in(folder)
-        if found is not False:
-            return found or None
-    return None
 
 
 def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> bytes:

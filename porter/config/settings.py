@@ -30,7 +30,8 @@ class Settings:
     # Part of the settings so that worker processes get them and the cache key covers them.
     flow: Facts | None = None
     # the project's formatter line length for this file when porter writes it (porter.codemods.fit
-    # splits the lines it lengthens past it): set by the runner so that the cache key covers it
+    # splits the lines it lengthens past it): read by the runner (porter.config.line_length), in
+    # the settings so that worker processes get it and the cache key covers it; None: no fitting
     line_length: int | None = None
     # --portable: one codebase for CUDA, the CPU and the target, through torch.accelerator
     portable: bool = False

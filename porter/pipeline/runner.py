@@ -34,8 +34,8 @@ from porter.analysis.index import ProjectIndex
 from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
-from porter.codemods.fit import line_length
 from porter.core.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
+from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
 from porter.core.textsafe import name as utf8_name
@@ -82,6 +82,7 @@ def forget_paths() -> None:
     may have become a link since the last run in the same process)."""
     _display.cache_clear()
     _resolved_cached.cache_clear()
+    formatter.forget()
 
 
 @lru_cache(maxsize=256)
@@ -694,7 +695,7 @@ def _remember(
 
 def _line_length(name: str, settings: Settings) -> int | None:
     """The line length a rewrite of `name` fits to; None where only findings are wanted."""
-    return line_length(name) if settings.want_source else None
+    return formatter.line_length(name) if settings.want_source else None
 
 
 def _not_admitted(source: bytes, name: str) -> FileResult:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from porter.codemods.fit import fit, line_length
+from porter.codemods.fit import fit
+from porter.config.line_length import line_length
 from tests.helpers import port_files, write_files
 
 OLD = """class Schedule:
@@ -85,7 +86,6 @@ def test_a_port_keeps_the_projects_line_length(tmp_path):
 def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monkeypatch):
     """The line length lives in pyproject.toml, not in the file: the cache key and the stat index
     must cover it, or a warm run hands back the port fitted to the old limit."""
-    from porter.codemods import fit as fit_module
     from porter.pipeline import statindex
     from porter.pipeline.runner import run
     from porter.config.settings import Settings
@@ -97,7 +97,6 @@ def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monk
     (root / "sched.py").write_text("import torch\n\n\ndef f(seqlens):\n    if True:\n" + long_line + "    return 1\n")
 
     def ported() -> str:
-        fit_module._limit_in.cache_clear()  # a new run is a new process: nothing remembered
         [result] = [r for r in run([root], Settings(target="neuron"), jobs=1, cache_dir=cache)[0] if r.new_source]
         return result.new_source.decode()
 
@@ -123,9 +122,6 @@ def test_a_hostile_formatter_configuration_sets_no_limit_and_never_raises(tmp_pa
     """The configuration is the project's, read by porter's parent process for every file it
     writes: a table written as a key (`[tool] black = 5`) ended `rewrite` in an AttributeError
     traceback (the porter config loader takes it: it reads only [tool.porter])."""
-    from porter.codemods import fit as fit_module
-
-    fit_module._limit_in.cache_clear()
     write_files(tmp_path, {"sub/pyproject.toml": config, "sub/a.py": "x = 1\n"})
     (tmp_path / ".git").mkdir()
     assert line_length(str(tmp_path / "sub" / "a.py")) is None
@@ -135,9 +131,6 @@ def test_a_huge_pyproject_is_not_read_whole(tmp_path):
     """A sparse 1 GiB pyproject.toml in a sub-folder: `rewrite` read it whole (2.1 GB resident,
     14 s; a larger one runs the host out of memory) where `lint` said "larger than 64 MiB: not
     read". Read as porter reads a config (16 MiB at most), it sets no limit."""
-    from porter.codemods import fit as fit_module
-
-    fit_module._limit_in.cache_clear()
     (tmp_path / ".git").mkdir()
     big = tmp_path / "big"
     big.mkdir()

@@ -1,0 +1,75 @@
+"""The line length of the formatter that governs a file (black's or ruff's), read from the
+project's configuration: the nearest `pyproject.toml` with `[tool.black]` or `[tool.ruff]`, or a
+`ruff.toml`. `porter.codemods.fit` splits the lines a port lengthens past it; the runner reads
+it once per file and hands it on in the file's settings (so that the cache key covers it)."""
+
+from __future__ import annotations
+
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from porter.config.files import MAX_CONFIG_BYTES
+from porter.core.reading import read_regular
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def forget() -> None:
+    """Drop the configurations read (once per run: a run in the same process reads them again)."""
+    _limit_in.cache_clear()
+
+
+@lru_cache(maxsize=256)
+def _limit_in(folder: Path) -> int | None | bool:
+    """The line length the formatter configuration in `folder` sets; None where it sets none;
+    False where `folder` is no project root (look further up)."""
+    for name in ("ruff.toml", ".ruff.toml"):
+        path = folder / name
+        if path.is_file():
+            return _length(_read(path).get("line-length"))
+    path = folder / "pyproject.toml"
+    if not path.is_file():
+        return None if (folder / ".git").exists() else False
+    tool = _table(_read(path).get("tool"))
+    for section in (_table(tool.get("black")), _table(tool.get("ruff"))):
+        value = _length(section.get("line-length", section.get("line_length")))
+        if value is not None:
+            return value
+    return None
+
+
+def _table(value: object) -> dict[str, Any]:
+    """`value` where it is a table, else an empty one (`[tool] black = 5` is the project's typo)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _length(value: object) -> int | None:
+    """A line length: a positive int (not a bool, which is an int to Python), else None."""
+    return value if type(value) is int and value > 0 else None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The TOML file at `path` read as porter reads its own config (a regular file of 16 MiB at
+    most); empty where it cannot be read or parsed: the limit is then the formatter's default,
+    which porter does not apply."""
+    try:
+        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, MemoryError, ValueError):
+        return {}
+
+
+def line_length(path: str) -> int | None:
+    """The formatter's line length for the file at `path` (None: none declared, or no such file)."""
+    file = Path(path)
+    if not file.is_file():
+        return None
+    for folder in file.resolve().parents:
+        found = _limit_in(folder)
+        if found is not False:
+            return found or None
+    return None
