@@ -28,7 +28,7 @@ from porter.config.targets import get_target
 from porter.analysis.device_backends import BackendClass, families
 from porter.pipeline.discover import discover
 from porter.pipeline.port import port_source
-from porter.core.reading import read_regular
+from porter.core.reading import lf_line_ends, read_regular
 
 
 @dataclass
@@ -49,7 +49,7 @@ def scan(root: Path) -> list[Family]:
         if cand.problem is None and cand.path.suffix == ".py":
             try:
                 # a regular file of bounded size: a FIFO or a device named *.py is passed over
-                files.append((cand.path.relative_to(base_dir).as_posix(), read_regular(cand.path)))
+                files.append((cand.path.relative_to(base_dir).as_posix(), lf_line_ends(read_regular(cand.path))))
             except (OSError, ValueError):
                 continue
     out = []

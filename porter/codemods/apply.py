@@ -23,7 +23,7 @@ from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.codemods.fit import fit
 from porter.core.findings import FileResult, FileStatus, Finding
-from porter.core.reading import LARGER_THAN
+from porter.core.reading import LARGER_THAN, lf_line_ends
 from porter.analysis.prefilter import NOT_ADMITTED, admits
 from porter.config.settings import Settings
 from porter.core.suppressions import Suppressions
@@ -62,7 +62,9 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
     too_deep = _too_deep(source)
     if too_deep:
         return _error(result, too_deep)
-    if CANDIDATE_PASS and _round_trips(source) and not holds_candidate(source, path, settings, suppressions):
+    # the families' byte tests and analyses read lines as LF ends them; libcst reads the bytes
+    lines = lf_line_ends(source)
+    if CANDIDATE_PASS and _round_trips(source) and not holds_candidate(lines, path, settings, suppressions):
         return result  # no family has a site here: what they would say of it, without libcst
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
@@ -76,7 +78,7 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
         return _error(result, "nesting too deep to parse")
 
     try:
-        new_module, ctx, replaced = _transform(module, path, settings, source, suppressions)
+        new_module, ctx, replaced = _transform(module, path, settings, source, suppressions, lines)
     except RecursionError:
         return _error(result, "nesting too deep to rewrite")
     result.findings = ctx.findings()
@@ -119,13 +121,14 @@ _BY_COST = sorted(FAMILIES, key=lambda cls: cls.candidate_reads_ast)
 
 
 def _transform(
-    module: cst.Module, path: str, settings: Settings, source: bytes, suppressions: Suppressions
+    module: cst.Module, path: str, settings: Settings, source: bytes, suppressions: Suppressions, lines: bytes
 ) -> tuple[cst.Module, PortContext, bool]:
-    """(new module, context, whether the rule families replaced any node)."""
+    """(new module, context, whether the rule families replaced any node). `lines`: `source`
+    with lone CRs as LF (`lf_line_ends`), what the families' byte tests read."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=source)
+    ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=lines)
     ctx.port_snippet = lambda code: _port_snippet(code, path, settings)
-    families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, source)]
+    families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, lines)]
     if not families:
         return module, ctx, False
     transformer = PortTransformer(ctx, families)

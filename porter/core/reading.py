@@ -13,6 +13,7 @@ its `stat` is still cut off.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -157,3 +158,17 @@ def read_regular(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes:
 def read_regular_text(path: Path | str, limit: int = MAX_FILE_BYTES, errors: str = "replace") -> str:
     """`read_regular`, decoded as UTF-8 (`errors` as for `bytes.decode`)."""
     return read_regular(path, limit).decode("utf-8", errors)
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def lf_line_ends(source: bytes) -> bytes:
+    """`source` with each lone CR (an old Mac line end, which Python reads as one) as LF, for
+    the byte patterns that find lines (`^`/`$` under re.M, a split on LF): the same length, so
+    every offset, line and column holds. The bytes themselves when no CR stands alone (an LF or
+    CRLF file: two counts, no copy); a rewrite is still made of the file's own bytes."""
+    crs = source.count(b"\r")
+    if not crs or crs == source.count(b"\r\n"):
+        return source
+    return _LONE_CR.sub(b"\n", source)

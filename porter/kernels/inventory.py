@@ -28,7 +28,7 @@ from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.pipeline.discover import discover
-from porter.core.reading import Unreadable, read_regular
+from porter.core.reading import Unreadable, lf_line_ends, read_regular
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -178,7 +178,7 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
     for path in _python_files(root):
         try:
-            found.append((os.path.relpath(path, base), read_regular(path)))
+            found.append((os.path.relpath(path, base), lf_line_ends(read_regular(path))))
         except OSError:  # `Unreadable` too: `scan` reports it
             continue
     return found

@@ -34,7 +34,7 @@ from porter.analysis.index import ProjectIndex
 from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
-from porter.core.reading import MAX_FILE_BYTES, Unreadable, read_regular, read_regular_stat
+from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_regular, read_regular_stat
 from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
@@ -243,7 +243,8 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         if rec is not None:
             return rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
         source = read_regular(cand.path)
-        return ProjectIndex.wants(source), hashlib.sha256(source).digest(), cuda_only_index.part(source)
+        lines = lf_line_ends(source)
+        return ProjectIndex.wants(lines), hashlib.sha256(source).digest(), cuda_only_index.part(lines)
     except (OSError, ValueError):
         return None
 
@@ -254,7 +255,7 @@ def _indexed(wanted: list[tuple[str, Path]]) -> dict[str, Facts]:
     index = ProjectIndex()
     for name, path in wanted:
         try:
-            index.add(name, read_regular(path))
+            index.add(name, lf_line_ends(read_regular(path)))
         except OSError:
             continue
     return {name: index.facts(name) for name, _ in wanted}
@@ -265,7 +266,7 @@ def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sourc
     everything: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
-            everything.append((name, read_regular(path)))
+            everything.append((name, lf_line_ends(read_regular(path))))
         except OSError:
             continue
     return cuda_only_index.cuda_only_facts(everything, target, cuda_sources)
@@ -681,12 +682,13 @@ def _remember(
     result: FileResult,
 ) -> None:
     if stats is not None and source is not None:
+        lines = lf_line_ends(source)
         stats.record(
             name,
             st,
             source,
-            ProjectIndex.wants(source),
-            cuda_only_index.part(source),
+            ProjectIndex.wants(lines),
+            cuda_only_index.part(lines),
             context_key(here.flow or (), here.line_length),
             key,
             result,
