@@ -12,6 +12,7 @@ import pytest
 
 from porter.config.cuda_packages import cuda_only_aten_ops
 from porter.config.ruledata import rules_dir
+from tests.deps import need
 from tests.helpers import port
 
 TARGETS = ["neuron", "tpu", "xla"]
@@ -69,7 +70,7 @@ INT4_LAYER = _src("""
 
 def test_the_data_is_the_installed_torchs_dispatcher():
     """Regenerating from this torch gives the shipped file (where the versions match)."""
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     from porter.apidata import aten_ops
 
     shipped = json.loads((rules_dir() / "cuda_only" / "aten_ops.json").read_text())
