@@ -339,6 +339,11 @@ def test_an_allocation_whose_device_a_kept_cuda_test_reads_stays_with_it(tmp_pat
     assert '"neuron"' not in code
     kept = [f for f in findings if f.code == "BACK008" and "p.data" in f.message]
     assert kept and 'cur_dev == "cuda"' in kept[0].message
+    # the re-allocation's test may ask more than the device (found by the eleventh adversarial read)
+    guarded = REALLOCATE.replace('elif cur_dev == "cuda":', 'elif cur_dev == "cuda" and p.requires_grad:')
+    code, findings = _port(tmp_path / "and", {"lib/hook.py": guarded})["hook.py"]
+    assert 'device="cuda"' in code and '"neuron"' not in code, code
+    assert any(f.code == "BACK008" and "p.data" in f.message for f in findings)
 
 
 COMPILED = """

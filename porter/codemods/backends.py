@@ -1788,15 +1788,18 @@ class BackendsFamily(Family):
                     device_of_value[n.targets[0].target.value] = read
         read_by: dict[str, cst.BaseExpression] = {}  # `p.data` -> the test that reads its device
         for n in nodes:
-            if not isinstance(n, cst.If) or not isinstance(n.test, cst.Comparison) or len(n.test.comparisons) != 1:
+            if not isinstance(n, cst.If) or self._runs_cuda_only(n.body):
                 continue
-            test = self._cuda_test(n.test)
-            if test is None or test.kind != "string" or self._runs_cuda_only(n.body):
-                continue
-            for side in (n.test.left, n.test.comparisons[0].comparator):
-                value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
-                if value is not None:
-                    read_by.setdefault(value, n.test)
+            for c in _and_operands(n.test):  # `elif cur_dev == "cuda" and p.requires_grad:` too
+                if not isinstance(c, cst.Comparison) or len(c.comparisons) != 1:
+                    continue
+                test = self._cuda_test(c)
+                if test is None or test.kind != "string":
+                    continue
+                for side in (c.left, c.comparisons[0].comparator):
+                    value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
+                    if value is not None:
+                        read_by.setdefault(value, n.test)
         if not read_by:
             return
         library = self.library()
