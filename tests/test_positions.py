@@ -12,6 +12,19 @@ from porter.analysis.positions import positions
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _assert_same_positions(module: cst.Module, expected, nodes: list[cst.CSTNode], label: object) -> None:
+    """porter's positions of `nodes` are PositionProvider's (`expected`), line and column."""
+    ours = positions(module, nodes)
+    for node in nodes:
+        rng, (start, end) = expected[node], ours[id(node)]
+        assert (start.line, start.column, end.line, end.column) == (
+            rng.start.line,
+            rng.start.column,
+            rng.end.line,
+            rng.end.column,
+        ), (label, type(node).__name__)
+
+
 def test_positions_match_provider_on_every_node_of_real_files():
     files = sorted((ROOT / "fixtures" / "projects").glob("*/src/*.py"))[:4] + [
         ROOT / "fixtures/cases/flags_compile.in.py"
@@ -24,16 +37,7 @@ def test_positions_match_provider_on_every_node_of_real_files():
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         expected = wrapper.resolve(PositionProvider)
         nodes = [n for n in expected if not isinstance(n, (cst.Module,))]
-        ours = positions(module, nodes)
-        for node in nodes:
-            rng = expected[node]
-            start, end = ours[id(node)]
-            assert (start.line, start.column, end.line, end.column) == (
-                rng.start.line,
-                rng.start.column,
-                rng.end.line,
-                rng.end.column,
-            ), (path.name, type(node).__name__)
+        _assert_same_positions(module, expected, nodes, path.name)
 
 
 def test_positions_match_provider_where_lines_end_in_a_lone_cr():
@@ -44,15 +48,7 @@ def test_positions_match_provider_where_lines_end_in_a_lone_cr():
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     kinds = (cst.Call, cst.Attribute, cst.Name, cst.SimpleString, cst.SimpleStatementLine, cst.FunctionDef, cst.If)
     nodes = [n for n in expected if isinstance(n, kinds)]
-    ours = positions(module, nodes)
-    for node in nodes:
-        rng, (start, end) = expected[node], ours[id(node)]
-        assert (start.line, start.column, end.line, end.column) == (
-            rng.start.line,
-            rng.start.column,
-            rng.end.line,
-            rng.end.column,
-        ), type(node).__name__
+    _assert_same_positions(module, expected, nodes, "flags_compile.in.py, CR-only")
 
 
 def test_positions_of_every_node_of_a_module_without_a_final_line_break():
@@ -65,12 +61,4 @@ def test_positions_of_every_node_of_a_module_without_a_final_line_break():
         module = cst.parse_module(source)
         expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         nodes = [n for n in expected if not isinstance(n, cst.Module)]
-        ours = positions(module, nodes)
-        for node in nodes:
-            rng, (start, end) = expected[node], ours[id(node)]
-            assert (start.line, start.column, end.line, end.column) == (
-                rng.start.line,
-                rng.start.column,
-                rng.end.line,
-                rng.end.column,
-            ), (source, type(node).__name__)
+        _assert_same_positions(module, expected, nodes, source)
