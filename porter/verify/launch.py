@@ -228,6 +228,10 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # user code can raise anything
         error = _failure(exc, out, root)
         stopped = "error"
+        if error.get("kind") == "timeout":
+            # written now as well: the runner's own deadline can fall while the trace is being
+            # written (a loaded machine), and the record must still name the phase that ran out
+            (out / "error.json").write_text(json.dumps(error, indent=1))
     signal.alarm(0)
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(recorder, root, describe=error is None)
