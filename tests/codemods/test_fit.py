@@ -83,6 +83,25 @@ def test_a_port_keeps_the_projects_line_length(tmp_path):
     assert ".to(\n            " in code
 
 
+def test_a_file_whose_name_is_not_utf8_keeps_the_projects_line_length(tmp_path):
+    """The limit is found from the file's path: the runner looked it up by the displayed name,
+    which shows an undecodable byte as `\\xNN` and names no file, so a project in a folder named
+    with one got no fitting (adversarial read 12)."""
+    import os
+
+    from porter.pipeline.runner import run
+    from porter.config.settings import Settings
+
+    folder = os.path.join(os.fsencode(tmp_path), b"bad\xff")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"pyproject.toml"), "wb") as fh:
+        fh.write(b"[tool.black]\nline_length = 60\n")
+    with open(os.path.join(folder, b"m.py"), "wb") as fh:
+        fh.write(b"import torch\nlocal_len = torch.tensor([n], dtype=torch.int32).cuda()\n")
+    [result] = [r for r in run([tmp_path], Settings(target="neuron"), jobs=1, cache=False)[0] if r.new_source]
+    assert b".to(\n    " in result.new_source, result.new_source
+
+
 def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monkeypatch):
     """The line length lives in pyproject.toml, not in the file: the cache key and the stat index
     must cover it, or a warm run hands back the port fitted to the old limit."""
