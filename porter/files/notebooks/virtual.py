@@ -25,6 +25,16 @@ TIMED = "__porter_timed__"
 _MARK_LINE = re.compile(rf"^{MARK}\((\d+)\)\r?\n?$")
 _MASK_LINE = re.compile(rf"^(\s*){MASK}\((\d+)\)\r?\n?$")
 _TIMED_TAG = re.compile(rf"  # {TIMED}\((\d+)\)(?=\r?\n?$)")
+# a line as Python reads a cell's text: ended by LF, CRLF or a lone CR, nothing else
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def lines_of(text: str) -> list[str]:
+    """`text` cut into the lines Python reads (line ends kept). Not str.splitlines, which also
+    ends a line at a form feed, \\v, \\x1c-\\x1e, \\x85 and U+2028/9: a U+2028 in a comment or
+    a string then made the cell "not Python" (NB001, not ported), and a line ending `\\f\\n`
+    came back with a blank line after it."""
+    return _LINE.findall(text)
 
 
 @dataclass
@@ -45,7 +55,7 @@ class Plan:
 
 
 def plan(cell: Cell) -> Plan:
-    lines = cell.text.splitlines(keepends=True)
+    lines = lines_of(cell.text)
     reading = [classify(line) for line in lines]
     magic = cell_magic(lines[0]) if lines else None
     p = Plan(cell, lines, reading, [])
@@ -56,13 +66,14 @@ def plan(cell: Cell) -> Plan:
         p.reading[0] = Line("other")
     for i, (line, how) in enumerate(zip(lines, p.reading)):
         indent = line[: len(line) - len(line.lstrip())]
-        end = "\n" if line.endswith("\n") else ""
+        body = line.rstrip("\r\n")
+        end = line[len(body) :] or "\n"  # the line's own end (a lone CR stays one)
         if how.kind == "python":
-            p.python.append(line if end else line + "\n")
+            p.python.append(body + end)
         elif how.kind == "timed":
             # the statement, tagged with a comment that stays on its line through a rewrite
             stmt = line[how.code_at :].rstrip("\r\n")
-            p.python.append(f"{indent}{stmt}  # {TIMED}({i})\n")
+            p.python.append(f"{indent}{stmt}  # {TIMED}({i}){end}")
             p.shift[i] = how.code_at - len(indent)
         else:
             p.python.append(f"{indent}{MASK}({i})\n")
@@ -110,7 +121,7 @@ def split(module: Module, new: str) -> dict[int, list[str]] | None:
     out: dict[int, list[str]] = {k: [] for k in wanted}
     current = wanted[0]
     seen = [current]
-    for line in new.splitlines(keepends=True):
+    for line in lines_of(new):
         m = _MARK_LINE.match(line)
         if m is not None:
             current = int(m.group(1))
