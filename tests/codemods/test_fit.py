@@ -54,6 +54,18 @@ def test_lines_that_fit_stay_and_so_do_lines_porter_did_not_make():
     assert fit(OLD.encode(), too_long.encode(), 100) == too_long.encode()  # its parts would not fit either
 
 
+def test_lines_the_formatter_is_turned_off_for_stay_as_written():
+    """Between `# fmt: off` and `# fmt: on` (and yapf's `disable`/`enable`, which black honours)
+    black and ruff leave lines as written; the fitter split them (adversarial read 12)."""
+    for off, on in (("# fmt: off", "# fmt: on"), ("# yapf: disable", "# yapf: enable")):
+        old = f"{off}\n{OLD}{on}\n{OLD}"
+        new = old.replace(".cuda()", ".to(torch.accelerator.current_accelerator())")
+        fitted = fit(old.encode(), new.encode(), 88).decode()
+        kept, after = fitted.split(on + "\n")
+        assert kept == new.split(on + "\n")[0], fitted  # as porter wrote it
+        assert ".to(\n            torch.accelerator.current_accelerator()\n        )" in after, fitted
+
+
 def test_the_limit_comes_from_the_projects_formatter_configuration(tmp_path):
     write_files(
         tmp_path,
