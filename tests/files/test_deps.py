@@ -176,6 +176,17 @@ def test_a_byte_order_mark_hides_no_line_of_a_requirements_file_or_dockerfile():
     assert "CTR001" in codes(port_file("Dockerfile", bom + docker, "neuron"))
 
 
+def test_a_setup_cfg_setuptools_cannot_read_is_an_error_not_a_pass():
+    """setuptools reads setup.cfg with configparser, which stops at a byte-order mark before the
+    first section (`\\ufeff[options]`) or text before any section; porter's line scan found no
+    section there and passed the file with no finding and no error (adversarial read 12)."""
+    cfg = "[options]\ninstall_requires =\n    torch==2.1.0+cu121\n    cupy-cuda12x\n"
+    assert "DEP001" in codes(port_file("setup.cfg", cfg, "neuron"))
+    for bad in ("\ufeff" + cfg, "name = x\n" + cfg):
+        r = port_file("setup.cfg", bad, "neuron")
+        assert r.status.value == "error" and "setuptools" in (r.reason or "") and r.error_line == 1, r
+
+
 def test_utf16_text_is_an_error_not_a_pass(tmp_path):
     """pip, YAML and JSON readers take UTF-16 with a byte-order mark; porter reads UTF-8, so such a
     file is reported as not checked instead of passing the prefilter in silence."""
