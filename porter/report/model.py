@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -329,10 +330,10 @@ class FileReport:
         return [s for s in self.sites if s.outcome != "rewritten"]
 
     def old_lines(self) -> list[str]:
-        return (self.original or "").splitlines()
+        return _lines(self.original or "")
 
     def new_lines(self) -> list[str]:
-        return (self.new if self.new is not None else self.original or "").splitlines()
+        return _lines(self.new if self.new is not None else self.original or "")
 
     def rows(self) -> list[Row]:
         if self._rows is None:
@@ -378,13 +379,13 @@ class FileReport:
     def unified_diff(self, context: int = CONTEXT_LINES) -> str:
         if not self.changed:
             return ""
-        before = (self.original or "").splitlines(keepends=True)
-        after = (self.new or "").splitlines(keepends=True)
+        before = _LINE.findall(self.original or "")
+        after = _LINE.findall(self.new or "")
         name = self.path.lstrip("/")
         # a name with a control character or a newline is quoted as git (and `--diff`) quote it:
         # in a report's diff it is one header line, never a terminal escape
         lines = difflib.unified_diff(before, after, git_quoted(f"a/{name}"), git_quoted(f"b/{name}"), n=context)
-        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(_ended(line) for line in lines)
         if name.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
             from porter.files.notebooks.diffs import label_hunks
 
@@ -666,3 +667,29 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
         "exclude": list(settings.exclude),
         "portable": settings.portable,
     }
+
+
+# a line as findings number them (and Python's tokenizer, and pip): ended by CRLF, LF or a lone
+# CR. Not str.splitlines, which also ends one at a form feed, \v, \x1c-\x1e, \x85 or U+2028/9:
+# a report then quoted another line than the finding's, and marked each line of a CR-only file
+# "No newline at end of file"
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines without their ends (as str.splitlines gives them, cut where findings are)."""
+    parts = _LINE_END.split(text)
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _ended(line: str) -> str:
+    """A line of a unified diff, ended by LF (a lone CR's line too); a last line without an end
+    gets diff's marker."""
+    if line.endswith("\n"):
+        return line
+    if line.endswith("\r"):
+        return line[:-1] + "\n"
+    return line + "\n\\ No newline at end of file\n"
