@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,9 @@ from porter import __version__
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Severity
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
+from porter.core.reading import lines_of
 from porter.core.textsafe import git_quoted
+from porter.files.sites import LINE_BREAK
 
 SCHEMA_VERSION = 1
 KINDS = ("rewrite", "lint", "parity-check")
@@ -379,8 +380,8 @@ class FileReport:
     def unified_diff(self, context: int = CONTEXT_LINES) -> str:
         if not self.changed:
             return ""
-        before = _LINE.findall(self.original or "")
-        after = _LINE.findall(self.new or "")
+        before = lines_of(self.original or "")
+        after = lines_of(self.new or "")
         name = self.path.lstrip("/")
         # a name with a control character or a newline is quoted as git (and `--diff`) quote it:
         # in a report's diff it is one header line, never a terminal escape
@@ -669,17 +670,14 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
     }
 
 
-# a line as findings number them (and Python's tokenizer, and pip): ended by CRLF, LF or a lone
-# CR. Not str.splitlines, which also ends one at a form feed, \v, \x1c-\x1e, \x85 or U+2028/9:
-# a report then quoted another line than the finding's, and marked each line of a CR-only file
-# "No newline at end of file"
-_LINE_END = re.compile(r"\r\n|\r|\n")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+# lines are cut as findings number them (CRLF, LF, a lone CR), not by str.splitlines (which also
+# ends one at a form feed or U+2028): a report then quoted another line than the finding's, and
+# marked each line of a CR-only file "No newline at end of file"
 
 
 def _lines(text: str) -> list[str]:
     """`text`'s lines without their ends (as str.splitlines gives them, cut where findings are)."""
-    parts = _LINE_END.split(text)
+    parts = LINE_BREAK.split(text)
     if parts[-1] == "":
         parts.pop()
     return parts

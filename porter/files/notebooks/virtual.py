@@ -16,6 +16,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
+from porter.core.reading import lines_of
 from porter.files.notebooks.layout import Cell
 from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify
 
@@ -25,16 +26,6 @@ TIMED = "__porter_timed__"
 _MARK_LINE = re.compile(rf"^{MARK}\((\d+)\)\r?\n?$")
 _MASK_LINE = re.compile(rf"^(\s*){MASK}\((\d+)\)\r?\n?$")
 _TIMED_TAG = re.compile(rf"  # {TIMED}\((\d+)\)(?=\r?\n?$)")
-# a line as Python reads a cell's text: ended by LF, CRLF or a lone CR, nothing else
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
-
-
-def lines_of(text: str) -> list[str]:
-    """`text` cut into the lines Python reads (line ends kept). Not str.splitlines, which also
-    ends a line at a form feed, \\v, \\x1c-\\x1e, \\x85 and U+2028/9: a U+2028 in a comment or
-    a string then made the cell "not Python" (NB001, not ported), and a line ending `\\f\\n`
-    came back with a blank line after it."""
-    return _LINE.findall(text)
 
 
 @dataclass
@@ -55,6 +46,8 @@ class Plan:
 
 
 def plan(cell: Cell) -> Plan:
+    # cut where Python cuts (str.splitlines also cuts at a form feed or U+2028: a U+2028 in a
+    # comment made the cell "not Python", a line ending `\f\n` gained a blank line after it)
     lines = lines_of(cell.text)
     reading = [classify(line) for line in lines]
     magic = cell_magic(lines[0]) if lines else None
