@@ -209,8 +209,8 @@ def _write_fixes(run, paths: list[Path], *, allow_dirty: bool, allow_no_vcs: boo
     from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, write_in_place
 
     changes = [Change(*p) for p in run.pending]
+    refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)  # refused: nothing removed
     clean_stale(paths, quiet=False)
-    refuse_unless_allowed(changes, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
     written, write_failures = write_in_place(changes)
     if write_failures:
         from porter.lint import not_written

@@ -145,8 +145,9 @@ def rewrite(
         failed = _write_out_dir(paths, out_dir, changed)
         wrote = f"ported into {plain(out_dir)}"
     else:
-        clean_stale(paths, quiet)
+        # the guard first: a run it refuses writes nothing and removes nothing
         refuse_unless_allowed(changed, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs)
+        clean_stale(paths, quiet)
         _, failed = write_in_place(changed)
         wrote = "rewritten"
         # a file left unchanged (warned above) is not rewritten: the summary says it failed

@@ -1,8 +1,9 @@
 """Writing ported files in place, for every command that does (`rewrite`, `lint --fix`).
 
-One path for all of them: stale temporaries from a killed run are removed, the write guard
-(`porter.cli.gitstate`) is asked first, each file is replaced only while it still holds the bytes
-that were ported, and an interrupt says exactly which files were written.
+One path for all of them: the write guard (`porter.cli.gitstate`) is asked first, then stale
+temporaries from a killed run are removed (a run the guard refuses removes nothing either),
+each file is replaced only while it still holds the bytes that were ported, and an interrupt
+says exactly which files were written.
 """
 
 from __future__ import annotations

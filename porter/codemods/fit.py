@@ -22,15 +22,20 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import tokenize
 
 
 _OPEN = {")": "(", "]": "[", "}": "{"}
+# a comment line that turns the formatter off or on again (black's and ruff's `# fmt: off` /
+# `# fmt: on`, yapf's `# yapf: disable` / `# yapf: enable`, which black honours too)
+_FORMATTER = re.compile(r"#\s*(?:fmt:\s*(off|on)|yapf:\s*(disable|enable))\s*$")
 
 
 def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> bytes:
     """`new` with each line porter made (not in `old`) longer than `limit` split as black's
-    right-hand split does, where it can be; `new` itself where nothing changes."""
+    right-hand split does, where it can be (not where `# fmt: off` turns the formatter off);
+    `new` itself where nothing changes."""
     if not limit:
         return new
     try:
@@ -40,9 +45,13 @@ def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> b
         return new
     lines = text.splitlines(keepends=True)
     changed = False
+    off = False  # between `# fmt: off` and `# fmt: on`, where the formatter keeps lines as written
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
-        if len(body) <= limit or body in before:
+        switch = _FORMATTER.match(body.strip())
+        if switch is not None:
+            off = switch.group(1) == "off" or switch.group(2) == "disable"
+        if off or len(body) <= limit or body in before:
             continue
         split = _right_hand_split(body, limit)
         if split is not None:

@@ -172,3 +172,14 @@ def lf_line_ends(source: bytes) -> bytes:
     if not crs or crs == source.count(b"\r\n"):
         return source
     return _LONE_CR.sub(b"\n", source)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def lines_of(text: str) -> list[str]:
+    """`text` cut into lines where Python's tokenizer and pip end them (CRLF, LF, a lone CR),
+    each with its end. Not str.splitlines, which also ends a line at a form feed, \\v,
+    \\x1c-\\x1e, \\x85 and U+2028/9: characters that are part of a line to Python, pip,
+    Docker and Jupyter (and a finding's line number counts none of them)."""
+    return _LINE.findall(text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from copy import copy
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
@@ -64,6 +65,9 @@ WHOLE = {
     kinds.NOTEBOOK: ("porter.files.notebooks.notebook", "port"),
     kinds.SETUP_PY: ("porter.files.deps.setup_py", "port"),
 }
+# kinds whose own reader skips a UTF-8 byte-order mark before the first line (pip's
+# `auto_decode`, BuildKit's Dockerfile parser): their porters read it as a space
+BOM_SKIPPED = frozenset({kinds.REQUIREMENTS, kinds.DOCKERFILE})
 MAX_BYTES = 16 * 2**20  # larger files with a CUDA token are reported, not parsed (data, not configuration)
 
 
@@ -91,13 +95,25 @@ def port_file(kind: str, source: bytes, path: str, settings: Settings) -> FileRe
     if kind in WHOLE:
         return _whole(kind, source, path, settings)
     text = Text(source)
-    sites = _format_sites(out, kind, text, path, settings)
+    sites = _format_sites(out, kind, _bom_as_space(text) if kind in BOM_SKIPPED else text, path, settings)
     if isinstance(sites, FileResult):
         return sites
     sites = _kept_for_other_backends(sites, path, settings, text.text)
     if settings.portable:
         sites = _kept_for_cuda_hosts(sites, path, settings)
     return result(text, sites, path, settings, suppressions=suppressions, check=partial(problem, kind))
+
+
+def _bom_as_space(text: Text) -> Text:
+    """`text` with a leading byte-order mark read as a space: the same length, so every offset
+    and position holds, and the edits still go to the file's own text, which keeps its mark.
+    Read as a character, it hid the first line (`\\ufefftorch==2.1.0+cu121`, `\\ufeffFROM
+    nvidia/cuda`) from pip's and Docker's rules."""
+    if not text.text.startswith("\ufeff"):
+        return text
+    read = copy(text)
+    read.text = " " + text.text[1:]
+    return read
 
 
 def _not_admitted(out: FileResult, kind: str, source: bytes, settings: Settings) -> FileResult | None:

@@ -95,7 +95,7 @@ def _setup_cfg(text: str) -> str | None:
 def _requirements(text: str) -> str | None:
     from porter.files.deps.reqfile import unparsable
 
-    bad = unparsable(text)
+    bad = unparsable(text.removeprefix("\ufeff"))  # pip skips a byte order mark (auto_decode)
     return f"requirements: line {bad[0]} is no requirement" if bad else None
 
 

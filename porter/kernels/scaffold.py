@@ -608,11 +608,14 @@ def _renamed(source: str, renames: dict[str, str]) -> str:
     import io
     import tokenize
 
+    # the lines tokenize reads (ended by \n only): str.splitlines also ends one at a form feed,
+    # \v, \x1c-\x1e, \x85 or U+2028/9, and a rename in a kernel holding one (in a comment)
+    # landed on another line
+    lines = io.StringIO(source).readlines()
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):
         return source
-    lines = source.splitlines(keepends=True)
     edits = []
     for i, tok in enumerate(tokens):
         if tok.type != tokenize.NAME or tok.string not in renames:

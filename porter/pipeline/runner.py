@@ -456,7 +456,7 @@ class _Serial:
             return (cand, failed, None), None
         assert source is not None and st is not None  # _read_stat gives the bytes or the failure
         # cross-file facts and the formatter's line length: in the key too
-        here = replace(here, flow=self.facts.get(name, ()), line_length=_line_length(name, here))
+        here = replace(here, flow=self.facts.get(name, ()), line_length=_line_length(cand.path, here))
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         key = hit = None
@@ -664,7 +664,7 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(name, settings)):
+    if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(cand.path, settings)):
         return None
     result = stats.answer(name, rec, cand.path)
     if result is not None:
@@ -695,9 +695,11 @@ def _remember(
         )
 
 
-def _line_length(name: str, settings: Settings) -> int | None:
-    """The line length a rewrite of `name` fits to; None where only findings are wanted."""
-    return formatter.line_length(name) if settings.want_source else None
+def _line_length(path: Path, settings: Settings) -> int | None:
+    """The line length a rewrite of the file at `path` fits to; None where only findings are
+    wanted. Found from its path, not its displayed name: a name that is not UTF-8 is shown with
+    `\\xNN` escapes and names no file (its lines were never fitted)."""
+    return formatter.line_length(os.fspath(path)) if settings.want_source else None
 
 
 def _not_admitted(source: bytes, name: str) -> FileResult:

@@ -26,7 +26,9 @@ from porter import __version__
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Severity
 from porter.config.ruledata import NOTE_GROUPS, Rule, all_rules
 from porter.config.settings import Settings
+from porter.core.reading import lines_of
 from porter.core.textsafe import git_quoted
+from porter.files.sites import LINE_BREAK
 
 SCHEMA_VERSION = 1
 KINDS = ("rewrite", "lint", "parity-check")
@@ -329,10 +331,10 @@ class FileReport:
         return [s for s in self.sites if s.outcome != "rewritten"]
 
     def old_lines(self) -> list[str]:
-        return (self.original or "").splitlines()
+        return _lines(self.original or "")
 
     def new_lines(self) -> list[str]:
-        return (self.new if self.new is not None else self.original or "").splitlines()
+        return _lines(self.new if self.new is not None else self.original or "")
 
     def rows(self) -> list[Row]:
         if self._rows is None:
@@ -378,13 +380,13 @@ class FileReport:
     def unified_diff(self, context: int = CONTEXT_LINES) -> str:
         if not self.changed:
             return ""
-        before = (self.original or "").splitlines(keepends=True)
-        after = (self.new or "").splitlines(keepends=True)
+        before = lines_of(self.original or "")
+        after = lines_of(self.new or "")
         name = self.path.lstrip("/")
         # a name with a control character or a newline is quoted as git (and `--diff`) quote it:
         # in a report's diff it is one header line, never a terminal escape
         lines = difflib.unified_diff(before, after, git_quoted(f"a/{name}"), git_quoted(f"b/{name}"), n=context)
-        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(_ended(line) for line in lines)
         if name.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
             from porter.files.notebooks.diffs import label_hunks
 
@@ -666,3 +668,26 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
         "exclude": list(settings.exclude),
         "portable": settings.portable,
     }
+
+
+# lines are cut as findings number them (CRLF, LF, a lone CR), not by str.splitlines (which also
+# ends one at a form feed or U+2028): a report then quoted another line than the finding's, and
+# marked each line of a CR-only file "No newline at end of file"
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines without their ends (as str.splitlines gives them, cut where findings are)."""
+    parts = LINE_BREAK.split(text)
+    if parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def _ended(line: str) -> str:
+    """A line of a unified diff, ended by LF (a lone CR's line too); a last line without an end
+    gets diff's marker."""
+    if line.endswith("\n"):
+        return line
+    if line.endswith("\r"):
+        return line[:-1] + "\n"
+    return line + "\n\\ No newline at end of file\n"

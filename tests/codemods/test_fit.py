@@ -54,6 +54,18 @@ def test_lines_that_fit_stay_and_so_do_lines_porter_did_not_make():
     assert fit(OLD.encode(), too_long.encode(), 100) == too_long.encode()  # its parts would not fit either
 
 
+def test_lines_the_formatter_is_turned_off_for_stay_as_written():
+    """Between `# fmt: off` and `# fmt: on` (and yapf's `disable`/`enable`, which black honours)
+    black and ruff leave lines as written; the fitter split them (adversarial read 12)."""
+    for off, on in (("# fmt: off", "# fmt: on"), ("# yapf: disable", "# yapf: enable")):
+        old = f"{off}\n{OLD}{on}\n{OLD}"
+        new = old.replace(".cuda()", ".to(torch.accelerator.current_accelerator())")
+        fitted = fit(old.encode(), new.encode(), 88).decode()
+        kept, after = fitted.split(on + "\n")
+        assert kept == new.split(on + "\n")[0], fitted  # as porter wrote it
+        assert ".to(\n            torch.accelerator.current_accelerator()\n        )" in after, fitted
+
+
 def test_the_limit_comes_from_the_projects_formatter_configuration(tmp_path):
     write_files(
         tmp_path,
@@ -81,6 +93,25 @@ def test_a_port_keeps_the_projects_line_length(tmp_path):
     code, _ = port_files(tmp_path, "neuron")["sched.py"]
     assert max(len(line) for line in code.splitlines()) <= 100
     assert ".to(\n            " in code
+
+
+def test_a_file_whose_name_is_not_utf8_keeps_the_projects_line_length(tmp_path):
+    """The limit is found from the file's path: the runner looked it up by the displayed name,
+    which shows an undecodable byte as `\\xNN` and names no file, so a project in a folder named
+    with one got no fitting (adversarial read 12)."""
+    import os
+
+    from porter.pipeline.runner import run
+    from porter.config.settings import Settings
+
+    folder = os.path.join(os.fsencode(tmp_path), b"bad\xff")
+    os.mkdir(folder)
+    with open(os.path.join(folder, b"pyproject.toml"), "wb") as fh:
+        fh.write(b"[tool.black]\nline_length = 60\n")
+    with open(os.path.join(folder, b"m.py"), "wb") as fh:
+        fh.write(b"import torch\nlocal_len = torch.tensor([n], dtype=torch.int32).cuda()\n")
+    [result] = [r for r in run([tmp_path], Settings(target="neuron"), jobs=1, cache=False)[0] if r.new_source]
+    assert b".to(\n    " in result.new_source, result.new_source
 
 
 def test_a_cached_port_is_not_reused_once_the_line_length_changes(tmp_path, monkeypatch):

@@ -105,3 +105,15 @@ def test_compose():
     assert "      - NEURON_RT_VISIBLE_CORES=0-1   # two GPUs\n" in new and '      NEURON_RT_VISIBLE_CORES: "0"\n' in new
     assert '    command: ["neuron-ls"]\n' in new
     assert outside_edits_unchanged(COMPOSE, new)
+
+
+def test_an_instruction_is_cut_where_docker_cuts_it():
+    """Docker ends an instruction's line at LF only: a form feed or U+2028 inside one is part of
+    it. Cut there (str.splitlines), the rest of the instruction was hidden: `RUN echo hi<U+2028>
+    && pip install cupy-cuda12x` had no DEP005, `ENV A=1<FF> CUDA_VISIBLE_DEVICES=0` no ENV001
+    (adversarial read 12)."""
+    plain = "FROM python:3.11\nRUN echo hi && pip install cupy-cuda12x\nENV A=1 CUDA_VISIBLE_DEVICES=0\n"
+    hidden = "FROM python:3.11\nRUN echo hi\u2028 && pip install cupy-cuda12x\nENV A=1\x0c CUDA_VISIBLE_DEVICES=0\n"
+    found = [(f.code, f.start.line) for f in port_file("Dockerfile", hidden, "neuron").findings]
+    assert found == [(f.code, f.start.line) for f in port_file("Dockerfile", plain, "neuron").findings], found
+    assert {"DEP005", "ENV001"} <= {code for code, _ in found}

@@ -158,6 +158,35 @@ def test_cr_only_line_ends_are_lines_as_pip_reads_them():
     )
 
 
+def test_a_byte_order_mark_hides_no_line_of_a_requirements_file_or_dockerfile():
+    """pip (auto_decode) and BuildKit skip a UTF-8 byte-order mark before the first line; porter
+    read it as part of the line, so `\\ufefftorch==2.1.0+cu121` and `\\ufeffFROM nvidia/cuda:...`
+    had no finding, and a fix of another line was "left unchanged": the rewrite did not parse
+    (adversarial read 12). The mark is read as a space and kept."""
+    bom = "\ufeff"
+    reqs = "torch==2.9.0+cu121\n--extra-index-url https://download.pytorch.org/whl/cu121\n"
+    plain, marked = (port_file("requirements.txt", t, "xla", imported_after_port=()) for t in (reqs, bom + reqs))
+    assert [(f.code, f.start.line) for f in marked.findings] == [(f.code, f.start.line) for f in plain.findings]
+    assert "DEP001" in codes(marked)
+    assert ported("requirements.txt", bom + reqs, "xla", imported_after_port=()) == bom + ported(
+        "requirements.txt", reqs, "xla", imported_after_port=()
+    )
+    docker = "FROM nvidia/cuda:12.1.0-runtime-ubuntu22.04\nRUN echo hi\n"
+    assert codes(port_file("Dockerfile", bom + docker, "neuron")) == codes(port_file("Dockerfile", docker, "neuron"))
+    assert "CTR001" in codes(port_file("Dockerfile", bom + docker, "neuron"))
+
+
+def test_a_setup_cfg_setuptools_cannot_read_is_an_error_not_a_pass():
+    """setuptools reads setup.cfg with configparser, which stops at a byte-order mark before the
+    first section (`\\ufeff[options]`) or text before any section; porter's line scan found no
+    section there and passed the file with no finding and no error (adversarial read 12)."""
+    cfg = "[options]\ninstall_requires =\n    torch==2.1.0+cu121\n    cupy-cuda12x\n"
+    assert "DEP001" in codes(port_file("setup.cfg", cfg, "neuron"))
+    for bad in ("\ufeff" + cfg, "name = x\n" + cfg):
+        r = port_file("setup.cfg", bad, "neuron")
+        assert r.status.value == "error" and "setuptools" in (r.reason or "") and r.error_line == 1, r
+
+
 def test_utf16_text_is_an_error_not_a_pass(tmp_path):
     """pip, YAML and JSON readers take UTF-16 with a byte-order mark; porter reads UTF-8, so such a
     file is reported as not checked instead of passing the prefilter in silence."""

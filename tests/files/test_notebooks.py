@@ -107,6 +107,22 @@ def test_a_cell_that_is_not_python_is_reported_and_kept():
     assert sources == ["import torch\nx = torch.zeros(1).cuda(\n", 'y = torch.ones(1).to("neuron")']
 
 
+def test_a_cell_is_cut_into_lines_where_python_cuts_it():
+    """A cell's lines end where Python's do (LF, CRLF, a lone CR), not where str.splitlines also
+    ends one: a U+2028 in a comment or a string made the cell "not Python" (NB001, not ported)
+    though a .py file of it ports; a line ending in a form feed came back with a blank line
+    after it; a cell whose lines end in a lone CR came back with CRLF ends (adversarial read 12)."""
+    cells = [
+        "import torch\nx = torch.zeros(3).cuda()  # \u2028 sep\ns = 'a\u2029b\x85c\x1cd'\n",
+        "def f():\n\treturn torch.zeros(1).cuda()\x0c\n",
+        "y = torch.ones(1).cuda()\rz = 1\r",
+    ]
+    r = port_file("nb.ipynb", _notebook(*(("code", c) for c in cells)), "neuron")
+    assert "NB001" not in codes(r), codes(r)
+    sources = ["".join(c["source"]) for c in _cells(r.new_source.decode())]
+    assert sources == [c.replace(".cuda()", '.to("neuron")') for c in cells], sources
+
+
 def test_one_string_sources_and_escaped_files_keep_their_style():
     doc = json.loads(NB)
     for cell in doc["cells"]:

@@ -48,6 +48,24 @@ def test_lint_kind_counts_what_rewrite_would_do(tmp_path):
     assert lint.ported_label == "auto-fixable"
 
 
+def test_a_report_cuts_lines_where_findings_number_them(tmp_path):
+    """A report quotes and marks the finding's line: its lines were cut by str.splitlines, which
+    also ends one at a form feed or U+2028, so the Markdown report quoted "here" (part of line 2)
+    as line 4, and marked each line of a CR-only file "No newline at end of file" (adversarial
+    read 12)."""
+    from porter.report.markdown import file_details
+
+    write_project(
+        tmp_path, {"m.py": "import torch\n# a note \u2028 more and \x0c here\nx = 1\nimport pycuda.autoinit\ny = 2\n"}
+    )
+    (tmp_path / "cr.py").write_bytes(b"import torch\rx = torch.zeros(1).cuda()\ry = 2\r")
+    files = {f.path: f for f in build(tmp_path, target="neuron").files}
+    assert "    4  import pycuda.autoinit\n" in file_details(files["m.py"])
+    diff = files["cr.py"].unified_diff()
+    assert "No newline" not in diff and '+x = torch.zeros(1).to("neuron")\n' in diff, diff
+    assert [r.old_no for h in files["m.py"].hunks() for r in h.rows if r.old_no == 4]
+
+
 def test_sections_hook(model):
     model.add_section(
         Section(

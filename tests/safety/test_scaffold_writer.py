@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.safety.conftest import porter
 
 TRITON = """import triton
@@ -300,6 +302,30 @@ def test_backends_scaffold_reads_cuda_s_module_in_the_encoding_its_coding_line_n
     text = made.read_bytes().decode("utf-8")
     assert 'return "café"' in text and "class NEURON_Accelerator" in text, text
     assert ast.parse(made.read_bytes())
+
+
+@pytest.mark.parametrize("breaker", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"])
+def test_a_renamed_parameter_is_renamed_on_its_own_line(tmp_path, breaker):
+    """A kernel parameter the scaffold renames (`device` -> `device_`) is renamed where tokenize
+    found it: the lines were cut by str.splitlines, which also ends a line at a form feed, \\v,
+    \\x1c-\\x1e, \\x85 or U+2028/9, so in a kernel with one in a comment the rename landed on
+    another line and `kernels --scaffold` ended in a SyntaxError traceback (adversarial read 12)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def scale(x_ptr, out_ptr, device, n, BLOCK: tl.constexpr):\n"
+        f"    # a comment holding {breaker} here\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    mask = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * device, mask=mask)\n",
+        encoding="utf-8",
+    )
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert res.returncode in (0, 1) and "Traceback" not in shown, shown
+    op = (tmp_path / "k" / "scale_op.py").read_text(encoding="utf-8")
+    assert "out_ptr.view(-1)[:n] = (x_ptr.view(-1)[:n] * device_)" in op, op  # the reference reads it
 
 
 def _triton_kernels(tmp_path, *names):

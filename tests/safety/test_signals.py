@@ -263,3 +263,17 @@ def test_sigterm_outside_the_workers_ends_as_sigterm_and_says_so(tmp_path, args,
         assert (
             len(written) == 1 and written[0].name.endswith(".patch") and written[0].read_bytes().rstrip().endswith(b")")
         )
+
+
+@pytest.mark.parametrize("command", [("rewrite", "."), ("lint", ".", "--fix")])
+def test_a_run_the_guard_refuses_removes_no_temporary(tmp_path, command):
+    """A refused run writes nothing, and removes nothing either: the sweep of a killed run's
+    temporaries ran before the guard, so `rewrite` on a dirty tree said "nothing was written"
+    after deleting a committed file named like a temporary (adversarial read 12)."""
+    named = ".data.4000000.k.porter-tmp"  # no process 4000000: stale by its name
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, named: b"committed data\n"})
+    (repo / "m.py").write_bytes(CUDA + b"# an edit\n")  # uncommitted: the guard refuses
+    out = porter(*command, "--target", "xla", cwd=repo)
+    assert out.returncode == 2 and b"nothing was written" in out.stderr, out.stderr
+    assert (repo / named).read_bytes() == b"committed data\n"
+    assert b"temporary file" not in out.stderr, out.stderr

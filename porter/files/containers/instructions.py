@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from porter.core.reading import lines_of
+
 _DIRECTIVE = re.compile(r"#\s*([A-Za-z]+)\s*=\s*(\S+)\s*$")
 _INSTRUCTION = re.compile(r"\s*([A-Za-z]+)(\s+|$)")
 _HEREDOC = re.compile(r"<<-?\s*([\"']?)([A-Za-z0-9_]+)\1")
@@ -27,7 +29,10 @@ class Instruction:
 
 
 def instructions(text: str) -> list[Instruction]:
-    lines = text.splitlines(keepends=True)
+    # lines as Docker ends them: a form feed or U+2028 (where str.splitlines also ends one) is
+    # part of an instruction, and cut there it hid the rest (`RUN echo hi<U+2028> && pip install
+    # cupy-cuda12x`: no DEP005)
+    lines = lines_of(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))

@@ -8,11 +8,13 @@ a package: the target's packages are reported, never added (see pyproject.py).
 
 from __future__ import annotations
 
+import configparser
 import re
 
 from porter.config.settings import Settings
 from porter.files.deps import requirement
 from porter.files.deps.target_packages import missing_lines, reported
+from porter.files.errors import Unreadable
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
@@ -28,6 +30,7 @@ def _wanted(section: str, key: str) -> bool:
 
 
 def port(text: Text, path: str, settings: Settings) -> list[Site]:
+    _read_as_setuptools(text.text)
     ctx = requirement.Context(settings.target, settings.imported_after_port)
     out: list[Site] = []
     section = ""
@@ -65,6 +68,22 @@ def port(text: Text, path: str, settings: Settings) -> list[Site]:
                 )
             )
     return out
+
+
+def _read_as_setuptools(text: str) -> None:
+    """Unreadable where configparser, which setuptools reads setup.cfg with, cannot read it: a
+    byte-order mark before the first section (`\\ufeff[options]`, an editor's), text before any
+    section, a line that is no `key = value`. setuptools stops there, and the line scan below
+    found no section in such a file: it passed with no finding and no error."""
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error as exc:
+        line = getattr(exc, "lineno", None)
+        if line is None and isinstance(exc, configparser.ParsingError) and exc.errors:
+            line = exc.errors[0][0]
+        reason = " ".join(str(exc).split()).replace("file: '<string>', ", "")
+        raise Unreadable(f"not a setup.cfg setuptools reads: {reason[:200]}", line) from None
 
 
 def _line_value(line: str, start: int, section: str, collecting: bool) -> tuple[bool, tuple[int, str, bool] | None]:

@@ -16,6 +16,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 
+from porter.core.reading import lines_of
 from porter.files.notebooks.layout import Cell
 from porter.files.notebooks.magics import PYTHON_CELLS, SHELL_CELLS, Line, cell_magic, classify
 
@@ -45,7 +46,9 @@ class Plan:
 
 
 def plan(cell: Cell) -> Plan:
-    lines = cell.text.splitlines(keepends=True)
+    # cut where Python cuts (str.splitlines also cuts at a form feed or U+2028: a U+2028 in a
+    # comment made the cell "not Python", a line ending `\f\n` gained a blank line after it)
+    lines = lines_of(cell.text)
     reading = [classify(line) for line in lines]
     magic = cell_magic(lines[0]) if lines else None
     p = Plan(cell, lines, reading, [])
@@ -56,13 +59,14 @@ def plan(cell: Cell) -> Plan:
         p.reading[0] = Line("other")
     for i, (line, how) in enumerate(zip(lines, p.reading)):
         indent = line[: len(line) - len(line.lstrip())]
-        end = "\n" if line.endswith("\n") else ""
+        body = line.rstrip("\r\n")
+        end = line[len(body) :] or "\n"  # the line's own end (a lone CR stays one)
         if how.kind == "python":
-            p.python.append(line if end else line + "\n")
+            p.python.append(body + end)
         elif how.kind == "timed":
             # the statement, tagged with a comment that stays on its line through a rewrite
             stmt = line[how.code_at :].rstrip("\r\n")
-            p.python.append(f"{indent}{stmt}  # {TIMED}({i})\n")
+            p.python.append(f"{indent}{stmt}  # {TIMED}({i}){end}")
             p.shift[i] = how.code_at - len(indent)
         else:
             p.python.append(f"{indent}{MASK}({i})\n")
@@ -110,7 +114,7 @@ def split(module: Module, new: str) -> dict[int, list[str]] | None:
     out: dict[int, list[str]] = {k: [] for k in wanted}
     current = wanted[0]
     seen = [current]
-    for line in new.splitlines(keepends=True):
+    for line in lines_of(new):
         m = _MARK_LINE.match(line)
         if m is not None:
             current = int(m.group(1))
