@@ -2442,6 +2442,10 @@ class SeedManager:
 
 def seed_all(seed):
     torch.cuda.manual_seed(seed)
+
+
+torch.manual_seed(0)
+torch.cuda.manual_seed_all(0)
 """
 
 
@@ -2456,6 +2460,7 @@ def test_a_seed_in_code_that_saves_and_restores_cudas_generator_seeds_the_device
     assert "        torch.neuron.manual_seed(seed)\n" in new, new
     assert "        current_state = torch.neuron.get_rng_state()\n" in new, new
     assert "def seed_all(seed):\n    torch.manual_seed(seed)\n" in new, new  # no generator state there
+    assert new.endswith("\ntorch.manual_seed(0)\n"), new  # nor in the module's own statements
     tpu, findings = port(SEED_MANAGER, "tpu")
     assert "torch.tpu" not in tpu and "        torch.cuda.manual_seed(seed)\n" in tpu, tpu
     assert "        torch.cuda.set_rng_state(current_state)\n" in tpu, tpu
@@ -2519,3 +2524,22 @@ def test_a_device_handed_to_the_name_a_kept_assert_checks_stays_with_it():
     assert 'assert self.target_device.type == "cuda"' in new, new
     assert 'buffer.to(device="neuron")' in new, new  # a device no kept check reads is ported
     assert any(f.code == "BACK008" and "sets `target_device`" in f.message for f in findings), findings
+
+
+def test_another_accelerator_filed_under_cudas_name_files_the_target_there_too():
+    """ColossalAI's `ChunkManager.add_extern_static_tensor`: `if device_type == "npu":
+    device_type = "cuda"` files NPU memory under the "cuda" key of `total_mem` ("cpu", "cuda");
+    as `device_type = "neuron"` it named a key nothing holds (a KeyError on npu and on neuron)."""
+    code = (
+        "class ChunkManager:\n"
+        "    def __init__(self):\n"
+        '        self.total_mem = {"cpu": 0, "cuda": 0}\n\n'
+        "    def add(self, tensor):\n"
+        "        device_type = tensor.device.type\n"
+        '        if device_type == "npu":\n'
+        '            device_type = "cuda"\n'
+        "        self.total_mem[device_type] += tensor.numel()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '        if device_type == "npu" or device_type == "neuron":\n            device_type = "cuda"\n' in new, new
+    assert any(f.code == "BACK001" and "files 'npu' under CUDA's name" in f.message for f in findings), findings

@@ -329,6 +329,7 @@ class BackendsFamily(Family):
             None  # the project's functions that take a device switch's key
         )
         self._assert_reads: dict[str, cst.Assert] | None = None  # `_kept_assert_reads`, read once
+        self._filed: dict[int, cst.SimpleString] = {}  # `if x == "npu": x = "cuda"`: id(test) -> "npu"
         self._table: tuple[str, str] | None | bool = (
             False  # the module's enum of devices without the target (`_device_enum`)
         )
@@ -2480,6 +2481,68 @@ class BackendsFamily(Family):
         self._library_exit(node)
         self._choice_arms(node)
         self._picks_cuda_own(node)
+        self._filed_under_cuda(node)
+
+    def _filed_under_cuda(self, node: cst.If) -> None:
+        """`if device_type == "npu": device_type = "cuda"` (ColossalAI's `ChunkManager`, whose
+        `total_mem` is keyed "cpu" and "cuda"): another accelerator filed under CUDA's name, the
+        code's word for accelerator memory. The "cuda" assigned is that key, not a device to
+        port (as "neuron" it would be a key nothing holds); the target is filed under it too:
+        `or device_type == "neuron"` joins the test (BACK001)."""
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+            and node.orelse is None
+        ):
+            return
+        other = device_of(string_value(test.comparisons[0].comparator))
+        if other in (None, "cuda", self.ctx.target.device_type, *HOSTS):
+            return
+        lines = node.body.body
+        small = lines[0] if isinstance(node.body, cst.SimpleStatementSuite) and len(lines) == 1 else None
+        if (
+            isinstance(node.body, cst.IndentedBlock)
+            and len(lines) == 1
+            and isinstance(lines[0], cst.SimpleStatementLine)
+        ):
+            small = lines[0].body[0] if len(lines[0].body) == 1 else None
+        if not (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value == test.left.value
+            and isinstance(small.value, cst.SimpleString)
+            and string_value(small.value) == "cuda"
+            and id(small.value) not in self.ctx.keep_cuda
+        ):
+            return
+        self.ctx.keep_cuda.add(id(small.value))
+        self._filed[id(test)] = test.comparisons[0].comparator
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        other = self._filed.pop(id(original), None)
+        if other is None:
+            return updated
+        t = self.ctx.target
+        name = self.ctx.code(original.left)
+        added = cst.Comparison(
+            left=cst.Name(name),
+            comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(other, t.device_type))],
+        )
+        new = cst.BooleanOperation(left=updated, operator=cst.Or(), right=added)
+        if self.ctx.report(
+            "BACK001",
+            original,
+            f"`if {self.ctx.code(original)}: {name} = \"cuda\"` files {string_value(other)!r} under CUDA's name, the code's "
+            f'word for an accelerator: {t.device_type!r} is filed there too (`{name} == {t.device_type!r}` is added), the "cuda" stays',
+            replacement=new,
+        ):
+            return new
+        return updated
 
     def _picks_cuda_own(self, node: cst.If) -> None:
         """`if torch.cuda.device_count() > 1: def _cuda_device_of(a): return torch.cuda.device_of(a)`

@@ -759,7 +759,13 @@ class CudaApiFamily(ReferenceTracker, Family):
         if id(scope) in self._rng_scopes:
             return self._rng_scopes[id(scope)]
         calls: list[tuple[str, ApiRow]] = []
-        for n in _walk(scope):
+        # the module's own statements, not the functions and classes it defines
+        body = (
+            [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            if isinstance(scope, cst.Module)
+            else [scope]
+        )
+        for n in (n for part in body for n in _walk(part)):
             if type(n) is not cst.Call:
                 continue
             called = n.func.attr if type(n.func) is cst.Attribute else n.func
