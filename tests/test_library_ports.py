@@ -2420,3 +2420,126 @@ def test_cudas_current_index_passed_where_the_callee_makes_a_cuda_device_of_it_s
     assert "move_inline(p.data, target_device=torch.cuda.current_device())" in code, code
     assert "torch.zeros(1, device=torch.accelerator.current_accelerator())" in code, code
     assert any(f.code == "CUDA002" and 'makes `f"cuda:{target_device}"`' in f.message for f in findings), findings
+
+
+SEED_MANAGER = """
+import torch
+
+
+class SeedManager:
+    def __init__(self):
+        self._states = {}
+
+    def set_mode(self, mode):
+        torch.cuda.set_rng_state(self._states[mode])
+
+    def add_seed(self, mode, seed):
+        current_state = torch.cuda.get_rng_state()
+        torch.cuda.manual_seed(seed)
+        self._states[mode] = torch.cuda.get_rng_state()
+        torch.cuda.set_rng_state(current_state)
+
+
+def seed_all(seed):
+    torch.cuda.manual_seed(seed)
+
+
+torch.manual_seed(0)
+torch.cuda.manual_seed_all(0)
+"""
+
+
+def test_a_seed_in_code_that_saves_and_restores_cudas_generator_seeds_the_devices_generator_alone():
+    """ColossalAI's legacy seed manager (`add_seed`: save CUDA's generator state, seed it, keep
+    the seeded state, restore the saved one): `torch.manual_seed` in the CUDA seed's place also
+    reseeded the CPU generator, which the code never restores, so every tensor-parallel rank's
+    CPU generator took that rank's seed. The device's own seed takes its place; where the target
+    has no port of the state calls (tpu's `get_rng_state`), the class's generator calls stay
+    together instead of saving one generator and restoring another."""
+    new, findings = port(SEED_MANAGER, "neuron")
+    assert "        torch.neuron.manual_seed(seed)\n" in new, new
+    assert "        current_state = torch.neuron.get_rng_state()\n" in new, new
+    assert "def seed_all(seed):\n    torch.manual_seed(seed)\n" in new, new  # no generator state there
+    assert new.endswith("\ntorch.manual_seed(0)\n"), new  # nor in the module's own statements
+    tpu, findings = port(SEED_MANAGER, "tpu")
+    assert "torch.tpu" not in tpu and "        torch.cuda.manual_seed(seed)\n" in tpu, tpu
+    assert "        torch.cuda.set_rng_state(current_state)\n" in tpu, tpu
+    assert any(
+        f.code == "CUDA004" and "`torch.cuda.set_rng_state()` stays" in f.message and "get_rng_state" in f.message
+        for f in findings
+    ), findings
+    assert "def seed_all(seed):\n    torch.manual_seed(seed)\n" in tpu, tpu
+
+
+def test_an_assert_that_also_accepts_another_accelerator_lists_devices_whatever_its_message_says():
+    """ColossalAI's `Chunk.shard_move`: `assert device.type == "cuda" or device.type == "npu",
+    "each chunk should first be moved to CUDA"` four lines above the same test in an `if`: the
+    `if` got the target, the assert (kept for its message) refused it."""
+    code = (
+        "def shard_move(device, synced):\n"
+        "    if not synced:\n"
+        '        assert device.type == "cuda" or device.type == "npu", "each chunk should first be moved to CUDA"\n'
+        "        return 1\n"
+        '    if device.type == "cuda" or device.type == "npu":\n'
+        "        return 2\n"
+        "    return 3\n"
+    )
+    new, findings = port(code, "neuron")
+    assert 'assert device.type == "cuda" or device.type == "npu" or device.type == "neuron", "each' in new, new
+    assert 'if device.type == "cuda" or device.type == "npu" or device.type == "neuron":' in new, new
+    assert not any(f.code == "BACK006" for f in findings), findings
+    # one that demands CUDA still does
+    demands = 'def f(device):\n    assert device.type == "cuda", "only CUDA is supported"\n    return 1\n'
+    assert port(demands, "neuron")[0] == demands
+
+
+def test_a_device_handed_to_the_name_a_kept_assert_checks_stays_with_it():
+    """ColossalAI's legacy `ZeroContextConfig.__post_init__` asserts `self.target_device.type ==
+    "cuda"` ("... should be located in cuda", kept: its message says CUDA), and
+    `no_shard_zero_context` hands it `target_device=torch.device("cuda",
+    torch.cuda.current_device())`: ported alone, the neuron device failed the assert. The two go
+    together (BACK008), as an allocation and the kept test that reads its device."""
+    code = (
+        "import contextlib\n"
+        "from dataclasses import dataclass\n\n"
+        "import torch\n\n"
+        'DEVICES = ("cuda", "xpu", "npu")\n\n\n'
+        "@dataclass\n"
+        "class ZeroConfig:\n"
+        "    target_device: torch.device\n\n"
+        "    def __post_init__(self):\n"
+        '        assert self.target_device.type == "cuda", "Replicated parameters should be located in cuda."\n\n\n'
+        "class Manager:\n"
+        "    @contextlib.contextmanager\n"
+        "    def hijack(self, **kwargs):\n"
+        "        self.config = ZeroConfig(**kwargs)\n"
+        "        yield\n\n\n"
+        "def no_shard_context():\n"
+        '    return Manager().hijack(target_device=torch.device("cuda", torch.cuda.current_device()))\n\n\n'
+        "def move(buffer):\n"
+        '    return buffer.to(device="cuda")\n'
+    )
+    new, findings = port(code, "neuron")
+    assert 'hijack(target_device=torch.device("cuda", torch.cuda.current_device()))' in new, new
+    assert 'assert self.target_device.type == "cuda"' in new, new
+    assert 'buffer.to(device="neuron")' in new, new  # a device no kept check reads is ported
+    assert any(f.code == "BACK008" and "sets `target_device`" in f.message for f in findings), findings
+
+
+def test_another_accelerator_filed_under_cudas_name_files_the_target_there_too():
+    """ColossalAI's `ChunkManager.add_extern_static_tensor`: `if device_type == "npu":
+    device_type = "cuda"` files NPU memory under the "cuda" key of `total_mem` ("cpu", "cuda");
+    as `device_type = "neuron"` it named a key nothing holds (a KeyError on npu and on neuron)."""
+    code = (
+        "class ChunkManager:\n"
+        "    def __init__(self):\n"
+        '        self.total_mem = {"cpu": 0, "cuda": 0}\n\n'
+        "    def add(self, tensor):\n"
+        "        device_type = tensor.device.type\n"
+        '        if device_type == "npu":\n'
+        '            device_type = "cuda"\n'
+        "        self.total_mem[device_type] += tensor.numel()\n"
+    )
+    new, findings = port(code, "neuron")
+    assert '        if device_type == "npu" or device_type == "neuron":\n            device_type = "cuda"\n' in new, new
+    assert any(f.code == "BACK001" and "files 'npu' under CUDA's name" in f.message for f in findings), findings

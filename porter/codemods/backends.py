@@ -328,6 +328,8 @@ class BackendsFamily(Family):
         self._key_functions: dict[str, tuple[str, ...]] | None = (
             None  # the project's functions that take a device switch's key
         )
+        self._assert_reads: dict[str, cst.Assert] | None = None  # `_kept_assert_reads`, read once
+        self._filed: dict[int, cst.SimpleString] = {}  # `if x == "npu": x = "cuda"`: id(test) -> "npu"
         self._table: tuple[str, str] | None | bool = (
             False  # the module's enum of devices without the target (`_device_enum`)
         )
@@ -1466,8 +1468,15 @@ class BackendsFamily(Family):
         )
 
     def visit_Assert(self, node: cst.Assert) -> None:
-        """`assert torch.cuda.is_available(), "Megatron requires CUDA."`."""
-        if node.msg is not None and _SAYS_CUDA_ANY_CASE.search(self.ctx.code(node.msg)):
+        """`assert torch.cuda.is_available(), "Megatron requires CUDA."`. A test that also
+        accepts another accelerator (ColossalAI's `assert device.type == "cuda" or device.type
+        == "npu", "each chunk should first be moved to CUDA"`) does not demand CUDA, whatever
+        its message calls the device: it lists the devices the code handles (BACK001)."""
+        if (
+            node.msg is not None
+            and _SAYS_CUDA_ANY_CASE.search(self.ctx.code(node.msg))
+            and not self._accepts_other_accelerator(node.test)
+        ):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
             if not any(
                 (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
@@ -1475,6 +1484,21 @@ class BackendsFamily(Family):
                 for n in _nodes(node.test)
             ):
                 self._cuda_past(self.ctx.current_statements[-1], f"assert {_short(self.ctx.code(node.test))}")
+
+    @staticmethod
+    def _accepts_other_accelerator(test: cst.BaseExpression) -> bool:
+        """`device.type == "cuda" or device.type == "npu"`, `name in ("cuda", "npu")`: the test
+        names an accelerator besides CUDA and negates nothing (`!=`, `not in`, `not`)."""
+        nodes = _nodes(test)
+        if any(
+            (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+            or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
+            for n in nodes
+        ):
+            return False
+        return any(
+            isinstance(n, cst.SimpleString) and device_of(string_value(n)) not in (None, "cuda", *HOSTS) for n in nodes
+        )
 
     def _cuda_past(self, stmt: cst.CSTNode, check: str) -> None:
         """The statements after a check that demands CUDA, in its block (fla's `else: assert device
@@ -1831,6 +1855,77 @@ class BackendsFamily(Family):
                 applicability=Applicability.MANUAL,
             )
 
+    def _kept_assert_reads(self) -> dict[str, cst.Assert]:
+        """The names whose device type the module's asserts that demand CUDA check (`assert
+        self.target_device.type == "cuda", "... should be located in cuda."`, kept by
+        `visit_Assert`): name (`target_device`) -> the assert. Read from the whole module
+        first, since what sets such a name may come before the assert."""
+        if self._assert_reads is None:
+            self._assert_reads = {}
+            if b"assert" in (self.ctx.source or b"assert"):
+                for n in _nodes(self.ctx.module):
+                    if not (
+                        isinstance(n, cst.Assert)
+                        and n.msg is not None
+                        and _SAYS_CUDA_ANY_CASE.search(self.ctx.code(n.msg))
+                        and not self._accepts_other_accelerator(n.test)
+                    ):
+                        continue
+                    for c in _and_operands(n.test):
+                        if not (
+                            isinstance(c, cst.Comparison)
+                            and len(c.comparisons) == 1
+                            and isinstance(c.comparisons[0].operator, cst.Equal)
+                        ):
+                            continue
+                        sides = (c.left, c.comparisons[0].comparator)
+                        if not any(device_of(string_value(side)) == "cuda" for side in sides):
+                            continue
+                        for side in sides:
+                            # `self.target_device.type` / `target_device.type`: a device object's
+                            # type (a tensor's `x.device.type` names no value that is set to a device)
+                            read = side.value if isinstance(side, cst.Attribute) and side.attr.value == "type" else None
+                            name = dotted(read) if read is not None else None
+                            parts = name.split(".") if name else []
+                            if parts and (len(parts) == 1 or (len(parts) == 2 and parts[0] == "self")):
+                                self._assert_reads.setdefault(parts[-1], n)
+        return self._assert_reads
+
+    def _set_for_kept_assert(self, name: str, value: cst.BaseExpression) -> None:
+        """`hijack_context_config(target_device=torch.device("cuda", torch.cuda.current_device()))`
+        in a module whose kept assert demands `self.target_device.type == "cuda"` (ColossalAI's
+        `ZeroContextConfig`): the keyword sets what the assert checks, so the two go together,
+        as an allocation and the kept CUDA test that reads its device (`_set_for_kept_test`).
+        Ported alone, the target's device would fail the assert: the literal is kept with it,
+        reported (BACK008)."""
+        if b"assert" not in (self.ctx.source or b"assert") or self.ctx.in_cuda_only_code() is not None:
+            return
+        check = self._kept_assert_reads().get(name)
+        if check is None or check.test is None:
+            return
+        library = self.library()
+        if library is None:
+            return
+        strings = [
+            s
+            for s in _nodes(value)
+            if isinstance(s, cst.SimpleString)
+            and device_of(string_value(s)) == "cuda"
+            and id(s) not in self.ctx.keep_cuda
+        ]
+        if not strings:
+            return
+        self.ctx.keep_cuda.update(id(s) for s in strings)
+        self.ctx.report(
+            "BACK008",
+            strings[0],
+            f"`{_short(self.ctx.code(value))}` sets `{name}`, whose device the kept assert "
+            f"`{_short(self.ctx.code(check.test))}` demands is CUDA's, in a project with a device abstraction of its own "
+            f"({library[0]}): kept with it (ported alone, a {self.ctx.target.display} device would fail the assert); "
+            f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
+            applicability=Applicability.MANUAL,
+        )
+
     def _cuda_own_function(self, node: cst.FunctionDef) -> bool:
         """`def _get_cuda_rng_state(device="cuda", ...)` whose body reads
         `torch.cuda.default_generators`: a function named for CUDA that uses a `torch.cuda` API
@@ -2095,6 +2190,8 @@ class BackendsFamily(Family):
             self._listed.add(id(node.value))
 
     def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._set_for_kept_assert(node.keyword.value, node.value)
         if node.keyword is not None and "accelerator" in node.keyword.value.lower():
             self._vocabulary.add(id(node.value))
         elif node.keyword is not None and node.keyword.value == "choices":
@@ -2384,6 +2481,68 @@ class BackendsFamily(Family):
         self._library_exit(node)
         self._choice_arms(node)
         self._picks_cuda_own(node)
+        self._filed_under_cuda(node)
+
+    def _filed_under_cuda(self, node: cst.If) -> None:
+        """`if device_type == "npu": device_type = "cuda"` (ColossalAI's `ChunkManager`, whose
+        `total_mem` is keyed "cpu" and "cuda"): another accelerator filed under CUDA's name, the
+        code's word for accelerator memory. The "cuda" assigned is that key, not a device to
+        port (as "neuron" it would be a key nothing holds); the target is filed under it too:
+        `or device_type == "neuron"` joins the test (BACK001)."""
+        test = node.test
+        if not (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+            and isinstance(test.left, cst.Name)
+            and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+            and node.orelse is None
+        ):
+            return
+        other = device_of(string_value(test.comparisons[0].comparator))
+        if other in (None, "cuda", self.ctx.target.device_type, *HOSTS):
+            return
+        lines = node.body.body
+        small = lines[0] if isinstance(node.body, cst.SimpleStatementSuite) and len(lines) == 1 else None
+        if (
+            isinstance(node.body, cst.IndentedBlock)
+            and len(lines) == 1
+            and isinstance(lines[0], cst.SimpleStatementLine)
+        ):
+            small = lines[0].body[0] if len(lines[0].body) == 1 else None
+        if not (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+            and small.targets[0].target.value == test.left.value
+            and isinstance(small.value, cst.SimpleString)
+            and string_value(small.value) == "cuda"
+            and id(small.value) not in self.ctx.keep_cuda
+        ):
+            return
+        self.ctx.keep_cuda.add(id(small.value))
+        self._filed[id(test)] = test.comparisons[0].comparator
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        other = self._filed.pop(id(original), None)
+        if other is None:
+            return updated
+        t = self.ctx.target
+        name = self.ctx.code(original.left)
+        added = cst.Comparison(
+            left=cst.Name(name),
+            comparisons=[cst.ComparisonTarget(operator=cst.Equal(), comparator=replace_string(other, t.device_type))],
+        )
+        new = cst.BooleanOperation(left=updated, operator=cst.Or(), right=added)
+        if self.ctx.report(
+            "BACK001",
+            original,
+            f"`if {self.ctx.code(original)}: {name} = \"cuda\"` files {string_value(other)!r} under CUDA's name, the code's "
+            f'word for an accelerator: {t.device_type!r} is filed there too (`{name} == {t.device_type!r}` is added), the "cuda" stays',
+            replacement=new,
+        ):
+            return new
+        return updated
 
     def _picks_cuda_own(self, node: cst.If) -> None:
         """`if torch.cuda.device_count() > 1: def _cuda_device_of(a): return torch.cuda.device_of(a)`

@@ -47,6 +47,8 @@ _STREAM_TYPES = re.compile(r"\bcuda\.(Stream|Event)\b(?![.\w(])")
 # `torch.cuda.set_stream = _patched_set_stream`: a module that replaces a CUDA API (a cheap test)
 _ASSIGNS_CUDA_API = re.compile(rb"^[ \t]*torch\.cuda\.\w+[ \t]*=[^=]", re.MULTILINE)
 _SEED_NAME = re.compile(r"(^|\.)(manual_seed|manual_seed_all|seed|seed_all)$")
+# the calls that save or restore CUDA's generator state (`torch.cuda.get_rng_state()`)
+_RNG_STATE = frozenset({"get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all"})
 _EMPTY = cst.Module(body=[])
 
 
@@ -58,6 +60,7 @@ class ApiRow:
     advice: dict[str, str]
     unsafe: tuple[str, ...]
     device_position: dict[str, str]  # action when the call names a device (`.to(X)`)
+    with_rng_state: dict[str, str]  # action in a function that saves or restores CUDA's generator state
     prefix: bool  # the name also covers its sub-attributes (`nvtx` covers `nvtx.mark`)
 
 
@@ -73,6 +76,7 @@ def api_table() -> dict[str, ApiRow]:
                 advice=row.get("advice", {}),
                 unsafe=tuple(row.get("unsafe", ())),
                 device_position=row.get("device_position", {}),
+                with_rng_state={t: a.replace("{name}", name) for t, a in row.get("with_rng_state", {}).items()},
                 prefix=row.get("prefix", False),
             )
     return rows
@@ -145,6 +149,7 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._event_waiters: frozenset[str] | None = None  # functions pairing a stream with an event, read once
         self._event_scopes: dict[int, bool] = {}  # id(function) -> `_pairs_events`
         self._event_typed: bool | None = None  # the module names `torch.cuda.Event` as a type (`_typed_event`)
+        self._rng_scopes: dict[int, tuple[str, ...] | None] = {}  # id(scope) -> `_rng_state_here`
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         """`f'cuda:{torch.cuda.current_device()}'`: the index of that device (as `torch.device`'s)."""
@@ -388,6 +393,29 @@ class CudaApiFamily(ReferenceTracker, Family):
         action = self._action(row, in_device_position=id(original) in self._device_args)
         if action == "delegate":
             return updated
+        if row.code == "CUDA004" and (kept := self._rng_state_here()) is not None:
+            if kept:
+                # `current = torch.cuda.get_rng_state()` (no port on the target) beside
+                # `torch.cuda.set_rng_state(current)`: half the generator handling on the target
+                # and half on CUDA saves one generator and restores another; it stays together
+                self.ctx.report(
+                    row.code,
+                    original,
+                    f"`torch.cuda.{suffix}()` stays: this code saves and restores CUDA's generator state, and "
+                    f"`torch.cuda.{kept[0]}` has no port to {self.ctx.target.display} here",
+                    applicability=Applicability.MANUAL,
+                    advice=" ".join(
+                        filter(
+                            None,
+                            (
+                                row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+                                f"Port this code's generator handling as a whole (see `torch.cuda.{kept[0]}`).",
+                            ),
+                        )
+                    ),
+                )
+                return self._keep_cuda_arguments(original, updated)
+            action = row.with_rng_state.get(self.ctx.target.name, action)
         if suffix in _CUDA_SEEDS and self._seeded_already(original):
             self.ctx.report(
                 "CUDA010",
@@ -718,6 +746,40 @@ class CudaApiFamily(ReferenceTracker, Family):
         if scope.returns is not None:
             annotations.append(scope.returns)
         return any(_STREAM_TYPES.search(self.ctx.code(a.annotation)) for a in annotations)
+
+    def _rng_state_here(self) -> tuple[str, ...] | None:
+        """None, or the code this call is in (its class, else its function, else the module)
+        saves or restores CUDA's generator state (`state = torch.cuda.get_rng_state()` ...
+        `torch.cuda.set_rng_state(state)`: ColossalAI's per-mode seed manager): then the names
+        of its `torch.cuda` generator calls that have no port to the target (empty: all have).
+        Such code manages the device's generator alone: a seed there seeds that generator only
+        (`torch.neuron.manual_seed`; `torch.manual_seed` would also reseed the CPU generator,
+        which the code neither saves nor restores), and its calls are ported together or stay."""
+        scope = self._classes[0] if self._classes else self.ctx.scopes.innermost or self.ctx.module
+        if id(scope) in self._rng_scopes:
+            return self._rng_scopes[id(scope)]
+        calls: list[tuple[str, ApiRow]] = []
+        # the module's own statements, not the functions and classes it defines
+        body = (
+            [s for s in scope.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+            if isinstance(scope, cst.Module)
+            else [scope]
+        )
+        for n in (n for part in body for n in _walk(part)):
+            if type(n) is not cst.Call:
+                continue
+            called = n.func.attr if type(n.func) is cst.Attribute else n.func
+            if type(called) is cst.Name and called.value.endswith(("rng_state", "rng_state_all", "seed", "seed_all")):
+                found = self._row_for(n.func)
+                if found is not None and found[1] is not None and found[1].code == "CUDA004":
+                    calls.append((found[0], found[1]))
+        answer: tuple[str, ...] | None = None
+        if any(suffix in _RNG_STATE for suffix, _ in calls):
+            answer = tuple(
+                sorted({suffix for suffix, row in calls if not self._action(row).startswith(("rename ", "expr "))})
+            )
+        self._rng_scopes[id(scope)] = answer
+        return answer
 
     def _seeded_already(self, call: cst.Call) -> bool:
         """Device-generic code: `torch.cuda.manual_seed(s)` right after `torch.manual_seed(s)`
