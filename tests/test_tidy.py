@@ -33,6 +33,30 @@ def test_seed_all_is_deleted_not_duplicated(target):
     assert "CUDA004" in {f.code for f in findings}
 
 
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_an_if_that_only_seeds_again_is_deleted(target):
+    """ColossalAI's `colossalai/testing/random.py`: `torch.manual_seed(seed)`, then `if
+    torch.cuda.is_available(): torch.cuda.manual_seed(seed)`: the seeds in the `if` became a
+    second `torch.manual_seed(seed)` under `torch.accelerator.is_available()`."""
+    new, _ = port(
+        src("""
+        import numpy as np
+        import torch
+        def seed_all(seed):
+            torch.manual_seed(seed)
+            np.random.seed(seed)
+            if torch.cuda.is_available():
+                torch.cuda.manual_seed(seed)
+                torch.cuda.manual_seed_all(seed)
+            if torch.cuda.is_available():
+                torch.cuda.manual_seed(seed + 1)
+    """),
+        target,
+    )
+    assert new.count("torch.manual_seed(seed)") == 1, new
+    assert "torch.manual_seed(seed + 1)" in new  # a different seed is not a repeat
+
+
 def test_user_written_repeat_is_left_alone():
     code = src("""
         import torch

@@ -273,7 +273,11 @@ class PortTransformer(cst.CSTTransformer):
         changed = False
         for stmt in body:
             assert isinstance(stmt, (cst.SimpleStatementLine, cst.BaseCompoundStatement))  # what a block holds
-            if id(stmt) in self._removed_markers or (id(stmt) in self._rewritten and tidy.repeats(stmt, out)):
+            if (
+                id(stmt) in self._removed_markers
+                or (id(stmt) in self._rewritten and tidy.repeats(stmt, out))
+                or self._seeds_again(stmt, out)
+            ):
                 carried.extend(stmt.leading_lines)
                 changed = True
                 continue
@@ -294,6 +298,25 @@ class PortTransformer(cst.CSTTransformer):
             self._emptied[id(marker)] = marker
             out.append(marker)
         return block.with_changes(body=out)
+
+    def _seeds_again(self, stmt: cst.CSTNode, before: list[cst.BaseStatement]) -> bool:
+        """`torch.manual_seed(s)` then `if torch.cuda.is_available(): torch.cuda.manual_seed(s)`
+        (ColossalAI's `seed_all`), the seeds in the `if` rewritten to `torch.manual_seed(s)`:
+        the `if` only says again what was said before it, and its test (an availability
+        question) only chose whether to."""
+        if type(stmt) is not cst.If or stmt.orelse is not None or type(stmt.body) is not cst.IndentedBlock:
+            return False
+        test = stmt.test
+        if not (
+            type(test) is cst.Call
+            and not test.args
+            and type(test.func) is cst.Attribute
+            and test.func.attr.value == "is_available"
+            and tidy.pure(test.func)
+        ):
+            return False
+        inner = stmt.body.body
+        return bool(inner) and all(id(s) in self._rewritten and tidy.repeats(s, before) for s in inner)
 
     # -- constant conditions and emptied branches ------------------------------------------
 

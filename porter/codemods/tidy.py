@@ -150,6 +150,9 @@ def _pure(node: cst.CSTNode) -> bool:
     return all(_pure(c) for c in node.children)
 
 
+pure = _pure
+
+
 def negate(test: cst.BaseExpression) -> cst.BaseExpression:
     """`not test`, written as a person would: `a == b` -> `a != b`, `not x` -> `x`."""
     if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not and not test.lpar:
