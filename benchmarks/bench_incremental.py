@@ -8,8 +8,9 @@ checked there, cached under `$PORTER_BENCH_CACHE`) into a temporary folder and l
 an empty temporary cache: cold, warm (every file unchanged), then after an edit to one file
 the project index reads (`ProjectIndex.wants`: a device value may flow through it), and
 after an edit to one it does not read. Each line gives wall and CPU seconds (this process and
-its workers), the files the project index parsed (`ast`), and the files linted again (ported
-in a worker: neither the stat index nor the cache had their result); the findings after each
+its workers), the files the project index parsed (`ast`), the files whose answers it worked
+out (not kept from the last run: `index.answers`), and the files linted again (ported in a
+worker: neither the stat index nor the cache had their result); the findings after each
 edit are checked against a cold run's (exit 1 if they differ).
 
 The second form checks that a folder holding several projects costs the sum of its projects:
@@ -48,6 +49,7 @@ class Counts:
 
     def __init__(self) -> None:
         self.indexed = 0
+        self.answered = 0
         self.linted = 0
 
     def install(self) -> None:
@@ -58,6 +60,12 @@ class Counts:
                 self.indexed += 1
             return module(index, path)
 
+        own = ProjectIndex.own
+
+        def counted_own(index: ProjectIndex, path: str):  # type: ignore[no-untyped-def]
+            self.answered += 1
+            return own(index, path)
+
         finish = runner._Serial.finish
 
         def counted_finish(serial, tag, result):  # type: ignore[no-untyped-def]
@@ -66,6 +74,7 @@ class Counts:
             return finish(serial, tag, result)
 
         ProjectIndex.module = counted_module  # type: ignore[method-assign]
+        ProjectIndex.own = counted_own  # type: ignore[method-assign]
         runner._Serial.finish = counted_finish  # type: ignore[method-assign]
 
 
@@ -78,11 +87,14 @@ def _cpu() -> float:
 
 
 def _measured(label: str, run: Callable[[], object]) -> object:
-    COUNTS.indexed = COUNTS.linted = 0
+    COUNTS.indexed = COUNTS.answered = COUNTS.linted = 0
     wall, cpu = time.perf_counter(), _cpu()
     out = run()
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-    print(f"{label:<34} {wall:7.2f} s wall {cpu:7.2f} s CPU  indexed {COUNTS.indexed:5d}  linted {COUNTS.linted:5d}")
+    print(
+        f"{label:<34} {wall:7.2f} s wall {cpu:7.2f} s CPU  indexed {COUNTS.indexed:5d}"
+        f"  answered {COUNTS.answered:5d}  linted {COUNTS.linted:5d}"
+    )
     return out
 
 

@@ -18,11 +18,15 @@ flows into it. The index never imports or runs the code it reads.
 from __future__ import annotations
 
 import ast
+import gc
+import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from porter.config.settings import Facts
 from porter.analysis import device_types, fused_flags
+from porter.analysis.fused_flags import FUSED_TOKEN
 from porter.analysis.kinds import MoveKind, NameKind, ValueKind
 from porter.analysis.program import (
     DEFINES_IS_CUDA,
@@ -53,7 +57,13 @@ RANK_NAMES = frozenset(
 _INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
 _SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
+_T = TypeVar("_T")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# the kinds of file an answer may read all of (`_deps`, "f:<kind>"): a file that changes and is
+# of one makes every answer that read that kind's files stale
+_PARAMETER_LOOP_FILES = "parameter loop"
+_IS_CUDA_FILES = "own is_cuda"
+_FUSED_FILES = "fused flag"
 # a file needs answers only if it has a device site or a module move
 # a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.analysis.device_types
 _COMPARED = re.compile(rb"""[=!]=\s*["']cuda["']|["']cuda["']\s*(?:[=!]=|in\b|not\s+in\b)""")
@@ -72,6 +82,7 @@ _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 # a loop over a module's parameters (`for name, p in model.named_parameters():`): where a
 # project may set attributes on Parameter objects (mup's `p.infshape = ...`)
 _PARAMETER_LOOP = re.compile(rb"for\s[^\n]*\sin\s[^\n]*parameters\(")
+_KINDS = ((_PARAMETER_LOOP_FILES, _PARAMETER_LOOP), (_IS_CUDA_FILES, DEFINES_IS_CUDA), (_FUSED_FILES, FUSED_TOKEN))
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
 # methods only a Module has: a holder calling one is a module
 _MODULE_METHODS = frozenset(
@@ -186,7 +197,10 @@ class _Collector(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
             self._bind(t, node.value)
-        self.scope.assigned.setdefault(ast.unparse(node), []).append(node.lineno)
+        if len(node.targets) == 1:  # `a.b = c.d`, what `_untied` asks for (as `ast.unparse` writes it)
+            target, value = dotted(node.targets[0]), dotted(node.value)
+            if target is not None and value is not None:
+                self.scope.assigned.setdefault(f"{target} = {value}", []).append(node.lineno)
         if len(node.targets) == 1:
             self._move(node.value, dotted(node.targets[0]))
         self.generic_visit(node)
@@ -293,19 +307,23 @@ class ProjectIndex:
         self._sources: dict[str, bytes] = {}  # path -> bytes of every file that may carry a device
         self._paths: dict[str, list[str]] = {}  # module name -> paths
         self._parsed: dict[str, ModuleInfo | None] = {}  # parsed on demand
-        self._callers: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
-        self._argparse: dict[str, list[tuple[ast.Call, Scope]]] | None = None
-        self._resolved: dict[str, dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]] = {}
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
+        # what the project's files show, worked out once (the callers of a function, the calls
+        # of a module, the argparse options ...), with what each was read from
+        self._structure: dict[tuple[str, ...], tuple[Any, frozenset[str]]] = {}
+        # what the answer being worked out has read (`_READS`): "p:<path>" (a file), "w:<word>"
+        # (the files naming an identifier), "n:<name>" (the files of a module name), "f:<kind>"
+        # (the files of a kind: with a parameter loop, an own `is_cuda`, a fused flag)
+        self._deps: set[str] = set()
+        # one answer's evaluation (`_fresh`): forgotten before the next one, so that no answer
+        # depends on which were asked before it (the memo keeps a cycle's cut results)
         self._memo: dict[tuple[str, ...], Value | None] = {}
         self._origins: dict[
             str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]
         ] = {}  # path -> ORIGIN facts
         self._device_only: dict[tuple[str, str, str], bool] = {}
-        self._param_attributes: tuple[str, ...] | None = None
-        self._fused: dict[str, dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]]] | None = None
         self._device_types: device_types.DeviceTypes | None = None
-        self._own_is_cuda: tuple[str, ...] | None = None
+        self._fused: tuple[dict[str, Facts], frozenset[str]] | None = None
 
     # -- building ------------------------------------------------------------------------
 
@@ -329,6 +347,7 @@ class ProjectIndex:
         self._paths.setdefault(module_name(path), []).append(path)
 
     def module(self, path: str) -> ModuleInfo | None:
+        self._deps.add("p:" + path)
         if path in self._parsed:
             return self._parsed[path]
         self._parsed[path] = None
@@ -346,21 +365,35 @@ class ProjectIndex:
 
     def mentioning(self, word: str) -> list[ModuleInfo]:
         """The parsed modules whose source has the identifier `word`."""
-        if self._words is None:
-            self._words = {}
-            for path, source in self._sources.items():
-                for w in set(_IDENTIFIER.findall(source)):
-                    self._words.setdefault(w, []).append(path)
+        self._deps.add("w:" + word)
         found = []
-        for path in self._words.get(word.encode(), ()):
+        for path in self._identifiers().get(word.encode(), ()):
             info = self.module(path)
             if info is not None:
                 found.append(info)
         return found
 
+    def _identifiers(self) -> dict[bytes, list[str]]:
+        """identifier -> the paths whose source has it (made on first use)."""
+        if self._words is None:
+            self._words = {}
+            for path, source in self._sources.items():
+                for w in set(_IDENTIFIER.findall(source)):
+                    self._words.setdefault(w, []).append(path)
+        return self._words
+
+    def naming(self, words: Iterable[str]) -> dict[str, list[str]]:
+        """path -> the identifiers of `words` its source has."""
+        out: dict[str, list[str]] = {}
+        for word in words:
+            for path in self._identifiers().get(word.encode(), ()):
+                out.setdefault(path, []).append(word)
+        return out
+
     # -- resolution ----------------------------------------------------------------------
 
     def module_named(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
+        self._deps.add("n:" + name)
         exact = self._paths.get(name)
         if exact:
             return self.module(exact[0])
@@ -418,24 +451,41 @@ class ProjectIndex:
         """[(call, calling scope, parameters bound implicitly)] for the calls of `fn` in the
         project (-1: `mp.spawn(fn, args=...)`, which passes the process index first). Only
         the files that name `fn` are parsed, each file's calls resolved once."""
-        key = (fn.module.path, fn.qual)
-        if key in self._callers:
-            return self._callers[key]
-        out: list[tuple[ast.Call, Scope, int]] = []
-        self._callers[key] = out
         if not fn.qual:
-            return out
+            return []
+        return self._structural(("callers", fn.module.path, fn.qual), lambda: self._find_callers(fn))
+
+    def _find_callers(self, fn: Scope) -> list[tuple[ast.Call, Scope, int]]:
+        key = (fn.module.path, fn.qual)
+        out: list[tuple[ast.Call, Scope, int]] = []
         word = fn.cls.rpartition(".")[2] if fn.qual.endswith(".__init__") and fn.cls else fn.qual.rpartition(".")[2]
         for mod in self.mentioning(word):
             out.extend(self._calls_in(mod).get(key, ()))
         return out
 
+    def _structural(self, key: tuple[str, ...], work: Callable[[], _T]) -> _T:
+        """What `work` finds in the project's files, worked out once; each use reads what it
+        was read from (an answer that uses it depends on those files too)."""
+        found = self._structure.get(key)
+        if found is None:
+            outer, self._deps = self._deps, set()
+            try:
+                value = work()
+            finally:
+                inner, self._deps = self._deps, outer
+                self._deps |= inner
+            self._structure[key] = (value, frozenset(inner))
+            return value
+        self._deps |= found[1]
+        return found[0]  # type: ignore[no-any-return]
+
     def _calls_in(self, mod: ModuleInfo) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
         """Every call in `mod` resolved to the project function it runs (once per module)."""
-        found = self._resolved.get(mod.path)
-        if found is not None:
-            return found
-        self._resolved[mod.path] = found = {}
+        return self._structural(("calls", mod.path), lambda: self._resolve_calls(mod))
+
+    def _resolve_calls(self, mod: ModuleInfo) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
+        self._deps.add("p:" + mod.path)
+        found: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
         for scope in mod.scopes.values():
             for call in scope.calls:
                 target = self.function_of(call.func, scope)
@@ -473,15 +523,17 @@ class ProjectIndex:
 
     def argparse_options(self) -> dict[str, list[tuple[ast.Call, Scope]]]:
         """argparse destination -> its `add_argument` calls, from the files that have any."""
-        if self._argparse is None:
-            self._argparse = {}
-            for mod in self.mentioning("add_argument"):
-                for scope in mod.scopes.values():
-                    for call in scope.calls:
-                        if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
-                            for dest in _argparse_dests(call):
-                                self._argparse.setdefault(dest, []).append((call, scope))
-        return self._argparse
+        return self._structural(("argparse",), self._find_argparse)
+
+    def _find_argparse(self) -> dict[str, list[tuple[ast.Call, Scope]]]:
+        found: dict[str, list[tuple[ast.Call, Scope]]] = {}
+        for mod in self.mentioning("add_argument"):
+            for scope in mod.scopes.values():
+                for call in scope.calls:
+                    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
+                        for dest in _argparse_dests(call):
+                            found.setdefault(dest, []).append((call, scope))
+        return found
 
     # -- evaluation ----------------------------------------------------------------------
 
@@ -852,15 +904,17 @@ class ProjectIndex:
     def parameter_attributes(self) -> tuple[str, ...]:
         """Where the project sets attributes on Parameter objects (once per index; only the
         files with a loop over parameters are parsed)."""
-        if self._param_attributes is None:
-            found: list[str] = []
-            for path, source in self._sources.items():
-                if _PARAMETER_LOOP.search(source) is not None:
-                    info = self.module(path)
-                    if info is not None:
-                        found.extend(info.param_attributes)
-            self._param_attributes = tuple(sorted(found))
-        return self._param_attributes
+        return self._structural(("parameter loops",), self._find_parameter_attributes)
+
+    def _find_parameter_attributes(self) -> tuple[str, ...]:
+        self._deps.add("f:" + _PARAMETER_LOOP_FILES)
+        found: list[str] = []
+        for path, source in self._sources.items():
+            if _PARAMETER_LOOP.search(source) is not None:
+                info = self.module(path)
+                if info is not None:
+                    found.extend(info.param_attributes)
+        return tuple(sorted(found))
 
     def _is_module(self, holder: str, call: ast.Call, scope: Scope, found: tuple[ModuleInfo, str] | None) -> bool:
         """The moved object is a Module: a project class, or the scope calls a Module-only
@@ -880,15 +934,32 @@ class ProjectIndex:
 
     # -- answers -------------------------------------------------------------------------
 
-    def fused_flags(self, path: str) -> Facts:
-        """The cuts of fused-optimizer flags that lie in `path` (porter.analysis.fused_flags;
-        the whole project's flags are followed once, on the first question)."""
+    def _fresh(self) -> None:
+        """Forget one answer's evaluation before the next: each answer is worked out from the
+        files alone, the same whichever were asked before it (in a cold run and after an edit)."""
+        self._memo = {}
+        self._origins = {}
+        self._device_only = {}
+        self._device_types = None
+        self._deps = set()
+
+    def fused_unit(self) -> tuple[dict[str, Facts], frozenset[str]]:
+        """The cuts of fused-optimizer flags per path (porter.analysis.fused_flags: the whole
+        project's flags are followed at once, on the first question), and what they were
+        worked out from."""
         if self._fused is None:
+            self._fresh()
+            self._deps.add("f:" + _FUSED_FILES)
             try:
-                self._fused = fused_flags.FusedFlags(self).run(self._sources)
+                found = fused_flags.FusedFlags(self).run(self._sources)
             except RecursionError:
-                self._fused = {}
-        return tuple(self._fused.get(path, {}).values())
+                found = {}
+            self._fused = ({path: tuple(cuts.values()) for path, cuts in found.items()}, frozenset(self._deps))
+        return self._fused
+
+    def fused_flags(self, path: str) -> Facts:
+        """The cuts of fused-optimizer flags that lie in `path`."""
+        return self.fused_unit()[0].get(path, ())
 
     def compared(self, path: str) -> Facts:
         """What each value compared with `"cuda"` in `path` is: a device type or no device
@@ -905,9 +976,13 @@ class ProjectIndex:
 
     def own_is_cuda(self) -> tuple[str, ...]:
         """The project's files that define their own `is_cuda`."""
-        if self._own_is_cuda is None:
-            self._own_is_cuda = tuple(sorted(p for p, src in self._sources.items() if DEFINES_IS_CUDA.search(src)))
-        return self._own_is_cuda
+        return self._structural(("own is_cuda",), self._find_own_is_cuda)
+
+    def _find_own_is_cuda(self) -> tuple[str, ...]:
+        self._deps.add("f:" + _IS_CUDA_FILES)
+        found = tuple(sorted(p for p, src in self._sources.items() if DEFINES_IS_CUDA.search(src)))
+        self._deps.update("p:" + p for p in found)
+        return found
 
     def _is_cuda_facts(self, path: str) -> Facts:
         """`.is_cuda` in a file, when another file of the project defines its own: porter
@@ -920,19 +995,26 @@ class ProjectIndex:
 
     def facts(self, path: str) -> Facts:
         """((scope, expression, kind, chain), ...) for each named device site in `path`."""
-        fused = (
-            (*self.fused_flags(path), *self.compared(path), *self._is_cuda_facts(path)) if path in self._sources else ()
-        )
+        own, _ = self.own(path)
+        return combined(own, self.fused_flags(path))
+
+    def own(self, path: str) -> tuple[Own, frozenset[str]]:
+        """A file's answers but its fused flags' (how `combined` joins them to those), and
+        what they were worked out from (`_deps`): an answer changes only when one of those does."""
+        self._fresh()
+        self._deps.add("p:" + path)
         source = self._sources.get(path)
-        if source is None or _SITES.search(source) is None:
-            return tuple(sorted(fused))  # no device site and no move: nothing else to answer
-        info = self.module(path)
-        if info is None:
-            return ()
-        try:
-            return tuple(sorted({*self._facts(info), *fused}))
-        except RecursionError:
-            return tuple(sorted(fused))  # pathological nesting: the sites are left as the file shows them
+        if source is None:
+            return (_NOTHING, ()), frozenset(self._deps)
+        rest = (*self.compared(path), *self._is_cuda_facts(path))
+        own: Own = (_LISTED, rest)
+        if _SITES.search(source) is not None:  # a device site or a move: answers of its own
+            info = self.module(path)
+            try:
+                own = (_NOTHING, ()) if info is None else (_JOINED, (*self._facts(info), *rest))
+            except RecursionError:
+                pass  # pathological nesting: the sites are left as the file shows them
+        return own, frozenset(self._deps)
 
     def _facts(self, info: ModuleInfo) -> Facts:
         # a fact holds its kind's text (`.value`): Facts are keyed, pickled and cached as plain strings
@@ -977,6 +1059,167 @@ class ProjectIndex:
             return None  # no ties, or re-tied right there already
         assert found is not None  # the ties came from its class
         return (*statements, f"`{found[1]}` ({found[0].path})")
+
+
+# how a file's own answers join the fused flags' cuts in it (`combined`)
+_NOTHING = "nothing"  # not read, or its sites could not be parsed: no answers
+_LISTED = "listed"  # no device site: the fused cuts and its own, as they come
+_JOINED = "joined"  # the answers at its sites: each once
+Own = tuple[str, Facts]
+
+
+def combined(own: Own, fused: Facts) -> Facts:
+    """A file's answers from its own (`ProjectIndex.own`) and the fused cuts in it."""
+    how, found = own
+    if how == _NOTHING:
+        return ()
+    if how == _LISTED:
+        return tuple(sorted((*fused, *found)))
+    return tuple(sorted({*found, *fused}))
+
+
+State = dict[str, Any]  # what `answers` hands to its next call (JSON)
+
+
+Held = tuple[str, Own, frozenset[str], frozenset[str], frozenset[str]]  # `_loaded`: one file's
+
+
+def answers(files: Iterable[tuple[str, bytes]], previous: object = None) -> tuple[dict[str, Facts], State, list[str]]:
+    """Each file's answers (for the files the index reads), the state to hand to the next
+    call, and the files whose own answers were worked out again (not taken from `previous`).
+
+    `previous` is a state an earlier call returned (anything else is none). An answer in it
+    is kept when nothing it was worked out from changed: no file it read changed, came or
+    went; no file that changed or came names an identifier it looked up that it did not name
+    before, has a module name it looked up, or is newly of a kind whose files it read
+    (`_stale`). Each answer is worked out on its own (`ProjectIndex._fresh`), so the answers
+    are a cold run's, whatever the state."""
+    # the index keeps every module it parses until it is done: the cyclic collector, run again
+    # and again as they pile up, would find nothing to free (half the index's time on deepspeed)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _answers(files, previous)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict[str, Facts], State, list[str]]:
+    index = ProjectIndex.build(files)
+    shas = {path: hashlib.sha256(source).hexdigest() for path, source in index._sources.items()}
+    old = _loaded(previous)
+    held = old[0] if old is not None else {}
+    stale = _stale(index._sources, shas, held)
+    units: dict[str, tuple[Own, frozenset[str]]] = {}
+    redone: list[str] = []
+    for path, sha in shas.items():
+        h = held.get(path)
+        if h is not None and h[0] == sha and stale.isdisjoint(h[2]):
+            units[path] = (h[1], h[2])
+        else:
+            units[path] = index.own(path)
+            redone.append(path)
+    fused = old[1] if old is not None and stale.isdisjoint(old[1][1]) else index.fused_unit()
+    facts = {path: combined(own, fused[0].get(path, ())) for path, (own, _) in units.items()}
+    # what the next call's `_stale` compares a changed file with: the identifiers looked up
+    # that it names, and its kinds
+    looked_up = {t[2:] for _, deps in (*units.values(), fused) for t in deps if t.startswith("w:")}
+    names = index.naming(looked_up)
+    tokens: dict[str, int] = {}
+
+    def ids(found: Iterable[str]) -> list[int]:
+        return [tokens.setdefault(t, len(tokens)) for t in found]
+
+    state: State = {
+        "files": {
+            path: [
+                shas[path],
+                own[0],
+                _rows(own[1]),
+                ids(deps),
+                ids(names.get(path, ())),
+                [kind for kind, pattern in _KINDS if pattern.search(index._sources[path]) is not None],
+            ]
+            for path, (own, deps) in units.items()
+        },
+        "fused": [{path: _rows(found) for path, found in fused[0].items()}, ids(fused[1])],
+    }
+    state["tokens"] = list(tokens)
+    return facts, state, redone
+
+
+def _stale(sources: dict[str, bytes], shas: dict[str, str], before: dict[str, Held]) -> set[str]:
+    """What an answer may have read (`ProjectIndex._deps`) that is not as it was: the files
+    that changed, came or went; the identifiers a changed file names now and did not, its
+    kinds it was not of (a lookup by one of them may now find it: one that found it before
+    read it, so it is stale by the file); the module names of the files that came or went."""
+    changed = [path for path, sha in shas.items() if path not in before or before[path][0] != sha]
+    stale = {"p:" + path for path in (*changed, *(p for p in before if p not in shas))}
+    for path in changed:
+        source = sources[path]
+        words, kinds = before[path][3:] if path in before else (frozenset(), frozenset())
+        stale.update("w:" + w for w in {w.decode() for w in _IDENTIFIER.findall(source)} - words)
+        stale.update(
+            "f:" + kind for kind, pattern in _KINDS if kind not in kinds and pattern.search(source) is not None
+        )
+    for path in shas.keys() ^ before.keys():
+        parts = module_name(path).split(".")  # `module_named` finds a module by any dotted tail
+        stale.update("n:" + ".".join(parts[i:]) for i in range(len(parts)))
+    return stale
+
+
+def _loaded(state: object) -> tuple[dict[str, Held], tuple[dict[str, Facts], frozenset[str]]] | None:
+    """A state `answers` returned, read back; None for anything not of its shape."""
+    try:
+        if not isinstance(state, dict):
+            return None
+        table = state["tokens"]
+        _check(isinstance(table, list) and all(isinstance(t, str) for t in table))
+        files: dict[str, Held] = {}
+        for path, (sha, how, found, deps, words, kinds) in state["files"].items():
+            _check(isinstance(path, str) and isinstance(sha, str) and how in (_NOTHING, _LISTED, _JOINED))
+            _check(isinstance(kinds, list) and all(isinstance(k, str) for k in kinds))
+            own = (how, _read_facts(found))
+            files[path] = (sha, own, _tokens(table, deps), _tokens(table, words), frozenset(kinds))
+        cuts, deps = state["fused"]
+        _check(isinstance(cuts, dict) and all(isinstance(path, str) for path in cuts))
+        return files, ({path: _read_facts(found) for path, found in cuts.items()}, _tokens(table, deps))
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+        return None
+
+
+def _tokens(table: list[str], ids: object) -> frozenset[str]:
+    if not (isinstance(ids, list) and all(type(i) is int and i >= 0 for i in ids)):
+        raise TypeError("not a state of the project index")
+    return frozenset(table[i] for i in ids)
+
+
+def _check(ok: bool) -> None:
+    if not ok:
+        raise TypeError("not a state of the project index")
+
+
+def _rows(facts: Facts) -> list[list[Any]]:
+    """Facts as the state keeps them (JSON: lists)."""
+    return [[scope, expr, kind, list(chain)] for scope, expr, kind, chain in facts]
+
+
+def _read_facts(rows: object) -> Facts:
+    _check(isinstance(rows, list))
+    out = []
+    for row in rows:  # type: ignore[attr-defined]
+        _check(isinstance(row, list) and len(row) == 4)
+        scope, expr, kind, chain = row
+        _check(
+            (scope is None or isinstance(scope, str))
+            and isinstance(expr, str)
+            and isinstance(kind, str)
+            and isinstance(chain, list)
+            and all(isinstance(step, str) for step in chain)
+        )
+        out.append((scope, expr, kind, tuple(chain)))
+    return tuple(out)
 
 
 def _handed_on_after_paths(info: ModuleInfo) -> Iterator[tuple[str, Scope]]:

@@ -14,12 +14,13 @@ An entry is authenticated, never trusted. Its hash would not do: anyone can comp
 sha256 of a forged entry, and a cache folder can come from elsewhere (a CI cache restored
 from another branch, a `.porter_cache/` shipped in a repository and named with
 `--cache-dir`). Every file porter writes into the cache (entries, the project index's
-answers, the stat index) carries an HMAC-SHA256 under a key only the user can read: 32
-random bytes in `$XDG_CONFIG_HOME/porter/cache-key` (default `~/.config/porter/`), made on
-first use with mode 0600, never inside a cache folder; or, where runs share a cache across
-machines (CI), derived from the secret in `PORTER_CACHE_KEY`. A file whose tag does not
-check out under that key is a miss. Without a usable key (none can be made, or the file is
-not the user's own or others can read it) the cache is off: a cold run, never an error.
+answers and what it keeps for the next run, the stat index) carries an HMAC-SHA256 under a
+key only the user can read: 32 random bytes in `$XDG_CONFIG_HOME/porter/cache-key` (default
+`~/.config/porter/`), made on first use with mode 0600, never inside a cache folder; or,
+where runs share a cache across machines (CI), derived from the secret in
+`PORTER_CACHE_KEY`. A file whose tag does not check out under that key is a miss. Without
+a usable key (none can be made, or the file is not the user's own or others can read it)
+the cache is off: a cold run, never an error.
 
 Behind the tag an entry is checked as well: it records the sha256 of the bytes it ports and
 of the bytes it would write, both recomputed on a hit, and a rewrite it carries must parse
@@ -305,6 +306,28 @@ class Cache:
             _write(self._index_path(digest), seal(self.mac_key, f"index:{digest}", body))
         except OSError:
             pass
+
+    def get_state(self, key: str) -> object:
+        """What the project index kept of its last run under `key` (`index.answers`), as JSON;
+        None when there is none (the index checks its shape)."""
+        if not self.enabled or self.mac_key is None:
+            return None
+        try:
+            return json.loads(unseal(self.mac_key, f"state:{key}", _read_entry(self._state_path(key))))
+        except (OSError, ValueError, RecursionError):
+            return None
+
+    def put_state(self, key: str, state: object) -> None:
+        if not self.enabled or self.mac_key is None:
+            return
+        try:
+            body = json.dumps(state, separators=(",", ":")).encode()
+            _write(self._state_path(key), seal(self.mac_key, f"state:{key}", body))
+        except OSError:
+            pass
+
+    def _state_path(self, key: str) -> Path:
+        return self.entries / f"index-state-{hashlib.sha256((salt() + key).encode()).hexdigest()}.json"
 
     def _index_path(self, digest: str) -> Path:
         return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"

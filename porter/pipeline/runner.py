@@ -30,7 +30,7 @@ from porter.analysis.kinds import BackendKind
 from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
-from porter.analysis.index import ProjectIndex
+from porter.analysis.index import ProjectIndex, answers as index_answers
 from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
@@ -215,7 +215,7 @@ def _project_facts(
             digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
     # the two analyses are cached apart: an edit to a body re-runs the device-value index
     # only, an edit to an import line of a file it does not read the CUDA-only pass only
-    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted))
+    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted, store, candidates))
     cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources)
     extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources))
     return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
@@ -249,16 +249,29 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _indexed(wanted: list[tuple[str, Path]]) -> dict[str, Facts]:
+def _indexed(wanted: list[tuple[str, Path]], store: Cache | None, candidates: list[Candidate]) -> dict[str, Facts]:
     """The index of device values over `wanted`, worked out from the files' bytes (the cache
-    had none for them)."""
-    index = ProjectIndex()
+    had none for them). The answers of the project's last index that nothing they were worked
+    out from changed since are kept (`index.answers`): an edit re-reads what depends on it."""
+    files: list[tuple[str, bytes]] = []
     for name, path in wanted:
         try:
-            index.add(name, lf_line_ends(read_regular(path)))
+            files.append((name, lf_line_ends(read_regular(path))))
         except OSError:
             continue
-    return {name: index.facts(name) for name, _ in wanted}
+    key = "values-state:" + _project_key(candidates)
+    facts, state, _ = index_answers(files, store.get_state(key) if store is not None else None)
+    if store is not None:
+        store.put_state(key, state)
+    return {name: facts.get(name, ()) for name, _ in wanted}
+
+
+def _project_key(candidates: list[Candidate]) -> str:
+    """What names a project's last index: the folders its Python files are in, the same after
+    an edit, a new file or a removed one (what the index keeps from it is checked file by
+    file), and not the same for a run's dependency files, indexed on their own (`iter_results`)."""
+    folders = sorted({os.path.dirname(os.path.abspath(c.path)) for c in candidates if is_python(_name(c))})
+    return hashlib.sha256("\0".join(folders).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:

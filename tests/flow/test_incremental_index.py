@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from porter.analysis.index import ProjectIndex
 from porter.config.settings import Settings
 from porter.pipeline import runner
 from porter.pipeline.runner import run
@@ -152,6 +153,34 @@ def test_an_edit_then_a_warm_lint_gives_the_cold_findings(tmp_path, target):
     assert reached == [["proj/trainer.py"], ["proj/trainer.py"], ["proj/api.py"], ["proj/trainer.py"], ["proj/api.py"]]
 
 
+def test_an_edit_re_answers_only_the_files_that_read_it(tmp_path, monkeypatch):
+    """After an edit to helper.py the index works out the answers of helper.py and of
+    trainer.py (which follows `pick_device()` into it) again, keeps main.py's and sync.py's
+    from the last run, and the findings are a cold run's."""
+    root = tmp_path / "proj"
+    write_files(root, {"trainer.py": TRAINER, "main.py": MAIN, "helper.py": HELPER, "sync.py": SYNC})
+    answered: list[str] = []
+    own = ProjectIndex.own
+
+    def counted(index, path):
+        answered.append(path)
+        return own(index, path)
+
+    monkeypatch.setattr(ProjectIndex, "own", counted)
+    cache = tmp_path / "cache"
+    _findings([root], "xla", cache=True, cache_dir=cache)
+    assert sorted(answered) == ["proj/helper.py", "proj/main.py", "proj/sync.py", "proj/trainer.py"]
+    answered.clear()
+    write_files(root, {"helper.py": HELPER.replace('"cpu"', "0")})
+    warm = _findings([root], "xla", cache=True, cache_dir=cache)
+    assert sorted(answered) == ["proj/helper.py", "proj/trainer.py"]
+    answered.clear()
+    assert warm == _findings([root], "xla", cache=False)
+    answered.clear()
+    _findings([root], "xla", cache=True, cache_dir=cache)
+    assert answered == []
+
+
 def _project(root: Path) -> None:
     write_files(
         root,
@@ -184,10 +213,10 @@ def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
     indexed: list[list[str]] = []
     real = runner._indexed
 
-    def counted(wanted):
+    def counted(wanted, store, candidates):
         if wanted:  # (the dependency files' own pass has no Python file to index)
             indexed.append(sorted(name for name, _ in wanted))
-        return real(wanted)
+        return real(wanted, store, candidates)
 
     monkeypatch.setattr(runner, "_indexed", counted)
     cache = tmp_path / "cache"

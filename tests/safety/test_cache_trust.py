@@ -168,15 +168,17 @@ def test_fifo_in_place_of_an_entry_is_a_miss_not_a_hang(tmp_path):
 
 
 def test_malformed_project_index_entry_is_a_miss(tmp_path: Path) -> None:
-    """The project index's cached answers are read like any entry: a FIFO, deep nesting or
-    a wrong shape is a miss (no hang, no traceback) and the port is the fresh one."""
+    """The project index's cached answers (and what it keeps for the next run) are read like
+    any entry: a FIFO, deep nesting or a wrong shape is a miss (no hang, no traceback) and the
+    port is the fresh one."""
     cache = tmp_path / "cache"
     committed_repo(tmp_path, {"m.py": b"import torch\ngpu_id = 0\nx = torch.zeros(2).to(gpu_id)\n"})
     fresh = porter("rewrite", ".", "--target", "neuron", "--diff", "--no-cache", cwd=tmp_path)
     seeded = porter("rewrite", ".", "--target", "neuron", "--diff", "--cache-dir", str(cache), cwd=tmp_path)
     assert seeded.stdout == fresh.stdout
-    indexes = sorted(cache.rglob("index-*.json"))  # the device values' and the CUDA-only facts'
-    assert len(indexes) == 2
+    # the device values' and the CUDA-only facts', and what the device values' keep for the next run
+    indexes = sorted(cache.rglob("index-*.json"))
+    assert len(indexes) == 3
     for index, bad in itertools.product(
         indexes, ("fifo", "[" * 100_000, '{"m.py": 3}', '{"m.py": [[1, 2, 3, 4]]}', "[]")
     ):
