@@ -1626,3 +1626,42 @@ def test_a_capability_check_that_chooses_the_extension_or_torch_gets_its_guard(t
     new, findings = port_files(tmp_path, "neuron")["pkg/attn/interface.py"]
     assert new.count("torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9") == 2, new
     assert not [f for f in findings if f.code == "GUARD003" and "capability" in f.message], findings
+
+
+# vllm 0.34.0's NIXL worker: the memory type NIXL registers a KV buffer as comes from the
+# project's platform object first; the device list is the fallback where it answers nothing
+NIXL = """
+from mylib.platforms import current_platform
+
+
+class Worker:
+    def __init__(self, kv_buffer_device):
+        self.kv_buffer_device = kv_buffer_device
+        memory_type = current_platform.get_memory_type()
+        if memory_type is None:
+            if self.kv_buffer_device in ["cuda", "xpu"]:
+                memory_type = "VRAM"
+            elif self.kv_buffer_device == "cpu":
+                memory_type = "DRAM"
+        if memory_type is None:
+            raise RuntimeError(f"{self.kv_buffer_device} kv_buffer is not supported.")
+        self.memory_type = memory_type
+
+    def pick(self):
+        if self.kv_buffer_device in ["cuda", "xpu"]:
+            return "VRAM"
+        return "DRAM"
+"""
+
+
+def test_a_device_list_where_the_projects_platform_object_answers_nothing_stays(tmp_path):
+    write_files(tmp_path, {**PLATFORM_PROJECT, "mylib/nixl.py": NIXL})
+    new, findings = port_files(tmp_path, "neuron")["mylib/nixl.py"]
+    # `current_platform.get_memory_type()` answers for each platform (an out-of-tree neuron
+    # platform too); the list is the fallback where it answers None: the target's answer is
+    # the platform's, so `"neuron"` is not claimed to be NIXL's VRAM here
+    assert new.count('["cuda", "xpu"]') == 1 and new.count('"neuron"') == 1, new
+    said = [f.message for f in findings if f.code == "BACK001" and "is the fallback where" in f.message]
+    assert len(said) == 1 and "`current_platform.get_memory_type()` answers nothing" in said[0], findings
+    # the same list outside that fallback lists the devices the code supports: the target is added
+    assert '["cuda", "xpu", "neuron"]' in new.split("def pick")[1]

@@ -465,3 +465,66 @@ def test_a_torch_cuda_call_past_a_kept_not_cuda_exit_stays(tmp_path):
     assert len(said) == 1 and said[0].startswith(
         "`torch.cuda.current_stream()` runs only past `if not tensor.is_cuda"
     ), said
+
+
+# vllm 0.34.0's MORI UMBP transfer engine: the devices whose ready events it records are the
+# KV caches' CUDA devices only (filled under a kept `device.type == "cuda"` test, in another method)
+READY_EVENTS = """
+import torch
+
+GPU, CPU = 1, 0
+
+
+class Engine:
+    def __init__(self, client):
+        self.client = client
+        self._gpu_devices: set[int] = set()
+
+    def register(self, caches):
+        for cache in caches:
+            location = GPU if cache.device.type == "cuda" else CPU
+            device = cache.device.index if cache.device.index is not None else -1
+            self.client.register(cache.data_ptr(), location, device)
+            if location == GPU and device >= 0:
+                self._gpu_devices.add(device)
+
+    def store(self, plans):
+        events = []
+        for device in self._gpu_devices:
+            with torch.device(f"cuda:{device}"):
+                event = torch.Event()
+                event.record(torch.accelerator.current_stream())
+                events.append(event)
+        return self.client.submit(plans, events)
+"""
+
+
+def test_a_loop_over_devices_collected_under_a_kept_cuda_test_stays_cuda(tmp_path):
+    code, findings = _port(tmp_path, {"lib/engine.py": READY_EVENTS})["engine.py"]
+    # `_gpu_devices` only ever gets a device under `location == GPU`, and `location` is GPU only
+    # where `cache.device.type == "cuda"` (kept, CUDA's case): the loop runs for CUDA's devices
+    # alone, so its `cuda:` device stays (on CUDA, `torch.device("neuron:0")` raises)
+    assert code == READY_EVENTS.lstrip(), code
+    kept = [f for f in findings if f.code == "BACK008" and "_gpu_devices" in f.message]
+    assert kept and 'cache.device.type == "cuda"' in kept[0].message, [f.message for f in findings]
+    # filled directly under the test (`if cache.is_cuda:`), in a method after the loop's: the same
+    direct = READY_EVENTS.replace(
+        "            if location == GPU and device >= 0:\n", "            if cache.is_cuda and device >= 0:\n"
+    )
+    direct = direct.replace("    def register(", "    def zz_register(")
+    order = direct.index("    def zz_register(")
+    direct = (
+        direct[:order]
+        + direct[direct.index("    def store(") :]
+        + "\n"
+        + direct[order : direct.index("    def store(")]
+    )
+    code, findings = _port(tmp_path / "direct", {"lib/engine.py": direct})["engine.py"]
+    assert 'f"cuda:{device}"' in code and "neuron" not in code, code
+    # a set that another device's case fills too is no longer CUDA's alone: the loop is ported
+    mixed = READY_EVENTS.replace(
+        "                self._gpu_devices.add(device)\n",
+        "                self._gpu_devices.add(device)\n            else:\n                self._gpu_devices.add(0)\n",
+    )
+    code, _ = _port(tmp_path / "mixed", {"lib/engine.py": mixed})["engine.py"]
+    assert 'f"cuda:{device}"' not in code, code

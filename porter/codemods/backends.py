@@ -174,6 +174,29 @@ _SELF_DEVICE = re.compile(r"\bself\.(?:_?root_device|_?device)\b")
 _DEVICE_FIRST = frozenset(
     {"init_device_mesh", "autocast", "init_process_group", "init_distributed", "device", "to", "empty_cache"}
 )
+# the methods that put a value in a set, list or dict (`self._gpu_devices.add(device)`)
+_FILLS = frozenset({"add", "append", "appendleft", "extend", "insert", "update", "setdefault"})
+# an empty container a field starts as (`self._gpu_devices: set[int] = set()`)
+_EMPTY = frozenset({"set", "list", "dict", "deque", "OrderedDict"})
+# builtins that read a container without putting anything in it (`sorted(self._gpu_devices)`)
+_READS = frozenset(
+    {
+        "len",
+        "sorted",
+        "list",
+        "tuple",
+        "set",
+        "frozenset",
+        "iter",
+        "enumerate",
+        "reversed",
+        "bool",
+        "any",
+        "all",
+        "min",
+        "max",
+    }
+)
 # a name that says it holds devices, accelerators or backends
 _NAMES_DEVICES = re.compile(r"device|accelerator|backend|platform|supported", re.I)
 
@@ -309,6 +332,7 @@ class BackendsFamily(Family):
         ] = []  # (region, at, message, replacement)
         self._elifs: set[int] = set()
         self._module_needs: str | None | bool = False  # the CUDA-only package the module needs (`_needs`)
+        self._fields: dict[int, dict[str, cst.BaseExpression]] = {}  # id(class) -> `_cuda_only_fields`
         self._stream_units: dict[int, str] = {}  # id(function or class) -> a CUDA stream it keeps ("": none)
         # what `_kept_cuda_runtime` looks for, by a cheap test of the source first
         source = ctx.source
@@ -1345,6 +1369,15 @@ class BackendsFamily(Family):
             return
         if self._lacks_backend_folder(node, devices):
             return
+        if (answered := self._platform_answered(node)) is not None:
+            self.ctx.report(
+                "BACK001",
+                node,
+                f"`{_short(self.ctx.code(node))}` is the fallback where {answered} answers nothing: CUDA's entry stays; "
+                f"{t.display}'s answer belongs there (the project's own device object), not beside CUDA's",
+                applicability=Applicability.MANUAL,
+            )
+            return
         if (said := self._list_said(node, values)) is not None:
             self.ctx.report(
                 "BACK001",
@@ -1355,6 +1388,40 @@ class BackendsFamily(Family):
             )
             return
         self._lists.add(id(node))
+
+    def _platform_answered(self, node: cst.CSTNode) -> str | None:
+        """`if self.kv_buffer_device in ["cuda", "xpu"]:` under `if memory_type is None:`, where
+        the function set `memory_type = current_platform.get_nixl_memory_type()` (a method of a
+        name the module imports from the folder of the project's classes per device): the list
+        answers only where the project's own device object did not, and that object answers for
+        the target (its own platform class). Adding the target to the fallback claims CUDA's
+        answer for it. The call, as code, or None."""
+        names = self._names_from_abstraction()
+        fn = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.FunctionDef)), None)
+        if not names or fn is None:
+            return None
+        for stmt in self.ctx.current_statements:
+            if not isinstance(stmt, cst.If) or any(n is node for n in _nodes(stmt.test)):
+                continue
+            test = stmt.test
+            if not (
+                isinstance(test, cst.Comparison)
+                and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.Is)
+                and isinstance(test.left, cst.Name)
+                and _is_constant(test.comparisons[0].comparator, "None")
+                and any(n is node for n in _nodes(stmt.body))
+            ):
+                continue
+            for name, value in name_assignments(fn.body):
+                if (
+                    name == test.left.value
+                    and isinstance(value, cst.Call)
+                    and (dotted(value.func) or "").partition(".")[0] in names
+                    and "." in (dotted(value.func) or "")
+                ):
+                    return f"`{_short(self.ctx.code(value))}`"
+        return None
 
     def _list_said(self, node: cst.CSTNode, values: Sequence[str | None]) -> str | None:
         """What the library says of the devices a test lists, where it says more than that the
@@ -1925,6 +1992,168 @@ class BackendsFamily(Family):
             f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
             applicability=Applicability.MANUAL,
         )
+    def visit_For(self, node: cst.For) -> None:
+        """`for device in self._gpu_devices: with torch.device(f"cuda:{device}"): ...` where the
+        class puts every value of `_gpu_devices` there under a test this port keeps on CUDA
+        (`if location == GPU` with `location = GPU if cache.device.type == "cuda" else CPU`, in
+        another method: `_cuda_only_fields`): the loop runs for CUDA's devices alone, so its body
+        is CUDA's case (BACK008). Ported, it would name the target's device on CUDA."""
+        if (
+            (self.ctx.source is not None and b"self." not in self.ctx.source)
+            or self.library() is None
+            or self.ctx.in_cuda_only_code() is not None
+        ):
+            return
+        field = _self_field(node.iter)
+        statements = self.ctx.current_statements
+        cls = next((s for s in reversed(statements) if isinstance(s, cst.ClassDef)), None)
+        if field is None or cls is None or not isinstance(cls.body, cst.IndentedBlock):
+            return
+        test = self._cuda_only_fields(cls).get(field)
+        if test is None or not self._cuda_named_in(node.body):
+            return
+        library = self.library()
+        assert library is not None
+        what = f"`for ... in {self.ctx.code(node.iter)}`"
+        region = CudaOnlyCode(node.iter, what, library[0], code="BACK008", quiet=True)
+        for stmt in node.body.body:
+            self.ctx.cuda_only_code[id(stmt)] = region
+        t = self.ctx.target
+        message = (
+            f"{what} runs over what the class puts in `self.{field}` only where `{_short(self.ctx.code(test))}`, "
+            f"kept as CUDA's case in a project with a device abstraction of its own ({library[0]}): the loop is CUDA's case too, "
+            f"kept as it is; {t.display}'s belongs beside it, through the project's own device"
+        )
+        self._regions.append((region, node.iter, message, None))
+
+    def _cuda_named_in(self, body: cst.CSTNode) -> bool:
+        """Whether `body` names CUDA: a CUDA device string (`f"cuda:{i}"` too) or a `torch.cuda` API."""
+        for n in _nodes(body):
+            if isinstance(n, cst.FormattedString) and n.parts and isinstance(n.parts[0], cst.FormattedStringText):
+                if device_of(n.parts[0].value) == "cuda":
+                    return True
+            elif isinstance(n, (cst.Name, cst.Attribute)) and (self.ctx.qualname(n) or "").startswith("torch.cuda"):
+                return True
+        return self._names_cuda(body) is not None
+
+    def _cuda_only_fields(self, cls: cst.ClassDef) -> dict[str, cst.BaseExpression]:
+        """The fields of `cls` (`self._gpu_devices`) that its methods fill (`.add`, `.append`,
+        `[k] = v`) only under a test this port keeps on CUDA, and otherwise only set empty
+        (`set()`): field -> that test. A field filled anywhere else, set to anything else or
+        handed to other code is not CUDA's alone."""
+        if id(cls) in self._fields:
+            return self._fields[id(cls)]
+        fills: dict[str, list[cst.BaseExpression | None]] = {}
+        body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+        for fn in body:
+            if isinstance(fn, cst.FunctionDef):
+                self._fills(fn, fn.body.body, [], fills)
+        out: dict[str, cst.BaseExpression] = {}
+        for name, tests in fills.items():
+            kept = [t for t in tests if t is not None]
+            if kept and len(kept) == len(tests):
+                out[name] = kept[0]
+        self._fields[id(cls)] = out
+        return out
+
+    def _fills(
+        self,
+        fn: cst.FunctionDef,
+        statements: Sequence[cst.CSTNode],
+        tests: list[cst.BaseExpression],
+        fills: dict[str, list[cst.BaseExpression | None]],
+    ) -> None:
+        """Record under `fills` each `self.<field>` filled in `statements` (with the CUDA test it is
+        under, or None), walking into blocks; an `if`'s body is under its test, its `else` not."""
+        for stmt in statements:
+            if isinstance(stmt, cst.FunctionDef) and isinstance(stmt.body, cst.IndentedBlock):
+                self._fills(fn, stmt.body.body, [], fills)  # a closure runs wherever it is called: under no test
+                continue
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if isinstance(stmt, cst.If):
+                self._fills(fn, stmt.body.body, [*tests, stmt.test], fills)
+                if stmt.orelse is not None:
+                    self._fills(
+                        fn, [stmt.orelse] if isinstance(stmt.orelse, cst.If) else stmt.orelse.body.body, tests, fills
+                    )
+                continue
+            if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                for small in stmt.body:
+                    self._fills_small(fn, small, tests, fills)
+                continue
+            for part in _blocks(stmt):
+                self._fills(fn, part, tests, fills)
+
+    def _fills_small(
+        self,
+        fn: cst.FunctionDef,
+        small: cst.BaseSmallStatement,
+        tests: list[cst.BaseExpression],
+        fills: dict[str, list[cst.BaseExpression | None]],
+    ) -> None:
+        # the CUDA test the statement is under (an operand of an enclosing `if`'s test), or None
+        cuda_test = next(
+            (k for t in tests for c in _and_operands(t) if (k := self._cuda_only_operand(fn, c)) is not None), None
+        )
+        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            for target in targets:
+                if (field := _self_field(target)) is not None:
+                    empty = (
+                        not isinstance(small, cst.AugAssign)
+                        and small.value is not None
+                        and _is_empty_container(small.value)
+                    )
+                    if not empty:
+                        fills.setdefault(field, []).append(cuda_test if isinstance(small, cst.AugAssign) else None)
+                elif isinstance(target, cst.Subscript) and (field := _self_field(target.value)) is not None:
+                    fills.setdefault(field, []).append(cuda_test)
+        for n in _nodes(small):
+            if not isinstance(n, cst.Call):
+                continue
+            func = n.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _FILLS and (field := _self_field(func.value)):
+                fills.setdefault(field, []).append(cuda_test)
+            if isinstance(func, cst.Name) and func.value in _READS:
+                continue
+            for arg in n.args:
+                if (field := _self_field(arg.value)) is not None:
+                    fills.setdefault(field, []).append(None)  # handed to other code: it may fill it
+
+    def _cuda_only_operand(self, fn: cst.FunctionDef, test: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The test this port keeps on CUDA that `test` (an operand of an `if`'s test) stands
+        for: itself (`cache.device.type == "cuda"`, `cache.is_cuda`), the value of a name the
+        function sets once to one (`on_gpu = ...; if on_gpu:`), or the test of a choice whose
+        CUDA arm the test compares with (`location = GPU if cache.device.type == "cuda" else
+        CPU; if location == GPU:`). None where it is not one."""
+        if self._kept_test(test):
+            return test
+        if isinstance(test, cst.Name):
+            values = [v for name, v in name_assignments(fn.body) if name == test.value]
+            return values[0] if len(values) == 1 and self._kept_test(values[0]) else None
+        if (
+            not isinstance(test, cst.Comparison)
+            or len(test.comparisons) != 1
+            or not isinstance(test.comparisons[0].operator, (cst.Equal, cst.Is))
+        ):
+            return None
+        for name, other in ((test.left, test.comparisons[0].comparator), (test.comparisons[0].comparator, test.left)):
+            if not isinstance(name, cst.Name):
+                continue
+            values = [v for n, v in name_assignments(fn.body) if n == name.value]
+            if len(values) != 1 or not isinstance(values[0], cst.IfExp) or not self._kept_test(values[0].test):
+                continue
+            arm, code = values[0], self.ctx.code(other)
+            if self.ctx.code(arm.body) == code and self.ctx.code(arm.orelse) != code:
+                return arm.test
+        return None
+
+    def _kept_test(self, test: cst.BaseExpression) -> bool:
+        """Whether this port keeps `test` on CUDA in this project: it asks whether a device (or
+        tensor, or the project's device object) is CUDA's, not whether CUDA is there."""
+        found = self._cuda_test(test)
+        return found is not None and found.kind in ("string", "attribute", "platform")
 
     def _cuda_own_function(self, node: cst.FunctionDef) -> bool:
         """`def _get_cuda_rng_state(device="cuda", ...)` whose body reads
@@ -3667,6 +3896,44 @@ def _device_read(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Attribute) and node.attr.value == "device":
         return dotted(node.value)
     return None
+
+
+def _self_field(node: cst.BaseExpression) -> str | None:
+    """`_gpu_devices` of `self._gpu_devices` (and of `self._gpu_devices.items()`, `sorted(self._gpu_devices)`)."""
+    if isinstance(node, cst.Call) and not node.args and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("items", "keys", "values"):
+            node = node.func.value
+    elif isinstance(node, cst.Call) and len(node.args) == 1 and isinstance(node.func, cst.Name):
+        if node.func.value in _READS:
+            node = node.args[0].value
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return node.attr.value
+    return None
+
+
+def _is_empty_container(node: cst.BaseExpression) -> bool:
+    """`set()`, `[]`, `{}`, `dict()`: a field that starts empty."""
+    if isinstance(node, (cst.List, cst.Set, cst.Tuple)) and not node.elements:
+        return True
+    if isinstance(node, cst.Dict) and not node.elements:
+        return True
+    return isinstance(node, cst.Call) and not node.args and (dotted(node.func) or "").rpartition(".")[2] in _EMPTY
+
+
+def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement (`for`, `while`, `with`, `try`: bodies,
+    handlers, `else` and `finally`), each of which runs under what the statement runs under."""
+    out: list[Sequence[cst.CSTNode]] = []
+    for name in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, name, None)
+        if isinstance(part, cst.IndentedBlock):
+            out.append(part.body)
+        elif isinstance(part, (cst.Else, cst.Finally)) and isinstance(part.body, cst.IndentedBlock):
+            out.append(part.body.body)
+    for handler in (*getattr(stmt, "handlers", ()), *getattr(stmt, "cases", ())):  # `except`, `match`'s `case`
+        if isinstance(handler.body, cst.IndentedBlock):
+            out.append(handler.body.body)
+    return out
 
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
