@@ -232,3 +232,15 @@ def test_a_hunk_is_named_by_the_cell_it_changes_whatever_the_lines_hold():
     after = before.replace(".cuda()", '.to(\\"neuron\\")')
     diff = diff_text(before + "\n", after + "\n", "n.ipynb")
     assert [line for line in diff.split("\n") if line.startswith("@@")] == ["@@ -16,7 +16,7 @@ cell 2"]
+
+
+def test_a_line_the_port_did_not_change_keeps_its_item_of_the_source_array():
+    """The ported cell was cut into source items with str.splitlines, so a line porter did not
+    touch that holds a U+2028 or a form feed came back cut into three items (a diff of lines
+    no one changed). A notebook Jupyter wrote (its items cut where str.splitlines cuts) keeps
+    its items too."""
+    for items in (["import torch\n", "# a\u2028b\x0cc\n"], ["import torch\n", "# a\u2028", "b\x0c", "c\n"]):
+        doc = json.loads(_notebook(("code", "")))
+        doc["cells"][0]["source"] = [*items, "x = torch.zeros(3).cuda()\n", "y = 2"]
+        new = json.loads(ported("nb.ipynb", json.dumps(doc, indent=1) + "\n", "neuron"))
+        assert new["cells"][0]["source"] == [*items, 'x = torch.zeros(3).to("neuron")\n', "y = 2"]
