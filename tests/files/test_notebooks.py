@@ -228,7 +228,9 @@ def test_a_hunk_is_named_by_the_cell_it_changes_whatever_the_lines_hold():
         },
         {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["y = 1\n"]},
     ]
-    before = json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1, ensure_ascii=False)
+    before = json.dumps(
+        {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1, ensure_ascii=False
+    )
     after = before.replace(".cuda()", '.to(\\"neuron\\")')
     diff = diff_text(before + "\n", after + "\n", "n.ipynb")
     assert [line for line in diff.split("\n") if line.startswith("@@")] == ["@@ -16,7 +16,7 @@ cell 2"]
