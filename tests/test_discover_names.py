@@ -100,3 +100,20 @@ def test_walk_order_is_os_walk_order(tmp_path, monkeypatch):
         < found.index("pkg/sub/deep.py")
         < found.index("weird.py/inner.py")
     )
+
+
+def test_a_gitignore_is_cut_into_lines_where_git_cuts_it(tmp_path, monkeypatch):
+    """git reads a .gitignore line by line at LF, dropping one CR before it; a form feed, \\x85,
+    U+2028 or a lone CR is part of the line. Cut with str.splitlines, a comment holding a U+2028
+    (`# build outputs<U+2028>*.py`) became a pattern that hid every Python file from a lint that
+    git (`git status`, `git check-ignore`) shows."""
+    (tmp_path / ".gitignore").write_bytes(
+        "a.py\r\nb.py\rc.py\nd.py\x0ce.py\n# build outputs\u2028f.py\n# x\x85g.py\nh.py\x0bi.py\nj.py".encode()
+    )
+    for n in "abcdefghij":
+        (tmp_path / f"{n}.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    # the ones `git status --untracked=all` (git 2.39) lists for the same .gitignore
+    assert found == ["b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]

@@ -79,20 +79,29 @@ def renamed(name: str, target: str) -> str:
     return _DEVICE_WORD.sub(swap, name, count=1)
 
 
-def out_name(family: Family, target: str) -> str:
+def out_name(family: Family, target: str, taken: set[str] | None = None) -> str:
     """The new module's file name: CUDA's with its device word the target's
     (`cuda_accelerator.py` -> `neuron_accelerator.py`), else prefixed with the target's; a
-    name that is no Python module name (quotes, newlines, spaces) becomes one."""
+    name that is no Python module name (quotes, newlines, spaces) becomes one. `taken`: the
+    names (casefolded) already given to other families of the run; a name among them gets a
+    `_` (two `cuda_accelerator.py` in two folders, or names that differ only in case, which a
+    case-insensitive file system takes for one), and the name given is added."""
     stem = Path(family.cuda.path).name.removesuffix(".py")
     device = get_target(target).device_type
     name = renamed(stem, target) if _DEVICE_WORD.search(stem) else f"{device}_{stem}"
-    return (name if name.isidentifier() and name.isascii() else safe_name(name)) + ".py"
+    name = name if name.isidentifier() and name.isascii() else safe_name(name)
+    if taken is not None:
+        while name.casefold() in taken:
+            name += "_"
+        taken.add(name.casefold())
+    return name + ".py"
 
 
-def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Path | None:
-    """Write the target's backend modelled on CUDA's class; None when the name is taken (by a
-    file, a folder or a link, dangling or not: nothing is written through it). ScaffoldError
-    when CUDA's module cannot be read or parsed, or the file made would not parse."""
+def write_backend(family: Family, root: Path, out_dir: Path, target: str, name: str | None = None) -> Path | None:
+    """Write the target's backend modelled on CUDA's class into `out_dir / name` (`out_name`'s
+    by default); None when the name is taken (by a file, a folder or a link, dangling or not:
+    nothing is written through it). ScaffoldError when CUDA's module cannot be read or parsed,
+    or the file made would not parse."""
     base_dir = root if root.is_dir() else root.parent
     cuda = family.cuda
     try:
@@ -105,7 +114,7 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str) -> Pat
             f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written"
         ) from None
     new_class = renamed(cuda.name, target)
-    name = out_name(family, target)
+    name = name or out_name(family, target)
     module = module.visit(_Rename(cuda.name, new_class))
     display = get_target(target).display
     # names from the tree (a file name may hold quotes or a newline): escaped, on one line

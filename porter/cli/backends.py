@@ -79,11 +79,13 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str) -> No
     from porter.backends.scaffold import ScaffoldError, out_name, write_backend
 
     written: list[Path] = []
+    taken: set[str] = set()  # the names given to the families before: each gets a file of its own
     for f in found:
         if f.for_target(target) is not None:
             continue
+        name = out_name(f, target, taken)
         try:
-            made = write_backend(f, path, scaffold, target)
+            made = write_backend(f, path, scaffold, target, name)
         except ScaffoldError as exc:
             err_console.print(f"note: {plain(exc)}", soft_wrap=True)
             continue
@@ -91,7 +93,7 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str) -> No
             raise usage_error(f"cannot write into --scaffold {scaffold}: {exc.strerror or exc}") from None
         if made is None:
             err_console.print(
-                f"note: {plain(scaffold / out_name(f, target))} exists (or is a link): kept, not overwritten",
+                f"note: {plain(scaffold / name)} exists (or is a link): kept, not overwritten",
                 soft_wrap=True,
             )
         else:

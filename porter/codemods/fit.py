@@ -25,6 +25,8 @@ import io
 import re
 import tokenize
 
+from porter.core.reading import lines_of
+
 
 _OPEN = {")": "(", "]": "[", "}": "{"}
 # a comment line that turns the formatter off or on again (black's and ruff's `# fmt: off` /
@@ -40,10 +42,12 @@ def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> b
         return new
     try:
         text = new.decode(encoding)
-        before = set(old.decode(encoding).splitlines())
+        before = {line.rstrip("\r\n") for line in lines_of(old.decode(encoding))}
     except (UnicodeDecodeError, LookupError):
         return new
-    lines = text.splitlines(keepends=True)
+    # lines where Python ends them: str.splitlines also cut at a U+2028 or a form feed in a
+    # string, and the two pieces, neither a statement, were left too long
+    lines = lines_of(text)
     changed = False
     off = False  # between `# fmt: off` and `# fmt: on`, where the formatter keeps lines as written
     for i, line in enumerate(lines):
@@ -72,7 +76,8 @@ def fit(old: bytes, new: bytes, limit: int | None, encoding: str = "utf-8") -> b
 def _right_hand_split(line: str, limit: int) -> list[str] | None:
     """The three lines of black's right-hand split of `line` (head and opening bracket, the
     contents one level deeper, the closing bracket), or None where it does not apply or fit."""
-    indent = line[: len(line) - len(line.lstrip())]
+    lead = line[: len(line) - len(line.lstrip())]
+    indent = lead.replace("\x0c", "")  # a form feed (a page break) stays on the first line only
     code = line.strip()
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(code + "\n").readline))
@@ -97,5 +102,5 @@ def _right_hand_split(line: str, limit: int) -> list[str] | None:
     head, inner, tail = code[: opening + 1], code[opening + 1 : closing].strip(), code[closing:]
     if not inner or not head.strip("([{ "):
         return None
-    parts = [indent + head, indent + "    " + inner, indent + tail]
+    parts = [lead + head, indent + "    " + inner, indent + tail]
     return None if any(len(p) > limit for p in parts) else parts

@@ -65,6 +65,14 @@ def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
     return globs.spec(lines)  # a repository's `.gitignore` chooses the patterns: linear matching
 
 
+def _git_lines(text: str) -> list[str]:
+    """A .gitignore's lines as git reads them: cut at LF, one CR before it dropped. Not
+    str.splitlines, which also ends a line at a lone CR, a form feed, \\v, \\x1c-\\x1e, \\x85
+    and U+2028/9, so a comment holding one of those (`# build outputs<U+2028>*.py`) became a
+    pattern git never sees."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def discover(
     paths: list[Path],
     exclude: tuple[str, ...] = (),
@@ -170,7 +178,7 @@ class _Walk:
             return
         try:
             self.ignores.append(
-                (prefix, _spec(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace").splitlines()))
+                (prefix, _spec(_git_lines(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace"))))
             )
         except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
             pass

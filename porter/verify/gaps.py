@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from porter.core.reading import lines_of, read_regular_text
 from porter.verify.result import Gap, SideSummary
 
 _SEV = {"error": 0, "warning": 1, "info": 2}
@@ -229,11 +230,12 @@ def _collective_gaps(add: Callable[..., None], ported_tree: Path) -> None:
     """TorchTPU: collectives found in the ported source split its compiled graphs."""
     hits = []
     for path in sorted(ported_tree.rglob("*.py"))[:2000]:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
+        try:  # a regular file of bounded size: never a FIFO's wait, nor /dev/zero behind a link
+            text = read_regular_text(path)
+        except OSError:  # (`Unreadable` too)
             continue
-        for n, line in enumerate(text.splitlines(), 1):
+        # lines numbered as Python numbers them (not str.splitlines: a U+2028 is no line end)
+        for n, line in enumerate(lines_of(text), 1):
             if _COLLECTIVE.search(line):
                 hits.append(f"{path.relative_to(ported_tree)}:{n}")
     if hits:

@@ -323,21 +323,30 @@ def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[d
         raise TraceError(f"{path}: not a safetensors file (its header length {size} does not fit the file)")
     # every tensor's entry in the header has its "data_offsets": counted in the bytes (a name
     # that holds the word counts twice, which only errs towards refusing a hostile file)
-    count = data.count(b'"data_offsets"', 8, 8 + size)
-    if count > MAX_TRACE_TENSORS:
-        raise TraceError(
-            f"{path}: holds {count} tensors; a trace porter writes holds at most {MAX_TRACE_TENSORS} "
-            "(not a trace porter wrote)"
-        )
+    _at_most(path, data.count(b'"data_offsets"', 8, 8 + size))
     try:
         header = json.loads(data[8 : 8 + size])
         meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
         if not isinstance(meta, dict):
             raise ValueError("no metadata table")
+        # and the parsed header's entries: a key written with a JSON escape
+        # (`"data\\u005foffsets"`) is the same key to safetensors, and none to the count above
+        _at_most(path, len(header) - ("__metadata__" in header))
         tensors = load_tensors(data)
+    except TraceError:
+        raise
     except (safetensor_error, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
     return meta, tensors
+
+
+def _at_most(path: Path, count: int) -> None:
+    """TraceError for a file of more tensors than a trace porter writes holds."""
+    if count > MAX_TRACE_TENSORS:
+        raise TraceError(
+            f"{path}: holds {count} tensors; a trace porter writes holds at most {MAX_TRACE_TENSORS} "
+            "(not a trace porter wrote)"
+        )
 
 
 def _manifest(path: Path, meta: dict) -> dict:

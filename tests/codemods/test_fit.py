@@ -66,6 +66,27 @@ def test_lines_the_formatter_is_turned_off_for_stay_as_written():
         assert ".to(\n            torch.accelerator.current_accelerator()\n        )" in after, fitted
 
 
+def test_a_line_is_fitted_whatever_characters_its_strings_hold():
+    """The fitter cut the file with str.splitlines, so a lengthened line holding a U+2028 or a
+    form feed in a string was seen as two pieces that are no statement, and left too long
+    where its twin without one is split; a form feed that opens a line (a page break) stays
+    on its first line only (adversarial read 13)."""
+    for odd in ("\u2028", "\x0c", "\x85"):
+        old = f'import torch\nlocal_len = torch.tensor([n], dtype=torch.int32, names=("a{odd}b",)).cuda()\n'
+        new = old.replace(".cuda()", ".to(torch.accelerator.current_accelerator())")
+        fitted = fit(old.encode(), new.encode(), 100).decode()
+        assert fitted.endswith(f'names=("a{odd}b",)).to(\n    torch.accelerator.current_accelerator()\n)\n'), (
+            odd,
+            fitted,
+        )
+    old = "import torch\n\x0clocal_len = torch.tensor([n], dtype=torch.int32).cuda()\n"
+    new = old.replace(".cuda()", ".to(torch.accelerator.current_accelerator())")
+    fitted = fit(old.encode(), new.encode(), 60).decode()
+    assert fitted.endswith(
+        "\x0clocal_len = torch.tensor([n], dtype=torch.int32).to(\n    torch.accelerator.current_accelerator()\n)\n"
+    ), fitted
+
+
 def test_the_limit_comes_from_the_projects_formatter_configuration(tmp_path):
     write_files(
         tmp_path,

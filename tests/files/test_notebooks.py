@@ -209,3 +209,40 @@ def test_a_cell_jupyter_could_not_read_makes_the_notebook_unreadable():
     for what, cells in bad.items():
         result = port_file("bad.ipynb", json.dumps({"cells": cells, **meta}))
         assert result.status.value == "error" and "not a notebook" in (result.reason or ""), (what, result.reason)
+
+
+def test_a_hunk_is_named_by_the_cell_it_changes_whatever_the_lines_hold():
+    """The diff is cut at LF; its hunks' cells were found by cutting it again with
+    str.splitlines, so a U+2028 in a context line (a raw one in JSON written with
+    ensure_ascii=False) shifted the line count and the hunk lost its cell (or named another)."""
+    from porter.report.terminal import diff_text
+
+    cells = [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["import torch\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "outputs": [],
+            "metadata": {"note": "a\u2028b\u2028c\u2028d\u2028e"},
+            "source": "x = torch.zeros(3).cuda()",
+        },
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": ["y = 1\n"]},
+    ]
+    before = json.dumps(
+        {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1, ensure_ascii=False
+    )
+    after = before.replace(".cuda()", '.to(\\"neuron\\")')
+    diff = diff_text(before + "\n", after + "\n", "n.ipynb")
+    assert [line for line in diff.split("\n") if line.startswith("@@")] == ["@@ -16,7 +16,7 @@ cell 2"]
+
+
+def test_a_line_the_port_did_not_change_keeps_its_item_of_the_source_array():
+    """The ported cell was cut into source items with str.splitlines, so a line porter did not
+    touch that holds a U+2028 or a form feed came back cut into three items (a diff of lines
+    no one changed). A notebook Jupyter wrote (its items cut where str.splitlines cuts) keeps
+    its items too."""
+    for items in (["import torch\n", "# a\u2028b\x0cc\n"], ["import torch\n", "# a\u2028", "b\x0c", "c\n"]):
+        doc = json.loads(_notebook(("code", "")))
+        doc["cells"][0]["source"] = [*items, "x = torch.zeros(3).cuda()\n", "y = 2"]
+        new = json.loads(ported("nb.ipynb", json.dumps(doc, indent=1) + "\n", "neuron"))
+        assert new["cells"][0]["source"] == [*items, 'x = torch.zeros(3).to("neuron")\n', "y = 2"]

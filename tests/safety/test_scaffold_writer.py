@@ -181,6 +181,29 @@ def test_backends_scaffold_keeps_a_crafted_file_name_a_name(tmp_path):
     assert not list(tmp_path.rglob("PWNED*"))
 
 
+def test_backends_scaffold_gives_each_family_a_file_of_its_own(tmp_path):
+    """Two families whose CUDA modules have one name in two folders (`a/cuda_accelerator.py`,
+    `b/cuda_accelerator.py`), or names that differ only in case (which a case-insensitive file
+    system, macOS's and Windows' default, takes for one): the second family's file was
+    "kept, not overwritten" (porter's own file of the first), and it got none (adversarial
+    read 13; `kernels --scaffold` gives such names a `_`)."""
+    for second in ("cuda_accelerator.py", "CUDA_accelerator.py"):
+        base = tmp_path / second
+        _family(base / "src" / "a")
+        (base / "src" / "b").mkdir(parents=True)
+        (base / "src" / "b" / second).write_text(ACCEL.replace("Accelerator", "Accel"))
+        (base / "src" / "b" / "cpu_accelerator.py").write_text(CPU_ACCEL.replace("Accelerator", "Accel"))
+        res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=base)
+        shown = res.stdout.decode() + res.stderr.decode()
+        assert res.returncode == 0 and "kept" not in shown and "wrote 2 file(s)" in shown, shown
+        made = sorted((base / "out").iterdir())
+        assert len({p.name.casefold() for p in made}) == 2, made
+        classes = {
+            n.name for p in made for n in _parses_without_calls_to(p, "system").body if isinstance(n, ast.ClassDef)
+        }
+        assert {"NEURON_Accelerator", "NEURON_Accel"} <= classes, classes
+
+
 def test_backends_scan_passes_over_a_fifo_and_an_unparsable_cuda_module(tmp_path):
     import os
 

@@ -146,3 +146,32 @@ def test_reading_is_bounded_while_it_reads(tmp_path, monkeypatch):
         assert exc.skipped and "larger than 2999 bytes" in exc.reason
     else:
         raise AssertionError("read past the bound")
+
+
+def test_parity_checks_source_scan_of_the_ported_tree_reads_only_regular_files(tmp_path):
+    """`parity-check --target tpu` scans the ported tree for collectives (`verify.gaps`). It
+    read each `*.py` with Path.read_text: a FIFO named `*.py` hung the run for ever, a link to
+    /dev/zero filled memory; and it numbered lines by str.splitlines, so a U+2028 in a comment
+    put `dist.all_reduce` on line 4 instead of 3."""
+    tree = tmp_path / "ported"
+    tree.mkdir()
+    (tree / "m.py").write_bytes("# note\u2028more\nimport torch.distributed as dist\ndist.all_reduce(t)\n".encode())
+    os.mkfifo(tree / "f.py")
+    os.symlink("/dev/zero", tree / "z.py")
+    code = (
+        "import sys; from pathlib import Path; from porter.verify.gaps import collect_gaps\n"
+        "for g in collect_gaps([None, None], 'tpu', Path(sys.argv[1])): print(g.evidence)\n"
+    )
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(tree)],
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+            capture_output=True,
+            text=True,
+            timeout=LIMIT_S,
+            preexec_fn=_bounded,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the scan of the ported tree waited on a FIFO or read /dev/zero") from None
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['found by a source scan (not measured): m.py:3']"

@@ -326,6 +326,25 @@ def test_a_trace_of_more_tensors_than_porter_writes_is_refused_before_any_is_mad
         _one_line_error(porter(*args, cwd=tmp_path), "many.safetensors", "250000 tensors", "at most")
 
 
+def test_a_tensor_count_is_not_hidden_by_a_json_escape_in_the_header(tmp_path):
+    """The count above was taken from the header's bytes (`"data_offsets"`); the same key written
+    `"data\\u005foffsets"` (one JSON escape, the same name to safetensors) counted none, and
+    250,000 empty tensors cost `trace ops` 13 s and 1.1 GB before it was refused for another
+    reason. The entries of the parsed header are counted too, before any tensor is made."""
+    entries = ",".join(
+        f'"m{i}.0.stats":{{"dtype":"F32","shape":[0],"data\\u005foffsets":[0,0]}}' for i in range(250_000)
+    )
+    meta = json.dumps({"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})})
+    header = f'{{"__metadata__":{meta},{entries}}}'.encode()
+    (tmp_path / "many.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    _one_line_error(
+        porter("trace", "ops", "many.safetensors", "--target", "xla", cwd=tmp_path),
+        "many.safetensors",
+        "250000 tensors",
+        "at most",
+    )
+
+
 MANY_OUTPUTS = """
 import torch, torch.nn as nn
 class Many(nn.Module):

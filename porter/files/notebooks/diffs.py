@@ -13,6 +13,7 @@ from porter.files.errors import Unreadable
 from porter.files.notebooks.layout import read
 from porter.files.sites import Text
 
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
@@ -27,7 +28,9 @@ def label_hunks(diff: str, original: str) -> str:
     for cell in nb.cells:
         if cell.source is not None:
             ranges.append((text.position(cell.source.start).line, text.position(cell.source.end).line, cell.number))
-    lines = diff.splitlines(keepends=True)
+    # cut where the diff was made (each line ends at LF): str.splitlines also cuts at U+2028,
+    # \x85 or a form feed inside a line, and the count of lines to the change went wrong
+    lines = _LINE.findall(diff)
     out: list[str] = []
     i = 0
     while i < len(lines):

@@ -12,6 +12,7 @@ import difflib
 import json
 from dataclasses import dataclass
 
+from porter.core.reading import lines_of
 from porter.files.readers.jsonpos import parse
 from porter.files.readers.tree import Value
 from porter.files.errors import Unreadable
@@ -78,6 +79,24 @@ def raw_offset(text: str, cell: Cell, offset: int, ascii: bool) -> int:
     return cell.source.start if cell.source is not None else 0
 
 
+def _cut_like(new: str, old_values: list[str]) -> list[str]:
+    """`new` cut into source items the way the cell's old items are cut: where Python ends
+    lines (`lines_of`: what a hand or a tool writing LF lines makes) or where str.splitlines
+    does (Jupyter's nbformat, which also cuts at a form feed, \\x85 or U+2028), whichever keeps
+    more of the old items; on a tie, Jupyter's. Cut always by str.splitlines, a line porter did
+    not change that holds a U+2028 came back as three items."""
+    jupyter = new.splitlines(keepends=True)
+    python = lines_of(new)
+    if python == jupyter:
+        return jupyter
+
+    def kept(lines: list[str]) -> int:
+        matcher = difflib.SequenceMatcher(None, old_values, lines, autojunk=False)
+        return sum(block.size for block in matcher.get_matching_blocks())
+
+    return python if kept(python) > kept(jupyter) else jupyter
+
+
 def source_text(text: str, cell: Cell, new: str, ascii: bool) -> str:
     """The cell's `source` value written for `new`, in the style of the one it replaces; lines
     that did not change keep the characters they were written with."""
@@ -87,7 +106,7 @@ def source_text(text: str, cell: Cell, new: str, ascii: bool) -> str:
     items = cell.source.items
     old_values = [str(p.scalar) for p in items]
     old_raw = [text[p.start : p.end] for p in items]
-    lines = new.splitlines(keepends=True)
+    lines = _cut_like(new, old_values)
     if items:
         prefix = text[cell.source.start + 1 : items[0].start]
         sep = text[items[0].end : items[1].start] if len(items) > 1 else "," + (prefix or " ")
