@@ -170,3 +170,40 @@ def test_a_workspace_also_used_outside_cuda_only_code_is_ported(tmp_path):
     _project(tmp_path, BACKEND + "\n    def reset(self):\n        self._workspace.get_buf().zero_()\n")
     out = _port("neuron")["pkg/backend.py"]
     assert 'torch.empty(size, device="neuron", dtype=torch.uint8)' in _code(out)
+
+
+PLATFORM_LAYER = """
+import torch
+from pkg.platforms import current_platform
+
+
+class SwigluClamp(torch.nn.Module):
+    def __init__(self, limit):
+        super().__init__()
+        self.limit = limit
+        if current_platform.is_cuda_alike():
+            self.op = torch.ops._C.mla_decode
+"""
+
+# a device abstraction of the project's own: a class per device under one base
+COMMUNICATORS = """
+class DeviceCommunicatorBase:
+    pass
+
+
+class CudaCommunicator(DeviceCommunicatorBase):
+    pass
+
+
+class CpuCommunicator(DeviceCommunicatorBase):
+    pass
+"""
+
+
+def test_a_platform_test_over_a_cuda_only_op_is_still_reported(tmp_path):
+    # the guards do not judge a platform's own test: it stays CUDA's case, said (BACK008), not silent
+    _project(tmp_path)
+    write_files(tmp_path, {"pkg/layer.py": PLATFORM_LAYER, "pkg/communicators.py": COMMUNICATORS})
+    out = _port("neuron")["pkg/layer.py"]
+    assert "if current_platform.is_cuda_alike():" in _code(out)
+    assert [f.code for f in out.findings if f.code.startswith(("BACK", "GUARD"))] == ["BACK008"]
