@@ -21,10 +21,10 @@ from typing import Literal, overload
 
 from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
 from porter.config.settings import Facts
-from porter.analysis import device_backends, extensions
+from porter.analysis import device_backends, extensions, native_ops
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from porter.config.ruledata import load_toml
 
@@ -97,6 +97,13 @@ class CudaOnlyData:
     builders: frozenset[str]
     asks: tuple[str, ...] = ()  # of those, the ones that only ask about the device
     ops: dict[str, str] = field(default_factory=dict)  # torch's CUDA-only aten ops, as spelled in Python -> why
+    # one file's: the project's CUDA-only code it reaches by a dotted name (`torch.ops._C.op`, the
+    # project's compiled op; `vllm._custom_ops.op` through `import vllm._custom_ops as ops`) -> why
+    project: dict[str, str] = field(default_factory=dict)
+
+    def with_project(self, found: dict[str, str]) -> CudaOnlyData:
+        """These data, with the project's CUDA-only dotted names one file reaches (each runs it)."""
+        return replace(self, project={**self.project, **found}) if found else self
 
     def runs(self, qual: str | None) -> bool:
         """Whether using `qual` runs CUDA-only code (a kernel, a CUDA graph), not only asks
@@ -105,10 +112,19 @@ class CudaOnlyData:
             return False
         return not any(qual == a or qual.startswith(a + ".") for a in self.asks)
 
+    def _project_why(self, qual: str) -> str | None:
+        parts = qual.split(".")
+        for end in range(len(parts), 1, -1):
+            if (name := ".".join(parts[:end])) in self.project:
+                return f"`{name}` ({self.project[name]})"
+        return None
+
     def why(self, qual: str | None) -> str | None:
         """Why the qualified name `qual` is CUDA-only, or None."""
         if not qual:
             return None
+        if self.project and (found := self._project_why(qual)):
+            return found
         if qual.startswith("torch.") and self.ops:
             parts = qual.split(".")  # `torch.ops.aten.op`, `torch.ops.aten.op.default`, `torch.op`
             for end in (2, 4, 5):
@@ -634,7 +650,7 @@ def extension_imports(
     """path -> {local name: (module, why)} for each file that imports one of the project's own compiled
     CUDA extensions (porter.analysis.extensions): one a build file declares, or, in a project
     with `.cu` sources, a compiled-looking module no Python file of the project provides."""
-    cu = sorted(cuda_sources)
+    cu = sorted(c for c in cuda_sources if c.endswith(extensions.CUDA_SUFFIXES))
     built: dict[str, str] = {}
     for path, source in files:
         built.update(extensions.built_extensions(path, source))
@@ -711,11 +727,16 @@ class _Extensions:
 
 
 def cuda_only_imports(
-    files: Iterable[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+    files: Iterable[tuple[str, bytes]],
+    target: str | None = None,
+    cuda_sources: Iterable[str] = (),
+    native: Iterable[tuple[str, bytes]] = (),
 ) -> dict[str, Facts]:
     """path -> ((None, local name, "cuda-only", (why[, "runs"])), ...) for each file that imports a
     CUDA-only name from another module of the project, or one of the project's own compiled
-    CUDA extensions. `target`: the packages CUDA-only there (None: everywhere)."""
+    CUDA extensions, or calls one of the project's ops that have a CUDA kernel only (`native`:
+    its C++/CUDA sources that register ops, porter.analysis.native_ops; the local name is then
+    `torch.ops.NS.OP`). `target`: the packages CUDA-only there (None: everywhere)."""
     files = list(files)
     data = cuda_only_data(target)
     kernels = _kernel_package_imports(files, target)
@@ -723,7 +744,8 @@ def cuda_only_imports(
         path: {local: why for local, (_, why) in names.items()}
         for path, names in extension_imports(files, cuda_sources).items()
     }
-    exported, running, needs = _exports(files, data, compiled)
+    ops = _op_uses(files, native_ops.cuda_only_ops(native))
+    exported, running, needs = _exports(files, data, compiled, ops)
     out: dict[str, Facts] = {
         path: tuple(
             sorted(
@@ -731,7 +753,7 @@ def cuda_only_imports(
                 for local, why in names.items()
             )
         )
-        for path, names in compiled.items()
+        for path, names in (*compiled.items(), *ops.items())
     }
     for path, kernel_facts in kernels.items():
         out[path] = tuple(sorted({*out.get(path, ()), *kernel_facts}))
@@ -747,6 +769,87 @@ def cuda_only_imports(
         ]
         if facts:
             out[path] = tuple(sorted({*out.get(path, ()), *facts}))
+    for path, attribute_facts in _module_attributes(files, exported, running).items():
+        out[path] = tuple(sorted({*out.get(path, ()), *attribute_facts}))
+    return out
+
+
+# `torch.ops.NS.OP`: a call of a registered op
+_TORCH_OP = re.compile(rb"\btorch\.ops\.(\w+)\.(\w+)")
+
+
+def _op_uses(files: list[tuple[str, bytes]], ops: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """path -> {`torch.ops.NS.OP`: why} for each of the project's CUDA-only ops (`ops`:
+    namespace -> op -> why) the file names: only those, so a file's facts are what it uses."""
+    if not ops:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for path, source in files:
+        if b"torch.ops." not in source:
+            continue
+        for m in _TORCH_OP.finditer(source):
+            ns, op = m.group(1).decode(), m.group(2).decode()
+            if op in ops.get(ns, ()):
+                out.setdefault(path, {})[f"torch.ops.{ns}.{op}"] = ops[ns][op]
+    return out
+
+
+def _module_aliases(path: str, source: bytes) -> dict[str, str]:
+    """local name -> the dotted name it is bound to, for the file's `import a.b as c` and
+    `from a import b [as c]` (made absolute)."""
+    me, init = module_name(path), path.replace("\\", "/").endswith("__init__.py")
+    aliases: dict[str, str] = {}
+    for node in _aliased_imports(source):
+        aliases.update((a.asname, a.name) for a in node.names if a.asname is not None)
+    for from_node in _from_imports(source):
+        base = _target(me, from_node, init)
+        if base:
+            aliases.update((a.asname or a.name, f"{base}.{a.name}") for a in from_node.names if a.name != "*")
+    return aliases
+
+
+def _module_attributes(
+    files: list[tuple[str, bytes]],
+    exported: dict[str, tuple[str, dict[str, str]]],
+    running: dict[str, set[str]],
+) -> dict[str, Facts]:
+    """path -> facts for each file that imports a module of the project under a name
+    (`import vllm._custom_ops as ops`, `from vllm import _custom_ops as ops`) and uses a name
+    of it whose use runs CUDA-only code (`ops.sm100_cutlass_mla_decode(...)`): the local name
+    is the dotted one the file writes (`ops.sm100_cutlass_mla_decode`)."""
+    runs = {m: {n: names[n] for n in running.get(m, ()) if n in names} for m, (_, names) in exported.items()}
+    leaves: dict[bytes, list[str]] = {}
+    for module, names in runs.items():
+        if names:
+            leaves.setdefault(module.rpartition(".")[2].encode(), []).append(module)
+    if not leaves:
+        return {}
+    probe = re.compile(rb"\bimport\b[^\n]*\b(?:%s)\b" % b"|".join(re.escape(leaf) for leaf in sorted(leaves)))
+    out: dict[str, Facts] = {}
+    for path, source in files:
+        if not probe.search(source):
+            continue
+        me = module_name(path)
+        facts = []
+        for local, full in _module_aliases(path, source).items():
+            found = next(
+                (
+                    m
+                    for m in leaves.get(full.rpartition(".")[2].encode(), ())
+                    if m == full or m.endswith("." + full) or full.endswith("." + m)
+                ),
+                None,
+            )
+            if found is None or found == me:
+                continue
+            where = exported[found][0]
+            used = {u.decode() for u in re.findall(rb"\b%s\.(\w+)" % re.escape(local.encode()), source)}
+            for name in sorted(used & set(runs[found])):
+                why = runs[found][name]
+                why = f"{why}, in {where}" if ", in " not in why else why
+                facts.append((None, f"{local}.{name}", CudaOnlyKind.IMPORTED, (why, CudaOnlyTag.RUNS)))
+        if facts:
+            out[path] = tuple(sorted(set(facts)))
     return out
 
 
@@ -773,18 +876,22 @@ def _predicate_imports(files: list[tuple[str, bytes]], data: CudaOnlyData) -> di
 
 
 def _exports(
-    files: list[tuple[str, bytes]], data: CudaOnlyData, compiled: dict[str, dict[str, str]]
+    files: list[tuple[str, bytes]],
+    data: CudaOnlyData,
+    compiled: dict[str, dict[str, str]],
+    ops: dict[str, dict[str, str]] | None = None,
 ) -> tuple[dict[str, tuple[str, dict[str, str]]], dict[str, set[str]], dict[str, tuple[str, str]]]:
     """The project's modules that export CUDA-only names: module -> (path, name -> why); the
     names of each whose use runs CUDA-only code; and the modules whose import needs a CUDA-only
-    package: module -> (path, the package)."""
+    package: module -> (path, the package). `ops`: path -> the project's CUDA-only ops it calls."""
     exported: dict[str, tuple[str, dict[str, str]]] = {}
     running: dict[str, set[str]] = {}
     needs: dict[str, tuple[str, str]] = {}
     for path, source in files:
         known = compiled.get(path)
-        if known or has_token(source):
-            found, runs = _cuda_only_names(source, data, known)
+        called = (ops or {}).get(path)
+        if known or called or has_token(source):
+            found, runs = _cuda_only_names(source, data.with_project(called or {}), known)
             if found:
                 exported[module_name(path)] = (path, found)
                 running[module_name(path)] = runs
@@ -1052,30 +1159,46 @@ def part(source: bytes) -> bytes:
     return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
 
 
-def digest(parts: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()) -> str:
+def digest(
+    parts: list[tuple[str, bytes]],
+    target: str | None = None,
+    cuda_sources: Iterable[str] = (),
+    native: Iterable[tuple[str, bytes]] = (),
+) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
-    target (a package may be CUDA-only on one target only) and the project's CUDA sources."""
+    target (a package may be CUDA-only on one target only), the project's CUDA sources and
+    the text of those that register ops."""
     h = hashlib.sha256(CudaOnlyKind.IMPORTED.value.encode() + b"\0" + (target or "").encode())
     for name in sorted(cuda_sources):
         h.update(b"cu\0" + name.encode("utf-8", "surrogateescape"))
+    for name, source in sorted(native):
+        h.update(b"ops\0" + name.encode("utf-8", "surrogateescape") + hashlib.sha256(source).digest())
     for name, p in parts:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
     return h.hexdigest()
 
 
 def with_cuda_only(
-    facts: dict[str, Facts], files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+    facts: dict[str, Facts],
+    files: list[tuple[str, bytes]],
+    target: str | None = None,
+    cuda_sources: Iterable[str] = (),
+    native: Iterable[tuple[str, bytes]] = (),
 ) -> dict[str, Facts]:
     """`facts` (the project index's answers per path) plus each file's CUDA-only imports and
     CUDA backend classes (porter.analysis.device_backends)."""
-    return merged(facts, cuda_only_facts(files, target, cuda_sources))
+    return merged(facts, cuda_only_facts(files, target, cuda_sources, native))
 
 
 def cuda_only_facts(
-    files: list[tuple[str, bytes]], target: str | None = None, cuda_sources: Iterable[str] = ()
+    files: list[tuple[str, bytes]],
+    target: str | None = None,
+    cuda_sources: Iterable[str] = (),
+    native: Iterable[tuple[str, bytes]] = (),
 ) -> dict[str, Facts]:
-    """Each file's CUDA-only imports, then its CUDA backend classes (what `with_cuda_only` adds)."""
-    found = cuda_only_imports(files, target, cuda_sources)
+    """Each file's CUDA-only imports, then its CUDA backend classes (what `with_cuda_only` adds).
+    `native`: the project's C++/CUDA sources that register ops (name, bytes)."""
+    found = cuda_only_imports(files, target, cuda_sources, native)
     backends = device_backends.cuda_backend_facts(files)
     out: dict[str, Facts] = {}
     for more in (found, backends):

@@ -715,8 +715,10 @@ class BackendsFamily(Family):
             pass  # `is_cuda = x.is_cuda` kept on CUDA above, then `if is_cuda:`: its body is CUDA's case
         elif test is None or id(test.node) in self.ctx.keep_cuda:
             return
-        elif self._runs_cuda_only(node.body):
-            self._guarded.update(id(n) for n in _nodes(node.test))  # `if x.is_cuda: <kernel>`: the guards'
+        elif test.kind != "platform" and self._runs_cuda_only(node.body):
+            # `if x.is_cuda: <kernel>`: the guards' (GUARD001); they do not judge a platform's own
+            # test (`if current_platform.is_cuda(): self.op = torch.ops._C.op`): CUDA's case here
+            self._guarded.update(id(n) for n in _nodes(node.test))
             return
         elif test is not None and test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
             return  # `if torch.cuda.is_available(): torch.cuda.synchronize()`: generic once ported

@@ -549,6 +549,11 @@ class CudaOnly:
         self._calls: dict[str, list[list[cst.CSTNode]]] | None = None  # see _call_sites
         if module is None:
             return
+        # the project's CUDA-only code the file reaches by a dotted name (`torch.ops._C.op`,
+        # `ops.op` of `import vllm._custom_ops as ops`): qualified, each runs it
+        self.data = self.data.with_project(
+            {imports.qualify(n) or n: w for n, w in (imported or {}).items() if "." in n and n in running}
+        )
         scan = _Scan(imports, self.data)
         module.visit(scan)
         self._units = scan.units
@@ -1935,7 +1940,9 @@ class GuardsFamily(Family):
             cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
             if cls is not None and id(cls) not in self._class_needs:
                 self._class_needs[id(cls)] = _class_needs(cls, self.ctx.target.name, self.ctx.code) or (
-                    _keeps_cuda_only(cls, self.facts.running) if self.facts.active else None
+                    (_keeps_cuda_only(cls, self.facts.running) or self._serves_cuda_only(cls))
+                    if self.facts.active
+                    else None
                 )
             found = (self._class_needs[id(function)] if function is not None else None) or (
                 self._class_needs[id(cls)] if cls is not None else None
@@ -1959,6 +1966,54 @@ class GuardsFamily(Family):
             "(the project's portable implementation, or a kernel for the target)",
             applicability=Applicability.MANUAL,
         )
+
+    def _serves_cuda_only(self, cls: cst.ClassDef) -> str | None:
+        """Why `cls` serves CUDA-only code alone, or None: the module binds its instances to
+        module-level names (`g_workspace = SM100Workspace(...)`), and each is read only by
+        code that only runs on CUDA, or kept by a class in `self.<attr>` (`self._workspace =
+        g_workspace`) that only such methods of it read (`forward_mqa` hands
+        `self._workspace.get_buf()` to a CUDA-only op). What the class allocates is for that
+        code, on CUDA."""
+        module = self.ctx.module
+        name = cls.name.value
+        found: str | None = None
+        uses = _CallSites(name)
+        module.visit(uses)
+        instances = []
+        for stack in uses.found.get(name, ()):
+            if stack and stack[-1] is cls:
+                continue  # its own name
+            target = _bound_by_call(stack, name) if len(stack) == 1 else None
+            if target is None:
+                return None
+            instances.append((stack[-1], target))
+        kept: list[tuple[cst.ClassDef, str]] = []
+        for statement, instance in instances:
+            reads = _CallSites(instance)
+            module.visit(reads)
+            for stack in reads.found.get(instance, ()):
+                if stack and stack[-1] is statement:
+                    continue
+                function = next((s for s in reversed(stack) if isinstance(s, cst.FunctionDef)), None)
+                if function is not None and (why := self.facts.runs_only(function)):
+                    found = found or f"`{function.name.value}`, which {why}"
+                    continue
+                holder = _self_attr_bound(stack, instance)
+                if holder is None:
+                    return None
+                kept.append(holder)
+        for owner, attr in kept:
+            readers = _self_attr_readers(owner, attr)
+            if not readers:
+                return None
+            for method in readers:
+                why = self.facts.runs_only(method)
+                if why is None:
+                    return None
+                found = found or f"`{owner.name.value}.{method.name.value}` (through `self.{attr}`), which {why}"
+        if found is None:
+            return None
+        return f"class `{name}` only serves CUDA-only code: its instances are used only by {found}"
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if "cuda" in node.value and cuda_device_index(string_value(node))[0]:
@@ -2342,6 +2397,63 @@ def _keeps_cuda_only(cls: cst.ClassDef, running: dict[str, str]) -> str | None:
                 f"and {running[n.value.func.value]} is CUDA-only code"
             )
     return None
+
+
+def _bound_by_call(stack: list[cst.CSTNode], name: str) -> str | None:
+    """The module-level name that the statement at the end of `stack` binds to `name(...)`
+    (`g_workspace = SM100Workspace(...)`), or None."""
+    stmt = stack[-1]
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    if (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and isinstance(small.value, cst.Call)
+        and isinstance(small.value.func, cst.Name)
+        and small.value.func.value == name
+    ):
+        return small.targets[0].target.value
+    return None
+
+
+def _self_attr_bound(stack: list[cst.CSTNode], name: str) -> tuple[cst.ClassDef, str] | None:
+    """(the class, the attribute) where the statement at the end of `stack` is `self.<attr> =
+    name` in a method, else None."""
+    stmt = stack[-1] if stack else None
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 or len(stack) < 3:
+        return None
+    small = stmt.body[0]
+    function, owner = stack[-2], stack[-3]
+    if (
+        isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Name)
+        and small.value.value == name
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Attribute)
+        and _is_self_attr(small.targets[0].target)
+        and isinstance(function, cst.FunctionDef)
+        and isinstance(owner, cst.ClassDef)
+    ):
+        return owner, small.targets[0].target.attr.value
+    return None
+
+
+def _self_attr_readers(cls: cst.ClassDef, attr: str) -> list[cst.FunctionDef]:
+    """The methods of `cls` that read `self.<attr>` (not only set it)."""
+    out = []
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for method in body:
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        targets = {id(t.target) for n in _walk(method) if isinstance(n, cst.Assign) for t in n.targets}
+        if any(
+            isinstance(n, cst.Attribute) and _is_self_attr(n) and n.attr.value == attr and id(n) not in targets
+            for n in _walk(method)
+        ):
+            out.append(method)
+    return out
 
 
 def _self_attr_of(target: cst.BaseExpression) -> cst.Attribute | None:

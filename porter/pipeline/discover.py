@@ -46,7 +46,8 @@ DEFAULT_EXCLUDES = (
 # under one is never reached (the walk does not enter it), so without patterns of the user's
 # no path needs pathspec (a match per file and folder was a fifth of a warm run)
 _DEFAULT_FOLDERS = frozenset(p.rstrip("/") for p in DEFAULT_EXCLUDES)
-CUDA_SUFFIXES = (".cu", ".cuh")
+# the CUDA and C++ sources noted beside the Python files (porter.analysis.native_ops.SUFFIXES)
+NATIVE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ def discover(
     cuda_sources: list[str] | None = None,
 ) -> Iterator[Candidate]:
     """The Python files under `paths`. `cuda_sources`, when given, collects the names of the
-    `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions)."""
+    `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions), and of
+    its C++ sources (`.cpp`, `.cc`: where it may register its ops, porter.analysis.native_ops)."""
     excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
     seen: set[Path] = set()
     cwd = Path.cwd().resolve()
@@ -233,10 +235,10 @@ class _Walk:
             yield Candidate(full, self.root, None, _name(shown, name, full))
 
     def _note_cuda_source(self, prefix: str, name: str, shown: str | None, here: Path) -> None:
-        """A .cu/.cuh file the .gitignore files keep: evidence of the project's own CUDA code."""
+        """A .cu/.cuh (or C++) file the .gitignore files keep: evidence of the project's own CUDA code."""
         if (
             self.cuda_sources is not None
-            and name.endswith(CUDA_SUFFIXES)
+            and name.endswith(NATIVE_SUFFIXES)
             and not _ignored(prefix + name, self.ignores, is_dir=False)
         ):
             self.cuda_sources.append(_name(shown, name, here / name))

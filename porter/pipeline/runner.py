@@ -21,7 +21,7 @@ from pathlib import Path
 import pathspec
 
 from porter.config import globs
-from porter.analysis import cuda_only_index
+from porter.analysis import cuda_only_index, native_ops
 from porter.pipeline.cache import Cache
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
@@ -216,8 +216,9 @@ def _project_facts(
     # the two analyses are cached apart: an edit to a body re-runs the device-value index
     # only, an edit to an import line of a file it does not read the CUDA-only pass only
     values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted, store, candidates))
-    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources)
-    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources))
+    native = native_ops.read(cuda_sources)
+    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, native)
+    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources, native))
     return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
 
 
@@ -274,7 +275,12 @@ def _project_key(candidates: list[Candidate]) -> str:
     return hashlib.sha256("\0".join(folders).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:
+def _cuda_only(
+    importing: list[tuple[str, Path]],
+    target: str | None,
+    cuda_sources: Sequence[str],
+    native: list[tuple[str, bytes]],
+) -> dict[str, Facts]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes."""
     everything: list[tuple[str, bytes]] = []
     for name, path in importing:
@@ -282,7 +288,7 @@ def _cuda_only(importing: list[tuple[str, Path]], target: str | None, cuda_sourc
             everything.append((name, lf_line_ends(read_regular(path))))
         except OSError:
             continue
-    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources)
+    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native)
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:

@@ -1,0 +1,209 @@
+"""The project's own compiled ops that have a CUDA kernel only (vLLM 0.34.0: `csrc/` registers
+`sm100_cutlass_mla_decode` in a `STABLE_TORCH_LIBRARY_IMPL(_C, CUDA, m)` block and nowhere
+else, `vllm/_custom_ops.py` wraps `torch.ops._C.sm100_cutlass_mla_decode`, and the CUTLASS MLA
+backend calls `ops.sm100_cutlass_mla_decode` after `import vllm._custom_ops as ops`), and the
+class whose instances only that code uses (its workspace, allocated on "cuda")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from porter.analysis import native_ops
+from porter.config.settings import Settings
+from porter.pipeline.runner import run
+from tests.helpers import write_files
+
+CUDA_BINDINGS = """
+#include <torch/library.h>
+
+TORCH_LIBRARY_FRAGMENT(_C, ops) {
+  ops.def("mla_decode(Tensor! out, Tensor q, Tensor workspace) -> ()");
+  ops.def("rms_norm(Tensor! out, Tensor x, float eps) -> ()");
+  ops.def("workspace_size(int batch) -> int");
+}
+
+TORCH_LIBRARY_IMPL(_C, CUDA, ops) {
+  ops.impl("rms_norm", &rms_norm);
+}
+"""
+
+MLA_KERNEL = """
+void mla_decode(torch::Tensor& out, torch::Tensor const& q, torch::Tensor const& workspace) {}
+
+STABLE_TORCH_LIBRARY_IMPL(_C, CUDA, m) {
+  m.impl("mla_decode", TORCH_BOX(&mla_decode));
+}
+
+STABLE_TORCH_LIBRARY_IMPL(_C, CompositeExplicitAutograd, m) {
+  m.impl("workspace_size", TORCH_BOX(&workspace_size));
+}
+"""
+
+# the CPU build names its library by a macro: its registrations count for every namespace
+CPU_BINDINGS = """
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+  ops.def("rms_norm(Tensor! out, Tensor x, float eps) -> ()");
+  ops.impl("rms_norm", torch::kCPU, &rms_norm);
+}
+"""
+
+CUSTOM_OPS = """
+import torch
+
+
+def mla_decode(out, q, workspace):
+    torch.ops._C.mla_decode(out, q, workspace)
+
+
+def rms_norm(out, x, eps):
+    torch.ops._C.rms_norm(out, x, eps)
+
+
+def workspace_size(batch):
+    return torch.ops._C.workspace_size(batch)
+"""
+
+BACKEND = """
+import torch
+
+import pkg._custom_ops as ops
+
+
+class Workspace:
+    def __init__(self, size):
+        self._buf = torch.empty(size, device="cuda", dtype=torch.uint8)
+
+    def get_buf(self):
+        return self._buf
+
+    def ensure_size(self, batch):
+        size = ops.workspace_size(batch)
+        if self._buf.shape[0] < size:
+            self._buf.resize_(size)
+
+
+g_workspace = Workspace(128 * 1024 * 1024)
+
+
+class Impl:
+    def __init__(self, scale):
+        self.scale = scale
+        self._workspace = g_workspace
+
+    def _decode(self, q, workspace):
+        out = torch.empty_like(q)
+        ops.mla_decode(out, q, workspace)
+        return out
+
+    def forward(self, q):
+        self._workspace.ensure_size(q.shape[0])
+        return self._decode(q, self._workspace.get_buf())
+"""
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+
+def _project(tmp_path: Path, backend: str = BACKEND) -> None:
+    write_files(
+        tmp_path,
+        {
+            "csrc/torch_bindings.cpp": CUDA_BINDINGS,
+            "csrc/attention/mla_kernel.cu": MLA_KERNEL,
+            "csrc/cpu/torch_bindings.cpp": CPU_BINDINGS,
+            "pkg/__init__.py": "",
+            "pkg/_custom_ops.py": CUSTOM_OPS,
+            "pkg/backend.py": backend,
+        },
+    )
+
+
+def _port(target: str):
+    results, _ = run([Path(".")], Settings(target=target), jobs=1, cache=False)
+    return {r.path: r for r in results}
+
+
+def _code(result) -> str:
+    return (result.new_source or result.original_source).decode()
+
+
+def test_registrations_are_read_with_their_dispatch_keys():
+    assert native_ops.registrations(MLA_KERNEL.encode()) == [
+        ("_C", "mla_decode", "CUDA"),
+        ("_C", "workspace_size", "CompositeExplicitAutograd"),
+    ]
+    assert native_ops.registrations(CPU_BINDINGS.encode()) == [(None, "rms_norm", "CPU")]
+    ops = native_ops.cuda_only_ops(
+        [("a.cpp", CUDA_BINDINGS.encode()), ("b.cu", MLA_KERNEL.encode()), ("c.cpp", CPU_BINDINGS.encode())]
+    )
+    # rms_norm has the CPU build's kernel too; workspace_size runs on every device
+    assert list(ops) == ["_C"] and list(ops["_C"]) == ["mla_decode"]
+    assert "registered for CUDA in b.cu" in ops["_C"]["mla_decode"]
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_a_workspace_only_a_cuda_only_op_uses_stays_on_cuda(tmp_path, target):
+    _project(tmp_path)
+    out = _port(target)["pkg/backend.py"]
+    code = _code(out)
+    assert 'torch.empty(size, device="cuda", dtype=torch.uint8)' in code
+    kept = [f for f in out.findings if f.code == "GUARD004"]
+    assert len(kept) == 1 and "class `Workspace` only serves CUDA-only code" in kept[0].message
+    assert "`Impl.forward` (through `self._workspace`)" in kept[0].message
+    assert "`_C::mla_decode` has a CUDA kernel only" in kept[0].message
+
+
+def test_a_workspace_for_an_op_with_a_cpu_kernel_is_ported(tmp_path):
+    # the same backend over rms_norm, which the CPU build registers too: not CUDA-only
+    _project(tmp_path, BACKEND.replace("ops.mla_decode(out, q, workspace)", "ops.rms_norm(out, q, workspace)"))
+    out = _port("neuron")["pkg/backend.py"]
+    assert 'torch.empty(size, device="neuron", dtype=torch.uint8)' in _code(out)
+    assert not [f for f in out.findings if f.code == "GUARD004"]
+
+
+def test_a_workspace_also_used_outside_cuda_only_code_is_ported(tmp_path):
+    # another method reads the workspace on every device: the class does not serve CUDA alone
+    _project(tmp_path, BACKEND + "\n    def reset(self):\n        self._workspace.get_buf().zero_()\n")
+    out = _port("neuron")["pkg/backend.py"]
+    assert 'torch.empty(size, device="neuron", dtype=torch.uint8)' in _code(out)
+
+
+PLATFORM_LAYER = """
+import torch
+from pkg.platforms import current_platform
+
+
+class SwigluClamp(torch.nn.Module):
+    def __init__(self, limit):
+        super().__init__()
+        self.limit = limit
+        if current_platform.is_cuda_alike():
+            self.op = torch.ops._C.mla_decode
+"""
+
+# a device abstraction of the project's own: a class per device under one base
+COMMUNICATORS = """
+class DeviceCommunicatorBase:
+    pass
+
+
+class CudaCommunicator(DeviceCommunicatorBase):
+    pass
+
+
+class CpuCommunicator(DeviceCommunicatorBase):
+    pass
+"""
+
+
+def test_a_platform_test_over_a_cuda_only_op_is_still_reported(tmp_path):
+    # the guards do not judge a platform's own test: it stays CUDA's case, said (BACK008), not silent
+    _project(tmp_path)
+    write_files(tmp_path, {"pkg/layer.py": PLATFORM_LAYER, "pkg/communicators.py": COMMUNICATORS})
+    out = _port("neuron")["pkg/layer.py"]
+    assert "if current_platform.is_cuda_alike():" in _code(out)
+    assert [f.code for f in out.findings if f.code.startswith(("BACK", "GUARD"))] == ["BACK008"]
