@@ -425,11 +425,29 @@ def _plain(cls: type) -> bool:
 
 def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """`node.visit(visitor)` for a visitor that only looks (`cst.CSTVisitor`): the same
-    `on_visit` and `on_leave` calls on the same nodes, in the same order, without the copies."""
-    if not _ORDER or not _plain(type(visitor)):
+    `on_visit` and `on_leave` calls on the same nodes, in the same order, without the copies.
+    A visitor that keeps libcst's `on_visit` / `on_leave` is called only where it has a
+    `visit_<Node>` / `leave_<Node>` method (libcst's calls elsewhere do nothing), and never
+    inside whitespace, comments, commas, brackets or operators when it has no method for those."""
+    cls = type(visitor)
+    if not _ORDER or not _plain(cls):
         node.visit(visitor)
         return
-    _visit(node, visitor.on_visit, visitor.on_leave)
+    if cls.on_visit is not cst.CSTVisitor.on_visit or cls.on_leave is not cst.CSTVisitor.on_leave:
+        _visit(node, visitor.on_visit, visitor.on_leave)
+        return
+    visits: dict[str, Callable[[cst.CSTNode], object]] = {}
+    leaves: dict[str, Callable[[cst.CSTNode], object]] = {}
+    for klass in cls.__mro__:
+        if klass is cst.CSTVisitor:
+            break
+        for name in vars(klass):
+            if name.startswith("visit_") and name[6:] not in visits:
+                visits[name[6:]] = getattr(visitor, name)
+            elif name.startswith("leave_") and name[6:] not in leaves:
+                leaves[name[6:]] = getattr(visitor, name)
+    skip = _TRIVIA if _TRIVIA_NAMES.isdisjoint(visits) and _TRIVIA_NAMES.isdisjoint(leaves) else frozenset()
+    _dispatch(node, visits, leaves, skip)
 
 
 def _visit(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None]) -> None:
@@ -437,6 +455,63 @@ def _visit(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave:
         for child in children(node):
             _visit(child, on_visit, on_leave)
     on_leave(node)
+
+
+def _dispatch(
+    node: cst.CSTNode,
+    visits: dict[str, Callable[[cst.CSTNode], object]],
+    leaves: dict[str, Callable[[cst.CSTNode], object]],
+    skip: frozenset[type],
+) -> None:
+    """libcst's `CSTVisitor.on_visit` / `on_leave` with the methods looked up once: children
+    are visited unless `visit_<Node>` returned False; nodes of a `skip` type are left out."""
+    name = type(node).__name__
+    fn = visits.get(name)
+    if fn is None or fn(node) is not False:
+        for child in children(node):
+            if type(child) not in skip:
+                _dispatch(child, visits, leaves, skip)
+    fn = leaves.get(name)
+    if fn is not None:
+        fn(node)
+
+
+def _trivia() -> frozenset[type]:
+    """Node classes whose subtrees hold nothing but whitespace, comments, punctuation and
+    operators (each of their fields is one of these classes: tests/codemods/test_cstwalk.py)."""
+    names = [
+        "SimpleWhitespace",
+        "ParenthesizedWhitespace",
+        "TrailingWhitespace",
+        "EmptyLine",
+        "Comment",
+        "Newline",
+        "Comma",
+        "Dot",
+        "Colon",
+        "Semicolon",
+        "AssignEqual",
+        "LeftParen",
+        "RightParen",
+        "LeftSquareBracket",
+        "RightSquareBracket",
+        "LeftCurlyBrace",
+        "RightCurlyBrace",
+        "ImportStar",
+        "Asynchronous",
+    ]
+    out = {getattr(cst, n) for n in names}
+    for base in (cst.BaseBinaryOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp, cst.BaseAugOp):
+        out.update(
+            getattr(cst, n)
+            for n in FIELDS
+            if isinstance(getattr(cst, n, None), type) and issubclass(getattr(cst, n), base)
+        )
+    return frozenset(out)
+
+
+_TRIVIA = _trivia()
+_TRIVIA_NAMES = frozenset(c.__name__ for c in _TRIVIA)
 
 
 def fields_from_libcst() -> dict[str, tuple[str, ...]]:

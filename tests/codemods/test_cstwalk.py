@@ -61,7 +61,7 @@ def test_the_fields_are_the_installed_libcsts():
 
 
 def test_children_and_visit_are_libcsts():
-    checked = 0
+    checked = calls = 0
     for name, source in _sources():
         module = _module(source)
         if module is None:
@@ -77,7 +77,50 @@ def test_children_and_visit_are_libcsts():
         module.visit(a)
         walk.visit(module, b)
         assert a.calls == b.calls, name
-    assert checked > 10_000
+        for cls in (_Plain, _PlainWithCommas):
+            c, d = cls(), cls()
+            module.visit(c)
+            walk.visit(module, d)
+            assert c.calls == d.calls, name
+            calls += len(c.calls)
+    assert checked > 10_000 and calls > 1_000
+
+
+class _Plain(cst.CSTVisitor):
+    """libcst's own on_visit / on_leave, with a few methods (and a subtree skipped)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, int]] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.calls.append(("Name", id(node)))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.calls.append(("Call", id(original_node)))
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        self.calls.append(("Lambda", id(node)))
+        return False
+
+
+class _PlainWithCommas(_Plain):
+    """... and a method for a node inside the punctuation the walk otherwise leaves out."""
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.calls.append(("Comment", id(node)))
+
+
+def test_the_trivia_hold_only_trivia():
+    """The subtrees `visit` leaves out for a visitor with no method for them hold no other node."""
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+        while stack:
+            node, inside = stack.pop()
+            assert not inside or type(node) in walk._TRIVIA, f"{name}: {type(node).__name__} in trivia"
+            stack.extend((c, inside or type(c) in walk._TRIVIA) for c in node.children)
 
 
 class _Hooked(cst.CSTVisitor):
