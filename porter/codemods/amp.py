@@ -7,6 +7,7 @@ stays and is reported; with it, both change together.
 
 from __future__ import annotations
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.family import Family, fix_commas, keyword_arg, string_value
@@ -165,7 +166,7 @@ class AmpFamily(Family):
         if b"GradScaler" not in self.ctx.source:
             return
         uses = _ScalerUses(self.ctx.imports)
-        node.visit(uses)
+        cstwalk.visit(node, uses)
         self._uses = uses
         # decided up front: uses of a scaler may come before its assignment in the file
         for key, assigns in uses.bindings.items():

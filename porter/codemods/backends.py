@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
@@ -2630,7 +2631,7 @@ class BackendsFamily(Family):
                 for name in names:
                     found.setdefault(name, set()).update(devices)
 
-        body.visit(_Compared())
+        cstwalk.visit(body, _Compared())
         return {k: v for k, v in found.items() if len(v - HOSTS) >= 2}
 
     def _switch_keys(self) -> dict[str, set[str]]:
@@ -3640,7 +3641,7 @@ def _unconditional_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     while stack:
         n = stack.pop()
         out.append(n)
-        stack.extend(c for c in n.children if not isinstance(c, _CONDITIONAL))
+        stack.extend(c for c in cstwalk.children(n) if not isinstance(c, _CONDITIONAL))
     return out
 
 
@@ -3973,5 +3974,5 @@ def _imports_from(module: cst.Module) -> list[cst.ImportFrom]:
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
             found.append(node)
 
-    module.visit(_Find())
+    cstwalk.visit(module, _Find())
     return found

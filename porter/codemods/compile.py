@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.family import Family, keyword_arg, string_value
@@ -122,7 +123,7 @@ class CompileFamily(Family):
             return True
         if isinstance(node, cst.Name) and node.value in names:
             return True
-        return any(self._asks_capability(c, names) for c in node.children)
+        return any(self._asks_capability(c, names) for c in cstwalk.children(node))
 
     def _tuned_for_cuda(self, original: cst.Call) -> bool:
         """`torch.compile(..., disable=cuda_arch < 89)`: the call's options read the CUDA

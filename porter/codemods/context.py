@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from porter.codemods import cstwalk
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -297,7 +298,7 @@ class PortContext:
         while stack:
             n = stack.pop()
             inside.add(id(n))
-            stack.extend(n.children)
+            stack.extend(cstwalk.children(n))
         self._pending = [p for p in self._pending if id(p.node) not in inside]
 
     def manual_sites_in(self, statement: cst.CSTNode) -> list[_Pending]:

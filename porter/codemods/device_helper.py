@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.imports import _is_docstring, _plain_import
@@ -148,7 +149,7 @@ def finish(module: cst.Module, name: str, helper_code: str, type_code: str, devi
     calls = _Calls(name)
     for i, stmt in enumerate(module.body):
         calls._top = i
-        stmt.visit(calls)
+        cstwalk.visit(stmt, calls)
     if calls.count == 0:
         return module
     body = list(module.body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
@@ -50,13 +51,13 @@ _BINDS_DEVICE = frozenset({"init_process_group", "new_group"})
 def _names(node: cst.CSTNode) -> list[cst.Name]:
     if isinstance(node, cst.Name):
         return [node]
-    return [n for c in node.children for n in _names(c)]
+    return [n for c in cstwalk.children(node) for n in _names(c)]
 
 
 def _contains_nccl(node: cst.CSTNode) -> bool:
     if (string_value(node) or "").lower() == "nccl":
         return True
-    return any(_contains_nccl(c) for c in node.children)
+    return any(_contains_nccl(c) for c in cstwalk.children(node))
 
 
 class DistributedFamily(Family):
@@ -584,7 +585,7 @@ class DistributedFamily(Family):
     def _keep_nccl_name(self, node: cst.CSTNode, message: str) -> None:
         """`"nccl"` as one name among others (an option's choices, a `Literal[...]`, a list of
         package-name patterns, a registry key): not a backend this code selects; kept."""
-        for string in node.children if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else [node]:
+        for string in cstwalk.children(node) if isinstance(node, (cst.Tuple, cst.List, cst.Set)) else [node]:
             value = string.value if isinstance(string, cst.Element) else string
             if (string_value(value) or "") == "nccl" and id(value) not in self._per_device:
                 self._per_device.add(id(value))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import ClassVar
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.candidates import Gate
@@ -206,4 +207,4 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         n = stack.pop()
         yield n
-        stack.extend(n.children)
+        stack.extend(cstwalk.children(n))

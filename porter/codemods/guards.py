@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
@@ -485,7 +486,7 @@ def _chooses_ops(function: cst.FunctionDef, check: cst.CSTNode, namespaces: set[
 def _exits(node: cst.CSTNode) -> bool:
     """Whether a statement may leave its function for another path (a `return` that computes)."""
     scan = _Exit()
-    node.visit(scan)
+    cstwalk.visit(node, scan)
     return scan.found
 
 
@@ -517,7 +518,7 @@ def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
         def visit_Lambda(self, node: cst.Lambda) -> bool:
             return False
 
-    node.visit(_Calls())
+    cstwalk.visit(node, _Calls())
     return found
 
 
@@ -555,7 +556,7 @@ class CudaOnly:
             {imports.qualify(n) or n: w for n, w in (imported or {}).items() if "." in n and n in running}
         )
         scan = _Scan(imports, self.data)
-        module.visit(scan)
+        cstwalk.visit(module, scan)
         self._units = scan.units
         for local, qual in imports.names.items():
             why = self.data.why(qual)
@@ -659,7 +660,7 @@ class CudaOnly:
         if known is None:
             self._checks[id(unit.node)] = False  # (recursion)
             scan = _DeviceChecks(self.imports)
-            unit.node.visit(scan)
+            cstwalk.visit(unit.node, scan)
             known = scan.found or any(
                 self._checks_device(u)
                 for u in self._top
@@ -685,7 +686,7 @@ class CudaOnly:
         if not used:
             return None
         scan = _CudaUse(self.imports)
-        node.visit(scan)
+        cstwalk.visit(node, scan)
         return f"a test of CUDA-only code: it calls {self.names[used[0]]} on CUDA" if scan.found else None
 
     def asks_only(self, why: str) -> bool:
@@ -705,7 +706,7 @@ class CudaOnly:
     def region_reason(self, node: cst.CSTNode) -> str | None:
         """Why the code in `node`'s subtree touches CUDA-only code."""
         unit = _Unit(node, ())
-        node.visit(_Scan(self.imports, self.data, root=unit))
+        cstwalk.visit(node, _Scan(self.imports, self.data, root=unit))
         return self._why(unit)
 
     def guard_reason(
@@ -767,7 +768,7 @@ class CudaOnly:
             return None
         prefix = statements[:at] if at is not None else []
         uses = _CallSites(flag)
-        scope.visit(uses)
+        cstwalk.visit(scope, uses)
         for stack in uses.found.get(flag, ()):
             if stack and stack[-1] is statements[-1]:
                 continue  # the assignment itself
@@ -780,7 +781,7 @@ class CudaOnly:
         if self._calls is None:
             sites = _CallSites()
             if self._module is not None:
-                self._module.visit(sites)
+                cstwalk.visit(self._module, sites)
             self._calls = sites.found
         return self._calls
 
@@ -989,7 +990,7 @@ def _short_test(code: str) -> str:
 def _contains(tree: cst.CSTNode, ids: set[int]) -> bool:
     if id(tree) in ids:
         return True
-    return any(_contains(c, ids) for c in tree.children)
+    return any(_contains(c, ids) for c in cstwalk.children(tree))
 
 
 def _block_around(parent: cst.CSTNode, stmt: cst.CSTNode) -> tuple[list[cst.CSTNode], list[cst.CSTNode]]:
@@ -1366,7 +1367,7 @@ class GuardsFamily(Family):
             return False
         if self._module_calls is None:
             sites = _CallSites()
-            self.ctx.module.visit(sites)
+            cstwalk.visit(self.ctx.module, sites)
             self._module_calls = sites.found
         stacks = self._module_calls.get(outer.name.value, [])
         # (a call inside the function itself, as a backward pass makes its own, is reached from there)
@@ -1454,7 +1455,7 @@ class GuardsFamily(Family):
             return False
         if not self._stays(nodes):
             right = _Queries(self.ctx.qualname)
-            node.right.visit(right)
+            cstwalk.visit(node.right, right)
             if not right.capability:
                 return False
             shown = next(
@@ -1585,7 +1586,7 @@ class GuardsFamily(Family):
             self._negated.update((id(node.left), id(node.right)))  # read best in parentheses too
         if self._queries:
             scan = _Queries(self.ctx.qualname, self._flags())
-            node.left.visit(scan)
+            cstwalk.visit(node.left, scan)
             # `IS_NVIDIA and <capability query>`, `x.is_cuda and ...`: only CUDA gets past the left
             if scan.available or self._cuda_before_query(node):
                 self._after_available += 1
@@ -1843,7 +1844,7 @@ class GuardsFamily(Family):
         if not self._queries:
             return
         scan = _Queries(self.ctx.qualname)
-        node.elt.visit(scan)
+        cstwalk.visit(node.elt, scan)
         if not scan.capability:
             return
         loop: cst.CompFor | None = node.for_in
@@ -1884,7 +1885,7 @@ class GuardsFamily(Family):
                 # a module that checks the device (`if not x.is_cuda: return x + 1`) has a
                 # path for other devices beside its CUDA-only code: it is ported as usual
                 scan = _DeviceTests(self.ctx.imports)
-                self.ctx.module.visit(scan)
+                cstwalk.visit(self.ctx.module, scan)
                 if scan.found:
                     self._needs = None
         return self._needs  # type: ignore[return-value]
@@ -1902,7 +1903,7 @@ class GuardsFamily(Family):
         if not wanted or self.ctx.module is None:
             return None
         uses = _NameUses(set(wanted))
-        self.ctx.module.visit(uses)
+        cstwalk.visit(self.ctx.module, uses)
         return f"`{wanted[min(uses.found)]}`" if uses.found else None
 
     def _device_literal(self, node: cst.CSTNode, module_only: bool = False) -> None:
@@ -2159,7 +2160,7 @@ class GuardsFamily(Family):
                 known = self._tests.get(id(stmt))
                 if known is None:
                     scan = _Queries(self.ctx.qualname, self._flags())
-                    stmt.test.visit(scan)
+                    cstwalk.visit(stmt.test, scan)
                     known = self._tests[id(stmt)] = scan.available
                 if known:
                     return True
@@ -2171,7 +2172,7 @@ class GuardsFamily(Family):
         if not self._queries:
             return updated
         scan = _Queries(self.ctx.qualname)
-        original.visit(scan)
+        cstwalk.visit(original, scan)
         if (
             not scan.capability
             or scan.available
@@ -2259,7 +2260,7 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
     if not bound:
         return None
     uses = _NameUses(set(bound))
-    module.visit(uses)
+    cstwalk.visit(module, uses)
     return f"`{bound[min(uses.found)]}`" if uses.found else None
 
 
@@ -2485,7 +2486,7 @@ class _NameUses(cst.CSTVisitor):
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)  # `helion.Settings`: `helion`, not an attribute named like it
+        cstwalk.visit(node.value, self)  # `helion.Settings`: `helion`, not an attribute named like it
         return False
 
     def visit_Name(self, node: cst.Name) -> None:

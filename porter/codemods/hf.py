@@ -12,6 +12,7 @@ device, distributed and amp families see them: a `device_map` is not a torch dev
 
 from __future__ import annotations
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from functools import cache
@@ -199,7 +200,7 @@ class HfFamily(Family):
                 return True
 
         found: set[int] = set()
-        node.visit(Mark(found))
+        cstwalk.visit(node, Mark(found))
         self.ctx.claimed.update(found)
         self.ctx.keep_cuda.update(found)
 
@@ -590,7 +591,7 @@ class HfFamily(Family):
             def visit_Name(self, n: cst.Name) -> None:
                 names.append(n.value)
 
-        node.visit(Names())
+        cstwalk.visit(node, Names())
         for stmt in _import_statements(node):
             if not isinstance(stmt, cst.Import):
                 continue

@@ -24,6 +24,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.cuda_api import rewrites_call
@@ -184,7 +185,7 @@ class LiteralsFamily(FlowScopes, Family):
         word that is no device (`_report("to", ...)`)."""
         if self._scanned is None:
             scan = _ModuleFacts(self.ctx)
-            self.ctx.module.visit(scan)
+            cstwalk.visit(self.ctx.module, scan)
             self._scanned = (scan.vocabulary_values, scan.keyed, scan.worded)
         return self._scanned
 
@@ -290,7 +291,7 @@ class LiteralsFamily(FlowScopes, Family):
         """`if TYPE_CHECKING:` declares names for type checkers; nothing in it runs."""
         if (dotted(node.test) or "").rsplit(".", 1)[-1] == "TYPE_CHECKING":
             scan = _Strings()
-            node.body.visit(scan)
+            cstwalk.visit(node.body, scan)
             self._keep_vocabulary(scan.found)
         self._module_in_place_of_cpu(node)
         if in_package(self.ctx):
@@ -526,7 +527,7 @@ class LiteralsFamily(FlowScopes, Family):
         scan = _Strings()
         for part in node.parts:
             if isinstance(part, cst.FormattedStringExpression):
-                part.expression.visit(scan)
+                cstwalk.visit(part.expression, scan)
         self._keep_vocabulary(scan.found)
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import warnings
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.candidates import parsed
@@ -136,14 +137,14 @@ def _has_modulo(test: cst.CSTNode) -> bool:
             if isinstance(node.operator, cst.Modulo):
                 found.append(node)
 
-    test.visit(V())
+    cstwalk.visit(test, V())
     return bool(found)
 
 
 def _walk(body: cst.CSTNode) -> _Walk:
     w = _Walk()
-    for child in body.children:
-        child.visit(w)
+    for child in cstwalk.children(body):
+        cstwalk.visit(child, w)
     return w
 
 
@@ -192,7 +193,7 @@ class PerfFamily(Family):
         # (the libcst walk costs ~10x the `ast` scan that rules statements out)
         found: list[tuple[cst.Call, str, str]] = []
         for stmt in _per_element_statements(node, self.ctx.source, parsed(self.ctx.source)):
-            stmt.visit(_PerElement(found))
+            cstwalk.visit(stmt, _PerElement(found))
         for call, method, element in found:
             self._per_element.add(id(call))
             if self.ctx.enabled("PERF008"):
@@ -281,7 +282,7 @@ class PerfFamily(Family):
                     found.append(node)
 
         for arg in call.args:
-            arg.value.visit(V())
+            cstwalk.visit(arg.value, V())
         return bool(found)
 
     # PERF002 / PERF003 -------------------------------------------------------------------
@@ -351,7 +352,7 @@ class PerfFamily(Family):
                         if isinstance(t.target, cst.Name):
                             names.add(t.target.value)
 
-        fn.body.visit(V())
+        cstwalk.visit(fn.body, V())
         return names
 
     def _tensor_value(self, test: cst.BaseExpression) -> str | None:
@@ -372,7 +373,7 @@ class PerfFamily(Family):
                     if isinstance(operand, cst.Call) and _method(operand) in REDUCTIONS:
                         found.append(f"`.{_method(operand)}()` compared")
 
-        test.visit(V())
+        cstwalk.visit(test, V())
         return found[0] if found else None
 
     # PERF004 / PERF005 / PERF006 ---------------------------------------------------------
@@ -426,7 +427,7 @@ def _reads(node: cst.CSTNode, name: str) -> bool:
             if n.value == name:
                 found.append(n)
 
-    node.visit(V())
+    cstwalk.visit(node, V())
     return bool(found)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.candidates import first_argument
@@ -167,7 +168,7 @@ class RuntimeFamily(Family):
 
                 def visit_FunctionDef(self, fn: cst.FunctionDef) -> None:
                     calls = _Calls()
-                    fn.body.visit(calls)
+                    cstwalk.visit(fn.body, calls)
                     if any(
                         isinstance(c.func, cst.Attribute) and c.func.attr.value in RANDOM_INITS for c in calls.calls
                     ):
@@ -175,7 +176,7 @@ class RuntimeFamily(Family):
 
             self._init_fns = set()
             if self._module is not None:
-                self._module.visit(Defs(self._init_fns))
+                cstwalk.visit(self._module, Defs(self._init_fns))
         return self._init_fns
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -197,7 +198,7 @@ class RuntimeFamily(Family):
             smalls = stmt.body if isinstance(stmt, cst.SimpleStatementLine) else []
             if moved:  # (every finding is of a name moved before: until a move, no walk)
                 calls = _Calls()
-                stmt.visit(calls)
+                cstwalk.visit(stmt, calls)
                 for call in calls.calls:
                     self._use(call, moved)
             for small in smalls:

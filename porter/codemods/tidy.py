@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 _EMPTY = cst.Module(body=[])
@@ -147,7 +148,7 @@ def _pure(node: cst.CSTNode) -> bool:
     """No call anywhere in `node` (reading names and attributes has no effect we keep)."""
     if type(node) is cst.Call:
         return False
-    return all(_pure(c) for c in node.children)
+    return all(_pure(c) for c in cstwalk.children(node))
 
 
 pure = _pure

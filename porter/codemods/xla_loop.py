@@ -8,6 +8,7 @@ function) calls `.backward()` or an optimizer's `.step()`.
 
 from __future__ import annotations
 
+from porter.codemods import cstwalk
 import libcst as cst
 
 from porter.codemods.candidates import TORCH_CAT
@@ -90,7 +91,7 @@ def _calls(stmt: cst.CSTNode, pred) -> bool:
         def visit_Lambda(self, node) -> bool:
             return False
 
-    stmt.visit(_V())
+    cstwalk.visit(stmt, _V())
     return found
 
 
@@ -109,7 +110,7 @@ def _picks_tokens(body: cst.BaseSuite) -> bool:
             name = func.attr.value if type(func) is cst.Attribute else func.value if type(func) is cst.Name else ""
             found = found or name.endswith(_PICKERS)
 
-    body.visit(_V())
+    cstwalk.visit(body, _V())
     return found
 
 
@@ -150,7 +151,7 @@ def _exits(stmt: cst.CSTNode) -> bool:
         def visit_FunctionDef(self, node) -> bool:
             return False
 
-    stmt.visit(_V())
+    cstwalk.visit(stmt, _V())
     return found
 
 
@@ -184,7 +185,7 @@ def _prepared(scope: cst.CSTNode) -> frozenset[str]:
                 )
                 found.update(n.value for n in names if isinstance(n, cst.Name))
 
-    scope.visit(_V())
+    cstwalk.visit(scope, _V())
     return frozenset(found)
 
 
@@ -232,8 +233,8 @@ class XlaLoopFamily(Family):
 
     def _body_stats(self, loop: cst.For | cst.While) -> _StepCalls:
         stats = _StepCalls(self.ctx.resolver)
-        for child in loop.body.children:
-            child.visit(stats)
+        for child in cstwalk.children(loop.body):
+            cstwalk.visit(child, stats)
             # an unconditional `torch.cuda.synchronize()` in the step becomes `torch_xla.sync()`
             if type(child) is cst.SimpleStatementLine and any(
                 type(s) is cst.Expr and type(s.value) is cst.Call and self.ctx.qualname(s.value.func) == CUDA_SYNC
@@ -265,7 +266,7 @@ class XlaLoopFamily(Family):
             return updated  # no `.backward()` call anywhere: no function is a step (and the walk below is a third of a file's cost)
         stats = _StepCalls(self.ctx.resolver)
         for child in original.body.body:
-            child.visit(stats)
+            cstwalk.visit(child, stats)
         if not (stats.optimizer_step and stats.backward) or stats.synced:
             return updated  # (an optimizer's own `step()` wrapping another is not a training step)
         new_body = list(updated.body.body)

@@ -362,3 +362,22 @@ def test_per_element_walk_takes_the_statements_the_scan_flags():
     )
     found = port_python(source, "a.py", Settings(target="xla", want_source=False)).findings
     assert [(f.code, f.start.line) for f in found] == [("PERF008", 4), ("PERF008", 8), ("PERF008", 13)]
+
+
+def test_the_sites_walk_is_ast_walk():
+    """candidates.walk visits what `ast.walk` does, in its order, over the fixtures and the examples."""
+    import ast
+
+    from porter.codemods.candidates import walk
+
+    sources = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    walked = 0
+    for source in sources:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+        walked += 1
+    assert walked > 100

@@ -63,7 +63,7 @@ def imported(tree: ast.AST) -> set[str]:
     """The CUDA-only modules an `ast` tree imports (`flash_attn` for `from flash_attn.x import y`)."""
     wanted = cuda_only_modules()
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -74,6 +74,25 @@ def imported(tree: ast.AST) -> set[str]:
                 if name == module or name.startswith(module + "."):
                     found.add(module)
     return found
+
+
+# the fields of a statement that hold statements (an import is a statement: no expression holds one)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of the tree (and the except handlers and match cases between them):
+    what `ast.walk` yields that can be an import, without walking a single expression."""
+    out: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        for field in _BODIES:
+            inner = getattr(node, field, None)
+            if type(inner) is list:
+                stack.extend(inner)
+    return out
 
 
 def _python_sources(kind: str | None, data: bytes) -> list[str]:
