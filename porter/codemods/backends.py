@@ -1995,6 +1995,7 @@ class BackendsFamily(Family):
             f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
             applicability=Applicability.MANUAL,
         )
+
     def visit_For(self, node: cst.For) -> None:
         """`for device in self._gpu_devices: with torch.device(f"cuda:{device}"): ...` where the
         class puts every value of `_gpu_devices` there under a test this port keeps on CUDA
