@@ -1905,13 +1905,7 @@ class BackendsFamily(Family):
             test_node = read_by.get(value or "")
             if test_node is None:
                 continue
-            strings = [
-                s
-                for s in _nodes(n.value)
-                if isinstance(s, cst.SimpleString)
-                and device_of(string_value(s)) == "cuda"
-                and id(s) not in self.ctx.keep_cuda
-            ]
+            strings = self._unkept_cuda_strings(n.value)
             if not strings:
                 continue
             self.ctx.keep_cuda.update(id(s) for s in strings)
@@ -1924,6 +1918,16 @@ class BackendsFamily(Family):
                 f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
                 applicability=Applicability.MANUAL,
             )
+
+    def _unkept_cuda_strings(self, node: cst.CSTNode) -> list[cst.SimpleString]:
+        """The `"cuda"` device strings in `node` that no rule has kept yet."""
+        return [
+            s
+            for s in _nodes(node)
+            if isinstance(s, cst.SimpleString)
+            and device_of(string_value(s)) == "cuda"
+            and id(s) not in self.ctx.keep_cuda
+        ]
 
     def _kept_assert_reads(self) -> dict[str, cst.Assert]:
         """The names whose device type the module's asserts that demand CUDA check (`assert
@@ -1976,13 +1980,7 @@ class BackendsFamily(Family):
         library = self.library()
         if library is None:
             return
-        strings = [
-            s
-            for s in _nodes(value)
-            if isinstance(s, cst.SimpleString)
-            and device_of(string_value(s)) == "cuda"
-            and id(s) not in self.ctx.keep_cuda
-        ]
+        strings = self._unkept_cuda_strings(value)
         if not strings:
             return
         self.ctx.keep_cuda.update(id(s) for s in strings)
