@@ -46,7 +46,7 @@ from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
-from porter.codemods.family import Family, replace_string, string_value, walk
+from porter.codemods.family import Family, one_comparison, replace_string, string_value, walk
 from porter.analysis.device_backends import DIRS, abstraction, answers
 from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
@@ -1406,19 +1406,17 @@ class BackendsFamily(Family):
         for stmt in self.ctx.current_statements:
             if not isinstance(stmt, cst.If) or any(n is node for n in _nodes(stmt.test)):
                 continue
-            test = stmt.test
+            sides = one_comparison(stmt.test, cst.Is)
             if not (
-                isinstance(test, cst.Comparison)
-                and len(test.comparisons) == 1
-                and isinstance(test.comparisons[0].operator, cst.Is)
-                and isinstance(test.left, cst.Name)
-                and _is_constant(test.comparisons[0].comparator, "None")
+                sides is not None
+                and isinstance(left := sides[0], cst.Name)
+                and _is_constant(sides[1], "None")
                 and any(n is node for n in _nodes(stmt.body))
             ):
                 continue
             for name, value in name_assignments(fn.body):
                 if (
-                    name == test.left.value
+                    name == left.value
                     and isinstance(value, cst.Call)
                     and (dotted(value.func) or "").partition(".")[0] in names
                     and "." in (dotted(value.func) or "")
@@ -1946,14 +1944,8 @@ class BackendsFamily(Family):
                     ):
                         continue
                     for c in _and_operands(n.test):
-                        if not (
-                            isinstance(c, cst.Comparison)
-                            and len(c.comparisons) == 1
-                            and isinstance(c.comparisons[0].operator, cst.Equal)
-                        ):
-                            continue
-                        sides = (c.left, c.comparisons[0].comparator)
-                        if not any(device_of(string_value(side)) == "cuda" for side in sides):
+                        sides = one_comparison(c, cst.Equal)
+                        if sides is None or not any(device_of(string_value(side)) == "cuda" for side in sides):
                             continue
                         for side in sides:
                             # `self.target_device.type` / `target_device.type`: a device object's
@@ -2721,16 +2713,15 @@ class BackendsFamily(Family):
         port (as "neuron" it would be a key nothing holds); the target is filed under it too:
         `or device_type == "neuron"` joins the test (BACK001)."""
         test = node.test
+        sides = one_comparison(test, cst.Equal)
         if not (
-            isinstance(test, cst.Comparison)
-            and len(test.comparisons) == 1
-            and isinstance(test.comparisons[0].operator, cst.Equal)
-            and isinstance(test.left, cst.Name)
-            and isinstance(test.comparisons[0].comparator, cst.SimpleString)
+            sides is not None
+            and isinstance(left := sides[0], cst.Name)
+            and isinstance(named := sides[1], cst.SimpleString)
             and node.orelse is None
         ):
             return
-        other = device_of(string_value(test.comparisons[0].comparator))
+        other = device_of(string_value(named))
         if other in (None, "cuda", self.ctx.target.device_type, *HOSTS):
             return
         lines = node.body.body
@@ -2745,14 +2736,14 @@ class BackendsFamily(Family):
             isinstance(small, cst.Assign)
             and len(small.targets) == 1
             and isinstance(small.targets[0].target, cst.Name)
-            and small.targets[0].target.value == test.left.value
+            and small.targets[0].target.value == left.value
             and isinstance(small.value, cst.SimpleString)
             and string_value(small.value) == "cuda"
             and id(small.value) not in self.ctx.keep_cuda
         ):
             return
         self.ctx.keep_cuda.add(id(small.value))
-        self._filed[id(test)] = test.comparisons[0].comparator
+        self._filed[id(test)] = named
 
     def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
         other = self._filed.pop(id(original), None)

@@ -173,6 +173,17 @@ def _multiline_comma(comma: cst.Comma) -> bool:
     return isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace)
 
 
+def one_comparison(
+    node: cst.CSTNode, operator: type[cst.BaseCompOp]
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(left, right) of `left OP right` with one operator of the kind `operator`, else None."""
+    if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+        (target,) = node.comparisons
+        if isinstance(target.operator, operator):
+            return node.left, target.comparator
+    return None
+
+
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain (non-f, non-bytes) string literal, else None."""
     if isinstance(node, cst.SimpleString):

@@ -299,13 +299,7 @@ class Cache:
             return None
 
     def put_index(self, digest: str, facts: dict[str, Facts]) -> None:
-        if not self.enabled or self.mac_key is None:
-            return
-        try:
-            body = json.dumps(facts, separators=(",", ":")).encode()
-            _write(self._index_path(digest), seal(self.mac_key, f"index:{digest}", body))
-        except OSError:
-            pass
+        self._put_sealed(self._index_path(digest), f"index:{digest}", facts)
 
     def get_state(self, key: str) -> object:
         """What the project index kept of its last run under `key` (`index.answers`), as JSON;
@@ -318,11 +312,14 @@ class Cache:
             return None
 
     def put_state(self, key: str, state: object) -> None:
+        self._put_sealed(self._state_path(key), f"state:{key}", state)
+
+    def _put_sealed(self, path: Path, label: str, value: object) -> None:
+        """`value` as compact JSON, sealed under `label` (a cache that cannot be written is no error)."""
         if not self.enabled or self.mac_key is None:
             return
         try:
-            body = json.dumps(state, separators=(",", ":")).encode()
-            _write(self._state_path(key), seal(self.mac_key, f"state:{key}", body))
+            _write(path, seal(self.mac_key, label, json.dumps(value, separators=(",", ":")).encode()))
         except OSError:
             pass
 
