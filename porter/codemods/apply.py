@@ -50,33 +50,16 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
         result.status, result.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return result
     suppressions = scan_suppressions(source)
-    if suppressions.ignore_file:
-        result.status, result.reason = FileStatus.SKIPPED, "`# porter: ignore-file`"
-        return result
-    if b"\x00" in source:
-        return _error(result, "contains NUL bytes: not a Python source file")
-    if len(source) > MAX_PARSE_BYTES:
-        result.status = FileStatus.SKIPPED
-        result.reason = f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter parses ({MAX_PARSE_BYTES // 2**20} MiB; generated code?)"
-        return result
-    too_deep = _too_deep(source)
-    if too_deep:
-        return _error(result, too_deep)
+    refused = _refused(result, source, suppressions)
+    if refused is not None:
+        return refused
     # the families' byte tests and analyses read lines as LF ends them; libcst reads the bytes
     lines = lf_line_ends(source)
     if CANDIDATE_PASS and _round_trips(source) and not holds_candidate(lines, path, settings, suppressions):
         return result  # no family has a site here: what they would say of it, without libcst
-    if sys.getrecursionlimit() < RECURSION_LIMIT:
-        sys.setrecursionlimit(RECURSION_LIMIT)
-    try:
-        module = cst.parse_module(source)
-    except cst.ParserSyntaxError as exc:
-        return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
-    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
-        return _error(result, f"cannot decode: {exc}")
-    except RecursionError:
-        return _error(result, "nesting too deep to parse")
-
+    module = _parse(result, source)
+    if isinstance(module, FileResult):
+        return module
     try:
         new_module, ctx, replaced = _transform(module, path, settings, source, suppressions, lines)
     except RecursionError:
@@ -85,6 +68,51 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
     result.suppressed = ctx.suppressed
     if not replaced and not settings.want_source and _round_trips(source):
         return result  # the tree is the one parsed, and its text is the source: unchanged
+    return _with_new_source(result, source, new_module, ctx, settings)
+
+
+def _refused(result: FileResult, source: bytes, suppressions: Suppressions) -> FileResult | None:
+    """`result`, skipped or an error, for a file porter does not parse (ignored, not Python
+    text, too large or too deeply nested for libcst); None for one it parses. These answers
+    need no parse, so they come before any."""
+    if suppressions.ignore_file:
+        result.status, result.reason = FileStatus.SKIPPED, "`# porter: ignore-file`"
+        return result
+    if b"\x00" in source:
+        return _error(result, "contains NUL bytes: not a Python source file")
+    if len(source) > MAX_PARSE_BYTES:
+        result.status = FileStatus.SKIPPED
+        result.reason = (
+            f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter parses ({MAX_PARSE_BYTES // 2**20} MiB; "
+            "generated code?)"
+        )
+        return result
+    too_deep = _too_deep(source)
+    if too_deep:
+        return _error(result, too_deep)
+    return None
+
+
+def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
+    """The libcst module of `source`, or `result` as the error that says why it does not parse
+    (libcst's message, a decoding error, or nesting past the recursion limit)."""
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
+    except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
+        return _error(result, f"cannot decode: {exc}")
+    except RecursionError:
+        return _error(result, "nesting too deep to parse")
+
+
+def _with_new_source(
+    result: FileResult, source: bytes, new_module: cst.Module, ctx: PortContext, settings: Settings
+) -> FileResult:
+    """`result` once the families have rewritten the tree: CHANGED where the new text differs
+    from `source`, with that text where the settings want it and only if it parses again."""
     # the import clean-up generated the new text already: generating it again costs a tree walk
     text = ctx.new_text
     new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
