@@ -43,9 +43,13 @@ class CompileFamily(Family):
             "COMP001",
             original,
             f"`torch.compile` in a module of Triton kernels: its helpers run beside those kernels on CUDA, "
-            f'so inductor stays (backend="{t.compile_backend}" would break them there, and {t.display} does not run this module)',
+            f'so inductor stays (backend="{t.compile_backend}" would break them there, and {t.display} '
+            "does not run this module)",
             applicability=Applicability.MANUAL,
-            advice=f'Leave it; write the {t.display} path of this module\'s ops next to it (`porter kernels . --scaffold kernels/`) and compile that with backend="{t.compile_backend}".',
+            advice=(
+                f"Leave it; write the {t.display} path of this module's ops next to it (`porter kernels . "
+                f'--scaffold kernels/`) and compile that with backend="{t.compile_backend}".'
+            ),
         )
         return True
 
@@ -65,10 +69,14 @@ class CompileFamily(Family):
         self.ctx.report(
             "COMP001",
             original,
-            f"`torch.compile` without a backend, in a project whose device abstraction names the compile backend per device "
-            f'(`{member}` answers "inductor" for CUDA): left as it is (backend="{t.compile_backend}" would break it on CUDA)',
+            "`torch.compile` without a backend, in a project whose device abstraction names the compile "
+            f'backend per device (`{member}` answers "inductor" for CUDA): left as it is '
+            f'(backend="{t.compile_backend}" would break it on CUDA)',
             applicability=Applicability.MANUAL,
-            advice=f'Pass the backend the project\'s accelerator answers (`{member.rpartition(".")[2]}`), and give its {t.display} class the answer "{t.compile_backend}".',
+            advice=(
+                f"Pass the backend the project's accelerator answers (`{member.rpartition('.')[2]}`), and "
+                f'give its {t.display} class the answer "{t.compile_backend}".'
+            ),
         )
         return True
 
@@ -84,11 +92,15 @@ class CompileFamily(Family):
         self.ctx.report(
             "COMP001",
             original,
-            f'`torch.compile` (backend "{backend}") in library code that still runs on CUDA (a project with a device abstraction '
-            f'of its own): left as it is (backend="{t.compile_backend}" raises where {t.display} is not installed); '
+            f'`torch.compile` (backend "{backend}") in library code that still runs on CUDA (a project '
+            f'with a device abstraction of its own): left as it is (backend="{t.compile_backend}" raises '
+            f"where {t.display} is not installed); "
             f"{t.display} picks its own backend for tensors on its device",
             applicability=Applicability.MANUAL,
-            advice=f'Nothing to change for {t.display} tensors; where a backend must be named, take it from the project\'s device (backend="{t.compile_backend}" only on {t.display}).',
+            advice=(
+                f"Nothing to change for {t.display} tensors; where a backend must be named, take it from the "
+                f'project\'s device (backend="{t.compile_backend}" only on {t.display}).'
+            ),
         )
         return True
 
@@ -136,9 +148,13 @@ class CompileFamily(Family):
             "COMP001",
             original,
             f"`torch.compile` whose options read the CUDA capability is set up for CUDA GPUs: left as it is "
-            f'(backend="{t.compile_backend}" would break it on CUDA, and its CUDA test decides whether {t.display} compiles)',
+            f'(backend="{t.compile_backend}" would break it on CUDA, and its CUDA test decides whether '
+            f"{t.display} compiles)",
             applicability=Applicability.MANUAL,
-            advice=f'Give {t.display} a test of its own in the options (or a compile of its own) with backend="{t.compile_backend}".',
+            advice=(
+                f"Give {t.display} a test of its own in the options (or a compile of its own) with "
+                f'backend="{t.compile_backend}".'
+            ),
         )
         return True
 
@@ -147,94 +163,137 @@ class CompileFamily(Family):
             return updated
         if self._in_triton_module(original) or self._tuned_for_cuda(original):
             return updated
-        t = self.ctx.target
-        new = updated
         backend = self.kwarg(original, "backend")
-        if backend is None and self.ctx.portable:
+        if backend is None:
+            new = self._no_backend(original, updated)
+        else:
+            new = self._named_backend(original, updated, backend)
+        new = self._mode(original, new)
+        return self._dynamic(original, updated, new, backend)
+
+    def _no_backend(self, original: cst.Call, new: cst.Call) -> cst.Call:
+        """COMP001 for a call that names no backend: the target's is added, unless the code picks
+        its device generically, takes its options from `**kwargs`, or is a project's whose own
+        device abstraction (or library code) names the backend."""
+        t = self.ctx.target
+        if self.ctx.portable:
             self.ctx.report(
                 "COMP001",
                 original,
-                f'`torch.compile` uses inductor on CUDA and the CPU; on {t.display} it needs backend="{t.compile_backend}"',
+                f"`torch.compile` uses inductor on CUDA and the CPU; on {t.display} it needs "
+                f'backend="{t.compile_backend}"',
                 applicability=Applicability.MANUAL,
-                advice=f'Pass `backend="{t.compile_backend}" if torch.accelerator.current_accelerator().type == "{t.device_type}" else "inductor"` where the model is compiled.',
+                advice=(
+                    f'Pass `backend="{t.compile_backend}" if torch.accelerator.current_accelerator().type == '
+                    f'"{t.device_type}" else "inductor"` where the model is compiled.'
+                ),
             )
-        elif backend is None and any(a.star == "**" for a in original.args):
+        elif any(a.star == "**" for a in original.args):
             self.ctx.report(
                 "COMP001",
                 original,
-                "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so porter adds none",
+                "`torch.compile(..., **kwargs)`: the keyword arguments may already carry a backend, so "
+                "porter adds none",
                 applicability=Applicability.MANUAL,
                 advice=f'Make sure the compile options name backend="{t.compile_backend}" on {t.display}.',
             )
-        elif backend is None and self._auto_backend():
+        elif self._auto_backend():
             pass  # device-generic code: the target's backend is picked for its tensors
-        elif backend is None and self._named_by_abstraction(original):
+        elif self._named_by_abstraction(original):
             pass
-        elif backend is None and self._kept_by_library(original, "inductor"):
+        elif self._kept_by_library(original, "inductor"):
             pass
-        elif backend is None:
+        else:
             cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
             if self.ctx.report(
                 "COMP001",
                 original,
-                f'`torch.compile` without a backend uses inductor (CUDA/CPU); backend="{t.compile_backend}" compiles for {t.display}',
+                "`torch.compile` without a backend uses inductor (CUDA/CPU); "
+                f'backend="{t.compile_backend}" compiles for {t.display}',
                 replacement=cand,
             ):
                 new = cand
-        else:
-            value = string_value(backend.value)
-            if value in REPLACEABLE_BACKENDS and self._kept_by_library(original, value):
-                pass
-            elif value in REPLACEABLE_BACKENDS:
-                cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
-                if self.ctx.report(
-                    "COMP001", original, f'backend "{value}" becomes "{t.compile_backend}"', replacement=cand
-                ):
-                    new = cand
-            elif value is None:
-                self.ctx.report(
-                    "COMP001",
-                    original,
-                    "the compile backend is computed: make sure it is the target's",
-                    applicability=Applicability.MANUAL,
-                    advice=f'Use backend="{t.compile_backend}" on {t.display}.',
-                )
+        return new
+
+    def _named_backend(self, original: cst.Call, new: cst.Call, backend: cst.Arg) -> cst.Call:
+        """COMP001 for a call that names its backend: a CUDA one becomes the target's (unless
+        library code keeps it); a computed one is reported."""
+        t = self.ctx.target
+        value = string_value(backend.value)
+        if value in REPLACEABLE_BACKENDS and self._kept_by_library(original, value):
+            pass
+        elif value in REPLACEABLE_BACKENDS:
+            cand = self.with_kwarg(new, "backend", cst.SimpleString(f'"{t.compile_backend}"'))
+            if self.ctx.report(
+                "COMP001", original, f'backend "{value}" becomes "{t.compile_backend}"', replacement=cand
+            ):
+                new = cand
+        elif value is None:
+            self.ctx.report(
+                "COMP001",
+                original,
+                "the compile backend is computed: make sure it is the target's",
+                applicability=Applicability.MANUAL,
+                advice=f'Use backend="{t.compile_backend}" on {t.display}.',
+            )
+        return new
+
+    def _mode(self, original: cst.Call, new: cst.Call) -> cst.Call:
+        """COMP002: a CUDA-only `mode` is dropped where the (ported) call compiles for the target,
+        kept with a finding where it still compiles with inductor on CUDA."""
+        t = self.ctx.target
         mode = self.kwarg(original, "mode")
-        if mode is not None:
-            value = string_value(mode.value)
-            if value in CUDA_MODES and not self._compiles_for_target(new):
-                # the call still compiles with inductor (device-generic code, a backend from
-                # **kwargs): on CUDA the mode is what it tunes (a documented workaround, even)
-                self.ctx.report(
-                    "COMP002",
-                    original,
-                    f'mode "{value}" tunes CUDA, where this call still compiles with inductor: kept; {t.display}\'s backend takes the default mode',
-                    applicability=Applicability.MANUAL,
-                    advice=f'Where the call compiles with backend="{t.compile_backend}", pass no mode (or `mode=None`) for {t.display}.',
-                )
-            elif value in CUDA_MODES:
-                cand = self.without_kwargs(new, {"mode"})
-                if self.ctx.report(
-                    "COMP002",
-                    original,
-                    f'mode "{value}" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes the default mode',
-                    replacement=cand,
-                ):
-                    new = cand
-            elif value is None:
-                self.ctx.report(
-                    "COMP002",
-                    original,
-                    "the compile mode is computed: only the default mode is supported on the target",
-                    applicability=Applicability.MANUAL,
-                )
+        if mode is None:
+            return new
+        value = string_value(mode.value)
+        if value in CUDA_MODES and not self._compiles_for_target(new):
+            # the call still compiles with inductor (device-generic code, a backend from
+            # **kwargs): on CUDA the mode is what it tunes (a documented workaround, even)
+            self.ctx.report(
+                "COMP002",
+                original,
+                f'mode "{value}" tunes CUDA, where this call still compiles with inductor: kept; '
+                f"{t.display}'s backend takes the default mode",
+                applicability=Applicability.MANUAL,
+                advice=(
+                    f'Where the call compiles with backend="{t.compile_backend}", pass no mode (or '
+                    f"`mode=None`) for {t.display}."
+                ),
+            )
+        elif value in CUDA_MODES:
+            cand = self.without_kwargs(new, {"mode"})
+            if self.ctx.report(
+                "COMP002",
+                original,
+                f'mode "{value}" tunes CUDA (autotuned Triton kernels, CUDA graphs); {t.display} takes '
+                "the default mode",
+                replacement=cand,
+            ):
+                new = cand
+        elif value is None:
+            self.ctx.report(
+                "COMP002",
+                original,
+                "the compile mode is computed: only the default mode is supported on the target",
+                applicability=Applicability.MANUAL,
+            )
+        return new
+
+    def _dynamic(self, original: cst.Call, updated: cst.Call, new: cst.Call, backend: cst.Arg | None) -> cst.Call:
+        """COMP003: `dynamic=True`, which the targets' backends reject, is dropped, unless the call
+        may still compile with inductor on CUDA (a computed backend, or none named and none
+        added), which takes it."""
+        t = self.ctx.target
         dynamic = self.kwarg(original, "dynamic")
-        if (
+        if not (
             t.name in NO_DYNAMIC
             and dynamic is not None
             and isinstance(dynamic.value, cst.Name)
             and dynamic.value.value == "True"
-            and not self._other_backend(backend)
+        ):
+            return new
+        if (
+            not self._other_backend(backend)
             and backend is not None
             and string_value(backend.value) is None
             and new is updated
@@ -245,37 +304,32 @@ class CompileFamily(Family):
             self.ctx.report(
                 "COMP003",
                 original,
-                f"`dynamic=True` stays: the compile backend is computed here (`{self.ctx.code(backend.value)}`), so on CUDA this call may still compile with inductor, which takes it; "
-                f"{t.display}'s backend rejects it",
+                "`dynamic=True` stays: the compile backend is computed here "
+                f"(`{self.ctx.code(backend.value)}`), so on CUDA this call may still compile with "
+                f"inductor, which takes it; {t.display}'s backend rejects it",
                 applicability=Applicability.MANUAL,
-                advice=f'Where the backend is {t.display}\'s ("{t.compile_backend}"), pass `dynamic=False` (or None) there, e.g. from the same place that picks the backend.',
+                advice=(
+                    f'Where the backend is {t.display}\'s ("{t.compile_backend}"), pass `dynamic=False` (or '
+                    "None) there, e.g. from the same place that picks the backend."
+                ),
             )
-        elif (
-            t.name in NO_DYNAMIC
-            and dynamic is not None
-            and isinstance(dynamic.value, cst.Name)
-            and dynamic.value.value == "True"
-            and backend is None
-            and not self._compiles_for_target(new)
-        ):
+        elif backend is None and not self._compiles_for_target(new):
             # no backend named, and the port names none (the target's is chosen by itself for
             # its own tensors in a device-generic project): on CUDA this is still inductor,
             # which takes `dynamic=True`; dropping it would recompile CUDA's per shape
             self.ctx.report(
                 "COMP003",
                 original,
-                f"`dynamic=True` stays: no backend is named here and the port names none ({t.display}'s is chosen by itself for its tensors), "
-                f"so on CUDA this call still compiles with inductor, which takes it; {t.display}'s backend rejects it",
+                f"`dynamic=True` stays: no backend is named here and the port names none ({t.display}'s is "
+                "chosen by itself for its tensors), so on CUDA this call still compiles with inductor, "
+                f"which takes it; {t.display}'s backend rejects it",
                 applicability=Applicability.MANUAL,
-                advice=f"Where this runs on {t.display}, pass `dynamic=False` (or None), e.g. from the project's device or platform object.",
+                advice=(
+                    f"Where this runs on {t.display}, pass `dynamic=False` (or None), e.g. from the project's "
+                    "device or platform object."
+                ),
             )
-        elif (
-            t.name in NO_DYNAMIC
-            and dynamic is not None
-            and isinstance(dynamic.value, cst.Name)
-            and dynamic.value.value == "True"
-            and not self._other_backend(backend)
-        ):
+        elif not self._other_backend(backend):
             cand = self.without_kwargs(new, {"dynamic"})
             if self.ctx.report(
                 "COMP003",
