@@ -167,16 +167,35 @@ class CudaApiFamily(ReferenceTracker, Family):
             func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
         )
         if called is not None:
-            positional = 0
-            for arg in node.args:
-                self._handed[id(arg.value)] = called
-                if arg.keyword is not None:
-                    self._arg_at[id(arg.value)] = (called, -1, arg.keyword.value)
-                elif not arg.star:
-                    self._arg_at[id(arg.value)] = (called, positional, None)
-                    positional += 1
+            self._note_arguments(node, called)
         if isinstance(func, cst.Attribute) and func.attr.value in _EVENT_METHODS:
             self._handed[id(func.value)] = func.attr.value  # `torch.cuda.current_stream().record_event(e)`
+        self._note_device_arguments(node)
+        if (
+            isinstance(func, cst.Name)
+            and func.value == "str"
+            and len(node.args) == 1
+            and isinstance(node.args[0].value, cst.Call)
+        ):
+            self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
+
+    def _note_arguments(self, node: cst.Call, called: str) -> None:
+        """Which callee (by its last name) each argument of `node` is handed to, and where: its
+        position among the positional ones, or its keyword (`_handed`, `_arg_at`)."""
+        positional = 0
+        for arg in node.args:
+            self._handed[id(arg.value)] = called
+            if arg.keyword is not None:
+                self._arg_at[id(arg.value)] = (called, -1, arg.keyword.value)
+            elif not arg.star:
+                self._arg_at[id(arg.value)] = (called, positional, None)
+                positional += 1
+
+    def _note_device_arguments(self, node: cst.Call) -> None:
+        """The arguments of `node` that are a device (`.to(x)`, `.cuda(x)`, `torch.device(x)`, a
+        `device=` keyword) and the index of a `torch.device(type, index)`: where
+        `torch.cuda.current_device()` is ported as a device, not as an index."""
+        func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("to", "cuda") and node.args:
             self._device_args.add(id(node.args[0].value))
         elif len(node.args) == 2 and self.ctx.qualname(func) == "torch.device":
@@ -189,13 +208,6 @@ class CudaApiFamily(ReferenceTracker, Family):
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value in _DEVICE_KWARGS:
                 self._device_args.add(id(arg.value))
-        if (
-            isinstance(func, cst.Name)
-            and func.value == "str"
-            and len(node.args) == 1
-            and isinstance(node.args[0].value, cst.Call)
-        ):
-            self._as_text.add(id(node.args[0].value))  # `str(torch.cuda.is_available())`
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """`torch.cuda.current_stream(d) != torch.cuda.default_stream(d)`: two answers of CUDA's
@@ -224,8 +236,9 @@ class CudaApiFamily(ReferenceTracker, Family):
         self.ctx.report(
             found[1].code,
             other,
-            f"`{self.ctx.code(other)}` is compared with `{self.ctx.code(stays)}`, which stays CUDA's (no {self.ctx.target.display} "
-            f"counterpart): kept too, so both sides ask CUDA; {self.ctx.target.display}'s check, if it needs one, is written beside",
+            f"`{self.ctx.code(other)}` is compared with `{self.ctx.code(stays)}`, which stays CUDA's "
+            f"(no {self.ctx.target.display} counterpart): kept too, so both sides ask CUDA; "
+            f"{self.ctx.target.display}'s check, if it needs one, is written beside",
             applicability=Applicability.MANUAL,
         )
 
@@ -259,7 +272,8 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report(
                 "CUDA011",
                 original,
-                f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records nothing (it stays)",
+                f"`ProfilerActivity.CUDA` records CUDA kernels: on {self.ctx.target.display} it records "
+                "nothing (it stays)",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -278,7 +292,8 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report(
                 "CUDA012",
                 node,
-                f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so what reads it takes its non-CUDA path there",
+                f"`torch.version.cuda` is the CUDA version torch was built with: None with {t}'s torch, so "
+                "what reads it takes its non-CUDA path there",
                 applicability=Applicability.MANUAL,
             )
         elif qual.startswith("torch._C._cuda"):
@@ -324,7 +339,8 @@ class CudaApiFamily(ReferenceTracker, Family):
             self.ctx.report(
                 row.code,
                 original,
-                f"`torch.cuda.{suffix}` stays: this module replaces it (`torch.cuda.{suffix} = ...`) and wraps CUDA's own",
+                f"`torch.cuda.{suffix}` stays: this module replaces it (`torch.cuda.{suffix} = ...`) and "
+                "wraps CUDA's own",
                 applicability=Applicability.MANUAL,
                 advice=f"Wrap {self.ctx.target.display}'s function beside it if the wrapper should run there.",
             )
@@ -358,11 +374,39 @@ class CudaApiFamily(ReferenceTracker, Family):
     # -- calls -----------------------------------------------------------------------------
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
+        kept = self._kept_as_it_is(original, updated)
+        if kept is not None:
+            return kept
+        found = self._row_for(original.func)
+        if found is None:
+            return updated
+        suffix, row = found
+        if row is None:
+            self._unmapped(original, suffix)
+            return updated
+        action = self._action(row, in_device_position=id(original) in self._device_args)
+        if action == "delegate":
+            return updated
+        if row.code == "CUDA004" and (kept_state := self._rng_state_here()) is not None:
+            if kept_state:
+                return self._keep_rng_state(row, original, updated, suffix, kept_state)
+            action = row.with_rng_state.get(self.ctx.target.name, action)
+        stays = self._stays_beside(row, original, updated, suffix, action)
+        if stays is not None:
+            return stays
+        return self._port(row, original, updated, suffix, action)
+
+    def _kept_as_it_is(self, original: cst.Call, updated: cst.Call) -> cst.Call | None:
+        """The call, left as it is, where what decides that is the call's place, not its API row:
+        a device-generic project's CUDA test, a check that guards CUDA-only code, a CUDA
+        device's index (CUDA002); None elsewhere."""
         if id(original) in self.ctx.keep_generic:  # `device_type == "cuda" and torch.cuda.is_available()`
             self.ctx.report(
                 "CUDA010",
                 original,
-                f"`{self.ctx.code(original)}` stays: the project picks its device generically and this asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port takes the other path)",
+                f"`{self.ctx.code(original)}` stays: the project picks its device generically and this "
+                f"asks whether the run is a CUDA one (false on {self.ctx.target.display}, where the port "
+                "takes the other path)",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -383,44 +427,48 @@ class CudaApiFamily(ReferenceTracker, Family):
                 "CUDA002", original, f"`{self.ctx.code(original)}` stays: {why}", applicability=Applicability.MANUAL
             )
             return self._keep_cuda_arguments(original, updated)
-        found = self._row_for(original.func)
-        if found is None:
-            return updated
-        suffix, row = found
-        if row is None:
-            self._unmapped(original, suffix)
-            return updated
-        action = self._action(row, in_device_position=id(original) in self._device_args)
-        if action == "delegate":
-            return updated
-        if row.code == "CUDA004" and (kept := self._rng_state_here()) is not None:
-            if kept:
-                # `current = torch.cuda.get_rng_state()` (no port on the target) beside
-                # `torch.cuda.set_rng_state(current)`: half the generator handling on the target
-                # and half on CUDA saves one generator and restores another; it stays together
-                self.ctx.report(
-                    row.code,
-                    original,
-                    f"`torch.cuda.{suffix}()` stays: this code saves and restores CUDA's generator state, and "
-                    f"`torch.cuda.{kept[0]}` has no port to {self.ctx.target.display} here",
-                    applicability=Applicability.MANUAL,
-                    advice=" ".join(
-                        filter(
-                            None,
-                            (
-                                row.advice.get(self.ctx.target.name) or row.advice.get("*"),
-                                f"Port this code's generator handling as a whole (see `torch.cuda.{kept[0]}`).",
-                            ),
-                        )
+        return None
+
+    def _keep_rng_state(
+        self, row: ApiRow, original: cst.Call, updated: cst.Call, suffix: str, kept: tuple[str, ...]
+    ) -> cst.Call:
+        """CUDA004: the generator state call stays, since this code saves and restores CUDA's
+        generator state with a call (`kept`) that has no port to the target."""
+        # `current = torch.cuda.get_rng_state()` (no port on the target) beside
+        # `torch.cuda.set_rng_state(current)`: half the generator handling on the target
+        # and half on CUDA saves one generator and restores another; it stays together
+        self.ctx.report(
+            row.code,
+            original,
+            f"`torch.cuda.{suffix}()` stays: this code saves and restores CUDA's generator state, and "
+            f"`torch.cuda.{kept[0]}` has no port to {self.ctx.target.display} here",
+            applicability=Applicability.MANUAL,
+            advice=" ".join(
+                filter(
+                    None,
+                    (
+                        row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+                        f"Port this code's generator handling as a whole (see `torch.cuda.{kept[0]}`).",
                     ),
                 )
-                return self._keep_cuda_arguments(original, updated)
-            action = row.with_rng_state.get(self.ctx.target.name, action)
+            ),
+        )
+        return self._keep_cuda_arguments(original, updated)
+
+    def _stays_beside(
+        self, row: ApiRow, original: cst.Call, updated: cst.Call, suffix: str, action: str
+    ) -> cst.Call | None:
+        """The call, left as it is (reported), where the code around it still needs CUDA's
+        answer though the row has a port: a seed `torch.manual_seed` already covers, a CUDA
+        check written out as text, NVTX ranges under CUDA's profiler, a stream call beside CUDA
+        streams that stay; None elsewhere."""
         if suffix in _CUDA_SEEDS and self._seeded_already(original):
             self.ctx.report(
                 "CUDA010",
                 original,
-                f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device generically, so the port still runs on CUDA; `torch.manual_seed` already seeds {self.ctx.target.display}",
+                f"`torch.cuda.{suffix}()` after `torch.manual_seed` stays: the project picks its device "
+                "generically, so the port still runs on CUDA; `torch.manual_seed` already seeds "
+                f"{self.ctx.target.display}",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -464,7 +512,8 @@ class CudaApiFamily(ReferenceTracker, Family):
             said = (
                 f"`torch.cuda.{suffix}()` stays: {kept_by}, which torch's generic stream does not reach"
                 if kept_by.startswith("`")
-                else f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / `stream` / `Event`, not ported here)"
+                else f"`torch.cuda.{suffix}()` stays beside the CUDA stream {kept_by} (`torch.cuda.Stream` / "
+                "`stream` / `Event`, not ported here)"
             )
             self.ctx.report(
                 row.code,
@@ -474,6 +523,11 @@ class CudaApiFamily(ReferenceTracker, Family):
                 advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
             )
             return self._keep_cuda_arguments(original, updated)
+        return None
+
+    def _port(self, row: ApiRow, original: cst.Call, updated: cst.Call, suffix: str, action: str):
+        """The row's action for the target: a rename, an expression, the statement removed or
+        replaced by statements, else a MANUAL finding (the call kept)."""
         statement = self.ctx.statement_of.get(id(original))
         is_statement = isinstance(statement, cst.Expr)
         if action.startswith("rename "):
@@ -481,25 +535,7 @@ class CudaApiFamily(ReferenceTracker, Family):
             new: cst.BaseExpression = self._conform(name, updated.with_changes(func=self.ctx.ref(name)))
             return self._apply(row, original, suffix, new, updated)
         if action.startswith("expr "):
-            template = action[5:].strip()
-            library = self._library() if template in _CONSTANTS and not self.ctx.portable else None
-            if library is not None:
-                # `torch.cuda.is_current_stream_capturing()` -> `False`: the target's answer, but
-                # in a library that has backends of its own this line still runs on CUDA, where
-                # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
-                self.ctx.report(
-                    row.code,
-                    original,
-                    f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({library[0]}), so this code still runs on CUDA, "
-                    f"where it answers for CUDA; `{template}` is only {self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
-                    f"ask the project's device abstraction (or `torch.cuda.is_available() and ...`) instead: on a torch build without CUDA the call raises",
-                    applicability=Applicability.MANUAL,
-                    advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
-                )
-                return self._keep_cuda_arguments(original, updated)
-            # parentheses, where the context needs them, come from the statement walker
-            new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
-            return self._apply(row, original, suffix, new, updated)
+            return self._expr(row, original, updated, suffix, action[5:].strip())
         if action == "remove" and is_statement:
             if self._report(
                 row,
@@ -522,6 +558,30 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._manual(row, original, suffix)
         return self._keep_cuda_arguments(original, updated)
 
+    def _expr(self, row: ApiRow, original: cst.Call, updated: cst.Call, suffix: str, template: str):
+        """The call becomes the expression `template` (the target's answer), unless the project
+        has backends of its own, where this line still answers for CUDA."""
+        library = self._library() if template in _CONSTANTS and not self.ctx.portable else None
+        if library is not None:
+            # `torch.cuda.is_current_stream_capturing()` -> `False`: the target's answer, but
+            # in a library that has backends of its own this line still runs on CUDA, where
+            # the answer is CUDA's (a graph capture under way, bf16 on this GPU)
+            self.ctx.report(
+                row.code,
+                original,
+                f"`torch.cuda.{suffix}()` stays: the project has backends of its own ({library[0]}), "
+                f"so this code still runs on CUDA, where it answers for CUDA; `{template}` is only "
+                f"{self.ctx.target.display}'s answer. Where {self.ctx.target.display} reaches this line, "
+                "ask the project's device abstraction (or `torch.cuda.is_available() and ...`) "
+                "instead: on a torch build without CUDA the call raises",
+                applicability=Applicability.MANUAL,
+                advice=row.advice.get(self.ctx.target.name) or row.advice.get("*"),
+            )
+            return self._keep_cuda_arguments(original, updated)
+        # parentheses, where the context needs them, come from the statement walker
+        new = self.ctx.expr(template, args=_args_code(self.ctx, updated))
+        return self._apply(row, original, suffix, new, updated)
+
     def visit_With(self, node: cst.With) -> None:
         """`with torch.cuda.stream(self.s1): gpu = t.to("cuda", non_blocking=True)` in a function
         whose CUDA streams stay (`_stream_kept_here`): the body runs on CUDA's stream, so the
@@ -543,7 +603,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._keep_devices(
             node.body,
             item,
-            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its devices stay CUDA's",
+            f"the body of `with {self.ctx.code(item)}` runs on a CUDA stream this function keeps: its "
+            "devices stay CUDA's",
             "this function",
         )
 
@@ -562,8 +623,8 @@ class CudaApiFamily(ReferenceTracker, Family):
         self._keep_devices(
             node.body,
             node.name,
-            f"`def {node.name.value}` is defined in `{outer[-1].name.value}`, which keeps its CUDA streams: the devices it "
-            f"names stay CUDA's",
+            f"`def {node.name.value}` is defined in `{outer[-1].name.value}`, which keeps its CUDA "
+            f"streams: the devices it names stay CUDA's",
             f"`{outer[-1].name.value}`",
         )
 
