@@ -219,22 +219,48 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
         if "cuda" not in original.value or id(original) in self._map_locations:
             return updated  # cheap: evaluating every string literal is not
+        if self._kept_with_finding(original):
+            return updated
+        if id(original) in self.ctx.keep_cuda:
+            return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
+        if id(original) in self._prefixes and string_value(original) == "cuda:":
+            # --portable: a test for a CUDA device stays one, as comparisons do
+            return updated if self.ctx.portable else self._prefix(original, updated)
+        is_dev, index = cuda_device_index(string_value(original))
+        if not is_dev:
+            return updated
+        code = "DEV005" if id(original) in self._compared else "DEV002"
+        if self.ctx.portable:
+            return self._portable_string(original, updated, code, index)
+        return self._target_string(original, updated, code, index)
+
+    def _kept_with_finding(self, original: cst.SimpleString) -> bool:
+        """Whether the string is a `"cuda"` the project keeps for a reason another walk found (a
+        device-generic CUDA case, a vocabulary's name, a public default, an autocast state),
+        reported here with that reason (DEV014-DEV017)."""
         if id(original) in self.ctx.keep_generic:
             self.ctx.report(
                 "DEV014",
                 original,
-                f"`{original.value}` stays: the project picks its device generically; this is its CUDA case (or its fallback when no accelerator is found), and the selected device type is {self.ctx.target.display}'s on the target",
+                f"`{original.value}` stays: the project picks its device generically; this is its CUDA "
+                "case (or its fallback when no accelerator is found), and the selected device type is "
+                f"{self.ctx.target.display}'s on the target",
                 applicability=Applicability.MANUAL,
             )
-            return updated
+            return True
         if id(original) in self.ctx.keep_vocabulary and string_value(original) == "cuda":
             self.ctx.report(
                 "DEV015",
                 original,
-                '`"cuda"` is a name in a vocabulary of its own (GPU platforms beside `"gpu"` / `"rocm"`, kernel sets or providers beside `"triton"` / `"dml"`, an `--accelerator` option, an enum member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an attribute name, error text searched for CUDA\'s word, the default of a configuration value the library case-normalizes, an argument where the same function is passed a name that is no device), not a torch device: it stays',
+                '`"cuda"` is a name in a vocabulary of its own (GPU platforms beside `"gpu"` / `"rocm"`, '
+                'kernel sets or providers beside `"triton"` / `"dml"`, an `--accelerator` option, an enum '
+                "member, a `Literal[...]` of accepted values, the key of a device switch or a dict, an "
+                "attribute name, error text searched for CUDA's word, the default of a configuration "
+                "value the library case-normalizes, an argument where the same function is passed a name "
+                "that is no device), not a torch device: it stays",
                 applicability=Applicability.MANUAL,
             )
-            return updated
+            return True
         if id(original) in self.ctx.keep_public_default:
             where = self.ctx.keep_public_default[id(original)]
             if where.startswith("method:"):  # (literals.METHOD_OF) a device a method names beside the field
@@ -246,32 +272,34 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             else:
                 message = f"`{original.value}` is the default device of `{where}`, public API of this package: it stays"
             self.ctx.report("DEV016", original, message, applicability=Applicability.MANUAL)
-            return updated
+            return True
         if id(original) in self.ctx.keep_autocast_state:
             self.ctx.report(
                 "DEV017",
                 original,
-                f"`{original.value}` in `{self.ctx.keep_autocast_state[id(original)]}(...)` names the autocast state it reads, not where the code runs: it already runs on {self.ctx.target.display}, and the package keeps serving CUDA and the CPU, where `\"{self.ctx.target.device_type}\"` is no device type; it stays (under {self.ctx.target.display}'s autocast, what it does for CUDA's autocast does not apply)",
+                f"`{original.value}` in `{self.ctx.keep_autocast_state[id(original)]}(...)` names the "
+                "autocast state it reads, not where the code runs: it already runs on "
+                f"{self.ctx.target.display}, and the package keeps serving CUDA and the CPU, where "
+                f'`"{self.ctx.target.device_type}"` is no device type; it stays (under '
+                f"{self.ctx.target.display}'s autocast, what it does for CUDA's autocast does not apply)",
                 applicability=Applicability.MANUAL,
             )
-            return updated
-        if id(original) in self.ctx.keep_cuda:
-            return updated  # guards CUDA-only code, or not a device at all (guards.py, literals.py)
-        if id(original) in self._prefixes and string_value(original) == "cuda:":
-            # --portable: a test for a CUDA device stays one, as comparisons do
-            return updated if self.ctx.portable else self._prefix(original, updated)
-        is_dev, index = cuda_device_index(string_value(original))
-        if not is_dev:
-            return updated
+            return True
+        return False
+
+    def _target_string(self, original: cst.SimpleString, updated: cst.SimpleString, code: str, index: str | None):
+        """The CUDA device string ported to the target's device (DEV002, or DEV005 where it is
+        compared): its device type with the index where the target indexes devices, or the
+        current accelerator where the class already spells its device that way."""
         t = self.ctx.target
-        code = "DEV005" if id(original) in self._compared else "DEV002"
-        if self.ctx.portable:
-            return self._portable_string(original, updated, code, index)
         if code == "DEV002" and index is None and id(original) in self._placed and self._class_current_device():
             # the class passes `torch.cuda.current_device()` as a device elsewhere: one spelling
             # for the class (as `.cuda()` takes), the same on CUDA
             generic = self.ctx.expr("{torch}.accelerator.current_accelerator()")
-            message = f"CUDA device string {original.value} becomes `torch.accelerator.current_accelerator()`, as its class's `torch.cuda.current_device()` does"
+            message = (
+                f"CUDA device string {original.value} becomes `torch.accelerator.current_accelerator()`, as "
+                "its class's `torch.cuda.current_device()` does"
+            )
             if self.ctx.report(code, original, message, replacement=generic):
                 return generic
             return updated
@@ -295,7 +323,9 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 original,
                 f"comparison with {original.value}: true on CUDA only, so the branch it guards runs only there",
                 applicability=Applicability.MANUAL,
-                advice="If the branch is not CUDA-specific, compare with `torch.accelerator.current_accelerator().type`.",
+                advice=(
+                    "If the branch is not CUDA-specific, compare with `torch.accelerator.current_accelerator().type`."
+                ),
             )
             return updated
         kind = self.ctx.accelerator_type()
@@ -365,7 +395,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             if self.ctx.report(
                 "DEV002",
                 original,
-                'per-rank CUDA device becomes the current accelerator\'s type with that index ("cpu:<rank>" without one)',
+                "per-rank CUDA device becomes the current accelerator's type with that index "
+                '("cpu:<rank>" without one)',
                 replacement=new,
             ):
                 return new
@@ -396,8 +427,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 "DEV004",
                 original,
                 f"`{self.ctx.code(original)}` stays: it picks CUDA's implementation, and the `else` beside it is the "
-                f"generic one every other device takes, {self.ctx.target.display} included; made {self.ctx.target.display}'s "
-                "test, CUDA would lose its branch",
+                f"generic one every other device takes, {self.ctx.target.display} included; made "
+                f"{self.ctx.target.display}'s test, CUDA would lose its branch",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -410,7 +441,10 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 "DEV004",
                 original,
                 f"{where} its own `is_cuda`, so porter cannot tell this attribute from a tensor's",
-                advice="If it is a tensor's, use `(x.device.type == DEVICE)` with the target's device type; a class's own `is_cuda` is ported where it is defined.",
+                advice=(
+                    "If it is a tensor's, use `(x.device.type == DEVICE)` with the target's device type; a "
+                    "class's own `is_cuda` is ported where it is defined."
+                ),
             )
             return updated
         t = self.ctx.target
@@ -456,17 +490,9 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         func = original.func
         if isinstance(func, cst.Attribute):
-            attr = func.attr.value
-            if attr == "format" and isinstance(func.value, cst.SimpleString):
-                return self._formatted(original, updated, func.value, self.positional(original))
-            if attr == "cuda" and self.ctx.qualname(func) is None:
-                return self._dot_cuda(original, updated)
-            if attr == "to":
-                return self._dot_to(original, updated)
-            if attr == "type" and len(original.args) == 1:
-                return self._dot_type(original, updated)
-            if attr == "add_argument":
-                return self._help_of_default(original, updated)
+            method = self._method_call(original, updated, func)
+            if method is not None:
+                return method
         qual = self.ctx.qualname(func)
         if qual == "torch.device":
             return self._torch_device(original, updated)
@@ -487,6 +513,22 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         ):
             return self._port_device_arg(original, updated, device_kw)
         return updated
+
+    def _method_call(self, original: cst.Call, updated: cst.Call, func: cst.Attribute):
+        """A method call that moves or names a device (`"...".format(...)`, `.cuda()`, `.to()`,
+        `.type(...)`, argparse's `add_argument`), ported by its own rule; None for any other."""
+        attr = func.attr.value
+        if attr == "format" and isinstance(func.value, cst.SimpleString):
+            return self._formatted(original, updated, func.value, self.positional(original))
+        if attr == "cuda" and self.ctx.qualname(func) is None:
+            return self._dot_cuda(original, updated)
+        if attr == "to":
+            return self._dot_to(original, updated)
+        if attr == "type" and len(original.args) == 1:
+            return self._dot_type(original, updated)
+        if attr == "add_argument":
+            return self._help_of_default(original, updated)
+        return None
 
     def _map_location_why(self, value: cst.BaseExpression) -> str | None:
         """Why this `map_location` must become "cpu", or None to leave it."""
@@ -518,7 +560,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self.ctx.report(
                 "DEV013",
                 original.body[0],
-                f"{taken} took the parameters of `{holder}` before this move; on XLA, Module.to() replaces every Parameter, so it keeps the old CPU ones (an optimizer then trains nothing)",
+                f"{taken} took the parameters of `{holder}` before this move; on XLA, Module.to() replaces "
+                "every Parameter, so it keeps the old CPU ones (an optimizer then trains nothing)",
             )
         statements = self.flow.moved(holder)
         if not statements:
@@ -531,7 +574,10 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         *ties, owner = statements
         lines = [cst.parse_statement(t) for t in ties]
         new = cst.FlattenSentinel([updated, *lines])
-        message = f"`{holder}` is a {owner} whose parameters are tied; moving it to the XLA device unties them: re-tied after the move"
+        message = (
+            f"`{holder}` is a {owner} whose parameters are tied; moving it to the XLA device unties them: "
+            "re-tied after the move"
+        )
         if self.ctx.report("DEV011", original.body[0], message, replacement=new):
             return new
         return updated
@@ -580,7 +626,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
                 self.ctx.report(
                     "DEV001",
                     original,
-                    f"`.cuda({self.ctx.code(value)})`: porter cannot prove whether this is a device index or a device: {shown}",
+                    f"`.cuda({self.ctx.code(value)})`: porter cannot prove whether this is a device index "
+                    f"or a device: {shown}",
                     advice="Use `.to(device)` with the target device; an int means a CUDA device.",
                 )
                 return updated
@@ -652,7 +699,8 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             self.ctx.report(
                 "DEV008",
                 call,
-                f"an integer device means a CUDA device, and porter cannot prove what `{name}` holds: {chain_text(name, chain)}",
+                f"an integer device means a CUDA device, and porter cannot prove what `{name}` holds: "
+                f"{chain_text(name, chain)}",
             )
         elif kind == ValueKind.CONFIG:
             self.ctx.report(
@@ -776,7 +824,10 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         else:
             test = cst.Call(func=self.ctx.ref("torch.accelerator.is_available"))
         new = updated.with_changes(test=test)
-        message = f"`{self.ctx.code(original.test)}` stays CUDA's test (it gates CUDA-only code too): the device choice asks for {self.ctx.target.display} instead, so the device reaches it"
+        message = (
+            f"`{self.ctx.code(original.test)}` stays CUDA's test (it gates CUDA-only code too): the device "
+            f"choice asks for {self.ctx.target.display} instead, so the device reaches it"
+        )
         if self.ctx.report("DEV009", original.test, message, replacement=new, applicability=Applicability.SAFE):
             return new
         return updated
