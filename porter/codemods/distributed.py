@@ -92,13 +92,15 @@ class DistributedFamily(Family):
                     self.ctx.report(
                         "DIST007",
                         e.value,
-                        f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that has {t.display}'s own: kept",
+                        f"`{self.ctx.code(e.value)}` is CUDA's entry of a device → backend mapping that "
+                        f"has {t.display}'s own: kept",
                     )
         if t.device_type not in keys:
             self.ctx.report(
                 "DIST001",
                 node,
-                f'a device-type → backend mapping without an entry for "{t.device_type}": a lookup with the target\'s device type fails',
+                f'a device-type → backend mapping without an entry for "{t.device_type}": a lookup with '
+                "the target's device type fails",
                 applicability=Applicability.MANUAL,
                 advice=f'Add `"{t.device_type}": "{t.dist_backend}"` to the mapping (CUDA keeps "nccl").',
             )
@@ -130,7 +132,8 @@ class DistributedFamily(Family):
                     self.ctx.report(
                         "DIST007",
                         node,
-                        f"`{self.ctx.code(node)}` asks whether the backend is NCCL: true only on CUDA, so the code it guards stays CUDA's; kept",
+                        f"`{self.ctx.code(node)}` asks whether the backend is NCCL: true only on CUDA, so "
+                        "the code it guards stays CUDA's; kept",
                     )
 
     def _backend_nccl(self, node: cst.CSTNode) -> bool:
@@ -158,7 +161,8 @@ class DistributedFamily(Family):
         self.ctx.report(
             "DIST001",
             original,
-            f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend is \"{t.dist_backend}\"",
+            f"`{self.ctx.code(original)}` names NCCL, NVIDIA's collective library: {t.display}'s backend "
+            f'is "{t.dist_backend}"',
             applicability=Applicability.MANUAL,
         )
         return updated
@@ -179,9 +183,13 @@ class DistributedFamily(Family):
                 self.ctx.report(
                     "DIST001",
                     param.default,
-                    f'`{param.name.value}` of `{name}` defaults to "nccl", public API of this package (it selects NCCL at run time): kept',
+                    f'`{param.name.value}` of `{name}` defaults to "nccl", public API of this package (it '
+                    "selects NCCL at run time): kept",
                     applicability=Applicability.MANUAL,
-                    advice=f'Pass {param.name.value}="{t.dist_backend}" where {t.display} calls `{name}`; porter leaves a documented default as it is.',
+                    advice=(
+                        f'Pass {param.name.value}="{t.dist_backend}" where {t.display} calls `{name}`; porter '
+                        "leaves a documented default as it is."
+                    ),
                 )
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -199,7 +207,8 @@ class DistributedFamily(Family):
             self.ctx.report(
                 "DIST007",
                 node.value,
-                f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL itself (what the code compares the backend with): kept",
+                f"`{self.ctx.code(node.targets[0].target)} = {self.ctx.code(node.value)}` names NCCL "
+                "itself (what the code compares the backend with): kept",
             )
             return
         self._fallback(node)
@@ -216,7 +225,10 @@ class DistributedFamily(Family):
             value,
             f'`{field}` defaults to "nccl", a configuration value of the class (it selects NCCL at run time): kept',
             applicability=Applicability.MANUAL,
-            advice=f'Pass "{t.dist_backend}" for {t.display} where the configuration is made; porter leaves a documented default as it is.',
+            advice=(
+                f'Pass "{t.dist_backend}" for {t.display} where the configuration is made; porter leaves a '
+                "documented default as it is."
+            ),
         )
 
     def _library_choice(self, value: cst.BaseExpression) -> None:
@@ -226,9 +238,13 @@ class DistributedFamily(Family):
         self.ctx.report(
             "DIST001",
             value,
-            "a library's `process_group` option names its own NCCL process group (as torchft's `ProcessGroupNCCL`), which needs CUDA: it stays",
+            "a library's `process_group` option names its own NCCL process group (as torchft's "
+            "`ProcessGroupNCCL`), which needs CUDA: it stays",
             applicability=Applicability.MANUAL,
-            advice=f"Choose a process group that runs on {self.ctx.target.display} in that library's configuration; porter does not rename a library's vocabulary.",
+            advice=(
+                f"Choose a process group that runs on {self.ctx.target.display} in that library's "
+                "configuration; porter does not rename a library's vocabulary."
+            ),
         )
 
     def _fallback(self, node: cst.Assign) -> None:
@@ -243,7 +259,8 @@ class DistributedFamily(Family):
             self.ctx.report(
                 "DIST006",
                 node.value,
-                f'`"nccl"` stays: it is only the fallback of a per-device backend choice, which gives {self.ctx.target.display} its own backend where it registers one',
+                '`"nccl"` stays: it is only the fallback of a per-device backend choice, which gives '
+                f"{self.ctx.target.display} its own backend where it registers one",
                 applicability=Applicability.MANUAL,
             )
 
@@ -336,26 +353,8 @@ class DistributedFamily(Family):
             return updated
         if value != "nccl" and value.lower() == "nccl" and id(original) not in self._backend_args:
             return updated  # "NCCL": an environment-variable prefix, a label; a backend is spelt "nccl"
-        t = self.ctx.target
-        if value.lower() == "nccl" and self.ctx.portable:
-            new = self.ctx.default_backend()
-            if self.ctx.report(
-                "DIST001",
-                original,
-                "NCCL backend becomes the default backend of the current device (NCCL on CUDA, gloo on the CPU, the target's own where it registers one)",
-                replacement=new,
-            ):
-                return new
-            return updated
         if value.lower() == "nccl":
-            new = replace_string(updated, t.dist_backend)
-            if self.ctx.report(
-                "DIST001", original, f'NCCL backend becomes "{t.dist_backend}" on {t.display}', replacement=new
-            ):
-                if t.dist_import:
-                    self.ctx.add_import(t.dist_import)
-                return new
-            return updated
+            return self._nccl(original, updated)
         lowered = value.lower()  # torch lowercases a backend string: "CPU:GLOO,CUDA:NCCL" is its map too
         if (
             _BACKEND_MAP.match(lowered)
@@ -365,37 +364,76 @@ class DistributedFamily(Family):
             self._backend_map(original, lowered)
             return updated
         if value in ENV_VARS:
-            mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None
-            if mapping is None:
-                self.ctx.report(
-                    "DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL
-                )
-                return updated
-            name, exact = mapping
-            if self._library():
-                # a library sets or reads each backend's own variables (CUDA's beside Ascend's):
-                # CUDA's stays CUDA's, the target's goes beside it
-                self.ctx.report(
-                    "DIST003",
-                    original,
-                    f"`{value}` is CUDA's variable, in a project with a device abstraction of its own: kept for CUDA; "
-                    f"{t.display}'s counterpart is `{name}`{'' if exact else ' (its values count other units than GPUs)'}: set or read it beside this one",
-                    applicability=Applicability.MANUAL,
-                )
-                return updated
-            new = replace_string(updated, name)
-            msg = f"`{value}` becomes `{name}`"
-            if not exact:
-                msg += " (the values differ: NeuronCores or TPU chips, not GPUs; check the list you set)"
+            return self._env_var(original, updated, value)
+        self._cuda_setting(original, value)
+        return updated
+
+    def _nccl(self, original: cst.SimpleString, updated: cst.SimpleString):
+        """DIST001: the backend `"nccl"` becomes the target's (with its import), or under
+        --portable the current device's default backend."""
+        t = self.ctx.target
+        if self.ctx.portable:
+            new = self.ctx.default_backend()
             if self.ctx.report(
-                "DIST003",
+                "DIST001",
                 original,
-                msg,
+                "NCCL backend becomes the default backend of the current device (NCCL on CUDA, gloo on "
+                "the CPU, the target's own where it registers one)",
                 replacement=new,
-                applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
             ):
                 return new
             return updated
+        new = replace_string(updated, t.dist_backend)
+        if self.ctx.report(
+            "DIST001", original, f'NCCL backend becomes "{t.dist_backend}" on {t.display}', replacement=new
+        ):
+            if t.dist_import:
+                self.ctx.add_import(t.dist_import)
+            return new
+        return updated
+
+    def _env_var(self, original: cst.SimpleString, updated: cst.SimpleString, value: str):
+        """DIST003: a CUDA environment variable with a counterpart on the target (`ENV_VARS`)
+        becomes it; in a project with a device abstraction it stays beside the target's, and
+        without a counterpart it is reported."""
+        t = self.ctx.target
+        mapping = ENV_VARS[value].get(t.name) if not self.ctx.portable else None
+        if mapping is None:
+            self.ctx.report(
+                "DIST003", original, f"`{value}` has no {t.display} equivalent", applicability=Applicability.MANUAL
+            )
+            return updated
+        name, exact = mapping
+        if self._library():
+            # a library sets or reads each backend's own variables (CUDA's beside Ascend's):
+            # CUDA's stays CUDA's, the target's goes beside it
+            self.ctx.report(
+                "DIST003",
+                original,
+                f"`{value}` is CUDA's variable, in a project with a device abstraction of its own: kept for CUDA; "
+                f"{t.display}'s counterpart is `{name}`{'' if exact else ' (its values count other units than GPUs)'}"
+                ": set or read it beside this one",
+                applicability=Applicability.MANUAL,
+            )
+            return updated
+        new = replace_string(updated, name)
+        msg = f"`{value}` becomes `{name}`"
+        if not exact:
+            msg += " (the values differ: NeuronCores or TPU chips, not GPUs; check the list you set)"
+        if self.ctx.report(
+            "DIST003",
+            original,
+            msg,
+            replacement=new,
+            applicability=Applicability.SAFE if exact else Applicability.UNSAFE,
+        ):
+            return new
+        return updated
+
+    def _cuda_setting(self, original: cst.SimpleString, value: str) -> None:
+        """DIST004 / DIST003: a string that names an NCCL or CUDA setting with no counterpart on
+        the target (it does nothing there) is reported."""
+        t = self.ctx.target
         if NCCL_VAR.match(value):
             self.ctx.report(
                 "DIST004",
@@ -407,10 +445,10 @@ class DistributedFamily(Family):
             self.ctx.report(
                 "DIST003",
                 original,
-                f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or runtime): no {t.display} equivalent, it does nothing there",
+                f"`{value}` names a CUDA setting (an environment variable of CUDA's allocator, build or "
+                f"runtime): no {t.display} equivalent, it does nothing there",
                 applicability=Applicability.MANUAL,
             )
-        return updated
 
     def _library(self) -> bool:
         """Whether the project has a device abstraction of its own (device_backends.abstraction)."""
@@ -433,9 +471,13 @@ class DistributedFamily(Family):
         self.ctx.report(
             "DIST001",
             node,
-            "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the device's default backend",
+            "NCCL is chosen only where torch has NCCL (with NCCL's options); elsewhere None picks the "
+            "device's default backend",
             applicability=Applicability.MANUAL,
-            advice=f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the condition false there (e.g. test the device type), so the default backend is used.",
+            advice=(
+                f"Where torch is built with NCCL this still picks NCCL on {self.ctx.target.display}: make the "
+                "condition false there (e.g. test the device type), so the default backend is used."
+            ),
         )
 
     def _names_nccl(self, test: cst.BaseExpression) -> bool:
@@ -503,8 +545,8 @@ class DistributedFamily(Family):
                 self.ctx.report(
                     "DIST007",
                     at,
-                    f"the branch behind `{self.ctx.code(at)}` runs only where the backend is NCCL, on CUDA: kept as it is "
-                    f"(fixes not applied there: {', '.join(dict.fromkeys(region.left))})",
+                    f"the branch behind `{self.ctx.code(at)}` runs only where the backend is NCCL, on "
+                    f"CUDA: kept as it is (fixes not applied there: {', '.join(dict.fromkeys(region.left))})",
                 )
         return updated
 
@@ -532,7 +574,8 @@ class DistributedFamily(Family):
             if self.ctx.report(
                 "DIST001",
                 original,
-                f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the CPU, {self.ctx.target.display}'s own there",
+                f"the per-device backend choice becomes `{self.ctx.code(new)}`: NCCL on CUDA, gloo on the "
+                f"CPU, {self.ctx.target.display}'s own there",
                 replacement=new,
             ):
                 if self.ctx.target.dist_import:
@@ -596,7 +639,8 @@ class DistributedFamily(Family):
         if "nccl" in values and sum(v is not None for v in values) >= 2 and all(v is not None for v in values):
             self._keep_nccl_name(
                 node,
-                '`"nccl"` is one name in a list of names (an option\'s choices, backends a check accepts, package patterns), not the backend this code selects: kept',
+                '`"nccl"` is one name in a list of names (an option\'s choices, backends a check accepts, '
+                "package patterns), not the backend this code selects: kept",
             )
 
     visit_Tuple = _option_list
@@ -627,7 +671,10 @@ class DistributedFamily(Family):
             default.value,
             'an option of this package\'s command line defaults to "nccl" (it selects NCCL at run time): kept',
             applicability=Applicability.MANUAL,
-            advice=f"Pass `--backend {t.dist_backend}` (the option as the package names it) on {t.display}; porter leaves a documented default as it is.",
+            advice=(
+                f"Pass `--backend {t.dist_backend}` (the option as the package names it) on {t.display}; "
+                "porter leaves a documented default as it is."
+            ),
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -644,7 +691,8 @@ class DistributedFamily(Family):
         if last.startswith("register") and node.args and node.args[0].keyword is None:
             self._keep_nccl_name(
                 node.args[0].value,
-                f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s own registry), not a backend selected here: kept',
+                f'`"nccl"` is the key `{last}` registers an implementation under (a name of the library\'s '
+                "own registry), not a backend selected here: kept",
             )
         self._discarded_backend(node)
         if last not in ("init_process_group", "new_group"):
@@ -687,7 +735,9 @@ class DistributedFamily(Family):
             self.ctx.report(
                 "DIST001",
                 original,
-                f"the backend comes from `{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: without one, torch picks each device's default backend (NCCL on CUDA); kept",
+                "the backend comes from "
+                f"`{self.ctx.code(next(a for a in original.args if a.star == '**'))}`, the caller's: "
+                "without one, torch picks each device's default backend (NCCL on CUDA); kept",
                 applicability=Applicability.MANUAL,
                 advice=f'Callers on {t.display} pass `backend="{t.dist_backend}"` where NCCL is asked for.',
             )
@@ -731,7 +781,8 @@ class DistributedFamily(Family):
         if self.ctx.report(
             "DIST001",
             original,
-            "the NCCL backend is dropped: without one, torch picks each device's default backend (NCCL on CUDA, gloo on the CPU)",
+            "the NCCL backend is dropped: without one, torch picks each device's default backend (NCCL on "
+            "CUDA, gloo on the CPU)",
             replacement=new,
         ):
             return new
@@ -758,7 +809,8 @@ class DistributedFamily(Family):
             self.ctx.report(
                 "DIST002",
                 original,
-                f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each device: kept; check it is None for {self.ctx.target.display} (one device per process)",
+                f"DDP's {' and '.join(f'`{k}`' for k in computed)} come from a variable computed for each "
+                f"device: kept; check it is None for {self.ctx.target.display} (one device per process)",
                 applicability=Applicability.MANUAL,
             )
             return updated
