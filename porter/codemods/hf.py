@@ -81,6 +81,14 @@ def call_kind(lib: LibraryApi, qual: str, attr: str | None, hf_file: bool) -> tu
     """(kind, name) of a call to `qual` (its qualified callee, "" where it has none), `attr`
     the callee's last name where it is an attribute: what HfFamily handles it as, if anything."""
     canonical = lib.canonical(qual) or ""
+    return (
+        _run_setup_kind(lib, qual, canonical) or _model_kind(lib, qual, canonical) or _method_kind(qual, attr, hf_file)
+    )
+
+
+def _run_setup_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] | None:
+    """The calls that set up how a run is distributed and in what precision: training
+    arguments, accelerate's Accelerator, its object gather, a process group."""
     if lib.is_training_arguments(qual):
         return "args", canonical
     if canonical in ("accelerate.Accelerator", "accelerate.notebook_launcher"):
@@ -89,6 +97,12 @@ def call_kind(lib: LibraryApi, qual: str, attr: str | None, hf_file: bool) -> tu
         return "gather_object", qual
     if canonical in _PROCESS_GROUP or qual in _PROCESS_GROUP:
         return "process_group", canonical or qual
+    return None
+
+
+def _model_kind(lib: LibraryApi, qual: str, canonical: str) -> tuple[str, str] | None:
+    """The calls, by their qualified name, that make or train a model: a pipeline, an
+    arguments parser, a quantization config, PEFT's k-bit preparation, a Trainer."""
     if canonical == "transformers.pipeline":
         return "pipeline", canonical
     if canonical == "transformers.HfArgumentParser" or qual == "trl.TrlParser":
@@ -99,6 +113,12 @@ def call_kind(lib: LibraryApi, qual: str, attr: str | None, hf_file: bool) -> tu
         return "kbit", qual
     if lib.is_trainer(qual):
         return "trainer", qual
+    return None
+
+
+def _method_kind(qual: str, attr: str | None, hf_file: bool) -> tuple[str, str] | None:
+    """The calls known by their method name (a loader's `from_pretrained`, a model's
+    `set_attn_implementation` or `generate`), which a callee without a qualified name may be."""
     if attr in _LOADERS and qual.startswith(_LIBRARIES):
         return "loader", qual
     if attr == "set_attn_implementation" and hf_file:
@@ -231,7 +251,8 @@ class HfFamily(Family):
             if self.ctx.report(
                 "HF003",
                 arg,
-                f"`{old_name}=True` asks {qual.rsplit('.', 1)[1]} for float16 autocast with loss scaling; bf16 is {self.ctx.target.display}'s native reduced precision: `{new_name}=True`",
+                f"`{old_name}=True` asks {qual.rsplit('.', 1)[1]} for float16 autocast with loss scaling; "
+                f"bf16 is {self.ctx.target.display}'s native reduced precision: `{new_name}=True`",
                 replacement=candidate,
             ):
                 new = candidate
@@ -255,7 +276,8 @@ class HfFamily(Family):
             new = self.with_kwarg(updated, "optim", cst.SimpleString(f'"{_UNFUSED}"'))
             message = (
                 f'{short} names no optimizer: {self.lib.source_of(qual)}\'s default is `"{default}"` '
-                f'(fused AdamW, which {self.ctx.target.display} has no kernel for): `optim="{_UNFUSED}"`, the same update unfused'
+                f'(fused AdamW, which {self.ctx.target.display} has no kernel for): `optim="{_UNFUSED}"`, '
+                "the same update unfused"
             )
             if self.ctx.report("HF004", original.func, message, replacement=new):
                 return new
@@ -267,14 +289,16 @@ class HfFamily(Family):
             if self.ctx.report(
                 "HF004",
                 arg,
-                f'`optim="{value}"` builds fused AdamW, which {self.ctx.target.display} has no kernel for: `"{_UNFUSED}"` is the same update unfused',
+                f'`optim="{value}"` builds fused AdamW, which {self.ctx.target.display} has no kernel for: '
+                f'`"{_UNFUSED}"` is the same update unfused',
                 replacement=new,
             ):
                 return new
         elif value in _BNB_OPTIMIZERS:
             torch_name = _BNB_OPTIMIZERS[value]
             instead = (
-                f'; the Trainer\'s `"{torch_name}"` is the same update with 32-bit state (about four times the optimizer memory of 8-bit)'
+                f'; the Trainer\'s `"{torch_name}"` is the same update with 32-bit state (about four times '
+                "the optimizer memory of 8-bit)"
                 if torch_name
                 else "; the Trainer names no torch optimizer with the same update"
             )
@@ -307,7 +331,10 @@ class HfFamily(Family):
         picks = {
             "xla": 'accelerate sets "xla" itself whenever torch_xla is installed',
             "neuron": 'accelerate picks "neuron" for the neuron device itself',
-            "tpu": "accelerate 1.16 has no TorchTPU backend: a multi-process launch does not start data parallel on TorchTPU",
+            "tpu": (
+                "accelerate 1.16 has no TorchTPU backend: a multi-process launch does not start data parallel "
+                "on TorchTPU"
+            ),
         }[t.name]
         message = f'`{keyword}="nccl"` removed: the library picks the backend when none is named; {picks}{rejects}'
         if self.ctx.report("HF006", arg, message, replacement=new):
@@ -328,7 +355,8 @@ class HfFamily(Family):
         if self.ctx.report(
             "HF003",
             arg,
-            f'`mixed_precision="fp16"` is float16 autocast with loss scaling; bf16 is {self.ctx.target.display}\'s native reduced precision: `"bf16"`',
+            '`mixed_precision="fp16"` is float16 autocast with loss scaling; bf16 is '
+            f'{self.ctx.target.display}\'s native reduced precision: `"bf16"`',
             replacement=new,
         ):
             return new
@@ -383,7 +411,8 @@ class HfFamily(Family):
             self.ctx.report(
                 "HF001",
                 arg,
-                f'`"{value}"` needs flash-attn (CUDA); {owner} has no SDPA implementation in transformers {version}: use `"eager"`',
+                f'`"{value}"` needs flash-attn (CUDA); {owner} has no SDPA implementation in transformers '
+                f'{version}: use `"eager"`',
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -394,7 +423,8 @@ class HfFamily(Family):
             )
         else:
             message, applicability = (
-                f'`"{value}"` needs flash-attn (CUDA): `"sdpa"`, if the checkpoint\'s architecture supports it (transformers raises at load time if not)',
+                f'`"{value}"` needs flash-attn (CUDA): `"sdpa"`, if the checkpoint\'s architecture '
+                "supports it (transformers raises at load time if not)",
                 Applicability.UNSAFE,
             )
         if self.ctx.report("HF001", arg, message, replacement=new, applicability=applicability):
@@ -440,49 +470,61 @@ class HfFamily(Family):
         if arg is None or not self._literal(arg.value):
             return updated
         node = arg.value
-        t = self.ctx.target
+        text = string_value(node)
         if isinstance(node, cst.Dict):
-            values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
-            devices = {self.ctx.code(v) for v in values if self._device_value(v) is not None}
-            if len(devices) > 1 and not t.rank_indexed_devices:
-                self.ctx.report(
-                    "HF005",
-                    arg,
-                    f"a device map over {len(devices)} CUDA devices: {t.display} has one device per process",
-                )
-                return updated
-            elements = []
-            for e in node.elements:
-                value = self._device_value(e.value) if isinstance(e, cst.DictElement) else None
-                elements.append(e.with_changes(value=value) if value is not None else e)
-            if not devices:
-                return updated
-            new_value: cst.BaseExpression = node.with_changes(elements=elements)
+            new_value = self._device_map_dict(arg, node)
+        elif text in _STRATEGIES:
+            return self._device_map_strategy(arg, updated, text)
         else:
-            text = string_value(node)
-            if text in _STRATEGIES:
-                if t.name == "xla":
-                    new_value = self.ctx.device()
-                    candidate = self._replace_kwarg_value(updated, "device_map", new_value)
-                    if self.ctx.report(
-                        "HF005",
-                        arg,
-                        f'`device_map="{text}"`: accelerate sizes devices through torch.accelerator, which has no XLA device, so the model would load on the CPU: {self.ctx.code_of_new(new_value)}',
-                        replacement=candidate,
-                        applicability=Applicability.UNSAFE,
-                    ):
-                        return candidate
-                return updated
-            device = self._device_value(node)
-            if device is None:
-                return updated
-            new_value = device
+            new_value = self._device_value(node)
+        if new_value is None:
+            return updated
         candidate = self._replace_kwarg_value(updated, "device_map", new_value)
         if self.ctx.report(
             "HF005",
             arg,
             f"`device_map={self.ctx.code(node)}` names CUDA: {self.ctx.code_of_new(new_value)}",
             replacement=candidate,
+        ):
+            return candidate
+        return updated
+
+    def _device_map_dict(self, arg: cst.Arg, node: cst.Dict) -> cst.BaseExpression | None:
+        """A `device_map` dict with its CUDA devices made the target's; None where it names no
+        CUDA device, or several on a target with one device per process (reported)."""
+        t = self.ctx.target
+        values = [e.value for e in node.elements if isinstance(e, cst.DictElement)]
+        devices = {self.ctx.code(v) for v in values if self._device_value(v) is not None}
+        if len(devices) > 1 and not t.rank_indexed_devices:
+            self.ctx.report(
+                "HF005",
+                arg,
+                f"a device map over {len(devices)} CUDA devices: {t.display} has one device per process",
+            )
+            return None
+        elements = []
+        for e in node.elements:
+            value = self._device_value(e.value) if isinstance(e, cst.DictElement) else None
+            elements.append(e.with_changes(value=value) if value is not None else e)
+        if not devices:
+            return None
+        return node.with_changes(elements=elements)
+
+    def _device_map_strategy(self, arg: cst.Arg, updated: cst.Call, text: str | None) -> cst.Call:
+        """`device_map="auto"` (a strategy, no device): kept, except on PyTorch/XLA, where
+        accelerate would size no XLA device and load the model on the CPU."""
+        if self.ctx.target.name != "xla":
+            return updated
+        new_value = self.ctx.device()
+        candidate = self._replace_kwarg_value(updated, "device_map", new_value)
+        if self.ctx.report(
+            "HF005",
+            arg,
+            f'`device_map="{text}"`: accelerate sizes devices through torch.accelerator, which '
+            "has no XLA device, so the model would load on the CPU: "
+            f"{self.ctx.code_of_new(new_value)}",
+            replacement=candidate,
+            applicability=Applicability.UNSAFE,
         ):
             return candidate
         return updated
@@ -504,7 +546,8 @@ class HfFamily(Family):
             if self.ctx.report(
                 "HF007",
                 arg,
-                f"`{keyword}={self.ctx.code(node)}` loads the weights in float16; bf16 is {self.ctx.target.display}'s native reduced precision",
+                f"`{keyword}={self.ctx.code(node)}` loads the weights in float16; bf16 is "
+                f"{self.ctx.target.display}'s native reduced precision",
                 replacement=candidate,
             ):
                 new = candidate
@@ -521,7 +564,8 @@ class HfFamily(Family):
         self.ctx.report(
             "HF002",
             original,
-            "`prepare_model_for_kbit_training` prepares a bitsandbytes-quantized model (QLoRA): there is none on the target",
+            "`prepare_model_for_kbit_training` prepares a bitsandbytes-quantized model (QLoRA): there is "
+            "none on the target",
         )
         return updated
 
@@ -543,7 +587,9 @@ class HfFamily(Family):
                 self.ctx.report(
                     "HF004",
                     original,
-                    f'{cls.rsplit(".", 1)[1]} parsed from the command line defaults to `optim="{default}"` ({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no kernel for; pass `--optim {_UNFUSED}`',
+                    f'{cls.rsplit(".", 1)[1]} parsed from the command line defaults to `optim="{default}"` '
+                    f"({self.lib.source_of(cls)}): fused AdamW, which {self.ctx.target.display} has no "
+                    f"kernel for; pass `--optim {_UNFUSED}`",
                 )
                 break
         return updated
@@ -556,7 +602,9 @@ class HfFamily(Family):
             self.ctx.report(
                 "HF008",
                 original,
-                "`generate` grows input_ids and the attention mask by one token per step: on PyTorch/XLA each new token compiles new graphs (measured: 2 per token, with a dynamic or a static cache); the same prompt length and `max_new_tokens` reuse them",
+                "`generate` grows input_ids and the attention mask by one token per step: on PyTorch/XLA "
+                "each new token compiles new graphs (measured: 2 per token, with a dynamic or a static "
+                "cache); the same prompt length and `max_new_tokens` reuse them",
             )
             return updated
         if static:
@@ -565,14 +613,16 @@ class HfFamily(Family):
             self.ctx.report(
                 "HF008",
                 original,
-                f'`generate` grows the sequence by one token per step: on {t.display} each new shape compiles; its KV cache is the library\'s to fix (`cache_implementation="static"`)',
+                f"`generate` grows the sequence by one token per step: on {t.display} each new shape "
+                'compiles; its KV cache is the library\'s to fix (`cache_implementation="static"`)',
             )
             return updated
         new = self.with_kwarg(updated, "cache_implementation", cst.SimpleString('"static"'))
         if self.ctx.report(
             "HF008",
             original,
-            f'`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} compiles per shape; `cache_implementation="static"` keeps each step\'s shapes fixed',
+            f"`generate` with the default (dynamic) KV cache: every step has new shapes, and {t.display} "
+            'compiles per shape; `cache_implementation="static"` keeps each step\'s shapes fixed',
             replacement=new,
         ):
             return new
@@ -608,7 +658,8 @@ class HfFamily(Family):
                     self.ctx.report(
                         "HF002",
                         stmt,
-                        "bitsandbytes is imported (its kernels are CUDA's, its quantization what this rule is about) and its name is used nowhere: an import for its side effects",
+                        "bitsandbytes is imported (its kernels are CUDA's, its quantization what this "
+                        "rule is about) and its name is used nowhere: an import for its side effects",
                     )
 
     def _gather_object(self, original: cst.Call, updated: cst.Call, qual: str) -> cst.BaseExpression:
@@ -656,8 +707,15 @@ class HfFamily(Family):
             return updated
         self._trainer_noted = True
         how = {
-            "neuron": 'transformers 5.24\'s TrainingArguments finds the neuron device and accelerate 1.16 picks the "neuron" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and accelerate run natively on TorchNeuron)',
-            "tpu": "TrainingArguments picks `tpu:0` through torch.accelerator (transformers 5.24); accelerate 1.16 has no TorchTPU distributed backend, so it trains in one process on one chip",
+            "neuron": (
+                "transformers 5.24's TrainingArguments finds the neuron device and accelerate 1.16 picks the "
+                '"neuron" backend: the plain Trainer runs on TorchNeuron (AWS: transformers, PEFT, TRL and '
+                "accelerate run natively on TorchNeuron)"
+            ),
+            "tpu": (
+                "TrainingArguments picks `tpu:0` through torch.accelerator (transformers 5.24); accelerate "
+                "1.16 has no TorchTPU distributed backend, so it trains in one process on one chip"
+            ),
             "xla": "the Trainer detects torch_xla and trains on the XLA device, cutting the graph per step itself",
         }[t]
         self.ctx.report("HF009", original.func, f"`{qual.rsplit('.', 1)[1]}` on {self.ctx.target.display}: {how}")
