@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -41,11 +42,8 @@ from porter.config.ruledata import load_toml
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
 CUDA_AVAILABLE = "torch.cuda.is_available"
 VOCABULARY = frozenset(("gpu", "rocm"))  # names beside "cuda" that no torch device type has
-GENERIC_DEVICE_TYPE = "device_type"
-_ENUM_BASES = (
-    "Enum",
-    "Flag",
-)  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum  # the name generic selection gives its answer (when the index cannot tell)
+GENERIC_DEVICE_TYPE = "device_type"  # the name generic selection gives its answer (when the index cannot tell)
+_ENUM_BASES = ("Enum", "Flag")  # and their kin: StrEnum, accelerate's BaseEnum, transformers' ExplicitEnum
 
 
 @lru_cache(maxsize=1)
@@ -429,20 +427,26 @@ class LiteralsFamily(FlowScopes, Family):
             return  # no CUDA string to keep: spares the index lookups below
         if self._not_device_membership(node):
             return
+        keep = self._kept_as(sides)
+        if keep is not None:
+            for s in sides:
+                keep(_strings(s))
+
+    def _kept_as(self, sides: list[cst.BaseExpression]) -> Callable[[list[cst.BaseExpression]], None] | None:
+        """How the CUDA strings compared with the other sides stay, from what those sides are:
+        a value of the module's own vocabulary or one the index says is no device (a name),
+        an accelerator's name (CUDA's), a device type the project picks generically; None where
+        they are ported."""
         vocabulary_values, _, _ = self._module_facts()
         if any(_expression(self.ctx, s) in vocabulary_values for s in sides if not _strings(s)):
-            for s in sides:
-                self._keep_vocabulary(_strings(s))
-            return
+            return self._keep_vocabulary
         if any(_names_accelerator(s) for s in sides):
-            for s in sides:
-                self._keep(_strings(s))
-        elif any(self._compared(s) == TypeKind.NOT_DEVICE for s in sides):
-            for s in sides:
-                self._keep_vocabulary(_strings(s))
-        elif any(self._generic_device_type(s) for s in sides):
-            for s in sides:
-                self._keep_generic(_strings(s))
+            return self._keep
+        if any(self._compared(s) == TypeKind.NOT_DEVICE for s in sides):
+            return self._keep_vocabulary
+        if any(self._generic_device_type(s) for s in sides):
+            return self._keep_generic
+        return None
 
     def _not_device_membership(self, node: cst.Comparison) -> bool:
         """`"cuda" in str(e).lower()` searches an error's text; `"cuda" in rng_state_dict` a
@@ -539,37 +543,49 @@ class LiteralsFamily(FlowScopes, Family):
             self._reads_autocast_state = any(w in self.ctx.source for w in _autocast_state_words())
         if self._reads_autocast_state:
             self._autocast_state(node)
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _KEY_METHODS
-            and node.args
-            and node.args[0].keyword is None
-        ):
+        if isinstance(func, cst.Attribute):
+            self._keep_keys_and_settings(node, func)
+        if isinstance(func, cst.Name):
+            self._keep_worded_arguments(node, func)
+        self._keep_names_of_own(node, func)
+        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
+            self._keep_option_names(node)
+            return
+        qual = self.ctx.qualname(node.func)
+        if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):
+            return
+        for arg in node.args:
+            self._keep(_strings(arg.value))
+
+    def _keep_keys_and_settings(self, node: cst.Call, func: cst.Attribute) -> None:
+        """A dict's key (`components.get("cuda", {})`) and the default of a setting the library
+        case-normalizes (`os.getenv("VLLM_TARGET_DEVICE", "cuda").lower()`): names, no device."""
+        if func.attr.value in _KEY_METHODS and node.args and node.args[0].keyword is None:
             self._keep_vocabulary(_strings(node.args[0].value))  # `components.get("cuda", {})`: a key
-        if (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _NORMALIZERS
-            and not node.args
-            and in_package(self.ctx)
-        ):
+        if func.attr.value in _NORMALIZERS and not node.args and in_package(self.ctx):
             # `os.getenv("VLLM_TARGET_DEVICE", "cuda").lower()`, `str(cfg.buffer_device or "cuda").lower()`:
             # the default of a value the library case-normalizes is an option's value as a user
             # types it (a build target, a transfer engine's setting), not a torch device string
             self._keep_vocabulary(_configured_defaults(self.ctx, func.value))
-        if isinstance(func, cst.Name):
-            # `_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`: the function takes
-            # names there (an operation's), and "cuda" is one of them (`Tensor.cuda`); the
-            # file's walk only where a positional argument holds a CUDA string to keep
-            strings = []
-            for i, arg in enumerate(node.args):
-                if arg.keyword is not None or arg.star:
-                    break
-                if found := _strings(arg.value):
-                    strings.append((i, found))
-            worded = self._module_facts()[2] if strings else ()
-            for i, found in strings:
-                if (func.value, i) in worded:
-                    self._keep_vocabulary(found)
+
+    def _keep_worded_arguments(self, node: cst.Call, func: cst.Name) -> None:
+        """`_report("cuda", "H2D", ...)` beside `_report("to", "H2D", ...)`: the function takes
+        names there (an operation's), and "cuda" is one of them (`Tensor.cuda`); the file's walk
+        only where a positional argument holds a CUDA string to keep."""
+        strings = []
+        for i, arg in enumerate(node.args):
+            if arg.keyword is not None or arg.star:
+                break
+            if found := _strings(arg.value):
+                strings.append((i, found))
+        worded = self._module_facts()[2] if strings else ()
+        for i, found in strings:
+            if (func.value, i) in worded:
+                self._keep_vocabulary(found)
+
+    def _keep_names_of_own(self, node: cst.Call, func: cst.BaseExpression) -> None:
+        """Arguments that are names in a vocabulary the call reads: a library's own device
+        words, an attribute's name, the default beside a list of choices."""
         if isinstance(func, cst.Attribute) and func.attr.value in own_device_words(self.ctx.source):
             # `binding.bind_output(name, "cuda", 0)` (ONNX Runtime's IOBinding): a library that
             # names devices in words of its own (rules/frameworks.toml `own_device_words`)
@@ -582,23 +598,20 @@ class LiteralsFamily(FlowScopes, Family):
             for arg in node.args:
                 if not isinstance(arg.value, _COLLECTIONS):
                     self._keep_vocabulary(_strings(arg.value))
-        if isinstance(func, cst.Attribute) and func.attr.value == "add_argument":
-            flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
-            choices = self.kwarg(node, "choices")
-            listed = choices.value if choices is not None else None
-            vocabulary = isinstance(listed, (cst.Tuple, cst.List, cst.Set)) and not VOCABULARY.isdisjoint(
-                string_value(e.value) for e in listed.elements
-            )
-            if vocabulary or any("accelerator" in f.lower() for f in flags):
-                for arg in node.args:
-                    if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
-                        self._keep_vocabulary(_strings(arg.value))
-            return
-        qual = self.ctx.qualname(node.func)
-        if qual is None or not qual.startswith("torch.cuda.") or rewrites_call(self.ctx, qual):
-            return
-        for arg in node.args:
-            self._keep(_strings(arg.value))
+
+    def _keep_option_names(self, node: cst.Call) -> None:
+        """`add_argument("--accelerator", default="cuda")`, or an option whose choices are GPU
+        platforms: its default, choices and const are names, no device."""
+        flags = [string_value(a.value) or "" for a in node.args if a.keyword is None]
+        choices = self.kwarg(node, "choices")
+        listed = choices.value if choices is not None else None
+        vocabulary = isinstance(listed, (cst.Tuple, cst.List, cst.Set)) and not VOCABULARY.isdisjoint(
+            string_value(e.value) for e in listed.elements
+        )
+        if vocabulary or any("accelerator" in f.lower() for f in flags):
+            for arg in node.args:
+                if arg.keyword is not None and arg.keyword.value in ("default", "choices", "const"):
+                    self._keep_vocabulary(_strings(arg.value))
 
     def _autocast_state(self, node: cst.Call) -> None:
         """`torch.amp.custom_fwd(device_type="cuda")` (or `partial(torch.amp.custom_fwd,
