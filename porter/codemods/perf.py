@@ -168,8 +168,9 @@ class PerfFamily(Family):
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
         """The rules on by default read loops only: PERF007 a loop statement that assigns
-        `torch.cat` of a tuple holding the name (`_appends_to_itself`, `Sites.grows`), PERF008 `.item()`/`.tolist()` in a
-        loop (`_may_have_per_element`). Any other PERF rule enabled: no cheaper condition."""
+        `torch.cat` of a tuple holding the name (`_appends_to_itself`, `Sites.grows`), PERF008
+        `.item()`/`.tolist()` in a loop (`_may_have_per_element`). Any other PERF rule enabled: no
+        cheaper condition."""
         if any(ctx.enabled(c) for c in cls.codes() if c not in _DEFAULT_ON):
             return True
         found = ctx.sites()
@@ -200,7 +201,8 @@ class PerfFamily(Family):
                 self._report(
                     "PERF008",
                     call,
-                    f"`.{method}()` of `{element}` for each element: one device→host copy per element (on XLA each also cuts and compiles a graph)",
+                    f"`.{method}()` of `{element}` for each element: one device→host copy per element (on "
+                    "XLA each also cuts and compiles a graph)",
                 )
 
     def _report(self, code: str, node: cst.CSTNode, message: str) -> None:
@@ -241,7 +243,8 @@ class PerfFamily(Family):
                 self._report(
                     "PERF001",
                     call,
-                    f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts and compiles the graph there)",
+                    f"`.{m}()` in the training step waits for the device every step (on XLA it also cuts "
+                    "and compiles the graph there)",
                 )
             elif (
                 isinstance(call.func, cst.Name)
@@ -269,7 +272,8 @@ class PerfFamily(Family):
                 self._report(
                     "PERF007",
                     assign.value,
-                    f"`{name}` grows by `torch.cat` every iteration and is read again in the loop: a new shape each time, so {self.ctx.target.display} compiles a new graph per iteration",
+                    f"`{name}` grows by `torch.cat` every iteration and is read again in the loop: a new "
+                    f"shape each time, so {self.ctx.target.display} compiles a new graph per iteration",
                 )
             return
 
@@ -295,14 +299,26 @@ class PerfFamily(Family):
         if node.name.value != "forward" or not (self.ctx.enabled("PERF002") or self.ctx.enabled("PERF003")):
             return
         w = _walk(node.body)
+        self._tensor_branches(w)
+        self._data_dependent_calls(w)
+        self._mask_indexing(node, w)
+
+    def _tensor_branches(self, w: _Walk) -> None:
+        """PERF002: a Python branch on a tensor's value in `forward` (a graph break and a host
+        sync)."""
         for test in w.tests:
             why = self._tensor_value(test)
             if why:
                 self._report(
                     "PERF002",
                     test,
-                    f"a Python branch on a tensor value ({why}) in `forward`: a graph break and a host sync; each outcome may compile its own graph",
+                    f"a Python branch on a tensor value ({why}) in `forward`: a graph break and a host "
+                    "sync; each outcome may compile its own graph",
                 )
+
+    def _data_dependent_calls(self, w: _Walk) -> None:
+        """PERF002 / PERF003: calls in `forward` that sync with the host (`.item()`) or return a
+        shape that depends on the data (`nonzero`, one-argument `torch.where`)."""
         for call, _ in w.calls:
             m = _method(call)
             qual = self.ctx.qualname(call.func)
@@ -313,7 +329,8 @@ class PerfFamily(Family):
                 self._report(
                     "PERF003",
                     call,
-                    f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU fallback on the target",
+                    f"`{name}` in `forward` returns a data-dependent shape: dynamic shapes or a CPU "
+                    "fallback on the target",
                 )
             elif qual == "torch.where" and len(call.args) == 1:
                 self._report(
@@ -321,6 +338,9 @@ class PerfFamily(Family):
                     call,
                     "`torch.where(cond)` with one argument returns a data-dependent shape (it is `nonzero`)",
                 )
+
+    def _mask_indexing(self, node: cst.FunctionDef, w: _Walk) -> None:
+        """PERF003: indexing with a boolean mask in `forward` (a data-dependent shape)."""
         masks = self._mask_names(node)
         for sub in w.subscripts:
             for el in sub.slice:
@@ -329,7 +349,8 @@ class PerfFamily(Family):
                     self._report(
                         "PERF003",
                         sub,
-                        "boolean-mask indexing in `forward` returns a data-dependent shape: use `torch.where(mask, x, 0)` or `masked_fill` to keep the shape",
+                        "boolean-mask indexing in `forward` returns a data-dependent shape: use "
+                        "`torch.where(mask, x, 0)` or `masked_fill` to keep the shape",
                     )
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef):
@@ -389,7 +410,8 @@ class PerfFamily(Family):
             self._report(
                 "PERF004",
                 node,
-                f"`pad_sequence` pads to each batch's longest sequence: a new shape, so a new compile, almost every step; pad to fixed buckets ({bucket})",
+                "`pad_sequence` pads to each batch's longest sequence: a new shape, so a new compile, "
+                f"almost every step; pad to fixed buckets ({bucket})",
             )
         elif "padding" in kw and "pad_to_multiple_of" not in kw and "max_length" not in kw:
             value = kw["padding"]
@@ -397,7 +419,9 @@ class PerfFamily(Family):
                 self._report(
                     "PERF004",
                     node,
-                    f"`padding={self.ctx.code(value)}` pads to the batch's longest sequence: a new shape, so a new compile, almost every step; add `pad_to_multiple_of` ({bucket}) or pad to `max_length`",
+                    f"`padding={self.ctx.code(value)}` pads to the batch's longest sequence: a new shape, "
+                    f"so a new compile, almost every step; add `pad_to_multiple_of` ({bucket}) or pad to "
+                    "`max_length`",
                 )
         elif last in COLLATORS and "pad_to_multiple_of" not in kw:
             self._report(
@@ -411,7 +435,8 @@ class PerfFamily(Family):
                 self._report(
                     "PERF006",
                     node,
-                    f"`{name}`: on TorchTPU each collective splits the compiled graph by default, so compute and communication do not overlap",
+                    f"`{name}`: on TorchTPU each collective splits the compiled graph by default, so "
+                    "compute and communication do not overlap",
                 )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:

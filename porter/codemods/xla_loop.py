@@ -211,8 +211,8 @@ class XlaLoopFamily(Family):
     def candidate(cls, ctx, source: bytes) -> bool:
         """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
         call and a loop over a name (`_wrap_loader`) or (its manual form) a step, XLA003 a
-        `pin_memory=` or a `.pin_memory()` call, XLA004 a loop statement that assigns `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`,
-        `Sites.grows`)."""
+        `pin_memory=` or a `.pin_memory()` call, XLA004 a loop statement that assigns `torch.cat`
+        of a tuple holding the name assigned (`_appends_to_itself`, `Sites.grows`)."""
         found = ctx.sites()
         if found is None:
             return True
@@ -263,7 +263,9 @@ class XlaLoopFamily(Family):
         if type(original.body) is not cst.IndentedBlock:
             return updated
         if self.ctx.source and b"backward" not in self.ctx.source:
-            return updated  # no `.backward()` call anywhere: no function is a step (and the walk below is a third of a file's cost)
+            # no `.backward()` call anywhere: no function is a step (and the walk below is a third
+            # of a file's cost)
+            return updated
         stats = _StepCalls(self.ctx.resolver)
         for child in original.body.body:
             cstwalk.visit(child, stats)
@@ -279,7 +281,8 @@ class XlaLoopFamily(Family):
         if self.ctx.report(
             "XLA001",
             original,
-            f"`{original.name.value}` steps the optimizer once per call: `torch_xla.sync()` added after the step, so each call compiles and runs as one graph",
+            f"`{original.name.value}` steps the optimizer once per call: `torch_xla.sync()` added after "
+            "the step, so each call compiles and runs as one graph",
             replacement=sync,
         ):
             return new
@@ -318,6 +321,24 @@ class XlaLoopFamily(Family):
                     applicability=Applicability.MANUAL,
                 )
             return updated
+        kind = self._loop_kind(original, stats)
+        if kind is None:
+            return updated
+        pred, code, msg = kind
+        new_body = list(updated.body.body)
+        at = self._sync_position(new_body, pred)
+        sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
+        new_body.insert(at + 1, sync)
+        new = updated.with_changes(body=updated.body.with_changes(body=new_body))
+        if self.ctx.report(code, original, msg, replacement=sync):
+            return new
+        return updated
+
+    def _loop_kind(self, original, stats: _StepCalls):
+        """(the statement the sync follows, as a predicate on calls or None for a token append;
+        the rule; its message) for a training-step loop (XLA001: after the optimizer step, or
+        the backward pass where no loop around it steps) or a decoding loop (XLA004); None for
+        any other loop."""
         outer_steps = False
         for outer in reversed(self._loops):
             if outer is None:
@@ -327,24 +348,30 @@ class XlaLoopFamily(Family):
             # right after the optimizer step (or the backward pass of a loop that has none),
             # before any `break`, logging or callback that follows it
             pred = (lambda c: _is_step(c, self.ctx.resolver)) if stats.optimizer_step else _is_backward
-            code, msg = (
+            return (
+                pred,
                 "XLA001",
-                "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step compiles and runs as one graph",
+                "training-step loop: `torch_xla.sync()` added after the optimizer step, so each step "
+                "compiles and runs as one graph",
             )
-        elif (
+        if (
             not stats.steps
             and self._may_concatenate()
             and any(_appends_to_itself(s, self.ctx.resolver) for s in original.body.body)
             and _picks_tokens(original.body)  # (a walk of the body: after the statement-level test)
         ):
-            pred = None
-            code, msg = (
+            return (
+                None,
                 "XLA004",
-                "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph does not grow with every token",
+                "decoding loop: `torch_xla.sync()` added after each generated token, so the lazy graph "
+                "does not grow with every token",
             )
-        else:
-            return updated
-        new_body = list(updated.body.body)
+        return None
+
+    def _sync_position(self, new_body: list, pred) -> int:
+        """The index of the statement the sync goes after: the last one that makes the step
+        (`pred`) or appends the token; for a hand-written update after the backward pass, the
+        body's last statement before its exits."""
         if pred is None:
             hits = [i for i, s in enumerate(new_body) if _appends_to_itself(s, self.ctx.resolver)]
         else:
@@ -357,12 +384,7 @@ class XlaLoopFamily(Family):
             at = len(new_body) - 1
             while at > floor and _exits(new_body[at]):
                 at -= 1
-        sync = cst.SimpleStatementLine(body=[cst.Expr(value=cst.Call(func=self.ctx.ref("torch_xla.sync")))])
-        new_body.insert(at + 1, sync)
-        new = updated.with_changes(body=updated.body.with_changes(body=new_body))
-        if self.ctx.report(code, original, msg, replacement=sync):
-            return new
-        return updated
+        return at
 
     def _wrap_loader(self, original: cst.For, updated: cst.For):
         it = original.iter
@@ -388,7 +410,8 @@ class XlaLoopFamily(Family):
             if self.ctx.report(
                 "XLA002",
                 original,
-                f"`{target.value}` is wrapped in `MpDeviceLoader`, which moves batches to the XLA device in the background",
+                f"`{target.value}` is wrapped in `MpDeviceLoader`, which moves batches to the XLA device "
+                "in the background",
                 replacement=new_iter,
             ):
                 return new
@@ -402,7 +425,9 @@ class XlaLoopFamily(Family):
             self.ctx.report(
                 "XLA002",
                 original,
-                f"`{target.value}` comes from the caller: wrap the DataLoader in `torch_xla.distributed.parallel_loader.MpDeviceLoader(loader, torch_xla.device())` where it is made",
+                f"`{target.value}` comes from the caller: wrap the DataLoader in "
+                "`torch_xla.distributed.parallel_loader.MpDeviceLoader(loader, torch_xla.device())` where "
+                "it is made",
                 applicability=Applicability.MANUAL,
             )
         return updated
@@ -414,7 +439,8 @@ class XlaLoopFamily(Family):
             if self.ctx.report(
                 "XLA003",
                 pin,
-                "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA driver on some hosts",
+                "`pin_memory` is removed: PyTorch/XLA moves host data itself, and pinning needs an NVIDIA "
+                "driver on some hosts",
                 replacement=new,
             ):
                 return new
