@@ -14,7 +14,7 @@ import inspect
 
 import libcst as cst
 
-from porter.apidata import Member, TargetApi, target_api
+from porter.apidata import Lookup, Member, TargetApi, target_api
 from porter.codemods.family import Family, ReferenceTracker, fix_commas, string_value
 from porter.core.findings import Applicability
 
@@ -231,7 +231,10 @@ class TargetApiFamily(ReferenceTracker, Family):
                 f"`{qual}` does not exist in {_versions(found.lacking)}, which {self.ctx.target.display} accepts "
                 f"(it is in {has}; recorded from the real packages)"
             )
-        return f"`{qual}` does not exist in {self.ctx.target.display}'s API (as recorded from {self.api.source_of(found.module)})"
+        return (
+            f"`{qual}` does not exist in {self.ctx.target.display}'s API (as recorded from "
+            f"{self.api.source_of(found.module)})"
+        )
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         named = self.ctx.qualname(original.func)
@@ -254,6 +257,12 @@ class TargetApiFamily(ReferenceTracker, Family):
         member = found.member
         if member is None or member.params is None:
             return updated
+        return self._signature(original, updated, qual, found, member)
+
+    def _signature(self, original: cst.Call, updated: cst.Call, qual: str, found: Lookup, member: Member):
+        """API002: a call the newest recorded signature does not bind is conformed to it where
+        porter can (else reported); one it binds is still reported where an older version the
+        target accepts rejects it. Then its integer arguments are checked (`_int_arguments`)."""
         why = bind_error(member, original)
         if why is None:  # the newest binds: does every version the target accepts take it?
             failing = [(label, m, bind_error(m, original)) for label, m in found.members if m.params is not None]
@@ -263,8 +272,8 @@ class TargetApiFamily(ReferenceTracker, Family):
                 self.ctx.report(
                     "API002",
                     original,
-                    f"`{qual}{old.signature}` in {_versions([f[0] for f in failing])}, which {self.ctx.target.display} accepts, "
-                    f"does not accept this call: {err}",
+                    f"`{qual}{old.signature}` in {_versions([f[0] for f in failing])}, which "
+                    f"{self.ctx.target.display} accepts, does not accept this call: {err}",
                     applicability=Applicability.MANUAL,
                 )
                 return updated
@@ -310,8 +319,8 @@ class TargetApiFamily(ReferenceTracker, Family):
         self.ctx.report(
             "API007",
             where,
-            f"{what} {', '.join(repr(n) for n in unknown)} is registered neither by torch nor by {self.ctx.target.display} "
-            f"(recorded: {', '.join(sorted(known - _TESTING))})",
+            f"{what} {', '.join(repr(n) for n in unknown)} is registered neither by torch nor by "
+            f"{self.ctx.target.display} (recorded: {', '.join(sorted(known - _TESTING))})",
         )
 
     def _original_argument(self, original: cst.Call, arg: cst.Arg) -> cst.CSTNode:
@@ -334,7 +343,8 @@ class TargetApiFamily(ReferenceTracker, Family):
             return updated
         default = self.api.autocast_default
         said = (
-            f"it runs {default.removeprefix('torch.')} (torch.get_autocast_dtype({kind!r}), recorded from the real package)"
+            f"it runs {default.removeprefix('torch.')} (torch.get_autocast_dtype({kind!r}), recorded from "
+            "the real package)"
             if default
             else "it runs the device's default"
         )
