@@ -75,7 +75,8 @@ class BackendFlagsFamily(Family):
             self.ctx.report(
                 "FLAG004",
                 original,
-                f"`{qual} = ...` stays: the project picks its device generically, so the port still runs on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
+                f"`{qual} = ...` stays: the project picks its device generically, so the port still runs "
+                f"on CUDA, where it applies; on {self.ctx.target.display} it does nothing",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -85,7 +86,8 @@ class BackendFlagsFamily(Family):
             self.ctx.report(
                 "FLAG004",
                 original,
-                f"`{qual} = ...` stays: in a package it is part of the library's behaviour on CUDA, where the port still runs; on {self.ctx.target.display} it does nothing",
+                f"`{qual} = ...` stays: in a package it is part of the library's behaviour on CUDA, where "
+                f"the port still runs; on {self.ctx.target.display} it does nothing",
                 applicability=Applicability.MANUAL,
             )
             return updated
@@ -151,9 +153,13 @@ class BackendFlagsFamily(Family):
             self.ctx.report(
                 "FLAG003",
                 dropped[0],
-                "SDPA backend selection in device-generic code: it stays for CUDA; on the target it must leave a kernel the target has",
+                "SDPA backend selection in device-generic code: it stays for CUDA; on the target it must "
+                "leave a kernel the target has",
                 applicability=Applicability.MANUAL,
-                advice="Keep `SDPBackend.MATH` in the list (or select backends only when the device is CUDA), so the target can run its own SDPA.",
+                advice=(
+                    "Keep `SDPBackend.MATH` in the list (or select backends only when the device is CUDA), so "
+                    "the target can run its own SDPA."
+                ),
             )
             return updated
         if keep:
@@ -173,7 +179,8 @@ class BackendFlagsFamily(Family):
         if self.ctx.report(
             "FLAG003",
             dropped[0],
-            "SDPA backend selection names CUDA kernels (flash, mem-efficient, cuDNN): the target picks its own; the `with` is dropped, its body kept",
+            "SDPA backend selection names CUDA kernels (flash, mem-efficient, cuDNN): the target picks "
+            "its own; the `with` is dropped, its body kept",
             replacement=new,
         ):
             return new

@@ -234,14 +234,17 @@ class KernelsFamily(ReferenceTracker, Family):
             self.ctx.report(
                 "KERN002",
                 stmt,
-                f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the kernels that use it are reported where they are defined",
+                f"Triton is imported here, and Triton does not run on {self.ctx.target.display}: the "
+                "kernels that use it are reported where they are defined",
             )
         if any(q == CPP_EXTENSION or q.startswith(CPP_EXTENSION + ".") for q in names) and not self._builds():
             # no build call in the file (those are reported where they are): say it at the import
             self.ctx.report(
                 "KERN001",
                 stmt,
-                "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the target",
+                "`torch.utils.cpp_extension` is imported to build or to ask about the project's C++/CUDA "
+                "extensions (`CUDA_HOME`, `is_ninja_available`): its CUDA parts do not build for the "
+                "target",
             )
         for qual in names:
             row = library_row(qual, self.ctx.target.name)
@@ -303,7 +306,8 @@ class KernelsFamily(ReferenceTracker, Family):
             self.ctx.report(
                 "KERN001",
                 node,
-                f"`cpp_extension.{what}` JIT-builds a C++/CUDA extension: its CUDA kernels do not run on {self.ctx.target.display}",
+                f"`cpp_extension.{what}` JIT-builds a C++/CUDA extension: its CUDA kernels do not run on "
+                f"{self.ctx.target.display}",
             )
         elif what == "CUDAExtension":
             self.ctx.report(
@@ -313,7 +317,8 @@ class KernelsFamily(ReferenceTracker, Family):
             self.ctx.report(
                 "KERN001",
                 node,
-                "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through host memory (a CPU fallback) on every call",
+                "`CppExtension` builds host C++ ops: they run on the CPU, so device tensors pass through "
+                "host memory (a CPU fallback) on every call",
             )
 
     # -- registrations ---------------------------------------------------------------------

@@ -343,7 +343,8 @@ class LibrariesFamily(ReferenceTracker, Family):
             self._manual(
                 "LIB001",
                 original,
-                f"`{kind}` packs variable-length sequences: SDPA has no varlen form; pad to a fixed length and pass a mask",
+                f"`{kind}` packs variable-length sequences: SDPA has no varlen form; pad to a fixed length "
+                "and pass a mask",
             )
             return updated
         lead = {
@@ -373,7 +374,8 @@ class LibrariesFamily(ReferenceTracker, Family):
                 self._manual(
                     "LIB001",
                     original,
-                    f"`{kind}(..., {key}=...)` has no SDPA equivalent: write the mask (sliding window, ALiBi bias, softcap) by hand",
+                    f"`{kind}(..., {key}=...)` has no SDPA equivalent: write the mask (sliding window, "
+                    "ALiBi bias, softcap) by hand",
                 )
                 return updated
         kw = self._sdpa_kwargs(bound.get("dropout_p"), bound.get("softmax_scale"), bound.get("causal"))
@@ -382,7 +384,10 @@ class LibrariesFamily(ReferenceTracker, Family):
         message = f"`{kind}` becomes `scaled_dot_product_attention` on (batch, heads, seq, dim) and back"
         if causal is not None and not _is_name(causal.value, "False"):
             applicability = Applicability.UNSAFE
-            message += "; causal: flash-attn aligns the mask bottom-right, SDPA top-left, so they agree only when query and key lengths are equal (not when decoding with a KV cache)"
+            message += (
+                "; causal: flash-attn aligns the mask bottom-right, SDPA top-left, so they agree only when "
+                "query and key lengths are equal (not when decoding with a KV cache)"
+            )
         sdpa = self._spell(SDPA, "LIB001", original, applicability)
         gqa = ", enable_gqa=True" if kind != "flash_attn_qkvpacked_func" else ""
         t = lambda n: f"{self._atom(bound[n].value)}.transpose(1, 2)"  # noqa: E731
@@ -427,7 +432,10 @@ class LibrariesFamily(ReferenceTracker, Family):
             return updated
         mask = causal = None
         bias = bound.get("attn_bias")
-        message = "`memory_efficient_attention` becomes `scaled_dot_product_attention` on (batch, heads, seq, dim) and back (4-D inputs assumed)"
+        message = (
+            "`memory_efficient_attention` becomes `scaled_dot_product_attention` on (batch, heads, seq, dim) "
+            "and back (4-D inputs assumed)"
+        )
         if bias is not None and not _is_name(bias.value, "None"):
             bq = self.ctx.qualname(bias.value.func) if isinstance(bias.value, cst.Call) else None
             if bq in XF_CAUSAL and not bias.value.args:
@@ -436,12 +444,16 @@ class LibrariesFamily(ReferenceTracker, Family):
                 self._manual(
                     "LIB002",
                     original,
-                    f"the attention bias `{bq.split('.')[-1]}` has no SDPA form: build the equivalent boolean or additive mask",
+                    f"the attention bias `{bq.split('.')[-1]}` has no SDPA form: build the equivalent "
+                    "boolean or additive mask",
                 )
                 return updated
             else:
                 mask = self._code(bias.value)
-                message += "; `attn_bias` becomes the additive `attn_mask` (a tensor bias; an xformers AttentionBias object is not one)"
+                message += (
+                    "; `attn_bias` becomes the additive `attn_mask` (a tensor bias; an xformers AttentionBias "
+                    "object is not one)"
+                )
         if "op" in bound:
             message += "; `op=` (the xformers kernel choice) is dropped"
         kw = self._sdpa_kwargs(bound.get("p"), bound.get("scale"), causal, mask)
@@ -475,7 +487,10 @@ class LibrariesFamily(ReferenceTracker, Family):
         applicability = None
         if name.startswith("Mixed"):
             applicability = Applicability.UNSAFE
-            message += "; apex's Mixed variant keeps fp32 parameters and returns the input's dtype, nn's follows its parameters' dtype"
+            message += (
+                "; apex's Mixed variant keeps fp32 parameters and returns the input's dtype, nn's follows its "
+                "parameters' dtype"
+            )
         new_code = f"{self._spell(torch_name, 'LIB003', original, applicability)}({', '.join(args)})"
         return self._apply("LIB003", original, updated, new_code, message, applicability)
 
@@ -557,7 +572,10 @@ class LibrariesFamily(ReferenceTracker, Family):
             self._manual("LIB004", original, f"`{name}(..., {args}=...)` has no `torch.optim.{cls}` equivalent")
             return updated
         new_code = f"{self._spell('torch.optim.' + cls, 'LIB004', original)}({', '.join(args)})"
-        message = f"{lib}'s `{name}` becomes `torch.optim.{cls}`, the same update rule (fused by the compiler, not by a CUDA kernel)"
+        message = (
+            f"{lib}'s `{name}` becomes `torch.optim.{cls}`, the same update rule (fused by the compiler, not "
+            "by a CUDA kernel)"
+        )
         return self._apply("LIB004", original, updated, new_code, message)
 
     # LIB006 ------------------------------------------------------------------------------
@@ -602,7 +620,8 @@ class LibrariesFamily(ReferenceTracker, Family):
             notes = []
             if eight:
                 notes.append(
-                    "its 8-bit optimizer state becomes 32-bit: about 4x the state memory (Adam: 8 bytes per parameter instead of 2)"
+                    "its 8-bit optimizer state becomes 32-bit: about 4x the state memory (Adam: 8 bytes "
+                    "per parameter instead of 2)"
                 )
             if paged:
                 notes.append("paged state (spilled to host under memory pressure) becomes plain device memory")
@@ -643,7 +662,10 @@ class LibrariesFamily(ReferenceTracker, Family):
             self._manual("LIB005", original, "`amp.initialize` with arguments porter cannot map")
             return updated
         advice = self._autocast_advice()
-        message = "`amp.initialize` is removed: wrap the forward pass and loss in `torch.autocast` (porter cannot see where it is)"
+        message = (
+            "`amp.initialize` is removed: wrap the forward pass and loss in `torch.autocast` (porter cannot "
+            "see where it is)"
+        )
         stmt = self.ctx.statement_of.get(id(original))
         values = [self._code(v) for v in positional]
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:

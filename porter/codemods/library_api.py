@@ -98,7 +98,8 @@ class LibraryApiFamily(Family):
                 self.ctx.report(
                     "API005",
                     arg,
-                    f"`{entry.qualname}` has no keyword `{arg.keyword.value}` in {self.lib.source_of(entry.qualname)} (TypeError)",
+                    f"`{entry.qualname}` has no keyword `{arg.keyword.value}` in "
+                    f"{self.lib.source_of(entry.qualname)} (TypeError)",
                 )
 
     def _choices(self, node: cst.Call, entry: LibraryCallable) -> None:
@@ -112,7 +113,8 @@ class LibraryApiFamily(Family):
             self.ctx.report(
                 "API006",
                 arg.value,
-                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: {self.lib.source_of(entry.qualname)} accepts {', '.join(choices)}",
+                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: {self.lib.source_of(entry.qualname)} "
+                f"accepts {', '.join(choices)}",
             )
 
     def _values(self, node: cst.Call, where: str) -> None:
@@ -126,5 +128,6 @@ class LibraryApiFamily(Family):
             self.ctx.report(
                 "API006",
                 arg.value,
-                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: transformers {self.lib.version('transformers')} accepts {', '.join(accepted)}",
+                f"`{arg.keyword.value}={self.ctx.code(arg.value)}`: transformers "
+                f"{self.lib.version('transformers')} accepts {', '.join(accepted)}",
             )

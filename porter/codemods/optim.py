@@ -123,7 +123,8 @@ class OptimizerFamily(FlowScopes, Family):
             "OPT001",
             original,
             f"`{self.ctx.code(original).strip()}` only switches fused optimizer kernels on ({_chain(chain)}): "
-            f"it becomes False, since {self.ctx.target.display} has none (the unfused implementation computes the same update)",
+            f"it becomes False, since {self.ctx.target.display} has none (the unfused implementation "
+            "computes the same update)",
             replacement=cst.Name("False"),
         )
 
@@ -199,7 +200,8 @@ class OptimizerFamily(FlowScopes, Family):
         if self.ctx.report(
             "OPT001",
             original,
-            f"`fused=True` needs fused optimizer kernels that {self.ctx.target.display} does not have; the unfused implementation computes the same update",
+            f"`fused=True` needs fused optimizer kernels that {self.ctx.target.display} does not have; the "
+            "unfused implementation computes the same update",
             replacement=new,
         ):
             return new

@@ -222,7 +222,9 @@ class RuntimeFamily(Family):
             self.ctx.report(
                 "RUN001",
                 call,
-                f"`{self.ctx.code(func.value)}` was moved to the device before `.{attr}()`: CUDA shares device memory between processes, {self.ctx.target.display} does not (on XLA `share_memory_()` raises `_share_fd_: only available on CPU`)",
+                f"`{self.ctx.code(func.value)}` was moved to the device before `.{attr}()`: CUDA shares "
+                f"device memory between processes, {self.ctx.target.display} does not (on XLA "
+                "`share_memory_()` raises `_share_fd_: only available on CPU`)",
             )
         elif attr in RANDOM_INITS and root in moved and not qual:
             self._init(call, root, moved, f"{owner or self.ctx.code(func.value)}.{attr}")
@@ -237,5 +239,7 @@ class RuntimeFamily(Family):
         self.ctx.report(
             "RUN002",
             call,
-            f"`{what}` initialises `{root}` after its move to the device: the draws come from {self.ctx.target.display}'s generator, not CUDA's nor the CPU's, so the port starts from other weights than the original",
+            f"`{what}` initialises `{root}` after its move to the device: the draws come from "
+            f"{self.ctx.target.display}'s generator, not CUDA's nor the CPU's, so the port starts from "
+            "other weights than the original",
         )

@@ -148,7 +148,10 @@ class KeepParametersFamily(FlowScopes, Family):
         body = list(updated.body)
         at = _after_imports(body)
         new = updated.with_changes(body=[*body[:at], line, *body[at:]])
-        message = "Module.to(xla) replaces every Parameter (optimizers, ties and aliases taken before the move are cut): keep them, as CUDA does"
+        message = (
+            "Module.to(xla) replaces every Parameter (optimizers, ties and aliases taken before the move are "
+            "cut): keep them, as CUDA does"
+        )
         anchor = (
             original.body[min(_after_imports(list(original.body)), len(original.body) - 1)]
             if original.body
