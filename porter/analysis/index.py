@@ -310,6 +310,7 @@ class ProjectIndex:
         # node-free summaries (porter.analysis.summary), made from a parse or kept from the
         # last run for a file whose bytes are the same: calls are resolved from these
         self._summaries: dict[str, Summary | None] = {}
+        self._named_paths: dict[tuple[str, str], str | None] = {}  # (module name, folder) -> `_path_named`
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         # what the project's files show, worked out once (the callers of a function, the calls
         # of a module, the argparse options ...), with what each was read from
@@ -415,12 +416,15 @@ class ProjectIndex:
         exact = self._paths.get(name)
         if exact:
             return exact[0]
-        suffix = "." + name
-        found = [p for n, ps in self._paths.items() if n.endswith(suffix) for p in ps]
-        if len(found) != 1:
-            folder = near.rpartition("/")[0]
-            found = [p for p in found if p.rpartition("/")[0] == folder]
-        return found[0] if len(found) == 1 else None
+        folder = near.rpartition("/")[0]
+        key = (name, folder)
+        if key not in self._named_paths:  # (a search of every module name: once per name and folder)
+            suffix = "." + name
+            found = [p for n, ps in self._paths.items() if n.endswith(suffix) for p in ps]
+            if len(found) != 1:
+                found = [p for p in found if p.rpartition("/")[0] == folder]
+            self._named_paths[key] = found[0] if len(found) == 1 else None
+        return self._named_paths[key]
 
     def function_of(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
         """The project function a call runs, and how many leading parameters it binds
