@@ -239,7 +239,7 @@ class DeviceTypes:
     def _option(self, dest: str, depth: int, here: tuple[str, ...]) -> Verdict:
         """An argparse option: its choices (a GPU-platform list is no device) or default."""
         parts: list[Verdict] = []
-        for call, where in self.index.argparse_options().get(dest, []):
+        for call, where in self.index.options(dest):
             kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
             line = (f"`{_short(call)}`, {where.module.path}:{call.lineno}",)
             choices = kws.get("choices")

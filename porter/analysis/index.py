@@ -25,9 +25,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
 from porter.config.settings import Facts
-from porter.analysis import device_types, fused_flags
+from porter.analysis import device_types, fused_flags, summary
 from porter.analysis.fused_flags import FUSED_TOKEN
 from porter.analysis.kinds import MoveKind, NameKind, ValueKind
+from porter.analysis.summary import Ref, Summary
 from porter.analysis.program import (
     DEFINES_IS_CUDA,
     KEPT,
@@ -55,7 +56,6 @@ RANK_NAMES = frozenset(
     {"local_rank", "rank", "gpu", "gpu_id", "gpu_idx", "device_id", "device_idx", "local_gpu", "gpu_index"}
 )
 _INT_CALL_SUFFIXES = ("get_rank", "get_local_rank", "current_device", "local_rank", "get_node_local_rank")
-_SPAWN = ("spawn", "start_processes")
 _MAX_DEPTH = 40
 _T = TypeVar("_T")
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -307,6 +307,10 @@ class ProjectIndex:
         self._sources: dict[str, bytes] = {}  # path -> bytes of every file that may carry a device
         self._paths: dict[str, list[str]] = {}  # module name -> paths
         self._parsed: dict[str, ModuleInfo | None] = {}  # parsed on demand
+        # node-free summaries (porter.analysis.summary), made from a parse or kept from the
+        # last run for a file whose bytes are the same: calls are resolved from these
+        self._summaries: dict[str, Summary | None] = {}
+        self._named_paths: dict[tuple[str, str], str | None] = {}  # (module name, folder) -> `_path_named`
         self._words: dict[bytes, list[str]] | None = None  # identifier -> paths, made on first use
         # what the project's files show, worked out once (the callers of a function, the calls
         # of a module, the argparse options ...), with what each was read from
@@ -392,17 +396,35 @@ class ProjectIndex:
 
     # -- resolution ----------------------------------------------------------------------
 
+    def summary(self, path: str) -> Summary | None:
+        """The file's summary (read as `module` reads the file: an answer using it depends on it)."""
+        if path in self._summaries:
+            self._deps.add("p:" + path)
+            return self._summaries[path]
+        info = self.module(path)
+        found = None if info is None else summary.summarize(info, _argparse_dests)
+        self._summaries[path] = found
+        return found
+
     def module_named(self, name: str, near: ModuleInfo) -> ModuleInfo | None:
+        path = self._path_named(name, near.path)
+        return self.module(path) if path is not None else None
+
+    def _path_named(self, name: str, near: str) -> str | None:
+        """The project file of the module `name` (a dotted tail of it), seen from `near`."""
         self._deps.add("n:" + name)
         exact = self._paths.get(name)
         if exact:
-            return self.module(exact[0])
-        suffix = "." + name
-        found = [p for n, ps in self._paths.items() if n.endswith(suffix) for p in ps]
-        if len(found) != 1:
-            folder = near.path.rpartition("/")[0]
-            found = [p for p in found if p.rpartition("/")[0] == folder]
-        return self.module(found[0]) if len(found) == 1 else None
+            return exact[0]
+        folder = near.rpartition("/")[0]
+        key = (name, folder)
+        if key not in self._named_paths:  # (a search of every module name: once per name and folder)
+            suffix = "." + name
+            found = [p for n, ps in self._paths.items() if n.endswith(suffix) for p in ps]
+            if len(found) != 1:
+                found = [p for p in found if p.rpartition("/")[0] == folder]
+            self._named_paths[key] = found[0] if len(found) == 1 else None
+        return self._named_paths[key]
 
     def function_of(self, func: ast.expr, scope: Scope) -> tuple[Scope, int] | None:
         """The project function a call runs, and how many leading parameters it binds
@@ -456,12 +478,24 @@ class ProjectIndex:
         return self._structural(("callers", fn.module.path, fn.qual), lambda: self._find_callers(fn))
 
     def _find_callers(self, fn: Scope) -> list[tuple[ast.Call, Scope, int]]:
+        """The calls are resolved from the summaries of the files naming `fn`; only the files
+        holding one are parsed (its arguments are evaluated)."""
         key = (fn.module.path, fn.qual)
         out: list[tuple[ast.Call, Scope, int]] = []
         word = fn.cls.rpartition(".")[2] if fn.qual.endswith(".__init__") and fn.cls else fn.qual.rpartition(".")[2]
-        for mod in self.mentioning(word):
-            out.extend(self._calls_in(mod).get(key, ()))
+        for path in self._summaries_naming(word):
+            for where, qual, i, skip in self._calls_in(path).get(key, ()):
+                info = self.module(where)
+                if info is not None:
+                    scope = info.scopes[qual]
+                    out.append((scope.calls[i], scope, skip))
         return out
+
+    def _summaries_naming(self, word: str) -> list[str]:
+        """The files whose source has the identifier `word` and that parse (`mentioning`,
+        from their summaries)."""
+        self._deps.add("w:" + word)
+        return [path for path in self._identifiers().get(word.encode(), ()) if self.summary(path) is not None]
 
     def _structural(self, key: tuple[str, ...], work: Callable[[], _T]) -> _T:
         """What `work` finds in the project's files, worked out once; each use reads what it
@@ -479,60 +513,83 @@ class ProjectIndex:
         self._deps |= found[1]
         return found[0]  # type: ignore[no-any-return]
 
-    def _calls_in(self, mod: ModuleInfo) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
-        """Every call in `mod` resolved to the project function it runs (once per module)."""
-        return self._structural(("calls", mod.path), lambda: self._resolve_calls(mod))
+    # a call site in the project: (its file, its scope, its index in the scope's calls, the
+    # parameters it binds implicitly)
+    _Site = tuple[str, str, int, int]
 
-    def _resolve_calls(self, mod: ModuleInfo) -> dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]]:
-        self._deps.add("p:" + mod.path)
-        found: dict[tuple[str, str], list[tuple[ast.Call, Scope, int]]] = {}
+    def _calls_in(self, path: str) -> dict[tuple[str, str], list[_Site]]:
+        """Every call in the file resolved to the project function it runs (once per file)."""
+        return self._structural(("calls", path), lambda: self._resolve_calls(path))
+
+    def _resolve_calls(self, path: str) -> dict[tuple[str, str], list[_Site]]:
+        found: dict[tuple[str, str], list[ProjectIndex._Site]] = {}
+        mod = self.summary(path)
+        if mod is None:
+            return found
         for scope in mod.scopes.values():
-            for call in scope.calls:
-                target = self.function_of(call.func, scope)
+            for i, callee, spawned_ref, passed in scope.sites:
+                target = self._resolved(callee, path) if callee is not None else None
                 if target is not None:
-                    g, skip = target
-                    found.setdefault((g.module.path, g.qual), []).append((call, scope, skip))
-                    for fn, spawn in self._relayed_spawns(call, scope, target):
-                        found.setdefault((fn.module.path, fn.qual), []).append((spawn, g, -1))
-                if (dotted(call.func) or "").rpartition(".")[2] in _SPAWN and call.args:
-                    spawned = self.function_of(call.args[0], scope)
+                    where, qual, skip = target
+                    found.setdefault((where, qual), []).append((path, scope.qual, i, skip))
+                    for fn, spawn in self._relayed_spawns(passed, path, target):
+                        found.setdefault(fn, []).append((where, qual, spawn, -1))
+                if spawned_ref is not None:
+                    spawned = self._resolved(spawned_ref, path)
                     if spawned is not None:
-                        fn = spawned[0]
-                        found.setdefault((fn.module.path, fn.qual), []).append((call, scope, -1))
+                        found.setdefault(spawned[:2], []).append((path, scope.qual, i, -1))
         return found
 
+    def _resolved(self, ref: Ref, path: str) -> tuple[str, str, int] | None:
+        """(file, qual, parameters bound implicitly) of the function a summary's `ref` names
+        (`function_of`, from summaries)."""
+        kind, name, rest = ref
+        if kind == "l":
+            return path, name, rest
+        where = self._path_named(name, path)
+        if where is None:
+            return None
+        other = self.summary(where)
+        found = summary.local(rest, other.classes, other.scopes) if other is not None else None
+        return (where, *found) if found is not None else None
+
     def _relayed_spawns(
-        self, call: ast.Call, scope: Scope, target: tuple[Scope, int]
-    ) -> Iterator[tuple[Scope, ast.Call]]:
-        """`run_demo(fn, 2)` where `def run_demo(demo_fn, n): mp.spawn(demo_fn, ...)`."""
-        g, skip = target
-        for j, arg in enumerate(call.args):
-            if not isinstance(arg, (ast.Name, ast.Attribute)) or j + skip >= len(g.params):
+        self, passed: tuple[tuple[int, Ref], ...], path: str, target: tuple[str, str, int]
+    ) -> Iterator[tuple[tuple[str, str], int]]:
+        """`run_demo(fn, 2)` where `def run_demo(demo_fn, n): mp.spawn(demo_fn, ...)`: (the
+        spawned function, the index of the spawn among `run_demo`'s calls)."""
+        where, qual, skip = target
+        g = self._summaries[where]
+        assert g is not None  # resolved from it
+        fn = g.scopes[qual]
+        for j, arg in passed:
+            if j + skip >= len(fn.params):
                 continue
-            param = g.params[j + skip]
-            for inner in g.calls:
-                if (
-                    (dotted(inner.func) or "").rpartition(".")[2] in _SPAWN
-                    and inner.args
-                    and isinstance(inner.args[0], ast.Name)
-                    and inner.args[0].id == param
-                ):
-                    passed = self.function_of(arg, scope)
-                    if passed is not None:
-                        yield passed[0], inner
+            param = fn.params[j + skip]
+            for inner, name in fn.spawns:
+                if name == param:
+                    relayed = self._resolved(arg, path)
+                    if relayed is not None:
+                        yield relayed[:2], inner
 
-    def argparse_options(self) -> dict[str, list[tuple[ast.Call, Scope]]]:
-        """argparse destination -> its `add_argument` calls, from the files that have any."""
-        return self._structural(("argparse",), self._find_argparse)
+    def options(self, dest: str) -> list[tuple[ast.Call, Scope]]:
+        """The `add_argument` calls of the argparse destination `dest`, from the files that
+        have any (found from their summaries; the files holding one are parsed)."""
+        out = []
+        for path, qual, i in self._structural(("argparse",), self._find_argparse).get(dest, ()):
+            info = self.module(path)
+            if info is not None:
+                scope = info.scopes[qual]
+                out.append((scope.calls[i], scope))
+        return out
 
-    def _find_argparse(self) -> dict[str, list[tuple[ast.Call, Scope]]]:
-        found: dict[str, list[tuple[ast.Call, Scope]]] = {}
-        for mod in self.mentioning("add_argument"):
-            for scope in mod.scopes.values():
-                for call in scope.calls:
-                    if isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument":
-                        for dest in _argparse_dests(call):
-                            found.setdefault(dest, []).append((call, scope))
+    def _find_argparse(self) -> dict[str, list[tuple[str, str, int]]]:
+        found: dict[str, list[tuple[str, str, int]]] = {}
+        for path in self._summaries_naming("add_argument"):
+            mod = self._summaries[path]
+            assert mod is not None  # (the files that parse)
+            for qual, i, dest in mod.options:
+                found.setdefault(dest, []).append((path, qual, i))
         return found
 
     # -- evaluation ----------------------------------------------------------------------
@@ -794,7 +851,7 @@ class ProjectIndex:
 
     def _option(self, name: str, attr: str, scope: Scope, depth: int) -> Value:
         """`args.gpu`, `cfg.device`: an argparse option porter can see, else unknown."""
-        defs = self.argparse_options().get(attr, [])
+        defs = self.options(attr)
         parts: list[Value] = []
         for call, where in defs:
             kws = {kw.arg: kw.value for kw in call.keywords if kw.arg}
@@ -911,7 +968,7 @@ class ProjectIndex:
         found: list[str] = []
         for path, source in self._sources.items():
             if _PARAMETER_LOOP.search(source) is not None:
-                info = self.module(path)
+                info = self.summary(path)
                 if info is not None:
                     found.extend(info.param_attributes)
         return tuple(sorted(found))
@@ -1110,6 +1167,8 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
     shas = {path: hashlib.sha256(source).hexdigest() for path, source in index._sources.items()}
     old = _loaded(previous)
     held = old[0] if old is not None else {}
+    if old is not None:  # the summaries of the files whose bytes are the same
+        index._summaries.update((p, s) for p, (sha, s) in old[2].items() if shas.get(p) == sha)
     stale = _stale(index._sources, shas, held)
     units: dict[str, tuple[Own, frozenset[str]]] = {}
     redone: list[str] = []
@@ -1144,6 +1203,7 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
             for path, (own, deps) in units.items()
         },
         "fused": [{path: _rows(found) for path, found in fused[0].items()}, ids(fused[1])],
+        "summaries": _summaries(index, shas),
     }
     state["tokens"] = list(tokens)
     return facts, state, redone
@@ -1169,7 +1229,19 @@ def _stale(sources: dict[str, bytes], shas: dict[str, str], before: dict[str, He
     return stale
 
 
-def _loaded(state: object) -> tuple[dict[str, Held], tuple[dict[str, Facts], frozenset[str]]] | None:
+def _summaries(index: ProjectIndex, shas: dict[str, str]) -> dict[str, Any]:
+    """The summaries of the files the index read (each parsed file's, made now if no answer
+    asked for it), with the sha256 of the bytes they were made from."""
+    for path, info in index._parsed.items():
+        if path in shas and path not in index._summaries:
+            index._summaries[path] = None if info is None else summary.summarize(info, _argparse_dests)
+    return {path: [shas[path], summary.to_json(s)] for path, s in index._summaries.items() if path in shas}
+
+
+Kept = tuple[dict[str, Held], tuple[dict[str, Facts], frozenset[str]], dict[str, tuple[str, Summary | None]]]
+
+
+def _loaded(state: object) -> Kept | None:
     """A state `answers` returned, read back; None for anything not of its shape."""
     try:
         if not isinstance(state, dict):
@@ -1184,7 +1256,11 @@ def _loaded(state: object) -> tuple[dict[str, Held], tuple[dict[str, Facts], fro
             files[path] = (sha, own, _tokens(table, deps), _tokens(table, words), frozenset(kinds))
         cuts, deps = state["fused"]
         _check(isinstance(cuts, dict) and all(isinstance(path, str) for path in cuts))
-        return files, ({path: _read_facts(found) for path, found in cuts.items()}, _tokens(table, deps))
+        summaries = {}
+        for path, (sha, found) in state["summaries"].items():
+            _check(isinstance(path, str) and isinstance(sha, str))
+            summaries[path] = (sha, summary.from_json(found))
+        return files, ({path: _read_facts(found) for path, found in cuts.items()}, _tokens(table, deps)), summaries
     except (TypeError, ValueError, KeyError, IndexError, AttributeError):
         return None
 

@@ -8,18 +8,37 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
 from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
-from porter.report.console import make_console
 from porter.core.textsafe import plain
 
-console = make_console()
-err_console = make_console(stderr=True)
+if TYPE_CHECKING:
+    from porter.report.console import PorterConsole
+
+
+class _Console:
+    """A command's console, made on its first use: a run that prints nothing through it (a
+    warm `lint --output-format json`) does not import rich."""
+
+    def __init__(self, stderr: bool) -> None:
+        self._stderr = stderr
+        self._made: PorterConsole | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            from porter.report.console import make_console
+
+            self._made = make_console(stderr=self._stderr)
+        return getattr(self._made, name)
+
+
+console = cast("PorterConsole", _Console(stderr=False))
+err_console = cast("PorterConsole", _Console(stderr=True))
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

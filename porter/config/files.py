@@ -24,8 +24,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import pathspec
-
 from porter.core.findings import Severity
 from porter.core.reading import Unreadable, read_regular
 from porter.config.ruledata import unknown_codes
@@ -217,6 +215,8 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
 
 def check_pattern(pattern: str, where: str) -> str:
     """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)."""
+    import pathspec  # (a run whose configuration has no pattern never loads it)
+
     try:
         pathspec.GitIgnoreSpec.from_lines([pattern])
     except Exception as exc:  # noqa: BLE001 - pathspec raises several kinds for bad patterns

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import pathspec
+if TYPE_CHECKING:  # imported where a pattern is read: a run with none never loads it
+    import pathspec
 
 _STAR = "[^/]*"
 # what pathspec writes around and between path parts (`**`, a directory's tail, the anchors):
@@ -110,6 +112,8 @@ def _linear(regex: str) -> str:
 
 def spec(lines: Iterable[str]) -> pathspec.GitIgnoreSpec:
     """pathspec's GitIgnoreSpec of `lines`, each pattern's regex made linear (`_linear`)."""
+    import pathspec
+
     built = pathspec.GitIgnoreSpec.from_lines(lines)
     for pattern in built.patterns:
         regex = getattr(pattern, "regex", None)

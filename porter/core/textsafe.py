@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
 
 # Unicode's Bidi_Control characters: the marks (ALM, LRM, RLM), embeddings, overrides and
 # isolates that reorder what a terminal shows (a name `x\u202eyp.txt` reads as `xtxt.py`:
@@ -76,6 +75,8 @@ def block_text(text: str) -> str:
 
 def plain(text: object) -> str:
     """`text` for a rich console: control characters escaped, markup brackets escaped."""
+    from rich.markup import escape  # (only a run that prints to a console imports rich)
+
     return escape(printable(text))
 
 

@@ -38,6 +38,12 @@ class Site:
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+def split_lines(text: str) -> list[str]:
+    """`LINE_BREAK.split(text)`: the lines as Python numbers them (CR LF, CR, LF); a text
+    without a CR is split at its LFs, several times faster than the pattern."""
+    return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
+
+
 class Text:
     """A file's text, decoded so that encoding it gives back the very same bytes, with the
     offsets of its lines (positions are 1-based lines, 0-based columns in code points)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.core.findings import Finding
-from porter.files.sites import LINE_BREAK
+from porter.files.sites import split_lines
 
 
 def normalised_text(lines: list[str], finding: Finding) -> str:
@@ -64,7 +64,7 @@ def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, b
     """Fingerprints for one file's findings, in the order given."""
     # lines as Python numbers them (CR LF, CR, LF): `str.splitlines` also splits at form feeds
     # and separators, and would hash another line than the finding's
-    lines = LINE_BREAK.split((source or b"").decode("utf-8", "replace"))
+    lines = split_lines((source or b"").decode("utf-8", "replace"))
     where = identity_path(path, base)
     seen: Counter = Counter()
     out: list[tuple[int, str]] = []

@@ -8,7 +8,7 @@ from porter import __version__
 from porter.core.findings import FileResult, Finding, Severity
 from porter.config.ruledata import all_rules, doc_uri
 from porter.config.settings import Settings
-from porter.files.sites import LINE_BREAK
+from porter.files.sites import split_lines
 
 TOOL_NAME = "porter"
 
@@ -104,7 +104,7 @@ class LintRun:
             # lines end where Python's tokenizer ends them (CR LF, CR, LF), not at the form
             # feeds and separators `str.splitlines` also splits at: the finding's line is the
             # one shown
-            lines = self._lines[path] = LINE_BREAK.split(src.decode("utf-8", "replace"))
+            lines = self._lines[path] = split_lines(src.decode("utf-8", "replace"))
         return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def fixable_now(self, finding: Finding) -> bool:

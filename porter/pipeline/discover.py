@@ -13,13 +13,16 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
 
 from porter.config import globs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular
 from porter.core.textsafe import name as utf8_name
+
+if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
+    import pathspec
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
 

@@ -171,13 +171,15 @@ class Pool:
         # one slot per file in flight (more than a full window of batches holds), in shared
         # memory the workers write into: when each file started (`_port_batch`)
         self._slots = max(64, (2 * workers + 4) * BATCH_FILES * 2) if self.file_timeout is not None else 0
-        self._starts: Any = _context().RawArray("d", self._slots) if self._slots else None
+        self._starts: Any = None  # made with the workers (a run that parses nothing makes neither)
         self._spent: dict[int, float] = {}  # slot -> seconds its file has been charged so far
         self._spared: set[int] = set()  # slots whose attempt was cut short for another file
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
             context = _context()
+            if self._slots and self._starts is None:
+                self._starts = context.RawArray("d", self._slots)
             self._executor = ProcessPoolExecutor(
                 self.workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(), self._starts)
             )

@@ -17,8 +17,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pathspec
 
 from porter.config import globs
 from porter.analysis import cuda_only_index, native_ops
@@ -39,6 +39,9 @@ from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
 from porter.core.textsafe import name as utf8_name
+
+if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
+    import pathspec
 
 
 def relative_name(path: Path) -> str:
@@ -237,7 +240,7 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
     the CUDA-only facts depend on), from the stat index when it vouches for the file, else from
     its bytes; None for a file the run does not read (`reading.read_regular`)."""
     try:
-        st = cand.path.stat()
+        st = stats.stat(name, cand.path) if stats is not None else cand.path.stat()
         if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
             return None
         rec = stats.lookup(name, st) if stats is not None else None
@@ -376,11 +379,9 @@ def iter_results(
     seen = ImportsAfterPort()
     # only the CUDA-only packages the dependency files name need the ported text of their importers
     named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
-    for cand, result in _results(
-        first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named
-    ):
-        seen.add(result, read=_reader(cand, settings))
-        yield cand, result
+    yield from _results(
+        first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named, seen=seen
+    )
     built = read_by_build([_name(c) for c in candidates if c.problem is None], lambda n: _read(by_name[n], settings)[2])
     yield from _results(
         deferred,
@@ -408,12 +409,17 @@ def _results(
     *,
     cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
+    seen: ImportsAfterPort | None = None,
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """The candidates' results, in order. `cuda_sources`: the project's .cu files.
     `keep_ported`: modules of CUDA-only packages; a file that imports one is ported with its
-    new text even when only findings are wanted (what it still imports is read from that text)."""
+    new text even when only findings are wanted (what it still imports is read from that text).
+    `seen`: told each result's imports (the stat index keeps them: a warm run reads none)."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
-        yield from _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported, paths)
+        for cand, result in _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported, paths):
+            if seen is not None:
+                seen.add(result, read=_reader(cand, settings))
+            yield cand, result
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
     facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
@@ -424,8 +430,11 @@ def _results(
     items = (serial.prepared(cand) for cand in candidates)
     head, parse = _head(items)
     workers = 1 if parse < MIN_PARALLEL_FILES else cores
-    for tag, result in Pool(workers, file_timeout=limit).map(itertools.chain(head, items)):
-        yield serial.finish(tag, result)
+    for tag, parsed in Pool(workers, file_timeout=limit).map(itertools.chain(head, items)):
+        cand, result = serial.finish(tag, parsed)
+        if seen is not None:
+            serial.imports(cand, result, seen)
+        yield cand, result
     if stats is not None:
         stats.save()
 
@@ -491,6 +500,16 @@ class _Serial:
             _remember(self.stats, name, st, source, here, None, result)
             return (cand, result, None), None
         return (cand, None, (key, name, st, here)), Job(source, name, here)
+
+    def imports(self, cand: Candidate, result: FileResult, seen: ImportsAfterPort) -> None:
+        """Tell `seen` the file's imports after the port: kept in its stat index record, or
+        read from its text (and kept there for the next run)."""
+        name = _name(cand)
+        rec = self.stats.new.get(name) if self.stats is not None and cand.problem is None else None
+        known = tuple(rec.imported) if rec is not None and rec.imported is not None else None
+        found = seen.add(result, read=_reader(cand, self.settings), known=known)
+        if rec is not None and known is None:
+            self.stats.new[name] = replace(rec, imported=list(found))  # type: ignore[union-attr]
 
     def finish(self, tag: _Tag, result: FileResult | None) -> tuple[Candidate, FileResult]:
         """The candidate and its result; a parsed one is kept for the next run."""
@@ -679,7 +698,7 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
         return None
     name = _name(cand)
     try:
-        st = cand.path.stat()
+        st = stats.stat(name, cand.path)
     except OSError:
         return None
     rec = stats.lookup(name, st)

@@ -6,8 +6,10 @@ given), in the cache folder beside the entries. It maps each file's displayed na
 then, whether the project index wanted it, the project-index answers it was ported with,
 and its result: inline (status, reason, findings, suppressed findings) unless the result
 carries a rewrite, which stays in the file's cache entry (`porter.pipeline.cache`), named by
-its key. A file whose `stat` is unchanged and whose answers are the same is not ported
-again. A file that is unchanged but must be shown (findings, a rewrite or a suppression
+its key, and the CUDA-only modules that result imports (what a dependency file may drop
+reads them: `porter.files.deps.imports`; kept so that a warm run neither reads nor parses
+the files that name one). A file whose `stat` is unchanged and whose answers are the same is
+not ported again. A file that is unchanged but must be shown (findings, a rewrite or a suppression
 comment: lint prints its lines and fingerprints them) is read, must hash to the recorded
 sha256, and gets its result from the index (or its verified entry, for a rewrite); any
 other file is not even read.
@@ -75,6 +77,9 @@ class Record:
     result: list[Any] | None  # [status, reason, error line, findings, suppressed] of a result without one
     read: bool  # a hit reads the file (`wants_source`): its bytes go with the result
     trusted: bool  # not racily clean: the stat alone may answer
+    # the CUDA-only modules its result imports after the port (`ImportsAfterPort.add`), once
+    # a run asked; None before
+    imported: list[str] | None = None
 
 
 _ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
@@ -243,6 +248,7 @@ class StatIndex:
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
         self.started = time.time_ns()
+        self._stats: dict[str, os.stat_result] = {}  # name -> its stat, taken once a run (`stat`)
 
     def _load(self) -> dict[str, Record]:
         try:
@@ -263,6 +269,10 @@ class StatIndex:
                     and type(rec.read) is bool
                     and (rec.key is None) != (rec.result is None)
                     and (rec.key is None or _ENTRY_KEY.fullmatch(rec.key) is not None)
+                    and (
+                        rec.imported is None
+                        or (type(rec.imported) is list and all(type(m) is str for m in rec.imported))
+                    )
                 ):
                     return {}
                 if rec.result is not None:
@@ -279,6 +289,14 @@ class StatIndex:
         except (OSError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, RecursionError):
             self._results = {}
             return {}
+
+    def stat(self, name: str, path: Path) -> os.stat_result:
+        """The file's `stat`, taken once a run: the project index's scan and the lookup of its
+        result read the same one (both before the file is read, if it is)."""
+        st = self._stats.get(name)
+        if st is None:
+            st = self._stats[name] = path.stat()
+        return st
 
     def lookup(self, name: str, st: os.stat_result) -> Record | None:
         """The record for `name` if its stat is unchanged and was not racily clean."""

@@ -4,11 +4,15 @@ answers read what changed."""
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import textwrap
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from porter.analysis import index as index_module
 from porter.analysis.index import ProjectIndex, answers
+from porter.analysis.summary import is_spawn
 
 # pieces of modules m0..m3 that hand device values, classes, options, fused flags, own
 # `is_cuda`s and parameter attributes to one another (each names the others by module)
@@ -53,6 +57,14 @@ PIECES = [
     "from m3 import run\n\ndef far(x):\n    rank = 1\n    return run(x, rank)\n",
     "def broken(:\n    device = 0\n",
     "x = 1\n",
+    # processes: `mp.spawn(fn, args=...)` and a helper that spawns the function it is handed
+    "import torch.multiprocessing as mp\n\ndef work(rank, x):\n    return x.to(rank)\n\nmp.spawn(work, args=(1,))\n",
+    "def launch(fn, n):\n    mp.spawn(fn, args=(n,))\n",
+    "from m0 import launch\n\ndef job(rank, x):\n    x.to(rank)\n\nlaunch(job, 2)\n",
+    "import m1\n\ndef go3(x):\n    m1.launch(m1.work, 0)\n    return m1.run(x, 0)\n",
+    # a method called on self, a class without __init__, a name that is no call of `run`
+    "class Loop:\n    def run(self, x, gpu_id):\n        return x.to(gpu_id)\n\n    def step(self, x):\n        return self.run(x, 3)\n",
+    "class Trainer:\n    pass\n\ndef build():\n    run = 'device'\n    return Trainer()\n",
 ]
 NAMES = ["m0.py", "m1.py", "m2.py", "pkg/m3.py"]
 
@@ -75,10 +87,59 @@ def test_answers_after_edits_are_a_cold_index(project, changes):
         facts, state, _ = answers(files, state)
         cold, _, redone = answers(files)
         assert facts == cold
+        _assert_callers_from_summaries(files, state)
         assert redone == [name for name, source in files if ProjectIndex.wants(source)]
         # each answer is worked out on its own: asked in any order, the same
         index = ProjectIndex.build(files)
         assert {name: index.facts(name) for name, _ in reversed(files) if name in cold} == cold
+
+
+def _ast_callers(index: ProjectIndex, fn):
+    """The calls of `fn` as the index found them from the files' `ast` before summaries: every
+    call of every module resolved with `function_of`, relayed spawns and spawns included."""
+    out = []
+    for path in index._sources:
+        mod = index.module(path)
+        for scope in mod.scopes.values() if mod is not None else ():
+            for call in scope.calls:
+                target = index.function_of(call.func, scope)
+                if target is not None:
+                    g, skip = target
+                    if g is fn:
+                        out.append((call, scope, skip))
+                    for j, arg in enumerate(call.args):
+                        if not isinstance(arg, (ast.Name, ast.Attribute)) or j + skip >= len(g.params):
+                            continue
+                        for inner in g.calls:
+                            if is_spawn(inner) and isinstance(inner.args[0], ast.Name):
+                                if inner.args[0].id == g.params[j + skip]:
+                                    passed = index.function_of(arg, scope)
+                                    if passed is not None and passed[0] is fn:
+                                        out.append((inner, g, -1))
+                if is_spawn(call):
+                    spawned = index.function_of(call.args[0], scope)
+                    if spawned is not None and spawned[0] is fn:
+                        out.append((call, scope, -1))
+    return out
+
+
+def _assert_callers_from_summaries(files, state):
+    """Every function's callers, resolved from the summaries kept in `state` (each the summary
+    of the bytes it names), are the ones the files' `ast` shows; and the summaries kept are
+    those the files give now."""
+    index = ProjectIndex.build(files)
+    kept = index_module._loaded(state)[2]
+    shas = {p: hashlib.sha256(s).hexdigest() for p, s in index._sources.items()}
+    index._summaries.update((p, s) for p, (sha, s) in kept.items() if shas.get(p) == sha)
+    assert kept.keys() <= shas.keys()
+    fresh = ProjectIndex.build(files)
+    for path in kept:
+        assert index._summaries[path] == fresh.summary(path)
+    for path in index._sources:
+        mod = index.module(path)
+        for fn in mod.scopes.values() if mod is not None else ():
+            found = [(id(c), id(s), k) for c, s, k in index.callers(fn)]
+            assert found == [(id(c), id(s), k) for c, s, k in _ast_callers(index, fn)], (path, fn.qual)
 
 
 CYCLE = [
@@ -153,3 +214,33 @@ def test_an_edit_re_answers_what_read_it():
     assert redone == ["alone.py"]
     _, _, redone = run(state)
     assert redone == []
+
+
+def test_an_edit_parses_the_callers_not_every_file_naming_the_function(monkeypatch):
+    """worker.py's answer follows `gpu_id` to the callers of `run`: 12 files name a `run` of
+    their own and call nothing. After an edit to caller.py the answer is worked out again from
+    the summaries the last run kept: worker.py and caller.py are parsed, not the 12 (each was,
+    when the callers were found from the files' `ast`)."""
+    files = {
+        "worker.py": "def run(x, gpu_id):\n    return x.to(gpu_id)\n",
+        "caller.py": "from worker import run\n\ndef main(x):\n    device = 0\n    return run(x, device)\n",
+    }
+    for i in range(12):
+        files[f"other{i}.py"] = "def run(device):\n    return device\n"
+    parsed = []
+    module = ProjectIndex.module
+
+    def counted(index, path):
+        if path not in index._parsed and path in index._sources:
+            parsed.append(path)
+        return module(index, path)
+
+    monkeypatch.setattr(ProjectIndex, "module", counted)
+    facts, state, _ = answers([(n, t.encode()) for n, t in files.items()])
+    assert facts["worker.py"] and len(parsed) == 14
+    files["caller.py"] = files["caller.py"].replace("device = 0", 'device = "cpu"')
+    parsed.clear()
+    after, _, redone = answers([(n, t.encode()) for n, t in files.items()], state)
+    assert redone == ["worker.py", "caller.py"]
+    assert sorted(parsed) == ["caller.py", "worker.py"]
+    assert after == answers([(n, t.encode()) for n, t in files.items()])[0] and after != facts

@@ -119,37 +119,52 @@ class ImportsAfterPort:
         self._found: set[str] = set()
         self._python = 0  # Python sources seen: without any, nothing is known
 
-    def add(self, result: FileResult, read: Callable[[], bytes | None] | None = None) -> None:
-        """`read`: the file's bytes, for a result that carries none (a warm run's stat index
-        answers an unchanged file without reading it)."""
+    def add(
+        self,
+        result: FileResult,
+        read: Callable[[], bytes | None] | None = None,
+        known: tuple[str, ...] | None = None,
+    ) -> tuple[str, ...]:
+        """Count the file's imports in; they are returned (sorted), for the stat index to keep.
+        `read`: the file's bytes, for a result that carries none (a warm run's stat index
+        answers an unchanged file without reading it). `known`: what an earlier `add` of the
+        same result returned (the stat index kept it): then nothing is read or parsed."""
         kind = kinds.kind_of(result.path)
         if kind in _SOURCES:
             self._python += 1
+        found = known if known is not None else tuple(sorted(self._imports(kind, result, read)))
+        self._found.update(found)
+        return found
+
+    def _imports(self, kind: str | None, result: FileResult, read: Callable[[], bytes | None] | None) -> set[str]:
         if kind not in _SOURCES or result.status is FileStatus.ERROR:
             # a file porter could not read still imports what it imported
             if result.status is FileStatus.ERROR and result.original_source is not None and kind in _SOURCES:
-                self._scan(kind, result.original_source)
-            return
+                return _scan(kind, result.original_source)
+            return set()
         data = result.new_source if result.new_source is not None else result.original_source
         if data is None and read is not None and result.status is not FileStatus.CHANGED:
             data = read()
-        if data is not None:
-            self._scan(kind, data)
-
-    def _scan(self, kind: str | None, data: bytes) -> None:
-        if not imports_cuda_only(data):
-            return
-        for text in _python_sources(kind, data):
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    tree = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                # unreadable Python: count every CUDA-only name it mentions as imported
-                self._found.update(m for m in cuda_only_modules() if m.split(".")[0] in text)
-                continue
-            self._found |= imported(tree)
+        return _scan(kind, data) if data is not None else set()
 
     def modules(self) -> tuple[str, ...] | None:
         """The modules still imported; None when the run had no Python to tell."""
         return tuple(sorted(self._found)) if self._python else None
+
+
+def _scan(kind: str | None, data: bytes) -> set[str]:
+    """The CUDA-only modules the Python in `data` imports."""
+    found: set[str] = set()
+    if not imports_cuda_only(data):
+        return found
+    for text in _python_sources(kind, data):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # unreadable Python: count every CUDA-only name it mentions as imported
+            found.update(m for m in cuda_only_modules() if m.split(".")[0] in text)
+            continue
+        found |= imported(tree)
+    return found
