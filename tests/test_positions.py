@@ -62,3 +62,99 @@ def test_positions_of_every_node_of_a_module_without_a_final_line_break():
         expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         nodes = [n for n in expected if not isinstance(n, cst.Module)]
         _assert_same_positions(module, expected, nodes, source)
+
+
+# nested blocks of every kind that indents (a `match` indents its cases without a block), an
+# `elif` chain (printed alone an `elif` would say `if`), tabs, comments closing a block,
+# decorators, and a line that repeats in two functions (its unit is not once in the file: the
+# function around it is printed instead)
+_UNITS = """\
+import torch
+
+
+@torch.no_grad()
+def f(x, kind):
+    # moves
+    x = x.cuda()
+    if kind == 1:
+        y = x.cuda()
+    elif kind == 2:
+        y = x.to("cuda")
+        # end of the elif
+    elif kind == 3:
+        pass
+    else:
+        y = None
+    match kind:
+        case 1:
+            z = torch.cuda.is_available()
+        case _:
+            z = torch.device("cuda")
+    return y, z
+
+
+class A:
+\tdef g(self, x):
+\t\tx = x.cuda()
+\t\ttry:
+\t\t\treturn x.cuda(), \"\"\"a
+string\"\"\"
+\t\tfinally:
+\t\t\tpass
+"""
+
+
+def _units(path: str, source: str):
+    from porter.codemods.apply import _transform
+    from porter.config.settings import Settings
+    from porter.core.suppressions import scan
+
+    data = source.encode()
+    module = cst.parse_module(data)
+    _, _, transformer = _transform(module, path, Settings(target="neuron", want_source=False), data, scan(data), data)
+    assert transformer is not None
+    return module, transformer.units
+
+
+def _every_node(module: cst.Module) -> list[cst.CSTNode]:
+    from porter.codemods import cstwalk
+
+    out, stack = [], [module]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(cstwalk.children(node))
+    return out
+
+
+def test_statement_positions_are_the_whole_modules():
+    from porter.analysis.positions import statement_positions
+
+    files = [("units.py", _UNITS)] + [
+        (p.name, p.read_text())
+        for p in sorted((ROOT / "fixtures" / "projects").glob("*/src/*.py"))[:4]
+        + [ROOT / "fixtures/cases/flags_compile.in.py"]
+    ]
+    for name, source in files:
+        module, units = _units(name, source)
+        nodes = [n for n in _every_node(module) if id(n) in units.of]
+        assert len(nodes) > 50, name
+        # each unit prints alone as it stands in the module: at a line start, indented as there
+        for unit in {id(u): u for u in units.of.values()}.values():
+            text = units.code(module, unit)
+            assert "\n" + text in "\n" + module.code, (name, text)
+        wanted = {id(n) for n in nodes}
+        expected = {key: at for key, at in positions(module, nodes).items() if key in wanted}
+        assert statement_positions(module, module.code, nodes, units) == expected, name
+        # one node at a time: each unit printed alone (or the one around it, where it repeats)
+        for node in nodes[:: max(1, len(nodes) // 60)]:
+            assert statement_positions(module, module.code, [node], units) == {id(node): expected[id(node)]}, name
+
+
+def test_statement_positions_give_up_on_a_statement_that_repeats_whole():
+    from porter.analysis.positions import statement_positions
+
+    module, units = _units("twice.py", "import torch\n\nx = torch.ones(1).cuda()\nx = torch.ones(1).cuda()\n")
+    call = next(n for n in _every_node(module) if isinstance(n, cst.Call) and id(n) in units.of)
+    assert statement_positions(module, module.code, [call], units) is None  # positions() then answers
+    assert statement_positions(module, module.code + "#", [call], units) is None  # not the module's code

@@ -41,6 +41,9 @@ _BRACKET_VALUE = {ord("("): 1, ord("["): 1, ord("{"): 1, ord(")"): -1, ord("]"):
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in _BRACKET_VALUE)
 # False: every admitted file is parsed (the candidate pass off; tests compare both paths)
 CANDIDATE_PASS = True
+# False: the findings' positions, and whether a findings-only run changed the file, come from
+# printing the whole module rather than the statements that hold them (tests compare both)
+UNIT_TEXT = True
 
 
 def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -61,14 +64,32 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
     if isinstance(module, FileResult):
         return module
     try:
-        new_module, ctx, replaced = _transform(module, path, settings, source, suppressions, lines)
+        new_module, ctx, transformer = _transform(module, path, settings, source, suppressions, lines)
     except RecursionError:
         return _error(result, "nesting too deep to rewrite")
-    result.findings = ctx.findings()
+    round_trips = _round_trips(source)
+    if UNIT_TEXT and round_trips and transformer is not None:
+        # the module's text is the source: positions print only the statements with a finding
+        result.findings = ctx.findings(source.decode(module.encoding), transformer.units)
+    else:
+        result.findings = ctx.findings()
     result.suppressed = ctx.suppressed
-    if not replaced and not settings.want_source and _round_trips(source):
-        return result  # the tree is the one parsed, and its text is the source: unchanged
+    if not settings.want_source and round_trips:
+        changed = _changed_by_units(module, transformer)
+        if changed is not None:
+            if changed:
+                result.status = FileStatus.CHANGED  # findings only: the new text is not kept
+            return result
     return _with_new_source(result, source, new_module, ctx, settings)
+
+
+def _changed_by_units(module: cst.Module, transformer: PortTransformer | None) -> bool | None:
+    """Whether a findings-only run changed a file whose parsed text is its source, told without
+    printing the whole new module; None where only that print can tell."""
+    if transformer is None or not transformer.replaced:
+        return False  # the tree is the one parsed, and its text is the source: unchanged
+    # from the statements a rule replaced a node in
+    return transformer.changed_text(module) if UNIT_TEXT else None
 
 
 def _refused(result: FileResult, source: bytes, suppressions: Suppressions) -> FileResult | None:
@@ -150,19 +171,19 @@ _BY_COST = sorted(FAMILIES, key=lambda cls: cls.candidate_reads_ast)
 
 def _transform(
     module: cst.Module, path: str, settings: Settings, source: bytes, suppressions: Suppressions, lines: bytes
-) -> tuple[cst.Module, PortContext, bool]:
-    """(new module, context, whether the rule families replaced any node). `lines`: `source`
-    with lone CRs as LF (`lf_line_ends`), what the families' byte tests read."""
+) -> tuple[cst.Module, PortContext, PortTransformer | None]:
+    """(new module, context, the transformer that made it: None where no family ran). `lines`:
+    `source` with lone CRs as LF (`lf_line_ends`), what the families' byte tests read."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = PortContext(wrapper=wrapper, path=path, settings=settings, suppressions=suppressions, source=lines)
     ctx.port_snippet = lambda code: _port_snippet(code, path, settings)
     families = [cls(ctx) for cls in FAMILIES if cls.wanted(ctx, lines)]
     if not families:
-        return module, ctx, False
+        return module, ctx, None
     transformer = PortTransformer(ctx, families)
     new = wrapper.module.visit(transformer)
     if not settings.want_source:
-        return new, ctx, transformer.replaced
+        return new, ctx, transformer
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
     if scratch.get(AddImportsVisitor.CONTEXT_KEY) and ctx.applied:
@@ -175,7 +196,7 @@ def _transform(
         new = _requoted(module, new)
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
-    return new, ctx, True
+    return new, ctx, transformer
 
 
 # an f-string's prefix: a file without one needs no look at the quotes porter wrote

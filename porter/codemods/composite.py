@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import libcst as cst
 
+from porter.analysis.positions import Units
 from porter.codemods.context import PortContext, StatementEdits
 from porter.codemods.family import Family
 from porter.codemods import tidy
@@ -82,6 +83,17 @@ class PortTransformer(cst.CSTTransformer):
         # whether any node came back other than as libcst rebuilt it: while False, the new
         # tree equals the old one, so a findings-only run need not generate its text
         self.replaced = False
+        # the statements that stand in a block, as met (porter.analysis.positions.Units): the
+        # findings' positions and `changed_text` print these rather than the whole module
+        self.units = Units()
+        self._units: list[cst.CSTNode] = []  # the units the walk is in, innermost last
+        self._indents: list[str] = []  # the indentation of the blocks the walk is in
+        self._default_indent = ctx.module.default_indent
+        # id(unit) -> (the unit, what it became), for each unit a node was replaced in (inside
+        # it, not inside a unit within it); and whether a node outside every unit was (the
+        # module's body or lines). Every other unit prints as before.
+        self.replaced_in: dict[int, tuple[cst.CSTNode, Any] | None] = {}
+        self.replaced_outside = False
 
     def _muted(self, fn: Callable[..., Any], leave: bool) -> Callable[..., Any]:
         """`fn` of a family run for its facts alone: the node it is handed stays as it is (a
@@ -108,6 +120,15 @@ class PortTransformer(cst.CSTTransformer):
     # `cls`, so the nodes are typed Any in on_visit and on_leave.
     def on_visit(self, node: Any) -> bool:
         cls = type(node)
+        units = self._units
+        if cls in _STATEMENT_TYPES and not (cls is cst.If and id(node) in self._elifs):
+            self.units.parent[id(node)] = units[-1] if units else None
+            self.units.indent[id(node)] = tuple(self._indents)
+            units.append(node)
+        elif cls is cst.IndentedBlock or cls is cst.Match:  # (the two nodes that indent what they hold)
+            self._indents.append(self._default_indent if node.indent is None else node.indent)
+        if units:
+            self.units.of[id(node)] = units[-1]
         if cls is cst.Import or cls is cst.ImportFrom:
             return False  # never rewrite inside an import; unused ones are removed later
         if cls in _SCOPE_TYPES:
@@ -140,6 +161,7 @@ class PortTransformer(cst.CSTTransformer):
     def on_leave(self, original_node: Any, updated_node: Any) -> Any:
         cls = type(original_node)
         result = updated_node
+        unit = self._units[-1] if self._units else None
         for fn in self._leaves.get(cls.__name__, ()):
             result = fn(original_node, result)
             if type(result) is not cls:
@@ -184,7 +206,55 @@ class PortTransformer(cst.CSTTransformer):
             self.ctx.scopes.pop()
         if result is not updated_node:
             self.replaced = True
+            if unit is None:
+                self.replaced_outside = True
+            elif id(unit) not in self.replaced_in:
+                self.replaced_in[id(unit)] = None
+        if unit is original_node:
+            self._units.pop()
+            if id(unit) in self.replaced_in:
+                self.replaced_in[id(unit)] = (unit, result)
+        elif cls is cst.IndentedBlock or cls is cst.Match:
+            self._indents.pop()
         return result
+
+    def changed_text(self, module: cst.Module) -> bool | None:
+        """Whether the new module's text differs from `module`'s, told from the units a node was
+        replaced in alone (each printed with the indentation it stands at); None where that does
+        not tell (a node outside every unit was replaced, or the texts differ by the same
+        length: the caller compares the modules)."""
+        if self.replaced_outside:
+            return None
+        grew = 0
+        differs = False
+        for key, entry in self.replaced_in.items():
+            if entry is None:
+                return None  # (a unit never left: cannot be)
+            unit, result = entry
+            if self._inside_replaced(key):
+                continue  # printed with the unit around it
+            old = self.units.code(module, unit)
+            if type(result) is cst.FlattenSentinel:
+                new = "".join(self.units.code(module, unit, n) for n in result.nodes)
+            elif isinstance(result, cst.CSTNode):
+                new = self.units.code(module, unit, result)
+            elif result is cst.RemovalSentinel.REMOVE:
+                new = ""  # (a block it leaves empty is replaced itself: the unit around it is compared)
+            else:
+                return None
+            grew += len(new) - len(old)
+            differs = differs or new != old
+        if not differs:
+            return False  # each unit prints as before: so does the module
+        return True if grew else None
+
+    def _inside_replaced(self, key: int) -> bool:
+        parent = self.units.parent.get(key)
+        while parent is not None:
+            if id(parent) in self.replaced_in:
+                return True
+            parent = self.units.parent.get(id(parent))
+        return False
 
     # -- statements ------------------------------------------------------------------------
 

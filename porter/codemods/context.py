@@ -18,7 +18,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from porter.core.findings import Applicability, Finding, Position
 from porter.analysis.generic import keeps_generic_selection, selects_generically
-from porter.analysis.positions import positions
+from porter.analysis.positions import Units, positions, statement_positions
 from porter.analysis.resolve import (
     ImportTable,
     Resolver,
@@ -327,9 +327,15 @@ class PortContext:
         """Codes whose fix was applied in this file so far."""
         return {p.rule.code for p in self._pending if p.applied}
 
-    def findings(self) -> list[Finding]:
+    def findings(self, code: str | None = None, units: Units | None = None) -> list[Finding]:
+        """The findings, sorted. `code`: the module's code, where the source is known to be it
+        (libcst prints it back byte for byte), and `units` the statements the rewrite met: the
+        positions then print only the statements that hold a finding (`statement_positions`),
+        not the whole module."""
         if self._pending and self._positions is None:
-            self._cheap_positions = positions(self.module, [p.node for p in self._pending])
+            nodes = [p.node for p in self._pending]
+            at = statement_positions(self.module, code, nodes, units) if code is not None and units else None
+            self._cheap_positions = at if at is not None else positions(self.module, nodes)
         found = [self._finding(p) for p in self._pending]
         found.sort(key=Finding.sort_key)
         return found
