@@ -327,3 +327,34 @@ def test_a_table_that_names_a_triton_function_does_not_make_its_users_cuda_only(
     new, findings = port(code, target)
     assert ".cuda()" not in new.split("class Block")[1]
     assert not any(f.code == "GUARD003" for f in findings)
+
+
+# vLLM's CUTLASS MLA decode: asserts fp16 / bf16 inputs, then runs a Triton kernel on every run
+FP16_ASSERT = _src("""
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def _decode_kernel(x_ptr, n):
+        pass
+
+
+    def decode(q):
+        assert q.dtype in (torch.float16, torch.bfloat16), q.dtype
+        _decode_kernel[(1,)](q, q.numel())
+        torch.cuda.synchronize()
+        return q
+""")
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_a_fix_left_in_cuda_only_code_is_not_offered_there(unsafe):
+    # AMP002's fix (`torch.float16` -> `torch.bfloat16`, an unsafe one) is wrong in code the target
+    # never runs whether or not unsafe fixes are on: GUARD003 says it left it, AMP002 offers nothing
+    new, findings = port(FP16_ASSERT, "neuron", unsafe=unsafe)
+    assert new == FP16_ASSERT
+    assert not [f for f in findings if f.code == "AMP002"], [f.message for f in findings]
+    (left,) = [f for f in findings if f.code == "GUARD003"]
+    assert "AMP002" in left.message

@@ -237,8 +237,11 @@ class PortContext:
         )
         if self.cuda_only_code:
             region = self.in_cuda_only_code()
-            if region is not None and (fixes or region.quiet):
-                region.left.append(code)  # (elsewhere a finding without a fix is reported as anywhere)
+            # a fix, applied or only offered (an unsafe one without --unsafe-fixes), is wrong in
+            # code the target never runs: the region's, said by GUARD003; elsewhere a finding
+            # without a fix is reported as anywhere
+            if region is not None and (fixes or replacement is not None or region.quiet):
+                region.left.append(code)
                 return False
         if not self._reported.get(code, False):
             return False
