@@ -27,7 +27,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.core.reading import Unreadable, lf_line_ends, read_regular
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
@@ -201,7 +203,10 @@ def _body(text: str, start: int) -> str:
     return text[open_at:]
 
 
-def scan(root: Path) -> Inventory:
+def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
+    """The kernels under `root`. Each file is read in a process of its own for at most `limit`
+    seconds (None: no limit): a file that stalls or overflows the parser is a problem of the
+    inventory, named, and the scan goes on (porter.pipeline.bounded)."""
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
@@ -211,14 +216,51 @@ def scan(root: Path) -> Inventory:
         compiled=extension_imports(python_sources, cuda_sources),  # the project's own compiled extensions
     )
     for path in _python_files(root):
-        _scan_python(path, os.path.relpath(path, base), root, inv, found)
+        rel = os.path.relpath(path, base)
+        try:
+            one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
+        except Failed as exc:
+            inv.problems.append(f"{rel}: {exc}")
+            continue
+        inv.kernels.extend(one.kernels)
+        inv.problems.extend(one.problems)
+        found.launches.extend(seen.launches)
+        found.triton.update(seen.triton)
+        for ext, calls in seen.ext_calls.items():
+            found.ext_calls.setdefault(ext, []).extend(calls)
+        for ext, why in seen.ext_why.items():
+            found.ext_why.setdefault(ext, why)
     for name, site in found.launches:
         if name in found.triton:
             found.triton[name].calls.append(site)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     for path in _cuda_files(root):
-        _scan_cuda(path, os.path.relpath(path, base), inv)
+        rel = os.path.relpath(path, base)
+        try:
+            one = bounded(_scan_cuda_alone, path, rel, limit=limit)
+        except Failed as exc:
+            inv.problems.append(f"{rel}: {exc}")
+            continue
+        inv.kernels.extend(one.kernels)
+        inv.problems.extend(one.problems)
+    return inv
+
+
+def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
+    """`_scan_python` of one file on its own: what it found, and what it leaves for the others
+    (a Triton kernel in `triton` is the same object as in the inventory's list, as pickled)."""
+    inv = Inventory()
+    found = _Found(imported=imported, compiled=compiled)
+    _scan_python(path, rel, root, inv, found)
+    found.imported, found.compiled = {}, {}  # the caller's own: not sent back
+    return inv, found
+
+
+def _scan_cuda_alone(path: Path, rel: str) -> Inventory:
+    """`_scan_cuda` of one file on its own."""
+    inv = Inventory()
+    _scan_cuda(path, rel, inv)
     return inv
 
 
