@@ -19,7 +19,7 @@ import pathspec
 from porter.config import globs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular
-from porter.core.textsafe import name as utf8_name
+from porter.core.textsafe import path_name as utf8_name
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
 
