@@ -2,7 +2,8 @@
 
 A file is either its original or its complete rewrite, never half of each: the new bytes go
 to a temporary file in the same folder, are flushed to disk, and replace the original with
-one rename. The original's permission bits, owner and group are kept. Just before the rename the file is
+one rename. The original's permission bits, owner, group and extended attributes are kept; another hard
+link to the file keeps the old bytes (the run warns). Just before the rename the file is
 read again: if it no longer holds the bytes porter ported (someone saved it meanwhile),
 nothing is written.
 
@@ -122,9 +123,27 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
             pass
 
 
+def _keep_xattrs(path: Path, tmp: str) -> None:
+    """Give the new file the original's extended attributes where the platform has them
+    (POSIX ACLs live there, and a user's tags): a rename puts a new file in place, which has
+    none. One that cannot be set (a `security.` one, for another user) is left."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(path)
+    except OSError:
+        return
+    for attr in names:
+        try:
+            os.setxattr(tmp, attr, os.getxattr(path, attr))
+        except OSError:
+            pass
+
+
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
     """Replace `path` with `data`; with `expect`, only while the file still holds `expect`.
-    The file keeps its permission bits, owner and group."""
+    The file keeps its permission bits, owner, group and extended attributes (ACLs among
+    them). Other hard links to it keep the old bytes: `hard_links` says how many there are."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write through the link, keep the link
@@ -139,9 +158,20 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
         if st is not None:
             _keep_owner(tmp, st)
         os.chmod(tmp, mode)
+        if st is not None:
+            _keep_xattrs(path, tmp)
         if expect is not None and _current(path) != expect:
             raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")
         os.replace(tmp, path)
+
+
+def hard_links(path: Path) -> int:
+    """How many other names the file at `path` has (hard links), which a replacement by
+    rename leaves with the old content."""
+    try:
+        return max(0, os.stat(path).st_nlink - 1)
+    except OSError:
+        return 0
 
 
 def _current(path: Path) -> bytes | None:
