@@ -21,7 +21,7 @@ from pathlib import Path
 from porter.core.reading import open_regular
 from porter.verify.config import TARGETS
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
-from porter.verify.sides import classify, side_env
+from porter.verify.sides import classify, read_record, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
 from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
 
@@ -255,7 +255,7 @@ def record(
 def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     """(status, error, trace) of one process's run, from what it left in `workdir`."""
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
-    error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
+    error = read_record(workdir / "error.json")
     completed = res.returncode == 0 and (workdir / "done").is_file()
     own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
     if error is not None and own_alarm:
