@@ -217,6 +217,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     )
     for path in _python_files(root):
         rel = os.path.relpath(path, base)
+        if not _worth_a_process(path, rel, found.compiled):
+            continue
         try:
             one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
         except Failed as exc:
@@ -276,6 +278,23 @@ class _Found:
     ext_why: dict[str, str] = field(default_factory=dict)
 
 
+_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+
+
+def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:
+    """The cheap byte test a file passes before it is parsed."""
+    return rel in compiled or any(t in source for t in _KERNEL_TOKENS)
+
+
+def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
+    """Whether `_scan_python` would parse the file (or report it unreadable): the others are
+    passed over here, without a process of their own."""
+    try:
+        return _may_hold_kernel(read_regular(path), rel, compiled)
+    except Unreadable:
+        return True  # `_scan_python` names the reason
+
+
 def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes, cst.Module] | None:
     """The file's bytes and tree, when it can hold a kernel (a cheap byte test first); a file
     that cannot be read or parsed is a problem of the inventory, not a crash."""
@@ -285,9 +304,7 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
         inv.problems.append(f"{rel}: {exc.reason}")
         return None
     try:
-        if rel not in compiled and not any(
-            t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
-        ):
+        if not _may_hold_kernel(source, rel, compiled):
             return None
         return source, cst.parse_module(source)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
