@@ -216,22 +216,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         compiled=extension_imports(python_sources, cuda_sources),  # the project's own compiled extensions
     )
     for path in _python_files(root):
-        rel = os.path.relpath(path, base)
-        if not _worth_a_process(path, rel, found.compiled):
-            continue
-        try:
-            one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
-        except Failed as exc:
-            inv.problems.append(f"{rel}: {exc}")
-            continue
-        inv.kernels.extend(one.kernels)
-        inv.problems.extend(one.problems)
-        found.launches.extend(seen.launches)
-        found.triton.update(seen.triton)
-        for ext, calls in seen.ext_calls.items():
-            found.ext_calls.setdefault(ext, []).extend(calls)
-        for ext, why in seen.ext_why.items():
-            found.ext_why.setdefault(ext, why)
+        _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for name, site in found.launches:
         if name in found.triton:
             found.triton[name].calls.append(site)
@@ -247,6 +232,26 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
     return inv
+
+
+def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:
+    """`_scan_python` in a process of its own for at most `limit` seconds, its findings
+    merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
+    if not _worth_a_process(path, rel, found.compiled):
+        return
+    try:
+        one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
+    except Failed as exc:
+        inv.problems.append(f"{rel}: {exc}")
+        return
+    inv.kernels.extend(one.kernels)
+    inv.problems.extend(one.problems)
+    found.launches.extend(seen.launches)
+    found.triton.update(seen.triton)
+    for ext, calls in seen.ext_calls.items():
+        found.ext_calls.setdefault(ext, []).extend(calls)
+    for ext, why in seen.ext_why.items():
+        found.ext_why.setdefault(ext, why)
 
 
 def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
