@@ -458,3 +458,17 @@ def test_kernels_bounds_each_file_by_the_per_file_limit(tmp_path):
     shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
     assert "Traceback" not in shown and "slow.py: took longer than 3 s" in shown, shown
     assert took < 60, took
+
+
+def test_kernels_survives_a_file_that_crashes_the_native_parser(tmp_path):
+    """3,000 nested brackets crash libcst's native parser (a stack overflow): `porter kernels`
+    parsed in its own process and died with SIGSEGV, printing nothing at all. Each file is
+    parsed in a process of its own now: the file is a note and the rest is listed
+    (adversarial read 14)."""
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "nest.py").write_text("import triton\nx = " + "[" * 3000 + "1" + "]" * 3000 + "\n")
+    (tmp_path / "k" / "ok.py").write_text(TRITON)
+    res = porter("kernels", "k", cwd=tmp_path)
+    shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
+    assert res.returncode == 1, (res.returncode, shown)
+    assert "nest.py: porter's parser crashed on this file" in shown and "scale_kernel" in shown, shown
