@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal, overload
 
 from porter.config.cuda_packages import cuda_only_aten_ops, cuda_only_modules
 from porter.config.settings import Facts
+from porter.core.reading import NextOf
 from porter.analysis import device_backends, extensions, native_ops
 from porter.analysis.kinds import CudaOnlyKind, CudaOnlyTag
 from porter.analysis.program import dotted, module_name
@@ -1013,7 +1014,24 @@ def _taken(
 
 
 # `from x import a, b`, `from .x import (a,\n b)`, at any indentation: only these are parsed
-_FROM = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))", re.MULTILINE)
+# (`from_statements`: `(?:\([^)]*\)|[^\n#;]*)` after the head, without a search per statement)
+_FROM_HEAD = re.compile(rb"^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*)", re.MULTILINE)
+_FROM_REST = re.compile(rb"[^\n#;]*")
+
+
+def from_statements(source: bytes) -> Iterator[tuple[int, int, bytes]]:
+    """(where the line starts, where the statement starts, its text) of each `from ... import`,
+    as `^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))` finds them,
+    in time linear in the file: a bracket is closed by the first `)` after it, found once for
+    every statement that asks (`NextOf`; a search per statement was quadratic)."""
+    close = NextOf(source, b")")
+    taken = 0
+    for m in _FROM_HEAD.finditer(source):
+        if m.start() < taken:
+            continue
+        end = close.after(m.end() + 1) if source[m.end() : m.end() + 1] == b"(" else -1
+        taken = end + 1 if end >= 0 else _FROM_REST.match(source, m.end()).end()  # type: ignore[union-attr]
+        yield m.start(), m.start(1), source[m.start(1) : taken]
 
 
 # an indented `from ... import` (in a function, or under an `if`/`try`)
@@ -1029,13 +1047,13 @@ def _from_imports(
 ) -> Iterable[ast.ImportFrom] | Iterable[tuple[ast.ImportFrom, bool]]:
     """The file's `from ... import ...` statements, without parsing the rest of it (`where`:
     each with whether it is indented)."""
-    for match in _FROM.finditer(source):
+    for line, start, text in from_statements(source):
         try:
-            tree = ast.parse(match.group(1))
-        except (SyntaxError, ValueError):
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         if tree.body and isinstance(tree.body[0], ast.ImportFrom):
-            yield (tree.body[0], match.start(1) > match.start()) if where else tree.body[0]
+            yield (tree.body[0], start > line) if where else tree.body[0]
 
 
 def _kernel_package_imports(files: list[tuple[str, bytes]], target: str | None) -> dict[str, Facts]:
@@ -1156,7 +1174,7 @@ def part(source: bytes) -> bytes:
         or _PACKAGE_STRING.search(source)
     ):
         return hashlib.sha256(source).digest()
-    return hashlib.sha256(b"".join(m.group(1) + b"\0" for m in _FROM.finditer(source)) + classes).digest()
+    return hashlib.sha256(b"".join(text + b"\0" for _, _, text in from_statements(source)) + classes).digest()
 
 
 def digest(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from porter.config.settings import Facts
+from porter.core.reading import NextOf
 from porter.analysis.kinds import BackendKind
 from porter.analysis.program import module_name
 
@@ -32,7 +33,9 @@ _DEF_LINE = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t].*$", re.MULTILINE)
 _ACCELERATOR_STRING = re.compile(rb"""["'](xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"']""")
 _ACCELERATOR_LINE = re.compile(rb"""^.*["'](?:xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"'].*$""", re.MULTILINE)
 _CUDA_STRING = re.compile(rb"""["']cuda[:"']""")
-_CLASS = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
+# `class Name(bases):` / `class Name:`, the bases up to the first `)` (`class_statements`)
+_CLASS_HEAD = re.compile(rb"^[ \t]*class[ \t]+(\w+)[ \t]*(\(|:)", re.M)
+_COLON = re.compile(rb"[ \t]*:")
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # device words in class names, as each library spells them
 DEVICES = frozenset(
@@ -73,20 +76,39 @@ def device_word(name: str) -> tuple[str, str] | None:
     return devices[0].lower(), role
 
 
+def class_statements(source: bytes) -> Iterator[tuple[bytes, bytes, bytes | None]]:
+    """(the statement's text up to its colon, the name, the bases or None) of each line-opening
+    `class Name(bases):` or `class Name:`, as `^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:`
+    finds them, in time linear in the file (`NextOf`: one search for the `)`s)."""
+    close = NextOf(source, b")")
+    taken = 0  # where the last statement ended: statements do not overlap (as finditer's matches)
+    for m in _CLASS_HEAD.finditer(source):
+        if m.start() < taken:
+            continue
+        if m.group(2) == b":":
+            yield m.group(0), m.group(1), None
+            continue
+        end = close.after(m.end())
+        colon = _COLON.match(source, end + 1) if end >= 0 else None
+        if colon is not None:
+            taken = colon.end()
+            yield source[m.start() : colon.end()], m.group(1), source[m.end() : end]
+
+
 def classes(path: str, source: bytes) -> list[BackendClass]:
     if not _HINT.search(source):
         return []
     if b"\r" in source:  # a lone CR ends a line for Python (old Mac files), not for `re`'s `^`
         source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     out = []
-    for m in _CLASS.finditer(source):
-        name = m.group(1).decode()
+    for _, raw_name, raw_bases in class_statements(source):
+        name = raw_name.decode()
         found = device_word(name)
         if found is None:
             continue
         bases = tuple(
             b.strip().rsplit(".", 1)[-1]
-            for b in (m.group(2) or b"").decode(errors="replace").split(",")
+            for b in (raw_bases or b"").decode(errors="replace").split(",")
             if b.strip() and "=" not in b
         )
         out.append(BackendClass(name, path, found[0], found[1], bases))
@@ -673,7 +695,7 @@ def part(source: bytes) -> bytes:
     if b"inductor" in source:  # what CUDA's class of a family names its compile backend (`_answers`)
         lines += b"\4" + b"\0".join(_INDUCTOR_LINE.findall(source))
     return (
-        b"\0".join(m.group(0) for m in _CLASS.finditer(source) if device_word(m.group(1).decode()) is not None)
+        b"\0".join(text for text, name, _ in class_statements(source) if device_word(name.decode()) is not None)
         + b"\1"
         + lines
     )

@@ -26,7 +26,9 @@ from porter.config.settings import Settings
 from porter.kernels.scaffold import ScaffoldError, _checked, _create, _doc, safe_name
 from porter.config.targets import get_target
 from porter.analysis.device_backends import BackendClass, families
+from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.port import port_source
 from porter.core.reading import lf_line_ends, read_regular
 
@@ -97,11 +99,39 @@ def out_name(family: Family, target: str, taken: set[str] | None = None) -> str:
     return name + ".py"
 
 
-def write_backend(family: Family, root: Path, out_dir: Path, target: str, name: str | None = None) -> Path | None:
+def write_backend(
+    family: Family,
+    root: Path,
+    out_dir: Path,
+    target: str,
+    name: str | None = None,
+    limit: float | None = DEFAULT_FILE_TIMEOUT,
+) -> Path | None:
     """Write the target's backend modelled on CUDA's class into `out_dir / name` (`out_name`'s
     by default); None when the name is taken (by a file, a folder or a link, dangling or not:
     nothing is written through it). ScaffoldError when CUDA's module cannot be read or parsed,
-    or the file made would not parse."""
+    or the file made would not parse, or making it ran past `limit` seconds or overflowed the
+    parser (it is made in a process of its own: porter.pipeline.bounded)."""
+    name = name or out_name(family, target)
+    try:
+        made = bounded(_backend_bytes, family, root, target, name, limit=limit)
+    except Failed as exc:
+        raise ScaffoldError(f"{family.cuda.path}: {exc}; nothing written") from None
+    if isinstance(made, ScaffoldError):
+        raise made
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return out_dir / name if _create(out_dir, name, made) else None
+
+
+def _backend_bytes(family: Family, root: Path, target: str, name: str) -> bytes | ScaffoldError:
+    """The new module's bytes, checked to parse (or why there are none)."""
+    try:
+        return _made(family, root, target, name)
+    except ScaffoldError as exc:
+        return exc
+
+
+def _made(family: Family, root: Path, target: str, name: str) -> bytes:
     base_dir = root if root.is_dir() else root.parent
     cuda = family.cuda
     try:
@@ -114,7 +144,6 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str, name: 
             f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written"
         ) from None
     new_class = renamed(cuda.name, target)
-    name = name or out_name(family, target)
     module = module.visit(_Rename(cuda.name, new_class))
     display = get_target(target).display
     # names from the tree (a file name may hold quotes or a newline): escaped, on one line
@@ -129,9 +158,7 @@ def write_backend(family: Family, root: Path, out_dir: Path, target: str, name: 
     result = port_source(module.bytes, name, settings)  # in the module's own encoding, as its coding line says
     text = result.new_source.decode(module.encoding) if result.new_source is not None else module.code
     body = _without_docstring(text)
-    data = _checked(name, note + ("\n" if not body.startswith("\n") else "") + body)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return out_dir / name if _create(out_dir, name, data) else None
+    return _checked(name, note + ("\n" if not body.startswith("\n") else "") + body)
 
 
 class _Rename(cst.CSTTransformer):

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from porter.cli.common import check_target, console, err_console, usage_error
-from porter.cli.options import AsJson, Scaffold, Target
+from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import plain
 
 
@@ -20,9 +20,11 @@ def backends(
     target: Target = None,
     scaffold: Scaffold = None,
     as_json: AsJson = False,
+    file_timeout: FileTimeout = None,
 ) -> None:
     """List per-device backend classes (one per device under one base) and CUDA's among them."""
     from porter.backends.scaffold import scan
+    from porter.pipeline.bounded import limit_of
 
     target = check_target(target)
     if not path.exists():
@@ -33,7 +35,7 @@ def backends(
     else:
         _print_table(found, target)
     if scaffold is not None:
-        _write_scaffolds(found, path, scaffold, target)
+        _write_scaffolds(found, path, scaffold, target, limit_of(file_timeout))
 
 
 def _print_json(found: list, target: str) -> None:
@@ -73,7 +75,7 @@ def _print_table(found: list, target: str) -> None:
     console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")
 
 
-def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str) -> None:
+def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str, limit: float | None) -> None:
     """--scaffold: a skeleton for each family that has no class for the target; an existing file is
     kept, and a family porter cannot model is a note, not an error."""
     from porter.backends.scaffold import ScaffoldError, out_name, write_backend
@@ -85,7 +87,7 @@ def _write_scaffolds(found: list, path: Path, scaffold: Path, target: str) -> No
             continue
         name = out_name(f, target, taken)
         try:
-            made = write_backend(f, path, scaffold, target, name)
+            made = write_backend(f, path, scaffold, target, name, limit)
         except ScaffoldError as exc:
             err_console.print(f"note: {plain(exc)}", soft_wrap=True)
             continue

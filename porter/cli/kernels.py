@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from porter.cli.common import check_target, console, effective_config, err_console, usage_error
-from porter.cli.options import AsJson, Scaffold, Target
+from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import plain
 
 
@@ -20,24 +20,27 @@ def kernels(
     target: Target = None,
     scaffold: Scaffold = None,
     as_json: AsJson = False,
+    file_timeout: FileTimeout = None,
 ) -> None:
     """List custom kernels (Triton, cpp_extension, .cu sources) with their call sites."""
     from porter.kernels.inventory import scan
+    from porter.pipeline.bounded import limit_of
 
+    limit = limit_of(file_timeout)
     if not path.exists():
         raise usage_error(f"{path}: no such file or directory")
     scaffold_target = _scaffold_target(path, target) if scaffold is not None else None
     if scaffold is None and target is not None:
         check_target(target)
-    inv = scan(path)
+    inv = scan(path, limit)
     if as_json:
         typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
     else:
-        _print_table(inv)
+        _print_table(inv, limit)
     for problem in inv.problems:
         err_console.print(f"note: {plain(problem)}", soft_wrap=True)
     if scaffold is not None and scaffold_target is not None:
-        _write_scaffolds(inv, scaffold, scaffold_target)
+        _write_scaffolds(inv, scaffold, scaffold_target, limit)
     raise typer.Exit(1 if inv.kernels else 0)
 
 
@@ -57,9 +60,10 @@ def _scaffold_target(path: Path, target: str | None) -> str:
     return check_target(eff.target)
 
 
-def _print_table(inv) -> None:
+def _print_table(inv, limit: float | None) -> None:
     """The kernels as a table (with whether a reference op can be derived), and how many."""
     from porter.kernels.triton_ref import why_not
+    from porter.pipeline.bounded import Failed, bounded
 
     table = Table()
     for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
@@ -67,7 +71,10 @@ def _print_table(inv) -> None:
     for k in inv.kernels:
         calls = "\n".join(c.describe() for c in k.calls) or "-"
         if k.kind == "triton":
-            reason = why_not(k.source, k.name)
+            try:
+                reason = bounded(why_not, k.source, k.name, limit=limit)
+            except Failed as exc:
+                reason = str(exc)
             ref = "derived" if reason is None else f"TODO: {reason}"
         else:
             ref = "TODO"
@@ -88,13 +95,14 @@ def _print_table(inv) -> None:
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))
 
 
-def _write_scaffolds(inv, scaffold: Path, target: str) -> None:
+def _write_scaffolds(inv, scaffold: Path, target: str, limit: float | None) -> None:
     """--scaffold: the reference ops, skeletons and parity tests; existing files are kept."""
     from porter.kernels.scaffold import ScaffoldError, write_scaffolds
 
     kept: list[Path] = []
+    passed: list[str] = []
     try:
-        written = write_scaffolds(inv, scaffold, target, kept)
+        written = write_scaffolds(inv, scaffold, target, kept, passed, limit)
     except ScaffoldError as exc:  # a porter bug: say so, write nothing more
         err_console.print(f"[bold red]internal error:[/] {plain(exc)}", soft_wrap=True)
         raise typer.Exit(2) from None
@@ -103,3 +111,5 @@ def _write_scaffolds(inv, scaffold: Path, target: str) -> None:
     console.print(f"wrote {len(written)} file(s) under {plain(scaffold)}", soft_wrap=True)
     for path in kept:
         err_console.print(f"note: {plain(path)} exists (or is a link): kept, not overwritten", soft_wrap=True)
+    for problem in passed:
+        err_console.print(f"note: {plain(problem)}", soft_wrap=True)

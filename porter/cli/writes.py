@@ -19,7 +19,7 @@ from porter.cli.gitstate import check_writable
 from porter.cli.interrupt import deferred, exit_code, said, signal_name
 from porter.pipeline.runner import display_path
 from porter.core.textsafe import plain
-from porter.pipeline.writer import atomic_write, remove_stale_temporaries
+from porter.pipeline.writer import atomic_write, hard_links, remove_stale_temporaries
 
 
 @dataclass
@@ -64,10 +64,18 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
         for change in changes:
             problem = unwritable(change.path)
             if problem is None:
+                links = hard_links(change.path)
                 try:
                     with deferred():  # the file is written and counted, or neither
                         atomic_write(change.path, change.new, expect=change.original)
                         written.append(change)
+                    if links:
+                        err_console.print(
+                            f"[yellow]warning:[/] {plain(display_path(change.path))}: has {links} other hard "
+                            f"link{'s' if links != 1 else ''}, which keep{'s' if links == 1 else ''} the old content "
+                            "(porter writes a new file and renames it over this name)",
+                            soft_wrap=True,
+                        )
                 except OSError as exc:
                     problem = exc.strerror or str(exc)
                     problem = problem if problem.startswith("changed on disk") else f"cannot write: {problem}"

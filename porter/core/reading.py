@@ -183,3 +183,21 @@ def lines_of(text: str) -> list[str]:
     \\x1c-\\x1e, \\x85 and U+2028/9: characters that are part of a line to Python, pip,
     Docker and Jupyter (and a finding's line number counts none of them)."""
     return _LINE.findall(text)
+
+
+class NextOf:
+    """`source.find(needle, start)` for a scan whose starts never go back (one `finditer`):
+    the answer is remembered until a start passes it, so the file is searched once however
+    many starts ask. A pattern `\\([^)]*\\)` asked at each of 20,000 lines none of whose
+    brackets closes searched to the end of the file from each (quadratic: 260 KB of `class
+    CudaA(` lines cost a lint a minute past its per-file limit)."""
+
+    def __init__(self, source: bytes | str, needle: bytes | str) -> None:
+        self.source, self.needle = source, needle
+        self.found = -2  # not looked for yet
+
+    def after(self, start: int) -> int:
+        """The first `needle` at or after `start`, or -1."""
+        if self.found == -2 or 0 <= self.found < start:
+            self.found = self.source.find(self.needle, start)  # type: ignore[arg-type]
+        return self.found

@@ -9,6 +9,7 @@ so every output format can carry it.
 from __future__ import annotations
 
 import re
+from pathlib import PurePath
 
 
 # Unicode's Bidi_Control characters: the marks (ALM, LRM, RLM), embeddings, overrides and
@@ -39,14 +40,34 @@ def name(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def path_name(text: str) -> str:
+    """A file's name as every output shows it: `name`'s `\\xNN` for each byte that is not
+    UTF-8, and each backslash of the name itself doubled, so the two never read alike (a name
+    holding the byte 0xFF shows `a\\xff.py`, one holding the four characters `\\xff` shows
+    `a\\\\xff.py`); `name_bytes` reads it back."""
+    return name(text.replace("\\", "\\\\"))
+
+
+_SHOWN_ESCAPE = re.compile(rb"\\\\|\\x([89a-fA-F][0-9a-fA-F])")
+
+
+def name_bytes(shown: str) -> bytes:
+    """The bytes of the name `path_name` showed as `shown`."""
+    return _SHOWN_ESCAPE.sub(
+        lambda m: b"\\" if m.group(1) is None else bytes([int(m.group(1), 16)]), shown.encode("utf-8")
+    )
+
+
 def _escaped(match: re.Match[str]) -> str:
     c = ord(match.group())
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 def printable(text: object) -> str:
-    """`text` with every control character (newline included) shown as an escape."""
-    return _CONTROL.sub(_escaped, name(str(text)))
+    """`text` with every control character (newline included) shown as an escape (a path as
+    `path_name` shows it)."""
+    shown = path_name(str(text)) if isinstance(text, PurePath) else name(str(text))
+    return _CONTROL.sub(_escaped, shown)
 
 
 def controls_escaped(text: str, keep: str = "") -> str:

@@ -27,7 +27,9 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.core.reading import Unreadable, lf_line_ends, read_regular
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
@@ -201,7 +203,10 @@ def _body(text: str, start: int) -> str:
     return text[open_at:]
 
 
-def scan(root: Path) -> Inventory:
+def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
+    """The kernels under `root`. Each file is read in a process of its own for at most `limit`
+    seconds (None: no limit): a file that stalls or overflows the parser is a problem of the
+    inventory, named, and the scan goes on (porter.pipeline.bounded)."""
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
@@ -211,14 +216,58 @@ def scan(root: Path) -> Inventory:
         compiled=extension_imports(python_sources, cuda_sources),  # the project's own compiled extensions
     )
     for path in _python_files(root):
-        _scan_python(path, os.path.relpath(path, base), root, inv, found)
+        _scan_python_bounded(path, os.path.relpath(path, base), root, inv, found, limit)
     for name, site in found.launches:
         if name in found.triton:
             found.triton[name].calls.append(site)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     for path in _cuda_files(root):
-        _scan_cuda(path, os.path.relpath(path, base), inv)
+        rel = os.path.relpath(path, base)
+        try:
+            one = bounded(_scan_cuda_alone, path, rel, limit=limit)
+        except Failed as exc:
+            inv.problems.append(f"{rel}: {exc}")
+            continue
+        inv.kernels.extend(one.kernels)
+        inv.problems.extend(one.problems)
+    return inv
+
+
+def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:
+    """`_scan_python` in a process of its own for at most `limit` seconds, its findings
+    merged into `inv` and `found` (a file without a kernel's bytes needs no process)."""
+    if not _worth_a_process(path, rel, found.compiled):
+        return
+    try:
+        one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
+    except Failed as exc:
+        inv.problems.append(f"{rel}: {exc}")
+        return
+    inv.kernels.extend(one.kernels)
+    inv.problems.extend(one.problems)
+    found.launches.extend(seen.launches)
+    found.triton.update(seen.triton)
+    for ext, calls in seen.ext_calls.items():
+        found.ext_calls.setdefault(ext, []).extend(calls)
+    for ext, why in seen.ext_why.items():
+        found.ext_why.setdefault(ext, why)
+
+
+def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compiled: dict) -> tuple[Inventory, _Found]:
+    """`_scan_python` of one file on its own: what it found, and what it leaves for the others
+    (a Triton kernel in `triton` is the same object as in the inventory's list, as pickled)."""
+    inv = Inventory()
+    found = _Found(imported=imported, compiled=compiled)
+    _scan_python(path, rel, root, inv, found)
+    found.imported, found.compiled = {}, {}  # the caller's own: not sent back
+    return inv, found
+
+
+def _scan_cuda_alone(path: Path, rel: str) -> Inventory:
+    """`_scan_cuda` of one file on its own."""
+    inv = Inventory()
+    _scan_cuda(path, rel, inv)
     return inv
 
 
@@ -234,6 +283,23 @@ class _Found:
     ext_why: dict[str, str] = field(default_factory=dict)
 
 
+_KERNEL_TOKENS = (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
+
+
+def _may_hold_kernel(source: bytes, rel: str, compiled: dict) -> bool:
+    """The cheap byte test a file passes before it is parsed."""
+    return rel in compiled or any(t in source for t in _KERNEL_TOKENS)
+
+
+def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
+    """Whether `_scan_python` would parse the file (or report it unreadable): the others are
+    passed over here, without a process of their own."""
+    try:
+        return _may_hold_kernel(read_regular(path), rel, compiled)
+    except Unreadable:
+        return True  # `_scan_python` names the reason
+
+
 def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes, cst.Module] | None:
     """The file's bytes and tree, when it can hold a kernel (a cheap byte test first); a file
     that cannot be read or parsed is a problem of the inventory, not a crash."""
@@ -243,9 +309,7 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
         inv.problems.append(f"{rel}: {exc.reason}")
         return None
     try:
-        if rel not in compiled and not any(
-            t in source for t in (b"triton", b"cpp_extension", b"[", b"custom_op", b"register_kernel")
-        ):
+        if not _may_hold_kernel(source, rel, compiled):
             return None
         return source, cst.parse_module(source)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash

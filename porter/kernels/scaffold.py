@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from porter.kernels.inventory import Inventory, Kernel
+from porter.pipeline.bounded import Failed, bounded
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, roles, translate, why_not
 from porter.core.textsafe import printable
@@ -632,41 +634,71 @@ def _renamed(source: str, renames: dict[str, str]) -> str:
     return "".join(lines)
 
 
-def write_scaffolds(inv: Inventory, out_dir: Path, target: str, kept: list[Path] | None = None) -> list[Path]:
+def write_scaffolds(
+    inv: Inventory,
+    out_dir: Path,
+    target: str,
+    kept: list[Path] | None = None,
+    passed: list[str] | None = None,
+    limit: float | None = DEFAULT_FILE_TIMEOUT,
+) -> list[Path]:
     """Write each kernel's files into `out_dir`; the paths written. A name that is taken
-    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`."""
+    (a file, a folder or a link, even a dangling one) is never written: it goes into `kept`.
+    Each kernel's files are made in a process of their own for at most `limit` seconds: a
+    kernel whose source stalls or overflows the parser goes into `passed` (a note), unwritten."""
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     seen: set[str] = set()
     for k in inv.kernels:
         if k.kind == "cuda-extension":
             continue  # its ops are listed one by one from its sources
-        n = safe_name(k.name)
-        if n.startswith("test"):
-            # pytest collects `test_*.py` and every function named `test*` in a test module:
-            # kernel `test_a` made `test_a_op.py` (a test module, the name kernel `a_op`'s own
-            # test needs) and `test_a_reference`, imported by its test, a test without fixtures
-            n = "k_" + n
-        # two kernels whose names differ only in what a name cannot hold, or only in case
-        # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
-        # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
-        while n.casefold() in seen:
-            n += "_"
-        seen.add(n.casefold())
-        if k.kind == "triton":
-            k = _params_renamed(k, n)
-        tr = translate(k.source, k.name) if k.kind == "triton" else None
-        reason = why_not(k.source, k.name) if k.kind == "triton" and tr is None else None
-        sig = _signature(k, tr)
-        files = {
-            f"{n}_op.py": _op_source(k, n, tr, reason, sig),
-            f"{n}_{target}.py": _kernel_source(target, k, n, sig),
-            f"test_{n}.py": _test_source(target, k, n, sig, tr),
-        }
-        checked = {name: _checked(name, text) for name, text in files.items()}
+        n = _free_name(k, seen)
+        try:
+            checked = bounded(_kernel_files, k, n, target, limit=limit)
+        except Failed as exc:
+            if passed is not None:
+                passed.append(f"{k.path}:{k.line}: {k.name}: no scaffold written: {exc}")
+            continue
+        if isinstance(checked, ScaffoldError):
+            raise checked
         for name, data in checked.items():
             if _create(out_dir, name, data):
                 written.append(out_dir / name)
             elif kept is not None:
                 kept.append(out_dir / name)
     return written
+
+
+def _free_name(k: Kernel, seen: set[str]) -> str:
+    """The name of kernel `k`'s files, none of `seen`'s (casefolded), and added to them."""
+    n = safe_name(k.name)
+    if n.startswith("test"):
+        # pytest collects `test_*.py` and every function named `test*` in a test module:
+        # kernel `test_a` made `test_a_op.py` (a test module, the name kernel `a_op`'s own
+        # test needs) and `test_a_reference`, imported by its test, a test without fixtures
+        n = "k_" + n
+    # two kernels whose names differ only in what a name cannot hold, or only in case
+    # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
+    # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
+    while n.casefold() in seen:
+        n += "_"
+    seen.add(n.casefold())
+    return n
+
+
+def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | ScaffoldError:
+    """The three files of kernel `k` (named `n`), each checked to parse (or why one does not)."""
+    if k.kind == "triton":
+        k = _params_renamed(k, n)
+    tr = translate(k.source, k.name) if k.kind == "triton" else None
+    reason = why_not(k.source, k.name) if k.kind == "triton" and tr is None else None
+    sig = _signature(k, tr)
+    files = {
+        f"{n}_op.py": _op_source(k, n, tr, reason, sig),
+        f"{n}_{target}.py": _kernel_source(target, k, n, sig),
+        f"test_{n}.py": _test_source(target, k, n, sig, tr),
+    }
+    try:
+        return {name: _checked(name, text) for name, text in files.items()}
+    except ScaffoldError as exc:
+        return exc

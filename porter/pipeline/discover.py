@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from porter.config import globs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular
-from porter.core.textsafe import name as utf8_name
+from porter.core.textsafe import path_name as utf8_name
 
 if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
     import pathspec

@@ -38,7 +38,7 @@ from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_r
 from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
-from porter.core.textsafe import name as utf8_name
+from porter.core.textsafe import path_name as utf8_name
 
 if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
     import pathspec

@@ -2,12 +2,16 @@
 
 A file is either its original or its complete rewrite, never half of each: the new bytes go
 to a temporary file in the same folder, are flushed to disk, and replace the original with
-one rename. The original's permission bits, owner and group are kept. Just before the rename the file is
+one rename. The original's permission bits, owner, group and extended attributes are kept; another hard
+link to the file keeps the old bytes (the run warns). Just before the rename the file is
 read again: if it no longer holds the bytes porter ported (someone saved it meanwhile),
 nothing is written.
 
-A temporary file carries the writing process's id in its name; one whose process is gone
-(a run killed with SIGKILL) is stale, and the next run that writes removes it.
+A temporary file carries the writing process's id in its name and a tag (an HMAC of its name
+and folder under the user's porter key, the cache's): one whose process is gone (a run killed
+with SIGKILL) is stale, and the next run that writes removes it. A file that only looks like
+one (a name copied from porter's pattern, committed to a repository, or in an `--out-dir` a
+user filled) carries no tag the key gives: it is never removed.
 
 A copy into `--out-dir` never leaves that folder: a symbolic link found there is replaced,
 never written through.
@@ -15,12 +19,14 @@ never written through.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
-import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -28,9 +34,8 @@ from pathlib import Path
 from porter.core.reading import Unreadable, open_regular, read_regular
 
 TMP_SUFFIX = ".porter-tmp"
-_TMP_NAME = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TMP_SUFFIX) + "$")
-# a temporary without a process id (porter 0.x before the safety contract) is stale once this old
-_UNOWNED_AGE_S = 600
+# `.NAME.PID.RANDOM.TAG.porter-tmp`: TAG proves porter made it (`_tag`)
+_TMP_NAME = re.compile(r"^(\..+\.(\d+)\.[0-9a-f]{16})\.([0-9a-f]{32})" + re.escape(TMP_SUFFIX) + "$", re.S)
 _SKIP_DIRS = {".git", ".hg", ".svn", ".porter_cache", "__pycache__", "node_modules", ".venv"}
 
 
@@ -45,10 +50,35 @@ def _prefix(name: str) -> str:
     return name if len(raw) <= 160 else raw[:160].decode("utf-8", "ignore")
 
 
+def _key() -> bytes | None:
+    from porter.pipeline.cache import user_key
+
+    return user_key()[0]
+
+
+def _tag(key: bytes, folder: Path, stem: str) -> str:
+    """What proves a temporary named `stem` in `folder` is porter's: no one without the user's
+    key can name a file so (`tempfile`'s random part and a pid can be copied, this cannot)."""
+    where = os.fsencode(os.path.realpath(folder)) + b"\0" + stem.encode("utf-8", "surrogateescape")
+    return hmac.new(key, b"porter temporary\0" + where, hashlib.sha256).hexdigest()[:32]
+
+
 def temporary(folder: Path, name: str) -> tuple[int, str]:
-    """A new temporary file beside `folder/name`, named for the process that made it (the
-    next run that writes removes one whose process is gone)."""
-    return tempfile.mkstemp(dir=folder, prefix=f".{_prefix(name)}.{os.getpid()}.", suffix=TMP_SUFFIX)
+    """A new temporary file beside `folder/name`, named for the process that made it and
+    tagged as porter's (the next run that writes removes one whose process is gone); without
+    a key (`porter config` says why) it has no tag and is never swept."""
+    key = _key()
+    if key is None:
+        return tempfile.mkstemp(dir=folder, prefix=f".{_prefix(name)}.{os.getpid()}.", suffix=TMP_SUFFIX)
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        stem = f".{_prefix(name)}.{os.getpid()}.{secrets.token_hex(8)}"
+        path = os.path.join(folder, f"{stem}.{_tag(key, folder, stem)}{TMP_SUFFIX}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(0, f"no free temporary name in {folder}")
 
 
 _tmp = temporary
@@ -93,9 +123,27 @@ def _keep_owner(tmp: str, st: os.stat_result) -> None:
             pass
 
 
+def _keep_xattrs(path: Path, tmp: str) -> None:
+    """Give the new file the original's extended attributes where the platform has them
+    (POSIX ACLs live there, and a user's tags): a rename puts a new file in place, which has
+    none. One that cannot be set (a `security.` one, for another user) is left."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(path)
+    except OSError:
+        return
+    for attr in names:
+        try:
+            os.setxattr(tmp, attr, os.getxattr(path, attr))
+        except OSError:
+            pass
+
+
 def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
     """Replace `path` with `data`; with `expect`, only while the file still holds `expect`.
-    The file keeps its permission bits, owner and group."""
+    The file keeps its permission bits, owner, group and extended attributes (ACLs among
+    them). Other hard links to it keep the old bytes: `hard_links` says how many there are."""
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()  # write through the link, keep the link
@@ -110,9 +158,20 @@ def atomic_write(path: Path, data: bytes, expect: bytes | None = None) -> None:
         if st is not None:
             _keep_owner(tmp, st)
         os.chmod(tmp, mode)
+        if st is not None:
+            _keep_xattrs(path, tmp)
         if expect is not None and _current(path) != expect:
             raise ChangedSinceRead(0, "changed on disk since porter read it (not overwritten; run porter again)")
         os.replace(tmp, path)
+
+
+def hard_links(path: Path) -> int:
+    """How many other names the file at `path` has (hard links), which a replacement by
+    rename leaves with the old content."""
+    try:
+        return max(0, os.stat(path).st_nlink - 1)
+    except OSError:
+        return 0
 
 
 def _current(path: Path) -> bytes | None:
@@ -132,23 +191,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _older_than(path: Path, seconds: float) -> bool:
-    try:
-        return time.time() - path.lstat().st_mtime > seconds
-    except OSError:
-        return False
-
-
 def remove_stale_temporaries(paths: Iterable[Path]) -> list[Path]:
     """Remove porter's temporary files whose writing process is gone; return them."""
     removed: list[Path] = []
+    key = _key()
+    if key is None:
+        return removed  # nothing can be proved porter's
     for folder in sorted(_folders(paths)):
         try:
             names = os.listdir(folder)
         except OSError:
             continue
         for entry in names:
-            if not _stale(folder, entry):
+            if not _stale(key, folder, entry):
                 continue
             try:
                 os.unlink(folder / entry)
@@ -173,15 +228,18 @@ def _folders(paths: Iterable[Path]) -> set[Path]:
     return folders
 
 
-def _stale(folder: Path, entry: str) -> bool:
-    """Whether `entry` is a temporary of porter's whose writer is gone: its process is no longer
-    alive, or, for a name without a process id, it is older than a run could take."""
-    if not (entry.startswith(".") and entry.endswith(TMP_SUFFIX)):
-        return False
+def _stale(key: bytes, folder: Path, entry: str) -> bool:
+    """Whether `entry` is a temporary of porter's (its tag is the one the user's key gives its
+    name in this folder) whose writer is gone, and a plain file."""
     match = _TMP_NAME.match(entry)
-    if match is not None:
-        return not _alive(int(match.group(1)))
-    return _older_than(folder / entry, _UNOWNED_AGE_S)
+    if match is None or not hmac.compare_digest(match.group(3), _tag(key, folder, match.group(1))):
+        return False
+    try:
+        if not stat.S_ISREG(os.lstat(folder / entry).st_mode):
+            return False
+    except OSError:
+        return False
+    return not _alive(int(match.group(2)))
 
 
 # -- --out-dir ----------------------------------------------------------------------------

@@ -231,7 +231,9 @@ def main(argv: list[str]) -> int:
         if error.get("kind") == "timeout":
             # written now as well: the runner's own deadline can fall while the trace is being
             # written (a loaded machine), and the record must still name the phase that ran out
-            (out / "error.json").write_text(json.dumps(error, indent=1))
+            from porter.verify.sides import write_record
+
+            write_record(out / "error.json", error)
     signal.alarm(0)
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(recorder, root, describe=error is None)
@@ -267,7 +269,9 @@ def main(argv: list[str]) -> int:
 
     write_trace(trace_path, manifest, tensors)
     if error is not None:
-        (out / "error.json").write_text(json.dumps(error, indent=1))
+        from porter.verify.sides import write_record
+
+        write_record(out / "error.json", error)
     else:
         (out / "done").write_text(stopped)
     sys.stdout.flush()

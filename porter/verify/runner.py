@@ -12,7 +12,7 @@ from pathlib import Path
 
 from porter.verify.config import ParityConfig
 from porter.verify.procs import WorkerSet, log_tail
-from porter.verify.sides import classify, side_env
+from porter.verify.sides import classify, read_record, side_env
 
 
 @dataclass
@@ -71,16 +71,9 @@ def run_side(
             workers.__exit__(None, None, None)
     rc, timed_out = res.returncode, res.timed_out
     wall = time.perf_counter() - t0
-    meta = {}
-    if (out / "meta.json").is_file():
-        try:
-            meta = json.loads((out / "meta.json").read_text())
-        except json.JSONDecodeError:
-            meta = {}
+    meta = read_record(out / "meta.json") or {}
     phase = (out / "phase.txt").read_text().strip() if (out / "phase.txt").is_file() else "startup"
-    error = None
-    if (out / "error.json").is_file():
-        error = json.loads((out / "error.json").read_text())
+    error = read_record(out / "error.json")
     status, error = classify(rc, timed_out, rc == 0 and bool(meta.get("completed")), error, phase, cfg.timeout)
     return SideRun(role, status, rc, wall, out, meta, error, log_tail(log_path))
 

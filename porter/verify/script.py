@@ -18,9 +18,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from porter.core.reading import open_regular
 from porter.verify.config import TARGETS
 from porter.verify.procs import DEFAULT_MAX_OUTPUT, WorkerSet, log_tail
-from porter.verify.sides import classify, side_env
+from porter.verify.sides import classify, read_record, side_env
 from porter.verify.tracecmp import ScriptResult, compare_traces, side_summary, where
 from porter.verify.tracefile import Trace, TraceError, merge_ranks, read_trace
 
@@ -41,9 +42,9 @@ def python_of(command: list[str]) -> str:
         found = shutil.which(exe)
         if found is None:
             raise ValueError(f"{exe!r} is not on PATH")
-        first = Path(found).read_text(errors="replace").splitlines()[:1]
-        if first and first[0].startswith("#!") and _PYTHON.match(Path(first[0][2:].split()[0]).name):
-            return first[0][2:].split()[0]  # torchrun's own interpreter (its shebang)
+        line = _shebang(found)
+        if line.startswith("#!") and line[2:].split() and _PYTHON.match(Path(line[2:].split()[0]).name):
+            return line[2:].split()[0]  # torchrun's own interpreter (its shebang)
         return sys.executable
     raise ValueError(
         f"the command must start with a Python interpreter (python train.py …) or "
@@ -51,6 +52,22 @@ def python_of(command: list[str]) -> str:
         "wrappers (bash scripts, accelerate launch) are not supported: run the training "
         "script with python or torchrun directly"
     )
+
+
+_SHEBANG_BYTES = 4096  # more than any kernel reads of a `#!` line (Linux: 256)
+
+
+def _shebang(path: str) -> str:
+    """The first line of the file `path` (its `#!` line), read as the kernel reads it: up to
+    the first LF, from at most the first few kilobytes of a regular file ("" for anything
+    else: a FIFO, a device, a file that cannot be read)."""
+    try:
+        fh, _ = open_regular(path, limit=None)
+        with fh:
+            head = fh.read(_SHEBANG_BYTES) or b""
+    except OSError:
+        return ""
+    return head.split(b"\n", 1)[0].decode("utf-8", "replace")
 
 
 @dataclass(frozen=True)
@@ -238,7 +255,7 @@ def record(
 def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     """(status, error, trace) of one process's run, from what it left in `workdir`."""
     phase = (workdir / "phase.txt").read_text().strip() if (workdir / "phase.txt").is_file() else "startup"
-    error = json.loads((workdir / "error.json").read_text()) if (workdir / "error.json").is_file() else None
+    error = read_record(workdir / "error.json")
     completed = res.returncode == 0 and (workdir / "done").is_file()
     own_alarm = error is not None and error.get("kind") == "timeout"  # the side stopped itself
     if error is not None and own_alarm:

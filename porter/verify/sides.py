@@ -17,6 +17,31 @@ class _Targeted(Protocol):
     def target(self) -> str: ...
 
 
+def read_record(path: Path) -> dict | None:
+    """A side's own record (`error.json`, `meta.json`): the object it holds, or None when there
+    is none, or it is not one whole JSON object (a side killed at its deadline while writing
+    it left it empty or cut off; parity-check read it with json.loads and ended in a
+    JSONDecodeError traceback)."""
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            value = json.loads(fh.read(16 * 2**20))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_record(path: Path, value: object) -> None:
+    """`value` as JSON at `path`, whole or not at all: a temporary beside it, renamed over it
+    (a side can be killed at its deadline while it writes)."""
+    import json
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(value, indent=1))
+    os.replace(tmp, path)
+
+
 def side_env(role: str, cfg: _Targeted, base: dict | None = None) -> dict:
     """One side's environment: porter importable; the port on its target's device (XLA's CPU
     client where no accelerator is attached); the reference kept off every target."""

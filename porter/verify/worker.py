@@ -484,7 +484,9 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # user code can raise anything, SystemExit included
         err = describe_exception(exc, worker.root)
         err["phase"] = worker.current_phase
-        (out / "error.json").write_text(json.dumps(err, indent=1))
+        from porter.verify.sides import write_record
+
+        write_record(out / "error.json", err)
         with contextlib.suppress(Exception):
             worker.write_meta()
         traceback.print_exc()

@@ -457,3 +457,23 @@ def test_every_option_s_help_is_shown_whole(tmp_path):
             if text not in shown:
                 missing.append((" ".join(path), param.name, text))
     assert missing == []
+
+
+def test_a_name_with_a_byte_that_is_not_utf8_and_one_with_a_backslash_read_apart(tmp_path):
+    """`a<0xFF>.py` and a file literally named `a\\xff.py` were both shown as `a\\xff.py`, in
+    every format but --diff, and SARIF named the second by the first's bytes (`a%FF.py`): the
+    display escapes a name's own backslashes too (adversarial reads 12 and 14)."""
+    os.mkdir(os.path.join(os.fsencode(tmp_path), b"p"))
+    with open(os.path.join(os.fsencode(tmp_path), b"p", b"a\xff.py"), "wb") as fh:
+        fh.write(CUDA)
+    (tmp_path / "p" / "a\\xff.py").write_bytes(b"x = 1\n")
+    (tmp_path / "p" / "b\\xfe.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "json", cwd=tmp_path / "p")
+    names = {f["path"] for f in json.loads(out.stdout)}
+    assert names == {"a\\xff.py", "b\\\\xfe.py"}, names
+    sarif = porter("lint", ".", "--target", "xla", "--output-format", "sarif", cwd=tmp_path / "p")
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(sarif.stdout)["runs"][0]["results"]
+    }
+    assert uris == {"a%FF.py", "b%5Cxfe.py"}, uris

@@ -414,3 +414,61 @@ def test_kernels_whose_names_differ_only_in_case_get_file_names_that_differ_with
         if isinstance(n, ast.ImportFrom)
     }
     assert {m + ".py" for m in imported if m} - set(files) <= {"torch.py", "pytest.py"}, (imported, files)
+
+
+# 1,500 chained calls: libcst parses them, and overflows Python's recursion generating their code
+DEEP = "x = torch.zeros(1)" + ".cuda()" * 1500 + "\n"
+
+
+def test_kernels_and_backends_scaffold_pass_over_a_file_too_deep_for_the_parser(tmp_path):
+    """`kernels` (listing, or --scaffold) and `backends --scaffold` read files in porter's own
+    process: a file of 1,500 chained calls ended both in a RecursionError traceback. Each
+    file's work now runs bounded (porter.pipeline.bounded) and such a file is a one-line note
+    naming it (adversarial read 14)."""
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "deep.py").write_text("import torch\nimport triton\n" + DEEP)
+    (tmp_path / "k" / "ok.py").write_text(TRITON)
+    res = porter("kernels", "k", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert "Traceback" not in shown and res.returncode == 1, shown
+    assert "deep.py: nested too deeply" in " ".join(shown.split()), shown
+    assert "scale_kernel" in shown and (tmp_path / "out" / "scale_kernel_op.py").is_file(), shown
+
+    _family(tmp_path / "b")
+    (tmp_path / "b" / "cuda_accelerator.py").write_text(ACCEL + "\n\n" + DEEP)
+    res = porter("backends", "b", "--target", "neuron", "--scaffold", "bout", cwd=tmp_path)
+    shown = res.stdout.decode() + res.stderr.decode()
+    assert "Traceback" not in shown and res.returncode == 0, shown
+    assert "cuda_accelerator.py: nested too deeply" in " ".join(shown.split()), shown
+
+
+def test_kernels_bounds_each_file_by_the_per_file_limit(tmp_path):
+    """`porter kernels` had no per-file limit: a file of 20,000 chained calls kept it busy for
+    minutes (and Ctrl-C waited for the parser). `--file-timeout` bounds each file's work, as it
+    does for rewrite and lint, and the file is named (adversarial read 14)."""
+    import time
+
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "slow.py").write_text(
+        "import torch\nimport triton\nx = torch.zeros(1)" + ".cuda()" * 20000 + "\n"
+    )
+    began = time.monotonic()
+    res = porter("kernels", "k", "--file-timeout", "3", cwd=tmp_path, timeout=120)
+    took = time.monotonic() - began
+    shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
+    assert "Traceback" not in shown and "slow.py: took longer than 3 s" in shown, shown
+    assert took < 60, took
+
+
+def test_kernels_survives_a_file_that_crashes_the_native_parser(tmp_path):
+    """3,000 nested brackets crash libcst's native parser (a stack overflow): `porter kernels`
+    parsed in its own process and died with SIGSEGV, printing nothing at all. Each file is
+    parsed in a process of its own now: the file is a note and the rest is listed
+    (adversarial read 14)."""
+    (tmp_path / "k").mkdir()
+    (tmp_path / "k" / "nest.py").write_text("import triton\nx = " + "[" * 3000 + "1" + "]" * 3000 + "\n")
+    (tmp_path / "k" / "ok.py").write_text(TRITON)
+    res = porter("kernels", "k", cwd=tmp_path)
+    shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
+    assert res.returncode == 1, (res.returncode, shown)
+    assert "nest.py: porter's parser crashed on this file" in shown and "scale_kernel" in shown, shown

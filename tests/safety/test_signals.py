@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
+from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, git, porter
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds worker processes through /proc")
 
@@ -145,20 +145,73 @@ def test_interrupt_while_writing_lists_the_files_written(tmp_path, monkeypatch):
         assert f"  {n}" not in result.output
 
 
+def _killed_runs_temporary(folder: Path, name: str) -> Path:
+    """A temporary made by porter's own writer in a process that is gone (a run killed with SIGKILL)."""
+    code = "import sys; from porter.pipeline.writer import temporary; print(temporary(sys.argv[1], sys.argv[2])[1])"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(folder), name],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    made = Path(out.stdout.decode().strip())
+    made.write_bytes(b"half a file")
+    return made
+
+
 def test_next_run_removes_temporaries_a_killed_run_left(tmp_path):
     repo = committed_repo(tmp_path / "repo", {"m.py": CUDA, "pkg/n.py": CUDA})
-    dead = subprocess.Popen(["true"])
-    dead.wait()
-    stale = [repo / f".m.py.{dead.pid}.k3j4h5.porter-tmp", repo / "pkg" / ".n.py.a8d7f6g5.porter-tmp"]
-    for p in stale:
-        p.write_bytes(b"half a file")
-    old = time.time() - 3600
-    os.utime(stale[1], (old, old))  # a temporary without a process id: stale once old
+    stale = [_killed_runs_temporary(repo, "m.py"), _killed_runs_temporary(repo / "pkg", "n.py")]
     out = porter("rewrite", ".", "--target", "xla", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert not any(p.exists() for p in stale)
     assert b"temporary file" in out.stderr
     assert (repo / "m.py").read_bytes() == PORTED
+
+
+def _lookalikes(folder: Path) -> list[Path]:
+    """Files named as porter's temporaries are, or were, named, that porter did not make."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    real = _killed_runs_temporary(folder, "m.py")
+    forged = [
+        f".data.{dead.pid}.k3j4h5.porter-tmp",  # porter's older pattern: a pid, mkstemp's part
+        ".notes.a8d7f6g5.porter-tmp",  # no pid at all
+        real.name.replace(real.name.split(".")[-3], "0" * 16),  # the pattern, a random part not the tag's
+        real.name[:-43] + "f" * 32 + ".porter-tmp",  # the pattern, a tag not the key's
+    ]
+    real.unlink()
+    made = []
+    for name in forged:
+        (folder / name).write_bytes(b"the user's data\n")
+        old = time.time() - 3600
+        os.utime(folder / name, (old, old))
+        made.append(folder / name)
+    return made
+
+
+def test_a_file_named_like_a_temporary_is_never_removed(tmp_path):
+    """Only a temporary porter's own writer made is swept: a committed file named like one (in
+    a clean tree) and a file in an `--out-dir` were removed as "left by an interrupted porter
+    run" whenever its name held a pid no process had (adversarial reads 12 and 14)."""
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    planted = _lookalikes(repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "data", cwd=repo)
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert (repo / "m.py").read_bytes() == PORTED
+    assert all(p.read_bytes() == b"the user's data\n" for p in planted), out.stderr
+    assert b"temporary file" not in out.stderr, out.stderr
+
+    src = committed_repo(tmp_path / "src", {"m.py": CUDA})
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    planted = _lookalikes(dest)
+    out = porter("rewrite", str(src), "--target", "xla", "--out-dir", str(dest), "--force", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (dest / "m.py").read_bytes() == PORTED
+    assert all(p.read_bytes() == b"the user's data\n" for p in planted), [p.name for p in dest.iterdir()]
 
 
 BLOCK = """

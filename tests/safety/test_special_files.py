@@ -175,3 +175,40 @@ def test_parity_checks_source_scan_of_the_ported_tree_reads_only_regular_files(t
         raise AssertionError("the scan of the ported tree waited on a FIFO or read /dev/zero") from None
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "['found by a source scan (not measured): m.py:3']"
+
+
+def _bounded_for_torch() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (3 * MEMORY, 3 * MEMORY))  # torch's CUDA libraries map large segments
+
+
+def test_the_torchrun_on_path_is_read_only_for_its_shebang(tmp_path):
+    """parity-check reads the `torchrun` it finds on PATH for its `#!` interpreter: it read the
+    whole file (Path.read_text), so a FIFO named torchrun hung the run and a link to /dev/zero
+    filled memory. Only the first line of a regular file is read (adversarial read 14)."""
+    code = (
+        "import sys; from porter.verify.script import python_of\n"
+        "print(python_of(['torchrun', 'train.py']) == sys.executable)\n"
+    )
+    for kind in ("fifo", "zero", "shebang"):
+        bin_dir = tmp_path / kind
+        bin_dir.mkdir()
+        runner = bin_dir / "torchrun"
+        if kind == "fifo":
+            os.mkfifo(runner)
+        elif kind == "zero":
+            os.symlink("/dev/zero", runner)
+        else:  # the interpreter's own line, then a very long rest
+            runner.write_bytes(f"#!{sys.executable}\n".encode() + b"#" * (200 * 2**20))
+        os.chmod(runner, 0o755)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-c", code],
+                env={**os.environ, "PYTHONPATH": str(REPO), "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+                capture_output=True,
+                text=True,
+                timeout=LIMIT_S,
+                preexec_fn=_bounded_for_torch,
+            )
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the torchrun ({kind}) was read without end") from None
+        assert proc.returncode == 0 and proc.stdout.strip() == "True", (kind, proc.stderr[-2000:])

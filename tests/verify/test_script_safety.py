@@ -190,3 +190,26 @@ def test_module_form_records_steps_schedule_and_module_names(tmp_path):
     assert [x["key"] for x in m["modules"]] == ["0", "1", "2", "(model)"]
     assert all(s["grad_norm"] > 0 and s["backward_calls"] == 1 for s in m["steps"])
     assert "trained all 100 steps" not in (tmp_path / "work" / "log.txt").read_text()
+
+
+def test_a_record_a_killed_side_left_cut_off_is_no_traceback(tmp_path):
+    """A side stopped at its deadline while it wrote error.json (a loaded machine) left it
+    empty or cut off; parity-check read it with json.loads and ended in a JSONDecodeError
+    traceback. The sides now write their records whole (a temporary renamed), and a record
+    that is not one JSON object is read as none (adversarial read 14)."""
+    from types import SimpleNamespace
+
+    from porter.verify.script import _read_side
+    from porter.verify.sides import read_record, write_record
+
+    for cut in (b"", b'{"kind": "timeout", "phase": "runn', b"[1, 2]", b"\xff\xfe"):
+        side = tmp_path / f"side{len(cut)}"
+        side.mkdir()
+        (side / "phase.txt").write_text("running the command")
+        (side / "error.json").write_bytes(cut)
+        res = SimpleNamespace(returncode=-9, timed_out=True, dropped_bytes=0)
+        status, error, trace = _read_side(res, side, side / "trace.safetensors", 5.0)
+        assert status == "timeout" and trace is None, (cut, status, error)
+    write_record(tmp_path / "r.json", {"kind": "timeout"})
+    assert read_record(tmp_path / "r.json") == {"kind": "timeout"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []

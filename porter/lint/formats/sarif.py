@@ -7,22 +7,21 @@ https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from urllib.parse import quote
 
 from porter.core.findings import Applicability, Finding, Severity
+from porter.core.textsafe import name_bytes
 from porter.lint.model import TOOL_NAME, LintRun, rule_info
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-_UNDECODED = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")  # see porter.core.textsafe.name
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
 def _uri(path: str) -> tuple[str, str | None]:
     """A URI reference (RFC 3986): `#`, `%`, spaces and the like percent-encoded; the bytes of
     a name that is not UTF-8 (shown as `\\xNN`) encoded as the bytes they are."""
-    raw = _UNDECODED.sub(lambda m: bytes([int(m.group(1), 16)]), Path(path).as_posix().encode("utf-8"))
+    raw = name_bytes(Path(path).as_posix())
     if Path(path).is_absolute():
         return "file://" + quote(raw, safe="/"), None
     return quote(raw, safe="/"), "%SRCROOT%"
