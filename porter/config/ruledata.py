@@ -79,15 +79,21 @@ def _compiled() -> dict[str, Any]:
 def compiled_rules() -> str:
     """`COMPILED`'s text for the rule files as they are now: every `*.toml` under the rules
     folder whose data JSON carries unchanged (all of them today: strings, numbers, booleans,
-    arrays and tables)."""
-    out: dict[str, Any] = {}
+    arrays and tables). One file a line, a blank line between two: branches that edit
+    different rule files merge without a conflict."""
+    lines = []
     folder = rules_dir()
     for path in sorted(folder.glob("**/*.toml")):
         raw = path.read_bytes()
         data = tomllib.loads(raw.decode("utf-8"))
         if json.loads(json.dumps(data)) == data:
-            out[path.relative_to(folder).as_posix()] = [hashlib.sha256(raw).hexdigest(), data]
-    return json.dumps(out, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+            held = [hashlib.sha256(raw).hexdigest(), data]
+            lines.append(json.dumps(path.relative_to(folder).as_posix()) + ":" + _compact(held))
+    return "{\n" + ",\n\n".join(lines) + "\n}\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
