@@ -37,6 +37,7 @@ def test_wheel_carries_rules(tmp_path: Path):
         assert f"porter/_rules/{rule_file.name}" in names
     for record in (ROOT / "rules" / "api").glob("*.json"):  # the target APIs lint checks against
         assert f"porter/_rules/api/{record.name}" in names
+    assert "porter/_rules/compiled.json" in names  # the rule data every run reads (ruledata.load_toml)
     for page in ("rules.md", "ci.md"):  # every finding's link leads to these shipped pages
         assert f"porter/_docs/{page}" in names
     meta = next(n for n in names if n.endswith("METADATA"))

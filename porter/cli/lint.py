@@ -132,6 +132,8 @@ def lint(
         cache=False if no_cache else None,
         cache_dir=cache_dir,
         file_timeout=file_timeout if file_timeout is not None else eff.file_timeout,
+        # only `full` shows a finding's line, and a report may quote the files
+        lines=fmt == "full" or report is not None or diff,
     )
     _print_unread(run)
     write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0

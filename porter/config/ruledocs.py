@@ -1,5 +1,6 @@
 """`docs/rules.md` and `porter explain` are rendered from the rule data, never written by hand,
-so the docs cannot drift from the behaviour (tests/test_rule_docs.py checks the file)."""
+so the docs cannot drift from the behaviour (tests/test_rule_docs.py checks the file). Run as
+a module it also writes `rules/compiled.json`, the rule files as JSON (`ruledata.load_toml`)."""
 
 from __future__ import annotations
 
@@ -111,3 +112,8 @@ if __name__ == "__main__":
     target = Path(__file__).resolve().parents[2] / "docs" / "rules.md"
     target.write_text(rules_markdown(), encoding="utf-8")
     print(f"wrote {target}")
+    from porter.config.ruledata import COMPILED, compiled_rules, rules_dir
+
+    compiled = rules_dir() / COMPILED
+    compiled.write_text(compiled_rules(), encoding="utf-8")
+    print(f"wrote {compiled}")

@@ -44,6 +44,29 @@ def split_lines(text: str) -> list[str]:
     return text.split("\n") if "\r" not in text else LINE_BREAK.split(text)
 
 
+def normalised_text(lines: list[str], finding: Finding) -> str:
+    """The whitespace-normalised text of the finding's lines: what its fingerprint hashes
+    (`porter.lint.fingerprint`)."""
+    first, last = finding.start.line, max(finding.end.line, finding.start.line)
+    chunk = lines[first - 1 : last] if first >= 1 else []
+    return " ".join(" ".join(chunk).split())
+
+
+def finding_texts(findings: list[Finding], source: bytes | None) -> list[str]:
+    """`normalised_text` of each finding (in the order given) in `source`, decoded as lint
+    decodes it: what the stat index keeps so that a warm run fingerprints a file it does not read."""
+    lines = split_lines((source or b"").decode("utf-8", "replace"))
+    spans: dict[tuple[int, int], str] = {}
+    out = []
+    for f in findings:
+        span = (f.start.line, f.end.line)
+        text = spans.get(span)
+        if text is None:
+            text = spans[span] = normalised_text(lines, f)
+        out.append(text)
+    return out
+
+
 class Text:
     """A file's text, decoded so that encoding it gives back the very same bytes, with the
     offsets of its lines (positions are 1-based lines, 0-based columns in code points)."""

@@ -33,15 +33,24 @@ def lint(
     cache: bool | None = None,
     cache_dir: Path | None = None,
     file_timeout: float | None = None,
+    lines: bool = True,
 ) -> LintRun:
     """Lint `paths`. With `fix`, report what is left once the fixes the settings allow are
     applied; the fixes themselves are in `run.pending` (path, ported bytes, new bytes) for
-    the caller to write through the write guard (`porter.cli.writes`)."""
+    the caller to write through the write guard (`porter.cli.writes`). `lines=False`: the
+    caller shows no finding's line (`run.sources` may lack a file the stat index answered:
+    its findings are fingerprinted by the lines the index kept)."""
     run = LintRun(settings=settings, results=[], findings=[], fix=fix)
     forget_folders()
     fixed: list[tuple[FileResult, Settings]] = []
     for cand, result in iter_results(
-        paths, settings, jobs=jobs, cache=cache, cache_dir=cache_dir, file_timeout=file_timeout
+        paths,
+        settings,
+        jobs=jobs,
+        cache=cache,
+        cache_dir=cache_dir,
+        file_timeout=file_timeout,
+        sources=lines or fix or report_unused,  # unused suppressions are read off the source
     ):
         run.results.append(result)
         if on_result is not None:
@@ -104,6 +113,7 @@ def _add_findings(run: LintRun, current: FileResult, here: Settings, report_unus
         return
     source = current.original_source
     run.sources[current.path] = source or b""
-    for f, fp in zip(file_findings, fingerprint_file(file_findings, source, current.path, base)):
+    texts = current.texts if source is None and len(file_findings) == len(current.findings) else None
+    for f, fp in zip(file_findings, fingerprint_file(file_findings, source, current.path, base, texts)):
         run.fingerprints[id(f)] = fp
     run.findings.extend(file_findings)

@@ -15,13 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.core.findings import Finding
-from porter.files.sites import split_lines
-
-
-def normalised_text(lines: list[str], finding: Finding) -> str:
-    first, last = finding.start.line, max(finding.end.line, finding.start.line)
-    chunk = lines[first - 1 : last] if first >= 1 else []
-    return " ".join(" ".join(chunk).split())
+from porter.files.sites import normalised_text, split_lines
 
 
 def identity_path(path: str, base: Path | None = None) -> str:
@@ -60,24 +54,32 @@ def forget_folders() -> None:
     _folder_identity.cache_clear()
 
 
-def fingerprint_file(findings: list[Finding], source: bytes | None, path: str, base: Path | None = None) -> list[str]:
-    """Fingerprints for one file's findings, in the order given."""
+def fingerprint_file(
+    findings: list[Finding],
+    source: bytes | None,
+    path: str,
+    base: Path | None = None,
+    texts: list[str] | None = None,
+) -> list[str]:
+    """Fingerprints for one file's findings, in the order given. `texts`: each finding's
+    `normalised_text` in the file (the stat index kept them), instead of its `source`."""
     # lines as Python numbers them (CR LF, CR, LF): `str.splitlines` also splits at form feeds
     # and separators, and would hash another line than the finding's
-    lines = split_lines((source or b"").decode("utf-8", "replace"))
+    lines = split_lines((source or b"").decode("utf-8", "replace")) if texts is None else []
+    given = {id(f): t for f, t in zip(findings, texts)} if texts is not None else None
     where = identity_path(path, base)
     seen: Counter = Counter()
     out: list[tuple[int, str]] = []
     # each line range is normalised and hashed once, not once per finding: a repository's
     # one 300 KB line with 10,000 findings on it took lint 95 s outside the per-file limit
     # (the digests are the same as before: baselines keep matching)
-    texts: dict[tuple[int, int], str] = {}
+    spans: dict[tuple[int, int], str] = {}
     prefixes: dict[tuple[str, int, int], Any] = {}
-    for f in sorted(findings, key=lambda f: (f.start, f.end, f.code)):
+    for f in sorted(findings, key=lambda f: (f.start.line, f.start.column, f.end.line, f.end.column, f.code)):
         span = (f.start.line, f.end.line)
-        text = texts.get(span)
+        text = spans.get(span)
         if text is None:
-            text = texts[span] = normalised_text(lines, f)
+            text = spans[span] = normalised_text(lines, f) if given is None else given[id(f)]
         key = (f.code, text)
         index = seen[key]
         seen[key] += 1

@@ -339,6 +339,7 @@ def iter_results(
     cache: bool | None = None,
     cache_dir: Path | None = None,
     file_timeout: float | None = None,
+    sources: bool = True,
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """Every candidate with its result, in discovery order, streamed.
 
@@ -346,7 +347,9 @@ def iter_results(
     even 1 parses in a worker, never in this process. `cache`: reuse verified results of
     unchanged files (default on; `PORTER_NO_CACHE=1` or `cache=False` turns it off);
     `cache_dir` (or `PORTER_CACHE_DIR`) puts the cache elsewhere. `file_timeout`: seconds
-    one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit).
+    one file may take (default `DEFAULT_FILE_TIMEOUT`; 0: no limit). `sources=False`: the
+    caller needs a result's `original_source` only where it has a rewrite; an unchanged file the
+    stat index answers may come with its findings' lines (`FileResult.texts`) instead.
     """
     forget_paths()
     projects.forget()
@@ -372,7 +375,9 @@ def iter_results(
     # ported Python still imports (porter.files.deps.imports)
     deferred = [c for c in candidates if c.problem is None and wants_imports(_name(c))]
     if not deferred:
-        yield from _results(candidates, settings, paths, store, cores, limit, cuda_sources=cuda_sources)
+        yield from _results(
+            candidates, settings, paths, store, cores, limit, cuda_sources=cuda_sources, sources=sources
+        )
         return
     first = [c for c in candidates if not (c.problem is None and wants_imports(_name(c)))]
     by_name = {_name(c): c for c in candidates if c.problem is None}
@@ -380,7 +385,16 @@ def iter_results(
     # only the CUDA-only packages the dependency files name need the ported text of their importers
     named = named_modules([data for c in deferred if (data := _read(c, settings)[2]) is not None])
     yield from _results(
-        first, settings, paths, store, cores, limit, cuda_sources=cuda_sources, keep_ported=named, seen=seen
+        first,
+        settings,
+        paths,
+        store,
+        cores,
+        limit,
+        cuda_sources=cuda_sources,
+        keep_ported=named,
+        seen=seen,
+        sources=sources,
     )
     built = read_by_build([_name(c) for c in candidates if c.problem is None], lambda n: _read(by_name[n], settings)[2])
     yield from _results(
@@ -391,6 +405,7 @@ def iter_results(
         cores,
         limit,
         cuda_sources=cuda_sources,
+        sources=sources,
     )
 
 
@@ -410,11 +425,13 @@ def _results(
     cuda_sources: list[str],
     keep_ported: tuple[str, ...] = (),
     seen: ImportsAfterPort | None = None,
+    sources: bool = True,
 ) -> Iterator[tuple[Candidate, FileResult]]:
     """The candidates' results, in order. `cuda_sources`: the project's .cu files.
     `keep_ported`: modules of CUDA-only packages; a file that imports one is ported with its
     new text even when only findings are wanted (what it still imports is read from that text).
-    `seen`: told each result's imports (the stat index keeps them: a warm run reads none)."""
+    `seen`: told each result's imports (the stat index keeps them: a warm run reads none).
+    `sources`: as for `iter_results`."""
     if store is None and cores > 1 and len(candidates) >= OVERLAP_MIN_FILES:
         for cand, result in _overlapped(candidates, settings, cores, limit, cuda_sources, keep_ported, paths):
             if seen is not None:
@@ -423,7 +440,7 @@ def _results(
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
     facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
-    serial = _Serial(settings, store, stats, facts, keep_ported)
+    serial = _Serial(settings, store, stats, facts, keep_ported, sources)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
@@ -464,8 +481,10 @@ class _Serial:
         stats: StatIndex | None,
         facts: dict[str, Facts],
         keep_ported: tuple[str, ...],
+        sources: bool = True,
     ) -> None:
         self.settings = settings
+        self.sources = sources
         self.store = store
         self.stats = stats
         self.facts = facts
@@ -476,7 +495,7 @@ class _Serial:
         if cand.problem is not None:
             name = _name(cand)
             return (cand, _problem(cand, name), None), None
-        known = _known(cand, self.settings, self.facts, self.stats)
+        known = _known(cand, self.settings, self.facts, self.stats, self.sources)
         if known is not None:
             return (cand, known, None), None
         name, here, st, source, failed = _read_stat(cand, self.settings)
@@ -692,8 +711,11 @@ def _index_of(
         return project_index(candidates, None, None, target, cuda_sources, given)
 
 
-def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None) -> FileResult | None:
-    """The result the stat index holds for an unchanged file, or None (read it)."""
+def _known(
+    cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None, sources: bool = True
+) -> FileResult | None:
+    """The result the stat index holds for an unchanged file, or None (read it). `sources`:
+    as for `iter_results`."""
     if stats is None:
         return None
     name = _name(cand)
@@ -704,7 +726,7 @@ def _known(cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: 
     rec = stats.lookup(name, st)
     if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(cand.path, settings)):
         return None
-    result = stats.answer(name, rec, cand.path)
+    result = stats.answer(name, rec, cand.path, source_wanted=sources)
     if result is not None:
         stats.keep(name, rec)
     return result

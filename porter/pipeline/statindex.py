@@ -8,11 +8,15 @@ and its result: inline (status, reason, findings, suppressed findings) unless th
 carries a rewrite, which stays in the file's cache entry (`porter.pipeline.cache`), named by
 its key, and the CUDA-only modules that result imports (what a dependency file may drop
 reads them: `porter.files.deps.imports`; kept so that a warm run neither reads nor parses
-the files that name one). A file whose `stat` is unchanged and whose answers are the same is
-not ported again. A file that is unchanged but must be shown (findings, a rewrite or a suppression
-comment: lint prints its lines and fingerprints them) is read, must hash to the recorded
-sha256, and gets its result from the index (or its verified entry, for a rewrite); any
-other file is not even read.
+the files that name one), and, for an inline result, each finding's whitespace-normalised lines
+(what lint's fingerprint hashes: `porter.files.sites.finding_texts`). A file whose `stat` is
+unchanged and whose answers are the same is not ported again. A file that is unchanged but
+must be shown (findings, a rewrite or a suppression comment: lint prints its lines and
+fingerprints them) is read, must hash to the recorded sha256, and gets its result from the
+index (or its verified entry, for a rewrite); any other file is not even read. A caller that
+shows no lines and reads no suppression comments (`lint --output-format json`, say) gets an
+inline result with its findings' kept lines instead of the bytes, and that file is not read
+either: the `stat` vouches for those lines exactly as it vouches for the findings.
 
 A record is trusted only if the file's mtime and ctime were at least `RACY_NS` older than
 the moment its `stat` was taken: a file written in the same clock tick as porter read it
@@ -23,10 +27,10 @@ file is read and hashed on the next run. The ctime cannot be set back by `touch`
 The file is one JSON document behind an HMAC under the user's cache key (`cache.seal`: an
 index in a cache folder from elsewhere is not the user's and is not read), and every record
 is checked for the shape `save` writes when it is loaded (known rule codes, an entry key of 64
-hex digits): anything that does not check out is an empty index
-(every file is read and ported, or answered by its cache entry, as without one). The salt in
-the shape covers porter's code and rule files, so a new porter or an edited rule never reads
-an old index.
+hex digits, one kept line per finding, each a place in the string table): anything that
+does not check out is an empty index (every file is read and ported, or answered by its cache
+entry, as without one). The salt in the shape covers porter's code and rule files, so a new
+porter or an edited rule never reads an old index.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
+from porter.files.sites import finding_texts
 
 RACY_NS = 2_000_000_000  # a file changed this recently before its stat is read again next run
 
@@ -80,6 +85,10 @@ class Record:
     # the CUDA-only modules its result imports after the port (`ImportsAfterPort.add`), once
     # a run asked; None before
     imported: list[str] | None = None
+    # each finding's normalised lines (`sites.finding_texts`) for an inline result, so that a
+    # hit is fingerprinted without reading the file (`answer(..., source=False)`); None in an
+    # index written before there were any
+    texts: list[str] | None = None
 
 
 _ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
@@ -129,6 +138,7 @@ def _row(f: Finding) -> list[Any]:
 # place in it: thousands of findings share a few hundred names, advice and links
 _TEXTS = (0, 1, 2, 7, 8, 9, 10, 11, 13, 14)
 _RESULT = [f.name for f in fields(Record)].index("result")
+_FINDING_TEXTS = [f.name for f in fields(Record)].index("texts")
 
 
 def _pack(row: list[Any], table: dict[str, int]) -> list[Any]:
@@ -275,6 +285,17 @@ class StatIndex:
                     )
                 ):
                     return {}
+                places: Any = rec.texts  # places in the string table, one per finding of an inline result
+                if places is not None:
+                    if not (
+                        rec.result is not None
+                        and type(places) is list
+                        and type(rec.result[3]) is list
+                        and len(places) == len(rec.result[3])
+                        and all(type(t) is int and t >= 0 for t in places)
+                    ):
+                        return {}
+                    rec.texts = [strings[t] for t in places]
                 if rec.result is not None:
                     status, reason, line, findings, suppressed = rec.result
                     rec.result = [
@@ -305,11 +326,15 @@ class StatIndex:
             return None
         return rec
 
-    def answer(self, name: str, rec: Record, path: Path) -> FileResult | None:
+    def answer(self, name: str, rec: Record, path: Path, source_wanted: bool = True) -> FileResult | None:
         """The result `rec` (from `lookup`) holds for the file at `path`, or None: read and
-        port it. A record that needs the bytes reads them, and they must hash as recorded."""
+        port it. A record that needs the bytes reads them, and they must hash as recorded.
+        Without `source_wanted` (the caller shows no lines and looks for no suppression comments),
+        an inline result whose findings' lines the record keeps comes with those (`texts`) and
+        the file is not read: its `stat` vouches for them as for the findings themselves."""
         source = None
-        if rec.read:
+        texts = rec.texts if not source_wanted and rec.key is None else None
+        if rec.read and texts is None:
             try:
                 source = read_regular(path)
             except OSError:
@@ -328,6 +353,7 @@ class StatIndex:
             reason=held.reason,
             error_line=held.error_line,
             suppressed=list(held.suppressed),
+            texts=texts,
         )
 
     def record(
@@ -344,6 +370,7 @@ class StatIndex:
         """Remember `result` for the file whose `stat` was `st` before `source` was read.
         A result with a rewrite is remembered only through its cache entry."""
         inline: list[Any] | None = None
+        texts: list[str] | None = None
         if result.new_source is not None:
             if key is None:
                 return
@@ -356,6 +383,7 @@ class StatIndex:
                 [_row(f) for f in result.findings],
                 [_row(f) for f in result.suppressed],
             ]
+            texts = finding_texts(result.findings, source)
         trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
         self.new[name] = Record(
             signature(st),
@@ -367,6 +395,7 @@ class StatIndex:
             inline,
             wants_source(result, source),
             trusted,
+            texts=texts,
         )
 
     def keep(self, name: str, rec: Record) -> None:
@@ -388,6 +417,8 @@ class StatIndex:
                     [_pack(r, table) for r in findings],
                     [_pack(r, table) for r in suppressed],
                 ]
+            if rec.texts is not None:
+                row[_FINDING_TEXTS] = [table.setdefault(t, len(table)) for t in rec.texts]
             files[name] = row
         body = json.dumps({"strings": list(table), "files": files}, separators=(",", ":")).encode()
         try:
