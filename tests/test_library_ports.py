@@ -906,6 +906,46 @@ def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
     assert out["pkg/stats.py"][0] == textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).lstrip()
 
 
+def test_a_key_handed_on_to_a_closed_device_switch_stays_where_it_is_passed(tmp_path):
+    """ColossalAI's placement policy calls `MemStatsCollector.next_period_non_model_data_usage("cuda")`,
+    which hands its `device_type` on to `MemStats.non_model_data_list` (a closed switch over
+    "cuda"/"cpu" whose `else` raises): the caller's "cuda" is that switch's key, not a device."""
+    files = dict(SWITCH_KEY)
+    files["pkg/collector.py"] += """
+            def next_usage(self, device_type: str) -> int:
+                assert len(self._memstats.non_model_data_list(device_type)) > 0
+                return self._memstats.non_model_data_list(device_type)[0]
+    """
+    files["pkg/policy.py"] = """
+        from pkg.collector import Collector
+
+
+        class Policy:
+            def __init__(self):
+                self.collector = Collector()
+
+            def evict(self, t):
+                return self.collector.next_usage("cuda"), t.to("cuda")
+    """
+    write_files(tmp_path, files)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/policy.py"]
+    assert 'next_usage("cuda")' in code and 't.to("neuron")' in code, code
+    assert any(f.code == "DEV015" for f in findings)
+
+
+def test_a_parameter_set_again_before_it_is_handed_on_is_no_switch_key():
+    from porter.analysis.device_backends import switch_keys
+
+    stats = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode()
+    forwarding = b"def usage(stats, device_type):\n    return stats.non_model_data_list(device_type)\n"
+    assert switch_keys([("pkg/stats.py", stats), ("pkg/use.py", forwarding)])["usage"][1] == "1"
+    resetting = (
+        b"def usage(stats, device_type):\n    device_type = 'cpu'\n    return stats.non_model_data_list(device_type)\n"
+    )
+    assert "usage" not in switch_keys([("pkg/stats.py", stats), ("pkg/use.py", resetting)])
+
+
 def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
     from porter.analysis.device_backends import switch_keys
 
