@@ -2533,6 +2533,60 @@ def test_an_assert_that_also_accepts_another_accelerator_lists_devices_whatever_
     assert port(demands, "neuron")[0] == demands
 
 
+# ColossalAI 0.5.0 `legacy/amp/torch_amp/_grad_scaler.py` (torch's GradScaler, modified), in a
+# project with an accelerator class per device
+GRAD_SCALER = {
+    "pkg/__init__.py": "",
+    "pkg/accelerator.py": """
+        class BaseAccelerator:
+            pass
+
+
+        class CudaAccelerator(BaseAccelerator):
+            pass
+
+
+        class NpuAccelerator(BaseAccelerator):
+            pass
+    """,
+    "pkg/scaler.py": """
+        import warnings
+
+        import torch
+
+
+        class GradScaler:
+            def __init__(self, enabled=True):
+                if enabled and not torch.cuda.is_available():
+                    warnings.warn("GradScaler is enabled, but CUDA is not available.  Disabling.")
+                    self._enabled = False
+                else:
+                    self._enabled = enabled
+
+            def scale(self, outputs):
+                if not self._enabled:
+                    return outputs
+                assert outputs.is_cuda or outputs.device.type == "xla"
+                return outputs * 2.0
+    """,
+}
+
+
+def test_the_test_that_turns_on_a_class_whose_asserts_only_cuda_passes_stays_cudas(tmp_path):
+    """ColossalAI's legacy `GradScaler.__init__` turns itself off where `torch.cuda.is_available()`
+    is false; its `scale` asserts `outputs.is_cuda or outputs.device.type == "xla"` (kept, BACK008).
+    `torch.accelerator.is_available()` there turned the scaler on for the target, where its first
+    `scale` fails that assert: the test stays CUDA's (BACK006), and the scaler stays off there, as
+    it was. On xla, which the assert accepts, the test is ported."""
+    write_files(tmp_path, GRAD_SCALER)
+    code, findings = port_files(tmp_path, "neuron")["pkg/scaler.py"]
+    assert "        if enabled and not torch.cuda.is_available():\n" in code, code
+    assert 'assert outputs.is_cuda or outputs.device.type == "xla"\n' in code, code
+    assert any(f.code == "BACK006" and "GradScaler" in f.message for f in findings), findings
+    xla, _ = port_files(tmp_path, "xla")["pkg/scaler.py"]
+    assert "        if enabled and not torch.cuda.is_available():\n" not in xla, xla
+
+
 def test_a_device_handed_to_the_name_a_kept_assert_checks_stays_with_it():
     """ColossalAI's legacy `ZeroContextConfig.__post_init__` asserts `self.target_device.type ==
     "cuda"` ("... should be located in cuda", kept: its message says CUDA), and

@@ -34,7 +34,7 @@ for it (`quiet`); in a BACK007 region only the fixes are held back.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from porter.codemods import cstwalk
 import libcst as cst
@@ -321,6 +321,7 @@ class BackendsFamily(Family):
             set()
         )  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
+        self._cuda_asserts: dict[int, str] = {}  # id(class) -> an assert of its code that only CUDA passes ("": none)
         self._ors: dict[
             int, tuple[str, cst.SimpleString]
         ] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
@@ -1546,11 +1547,7 @@ class BackendsFamily(Family):
             and not self._accepts_other_accelerator(node.test)
         ):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
-            if not any(
-                (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
-                or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
-                for n in _nodes(node.test)
-            ):
+            if not _negates(_nodes(node.test)):
                 self._cuda_past(self.ctx.current_statements[-1], f"assert {_short(self.ctx.code(node.test))}")
 
     @staticmethod
@@ -1558,11 +1555,7 @@ class BackendsFamily(Family):
         """`device.type == "cuda" or device.type == "npu"`, `name in ("cuda", "npu")`: the test
         names an accelerator besides CUDA and negates nothing (`!=`, `not in`, `not`)."""
         nodes = _nodes(test)
-        if any(
-            (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
-            or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
-            for n in nodes
-        ):
+        if _negates(nodes):
             return False
         return any(
             isinstance(n, cst.SimpleString) and device_of(string_value(n)) not in (None, "cuda", *HOSTS) for n in nodes
@@ -2696,6 +2689,7 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._enables_cuda_asserting_class(node)
         self._serialized_cuda(node)
         self._flagged_branch(node)
         self._foreign_classes(node)
@@ -2705,6 +2699,53 @@ class BackendsFamily(Family):
         self._choice_arms(node)
         self._picks_cuda_own(node)
         self._filed_under_cuda(node)
+
+    def _enables_cuda_asserting_class(self, node: cst.If) -> None:
+        """`if enabled and not torch.cuda.is_available(): warnings.warn(...); self._enabled = False`
+        in a class whose code asserts its tensors are CUDA's (ColossalAI's legacy `GradScaler`:
+        `assert outputs.is_cuda or outputs.device.type == "xla"`, kept, BACK008): the test says
+        whether that code can run, so it asks about CUDA itself. Kept (BACK006): on the target
+        the class stays off, as it was, rather than on and failing its own asserts."""
+        if self.library() is None or not any(
+            isinstance(n, cst.Call) and self.ctx.qualname(n.func) == "torch.cuda.is_available"
+            for n in _nodes(node.test)
+        ):
+            return
+        cls = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.ClassDef)), None)
+        if cls is None:
+            return
+        check = self._cuda_asserts.get(id(cls))
+        if check is None:
+            check = self._cuda_asserts[id(cls)] = next(
+                (
+                    self.ctx.code(n.test)
+                    for n in _nodes(cls)
+                    if isinstance(n, cst.Assert) and self._asserts_cuda(n.test)
+                ),
+                "",
+            )
+        if check:
+            self._itself(
+                node.test,
+                node.test,
+                f"says whether `{cls.name.value}` can run, and its code asserts `{_short(check)}`, which the target fails",
+            )
+
+    def _asserts_cuda(self, test: cst.BaseExpression) -> bool:
+        """`x.is_cuda`, `x.is_cuda or x.device.type == "xla"`: a test only CUDA's tensors (and the
+        devices it names, not the target) pass; it negates nothing."""
+        nodes = _nodes(test)
+        return (
+            any(
+                isinstance(n, cst.Attribute) and n.attr.value == "is_cuda" and self.ctx.qualname(n) is None
+                for n in nodes
+            )
+            and not _negates(nodes)
+            and not any(
+                isinstance(n, cst.SimpleString) and device_of(string_value(n)) == self.ctx.target.device_type
+                for n in nodes
+            )
+        )
 
     def _filed_under_cuda(self, node: cst.If) -> None:
         """`if device_type == "npu": device_type = "cuda"` (ColossalAI's `ChunkManager`, whose
@@ -3931,6 +3972,15 @@ def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return list(walk(node))
+
+
+def _negates(nodes: Iterable[cst.CSTNode]) -> bool:
+    """Whether a test's nodes negate anything (`not`, `!=`, `not in`)."""
+    return any(
+        (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+        or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
+        for n in nodes
+    )
 
 
 def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[str]:
