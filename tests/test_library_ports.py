@@ -2587,6 +2587,29 @@ def test_the_test_that_turns_on_a_class_whose_asserts_only_cuda_passes_stays_cud
     assert "        if enabled and not torch.cuda.is_available():\n" not in xla, xla
 
 
+def test_a_registry_of_backends_written_with_keywords_is_reported_where_the_target_goes():
+    """ColossalAI's `_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator,
+    cpu=CpuAccelerator)`: the registry `get_accelerator()` builds from has no entry for the target
+    (so there it answers the CPU's accelerator): the same finding as for a dict literal (BACK004)
+    says where the target's backend is registered; nothing changes."""
+    code = (
+        "from collections import OrderedDict\n"
+        "\n"
+        "from .cuda_accelerator import CudaAccelerator\n"
+        "from .cpu_accelerator import CpuAccelerator\n"
+        "from .npu_accelerator import NpuAccelerator\n"
+        "\n"
+        "_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)\n"
+        "_LITERAL = {'cuda': CudaAccelerator, 'cpu': CpuAccelerator}\n"
+        "_SIZES = dict(cuda=8, cpu=1)\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/accelerator/api.py")
+    assert new == code, new
+    registries = [f for f in findings if f.code == "BACK004"]
+    assert len(registries) == 2, findings
+    assert any("cuda, npu, cpu" in f.message and "`CudaAccelerator`" in f.message for f in registries), registries
+
+
 def test_a_device_handed_to_the_name_a_kept_assert_checks_stays_with_it():
     """ColossalAI's legacy `ZeroContextConfig.__post_init__` asserts `self.target_device.type ==
     "cuda"` ("... should be located in cuda", kept: its message says CUDA), and

@@ -1095,6 +1095,7 @@ class BackendsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`location.startswith("cuda")`, `module.__name__.endswith("cuda")` (library mode)."""
+        self._keyword_registry(node)
         if self.library() is not None:
             self._at_hand(node)
             self._switch_key(node)
@@ -2554,6 +2555,30 @@ class BackendsFamily(Family):
                 if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda"
             )
             return
+        self._registry_lacks_target(node, keys, devices, values)
+
+    def _keyword_registry(self, node: cst.Call) -> None:
+        """`OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)` (ColossalAI's
+        `_ACCELERATOR_MAPPING`, which `get_accelerator()` builds from): the registry of backends
+        per device written with keywords, reported as its literal is (BACK004)."""
+        if not (self.ctx.qualname(node.func) == "collections.OrderedDict" or dotted(node.func) == "dict"):
+            return
+        keys = [a.keyword.value if a.keyword is not None else None for a in node.args]
+        devices = [device_of(k) for k in keys]
+        values = [a.value for a in node.args]
+        if (
+            len(devices) >= 2
+            and None not in devices
+            and "cuda" in devices
+            and self.ctx.target.device_type not in devices
+            and all(isinstance(v, (cst.Name, cst.Attribute)) for v in values)
+        ):
+            self._registry_lacks_target(node, keys, devices, values)
+
+    def _registry_lacks_target(
+        self, node: cst.CSTNode, keys: list[str | None], devices: list[str | None], values: list[cst.BaseExpression]
+    ) -> None:
+        t = self.ctx.target
         cuda = next(v for k, v in zip(devices, values) if k == "cuda")
         self.ctx.report(
             "BACK004",
