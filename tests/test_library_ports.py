@@ -946,6 +946,20 @@ def test_a_parameter_set_again_before_it_is_handed_on_is_no_switch_key():
     assert "usage" not in switch_keys([("pkg/stats.py", stats), ("pkg/use.py", resetting)])
 
 
+def test_what_the_cuda_only_facts_read_of_a_file_covers_a_key_handed_on():
+    """The CUDA-only facts are cached by what they read of each file (`part`): the line that hands
+    a parameter on and its `def` are read, so an edit there works the facts out again; an edit
+    to another line of the body does not."""
+    from porter.analysis.cuda_only_index import part
+
+    forwarding = "import torch\n\n\ndef usage(stats, device_type):\n    n = 1\n    return stats.non_model_data_list(device_type)\n"
+    assert part(forwarding.encode()) != part(forwarding.replace("(device_type)\n", "('cpu')\n").encode())
+    assert part(forwarding.encode()) != part(
+        forwarding.replace("usage(stats, device_type)", "usage(device_type)").encode()
+    )
+    assert part(forwarding.encode()) == part(forwarding.replace("n = 1", "n = 2").encode())
+
+
 def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
     from porter.analysis.device_backends import switch_keys
 
