@@ -2605,7 +2605,8 @@ def test_a_registry_of_backends_written_with_keywords_is_reported_where_the_targ
     """ColossalAI's `_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator,
     cpu=CpuAccelerator)`: the registry `get_accelerator()` builds from has no entry for the target
     (so there it answers the CPU's accelerator): the same finding as for a dict literal (BACK004)
-    says where the target's backend is registered; nothing changes."""
+    says where the target's backend is registered; nothing changes. `dict(cuda=cuda_memory,
+    cpu=cpu_memory)` (`Chunk.memory_usage`) holds numbers, not backends: no finding."""
     code = (
         "from collections import OrderedDict\n"
         "\n"
@@ -2616,6 +2617,10 @@ def test_a_registry_of_backends_written_with_keywords_is_reported_where_the_targ
         "_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)\n"
         "_LITERAL = {'cuda': CudaAccelerator, 'cpu': CpuAccelerator}\n"
         "_SIZES = dict(cuda=8, cpu=1)\n"
+        "\n"
+        "\n"
+        "def memory_usage(cuda_memory, cpu_memory):\n"
+        "    return dict(cuda=cuda_memory, cpu=cpu_memory)\n"
     )
     new, findings = port(code, "neuron", path="pkg/accelerator/api.py")
     assert new == code, new

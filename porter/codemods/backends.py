@@ -321,6 +321,7 @@ class BackendsFamily(Family):
             set()
         )  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
+        self._bindings: set[str] | None = None  # what the module binds to a class, function or import
         self._cuda_asserts: dict[int, str] = {}  # id(class) -> an assert of its code that only CUDA passes ("": none)
         self._ors: dict[
             int, tuple[str, cst.SimpleString]
@@ -2560,20 +2561,36 @@ class BackendsFamily(Family):
     def _keyword_registry(self, node: cst.Call) -> None:
         """`OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)` (ColossalAI's
         `_ACCELERATOR_MAPPING`, which `get_accelerator()` builds from): the registry of backends
-        per device written with keywords, reported as its literal is (BACK004)."""
+        per device written with keywords, reported as its literal is (BACK004). Each value is a
+        class or function the module defines or imports: `dict(cuda=cuda_memory, cpu=cpu_memory)`
+        (ColossalAI's `Chunk.memory_usage`) is a table of numbers, no registry."""
         if not (self.ctx.qualname(node.func) == "collections.OrderedDict" or dotted(node.func) == "dict"):
             return
         keys = [a.keyword.value if a.keyword is not None else None for a in node.args]
         devices = [device_of(k) for k in keys]
+        if len(devices) < 2 or None in devices or "cuda" not in devices or self.ctx.target.device_type in devices:
+            return
         values = [a.value for a in node.args]
-        if (
-            len(devices) >= 2
-            and None not in devices
-            and "cuda" in devices
-            and self.ctx.target.device_type not in devices
-            and all(isinstance(v, (cst.Name, cst.Attribute)) for v in values)
-        ):
+        bound = self._module_bindings()
+        if all((dotted(v) or "").partition(".")[0] in bound for v in values):
             self._registry_lacks_target(node, keys, devices, values)
+
+    def _module_bindings(self) -> set[str]:
+        """The names the module's own statements bind to a class, a function or an import."""
+        if self._bindings is None:
+            self._bindings = set()
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                    self._bindings.add(stmt.name.value)
+                elif isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                            small.names, cst.ImportStar
+                        ):
+                            for alias in small.names:
+                                name = alias.asname.name if alias.asname is not None else alias.name
+                                self._bindings.add((dotted(name) or "").partition(".")[0])
+        return self._bindings
 
     def _registry_lacks_target(
         self, node: cst.CSTNode, keys: list[str | None], devices: list[str | None], values: list[cst.BaseExpression]
