@@ -722,14 +722,11 @@ def _closed_switch(stmt: ast.stmt) -> str | None:
 def part(source: bytes) -> bytes:
     """What the analysis reads of one file: its class statements with a device word, and the
     lines that name `cuda` (where a member of CUDA's class is compared with "cuda"); with a
-    switch over "cuda" (`switch_keys`), its `def` lines too; and the lines that may hand a
-    parameter on to a switch (`_handed_on_lines`)."""
+    switch over "cuda" (`switch_keys`), its `def` lines too. (The lines that may hand a
+    parameter on to a switch are `handed_on_lines`.)"""
     lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
     if lines and (_KEY_TEST.search(source) or _INDEX_FORMAT.search(source)):
         lines += b"\3" + b"\0".join(_DEF_LINE.findall(source))
-    handed = _handed_on_lines(source)
-    if handed:
-        lines += b"\5" + handed
     if _ACCELERATOR_STRING.search(source):
         lines += b"\2" + b"\0".join(_ACCELERATOR_LINE.findall(source))
     if not _HINT.search(source):
@@ -743,7 +740,7 @@ def part(source: bytes) -> bytes:
     )
 
 
-def _handed_on_lines(source: bytes) -> bytes:
+def handed_on_lines(source: bytes) -> bytes:
     """The signatures of a file that names a device (`device`, `cuda`) and its lines that
     pass a parameter's name on (`self._memstats.non_model_data_list(device_type)`): what
     `_handing_on` reads of it. (A file that names no device hands no device key on.)"""
