@@ -906,6 +906,60 @@ def test_the_key_of_a_closed_device_switch_passed_by_a_caller_stays(tmp_path):
     assert out["pkg/stats.py"][0] == textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).lstrip()
 
 
+def test_a_key_handed_on_to_a_closed_device_switch_stays_where_it_is_passed(tmp_path):
+    """ColossalAI's placement policy calls `MemStatsCollector.next_period_non_model_data_usage("cuda")`,
+    which hands its `device_type` on to `MemStats.non_model_data_list` (a closed switch over
+    "cuda"/"cpu" whose `else` raises): the caller's "cuda" is that switch's key, not a device."""
+    files = dict(SWITCH_KEY)
+    files["pkg/collector.py"] += """
+            def next_usage(self, device_type: str) -> int:
+                assert len(self._memstats.non_model_data_list(device_type)) > 0
+                return self._memstats.non_model_data_list(device_type)[0]
+    """
+    files["pkg/policy.py"] = """
+        from pkg.collector import Collector
+
+
+        class Policy:
+            def __init__(self):
+                self.collector = Collector()
+
+            def evict(self, t):
+                return self.collector.next_usage("cuda"), t.to("cuda")
+    """
+    write_files(tmp_path, files)
+    out = port_files(tmp_path, "neuron")
+    code, findings = out["pkg/policy.py"]
+    assert 'next_usage("cuda")' in code and 't.to("neuron")' in code, code
+    assert any(f.code == "DEV015" for f in findings)
+
+
+def test_a_parameter_set_again_before_it_is_handed_on_is_no_switch_key():
+    from porter.analysis.device_backends import switch_keys
+
+    stats = textwrap.dedent(SWITCH_KEY["pkg/stats.py"]).encode()
+    forwarding = b"def usage(stats, device_type):\n    return stats.non_model_data_list(device_type)\n"
+    assert switch_keys([("pkg/stats.py", stats), ("pkg/use.py", forwarding)])["usage"][1] == "1"
+    resetting = (
+        b"def usage(stats, device_type):\n    device_type = 'cpu'\n    return stats.non_model_data_list(device_type)\n"
+    )
+    assert "usage" not in switch_keys([("pkg/stats.py", stats), ("pkg/use.py", resetting)])
+
+
+def test_what_the_cuda_only_facts_read_of_a_file_covers_a_key_handed_on():
+    """The CUDA-only facts are cached by what they read of each file (`part`): the line that hands
+    a parameter on and its `def` are read, so an edit there works the facts out again; an edit
+    to another line of the body does not."""
+    from porter.analysis.cuda_only_index import part
+
+    forwarding = "import torch\n\n\ndef usage(stats, device_type):\n    n = 1\n    return stats.non_model_data_list(device_type)\n"
+    assert part(forwarding.encode()) != part(forwarding.replace("(device_type)\n", "('cpu')\n").encode())
+    assert part(forwarding.encode()) != part(
+        forwarding.replace("usage(stats, device_type)", "usage(device_type)").encode()
+    )
+    assert part(forwarding.encode()) == part(forwarding.replace("n = 1", "n = 2").encode())
+
+
 def test_the_key_of_a_switch_that_is_not_closed_is_a_device(tmp_path):
     from porter.analysis.device_backends import switch_keys
 
@@ -2491,6 +2545,88 @@ def test_an_assert_that_also_accepts_another_accelerator_lists_devices_whatever_
     # one that demands CUDA still does
     demands = 'def f(device):\n    assert device.type == "cuda", "only CUDA is supported"\n    return 1\n'
     assert port(demands, "neuron")[0] == demands
+
+
+# ColossalAI 0.5.0 `legacy/amp/torch_amp/_grad_scaler.py` (torch's GradScaler, modified), in a
+# project with an accelerator class per device
+GRAD_SCALER = {
+    "pkg/__init__.py": "",
+    "pkg/accelerator.py": """
+        class BaseAccelerator:
+            pass
+
+
+        class CudaAccelerator(BaseAccelerator):
+            pass
+
+
+        class NpuAccelerator(BaseAccelerator):
+            pass
+    """,
+    "pkg/scaler.py": """
+        import warnings
+
+        import torch
+
+
+        class GradScaler:
+            def __init__(self, enabled=True):
+                if enabled and not torch.cuda.is_available():
+                    warnings.warn("GradScaler is enabled, but CUDA is not available.  Disabling.")
+                    self._enabled = False
+                else:
+                    self._enabled = enabled
+
+            def scale(self, outputs):
+                if not self._enabled:
+                    return outputs
+                assert outputs.is_cuda or outputs.device.type == "xla"
+                return outputs * 2.0
+    """,
+}
+
+
+def test_the_test_that_turns_on_a_class_whose_asserts_only_cuda_passes_stays_cudas(tmp_path):
+    """ColossalAI's legacy `GradScaler.__init__` turns itself off where `torch.cuda.is_available()`
+    is false; its `scale` asserts `outputs.is_cuda or outputs.device.type == "xla"` (kept, BACK008).
+    `torch.accelerator.is_available()` there turned the scaler on for the target, where its first
+    `scale` fails that assert: the test stays CUDA's (BACK006), and the scaler stays off there, as
+    it was. On xla, which the assert accepts, the test is ported."""
+    write_files(tmp_path, GRAD_SCALER)
+    code, findings = port_files(tmp_path, "neuron")["pkg/scaler.py"]
+    assert "        if enabled and not torch.cuda.is_available():\n" in code, code
+    assert 'assert outputs.is_cuda or outputs.device.type == "xla"\n' in code, code
+    assert any(f.code == "BACK006" and "GradScaler" in f.message for f in findings), findings
+    xla, _ = port_files(tmp_path, "xla")["pkg/scaler.py"]
+    assert "        if enabled and not torch.cuda.is_available():\n" not in xla, xla
+
+
+def test_a_registry_of_backends_written_with_keywords_is_reported_where_the_target_goes():
+    """ColossalAI's `_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator,
+    cpu=CpuAccelerator)`: the registry `get_accelerator()` builds from has no entry for the target
+    (so there it answers the CPU's accelerator): the same finding as for a dict literal (BACK004)
+    says where the target's backend is registered; nothing changes. `dict(cuda=cuda_memory,
+    cpu=cpu_memory)` (`Chunk.memory_usage`) holds numbers, not backends: no finding."""
+    code = (
+        "from collections import OrderedDict\n"
+        "\n"
+        "from .cuda_accelerator import CudaAccelerator\n"
+        "from .cpu_accelerator import CpuAccelerator\n"
+        "from .npu_accelerator import NpuAccelerator\n"
+        "\n"
+        "_ACCELERATOR_MAPPING = OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)\n"
+        "_LITERAL = {'cuda': CudaAccelerator, 'cpu': CpuAccelerator}\n"
+        "_SIZES = dict(cuda=8, cpu=1)\n"
+        "\n"
+        "\n"
+        "def memory_usage(cuda_memory, cpu_memory):\n"
+        "    return dict(cuda=cuda_memory, cpu=cpu_memory)\n"
+    )
+    new, findings = port(code, "neuron", path="pkg/accelerator/api.py")
+    assert new == code, new
+    registries = [f for f in findings if f.code == "BACK004"]
+    assert len(registries) == 2, findings
+    assert any("cuda, npu, cpu" in f.message and "`CudaAccelerator`" in f.message for f in registries), registries
 
 
 def test_a_device_handed_to_the_name_a_kept_assert_checks_stays_with_it():

@@ -1160,8 +1160,9 @@ def _aliased_imports(source: bytes) -> Iterable[ast.Import]:
 
 def part(source: bytes) -> bytes:
     """What `with_cuda_only` reads of one file, hashed: the whole of a file that may hold
-    CUDA-only code, the `from ... import` lines (and per-device class statements,
-    porter.analysis.device_backends) of the others; empty for a file that has neither.
+    CUDA-only code, the `from ... import` lines (and per-device class statements and the lines
+    that hand a parameter on, porter.analysis.device_backends) of the others; empty for a file
+    that has neither.
     Editing a body elsewhere changes nothing."""
     classes = device_backends.part(source)
     if b"import" not in source:
@@ -1174,7 +1175,10 @@ def part(source: bytes) -> bytes:
         or _PACKAGE_STRING.search(source)
     ):
         return hashlib.sha256(source).digest()
-    return hashlib.sha256(b"".join(text + b"\0" for _, _, text in from_statements(source)) + classes).digest()
+    handed = device_backends.handed_on_lines(source)  # a parameter handed on to a switch key
+    return hashlib.sha256(
+        b"".join(text + b"\0" for _, _, text in from_statements(source)) + classes + b"\5" + handed
+    ).digest()
 
 
 def digest(

@@ -29,6 +29,10 @@ from porter.analysis.program import module_name
 DIRS = "dir:"
 _KEY_TEST = re.compile(rb"""^[ \t]*if[ \t]+(\w+)[ \t]*==[ \t]*["']cuda["'][ \t]*:""", re.MULTILINE)
 _DEF_LINE = re.compile(rb"^[ \t]*(?:async[ \t]+)?def[ \t].*$", re.MULTILINE)
+# a `def`'s parameters (to their first `)`), a name among them, a bare name in a call's arguments
+_SIGNATURE = re.compile(rb"def[ \t]+\w+[ \t]*\([^)]*")
+_PARAM = re.compile(rb"[(,][ \t\n]*\**([A-Za-z_]\w*)")
+_BARE_ARG = re.compile(rb"[(,][ \t]*([A-Za-z_]\w*)[ \t]*(?=[,)])")
 # device-type strings of accelerators an application does not name (not the CPU, MPS or porter's targets)
 _ACCELERATOR_STRING = re.compile(rb"""["'](xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"']""")
 _ACCELERATOR_LINE = re.compile(rb"""^.*["'](?:xpu|npu|hpu|mlu|musa|sdaa|gcu|mtia|maia|ipu|hip)[:"'].*$""", re.MULTILINE)
@@ -505,8 +509,10 @@ def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]
     """name -> (why, the parameter's position among the call's arguments) for each function
     (or method) whose parameter is the key of a closed `if/elif` over device names that has
     no place for another: its branches test `param == "cuda"` and `param == "cpu"` (or
-    another device) and its `else` raises. The names a caller passes there are that
-    function's keys, not devices; a name defined twice with different answers is left out."""
+    another device) and its `else` raises, or who hands a parameter on to such a key
+    (`_handing_on`). The names a caller passes there are that function's keys, not devices;
+    a name defined twice with different answers is left out."""
+    files = list(files)
     found: dict[str, tuple[str, str] | None] = {}
     for path, fn, params, method in _functions(files, _KEY_TEST):
         for stmt in fn.body:
@@ -519,7 +525,61 @@ def switch_keys(files: Iterable[tuple[str, bytes]]) -> dict[str, tuple[str, str]
                 "device names whose `else` raises"
             )
             _answer(found, fn.name, (why, str(position)))
+    keys = {k: v for k, v in found.items() if v is not None}
+    pending = dict(keys)
+    while pending:  # the functions that hand their parameter on to a key, then theirs ...
+        pending = _handing_on(files, pending, keys)
+        keys.update(pending)
+    return keys
+
+
+def _handing_on(
+    files: list[tuple[str, bytes]], keys: Mapping[str, tuple[str, str]], known: Mapping[str, tuple[str, str]]
+) -> dict[str, tuple[str, str]]:
+    """name -> (why, position) for each function not in `known` that passes one of its
+    parameters, unchanged, as the key of a call of a function of `keys` (ColossalAI's
+    `next_period_non_model_data_usage(device_type)` → `non_model_data_list(device_type)`):
+    what its callers pass there is that switch's key too."""
+    probe = re.compile(rb"\b(?:%s)\(" % b"|".join(re.escape(k.encode()) for k in sorted(keys)))
+    found: dict[str, tuple[str, str] | None] = {}
+    for path, fn, params, method in _functions(files, probe):
+        if fn.name in known:
+            continue
+        own = list(_own_nodes(fn))
+        stored = {n.id for n in own if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        for node in own:
+            callee = _called(node) if isinstance(node, ast.Call) else None
+            if callee is None or callee not in keys:
+                continue
+            assert isinstance(node, ast.Call)
+            at = int(keys[callee][1])
+            args = node.args[: at + 1]
+            if len(args) <= at or any(isinstance(a, ast.Starred) for a in args):
+                continue
+            arg = args[at]
+            if not (isinstance(arg, ast.Name) and arg.id in params and arg.id not in stored):
+                continue
+            position = params.index(arg.id) - (1 if method else 0)
+            why = f"`{fn.name}({arg.id})` ({path}:{node.lineno}) hands it on to `{callee}`: " + keys[callee][0]
+            _answer(found, fn.name, (why, str(position)))
+            break
     return {k: v for k, v in found.items() if v is not None}
+
+
+def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of `fn`'s body, not those of the functions, lambdas and classes it defines."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _called(node: ast.Call) -> str | None:
+    """The name a call calls (`f(...)`, `obj.f(...)`)."""
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _functions(
@@ -684,7 +744,8 @@ def _closed_switch(stmt: ast.stmt) -> str | None:
 def part(source: bytes) -> bytes:
     """What the analysis reads of one file: its class statements with a device word, and the
     lines that name `cuda` (where a member of CUDA's class is compared with "cuda"); with a
-    switch over "cuda" (`switch_keys`), its `def` lines too."""
+    switch over "cuda" (`switch_keys`), its `def` lines too. (The lines that may hand a
+    parameter on to a switch are `handed_on_lines`.)"""
     lines = b"\0".join(_CUDA_LINE.findall(source)) if b"cuda" in source else b""
     if lines and (_KEY_TEST.search(source) or _INDEX_FORMAT.search(source)):
         lines += b"\3" + b"\0".join(_DEF_LINE.findall(source))
@@ -699,3 +760,18 @@ def part(source: bytes) -> bytes:
         + b"\1"
         + lines
     )
+
+
+def handed_on_lines(source: bytes) -> bytes:
+    """The signatures of a file that names a device (`device`, `cuda`) and its lines that
+    pass a parameter's name on (`self._memstats.non_model_data_list(device_type)`): what
+    `_handing_on` reads of it. (A file that names no device hands no device key on.)"""
+    if b"def" not in source or not (b"device" in source or b"cuda" in source):
+        return b""
+    signatures = _SIGNATURE.findall(source)
+    params = {p for s in signatures for p in _PARAM.findall(s, s.find(b"("))} - {b"self", b"cls"}
+    starts = {source.rfind(b"\n", 0, m.start()) + 1 for m in _BARE_ARG.finditer(source) if m.group(1) in params}
+    if not starts:
+        return b""
+    lines = [source[s : source.find(b"\n", s) % (len(source) + 1)] for s in sorted(starts)]
+    return b"\0".join(signatures) + b"\1" + b"\0".join(lines)

@@ -34,7 +34,7 @@ for it (`quiet`); in a BACK007 region only the fixes are held back.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from porter.codemods import cstwalk
 import libcst as cst
@@ -321,6 +321,8 @@ class BackendsFamily(Family):
             set()
         )  # lists in a place that holds devices (`x.type in ...`, `SUPPORTED_DEVICES = ...`)
         self._keys: dict[int, dict[str, set[str]]] = {}  # id(scope) -> its switch keys
+        self._bindings: set[str] | None = None  # what the module binds to a class, function or import
+        self._cuda_asserts: dict[int, str] = {}  # id(class) -> an assert of its code that only CUDA passes ("": none)
         self._ors: dict[
             int, tuple[str, cst.SimpleString]
         ] = {}  # `a == "cuda" or a == "npu"` -> (subject, CUDA's string)
@@ -1094,6 +1096,7 @@ class BackendsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`location.startswith("cuda")`, `module.__name__.endswith("cuda")` (library mode)."""
+        self._keyword_registry(node)
         if self.library() is not None:
             self._at_hand(node)
             self._switch_key(node)
@@ -1546,11 +1549,7 @@ class BackendsFamily(Family):
             and not self._accepts_other_accelerator(node.test)
         ):
             self._itself(node.test, node.test, "demands CUDA (its message says so)")
-            if not any(
-                (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
-                or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
-                for n in _nodes(node.test)
-            ):
+            if not _negates(_nodes(node.test)):
                 self._cuda_past(self.ctx.current_statements[-1], f"assert {_short(self.ctx.code(node.test))}")
 
     @staticmethod
@@ -1558,11 +1557,7 @@ class BackendsFamily(Family):
         """`device.type == "cuda" or device.type == "npu"`, `name in ("cuda", "npu")`: the test
         names an accelerator besides CUDA and negates nothing (`!=`, `not in`, `not`)."""
         nodes = _nodes(test)
-        if any(
-            (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
-            or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
-            for n in nodes
-        ):
+        if _negates(nodes):
             return False
         return any(
             isinstance(n, cst.SimpleString) and device_of(string_value(n)) not in (None, "cuda", *HOSTS) for n in nodes
@@ -2561,6 +2556,46 @@ class BackendsFamily(Family):
                 if isinstance(e, cst.DictElement) and device_of(string_value(e.key)) == "cuda"
             )
             return
+        self._registry_lacks_target(node, keys, devices, values)
+
+    def _keyword_registry(self, node: cst.Call) -> None:
+        """`OrderedDict(cuda=CudaAccelerator, npu=NpuAccelerator, cpu=CpuAccelerator)` (ColossalAI's
+        `_ACCELERATOR_MAPPING`, which `get_accelerator()` builds from): the registry of backends
+        per device written with keywords, reported as its literal is (BACK004). Each value is a
+        class or function the module defines or imports: `dict(cuda=cuda_memory, cpu=cpu_memory)`
+        (ColossalAI's `Chunk.memory_usage`) is a table of numbers, no registry."""
+        if not (self.ctx.qualname(node.func) == "collections.OrderedDict" or dotted(node.func) == "dict"):
+            return
+        keys = [a.keyword.value if a.keyword is not None else None for a in node.args]
+        devices = [device_of(k) for k in keys]
+        if len(devices) < 2 or None in devices or "cuda" not in devices or self.ctx.target.device_type in devices:
+            return
+        values = [a.value for a in node.args]
+        bound = self._module_bindings()
+        if all((dotted(v) or "").partition(".")[0] in bound for v in values):
+            self._registry_lacks_target(node, keys, devices, values)
+
+    def _module_bindings(self) -> set[str]:
+        """The names the module's own statements bind to a class, a function or an import."""
+        if self._bindings is None:
+            self._bindings = set()
+            for stmt in self.ctx.module.body:
+                if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+                    self._bindings.add(stmt.name.value)
+                elif isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                            small.names, cst.ImportStar
+                        ):
+                            for alias in small.names:
+                                name = alias.asname.name if alias.asname is not None else alias.name
+                                self._bindings.add((dotted(name) or "").partition(".")[0])
+        return self._bindings
+
+    def _registry_lacks_target(
+        self, node: cst.CSTNode, keys: list[str | None], devices: list[str | None], values: list[cst.BaseExpression]
+    ) -> None:
+        t = self.ctx.target
         cuda = next(v for k, v in zip(devices, values) if k == "cuda")
         self.ctx.report(
             "BACK004",
@@ -2696,6 +2731,7 @@ class BackendsFamily(Family):
         return True
 
     def visit_If(self, node: cst.If) -> None:
+        self._enables_cuda_asserting_class(node)
         self._serialized_cuda(node)
         self._flagged_branch(node)
         self._foreign_classes(node)
@@ -2705,6 +2741,53 @@ class BackendsFamily(Family):
         self._choice_arms(node)
         self._picks_cuda_own(node)
         self._filed_under_cuda(node)
+
+    def _enables_cuda_asserting_class(self, node: cst.If) -> None:
+        """`if enabled and not torch.cuda.is_available(): warnings.warn(...); self._enabled = False`
+        in a class whose code asserts its tensors are CUDA's (ColossalAI's legacy `GradScaler`:
+        `assert outputs.is_cuda or outputs.device.type == "xla"`, kept, BACK008): the test says
+        whether that code can run, so it asks about CUDA itself. Kept (BACK006): on the target
+        the class stays off, as it was, rather than on and failing its own asserts."""
+        if self.library() is None or not any(
+            isinstance(n, cst.Call) and self.ctx.qualname(n.func) == "torch.cuda.is_available"
+            for n in _nodes(node.test)
+        ):
+            return
+        cls = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.ClassDef)), None)
+        if cls is None:
+            return
+        check = self._cuda_asserts.get(id(cls))
+        if check is None:
+            check = self._cuda_asserts[id(cls)] = next(
+                (
+                    self.ctx.code(n.test)
+                    for n in _nodes(cls)
+                    if isinstance(n, cst.Assert) and self._asserts_cuda(n.test)
+                ),
+                "",
+            )
+        if check:
+            self._itself(
+                node.test,
+                node.test,
+                f"says whether `{cls.name.value}` can run, and its code asserts `{_short(check)}`, which the target fails",
+            )
+
+    def _asserts_cuda(self, test: cst.BaseExpression) -> bool:
+        """`x.is_cuda`, `x.is_cuda or x.device.type == "xla"`: a test only CUDA's tensors (and the
+        devices it names, not the target) pass; it negates nothing."""
+        nodes = _nodes(test)
+        return (
+            any(
+                isinstance(n, cst.Attribute) and n.attr.value == "is_cuda" and self.ctx.qualname(n) is None
+                for n in nodes
+            )
+            and not _negates(nodes)
+            and not any(
+                isinstance(n, cst.SimpleString) and device_of(string_value(n)) == self.ctx.target.device_type
+                for n in nodes
+            )
+        )
 
     def _filed_under_cuda(self, node: cst.If) -> None:
         """`if device_type == "npu": device_type = "cuda"` (ColossalAI's `ChunkManager`, whose
@@ -3931,6 +4014,15 @@ def _blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 
 def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     return list(walk(node))
+
+
+def _negates(nodes: Iterable[cst.CSTNode]) -> bool:
+    """Whether a test's nodes negate anything (`not`, `!=`, `not in`)."""
+    return any(
+        (isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not))
+        or (isinstance(n, cst.ComparisonTarget) and isinstance(n.operator, (cst.NotEqual, cst.NotIn)))
+        for n in nodes
+    )
 
 
 def _cuda_identifiers(node: cst.CSTNode, torch_names: dict[str, str]) -> list[str]:
