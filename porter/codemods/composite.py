@@ -120,25 +120,13 @@ class PortTransformer(cst.CSTTransformer):
     # `cls`, so the nodes are typed Any in on_visit and on_leave.
     def on_visit(self, node: Any) -> bool:
         cls = type(node)
-        units = self._units
-        if cls in _STATEMENT_TYPES and not (cls is cst.If and id(node) in self._elifs):
-            self.units.parent[id(node)] = units[-1] if units else None
-            self.units.indent[id(node)] = tuple(self._indents)
-            units.append(node)
-        elif cls is cst.IndentedBlock or cls is cst.Match:  # (the two nodes that indent what they hold)
-            self._indents.append(self._default_indent if node.indent is None else node.indent)
-        if units:
-            self.units.of[id(node)] = units[-1]
+        self._enter_unit(node, cls)
         if cls is cst.Import or cls is cst.ImportFrom:
             return False  # never rewrite inside an import; unused ones are removed later
         if cls in _SCOPE_TYPES:
             self.ctx.scopes.push(node)
         if cls in _STATEMENT_TYPES:
-            self.ctx.current_statements.append(node)
-            if cls is cst.SimpleStatementLine:
-                self._applied_at.append(self.ctx.applied)
-            elif cls is cst.If and type(node.orelse) is cst.If:
-                self._elifs.add(id(node.orelse))
+            self._enter_statement(node, cls)
         elif cls in _VALUE_HOLDERS:
             self.ctx.statement_of[id(node.value)] = node
         fns = self._visits.get(cls.__name__)
@@ -149,6 +137,30 @@ class PortTransformer(cst.CSTTransformer):
             if fn(node) is False:
                 descend = False
         return descend
+
+    def _enter_unit(self, node: Any, cls: type) -> None:
+        """Track the units (the statements standing in a block; an `elif` belongs to its `if`)
+        and the indentation the walk is in: `Units` prints findings and changed text from
+        them, so every node, an import included, is recorded before anything else."""
+        units = self._units
+        if cls in _STATEMENT_TYPES and not (cls is cst.If and id(node) in self._elifs):
+            self.units.parent[id(node)] = units[-1] if units else None
+            self.units.indent[id(node)] = tuple(self._indents)
+            units.append(node)
+        elif cls is cst.IndentedBlock or cls is cst.Match:  # (the two nodes that indent what they hold)
+            self._indents.append(self._default_indent if node.indent is None else node.indent)
+        if units:
+            self.units.of[id(node)] = units[-1]
+
+    def _enter_statement(self, node: Any, cls: type) -> None:
+        """The statement bookkeeping the families read: the statements the walk is in, how many
+        fixes were applied when a simple statement began (on_leave tells a rewritten one from
+        it), and which `If` nodes are `elif`s (not units, not folded on their own)."""
+        self.ctx.current_statements.append(node)
+        if cls is cst.SimpleStatementLine:
+            self._applied_at.append(self.ctx.applied)
+        elif cls is cst.If and type(node.orelse) is cst.If:
+            self._elifs.add(id(node.orelse))
 
     # families are handed whole nodes only (no `visit_<Node>_<field>` methods anywhere):
     # libcst's default looks two of those up by name for every field of every node
@@ -167,49 +179,15 @@ class PortTransformer(cst.CSTTransformer):
             if type(result) is not cls:
                 break  # replaced by another kind of node: the rest no longer applies
         same = type(result) is cls
-        if cls is cst.SimpleStatementLine:
-            changed = self.ctx.applied != self._applied_at.pop()
-            if same:
-                result = self._apply_statement_edits(original_node, result)
-            if changed:
-                self._mark_rewritten(result)
-        elif cls is cst.SimpleStatementSuite and same:
-            result = self._apply_suite_edits(original_node, result)
-        elif cls in _BLOCK_TYPES and same:
-            result = self._drop_removed(result)
-        elif same and (cls in _FOLDS or cls in _BINDS_TIGHTER):
-            if cls in _FOLDS:
-                result = _FOLDS[cls](original_node, result)
-            if type(result) is cls and cls in _BINDS_TIGHTER:
-                result = _BINDS_TIGHTER[cls](result)
-        elif cls is cst.If and same:
-            result = self._fold_if(original_node, result)
-        elif cls is cst.Try and same:
-            result = self._fold_try(result)
-            if type(result) is cst.Try and not original_node.deep_equals(result):
-                self._rewritten[id(result)] = result  # a rewritten `try: X` may repeat the one before
-        elif cls is cst.Else and same and self._is_emptied(result.body) and not self._comments_of(result.body):
-            result = cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
+        result = self._tidied(cls, original_node, result, same)
         if cls is cst.FunctionDef and same and self.ctx.local_imports:
-            wanted = self.ctx.local_imports.pop(id(original_node), None)
-            if wanted:
-                result = _with_local_imports(result, wanted)
+            result = self._with_wanted_imports(original_node, result)
         if cls in _STATEMENT_TYPES:
-            self.ctx.current_statements.pop()
-            if (
-                self.ctx.settings.annotate
-                and type(result) is not cst.RemovalSentinel
-                and type(result) is not cst.FlattenSentinel
-            ):
-                result = self._annotate(original_node, result)
+            result = self._leave_statement(original_node, result)
         if cls in _SCOPE_TYPES:
             self.ctx.scopes.pop()
         if result is not updated_node:
-            self.replaced = True
-            if unit is None:
-                self.replaced_outside = True
-            elif id(unit) not in self.replaced_in:
-                self.replaced_in[id(unit)] = None
+            self._note_replaced(unit)
         if unit is original_node:
             self._units.pop()
             if id(unit) in self.replaced_in:
@@ -217,6 +195,76 @@ class PortTransformer(cst.CSTTransformer):
         elif cls is cst.IndentedBlock or cls is cst.Match:
             self._indents.pop()
         return result
+
+    def _tidied(self, cls: type, original: Any, result: Any, same: bool) -> Any:
+        """The walk's own share of leaving a node the families have handled: a statement line's
+        edits applied (and a rewritten one marked, whatever it became), and, where the node is
+        still of its kind, suite edits, removed statements dropped from blocks, constants
+        folded, operators parenthesised and emptied branches folded."""
+        if cls is cst.SimpleStatementLine:
+            changed = self.ctx.applied != self._applied_at.pop()
+            if same:
+                result = self._apply_statement_edits(original, result)
+            if changed:
+                self._mark_rewritten(result)
+            return result
+        if not same:
+            return result
+        if cls is cst.SimpleStatementSuite:
+            return self._apply_suite_edits(original, result)
+        if cls in _BLOCK_TYPES:
+            return self._drop_removed(result)
+        if cls in _FOLDS or cls in _BINDS_TIGHTER:
+            if cls in _FOLDS:
+                result = _FOLDS[cls](original, result)
+            if type(result) is cls and cls in _BINDS_TIGHTER:
+                result = _BINDS_TIGHTER[cls](result)
+            return result
+        return self._tidied_compound(cls, original, result)
+
+    def _tidied_compound(self, cls: type, original: Any, result: Any) -> Any:
+        """An `if`, `try` or `else` a rewrite left constant or emptied, folded (see _fold_if and
+        _fold_try); a folded `try` that still stands is marked rewritten (it may now repeat the
+        statement before it)."""
+        if cls is cst.If:
+            return self._fold_if(original, result)
+        if cls is cst.Try:
+            result = self._fold_try(result)
+            if type(result) is cst.Try and not original.deep_equals(result):
+                self._rewritten[id(result)] = result  # a rewritten `try: X` may repeat the one before
+            return result
+        if cls is cst.Else and self._is_emptied(result.body) and not self._comments_of(result.body):
+            return cst.RemovalSentinel.REMOVE  # an emptied `else:` goes; its `if` stays
+        return result
+
+    def _with_wanted_imports(self, original: cst.FunctionDef, result: cst.FunctionDef) -> cst.FunctionDef:
+        """The local imports a family asked for in this function (a module that imports a
+        package only where it is used), put at its top; asked for once, so taken off the list."""
+        wanted = self.ctx.local_imports.pop(id(original), None)
+        if wanted:
+            result = _with_local_imports(result, wanted)
+        return result
+
+    def _leave_statement(self, original: Any, result: Any) -> Any:
+        """Leave the statement the families were told the walk is in, and with `--annotate`
+        put the manual sites' comments above what it became (unless it was removed or split)."""
+        self.ctx.current_statements.pop()
+        if (
+            self.ctx.settings.annotate
+            and type(result) is not cst.RemovalSentinel
+            and type(result) is not cst.FlattenSentinel
+        ):
+            result = self._annotate(original, result)
+        return result
+
+    def _note_replaced(self, unit: cst.CSTNode | None) -> None:
+        """A node came back other than as libcst rebuilt it: record the unit it was replaced in
+        (or that it was outside every unit), which changed_text then compares."""
+        self.replaced = True
+        if unit is None:
+            self.replaced_outside = True
+        elif id(unit) not in self.replaced_in:
+            self.replaced_in[id(unit)] = None
 
     def changed_text(self, module: cst.Module) -> bool | None:
         """Whether the new module's text differs from `module`'s, told from the units a node was
@@ -408,13 +456,7 @@ class PortTransformer(cst.CSTTransformer):
         elif_ = id(original) in self._elifs
         value = tidy.porter_constant(original.test, updated.test)
         if value is not None and not elif_:
-            if value:
-                return self._inline(updated, updated.body)
-            if type(updated.orelse) is cst.Else:
-                return self._inline(updated, updated.orelse.body)
-            if updated.orelse is None:
-                return self._gone(updated, [])
-            return updated
+            return self._fold_constant_if(updated, value)
         if not self._is_emptied(updated.body):
             return updated
         comments = self._comments_of(updated.body)
@@ -423,17 +465,33 @@ class PortTransformer(cst.CSTTransformer):
                 return cst.RemovalSentinel.REMOVE if not comments else updated
             return self._gone(updated, comments)
         if type(updated.orelse) is cst.Else and not elif_:
-            body = updated.orelse.body
-            if comments and isinstance(body, cst.SimpleStatementSuite):
-                # `else: x()` on one line: the comments need a line of their own above it
-                body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
-            if comments:
-                first = body.body[0]
-                # libcst's BaseStatement does not declare the leading_lines every statement has
-                leading = [*comments, *first.leading_lines]  # type: ignore[union-attr]
-                body = body.with_changes(body=[first.with_changes(leading_lines=leading), *body.body[1:]])
-            return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
+            return self._else_as_if(updated, updated.orelse, comments)
         return updated  # an emptied branch before an `elif`: left for a person
+
+    def _fold_constant_if(self, updated: cst.If, value: bool):
+        """An `if` whose test a rewrite made a constant: the branch it takes stands in its place
+        (nothing where that is a missing `else`); an `elif` after it is left as it is."""
+        if value:
+            return self._inline(updated, updated.body)
+        if type(updated.orelse) is cst.Else:
+            return self._inline(updated, updated.orelse.body)
+        if updated.orelse is None:
+            return self._gone(updated, [])
+        return updated
+
+    def _else_as_if(self, updated: cst.If, orelse: cst.Else, comments: list[cst.EmptyLine]) -> cst.If:
+        """`if t: <emptied> else: B` -> `if not t: B`, the comments left in the emptied branch
+        moved above B's first statement."""
+        body = orelse.body
+        if comments and isinstance(body, cst.SimpleStatementSuite):
+            # `else: x()` on one line: the comments need a line of their own above it
+            body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
+        if comments:
+            first = body.body[0]
+            # libcst's BaseStatement does not declare the leading_lines every statement has
+            leading = [*comments, *first.leading_lines]  # type: ignore[union-attr]
+            body = body.with_changes(body=[first.with_changes(leading_lines=leading), *body.body[1:]])
+        return updated.with_changes(test=tidy.negate(updated.test), body=body, orelse=None)
 
     def _fold_try(self, updated: cst.Try):
         """`finally: pass` (its only statement was removed) goes; a `try` left with no handler
