@@ -193,22 +193,35 @@ def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
     if named:
         out.keywords.update(k.arg for k in node.keywords if k.arg is not None)
     if last is not None:
-        out.callees.add(last)
-        out.steps = out.steps or _step(node.func, last)
-        if named:
-            out.keyword_callees.add(last)
-        if last == "to" and any(_int(a) for a in node.args):
-            out.int_devices = True
-        if len(node.args) > 1 and _location(node.args[1]):
-            if last == "load":
-                out.loads = True
-            elif type(node.func) is ast.Name:
-                two_args.add(last)
+        _callee_facts(out, node, last, named, two_args)
     if head is not None:
         out.heads.add(head)
         if named:
             out.keyword_heads.add(head)
-    for k in node.keywords if named else ():
+    if named:
+        _keyword_facts(out, node.keywords)
+
+
+def _callee_facts(out: Sites, node: ast.Call, last: str, named: bool, two_args: set[str]) -> None:
+    """What a call tells by the last name of its callee: an optimizer step, a `.to(<int>)`,
+    a `load` given a map location as its 2nd argument, or a bare name called with two
+    positional arguments (`sites` asks later whether it is `torch.load` imported)."""
+    out.callees.add(last)
+    out.steps = out.steps or _step(node.func, last)
+    if named:
+        out.keyword_callees.add(last)
+    if last == "to" and any(_int(a) for a in node.args):
+        out.int_devices = True
+    if len(node.args) > 1 and _location(node.args[1]):
+        if last == "load":
+            out.loads = True
+        elif type(node.func) is ast.Name:
+            two_args.add(last)
+
+
+def _keyword_facts(out: Sites, keywords: list[ast.keyword]) -> None:
+    """What a call tells by its keywords: `device=<int>` and a `map_location` to port."""
+    for k in keywords:
         if k.arg == "device" and _int(k.value):
             out.int_devices = True
         elif k.arg == "map_location" and _location(k.value):
@@ -242,54 +255,74 @@ def sites(tree: ast.Module) -> Sites:
         elif kind is ast.Constant:
             out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
         elif kind is ast.Attribute:
-            attr = node.attr  # type: ignore[attr-defined]
-            if type(node.value) is ast.Name:  # type: ignore[attr-defined]
-                out.name_attrs.add(f"{node.value.id}.{attr}")  # type: ignore[attr-defined]
-            if attr in ("float16", "half"):
-                name = _dotted(node)  # type: ignore[arg-type]
-                if name is not None:
-                    out.half_attrs.add(name)
-            out.cuda_names = out.cuda_names or attr == "cuda"
-            out.is_cuda = out.is_cuda or attr == "is_cuda"
+            _attribute(out, node)  # type: ignore[arg-type]
         elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                out.cuda_names = out.cuda_names or "cuda" in alias.name
-                out.import_names.add(alias.name)
-                if alias.asname:
-                    out.imported.setdefault(alias.asname, set()).add(alias.name)
-                else:
-                    top = alias.name.split(".")[0]
-                    out.imported.setdefault(top, set()).add(top)
+            _import(out, node)  # type: ignore[arg-type]
         elif kind is ast.ImportFrom:
-            out.cuda_names = (
-                out.cuda_names
-                or "cuda" in (node.module or "")  # type: ignore[attr-defined]
-                or any("cuda" in alias.name for alias in node.names)  # type: ignore[attr-defined]
-            )
-            star = node.names[0].name == "*"  # type: ignore[attr-defined]
-            out.star_import = out.star_import or star
-            if node.level or not node.module:  # type: ignore[attr-defined]
-                continue
-            out.import_names.add(node.module)  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                if alias.name != "*":
-                    out.import_names.add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
-                    out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")  # type: ignore[attr-defined]
+            _import_from(out, node)  # type: ignore[arg-type]
         elif kind is ast.Assign:
             out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
         elif kind in (ast.For, ast.AsyncFor, ast.While):
-            if kind is ast.For:
-                it = node.iter  # type: ignore[attr-defined]
-                if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
-                    it = first_argument(it)
-                out.name_loops = out.name_loops or type(it) is ast.Name
-            for stmt in node.body:  # type: ignore[attr-defined]
-                if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
-                    out.self_appends.add(callee)
+            _loop(out, node)  # type: ignore[arg-type]
         elif kind is ast.Expr:
             out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
     out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
     return out
+
+
+def _attribute(out: Sites, node: ast.Attribute) -> None:
+    """An attribute: `name.attr` pairs, half-precision dtypes, and `.cuda` / `.is_cuda`."""
+    attr = node.attr
+    if type(node.value) is ast.Name:
+        out.name_attrs.add(f"{node.value.id}.{attr}")
+    if attr in ("float16", "half"):
+        name = _dotted(node)
+        if name is not None:
+            out.half_attrs.add(name)
+    out.cuda_names = out.cuda_names or attr == "cuda"
+    out.is_cuda = out.is_cuda or attr == "is_cuda"
+
+
+def _import(out: Sites, node: ast.Import) -> None:
+    """`import a.b [as c]`: the module names, and what each bound name refers to."""
+    for alias in node.names:
+        out.cuda_names = out.cuda_names or "cuda" in alias.name
+        out.import_names.add(alias.name)
+        if alias.asname:
+            out.imported.setdefault(alias.asname, set()).add(alias.name)
+        else:
+            top = alias.name.split(".")[0]
+            out.imported.setdefault(top, set()).add(top)
+
+
+def _import_from(out: Sites, node: ast.ImportFrom) -> None:
+    """`from m import n [as a]`: CUDA in its names, a star import, and (for an absolute import)
+    the dotted names imported and what each bound name refers to."""
+    out.cuda_names = (
+        out.cuda_names or "cuda" in (node.module or "") or any("cuda" in alias.name for alias in node.names)
+    )
+    star = node.names[0].name == "*"
+    out.star_import = out.star_import or star
+    if node.level or not node.module:
+        return
+    out.import_names.add(node.module)
+    for alias in node.names:
+        if alias.name != "*":
+            out.import_names.add(f"{node.module}.{alias.name}")
+            out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+
+
+def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While) -> None:
+    """A loop: whether a `for` walks a plain name (`enumerate(name)` too), and the callees of
+    the `x = <...>.cat((x, ...))` in its body (a tensor grown a piece at a time)."""
+    if type(node) is ast.For:
+        it: ast.expr | None = node.iter
+        if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
+            it = first_argument(it)
+        out.name_loops = out.name_loops or type(it) is ast.Name
+    for stmt in node.body:
+        if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
+            out.self_appends.add(callee)
 
 
 # the bytes and `ast` of the file the candidate pass parsed last (a worker ports one file at
