@@ -558,6 +558,18 @@ class CudaOnly:
         scan = _Scan(imports, self.data)
         cstwalk.visit(module, scan)
         self._units = scan.units
+        self._imported_names(imports, scan, imported or {}, running)
+        self._top = scan.top
+        self._spread_names(scan.top)
+        self._spread_running(scan)
+
+    def _imported_names(
+        self, imports: ImportTable, scan: _Scan, imported: dict[str, str], running: frozenset[str]
+    ) -> None:
+        """The names CUDA-only code is bound to before the file's own code is judged: imported
+        ones the data knows (and whether each runs such code), the file's CUDA extensions, and
+        the project's CUDA-only names the caller found it importing (`running`: those that run
+        such code)."""
         for local, qual in imports.names.items():
             why = self.data.why(qual)
             if why:
@@ -566,13 +578,18 @@ class CudaOnly:
                 self.running[local] = self.names[local]
         self.names.update(scan.extensions)
         self.running.update(scan.extensions)
-        self.names.update(imported or {})
-        self.running.update((n, w) for n, w in (imported or {}).items() if n in running)
-        self._top = scan.top
+        self.names.update(imported)
+        self.running.update((n, w) for n, w in imported.items() if n in running)
+
+    def _spread_names(self, top: list[_Unit]) -> None:
+        """Mark the module-level units that are CUDA-only, until nothing changes: one that is so
+        itself or uses a CUDA-only name, or a class (not an autograd Function: its methods are
+        judged one by one) whose `__init__` or `__call__` is; each name marked can make another
+        unit CUDA-only."""
         changed = True
         while changed:
             changed = False
-            for unit in scan.top:
+            for unit in top:
                 if all(n in self.names for n in unit.names):
                     continue
                 if not unit.propagates:
@@ -586,6 +603,10 @@ class CudaOnly:
                     for n in unit.names:
                         self.names.setdefault(n, _named(n, unit, self.names[used] if used else None))
                     changed = True
+
+    def _spread_running(self, scan: _Scan) -> None:
+        """Mark the module-level units whose every run runs CUDA-only code (see _runs), until
+        nothing changes; skipped where nothing known runs such code."""
         changed = bool(self.running) or any(u.runs for u in scan.units.values())
         while changed:
             changed = False
@@ -1557,7 +1578,10 @@ class GuardsFamily(Family):
             if id(region) in seen or not region.left or region.code != "GUARD003":
                 continue
             seen.add(id(region))
-            said = f"{region.what} only runs on CUDA ({region.why}): left as it is, since {self.ctx.target.display} never runs it"
+            said = (
+                f"{region.what} only runs on CUDA ({region.why}): left as it is, since "
+                f"{self.ctx.target.display} never runs it"
+            )
             self.ctx.report("GUARD003", region.node, f"{said} (fixes not applied there: {_counted(region.left)})")
         return updated
 
@@ -1977,17 +2001,33 @@ class GuardsFamily(Family):
         code, on CUDA."""
         module = self.ctx.module
         name = cls.name.value
-        found: str | None = None
-        uses = _CallSites(name)
-        module.visit(uses)
-        instances = []
-        for stack in uses.found.get(name, ()):
-            if stack and stack[-1] is cls:
-                continue  # its own name
-            target = _bound_by_call(stack, name) if len(stack) == 1 else None
-            if target is None:
+        instances = _instances(module, cls, name)
+        if instances is None:
+            return None
+        reads = self._instance_reads(module, instances)
+        if reads is None:
+            return None
+        found, kept = reads
+        for owner, attr in kept:
+            readers = _self_attr_readers(owner, attr)
+            if not readers:
                 return None
-            instances.append((stack[-1], target))
+            for method in readers:
+                why = self.facts.runs_only(method)
+                if why is None:
+                    return None
+                found = found or f"`{owner.name.value}.{method.name.value}` (through `self.{attr}`), which {why}"
+        if found is None:
+            return None
+        return f"class `{name}` only serves CUDA-only code: its instances are used only by {found}"
+
+    def _instance_reads(
+        self, module: cst.Module, instances: list[tuple[cst.CSTNode, str]]
+    ) -> tuple[str | None, list[tuple[cst.ClassDef, str]]] | None:
+        """Where the instances are read, for _serves_cuda_only: (the first function that only
+        runs on CUDA and reads one, the (class, attribute) pairs that keep one in
+        `self.<attr>`); None where one is read anywhere else."""
+        found: str | None = None
         kept: list[tuple[cst.ClassDef, str]] = []
         for statement, instance in instances:
             reads = _CallSites(instance)
@@ -2003,18 +2043,7 @@ class GuardsFamily(Family):
                 if holder is None:
                     return None
                 kept.append(holder)
-        for owner, attr in kept:
-            readers = _self_attr_readers(owner, attr)
-            if not readers:
-                return None
-            for method in readers:
-                why = self.facts.runs_only(method)
-                if why is None:
-                    return None
-                found = found or f"`{owner.name.value}.{method.name.value}` (through `self.{attr}`), which {why}"
-        if found is None:
-            return None
-        return f"class `{name}` only serves CUDA-only code: its instances are used only by {found}"
+        return found, kept
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         if "cuda" in node.value and cuda_device_index(string_value(node))[0]:
@@ -2027,23 +2056,8 @@ class GuardsFamily(Family):
 
     def visit_Call(self, node: cst.Call) -> None:
         """`if torch.cuda.is_available(): <CUDA-only code>` keeps its CUDA test."""
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _REGISTERS:
-            self._registrations.update(id(n) for a in node.args if a.keyword is None for n in _walk(a.value))
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "device_types":
-                # `custom_op(..., device_types="cuda")`: a kernel registration, the kernels family's (KERN005)
-                self._registrations.update(id(n) for n in _walk(arg.value))
-        if (
-            isinstance(node.func, cst.Attribute)
-            and node.func.attr.value == "cuda"
-            and self.ctx.qualname(node.func) is None
-            and not node.args
-        ):
-            self._device_literal(node)  # `x.cuda()`
-        elif (self.ctx.qualname(node.func) or "").startswith("torch.cuda."):
-            # `torch.cuda.current_stream()` in a module that runs only on CUDA (or ROCm's): that
-            # module's CUDA code, the same on CUDA after a rewrite, never run on the target
-            self._device_literal(node, module_only=True)
+        self._note_registrations(node)
+        self._device_call(node)
         if id(node) in self.ctx.keep_cuda or not _is_call_of(node, self.ctx.qualname, "torch.cuda.is_available"):
             return
         if self._asked_again(node) or self._attribute_flag(node):
@@ -2057,6 +2071,32 @@ class GuardsFamily(Family):
             why = self.facts.flag_reason(statements, flag)
         if why:
             self._keep(node, [node], why)
+
+    def _note_registrations(self, node: cst.Call) -> None:
+        """The nodes of a kernel registration's arguments (`op.register_kernel("cuda")`,
+        `custom_op(..., device_types="cuda")`): the kernels family's, not device literals."""
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _REGISTERS:
+            self._registrations.update(id(n) for a in node.args if a.keyword is None for n in _walk(a.value))
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "device_types":
+                # `custom_op(..., device_types="cuda")`: a kernel registration, the kernels
+                # family's (KERN005)
+                self._registrations.update(id(n) for n in _walk(arg.value))
+
+    def _device_call(self, node: cst.Call) -> None:
+        """A call that is CUDA's device in code only CUDA runs: `x.cuda()`, or a `torch.cuda.*`
+        call in a module that runs only on CUDA (see _device_literal)."""
+        if (
+            isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "cuda"
+            and self.ctx.qualname(node.func) is None
+            and not node.args
+        ):
+            self._device_literal(node)  # `x.cuda()`
+        elif (self.ctx.qualname(node.func) or "").startswith("torch.cuda."):
+            # `torch.cuda.current_stream()` in a module that runs only on CUDA (or ROCm's): that
+            # module's CUDA code, the same on CUDA after a rewrite, never run on the target
+            self._device_literal(node, module_only=True)
 
     def _attribute_flag(self, node: cst.Call) -> bool:
         """`self.gpu_available = torch.cuda.is_available()` followed, in the same block, by
@@ -2237,31 +2277,48 @@ def _module_needs(module: cst.Module | None, target: str) -> str | None:
             continue
         for small in stmt.body:
             if isinstance(small, cst.Import):
-                for alias in small.names:
-                    name = dotted(alias.name) or ""
-                    package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
-                    if package is not None:
-                        local = alias.evaluated_alias or name.split(".")[0]
-                        bound[local] = package
+                _bind_import(small, packages, bound)
             elif (
                 isinstance(small, cst.ImportFrom)
                 and not small.relative
                 and small.module is not None
                 and not isinstance(small.names, cst.ImportStar)
             ):
-                name = dotted(small.module) or ""
-                for alias in small.names:
-                    # `from lmcache.v1.gpu_connector import VLLMPagedMemGPUConnectorV2`: the data may
-                    # name one class of a package that has other devices' paths beside it
-                    imported = dotted(alias.name) or ""
-                    package = _covering(packages, name) or _covering(packages, f"{name}.{imported}")
-                    if package is not None:
-                        bound[alias.evaluated_alias or imported] = package
+                _bind_from_import(small.module, small.names, packages, bound)
     if not bound:
         return None
     uses = _NameUses(set(bound))
     cstwalk.visit(module, uses)
     return f"`{bound[min(uses.found)]}`" if uses.found else None
+
+
+def _bind_import(small: cst.Import, packages: Sequence[str], bound: dict[str, str]) -> None:
+    """`import pkg.sub [as a]` of a CUDA-only package: the name it binds (`a`, else `pkg`) ->
+    the package, into `bound` (for _module_needs)."""
+    for alias in small.names:
+        name = dotted(alias.name) or ""
+        package = next((p for p in packages if name == p or name.startswith(p + ".")), None)
+        if package is not None:
+            local = alias.evaluated_alias or name.split(".")[0]
+            bound[local] = package
+
+
+def _bind_from_import(
+    module: cst.Attribute | cst.Name,
+    names: Sequence[cst.ImportAlias],
+    packages: Sequence[str],
+    bound: dict[str, str],
+) -> None:
+    """`from pkg.mod import n [as a]` (absolute, not a star) where the module or `pkg.mod.n` is
+    CUDA-only: the name it binds -> the package, into `bound` (for _module_needs)."""
+    name = dotted(module) or ""
+    for alias in names:
+        # `from lmcache.v1.gpu_connector import VLLMPagedMemGPUConnectorV2`: the data may
+        # name one class of a package that has other devices' paths beside it
+        imported = dotted(alias.name) or ""
+        package = _covering(packages, name) or _covering(packages, f"{name}.{imported}")
+        if package is not None:
+            bound[alias.evaluated_alias or imported] = package
 
 
 # `dev.type != "cuda"`: what an `__init__` that demands CUDA tests (_class_needs)
@@ -2303,29 +2360,50 @@ def _class_needs(cls: cst.ClassDef, target: str, code) -> str | None:
     for method in body:
         if not isinstance(method, cst.FunctionDef) or not isinstance(method.body, cst.IndentedBlock):
             continue
-        for stmt in method.body.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for small in stmt.body:
-                    if isinstance(small, (cst.Import, cst.ImportFrom)) and (p := _package_of(small, packages)):
-                        return f"class `{name}` imports `{p}` in its methods (it is `{p}`'s class), and `{p}` runs only on NVIDIA GPUs"
-            elif (
-                method.name.value == "__init__"
-                and isinstance(stmt, cst.If)
-                and _raises(stmt.body)
-                and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
-            ):
-                return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
-        if method.name.value == "__init__":
-            for n in _walk(method.body):
-                if (
-                    isinstance(n, cst.Assert)
-                    and n.msg is not None
-                    and _SAYS_CUDA.search(code(n.msg))
-                    and _cuda_sense(n.test, lambda x: dotted(x)) == 1
-                ):
-                    # `assert "cuda" in device, "only cuda devices are supported"` (Megatron's
-                    # NCCL memory-pool allocator)
-                    return f"the `__init__` of class `{name}` asserts its device is CUDA's (`assert {code(n.test)}`)"
+        why = _method_needs(method, method.body, name, packages, code)
+        if why is None and method.name.value == "__init__":
+            why = _init_asserts_cuda(method, name, code)
+        if why is not None:
+            return why
+    return None
+
+
+def _method_needs(
+    method: cst.FunctionDef, block: cst.IndentedBlock, name: str, packages: Sequence[str], code
+) -> str | None:
+    """For _class_needs, a statement of `method`'s own body that makes class `name` CUDA's: an
+    import of a CUDA-only package, or (in `__init__`) an `if` that raises off CUDA."""
+    for stmt in block.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and (p := _package_of(small, packages)):
+                    return (
+                        f"class `{name}` imports `{p}` in its methods (it is `{p}`'s class), and `{p}` runs only on "
+                        "NVIDIA GPUs"
+                    )
+        elif (
+            method.name.value == "__init__"
+            and isinstance(stmt, cst.If)
+            and _raises(stmt.body)
+            and _cuda_sense(stmt.test, lambda n: dotted(n)) == -1
+        ):
+            return f"the `__init__` of class `{name}` raises unless its device is CUDA's (`if {code(stmt.test)}`)"
+    return None
+
+
+def _init_asserts_cuda(method: cst.FunctionDef, name: str, code) -> str | None:
+    """For _class_needs, an assertion anywhere in `__init__` that its device is CUDA's, with a
+    message that says CUDA."""
+    for n in _walk(method.body):
+        if (
+            isinstance(n, cst.Assert)
+            and n.msg is not None
+            and _SAYS_CUDA.search(code(n.msg))
+            and _cuda_sense(n.test, lambda x: dotted(x)) == 1
+        ):
+            # `assert "cuda" in device, "only cuda devices are supported"` (Megatron's
+            # NCCL memory-pool allocator)
+            return f"the `__init__` of class `{name}` asserts its device is CUDA's (`assert {code(n.test)}`)"
     return None
 
 
@@ -2344,7 +2422,10 @@ def _calls_nccl(function: cst.FunctionDef) -> str | None:
     for n in _walk(function.body):
         name = n.value if isinstance(n, cst.Name) else n.attr.value if isinstance(n, cst.Attribute) else None
         if name is not None and _NCCL_C_NAME.fullmatch(name):
-            return f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's device only"
+            return (
+                f"`def {function.name.value}` calls NCCL's C API directly (`{name}`), and NCCL runs on CUDA's "
+                "device only"
+            )
     return None
 
 
@@ -2398,6 +2479,22 @@ def _keeps_cuda_only(cls: cst.ClassDef, running: dict[str, str]) -> str | None:
                 f"and {running[n.value.func.value]} is CUDA-only code"
             )
     return None
+
+
+def _instances(module: cst.Module, cls: cst.ClassDef, name: str) -> list[tuple[cst.CSTNode, str]] | None:
+    """For _serves_cuda_only, each use of class `name` outside itself as (the module-level
+    statement, the name it binds to `name(...)`); None where a use is anything else."""
+    uses = _CallSites(name)
+    module.visit(uses)
+    instances = []
+    for stack in uses.found.get(name, ()):
+        if stack and stack[-1] is cls:
+            continue  # its own name
+        target = _bound_by_call(stack, name) if len(stack) == 1 else None
+        if target is None:
+            return None
+        instances.append((stack[-1], target))
+    return instances
 
 
 def _bound_by_call(stack: list[cst.CSTNode], name: str) -> str | None:
