@@ -364,43 +364,48 @@ class BackendsFamily(Family):
     # -- tests ------------------------------------------------------------------------------
 
     def _test(self, test: cst.BaseExpression) -> _Test | None:
+        """The device question `test` asks, or None: the target's own availability test, a
+        comparison with a device string, a call or an attribute that asks about a device; an
+        `and` asks its first operand's that does."""
         if type(test) in (cst.Comparison, cst.BooleanOperation) and self._is_target_available(test):
             return _Test(self.ctx.target.device_type, test, "available")  # the branch porter added
         if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
             return self._test(test.left) or self._test(test.right)
         if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-            op = test.comparisons[0].operator
-            if not isinstance(op, (cst.Equal, cst.In, cst.Is)):
-                return None
-            for side in (test.left, test.comparisons[0].comparator):
-                device = device_of(string_value(side))
-                if device is not None:
-                    return _Test(device, side, "string")
-            return None
+            return _string_test(test)
         if isinstance(test, cst.Call):
-            func = test.func
-            if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
-                device = device_of(string_value(test.args[0].value))
-                return _Test(device, test.args[0].value, "string") if device else None
-            qual = self.ctx.qualname(func) or dotted(func) or ""
-            if (
-                isinstance(func, cst.Attribute)
-                and func.attr.value == "is_available"
-                and isinstance(func.value, cst.Name)
-            ):
-                # `CUDAAccelerator.is_available()`: a class of the project's per-device family
-                library = self.library()
-                device = library[1].get(func.value.value) if library else None
-                if device is not None:
-                    return _Test(device, test, "backend")
-            m = _AVAILABLE_API.match(qual) or _AVAILABLE_HELPER.match(qual.rpartition(".")[2])
-            if m and m.group(1) in DEVICE_NAMES:
-                return _Test(m.group(1), test, "available")
-            return None
-        if isinstance(test, cst.Attribute) and test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
+            return self._call_test(test)
+        if isinstance(test, cst.Attribute):
+            return self._attribute_test(test)
+        return None
+
+    def _call_test(self, test: cst.Call) -> _Test | None:
+        """A call that asks about a device: `device.startswith("cuda")`, a class of the
+        project's per-device family (`CUDAAccelerator.is_available()`), or an availability API
+        or helper (`torch.cuda.is_available()`, `is_cuda_available()`)."""
+        func = test.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "startswith" and test.args:
+            device = device_of(string_value(test.args[0].value))
+            return _Test(device, test.args[0].value, "string") if device else None
+        qual = self.ctx.qualname(func) or dotted(func) or ""
+        if isinstance(func, cst.Attribute) and func.attr.value == "is_available" and isinstance(func.value, cst.Name):
+            # `CUDAAccelerator.is_available()`: a class of the project's per-device family
+            library = self.library()
+            device = library[1].get(func.value.value) if library else None
+            if device is not None:
+                return _Test(device, test, "backend")
+        m = _AVAILABLE_API.match(qual) or _AVAILABLE_HELPER.match(qual.rpartition(".")[2])
+        if m and m.group(1) in DEVICE_NAMES:
+            return _Test(m.group(1), test, "available")
+        return None
+
+    def _attribute_test(self, test: cst.Attribute) -> _Test | None:
+        """An attribute that asks about a device: `x.is_cuda` (a tensor's), or `torch._C._has_xpu`
+        (whether this build of torch has the device's backend)."""
+        if test.attr.value.startswith("is_") and self.ctx.qualname(test) is None:
             device = test.attr.value[3:]
             return _Test(device, test, "attribute") if device in DEVICE_NAMES else None
-        if isinstance(test, cst.Attribute) and test.attr.value.startswith("_has_"):
+        if test.attr.value.startswith("_has_"):
             # `torch._C._has_xpu`: whether this build of torch has the device's backend
             device = test.attr.value[5:]
             qual = self.ctx.qualname(test) or ""
@@ -468,7 +473,10 @@ class BackendsFamily(Family):
         module = next((m for m in _imports_in(node.body) if _cuda_only_import(m, self.ctx.target.name)), None)
         if module is None:
             return
-        note = f"the `try` body imports `{module}`, which the target does not have: its `except` is the fallback that runs there, so the body is left as it is"
+        note = (
+            f"the `try` body imports `{module}`, which the target does not have: its `except` is the fallback that "
+            "runs there, so the body is left as it is"
+        )
         region = CudaOnlyCode(node, "the `try` body", f"it imports `{module}`", code="BACK007", note=note)
         for stmt in node.body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
@@ -515,8 +523,8 @@ class BackendsFamily(Family):
         module = self._import_flags[name]
         how = f"the module imports it under `{name}`" if name.endswith(")") else f"the `try` above sets `{name}`"
         note = (
-            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports ({how}), which the target does not have: "
-            "the code after it is the fallback that runs there, so the branch is left as it is"
+            f"`if {_short(self.ctx.code(node.test))}` runs where `{module}` imports ({how}), which the target does "
+            "not have: the code after it is the fallback that runs there, so the branch is left as it is"
         )
         region = CudaOnlyCode(
             node.test,
@@ -565,9 +573,8 @@ class BackendsFamily(Family):
         library = self.library()
         classes = {c for c, d in library[1].items() if d == "cuda"} if library else set()
         nodes = _nodes(node)
-        inner = {
-            id(n.value) for n in nodes if isinstance(n, cst.Attribute)
-        }  # `torch.cuda.memory` of `torch.cuda.memory.x`
+        # `torch.cuda.memory` of `torch.cuda.memory.x`
+        inner = {id(n.value) for n in nodes if isinstance(n, cst.Attribute)}
         keyed = self._allocator_keys(nodes)
         if keyed is not None:
             return keyed
@@ -586,16 +593,20 @@ class BackendsFamily(Family):
                 and (self.ctx.qualname(n.value) or dotted(n.value)) == "torch.cuda"
             ):
                 return "torch.cuda"  # `set_rng_state_for_device("CUDA", torch.cuda, ...)`
-            if isinstance(n, cst.Attribute):
-                qual = self.ctx.qualname(n) or dotted(n) or ""
-                if qual.startswith("torch.cuda.") and (
-                    qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])
-                ):
-                    return (
-                        qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
-                    )
-                if qual.startswith("torch._C._cuda"):
-                    return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
+            if isinstance(n, cst.Attribute) and (api := self._cuda_own_api(n)) is not None:
+                return api
+        return None
+
+    def _cuda_own_api(self, n: cst.Attribute) -> str | None:
+        """A `torch.cuda` API of CUDA's own (for _names_cuda): one with no device-generic twin,
+        a private one, or CUDA's runtime itself (`torch._C._cuda*`)."""
+        qual = self.ctx.qualname(n) or dotted(n) or ""
+        if qual.startswith("torch.cuda.") and (
+            qual.split(".")[2] in _CUDA_OWN or any(p.startswith("_") for p in qual.split(".")[2:])
+        ):
+            return qual  # a private `torch.cuda` API (`memory._dump_snapshot`) has no device-generic twin either
+        if qual.startswith("torch._C._cuda"):
+            return qual  # `torch._C._cuda_attach_out_of_memory_observer`: CUDA's runtime itself
         return None
 
     def _allocator_keys(self, nodes: Sequence[cst.CSTNode], depth: int = 2) -> str | None:
@@ -604,12 +615,9 @@ class BackendsFamily(Family):
         names another device's allocator need not have; also read by a function of the module
         that `nodes` call (`depth` calls deep). What is read, or None."""
         if depth and self.ctx.module is not None:
-            called = {n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
-            for stmt in self.ctx.module.body:
-                if isinstance(stmt, cst.FunctionDef) and stmt.name.value in called:
-                    read = self._allocator_keys(_nodes(stmt.body), depth - 1)
-                    if read is not None:
-                        return f"{read} (in `{stmt.name.value}`)"
+            read = self._allocator_keys_called(self.ctx.module, nodes, depth)
+            if read is not None:
+                return read
         stats: set[str] = set()
         for n in nodes:
             if (
@@ -633,6 +641,17 @@ class BackendsFamily(Family):
                 return f"torch.cuda.memory_stats()[{key!r}]"
         return None
 
+    def _allocator_keys_called(self, module: cst.Module, nodes: Sequence[cst.CSTNode], depth: int) -> str | None:
+        """What a module-level function that `nodes` call by name reads of CUDA's allocator
+        statistics (for _allocator_keys, one call less deep), said with where; None if none."""
+        called = {n.func.value for n in nodes if isinstance(n, cst.Call) and isinstance(n.func, cst.Name)}
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value in called:
+                read = self._allocator_keys(_nodes(stmt.body), depth - 1)
+                if read is not None:
+                    return f"{read} (in `{stmt.name.value}`)"
+        return None
+
     def _cuda_case(self, node: cst.CSTNode, kept: Sequence[cst.CSTNode], what: str, *, test: bool = True) -> None:
         """Keep `kept` (every node of them) on CUDA and say where the target's case goes."""
         library = self.library()
@@ -651,8 +670,8 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK008",
             node,
-            f"{what} in a project with a device abstraction of its own ({library[0]}): kept on CUDA; "
-            f"{t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})",
+            f"{what} in a project with a device abstraction of its own ({library[0]}): kept on CUDA; {t.display}'s "
+            f"case belongs beside it, through the project's own device (its class or device for {t.display})",
             applicability=Applicability.MANUAL,
         )
 
@@ -733,8 +752,9 @@ class BackendsFamily(Family):
             self.ctx.cuda_only_code[id(stmt)] = region
         t = self.ctx.target
         message = (
-            f"`if {_short(self.ctx.code(node.test))}` is CUDA's case in a project with a device abstraction of its own ({library[0]}): "
-            f"kept as it is; {t.display}'s case belongs beside it, through the project's own device (its class or device for {t.display})"
+            f"`if {_short(self.ctx.code(node.test))}` is CUDA's case in a project with a device abstraction of its "
+            f"own ({library[0]}): kept as it is; {t.display}'s case belongs beside it, through the project's own "
+            f"device (its class or device for {t.display})"
         )
         self._regions.append((region, node.test, message, None))
 
@@ -859,7 +879,8 @@ class BackendsFamily(Family):
             self._cuda_case(
                 node.right,
                 [node.right],
-                f"`{_short(self.ctx.code(node))}` falls back to CUDA where the library's own `{helper}()` finds no accelerator",
+                f"`{_short(self.ctx.code(node))}` falls back to CUDA where the library's own `{helper}()` finds no "
+                "accelerator",
                 test=False,
             )
             return
@@ -872,9 +893,9 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK009",
             node.right,
-            f"`{_short(self.ctx.code(node))}` falls back to CUDA's `{self.ctx.code(node.right)}` in a module that imports the project's own "
-            f"device object (`{used}`, from `{names[used]}`, where its classes per device live): kept; on {t.display}, pass the target's "
-            f"or take it from `{used}` rather than naming {t.display}",
+            f"`{_short(self.ctx.code(node))}` falls back to CUDA's `{self.ctx.code(node.right)}` in a module that "
+            f"imports the project's own device object (`{used}`, from `{names[used]}`, where its classes per device "
+            f"live): kept; on {t.display}, pass the target's or take it from `{used}` rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
 
@@ -924,9 +945,9 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK009",
             node,
-            f"`{_short(self.ctx.code(node))}` names CUDA's device type beside the index the project's own device object answers "
-            f"(`{used}`, from `{names[used]}`, where its classes per device live): kept; on {t.display}, take the device type "
-            f"from `{used}` too rather than naming {t.display}",
+            f"`{_short(self.ctx.code(node))}` names CUDA's device type beside the index the project's own device "
+            f"object answers (`{used}`, from `{names[used]}`, where its classes per device live): kept; on "
+            f"{t.display}, take the device type from `{used}` too rather than naming {t.display}",
             applicability=Applicability.MANUAL,
         )
 
@@ -1056,8 +1077,9 @@ class BackendsFamily(Family):
                 self.ctx.report(
                     "BACK009",
                     value,
-                    f"`{self.ctx.code(value)}` names CUDA's device of an index, which the project's device abstraction answers for each device "
-                    f"(`{self._index}`, one of its classes per device): kept; on {t.display}, take the device from that abstraction rather than naming {t.display}",
+                    f"`{self.ctx.code(value)}` names CUDA's device of an index, which the project's device "
+                    f"abstraction answers for each device (`{self._index}`, one of its classes per device): kept; on "
+                    f"{t.display}, take the device from that abstraction rather than naming {t.display}",
                     applicability=Applicability.MANUAL,
                 )
                 continue
@@ -1067,8 +1089,9 @@ class BackendsFamily(Family):
             self.ctx.report(
                 "BACK009",
                 value,
-                f"`{self.ctx.code(value)}` is hard-coded where the code has its device at hand (`{at_hand}`), in a project with a device abstraction of its own: "
-                f"kept; on {t.display}, take it from `{at_hand}` rather than naming {t.display}",
+                f"`{self.ctx.code(value)}` is hard-coded where the code has its device at hand (`{at_hand}`), in a "
+                f"project with a device abstraction of its own: kept; on {t.display}, take it from `{at_hand}` rather "
+                f"than naming {t.display}",
                 applicability=Applicability.MANUAL,
             )
 
@@ -1228,7 +1251,10 @@ class BackendsFamily(Family):
             quiet=True,
         )
         self.ctx.cuda_only_code[id(node)] = region
-        message = f"`def {node.name.value}` is a helper of CUDA's backend (`{cls}`, {facts[cls][0]}) in that backend's module: kept as it is; {self.ctx.target.display}'s belongs with its own backend"
+        message = (
+            f"`def {node.name.value}` is a helper of CUDA's backend (`{cls}`, {facts[cls][0]}) in that backend's "
+            f"module: kept as it is; {self.ctx.target.display}'s belongs with its own backend"
+        )
         self._regions.append((region, node.name, message, None))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -1247,7 +1273,10 @@ class BackendsFamily(Family):
             )
             self.ctx.cuda_only_code[id(node)] = region
             if _CUDA_NAMED.search(self.ctx.code(node.body)):
-                why = f"`class {node.name.value}` is {device}'s backend ({library[0]}): what it names of CUDA is that backend's own; kept as it is"  # type: ignore[index]
+                why = (
+                    f"`class {node.name.value}` is {device}'s backend ({library[0]}): "  # type: ignore[index]
+                    "what it names of CUDA is that backend's own; kept as it is"
+                )
                 self._regions.append((region, node.name, why, None))
             return
         if fact is None and self.ctx.in_cuda_only_code() is None:
@@ -1261,7 +1290,10 @@ class BackendsFamily(Family):
         region = CudaOnlyCode(node.name, f"`class {node.name.value}`", why, code="BACK003", quiet=True)
         self.ctx.cuda_only_code[id(node)] = region
         if own is not None:
-            message = f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; {t.display}'s is `{own}`"
+            message = (
+                f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
+                f"{t.display}'s is `{own}`"
+            )
         else:
             message = (
                 f"`class {node.name.value}` is CUDA's backend, {why} ({', '.join(names)}): kept as it is; "
@@ -1278,8 +1310,8 @@ class BackendsFamily(Family):
         if library is None or "cuda" not in self.ctx.code(node.body):
             return
         message = (
-            f"`class {node.name.value}` is named for NVIDIA's {_NVIDIA_LIBRARIES[library]}, which runs only on NVIDIA GPUs: "
-            f"kept as it is; {self.ctx.target.display} needs its own counterpart, if any, beside it"
+            f"`class {node.name.value}` is named for NVIDIA's {_NVIDIA_LIBRARIES[library]}, which runs only on NVIDIA "
+            f"GPUs: kept as it is; {self.ctx.target.display} needs its own counterpart, if any, beside it"
         )
         region = CudaOnlyCode(
             node.name, f"`class {node.name.value}`", f"it is {_NVIDIA_LIBRARIES[library]}'s", code="BACK006"
@@ -1327,9 +1359,10 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK004",
             at,
-            f"{what} are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
-            f"adding {t.device_type!r} here would only reach its unknown-device error; add `{t.device_type.upper()}` to `{table[0]}` "
-            f"beside `{table[1]}` (its device type, name and communication backend), then {t.device_type!r} here",
+            f"{what} are looked up in `{table[0]}`, this module's enum of devices, which has no member for "
+            f"{t.display}: adding {t.device_type!r} here would only reach its unknown-device error; add "
+            f"`{t.device_type.upper()}` to `{table[0]}` beside `{table[1]}` (its device type, name and communication "
+            f"backend), then {t.device_type!r} here",
             applicability=Applicability.MANUAL,
         )
         return True
@@ -1337,20 +1370,11 @@ class BackendsFamily(Family):
     # -- lists of device types (BACK001) ---------------------------------------------------
 
     def _device_list(self, node: cst.List | cst.Tuple | cst.Set) -> None:
-        if id(node) in self._vocabulary:
-            return
         listed = id(node) in self._listed
-        if not listed and (len(node.elements) < 2 or self.library() is None):
+        found = self._cuda_device_list(node, listed)
+        if found is None:
             return
-        values = [string_value(e.value) for e in node.elements]
-        if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
-            return
-        devices = [device_of(v) for v in values]
-        if "cuda" not in devices or devices.count(None) > len(devices) - 2 or VOCABULARY & set(values):
-            return  # two device types at least (a vendor's own name beside them is one more)
-        strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
-        if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
-            return  # someone else's vocabulary (an `--accelerator` option's choices)
+        values, devices, strings = found
         if not listed:
             self._devices_named(node, strings, devices)
             return
@@ -1379,8 +1403,8 @@ class BackendsFamily(Family):
             self.ctx.report(
                 "BACK001",
                 node,
-                f"`{_short(self.ctx.code(node))}` is the fallback where {answered} answers nothing: CUDA's entry stays; "
-                f"{t.display}'s answer belongs there (the project's own device object), not beside CUDA's",
+                f"`{_short(self.ctx.code(node))}` is the fallback where {answered} answers nothing: CUDA's entry "
+                f"stays; {t.display}'s answer belongs there (the project's own device object), not beside CUDA's",
                 applicability=Applicability.MANUAL,
             )
             return
@@ -1394,6 +1418,27 @@ class BackendsFamily(Family):
             )
             return
         self._lists.add(id(node))
+
+    def _cuda_device_list(
+        self, node: cst.List | cst.Tuple | cst.Set, listed: bool
+    ) -> tuple[list[str | None], list[str | None], list[cst.BaseExpression]] | None:
+        """For _device_list, whether `node` lists CUDA's device type beside another device's, as
+        strings of device types (or vendors' names), in no one else's vocabulary: (the values,
+        their device types, CUDA's strings), or None."""
+        if id(node) in self._vocabulary:
+            return None
+        if not listed and (len(node.elements) < 2 or self.library() is None):
+            return None
+        values = [string_value(e.value) for e in node.elements]
+        if len(values) < 2 or any(v is None or not _VENDOR.match(v) for v in values):
+            return None
+        devices = [device_of(v) for v in values]
+        if "cuda" not in devices or devices.count(None) > len(devices) - 2 or VOCABULARY & set(values):
+            return None  # two device types at least (a vendor's own name beside them is one more)
+        strings = [e.value for e in node.elements if device_of(string_value(e.value)) == "cuda"]
+        if any(id(s) in self.ctx.keep_cuda or id(s) in self.ctx.keep_vocabulary for s in strings):
+            return None  # someone else's vocabulary (an `--accelerator` option's choices)
+        return values, devices, strings
 
     def _platform_answered(self, node: cst.CSTNode) -> str | None:
         """`if self.kv_buffer_device in ["cuda", "xpu"]:` under `if memory_type is None:`, where
@@ -1457,7 +1502,10 @@ class BackendsFamily(Family):
             if isinstance(n, (cst.SimpleString, cst.FormattedStringText)):
                 text = n.value
                 if all(re.search(rf"(?i)(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in names):
-                    return f"names the devices a message in its branch spells out (`{_short(text.strip(chr(34) + chr(39)))}`)"
+                    return (
+                        "names the devices a message in its branch spells out "
+                        f"(`{_short(text.strip(chr(34) + chr(39)))}`)"
+                    )
         return None
 
     def _devices_named(self, node: cst.CSTNode, strings: Sequence[cst.CSTNode], devices: Sequence[str | None]) -> None:
@@ -1501,9 +1549,9 @@ class BackendsFamily(Family):
             self.ctx.report(
                 "BACK004",
                 node,
-                f"`{_short(self.ctx.code(node))}` names devices the project has a backend folder for (`{folder}` beside "
-                f"{', '.join(f'`{o}/`' for o in others)}); {t.display} has none: write its backend (`{folder.rstrip('/').rpartition('/')[0]}/{t.device_type}/`) "
-                f"first, then add {t.device_type!r} here",
+                f"`{_short(self.ctx.code(node))}` names devices the project has a backend folder for (`{folder}` "
+                f"beside {', '.join(f'`{o}/`' for o in others)}); {t.display} has none: write its backend "
+                f"(`{folder.rstrip('/').rpartition('/')[0]}/{t.device_type}/`) first, then add {t.device_type!r} here",
                 applicability=Applicability.MANUAL,
             )
             return True
@@ -1623,6 +1671,19 @@ class BackendsFamily(Family):
         `t == "cuda" or t == "npu"`: a list of devices written with `or` (BACK001)."""
         if isinstance(node.operator, cst.Or):
             self._fallback_beside_platform(node)
+        self._rocm_question(node)
+        if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
+            self._device_or(node)
+        if id(node) not in self._inner_lists:
+            self._available_list(node)
+        if isinstance(node.operator, cst.And):
+            self._other_without_cuda(node)
+        if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
+            self._cuda_capability(node)
+
+    def _rocm_question(self, node: cst.BooleanOperation) -> None:
+        """`torch.version.hip is not None and torch.cuda.is_available()` (or a module-level flag
+        made so): CUDA's availability test asks about ROCm's build of torch, kept as it is."""
         if (
             isinstance(node.operator, cst.And)
             and self._hip
@@ -1643,24 +1704,19 @@ class BackendsFamily(Family):
                 for o in operands:
                     if isinstance(o, cst.Call) and self.ctx.qualname(o.func) == "torch.cuda.is_available":
                         self._itself(o, o, "asks about ROCm's build of torch (`torch.version.hip` beside it)")
-        if isinstance(node.operator, cst.Or) and id(node) not in self._inner_ors:
-            self._device_or(node)
-        if id(node) not in self._inner_lists:
-            self._available_list(node)
-        if isinstance(node.operator, cst.And):
-            self._other_without_cuda(node)
-        if isinstance(node.operator, cst.And) and id(node) not in self.ctx.keep_cuda and self.library() is not None:
-            # `torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
-            # beside the project's answers for its other devices
-            calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
-            if "torch.cuda.is_available" in calls and any(
-                c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls
-            ):
-                self._itself(
-                    node,
-                    node,
-                    "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices",
-                )
+
+    def _cuda_capability(self, node: cst.BooleanOperation) -> None:
+        """`torch.cuda.is_available() and torch.cuda.is_bf16_supported()`: what CUDA can do,
+        beside the project's answers for its other devices: CUDA's own question (_itself)."""
+        calls = [self.ctx.qualname(o.func) or "" for o in _and_operands(node) if isinstance(o, cst.Call)]
+        if "torch.cuda.is_available" in calls and any(
+            c.startswith("torch.cuda.") and c != "torch.cuda.is_available" for c in calls
+        ):
+            self._itself(
+                node,
+                node,
+                "asks what CUDA itself can do, in a project whose own abstraction answers for its other devices",
+            )
 
     def _other_without_cuda(self, node: cst.BooleanOperation) -> None:
         """`torch.backends.mps.is_available() and not torch.cuda.is_available()`: another
@@ -1677,7 +1733,8 @@ class BackendsFamily(Family):
                 self._itself(
                     o,
                     o,
-                    f"takes {others[0]}'s case where CUDA is absent (`torch.accelerator.is_available()` would be true on {others[0]} too)",
+                    f"takes {others[0]}'s case where CUDA is absent (`torch.accelerator.is_available()` would be true "
+                    f"on {others[0]} too)",
                 )
 
     def _available_list(self, node: cst.BooleanOperation) -> None:
@@ -1718,9 +1775,9 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK001",
             node,
-            f"`{_short(self.ctx.code(node))}` names the devices the code handles by their availability tests ({', '.join(devices)}): "
-            f"CUDA's test is kept (`torch.accelerator.is_available()` would stand for every accelerator); {t.display}'s test is not added, "
-            f"since nothing says this code runs there",
+            f"`{_short(self.ctx.code(node))}` names the devices the code handles by their availability tests "
+            f"({', '.join(devices)}): CUDA's test is kept (`torch.accelerator.is_available()` would stand for every "
+            f"accelerator); {t.display}'s test is not added, since nothing says this code runs there",
             applicability=Applicability.MANUAL,
         )
 
@@ -1756,7 +1813,9 @@ class BackendsFamily(Family):
             devices.append(device)
             strings.append(value)
         if "accelerator" in (subject or "").rsplit(".", 1)[-1].lower():
-            return  # `accelerator == "cuda" or accelerator == "mps"`: a framework's accelerator names (visit_Comparison)
+            # `accelerator == "cuda" or accelerator == "mps"`: a framework's accelerator names
+            # (visit_Comparison)
+            return
         if "cuda" not in devices or len(set(devices) - HOSTS) < 2 or any(id(s) in self.ctx.keep_cuda for s in strings):
             return
         facts = cuda_only_facts(self.ctx)
@@ -1787,7 +1846,8 @@ class BackendsFamily(Family):
         if self.ctx.report(
             "BACK001",
             original,
-            f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is added, CUDA's test stays",
+            f"`{self.ctx.code(original)}` lists the devices the code handles: `{subject} == {t.device_type!r}` is "
+            "added, CUDA's test stays",
             replacement=new,
         ):
             return new
@@ -1844,7 +1904,10 @@ class BackendsFamily(Family):
                 quiet=True,
             )
             self.ctx.cuda_only_code[id(node)] = region
-            message = f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device abstraction of its own ({library[0]}): kept as it is"
+            message = (
+                f"`def {node.name.value}` answers a question about CUDA itself, in a project with a device "
+                f"abstraction of its own ({library[0]}): kept as it is"
+            )
             self._regions.append((region, node.name, message, None))
             return
         if self._cuda_own_function(node):
@@ -1867,26 +1930,7 @@ class BackendsFamily(Family):
         if b"device" not in self.ctx.source or self.library() is None or self.ctx.in_cuda_only_code() is not None:
             return
         nodes = _nodes(node.body)
-        device_of_value: dict[str, str] = {}  # `cur_dev` -> `p.data` (from `cur_dev = p.data.device.type`)
-        for n in nodes:
-            if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
-                read = _device_read(n.value)
-                if read is not None:
-                    device_of_value[n.targets[0].target.value] = read
-        read_by: dict[str, cst.BaseExpression] = {}  # `p.data` -> the test that reads its device
-        for n in nodes:
-            if not isinstance(n, cst.If) or self._runs_cuda_only(n.body):
-                continue
-            for c in _and_operands(n.test):  # `elif cur_dev == "cuda" and p.requires_grad:` too
-                if not isinstance(c, cst.Comparison) or len(c.comparisons) != 1:
-                    continue
-                test = self._cuda_test(c)
-                if test is None or test.kind != "string":
-                    continue
-                for side in (c.left, c.comparisons[0].comparator):
-                    value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
-                    if value is not None:
-                        read_by.setdefault(value, n.test)
+        read_by = self._kept_tests_reading(nodes, _device_values(nodes))
         if not read_by:
             return
         library = self.library()
@@ -1906,11 +1950,33 @@ class BackendsFamily(Family):
                 "BACK008",
                 strings[0],
                 f"`{_short(self.ctx.code(strings[0]))}` sets the device of `{value}`, which the kept CUDA test "
-                f"`{_short(self.ctx.code(test_node))}` reads, in a project with a device abstraction of its own ({library[0]}): "
-                f"kept with it (ported alone, a {self.ctx.target.display} value would match neither case); "
-                f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
+                f"`{_short(self.ctx.code(test_node))}` reads, in a project with a device abstraction of its own "
+                f"({library[0]}): kept with it (ported alone, a {self.ctx.target.display} value would match neither "
+                f"case); {self.ctx.target.display}'s case belongs beside both, through the project's own device",
                 applicability=Applicability.MANUAL,
             )
+
+    def _kept_tests_reading(
+        self, nodes: Sequence[cst.CSTNode], device_of_value: dict[str, str]
+    ) -> dict[str, cst.BaseExpression]:
+        """For _set_for_kept_test, the values whose device a CUDA string test of an `if` reads
+        (directly, or through a name from `device_of_value`), each -> the first such test; an
+        `if` whose body only runs CUDA-only code is not a kept test's."""
+        read_by: dict[str, cst.BaseExpression] = {}  # `p.data` -> the test that reads its device
+        for n in nodes:
+            if not isinstance(n, cst.If) or self._runs_cuda_only(n.body):
+                continue
+            for c in _and_operands(n.test):  # `elif cur_dev == "cuda" and p.requires_grad:` too
+                if not isinstance(c, cst.Comparison) or len(c.comparisons) != 1:
+                    continue
+                test = self._cuda_test(c)
+                if test is None or test.kind != "string":
+                    continue
+                for side in (c.left, c.comparisons[0].comparator):
+                    value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
+                    if value is not None:
+                        read_by.setdefault(value, n.test)
+        return read_by
 
     def _unkept_cuda_strings(self, node: cst.CSTNode) -> list[cst.SimpleString]:
         """The `"cuda"` device strings in `node` that no rule has kept yet."""
@@ -1975,9 +2041,9 @@ class BackendsFamily(Family):
             "BACK008",
             strings[0],
             f"`{_short(self.ctx.code(value))}` sets `{name}`, whose device the kept assert "
-            f"`{_short(self.ctx.code(check.test))}` demands is CUDA's, in a project with a device abstraction of its own "
-            f"({library[0]}): kept with it (ported alone, a {self.ctx.target.display} device would fail the assert); "
-            f"{self.ctx.target.display}'s case belongs beside both, through the project's own device",
+            f"`{_short(self.ctx.code(check.test))}` demands is CUDA's, in a project with a device abstraction of its "
+            f"own ({library[0]}): kept with it (ported alone, a {self.ctx.target.display} device would fail the "
+            f"assert); {self.ctx.target.display}'s case belongs beside both, through the project's own device",
             applicability=Applicability.MANUAL,
         )
 
@@ -2009,9 +2075,9 @@ class BackendsFamily(Family):
             self.ctx.cuda_only_code[id(stmt)] = region
         t = self.ctx.target
         message = (
-            f"{what} runs over what the class puts in `self.{field}` only where `{_short(self.ctx.code(test))}`, "
-            f"kept as CUDA's case in a project with a device abstraction of its own ({library[0]}): the loop is CUDA's case too, "
-            f"kept as it is; {t.display}'s belongs beside it, through the project's own device"
+            f"{what} runs over what the class puts in `self.{field}` only where `{_short(self.ctx.code(test))}`, kept "
+            f"as CUDA's case in a project with a device abstraction of its own ({library[0]}): the loop is CUDA's "
+            f"case too, kept as it is; {t.display}'s belongs beside it, through the project's own device"
         )
         self._regions.append((region, node.iter, message, None))
 
@@ -2085,30 +2151,8 @@ class BackendsFamily(Family):
         cuda_test = next(
             (k for t in tests for c in _and_operands(t) if (k := self._cuda_only_operand(fn, c)) is not None), None
         )
-        if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
-            for target in targets:
-                if (field := _self_field(target)) is not None:
-                    empty = (
-                        not isinstance(small, cst.AugAssign)
-                        and small.value is not None
-                        and _is_empty_container(small.value)
-                    )
-                    if not empty:
-                        fills.setdefault(field, []).append(cuda_test if isinstance(small, cst.AugAssign) else None)
-                elif isinstance(target, cst.Subscript) and (field := _self_field(target.value)) is not None:
-                    fills.setdefault(field, []).append(cuda_test)
-        for n in _nodes(small):
-            if not isinstance(n, cst.Call):
-                continue
-            func = n.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _FILLS and (field := _self_field(func.value)):
-                fills.setdefault(field, []).append(cuda_test)
-            if isinstance(func, cst.Name) and func.value in _READS:
-                continue
-            for arg in n.args:
-                if (field := _self_field(arg.value)) is not None:
-                    fills.setdefault(field, []).append(None)  # handed to other code: it may fill it
+        _assigned_fills(small, cuda_test, fills)
+        _called_fills(small, cuda_test, fills)
 
     def _cuda_only_operand(self, fn: cst.FunctionDef, test: cst.BaseExpression) -> cst.BaseExpression | None:
         """The test this port keeps on CUDA that `test` (an operand of an `if`'s test) stands
@@ -2221,13 +2265,8 @@ class BackendsFamily(Family):
         runs on CUDA: rewriting the rest of it (a `synchronize`, a `current_stream`) changes
         nothing on CUDA and never reaches the target. (An application's timing code is ported,
         its events reported.)"""
-        for n in _nodes(node) if self._raw_streams else ():
-            if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
-                return f"`{_short(self.ctx.code(n))}`"
-            if isinstance(n, (cst.Attribute, cst.Name)):
-                qual = self.ctx.qualname(n) or ""
-                if qual.startswith("torch._C._cuda"):
-                    return f"`{qual}`"
+        if self._raw_streams and (raw := self._raw_stream(node)) is not None:
+            return raw
         if self.library() is not None:
             handed = self._cuda_in_own_words(node)
             if handed is not None:
@@ -2255,6 +2294,18 @@ class BackendsFamily(Family):
             None,
         )
         return f"`{used}` beside {streams} of its class `{cls.name.value}`" if used else None
+
+    def _raw_stream(self, node: cst.FunctionDef) -> str | None:
+        """A raw CUDA stream handle in the function (for _kept_cuda_runtime), as shown:
+        `stream.cuda_stream`, or CUDA's runtime itself (`torch._C._cuda_getCurrentRawStream`)."""
+        for n in _nodes(node):
+            if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
+                return f"`{_short(self.ctx.code(n))}`"
+            if isinstance(n, (cst.Attribute, cst.Name)):
+                qual = self.ctx.qualname(n) or ""
+                if qual.startswith("torch._C._cuda"):
+                    return f"`{qual}`"
+        return None
 
     def _cuda_in_own_words(self, node: cst.FunctionDef) -> str | None:
         """CUDA named in the words of a library that names devices its own way, and no other
@@ -2525,8 +2576,8 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK010",
             node,
-            f"`{_short(self.ctx.code(node))}` {what} ({devices}): kept as it is; {t.display} is not added, since nothing says "
-            f"this code runs there ({t.display} takes the code's own fallback)",
+            f"`{_short(self.ctx.code(node))}` {what} ({devices}): kept as it is; {t.display} is not added, since "
+            f"nothing says this code runs there ({t.display} takes the code's own fallback)",
             applicability=Applicability.MANUAL,
         )
 
@@ -2623,7 +2674,8 @@ class BackendsFamily(Family):
             self._cuda_case(
                 node,
                 values,
-                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for {', '.join(k or '' for k, e in zip(keys, elements) if e.value in values)})",
+                f"`{_short(self.ctx.code(node))}` maps each platform to its torch device (CUDA's for "
+                f"{', '.join(k or '' for k, e in zip(keys, elements) if e.value in values)})",
                 test=False,
             )
 
@@ -2723,8 +2775,10 @@ class BackendsFamily(Family):
         region = self._keep_branch(branch, test, sorted(keys[key]))
         t = self.ctx.target
         message = (
-            f"`if {self.ctx.code(branch.test)}` is CUDA's rung of the detection that sets `{key}`, the key of a switch over "
-            f"{', '.join(sorted(keys[key]))}: kept as it is; {t.display} has no rung: once the switch over `{key}` builds "
+            f"`if {self.ctx.code(branch.test)}` is CUDA's rung of the detection that sets `{key}`, the key "
+            "of a switch over "
+            f"{', '.join(sorted(keys[key]))}: kept as it is; {t.display} has no rung: once the switch over "
+            f"`{key}` builds "
             f'{t.display}\'s backend, detect it beside this one and set `{key}` to "{t.device_type}"'
         )
         self._regions.append((region, branch.test, message, None))
@@ -2770,7 +2824,8 @@ class BackendsFamily(Family):
             self._itself(
                 node.test,
                 node.test,
-                f"says whether `{cls.name.value}` can run, and its code asserts `{_short(check)}`, which the target fails",
+                f"says whether `{cls.name.value}` can run, and its code asserts `{_short(check)}`, which the target "
+                "fails",
             )
 
     def _asserts_cuda(self, test: cst.BaseExpression) -> bool:
@@ -2842,8 +2897,10 @@ class BackendsFamily(Family):
         if self.ctx.report(
             "BACK001",
             original,
-            f"`if {self.ctx.code(original)}: {name} = \"cuda\"` files {string_value(other)!r} under CUDA's name, the code's "
-            f'word for an accelerator: {t.device_type!r} is filed there too (`{name} == {t.device_type!r}` is added), the "cuda" stays',
+            f'`if {self.ctx.code(original)}: {name} = "cuda"` files {string_value(other)!r} under CUDA\'s '
+            "name, the code's "
+            f"word for an accelerator: {t.device_type!r} is filed there too (`{name} == {t.device_type!r}` "
+            'is added), the "cuda" stays',
             replacement=new,
         ):
             return new
@@ -2886,7 +2943,8 @@ class BackendsFamily(Family):
         self._itself(
             node.test,
             node.test,
-            f"picks CUDA's own `{name}` (it uses `{api}`, which has no port on {self.ctx.target.display}) over the one of the same name beside it: it asks about CUDA itself",
+            f"picks CUDA's own `{name}` (it uses `{api}`, which has no port on {self.ctx.target.display}) over the "
+            "one of the same name beside it: it asks about CUDA itself",
         )
 
     def _serialized_cuda(self, node: cst.If) -> None:
@@ -2994,9 +3052,9 @@ class BackendsFamily(Family):
         self.ctx.report(
             "BACK008",
             tests[0],
-            f"`if {_short(self.ctx.code(node.test))}` leaves early where CUDA is absent, before `{used}` (CUDA's own) below it, "
-            f"in a project with a device abstraction of its own ({library[0]}): kept on CUDA; {t.display}'s case belongs beside it, "
-            f"through the project's own device (its class or device for {t.display})",
+            f"`if {_short(self.ctx.code(node.test))}` leaves early where CUDA is absent, before `{used}` (CUDA's own) "
+            f"below it, in a project with a device abstraction of its own ({library[0]}): kept on CUDA; {t.display}'s "
+            f"case belongs beside it, through the project's own device (its class or device for {t.display})",
             applicability=Applicability.MANUAL,
         )
 
@@ -3023,21 +3081,46 @@ class BackendsFamily(Family):
         self._cuda_case(
             node,
             [strings[1][0]],
-            f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside it)",
+            f"`{_short(self.ctx.code(arms[1][0]))}` names CUDA as one case of a device choice (`{devices[0]}` beside "
+            "it)",
             test=False,
         )
 
     def _visit_if(self, node: cst.If) -> None:
         if self._raises_for_cuda(node):
-            says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
-            self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
-            if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
-                self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
+            self._turns_away(node)
         if id(node) in self._elifs:
             return
         branches = self._branches(node)
         self._elifs.update(id(b) for b in branches[1:])
         first = self._test(node.test)
+        self._about_cuda_itself(node, first)
+        if first is not None and first.device == "cuda" and self._detection_rung(node, first):
+            return
+        if len(branches) < 2:
+            return
+        tests = [self._test(b.test) for b in branches]
+        self._cuda_fallback(branches, tests)
+        plan = self._switch(branches, tests)
+        if plan is None:
+            return
+        cuda_at, last, region = plan
+        new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
+        if new is not None:
+            self._chains[id(node)] = (last, new)
+
+    def _turns_away(self, node: cst.If) -> None:
+        """`if <not CUDA>: raise ...`: the test turns away what is not CUDA (kept as it is); with
+        no `else`, the code past it is CUDA's (see _cuda_past)."""
+        says = "CUDA" if _SAYS_CUDA.search(self.ctx.code(node.body)) else "a GPU, CUDA's hardware in this library"
+        self._itself(node.test, node.test, f"turns away what is not CUDA (the error it raises says {says})")
+        if (self._without_cuda(node.test) or _other_devices_refused(node.test)) and node.orelse is None:
+            self._cuda_past(node, f"if {_short(self.ctx.code(node.test))}: raise ...")
+
+    def _about_cuda_itself(self, node: cst.If, first: _Test | None) -> None:
+        """An `if` whose test asks about CUDA itself, not a device for the code: one that only
+        reports on CUDA's platform or writes text about it (in a project with a device
+        abstraction of its own), or guards the import of CUDA's backend."""
         if (
             first is not None
             and first.device == "cuda"
@@ -3063,19 +3146,6 @@ class BackendsFamily(Family):
                     f"guards the import of CUDA's backend (`{imported}`); {t.display}'s backend, where there is one, "
                     f"is imported beside it under a test of its own",
                 )
-        if first is not None and first.device == "cuda" and self._detection_rung(node, first):
-            return
-        if len(branches) < 2:
-            return
-        tests = [self._test(b.test) for b in branches]
-        self._cuda_fallback(branches, tests)
-        plan = self._switch(branches, tests)
-        if plan is None:
-            return
-        cuda_at, last, region = plan
-        new = self._branch_for_target(branches[cuda_at], tests[cuda_at], region, "elif")  # type: ignore[arg-type]
-        if new is not None:
-            self._chains[id(node)] = (last, new)
 
     def _cuda_fallback(self, branches: list[cst.If], tests: list[_Test | None]) -> None:
         """`else: device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")` after
@@ -3130,7 +3200,8 @@ class BackendsFamily(Family):
                         (
                             region,
                             branches[i].test,
-                            f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over {region.why}: kept as it is; {missing}",
+                            f"`if {self.ctx.code(branches[i].test)}` is one of CUDA's branches of a switch over "
+                            f"{region.why}: kept as it is; {missing}",
                             None,
                         )
                     )
@@ -3232,17 +3303,23 @@ class BackendsFamily(Family):
             then = (
                 f"ask `{own}.is_available()` in a rung of its own"
                 if own
-                else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask it in a rung of its own"
+                else f"write {t.display}'s class (`porter backends . --target {t.name} --scaffold DIR`), then ask "
+                "it in a rung of its own"
             )
-            message = f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's classes per device: kept as it is; {then}"
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's rung of a switch over {region.why}, the project's "
+                f"classes per device: kept as it is; {then}"
+            )
             self._regions.append((region, branch.test, message, None))
             return None
         table = self._device_enum()
         if table is not None:
             message = (
-                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} has no branch: "
-                f"the device types it answers are looked up in `{table[0]}`, this module's enum of devices, which has no member for {t.display}: "
-                f"add `{t.device_type.upper()}` to it beside `{table[1]}`, then a branch for {t.display} {'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                f"{t.display} has no branch: the device types it answers are looked up in `{table[0]}`, this module's "
+                f"enum of devices, which has no member for {t.display}: add `{t.device_type.upper()}` to it beside "
+                f"`{table[1]}`, then a branch for {t.display} "
+                f"{'after the last device branch' if form == 'elif' else 'after the last of these checks'}"
             )
             self._regions.append((region, branch.test, message, None))
             return None
@@ -3256,8 +3333,8 @@ class BackendsFamily(Family):
             message = (
                 f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
                 f"{t.display} has no branch: the project has a backend folder per device (`{folder}` beside "
-                f"{', '.join(f'`{o}/`' for o in dict(self._backend_dirs)[folder])}) and none for {t.display}; write its "
-                f"backend first, then a branch here"
+                f"{', '.join(f'`{o}/`' for o in dict(self._backend_dirs)[folder])}) and none for {t.display}; write "
+                "its backend first, then a branch here"
             )
             self._regions.append((region, branch.test, message, None))
             return None
@@ -3265,7 +3342,11 @@ class BackendsFamily(Family):
         if body is not None and _does_nothing(body):
             # CUDA's branch, ported, is empty (`torch.cuda.empty_cache()` on xla): the target
             # needs no branch there, and an emptied one is no branch a reviewer merges
-            message = f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; {t.display} needs no branch there (CUDA's, ported, does nothing: {', '.join(dict.fromkeys(applied))})"
+            message = (
+                f"`if {self.ctx.code(branch.test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
+                f"{t.display} needs no branch there (CUDA's, ported, does nothing: "
+                f"{', '.join(dict.fromkeys(applied))})"
+            )
             region.code = "BACK005"
             region.left.clear()
             self._regions.append((region, branch.test, message, None))
@@ -3476,8 +3557,8 @@ class BackendsFamily(Family):
                 region.code = "BACK005"
                 region.left.clear()
                 message = (
-                    f"`if {self.ctx.code(ifs[cuda_at].test)}` is CUDA's branch of a switch over {region.why}: kept as it is; "
-                    f"{t.display} needs no branch there (the code after these checks works on any `{subject}`)"
+                    f"`if {self.ctx.code(ifs[cuda_at].test)}` is CUDA's branch of a switch over {region.why}: kept as "
+                    f"it is; {t.display} needs no branch there (the code after these checks works on any `{subject}`)"
                 )
                 self._regions.append((region, ifs[cuda_at].test, message, None))
                 return None
@@ -3505,7 +3586,10 @@ class BackendsFamily(Family):
         if self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1] == "setup.py" and b"ext_modules" in self.ctx.source:
             # the build script of the project's compiled extensions: its `torch.cuda` questions
             # are about the build host's CUDA (which archs to compile, whether bf16 kernels build)
-            note = "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA questions are about the build host, which compiles CUDA kernels"
+            note = (
+                "the build script of the project's compiled extensions (`ext_modules`) is left as it is: its CUDA "
+                "questions are about the build host, which compiles CUDA kernels"
+            )
             self._keep_module(
                 node,
                 CudaOnlyCode(
@@ -3522,7 +3606,11 @@ class BackendsFamily(Family):
             # the project's own build code for its CUDA extensions (DeepSpeed's op_builder,
             # ColossalAI's CUDA extension loader): it imports `CUDAExtension`, and its CUDA
             # questions are about the host that compiles the kernels, as in setup.py
-            note = "this module builds the project's CUDA extensions (it imports `CUDAExtension` from `torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs to compile for) are about the host that compiles CUDA kernels"
+            note = (
+                "this module builds the project's CUDA extensions (it imports `CUDAExtension` from "
+                "`torch.utils.cpp_extension`): left as it is, since its CUDA questions (is CUDA there, which archs "
+                "to compile for) are about the host that compiles CUDA kernels"
+            )
             self._keep_module(
                 node,
                 CudaOnlyCode(
@@ -3540,9 +3628,9 @@ class BackendsFamily(Family):
             package, demand = integration
             t = self.ctx.target
             note = (
-                f"this module integrates `{package}`, which its own check says needs CUDA (`{demand}`): "
-                f"left as it is, since its code runs only where `{package}` runs; {t.display} needs a backend of `{package}` "
-                f"first, then its own path beside this one"
+                f"this module integrates `{package}`, which its own check says needs CUDA (`{demand}`): left as it "
+                f"is, since its code runs only where `{package}` runs; {t.display} needs a backend of `{package}` "
+                "first, then its own path beside this one"
             )
             why = f"it integrates `{package}`, which its check `{demand}` says needs CUDA"
             self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK006", note=note), note)
@@ -3553,7 +3641,9 @@ class BackendsFamily(Family):
             and "family of modules" in module[0]
             and _backend_facts(self.ctx.settings, self.ctx.path, self.ctx.source)
         ):
-            module = None  # the module defines CUDA's class of a class family: that class is kept (BACK003), and says whether the target's exists
+            # the module defines CUDA's class of a class family: that class is kept (BACK003), and
+            # says whether the target's exists
+            module = None
         if module is not None:
             # CUDA's module of a per-device family of folders (`backends/cuda/ops.py` beside
             # `backends/cpu/`): CUDA's implementation, registered for "cuda"; the target's goes beside it
@@ -3561,13 +3651,15 @@ class BackendsFamily(Family):
             t = self.ctx.target
             if "family of modules" in why:  # `platforms/cuda.py` beside `xpu.py`, `cpu.py`
                 message = (
-                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a module of its own beside it "
-                    f"(`{t.device_type}.py`), modelled on the {', '.join(f'`{o}`' for o in others)} ones"
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a module of "
+                    f"its own beside it (`{t.device_type}.py`), modelled on the {', '.join(f'`{o}`' for o in others)} "
+                    "ones"
                 )
             else:
                 message = (
-                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a `{t.device_type}/` "
-                    f"folder of its own beside it, modelled on the {', '.join(f'`{o}/`' for o in others)} ones"
+                    f"this module is a backend for CUDA's device, {why}: kept as it is; {t.display}'s is a "
+                    f"`{t.device_type}/` folder of its own beside it, modelled on the "
+                    f"{', '.join(f'`{o}/`' for o in others)} ones"
                 )
             self._keep_module(node, CudaOnlyCode(node, "the module", why, code="BACK003"), message)
             return
@@ -3588,26 +3680,18 @@ class BackendsFamily(Family):
         if not _DEMAND.search(self.ctx.source):
             return self._hub_kernel_for_cuda(nodes)
         own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
-        packages: set[str] = set()
-        for n in nodes:
-            names: list[cst.CSTNode] = []
-            if isinstance(n, cst.Import):
-                names = [a.name for a in n.names]
-            elif isinstance(n, cst.ImportFrom) and not n.relative and n.module is not None:
-                names = [n.module]
-            for name in names:
-                while isinstance(name, cst.Attribute):
-                    name = name.value
-                if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
-                    packages.add(name.value.lower())
-            if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or ""):
-                # `lazy_load_kernel("deep-gemm")`, `get_kernel("kernels-community/deep-gemm")`: a
-                # kernel package loaded by name (from a kernel hub) rather than imported
-                loaded = string_value(n.args[0].value)
-                if loaded:
-                    packages.add(loaded.rsplit("/", 1)[-1].lower())
+        packages = _imported_packages(nodes, own)
         if not packages:
             return None
+        found = self._package_demand(nodes, packages)
+        if found is not None:
+            return found
+        return self._hub_kernel_for_cuda(nodes)
+
+    def _package_demand(self, nodes: Sequence[cst.CSTNode], packages: set[str]) -> tuple[str, str] | None:
+        """For _integration, the first check of the module that demands CUDA (an assert, or an
+        `if` that raises or returns an error where CUDA is absent) with a message that says CUDA
+        and names one of `packages`: (that package, the check as shown); None if none."""
         for n in nodes:
             if isinstance(n, cst.Assert) and n.msg is not None and self._cuda_checks(n.test):
                 message, shown = self.ctx.code(n.msg), _short(self.ctx.code(n))
@@ -3624,7 +3708,7 @@ class BackendsFamily(Family):
             named = {p for p in packages if p in words or re.sub(r"[-_]", "", p) in words}
             if named:
                 return sorted(named)[0], shown
-        return self._hub_kernel_for_cuda(nodes)
+        return None
 
     def _hub_kernel_for_cuda(self, nodes: Sequence[cst.CSTNode]) -> tuple[str, str] | None:
         """(the kernel load as shown, the check) when the module loads a kernel from a hub by a
@@ -3855,10 +3939,7 @@ def _only_writes_text(body: cst.BaseSuite, words: re.Pattern[str]) -> bool:
         if not suite.body:
             return False
         for stmt in suite.body:
-            if isinstance(stmt, cst.For) and stmt.orelse is None:
-                if not writes(stmt.body):
-                    return False
-            elif isinstance(stmt, cst.If) and stmt.orelse is None:
+            if isinstance(stmt, (cst.For, cst.If)) and stmt.orelse is None:
                 if not writes(stmt.body):
                     return False
             elif isinstance(stmt, cst.SimpleStatementLine):
@@ -3929,6 +4010,96 @@ def _asks_hip(node: cst.BaseExpression) -> bool:
 def _accessor_facts(settings) -> dict[str, str]:
     """Members of CUDA's backend class that answer "cuda", with why (BackendKind.ACCESSOR)."""
     return {f[1]: f[3][0] for f in (getattr(settings, "flow", None) or ()) if f[2] == BackendKind.ACCESSOR}
+
+
+def _device_values(nodes: Sequence[cst.CSTNode]) -> dict[str, str]:
+    """The names set to a value's device type (`cur_dev = p.data.device.type`): `cur_dev` ->
+    `p.data` (for _set_for_kept_test)."""
+    device_of_value: dict[str, str] = {}
+    for n in nodes:
+        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name):
+            read = _device_read(n.value)
+            if read is not None:
+                device_of_value[n.targets[0].target.value] = read
+    return device_of_value
+
+
+def _assigned_fills(
+    small: cst.BaseSmallStatement,
+    cuda_test: cst.BaseExpression | None,
+    fills: dict[str, list[cst.BaseExpression | None]],
+) -> None:
+    """For _fills_small, the `self.<field>` an assignment fills (`self.x = ...` with a value
+    that is not an empty container, `self.x += ...` under `cuda_test`, `self.x[k] = ...`)."""
+    if not isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        return
+    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+    for target in targets:
+        if (field := _self_field(target)) is not None:
+            empty = (
+                not isinstance(small, cst.AugAssign) and small.value is not None and _is_empty_container(small.value)
+            )
+            if not empty:
+                fills.setdefault(field, []).append(cuda_test if isinstance(small, cst.AugAssign) else None)
+        elif isinstance(target, cst.Subscript) and (field := _self_field(target.value)) is not None:
+            fills.setdefault(field, []).append(cuda_test)
+
+
+def _called_fills(
+    small: cst.BaseSmallStatement,
+    cuda_test: cst.BaseExpression | None,
+    fills: dict[str, list[cst.BaseExpression | None]],
+) -> None:
+    """For _fills_small, the `self.<field>` the calls in a statement fill: a filling method of
+    it (`self.x.append(...)`, under `cuda_test`), or handed to other code (which may fill it)."""
+    for n in _nodes(small):
+        if not isinstance(n, cst.Call):
+            continue
+        func = n.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _FILLS and (field := _self_field(func.value)):
+            fills.setdefault(field, []).append(cuda_test)
+        if isinstance(func, cst.Name) and func.value in _READS:
+            continue
+        for arg in n.args:
+            if (field := _self_field(arg.value)) is not None:
+                fills.setdefault(field, []).append(None)  # handed to other code: it may fill it
+
+
+def _imported_packages(nodes: Sequence[cst.CSTNode], own: set[str]) -> set[str]:
+    """For _integration, the top-level packages the module imports by absolute name (not torch,
+    not one of the project's own folders `own`) and the kernel packages it loads by name."""
+    packages: set[str] = set()
+    for n in nodes:
+        names: list[cst.CSTNode] = []
+        if isinstance(n, cst.Import):
+            names = [a.name for a in n.names]
+        elif isinstance(n, cst.ImportFrom) and not n.relative and n.module is not None:
+            names = [n.module]
+        for name in names:
+            while isinstance(name, cst.Attribute):
+                name = name.value
+            if isinstance(name, cst.Name) and name.value not in own and name.value != "torch":
+                packages.add(name.value.lower())
+        if isinstance(n, cst.Call) and n.args and _KERNEL_LOADER.search(dotted(n.func) or ""):
+            # `lazy_load_kernel("deep-gemm")`, `get_kernel("kernels-community/deep-gemm")`: a
+            # kernel package loaded by name (from a kernel hub) rather than imported
+            loaded = string_value(n.args[0].value)
+            if loaded:
+                packages.add(loaded.rsplit("/", 1)[-1].lower())
+    return packages
+
+
+def _string_test(test: cst.Comparison) -> _Test | None:
+    """`x == "cuda"`, `"cuda" in x`, `x is "cuda"`: a comparison with a device string (either
+    side), or None."""
+    op = test.comparisons[0].operator
+    if not isinstance(op, (cst.Equal, cst.In, cst.Is)):
+        return None
+    for side in (test.left, test.comparisons[0].comparator):
+        device = device_of(string_value(side))
+        if device is not None:
+            return _Test(device, side, "string")
+    return None
 
 
 def _short(code: str) -> str:
