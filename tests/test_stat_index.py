@@ -312,8 +312,8 @@ def test_edit_in_the_same_clock_tick_is_seen(tmp_path, monkeypatch):
     assert _codes(_lint(root, cache)["m.py"]) == ["DEV001"]
 
 
-def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
-    """A row of the wrong shape behind a valid tag: the index is dropped, not believed."""
+def _one_file_index(tmp_path):
+    """(root, cache, the stat index's path, its data) after a lint of one CUDA file."""
     import json
 
     root, cache = tmp_path / "p", tmp_path / "cache"
@@ -321,13 +321,25 @@ def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
     (root / "m.py").write_bytes(CUDA)
     _lint(root, cache)
     index = _index(cache)
-    data = json.loads(index.read_bytes().partition(b"\n")[2])
+    return root, cache, index, json.loads(index.read_bytes().partition(b"\n")[2])
+
+
+def _forge(cache, index, data):
+    """Write `data` into the stat index, sealed as if the user's porter wrote it; the cache."""
+    import json
+
+    store = Cache(cache)
+    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", json.dumps(data).encode()))
+    return store
+
+
+def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
+    """A row of the wrong shape behind a valid tag: the index is dropped, not believed."""
+    root, cache, index, data = _one_file_index(tmp_path)
     [record] = data["files"].values()
     [row] = record[6][3]
     row[3] = -1  # a negative line
-    body = json.dumps(data).encode()
-    store = Cache(cache)
-    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", body))  # as if the user's porter wrote it
+    store = _forge(cache, index, data)
     assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
     assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]
 
@@ -335,18 +347,9 @@ def test_forged_finding_reads_as_an_empty_index(tmp_path, trusting):
 def test_unknown_rule_code_behind_a_valid_tag_reads_as_an_empty_index(tmp_path, trusting):
     """A finding whose code no rule declares is not a finding porter made (defence in depth:
     the tag already keeps out anyone without the user's key)."""
-    import json
-
-    root, cache = tmp_path / "p", tmp_path / "cache"
-    root.mkdir()
-    (root / "m.py").write_bytes(CUDA)
-    _lint(root, cache)
-    index = _index(cache)
-    data = json.loads(index.read_bytes().partition(b"\n")[2])
+    root, cache, index, data = _one_file_index(tmp_path)
     data["strings"] = ["XYZ999" if t == "DEV001" else t for t in data["strings"]]
-    body = json.dumps(data).encode()
-    store = Cache(cache)
-    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", body))
+    store = _forge(cache, index, data)
     assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
     assert [f.code for f in _lint(root, cache)["m.py"].findings] == ["DEV001"]
 
@@ -426,19 +429,10 @@ def test_a_warm_json_lint_fingerprints_the_shown_files_without_reading_them(tmp_
 def test_forged_finding_lines_read_as_an_empty_index(tmp_path, trusting, texts):
     """The lines kept for fingerprints are checked as the findings are: a place in the string
     table, one per finding, or the index is dropped, not believed."""
-    import json
-
-    root, cache = tmp_path / "p", tmp_path / "cache"
-    root.mkdir()
-    (root / "m.py").write_bytes(CUDA)
-    _lint(root, cache)
-    index = _index(cache)
-    data = json.loads(index.read_bytes().partition(b"\n")[2])
+    root, cache, index, data = _one_file_index(tmp_path)
     [record] = data["files"].values()
     assert len(record[10]) == 1  # one DEV001, one line
     record[10] = texts
-    body = json.dumps(data).encode()
-    store = Cache(cache)
-    index.write_bytes(seal(store.mac_key, f"stat:{index.name}", body))  # as if the user's porter wrote it
+    store = _forge(cache, index, data)
     assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
     assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]

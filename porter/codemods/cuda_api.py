@@ -246,6 +246,18 @@ class CudaApiFamily(ReferenceTracker, Family):
         if isinstance(node.expression, cst.Call):
             self._as_text.add(id(node.expression))  # `f"CUDA available: {torch.cuda.is_available()}"`
 
+    def _mapped_row(self, name: cst.BaseExpression, site: cst.CSTNode) -> tuple[str, ApiRow] | None:
+        """(suffix, row) of the `torch.cuda.*` API `name` names; None where it names none, or
+        one the API data has no row for (reported at `site`, CUDA009)."""
+        found = self._row_for(name)
+        if found is None:
+            return None
+        suffix, row = found
+        if row is None:
+            self._unmapped(site, suffix)
+            return None
+        return suffix, row
+
     def _row_for(self, node: cst.BaseExpression) -> tuple[str, ApiRow | None] | None:
         head = node
         while type(head) is cst.Attribute:
@@ -326,13 +338,10 @@ class CudaApiFamily(ReferenceTracker, Family):
         return self._reference(original, updated)
 
     def _reference(self, original, updated):
-        found = self._row_for(original)
+        found = self._mapped_row(original, original)
         if found is None:
             return updated
         suffix, row = found
-        if row is None:
-            self._unmapped(original, suffix)
-            return updated
         if f"torch.cuda.{suffix}" in self._patched_apis():
             # `prev_set_stream = torch.cuda.set_stream` ... `torch.cuda.set_stream = _patched`:
             # the module wraps CUDA's own function; what it saves to call on is CUDA's
@@ -377,13 +386,10 @@ class CudaApiFamily(ReferenceTracker, Family):
         kept = self._kept_as_it_is(original, updated)
         if kept is not None:
             return kept
-        found = self._row_for(original.func)
+        found = self._mapped_row(original.func, original)
         if found is None:
             return updated
         suffix, row = found
-        if row is None:
-            self._unmapped(original, suffix)
-            return updated
         action = self._action(row, in_device_position=id(original) in self._device_args)
         if action == "delegate":
             return updated
