@@ -825,7 +825,11 @@ def _module_attributes(
             leaves.setdefault(module.rpartition(".")[2].encode(), []).append(module)
     if not leaves:
         return {}
-    probe = re.compile(rb"\bimport\b[^\n]*\b(?:%s)\b" % b"|".join(re.escape(leaf) for leaf in sorted(leaves)))
+    # (from each line's first `import` only: see extensions.IMPORT_HINT)
+    probe = re.compile(
+        rb"^(?=([^\n]*?\bimport\b))\1[^\n]*\b(?:%s)\b" % b"|".join(re.escape(leaf) for leaf in sorted(leaves)),
+        re.MULTILINE,
+    )
     out: dict[str, Facts] = {}
     for path, source in files:
         if not probe.search(source):
