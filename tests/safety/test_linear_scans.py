@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from porter.analysis import extensions
-from porter.analysis.cuda_only_index import _module_attributes, from_statements
+from porter.analysis.cuda_only_index import _cuda_extension_name, _module_attributes, from_statements
 from porter.analysis.device_backends import class_statements, classes
 from porter.analysis.index import parameter_loop
 from porter.analysis.native_ops import registrations
@@ -75,3 +75,19 @@ def test_import_lines_the_extension_scans_read():
     exported = {"pkg.ops": ("pkg/ops.py", {"f": "runs CUDA"})}
     running = {"pkg.ops": {"f"}}
     assert _quick(lambda s: _module_attributes([("m.py", s)], exported, running), b"import " * 400000) == {}
+
+
+def test_a_class_registry_of_extensions_with_a_long_name():
+    """A name listed in a class's registry, read as a CUDA extension's or not: the pattern
+    tried each `Cuda` of the name to its end (an 80 KB name: 16 s; adversarial read 15)."""
+    import random
+    import re
+
+    assert _quick(_cuda_extension_name, "Cuda" * 200000 + "_Extension") is False
+    assert _quick(_cuda_extension_name, "_" + "Cudax" * 200000 + "Extension") is False
+    old = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
+    pieces = ["Cuda", "CUDA", "Extension", "Builder", "Fused", "x", "A", "a", "_", "Cud", "UDA", "C", "\u00e9"]
+    rng = random.Random(11)
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        assert _cuda_extension_name(name) == bool(old.search(name)), name
