@@ -91,3 +91,16 @@ def test_a_class_registry_of_extensions_with_a_long_name():
     for _ in range(20000):
         name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
         assert _cuda_extension_name(name) == bool(old.search(name)), name
+
+
+def test_a_requirements_file_of_blank_lines_is_read_for_a_cuda_build_once():
+    """Whether a requirements-like file pins a CUDA build of torch (or a wheel of one CUDA
+    release): `^\\s*` ran from each line start over every blank line after it (40,000 blank
+    lines: 27 s of the file's port; adversarial read 15)."""
+    from porter.files.port import _cuda_build_evidence
+
+    assert _quick(lambda s: _cuda_build_evidence("requirements.txt", s.decode()), b"\n" * 400000 + b"cu\n") is None
+    found = _cuda_build_evidence("requirements.txt", "\n\n  torch==2.1.0+cu121\n")
+    assert found is not None and "torch==2.1.0+cu121" in found
+    wheel = _cuda_build_evidence("requirements.txt", "numpy\n\n cupy-cuda12x\n")
+    assert wheel is not None and "cupy-cuda12x" in wheel
