@@ -407,7 +407,7 @@ def _cuda_registry(cls: ast.ClassDef) -> str | None:
             isinstance(stmt, ast.Assign)
             and isinstance(stmt.value, (ast.List, ast.Tuple))
             and stmt.value.elts
-            and all(isinstance(e, ast.Name) and _CUDA_EXTENSION.search(e.id) for e in stmt.value.elts)
+            and all(isinstance(e, ast.Name) and _cuda_extension_name(e.id) for e in stmt.value.elts)
         ):
             listed = ", ".join(f"`{e.id}`" for e in stmt.value.elts)  # type: ignore[attr-defined]
             return f"its registry lists only CUDA extensions: {listed}"
@@ -415,7 +415,26 @@ def _cuda_registry(cls: ast.ClassDef) -> str | None:
 
 
 # a class named a CUDA extension: `FusedOptimizerCudaExtension`, `CUDAOpBuilder`
-_CUDA_EXTENSION = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
+def _cuda_extension_name(name: str) -> bool:
+    """Whether `name` ends `Cuda` or `CUDA`, words `[A-Z][a-z]+`, then `Extension` or `Builder`
+    (`FusedOptimizerCudaExtension`), read once from its end: the pattern
+    `(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$` tried every `Cuda` of the name to its
+    end (an 80 KB name: 16 s)."""
+    for suffix in ("Extension", "Builder"):
+        if not name.endswith(suffix):
+            continue
+        rest = name[: -len(suffix)]
+        at = len(rest)  # each place where the words `[A-Z][a-z]+` before the suffix begin
+        while at >= 4:
+            if rest[at - 4 : at] in ("Cuda", "CUDA"):
+                return True
+            start = at
+            while start > 0 and "a" <= rest[start - 1] <= "z":
+                start -= 1
+            if start == at or start == 0 or not "A" <= rest[start - 1] <= "Z":
+                break
+            at = start - 1
+    return False
 
 
 # code in a function that may not run on each of its runs (guards._CONDITIONAL)
@@ -825,7 +844,11 @@ def _module_attributes(
             leaves.setdefault(module.rpartition(".")[2].encode(), []).append(module)
     if not leaves:
         return {}
-    probe = re.compile(rb"\bimport\b[^\n]*\b(?:%s)\b" % b"|".join(re.escape(leaf) for leaf in sorted(leaves)))
+    # (from each line's first `import` only: see extensions.IMPORT_HINT)
+    probe = re.compile(
+        rb"^(?=([^\n]*?\bimport\b))\1[^\n]*\b(?:%s)\b" % b"|".join(re.escape(leaf) for leaf in sorted(leaves)),
+        re.MULTILINE,
+    )
     out: dict[str, Facts] = {}
     for path, source in files:
         if not probe.search(source):

@@ -21,6 +21,7 @@ import ast
 import gc
 import hashlib
 import re
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
 
@@ -30,7 +31,7 @@ from porter.analysis.fused_flags import FUSED_TOKEN
 from porter.analysis.kinds import MoveKind, NameKind, ValueKind
 from porter.analysis.summary import Ref, Summary
 from porter.analysis.program import (
-    DEFINES_IS_CUDA,
+    defines_is_cuda,
     KEPT,
     ModuleInfo,
     Scope,
@@ -81,8 +82,45 @@ _KEEPS_PARAMETERS = re.compile(
 _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 # a loop over a module's parameters (`for name, p in model.named_parameters():`): where a
 # project may set attributes on Parameter objects (mup's `p.infshape = ...`)
-_PARAMETER_LOOP = re.compile(rb"for\s[^\n]*\sin\s[^\n]*parameters\(")
-_KINDS = ((_PARAMETER_LOOP_FILES, _PARAMETER_LOOP), (_IS_CUDA_FILES, DEFINES_IS_CUDA), (_FUSED_FILES, FUSED_TOKEN))
+# (what `rb"for\s[^\n]*\sin\s[^\n]*parameters\("` finds, found in one pass: that pattern
+# backtracks cubically, and 18 KB of `for x in ` cost a lint 27 CPU s past --file-timeout)
+_LOOP_PARTS = tuple(re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\(", rb"\n"))
+
+
+def parameter_loop(source: bytes) -> bool:
+    """Whether a line of `source` loops over parameters: `for`, whitespace, then on the same
+    line whitespace, `in`, whitespace, then on the same line `parameters(` (each of those
+    three whitespace characters may be the line's end). Linear: each part's places are found
+    once, and a `for` (or an `in`) is live until the line ends."""
+    if b"parameters(" not in source:
+        return False
+    events = sorted((m.start(), kind) for kind, part in enumerate(_LOOP_PARTS) for m in part.finditer(source))
+    fors: deque[int] = deque()  # where the text after a live `for ` starts
+    ins: deque[int] = deque()  # where the text after a live ` in ` (after a live `for `) starts
+    for at, kind in events:  # at one place: the parts in order, the line's end last
+        if kind == 0:
+            fors.append(at + 4)
+        elif kind == 1 and fors and fors[0] <= at:
+            ins.append(at + 4)
+        elif kind == 2 and ins and ins[0] <= at:
+            return True
+        elif kind == 3:  # a line ends: only what starts after it lives on
+            while fors and fors[0] <= at:
+                fors.popleft()
+            while ins and ins[0] <= at:
+                ins.popleft()
+    return False
+
+
+def _found(pattern: re.Pattern[bytes]) -> Callable[[bytes], bool]:
+    return lambda source: pattern.search(source) is not None
+
+
+_KINDS = (
+    (_PARAMETER_LOOP_FILES, parameter_loop),
+    (_IS_CUDA_FILES, defines_is_cuda),
+    (_FUSED_FILES, _found(FUSED_TOKEN)),
+)
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
 # methods only a Module has: a holder calling one is a module
 _MODULE_METHODS = frozenset(
@@ -967,7 +1005,7 @@ class ProjectIndex:
         self._deps.add("f:" + _PARAMETER_LOOP_FILES)
         found: list[str] = []
         for path, source in self._sources.items():
-            if _PARAMETER_LOOP.search(source) is not None:
+            if parameter_loop(source):
                 info = self.summary(path)
                 if info is not None:
                     found.extend(info.param_attributes)
@@ -1037,7 +1075,7 @@ class ProjectIndex:
 
     def _find_own_is_cuda(self) -> tuple[str, ...]:
         self._deps.add("f:" + _IS_CUDA_FILES)
-        found = tuple(sorted(p for p, src in self._sources.items() if DEFINES_IS_CUDA.search(src)))
+        found = tuple(sorted(p for p, src in self._sources.items() if defines_is_cuda(src)))
         self._deps.update("p:" + p for p in found)
         return found
 
@@ -1045,7 +1083,7 @@ class ProjectIndex:
         """`.is_cuda` in a file, when another file of the project defines its own: porter
         cannot tell the two apart (nano-gpt's `worker_state.is_cuda` is a dataclass property)."""
         source = self._sources.get(path)
-        if source is None or b".is_cuda" not in source or DEFINES_IS_CUDA.search(source):
+        if source is None or b".is_cuda" not in source or defines_is_cuda(source):
             return ()  # (a file that defines its own is told so by its own text)
         others = tuple(p for p in self.own_is_cuda() if p != path)
         return (("", "is_cuda", NameKind.OWN_IS_CUDA.value, others[:3]),) if others else ()
@@ -1198,7 +1236,7 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
                 _rows(own[1]),
                 ids(deps),
                 ids(names.get(path, ())),
-                [kind for kind, pattern in _KINDS if pattern.search(index._sources[path]) is not None],
+                [kind for kind, of_kind in _KINDS if of_kind(index._sources[path])],
             ]
             for path, (own, deps) in units.items()
         },
@@ -1220,9 +1258,7 @@ def _stale(sources: dict[str, bytes], shas: dict[str, str], before: dict[str, He
         source = sources[path]
         words, kinds = before[path][3:] if path in before else (frozenset(), frozenset())
         stale.update("w:" + w for w in {w.decode() for w in _IDENTIFIER.findall(source)} - words)
-        stale.update(
-            "f:" + kind for kind, pattern in _KINDS if kind not in kinds and pattern.search(source) is not None
-        )
+        stale.update("f:" + kind for kind, of_kind in _KINDS if kind not in kinds and of_kind(source))
     for path in shas.keys() ^ before.keys():
         parts = module_name(path).split(".")  # `module_named` finds a module by any dotted tail
         stale.update("n:" + ".".join(parts[i:]) for i in range(len(parts)))

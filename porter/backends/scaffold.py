@@ -63,6 +63,9 @@ def scan(root: Path) -> list[Family]:
 
 
 _DEVICE_WORD = re.compile(r"cuda", re.I)
+# the longest name kept as it is: a file name holds 255 bytes, and the target's word (or its
+# prefix), the `_`s that tell families apart and `.py` are added to CUDA's
+_LONGEST_NAME = 200
 
 
 def renamed(name: str, target: str) -> str:
@@ -87,11 +90,14 @@ def out_name(family: Family, target: str, taken: set[str] | None = None) -> str:
     name that is no Python module name (quotes, newlines, spaces) becomes one. `taken`: the
     names (casefolded) already given to other families of the run; a name among them gets a
     `_` (two `cuda_accelerator.py` in two folders, or names that differ only in case, which a
-    case-insensitive file system takes for one), and the name given is added."""
+    case-insensitive file system takes for one), and the name given is added. A name longer
+    than a file name can be is shortened as `kernels --scaffold` shortens one (`safe_name`)."""
     stem = Path(family.cuda.path).name.removesuffix(".py")
     device = get_target(target).device_type
     name = renamed(stem, target) if _DEVICE_WORD.search(stem) else f"{device}_{stem}"
-    name = name if name.isidentifier() and name.isascii() else safe_name(name)
+    # a name too long for a file (a 255-byte CUDA module name) is shortened keeping a digest
+    kept = name.isidentifier() and name.isascii() and len(name) <= _LONGEST_NAME
+    name = name if kept else safe_name(name)
     if taken is not None:
         while name.casefold() in taken:
             name += "_"

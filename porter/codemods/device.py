@@ -18,7 +18,7 @@ from porter.codemods.family import Family, ReferenceTracker, fix_commas, keyword
 from porter.codemods.flow import Flow, FlowScopes, assigned_values, module_move
 from porter.core.findings import Applicability
 from porter.analysis.kinds import MoveKind, NameKind, ValueKind
-from porter.analysis.program import DEFINES_IS_CUDA, chain_text
+from porter.analysis.program import chain_text, defines_is_cuda
 from porter.analysis.index import RANK_NAMES
 from porter.analysis.resolve import dotted
 
@@ -435,7 +435,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
         if self.ctx.qualname(original) is not None or self.ctx.portable:
             return updated  # a module attribute; --portable: CUDA-only stays CUDA-only
         own = next((f[3] for f in self.ctx.settings.flow or () if f[2] == NameKind.OWN_IS_CUDA), None)
-        if own is not None or DEFINES_IS_CUDA.search(self.ctx.source):
+        if own is not None or defines_is_cuda(self.ctx.source):
             where = "this file defines" if own is None else f"`{own[0]}` defines"
             self.ctx.report(
                 "DEV004",

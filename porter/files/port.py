@@ -238,8 +238,10 @@ def _reported_only(sites: list[Site], note: str) -> list[Site]:
 
 
 # a CUDA build of torch: its local version (`torch==2.16.0+cu134`) or the wheel index of one (`/whl/nightly/cu134`)
+# (`[^\S\n]*`, a line's own indent: `^\s*` ran from each line start over every blank line after
+# it, and 40,000 blank lines cost 27 s)
 _CUDA_BUILD = re.compile(
-    r"^\s*(?:torch\S*==\S+\+cu\d{2,3}\b|--(?:extra-)?index-url\s+\S+/whl/(?:nightly/|test/)?cu\d{2,3}\b)", re.M
+    r"^[^\S\n]*(?:torch\S*==\S+\+cu\d{2,3}\b|--(?:extra-)?index-url\s+\S+/whl/(?:nightly/|test/)?cu\d{2,3}\b)", re.M
 )
 
 
@@ -252,7 +254,7 @@ def _cuda_build(text: str) -> str | None:
 # a name part that names CUDA or one of its releases: `kv_connectors_cu12.txt`, `requirements-cuda.txt`
 _CUDA_NAME_PART = re.compile(r"(?i)^(?:cuda\d*|cu\d{2,3})$")
 # a requirement on a wheel built for one CUDA release: `cupy-cuda13x`, `nvidia-cublas-cu12`
-_CUDA_RELEASE_WHEEL = re.compile(r"(?im)^\s*([a-z0-9][\w.-]*?[-_](?:cuda\d{2,3}x?|cu\d{2,3}))(?![\w.-])")
+_CUDA_RELEASE_WHEEL = re.compile(r"(?im)^[^\S\n]*([a-z0-9][\w.-]*?[-_](?:cuda\d{2,3}x?|cu\d{2,3}))(?![\w.-])")
 
 
 def _cuda_build_evidence(path: str, text: str) -> str | None:

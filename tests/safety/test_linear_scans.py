@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import time
 
-from porter.analysis.cuda_only_index import from_statements
+from porter.analysis import extensions
+from porter.analysis.cuda_only_index import _cuda_extension_name, _module_attributes, from_statements
 from porter.analysis.device_backends import class_statements, classes
+from porter.analysis.index import parameter_loop
 from porter.analysis.native_ops import registrations
+from porter.analysis.program import defines_is_cuda
 
 LIMIT_S = 10  # each input below took minutes to hours before (measured: see each test)
 
@@ -44,3 +47,70 @@ def test_library_blocks_of_a_hostile_cpp_source():
     assert len(_quick(registrations, b"TORCH_LIBRARY(a, m) {\n" + b'm.def("x",\n' * 100000)) == 99999  # type: ignore[arg-type]
     ok = b'TORCH_LIBRARY_IMPL(_C, CUDA, m) {\n  m.impl("mla", &mla);\n}\nTORCH_LIBRARY(_C, ops) { ops.def("f(Tensor x) -> Tensor", &f); }\n'
     assert registrations(ok) == [("_C", "mla", "CUDA"), ("_C", "f", "any")]
+
+
+def test_the_kinds_of_file_the_incremental_index_keeps_are_found_in_one_pass():
+    """The index state's kinds of file (`_KINDS`), read from every file the index reads on every
+    run (adversarial read 15): the parameter loop's `for\\s[^\\n]*\\sin\\s[^\\n]*parameters\\(`
+    was cubic (18 KB of `for x in ` on one line: 28 s, and a lint 27 CPU s past
+    --file-timeout 5), and `is_cuda`'s `^\\s*def` / `: [^=\\n]*` quadratic (100 KB of
+    `x.is_cuda:` 20 s, 40 KB of blank lines 4.8 s)."""
+    assert _quick(parameter_loop, b"parameters(\n" + b"for x in " * 200000) is False
+    assert _quick(parameter_loop, b"for x in " * 200000 + b"m.parameters(") is True
+    assert parameter_loop(b"for p in m.parameters():\n") and parameter_loop(b"for\np in m.parameters(")
+    assert not parameter_loop(b"for p in m\n.parameters()") and not parameter_loop(b"for p in m.parameters")
+    assert _quick(defines_is_cuda, b"x.is_cuda:" * 200000) is False
+    assert _quick(defines_is_cuda, b"\n" * 400000 + b"x = t.is_cuda\n") is False
+    assert _quick(defines_is_cuda, b" \n" * 200000 + b"  def is_cuda(self):\n") is True
+    assert defines_is_cuda(b"self.is_cuda: bool = True") and defines_is_cuda(b"self.is_cuda = x")
+    assert not defines_is_cuda(b"if t.is_cuda == True:") and not defines_is_cuda(b"x.is_cuda: bool\n= 1")
+
+
+def test_import_lines_the_extension_scans_read():
+    """`import` then a compiled module's name on the same line: from each of 20,000 `import`s
+    on one line the scan ran to the line's end (120 KB: 14 s; adversarial read 15)."""
+    hint = extensions.IMPORT_HINT.search
+    assert _quick(hint, b"import" * 400000) is None
+    assert hint(b"from . import _C\n") and hint(b"import pkg.ops_cuda as k\n") and not hint(b"import os\n_C = 1\n")
+    exported = {"pkg.ops": ("pkg/ops.py", {"f": "runs CUDA"})}
+    running = {"pkg.ops": {"f"}}
+    assert _quick(lambda s: _module_attributes([("m.py", s)], exported, running), b"import " * 400000) == {}
+
+
+def test_a_class_registry_of_extensions_with_a_long_name():
+    """A name listed in a class's registry, read as a CUDA extension's or not: the pattern
+    tried each `Cuda` of the name to its end (an 80 KB name: 16 s; adversarial read 15)."""
+    import random
+    import re
+
+    assert _quick(_cuda_extension_name, "Cuda" * 200000 + "_Extension") is False
+    assert _quick(_cuda_extension_name, "_" + "Cudax" * 200000 + "Extension") is False
+    old = re.compile(r"(?:Cuda|CUDA)(?:[A-Z][a-z]+)*(?:Extension|Builder)$")
+    pieces = ["Cuda", "CUDA", "Extension", "Builder", "Fused", "x", "A", "a", "_", "Cud", "UDA", "C", "\u00e9"]
+    rng = random.Random(11)
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        assert _cuda_extension_name(name) == bool(old.search(name)), name
+
+
+def test_a_requirements_file_of_blank_lines_is_read_for_a_cuda_build_once():
+    """Whether a requirements-like file pins a CUDA build of torch (or a wheel of one CUDA
+    release): `^\\s*` ran from each line start over every blank line after it (40,000 blank
+    lines: 27 s of the file's port; adversarial read 15)."""
+    from porter.files.port import _cuda_build_evidence
+
+    assert _quick(lambda s: _cuda_build_evidence("requirements.txt", s.decode()), b"\n" * 400000 + b"cu\n") is None
+    found = _cuda_build_evidence("requirements.txt", "\n\n  torch==2.1.0+cu121\n")
+    assert found is not None and "torch==2.1.0+cu121" in found
+    wheel = _cuda_build_evidence("requirements.txt", "numpy\n\n cupy-cuda12x\n")
+    assert wheel is not None and "cupy-cuda12x" in wheel
+
+
+def test_a_requirement_line_with_a_long_run_of_spaces_is_cut_once():
+    """A requirement's options are cut off where a run of spaces meets `-x`: from each space of
+    a run the scan ran to the run's end (20,000 spaces 0.55 s, quadratic; adversarial read 15)."""
+    from porter.files.deps.reqfile import _REQ_OPTION
+
+    assert _quick(lambda s: _REQ_OPTION.search(s.decode()), b"a" + b" " * 400000 + b"b") is None
+    cut = _REQ_OPTION.search("torch==2.1   --hash=sha256:x")
+    assert cut is not None and cut.start() == len("torch==2.1")

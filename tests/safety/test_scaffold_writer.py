@@ -204,6 +204,24 @@ def test_backends_scaffold_gives_each_family_a_file_of_its_own(tmp_path):
         assert {"NEURON_Accelerator", "NEURON_Accel"} <= classes, classes
 
 
+def test_backends_scaffold_names_a_family_of_a_long_module_name_a_file_that_fits(tmp_path):
+    """A CUDA module whose file name holds 255 bytes (the most a file system allows) made the
+    name `neuron_aaa...py` (257): "cannot write into --scaffold out: File name too long",
+    exit 2, and no family after it got its file (adversarial read 15; `kernels --scaffold`
+    shortens a long name keeping a digest of it)."""
+    for long in ("cuda_" + "a" * 247 + ".py", "a" * 252 + ".py"):  # with the device word, without
+        base = tmp_path / long[:8]
+        _family(base / "src" / "a", long)
+        _family(base / "src" / "b")
+        res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=base)
+        shown = res.stdout.decode() + res.stderr.decode()
+        assert res.returncode == 0 and "wrote 2 file(s)" in shown, shown
+        made = sorted((base / "out").iterdir())
+        assert len(made) == 2 and all(len(p.name.encode()) <= 255 for p in made), made
+        for p in made:
+            _parses_without_calls_to(p, "system")
+
+
 def test_backends_scan_passes_over_a_fifo_and_an_unparsable_cuda_module(tmp_path):
     import os
 

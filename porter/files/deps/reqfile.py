@@ -20,7 +20,8 @@ from porter.files.deps.target_packages import added_message, insertion, missing_
 from porter.files.sites import LINE_BREAK, Site, Text
 
 _COMMENT = re.compile(r"(?:^|\s)#")
-_REQ_OPTION = re.compile(r"\s+--?[A-Za-z]")
+# (from the start of a run of spaces only: from each space of a run it ran to the run's end)
+_REQ_OPTION = re.compile(r"(?<!\s)\s+--?[A-Za-z]")
 _INDEX_OPTIONS = ("-i", "--index-url", "--extra-index-url", "-f", "--find-links")
 
 
