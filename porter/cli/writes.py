@@ -9,6 +9,7 @@ says exactly which files were written.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,16 +61,20 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
     rest go on; an interrupt lists what was written and exits 130 (SIGINT) or 143 (SIGTERM)."""
     written: list[Change] = []
     failed = 0
+    pending = Counter(_file_id(c.path) for c in changes)  # names of one file this run writes
     try:
         for change in changes:
             problem = unwritable(change.path)
+            key = _file_id(change.path)
+            pending[key] -= 1
             if problem is None:
-                links = hard_links(change.path)
+                # the file's other names, less those this run rewrites too (each gets its own file)
+                links = hard_links(change.path) - (pending[key] if key is not None else 0)
                 try:
                     with deferred():  # the file is written and counted, or neither
                         atomic_write(change.path, change.new, expect=change.original)
                         written.append(change)
-                    if links:
+                    if links > 0:
                         err_console.print(
                             f"[yellow]warning:[/] {plain(display_path(change.path))}: has {links} other hard "
                             f"link{'s' if links != 1 else ''}, which keep{'s' if links == 1 else ''} the old content "
@@ -88,6 +93,16 @@ def write_in_place(changes: list[Change]) -> tuple[list[Change], int]:
     except KeyboardInterrupt as exc:
         report_interrupt(exc, [c.path for c in written], len(changes))
     return written, failed
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file a name stands for (device, inode), to tell a hard link this run also rewrites
+    from one it leaves; None where the name cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def report_interrupt(exc: BaseException, written: list[Path], total: int) -> None:
