@@ -1043,7 +1043,7 @@ _FROM_REST = re.compile(rb"[^\n#;]*")
 
 
 def from_statements(source: bytes) -> Iterator[tuple[int, int, bytes]]:
-    """(where the line starts, where the statement starts, its text) of each `from ... import`,
+    r"""(where the line starts, where the statement starts, its text) of each `from ... import`,
     as `^[ \t]*(from[ \t]+\.*[\w.]*[ \t]+import[ \t]*(?:\([^)]*\)|[^\n#;]*))` finds them,
     in time linear in the file: a bracket is closed by the first `)` after it, found once for
     every statement that asks (`NextOf`; a search per statement was quadratic)."""

@@ -81,7 +81,7 @@ def device_word(name: str) -> tuple[str, str] | None:
 
 
 def class_statements(source: bytes) -> Iterator[tuple[bytes, bytes, bytes | None]]:
-    """(the statement's text up to its colon, the name, the bases or None) of each line-opening
+    r"""(the statement's text up to its colon, the name, the bases or None) of each line-opening
     `class Name(bases):` or `class Name:`, as `^[ \t]*class[ \t]+(\w+)[ \t]*(?:\(([^)]*)\))?[ \t]*:`
     finds them, in time linear in the file (`NextOf`: one search for the `)`s)."""
     close = NextOf(source, b")")
