@@ -34,7 +34,7 @@ for it (`quiet`); in a BACK007 region only the fixes are held back.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from porter.codemods import cstwalk
 import libcst as cst
@@ -744,19 +744,30 @@ class BackendsFamily(Family):
             return
         elif test is not None and test.kind in ("available", "backend") and self._names_cuda(node.body) is None:
             return  # `if torch.cuda.is_available(): torch.cuda.synchronize()`: generic once ported
+        self.ctx.keep_cuda.update(id(n) for n in _nodes(node.test))
+        t = self.ctx.target
+        self._keep_cuda_case(
+            node.test,
+            f"`if {self.ctx.code(node.test)}`",
+            node.body,
+            lambda library: (
+                f"`if {_short(self.ctx.code(node.test))}` is CUDA's case in a project with a device abstraction "
+                f"of its own ({library}): kept as it is; {t.display}'s case belongs beside it, through the "
+                f"project's own device (its class or device for {t.display})"
+            ),
+        )
+
+    def _keep_cuda_case(
+        self, anchor: cst.CSTNode, what: str, body: cst.BaseSuite, message: Callable[[str], str]
+    ) -> None:
+        """Keep `body` as CUDA's case of the project's own device abstraction (BACK008, quiet:
+        its fixes are listed by the one finding, `message(the abstraction)`, at `anchor`)."""
         library = self.library()
         assert library is not None
-        self.ctx.keep_cuda.update(id(n) for n in _nodes(node.test))
-        region = CudaOnlyCode(node.test, f"`if {self.ctx.code(node.test)}`", library[0], code="BACK008", quiet=True)
-        for stmt in node.body.body:
+        region = CudaOnlyCode(anchor, what, library[0], code="BACK008", quiet=True)
+        for stmt in body.body:
             self.ctx.cuda_only_code[id(stmt)] = region
-        t = self.ctx.target
-        message = (
-            f"`if {_short(self.ctx.code(node.test))}` is CUDA's case in a project with a device abstraction of its "
-            f"own ({library[0]}): kept as it is; {t.display}'s case belongs beside it, through the project's own "
-            f"device (its class or device for {t.display})"
-        )
-        self._regions.append((region, node.test, message, None))
+        self._regions.append((region, anchor, message(library[0]), None))
 
     def _kept_cuda_name(self, test: cst.BaseExpression) -> str | None:
         """`is_cuda_tensor` in `if is_cuda_tensor:` (or one operand of an `and`) where the
@@ -2067,19 +2078,18 @@ class BackendsFamily(Family):
         test = self._cuda_only_fields(cls).get(field)
         if test is None or not self._cuda_named_in(node.body):
             return
-        library = self.library()
-        assert library is not None
         what = f"`for ... in {self.ctx.code(node.iter)}`"
-        region = CudaOnlyCode(node.iter, what, library[0], code="BACK008", quiet=True)
-        for stmt in node.body.body:
-            self.ctx.cuda_only_code[id(stmt)] = region
         t = self.ctx.target
-        message = (
-            f"{what} runs over what the class puts in `self.{field}` only where `{_short(self.ctx.code(test))}`, kept "
-            f"as CUDA's case in a project with a device abstraction of its own ({library[0]}): the loop is CUDA's "
-            f"case too, kept as it is; {t.display}'s belongs beside it, through the project's own device"
+        self._keep_cuda_case(
+            node.iter,
+            what,
+            node.body,
+            lambda library: (
+                f"{what} runs over what the class puts in `self.{field}` only where `{_short(self.ctx.code(test))}`, "
+                f"kept as CUDA's case in a project with a device abstraction of its own ({library}): the loop is "
+                f"CUDA's case too, kept as it is; {t.display}'s belongs beside it, through the project's own device"
+            ),
         )
-        self._regions.append((region, node.iter, message, None))
 
     def _cuda_named_in(self, body: cst.CSTNode) -> bool:
         """Whether `body` names CUDA: a CUDA device string (`f"cuda:{i}"` too) or a `torch.cuda` API."""
