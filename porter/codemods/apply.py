@@ -58,7 +58,8 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
         return refused
     # the families' byte tests and analyses read lines as LF ends them; libcst reads the bytes
     lines = lf_line_ends(source)
-    if CANDIDATE_PASS and _round_trips(source) and not holds_candidate(lines, path, settings, suppressions):
+    round_trips = _round_trips(source)
+    if CANDIDATE_PASS and round_trips and not holds_candidate(lines, path, settings, suppressions):
         return result  # no family has a site here: what they would say of it, without libcst
     module = _parse(result, source)
     if isinstance(module, FileResult):
@@ -67,7 +68,6 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
         new_module, ctx, transformer = _transform(module, path, settings, source, suppressions, lines)
     except RecursionError:
         return _error(result, "nesting too deep to rewrite")
-    round_trips = _round_trips(source)
     if UNIT_TEXT and round_trips and transformer is not None:
         # the module's text is the source: positions print only the statements with a finding
         result.findings = ctx.findings(source.decode(module.encoding), transformer.units)
