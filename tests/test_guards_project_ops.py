@@ -207,3 +207,35 @@ def test_a_platform_test_over_a_cuda_only_op_is_still_reported(tmp_path):
     out = _port("neuron")["pkg/layer.py"]
     assert "if current_platform.is_cuda_alike():" in _code(out)
     assert [f.code for f in out.findings if f.code.startswith(("BACK", "GUARD"))] == ["BACK008"]
+
+
+def test_a_warm_run_reads_no_unchanged_native_source_and_sees_an_edit(tmp_path, monkeypatch):
+    """The stat index keeps each C++/CUDA source's sha256 and whether it registers ops, so a
+    warm run keys the CUDA-only facts without reading them (the 1.2M-line benchmark's 414);
+    an edit that gives the op a CPU kernel is seen, as a run without a cache sees it."""
+    from porter.pipeline import runner, statindex
+
+    monkeypatch.setattr(statindex, "RACY_NS", 0)  # trust the files just written
+    _project(tmp_path)
+    cache = tmp_path.parent / f"{tmp_path.name}-cache"
+
+    def port() -> str:
+        results, _ = run([Path(".")], Settings(target="neuron"), jobs=1, cache_dir=cache)
+        return _code(next(r for r in results if r.path == "pkg/backend.py"))
+
+    assert 'device="cuda"' in port()
+    real = runner.read_regular_stat
+
+    def refuse(path, *a, **k):
+        if str(path).endswith(native_ops.SUFFIXES):
+            pytest.fail(f"a warm run read {path}")
+        return real(path, *a, **k)
+
+    with monkeypatch.context() as m:
+        m.setattr(native_ops, "read", lambda *a: pytest.fail("a warm run read the native sources"))
+        m.setattr(runner, "read_regular_stat", refuse)
+        assert 'device="cuda"' in port()
+    cpu = tmp_path / "csrc/cpu/torch_bindings.cpp"
+    cpu.write_text(CPU_BINDINGS.replace("}", '  ops.impl("mla_decode", torch::kCPU, &mla_decode);\n}'))
+    assert 'device="neuron"' in port()
+    assert 'device="neuron"' in _code(_port("neuron")["pkg/backend.py"])

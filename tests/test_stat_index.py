@@ -436,3 +436,26 @@ def test_forged_finding_lines_read_as_an_empty_index(tmp_path, trusting, texts):
     store = _forge(cache, index, data)
     assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
     assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]
+
+
+@pytest.mark.parametrize(
+    "native",
+    [
+        [],
+        {"a.cu": "x"},
+        {"a.cu": [[1, 2, 3, 4], "0" * 64, True, True]},
+        {"a.cu": [[1, 2, 3, 4, "5"], "0" * 64, True, True]},
+        {"a.cu": [[1, 2, 3, 4, 5], "0" * 63, True, True]},
+        {"a.cu": [[1, 2, 3, 4, 5], "0" * 64, 1, True]},
+        {"a.cu": [[1, 2, 3, 4, 5], "0" * 64, True, True, None]},
+    ],
+    ids=["not a map", "not a row", "short stat", "stat not ints", "not a sha256", "not a bool", "one too many"],
+)
+def test_forged_native_source_rows_read_as_an_empty_index(tmp_path, trusting, native):
+    """The C++/CUDA sources' rows (stat, sha256, whether they register ops) are checked as the
+    records are: the shape `record_native` writes, or the whole index is dropped."""
+    root, cache, index, data = _one_file_index(tmp_path)
+    data["native"] = native
+    store = _forge(cache, index, data)
+    assert StatIndex(store, [root], Settings(target="xla", want_source=False)).old == {}
+    assert [(f.code, f.start.line) for f in _lint(root, cache)["m.py"].findings] == [("DEV001", 2)]

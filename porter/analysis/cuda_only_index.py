@@ -1212,12 +1212,12 @@ def digest(
 ) -> str:
     """The key of the CUDA-only facts of a project, from each importing file's `part`, the
     target (a package may be CUDA-only on one target only), the project's CUDA sources and
-    the text of those that register ops."""
+    the sha256 of the text of those that register ops (`native`: name, digest)."""
     h = hashlib.sha256(CudaOnlyKind.IMPORTED.value.encode() + b"\0" + (target or "").encode())
     for name in sorted(cuda_sources):
         h.update(b"cu\0" + name.encode("utf-8", "surrogateescape"))
-    for name, source in sorted(native):
-        h.update(b"ops\0" + name.encode("utf-8", "surrogateescape") + hashlib.sha256(source).digest())
+    for name, sha in sorted(native):
+        h.update(b"ops\0" + name.encode("utf-8", "surrogateescape") + sha)
     for name, p in parts:
         h.update(name.encode("utf-8", "surrogateescape") + b"\0" + p)
     return h.hexdigest()

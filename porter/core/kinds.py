@@ -93,11 +93,16 @@ def enabled_kinds() -> frozenset[str]:
 def kind_of(name: str) -> str | None:
     """The kind of the file at `name` (a path or a bare name), or None when porter reads no
     such file. `.py`/`.pyi` are Python (setup.py is Python with requirement strings)."""
-    base = name.rsplit("/", 1)[-1]
-    kind = _kind(base, name)
+    kind = _named(name)
     if kind is None or kind == PYTHON:
         return kind
     return kind if kind in enabled_kinds() else None
+
+
+@lru_cache(maxsize=65536)
+def _named(name: str) -> str | None:
+    """`_kind` of a name, once per name in a process: a run asks it of each file several times."""
+    return _kind(name.rsplit("/", 1)[-1], name)
 
 
 def _kind(base: str, name: str) -> str | None:

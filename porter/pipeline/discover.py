@@ -88,7 +88,7 @@ def discover(
     `.cu` / `.cuh` files the walk passes (evidence of the project's own CUDA extensions), and of
     its C++ sources (`.cpp`, `.cc`: where it may register its ops, porter.analysis.native_ops)."""
     excludes = _spec([*DEFAULT_EXCLUDES, *exclude]) if exclude else None
-    seen: set[Path] = set()
+    seen: set[str] = set()  # real paths, as strings (one Path a file cost a warm run)
     cwd = Path.cwd().resolve()
     for given in paths:
         if not os.path.lexists(given):
@@ -116,7 +116,7 @@ def _walk(
     cwd: Path,
     excludes: pathspec.GitIgnoreSpec | None,
     respect_gitignore: bool,
-    seen: set[Path],
+    seen: set[str],
     cuda_sources: list[str] | None = None,
 ) -> Iterator[Candidate]:
     """Top-down, folders and files in name order, as `os.walk(top, followlinks=False)`: a link
@@ -134,7 +134,7 @@ class _Walk:
         cwd: Path,
         excludes: pathspec.GitIgnoreSpec | None,
         respect_gitignore: bool,
-        seen: set[Path],
+        seen: set[str],
         cuda_sources: list[str] | None,
     ) -> None:
         self.root = root
@@ -200,7 +200,7 @@ class _Walk:
                 continue
             if entry.is_symlink():
                 target = full.resolve()
-                if target == self.root or self.root in target.parents or target in self.seen:
+                if target == self.root or self.root in target.parents or os.fspath(target) in self.seen:
                     yield Candidate(
                         full,
                         self.root,
@@ -220,6 +220,7 @@ class _Walk:
     ) -> Iterator[Candidate]:
         """The folder's files porter reads; a CUDA source among the others is noted."""
         folder = here.name
+        real = os.fspath(real_dir)
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
@@ -234,7 +235,7 @@ class _Walk:
             if entry.is_symlink():
                 yield from self._linked_file(full, shown, name)
                 continue
-            self.seen.add(real_dir / name)
+            self.seen.add(os.path.join(real, name))
             yield Candidate(full, self.root, None, _name(shown, name, full))
 
     def _note_cuda_source(self, prefix: str, name: str, shown: str | None, here: Path) -> None:
@@ -258,7 +259,7 @@ class _Walk:
                 full, self.root, "symbolic link to a file outside the tree: not followed", _name(shown, name, full)
             )
             return
-        self.seen.add(target)  # the real file is (or will be) visited under its own name
+        self.seen.add(os.fspath(target))  # the real file is (or will be) visited under its own name
 
 
 def _split(entries: list[os.DirEntry[str]]) -> tuple[list[os.DirEntry[str]], list[os.DirEntry[str]]]:

@@ -219,10 +219,54 @@ def _project_facts(
     # the two analyses are cached apart: an edit to a body re-runs the device-value index
     # only, an edit to an import line of a file it does not read the CUDA-only pass only
     values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted, store, candidates))
-    native = native_ops.read(cuda_sources)
-    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, native)
-    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources, native))
+    hashed, native = _native(cuda_sources, stats)
+    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, hashed)
+    extra = store.get_index(cuda_key) if store is not None else None
+    if extra is None:
+        if native is None:  # the stat index vouched for them; the facts are worked out from their bytes
+            native = native_ops.read(cuda_sources)
+            cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
+        ops = native
+        extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources, ops))
     return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
+
+
+def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    return [(name, hashlib.sha256(source).digest()) for name, source in native]
+
+
+def _native(
+    cuda_sources: Sequence[str], stats: StatIndex | None
+) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]] | None]:
+    """(name, sha256) of each of the project's C++/CUDA sources that registers ops, and
+    `native_ops.read`'s (name, bytes) of them, or None where the stat index vouched for one
+    of them: it is not read (a warm run read the 414 of the 1.2M-line benchmark again)."""
+    if stats is None:
+        native = native_ops.read(cuda_sources)
+        return _hashed(native), native
+    hashed: list[tuple[str, bytes]] = []
+    read: list[tuple[str, bytes]] | None = []
+    for name in cuda_sources:
+        if not name.endswith(native_ops.SUFFIXES):
+            continue
+        known = stats.native(name)
+        if known is not None:
+            sha, registers = known
+            if registers:
+                hashed.append((name, sha))
+                read = None
+            continue
+        try:
+            st, source = read_regular_stat(name)
+        except (OSError, ValueError):
+            continue
+        registers = native_ops.TOKEN in source
+        stats.record_native(name, st, source, registers)
+        if registers:
+            hashed.append((name, hashlib.sha256(source).digest()))
+            if read is not None:
+                read.append((name, source))
+    return hashed, read
 
 
 def _cached(store: Cache | None, key: str, work: Callable[[], dict[str, Facts]]) -> dict[str, Facts]:

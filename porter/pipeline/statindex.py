@@ -92,6 +92,7 @@ class Record:
 
 
 _ENTRY_KEY = re.compile(r"[0-9a-f]{64}")  # a cache entry's key (`Cache.key`), nothing else
+_SHA256 = _ENTRY_KEY  # a sha256 in hex
 
 _ROW_FIELDS = (
     "code",
@@ -244,6 +245,21 @@ def _inline(rec: Record, name: str) -> FileResult:
     )
 
 
+def _native_row(row: Any) -> bool:
+    """Whether `row` has the shape `record_native` writes."""
+    return (
+        type(row) is list
+        and len(row) == 4
+        and type(row[0]) is list
+        and len(row[0]) == 5
+        and all(type(n) is int for n in row[0])
+        and type(row[1]) is str
+        and _SHA256.fullmatch(row[1]) is not None
+        and type(row[2]) is bool
+        and type(row[3]) is bool
+    )
+
+
 class StatIndex:
     def __init__(self, store: Cache, paths: list[Path], settings: Settings) -> None:
         self.store = store
@@ -255,8 +271,11 @@ class StatIndex:
         self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a tag line (`cache.seal`), then JSON
         self._label = f"stat:{self.path.name}"
         self._results: dict[str, FileResult] = {}  # name -> the inline result of its old record
+        # the project's C++/CUDA sources: name -> [stat, sha256, whether it registers ops, trusted]
+        self.native_old: dict[str, list[Any]] = {}
         self.old: dict[str, Record] = self._load() if store.enabled else {}
         self.new: dict[str, Record] = {}
+        self.native_new: dict[str, list[Any]] = {}
         self.started = time.time_ns()
         self._stats: dict[str, os.stat_result] = {}  # name -> its stat, taken once a run (`stat`)
 
@@ -265,8 +284,10 @@ class StatIndex:
             if self.store.mac_key is None:
                 return {}
             data = json.loads(unseal(self.store.mac_key, self._label, _read_entry(self.path)))
-            strings, files = data["strings"], data["files"]
+            strings, files, native = data["strings"], data["files"], data.get("native", {})
             if not (type(strings) is list and all(type(t) is str for t in strings) and type(files) is dict):
+                return {}
+            if not (type(native) is dict and all(_native_row(row) for row in native.values())):
                 return {}
             records = {name: Record(*row) for name, row in files.items()}
             for name, rec in records.items():  # the shape `save` writes, or nothing
@@ -306,6 +327,7 @@ class StatIndex:
                         [_unpack(r, strings) for r in suppressed],
                     ]
                     self._results[name] = _inline(rec, name)
+            self.native_old = native
             return records
         except (OSError, ValueError, TypeError, KeyError, IndexError, UnicodeDecodeError, RecursionError):
             self._results = {}
@@ -401,8 +423,29 @@ class StatIndex:
     def keep(self, name: str, rec: Record) -> None:
         self.new[name] = rec
 
+    def native(self, name: str) -> tuple[bytes, bool] | None:
+        """(sha256, whether it registers ops) of the C++/CUDA source at `name` (from the working
+        folder) while its `stat` is unchanged and was not racily clean, as for a record; None:
+        read it (and `record_native` it)."""
+        row = self.native_old.get(name)
+        if row is None or not row[3]:
+            return None
+        try:
+            st = os.stat(name)
+        except OSError:
+            return None
+        if row[0] != signature(st):
+            return None
+        self.native_new[name] = row
+        return bytes.fromhex(row[1]), row[2]
+
+    def record_native(self, name: str, st: os.stat_result, source: bytes, registers: bool) -> None:
+        """Remember the C++/CUDA source at `name`, whose `stat` was `st` before `source` was read."""
+        trusted = max(st.st_mtime_ns, st.st_ctime_ns) < self.started - RACY_NS
+        self.native_new[name] = [signature(st), hashlib.sha256(source).hexdigest(), registers, trusted]
+
     def save(self) -> None:
-        if not self.store.enabled or self.new == self.old:
+        if not self.store.enabled or (self.new == self.old and self.native_new == self.native_old):
             return
         table: dict[str, int] = {}
         files = {}
@@ -420,7 +463,9 @@ class StatIndex:
             if rec.texts is not None:
                 row[_FINDING_TEXTS] = [table.setdefault(t, len(table)) for t in rec.texts]
             files[name] = row
-        body = json.dumps({"strings": list(table), "files": files}, separators=(",", ":")).encode()
+        body = json.dumps(
+            {"strings": list(table), "files": files, "native": self.native_new}, separators=(",", ":")
+        ).encode()
         try:
             if self.store.mac_key is not None:
                 _write(self.path, seal(self.store.mac_key, self._label, body))

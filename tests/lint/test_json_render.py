@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from porter.lint.formats.jsonfmt import indented
+from porter.core.findings import Applicability, Finding, Position, Severity
+from porter.lint.formats.jsonfmt import _record, indented, render_json
 
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
 _VALUES = st.recursive(
@@ -34,3 +36,64 @@ def test_a_finding_record():
         "tuple": (1, 2),
     }
     assert indented([record, record]) == json.dumps([record, record], indent=2)
+
+
+class _Run:
+    """What `render_json` reads of a lint run: its findings and their fingerprints."""
+
+    def __init__(self, findings):
+        self.findings = findings
+        self.fingerprints = {id(f): f"fp{i}\u00e9" for i, f in enumerate(findings)}
+
+    def fingerprint(self, f):
+        return self.fingerprints[id(f)]
+
+
+_TEXT = st.text(max_size=12)
+_FINDINGS = st.builds(
+    lambda code, name, message, path, lines, severity, applicability, target, optional, applied: Finding(
+        code,
+        name,
+        message,
+        path,
+        Position(lines[0], lines[1]),
+        Position(lines[2], lines[3]),
+        severity,
+        applicability,
+        target,
+        *optional,
+        applied=applied,
+    ),
+    _TEXT,
+    _TEXT,
+    _TEXT,
+    _TEXT,
+    st.tuples(*[st.integers(min_value=0, max_value=10**12)] * 4),
+    st.sampled_from(Severity),
+    st.sampled_from(Applicability),
+    _TEXT,
+    st.tuples(st.none() | _TEXT, st.none() | _TEXT),
+    st.booleans(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_FINDINGS, max_size=4), st.none() | _TEXT, st.none() | _TEXT)
+def test_the_json_format_is_json_dumps_of_each_record(findings, advice, doc):
+    findings = [replace(f, advice=advice, doc_url=doc) for f in findings]
+    run = _Run(findings)
+    assert render_json(run) == json.dumps([_record(run, f) for f in findings], indent=2) + "\n"  # type: ignore[arg-type]
+
+
+def test_a_finding_of_other_field_types_is_written_as_json_dumps_writes_it():
+    """A field that is not what a finding holds (a str subclass, a bool line) goes through the
+    generic walk, and still comes out as json.dumps writes it."""
+
+    class Name(str):
+        pass
+
+    odd = Finding(
+        "DEV001", Name("n"), "m", "a.py", Position(True, 0), Position(2, 3), Severity.INFO, Applicability.SAFE, "xla"
+    )
+    run = _Run([odd])
+    assert render_json(run) == json.dumps([_record(run, odd)], indent=2) + "\n"  # type: ignore[arg-type]

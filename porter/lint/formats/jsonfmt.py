@@ -19,7 +19,39 @@ def _record(run: LintRun, f) -> dict:
 
 
 def render_json(run: LintRun) -> str:
-    return indented([_record(run, f) for f in run.findings]) + "\n"
+    if not run.findings:
+        return "[]\n"
+    return "[\n  " + ",\n  ".join(_finding_json(run, f) for f in run.findings) + "\n]\n"
+
+
+def _finding_json(run: LintRun, f) -> str:
+    """`indented(_record(run, f), "  ")`, character for character, written field by field: the
+    generic walk over each finding's dict was most of a warm `--output-format json` run's
+    rendering. A field of another type than a finding's (a str, an int, a bool or None) is
+    written by the generic walk."""
+    texts = (f.code, f.name, f.message, f.path, f.severity.value, f.applicability.value, f.target, run.fingerprint(f))
+    optional = (f.replacement, f.original, f.advice, f.doc_url)
+    numbers = (f.start.line, f.start.column, f.end.line, f.end.column)
+    if not (
+        set(map(type, texts)) == _STR
+        and set(map(type, optional)) <= _OPTIONAL
+        and set(map(type, numbers)) == _INT
+        and type(f.applied) is bool
+    ):
+        return indented(_record(run, f), "  ")
+    code, name, message, path, severity, applicability, target, fingerprint = map(encode_basestring_ascii, texts)
+    replacement, original, advice, doc = ("null" if t is None else encode_basestring_ascii(t) for t in optional)
+    line, column, end_line, end_column = map(int.__repr__, numbers)
+    applied = _LITERALS[f.applied]
+    return (
+        f'{{\n    "code": {code},\n    "name": {name},\n    "message": {message},\n    "path": {path},'
+        f'\n    "start": {{\n      "line": {line},\n      "column": {column}\n    }},'
+        f'\n    "end": {{\n      "line": {end_line},\n      "column": {end_column}\n    }},'
+        f'\n    "severity": {severity},\n    "applicability": {applicability},\n    "target": {target},'
+        f'\n    "replacement": {replacement},\n    "original": {original},\n    "applied": {applied},'
+        f'\n    "advice": {advice},\n    "doc_url": {doc},\n    "fixable": {applied},'
+        f'\n    "fingerprint": {fingerprint}\n  }}'
+    )
 
 
 def render_json_lines(run: LintRun) -> str:
@@ -27,6 +59,7 @@ def render_json_lines(run: LintRun) -> str:
 
 
 _LITERALS = {True: "true", False: "false", None: "null"}
+_STR, _OPTIONAL, _INT = {str}, {str, type(None)}, {int}
 
 
 def indented(value: object, indent: str = "") -> str:
