@@ -159,7 +159,7 @@ class _Walk:
             # relative path: no realpath per file (that cost more than the rest of a warm run)
             real_dir = self.root / prefix if prefix else self.root
             shown = self._shown(real_dir)
-            if self.respect_gitignore:
+            if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):  # (no stat per folder)
                 self._read_gitignore(here, prefix)
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []

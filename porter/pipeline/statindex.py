@@ -225,7 +225,11 @@ def _finding(row: Any, name: str) -> Finding:
     )
 
 
-def _inline(rec: Record, name: str) -> FileResult:
+# the result a record holds inline: status, reason, error line, findings, suppressed findings
+_Held = tuple[FileStatus, str | None, int | None, list[Finding], list[Finding]]
+
+
+def _inline(rec: Record, name: str) -> _Held:
     """The result a record holds inline, checked for the shape `record` writes."""
     status, reason, line, findings, suppressed = rec.result  # type: ignore[misc]
     if not (
@@ -235,13 +239,12 @@ def _inline(rec: Record, name: str) -> FileResult:
         and type(suppressed) is list
     ):
         raise TypeError("not a stat index result")
-    return FileResult(
-        path=name,
-        status=_STATUSES[status],
-        reason=reason,
-        error_line=line,
-        findings=[_finding(r, name) for r in findings],
-        suppressed=[_finding(r, name) for r in suppressed],
+    return (
+        _STATUSES[status],
+        reason,
+        line,
+        [_finding(r, name) for r in findings],
+        [_finding(r, name) for r in suppressed],
     )
 
 
@@ -270,7 +273,7 @@ class StatIndex:
             shape.update(b"\0" + os.fsencode(os.path.abspath(p)))
         self.path = store.entries / f"stat-{shape.hexdigest()}.idx"  # a tag line (`cache.seal`), then JSON
         self._label = f"stat:{self.path.name}"
-        self._results: dict[str, FileResult] = {}  # name -> the inline result of its old record
+        self._results: dict[str, _Held] = {}  # name -> the inline result of its old record
         # the project's C++/CUDA sources: name -> [stat, sha256, whether it registers ops, trusted]
         self.native_old: dict[str, list[Any]] = {}
         self.old: dict[str, Record] = self._load() if store.enabled else {}
@@ -278,6 +281,7 @@ class StatIndex:
         self.native_new: dict[str, list[Any]] = {}
         self.started = time.time_ns()
         self._stats: dict[str, os.stat_result] = {}  # name -> its stat, taken once a run (`stat`)
+        self._looked: dict[str, tuple[os.stat_result, Record | None]] = {}  # name -> `lookup` of that stat
 
     def _load(self) -> dict[str, Record]:
         try:
@@ -342,10 +346,15 @@ class StatIndex:
         return st
 
     def lookup(self, name: str, st: os.stat_result) -> Record | None:
-        """The record for `name` if its stat is unchanged and was not racily clean."""
+        """The record for `name` if its stat is unchanged and was not racily clean (worked out
+        once for the `stat` the run took: the project index's scan and the answer both ask)."""
+        looked = self._looked.get(name)
+        if looked is not None and looked[0] is st:
+            return looked[1]
         rec = self.old.get(name)
-        if rec is None or not rec.trusted or rec.stat != signature(st):
-            return None
+        if rec is not None and (not rec.trusted or rec.stat != signature(st)):
+            rec = None
+        self._looked[name] = (st, rec)
         return rec
 
     def answer(self, name: str, rec: Record, path: Path, source_wanted: bool = True) -> FileResult | None:
@@ -366,15 +375,15 @@ class StatIndex:
         if rec.key is not None:
             assert source is not None  # a record with a cache key always reads (`record`)
             return self.store.get(rec.key, name, source)  # verified as on any hit
-        held = self._results[name]  # each run gets a result of its own (lint may change its lists)
-        return FileResult(
-            path=held.path,
-            status=held.status,
-            findings=list(held.findings),
+        status, reason, line, findings, suppressed = self._results[name]
+        return FileResult(  # each run gets a result of its own (lint may change its lists)
+            path=name,
+            status=status,
+            findings=list(findings),
             original_source=source,
-            reason=held.reason,
-            error_line=held.error_line,
-            suppressed=list(held.suppressed),
+            reason=reason,
+            error_line=line,
+            suppressed=list(suppressed),
             texts=texts,
         )
 
