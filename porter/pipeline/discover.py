@@ -148,6 +148,10 @@ class _Walk:
     def run(self, top: Path) -> Iterator[Candidate]:
         # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
         stack: list[tuple[Path, str]] = [(top, "")]
+        # below a root inside the working folder, a folder's prefix is the root's plus its own
+        # relative path (a working folder inside the root is worked out folder by folder)
+        base = self._shown(self.root)
+        root = os.fspath(self.root)
         while stack:
             here, prefix = stack.pop()
             try:
@@ -157,8 +161,8 @@ class _Walk:
                 continue
             # the walk enters no link, so a folder's real path is the root's plus its own
             # relative path: no realpath per file (that cost more than the rest of a warm run)
-            real_dir = self.root / prefix if prefix else self.root
-            shown = self._shown(real_dir)
+            real_dir = os.path.join(root, prefix)
+            shown = base + prefix if base is not None else self._shown(Path(real_dir))
             if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):  # (no stat per folder)
                 self._read_gitignore(here, prefix)
             subdirs, files = _split(entries)
@@ -216,11 +220,11 @@ class _Walk:
             keep.append((full, rel + "/"))
 
     def _files(
-        self, files: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, real_dir: Path
+        self, files: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, real: str
     ) -> Iterator[Candidate]:
-        """The folder's files porter reads; a CUDA source among the others is noted."""
+        """The folder's files porter reads (`real`: the folder's real path); a CUDA source among
+        the others is noted."""
         folder = here.name
-        real = os.fspath(real_dir)
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
