@@ -9,7 +9,9 @@ carries a rewrite, which stays in the file's cache entry (`porter.pipeline.cache
 its key, and the CUDA-only modules that result imports (what a dependency file may drop
 reads them: `porter.files.deps.imports`; kept so that a warm run neither reads nor parses
 the files that name one), and, for an inline result, each finding's whitespace-normalised lines
-(what lint's fingerprint hashes: `porter.files.sites.finding_texts`). A file whose `stat` is
+(what lint's fingerprint hashes: `porter.files.sites.finding_texts`). Beside the files, it keeps
+the project's C++/CUDA sources' `stat`, sha256 and whether they register ops (what keys the
+CUDA-only facts, `runner._native`: a warm run does not read them). A file whose `stat` is
 unchanged and whose answers are the same is not ported again. A file that is unchanged but
 must be shown (findings, a rewrite or a suppression comment: lint prints its lines and
 fingerprints them) is read, must hash to the recorded sha256, and gets its result from the
@@ -27,7 +29,8 @@ file is read and hashed on the next run. The ctime cannot be set back by `touch`
 The file is one JSON document behind an HMAC under the user's cache key (`cache.seal`: an
 index in a cache folder from elsewhere is not the user's and is not read), and every record
 is checked for the shape `save` writes when it is loaded (known rule codes, an entry key of 64
-hex digits, one kept line per finding, each a place in the string table): anything that
+hex digits, one kept line per finding, each a place in the string table, a C++/CUDA source's
+row of five ints, a sha256 and two bools): anything that
 does not check out is an empty index (every file is read and ported, or answered by its cache
 entry, as without one). The salt in the shape covers porter's code and rule files, so a new
 porter or an edited rule never reads an old index.
