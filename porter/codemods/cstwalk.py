@@ -385,7 +385,7 @@ def _by_class() -> dict[type, tuple[str, ...]]:
 
 
 _ORDER = _by_class()
-_MAYBE = cst.MaybeSentinel
+ORDER = _ORDER  # (public: family.walk inlines `children`)
 _DEFAULT = cst.MaybeSentinel.DEFAULT
 _NODE = cst.CSTNode
 
@@ -398,10 +398,13 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in fields:
         value = getattr(node, name)
-        if isinstance(value, _NODE):
+        # a field libcst visits holds a node, a sequence of nodes (a tuple or list), None or
+        # MaybeSentinel.DEFAULT: told by exact types, as isinstance() on libcst's ABCs is slow
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend(value)
+        elif value is not None and value is not _DEFAULT:
             out.append(value)
-        elif value is not None and not isinstance(value, _MAYBE):
-            out.extend(value)  # a sequence of nodes
     return out
 
 

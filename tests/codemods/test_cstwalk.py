@@ -12,6 +12,7 @@ import libcst as cst
 import pytest
 
 from porter.codemods import cstwalk as walk
+from porter.codemods.family import walk as family_walk
 from porter.config.ruledata import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,13 @@ def test_children_and_visit_are_libcsts():
             assert [id(n) for n in ours] == [id(n) for n in theirs], f"{name}: {type(node).__name__}"
             stack.extend(theirs)
             checked += 1
+        order = [id(n) for n in family_walk(module)]  # family.walk: a node, then its last child's subtree first
+        stack, expected = [module], []
+        while stack:
+            node = stack.pop()
+            expected.append(id(node))
+            stack.extend(node.children)
+        assert order == expected, name
         a, b = _Recorder(), _Recorder()
         module.visit(a)
         walk.visit(module, b)
