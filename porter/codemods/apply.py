@@ -44,6 +44,8 @@ CANDIDATE_PASS = True
 # False: the findings' positions, and whether a findings-only run changed the file, come from
 # printing the whole module rather than the statements that hold them (tests compare both)
 UNIT_TEXT = True
+# False: the families' walk is libcst's, which copies every node it passes (tests compare both)
+COPY_FREE_WALK = True
 
 
 def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -181,7 +183,7 @@ def _transform(
     if not families:
         return module, ctx, None
     transformer = PortTransformer(ctx, families)
-    new = wrapper.module.visit(transformer)
+    new = transformer.transform(wrapper.module) if COPY_FREE_WALK else wrapper.module.visit(transformer)
     if not settings.want_source:
         return new, ctx, transformer
     scratch = ctx.codemod_context.scratch

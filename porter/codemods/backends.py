@@ -1975,8 +1975,9 @@ class BackendsFamily(Family):
         `if` whose body only runs CUDA-only code is not a kept test's."""
         read_by: dict[str, cst.BaseExpression] = {}  # `p.data` -> the test that reads its device
         for n in nodes:
-            if not isinstance(n, cst.If) or self._runs_cuda_only(n.body):
+            if type(n) is not cst.If:
                 continue
+            read = []
             for c in _and_operands(n.test):  # `elif cur_dev == "cuda" and p.requires_grad:` too
                 if not isinstance(c, cst.Comparison) or len(c.comparisons) != 1:
                     continue
@@ -1986,7 +1987,11 @@ class BackendsFamily(Family):
                 for side in (c.left, c.comparisons[0].comparator):
                     value = device_of_value.get(side.value) if isinstance(side, cst.Name) else _device_read(side)
                     if value is not None:
-                        read_by.setdefault(value, n.test)
+                        read.append(value)
+            # (asked last: the file's CUDA-only facts are computed for a test that reads a device)
+            if read and not self._runs_cuda_only(n.body):
+                for value in read:
+                    read_by.setdefault(value, n.test)
         return read_by
 
     def _unkept_cuda_strings(self, node: cst.CSTNode) -> list[cst.SimpleString]:

@@ -17,7 +17,7 @@ import libcst as cst
 from porter.analysis.positions import Units
 from porter.codemods.context import PortContext, StatementEdits
 from porter.codemods.family import Family
-from porter.codemods import tidy
+from porter.codemods import cstwalk, tidy
 
 _COMPOUND = (
     cst.If,
@@ -161,6 +161,15 @@ class PortTransformer(cst.CSTTransformer):
             self._applied_at.append(self.ctx.applied)
         elif cls is cst.If and type(node.orelse) is cst.If:
             self._elifs.add(id(node.orelse))
+
+    def transform(self, module: cst.Module) -> cst.Module:
+        """`module.visit(self)` without libcst's copy of every node it passes
+        (`cstwalk.transform`: a node nothing below replaced is handed on as itself), and,
+        where no family looks at them, without entering whitespace, comments, punctuation
+        and operators, which this walk's own bookkeeping leaves alone too."""
+        names = self._visits.keys() | self._leaves.keys()
+        skip = cstwalk.TRIVIA if cstwalk.TRIVIA_NAMES.isdisjoint(names) else frozenset()
+        return cast("cst.Module", cstwalk.transform(module, self.on_visit, self.on_leave, skip))
 
     # families are handed whole nodes only (no `visit_<Node>_<field>` methods anywhere):
     # libcst's default looks two of those up by name for every field of every node

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 from importlib.metadata import PackageNotFoundError, version
 
 import libcst as cst
@@ -384,7 +385,8 @@ def _by_class() -> dict[type, tuple[str, ...]]:
 
 
 _ORDER = _by_class()
-_MAYBE = cst.MaybeSentinel
+ORDER = _ORDER  # (public: family.walk inlines `children`)
+_DEFAULT = cst.MaybeSentinel.DEFAULT
 _NODE = cst.CSTNode
 
 
@@ -396,10 +398,13 @@ def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in fields:
         value = getattr(node, name)
-        if isinstance(value, _NODE):
+        # a field libcst visits holds a node, a sequence of nodes (a tuple or list), None or
+        # MaybeSentinel.DEFAULT: told by exact types, as isinstance() on libcst's ABCs is slow
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend(value)
+        elif value is not None and value is not _DEFAULT:
             out.append(value)
-        elif value is not None and not isinstance(value, _MAYBE):
-            out.extend(value)  # a sequence of nodes
     return out
 
 
@@ -476,6 +481,104 @@ def _dispatch(
         fn(node)
 
 
+def transform(
+    module: cst.Module,
+    on_visit: Callable[[cst.CSTNode], bool],
+    on_leave: Callable[[cst.CSTNode, cst.CSTNode], object],
+    skip: frozenset[type] = frozenset(),
+) -> object:
+    """`module.visit(transformer)` for a transformer whose `on_visit_attribute` /
+    `on_leave_attribute` do nothing, given its `on_visit` and `on_leave`: the same calls on the
+    same nodes, in the same order, each handed the same `updated` node as far as its fields and
+    text go, but a node none of whose children came back replaced is handed (as `updated`)
+    itself rather than a copy, and only a node with a replaced child is rebuilt (by libcst's
+    own `_visit_and_replace_children`, fed the children's results). Nodes of a `skip` type (the
+    transformer does nothing with them or inside them) are not entered. Another libcst version
+    than `FIELDS`'s takes libcst's own walk."""
+    if not _ORDER:
+        return module.visit(_Calls(on_visit, on_leave))
+    result = _transformed(module, on_visit, on_leave, skip)
+    if isinstance(result, cst.RemovalSentinel):
+        return module.with_changes(body=(), header=(), footer=())  # (libcst's Module.visit)
+    return result
+
+
+def _transformed(
+    node: cst.CSTNode,
+    on_visit: Callable[[cst.CSTNode], bool],
+    on_leave: Callable[[cst.CSTNode, cst.CSTNode], object],
+    skip: frozenset[type],
+) -> object:
+    updated = node
+    if on_visit(node):
+        fields = _ORDER.get(type(node))
+        if fields is None:  # (a class FIELDS does not know: libcst's walk below it)
+            updated = node._visit_and_replace_children(_Calls(on_visit, on_leave))
+        else:
+            results: list[object] = []
+            replaced = False
+            for name in fields:
+                value = getattr(node, name)
+                if value is None or value is _DEFAULT:
+                    continue
+                kind = type(value)
+                for child in value if kind is tuple or kind is list else (value,):
+                    out = child if type(child) in skip else _transformed(child, on_visit, on_leave, skip)
+                    results.append(out)
+                    replaced = replaced or out is not child
+            if replaced:
+                updated = node._visit_and_replace_children(_Replay(results))
+    result = on_leave(node, updated)
+    if result is not updated and not isinstance(result, (_NODE, cst.RemovalSentinel, cst.FlattenSentinel)):
+        raise cst.CSTValidationError(
+            f"Expected a node of type CSTNode or a RemovalSentinel, but got a return value of {type(result).__name__}"
+        )
+    return result
+
+
+class _Calls(cst.CSTTransformer):
+    """A transformer made of an `on_visit` and an `on_leave` (libcst's walk with them)."""
+
+    def __init__(self, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[..., object]) -> None:
+        super().__init__()
+        self._on_visit = on_visit
+        self._on_leave = on_leave
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return self._on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        return self._on_leave(original_node, updated_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+class _Replay(cst.CSTTransformer):
+    """Hands `_visit_and_replace_children` each child's result, worked out already, in the
+    order it visits them (libcst then drops removed children, splices flattened ones and
+    validates the node it builds, as in its own walk)."""
+
+    def __init__(self, results: list[object]) -> None:
+        super().__init__()
+        self._results = iter(results)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> object:  # type: ignore[override]
+        return next(self._results)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
 def _trivia() -> frozenset[type]:
     """Node classes whose subtrees hold nothing but whitespace, comments, punctuation and
     operators (each of their fields is one of these classes: tests/codemods/test_cstwalk.py)."""
@@ -512,6 +615,9 @@ def _trivia() -> frozenset[type]:
 
 _TRIVIA = _trivia()
 _TRIVIA_NAMES = frozenset(c.__name__ for c in _TRIVIA)
+# (public, for a transformer that does nothing with these nodes: `transform`'s `skip`)
+TRIVIA = _TRIVIA
+TRIVIA_NAMES = _TRIVIA_NAMES
 
 
 def fields_from_libcst() -> dict[str, tuple[str, ...]]:

@@ -2,8 +2,9 @@
 what porter says: each file is ported with the pass and without it (every admitted file
 parsed), and the results must be the same, finding for finding and byte for byte. The run
 with the pass also prints only the statements that hold a finding or a replaced node (for
-positions and a findings-only run's CHANGED: apply.UNIT_TEXT), the run without it the whole
-module, as before both were made. The corpus:
+positions and a findings-only run's CHANGED: apply.UNIT_TEXT) and walks the families without
+libcst's copy of every node (apply.COPY_FREE_WALK), the run without it the whole module and
+libcst's walk, as before these were made. The corpus:
 every rule's examples, the fixtures, and, where bench_lint_real.py has downloaded it, a sample of
 its real library code (transformers, deepspeed, timm, ...)."""
 
@@ -40,6 +41,7 @@ def _check(files: list[tuple[str, bytes]], settings: list[Settings], monkeypatch
             for on in (True, False):
                 monkeypatch.setattr(apply, "CANDIDATE_PASS", on)
                 monkeypatch.setattr(apply, "UNIT_TEXT", on)
+                monkeypatch.setattr(apply, "COPY_FREE_WALK", on)
                 calls.clear()
                 r = port_python(source, name, s)
                 parses.append(len(calls))

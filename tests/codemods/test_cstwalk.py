@@ -12,6 +12,7 @@ import libcst as cst
 import pytest
 
 from porter.codemods import cstwalk as walk
+from porter.codemods.family import walk as family_walk
 from porter.config.ruledata import all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +74,13 @@ def test_children_and_visit_are_libcsts():
             assert [id(n) for n in ours] == [id(n) for n in theirs], f"{name}: {type(node).__name__}"
             stack.extend(theirs)
             checked += 1
+        order = [id(n) for n in family_walk(module)]  # family.walk: a node, then its last child's subtree first
+        stack, expected = [module], []
+        while stack:
+            node = stack.pop()
+            expected.append(id(node))
+            stack.extend(node.children)
+        assert order == expected, name
         a, b = _Recorder(), _Recorder()
         module.visit(a)
         walk.visit(module, b)
@@ -136,3 +144,94 @@ def test_a_visitor_with_attribute_hooks_takes_libcsts_path():
     walk.visit(cst.parse_module("f(g(1))\n"), hooked)
     assert hooked.funcs == 2
     assert not walk._plain(_Hooked) and walk._plain(_Recorder) and not walk._plain(cst.CSTTransformer)
+
+
+class _Changer(cst.CSTTransformer):
+    """Replaces, removes and splits nodes (every kind of result a leave_ can give), and records
+    each call with the text of the `updated` node a statement line was handed."""
+
+    def __init__(self, skip: frozenset[type] = frozenset()) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, int, str]] = []
+        self.skip = skip
+        self._printer = cst.Module(body=[])
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.calls.append(("visit", id(node), ""))
+        return not isinstance(node, cst.Lambda)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        text = self._printer.code_for_node(updated_node) if type(original_node) is cst.SimpleStatementLine else ""
+        self.calls.append(("leave", id(original_node), text))
+        kind = type(original_node)
+        if kind is cst.Name and updated_node.value == "cuda":
+            return updated_node.with_changes(value="xla")
+        if kind is cst.Pass:
+            return cst.RemovalSentinel.REMOVE  # (its line, left empty, goes too)
+        if kind is cst.Arg and updated_node.keyword is not None and updated_node.keyword.value == "device":
+            return cst.RemovalSentinel.REMOVE
+        if kind is cst.SimpleStatementLine and any(type(s) is cst.Return for s in updated_node.body):
+            return cst.FlattenSentinel([updated_node, updated_node])
+        return updated_node
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+def test_transform_is_libcsts_walk():
+    """`transform` makes libcst's calls, hands each leave the same `updated` text, builds the
+    same tree, and hands a node nothing below replaced as itself; with `skip`, the calls
+    outside the skipped subtrees are the same."""
+    if not walk._ORDER:
+        pytest.skip("another libcst than FIELDS's: transform is libcst's walk")
+    files = calls = kept = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        theirs = _Changer()
+        expected = module.visit(theirs)
+        for skip in (frozenset(), walk.TRIVIA):
+            ours = _Changer(skip)
+            got = walk.transform(module, ours.on_visit, ours.on_leave, skip)
+            assert isinstance(got, cst.Module) and got.code == expected.code, name
+            inside = _inside(module, skip)
+            assert ours.calls == [c for c in theirs.calls if c[1] not in inside], name
+        same = _Same()
+        walk.transform(module, same.on_visit, same.on_leave)
+        assert same.handed_copy == 0, name
+        files += 1
+        calls += len(theirs.calls)
+        kept += same.kept
+    assert files > 100 and calls > 100_000 and kept > 10_000
+
+
+class _Same(cst.CSTTransformer):
+    """Replaces nothing: every node is handed to its leave as itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept = self.handed_copy = 0
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        if updated_node is original_node:
+            self.kept += 1
+        else:
+            self.handed_copy += 1
+        return updated_node
+
+
+def _inside(module: cst.Module, skip: frozenset[type]) -> set[int]:
+    """The ids of the nodes in a subtree rooted at a node of a `skip` type."""
+    out: set[int] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, False)]
+    while stack:
+        node, under = stack.pop()
+        under = under or type(node) in skip
+        if under:
+            out.add(id(node))
+        stack.extend((c, under) for c in walk.children(node))
+    return out
