@@ -24,8 +24,13 @@ else:  # pragma: no cover
 from porter.core.findings import Applicability, Severity
 
 
+@cache  # the install does not move during a run (rules_dir is asked ~30 times a run)
+def _package() -> Path:
+    return Path(__file__).resolve().parents[1]
+
+
 def rules_dir() -> Path:
-    here = Path(__file__).resolve().parents[1]  # the porter package
+    here = _package()  # the porter package
     packaged = here / "_rules"
     return packaged if packaged.is_dir() else here.parent / "rules"
 

@@ -45,7 +45,13 @@ def _relative(path: str, root: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _resolved(folder: Path, cwd: str) -> Path:
-    return folder.resolve()
+    """`folder.resolve()`, built on its parent's: a folder that is no link resolves to its
+    parent's resolved path plus its name, so each folder costs one `lstat`, not one per part
+    (realpath walks every part again for every folder of a run)."""
+    name = folder.name
+    if name in ("", ".", "..") or folder.parent == folder or os.path.islink(folder):
+        return folder.resolve()
+    return _resolved(folder.parent, cwd) / name
 
 
 def forget_folders() -> None:

@@ -84,6 +84,58 @@ def test_warm_lint_imports_only_what_it_needs(tmp_path):
     assert not [m for m in imported if m.startswith(NEVER_ON_A_WARM_LINT)]
 
 
+# the driver above, with an audit hook that notes each process or thread the run starts
+_STARTS = (
+    """
+import sys
+starts = []
+sys.addaudithook(lambda event, args: event in {events!r} and starts.append(event))
+""".format(
+        events={
+            "os.fork",
+            "os.forkpty",
+            "os.posix_spawn",
+            "os.exec",
+            "os.system",
+            "subprocess.Popen",
+            "_thread.start_new_thread",
+        }
+    )
+    + _DRIVER.replace('fh.write("\\n".join(sorted(sys.modules)))', 'fh.write("\\n".join(starts))')
+)
+
+
+def test_a_warm_lint_with_workers_starts_no_process_and_no_thread(tmp_path):
+    """With `--jobs 2` and more files than a pool is started for, a warm run answers every file
+    from the stat index: no worker pool (its processes and its manager thread), no subprocess
+    (git), no thread. Its wall time is then its CPU time (issue 25)."""
+    project = tmp_path / "p"
+    project.mkdir()
+    for i in range(12):  # more than MIN_PARALLEL_FILES
+        (project / f"m{i}.py").write_text(f"import torch\nx{i} = torch.zeros(3).cuda()\n")
+    cache, starts = tmp_path / "cache", tmp_path / "starts.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
+    env["PYTHONPATH"] = str(REPO)
+
+    def lint() -> subprocess.CompletedProcess[str]:
+        argv = ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), "--jobs", "2"]
+        return subprocess.run(
+            [sys.executable, "-c", _STARTS, str(starts), *argv],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+
+    cold = lint()
+    assert cold.returncode == 1 and cold.stdout.count('"DEV001"') == 12, cold.stderr
+    assert starts.read_text(), "the audit hook saw no start: the cold run was to start workers"
+    warm = lint()
+    assert warm.returncode == 1 and warm.stdout == cold.stdout, warm.stderr
+    assert starts.read_text() == ""
+
+
 def test_every_command_is_still_listed(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
     env["PYTHONPATH"] = str(REPO)

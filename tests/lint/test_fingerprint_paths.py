@@ -41,3 +41,36 @@ def test_identity_path_is_one_realpath_per_file(tree, monkeypatch, where, with_b
         full = tree / rel
         for spelled in (os.path.relpath(full, here), str(full)):
             assert identity_path(spelled, base) == _reference(spelled, base), (spelled, base)
+
+
+def _outcome(resolve, path):
+    try:
+        return resolve(path)
+    except (OSError, RuntimeError) as exc:  # a link loop
+        return type(exc)
+
+
+def test_a_folder_resolved_from_its_parent_is_its_realpath(tree, monkeypatch):
+    """`_resolved` builds a folder's real path on its parent's (one lstat per folder): the same
+    as `Path.resolve` through links to links, relative link targets, `..` before or after a
+    link, folders that do not exist and a link loop."""
+    from porter.lint.fingerprint import _resolved
+
+    os.symlink("linked", tree / "proj" / "twice")  # a link to a link, relative target
+    os.symlink("../other", tree / "proj" / "pkg" / "up")  # a relative target with `..`
+    os.symlink("loop", tree / "proj" / "loop")  # a link to itself
+    (tree / "proj" / "pkg" / "sub" / "deeper").mkdir()
+    monkeypatch.chdir(tree / "proj" / "pkg")
+    forget_folders()
+    here = Path.cwd()
+    for rel in (
+        "proj", "proj/pkg/sub/deeper", "proj/linked/sub", "proj/twice/sub/deeper", "proj/pkg/up",
+        "proj/pkg/up/../proj", "proj/linked/../other", "proj/nowhere/sub", "proj/loop/sub", "proj/pkg/sub/..",
+    ):  # fmt: skip
+        for spelled in (
+            os.path.relpath(tree / rel, here),
+            str(tree / rel),
+            f"./{os.path.relpath(tree / rel, here)}",
+        ):
+            path = Path(spelled)
+            assert _outcome(lambda p: _resolved(p, os.getcwd()), path) == _outcome(Path.resolve, path), spelled
