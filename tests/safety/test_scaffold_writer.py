@@ -490,3 +490,93 @@ def test_kernels_survives_a_file_that_crashes_the_native_parser(tmp_path):
     shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
     assert res.returncode == 1, (res.returncode, shown)
     assert "nest.py: porter's parser crashed on this file" in shown and "scale_kernel" in shown, shown
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names a generated module binds at its top: imports, functions, assignments."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _compiled(path: Path) -> ast.Module:
+    """The file's tree, once CPython's compiler (not only its parser) takes it, as an import does."""
+    compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    return ast.parse(path.read_bytes())
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_no_parameter_of_any_kind_of_kernel_hides_a_name_its_files_use(tmp_path, target):
+    """A CUDA kernel's and a custom op's parameters named as the files' own functions and imports
+    (`addk_reference`, `addk_nki_kernel`, `jax`, `pl`, `device`) were written as they are: `addk`
+    called its tensor argument `addk_reference(...)`, the Pallas wrapper called `pl.pallas_call`
+    on a jax.Array (only a Triton kernel's were renamed). And a custom op's own `out` input and the
+    Pallas kernel's default output made `out_ref` twice: a file `ast.parse` takes and the import
+    refuses ("duplicate argument")."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "__global__ void addk(const float* addk_reference, float* addk_nki_kernel, float* addk_pallas_kernel, int n)"
+        " { int i = threadIdx.x; if (i < n) addk_nki_kernel[i] = addk_reference[i]; }\n"
+    )
+    (src / "m.py").write_text(
+        "import torch\n\n\n"
+        '@torch.library.triton_op("mylib::gelu2", mutates_args=())\n'
+        "def gelu2(jax: torch.Tensor, pl: torch.Tensor, device: torch.Tensor, out: torch.Tensor) -> torch.Tensor:\n"
+        "    return jax + pl\n"
+    )
+    res = porter("kernels", "src", "--target", target, "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 6, (files, res.stderr.decode())
+    for path in files:
+        tree = _compiled(path)
+        bound = _module_names(tree)
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+            assert not params & bound, (path.name, fn.name, params & bound)
+
+
+@pytest.mark.parametrize(
+    "literal,expected", [("1e400", "float('inf')"), ("(1e400 - 1e400)", "float('inf')"), ("0x" + "f" * 5000, "0xfff")]
+)
+def test_a_kernel_s_literal_is_written_as_a_literal(tmp_path, literal, expected):
+    """A float the parser rounds to infinity (`1e400`) was written `inf`, a name the reference
+    never defines (NameError when the reference ran), and an integer of 5,000 hex digits ended in
+    "internal error in porter: ValueError: Exceeds the limit (4300 digits)": no scaffold at all."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(TRITON.replace("* alpha", f"* alpha + {literal}"))
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 1 and "internal error" not in err, err
+    op = tmp_path / "k" / "scale_kernel_op.py"
+    tree = _compiled(op)
+    reference = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "scale_kernel_reference")
+    local = {a.arg for a in reference.args.args} | {
+        t.id for n in ast.walk(reference) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    free = {n.id for n in ast.walk(reference) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
+    assert free <= {"torch", "float"}, (free, op.read_text())
+    assert expected in op.read_text(), op.read_text()
+
+
+def test_a_parameter_python_reads_as_another_name_keeps_its_kind(tmp_path):
+    """Python reads names in NFKC (`ｘ` is `x`), and so does the translation: the kinds were
+    looked up under the name as written, so a fullwidth pointer the kernel loads was declared
+    `float ｘ_` in the op's schema, and calling the op with a tensor failed."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(TRITON.replace("x_ptr", "\uff58_ptr"))
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr.decode()
+    tree = _compiled(tmp_path / "k" / "scale_kernel_op.py")
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "scale_kernel")
+    kinds = {a.arg: ast.unparse(a.annotation) for a in op.args.args if a.annotation is not None}
+    assert [kind for kind in kinds.values()].count("torch.Tensor") == 2, kinds  # the two pointers
