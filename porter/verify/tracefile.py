@@ -360,10 +360,27 @@ def _manifest(path: Path, meta: dict) -> dict:
         raise TraceError(f"{path}: the trace manifest is not JSON ({type(exc).__name__})") from None
     if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
-    manifest = unfinite(raw)
+    manifest = _numbers_read_back(raw, {**_MANIFEST, "ranks": _list(_MANIFEST)})
     if type(manifest) is not dict:
         raise TraceError(f"{path}: the trace manifest is not a JSON object")
     return manifest
+
+
+def _numbers_read_back(value, spec):
+    """`unfinite(value)`, but for the fields `spec` says are text: a label, a name or an error
+    message that is "nan" or "inf" stays a string (read back as a number, a run whose script
+    raised `RuntimeError("nan")`, or a model with a module named `inf`, left a trace this porter
+    refused as "not a trace porter wrote", and parity-check lost that side's trace)."""
+    kind = spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None
+    if kind in ("optional", "required"):
+        return _numbers_read_back(value, spec[1])
+    if kind == "list" and type(value) is list:
+        return [_numbers_read_back(item, spec[1]) for item in value]
+    if kind == "tensor" or spec is str:
+        return value  # a tensor's name or a text field: as written
+    if isinstance(spec, dict) and type(value) is dict:
+        return {k: _numbers_read_back(v, spec[k]) if k in spec else unfinite(v) for k, v in value.items()}
+    return unfinite(value)
 
 
 def _check_schema(path: Path, manifest: dict) -> None:

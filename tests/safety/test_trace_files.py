@@ -501,3 +501,29 @@ def test_a_report_naming_a_trace_read_is_refused_and_the_trace_kept(tmp_path, co
     out = porter("trace", *args, "--report", report.name, cwd=tmp_path)
     _one_line_error(out, "is the trace", "itself")
     assert trace.read_bytes() == kept
+
+
+def test_a_text_field_that_reads_nan_or_inf_stays_text(tmp_path):
+    """JSON has no NaN: porter writes a non-finite number as the string "nan" / "inf" and reads
+    such strings back as numbers. Read back everywhere, a run whose script raised
+    `RuntimeError("nan")` (its error message), a module or parameter named `inf`, or a label
+    "-inf" left a trace porter refused ("`error.message` is not of type str"): parity-check lost
+    that side's trace, and `trace compare` could not read it. Numbers still come back."""
+    torch = need("torch")
+    from porter.verify.tracefile import read_trace, write_trace
+
+    ref, port = _sides(tmp_path)
+    manifest = read_trace(port).manifest
+    manifest["error"] = {"type": "RuntimeError", "message": "nan", "location": "inf"}
+    manifest["modules"][0]["key"] = "inf"
+    manifest["parameters"][0]["name"] = "nan"
+    manifest["side"]["label"] = "-inf"
+    manifest["steps"][0]["loss"] = float("nan")
+    manifest["steps"][1]["step_time_s"] = float("inf")
+    written = write_trace(tmp_path / "text.safetensors", manifest, _tensors(torch))
+    back = read_trace(written).manifest
+    assert back["error"] == {"type": "RuntimeError", "message": "nan", "location": "inf"}
+    assert (back["modules"][0]["key"], back["parameters"][0]["name"], back["side"]["label"]) == ("inf", "nan", "-inf")
+    assert back["steps"][0]["loss"] != back["steps"][0]["loss"] and back["steps"][1]["step_time_s"] == float("inf")
+    out = porter("trace", "compare", str(ref), str(written), cwd=tmp_path)  # exit 2: the side's own error
+    assert b"not a trace porter wrote" not in out.stderr and b"RuntimeError" in out.stdout, out.stderr.decode()
