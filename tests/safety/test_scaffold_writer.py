@@ -583,3 +583,22 @@ def test_a_parameter_python_reads_as_another_name_keeps_its_kind(tmp_path):
     op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "scale_kernel")
     kinds = {a.arg: ast.unparse(a.annotation) for a in op.args.args if a.annotation is not None}
     assert [kind for kind in kinds.values()].count("torch.Tensor") == 2, kinds  # the two pointers
+
+
+def test_backends_scaffold_keeps_the_statements_on_the_docstring_s_line(tmp_path):
+    """The new module's note replaces CUDA's docstring, and only it: the whole first line went, so
+    `\"\"\"CUDA's.\"\"\"; import torch; from base import Accelerator` left a module without its
+    imports (a NameError at import, in a file porter had checked)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "base.py").write_text("class Accelerator:\n    pass\n")
+    (src / "cuda_accelerator.py").write_text(
+        '"""CUDA\'s."""; import torch; from base import Accelerator\n\n\n'
+        "class CUDA_Accelerator(Accelerator):\n    def sync(self):\n        torch.cuda.synchronize()\n"
+    )
+    (src / "cpu_accelerator.py").write_text("from base import Accelerator\n\n\n" + CPU_ACCEL)
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    tree = _compiled(tmp_path / "out" / "neuron_accelerator.py")
+    assert {"torch", "Accelerator"} <= _module_names(tree), ast.unparse(tree)
+    assert ast.get_docstring(tree).startswith("TorchNeuron backend"), ast.unparse(tree)
