@@ -527,3 +527,28 @@ def test_a_text_field_that_reads_nan_or_inf_stays_text(tmp_path):
     assert back["steps"][0]["loss"] != back["steps"][0]["loss"] and back["steps"][1]["step_time_s"] == float("inf")
     out = porter("trace", "compare", str(ref), str(written), cwd=tmp_path)  # exit 2: the side's own error
     assert b"not a trace porter wrote" not in out.stderr and b"RuntimeError" in out.stdout, out.stderr.decode()
+
+
+def test_a_manifest_of_more_processes_than_porter_records_is_refused_before_it_is_walked(tmp_path):
+    """Tensors were bounded, ranks were not: a 4 MB trace of a million empty rank manifests (far
+    inside the 256 MiB bound) ran `trace compare` past two minutes and 4 GB, growing with the
+    file. porter records one node's processes; a manifest of more is refused in one line."""
+    from porter.verify.tracefile import MAX_TRACE_PROCESSES
+
+    manifest = {**_manifest(), "schema": "porter.trace/1", "ranks": [{}] * 1_000_000}
+    big = _write(tmp_path / "big.safetensors", manifest)
+    for args in (("trace", "compare", str(big), str(big)), ("trace", "ops", str(big), "--target", "xla")):
+        out = porter(*args, cwd=tmp_path, timeout=60)
+        _one_line_error(out, "1000001 processes", f"at most {MAX_TRACE_PROCESSES}")
+    # a world porter does record is read as before
+    fits = _write(tmp_path / "fits.safetensors", {**manifest, "ranks": [{}] * (MAX_TRACE_PROCESSES - 1)})
+    assert porter("trace", "ops", str(fits), "--target", "xla", cwd=tmp_path).returncode in (0, 1)
+
+
+def test_a_torchrun_world_larger_than_a_trace_holds_is_a_usage_error():
+    from porter.verify.script import launch_of
+
+    assert launch_of(["torchrun", "--nproc-per-node", "8", "train.py"]).nproc == 8
+    for n in ("0", "100000"):
+        with pytest.raises(ValueError, match="porter records 1 to"):
+            launch_of(["torchrun", "--nproc-per-node", n, "train.py"])
