@@ -602,3 +602,22 @@ def test_backends_scaffold_keeps_the_statements_on_the_docstring_s_line(tmp_path
     tree = _compiled(tmp_path / "out" / "neuron_accelerator.py")
     assert {"torch", "Accelerator"} <= _module_names(tree), ast.unparse(tree)
     assert ast.get_docstring(tree).startswith("TorchNeuron backend"), ast.unparse(tree)
+
+
+def test_kernels_in_files_whose_names_are_not_utf8_are_listed_and_scaffolded(tmp_path):
+    """A Triton kernel in `b<0xFF>.py`: the project's CUDA-only imports encoded its module's name
+    with `.encode()`, and `porter kernels` (with `--scaffold` or not) ended in a UnicodeEncodeError
+    traceback; the table showed such a name as `\\udcff`, where every other output shows `\\xff`."""
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / os.fsdecode(b"b\xff.py")).write_text(TRITON)
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    out, err = res.stdout.decode(), res.stderr.decode()
+    assert res.returncode == 1 and "Traceback" not in err, err
+    assert "b\\xff.py:" in out and "\\udcff" not in out, out
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 3, files
+    for path in files:
+        _compiled(path)
