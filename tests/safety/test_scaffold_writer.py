@@ -621,3 +621,12 @@ def test_kernels_in_files_whose_names_are_not_utf8_are_listed_and_scaffolded(tmp
     assert len(files) == 3, files
     for path in files:
         _compiled(path)
+    listed = porter("kernels", "src", "--json", cwd=tmp_path).stdout.decode()
+    assert '"b\\\\xff.py"' in listed, listed  # JSON's "b\\xff.py", as lint's JSON names it
+    # and a backend family whose CUDA module's name is not UTF-8, in the table and in JSON
+    (src / os.fsdecode(b"cuda_acc\xff.py")).write_text(ACCEL)
+    (src / "cpu_acc.py").write_text(CPU_ACCEL)
+    for args in ((), ("--json",)):
+        shown = porter("backends", "src", "--target", "neuron", *args, cwd=tmp_path)
+        text = shown.stdout.decode()
+        assert ("cuda_acc\\\\xff" if args else "cuda_acc\\xff") in text and "udcff" not in text, text
