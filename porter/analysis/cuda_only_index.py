@@ -841,7 +841,7 @@ def _module_attributes(
     leaves: dict[bytes, list[str]] = {}
     for module, names in runs.items():
         if names:
-            leaves.setdefault(module.rpartition(".")[2].encode(), []).append(module)
+            leaves.setdefault(_leaf(module), []).append(module)
     if not leaves:
         return {}
     # (from each line's first `import` only: see extensions.IMPORT_HINT)
@@ -859,7 +859,7 @@ def _module_attributes(
             found = next(
                 (
                     m
-                    for m in leaves.get(full.rpartition(".")[2].encode(), ())
+                    for m in leaves.get(_leaf(full), ())
                     if m == full or m.endswith("." + full) or full.endswith("." + m)
                 ),
                 None,
@@ -924,6 +924,13 @@ def _exports(
     return exported, running, needs
 
 
+def _leaf(module: str) -> bytes:
+    """The last part of a module's name, as the bytes of its file's name (a name that is not
+    UTF-8 holds surrogate escapes: `.encode()` ended `porter kernels` in a UnicodeEncodeError
+    traceback on a Triton kernel in `b\\xff.py`; sixteenth read)."""
+    return module.rpartition(".")[2].encode("utf-8", "surrogateescape")
+
+
 class _Reexports:
     """A name imported from a module that exports CUDA-only names is exported again by its
     importer (a package's `__init__.py`: `from .fused import op`, then `from ..kernels import op`
@@ -961,13 +968,13 @@ class _Reexports:
         it in a function)."""
         probes = [
             (
-                m.rpartition(".")[2].encode(),
+                _leaf(m),
                 re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n.encode()) for n in sorted(ns))),
             )
             for m, (_, ns) in fresh.items()
         ]
         if not round_:
-            probes += [(m.rpartition(".")[2].encode(), _LOCAL_FROM) for m in self.needs if m not in self.exported]
+            probes += [(_leaf(m), _LOCAL_FROM) for m in self.needs if m not in self.exported]
         return probes
 
     def _read(

@@ -181,9 +181,13 @@ def _without_docstring(text: str) -> str:
     """The module without its own docstring (the scaffold's note replaces it)."""
     module = cst.parse_module(text)
     if module.body and isinstance(module.body[0], cst.SimpleStatementLine):
-        first = module.body[0].body[0]
+        line = module.body[0]
+        first = line.body[0]
         if isinstance(first, cst.Expr) and isinstance(first.value, (cst.SimpleString, cst.ConcatenatedString)):
-            module = module.with_changes(body=module.body[1:])
+            # only the docstring: the statements on its line after a `;` stay (`"""doc"""; import
+            # torch` lost its imports, and the new module failed at import: sixteenth read)
+            rest = [line.with_changes(body=line.body[1:])] if len(line.body) > 1 else []
+            module = module.with_changes(body=[*rest, *module.body[1:]])
     return module.with_changes(
         header=[h for h in module.header if h.comment is None or not h.comment.value.startswith("#!")]
     ).code

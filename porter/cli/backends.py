@@ -12,7 +12,7 @@ from rich.text import Text
 
 from porter.cli.common import check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import plain
+from porter.core.textsafe import path_name, plain
 
 
 def backends(
@@ -43,9 +43,9 @@ def _print_json(found: list, target: str) -> None:
     rows = [
         {
             "base": f.base,
-            "cuda": {"class": f.cuda.name, "path": f.cuda.path},
-            "others": [{"device": c.device, "class": c.name, "path": c.path} for c in f.others],
-            "target": (lambda c: c and {"class": c.name, "path": c.path})(f.for_target(target)),
+            "cuda": {"class": f.cuda.name, "path": path_name(f.cuda.path)},
+            "others": [{"device": c.device, "class": c.name, "path": path_name(c.path)} for c in f.others],
+            "target": (lambda c: c and {"class": c.name, "path": path_name(c.path)})(f.for_target(target)),
         }
         for f in found
     ]
@@ -65,9 +65,9 @@ def _print_table(found: list, target: str) -> None:
                 Text(cell)
                 for cell in (
                     f.base,
-                    f"{f.cuda.name}\n{f.cuda.path}",
+                    f"{f.cuda.name}\n{path_name(f.cuda.path)}",
                     "\n".join(f"{c.device}: {c.name}" for c in f.others),
-                    f"{own.name} ({own.path})" if own else "none",
+                    f"{own.name} ({path_name(own.path)})" if own else "none",
                 )
             )
         )

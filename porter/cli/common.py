@@ -29,12 +29,25 @@ class _Console:
         self._stderr = stderr
         self._made: PorterConsole | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def _console(self) -> PorterConsole:
         if self._made is None:
             from porter.report.console import make_console
 
             self._made = make_console(stderr=self._stderr)
-        return getattr(self._made, name)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console(), name)
+
+    # Python looks the context protocol up on the type, never through `__getattr__`, and rich's
+    # live display (the progress bar) enters its console: without these every run on a terminal
+    # that lasted past the bar's delay ended in "'_Console' object does not support the context
+    # manager protocol", its cursor hidden and nothing written (sixteenth read)
+    def __enter__(self) -> Any:
+        return self._console().__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        self._console().__exit__(*exc)
 
 
 console = cast("PorterConsole", _Console(stderr=False))

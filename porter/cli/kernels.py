@@ -12,7 +12,7 @@ from rich.text import Text
 
 from porter.cli.common import check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import plain
+from porter.core.textsafe import path_name, plain
 
 
 def kernels(
@@ -85,7 +85,7 @@ def _print_table(inv, limit: float | None) -> None:
                 for cell in (
                     k.name,
                     k.kind + (f"\n{k.detail}" if k.detail else ""),
-                    f"{k.path}:{k.line}",
+                    f"{path_name(k.path)}:{k.line}",  # a name that is not UTF-8 as `\\xNN`, as everywhere
                     calls,
                     ref,
                 )

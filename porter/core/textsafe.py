@@ -18,8 +18,9 @@ from pathlib import PurePath
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 BIDI_CHARS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _BIDI = re.compile(f"[{BIDI}]")
-# what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B) and the bidi controls
-_XML_REFERENCED = re.compile(f"[\x7f-\x9f{BIDI}]")
+# what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
+# paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
+_XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}]")
 # C0 and C1 control characters, DEL, the Unicode line/paragraph separators and the bidi controls
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
@@ -102,7 +103,7 @@ def plain(text: object) -> str:
 
 
 def xml_document(text: str) -> str:
-    """A serialized XML document whose DEL, C1 and bidi controls (data: a name, a message) are
+    """A serialized XML document whose DEL, C1, line separators and bidi controls (data: a name, a message) are
     character references: the same characters to an XML reader, none obeyed by a terminal."""
     return _XML_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
 

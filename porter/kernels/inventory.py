@@ -31,6 +31,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.core.reading import Unreadable, lf_line_ends, read_regular
+from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
@@ -62,7 +63,7 @@ class CallSite:
     args: list[str]
 
     def describe(self) -> str:
-        return f"{self.path}:{self.line} ({', '.join(self.args)})"
+        return f"{path_name(self.path)}:{self.line} ({', '.join(self.args)})"
 
 
 @dataclass
@@ -77,8 +78,12 @@ class Kernel:
     source: str = ""  # the kernel's own source text (Triton: the function)
 
     def to_dict(self) -> dict:
+        """As `--json` writes it: a file name that is not UTF-8 as `\\xNN`, as every output shows one."""
         d = asdict(self)
         d.pop("source")
+        d["path"] = path_name(self.path)
+        for call in d["calls"]:
+            call["path"] = path_name(call["path"])
         return d
 
 

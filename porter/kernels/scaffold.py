@@ -23,6 +23,7 @@ import errno
 import keyword
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +62,9 @@ _BOUND = frozenset(
     {
         "annotations", "torch", "pytest", "nki", "nisa", "nl", "nki_op", "wrap_nki", "jax", "jnp", "pl",
         "torch_tpu", "torch_xla", "make_kernel_from_pallas", "triton", "tl", "torch_neuron", "torch_neuronx",
+        # and the builtins a function of the kernel's parameters calls: a parameter `float` made the
+        # reference's `float('inf')` call a tensor (sixteenth read)
+        "float", "NotImplementedError",
     }
 )  # fmt: skip
 _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
@@ -255,18 +259,57 @@ def _cuda_signature(k: Kernel) -> Signature:
     return Signature(params, kinds, mutates)
 
 
-def _signature(k: Kernel, tr: Translation | None) -> Signature:
+def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
     if k.kind == "triton":
-        return _triton_signature(k, tr)
+        return _triton_signature(k, tr)  # its parameters are renamed in its source (`_params_renamed`)
     if k.kind == "custom-op":
-        return _custom_op_signature(k)
+        return _own_names(_custom_op_signature(k), n)
     if k.kind == "cuda" and k.params:
-        return _cuda_signature(k)
+        return _own_names(_cuda_signature(k), n)
     # an op of a loaded extension: only its call sites say what it takes
     count = max((len(c.args) for c in k.calls), default=1)
     params = [f"arg{i}" for i in range(count)]
     evidence = _from_calls(k, params)
     return Signature(params, {p: evidence.get(p, "tensor") for p in params}, known=False)
+
+
+def _clashes(param: str, n: str) -> bool:
+    """Whether a parameter named `param` would hide a name the files of kernel `n` use: an
+    import (`torch`, `jax`, `pl`), the test's `make_inputs(device)`, or one of the kernel's own
+    functions (`n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`)."""
+    own = param in ("device", "make_inputs", n) or param.startswith(n + "_")
+    return own or param in _BOUND or keyword.iskeyword(param)
+
+
+def _own_names(sig: Signature, n: str) -> Signature:
+    """`sig` with each parameter that `_clashes` renamed (a trailing underscore): a CUDA kernel's
+    `addk_reference` made `addk` call its tensor argument, a custom op's `pl` made the Pallas
+    wrapper call `pl.pallas_call` on a jax.Array (a Triton kernel's are renamed in its source)."""
+    taken = set(sig.params)
+    renames: dict[str, str] = {}
+    for p in sig.params:
+        if not _clashes(p, n):
+            continue
+        new = p + "_"
+        while new in taken or new in _BOUND:
+            new += "_"
+        taken.add(new)
+        renames[p] = new
+    if not renames:
+        return sig
+    return Signature(
+        [renames.get(p, p) for p in sig.params],
+        {renames.get(p, p): kind for p, kind in sig.kinds.items()},
+        [renames.get(p, p) for p in sig.mutates],
+        sig.known,
+    )
+
+
+def _free(name: str, taken: list[str]) -> str:
+    """`name`, or with as many trailing underscores as make it none of `taken`."""
+    while name in taken:
+        name += "_"
+    return name
 
 
 # -- the files ---------------------------------------------------------------------------------
@@ -383,7 +426,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     the kernel's out-arguments become its results."""
     params, mutates, kinds = sig.params, sig.mutates, sig.kinds
     inputs = [p for p in params if p not in mutates]
-    outputs = mutates or ["out"]
+    outputs = mutates or [_free("out", params)]  # a kernel's own `out` input: `out_ref` twice
     typed = ", ".join(f"{p}: {_JAX_TYPE[kinds[p]]}" for p in inputs)
     tensors = [p for p in inputs if kinds[p] == "tensor"]
     like = tensors[0] if tensors else None
@@ -538,10 +581,11 @@ class ScaffoldError(Exception):
 
 
 def _checked(name: str, text: str) -> bytes:
-    """The file's bytes, once CPython's parser accepts them."""
+    """The file's bytes, once CPython compiles them: its parser alone (`ast.parse`) accepts what
+    the compiler refuses at import (a parameter named twice, a misplaced `__future__` import)."""
     try:
-        ast.parse(text, filename=name)
-    except (SyntaxError, ValueError) as exc:
+        compile(text, name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ScaffoldError(f"{name}: porter generated a file that does not parse ({exc}); not written") from None
     return text.encode("utf-8")
 
@@ -584,12 +628,15 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
     made `make_inputs` say `torch = 256` before `torch.randn(...)`, `device` replaced
     make_inputs's own argument, `wrap_nki` hid torch_neuronx's in the NKI wrapper."""
     names = [p.split(":")[0].strip() for p in k.params]
-    taken = set(names)
+    # Python reads a name in NFKC (`ｘ` is `x`), and so does the translation (`ast`): a new name
+    # is made from that form, or a fullwidth pointer was typed `float` (its kind was looked up
+    # under the name as written, which the translation never saw)
+    taken = {unicodedata.normalize("NFKC", p) for p in names}
     renames: dict[str, str] = {}
     for p in names:
-        if safe_name(p) == p and p not in ("device", "make_inputs", n) and not p.startswith(n + "_"):
+        if safe_name(p) == p and not _clashes(p, n):
             continue
-        new = p + "_"
+        new = unicodedata.normalize("NFKC", p) + "_"
         while new in taken or new in _BOUND:
             new += "_"
         taken.add(new)
@@ -614,13 +661,14 @@ def _renamed(source: str, renames: dict[str, str]) -> str:
     # \v, \x1c-\x1e, \x85 or U+2028/9, and a rename in a kernel holding one (in a comment)
     # landed on another line
     lines = io.StringIO(source).readlines()
+    renames = {unicodedata.normalize("NFKC", old): new for old, new in renames.items()}
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):
         return source
     edits = []
     for i, tok in enumerate(tokens):
-        if tok.type != tokenize.NAME or tok.string not in renames:
+        if tok.type != tokenize.NAME or unicodedata.normalize("NFKC", tok.string) not in renames:
             continue
         before = tokens[i - 1].string if i else ""
         after = tokens[i + 1].string if i + 1 < len(tokens) else ""
@@ -630,7 +678,7 @@ def _renamed(source: str, renames: dict[str, str]) -> str:
     for tok in reversed(edits):
         (row, col), (_, end) = tok.start, tok.end
         line = lines[row - 1]
-        lines[row - 1] = line[:col] + renames[tok.string] + line[end:]
+        lines[row - 1] = line[:col] + renames[unicodedata.normalize("NFKC", tok.string)] + line[end:]
     return "".join(lines)
 
 
@@ -692,7 +740,7 @@ def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | Scaffold
         k = _params_renamed(k, n)
     tr = translate(k.source, k.name) if k.kind == "triton" else None
     reason = why_not(k.source, k.name) if k.kind == "triton" and tr is None else None
-    sig = _signature(k, tr)
+    sig = _signature(k, tr, n)
     files = {
         f"{n}_op.py": _op_source(k, n, tr, reason, sig),
         f"{n}_{target}.py": _kernel_source(target, k, n, sig),

@@ -14,6 +14,7 @@ scaffold writes a TODO instead of guessing.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass, field
 
 _UNARY = {
@@ -222,7 +223,7 @@ class _Translator:
             sym = self.env[node.id]
             return _Sym("scalar", node.id) if sym.kind in ("param", "constexpr") else sym
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return _Sym("scalar", repr(node.value))
+            return _Sym("scalar", number_literal(node.value))
         if isinstance(node, ast.Call):
             return _float_literal(node) or self.call(node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
@@ -451,6 +452,19 @@ def roles(source: str, name: str | None = None) -> Roles | None:
         stored=[p for p in params if p in stored],
         indices=[p for p in params if p in address and p not in pointers],
     )
+
+
+def number_literal(value: int | float) -> str:
+    """Python source for the number `value` of a kernel's literal: `repr` is no literal for a
+    float the parser rounded to infinity (`1e400` is `inf`, a name the reference does not
+    define: a NameError when it runs) or for an integer past the digits `str` converts
+    (`0x` and 5,000 hex digits: a ValueError, and the kernel got no scaffold at all)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
+    try:
+        return repr(value)
+    except ValueError:  # an int: no digit limit on a power-of-two base
+        return hex(int(value))
 
 
 def _float_literal(node: ast.Call) -> _Sym | None:

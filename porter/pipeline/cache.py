@@ -286,7 +286,8 @@ class Cache:
         if not self.enabled or self.mac_key is None:
             return None
         try:
-            data = json.loads(unseal(self.mac_key, f"index:{digest}", _read_entry(self._index_path(digest))))
+            path = self._index_path(digest)
+            data = json.loads(unseal(self.mac_key, _label("index", path), _read_entry(path)))
             if not isinstance(data, dict):
                 return None
             facts: dict[str, Facts] = {}
@@ -299,7 +300,8 @@ class Cache:
             return None
 
     def put_index(self, digest: str, facts: dict[str, Facts]) -> None:
-        self._put_sealed(self._index_path(digest), f"index:{digest}", facts)
+        path = self._index_path(digest)
+        self._put_sealed(path, _label("index", path), facts)
 
     def get_state(self, key: str) -> object:
         """What the project index kept of its last run under `key` (`index.answers`), as JSON;
@@ -307,12 +309,14 @@ class Cache:
         if not self.enabled or self.mac_key is None:
             return None
         try:
-            return json.loads(unseal(self.mac_key, f"state:{key}", _read_entry(self._state_path(key))))
+            path = self._state_path(key)
+            return json.loads(unseal(self.mac_key, _label("state", path), _read_entry(path)))
         except (OSError, ValueError, RecursionError):
             return None
 
     def put_state(self, key: str, state: object) -> None:
-        self._put_sealed(self._state_path(key), f"state:{key}", state)
+        path = self._state_path(key)
+        self._put_sealed(path, _label("state", path), state)
 
     def _put_sealed(self, path: Path, label: str, value: object) -> None:
         """`value` as compact JSON, sealed under `label` (a cache that cannot be written is no error)."""
@@ -328,6 +332,14 @@ class Cache:
 
     def _index_path(self, digest: str) -> Path:
         return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
+
+
+def _label(kind: str, path: Path) -> str:
+    """What a sealed file's tag covers besides its body: its kind and its name, which hashes
+    porter's salt with the key it is filed under. Tagged under the key alone, the project
+    index's answers and its kept state of another porter (the same user's, moved to this
+    porter's name by anyone who can write the cache) were read as this porter's (sixteenth read)."""
+    return f"{kind}:{path.name}"
 
 
 def _index_fact(row: object) -> tuple[str | None, str, str, tuple[str, ...]]:

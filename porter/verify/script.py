@@ -80,6 +80,19 @@ class Launch:
     script: tuple[str, ...]  # what follows `python`: SCRIPT ARGS, -m MODULE ARGS or -c CODE
 
 
+def _processes(nproc_per_node: str) -> int:
+    """torchrun's `--nproc-per-node`, within what one trace holds (`MAX_TRACE_PROCESSES`)."""
+    from porter.verify.tracefile import MAX_TRACE_PROCESSES
+
+    try:
+        nproc = int(nproc_per_node)
+    except ValueError:
+        raise ValueError(f"--nproc-per-node {nproc_per_node}: give the number of processes") from None
+    if not 0 < nproc <= MAX_TRACE_PROCESSES:
+        raise ValueError(f"--nproc-per-node {nproc}: porter records 1 to {MAX_TRACE_PROCESSES} processes")
+    return nproc
+
+
 def launch_of(command: list[str]) -> Launch:
     """Split a training command into the launcher's options and the script."""
     if Path(command[0]).name == "torchrun":
@@ -100,10 +113,7 @@ def launch_of(command: list[str]) -> Launch:
         raise ValueError("torchrun --no-python is not supported: porter records from inside Python")
     if str(ns.nnodes) not in ("1", "1:1"):
         raise ValueError(f"--nnodes {ns.nnodes}: porter runs one node (its ranks as local processes)")
-    try:
-        nproc = int(ns.nproc_per_node)
-    except ValueError:
-        raise ValueError(f"--nproc-per-node {ns.nproc_per_node}: give the number of processes") from None
+    nproc = _processes(ns.nproc_per_node)
     tail = 1 + len(ns.training_script_args)
     opts = options[:-tail]
     if ns.module:

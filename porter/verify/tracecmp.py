@@ -188,7 +188,7 @@ def compare_modules(
         key = m["key"]
         row = {
             "module": key,
-            "type": m.get("type"),
+            "type": m.get("type") or "?",  # optional in a manifest: every table shows it as text
             "ported_type": None,
             "max_abs": None,
             "max_rel": None,

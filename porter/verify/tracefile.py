@@ -39,6 +39,12 @@ LIMITS = {
 # before any tensor is made (a trace of 500,000 empty tensors, 33 MB, once cost `trace compare`
 # 27-55 s and 1.5-1.8 GB before its manifest was looked at)
 MAX_TRACE_TENSORS = 200_000
+# the most processes one trace holds (rank 0 and its `ranks`): porter runs one node's ranks as
+# local processes (a node has at most a few hundred accelerator cores), and the ranks share
+# `MAX_TRACE_TENSORS` (`process_limits`). A manifest of more is not one porter wrote: a 4 MB trace
+# of a million empty ranks, far inside the size bound, once ran `trace compare` past two minutes
+# and 4 GB (sixteenth read)
+MAX_TRACE_PROCESSES = 1024
 
 
 def process_limits(world_size: int) -> tuple[int, int]:
@@ -358,12 +364,35 @@ def _manifest(path: Path, meta: dict) -> dict:
         raw = json.loads(meta[META_KEY])
     except (ValueError, RecursionError) as exc:
         raise TraceError(f"{path}: the trace manifest is not JSON ({type(exc).__name__})") from None
+    ranks = raw.get("ranks") if isinstance(raw, dict) else None
+    if isinstance(ranks, list) and 1 + len(ranks) > MAX_TRACE_PROCESSES:  # counted before any is walked
+        raise TraceError(
+            f"{path}: the manifest holds {1 + len(ranks)} processes' traces; a trace porter writes holds at most "
+            f"{MAX_TRACE_PROCESSES} (not a trace porter wrote)"
+        )
     if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
-    manifest = unfinite(raw)
+    manifest = _numbers_read_back(raw, {**_MANIFEST, "ranks": _list(_MANIFEST)})
     if type(manifest) is not dict:
         raise TraceError(f"{path}: the trace manifest is not a JSON object")
     return manifest
+
+
+def _numbers_read_back(value, spec):
+    """`unfinite(value)`, but for the fields `spec` says are text: a label, a name or an error
+    message that is "nan" or "inf" stays a string (read back as a number, a run whose script
+    raised `RuntimeError("nan")`, or a model with a module named `inf`, left a trace this porter
+    refused as "not a trace porter wrote", and parity-check lost that side's trace)."""
+    kind = spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None
+    if kind in ("optional", "required"):
+        return _numbers_read_back(value, spec[1])
+    if kind == "list" and type(value) is list:
+        return [_numbers_read_back(item, spec[1]) for item in value]
+    if kind == "tensor" or spec is str:
+        return value  # a tensor's name or a text field: as written
+    if isinstance(spec, dict) and type(value) is dict:
+        return {k: _numbers_read_back(v, spec[k]) if k in spec else unfinite(v) for k, v in value.items()}
+    return unfinite(value)
 
 
 def _check_schema(path: Path, manifest: dict) -> None:
@@ -393,6 +422,7 @@ __all__ = [
     "STAT_NAMES",
     "LIMITS",
     "MAX_TRACE_TENSORS",
+    "MAX_TRACE_PROCESSES",
     "process_limits",
     "Trace",
     "TraceError",

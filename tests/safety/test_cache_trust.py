@@ -406,3 +406,27 @@ def test_a_change_of_the_rule_data_in_rules_folders_is_a_miss(tmp_path):
     fresh = lint("--no-cache")
     assert b"DEV001" in fresh and b"GUARD003" not in fresh
     assert lint() == fresh
+
+
+def test_the_project_index_of_another_porter_is_a_miss_even_under_the_user_s_key(tmp_path, monkeypatch):
+    """An entry's tag covers its key, which hashes porter's salt; the project index's answers and
+    the state it keeps were tagged under their digest alone, while only their file names hashed
+    the salt. Moved to this porter's names (by anyone who can write the cache), another porter's
+    answers (the same user's: the tag checked out) were read as this porter's."""
+    from porter.pipeline import cache as cache_module
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    store = cache_module.Cache(tmp_path / "cache")
+    assert store.enabled, store.problem
+    facts = {"m.py": (("f", "x", "cuda", ("torch.device",)),)}
+    store.put_index("values:abc", facts)
+    store.put_state("values-state:k", {"kept": 1})
+    assert store.get_index("values:abc") == facts and store.get_state("values-state:k") == {"kept": 1}
+    old = store._index_path("values:abc"), store._state_path("values-state:k")
+    monkeypatch.setattr(cache_module, "salt", lambda: "another porter's code and rule data")
+    new = store._index_path("values:abc"), store._state_path("values-state:k")
+    for before, after in zip(old, new):
+        assert before != after
+        before.rename(after)
+    assert store.get_index("values:abc") is None
+    assert store.get_state("values-state:k") is None

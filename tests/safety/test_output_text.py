@@ -275,13 +275,15 @@ BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_bidirectional_control_in_a_name_is_escaped_in_every_format(tmp_path, fmt):
     """Each of Unicode's Bidi_Control characters (the Arabic letter mark U+061C was missing), in
-    every lint format: JUnit XML wrote them raw (`lint --output-format junit` on a terminal)."""
-    for k, c in enumerate(BIDI + "\x9b\x85\x7f"):  # and C1's CSI and NEL, DEL: JUnit wrote them raw
+    every lint format: JUnit XML wrote them raw (`lint --output-format junit` on a terminal), and
+    the line and paragraph separators U+2028/U+2029 until the sixteenth read."""
+    shown = BIDI + "\x9b\x85\x7f\u2028\u2029"  # and C1's CSI and NEL, DEL, the line separators
+    for k, c in enumerate(shown):
         (tmp_path / f"n{k}{c}yp.py").write_bytes(CUDA)
     out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path)
     text = (out.stdout + out.stderr).decode()
     assert out.returncode == 1, text
-    assert not [c for c in BIDI + "\x9b\x85\x7f" if c in text], [hex(ord(c)) for c in BIDI + "\x9b\x85" if c in text]
+    assert not [c for c in shown if c in text], [hex(ord(c)) for c in shown if c in text]
     if fmt == "junit":  # the name is the same data, written as character references
         names = {case.get("file") for case in ET.fromstring(out.stdout).iter("testcase")}
         assert f"n0{BIDI[0]}yp.py" in names, names

@@ -490,3 +490,143 @@ def test_kernels_survives_a_file_that_crashes_the_native_parser(tmp_path):
     shown = " ".join((res.stdout.decode() + res.stderr.decode()).split())
     assert res.returncode == 1, (res.returncode, shown)
     assert "nest.py: porter's parser crashed on this file" in shown and "scale_kernel" in shown, shown
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    """The names a generated module binds at its top: imports, functions, assignments."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return out
+
+
+def _compiled(path: Path) -> ast.Module:
+    """The file's tree, once CPython's compiler (not only its parser) takes it, as an import does."""
+    compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+    return ast.parse(path.read_bytes())
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_no_parameter_of_any_kind_of_kernel_hides_a_name_its_files_use(tmp_path, target):
+    """A CUDA kernel's and a custom op's parameters named as the files' own functions and imports
+    (`addk_reference`, `addk_nki_kernel`, `jax`, `pl`, `device`) were written as they are: `addk`
+    called its tensor argument `addk_reference(...)`, the Pallas wrapper called `pl.pallas_call`
+    on a jax.Array (only a Triton kernel's were renamed). And a custom op's own `out` input and the
+    Pallas kernel's default output made `out_ref` twice: a file `ast.parse` takes and the import
+    refuses ("duplicate argument"). A Triton kernel's `float` made the reference call a tensor."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "__global__ void addk(const float* addk_reference, float* addk_nki_kernel, float* addk_pallas_kernel, int n)"
+        " { int i = threadIdx.x; if (i < n) addk_nki_kernel[i] = addk_reference[i]; }\n"
+    )
+    (src / "m.py").write_text(
+        "import torch\n\n\n"
+        '@torch.library.triton_op("mylib::gelu2", mutates_args=())\n'
+        "def gelu2(jax: torch.Tensor, pl: torch.Tensor, device: torch.Tensor, out: torch.Tensor) -> torch.Tensor:\n"
+        "    return jax + pl\n"
+    )
+    # a Triton kernel's parameter named as a builtin the reference calls: `float('inf')`
+    (src / "t.py").write_text(TRITON.replace("out_ptr", "float").replace("* alpha", "* alpha + 1e400"))
+    res = porter("kernels", "src", "--target", target, "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 9, (files, res.stderr.decode())
+    for path in files:
+        tree = _compiled(path)
+        bound = _module_names(tree)
+        for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+            params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+            called = {n.func.id for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+            assert not params & (bound | called), (path.name, fn.name, params & (bound | called))
+
+
+@pytest.mark.parametrize(
+    "literal,expected", [("1e400", "float('inf')"), ("(1e400 - 1e400)", "float('inf')"), ("0x" + "f" * 5000, "0xfff")]
+)
+def test_a_kernel_s_literal_is_written_as_a_literal(tmp_path, literal, expected):
+    """A float the parser rounds to infinity (`1e400`) was written `inf`, a name the reference
+    never defines (NameError when the reference ran), and an integer of 5,000 hex digits ended in
+    "internal error in porter: ValueError: Exceeds the limit (4300 digits)": no scaffold at all."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(TRITON.replace("* alpha", f"* alpha + {literal}"))
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert res.returncode == 1 and "internal error" not in err, err
+    op = tmp_path / "k" / "scale_kernel_op.py"
+    tree = _compiled(op)
+    reference = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "scale_kernel_reference")
+    local = {a.arg for a in reference.args.args} | {
+        t.id for n in ast.walk(reference) if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+    }
+    free = {n.id for n in ast.walk(reference) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local
+    assert free <= {"torch", "float"}, (free, op.read_text())
+    assert expected in op.read_text(), op.read_text()
+
+
+def test_a_parameter_python_reads_as_another_name_keeps_its_kind(tmp_path):
+    """Python reads names in NFKC (`ｘ` is `x`), and so does the translation: the kinds were
+    looked up under the name as written, so a fullwidth pointer the kernel loads was declared
+    `float ｘ_` in the op's schema, and calling the op with a tensor failed."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(TRITON.replace("x_ptr", "\uff58_ptr"))
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    assert res.returncode == 1, res.stderr.decode()
+    tree = _compiled(tmp_path / "k" / "scale_kernel_op.py")
+    op = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "scale_kernel")
+    kinds = {a.arg: ast.unparse(a.annotation) for a in op.args.args if a.annotation is not None}
+    assert [kind for kind in kinds.values()].count("torch.Tensor") == 2, kinds  # the two pointers
+
+
+def test_backends_scaffold_keeps_the_statements_on_the_docstring_s_line(tmp_path):
+    """The new module's note replaces CUDA's docstring, and only it: the whole first line went, so
+    `\"\"\"CUDA's.\"\"\"; import torch; from base import Accelerator` left a module without its
+    imports (a NameError at import, in a file porter had checked)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "base.py").write_text("class Accelerator:\n    pass\n")
+    (src / "cuda_accelerator.py").write_text(
+        '"""CUDA\'s."""; import torch; from base import Accelerator\n\n\n'
+        "class CUDA_Accelerator(Accelerator):\n    def sync(self):\n        torch.cuda.synchronize()\n"
+    )
+    (src / "cpu_accelerator.py").write_text("from base import Accelerator\n\n\n" + CPU_ACCEL)
+    res = porter("backends", "src", "--target", "neuron", "--scaffold", "out", cwd=tmp_path)
+    assert res.returncode in (0, 1), res.stderr.decode()
+    tree = _compiled(tmp_path / "out" / "neuron_accelerator.py")
+    assert {"torch", "Accelerator"} <= _module_names(tree), ast.unparse(tree)
+    assert ast.get_docstring(tree).startswith("TorchNeuron backend"), ast.unparse(tree)
+
+
+def test_kernels_in_files_whose_names_are_not_utf8_are_listed_and_scaffolded(tmp_path):
+    """A Triton kernel in `b<0xFF>.py`: the project's CUDA-only imports encoded its module's name
+    with `.encode()`, and `porter kernels` (with `--scaffold` or not) ended in a UnicodeEncodeError
+    traceback; the table showed such a name as `\\udcff`, where every other output shows `\\xff`."""
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / os.fsdecode(b"b\xff.py")).write_text(TRITON)
+    res = porter("kernels", "src", "--target", "neuron", "--scaffold", "k", cwd=tmp_path)
+    out, err = res.stdout.decode(), res.stderr.decode()
+    assert res.returncode == 1 and "Traceback" not in err, err
+    assert "b\\xff.py:" in out and "\\udcff" not in out, out
+    files = sorted((tmp_path / "k").glob("*.py"))
+    assert len(files) == 3, files
+    for path in files:
+        _compiled(path)
+    listed = porter("kernels", "src", "--json", cwd=tmp_path).stdout.decode()
+    assert '"b\\\\xff.py"' in listed, listed  # JSON's "b\\xff.py", as lint's JSON names it
+    # and a backend family whose CUDA module's name is not UTF-8, in the table and in JSON
+    (src / os.fsdecode(b"cuda_acc\xff.py")).write_text(ACCEL)
+    (src / "cpu_acc.py").write_text(CPU_ACCEL)
+    for args in ((), ("--json",)):
+        shown = porter("backends", "src", "--target", "neuron", *args, cwd=tmp_path)
+        text = shown.stdout.decode()
+        assert ("cuda_acc\\\\xff" if args else "cuda_acc\\xff") in text and "udcff" not in text, text

@@ -86,3 +86,53 @@ def test_the_carets_stand_under_the_finding_whatever_the_line_holds_before_it(tm
     lines = out.stdout.decode().splitlines()
     carets = next(line for line in lines if "^" in line)
     assert carets.index("^") == len("  | ") + len('s = "') + lead + len('"; x = '), lines
+
+
+def _on_a_terminal(args: list[str], cwd, timeout: float = 120) -> tuple[int, str]:
+    """`porter ARGS` with stdout and stderr on a pseudo-terminal (as a person runs it): its exit
+    status and all it printed."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120", "TERM": "xterm"}
+    env.pop("NO_COLOR", None)
+    env.setdefault("XDG_CACHE_HOME", str(cwd / ".user-cache"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave
+    )
+    os.close(slave)
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the terminal's other end is closed: the run is over
+                chunk = b""
+            if not chunk and proc.poll() is not None:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    else:
+        proc.kill()
+    os.close(master)
+    return proc.wait(), out.decode("utf-8", "replace")
+
+
+def test_a_run_on_a_terminal_draws_its_progress_bar_and_finishes(tmp_path):
+    # the consoles are made on first use behind a stand-in, and rich's progress bar enters its
+    # console (`with console:`), which Python looks up on the stand-in's type: every rewrite or
+    # lint on a terminal that lasted past the bar's half second ended in "'_Console' object does
+    # not support the context manager protocol", the cursor left hidden, nothing written, exit 1
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(40):
+        (src / f"m{i}.py").write_bytes(CUDA)
+    status, shown = _on_a_terminal(["rewrite", "src", "--target", "xla", "--out-dir", "out", "--no-cache"], tmp_path)
+    assert status == 0 and "context manager" not in shown and "Traceback" not in shown, shown
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(f"m{i}.py" for i in range(40)), shown
+    assert "\x1b[?25l" not in shown or shown.rfind("\x1b[?25h") > shown.rfind("\x1b[?25l"), shown  # cursor shown again

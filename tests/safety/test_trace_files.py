@@ -116,10 +116,16 @@ def test_optional_fields_may_be_absent(tmp_path):
         for step in manifest["steps"]:
             del step["step_time_s"]
         manifest["perf"] = {"syncs": {"host_syncs": [], "dynamic_shape_ops": [{"call": "torch.nonzero"}]}}
+        # a module without its type (the sixteenth read: `None + str` in the modules' table, and
+        # the comparison of two traces the reader took was refused)
+        del manifest["modules"][0]["type"]
         _write(path, manifest)
     out = porter("trace", "compare", str(ref), str(port), "--report", str(tmp_path / "r.md"), cwd=tmp_path)
     assert out.returncode == 0, (out.stdout, out.stderr)
     assert "torch.nonzero at (library code): ?/step" in (tmp_path / "r.md").read_text()
+    for report in ("r.html", "r.json"):
+        again = porter("trace", "compare", str(ref), str(port), "--report", str(tmp_path / report), cwd=tmp_path)
+        assert again.returncode == 0, (again.stdout, again.stderr)
 
 
 def test_optional_xla_probe_fields_may_be_absent(tmp_path):
@@ -501,3 +507,54 @@ def test_a_report_naming_a_trace_read_is_refused_and_the_trace_kept(tmp_path, co
     out = porter("trace", *args, "--report", report.name, cwd=tmp_path)
     _one_line_error(out, "is the trace", "itself")
     assert trace.read_bytes() == kept
+
+
+def test_a_text_field_that_reads_nan_or_inf_stays_text(tmp_path):
+    """JSON has no NaN: porter writes a non-finite number as the string "nan" / "inf" and reads
+    such strings back as numbers. Read back everywhere, a run whose script raised
+    `RuntimeError("nan")` (its error message), a module or parameter named `inf`, or a label
+    "-inf" left a trace porter refused ("`error.message` is not of type str"): parity-check lost
+    that side's trace, and `trace compare` could not read it. Numbers still come back."""
+    torch = need("torch")
+    from porter.verify.tracefile import read_trace, write_trace
+
+    ref, port = _sides(tmp_path)
+    manifest = read_trace(port).manifest
+    manifest["error"] = {"type": "RuntimeError", "message": "nan", "location": "inf"}
+    manifest["modules"][0]["key"] = "inf"
+    manifest["parameters"][0]["name"] = "nan"
+    manifest["side"]["label"] = "-inf"
+    manifest["steps"][0]["loss"] = float("nan")
+    manifest["steps"][1]["step_time_s"] = float("inf")
+    written = write_trace(tmp_path / "text.safetensors", manifest, _tensors(torch))
+    back = read_trace(written).manifest
+    assert back["error"] == {"type": "RuntimeError", "message": "nan", "location": "inf"}
+    assert (back["modules"][0]["key"], back["parameters"][0]["name"], back["side"]["label"]) == ("inf", "nan", "-inf")
+    assert back["steps"][0]["loss"] != back["steps"][0]["loss"] and back["steps"][1]["step_time_s"] == float("inf")
+    out = porter("trace", "compare", str(ref), str(written), cwd=tmp_path)  # exit 2: the side's own error
+    assert b"not a trace porter wrote" not in out.stderr and b"RuntimeError" in out.stdout, out.stderr.decode()
+
+
+def test_a_manifest_of_more_processes_than_porter_records_is_refused_before_it_is_walked(tmp_path):
+    """Tensors were bounded, ranks were not: a 4 MB trace of a million empty rank manifests (far
+    inside the 256 MiB bound) ran `trace compare` past two minutes and 4 GB, growing with the
+    file. porter records one node's processes; a manifest of more is refused in one line."""
+    from porter.verify.tracefile import MAX_TRACE_PROCESSES
+
+    manifest = {**_manifest(), "schema": "porter.trace/1", "ranks": [{}] * 1_000_000}
+    big = _write(tmp_path / "big.safetensors", manifest)
+    for args in (("trace", "compare", str(big), str(big)), ("trace", "ops", str(big), "--target", "xla")):
+        out = porter(*args, cwd=tmp_path, timeout=60)
+        _one_line_error(out, "1000001 processes", f"at most {MAX_TRACE_PROCESSES}")
+    # a world porter does record is read as before
+    fits = _write(tmp_path / "fits.safetensors", {**manifest, "ranks": [{}] * (MAX_TRACE_PROCESSES - 1)})
+    assert porter("trace", "ops", str(fits), "--target", "xla", cwd=tmp_path).returncode in (0, 1)
+
+
+def test_a_torchrun_world_larger_than_a_trace_holds_is_a_usage_error():
+    from porter.verify.script import launch_of
+
+    assert launch_of(["torchrun", "--nproc-per-node", "8", "train.py"]).nproc == 8
+    for n in ("0", "100000"):
+        with pytest.raises(ValueError, match="porter records 1 to"):
+            launch_of(["torchrun", "--nproc-per-node", n, "train.py"])
