@@ -142,8 +142,14 @@ _MODULE_METHODS = frozenset(
 )
 
 
+_AST = ast.AST
+
+
 class _Collector(ast.NodeVisitor):
     """Fills a ModuleInfo's scopes in one walk."""
+
+    # node type -> its `visit_` method (None: `generic_visit`), found once per type
+    _methods: dict[type, Callable[[_Collector, Any], None] | None] = {}
 
     def __init__(self, info: ModuleInfo, tree: ast.Module) -> None:
         self.info = info
@@ -151,6 +157,34 @@ class _Collector(ast.NodeVisitor):
         self.names: list[str] = []
         self.classes: list[str | None] = [None]
         info.scopes[""] = self.stack[0]
+
+    def visit(self, node: ast.AST) -> None:
+        """`ast.NodeVisitor.visit`: the same calls, the method looked up once per node type
+        (NodeVisitor's `visit_Constant`, which only serves the deprecated `visit_Num` ...
+        methods this class does not have, is `generic_visit`)."""
+        kind = type(node)
+        try:
+            method = self._methods[kind]
+        except KeyError:
+            method = getattr(_Collector, "visit_" + kind.__name__, None)
+            if method is ast.NodeVisitor.visit_Constant:
+                method = None
+            self._methods[kind] = method
+        if method is None:
+            self.generic_visit(node)
+        else:
+            method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """`ast.NodeVisitor.generic_visit`: the child nodes, field by field, in order."""
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, _AST):
+                        self.visit(item)
+            elif isinstance(value, _AST):
+                self.visit(value)
 
     @property
     def scope(self) -> Scope:
@@ -1207,7 +1241,8 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
     held = old[0] if old is not None else {}
     if old is not None:  # the summaries of the files whose bytes are the same
         index._summaries.update((p, s) for p, (sha, s) in old[2].items() if shas.get(p) == sha)
-    stale = _stale(index._sources, shas, held)
+    # (with no state, nothing is kept that `stale` would test: a cold run does not work it out)
+    stale = _stale(index._sources, shas, held) if old is not None else set()
     units: dict[str, tuple[Own, frozenset[str]]] = {}
     redone: list[str] = []
     for path, sha in shas.items():
