@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from porter.config.settings import Settings
-from porter.pipeline import runner
+from porter.pipeline import parallel, runner
 from porter.pipeline.runner import OVERLAP_MIN_FILES, run
 from tests.flow.test_project_flow import MAIN, TRAINER, write
 from tests.test_guards_cross_file import API, KERNELS
 
-_real_index = runner.project_index
+_real_index = runner.index_part
 
 
 # a file that lets the late index go: made when the run first asks for the index's answer
@@ -99,7 +99,7 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(
 
         monkeypatch.setenv(GO, str(go))
         monkeypatch.setattr(runner, "_index_of", release)
-        monkeypatch.setattr(runner, "project_index", late_index)
+        monkeypatch.setattr(runner, "index_part", late_index)
     if guess_all:  # files the index follows values into are guessed too: they are ported twice
         monkeypatch.setattr(runner, "_may_have_facts", lambda source: False)
     overlapped = _results(tmp_path / "p", target, jobs=2)
@@ -110,3 +110,88 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(
     by_path = {path: findings for path, _, findings, _ in overlapped}
     assert any(code == "DEV008" for code, *_ in by_path["p/a/trainer.py"])
     assert any(code == "KERN005" for code, *_ in by_path["p/pkg/ep/api.py"])
+
+
+# the part of the index a test holds back: made when the run first asks for that part
+LATE_PART = "OVERLAP_TEST_LATE_PART"
+
+
+def late_part(candidates, *args):
+    """One part of the project index; the part of the project named by LATE_PART is worked
+    out only once the run asks for it (module level, as `late_index`)."""
+    late = os.environ[LATE_PART]
+    if any(f"/{late}/" in c.path.as_posix() for c in candidates):
+        go = Path(os.environ[GO])
+        deadline = time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return _real_index(candidates, *args)
+
+
+def _projects(root: Path) -> None:
+    """A folder of two projects, each with files the index has facts for."""
+    for name in ("alpha", "beta"):
+        _project(root / name)
+        (root / name / "pyproject.toml").write_text(f"[project]\nname = '{name}'\n")
+
+
+@pytest.mark.parametrize("guess_all", [False, True], ids=["wanted-files-wait", "every-file-guessed"])
+def test_a_project_s_files_go_to_the_workers_once_its_own_part_of_the_index_is_known(tmp_path, monkeypatch, guess_all):
+    """The index of a folder of projects is worked out one part per project, all at once in the
+    workers; a project's files that wait for the index are ported once its part is known, while
+    a later project's part is still being worked out (one index for the whole run held every
+    waiting file until the last project was indexed, and one worker worked it out alone)."""
+    _projects(tmp_path / "f")
+    waited = _results(tmp_path / "f", "xla", jobs=1)
+    parts: list[list[list[str]]] = []  # each time the index is split: the projects of each part
+    real_parts = runner.index_parts
+
+    def spy_parts(*args):
+        found = real_parts(*args)
+        parts.append([sorted({c.path.relative_to(tmp_path / "f").parts[0] for c in group}) for group, _ in found])
+        return found
+
+    submitted: list[str] = []  # the files handed to the workers, in order
+    real_submit = parallel.Pool._submit
+
+    def spy_submit(self, batch):
+        submitted.extend(job.name for _, job, _ in batch if job is not None)
+        return real_submit(self, batch)
+
+    go = tmp_path / "late-part-may-go"
+    asked: dict[str, list[str]] = {}  # project -> the files handed on before its part was asked for
+    real_index_of = runner._index_of
+
+    def release(index, candidates, *rest):
+        project = next(p for p in ("alpha", "beta") if f"/{p}/" in candidates[0].path.as_posix())
+        asked[project] = list(submitted)
+        if project == "beta":
+            assert not index.done(), "the late part was known before the run asked for it"
+            go.touch()
+        return real_index_of(index, candidates, *rest)
+
+    monkeypatch.setattr(runner, "index_parts", spy_parts)
+    monkeypatch.setattr(parallel.Pool, "_submit", spy_submit)
+    monkeypatch.setattr(runner, "_index_of", release)
+    monkeypatch.setattr(runner, "index_part", late_part)
+    monkeypatch.setenv(GO, str(go))
+    monkeypatch.setenv(LATE_PART, "beta")
+    if guess_all:
+        monkeypatch.setattr(runner, "_may_have_facts", lambda source: False)
+    overlapped = _results(tmp_path / "f", "xla", jobs=2)
+    assert overlapped == waited
+    assert parts[0] == [["alpha"], ["beta"]], "one part of the index per project"
+    # alpha's file that the index has facts for went to the workers with them (once, or again
+    # after its guess) before beta's part was known; beta's waited for it
+    assert asked["beta"].count("f/alpha/a/trainer.py") == (2 if guess_all else 1)
+    assert asked["beta"].count("f/beta/a/trainer.py") == (1 if guess_all else 0)
+    by_path = {path: findings for path, _, findings, _ in overlapped}
+    for project in ("alpha", "beta"):
+        assert any(code == "DEV008" for code, *_ in by_path[f"f/{project}/a/trainer.py"])
+        assert any(code == "KERN005" for code, *_ in by_path[f"f/{project}/pkg/ep/api.py"])
+
+
+def test_a_flush_hands_on_the_batch_gathered_so_far():
+    job = parallel.Job(b"x = 1\n", "m.py", Settings(target="xla"))
+    items = [("a", job, 0), ("b", None, -1), parallel.FLUSH, parallel.FLUSH, ("c", job, 1)]
+    assert [[tag for tag, _, _ in batch] for batch in parallel._batches(items)] == [["a", "b"], ["c"]]

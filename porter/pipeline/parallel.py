@@ -143,10 +143,25 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _batches(jobs: Iterable[tuple[T, Job | None, int]]) -> Iterator[list[tuple[T, Job | None, int]]]:
+class Flush:
+    """An item of `Pool.map` that hands on the batch gathered so far: its source is about to
+    wait (for the project index), and the workers should not wait with it."""
+
+
+FLUSH = Flush()
+
+
+def _batches(
+    jobs: Iterable[tuple[T, Job | None, int] | Flush],
+) -> Iterator[list[tuple[T, Job | None, int]]]:
     batch: list[tuple[T, Job | None, int]] = []
     size = files = 0
     for item in jobs:
+        if isinstance(item, Flush):
+            if batch:
+                yield batch
+                batch, size, files = [], 0, 0
+            continue
         batch.append(item)
         if item[1] is not None:
             size += len(item[1].source)
@@ -162,7 +177,8 @@ _POLL_S = 1.0  # how often a batch none of whose files has started yet is looked
 
 
 class Pool:
-    """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order."""
+    """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order (a `FLUSH`
+    among the pairs hands on the batch gathered so far)."""
 
     def __init__(self, workers: int, file_timeout: float | None = None) -> None:
         self.workers = workers
@@ -370,15 +386,19 @@ class Pool:
             )
 
     def map(
-        self, items: Iterable[tuple[T, Job | None]], window: int | None = None
+        self, items: Iterable[tuple[T, Job | None] | Flush], window: int | None = None
     ) -> Iterator[tuple[T, FileResult | None]]:
         window = window or 2 * self.workers + 2
         pending: deque[tuple[list[tuple[T, Job | None, int]], Future[list[FileResult]] | None]] = deque()
         counter = 0
 
-        def numbered() -> Iterator[tuple[T, Job | None, int]]:
+        def numbered() -> Iterator[tuple[T, Job | None, int] | Flush]:
             nonlocal counter
-            for tag, job in items:
+            for item in items:
+                if isinstance(item, Flush):
+                    yield item
+                    continue
+                tag, job = item
                 slot = -1
                 if job is not None:
                     slot = counter % self._slots if self._slots else counter

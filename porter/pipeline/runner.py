@@ -32,7 +32,7 @@ from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
 from porter.analysis.index import ProjectIndex, answers as index_answers
 from porter.pipeline import projects
-from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, FLUSH, MIN_PARALLEL_FILES, Flush, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
 from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_regular, read_regular_stat
 from porter.config import line_length as formatter
@@ -162,18 +162,35 @@ def project_index(
     """Each file's answers from one index of device values per project of the run: `given`
     (the paths the run was given) tells a folder holding several projects, each indexed on
     its own (`porter.pipeline.projects`); without it, or with one project, one index."""
+    out: dict[str, Facts] = {}
+    for group, cu in index_parts(candidates, cuda_sources, given):
+        out.update(_project_facts(group, store, stats, target, cu))
+    return out
+
+
+def index_parts(
+    candidates: list[Candidate], cuda_sources: Sequence[str] = (), given: Sequence[Path] = ()
+) -> list[tuple[list[Candidate], list[str]]]:
+    """The project index's independent parts: (a project's candidates, its .cu files), in the
+    order each project's first file comes. No part's answers depend on another's, so they may
+    be worked out apart (at once, in several workers: `_overlapped`)."""
     groups = projects.split(candidates, given) if given else []
     if len(groups) <= 1:
-        return _project_facts(candidates, store, stats, target, cuda_sources)
+        return [(candidates, list(cuda_sources))]
     shown = {folder: display_path(folder) for folder, _ in groups if folder is not None}
-    out: dict[str, Facts] = {}
+    parts: list[tuple[list[Candidate], list[str]]] = []
     for folder, group in groups:
         if folder is None:  # the files in no project: the .cu files in none either
             cu = [c for c in cuda_sources if not any(_inside(c, s) for s in shown.values())]
         else:
             cu = [c for c in cuda_sources if _inside(c, shown[folder])]
-        out.update(_project_facts(group, store, stats, target, cu))
-    return out
+        parts.append((group, cu))
+    return parts
+
+
+def index_part(candidates: list[Candidate], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:
+    """One part's answers (`index_parts`), worked out without a cache (in a worker)."""
+    return _project_facts(candidates, None, None, target, cuda_sources)
 
 
 def _inside(name: str, folder: str) -> bool:
@@ -543,14 +560,14 @@ class _Serial:
         return cand, result
 
 
-# a run without a cache over at least this many files works the project index out in a
-# worker while the other workers port the first files (below it, the index is quick)
+# a run without a cache over at least this many files works the project index out in
+# workers while they port the first files (below it, the index is quick)
 OVERLAP_MIN_FILES = 64
 
 # each item's tag in an overlapped run: the candidate's place, the candidate, its result when
-# no parse is needed, and whether it was prepared before the project index was known
+# no parse is needed, and whether it was prepared before its project's index was known
 _OTag = tuple[int, Candidate, FileResult | None, bool]
-# a file read before the project index was known: its place, the candidate, its name, its
+# a file read before its project's index was known: its place, the candidate, its name, its
 # settings and its bytes
 _Early = tuple[int, Candidate, str, Settings, bytes]
 
@@ -564,42 +581,48 @@ def _overlapped(
     keep_ported: tuple[str, ...] = (),
     given: Sequence[Path] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
-    """`iter_results` without a cache: the project index is worked out in one worker while
-    the others port files as if no cross-file fact applied to them. Files the index follows
-    device values into (`ProjectIndex.wants`) wait for it instead: most cross-file facts are
-    theirs (on the 1.2M-line benchmark 717 of 3,945 files have facts). Once the index is known,
-    the guessed files it has facts for (CUDA-only imports) are ported again with them, and only
-    that result counts.
-    Every file ends with the result a run that waited for the index gives, in the same order;
-    the index's time, serial before, now overlaps the parsing."""
+    """`iter_results` without a cache: the project index is worked out in the workers, one
+    part per project (`index_parts`), each part handed to the pool ahead of every file, so
+    that all the workers share it instead of one working it out while the others run out of
+    files. Meanwhile files are ported as if no cross-file fact applied to them, except those
+    the index follows device values into (`ProjectIndex.wants`), which wait for their own
+    project's part: most cross-file facts are theirs (on the 1.2M-line benchmark 717 of
+    3,945 files have facts). A project's waiting files go to the workers as soon as its
+    part is known, not once the whole index is; its guessed files that had facts after all
+    (CUDA-only imports) are ported again with them, and only that result counts.
+    Every file ends with the result a run that waited for the index gives, in the same order."""
     pool = Pool(workers, file_timeout=limit)
-    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources, given)
-    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported, given)
+    parts = index_parts(candidates, cuda_sources, given)
+    index = [pool.call(index_part, group, settings.target, cu) for group, cu in parts]
+    run = _Overlap(candidates, settings, parts, index, keep_ported)
     yield from run.in_order(pool.map(run.items()))
 
 
 class _Overlap:
-    """An overlapped run's state: the project index's future, its facts once known, the files
-    ported before they were (`guessed`) and those among them ported again with them (`redone`)."""
+    """An overlapped run's state: one future per part of the project index, each part's facts
+    once known, the files ported before their part was known (`guessed`), those among them
+    ported again with the facts (`redone`) and the files waiting for their part (`waiting`)."""
 
     def __init__(
         self,
         candidates: list[Candidate],
         settings: Settings,
-        index: Future[dict[str, Facts]],
-        cuda_sources: list[str],
+        parts: list[tuple[list[Candidate], list[str]]],
+        index: list[Future[dict[str, Facts]]],
         keep_ported: tuple[str, ...],
-        given: Sequence[Path] = (),
     ) -> None:
         self.candidates = candidates
-        self.given = given
         self.settings = settings
+        self.parts = parts
         self.index = index
-        self.cuda_sources = cuda_sources
         self.keep_ported = keep_ported
-        self.facts: dict[str, Facts] | None = None
-        self.guessed: list[_Early] = []  # prepared before the index was known
-        self.redone: set[int] = set()  # those that had facts after all: prepared again with them
+        part = {id(cand): k for k, (group, _) in enumerate(parts) for cand in group}
+        self.part_of = [part[id(cand)] for cand in candidates]  # each candidate's part, by place
+        self.facts: list[dict[str, Facts] | None] = [None] * len(parts)
+        self.unknown = list(range(len(parts)))  # the parts not learned yet, in order
+        self.guessed: dict[int, list[_Early]] = {}  # part -> files prepared before it was known
+        self.waiting: dict[int, list[_Early]] = {}  # part -> files that wait for it
+        self.redone: set[int] = set()  # guessed files that had facts after all: prepared again with them
 
     def item(
         self, i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
@@ -612,42 +635,43 @@ class _Overlap:
             return (i, cand, _not_admitted(source, name), guess), None
         return (i, cand, None, guess), Job(source, name, here)
 
-    def learn(self) -> list[tuple[_OTag, Job | None]]:
-        """The facts, now known; the files guessed wrong, to port again (all decided before
-        any of them is handed on, so the results below never see half of the decision)."""
-        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources, self.given)
+    def learn(self, k: int) -> list[tuple[_OTag, Job | None]]:
+        """Part `k`'s facts, now known: its guessed files that had facts after all, to port
+        again, and its waiting files, with theirs (all decided before any of them is handed
+        on, so the results below never see half of the decision)."""
+        group, cu = self.parts[k]
+        self.facts[k] = facts = _index_of(self.index[k], group, self.settings.target, cu)
+        self.unknown.remove(k)
         again = [
             (i, cand, name, here, source, facts[name])
-            for i, cand, name, here, source in self.guessed
+            for i, cand, name, here, source in self.guessed.pop(k, [])
             if facts.get(name)
         ]
         self.redone.update(i for i, *_ in again)
-        self.guessed.clear()
-        return [self.item(*row, guess=False) for row in again]
+        out = [self.item(*row, guess=False) for row in again]
+        out += [self.item(*row, flow=facts.get(row[2], ()), guess=False) for row in self.waiting.pop(k, [])]
+        return out
 
-    def items(self) -> Iterator[tuple[_OTag, Job | None]]:
-        """Every file's item in order, except those waiting for the index (after it)."""
-        waiting: list[_Early] = []  # files the index may well have facts for
+    def _learned(self) -> Iterator[tuple[_OTag, Job | None]]:
+        """The items of every part that became known since last asked."""
+        for k in [k for k in self.unknown if self.index[k].done()]:
+            yield from self.learn(k)
+
+    def items(self) -> Iterator[tuple[_OTag, Job | None] | Flush]:
+        """Every file's item in order, except those waiting for their part (after it)."""
         for i, cand in enumerate(self.candidates):
-            if self.facts is None and self.index.done():
-                yield from self.learn()
-            if self.facts is not None and waiting:
-                yield from self._released(waiting)
-            yield from self._read(i, cand, waiting)
-        if self.facts is None:
-            yield from self.learn()
-        yield from self._released(waiting)
+            yield from self._learned()
+            yield from self._read(i, cand)
+        yield from self._learned()
+        while self.unknown:
+            # every file is read: hand on what is gathered before waiting for the next part
+            yield FLUSH
+            yield from self.learn(self.unknown[0])
+            yield from self._learned()
 
-    def _released(self, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
-        """The waiting files' items, with the facts now known."""
-        facts = self.facts
-        assert facts is not None  # learn() sets them
-        yield from (self.item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
-        waiting.clear()
-
-    def _read(self, i: int, cand: Candidate, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
+    def _read(self, i: int, cand: Candidate) -> Iterator[tuple[_OTag, Job | None]]:
         """The candidate's item: a problem, or its bytes ported (with a guess at its facts when
-        the index is not known yet); a file the index may well have facts for waits instead."""
+        its part is not known yet); a file the index may well have facts for waits instead."""
         if cand.problem is not None:
             yield (i, cand, _problem(cand, display_path(cand.path)), False), None
             return
@@ -656,36 +680,40 @@ class _Overlap:
             yield (i, cand, failed, False), None
             return
         assert source is not None  # _read_stat gives the bytes or the failure
-        if self.facts is None and _may_have_facts(source):
-            waiting.append((i, cand, name, here, source))  # not guessed: it would likely be ported twice
-        elif self.facts is None:
-            self.guessed.append((i, cand, name, here, source))
+        k = self.part_of[i]
+        facts = self.facts[k]
+        if facts is None and _may_have_facts(source):
+            # not guessed: it would likely be ported twice
+            self.waiting.setdefault(k, []).append((i, cand, name, here, source))
+        elif facts is None:
+            self.guessed.setdefault(k, []).append((i, cand, name, here, source))
             yield self.item(i, cand, name, here, source, (), guess=True)
         else:
-            yield self.item(i, cand, name, here, source, self.facts.get(name, ()), guess=False)
+            yield self.item(i, cand, name, here, source, facts.get(name, ()), guess=False)
 
     def in_order(self, mapped: Iterator[tuple[_OTag, FileResult | None]]) -> Iterator[tuple[Candidate, FileResult]]:
         """The pool's results in the candidates' order; a guessed file's result is held until
-        the facts say whether it counts or was redone."""
+        its part's facts say whether it counts or was redone."""
         done: dict[int, tuple[Candidate, FileResult]] = {}
-        held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until the facts are known
+        held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until their part is known
         following = 0
         for (i, cand, ready, guess), result in mapped:
             got = ready if ready is not None else result
             assert got is not None  # the pool parsed every item that was not ready
             if not guess:
                 done[i] = (cand, got)
-            elif self.facts is None:
+            elif self.facts[self.part_of[i]] is None:
                 held[i] = (cand, got)
             elif i not in self.redone:
                 done[i] = (cand, got)
-            if self.facts is not None and held:
-                done.update((j, r) for j, r in held.items() if j not in self.redone)
-                held.clear()
+            for j in [j for j in held if self.facts[self.part_of[j]] is not None]:
+                kept = held.pop(j)
+                if j not in self.redone:
+                    done[j] = kept
             while following in done:
                 yield done.pop(following)
                 following += 1
-        done.update((j, r) for j, r in held.items() if j not in self.redone)  # (the facts are known by now)
+        done.update((j, r) for j, r in held.items() if j not in self.redone)  # (every part is known by now)
         while following in done:
             yield done.pop(following)
             following += 1
@@ -698,17 +726,13 @@ def _may_have_facts(source: bytes) -> bool:
 
 
 def _index_of(
-    index: Future[dict[str, Facts]],
-    candidates: list[Candidate],
-    target: str,
-    cuda_sources: list[str],
-    given: Sequence[Path] = (),
+    index: Future[dict[str, Facts]], candidates: list[Candidate], target: str | None, cuda_sources: list[str]
 ) -> dict[str, Facts]:
-    """The project index from its worker; worked out here if that worker died."""
+    """One part of the project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
     except (BrokenProcessPool, CancelledError):
-        return project_index(candidates, None, None, target, cuda_sources, given)
+        return index_part(candidates, target, cuda_sources)
 
 
 def _known(
