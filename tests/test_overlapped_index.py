@@ -112,25 +112,29 @@ def test_overlapped_run_gives_the_results_of_a_run_that_waits_for_the_index(
     assert any(code == "KERN005" for code, *_ in by_path["p/pkg/ep/api.py"])
 
 
-# the part of the index a test holds back: made when the run first asks for that part
-LATE_PART = "OVERLAP_TEST_LATE_PART"
+# a folder where a file per project lets that project's part of the index go: made when the
+# run first asks for the part
+PARTS_GO = "OVERLAP_TEST_PARTS_GO"
+PROJECTS = ("alpha", "beta")
+
+
+def _project_of(candidates) -> str:
+    return next(p for p in PROJECTS if f"/{p}/" in candidates[0].path.as_posix())
 
 
 def late_part(candidates, *args):
-    """One part of the project index; the part of the project named by LATE_PART is worked
-    out only once the run asks for it (module level, as `late_index`)."""
-    late = os.environ[LATE_PART]
-    if any(f"/{late}/" in c.path.as_posix() for c in candidates):
-        go = Path(os.environ[GO])
-        deadline = time.monotonic() + 60
-        while not go.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
+    """One part of the project index, worked out only once the run asks for it, so that no
+    part is known before every file has been read (module level, as `late_index`)."""
+    go = Path(os.environ[PARTS_GO]) / _project_of(candidates)
+    deadline = time.monotonic() + 60
+    while not go.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
     return _real_index(candidates, *args)
 
 
 def _projects(root: Path) -> None:
     """A folder of two projects, each with files the index has facts for."""
-    for name in ("alpha", "beta"):
+    for name in PROJECTS:
         _project(root / name)
         (root / name / "pyproject.toml").write_text(f"[project]\nname = '{name}'\n")
 
@@ -138,9 +142,10 @@ def _projects(root: Path) -> None:
 @pytest.mark.parametrize("guess_all", [False, True], ids=["wanted-files-wait", "every-file-guessed"])
 def test_a_project_s_files_go_to_the_workers_once_its_own_part_of_the_index_is_known(tmp_path, monkeypatch, guess_all):
     """The index of a folder of projects is worked out one part per project, all at once in the
-    workers; a project's files that wait for the index are ported once its part is known, while
-    a later project's part is still being worked out (one index for the whole run held every
-    waiting file until the last project was indexed, and one worker worked it out alone)."""
+    workers; a project's files that wait for the index go to the workers once its part is
+    known, while a later project's part is still being worked out (one index for the whole
+    run held every waiting file until the last project was indexed, and one worker worked it
+    out alone while the others ran out of files)."""
     _projects(tmp_path / "f")
     waited = _results(tmp_path / "f", "xla", jobs=1)
     parts: list[list[list[str]]] = []  # each time the index is split: the projects of each part
@@ -158,35 +163,37 @@ def test_a_project_s_files_go_to_the_workers_once_its_own_part_of_the_index_is_k
         submitted.extend(job.name for _, job, _ in batch if job is not None)
         return real_submit(self, batch)
 
-    go = tmp_path / "late-part-may-go"
+    go = tmp_path / "parts-may-go"
+    go.mkdir()
     asked: dict[str, list[str]] = {}  # project -> the files handed on before its part was asked for
     real_index_of = runner._index_of
 
     def release(index, candidates, *rest):
-        project = next(p for p in ("alpha", "beta") if f"/{p}/" in candidates[0].path.as_posix())
+        project = _project_of(candidates)
+        assert not index.done(), "a part was known before the run asked for it"
         asked[project] = list(submitted)
-        if project == "beta":
-            assert not index.done(), "the late part was known before the run asked for it"
-            go.touch()
+        (go / project).touch()
         return real_index_of(index, candidates, *rest)
 
     monkeypatch.setattr(runner, "index_parts", spy_parts)
     monkeypatch.setattr(parallel.Pool, "_submit", spy_submit)
     monkeypatch.setattr(runner, "_index_of", release)
     monkeypatch.setattr(runner, "index_part", late_part)
-    monkeypatch.setenv(GO, str(go))
-    monkeypatch.setenv(LATE_PART, "beta")
-    if guess_all:
+    monkeypatch.setenv(PARTS_GO, str(go))
+    if guess_all:  # every file is ported at once, and those with facts again once they are known
         monkeypatch.setattr(runner, "_may_have_facts", lambda source: False)
     overlapped = _results(tmp_path / "f", "xla", jobs=2)
     assert overlapped == waited
     assert parts[0] == [["alpha"], ["beta"]], "one part of the index per project"
-    # alpha's file that the index has facts for went to the workers with them (once, or again
-    # after its guess) before beta's part was known; beta's waited for it
-    assert asked["beta"].count("f/alpha/a/trainer.py") == (2 if guess_all else 1)
+    assert list(asked) == ["alpha", "beta"]
+    # every parse of an alpha file went to the workers before beta's part was asked for
+    alpha = [name for name in submitted if name.startswith("f/alpha/")]
+    assert sorted(name for name in asked["beta"] if name.startswith("f/alpha/")) == sorted(alpha)
+    assert alpha.count("f/alpha/a/trainer.py") == (2 if guess_all else 1)  # guessed, then with its facts
+    # and beta's files that wait for the index had not gone yet
     assert asked["beta"].count("f/beta/a/trainer.py") == (1 if guess_all else 0)
     by_path = {path: findings for path, _, findings, _ in overlapped}
-    for project in ("alpha", "beta"):
+    for project in PROJECTS:
         assert any(code == "DEV008" for code, *_ in by_path[f"f/{project}/a/trainer.py"])
         assert any(code == "KERN005" for code, *_ in by_path[f"f/{project}/pkg/ep/api.py"])
 
