@@ -202,3 +202,50 @@ def test_a_flush_hands_on_the_batch_gathered_so_far():
     job = parallel.Job(b"x = 1\n", "m.py", Settings(target="xla"))
     items = [("a", job, 0), ("b", None, -1), parallel.FLUSH, parallel.FLUSH, ("c", job, 1)]
     assert [[tag for tag, _, _ in batch] for batch in parallel._batches(items)] == [["a", "b"], ["c"]]
+
+
+def test_a_cold_run_with_a_cache_works_the_index_s_parts_out_in_the_workers_at_once(tmp_path, monkeypatch):
+    """With a cache, the files wait for the whole index (its answers are in their keys), so
+    on a cold run the index's analyses (device values and CUDA-only facts, per project) are
+    worked out at once in the workers; a warm run starts no worker, and after an edit the
+    project's index starts from its last state here, as before. Findings are a cold run's."""
+    _projects(tmp_path / "f")
+    waited = _results(tmp_path / "f", "xla", jobs=1)
+    called: list[str] = []  # what the workers were asked for beside the files
+    real_call = parallel.Pool.call
+
+    def spy_call(self, fn, *args):
+        called.append(fn.__name__)
+        return real_call(self, fn, *args)
+
+    monkeypatch.setattr(parallel.Pool, "call", spy_call)
+    cache = tmp_path / "cache"
+
+    def cached() -> list:
+        results, _ = run([tmp_path / "f"], Settings(target="xla"), jobs=2, cache=True, cache_dir=cache)
+        return [
+            (r.path, r.status.value, [(f.code, f.start.line, f.message, f.applied) for f in r.findings], r.new_source)
+            for r in results
+        ]
+
+    assert cached() == waited
+    assert sorted(called) == ["_answered", "_answered", "_cuda_only", "_cuda_only"]
+    called.clear()
+    assert cached() == waited  # warm
+    assert called == []
+    # an edit in alpha, to an import line and a body: both its analyses are worked out again,
+    # its device values from their last state, in this process
+    trainer = tmp_path / "f" / "alpha" / "a" / "trainer.py"
+    trainer.write_text("import os\n" + trainer.read_text() + "\n\ndef h(x):\n    return x.to(0)\n")
+    answered: list[object] = []  # the state each index of device values started from
+    real_answered = runner._answered
+
+    def spy_answered(wanted, previous):
+        answered.append(previous)
+        return real_answered(wanted, previous)
+
+    edited = _results(tmp_path / "f", "xla", jobs=1)
+    monkeypatch.setattr(runner, "_answered", spy_answered)
+    assert cached() == edited
+    assert called == []
+    assert len(answered) == 1 and answered[0] is not None

@@ -201,6 +201,11 @@ class Pool:
             )
         return self._executor
 
+    @property
+    def started(self) -> bool:
+        """Whether the workers are running (they start with the first task)."""
+        return self._executor is not None
+
     def close(self, cancel: bool = False) -> None:
         """Wait for the workers to finish; with `cancel`, kill them now (an interrupt, a
         crash or a file past its time limit) so that none outlives the run."""
@@ -236,8 +241,8 @@ class Pool:
             getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
 
     def call(self, fn: Callable[..., R], *args: object) -> Future[R]:
-        """Run `fn(*args)` in a worker beside the files (the project index while the first
-        files are ported)."""
+        """Run `fn(*args)` in a worker, ahead of the files mapped after it (a part of the project
+        index)."""
         return self._pool().submit(fn, *args)
 
     # -- time ----------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 
 from porter.config import globs
@@ -158,13 +158,32 @@ def project_index(
     target: str | None = None,
     cuda_sources: Sequence[str] = (),
     given: Sequence[Path] = (),
+    pool: Pool | None = None,
 ) -> dict[str, Facts]:
     """Each file's answers from one index of device values per project of the run: `given`
     (the paths the run was given) tells a folder holding several projects, each indexed on
-    its own (`porter.pipeline.projects`); without it, or with one project, one index."""
+    its own (`porter.pipeline.projects`); without it, or with one project, one index.
+
+    `pool`: where the analyses the cache has no answers for are worked out at once, when there
+    are several and none has an earlier state to start from (a cold run; after an edit they
+    are worked out here, from that state)."""
+    parts = [_Part(group, store, stats, target, cu) for group, cu in index_parts(candidates, cuda_sources, given)]
+    work = [(part, kind) for part in parts for kind in part.missing()]
+    if pool is not None and len(work) > 1 and all(part.previous is None for part, _ in work):
+        try:
+            running = [(part, kind, pool.call(*part.task(kind))) for part, kind in work]
+            for part, kind, future in running:
+                part.answered(kind, _worked_out(future, part, kind))
+        except BaseException:
+            pool.close(cancel=True)  # no worker outlives an interrupted run
+            raise
+    else:
+        for part, kind in work:
+            fn, *args = part.task(kind)
+            part.answered(kind, fn(*args))
     out: dict[str, Facts] = {}
-    for group, cu in index_parts(candidates, cuda_sources, given):
-        out.update(_project_facts(group, store, stats, target, cu))
+    for part in parts:
+        out.update(part.facts())
     return out
 
 
@@ -205,51 +224,106 @@ def _project_facts(
     target: str | None,
     cuda_sources: Sequence[str],
 ) -> dict[str, Facts]:
-    """Each file's answers from one index of device values over one project (`porter.analysis.index`).
+    """Each file's answers from one index of device values over one project (`_Part`), the
+    analyses the cache has no answers for worked out here."""
+    part = _Part(candidates, store, stats, target, cuda_sources)
+    for kind in part.missing():
+        fn, *args = part.task(kind)
+        part.answered(kind, fn(*args))
+    return part.facts()
+
+
+_VALUES, _CUDA_ONLY = "values", "cuda-only"
+
+
+class _Part:
+    """One project's index (`porter.analysis.index`): its files scanned, and its two analyses'
+    answers, from the cache or still to be worked out (`missing`, `task`, `answered`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst).
     A file the stat index vouches for is not read: its hash and scan come from there.
-    `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only."""
-    wanted: list[tuple[str, Path]] = []
-    # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
-    # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
-    importing: list[tuple[str, Path]] = []
-    parts: list[tuple[str, bytes]] = []
-    digest = hashlib.sha256()
-    for cand in candidates:
-        if cand.problem is not None:
-            continue
-        name = _name(cand)
-        # a requirements file, a notebook ...: no Python module of the project
-        scanned = _scanned(cand, name, stats) if is_python(name) else None
-        if scanned is None:
-            continue
-        wants, sha, imports = scanned
-        if imports:
-            importing.append((name, cand.path))
-            parts.append((name, imports))
-        if wants:
-            wanted.append((name, cand.path))
-            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-    # the two analyses are cached apart: an edit to a body re-runs the device-value index
-    # only, an edit to an import line of a file it does not read the CUDA-only pass only
-    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted, store, candidates))
-    native = native_ops.read(cuda_sources)
-    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, native)
-    extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources, native))
-    return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
+    `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only. The two
+    analyses are cached apart: an edit to a body re-runs the device-value index only, an edit
+    to an import line of a file it does not read the CUDA-only pass only."""
+
+    def __init__(
+        self,
+        candidates: list[Candidate],
+        store: Cache | None,
+        stats: StatIndex | None,
+        target: str | None,
+        cuda_sources: Sequence[str],
+    ) -> None:
+        self.candidates = candidates
+        self.store = store
+        self.target = target
+        self.cuda_sources = list(cuda_sources)
+        self.wanted: list[tuple[str, Path]] = []
+        # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
+        # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
+        self.importing: list[tuple[str, Path]] = []
+        parts: list[tuple[str, bytes]] = []
+        digest = hashlib.sha256()
+        for cand in candidates:
+            if cand.problem is not None:
+                continue
+            name = _name(cand)
+            # a requirements file, a notebook ...: no Python module of the project
+            scanned = _scanned(cand, name, stats) if is_python(name) else None
+            if scanned is None:
+                continue
+            wants, sha, imports = scanned
+            if imports:
+                self.importing.append((name, cand.path))
+                parts.append((name, imports))
+            if wants:
+                self.wanted.append((name, cand.path))
+                digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
+        self.values_key = "values:" + digest.hexdigest()
+        self.values = store.get_index(self.values_key) if store is not None else None
+        self.state_key = "values-state:" + _project_key(candidates)
+        # the state of the project's last index, which the device values start from
+        self.previous = store.get_state(self.state_key) if store is not None and self.values is None else None
+        self.native = native_ops.read(self.cuda_sources)
+        self.cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, self.cuda_sources, self.native)
+        self.extra = store.get_index(self.cuda_key) if store is not None else None
+
+    def missing(self) -> list[str]:
+        """The analyses the cache had no answers for."""
+        return [kind for kind, got in ((_VALUES, self.values), (_CUDA_ONLY, self.extra)) if got is None]
+
+    def task(self, kind: str) -> tuple[Any, ...]:
+        """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
+        if kind == _VALUES:
+            return (_answered, self.wanted, self.previous)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native)
+
+    def answered(self, kind: str, result: Any) -> None:
+        """The analysis `kind`'s answers, worked out (`task`): kept, and cached."""
+        if kind == _VALUES:
+            self.values, state = result
+            if self.store is not None:
+                self.store.put_state(self.state_key, state)
+                self.store.put_index(self.values_key, self.values)
+        else:
+            self.extra = result
+            if self.store is not None:
+                self.store.put_index(self.cuda_key, self.extra)
+
+    def facts(self) -> dict[str, Facts]:
+        assert self.values is not None and self.extra is not None  # every analysis answered
+        return _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
 
 
-def _cached(store: Cache | None, key: str, work: Callable[[], dict[str, Facts]]) -> dict[str, Facts]:
-    """The answers cached under `key`, or worked out (and cached)."""
-    facts = store.get_index(key) if store is not None else None
-    if facts is None:
-        facts = work()
-        if store is not None:
-            store.put_index(key, facts)
-    return facts
+def _worked_out(future: Future[Any], part: _Part, kind: str) -> Any:
+    """The answers of `part`'s analysis `kind` from its worker; worked out here if it died."""
+    try:
+        return future.result()
+    except (BrokenProcessPool, CancelledError):
+        fn, *args = part.task(kind)
+        return fn(*args)
 
 
 def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
@@ -270,21 +344,19 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _indexed(wanted: list[tuple[str, Path]], store: Cache | None, candidates: list[Candidate]) -> dict[str, Facts]:
+def _answered(wanted: list[tuple[str, Path]], previous: object) -> tuple[dict[str, Facts], object]:
     """The index of device values over `wanted`, worked out from the files' bytes (the cache
-    had none for them). The answers of the project's last index that nothing they were worked
-    out from changed since are kept (`index.answers`): an edit re-reads what depends on it."""
+    had none for them), and the state to keep for the next run. The answers of the project's
+    last index (`previous`) that nothing they were worked out from changed since are kept
+    (`index.answers`): an edit re-reads what depends on it."""
     files: list[tuple[str, bytes]] = []
     for name, path in wanted:
         try:
             files.append((name, lf_line_ends(read_regular(path))))
         except OSError:
             continue
-    key = "values-state:" + _project_key(candidates)
-    facts, state, _ = index_answers(files, store.get_state(key) if store is not None else None)
-    if store is not None:
-        store.put_state(key, state)
-    return {name: facts.get(name, ()) for name, _ in wanted}
+    facts, state, _ = index_answers(files, previous)
+    return {name: facts.get(name, ()) for name, _ in wanted}, state
 
 
 def _project_key(candidates: list[Candidate]) -> str:
@@ -456,15 +528,19 @@ def _results(
             yield cand, result
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
-    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
+    # a cold run's index over many files is worked out in the workers, its parts at once
+    # (a pool that is never asked for anything starts no worker: a warm run starts none)
+    pool = Pool(cores, file_timeout=limit) if cores > 1 and len(candidates) >= OVERLAP_MIN_FILES else None
+    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths, pool=pool)
     serial = _Serial(settings, store, stats, facts, keep_ported, sources)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
     items = (serial.prepared(cand) for cand in candidates)
     head, parse = _head(items)
-    workers = 1 if parse < MIN_PARALLEL_FILES else cores
-    for tag, parsed in Pool(workers, file_timeout=limit).map(itertools.chain(head, items)):
+    if pool is None or not pool.started:
+        pool = Pool(1 if parse < MIN_PARALLEL_FILES else cores, file_timeout=limit)
+    for tag, parsed in pool.map(itertools.chain(head, items)):
         cand, result = serial.finish(tag, parsed)
         if seen is not None:
             serial.imports(cand, result, seen)
