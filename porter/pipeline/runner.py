@@ -164,21 +164,26 @@ def project_index(
     (the paths the run was given) tells a folder holding several projects, each indexed on
     its own (`porter.pipeline.projects`); without it, or with one project, one index.
 
-    `pool`: where the analyses the cache has no answers for are worked out at once, when there
-    are several and none has an earlier state to start from (a cold run; after an edit they
-    are worked out here, from that state)."""
-    parts = [_Part(group, store, stats, target, cu) for group, cu in index_parts(candidates, cuda_sources, given)]
-    work = [(part, kind) for part in parts for kind in part.missing()]
-    if pool is not None and len(work) > 1 and all(part.previous is None for part, _ in work):
-        try:
-            running = [(part, kind, pool.call(*part.task(kind))) for part, kind in work]
-            for part, kind, future in running:
-                part.answered(kind, _worked_out(future, part, kind))
-        except BaseException:
+    `pool`: where a project indexed for the first time (no answers cached, no earlier state
+    to start from: a cold run) is worked out, its two analyses at once, each handed on as soon
+    as its project's files are scanned; after an edit the index is worked out here, from its
+    last state."""
+    parts: list[_Part] = []
+    running: list[tuple[_Part, str, Future[Any]]] = []
+    try:
+        for group, cu in index_parts(candidates, cuda_sources, given):
+            part = _Part(group, store, stats, target, cu)
+            parts.append(part)
+            if pool is not None and part.values is None and part.previous is None:
+                running.extend((part, kind, pool.call(*part.task(kind))) for kind in part.missing())
+        for part, kind, future in running:
+            part.answered(kind, _worked_out(future, part, kind))
+    except BaseException:
+        if pool is not None:
             pool.close(cancel=True)  # no worker outlives an interrupted run
-            raise
-    else:
-        for part, kind in work:
+        raise
+    for part in parts:
+        for kind in part.missing():
             fn, *args = part.task(kind)
             part.answered(kind, fn(*args))
     out: dict[str, Facts] = {}
