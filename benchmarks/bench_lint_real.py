@@ -18,8 +18,9 @@ shared and absolute times drift. The cache lives in a temporary folder, never th
 `--baseline CHECKOUT` compares two versions of porter instead: cold lint (`--no-cache`) of the
 same corpus (every `--sample`-th file) by the baseline checkout (e.g. main's worktree) and by
 `--porter` (this one), alternated `--repeat` times in the same run, so both meet the same load;
-it prints each one's best CPU seconds and their ratio, and exits 1 when the branch costs more
-than `--tolerance` (3%) above the baseline. `--baseline` may be given more than once (e.g. the
+it prints each one's best CPU seconds and their ratio, whether the branch's findings are each
+baseline's (sorted, doc links made checkout-neutral) and the load average before each run,
+and exits 1 when the branch costs more than `--tolerance` (3%) above the baseline. `--baseline` may be given more than once (e.g. the
 release before a change and main): every checkout is alternated in the same run.
 """
 
@@ -223,13 +224,17 @@ def compare_cold(root: Path, a: argparse.Namespace) -> int:
     cpu: dict[str, list[float]] = {label: [] for label, _ in checkouts}
     wall: dict[str, list[float]] = {label: [] for label, _ in checkouts}
     counts: dict[str, int] = {}
+    found: dict[str, list[dict]] = {}  # each checkout's findings, from its first run
+    loads: list[float] = []
     try:
         for _ in range(a.repeat):
             for label, checkout in checkouts:
+                loads.append(os.getloadavg()[0])
                 seconds, used, _, out = _lint(where, a.target, None, a.jobs, checkout)
                 cpu[label].append(used)
                 wall[label].append(seconds)
                 counts[label] = len(json.loads(out))
+                found.setdefault(label, _sorted_findings(out, checkout))
     finally:
         if where != root:
             shutil.rmtree(where, ignore_errors=True)
@@ -242,10 +247,13 @@ def compare_cold(root: Path, a: argparse.Namespace) -> int:
         )
     worst = 0.0
     for label, _ in checkouts[:-1]:
+        same = "identical to" if found[label] == found["branch"] else "DIFFERENT from"
+        print(f"  findings of branch: {same} {label}'s")
         ratio = best["branch"] / best[label]
         worst = max(worst, ratio)
         verdict = "no more CPU than" if ratio <= 1 + a.tolerance else "MORE CPU than"
         print(f"  ratio branch/{label}: {ratio:.3f} ({verdict} {label}; tolerance {a.tolerance:.0%})")
+    print(f"  load average (1 min) at each run's start: {', '.join(f'{x:.1f}' for x in loads)}")
     print(f"  load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if worst <= 1 + a.tolerance else 1
 

@@ -143,10 +143,25 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("spawn")
 
 
-def _batches(jobs: Iterable[tuple[T, Job | None, int]]) -> Iterator[list[tuple[T, Job | None, int]]]:
+class Flush:
+    """An item of `Pool.map` that hands on the batch gathered so far: its source is about to
+    wait (for the project index), and the workers should not wait with it."""
+
+
+FLUSH = Flush()
+
+
+def _batches(
+    jobs: Iterable[tuple[T, Job | None, int] | Flush],
+) -> Iterator[list[tuple[T, Job | None, int]]]:
     batch: list[tuple[T, Job | None, int]] = []
     size = files = 0
     for item in jobs:
+        if isinstance(item, Flush):
+            if batch:
+                yield batch
+                batch, size, files = [], 0, 0
+            continue
         batch.append(item)
         if item[1] is not None:
             size += len(item[1].source)
@@ -162,7 +177,8 @@ _POLL_S = 1.0  # how often a batch none of whose files has started yet is looked
 
 
 class Pool:
-    """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order."""
+    """`map` over (tag, Job | None) pairs: yields (tag, FileResult | None) in order (a `FLUSH`
+    among the pairs hands on the batch gathered so far)."""
 
     def __init__(self, workers: int, file_timeout: float | None = None) -> None:
         self.workers = workers
@@ -184,6 +200,11 @@ class Pool:
                 self.workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(), self._starts)
             )
         return self._executor
+
+    @property
+    def started(self) -> bool:
+        """Whether the workers are running (they start with the first task)."""
+        return self._executor is not None
 
     def close(self, cancel: bool = False) -> None:
         """Wait for the workers to finish; with `cancel`, kill them now (an interrupt, a
@@ -220,8 +241,8 @@ class Pool:
             getattr(cf_process, "_threads_wakeups", {}).pop(manager, None)
 
     def call(self, fn: Callable[..., R], *args: object) -> Future[R]:
-        """Run `fn(*args)` in a worker beside the files (the project index while the first
-        files are ported)."""
+        """Run `fn(*args)` in a worker, ahead of the files mapped after it (a part of the project
+        index)."""
         return self._pool().submit(fn, *args)
 
     # -- time ----------------------------------------------------------------------------------
@@ -370,15 +391,19 @@ class Pool:
             )
 
     def map(
-        self, items: Iterable[tuple[T, Job | None]], window: int | None = None
+        self, items: Iterable[tuple[T, Job | None] | Flush], window: int | None = None
     ) -> Iterator[tuple[T, FileResult | None]]:
         window = window or 2 * self.workers + 2
         pending: deque[tuple[list[tuple[T, Job | None, int]], Future[list[FileResult]] | None]] = deque()
         counter = 0
 
-        def numbered() -> Iterator[tuple[T, Job | None, int]]:
+        def numbered() -> Iterator[tuple[T, Job | None, int] | Flush]:
             nonlocal counter
-            for tag, job in items:
+            for item in items:
+                if isinstance(item, Flush):
+                    yield item
+                    continue
+                tag, job = item
                 slot = -1
                 if job is not None:
                     slot = counter % self._slots if self._slots else counter

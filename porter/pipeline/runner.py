@@ -17,7 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 
 from porter.config import globs
@@ -32,7 +32,7 @@ from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
 from porter.analysis.index import ProjectIndex, answers as index_answers
 from porter.pipeline import projects
-from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, MIN_PARALLEL_FILES, Job, Pool, default_jobs
+from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, FLUSH, MIN_PARALLEL_FILES, Flush, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
 from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_regular, read_regular_stat
 from porter.config import line_length as formatter
@@ -158,22 +158,63 @@ def project_index(
     target: str | None = None,
     cuda_sources: Sequence[str] = (),
     given: Sequence[Path] = (),
+    pool: Pool | None = None,
 ) -> dict[str, Facts]:
     """Each file's answers from one index of device values per project of the run: `given`
     (the paths the run was given) tells a folder holding several projects, each indexed on
-    its own (`porter.pipeline.projects`); without it, or with one project, one index."""
+    its own (`porter.pipeline.projects`); without it, or with one project, one index.
+
+    `pool`: where a project indexed for the first time (no answers cached, no earlier state
+    to start from: a cold run) is worked out, its two analyses at once, each handed on as soon
+    as its project's files are scanned; after an edit the index is worked out here, from its
+    last state."""
+    parts: list[_Part] = []
+    running: list[tuple[_Part, str, Future[Any]]] = []
+    try:
+        for group, cu in index_parts(candidates, cuda_sources, given):
+            part = _Part(group, store, stats, target, cu)
+            parts.append(part)
+            if pool is not None and part.values is None and part.previous is None:
+                running.extend((part, kind, pool.call(*part.task(kind))) for kind in part.missing())
+        for part, kind, future in running:
+            part.answered(kind, _worked_out(future, part, kind))
+    except BaseException:
+        if pool is not None:
+            pool.close(cancel=True)  # no worker outlives an interrupted run
+        raise
+    for part in parts:
+        for kind in part.missing():
+            fn, *args = part.task(kind)
+            part.answered(kind, fn(*args))
+    out: dict[str, Facts] = {}
+    for part in parts:
+        out.update(part.facts())
+    return out
+
+
+def index_parts(
+    candidates: list[Candidate], cuda_sources: Sequence[str] = (), given: Sequence[Path] = ()
+) -> list[tuple[list[Candidate], list[str]]]:
+    """The project index's independent parts: (a project's candidates, its .cu files), in the
+    order each project's first file comes. No part's answers depend on another's, so they may
+    be worked out apart (at once, in several workers: `_overlapped`)."""
     groups = projects.split(candidates, given) if given else []
     if len(groups) <= 1:
-        return _project_facts(candidates, store, stats, target, cuda_sources)
+        return [(candidates, list(cuda_sources))]
     shown = {folder: display_path(folder) for folder, _ in groups if folder is not None}
-    out: dict[str, Facts] = {}
+    parts: list[tuple[list[Candidate], list[str]]] = []
     for folder, group in groups:
         if folder is None:  # the files in no project: the .cu files in none either
             cu = [c for c in cuda_sources if not any(_inside(c, s) for s in shown.values())]
         else:
             cu = [c for c in cuda_sources if _inside(c, shown[folder])]
-        out.update(_project_facts(group, store, stats, target, cu))
-    return out
+        parts.append((group, cu))
+    return parts
+
+
+def index_part(candidates: list[Candidate], target: str | None, cuda_sources: Sequence[str]) -> dict[str, Facts]:
+    """One part's answers (`index_parts`), worked out without a cache (in a worker)."""
+    return _project_facts(candidates, None, None, target, cuda_sources)
 
 
 def _inside(name: str, folder: str) -> bool:
@@ -188,47 +229,103 @@ def _project_facts(
     target: str | None,
     cuda_sources: Sequence[str],
 ) -> dict[str, Facts]:
-    """Each file's answers from one index of device values over one project (`porter.analysis.index`).
+    """Each file's answers from one index of device values over one project (`_Part`), the
+    analyses the cache has no answers for worked out here."""
+    part = _Part(candidates, store, stats, target, cuda_sources)
+    for kind in part.missing():
+        fn, *args = part.task(kind)
+        part.answered(kind, fn(*args))
+    return part.facts()
+
+
+_VALUES, _CUDA_ONLY = "values", "cuda-only"
+
+
+class _Part:
+    """One project's index (`porter.analysis.index`): its files scanned, and its two analyses'
+    answers, from the cache or still to be worked out (`missing`, `task`, `answered`).
 
     A bytes scan picks the files that may carry a device value; they are hashed, and when
     none changed since the last run the answers come from the cache, so a warm run parses
     nothing. Otherwise those files are read again and indexed with `ast` (no libcst).
     A file the stat index vouches for is not read: its hash and scan come from there.
-    `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only."""
-    wanted: list[tuple[str, Path]] = []
-    # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
-    # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
-    importing: list[tuple[str, Path]] = []
-    parts: list[tuple[str, bytes]] = []
-    digest = hashlib.sha256()
-    for cand in candidates:
-        if cand.problem is not None:
-            continue
-        name = _name(cand)
-        # a requirements file, a notebook ...: no Python module of the project
-        scanned = _scanned(cand, name, stats) if is_python(name) else None
-        if scanned is None:
-            continue
-        wants, sha, imports = scanned
-        if imports:
-            importing.append((name, cand.path))
-            parts.append((name, imports))
-        if wants:
-            wanted.append((name, cand.path))
-            digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-    # the two analyses are cached apart: an edit to a body re-runs the device-value index
-    # only, an edit to an import line of a file it does not read the CUDA-only pass only
-    values = _cached(store, "values:" + digest.hexdigest(), lambda: _indexed(wanted, store, candidates))
-    hashed, native = _native(cuda_sources, stats)
-    cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, hashed)
-    extra = store.get_index(cuda_key) if store is not None else None
-    if extra is None:
-        if native is None:  # the stat index vouched for them; the facts are worked out from their bytes
-            native = native_ops.read(cuda_sources)
-            cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
-        ops = native
-        extra = _cached(store, cuda_key, lambda: _cuda_only(importing, target, cuda_sources, ops))
-    return _abstraction_everywhere(cuda_only_index.merged(values, extra), candidates)
+    `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only. The two
+    analyses are cached apart: an edit to a body re-runs the device-value index only, an edit
+    to an import line of a file it does not read the CUDA-only pass only."""
+
+    def __init__(
+        self,
+        candidates: list[Candidate],
+        store: Cache | None,
+        stats: StatIndex | None,
+        target: str | None,
+        cuda_sources: Sequence[str],
+    ) -> None:
+        self.candidates = candidates
+        self.store = store
+        self.target = target
+        self.cuda_sources = list(cuda_sources)
+        self.wanted: list[tuple[str, Path]] = []
+        # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
+        # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
+        self.importing: list[tuple[str, Path]] = []
+        parts: list[tuple[str, bytes]] = []
+        digest = hashlib.sha256()
+        for cand in candidates:
+            if cand.problem is not None:
+                continue
+            name = _name(cand)
+            # a requirements file, a notebook ...: no Python module of the project
+            scanned = _scanned(cand, name, stats) if is_python(name) else None
+            if scanned is None:
+                continue
+            wants, sha, imports = scanned
+            if imports:
+                self.importing.append((name, cand.path))
+                parts.append((name, imports))
+            if wants:
+                self.wanted.append((name, cand.path))
+                digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
+        self.values_key = "values:" + digest.hexdigest()
+        self.values = store.get_index(self.values_key) if store is not None else None
+        self.state_key = "values-state:" + _project_key(candidates)
+        # the state of the project's last index, which the device values start from
+        self.previous = store.get_state(self.state_key) if store is not None and self.values is None else None
+        hashed, native = _native(self.cuda_sources, stats)
+        self.cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
+        self.extra = store.get_index(self.cuda_key) if store is not None else None
+        if self.extra is None and native is None:
+            # the stat index vouched for the sources; the facts are worked out from their bytes,
+            # and keyed by the bytes read
+            native = native_ops.read(self.cuda_sources)
+            self.cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, self.cuda_sources, _hashed(native))
+        self.native = native or []
+
+    def missing(self) -> list[str]:
+        """The analyses the cache had no answers for."""
+        return [kind for kind, got in ((_VALUES, self.values), (_CUDA_ONLY, self.extra)) if got is None]
+
+    def task(self, kind: str) -> tuple[Any, ...]:
+        """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
+        if kind == _VALUES:
+            return (_answered, self.wanted, self.previous)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native)
+
+    def answered(self, kind: str, result: Any) -> None:
+        """The analysis `kind`'s answers, worked out (`task`): kept, and cached."""
+        if kind == _VALUES:
+            self.values, state = result
+            if self.store is not None:
+                self.store.put_state(self.state_key, state)
+                self.store.put_index(self.values_key, self.values)
+        else:
+            self.extra = result
+            if self.store is not None:
+                self.store.put_index(self.cuda_key, self.extra)
+
+    def facts(self) -> dict[str, Facts]:
+        assert self.values is not None and self.extra is not None  # every analysis answered
+        return _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
 
 
 def _hashed(native: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
@@ -269,14 +366,13 @@ def _native(
     return hashed, read
 
 
-def _cached(store: Cache | None, key: str, work: Callable[[], dict[str, Facts]]) -> dict[str, Facts]:
-    """The answers cached under `key`, or worked out (and cached)."""
-    facts = store.get_index(key) if store is not None else None
-    if facts is None:
-        facts = work()
-        if store is not None:
-            store.put_index(key, facts)
-    return facts
+def _worked_out(future: Future[Any], part: _Part, kind: str) -> Any:
+    """The answers of `part`'s analysis `kind` from its worker; worked out here if it died."""
+    try:
+        return future.result()
+    except (BrokenProcessPool, CancelledError):
+        fn, *args = part.task(kind)
+        return fn(*args)
 
 
 def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
@@ -297,21 +393,19 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _indexed(wanted: list[tuple[str, Path]], store: Cache | None, candidates: list[Candidate]) -> dict[str, Facts]:
+def _answered(wanted: list[tuple[str, Path]], previous: object) -> tuple[dict[str, Facts], object]:
     """The index of device values over `wanted`, worked out from the files' bytes (the cache
-    had none for them). The answers of the project's last index that nothing they were worked
-    out from changed since are kept (`index.answers`): an edit re-reads what depends on it."""
+    had none for them), and the state to keep for the next run. The answers of the project's
+    last index (`previous`) that nothing they were worked out from changed since are kept
+    (`index.answers`): an edit re-reads what depends on it."""
     files: list[tuple[str, bytes]] = []
     for name, path in wanted:
         try:
             files.append((name, lf_line_ends(read_regular(path))))
         except OSError:
             continue
-    key = "values-state:" + _project_key(candidates)
-    facts, state, _ = index_answers(files, store.get_state(key) if store is not None else None)
-    if store is not None:
-        store.put_state(key, state)
-    return {name: facts.get(name, ()) for name, _ in wanted}
+    facts, state, _ = index_answers(files, previous)
+    return {name: facts.get(name, ()) for name, _ in wanted}, state
 
 
 def _project_key(candidates: list[Candidate]) -> str:
@@ -483,15 +577,19 @@ def _results(
             yield cand, result
         return
     stats = StatIndex(store, paths, settings) if store is not None and store.enabled else None
-    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths)
+    # a cold run's index over many files is worked out in the workers, its parts at once
+    # (a pool that is never asked for anything starts no worker: a warm run starts none)
+    pool = Pool(cores, file_timeout=limit) if cores > 1 and len(candidates) >= OVERLAP_MIN_FILES else None
+    facts = project_index(candidates, store, stats, settings.target, cuda_sources, paths, pool=pool)
     serial = _Serial(settings, store, stats, facts, keep_ported, sources)
 
     # every parse runs in a worker process (a crash or a stall costs one file, not the run);
     # one worker is cheapest below a few files, more pay for themselves past that
     items = (serial.prepared(cand) for cand in candidates)
     head, parse = _head(items)
-    workers = 1 if parse < MIN_PARALLEL_FILES else cores
-    for tag, parsed in Pool(workers, file_timeout=limit).map(itertools.chain(head, items)):
+    if pool is None or not pool.started:
+        pool = Pool(1 if parse < MIN_PARALLEL_FILES else cores, file_timeout=limit)
+    for tag, parsed in pool.map(itertools.chain(head, items)):
         cand, result = serial.finish(tag, parsed)
         if seen is not None:
             serial.imports(cand, result, seen)
@@ -587,14 +685,14 @@ class _Serial:
         return cand, result
 
 
-# a run without a cache over at least this many files works the project index out in a
-# worker while the other workers port the first files (below it, the index is quick)
+# a run without a cache over at least this many files works the project index out in
+# workers while they port the first files (below it, the index is quick)
 OVERLAP_MIN_FILES = 64
 
 # each item's tag in an overlapped run: the candidate's place, the candidate, its result when
-# no parse is needed, and whether it was prepared before the project index was known
+# no parse is needed, and whether it was prepared before its project's index was known
 _OTag = tuple[int, Candidate, FileResult | None, bool]
-# a file read before the project index was known: its place, the candidate, its name, its
+# a file read before its project's index was known: its place, the candidate, its name, its
 # settings and its bytes
 _Early = tuple[int, Candidate, str, Settings, bytes]
 
@@ -608,42 +706,48 @@ def _overlapped(
     keep_ported: tuple[str, ...] = (),
     given: Sequence[Path] = (),
 ) -> Iterator[tuple[Candidate, FileResult]]:
-    """`iter_results` without a cache: the project index is worked out in one worker while
-    the others port files as if no cross-file fact applied to them. Files the index follows
-    device values into (`ProjectIndex.wants`) wait for it instead: most cross-file facts are
-    theirs (on the 1.2M-line benchmark 717 of 3,945 files have facts). Once the index is known,
-    the guessed files it has facts for (CUDA-only imports) are ported again with them, and only
-    that result counts.
-    Every file ends with the result a run that waited for the index gives, in the same order;
-    the index's time, serial before, now overlaps the parsing."""
+    """`iter_results` without a cache: the project index is worked out in the workers, one
+    part per project (`index_parts`), each part handed to the pool ahead of every file, so
+    that all the workers share it instead of one working it out while the others run out of
+    files. Meanwhile files are ported as if no cross-file fact applied to them, except those
+    the index follows device values into (`ProjectIndex.wants`), which wait for their own
+    project's part: most cross-file facts are theirs (on the 1.2M-line benchmark 717 of
+    3,945 files have facts). A project's waiting files go to the workers as soon as its
+    part is known, not once the whole index is; its guessed files that had facts after all
+    (CUDA-only imports) are ported again with them, and only that result counts.
+    Every file ends with the result a run that waited for the index gives, in the same order."""
     pool = Pool(workers, file_timeout=limit)
-    index = pool.call(project_index, candidates, None, None, settings.target, cuda_sources, given)
-    run = _Overlap(candidates, settings, index, cuda_sources, keep_ported, given)
+    parts = index_parts(candidates, cuda_sources, given)
+    index = [pool.call(index_part, group, settings.target, cu) for group, cu in parts]
+    run = _Overlap(candidates, settings, parts, index, keep_ported)
     yield from run.in_order(pool.map(run.items()))
 
 
 class _Overlap:
-    """An overlapped run's state: the project index's future, its facts once known, the files
-    ported before they were (`guessed`) and those among them ported again with them (`redone`)."""
+    """An overlapped run's state: one future per part of the project index, each part's facts
+    once known, the files ported before their part was known (`guessed`), those among them
+    ported again with the facts (`redone`) and the files waiting for their part (`waiting`)."""
 
     def __init__(
         self,
         candidates: list[Candidate],
         settings: Settings,
-        index: Future[dict[str, Facts]],
-        cuda_sources: list[str],
+        parts: list[tuple[list[Candidate], list[str]]],
+        index: list[Future[dict[str, Facts]]],
         keep_ported: tuple[str, ...],
-        given: Sequence[Path] = (),
     ) -> None:
         self.candidates = candidates
-        self.given = given
         self.settings = settings
+        self.parts = parts
         self.index = index
-        self.cuda_sources = cuda_sources
         self.keep_ported = keep_ported
-        self.facts: dict[str, Facts] | None = None
-        self.guessed: list[_Early] = []  # prepared before the index was known
-        self.redone: set[int] = set()  # those that had facts after all: prepared again with them
+        part = {id(cand): k for k, (group, _) in enumerate(parts) for cand in group}
+        self.part_of = [part[id(cand)] for cand in candidates]  # each candidate's part, by place
+        self.facts: list[dict[str, Facts] | None] = [None] * len(parts)
+        self.unknown = list(range(len(parts)))  # the parts not learned yet, in order
+        self.guessed: dict[int, list[_Early]] = {}  # part -> files prepared before it was known
+        self.waiting: dict[int, list[_Early]] = {}  # part -> files that wait for it
+        self.redone: set[int] = set()  # guessed files that had facts after all: prepared again with them
 
     def item(
         self, i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
@@ -656,42 +760,43 @@ class _Overlap:
             return (i, cand, _not_admitted(source, name), guess), None
         return (i, cand, None, guess), Job(source, name, here)
 
-    def learn(self) -> list[tuple[_OTag, Job | None]]:
-        """The facts, now known; the files guessed wrong, to port again (all decided before
-        any of them is handed on, so the results below never see half of the decision)."""
-        self.facts = facts = _index_of(self.index, self.candidates, self.settings.target, self.cuda_sources, self.given)
+    def learn(self, k: int) -> list[tuple[_OTag, Job | None]]:
+        """Part `k`'s facts, now known: its guessed files that had facts after all, to port
+        again, and its waiting files, with theirs (all decided before any of them is handed
+        on, so the results below never see half of the decision)."""
+        group, cu = self.parts[k]
+        self.facts[k] = facts = _index_of(self.index[k], group, self.settings.target, cu)
+        self.unknown.remove(k)
         again = [
             (i, cand, name, here, source, facts[name])
-            for i, cand, name, here, source in self.guessed
+            for i, cand, name, here, source in self.guessed.pop(k, [])
             if facts.get(name)
         ]
         self.redone.update(i for i, *_ in again)
-        self.guessed.clear()
-        return [self.item(*row, guess=False) for row in again]
+        out = [self.item(*row, guess=False) for row in again]
+        out += [self.item(*row, flow=facts.get(row[2], ()), guess=False) for row in self.waiting.pop(k, [])]
+        return out
 
-    def items(self) -> Iterator[tuple[_OTag, Job | None]]:
-        """Every file's item in order, except those waiting for the index (after it)."""
-        waiting: list[_Early] = []  # files the index may well have facts for
+    def _learned(self) -> Iterator[tuple[_OTag, Job | None]]:
+        """The items of every part that became known since last asked."""
+        for k in [k for k in self.unknown if self.index[k].done()]:
+            yield from self.learn(k)
+
+    def items(self) -> Iterator[tuple[_OTag, Job | None] | Flush]:
+        """Every file's item in order, except those waiting for their part (after it)."""
         for i, cand in enumerate(self.candidates):
-            if self.facts is None and self.index.done():
-                yield from self.learn()
-            if self.facts is not None and waiting:
-                yield from self._released(waiting)
-            yield from self._read(i, cand, waiting)
-        if self.facts is None:
-            yield from self.learn()
-        yield from self._released(waiting)
+            yield from self._learned()
+            yield from self._read(i, cand)
+        yield from self._learned()
+        while self.unknown:
+            # every file is read: hand on what is gathered before waiting for the next part
+            yield FLUSH
+            yield from self.learn(self.unknown[0])
+            yield from self._learned()
 
-    def _released(self, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
-        """The waiting files' items, with the facts now known."""
-        facts = self.facts
-        assert facts is not None  # learn() sets them
-        yield from (self.item(*row, flow=facts.get(row[2], ()), guess=False) for row in waiting)
-        waiting.clear()
-
-    def _read(self, i: int, cand: Candidate, waiting: list[_Early]) -> Iterator[tuple[_OTag, Job | None]]:
+    def _read(self, i: int, cand: Candidate) -> Iterator[tuple[_OTag, Job | None]]:
         """The candidate's item: a problem, or its bytes ported (with a guess at its facts when
-        the index is not known yet); a file the index may well have facts for waits instead."""
+        its part is not known yet); a file the index may well have facts for waits instead."""
         if cand.problem is not None:
             yield (i, cand, _problem(cand, display_path(cand.path)), False), None
             return
@@ -700,36 +805,40 @@ class _Overlap:
             yield (i, cand, failed, False), None
             return
         assert source is not None  # _read_stat gives the bytes or the failure
-        if self.facts is None and _may_have_facts(source):
-            waiting.append((i, cand, name, here, source))  # not guessed: it would likely be ported twice
-        elif self.facts is None:
-            self.guessed.append((i, cand, name, here, source))
+        k = self.part_of[i]
+        facts = self.facts[k]
+        if facts is None and _may_have_facts(source):
+            # not guessed: it would likely be ported twice
+            self.waiting.setdefault(k, []).append((i, cand, name, here, source))
+        elif facts is None:
+            self.guessed.setdefault(k, []).append((i, cand, name, here, source))
             yield self.item(i, cand, name, here, source, (), guess=True)
         else:
-            yield self.item(i, cand, name, here, source, self.facts.get(name, ()), guess=False)
+            yield self.item(i, cand, name, here, source, facts.get(name, ()), guess=False)
 
     def in_order(self, mapped: Iterator[tuple[_OTag, FileResult | None]]) -> Iterator[tuple[Candidate, FileResult]]:
         """The pool's results in the candidates' order; a guessed file's result is held until
-        the facts say whether it counts or was redone."""
+        its part's facts say whether it counts or was redone."""
         done: dict[int, tuple[Candidate, FileResult]] = {}
-        held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until the facts are known
+        held: dict[int, tuple[Candidate, FileResult]] = {}  # results of guesses, until their part is known
         following = 0
         for (i, cand, ready, guess), result in mapped:
             got = ready if ready is not None else result
             assert got is not None  # the pool parsed every item that was not ready
             if not guess:
                 done[i] = (cand, got)
-            elif self.facts is None:
+            elif self.facts[self.part_of[i]] is None:
                 held[i] = (cand, got)
             elif i not in self.redone:
                 done[i] = (cand, got)
-            if self.facts is not None and held:
-                done.update((j, r) for j, r in held.items() if j not in self.redone)
-                held.clear()
+            for j in [j for j in held if self.facts[self.part_of[j]] is not None]:
+                kept = held.pop(j)
+                if j not in self.redone:
+                    done[j] = kept
             while following in done:
                 yield done.pop(following)
                 following += 1
-        done.update((j, r) for j, r in held.items() if j not in self.redone)  # (the facts are known by now)
+        done.update((j, r) for j, r in held.items() if j not in self.redone)  # (every part is known by now)
         while following in done:
             yield done.pop(following)
             following += 1
@@ -742,17 +851,13 @@ def _may_have_facts(source: bytes) -> bool:
 
 
 def _index_of(
-    index: Future[dict[str, Facts]],
-    candidates: list[Candidate],
-    target: str,
-    cuda_sources: list[str],
-    given: Sequence[Path] = (),
+    index: Future[dict[str, Facts]], candidates: list[Candidate], target: str | None, cuda_sources: list[str]
 ) -> dict[str, Facts]:
-    """The project index from its worker; worked out here if that worker died."""
+    """One part of the project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
     except (BrokenProcessPool, CancelledError):
-        return project_index(candidates, None, None, target, cuda_sources, given)
+        return index_part(candidates, target, cuda_sources)
 
 
 def _known(

@@ -211,14 +211,14 @@ def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
     assert _findings([Path("all")], "neuron", cache=False) == alone
 
     indexed: list[list[str]] = []
-    real = runner._indexed
+    real = runner._answered
 
-    def counted(wanted, store, candidates):
+    def counted(wanted, previous):
         if wanted:  # (the dependency files' own pass has no Python file to index)
             indexed.append(sorted(name for name, _ in wanted))
-        return real(wanted, store, candidates)
+        return real(wanted, previous)
 
-    monkeypatch.setattr(runner, "_indexed", counted)
+    monkeypatch.setattr(runner, "_answered", counted)
     cache = tmp_path / "cache"
     assert _findings([Path("all")], "neuron", cache=True, cache_dir=cache) == alone
     assert len(indexed) == 2  # cold: one index per project
