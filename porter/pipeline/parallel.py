@@ -25,7 +25,6 @@ kills them; if the parent dies without cleaning up (SIGKILL), the kernel kills t
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import sys
@@ -33,14 +32,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import BrokenExecutor, CancelledError, Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from porter.core.findings import FileResult, FileStatus
 from porter.config.settings import Settings
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")  # the caller's tag for each item, handed back with its result
 R = TypeVar("R")
@@ -138,6 +140,10 @@ def _init_worker(parent: int, starts: Any = None) -> None:
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    # imported here, as ProcessPoolExecutor in `_pool`: a warm run starts no worker and would
+    # pay ~0.02 s for the imports alone
+    import multiprocessing
+
     if sys.platform.startswith("linux"):
         return multiprocessing.get_context("fork")  # the parent's imports come for free
     return multiprocessing.get_context("spawn")
@@ -196,6 +202,8 @@ class Pool:
             context = _context()
             if self._slots and self._starts is None:
                 self._starts = context.RawArray("d", self._slots)
+            from concurrent.futures import ProcessPoolExecutor
+
             self._executor = ProcessPoolExecutor(
                 self.workers, mp_context=context, initializer=_init_worker, initargs=(os.getpid(), self._starts)
             )
@@ -300,7 +308,7 @@ class Pool:
         if self.file_timeout is None:
             try:
                 return future.result(), None
-            except (BrokenProcessPool, CancelledError):
+            except (BrokenExecutor, CancelledError):
                 return None, None
         while True:
             now = time.monotonic()
@@ -319,7 +327,7 @@ class Pool:
                 return future.result(timeout=wait), None
             except FutureTimeout:
                 continue
-            except (BrokenProcessPool, CancelledError):
+            except (BrokenExecutor, CancelledError):
                 return None, None
 
     def _collect(
@@ -378,8 +386,8 @@ class Pool:
                 self._stop_all(late, now)
                 self._charge(slot, now)
                 return self._timed_out(job)
-            raise BrokenProcessPool("the worker died")
-        except (BrokenProcessPool, CancelledError):
+            raise BrokenExecutor("the worker died")
+        except (BrokenExecutor, CancelledError):
             self.close(cancel=True)
             if self._starts is not None:
                 self._starts[slot] = 0.0

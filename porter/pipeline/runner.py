@@ -12,8 +12,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import CancelledError, Future
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import BrokenExecutor, CancelledError, Future
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -370,7 +369,7 @@ def _worked_out(future: Future[Any], part: _Part, kind: str) -> Any:
     """The answers of `part`'s analysis `kind` from its worker; worked out here if it died."""
     try:
         return future.result()
-    except (BrokenProcessPool, CancelledError):
+    except (BrokenExecutor, CancelledError):
         fn, *args = part.task(kind)
         return fn(*args)
 
@@ -856,7 +855,7 @@ def _index_of(
     """One part of the project index from its worker; worked out here if that worker died."""
     try:
         return index.result()
-    except (BrokenProcessPool, CancelledError):
+    except (BrokenExecutor, CancelledError):
         return index_part(candidates, target, cuda_sources)
 
 
