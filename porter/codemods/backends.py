@@ -1067,9 +1067,10 @@ class BackendsFamily(Family):
         return out
 
     def _at_hand(self, node: cst.Call) -> None:
-        """`torch.zeros(n, device='cuda')` where the code has its device at hand (BACK009)."""
+        """`torch.zeros(n, device='cuda')`, `x.cuda()` where the code has its device at hand (BACK009)."""
         if self.ctx.in_cuda_only_code() is not None:
             return
+        self._dot_cuda_at_hand(node)
         for value in self._device_positions(node):
             s = string_value(value)
             if isinstance(value, cst.FormattedString):
@@ -1105,6 +1106,35 @@ class BackendsFamily(Family):
                 f"than naming {t.display}",
                 applicability=Applicability.MANUAL,
             )
+
+    def _dot_cuda_at_hand(self, node: cst.Call) -> None:
+        """`x.cuda()` is `x.to("cuda")` in a method's spelling: where the code has its device at
+        hand, `.to(<target>)` in its place would pin the code to the target and break it on CUDA
+        just as `device="neuron"` would (vLLM's `swizzle_blockscale`, beside the module's
+        `current_platform`). Kept (the device rule leaves what `keep_cuda` holds), reported."""
+        func = node.func
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value != "cuda"
+            or self.ctx.qualname(func) is not None
+            or id(node) in self.ctx.keep_cuda
+            or b"def cuda(" in (self.ctx.source or b"")  # the file's own `cuda()`: DEV001 says so
+        ):
+            return
+        at_hand = self._device_at_hand()
+        if at_hand is None:
+            return
+        t = self.ctx.target
+        called = ".cuda()" if not node.args else ".cuda(...)"
+        self.ctx.keep_cuda.add(id(node))
+        self.ctx.report(
+            "BACK009",
+            node,
+            f"`{called}` moves to CUDA where the code has its device at hand (`{at_hand}`), in a project with a "
+            f"device abstraction of its own: kept; on {t.display}, move it to the device `{at_hand}` names "
+            f"(`.to(...)`) rather than to {t.display}",
+            applicability=Applicability.MANUAL,
+        )
 
     def _switch_key(self, node: cst.Call) -> None:
         """`self._memstats.non_model_data_list("cuda")` where the project's function takes its
