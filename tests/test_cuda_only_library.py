@@ -1224,6 +1224,18 @@ NVFP4_UTILS = {
         def cutlass_fp4_supported() -> bool:
             return current_platform.is_cuda()
         """,
+    "mylib/quant/offload.py": """
+        import torch
+
+
+        class Offload:
+            def __init__(self, device):
+                self.device = device
+                self.buffer = torch.empty(1, device=torch.cuda.current_device())
+
+            def back(self, v):
+                return v.cuda()
+        """,
     "mylib/quant/plain.py": """
         import torch
 
@@ -1244,6 +1256,10 @@ def test_a_dot_cuda_beside_the_projects_platform_object_stays(tmp_path):
     (back,) = [f for f in findings if f.code == "BACK009"]
     assert back.start.line == 8 and "`.cuda()`" in back.message and "`current_platform`" in back.message
     assert not any(f.code == "DEV001" for f in findings)
+    # a class that spells its device `torch.cuda.current_device()`: its `.cuda()` becomes the
+    # device-generic spelling, the same on CUDA, and nothing is pinned to the target
+    offload, _ = ported["mylib/quant/offload.py"]
+    assert "return v.to(torch.accelerator.current_accelerator())" in offload, offload
     # a module without the platform object (nothing at hand) is ported as usual
     plain, _ = ported["mylib/quant/plain.py"]
     assert '.to("neuron")' in plain and ".cuda()" not in plain

@@ -41,6 +41,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
+from porter.codemods.device import names_current_device
 from porter.codemods.guards import after as _after
 from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
@@ -1111,7 +1112,9 @@ class BackendsFamily(Family):
         """`x.cuda()` is `x.to("cuda")` in a method's spelling: where the code has its device at
         hand, `.to(<target>)` in its place would pin the code to the target and break it on CUDA
         just as `device="neuron"` would (vLLM's `swizzle_blockscale`, beside the module's
-        `current_platform`). Kept (the device rule leaves what `keep_cuda` holds), reported."""
+        `current_platform`). Kept (the device rule leaves what `keep_cuda` holds), reported;
+        not where the port is a device-generic spelling (`--portable`, a class that names
+        `torch.cuda.current_device()` as its device), which is the same on CUDA."""
         func = node.func
         if (
             not isinstance(func, cst.Attribute)
@@ -1121,6 +1124,9 @@ class BackendsFamily(Family):
             or b"def cuda(" in (self.ctx.source or b"")  # the file's own `cuda()`: DEV001 says so
         ):
             return
+        cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
+        if self.ctx.portable or (cls is not None and names_current_device(self.ctx, cls)):
+            return  # the port is a device-generic spelling, the same on CUDA: nothing pinned
         at_hand = self._device_at_hand()
         if at_hand is None:
             return
