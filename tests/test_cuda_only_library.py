@@ -1203,6 +1203,68 @@ def test_a_cuda_device_beside_the_projects_platform_object_stays(tmp_path):
     assert 'device=f"neuron:{rank}"' in plain and '"nccl"' not in plain
 
 
+# vllm 0.34.0 nvfp4_utils.py:53: `swizzle_blockscale` lays the NVFP4 block scales out for the
+# CUTLASS / FlashInfer kernels and moves them with `.cuda()`, in a module that imports the
+# project's platform object (`cutlass_fp4_supported` asks it whether the platform is CUDA)
+NVFP4_UTILS = {
+    **PLATFORM_PROJECT,
+    "mylib/quant/__init__.py": "",
+    "mylib/quant/nvfp4_utils.py": """
+        import torch
+
+        from mylib.platforms import current_platform
+
+
+        def swizzle_blockscale(scale: torch.Tensor) -> torch.Tensor:
+            padded = torch.zeros((1, 128, 4), dtype=scale.dtype, device=scale.device)
+            swizzled = padded.permute(0, 2, 1).contiguous().cuda()
+            return swizzled.reshape(128, 4)
+
+
+        def cutlass_fp4_supported() -> bool:
+            return current_platform.is_cuda()
+        """,
+    "mylib/quant/offload.py": """
+        import torch
+
+
+        class Offload:
+            def __init__(self, device):
+                self.device = device
+                self.buffer = torch.empty(1, device=torch.cuda.current_device())
+
+            def back(self, v):
+                return v.cuda()
+        """,
+    "mylib/quant/plain.py": """
+        import torch
+
+
+        def mask(r, c):
+            return torch.randint(0, 2, (r * c,)).cuda()
+        """,
+}
+
+
+def test_a_dot_cuda_beside_the_projects_platform_object_stays(tmp_path):
+    """`.cuda()` -> `.to("neuron")` pins the code to the target as `device="cuda"` ->
+    `device="neuron"` would, and breaks it on CUDA: where the device is at hand, kept (BACK009)."""
+    write_files(tmp_path, NVFP4_UTILS)
+    ported = port_files(tmp_path, "neuron")
+    new, findings = ported["mylib/quant/nvfp4_utils.py"]
+    assert new == textwrap.dedent(NVFP4_UTILS["mylib/quant/nvfp4_utils.py"]).lstrip(), new
+    (back,) = [f for f in findings if f.code == "BACK009"]
+    assert back.start.line == 8 and "`.cuda()`" in back.message and "`current_platform`" in back.message
+    assert not any(f.code == "DEV001" for f in findings)
+    # a class that spells its device `torch.cuda.current_device()`: its `.cuda()` becomes the
+    # device-generic spelling, the same on CUDA, and nothing is pinned to the target
+    offload, _ = ported["mylib/quant/offload.py"]
+    assert "return v.to(torch.accelerator.current_accelerator())" in offload, offload
+    # a module without the platform object (nothing at hand) is ported as usual
+    plain, _ = ported["mylib/quant/plain.py"]
+    assert '.to("neuron")' in plain and ".cuda()" not in plain
+
+
 def test_devices_of_a_class_whose_init_asserts_cuda_stay():
     """Megatron's NCCL memory-pool allocator (`nccl_mem`, here under a name that does not say NCCL):
     its `__init__` asserts a device string names CUDA ("only cuda devices are supported"); its

@@ -109,3 +109,65 @@ def test_no_target_class_is_scaffolded_where_one_exists(tmp_path):
     results, _ = run([src], Settings(target="neuron"), cache=False, jobs=1)
     back003 = [f for r in results for f in r.findings if f.code == "BACK003"]
     assert len(back003) == 1 and "`NeuronAccelerator`" in back003[0].message
+
+
+# ColossalAI 0.5.0 colossalai/accelerator/cuda_accelerator.py: `__all__` names CUDA's class, the
+# class's docstring describes CUDA's devices, and its generator methods each wrap one call
+COLOSSAL_CUDA = '''
+from typing import List
+
+import torch
+
+from .base_accelerator import BaseAccelerator
+
+__all__ = ["CudaAccelerator"]
+
+
+class CudaAccelerator(BaseAccelerator):
+    """
+    Accelerator class for Nvidia CUDA devices.
+    """
+
+    def __init__(self):
+        super().__init__(name="cuda", communication_backend="nccl", is_synchronous=False)
+
+    def get_rng_state(self, device="cuda") -> torch.Tensor:
+        """
+        Returns the random number generator state of the specified GPU as a ByteTensor.
+        """
+        return torch.cuda.get_rng_state(device)
+
+    def get_rng_state_all(self) -> List[torch.Tensor]:
+        return torch.cuda.get_rng_state_all()
+
+    def set_rng_state(self, new_state: torch.ByteTensor, device: str = "cuda") -> None:
+        torch.cuda.set_rng_state(new_state, device)
+
+    def manual_seed(self, seed: int) -> None:
+        torch.cuda.manual_seed(seed)
+'''
+
+
+def test_backend_scaffold_names_the_targets_class_and_ports_each_generator_method(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "base_accelerator.py").write_text("class BaseAccelerator:\n    pass\n")
+    (src / "cuda_accelerator.py").write_text(COLOSSAL_CUDA)
+    (src / "cpu_accelerator.py").write_text(
+        "from .base_accelerator import BaseAccelerator\n\n\nclass CpuAccelerator(BaseAccelerator):\n    pass\n"
+    )
+    (family,) = scan(src)
+    out = write_backend(family, src, tmp_path / "out", "neuron")
+    assert out is not None
+    text = out.read_text()
+    tree = ast.parse(text)
+    # what the module exports is the target's class; its docstring is no longer CUDA's
+    assert '__all__ = ["NeuronAccelerator"]' in text, text
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef))
+    assert "CUDA" not in (ast.get_docstring(cls) or "") and "TorchNeuron" in (ast.get_docstring(cls) or ""), text
+    # each generator method answers for the target's device; the one with no port is marked
+    methods = {n.name: ast.get_source_segment(text, n) for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert "torch.neuron.get_rng_state(device)" in methods["get_rng_state"], text
+    assert "torch.neuron.set_rng_state(new_state, device)" in methods["set_rng_state"], text
+    assert "torch.cuda" not in methods["manual_seed"], text
+    assert "# porter[CUDA004]" in text and "torch.cuda.get_rng_state_all()" in methods["get_rng_state_all"]

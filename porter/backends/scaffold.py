@@ -150,8 +150,9 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
             f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written"
         ) from None
     new_class = renamed(cuda.name, target)
-    module = module.visit(_Rename(cuda.name, new_class))
     display = get_target(target).display
+    doc = f"{display}'s backend for `{_doc(family.base)}`, modelled on `{_doc(cuda.name)}`. TODO: describe it."
+    module = module.visit(_Rename(cuda.name, new_class, doc))
     # names from the tree (a file name may hold quotes or a newline): escaped, on one line
     note = (
         f'"""{display} backend for `{_doc(family.base)}`, scaffolded by porter from `{_doc(cuda.name)}` '
@@ -168,13 +169,39 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
 
 
 class _Rename(cst.CSTTransformer):
-    """The CUDA class's name, the target's, wherever the module names it."""
+    """The CUDA class's name, the target's, wherever the module names it: as a name, and as a
+    string that is the name alone (`__all__ = ["CudaAccelerator"]`). The class's own docstring
+    describes CUDA's devices ("Accelerator class for Nvidia CUDA devices."): `doc` takes its place."""
 
-    def __init__(self, old: str, new: str) -> None:
-        self.old, self.new = old, new
+    def __init__(self, old: str, new: str, doc: str = "") -> None:
+        self.old, self.new, self.doc = old, new, doc
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         return updated.with_changes(value=self.new) if original.value == self.old else updated
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        if "b" in original.prefix.lower() or original.evaluated_value != self.old:
+            return updated
+        return updated.with_changes(value=original.value.replace(self.old, self.new))
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        body = updated.body.body
+        if original.name.value != self.old or not self.doc or not body or not _is_docstring(body[0]):
+            return updated
+        first = body[0]
+        assert isinstance(first, cst.SimpleStatementLine)
+        line = first.with_changes(body=[cst.Expr(cst.SimpleString(f'"""{self.doc}"""'))])
+        return updated.with_changes(body=updated.body.with_changes(body=[line, *body[1:]]))
+
+
+def _is_docstring(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> bool:
+    """Whether `stmt` is a string on its own (a docstring where it comes first)."""
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
 
 
 def _without_docstring(text: str) -> str:

@@ -41,6 +41,7 @@ import libcst as cst
 
 from porter.codemods.context import CudaOnlyCode
 from porter.codemods.cuda_api import lookup
+from porter.codemods.device import names_current_device
 from porter.codemods.guards import after as _after
 from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
@@ -1067,9 +1068,10 @@ class BackendsFamily(Family):
         return out
 
     def _at_hand(self, node: cst.Call) -> None:
-        """`torch.zeros(n, device='cuda')` where the code has its device at hand (BACK009)."""
+        """`torch.zeros(n, device='cuda')`, `x.cuda()` where the code has its device at hand (BACK009)."""
         if self.ctx.in_cuda_only_code() is not None:
             return
+        self._dot_cuda_at_hand(node)
         for value in self._device_positions(node):
             s = string_value(value)
             if isinstance(value, cst.FormattedString):
@@ -1105,6 +1107,40 @@ class BackendsFamily(Family):
                 f"than naming {t.display}",
                 applicability=Applicability.MANUAL,
             )
+
+    def _dot_cuda_at_hand(self, node: cst.Call) -> None:
+        """`x.cuda()` is `x.to("cuda")` in a method's spelling: where the code has its device at
+        hand, `.to(<target>)` in its place would pin the code to the target and break it on CUDA
+        just as `device="neuron"` would (vLLM's `swizzle_blockscale`, beside the module's
+        `current_platform`). Kept (the device rule leaves what `keep_cuda` holds), reported;
+        not where the port is a device-generic spelling (`--portable`, a class that names
+        `torch.cuda.current_device()` as its device), which is the same on CUDA."""
+        func = node.func
+        if (
+            not isinstance(func, cst.Attribute)
+            or func.attr.value != "cuda"
+            or self.ctx.qualname(func) is not None
+            or id(node) in self.ctx.keep_cuda
+            or b"def cuda(" in (self.ctx.source or b"")  # the file's own `cuda()`: DEV001 says so
+        ):
+            return
+        cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
+        if self.ctx.portable or (cls is not None and names_current_device(self.ctx, cls)):
+            return  # the port is a device-generic spelling, the same on CUDA: nothing pinned
+        at_hand = self._device_at_hand()
+        if at_hand is None:
+            return
+        t = self.ctx.target
+        called = ".cuda()" if not node.args else ".cuda(...)"
+        self.ctx.keep_cuda.add(id(node))
+        self.ctx.report(
+            "BACK009",
+            node,
+            f"`{called}` moves to CUDA where the code has its device at hand (`{at_hand}`), in a project with a "
+            f"device abstraction of its own: kept; on {t.display}, move it to the device `{at_hand}` names "
+            f"(`.to(...)`) rather than to {t.display}",
+            applicability=Applicability.MANUAL,
+        )
 
     def _switch_key(self, node: cst.Call) -> None:
         """`self._memstats.non_model_data_list("cuda")` where the project's function takes its

@@ -823,6 +823,11 @@ class CudaApiFamily(ReferenceTracker, Family):
         (`torch.neuron.manual_seed`; `torch.manual_seed` would also reseed the CPU generator,
         which the code neither saves nor restores), and its calls are ported together or stay."""
         scope = self._classes[0] if self._classes else self.ctx.scopes.innermost or self.ctx.module
+        if isinstance(scope, cst.ClassDef) and self.ctx.scopes.functions and self._hands_state_on(scope):
+            # a class of wrappers (a backend class per device: ColossalAI's `CudaAccelerator`,
+            # `get_rng_state` returns the state, `set_rng_state` takes it) keeps no state between
+            # its methods: its callers pair them, and each method is ported on its own
+            scope = self.ctx.scopes.functions[-1]
         if id(scope) in self._rng_scopes:
             return self._rng_scopes[id(scope)]
         calls: list[tuple[str, ApiRow]] = []
@@ -846,6 +851,38 @@ class CudaApiFamily(ReferenceTracker, Family):
                 sorted({suffix for suffix, row in calls if not self._action(row).startswith(("rename ", "expr "))})
             )
         self._rng_scopes[id(scope)] = answer
+        return answer
+
+    def _hands_state_on(self, cls: cst.ClassDef) -> bool:
+        """Whether each generator-state call of the class only hands the state to its caller or
+        takes it from there: returned as it is (`return torch.cuda.get_rng_state(device)`), or
+        given a parameter of its method (`torch.cuda.set_rng_state(new_state, device)`). Such a
+        class keeps no state between its methods (the seed manager that stores
+        `self._states[mode] = torch.cuda.get_rng_state()` does)."""
+        key = -id(cls)
+        if key in self._rng_scopes:
+            return self._rng_scopes[key] is not None
+        calls: set[int] = set()
+        handed: set[int] = set()
+        for fn in (n for n in _walk(cls) if type(n) is cst.FunctionDef):
+            params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+            returned = {id(n.value) for n in _walk(fn) if type(n) is cst.Return and n.value is not None}
+            for n in _walk(fn):
+                if type(n) is not cst.Call:
+                    continue
+                found = self._row_for(n.func)
+                if found is None or found[1] is None or found[1].code != "CUDA004" or found[0] not in _RNG_STATE:
+                    continue
+                calls.add(id(n))
+                first = n.args[0].value if n.args else None
+                if found[0].startswith("get_"):
+                    ok = id(n) in returned
+                else:
+                    ok = type(first) is cst.Name and first.value in params
+                if ok:
+                    handed.add(id(n))
+        answer = bool(calls) and calls == handed
+        self._rng_scopes[key] = () if answer else None
         return answer
 
     def _seeded_already(self, call: cst.Call) -> bool:

@@ -45,6 +45,14 @@ LEGACY_TYPES = {
 }
 
 
+def names_current_device(ctx, cls: cst.ClassDef) -> bool:
+    """Whether the class passes `torch.cuda.current_device()` as a device somewhere
+    (`device=torch.cuda.current_device()`, `.to(torch.cuda.current_device())`): its `.cuda()`
+    and bare "cuda" then become `torch.accelerator.current_accelerator()` where the target's
+    device is torch.accelerator's, one spelling for the class, the same on CUDA."""
+    return ctx.target.device_expr is None and bool(_CURRENT_DEVICE_AS_DEVICE.search(ctx.code(cls)))
+
+
 def _legacy_type(qual: str | None):
     """The `rules/cuda_api.toml` row of a legacy typed tensor (`torch.cuda.FloatTensor`, any
     `torch.cuda.*Tensor` the table has no other row for): the table hands them to this family."""
@@ -658,7 +666,7 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return False
         found = self._current_device_classes.get(id(cls))
         if found is None:
-            found = self._current_device_classes[id(cls)] = bool(_CURRENT_DEVICE_AS_DEVICE.search(self.ctx.code(cls)))
+            found = self._current_device_classes[id(cls)] = names_current_device(self.ctx, cls)
         return found
 
     def _dot_to(self, original: cst.Call, updated: cst.Call):
