@@ -114,3 +114,24 @@ def test_a_requirement_line_with_a_long_run_of_spaces_is_cut_once():
     assert _quick(lambda s: _REQ_OPTION.search(s.decode()), b"a" + b" " * 400000 + b"b") is None
     cut = _REQ_OPTION.search("torch==2.1   --hash=sha256:x")
     assert cut is not None and cut.start() == len("torch==2.1")
+
+
+def test_a_wheel_of_blank_lines_is_read_for_triton_and_the_targets_once():
+    """A wheel's Python files, read for `import triton` and a target's package (`porter dists`'
+    CUDA-only check): `^\\s*` ran from each line start over every blank line after it (8 KB of
+    blank lines 0.3 s, quadratic; test_regex_linear's sweep)."""
+    import io
+    import zipfile
+
+    from porter.apidata.cuda_only import _python_evidence
+
+    def evidence(source: bytes):
+        data = io.BytesIO()
+        with zipfile.ZipFile(data, "w") as whl:
+            whl.writestr("pkg/m.py", source)
+        return _python_evidence(zipfile.ZipFile(data), ["pkg/m.py"])
+
+    assert _quick(evidence, b" \n" * 30000 + b"x = 1\n") == ([], {})  # 60 KB: 30 s before
+    found, targets = evidence(b"\n\n  import triton\nif x:\n\n    from torch_xla import core\n")
+    assert any("import triton" in line for line in found) and targets == {"xla": "pkg/m.py"}
+
