@@ -135,3 +135,16 @@ def test_a_wheel_of_blank_lines_is_read_for_triton_and_the_targets_once():
     found, targets = evidence(b"\n\n  import triton\nif x:\n\n    from torch_xla import core\n")
     assert any("import triton" in line for line in found) and targets == {"xla": "pkg/m.py"}
 
+
+def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
+    """Whether a module is a package's (`from .` at a line's start): `^\\s*` ran from each line
+    start over every blank line after it (8 KB of blank lines 0.1 s, quadratic)."""
+    from types import SimpleNamespace
+
+    from porter.codemods.literals import in_package
+
+    def package(source: bytes) -> bool:
+        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source))
+
+    assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
+    assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
