@@ -131,7 +131,7 @@ def test_a_wheel_of_blank_lines_is_read_for_triton_and_the_targets_once():
             whl.writestr("pkg/m.py", source)
         return _python_evidence(zipfile.ZipFile(data), ["pkg/m.py"])
 
-    assert _quick(evidence, b" \n" * 30000 + b"x = 1\n") == ([], {})  # 60 KB: 30 s before
+    assert _quick(evidence, b" \n" * 30000 + b"x = 1\n") == ([], {})  # 60 KB: 40 s before
     found, targets = evidence(b"\n\n  import triton\nif x:\n\n    from torch_xla import core\n")
     assert any("import triton" in line for line in found) and targets == {"xla": "pkg/m.py"}
 
@@ -148,3 +148,19 @@ def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
 
     assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
     assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
+
+
+def test_a_long_string_of_cuda_words_is_read_as_a_cuda_setting_once():
+    """A string read as a CUDA setting's name (DIST003: `PYTORCH_CUDA_ALLOC_CONF`): the
+    pattern tried each `CUDA` of a long run to its end (8 KB 0.14 s, quadratic)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "m.py", Settings(target="xla"))
+
+    named = b'import os\nimport torch\nos.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"\nx = torch.ones(1).cuda()\n'
+    crafted = named + b'os.environ["' + b"CUDA" * 30000 + b'a"] = "1"\n'
+    found = _quick(port, crafted).findings  # 120 KB: 28 s before
+    assert [f.code for f in found if f.code == "DIST003"] == ["DIST003"]
+    assert [f.code for f in port(named).findings if f.code == "DIST003"] == ["DIST003"]
