@@ -164,3 +164,22 @@ def test_a_long_string_of_cuda_words_is_read_as_a_cuda_setting_once():
     found = _quick(port, crafted).findings  # 120 KB: 28 s before
     assert [f.code for f in found if f.code == "DIST003"] == ["DIST003"]
     assert [f.code for f in port(named).findings if f.code == "DIST003"] == ["DIST003"]
+
+
+def test_a_long_dotted_name_is_read_as_a_kernel_loader_once():
+    """A call's dotted name read as a kernel hub's loader (`get_kernel`, `lazy_load_kernel`):
+    `\\w*(?:load|get)\\w*_kernel$` tried each `load` of a long name to its end (8 KB 0.08 s,
+    quadratic). Only a library's calls reach it, so the pattern is timed here."""
+    import random
+    import re
+
+    from porter.codemods.backends import _KERNEL_LOADER
+
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"m." + b"load" * 30000 + b"x") is None
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"get" * 40000 + b"_kernel.x") is None
+    old = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
+    pieces = ["load", "GET", "get", "_kernel", "_KERNEL", "kernel", "_", ".", "a", "\n", " ", "ge", "t"]
+    rng = random.Random(5)
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        assert bool(_KERNEL_LOADER.search(name)) == bool(old.search(name)), name
