@@ -183,3 +183,20 @@ def test_a_long_dotted_name_is_read_as_a_kernel_loader_once():
     for _ in range(20000):
         name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
         assert bool(_KERNEL_LOADER.search(name)) == bool(old.search(name)), name
+
+
+def test_a_setup_cfg_line_of_a_bracket_and_spaces_is_read_once():
+    """A setup.cfg line read as a section header or not: `\\[\\s*([^\\]]+?)\\s*\\]` split the
+    spaces three ways before it failed (`[`, 2,000 spaces, `a] x`: 10 s; 4,000: 88 s; cubic)."""
+    from porter.config.settings import Settings
+    from porter.files.deps.setup_cfg import _SECTION
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "setup.cfg", Settings(target="xla"))
+
+    cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
+    assert _quick(port, cfg + b"[" + b" " * 100000 + b"a] x\n").status.value == "changed"
+    assert port(cfg + b"[ extras ]\nx = 1\n").new_source == b"[options]\ninstall_requires =\n    torch==2.4.0\n[ extras ]\nx = 1\n"
+    header = _SECTION.fullmatch("[  a b ]")
+    assert header is not None and header.group(1).strip() == "a b" and _SECTION.fullmatch("[]") is None
