@@ -272,7 +272,8 @@ def _extras(w: Word) -> list[Site]:
     """`pip install -e .[deepspeed,flash-attn]`: the project's own extras named after a package
     with no build for the target."""
     out = []
-    for m in _EXTRAS.finditer(w.raw):
+    # up to the last `]` only: every `[` before it closes (from each `[` after it the scan ran to the end)
+    for m in _EXTRAS.finditer(w.raw, 0, w.raw.rfind("]") + 1):
         at = w.start + m.start(1)
         for name in re.finditer(r"[A-Za-z0-9_.-]+", m.group(1)):
             if cuda_only_package(name.group(0)) is not None:
