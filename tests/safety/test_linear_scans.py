@@ -255,3 +255,21 @@ def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):
     assert [k.name for k in inventory.kernels] == ["k"]  # type: ignore[attr-defined]
     text = 'a "b\\" c // d\n"e" \'f\' /* g */ "h'
     assert _blank(text, strings=True) == 'a "b\\" c     \n                 "h'
+
+
+def test_a_command_word_of_a_long_path_is_read_for_nvidia_files_once():
+    """A command's word read for a file of NVIDIA's driver: an ICD's `[\\w/.-]*` ran from each
+    `/` of a long path to its end (20,000 `/`: 35 s), and `libnvidia-[\\w-]+` from each `-L` of
+    a long word (120 KB: 16 s); this script's port did not end in 200 s."""
+    from porter.config.settings import Settings
+    from porter.files.shell.commands import nvidia_file
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "setup.sh", Settings(target="xla"))
+
+    for word in (b"/" * 100000 + b"nvidia", b"-Llibnvidia-" * 10000):
+        assert _quick(port, b"export CUDA_HOME=/usr/local/cuda\nldconfig " + word + b"\n").status.value != "error"
+    assert nvidia_file("-L/opt/x -Llibnvidia-ml.so.1") == "libnvidia-ml.so.1"
+    assert nvidia_file("$X/usr/share/vulkan/icd.d/nvidia_icd.json") == "usr/share/vulkan/icd.d/nvidia_icd.json"
+    assert nvidia_file("/etc/OpenCL/vendors/nvidia.icd:/dev/nvidia0") == "/etc/OpenCL/vendors/nvidia.icd"

@@ -396,20 +396,40 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
 
 
 # a file of NVIDIA's driver or CUDA's toolkit, as a command names it: the toolkit's folders, its
-# and the driver's libraries, device nodes, the driver's proc entries, its OpenCL/Vulkan ICDs
+# and the driver's libraries, device nodes, the driver's proc entries, its OpenCL/Vulkan ICDs.
+# Two kinds are patterns of their own, each tried only from the first place in a run of its
+# characters where a file may start (`_first`): searched, from each `-L` of a long word (the
+# driver's `libnvidia-*`) or each `/` of a long path (an ICD) the scan ran to the run's end
+_FILE_START = r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
 NVIDIA_FILE = re.compile(
-    r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
-    r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)(?=/|$|[\s:;,\"')])[\w.+/-]*"
+    _FILE_START + r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)(?=/|$|[\s:;,\"')])[\w.+/-]*"
     r"|/dev/nvidia[\w-]*"
-    r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvidia-[\w-]+|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*"
-    r"|[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*\bnvidia_icd\.json)"
+    r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*)"
 )
+_NVIDIA_LIB = re.compile(_FILE_START + r"libnvidia-[\w-]+\.(?:so|a)\b[\w.]*")
+_NVIDIA_LIBS = (re.compile(r"[\w-]+"), re.compile(_FILE_START + r"(?=libnvidia-)"))
+_NVIDIA_ICD = re.compile(_FILE_START + r"(?:[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*\bnvidia_icd\.json)")
+_NVIDIA_ICDS = (re.compile(r"[\w/.-]+"), re.compile(_FILE_START))
+
+
+def _first(value: str, pattern: re.Pattern[str], places: tuple[re.Pattern[str], re.Pattern[str]]) -> re.Match[str] | None:
+    """`pattern`'s first match in `value`, where it matches only within a run of `places[0]`
+    and from a place `places[1]` finds: tried from the first such place of each run only, as
+    from a later place of the run it could only match less (the run's end is the same)."""
+    runs, starts = places
+    for run in runs.finditer(value):
+        start = starts.search(value, run.start(), run.end())
+        found = pattern.match(value, start.start()) if start is not None and start.start() < run.end() else None
+        if found is not None:
+            return found
+    return None
 
 
 def nvidia_file(value: str) -> str | None:
-    """The file of NVIDIA's driver or CUDA's toolkit `value` names, or None."""
-    m = NVIDIA_FILE.search(value)
-    return m.group(0) if m else None
+    """The file of NVIDIA's driver or CUDA's toolkit `value` names (the first), or None."""
+    candidates = (NVIDIA_FILE.search(value), _first(value, _NVIDIA_LIB, _NVIDIA_LIBS), _first(value, _NVIDIA_ICD, _NVIDIA_ICDS))
+    found = [m for m in candidates if m is not None]
+    return min(found, key=re.Match.start).group(0) if found else None  # the first; a tie: in that order, as before
 
 
 def nvidia_files(cmd: Command, text: str, target: str, _: object) -> list[Site]:
