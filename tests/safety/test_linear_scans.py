@@ -200,7 +200,10 @@ def test_a_setup_cfg_line_of_a_bracket_and_spaces_is_read_once():
 
     cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
     assert _quick(port, cfg + b"[" + b" " * 100000 + b"a] x\n").status.value == "changed"
-    assert port(cfg + b"[ extras ]\nx = 1\n").new_source == b"[options]\ninstall_requires =\n    torch==2.4.0\n[ extras ]\nx = 1\n"
+    assert (
+        port(cfg + b"[ extras ]\nx = 1\n").new_source
+        == b"[options]\ninstall_requires =\n    torch==2.4.0\n[ extras ]\nx = 1\n"
+    )
     header = _SECTION.fullmatch("[  a b ]")
     assert header is not None and header.group(1).strip() == "a b" and _SECTION.fullmatch("[]") is None
 
@@ -244,7 +247,10 @@ def test_a_makefile_rule_line_with_long_runs_of_spaces_is_read_once():
     for line in (b";" + b" " * 100000, b"a" + b" " * 100000 + b":=", b"a:" + b" " * 100000 + b"="):
         assert _quick(lambda s: _RULE_LINE.match(s.decode()), line) is None
     rule = _RULE_LINE.match("build cuda :  main.o  util.o ; echo")
-    assert rule is not None and (rule.group(1).split(), rule.group(2).split()) == (["build", "cuda"], ["main.o", "util.o"])
+    assert rule is not None and (rule.group(1).split(), rule.group(2).split()) == (
+        ["build", "cuda"],
+        ["main.o", "util.o"],
+    )
 
 
 def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):

@@ -402,7 +402,8 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
 # driver's `libnvidia-*`) or each `/` of a long path (an ICD) the scan ran to the run's end
 _FILE_START = r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
 NVIDIA_FILE = re.compile(
-    _FILE_START + r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)(?=/|$|[\s:;,\"')])[\w.+/-]*"
+    _FILE_START + r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)"
+    r"(?=/|$|[\s:;,\"')])[\w.+/-]*"
     r"|/dev/nvidia[\w-]*"
     r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*)"
 )
@@ -412,7 +413,7 @@ _NVIDIA_ICD = re.compile(_FILE_START + r"(?:[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*
 _NVIDIA_ICDS = (re.compile(r"[\w/.-]+"), re.compile(_FILE_START))
 
 
-def _first(value: str, pattern: re.Pattern[str], places: tuple[re.Pattern[str], re.Pattern[str]]) -> re.Match[str] | None:
+def _first(value: str, pattern: re.Pattern[str], places: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
     """`pattern`'s first match in `value`, where it matches only within a run of `places[0]`
     and from a place `places[1]` finds: tried from the first such place of each run only, as
     from a later place of the run it could only match less (the run's end is the same)."""
@@ -427,8 +428,8 @@ def _first(value: str, pattern: re.Pattern[str], places: tuple[re.Pattern[str], 
 
 def nvidia_file(value: str) -> str | None:
     """The file of NVIDIA's driver or CUDA's toolkit `value` names (the first), or None."""
-    candidates = (NVIDIA_FILE.search(value), _first(value, _NVIDIA_LIB, _NVIDIA_LIBS), _first(value, _NVIDIA_ICD, _NVIDIA_ICDS))
-    found = [m for m in candidates if m is not None]
+    lib, icd = _first(value, _NVIDIA_LIB, _NVIDIA_LIBS), _first(value, _NVIDIA_ICD, _NVIDIA_ICDS)
+    found = [m for m in (NVIDIA_FILE.search(value), lib, icd) if m is not None]
     return min(found, key=re.Match.start).group(0) if found else None  # the first; a tie: in that order, as before
 
 
