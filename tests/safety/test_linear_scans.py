@@ -263,7 +263,7 @@ def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):
     inventory = _quick(lambda _: scan(tmp_path, limit=None), b"")
     assert [k.name for k in inventory.kernels] == ["k"]  # type: ignore[attr-defined]
     text = 'a "b\\" c // d\n"e" \'f\' /* g */ "h'
-    assert _blank(text, strings=True) == 'a "b\\" c     \n                 "h'
+    assert _blank(text, strings=True) == 'a "b\\" c' + " " * 5 + "\n" + " " * 16 + '"h'
 
 
 def test_a_command_word_of_a_long_path_is_read_for_nvidia_files_once():
