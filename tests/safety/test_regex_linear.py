@@ -7,14 +7,18 @@ for the next read (issue 24).
 How: import every porter module, collect each `re.Pattern` held at module level (also inside
 classes, dicts, lists and tuples there), parse it (`re._parser`) for the characters it names
 (literals, class members, categories) and its literal runs, and scan runs made of each of them,
-each pair of them alternating and each literal run repeated, with and without newlines between
-the repeats and with and without a last character that fails the match. Each scan is
-`finditer` to its end. A scan of `SIZE` characters that takes under `FLOOR_S` passes (a
-quadratic scan of that size takes tens of milliseconds); one over it is timed again at half and
+each pair of them alternating, each literal run repeated and each character before a run of
+another, with and without newlines between the repeats (and a last character that fails the
+match). A scan is `finditer` to its end, or `match` and `fullmatch` for a pattern porter only
+matches at one place (`ANCHORED`, with its call sites). A scan of `SIZE` characters that takes
+under `FLOOR_S` of CPU time passes (a quadratic scan of that size takes tens of milliseconds);
+one over it is timed again at twice the size, and one that more than doubled at half, one and
 twice the size, and fails when the time grows more than `RATIO` times per doubling (a linear
-scan doubles, a quadratic one quadruples). Each scan is cut off after `CAP_S` (an exponential
-or cubic pattern fails there instead of hanging), and the sweep runs in a child process under
-`SWEEP_LIMIT_S`, so no pattern can block the run."""
+scan doubles, a quadratic one quadruples). CPU time, so a loaded machine's other processes do
+not count. Each scan is cut off after `CAP_S` (an exponential or cubic pattern fails there
+instead of hanging), and the sweep runs in a child process under `SWEEP_LIMIT_S`, so no pattern
+can block the run: about 7 CPU seconds in all (`python tests/safety/test_regex_linear.py -v`
+prints each pattern as it goes)."""
 
 from __future__ import annotations
 
@@ -44,7 +48,7 @@ SIZE = 4_096  # characters of the first scan of each input
 FLOOR_S = 0.003  # a linear scan of SIZE characters takes well under this (a quadratic one 10-30 ms)
 RATIO = 3.0  # the growth per doubling over which a scan fails: linear 2, quadratic 4
 CAP_S = 2.0  # a scan is cut off here, by the clock (and fails): a linear scan of 2 * SIZE characters takes ~1 ms
-SWEEP_LIMIT_S = 300  # the whole sweep, in its own process (about 15 s on a loaded 2-core machine)
+SWEEP_LIMIT_S = 300  # the whole sweep, in its own process (7 CPU s; 42-54 s of the clock at load average 13)
 MAX_CHARS = 8  # the characters a pattern names, the first this many (literals first)
 FAIL = "\x01"  # a character no porter pattern names: the match fails there
 
