@@ -86,14 +86,17 @@ def class_statements(source: bytes) -> Iterator[tuple[bytes, bytes, bytes | None
     finds them, in time linear in the file (`NextOf`: one search for the `)`s)."""
     close = NextOf(source, b")")
     taken = 0  # where the last statement ended: statements do not overlap (as finditer's matches)
-    for m in _CLASS_HEAD.finditer(source):
+    read: tuple[int, re.Match[bytes] | None] = (-2, None)  # a `)` and the colon after it, read once:
+    for m in _CLASS_HEAD.finditer(source):  # the heads whose brackets never close share the next `)`
         if m.start() < taken:
             continue
         if m.group(2) == b":":
             yield m.group(0), m.group(1), None
             continue
         end = close.after(m.end())
-        colon = _COLON.match(source, end + 1) if end >= 0 else None
+        if end != read[0]:
+            read = (end, _COLON.match(source, end + 1) if end >= 0 else None)
+        colon = read[1]
         if colon is not None:
             taken = colon.end()
             yield source[m.start() : colon.end()], m.group(1), source[m.end() : end]

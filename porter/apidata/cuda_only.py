@@ -132,11 +132,12 @@ LOADED = re.compile(r"""["'](lib(?:nvidia-ml|cuda|cudart|cufile|nvToolsExt)\.so(
 CUDA_DISTRIBUTION = re.compile(
     r"^(?:nvidia-.+|cuda-python|cuda-bindings|cuda-core|cuda-tile|.+[-_]cu1\d|triton|triton-ascend)$", re.I
 )
-# Python that imports Triton: a Triton-based library (Triton runs on NVIDIA and AMD GPUs)
-IMPORTS_TRITON = re.compile(r"^\s*(?:import triton\b|from triton\b)", re.M)
+# Python that imports Triton: a Triton-based library (Triton runs on NVIDIA and AMD GPUs). The
+# indent is `[^\S\n]*`, not `\s*`: from each line start `\s*` ran over every blank line after it
+IMPORTS_TRITON = re.compile(r"^[^\S\n]*(?:import triton\b|from triton\b)", re.M)
 # Python that imports a target's package: such a package has a path there
 TARGET_PACKAGES = {"torch_neuronx": "neuron", "torch_tpu": "tpu", "torch_xla": "xla"}
-TARGET_NAMED = re.compile(r"^\s*(?:from|import)\s+(torch_neuronx|torch_tpu|torch_xla)\b", re.M)
+TARGET_NAMED = re.compile(r"^[^\S\n]*(?:from|import)\s+(torch_neuronx|torch_tpu|torch_xla)\b", re.M)
 # a requirement's distribution name and its environment marker
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)[^;]*(?:;\s*(.*))?$")
 _EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")

@@ -123,9 +123,11 @@ _SAYS_CUDA = re.compile(r"CUDA|NVIDIA|[Nn]vidia")
 _CUDA_CLASS = re.compile(r"(?:^|\.)(?:CUDA|Cuda)[A-Z]\w*$")
 # a class's name (`Int8Params`, `Linear8bitLt`): CamelCase
 _CLASS_NAME = re.compile(r"^[A-Z](?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z0-9])[A-Za-z0-9]+$")
-# a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 # a function that loads a kernel package by name (`get_kernel("org/name")`, `lazy_load_kernel("name")`)
-_KERNEL_LOADER = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
+# the last part of a dotted name ends in `_kernel` and holds `load` or `get` before it (the
+# lookahead first, once: `\w*(?:load|get)\w*_kernel$` tried each `load` of a long name to its end)
+_KERNEL_LOADER = re.compile(r"(?i)(?:^|\.)(?=\w*_kernel$)\w*?(?:load|get)")
+# a check that may demand CUDA (`Backends._integration`): `assert torch.cuda...`, `if not torch.cuda...`
 _DEMAND = re.compile(rb"assert\s+torch\.cuda\.is_available\(\)|if\s+not\s+torch\.cuda\.is_available\(\)")
 # a message about CUDA's platform itself (`_only_says`)
 _SAYS_PLATFORM = re.compile(r"\b(?:CUDA|ROCm|NVIDIA|HIP)\b")

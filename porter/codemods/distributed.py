@@ -34,7 +34,9 @@ ENV_VARS = {
     "CUDA_LAUNCH_BLOCKING": {"neuron": ("NEURON_LAUNCH_BLOCKING", True), "tpu": ("TORCH_TPU_LAUNCH_BLOCKING", True)},
 }
 NCCL_VAR = re.compile(r"^NCCL_[A-Z0-9_]+$")
-CUDA_VAR = re.compile(r"^[A-Z0-9_]*CUDA[A-Z0-9_]*$")  # PYTORCH_CUDA_ALLOC_CONF, TORCH_CUDA_ARCH_LIST, ...
+# PYTORCH_CUDA_ALLOC_CONF, TORCH_CUDA_ARCH_LIST, ...: a name of [A-Z0-9_] that holds CUDA, read in
+# linear time (`[A-Z0-9_]*CUDA[A-Z0-9_]*$` tried each CUDA of a long run to its end)
+CUDA_VAR = re.compile(r"^(?=[A-Z0-9_]*$)[A-Z0-9_]*?CUDA")
 # code that asks torch for the backend of the device it runs on: a "nccl" there is a fallback
 PER_DEVICE_BACKEND = ("default_device_backend_map", "get_default_backend_for_device")
 PROCESS_GROUP_OPTION = "process_group"  # a ProcessGroup in torch's own API, never a backend name

@@ -93,7 +93,7 @@ _COLLECTIONS = (cst.Tuple, cst.List, cst.Set)
 _KEY_METHODS = frozenset(("get", "pop", "setdefault"))
 _ATTRIBUTE_BUILTINS = frozenset(("getattr", "hasattr", "setattr", "delattr"))
 # text a program searches for CUDA's words (`'cuda' in str(e).lower()`)
-_RELATIVE_IMPORT = re.compile(rb"^\s*from \.", re.MULTILINE)  # a module of a package
+_RELATIVE_IMPORT = re.compile(rb"^[^\S\n]*from \.", re.MULTILINE)  # a module of a package (`\s*` was quadratic)
 _TEXT_CALLS = frozenset(("str", "repr", "format", "lower", "upper", "casefold"))
 # a name a call passes (`"to"`, `"copy_"`): beside one that is no device, `"cuda"` is a name too
 _WORD = re.compile(r"[A-Za-z_]\w*")

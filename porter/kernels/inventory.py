@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -40,20 +41,46 @@ _GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BO
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
-# digit separators are not one), in the order a C++ lexer meets them
-_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])'", re.S)
+# digit separators are not one), in the order a C++ lexer meets them. A string always matches,
+# to where it stops; one that did not close there (group 1 empty) is no literal (`_not_code`)
+_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*(\"?)|'(?:\\.|[^'\\\n])'", re.S)
+_BUT_STRINGS = re.compile(r"//[^\n]*|/\*.*?(?:\*/|\Z)|'(?:\\.|[^'\\\n])'", re.S)
+_BUT_STRINGS_START = re.compile(r"//|/\*|'")
+
+
+def _not_code(text: str) -> Iterator[re.Match[str]]:
+    """The comments and literals of `text`, in time linear in it. A `"` whose string does not
+    close on its line opens none, and the scan goes on after it; every `"` before where that
+    string stopped is escaped in its reading, so opens none either: up to there only comments
+    and character literals are looked for (tried from each `"` again, the scan was quadratic)."""
+    pos = 0
+    while (m := _NOT_CODE.search(text, pos)) is not None:
+        if m.group(1) != "":  # not a string, or one that closed
+            yield m
+            pos = m.end()
+            continue
+        pos, stop = m.start() + 1, m.end()
+        while (start := _BUT_STRINGS_START.search(text, pos, stop)) is not None:
+            hit = _BUT_STRINGS.match(text, start.start())
+            if hit is None:
+                pos = start.start() + 1
+                continue
+            yield hit
+            pos = hit.end()
+        pos = max(pos, stop)
 
 
 def _blank(text: str, strings: bool) -> str:
     """`text` with its comments (and, where `strings`, its string literals) as spaces, lines
     and offsets kept: a kernel commented out or quoted in a string is not a kernel."""
-
-    def spaces(m: re.Match[str]) -> str:
-        if not strings and m.group(0)[0] in "\"'":
-            return m.group(0)
-        return re.sub(r"[^\n]", " ", m.group(0))
-
-    return _NOT_CODE.sub(spaces, text)
+    out: list[str] = []
+    at = 0
+    for m in _not_code(text):
+        kept = not strings and m.group(0)[0] in "\"'"
+        out += [text[at : m.start()], m.group(0) if kept else re.sub(r"[^\n]", " ", m.group(0))]
+        at = m.end()
+    out.append(text[at:])
+    return "".join(out)
 
 
 @dataclass

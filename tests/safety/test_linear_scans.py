@@ -28,8 +28,11 @@ def _quick(fn, source: bytes) -> object:
 def test_class_statements_whose_brackets_never_close():
     """`class CudaA(` on 40,000 lines: `\\([^)]*\\)` searched to the end of the file from each
     (5,000 lines 3.4 s, 20,000 54 s: a lint with --file-timeout 10 took 66 CPU s)."""
-    assert _quick(list, b"".join(class_statements(b"class CudaA(\n" * 40000))) == []  # type: ignore[arg-type]
+    assert _quick(lambda s: list(class_statements(s)), b"class CudaA(\n" * 40000) == []
     assert _quick(lambda s: classes("m.py", s), b"class CudaA(\n" * 40000) == []
+    # heads whose brackets close at one `)`, then a run of tabs and no colon: each head read the
+    # run again (8,000 heads and 80 KB of tabs: 10.5 s; this input 64 s)
+    assert _quick(lambda s: list(class_statements(s)), b"class CudaA(\n" * 20000 + b")" + b"\t" * 200000) == []
     found = list(class_statements(b"class CUDA_A(Base,\n    Other):\n    pass\nclass CPU_A:\n"))
     assert [(n, b) for _, n, b in found] == [(b"CUDA_A", b"Base,\n    Other"), (b"CPU_A", None)]
 
@@ -114,3 +117,168 @@ def test_a_requirement_line_with_a_long_run_of_spaces_is_cut_once():
     assert _quick(lambda s: _REQ_OPTION.search(s.decode()), b"a" + b" " * 400000 + b"b") is None
     cut = _REQ_OPTION.search("torch==2.1   --hash=sha256:x")
     assert cut is not None and cut.start() == len("torch==2.1")
+
+
+def test_a_wheel_of_blank_lines_is_read_for_triton_and_the_targets_once():
+    """A wheel's Python files, read for `import triton` and a target's package (`porter dists`'
+    CUDA-only check): `^\\s*` ran from each line start over every blank line after it (8 KB of
+    blank lines 0.3 s, quadratic; test_regex_linear's sweep)."""
+    import io
+    import zipfile
+
+    from porter.apidata.cuda_only import _python_evidence
+
+    def evidence(source: bytes):
+        data = io.BytesIO()
+        with zipfile.ZipFile(data, "w") as whl:
+            whl.writestr("pkg/m.py", source)
+        return _python_evidence(zipfile.ZipFile(data), ["pkg/m.py"])
+
+    assert _quick(evidence, b" \n" * 30000 + b"x = 1\n") == ([], {})  # 60 KB: 40 s before
+    found, targets = evidence(b"\n\n  import triton\nif x:\n\n    from torch_xla import core\n")
+    assert any("import triton" in line for line in found) and targets == {"xla": "pkg/m.py"}
+
+
+def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
+    """Whether a module is a package's (`from .` at a line's start): `^\\s*` ran from each line
+    start over every blank line after it (8 KB of blank lines 0.1 s, quadratic)."""
+    from types import SimpleNamespace
+
+    from porter.codemods.literals import in_package
+
+    def package(source: bytes) -> bool:
+        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source))
+
+    assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
+    assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
+
+
+def test_a_long_string_of_cuda_words_is_read_as_a_cuda_setting_once():
+    """A string read as a CUDA setting's name (DIST003: `PYTORCH_CUDA_ALLOC_CONF`): the
+    pattern tried each `CUDA` of a long run to its end (8 KB 0.14 s, quadratic)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "m.py", Settings(target="xla"))
+
+    named = b'import os\nimport torch\nos.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"\nx = torch.ones(1).cuda()\n'
+    crafted = named + b'os.environ["' + b"CUDA" * 30000 + b'a"] = "1"\n'
+    found = _quick(port, crafted).findings  # 120 KB: 28 s before
+    assert [f.code for f in found if f.code == "DIST003"] == ["DIST003"]
+    assert [f.code for f in port(named).findings if f.code == "DIST003"] == ["DIST003"]
+
+
+def test_a_long_dotted_name_is_read_as_a_kernel_loader_once():
+    """A call's dotted name read as a kernel hub's loader (`get_kernel`, `lazy_load_kernel`):
+    `\\w*(?:load|get)\\w*_kernel$` tried each `load` of a long name to its end (8 KB 0.08 s,
+    quadratic). Only a library's calls reach it, so the pattern is timed here."""
+    import random
+    import re
+
+    from porter.codemods.backends import _KERNEL_LOADER
+
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"m." + b"load" * 30000 + b"x") is None
+    assert _quick(lambda s: _KERNEL_LOADER.search(s.decode()), b"get" * 40000 + b"_kernel.x") is None
+    old = re.compile(r"(?i)(?:^|\.)\w*(?:load|get)\w*_kernel$")
+    pieces = ["load", "GET", "get", "_kernel", "_KERNEL", "kernel", "_", ".", "a", "\n", " ", "ge", "t"]
+    rng = random.Random(5)
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 7)))
+        assert bool(_KERNEL_LOADER.search(name)) == bool(old.search(name)), name
+
+
+def test_a_setup_cfg_line_of_a_bracket_and_spaces_is_read_once():
+    """A setup.cfg line read as a section header or not: `\\[\\s*([^\\]]+?)\\s*\\]` split the
+    spaces three ways before it failed (`[`, 2,000 spaces, `a] x`: 10 s; 4,000: 88 s; cubic)."""
+    from porter.config.settings import Settings
+    from porter.files.deps.setup_cfg import _SECTION
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "setup.cfg", Settings(target="xla"))
+
+    cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
+    assert _quick(port, cfg + b"[" + b" " * 100000 + b"a] x\n").status.value == "changed"
+    assert (
+        port(cfg + b"[ extras ]\nx = 1\n").new_source
+        == b"[options]\ninstall_requires =\n    torch==2.4.0\n[ extras ]\nx = 1\n"
+    )
+    header = _SECTION.fullmatch("[  a b ]")
+    assert header is not None and header.group(1).strip() == "a b" and _SECTION.fullmatch("[]") is None
+
+
+def test_a_dockerfile_variable_line_of_one_long_name_is_read_once():
+    """`ARG`/`ENV NAME=value` pairs: from each letter of a long run of name characters not
+    followed by `=` the name ran to the run's end (10,000 letters: 0.9 s; 80,000: 60 s, quadratic)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "Dockerfile", Settings(target="xla"))
+
+    base = b"FROM nvidia/cuda:12.1.0-base-ubuntu22.04\n"
+    assert _quick(port, base + b"ARG " + b"A" * 80000 + b" x\n").status.value != "error"
+    found = port(base + b"ARG 1X=1 CUDA_VISIBLE_DEVICES=0\n").findings
+    assert [f.message.split()[0] for f in found if f.code == "ENV001"] == ["`CUDA_VISIBLE_DEVICES`"]
+
+
+def test_a_pip_install_word_of_open_brackets_is_read_for_extras_once():
+    """`pip install -e .[extra]`: from each `[` of a word with no `]` after it the scan ran to the
+    word's end (10,000 `[`: 0.8 s, quadratic)."""
+    from porter.config.settings import Settings
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "install.sh", Settings(target="xla"))
+
+    assert _quick(port, b"pip install flash-attn -e .[" + b"[" * 80000 + b"\n").status.value != "error"
+    found = port(b"pip install -e .[[dev]x[flash-attn,cupy-cuda12x]\n").findings
+    assert [f.message.split()[3] for f in found if f.code == "DEP005"] == ["`flash-attn`", "`cupy-cuda12x`"]
+
+
+def test_a_makefile_rule_line_with_long_runs_of_spaces_is_read_once():
+    """A rule's first line in a part tree-sitter-make did not read: `[^:#=]*?[ \\t]*` ran over
+    the spaces before the colon from each of them, and `[ \\t]*([^=;#]*)` those after it
+    (`;` and 8,000 spaces: 0.3 s, quadratic). The pattern is timed here (crafting a line
+    tree-sitter-make does not read is the parser's choice, not this test's)."""
+    from porter.files.shell.makefile import _RULE_LINE
+
+    for line in (b";" + b" " * 100000, b"a" + b" " * 100000 + b":=", b"a:" + b" " * 100000 + b"="):
+        assert _quick(lambda s: _RULE_LINE.match(s.decode()), line) is None
+    rule = _RULE_LINE.match("build cuda :  main.o  util.o ; echo")
+    assert rule is not None and (rule.group(1).split(), rule.group(2).split()) == (
+        ["build", "cuda"],
+        ["main.o", "util.o"],
+    )
+
+
+def test_a_cuda_source_line_of_unclosed_strings_is_blanked_once(tmp_path):
+    """`porter kernels` blanks a .cu source's comments and strings: a `"` whose string does not
+    close on its line was tried again from each `"` after it (`"\\` 4,096 times: 0.4 s, 60,000 times: no end in 150 s,
+    quadratic; within the file's time limit, but a file that should list its kernels ran out)."""
+    from porter.kernels.inventory import _blank, scan
+
+    (tmp_path / "k.cu").write_bytes(b'__global__ void k(float* x) {}\nconst char* s = "' + b'"\\' * 60000 + b"\n")
+    inventory = _quick(lambda _: scan(tmp_path, limit=None), b"")
+    assert [k.name for k in inventory.kernels] == ["k"]  # type: ignore[attr-defined]
+    text = 'a "b\\" c // d\n"e" \'f\' /* g */ "h'
+    assert _blank(text, strings=True) == 'a "b\\" c' + " " * 5 + "\n" + " " * 16 + '"h'
+
+
+def test_a_command_word_of_a_long_path_is_read_for_nvidia_files_once():
+    """A command's word read for a file of NVIDIA's driver: an ICD's `[\\w/.-]*` ran from each
+    `/` of a long path to its end (20,000 `/`: 35 s), and `libnvidia-[\\w-]+` from each `-L` of
+    a long word (120 KB: 16 s); this script's port did not end in 200 s."""
+    from porter.config.settings import Settings
+    from porter.files.shell.commands import nvidia_file
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "setup.sh", Settings(target="xla"))
+
+    for word in (b"/" * 100000 + b"nvidia", b"-Llibnvidia-" * 10000):
+        assert _quick(port, b"export CUDA_HOME=/usr/local/cuda\nldconfig " + word + b"\n").status.value != "error"
+    assert nvidia_file("-L/opt/x -Llibnvidia-ml.so.1") == "libnvidia-ml.so.1"
+    assert nvidia_file("$X/usr/share/vulkan/icd.d/nvidia_icd.json") == "usr/share/vulkan/icd.d/nvidia_icd.json"
+    assert nvidia_file("/etc/OpenCL/vendors/nvidia.icd:/dev/nvidia0") == "/etc/OpenCL/vendors/nvidia.icd"

@@ -18,7 +18,11 @@ from porter.files.shell import env as envvars
 from porter.files.shell.words import Command, Word
 from porter.files.sites import Site, Text
 
-_PAIR = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)=(\"(?:\\.|[^\"\\])*\"|'[^']*'|(?:\\.|[^\s\\])*)")
+# `NAME=value`: a name is tried once per run of name characters, from its first letter (from
+# each letter of a long run not followed by `=` the name ran to the run's end: quadratic)
+_PAIR = re.compile(
+    r"(?<![A-Za-z0-9_.-])[0-9.-]*([A-Za-z_][A-Za-z0-9_.-]*)=(\"(?:\\.|[^\"\\])*\"|'[^']*'|(?:\\.|[^\s\\])*)"
+)
 _SHELL = frozenset({"RUN", "CMD", "ENTRYPOINT", "HEALTHCHECK"})
 _NVIDIA_LABEL = re.compile(r"com\.nvidia\.[\w.-]+")
 

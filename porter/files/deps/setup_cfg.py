@@ -18,7 +18,7 @@ from porter.files.errors import Unreadable
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
 
-_SECTION = re.compile(r"\[\s*([^\]]+?)\s*\]")
+_SECTION = re.compile(r"\[([^\]]+)\]")  # its name stripped (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
 _KEYS = {"options": {"install_requires", "setup_requires", "tests_require"}}
 

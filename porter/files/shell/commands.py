@@ -272,7 +272,8 @@ def _extras(w: Word) -> list[Site]:
     """`pip install -e .[deepspeed,flash-attn]`: the project's own extras named after a package
     with no build for the target."""
     out = []
-    for m in _EXTRAS.finditer(w.raw):
+    # up to the last `]` only: every `[` before it closes (from each `[` after it the scan ran to the end)
+    for m in _EXTRAS.finditer(w.raw, 0, w.raw.rfind("]") + 1):
         at = w.start + m.start(1)
         for name in re.finditer(r"[A-Za-z0-9_.-]+", m.group(1)):
             if cuda_only_package(name.group(0)) is not None:
@@ -395,20 +396,41 @@ def variable_names(cmd: Command, text: str, target: str, _: object) -> list[Site
 
 
 # a file of NVIDIA's driver or CUDA's toolkit, as a command names it: the toolkit's folders, its
-# and the driver's libraries, device nodes, the driver's proc entries, its OpenCL/Vulkan ICDs
+# and the driver's libraries, device nodes, the driver's proc entries, its OpenCL/Vulkan ICDs.
+# Two kinds are patterns of their own, each tried only from the first place in a run of its
+# characters where a file may start (`_first`): searched, from each `-L` of a long word (the
+# driver's `libnvidia-*`) or each `/` of a long path (an ICD) the scan ran to the run's end
+_FILE_START = r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
 NVIDIA_FILE = re.compile(
-    r"(?:^|(?<=[\s/:=,;\"'(])|(?<=-[LI]))"
-    r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)(?=/|$|[\s:;,\"')])[\w.+/-]*"
+    _FILE_START + r"(?:(?:/usr/local/cuda(?:-[\d.]+)?|/usr/local/nvidia|/opt/nvidia|/proc/driver/nvidia)"
+    r"(?=/|$|[\s:;,\"')])[\w.+/-]*"
     r"|/dev/nvidia[\w-]*"
-    r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvidia-[\w-]+|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*"
-    r"|[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*\bnvidia_icd\.json)"
+    r"|lib(?:cuda|cudart|cublas(?:Lt)?|cudnn\w*|nccl|nvrtc|nvToolsExt|nvcuvid|cufft|curand|cusparse|cusolver)\.(?:so|a)\b[\w.]*)"
 )
+_NVIDIA_LIB = re.compile(_FILE_START + r"libnvidia-[\w-]+\.(?:so|a)\b[\w.]*")
+_NVIDIA_LIBS = (re.compile(r"[\w-]+"), re.compile(_FILE_START + r"(?=libnvidia-)"))
+_NVIDIA_ICD = re.compile(_FILE_START + r"(?:[\w/.-]*\bnvidia[\w-]*\.icd|[\w/.-]*\bnvidia_icd\.json)")
+_NVIDIA_ICDS = (re.compile(r"[\w/.-]+"), re.compile(_FILE_START))
+
+
+def _first(value: str, pattern: re.Pattern[str], places: tuple[re.Pattern[str], ...]) -> re.Match[str] | None:
+    """`pattern`'s first match in `value`, where it matches only within a run of `places[0]`
+    and from a place `places[1]` finds: tried from the first such place of each run only, as
+    from a later place of the run it could only match less (the run's end is the same)."""
+    runs, starts = places
+    for run in runs.finditer(value):
+        start = starts.search(value, run.start(), run.end())
+        found = pattern.match(value, start.start()) if start is not None and start.start() < run.end() else None
+        if found is not None:
+            return found
+    return None
 
 
 def nvidia_file(value: str) -> str | None:
-    """The file of NVIDIA's driver or CUDA's toolkit `value` names, or None."""
-    m = NVIDIA_FILE.search(value)
-    return m.group(0) if m else None
+    """The file of NVIDIA's driver or CUDA's toolkit `value` names (the first), or None."""
+    lib, icd = _first(value, _NVIDIA_LIB, _NVIDIA_LIBS), _first(value, _NVIDIA_ICD, _NVIDIA_ICDS)
+    found = [m for m in (NVIDIA_FILE.search(value), lib, icd) if m is not None]
+    return min(found, key=re.Match.start).group(0) if found else None  # the first; a tie: in that order, as before
 
 
 def nvidia_files(cmd: Command, text: str, target: str, _: object) -> list[Site]:

@@ -103,8 +103,9 @@ def _unread_lines(text: Text, spans: list[tuple[int, int]], target: str) -> list
 _CUDA_WORD = re.compile(r"(?:^|[^a-z0-9])(?:cuda|cudnn|nccl|nvidia|nvcc)|\.cuh?$", re.IGNORECASE)
 # make's special targets (`.PHONY`, `.SECONDARY`, ...): their prerequisites are declarations
 _SPECIAL = re.compile(r"\.[A-Z_]+")
-# a rule's first line in a part tree-sitter-make did not read: `targets: prerequisites`
-_RULE_LINE = re.compile(r"([^\s:#=$][^:#=]*?)[ \t]*::?(?![=:])[ \t]*([^=;#]*)(?:[;#].*)?$")
+# a rule's first line in a part tree-sitter-make did not read: `targets: prerequisites`, each
+# group split into words (the spaces around the colon in a group: `[^:#=]*?[ \t]*` was quadratic)
+_RULE_LINE = re.compile(r"([^\s:#=$][^:#=]*)::?(?![=:])([^=;#]*)(?:[;#].*)?$")
 
 
 def _rule(node: Any, source: bytes, offsets: Offsets) -> list[Site]:
