@@ -1243,6 +1243,17 @@ NVFP4_UTILS = {
         def mask(r, c):
             return torch.randint(0, 2, (r * c,)).cuda()
         """,
+    # ColossalAI's p2p: the `device` parameter is the transport's, not where the object lands
+    "mylib/quant/p2p.py": """
+        import torch
+
+
+        def recv_object(buf, device=None):
+            obj = torch.load(buf)
+            if obj.device.index != torch.cuda.current_device():
+                obj = obj.cuda()
+            return obj
+        """,
 }
 
 
@@ -1263,6 +1274,9 @@ def test_a_dot_cuda_beside_the_projects_platform_object_stays(tmp_path):
     # a module without the platform object (nothing at hand) is ported as usual
     plain, _ = ported["mylib/quant/plain.py"]
     assert '.to("neuron")' in plain and ".cuda()" not in plain
+    # a `device` parameter does not say where `.cuda()` moves things: ported, whole
+    p2p, _ = ported["mylib/quant/p2p.py"]
+    assert 'obj = obj.to("neuron")' in p2p and "torch.cuda" not in p2p, p2p
 
 
 def test_devices_of_a_class_whose_init_asserts_cuda_stay():

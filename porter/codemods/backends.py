@@ -1027,6 +1027,10 @@ class BackendsFamily(Family):
                 return m.group(0)
             if fn is not None and (field := self._tensor_field_read(cls, fn)) is not None:
                 return f"self.{field}.device"
+        return self._accessor_at_hand()
+
+    def _accessor_at_hand(self) -> str | None:
+        """The project's accessor the module imports, as the code reads it, or None."""
         accessor = self._imported_accessor()
         if not accessor:
             return None
@@ -1111,8 +1115,8 @@ class BackendsFamily(Family):
             )
 
     def _dot_cuda_at_hand(self, node: cst.Call) -> None:
-        """`x.cuda()` is `x.to("cuda")` in a method's spelling: where the code has its device at
-        hand, `.to(<target>)` in its place would pin the code to the target and break it on CUDA
+        """`x.cuda()` is `x.to("cuda")` in a method's spelling: where the module has the project's
+        device accessor at hand, `.to(<target>)` in its place would pin the code to the target and break it on CUDA
         just as `device="neuron"` would (vLLM's `swizzle_blockscale`, beside the module's
         `current_platform`). Kept (the device rule leaves what `keep_cuda` holds), reported;
         not where the port is a device-generic spelling (`--portable`, a class that names
@@ -1129,7 +1133,10 @@ class BackendsFamily(Family):
         cls = next((c for c in reversed(self.ctx.current_statements) if isinstance(c, cst.ClassDef)), None)
         if self.ctx.portable or (cls is not None and names_current_device(self.ctx, cls)):
             return  # the port is a device-generic spelling, the same on CUDA: nothing pinned
-        at_hand = self._device_at_hand()
+        # only the project's accessor answers where `.cuda()` moves things (the current device):
+        # a `device` parameter may name another (ColossalAI's p2p `device` is NCCL's transport
+        # device, not where an unpickled tensor lands)
+        at_hand = self._accessor_at_hand()
         if at_hand is None:
             return
         t = self.ctx.target
