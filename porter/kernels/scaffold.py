@@ -70,6 +70,15 @@ _BOUND = frozenset(
 _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
 
 
+def _unused(name: str, taken: set[str]) -> str:
+    """`name` with underscores added until it is neither taken nor bound by the scaffold; taken."""
+    new = name + "_"
+    while new in taken or new in _BOUND:
+        new += "_"
+    taken.add(new)
+    return new
+
+
 # Text from the user's tree (file names, kernel names, source, reasons) never becomes code:
 # it goes into a comment or a docstring on one line with its control characters, backslashes
 # and quotes escaped, or into a string literal written by `repr`. Every generated file is
@@ -290,11 +299,7 @@ def _own_names(sig: Signature, n: str) -> Signature:
     for p in sig.params:
         if not _clashes(p, n):
             continue
-        new = p + "_"
-        while new in taken or new in _BOUND:
-            new += "_"
-        taken.add(new)
-        renames[p] = new
+        renames[p] = _unused(p, taken)
     if not renames:
         return sig
     return Signature(
@@ -636,11 +641,7 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
     for p in names:
         if safe_name(p) == p and not _clashes(p, n):
             continue
-        new = unicodedata.normalize("NFKC", p) + "_"
-        while new in taken or new in _BOUND:
-            new += "_"
-        taken.add(new)
-        renames[p] = new
+        renames[p] = _unused(unicodedata.normalize("NFKC", p), taken)
     if not renames:
         return k
     from dataclasses import replace
