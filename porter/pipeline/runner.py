@@ -16,7 +16,7 @@ from concurrent.futures import BrokenExecutor, CancelledError, Future
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 
 from porter.config import globs
@@ -176,15 +176,11 @@ def project_index(
             if pool is not None and part.values is None and part.previous is None:
                 running.extend((part, kind, pool.call(*part.task(kind))) for kind in part.missing())
         for part, kind, future in running:
-            part.answered(kind, _worked_out(future, part, kind))
+            part.answered(kind, _here_if_lost(future, *part.task(kind)))
     except BaseException:
         if pool is not None:
             pool.close(cancel=True)  # no worker outlives an interrupted run
         raise
-    for part in parts:
-        for kind in part.missing():
-            fn, *args = part.task(kind)
-            part.answered(kind, fn(*args))
     out: dict[str, Facts] = {}
     for part in parts:
         out.update(part.facts())
@@ -230,11 +226,7 @@ def _project_facts(
 ) -> dict[str, Facts]:
     """Each file's answers from one index of device values over one project (`_Part`), the
     analyses the cache has no answers for worked out here."""
-    part = _Part(candidates, store, stats, target, cuda_sources)
-    for kind in part.missing():
-        fn, *args = part.task(kind)
-        part.answered(kind, fn(*args))
-    return part.facts()
+    return _Part(candidates, store, stats, target, cuda_sources).facts()
 
 
 _VALUES, _CUDA_ONLY = "values", "cuda-only"
@@ -323,6 +315,10 @@ class _Part:
                 self.store.put_index(self.cuda_key, self.extra)
 
     def facts(self) -> dict[str, Facts]:
+        """Each file's answers, the analyses nobody worked out yet worked out here."""
+        for kind in self.missing():
+            fn, *args = self.task(kind)
+            self.answered(kind, fn(*args))
         assert self.values is not None and self.extra is not None  # every analysis answered
         return _abstraction_everywhere(cuda_only_index.merged(self.values, self.extra), self.candidates)
 
@@ -365,12 +361,14 @@ def _native(
     return hashed, read
 
 
-def _worked_out(future: Future[Any], part: _Part, kind: str) -> Any:
-    """The answers of `part`'s analysis `kind` from its worker; worked out here if it died."""
+T = TypeVar("T")
+
+
+def _here_if_lost(future: Future[T], fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` from the worker `future` stands for; worked out here if that worker died."""
     try:
         return future.result()
     except (BrokenExecutor, CancelledError):
-        fn, *args = part.task(kind)
         return fn(*args)
 
 
@@ -853,10 +851,7 @@ def _index_of(
     index: Future[dict[str, Facts]], candidates: list[Candidate], target: str | None, cuda_sources: list[str]
 ) -> dict[str, Facts]:
     """One part of the project index from its worker; worked out here if that worker died."""
-    try:
-        return index.result()
-    except (BrokenExecutor, CancelledError):
-        return index_part(candidates, target, cuda_sources)
+    return _here_if_lost(index, index_part, candidates, target, cuda_sources)
 
 
 def _known(
