@@ -18,11 +18,28 @@ from pathlib import PurePath
 BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 BIDI_CHARS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 _BIDI = re.compile(f"[{BIDI}]")
+# the invisible characters a terminal, a browser or a code view shows as nothing: Unicode's format
+# characters (general category Cf: zero-width space, soft hyphen, word joiner, the byte-order mark,
+# the TAG characters that can spell a hidden text) and the other Default_Ignorable_Code_Points but
+# the variation selectors (which pick the glyph of the character before them, an emoji's): the
+# combining grapheme joiner, the Hangul fillers that stand alone (U+3164, U+FFA0: the conjoining
+# U+115F/U+1160 are part of a syllable), Khmer's inherent vowels, Mongolian's free variation
+# selectors. `a<ZWSP>b.py` was shown as `ab.py`, the name of another file (seventeenth read)
+INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x0600, 0x0605), (0x06DD, 0x06DD), (0x070F, 0x070F),
+    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x17B4, 0x17B5), (0x180B, 0x180F),
+    (0x200B, 0x200D), (0x2060, 0x2065), (0x206A, 0x206F), (0x3164, 0x3164), (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE007F),
+)  # fmt: skip
+INVISIBLE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE_RANGES)
+INVISIBLE_CHARS = "".join(chr(c) for a, b in INVISIBLE_RANGES for c in range(a, b + 1))
 # what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
 # paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
-_XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}]")
-# C0 and C1 control characters, DEL, the Unicode line/paragraph separators and the bidi controls
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
+_XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls and
+# the invisible characters
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON
@@ -60,8 +77,14 @@ def name_bytes(shown: str) -> bytes:
 
 
 def _escaped(match: re.Match[str]) -> str:
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return escape_char(match.group())
+
+
+def escape_char(char: str) -> str:
+    """One character as Python writes it in a string: `\\x1b`, `\\u200b`, `\\U000e0041` (a TAG
+    character past U+FFFF was `\\ue0041`, which reads as U+E004 and a `1`)."""
+    c = ord(char)
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
 def printable(text: object) -> str:

@@ -5,9 +5,10 @@ Two things a plain `rich.console.Console` gets wrong for porter:
 - **Control characters from files reach the terminal.** rich passes ESC through as it is, so
   a source comment, a trace manifest or an exception message holding `ESC [2J` clears the
   screen, and `ESC ] 8 ;;` spoofs a hyperlink. Here every piece of text is rendered with its
-  control characters (C0 but tab and newline, DEL, C1, the Unicode line separators) shown as
-  `\\xNN` escapes; the console's own styling and cursor moves (a progress bar) are not text
-  and are untouched. Markup is a separate matter: text from files goes in as `Text` or
+  control characters (C0 but tab and newline, DEL, C1, the Unicode line separators, the bidi
+  controls and the invisible characters: a zero-width space, a soft hyphen) shown as `\\xNN`
+  escapes; the console's own styling and cursor moves (a progress bar) are not text and are
+  untouched. Markup is a separate matter: text from files goes in as `Text` or
   through `textsafe.plain`.
 - **Width off a terminal.** rich wraps a pipe or a file at 80 columns, which cuts rule names
   and paths in a CI log. Off a terminal (unless `COLUMNS` names a width) this console is wide
@@ -28,18 +29,17 @@ from collections.abc import Iterable
 from rich.console import Console, ConsoleDimensions
 from rich.segment import Segment
 
-from porter.core.textsafe import BIDI
+from porter.core.textsafe import BIDI, INVISIBLE, escape_char
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
-# and the bidirectional controls that reorder a line as shown (`textsafe`)
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}]")
+# the bidirectional controls that reorder a line as shown and the invisible characters (`textsafe`)
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
-    c = ord(match.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return escape_char(match.group())
 
 
 def shown(text: str) -> str:

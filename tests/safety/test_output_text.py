@@ -479,3 +479,54 @@ def test_a_name_with_a_byte_that_is_not_utf8_and_one_with_a_backslash_read_apart
         for r in json.loads(sarif.stdout)["runs"][0]["results"]
     }
     assert uris == {"a%FF.py", "b%5Cxfe.py"}, uris
+
+
+# invisible characters (seventeenth read): a zero-width space, a soft hyphen, a word joiner, the
+# byte-order mark, the Mongolian vowel separator, a zero-width joiner, a TAG character (past
+# U+FFFF), the Hangul filler and the combining grapheme joiner; a terminal shows each as nothing
+INVISIBLE = "\u200b\u00ad\u2060\ufeff\u180e\u200d\U000e0041\u3164\u034f"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_invisible_character_in_a_name_or_a_line_is_shown_in_every_format(tmp_path, fmt):
+    """`a<ZWSP>b.py` was printed as `ab.py`, the name of another file, in the full, concise,
+    github and junit formats (a source line's ZWSP raw under the carets too)."""
+    for k, c in enumerate(INVISIBLE):
+        (tmp_path / f"n{k}{c}yp.py").write_bytes(b"import torch\nx = 1  # " + f"{c}".encode() + b"\nx.cuda()\n")
+    out = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path)
+    text = (out.stdout + out.stderr).decode()
+    assert out.returncode == 1, text
+    assert not [c for c in INVISIBLE if c in text], [hex(ord(c)) for c in INVISIBLE if c in text]
+    if fmt in ("full", "concise"):
+        assert "n0\\u200byp.py" in text and "n6\\U000e0041yp.py" in text, text
+    if fmt == "junit":  # the same data to an XML reader
+        names = {case.get("file") for case in ET.fromstring(out.stdout).iter("testcase")}
+        assert f"n0{INVISIBLE[0]}yp.py" in names, names
+
+
+def test_the_carets_stand_under_a_finding_after_an_invisible_character(tmp_path):
+    """In `full`, an invisible character of the source line is one visible picture, as a control is."""
+    (tmp_path / "m.py").write_bytes("import torch\ny = '\u200b\u00ad'; x = torch.randn(3).cuda()\n".encode())
+    out = porter("lint", "m.py", "--target", "xla", "--select", "DEV001", cwd=tmp_path)
+    lines = out.stdout.decode().splitlines()
+    src = next(line for line in lines if line.startswith("2 | "))
+    carets = lines[lines.index(src) + 1]
+    assert "\u200b" not in src and "\u00ad" not in src, src
+    assert src.index("torch.randn") == carets.index("^"), (src, carets)
+
+
+@pytest.mark.parametrize("where", ["rewrite", "diff", "md", "html"])
+def test_every_invisible_character_in_a_name_is_shown_by_rewrite_and_the_reports(tmp_path, where):
+    repo = committed_repo(tmp_path / "repo", {f"n{k}{c}yp.py": CUDA for k, c in enumerate(INVISIBLE)})
+    args = {"rewrite": ["--out-dir", "../o"], "diff": ["--diff"], "md": ["--report", "../r.md"]}
+    args["html"] = ["--report", "../r.html"]
+    out = porter("rewrite", ".", "--target", "xla", *args[where], cwd=repo)
+    assert out.returncode in (0, 1), out.stderr.decode()
+    text = (out.stdout + out.stderr).decode()
+    if where in ("md", "html"):
+        text += (tmp_path / f"r.{where}").read_text(encoding="utf-8")
+    assert not [c for c in INVISIBLE if c in text], [hex(ord(c)) for c in INVISIBLE if c in text]
+    if where == "diff":  # quoted as git quotes it, and applies
+        (tmp_path / "p.diff").write_bytes(out.stdout)
+        check = subprocess.run(["git", "apply", "--check", "../p.diff"], cwd=repo, capture_output=True)
+        assert check.returncode == 0, check.stderr

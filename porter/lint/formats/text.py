@@ -6,7 +6,7 @@ import unicodedata
 
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import BIDI_CHARS, printable
+from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, printable
 
 
 def _mark(f: Finding) -> str:
@@ -50,7 +50,7 @@ def render_full(run: LintRun) -> str:
 
 
 _PICTURES = {c: (" " if c == 9 else chr(0x2400 + c)) for c in range(0x20)} | {0x7F: "\u2421"}
-_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, *map(ord, BIDI_CHARS))}
+_PICTURES |= {c: "\ufffd" for c in (*range(0x80, 0xA0), 0x2028, 0x2029, *map(ord, BIDI_CHARS + INVISIBLE_CHARS))}
 
 
 def _source(line: str) -> str:
