@@ -85,6 +85,11 @@ def _too_large(limit: int) -> Unreadable:
     return Unreadable(f"{LARGER_THAN}{shown}: not read", skipped=True)
 
 
+def why_not_read(st: os.stat_result, limit: int = MAX_FILE_BYTES) -> str | None:
+    """Why `open_regular` would not read a file of this `stat` (None where it would)."""
+    return _not_regular(st.st_mode) or (_too_large(limit).reason if st.st_size > limit else None)
+
+
 def _error(exc: OSError) -> Unreadable:
     if isinstance(exc, FileNotFoundError):
         return Unreadable("no such file (removed while porter ran, or a broken link)", skipped=False)

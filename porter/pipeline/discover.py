@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from porter.config import globs
 from porter.core.kinds import discovered
-from porter.core.reading import read_regular
+from porter.core.reading import read_regular, why_not_read
 from porter.core.textsafe import path_name as utf8_name
 
 if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
@@ -228,7 +228,7 @@ class _Walk:
         for entry in files:
             name = entry.name
             if not discovered(name, folder):
-                self._note_cuda_source(prefix, name, shown, here)
+                yield from self._note_cuda_source(prefix, name, shown, here, entry)
                 continue
             rel = prefix + name
             if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
@@ -242,14 +242,27 @@ class _Walk:
             self.seen.add(os.path.join(real, name))
             yield Candidate(full, self.root, None, _name(shown, name, full))
 
-    def _note_cuda_source(self, prefix: str, name: str, shown: str | None, here: Path) -> None:
-        """A .cu/.cuh (or C++) file the .gitignore files keep: evidence of the project's own CUDA code."""
+    def _note_cuda_source(
+        self, prefix: str, name: str, shown: str | None, here: Path, entry: os.DirEntry[str]
+    ) -> Iterator[Candidate]:
+        """A .cu/.cuh (or C++) file the .gitignore files keep: evidence of the project's own CUDA
+        code; a problem when it will not be read (past the size bound, not a regular file), as a
+        Python file's is: the ops it registers decide what the Python calling them keeps, and a
+        65 MiB `.cu` was left out in silence (seventeenth read)."""
         if (
-            self.cuda_sources is not None
-            and name.endswith(NATIVE_SUFFIXES)
-            and not _ignored(prefix + name, self.ignores, is_dir=False)
+            self.cuda_sources is None
+            or not name.endswith(NATIVE_SUFFIXES)
+            or _ignored(prefix + name, self.ignores, is_dir=False)
         ):
-            self.cuda_sources.append(_name(shown, name, here / name))
+            return
+        shown_name = _name(shown, name, here / name)
+        self.cuda_sources.append(shown_name)
+        try:
+            why = why_not_read(entry.stat())  # (a link is followed, as the reader follows it)
+        except OSError:
+            return  # a broken link: nothing to read
+        if why is not None:
+            yield Candidate(here / name, self.root, why, shown_name)
 
     def _linked_file(self, full: Path, shown: str | None, name: str) -> Iterator[Candidate]:
         """A link to a file: a problem when broken or pointing out of the tree; otherwise

@@ -212,3 +212,27 @@ def test_the_torchrun_on_path_is_read_only_for_its_shebang(tmp_path):
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the torchrun ({kind}) was read without end") from None
         assert proc.returncode == 0 and proc.stdout.strip() == "True", (kind, proc.stderr[-2000:])
+
+
+def test_a_cuda_source_that_is_not_read_is_noted(tmp_path):
+    """A `.cu` file past the size bound, or a FIFO named `*.cu`, is passed over with a note, as
+    a Python file is: the ops it registers (`TORCH_LIBRARY_IMPL(_C, CUDA, m)`) decide what the
+    Python that calls them keeps, and a 65 MiB one was left out in silence (seventeenth read)."""
+    root = tmp_path / "p"
+    (root / "csrc").mkdir(parents=True)
+    (root / "good.py").write_bytes(CUDA)
+    with open(root / "csrc" / "big.cu", "wb") as fh:  # sparse: no disk is used
+        fh.write(b'TORCH_LIBRARY_IMPL(_C, CUDA, m) { m.impl("k", &k); }\n')
+        fh.truncate(65 * 2**20)
+    os.mkfifo(root / "csrc" / "pipe.cuh")
+    (root / "csrc" / "small.cpp").write_bytes(b"int x;\n")
+    lint = _porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=root)
+    err = _no_traceback(lint)
+    assert lint.returncode == 1 and b"good.py:2" in lint.stdout, err  # good.py's finding, and no more
+    assert "note: csrc/big.cu: larger than 64 MiB: not read" in err, err
+    assert "note: csrc/pipe.cuh: a FIFO (named pipe), not a regular file: not read" in err, err
+    assert "small.cpp" not in err, err
+    diff = _porter("rewrite", ".", "--target", "xla", "--diff", cwd=root)
+    err = _no_traceback(diff)
+    assert diff.returncode == 1 and b"+++ b/good.py" in diff.stdout, err
+    assert "note: csrc/big.cu: larger than 64 MiB: not read" in err, err
