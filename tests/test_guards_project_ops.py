@@ -6,6 +6,7 @@ class whose instances only that code uses (its workspace, allocated on "cuda")."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,24 @@ def test_a_warm_run_reads_no_unchanged_native_source_and_sees_an_edit(tmp_path, 
     cpu.write_text(CPU_BINDINGS.replace("}", '  ops.impl("mla_decode", torch::kCPU, &mla_decode);\n}'))
     assert 'device="neuron"' in port()
     assert 'device="neuron"' in _code(_port("neuron")["pkg/backend.py"])
+
+
+@pytest.mark.parametrize("folder", [b"csrc\xff", b"c\\src"])
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_native_source_in_a_folder_named_with_odd_bytes_is_read(tmp_path, folder, cache):
+    """The sources are named as every output shows a name (`\\xNN` for a byte that is not UTF-8,
+    a backslash doubled), and were read under that name, which names no file: the CUDA-only op
+    was not seen and the workspace was ported (DEV002 where GUARD004 keeps it), in silence
+    (seventeenth read). With the stat index too."""
+    try:
+        (tmp_path / os.fsdecode(folder)).mkdir()
+    except OSError:
+        pytest.skip("this file system refuses the name")
+    _project(tmp_path)
+    (tmp_path / "csrc" / "attention" / "mla_kernel.cu").rename(tmp_path / os.fsdecode(folder) / "mla_kernel.cu")
+    store = tmp_path.parent / f"{tmp_path.name}-cache"
+    for _ in range(2 if cache else 1):  # cold, then warm
+        results, _ = run([Path(".")], Settings(target="neuron"), jobs=1, cache=cache, cache_dir=store)
+        out = next(r for r in results if r.path == "pkg/backend.py")
+        assert 'device="cuda"' in _code(out)
+        assert [f.code for f in out.findings] == ["GUARD004"], [f.message for f in out.findings]

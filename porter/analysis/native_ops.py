@@ -13,11 +13,13 @@ namespace. Read with regular expressions, without running or compiling anything.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from porter.core.reading import NextOf, read_regular
+from porter.core.textsafe import name_bytes
 
 # what a C++ or CUDA source must contain to register an operator
 TOKEN = b"TORCH_LIBRARY"
@@ -186,15 +188,23 @@ def cuda_only_ops(sources: Iterable[tuple[str, bytes]]) -> dict[str, dict[str, s
     return out
 
 
+def source_path(name: str) -> str:
+    """The file a source's name names: discovery names the sources as every output shows a name
+    (`textsafe.path_name`: `\\xNN` for a byte that is not UTF-8, a backslash doubled), and read
+    under that name a source in `csrc\\xff/` named no file, so its ops were not known (seventeenth
+    read)."""
+    return os.fsdecode(name_bytes(name))
+
+
 def read(names: Iterable[str]) -> list[tuple[str, bytes]]:
-    """(name, bytes) of each of the C++/CUDA sources `names` (paths from the working folder)
-    that registers ops; one that cannot be read is passed over."""
+    """(name, bytes) of each of the C++/CUDA sources `names` (paths from the working folder, as
+    shown) that registers ops; one that cannot be read is passed over (discovery noted it)."""
     out = []
     for name in names:
         if not name.endswith(SUFFIXES):
             continue
         try:
-            source = read_regular(Path(name))
+            source = read_regular(Path(source_path(name)))
         except (OSError, ValueError):
             continue
         if TOKEN in source:

@@ -349,7 +349,7 @@ def _native(
                 read = None
             continue
         try:
-            st, source = read_regular_stat(name)
+            st, source = read_regular_stat(native_ops.source_path(name))
         except (OSError, ValueError):
             continue
         registers = native_ops.TOKEN in source

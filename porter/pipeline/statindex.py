@@ -48,6 +48,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from porter.analysis import native_ops
 from porter.pipeline.cache import Cache, _read_entry, _write, salt, seal, unseal
 from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
@@ -443,7 +444,7 @@ class StatIndex:
         if row is None or not row[3]:
             return None
         try:
-            st = os.stat(name)
+            st = os.stat(native_ops.source_path(name))
         except OSError:
             return None
         if row[0] != signature(st):
