@@ -10,11 +10,15 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+from porter.core.textsafe import json_document
 from porter.report.model import SCHEMA_VERSION, ReportModel
 
 
 def render_json(model: ReportModel, *, include_sources: bool = False, indent: int | None = 2) -> str:
-    return json.dumps(model.to_dict(include_sources=include_sources), indent=indent, ensure_ascii=False) + "\n"
+    return (
+        json_document(json.dumps(model.to_dict(include_sources=include_sources), indent=indent, ensure_ascii=False))
+        + "\n"
+    )
 
 
 def schema(version: int = SCHEMA_VERSION) -> dict:

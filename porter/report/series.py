@@ -30,7 +30,7 @@ from porter.config.ruledata import all_rules
 from porter.core.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
 from porter.report.markdown import _cell, _code
-from porter.core.textsafe import printable
+from porter.core.textsafe import json_document, printable
 from porter.pipeline.writer import removed_on_error
 
 # (kind, what its patch holds), in series order
@@ -452,6 +452,6 @@ def write(folder: Path, series: Series, command: str, done: list[str] | None = N
     }
     _put(
         folder / "index.json",
-        (json.dumps(index, indent=1, ensure_ascii=False) + "\n").encode("utf-8", "surrogateescape"),
+        (json_document(json.dumps(index, indent=1, ensure_ascii=False)) + "\n").encode("utf-8", "surrogateescape"),
     )
     done.append("index.json")

@@ -530,3 +530,19 @@ def test_every_invisible_character_in_a_name_is_shown_by_rewrite_and_the_reports
         (tmp_path / "p.diff").write_bytes(out.stdout)
         check = subprocess.run(["git", "apply", "--check", "../p.diff"], cwd=repo, capture_output=True)
         assert check.returncode == 0, check.stderr
+
+
+@pytest.mark.parametrize("where", ["report", "split"])
+def test_a_json_report_escapes_what_a_terminal_obeys(tmp_path, where):
+    """`lint --output-format json` writes a name's NEL, U+2028, bidi controls and invisible
+    characters as `\\u` escapes (json's ensure_ascii); the JSON report (`--report r.json`) and the
+    `--split` series' index.json wrote them raw, so `cat r.json` showed `c<RLO>gnp.py` as
+    `cpng.py` (seventeenth read). The escapes are the same data to a JSON reader."""
+    shown = "\x85\x9b\u2028\u2029\u202e\u200b\U000e0041"
+    repo = committed_repo(tmp_path / "repo", {f"d{k}{c}x/m{k}{c}y.py": CUDA for k, c in enumerate(shown)})
+    args = ["--report", "../r.json"] if where == "report" else ["--split", "../series"]
+    out = porter("rewrite", ".", "--target", "xla", *args, cwd=repo)
+    assert out.returncode in (0, 1), out.stderr.decode()
+    text = (tmp_path / ("r.json" if where == "report" else "series/index.json")).read_text(encoding="utf-8")
+    assert not [c for c in shown if c in text], [hex(ord(c)) for c in shown if c in text]
+    assert f"d0{shown[0]}x/m0{shown[0]}y.py" in json.dumps(json.loads(text), ensure_ascii=False)
