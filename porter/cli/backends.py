@@ -8,9 +8,8 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
-from porter.cli.common import check_target, console, err_console, usage_error
+from porter.cli.common import cell, check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import path_name, plain
 
@@ -61,15 +60,10 @@ def _print_table(found: list, target: str) -> None:
         own = f.for_target(target)
         # names and paths come from the tree: text, never markup
         table.add_row(
-            *(
-                Text(cell)
-                for cell in (
-                    f.base,
-                    f"{f.cuda.name}\n{path_name(f.cuda.path)}",
-                    "\n".join(f"{c.device}: {c.name}" for c in f.others),
-                    f"{own.name} ({path_name(own.path)})" if own else "none",
-                )
-            )
+            cell(f.base),
+            cell(f.cuda.name, path_name(f.cuda.path)),
+            cell(*(f"{c.device}: {c.name}" for c in f.others)),
+            cell(f"{own.name} ({path_name(own.path)})" if own else "none"),
         )
     console.print(table)
     console.print(f"{len(found)} per-device famil{'y' if len(found) == 1 else 'ies'}")

@@ -15,9 +15,10 @@ import typer
 from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
-from porter.core.textsafe import plain
+from porter.core.textsafe import plain, printable
 
 if TYPE_CHECKING:
+    from rich.text import Text
     from porter.report.console import PorterConsole
 
 
@@ -54,6 +55,17 @@ console = cast("PorterConsole", _Console(stderr=False))
 err_console = cast("PorterConsole", _Console(stderr=True))
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def cell(*lines: str) -> Text:
+    """A table cell of lines from the tree (names, paths, source text): each shown as text, its
+    control characters escaped before rich lays the table out. Given raw, rich dropped BEL,
+    backspace, CR, VT and FF from the cell (`a<BEL>b.cu` and `ab.cu` were both `ab.cu`) and
+    measured the text before the console's escapes widened it (a row ran past the border:
+    seventeenth read)."""
+    from rich.text import Text
+
+    return Text("\n".join(printable(line) for line in lines))
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
-from porter.cli.common import check_target, console, effective_config, err_console, usage_error
+from porter.cli.common import cell, check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
 from porter.core.textsafe import path_name, plain
 
@@ -69,7 +68,6 @@ def _print_table(inv, limit: float | None) -> None:
     for col in ("kernel", "kind", "defined", "calls (arguments)", "reference"):
         table.add_column(col, overflow="fold")
     for k in inv.kernels:
-        calls = "\n".join(c.describe() for c in k.calls) or "-"
         if k.kind == "triton":
             try:
                 reason = bounded(why_not, k.source, k.name, limit=limit)
@@ -78,18 +76,13 @@ def _print_table(inv, limit: float | None) -> None:
             ref = "derived" if reason is None else f"TODO: {reason}"
         else:
             ref = "TODO"
-        # names, paths, arguments and reasons come from the tree: text, never markup
+        # names, paths, arguments and reasons come from the tree: text, never markup or control
         table.add_row(
-            *(
-                Text(cell)
-                for cell in (
-                    k.name,
-                    k.kind + (f"\n{k.detail}" if k.detail else ""),
-                    f"{path_name(k.path)}:{k.line}",  # a name that is not UTF-8 as `\\xNN`, as everywhere
-                    calls,
-                    ref,
-                )
-            )
+            cell(k.name),
+            cell(k.kind, *([k.detail] if k.detail else [])),
+            cell(f"{path_name(k.path)}:{k.line}"),  # a name that is not UTF-8 as `\\xNN`, as everywhere
+            cell(*(c.describe() for c in k.calls)) if k.calls else cell("-"),
+            cell(ref),
         )
     console.print(table)
     console.print(f"{len(inv.kernels)} kernel(s)" + (f"; {len(inv.problems)} file(s) not read" if inv.problems else ""))

@@ -155,7 +155,10 @@ def record_cmd(
         )
     if rec.status != "ok":
         e = rec.error or {}
-        console.print(Text(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}", style="red"))
+        # the user's exception text, its controls shown (rich drops a BEL, backspace or CR from a Text)
+        console.print(
+            Text(printable(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}"), style="red")
+        )
         if rec.log_tail:
             console.print(Text(rec.log_tail[-1500:]))
         raise typer.Exit(2)

@@ -422,11 +422,18 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from rich.text import Text
 
     from porter.report.console import make_console
-    from porter.core.textsafe import lines_printable
+    from porter.core.textsafe import controls_escaped, lines_printable, printable
 
     console = console or make_console()
+    # every cell shown as text before the table is laid out: given raw, rich dropped BEL, backspace
+    # and CR from a cell (and the plain table padded it) before the console's escapes widened it
+    secs = [
+        (printable(name), [printable(h) for h in header], [[printable(c) for c in row] for row in rows],
+         [controls_escaped(n, keep="\n") for n in notes])
+        for name, header, rows, notes in secs
+    ]  # fmt: skip
     if not console.is_terminal:
-        out = [title]
+        out = [printable(title)]
         for name, header, rows, notes in secs:
             out += ["", name]
             if rows:
@@ -436,13 +443,13 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         console.file.flush()
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
-    console.print(Text(title, style=f"bold {colour}"))
+    console.print(Text(printable(title), style=f"bold {colour}"))
     for name, header, rows, notes in secs:
         table = Table(title=Text(name), show_lines=False, title_justify="left")
         for h in header:
             table.add_column(Text(h), overflow="fold")
         for row in rows:
-            table.add_row(*[Text(str(c)) for c in row])
+            table.add_row(*[Text(c) for c in row])
         if rows:
             console.print(table)
         for n in notes:

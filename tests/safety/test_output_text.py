@@ -546,3 +546,54 @@ def test_a_json_report_escapes_what_a_terminal_obeys(tmp_path, where):
     text = (tmp_path / ("r.json" if where == "report" else "series/index.json")).read_text(encoding="utf-8")
     assert not [c for c in shown if c in text], [hex(ord(c)) for c in shown if c in text]
     assert f"d0{shown[0]}x/m0{shown[0]}y.py" in json.dumps(json.loads(text), ensure_ascii=False)
+
+
+def _table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line[:1] in "┏┃┡│└"]
+
+
+def test_the_kernels_and_backends_tables_show_every_control_of_a_name_and_stay_aligned(tmp_path):
+    """The tables passed names to rich raw, escaped only as they were written: rich drops BEL,
+    backspace, CR, VT and FF from a cell, so `a<BEL>b.cu` and `ab.cu` were both `ab.cu:1`, and
+    laid the table out before the escapes widened the text, so a row ran past the border
+    (seventeenth read)."""
+    (tmp_path / "a\x07b.cu").write_bytes(b"__global__ void a_k(float* x) { x[0] = 1; }\n")
+    (tmp_path / "ab.cu").write_bytes(b"__global__ void b_k(float* x) { x[0] = 1; }\n")
+    (tmp_path / "acc\x08\x1b[2J").mkdir()
+    (tmp_path / "acc\x08\x1b[2J" / "cuda_accelerator.py").write_bytes(CUDA_FAMILY)
+    (tmp_path / "acc\x08\x1b[2J" / "cpu_accelerator.py").write_bytes(
+        b"class CPU_Accelerator(Accelerator):\n    def sync(self):\n        pass\n"
+    )
+    kernels = porter("kernels", ".", cwd=tmp_path).stdout.decode()
+    assert "a\\x07b.cu:1" in kernels and "ab.cu:1" in kernels, kernels
+    backends = porter("backends", ".", "--target", "neuron", cwd=tmp_path).stdout.decode()
+    assert "acc\\x08\\x1b[2J/cuda_accelerator.py" in backends, backends
+    for text in (kernels, backends):
+        rows = _table_rows(text)
+        assert rows and len({len(row) for row in rows}) == 1, text
+
+
+CUDA_FAMILY = (
+    b"import torch\n\n\nclass CUDA_Accelerator(Accelerator):\n    def sync(self):\n        torch.cuda.synchronize()\n"
+)
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_parity_tables_show_every_control_of_a_cell_and_stay_aligned(terminal):
+    """parity-check's tables (a module's name, an exception's text from the user's run): on a
+    terminal rich dropped BEL, backspace and CR from a cell and laid the table out before the
+    escapes widened it; off a terminal the columns were padded before the escapes (seventeenth read)."""
+    import io
+
+    from porter.report.console import make_console
+    from porter.verify.report import print_sections
+
+    console = make_console(file=io.StringIO(), force_terminal=terminal, width=200, color_system=None)
+    rows = [["a\x07b", "x\x1b[2Jy", "1"], ["ab", "xy", "2"]]
+    print_sections("parity-check: FAIL", "fail", [("modules", ["name", "error", "n"], rows, ["note \x08z"])], console)
+    out = console.file.getvalue()
+    assert "a\\x07b" in out and "x\\x1b[2Jy" in out and "note \\x08z" in out, out
+    assert "\x07" not in out and "\x1b" not in out and "\x08" not in out, repr(out)
+    lines = [line for line in out.splitlines() if "a\\x07b" in line or line.lstrip("│ ").startswith("ab ")]
+    assert len(lines) == 2 and lines[0].index(" 1") == lines[1].index(" 2"), out
+
