@@ -119,6 +119,18 @@ def block_text(text: str) -> str:
     )
 
 
+_BARE_CR = re.compile(r"\r(?!\n|\Z)")
+
+
+def html_text(text: str) -> str:
+    """Text for an HTML page (before `html.escape`): control characters escaped, tabs, newlines
+    and a CR that ends a line (CRLF, or a diff row's own line end) kept. A CR within a line was
+    kept too, and `cat report.html` went back to the line's start over what came before (a file
+    `a<CR>b.py`; the Markdown report shows it as `\\x0d`: seventeenth read)."""
+    kept = controls_escaped(text, keep="\t\n\r")
+    return _BARE_CR.sub(r"\\x0d", kept)
+
+
 def plain(text: object) -> str:
     """`text` for a rich console: control characters escaped, markup brackets escaped."""
     from rich.markup import escape  # (only a run that prints to a console imports rich)

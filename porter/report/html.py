@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from porter.core.textsafe import controls_escaped
+from porter.core.textsafe import html_text
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
@@ -26,9 +26,9 @@ MAX_INLINE_DIFF = 400  # longest line pair that gets character-level highlights
 
 
 def _e(text: object, quote: bool = True) -> str:
-    """HTML-escaped, with control characters shown as `\\x1b` (tabs and line ends kept): text from
-    a trace manifest or a file reached the report raw, and `cat report.html` obeyed it."""
-    return html.escape(controls_escaped(str(text), keep="\t\n\r"), quote)
+    """HTML-escaped, with control characters shown as `\\x1b` (tabs and line ends kept, `html_text`):
+    text from a trace manifest or a file reached the report raw, and `cat report.html` obeyed it."""
+    return html.escape(html_text(str(text)), quote)
 
 
 _TICKS = re.compile(r"`([^`]+)`")

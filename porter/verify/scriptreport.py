@@ -10,7 +10,7 @@ import math
 import re
 from pathlib import Path
 
-from porter.core.textsafe import controls_escaped
+from porter.core.textsafe import html_text
 from porter.verify import noise
 from porter.verify.report import Section, _g, _ms, gap_sections, side_errors, verdict_notes
 from porter.verify.tracecmp import ScriptResult
@@ -307,7 +307,7 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
         )
 
     def e(text: object) -> str:  # labels come from another machine's trace: no control characters
-        return html.escape(controls_escaped(str(text), keep="\t\n\r"))
+        return html.escape(html_text(str(text)))
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '

@@ -597,3 +597,24 @@ def test_parity_tables_show_every_control_of_a_cell_and_stay_aligned(terminal):
     lines = [line for line in out.splitlines() if "a\\x07b" in line or line.lstrip("│ ").startswith("ab ")]
     assert len(lines) == 2 and lines[0].index(" 1") == lines[1].index(" 2"), out
 
+
+def test_a_bare_carriage_return_is_shown_in_the_html_report_and_a_parity_title(tmp_path):
+    """A CR not followed by LF sends a terminal back to the line's start (`cat r.html`, a parity
+    or trace table piped to a log), so what follows hides what came before: the Markdown report
+    shows it as `\\x0d`, the HTML reports (a file's name, a trace's label or error) and the
+    title of `trace ops`/`trace compare` off a terminal wrote it raw (seventeenth read)."""
+    import io
+
+    from porter.report.console import make_console
+    from porter.verify.report import print_sections
+
+    (tmp_path / "a\rb.py").write_bytes(CUDA)
+    (tmp_path / "crlf.py").write_bytes(CUDA.replace(b"\n", b"\r\n"))
+    out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "a\\x0db.py" in page and "\r" not in page.replace("\r\n", ""), page
+    console = make_console(file=io.StringIO(), force_terminal=False, width=200)
+    print_sections("trace ops: on tpu\rok", "pass", [("ops", ["op"], [["x\ry"]], [])], console)
+    shown = console.file.getvalue()
+    assert "\r" not in shown and "tpu\\x0dok" in shown and "x\\x0dy" in shown, repr(shown)
