@@ -38,6 +38,9 @@ INVISIBLE_CHARS = "".join(chr(c) for a, b in INVISIBLE_RANGES for c in range(a, 
 # what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
 # paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
 _XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+# ... and in a serialized document, a CR: its own lines end at LF, so a CR is data (a name's), which
+# an XML reader reads back as LF unless it is a reference (JUnit: seventeenth read)
+_XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 # C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls and
 # the invisible characters
 _CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
@@ -139,9 +142,10 @@ def plain(text: object) -> str:
 
 
 def xml_document(text: str) -> str:
-    """A serialized XML document whose DEL, C1, line separators and bidi controls (data: a name, a message) are
-    character references: the same characters to an XML reader, none obeyed by a terminal."""
-    return _XML_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    """A serialized XML document whose CR, DEL, C1, line separators, bidi controls and invisible
+    characters (data: a name, a message) are character references: the same characters to an XML
+    reader (which reads a raw CR as LF), none obeyed by a terminal."""
+    return _XML_DOCUMENT_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
 
 
 def json_document(text: str) -> str:

@@ -618,3 +618,16 @@ def test_a_bare_carriage_return_is_shown_in_the_html_report_and_a_parity_title(t
     print_sections("trace ops: on tpu\rok", "pass", [("ops", ["op"], [["x\ry"]], [])], console)
     shown = console.file.getvalue()
     assert "\r" not in shown and "tpu\\x0dok" in shown and "x\\x0dy" in shown, repr(shown)
+
+
+def test_junit_carries_a_carriage_return_of_a_name_as_a_reference(tmp_path):
+    """JUnit wrote a name's CR raw in a failure's text: an XML reader reads a raw CR as LF (the
+    name came back `a<LF>b.py`), and on a terminal the CR went back over the line (seventeenth
+    read). As `&#xd;` it is the same CR to the reader."""
+    (tmp_path / "a\rb.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    assert b"\r" not in out.stdout, out.stdout
+    root = ET.fromstring(out.stdout)
+    assert {case.get("file") for case in root.iter("testcase")} == {"a\rb.py"}
+    assert all(f.text.startswith("a\rb.py:2:") for f in root.iter("failure")), [f.text for f in root.iter("failure")]
