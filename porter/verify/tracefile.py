@@ -341,6 +341,11 @@ def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[d
         tensors = load_tensors(data)
     except TraceError:
         raise
+    except KeyError as exc:
+        # safetensors reads dtypes its torch mapping lacks (`F8_E8M0`, a float8 scale format):
+        # the lookup of the name was a KeyError traceback (seventeenth read)
+        dtype = " ".join(str(exc.args[0] if exc.args else exc).split())[:40]
+        raise TraceError(f"{path}: holds a tensor of dtype {dtype}, which torch has no type for here") from None
     except (safetensor_error, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
     return meta, tensors

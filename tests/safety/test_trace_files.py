@@ -558,3 +558,21 @@ def test_a_torchrun_world_larger_than_a_trace_holds_is_a_usage_error():
     for n in ("0", "100000"):
         with pytest.raises(ValueError, match="porter records 1 to"):
             launch_of(["torchrun", "--nproc-per-node", n, "train.py"])
+
+
+def test_a_tensor_of_a_dtype_torch_has_no_type_for_is_one_line(tmp_path):
+    """safetensors reads dtypes its torch mapping lacks (`F8_E8M0`, a float8 scale format): the
+    load ended in a KeyError traceback in `trace ops` and `trace compare` (seventeenth read)."""
+    manifest = json.dumps({**_manifest(), "schema": "porter.trace/1"})
+    entries, body = {}, b""
+    for name, n in (("m0.0.stats", 8), ("m0.0.sample", 6), ("p0.stats", 8), ("p0.sample", 12)):
+        entries[name] = {"dtype": "F32", "shape": [n], "data_offsets": [len(body), len(body) + 4 * n]}
+        body += b"\0" * 4 * n
+    entries["m0.0.sample"] = {"dtype": "F8_E8M0", "shape": [24], "data_offsets": entries["m0.0.sample"]["data_offsets"]}
+    header = json.dumps({"__metadata__": {"porter.trace": manifest}, **entries}).encode()
+    (tmp_path / "e8m0.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + body)
+    for args in (
+        ("trace", "ops", "e8m0.safetensors", "--target", "xla"),
+        ("trace", "compare", "e8m0.safetensors", "e8m0.safetensors"),
+    ):
+        _one_line_error(porter(*args, cwd=tmp_path), "e8m0.safetensors", "F8_E8M0")
