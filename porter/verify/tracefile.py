@@ -248,7 +248,7 @@ def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
     if type(value) is not str or value not in tensors:
         raise TraceError(f"`{where}` names no tensor of the file")
     t = tensors[value]
-    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
+    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES) or t.is_complex()):
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
