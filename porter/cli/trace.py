@@ -33,21 +33,6 @@ trace_app = typer.Typer(
 )
 
 
-# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
-# (deeper than the checks go) raises in the comparison: reported as the file's fault, exit 2
-_MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    RuntimeError,
-    ZeroDivisionError,
-    OverflowError,
-    RecursionError,
-)
-
-
 def _write_report(report: Path, text: str) -> None:
     """`text` into the file named by --report; a name that cannot be written (its folder a
     file, /proc) is one line, exit 2 (it was an OSError traceback in `trace ops`)."""
@@ -175,7 +160,7 @@ def compare_cmd(
     parity holds, 1 it fails, 2 error."""
     from porter.verify.scriptreport import print_terminal, write_report
     from porter.verify.tracecmp import compare_traces
-    from porter.verify.tracefile import TraceError, read_trace
+    from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     _not_an_input(report, reference, ported)
     try:
@@ -196,14 +181,14 @@ def compare_cmd(
             },
         )
         print_terminal(result, console)  # its tables read the traces' fields too (made whole, then printed)
-    except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
+    except MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
         raise _fail(_malformed(reference, ported, exc)) from None
     if report is not None:
         try:
             write_report(result, report)
         except OSError as exc:
             raise _fail(f"cannot write --report {report}: {exc.strerror or exc}") from None
-        except _MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
+        except MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
             raise _fail(str(exc) if str(exc).startswith("--report") else _malformed(reference, ported, exc)) from None
     raise typer.Exit(result.exit_code)
 
@@ -228,7 +213,7 @@ def ops_cmd(
 
     from porter.verify.opsupport import classify, summary
     from porter.verify.report import print_sections
-    from porter.verify.tracefile import TraceError, read_trace
+    from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
         raise _fail(
@@ -243,7 +228,7 @@ def ops_cmd(
         raise _fail(str(exc)) from None
     try:
         rows, data = classify(t, target)
-    except _MALFORMED as exc:
+    except MALFORMED as exc:
         raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")

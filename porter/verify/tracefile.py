@@ -159,6 +159,22 @@ MAX_TRACE_BYTES = 256 * 2**20
 MAX_MANIFEST_DEPTH = 32
 
 
+# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
+# (deeper than the checks go) raises in a comparison or its report: the file's fault, said in
+# one line naming it (`trace compare`, `trace ops`, `parity-check --reference-trace`)
+MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RuntimeError,
+    ZeroDivisionError,
+    OverflowError,
+    RecursionError,
+)
+
+
 def _opt(spec):
     """May be null (a reader that takes `x or default`)."""
     return ("optional", spec)
@@ -431,6 +447,7 @@ __all__ = [
     "process_limits",
     "Trace",
     "TraceError",
+    "MALFORMED",
     "write_trace",
     "read_trace",
     "merge_ranks",

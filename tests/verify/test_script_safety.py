@@ -213,3 +213,29 @@ def test_a_record_a_killed_side_left_cut_off_is_no_traceback(tmp_path):
     write_record(tmp_path / "r.json", {"kind": "timeout"})
     assert read_record(tmp_path / "r.json") == {"kind": "timeout"}
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_reference_trace_with_a_field_past_the_reader_s_checks_is_one_line(tmp_path):
+    """`parity-check --reference-trace FILE` reads a trace recorded elsewhere, as `trace
+    compare` does; a field the reader's checks do not cover (`host: 5`) ended `trace compare`
+    in one line but parity-check in an AttributeError traceback (seventeenth read)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.safety.test_trace_files import _manifest, _tensors
+
+    manifest = {**_manifest(), "schema": "porter.trace/1", "host": 5}
+    ref = tmp_path / "ref.safetensors"
+    save_file(_tensors(torch), str(ref), metadata={"porter.trace": json.dumps(manifest)})
+    tree = _tree(tmp_path, "raise SystemExit(3)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "parity-check", "--reference-trace", str(ref), "--ported", str(tree)]
+        + ["--timeout", "120", "--report", str(tmp_path / "r.json"), "--", sys.executable, "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=300,
+    )
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "Traceback" not in err, err[-3000:]
+    assert len(err.strip().splitlines()) == 1 and "ref.safetensors" in err and "not what porter writes" in err, err
