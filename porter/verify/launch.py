@@ -324,9 +324,11 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
     error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
     if isinstance(exc, TimedOut):
         error["kind"] = "timeout"
+    import contextlib
     import traceback
 
-    traceback.print_exc()
+    with contextlib.suppress(Exception):  # to the run's log; the program may have closed its stderr
+        traceback.print_exc()
     return error
 
 

@@ -239,3 +239,24 @@ def test_a_reference_trace_with_a_field_past_the_reader_s_checks_is_one_line(tmp
     err = out.stderr.decode()
     assert out.returncode == 2 and "Traceback" not in err, err[-3000:]
     assert len(err.strip().splitlines()) == 1 and "ref.safetensors" in err and "not what porter writes" in err, err
+
+
+@pytest.mark.parametrize(
+    "body, kind",
+    [
+        ("class E(Exception):\n    def __str__(self):\n        raise ValueError('no text')\nraise E()\n", "E"),
+        ("import os\nos.close(2)\nraise RuntimeError('stderr closed')\n", "RuntimeError"),
+    ],
+    ids=["str-raises", "stderr-closed"],
+)
+def test_an_error_that_cannot_be_described_as_python_would_still_leaves_its_record(tmp_path, body, kind):
+    """User code can raise anything: an exception whose str() raises (Python prints
+    `<exception str() failed>`), or one raised after the program closed its stderr, made the
+    side's launcher fail while it described the error: no record and no trace, and porter's
+    own traceback in the run's output (seventeenth read)."""
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120)
+    assert rec.status == "error" and rec.error is not None, (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.error["type"] == kind and rec.error["location"] == "train.py:" + str(body.count("\n"))
+    assert rec.trace is not None  # what it recorded is kept
+    assert "describe_exception" not in rec.log_tail, rec.log_tail[-2000:]
