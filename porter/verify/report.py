@@ -352,7 +352,10 @@ def gap_sections(r) -> list[Section]:
 
 
 def to_json(r: ParityResult) -> str:
-    return json.dumps(r.to_dict(), indent=2, default=str)
+    from porter.verify.tracefile import finite
+
+    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON
+    return json.dumps(finite(r.to_dict()), indent=2, default=str)
 
 
 def report_model(r: ParityResult):

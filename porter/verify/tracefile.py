@@ -58,19 +58,20 @@ class TraceError(ValueError):
     """The file is not a porter trace, or one of an unknown schema."""
 
 
-def _finite(x):
-    """JSON has no NaN/Inf: non-finite numbers are written as strings ("nan", "inf")."""
+def finite(x):
+    """JSON has no NaN/Inf: non-finite numbers are written as strings ("nan", "inf"), in a
+    trace's manifest and in the JSON reports (Python writes `NaN`, which JSON readers refuse)."""
     if isinstance(x, float) and not math.isfinite(x):
         return str(x)
     if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [finite(v) for v in x]
     return x
 
 
 def unfinite(x):
-    """The inverse of `_finite` for numbers read back from a manifest."""
+    """The inverse of `finite` for numbers read back from a manifest."""
     if isinstance(x, str) and x in ("nan", "inf", "-inf"):
         return float(x)
     if isinstance(x, dict):
@@ -137,7 +138,7 @@ def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    save_file(clean, str(tmp), metadata={META_KEY: json.dumps(_finite(manifest))})
+    save_file(clean, str(tmp), metadata={META_KEY: json.dumps(finite(manifest))})
     tmp.replace(path)
     return path
 
@@ -451,5 +452,6 @@ __all__ = [
     "write_trace",
     "read_trace",
     "merge_ranks",
+    "finite",
     "unfinite",
 ]

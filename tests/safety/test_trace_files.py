@@ -576,3 +576,41 @@ def test_a_tensor_of_a_dtype_torch_has_no_type_for_is_one_line(tmp_path):
         ("trace", "compare", "e8m0.safetensors", "e8m0.safetensors"),
     ):
         _one_line_error(porter(*args, cwd=tmp_path), "e8m0.safetensors", "F8_E8M0")
+
+
+def _strict_json(text: str):
+    """JSON as RFC 8259 (and JavaScript's JSON.parse, Go, serde) reads it: no NaN, no Infinity."""
+
+    def refuse(token):
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_json_report_of_a_loss_that_went_nan_is_json(tmp_path):
+    """A port whose loss went NaN (the commonest failure a parity check reports) gave a
+    `--report x.json` holding `NaN` and `Infinity` tokens: Python reads them, JSON readers
+    (JSON.parse in a CI dashboard) refuse the file. Non-finite numbers are written as the trace
+    manifest writes them, the strings "nan", "inf", "-inf" (seventeenth read)."""
+    torch = need("torch")
+    from safetensors import safe_open
+
+    ref, port = _sides(tmp_path)
+    with safe_open(str(port), "pt") as f:
+        manifest = json.loads(f.metadata()["porter.trace"])
+    manifest["steps"][1]["loss"] = "nan"
+    manifest["steps"][0]["grad_norm"] = "inf"
+    tensors = {**_tensors(torch), "steps.loss": torch.tensor([1.0, float("nan")], dtype=torch.float64)}
+    _write(port, manifest, tensors)
+    out = porter("trace", "compare", str(ref), str(port), "--report", "r.json", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    data = _strict_json((tmp_path / "r.json").read_text())
+    [row] = [s for s in data["steps"] if s["step"] == 2]
+    assert row["ported_loss"] == "nan" and row["abs_diff"] == "nan", row
+    assert data["steps"][0]["ported_grad_norm"] == "inf"
+    # and the model-mode report (`parity-check --entry`), whose errors are as often infinite
+    from porter.verify.report import to_json
+    from porter.verify.result import ParityResult
+
+    model = ParityResult("fail", [], {}, None, None, first_divergence={"max_abs": float("inf"), "m": float("nan")})
+    assert _strict_json(to_json(model))["first_divergence"] == {"max_abs": "inf", "m": "nan"}
