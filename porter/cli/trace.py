@@ -98,6 +98,16 @@ def record_cmd(
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
+    # the name as given, made absolute, never resolved: a link of that name is replaced, not
+    # written through (its target was written); and a name that cannot be written is said
+    # before the command runs, not after it
+    dest = Path(os.path.abspath(output))
+    if dest.is_dir():
+        raise _fail(f"-o {output}: is a folder")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
     try:
         cfg = ScriptConfig(
             ported=None,
@@ -118,14 +128,14 @@ def record_cmd(
     role = "reference" if side == "original" else "ported"
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
-        rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
+        rec = record(role, Path.cwd(), cfg, dest, Path(tmp), workers)
         if role == "reference" and rec.status == "ok" and rec.trace is not None:
             floor = (
                 noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers)
                 if noise_floor
                 else {"measured": False, "why": "recorded with --no-noise-floor"}
             )
-            attach_floor(rec, floor, output.resolve())
+            attach_floor(rec, floor, dest)
     from rich.text import Text
 
     if rec.trace is not None:

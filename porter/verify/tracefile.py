@@ -130,16 +130,17 @@ def _by_rank(tensors: dict) -> dict[int, dict]:
 
 
 def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
-    from safetensors.torch import save_file
+    """The trace written whole to `path` (`trace record -o`, a file named for output): a link
+    of that name is replaced, never written through (porter.pipeline.writer.write_output)."""
+    from safetensors.torch import save
+
+    from porter.pipeline.writer import write_output
 
     manifest = dict(manifest)
     manifest["schema"] = SCHEMA
     clean = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(clean, str(tmp), metadata={META_KEY: json.dumps(finite(manifest))})
-    tmp.replace(path)
+    write_output(path, save(clean, metadata={META_KEY: json.dumps(finite(manifest))}))
     return path
 
 

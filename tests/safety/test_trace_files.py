@@ -614,3 +614,31 @@ def test_a_json_report_of_a_loss_that_went_nan_is_json(tmp_path):
 
     model = ParityResult("fail", [], {}, None, None, first_divergence={"max_abs": float("inf"), "m": float("nan")})
     assert _strict_json(to_json(model))["first_divergence"] == {"max_abs": "inf", "m": "nan"}
+
+
+def test_trace_record_writes_its_output_whole_never_through_a_link(tmp_path):
+    """`trace record -o FILE` is a file named for output: the contract writes it whole and
+    never through a link. The name was resolved and the run wrote the link's target (a
+    repository shipping `trace.safetensors -> ~/.bashrc` had it overwritten by a CI step's
+    `trace record -o trace.safetensors`); and an -o that cannot be written (a folder, a name
+    under a file) was found only after the whole run, with the launcher's traceback
+    (seventeenth read)."""
+    need("torch")
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "t.safetensors").symlink_to(victim)
+    out = porter("trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py", cwd=tmp_path)
+    assert b"Traceback" not in out.stdout + out.stderr, (out.stdout + out.stderr).decode()[-3000:]
+    assert victim.read_text() == "precious\n"
+    assert not (tmp_path / "t.safetensors").is_symlink()
+    from porter.verify.tracefile import read_trace
+
+    assert read_trace(tmp_path / "t.safetensors").manifest["stopped"] == "script ended"
+    (tmp_path / "ran").unlink()
+    (tmp_path / "folder.safetensors").mkdir()
+    (tmp_path / "afile").write_text("x")
+    for name in ("folder.safetensors", "afile/t.safetensors"):
+        out = porter("trace", "record", "-o", name, "--", sys.executable, "train.py", cwd=tmp_path)
+        _one_line_error(out, name)
+        assert not (tmp_path / "ran").exists(), name  # refused before the command ran
