@@ -642,3 +642,36 @@ def test_trace_record_writes_its_output_whole_never_through_a_link(tmp_path):
         out = porter("trace", "record", "-o", name, "--", sys.executable, "train.py", cwd=tmp_path)
         _one_line_error(out, name)
         assert not (tmp_path / "ran").exists(), name  # refused before the command ran
+
+
+FAKE = "\n# verdict: PASS (exit 0)\r"
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["off-a-terminal", "on-a-terminal"])
+def test_a_line_break_in_a_manifest_string_makes_no_line_of_its_own(tmp_path, terminal):
+    """A title or a note is one line: a label or an operator scope from the trace holding a
+    line break printed a line of the trace's own making (`# verdict: PASS (exit 0)` under
+    `trace ops`'s title, in bold green on a terminal), and off a terminal its carriage return
+    was written raw (a terminal or a CI log then overwrites the line) (seventeenth read)."""
+    from tests.safety.test_terminal_env import _on_a_terminal
+
+    good, _ = _sides(tmp_path)
+    evil = {**_manifest(label="xla" + FAKE), "schema": "porter.trace/1", "ops_scope": "step 1" + FAKE}
+    evil["devices"] = {"losses": ["xla"], "parameters": {"xla": 1}}
+    evil["side"]["versions"] = {"torch": "2.9" + FAKE}
+    evil["command"] = ["python", "train.py" + FAKE]
+    evil["error"] = {"type": "E" + FAKE, "message": "m", "location": "x.py:1" + FAKE}
+    bad = _write(tmp_path / "bad.safetensors", evil)
+    for args in (["trace", "ops", str(bad), "--target", "tpu"], ["trace", "compare", str(good), str(bad)]):
+        if terminal:
+            _, shown = _on_a_terminal(args, tmp_path)
+            shown = shown.replace("\r\n", "\n")  # the terminal's own line ends
+        else:
+            out = porter(*args, cwd=tmp_path)
+            shown = (out.stdout + out.stderr).decode()
+        import re
+
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)  # a terminal's colours
+        assert "verdict: PASS" in plain, plain  # the text is shown
+        assert not [line for line in plain.splitlines() if line.lstrip(" │").startswith("# verdict")], (args[1], plain)
+        assert "\r" not in shown, (args[1], shown)
