@@ -267,7 +267,16 @@ def main(argv: list[str]) -> int:
     )
     from porter.verify.tracefile import write_trace
 
-    write_trace(trace_path, manifest, tensors)
+    try:
+        write_trace(trace_path, manifest, tensors)
+    except OSError as exc:  # a full disk, a quota: said as the side's error, not the launcher's traceback
+        error = error or {
+            "kind": "exception",
+            "type": type(exc).__name__,
+            "message": f"cannot write the trace {trace_path}: {exc.strerror or exc}",
+            "location": None,
+            "phase": "writing the trace",
+        }
     if error is not None:
         from porter.verify.sides import write_record
 

@@ -675,3 +675,20 @@ def test_a_line_break_in_a_manifest_string_makes_no_line_of_its_own(tmp_path, te
         assert "verdict: PASS" in plain, plain  # the text is shown
         assert not [line for line in plain.splitlines() if line.lstrip(" │").startswith("# verdict")], (args[1], plain)
         assert "\r" not in shown, (args[1], shown)
+
+
+def test_a_trace_that_cannot_be_written_is_said_in_one_line_not_a_traceback(tmp_path):
+    """A run whose trace could not be written (a full disk; `-o /dev/full`) ended "the worker
+    exited with status 1 ... without writing a result" and the side's launcher's own OSError
+    traceback in the output: the side now records why (seventeenth read)."""
+    need("torch")
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    (tmp_path / "train.py").write_text("print('trained')\n")
+    out = porter("trace", "record", "-o", "/dev/full", "--", sys.executable, "train.py", cwd=tmp_path)
+    shown = (out.stdout + out.stderr).decode()
+    assert out.returncode == 2, shown
+    assert "Traceback" not in shown and "without writing a result" not in shown, shown
+    assert "cannot write the trace /dev/full: No space left on device" in shown, shown
