@@ -692,3 +692,61 @@ def test_a_trace_that_cannot_be_written_is_said_in_one_line_not_a_traceback(tmp_
     assert out.returncode == 2, shown
     assert "Traceback" not in shown and "without writing a result" not in shown, shown
     assert "cannot write the trace /dev/full: No space left on device" in shown, shown
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--timeout", "nan"),
+        ("--timeout", "inf"),
+        ("--timeout", "1e20"),
+        ("--timeout", "-5"),
+        ("--max-output", "nan"),
+        ("--max-output", "inf"),
+        ("--max-output", "-1"),
+        ("--max-memory", "inf"),
+        ("--max-memory", "1e30"),
+        ("--max-memory", "0"),
+        ("--seed", "-1"),
+        ("--seed", "99999999999999999999999"),
+        ("--rtol", "nan"),
+        ("--rtol", "-1"),
+        ("--atol", "inf"),
+        ("--atol", "-inf"),
+    ],
+)
+def test_a_number_no_run_can_use_is_a_usage_error_before_anything_runs(tmp_path, option, value):
+    """The numbers of `trace record`, `trace compare` and `parity-check`: a NaN, infinite, huge
+    or negative timeout, output cap, memory limit or seed ran the whole command first and then
+    ended in a traceback (OverflowError, numpy's "Seed must be between 0 and 2**32 - 1",
+    setrlimit's SubprocessError); `--rtol -1` was blamed on the traces ("a field is not what
+    porter writes"); `--atol inf` passed any port (seventeenth read)."""
+    good, port = _sides(tmp_path)
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    run = ("--", sys.executable, "train.py")
+    commands = {
+        "--rtol": [
+            ("trace", "compare", str(good), str(port)),
+            ("parity-check", "--ported", ".", "--original", ".", *run),
+        ],
+        "--atol": [
+            ("trace", "compare", str(good), str(port)),
+            ("parity-check", "--ported", ".", "--original", ".", *run),
+        ],
+    }.get(
+        option,
+        [("trace", "record", "-o", "t.safetensors", *run), ("parity-check", "--ported", ".", "--original", ".", *run)],
+    )
+    import os
+
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for args in commands:
+            at = args.index("--") if "--" in args else len(args)
+            res = _in_process(*args[:at], option, value, *args[at:])
+            assert res.exit_code == 2, (args, res.output)
+            assert option in res.output and "Traceback" not in res.output, res.output
+            assert not (tmp_path / "ran").exists(), args  # refused before the command ran
+    finally:
+        os.chdir(old)
