@@ -260,3 +260,30 @@ def test_an_error_that_cannot_be_described_as_python_would_still_leaves_its_reco
     assert rec.error["type"] == kind and rec.error["location"] == "train.py:" + str(body.count("\n"))
     assert rec.trace is not None  # what it recorded is kept
     assert "describe_exception" not in rec.log_tail, rec.log_tail[-2000:]
+
+
+def test_a_report_naming_the_reference_trace_is_refused_and_the_trace_kept(tmp_path):
+    """`parity-check --reference-trace run.json --report run.json` (`trace record -o` takes any
+    name) overwrote the recorded run with its report, after running the port; `trace compare`
+    and `trace ops` refuse a report naming a trace they read (tenth read), parity-check did not
+    (seventeenth read)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.safety.test_trace_files import _manifest, _tensors
+
+    ref = tmp_path / "run.json"
+    save_file(
+        _tensors(torch), str(ref), metadata={"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})}
+    )
+    kept = ref.read_bytes()
+    (tmp_path / "link.json").symlink_to(ref.name)
+    tree = _tree(tmp_path, "open('ran', 'w').write('x')\n")
+    for report in ("run.json", "link.json"):
+        res = CliRunner().invoke(
+            app,
+            ["parity-check", "--reference-trace", str(ref), "--ported", str(tree), "--report", str(tmp_path / report)]
+            + ["--", sys.executable, "train.py"],
+        )
+        assert res.exit_code == 2 and "is the trace" in res.output, res.output
+        assert ref.read_bytes() == kept and not (tree / "ran").exists()
