@@ -9,12 +9,34 @@ compare`) run it where porter can, PyTorch/XLA, unless told (`RunTarget`)."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from porter.cli.common import check_file_timeout
+from porter.cli.common import MAX_FILE_TIMEOUT, check_file_timeout
+
+
+def _within(option: str, low: float, high: float, what: str, *, above: bool = False):
+    """A check of a number option: finite, from `low` (or `above` it) to `high`, else a usage
+    error before anything runs. NaN, infinite, huge and negative timeouts, output caps, memory
+    limits and seeds ran the whole command and then ended in a traceback (OverflowError, numpy's
+    seed range, setrlimit); a negative tolerance was blamed on the traces, an infinite one
+    passed any port (seventeenth read)."""
+
+    def check(value):
+        if value is None:
+            return None
+        bad = not math.isfinite(value) if isinstance(value, float) else False
+        if bad or value < low or (above and value == low) or value > high:
+            raise typer.BadParameter(f"{value!r}: {what}", param_hint=f"'{option}'")
+        return value
+
+    return check
+
+
+_MAX_SEED = 2**31 - 1  # numpy takes seeds below 2**32, and each rank adds its number (torchrun)
 
 # what the code is ported for; no default (the config file's `target`, else a usage error)
 Target = Annotated[
@@ -150,15 +172,41 @@ Steps = Annotated[
     ),
 ]
 Timeout = Annotated[
-    float | None, typer.Option("--timeout", help="Seconds each run may take (default 600).", show_default=False)
+    float | None,
+    typer.Option(
+        "--timeout",
+        help="Seconds each run may take (default 600).",
+        show_default=False,
+        callback=_within(
+            "--timeout", 0, MAX_FILE_TIMEOUT, f"a number of seconds above 0, at most {MAX_FILE_TIMEOUT:,}", above=True
+        ),
+    ),
 ]
 Seed = Annotated[
-    int, typer.Option("--seed", help="The seed given to random, numpy and torch before the script starts (both sides).")
+    int,
+    typer.Option(
+        "--seed",
+        help="The seed given to random, numpy and torch before the script starts (both sides).",
+        callback=_within("--seed", 0, _MAX_SEED, f"a seed from 0 to {_MAX_SEED:,}"),
+    ),
 ]
 Eager = Annotated[bool, typer.Option("--eager", help="torch.compile returns the model uncompiled.")]
-MaxOutput = Annotated[float, typer.Option("--max-output", help="MiB of each run's output kept.")]
+MaxOutput = Annotated[
+    float,
+    typer.Option(
+        "--max-output",
+        help="MiB of each run's output kept.",
+        callback=_within("--max-output", 0, 2**20, "a number of MiB above 0, at most 1,048,576 (1 TiB)", above=True),
+    ),
+]
 MaxMemory = Annotated[
-    float | None, typer.Option("--max-memory", help="GiB of address space per run (RLIMIT_AS).", show_default=False)
+    float | None,
+    typer.Option(
+        "--max-memory",
+        help="GiB of address space per run (RLIMIT_AS).",
+        show_default=False,
+        callback=_within("--max-memory", 0, 2**32, "a number of GiB above 0, at most 4,294,967,296", above=True),
+    ),
 ]
 CountOps = Annotated[
     bool,
@@ -186,10 +234,22 @@ DeviceRng = Annotated[
 
 # judging
 Rtol = Annotated[
-    float | None, typer.Option("--rtol", help="Relative tolerance (default: by precision).", show_default=False)
+    float | None,
+    typer.Option(
+        "--rtol",
+        help="Relative tolerance (default: by precision).",
+        show_default=False,
+        callback=_within("--rtol", 0, math.inf, "a finite tolerance of 0 or more"),
+    ),
 ]
 Atol = Annotated[
-    float | None, typer.Option("--atol", help="Absolute tolerance (default: by precision).", show_default=False)
+    float | None,
+    typer.Option(
+        "--atol",
+        help="Absolute tolerance (default: by precision).",
+        show_default=False,
+        callback=_within("--atol", 0, math.inf, "a finite tolerance of 0 or more"),
+    ),
 ]
 ParityReport = Annotated[
     Path | None, typer.Option("--report", help="Write a report: .json, .md or .html.", show_default=False)

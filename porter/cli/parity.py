@@ -5,6 +5,7 @@ what will make it slow. Registered in porter/cli/__init__.py as
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -165,9 +166,19 @@ def _script_mode(
 ) -> None:
     from porter.verify.script import ScriptConfig, run_script
     from porter.verify.scriptreport import print_terminal, write_report
+    from porter.verify.tracefile import MALFORMED
 
     if ported is None:
         typer.echo("porter parity-check: script mode needs --ported DIR", err=True)
+        raise typer.Exit(2)
+    from porter.cli.trace import report_names_a_trace
+
+    if report_names_a_trace(report, reference_trace) is not None:  # (the recorded run was overwritten)
+        typer.echo(
+            f"porter parity-check: --report {printable(report)} is the trace {printable(reference_trace)} itself: "
+            "choose another name",
+            err=True,
+        )
         raise typer.Exit(2)
     try:
         cfg = ScriptConfig(
@@ -192,14 +203,35 @@ def _script_mode(
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {printable(exc)}", err=True)
         raise typer.Exit(2) from None
-    result = run_script(cfg, keep=keep)
-    print_terminal(result, console)
+    try:
+        result = run_script(cfg, keep=keep)
+        print_terminal(result, console)  # its tables read the traces' fields (made whole, then printed)
+    except MALFORMED as exc:
+        _malformed_reference(reference_trace, exc)
     if keep:
         typer.echo(f"work folder: {printable(result.workdir)}")
     if report is not None:
         try:
             write_report(result, report)
-        except (ValueError, OSError) as exc:
+        except (ValueError, OSError) as exc:  # (a ValueError of its own: the file name's suffix)
+            if reference_trace is not None and isinstance(exc, ValueError) and not str(exc).startswith("--report"):
+                _malformed_reference(reference_trace, exc)
             typer.echo(f"porter parity-check: {printable(exc)}", err=True)
             raise typer.Exit(2) from None
+        except MALFORMED as exc:
+            _malformed_reference(reference_trace, exc)
     raise typer.Exit(result.exit_code)
+
+
+def _malformed_reference(reference_trace: Path | None, exc: BaseException) -> NoReturn:
+    """A --reference-trace FILE (recorded elsewhere) whose field, past what the trace reader
+    checks, is not what porter writes: one line naming the file, as `trace compare` says it (it
+    was a traceback). Traces made in this run are porter's own: an error there is raised."""
+    if reference_trace is None:
+        raise exc
+    typer.echo(
+        f"porter parity-check: cannot compare with --reference-trace {printable(reference_trace)}: a field is not "
+        f"what porter writes ({type(exc).__name__}: {printable(str(exc)[:200])})",
+        err=True,
+    )
+    raise typer.Exit(2) from None

@@ -33,21 +33,6 @@ trace_app = typer.Typer(
 )
 
 
-# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
-# (deeper than the checks go) raises in the comparison: reported as the file's fault, exit 2
-_MALFORMED = (
-    KeyError,
-    TypeError,
-    ValueError,
-    AttributeError,
-    IndexError,
-    RuntimeError,
-    ZeroDivisionError,
-    OverflowError,
-    RecursionError,
-)
-
-
 def _write_report(report: Path, text: str) -> None:
     """`text` into the file named by --report; a name that cannot be written (its folder a
     file, /proc) is one line, exit 2 (it was an OSError traceback in `trace ops`)."""
@@ -63,15 +48,25 @@ def _not_an_input(report: Path | None, *traces: Path) -> None:
     """A --report that names one of the traces read (the same path, a link to it, a hard
     link) is refused before anything is written: a trace named `run.json` or `run.md` was
     overwritten by its own report (a recorded run lost)."""
+    trace = report_names_a_trace(report, *traces)
+    if trace is not None:
+        raise _fail(f"--report {report} is the trace {trace} itself: choose another name")
+
+
+def report_names_a_trace(report: Path | None, *traces: Path | None) -> Path | None:
+    """The trace of `traces` that `report` names (the same path, a link to it, a hard link)."""
     if report is None:
-        return
+        return None
     for trace in traces:
+        if trace is None:
+            continue
         try:
             same = os.path.samefile(report, trace)
         except OSError:
             same = report.resolve() == trace.resolve()
         if same:
-            raise _fail(f"--report {report} is the trace {trace} itself: choose another name")
+            return trace
+    return None
 
 
 def _fail(message: str) -> typer.Exit:
@@ -113,6 +108,16 @@ def record_cmd(
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
+    # the name as given, made absolute, never resolved: a link of that name is replaced, not
+    # written through (its target was written); and a name that cannot be written is said
+    # before the command runs, not after it
+    dest = Path(os.path.abspath(output))
+    if dest.is_dir():
+        raise _fail(f"-o {output}: is a folder")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
     try:
         cfg = ScriptConfig(
             ported=None,
@@ -133,14 +138,14 @@ def record_cmd(
     role = "reference" if side == "original" else "ported"
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
-        rec = record(role, Path.cwd(), cfg, output.resolve(), Path(tmp), workers)
+        rec = record(role, Path.cwd(), cfg, dest, Path(tmp), workers)
         if role == "reference" and rec.status == "ok" and rec.trace is not None:
             floor = (
                 noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers)
                 if noise_floor
                 else {"measured": False, "why": "recorded with --no-noise-floor"}
             )
-            attach_floor(rec, floor, output.resolve())
+            attach_floor(rec, floor, dest)
     from rich.text import Text
 
     if rec.trace is not None:
@@ -178,7 +183,7 @@ def compare_cmd(
     parity holds, 1 it fails, 2 error."""
     from porter.verify.scriptreport import print_terminal, write_report
     from porter.verify.tracecmp import compare_traces
-    from porter.verify.tracefile import TraceError, read_trace
+    from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     _not_an_input(report, reference, ported)
     try:
@@ -199,14 +204,14 @@ def compare_cmd(
             },
         )
         print_terminal(result, console)  # its tables read the traces' fields too (made whole, then printed)
-    except _MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
+    except MALFORMED as exc:  # past what read_trace checks: still the files', never a traceback
         raise _fail(_malformed(reference, ported, exc)) from None
     if report is not None:
         try:
             write_report(result, report)
         except OSError as exc:
             raise _fail(f"cannot write --report {report}: {exc.strerror or exc}") from None
-        except _MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
+        except MALFORMED as exc:  # (a ValueError of its own: the file name's suffix)
             raise _fail(str(exc) if str(exc).startswith("--report") else _malformed(reference, ported, exc)) from None
     raise typer.Exit(result.exit_code)
 
@@ -231,7 +236,7 @@ def ops_cmd(
 
     from porter.verify.opsupport import classify, summary
     from porter.verify.report import print_sections
-    from porter.verify.tracefile import TraceError, read_trace
+    from porter.verify.tracefile import MALFORMED, TraceError, read_trace
 
     if target not in ("neuron", "tpu", "xla"):
         raise _fail(
@@ -246,7 +251,7 @@ def ops_cmd(
         raise _fail(str(exc)) from None
     try:
         rows, data = classify(t, target)
-    except _MALFORMED as exc:
+    except MALFORMED as exc:
         raise _fail(f"{trace}: a field is not what porter writes ({type(exc).__name__}: {str(exc)[:200]})") from None
     counts = summary(rows)
     side = (t.manifest.get("side") or {}).get("label", "?")

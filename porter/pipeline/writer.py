@@ -343,28 +343,30 @@ def copy_tree(
     return passed
 
 
-def write_output(path: Path | str, text: str) -> None:
+def write_output(path: Path | str, text: str | bytes) -> None:
     """A file the user named for output (`lint -o`, `--write-baseline`, a trace or parity
-    report), written whole: a temporary beside it renamed over the name. A symbolic link of
-    that name (a repository can ship `lint.sarif` -> `~/.bashrc`, and a CI step then writes
-    `-o lint.sarif`) is replaced, never written through; a name that is a device or a FIFO
-    (`-o /dev/stdout`, a process substitution) is written to as it is."""
+    report, `trace record -o`), written whole: a temporary beside it renamed over the name. A
+    symbolic link of that name (a repository can ship `lint.sarif` -> `~/.bashrc`, and a CI step
+    then writes `-o lint.sarif`) is replaced, never written through; a name that is a device or
+    a FIFO (`-o /dev/stdout`, a process substitution) is written to as it is. `text` is UTF-8
+    text, or bytes written as they are (a trace)."""
     path = Path(path)
     try:
         mode = os.stat(path).st_mode
     except OSError:
         mode = None
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(path, "wb") as fh:
+            fh.write(data)
         return
     if mode is not None and stat.S_ISDIR(mode):
         raise IsADirectoryError(21, "is a folder", str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{_prefix(path.name)}.", suffix=".tmp")
     with removed_on_error(tmp):
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         if mode is not None and not os.path.islink(path):
             os.chmod(tmp, stat.S_IMODE(mode))  # an existing file keeps its permission bits
         else:

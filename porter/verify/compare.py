@@ -54,7 +54,12 @@ def compare_tensor(
         if ref.dtype != port.dtype:
             res.problem = f"dtype differs: reference {_dtype_name(ref)}, ported {_dtype_name(port)}"
         return res
-    r, p = ref.to(torch.float64), port.to(torch.float64)
+    if ref.is_complex() or port.is_complex():
+        # its real and imaginary parts side by side (cast to float64, a complex value lost its
+        # imaginary part, with a torch warning on the terminal)
+        r, p = (torch.view_as_real(t.to(torch.complex128).resolve_conj()).reshape(-1) for t in (ref, port))
+    else:
+        r, p = ref.to(torch.float64), port.to(torch.float64)
     finite = r.isfinite() & p.isfinite()
     close = torch.isclose(p, r, rtol=rtol, atol=atol)
     res.mismatched = int((~close).sum())

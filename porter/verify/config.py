@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -78,8 +80,7 @@ class ParityConfig:
             parse_ref(self.inputs, "--inputs")
         if self.train_steps < 0:
             raise ValueError("--train-steps must be >= 0")
-        if self.timeout <= 0:
-            raise ValueError("--timeout must be > 0")
+        self._check_numbers()
         if self.warmup < 0 or self.repeats < 1:
             raise ValueError("warmup must be >= 0 and repeats >= 1")
         for side in ("original", "ported"):
@@ -87,6 +88,19 @@ class ParityConfig:
             if not path.is_dir():
                 raise ValueError(f"--{side} {str(path)!r} is not a directory")
             object.__setattr__(self, side, path.resolve())
+
+    def _check_numbers(self) -> None:
+        """The numbers the command line checks (porter.cli.options), as `[tool.porter.parity]`
+        gives them too: TOML has `nan` and `inf`, and a NaN tolerance or an infinite timeout ran
+        both sides and then ended in a traceback or passed any port (seventeenth read)."""
+        if not 0 < self.timeout <= 10**6:
+            raise ValueError("--timeout must be a number of seconds above 0, at most 1,000,000")
+        for name in ("rtol", "atol"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"--{name} must be a finite tolerance of 0 or more, not {value!r}")
+        if not 0 <= self.seed <= 2**31 - 1:
+            raise ValueError("--seed must be from 0 to 2,147,483,647")
 
     @property
     def inputs_ref(self) -> str:

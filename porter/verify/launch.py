@@ -267,7 +267,16 @@ def main(argv: list[str]) -> int:
     )
     from porter.verify.tracefile import write_trace
 
-    write_trace(trace_path, manifest, tensors)
+    try:
+        write_trace(trace_path, manifest, tensors)
+    except OSError as exc:  # a full disk, a quota: said as the side's error, not the launcher's traceback
+        error = error or {
+            "kind": "exception",
+            "type": type(exc).__name__,
+            "message": f"cannot write the trace {trace_path}: {exc.strerror or exc}",
+            "location": None,
+            "phase": "writing the trace",
+        }
     if error is not None:
         from porter.verify.sides import write_record
 
@@ -324,9 +333,11 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
     error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
     if isinstance(exc, TimedOut):
         error["kind"] = "timeout"
+    import contextlib
     import traceback
 
-    traceback.print_exc()
+    with contextlib.suppress(Exception):  # to the run's log; the program may have closed its stderr
+        traceback.print_exc()
     return error
 
 

@@ -74,7 +74,10 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     """(8 statistics as float64 on the tensor's device, a strided sample of <= `sample`
     elements in the tensor's dtype)."""
     x = t.detach().reshape(-1)
-    xf = x.float() if x.dtype != torch.float64 else x
+    # a complex tensor's statistics are those of its real and imaginary parts (a cast to float
+    # drops the imaginary part, with a torch warning); its sample stays complex
+    parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
+    xf = parts.float() if parts.dtype != torch.float64 else parts
     if xf.numel() == 0:
         return torch.zeros(8, dtype=torch.float64, device=x.device), x[:0]
     finite = torch.isfinite(xf) if xf.is_floating_point() else None
@@ -99,6 +102,8 @@ def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     as integers. Equal values give equal sums on any device and in any reduction order (a norm
     does not: float reductions round differently on XLA and on the CPU)."""
     x = t.detach().reshape(-1)
+    if x.is_complex():  # the bits of its real and imaginary parts (a cast to int64 drops the imaginary part)
+        x = torch.view_as_real(x.resolve_conj()).reshape(-1)
     if not x.is_floating_point() or x.numel() == 0:
         return x.to(torch.int64).sum() if x.numel() else torch.zeros((), dtype=torch.int64, device=x.device)
     ints = {8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]

@@ -12,6 +12,12 @@ from porter.verify.result import ParityResult
 Section = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
 
 
+class Block(str):
+    """A note of several lines (a run's log tail), shown as its lines. Every other title, cell
+    and note is one line: a line break in it (a label from another machine's trace) is shown as
+    an escape, never as a line of the trace's own making."""
+
+
 def _g(x, fmt: str = ".3g") -> str:
     if x is None:
         return "—"
@@ -113,7 +119,7 @@ def side_errors(*sides) -> list[Section]:
                             (e.get("message") or "")[:300],
                         ]
                     ],
-                    [f"log tail:\n{s.log_tail[-1500:]}"] if s.log_tail else [],
+                    [Block(f"log tail:\n{s.log_tail[-1500:]}")] if s.log_tail else [],
                 )
             )
     return out
@@ -352,7 +358,10 @@ def gap_sections(r) -> list[Section]:
 
 
 def to_json(r: ParityResult) -> str:
-    return json.dumps(r.to_dict(), indent=2, default=str)
+    from porter.verify.tracefile import finite
+
+    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON
+    return json.dumps(finite(r.to_dict()), indent=2, default=str)
 
 
 def report_model(r: ParityResult):
@@ -422,30 +431,32 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from rich.text import Text
 
     from porter.report.console import make_console
-    from porter.core.textsafe import controls_escaped, lines_printable, printable
+    from porter.core.textsafe import lines_printable, printable
+
+    def line(text: str) -> str:  # a title or a note: one line, its line breaks shown as escapes
+        return lines_printable(text) if isinstance(text, Block) else printable(text)
 
     console = console or make_console()
     # every cell shown as text before the table is laid out: given raw, rich dropped BEL, backspace
     # and CR from a cell (and the plain table padded it) before the console's escapes widened it
     secs = [
-        (printable(name), [printable(h) for h in header], [[printable(c) for c in row] for row in rows],
-         [controls_escaped(n, keep="\n") for n in notes])
+        (name, [printable(h) for h in header], [[printable(" ".join(str(c).split())) for c in row] for row in rows], notes)
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not console.is_terminal:
-        out = [printable(title)]
+        out = [line(title)]
         for name, header, rows, notes in secs:
-            out += ["", name]
+            out += ["", line(name)]
             if rows:
                 out += plain_table(header, rows)
-            out += [f"  {n}" for n in notes]
+            out += [f"  {line(n)}" for n in notes]
         console.file.write(lines_printable("\n".join(out)) + "\n")  # text from the run is shown, never obeyed
         console.file.flush()
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
-    console.print(Text(printable(title), style=f"bold {colour}"))
+    console.print(Text(line(title), style=f"bold {colour}"))
     for name, header, rows, notes in secs:
-        table = Table(title=Text(name), show_lines=False, title_justify="left")
+        table = Table(title=Text(line(name)), show_lines=False, title_justify="left")
         for h in header:
             table.add_column(Text(h), overflow="fold")
         for row in rows:
@@ -453,7 +464,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         if rows:
             console.print(table)
         for n in notes:
-            console.print(Text(f"  {n}"), highlight=False)
+            console.print(Text(f"  {line(n)}"), highlight=False)
 
 
 def print_terminal(r: ParityResult, console=None) -> None:
@@ -469,4 +480,5 @@ __all__ = [
     "print_terminal",
     "print_sections",
     "plain_table",
+    "Block",
 ]

@@ -346,7 +346,10 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
 
 
 def to_json(r: ScriptResult) -> str:
-    return json.dumps(r.to_dict(), indent=2, default=str)
+    from porter.verify.tracefile import finite
+
+    # non-finite numbers as "nan"/"inf" strings, as the trace writes them: `NaN` is not JSON
+    return json.dumps(finite(r.to_dict()), indent=2, default=str)
 
 
 def report_model(r: ScriptResult):

@@ -125,12 +125,27 @@ def _close(r: float, p: float, rtol: float, atol: float) -> bool:
     return abs(p - r) <= atol + rtol * abs(r)
 
 
+def _float64(r: torch.Tensor, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Two samples as float64 values to compare one by one, and how many values each element
+    gives: a complex sample (an FFT layer's output) gives its real and imaginary parts side by
+    side, and a real one set beside it an imaginary part of 0 (cast to float64, a complex value
+    lost its imaginary part, with a torch warning on the terminal)."""
+    if r.is_complex() or p.is_complex():
+        parts = [torch.view_as_real(t.to(torch.complex128).resolve_conj()).reshape(-1) for t in (r, p)]
+        return parts[0], parts[1], 2
+    return r.to(torch.float64), p.to(torch.float64), 1
+
+
+def _inexact(t: torch.Tensor) -> bool:
+    return t.is_floating_point() or t.is_complex()
+
+
 def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> tuple[bool, float, float]:
     """(all close, max abs error, max rel error) of two samples."""
     if r.numel() == 0:
         return True, 0.0, 0.0
-    rd, pd = r.to(torch.float64), p.to(torch.float64)
-    if not (r.is_floating_point() or p.is_floating_point()):
+    rd, pd, _ = _float64(r, p)
+    if not (_inexact(r) or _inexact(p)):
         diff = (rd - pd).abs()
         return bool((diff == 0).all()), float(diff.max()), 0.0
     ok = bool(torch.isclose(pd, rd, rtol=rtol, atol=atol, equal_nan=True).all())
@@ -269,7 +284,7 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
     if r is None or t is None or r.numel() != t.numel():
         return {"name": p["name"], "why": "no comparable values recorded"}
     rtol = weight_tolerance(p.get("dtype", "float32"))
-    rd, td = r.to(torch.float64), t.to(torch.float64)
+    rd, td, per_element = _float64(r, t)
     atol = rtol * float(rd.abs().max()) if rd.numel() else 0.0
     diff = (rd - td).abs()
     bad = ~((diff <= atol + rtol * rd.abs()) | (rd.isnan() & td.isnan()))
@@ -278,7 +293,8 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
         i = int(torch.argmax(torch.where(bad, diff, torch.zeros_like(diff))))
         if not bool(torch.isfinite(diff[i])):
             i = int(bad.nonzero()[0])
-        idx = _unravel(i * stride, p["shape"])
+        idx = _unravel(i // per_element * stride, p["shape"])
+        differing = int(bad.reshape(-1, per_element).any(dim=1).sum())  # elements, not parts
         where = f"[{', '.join(map(str, idx))}]" if idx else ""
         return {
             "name": p["name"],
@@ -287,11 +303,11 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
             "ported": float(td[i]),
             "abs_diff": float(diff[i]),
             "rtol": rtol,
-            "differing": int(bad.sum()),
+            "differing": differing,
             "compared": int(r.numel()),
             "all_values": bool(p.get("all_values")),
             "why": f"{p['name']}{where}: reference {float(rd[i]):.7g}, ported {float(td[i]):.7g} "
-            f"(abs diff {float(diff[i]):.3g}; {int(bad.sum())} of {r.numel()} "
+            f"(abs diff {float(diff[i]):.3g}; {differing} of {r.numel()} "
             f"{'values' if p.get('all_values') else 'sampled values'} differ beyond "
             f"{rtol:.2g} relative, 8 ulps of {p.get('dtype', 'float32')})",
         }

@@ -58,19 +58,20 @@ class TraceError(ValueError):
     """The file is not a porter trace, or one of an unknown schema."""
 
 
-def _finite(x):
-    """JSON has no NaN/Inf: non-finite numbers are written as strings ("nan", "inf")."""
+def finite(x):
+    """JSON has no NaN/Inf: non-finite numbers are written as strings ("nan", "inf"), in a
+    trace's manifest and in the JSON reports (Python writes `NaN`, which JSON readers refuse)."""
     if isinstance(x, float) and not math.isfinite(x):
         return str(x)
     if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
+        return [finite(v) for v in x]
     return x
 
 
 def unfinite(x):
-    """The inverse of `_finite` for numbers read back from a manifest."""
+    """The inverse of `finite` for numbers read back from a manifest."""
     if isinstance(x, str) and x in ("nan", "inf", "-inf"):
         return float(x)
     if isinstance(x, dict):
@@ -129,16 +130,17 @@ def _by_rank(tensors: dict) -> dict[int, dict]:
 
 
 def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
-    from safetensors.torch import save_file
+    """The trace written whole to `path` (`trace record -o`, a file named for output): a link
+    of that name is replaced, never written through (porter.pipeline.writer.write_output)."""
+    from safetensors.torch import save
+
+    from porter.pipeline.writer import write_output
 
     manifest = dict(manifest)
     manifest["schema"] = SCHEMA
     clean = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    save_file(clean, str(tmp), metadata={META_KEY: json.dumps(_finite(manifest))})
-    tmp.replace(path)
+    write_output(path, save(clean, metadata={META_KEY: json.dumps(finite(manifest))}))
     return path
 
 
@@ -157,6 +159,22 @@ def merge_ranks(traces: list[Trace], path: Path) -> Trace:
 # a trace is kilobytes to a few megabytes (`LIMITS`); a file far past that is not one porter wrote
 MAX_TRACE_BYTES = 256 * 2**20
 MAX_MANIFEST_DEPTH = 32
+
+
+# what a trace that passed `read_trace`'s checks but still holds a field of an unexpected shape
+# (deeper than the checks go) raises in a comparison or its report: the file's fault, said in
+# one line naming it (`trace compare`, `trace ops`, `parity-check --reference-trace`)
+MALFORMED = (
+    KeyError,
+    TypeError,
+    ValueError,
+    AttributeError,
+    IndexError,
+    RuntimeError,
+    ZeroDivisionError,
+    OverflowError,
+    RecursionError,
+)
 
 
 def _opt(spec):
@@ -248,7 +266,7 @@ def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
     if type(value) is not str or value not in tensors:
         raise TraceError(f"`{where}` names no tensor of the file")
     t = tensors[value]
-    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES)):
+    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES) or t.is_complex()):
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
@@ -341,6 +359,11 @@ def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[d
         tensors = load_tensors(data)
     except TraceError:
         raise
+    except KeyError as exc:
+        # safetensors reads dtypes its torch mapping lacks (`F8_E8M0`, a float8 scale format):
+        # the lookup of the name was a KeyError traceback (seventeenth read)
+        dtype = " ".join(str(exc.args[0] if exc.args else exc).split())[:40]
+        raise TraceError(f"{path}: holds a tensor of dtype {dtype}, which torch has no type for here") from None
     except (safetensor_error, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
     return meta, tensors
@@ -426,8 +449,10 @@ __all__ = [
     "process_limits",
     "Trace",
     "TraceError",
+    "MALFORMED",
     "write_trace",
     "read_trace",
     "merge_ranks",
+    "finite",
     "unfinite",
 ]

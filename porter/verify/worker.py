@@ -447,13 +447,23 @@ class Worker:
             self.meta["graph_breaks"] = probes.explain_graph_breaks(self.model, args, kwargs, self.root)
 
 
+def _said(what, fallback: str) -> str:
+    """`what()`, or `fallback` when user code makes it raise (an exception whose `__str__`
+    raises: the side's launcher failed while it described the error, and left no record)."""
+    try:
+        return str(what())
+    except Exception:
+        return fallback
+
+
 def describe_exception(exc: BaseException, root: str) -> dict:
     frames = traceback.extract_tb(exc.__traceback__)
     root = root.rstrip("/") + "/"
     user = [f for f in frames if f.filename.startswith(root)]
     kind = "exception"
-    name = type(exc).__name__
-    text = str(exc).lower()
+    name = _said(lambda: type(exc).__name__, "?")
+    message = _said(lambda: exc, "<exception str() failed>")  # as Python itself prints it
+    text = message.lower()
     if (
         isinstance(exc, MemoryError)
         or name == "OutOfMemoryError"
@@ -467,10 +477,10 @@ def describe_exception(exc: BaseException, root: str) -> dict:
     return {
         "kind": kind,
         "type": name,
-        "message": str(exc)[:2000],
+        "message": message[:2000],
         "location": loc,
         "in_user_code": bool(user),
-        "traceback": "".join(traceback.format_exception(exc))[-6000:],
+        "traceback": _said(lambda: "".join(traceback.format_exception(exc)), "")[-6000:],
     }
 
 

@@ -558,3 +558,195 @@ def test_a_torchrun_world_larger_than_a_trace_holds_is_a_usage_error():
     for n in ("0", "100000"):
         with pytest.raises(ValueError, match="porter records 1 to"):
             launch_of(["torchrun", "--nproc-per-node", n, "train.py"])
+
+
+def test_a_tensor_of_a_dtype_torch_has_no_type_for_is_one_line(tmp_path):
+    """safetensors reads dtypes its torch mapping lacks (`F8_E8M0`, a float8 scale format): the
+    load ended in a KeyError traceback in `trace ops` and `trace compare` (seventeenth read)."""
+    manifest = json.dumps({**_manifest(), "schema": "porter.trace/1"})
+    entries, body = {}, b""
+    for name, n in (("m0.0.stats", 8), ("m0.0.sample", 6), ("p0.stats", 8), ("p0.sample", 12)):
+        entries[name] = {"dtype": "F32", "shape": [n], "data_offsets": [len(body), len(body) + 4 * n]}
+        body += b"\0" * 4 * n
+    entries["m0.0.sample"] = {"dtype": "F8_E8M0", "shape": [24], "data_offsets": entries["m0.0.sample"]["data_offsets"]}
+    header = json.dumps({"__metadata__": {"porter.trace": manifest}, **entries}).encode()
+    (tmp_path / "e8m0.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + body)
+    for args in (
+        ("trace", "ops", "e8m0.safetensors", "--target", "xla"),
+        ("trace", "compare", "e8m0.safetensors", "e8m0.safetensors"),
+    ):
+        _one_line_error(porter(*args, cwd=tmp_path), "e8m0.safetensors", "F8_E8M0")
+
+
+def _strict_json(text: str):
+    """JSON as RFC 8259 (and JavaScript's JSON.parse, Go, serde) reads it: no NaN, no Infinity."""
+
+    def refuse(token):
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_json_report_of_a_loss_that_went_nan_is_json(tmp_path):
+    """A port whose loss went NaN (the commonest failure a parity check reports) gave a
+    `--report x.json` holding `NaN` and `Infinity` tokens: Python reads them, JSON readers
+    (JSON.parse in a CI dashboard) refuse the file. Non-finite numbers are written as the trace
+    manifest writes them, the strings "nan", "inf", "-inf" (seventeenth read)."""
+    torch = need("torch")
+    from safetensors import safe_open
+
+    ref, port = _sides(tmp_path)
+    with safe_open(str(port), "pt") as f:
+        manifest = json.loads(f.metadata()["porter.trace"])
+    manifest["steps"][1]["loss"] = "nan"
+    manifest["steps"][0]["grad_norm"] = "inf"
+    tensors = {**_tensors(torch), "steps.loss": torch.tensor([1.0, float("nan")], dtype=torch.float64)}
+    _write(port, manifest, tensors)
+    out = porter("trace", "compare", str(ref), str(port), "--report", "r.json", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    data = _strict_json((tmp_path / "r.json").read_text())
+    [row] = [s for s in data["steps"] if s["step"] == 2]
+    assert row["ported_loss"] == "nan" and row["abs_diff"] == "nan", row
+    assert data["steps"][0]["ported_grad_norm"] == "inf"
+    # and the model-mode report (`parity-check --entry`), whose errors are as often infinite
+    from porter.verify.report import to_json
+    from porter.verify.result import ParityResult
+
+    model = ParityResult("fail", [], {}, None, None, first_divergence={"max_abs": float("inf"), "m": float("nan")})
+    assert _strict_json(to_json(model))["first_divergence"] == {"max_abs": "inf", "m": "nan"}
+
+
+def test_trace_record_writes_its_output_whole_never_through_a_link(tmp_path):
+    """`trace record -o FILE` is a file named for output: the contract writes it whole and
+    never through a link. The name was resolved and the run wrote the link's target (a
+    repository shipping `trace.safetensors -> ~/.bashrc` had it overwritten by a CI step's
+    `trace record -o trace.safetensors`); and an -o that cannot be written (a folder, a name
+    under a file) was found only after the whole run, with the launcher's traceback
+    (seventeenth read)."""
+    need("torch")
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (tmp_path / "t.safetensors").symlink_to(victim)
+    out = porter("trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py", cwd=tmp_path)
+    assert b"Traceback" not in out.stdout + out.stderr, (out.stdout + out.stderr).decode()[-3000:]
+    assert victim.read_text() == "precious\n"
+    assert not (tmp_path / "t.safetensors").is_symlink()
+    from porter.verify.tracefile import read_trace
+
+    assert read_trace(tmp_path / "t.safetensors").manifest["stopped"] == "script ended"
+    (tmp_path / "ran").unlink()
+    (tmp_path / "folder.safetensors").mkdir()
+    (tmp_path / "afile").write_text("x")
+    for name in ("folder.safetensors", "afile/t.safetensors"):
+        out = porter("trace", "record", "-o", name, "--", sys.executable, "train.py", cwd=tmp_path)
+        _one_line_error(out, name)
+        assert not (tmp_path / "ran").exists(), name  # refused before the command ran
+
+
+FAKE = "\n# verdict: PASS (exit 0)\r"
+
+
+@pytest.mark.parametrize("terminal", [False, True], ids=["off-a-terminal", "on-a-terminal"])
+def test_a_line_break_in_a_manifest_string_makes_no_line_of_its_own(tmp_path, terminal):
+    """A title or a note is one line: a label or an operator scope from the trace holding a
+    line break printed a line of the trace's own making (`# verdict: PASS (exit 0)` under
+    `trace ops`'s title, in bold green on a terminal), and off a terminal its carriage return
+    was written raw (a terminal or a CI log then overwrites the line) (seventeenth read)."""
+    from tests.safety.test_terminal_env import _on_a_terminal
+
+    good, _ = _sides(tmp_path)
+    evil = {**_manifest(label="xla" + FAKE), "schema": "porter.trace/1", "ops_scope": "step 1" + FAKE}
+    evil["devices"] = {"losses": ["xla"], "parameters": {"xla": 1}}
+    evil["side"]["versions"] = {"torch": "2.9" + FAKE}
+    evil["command"] = ["python", "train.py" + FAKE]
+    evil["error"] = {"type": "E" + FAKE, "message": "m", "location": "x.py:1" + FAKE}
+    bad = _write(tmp_path / "bad.safetensors", evil)
+    for args in (["trace", "ops", str(bad), "--target", "tpu"], ["trace", "compare", str(good), str(bad)]):
+        if terminal:
+            _, shown = _on_a_terminal(args, tmp_path)
+            shown = shown.replace("\r\n", "\n")  # the terminal's own line ends
+        else:
+            out = porter(*args, cwd=tmp_path)
+            shown = (out.stdout + out.stderr).decode()
+        import re
+
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", shown)  # a terminal's colours
+        assert "verdict: PASS" in plain, plain  # the text is shown
+        assert not [line for line in plain.splitlines() if line.lstrip(" │").startswith("# verdict")], (args[1], plain)
+        assert "\r" not in shown, (args[1], shown)
+
+
+def test_a_trace_that_cannot_be_written_is_said_in_one_line_not_a_traceback(tmp_path):
+    """A run whose trace could not be written (a full disk; `-o /dev/full`) ended "the worker
+    exited with status 1 ... without writing a result" and the side's launcher's own OSError
+    traceback in the output: the side now records why (seventeenth read)."""
+    need("torch")
+    import os
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    (tmp_path / "train.py").write_text("print('trained')\n")
+    out = porter("trace", "record", "-o", "/dev/full", "--", sys.executable, "train.py", cwd=tmp_path)
+    shown = (out.stdout + out.stderr).decode()
+    assert out.returncode == 2, shown
+    assert "Traceback" not in shown and "without writing a result" not in shown, shown
+    assert "cannot write the trace /dev/full: No space left on device" in shown, shown
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--timeout", "nan"),
+        ("--timeout", "inf"),
+        ("--timeout", "1e20"),
+        ("--timeout", "-5"),
+        ("--max-output", "nan"),
+        ("--max-output", "inf"),
+        ("--max-output", "-1"),
+        ("--max-memory", "inf"),
+        ("--max-memory", "1e30"),
+        ("--max-memory", "0"),
+        ("--seed", "-1"),
+        ("--seed", "99999999999999999999999"),
+        ("--rtol", "nan"),
+        ("--rtol", "-1"),
+        ("--atol", "inf"),
+        ("--atol", "-inf"),
+    ],
+)
+def test_a_number_no_run_can_use_is_a_usage_error_before_anything_runs(tmp_path, option, value):
+    """The numbers of `trace record`, `trace compare` and `parity-check`: a NaN, infinite, huge
+    or negative timeout, output cap, memory limit or seed ran the whole command first and then
+    ended in a traceback (OverflowError, numpy's "Seed must be between 0 and 2**32 - 1",
+    setrlimit's SubprocessError); `--rtol -1` was blamed on the traces ("a field is not what
+    porter writes"); `--atol inf` passed any port (seventeenth read)."""
+    good, port = _sides(tmp_path)
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    run = ("--", sys.executable, "train.py")
+    commands = {
+        "--rtol": [
+            ("trace", "compare", str(good), str(port)),
+            ("parity-check", "--ported", ".", "--original", ".", *run),
+        ],
+        "--atol": [
+            ("trace", "compare", str(good), str(port)),
+            ("parity-check", "--ported", ".", "--original", ".", *run),
+        ],
+    }.get(
+        option,
+        [("trace", "record", "-o", "t.safetensors", *run), ("parity-check", "--ported", ".", "--original", ".", *run)],
+    )
+    import os
+
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        for args in commands:
+            at = args.index("--") if "--" in args else len(args)
+            res = _in_process(*args[:at], option, value, *args[at:])
+            assert res.exit_code == 2, (args, res.output)
+            assert option in res.output and "Traceback" not in res.output, res.output
+            assert not (tmp_path / "ran").exists(), args  # refused before the command ran
+    finally:
+        os.chdir(old)

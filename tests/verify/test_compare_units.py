@@ -111,3 +111,28 @@ def test_pyproject_settings_and_cli_overrides(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.porter.parity]\nbogus = 1\n")
     with pytest.raises(ValueError, match="bogus"):
         build_config({}, start=tmp_path)
+
+
+def test_complex_outputs_are_compared_by_both_parts():
+    """A model whose output is complex (an FFT layer): cast to float64, its imaginary part was
+    dropped with a torch warning on the terminal, and a port that conjugated it passed
+    (seventeenth read; script mode had the same)."""
+    import warnings
+
+    z = torch.complex(torch.linspace(-1, 1, 16), torch.linspace(0.5, 2, 16))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert not compare_tensor("out", z, z.conj(), cfg()).passed
+        near = compare_tensor("out", z, z + torch.complex(torch.tensor(1e-7), torch.tensor(-1e-7)), cfg())
+        assert near.passed and near.max_abs < 1e-6, near
+
+
+@pytest.mark.parametrize(
+    "setting", [{"rtol": float("nan")}, {"atol": float("inf")}, {"atol": -1.0}, {"timeout": float("inf")}, {"seed": -1}]
+)
+def test_a_number_no_run_can_use_in_the_parity_settings_is_refused(setting):
+    """`[tool.porter.parity]` in pyproject.toml (TOML has `nan` and `inf`) gives model mode the
+    numbers the command line now refuses: a NaN tolerance or an infinite timeout ran both sides
+    and then ended in a traceback or passed any port (seventeenth read)."""
+    with pytest.raises(ValueError, match=next(iter(setting))):
+        cfg(**setting)

@@ -213,3 +213,77 @@ def test_a_record_a_killed_side_left_cut_off_is_no_traceback(tmp_path):
     write_record(tmp_path / "r.json", {"kind": "timeout"})
     assert read_record(tmp_path / "r.json") == {"kind": "timeout"}
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_reference_trace_with_a_field_past_the_reader_s_checks_is_one_line(tmp_path):
+    """`parity-check --reference-trace FILE` reads a trace recorded elsewhere, as `trace
+    compare` does; a field the reader's checks do not cover (`host: 5`) ended `trace compare`
+    in one line but parity-check in an AttributeError traceback (seventeenth read)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.safety.test_trace_files import _manifest, _tensors
+
+    manifest = {**_manifest(), "schema": "porter.trace/1", "host": 5}
+    ref = tmp_path / "ref.safetensors"
+    save_file(_tensors(torch), str(ref), metadata={"porter.trace": json.dumps(manifest)})
+    tree = _tree(tmp_path, "raise SystemExit(3)\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "parity-check", "--reference-trace", str(ref), "--ported", str(tree)]
+        + ["--timeout", "120", "--report", str(tmp_path / "r.json"), "--", sys.executable, "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=300,
+    )
+    err = out.stderr.decode()
+    assert out.returncode == 2 and "Traceback" not in err, err[-3000:]
+    assert len(err.strip().splitlines()) == 1 and "ref.safetensors" in err and "not what porter writes" in err, err
+
+
+@pytest.mark.parametrize(
+    "body, kind",
+    [
+        ("class E(Exception):\n    def __str__(self):\n        raise ValueError('no text')\nraise E()\n", "E"),
+        ("import os\nos.close(2)\nraise RuntimeError('stderr closed')\n", "RuntimeError"),
+    ],
+    ids=["str-raises", "stderr-closed"],
+)
+def test_an_error_that_cannot_be_described_as_python_would_still_leaves_its_record(tmp_path, body, kind):
+    """User code can raise anything: an exception whose str() raises (Python prints
+    `<exception str() failed>`), or one raised after the program closed its stderr, made the
+    side's launcher fail while it described the error: no record and no trace, and porter's
+    own traceback in the run's output (seventeenth read)."""
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120)
+    assert rec.status == "error" and rec.error is not None, (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.error["type"] == kind and rec.error["location"] == "train.py:" + str(body.count("\n"))
+    assert rec.trace is not None  # what it recorded is kept
+    assert "describe_exception" not in rec.log_tail, rec.log_tail[-2000:]
+
+
+def test_a_report_naming_the_reference_trace_is_refused_and_the_trace_kept(tmp_path):
+    """`parity-check --reference-trace run.json --report run.json` (`trace record -o` takes any
+    name) overwrote the recorded run with its report, after running the port; `trace compare`
+    and `trace ops` refuse a report naming a trace they read (tenth read), parity-check did not
+    (seventeenth read)."""
+    import torch
+    from safetensors.torch import save_file
+
+    from tests.safety.test_trace_files import _manifest, _tensors
+
+    ref = tmp_path / "run.json"
+    save_file(
+        _tensors(torch), str(ref), metadata={"porter.trace": json.dumps({**_manifest(), "schema": "porter.trace/1"})}
+    )
+    kept = ref.read_bytes()
+    (tmp_path / "link.json").symlink_to(ref.name)
+    tree = _tree(tmp_path, "open('ran', 'w').write('x')\n")
+    for report in ("run.json", "link.json"):
+        res = CliRunner().invoke(
+            app,
+            ["parity-check", "--reference-trace", str(ref), "--ported", str(tree), "--report", str(tmp_path / report)]
+            + ["--", sys.executable, "train.py"],
+        )
+        assert res.exit_code == 2 and "is the trace" in res.output, res.output
+        assert ref.read_bytes() == kept and not (tree / "ran").exists()

@@ -164,3 +164,52 @@ def test_step_time_is_reported_as_a_labelled_gap(tmp_path):
     (gap,) = step_time_gap(ref, port, 2)
     assert gap.rank == 3 and gap.kind == "step_time" and "(×3.00)" in gap.title
     assert "not a hardware speed" in gap.evidence[0]
+
+
+def test_complex_outputs_and_weights_are_compared_by_both_parts(tmp_path):
+    """A module that returns a complex tensor (an FFT layer): its sample was cast to float64,
+    which drops the imaginary part with a torch warning on the terminal, and was compared as
+    integers (complex is not `is_floating_point`), so a faithful port on XLA failed on a
+    4.8e-7 rounding while a port that conjugated the output passed (seventeenth read)."""
+    import warnings
+
+    from porter.verify.recorder import bits_checksum, tensor_stats
+    from porter.verify.tracecmp import compare_parameter
+
+    z = torch.complex(torch.linspace(-1, 1, 32), torch.linspace(0.5, 2, 32))
+
+    def with_output(path, out, label=None):
+        t = make_trace(path, [2.0, 1.8], **({"label": label} if label else {}))
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(out, 64)
+        t.tensors["p0.stats"], t.tensors["p0.sample"] = tensor_stats(out[:16], 64)
+        return t
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "discards the imaginary part" on the terminal
+        ref = with_output(tmp_path / "r.safetensors", z)
+        rounded = with_output(
+            tmp_path / "s.safetensors", z + torch.complex(torch.tensor(4.8e-7), torch.tensor(-3e-7)), PORT
+        )
+        assert compare_traces(ref, rounded).verdict == "pass"
+        conj = with_output(tmp_path / "c.safetensors", z.conj(), PORT)
+        r = compare_traces(ref, conj)
+        assert r.verdict == "fail" and (r.first_divergence or {}).get("module") == "fc", r.reasons
+        p = ref.manifest["parameters"][0]
+        assert compare_parameter(p, p, ref, conj) is not None  # a weight's imaginary part decides too
+        assert compare_parameter(p, p, ref, rounded) is None or "8 ulps" in compare_parameter(p, p, ref, rounded)["why"]
+        stats, _ = tensor_stats(z, 64)
+        assert float(stats[4]) == pytest.approx(float(torch.view_as_real(z).abs().max()))  # absmax of both parts
+        assert bits_checksum(z) != bits_checksum(z.conj())
+
+
+def test_statistics_that_are_complex_are_not_a_trace_porter_wrote(tmp_path):
+    """porter writes a module's statistics as float64: complex ones ended in a TypeError
+    ("must be real number") in the comparison, after a torch warning line."""
+    t = make_trace(tmp_path / "a.safetensors", [2.0, 1.8])
+    from safetensors.torch import save_file
+
+    tensors = dict(t.tensors)
+    tensors["m0.0.stats"] = tensors["m0.0.stats"].to(torch.complex64)
+    save_file(tensors, str(tmp_path / "b.safetensors"), metadata={META_KEY: json.dumps(t.manifest, default=str)})
+    with pytest.raises(TraceError, match="statistics"):
+        read_trace(tmp_path / "b.safetensors")
