@@ -440,7 +440,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     # every cell shown as text before the table is laid out: given raw, rich dropped BEL, backspace
     # and CR from a cell (and the plain table padded it) before the console's escapes widened it
     secs = [
-        (name, [printable(h) for h in header], [[printable(" ".join(str(c).split())) for c in row] for row in rows], notes)
+        (name, [printable(h) for h in header], [[printable(c) for c in row] for row in rows], notes)
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not console.is_terminal:
