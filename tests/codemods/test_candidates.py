@@ -370,20 +370,93 @@ def test_per_element_walk_takes_the_statements_the_scan_flags():
     assert [(f.code, f.start.line) for f in found] == [("PERF008", 4), ("PERF008", 8), ("PERF008", 13)]
 
 
-def test_the_sites_walk_is_ast_walk():
-    """candidates.walk visits what `ast.walk` does, in its order, over the fixtures and the examples."""
+def _reference_sites(tree):
+    """`candidates.sites` as it was: every node of `ast.walk`, each read by its type."""
     import ast
 
-    from porter.codemods.candidates import walk
+    from porter.codemods import candidates as c
 
-    sources = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    out = c.Sites()
+    two_args: set[str] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            c._call(out, node, two_args)
+        elif kind is ast.Constant:
+            out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)
+        elif kind is ast.Attribute:
+            c._attribute(out, node, two_args)
+        elif kind is ast.Import:
+            c._import(out, node, two_args)
+        elif kind is ast.ImportFrom:
+            c._import_from(out, node, two_args)
+        elif kind is ast.Assign:
+            out.moves = out.moves or (len(node.targets) == 1 and c._move(node.value))
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            c._loop(out, node, two_args)
+        elif kind is ast.Expr:
+            out.moves = out.moves or c._move(node.value)
+    out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
+    return out
+
+
+def _facts_in_order(found) -> list:
+    """Every field of a Sites, its sets and dicts as lists in their order (which the order
+    the nodes are read in decides)."""
+    import dataclasses
+
+    def seen(v):
+        if isinstance(v, dict):
+            return [(k, seen(x)) for k, x in v.items()]
+        return list(v) if isinstance(v, set) else v
+
+    return [(f.name, seen(getattr(found, f.name))) for f in dataclasses.fields(found)]
+
+
+def test_the_sites_walk_reads_what_ast_walk_meets():
+    """`sites` skips the nodes it reads nothing of (`Load`, `Name`, operators, ...) and reads
+    each type's fields from the grammar: it must find what reading every node of `ast.walk`
+    finds, in the same order, over the fixtures, the rule examples and every 9th corpus file."""
+    import ast
+    import warnings
+
+    from porter.codemods.candidates import sites
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
     sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    sources.append(b"d = {**a, 'k': 'cuda'}\nmatch x:\n    case P(k=1, *r): f(y=2).to(0)\n")
     walked = 0
     for source in sources:
         try:
-            tree = ast.parse(source)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
         except SyntaxError:
             continue
-        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+        assert _facts_in_order(sites(tree)) == _facts_in_order(_reference_sites(tree))
         walked += 1
     assert walked > 100
+
+
+def test_the_sites_walk_reads_every_node_types_fields_from_the_grammar():
+    """Every node type `ast.parse` makes has its fields read from its grammar line (a type
+    whose doc cannot be read falls back to every field: correct, slower)."""
+    import ast
+
+    from porter.codemods.candidates import _plan
+
+    kinds, todo = [], [ast.AST]
+    while todo:
+        kind = todo.pop()
+        todo.extend(kind.__subclasses__())
+        if kind._fields and not kind.__subclasses__() and not (kind.__doc__ or "").startswith("Deprecated"):
+            kinds.append(kind)  # (not `ast.Num`, `ast.Str`, ...: `ast.parse` makes none)
+    assert len(kinds) > 60
+    unread = [k.__name__ for k in kinds if any(many is None for _, many in _plan(k))]
+    assert unread == []
+    assert _plan(ast.Attribute) == (("value", False),)
+    assert _plan(ast.Call) == (("func", False), ("args", True), ("keywords", True))
