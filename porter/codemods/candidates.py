@@ -284,6 +284,14 @@ def _plan(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], ...]:
     return tuple((name, None) for name in fields)
 
 
+def fields_holding_nodes(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], ...]:
+    """`_plan(kind)`, worked out once per type."""
+    plan = _PLANS.get(kind)
+    if plan is None:
+        plan = _PLANS[kind] = _plan(kind)
+    return plan
+
+
 def sites(tree: ast.Module) -> Sites:
     """The facts of one walk of `tree`. The nodes are met in `ast.walk`'s order, less the
     `_LEAVES` (none of which `sites` reads, none of which holds a node it reads), each type's
@@ -401,6 +409,7 @@ _HANDLED: dict[type, Callable[[Sites, Any, set[str]], None]] = {
     ast.Expr: _expr,
 }
 _LEAVES = _leaves()
+LEAVES = _LEAVES  # (for the families' own `ast` scans: no call, loop or name's use stands under one)
 _PLANS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
 
 # the bytes and `ast` of the file the candidate pass parsed last (a worker ports one file at

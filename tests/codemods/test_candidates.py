@@ -460,3 +460,61 @@ def test_the_sites_walk_reads_every_node_types_fields_from_the_grammar():
     assert unread == []
     assert _plan(ast.Attribute) == (("value", False),)
     assert _plan(ast.Call) == (("func", False), ("args", True), ("keywords", True))
+
+
+def _reference_per_element(top) -> bool:
+    """perf._per_element as it was: every child of every node, by `ast.iter_child_nodes`."""
+    import ast
+
+    from porter.codemods.perf import _LOOPS, _bound, _element
+
+    stack = [(top, frozenset())]
+    while stack:
+        node, names = stack.pop()
+        kind = type(node)
+        if (
+            names
+            and kind is ast.Call
+            and type(node.func) is ast.Attribute
+            and node.func.attr in ("item", "tolist")
+            and not node.args
+            and not node.keywords
+            and _element(node.func.value, names)
+        ):
+            return True
+        if kind in (ast.For, ast.AsyncFor):
+            names = names | _bound(node.target)
+        elif kind in _LOOPS:
+            names = names.union(*(_bound(g.target) for g in node.generators))
+        stack.extend((child, names) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def test_the_per_element_scan_answers_as_a_walk_of_every_node():
+    """PERF008's `ast` scan (perf._per_element) walks only the fields that can hold a node:
+    it answers as a walk of every child does, for every statement of the fixtures, the rule
+    examples and every 9th corpus file (and it does find some)."""
+    import ast
+    import warnings
+
+    from porter.codemods.perf import _per_element
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
+    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    found = 0
+    for source in sources:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for stmt in (n for n in ast.walk(tree) if isinstance(n, ast.stmt)):
+            answer = _per_element(stmt)
+            assert answer == _reference_per_element(stmt), ast.unparse(stmt)[:200]
+            found += answer
+    assert found > 10
