@@ -15,6 +15,7 @@ not in it, or a visitor with per-attribute hooks (`visit_Call_func`) take libcst
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from importlib.metadata import PackageNotFoundError, version
@@ -618,6 +619,47 @@ _TRIVIA_NAMES = frozenset(c.__name__ for c in _TRIVIA)
 # (public, for a transformer that does nothing with these nodes: `transform`'s `skip`)
 TRIVIA = _TRIVIA
 TRIVIA_NAMES = _TRIVIA_NAMES
+
+
+def _holds_code(annotation: object) -> bool:
+    """Whether a field annotated so may hold a node that is not `TRIVIA`: a union or sequence
+    any of whose members may, a node class any of whose kinds (itself, its subclasses that
+    libcst makes) is not trivia; not None or MaybeSentinel. Anything else may."""
+    if typing.get_origin(annotation) is not None:
+        return any(_holds_code(a) for a in typing.get_args(annotation))
+    if annotation is type(None) or annotation is cst.MaybeSentinel:
+        return False
+    if not (isinstance(annotation, type) and issubclass(annotation, cst.CSTNode)):
+        return True
+    todo = [annotation]
+    while todo:
+        kind = todo.pop()
+        subclasses = kind.__subclasses__()
+        todo.extend(subclasses)
+        # (a class libcst's `add_slots` replaced lingers among the subclasses: not one it makes)
+        made = kind in _ORDER or (not subclasses and getattr(cst, kind.__name__, None) is kind)
+        if made and kind not in _TRIVIA:
+            return True
+    return False
+
+
+def _code_order() -> dict[type, tuple[str, ...]]:
+    """`ORDER` less the fields whose annotations say they hold trivia only (`whitespace_*`,
+    `lpar`, `comma`, an operator): where a class's annotations cannot be read, all its fields."""
+    out: dict[type, tuple[str, ...]] = {}
+    for cls, fields in _ORDER.items():
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # (another libcst's annotations: every field, as `ORDER`)
+            out[cls] = fields
+            continue
+        out[cls] = tuple(f for f in fields if f not in hints or _holds_code(hints[f]))
+    return out
+
+
+# (public: family.code_nodes) the fields of each class that may hold a node outside `TRIVIA`,
+# in `ORDER`'s order; tests/codemods/test_cstwalk.py checks the walk it makes over real code
+CODE_ORDER = _code_order()
 
 
 def fields_from_libcst() -> dict[str, tuple[str, ...]]:

@@ -131,6 +131,35 @@ def test_the_trivia_hold_only_trivia():
             stack.extend((c, inside or type(c) in walk._TRIVIA) for c in node.children)
 
 
+def test_code_nodes_are_the_walk_less_trivia():
+    """family.code_nodes (the backends family's scans that ask for calls, assigns, `if`s ...)
+    reads only the fields that may hold a node outside the trivia (cstwalk.CODE_ORDER): it must
+    give `family.walk`'s nodes less the trivia, in the same order, from a module, from each
+    statement and from each expression statement's value."""
+    from porter.codemods.family import code_nodes
+
+    def expected(node: cst.CSTNode) -> list[int]:
+        return [id(n) for n in family_walk(node) if type(n) not in walk.TRIVIA]
+
+    checked = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        roots: list[cst.CSTNode] = [module]
+        roots += [n for n in family_walk(module) if isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement))]
+        roots += [n.value for n in family_walk(module) if isinstance(n, cst.Expr)]
+        roots += [n.whitespace_before_args for n in family_walk(module) if isinstance(n, cst.Call)][:3]
+        for root in roots:
+            assert [id(n) for n in code_nodes(root)] == expected(root), f"{name}: {type(root).__name__}"
+            checked += 1
+    assert checked > 1000
+    # a field annotated as whitespace only is not read; one that may hold code is
+    assert walk.CODE_ORDER[cst.Call] == ("func", "args")
+    assert "whitespace_after_arg" not in walk.CODE_ORDER[cst.Arg]
+    assert walk.CODE_ORDER[cst.Name] == ()
+
+
 class _Hooked(cst.CSTVisitor):
     def __init__(self) -> None:
         self.funcs = 0
