@@ -3847,18 +3847,38 @@ def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     return action not in ("manual", "delegate")
 
 
+_DEFAULT = cst.MaybeSentinel.DEFAULT
 _CONDITIONAL = (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Lambda, cst.While)
 
 
 def _unconditional_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes of `node` outside any `if`, `try`, conditional expression, `and`/`or`,
-    `while` or lambda (a `for` loop's body and a comprehension count: they run)."""
+    `while` or lambda (a `for` loop's body and a comprehension count: they run), less
+    whitespace, punctuation and operators (`cstwalk.TRIVIA`; for _kept_streams, which reads
+    attributes): the fields that hold only those are not read (`cstwalk.CODE_ORDER`)."""
     out: list[cst.CSTNode] = []
+    trivia = cstwalk.TRIVIA
+    order = cstwalk.CODE_ORDER
     stack = [node]
     while stack:
         n = stack.pop()
         out.append(n)
-        stack.extend(c for c in cstwalk.children(n) if not isinstance(c, _CONDITIONAL))
+        fields = order.get(type(n))
+        if fields is None:
+            stack.extend([c for c in n.children if type(c) not in trivia and not isinstance(c, _CONDITIONAL)])
+            continue
+        for name in fields:
+            value = getattr(n, name)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                stack.extend([c for c in value if type(c) not in trivia and not isinstance(c, _CONDITIONAL)])
+            elif (
+                value is not None
+                and value is not _DEFAULT
+                and kind not in trivia
+                and not isinstance(value, _CONDITIONAL)
+            ):
+                stack.append(value)
     return out
 
 

@@ -512,7 +512,10 @@ def _transformed(
 ) -> object:
     updated = node
     if on_visit(node):
-        fields = _ORDER.get(type(node))
+        # skipping the trivia, the fields that hold nothing else are not read (`CODE_ORDER`):
+        # the results are then those of the other children, the trivia put back on a rebuild
+        code = skip is _TRIVIA
+        fields = (CODE_ORDER if code else _ORDER).get(type(node))
         if fields is None:  # (a class FIELDS does not know: libcst's walk below it)
             updated = node._visit_and_replace_children(_Calls(on_visit, on_leave))
         else:
@@ -524,17 +527,36 @@ def _transformed(
                     continue
                 kind = type(value)
                 for child in value if kind is tuple or kind is list else (value,):
-                    out = child if type(child) in skip else _transformed(child, on_visit, on_leave, skip)
+                    if type(child) in skip:
+                        if not code:
+                            results.append(child)
+                        continue
+                    out = _transformed(child, on_visit, on_leave, skip)
                     results.append(out)
                     replaced = replaced or out is not child
             if replaced:
-                updated = node._visit_and_replace_children(_Replay(results))
+                updated = node._visit_and_replace_children(_Replay(_with_trivia(node, results) if code else results))
     result = on_leave(node, updated)
     if result is not updated and not isinstance(result, (_NODE, cst.RemovalSentinel, cst.FlattenSentinel)):
         raise cst.CSTValidationError(
             f"Expected a node of type CSTNode or a RemovalSentinel, but got a return value of {type(result).__name__}"
         )
     return result
+
+
+def _with_trivia(node: cst.CSTNode, results: list[object]) -> list[object]:
+    """The results of `node`'s children that are not trivia, in order, with each trivia child
+    (itself: not entered) put back where libcst's walk visits it, for `_Replay`."""
+    given = iter(results)
+    out: list[object] = []
+    for name in _ORDER[type(node)]:
+        value = getattr(node, name)
+        if value is None or value is _DEFAULT:
+            continue
+        kind = type(value)
+        for child in value if kind is tuple or kind is list else (value,):
+            out.append(child if type(child) in _TRIVIA else next(given))
+    return out
 
 
 class _Calls(cst.CSTTransformer):

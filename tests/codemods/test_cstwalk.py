@@ -160,6 +160,32 @@ def test_code_nodes_are_the_walk_less_trivia():
     assert walk.CODE_ORDER[cst.Name] == ()
 
 
+def test_unconditional_nodes_are_the_old_walk_less_trivia():
+    """backends._unconditional_nodes (what _kept_streams reads attributes from) skips the
+    trivia: it gives what its walk of every child gave, less the trivia, in the same order,
+    for every function and class of the fixtures, the rule examples and the corpus sample."""
+    from porter.codemods.backends import _CONDITIONAL, _unconditional_nodes
+
+    def every_child(node: cst.CSTNode) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(c for c in walk.children(n) if not isinstance(c, _CONDITIONAL))
+        return [id(n) for n in out if type(n) not in walk.TRIVIA]
+
+    checked = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        for node in family_walk(module):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                assert [id(n) for n in _unconditional_nodes(node)] == every_child(node), name
+                checked += 1
+    assert checked > 1000
+
+
 class _Hooked(cst.CSTVisitor):
     def __init__(self) -> None:
         self.funcs = 0
