@@ -292,6 +292,28 @@ def fields_holding_nodes(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], 
     return plan
 
 
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of `tree` (itself first) less the `LEAVES` under it (names, operators, `Load`
+    ...: none is or holds a call, a loop, a definition), for a scan that asks `any` of them
+    (not in `ast.walk`'s order)."""
+    leaves = _LEAVES
+    out: list[ast.AST] = [tree]
+    i = 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for name, many in fields_holding_nodes(type(node)):
+            value: Any = getattr(node, name, None)
+            if many:
+                out.extend([v for v in value if type(v) not in leaves])
+            elif many is None:  # a type whose grammar `_plan` could not read: every child
+                out.extend([v for v in ast.iter_child_nodes(node) if type(v) not in leaves])
+                break
+            elif type(value) not in leaves:
+                out.append(value)
+    return out
+
+
 def sites(tree: ast.Module) -> Sites:
     """The facts of one walk of `tree`. The nodes are met in `ast.walk`'s order, less the
     `_LEAVES` (none of which `sites` reads, none of which holds a node it reads), each type's

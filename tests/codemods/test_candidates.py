@@ -518,3 +518,61 @@ def test_the_per_element_scan_answers_as_a_walk_of_every_node():
             assert answer == _reference_per_element(stmt), ast.unparse(stmt)[:200]
             found += answer
     assert found > 10
+
+
+def test_the_move_scan_answers_as_ast_walk():
+    """runtime._used_after_move walks `candidates.nodes` (no names, operators, contexts):
+    it answers as its walk by `ast.walk` did over the fixtures, the rule examples and every
+    9th corpus file, and on moves used later (it does find some)."""
+    import ast
+    import warnings
+
+    from porter.codemods import runtime
+    from porter.codemods.candidates import first_argument
+
+    def reference(tree) -> bool:
+        bodies = [tree.body] + [n.body for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]
+        for body in bodies:
+            moved: set[str] = set()
+            for stmt in body:
+                if moved:
+                    for node in ast.walk(stmt):
+                        if type(node) is not ast.Call:
+                            continue
+                        func = node.func
+                        last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+                        if last not in runtime._USES:
+                            continue
+                        if type(func) is ast.Attribute and runtime._ast_root(func.value) in moved:
+                            return True
+                        first = first_argument(node)
+                        if first is not None and runtime._ast_root(first) in moved:
+                            return True
+                holder = runtime._ast_holder(stmt)
+                if holder is not None:
+                    moved.add(holder)
+        return False
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
+    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    sources += [
+        b"model.cuda()\nmodel.apply(init)\n",
+        b"def f(m):\n    m = m.to(d)\n    if x:\n        torch.nn.init.normal_(m.weight)\n",
+        b"class A:\n    def f(self, m):\n        m.to(d)\n        def g():\n            m.fc.weight.uniform_()\n",
+    ]
+    found = 0
+    for source in sources:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        answer = runtime._used_after_move(tree)
+        assert answer == reference(tree), source[:200]
+        found += answer
+    assert found >= 3
