@@ -576,3 +576,28 @@ def test_the_move_scan_answers_as_ast_walk():
         assert answer == reference(tree), source[:200]
         found += answer
     assert found >= 3
+
+
+def test_in_package_searches_a_script_once(tmp_path, monkeypatch):
+    """literals.in_package, asked of every function of a file outside a package folder (a
+    script's), searches its source for a relative import once, and answers as the search."""
+    from types import SimpleNamespace
+
+    from porter.codemods import literals
+
+    searched: list[bytes] = []
+    pattern = literals._RELATIVE_IMPORT
+
+    class Counting:
+        def search(self, source):
+            searched.append(source)
+            return pattern.search(source)
+
+    monkeypatch.setattr(literals, "_RELATIVE_IMPORT", Counting())
+    literals._imports_relatively.cache_clear()
+    script = tmp_path / "run.py"
+    for source, expected in ((b"import torch\n\nx = 1\n", False), (b"import os\n  from .m import f\n", True)):
+        ctx = SimpleNamespace(path=str(script), source=source)
+        assert [literals.in_package(ctx) for _ in range(5)] == [expected] * 5
+    assert len(searched) == 2
+    literals._imports_relatively.cache_clear()
