@@ -440,7 +440,10 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         node.visit(visitor)
         return
     if cls.on_visit is not cst.CSTVisitor.on_visit or cls.on_leave is not cst.CSTVisitor.on_leave:
-        _visit(node, visitor.on_visit, visitor.on_leave)
+        if getattr(cls, "ignores_trivia", False) and _TRIVIA_NAMES.isdisjoint(_own_methods(cls)):
+            _visit_code(node, visitor.on_visit, visitor.on_leave)
+        else:
+            _visit(node, visitor.on_visit, visitor.on_leave)
         return
     visits: dict[str, Callable[[cst.CSTNode], object]] = {}
     leaves: dict[str, Callable[[cst.CSTNode], object]] = {}
@@ -460,6 +463,42 @@ def _visit(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave:
     if on_visit(node):
         for child in children(node):
             _visit(child, on_visit, on_leave)
+    on_leave(node)
+
+
+def _own_methods(cls: type) -> set[str]:
+    """The node names of the `visit_` / `leave_` methods a visitor class defines (not libcst's)."""
+    out: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is cst.CSTVisitor:
+            break
+        out.update(name[6:] for name in vars(klass) if name.startswith(("visit_", "leave_")))
+    return out
+
+
+def _visit_code(
+    node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None]
+) -> None:
+    """`_visit` that does not enter whitespace, comments, punctuation or operators, nor read
+    the fields that hold only those (`CODE_ORDER`): for a visitor whose own `on_visit` and
+    `on_leave` say they do nothing with such nodes (`ignores_trivia = True`) and that has no
+    method for them."""
+    if on_visit(node):
+        fields = CODE_ORDER.get(type(node))
+        if fields is None:
+            found: Sequence[cst.CSTNode] = node.children
+        else:
+            found = []
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    found.extend(value)
+                elif value is not None and value is not _DEFAULT:
+                    found.append(value)
+        for child in found:
+            if type(child) not in _TRIVIA:
+                _visit_code(child, on_visit, on_leave)
     on_leave(node)
 
 
