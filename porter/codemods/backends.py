@@ -47,7 +47,7 @@ from porter.codemods.guards import _module_needs as module_needs
 from porter.codemods.guards import cuda_only_facts, only_cuda_reaches
 from porter.config.cuda_packages import cuda_only_modules, import_tokens, ported_imports
 from porter.analysis.cuda_only_index import imports_package
-from porter.codemods.family import Family, one_comparison, replace_string, string_value, walk
+from porter.codemods.family import Family, code_nodes, one_comparison, replace_string, string_value, walk
 from porter.analysis.device_backends import DIRS, abstraction, answers
 from porter.analysis.kinds import BackendKind
 from porter.analysis.device_backends import cuda_backend_facts
@@ -1985,7 +1985,7 @@ class BackendsFamily(Family):
         the test, reported."""
         if b"device" not in self.ctx.source or self.library() is None or self.ctx.in_cuda_only_code() is not None:
             return
-        nodes = _nodes(node.body)
+        nodes = code_nodes(node.body)  # (every reader below asks for an `If` or an `Assign`)
         read_by = self._kept_tests_reading(nodes, _device_values(nodes))
         if not read_by:
             return
@@ -2057,7 +2057,7 @@ class BackendsFamily(Family):
         if self._assert_reads is None:
             self._assert_reads = {}
             if b"assert" in (self.ctx.source or b"assert"):
-                for n in _nodes(self.ctx.module):
+                for n in code_nodes(self.ctx.module):
                     if not (
                         isinstance(n, cst.Assert)
                         and n.msg is not None
@@ -2262,7 +2262,7 @@ class BackendsFamily(Family):
             kept = next(
                 (
                     q
-                    for n in _nodes(node.body)
+                    for n in code_nodes(node.body)
                     if isinstance(n, (cst.Attribute, cst.Name))
                     and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
                     and not _ported_on(q, target)
@@ -2299,7 +2299,7 @@ class BackendsFamily(Family):
         (`log_cuda_info`) of a library with backends of its own: the function reports CUDA's
         state as CUDA's. Through torch.accelerator
         it would print another device's answer under CUDA's name. The `torch.cuda` call, or None."""
-        for n in _nodes(node.body):
+        for n in code_nodes(node.body):
             if not isinstance(n, cst.FormattedString):
                 continue
             text = "".join(p.value for p in n.parts if isinstance(p, cst.FormattedStringText))
@@ -2308,7 +2308,7 @@ class BackendsFamily(Family):
             for part in n.parts:
                 if not isinstance(part, cst.FormattedStringExpression):
                     continue
-                for sub in _nodes(part.expression):
+                for sub in code_nodes(part.expression):
                     if isinstance(sub, cst.Call) and (self.ctx.qualname(sub.func) or "").startswith("torch.cuda."):
                         return self.ctx.code(sub)
         return None
@@ -2346,7 +2346,7 @@ class BackendsFamily(Family):
         used = next(
             (
                 q
-                for n in _nodes(node.body)
+                for n in code_nodes(node.body)
                 if isinstance(n, cst.Attribute)
                 and (q := self.ctx.qualname(n) or "").startswith("torch.cuda.")
                 and q.split(".")[2] in _STREAM_APIS
@@ -2358,7 +2358,7 @@ class BackendsFamily(Family):
     def _raw_stream(self, node: cst.FunctionDef) -> str | None:
         """A raw CUDA stream handle in the function (for _kept_cuda_runtime), as shown:
         `stream.cuda_stream`, or CUDA's runtime itself (`torch._C._cuda_getCurrentRawStream`)."""
-        for n in _nodes(node):
+        for n in code_nodes(node):
             if isinstance(n, cst.Attribute) and n.attr.value == "cuda_stream":
                 return f"`{_short(self.ctx.code(n))}`"
             if isinstance(n, (cst.Attribute, cst.Name)):
@@ -2375,7 +2375,7 @@ class BackendsFamily(Family):
         if not words:
             return None
         found = None
-        for n in _nodes(node.body):
+        for n in code_nodes(node.body):
             if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in words:
                 named = {string_value(a.value) for a in n.args} - {None}
                 if (named - {"cuda"}) & DEVICE_NAMES:
@@ -2391,7 +2391,7 @@ class BackendsFamily(Family):
         the function sets to it. That code takes a CUDA stream; torch's own stream methods
         (`t.record_stream(s)`, `s.wait_stream(s2)`) do not count."""
         names: set[str] = set()
-        for n in _nodes(node.body):
+        for n in code_nodes(node.body):
             if (
                 isinstance(n, cst.Assign)
                 and len(n.targets) == 1
@@ -2399,7 +2399,7 @@ class BackendsFamily(Family):
                 and self._cuda_stream_call(n.value)
             ):
                 names.add(n.targets[0].target.value)
-        for n in _nodes(node.body):
+        for n in code_nodes(node.body):
             if not isinstance(n, cst.Call) or (self.ctx.qualname(n.func) or "").startswith("torch."):
                 continue
             if isinstance(n.func, cst.Attribute) and n.func.attr.value in _TORCH_STREAM_METHODS:
@@ -2864,7 +2864,7 @@ class BackendsFamily(Family):
         the class stays off, as it was, rather than on and failing its own asserts."""
         if self.library() is None or not any(
             isinstance(n, cst.Call) and self.ctx.qualname(n.func) == "torch.cuda.is_available"
-            for n in _nodes(node.test)
+            for n in code_nodes(node.test)
         ):
             return
         cls = next((s for s in reversed(self.ctx.current_statements) if isinstance(s, cst.ClassDef)), None)
@@ -2875,7 +2875,7 @@ class BackendsFamily(Family):
             check = self._cuda_asserts[id(cls)] = next(
                 (
                     self.ctx.code(n.test)
-                    for n in _nodes(cls)
+                    for n in code_nodes(cls)
                     if isinstance(n, cst.Assert) and self._asserts_cuda(n.test)
                 ),
                 "",
@@ -3047,7 +3047,7 @@ class BackendsFamily(Family):
             return
         names = [
             n
-            for c in _nodes(node.test)
+            for c in code_nodes(node.test)
             if isinstance(c, cst.Comparison) and _by_name(c)
             for n in _class_names(c)
             if not re.search(rb"(?:\bclass|\bimport|,)[ \t]+%s\b" % re.escape(n.encode()), self.ctx.source)
@@ -3736,7 +3736,7 @@ class BackendsFamily(Family):
         name and not be the project's own (a folder of the file's path)."""
         if not self._says_cuda:
             return None
-        nodes = _nodes(node)
+        nodes = code_nodes(node)  # (its readers ask for imports, calls, asserts and `if`s)
         if not _DEMAND.search(self.ctx.source):
             return self._hub_kernel_for_cuda(nodes)
         own = set(self.ctx.path.replace("\\", "/").split("/")[:-1])
@@ -3847,18 +3847,38 @@ def _ported_on(qual: str, target: str, constants: bool = False) -> bool:
     return action not in ("manual", "delegate")
 
 
+_DEFAULT = cst.MaybeSentinel.DEFAULT
 _CONDITIONAL = (cst.If, cst.IfExp, cst.Try, cst.BooleanOperation, cst.Lambda, cst.While)
 
 
 def _unconditional_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The nodes of `node` outside any `if`, `try`, conditional expression, `and`/`or`,
-    `while` or lambda (a `for` loop's body and a comprehension count: they run)."""
+    `while` or lambda (a `for` loop's body and a comprehension count: they run), less
+    whitespace, punctuation and operators (`cstwalk.TRIVIA`; for _kept_streams, which reads
+    attributes): the fields that hold only those are not read (`cstwalk.CODE_ORDER`)."""
     out: list[cst.CSTNode] = []
+    trivia = cstwalk.TRIVIA
+    order = cstwalk.CODE_ORDER
     stack = [node]
     while stack:
         n = stack.pop()
         out.append(n)
-        stack.extend(c for c in cstwalk.children(n) if not isinstance(c, _CONDITIONAL))
+        fields = order.get(type(n))
+        if fields is None:
+            stack.extend([c for c in n.children if type(c) not in trivia and not isinstance(c, _CONDITIONAL)])
+            continue
+        for name in fields:
+            value = getattr(n, name)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                stack.extend([c for c in value if type(c) not in trivia and not isinstance(c, _CONDITIONAL)])
+            elif (
+                value is not None
+                and value is not _DEFAULT
+                and kind not in trivia
+                and not isinstance(value, _CONDITIONAL)
+            ):
+                stack.append(value)
     return out
 
 
@@ -4112,7 +4132,7 @@ def _called_fills(
 ) -> None:
     """For _fills_small, the `self.<field>` the calls in a statement fill: a filling method of
     it (`self.x.append(...)`, under `cuda_test`), or handed to other code (which may fill it)."""
-    for n in _nodes(small):
+    for n in code_nodes(small):
         if not isinstance(n, cst.Call):
             continue
         func = n.func

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 from porter.config.ruledata import all_rules, rule_computed
 from porter.config.settings import Facts, Settings
@@ -231,46 +231,138 @@ def _keyword_facts(out: Sites, keywords: list[ast.keyword]) -> None:
 _AST = ast.AST
 
 
-def walk(tree: ast.AST) -> Iterator[ast.AST]:
-    """`ast.walk`: the same nodes in the same order, without its generator per node's fields."""
-    todo = deque([tree])
+def _leaves() -> frozenset[type]:
+    """The node types `sites` reads nothing of and under which it finds nothing: those with no
+    fields (`Load`, `Store`, operators, `Pass`, ...), a `Name` (its `id` and its `ctx`), an
+    `alias` (read through its import) and a `type: ignore` comment; and None (an optional
+    field left empty, the key of a `**d` in a dict display)."""
+    out: set[type] = {ast.Name, ast.alias, ast.TypeIgnore, type(None)}
+    todo = [ast.AST]
     while todo:
-        node = todo.popleft()
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if isinstance(value, _AST):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend(v for v in value if isinstance(v, _AST))
-        yield node
+        kind = todo.pop()
+        todo.extend(kind.__subclasses__())
+        if kind is not ast.AST and not kind._fields and not kind.__subclasses__():
+            out.add(kind)
+    return frozenset(out - set(_HANDLED))
+
+
+# the fields' types the `ast` module's grammar gives that hold no node
+_NOT_NODES = frozenset({"identifier", "string", "int", "constant"})
+
+
+def _may_hold_nodes(grammar_type: str) -> bool:
+    """Whether a field of this grammar type may hold a node `sites` walks into: not a name, a
+    string or a number, nor a type all of whose kinds are `_LEAVES` (`expr_context`, `cmpop`,
+    `alias`)."""
+    if grammar_type in _NOT_NODES:
+        return False
+    cls = getattr(ast, grammar_type, None)
+    if not isinstance(cls, type) or not issubclass(cls, ast.AST):
+        return True
+    kinds = [cls]
+    while kinds:
+        kind = kinds.pop()
+        subclasses = kind.__subclasses__()
+        if not subclasses and kind not in _LEAVES:
+            return True
+        kinds.extend(subclasses)
+    return False
+
+
+def _plan(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], ...]:
+    """The fields of a node type that can hold nodes, in `_fields`' order, each with whether it
+    holds a list: read from the grammar line `ast` gives each class as its doc
+    (`Attribute(expr value, identifier attr, expr_context ctx)`). A class whose doc does not
+    spell its `_fields` in that form has every field read, each as `ast.iter_child_nodes` does."""
+    fields = tuple(kind._fields)
+    doc = kind.__doc__ or ""
+    head, paren, rest = doc.partition("(")
+    if head == kind.__name__ and paren and rest.endswith(")"):
+        pairs = [p.split() for p in rest[:-1].split(",")] if rest[:-1].strip() else []
+        if all(len(p) == 2 for p in pairs) and tuple(p[1] for p in pairs) == fields:
+            return tuple((name, typ.endswith("*")) for typ, name in pairs if _may_hold_nodes(typ.rstrip("*?")))
+    return tuple((name, None) for name in fields)
+
+
+def fields_holding_nodes(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], ...]:
+    """`_plan(kind)`, worked out once per type."""
+    plan = _PLANS.get(kind)
+    if plan is None:
+        plan = _PLANS[kind] = _plan(kind)
+    return plan
+
+
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of `tree` (itself first) less the `LEAVES` under it (names, operators, `Load`
+    ...: none is or holds a call, a loop, a definition), for a scan that asks `any` of them
+    (not in `ast.walk`'s order)."""
+    leaves = _LEAVES
+    out: list[ast.AST] = [tree]
+    i = 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for name, many in fields_holding_nodes(type(node)):
+            value: Any = getattr(node, name, None)
+            if many:
+                out.extend([v for v in value if type(v) not in leaves])
+            elif many is None:  # a type whose grammar `_plan` could not read: every child
+                out.extend([v for v in ast.iter_child_nodes(node) if type(v) not in leaves])
+                break
+            elif type(value) not in leaves:
+                out.append(value)
+    return out
 
 
 def sites(tree: ast.Module) -> Sites:
+    """The facts of one walk of `tree`. The nodes are met in `ast.walk`'s order, less the
+    `_LEAVES` (none of which `sites` reads, none of which holds a node it reads), each type's
+    reader and fields looked up once (`_HANDLED`, `_plan`)."""
     out = Sites()
     two_args: set[str] = set()  # names called with two or more positional arguments
-    for node in walk(tree):
+    handled = _HANDLED
+    leaves = _LEAVES
+    plans = _PLANS
+    todo: list[ast.AST] = [tree]
+    i = 0
+    while i < len(todo):
+        node = todo[i]
+        i += 1
         kind = type(node)
-        if kind is ast.Call:
-            _call(out, node, two_args)  # type: ignore[arg-type]
-        elif kind is ast.Constant:
-            out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)  # type: ignore[attr-defined]
-        elif kind is ast.Attribute:
-            _attribute(out, node)  # type: ignore[arg-type]
-        elif kind is ast.Import:
-            _import(out, node)  # type: ignore[arg-type]
-        elif kind is ast.ImportFrom:
-            _import_from(out, node)  # type: ignore[arg-type]
-        elif kind is ast.Assign:
-            out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))  # type: ignore[attr-defined]
-        elif kind in (ast.For, ast.AsyncFor, ast.While):
-            _loop(out, node)  # type: ignore[arg-type]
-        elif kind is ast.Expr:
-            out.moves = out.moves or _move(node.value)  # type: ignore[attr-defined]
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = _plan(kind)
+        for name, many in plan:
+            value: Any = getattr(node, name, None)
+            if many:
+                todo.extend([v for v in value if type(v) not in leaves])
+            elif many is None:  # a field of a type whose grammar `_plan` could not read
+                if isinstance(value, list):
+                    todo.extend([v for v in value if isinstance(v, _AST) and type(v) not in leaves])
+                elif isinstance(value, _AST) and type(value) not in leaves:
+                    todo.append(value)
+            elif type(value) not in leaves:
+                todo.append(value)
+        read = handled.get(kind)
+        if read is not None:
+            read(out, node, two_args)
     out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
     return out
 
 
-def _attribute(out: Sites, node: ast.Attribute) -> None:
+def _constant(out: Sites, node: ast.Constant, two_args: set[str]) -> None:
+    out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)
+
+
+def _assign(out: Sites, node: ast.Assign, two_args: set[str]) -> None:
+    out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))
+
+
+def _expr(out: Sites, node: ast.Expr, two_args: set[str]) -> None:
+    out.moves = out.moves or _move(node.value)
+
+
+def _attribute(out: Sites, node: ast.Attribute, two_args: set[str]) -> None:
     """An attribute: `name.attr` pairs, half-precision dtypes, and `.cuda` / `.is_cuda`."""
     attr = node.attr
     if type(node.value) is ast.Name:
@@ -283,7 +375,7 @@ def _attribute(out: Sites, node: ast.Attribute) -> None:
     out.is_cuda = out.is_cuda or attr == "is_cuda"
 
 
-def _import(out: Sites, node: ast.Import) -> None:
+def _import(out: Sites, node: ast.Import, two_args: set[str]) -> None:
     """`import a.b [as c]`: the module names, and what each bound name refers to."""
     for alias in node.names:
         out.cuda_names = out.cuda_names or "cuda" in alias.name
@@ -295,7 +387,7 @@ def _import(out: Sites, node: ast.Import) -> None:
             out.imported.setdefault(top, set()).add(top)
 
 
-def _import_from(out: Sites, node: ast.ImportFrom) -> None:
+def _import_from(out: Sites, node: ast.ImportFrom, two_args: set[str]) -> None:
     """`from m import n [as a]`: CUDA in its names, a star import, and (for an absolute import)
     the dotted names imported and what each bound name refers to."""
     out.cuda_names = (
@@ -312,7 +404,7 @@ def _import_from(out: Sites, node: ast.ImportFrom) -> None:
             out.imported.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
 
 
-def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While) -> None:
+def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While, two_args: set[str]) -> None:
     """A loop: whether a `for` walks a plain name (`enumerate(name)` too), and the callees of
     the `x = <...>.cat((x, ...))` in its body (a tensor grown a piece at a time)."""
     if type(node) is ast.For:
@@ -324,6 +416,23 @@ def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While) -> None:
         if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
             out.self_appends.add(callee)
 
+
+# what `sites` reads of each node type (each reader is given the fact sets and `two_args`)
+_HANDLED: dict[type, Callable[[Sites, Any, set[str]], None]] = {
+    ast.Call: _call,
+    ast.Constant: _constant,
+    ast.Attribute: _attribute,
+    ast.Import: _import,
+    ast.ImportFrom: _import_from,
+    ast.Assign: _assign,
+    ast.For: _loop,
+    ast.AsyncFor: _loop,
+    ast.While: _loop,
+    ast.Expr: _expr,
+}
+_LEAVES = _leaves()
+LEAVES = _LEAVES  # (for the families' own `ast` scans: no call, loop or name's use stands under one)
+_PLANS: dict[type, tuple[tuple[str, bool | None], ...]] = {}
 
 # the bytes and `ast` of the file the candidate pass parsed last (a worker ports one file at
 # a time): a family that scans the `ast` while libcst runs reads it (`parsed`), not a 2nd parse

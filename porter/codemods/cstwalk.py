@@ -15,6 +15,7 @@ not in it, or a visitor with per-attribute hooks (`visit_Call_func`) take libcst
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from importlib.metadata import PackageNotFoundError, version
@@ -439,7 +440,10 @@ def visit(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         node.visit(visitor)
         return
     if cls.on_visit is not cst.CSTVisitor.on_visit or cls.on_leave is not cst.CSTVisitor.on_leave:
-        _visit(node, visitor.on_visit, visitor.on_leave)
+        if getattr(cls, "ignores_trivia", False) and _TRIVIA_NAMES.isdisjoint(_own_methods(cls)):
+            _visit_code(node, visitor.on_visit, visitor.on_leave)
+        else:
+            _visit(node, visitor.on_visit, visitor.on_leave)
         return
     visits: dict[str, Callable[[cst.CSTNode], object]] = {}
     leaves: dict[str, Callable[[cst.CSTNode], object]] = {}
@@ -459,6 +463,42 @@ def _visit(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave:
     if on_visit(node):
         for child in children(node):
             _visit(child, on_visit, on_leave)
+    on_leave(node)
+
+
+def _own_methods(cls: type) -> set[str]:
+    """The node names of the `visit_` / `leave_` methods a visitor class defines (not libcst's)."""
+    out: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is cst.CSTVisitor:
+            break
+        out.update(name[6:] for name in vars(klass) if name.startswith(("visit_", "leave_")))
+    return out
+
+
+def _visit_code(
+    node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], bool], on_leave: Callable[[cst.CSTNode], None]
+) -> None:
+    """`_visit` that does not enter whitespace, comments, punctuation or operators, nor read
+    the fields that hold only those (`CODE_ORDER`): for a visitor whose own `on_visit` and
+    `on_leave` say they do nothing with such nodes (`ignores_trivia = True`) and that has no
+    method for them."""
+    if on_visit(node):
+        fields = CODE_ORDER.get(type(node))
+        if fields is None:
+            found: Sequence[cst.CSTNode] = node.children
+        else:
+            found = []
+            for name in fields:
+                value = getattr(node, name)
+                kind = type(value)
+                if kind is tuple or kind is list:
+                    found.extend(value)
+                elif value is not None and value is not _DEFAULT:
+                    found.append(value)
+        for child in found:
+            if type(child) not in _TRIVIA:
+                _visit_code(child, on_visit, on_leave)
     on_leave(node)
 
 
@@ -511,7 +551,10 @@ def _transformed(
 ) -> object:
     updated = node
     if on_visit(node):
-        fields = _ORDER.get(type(node))
+        # skipping the trivia, the fields that hold nothing else are not read (`CODE_ORDER`):
+        # the results are then those of the other children, the trivia put back on a rebuild
+        code = skip is _TRIVIA
+        fields = (CODE_ORDER if code else _ORDER).get(type(node))
         if fields is None:  # (a class FIELDS does not know: libcst's walk below it)
             updated = node._visit_and_replace_children(_Calls(on_visit, on_leave))
         else:
@@ -523,17 +566,36 @@ def _transformed(
                     continue
                 kind = type(value)
                 for child in value if kind is tuple or kind is list else (value,):
-                    out = child if type(child) in skip else _transformed(child, on_visit, on_leave, skip)
+                    if type(child) in skip:
+                        if not code:
+                            results.append(child)
+                        continue
+                    out = _transformed(child, on_visit, on_leave, skip)
                     results.append(out)
                     replaced = replaced or out is not child
             if replaced:
-                updated = node._visit_and_replace_children(_Replay(results))
+                updated = node._visit_and_replace_children(_Replay(_with_trivia(node, results) if code else results))
     result = on_leave(node, updated)
     if result is not updated and not isinstance(result, (_NODE, cst.RemovalSentinel, cst.FlattenSentinel)):
         raise cst.CSTValidationError(
             f"Expected a node of type CSTNode or a RemovalSentinel, but got a return value of {type(result).__name__}"
         )
     return result
+
+
+def _with_trivia(node: cst.CSTNode, results: list[object]) -> list[object]:
+    """The results of `node`'s children that are not trivia, in order, with each trivia child
+    (itself: not entered) put back where libcst's walk visits it, for `_Replay`."""
+    given = iter(results)
+    out: list[object] = []
+    for name in _ORDER[type(node)]:
+        value = getattr(node, name)
+        if value is None or value is _DEFAULT:
+            continue
+        kind = type(value)
+        for child in value if kind is tuple or kind is list else (value,):
+            out.append(child if type(child) in _TRIVIA else next(given))
+    return out
 
 
 class _Calls(cst.CSTTransformer):
@@ -618,6 +680,47 @@ _TRIVIA_NAMES = frozenset(c.__name__ for c in _TRIVIA)
 # (public, for a transformer that does nothing with these nodes: `transform`'s `skip`)
 TRIVIA = _TRIVIA
 TRIVIA_NAMES = _TRIVIA_NAMES
+
+
+def _holds_code(annotation: object) -> bool:
+    """Whether a field annotated so may hold a node that is not `TRIVIA`: a union or sequence
+    any of whose members may, a node class any of whose kinds (itself, its subclasses that
+    libcst makes) is not trivia; not None or MaybeSentinel. Anything else may."""
+    if typing.get_origin(annotation) is not None:
+        return any(_holds_code(a) for a in typing.get_args(annotation))
+    if annotation is type(None) or annotation is cst.MaybeSentinel:
+        return False
+    if not (isinstance(annotation, type) and issubclass(annotation, cst.CSTNode)):
+        return True
+    todo = [annotation]
+    while todo:
+        kind = todo.pop()
+        subclasses = kind.__subclasses__()
+        todo.extend(subclasses)
+        # (a class libcst's `add_slots` replaced lingers among the subclasses: not one it makes)
+        made = kind in _ORDER or (not subclasses and getattr(cst, kind.__name__, None) is kind)
+        if made and kind not in _TRIVIA:
+            return True
+    return False
+
+
+def _code_order() -> dict[type, tuple[str, ...]]:
+    """`ORDER` less the fields whose annotations say they hold trivia only (`whitespace_*`,
+    `lpar`, `comma`, an operator): where a class's annotations cannot be read, all its fields."""
+    out: dict[type, tuple[str, ...]] = {}
+    for cls, fields in _ORDER.items():
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:  # (another libcst's annotations: every field, as `ORDER`)
+            out[cls] = fields
+            continue
+        out[cls] = tuple(f for f in fields if f not in hints or _holds_code(hints[f]))
+    return out
+
+
+# (public: family.code_nodes) the fields of each class that may hold a node outside `TRIVIA`,
+# in `ORDER`'s order; tests/codemods/test_cstwalk.py checks the walk it makes over real code
+CODE_ORDER = _code_order()
 
 
 def fields_from_libcst() -> dict[str, tuple[str, ...]]:

@@ -117,6 +117,10 @@ class _Unit:
 class _Scan(cst.CSTVisitor):
     """One walk: names each unit uses, and the CUDA-only modules/APIs it touches."""
 
+    # (cstwalk.visit leaves out whitespace, comments, punctuation and operators: no method here
+    # is for one, and on_visit / on_leave only count conditionals and CPU arms, none of them one)
+    ignores_trivia = True
+
     def __init__(self, imports: ImportTable, data: CudaOnlyData, root: _Unit | None = None) -> None:
         super().__init__()
         self.imports = imports
@@ -811,6 +815,8 @@ class _CudaUse(cst.CSTVisitor):
     """Whether a subtree puts data on CUDA or asks for it: a `"cuda[:N]"` string, `.cuda()`,
     `.is_cuda`, a `torch.cuda` API."""
 
+    ignores_trivia = True  # (cstwalk.visit: on_visit reads strings and attributes only)
+
     def __init__(self, imports: ImportTable) -> None:
         super().__init__()
         self.imports = imports
@@ -838,6 +844,8 @@ def is_test_file(path: str) -> bool:
 class _DeviceChecks(cst.CSTVisitor):
     """Whether a subtree checks the device (`x.is_cuda`, `torch.cuda.is_available()`, a
     comparison with "cuda") or has a `try` (a fallback when the CUDA-only code raises)."""
+
+    ignores_trivia = True  # (cstwalk.visit: on_visit reads `try`s, attributes, calls, comparisons)
 
     def __init__(self, imports: ImportTable) -> None:
         super().__init__()
@@ -893,6 +901,8 @@ class _CallSites(cst.CSTVisitor):
     """Each call of a name (`f(...)`) or of a method on self/cls (`self.f(...)`), or each
     use of one `name`, with its enclosing statements as the rewrite sees them
     (`ctx.current_statements`)."""
+
+    ignores_trivia = True  # (cstwalk.visit: on_visit / on_leave read statements, names, calls)
 
     def __init__(self, name: str | None = None) -> None:
         super().__init__()

@@ -735,7 +735,14 @@ def _bound_names(block: cst.IndentedBlock) -> frozenset[str]:
 def in_package(ctx) -> bool:
     """A module of a package (its folder has `__init__.py`, or it imports relatively): library
     code, whose public functions and options are its API."""
-    return _folder_is_package(ctx.path) or bool(_RELATIVE_IMPORT.search(ctx.source))
+    return _folder_is_package(ctx.path) or _imports_relatively(ctx.source)
+
+
+@lru_cache(maxsize=8)
+def _imports_relatively(source: bytes) -> bool:
+    """Whether `source` has a `from .` import line: asked by several families, often of every
+    function of a file outside a package folder (a script's), so searched once per file."""
+    return bool(_RELATIVE_IMPORT.search(source))
 
 
 @lru_cache(maxsize=4096)

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import ast
 import warnings
+from typing import Any
 
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.candidates import parsed
+from porter.codemods.candidates import LEAVES, fields_holding_nodes, parsed
 from porter.codemods.family import Family, string_value
 from porter.codemods.xla_loop import _appends_to_itself
 from porter.analysis.resolve import dotted
@@ -484,28 +485,40 @@ def _tree(source: bytes, tree: ast.Module | None) -> ast.Module | None:
 
 
 def _per_element(top: ast.AST) -> bool:
-    """`_may_have_per_element` within one top-level statement."""
+    """`_may_have_per_element` within one top-level statement. The nodes are met in any order
+    (the answer is whether one holds), less those under which no call or loop can stand
+    (`candidates.LEAVES`: names, operators, ...), each type's fields read from the grammar."""
     # (node, the names the enclosing loops and comprehensions bind): `_PerElement` reports a
     # receiver that is one of them, or a tensor indexed by them (`t[i]`, `t[i, :]`)
     stack: list[tuple[ast.AST, frozenset[str]]] = [(top, frozenset())]
+    leaves = LEAVES
+    plans = fields_holding_nodes
     while stack:
         node, names = stack.pop()
         kind = type(node)
-        if (
-            names
-            and kind is ast.Call
-            and type(node.func) is ast.Attribute  # type: ignore[attr-defined]
-            and node.func.attr in ("item", "tolist")  # type: ignore[attr-defined]
-            and not node.args  # type: ignore[attr-defined]
-            and not node.keywords  # type: ignore[attr-defined]
-            and _element(node.func.value, names)  # type: ignore[attr-defined]
-        ):
-            return True
-        if kind in (ast.For, ast.AsyncFor):
+        if kind is ast.Call:
+            if (
+                names
+                and type(node.func) is ast.Attribute  # type: ignore[attr-defined]
+                and node.func.attr in ("item", "tolist")  # type: ignore[attr-defined]
+                and not node.args  # type: ignore[attr-defined]
+                and not node.keywords  # type: ignore[attr-defined]
+                and _element(node.func.value, names)  # type: ignore[attr-defined]
+            ):
+                return True
+        elif kind in (ast.For, ast.AsyncFor):
             names = names | _bound(node.target)  # type: ignore[attr-defined]
         elif kind in _LOOPS:
             names = names.union(*(_bound(g.target) for g in node.generators))  # type: ignore[attr-defined]
-        stack.extend((child, names) for child in ast.iter_child_nodes(node))
+        for name, many in plans(kind):
+            value: Any = getattr(node, name, None)
+            if many:
+                stack.extend([(v, names) for v in value if type(v) not in leaves])
+            elif many is None:  # a type whose grammar `candidates` could not read: every child
+                stack.extend((child, names) for child in ast.iter_child_nodes(node))
+                break
+            elif type(value) not in leaves:
+                stack.append((value, names))
     return False
 
 

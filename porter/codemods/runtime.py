@@ -21,7 +21,7 @@ import ast
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.candidates import first_argument
+from porter.codemods.candidates import first_argument, nodes
 from porter.codemods.family import Family
 from porter.codemods.flow import module_move
 from porter.analysis.resolve import dotted
@@ -74,12 +74,13 @@ def _used_after_move(tree: ast.Module) -> bool:
     """Whether a body (the module's, a function's) moves a name and a later statement of it
     calls one of `_USES` on that name: on its object (`x.normal_()`) or its first argument
     (`torch.nn.init.normal_(x)`)."""
-    bodies = [tree.body] + [n.body for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]  # type: ignore[attr-defined]
+    # (`candidates.nodes`: every node a call or a definition can be, in no particular order)
+    bodies = [tree.body] + [n.body for n in nodes(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]  # type: ignore[attr-defined]
     for body in bodies:
         moved: set[str] = set()
         for stmt in body:
             if moved:
-                for node in ast.walk(stmt):
+                for node in nodes(stmt):
                     if type(node) is not ast.Call:
                         continue
                     func = node.func

@@ -370,20 +370,234 @@ def test_per_element_walk_takes_the_statements_the_scan_flags():
     assert [(f.code, f.start.line) for f in found] == [("PERF008", 4), ("PERF008", 8), ("PERF008", 13)]
 
 
-def test_the_sites_walk_is_ast_walk():
-    """candidates.walk visits what `ast.walk` does, in its order, over the fixtures and the examples."""
+def _reference_sites(tree):
+    """`candidates.sites` as it was: every node of `ast.walk`, each read by its type."""
     import ast
 
-    from porter.codemods.candidates import walk
+    from porter.codemods import candidates as c
 
-    sources = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    out = c.Sites()
+    two_args: set[str] = set()
+    for node in ast.walk(tree):
+        kind = type(node)
+        if kind is ast.Call:
+            c._call(out, node, two_args)
+        elif kind is ast.Constant:
+            out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)
+        elif kind is ast.Attribute:
+            c._attribute(out, node, two_args)
+        elif kind is ast.Import:
+            c._import(out, node, two_args)
+        elif kind is ast.ImportFrom:
+            c._import_from(out, node, two_args)
+        elif kind is ast.Assign:
+            out.moves = out.moves or (len(node.targets) == 1 and c._move(node.value))
+        elif kind in (ast.For, ast.AsyncFor, ast.While):
+            c._loop(out, node, two_args)
+        elif kind is ast.Expr:
+            out.moves = out.moves or c._move(node.value)
+    out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
+    return out
+
+
+def _facts_in_order(found) -> list:
+    """Every field of a Sites, its sets and dicts as lists in their order (which the order
+    the nodes are read in decides)."""
+    import dataclasses
+
+    def seen(v):
+        if isinstance(v, dict):
+            return [(k, seen(x)) for k, x in v.items()]
+        return list(v) if isinstance(v, set) else v
+
+    return [(f.name, seen(getattr(found, f.name))) for f in dataclasses.fields(found)]
+
+
+def test_the_sites_walk_reads_what_ast_walk_meets():
+    """`sites` skips the nodes it reads nothing of (`Load`, `Name`, operators, ...) and reads
+    each type's fields from the grammar: it must find what reading every node of `ast.walk`
+    finds, in the same order, over the fixtures, the rule examples and every 9th corpus file."""
+    import ast
+    import warnings
+
+    from porter.codemods.candidates import sites
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
     sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    sources.append(b"d = {**a, 'k': 'cuda'}\nmatch x:\n    case P(k=1, *r): f(y=2).to(0)\n")
     walked = 0
     for source in sources:
         try:
-            tree = ast.parse(source)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
         except SyntaxError:
             continue
-        assert [id(n) for n in walk(tree)] == [id(n) for n in ast.walk(tree)]
+        assert _facts_in_order(sites(tree)) == _facts_in_order(_reference_sites(tree))
         walked += 1
     assert walked > 100
+
+
+def test_the_sites_walk_reads_every_node_types_fields_from_the_grammar():
+    """Every node type `ast.parse` makes has its fields read from its grammar line (a type
+    whose doc cannot be read falls back to every field: correct, slower)."""
+    import ast
+
+    from porter.codemods.candidates import _plan
+
+    kinds, todo = [], [ast.AST]
+    while todo:
+        kind = todo.pop()
+        todo.extend(kind.__subclasses__())
+        if kind._fields and not kind.__subclasses__() and not (kind.__doc__ or "").startswith("Deprecated"):
+            kinds.append(kind)  # (not `ast.Num`, `ast.Str`, ...: `ast.parse` makes none)
+    assert len(kinds) > 60
+    unread = [k.__name__ for k in kinds if any(many is None for _, many in _plan(k))]
+    assert unread == []
+    assert _plan(ast.Attribute) == (("value", False),)
+    assert _plan(ast.Call) == (("func", False), ("args", True), ("keywords", True))
+
+
+def _reference_per_element(top) -> bool:
+    """perf._per_element as it was: every child of every node, by `ast.iter_child_nodes`."""
+    import ast
+
+    from porter.codemods.perf import _LOOPS, _bound, _element
+
+    stack = [(top, frozenset())]
+    while stack:
+        node, names = stack.pop()
+        kind = type(node)
+        if (
+            names
+            and kind is ast.Call
+            and type(node.func) is ast.Attribute
+            and node.func.attr in ("item", "tolist")
+            and not node.args
+            and not node.keywords
+            and _element(node.func.value, names)
+        ):
+            return True
+        if kind in (ast.For, ast.AsyncFor):
+            names = names | _bound(node.target)
+        elif kind in _LOOPS:
+            names = names.union(*(_bound(g.target) for g in node.generators))
+        stack.extend((child, names) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def test_the_per_element_scan_answers_as_a_walk_of_every_node():
+    """PERF008's `ast` scan (perf._per_element) walks only the fields that can hold a node:
+    it answers as a walk of every child does, for every statement of the fixtures, the rule
+    examples and every 9th corpus file (and it does find some)."""
+    import ast
+    import warnings
+
+    from porter.codemods.perf import _per_element
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
+    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    found = 0
+    for source in sources:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for stmt in (n for n in ast.walk(tree) if isinstance(n, ast.stmt)):
+            answer = _per_element(stmt)
+            assert answer == _reference_per_element(stmt), ast.unparse(stmt)[:200]
+            found += answer
+    assert found > 10
+
+
+def test_the_move_scan_answers_as_ast_walk():
+    """runtime._used_after_move walks `candidates.nodes` (no names, operators, contexts):
+    it answers as its walk by `ast.walk` did over the fixtures, the rule examples and every
+    9th corpus file, and on moves used later (it does find some)."""
+    import ast
+    import warnings
+
+    from porter.codemods import runtime
+    from porter.codemods.candidates import first_argument
+
+    def reference(tree) -> bool:
+        bodies = [tree.body] + [n.body for n in ast.walk(tree) if type(n) in (ast.FunctionDef, ast.AsyncFunctionDef)]
+        for body in bodies:
+            moved: set[str] = set()
+            for stmt in body:
+                if moved:
+                    for node in ast.walk(stmt):
+                        if type(node) is not ast.Call:
+                            continue
+                        func = node.func
+                        last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+                        if last not in runtime._USES:
+                            continue
+                        if type(func) is ast.Attribute and runtime._ast_root(func.value) in moved:
+                            return True
+                        first = first_argument(node)
+                        if first is not None and runtime._ast_root(first) in moved:
+                            return True
+                holder = runtime._ast_holder(stmt)
+                if holder is not None:
+                    moved.add(holder)
+        return False
+
+    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
+    root = _corpus()
+    if root is not None:
+        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
+    sources = [p.read_bytes() for p in paths]
+    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
+    sources += [
+        b"model.cuda()\nmodel.apply(init)\n",
+        b"def f(m):\n    m = m.to(d)\n    if x:\n        torch.nn.init.normal_(m.weight)\n",
+        b"class A:\n    def f(self, m):\n        m.to(d)\n        def g():\n            m.fc.weight.uniform_()\n",
+    ]
+    found = 0
+    for source in sources:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        answer = runtime._used_after_move(tree)
+        assert answer == reference(tree), source[:200]
+        found += answer
+    assert found >= 3
+
+
+def test_in_package_searches_a_script_once(tmp_path, monkeypatch):
+    """literals.in_package, asked of every function of a file outside a package folder (a
+    script's), searches its source for a relative import once, and answers as the search."""
+    from types import SimpleNamespace
+
+    from porter.codemods import literals
+
+    searched: list[bytes] = []
+    pattern = literals._RELATIVE_IMPORT
+
+    class Counting:
+        def search(self, source):
+            searched.append(source)
+            return pattern.search(source)
+
+    monkeypatch.setattr(literals, "_RELATIVE_IMPORT", Counting())
+    literals._imports_relatively.cache_clear()
+    script = tmp_path / "run.py"
+    for source, expected in ((b"import torch\n\nx = 1\n", False), (b"import os\n  from .m import f\n", True)):
+        ctx = SimpleNamespace(path=str(script), source=source)
+        assert [literals.in_package(ctx) for _ in range(5)] == [expected] * 5
+    assert len(searched) == 2
+    literals._imports_relatively.cache_clear()

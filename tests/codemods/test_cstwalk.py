@@ -131,6 +131,146 @@ def test_the_trivia_hold_only_trivia():
             stack.extend((c, inside or type(c) in walk._TRIVIA) for c in node.children)
 
 
+def test_code_nodes_are_the_walk_less_trivia():
+    """family.code_nodes (the backends family's scans that ask for calls, assigns, `if`s ...)
+    reads only the fields that may hold a node outside the trivia (cstwalk.CODE_ORDER): it must
+    give `family.walk`'s nodes less the trivia, in the same order, from a module, from each
+    statement and from each expression statement's value."""
+    from porter.codemods.family import code_nodes
+
+    def expected(node: cst.CSTNode) -> list[int]:
+        return [id(n) for n in family_walk(node) if type(n) not in walk.TRIVIA]
+
+    checked = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        roots: list[cst.CSTNode] = [module]
+        roots += [n for n in family_walk(module) if isinstance(n, (cst.BaseStatement, cst.BaseSmallStatement))]
+        roots += [n.value for n in family_walk(module) if isinstance(n, cst.Expr)]
+        roots += [n.whitespace_before_args for n in family_walk(module) if isinstance(n, cst.Call)][:3]
+        for root in roots:
+            assert [id(n) for n in code_nodes(root)] == expected(root), f"{name}: {type(root).__name__}"
+            checked += 1
+    assert checked > 1000
+    # a field annotated as whitespace only is not read; one that may hold code is
+    assert walk.CODE_ORDER[cst.Call] == ("func", "args")
+    assert "whitespace_after_arg" not in walk.CODE_ORDER[cst.Arg]
+    assert walk.CODE_ORDER[cst.Name] == ()
+
+
+def test_unconditional_nodes_are_the_old_walk_less_trivia():
+    """backends._unconditional_nodes (what _kept_streams reads attributes from) skips the
+    trivia: it gives what its walk of every child gave, less the trivia, in the same order,
+    for every function and class of the fixtures, the rule examples and the corpus sample."""
+    from porter.codemods.backends import _CONDITIONAL, _unconditional_nodes
+
+    def every_child(node: cst.CSTNode) -> list[int]:
+        out, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            out.append(n)
+            stack.extend(c for c in walk.children(n) if not isinstance(c, _CONDITIONAL))
+        return [id(n) for n in out if type(n) not in walk.TRIVIA]
+
+    checked = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        for node in family_walk(module):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                assert [id(n) for n in _unconditional_nodes(node)] == every_child(node), name
+                checked += 1
+    assert checked > 1000
+
+
+class _TriviaFree(_Recorder):
+    ignores_trivia = True
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # (corpus strings read with `\\s` in them)
+def test_a_visitor_that_ignores_trivia_gets_libcsts_calls_less_trivia():
+    """A visitor with its own on_visit / on_leave that says it does nothing with whitespace,
+    punctuation and operators (`ignores_trivia`) gets libcst's calls on every other node, in
+    the same order; the CUDA-only facts (guards._Scan, such a visitor) come out the same."""
+    import dataclasses
+
+    from porter.analysis.resolve import ImportTable
+    from porter.codemods import guards
+
+    def dump(facts) -> list:
+        def plain(v):
+            if isinstance(v, cst.CSTNode):
+                return id(v)
+            if isinstance(v, guards._Unit):
+                return ("unit", id(v.node))
+            if isinstance(v, (set, frozenset)):
+                return sorted(map(repr, v))
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            if isinstance(v, dict):
+                return [(k, plain(x)) for k, x in v.items()]
+            return v
+
+        units = [[(f.name, plain(getattr(u, f.name))) for f in dataclasses.fields(u)] for u in facts._units.values()]
+        return [facts.names, facts.running, units, [id(u.node) for u in facts._top]]
+
+    checked = 0
+    for name, source in _sources():
+        module = _module(source)
+        if module is None:
+            continue
+        theirs, ours = _Recorder(), _TriviaFree()
+        module.visit(theirs)
+        walk.visit(module, ours)
+        inside = _inside(module, walk.TRIVIA)
+        assert ours.calls == [c for c in theirs.calls if c[1] not in inside], name
+        imports = ImportTable.from_module(module)
+        found = []
+        for ignores in (False, True):
+            guards._Scan.ignores_trivia = ignores
+            try:
+                found.append(dump(guards.CudaOnly(module, imports, target="neuron")))
+            finally:
+                guards._Scan.ignores_trivia = True
+        assert found[0] == found[1], name
+        assert _guard_scans(module, imports, False) == _guard_scans(module, imports, True), name
+        checked += 1
+    assert checked > 100
+
+
+def _guard_scans(module: cst.Module, imports, ignores: bool) -> list:
+    """What guards' other trivia-free visitors find: the call sites of the module (and the
+    uses of `torch`), and for each function (20 a module) whether it uses CUDA, checks or tests
+    the device."""
+    from porter.codemods import guards
+
+    kinds = (guards._CudaUse, guards._DeviceChecks, guards._DeviceTests, guards._CallSites)
+    own = {kind: "ignores_trivia" in vars(kind) for kind in kinds}
+    for kind in kinds:
+        kind.ignores_trivia = ignores
+    try:
+        out: list = []
+        for name in (None, "torch"):
+            sites = guards._CallSites(name)
+            walk.visit(module, sites)
+            out.append([(k, [[id(n) for n in stack] for stack in v]) for k, v in sites.found.items()])
+        for fn in [n for n in family_walk(module) if isinstance(n, cst.FunctionDef)][:20]:
+            for kind in kinds[:3]:
+                scan = kind(imports)
+                walk.visit(fn, scan)
+                out.append(scan.found)
+        return out
+    finally:
+        for kind in kinds:
+            if own[kind]:
+                kind.ignores_trivia = True
+            else:
+                del kind.ignores_trivia  # (inherited)
+
+
 class _Hooked(cst.CSTVisitor):
     def __init__(self) -> None:
         self.funcs = 0
