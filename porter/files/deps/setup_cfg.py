@@ -17,6 +17,7 @@ from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.errors import Unreadable
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
+from porter.files.verify import configparser_text
 
 _SECTION = re.compile(r"\[([^\]]+)\]")  # its name stripped (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
@@ -77,7 +78,7 @@ def _read_as_setuptools(text: str) -> None:
     found no section in such a file: it passed with no finding and no error."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        parser.read_string(configparser_text(text))  # (long runs of blanks inside a line cut: quadratic)
     except configparser.Error as exc:
         line = getattr(exc, "lineno", None)
         if line is None and isinstance(exc, configparser.ParsingError) and exc.errors:
