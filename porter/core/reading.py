@@ -163,6 +163,15 @@ def read_regular_text(path: Path | str, limit: int = MAX_FILE_BYTES, errors: str
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
+def folder_is_package(path: Path | str) -> bool:
+    """Whether the file at `path` is a module of a package (its folder holds `__init__.py`):
+    library code, whose public functions and options are its API (`codemods.literals.in_package`)."""
+    try:
+        return (Path(path).resolve().parent / "__init__.py").is_file()
+    except (OSError, RuntimeError):  # (a loop of links)
+        return False
+
+
 def lf_line_ends(source: bytes) -> bytes:
     """`source` with each lone CR (an old Mac line end, which Python reads as one) as LF, for
     the byte patterns that find lines (`^`/`$` under re.M, a split on LF): the same length, so

@@ -33,7 +33,14 @@ from porter.analysis.index import ProjectIndex, answers as index_answers
 from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, FLUSH, MIN_PARALLEL_FILES, Flush, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
-from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_regular, read_regular_stat
+from porter.core.reading import (
+    MAX_FILE_BYTES,
+    Unreadable,
+    folder_is_package,
+    lf_line_ends,
+    read_regular,
+    read_regular_stat,
+)
 from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
@@ -659,7 +666,12 @@ class _Serial:
             return (cand, failed, None), None
         assert source is not None and st is not None  # _read_stat gives the bytes or the failure
         # cross-file facts and the formatter's line length: in the key too
-        here = replace(here, flow=self.facts.get(name, ()), line_length=_line_length(cand.path, here))
+        here = replace(
+            here,
+            flow=self.facts.get(name, ()),
+            line_length=_line_length(cand.path, here),
+            package=folder_is_package(cand.path),
+        )
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         key = hit = None
@@ -884,7 +896,8 @@ def _known(
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(cand.path, settings)):
+    context = context_key(facts.get(name, ()), _line_length(cand.path, settings), folder_is_package(cand.path))
+    if rec is None or rec.facts != context:
         return None
     result = stats.answer(name, rec, cand.path, source_wanted=sources)
     if result is not None:
@@ -909,7 +922,7 @@ def _remember(
             source,
             ProjectIndex.wants(lines),
             cuda_only_index.part(lines),
-            context_key(here.flow or (), here.line_length),
+            context_key(here.flow or (), here.line_length, here.package),
             key,
             result,
         )
