@@ -430,3 +430,31 @@ def test_the_project_index_of_another_porter_is_a_miss_even_under_the_user_s_key
         before.rename(after)
     assert store.get_index("values:abc") is None
     assert store.get_state("values-state:k") is None
+
+
+def test_installing_a_parser_the_note_asks_for_is_a_miss(tmp_path, monkeypatch):
+    """A shell script read without the `shell` extra is "not read" (a note: `pip install
+    'porter[shell]'`). The key hashed libcst's version but no other parser's, installed or not:
+    after the install a warm run still said the note and lint passed without reading the file
+    (seventeenth read). So does an upgrade of a grammar or of PyYAML."""
+    import importlib.metadata
+
+    from porter.pipeline import cache as cache_module
+
+    real = importlib.metadata.version
+
+    def without(*missing: str):
+        def version(dist: str) -> str:
+            if dist in missing:
+                raise importlib.metadata.PackageNotFoundError(dist)
+            return real(dist)
+
+        return version
+
+    salts = []
+    for missing in ((), ("tree-sitter-bash",), ("tree-sitter", "tree-sitter-bash", "tree-sitter-make"), ("pyyaml",)):
+        monkeypatch.setattr(importlib.metadata, "version", without(*missing))
+        cache_module.salt.cache_clear()
+        salts.append(cache_module.salt())
+    cache_module.salt.cache_clear()
+    assert len(set(salts)) == len(salts)
