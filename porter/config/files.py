@@ -26,6 +26,7 @@ else:  # pragma: no cover
 
 from porter.core.findings import Severity
 from porter.core.reading import Unreadable, read_regular
+from porter.config.globs import MAX_PATTERN
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 
@@ -51,6 +52,18 @@ COMMAND_LINE = "command line"
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message names the file and the key."""
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """`value` as an error quotes it: its repr, cut to `limit` characters. A config file's value,
+    key or pattern was quoted whole: `target = "xxx…"` of 3 MB printed a 3 MB error line
+    (seventeenth read)."""
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """`text` cut to `limit` characters (the last one `…`)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -198,7 +211,7 @@ def load_config(path: Path) -> ProjectConfig:
         if key not in KEYS:
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(KEYS)})"
-            raise ConfigError(f"{where}: unknown key `{name}`{hint}")
+            raise ConfigError(f"{where}: unknown key `{cut(name)}`{hint}")
         values[key] = _validate(where, name, key, raw, path.parent)
     return ProjectConfig(path=path, table=label, values=values)
 
@@ -209,18 +222,24 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
     codes = [c.strip().upper() for c in raw if c.strip()]
     bad = unknown_codes(tuple(codes))
     if bad:
-        raise ConfigError(f"{where}: `{name}`: unknown rule code or prefix {', '.join(bad)} (see `porter rules`)")
+        listed = ", ".join(cut(b, 40) for b in bad[:5]) + (f" and {len(bad) - 5:,} more" if len(bad) > 5 else "")
+        raise ConfigError(f"{where}: `{cut(name)}`: unknown rule code or prefix {listed} (see `porter rules`)")
     return codes
 
 
 def check_pattern(pattern: str, where: str) -> str:
-    """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)."""
+    """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)
+    or it is longer than any path (`globs.MAX_PATTERN`)."""
     import pathspec  # (a run whose configuration has no pattern never loads it)
 
+    if len(pattern) > MAX_PATTERN:
+        raise ConfigError(
+            f"{where}: a pattern of {len(pattern):,} characters, {shown(pattern)}: at most {MAX_PATTERN:,}"
+        )
     try:
         pathspec.GitIgnoreSpec.from_lines([pattern])
     except Exception as exc:  # noqa: BLE001 - pathspec raises several kinds for bad patterns
-        raise ConfigError(f"{where}: invalid pattern {pattern!r}: {exc}") from None
+        raise ConfigError(f"{where}: invalid pattern {shown(pattern)}: {cut(str(exc), 200)}") from None
     return pattern
 
 
@@ -245,19 +264,19 @@ def _validate_scalar(where: str, name: str, key: str, raw: Any) -> Any:
     """A setting with one value: the target, fail-on, portable, file-timeout (in seconds)."""
     if key == "target":
         if raw not in TARGETS:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(TARGETS)}")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: choose one of {', '.join(TARGETS)}")
         return raw
     if key == "fail-on":
         if raw not in FAIL_ON:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(FAIL_ON)}")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: choose one of {', '.join(FAIL_ON)}")
         return raw
     if key == "portable":
         if not isinstance(raw, bool):
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: true or false")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: true or false")
         return raw
     if key == "file-timeout":
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < 10**6:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: a number of seconds (0: no limit)")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: a number of seconds (0: no limit)")
         return float(raw)
     raise AssertionError(key)  # pragma: no cover
 
@@ -275,7 +294,7 @@ def _validate_patterns(where: str, name: str, key: str, raw: Any, base: Path) ->
         out = []
         for pattern, codes in raw.items():
             check_pattern(pattern, f"{where}: `{name}`")
-            out.append((anchor(pattern, base), _codes(where, f'{name}."{pattern}"', codes)))
+            out.append((anchor(pattern, base), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
 
