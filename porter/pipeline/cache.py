@@ -244,7 +244,9 @@ class Cache:
             return cls(Path(cache_dir))
         root = project_root(paths)
         base = xdg_home("XDG_CACHE_HOME", ".cache") / "porter"
-        return cls(base / hashlib.sha256(str(root).encode()).hexdigest()[:16])
+        # (the path's own bytes: a folder name that is not UTF-8 ended every run in an
+        # internal error, UnicodeEncodeError, before any file; seventeenth read)
+        return cls(base / hashlib.sha256(os.fsencode(root)).hexdigest()[:16])
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
         h = hashlib.sha256(salt().encode())

@@ -458,3 +458,18 @@ def test_installing_a_parser_the_note_asks_for_is_a_miss(tmp_path, monkeypatch):
         salts.append(cache_module.salt())
     cache_module.salt.cache_clear()
     assert len(set(salts)) == len(salts)
+
+
+def test_a_project_in_a_folder_whose_name_is_not_utf8_gets_its_default_cache(tmp_path):
+    """The default cache is a folder per project, named by a hash of the project's root: hashed
+    as UTF-8 text, a root whose name is not UTF-8 ended every lint and rewrite in "internal error:
+    UnicodeEncodeError" before any file (seventeenth read)."""
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")) / "proj"
+    root.mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "uc"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    for _ in range(2):  # cold, then warm from the cache
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=root, env=env)
+        assert out.returncode == 1 and b"m.py:" in out.stdout, out.stdout + out.stderr
+    assert list((tmp_path / "uc" / "porter").glob("*/v3/stat-*.idx"))
