@@ -14,6 +14,7 @@ matches against the file's real path), one without a `/` matches at any depth.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,22 +151,49 @@ def _has_porter_table(pyproject: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "porter" in data["tool"]
 
 
+# config files found above the repository that another user owns, passed over (`find_config`)
+PASSED_OVER: list[Path] = []
+
+
+def _another_user_s(path: Path) -> bool:
+    """Whether `path` belongs to neither this user nor root."""
+    if not hasattr(os, "geteuid"):
+        return False
+    try:
+        return path.stat().st_uid not in (os.geteuid(), 0)
+    except OSError:
+        return False  # (read, and reported, as any config)
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest porter.toml, or pyproject.toml with [tool.porter], at or above `start`."""
+    """The nearest porter.toml, or pyproject.toml with [tool.porter], at or above `start`.
+
+    Above the repository (the nearest folder with `.git` or `.hg`, or `start` where there is
+    none), a config file another user owns is passed over (`PASSED_OVER`), as git passes over
+    a repository another user owns: a `porter.toml` planted in a shared folder (`/tmp`) turned
+    every lint below it green (seventeenth read). The repository's own files are its author's."""
     here = start.resolve()
     if not here.is_dir():
         here = here.parent
-    for folder in (here, *here.parents):
+    folders = (here, *here.parents)
+    root = next((f for f in folders if (f / ".git").exists() or (f / ".hg").exists()), here)
+    for folder in folders:
+        inside = folder == root or root in folder.parents
         own = folder / "porter.toml"
-        if own.is_file():
-            return own
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _has_porter_table(pyproject):
-            return pyproject
+        for found in (own, pyproject):
+            if not found.is_file() or (found is pyproject and not _has_porter_table(pyproject)):
+                continue
+            if not inside and _another_user_s(found):
+                if found not in PASSED_OVER:
+                    PASSED_OVER.append(found)
+                continue
+            return found
     return None
 
 
 def discover_config(paths: list[Path]) -> Path | None:
+    PASSED_OVER.clear()
     starts = [paths[0]] if paths else []
     starts.append(Path.cwd())
     for start in starts:
