@@ -466,7 +466,10 @@ def _finding(d: object, name: str) -> Finding:
         original=_str(d.get("original"), True),
         applied=d.get("applied", False) is True,
         advice=_str(d.get("advice"), True),
-        doc_url=_str(d.get("doc_url"), True),
+        # this install's link, not the one stored: a link is a file URI of the install that
+        # wrote the entry, and another install of the same porter (another venv, sharing the
+        # cache) gave its findings links into the first one's docs (seventeenth read)
+        doc_url=all_rules()[code].doc_url if _str(d.get("doc_url"), True) is not None else None,
     )
 
 

@@ -224,7 +224,7 @@ def _finding(row: Any, name: str) -> Finding:
         original,
         applied,
         advice,
-        doc,
+        all_rules()[code].doc_url if doc is not None else None,  # this install's (`cache._finding`)
     )
 
 

@@ -473,3 +473,41 @@ def test_a_project_in_a_folder_whose_name_is_not_utf8_gets_its_default_cache(tmp
         out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=root, env=env)
         assert out.returncode == 1 and b"m.py:" in out.stdout, out.stdout + out.stderr
     assert list((tmp_path / "uc" / "porter").glob("*/v3/stat-*.idx"))
+
+
+def test_a_finding_read_back_links_to_this_install_s_docs(tmp_path, monkeypatch):
+    """A finding's link is a file URI of the install that made it. Stored with the finding, the
+    entry and the stat index of another install of the same porter (another venv sharing the
+    cache: the same salt) gave its findings links into that install's docs, gone with it
+    (seventeenth read). Read back, a finding links to this install's page of its rule."""
+    import dataclasses
+
+    from porter.config.ruledata import all_rules
+    from porter.config.settings import Settings
+    from porter.core.findings import FileResult, FileStatus
+    from porter.pipeline import cache as cache_module
+    from porter.pipeline import statindex
+    from porter.pipeline.port import port_source
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    made = port_source(CUDA, "m.py", Settings(target="xla"))
+    assert made.findings and made.new_source is not None
+    other = [dataclasses.replace(f, doc_url="file:///gone/venv/docs/rules.md#x") for f in made.findings]
+    key = store.key(CUDA, "m.py", Settings(target="xla"))
+    store.put(key, dataclasses.replace(made, findings=other))
+    hit = store.get(key, "m.py", CUDA)
+    assert hit is not None and [f.doc_url for f in hit.findings] == [all_rules()[f.code].doc_url for f in other]
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    st = (tmp_path / "m.py").stat()
+    index = statindex.StatIndex(store, [tmp_path], Settings(target="xla"))
+    result = FileResult(path="m.py", status=FileStatus.UNCHANGED, findings=other, original_source=CUDA)
+    index.record("m.py", st, CUDA, False, b"", statindex.context_key((), None), None, result)
+    index.save()
+    again = statindex.StatIndex(store, [tmp_path], Settings(target="xla"))
+    rec = again.lookup("m.py", st)
+    answered = again.answer("m.py", rec, tmp_path / "m.py") if rec is not None else None
+    assert answered is not None
+    assert [f.doc_url for f in answered.findings] == [all_rules()[f.code].doc_url for f in other]
