@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 import configparser
 import json
-import re
 import sys
 import warnings
 
 from porter.core import kinds
+from porter.core.reading import configparser_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,24 +82,6 @@ def _notebook(text: str) -> str | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("cells"), list):
         return "not a notebook (no cells)"
     return None
-
-
-# configparser matches each line that is no section header with `(?P<option>.*?)\s*(?P<vi>=|:)`:
-# the lazy name tries every end, and from each the blanks run to their end, so a long run of
-# blanks inside a line with no delimiter right after it is quadratic (`[` + 20,000 spaces + `a`
-# under a section: 6 s; a 2 MiB line, hours; seventeenth read). A run of blanks inside a line
-# (after its first non-blank character) changes nothing configparser decides but the text of a
-# name or a value, and porter keeps neither (it asks only whether setuptools could read the file,
-# and on which line it could not), so such a run is cut to `_INNER_BLANKS` characters before the
-# text is handed over: a line's indentation (which decides a continuation) and its line breaks
-# (the line numbers) are kept, and a 2 MiB line of the worst such runs takes 0.3 s.
-_INNER_BLANKS = 16
-_LONG_INNER_BLANKS = re.compile(r"(?<=\S)[^\S\n]{%d,}" % (_INNER_BLANKS + 1))
-
-
-def configparser_text(text: str) -> str:
-    """`text` for configparser, each run of blanks inside a line cut to `_INNER_BLANKS`."""
-    return _LONG_INNER_BLANKS.sub(lambda m: m.group()[:_INNER_BLANKS], text)
 
 
 def _setup_cfg(text: str) -> str | None:

@@ -226,7 +226,8 @@ def test_a_setup_cfg_line_of_a_long_run_of_blanks_is_checked_in_linear_time():
     file's time limit; seventeenth read). The verdict and its line stay as they were."""
     from porter.config.settings import Settings
     from porter.core import kinds
-    from porter.files.verify import configparser_text, problem
+    from porter.core.reading import configparser_text
+    from porter.files.verify import problem
     from porter.pipeline.port import port_source
 
     def port(source: bytes):

@@ -12,12 +12,12 @@ import configparser
 import re
 
 from porter.config.settings import Settings
+from porter.core.reading import configparser_text
 from porter.files.deps import requirement
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.errors import Unreadable
 from porter.files.facts import canonical
 from porter.files.sites import Site, Text
-from porter.files.verify import configparser_text
 
 _SECTION = re.compile(r"\[([^\]]+)\]")  # its name stripped (`\[\s*([^\]]+?)\s*\]` was cubic in spaces)
 _KEY = re.compile(r"([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)")
