@@ -156,9 +156,10 @@ def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
     from types import SimpleNamespace
 
     from porter.codemods.literals import in_package
+    from porter.config.settings import Settings
 
     def package(source: bytes) -> bool:
-        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source))
+        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source, settings=Settings(target="xla")))
 
     assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
     assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
