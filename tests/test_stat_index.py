@@ -256,6 +256,30 @@ def test_config_change_is_not_answered_from_the_old_run(tmp_path, trusting):
     assert _lint_cli(root, cache) == []
 
 
+@pytest.mark.parametrize("fix", [False, True])
+def test_a_folder_made_a_package_is_not_answered_from_the_old_run(tmp_path, trusting, fix):
+    """A default device of a package's public function is its API and stays (DEV016); of a
+    script's, it is ported (DEV002). Whether the folder holds `__init__.py` was in no key: after
+    `touch __init__.py` a warm run gave the script's DEV002 and `lint --fix` would have rewritten
+    the package's API (seventeenth read). The same the other way."""
+    from porter.codemods.literals import _folder_is_package
+
+    root, cache = tmp_path / "p", tmp_path / "cache"
+    root.mkdir()
+    (root / "mod.py").write_text('import torch\n\n\ndef run(x, device="cuda"):\n    return x.to(device)\n')
+
+    def codes() -> list[str]:
+        _folder_is_package.cache_clear()  # (a new process in a real run)
+        results, _ = run([root], Settings(target="neuron", want_source=fix), jobs=1, cache_dir=cache)
+        return [f.code for r in results for f in r.findings]
+
+    assert codes() == ["DEV002"]
+    (root / "__init__.py").write_text("")
+    assert codes() == ["DEV016"]
+    (root / "__init__.py").unlink()
+    assert codes() == ["DEV002"]
+
+
 def test_rule_file_change_is_not_answered_from_the_old_run(tmp_path, monkeypatch, trusting):
     """Rule data is part of every key (the salt): new advice in a rule file shows on the next run."""
     import shutil

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
-from porter.config.files import FAIL_ON, ConfigError, Effective, resolve
+from porter.config.files import FAIL_ON, PASSED_OVER, ConfigError, Effective, resolve
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import TARGETS, Settings
 from porter.core.textsafe import plain, printable
@@ -140,6 +140,13 @@ def effective_config(
         )
     except ConfigError as exc:
         raise usage_error(str(exc)) from None
+    finally:
+        for passed in PASSED_OVER:
+            err_console.print(
+                f"note: {plain(str(passed))} is passed over: it belongs to another user and lies above the "
+                "project (name it with --config to use it)",
+                soft_wrap=True,
+            )
 
 
 def note_if_cache_off(no_cache: bool) -> None:

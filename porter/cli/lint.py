@@ -117,7 +117,7 @@ def lint(
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
-    known = _read_known(baseline)
+    known = _read_known(baseline, settings.target)
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
@@ -171,12 +171,13 @@ def _output_format(
     return fmt
 
 
-def _read_known(baseline: Path | None) -> Counter | None:
-    """The baseline's records, read before the run so that a bad file is a usage error (exit 2)."""
+def _read_known(baseline: Path | None, target: str) -> Counter | None:
+    """The baseline's records, read before the run so that a bad file (or one of another
+    target) is a usage error (exit 2)."""
     if baseline is None:
         return None
     try:
-        return read_baseline(baseline)
+        return read_baseline(baseline, target)
     except BaselineError as exc:
         raise usage_error(str(exc)) from None
 

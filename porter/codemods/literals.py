@@ -23,7 +23,6 @@ import ast
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from pathlib import Path
 
 from porter.codemods import cstwalk
 import libcst as cst
@@ -37,6 +36,7 @@ from porter.analysis.device_words import own_device_words
 from porter.analysis.device_types import PLUGIN_DEVICE_TYPES, TORCH_DEVICE_TYPES, compared_key
 from porter.analysis.resolve import dotted
 from porter.config.ruledata import load_toml
+from porter.core.reading import folder_is_package
 
 
 AVAILABLE_DEVICE_TYPE = "torch._utils._get_available_device_type"
@@ -734,8 +734,12 @@ def _bound_names(block: cst.IndentedBlock) -> frozenset[str]:
 
 def in_package(ctx) -> bool:
     """A module of a package (its folder has `__init__.py`, or it imports relatively): library
-    code, whose public functions and options are its API."""
-    return _folder_is_package(ctx.path) or _imports_relatively(ctx.source)
+    code, whose public functions and options are its API. The runner looks at the folder
+    (`Settings.package`, in the cache key); a file ported alone, here."""
+    package = ctx.settings.package
+    if package is None:
+        package = _folder_is_package(ctx.path)
+    return package or _imports_relatively(ctx.source)
 
 
 @lru_cache(maxsize=8)
@@ -748,10 +752,7 @@ def _imports_relatively(source: bytes) -> bool:
 @lru_cache(maxsize=4096)
 def _folder_is_package(path: str) -> bool:
     """A module of a package (its folder has `__init__.py`): library code, with an API."""
-    try:
-        return (Path(path).resolve().parent / "__init__.py").is_file()
-    except OSError:
-        return False
+    return folder_is_package(path)
 
 
 def _default_strings(ctx, value: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -14,6 +14,7 @@ matches against the file's real path), one without a `/` matches at any depth.
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ else:  # pragma: no cover
 
 from porter.core.findings import Severity
 from porter.core.reading import Unreadable, read_regular
+from porter.config.globs import MAX_PATTERN
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
 
@@ -51,6 +53,18 @@ COMMAND_LINE = "command line"
 
 class ConfigError(ValueError):
     """A config file that cannot be used; the message names the file and the key."""
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """`value` as an error quotes it: its repr, cut to `limit` characters. A config file's value,
+    key or pattern was quoted whole: `target = "xxx…"` of 3 MB printed a 3 MB error line
+    (seventeenth read)."""
+    return cut(repr(value), limit)
+
+
+def cut(text: str, limit: int = 80) -> str:
+    """`text` cut to `limit` characters (the last one `…`)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -137,22 +151,49 @@ def _has_porter_table(pyproject: Path) -> bool:
     return isinstance(data.get("tool"), dict) and "porter" in data["tool"]
 
 
+# config files found above the repository that another user owns, passed over (`find_config`)
+PASSED_OVER: list[Path] = []
+
+
+def _another_user_s(path: Path) -> bool:
+    """Whether `path` belongs to neither this user nor root."""
+    if not hasattr(os, "geteuid"):
+        return False
+    try:
+        return path.stat().st_uid not in (os.geteuid(), 0)
+    except OSError:
+        return False  # (read, and reported, as any config)
+
+
 def find_config(start: Path) -> Path | None:
-    """The nearest porter.toml, or pyproject.toml with [tool.porter], at or above `start`."""
+    """The nearest porter.toml, or pyproject.toml with [tool.porter], at or above `start`.
+
+    Above the repository (the nearest folder with `.git` or `.hg`, or `start` where there is
+    none), a config file another user owns is passed over (`PASSED_OVER`), as git passes over
+    a repository another user owns: a `porter.toml` planted in a shared folder (`/tmp`) turned
+    every lint below it green (seventeenth read). The repository's own files are its author's."""
     here = start.resolve()
     if not here.is_dir():
         here = here.parent
-    for folder in (here, *here.parents):
+    folders = (here, *here.parents)
+    root = next((f for f in folders if (f / ".git").exists() or (f / ".hg").exists()), here)
+    for folder in folders:
+        inside = folder == root or root in folder.parents
         own = folder / "porter.toml"
-        if own.is_file():
-            return own
         pyproject = folder / "pyproject.toml"
-        if pyproject.is_file() and _has_porter_table(pyproject):
-            return pyproject
+        for found in (own, pyproject):
+            if not found.is_file() or (found is pyproject and not _has_porter_table(pyproject)):
+                continue
+            if not inside and _another_user_s(found):
+                if found not in PASSED_OVER:
+                    PASSED_OVER.append(found)
+                continue
+            return found
     return None
 
 
 def discover_config(paths: list[Path]) -> Path | None:
+    PASSED_OVER.clear()
     starts = [paths[0]] if paths else []
     starts.append(Path.cwd())
     for start in starts:
@@ -198,7 +239,7 @@ def load_config(path: Path) -> ProjectConfig:
         if key not in KEYS:
             close = difflib.get_close_matches(key.replace("_", "-"), KEYS, n=1)
             hint = f" (did you mean `{close[0]}`?)" if close else f" (known keys: {', '.join(KEYS)})"
-            raise ConfigError(f"{where}: unknown key `{name}`{hint}")
+            raise ConfigError(f"{where}: unknown key `{cut(name)}`{hint}")
         values[key] = _validate(where, name, key, raw, path.parent)
     return ProjectConfig(path=path, table=label, values=values)
 
@@ -209,18 +250,24 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
     codes = [c.strip().upper() for c in raw if c.strip()]
     bad = unknown_codes(tuple(codes))
     if bad:
-        raise ConfigError(f"{where}: `{name}`: unknown rule code or prefix {', '.join(bad)} (see `porter rules`)")
+        listed = ", ".join(cut(b, 40) for b in bad[:5]) + (f" and {len(bad) - 5:,} more" if len(bad) > 5 else "")
+        raise ConfigError(f"{where}: `{cut(name)}`: unknown rule code or prefix {listed} (see `porter rules`)")
     return codes
 
 
 def check_pattern(pattern: str, where: str) -> str:
-    """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)."""
+    """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)
+    or it is longer than any path (`globs.MAX_PATTERN`)."""
     import pathspec  # (a run whose configuration has no pattern never loads it)
 
+    if len(pattern) > MAX_PATTERN:
+        raise ConfigError(
+            f"{where}: a pattern of {len(pattern):,} characters, {shown(pattern)}: at most {MAX_PATTERN:,}"
+        )
     try:
         pathspec.GitIgnoreSpec.from_lines([pattern])
     except Exception as exc:  # noqa: BLE001 - pathspec raises several kinds for bad patterns
-        raise ConfigError(f"{where}: invalid pattern {pattern!r}: {exc}") from None
+        raise ConfigError(f"{where}: invalid pattern {shown(pattern)}: {cut(str(exc), 200)}") from None
     return pattern
 
 
@@ -245,19 +292,19 @@ def _validate_scalar(where: str, name: str, key: str, raw: Any) -> Any:
     """A setting with one value: the target, fail-on, portable, file-timeout (in seconds)."""
     if key == "target":
         if raw not in TARGETS:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(TARGETS)}")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: choose one of {', '.join(TARGETS)}")
         return raw
     if key == "fail-on":
         if raw not in FAIL_ON:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: choose one of {', '.join(FAIL_ON)}")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: choose one of {', '.join(FAIL_ON)}")
         return raw
     if key == "portable":
         if not isinstance(raw, bool):
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: true or false")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: true or false")
         return raw
     if key == "file-timeout":
         if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not 0 <= raw < 10**6:
-            raise ConfigError(f"{where}: `{name}` = {raw!r}: a number of seconds (0: no limit)")
+            raise ConfigError(f"{where}: `{name}` = {shown(raw)}: a number of seconds (0: no limit)")
         return float(raw)
     raise AssertionError(key)  # pragma: no cover
 
@@ -275,7 +322,7 @@ def _validate_patterns(where: str, name: str, key: str, raw: Any, base: Path) ->
         out = []
         for pattern, codes in raw.items():
             check_pattern(pattern, f"{where}: `{name}`")
-            out.append((anchor(pattern, base), _codes(where, f'{name}."{pattern}"', codes)))
+            out.append((anchor(pattern, base), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
 

@@ -276,5 +276,11 @@ def unknown_codes(patterns: tuple[str, ...]) -> list[str]:
     """Patterns that match no rule code: a typo in --select should fail, not pass silently."""
     if not patterns:
         return []  # nothing to check: the rule files need not be read
-    codes = all_rules().keys()
-    return [p for p in patterns if p.upper() != "ALL" and not any(c.startswith(p.upper()) for c in codes)]
+    prefixes = _code_prefixes()  # (a set: 100,000 codes in a config took 6 s against every rule)
+    return [p for p in patterns if p.upper() != "ALL" and p.upper() not in prefixes]
+
+
+@lru_cache(maxsize=1)
+def _code_prefixes() -> frozenset[str]:
+    """Every prefix of every rule code ("" and the codes themselves too)."""
+    return frozenset(code[:n] for code in all_rules() for n in range(len(code) + 1))

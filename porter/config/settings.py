@@ -44,6 +44,11 @@ class Settings:
     # requirements files the project's build code reads as its package's requirements (setup.py's
     # `open('requirements.txt')`, setuptools' `file:`), by name: set by the runner (porter.files.deps.build_read)
     build_requirements: tuple[str, ...] = ()
+    # whether the file's folder holds `__init__.py` (a module of a package, whose defaults are its
+    # API: porter.codemods.literals.in_package), set by the runner so that the cache key covers
+    # it (a warm run after `touch __init__.py` gave the old findings: seventeenth read); None:
+    # looked up where the file is ported
+    package: bool | None = None
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:

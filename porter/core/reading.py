@@ -168,6 +168,33 @@ def read_regular_text(path: Path | str, limit: int = MAX_FILE_BYTES, errors: str
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
+def folder_is_package(path: Path | str) -> bool:
+    """Whether the file at `path` is a module of a package (its folder holds `__init__.py`):
+    library code, whose public functions and options are its API (`codemods.literals.in_package`)."""
+    try:
+        return (Path(path).resolve().parent / "__init__.py").is_file()
+    except (OSError, RuntimeError):  # (a loop of links)
+        return False
+
+
+# configparser matches each line that is no section header with `(?P<option>.*?)\s*(?P<vi>=|:)`:
+# the lazy name tries every end, and from each the blanks run to their end, so a long run of
+# blanks inside a line with no delimiter right after it is quadratic (`[` + 20,000 spaces + `a`
+# under a section: 6 s; a 2 MiB line, hours; seventeenth read). A run of blanks inside a line
+# (after its first non-blank character) changes nothing configparser decides but the text of a
+# name or a value, and porter keeps neither (it asks only whether setuptools could read the file,
+# and on which line it could not), so such a run is cut to `_INNER_BLANKS` characters before the
+# text is handed over: a line's indentation (which decides a continuation) and its line breaks
+# (the line numbers) are kept, and a 2 MiB line of the worst such runs takes 0.3 s.
+_INNER_BLANKS = 16
+_LONG_INNER_BLANKS = re.compile(r"(?<=\S)[^\S\n]{%d,}" % (_INNER_BLANKS + 1))
+
+
+def configparser_text(text: str) -> str:
+    """`text` for configparser, each run of blanks inside a line cut to `_INNER_BLANKS`."""
+    return _LONG_INNER_BLANKS.sub(lambda m: m.group()[:_INNER_BLANKS], text)
+
+
 def lf_line_ends(source: bytes) -> bytes:
     """`source` with each lone CR (an old Mac line end, which Python reads as one) as LF, for
     the byte patterns that find lines (`^`/`$` under re.M, a split on LF): the same length, so

@@ -14,6 +14,7 @@ import sys
 import warnings
 
 from porter.core import kinds
+from porter.core.reading import configparser_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,7 +87,7 @@ def _notebook(text: str) -> str | None:
 def _setup_cfg(text: str) -> str | None:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        parser.read_string(configparser_text(text))
     except configparser.Error as exc:
         return f"setup.cfg: {exc}"
     return None

@@ -41,8 +41,11 @@ def write_baseline(
     write_output(path, json.dumps(data, indent=2) + "\n")  # whole; a link of that name is replaced, not written through
 
 
-def read_baseline(path: Path) -> Counter:
-    """Fingerprint -> how many findings with it the baseline holds."""
+def read_baseline(path: Path, target: str | None = None) -> Counter:
+    """Fingerprint -> how many findings with it the baseline holds. `target`: the run's; a
+    baseline recorded for another one is an error (a fingerprint names no target, so a neuron
+    baseline silenced a tpu run's findings of the same codes on the same lines, which no one
+    accepted for tpu: seventeenth read)."""
     try:
         data = json.loads(read_regular(path).decode("utf-8"))
     except Unreadable as exc:
@@ -61,6 +64,12 @@ def read_baseline(path: Path) -> Counter:
         or not isinstance(data.get("findings"), list)
     ):
         raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
+    recorded = data.get("target")
+    if target is not None and recorded is not None and recorded != target:
+        shown = repr(recorded) if isinstance(recorded, str) and len(recorded) <= 40 else "another target"
+        raise BaselineError(
+            f"{path}: a baseline of --target {shown}, not {target}: record one per target (--write-baseline)"
+        )
     counts: Counter = Counter()
     for entry in data["findings"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):

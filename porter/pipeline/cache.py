@@ -2,8 +2,9 @@
 
 An entry is keyed by sha256 of the file's bytes, its displayed path, the settings that apply
 to it, and a salt made of porter's version, the bytes of every rule data file and of
-porter's own source (an editable install changes without a version bump), libcst's version
-and Python's. Any of those changing is a miss; nothing is ever invalidated by hand.
+porter's own source (an editable install changes without a version bump), Python's version
+and those of the parsers porter reads files with (libcst, tree-sitter's grammars, PyYAML...:
+installed or not). Any of those changing is a miss; nothing is ever invalidated by hand.
 
 Safe under concurrent runs: every entry is written to a temporary file in its folder and
 renamed into place, so a reader sees a whole entry or none. No entry is fsynced: losing one
@@ -60,19 +61,28 @@ MAX_ENTRY_BYTES = 64 * 2**20  # an entry holds at most a 2 MiB file twice, base6
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 
 
+# the packages whose parsers decide a file's result, installed or not: libcst's, and those of the
+# files around the Python (requirements, YAML, TOML on 3.10, shell and Makefiles: the `shell`
+# extra, without which such a file is "not read"; cached, that note stayed after
+# `pip install 'porter[shell]'`, and lint passed without reading the file: seventeenth read)
+_PARSERS = ("libcst", "packaging", "pyyaml", "tomli", "tree-sitter", "tree-sitter-bash", "tree-sitter-make")
+
+
 @lru_cache(maxsize=1)
 def salt() -> str:
-    """What every key shares: porter's version, code and rule data, libcst's and Python's."""
+    """What every key shares: porter's version, code and rule data, Python's, and the versions
+    of the parsers porter reads files with (`_PARSERS`)."""
     from porter import __version__
     from porter.config.ruledata import rules_dir
 
     h = hashlib.sha256(f"{_FORMAT}|{__version__}|{sys.version_info[:2]}|".encode())
-    try:
-        from importlib.metadata import version
+    from importlib.metadata import version
 
-        h.update(version("libcst").encode())
-    except Exception:  # noqa: BLE001 - best effort; porter's own code is hashed below
-        pass
+    for dist in _PARSERS:
+        try:
+            h.update(f"{dist}={version(dist)}|".encode())
+        except Exception:  # noqa: BLE001 - not installed (or no metadata): that is part of the answer too
+            h.update(f"{dist}=-|".encode())
     package = Path(__file__).resolve().parents[1]  # all of porter's code
     # all of the rule data, its folders too: rules/cuda_only/packages.json (the CUDA-only
     # packages) and rules/api/*.json (each torch's API) decide findings as the tables do
@@ -234,7 +244,9 @@ class Cache:
             return cls(Path(cache_dir))
         root = project_root(paths)
         base = xdg_home("XDG_CACHE_HOME", ".cache") / "porter"
-        return cls(base / hashlib.sha256(str(root).encode()).hexdigest()[:16])
+        # (the path's own bytes: a folder name that is not UTF-8 ended every run in an
+        # internal error, UnicodeEncodeError, before any file; seventeenth read)
+        return cls(base / hashlib.sha256(os.fsencode(root)).hexdigest()[:16])
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
         h = hashlib.sha256(salt().encode())
@@ -454,7 +466,10 @@ def _finding(d: object, name: str) -> Finding:
         original=_str(d.get("original"), True),
         applied=d.get("applied", False) is True,
         advice=_str(d.get("advice"), True),
-        doc_url=_str(d.get("doc_url"), True),
+        # this install's link, not the one stored: a link is a file URI of the install that
+        # wrote the entry, and another install of the same porter (another venv, sharing the
+        # cache) gave its findings links into the first one's docs (seventeenth read)
+        doc_url=all_rules()[code].doc_url if _str(d.get("doc_url"), True) is not None else None,
     )
 
 

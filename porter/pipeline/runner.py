@@ -33,7 +33,14 @@ from porter.analysis.index import ProjectIndex, answers as index_answers
 from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, FLUSH, MIN_PARALLEL_FILES, Flush, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
-from porter.core.reading import MAX_FILE_BYTES, Unreadable, lf_line_ends, read_regular, read_regular_stat
+from porter.core.reading import (
+    MAX_FILE_BYTES,
+    Unreadable,
+    folder_is_package,
+    lf_line_ends,
+    read_regular,
+    read_regular_stat,
+)
 from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
@@ -277,19 +284,19 @@ class _Part:
             if wants:
                 self.wanted.append((name, cand.path))
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-        self.values_key = "values:" + digest.hexdigest()
+        self.values_key = _VALUES_KEY + digest.hexdigest()
         self.values = store.get_index(self.values_key) if store is not None else None
         self.state_key = "values-state:" + _project_key(candidates)
         # the state of the project's last index, which the device values start from
         self.previous = store.get_state(self.state_key) if store is not None and self.values is None else None
         hashed, native = _native(self.cuda_sources, stats)
-        self.cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
+        self.cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
         self.extra = store.get_index(self.cuda_key) if store is not None else None
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
             # and keyed by the bytes read
             native = native_ops.read(self.cuda_sources)
-            self.cuda_key = "cuda-only:" + cuda_only_index.digest(parts, target, self.cuda_sources, _hashed(native))
+            self.cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, _hashed(native))
         self.native = native or []
 
     def missing(self) -> list[str]:
@@ -303,16 +310,19 @@ class _Part:
         return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native)
 
     def answered(self, kind: str, result: Any) -> None:
-        """The analysis `kind`'s answers, worked out (`task`): kept, and cached."""
+        """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
+        the bytes they were worked out from (`task` reads the files again: one edited since the
+        scan filed the new bytes' answers under the old bytes' key, and every later run of the
+        old bytes, after an undo or a checkout, got them; seventeenth read)."""
         if kind == _VALUES:
-            self.values, state = result
+            self.values, state, key = result
             if self.store is not None:
                 self.store.put_state(self.state_key, state)
-                self.store.put_index(self.values_key, self.values)
+                self.store.put_index(key, self.values)
         else:
-            self.extra = result
+            self.extra, key = result
             if self.store is not None:
-                self.store.put_index(self.cuda_key, self.extra)
+                self.store.put_index(key, self.extra)
 
     def facts(self) -> dict[str, Facts]:
         """Each file's answers, the analyses nobody worked out yet worked out here."""
@@ -390,19 +400,26 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
         return None
 
 
-def _answered(wanted: list[tuple[str, Path]], previous: object) -> tuple[dict[str, Facts], object]:
+_VALUES_KEY, _CUDA_ONLY_KEY = "values:", "cuda-only:"
+
+
+def _answered(wanted: list[tuple[str, Path]], previous: object) -> tuple[dict[str, Facts], object, str]:
     """The index of device values over `wanted`, worked out from the files' bytes (the cache
-    had none for them), and the state to keep for the next run. The answers of the project's
-    last index (`previous`) that nothing they were worked out from changed since are kept
-    (`index.answers`): an edit re-reads what depends on it."""
+    had none for them), the state to keep for the next run, and the key of the bytes read (as
+    `_Part` makes it from its scan). The answers of the project's last index (`previous`) that
+    nothing they were worked out from changed since are kept (`index.answers`): an edit re-reads
+    what depends on it."""
     files: list[tuple[str, bytes]] = []
+    digest = hashlib.sha256()
     for name, path in wanted:
         try:
-            files.append((name, lf_line_ends(read_regular(path))))
+            source = read_regular(path)
         except OSError:
             continue
+        digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
+        files.append((name, lf_line_ends(source)))
     facts, state, _ = index_answers(files, previous)
-    return {name: facts.get(name, ()) for name, _ in wanted}, state
+    return {name: facts.get(name, ()) for name, _ in wanted}, state, _VALUES_KEY + digest.hexdigest()
 
 
 def _project_key(candidates: list[Candidate]) -> str:
@@ -418,15 +435,22 @@ def _cuda_only(
     target: str | None,
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
-) -> dict[str, Facts]:
-    """The CUDA-only facts over `importing`, worked out from the files' bytes."""
+) -> tuple[dict[str, Facts], str]:
+    """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
+    those bytes (as `_Part` makes it from its scan)."""
     everything: list[tuple[str, bytes]] = []
+    parts: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
-            everything.append((name, lf_line_ends(read_regular(path))))
+            lines = lf_line_ends(read_regular(path))
         except OSError:
             continue
-    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native)
+        everything.append((name, lines))
+        part = cuda_only_index.part(lines)
+        if part:
+            parts.append((name, part))
+    key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
+    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native), key
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:
@@ -642,7 +666,12 @@ class _Serial:
             return (cand, failed, None), None
         assert source is not None and st is not None  # _read_stat gives the bytes or the failure
         # cross-file facts and the formatter's line length: in the key too
-        here = replace(here, flow=self.facts.get(name, ()), line_length=_line_length(cand.path, here))
+        here = replace(
+            here,
+            flow=self.facts.get(name, ()),
+            line_length=_line_length(cand.path, here),
+            package=folder_is_package(cand.path),
+        )
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         key = hit = None
@@ -867,7 +896,8 @@ def _known(
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    if rec is None or rec.facts != context_key(facts.get(name, ()), _line_length(cand.path, settings)):
+    context = context_key(facts.get(name, ()), _line_length(cand.path, settings), folder_is_package(cand.path))
+    if rec is None or rec.facts != context:
         return None
     result = stats.answer(name, rec, cand.path, source_wanted=sources)
     if result is not None:
@@ -892,7 +922,7 @@ def _remember(
             source,
             ProjectIndex.wants(lines),
             cuda_only_index.part(lines),
-            context_key(here.flow or (), here.line_length),
+            context_key(here.flow or (), here.line_length, here.package),
             key,
             result,
         )

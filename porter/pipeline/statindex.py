@@ -225,7 +225,7 @@ def _finding(row: Any, name: str) -> Finding:
         original,
         applied,
         advice,
-        doc,
+        all_rules()[code].doc_url if doc is not None else None,  # this install's (`cache._finding`)
     )
 
 
@@ -493,8 +493,10 @@ def facts_key(facts: Facts) -> str:
     return json.dumps(facts, separators=(",", ":"))
 
 
-def context_key(facts: Facts, line_length: int | None) -> str:
+def context_key(facts: Facts, line_length: int | None, package: bool | None = None) -> str:
     """What a file's result depends on besides its bytes and the run's settings: the project
-    index's answers and, where porter writes the file, the line length it fits lines to."""
+    index's answers, where porter writes the file the line length it fits lines to, and whether
+    its folder is a package's (`Settings.package`)."""
     key = facts_key(facts)
-    return key if line_length is None else f"{key}|{line_length}"
+    key = key if line_length is None else f"{key}|{line_length}"
+    return f"{key}|package" if package else key

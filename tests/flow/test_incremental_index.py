@@ -229,6 +229,37 @@ def test_a_folder_of_projects_indexes_each_on_its_own(tmp_path, monkeypatch):
     assert warm == _findings([Path("all")], "neuron", cache=False)
 
 
+@pytest.mark.parametrize(
+    ("analysis", "name", "edit"),
+    [
+        ("_answered", "main.py", MAIN.replace("device = 0", 'device = "cpu"')),  # the device values
+        ("_cuda_only", "kernels.py", KERNELS_TRITON),  # the CUDA-only facts
+    ],
+)
+def test_a_file_edited_while_the_index_reads_it_does_not_poison_the_cache(tmp_path, monkeypatch, analysis, name, edit):
+    """The project index scans the files, finds no answers cached for their bytes, then reads
+    them again to work the answers out: a file saved in between (an editor, a checkout) filed
+    the new bytes' answers under the old bytes' key, and after an undo every warm run gave them
+    (trainer.py's two DEV008 lost; seventeenth read). They are filed under the bytes read."""
+    root = tmp_path / "proj"
+    files = {"trainer.py": TRAINER, "main.py": MAIN, "helper.py": HELPER, "api.py": API, "kernels.py": KERNELS}
+    write_files(root, files)
+    real = getattr(runner, analysis)
+
+    def racing(*args):
+        write_files(root, {name: edit})
+        return real(*args)
+
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(runner, analysis, racing)
+    _findings([root], "xla", cache=True, cache_dir=cache)
+    monkeypatch.setattr(runner, analysis, real)
+    write_files(root, {name: files[name]})  # undone
+    cold = _findings([root], "xla", cache=False)
+    assert _findings([root], "xla", cache=True, cache_dir=cache) == cold
+    assert _findings([root], "xla", cache=True, cache_dir=cache) == cold
+
+
 def test_which_files_one_index_covers(tmp_path):
     """A folder given that is a project is one (its nested examples too); under one that is
     not, each outermost project is one, and the files in none are one more with the files

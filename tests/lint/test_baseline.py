@@ -62,3 +62,20 @@ def test_a_broken_baseline_is_a_usage_error(project):
     assert r.exit_code == 2 and "b.json" in r.stderr
     (project / "b.json").write_text('{"version": 99, "findings": []}')
     assert cli("lint", "-t", "neuron", "--baseline", "b.json").exit_code == 2
+
+
+def test_a_baseline_of_another_target_is_a_usage_error(project):
+    """A fingerprint names no target: a neuron baseline passed a tpu run whose findings (the same
+    codes on the same lines, ported to another device) no one had accepted (seventeenth read)."""
+    cli("lint", "-t", "neuron", "--write-baseline", "b.json")
+    assert cli("lint", "-t", "neuron", "--baseline", "b.json").exit_code == 0
+    r = cli("lint", "-t", "tpu", "--baseline", "b.json")
+    assert r.exit_code == 2 and "'neuron', not tpu" in r.stderr, r.stdout + r.stderr
+    data = json.loads((project / "b.json").read_text())
+    data["target"] = "\x1b[2J" * 30
+    (project / "b.json").write_text(json.dumps(data))
+    r = cli("lint", "-t", "tpu", "--baseline", "b.json")
+    assert r.exit_code == 2 and "another target" in r.stderr and "\x1b" not in r.stderr
+    del data["target"]  # a baseline written by hand, without one: as before
+    (project / "b.json").write_text(json.dumps(data))
+    assert cli("lint", "-t", "tpu", "--baseline", "b.json").exit_code == 0

@@ -430,3 +430,84 @@ def test_the_project_index_of_another_porter_is_a_miss_even_under_the_user_s_key
         before.rename(after)
     assert store.get_index("values:abc") is None
     assert store.get_state("values-state:k") is None
+
+
+def test_installing_a_parser_the_note_asks_for_is_a_miss(tmp_path, monkeypatch):
+    """A shell script read without the `shell` extra is "not read" (a note: `pip install
+    'porter[shell]'`). The key hashed libcst's version but no other parser's, installed or not:
+    after the install a warm run still said the note and lint passed without reading the file
+    (seventeenth read). So does an upgrade of a grammar or of PyYAML."""
+    import importlib.metadata
+
+    from porter.pipeline import cache as cache_module
+
+    real = importlib.metadata.version
+
+    def without(*missing: str):
+        def version(dist: str) -> str:
+            if dist in missing:
+                raise importlib.metadata.PackageNotFoundError(dist)
+            return real(dist)
+
+        return version
+
+    salts = []
+    for missing in ((), ("tree-sitter-bash",), ("tree-sitter", "tree-sitter-bash", "tree-sitter-make"), ("pyyaml",)):
+        monkeypatch.setattr(importlib.metadata, "version", without(*missing))
+        cache_module.salt.cache_clear()
+        salts.append(cache_module.salt())
+    cache_module.salt.cache_clear()
+    assert len(set(salts)) == len(salts)
+
+
+def test_a_project_in_a_folder_whose_name_is_not_utf8_gets_its_default_cache(tmp_path):
+    """The default cache is a folder per project, named by a hash of the project's root: hashed
+    as UTF-8 text, a root whose name is not UTF-8 ended every lint and rewrite in "internal error:
+    UnicodeEncodeError" before any file (seventeenth read)."""
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9")) / "proj"
+    root.mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "m.py").write_bytes(CUDA)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "uc"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    for _ in range(2):  # cold, then warm from the cache
+        out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=root, env=env)
+        assert out.returncode == 1 and b"m.py:" in out.stdout, out.stdout + out.stderr
+    assert list((tmp_path / "uc" / "porter").glob("*/v3/stat-*.idx"))
+
+
+def test_a_finding_read_back_links_to_this_install_s_docs(tmp_path, monkeypatch):
+    """A finding's link is a file URI of the install that made it. Stored with the finding, the
+    entry and the stat index of another install of the same porter (another venv sharing the
+    cache: the same salt) gave its findings links into that install's docs, gone with it
+    (seventeenth read). Read back, a finding links to this install's page of its rule."""
+    import dataclasses
+
+    from porter.config.ruledata import all_rules
+    from porter.config.settings import Settings
+    from porter.core.findings import FileResult, FileStatus
+    from porter.pipeline import cache as cache_module
+    from porter.pipeline import statindex
+    from porter.pipeline.port import port_source
+
+    monkeypatch.setenv("PORTER_CACHE_KEY", "a CI secret")
+    monkeypatch.setattr(statindex, "RACY_NS", 0)
+    store = cache_module.Cache(tmp_path / "cache")
+    made = port_source(CUDA, "m.py", Settings(target="xla"))
+    assert made.findings and made.new_source is not None
+    other = [dataclasses.replace(f, doc_url="file:///gone/venv/docs/rules.md#x") for f in made.findings]
+    key = store.key(CUDA, "m.py", Settings(target="xla"))
+    store.put(key, dataclasses.replace(made, findings=other))
+    hit = store.get(key, "m.py", CUDA)
+    assert hit is not None and [f.doc_url for f in hit.findings] == [all_rules()[f.code].doc_url for f in other]
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    st = (tmp_path / "m.py").stat()
+    index = statindex.StatIndex(store, [tmp_path], Settings(target="xla"))
+    result = FileResult(path="m.py", status=FileStatus.UNCHANGED, findings=other, original_source=CUDA)
+    index.record("m.py", st, CUDA, False, b"", statindex.context_key((), None), None, result)
+    index.save()
+    again = statindex.StatIndex(store, [tmp_path], Settings(target="xla"))
+    rec = again.lookup("m.py", st)
+    answered = again.answer("m.py", rec, tmp_path / "m.py") if rec is not None else None
+    assert answered is not None
+    assert [f.doc_url for f in answered.findings] == [all_rules()[f.code].doc_url for f in other]

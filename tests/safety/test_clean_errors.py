@@ -172,3 +172,39 @@ def test_a_data_file_past_the_bound_stays_a_note(tmp_path):
     (tmp_path / "tokenizer.json").write_bytes(b'{"vocab": ["' + b"cuda " * 4_000_000 + b'"]}')
     out = porter("lint", ".", "--target", "xla", "--no-cache", cwd=tmp_path)
     assert out.returncode == 0 and "note: tokenizer.json" in out.stderr.decode(), out.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "words"),
+    [
+        ('target = "' + "x" * 3_000_000 + '"\n', ["`target`", "choose one of"]),
+        ("x" * 3_000_000 + " = 1\n", ["unknown key", "known keys"]),
+        ('ignore = ["' + "x" * 3_000_000 + '"]\n', ["`ignore`", "unknown rule code"]),
+        ("ignore = [" + ",".join(f'"Q{i}"' for i in range(100_000)) + "]\n", ["Q4 and 99,995 more"]),
+        ('exclude = ["' + "[" * 3_000_000 + '"]\n', ["`exclude`", "at most 4,096"]),
+        ('[per-file-ignores]\n"' + "x" * 3_000_000 + '[" = ["DEV"]\n', ["`per-file-ignores`", "at most 4,096"]),
+    ],
+)
+def test_a_huge_config_value_is_a_short_error_in_bounded_time(tmp_path, config, words):
+    """A value, key or pattern of a config file was quoted whole in its error (3 MB of stderr for
+    `target = "xxx…"`), 100,000 codes were each checked against every rule (6 s), and pathspec
+    read a 3-million-character pattern quadratically (past four minutes; seventeenth read)."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "porter.toml").write_text(config)
+    line = _one_line_error(porter("lint", ".", "--target", "xla", "--no-cache", cwd=tmp_path, timeout=60), *words)
+    assert len(line) < 400, len(line)
+
+
+def test_a_gitignore_line_longer_than_any_path_is_passed_over(tmp_path):
+    """pathspec reads a pattern in time quadratic in its length: a `.gitignore` line of 400,000
+    characters cost a lint 11 s before any file, one of 2 MB minutes (seventeenth read). No path
+    is that long: the line is passed over, and the other lines still apply."""
+    import time
+
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "skip.py").write_bytes(CUDA)
+    (tmp_path / ".gitignore").write_text("x" * 2_000_000 + "\nskip.py\n")
+    began = time.monotonic()
+    out = porter("lint", ".", "--target", "xla", "--no-cache", "--output-format", "concise", cwd=tmp_path, timeout=120)
+    assert time.monotonic() - began < 30
+    assert out.returncode == 1 and b"m.py" in out.stdout and b"skip.py" not in out.stdout, out.stdout + out.stderr

@@ -132,3 +132,45 @@ def test_a_process_that_left_its_group_does_not_outlive_parity_check(tmp_path):
     finally:
         if _alive(pid):
             os.kill(pid, 9)
+
+
+@ROOT_ONLY
+def test_a_config_another_user_planted_above_the_project_is_passed_over(tmp_path):
+    """Discovery walks up from the project: a `porter.toml` another user wrote in a shared folder
+    above it (`/tmp/porter.toml`, ignoring every code) turned the lint green, "All checks
+    passed!" (seventeenth read). Above the repository a config of another user is passed over,
+    with a note, as git passes over a repository another user owns; the repository's own
+    config, and one of this user's or root's above it, are read as before."""
+    shared = tmp_path / "shared"
+    (shared / "proj").mkdir(parents=True)
+    shared.chmod(0o1777)
+    (shared / "porter.toml").write_text('ignore = ["DEV", "CUDA"]\n')
+    os.chown(shared / "porter.toml", OTHER_UID, OTHER_GID)
+    (shared / "proj" / "m.py").write_bytes(CUDA)
+    out = porter("lint", ".", "--target", "xla", "--no-cache", "--output-format", "concise", cwd=shared / "proj")
+    assert out.returncode == 1 and b"DEV001" in out.stdout, out.stdout + out.stderr
+    assert b"porter.toml is passed over" in out.stderr
+    explicit = porter("lint", ".", "-t", "xla", "--no-cache", "--config", "../porter.toml", cwd=shared / "proj")
+    assert explicit.returncode == 0, explicit.stdout + explicit.stderr
+    git("init", "-q", cwd=shared)  # the repository's own config
+    inside = porter("lint", ".", "--target", "xla", "--no-cache", cwd=shared / "proj")
+    assert inside.returncode == 0 and b"passed over" not in inside.stderr, inside.stdout + inside.stderr
+
+
+def test_which_configs_above_the_repository_are_passed_over(tmp_path, monkeypatch):
+    """In process, with every file taken for another user's: the nearest config at or below the
+    repository's root is read; above it, each is passed over; `--config` is not discovery."""
+    from porter.config import files
+
+    monkeypatch.setattr(files, "_another_user_s", lambda path: True)
+    (tmp_path / "repo" / "sub").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    (tmp_path / "porter.toml").write_text('target = "xla"\n')
+    assert files.discover_config([tmp_path / "repo" / "sub"]) is None
+    assert files.PASSED_OVER == [tmp_path / "porter.toml"]
+    (tmp_path / "repo" / "pyproject.toml").write_text('[tool.porter]\ntarget = "tpu"\n')
+    assert files.discover_config([tmp_path / "repo" / "sub"]) == tmp_path / "repo" / "pyproject.toml"
+    assert files.PASSED_OVER == []
+    monkeypatch.setattr(files, "_another_user_s", lambda path: False)
+    (tmp_path / "repo" / "pyproject.toml").unlink()
+    assert files.discover_config([tmp_path / "repo" / "sub"]) == tmp_path / "porter.toml"

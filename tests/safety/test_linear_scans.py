@@ -42,6 +42,17 @@ def test_from_imports_whose_brackets_never_close():
     assert len(_quick(lambda s: list(from_statements(s)), b"from a import (\n" * 40000)) == 40000  # type: ignore[arg-type]
 
 
+def test_a_from_import_head_of_a_long_run_of_blanks():
+    """`from` and 200,000 spaces: the blanks before and after the module (`\\.*[\\w.]*`, which could
+    be empty) split the run every way (100,000: 8 CPU s; seventeenth read)."""
+    assert _quick(lambda s: list(from_statements(s)), b"from" + b" " * 200000 + b"x\n") == []
+    assert _quick(lambda s: list(from_statements(s)), b"from\t" + b"\t" * 200000 + b"x import y\n") != []
+    assert [t for _, _, t in from_statements(b"from . import a\n  from ..b.c  import (d,\n e)\n")] == [
+        b"from . import a",
+        b"from ..b.c  import (d,\n e)",
+    ]
+
+
 def test_library_blocks_of_a_hostile_cpp_source():
     """A C++ source the index reads for its TORCH_LIBRARY blocks: 2,000 spaces after
     `TORCH_LIBRARY(` cost 15 s (cubic: 20,000 did not end), 1,000 unclosed blocks 1 s."""
@@ -145,9 +156,10 @@ def test_a_module_of_blank_lines_is_read_for_a_relative_import_once(tmp_path):
     from types import SimpleNamespace
 
     from porter.codemods.literals import in_package
+    from porter.config.settings import Settings
 
     def package(source: bytes) -> bool:
-        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source))
+        return in_package(SimpleNamespace(path=str(tmp_path / "m.py"), source=source, settings=Settings(target="xla")))
 
     assert _quick(package, b" \n" * 50000 + b"x = 1\n") is False  # 100 KB: 14 s before
     assert package(b"\n\n   from . import a\n") and not package(b"x = 'from .'\n")
@@ -206,6 +218,32 @@ def test_a_setup_cfg_line_of_a_bracket_and_spaces_is_read_once():
     )
     header = _SECTION.fullmatch("[  a b ]")
     assert header is not None and header.group(1).strip() == "a b" and _SECTION.fullmatch("[]") is None
+
+
+def test_a_setup_cfg_line_of_a_long_run_of_blanks_is_checked_in_linear_time():
+    """configparser, which porter checks a setup.cfg with as setuptools reads it, matches a line
+    under a section with `(?P<option>.*?)\\s*(?P<vi>=|:)`: quadratic in a run of blanks inside a
+    line that no delimiter follows (`[` + 20,000 spaces + `a`: 2.3 s; 100,000: 168 s, past the
+    file's time limit; seventeenth read). The verdict and its line stay as they were."""
+    from porter.config.settings import Settings
+    from porter.core import kinds
+    from porter.core.reading import configparser_text
+    from porter.files.verify import problem
+    from porter.pipeline.port import port_source
+
+    def port(source: bytes):
+        return port_source(source, "setup.cfg", Settings(target="xla"))
+
+    cfg = b"[options]\ninstall_requires =\n    torch==2.4.0+cu121\n"
+    result = _quick(port, cfg + b"[" + b" " * 100000 + b"a\n")
+    assert result.status.value == "error" and result.error_line == 4, (result.status, result.reason)
+    for ok in (b"key" + b"\t" * 100000 + b"x = 1 y\n", b"description = a" + b" " * 100000 + b"b\n"):
+        assert _quick(port, cfg + ok).status.value == "changed"
+    assert _quick(lambda s: problem(kinds.SETUP_CFG, s), cfg + b"[" + b" " * 100000 + b"a\n") is not None
+    assert problem(kinds.SETUP_CFG, cfg + b"[" + b" " * 100 + b"a] x\n") is None
+    # indentation (a continuation) and line breaks are kept; only a run inside a line is cut
+    text = "[a]\nk = v\n" + " " * 40 + "w" + " " * 40 + "x\n"
+    assert configparser_text(text) == "[a]\nk = v\n" + " " * 40 + "w" + " " * 16 + "x\n"
 
 
 def test_a_dockerfile_variable_line_of_one_long_name_is_read_once():

@@ -70,6 +70,7 @@ ANCHORED: dict[str, str] = {
     "porter.report.series._TEST_NAME": "is_test_file: fullmatch of a path's last part",
     "porter.files.configs.checks._ENV_LINE": "a config's shell-like line: match at its start",
     "porter.files.configs.toml_config._SCALAR": "_Placer.build: match at the place of a scalar value",
+    "porter.files.containers.dockerfile._LEGACY_NAME": "_variables: match at the start of an `ENV NAME value`'s arguments",
     "porter.files.containers.instructions._INSTRUCTION": "instructions: match at each line's start",
     "porter.files.deps.conda._CONDA_SPEC": "_conda_package: match of one dependency string",
     "porter.files.deps.setup_cfg._SECTION": "setup_cfg.port: fullmatch of a stripped line",
@@ -83,6 +84,108 @@ ANCHORED: dict[str, str] = {
     "porter.files.shell.commands._NVIDIA_LIB": "nvidia_file (`_first`): match at the first start of each run",
     "porter.files.shell.commands._NVIDIA_ICD": "nvidia_file (`_first`): match at the first start of each run",
 }
+
+
+# Patterns compiled at call time (`re.search(rf"\\b{re.escape(name)}\\b", text)` in a function, or
+# a literal pattern used inside one): no module holds them, so `patterns()` cannot collect them.
+# The sweep reads them from porter's source instead (`call_time_patterns`): a literal pattern as
+# it stands, a built one by evaluating its expression, as written in porter, in its module with
+# these sample values for the names its function binds (module.function -> bindings). A built
+# pattern whose names are missing here fails the test, so a new one cannot slip past the sweep
+# (the seventeenth read found three quadratic and one cubic that had).
+CALL_TIME: dict[str, dict[str, object]] = {
+    "porter.analysis.cuda_only_index._module_attributes": {"leaves": {b"apex": 0, b"amp_C": 0}, "local": "ops"},
+    "porter.analysis.cuda_only_index._probes": {"ns": {"fused_adam", "fused_lamb"}},
+    "porter.analysis.device_backends.cuda_backend_facts": {"name": "a.set_device"},
+    "porter.analysis.device_backends._accessor_facts": {"accessors": {"device_type": "", "kind": ""}},
+    "porter.analysis.device_backends._call_facts": {"name": "get_device"},
+    "porter.analysis.device_backends._handing_on": {"keys": {"pick", "pack"}},
+    "porter.codemods.apply._drop_unneeded_aliases": {"item": type("Item", (), {"alias": "np"})},
+    "porter.codemods.backends._list_said": {"v": "cuda"},
+    "porter.codemods.backends._foreign_classes": {"n": "Acc"},
+    "porter.codemods.device._help_of_default": {"was": "cuda:0"},
+    "porter.codemods.device_helper.pick_name": {"name": "_device_type", "n": 2},
+    "porter.codemods.imports.reads": {"pattern": r"(?<![\w.])" + re.escape("torch.cuda") + r"\b"},
+    "porter.config.globs.spec": {"new": "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$", "regex": re.compile("")},
+    "porter.files.configs.checks._kernel_value": {},
+    "porter.files.configs.toml_config.table": {"dotted": r"[ \t]*\.[ \t]*".join(("tool", "porter"))},
+    "porter.files.deps.build_read._named": {
+        "rel": "requirements.txt",
+        "joined": r"""['"]\s*,\s*['"]""".join(("req", "a.txt")),
+    },
+    "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
+    "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
+}
+
+# Call-time patterns (by site) only ever matched at one place, like ANCHORED (re.match and
+# re.fullmatch calls are anchored already).
+CALL_TIME_ANCHORED: dict[str, str] = {}
+
+_RE_CALLS = {
+    "compile": 1,
+    "search": 2,
+    "match": 2,
+    "fullmatch": 2,
+    "findall": 2,
+    "finditer": 2,
+    "sub": 4,
+    "subn": 4,
+    "split": 3,
+}
+
+
+def _call_sites():
+    """(module, site, pattern expression, flags expression or None, anchored) for each `re.*`
+    call in porter that compiles its pattern at call time: inside a function, or built."""
+    import ast
+
+    root = Path(porter.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        module = "porter." + ".".join(path.relative_to(root).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn, node in _re_calls(tree):
+            if not node.args or fn is None:
+                continue  # compiled at import, held by its module: `patterns()` has it
+            flags = next((k.value for k in node.keywords if k.arg == "flags"), None)
+            place = _RE_CALLS[node.func.attr]  # type: ignore[attr-defined]
+            if flags is None and len(node.args) > place:
+                flags = node.args[place]
+            site = f"{module}.{fn or '<module>'}: {ast.unparse(node.args[0])}"
+            yield module, site, node.args[0], flags, node.func.attr in ("match", "fullmatch")  # type: ignore[attr-defined]
+
+
+def _re_calls(tree, fn=None):
+    import ast
+
+    for node in ast.iter_child_nodes(tree):
+        inner = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "re"
+            and node.func.attr in _RE_CALLS
+        ):
+            yield fn, node
+        yield from _re_calls(node, inner)
+
+
+def call_time_patterns() -> tuple[list[tuple[re.Pattern, str, bool]], list[str]]:
+    """([(pattern, site, anchored)], [sites of built patterns CALL_TIME has no sample for])."""
+    import ast
+
+    out, missing = [], []
+    for module, site, expr, flags, anchored in _call_sites():
+        namespace = {**vars(importlib.import_module(module)), "re": re}
+        namespace.update(CALL_TIME.get(site.partition(":")[0], {}))
+        try:
+            text = eval(compile(ast.Expression(expr), site, "eval"), namespace)  # noqa: S307 - porter's own source
+            flag = eval(compile(ast.Expression(flags), site, "eval"), namespace) if flags is not None else 0  # noqa: S307
+        except NameError as exc:
+            missing.append(f"{site} ({exc})")
+            continue
+        out.append((re.compile(text, flag), site, anchored or site in CALL_TIME_ANCHORED))
+    return out, missing
 
 
 def _named(table: dict[str, str]) -> set[str]:
@@ -178,10 +281,14 @@ def _nested(arg, chars: list[str], runs: list[str]) -> None:
             _nested(item, chars, runs)
 
 
-def units(pattern: re.Pattern) -> list[tuple[str, str]]:
-    """(head, unit) pairs: an input is `head` and then `unit` repeated. The units are each
-    character the pattern names, each pair of them and each literal run; the heads are each
-    character before a run of each other one (`[` and spaces: `\\[\\s*(.+?)\\s*\\]`)."""
+def units(pattern: re.Pattern) -> list[tuple[str, str, str]]:
+    """(head, unit, tail) triples: an input is `head`, `unit` repeated, then `tail`. The units
+    are each character the pattern names, each pair of them and each literal run; the heads are
+    each character before a run of each other one (`[` and spaces: `\\[\\s*(.+?)\\s*\\]`), and
+    each character, another and itself again before a run of the other that the first ends
+    (`A x` + spaces + `y` for `\\s*(\\w+)\\s+(.+?)\\s*$`: a lazy group before a run that must
+    reach the end, which only a run with something after it shows), and the first literal run
+    and a character before a run of another (`atomic(` + spaces for `atomic\\w*\\s*\\(\\s*&?\\s*\\(?\\s*x`)."""
     chars: list[str] = []
     runs: list[str] = []
     text = pattern.pattern if isinstance(pattern.pattern, str) else pattern.pattern.decode("latin-1")
@@ -193,15 +300,22 @@ def units(pattern: re.Pattern) -> list[tuple[str, str]]:
     named = list(dict.fromkeys(c for c in chars if c != FAIL))[:MAX_CHARS]
     pairs = [a + b for a, b in itertools.combinations(named, 2)]
     headed = [(a, b) for a, b in itertools.permutations(named, 2)]
-    return [("", u) for u in dict.fromkeys(named + pairs + runs[:8])] + headed
+    every = list(dict.fromkeys(c for c in chars if c != FAIL))  # the first run's next one may be past MAX_CHARS
+    return (
+        [("", u, "") for u in dict.fromkeys(named + pairs + runs[:8])]
+        + [(a, b, "") for a, b in headed]
+        + [(a + b + a, b, a) for a, b in headed]
+        + [(runs[0] + a, b, "") for a in every for b in named if a != b and runs]
+    )
 
 
-def inputs(head: str, unit: str, size: int) -> list[str]:
-    """`head`, then `unit` repeated to `size`, with and without newlines between the repeats;
-    without a head also each with FAIL at the end (a headed run rarely ends a match anyway)."""
+def inputs(head: str, unit: str, size: int, tail: str = "") -> list[str]:
+    """`head`, then `unit` repeated to `size`, then `tail`, with and without newlines between
+    the repeats; without a head also each with FAIL at the end (a headed run rarely ends a
+    match anyway)."""
     out = []
     for sep in ("", "\n"):
-        body = head + (unit + sep) * max(1, size // (len(unit) + len(sep)))
+        body = head + (unit + sep) * max(1, size // (len(unit) + len(sep))) + tail
         out += [body] if head else [body, body + FAIL]
     return out
 
@@ -276,11 +390,11 @@ def _grows(pattern: re.Pattern, make) -> str | None:
 def flagged(pattern: re.Pattern) -> str | None:
     """What makes `pattern` slow (the first input that does), or None."""
     encode = (lambda s: s.encode("utf-8")) if isinstance(pattern.pattern, bytes) else (lambda s: s)
-    for head, unit in units(pattern):
-        for variant in range(len(inputs(head, unit, 1))):
-            why = _grows(pattern, lambda n: encode(inputs(head, unit, n)[variant]))  # noqa: B023 (called here)
+    for head, unit, tail in units(pattern):
+        for variant in range(len(inputs(head, unit, 1, tail))):
+            why = _grows(pattern, lambda n: encode(inputs(head, unit, n, tail)[variant]))  # noqa: B023 (called here)
             if why:
-                return f"{inputs(head, unit, 40)[variant]!r}... to {SIZE} characters: {why}"
+                return f"{inputs(head, unit, 40, tail)[variant]!r}... to {SIZE} characters: {why}"
     return None
 
 
@@ -307,6 +421,21 @@ def sweep(progress: bool = False, only: str = "") -> list[str]:
             failures.append(f"{where} {_text(pattern)!r}: {why}")
         if progress:
             print(f"{time.perf_counter() - began:.2f} s", why or "ok", flush=True)
+    built, _ = call_time_patterns()
+    for pattern, site, anchored in built:
+        if only not in site:
+            continue
+        began = time.perf_counter()
+        if progress:
+            print(site, end=" ", flush=True)
+        if anchored:
+            _ANCHORED.add(_text(pattern))
+        why = flagged(pattern)
+        _ANCHORED.difference_update(() if not anchored or _text(pattern) in _named(ANCHORED) else (_text(pattern),))
+        if why:
+            failures.append(f"{site}: {why}")
+        if progress:
+            print(f"{time.perf_counter() - began:.2f} s", why or "ok", flush=True)
     return failures
 
 
@@ -315,6 +444,17 @@ def test_every_pattern_is_collected_and_parsed():
     assert len(found) > 150, len(found)  # 212 when this test was written
     assert all(units(p) for p, _ in found)
     assert len(_named(ANCHORED)) == len(ANCHORED) and len(_named(ALLOWED)) == len(ALLOWED)
+
+
+def test_every_pattern_compiled_at_call_time_is_swept_too():
+    """A pattern porter compiles inside a function (a literal, or built from names) is read from
+    the source and swept with the others; a built one needs its sample values in CALL_TIME."""
+    found, missing = call_time_patterns()
+    assert not missing, "no sample values in CALL_TIME for:\n" + "\n".join(missing)
+    assert len(found) > 50, len(found)  # 64 when this test was written
+    assert not set(CALL_TIME) - {site.partition(":")[0] for _, site, _ in found}, (
+        "CALL_TIME names a function porter no longer has"
+    )
 
 
 def test_no_pattern_in_porter_backtracks_on_runs_of_its_own_parts():

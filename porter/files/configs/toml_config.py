@@ -26,8 +26,10 @@ class _Placer:
         self.cursor = 0
 
     def table(self, path: tuple[str, ...]) -> None:
-        dotted = r"\s*\.\s*".join(re.escape(p) for p in path)
-        m = re.compile(r"^\s*\[\[?\s*" + dotted + r"\s*\]\]?", re.MULTILINE).search(self.text, self.cursor)
+        # TOML's whitespace is spaces and tabs: `^\s*` crossed blank lines and was quadratic on
+        # a file of them (each line's start scanned every line after it: seventeenth read)
+        dotted = r"[ \t]*\.[ \t]*".join(re.escape(p) for p in path)
+        m = re.compile(r"^[ \t]*\[\[?[ \t]*" + dotted + r"[ \t]*\]\]?", re.MULTILINE).search(self.text, self.cursor)
         if m is not None:
             self.cursor = m.end()
 

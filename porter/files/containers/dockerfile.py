@@ -67,15 +67,37 @@ def _unquote(value: str) -> str | None:
     return None if "$" in value or "\\" in value else value
 
 
+# `ENV NAME value`'s name and the whitespace after it (at least one); its value is the rest, less
+# the whitespace around it (`_legacy_value`). As one regex, `\s+(.+?)\s*$`, the lazy value tried
+# every end against a long run of spaces (quadratic: `ENV A x` + 20,000 spaces + `y` took 1.3 s,
+# the 2 MiB line limit hours; seventeenth read).
+_LEGACY_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+")
+
+
+def _legacy_value(args: str, name_end: int, at: int) -> tuple[int, int] | None:
+    r"""The span of the value after `ENV NAME` (`name_end`: the name's end; `at`: after the
+    whitespace that follows it, all of it): the rest of `args` less the whitespace after it;
+    where the rest is blank, its last whitespace character, or None for a single one (what
+    `\s+(.+?)\s*$` gave)."""
+    end = len(args.rstrip())
+    if end > at:
+        return at, end
+    return (at - 1, at) if at - name_end > 1 else None  # `\s+` gave its last character to the value
+
+
 def _variables(text: str, start: int, args: str, target: str, *, legacy: bool) -> list[Site]:
     out: list[Site] = []
     pairs = list(_PAIR.finditer(args))
     if not pairs and legacy:  # `ENV NAME value` (the old form: the rest of the line is the value)
-        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s+(.+?)\s*$", args, re.DOTALL)
-        if m is not None:
+        m = _LEGACY_NAME.match(args)
+        value = _legacy_value(args, m.end(1), m.end()) if m is not None else None
+        if m is not None and value is not None:
             name_span = (start + m.start(1), start + m.end(1))
-            value_span = (start + m.start(2), start + m.end(2))
-            return envvars.assignment(text, target, m.group(1), name_span, _unquote(m.group(2)), value_span)
+            value_at, value_end = value
+            value_span = (start + value_at, start + value_end)
+            return envvars.assignment(
+                text, target, m.group(1), name_span, _unquote(args[value_at:value_end]), value_span
+            )
     if not pairs:  # `ARG NAME` without a default
         for m in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*", args):
             site = envvars.read(m.group(0), (start + m.start(), start + m.end()))

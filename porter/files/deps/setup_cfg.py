@@ -12,6 +12,7 @@ import configparser
 import re
 
 from porter.config.settings import Settings
+from porter.core.reading import configparser_text
 from porter.files.deps import requirement
 from porter.files.deps.target_packages import missing_lines, reported
 from porter.files.errors import Unreadable
@@ -77,7 +78,7 @@ def _read_as_setuptools(text: str) -> None:
     found no section in such a file: it passed with no finding and no error."""
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        parser.read_string(text)
+        parser.read_string(configparser_text(text))  # (long runs of blanks inside a line cut: quadratic)
     except configparser.Error as exc:
         line = getattr(exc, "lineno", None)
         if line is None and isinstance(exc, configparser.ParsingError) and exc.errors:
