@@ -114,6 +114,12 @@ def record_cmd(
     dest = Path(os.path.abspath(output))
     if dest.is_dir():
         raise _fail(f"-o {output}: is a folder")
+    from porter.verify.tracefile import holds_a_trace
+
+    # the trace replaces a file only when that file is a trace: `-o train.py` overwrote the script
+    # it ran, after the run (seventeenth read)
+    if dest.exists() and not dest.is_symlink() and not holds_a_trace(dest):
+        raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

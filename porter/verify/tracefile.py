@@ -338,6 +338,28 @@ def read_trace(path: Path) -> Trace:
     return Trace(manifest, tensors, path)
 
 
+def holds_a_trace(path: Path) -> bool:
+    """Whether the regular file `path` is a safetensors file whose metadata holds a porter trace
+    manifest (of any version, read or not): what `trace record -o` may replace. Its header alone
+    is read, never the tensors."""
+    from porter.core.reading import Unreadable, open_regular
+
+    try:
+        fh, _ = open_regular(path, MAX_TRACE_BYTES)
+    except Unreadable:
+        return False
+    with fh:
+        try:
+            size = int.from_bytes(fh.read(8), "little")
+            if not 2 <= size <= MAX_TRACE_BYTES:
+                return False
+            header = json.loads(fh.read(size))
+        except (OSError, ValueError, RecursionError):
+            return False
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    return isinstance(meta, dict) and isinstance(meta.get(META_KEY), str)
+
+
 def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[dict, dict]:
     """The safetensors file's metadata table and its tensors (`load_tensors`, `safetensor_error`:
     safetensors' own, imported by the caller); TraceError for bytes that are not a safetensors

@@ -677,21 +677,26 @@ def test_a_line_break_in_a_manifest_string_makes_no_line_of_its_own(tmp_path, te
         assert "\r" not in shown, (args[1], shown)
 
 
-def test_a_trace_that_cannot_be_written_is_said_in_one_line_not_a_traceback(tmp_path):
-    """A run whose trace could not be written (a full disk; `-o /dev/full`) ended "the worker
-    exited with status 1 ... without writing a result" and the side's launcher's own OSError
-    traceback in the output: the side now records why (seventeenth read)."""
+def test_an_output_that_is_not_a_trace_is_refused_before_the_run(tmp_path):
+    """`trace record -o train.py` ran the script, then wrote its trace over it; `-o /dev/full`
+    ran the command, then failed to write (seventeenth read). A file that is there is replaced
+    only when it is a trace porter wrote; anything else is one line, before the command runs."""
     need("torch")
     import os
 
-    if not os.path.exists("/dev/full"):
-        pytest.skip("no /dev/full here")
-    (tmp_path / "train.py").write_text("print('trained')\n")
-    out = porter("trace", "record", "-o", "/dev/full", "--", sys.executable, "train.py", cwd=tmp_path)
-    shown = (out.stdout + out.stderr).decode()
-    assert out.returncode == 2, shown
-    assert "Traceback" not in shown and "without writing a result" not in shown, shown
-    assert "cannot write the trace /dev/full: No space left on device" in shown, shown
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    names = ["train.py", *(["/dev/full"] if os.path.exists("/dev/full") else [])]
+    for name in names:
+        out = porter("trace", "record", "-o", name, "--", sys.executable, "train.py", cwd=tmp_path)
+        _one_line_error(out, name)
+        assert "is not a porter trace" in out.stderr.decode(), out.stderr.decode()
+        assert not (tmp_path / "ran").exists(), name  # refused before the command ran
+    assert (tmp_path / "train.py").read_text() == "open('ran', 'w').write('x')\n"
+    out = porter("trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py", cwd=tmp_path)
+    assert out.returncode == 0, (out.stdout + out.stderr).decode()[-3000:]
+    (tmp_path / "ran").unlink()
+    out = porter("trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py", cwd=tmp_path)
+    assert out.returncode == 0 and (tmp_path / "ran").exists(), (out.stdout + out.stderr).decode()[-3000:]
 
 
 @pytest.mark.parametrize(
