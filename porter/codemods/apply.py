@@ -46,6 +46,10 @@ CANDIDATE_PASS = True
 UNIT_TEXT = True
 # False: the families' walk is libcst's, which copies every node it passes (tests compare both)
 COPY_FREE_WALK = True
+# False: a rewrite requotes (`_requoted`) every file with an f-string by walking both whole
+# trees, rather than only where the statements the families replaced need it, and prints the
+# whole tree of a file no step changed to learn that it is unchanged (tests compare both)
+REWRITE_CHANGED_ONLY = True
 
 
 def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -82,7 +86,8 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
             if changed:
                 result.status = FileStatus.CHANGED  # findings only: the new text is not kept
             return result
-    return _with_new_source(result, source, new_module, ctx, settings)
+    # (the parsed tree, where no step replaced it, prints as the source where that round trips)
+    return _with_new_source(result, source, new_module, ctx, settings, as_parsed=round_trips and new_module is module)
 
 
 def _changed_by_units(module: cst.Module, transformer: PortTransformer | None) -> bool | None:
@@ -132,10 +137,19 @@ def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
 
 
 def _with_new_source(
-    result: FileResult, source: bytes, new_module: cst.Module, ctx: PortContext, settings: Settings
+    result: FileResult,
+    source: bytes,
+    new_module: cst.Module,
+    ctx: PortContext,
+    settings: Settings,
+    *,
+    as_parsed: bool = False,
 ) -> FileResult:
     """`result` once the families have rewritten the tree: CHANGED where the new text differs
-    from `source`, with that text where the settings want it and only if it parses again."""
+    from `source`, with that text where the settings want it and only if it parses again.
+    `as_parsed`: `new_module` is the tree parsed from `source` and prints as it, unchanged."""
+    if REWRITE_CHANGED_ONLY and as_parsed:
+        return result  # nothing to print: the text is the source
     # the import clean-up generated the new text already: generating it again costs a tree walk
     text = ctx.new_text
     new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
@@ -186,6 +200,9 @@ def _transform(
     new = transformer.transform(wrapper.module) if COPY_FREE_WALK else wrapper.module.visit(transformer)
     if not settings.want_source:
         return new, ctx, transformer
+    fstrings = _FSTRING.search(source) is not None
+    # asked here, before the steps below copy the tree: which statements the families replaced
+    requote = fstrings and (not REWRITE_CHANGED_ONLY or _may_need_requote(module, new))
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
     if scratch.get(AddImportsVisitor.CONTEXT_KEY) and ctx.applied:
@@ -194,7 +211,8 @@ def _transform(
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
     new = ctx.finish_device_helper(new)
-    if _FSTRING.search(source):
+    # (the device helper's inlining writes code inside f-strings: a file with one is requoted)
+    if requote or (fstrings and ctx.device_helper is not None):
         new = _requoted(module, new)
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
@@ -245,6 +263,23 @@ class _NestedQuotes(cst.CSTTransformer):
         clash = any(q == quote or (len(q) == 1 and q == quote[0]) for q in self.quotes)
         self.clashed |= clash
         return clash
+
+
+def _may_need_requote(module: cst.Module, new: cst.Module) -> bool:
+    """Whether `_requoted` may change `new`, the families' tree. A statement the families did
+    not replace is the original's own node (the copy-free walk keeps it), and requoting leaves
+    the original's statements as they are: it returns `new` untouched when the file nests an
+    f-string's quote itself anywhere, and finds nothing to requote in them otherwise. So only
+    the replaced statements can hold a string to requote; where none clashes, nothing changes.
+    The import steps after the families add and drop import lines only, without strings."""
+    kept = {id(stmt) for stmt in module.body}
+    probe = _NestedQuotes()
+    for stmt in new.body:
+        if id(stmt) not in kept:
+            stmt.visit(probe)
+            if probe.clashed:
+                return True
+    return False
 
 
 def _other(quote: str) -> str:
