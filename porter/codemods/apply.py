@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from porter.codemods import FAMILIES, imports
+from porter.codemods import FAMILIES, cstwalk, imports
 from porter.codemods.candidates import Gate
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
@@ -247,9 +247,7 @@ class _NestedQuotes(cst.CSTTransformer):
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.BaseExpression:
         value = updated.value
-        prefix = value[: len(value) - len(value.lstrip("rRbBuU"))]
-        quote = value[len(prefix) : len(prefix) + 3]
-        quote = quote if quote in ('"""', "'''") else value[len(prefix)]
+        prefix, quote = _string_quote(value)
         if not self._clashes(quote):
             return updated
         other, body = _other(quote), value[len(prefix) + len(quote) : len(value) - len(quote)]
@@ -258,11 +256,42 @@ class _NestedQuotes(cst.CSTTransformer):
         return updated.with_changes(value=prefix + other + body + other)
 
     def _clashes(self, quote: str) -> bool:
-        # before 3.12 an f-string ends at its own quote, wherever it stands: a single-quoted
-        # f-string cannot hold its quote character, a triple-quoted one its three quotes
-        clash = any(q == quote or (len(q) == 1 and q == quote[0]) for q in self.quotes)
+        clash = _clash(self.quotes, quote)
         self.clashed |= clash
         return clash
+
+
+class _QuoteClash(cst.CSTVisitor):
+    """`_NestedQuotes`'s `clashed`, read-only: whether a tree holds a string or an f-string
+    whose quote ends an f-string around it (walked by `cstwalk.visit`, which copies nothing)."""
+
+    def __init__(self) -> None:
+        self.quotes: list[str] = []
+        self.clashed = False
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.quotes.append(node.start.lstrip("fFrRbBuU"))
+
+    def leave_FormattedString(self, original_node: cst.FormattedString) -> None:
+        self.quotes.pop()
+        self.clashed |= _clash(self.quotes, original_node.start.lstrip("fFrRbBuU"))
+
+    def leave_SimpleString(self, original_node: cst.SimpleString) -> None:
+        self.clashed |= _clash(self.quotes, _string_quote(original_node.value)[1])
+
+
+def _string_quote(value: str) -> tuple[str, str]:
+    """(prefix, quote) of a string literal's text, e.g. ("rb", '\"\"\"')."""
+    prefix = value[: len(value) - len(value.lstrip("rRbBuU"))]
+    quote = value[len(prefix) : len(prefix) + 3]
+    return prefix, quote if quote in ('"""', "'''") else value[len(prefix)]
+
+
+def _clash(quotes: list[str], quote: str) -> bool:
+    """Whether `quote` ends one of the f-strings (their `quotes`) it stands in: before 3.12 an
+    f-string ends at its own quote, wherever it stands (a single-quoted f-string cannot hold
+    its quote character, a triple-quoted one its three quotes)."""
+    return any(q == quote or (len(q) == 1 and q == quote[0]) for q in quotes)
 
 
 def _may_need_requote(module: cst.Module, new: cst.Module) -> bool:
@@ -273,10 +302,10 @@ def _may_need_requote(module: cst.Module, new: cst.Module) -> bool:
     the replaced statements can hold a string to requote; where none clashes, nothing changes.
     The import steps after the families add and drop import lines only, without strings."""
     kept = {id(stmt) for stmt in module.body}
-    probe = _NestedQuotes()
+    probe = _QuoteClash()
     for stmt in new.body:
         if id(stmt) not in kept:
-            stmt.visit(probe)
+            cstwalk.visit(stmt, probe)
             if probe.clashed:
                 return True
     return False
@@ -289,9 +318,15 @@ def _other(quote: str) -> str:
 def _requoted(module: cst.Module, new: cst.Module) -> cst.Module:
     """`new` with porter's strings inside f-strings requoted (`_NestedQuotes`), unless the
     file nested an f-string's quote itself."""
-    probe = _NestedQuotes()
-    module.visit(probe)
-    return new if probe.clashed else new.visit(_NestedQuotes())
+    if REWRITE_CHANGED_ONLY:
+        clash = _QuoteClash()
+        cstwalk.visit(module, clash)
+        clashed = clash.clashed
+    else:
+        probe = _NestedQuotes()
+        module.visit(probe)
+        clashed = probe.clashed
+    return new if clashed else new.visit(_NestedQuotes())
 
 
 def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:

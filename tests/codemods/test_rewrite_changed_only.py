@@ -117,3 +117,24 @@ def test_the_whole_trees_are_walked_only_where_a_replaced_statement_needs_it(mon
         calls.clear()
         r = port_python(_FSTRINGS[name].encode(), name, s)
         assert r.new_source is not None and len(calls) == want, (name, on, calls)
+
+
+def test_the_read_only_probe_finds_the_clashes_the_requoting_walk_finds():
+    import libcst as cst
+
+    sources = [src.encode() for src in _FSTRINGS.values()]
+    sources += [b'x = f"{"a"}"\n', b"x = f'{f\"{y!r}\"}'\n", b'x = f"""{"a"}"""\n', b"x = f'''{'''a'''}'''\n"]
+    sources += [
+        p.read_bytes()
+        for p in sorted((ROOT / "fixtures").rglob("*.py"))
+        if b"f'" in p.read_bytes() or b'f"' in p.read_bytes()
+    ]
+    seen = set()
+    for source in sources:
+        module = cst.parse_module(source)
+        walk, probe = apply._NestedQuotes(), apply._QuoteClash()
+        module.visit(walk)
+        apply.cstwalk.visit(module, probe)
+        assert probe.clashed == walk.clashed, source[:200]
+        seen.add(walk.clashed)
+    assert seen == {True, False}
