@@ -344,8 +344,8 @@ def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | N
 def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
     """An aliased import requested for a node a parent rewrite then replaced is not added."""
     wanted = scratch.get(AddImportsVisitor.CONTEXT_KEY)
-    if not wanted:
-        return
+    if not wanted or all(item.alias is None for item in wanted):
+        return  # (no alias to look for: the module's text is not printed)
     code = module.code
     scratch[AddImportsVisitor.CONTEXT_KEY] = [
         item for item in wanted if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)
