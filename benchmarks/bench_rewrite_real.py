@@ -117,14 +117,15 @@ def main() -> int:
     }
     lines = sum(s.count(b"\n") for srcs in sources.values() for s in srcs)
     files = sum(len(srcs) for srcs in sources.values())
+    asts = [_ast_all([s for srcs in sources.values() for s in srcs]) for _ in range(max(1, a.repeat))]
+    t_ast, c_ast = min(asts)
     print(f"porter: {a.porter}" + (f"; baseline: {a.baseline}" if a.baseline else ""))
     for lib, root in libs:
         n = sum(s.count(b"\n") for s in sources[lib.label])
         print(f"  {lib.label:24} {len(sources[lib.label]):6,} .py files {n:10,} lines  ({root})")
     print(f"  {'together':24} {files:6,} .py files {lines:10,} lines; cores: {len(os.sched_getaffinity(0))}")
+    print(f"  ast.parse of them (one core): {c_ast:.2f} CPU s, {t_ast:.2f} s wall", flush=True)
 
-    asts = [_ast_all([s for srcs in sources.values() for s in srcs]) for _ in range(max(1, a.repeat))]
-    t_ast, c_ast = min(asts)
     commands = ([] if a.no_lint else ["lint"]) + ["rewrite --diff"] + (["rewrite --out-dir"] if a.out_dir else [])
     commands += ["baseline rewrite --diff"] if a.baseline else []
     checkout = {c: a.baseline if c.startswith("baseline") else a.porter for c in commands}
@@ -137,9 +138,9 @@ def main() -> int:
     try:
         for _ in range(a.repeat):
             for j in jobs:
-                for c in commands:
-                    wall = cpu = 0.0
-                    for lib, root in libs:
+                sums = {c: [0.0, 0.0] for c in commands}
+                for lib, root in libs:
+                    for c in commands:  # a library's commands one after the other: the same load
                         out = scratch / lib.label if c == "rewrite --out-dir" else None
                         loads.append(os.getloadavg()[0])
                         kind = c.removeprefix("baseline ").split()[0]
@@ -152,9 +153,15 @@ def main() -> int:
                             diffs.setdefault((lib.label, -j), stdout)
                         key = (lib.label, c, j)
                         per_lib[key] = min(per_lib.get(key, u), u)
-                        wall, cpu = wall + w, cpu + u
-                    runs[c, j].wall.append(wall)
-                    runs[c, j].cpu.append(cpu)
+                        sums[c][0] += w
+                        sums[c][1] += u
+                        print(
+                            f"    {lib.label:24} {c:24} -j{j}: {u:7.2f} CPU s, {w:7.2f} s wall (load {loads[-1]:.1f})",
+                            flush=True,
+                        )
+                for c in commands:
+                    runs[c, j].wall.append(sums[c][0])
+                    runs[c, j].cpu.append(sums[c][1])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
