@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
-from porter.codemods import FAMILIES, imports
+from porter.codemods import FAMILIES, cstwalk, imports
 from porter.codemods.candidates import Gate
 from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
@@ -46,6 +46,10 @@ CANDIDATE_PASS = True
 UNIT_TEXT = True
 # False: the families' walk is libcst's, which copies every node it passes (tests compare both)
 COPY_FREE_WALK = True
+# False: a rewrite requotes (`_requoted`) every file with an f-string by walking both whole
+# trees, rather than only where the statements the families replaced need it, and prints the
+# whole tree of a file no step changed to learn that it is unchanged (tests compare both)
+REWRITE_CHANGED_ONLY = True
 
 
 def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
@@ -82,7 +86,8 @@ def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
             if changed:
                 result.status = FileStatus.CHANGED  # findings only: the new text is not kept
             return result
-    return _with_new_source(result, source, new_module, ctx, settings)
+    # (the parsed tree, where no step replaced it, prints as the source where that round trips)
+    return _with_new_source(result, source, new_module, ctx, settings, as_parsed=round_trips and new_module is module)
 
 
 def _changed_by_units(module: cst.Module, transformer: PortTransformer | None) -> bool | None:
@@ -132,10 +137,19 @@ def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
 
 
 def _with_new_source(
-    result: FileResult, source: bytes, new_module: cst.Module, ctx: PortContext, settings: Settings
+    result: FileResult,
+    source: bytes,
+    new_module: cst.Module,
+    ctx: PortContext,
+    settings: Settings,
+    *,
+    as_parsed: bool = False,
 ) -> FileResult:
     """`result` once the families have rewritten the tree: CHANGED where the new text differs
-    from `source`, with that text where the settings want it and only if it parses again."""
+    from `source`, with that text where the settings want it and only if it parses again.
+    `as_parsed`: `new_module` is the tree parsed from `source` and prints as it, unchanged."""
+    if REWRITE_CHANGED_ONLY and as_parsed:
+        return result  # nothing to print: the text is the source
     # the import clean-up generated the new text already: generating it again costs a tree walk
     text = ctx.new_text
     new_source = _keep_final_newline(source, text.encode(new_module.encoding) if text is not None else new_module.bytes)
@@ -186,6 +200,9 @@ def _transform(
     new = transformer.transform(wrapper.module) if COPY_FREE_WALK else wrapper.module.visit(transformer)
     if not settings.want_source:
         return new, ctx, transformer
+    fstrings = _FSTRING.search(source) is not None
+    # asked here, before the steps below copy the tree: which statements the families replaced
+    requote = fstrings and (not REWRITE_CHANGED_ONLY or _may_need_requote(module, new))
     scratch = ctx.codemod_context.scratch
     _drop_unneeded_aliases(scratch, new)
     if scratch.get(AddImportsVisitor.CONTEXT_KEY) and ctx.applied:
@@ -194,7 +211,8 @@ def _transform(
     if scratch.get(RemoveImportsVisitor.CONTEXT_KEY):
         new = RemoveImportsVisitor(ctx.codemod_context).transform_module(new)
     new = ctx.finish_device_helper(new)
-    if _FSTRING.search(source):
+    # (the device helper's inlining writes code inside f-strings: a file with one is requoted)
+    if requote or (fstrings and ctx.device_helper is not None):
         new = _requoted(module, new)
     if ctx.applied:
         new, ctx.new_text = imports.remove_made_unused(module, new, source)
@@ -229,9 +247,7 @@ class _NestedQuotes(cst.CSTTransformer):
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.BaseExpression:
         value = updated.value
-        prefix = value[: len(value) - len(value.lstrip("rRbBuU"))]
-        quote = value[len(prefix) : len(prefix) + 3]
-        quote = quote if quote in ('"""', "'''") else value[len(prefix)]
+        prefix, quote = _string_quote(value)
         if not self._clashes(quote):
             return updated
         other, body = _other(quote), value[len(prefix) + len(quote) : len(value) - len(quote)]
@@ -240,11 +256,59 @@ class _NestedQuotes(cst.CSTTransformer):
         return updated.with_changes(value=prefix + other + body + other)
 
     def _clashes(self, quote: str) -> bool:
-        # before 3.12 an f-string ends at its own quote, wherever it stands: a single-quoted
-        # f-string cannot hold its quote character, a triple-quoted one its three quotes
-        clash = any(q == quote or (len(q) == 1 and q == quote[0]) for q in self.quotes)
+        clash = _clash(self.quotes, quote)
         self.clashed |= clash
         return clash
+
+
+class _QuoteClash(cst.CSTVisitor):
+    """`_NestedQuotes`'s `clashed`, read-only: whether a tree holds a string or an f-string
+    whose quote ends an f-string around it (walked by `cstwalk.visit`, which copies nothing)."""
+
+    def __init__(self) -> None:
+        self.quotes: list[str] = []
+        self.clashed = False
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self.quotes.append(node.start.lstrip("fFrRbBuU"))
+
+    def leave_FormattedString(self, original_node: cst.FormattedString) -> None:
+        self.quotes.pop()
+        self.clashed |= _clash(self.quotes, original_node.start.lstrip("fFrRbBuU"))
+
+    def leave_SimpleString(self, original_node: cst.SimpleString) -> None:
+        self.clashed |= _clash(self.quotes, _string_quote(original_node.value)[1])
+
+
+def _string_quote(value: str) -> tuple[str, str]:
+    """(prefix, quote) of a string literal's text, e.g. ("rb", '\"\"\"')."""
+    prefix = value[: len(value) - len(value.lstrip("rRbBuU"))]
+    quote = value[len(prefix) : len(prefix) + 3]
+    return prefix, quote if quote in ('"""', "'''") else value[len(prefix)]
+
+
+def _clash(quotes: list[str], quote: str) -> bool:
+    """Whether `quote` ends one of the f-strings (their `quotes`) it stands in: before 3.12 an
+    f-string ends at its own quote, wherever it stands (a single-quoted f-string cannot hold
+    its quote character, a triple-quoted one its three quotes)."""
+    return any(q == quote or (len(q) == 1 and q == quote[0]) for q in quotes)
+
+
+def _may_need_requote(module: cst.Module, new: cst.Module) -> bool:
+    """Whether `_requoted` may change `new`, the families' tree. A statement the families did
+    not replace is the original's own node (the copy-free walk keeps it), and requoting leaves
+    the original's statements as they are: it returns `new` untouched when the file nests an
+    f-string's quote itself anywhere, and finds nothing to requote in them otherwise. So only
+    the replaced statements can hold a string to requote; where none clashes, nothing changes.
+    The import steps after the families add and drop import lines only, without strings."""
+    kept = {id(stmt) for stmt in module.body}
+    probe = _QuoteClash()
+    for stmt in new.body:
+        if id(stmt) not in kept:
+            cstwalk.visit(stmt, probe)
+            if probe.clashed:
+                return True
+    return False
 
 
 def _other(quote: str) -> str:
@@ -254,9 +318,15 @@ def _other(quote: str) -> str:
 def _requoted(module: cst.Module, new: cst.Module) -> cst.Module:
     """`new` with porter's strings inside f-strings requoted (`_NestedQuotes`), unless the
     file nested an f-string's quote itself."""
-    probe = _NestedQuotes()
-    module.visit(probe)
-    return new if probe.clashed else new.visit(_NestedQuotes())
+    if REWRITE_CHANGED_ONLY:
+        clash = _QuoteClash()
+        cstwalk.visit(module, clash)
+        clashed = clash.clashed
+    else:
+        probe = _NestedQuotes()
+        module.visit(probe)
+        clashed = probe.clashed
+    return new if clashed else new.visit(_NestedQuotes())
 
 
 def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | None, list[Finding]]:
@@ -274,8 +344,8 @@ def _port_snippet(code: bytes, path: str, settings: Settings) -> tuple[bytes | N
 def _drop_unneeded_aliases(scratch: dict[str, Any], module: cst.Module) -> None:
     """An aliased import requested for a node a parent rewrite then replaced is not added."""
     wanted = scratch.get(AddImportsVisitor.CONTEXT_KEY)
-    if not wanted:
-        return
+    if not wanted or all(item.alias is None for item in wanted):
+        return  # (no alias to look for: the module's text is not printed)
     code = module.code
     scratch[AddImportsVisitor.CONTEXT_KEY] = [
         item for item in wanted if item.alias is None or re.search(rf"\b{re.escape(item.alias)}\.", code)

@@ -779,7 +779,8 @@ class _Overlap:
         self, i: int, cand: Candidate, name: str, here: Settings, source: bytes, flow: Facts, guess: bool
     ) -> tuple[_OTag, Job | None]:
         """The file's tag, and its parse unless the prefilter turns it away."""
-        here = replace(here, flow=flow)  # cross-file facts
+        # cross-file facts and the formatter's line length, as `_Serial.prepared` gives them
+        here = replace(here, flow=flow, line_length=_line_length(cand.path, here))
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
         if not admits_file(source, name, here):

@@ -190,3 +190,23 @@ def test_a_huge_pyproject_is_not_read_whole(tmp_path):
     (big / "pyproject.toml").write_text(padding + "[tool.black]\nline-length = 100\n")
     (big / "a.py").write_text("x = 1\n")
     assert line_length(str(big / "a.py")) is None
+
+
+def test_a_run_that_indexes_beside_the_files_keeps_the_projects_line_length(tmp_path):
+    """A cold run over 64 files or more on two workers hands the files on while the project
+    index is worked out (runner._overlapped): it set each file's cross-file facts but not the
+    project's line length, so megatron-core's `--jobs 2` diff left lines `--jobs 1` split
+    (bench_rewrite_real.py found it)."""
+    from porter.pipeline.runner import OVERLAP_MIN_FILES, run
+    from porter.config.settings import Settings
+
+    long_line = "        local_len = torch.tensor([seqlens.shape[0]], dtype=torch.int32, pin_memory=False).cuda()\n"
+    write_files(tmp_path, {"pyproject.toml": "[tool.black]\nline_length = 100\n"})
+    (tmp_path / "sched.py").write_text(
+        "import torch\n\n\ndef f(seqlens):\n    if True:\n" + long_line + "    return 1\n"
+    )
+    for i in range(OVERLAP_MIN_FILES):
+        (tmp_path / f"m{i}.py").write_text(f"import torch\n\nx{i} = torch.ones(2)\n")
+    for jobs in (1, 2):
+        [result] = [r for r in run([tmp_path], Settings(target="neuron"), jobs=jobs, cache=False)[0] if r.new_source]
+        assert b".to(\n            " in result.new_source, (jobs, result.new_source)
