@@ -597,7 +597,7 @@ def test_in_package_searches_a_script_once(tmp_path, monkeypatch):
     literals._imports_relatively.cache_clear()
     script = tmp_path / "run.py"
     for source, expected in ((b"import torch\n\nx = 1\n", False), (b"import os\n  from .m import f\n", True)):
-        ctx = SimpleNamespace(path=str(script), source=source)
+        ctx = SimpleNamespace(path=str(script), source=source, settings=SimpleNamespace(package=None))
         assert [literals.in_package(ctx) for _ in range(5)] == [expected] * 5
     assert len(searched) == 2
     literals._imports_relatively.cache_clear()
