@@ -259,7 +259,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         try:
             one = bounded(_scan_cuda_alone, path, rel, limit=limit)
         except Failed as exc:
-            inv.problems.append(f"{rel}: {exc}")
+            inv.problems.append(f"{path_name(rel)}: {exc}")
             continue
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
@@ -274,7 +274,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
     except Failed as exc:
-        inv.problems.append(f"{rel}: {exc}")
+        inv.problems.append(f"{path_name(rel)}: {exc}")
         return
     inv.kernels.extend(one.kernels)
     inv.problems.extend(one.problems)
@@ -338,14 +338,14 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
     try:
         source = read_regular(path)
     except Unreadable as exc:
-        inv.problems.append(f"{rel}: {exc.reason}")
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return None
     try:
         if not _may_hold_kernel(source, rel, compiled):
             return None
         return source, cst.parse_module(source)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
-        inv.problems.append(f"{rel}: {exc.__class__.__name__}")
+        inv.problems.append(f"{path_name(rel)}: {exc.__class__.__name__}")
         return None
 
 
@@ -464,7 +464,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     try:
         text = read_regular(path).decode("utf-8", errors="replace")
     except Unreadable as exc:
-        inv.problems.append(f"{rel}: {exc.reason}")
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)

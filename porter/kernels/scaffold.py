@@ -32,7 +32,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, roles, translate, why_not
-from porter.core.textsafe import printable
+from porter.core.textsafe import path_name, printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
@@ -706,7 +706,7 @@ def write_scaffolds(
             checked = bounded(_kernel_files, k, n, target, limit=limit)
         except Failed as exc:
             if passed is not None:
-                passed.append(f"{k.path}:{k.line}: {k.name}: no scaffold written: {exc}")
+                passed.append(f"{path_name(k.path)}:{k.line}: {k.name}: no scaffold written: {exc}")
             continue
         if isinstance(checked, ScaffoldError):
             raise checked

@@ -630,3 +630,21 @@ def test_kernels_in_files_whose_names_are_not_utf8_are_listed_and_scaffolded(tmp
         shown = porter("backends", "src", "--target", "neuron", *args, cwd=tmp_path)
         text = shown.stdout.decode()
         assert ("cuda_acc\\\\xff" if args else "cuda_acc\\xff") in text and "udcff" not in text, text
+
+
+def test_kernels_notes_name_a_file_as_every_output_names_it(tmp_path):
+    """`kernels` named a file it could not read as it is: `b\\x41.py` (a backslash in the name)
+    read as the escape of a byte, where lint shows `b\\\\x41.py`, and `--json` gave a name that is
+    not UTF-8 as `\\udcff`, where the table and lint give `\\xff` (seventeenth read)."""
+    import json
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "b\\x41.py").write_text("import triton\ndef (:\n")
+    (src / os.fsdecode(b"c\xff.py")).write_text("import triton\ndef (:\n")
+    res = porter("kernels", "src", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert "note: b\\\\x41.py: " in err and "note: c\\xff.py: " in err, err
+    problems = json.loads(porter("kernels", "src", "--json", cwd=tmp_path).stdout)["problems"]
+    assert sorted(p.split(":")[0] for p in problems) == ["b\\\\x41.py", "c\\xff.py"], problems
