@@ -71,8 +71,11 @@ _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", 
 
 
 def _unused(name: str, taken: set[str]) -> str:
-    """`name` with underscores added until it is neither taken nor bound by the scaffold; taken."""
-    new = name + "_"
+    """`name` in ASCII with underscores added until it is neither taken nor bound by the scaffold;
+    taken. ASCII: torch's schema parser reads no other name (a Triton pointer `xé` made an op
+    module that failed at import, "UnicodeDecodeError": seventeenth read)."""
+    ascii_name = re.sub(r"\W", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
+    new = ("p_" if not ascii_name or ascii_name[0].isdigit() else "") + ascii_name + "_"
     while new in taken or new in _BOUND:
         new += "_"
     taken.add(new)
@@ -283,11 +286,12 @@ def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
 
 
 def _clashes(param: str, n: str) -> bool:
-    """Whether a parameter named `param` would hide a name the files of kernel `n` use: an
-    import (`torch`, `jax`, `pl`), the test's `make_inputs(device)`, or one of the kernel's own
-    functions (`n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`)."""
+    """Whether a parameter named `param` would hide a name the files of kernel `n` use (an
+    import: `torch`, `jax`, `pl`; the test's `make_inputs(device)`; one of the kernel's own
+    functions: `n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`), or is a name torch's op
+    schema cannot hold (past ASCII)."""
     own = param in ("device", "make_inputs", n) or param.startswith(n + "_")
-    return own or param in _BOUND or keyword.iskeyword(param)
+    return own or param in _BOUND or keyword.iskeyword(param) or not param.isascii()
 
 
 def _own_names(sig: Signature, n: str) -> Signature:

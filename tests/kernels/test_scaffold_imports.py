@@ -1,0 +1,60 @@
+"""Every op module `kernels --scaffold` writes is imported here, as a user's test would: torch reads
+each op's schema from the generated function at import, and refuses names Python takes (seventeenth
+read of issue 24)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import write_scaffolds
+from tests.deps import need
+from tests.kernels.test_inventory import _load
+
+TRITON = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def NAME(X, OUT, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(OUT + offs, tl.load(X + offs, mask=m) * 2.0, mask=m)
+"""
+
+
+def _triton(name: str, x: str = "x_ptr", out: str = "out_ptr") -> str:
+    return TRITON.replace("NAME", name).replace("OUT", out).replace("X", x)
+
+
+def _ops(tmp_path: Path, files: dict[str, str], target: str = "neuron") -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "k"
+    write_scaffolds(scan(src), out, target)
+    return out
+
+
+def _imported(torch, out: Path) -> dict[str, str]:
+    """Each op module of `out` imported: its op's schema, by op name."""
+    schemas = {}
+    for path in sorted(out.glob("*_op.py")):
+        _load(path)
+        op = re.search(r'"porter_kernels::(\w+)"', path.read_text())[1]
+        schemas[op] = str(getattr(torch.ops.porter_kernels, op).default._schema)
+    return schemas
+
+
+@pytest.mark.torch
+def test_a_parameter_named_past_ascii_gets_a_name_torch_s_schema_reads(tmp_path):
+    """Python takes `xé` as a name, torch's schema parser does not: the op module of a Triton
+    kernel with such a pointer failed at import ("UnicodeDecodeError"), and so did its test."""
+    torch = need("torch")
+    out = _ops(tmp_path, {"u.py": _triton("uni17_kernel", "x\u00e9", "out\u00e9")})
+    [schema] = _imported(torch, out).values()
+    assert schema.isascii() and schema.count("Tensor") == 2, schema
