@@ -50,7 +50,7 @@ def safe_name(name: str) -> str:
         import hashlib
 
         out = out[: _MAX_NAME - 9] + "_" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    if keyword.iskeyword(out) or out in _BOUND or any(out + end in _BOUND for end in _ENDINGS):
+    if keyword.iskeyword(out) or out in _BOUND or out in _SCHEMA_WORDS or any(out + end in _BOUND for end in _ENDINGS):
         out += "_"
     return out
 
@@ -67,6 +67,10 @@ _BOUND = frozenset(
         "float", "NotImplementedError",
     }
 )  # fmt: skip
+# the words of torch's op schema that Python takes as names (torch/csrc/jit/frontend/lexer.h; the
+# others are Python's keywords): a parameter or a kernel named `NoneType` or `Ellipsis` gave an op
+# module that failed at import, "expected ident" (seventeenth read)
+_SCHEMA_WORDS = frozenset({"NoneType", "Ellipsis"})
 _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
 
 
@@ -289,9 +293,9 @@ def _clashes(param: str, n: str) -> bool:
     """Whether a parameter named `param` would hide a name the files of kernel `n` use (an
     import: `torch`, `jax`, `pl`; the test's `make_inputs(device)`; one of the kernel's own
     functions: `n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`), or is a name torch's op
-    schema cannot hold (past ASCII)."""
+    schema cannot hold (past ASCII, `NoneType`)."""
     own = param in ("device", "make_inputs", n) or param.startswith(n + "_")
-    return own or param in _BOUND or keyword.iskeyword(param) or not param.isascii()
+    return own or param in _BOUND or keyword.iskeyword(param) or not param.isascii() or param in _SCHEMA_WORDS
 
 
 def _own_names(sig: Signature, n: str) -> Signature:

@@ -58,3 +58,21 @@ def test_a_parameter_named_past_ascii_gets_a_name_torch_s_schema_reads(tmp_path)
     out = _ops(tmp_path, {"u.py": _triton("uni17_kernel", "x\u00e9", "out\u00e9")})
     [schema] = _imported(torch, out).values()
     assert schema.isascii() and schema.count("Tensor") == 2, schema
+
+
+@pytest.mark.torch
+def test_a_name_that_is_a_word_of_torch_s_schema_is_not_given_to_torch(tmp_path):
+    """`NoneType` and `Ellipsis` are names to Python and words to torch's schema parser: a
+    parameter or a kernel so named gave an op module that failed at import ("expected ident")."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "t.py": _triton("kw17_kernel", "NoneType", "Ellipsis") + _triton("NoneType").replace("import", "#"),
+            "k.cu": "__global__ void Ellipsis(const float* NoneType, float* b, int n) { b[0] = NoneType[0]; }\n",
+        },
+    )
+    schemas = _imported(torch, out)
+    assert len(schemas) == 3, schemas
+    for schema in schemas.values():
+        assert not re.search(r"\b(NoneType|Ellipsis)\b", schema), schema
