@@ -71,6 +71,7 @@ _BOUND = frozenset(
 # others are Python's keywords): a parameter or a kernel named `NoneType` or `Ellipsis` gave an op
 # module that failed at import, "expected ident" (seventeenth read)
 _SCHEMA_WORDS = frozenset({"NoneType", "Ellipsis"})
+_NAMESPACE_ATTRS = frozenset({"name"})  # what `torch.ops.NAMESPACE` has of its own (safe_name strips `_dir`'s `_`)
 _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
 
 
@@ -737,7 +738,9 @@ def _free_name(k: Kernel, seen: set[str]) -> str:
     # two kernels whose names differ only in what a name cannot hold, or only in case
     # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
     # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
-    while n.casefold() in seen:
+    # nor an attribute of torch's op namespace (`torch.ops.porter_kernels.name` is the namespace's
+    # name: the op module of a kernel `name` failed at import) (seventeenth read)
+    while n.casefold() in seen or n in _NAMESPACE_ATTRS:
         n += "_"
     seen.add(n.casefold())
     return n

@@ -76,3 +76,14 @@ def test_a_name_that_is_a_word_of_torch_s_schema_is_not_given_to_torch(tmp_path)
     assert len(schemas) == 3, schemas
     for schema in schemas.values():
         assert not re.search(r"\b(NoneType|Ellipsis)\b", schema), schema
+
+
+@pytest.mark.torch
+def test_a_kernel_named_as_an_attribute_of_torch_s_op_namespace_is_reached(tmp_path):
+    """`torch.ops.porter_kernels.name` is the namespace's own name (a str): an op registered as
+    `name` (a kernel defined by a macro `#define K(name) __global__ void name(...)`) failed at
+    import ("'str' object has no attribute '_qualified_op_name'")."""
+    torch = need("torch")
+    out = _ops(tmp_path, {"k.cu": "__global__ void name(float* x, int n) { x[0] = n; }\n"})
+    [(op, schema)] = _imported(torch, out).items()
+    assert op != "name" and schema.startswith(f"porter_kernels::{op}("), schema
