@@ -738,12 +738,19 @@ def _free_name(k: Kernel, seen: set[str]) -> str:
     # two kernels whose names differ only in what a name cannot hold, or only in case
     # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
     # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
-    # nor an attribute of torch's op namespace (`torch.ops.porter_kernels.name` is the namespace's
-    # name: the op module of a kernel `name` failed at import) (seventeenth read)
-    while n.casefold() in seen or n in _NAMESPACE_ATTRS:
+    # nor an op another kernel's files register (kernel `a`'s NKI op is `a_nki`, kernel `a_nki`'s
+    # reference op too: torch took the second in place of the first), nor an attribute of torch's
+    # op namespace (`torch.ops.porter_kernels.name` is the namespace's name: the op module of a
+    # kernel `name` failed at import) (seventeenth read)
+    while any(op.casefold() in seen for op in _ops_of(n)) or n in _NAMESPACE_ATTRS:
         n += "_"
-    seen.add(n.casefold())
+    seen.update(op.casefold() for op in _ops_of(n))
     return n
+
+
+def _ops_of(n: str) -> tuple[str, ...]:
+    """The names of the ops the files of kernel `n` register (the first is their file names' stem)."""
+    return (n, n + "_nki", n + "_pallas")
 
 
 def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | ScaffoldError:

@@ -87,3 +87,15 @@ def test_a_kernel_named_as_an_attribute_of_torch_s_op_namespace_is_reached(tmp_p
     out = _ops(tmp_path, {"k.cu": "__global__ void name(float* x, int n) { x[0] = n; }\n"})
     [(op, schema)] = _imported(torch, out).items()
     assert op != "name" and schema.startswith(f"porter_kernels::{op}("), schema
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu"])
+def test_no_two_kernels_register_one_op(tmp_path, target):
+    """Kernel `a`'s target op is `a_nki` (neuron) or `a_pallas` (tpu), the name of kernel `a_nki`'s
+    or `a_pallas`'s reference op: torch took the second registration in place of the first, and
+    `torch.ops.porter_kernels.a_pallas` was one or the other by import order."""
+    out = _ops(tmp_path, {"t.py": "".join(_triton(n) for n in ("a", "a_nki", "a_pallas"))}, target)
+    registered = [
+        m[1] for path in sorted(out.glob("*.py")) for m in re.finditer(r'"porter_kernels::(\w+)"', path.read_text())
+    ]
+    assert len(registered) == 6 and len(set(registered)) == 6, registered
