@@ -637,8 +637,8 @@ def _create(folder: Path, name: str, data: bytes) -> bool:
 
 
 def _params_renamed(k: Kernel, n: str) -> Kernel:
-    """`k` with each parameter that a generated file would bind over a name it uses renamed
-    (a trailing underscore) in its parameters and its source: a Triton kernel's `torch`
+    """`k` with each parameter (or local) that a generated file would bind over a name it uses
+    renamed (a trailing underscore) in its parameters and its source: a Triton kernel's `torch`
     made `make_inputs` say `torch = 256` before `torch.randn(...)`, `device` replaced
     make_inputs's own argument, `wrap_nki` hid torch_neuronx's in the NKI wrapper."""
     names = [p.split(":")[0].strip() for p in k.params]
@@ -646,11 +646,17 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
     # is made from that form, or a fullwidth pointer was typed `float` (its kind was looked up
     # under the name as written, which the translation never saw)
     taken = {unicodedata.normalize("NFKC", p) for p in names}
+    # and its locals, which the reference keeps: `torch = tl.load(...)` made it call `torch.exp`
+    # on a tensor (seventeenth read)
+    local = _locals(k.source) - taken
+    taken |= local
     renames: dict[str, str] = {}
     for p in names:
         if safe_name(p) == p and not _clashes(p, n):
             continue
         renames[p] = _unused(unicodedata.normalize("NFKC", p), taken)
+    for name in sorted(local & _BOUND):
+        renames[name] = _unused(name, taken)
     if not renames:
         return k
     from dataclasses import replace
@@ -659,6 +665,15 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
         renames.get(p.split(":")[0].strip(), p.split(":")[0].strip()) + p[len(p.split(":")[0]) :] for p in k.params
     ]
     return replace(k, params=params, source=_renamed(k.source, renames))
+
+
+def _locals(source: str) -> set[str]:
+    """The names a function's source binds (as Python reads them: NFKC)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
 
 def _renamed(source: str, renames: dict[str, str]) -> str:

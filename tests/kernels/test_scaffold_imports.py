@@ -99,3 +99,20 @@ def test_no_two_kernels_register_one_op(tmp_path, target):
         m[1] for path in sorted(out.glob("*.py")) for m in re.finditer(r'"porter_kernels::(\w+)"', path.read_text())
     ]
     assert len(registered) == 6 and len(set(registered)) == 6, registered
+
+
+@pytest.mark.torch
+def test_a_kernel_s_local_named_as_a_name_the_reference_uses_does_not_hide_it(tmp_path):
+    """A Triton kernel's locals were written into the reference as they are: `torch = tl.load(...)`
+    made the reference call `torch.exp` on the tensor it had just loaded (TypeError when it ran)."""
+    torch = need("torch")
+    kernel = _triton("loc17_kernel").replace(
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) * 2.0, mask=m)\n",
+        "    torch = tl.load(x_ptr + offs, mask=m)\n    float = torch * 2.0\n"
+        "    tl.store(out_ptr + offs, tl.exp(float), mask=m)\n",
+    )
+    out = _ops(tmp_path, {"t.py": kernel})
+    op = _load(out / "loc17_kernel_op.py")
+    x, got = torch.arange(4.0), torch.zeros(4)
+    op.loc17_kernel_reference(x, got, 4)
+    assert torch.equal(got, torch.exp(x * 2.0)), got
