@@ -361,7 +361,7 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             f"    return None  # writes {', '.join(mutates)} in place: nothing new to allocate",
             "",
         ]
-        return "\n".join(head + body)
+        return "\n".join(head + _registered(body, len(params)))
     why = reason or "porter cannot derive its math from the source"
     returns = "None" if mutates else "torch.Tensor"
     check = (
@@ -394,7 +394,29 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         todo = "TODO(porter): return an empty tensor with the output" + chr(39) + "s shape and dtype" + hint
         body.append(f"    raise NotImplementedError({_lit(todo)})")
     body.append("")
-    return "\n".join(head + body)
+    return "\n".join(head + _registered(body, len(params)))
+
+
+# the most arguments an op of torch takes ("this PyTorch build only supports 64", at import)
+_MAX_OP_ARGS = 64
+
+
+def _registered(lines: list[str], count: int) -> list[str]:
+    """`lines`; for an op of more than `_MAX_OP_ARGS` arguments, with the decorators that register
+    it (and its fake) turned into comments under a TODO: a Triton kernel of 300 parameters gave
+    files that failed at import (seventeenth read)."""
+    if count <= _MAX_OP_ARGS:
+        return lines
+    out = []
+    for line in lines:
+        if line.startswith("@") and ("porter_kernels::" in line or line.endswith(".register_fake")):
+            out.append(
+                f"# TODO(porter): torch registers an op of at most {_MAX_OP_ARGS} arguments and this one takes"
+                f" {count}: pass them as lists (list[torch.Tensor], list[int]), then register it:"
+            )
+            line = "# " + line
+        out.append(line)
+    return out
 
 
 def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
@@ -407,30 +429,35 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     returns = "None" if mutates else "torch.Tensor"
     call = f"wrap_nki({n}_nki_kernel)({args})"
     return "\n".join(
-        [
-            f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
-            'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
-            "",
-            "import nki",
-            "import nki.isa as nisa",
-            "import nki.language as nl",
-            "import torch",
-            "from torch_neuronx import nki_op, wrap_nki",
-            "",
-            "",
-            "@nki.jit",
-            f"def {n}_nki_kernel({args}):",
-            f"    # {_comment(todo)}",
-            "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
-            f"    raise NotImplementedError({_lit(todo)})",
-            "",
-            "",
-            f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
-            f"def {n}_nki({typed}) -> {returns}:",
-            f"    {call}" if mutates else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
-            *([] if mutates else [f"    return {call}"]),
-            "",
-        ]
+        _registered(
+            [
+                f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
+                'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
+                "",
+                "import nki",
+                "import nki.isa as nisa",
+                "import nki.language as nl",
+                "import torch",
+                "from torch_neuronx import nki_op, wrap_nki",
+                "",
+                "",
+                "@nki.jit",
+                f"def {n}_nki_kernel({args}):",
+                f"    # {_comment(todo)}",
+                "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
+                f"    raise NotImplementedError({_lit(todo)})",
+                "",
+                "",
+                f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
+                f"def {n}_nki({typed}) -> {returns}:",
+                f"    {call}"
+                if mutates
+                else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
+                *([] if mutates else [f"    return {call}"]),
+                "",
+            ],
+            len(params),
+        )
     )
 
 
@@ -449,30 +476,33 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
     refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
     return "\n".join(
-        [
-            f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
-            "JAX function with annotated arguments as a torch op; it returns its outputs"
-            + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
-            '"""',
-            "",
-            "import jax",
-            "import jax.numpy as jnp",
-            "from jax.experimental import pallas as pl",
-            "import torch",
-            "import torch_tpu  # noqa: F401  (registers torch.tpu)",
-            "",
-            "",
-            f"def {n}_pallas_kernel({refs}):",
-            f"    # {_comment(todo)}",
-            f"    raise NotImplementedError({_lit(todo)})",
-            "",
-            "",
-            f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
-            f"def {n}_pallas({typed}) -> {returns}:",
-            "    # TODO(porter): the output shapes and the grid",
-            f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
-            "",
-        ]
+        _registered(
+            [
+                f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
+                "JAX function with annotated arguments as a torch op; it returns its outputs"
+                + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
+                '"""',
+                "",
+                "import jax",
+                "import jax.numpy as jnp",
+                "from jax.experimental import pallas as pl",
+                "import torch",
+                "import torch_tpu  # noqa: F401  (registers torch.tpu)",
+                "",
+                "",
+                f"def {n}_pallas_kernel({refs}):",
+                f"    # {_comment(todo)}",
+                f"    raise NotImplementedError({_lit(todo)})",
+                "",
+                "",
+                f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
+                f"def {n}_pallas({typed}) -> {returns}:",
+                "    # TODO(porter): the output shapes and the grid",
+                f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
+                "",
+            ],
+            len(inputs),
+        )
     )
 
 

@@ -32,7 +32,7 @@ def _triton(name: str, x: str = "x_ptr", out: str = "out_ptr") -> str:
 
 def _ops(tmp_path: Path, files: dict[str, str], target: str = "neuron") -> Path:
     src = tmp_path / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     for name, text in files.items():
         (src / name).write_text(text, encoding="utf-8")
     out = tmp_path / "k"
@@ -116,3 +116,23 @@ def test_a_kernel_s_local_named_as_a_name_the_reference_uses_does_not_hide_it(tm
     x, got = torch.arange(4.0), torch.zeros(4)
     op.loc17_kernel_reference(x, got, 4)
     assert torch.equal(got, torch.exp(x * 2.0)), got
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("extra,registered", [(61, True), (63, False), (300, False)])
+def test_a_kernel_of_more_parameters_than_a_torch_op_takes_gives_files_that_import(tmp_path, extra, registered):
+    """torch registers an op of at most 64 arguments: a Triton kernel of 303 parameters gave an op
+    module, an NKI and a Pallas module that failed at import ("this PyTorch build only supports 64")."""
+    torch = need("torch")
+    name = f"wide{extra}_kernel"
+    params = ", ".join(["x_ptr", "out_ptr", "n"] + [f"p{i}" for i in range(extra)] + ["BLOCK: tl.constexpr"])
+    kernel = _triton(name).replace("x_ptr, out_ptr, n, BLOCK: tl.constexpr", params)
+    for target in ("neuron", "tpu"):
+        out = _ops(tmp_path / target, {"t.py": kernel}, target)
+        active = [line for path in out.glob("*.py") for line in path.read_text().splitlines() if line.startswith("@")]
+        assert any("porter_kernels::" in line for line in active) is registered, active
+    op = _load(tmp_path / "neuron" / "k" / f"{name}_op.py")
+    x, got = torch.arange(4.0), torch.zeros(4)
+    getattr(op, name)(x, got, 4, *range(extra))
+    assert torch.equal(got, x * 2.0), got
+    assert hasattr(torch.ops.porter_kernels, name) is registered
