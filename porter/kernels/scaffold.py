@@ -265,6 +265,8 @@ def _cuda_signature(k: Kernel) -> Signature:
     kinds: dict[str, str] = {}
     mutates: list[str] = []
     for decl in k.params:
+        if decl == "void":  # `k(void)`: C's spelling of no parameter
+            continue
         name, kind, const = _c_param(decl)
         py = safe_name(name)
         while py in kinds:
@@ -281,7 +283,8 @@ def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
         return _triton_signature(k, tr)  # its parameters are renamed in its source (`_params_renamed`)
     if k.kind == "custom-op":
         return _own_names(_custom_op_signature(k), n)
-    if k.kind == "cuda" and k.params:
+    if k.kind == "cuda" and k.detail.startswith("__global__"):
+        # its own declaration, even of no parameter (`k()` took one tensor `arg0`: seventeenth read)
         return _own_names(_cuda_signature(k), n)
     # an op of a loaded extension: only its call sites say what it takes
     count = max((len(c.args) for c in k.calls), default=1)

@@ -136,3 +136,18 @@ def test_a_kernel_of_more_parameters_than_a_torch_op_takes_gives_files_that_impo
     getattr(op, name)(x, got, 4, *range(extra))
     assert torch.equal(got, x * 2.0), got
     assert hasattr(torch.ops.porter_kernels, name) is registered
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_that_takes_nothing_gets_an_op_that_takes_nothing(tmp_path):
+    """`__global__ void k()` (or `(void)`) was read as an op of a loaded extension, whose call
+    sites alone say what it takes: its op took one tensor, `arg0`, and said porter could not
+    read the parameters."""
+    torch = need("torch")
+    out = _ops(tmp_path, {"k.cu": "__global__ void none17() {}\n__global__ void void17(void) { }\n"})
+    schemas = _imported(torch, out)
+    assert schemas == {
+        "none17": "porter_kernels::none17() -> Tensor",
+        "void17": "porter_kernels::void17() -> Tensor",
+    }, schemas
+    assert "could not read" not in (out / "none17_op.py").read_text()
