@@ -263,6 +263,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
             continue
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
+    # a kernel declared in a header and defined in a .cu file is one kernel, the definition
+    # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
+    defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
+    declared = [k for k in inv.kernels if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source]
+    inv.kernels = [k for k in inv.kernels if not any(k is d and k.name in defined for d in declared)]
     return inv
 
 

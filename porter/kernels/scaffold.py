@@ -225,17 +225,25 @@ def _custom_op_signature(k: Kernel) -> Signature:
     return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args})
 
 
-def _c_param(decl: str) -> tuple[str, str, bool]:
-    """(name, kind, const pointer) of one C++ parameter declaration."""
-    words = re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])
-    name = words[-1] if words else "arg"
+# C++'s own words of a parameter's type: never its name
+_C_TYPE_WORDS = _C_INT | {"float", "double", "void", "auto", "const", "volatile", "__restrict__", "restrict"}
+
+
+def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
+    """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
+    none, as a declaration may: `const float*`, `int`, `const T`)."""
+    head = decl.split("=")[0].strip()
+    words = re.findall(r"[A-Za-z_]\w*", head)
+    named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
+    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or re.sub(r"\[[^\]]*\]$", "", head).rstrip()[-1:] in "*&"
+    name = f"arg{index}" if unnamed else words[-1]
     pointer = "*" in decl or "[" in decl
     if pointer:
         const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(
             r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", "")
         )
         return name, "tensor", const
-    types = set(words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
+    types = set(words if unnamed else words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
     return name, "int" if types and types <= _C_INT else "float", False
 
 
@@ -264,10 +272,10 @@ def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
     mutates: list[str] = []
-    for decl in k.params:
+    for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
-        name, kind, const = _c_param(decl)
+        name, kind, const = _c_param(decl, index)
         py = safe_name(name)
         while py in kinds:
             py += "_"

@@ -151,3 +151,23 @@ def test_a_cuda_kernel_that_takes_nothing_gets_an_op_that_takes_nothing(tmp_path
         "void17": "porter_kernels::void17() -> Tensor",
     }, schemas
     assert "could not read" not in (out / "none17_op.py").read_text()
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_declared_in_a_header_is_one_kernel_and_its_unnamed_parameters_keep_their_kinds(tmp_path):
+    """A kernel declared in a header (`__global__ void add(const float*, float*, int);`) and defined
+    in a .cu file was two kernels, `add` and `add_`; the declaration's unnamed parameters were named
+    after their types (`float_`, `float__`, and `int`, typed float)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cuh": "__global__ void add17(const float*, float*, int);\n"
+            "__global__ void decl17(const float*, float* /* out */, unsigned int, const T);\n",
+            "k.cu": '#include "k.cuh"\n__global__ void add17(const float* a, float* out, int n) { out[0] = a[0]; }\n',
+        },
+    )
+    assert _imported(torch, out) == {
+        "add17": "porter_kernels::add17(Tensor a, Tensor(a1!) out, SymInt n) -> ()",
+        "decl17": "porter_kernels::decl17(Tensor arg0, Tensor(a1!) arg1, SymInt arg2, float arg3) -> ()",
+    }
