@@ -23,7 +23,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.config.settings import Settings
-from porter.kernels.scaffold import ScaffoldError, _checked, _create, _doc, safe_name
+from porter.kernels.scaffold import _BOUND, ScaffoldError, _checked, _create, _doc, safe_name
 from porter.config.targets import get_target
 from porter.analysis.device_backends import BackendClass, families
 from porter.pipeline.bounded import Failed, bounded
@@ -99,6 +99,10 @@ def out_name(family: Family, target: str, taken: set[str] | None = None) -> str:
     # a name too long for a file (a 255-byte CUDA module name) is shortened keeping a digest
     kept = name.isidentifier() and name.isascii() and len(name) <= _LONGEST_NAME
     name = name if kept else safe_name(name)
+    # nor a package the port imports: `torch_cuda.py` gave `torch_xla.py`, which hid torch_xla beside
+    # the project's modules and imported itself (seventeenth read)
+    while name in _BOUND:
+        name += "_"
     if taken is not None:
         while name.casefold() in taken:
             name += "_"
