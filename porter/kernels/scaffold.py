@@ -31,7 +31,7 @@ from porter.kernels.inventory import Inventory, Kernel
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
-from porter.kernels.triton_ref import Translation, roles, translate, why_not
+from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
 from porter.core.textsafe import path_name, printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
@@ -112,8 +112,12 @@ def _lit(text: object) -> str:
     return repr(_one_line(text))
 
 
-def _typed(params: list[str], kinds: dict[str, str]) -> list[str]:
-    return [f"{p}: {_TORCH_TYPE[kinds[p]]}" for p in params]
+def _typed(sig: Signature) -> list[str]:
+    """Each parameter with its type (and default) for torch: a custom op's own, else its kind's."""
+    return [
+        f"{p}: {sig.types.get(p) or _TORCH_TYPE[sig.kinds[p]]}" + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
+        for p in sig.params
+    ]
 
 
 @dataclass
@@ -124,6 +128,8 @@ class Signature:
     kinds: dict[str, str]  # tensor / int / float
     mutates: list[str] = field(default_factory=list)
     known: bool = True  # kinds and mutation read from the kernel, not assumed
+    types: dict[str, str] = field(default_factory=dict)  # a custom op's own types, as torch reads them
+    defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -212,8 +218,63 @@ def _annotation_kind(annotation: ast.expr | None) -> str:
     return "tensor"
 
 
+# the types of torch's op schema (torch/_library/infer_schema.py), by the last part of their names
+_SCHEMA_TYPES = {
+    "Tensor": "torch.Tensor",
+    "int": "int",
+    "SymInt": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "Number": "torch.types.Number",
+    "dtype": "torch.dtype",
+    "device": "torch.device",
+}
+_SEQUENCES = {"list", "List", "Sequence", "tuple", "Tuple"}
+
+
+def _schema_type(node: ast.expr | None) -> str | None:
+    """A custom op's annotation spelled with `torch` and builtins alone (the op module imports no
+    more), or None for one outside torch's schema types."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # `"int"`
+        try:
+            return _schema_type(ast.parse(node.value, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _SCHEMA_TYPES.get(node.id if isinstance(node, ast.Name) else node.attr)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # `X | None`
+        sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        inner = _schema_type(sides[0]) if len(sides) == 1 else None
+        return f"{inner} | None" if inner else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        head = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        items = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, ...))]
+        inner = _schema_type(items[0]) if len(items) == 1 else None
+        if inner and (head == "Optional" or head == "Union"):
+            return f"{inner} | None"
+        if inner and head in _SEQUENCES:
+            return f"list[{inner}]"
+    return None
+
+
+def _schema_default(node: ast.expr | None) -> str | None:
+    """A default torch's op schema holds (None, a bool, a number, a string, `torch.<dtype>`), as
+    source, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (type(None), bool, int, float, str)):
+        return (
+            number_literal(node.value)
+            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+            else repr(node.value)
+        )
+    text = ast.unparse(node) if node is not None else ""
+    return text if re.fullmatch(r"torch\.\w+", text) else None
+
+
 def _custom_op_signature(k: Kernel) -> Signature:
-    """The op's own annotations (a custom op is typed already)."""
+    """The op's own annotations and defaults (a custom op is typed already): a `str` was a Tensor,
+    a `list[int]` an int, an `Optional` required (seventeenth read)."""
     try:
         fn = ast.parse(k.source).body[0]
     except (SyntaxError, ValueError, RecursionError, IndexError):
@@ -222,7 +283,17 @@ def _custom_op_signature(k: Kernel) -> Signature:
         return Signature(list(k.params), {p: "tensor" for p in k.params}, known=False)
     args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
     params = [a.arg for a in args]
-    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args})
+    positional = fn.args.posonlyargs + fn.args.args
+    given = dict(zip([a.arg for a in positional][len(positional) - len(fn.args.defaults) :], fn.args.defaults))
+    given.update((a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None)
+    defaults: dict[str, str] = {}
+    for a in reversed(args):  # a trailing run: a parameter without a default ends it
+        value = _schema_default(given.get(a.arg))
+        if value is None:
+            break
+        defaults[a.arg] = value
+    types = {a.arg: t for a in args if (t := _schema_type(a.annotation)) is not None}
+    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args}, types=types, defaults=defaults)
 
 
 # C++'s own words of a parameter's type: never its name
@@ -327,6 +398,8 @@ def _own_names(sig: Signature, n: str) -> Signature:
         {renames.get(p, p): kind for p, kind in sig.kinds.items()},
         [renames.get(p, p) for p in sig.mutates],
         sig.known,
+        {renames.get(p, p): t for p, t in sig.types.items()},
+        {renames.get(p, p): d for p, d in sig.defaults.items()},
     )
 
 
@@ -356,7 +429,7 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         "",
     ]
     params, mutates = sig.params, sig.mutates
-    typed = ", ".join(_typed(params, sig.kinds))
+    typed = ", ".join(_typed(sig))
     args = ", ".join(params)
     if tr is not None:
         body = [
@@ -435,7 +508,7 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     torch's `infer_schema`; that function calls the `@nki.jit` kernel through `wrap_nki`."""
     params, mutates = sig.params, sig.mutates
     args = ", ".join(params)
-    typed = ", ".join(_typed(params, sig.kinds))
+    typed = ", ".join(_typed(sig))
     mutated = "{" + ", ".join(repr(m) for m in mutates) + "}" if mutates else "{}"
     returns = "None" if mutates else "torch.Tensor"
     call = f"wrap_nki({n}_nki_kernel)({args})"

@@ -171,3 +171,27 @@ def test_a_cuda_kernel_declared_in_a_header_is_one_kernel_and_its_unnamed_parame
         "add17": "porter_kernels::add17(Tensor a, Tensor(a1!) out, SymInt n) -> ()",
         "decl17": "porter_kernels::decl17(Tensor arg0, Tensor(a1!) arg1, SymInt arg2, float arg3) -> ()",
     }
+
+
+@pytest.mark.torch
+def test_a_custom_op_s_scaffold_keeps_its_parameter_types_and_defaults(tmp_path):
+    """A custom op is typed already, and torch took its types; the scaffold squeezed each into
+    tensor, int or float (`mode: str` a Tensor, `dims: list[int]` an int, `out: Optional[Tensor]`
+    required) and dropped the defaults: the op could not be called as the original was."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "ops.py": "from typing import List, Optional\n\nimport torch\n\n\n"
+            '@torch.library.triton_op("mylib::fancy17", mutates_args=())\n'
+            "def fancy17(x: torch.Tensor, mode: str, dims: List[int], xs: 'list[torch.Tensor]', scale: float = 1.0,\n"
+            "            flag: bool = False, out: Optional[torch.Tensor] = None, dt: torch.dtype = torch.float32\n"
+            ") -> torch.Tensor:\n"
+            "    return x\n"
+        },
+    )
+    [schema] = _imported(torch, out).values()
+    assert schema.startswith(
+        "porter_kernels::mylib__fancy17(Tensor x, str mode, SymInt[] dims, Tensor[] xs, float scale=1., "
+        "bool flag=False, Tensor? out=None, ScalarType dt="  # float32, as this torch writes it
+    ), schema
