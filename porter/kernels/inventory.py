@@ -368,7 +368,8 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
     positions = wrapper.resolve(PositionProvider)
-    for written, fn in triton_kernels(module, resolver).items():
+    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth read)
+    for written, fn in triton_kernels(module, resolver, in_blocks=True).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         k = _triton_kernel(module, name, fn, rel, positions[fn.name].start.line)
         found.triton[name] = k
