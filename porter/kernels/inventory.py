@@ -468,6 +468,21 @@ def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, Cal
     entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
 
 
+def _top_level_split(params: str) -> list[str]:
+    """A C++ parameter list cut at its own commas, not those of a template's arguments
+    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(params):
+        if c in "<([{":
+            depth += 1
+        elif c in ">)]}" and depth:
+            depth -= 1
+        elif c == "," and not depth:
+            out.append(params[start:i])
+            start = i + 1
+    return [*out, params[start:]]
+
+
 def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
     first function it binds for Python."""
@@ -482,7 +497,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     libs = _TORCH_LIB.findall(code)
     for m in _GLOBAL.finditer(code):
         line = text.count("\n", 0, m.start()) + 1
-        params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
+        params = [" ".join(p.split()) for p in _top_level_split(m.group(2)) if p.strip()]
         detail = (
             "__global__"
             + (f"; binds: {', '.join(bound)}" if bound else "")

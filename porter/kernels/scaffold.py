@@ -314,6 +314,8 @@ def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
             r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", "")
         )
         return name, "tensor", const
+    if "TensorAccessor" in head:  # ATen's accessors (`PackedTensorAccessor32<...>`): a tensor
+        return name, "tensor", bool(re.match(r"\s*const\b", head))
     types = set(words if unnamed else words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
     return name, "int" if types and types <= _C_INT else "float", False
 

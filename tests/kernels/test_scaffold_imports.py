@@ -195,3 +195,21 @@ def test_a_custom_op_s_scaffold_keeps_its_parameter_types_and_defaults(tmp_path)
         "porter_kernels::mylib__fancy17(Tensor x, str mode, SymInt[] dims, Tensor[] xs, float scale=1., "
         "bool flag=False, Tensor? out=None, ScalarType dt="  # float32, as this torch writes it
     ), schema
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_taking_tensor_accessors_gets_one_tensor_per_accessor(tmp_path):
+    """`torch::PackedTensorAccessor32<scalar_t,2,torch::RestrictPtrTraits> input` (how PyTorch's
+    extensions pass a tensor to a kernel) was cut at the commas of its template arguments into three
+    parameters (`scalar_t`, `arg`, `input`), and an accessor was typed float."""
+    torch = need("torch")
+    acc = "torch::PackedTensorAccessor32<scalar_t, 2, torch::RestrictPtrTraits>"
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "template <typename scalar_t>\n"
+            f"__global__ void acc17(const {acc} input,\n    {acc} output, int n) {{\n"
+            "  output[0][0] = input[0][0];\n}\n"
+        },
+    )
+    assert _imported(torch, out) == {"acc17": "porter_kernels::acc17(Tensor input, Tensor(a1!) output, SymInt n) -> ()"}
