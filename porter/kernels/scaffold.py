@@ -204,7 +204,10 @@ def _triton_signature(k: Kernel, tr: Translation | None) -> Signature:
     kinds = {
         p: "tensor" if p in pointers and evidence.get(p) is None else _scalar(p, evidence, indices) for p in params
     }
-    return Signature(params, kinds, [p for p in stored if kinds[p] == "tensor"])
+    # a tl.constexpr added into an address (`dw + offs + W`) is among the terms `roles` finds, but
+    # no parameter of the op: "internal error: KeyError: 'W'" left 32 of fla-core's kernels without
+    # a scaffold (seventeenth read)
+    return Signature(params, kinds, [p for p in stored if kinds.get(p) == "tensor"])
 
 
 def _annotation_kind(annotation: ast.expr | None) -> str:

@@ -213,3 +213,17 @@ def test_a_cuda_kernel_taking_tensor_accessors_gets_one_tensor_per_accessor(tmp_
         },
     )
     assert _imported(torch, out) == {"acc17": "porter_kernels::acc17(Tensor input, Tensor(a1!) output, SymInt n) -> ()"}
+
+
+@pytest.mark.torch
+def test_a_triton_kernel_whose_address_adds_a_constexpr_gets_its_scaffold(tmp_path):
+    """`tl.store(dw + offs + W, ...)` with `W: tl.constexpr`: the address's terms made `W` a
+    pointer the kernel writes, a name the op does not take, and the scaffold ended in "internal
+    error in porter: KeyError: 'W'", passed over (32 of fla-core 0.6.0's kernels)."""
+    torch = need("torch")
+    kernel = _triton("cw17_kernel").replace("BLOCK: tl.constexpr", "W: tl.constexpr, BLOCK: tl.constexpr")
+    kernel = kernel.replace("tl.store(out_ptr + offs,", "tl.store(out_ptr + offs + W,")
+    out = _ops(tmp_path, {"t.py": kernel})
+    assert _imported(torch, out) == {
+        "cw17_kernel": "porter_kernels::cw17_kernel(Tensor x_ptr, Tensor(a1!) out_ptr, SymInt n) -> ()"
+    }
