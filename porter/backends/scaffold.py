@@ -23,7 +23,7 @@ from pathlib import Path
 import libcst as cst
 
 from porter.config.settings import Settings
-from porter.kernels.scaffold import ScaffoldError, _checked, _create, _doc, safe_name
+from porter.kernels.scaffold import _BOUND, ScaffoldError, _checked, _create, _doc, safe_name
 from porter.config.targets import get_target
 from porter.analysis.device_backends import BackendClass, families
 from porter.pipeline.bounded import Failed, bounded
@@ -31,6 +31,7 @@ from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.port import port_source
 from porter.core.reading import lf_line_ends, read_regular
+from porter.core.textsafe import path_name
 
 
 @dataclass
@@ -98,6 +99,10 @@ def out_name(family: Family, target: str, taken: set[str] | None = None) -> str:
     # a name too long for a file (a 255-byte CUDA module name) is shortened keeping a digest
     kept = name.isidentifier() and name.isascii() and len(name) <= _LONGEST_NAME
     name = name if kept else safe_name(name)
+    # nor a package the port imports: `torch_cuda.py` gave `torch_xla.py`, which hid torch_xla beside
+    # the project's modules and imported itself (seventeenth read)
+    while name in _BOUND:
+        name += "_"
     if taken is not None:
         while name.casefold() in taken:
             name += "_"
@@ -122,7 +127,7 @@ def write_backend(
     try:
         made = bounded(_backend_bytes, family, root, target, name, limit=limit)
     except Failed as exc:
-        raise ScaffoldError(f"{family.cuda.path}: {exc}; nothing written") from None
+        raise ScaffoldError(f"{path_name(family.cuda.path)}: {exc}; nothing written") from None
     if isinstance(made, ScaffoldError):
         raise made
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -144,11 +149,10 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
         # bytes: libcst decodes them as Python does (a `# -*- coding: latin-1 -*-` line, a BOM)
         module = cst.parse_module(read_regular(base_dir / cuda.path))
     except (OSError, UnicodeError, LookupError, TypeError) as exc:
-        raise ScaffoldError(f"{cuda.path}: cannot read CUDA's module ({exc}); nothing written") from None
+        raise ScaffoldError(f"{path_name(cuda.path)}: cannot read CUDA's module ({exc}); nothing written") from None
     except (cst.ParserSyntaxError, RecursionError) as exc:
-        raise ScaffoldError(
-            f"{cuda.path}: CUDA's module does not parse ({' '.join(str(exc).split())[:160]}); nothing written"
-        ) from None
+        why = " ".join(str(exc).split())[:160]
+        raise ScaffoldError(f"{path_name(cuda.path)}: CUDA's module does not parse ({why}); nothing written") from None
     new_class = renamed(cuda.name, target)
     display = get_target(target).display
     doc = f"{display}'s backend for `{_doc(family.base)}`, modelled on `{_doc(cuda.name)}`. TODO: describe it."

@@ -133,13 +133,42 @@ def _kernel_decorator(resolver, fn: cst.FunctionDef) -> str | None:
     return None
 
 
-def triton_kernels(module: cst.Module, resolver) -> dict[str, cst.FunctionDef]:
-    """Top-level functions decorated as Triton kernels, by name."""
+def triton_kernels(module: cst.Module, resolver, in_blocks: bool = False) -> dict[str, cst.FunctionDef]:
+    """Top-level functions decorated as Triton kernels, by name; with `in_blocks`, also those
+    defined at module level inside an `if`, `try` or `with` (`if HAS_TRITON:`), never a function's
+    or a class's own."""
     found: dict[str, cst.FunctionDef] = {}
-    for stmt in module.body:
+    for stmt in _module_level(module.body) if in_blocks else module.body:
         if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt):
             found[stmt.name.value] = stmt
     return found
+
+
+def _module_level(body) -> list:
+    """The statements of `body` and of the blocks of its `if`, `try` and `with` statements (their
+    `else`, `except` and `finally` too), in order: what a module binds at its own level."""
+    out: list = []
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        out.append(stmt)
+        blocks: list[Any] = []
+        if isinstance(stmt, cst.If):
+            blocks = [stmt.body, stmt.orelse]
+        elif isinstance(stmt, (cst.Try, cst.TryStar)):
+            blocks = [stmt.body, *stmt.handlers, stmt.orelse, stmt.finalbody]
+        elif isinstance(stmt, cst.With):
+            blocks = [stmt.body]
+        inner: list[Any] = []
+        for block in blocks:
+            if isinstance(block, cst.If):  # an `elif`
+                inner.append(block)
+            elif isinstance(block, cst.BaseSuite):  # a block's own
+                inner.extend(block.body)
+            elif block is not None:  # `else`, `except`, `finally`: their block
+                inner.extend(block.body.body)
+        stack.extend(reversed(inner))
+    return out
 
 
 class KernelsFamily(ReferenceTracker, Family):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -160,7 +161,9 @@ class _Scan(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
-            self.launches.append((func.value.value, self._site(node)))
+            # by the name Python reads (NFKC), as the kernels are named: `ｓcale` was a kernel
+            # apart from its launch `scale[grid](...)`, its reference not derived (seventeenth read)
+            self.launches.append((unicodedata.normalize("NFKC", func.value.value), self._site(node)))
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             self.attr_calls.append((func.value.value, func.attr.value, self._site(node)))
         qual = self.resolver.qualname(func) or ""
@@ -259,10 +262,15 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         try:
             one = bounded(_scan_cuda_alone, path, rel, limit=limit)
         except Failed as exc:
-            inv.problems.append(f"{rel}: {exc}")
+            inv.problems.append(f"{path_name(rel)}: {exc}")
             continue
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
+    # a kernel declared in a header and defined in a .cu file is one kernel, the definition
+    # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
+    defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
+    declared = [k for k in inv.kernels if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source]
+    inv.kernels = [k for k in inv.kernels if not any(k is d and k.name in defined for d in declared)]
     return inv
 
 
@@ -274,7 +282,7 @@ def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found
     try:
         one, seen = bounded(_scan_python_alone, path, rel, root, found.imported, found.compiled, limit=limit)
     except Failed as exc:
-        inv.problems.append(f"{rel}: {exc}")
+        inv.problems.append(f"{path_name(rel)}: {exc}")
         return
     inv.kernels.extend(one.kernels)
     inv.problems.extend(one.problems)
@@ -338,14 +346,14 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
     try:
         source = read_regular(path)
     except Unreadable as exc:
-        inv.problems.append(f"{rel}: {exc.reason}")
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return None
     try:
         if not _may_hold_kernel(source, rel, compiled):
             return None
         return source, cst.parse_module(source)
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
-        inv.problems.append(f"{rel}: {exc.__class__.__name__}")
+        inv.problems.append(f"{path_name(rel)}: {exc.__class__.__name__}")
         return None
 
 
@@ -360,7 +368,9 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
     positions = wrapper.resolve(PositionProvider)
-    for name, fn in triton_kernels(module, resolver).items():
+    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth read)
+    for written, fn in triton_kernels(module, resolver, in_blocks=True).items():
+        name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         k = _triton_kernel(module, name, fn, rel, positions[fn.name].start.line)
         found.triton[name] = k
         inv.kernels.append(k)
@@ -458,13 +468,28 @@ def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, Cal
     entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
 
 
+def _top_level_split(params: str) -> list[str]:
+    """A C++ parameter list cut at its own commas, not those of a template's arguments
+    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three)."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(params):
+        if c in "<([{":
+            depth += 1
+        elif c in ">)]}" and depth:
+            depth -= 1
+        elif c == "," and not depth:
+            out.append(params[start:i])
+            start = i + 1
+    return [*out, params[start:]]
+
+
 def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
     first function it binds for Python."""
     try:
         text = read_regular(path).decode("utf-8", errors="replace")
     except Unreadable as exc:
-        inv.problems.append(f"{rel}: {exc.reason}")
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
@@ -472,7 +497,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
     libs = _TORCH_LIB.findall(code)
     for m in _GLOBAL.finditer(code):
         line = text.count("\n", 0, m.start()) + 1
-        params = [" ".join(p.split()) for p in m.group(2).split(",") if p.strip()]
+        params = [" ".join(p.split()) for p in _top_level_split(m.group(2)) if p.strip()]
         detail = (
             "__global__"
             + (f"; binds: {', '.join(bound)}" if bound else "")

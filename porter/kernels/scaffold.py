@@ -31,8 +31,8 @@ from porter.kernels.inventory import Inventory, Kernel
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
-from porter.kernels.triton_ref import Translation, roles, translate, why_not
-from porter.core.textsafe import printable
+from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
+from porter.core.textsafe import path_name, printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
@@ -50,7 +50,7 @@ def safe_name(name: str) -> str:
         import hashlib
 
         out = out[: _MAX_NAME - 9] + "_" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:8]
-    if keyword.iskeyword(out) or out in _BOUND or any(out + end in _BOUND for end in _ENDINGS):
+    if keyword.iskeyword(out) or out in _BOUND or out in _SCHEMA_WORDS or any(out + end in _BOUND for end in _ENDINGS):
         out += "_"
     return out
 
@@ -67,12 +67,20 @@ _BOUND = frozenset(
         "float", "NotImplementedError",
     }
 )  # fmt: skip
+# the words of torch's op schema that Python takes as names (torch/csrc/jit/frontend/lexer.h; the
+# others are Python's keywords): a parameter or a kernel named `NoneType` or `Ellipsis` gave an op
+# module that failed at import, "expected ident" (seventeenth read)
+_SCHEMA_WORDS = frozenset({"NoneType", "Ellipsis"})
+_NAMESPACE_ATTRS = frozenset({"name"})  # what `torch.ops.NAMESPACE` has of its own (safe_name strips `_dir`'s `_`)
 _ENDINGS = ("_op", "_neuron", "_tpu", "_xla", "_nki", "_nki_kernel", "_pallas", "_pallas_kernel", "_reference")
 
 
 def _unused(name: str, taken: set[str]) -> str:
-    """`name` with underscores added until it is neither taken nor bound by the scaffold; taken."""
-    new = name + "_"
+    """`name` in ASCII with underscores added until it is neither taken nor bound by the scaffold;
+    taken. ASCII: torch's schema parser reads no other name (a Triton pointer `xé` made an op
+    module that failed at import, "UnicodeDecodeError": seventeenth read)."""
+    ascii_name = re.sub(r"\W", "_", unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode())
+    new = ("p_" if not ascii_name or ascii_name[0].isdigit() else "") + ascii_name + "_"
     while new in taken or new in _BOUND:
         new += "_"
     taken.add(new)
@@ -104,8 +112,12 @@ def _lit(text: object) -> str:
     return repr(_one_line(text))
 
 
-def _typed(params: list[str], kinds: dict[str, str]) -> list[str]:
-    return [f"{p}: {_TORCH_TYPE[kinds[p]]}" for p in params]
+def _typed(sig: Signature) -> list[str]:
+    """Each parameter with its type (and default) for torch: a custom op's own, else its kind's."""
+    return [
+        f"{p}: {sig.types.get(p) or _TORCH_TYPE[sig.kinds[p]]}" + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
+        for p in sig.params
+    ]
 
 
 @dataclass
@@ -116,6 +128,8 @@ class Signature:
     kinds: dict[str, str]  # tensor / int / float
     mutates: list[str] = field(default_factory=list)
     known: bool = True  # kinds and mutation read from the kernel, not assumed
+    types: dict[str, str] = field(default_factory=dict)  # a custom op's own types, as torch reads them
+    defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -190,7 +204,10 @@ def _triton_signature(k: Kernel, tr: Translation | None) -> Signature:
     kinds = {
         p: "tensor" if p in pointers and evidence.get(p) is None else _scalar(p, evidence, indices) for p in params
     }
-    return Signature(params, kinds, [p for p in stored if kinds[p] == "tensor"])
+    # a tl.constexpr added into an address (`dw + offs + W`) is among the terms `roles` finds, but
+    # no parameter of the op: "internal error: KeyError: 'W'" left 32 of fla-core's kernels without
+    # a scaffold (seventeenth read)
+    return Signature(params, kinds, [p for p in stored if kinds.get(p) == "tensor"])
 
 
 def _annotation_kind(annotation: ast.expr | None) -> str:
@@ -204,8 +221,63 @@ def _annotation_kind(annotation: ast.expr | None) -> str:
     return "tensor"
 
 
+# the types of torch's op schema (torch/_library/infer_schema.py), by the last part of their names
+_SCHEMA_TYPES = {
+    "Tensor": "torch.Tensor",
+    "int": "int",
+    "SymInt": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "Number": "torch.types.Number",
+    "dtype": "torch.dtype",
+    "device": "torch.device",
+}
+_SEQUENCES = {"list", "List", "Sequence", "tuple", "Tuple"}
+
+
+def _schema_type(node: ast.expr | None) -> str | None:
+    """A custom op's annotation spelled with `torch` and builtins alone (the op module imports no
+    more), or None for one outside torch's schema types."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # `"int"`
+        try:
+            return _schema_type(ast.parse(node.value, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        return _SCHEMA_TYPES.get(node.id if isinstance(node, ast.Name) else node.attr)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # `X | None`
+        sides = [s for s in (node.left, node.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        inner = _schema_type(sides[0]) if len(sides) == 1 else None
+        return f"{inner} | None" if inner else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        head = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        items = [i for i in items if not (isinstance(i, ast.Constant) and i.value in (None, ...))]
+        inner = _schema_type(items[0]) if len(items) == 1 else None
+        if inner and (head == "Optional" or head == "Union"):
+            return f"{inner} | None"
+        if inner and head in _SEQUENCES:
+            return f"list[{inner}]"
+    return None
+
+
+def _schema_default(node: ast.expr | None) -> str | None:
+    """A default torch's op schema holds (None, a bool, a number, a string, `torch.<dtype>`), as
+    source, or None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (type(None), bool, int, float, str)):
+        return (
+            number_literal(node.value)
+            if isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+            else repr(node.value)
+        )
+    text = ast.unparse(node) if node is not None else ""
+    return text if re.fullmatch(r"torch\.\w+", text) else None
+
+
 def _custom_op_signature(k: Kernel) -> Signature:
-    """The op's own annotations (a custom op is typed already)."""
+    """The op's own annotations and defaults (a custom op is typed already): a `str` was a Tensor,
+    a `list[int]` an int, an `Optional` required (seventeenth read)."""
     try:
         fn = ast.parse(k.source).body[0]
     except (SyntaxError, ValueError, RecursionError, IndexError):
@@ -214,20 +286,40 @@ def _custom_op_signature(k: Kernel) -> Signature:
         return Signature(list(k.params), {p: "tensor" for p in k.params}, known=False)
     args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
     params = [a.arg for a in args]
-    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args})
+    positional = fn.args.posonlyargs + fn.args.args
+    given = dict(zip([a.arg for a in positional][len(positional) - len(fn.args.defaults) :], fn.args.defaults))
+    given.update((a.arg, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None)
+    defaults: dict[str, str] = {}
+    for a in reversed(args):  # a trailing run: a parameter without a default ends it
+        value = _schema_default(given.get(a.arg))
+        if value is None:
+            break
+        defaults[a.arg] = value
+    types = {a.arg: t for a in args if (t := _schema_type(a.annotation)) is not None}
+    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args}, types=types, defaults=defaults)
 
 
-def _c_param(decl: str) -> tuple[str, str, bool]:
-    """(name, kind, const pointer) of one C++ parameter declaration."""
-    words = re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])
-    name = words[-1] if words else "arg"
+# C++'s own words of a parameter's type: never its name
+_C_TYPE_WORDS = _C_INT | {"float", "double", "void", "auto", "const", "volatile", "__restrict__", "restrict"}
+
+
+def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
+    """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
+    none, as a declaration may: `const float*`, `int`, `const T`)."""
+    head = decl.split("=")[0].strip()
+    words = re.findall(r"[A-Za-z_]\w*", head)
+    named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
+    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or re.sub(r"\[[^\]]*\]$", "", head).rstrip()[-1:] in "*&"
+    name = f"arg{index}" if unnamed else words[-1]
     pointer = "*" in decl or "[" in decl
     if pointer:
         const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(
             r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", "")
         )
         return name, "tensor", const
-    types = set(words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
+    if "TensorAccessor" in head:  # ATen's accessors (`PackedTensorAccessor32<...>`): a tensor
+        return name, "tensor", bool(re.match(r"\s*const\b", head))
+    types = set(words if unnamed else words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
     return name, "int" if types and types <= _C_INT else "float", False
 
 
@@ -258,8 +350,10 @@ def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
     mutates: list[str] = []
-    for decl in k.params:
-        name, kind, const = _c_param(decl)
+    for index, decl in enumerate(k.params):
+        if decl == "void":  # `k(void)`: C's spelling of no parameter
+            continue
+        name, kind, const = _c_param(decl, index)
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -275,7 +369,8 @@ def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
         return _triton_signature(k, tr)  # its parameters are renamed in its source (`_params_renamed`)
     if k.kind == "custom-op":
         return _own_names(_custom_op_signature(k), n)
-    if k.kind == "cuda" and k.params:
+    if k.kind == "cuda" and k.detail.startswith("__global__"):
+        # its own declaration, even of no parameter (`k()` took one tensor `arg0`: seventeenth read)
         return _own_names(_cuda_signature(k), n)
     # an op of a loaded extension: only its call sites say what it takes
     count = max((len(c.args) for c in k.calls), default=1)
@@ -285,11 +380,12 @@ def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
 
 
 def _clashes(param: str, n: str) -> bool:
-    """Whether a parameter named `param` would hide a name the files of kernel `n` use: an
-    import (`torch`, `jax`, `pl`), the test's `make_inputs(device)`, or one of the kernel's own
-    functions (`n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`)."""
+    """Whether a parameter named `param` would hide a name the files of kernel `n` use (an
+    import: `torch`, `jax`, `pl`; the test's `make_inputs(device)`; one of the kernel's own
+    functions: `n`, `n_reference`, `n_nki_kernel`, `n_pallas_kernel`), or is a name torch's op
+    schema cannot hold (past ASCII, `NoneType`)."""
     own = param in ("device", "make_inputs", n) or param.startswith(n + "_")
-    return own or param in _BOUND or keyword.iskeyword(param)
+    return own or param in _BOUND or keyword.iskeyword(param) or not param.isascii() or param in _SCHEMA_WORDS
 
 
 def _own_names(sig: Signature, n: str) -> Signature:
@@ -309,6 +405,8 @@ def _own_names(sig: Signature, n: str) -> Signature:
         {renames.get(p, p): kind for p, kind in sig.kinds.items()},
         [renames.get(p, p) for p in sig.mutates],
         sig.known,
+        {renames.get(p, p): t for p, t in sig.types.items()},
+        {renames.get(p, p): d for p, d in sig.defaults.items()},
     )
 
 
@@ -338,7 +436,7 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         "",
     ]
     params, mutates = sig.params, sig.mutates
-    typed = ", ".join(_typed(params, sig.kinds))
+    typed = ", ".join(_typed(sig))
     args = ", ".join(params)
     if tr is not None:
         body = [
@@ -354,7 +452,7 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             f"    return None  # writes {', '.join(mutates)} in place: nothing new to allocate",
             "",
         ]
-        return "\n".join(head + body)
+        return "\n".join(head + _registered(body, len(params)))
     why = reason or "porter cannot derive its math from the source"
     returns = "None" if mutates else "torch.Tensor"
     check = (
@@ -387,7 +485,29 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         todo = "TODO(porter): return an empty tensor with the output" + chr(39) + "s shape and dtype" + hint
         body.append(f"    raise NotImplementedError({_lit(todo)})")
     body.append("")
-    return "\n".join(head + body)
+    return "\n".join(head + _registered(body, len(params)))
+
+
+# the most arguments an op of torch takes ("this PyTorch build only supports 64", at import)
+_MAX_OP_ARGS = 64
+
+
+def _registered(lines: list[str], count: int) -> list[str]:
+    """`lines`; for an op of more than `_MAX_OP_ARGS` arguments, with the decorators that register
+    it (and its fake) turned into comments under a TODO: a Triton kernel of 300 parameters gave
+    files that failed at import (seventeenth read)."""
+    if count <= _MAX_OP_ARGS:
+        return lines
+    out = []
+    for line in lines:
+        if line.startswith("@") and ("porter_kernels::" in line or line.endswith(".register_fake")):
+            out.append(
+                f"# TODO(porter): torch registers an op of at most {_MAX_OP_ARGS} arguments and this one takes"
+                f" {count}: pass them as lists (list[torch.Tensor], list[int]), then register it:"
+            )
+            line = "# " + line
+        out.append(line)
+    return out
 
 
 def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
@@ -395,35 +515,40 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     torch's `infer_schema`; that function calls the `@nki.jit` kernel through `wrap_nki`."""
     params, mutates = sig.params, sig.mutates
     args = ", ".join(params)
-    typed = ", ".join(_typed(params, sig.kinds))
+    typed = ", ".join(_typed(sig))
     mutated = "{" + ", ".join(repr(m) for m in mutates) + "}" if mutates else "{}"
     returns = "None" if mutates else "torch.Tensor"
     call = f"wrap_nki({n}_nki_kernel)({args})"
     return "\n".join(
-        [
-            f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
-            'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
-            "",
-            "import nki",
-            "import nki.isa as nisa",
-            "import nki.language as nl",
-            "import torch",
-            "from torch_neuronx import nki_op, wrap_nki",
-            "",
-            "",
-            "@nki.jit",
-            f"def {n}_nki_kernel({args}):",
-            f"    # {_comment(todo)}",
-            "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
-            f"    raise NotImplementedError({_lit(todo)})",
-            "",
-            "",
-            f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
-            f"def {n}_nki({typed}) -> {returns}:",
-            f"    {call}" if mutates else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
-            *([] if mutates else [f"    return {call}"]),
-            "",
-        ]
+        _registered(
+            [
+                f'"""NKI kernel skeleton for `{_doc(k.name)}` (TorchNeuron): an `@nki.jit` kernel, called from a',
+                'type-annotated PyTorch function that `torch_neuronx.nki_op` registers as a torch op."""',
+                "",
+                "import nki",
+                "import nki.isa as nisa",
+                "import nki.language as nl",
+                "import torch",
+                "from torch_neuronx import nki_op, wrap_nki",
+                "",
+                "",
+                "@nki.jit",
+                f"def {n}_nki_kernel({args}):",
+                f"    # {_comment(todo)}",
+                "    # Tiles: load HBM → SBUF with nisa.dma_copy, compute with nisa / nl, copy back.",
+                f"    raise NotImplementedError({_lit(todo)})",
+                "",
+                "",
+                f'@nki_op("porter_kernels::{n}_nki", mutates_args={mutated})',
+                f"def {n}_nki({typed}) -> {returns}:",
+                f"    {call}"
+                if mutates
+                else "    # TODO(porter): allocate the output, pass it to the kernel, return it",
+                *([] if mutates else [f"    return {call}"]),
+                "",
+            ],
+            len(params),
+        )
     )
 
 
@@ -442,30 +567,33 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
     refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
     return "\n".join(
-        [
-            f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
-            "JAX function with annotated arguments as a torch op; it returns its outputs"
-            + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
-            '"""',
-            "",
-            "import jax",
-            "import jax.numpy as jnp",
-            "from jax.experimental import pallas as pl",
-            "import torch",
-            "import torch_tpu  # noqa: F401  (registers torch.tpu)",
-            "",
-            "",
-            f"def {n}_pallas_kernel({refs}):",
-            f"    # {_comment(todo)}",
-            f"    raise NotImplementedError({_lit(todo)})",
-            "",
-            "",
-            f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
-            f"def {n}_pallas({typed}) -> {returns}:",
-            "    # TODO(porter): the output shapes and the grid",
-            f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
-            "",
-        ]
+        _registered(
+            [
+                f'"""Pallas kernel skeleton for `{_doc(k.name)}` (TorchTPU): `torch.tpu.pallas.jax_op` registers a',
+                "JAX function with annotated arguments as a torch op; it returns its outputs"
+                + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
+                '"""',
+                "",
+                "import jax",
+                "import jax.numpy as jnp",
+                "from jax.experimental import pallas as pl",
+                "import torch",
+                "import torch_tpu  # noqa: F401  (registers torch.tpu)",
+                "",
+                "",
+                f"def {n}_pallas_kernel({refs}):",
+                f"    # {_comment(todo)}",
+                f"    raise NotImplementedError({_lit(todo)})",
+                "",
+                "",
+                f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
+                f"def {n}_pallas({typed}) -> {returns}:",
+                "    # TODO(porter): the output shapes and the grid",
+                f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
+                "",
+            ],
+            len(inputs),
+        )
     )
 
 
@@ -630,8 +758,8 @@ def _create(folder: Path, name: str, data: bytes) -> bool:
 
 
 def _params_renamed(k: Kernel, n: str) -> Kernel:
-    """`k` with each parameter that a generated file would bind over a name it uses renamed
-    (a trailing underscore) in its parameters and its source: a Triton kernel's `torch`
+    """`k` with each parameter (or local) that a generated file would bind over a name it uses
+    renamed (a trailing underscore) in its parameters and its source: a Triton kernel's `torch`
     made `make_inputs` say `torch = 256` before `torch.randn(...)`, `device` replaced
     make_inputs's own argument, `wrap_nki` hid torch_neuronx's in the NKI wrapper."""
     names = [p.split(":")[0].strip() for p in k.params]
@@ -639,11 +767,17 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
     # is made from that form, or a fullwidth pointer was typed `float` (its kind was looked up
     # under the name as written, which the translation never saw)
     taken = {unicodedata.normalize("NFKC", p) for p in names}
+    # and its locals, which the reference keeps: `torch = tl.load(...)` made it call `torch.exp`
+    # on a tensor (seventeenth read)
+    local = _locals(k.source) - taken
+    taken |= local
     renames: dict[str, str] = {}
     for p in names:
         if safe_name(p) == p and not _clashes(p, n):
             continue
         renames[p] = _unused(unicodedata.normalize("NFKC", p), taken)
+    for name in sorted(local & _BOUND):
+        renames[name] = _unused(name, taken)
     if not renames:
         return k
     from dataclasses import replace
@@ -652,6 +786,15 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
         renames.get(p.split(":")[0].strip(), p.split(":")[0].strip()) + p[len(p.split(":")[0]) :] for p in k.params
     ]
     return replace(k, params=params, source=_renamed(k.source, renames))
+
+
+def _locals(source: str) -> set[str]:
+    """The names a function's source binds (as Python reads them: NFKC)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
 
 
 def _renamed(source: str, renames: dict[str, str]) -> str:
@@ -708,7 +851,7 @@ def write_scaffolds(
             checked = bounded(_kernel_files, k, n, target, limit=limit)
         except Failed as exc:
             if passed is not None:
-                passed.append(f"{k.path}:{k.line}: {k.name}: no scaffold written: {exc}")
+                passed.append(f"{path_name(k.path)}:{k.line}: {k.name}: no scaffold written: {exc}")
             continue
         if isinstance(checked, ScaffoldError):
             raise checked
@@ -731,10 +874,19 @@ def _free_name(k: Kernel, seen: set[str]) -> str:
     # two kernels whose names differ only in what a name cannot hold, or only in case
     # (`Scale`, `scale`: on a case-insensitive file system, macOS's and Windows' default,
     # `scale_op.py` was `Scale_op.py`, "kept", and the second kernel got no files)
-    while n.casefold() in seen:
+    # nor an op another kernel's files register (kernel `a`'s NKI op is `a_nki`, kernel `a_nki`'s
+    # reference op too: torch took the second in place of the first), nor an attribute of torch's
+    # op namespace (`torch.ops.porter_kernels.name` is the namespace's name: the op module of a
+    # kernel `name` failed at import) (seventeenth read)
+    while any(op.casefold() in seen for op in _ops_of(n)) or n in _NAMESPACE_ATTRS:
         n += "_"
-    seen.add(n.casefold())
+    seen.update(op.casefold() for op in _ops_of(n))
     return n
+
+
+def _ops_of(n: str) -> tuple[str, ...]:
+    """The names of the ops the files of kernel `n` register (the first is their file names' stem)."""
+    return (n, n + "_nki", n + "_pallas")
 
 
 def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | ScaffoldError:

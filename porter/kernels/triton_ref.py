@@ -156,6 +156,15 @@ class _Translator:
             raise Untranslatable("the kernel stores nothing")
         if self.rowwise and self.flat:
             raise Untranslatable("the kernel mixes flat and row-wise indexing")
+        # a tl.constexpr the body still names (a value, a mask's bound, a stride): the reference
+        # takes only the launch's other arguments, and `* BLOCK` was a NameError when it ran
+        named = {n.id for line in self.body for n in ast.walk(ast.parse(line)) if isinstance(n, ast.Name)}
+        stray = [c for c in constexprs if c in named]
+        if stray:
+            raise Untranslatable(
+                f"the math uses tl.constexpr `{stray[0]}`, whose value only the launch gives (the reference"
+                " takes the other arguments)"
+            )
         kind = "row-reduction" if self.rowwise else "elementwise"
         return Translation(self.fn.name, params, constexprs, self.stored, self.loaded, self.body, kind)
 

@@ -202,3 +202,49 @@ def test_cuda_only_custom_ops_are_listed(tmp_path):
     op_file = tmp_path / "k" / "demo__fast_op.py"
     # the op is typed already: its annotations are kept (a float is no tensor)
     assert op_file in written and "def demo__fast(x: torch.Tensor, scale: float)" in op_file.read_text()
+
+
+def test_a_triton_kernel_is_named_as_python_reads_its_name(tmp_path):
+    """Python reads `ｓcale` as `scale` (NFKC), and so does the launch `scale[grid](...)`: the kernel
+    was listed as `ｓcale` with no call, its reference "no kernel 'ｓcale' in the source", its files
+    named `cale`, and its op declared with every parameter a tensor, writing none (seventeenth read)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def \uff53cale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n\n\n"
+        "def run(x, out):\n    scale[(1,)](x, out, x.numel(), BLOCK=128)\n",
+        encoding="utf-8",
+    )
+    [k] = scan(src).kernels
+    assert k.name == "scale" and len(k.calls) == 1, (k.name, k.calls)
+    write_scaffolds(scan(src), tmp_path / "out", "neuron")
+    op = (tmp_path / "out" / "scale_op.py").read_text()
+    assert "mutates_args=('out_ptr',)" in op and "n: int" in op and "derived by porter" in op, op
+
+
+def test_a_triton_kernel_defined_under_a_module_level_if_or_try_is_listed(tmp_path):
+    """`if HAS_TRITON:` / `try:` around a kernel's definition (as a library with an optional Triton
+    writes it): lint reported the kernel (KERN002), `kernels` listed nothing and scaffolded nothing."""
+    src = tmp_path / "src"
+    src.mkdir()
+    body = (
+        "def {name}(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+    )
+    indented = "".join("    " + line for line in body.splitlines(True))
+    (src / "k.py").write_text(
+        "try:\n    import triton\n    import triton.language as tl\n    HAS_TRITON = True\nexcept ImportError:\n"
+        "    HAS_TRITON = False\n\nif HAS_TRITON:\n\n    @triton.jit\n" + indented.format(name="in_if") + "\n"
+        "try:\n\n    @triton.jit\n" + indented.format(name="in_try") + "except Exception:\n    pass\n\n\n"
+        "def launch(x, out):\n    in_if[(1,)](x, out, 4, BLOCK=4)\n\n\n"
+        "def helper():\n    @triton.jit\n" + indented.format(name="in_def") + "    return in_def\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert sorted(kernels) == ["in_if", "in_try"], sorted(kernels)  # a function's own stays its own
+    assert len(kernels["in_if"].calls) == 1
+    write_scaffolds(scan(src), tmp_path / "out", "neuron")
+    assert "derived by porter" in (tmp_path / "out" / "in_if_op.py").read_text()

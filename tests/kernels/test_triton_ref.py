@@ -244,6 +244,16 @@ def test_row_rmsnorm_with_a_column_vector():
             "mixes flat and row-wise",
         ),
         ("    for i in range(4):\n        pass\n", "statement not in the translatable forms"),
+        # a tl.constexpr as a value, a mask's bound or a stride: the reference does not take it, and
+        # it was written `* BLOCK` (NameError when the reference ran: seventeenth read)
+        (
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(o_ptr + offs, tl.load(o_ptr + offs) * BLOCK)\n",
+            "tl.constexpr `BLOCK`",
+        ),
+        (
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    tl.store(o_ptr + offs, 1.0, mask=offs < BLOCK)\n",
+            "tl.constexpr `BLOCK`",
+        ),
     ],
 )
 def test_untranslatable_kernels_say_why(body, reason):

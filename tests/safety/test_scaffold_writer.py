@@ -630,3 +630,34 @@ def test_kernels_in_files_whose_names_are_not_utf8_are_listed_and_scaffolded(tmp
         shown = porter("backends", "src", "--target", "neuron", *args, cwd=tmp_path)
         text = shown.stdout.decode()
         assert ("cuda_acc\\\\xff" if args else "cuda_acc\\xff") in text and "udcff" not in text, text
+
+
+def test_kernels_notes_name_a_file_as_every_output_names_it(tmp_path):
+    """`kernels` named a file it could not read as it is: `b\\x41.py` (a backslash in the name)
+    read as the escape of a byte, where lint shows `b\\\\x41.py`, and `--json` gave a name that is
+    not UTF-8 as `\\udcff`, where the table and lint give `\\xff` (seventeenth read)."""
+    import json
+    import os
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "b\\x41.py").write_text("import triton\ndef (:\n")
+    (src / os.fsdecode(b"c\xff.py")).write_text("import triton\ndef (:\n")
+    res = porter("kernels", "src", cwd=tmp_path)
+    err = res.stderr.decode()
+    assert "note: b\\\\x41.py: " in err and "note: c\\xff.py: " in err, err
+    problems = json.loads(porter("kernels", "src", "--json", cwd=tmp_path).stdout)["problems"]
+    assert sorted(p.split(":")[0] for p in problems) == ["b\\\\x41.py", "c\\xff.py"], problems
+
+
+@pytest.mark.parametrize("target,runtime", [("xla", "torch_xla"), ("tpu", "torch_tpu"), ("neuron", "torch_neuron")])
+def test_backends_scaffold_names_no_module_as_a_package_the_port_imports(tmp_path, target, runtime):
+    """CUDA's module `torch_cuda.py` gave `torch_xla.py` (`torch_tpu.py`, `torch_neuron.py`): beside
+    the project's modules it hid the target's own package, and the xla one imported itself
+    (`import torch_xla.core.xla_model`: "'torch_xla' is not a package") (seventeenth read)."""
+    _family(tmp_path / "src", "torch_cuda.py")
+    res = porter("backends", "src", "--target", target, "--scaffold", "out", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr.decode()
+    [made] = (tmp_path / "out").iterdir()
+    assert made.name != f"{runtime}.py" and made.name.startswith(runtime), made.name
+    _compiled(made)
