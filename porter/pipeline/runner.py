@@ -652,13 +652,28 @@ class _Serial:
         self.stats = stats
         self.facts = facts
         self.keep_ported = keep_ported
+        self.packages: dict[str, bool] = {}  # folder -> whether it is a package's
+
+    def package(self, path: Path) -> bool:
+        """`folder_is_package`, worked out once per folder of the run: a warm run asked it twice
+        of every file, and each `resolve` is an lstat per component of the path (0.1 s of a
+        0.6 s warm lint of 3,945 files). A file that is a link is asked alone: its folder is
+        its target's."""
+        if os.path.islink(path):
+            return folder_is_package(path)
+        folder = os.path.dirname(os.fspath(path))
+        known = self.packages.get(folder)
+        if known is None:
+            known = self.packages[folder] = folder_is_package(path)
+        return known
 
     def prepared(self, cand: Candidate) -> tuple[_Tag, Job | None]:
         """The candidate's tag, and its parse when no result is known without one."""
         if cand.problem is not None:
             name = _name(cand)
             return (cand, _problem(cand, name), None), None
-        known = _known(cand, self.settings, self.facts, self.stats, self.sources)
+        package = self.package(cand.path)
+        known = _known(cand, self.settings, self.facts, self.stats, package, self.sources)
         if known is not None:
             return (cand, known, None), None
         name, here, st, source, failed = _read_stat(cand, self.settings)
@@ -670,7 +685,7 @@ class _Serial:
             here,
             flow=self.facts.get(name, ()),
             line_length=_line_length(cand.path, here),
-            package=folder_is_package(cand.path),
+            package=package,
         )
         if self.keep_ported and not here.want_source and imports_cuda_only(source, self.keep_ported):
             here = replace(here, want_source=True)
@@ -885,10 +900,15 @@ def _index_of(
 
 
 def _known(
-    cand: Candidate, settings: Settings, facts: dict[str, Facts], stats: StatIndex | None, sources: bool = True
+    cand: Candidate,
+    settings: Settings,
+    facts: dict[str, Facts],
+    stats: StatIndex | None,
+    package: bool,
+    sources: bool = True,
 ) -> FileResult | None:
-    """The result the stat index holds for an unchanged file, or None (read it). `sources`:
-    as for `iter_results`."""
+    """The result the stat index holds for an unchanged file, or None (read it). `package`:
+    whether its folder is a package's; `sources`: as for `iter_results`."""
     if stats is None:
         return None
     name = _name(cand)
@@ -897,7 +917,7 @@ def _known(
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    context = context_key(facts.get(name, ()), _line_length(cand.path, settings), folder_is_package(cand.path))
+    context = context_key(facts.get(name, ()), _line_length(cand.path, settings), package)
     if rec is None or rec.facts != context:
         return None
     result = stats.answer(name, rec, cand.path, source_wanted=sources)
