@@ -394,8 +394,11 @@ _NODE = cst.CSTNode
 def children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
     """`node.children`: the same nodes in the same order, read from the node's fields."""
     fields = _ORDER.get(type(node))
-    if fields is None:
-        return node.children
+    return node.children if fields is None else _in_fields(node, fields)
+
+
+def _in_fields(node: cst.CSTNode, fields: Sequence[str]) -> list[cst.CSTNode]:
+    """The nodes `node` holds in `fields`, in their order."""
     out: list[cst.CSTNode] = []
     for name in fields:
         value = getattr(node, name)
@@ -485,17 +488,7 @@ def _visit_code(
     method for them."""
     if on_visit(node):
         fields = CODE_ORDER.get(type(node))
-        if fields is None:
-            found: Sequence[cst.CSTNode] = node.children
-        else:
-            found = []
-            for name in fields:
-                value = getattr(node, name)
-                kind = type(value)
-                if kind is tuple or kind is list:
-                    found.extend(value)
-                elif value is not None and value is not _DEFAULT:
-                    found.append(value)
+        found: Sequence[cst.CSTNode] = node.children if fields is None else _in_fields(node, fields)
         for child in found:
             if type(child) not in _TRIVIA:
                 _visit_code(child, on_visit, on_leave)
