@@ -171,7 +171,7 @@ def _script_mode(
     if ported is None:
         typer.echo("porter parity-check: script mode needs --ported DIR", err=True)
         raise typer.Exit(2)
-    from porter.cli.trace import report_names_a_trace
+    from porter.verify.tracefile import report_names_a_trace
 
     if report_names_a_trace(report, reference_trace) is not None:  # (the recorded run was overwritten)
         typer.echo(

@@ -48,25 +48,11 @@ def _not_an_input(report: Path | None, *traces: Path) -> None:
     """A --report that names one of the traces read (the same path, a link to it, a hard
     link) is refused before anything is written: a trace named `run.json` or `run.md` was
     overwritten by its own report (a recorded run lost)."""
+    from porter.verify.tracefile import report_names_a_trace
+
     trace = report_names_a_trace(report, *traces)
     if trace is not None:
         raise _fail(f"--report {report} is the trace {trace} itself: choose another name")
-
-
-def report_names_a_trace(report: Path | None, *traces: Path | None) -> Path | None:
-    """The trace of `traces` that `report` names (the same path, a link to it, a hard link)."""
-    if report is None:
-        return None
-    for trace in traces:
-        if trace is None:
-            continue
-        try:
-            same = os.path.samefile(report, trace)
-        except OSError:
-            same = report.resolve() == trace.resolve()
-        if same:
-            return trace
-    return None
 
 
 def _fail(message: str) -> typer.Exit:

@@ -303,13 +303,23 @@ def _custom_op_signature(k: Kernel) -> Signature:
 _C_TYPE_WORDS = _C_INT | {"float", "double", "void", "auto", "const", "volatile", "__restrict__", "restrict"}
 
 
+def _without_extent(head: str) -> str:
+    """`head` less a last array extent (`x[N]` -> `x`): the text from the first `[` after the
+    `]` before the last, as `re.sub(r"\\[[^\\]]*\\]$", "", head)` cuts it, found with two
+    scans (that pattern tried every `[` of a run of them to the end: quadratic)."""
+    if not head.endswith("]"):
+        return head
+    start = head.find("[", head.rfind("]", 0, len(head) - 1) + 1)
+    return head if start == -1 else head[:start]
+
+
 def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
     none, as a declaration may: `const float*`, `int`, `const T`)."""
     head = decl.split("=")[0].strip()
     words = re.findall(r"[A-Za-z_]\w*", head)
     named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
-    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or re.sub(r"\[[^\]]*\]$", "", head).rstrip()[-1:] in "*&"
+    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
     name = f"arg{index}" if unnamed else words[-1]
     pointer = "*" in decl or "[" in decl
     if pointer:

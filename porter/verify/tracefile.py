@@ -11,6 +11,7 @@ megabytes whatever the model size (see `LIMITS`).
 from __future__ import annotations
 
 import json
+import os
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,6 +337,22 @@ def read_trace(path: Path) -> Trace:
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
+
+
+def report_names_a_trace(report: Path | None, *traces: Path | None) -> Path | None:
+    """The trace of `traces` that `report` names (the same path, a link to it, a hard link)."""
+    if report is None:
+        return None
+    for trace in traces:
+        if trace is None:
+            continue
+        try:
+            same = os.path.samefile(report, trace)
+        except OSError:
+            same = report.resolve() == trace.resolve()
+        if same:
+            return trace
+    return None
 
 
 def holds_a_trace(path: Path) -> bool:
