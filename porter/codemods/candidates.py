@@ -293,16 +293,21 @@ def fields_holding_nodes(kind: type[ast.AST]) -> tuple[tuple[str, bool | None], 
 
 
 def nodes(tree: ast.AST) -> list[ast.AST]:
-    """The nodes of `tree` (itself first) less the `LEAVES` under it (names, operators, `Load`
-    ...: none is or holds a call, a loop, a definition), for a scan that asks `any` of them
-    (not in `ast.walk`'s order)."""
+    """The nodes of `tree` (itself first) in `ast.walk`'s order, less the `LEAVES` under it
+    (names, operators, `Load` ...: none is or holds a call, a loop, a definition, and `sites`
+    reads nothing of them), each type's fields looked up once (`_plan`)."""
     leaves = _LEAVES
+    plans = _PLANS
     out: list[ast.AST] = [tree]
     i = 0
     while i < len(out):
         node = out[i]
         i += 1
-        for name, many in fields_holding_nodes(type(node)):
+        kind = type(node)
+        plan = plans.get(kind)
+        if plan is None:
+            plan = plans[kind] = _plan(kind)
+        for name, many in plan:
             value: Any = getattr(node, name, None)
             if many:
                 out.extend([v for v in value if type(v) not in leaves])
@@ -315,35 +320,13 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
 
 
 def sites(tree: ast.Module) -> Sites:
-    """The facts of one walk of `tree`. The nodes are met in `ast.walk`'s order, less the
-    `_LEAVES` (none of which `sites` reads, none of which holds a node it reads), each type's
-    reader and fields looked up once (`_HANDLED`, `_plan`)."""
+    """The facts of one walk of `tree` (`nodes`: `ast.walk`'s order, less the `_LEAVES`, none
+    of which `sites` reads), each type's reader looked up once (`_HANDLED`)."""
     out = Sites()
     two_args: set[str] = set()  # names called with two or more positional arguments
     handled = _HANDLED
-    leaves = _LEAVES
-    plans = _PLANS
-    todo: list[ast.AST] = [tree]
-    i = 0
-    while i < len(todo):
-        node = todo[i]
-        i += 1
-        kind = type(node)
-        plan = plans.get(kind)
-        if plan is None:
-            plan = plans[kind] = _plan(kind)
-        for name, many in plan:
-            value: Any = getattr(node, name, None)
-            if many:
-                todo.extend([v for v in value if type(v) not in leaves])
-            elif many is None:  # a field of a type whose grammar `_plan` could not read
-                if isinstance(value, list):
-                    todo.extend([v for v in value if isinstance(v, _AST) and type(v) not in leaves])
-                elif isinstance(value, _AST) and type(value) not in leaves:
-                    todo.append(value)
-            elif type(value) not in leaves:
-                todo.append(value)
-        read = handled.get(kind)
+    for node in nodes(tree):
+        read = handled.get(type(node))
         if read is not None:
             read(out, node, two_args)
     out.loads = out.loads or any("torch.load" in out.imported.get(name, ()) for name in two_args)
