@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from porter.config.ruledata import all_rules
 from porter.pipeline.port import port_source
 from porter.config.settings import Settings
 
@@ -62,3 +63,18 @@ def port_files(root: Path, target: str) -> dict[str, tuple[str, list]]:
         )
         for r in results
     }
+
+
+def rule_example_files() -> list[tuple[str, bytes, Settings]]:
+    """Every rule's one-file examples: (a name, the code before, its settings with the rule
+    selected alone)."""
+    return [
+        (
+            f"{rule.code}_{i}.py",
+            ex.before.encode(),
+            Settings(target=ex.target, unsafe_fixes=ex.unsafe_fixes, portable=ex.portable, select=(rule.code,)),
+        )
+        for rule in all_rules().values()
+        for i, ex in enumerate(rule.examples)
+        if not ex.file
+    ]

@@ -20,6 +20,7 @@ import porter.codemods.apply as apply
 from porter.codemods.apply import port_python
 from porter.config.ruledata import all_rules
 from porter.config.settings import Settings
+from tests.helpers import rule_example_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,13 +75,7 @@ def _reporters_are_candidates(name: str, source: bytes, settings: Settings, find
 
 
 def test_rule_examples_come_out_the_same(monkeypatch):
-    files = []
-    for rule in all_rules().values():
-        for i, ex in enumerate(rule.examples):
-            if ex.file:
-                continue
-            s = Settings(target=ex.target, unsafe_fixes=ex.unsafe_fixes, portable=ex.portable, select=(rule.code,))
-            files.append((f"{rule.code}_{i}.py", ex.before.encode(), s))
+    files = rule_example_files()
     assert len(files) > 200
     for name, source, s in files:
         _check(
@@ -413,14 +408,11 @@ def _facts_in_order(found) -> list:
     return [(f.name, seen(getattr(found, f.name))) for f in dataclasses.fields(found)]
 
 
-def test_the_sites_walk_reads_what_ast_walk_meets():
-    """`sites` skips the nodes it reads nothing of (`Load`, `Name`, operators, ...) and reads
-    each type's fields from the grammar: it must find what reading every node of `ast.walk`
-    finds, in the same order, over the fixtures, the rule examples and every 9th corpus file."""
+def _trees(*more: bytes):
+    """The `ast` trees of the fixtures, every 9th corpus file (where downloaded), the rule
+    examples and `more`: those that parse."""
     import ast
     import warnings
-
-    from porter.codemods.candidates import sites
 
     paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
     root = _corpus()
@@ -428,15 +420,25 @@ def test_the_sites_walk_reads_what_ast_walk_meets():
         paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
     sources = [p.read_bytes() for p in paths]
     sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
-    sources.append(b"d = {**a, 'k': 'cuda'}\nmatch x:\n    case P(k=1, *r): f(y=2).to(0)\n")
-    walked = 0
-    for source in sources:
+    for source in [*sources, *more]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 tree = ast.parse(source)
         except SyntaxError:
             continue
+        yield tree
+
+
+def test_the_sites_walk_reads_what_ast_walk_meets():
+    """`sites` skips the nodes it reads nothing of (`Load`, `Name`, operators, ...) and reads
+    each type's fields from the grammar: it must find what reading every node of `ast.walk`
+    finds, in the same order, over the fixtures, the rule examples and every 9th corpus file."""
+
+    from porter.codemods.candidates import sites
+
+    walked = 0
+    for tree in _trees(b"d = {**a, 'k': 'cuda'}\nmatch x:\n    case P(k=1, *r): f(y=2).to(0)\n"):
         assert _facts_in_order(sites(tree)) == _facts_in_order(_reference_sites(tree))
         walked += 1
     assert walked > 100
@@ -495,24 +497,11 @@ def test_the_per_element_scan_answers_as_a_walk_of_every_node():
     it answers as a walk of every child does, for every statement of the fixtures, the rule
     examples and every 9th corpus file (and it does find some)."""
     import ast
-    import warnings
 
     from porter.codemods.perf import _per_element
 
-    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
-    root = _corpus()
-    if root is not None:
-        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
-    sources = [p.read_bytes() for p in paths]
-    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
     found = 0
-    for source in sources:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(source)
-        except SyntaxError:
-            continue
+    for tree in _trees():
         for stmt in (n for n in ast.walk(tree) if isinstance(n, ast.stmt)):
             answer = _per_element(stmt)
             assert answer == _reference_per_element(stmt), ast.unparse(stmt)[:200]
@@ -525,7 +514,6 @@ def test_the_move_scan_answers_as_ast_walk():
     it answers as its walk by `ast.walk` did over the fixtures, the rule examples and every
     9th corpus file, and on moves used later (it does find some)."""
     import ast
-    import warnings
 
     from porter.codemods import runtime
     from porter.codemods.candidates import first_argument
@@ -553,27 +541,14 @@ def test_the_move_scan_answers_as_ast_walk():
                     moved.add(holder)
         return False
 
-    paths = [p for p in sorted((ROOT / "fixtures").rglob("*.py")) if "__pycache__" not in p.parts]
-    root = _corpus()
-    if root is not None:
-        paths += sorted(p for p in root.rglob("*.py") if p.is_file())[::9]
-    sources = [p.read_bytes() for p in paths]
-    sources += [ex.before.encode() for rule in all_rules().values() for ex in rule.examples]
-    sources += [
+    found = 0
+    for tree in _trees(
         b"model.cuda()\nmodel.apply(init)\n",
         b"def f(m):\n    m = m.to(d)\n    if x:\n        torch.nn.init.normal_(m.weight)\n",
         b"class A:\n    def f(self, m):\n        m.to(d)\n        def g():\n            m.fc.weight.uniform_()\n",
-    ]
-    found = 0
-    for source in sources:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(source)
-        except SyntaxError:
-            continue
+    ):
         answer = runtime._used_after_move(tree)
-        assert answer == reference(tree), source[:200]
+        assert answer == reference(tree), ast.unparse(tree)[:200]
         found += answer
     assert found >= 3
 

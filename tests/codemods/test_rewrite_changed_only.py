@@ -15,8 +15,8 @@ import pytest
 
 import porter.codemods.apply as apply
 from porter.codemods.apply import port_python
-from porter.config.ruledata import all_rules
 from porter.config.settings import Settings
+from tests.helpers import rule_example_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,13 +60,7 @@ def test_fstrings_porter_writes_into_come_out_the_same(monkeypatch):
 
 
 def test_rule_examples_come_out_the_same(monkeypatch):
-    files = []
-    for rule in all_rules().values():
-        for i, ex in enumerate(rule.examples):
-            if ex.file:
-                continue
-            s = Settings(target=ex.target, unsafe_fixes=ex.unsafe_fixes, portable=ex.portable, select=(rule.code,))
-            files.append((f"{rule.code}_{i}.py", ex.before.encode(), s))
+    files = rule_example_files()
     assert len(files) > 200
     _check(files, monkeypatch)
 
