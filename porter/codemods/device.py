@@ -508,7 +508,11 @@ class DeviceFamily(FlowScopes, ReferenceTracker, Family):
             return self._legacy_constructor(original, updated, qual[11:])
         map_location = self.kwarg(original, "map_location")
         if map_location is None and qual == "torch.load" and len(original.args) > 1:
-            map_location = original.args[1] if original.args[1].keyword is None else None
+            # the second argument is the location only where neither it nor the first is
+            # starred or named (`load(f, **kw)` passes what the caller unpacks)
+            first, second = original.args[:2]
+            plain = all(a.keyword is None and not a.star for a in (first, second))
+            map_location = second if plain else None
         if map_location is not None:
             why = self._map_location_why(map_location.value)
             if why is not None:
