@@ -80,6 +80,19 @@ def name_bytes(shown: str) -> bytes:
     )
 
 
+def located(shown: str) -> str:
+    """The name `path_name` showed as `shown`, for a format that locates the file in the
+    repository (a GitHub annotation's `file`, GitLab's `location.path`, JUnit's `file`): the
+    name itself where it is UTF-8 (`a\\b.py` named no file, so its annotation was attached to
+    none: eighteenth read), else `shown` (no text names those bytes)."""
+    if "\\" not in shown:
+        return shown
+    try:
+        return name_bytes(shown).decode("utf-8")
+    except UnicodeDecodeError:
+        return shown
+
+
 def _escaped(match: re.Match[str]) -> str:
     return escape_char(match.group())
 

@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from porter.core.textsafe import html_text
+from porter.core.textsafe import html_text, printable
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
@@ -29,6 +29,13 @@ def _e(text: object, quote: bool = True) -> str:
     """HTML-escaped, with control characters shown as `\\x1b` (tabs and line ends kept, `html_text`):
     text from a trace manifest or a file reached the report raw, and `cat report.html` obeyed it."""
     return html.escape(html_text(str(text)), quote)
+
+
+def _name(text: object) -> str:
+    """A file's name, HTML-escaped, every control character shown as an escape: a tab or a
+    newline kept raw (as `_e` keeps them in a diff) is a space on the page, and `a<TAB>b.py`,
+    `a<LF>b.py` and `a b.py` read alike (eighteenth read)."""
+    return html.escape(printable(text))
 
 
 _TICKS = re.compile(r"`([^`]+)`")
@@ -325,7 +332,7 @@ def _rules_table(model: ReportModel) -> list[str]:
 
 def _site_link(f: FileReport, line: int, i: int | None) -> str:
     """`path:line` as code, linked to its row in the diff when the file's diff is in the report."""
-    where = _e(f"{f.path}:{line}")
+    where = _name(f"{f.path}:{line}")
     return f'<a href="#f{i}-L{line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
 
 
@@ -406,7 +413,7 @@ def _by_file(model: ReportModel, index: dict[int, int]) -> list[str]:
     for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
         rd = f.readiness
         i = index.get(id(f))
-        name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
+        name = f'<a href="#f{i}"><code>{_name(f.path)}</code></a>' if i is not None else f"<code>{_name(f.path)}</code>"
         p.append(
             f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td>'
             f'<td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>'
@@ -459,7 +466,7 @@ def _files(model: ReportModel, shown: list[FileReport], open_rows: int) -> list[
             budget = 0  # keep the order: once one file is closed, later ones are too
         p.append(
             f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
-            f'<summary><code>{_e(f.path)}</code><span class="st">{_file_stats(f)}</span></summary>'
+            f'<summary><code>{_name(f.path)}</code><span class="st">{_file_stats(f)}</span></summary>'
         )
         table = _file_table(model, i, f, hunks, nrows)
         p.append(table if is_open else f"<template>{table}</template>")
