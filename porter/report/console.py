@@ -76,8 +76,7 @@ class PorterConsole(Console):
         character or none, and dropped their text) is drawn at its natural width."""
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
         if table is not None:
-            for column in table.columns:  # a word wider than its column is folded, never cut short
-                column.overflow = "fold" if column.overflow == "ellipsis" else column.overflow
+            _fold(table)
         if table is None or not self.is_terminal or _fits(self, table):
             super().print(*objects, **kwargs)
             return
@@ -94,6 +93,12 @@ class PorterConsole(Console):
         return super()._render_buffer(
             segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
         )
+
+
+def _fold(table: Table) -> None:
+    """A word wider than its column is folded over lines, never cut short with `…`."""
+    for column in table.columns:
+        column.overflow = "fold" if column.overflow == "ellipsis" else column.overflow
 
 
 # the narrowest a column may be drawn: its longest word, or this many columns if that is longer
@@ -123,8 +128,25 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
 def print_markdown(console: Console, text: str) -> None:
     """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
     if console.is_terminal:
-        from rich.markdown import Markdown
-
-        console.print(Markdown(text))
+        console.print(_folding_markdown()(text))
     else:
         console.out(text.rstrip("\n"), highlight=False)
+
+
+def _folding_markdown() -> type:
+    """rich's `Markdown` whose tables fold a word wider than its column over lines: rich cut it
+    with `…` (`porter explain DEV001` at 20 columns showed the targets as `Torc…`: eighteenth
+    read), as a table printed alone no longer does."""
+    from rich.markdown import Markdown, TableElement
+
+    class FoldingTable(TableElement):
+        def __rich_console__(self, console: Console, options: Any) -> Any:
+            for table in super().__rich_console__(console, options):
+                if isinstance(table, Table):
+                    _fold(table)
+                yield table
+
+    class FoldingMarkdown(Markdown):
+        elements = {**Markdown.elements, "table_open": FoldingTable}
+
+    return FoldingMarkdown

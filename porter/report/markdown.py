@@ -42,6 +42,9 @@ def _code_cell(text: str) -> str:
 
 # what Markdown (and GitHub's) reads as markup or HTML in running text: escaped with `\`
 _MARKUP = re.compile(r"([\\*_\[\]<>!#|~&`])")
+# an @-mention as GitHub reads one in a comment's text (not in code): it notifies the user, or a
+# whole team (`@org/team`), and no escape stops it but code; the `@` is written as code
+_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 
 
 def _one_line(text: object) -> str:
@@ -64,7 +67,9 @@ def _inline(text: object, table: bool = False, name: bool = False) -> str:
             code = _code(part) if part else "\\`\\`"
             out.append(code.replace("|", "\\|") if table else code)
         else:
-            out.append(_MARKUP.sub(r"\\\1", part))
+            # a string from the tree in a message (`backend 'nccl @team'`) pinged whoever it named
+            # when the report was a PR comment (eighteenth read)
+            out.append(_MENTION.sub("`@`", _MARKUP.sub(r"\\\1", part)))
     return "".join(out)
 
 

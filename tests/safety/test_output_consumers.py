@@ -94,7 +94,8 @@ def test_a_document_on_stdout_is_utf8_whatever_the_locale(tmp_path):
 
 def test_a_table_on_a_narrow_terminal_loses_no_text(tmp_path):
     # rich squeezed a table into the terminal: at 20 columns `porter targets` drew empty cells,
-    # and at 80 it cut xla's device to `torch_xla.…` and rule names to `target-autocast-d…`
+    # and at 80 it cut xla's device to `torch_xla.…` and rule names to `target-autocast-d…`;
+    # `explain`'s table (Markdown) cut the targets to `Torc…` at 20
     status, shown = _on_a_terminal(["targets"], tmp_path, columns=20)
     assert status == 0, shown
     for text in ("neuron", "TorchTPU (torch-tpu)", "torch_xla.device()", "openxla", "installed here"):
@@ -103,6 +104,8 @@ def test_a_table_on_a_narrow_terminal_loses_no_text(tmp_path):
         status, shown = _on_a_terminal(args, tmp_path, columns=80)
         assert status == 0 and not re.search("… *[│┃]", shown), shown  # no cell cut short
     assert "DEV001" in shown and "API008" in shown
+    status, shown = _on_a_terminal(["explain", "DEV001"], tmp_path, columns=20)  # a table in Markdown
+    assert status == 0 and "…" not in shown and "safe" in shown, shown  # was `Torc…`, `targ…`
 
 
 def test_a_split_series_index_loads_and_keeps_its_areas_apart(tmp_path):
@@ -196,3 +199,27 @@ def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(
     assert sorted(name for name, _ in read) == ["error", "error"], log
     assert all(data.startswith("DEV001 ") for _, data in read), read
     assert _runner_reads(log.replace("::stop-commands::", "::nothing::")) == read  # nothing else to read
+
+
+def test_a_markdown_report_mentions_no_one(tmp_path):
+    # a string from the tree quoted in a message reached the PR comment as text: GitHub reads
+    # `@name` there (not in code) as a mention, and notifies the user or a whole team
+    from markdown_it import MarkdownIt
+
+    (tmp_path / "m.py").write_bytes(
+        b"import torch\nimport torch.distributed as dist\n"
+        b'm = torch.compile(lambda x: x, backend="inductor @octocat")\n'
+        b'dist.init_process_group(backend="nccl @my-org/everyone")\n'
+    )
+    out = porter("lint", ".", "--target", "neuron", "--report", "r.md", cwd=tmp_path)
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert out.returncode == 1 and "octocat" in text and "my-org/everyone" in text, text
+
+    def texts(tokens):
+        for t in tokens:
+            if t.type == "text":
+                yield t.content
+            yield from texts(t.children or [])
+
+    mentions = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"(?<![\w`])@\w", t)]
+    assert mentions == [], mentions
