@@ -115,9 +115,11 @@ function apply(){
   var c=document.getElementById('shown');if(c)c.textContent=shown+' of '+files.length+' files shown';
 }
 boxes.forEach(function(b){b.addEventListener('change',apply);});
-// ?families=device,amp opens the report filtered (a link a reviewer can share)
+// ?families=device,amp opens the report filtered (a link a reviewer can share); a malformed
+// escape in a link (`?families=%`) is read as written: it threw, and the rest of this script never ran
+function dec(s){try{return decodeURIComponent(s);}catch(e){return s;}}
 var q=/[?&]families=([^&#]*)/.exec(location.search);
-if(q){var want=decodeURIComponent(q[1]).split(',');boxes.forEach(function(b){b.checked=want.indexOf(b.value)>=0;});}
+if(q){var want=dec(q[1]).split(',');boxes.forEach(function(b){b.checked=want.indexOf(b.value)>=0;});}
 function all(v){return function(){boxes.forEach(function(b){b.checked=v;});apply();};}
 var a=document.getElementById('fam-all'),n=document.getElementById('fam-none');
 if(a)a.addEventListener('click',all(true));if(n)n.addEventListener('click',all(false));
@@ -125,7 +127,7 @@ function openAll(v){return function(){files.forEach(function(f){f.open=v;});};}
 var ex=document.getElementById('expand'),co=document.getElementById('collapse');
 if(ex)ex.addEventListener('click',openAll(true));if(co)co.addEventListener('click',openAll(false));
 function reveal(){
-  var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
+  var id=dec(location.hash.slice(1));if(!id)return;
   var el=document.getElementById(id);
   if(!el){var m=/^f[0-9]+/.exec(id);var fd=m&&document.getElementById(m[0]);if(!fd)return;\
 fill(fd);fd.open=true;el=document.getElementById(id);if(!el)return;el.scrollIntoView({block:'center'});return;}
