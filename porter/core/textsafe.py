@@ -203,3 +203,19 @@ def git_quoted(path: str) -> str:
         else:
             out.append(chr(b))
     return '"' + "".join(out) + '"'
+
+
+def columns(text: str) -> int:
+    """The columns `text` takes on a terminal: a CJK character or an emoji two, a combining
+    mark or a zero-width character none (as ruff counts them: carets under a finding, a plain
+    table's columns)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata  # (only text past ASCII is measured)
+
+    def width(c: str) -> int:
+        if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf") or "\u1160" <= c <= "\u11ff":
+            return 0
+        return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+    return sum(width(c) for c in text)

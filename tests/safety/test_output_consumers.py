@@ -223,3 +223,12 @@ def test_a_markdown_report_mentions_no_one(tmp_path):
 
     mentions = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"(?<![\w`])@\w", t)]
     assert mentions == [], mentions
+
+
+def test_a_plain_table_keeps_a_cells_spaces_and_counts_terminal_columns():
+    # parity-check's and trace's tables off a terminal: `a  b` and `a b` (two labels of a trace)
+    # were both `a b`, and a CJK name pushed its row's columns out of line
+    from porter.verify.report import plain_table
+
+    lines = plain_table(["op", "n"], [["a  b", "1"], ["a b", "2"], ["\u4e2d\u6587", "3"]])
+    assert lines[2:] == ["a  b  1", "a b   2", "\u4e2d\u6587  3"], lines
