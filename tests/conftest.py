@@ -3,8 +3,8 @@
 * Isolation: every test process (one per xdist worker) gets its own empty user cache
   (`XDG_CACHE_HOME`) and config folder (`XDG_CONFIG_HOME`: the cache key), so no test reads
   or writes the user's `~/.cache/porter` or `~/.config/porter`, and neither
-  the `PORTER_*` settings of the shell that started pytest nor a terminal size change what a
-  test sees. Subprocesses inherit the same environment.
+  the `PORTER_*` settings of the shell that started pytest nor a terminal size (nor a GitHub
+  Actions runner's `GITHUB_ACTIONS`) change what a test sees. Subprocesses inherit the same environment.
 * Dependencies: a test marked `torch` or `xla` fails, never skips, when torch / torch-xla
   is missing (tests/deps.py says why).
 * Order: tests marked `slow` (real models, real programs; 10-25 CPU-seconds each) run first,
@@ -36,6 +36,9 @@ for _name in [n for n in os.environ if n.startswith("PORTER_") and n not in _KEE
 # COLUMNS: the tests read porter's output as a pipe gets it (a test that wants a width sets one)
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
+# on a GitHub Actions runner porter pauses the runner's workflow commands (a line on stderr):
+# the tests read porter as it runs anywhere else (the test that wants a runner sets it)
+os.environ.pop("GITHUB_ACTIONS", None)
 
 _CACHE_HOME = tempfile.mkdtemp(prefix="porter-test-cache-")
 os.environ["XDG_CACHE_HOME"] = _CACHE_HOME

@@ -22,6 +22,7 @@ import typer
 from porter import __version__
 from porter.cli.interrupt import ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
+from porter.cli import workflow
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
 # added with `app.add_typer` (name ends the list: `porter --help` lists them in this order)
@@ -92,6 +93,7 @@ def main() -> None:
     # warm lint's CPU on the 1.2M-line corpus; young cycles are still collected, less often
     gc.set_threshold(10_000, 50)
     _settle_terminal()
+    workflow.pause()  # on a GitHub Actions runner, text from the tree is never read as a command
     _escape_usage_errors()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
@@ -184,4 +186,5 @@ def _leave(code: int, line: str | None = None) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass
+    workflow.resume()  # os._exit runs no atexit handler
     os._exit(code)

@@ -15,6 +15,7 @@ from typing import NoReturn
 
 import typer
 
+from porter.cli import workflow
 from porter.cli.common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
@@ -51,7 +52,7 @@ from porter.core.findings import FileStatus
 from porter.analysis.prefilter import NOT_ADMITTED
 from porter.lint import lint as run_lint
 from porter.lint.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
-from porter.lint.formats import FORMATS, render
+from porter.lint.formats import FORMATS, TEXT_FORMATS, render
 from porter.lint.statistics import render_statistics
 from porter.core.textsafe import plain
 
@@ -147,7 +148,9 @@ def lint(
         _print_diff_and_exit(run, exit_zero=exit_zero)
 
     text = render_statistics(run, fmt) if statistics else render(run, fmt)
-    _emit(text, output_file)
+    if fmt == "github" and not statistics and output_file is None:
+        text = workflow.commands(text)
+    _emit(text, output_file, document=fmt not in TEXT_FORMATS and not statistics)
 
     if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):
         raise typer.Exit(EXIT_ERROR)  # a porter bug, not a finding: never let it read as one
@@ -261,8 +264,11 @@ def _print_diff_and_exit(run, *, exit_zero: bool) -> NoReturn:
     raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_OK)
 
 
-def _emit(text: str, output_file: Path | None) -> None:
-    """The rendered findings, to --output-file (written whole) or stdout."""
+def _emit(text: str, output_file: Path | None, document: bool = False) -> None:
+    """The rendered findings, to --output-file (written whole) or stdout. A `document` (every
+    format but full and concise) is UTF-8 on stdout too, whatever the locale: JUnit declares
+    UTF-8 and GitHub's runner reads it, and under `PYTHONIOENCODING=latin-1` a JUnit report of
+    `é.py` was not well-formed XML (eighteenth read)."""
     if output_file is not None:
         try:
             from porter.pipeline.writer import write_output
@@ -270,6 +276,10 @@ def _emit(text: str, output_file: Path | None) -> None:
             write_output(output_file, text)  # whole; a link of that name is replaced, not written through
         except OSError as exc:
             raise usage_error(f"cannot write --output-file {output_file}: {exc.strerror or exc}") from None
+    elif document and hasattr(sys.stdout, "buffer"):
+        sys.stdout.flush()
+        sys.stdout.buffer.write(text.encode("utf-8", "backslashreplace"))
+        sys.stdout.buffer.flush()
     else:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -80,6 +80,19 @@ def name_bytes(shown: str) -> bytes:
     )
 
 
+def located(shown: str) -> str:
+    """The name `path_name` showed as `shown`, for a format that locates the file in the
+    repository (a GitHub annotation's `file`, GitLab's `location.path`, JUnit's `file`): the
+    name itself where it is UTF-8 (`a\\b.py` named no file, so its annotation was attached to
+    none: eighteenth read), else `shown` (no text names those bytes)."""
+    if "\\" not in shown:
+        return shown
+    try:
+        return name_bytes(shown).decode("utf-8")
+    except UnicodeDecodeError:
+        return shown
+
+
 def _escaped(match: re.Match[str]) -> str:
     return escape_char(match.group())
 
@@ -190,3 +203,19 @@ def git_quoted(path: str) -> str:
         else:
             out.append(chr(b))
     return '"' + "".join(out) + '"'
+
+
+def columns(text: str) -> int:
+    """The columns `text` takes on a terminal: a CJK character or an emoji two, a combining
+    mark or a zero-width character none (as ruff counts them: carets under a finding, a plain
+    table's columns)."""
+    if text.isascii():
+        return len(text)
+    import unicodedata  # (only text past ASCII is measured)
+
+    def width(c: str) -> int:
+        if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf") or "\u1160" <= c <= "\u11ff":
+            return 0
+        return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+    return sum(width(c) for c in text)

@@ -10,6 +10,12 @@ Two things a plain `rich.console.Console` gets wrong for porter:
   escapes; the console's own styling and cursor moves (a progress bar) are not text and are
   untouched. Markup is a separate matter: text from files goes in as `Text` or
   through `textsafe.plain`.
+- **A terminal too narrow for a table.** rich squeezes a table into the terminal's width: at
+  20 columns (a split pane) `porter targets` and `rules` drew empty cells and a rewrite's
+  readiness column was `…`; at 80, `porter targets` showed xla's device as `torch_xla.…`. A word
+  wider than its column is folded over lines, never cut with `…`, and a table whose columns
+  cannot each get a few characters is drawn at its natural width, as off a terminal (the
+  terminal wraps its lines): nothing is lost.
 - **Width off a terminal.** rich wraps a pipe or a file at 80 columns, which cuts rule names
   and paths in a CI log. Off a terminal (unless `COLUMNS` names a width) this console is wide
   enough never to wrap; tables and text take their natural width. Markdown would be padded
@@ -25,9 +31,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from rich.console import Console, ConsoleDimensions
+from rich.measure import Measurement
 from rich.segment import Segment
+from rich.table import Column, Table
 
 from porter.core.textsafe import BIDI, INVISIBLE, escape_char
 
@@ -62,12 +71,51 @@ class PorterConsole(Console):
     def size(self, new: tuple[int, int]) -> None:
         Console.size.fset(self, new)  # type: ignore[attr-defined]  # mypy models a property with a setter as an overload
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """`Console.print`; a table the terminal cannot fit (rich then squeezed columns to one
+        character or none, and dropped their text) is drawn at its natural width."""
+        table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
+        if table is not None:
+            _fold(table)
+        if table is None or not self.is_terminal or _fits(self, table):
+            super().print(*objects, **kwargs)
+            return
+        width = self._width
+        self.width = min(Measurement.get(self, self.options.update_width(UNWRAPPED), table).maximum, UNWRAPPED)
+        try:
+            super().print(table, **kwargs)
+        finally:
+            self._width = width
+
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # rich's one place where segments become the characters written: text segments are
         # made safe here, control segments (cursor moves) and styles pass as rich made them
         return super()._render_buffer(
             segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
         )
+
+
+def _fold(table: Table) -> None:
+    """A word wider than its column is folded over lines, never cut short with `…`."""
+    for column in table.columns:
+        column.overflow = "fold" if column.overflow == "ellipsis" else column.overflow
+
+
+# the narrowest a column may be drawn: its longest word, or this many columns if that is longer
+# (rich folds a longer word over lines)
+NARROWEST = 8
+
+
+def _fits(console: Console, table: Table) -> bool:
+    """Whether `table` fits the console with each column at least its longest word wide, or
+    `NARROWEST`: the edges and padding of every column, and a few characters of each."""
+    wide = console.options.update_width(UNWRAPPED)
+
+    def narrowest(column: Column) -> int:
+        words = (Measurement.get(console, wide, c).minimum for c in (column.header, *column.cells))
+        return min(NARROWEST, max(words, default=0))
+
+    return 1 + sum(3 + narrowest(column) for column in table.columns) <= console.width
 
 
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
@@ -80,8 +128,25 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
 def print_markdown(console: Console, text: str) -> None:
     """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
     if console.is_terminal:
-        from rich.markdown import Markdown
-
-        console.print(Markdown(text))
+        console.print(_folding_markdown()(text))
     else:
         console.out(text.rstrip("\n"), highlight=False)
+
+
+def _folding_markdown() -> type:
+    """rich's `Markdown` whose tables fold a word wider than its column over lines: rich cut it
+    with `…` (`porter explain DEV001` at 20 columns showed the targets as `Torc…`: eighteenth
+    read), as a table printed alone no longer does."""
+    from rich.markdown import Markdown, TableElement
+
+    class FoldingTable(TableElement):
+        def __rich_console__(self, console: Console, options: Any) -> Any:
+            for table in super().__rich_console__(console, options):
+                if isinstance(table, Table):
+                    _fold(table)
+                yield table
+
+    class FoldingMarkdown(Markdown):
+        elements = {**Markdown.elements, "table_open": FoldingTable}
+
+    return FoldingMarkdown

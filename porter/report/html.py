@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from porter.core.textsafe import html_text
+from porter.core.textsafe import html_text, printable
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
@@ -29,6 +29,13 @@ def _e(text: object, quote: bool = True) -> str:
     """HTML-escaped, with control characters shown as `\\x1b` (tabs and line ends kept, `html_text`):
     text from a trace manifest or a file reached the report raw, and `cat report.html` obeyed it."""
     return html.escape(html_text(str(text)), quote)
+
+
+def _name(text: object) -> str:
+    """A file's name, HTML-escaped, every control character shown as an escape: a tab or a
+    newline kept raw (as `_e` keeps them in a diff) is a space on the page, and `a<TAB>b.py`,
+    `a<LF>b.py` and `a b.py` read alike (eighteenth read)."""
+    return html.escape(printable(text))
 
 
 _TICKS = re.compile(r"`([^`]+)`")
@@ -108,9 +115,11 @@ function apply(){
   var c=document.getElementById('shown');if(c)c.textContent=shown+' of '+files.length+' files shown';
 }
 boxes.forEach(function(b){b.addEventListener('change',apply);});
-// ?families=device,amp opens the report filtered (a link a reviewer can share)
+// ?families=device,amp opens the report filtered (a link a reviewer can share); a malformed
+// escape in a link (`?families=%`) is read as written: it threw, and the rest of this script never ran
+function dec(s){try{return decodeURIComponent(s);}catch(e){return s;}}
 var q=/[?&]families=([^&#]*)/.exec(location.search);
-if(q){var want=decodeURIComponent(q[1]).split(',');boxes.forEach(function(b){b.checked=want.indexOf(b.value)>=0;});}
+if(q){var want=dec(q[1]).split(',');boxes.forEach(function(b){b.checked=want.indexOf(b.value)>=0;});}
 function all(v){return function(){boxes.forEach(function(b){b.checked=v;});apply();};}
 var a=document.getElementById('fam-all'),n=document.getElementById('fam-none');
 if(a)a.addEventListener('click',all(true));if(n)n.addEventListener('click',all(false));
@@ -118,7 +127,7 @@ function openAll(v){return function(){files.forEach(function(f){f.open=v;});};}
 var ex=document.getElementById('expand'),co=document.getElementById('collapse');
 if(ex)ex.addEventListener('click',openAll(true));if(co)co.addEventListener('click',openAll(false));
 function reveal(){
-  var id=decodeURIComponent(location.hash.slice(1));if(!id)return;
+  var id=dec(location.hash.slice(1));if(!id)return;
   var el=document.getElementById(id);
   if(!el){var m=/^f[0-9]+/.exec(id);var fd=m&&document.getElementById(m[0]);if(!fd)return;\
 fill(fd);fd.open=true;el=document.getElementById(id);if(!el)return;el.scrollIntoView({block:'center'});return;}
@@ -325,7 +334,7 @@ def _rules_table(model: ReportModel) -> list[str]:
 
 def _site_link(f: FileReport, line: int, i: int | None) -> str:
     """`path:line` as code, linked to its row in the diff when the file's diff is in the report."""
-    where = _e(f"{f.path}:{line}")
+    where = _name(f"{f.path}:{line}")
     return f'<a href="#f{i}-L{line}"><code>{where}</code></a>' if i is not None else f"<code>{where}</code>"
 
 
@@ -406,7 +415,7 @@ def _by_file(model: ReportModel, index: dict[int, int]) -> list[str]:
     for f in sorted(model.files_with_sites, key=lambda f: (-f.readiness.left, f.path)):
         rd = f.readiness
         i = index.get(id(f))
-        name = f'<a href="#f{i}"><code>{_e(f.path)}</code></a>' if i is not None else f"<code>{_e(f.path)}</code>"
+        name = f'<a href="#f{i}"><code>{_name(f.path)}</code></a>' if i is not None else f"<code>{_name(f.path)}</code>"
         p.append(
             f'<tr><td>{name}</td><td class="n">{rd.sites}</td><td class="n">{rd.ported}</td>'
             f'<td class="n">{rd.left}</td><td class="n">{_e(rd.percent())}</td></tr>'
@@ -459,7 +468,7 @@ def _files(model: ReportModel, shown: list[FileReport], open_rows: int) -> list[
             budget = 0  # keep the order: once one file is closed, later ones are too
         p.append(
             f'<details class="file" id="f{i}" data-families="{_e(" ".join(f.families))}"{" open" if is_open else ""}>'
-            f'<summary><code>{_e(f.path)}</code><span class="st">{_file_stats(f)}</span></summary>'
+            f'<summary><code>{_name(f.path)}</code><span class="st">{_file_stats(f)}</span></summary>'
         )
         table = _file_table(model, i, f, hunks, nrows)
         p.append(table if is_open else f"<template>{table}</template>")

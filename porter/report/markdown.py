@@ -11,7 +11,7 @@ import html
 import re
 
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.core.textsafe import block_text, printable
+from porter.core.textsafe import block_text, path_name, printable
 
 MAX_CHARS = 60_000  # under GitHub's 65,536 with room for a bot's own header
 MAX_MANUAL_ITEMS = 200
@@ -27,6 +27,14 @@ def _cell(text: object) -> str:
     return _inline(text, table=True)
 
 
+def _name_cell(text: object) -> str:
+    """A name from the tree (a folder's, as `--split` names an area) for a table cell: `_cell`,
+    but its spaces kept as they are and every line break and tab shown as an escape (`d<TAB>ir`
+    and `d<LF>ir` were both `d ir`: eighteenth read), its own backslashes doubled as
+    `path_name` shows them (so a folder `d\\x09ir` is not read as `d<TAB>ir`)."""
+    return _inline(path_name(str(text)), table=True, name=True)
+
+
 def _code_cell(text: str) -> str:
     """A name as inline code in a table cell."""
     return _code(text).replace("|", "\\|")
@@ -34,6 +42,9 @@ def _code_cell(text: str) -> str:
 
 # what Markdown (and GitHub's) reads as markup or HTML in running text: escaped with `\`
 _MARKUP = re.compile(r"([\\*_\[\]<>!#|~&`])")
+# an @-mention as GitHub reads one in a comment's text (not in code): it notifies the user, or a
+# whole team (`@org/team`), and no escape stops it but code; the `@` is written as code
+_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 
 
 def _one_line(text: object) -> str:
@@ -42,11 +53,12 @@ def _one_line(text: object) -> str:
     return printable(" ".join(str(text).split()))
 
 
-def _inline(text: object, table: bool = False) -> str:
+def _inline(text: object, table: bool = False, name: bool = False) -> str:
     """Running text from a file, a message or an exception, for a Markdown line: one line, the
     `code` spans it holds kept as code, everything else with Markdown's and HTML's specials
-    escaped (no link, image, heading or tag can be injected)."""
-    parts = _one_line(text).split("`")
+    escaped (no link, image, heading or tag can be injected). A `name` keeps its spaces as
+    they are, where running text has its whitespace collapsed."""
+    parts = (printable(text) if name else _one_line(text)).split("`")
     if len(parts) % 2 == 0:  # an odd backtick: the last one is a character, not a span
         parts[-2:] = [parts[-2] + "`" + parts[-1]]  # escaped below with the rest of the text
     out = []
@@ -55,7 +67,9 @@ def _inline(text: object, table: bool = False) -> str:
             code = _code(part) if part else "\\`\\`"
             out.append(code.replace("|", "\\|") if table else code)
         else:
-            out.append(_MARKUP.sub(r"\\\1", part))
+            # a string from the tree in a message (`backend 'nccl @team'`) pinged whoever it named
+            # when the report was a PR comment (eighteenth read)
+            out.append(_MENTION.sub("`@`", _MARKUP.sub(r"\\\1", part)))
     return "".join(out)
 
 
@@ -67,12 +81,17 @@ def _fence(body: str) -> str:
 
 
 def _code(text: str) -> str:
-    """Inline code that survives backticks (and newlines) in the text."""
-    text = _one_line(text)
+    """Inline code that survives backticks (and newlines) in the text: its control characters
+    shown as escapes, its spaces kept as they are. Whitespace was collapsed to one space, and
+    `a<TAB>b.py`, `a<LF>b.py`, `a<CR>b.py`, `a<U+2028>b.py` and `a b.py` were all shown as
+    `a b.py` (eighteenth read)."""
+    text = printable(text)
     ticks = "`"
     while ticks in text:
         ticks += "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # CommonMark takes one space off each end of a span that begins and ends with one
+    ends = text.startswith("`") or text.endswith("`") or (text[:1] == text[-1:] == " " and text.strip(" ") != "")
+    pad = " " if ends else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
@@ -211,7 +230,7 @@ def sections_markdown(model: ReportModel) -> list[str]:
 def file_details(f: FileReport, limit: int = MAX_FILE_DIFF_CHARS) -> str:
     added, removed = f.line_counts()
     bits = [f"+{added} −{removed}", *f.status_bits()]
-    summary = f"<code>{html.escape(_one_line(f.path))}</code> — {', '.join(bits)}"
+    summary = f"<code>{html.escape(printable(f.path))}</code> — {', '.join(bits)}"
     body = f.unified_diff()
     note = ""
     if not body:

@@ -29,8 +29,8 @@ from pathlib import Path, PurePosixPath
 from porter.config.ruledata import all_rules
 from porter.core.findings import Finding
 from porter.report.terminal import diff_text, lines_of, text_of
-from porter.report.markdown import _cell, _code
-from porter.core.textsafe import json_document, printable
+from porter.report.markdown import _code, _name_cell
+from porter.core.textsafe import json_document, path_name, printable
 from porter.pipeline.writer import removed_on_error
 
 # (kind, what its patch holds), in series order
@@ -423,14 +423,14 @@ def write(folder: Path, series: Series, command: str, done: list[str] | None = N
         # an area is a folder's name, a file a path: from the tree, so Markdown text (a newline or
         # `![x](url)` in a folder's name must not become a heading or an image), one line each
         lines.append(
-            f"| {p.number} | {p.filename} | {_cell(p.area_label)} | {p.kind} | {len(p.files)} | {p.hunks} | "
+            f"| {p.number} | {p.filename} | {_name_cell(p.area_label)} | {p.kind} | {len(p.files)} | {p.hunks} | "
             f"{_codes(p.ported)} | {_codes(p.manual)} |"
         )
     if series.elsewhere:
         lines += ["", f"Left for a person outside these patches (files they leave alone): {_codes(series.elsewhere)}."]
     lines += ["", "## Files per patch", ""]
     for p in series.patches:
-        lines.append(f"- **{p.filename}**: " + ", ".join(_code(name) for name in p.files))
+        lines.append(f"- **{p.filename}**: " + ", ".join(_code(path_name(name)) for name in p.files))
     _put(folder / "index.md", ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
     done.append("index.md")
     index = {
@@ -439,9 +439,12 @@ def write(folder: Path, series: Series, command: str, done: list[str] | None = N
             {
                 "number": p.number,
                 "file": p.filename,
-                "area": p.area,
+                # names as every JSON output writes them (`path_name`): a name that is not UTF-8
+                # was written as its raw bytes, and index.json was no UTF-8 a reader could load
+                # (eighteenth read)
+                "area": path_name(p.area),
                 "kind": p.kind,
-                "files": p.files,
+                "files": [path_name(f) for f in p.files],
                 "hunks": p.hunks,
                 "ported": dict(p.ported),
                 "left_for_a_person": dict(p.manual),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from porter.core.textsafe import columns
 from porter.verify.result import ParityResult
 
 Section = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
@@ -415,10 +416,12 @@ def write_report(r: ParityResult, path: Path) -> None:
 def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
     """A table as plain text lines at its natural width: columns padded to their widest cell,
     two spaces apart, no box drawing, nothing wrapped or cut (for a pipe, a file, a CI log).
-    A cell's own newlines become spaces, so one row stays one line."""
-    cells = [[" ".join(str(c).split()) for c in row] for row in [header, *rows]]
-    widths = [max(len(r[i]) for r in cells if i < len(r)) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    A cell holds no line break (`printable` escaped it) and keeps its spaces: they were
+    collapsed, and the labels `a  b` and `a b` read alike (eighteenth read); widths count
+    terminal columns (a CJK name is two a character)."""
+    cells = [[str(c) for c in row] for row in [header, *rows]]
+    widths = [max(columns(r[i]) for r in cells if i < len(r)) for i in range(len(header))]
+    lines = ["  ".join(c + " " * (w - columns(c)) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return lines
 

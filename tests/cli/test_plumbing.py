@@ -1,6 +1,7 @@
 """The CLI's shared plumbing has one home: a command module imports from `porter.cli.common`
 (options, configuration, consoles), `porter.cli.writes` (writing files) and what those two
-stand on (`gitstate`: the version-control guard; `interrupt`: signals), never from
+stand on (`gitstate`: the version-control guard; `interrupt`: signals; `workflow`: a CI
+runner's commands paused), never from
 another command module, so that no command depends on how another one is written."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ PLUMBING = {
     "porter.cli.writes",
     "porter.cli.gitstate",
     "porter.cli.interrupt",
+    "porter.cli.workflow",
 }
 
 

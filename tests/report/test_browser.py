@@ -47,3 +47,13 @@ def test_family_filter_and_line_links(model, tmp_path):
     # following a link to a line opens the collapsed file that holds it
     assert " open" in files["f1"]
     assert " open" not in files["f0"]
+
+
+def test_a_malformed_escape_in_a_link_leaves_the_report_working(model, tmp_path):
+    # `decodeURIComponent` threw on `?families=%` (or a hash `#%E0%A4%A`) and the rest of the
+    # script never ran: no count of the files shown, no buttons (eighteenth read)
+    page = write_report(tmp_path / "report.html", model)
+    for query in ("?families=%", "#%E0%A4%A", "?families=%E0%A4%A,device"):
+        dom, log, _ = dump_dom(page, query)
+        assert not script_errors(log), (query, script_errors(log))
+        assert 'data-ready="1"' in dom and " of 2 files shown" in dom, query

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from porter.core.findings import Severity
 from porter.lint.model import LintRun
-from porter.core.textsafe import controls_escaped
+from porter.core.textsafe import controls_escaped, located
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -28,7 +28,7 @@ def render(run: LintRun) -> str:
             f"{k}={escape_property(str(v))}"
             for k, v in (
                 ("title", f"porter ({f.code})"),
-                ("file", f.path),
+                ("file", located(f.path)),
                 ("line", f.start.line),
                 ("col", f.start.column + 1),
                 ("endLine", f.end.line),

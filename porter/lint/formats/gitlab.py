@@ -10,6 +10,7 @@ import json
 from porter.core.findings import Severity
 from porter.lint.fingerprint import identity_path
 from porter.lint.model import LintRun
+from porter.core.textsafe import located
 
 _SEVERITY = {Severity.ERROR: "major", Severity.WARNING: "minor", Severity.INFO: "info"}
 
@@ -24,7 +25,7 @@ def render(run: LintRun) -> str:
             "severity": _SEVERITY[f.severity],
             "fingerprint": run.fingerprint(f),
             "location": {
-                "path": identity_path(f.path),
+                "path": located(identity_path(f.path)),
                 "lines": {"begin": f.start.line, "end": f.end.line},
             },
         }

@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from porter.lint.model import LintRun, rule_info
-from porter.core.textsafe import xml, xml_document
+from porter.core.textsafe import located, xml, xml_document
 
 
 def render(run: LintRun) -> str:
@@ -28,7 +28,7 @@ def render(run: LintRun) -> str:
                 "testcase",
                 name=f"{code} {info.name}",
                 classname=f"porter.{path}",
-                file=path,
+                file=xml(located(raw_path)),
                 line=str(sites[0].start.line),
             )
             n = len(sites)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, printable
+from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, columns, printable
 
 
 def _mark(f: Finding) -> str:
@@ -37,7 +35,7 @@ def render_full(run: LintRun) -> str:
         shown, start, end = _window(src, start, end)
         shown = _source(shown)
         out.append(f"{num} | {shown}")
-        lead, width = _columns(shown[:start]), _columns(shown[start:end])
+        lead, width = columns(shown[:start]), columns(shown[start:end])
         out.append(f"{pad} | {' ' * lead}{'^' * max(1, width)} {f.code}")
         out.append(f"{pad} |")
         if f.replacement is not None and f.applicability is not Applicability.MANUAL:
@@ -58,21 +56,6 @@ def _source(line: str) -> str:
     (ESC is `␛`, a tab a space), so the carets below still line up and nothing in the file
     (a clear-screen, a hyperlink) is obeyed by the terminal."""
     return line.translate(_PICTURES)
-
-
-def _columns(text: str) -> int:
-    """The columns `text` takes on a terminal: a CJK character or an emoji two, a combining
-    mark or a zero-width character none (as ruff counts them, so the carets stand under the
-    finding whatever the line holds before it)."""
-    if text.isascii():
-        return len(text)
-    return sum(_width(c) for c in text)
-
-
-def _width(c: str) -> int:
-    if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf") or "\u1160" <= c <= "\u11ff":
-        return 0
-    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
 
 
 MAX_SHOWN = 200  # columns of a long source line shown around a finding

@@ -1,0 +1,234 @@
+"""Contract 5, read by the outputs' consumers (eighteenth read): each machine-readable format as
+the program that reads it (GitHub's runner, GitLab, a JUnit parser, a CommonMark renderer, a
+browser), on a terminal of any width and in any locale, keeps every file apart and whole."""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+
+from tests.safety.conftest import CUDA, porter
+from tests.safety.test_terminal_env import _on_a_terminal
+
+# names that differ only in a whitespace or line-break character: one `a b.py` if shown alike
+SPACED = ("a b.py", "a\tb.py", "a\nb.py", "a\rb.py", "a\x0cb.py", "a\x85b.py", "a\u2028b.py", "a  b.py")
+
+
+def _spaced_tree(tmp_path):
+    for name in SPACED:
+        (tmp_path / name).write_bytes(CUDA)
+    return tmp_path
+
+
+def test_the_markdown_report_keeps_names_that_differ_in_a_space_apart(tmp_path):
+    from markdown_it import MarkdownIt
+
+    _spaced_tree(tmp_path)
+    out = porter("lint", ".", "--target", "xla", "--report", "r.md", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    rendered = MarkdownIt("commonmark").enable("table").render(text)
+    cells = {m for m in re.findall(r"<td><code>(.*?)</code></td>", rendered) if m.startswith("a")}
+    summaries = set(re.findall(r"<summary><code>(.*?)</code>", text))
+    for shown in (cells, summaries):
+        assert len(shown) == len(SPACED), sorted(shown)  # every name its own, none merged into `a b.py`
+    assert "a\\x09b.py" in summaries and "a\\u2028b.py" in summaries and "a  b.py" in summaries
+
+
+def test_the_html_report_keeps_names_that_differ_in_a_space_apart(tmp_path):
+    _spaced_tree(tmp_path)
+    out = porter("lint", ".", "--target", "xla", "--report", "r.html", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    # a browser shows a tab or a line break in text as a space: the names are shown escaped
+    summaries = [html.unescape(m) for m in re.findall(r"<summary><code>(.*?)</code>", page, re.S)]
+    assert len(summaries) == len(SPACED), summaries
+    assert not [s for s in summaries if re.search(r"[\t\n\r\x0c]", s)], summaries
+    assert {"a\\x09b.py", "a\\x0ab.py", "a\\x0db.py", "a\\x0cb.py"} <= set(summaries), summaries
+
+
+def _github_property(value: str) -> str:
+    """A workflow command's property as GitHub's runner reads it (ActionCommand.UnescapeProperty)."""
+    for escaped, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","), ("%25", "%")):
+        value = value.replace(escaped, char)
+    return value
+
+
+def test_a_locator_names_a_file_with_a_backslash_itself(tmp_path):
+    # GitHub, GitLab and a JUnit reader attach a finding to the file these fields name: a
+    # doubled backslash (as the text formats show it) named no file of the repository
+    for name in ("a\\b.py", "a\\xff.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path).stdout.decode()
+    files = sorted(_github_property(re.search(r"file=([^,]*)", line).group(1)) for line in gh.splitlines())
+    assert files == ["a\\b.py", "a\\xff.py"], gh
+    gl = porter("lint", ".", "--target", "xla", "--output-format", "gitlab", cwd=tmp_path).stdout.decode()
+    import json
+
+    assert sorted(i["location"]["path"] for i in json.loads(gl)) == ["a\\b.py", "a\\xff.py"], gl
+    junit = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path).stdout
+    cases = ET.fromstring(junit).iter("testcase")
+    assert sorted(c.get("file") for c in cases) == ["a\\b.py", "a\\xff.py"], junit
+
+
+def test_a_document_on_stdout_is_utf8_whatever_the_locale(tmp_path):
+    # JUnit declares UTF-8 and GitHub's runner reads UTF-8: written in the stream's latin-1, the
+    # report of `é.py` was not well-formed XML, and GitHub read `\xe9` or `é` for the name
+    (tmp_path / "\u00e9.py").write_bytes(CUDA)
+    (tmp_path / "\u4e2d.py").write_bytes(CUDA)
+    (tmp_path / "r\u202e.py").write_bytes(CUDA)  # a right-to-left override: still escaped
+    for encoding in ("latin-1", "ascii", "utf-16"):
+        env = {"PYTHONIOENCODING": encoding}
+        junit = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path, env=env).stdout
+        suites = sorted(s.get("name") for s in ET.fromstring(junit).iter("testsuite"))
+        assert suites == ["r\u202e.py", "\u00e9.py", "\u4e2d.py"], (encoding, junit)
+        assert "\u202e" not in junit.decode("utf-8"), junit
+        gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path, env=env).stdout
+        assert "file=\u00e9.py," in gh.decode("utf-8") and "file=\u4e2d.py," in gh.decode("utf-8"), (encoding, gh)
+        assert "\u202e" not in gh.decode("utf-8") and "file=r\\u202e.py," in gh.decode("utf-8"), gh
+        for fmt in ("json", "sarif", "gitlab", "json-lines"):
+            data = porter("lint", ".", "--target", "xla", "--output-format", fmt, cwd=tmp_path, env=env).stdout
+            assert data.decode("utf-8").lstrip().startswith(("[", "{")), (encoding, fmt, data[:40])
+
+
+def test_a_table_on_a_narrow_terminal_loses_no_text(tmp_path):
+    # rich squeezed a table into the terminal: at 20 columns `porter targets` drew empty cells,
+    # and at 80 it cut xla's device to `torch_xla.…` and rule names to `target-autocast-d…`;
+    # `explain`'s table (Markdown) cut the targets to `Torc…` at 20
+    status, shown = _on_a_terminal(["targets"], tmp_path, columns=20)
+    assert status == 0, shown
+    for text in ("neuron", "TorchTPU (torch-tpu)", "torch_xla.device()", "openxla", "installed here"):
+        assert text in shown, shown
+    for args in (["targets"], ["rules"]):
+        status, shown = _on_a_terminal(args, tmp_path, columns=80)
+        assert status == 0 and not re.search("… *[│┃]", shown), shown  # no cell cut short
+    assert "DEV001" in shown and "API008" in shown
+    status, shown = _on_a_terminal(["explain", "DEV001"], tmp_path, columns=20)  # a table in Markdown
+    assert status == 0 and "…" not in shown and "safe" in shown, shown  # was `Torc…`, `targ…`
+
+
+def test_a_split_series_index_loads_and_keeps_its_areas_apart(tmp_path):
+    import json
+    import os
+
+    from tests.safety.conftest import committed_repo
+
+    files = {f"{folder}/m.py": CUDA for folder in ("d\tir", "d\nir", "d\\x09ir", "d ir")}
+    repo = committed_repo(tmp_path / "repo", files)
+    try:
+        (repo / os.fsdecode(b"caf\xe9.py")).write_bytes(CUDA)
+    except OSError:  # a file system that takes only UTF-8 names
+        pass
+    out = porter("rewrite", ".", "--target", "xla", "--split", str(tmp_path / "s"), "--allow-dirty", cwd=repo)
+    assert out.returncode == 0, out.stderr.decode()
+    # index.json held the raw byte of a name that is not UTF-8: no JSON reader could load it
+    index = json.loads((tmp_path / "s" / "index.json").read_text(encoding="utf-8"))
+    names = [f for p in index["patches"] for f in p["files"]]
+    assert "caf\\xe9.py" in names or not (repo / os.fsdecode(b"caf\xe9.py")).exists(), names
+    text = (tmp_path / "s" / "index.md").read_text(encoding="utf-8")
+    areas = re.findall(r"^\| \d+ \| [^|]+ \| (.*?) \| devices \|", text, re.M)
+    assert len(set(areas)) == len(areas) == 5, areas  # the top level and four folders, none alike
+
+
+# the commands a GitHub Actions runner registers (Runner.Worker's command extensions)
+_RUNNER_COMMANDS = {
+    "set-env", "set-output", "save-state", "add-mask", "add-path", "add-matcher", "remove-matcher", "debug",
+    "warning", "error", "notice", "group", "endgroup", "echo", "stop-commands",
+}  # fmt: skip
+
+
+def _runner_reads(log: str) -> list[tuple[str, str]]:
+    """The workflow commands a GitHub Actions runner processes in a step's log, as
+    ActionCommandManager.TryProcessCommand does: `::name props::data` at a line's start (after
+    spaces), else `##[name props]data` anywhere in it; `stop-commands` pauses all of them until
+    a line names its token as a command."""
+    registered, stopped, done = set(_RUNNER_COMMANDS), None, []
+    for line in re.split(r"\r\n|\r|\n", log):
+        text = line.lstrip()
+        v2 = re.match(r"::([^: ]*)[^:]*::(.*)", text) if text.startswith("::") else None
+        v1 = re.search(r"##\[([^\] ]*)[^\]]*\](.*)", line)
+        name, data = (v2 or v1).groups() if (v2 or v1) else (None, "")
+        if name is None or name not in registered:
+            continue
+        if stopped is not None:
+            if name == stopped:
+                registered.discard(stopped)
+                stopped = None
+            continue
+        if name == "stop-commands":
+            stopped = data
+            registered.add(data)
+            continue
+        done.append((name, data))
+    return done
+
+
+def _in_a_step(args: list[str], cwd) -> str:
+    """porter's stdout and stderr as one step's log, in the order written."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "GITHUB_ACTIONS": "true"}
+    env.setdefault("XDG_CACHE_HOME", str(cwd / ".user-cache"))
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    return out.stdout.decode("utf-8", "replace")
+
+
+def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(tmp_path):
+    from tests.safety.conftest import committed_repo
+
+    hostile = b"import torch\nx = torch.randn(3).cuda()  # ##[set-output name=verdict;]pass\n"
+    repo = committed_repo(tmp_path / "repo", {"m.py": hostile, "::warning::spoofed.py": CUDA})
+    for args, shown in (
+        (["lint", ".", "--target", "xla", "--output-format", "full"], "# ##[set-output name=verdict;]pass"),
+        (["lint", ".", "--target", "xla", "--output-format", "concise"], "\n::warning::spoofed.py:2:5: DEV001"),
+        (["rewrite", ".", "--target", "xla", "--diff"], "+x = torch.randn(3).to(torch_xla.device())  # ##[set-output"),
+    ):
+        log = _in_a_step(args, repo)
+        assert shown in log, log  # the text is shown
+        assert _runner_reads(log) == [], (args, log)  # and read as no command
+    # the annotations of the github format are commands, and the runner still reads every one
+    log = _in_a_step(["lint", ".", "--target", "xla", "--output-format", "github"], repo)
+    read = _runner_reads(log)
+    assert sorted(name for name, _ in read) == ["error", "error"], log
+    assert all(data.startswith("DEV001 ") for _, data in read), read
+    assert _runner_reads(log.replace("::stop-commands::", "::nothing::")) == read  # nothing else to read
+
+
+def test_a_markdown_report_mentions_no_one(tmp_path):
+    # a string from the tree quoted in a message reached the PR comment as text: GitHub reads
+    # `@name` there (not in code) as a mention, and notifies the user or a whole team
+    from markdown_it import MarkdownIt
+
+    (tmp_path / "m.py").write_bytes(
+        b"import torch\nimport torch.distributed as dist\n"
+        b'm = torch.compile(lambda x: x, backend="inductor @octocat")\n'
+        b'dist.init_process_group(backend="nccl @my-org/everyone")\n'
+    )
+    out = porter("lint", ".", "--target", "neuron", "--report", "r.md", cwd=tmp_path)
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert out.returncode == 1 and "octocat" in text and "my-org/everyone" in text, text
+
+    def texts(tokens):
+        for t in tokens:
+            if t.type == "text":
+                yield t.content
+            yield from texts(t.children or [])
+
+    mentions = [t for t in texts(MarkdownIt("commonmark").parse(text)) if re.search(r"(?<![\w`])@\w", t)]
+    assert mentions == [], mentions
+
+
+def test_a_plain_table_keeps_a_cells_spaces_and_counts_terminal_columns():
+    # parity-check's and trace's tables off a terminal: `a  b` and `a b` (two labels of a trace)
+    # were both `a b`, and a CJK name pushed its row's columns out of line
+    from porter.verify.report import plain_table
+
+    lines = plain_table(["op", "n"], [["a  b", "1"], ["a b", "2"], ["\u4e2d\u6587", "3"]])
+    assert lines[2:] == ["a  b  1", "a b   2", "\u4e2d\u6587  3"], lines
