@@ -442,7 +442,7 @@ def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While, two_args: set[st
     """A loop: the plain name a `for` walks (`enumerate(name)` too; libcst's `For` is also an
     `async for`), and the callees of the `x = <...>.cat((x, ...))` in its body (a tensor grown
     a piece at a time)."""
-    if type(node) is not ast.While:
+    if isinstance(node, (ast.For, ast.AsyncFor)):
         it: ast.expr | None = node.iter
         if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
             it = first_argument(it)
