@@ -66,10 +66,16 @@ class Sites:
     cuda_names: bool = False
     # an attribute named `is_cuda`
     is_cuda: bool = False
+    # a str literal, or an f-string's text, that holds "ccl" or "cuda" in any case: every string
+    # the distributed family reads ("nccl", "NCCL_*", "CUDA_*", "cpu:gloo,cuda:nccl", a "cuda" key)
+    backend_strings: bool = False
+    # an attribute named `NCCL` (`dist.Backend.NCCL`)
+    nccl_attrs: bool = False
     # an int literal passed as a device: a positional argument of `.to(...)`, or `device=`
     int_devices: bool = False
-    # a dotted name as a `map_location=` keyword, or as the second positional argument of
-    # a callee named `load` (or a name an import binds to `torch.load`): `torch.load(f, loc)`
+    # a dotted name as a `map_location=` keyword, or as the second argument of a callee named
+    # `load` (or a name an import binds to `torch.load`) with no keyword: `torch.load(f, loc)`,
+    # `torch.load(*args, **kwargs)` (`second_argument`)
     loads: bool = False
     # every callee spelled as a dotted name (`transformers.AutoModel.from_pretrained`) -> the
     # names of the keyword arguments its calls pass (`device_map`, ...; none for `f(x)`)
@@ -84,8 +90,15 @@ class Sites:
     half_attrs: set[str] = field(default_factory=set)
     # the names of the keyword arguments of every call (`pin_memory` of `DataLoader(..., pin_memory=True)`)
     keywords: set[str] = field(default_factory=set)
-    # a `for` loop over a name, or over `enumerate(name)` (xla_loop._iterated_name)
-    name_loops: bool = False
+    # the names a `for` (or `async for`) loop walks, directly or as `enumerate(name)`'s first
+    # argument (xla_loop._iterated_name)
+    loop_names: set[str] = field(default_factory=set)
+    # the names an assignment binds to a call of a dotted callee ending in `DataLoader`: `x = ...`
+    # with `x` one of its targets, or `x: T = ...` (flow.assigned_values, xla_loop._is_loader_call)
+    loader_names: set[str] = field(default_factory=set)
+    # a `pin_memory=` keyword whose value is not `False`, or a `.pin_memory()` call with no
+    # argument (xla_loop.XlaLoopFamily.leave_Call: XLA003's two sites)
+    pins: bool = False
     # a star import (`from x import *`): resolve.ImportTable then binds `torch` where it is used
     star_import: bool = False
 
@@ -125,6 +138,22 @@ def first_argument(call: ast.Call) -> ast.expr | None:
         first = call.args[0]
         return first.value if type(first) is ast.Starred else first
     return call.keywords[0].value if call.keywords else None
+
+
+def second_argument(call: ast.Call) -> ast.expr | None:
+    """What the device family reads as `torch.load`'s location (`leave_Call`): libcst's second
+    argument in the source's order, where it has no keyword: a positional one, `*x` (the
+    Starred) or `**x` (its value: `load(f, **kw)`); None where the second is `name=...`."""
+    args, keywords = call.args, call.keywords
+    if not keywords:
+        return args[1] if len(args) > 1 else None
+    if len(args) + len(keywords) < 2:
+        return None
+    pieces: list[ast.expr | ast.keyword] = sorted([*args, *keywords], key=lambda n: (n.lineno, n.col_offset))
+    second = pieces[1]
+    if type(second) is ast.keyword:
+        return second.value if second.arg is None else None
+    return second  # type: ignore[return-value]
 
 
 def _self_append(node: ast.Assign) -> str | None:
@@ -200,23 +229,25 @@ def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
             out.keyword_heads.add(head)
     if named:
         _keyword_facts(out, node.keywords)
+    if last == "pin_memory" and not node.args and not node.keywords and type(node.func) is ast.Attribute:
+        out.pins = True
 
 
 def _callee_facts(out: Sites, node: ast.Call, last: str, named: bool, two_args: set[str]) -> None:
     """What a call tells by the last name of its callee: an optimizer step, a `.to(<int>)`,
     a `load` given a map location as its 2nd argument, or a bare name called with two
-    positional arguments (`sites` asks later whether it is `torch.load` imported)."""
+    arguments or more (`sites` asks later whether it is `torch.load` imported)."""
     out.callees.add(last)
     out.steps = out.steps or _step(node.func, last)
     if named:
         out.keyword_callees.add(last)
     if last == "to" and any(_int(a) for a in node.args):
         out.int_devices = True
-    if len(node.args) > 1 and _location(node.args[1]):
-        if last == "load":
-            out.loads = True
-        elif type(node.func) is ast.Name:
-            two_args.add(last)
+    if last == "load":
+        second = second_argument(node)
+        out.loads = out.loads or (second is not None and _location(second))
+    elif type(node.func) is ast.Name and len(node.args) + len(node.keywords) > 1:
+        two_args.add(last)  # (whether an import binds it to `torch.load` is rare: not which argument)
 
 
 def _keyword_facts(out: Sites, keywords: list[ast.keyword]) -> None:
@@ -226,6 +257,8 @@ def _keyword_facts(out: Sites, keywords: list[ast.keyword]) -> None:
             out.int_devices = True
         elif k.arg == "map_location" and _location(k.value):
             out.loads = True
+        elif k.arg == "pin_memory" and not (type(k.value) is ast.Constant and k.value.value is False):
+            out.pins = True  # (libcst spells `False` as a Name: `pin_memory=False` is no site)
 
 
 _AST = ast.AST
@@ -323,7 +356,7 @@ def sites(tree: ast.Module) -> Sites:
     """The facts of one walk of `tree` (`nodes`: `ast.walk`'s order, less the `_LEAVES`, none
     of which `sites` reads), each type's reader looked up once (`_HANDLED`)."""
     out = Sites()
-    two_args: set[str] = set()  # names called with two or more positional arguments
+    two_args: set[str] = set()  # bare names called with two or more arguments
     handled = _HANDLED
     for node in nodes(tree):
         read = handled.get(type(node))
@@ -334,11 +367,28 @@ def sites(tree: ast.Module) -> Sites:
 
 
 def _constant(out: Sites, node: ast.Constant, two_args: set[str]) -> None:
-    out.cuda_strings = out.cuda_strings or (type(node.value) is str and "cuda" in node.value)
+    value = node.value
+    if type(value) is str:
+        out.cuda_strings = out.cuda_strings or "cuda" in value
+        if not out.backend_strings:
+            lowered = value.lower()
+            out.backend_strings = "ccl" in lowered or "cuda" in lowered
 
 
 def _assign(out: Sites, node: ast.Assign, two_args: set[str]) -> None:
     out.moves = out.moves or (len(node.targets) == 1 and _move(node.value))
+    if _loader_call(node.value):
+        out.loader_names.update(t.id for t in node.targets if type(t) is ast.Name)
+
+
+def _ann_assign(out: Sites, node: ast.AnnAssign, two_args: set[str]) -> None:
+    if type(node.target) is ast.Name and node.value is not None and _loader_call(node.value):
+        out.loader_names.add(node.target.id)
+
+
+def _loader_call(value: ast.expr) -> bool:
+    """`...DataLoader(...)`: a call whose dotted callee ends in `DataLoader` (xla_loop._is_loader_call)."""
+    return type(value) is ast.Call and (_dotted(value.func) or "").endswith("DataLoader")
 
 
 def _expr(out: Sites, node: ast.Expr, two_args: set[str]) -> None:
@@ -356,6 +406,7 @@ def _attribute(out: Sites, node: ast.Attribute, two_args: set[str]) -> None:
             out.half_attrs.add(name)
     out.cuda_names = out.cuda_names or attr == "cuda"
     out.is_cuda = out.is_cuda or attr == "is_cuda"
+    out.nccl_attrs = out.nccl_attrs or attr == "NCCL"
 
 
 def _import(out: Sites, node: ast.Import, two_args: set[str]) -> None:
@@ -388,13 +439,15 @@ def _import_from(out: Sites, node: ast.ImportFrom, two_args: set[str]) -> None:
 
 
 def _loop(out: Sites, node: ast.For | ast.AsyncFor | ast.While, two_args: set[str]) -> None:
-    """A loop: whether a `for` walks a plain name (`enumerate(name)` too), and the callees of
-    the `x = <...>.cat((x, ...))` in its body (a tensor grown a piece at a time)."""
-    if type(node) is ast.For:
+    """A loop: the plain name a `for` walks (`enumerate(name)` too; libcst's `For` is also an
+    `async for`), and the callees of the `x = <...>.cat((x, ...))` in its body (a tensor grown
+    a piece at a time)."""
+    if isinstance(node, (ast.For, ast.AsyncFor)):
         it: ast.expr | None = node.iter
         if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate":
             it = first_argument(it)
-        out.name_loops = out.name_loops or type(it) is ast.Name
+        if type(it) is ast.Name:
+            out.loop_names.add(it.id)
     for stmt in node.body:
         if type(stmt) is ast.Assign and (callee := _self_append(stmt)) is not None:
             out.self_appends.add(callee)
@@ -408,6 +461,7 @@ _HANDLED: dict[type, Callable[[Sites, Any, set[str]], None]] = {
     ast.Import: _import,
     ast.ImportFrom: _import_from,
     ast.Assign: _assign,
+    ast.AnnAssign: _ann_assign,
     ast.For: _loop,
     ast.AsyncFor: _loop,
     ast.While: _loop,

@@ -25,6 +25,26 @@ class CompileFamily(Family):
     name = "compile"
     tokens = (b"compile",)
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Its rules' tokens, and a name that `qualname` may make `torch.compile` of: every site
+        is a call (`leave_Call`) or a bare decorator (`leave_Decorator`) whose qualified name is
+        in `COMPILE`. `Resolver.qualname` qualifies a dotted name through the imports only, so
+        `torch.compile` is either a name an import binds to it (`from torch import compile`) or
+        `L.compile` with `L` bound to `torch` (`import torch as T`; `torch` under a star import),
+        which `Sites.name_attrs` holds (every attribute of a name, called or not)."""
+        if not super().candidate(ctx, source):
+            return False
+        found = ctx.sites()
+        if found is None:
+            return True
+        return any(
+            base in COMPILE or (base == "torch" and f"{local}.compile" in found.name_attrs)
+            for local, base in found.bindings()
+        )
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._triton = triton_module(ctx.source or b"")

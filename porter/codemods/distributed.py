@@ -66,6 +66,26 @@ class DistributedFamily(Family):
     name = "distributed"
     tokens = (b"nccl", b"NCCL", b"init_process_group", b"DistributedDataParallel", b"DDP", b"DataParallel", b"CUDA_")
 
+    candidate_reads_ast = True
+
+    @classmethod
+    def candidate(cls, ctx, source: bytes) -> bool:
+        """Its rules' tokens, and one of what every report below starts from: a string whose
+        value holds "ccl" or "cuda" in any case (`leave_SimpleString`'s "nccl", backend maps,
+        `NCCL_*` and `CUDA_*` names; a dict keyed "cuda"; the "nccl" of a parameter's default,
+        an assignment, a comparison, a choice, an option list, a `Literal`, a registry key, a
+        discarded argument; `_contains_nccl`), an attribute named `NCCL` (`Backend.NCCL`), or a
+        call `qualname` makes `INIT` (a missing backend), `DDP` or `DATA_PARALLEL` of (through
+        the imports only, as `Sites.qualified`). `DistributedDataParallel` named but not called,
+        `DDP` in a comment or a class name, `init_process_groups`, hold none."""
+        if not super().candidate(ctx, source):
+            return False
+        found = ctx.sites()
+        if found is None or found.backend_strings or found.nccl_attrs:
+            return True
+        calls = INIT | DDP | DATA_PARALLEL
+        return any(q in calls for name in found.dotted_calls for q in found.qualified(name))
+
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._per_device: set[int] = set()  # "nccl" strings that only name CUDA's own backend

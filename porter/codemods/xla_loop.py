@@ -8,10 +8,12 @@ function) calls `.backward()` or an optimizer's `.step()`.
 
 from __future__ import annotations
 
+import ast
+
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.candidates import TORCH_CAT
+from porter.codemods.candidates import TORCH_CAT, Sites, _callee, _dotted, _step, nodes
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values, is_param
 from porter.core.findings import Applicability
@@ -131,6 +133,54 @@ def _appends_to_itself(stmt: cst.CSTNode, resolver) -> bool:
     return False
 
 
+# the nodes a loop's or a function's own body ends at: `_StepCalls` and `_calls` walk no deeper
+_OWN_BODY_ENDS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _own_calls(body: list[ast.stmt]) -> list[ast.Call]:
+    """The calls of a loop's or a function's own body, as `_StepCalls` visits it: not those of
+    a nested loop, function or lambda (libcst's `For` and `FunctionDef` are also `async`)."""
+    out: list[ast.Call] = []
+    todo: list[ast.AST] = [s for s in body if type(s) not in _OWN_BODY_ENDS]
+    while todo:
+        node = todo.pop()
+        if type(node) is ast.Call:
+            out.append(node)
+        todo.extend(c for c in ast.iter_child_nodes(node) if type(c) not in _OWN_BODY_ENDS)
+    return out
+
+
+def _step_call(call: ast.Call, found: Sites) -> bool:
+    """What `_StepCalls` counts as a step (`.backward()`, `_is_step`), or more: `Sites.steps`'
+    test of one call (`_step`), or a callee an import qualifies into `OPT_STEPS`."""
+    if _step(call.func, _callee(call.func)[0]):
+        return True
+    name = _dotted(call.func)
+    return name is not None and any(q in OPT_STEPS for q in found.qualified(name))
+
+
+def placed_steps(tree: ast.Module | None, found: Sites) -> bool:
+    """Whether a step sits where XLA001 or XLA002 reads one: in a `for`/`while` loop's own body
+    (`_sync`'s `_body_stats`; XLA002's manual form asks the same of its loop), or a function
+    whose own body calls `.backward()` and steps an optimizer (`_step_function` needs both).
+    A step anywhere else (a method that only calls `self.optimizer.step()`, a module-level
+    `loss.backward()`) is no site of the family. True where `ast` cannot parse the file."""
+    if tree is None:
+        return True
+    for node in nodes(tree):
+        kind = type(node)
+        if kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+            if any(_step_call(c, found) for c in _own_calls(node.body)):  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            calls = _own_calls(node.body)  # type: ignore[attr-defined]
+            if any(_callee(c.func)[0] == "backward" for c in calls) and any(
+                _callee(c.func)[0] != "backward" and _step_call(c, found) for c in calls
+            ):
+                return True
+    return False
+
+
 def _exits(stmt: cst.CSTNode) -> bool:
     """`break`, `continue`, `return`, or an `if` that leads to one: the end of a step."""
     found = False
@@ -209,22 +259,24 @@ class XlaLoopFamily(Family):
 
     @classmethod
     def candidate(cls, ctx, source: bytes) -> bool:
-        """XLA001 needs a step (`_StepCalls.steps`: `Sites.steps`), XLA002 a `...DataLoader(...)`
-        call and a loop over a name (`_wrap_loader`) or (its manual form) a step, XLA003 a
-        `pin_memory=` or a `.pin_memory()` call, XLA004 a loop statement that assigns `torch.cat`
-        of a tuple holding the name assigned (`_appends_to_itself`, `Sites.grows`)."""
+        """XLA001 needs a step where `_sync` or `_step_function` reads one (`placed_steps`),
+        XLA002 a loop over a name an assignment binds to a `...DataLoader(...)` call
+        (`_wrap_loader` reads `assigned_values` of that name, each a loader call) or (its manual
+        form) a step in a loop's own body, XLA003 a `pin_memory=` not `False` or a bare
+        `.pin_memory()` (`leave_Call`: `Sites.pins`), XLA004 a loop statement that assigns
+        `torch.cat` of a tuple holding the name assigned (`_appends_to_itself`, `Sites.grows`)."""
         found = ctx.sites()
         if found is None:
             return True
-        if ctx.enabled("XLA003") and ("pin_memory" in found.keywords or "pin_memory" in found.callees):
+        if ctx.enabled("XLA003") and found.pins:
+            return True
+        if ctx.enabled("XLA002") and not found.loop_names.isdisjoint(found.loader_names):
+            return True
+        if ctx.enabled("XLA004") and found.grows():
             return True
         # (`optimizer_step` imported under another name: `_is_step` qualifies the callee)
         steps = found.steps or any(q in OPT_STEPS for name in found.dotted_calls for q in found.qualified(name))
-        if steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")):
-            return True
-        if ctx.enabled("XLA002") and found.name_loops and any(c.endswith("DataLoader") for c in found.callees):
-            return True
-        return ctx.enabled("XLA004") and found.grows()
+        return steps and (ctx.enabled("XLA001") or ctx.enabled("XLA002")) and placed_steps(ctx.tree(), found)
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
