@@ -16,6 +16,8 @@ Nothing is imported or executed.
 
 from __future__ import annotations
 
+import bisect
+import math
 import os
 import re
 import unicodedata
@@ -37,8 +39,13 @@ from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-_GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"(\w+)\s*\(([^)]*)\)", re.S)
+_BOUNDS = r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
+# `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
+_GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*\(")
+# a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
+# past each backslash-newline
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -119,6 +126,8 @@ class Kernel:
 class Inventory:
     kernels: list[Kernel] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
+    used: set[str] = field(default_factory=set)  # the names of the macros used
 
 
 def _python_files(root: Path) -> list[Path]:
@@ -257,15 +266,20 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
             found.triton[name].calls.append(site)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
+    macros: list[_Macro] = []
+    passed: set[str] = set()
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
         try:
             one = bounded(_scan_cuda_alone, path, rel, limit=limit)
         except Failed as exc:
             inv.problems.append(f"{path_name(rel)}: {exc}")
+            passed.add(rel)
             continue
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
+        macros.extend(one.macros)
+    _macro_uses(root, base, macros, inv, limit, passed)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -304,11 +318,40 @@ def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compile
     return inv, found
 
 
-def _scan_cuda_alone(path: Path, rel: str) -> Inventory:
+def _scan_cuda_alone(path: Path, rel: str, macros: list[_Macro] | None = None) -> Inventory:
     """`_scan_cuda` of one file on its own."""
     inv = Inventory()
-    _scan_cuda(path, rel, inv)
+    _scan_cuda(path, rel, inv, macros)
     return inv
+
+
+def _macro_uses(
+    root: Path, base: Path, macros: list[_Macro], inv: Inventory, limit: float | None, passed: set[str]
+) -> None:
+    """The kernels made by uses, in other files, of `macros` (each of no use in its own file: a
+    header's `#define DEF_KERNEL(name) ...` used in a .cu file); a macro of no use anywhere is
+    listed as its own kernel, by the macro's name, saying so (files in `passed` are not read again)."""
+    used: set[tuple[str, str]] = set()
+    for path in _cuda_files(root) if macros else []:
+        rel = os.path.relpath(path, base)
+        others = [m for m in macros if m.path != rel]
+        if not others or rel in passed:
+            continue
+        try:
+            one = bounded(_scan_cuda_alone, path, rel, others, limit=limit)
+        except Failed as exc:
+            inv.problems.append(f"{path_name(rel)}: {exc}")
+            continue
+        inv.kernels.extend(one.kernels)
+        inv.problems.extend(one.problems)
+        used.update((m.path, m.name) for m in others if m.name in one.used)
+    for m in macros:
+        if (m.path, m.name) in used:
+            continue
+        for _, _, params, source in _kernels_in(m.body, m.body):
+            why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
+            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source))
+            break
 
 
 @dataclass
@@ -483,26 +526,151 @@ def _top_level_split(params: str) -> list[str]:
     return [*out, params[start:]]
 
 
-def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
+class _Lines:
+    """The line of an offset of `text`, by bisection: `text.count("\\n", 0, at)` per kernel was
+    quadratic (40,000 kernels in a 2 MiB file took 45 s of the 60 s a file gets: eighteenth read)."""
+
+    def __init__(self, text: str) -> None:
+        self.ends = [m.start() for m in re.finditer("\n", text)]
+
+    def of(self, at: int) -> int:
+        return bisect.bisect_left(self.ends, at) + 1
+
+
+def _closing(code: str) -> dict[int, int]:
+    """Where each `(` of `code` closes, by its offset (one pass; one that never closes is absent)."""
+    close: dict[int, int] = {}
+    opened: list[int] = []
+    for m in re.finditer(r"[()]", code):
+        if m.group() == "(":
+            opened.append(m.start())
+        elif opened:
+            close[opened.pop()] = m.start()
+    return close
+
+
+@dataclass
+class _Macro:
+    """A function-like macro whose body defines a `__global__` kernel named by its parameters."""
+
+    name: str
+    params: list[str]
+    body: str  # its replacement text, continuation lines joined, comments blanked
+    path: str
+    line: int
+
+
+def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str]]:
+    """(offset, name, parameter declarations, body) of each `__global__` kernel of `code` (comments
+    and strings blanked; `text` the source, of the same offsets)."""
+    close = _closing(code)
+    for m in _GLOBAL.finditer(code):
+        end = close.get(m.end() - 1)
+        if end is None:
+            continue
+        params = [
+            " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
+        ]
+        yield m.start(), re.sub(r"\s*##\s*", "", m.group(1)), params, _body(text, end + 1)
+
+
+def _expanded(macro: _Macro, args: list[str]) -> str:
+    """`macro`'s body with its parameters replaced by `args` and `##` pasted, as the preprocessor
+    expands one use (`#x` is left as written)."""
+    given = dict(zip(macro.params, (a.strip() for a in args)))
+    out = re.sub(r"\b\w+\b", lambda m: given.get(m.group(), m.group()), macro.body)
+    return re.sub(r"\s*##\s*", "", out)
+
+
+def _macros(code: str, rel: str, lines: _Lines) -> list[_Macro]:
+    """The function-like macros of `code` whose body defines a kernel named by their parameters."""
+    out = []
+    for m in _DEFINE.finditer(code):
+        params = [p.strip() for p in m.group(2).split(",")]
+        body = re.sub(r"\\\r?\n", " ", m.group(3))
+        if any(set(re.findall(r"\w+", k.group(1))) & set(params) for k in _GLOBAL.finditer(body)):
+            out.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
+    return out
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether offset `at` lies in one of `spans` (sorted, apart)."""
+    i = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
+def _macro_kernels(
+    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory
+) -> tuple[list[Kernel], set[str]]:
+    """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`), named and typed as it
+    expands, and the names of the macros used. What the uses expand to is bounded by the file's
+    size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
+    the file's size."""
+    by_name = {m.name: m for m in macros}
+    close = _closing(code)
+    defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
+    budget = 8 * len(code) + 2**20
+    out: list[Kernel] = []
+    used: set[str] = set()
+    for use in re.finditer(r"\b(\w+)\s*\(", code):
+        macro = by_name.get(use.group(1))
+        end = close.get(use.end() - 1)
+        if macro is None or end is None or _within(defines, use.start()):
+            continue  # not closed, or in a `#define` (its own, or another macro's body: not expanded)
+        body = _expanded(macro, _top_level_split(code[use.end() : end]))
+        budget -= len(body)
+        line = lines.of(use.start())
+        if budget < 0:
+            inv.problems.append(
+                f"{path_name(rel)}:{line}: the uses of macro {macro.name} from here on are not expanded "
+                "(their text passes 8 times the file's size)"
+            )
+            break
+        used.add(macro.name)
+        for _, name, params, source in _kernels_in(body, body):
+            why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
+            out.append(Kernel(name, "cuda", rel, line, params, why, source=source))
+    return out, used
+
+
+def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
-    first function it binds for Python."""
+    first function it binds for Python. A kernel a macro defines is one per use of the macro
+    (`DEF_KERNEL(foo)`): it was listed once, under the macro's parameter (eighteenth read). A
+    macro of no use here goes into `inv.macros`; given `macros` (other files' macros of that kind),
+    only their uses here are read."""
     try:
         text = read_regular(path).decode("utf-8", errors="replace")
     except Unreadable as exc:
-        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+        if macros is None:  # (the second read's: said by the first)
+            inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
     bound = _BIND.findall(commented)
     libs = _TORCH_LIB.findall(code)
-    for m in _GLOBAL.finditer(code):
-        line = text.count("\n", 0, m.start()) + 1
-        params = [" ".join(p.split()) for p in _top_level_split(m.group(2)) if p.strip()]
-        detail = (
-            "__global__"
-            + (f"; binds: {', '.join(bound)}" if bound else "")
-            + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
-        )
-        inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
-    if not _GLOBAL.search(code) and bound:
+    detail = (
+        "__global__"
+        + (f"; binds: {', '.join(bound)}" if bound else "")
+        + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+    )
+    lines = _Lines(text)
+    if macros is not None:  # the second read: the uses of other files' macros only
+        made, inv.used = _macro_kernels(macros, code, lines, rel, detail, inv)
+        inv.kernels.extend(made)
+        return
+    own = _macros(code, rel, lines)
+    names = {m.name for m in own}
+    spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
+    found = 0
+    for start, name, params, source in _kernels_in(code, text):
+        found += 1
+        if _within(spans, start):
+            continue  # a macro's: listed at each use
+        line = lines.of(start)
+        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source))
+    made, used = _macro_kernels(own, code, lines, rel, detail, inv)
+    inv.kernels.extend(made)
+    inv.macros.extend(m for m in own if m.name not in used)
+    if not found and bound:
         inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

@@ -130,6 +130,7 @@ class Signature:
     known: bool = True  # kinds and mutation read from the kernel, not assumed
     types: dict[str, str] = field(default_factory=dict)  # a custom op's own types, as torch reads them
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
+    untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -313,10 +314,23 @@ def _without_extent(head: str) -> str:
     return head if start == -1 else head[:start]
 
 
+# a declarator in parentheses: `(*f)(float)` (a function pointer), `(Cls::*m)(int)` (a member
+# function's), `(&a)[4]` (an array's reference); group 3: a function's parameters follow
+_PAREN_DECLARATOR = re.compile(
+    r"\(\s*(?:[\w:<>, ]*::\s*)?([*&]+)\s*(?:(?:const|volatile|__restrict__)\s+)*(\w+)\s*\)\s*(\()?"
+)
+
+
 def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
-    none, as a declaration may: `const float*`, `int`, `const T`)."""
+    none, as a declaration may: `const float*`, `int`, `const T`). A function pointer's kind is
+    "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type)."""
     head = decl.split("=")[0].strip()
+    inner = _PAREN_DECLARATOR.search(head)
+    if inner is not None:
+        if inner.group(3):
+            return inner.group(2), "function", False
+        return inner.group(2), "tensor", bool(re.match(r"\s*const\b", head))
     words = re.findall(r"[A-Za-z_]\w*", head)
     named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
     unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
@@ -360,10 +374,14 @@ def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
     mutates: list[str] = []
+    untaken: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
         name, kind, const = _c_param(decl, index)
+        if kind == "function":
+            untaken.append(decl)
+            continue
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -371,7 +389,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates)
+    return Signature(params, kinds, mutates, untaken=untaken)
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
@@ -417,6 +435,7 @@ def _own_names(sig: Signature, n: str) -> Signature:
         sig.known,
         {renames.get(p, p): t for p, t in sig.types.items()},
         {renames.get(p, p): d for p, d in sig.defaults.items()},
+        sig.untaken,
     )
 
 
@@ -472,6 +491,12 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         else "# TODO(porter): porter could not read the parameter types or what the kernel writes: "
         "check both (mutates_args)."
     )
+    if sig.untaken:
+        check += "\n# " + _comment(
+            "TODO(porter): the kernel also takes "
+            + ", ".join(f"`{d}`" for d in sig.untaken)
+            + ", which no torch op can take (a function): the reference chooses it"
+        )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',

@@ -248,3 +248,30 @@ def test_a_triton_kernel_defined_under_a_module_level_if_or_try_is_listed(tmp_pa
     assert len(kernels["in_if"].calls) == 1
     write_scaffolds(scan(src), tmp_path / "out", "neuron")
     assert "derived by porter" in (tmp_path / "out" / "in_if_op.py").read_text()
+
+
+def test_a_kernel_a_macro_defines_is_listed_at_each_use_by_the_name_it_expands_to(tmp_path):
+    """`#define DEF_KERNEL(name) __global__ void name(...)` then `DEF_KERNEL(foo)`: the kernel was
+    listed once, named `name` (the macro's parameter), and its uses were unseen; a macro in a
+    header used in a .cu file, and a name pasted with `##`, too (eighteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text(
+        "#define PASTE(op, T) \\\n  __global__ void op##_kernel_##T(const T* a, T* b) { b[0] = a[0]; }\n"
+        "#define UNUSED(name) __global__ void name(float* z) { z[0] = 0; }\n"
+    )
+    (src / "k.cu").write_text(
+        '#include "k.cuh"\n'
+        "#define DEF_KERNEL(name) \\\n  __global__ void name(const float* x, float* y, int n) { \\\n"
+        "    if (n) y[0] = x[0]; }\n"
+        "DEF_KERNEL(foo)\nDEF_KERNEL(bar)\nPASTE(add, float)\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert sorted(kernels) == ["UNUSED", "add_kernel_float", "bar", "foo"], sorted(kernels)
+    assert (kernels["foo"].path, kernels["foo"].line) == ("k.cu", 5)
+    assert kernels["foo"].params == ["const float* x", "float* y", "int n"]
+    assert kernels["add_kernel_float"].params == ["const float* a", "float* b"]
+    assert "made by macro PASTE (k.cuh:1)" in kernels["add_kernel_float"].detail
+    assert "of no use found" in kernels["UNUSED"].detail
+    write_scaffolds(scan(src), tmp_path / "out", "neuron")
+    assert "mutates_args=('y',)" in (tmp_path / "out" / "foo_op.py").read_text()
