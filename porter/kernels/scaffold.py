@@ -297,7 +297,19 @@ def _custom_op_signature(k: Kernel) -> Signature:
             break
         defaults[a.arg] = value
     types = {a.arg: t for a in args if (t := _schema_type(a.annotation)) is not None}
-    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args}, types=types, defaults=defaults)
+    kinds = {a.arg: _type_kind(types[a.arg]) if a.arg in types else _annotation_kind(a.annotation) for a in args}
+    return Signature(params, kinds, types=types, defaults=defaults)
+
+
+def _type_kind(schema_type: str) -> str:
+    """The kind of a schema type `_schema_type` spelled: a `str`, a `torch.dtype` or a
+    `torch.device` is "value", no tensor (the Pallas op typed them `jax.Array` and passed them
+    to its kernel as arrays: eighteenth read)."""
+    if "torch.Tensor" in schema_type:
+        return "tensor"
+    if re.search(r"\b(int|bool)\b", schema_type):
+        return "int"
+    return "float" if re.search(r"\bfloat\b|Number", schema_type) else "value"
 
 
 # C++'s own words of a parameter's type: never its name
@@ -594,9 +606,14 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     params, mutates, kinds = sig.params, sig.mutates, sig.kinds
     inputs = [p for p in params if p not in mutates]
     outputs = mutates or [_free("out", params)]  # a kernel's own `out` input: `out_ref` twice
-    typed = ", ".join(f"{p}: {_JAX_TYPE[kinds[p]]}" for p in inputs)
+    # a custom op's own types (`str`, `list[int]`, `torch.dtype`), its tensors as JAX's, and its defaults
+    typed = ", ".join(
+        f"{p}: {sig.types[p].replace('torch.Tensor', 'jax.Array') if p in sig.types else _JAX_TYPE[kinds[p]]}"
+        + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
+        for p in inputs
+    )
     tensors = [p for p in inputs if kinds[p] == "tensor"]
-    like = tensors[0] if tensors else None
+    like = next((p for p in tensors if sig.types.get(p, "torch.Tensor") == "torch.Tensor"), None)
     shape = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
     out_shape = shape if len(outputs) == 1 else "(" + ", ".join(shape for _ in outputs) + ")"
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
