@@ -21,7 +21,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,17 +35,26 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.core.reading import Unreadable, lf_line_ends, read_regular
+from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-_BOUNDS = r"(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?"
+# what may stand between `__global__`, `void` and the name: `__launch_bounds__(...)` and
+# `__attribute__((...))` of nested parentheses, `[[...]]`. vllm 0.34.0 writes
+# `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (`[^)]*` listed 7 kernels named
+# `__launch_bounds__`) and `__attribute__((amdgpu_waves_per_eu(1, 1)))` (one `__attribute__`)
+_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+_BOUNDS = r"(?:(?:(?:__launch_bounds__|__attribute__)\s*" + _NESTED + r"|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 _GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*\(")
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
+# `##` and the blanks around it, matched from a run's first blank only (`\s*##` from each blank of
+# a long run was quadratic)
+_PASTE = re.compile(r"(?<!\s)\s*##\s*")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -96,9 +105,15 @@ class CallSite:
     path: str
     line: int
     args: list[str]
+    cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
 
     def describe(self) -> str:
-        return f"{path_name(self.path)}:{self.line} ({', '.join(self.args)})"
+        return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
+
+
+def place(path: str, line: int, cell: int | None) -> str:
+    """Where a kernel or a call is, as lint says it: `k.py:3`, or `k.ipynb (cell 2, line 3)`."""
+    return f"{path_name(path)}:{line}" if cell is None else f"{path_name(path)} (cell {cell}, line {line})"
 
 
 @dataclass
@@ -111,6 +126,11 @@ class Kernel:
     detail: str = ""
     calls: list[CallSite] = field(default_factory=list)
     source: str = ""  # the kernel's own source text (Triton: the function)
+    cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
+
+    @property
+    def where(self) -> str:
+        return place(self.path, self.line, self.cell)
 
     def to_dict(self) -> dict:
         """As `--json` writes it: a file name that is not UTF-8 as `\\xNN`, as every output shows one."""
@@ -130,8 +150,32 @@ class Inventory:
     used: set[str] = field(default_factory=set)  # the names of the macros used
 
 
-def _python_files(root: Path) -> list[Path]:
-    return [c.path for c in discover([root]) if c.problem is None and c.path.suffix == ".py"]
+def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
+    """The Python files and (with `notebooks`) the notebooks under `root`: lint reports a notebook's
+    Triton kernels and launches (KERN002) and sends the user to `porter kernels`, which listed none
+    of them (eighteenth read)."""
+    kinds = (".py", ".ipynb") if notebooks else (".py",)
+    return [c.path for c in discover([root]) if c.problem is None and c.path.suffix in kinds]
+
+
+def _cells(source: bytes) -> tuple[bytes, Callable[[int], tuple[int | None, int]]]:
+    """A notebook's code cells as one module (as lint reads them: porter.files.notebooks.virtual),
+    and where a line of it is: (cell, line of the cell)."""
+    from porter.files.notebooks import layout, virtual
+    from porter.files.sites import Text
+
+    nb = layout.read(Text(source).text)
+    module = virtual.join([virtual.plan(c) for c in nb.cells if c.kind == "code" and c.parts])
+
+    def where(line: int) -> tuple[int | None, int]:
+        at = module.origin[line - 1] if 0 < line <= len(module.origin) else None
+        return (None, line) if at is None else (module.plans[at[0]].cell.number, at[1] + 1)
+
+    return module.text.encode("utf-8", "surrogateescape"), where
+
+
+def _as_is(line: int) -> tuple[int | None, int]:
+    return None, line
 
 
 def _cuda_files(root: Path) -> list[Path]:
@@ -149,19 +193,21 @@ def _cuda_files(root: Path) -> list[Path]:
 class _Scan(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, rel: str, module: cst.Module, imports: ImportTable) -> None:
-        self.rel, self.module = rel, module
+    def __init__(
+        self, rel: str, module: cst.Module, imports: ImportTable, where: Callable[[int], tuple[int | None, int]]
+    ) -> None:
+        self.rel, self.module, self.where = rel, module, where
         self.resolver = Resolver(imports, ScopeStack())
         self.launches: list[tuple[str, CallSite]] = []
-        self.loads: list[tuple[str, cst.Call, int, str | None]] = []  # (what, call, line, var)
+        self.loads: list[tuple[str, cst.Call, tuple[int | None, int], str | None]] = []  # (what, call, where, var)
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
-        self.extensions: list[tuple[cst.Call, int]] = []
+        self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
 
     def _site(self, node: cst.Call) -> CallSite:
-        line = self.get_metadata(PositionProvider, node).start.line
+        cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
         args = [_arg_text(self.module, a) for a in node.args]
-        return CallSite(self.rel, line, args)
+        return CallSite(self.rel, line, args, cell)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -178,10 +224,10 @@ class _Scan(cst.CSTVisitor):
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not
-            line = self.get_metadata(PositionProvider, node).start.line
+            line = self.where(self.get_metadata(PositionProvider, node).start.line)
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
-            self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
+            self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -222,7 +268,7 @@ def _missing(path: Path, root: Path, sources: cst.BaseExpression | None) -> str:
 
 def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
-    for path in _python_files(root):
+    for path in _python_files(root, notebooks=False):  # what other modules import
         try:
             found.append((os.path.relpath(path, base), lf_line_ends(read_regular(path))))
         except OSError:  # `Unreadable` too: `scan` reports it
@@ -383,9 +429,12 @@ def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
         return True  # `_scan_python` names the reason
 
 
-def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes, cst.Module] | None:
-    """The file's bytes and tree, when it can hold a kernel (a cheap byte test first); a file
-    that cannot be read or parsed is a problem of the inventory, not a crash."""
+def _parse(
+    path: Path, rel: str, inv: Inventory, compiled: dict
+) -> tuple[bytes, cst.Module, Callable[[int], tuple[int | None, int]]] | None:
+    """The file's bytes and tree (a notebook's: of its code cells), when it can hold a kernel (a
+    cheap byte test first), and where a line of it is; a file that cannot be read or parsed is a
+    problem of the inventory, not a crash."""
     try:
         source = read_regular(path)
     except Unreadable as exc:
@@ -394,7 +443,11 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
     try:
         if not _may_hold_kernel(source, rel, compiled):
             return None
-        return source, cst.parse_module(source)
+        source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
+        return source, cst.parse_module(source), where
+    except NotInFormat as exc:  # a notebook that is not one
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+        return None
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
         inv.problems.append(f"{path_name(rel)}: {exc.__class__.__name__}")
         return None
@@ -406,7 +459,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     parsed = _parse(path, rel, inv, found.compiled)
     if parsed is None:
         return
-    source, module = parsed
+    source, module, where = parsed
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
@@ -414,7 +467,9 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth read)
     for written, fn in triton_kernels(module, resolver, in_blocks=True).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
-        k = _triton_kernel(module, name, fn, rel, positions[fn.name].start.line)
+        cell, line = where(positions[fn.name].start.line)
+        k = _triton_kernel(module, name, fn, rel, line)
+        k.cell = cell
         found.triton[name] = k
         inv.kernels.append(k)
     if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
@@ -422,18 +477,11 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
         for op, fn, why in cuda_only_registrations(module, resolver, facts):
             params = [p.name.value for p in fn.params.params]
             detail = f"registered for CUDA; {why}"
+            cell, line = where(positions[fn.name].start.line)
             inv.kernels.append(
-                Kernel(
-                    op,
-                    "custom-op",
-                    rel,
-                    positions[fn.name].start.line,
-                    params,
-                    detail,
-                    source=module.code_for_node(fn),
-                )
+                Kernel(op, "custom-op", rel, line, params, detail, source=module.code_for_node(fn), cell=cell)
             )
-    s = _Scan(rel, module, imports)
+    s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
     found.launches.extend(s.launches)
     for holder, op, site in s.attr_calls:
@@ -441,13 +489,15 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             ext_module, ext_reason = found.compiled[rel][holder]
             found.ext_calls.setdefault(ext_module, []).append((op, site))
             found.ext_why.setdefault(ext_module, ext_reason)
-    for what, call, line, var in s.loads:
-        inv.kernels.extend(_loaded_extension(s, path, root, rel, what, call, line, var))
-    for call, line in s.extensions:
+    for what, call, (cell, line), var in s.loads:
+        for k in _loaded_extension(s, path, root, rel, what, call, line, var):
+            k.cell = cell
+            inv.kernels.append(k)
+    for call, (cell, line) in s.extensions:
         names = _strings(_arg(call, "name", 0))
         sources = _arg(call, "sources", 1)
         detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
-        inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail))
+        inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail, cell=cell))
 
 
 def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:
@@ -571,7 +621,7 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
         params = [
             " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
         ]
-        yield m.start(), re.sub(r"\s*##\s*", "", m.group(1)), params, _body(text, end + 1)
+        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(text, end + 1)
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -579,7 +629,7 @@ def _expanded(macro: _Macro, args: list[str]) -> str:
     expands one use (`#x` is left as written)."""
     given = dict(zip(macro.params, (a.strip() for a in args)))
     out = re.sub(r"\b\w+\b", lambda m: given.get(m.group(), m.group()), macro.body)
-    return re.sub(r"\s*##\s*", "", out)
+    return _PASTE.sub("", out)
 
 
 def _macros(code: str, rel: str, lines: _Lines) -> list[_Macro]:

@@ -32,7 +32,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
-from porter.core.textsafe import path_name, printable
+from porter.core.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
@@ -329,7 +329,7 @@ def _without_extent(head: str) -> str:
 # a declarator in parentheses: `(*f)(float)` (a function pointer), `(Cls::*m)(int)` (a member
 # function's), `(&a)[4]` (an array's reference); group 3: a function's parameters follow
 _PAREN_DECLARATOR = re.compile(
-    r"\(\s*(?:[\w:<>, ]*::\s*)?([*&]+)\s*(?:(?:const|volatile|__restrict__)\s+)*(\w+)\s*\)\s*(\()?"
+    r"\(\s*(?:[\w:<>,][\w:<>, ]*::\s*)?([*&]+)\s*(?:(?:const|volatile|__restrict__)\s+)*(\w+)\s*\)\s*(\()?"
 )
 
 
@@ -464,7 +464,7 @@ def _free(name: str, taken: list[str]) -> str:
 def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:
     """The op module's source."""
     head = [
-        f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.path)}:{k.line}), scaffolded by porter.',
+        f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.where)}), scaffolded by porter.',
         "",
         "Call `" + f"torch.ops.porter_kernels.{n}" + "` where the original kernel was launched; the body is",
         "plain PyTorch, so the ported model runs on any device before the target kernel exists.",
@@ -650,7 +650,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
 
 
 def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
-    todo = f"TODO(porter): port `{k.name}` ({k.path}:{k.line}); {n}_op.{n}_reference is the math to match."
+    todo = f"TODO(porter): port `{k.name}` ({k.where}); {n}_op.{n}_reference is the math to match."
     if target == "neuron":
         return _nki_source(k, n, sig, todo)
     if target == "tpu":
@@ -909,7 +909,7 @@ def write_scaffolds(
             checked = bounded(_kernel_files, k, n, target, limit=limit)
         except Failed as exc:
             if passed is not None:
-                passed.append(f"{path_name(k.path)}:{k.line}: {k.name}: no scaffold written: {exc}")
+                passed.append(f"{k.where}: {k.name}: no scaffold written: {exc}")
             continue
         if isinstance(checked, ScaffoldError):
             raise checked

@@ -275,3 +275,61 @@ def test_a_kernel_a_macro_defines_is_listed_at_each_use_by_the_name_it_expands_t
     assert "of no use found" in kernels["UNUSED"].detail
     write_scaffolds(scan(src), tmp_path / "out", "neuron")
     assert "mutates_args=('y',)" in (tmp_path / "out" / "foo_op.py").read_text()
+
+
+def test_a_notebook_s_triton_kernels_are_listed_where_lint_reports_them(tmp_path):
+    """Lint reports a notebook's Triton kernels and launches (KERN002) and its advice is `porter
+    kernels --scaffold`, which listed none of them: `.py` files only were read (eighteenth read
+    of issue 24). A cell's line is given as lint gives it; a notebook that is not one is a note."""
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    cells = [
+        "import triton\nimport triton.language as tl\n",
+        "%matplotlib inline\n@triton.jit\ndef nb_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n",
+        "nb_kernel[(1,)](x, out, x.numel(), BLOCK=64)\n",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": c.splitlines(True)} for c in cells],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (src / "k.ipynb").write_text(json.dumps(notebook))
+    (src / "bad.ipynb").write_text('{"cells": 3, "triton": 1}')
+    inv = scan(src)
+    [k] = inv.kernels
+    assert (k.name, k.where, [c.describe() for c in k.calls]) == (
+        "nb_kernel",
+        "k.ipynb (cell 2, line 3)",
+        ["k.ipynb (cell 3, line 1) (x, out, x.numel(), BLOCK=64)"],
+    )
+    assert inv.problems == ["bad.ipynb: not a notebook: no list of cells"], inv.problems
+    write_scaffolds(inv, tmp_path / "out", "neuron")
+    op = (tmp_path / "out" / "nb_kernel_op.py").read_text()
+    assert "derived by porter" in op and "(k.ipynb (cell 2, line 3))" in op, op
+
+
+def test_a_cuda_kernel_s_name_is_read_past_its_launch_bounds_and_attributes(tmp_path):
+    """vllm 0.34.0 writes `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (7 kernels were listed
+    as `__launch_bounds__`, of parameters `512` and `VLLM_BLOCKS_PER_SM(512`) and
+    `__attribute__((amdgpu_waves_per_eu(1, 1)))` before a kernel's name (listed as `__attribute__`).
+    Eighteenth read of issue 24."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <class Type>\n__global__ void __launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))\n"
+        "    cvt_fp16_to_fp4(int32_t numRows, Type const* in, float* out) { out[0] = in[0]; }\n"
+        "template <int N>\n__global__ void __launch_bounds__(WvPrGrp* THRDS)\n"
+        "    __attribute__((amdgpu_waves_per_eu(1, 1)))\n    wvSplitKrc_(const int K, float* glbl) { glbl[0] = K; }\n"
+        "__global__ [[maybe_unused]] void attr18(float* x) { x[0] = 1; }\n"
+    )
+    kernels = {k.name: k.params for k in scan(src).kernels}
+    assert kernels == {
+        "cvt_fp16_to_fp4": ["int32_t numRows", "Type const* in", "float* out"],
+        "wvSplitKrc_": ["const int K", "float* glbl"],
+        "attr18": ["float* x"],
+    }, kernels
