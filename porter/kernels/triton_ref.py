@@ -287,11 +287,20 @@ class _Translator:
             if self._is_block(other.code):
                 return _Sym("pidscaled")
             return _Sym("rowstart", stride=other.code)
-        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//", ast.Mod: "%"}
+        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
         op = ops.get(type(node.op))
         if op and kinds <= {"value", "scalar"}:
             kind = "value" if "value" in kinds else "scalar"
             return _Sym(kind, f"({left.code} {op} {right.code})")
+        # Triton's `%` and integer `//` are C's (frem / srem, sdiv: the sign of the dividend, toward
+        # zero), torch's and Python's floor: `x % 3` of -1 is -1 in the kernel and 2 in `x % 3`, and the
+        # "derived" reference gave other numbers for every negative operand (eighteenth read)
+        c_ops = {ast.FloorDiv: "torch.div({}, {}, rounding_mode='trunc')", ast.Mod: "torch.fmod({}, {})"}
+        if type(node.op) in c_ops and kinds <= {"value", "scalar"}:
+            if left.kind != "value" and right.kind != "value":
+                raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
+            first = left.code if left.kind == "value" else f"torch.as_tensor({left.code})"
+            return _Sym("value", c_ops[type(node.op)].format(first, right.code))
         raise Untranslatable(f"arithmetic porter cannot follow: `{ast.unparse(node)}`")
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:

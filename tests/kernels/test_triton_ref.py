@@ -260,3 +260,30 @@ def test_untranslatable_kernels_say_why(body, reason):
     src = HEADER + "def k(o_ptr, BLOCK: tl.constexpr):\n" + body
     assert translate(src, "k") is None
     assert reason in why_not(src, "k")
+
+
+C_OPS = (
+    HEADER
+    + """def c_ops_kernel(x_ptr, mod_ptr, div_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(mod_ptr + offs, x % 3, mask=m)
+    tl.store(div_ptr + offs, x // 3, mask=m)
+"""
+)
+
+
+def test_a_remainder_and_an_integer_division_keep_triton_s_c_semantics():
+    """Triton's `%` is C's remainder and its integer `//` truncates (triton/language/semantic.py:
+    `create_frem` / `create_srem`, `create_sdiv`; its interpreter: `np.fmod`), as a GPU computes
+    them; the reference wrote Python's `x % 3` and `x // 3`, which floor: a "derived" reference of
+    other numbers for every negative operand (-1 % 3: -1 in the kernel, 2 in the reference).
+    Eighteenth read of issue 24."""
+    x = torch.arange(-7, 8, dtype=torch.int32)
+    mod, div = torch.zeros_like(x), torch.zeros_like(x)
+    run_reference(C_OPS, "c_ops_kernel", {"x_ptr": x, "mod_ptr": mod, "div_ptr": div}, {"n": x.numel()})
+    assert mod.tolist() == [-1, 0, -2, -1, 0, -2, -1, 0, 1, 2, 0, 1, 2, 0, 1], mod.tolist()
+    assert div.tolist() == [-2, -2, -1, -1, -1, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2], div.tolist()
+    scalars = C_OPS.replace("x % 3", "n % 3").replace("x // 3", "x")
+    assert "C's `n % 3` of two scalars" in (why_not(scalars, "c_ops_kernel") or "")
