@@ -38,6 +38,10 @@ _REDUCE = {"sum": "sum", "max": "amax", "min": "amin"}
 _DTYPES = {"float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "int16", "uint8"}
 
 
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_C_OPS = {ast.FloorDiv: "torch.div({}, {}, rounding_mode='trunc')", ast.Mod: "torch.fmod({}, {})"}
+
+
 class Untranslatable(Exception):
     pass
 
@@ -287,21 +291,23 @@ class _Translator:
             if self._is_block(other.code):
                 return _Sym("pidscaled")
             return _Sym("rowstart", stride=other.code)
-        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-        op = ops.get(type(node.op))
-        if op and kinds <= {"value", "scalar"}:
-            kind = "value" if "value" in kinds else "scalar"
-            return _Sym(kind, f"({left.code} {op} {right.code})")
-        # Triton's `%` and integer `//` are C's (frem / srem, sdiv: the sign of the dividend, toward
-        # zero), torch's and Python's floor: `x % 3` of -1 is -1 in the kernel and 2 in `x % 3`, and the
-        # "derived" reference gave other numbers for every negative operand (eighteenth read)
-        c_ops = {ast.FloorDiv: "torch.div({}, {}, rounding_mode='trunc')", ast.Mod: "torch.fmod({}, {})"}
-        if type(node.op) in c_ops and kinds <= {"value", "scalar"}:
-            if left.kind != "value" and right.kind != "value":
-                raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
-            first = left.code if left.kind == "value" else f"torch.as_tensor({left.code})"
-            return _Sym("value", c_ops[type(node.op)].format(first, right.code))
+        if kinds <= {"value", "scalar"} and (type(node.op) in _OPS or type(node.op) in _C_OPS):
+            return self.arithmetic(node, left, right)
         raise Untranslatable(f"arithmetic porter cannot follow: `{ast.unparse(node)}`")
+
+    def arithmetic(self, node: ast.BinOp, left: _Sym, right: _Sym) -> _Sym:
+        """Arithmetic of values and scalars; `%` and `//` as Triton computes them, C's (frem / srem,
+        sdiv: the sign of the dividend, toward zero), where torch and Python floor: -1 % 3 is -1 in
+        the kernel and was 2 in the "derived" reference, other numbers for every negative operand
+        (eighteenth read)."""
+        op = _OPS.get(type(node.op))
+        if op is not None:
+            kind = "value" if "value" in (left.kind, right.kind) else "scalar"
+            return _Sym(kind, f"({left.code} {op} {right.code})")
+        if left.kind != "value" and right.kind != "value":
+            raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
+        first = left.code if left.kind == "value" else f"torch.as_tensor({left.code})"
+        return _Sym("value", _C_OPS[type(node.op)].format(first, right.code))
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
         if ptr.stride is None and not ptr.cols:
