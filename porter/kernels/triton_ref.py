@@ -65,10 +65,12 @@ def _constant(code: str) -> float | None:
         sign, node = (-sign if isinstance(node.op, ast.USub) else sign), node.operand
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return sign * float(node.value)
-    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"):
+        return None
+    if len(node.args) == 1 and isinstance(value := node.args[0], ast.Constant):
         try:
-            return sign * float(node.args[0].value)
-        except (TypeError, ValueError):
+            return sign * float(value.value) if isinstance(value.value, (str, int, float)) else None
+        except ValueError:
             return None
     return None
 
@@ -441,7 +443,7 @@ class _Translator:
             if base not in self.loaded:
                 self.loaded.append(base)
             other = _kw(node, "other") if len(node.args) < 3 else node.args[2]
-            pad = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
+            pad: object = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
             if other is not None and pad is None:
                 pad = _constant(ast.unparse(other))
             return _with_pad(_Sym("value", view), pad)
@@ -458,8 +460,9 @@ class _Translator:
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
             pads = (_pad(a), _pad(b))
-            both = all(isinstance(p, float) for p in pads)
-            pad = (max if name == "maximum" else min)(pads) if both else (pads[0] if pads[0] == pads[1] else None)
+            numbers = [p for p in pads if isinstance(p, float)]
+            pick = max if name == "maximum" else min
+            pad = pick(numbers) if len(numbers) == 2 else (pads[0] if pads[0] == pads[1] else None)
             return _with_pad(_Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"), pad)
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
