@@ -48,7 +48,17 @@ _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 _BOUNDS = r"(?:(?:(?:__launch_bounds__|__attribute__)\s*" + _NESTED + r"|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
-_GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*\(")
+# (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
+_TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
+_GLOBAL = re.compile(
+    r"__global__\s+"
+    + _BOUNDS
+    + r"(?:static\s+)?void\s+"
+    + _BOUNDS
+    + r"((?:\w+\s*##\s*)*\w+)\s*"
+    + _TEMPLATE_ARGS
+    + r"\("
+)
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
@@ -561,18 +571,30 @@ def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, Cal
     entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
 
 
+_CLOSES = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
 def _top_level_split(params: str) -> list[str]:
     """A C++ parameter list cut at its own commas, not those of a template's arguments
-    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three)."""
-    out, depth, start = [], 0, 0
+    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three).
+    In a default value (after a parameter's `=`) `<` and `>` compare and shift, and a bracket
+    closes the one it matches: `int shift = (1 << 3), float scale` was one parameter (eighteenth read)."""
+    out, opened, start, default = [], [], 0, False
+    count = dict.fromkeys("([{<", 0)  # of each bracket in `opened`
     for i, c in enumerate(params):
-        if c in "<([{":
-            depth += 1
-        elif c in ">)]}" and depth:
-            depth -= 1
-        elif c == "," and not depth:
+        if c in "([{" or (c == "<" and not default):
+            opened.append(c)
+            count[c] += 1
+        elif c in ")]}" or (c == ">" and not default):
+            while count[_CLOSES[c]]:  # (a `<` it skips was a comparison)
+                count[opened[-1]] -= 1
+                if opened.pop() == _CLOSES[c]:
+                    break
+        elif c == "=" and not opened and params[i - 1 : i] not in ("<", ">", "!", "=") and params[i + 1 : i + 2] != "=":
+            default = True
+        elif c == "," and not opened:
             out.append(params[start:i])
-            start = i + 1
+            start, default = i + 1, False
     return [*out, params[start:]]
 
 

@@ -333,3 +333,21 @@ def test_a_cuda_kernel_s_name_is_read_past_its_launch_bounds_and_attributes(tmp_
         "wvSplitKrc_": ["const int K", "float* glbl"],
         "attr18": ["float* x"],
     }, kernels
+
+
+def test_a_cuda_kernel_s_default_values_and_explicit_specialization_are_read(tmp_path):
+    """`int shift = (1 << 3), float scale = 1.0f`: the shift's `<`s were taken for a template's
+    brackets, and `scale` was lost in `shift`'s text; `template <> __global__ void spec<float>(...)`
+    (an explicit specialization) was not listed at all. Eighteenth read of issue 24."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename T>\n"
+        "__global__ void deflt(T* out, int shift = (1 << 3), float scale = 1.0f, bool lt = a < b, int n = 2) {}\n"
+        "template <>\n__global__ void spec<float, Tr<2>>(float* out) { out[0] = 0; }\n"
+    )
+    kernels = {k.name: k.params for k in scan(src).kernels}
+    assert kernels == {
+        "deflt": ["T* out", "int shift = (1 << 3)", "float scale = 1.0f", "bool lt = a < b", "int n = 2"],
+        "spec": ["float* out"],
+    }, kernels
