@@ -649,7 +649,13 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
 def _expanded(macro: _Macro, args: list[str]) -> str:
     """`macro`'s body with its parameters replaced by `args` and `##` pasted, as the preprocessor
     expands one use (`#x` is left as written)."""
-    given = dict(zip(macro.params, (a.strip() for a in args)))
+    params, values = macro.params, [a.strip() for a in args]
+    if params and params[-1].endswith("..."):  # variadic: `__VA_ARGS__` (or `rest...`) is the rest, commas kept
+        named = params[-1][:-3].strip() or "__VA_ARGS__"
+        params = params[:-1]
+        values = [*values[: len(params)], ", ".join(values[len(params) :])]
+        params = [*params, named]
+    given = dict(zip(params, values))
     out = re.sub(r"\b\w+\b", lambda m: given.get(m.group(), m.group()), macro.body)
     return _PASTE.sub("", out)
 

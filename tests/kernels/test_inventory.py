@@ -351,3 +351,19 @@ def test_a_cuda_kernel_s_default_values_and_explicit_specialization_are_read(tmp
         "deflt": ["T* out", "int shift = (1 << 3)", "float scale = 1.0f", "bool lt = a < b", "int n = 2"],
         "spec": ["float* out"],
     }, kernels
+
+
+def test_a_variadic_macro_s_kernel_takes_the_parameters_of_each_use(tmp_path):
+    """`#define K(name, ...) __global__ void name(__VA_ARGS__)` (and GNU's `rest...`): each use's
+    kernel takes the arguments after the name (eighteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#define K(name, ...) __global__ void name(__VA_ARGS__) { }\nK(va18, const float* x, float* y, int n)\n"
+        "K(empty18)\n#define ARGS(a, rest...) __global__ void a(rest) {}\nARGS(gnu18, int* p, int q)\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "va18": ["const float* x", "float* y", "int n"],
+        "empty18": [],
+        "gnu18": ["int* p", "int q"],
+    }
