@@ -64,13 +64,16 @@ def _constant(code: str) -> float | None:
     while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         sign, node = (-sign if isinstance(node.op, ast.USub) else sign), node.operand
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return sign * float(node.value)
+        try:
+            return sign * float(node.value)
+        except OverflowError:  # an int past a float's range (`0x` and 5,000 digits)
+            return None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"):
         return None
     if len(node.args) == 1 and isinstance(value := node.args[0], ast.Constant):
         try:
             return sign * float(value.value) if isinstance(value.value, (str, int, float)) else None
-        except ValueError:
+        except (ValueError, OverflowError):
             return None
     return None
 
