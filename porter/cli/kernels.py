@@ -11,7 +11,7 @@ from rich.table import Table
 
 from porter.cli.common import cell, check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import path_name, plain
+from porter.core.textsafe import plain
 
 
 def kernels(
@@ -80,7 +80,7 @@ def _print_table(inv, limit: float | None) -> None:
         table.add_row(
             cell(k.name),
             cell(k.kind, *([k.detail] if k.detail else [])),
-            cell(f"{path_name(k.path)}:{k.line}"),  # a name that is not UTF-8 as `\\xNN`, as everywhere
+            cell(k.where),  # a name that is not UTF-8 as `\\xNN`, as everywhere
             cell(*(c.describe() for c in k.calls)) if k.calls else cell("-"),
             cell(ref),
         )

@@ -154,10 +154,21 @@ MigrationReport = Annotated[
 ]
 
 # inventories
+
+
+def _folder(text: str) -> Path:
+    """A folder to write into, never an empty name: `Path("")` is `.`, and `--scaffold "$UNSET"`
+    wrote the skeletons into the current folder (eighteenth read)."""
+    if text == "":
+        raise typer.BadParameter("an empty name names no folder (an unset variable?); to write here, name `.`")
+    return Path(text)
+
+
 Scaffold = Annotated[
     Path | None,
     typer.Option(
         "--scaffold",
+        parser=_folder,
         help="Write the target's skeletons here (never over an existing file; needs --target).",
         show_default=False,
     ),

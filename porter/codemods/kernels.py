@@ -17,6 +17,7 @@ library is CUDA-only as a whole) or `at = "use"` (each reference the LIB rewrite
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -241,7 +242,12 @@ class KernelsFamily(ReferenceTracker, Family):
     # -- whole-file facts ------------------------------------------------------------------
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._kernels = triton_kernels(node, self.ctx.resolver)
+        # at module level in `if HAS_TRITON:` too, by the name Python reads (NFKC), as `porter
+        # kernels` lists them: a launch of such a kernel was not reported (eighteenth read)
+        self._kernels = {
+            unicodedata.normalize("NFKC", name): fn
+            for name, fn in triton_kernels(node, self.ctx.resolver, in_blocks=True).items()
+        }
         for stmt in _import_statements(node):
             self._import(stmt)
 
@@ -320,7 +326,7 @@ class KernelsFamily(ReferenceTracker, Family):
         func = node.func
         if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
             name = func.value.value
-            if name in self._kernels and not self.ctx.scopes.shadows(name):
+            if unicodedata.normalize("NFKC", name) in self._kernels and not self.ctx.scopes.shadows(name):
                 self.ctx.report(
                     "KERN002",
                     node,

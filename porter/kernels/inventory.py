@@ -16,10 +16,12 @@ Nothing is imported or executed.
 
 from __future__ import annotations
 
+import bisect
+import math
 import os
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -33,12 +35,36 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.core.reading import Unreadable, lf_line_ends, read_regular
+from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
-_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-_GLOBAL = re.compile(r"__global__\s+" + _BOUNDS + r"(?:static\s+)?void\s+" + _BOUNDS + r"(\w+)\s*\(([^)]*)\)", re.S)
+# what may stand between `__global__`, `void` and the name: `__launch_bounds__(...)` and
+# `__attribute__((...))` of nested parentheses, `[[...]]`. vllm 0.34.0 writes
+# `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (`[^)]*` listed 7 kernels named
+# `__launch_bounds__`) and `__attribute__((amdgpu_waves_per_eu(1, 1)))` (one `__attribute__`)
+_NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+_BOUNDS = r"(?:(?:(?:__launch_bounds__|__attribute__)\s*" + _NESTED + r"|\[\[[^\]]*\]\])\s*)*"
+# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
+# `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
+# (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
+_TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
+_GLOBAL = re.compile(
+    r"__global__\s+"
+    + _BOUNDS
+    + r"(?:static\s+)?void\s+"
+    + _BOUNDS
+    + r"((?:\w+\s*##\s*)*\w+)\s*"
+    + _TEMPLATE_ARGS
+    + r"\("
+)
+# a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
+# past each backslash-newline
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
+# `##` and the blanks around it, matched from a run's first blank only (`\s*##` from each blank of
+# a long run was quadratic)
+_PASTE = re.compile(r"(?<!\s)\s*##\s*")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -89,9 +115,15 @@ class CallSite:
     path: str
     line: int
     args: list[str]
+    cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
 
     def describe(self) -> str:
-        return f"{path_name(self.path)}:{self.line} ({', '.join(self.args)})"
+        return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
+
+
+def place(path: str, line: int, cell: int | None) -> str:
+    """Where a kernel or a call is, as lint says it: `k.py:3`, or `k.ipynb (cell 2, line 3)`."""
+    return f"{path_name(path)}:{line}" if cell is None else f"{path_name(path)} (cell {cell}, line {line})"
 
 
 @dataclass
@@ -104,6 +136,11 @@ class Kernel:
     detail: str = ""
     calls: list[CallSite] = field(default_factory=list)
     source: str = ""  # the kernel's own source text (Triton: the function)
+    cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
+
+    @property
+    def where(self) -> str:
+        return place(self.path, self.line, self.cell)
 
     def to_dict(self) -> dict:
         """As `--json` writes it: a file name that is not UTF-8 as `\\xNN`, as every output shows one."""
@@ -119,10 +156,36 @@ class Kernel:
 class Inventory:
     kernels: list[Kernel] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
+    used: set[str] = field(default_factory=set)  # the names of the macros used
 
 
-def _python_files(root: Path) -> list[Path]:
-    return [c.path for c in discover([root]) if c.problem is None and c.path.suffix == ".py"]
+def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
+    """The Python files and (with `notebooks`) the notebooks under `root`: lint reports a notebook's
+    Triton kernels and launches (KERN002) and sends the user to `porter kernels`, which listed none
+    of them (eighteenth read)."""
+    kinds = (".py", ".ipynb") if notebooks else (".py",)
+    return [c.path for c in discover([root]) if c.problem is None and c.path.suffix in kinds]
+
+
+def _cells(source: bytes) -> tuple[bytes, Callable[[int], tuple[int | None, int]]]:
+    """A notebook's code cells as one module (as lint reads them: porter.files.notebooks.virtual),
+    and where a line of it is: (cell, line of the cell)."""
+    from porter.files.notebooks import layout, virtual
+    from porter.files.sites import Text
+
+    nb = layout.read(Text(source).text)
+    module = virtual.join([virtual.plan(c) for c in nb.cells if c.kind == "code" and c.parts])
+
+    def where(line: int) -> tuple[int | None, int]:
+        at = module.origin[line - 1] if 0 < line <= len(module.origin) else None
+        return (None, line) if at is None else (module.plans[at[0]].cell.number, at[1] + 1)
+
+    return module.text.encode("utf-8", "surrogateescape"), where
+
+
+def _as_is(line: int) -> tuple[int | None, int]:
+    return None, line
 
 
 def _cuda_files(root: Path) -> list[Path]:
@@ -140,19 +203,21 @@ def _cuda_files(root: Path) -> list[Path]:
 class _Scan(cst.CSTVisitor):
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self, rel: str, module: cst.Module, imports: ImportTable) -> None:
-        self.rel, self.module = rel, module
+    def __init__(
+        self, rel: str, module: cst.Module, imports: ImportTable, where: Callable[[int], tuple[int | None, int]]
+    ) -> None:
+        self.rel, self.module, self.where = rel, module, where
         self.resolver = Resolver(imports, ScopeStack())
         self.launches: list[tuple[str, CallSite]] = []
-        self.loads: list[tuple[str, cst.Call, int, str | None]] = []  # (what, call, line, var)
+        self.loads: list[tuple[str, cst.Call, tuple[int | None, int], str | None]] = []  # (what, call, where, var)
         self._assigned: dict[int, str] = {}  # id(load call) -> the name it is assigned to
         self.attr_calls: list[tuple[str, str, CallSite]] = []  # (var, fn, site)
-        self.extensions: list[tuple[cst.Call, int]] = []
+        self.extensions: list[tuple[cst.Call, tuple[int | None, int]]] = []
 
     def _site(self, node: cst.Call) -> CallSite:
-        line = self.get_metadata(PositionProvider, node).start.line
+        cell, line = self.where(self.get_metadata(PositionProvider, node).start.line)
         args = [_arg_text(self.module, a) for a in node.args]
-        return CallSite(self.rel, line, args)
+        return CallSite(self.rel, line, args, cell)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -169,10 +234,10 @@ class _Scan(cst.CSTVisitor):
         qual = self.resolver.qualname(func) or ""
         if qual in (f"{CPP_EXTENSION}.load", f"{CPP_EXTENSION}.load_inline"):
             # every call is listed: assigned or not, its ops called here or not
-            line = self.get_metadata(PositionProvider, node).start.line
+            line = self.where(self.get_metadata(PositionProvider, node).start.line)
             self.loads.append((qual.split(".")[-1], node, line, self._assigned.get(id(node))))
         if qual == f"{CPP_EXTENSION}.CUDAExtension":
-            self.extensions.append((node, self.get_metadata(PositionProvider, node).start.line))
+            self.extensions.append((node, self.where(self.get_metadata(PositionProvider, node).start.line)))
 
 
 def _arg_text(module: cst.Module, arg: cst.Arg) -> str:
@@ -213,7 +278,7 @@ def _missing(path: Path, root: Path, sources: cst.BaseExpression | None) -> str:
 
 def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
-    for path in _python_files(root):
+    for path in _python_files(root, notebooks=False):  # what other modules import
         try:
             found.append((os.path.relpath(path, base), lf_line_ends(read_regular(path))))
         except OSError:  # `Unreadable` too: `scan` reports it
@@ -257,15 +322,20 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
             found.triton[name].calls.append(site)
     for ext, calls in found.ext_calls.items():
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
+    macros: list[_Macro] = []
+    passed: set[str] = set()
     for path in _cuda_files(root):
         rel = os.path.relpath(path, base)
         try:
             one = bounded(_scan_cuda_alone, path, rel, limit=limit)
         except Failed as exc:
             inv.problems.append(f"{path_name(rel)}: {exc}")
+            passed.add(rel)
             continue
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
+        macros.extend(one.macros)
+    _macro_uses(root, base, macros, inv, limit, passed)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -304,11 +374,40 @@ def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compile
     return inv, found
 
 
-def _scan_cuda_alone(path: Path, rel: str) -> Inventory:
+def _scan_cuda_alone(path: Path, rel: str, macros: list[_Macro] | None = None) -> Inventory:
     """`_scan_cuda` of one file on its own."""
     inv = Inventory()
-    _scan_cuda(path, rel, inv)
+    _scan_cuda(path, rel, inv, macros)
     return inv
+
+
+def _macro_uses(
+    root: Path, base: Path, macros: list[_Macro], inv: Inventory, limit: float | None, passed: set[str]
+) -> None:
+    """The kernels made by uses, in other files, of `macros` (each of no use in its own file: a
+    header's `#define DEF_KERNEL(name) ...` used in a .cu file); a macro of no use anywhere is
+    listed as its own kernel, by the macro's name, saying so (files in `passed` are not read again)."""
+    used: set[tuple[str, str]] = set()
+    for path in _cuda_files(root) if macros else []:
+        rel = os.path.relpath(path, base)
+        others = [m for m in macros if m.path != rel]
+        if not others or rel in passed:
+            continue
+        try:
+            one = bounded(_scan_cuda_alone, path, rel, others, limit=limit)
+        except Failed as exc:
+            inv.problems.append(f"{path_name(rel)}: {exc}")
+            continue
+        inv.kernels.extend(one.kernels)
+        inv.problems.extend(one.problems)
+        used.update((m.path, m.name) for m in others if m.name in one.used)
+    for m in macros:
+        if (m.path, m.name) in used:
+            continue
+        for _, _, params, source in _kernels_in(m.body, m.body):
+            why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
+            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source))
+            break
 
 
 @dataclass
@@ -340,9 +439,12 @@ def _worth_a_process(path: Path, rel: str, compiled: dict) -> bool:
         return True  # `_scan_python` names the reason
 
 
-def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes, cst.Module] | None:
-    """The file's bytes and tree, when it can hold a kernel (a cheap byte test first); a file
-    that cannot be read or parsed is a problem of the inventory, not a crash."""
+def _parse(
+    path: Path, rel: str, inv: Inventory, compiled: dict
+) -> tuple[bytes, cst.Module, Callable[[int], tuple[int | None, int]]] | None:
+    """The file's bytes and tree (a notebook's: of its code cells), when it can hold a kernel (a
+    cheap byte test first), and where a line of it is; a file that cannot be read or parsed is a
+    problem of the inventory, not a crash."""
     try:
         source = read_regular(path)
     except Unreadable as exc:
@@ -351,7 +453,11 @@ def _parse(path: Path, rel: str, inv: Inventory, compiled: dict) -> tuple[bytes,
     try:
         if not _may_hold_kernel(source, rel, compiled):
             return None
-        return source, cst.parse_module(source)
+        source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
+        return source, cst.parse_module(source), where
+    except NotInFormat as exc:  # a notebook that is not one
+        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+        return None
     except Exception as exc:  # noqa: BLE001 - an unreadable file is a problem, not a crash
         inv.problems.append(f"{path_name(rel)}: {exc.__class__.__name__}")
         return None
@@ -363,7 +469,7 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     parsed = _parse(path, rel, inv, found.compiled)
     if parsed is None:
         return
-    source, module = parsed
+    source, module, where = parsed
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
@@ -371,7 +477,9 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth read)
     for written, fn in triton_kernels(module, resolver, in_blocks=True).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
-        k = _triton_kernel(module, name, fn, rel, positions[fn.name].start.line)
+        cell, line = where(positions[fn.name].start.line)
+        k = _triton_kernel(module, name, fn, rel, line)
+        k.cell = cell
         found.triton[name] = k
         inv.kernels.append(k)
     if any(t in source for t in (b"custom_op", b"register_kernel", b"triton_op", b"library.impl")):
@@ -379,18 +487,11 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
         for op, fn, why in cuda_only_registrations(module, resolver, facts):
             params = [p.name.value for p in fn.params.params]
             detail = f"registered for CUDA; {why}"
+            cell, line = where(positions[fn.name].start.line)
             inv.kernels.append(
-                Kernel(
-                    op,
-                    "custom-op",
-                    rel,
-                    positions[fn.name].start.line,
-                    params,
-                    detail,
-                    source=module.code_for_node(fn),
-                )
+                Kernel(op, "custom-op", rel, line, params, detail, source=module.code_for_node(fn), cell=cell)
             )
-    s = _Scan(rel, module, imports)
+    s = _Scan(rel, module, imports, where)
     wrapper.visit(s)
     found.launches.extend(s.launches)
     for holder, op, site in s.attr_calls:
@@ -398,13 +499,15 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
             ext_module, ext_reason = found.compiled[rel][holder]
             found.ext_calls.setdefault(ext_module, []).append((op, site))
             found.ext_why.setdefault(ext_module, ext_reason)
-    for what, call, line, var in s.loads:
-        inv.kernels.extend(_loaded_extension(s, path, root, rel, what, call, line, var))
-    for call, line in s.extensions:
+    for what, call, (cell, line), var in s.loads:
+        for k in _loaded_extension(s, path, root, rel, what, call, line, var):
+            k.cell = cell
+            inv.kernels.append(k)
+    for call, (cell, line) in s.extensions:
         names = _strings(_arg(call, "name", 0))
         sources = _arg(call, "sources", 1)
         detail = "sources: " + (", ".join(_strings(sources)) or "computed") + _missing(path, root, sources)
-        inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail))
+        inv.kernels.append(Kernel(names[0] if names else "?", "cuda-extension", rel, line, detail=detail, cell=cell))
 
 
 def _triton_kernel(module: cst.Module, name: str, fn: cst.FunctionDef, rel: str, line: int) -> Kernel:
@@ -468,41 +571,184 @@ def _attach_extension_calls(inv: Inventory, ext: str, calls: list[tuple[str, Cal
     entry.detail += "; ops called: " + ", ".join(sorted({op for op, _ in calls}))
 
 
+_CLOSES = {")": "(", "]": "[", "}": "{", ">": "<"}
+
+
 def _top_level_split(params: str) -> list[str]:
     """A C++ parameter list cut at its own commas, not those of a template's arguments
-    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three)."""
-    out, depth, start = [], 0, 0
+    (`PackedTensorAccessor32<scalar_t, 2, RestrictPtrTraits> x` is one parameter: it was three).
+    In a default value (after a parameter's `=`) `<` and `>` compare and shift, and a bracket
+    closes the one it matches: `int shift = (1 << 3), float scale` was one parameter (eighteenth read)."""
+    out, opened, start, default = [], [], 0, False
+    count = dict.fromkeys("([{<", 0)  # of each bracket in `opened`
     for i, c in enumerate(params):
-        if c in "<([{":
-            depth += 1
-        elif c in ">)]}" and depth:
-            depth -= 1
-        elif c == "," and not depth:
+        if c in "([{" or (c == "<" and not default):
+            opened.append(c)
+            count[c] += 1
+        elif c in ")]}" or (c == ">" and not default):
+            while count[_CLOSES[c]]:  # (a `<` it skips was a comparison)
+                count[opened[-1]] -= 1
+                if opened.pop() == _CLOSES[c]:
+                    break
+        elif c == "=" and not opened and params[i - 1 : i] not in ("<", ">", "!", "=") and params[i + 1 : i + 2] != "=":
+            default = True
+        elif c == "," and not opened:
             out.append(params[start:i])
-            start = i + 1
+            start, default = i + 1, False
     return [*out, params[start:]]
 
 
-def _scan_cuda(path: Path, rel: str, inv: Inventory) -> None:
+class _Lines:
+    """The line of an offset of `text`, by bisection: `text.count("\\n", 0, at)` per kernel was
+    quadratic (40,000 kernels in a 2 MiB file took 45 s of the 60 s a file gets: eighteenth read)."""
+
+    def __init__(self, text: str) -> None:
+        self.ends = [m.start() for m in re.finditer("\n", text)]
+
+    def of(self, at: int) -> int:
+        return bisect.bisect_left(self.ends, at) + 1
+
+
+def _closing(code: str) -> dict[int, int]:
+    """Where each `(` of `code` closes, by its offset (one pass; one that never closes is absent)."""
+    close: dict[int, int] = {}
+    opened: list[int] = []
+    for m in re.finditer(r"[()]", code):
+        if m.group() == "(":
+            opened.append(m.start())
+        elif opened:
+            close[opened.pop()] = m.start()
+    return close
+
+
+@dataclass
+class _Macro:
+    """A function-like macro whose body defines a `__global__` kernel named by its parameters."""
+
+    name: str
+    params: list[str]
+    body: str  # its replacement text, continuation lines joined, comments blanked
+    path: str
+    line: int
+
+
+def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str]]:
+    """(offset, name, parameter declarations, body) of each `__global__` kernel of `code` (comments
+    and strings blanked; `text` the source, of the same offsets)."""
+    close = _closing(code)
+    for m in _GLOBAL.finditer(code):
+        end = close.get(m.end() - 1)
+        if end is None:
+            continue
+        params = [
+            " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
+        ]
+        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(text, end + 1)
+
+
+def _expanded(macro: _Macro, args: list[str]) -> str:
+    """`macro`'s body with its parameters replaced by `args` and `##` pasted, as the preprocessor
+    expands one use (`#x` is left as written)."""
+    params, values = macro.params, [a.strip() for a in args]
+    if params and params[-1].endswith("..."):  # variadic: `__VA_ARGS__` (or `rest...`) is the rest, commas kept
+        named = params[-1][:-3].strip() or "__VA_ARGS__"
+        params = params[:-1]
+        values = [*values[: len(params)], ", ".join(values[len(params) :])]
+        params = [*params, named]
+    given = dict(zip(params, values))
+    out = re.sub(r"\b\w+\b", lambda m: given.get(m.group(), m.group()), macro.body)
+    return _PASTE.sub("", out)
+
+
+def _macros(code: str, rel: str, lines: _Lines) -> list[_Macro]:
+    """The function-like macros of `code` whose body defines a kernel named by their parameters."""
+    out = []
+    for m in _DEFINE.finditer(code):
+        params = [p.strip() for p in m.group(2).split(",")]
+        body = re.sub(r"\\\r?\n", " ", m.group(3))
+        if any(set(re.findall(r"\w+", k.group(1))) & set(params) for k in _GLOBAL.finditer(body)):
+            out.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
+    return out
+
+
+def _within(spans: list[tuple[int, int]], at: int) -> bool:
+    """Whether offset `at` lies in one of `spans` (sorted, apart)."""
+    i = bisect.bisect_right(spans, (at, math.inf)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
+def _macro_kernels(
+    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory
+) -> tuple[list[Kernel], set[str]]:
+    """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`), named and typed as it
+    expands, and the names of the macros used. What the uses expand to is bounded by the file's
+    size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
+    the file's size."""
+    by_name = {m.name: m for m in macros}
+    close = _closing(code)
+    defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
+    budget = 8 * len(code) + 2**20
+    out: list[Kernel] = []
+    used: set[str] = set()
+    for use in re.finditer(r"\b(\w+)\s*\(", code):
+        macro = by_name.get(use.group(1))
+        end = close.get(use.end() - 1)
+        if macro is None or end is None or _within(defines, use.start()):
+            continue  # not closed, or in a `#define` (its own, or another macro's body: not expanded)
+        body = _expanded(macro, _top_level_split(code[use.end() : end]))
+        budget -= len(body)
+        line = lines.of(use.start())
+        if budget < 0:
+            inv.problems.append(
+                f"{path_name(rel)}:{line}: the uses of macro {macro.name} from here on are not expanded "
+                "(their text passes 8 times the file's size)"
+            )
+            break
+        used.add(macro.name)
+        for _, name, params, source in _kernels_in(body, body):
+            why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
+            out.append(Kernel(name, "cuda", rel, line, params, why, source=source))
+    return out, used
+
+
+def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
-    first function it binds for Python."""
+    first function it binds for Python. A kernel a macro defines is one per use of the macro
+    (`DEF_KERNEL(foo)`): it was listed once, under the macro's parameter (eighteenth read). A
+    macro of no use here goes into `inv.macros`; given `macros` (other files' macros of that kind),
+    only their uses here are read."""
     try:
         text = read_regular(path).decode("utf-8", errors="replace")
     except Unreadable as exc:
-        inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+        if macros is None:  # (the second read's: said by the first)
+            inv.problems.append(f"{path_name(rel)}: {exc.reason}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
     bound = _BIND.findall(commented)
     libs = _TORCH_LIB.findall(code)
-    for m in _GLOBAL.finditer(code):
-        line = text.count("\n", 0, m.start()) + 1
-        params = [" ".join(p.split()) for p in _top_level_split(m.group(2)) if p.strip()]
-        detail = (
-            "__global__"
-            + (f"; binds: {', '.join(bound)}" if bound else "")
-            + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
-        )
-        inv.kernels.append(Kernel(m.group(1), "cuda", rel, line, params, detail, source=_body(text, m.end())))
-    if not _GLOBAL.search(code) and bound:
+    detail = (
+        "__global__"
+        + (f"; binds: {', '.join(bound)}" if bound else "")
+        + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
+    )
+    lines = _Lines(text)
+    if macros is not None:  # the second read: the uses of other files' macros only
+        made, inv.used = _macro_kernels(macros, code, lines, rel, detail, inv)
+        inv.kernels.extend(made)
+        return
+    own = _macros(code, rel, lines)
+    names = {m.name for m in own}
+    spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
+    found = 0
+    for start, name, params, source in _kernels_in(code, text):
+        found += 1
+        if _within(spans, start):
+            continue  # a macro's: listed at each use
+        line = lines.of(start)
+        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source))
+    made, used = _macro_kernels(own, code, lines, rel, detail, inv)
+    inv.kernels.extend(made)
+    inv.macros.extend(m for m in own if m.name not in used)
+    if not found and bound:
         inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

@@ -32,7 +32,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
 from porter.kernels.triton_ref import Translation, number_literal, roles, translate, why_not
-from porter.core.textsafe import path_name, printable
+from porter.core.textsafe import printable
 
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
@@ -130,6 +130,7 @@ class Signature:
     known: bool = True  # kinds and mutation read from the kernel, not assumed
     types: dict[str, str] = field(default_factory=dict)  # a custom op's own types, as torch reads them
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
+    untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -296,7 +297,19 @@ def _custom_op_signature(k: Kernel) -> Signature:
             break
         defaults[a.arg] = value
     types = {a.arg: t for a in args if (t := _schema_type(a.annotation)) is not None}
-    return Signature(params, {a.arg: _annotation_kind(a.annotation) for a in args}, types=types, defaults=defaults)
+    kinds = {a.arg: _type_kind(types[a.arg]) if a.arg in types else _annotation_kind(a.annotation) for a in args}
+    return Signature(params, kinds, types=types, defaults=defaults)
+
+
+def _type_kind(schema_type: str) -> str:
+    """The kind of a schema type `_schema_type` spelled: a `str`, a `torch.dtype` or a
+    `torch.device` is "value", no tensor (the Pallas op typed them `jax.Array` and passed them
+    to its kernel as arrays: eighteenth read)."""
+    if "torch.Tensor" in schema_type:
+        return "tensor"
+    if re.search(r"\b(int|bool)\b", schema_type):
+        return "int"
+    return "float" if re.search(r"\bfloat\b|Number", schema_type) else "value"
 
 
 # C++'s own words of a parameter's type: never its name
@@ -313,10 +326,23 @@ def _without_extent(head: str) -> str:
     return head if start == -1 else head[:start]
 
 
+# a declarator in parentheses: `(*f)(float)` (a function pointer), `(Cls::*m)(int)` (a member
+# function's), `(&a)[4]` (an array's reference); group 3: a function's parameters follow
+_PAREN_DECLARATOR = re.compile(
+    r"\(\s*(?:[\w:<>,][\w:<>, ]*::\s*)?([*&]+)\s*(?:(?:const|volatile|__restrict__)\s+)*(\w+)\s*\)\s*(\()?"
+)
+
+
 def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
-    none, as a declaration may: `const float*`, `int`, `const T`)."""
+    none, as a declaration may: `const float*`, `int`, `const T`). A function pointer's kind is
+    "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type)."""
     head = decl.split("=")[0].strip()
+    inner = _PAREN_DECLARATOR.search(head)
+    if inner is not None:
+        if inner.group(3):
+            return inner.group(2), "function", False
+        return inner.group(2), "tensor", bool(re.match(r"\s*const\b", head))
     words = re.findall(r"[A-Za-z_]\w*", head)
     named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
     unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
@@ -360,10 +386,14 @@ def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
     mutates: list[str] = []
+    untaken: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
         name, kind, const = _c_param(decl, index)
+        if kind == "function":
+            untaken.append(decl)
+            continue
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -371,7 +401,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates)
+    return Signature(params, kinds, mutates, untaken=untaken)
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
@@ -417,6 +447,7 @@ def _own_names(sig: Signature, n: str) -> Signature:
         sig.known,
         {renames.get(p, p): t for p, t in sig.types.items()},
         {renames.get(p, p): d for p, d in sig.defaults.items()},
+        sig.untaken,
     )
 
 
@@ -433,7 +464,7 @@ def _free(name: str, taken: list[str]) -> str:
 def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, sig: Signature) -> str:
     """The op module's source."""
     head = [
-        f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.path)}:{k.line}), scaffolded by porter.',
+        f'"""Reference op for {_doc(k.kind)} kernel `{_doc(k.name)}` ({_doc(k.where)}), scaffolded by porter.',
         "",
         "Call `" + f"torch.ops.porter_kernels.{n}" + "` where the original kernel was launched; the body is",
         "plain PyTorch, so the ported model runs on any device before the target kernel exists.",
@@ -472,6 +503,12 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         else "# TODO(porter): porter could not read the parameter types or what the kernel writes: "
         "check both (mutates_args)."
     )
+    if sig.untaken:
+        check += "\n# " + _comment(
+            "TODO(porter): the kernel also takes "
+            + ", ".join(f"`{d}`" for d in sig.untaken)
+            + ", which no torch op can take (a function): the reference chooses it"
+        )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',
@@ -569,9 +606,14 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     params, mutates, kinds = sig.params, sig.mutates, sig.kinds
     inputs = [p for p in params if p not in mutates]
     outputs = mutates or [_free("out", params)]  # a kernel's own `out` input: `out_ref` twice
-    typed = ", ".join(f"{p}: {_JAX_TYPE[kinds[p]]}" for p in inputs)
+    # a custom op's own types (`str`, `list[int]`, `torch.dtype`), its tensors as JAX's, and its defaults
+    typed = ", ".join(
+        f"{p}: {sig.types[p].replace('torch.Tensor', 'jax.Array') if p in sig.types else _JAX_TYPE[kinds[p]]}"
+        + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
+        for p in inputs
+    )
     tensors = [p for p in inputs if kinds[p] == "tensor"]
-    like = tensors[0] if tensors else None
+    like = next((p for p in tensors if sig.types.get(p, "torch.Tensor") == "torch.Tensor"), None)
     shape = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
     out_shape = shape if len(outputs) == 1 else "(" + ", ".join(shape for _ in outputs) + ")"
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
@@ -608,7 +650,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
 
 
 def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
-    todo = f"TODO(porter): port `{k.name}` ({k.path}:{k.line}); {n}_op.{n}_reference is the math to match."
+    todo = f"TODO(porter): port `{k.name}` ({k.where}); {n}_op.{n}_reference is the math to match."
     if target == "neuron":
         return _nki_source(k, n, sig, todo)
     if target == "tpu":
@@ -639,7 +681,11 @@ def _kernel_source(target: str, k: Kernel, n: str, sig: Signature) -> str:
     )
 
 
-_RUNTIME = {"neuron": "torch_neuronx", "tpu": "torch_tpu", "xla": "torch_xla"}
+# the packages each target's kernel module imports: the runtime and what it does not install
+# (jax is no dependency of torch-tpu, nor of torch_xla without its `pallas` extra; `nki` comes
+# apart from torch_neuronx): with one missing, the parity test failed, ModuleNotFoundError, where
+# it was to be skipped (eighteenth read)
+_RUNTIME = {"neuron": ("torch_neuronx", "nki"), "tpu": ("torch_tpu", "jax"), "xla": ("torch_xla", "jax")}
 _KERNEL_FN = {"neuron": "{n}_nki", "tpu": "{n}_pallas", "xla": "{n}_xla"}
 _DEVICE = {"neuron": '"neuron"', "tpu": '"tpu"', "xla": "torch_xla.device()"}
 
@@ -682,8 +728,10 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         f"    {n}_reference(*args)",
         "",
         "",
-        f'@pytest.mark.skipif(__import__("importlib").util.find_spec("{_RUNTIME[target]}") is None, '
-        f'reason="{_RUNTIME[target]} is not installed")',
+        "@pytest.mark.skipif(",
+        f'    any(__import__("importlib").util.find_spec(m) is None for m in {_RUNTIME[target]!r}),',
+        f'    reason="needs {" and ".join(_RUNTIME[target])} installed",',
+        ")",
         "def test_kernel_matches_reference():",
     ]
     if target == "xla":
@@ -861,7 +909,7 @@ def write_scaffolds(
             checked = bounded(_kernel_files, k, n, target, limit=limit)
         except Failed as exc:
             if passed is not None:
-                passed.append(f"{path_name(k.path)}:{k.line}: {k.name}: no scaffold written: {exc}")
+                passed.append(f"{k.where}: {k.name}: no scaffold written: {exc}")
             continue
         if isinstance(checked, ScaffoldError):
             raise checked

@@ -6,9 +6,10 @@ The translation reads the kernel with `ast` (it never runs it) and rebuilds it o
 views: a masked flat load `tl.load(p + offs, mask=offs < n)` is `p.view(-1)[:n]`, a row load
 `tl.load(p + row * s + cols, mask=cols < n)` is `p.view(-1, s)[:, :n]`, `tl.sum(x, axis=0)` over
 a row is `x.sum(dim=-1, keepdim=True)`. Masked-out lanes are left out of the view, which equals
-the kernel whenever a reduction's `other=` is its identity (0 for sum, -inf for max), as
-correct kernels write it. Anything outside these forms returns None with the reason, and the
-scaffold writes a TODO instead of guessing.
+the kernel where the lanes a reduction takes hold its identity (0 for sum, -inf for max): what
+they hold is followed from the loads' `other=` through the math, and a reduction of other lanes
+is not translated. Anything outside these forms returns None with the reason, and the scaffold
+writes a TODO instead of guessing.
 """
 
 from __future__ import annotations
@@ -36,6 +37,93 @@ _UNARY = {
 _BINARY = {"maximum": "torch.maximum", "minimum": "torch.minimum"}
 _REDUCE = {"sum": "sum", "max": "amax", "min": "amin"}
 _DTYPES = {"float32", "float16", "bfloat16", "float64", "int32", "int64", "int8", "int16", "uint8"}
+
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+_C_OPS = {ast.FloorDiv: "torch.div({}, {}, rounding_mode='trunc')", ast.Mod: "torch.fmod({}, {})"}
+
+
+# What the masked-out lanes of a value hold (`other=` of its loads, through the math): a number,
+# `_FINITE` (some finite number: a scalar argument, a reduced row), `_NO_PAD` (no lane is masked
+# out: an unmasked load) or None (not known). A reduction takes the whole block, masked-out lanes
+# too, and the reference takes the row's `[:n]` only: the two agree only where those lanes hold
+# the reduction's identity (`other=1.0` before `tl.sum`, or `other=0.0` before `tl.max` of
+# negative rows, gave a "derived" reference of other numbers: eighteenth read)
+_FINITE, _NO_PAD = "finite", "no masked lane"
+_IDENTITY = {"sum": 0.0, "max": -math.inf, "min": math.inf}
+_MATH = {"exp": math.exp, "exp2": lambda x: 2.0**x, "abs": abs, "sigmoid": lambda x: 1 / (1 + math.exp(-x))}
+
+
+def _constant(code: str) -> float | None:
+    """The number a scalar's code spells (`0.5`, `(-float('inf'))`), or None."""
+    try:
+        node = ast.parse(code, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    sign = 1.0
+    while isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        sign, node = (-sign if isinstance(node.op, ast.USub) else sign), node.operand
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        try:
+            return sign * float(node.value)
+        except OverflowError:  # an int past a float's range (`0x` and 5,000 digits)
+            return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"):
+        return None
+    if len(node.args) == 1 and isinstance(value := node.args[0], ast.Constant):
+        try:
+            return sign * float(value.value) if isinstance(value.value, (str, int, float)) else None
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def _pad(sym: _Sym) -> object:
+    if sym.kind == "scalar":
+        value = _constant(sym.code)
+        return _FINITE if value is None else value
+    return sym.extra.get("pad")
+
+
+def _padded(sym: _Sym, kinds: tuple[str, str], pads: tuple[object, object], op: str) -> _Sym:
+    """`sym` with the pad of `a op b`."""
+    a, b = pads
+    if _NO_PAD in pads:  # the other side's masked lanes meet real (finite) numbers, or none is masked
+        if kinds[0] == "scalar" or kinds[1] == "scalar" or a == b:
+            return _with_pad(sym, _NO_PAD)
+        a, b = (_FINITE if x == _NO_PAD else x for x in (a, b))
+    return _with_pad(sym, _pad_arith(op, a, b))
+
+
+def _pad_arith(op: str, a: object, b: object) -> object:
+    if a is None or b is None:
+        return None
+    if isinstance(a, float) and isinstance(b, float):
+        try:
+            return float({"+": a + b, "-": a - b, "*": a * b}[op]) if op in "+-*" else (a / b if op == "/" else None)
+        except (ZeroDivisionError, OverflowError, KeyError):
+            return None
+    inf = [x for x in (a, b) if isinstance(x, float) and math.isinf(x)]
+    zero = [x for x in (a, b) if x == 0.0]
+    if op in "+-" and inf and len(inf) == 1:  # ±inf with a finite number
+        return inf[0] if (op == "+" or inf[0] is a) else -inf[0]
+    if op == "*" and zero and not inf:
+        return 0.0
+    return _FINITE if op in "+-*" and not inf else None
+
+
+def _with_pad(sym: _Sym, pad: object) -> _Sym:
+    sym.extra = {**sym.extra, "pad": pad}
+    return sym
+
+
+def _unary_pad(name: str, pad: object) -> object:
+    if isinstance(pad, float) and name in _MATH:
+        try:
+            return float(_MATH[name](pad))
+        except (OverflowError, ValueError, ZeroDivisionError):
+            return None
+    return pad if pad in (_NO_PAD, _FINITE) else None
 
 
 class Untranslatable(Exception):
@@ -178,7 +266,7 @@ class _Translator:
             sym = self.expr(stmt.value)
             if sym.kind == "value":
                 self.body.append(f"{target} = {sym.code}")
-                sym = _Sym("value", target)
+                sym = _Sym("value", target, extra=sym.extra)
             elif sym.kind == "scalar" and sym.code != target:
                 self.body.append(f"{target} = {sym.code}")
                 sym = _Sym("scalar", target)
@@ -238,7 +326,13 @@ class _Translator:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Not)):
             operand = self.value_like(node.operand)
             sign = {ast.USub: "-", ast.UAdd: "+", ast.Not: "~"}[type(node.op)]
-            return _Sym(operand.kind, f"({sign}{operand.code})")
+            pad = _pad(operand)
+            pad = (
+                -pad
+                if isinstance(pad, float) and sign == "-"
+                else (pad if sign == "+" or pad in (_FINITE, _NO_PAD) else None)
+            )
+            return _with_pad(_Sym(operand.kind, f"({sign}{operand.code})"), pad)
         if isinstance(node, ast.BinOp):
             return self.binop(node)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
@@ -287,12 +381,24 @@ class _Translator:
             if self._is_block(other.code):
                 return _Sym("pidscaled")
             return _Sym("rowstart", stride=other.code)
-        ops = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.FloorDiv: "//", ast.Mod: "%"}
-        op = ops.get(type(node.op))
-        if op and kinds <= {"value", "scalar"}:
-            kind = "value" if "value" in kinds else "scalar"
-            return _Sym(kind, f"({left.code} {op} {right.code})")
+        if kinds <= {"value", "scalar"} and (type(node.op) in _OPS or type(node.op) in _C_OPS):
+            return self.arithmetic(node, left, right)
         raise Untranslatable(f"arithmetic porter cannot follow: `{ast.unparse(node)}`")
+
+    def arithmetic(self, node: ast.BinOp, left: _Sym, right: _Sym) -> _Sym:
+        """Arithmetic of values and scalars; `%` and `//` as Triton computes them, C's (frem / srem,
+        sdiv: the sign of the dividend, toward zero), where torch and Python floor: -1 % 3 is -1 in
+        the kernel and was 2 in the "derived" reference, other numbers for every negative operand
+        (eighteenth read)."""
+        op = _OPS.get(type(node.op))
+        if op is not None:
+            kind = "value" if "value" in (left.kind, right.kind) else "scalar"
+            sym = _Sym(kind, f"({left.code} {op} {right.code})")
+            return _padded(sym, (left.kind, right.kind), (_pad(left), _pad(right)), op)
+        if left.kind != "value" and right.kind != "value":
+            raise Untranslatable(f"C's `{ast.unparse(node)}` of two scalars: porter does not translate it")
+        first = left.code if left.kind == "value" else f"torch.as_tensor({left.code})"
+        return _Sym("value", _C_OPS[type(node.op)].format(first, right.code))
 
     def offset(self, ptr: _Sym, other: _Sym, node) -> _Sym:
         if ptr.stride is None and not ptr.cols:
@@ -339,7 +445,11 @@ class _Translator:
             base = self.expr(node.args[0]).base
             if base not in self.loaded:
                 self.loaded.append(base)
-            return _Sym("value", view)
+            other = _kw(node, "other") if len(node.args) < 3 else node.args[2]
+            pad: object = _NO_PAD if _kw(node, "mask") is None and len(node.args) < 2 else None
+            if other is not None and pad is None:
+                pad = _constant(ast.unparse(other))
+            return _with_pad(_Sym("value", view), pad)
         return None
 
     def math_call(self, node: ast.Call) -> _Sym | None:
@@ -348,26 +458,46 @@ class _Translator:
         f = node.func
         name = _is_tl(f, self.tl)
         if name in _UNARY and len(node.args) == 1:
-            return _Sym("value", f"{_UNARY[name]}({self.value_like(node.args[0]).code})")
+            x = self.value_like(node.args[0])
+            return _with_pad(_Sym("value", f"{_UNARY[name]}({x.code})"), _unary_pad(name, _pad(x)))
         if name in _BINARY and len(node.args) == 2:
             a, b = (self.value_like(x) for x in node.args)
-            return _Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})")
+            pads = (_pad(a), _pad(b))
+            numbers = [p for p in pads if isinstance(p, float)]
+            pick = max if name == "maximum" else min
+            pad = pick(numbers) if len(numbers) == 2 else (pads[0] if pads[0] == pads[1] else None)
+            return _with_pad(_Sym("value", f"{_BINARY[name]}({self._tensor(a)}, {self._tensor(b, like=a)})"), pad)
         if name == "where" and len(node.args) == 3:
             c, a, b = (self.value_like(x) for x in node.args)
-            return _Sym("value", f"torch.where({c.code}, {a.code}, {b.code})")
+            pad = _pad(a) if _pad(a) == _pad(b) else None
+            return _with_pad(_Sym("value", f"torch.where({c.code}, {a.code}, {b.code})"), pad)
         if name in _REDUCE:
-            axis = node.args[1] if len(node.args) > 1 else _kw(node, "axis")
-            if not (isinstance(axis, ast.Constant) and axis.value == 0):
-                raise Untranslatable("a reduction over an axis other than 0")
-            x = self.value_like(node.args[0])
-            self.rowwise = True
-            return _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)")
+            return self.reduction(node, name)
         if isinstance(f, ast.Attribute) and f.attr == "to" and len(node.args) == 1:
             x = self.value_like(f.value)
             dt = node.args[0]
             if isinstance(dt, ast.Attribute) and dt.attr in _DTYPES:
-                return _Sym("value", f"{x.code}.to(torch.{dt.attr})")
+                pad = _pad(x) if dt.attr.startswith(("float", "bfloat")) or not isinstance(_pad(x), float) else None
+                return _with_pad(_Sym("value", f"{x.code}.to(torch.{dt.attr})"), pad)
         return None
+
+    def reduction(self, node: ast.Call, name: str) -> _Sym:
+        """`tl.sum(x, axis=0)` over a row, where the masked-out lanes of `x` hold its identity."""
+        axis = node.args[1] if len(node.args) > 1 else _kw(node, "axis")
+        if not (isinstance(axis, ast.Constant) and axis.value == 0):
+            raise Untranslatable("a reduction over an axis other than 0")
+        x = self.value_like(node.args[0])
+        pad = _pad(x)
+        if pad != _NO_PAD and pad != _IDENTITY[name]:
+            held = f"hold {number_literal(pad)}" if isinstance(pad, float) else "are not known to hold it"
+            raise Untranslatable(
+                f"`{ast.unparse(node)}` takes the block's masked-out lanes too, and they {held}, not "
+                f"{number_literal(_IDENTITY[name])} (`other=` of the loads)"
+            )
+        self.rowwise = True
+        return _with_pad(
+            _Sym("value", f"{x.code}.{_REDUCE[name]}(dim=-1, keepdim=True)"), _FINITE if pad != _NO_PAD else _NO_PAD
+        )
 
     @staticmethod
     def _tensor(sym: _Sym, like: _Sym | None = None) -> str:

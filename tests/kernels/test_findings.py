@@ -206,3 +206,18 @@ def test_idempotent_on_a_mixed_file():
         assert "torch.nn.RMSNorm(64, eps=1e-5)" in new and "torch.optim.AdamW(" in new
         again, _ = port(new, target, **PERF)
         assert again == new
+
+
+def test_a_launch_of_a_triton_kernel_defined_under_if_has_triton_is_reported():
+    """`porter kernels` lists a kernel defined under `if HAS_TRITON:` with its launch (seventeenth
+    read); lint reported the kernel but not its launch, nor a launch spelled in another
+    normalisation of its name (`ｓcale` is `scale` to Python). Eighteenth read of issue 24."""
+    src = (
+        "try:\n    import triton\n    HAS_TRITON = True\nexcept ImportError:\n    HAS_TRITON = False\n"
+        "if HAS_TRITON:\n    @triton.jit\n    def kern(x):\n        pass\n"
+        "    @triton.jit\n    def \uff53cale(x):\n        pass\n"
+        "def go(x):\n    kern[(4,)](x)\n    scale[(4,)](x)\n"
+    )
+    _, findings = port(src, "tpu")
+    lines = sorted(f.start.line for f in findings if f.code == "KERN002" and "launch" in f.message)
+    assert lines == [14, 15], [(f.start.line, f.message) for f in findings]

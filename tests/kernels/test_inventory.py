@@ -248,3 +248,122 @@ def test_a_triton_kernel_defined_under_a_module_level_if_or_try_is_listed(tmp_pa
     assert len(kernels["in_if"].calls) == 1
     write_scaffolds(scan(src), tmp_path / "out", "neuron")
     assert "derived by porter" in (tmp_path / "out" / "in_if_op.py").read_text()
+
+
+def test_a_kernel_a_macro_defines_is_listed_at_each_use_by_the_name_it_expands_to(tmp_path):
+    """`#define DEF_KERNEL(name) __global__ void name(...)` then `DEF_KERNEL(foo)`: the kernel was
+    listed once, named `name` (the macro's parameter), and its uses were unseen; a macro in a
+    header used in a .cu file, and a name pasted with `##`, too (eighteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text(
+        "#define PASTE(op, T) \\\n  __global__ void op##_kernel_##T(const T* a, T* b) { b[0] = a[0]; }\n"
+        "#define UNUSED(name) __global__ void name(float* z) { z[0] = 0; }\n"
+    )
+    (src / "k.cu").write_text(
+        '#include "k.cuh"\n'
+        "#define DEF_KERNEL(name) \\\n  __global__ void name(const float* x, float* y, int n) { \\\n"
+        "    if (n) y[0] = x[0]; }\n"
+        "DEF_KERNEL(foo)\nDEF_KERNEL(bar)\nPASTE(add, float)\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert sorted(kernels) == ["UNUSED", "add_kernel_float", "bar", "foo"], sorted(kernels)
+    assert (kernels["foo"].path, kernels["foo"].line) == ("k.cu", 5)
+    assert kernels["foo"].params == ["const float* x", "float* y", "int n"]
+    assert kernels["add_kernel_float"].params == ["const float* a", "float* b"]
+    assert "made by macro PASTE (k.cuh:1)" in kernels["add_kernel_float"].detail
+    assert "of no use found" in kernels["UNUSED"].detail
+    write_scaffolds(scan(src), tmp_path / "out", "neuron")
+    assert "mutates_args=('y',)" in (tmp_path / "out" / "foo_op.py").read_text()
+
+
+def test_a_notebook_s_triton_kernels_are_listed_where_lint_reports_them(tmp_path):
+    """Lint reports a notebook's Triton kernels and launches (KERN002) and its advice is `porter
+    kernels --scaffold`, which listed none of them: `.py` files only were read (eighteenth read
+    of issue 24). A cell's line is given as lint gives it; a notebook that is not one is a note."""
+    import json
+
+    src = tmp_path / "src"
+    src.mkdir()
+    cells = [
+        "import triton\nimport triton.language as tl\n",
+        "%matplotlib inline\n@triton.jit\ndef nb_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n",
+        "nb_kernel[(1,)](x, out, x.numel(), BLOCK=64)\n",
+    ]
+    notebook = {
+        "cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": c.splitlines(True)} for c in cells],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (src / "k.ipynb").write_text(json.dumps(notebook))
+    (src / "bad.ipynb").write_text('{"cells": 3, "triton": 1}')
+    inv = scan(src)
+    [k] = inv.kernels
+    assert (k.name, k.where, [c.describe() for c in k.calls]) == (
+        "nb_kernel",
+        "k.ipynb (cell 2, line 3)",
+        ["k.ipynb (cell 3, line 1) (x, out, x.numel(), BLOCK=64)"],
+    )
+    assert inv.problems == ["bad.ipynb: not a notebook: no list of cells"], inv.problems
+    write_scaffolds(inv, tmp_path / "out", "neuron")
+    op = (tmp_path / "out" / "nb_kernel_op.py").read_text()
+    assert "derived by porter" in op and "(k.ipynb (cell 2, line 3))" in op, op
+
+
+def test_a_cuda_kernel_s_name_is_read_past_its_launch_bounds_and_attributes(tmp_path):
+    """vllm 0.34.0 writes `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (7 kernels were listed
+    as `__launch_bounds__`, of parameters `512` and `VLLM_BLOCKS_PER_SM(512`) and
+    `__attribute__((amdgpu_waves_per_eu(1, 1)))` before a kernel's name (listed as `__attribute__`).
+    Eighteenth read of issue 24."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <class Type>\n__global__ void __launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))\n"
+        "    cvt_fp16_to_fp4(int32_t numRows, Type const* in, float* out) { out[0] = in[0]; }\n"
+        "template <int N>\n__global__ void __launch_bounds__(WvPrGrp* THRDS)\n"
+        "    __attribute__((amdgpu_waves_per_eu(1, 1)))\n    wvSplitKrc_(const int K, float* glbl) { glbl[0] = K; }\n"
+        "__global__ [[maybe_unused]] void attr18(float* x) { x[0] = 1; }\n"
+    )
+    kernels = {k.name: k.params for k in scan(src).kernels}
+    assert kernels == {
+        "cvt_fp16_to_fp4": ["int32_t numRows", "Type const* in", "float* out"],
+        "wvSplitKrc_": ["const int K", "float* glbl"],
+        "attr18": ["float* x"],
+    }, kernels
+
+
+def test_a_cuda_kernel_s_default_values_and_explicit_specialization_are_read(tmp_path):
+    """`int shift = (1 << 3), float scale = 1.0f`: the shift's `<`s were taken for a template's
+    brackets, and `scale` was lost in `shift`'s text; `template <> __global__ void spec<float>(...)`
+    (an explicit specialization) was not listed at all. Eighteenth read of issue 24."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename T>\n"
+        "__global__ void deflt(T* out, int shift = (1 << 3), float scale = 1.0f, bool lt = a < b, int n = 2) {}\n"
+        "template <>\n__global__ void spec<float, Tr<2>>(float* out) { out[0] = 0; }\n"
+    )
+    kernels = {k.name: k.params for k in scan(src).kernels}
+    assert kernels == {
+        "deflt": ["T* out", "int shift = (1 << 3)", "float scale = 1.0f", "bool lt = a < b", "int n = 2"],
+        "spec": ["float* out"],
+    }, kernels
+
+
+def test_a_variadic_macro_s_kernel_takes_the_parameters_of_each_use(tmp_path):
+    """`#define K(name, ...) __global__ void name(__VA_ARGS__)` (and GNU's `rest...`): each use's
+    kernel takes the arguments after the name (eighteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#define K(name, ...) __global__ void name(__VA_ARGS__) { }\nK(va18, const float* x, float* y, int n)\n"
+        "K(empty18)\n#define ARGS(a, rest...) __global__ void a(rest) {}\nARGS(gnu18, int* p, int q)\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "va18": ["const float* x", "float* y", "int n"],
+        "empty18": [],
+        "gnu18": ["int* p", "int q"],
+    }

@@ -227,3 +227,47 @@ def test_a_triton_kernel_whose_address_adds_a_constexpr_gets_its_scaffold(tmp_pa
     assert _imported(torch, out) == {
         "cw17_kernel": "porter_kernels::cw17_kernel(Tensor x_ptr, Tensor(a1!) out_ptr, SymInt n) -> ()"
     }
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_taking_a_function_pointer_keeps_the_parameters_after_it(tmp_path):
+    """`__global__ void k(const float* x, void (*f)(float), float* y, int n)`: the signature's read
+    ended at the function pointer's own `)`, so `y` and `n` were lost, and the pointer was a tensor
+    `arg1` (a member function's, `float (Cls::*m)(int)`, too). A function is no argument of a torch
+    op: it is left out, with a TODO (eighteenth read of issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "__global__ void fp18(const float* x, void (*f)(float), float* y, int n) { y[0] = x[0]; }\n"
+            "__global__ void mem18(float (Cls::*m)(int), float* out, int n) { out[0] = 1; }\n"
+            "__global__ void ref18(const float (&a)[4], float* out) { out[0] = a[0]; }\n"
+        },
+    )
+    assert _imported(torch, out) == {
+        "fp18": "porter_kernels::fp18(Tensor x, Tensor(a1!) y, SymInt n) -> ()",
+        "mem18": "porter_kernels::mem18(Tensor(a0!) out, SymInt n) -> ()",
+        "ref18": "porter_kernels::ref18(Tensor a, Tensor(a1!) out) -> ()",
+    }
+    assert "`void (*f)(float)`, which no torch op can take" in (out / "fp18_op.py").read_text()
+
+
+@pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
+def test_a_parity_test_is_skipped_where_a_package_its_kernel_module_imports_is_missing(tmp_path, target):
+    """The parity test was skipped only without the target's runtime (`torch_xla`), but its kernel
+    module imports jax too (no dependency of torch-tpu, nor of torch_xla without its `pallas`
+    extra), and `nki` (which comes apart from torch_neuronx): with the runtime alone it failed,
+    ModuleNotFoundError (torch_xla without jax, as in this project's CI environment). Eighteenth
+    read of issue 24."""
+    import ast
+
+    out = _ops(tmp_path, {"k.py": _triton("skip18_kernel")}, target)
+    imported = {
+        (a.name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+        for node in ast.walk(ast.parse((out / f"skip18_kernel_{target}.py").read_text()))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    } - {"torch"}
+    test = (out / "test_skip18_kernel.py").read_text()
+    guard = test[test.index("@pytest.mark.skipif") : test.index("def test_kernel_matches_reference")]
+    assert imported and all(f"'{m}'" in guard for m in imported), (imported, guard)

@@ -113,3 +113,41 @@ def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch): 
         assert op.default._schema is not None
     schema = str(torch.ops.porter_kernels.scale_kernel_nki.default._schema)
     assert schema == "porter_kernels::scale_kernel_nki(Tensor x_ptr, Tensor(a1!) out_ptr, SymInt n, float alpha) -> ()"
+
+
+_CUSTOM_OP = """from typing import List, Optional
+import torch
+
+
+@torch.library.triton_op("mylib::fancy18", mutates_args=())
+def fancy18(x: torch.Tensor, mode: str, dims: List[int], xs: 'list[torch.Tensor]', scale: float = 1.0,
+            flag: bool = False, out: Optional[torch.Tensor] = None, dt: torch.dtype = torch.float32) -> torch.Tensor:
+    return x
+"""
+
+
+@pytest.mark.slow  # torch 2.13 + jax + torch-tpu imported in a second python
+@pytest.mark.tpu
+def test_a_custom_op_s_pallas_op_keeps_its_parameter_types_and_defaults(tmp_path):
+    """The Pallas op of a custom op typed `mode: str`, `dims: List[int]` and `dt: torch.dtype` as
+    `jax.Array` (and `flag: bool` an int), dropped the defaults, and passed the string to its kernel
+    as an array; the torch op kept them since the seventeenth read (eighteenth read of issue 24)."""
+    python = tpu_python()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "ops.py").write_text(_CUSTOM_OP)
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "tpu")
+    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
+    proc = subprocess.run(
+        [python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert (
+        "porter_kernels::mylib__fancy18_pallas(Tensor x, str mode, SymInt[] dims, Tensor[] xs, float scale=1., "
+        "bool flag=False, Tensor? out=None, ScalarType dt=" in proc.stdout
+    ), proc.stdout
+    assert (
+        "pl.pallas_call(mylib__fancy18_pallas_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, xs, out)"
+        in (out / "mylib__fancy18_tpu.py").read_text()
+    )

@@ -260,3 +260,78 @@ def test_untranslatable_kernels_say_why(body, reason):
     src = HEADER + "def k(o_ptr, BLOCK: tl.constexpr):\n" + body
     assert translate(src, "k") is None
     assert reason in why_not(src, "k")
+
+
+C_OPS = (
+    HEADER
+    + """def c_ops_kernel(x_ptr, mod_ptr, div_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(mod_ptr + offs, x % 3, mask=m)
+    tl.store(div_ptr + offs, x // 3, mask=m)
+"""
+)
+
+
+def test_a_remainder_and_an_integer_division_keep_triton_s_c_semantics():
+    """Triton's `%` is C's remainder and its integer `//` truncates (triton/language/semantic.py:
+    `create_frem` / `create_srem`, `create_sdiv`; its interpreter: `np.fmod`), as a GPU computes
+    them; the reference wrote Python's `x % 3` and `x // 3`, which floor: a "derived" reference of
+    other numbers for every negative operand (-1 % 3: -1 in the kernel, 2 in the reference).
+    Eighteenth read of issue 24."""
+    x = torch.arange(-7, 8, dtype=torch.int32)
+    mod, div = torch.zeros_like(x), torch.zeros_like(x)
+    run_reference(C_OPS, "c_ops_kernel", {"x_ptr": x, "mod_ptr": mod, "div_ptr": div}, {"n": x.numel()})
+    assert mod.tolist() == [-1, 0, -2, -1, 0, -2, -1, 0, 1, 2, 0, 1, 2, 0, 1], mod.tolist()
+    assert div.tolist() == [-2, -2, -1, -1, -1, 0, 0, 0, 0, 0, 1, 1, 1, 2, 2], div.tolist()
+    scalars = C_OPS.replace("x % 3", "n % 3").replace("x // 3", "x")
+    assert "C's `n % 3` of two scalars" in (why_not(scalars, "c_ops_kernel") or "")
+
+
+PADDED = (
+    HEADER
+    + """def padded_kernel(Y, Y_stride, X, X_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(X + row * X_stride + cols, mask=mask, other=OTHER)
+    m = tl.max(x, axis=0)
+    e = tl.exp(x - m)
+    tl.store(Y + row * Y_stride + cols, e / tl.sum(e, axis=0), mask=mask)
+"""
+)
+
+
+@pytest.mark.parametrize(
+    "other, derived",
+    [("-float('inf')", True), ("float('-inf')", True), ("0.0", False), ("1.0", False), ("x_pad", False)],
+)
+def test_a_reduction_over_masked_lanes_that_are_not_its_identity_is_not_derived(other, derived):
+    """A reduction takes the block's masked-out lanes too; the reference took the row's `[:n]`:
+    `other=0.0` before `tl.max` of negative rows (the max was the padding's 0) or `other=1.0`
+    before `tl.sum` gave a "derived" reference of other numbers than the kernel's (Triton's
+    interpreter: 0.18 and 28 apart). Where the lanes are not the identity (through `x - m` and
+    `tl.exp`: -inf, then 0) the reference is a TODO with the reason. Eighteenth read of issue 24."""
+    source = PADDED.replace("OTHER", other).replace("n_cols, BLOCK", "n_cols, x_pad, BLOCK")
+    assert (translate(source, "padded_kernel") is not None) is derived, why_not(source, "padded_kernel")
+    if not derived:
+        assert "masked-out lanes" in (why_not(source, "padded_kernel") or "")
+    if derived:
+        rows, cols, stride = 3, 5, 8
+        x = torch.randn(rows, stride, generator=torch.Generator().manual_seed(2)) - 3
+        y_k, y_r = torch.zeros(rows, stride), torch.zeros(rows, stride)
+        run_kernel(
+            source,
+            "padded_kernel",
+            rows,
+            {"X": x, "Y": y_k},
+            {"Y_stride": stride, "X_stride": stride, "n_cols": cols, "x_pad": 0, "BLOCK": stride},
+        )
+        run_reference(
+            source,
+            "padded_kernel",
+            {"X": x, "Y": y_r},
+            {"Y_stride": stride, "X_stride": stride, "n_cols": cols, "x_pad": 0},
+        )
+        torch.testing.assert_close(y_k, y_r)

@@ -661,3 +661,14 @@ def test_backends_scaffold_names_no_module_as_a_package_the_port_imports(tmp_pat
     [made] = (tmp_path / "out").iterdir()
     assert made.name != f"{runtime}.py" and made.name.startswith(runtime), made.name
     _compiled(made)
+
+
+@pytest.mark.parametrize("command", ["kernels", "backends"])
+def test_an_empty_scaffold_folder_is_a_usage_error_not_the_current_folder(tmp_path, command):
+    """`--scaffold "$UNSET"`: `Path("")` is `.`, and `kernels` wrote its 3 files per kernel into the
+    folder it ran in (eighteenth read of issue 24)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.py").write_text(TRITON)
+    res = porter(command, "src", "--target", "tpu", "--scaffold", "", cwd=tmp_path)
+    assert res.returncode == 2 and b"an empty name names no folder" in res.stderr, res.stderr[-800:]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == ["src"]
