@@ -47,6 +47,7 @@ from porter.cli.options import (
     Select,
     Target,
     UnsafeFixes,
+    written_path,
 )
 from porter.core.findings import FileStatus
 from porter.analysis.prefilter import NOT_ADMITTED
@@ -65,7 +66,9 @@ def lint(
     output_format: str = typer.Option(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
     ),
-    output_file: Path = typer.Option(None, "--output-file", "-o", help="Write the output to FILE instead of stdout."),
+    output_file: Path = typer.Option(
+        None, "--output-file", "-o", parser=written_path, help="Write the output to FILE instead of stdout."
+    ),
     fail_on: FailOn = None,
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
     statistics: bool = typer.Option(
@@ -92,7 +95,7 @@ def lint(
     ),
     baseline: Path = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline file."),
     write_baseline_to: Path = typer.Option(
-        None, "--write-baseline", help="Record today's findings in FILE and exit 0."
+        None, "--write-baseline", parser=written_path, help="Record today's findings in FILE and exit 0."
     ),
     allow_dirty: AllowDirty = False,
     allow_no_vcs: AllowNoVcs = False,

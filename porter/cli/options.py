@@ -36,6 +36,14 @@ def _within(option: str, low: float, high: float, what: str, *, above: bool = Fa
     return check
 
 
+def written_path(text: str) -> Path:
+    """A file or folder porter writes, never an empty name: `Path("")` is `.`, so `--scaffold
+    "$UNSET"`, `--out-dir ""` and `--split ""` wrote into the current folder (eighteenth read)."""
+    if text == "":
+        raise typer.BadParameter("an empty name names no folder or file (an unset variable?); to write here, name `.`")
+    return Path(text)
+
+
 _MAX_SEED = 2**31 - 1  # numpy takes seeds below 2**32, and each rank adds its number (torchrun)
 
 # what the code is ported for; no default (the config file's `target`, else a usage error)
@@ -123,6 +131,7 @@ CacheDir = Annotated[
     Path | None,
     typer.Option(
         "--cache-dir",
+        parser=written_path,
         help="Keep the cache here (default: a folder per project under ~/.cache/porter; a .porter_cache/ in the "
         "project is used only when named here).",
         show_default=False,
@@ -148,6 +157,7 @@ MigrationReport = Annotated[
     Path | None,
     typer.Option(
         "--report",
+        parser=written_path,
         help="Also write a migration report: FILE.html, FILE.md or FILE.json (by suffix).",
         show_default=False,
     ),
@@ -156,19 +166,11 @@ MigrationReport = Annotated[
 # inventories
 
 
-def _folder(text: str) -> Path:
-    """A folder to write into, never an empty name: `Path("")` is `.`, and `--scaffold "$UNSET"`
-    wrote the skeletons into the current folder (eighteenth read)."""
-    if text == "":
-        raise typer.BadParameter("an empty name names no folder (an unset variable?); to write here, name `.`")
-    return Path(text)
-
-
 Scaffold = Annotated[
     Path | None,
     typer.Option(
         "--scaffold",
-        parser=_folder,
+        parser=written_path,
         help="Write the target's skeletons here (never over an existing file; needs --target).",
         show_default=False,
     ),
@@ -263,5 +265,6 @@ Atol = Annotated[
     ),
 ]
 ParityReport = Annotated[
-    Path | None, typer.Option("--report", help="Write a report: .json, .md or .html.", show_default=False)
+    Path | None,
+    typer.Option("--report", parser=written_path, help="Write a report: .json, .md or .html.", show_default=False),
 ]

@@ -34,6 +34,7 @@ from porter.cli.options import (
     Select,
     Target,
     UnsafeFixes,
+    written_path,
 )
 from porter.cli.writes import Change, clean_stale, refuse_unless_allowed, report_interrupt, write_in_place
 from porter.core.findings import FileStatus
@@ -58,12 +59,14 @@ def rewrite(
     out_dir: Path = typer.Option(
         None,
         "--out-dir",
+        parser=written_path,
         help="Write a ported copy of the tree here (a new or empty folder outside the inputs); the originals stay "
         "untouched.",
     ),
     split: Path = typer.Option(
         None,
         "--split",
+        parser=written_path,
         help="Write the port as an ordered series of patches into this folder, one per area and kind of change, "
         "each applying on top of the ones before (with index.md); the originals stay untouched.",
         show_default=False,

@@ -24,6 +24,7 @@ from porter.cli.options import (
     Steps,
     Target,
     Timeout,
+    written_path,
 )
 from porter.core.textsafe import printable
 
@@ -62,7 +63,9 @@ def _fail(message: str) -> typer.Exit:
 
 @trace_app.command("record")
 def record_cmd(
-    output: Path = typer.Option(..., "-o", "--output", help="The trace file to write (.safetensors)."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", parser=written_path, help="The trace file to write (.safetensors)."
+    ),
     side: str = typer.Option(
         "original",
         "--side",
@@ -219,7 +222,7 @@ def _malformed(reference: Path, ported: Path, exc: BaseException) -> str:
 def ops_cmd(
     trace: Path = typer.Argument(..., help="A trace file (porter trace record)."),
     target: Target = None,
-    report: Path | None = typer.Option(None, "--report", help="Write the table: .json or .md."),
+    report: Path | None = typer.Option(None, "--report", parser=written_path, help="Write the table: .json or .md."),
 ) -> None:
     """Per ATen operator the run executed: native, CPU fallback, unsupported, host (ran on
     CPU tensors by design) or unknown, with the evidence. Exit 1 when an operator falls
