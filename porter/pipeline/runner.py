@@ -16,7 +16,7 @@ from concurrent.futures import BrokenExecutor, CancelledError, Future
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 
 from porter.config import globs
@@ -45,9 +45,6 @@ from porter.config import line_length as formatter
 from porter.config.settings import Facts, Settings
 from porter.pipeline.statindex import StatIndex, context_key
 from porter.core.textsafe import path_name as utf8_name
-
-if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
-    import pathspec
 
 
 def relative_name(path: Path) -> str:
@@ -95,7 +92,7 @@ def forget_paths() -> None:
 
 
 @lru_cache(maxsize=256)
-def _spec(patterns: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+def _spec(patterns: tuple[str, ...]) -> globs.Spec:
     return globs.spec(patterns)  # `per-file-ignores` from a repository's config: linear matching
 
 
