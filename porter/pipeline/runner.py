@@ -614,6 +614,7 @@ def _results(
         yield cand, result
     if stats is not None:
         stats.save()
+        stats.store.prune()
 
 
 def _head(items: Iterator[tuple[_Tag, Job | None]]) -> tuple[list[tuple[_Tag, Job | None]], int]:
