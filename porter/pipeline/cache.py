@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import base64
+import errno
 import hashlib
 import hmac
 import json
@@ -424,8 +425,13 @@ class Cache:
         try:
             _write(marker, b"")
             os.utime(marker, (now, now), follow_symlinks=False)
-        except OSError:
-            return 0  # a cache that cannot be written is not swept either
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                return 0  # a cache that cannot be written is not swept either; a full one is
+        return self._sweep(now)
+
+    def _sweep(self, now: float) -> int:
+        """`prune`'s sweep of the entry folder: the number of files removed."""
         files = sorted(_cache_files(self.entries, now), key=lambda f: f[0])
         removed = 0
         total = sum(size for _, size, _ in files)

@@ -109,3 +109,26 @@ def test_a_lint_sweeps_its_cache_folder(tmp_path):
     assert not stale.exists()
     assert list((cache / "v3").glob("stat-*.idx"))
     assert second.stdout == first.stdout and second.returncode == first.returncode == 1
+
+
+def test_a_full_disk_is_swept_though_the_sweep_s_mark_cannot_be_written(tmp_path, monkeypatch):
+    """On a full file system the sweep's marker cannot be written: the sweep runs anyway (that is
+    when it is needed most); a read-only cache is not swept."""
+    import errno
+
+    store = Cache(tmp_path / "c")
+    _, old = _entry(store, b"x = 1\n")
+    _age(old, 40)
+    real = cache_module._write
+
+    def full(path, data):
+        if path.name == "last-prune":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(cache_module, "_write", full)
+    assert store.prune() == 1 and not old.exists()
+    _, old = _entry(store, b"x = 2\n")
+    _age(old, 40)
+    monkeypatch.setattr(cache_module, "_write", lambda path, data: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
+    assert store.prune() == 0 and old.exists()
