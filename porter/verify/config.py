@@ -8,6 +8,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -138,19 +139,34 @@ def load_pyproject_settings(start: Path | None = None) -> tuple[dict, Path | Non
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            with candidate.open("rb") as fh:
-                data = tomllib.load(fh)
-            table = data.get("tool", {}).get("porter", {}).get("parity", {})
             out = {}
-            for key, value in table.items():
+            for key, value in _parity_table(candidate).items():
                 if key not in _PYPROJECT_KEYS or key == "python":
                     raise ValueError(f"{candidate}: unknown key {key!r} in [tool.porter.parity]")
                 name = _PYPROJECT_KEYS[key]
                 if name in ("original", "ported", "report"):
+                    if not isinstance(value, str):
+                        raise ValueError(f"{candidate}: `{key}` in [tool.porter.parity] must be a path (a string)")
                     value = (folder / value).resolve()
                 out[name] = value
             return out, candidate
     return {}, None
+
+
+def _parity_table(candidate: Path) -> dict[str, Any]:
+    """`[tool.porter.parity]` of `candidate`, or a ValueError naming the file: one that cannot be
+    read, or a `tool`, `tool.porter` or `tool.porter.parity` that is not a table (`tool.porter = 5`
+    ended `parity-check` in an AttributeError traceback; eighteenth read)."""
+    try:
+        with candidate.open("rb") as fh:
+            node: Any = tomllib.load(fh)
+    except OSError as exc:
+        raise ValueError(f"{candidate}: cannot read: {exc.strerror or exc}") from None
+    for depth, part in enumerate(("tool", "porter", "parity")):
+        node = node.get(part, {})
+        if not isinstance(node, dict):
+            raise ValueError(f"{candidate}: `{'.'.join(('tool', 'porter', 'parity')[: depth + 1])}` is not a table")
+    return node
 
 
 def build_config(cli: dict, start: Path | None = None) -> ParityConfig:
