@@ -144,13 +144,40 @@ def load_pyproject_settings(start: Path | None = None) -> tuple[dict, Path | Non
                 if key not in _PYPROJECT_KEYS or key == "python":
                     raise ValueError(f"{candidate}: unknown key {key!r} in [tool.porter.parity]")
                 name = _PYPROJECT_KEYS[key]
+                _check_kind(candidate, key, name, value)
                 if name in ("original", "ported", "report"):
-                    if not isinstance(value, str):
-                        raise ValueError(f"{candidate}: `{key}` in [tool.porter.parity] must be a path (a string)")
                     value = (folder / value).resolve()
                 out[name] = value
             return out, candidate
     return {}, None
+
+
+# what a setting's annotation admits from TOML (a bool is no number; a path is a string)
+_KINDS: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "Path": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+}
+_KIND_NAMES = {
+    "str": "a string",
+    "Path": "a path (a string)",
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+}
+
+
+def _check_kind(candidate: Path, key: str, name: str, value: object) -> None:
+    """A ValueError naming the file and key when `value` is not of the kind the setting takes
+    (`entry = 0` ended `parity-check` in an AttributeError traceback; eighteenth read)."""
+    kind = str(next(f.type for f in fields(ParityConfig) if f.name == name)).split(" | ")[0]
+    admitted = _KINDS.get(kind)
+    if admitted is None:
+        return
+    if not isinstance(value, admitted) or (kind != "bool" and isinstance(value, bool)):
+        raise ValueError(f"{candidate}: `{key}` in [tool.porter.parity] must be {_KIND_NAMES[kind]}")
 
 
 def _parity_table(candidate: Path) -> dict[str, Any]:

@@ -126,12 +126,21 @@ def test_pyproject_settings_and_cli_overrides(tmp_path):
         '[tool.porter.parity]\noriginal = 5\nported = "b"\nentry = "m:f"',
         '[tool.porter.parity]\noriginal = "a"\nported = ["b"]\nentry = "m:f"',
         '[tool.porter.parity]\noriginal = "a"\nported = "b"\nreport = 1979-05-27\nentry = "m:f"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = 0',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ninputs = ["m:g"]',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ndtype = 16',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ntarget = {a = 1}',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ntrain-steps = "4"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nseed = true',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nrtol = "0.1"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nexplain = "no"',
     ],
 )
 def test_a_parity_table_of_the_wrong_shape_is_a_value_error_naming_it(tmp_path, text):
     """`tool.porter = 5` (or `tool`, or the parity table, not a table) ended `parity-check` in an
-    AttributeError traceback; a path setting of another type was "unsupported operand type(s)
-    for /", naming neither the file nor the key (eighteenth read)."""
+    AttributeError traceback, and so did `entry = 0` or `dtype = 16`; a path setting of another
+    type was "unsupported operand type(s) for /", naming neither the file nor the key
+    (eighteenth read)."""
     (tmp_path / "pyproject.toml").write_text(text + "\n")
     with pytest.raises(ValueError, match="pyproject.toml: `"):
         build_config({}, start=tmp_path)
