@@ -202,6 +202,27 @@ def test_a_gitignore_line_git_passes_over_is_passed_over(tmp_path):
         assert out.returncode == 1 and "Found 1 finding" in text and "internal error" not in text, (bad, text)
 
 
+def test_many_gitignore_files_cost_the_walk_time_linear_in_them(tmp_path):
+    """Every `.gitignore` read so far was tried (a prefix check) on every path below the walk's
+    top: a repository of 24,000 folders, each with a one-line `.gitignore`, cost the walk 51 CPU s
+    before any file was ported (eighteenth read). Only the folders above a path are looked up."""
+    import time
+
+    from porter.pipeline.discover import discover
+
+    for i in range(10_000):
+        folder = tmp_path / f"d{i:05d}"
+        folder.mkdir()
+        (folder / ".gitignore").write_text("*.log\nskip.py\n")
+        (folder / "m.py").write_text("")
+    (tmp_path / "d00007" / "skip.py").write_text("")
+    start = time.process_time()
+    found = list(discover([tmp_path]))
+    spent = time.process_time() - start
+    assert len(found) == 10_000 and not any(c.path.name == "skip.py" for c in found)
+    assert spent < 4, spent
+
+
 def test_a_notebook_whose_code_is_larger_than_porter_parses_says_so():
     """Code cells of more than 2 MiB (100,000 lines of `.cuda()`): the Python port skips them,
     as it skips such a .py file with a note; the notebook said nothing and lint passed it."""
