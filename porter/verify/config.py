@@ -16,6 +16,7 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
 TARGETS = ("neuron", "tpu", "xla")
+REPORT_SUFFIXES = (".json", ".md", ".markdown", ".html", ".htm")  # what `report.write_report` writes
 DTYPES = ("float32", "bfloat16", "float16")
 _DTYPE_ALIASES = {
     "fp32": "float32",
@@ -82,6 +83,9 @@ class ParityConfig:
         if self.train_steps < 0:
             raise ValueError("--train-steps must be >= 0")
         self._check_numbers()
+        if self.report is not None and Path(self.report).suffix.lower() not in REPORT_SUFFIXES:
+            # (before the run: it was refused after both sides had run; eighteenth read)
+            raise ValueError(f"--report {self.report}: use a .json, .md or .html file name")
         if self.warmup < 0 or self.repeats < 1:
             raise ValueError("warmup must be >= 0 and repeats >= 1")
         for side in ("original", "ported"):

@@ -146,6 +146,16 @@ def test_a_parity_table_of_the_wrong_shape_is_a_value_error_naming_it(tmp_path, 
         build_config({}, start=tmp_path)
 
 
+def test_a_report_name_parity_check_cannot_write_is_refused_before_the_run(tmp_path):
+    """`--report x.txt` (or `report = ""` in `[tool.porter.parity]`) was refused only after both
+    sides had run (minutes of training); the name is checked with the other settings."""
+    (tmp_path / "a").mkdir()
+    for report in ("x.txt", "", "x"):
+        with pytest.raises(ValueError, match="use a .json, .md or .html"):
+            build_config({"original": tmp_path / "a", "ported": tmp_path / "a", "entry": "m:f", "report": report})
+    assert build_config({"original": tmp_path / "a", "ported": tmp_path / "a", "entry": "m:f", "report": "r.HTML"})
+
+
 def test_complex_outputs_are_compared_by_both_parts():
     """A model whose output is complex (an FFT layer): cast to float64, its imaginary part was
     dropped with a torch warning on the terminal, and a port that conjugated it passed
