@@ -46,6 +46,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -431,22 +432,37 @@ class Cache:
         return self._sweep(now)
 
     def _sweep(self, now: float) -> int:
-        """`prune`'s sweep of the entry folder: the number of files removed."""
-        files = sorted(_cache_files(self.entries, now), key=lambda f: f[0])
-        removed = 0
-        total = sum(size for _, size, _ in files)
-        for mtime, size, path in files:
-            if now - mtime <= MAX_AGE_S and total <= MAX_BYTES:
-                break
-            if path.name.endswith(".tmp") and now - mtime < PRUNE_EVERY_S:
-                continue
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
-            removed += 1
-            total -= size
-        return removed
+        """`prune`'s sweep of the entry folder: the number of files removed. The folders are
+        opened without following a link and each file is removed relative to its folder's
+        descriptor, so an entry folder swapped for a link since the run began (another user's
+        doing, in a cache folder others may write) leads the sweep nowhere; and only names
+        porter writes are removed (`_OWN`)."""
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            top = os.open(self.entries, flags)
+        except OSError:
+            return 0
+        fds = [top]
+        try:
+            files = _cache_files(top, now, fds, flags)
+            files.sort(key=lambda f: f[0])
+            removed = 0
+            total = sum(size for _, size, _, _ in files)
+            for mtime, size, fd, name in files:
+                if now - mtime <= MAX_AGE_S and total <= MAX_BYTES:
+                    break
+                if name.endswith(".tmp") and now - mtime < PRUNE_EVERY_S:
+                    continue  # a run still writing it
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except OSError:
+                    continue
+                removed += 1
+                total -= size
+            return removed
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def _state_path(self, key: str) -> Path:
         return self.entries / f"index-state-{hashlib.sha256((salt() + key).encode()).hexdigest()}.json"
@@ -502,39 +518,51 @@ def _read_entry_dated(path: Path) -> tuple[bytes, int]:
         return fh.read(MAX_ENTRY_BYTES + 1), info.st_mtime_ns
 
 
-def _cache_files(entries: Path, now: float) -> list[tuple[float, int, Path]]:
-    """(mtime, size, path) of each regular file porter writes in the entry folder: the files
-    at its top and those in its two-hex-digit shard folders; links are neither followed nor
-    removed (a file whose mtime is in the future counts as written `now`)."""
-    folders = [entries]
-    try:
-        with os.scandir(entries) as it:
-            folders += [Path(e.path) for e in it if _shard(e)]
-    except OSError:
-        return []
-    out: list[tuple[float, int, Path]] = []
-    for folder in folders:
+# the names porter writes in an entry folder (`Cache._path`, `_index_path`, `_state_path`,
+# `StatIndex`, `_write`'s temporaries): the sweep removes nothing else
+_OWN = re.compile(r"[0-9a-f]{62}\.json|(?:index-|index-state-|stat-)[0-9a-f]{64}\.(?:json|idx)|\..{1,300}\.tmp")
+_SHARD = re.compile(r"[0-9a-f]{2}")
+
+
+def _cache_files(top: int, now: float, fds: list[int], flags: int) -> list[tuple[float, int, int, str]]:
+    """(mtime, size, folder's descriptor, name) of each regular file of porter's (`_OWN`) in the
+    entry folder open as `top` and in its shard folders (two hex digits; each opened without
+    following a link, its descriptor added to `fds`). A file whose mtime is in the future
+    counts as written `now`."""
+    out: list[tuple[float, int, int, str]] = []
+    for fd in [top, *_shards(top, fds, flags)]:
         try:
-            with os.scandir(folder) as it:
-                listed = [e for e in it if e.name != _SWEPT and e.is_file(follow_symlinks=False)]
+            listed = os.listdir(fd)
         except OSError:
             continue
-        for e in listed:
+        for name in listed:
+            if not _OWN.fullmatch(name):
+                continue
             try:
-                info = e.stat(follow_symlinks=False)
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue
-            out.append((min(info.st_mtime, now), info.st_size, Path(e.path)))
+            if stat.S_ISREG(info.st_mode):
+                out.append((min(info.st_mtime, now), info.st_size, fd, name))
     return out
 
 
-def _shard(entry: os.DirEntry[str]) -> bool:
-    """A shard folder of entries (`Cache._path`: two hex digits), not a link."""
-    return (
-        len(entry.name) == 2
-        and all(c in "0123456789abcdef" for c in entry.name)
-        and entry.is_dir(follow_symlinks=False)
-    )
+def _shards(top: int, fds: list[int], flags: int) -> list[int]:
+    """Descriptors of the shard folders in the entry folder open as `top` (also added to `fds`)."""
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if _SHARD.fullmatch(name):
+            try:
+                fd = os.open(name, flags, dir_fd=top)
+            except OSError:
+                continue  # a link, a file: not a shard
+            fds.append(fd)
+            out.append(fd)
+    return out
 
 
 def _sha(data: bytes) -> str:

@@ -132,3 +132,24 @@ def test_a_full_disk_is_swept_though_the_sweep_s_mark_cannot_be_written(tmp_path
     _age(old, 40)
     monkeypatch.setattr(cache_module, "_write", lambda path, data: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
     assert store.prune() == 0 and old.exists()
+
+
+def test_the_sweep_removes_only_porter_s_files_and_follows_no_swapped_link(tmp_path):
+    """A cache folder others may write (a shared `--cache-dir`, umask 000): its entry folder
+    swapped for a link after the run began must not lead the sweep into another folder, and a
+    file porter does not write is never removed."""
+    store = Cache(tmp_path / "c")
+    mine = tmp_path / "mine"
+    (mine / "ab").mkdir(parents=True)
+    victims = [mine / ("index-" + "a" * 64 + ".json"), mine / "ab" / ("b" * 62 + ".json")]
+    for v in victims:
+        v.write_bytes(b"the user's")
+        _age(v, 90)
+    foreign = store.entries / "notes.txt"
+    foreign.write_bytes(b"not porter's")
+    _age(foreign, 90)
+    assert store.prune() == 0 and foreign.exists()
+    store.entries.rename(tmp_path / "moved")
+    os.symlink(mine, store.entries)
+    assert store.prune(now=time.time() + 2 * 3600) == 0
+    assert all(v.exists() for v in victims)
