@@ -171,7 +171,9 @@ class Spec:
                 if split is None:
                     if regex.count(_STAR) > 1 or "[^" in regex.replace("[^/]", ""):
                         regex = _linear(regex)  # (and `[!a]` never matches a `/`)
-                    self._regexes.append((index, include, re.compile(regex)))
+                    # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's
+                    # name, so `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
+                    self._regexes.append((index, include, re.compile(regex, re.DOTALL)))
                 else:
                     anchor, literal, tail = split
                     self._tables.setdefault((anchor, tail), {})[literal] = (index, include)

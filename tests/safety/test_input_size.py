@@ -187,6 +187,16 @@ def test_a_gitignore_of_many_lines_costs_time_linear_in_its_lines():
     assert time.process_time() - start < 4, time.process_time() - start
 
 
+def test_a_gitignore_pattern_matches_below_a_folder_whose_name_holds_a_line_break():
+    """As git: `m.py` and `m*.py` leave out `a<LF>b/m.py`. pathspec's `(?:.+/)?` does not cross a
+    line break, so lint read the file git ignores (eighteenth read)."""
+    from porter.config.globs import spec
+
+    for pattern in ("m.py", "m*.py", "*.py", "a?b/", "**/m.py"):
+        assert spec([pattern]).match_file("a\nb/m.py"), pattern
+    assert not spec(["x/m.py"]).match_file("a\nb/m.py")
+
+
 def test_a_gitignore_line_git_passes_over_is_passed_over(tmp_path):
     """`!`, a lone `\\` and `[z-a]` are lines git reads as no pattern; pathspec raised on them, and
     every lint of the folder ended in "internal error" (exit 2, nothing checked)."""
