@@ -121,7 +121,7 @@ def lint(
     settings = settings_of(eff, unsafe_fixes=unsafe_fixes)
     if not (fix or diff):
         settings = replace(settings, want_source=False)  # findings only: cheaper per file
-    known = _read_known(baseline, settings.target)
+    known = _read_known(baseline, settings.target, settings.portable)
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
@@ -144,7 +144,7 @@ def lint(
     if report is not None:
         _write_migration_report(report, run, settings)
     if write_baseline_to is not None:
-        _write_baseline_and_exit(write_baseline_to, run, settings.target)
+        _write_baseline_and_exit(write_baseline_to, run, settings.target, settings.portable)
     if known is not None:
         run.findings, run.baselined, run.stale_baseline = apply_baseline(run.findings, run.fingerprints, known)
     if diff:
@@ -177,13 +177,13 @@ def _output_format(
     return fmt
 
 
-def _read_known(baseline: Path | None, target: str) -> Counter | None:
+def _read_known(baseline: Path | None, target: str, portable: bool) -> Counter | None:
     """The baseline's records, read before the run so that a bad file (or one of another
-    target) is a usage error (exit 2)."""
+    target, or of the other `--portable` mode) is a usage error (exit 2)."""
     if baseline is None:
         return None
     try:
-        return read_baseline(baseline, target)
+        return read_baseline(baseline, target, portable)
     except BaselineError as exc:
         raise usage_error(str(exc)) from None
 
@@ -239,10 +239,10 @@ def _write_migration_report(report: Path, run, settings) -> None:
         raise usage_error(f"cannot write --report {report}: {exc}") from None
 
 
-def _write_baseline_and_exit(write_baseline_to: Path, run, target: str) -> NoReturn:
+def _write_baseline_and_exit(write_baseline_to: Path, run, target: str, portable: bool) -> NoReturn:
     """--write-baseline: record today's findings and exit 0 (the baseline accepts them)."""
     try:
-        write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version)
+        write_baseline(write_baseline_to, target, run.findings, run.fingerprints, run.version, portable)
     except OSError as exc:
         raise usage_error(f"cannot write --write-baseline {write_baseline_to}: {exc.strerror or exc}") from None
     n = len(run.findings)

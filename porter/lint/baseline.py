@@ -1,7 +1,7 @@
 """Baselines for incremental migration: record today's findings, fail only on new ones.
 
-The file is JSON: a version, the target, and one entry per finding with its fingerprint
-(see `porter.lint.fingerprint`) plus code, path, line and message for people reading it.
+The file is JSON: a version, the target, whether the run was `--portable`, and one entry per
+finding with its fingerprint (see `porter.lint.fingerprint`) plus code, path, line and message for people reading it.
 Fingerprints are computed relative to the baseline file's folder, so the same file works
 from any working directory.
 """
@@ -23,7 +23,12 @@ class BaselineError(ValueError):
 
 
 def write_baseline(
-    path: Path, target: str, findings: list[Finding], fingerprints: dict[int, str], tool_version: str
+    path: Path,
+    target: str,
+    findings: list[Finding],
+    fingerprints: dict[int, str],
+    tool_version: str,
+    portable: bool = False,
 ) -> None:
     entries = [
         {
@@ -35,17 +40,25 @@ def write_baseline(
         }
         for f in findings
     ]
-    data = {"version": BASELINE_VERSION, "tool": f"porter {tool_version}", "target": target, "findings": entries}
+    data = {
+        "version": BASELINE_VERSION,
+        "tool": f"porter {tool_version}",
+        "target": target,
+        "portable": portable,
+        "findings": entries,
+    }
     from porter.pipeline.writer import write_output
 
     write_output(path, json.dumps(data, indent=2) + "\n")  # whole; a link of that name is replaced, not written through
 
 
-def read_baseline(path: Path, target: str | None = None) -> Counter:
+def read_baseline(path: Path, target: str | None = None, portable: bool | None = None) -> Counter:
     """Fingerprint -> how many findings with it the baseline holds. `target`: the run's; a
     baseline recorded for another one is an error (a fingerprint names no target, so a neuron
     baseline silenced a tpu run's findings of the same codes on the same lines, which no one
-    accepted for tpu: seventeenth read)."""
+    accepted for tpu: seventeenth read). `portable`: whether the run is `--portable`; a baseline
+    that records the other is an error too (a `--portable` port's findings, fixes and advice are
+    not those of a plain port, and either baseline passed the other run)."""
     try:
         data = json.loads(read_regular(path).decode("utf-8"))
     except Unreadable as exc:
@@ -64,12 +77,7 @@ def read_baseline(path: Path, target: str | None = None) -> Counter:
         or not isinstance(data.get("findings"), list)
     ):
         raise BaselineError(f"{path}: not a porter baseline (version {BASELINE_VERSION} expected)")
-    recorded = data.get("target")
-    if target is not None and recorded is not None and recorded != target:
-        shown = repr(recorded) if isinstance(recorded, str) and len(recorded) <= 40 else "another target"
-        raise BaselineError(
-            f"{path}: a baseline of --target {shown}, not {target}: record one per target (--write-baseline)"
-        )
+    _check_mode(path, data, target, portable)
     counts: Counter = Counter()
     for entry in data["findings"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("fingerprint"), str):
@@ -78,6 +86,25 @@ def read_baseline(path: Path, target: str | None = None) -> Counter:
             raise BaselineError(f"{path}: baseline entry without a fingerprint: {shown}")
         counts[entry["fingerprint"]] += 1
     return counts
+
+
+def _check_mode(path: Path, data: dict, target: str | None, portable: bool | None) -> None:
+    """A BaselineError when the baseline records another target or the other `--portable` mode
+    than the run's (a baseline without them, written by hand or by an older porter, passes)."""
+    recorded = data.get("target")
+    if target is not None and recorded is not None and recorded != target:
+        shown = repr(recorded) if isinstance(recorded, str) and len(recorded) <= 40 else "another target"
+        raise BaselineError(
+            f"{path}: a baseline of --target {shown}, not {target}: record one per target (--write-baseline)"
+        )
+    recorded_portable = data.get("portable")
+    if recorded_portable is not None and not isinstance(recorded_portable, bool):
+        raise BaselineError(f"{path}: not a porter baseline (`portable` is not true or false)")
+    if portable is not None and recorded_portable is not None and recorded_portable is not portable:
+        was, run = ("with", "without") if recorded_portable else ("without", "with")
+        raise BaselineError(
+            f"{path}: a baseline recorded {was} --portable, for a run {run} it: record one per mode (--write-baseline)"
+        )
 
 
 def apply_baseline(

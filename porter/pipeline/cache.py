@@ -29,21 +29,30 @@ as Python. Anything else (a flipped bit, wrong types, unknown rule codes, deep n
 FIFO or a folder where the entry should be) is a miss, and the fresh result replaces it. The
 cache lives in the user's cache folder; one inside a project is used only when asked for
 (`--cache-dir`, `PORTER_CACHE_DIR`), since a repository could ship one.
+
+The cache is bounded (`Cache.prune`): at most once an hour a run sweeps its cache folder and
+removes what no run has read or written for `MAX_AGE_S` (30 days), then the oldest files until
+the folder holds at most `MAX_BYTES`. A file read back whose mtime is more than a day old has it
+set to now (no extra system call otherwise: the read's own `fstat` gives the mtime), so what
+warm runs still use stays; the files of other porter versions and of edits long undone go.
 """
 
 from __future__ import annotations
 
 import ast
 import base64
+import errno
 import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import stat
 import sys
 import secrets
 import tempfile
+import time
 import warnings
 from dataclasses import astuple
 from functools import lru_cache
@@ -58,6 +67,14 @@ from porter.config.settings import Facts, Settings
 CACHE_DIR_NAME = ".porter_cache"
 _FORMAT = 3  # 3: every file is tagged with the user's key (HMAC-SHA256)
 MAX_ENTRY_BYTES = 64 * 2**20  # an entry holds at most a 2 MiB file twice, base64, and its findings
+# the bounds of a cache folder (`Cache.prune`): the cache was never pruned, and each porter
+# version (each edit of porter's own code, in an editable install) and each undone edit left
+# its entries for good (24 MB per version for the corpus; seventeenth read)
+MAX_AGE_S = 30 * 86400  # a file no run has read or written for this long is removed
+MAX_BYTES = 1024 * 2**20  # past this, the oldest files go too
+PRUNE_EVERY_S = 3600  # the sweep runs at most this often per cache folder
+REFRESH_AFTER_S = 86400  # a file read back older than this gets its mtime set to now
+_SWEPT = "last-prune"  # in the entry folder: its mtime is the last sweep's time
 _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 
 
@@ -152,9 +169,34 @@ def _read_key(path: Path) -> bytes:
     return key
 
 
+def foreign_to_root(path: Path) -> str | None:
+    """Run as root, why porter does not make `path`: the nearest part of it that exists belongs
+    to another user. `sudo porter` with the user's HOME left a root-owned `~/.config/porter`
+    (and cache) that the user's own runs could then not write: every later run was cold."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    for folder in (path, *path.parents):
+        try:
+            uid = os.lstat(folder).st_uid
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if uid == 0:
+            return None
+        return (
+            f"porter run as root does not make {path} in {folder}, which belongs to user {uid} "
+            f"(it would stay root's): run it as that user, or with `sudo -H`"
+        )
+    return None
+
+
 def _make_key(path: Path) -> None:
     """Create the key file whole, with mode 0600 from the start; a concurrent run that made
-    it first wins (its key is kept)."""
+    it first wins (its key is kept). Not as root in another user's folder (`foreign_to_root`)."""
+    why = foreign_to_root(path)
+    if why is not None:
+        raise KeyProblem(why)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".cache-key.", suffix=".tmp")  # 0600
     try:
@@ -187,7 +229,17 @@ def _key_for(secret: str | None, path: str) -> tuple[bytes | None, str | None]:
     except KeyProblem as exc:
         return None, str(exc)
     except OSError as exc:
-        return None, f"cannot {'read' if where.exists() else 'create'} {where}: {exc.strerror or exc}"
+        # (os.path.lexists: Path.exists raises where the folder cannot be searched, and a
+        # root-owned 0700 `~/.config/porter`, as `sudo porter` left it, ended each of the
+        # user's runs in a PermissionError traceback; eighteenth read)
+        why = f"cannot {'read' if os.path.lexists(where) else 'create'} {where}: {exc.strerror or exc}"
+        try:
+            owner = where.parent.lstat().st_uid
+        except OSError:
+            return None, why
+        if hasattr(os, "geteuid") and owner != os.geteuid():  # (a folder `sudo porter` made, say)
+            why += f" ({where.parent} belongs to user {owner}: remove it, and a new key is made)"
+        return None, why
 
 
 def user_key() -> tuple[bytes | None, str | None]:
@@ -214,7 +266,9 @@ def unseal(key: bytes, label: str, raw: bytes) -> bytes:
 
 
 class Cache:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, default: bool = False) -> None:
+        """`default`: the folder is the user's default (`for_paths`), not one named: run as
+        root, it is not made in another user's folder (`foreign_to_root`)."""
         self.directory = Path(directory)
         self.entries = self.directory / f"v{_FORMAT}"
         self.hits = self.misses = 0
@@ -222,6 +276,9 @@ class Cache:
         self.enabled = self.mac_key is not None
         if self.mac_key is None:
             return  # nothing can be authenticated: no entry is read or written
+        if default and (why := foreign_to_root(self.entries)) is not None:
+            self.enabled, self.problem = False, why
+            return
         try:
             if self.entries.is_symlink():
                 raise OSError("the cache's entry folder is a link: not followed")
@@ -246,7 +303,7 @@ class Cache:
         base = xdg_home("XDG_CACHE_HOME", ".cache") / "porter"
         # (the path's own bytes: a folder name that is not UTF-8 ended every run in an
         # internal error, UnicodeEncodeError, before any file; seventeenth read)
-        return cls(base / hashlib.sha256(os.fsencode(root)).hexdigest()[:16])
+        return cls(base / hashlib.sha256(os.fsencode(root)).hexdigest()[:16], default=True)
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
         h = hashlib.sha256(salt().encode())
@@ -264,7 +321,7 @@ class Cache:
         if not self.enabled or self.mac_key is None:
             return None
         try:
-            body = unseal(self.mac_key, f"entry:{key}", _read_entry(self._path(key)))
+            body = unseal(self.mac_key, f"entry:{key}", self.read_back(self._path(key)))
             data = json.loads(body)
             if not isinstance(data, dict) or data.get("key") != key:
                 raise ValueError("entry for another key")
@@ -299,7 +356,7 @@ class Cache:
             return None
         try:
             path = self._index_path(digest)
-            data = json.loads(unseal(self.mac_key, _label("index", path), _read_entry(path)))
+            data = json.loads(unseal(self.mac_key, _label("index", path), self.read_back(path)))
             if not isinstance(data, dict):
                 return None
             facts: dict[str, Facts] = {}
@@ -322,7 +379,7 @@ class Cache:
             return None
         try:
             path = self._state_path(key)
-            return json.loads(unseal(self.mac_key, _label("state", path), _read_entry(path)))
+            return json.loads(unseal(self.mac_key, _label("state", path), self.read_back(path)))
         except (OSError, ValueError, RecursionError):
             return None
 
@@ -338,6 +395,74 @@ class Cache:
             _write(path, seal(self.mac_key, label, json.dumps(value, separators=(",", ":")).encode()))
         except OSError:
             pass
+
+    def read_back(self, path: Path) -> bytes:
+        """A cache file's bytes (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set
+        to now, so that `prune` keeps what runs still read."""
+        data, mtime_ns = _read_entry_dated(path)
+        if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
+            try:
+                os.utime(path, follow_symlinks=False)  # (a link swapped in since the read is not followed)
+            except OSError:
+                pass
+        return data
+
+    def prune(self, now: float | None = None) -> int:
+        """Sweep the entry folder, at most once every `PRUNE_EVERY_S`: remove each file no run
+        has read or written for `MAX_AGE_S`, then the oldest until what is left is at most
+        `MAX_BYTES`; the number removed. A warm run pays one `stat` (of the sweep's marker).
+        Nothing is followed through a link; a file whose mtime is in the future counts as
+        written now; a temporary of a run still writing (younger than the sweep's period) stays."""
+        if not self.enabled:
+            return 0
+        now = time.time() if now is None else now
+        marker = self.entries / _SWEPT
+        try:
+            last = marker.stat().st_mtime
+            if now - PRUNE_EVERY_S < last <= now + 60:
+                return 0
+        except OSError:
+            pass
+        try:
+            _write(marker, b"")
+            os.utime(marker, (now, now), follow_symlinks=False)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                return 0  # a cache that cannot be written is not swept either; a full one is
+        return self._sweep(now)
+
+    def _sweep(self, now: float) -> int:
+        """`prune`'s sweep of the entry folder: the number of files removed. The folders are
+        opened without following a link and each file is removed relative to its folder's
+        descriptor, so an entry folder swapped for a link since the run began (another user's
+        doing, in a cache folder others may write) leads the sweep nowhere; and only names
+        porter writes are removed (`_OWN`)."""
+        flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            top = os.open(self.entries, flags)
+        except OSError:
+            return 0
+        fds = [top]
+        try:
+            files = _cache_files(top, now, fds, flags)
+            files.sort(key=lambda f: f[0])
+            removed = 0
+            total = sum(size for _, size, _, _ in files)
+            for mtime, size, fd, name in files:
+                if now - mtime <= MAX_AGE_S and total <= MAX_BYTES:
+                    break
+                if name.endswith(".tmp") and now - mtime < PRUNE_EVERY_S:
+                    continue  # a run still writing it
+                try:
+                    os.unlink(name, dir_fd=fd)
+                except OSError:
+                    continue
+                removed += 1
+                total -= size
+            return removed
+        finally:
+            for fd in fds:
+                os.close(fd)
 
     def _state_path(self, key: str) -> Path:
         return self.entries / f"index-state-{hashlib.sha256((salt() + key).encode()).hexdigest()}.json"
@@ -380,12 +505,64 @@ def _write(path: Path, data: bytes) -> None:
 
 def _read_entry(path: Path) -> bytes:
     """An entry's bytes: a regular file of bounded size, or OSError (a FIFO is not waited on)."""
+    return _read_entry_dated(path)[0]
+
+
+def _read_entry_dated(path: Path) -> tuple[bytes, int]:
+    """`_read_entry`, and the file's mtime in ns (from the same `fstat`)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES:
             raise OSError("not a cache entry")
-        return fh.read(MAX_ENTRY_BYTES + 1)
+        return fh.read(MAX_ENTRY_BYTES + 1), info.st_mtime_ns
+
+
+# the names porter writes in an entry folder (`Cache._path`, `_index_path`, `_state_path`,
+# `StatIndex`, `_write`'s temporaries): the sweep removes nothing else
+_OWN = re.compile(r"[0-9a-f]{62}\.json|(?:index-|index-state-|stat-)[0-9a-f]{64}\.(?:json|idx)|\..{1,300}\.tmp")
+_SHARD = re.compile(r"[0-9a-f]{2}")
+
+
+def _cache_files(top: int, now: float, fds: list[int], flags: int) -> list[tuple[float, int, int, str]]:
+    """(mtime, size, folder's descriptor, name) of each regular file of porter's (`_OWN`) in the
+    entry folder open as `top` and in its shard folders (two hex digits; each opened without
+    following a link, its descriptor added to `fds`). A file whose mtime is in the future
+    counts as written `now`."""
+    out: list[tuple[float, int, int, str]] = []
+    for fd in [top, *_shards(top, fds, flags)]:
+        try:
+            listed = os.listdir(fd)
+        except OSError:
+            continue
+        for name in listed:
+            if not _OWN.fullmatch(name):
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                out.append((min(info.st_mtime, now), info.st_size, fd, name))
+    return out
+
+
+def _shards(top: int, fds: list[int], flags: int) -> list[int]:
+    """Descriptors of the shard folders in the entry folder open as `top` (also added to `fds`)."""
+    try:
+        names = os.listdir(top)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        if _SHARD.fullmatch(name):
+            try:
+                fd = os.open(name, flags, dir_fd=top)
+            except OSError:
+                continue  # a link, a file: not a shard
+            fds.append(fd)
+            out.append(fd)
+    return out
 
 
 def _sha(data: bytes) -> str:

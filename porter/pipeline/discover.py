@@ -13,7 +13,6 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 
 from porter.config import globs
@@ -21,8 +20,6 @@ from porter.core.kinds import discovered
 from porter.core.reading import read_regular, why_not_read
 from porter.core.textsafe import path_name as utf8_name
 
-if TYPE_CHECKING:  # pathspec is imported where a pattern is read (porter.config.globs)
-    import pathspec
 
 MAX_GITIGNORE_BYTES = 4 * 2**20
 
@@ -65,7 +62,7 @@ class Candidate:
     name: str | None = None
 
 
-def _spec(lines: list[str]) -> pathspec.GitIgnoreSpec:
+def _spec(lines: list[str]) -> globs.Spec:
     return globs.spec(lines)  # a repository's `.gitignore` chooses the patterns: linear matching
 
 
@@ -104,7 +101,7 @@ def discover(
         yield from _walk(given, root, cwd, excludes, respect_gitignore, seen, cuda_sources)
 
 
-def _excluded(excludes: pathspec.GitIgnoreSpec | None, rel: str, name: str, is_dir: bool) -> bool:
+def _excluded(excludes: globs.Spec | None, rel: str, name: str, is_dir: bool) -> bool:
     if excludes is None:
         return is_dir and name in _DEFAULT_FOLDERS
     return excludes.match_file(rel + "/" if is_dir else rel)
@@ -114,7 +111,7 @@ def _walk(
     top: Path,
     root: Path,
     cwd: Path,
-    excludes: pathspec.GitIgnoreSpec | None,
+    excludes: globs.Spec | None,
     respect_gitignore: bool,
     seen: set[str],
     cuda_sources: list[str] | None = None,
@@ -132,7 +129,7 @@ class _Walk:
         self,
         root: Path,
         cwd: Path,
-        excludes: pathspec.GitIgnoreSpec | None,
+        excludes: globs.Spec | None,
         respect_gitignore: bool,
         seen: set[str],
         cuda_sources: list[str] | None,
@@ -143,7 +140,7 @@ class _Walk:
         self.respect_gitignore = respect_gitignore
         self.seen = seen
         self.cuda_sources = cuda_sources
-        self.ignores: list[tuple[str, pathspec.GitIgnoreSpec]] = []  # (folder's prefix, its .gitignore)
+        self.ignores: dict[str, globs.Spec] = {}  # folder's prefix ("" or "a/b/") -> its .gitignore
 
     def run(self, top: Path) -> Iterator[Candidate]:
         # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
@@ -186,9 +183,7 @@ class _Walk:
         if not gi.is_file():
             return
         try:
-            self.ignores.append(
-                (prefix, _spec(_git_lines(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace"))))
-            )
+            self.ignores[prefix] = _spec(_git_lines(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace")))
         except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
             pass
 
@@ -299,11 +294,20 @@ def _name(shown: str | None, name: str, full: Path) -> str:
     return utf8_name(shown + name if shown is not None else full.as_posix())
 
 
-def _ignored(rel: str, ignores: list[tuple[str, pathspec.GitIgnoreSpec]], *, is_dir: bool) -> bool:
-    """Whether a .gitignore of a folder above `rel` (a path relative to the walk's top) leaves it out."""
-    for prefix, spec in ignores:
-        if not rel.startswith(prefix):
-            continue
-        if spec.match_file(rel[len(prefix) :] + ("/" if is_dir else "")):
+def _ignored(rel: str, ignores: dict[str, globs.Spec], *, is_dir: bool) -> bool:
+    """Whether a .gitignore of a folder above `rel` (a path relative to the walk's top) leaves it
+    out. Only the folders above it are looked up: every .gitignore read so far was tried on
+    every path, and a repository of 24,000 folders, each with a one-line .gitignore, cost the
+    walk 51 CPU s before any file (eighteenth read)."""
+    if not ignores:
+        return False
+    tail = "/" if is_dir else ""
+    end = -1
+    while True:
+        prefix = rel[: end + 1]
+        spec = ignores.get(prefix)
+        if spec is not None and spec.match_file(rel[end + 1 :] + tail):
             return True
-    return False
+        end = rel.find("/", end + 1)
+        if end < 0:
+            return False

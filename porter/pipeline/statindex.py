@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from porter.analysis import native_ops
-from porter.pipeline.cache import Cache, _read_entry, _write, salt, seal, unseal
+from porter.pipeline.cache import Cache, _write, salt, seal, unseal
 from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
@@ -291,7 +291,7 @@ class StatIndex:
         try:
             if self.store.mac_key is None:
                 return {}
-            data = json.loads(unseal(self.store.mac_key, self._label, _read_entry(self.path)))
+            data = json.loads(unseal(self.store.mac_key, self._label, self.store.read_back(self.path)))
             strings, files, native = data["strings"], data["files"], data.get("native", {})
             if not (type(strings) is list and all(type(t) is str for t in strings) and type(files) is dict):
                 return {}

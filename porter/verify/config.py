@@ -8,6 +8,7 @@ import math
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -15,6 +16,7 @@ else:  # pragma: no cover - 3.10
     import tomli as tomllib
 
 TARGETS = ("neuron", "tpu", "xla")
+REPORT_SUFFIXES = (".json", ".md", ".markdown", ".html", ".htm")  # what `report.write_report` writes
 DTYPES = ("float32", "bfloat16", "float16")
 _DTYPE_ALIASES = {
     "fp32": "float32",
@@ -81,6 +83,9 @@ class ParityConfig:
         if self.train_steps < 0:
             raise ValueError("--train-steps must be >= 0")
         self._check_numbers()
+        if self.report is not None and Path(self.report).suffix.lower() not in REPORT_SUFFIXES:
+            # (before the run: it was refused after both sides had run; eighteenth read)
+            raise ValueError(f"--report {self.report}: use a .json, .md or .html file name")
         if self.warmup < 0 or self.repeats < 1:
             raise ValueError("warmup must be >= 0 and repeats >= 1")
         for side in ("original", "ported"):
@@ -138,19 +143,61 @@ def load_pyproject_settings(start: Path | None = None) -> tuple[dict, Path | Non
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            with candidate.open("rb") as fh:
-                data = tomllib.load(fh)
-            table = data.get("tool", {}).get("porter", {}).get("parity", {})
             out = {}
-            for key, value in table.items():
+            for key, value in _parity_table(candidate).items():
                 if key not in _PYPROJECT_KEYS or key == "python":
                     raise ValueError(f"{candidate}: unknown key {key!r} in [tool.porter.parity]")
                 name = _PYPROJECT_KEYS[key]
+                _check_kind(candidate, key, name, value)
                 if name in ("original", "ported", "report"):
                     value = (folder / value).resolve()
                 out[name] = value
             return out, candidate
     return {}, None
+
+
+# what a setting's annotation admits from TOML (a bool is no number; a path is a string)
+_KINDS: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "Path": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+}
+_KIND_NAMES = {
+    "str": "a string",
+    "Path": "a path (a string)",
+    "int": "a whole number",
+    "float": "a number",
+    "bool": "true or false",
+}
+
+
+def _check_kind(candidate: Path, key: str, name: str, value: object) -> None:
+    """A ValueError naming the file and key when `value` is not of the kind the setting takes
+    (`entry = 0` ended `parity-check` in an AttributeError traceback; eighteenth read)."""
+    kind = str(next(f.type for f in fields(ParityConfig) if f.name == name)).split(" | ")[0]
+    admitted = _KINDS.get(kind)
+    if admitted is None:
+        return
+    if not isinstance(value, admitted) or (kind != "bool" and isinstance(value, bool)):
+        raise ValueError(f"{candidate}: `{key}` in [tool.porter.parity] must be {_KIND_NAMES[kind]}")
+
+
+def _parity_table(candidate: Path) -> dict[str, Any]:
+    """`[tool.porter.parity]` of `candidate`, or a ValueError naming the file: one that cannot be
+    read, or a `tool`, `tool.porter` or `tool.porter.parity` that is not a table (`tool.porter = 5`
+    ended `parity-check` in an AttributeError traceback; eighteenth read)."""
+    try:
+        with candidate.open("rb") as fh:
+            node: Any = tomllib.load(fh)
+    except OSError as exc:
+        raise ValueError(f"{candidate}: cannot read: {exc.strerror or exc}") from None
+    for depth, part in enumerate(("tool", "porter", "parity")):
+        node = node.get(part, {})
+        if not isinstance(node, dict):
+            raise ValueError(f"{candidate}: `{'.'.join(('tool', 'porter', 'parity')[: depth + 1])}` is not a table")
+    return node
 
 
 def build_config(cli: dict, start: Path | None = None) -> ParityConfig:

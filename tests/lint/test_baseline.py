@@ -79,3 +79,25 @@ def test_a_baseline_of_another_target_is_a_usage_error(project):
     del data["target"]  # a baseline written by hand, without one: as before
     (project / "b.json").write_text(json.dumps(data))
     assert cli("lint", "-t", "tpu", "--baseline", "b.json").exit_code == 0
+
+
+def test_a_baseline_of_the_other_portable_mode_is_a_usage_error(project):
+    """A baseline did not record `--portable`: one made with it passed a run without it (whose
+    fixes and advice no one accepted), and the reverse. Recorded and checked like the target."""
+    cli("lint", "-t", "neuron", "--portable", "--write-baseline", "p.json")
+    cli("lint", "-t", "neuron", "--write-baseline", "b.json")
+    assert json.loads((project / "p.json").read_text())["portable"] is True
+    assert cli("lint", "-t", "neuron", "--portable", "--baseline", "p.json").exit_code == 0
+    assert cli("lint", "-t", "neuron", "--baseline", "b.json").exit_code == 0
+    r = cli("lint", "-t", "neuron", "--baseline", "p.json")
+    assert r.exit_code == 2 and "recorded with --portable" in r.stderr, r.stdout + r.stderr
+    r = cli("lint", "-t", "neuron", "--portable", "--baseline", "b.json")
+    assert r.exit_code == 2 and "recorded without --portable" in r.stderr, r.stdout + r.stderr
+    data = json.loads((project / "b.json").read_text())
+    data["portable"] = "no"
+    (project / "b.json").write_text(json.dumps(data))
+    r = cli("lint", "-t", "neuron", "--baseline", "b.json")
+    assert r.exit_code == 2 and "not true or false" in r.stderr
+    del data["portable"]  # a baseline of an older porter, without it: as before
+    (project / "b.json").write_text(json.dumps(data))
+    assert cli("lint", "-t", "neuron", "--portable", "--baseline", "b.json").exit_code == 0

@@ -291,6 +291,20 @@ def test_a_missing_or_unusable_key_is_a_cold_cache_not_an_error(tmp_path):
     assert os.path.isfile(config / "porter")  # untouched
 
 
+def test_a_key_folder_that_cannot_be_searched_is_a_note_not_a_traceback(tmp_path):
+    """`sudo porter` left a root-owned 0700 `~/.config/porter`: the user's runs could not even
+    `stat` the key, and the note's own `Path.exists()` raised: every run ended in a
+    PermissionError traceback (eighteenth read, run as a user other than root). Root is not
+    refused a search, so a name too long for the file system stands in for it here: `stat`
+    fails with an error `Path.exists()` does not swallow."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {"XDG_CONFIG_HOME": str(tmp_path / ("c" * 300))}
+    out = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=tmp_path, env=env, timeout=60)
+    err = out.stderr.decode()
+    assert out.returncode == 1 and b"m.py:2:" in out.stdout, err
+    assert "Traceback" not in err and "the cache is off" in err, err
+
+
 def test_links_in_a_named_cache_are_not_written_through(tmp_path):
     """A cache folder someone else made can hold links to folders elsewhere: porter writes no
     entry through them."""

@@ -174,3 +174,22 @@ def test_which_configs_above_the_repository_are_passed_over(tmp_path, monkeypatc
     monkeypatch.setattr(files, "_another_user_s", lambda path: False)
     (tmp_path / "repo" / "pyproject.toml").unlink()
     assert files.discover_config([tmp_path / "repo" / "sub"]) == tmp_path / "porter.toml"
+
+
+@ROOT_ONLY
+def test_sudo_porter_with_the_user_s_home_makes_nothing_root_owned_there(tmp_path):
+    """`sudo porter lint` keeps the user's HOME: porter made a root-owned `~/.config/porter` (and
+    cache), and every later run of the user's own was "cache off: Permission denied". Run as
+    root, porter makes no key or default cache in another user's folder; the run is cold, with
+    a note."""
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, OTHER_UID, OTHER_GID)
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": "", "XDG_CACHE_HOME": ""}
+    out = porter("lint", ".", "--target", "xla", cwd=repo, env=env)
+    assert out.returncode == 1 and b"1 finding" in out.stdout, out.stderr
+    assert b"run as root does not make" in out.stderr, out.stderr
+    assert sorted(p.name for p in home.iterdir()) == []
+    out = porter("lint", ".", "--target", "xla", cwd=repo, env={**env, "PORTER_CACHE_KEY": "shared secret"})
+    assert out.returncode == 1 and sorted(p.name for p in home.iterdir()) == [], out.stderr

@@ -113,6 +113,49 @@ def test_pyproject_settings_and_cli_overrides(tmp_path):
         build_config({}, start=tmp_path)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tool = 5",
+        'tool = "x"',
+        "tool.porter = 5",
+        "tool.porter = []",
+        "tool.porter.parity = 5",
+        'tool.porter.parity = "x"',
+        "tool.porter.parity = []",
+        '[tool.porter.parity]\noriginal = 5\nported = "b"\nentry = "m:f"',
+        '[tool.porter.parity]\noriginal = "a"\nported = ["b"]\nentry = "m:f"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nreport = 1979-05-27\nentry = "m:f"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = 0',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ninputs = ["m:g"]',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ndtype = 16',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ntarget = {a = 1}',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\ntrain-steps = "4"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nseed = true',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nrtol = "0.1"',
+        '[tool.porter.parity]\noriginal = "a"\nported = "b"\nentry = "m:f"\nexplain = "no"',
+    ],
+)
+def test_a_parity_table_of_the_wrong_shape_is_a_value_error_naming_it(tmp_path, text):
+    """`tool.porter = 5` (or `tool`, or the parity table, not a table) ended `parity-check` in an
+    AttributeError traceback, and so did `entry = 0` or `dtype = 16`; a path setting of another
+    type was "unsupported operand type(s) for /", naming neither the file nor the key
+    (eighteenth read)."""
+    (tmp_path / "pyproject.toml").write_text(text + "\n")
+    with pytest.raises(ValueError, match="pyproject.toml: `"):
+        build_config({}, start=tmp_path)
+
+
+def test_a_report_name_parity_check_cannot_write_is_refused_before_the_run(tmp_path):
+    """`--report x.txt` (or `report = ""` in `[tool.porter.parity]`) was refused only after both
+    sides had run (minutes of training); the name is checked with the other settings."""
+    (tmp_path / "a").mkdir()
+    for report in ("x.txt", "", "x"):
+        with pytest.raises(ValueError, match="use a .json, .md or .html"):
+            build_config({"original": tmp_path / "a", "ported": tmp_path / "a", "entry": "m:f", "report": report})
+    assert build_config({"original": tmp_path / "a", "ported": tmp_path / "a", "entry": "m:f", "report": "r.HTML"})
+
+
 def test_complex_outputs_are_compared_by_both_parts():
     """A model whose output is complex (an FFT layer): cast to float64, its imaginary part was
     dropped with a torch warning on the terminal, and a port that conjugated it passed

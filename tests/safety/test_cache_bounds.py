@@ -1,0 +1,155 @@
+"""The cache is bounded (`Cache.prune`): what no run has read or written for 30 days goes, then
+the oldest files past the size cap; what warm runs still read stays. The cache was never pruned:
+each porter version and each undone edit left its entries for good (seventeenth read)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from porter.core.findings import FileResult, FileStatus
+from porter.pipeline import cache as cache_module
+from porter.pipeline.cache import MAX_AGE_S, Cache
+from tests.safety.conftest import CUDA, committed_repo, porter
+
+DAY = 86400
+
+
+def _age(path: Path, days: float) -> None:
+    then = time.time() - days * DAY
+    os.utime(path, (then, then))
+
+
+def _entry(store: Cache, text: bytes) -> tuple[str, Path]:
+    key = store.key(text, "m.py", _settings())
+    store.put(key, FileResult(path="m.py", status=FileStatus.UNCHANGED, findings=[], original_source=text))
+    return key, store._path(key)
+
+
+def _settings():
+    from porter.config.settings import Settings
+
+    return Settings(target="xla")
+
+
+def test_what_no_run_read_for_30_days_is_removed_and_the_rest_stays(tmp_path):
+    store = Cache(tmp_path / "c")
+    _, old = _entry(store, b"x = 1\n")
+    _, new = _entry(store, b"x = 2\n")
+    stale_index = store.entries / ("stat-" + "0" * 64 + ".idx")
+    stale_index.write_bytes(b"x")
+    _age(old, 31)
+    _age(stale_index, 45)
+    _age(new, 29)
+    assert store.prune() == 2
+    assert not old.exists() and not stale_index.exists() and new.exists()
+    _age(new, 31)
+    assert store.prune() == 0, "a second sweep within the hour"
+    assert store.prune(now=time.time() + 2 * 3600) == 1 and not new.exists()
+
+
+def test_a_file_read_back_stays_though_written_long_ago(tmp_path):
+    """A warm run reads an entry without writing it: the read sets its mtime to now when it is
+    more than a day old, so a sweep keeps it."""
+    store = Cache(tmp_path / "c")
+    key, path = _entry(store, b"x = 1\n")
+    _age(path, 40)
+    assert store.get(key, "m.py", b"x = 1\n") is not None
+    assert time.time() - path.stat().st_mtime < 60
+    assert store.prune() == 0 and path.exists()
+
+
+def test_past_the_size_cap_the_oldest_go_first(tmp_path, monkeypatch):
+    store = Cache(tmp_path / "c")
+    paths = [_entry(store, f"x = {i}\n".encode())[1] for i in range(6)]
+    for i, p in enumerate(paths):
+        _age(p, 10 - i)  # paths[0] oldest
+    size = paths[0].stat().st_size
+    monkeypatch.setattr(cache_module, "MAX_BYTES", 3 * size + size // 2)
+    assert store.prune() == 3
+    assert [p.exists() for p in paths] == [False, False, False, True, True, True]
+
+
+def test_links_future_mtimes_and_running_writes_are_left_alone(tmp_path):
+    store = Cache(tmp_path / "c")
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(b"keep")
+    _age(outside, 90)
+    (store.entries / "ab").mkdir(exist_ok=True)
+    os.symlink(outside, store.entries / "ab" / "link.json")
+    os.symlink(tmp_path, store.entries / "cd")  # a shard folder that is a link: not entered
+    future = store.entries / ("index-" + "1" * 64 + ".json")
+    future.write_bytes(b"x")
+    then = time.time() + 400 * DAY
+    os.utime(future, (then, then))
+    writing = store.entries / ".x.json.123.tmp"
+    writing.write_bytes(b"x")
+    _age(writing, MAX_AGE_S / DAY + 1)
+    os.utime(writing, (time.time() - 60, time.time() - 60))
+    assert store.prune() == 0
+    assert outside.exists() and (store.entries / "ab" / "link.json").is_symlink() and future.exists()
+    assert writing.exists()
+
+
+def test_a_lint_sweeps_its_cache_folder(tmp_path):
+    """End to end: after a lint, an entry of another porter (40 days unread) is gone and the
+    run's own files are there; the next warm run gives the same answer."""
+    committed_repo(tmp_path, {"m.py": CUDA})
+    cache = tmp_path / "cache"
+    first = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    stale = cache / "v3" / "ee" / ("e" * 62 + ".json")
+    stale.parent.mkdir(exist_ok=True)
+    stale.write_bytes(b"an entry of another porter version")
+    _age(stale, 40)
+    marker = cache / "v3" / "last-prune"
+    if marker.exists():
+        _age(marker, 1)
+    second = porter("lint", ".", "--target", "xla", "--cache-dir", str(cache), cwd=tmp_path)
+    assert not stale.exists()
+    assert list((cache / "v3").glob("stat-*.idx"))
+    assert second.stdout == first.stdout and second.returncode == first.returncode == 1
+
+
+def test_a_full_disk_is_swept_though_the_sweep_s_mark_cannot_be_written(tmp_path, monkeypatch):
+    """On a full file system the sweep's marker cannot be written: the sweep runs anyway (that is
+    when it is needed most); a read-only cache is not swept."""
+    import errno
+
+    store = Cache(tmp_path / "c")
+    _, old = _entry(store, b"x = 1\n")
+    _age(old, 40)
+    real = cache_module._write
+
+    def full(path, data):
+        if path.name == "last-prune":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(cache_module, "_write", full)
+    assert store.prune() == 1 and not old.exists()
+    _, old = _entry(store, b"x = 2\n")
+    _age(old, 40)
+    monkeypatch.setattr(cache_module, "_write", lambda path, data: (_ for _ in ()).throw(OSError(errno.EROFS, "ro")))
+    assert store.prune() == 0 and old.exists()
+
+
+def test_the_sweep_removes_only_porter_s_files_and_follows_no_swapped_link(tmp_path):
+    """A cache folder others may write (a shared `--cache-dir`, umask 000): its entry folder
+    swapped for a link after the run began must not lead the sweep into another folder, and a
+    file porter does not write is never removed."""
+    store = Cache(tmp_path / "c")
+    mine = tmp_path / "mine"
+    (mine / "ab").mkdir(parents=True)
+    victims = [mine / ("index-" + "a" * 64 + ".json"), mine / "ab" / ("b" * 62 + ".json")]
+    for v in victims:
+        v.write_bytes(b"the user's")
+        _age(v, 90)
+    foreign = store.entries / "notes.txt"
+    foreign.write_bytes(b"not porter's")
+    _age(foreign, 90)
+    assert store.prune() == 0 and foreign.exists()
+    store.entries.rename(tmp_path / "moved")
+    os.symlink(mine, store.entries)
+    assert store.prune(now=time.time() + 2 * 3600) == 0
+    assert all(v.exists() for v in victims)
