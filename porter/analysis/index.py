@@ -143,6 +143,19 @@ _MODULE_METHODS = frozenset(
 
 
 _AST = ast.AST
+# nodes that hold no statement or call, nor have a `visit_` of `_Collector`: a name, a constant,
+# its context, an operator (half the nodes of a tree: the walk visited each, and its context)
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        *(
+            kind
+            for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
 
 
 class _Collector(ast.NodeVisitor):
@@ -176,14 +189,15 @@ class _Collector(ast.NodeVisitor):
             method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        """`ast.NodeVisitor.generic_visit`: the child nodes, field by field, in order."""
+        """`ast.NodeVisitor.generic_visit`: the child nodes, field by field, in order, but for
+        the leaves (`_LEAVES`), where the walk finds nothing."""
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
-                    if isinstance(item, _AST):
+                    if isinstance(item, _AST) and type(item) not in _LEAVES:
                         self.visit(item)
-            elif isinstance(value, _AST):
+            elif isinstance(value, _AST) and type(value) not in _LEAVES:
                 self.visit(value)
 
     @property
@@ -465,6 +479,21 @@ class ProjectIndex:
             for path in self._identifiers().get(word.encode(), ()):
                 out.setdefault(path, []).append(word)
         return out
+
+    def release(self) -> None:
+        """Lets go of the parsed modules once every answer is worked out. A module's scopes
+        name it (`Scope.module`) and the index's passes name the index, so what the index held
+        was cyclic garbage: the collector, run as soon as `answers` turned it back on, walked
+        every node of every tree to free them (~1.5 of the bench corpus's 18 CPU s of index);
+        with the cycles cut here they are freed as they go, and the collector finds nothing."""
+        for info in self._parsed.values():
+            if info is not None:
+                info.scopes.clear()
+                info.classes.clear()
+                info.moves.clear()
+        self._parsed.clear()
+        self._structure.clear()
+        self._fresh()
 
     # -- resolution ----------------------------------------------------------------------
 
@@ -1279,6 +1308,7 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
         "summaries": _summaries(index, shas),
     }
     state["tokens"] = list(tokens)
+    index.release()
     return facts, state, redone
 
 
