@@ -84,31 +84,36 @@ _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 # project may set attributes on Parameter objects (mup's `p.infshape = ...`)
 # (what `rb"for\s[^\n]*\sin\s[^\n]*parameters\("` finds, found in one pass: that pattern
 # backtracks cubically, and 18 KB of `for x in ` cost a lint 27 CPU s past --file-timeout)
-_LOOP_PARTS = tuple(re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\(", rb"\n"))
+_LOOP_PARTS = tuple(re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\("))
 
 
 def parameter_loop(source: bytes) -> bool:
     """Whether a line of `source` loops over parameters: `for`, whitespace, then on the same
     line whitespace, `in`, whitespace, then on the same line `parameters(` (each of those
     three whitespace characters may be the line's end). Linear: each part's places are found
-    once, and a `for` (or an `in`) is live until the line ends."""
+    once, and a `for` (or an `in`) is live until the line ends. The line ends are looked for
+    between one place and the next (each one an event, sorted with the parts', was most of
+    the cost: 0.5 CPU s of the bench corpus's index)."""
     if b"parameters(" not in source:
         return False
     events = sorted((m.start(), kind) for kind, part in enumerate(_LOOP_PARTS) for m in part.finditer(source))
     fors: deque[int] = deque()  # where the text after a live `for ` starts
     ins: deque[int] = deque()  # where the text after a live ` in ` (after a live `for `) starts
-    for at, kind in events:  # at one place: the parts in order, the line's end last
+    last = 0  # the place before: the line ends up to it are counted (one at a place comes after its parts)
+    for at, kind in events:
+        ended = source.rfind(b"\n", last, at)  # the last line end since: only what starts after it lives on
+        last = at
+        if ended >= 0:
+            while fors and fors[0] <= ended:
+                fors.popleft()
+            while ins and ins[0] <= ended:
+                ins.popleft()
         if kind == 0:
             fors.append(at + 4)
         elif kind == 1 and fors and fors[0] <= at:
             ins.append(at + 4)
         elif kind == 2 and ins and ins[0] <= at:
             return True
-        elif kind == 3:  # a line ends: only what starts after it lives on
-            while fors and fors[0] <= at:
-                fors.popleft()
-            while ins and ins[0] <= at:
-                ins.popleft()
     return False
 
 
@@ -1405,20 +1410,18 @@ def _handed_on_after_paths(info: ModuleInfo) -> Iterator[tuple[str, Scope]]:
     integer on one path, "cpu" on another) is worked out so that `_port_at_origin` records
     where to port it. Read one by one (between them the evaluation goes on)."""
     for scope in info.scopes.values():
+        several = [(name, values) for name, values in scope.assigns.items() if len(values) > 1] if scope.qual else []
+        if not several:  # (the names handed on are gathered only where one is assigned twice)
+            continue
         handed = {
             a.id
             for call in scope.calls
             for a in (*call.args, *(k.value for k in call.keywords))
             if isinstance(a, ast.Name)
         }
-        for name, values in scope.assigns.items():
-            if (
-                scope.qual
-                and len(values) > 1
-                and name in handed
-                and (
-                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
-                )
+        for name, values in several:
+            if name in handed and (
+                _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
             ):
                 yield name, scope
 

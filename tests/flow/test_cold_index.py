@@ -327,3 +327,40 @@ def test_the_index_leaves_no_cyclic_garbage() -> None:
         if collecting:
             gc.enable()
     assert any(facts.values())
+
+
+def _parameter_loop_by_events(source: bytes) -> bool:
+    """`index.parameter_loop` as it was: every line end an event, sorted with the parts'."""
+    if b"parameters(" not in source:
+        return False
+    parts = [re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\(", rb"\n")]
+    events = sorted((m.start(), kind) for kind, part in enumerate(parts) for m in part.finditer(source))
+    fors: list[int] = []
+    ins: list[int] = []
+    for at, kind in events:
+        if kind == 0:
+            fors.append(at + 4)
+        elif kind == 1 and fors and fors[0] <= at:
+            ins.append(at + 4)
+        elif kind == 2 and ins and ins[0] <= at:
+            return True
+        elif kind == 3:
+            fors = [s for s in fors if s > at]
+            ins = [s for s in ins if s > at]
+    return False
+
+
+def test_parameter_loop_finds_what_the_events_of_every_line_end_found() -> None:
+    """`parameter_loop` looks for the line ends between one part's place and the next: what it
+    found with each line end an event, on random text of its parts and over the fixtures and
+    the corpus."""
+    rng = random.Random(25)
+    pieces = [b"for", b" ", b"\n", b"in", b"parameters(", b"x", b"\t", b"f", b"or "]
+    texts = [b"".join(rng.choice(pieces) for _ in range(rng.randrange(14))) + b"parameters(" for _ in range(20000)]
+    texts += [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
+    corpus = _corpus()
+    if corpus is not None:
+        texts += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::5]]
+    found = [index.parameter_loop(t) for t in texts]
+    assert found == [_parameter_loop_by_events(t) for t in texts]
+    assert any(found) and not all(found)
