@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from porter.analysis import cuda_only_index, extensions, index
+from porter.analysis import cuda_only_index, extensions, fused_flags, index
 from porter.analysis.index import _Collector
 from porter.analysis.program import ModuleInfo, Scope
 from porter.pipeline import runner
@@ -364,3 +364,28 @@ def test_parameter_loop_finds_what_the_events_of_every_line_end_found() -> None:
     found = [index.parameter_loop(t) for t in texts]
     assert found == [_parameter_loop_by_events(t) for t in texts]
     assert any(found) and not all(found)
+
+
+def test_the_index_s_searches_behind_a_word_find_what_the_patterns_find() -> None:
+    """`_compares_cuda` and `fused_flags.names_fused` search their pattern only where a word
+    every match holds is (a quote then `cuda`; `fused`): what the pattern finds alone."""
+    sources = [
+        b"if d == 'cuda':\n",
+        b'if "cuda" != d:\n',
+        b"x = 'cuda'\n",
+        b"if d in ('cuda',):\n",
+        b"if 'cuda' in d:\n",
+        b"if d == cuda:\n",
+        b"SGD(p, fused=True)\n",
+        b"SGD(p, fused =x)\n",
+        b"unfused = 1\n",
+        b"fused\n= 1\n",
+    ]
+    sources += [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
+    corpus = _corpus()
+    if corpus is not None:
+        sources += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::3]]
+    for fast, pattern in ((index._compares_cuda, index._COMPARED), (fused_flags.names_fused, fused_flags.FUSED_TOKEN)):
+        found = [fast(s) for s in sources]
+        assert found == [pattern.search(s) is not None for s in sources]
+        assert any(found) and not all(found)
