@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from porter.config.settings import Facts
 from porter.analysis import device_types, fused_flags, summary
-from porter.analysis.fused_flags import FUSED_TOKEN
+from porter.analysis.fused_flags import names_fused
 from porter.analysis.kinds import MoveKind, NameKind, ValueKind
 from porter.analysis.summary import Ref, Summary
 from porter.analysis.program import (
@@ -68,6 +68,14 @@ _FUSED_FILES = "fused flag"
 # a file needs answers only if it has a device site or a module move
 # a comparison with a CUDA string (`x == "cuda"`, `"cuda" in x`): porter.analysis.device_types
 _COMPARED = re.compile(rb"""[=!]=\s*["']cuda["']|["']cuda["']\s*(?:[=!]=|in\b|not\s+in\b)""")
+
+
+def _compares_cuda(source: bytes) -> bool:
+    """`_COMPARED.search(source)`, asked only where a quote opens `cuda` (each `=`, `!` and quote
+    of a file started a try of the pattern: 0.54 CPU s of the bench corpus, 0.08 now)."""
+    return (b"'cuda" in source or b'"cuda' in source) and _COMPARED.search(source) is not None
+
+
 _SITES = re.compile(rb"\.to\(|\.cuda\(|device\s*=|map_location|set_device\(|device_ids")
 _PARAMETERS = ("parameters", "named_parameters")
 _DTYPE = re.compile(r"dtype|float|half|bfloat|int\d|bool|memory_format")
@@ -84,42 +92,43 @@ _DEVICE_WORDS = re.compile(r"device|gpu|cuda|rank", re.I)
 # project may set attributes on Parameter objects (mup's `p.infshape = ...`)
 # (what `rb"for\s[^\n]*\sin\s[^\n]*parameters\("` finds, found in one pass: that pattern
 # backtracks cubically, and 18 KB of `for x in ` cost a lint 27 CPU s past --file-timeout)
-_LOOP_PARTS = tuple(re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\(", rb"\n"))
+_LOOP_PARTS = tuple(re.compile(rb"(?=(%s))" % part) for part in (rb"for\s", rb"\sin\s", rb"parameters\("))
 
 
 def parameter_loop(source: bytes) -> bool:
     """Whether a line of `source` loops over parameters: `for`, whitespace, then on the same
     line whitespace, `in`, whitespace, then on the same line `parameters(` (each of those
     three whitespace characters may be the line's end). Linear: each part's places are found
-    once, and a `for` (or an `in`) is live until the line ends."""
+    once, and a `for` (or an `in`) is live until the line ends. The line ends are looked for
+    between one place and the next (each one an event, sorted with the parts', was most of
+    the cost: 0.5 CPU s of the bench corpus's index)."""
     if b"parameters(" not in source:
         return False
     events = sorted((m.start(), kind) for kind, part in enumerate(_LOOP_PARTS) for m in part.finditer(source))
     fors: deque[int] = deque()  # where the text after a live `for ` starts
     ins: deque[int] = deque()  # where the text after a live ` in ` (after a live `for `) starts
-    for at, kind in events:  # at one place: the parts in order, the line's end last
+    last = 0  # the place before: the line ends up to it are counted (one at a place comes after its parts)
+    for at, kind in events:
+        ended = source.rfind(b"\n", last, at)  # the last line end since: only what starts after it lives on
+        last = at
+        if ended >= 0:
+            while fors and fors[0] <= ended:
+                fors.popleft()
+            while ins and ins[0] <= ended:
+                ins.popleft()
         if kind == 0:
             fors.append(at + 4)
         elif kind == 1 and fors and fors[0] <= at:
             ins.append(at + 4)
         elif kind == 2 and ins and ins[0] <= at:
             return True
-        elif kind == 3:  # a line ends: only what starts after it lives on
-            while fors and fors[0] <= at:
-                fors.popleft()
-            while ins and ins[0] <= at:
-                ins.popleft()
     return False
-
-
-def _found(pattern: re.Pattern[bytes]) -> Callable[[bytes], bool]:
-    return lambda source: pattern.search(source) is not None
 
 
 _KINDS = (
     (_PARAMETER_LOOP_FILES, parameter_loop),
     (_IS_CUDA_FILES, defines_is_cuda),
-    (_FUSED_FILES, _found(FUSED_TOKEN)),
+    (_FUSED_FILES, names_fused),
 )
 _TENSOR_STATE = frozenset({"data", "grad", "requires_grad"})  # a tensor's own state, which a move keeps
 # methods only a Module has: a holder calling one is a module
@@ -143,6 +152,19 @@ _MODULE_METHODS = frozenset(
 
 
 _AST = ast.AST
+# nodes that hold no statement or call, nor have a `visit_` of `_Collector`: a name, a constant,
+# its context, an operator (half the nodes of a tree: the walk visited each, and its context)
+_LEAVES = frozenset(
+    {
+        ast.Name,
+        ast.Constant,
+        *(
+            kind
+            for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+            for kind in base.__subclasses__()
+        ),
+    }
+)
 
 
 class _Collector(ast.NodeVisitor):
@@ -176,14 +198,15 @@ class _Collector(ast.NodeVisitor):
             method(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        """`ast.NodeVisitor.generic_visit`: the child nodes, field by field, in order."""
+        """`ast.NodeVisitor.generic_visit`: the child nodes, field by field, in order, but for
+        the leaves (`_LEAVES`), where the walk finds nothing."""
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
-                    if isinstance(item, _AST):
+                    if isinstance(item, _AST) and type(item) not in _LEAVES:
                         self.visit(item)
-            elif isinstance(value, _AST):
+            elif isinstance(value, _AST) and type(value) not in _LEAVES:
                 self.visit(value)
 
     @property
@@ -465,6 +488,21 @@ class ProjectIndex:
             for path in self._identifiers().get(word.encode(), ()):
                 out.setdefault(path, []).append(word)
         return out
+
+    def release(self) -> None:
+        """Lets go of the parsed modules once every answer is worked out. A module's scopes
+        name it (`Scope.module`) and the index's passes name the index, so what the index held
+        was cyclic garbage: the collector, run as soon as `answers` turned it back on, walked
+        every node of every tree to free them (~1.5 of the bench corpus's 18 CPU s of index);
+        with the cycles cut here they are freed as they go, and the collector finds nothing."""
+        for info in self._parsed.values():
+            if info is not None:
+                info.scopes.clear()
+                info.classes.clear()
+                info.moves.clear()
+        self._parsed.clear()
+        self._structure.clear()
+        self._fresh()
 
     # -- resolution ----------------------------------------------------------------------
 
@@ -1094,7 +1132,7 @@ class ProjectIndex:
         """What each value compared with `"cuda"` in `path` is: a device type or no device
         (porter.analysis.device_types; for device-generic code, porter.codemods.literals)."""
         source = self._sources.get(path)
-        if source is None or _COMPARED.search(source) is None:
+        if source is None or not _compares_cuda(source):
             return ()
         if self._device_types is None:
             self._device_types = device_types.DeviceTypes(self)
@@ -1279,6 +1317,7 @@ def _answers(files: Iterable[tuple[str, bytes]], previous: object) -> tuple[dict
         "summaries": _summaries(index, shas),
     }
     state["tokens"] = list(tokens)
+    index.release()
     return facts, state, redone
 
 
@@ -1375,20 +1414,18 @@ def _handed_on_after_paths(info: ModuleInfo) -> Iterator[tuple[str, Scope]]:
     integer on one path, "cpu" on another) is worked out so that `_port_at_origin` records
     where to port it. Read one by one (between them the evaluation goes on)."""
     for scope in info.scopes.values():
+        several = [(name, values) for name, values in scope.assigns.items() if len(values) > 1] if scope.qual else []
+        if not several:  # (the names handed on are gathered only where one is assigned twice)
+            continue
         handed = {
             a.id
             for call in scope.calls
             for a in (*call.args, *(k.value for k in call.keywords))
             if isinstance(a, ast.Name)
         }
-        for name, values in scope.assigns.items():
-            if (
-                scope.qual
-                and len(values) > 1
-                and name in handed
-                and (
-                    _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
-                )
+        for name, values in several:
+            if name in handed and (
+                _DEVICE_WORDS.search(name) or any(isinstance(v, ast.Constant) and v.value == "cpu" for v in values)
             ):
                 yield name, scope
 

@@ -252,7 +252,9 @@ class _Part:
     A file the stat index vouches for is not read: its hash and scan come from there.
     `target` and `cuda_sources` (the project's .cu files) decide what is CUDA-only. The two
     analyses are cached apart: an edit to a body re-runs the device-value index only, an edit
-    to an import line of a file it does not read the CUDA-only pass only."""
+    to an import line of a file it does not read the CUDA-only pass only. With no cache
+    (`store` None) nothing is keyed: the scan works out no hash or part of a file, only whether
+    each analysis reads it."""
 
     def __init__(
         self,
@@ -270,6 +272,9 @@ class _Part:
         # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
         # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
         self.importing: list[tuple[str, Path]] = []
+        # each importing file's (sha256, part) as scanned: `_cuda_only` keys its answers by the
+        # part of the bytes it reads, the scanned one where they are the same (None: no cache)
+        self.scanned: dict[str, tuple[bytes, bytes]] | None = {} if store is not None else None
         parts: list[tuple[str, bytes]] = []
         digest = hashlib.sha256()
         for cand in candidates:
@@ -277,29 +282,33 @@ class _Part:
                 continue
             name = _name(cand)
             # a requirements file, a notebook ...: no Python module of the project
-            scanned = _scanned(cand, name, stats) if is_python(name) else None
+            scanned = _scanned(cand, name, stats, keyed=self.scanned is not None) if is_python(name) else None
             if scanned is None:
                 continue
             wants, sha, imports = scanned
             if imports:
                 self.importing.append((name, cand.path))
-                parts.append((name, imports))
+                if self.scanned is not None:
+                    self.scanned[name] = (sha, imports)
+                    parts.append((name, imports))
             if wants:
                 self.wanted.append((name, cand.path))
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
-        self.values_key = _VALUES_KEY + digest.hexdigest()
-        self.values = store.get_index(self.values_key) if store is not None else None
-        self.state_key = "values-state:" + _project_key(candidates)
-        # the state of the project's last index, which the device values start from
-        self.previous = store.get_state(self.state_key) if store is not None and self.values is None else None
+        self.values: dict[str, Facts] | None = None
+        self.extra: dict[str, Facts] | None = None
+        self.previous: object = None  # the state of the project's last index, which the device values start from
+        self.state_key = ""
         hashed, native = _native(self.cuda_sources, stats)
-        self.cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
-        self.extra = store.get_index(self.cuda_key) if store is not None else None
+        if store is not None:
+            self.values = store.get_index(_VALUES_KEY + digest.hexdigest())
+            self.state_key = "values-state:" + _project_key(candidates)
+            self.previous = store.get_state(self.state_key) if self.values is None else None
+            cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, hashed)
+            self.extra = store.get_index(cuda_key)
         if self.extra is None and native is None:
             # the stat index vouched for the sources; the facts are worked out from their bytes,
             # and keyed by the bytes read
             native = native_ops.read(self.cuda_sources)
-            self.cuda_key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, self.cuda_sources, _hashed(native))
         self.native = native or []
 
     def missing(self) -> list[str]:
@@ -310,7 +319,7 @@ class _Part:
         """(function, its arguments...): what works the analysis `kind` out, here or in a worker."""
         if kind == _VALUES:
             return (_answered, self.wanted, self.previous)
-        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native)
+        return (_cuda_only, self.importing, self.target, self.cuda_sources, self.native, self.scanned)
 
     def answered(self, kind: str, result: Any) -> None:
         """The analysis `kind`'s answers, worked out (`task`): kept, and cached under the key of
@@ -385,10 +394,15 @@ def _here_if_lost(future: Future[T], fn: Callable[..., T], *args: Any) -> T:
         return fn(*args)
 
 
-def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool, bytes, bytes] | None:
+def _scanned(
+    cand: Candidate, name: str, stats: StatIndex | None, keyed: bool = True
+) -> tuple[bool, bytes, bytes] | None:
     """A Python file's (whether the index follows device values into it, its sha256, what of it
     the CUDA-only facts depend on), from the stat index when it vouches for the file, else from
-    its bytes; None for a file the run does not read (`reading.read_regular`)."""
+    its bytes; None for a file the run does not read (`reading.read_regular`). Not `keyed` (a
+    run with no cache keys nothing by them): no sha256, and for the part only whether there is
+    one (`cuda_only_index.reads`: its regular expressions over the whole file, and its hash,
+    were ~13% of the index's CPU on the bench corpus, and worked out twice)."""
     try:
         st = stats.stat(name, cand.path) if stats is not None else cand.path.stat()
         if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
@@ -398,6 +412,8 @@ def _scanned(cand: Candidate, name: str, stats: StatIndex | None) -> tuple[bool,
             return rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
         source = read_regular(cand.path)
         lines = lf_line_ends(source)
+        if not keyed:
+            return ProjectIndex.wants(lines), b"", b"\1" if cuda_only_index.reads(lines) else b""
         return ProjectIndex.wants(lines), hashlib.sha256(source).digest(), cuda_only_index.part(lines)
     except (OSError, ValueError):
         return None
@@ -438,22 +454,32 @@ def _cuda_only(
     target: str | None,
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
+    scanned: dict[str, tuple[bytes, bytes]] | None = None,
 ) -> tuple[dict[str, Facts], str]:
     """The CUDA-only facts over `importing`, worked out from the files' bytes, and the key of
-    those bytes (as `_Part` makes it from its scan)."""
+    those bytes (as `_Part` makes it from its scan). `scanned`: each file's (sha256, part) as
+    `_Part` scanned it, the part kept where the bytes read are the same; None: no key (a run
+    with no cache), "" in its place."""
     everything: list[tuple[str, bytes]] = []
     parts: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
-            lines = lf_line_ends(read_regular(path))
+            source = read_regular(path)
         except OSError:
             continue
+        lines = lf_line_ends(source)
         everything.append((name, lines))
-        part = cuda_only_index.part(lines)
+        if scanned is None:
+            continue
+        seen = scanned.get(name)
+        same = seen is not None and seen[0] == hashlib.sha256(source).digest()
+        part = seen[1] if seen is not None and same else cuda_only_index.part(lines)
         if part:
             parts.append((name, part))
-    key = _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
-    return cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native), key
+    facts = cuda_only_index.cuda_only_facts(everything, target, cuda_sources, native)
+    if scanned is None:
+        return facts, ""
+    return facts, _CUDA_ONLY_KEY + cuda_only_index.digest(parts, target, cuda_sources, _hashed(native))
 
 
 def _abstraction_everywhere(facts: dict[str, Facts], candidates: list[Candidate]) -> dict[str, Facts]:

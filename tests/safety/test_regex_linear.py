@@ -95,7 +95,7 @@ ANCHORED: dict[str, str] = {
 # (the seventeenth read found three quadratic and one cubic that had).
 CALL_TIME: dict[str, dict[str, object]] = {
     "porter.analysis.cuda_only_index._module_attributes": {"leaves": {b"apex": 0, b"amp_C": 0}, "local": "ops"},
-    "porter.analysis.cuda_only_index._probes": {"ns": {"fused_adam", "fused_lamb"}},
+    "porter.analysis.cuda_only_index.names_word": {"alternatives": b"fused_adam|fused_lamb"},
     "porter.analysis.device_backends.cuda_backend_facts": {"name": "a.set_device"},
     "porter.analysis.device_backends._accessor_facts": {"accessors": {"device_type": "", "kind": ""}},
     "porter.analysis.device_backends._call_facts": {"name": "get_device"},
