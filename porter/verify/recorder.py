@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import time
 import types
 import weakref
@@ -186,6 +187,7 @@ class Recorder:
         self.compiles_at_step: list[int] = []
         self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
+        self._thread = threading.get_ident()  # the one whose mode stacks the probes enter
         self.final_perf: dict | None = None  # read at the last step, before porter's own sync
         # the noise-floor run: every parameter moved by one ulp before each optimizer step
         self.perturb = torch.Generator().manual_seed(0x5EED) if perturb else None
@@ -582,7 +584,7 @@ class Recorder:
             return
         self.counting = False
         if self.op_counter is not None:
-            self.op_counter.__exit__(None, None, None)
+            self._leave(self.op_counter)
         elif self._ops_from is not None:
             start, own_start = self._ops_from
             now = self.xla_counts()
@@ -628,13 +630,20 @@ class Recorder:
     def stop_probes(self) -> None:
         self._stop_counting()
         if self.shape_log is not None:
-            self.shape_log.__exit__(None, None, None)
+            self._leave(self.shape_log)
             self.shape_log.uninstall_syncs()
         if self.sync_mode is not None:
-            self.sync_mode.__exit__(None, None, None)
+            self._leave(self.sync_mode)
         torch.autograd.backward = self._orig_backward
         for h in self.handles:
             h.remove()
+
+    def _leave(self, mode) -> None:
+        """A probe's mode left, in the thread that entered it: torch's mode stacks are per
+        thread, and a program's other thread that ends the run (`os._exit` there) cannot pop
+        them ("trying to pop from empty mode stack" lost the trace); the process ends next."""
+        if threading.get_ident() == self._thread:
+            mode.__exit__(None, None, None)
 
     def _bound_notes(self) -> list[str]:
         """What the trace's size bounds left out, in a line each (a trace stays small whatever
