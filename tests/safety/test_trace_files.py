@@ -870,3 +870,26 @@ def test_a_manifest_is_walked_for_non_finite_numbers_only_when_a_string_may_read
         walked.clear()
         loss = tracefile.read_trace(path).manifest["steps"][0]["loss"]
         assert walked and loss != loss, (text, loss)  # NaN, read back
+
+
+@pytest.mark.parametrize("empty_side", ["reference", "ported"])
+def test_samples_of_different_sizes_for_one_output_are_the_file_s_fault_not_a_pass(tmp_path, empty_side):
+    """Both manifests say the output is [2, 3]; one file's sample holds no value. With the
+    reference's empty, the module passed unseen (an empty sample was "all close"), whatever the
+    port's values were: a wrong verdict from a malformed trace (eighteenth read). Samples of
+    different sizes are now one line, as other fields past the reader's checks are."""
+    torch = need("torch")
+    ref, port = _sides(tmp_path)
+    from safetensors import safe_open
+
+    path = ref if empty_side == "reference" else port
+    with safe_open(str(path), "pt") as f:
+        manifest = f.metadata()["porter.trace"]
+    tensors = {**_tensors(torch), "m0.0.sample": torch.zeros(0)}
+    _write(path, manifest, tensors)
+    other = port if empty_side == "reference" else ref
+    with safe_open(str(other), "pt") as f:
+        other_manifest = f.metadata()["porter.trace"]
+    _write(other, other_manifest, {**_tensors(torch), "m0.0.sample": torch.full((6,), 100.0)})
+    out = porter("trace", "compare", str(ref), str(port), cwd=tmp_path)
+    _one_line_error(out, "samples of", "not what porter writes")
