@@ -11,6 +11,7 @@ user code raises it writes error.json and exits with status 3; phase.txt names t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import operator
 import os
@@ -245,6 +246,15 @@ class _Side:
         me = threading.get_ident()
         if self.owner == me:
             _REAL_EXIT(EXIT_USER_ERROR)
+        if os.getpid() != self.pid:
+            # a child the program forked that ended as a script does (`sys.exit(0)`, a return,
+            # an exception): its end is its own. It wrote the side's phase, trace and record
+            # (`done`), and when the side then died, its trace was the child's: no step, "script
+            # ended", in the phase "writing the trace" (eighteenth read)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            _REAL_EXIT(0 if error is None else 1)
         self.lock.acquire()  # another thread concluding ends the process while this one waits
         self.owner = me
         signal.alarm(0)
@@ -403,8 +413,6 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
     error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
     if isinstance(exc, TimedOut):
         error["kind"] = "timeout"
-    import contextlib
-
     with contextlib.suppress(Exception):  # to the run's log; the program may have closed its stderr
         traceback.print_exc()
     return error

@@ -384,3 +384,20 @@ def test_a_full_disk_when_the_side_writes_its_trace_is_its_error_in_one_line(tmp
     assert "the run did not finish: OSError: cannot write the trace" in shown, shown[-3000:]
     assert "No space left on device" in shown and "Traceback" not in shown, shown[-3000:]
     assert not (tree / "t.safetensors").exists()
+
+
+def test_a_forked_child_that_ends_as_a_script_does_leaves_the_side_s_record_alone(tmp_path):
+    """A program forks a child that ends as scripts do (`sys.exit(0)`): the child went on
+    through the side's launcher, wrote the side's phase, trace and `done`; when the training
+    process then died (SIGKILL), the run's trace was the child's (no step, "script ended") and
+    the phase "writing the trace" (eighteenth read)."""
+    need("torch")
+    body = (
+        "import os, signal, sys\n"
+        "if os.fork() == 0:\n    sys.exit(0)\n"
+        "os.wait()\n" + _STEPS + "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "killed" and rec.trace is None, (rec.status, rec.trace and rec.trace.manifest["stopped"])
+    assert rec.error is not None and rec.error["phase"] == "running the command", rec.error
