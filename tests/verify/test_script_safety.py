@@ -401,3 +401,42 @@ def test_a_forked_child_that_ends_as_a_script_does_leaves_the_side_s_record_alon
     rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
     assert rec.status == "killed" and rec.trace is None, (rec.status, rec.trace and rec.trace.manifest["stopped"])
     assert rec.error is not None and rec.error["phase"] == "running the command", rec.error
+
+
+@pytest.mark.parametrize(
+    "output, why",
+    [
+        ("y.to_sparse()", "layout sparse_coo"),
+        ("torch.nested.nested_tensor([y[0], y[1, :2]])", "a nested tensor"),
+        ("torch.quantize_per_tensor(y, 0.1, 0, torch.qint8)", "quantized (qint8)"),
+        ("torch.empty(3, device='meta')", "on the meta device"),
+    ],
+    ids=["sparse", "nested", "quantized", "meta"],
+)
+def test_a_module_output_with_no_flat_values_is_noted_not_raised_into_the_program(tmp_path, output, why):
+    """A module that returns a sparse, nested, quantized or meta tensor: the recorder's hook
+    raised inside the program's forward (`reshape is not implemented for sparse tensors`), so a
+    program that runs without porter was reported as raising at its own line (and the noise
+    floor's second run raised on a nested output). The output is now left out with a note."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "class Odd(torch.nn.Module):\n"
+        f"    def forward(self, y):\n        return {output}\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc, self.odd = torch.nn.Linear(4, 4), Odd()\n"
+        "    def forward(self, x):\n        y = self.fc(x)\n        self.odd(y.detach())\n        return y\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for i in range(3):\n    loss = m(torch.ones(3, 4)).sum()\n    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+    assert any(why in n and "not recorded" in n for n in rec.trace.manifest["notes"]), rec.trace.manifest["notes"]
+    from porter.verify.script import ScriptConfig, noise_run
+
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=120)
+    with WorkerSet() as workers:
+        floor = noise_run(tree, cfg, rec, tmp_path / "noise", workers)
+    assert floor.get("measured"), floor
