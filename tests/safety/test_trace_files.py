@@ -893,3 +893,36 @@ def test_samples_of_different_sizes_for_one_output_are_the_file_s_fault_not_a_pa
     _write(other, other_manifest, {**_tensors(torch), "m0.0.sample": torch.full((6,), 100.0)})
     out = porter("trace", "compare", str(ref), str(port), cwd=tmp_path)
     _one_line_error(out, "samples of", "not what porter writes")
+
+
+def test_a_sigterm_while_the_run_goes_on_is_said_as_sigterm(tmp_path):
+    """SIGTERM to `trace record` (or parity-check) while the command runs: the workers' own
+    handler ended porter with exit 143, and porter said "interrupted (SIGINT)" (eighteenth
+    read). The old trace at -o stays whole."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    need("torch")
+    ref, _ = _sides(tmp_path)
+    (tmp_path / "t.safetensors").write_bytes(ref.read_bytes())
+    (tmp_path / "train.py").write_text("import time\nopen('started', 'w').close()\ntime.sleep(120)\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "porter", "trace", "record", "-o", "t.safetensors", "--", sys.executable, "train.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        for _ in range(600):
+            if (tmp_path / "started").exists():
+                break
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143 and err.decode().strip() == "porter: interrupted (SIGTERM).", (proc.returncode, err)
+    assert (tmp_path / "t.safetensors").read_bytes() == ref.read_bytes()
