@@ -440,3 +440,34 @@ def test_a_module_output_with_no_flat_values_is_noted_not_raised_into_the_progra
     with WorkerSet() as workers:
         floor = noise_run(tree, cfg, rec, tmp_path / "noise", workers)
     assert floor.get("measured"), floor
+
+
+def test_a_virtual_environment_reached_through_a_link_keeps_torch_s_own_answers(tmp_path):
+    """The CUDA shim tells the program "one GPU" and torch's own code the truth, telling them
+    apart by file name. torch's folder was taken resolved, and the frames of a virtual
+    environment reached through a link (`.venv -> /opt/venvs/x`, as this repository's worktrees
+    have it) name the link: torch's optimizers were "the program", saw CUDA on a host without a
+    GPU, and Adam's CUDA-graph capture probe raised in the reference (the gpt_trainer fixture
+    failed at its first step; eighteenth read)."""
+    torch = need("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU host: torch's own code is told the truth, which is 'CUDA' here")
+    venv = tmp_path / "venv"
+    venv.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    python = venv / "bin" / Path(sys.executable).name
+    body = (
+        "import torch\n"
+        "m = torch.nn.Linear(4, 2).cuda()\n"
+        "opt = torch.optim.Adam(m.parameters(), lr=0.1)\n"
+        "for i in range(3):\n"
+        "    loss = m(torch.ones(3, 4).cuda()).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    from porter.verify.script import ScriptConfig, record
+
+    cfg = ScriptConfig(ported=None, command=(str(python), "train.py"), timeout=120, noise_floor=False)
+    with WorkerSet() as workers:
+        rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-1500:])
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
