@@ -38,8 +38,11 @@ def said() -> None:
 def ending(code: int) -> tuple[int, str | None]:
     """For an exit 130 or 143: the code the signal that arrived gives, and the line to print
     if the run has not said it was interrupted (None if it has)."""
-    how = "SIGTERM" if _state["sigterm"] else "SIGINT"
-    return (143 if _state["sigterm"] else code), (None if _state["said"] else f"porter: interrupted ({how}).")
+    # the code says it too: a worker set's own handler ends the run with SystemExit(128 + signal)
+    # without going through `_on_sigterm` (`trace record` and parity-check said "SIGINT" on a SIGTERM)
+    term = _state["sigterm"] or code == 128 + signal.SIGTERM
+    how = "SIGTERM" if term else "SIGINT"
+    return (143 if term else code), (None if _state["said"] else f"porter: interrupted ({how}).")
 
 
 def install() -> None:

@@ -26,7 +26,7 @@ from porter.cli.options import (
     Timeout,
     written_path,
 )
-from porter.core.textsafe import printable
+from porter.core.textsafe import lines_printable, printable
 
 trace_app = typer.Typer(
     help="Record a training run as a portable trace, compare two traces, check a trace's operators against a target.",
@@ -59,6 +59,26 @@ def _not_an_input(report: Path | None, *traces: Path) -> None:
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"porter trace: {printable(message)}", err=True)  # a manifest's text is shown, never obeyed
     return typer.Exit(2)
+
+
+def _output(output: Path) -> Path:
+    """`trace record -o`'s file, checked before the command runs. The name as given, made
+    absolute, never resolved: a link of that name is replaced, not written through (its target
+    was written); a name that cannot be written is said before the command runs, not after it;
+    and a file there is replaced only when it is a trace (`-o train.py` overwrote the script it
+    ran, after the run: seventeenth read)."""
+    from porter.verify.tracefile import holds_a_trace
+
+    dest = Path(os.path.abspath(output))
+    if dest.is_dir():
+        raise _fail(f"-o {output}: is a folder")
+    if dest.exists() and not dest.is_symlink() and not holds_a_trace(dest):
+        raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
+    return dest
 
 
 @trace_app.command("record")
@@ -97,22 +117,7 @@ def record_cmd(
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
-    # the name as given, made absolute, never resolved: a link of that name is replaced, not
-    # written through (its target was written); and a name that cannot be written is said
-    # before the command runs, not after it
-    dest = Path(os.path.abspath(output))
-    if dest.is_dir():
-        raise _fail(f"-o {output}: is a folder")
-    from porter.verify.tracefile import holds_a_trace
-
-    # the trace replaces a file only when that file is a trace: `-o train.py` overwrote the script
-    # it ran, after the run (seventeenth read)
-    if dest.exists() and not dest.is_symlink() and not holds_a_trace(dest):
-        raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
+    dest = _output(output)
     try:
         cfg = ScriptConfig(
             ported=None,
@@ -140,7 +145,9 @@ def record_cmd(
                 if noise_floor
                 else {"measured": False, "why": "recorded with --no-noise-floor"}
             )
-            attach_floor(rec, floor, dest)
+            unwritten = attach_floor(rec, floor, dest)
+            if unwritten is not None:  # the file keeps the run's trace, without the floor
+                raise _fail(f"{unwritten} (it holds the run's trace without the noise floor)")
     from rich.text import Text
 
     if rec.trace is not None:
@@ -159,8 +166,8 @@ def record_cmd(
         console.print(
             Text(printable(f"the run did not finish: {e.get('type', '')}: {e.get('message', '')}"), style="red")
         )
-        if rec.log_tail:
-            console.print(Text(rec.log_tail[-1500:]))
+        if rec.log_tail:  # its lines as the terminal showed them, its other controls shown as escapes
+            console.print(Text(lines_printable(rec.log_tail[-1500:])))
         raise typer.Exit(2)
 
 

@@ -122,6 +122,35 @@ def lines_printable(text: str) -> str:
     return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text))
 
 
+def as_a_terminal_shows(text: str) -> str:
+    """The lines of a program's output as a terminal leaves them: a carriage return goes back
+    to the line's start and what follows writes over it (a progress bar shows its last state),
+    a backspace goes back one column; a CR before a line end does nothing. Printed raw, the CRs
+    were dropped (rich) and a bar's hundred states ran together on one line, or were written
+    raw and went back over porter's own text. Nothing else is interpreted: what remains goes
+    through `lines_printable`."""
+    out = []
+    for line in text.split("\n"):
+        if "\r" not in line and "\b" not in line:
+            out.append(line)
+            continue
+        cells: list[str] = []
+        col = 0
+        for ch in line:
+            if ch == "\r":
+                col = 0
+            elif ch == "\b":
+                col = max(0, col - 1)
+            else:
+                if col < len(cells):
+                    cells[col] = ch
+                else:
+                    cells.append(ch)
+                col += 1
+        out.append("".join(cells))
+    return "\n".join(out)
+
+
 def block_text(text: str) -> str:
     """Lines of a file for a code block in a report (`cat report.md` on a terminal): control
     characters escaped, a bare carriage return and a backspace too (they overwrite what a

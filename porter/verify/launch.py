@@ -11,7 +11,9 @@ user code raises it writes error.json and exits with status 3; phase.txt names t
 
 from __future__ import annotations
 
+import contextlib
 import json
+import operator
 import os
 import platform
 import random
@@ -19,7 +21,9 @@ import runpy
 import signal
 import socket
 import sys
+import threading
 import time
+import traceback
 from pathlib import Path
 
 EXIT_USER_ERROR = 3
@@ -199,44 +203,103 @@ def run_user_command(argv: list[str]) -> None:
         runpy.run_path(script, run_name="__main__")
 
 
+_REAL_EXIT = os._exit  # the process's own exit, before the hook below replaces it
+
+
+class _Side:
+    """One side's run in this process, and the one way it ends: its trace and its record
+    written (`conclude`), whether the command returned, raised, or called `os._exit`."""
+
+    def __init__(self, job: dict, user_argv: list[str]) -> None:
+        self.job, self.user_argv = job, user_argv
+        self.out, self.trace_path, self.rank, self.world = rank_paths(job)
+        self.root = str(Path.cwd().resolve())
+        self.started = time.time()
+        self.recorder = None
+        self.side = None
+        self.rng = None
+        self.pid = os.getpid()
+        self.lock = threading.Lock()
+        self.owner: int | None = None
+
+    def hook_exit(self) -> None:
+        """`os._exit(N)` in the program (a script that ends with it to skip its data loaders'
+        teardown) left no trace and no record: "exited with status 0 without writing a
+        result". It now ends the side as the script's end does: the trace is written, and a
+        status other than 0 is the run's error. A forked child's `os._exit` is its own."""
+
+        def _exit(status: int) -> None:
+            status = operator.index(status)  # what os._exit itself takes (a TypeError otherwise)
+            if os.getpid() != self.pid:  # a forked child (a data loader's worker): not this side
+                _REAL_EXIT(status)
+            error = None
+            if status != 0:
+                error = _exit_record(status, self.out, self.root)
+            self.conclude("error" if error else f"the program called os._exit({status})", error)
+
+        os._exit = _exit  # type: ignore[assignment]
+
+    def conclude(self, stopped: str, error: dict | None) -> None:
+        """Write the trace and the record, then end the process: once, by the first thread to
+        get here (another thread's `os._exit` meanwhile waits for it; a second call from the
+        thread already writing, as from a hook in the recorder's own code, exits at once)."""
+        me = threading.get_ident()
+        if self.owner == me:
+            _REAL_EXIT(EXIT_USER_ERROR)
+        if os.getpid() != self.pid:
+            # a child the program forked that ended as a script does (`sys.exit(0)`, a return,
+            # an exception): its end is its own. It wrote the side's phase, trace and record
+            # (`done`), and when the side then died, its trace was the child's: no step, "script
+            # ended", in the phase "writing the trace" (eighteenth read)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            _REAL_EXIT(0 if error is None else 1)
+        self.lock.acquire()  # another thread concluding ends the process while this one waits
+        self.owner = me
+        signal.alarm(0)
+        _finish(self, stopped, error)
+
+
 def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[1]).read_text())
     user_argv = argv[3:] if len(argv) > 2 and argv[2] == "--" else argv[2:]
-    out, trace_path, rank, world = rank_paths(job)
-    out.mkdir(parents=True, exist_ok=True)
-    root = str(Path.cwd().resolve())
-    _phase(out, "startup")
-    started = time.time()
-    recorder = None
+    run = _Side(job, user_argv)
+    run.out.mkdir(parents=True, exist_ok=True)
+    _phase(run.out, "startup")
     stopped, error = "script ended", None
-    side = None
-    rng = None
     try:
         _alarm(job)
-        side = setup_device(job)
+        run.hook_exit()
+        run.side = setup_device(job)
         if job.get("threads"):
             import torch
 
             torch.set_num_threads(int(job["threads"]))  # the noise-floor run: other rounding
-        seed_everything(job["seed"] + rank)  # each rank its own stream, on both sides alike
-        recorder = _recorder(job, side, root)
-        rng = install_rng(job, side, root, recorder)
-        if recorder is not None:
-            recorder.install()
-        _phase(out, "running the command")
+        seed_everything(job["seed"] + run.rank)  # each rank its own stream, on both sides alike
+        run.recorder = _recorder(job, run.side, run.root)
+        run.rng = install_rng(job, run.side, run.root, run.recorder)
+        if run.recorder is not None:
+            run.recorder.install()
+        _phase(run.out, "running the command")
         stopped = _run_command(user_argv)
     except BaseException as exc:  # user code can raise anything
-        error = _failure(exc, out, root)
+        error = _failure(exc, run.out, run.root)
         stopped = "error"
         if error.get("kind") == "timeout":
             # written now as well: the runner's own deadline can fall while the trace is being
             # written (a loaded machine), and the record must still name the phase that ran out
             from porter.verify.sides import write_record
 
-            write_record(out / "error.json", error)
-    signal.alarm(0)
+            write_record(run.out / "error.json", error)
+    run.conclude(stopped, error)
+    return EXIT_USER_ERROR  # not reached: conclude ends the process
+
+
+def _finish(run: _Side, stopped: str, error: dict | None) -> None:
+    job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
-    manifest, tensors, trace_error = _finish_recording(recorder, root, describe=error is None)
+    manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
     if trace_error is not None and error is None:
         error, stopped = trace_error, "error"
     import porter
@@ -249,31 +312,33 @@ def main(argv: list[str]) -> int:
     manifest.update(
         {
             "porter": porter.__version__,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(run.started)),
             "role": job["role"],
             "target": job.get("target"),
-            "command": job.get("command") or user_argv,
-            "tree": Path(root).name,
+            "command": job.get("command") or run.user_argv,
+            "tree": Path(run.root).name,
             "host": host_info(),
             "side": side.to_dict() if side is not None else None,
-            "seed": job["seed"] + rank,
-            "rank": rank,
-            "world_size": world,
+            "seed": job["seed"] + run.rank,
+            "rank": run.rank,
+            "world_size": run.world,
             "steps_requested": job["steps"],
             "stopped": stopped,
             "error": error,
-            "wall_s": time.time() - started,
+            "wall_s": time.time() - run.started,
         }
     )
     from porter.verify.tracefile import write_trace
 
     try:
-        write_trace(trace_path, manifest, tensors)
-    except OSError as exc:  # a full disk, a quota: said as the side's error, not the launcher's traceback
+        write_trace(run.trace_path, manifest, tensors)
+    except Exception as exc:  # noqa: BLE001 — a full disk, a quota, an interpreter without safetensors:
+        # said as the side's error (its own error first), never the launcher's traceback
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
         error = error or {
             "kind": "exception",
             "type": type(exc).__name__,
-            "message": f"cannot write the trace {trace_path}: {exc.strerror or exc}",
+            "message": f"cannot write the trace {run.trace_path}: {why}",
             "location": None,
             "phase": "writing the trace",
         }
@@ -286,7 +351,22 @@ def main(argv: list[str]) -> int:
     sys.stdout.flush()
     sys.stderr.flush()
     # os._exit: user threads (data loaders) must not keep the process alive
-    os._exit(EXIT_USER_ERROR if error is not None else 0)
+    _REAL_EXIT(EXIT_USER_ERROR if error is not None else 0)
+
+
+def _exit_record(status: int, out: Path, root: str) -> dict:
+    """The error record of `os._exit(status)` with a status other than 0, at the program's
+    line that called it, as `sys.exit(status)` is described."""
+    frames = traceback.extract_stack(sys._getframe(2))
+    user = [f for f in frames if f.filename.startswith(root.rstrip("/") + "/")]
+    return {
+        "kind": "exception",
+        "type": "os._exit",
+        "message": f"the program called os._exit({status})",
+        "location": f"{os.path.relpath(user[-1].filename, root)}:{user[-1].lineno}" if user else None,
+        "in_user_code": bool(user),
+        "phase": (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?",
+    }
 
 
 def _recorder(job: dict, side, root: str):
@@ -333,9 +413,6 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
     error["phase"] = (out / "phase.txt").read_text() if (out / "phase.txt").is_file() else "?"
     if isinstance(exc, TimedOut):
         error["kind"] = "timeout"
-    import contextlib
-    import traceback
-
     with contextlib.suppress(Exception):  # to the run's log; the program may have closed its stderr
         traceback.print_exc()
     return error

@@ -248,11 +248,18 @@ class _Pump:
 
 
 def log_tail(path: Path, limit: int = 4000) -> str:
+    """The end of a run's log, as a terminal showed it (`as_a_terminal_shows`: a progress
+    bar's carriage returns leave its last state, not a hundred states run together)."""
+    from porter.core.textsafe import as_a_terminal_shows
+
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:  # the end only: a log is up to --max-output long
+            size = fh.seek(0, 2)
+            fh.seek(max(0, size - limit))
+            data = fh.read(limit)
     except OSError:
         return ""
-    return data[-limit:].decode("utf-8", "replace")
+    return as_a_terminal_shows(data.decode("utf-8", "replace"))
 
 
 __all__ = ["WorkerSet", "ProcResult", "DEFAULT_MAX_OUTPUT", "log_tail"]

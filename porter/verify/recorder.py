@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import threading
 import time
 import types
 import weakref
@@ -97,6 +98,22 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     return stats, x[::stride][:sample].clone()
 
 
+def unsampled(t: torch.Tensor) -> str | None:
+    """Why a tensor's statistics and sample cannot be taken (None: they can). A sparse, nested,
+    quantized or meta tensor has no flat values to reshape: the recorder's hook raised inside
+    the program's own forward (`reshape is not implemented for sparse tensors`), and a program
+    that runs without porter was reported as raising at its line (eighteenth read)."""
+    if t.is_nested:
+        return "a nested tensor"
+    if t.layout != torch.strided:
+        return f"layout {str(t.layout).removeprefix('torch.')}"
+    if t.is_quantized:
+        return f"quantized ({str(t.dtype).removeprefix('torch.')})"
+    if t.device.type == "meta":
+        return "on the meta device (no data)"
+    return None
+
+
 def bits_checksum(t: torch.Tensor) -> torch.Tensor:
     """An exact, order-independent checksum of a tensor's values: the sum of their bit patterns
     as integers. Equal values give equal sums on any device and in any reduction order (a norm
@@ -147,6 +164,7 @@ class Recorder:
         self.calls_left = 0
         self.cut_calls: list[tuple[str, int]] = []
         self.params_left = 0
+        self.unrecorded: Counter = Counter()  # (what, why) of values no statistics are taken of
         self.step = 0
         self.steps: list[dict] = []
         self.pending: list[torch.Tensor] = []  # backward scalars since the last step
@@ -186,6 +204,7 @@ class Recorder:
         self.compiles_at_step: list[int] = []
         self.handles: list[torch.utils.hooks.RemovableHandle] = []
         self.finished = False
+        self._thread = threading.get_ident()  # the one whose mode stacks the probes enter
         self.final_perf: dict | None = None  # read at the last step, before porter's own sync
         # the noise-floor run: every parameter moved by one ulp before each optimizer step
         self.perturb = torch.Generator().manual_seed(0x5EED) if perturb else None
@@ -313,6 +332,10 @@ class Recorder:
         self.outputs_recorded += len(outputs)
         with self.own_work():
             for j, t in enumerate(outputs):
+                why = unsampled(t)
+                if why is not None:  # a sparse, nested, quantized or meta output: said, not sampled
+                    self.unrecorded[("module output", why)] += 1
+                    continue
                 dev = t.device.type
                 if torch.is_autocast_enabled(dev):
                     self.autocast.add(str(torch.get_autocast_dtype(dev)).removeprefix("torch."))
@@ -362,8 +385,8 @@ class Recorder:
         from torch.utils._pytree import tree_map
 
         def moved(t):
-            if not (isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel()):
-                return t
+            if not (isinstance(t, torch.Tensor) and unsampled(t) is None and t.is_floating_point() and t.numel()):
+                return t  # (a nested tensor has no shape to draw the scale for: the run raised)
             with self.own_work():
                 x = t.detach()
                 if torch.finfo(x.dtype).eps < OUTPUT_NOISE:
@@ -485,6 +508,10 @@ class Recorder:
         self.params_left = max(0, len(named) - self.max_params)
         for pid, names in list(named.items())[: self.max_params]:
             t = objs[pid]
+            why = unsampled(t)
+            if why is not None:
+                self.unrecorded[("parameter", why)] += 1
+                continue
             stats, sample = tensor_stats(t, self.param_elements)
             self.params.append(
                 (
@@ -582,7 +609,7 @@ class Recorder:
             return
         self.counting = False
         if self.op_counter is not None:
-            self.op_counter.__exit__(None, None, None)
+            self._leave(self.op_counter)
         elif self._ops_from is not None:
             start, own_start = self._ops_from
             now = self.xla_counts()
@@ -628,19 +655,29 @@ class Recorder:
     def stop_probes(self) -> None:
         self._stop_counting()
         if self.shape_log is not None:
-            self.shape_log.__exit__(None, None, None)
+            self._leave(self.shape_log)
             self.shape_log.uninstall_syncs()
         if self.sync_mode is not None:
-            self.sync_mode.__exit__(None, None, None)
+            self._leave(self.sync_mode)
         torch.autograd.backward = self._orig_backward
         for h in self.handles:
             h.remove()
+
+    def _leave(self, mode) -> None:
+        """A probe's mode left, in the thread that entered it: torch's mode stacks are per
+        thread, and a program's other thread that ends the run (`os._exit` there) cannot pop
+        them ("trying to pop from empty mode stack" lost the trace); the process ends next."""
+        if threading.get_ident() == self._thread:
+            mode.__exit__(None, None, None)
 
     def _bound_notes(self) -> list[str]:
         """What the trace's size bounds left out, in a line each (a trace stays small whatever
         the model returns: a module that returns 500,000 tensors is recorded by its first
         `outputs_per_call`)."""
-        notes = []
+        notes = [
+            f"{n} {what}(s) not recorded: {why} (no values porter samples)"
+            for (what, why), n in sorted(self.unrecorded.items())
+        ]
         if self.cut_calls:
             kind, many = self.cut_calls[0]
             notes.append(

@@ -256,7 +256,11 @@ def record(
     if failed and launch.nproc > 1 and error is not None:
         error["message"] = f"rank {failed[0][0]}: " + (error.get("message") or "")
     if launch.nproc > 1 and not failed:
-        trace = merge_ranks([s[2] for s in sides], trace_path)
+        try:
+            trace = merge_ranks([s[2] for s in sides], trace_path)
+        except OSError as exc:  # a full disk: the side's error, as the launcher says its own
+            trace, status = None, "crashed"
+            error = _unwritten(trace_path, exc)
     if error is not None and res.dropped_bytes:
         error["message"] = (error.get("message") or "") + f" (output capped: {res.dropped_bytes} bytes dropped)"
     return Recorded(role, status, trace, error, wall, log_tail(log_path), res.dropped_bytes)
@@ -336,9 +340,11 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path, worke
     return floors[0] if len(floors) == 1 else {"measured": True, "ranks": floors}
 
 
-def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
+def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> str | None:
     """The floor belongs to the reference: it travels in its trace, each rank's in its own
-    manifest (so `--reference-trace` and `trace compare` judge with it too)."""
+    manifest (so `--reference-trace` and `trace compare` judge with it too). A trace file that
+    cannot be written again (a full disk) is said (the message), never porter's traceback: the
+    file keeps the trace the run wrote, without its floor."""
     from porter.verify.tracefile import write_trace
 
     assert rec.trace is not None
@@ -346,7 +352,21 @@ def attach_floor(rec: Recorded, floor: dict, path: Path | None) -> None:
     for manifest, f in zip(rec.trace.rank_manifests(), per_rank):
         manifest["noise_floor"] = f
     if path is not None and path.is_file():
-        write_trace(path, rec.trace.manifest, rec.trace.tensors)
+        try:
+            write_trace(path, rec.trace.manifest, rec.trace.tensors)
+        except OSError as exc:
+            return _unwritten(path, exc)["message"]
+    return None
+
+
+def _unwritten(path: Path, exc: OSError) -> dict:
+    return {
+        "kind": "exception",
+        "type": type(exc).__name__,
+        "message": f"cannot write the trace {path}: {exc.strerror or exc}",
+        "location": None,
+        "phase": "writing the trace",
+    }
 
 
 def reference_shapes(trace: Trace | None) -> list[list[list[int]]]:

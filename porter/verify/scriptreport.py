@@ -8,6 +8,7 @@ import html
 import json
 import math
 import re
+import sys
 from pathlib import Path
 
 from porter.core.textsafe import html_text
@@ -290,12 +291,16 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
     if not vals:
         return ""
     lo, hi = min(vals), max(vals)
-    if hi == lo:
-        hi, lo = hi + 0.5, lo - 0.5
+    if hi == lo:  # a flat curve gets a band around it, within the floats (1e308 + 0.5 is 1e308)
+        pad = max(0.5, abs(hi) * 1e-6)
+        hi, lo = min(hi + pad, sys.float_info.max), max(lo - pad, -sys.float_info.max)
     pad_l, pad_r, pad_t, pad_b = 64, 16, 16, 36
     n = max(s for s, _, _ in pts)
     sx = lambda s: pad_l + (width - pad_l - pad_r) * ((s - 1) / max(1, n - 1))  # noqa: E731
-    sy = lambda v: pad_t + (height - pad_t - pad_b) * (1 - (v - lo) / (hi - lo))  # noqa: E731
+    # the span of losses at ±1e308 is past the largest float (inf / inf drew no curve, a NaN
+    # coordinate): then it is scaled in halves (never always: half of 5e-324 is 0)
+    half = 1.0 if math.isfinite(hi - lo) else 0.5
+    sy = lambda v: pad_t + (height - pad_t - pad_b) * (1 - (v * half - lo * half) / (hi * half - lo * half))  # noqa: E731
 
     def line(idx: int, colour: str, dash: str) -> str:
         xy = [(sx(p[0]), sy(p[idx])) for p in pts if p[idx] is not None and math.isfinite(p[idx])]
@@ -315,7 +320,7 @@ def loss_chart_svg(r: ScriptResult, width: int = 640, height: int = 260) -> str:
         f'<rect x="{pad_l}" y="{pad_t}" width="{width - pad_l - pad_r}" '
         f'height="{height - pad_t - pad_b}" fill="none" stroke="#ccc"/>',
     ]
-    for v in (lo, (lo + hi) / 2, hi):
+    for v in (lo, lo / 2 + hi / 2 if half < 1 else lo + (hi - lo) / 2, hi):
         parts.append(
             f'<text x="{pad_l - 6}" y="{sy(v) + 4:.1f}" font-size="11" text-anchor="end">{e(format(v, ".5g"))}</text>'
         )

@@ -209,7 +209,10 @@ def _zero(*args, **kwargs) -> int:
 
 
 def _package_dirs(*names: str) -> tuple[str, ...]:
-    """The folders of installed packages, found without importing them."""
+    """The folders of installed packages, found without importing them: each as Python names it
+    (the code's file names say it so) and as it resolves. Resolved alone, a virtual environment
+    reached through a link (`.venv -> /opt/venvs/x`) made torch's own code "the program": its
+    optimizers saw CUDA on a host without one and Adam's capture probe raised (eighteenth read)."""
     import importlib.util
 
     dirs = []
@@ -219,8 +222,8 @@ def _package_dirs(*names: str) -> tuple[str, ...]:
         except (ImportError, ValueError):
             continue
         for location in (spec.submodule_search_locations or []) if spec else []:
-            dirs.append(str(Path(location).resolve()) + "/")
-    return tuple(dirs)
+            dirs += [os.path.abspath(location) + "/", str(Path(location).resolve()) + "/"]
+    return tuple(dict.fromkeys(dirs))
 
 
 # torch's own code, and porter's: they keep the true answers (no GPU here)

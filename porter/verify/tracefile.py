@@ -11,8 +11,9 @@ megabytes whatever the model size (see `LIMITS`).
 from __future__ import annotations
 
 import json
-import os
 import math
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -237,13 +238,13 @@ _MANIFEST = {
 
 def _check(value, spec, where: str, tensors: dict) -> None:
     """TraceError naming the first field of `value` that is not of `spec`'s type."""
-    kind = spec[0] if isinstance(spec, tuple) and spec and isinstance(spec[0], str) else None
-    if kind == "optional":
-        if value is not None:
-            _check(value, spec[1], where, tensors)
-    elif kind == "required":
-        _check(value, spec[1], where, tensors)
-    elif kind == "list":
+    kind = _kind(spec)
+    while kind in ("optional", "required"):  # unwrapped here, not a call each
+        if kind == "optional" and value is None:
+            return
+        spec = spec[1]
+        kind = _kind(spec)
+    if kind == "list":
         _check_list(value, spec[1], where, tensors)
     elif kind == "tensor":
         _check_tensor(value, spec[1], where, tensors)
@@ -253,12 +254,26 @@ def _check(value, spec, where: str, tensors: dict) -> None:
         _check_type(value, spec, where)
 
 
+def _kind(spec) -> str | None:
+    return spec[0] if type(spec) is tuple and spec and type(spec[0]) is str else None
+
+
 def _check_list(value, item_spec, where: str, tensors: dict) -> None:
     """A list whose every item is of `item_spec`."""
     if type(value) is not list:
         raise TraceError(f"`{where}` is not a list")
+    if _kind(item_spec) is None and not isinstance(item_spec, dict):  # a list of numbers or names:
+        types = item_spec if isinstance(item_spec, tuple) else (item_spec,)  # checked in one loop
+        for i, item in enumerate(value):
+            if type(item) is bool or not isinstance(item, types):
+                _check_type(item, item_spec, f"{where}[{i}]")
+        return
     for i, item in enumerate(value):
         _check(item, item_spec, f"{where}[{i}]", tensors)
+
+
+# a sample larger than any porter records (once per tensor, the bound was computed per tensor)
+_LARGEST_SAMPLE = 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements"))
 
 
 def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
@@ -269,7 +284,7 @@ def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
     t = tensors[value]
     if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES) or t.is_complex()):
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
-    if role == "sample" and t.numel() > 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements")):
+    if role == "sample" and t.numel() > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
 
 
@@ -294,19 +309,25 @@ def _check_type(value, spec, where: str) -> None:
 
 
 def _depth(value, limit: int) -> int:
-    """How deeply `value` nests, stopping past `limit` (no recursion: a hostile manifest can
-    nest deeper than Python's stack)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
-    return deepest
+    """How deeply `value` nests (a value in a container is a level below it), stopping past
+    `limit`: level by level, no recursion (a hostile manifest can nest deeper than Python's
+    stack), and only containers are carried to the next level (every number and string of a
+    1,024-rank manifest was pushed and popped once: 2 s of reading it)."""
+    depth, level = 1, [value]
+    while True:
+        below: list = []
+        filled = False
+        for item in level:
+            items = item.values() if isinstance(item, dict) else item
+            if items:
+                filled = True
+                below.extend(v for v in items if isinstance(v, (dict, list)))
+        if not filled:
+            return depth
+        depth += 1
+        if depth > limit:
+            return depth
+        level = below
 
 
 def read_trace(path: Path) -> Trace:
@@ -434,10 +455,21 @@ def _manifest(path: Path, meta: dict) -> dict:
         )
     if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
-    manifest = _numbers_read_back(raw, {**_MANIFEST, "ranks": _list(_MANIFEST)})
+    # only a string that reads "nan", "inf" or "-inf" is read back as a number: a manifest whose
+    # text holds none (written plainly or with escapes) is used as parsed, without the walk
+    manifest = (
+        _numbers_read_back(raw, {**_MANIFEST, "ranks": _list(_MANIFEST)})
+        if _MAY_BE_UNFINITE.search(meta[META_KEY])
+        else raw
+    )
     if type(manifest) is not dict:
         raise TraceError(f"{path}: the trace manifest is not a JSON object")
     return manifest
+
+
+# a JSON string of 3 or 4 characters, each one of `-naif` or any `\\uXXXX` escape: every way a
+# manifest can write "nan", "inf" or "-inf" (and more), in one linear scan
+_MAY_BE_UNFINITE = re.compile(r'"(?:[-naif]|\\u[0-9a-fA-F]{4}){3,4}"')
 
 
 def _numbers_read_back(value, spec):

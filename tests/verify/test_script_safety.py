@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from porter.cli import app
 from porter.verify.procs import WorkerSet
+from tests.deps import need
 
 # porter.verify.script (it imports torch) is imported where it is used, not at collection:
 # .ci/run may still be installing torch while the suite starts (tests/deps.py)
@@ -287,3 +288,186 @@ def test_a_report_naming_the_reference_trace_is_refused_and_the_trace_kept(tmp_p
         )
         assert res.exit_code == 2 and "is the trace" in res.output, res.output
         assert ref.read_bytes() == kept and not (tree / "ran").exists()
+
+
+_STEPS = (
+    "import torch\n"
+    "m = torch.nn.Linear(4, 2)\n"
+    "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+    "for i in range(3):\n"
+    "    loss = m(torch.ones(3, 4)).sum()\n"
+    "    opt.zero_grad(); loss.backward(); opt.step()\n"
+)
+
+
+@pytest.mark.parametrize(
+    "tail, status, stopped",
+    [
+        ("import os\nos._exit(0)\n", "ok", "the program called os._exit(0)"),
+        ("import os\nos._exit(5)\n", "error", "error"),
+        (  # a forked child's os._exit is its own; the thread's ends the side
+            "import os, threading, time\n"
+            "if os.fork() == 0:\n    os._exit(7)\n"
+            "os.wait()\n"
+            "threading.Thread(target=os._exit, args=(0,)).start()\n"
+            "time.sleep(60)\n",
+            "ok",
+            "the program called os._exit(0)",
+        ),
+    ],
+    ids=["exit-0", "exit-5", "fork-and-thread"],
+)
+def test_a_program_that_ends_in_os_exit_still_leaves_its_trace(tmp_path, tail, status, stopped):
+    """A training script that ends with `os._exit(0)` (to skip its data loaders' teardown) left
+    no trace and no record: "the worker exited with status 0 … without writing a result"
+    (sixteenth and seventeenth reads' leftover). It now ends the side as the script's end does;
+    a status other than 0 is the run's error, at the line that called it."""
+    need("torch")
+    tree = _tree(tmp_path, _STEPS + tail)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == status, (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.trace is not None and rec.trace.manifest["stopped"] == stopped
+    assert rec.trace.manifest["steps_recorded"] == 3
+    if status == "error":
+        assert rec.error is not None and rec.error["message"] == "the program called os._exit(5)"
+        assert rec.error["location"] == "train.py:8", rec.error
+
+
+def test_a_side_whose_interpreter_lacks_torch_says_so_not_a_write_it_never_made(tmp_path):
+    """`trace record -- python train.py` with a `python` that has no torch (a pyenv shim, the
+    system's): the side's record was lost when writing the trace failed too (safetensors
+    missing: the launcher's traceback), and the run was said to have "exited with status 1 in
+    phase 'writing the trace' without writing a result" (eighteenth read)."""
+    fake = tmp_path / "fake"
+    for mod in ("torch", "safetensors"):
+        (fake / mod).mkdir(parents=True)
+        (fake / mod / "__init__.py").write_text(f"raise ModuleNotFoundError(\"No module named '{mod}'\")\n")
+    tree = _tree(tmp_path, "print('never')\n")
+    from porter.verify.script import ScriptConfig, record
+
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=120)
+    with WorkerSet() as workers:
+        rec = record(
+            "reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers,
+            env_extra={"PYTHONPATH": os.pathsep.join((str(fake), str(ROOT)))},
+        )  # fmt: skip
+    assert rec.status == "error" and rec.error is not None, (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.error["message"] == "No module named 'torch'" and rec.error["phase"] == "startup", rec.error
+    assert "in main\n    write_trace" not in rec.log_tail, rec.log_tail[-2000:]
+
+
+def test_a_full_disk_when_the_side_writes_its_trace_is_its_error_in_one_line(tmp_path):
+    """The launcher's write of the trace on a full disk (the program's own process: here the
+    program makes every rename of a finished file fail with ENOSPC, as a full disk does) is the
+    side's error in one line, never the launcher's traceback (the seventeenth read's fix, whose
+    `-o /dev/full` test no longer reaches the write: an -o that is not a trace is refused)."""
+    need("torch")
+    body = (
+        "import errno, os\n"
+        "def full(a, b, *args, **kw):\n"
+        "    if str(b).endswith('.safetensors'):  # -o on the full disk; the work folder elsewhere\n"
+        "        raise OSError(errno.ENOSPC, 'No space left on device', str(a))\n"
+        "    return replace(a, b, *args, **kw)\n"
+        "replace, os.replace = os.replace, full\n" + _STEPS
+    )
+    tree = _tree(tmp_path, body)
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "trace", "record", "-o", "t.safetensors", "--no-noise-floor"]
+        + ["--", sys.executable, "train.py"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=300,
+    )
+    shown = (out.stdout + out.stderr).decode()
+    assert out.returncode == 2, shown[-3000:]
+    assert "the run did not finish: OSError: cannot write the trace" in shown, shown[-3000:]
+    assert "No space left on device" in shown and "Traceback" not in shown, shown[-3000:]
+    assert not (tree / "t.safetensors").exists()
+
+
+def test_a_forked_child_that_ends_as_a_script_does_leaves_the_side_s_record_alone(tmp_path):
+    """A program forks a child that ends as scripts do (`sys.exit(0)`): the child went on
+    through the side's launcher, wrote the side's phase, trace and `done`; when the training
+    process then died (SIGKILL), the run's trace was the child's (no step, "script ended") and
+    the phase "writing the trace" (eighteenth read)."""
+    need("torch")
+    body = (
+        "import os, signal, sys\n"
+        "if os.fork() == 0:\n    sys.exit(0)\n"
+        "os.wait()\n" + _STEPS + "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "killed" and rec.trace is None, (rec.status, rec.trace and rec.trace.manifest["stopped"])
+    assert rec.error is not None and rec.error["phase"] == "running the command", rec.error
+
+
+@pytest.mark.parametrize(
+    "output, why",
+    [
+        ("y.to_sparse()", "layout sparse_coo"),
+        ("torch.nested.nested_tensor([y[0], y[1, :2]])", "a nested tensor"),
+        ("torch.quantize_per_tensor(y, 0.1, 0, torch.qint8)", "quantized (qint8)"),
+        ("torch.empty(3, device='meta')", "on the meta device"),
+    ],
+    ids=["sparse", "nested", "quantized", "meta"],
+)
+def test_a_module_output_with_no_flat_values_is_noted_not_raised_into_the_program(tmp_path, output, why):
+    """A module that returns a sparse, nested, quantized or meta tensor: the recorder's hook
+    raised inside the program's forward (`reshape is not implemented for sparse tensors`), so a
+    program that runs without porter was reported as raising at its own line (and the noise
+    floor's second run raised on a nested output). The output is now left out with a note."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "class Odd(torch.nn.Module):\n"
+        f"    def forward(self, y):\n        return {output}\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc, self.odd = torch.nn.Linear(4, 4), Odd()\n"
+        "    def forward(self, x):\n        y = self.fc(x)\n        self.odd(y.detach())\n        return y\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for i in range(3):\n    loss = m(torch.ones(3, 4)).sum()\n    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+    assert any(why in n and "not recorded" in n for n in rec.trace.manifest["notes"]), rec.trace.manifest["notes"]
+    from porter.verify.script import ScriptConfig, noise_run
+
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=120)
+    with WorkerSet() as workers:
+        floor = noise_run(tree, cfg, rec, tmp_path / "noise", workers)
+    assert floor.get("measured"), floor
+
+
+def test_a_virtual_environment_reached_through_a_link_keeps_torch_s_own_answers(tmp_path):
+    """The CUDA shim tells the program "one GPU" and torch's own code the truth, telling them
+    apart by file name. torch's folder was taken resolved, and the frames of a virtual
+    environment reached through a link (`.venv -> /opt/venvs/x`, as this repository's worktrees
+    have it) name the link: torch's optimizers were "the program", saw CUDA on a host without a
+    GPU, and Adam's CUDA-graph capture probe raised in the reference (the gpt_trainer fixture
+    failed at its first step; eighteenth read)."""
+    torch = need("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU host: torch's own code is told the truth, which is 'CUDA' here")
+    venv = tmp_path / "venv"
+    venv.symlink_to(os.path.realpath(sys.prefix), target_is_directory=True)
+    python = venv / "bin" / Path(sys.executable).name
+    body = (
+        "import torch\n"
+        "m = torch.nn.Linear(4, 2).cuda()\n"
+        "opt = torch.optim.Adam(m.parameters(), lr=0.1)\n"
+        "for i in range(3):\n"
+        "    loss = m(torch.ones(3, 4).cuda()).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    from porter.verify.script import ScriptConfig, record
+
+    cfg = ScriptConfig(ported=None, command=(str(python), "train.py"), timeout=120, noise_floor=False)
+    with WorkerSet() as workers:
+        rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-1500:])
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
