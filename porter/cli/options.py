@@ -164,8 +164,6 @@ MigrationReport = Annotated[
 ]
 
 # inventories
-
-
 Scaffold = Annotated[
     Path | None,
     typer.Option(

@@ -148,6 +148,15 @@ def _corpus() -> Path | None:
     return root if (root / ".ok").exists() else None
 
 
+def _real_sources(every: int) -> list[bytes]:
+    """The fixtures' Python files, and every `every`-th file of the bench corpus where it is here."""
+    sources = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
+    corpus = _corpus()
+    if corpus is not None:
+        sources += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::every]]
+    return sources
+
+
 def _whole_word(names: list[bytes]) -> Callable[[bytes], bool]:
     """`cuda_only_index.names_word` as it was: the pattern, searched."""
     pattern = re.compile(rb"\b(?:%s)\b" % b"|".join(re.escape(n) for n in names))
@@ -221,10 +230,7 @@ def test_reads_is_whether_a_file_has_a_part() -> None:
         b"def f(device):\n    return device == 'cuda'\n",
         b"x = 'cuda'\n",
     ]
-    sources += [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
-    corpus = _corpus()
-    if corpus is not None:
-        sources += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::13]]
+    sources += _real_sources(13)
     found = [cuda_only_index.reads(s) for s in sources]
     assert found == [bool(cuda_only_index.part(s)) for s in sources]
     assert not all(found) and any(found)
@@ -288,10 +294,7 @@ def test_search_lines_finds_what_the_pattern_finds() -> None:
     pattern's search over the whole file finds (for `IMPORT_HINT` and the CUDA-only modules'
     probe of `_module_attributes`)."""
     probe = re.compile(rb"^(?=([^\n]*?\bimport\b))\1[^\n]*\b(?:ops|layers)\b", re.MULTILINE)
-    sources = [*_LINES, *(p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py")))]
-    corpus = _corpus()
-    if corpus is not None:
-        sources += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::7]]
+    sources = [*_LINES, *_real_sources(7)]
     for pattern in (extensions.IMPORT_HINT, probe):
         found = [extensions.search_lines(pattern, s) for s in sources]
         assert found == [pattern.search(s) is not None for s in sources]
@@ -357,10 +360,7 @@ def test_parameter_loop_finds_what_the_events_of_every_line_end_found() -> None:
     rng = random.Random(25)
     pieces = [b"for", b" ", b"\n", b"in", b"parameters(", b"x", b"\t", b"f", b"or "]
     texts = [b"".join(rng.choice(pieces) for _ in range(rng.randrange(14))) + b"parameters(" for _ in range(20000)]
-    texts += [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
-    corpus = _corpus()
-    if corpus is not None:
-        texts += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::5]]
+    texts += _real_sources(5)
     found = [index.parameter_loop(t) for t in texts]
     assert found == [_parameter_loop_by_events(t) for t in texts]
     assert any(found) and not all(found)
@@ -381,10 +381,7 @@ def test_the_index_s_searches_behind_a_word_find_what_the_patterns_find() -> Non
         b"unfused = 1\n",
         b"fused\n= 1\n",
     ]
-    sources += [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.py"))]
-    corpus = _corpus()
-    if corpus is not None:
-        sources += [p.read_bytes() for p in sorted(corpus.rglob("*.py"))[::3]]
+    sources += _real_sources(3)
     for fast, pattern in ((index._compares_cuda, index._COMPARED), (fused_flags.names_fused, fused_flags.FUSED_TOKEN)):
         found = [fast(s) for s in sources]
         assert found == [pattern.search(s) is not None for s in sources]
