@@ -154,7 +154,9 @@ class Spec:
 
     def __init__(self, lines: Iterable[str]) -> None:
         from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+        from pathspec.util import normalize_file
 
+        self._normalize = normalize_file  # (imported once here, not on every `match_file`)
         # (anchor, tail) -> literal -> (index, include) of the last pattern of that text
         self._tables: dict[tuple[str, str], dict[str, tuple[int, bool]]] = {}
         self._suffix_lengths: dict[str, set[int]] = {"any": set(), "dir": set()}
@@ -186,9 +188,7 @@ class Spec:
 
     def match_file(self, path: str) -> bool:
         """Whether the patterns leave `path` out (a folder's path ends in `/`)."""
-        from pathspec.util import normalize_file
-
-        path = normalize_file(path)
+        path = self._normalize(path)
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
         best = {2: (-1, False), 1: (-1, False)}
         for found, priority in self._table_hits(path):

@@ -399,7 +399,7 @@ class Cache:
     def read_back(self, path: Path) -> bytes:
         """A cache file's bytes (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set
         to now, so that `prune` keeps what runs still read."""
-        data, mtime_ns = _read_entry_dated(path)
+        data, mtime_ns = _read_entry(path)
         if time.time_ns() - mtime_ns > REFRESH_AFTER_S * 10**9:
             try:
                 os.utime(path, follow_symlinks=False)  # (a link swapped in since the read is not followed)
@@ -503,13 +503,9 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def _read_entry(path: Path) -> bytes:
-    """An entry's bytes: a regular file of bounded size, or OSError (a FIFO is not waited on)."""
-    return _read_entry_dated(path)[0]
-
-
-def _read_entry_dated(path: Path) -> tuple[bytes, int]:
-    """`_read_entry`, and the file's mtime in ns (from the same `fstat`)."""
+def _read_entry(path: Path) -> tuple[bytes, int]:
+    """An entry's bytes: a regular file of bounded size, or OSError (a FIFO is not waited on);
+    and its mtime in ns (from the same `fstat`)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())
