@@ -123,7 +123,7 @@ class Sites:
         return {local for local, bases in self.imported.items() if any(b.split(".")[0] in packages for b in bases)}
 
 
-def _callee(func: ast.expr) -> tuple[str | None, str | None]:
+def callee_names(func: ast.expr) -> tuple[str | None, str | None]:
     """(last name, first name) of a callee spelled as a dotted name; None where not."""
     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
     while type(func) is ast.Attribute:
@@ -162,7 +162,7 @@ def _self_append(node: ast.Assign) -> str | None:
         return None
     name = node.targets[0].id
     call = node.value
-    callee = _dotted(call.func)
+    callee = dotted_name(call.func)
     if callee is None or callee.rpartition(".")[2] not in ("cat", "concat", "concatenate"):
         return None
     first = first_argument(call)
@@ -174,7 +174,7 @@ def _self_append(node: ast.Assign) -> str | None:
     return None
 
 
-def _dotted(node: ast.expr) -> str | None:
+def dotted_name(node: ast.expr) -> str | None:
     """`a.b.c` as porter.analysis.resolve.dotted spells it; None where it is not a dotted name."""
     parts = []
     while type(node) is ast.Attribute:
@@ -186,12 +186,13 @@ def _dotted(node: ast.expr) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _step(func: ast.expr, last: str | None) -> bool:
+def is_step_callee(func: ast.expr, last: str | None) -> bool:
+    """A training step's callee (`Sites.steps`), `last` its last name (`callee_names`)."""
     if last == "backward" or last == "optimizer_step":
         return True
     if type(func) is not ast.Attribute or last not in ("step", "update"):
         return False
-    name = (_dotted(func.value) or "").lower()
+    name = (dotted_name(func.value) or "").lower()
     if last == "step":
         return "optim" in name or "scaler" in name or name in ("opt", "optim")
     return "scaler" in name
@@ -208,13 +209,13 @@ def _int(node: ast.expr) -> bool:
 def _location(node: ast.expr) -> bool:
     """A `map_location` the device family ports on xla whatever it holds: a dotted name, or
     `*rest` (a string, an f-string or an int shows itself otherwise)."""
-    return type(node) is ast.Starred or _dotted(node) is not None
+    return type(node) is ast.Starred or dotted_name(node) is not None
 
 
 def _call(out: Sites, node: ast.Call, two_args: set[str]) -> None:
-    last, head = _callee(node.func)
+    last, head = callee_names(node.func)
     named = any(k.arg is not None for k in node.keywords)
-    name = _dotted(node.func)
+    name = dotted_name(node.func)
     if name is not None:
         kws = out.dotted_calls.setdefault(name, set())
         if named:
@@ -238,7 +239,7 @@ def _callee_facts(out: Sites, node: ast.Call, last: str, named: bool, two_args: 
     a `load` given a map location as its 2nd argument, or a bare name called with two
     arguments or more (`sites` asks later whether it is `torch.load` imported)."""
     out.callees.add(last)
-    out.steps = out.steps or _step(node.func, last)
+    out.steps = out.steps or is_step_callee(node.func, last)
     if named:
         out.keyword_callees.add(last)
     if last == "to" and any(_int(a) for a in node.args):
@@ -388,7 +389,7 @@ def _ann_assign(out: Sites, node: ast.AnnAssign, two_args: set[str]) -> None:
 
 def _loader_call(value: ast.expr) -> bool:
     """`...DataLoader(...)`: a call whose dotted callee ends in `DataLoader` (xla_loop._is_loader_call)."""
-    return type(value) is ast.Call and (_dotted(value.func) or "").endswith("DataLoader")
+    return type(value) is ast.Call and (dotted_name(value.func) or "").endswith("DataLoader")
 
 
 def _expr(out: Sites, node: ast.Expr, two_args: set[str]) -> None:
@@ -401,7 +402,7 @@ def _attribute(out: Sites, node: ast.Attribute, two_args: set[str]) -> None:
     if type(node.value) is ast.Name:
         out.name_attrs.add(f"{node.value.id}.{attr}")
     if attr in ("float16", "half"):
-        name = _dotted(node)
+        name = dotted_name(node)
         if name is not None:
             out.half_attrs.add(name)
     out.cuda_names = out.cuda_names or attr == "cuda"

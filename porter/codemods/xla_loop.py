@@ -13,7 +13,7 @@ import ast
 from porter.codemods import cstwalk
 import libcst as cst
 
-from porter.codemods.candidates import TORCH_CAT, Sites, _callee, _dotted, _step, nodes
+from porter.codemods.candidates import TORCH_CAT, Sites, callee_names, dotted_name, is_step_callee, nodes
 from porter.codemods.family import Family
 from porter.codemods.flow import assigned_values, is_param
 from porter.core.findings import Applicability
@@ -152,10 +152,10 @@ def _own_calls(body: list[ast.stmt]) -> list[ast.Call]:
 
 def _step_call(call: ast.Call, found: Sites) -> bool:
     """What `_StepCalls` counts as a step (`.backward()`, `_is_step`), or more: `Sites.steps`'
-    test of one call (`_step`), or a callee an import qualifies into `OPT_STEPS`."""
-    if _step(call.func, _callee(call.func)[0]):
+    test of one call (`is_step_callee`), or a callee an import qualifies into `OPT_STEPS`."""
+    if is_step_callee(call.func, callee_names(call.func)[0]):
         return True
-    name = _dotted(call.func)
+    name = dotted_name(call.func)
     return name is not None and any(q in OPT_STEPS for q in found.qualified(name))
 
 
@@ -174,8 +174,8 @@ def placed_steps(tree: ast.Module | None, found: Sites) -> bool:
                 return True
         elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             calls = _own_calls(node.body)  # type: ignore[attr-defined]
-            if any(_callee(c.func)[0] == "backward" for c in calls) and any(
-                _callee(c.func)[0] != "backward" and _step_call(c, found) for c in calls
+            if any(callee_names(c.func)[0] == "backward" for c in calls) and any(
+                callee_names(c.func)[0] != "backward" and _step_call(c, found) for c in calls
             ):
                 return True
     return False
