@@ -85,9 +85,9 @@ def _too_large(limit: int) -> Unreadable:
     return Unreadable(f"{LARGER_THAN}{shown}: not read", skipped=True)
 
 
-def why_not_read(st: os.stat_result, limit: int = MAX_FILE_BYTES) -> str | None:
+def why_not_read(st: os.stat_result, limit: int | None = MAX_FILE_BYTES) -> str | None:
     """Why `open_regular` would not read a file of this `stat` (None where it would)."""
-    return _not_regular(st.st_mode) or (_too_large(limit).reason if st.st_size > limit else None)
+    return _not_regular(st.st_mode) or (_too_large(limit).reason if limit is not None and st.st_size > limit else None)
 
 
 def _error(exc: OSError) -> Unreadable:
@@ -106,22 +106,18 @@ def open_regular(path: Path | str, limit: int | None = MAX_FILE_BYTES) -> tuple[
         before = os.stat(path)
     except OSError as exc:
         raise _error(exc) from None
-    why = _not_regular(before.st_mode)
+    why = why_not_read(before, limit)
     if why is not None:
         raise Unreadable(why, skipped=True)
-    if limit is not None and before.st_size > limit:
-        raise _too_large(limit)
     try:
         fd = os.open(path, _FLAGS)
     except OSError as exc:
         raise _error(exc) from None
     try:
         st = os.fstat(fd)
-        why = _not_regular(st.st_mode)  # swapped for something else since the stat above
+        why = why_not_read(st, limit)  # swapped for something else since the stat above
         if why is not None:
             raise Unreadable(why, skipped=True)
-        if limit is not None and st.st_size > limit:
-            raise _too_large(limit)
     except BaseException:
         os.close(fd)
         raise
