@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import math
-
 import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from porter.core.textsafe import columns
+from porter.core.textsafe import columns, lines_printable, printable
 from porter.verify.result import ParityResult
 
 Section = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
@@ -434,7 +434,6 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from rich.text import Text
 
     from porter.report.console import make_console
-    from porter.core.textsafe import lines_printable, printable
 
     def line(text: str) -> str:  # a title or a note: one line, its line breaks shown as escapes
         return lines_printable(text) if isinstance(text, Block) else printable(text)

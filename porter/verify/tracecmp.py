@@ -158,7 +158,7 @@ def _sample_cmp(r: torch.Tensor, p: torch.Tensor, rtol: float, atol: float) -> t
         diff = np.abs(rd - pd)
         return bool((diff == 0).all()), float(diff.max()), 0.0
     fin = np.isfinite(rd) & np.isfinite(pd)
-    diff = np.abs(rd - pd)  # inf - inf is NaN, masked below (warnings off: `_QUIET`)
+    diff = np.abs(rd - pd)  # inf - inf is NaN, masked below (warnings off: `_quiet`)
     scale = np.abs(rd)
     close = (rd == pd) | (np.isnan(rd) & np.isnan(pd)) | (fin & (diff <= atol + rtol * scale))
     ok = bool(close.all())
