@@ -310,7 +310,8 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
     inv = Inventory()
     base = root if root.is_dir() else root.parent
     python_sources = _sources(root, base)
-    cuda_sources = [os.path.relpath(p, base) for p in _cuda_files(root)]
+    cuda_files = _cuda_files(root)
+    cuda_sources = [os.path.relpath(p, base) for p in cuda_files]
     found = _Found(
         imported=cuda_only_imports(python_sources, None, cuda_sources),  # CUDA-only names from other modules
         compiled=extension_imports(python_sources, cuda_sources),  # the project's own compiled extensions
@@ -324,7 +325,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
-    for path in _cuda_files(root):
+    for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
             one = bounded(_scan_cuda_alone, path, rel, limit=limit)
@@ -335,12 +336,15 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
-    _macro_uses(root, base, macros, inv, limit, passed)
+    _macro_uses(cuda_files, base, macros, inv, limit, passed)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
-    declared = [k for k in inv.kernels if k.kind == "cuda" and k.detail.startswith("__global__") and not k.source]
-    inv.kernels = [k for k in inv.kernels if not any(k is d and k.name in defined for d in declared)]
+    inv.kernels = [
+        k
+        for k in inv.kernels
+        if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
+    ]
     return inv
 
 
@@ -382,13 +386,13 @@ def _scan_cuda_alone(path: Path, rel: str, macros: list[_Macro] | None = None) -
 
 
 def _macro_uses(
-    root: Path, base: Path, macros: list[_Macro], inv: Inventory, limit: float | None, passed: set[str]
+    cuda_files: list[Path], base: Path, macros: list[_Macro], inv: Inventory, limit: float | None, passed: set[str]
 ) -> None:
-    """The kernels made by uses, in other files, of `macros` (each of no use in its own file: a
+    """The kernels made by uses, in other files of `cuda_files`, of `macros` (each of no use in its own file: a
     header's `#define DEF_KERNEL(name) ...` used in a .cu file); a macro of no use anywhere is
     listed as its own kernel, by the macro's name, saying so (files in `passed` are not read again)."""
     used: set[tuple[str, str]] = set()
-    for path in _cuda_files(root) if macros else []:
+    for path in cuda_files if macros else []:
         rel = os.path.relpath(path, base)
         others = [m for m in macros if m.path != rel]
         if not others or rel in passed:

@@ -24,7 +24,7 @@ import keyword
 import os
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from porter.kernels.inventory import Inventory, Kernel
@@ -440,14 +440,17 @@ def _own_names(sig: Signature, n: str) -> Signature:
         renames[p] = _unused(p, taken)
     if not renames:
         return sig
-    return Signature(
-        [renames.get(p, p) for p in sig.params],
-        {renames.get(p, p): kind for p, kind in sig.kinds.items()},
-        [renames.get(p, p) for p in sig.mutates],
-        sig.known,
-        {renames.get(p, p): t for p, t in sig.types.items()},
-        {renames.get(p, p): d for p, d in sig.defaults.items()},
-        sig.untaken,
+
+    def keyed(by_param: dict[str, str]) -> dict[str, str]:
+        return {renames.get(p, p): v for p, v in by_param.items()}
+
+    return replace(
+        sig,
+        params=[renames.get(p, p) for p in sig.params],
+        kinds=keyed(sig.kinds),
+        mutates=[renames.get(p, p) for p in sig.mutates],
+        types=keyed(sig.types),
+        defaults=keyed(sig.defaults),
     )
 
 
@@ -838,8 +841,6 @@ def _params_renamed(k: Kernel, n: str) -> Kernel:
         renames[name] = _unused(name, taken)
     if not renames:
         return k
-    from dataclasses import replace
-
     params = [
         renames.get(p.split(":")[0].strip(), p.split(":")[0].strip()) + p[len(p.split(":")[0]) :] for p in k.params
     ]
