@@ -78,6 +78,24 @@ def _outputs(checkout: Path, trees: list[tuple[str, Path]], targets: list[str], 
     return where
 
 
+def _compare(base: Path, mine: Path, trees: list[tuple[str, Path]], targets: list[str]) -> int:
+    """How many outputs differ; each one's verdict printed, with the start of its diff."""
+    differ = 0
+    for label, _ in trees:
+        for target in targets:
+            for mode in ("lint", "diff"):
+                name = f"{label}.{target}.{mode}"
+                old, new = (base / name).read_text(), (mine / name).read_text()
+                same = old == new
+                differ += not same
+                size = f"{len(new.splitlines()):,} lines"
+                print(f"  {name:45} {'identical' if same else 'DIFFERENT'} ({size})")
+                if not same:
+                    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "baseline", "branch", lineterm="")
+                    print("\n".join(list(lines)[:40]))
+    return differ
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--baseline", type=Path, required=True, help="the checkout of porter to compare with")
@@ -92,23 +110,11 @@ def main() -> None:
     try:
         base = _outputs(a.baseline, trees, targets, work, reuse=a.work is not None)
         mine = _outputs(a.porter, trees, targets, work, reuse=False)
-    finally:
+        differ = _compare(base, mine, trees, targets)
+    finally:  # (the outputs are read before a temporary work folder goes)
         shutil.rmtree(trees[0][1], ignore_errors=True)
         if a.work is None:
             shutil.rmtree(work, ignore_errors=True)
-    differ = 0
-    for label, _ in trees:
-        for target in targets:
-            for mode in ("lint", "diff"):
-                name = f"{label}.{target}.{mode}"
-                old, new = (base / name).read_text(), (mine / name).read_text()
-                same = old == new
-                differ += not same
-                size = f"{len(new.splitlines()):,} lines"
-                print(f"  {name:45} {'identical' if same else 'DIFFERENT'} ({size})")
-                if not same:
-                    lines = difflib.unified_diff(old.splitlines(), new.splitlines(), "baseline", "branch", lineterm="")
-                    print("\n".join(list(lines)[:40]))
     print(f"{differ} of {len(trees) * len(targets) * 2} outputs differ")
     raise SystemExit(1 if differ else 0)
 
