@@ -43,9 +43,9 @@ from porter.analysis.cuda_only_index import (
     cuda_only_data,
     names_package,
     has_token,
+    packages,
     runs_token,
 )
-from porter.analysis.cuda_only_index import PACKAGES as CUDA_ONLY_PACKAGES
 from porter.analysis.device_backends import ROCM_WORDS
 from porter.analysis.resolve import ImportTable, dotted, name_assignments
 from porter.config.cuda_packages import cuda_only_modules
@@ -880,7 +880,7 @@ def _imports_cuda_only(handler: cst.ExceptHandler) -> bool:
             names = [dotted(node.module) or ""]
         else:
             continue
-        if any(n.split(".")[0].encode() in CUDA_ONLY_PACKAGES for n in names):
+        if any(n.split(".")[0].encode() in packages() for n in names):
             return True
     return False
 

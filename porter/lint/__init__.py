@@ -55,7 +55,7 @@ def lint(
         run.results.append(result)
         if on_result is not None:
             on_result(cand, result)
-        here = file_settings(settings, cand.path, result.path)
+        here = file_settings(settings, cand.where, result.path)
         if fix and result.status is FileStatus.CHANGED and result.new_source is not None:
             run.pending.append((cand.path, result.original_source, result.new_source))
             run.unwritten[cand.path] = (result, here, report_unused, fingerprint_base)

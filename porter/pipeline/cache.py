@@ -85,12 +85,18 @@ _ROOT_MARKERS = (".git", ".hg", "pyproject.toml", CACHE_DIR_NAME)
 _PARSERS = ("libcst", "packaging", "pyyaml", "tomli", "tree-sitter", "tree-sitter-bash", "tree-sitter-make")
 
 
+def _sources() -> tuple[Path, Path]:
+    """(the rule data's folder, porter's package): the files `salt` reads are under these."""
+    from porter.config.ruledata import rules_dir
+
+    return rules_dir(), Path(__file__).resolve().parents[1]
+
+
 @lru_cache(maxsize=1)
 def salt() -> str:
     """What every key shares: porter's version, code and rule data, Python's, and the versions
     of the parsers porter reads files with (`_PARSERS`)."""
     from porter import __version__
-    from porter.config.ruledata import rules_dir
 
     h = hashlib.sha256(f"{_FORMAT}|{__version__}|{sys.version_info[:2]}|".encode())
     from importlib.metadata import version
@@ -100,14 +106,46 @@ def salt() -> str:
             h.update(f"{dist}={version(dist)}|".encode())
         except Exception:  # noqa: BLE001 - not installed (or no metadata): that is part of the answer too
             h.update(f"{dist}=-|".encode())
-    package = Path(__file__).resolve().parents[1]  # all of porter's code
+    rules, package = _sources()  # all of porter's code
     # all of the rule data, its folders too: rules/cuda_only/packages.json (the CUDA-only
     # packages) and rules/api/*.json (each torch's API) decide findings as the tables do
-    for folder, pattern in ((rules_dir(), "**/*.toml"), (rules_dir(), "**/*.json"), (package, "**/*.py")):
+    for folder, pattern in ((rules, "**/*.toml"), (rules, "**/*.json"), (package, "**/*.py")):
         for path in sorted(folder.glob(pattern)):
             h.update(path.relative_to(folder).as_posix().encode())
             h.update(path.read_bytes())
     return h.hexdigest()
+
+
+RACY_NS = 2_000_000_000  # a file changed this recently before its stat is taken may change again unseen
+
+
+def salt_inputs() -> tuple[list[list[object]], bool]:
+    """The `stat` of everything `salt` is worked out from (each file under `_sources` whose
+    name `salt` reads, every folder on `sys.path`: installing, upgrading or removing a parser
+    adds or removes its metadata folder there), and whether none of it changed within
+    `RACY_NS` of now (as the stat index trusts a file's record: a write that keeps the size and
+    restores the mtime still changes the ctime, which no user can set back)."""
+    now = time.time_ns()
+    rows: list[list[object]] = [[_FORMAT, list(sys.version_info), sys.executable]]
+    newest = 0
+    for top, suffixes in zip(_sources(), ((".toml", ".json"), (".py",))):
+        for folder, dirs, files in os.walk(top, followlinks=True):  # (`glob`'s `**` follows them too)
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(suffixes):
+                    path = os.path.join(folder, name)
+                    st = os.stat(path)
+                    newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+                    rows.append([path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns])
+    for entry in sys.path:
+        try:
+            st = os.stat(entry or ".")
+        except OSError:
+            rows.append([entry])
+            continue
+        newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+        rows.append([entry, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns])
+    return rows, newest < now - RACY_NS
 
 
 def project_root(paths: list[Path]) -> Path:
@@ -272,6 +310,7 @@ class Cache:
         self.directory = Path(directory)
         self.entries = self.directory / f"v{_FORMAT}"
         self.hits = self.misses = 0
+        self._salt: str | None = None
         self.mac_key, self.problem = user_key()
         self.enabled = self.mac_key is not None
         if self.mac_key is None:
@@ -305,8 +344,38 @@ class Cache:
         # internal error, UnicodeEncodeError, before any file; seventeenth read)
         return cls(base / hashlib.sha256(os.fsencode(root)).hexdigest()[:16], default=True)
 
+    def salt(self) -> str:
+        """`salt()`, from this folder's memo of it while nothing it is worked out from changed
+        (`salt_inputs`): working it out reads and hashes porter's code and rule data (3.8 MB)
+        and asks for 7 packages' versions, 15 ms of each warm lint. The memo is sealed under
+        the user's key like every entry, and named by the install (several porters may share a
+        cache folder)."""
+        if self._salt is None:
+            self._salt = self._memo_salt() if self.enabled and self.mac_key is not None else salt()
+        return self._salt
+
+    def _memo_salt(self) -> str:
+        assert self.mac_key is not None
+        inputs, settled = salt_inputs()
+        install = hashlib.sha256(os.fsencode(f"{_sources()}\0{sys.executable}")).hexdigest()
+        path = self.entries / f"salt-{install}.memo"
+        label = _label("salt", path)
+        try:
+            data = json.loads(unseal(self.mac_key, label, self.read_back(path)))
+            if type(data) is dict and data.get("inputs") == inputs and _SALT.fullmatch(str(data.get("salt"))):
+                return str(data["salt"])
+        except (OSError, ValueError, RecursionError):
+            pass
+        value = salt()
+        if settled:  # (files changed within the racy window are stat'ed and hashed again next run)
+            try:
+                _write(path, seal(self.mac_key, label, json.dumps({"inputs": inputs, "salt": value}).encode()))
+            except OSError:
+                pass
+        return value
+
     def key(self, source: bytes, name: str, settings: Settings) -> str:
-        h = hashlib.sha256(salt().encode())
+        h = hashlib.sha256(self.salt().encode())
         h.update(repr(astuple(settings)).encode())
         h.update(b"\0" + name.encode("utf-8", "surrogateescape") + b"\0")
         h.update(source)
@@ -465,10 +534,10 @@ class Cache:
                 os.close(fd)
 
     def _state_path(self, key: str) -> Path:
-        return self.entries / f"index-state-{hashlib.sha256((salt() + key).encode()).hexdigest()}.json"
+        return self.entries / f"index-state-{hashlib.sha256((self.salt() + key).encode()).hexdigest()}.json"
 
     def _index_path(self, digest: str) -> Path:
-        return self.entries / f"index-{hashlib.sha256((salt() + digest).encode()).hexdigest()}.json"
+        return self.entries / f"index-{hashlib.sha256((self.salt() + digest).encode()).hexdigest()}.json"
 
 
 def _label(kind: str, path: Path) -> str:
@@ -480,11 +549,18 @@ def _label(kind: str, path: Path) -> str:
 
 
 def _index_fact(row: object) -> tuple[str | None, str, str, tuple[str, ...]]:
-    """One (scope, expr, kind, chain) answer of the project index, or TypeError."""
-    if not (isinstance(row, list) and len(row) == 4 and isinstance(row[3], list)):
+    """One (scope, expr, kind, chain) answer of the project index, or TypeError. (Spelled out,
+    with `type(...) is` for the types JSON gives: a warm run checks every answer of the index.)"""
+    if not (type(row) is list and len(row) == 4):
         raise TypeError("not an index fact")
     scope, expr, kind, chain = row
-    if not (scope is None or isinstance(scope, str)) or not all(isinstance(v, str) for v in (expr, kind, *chain)):
+    if not (
+        (scope is None or type(scope) is str)
+        and type(expr) is str
+        and type(kind) is str
+        and type(chain) is list
+        and all(type(v) is str for v in chain)
+    ):
         raise TypeError("not an index fact")
     return (scope, expr, kind, tuple(chain))
 
@@ -518,6 +594,7 @@ def _read_entry(path: Path) -> tuple[bytes, int]:
 # `StatIndex`, `_write`'s temporaries): the sweep removes nothing else
 _OWN = re.compile(r"[0-9a-f]{62}\.json|(?:index-|index-state-|stat-)[0-9a-f]{64}\.(?:json|idx)|\..{1,300}\.tmp")
 _SHARD = re.compile(r"[0-9a-f]{2}")
+_SALT = re.compile(r"[0-9a-f]{64}")
 
 
 def _cache_files(top: int, now: float, fds: list[int], flags: int) -> list[tuple[float, int, int, str]]:

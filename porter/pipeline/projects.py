@@ -63,7 +63,7 @@ def split(candidates: Sequence[Candidate], given: Sequence[Path]) -> list[tuple[
     # marker lookup per folder above each file were a third of a warm run's project index)
     folders: dict[tuple[Path, str], Path | None] = {}
     for cand in candidates:
-        where = (cand.root, str(cand.path).rpartition(os.sep)[0])
+        where = (cand.root, os.fspath(cand.where).rpartition(os.sep)[0])
         if where not in folders:
             folders[where] = _project(cand, tops)
         groups.setdefault(folders[where], []).append(cand)
@@ -78,9 +78,8 @@ def _project(cand: Candidate, tops: dict[Path, Path]) -> Path | None:
         return None
     if is_project(top):
         return top
-    try:
-        parts = cand.path.relative_to(top).parts[:-1]
-    except ValueError:
+    parts = _folders_below(top, os.fspath(cand.where))
+    if parts is None:
         return None
     folder = top
     for part in parts:
@@ -88,3 +87,16 @@ def _project(cand: Candidate, tops: dict[Path, Path]) -> Path | None:
         if is_project(folder):
             return folder
     return None
+
+
+def _folders_below(top: Path, where: str) -> list[str] | None:
+    """`Path(where).relative_to(top).parts[:-1]` (None for a file not below `top`), from the
+    strings: both are spelled as Paths spell them, and a warm run makes no Path per file
+    (`discover.Candidate.where`)."""
+    head = os.fspath(top)
+    if head != ".":
+        prefix = head if head.endswith(os.sep) else head + os.sep
+        if not where.startswith(prefix):
+            return None
+        where = where[len(prefix) :]
+    return where.split(os.sep)[:-1]

@@ -68,7 +68,7 @@ def _resolved(folder: Path) -> Path:
     return _resolved_cached(folder, os.getcwd())
 
 
-def display_path(path: Path) -> str:
+def display_path(path: Path | str) -> str:
     """The name every result and report carries: valid UTF-8 (undecodable bytes as `\\xNN`)."""
     return _display(os.fspath(path), os.getcwd())
 
@@ -108,7 +108,7 @@ def _file_ignores(
     return tuple((pattern.startswith("/"), globs.spec((pattern,)), codes) for pattern, codes in table)
 
 
-def file_settings(settings: Settings, path: Path, name: str | None = None) -> Settings:
+def file_settings(settings: Settings, path: Path | str, name: str | None = None) -> Settings:
     """The settings for one file: `per-file-ignores` entries that match it add to ignore."""
     if not settings.per_file_ignores:
         return settings
@@ -117,7 +117,7 @@ def file_settings(settings: Settings, path: Path, name: str | None = None) -> Se
     absolute: str | None = None
     for anchored, spec, codes in _file_ignores(settings.per_file_ignores):
         if anchored and absolute is None:
-            absolute = path.resolve().as_posix()
+            absolute = Path(path).resolve().as_posix()
         if spec.match_file(absolute if anchored and absolute is not None else name):
             extra.extend(c for c in codes if c not in extra)
     if not extra:
@@ -125,10 +125,10 @@ def file_settings(settings: Settings, path: Path, name: str | None = None) -> Se
     return replace(settings, ignore=settings.ignore + tuple(extra))
 
 
-def excluded(settings: Settings, path: Path) -> bool:
+def excluded(settings: Settings, path: Path | str) -> bool:
     """Root-anchored exclude patterns (from a config file) apply to given files too."""
     absolute = tuple(p for p in settings.exclude if p.startswith("/"))
-    return bool(absolute) and _spec(absolute).match_file(path.resolve().as_posix())
+    return bool(absolute) and _spec(absolute).match_file(Path(path).resolve().as_posix())
 
 
 def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | None, FileResult | None]:
@@ -148,11 +148,11 @@ def _read_stat(
 ) -> tuple[str, Settings, os.stat_result | None, bytes | None, FileResult | None]:
     """`_read`, with the `stat` taken before the bytes were read (what the stat index keys on)."""
     name = _name(cand)
-    settings = file_settings(settings, cand.path, name)
+    settings = file_settings(settings, cand.where, name)
     if cand.problem is not None:
         return name, settings, None, None, _problem(cand, name)
     try:
-        st, source = read_regular_stat(cand.path)
+        st, source = read_regular_stat(cand.where)
     except Unreadable as exc:
         reason = "a directory named like a Python file" if exc.reason.startswith("a directory") else exc.reason
         status = FileStatus.SKIPPED if exc.skipped else FileStatus.ERROR
@@ -268,10 +268,10 @@ class _Part:
         self.store = store
         self.target = target
         self.cuda_sources = list(cuda_sources)
-        self.wanted: list[tuple[str, Path]] = []
+        self.wanted: list[tuple[str, Path | str]] = []
         # files with imports, for names imported from CUDA-only code (GUARD001), and what of each
         # the CUDA-only facts depend on (kept in the stat index, so a warm run reads none of them)
-        self.importing: list[tuple[str, Path]] = []
+        self.importing: list[tuple[str, Path | str]] = []
         # each importing file's (sha256, part) as scanned: `_cuda_only` keys its answers by the
         # part of the bytes it reads, the scanned one where they are the same (None: no cache)
         self.scanned: dict[str, tuple[bytes, bytes]] | None = {} if store is not None else None
@@ -287,12 +287,12 @@ class _Part:
                 continue
             wants, sha, imports = scanned
             if imports:
-                self.importing.append((name, cand.path))
+                self.importing.append((name, cand.where))
                 if self.scanned is not None:
                     self.scanned[name] = (sha, imports)
                     parts.append((name, imports))
             if wants:
-                self.wanted.append((name, cand.path))
+                self.wanted.append((name, cand.where))
                 digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + sha)
         self.values: dict[str, Facts] | None = None
         self.extra: dict[str, Facts] | None = None
@@ -404,13 +404,13 @@ def _scanned(
     one (`cuda_only_index.reads`: its regular expressions over the whole file, and its hash,
     were ~13% of the index's CPU on the bench corpus, and worked out twice)."""
     try:
-        st = stats.stat(name, cand.path) if stats is not None else cand.path.stat()
+        st = stats.stat(name, cand.where) if stats is not None else os.stat(cand.where)
         if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
             return None
         rec = stats.lookup(name, st) if stats is not None else None
         if rec is not None:
             return rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
-        source = read_regular(cand.path)
+        source = read_regular(cand.where)
         lines = lf_line_ends(source)
         if not keyed:
             return ProjectIndex.wants(lines), b"", b"\1" if cuda_only_index.reads(lines) else b""
@@ -422,7 +422,7 @@ def _scanned(
 _VALUES_KEY, _CUDA_ONLY_KEY = "values:", "cuda-only:"
 
 
-def _answered(wanted: list[tuple[str, Path]], previous: object) -> tuple[dict[str, Facts], object, str]:
+def _answered(wanted: list[tuple[str, Path | str]], previous: object) -> tuple[dict[str, Facts], object, str]:
     """The index of device values over `wanted`, worked out from the files' bytes (the cache
     had none for them), the state to keep for the next run, and the key of the bytes read (as
     `_Part` makes it from its scan). The answers of the project's last index (`previous`) that
@@ -445,12 +445,14 @@ def _project_key(candidates: list[Candidate]) -> str:
     """What names a project's last index: the folders its Python files are in, the same after
     an edit, a new file or a removed one (what the index keeps from it is checked file by
     file), and not the same for a run's dependency files, indexed on their own (`iter_results`)."""
-    folders = sorted({os.path.dirname(os.path.abspath(c.path)) for c in candidates if is_python(_name(c))})
+    # `abspath` once per folder, not per file: the folder of `abspath(p)` is `abspath` of p's folder
+    above = {os.path.dirname(c.where) for c in candidates if is_python(_name(c))}
+    folders = sorted({os.path.abspath(f) for f in above})
     return hashlib.sha256("\0".join(folders).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _cuda_only(
-    importing: list[tuple[str, Path]],
+    importing: list[tuple[str, Path | str]],
     target: str | None,
     cuda_sources: Sequence[str],
     native: list[tuple[str, bytes]],
@@ -552,7 +554,7 @@ def iter_results(
     candidates = [
         c
         for c in discover(paths, settings.exclude, cuda_sources=cuda_sources)
-        if c.problem is not None or not excluded(settings, c.path)
+        if c.problem is not None or not excluded(settings, c.where)
     ]
     if not settings.generic and keeps_generic_selection(settings):
         if project_selects_generically(c.path for c in candidates if c.problem is None and is_python(_name(c))):
@@ -684,11 +686,14 @@ class _Serial:
         self.keep_ported = keep_ported
         self.packages: dict[str, bool] = {}  # folder -> whether it is a package's
 
-    def package(self, path: Path) -> bool:
-        """`folder_is_package`, worked out once per folder of the run: a warm run asked it twice
-        of every file, and each `resolve` is an lstat per component of the path (0.1 s of a
-        0.6 s warm lint of 3,945 files). A file that is a link is asked alone: its folder is
-        its target's."""
+    def package(self, cand: Candidate) -> bool:
+        """`folder_is_package`: as the walk read it off the folder's listing, else worked out
+        once per folder of the run (a warm run asked it twice of every file, and each `resolve`
+        is an lstat per component of the path: 0.1 s of a 0.6 s warm lint of 3,945 files). A
+        file that is a link is asked alone: its folder is its target's."""
+        if cand.package is not None:
+            return cand.package
+        path = cand.path
         if os.path.islink(path):
             return folder_is_package(path)
         folder = os.path.dirname(os.fspath(path))
@@ -702,7 +707,7 @@ class _Serial:
         if cand.problem is not None:
             name = _name(cand)
             return (cand, _problem(cand, name), None), None
-        package = self.package(cand.path)
+        package = self.package(cand)
         known = _known(cand, self.settings, self.facts, self.stats, package, self.sources)
         if known is not None:
             return (cand, known, None), None
@@ -943,14 +948,14 @@ def _known(
         return None
     name = _name(cand)
     try:
-        st = stats.stat(name, cand.path)
+        st = stats.stat(name, cand.where)
     except OSError:
         return None
     rec = stats.lookup(name, st)
-    context = context_key(facts.get(name, ()), _line_length(cand.path, settings), package)
+    context = context_key(facts.get(name, ()), _line_length(cand.where, settings), package)
     if rec is None or rec.facts != context:
         return None
-    result = stats.answer(name, rec, cand.path, source_wanted=sources)
+    result = stats.answer(name, rec, cand.where, source_wanted=sources)
     if result is not None:
         stats.keep(name, rec)
     return result
@@ -979,7 +984,7 @@ def _remember(
         )
 
 
-def _line_length(path: Path, settings: Settings) -> int | None:
+def _line_length(path: Path | str, settings: Settings) -> int | None:
     """The line length a rewrite of the file at `path` fits to; None where only findings are
     wanted. Found from its path, not its displayed name: a name that is not UTF-8 is shown with
     `\\xNN` escapes and names no file (its lines were never fitted)."""

@@ -49,14 +49,12 @@ from pathlib import Path
 from typing import Any
 
 from porter.analysis import native_ops
-from porter.pipeline.cache import Cache, _write, salt, seal, unseal
+from porter.pipeline.cache import RACY_NS, Cache, _write, seal, unseal
 from porter.core.reading import read_regular
 from porter.core.findings import Applicability, FileResult, FileStatus, Finding, Position, Severity
 from porter.config.ruledata import all_rules
 from porter.config.settings import Facts, Settings
 from porter.files.sites import finding_texts
-
-RACY_NS = 2_000_000_000  # a file changed this recently before its stat is read again next run
 
 
 def signature(st: os.stat_result) -> list[int]:
@@ -270,7 +268,7 @@ def _native_row(row: Any) -> bool:
 class StatIndex:
     def __init__(self, store: Cache, paths: list[Path], settings: Settings) -> None:
         self.store = store
-        shape = hashlib.sha256(salt().encode())
+        shape = hashlib.sha256(store.salt().encode())
         shape.update(repr(astuple(replace(settings, flow=None))).encode())
         shape.update(b"\0" + os.fsencode(os.getcwd()))
         for p in paths:
@@ -341,12 +339,12 @@ class StatIndex:
             self._results = {}
             return {}
 
-    def stat(self, name: str, path: Path) -> os.stat_result:
+    def stat(self, name: str, path: Path | str) -> os.stat_result:
         """The file's `stat`, taken once a run: the project index's scan and the lookup of its
         result read the same one (both before the file is read, if it is)."""
         st = self._stats.get(name)
         if st is None:
-            st = self._stats[name] = path.stat()
+            st = self._stats[name] = os.stat(path)
         return st
 
     def lookup(self, name: str, st: os.stat_result) -> Record | None:
@@ -361,7 +359,7 @@ class StatIndex:
         self._looked[name] = (st, rec)
         return rec
 
-    def answer(self, name: str, rec: Record, path: Path, source_wanted: bool = True) -> FileResult | None:
+    def answer(self, name: str, rec: Record, path: Path | str, source_wanted: bool = True) -> FileResult | None:
         """The result `rec` (from `lookup`) holds for the file at `path`, or None: read and
         port it. A record that needs the bytes reads them, and they must hash as recorded.
         Without `source_wanted` (the caller shows no lines and looks for no suppression comments),

@@ -303,3 +303,31 @@ def test_which_files_one_index_covers(tmp_path):
         key=str,
     )
     assert groups("loose.py", "other/c.py") == [(None, ["loose.py", "other/c.py"])]
+
+
+@pytest.mark.parametrize(
+    ("top", "where"),
+    [
+        (".", "a.py"),
+        (".", "x/y/z.py"),
+        ("proj", "proj/a.py"),
+        ("proj", "proj/x/y.py"),
+        ("proj", "projx/a.py"),
+        ("proj", "other/proj/a.py"),
+        ("/", "/a/b.py"),
+        ("/abs/p", "/abs/p/q/r.py"),
+        ("/abs/p", "/abs/pq/r.py"),
+        ("../up", "../up/a/b.py"),
+        ("../up", "up/a/b.py"),
+    ],
+)
+def test_the_folders_between_a_top_and_a_file_are_read_off_their_names(top, where):
+    """`projects` finds a file's folders below the top the run was given from the walk's
+    string (a warm run makes no Path per file): the answer is `Path.relative_to`'s."""
+    from porter.pipeline.projects import _folders_below
+
+    try:
+        expected: list[str] | None = list(Path(where).relative_to(Path(top)).parts[:-1])
+    except ValueError:
+        expected = None
+    assert _folders_below(Path(top), where) == expected
