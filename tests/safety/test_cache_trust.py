@@ -439,7 +439,7 @@ def test_the_project_index_of_another_porter_is_a_miss_even_under_the_user_s_key
     store.put_state("values-state:k", {"kept": 1})
     assert store.get_index("values:abc") == facts and store.get_state("values-state:k") == {"kept": 1}
     old = store._index_path("values:abc"), store._state_path("values-state:k")
-    monkeypatch.setattr(cache_module, "salt", lambda: "another porter's code and rule data")
+    monkeypatch.setattr(cache_module.Cache, "salt", lambda self: "another porter's code and rule data")
     new = store._index_path("values:abc"), store._state_path("values-state:k")
     for before, after in zip(old, new):
         assert before != after
@@ -542,6 +542,7 @@ def _salt_sources(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
     (package / "sub" / "m.py").write_text("x = 1\n")
     site.mkdir()
     monkeypatch.setattr(cache_module, "_sources", lambda: (rules, package))
+    monkeypatch.setattr(cache_module, "salt", cache_module.salt.__wrapped__)  # (no run's salt remembered)
     monkeypatch.setattr(sys, "path", [str(site)])
     monkeypatch.setenv("PORTER_CACHE_KEY", "the user's secret")
     return rules, package, site
@@ -559,7 +560,7 @@ def test_the_salt_is_read_from_its_memo_while_nothing_it_is_worked_out_from_chan
 
     rules, package, site = _salt_sources(tmp_path, monkeypatch)
     monkeypatch.setattr(cache_module, "RACY_NS", 0)
-    real = cache_module.salt.__wrapped__
+    real = cache_module.salt
     worked: list[str] = []
 
     def counting() -> str:
@@ -596,5 +597,5 @@ def test_a_salt_worked_out_from_files_changed_within_the_racy_window_is_not_kept
 
     _salt_sources(tmp_path, monkeypatch)
     monkeypatch.setattr(cache_module, "RACY_NS", 3600 * 10**9)
-    assert cache_module.Cache(tmp_path / "cache").salt() == cache_module.salt.__wrapped__()
+    assert cache_module.Cache(tmp_path / "cache").salt() == cache_module.salt()
     assert not list((tmp_path / "cache").rglob("salt-*.memo"))
