@@ -20,38 +20,40 @@ from porter.files.sites import normalised_text, split_lines
 
 def identity_path(path: str, base: Path | None = None) -> str:
     """The path as it goes into a fingerprint: relative to `base` (or the cwd), `..` allowed."""
+    cwd = os.getcwd()
     if os.path.islink(path):  # a link is known by what it points to
         full = Path(path).resolve()
-        return _relative(full.as_posix(), _resolved(base or Path.cwd(), os.getcwd()).as_posix())
+        return _relative(full.as_posix(), _resolved(os.fspath(base) if base is not None else cwd, cwd))
     folder, name = os.path.split(path)
     # a realpath per file cost a warm run more than its findings: each folder is resolved
     # and made relative once (relpath(folder/name) is relpath(folder) + name)
-    where = _folder_identity(folder or ".", os.fspath(base) if base is not None else None, os.getcwd())
+    where = _folder_identity(folder or ".", os.fspath(base) if base is not None else None, cwd)
     return name if where == "." else f"{where}/{name}"
 
 
 @lru_cache(maxsize=4096)
 def _folder_identity(folder: str, base: str | None, cwd: str) -> str:
-    root = _resolved(Path(base) if base is not None else Path.cwd(), cwd)
-    return _relative(_resolved(Path(folder), cwd).as_posix(), root.as_posix())
+    return _relative(_resolved(folder, cwd), _resolved(base if base is not None else cwd, cwd))
 
 
 def _relative(path: str, root: str) -> str:
     try:
-        return Path(os.path.relpath(path, root)).as_posix()
+        rel = os.path.relpath(path, root)
     except ValueError:  # another drive (Windows)
         return Path(path).as_posix()
+    return rel if os.sep == "/" else Path(rel).as_posix()  # (relpath's is normalised: as_posix alone)
 
 
 @lru_cache(maxsize=4096)
-def _resolved(folder: Path, cwd: str) -> Path:
-    """`folder.resolve()`, built on its parent's: a folder that is no link resolves to its
-    parent's resolved path plus its name, so each folder costs one `lstat`, not one per part
-    (realpath walks every part again for every folder of a run)."""
-    name = folder.name
-    if name in ("", ".", "..") or folder.parent == folder or os.path.islink(folder):
-        return folder.resolve()
-    return _resolved(folder.parent, cwd) / name
+def _resolved(folder: str, cwd: str) -> str:
+    """`Path(folder).resolve()`, as a string, built on its parent's: a folder that is no link
+    resolves to its parent's resolved path plus its name, so each folder costs one `lstat`, not
+    one per part (realpath walks every part again for every folder of a run). On the strings,
+    not Paths: three Paths a folder were most of a warm lint's fingerprints."""
+    head, name = os.path.split(folder)
+    if name in ("", ".", "..") or not head or os.path.islink(folder):
+        return str(Path(folder).resolve())  # (a link loop raises, as Path.resolve does)
+    return os.path.join(_resolved(head, cwd), name)
 
 
 def forget_folders() -> None:

@@ -72,5 +72,6 @@ def test_a_folder_resolved_from_its_parent_is_its_realpath(tree, monkeypatch):
             str(tree / rel),
             f"./{os.path.relpath(tree / rel, here)}",
         ):
-            path = Path(spelled)
-            assert _outcome(lambda p: _resolved(p, os.getcwd()), path) == _outcome(Path.resolve, path), spelled
+            resolved = _outcome(Path.resolve, Path(spelled))
+            expected = str(resolved) if isinstance(resolved, Path) else resolved
+            assert _outcome(lambda p: _resolved(p, os.getcwd()), spelled) == expected, spelled
