@@ -382,6 +382,17 @@ def _c_writes(body: str, name: str) -> bool:
     return re.search(rf"\batomic\w*\s*\(\s*(?:&\s*)?(?:\(\s*)?({alt})\b", body) is not None
 
 
+def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:
+    """`decl` with each type alias it names (not its parameter's `name`) replaced by what it stands
+    for, again in what replaces it (a few rounds: an alias of an alias), to a bounded length."""
+    for _ in range(8):
+        new = re.sub(r"\b\w+\b", lambda m: aliases.get(m.group(), m.group()) if m.group() != name else name, decl)
+        if new == decl or len(new) > 10_000:
+            break
+        decl = new
+    return decl
+
+
 def _cuda_signature(k: Kernel) -> Signature:
     params: list[str] = []
     kinds: dict[str, str] = {}
@@ -391,6 +402,8 @@ def _cuda_signature(k: Kernel) -> Signature:
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
         name, kind, const = _c_param(decl, index)
+        if k.aliases:  # `Acc a` of `typedef PackedTensorAccessor32<float, 2> Acc;`: typed as what Acc is
+            _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index)
         if kind == "function":
             untaken.append(decl)
             continue

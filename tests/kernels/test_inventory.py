@@ -367,3 +367,41 @@ def test_a_variadic_macro_s_kernel_takes_the_parameters_of_each_use(tmp_path):
         "empty18": [],
         "gnu18": ["int* p", "int q"],
     }
+
+
+def test_a_macro_used_in_another_macro_s_body_makes_a_kernel_at_each_use(tmp_path):
+    """`#define A(n) B(n, float)` over `#define B(n, T) __global__ void n(T* x)`: the preprocessor
+    expands `B` again in what `A(foo)` becomes; `foo` was not listed (B's own `n` was, of no use),
+    and a header's `B` used in a .cu file's macro the same (the eighteenth read's leftover, issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text("#define HB(n, T) __global__ void n(const T* x, T* y) { y[0] = x[0]; }\n")
+    (src / "k.cu").write_text(
+        '#include "k.cuh"\n'
+        "#define B(n, T) __global__ void n(T* x, int m) { x[0] = m; }\n"
+        "#define A(n) B(n##_f, float) B(n##_i, int)\n"
+        "#define C(n) A(n)\n"
+        "#define H(n) HB(n, double)\n"
+        "C(foo)\nA(bar)\nH(baz)\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert sorted(kernels) == ["bar_f", "bar_i", "baz", "foo_f", "foo_i"], sorted(kernels)
+    assert kernels["foo_f"].params == ["float* x", "int m"]
+    assert kernels["foo_i"].params == ["int* x", "int m"]
+    assert kernels["baz"].params == ["const double* x", "double* y"]
+    assert (kernels["foo_f"].path, kernels["foo_f"].line) == ("k.cu", 6)
+    assert "made by macro C (k.cu:4)" in kernels["foo_f"].detail
+
+
+def test_a_self_referencing_macro_ends(tmp_path):
+    """A macro whose body uses itself (or two that use each other) is not expanded again inside its
+    own expansion, as the preprocessor does not: the read ends, and lists what cpp makes."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#define K(n) __global__ void n(float* x) { } K(n##_again)\n"
+        "#define P(n) Q(n) __global__ void n(int* y) { }\n#define Q(n) P(n##q)\nK(one)\nP(two)\n"
+    )
+    names = sorted(k.name for k in scan(src).kernels)
+    assert names == ["one", "two"], names
+

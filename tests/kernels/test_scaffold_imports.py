@@ -271,3 +271,26 @@ def test_a_parity_test_is_skipped_where_a_package_its_kernel_module_imports_is_m
     test = (out / "test_skip18_kernel.py").read_text()
     guard = test[test.index("@pytest.mark.skipif") : test.index("def test_kernel_matches_reference")]
     assert imported and all(f"'{m}'" in guard for m in imported), (imported, guard)
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_s_parameter_of_an_aliased_type_is_typed_as_the_alias_s_type(tmp_path):
+    """`typedef torch::PackedTensorAccessor32<float, 2> Acc; __global__ void k(Acc a)` was typed
+    float (the alias's name is no accessor's), as mmcv 2.2.0's `#define TensorAcc4R
+    PackedTensorAccessor32<...>` parameters; `using P = float*;` and a `typedef` of a pointer the
+    same (the eighteenth read's leftover, issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "typedef torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits> Acc;\n"
+            "#define TensorAcc4R PackedTensorAccessor32<scalar_t, 4, RestrictPtrTraits>\n"
+            "using P = float*;\ntypedef const float* CP;\ntypedef int Index;\ntypedef P Q;\n"
+            "template <typename scalar_t>\n"
+            "__global__ void td19(const Acc a, TensorAcc4R b, P c, CP d, Index n, Q e) {\n"
+            "  b[0][0][0][0] = a[0][0]; c[0] = d[0]; e[n] = 0;\n}\n"
+        },
+    )
+    assert _imported(torch, out) == {
+        "td19": "porter_kernels::td19(Tensor a, Tensor(a1!) b, Tensor(a2!) c, Tensor d, SymInt n, Tensor(a5!) e) -> ()"
+    }
