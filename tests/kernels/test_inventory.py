@@ -244,7 +244,8 @@ def test_a_triton_kernel_defined_under_a_module_level_if_or_try_is_listed(tmp_pa
         "def helper():\n    @triton.jit\n" + indented.format(name="in_def") + "    return in_def\n"
     )
     kernels = {k.name: k for k in scan(src).kernels}
-    assert sorted(kernels) == ["in_if", "in_try"], sorted(kernels)  # a function's own stays its own
+    # a function's own is listed too, as lint reports it (nineteenth read: it was left out)
+    assert sorted(kernels) == ["in_def", "in_if", "in_try"], sorted(kernels)
     assert len(kernels["in_if"].calls) == 1
     write_scaffolds(scan(src), tmp_path / "out", "neuron")
     assert "derived by porter" in (tmp_path / "out" / "in_if_op.py").read_text()
@@ -405,3 +406,33 @@ def test_a_self_referencing_macro_ends(tmp_path):
     names = sorted(k.name for k in scan(src).kernels)
     assert names == ["one", "two"], names
 
+
+def test_a_triton_kernel_defined_in_a_function_or_a_class_is_listed_where_lint_reports_it(tmp_path):
+    """torchao 0.18.0 defines 5 Triton kernels inside the function that builds them (its
+    `import triton` there too): lint reports each (KERN002) with the advice to run `porter kernels
+    --scaffold`, which listed none of them (module level only). A class's `@staticmethod` kernel the
+    same (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    body = (
+        "        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n"
+    )
+    (src / "k.py").write_text(
+        "def build():\n    import triton\n    import triton.language as tl\n\n"
+        "    @triton.jit\n    def built19(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n" + body + "\n"
+        "    def run(x, out):\n        built19[(1,)](x, out, x.numel(), BLOCK=64)\n    return run\n\n\n"
+        "import triton\nimport triton.language as tl\n\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n"
+        "    def in_class19(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n" + body
+    )
+    lint = CliRunner().invoke(app, ["lint", str(src), "--target", "neuron", "--no-cache", "--output-format", "json"])
+    reported = sorted(
+        f["message"].split("`")[1] for f in json.loads(lint.stdout) if f["message"].startswith("Triton kernel `")
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert reported == ["built19", "in_class19"], lint.stdout
+    assert sorted(kernels) == reported
+    assert [(c.line, c.args) for c in kernels["built19"].calls] == [(11, ["x", "out", "x.numel()", "BLOCK=64"])]
+    assert kernels["in_class19"].line == 22
+    write_scaffolds(scan(src), tmp_path / "out", "xla")
+    assert "out_ptr.view(-1)[:n] = (x_ptr.view(-1)[:n] * 2.0)" in (tmp_path / "out" / "built19_op.py").read_text()
