@@ -44,8 +44,12 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # `__attribute__((...))` of nested parentheses, `[[...]]`. vllm 0.34.0 writes
 # `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (`[^)]*` listed 7 kernels named
 # `__launch_bounds__`) and `__attribute__((amdgpu_waves_per_eu(1, 1)))` (one `__attribute__`)
+# Any `__word__` there is one of CUDA's attributes, with its arguments or without (vllm 0.34.0's
+# `__cluster_dims__(1, 2, 1)` after its launch bounds listed 4 kernels named `__cluster_dims__`:
+# nineteenth read); each is one whole word (`(?<!\w)...(?!\w)`), so a run of them splits one way, and
+# `__global__` is none (it begins the next kernel: a run of them was read from each, quadratically)
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_BOUNDS = r"(?:(?:(?:__launch_bounds__|__attribute__)\s*" + _NESTED + r"|\[\[[^\]]*\]\])\s*)*"
+_BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r")?|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
@@ -299,17 +303,19 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     return found
 
 
-def _body(text: str, start: int) -> str:
-    """The `{...}` body that follows `start` in C++ source (braces counted; comments and
-    strings are not told apart, which is enough to find what a kernel writes), or ""."""
-    open_at = text.find("{", start)
-    if open_at < 0 or ";" in text[start:open_at]:
+def _body(code: str, start: int, text: str) -> str:
+    """The `{...}` body that follows `start` in C++ source `text`, its braces counted in `code`
+    (`text` with its comments and literals blanked, of the same offsets), or "". Counted in
+    `text`, a `}` in a comment, a string or a character literal ended the body there, and what
+    the kernel wrote after it was not seen (`mutates_args=()`: nineteenth read)."""
+    open_at = code.find("{", start)
+    if open_at < 0 or ";" in code[start:open_at]:
         return ""  # a declaration without a body
     depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "{":
+    for i in range(open_at, len(code)):
+        if code[i] == "{":
             depth += 1
-        elif text[i] == "}":
+        elif code[i] == "}":
             depth -= 1
             if depth == 0:
                 return text[open_at : i + 1]
@@ -662,7 +668,7 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
         params = [
             " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
         ]
-        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(text, end + 1)
+        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(code, end + 1, text)
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:

@@ -343,9 +343,18 @@ def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
         if inner.group(3):
             return inner.group(2), "function", False
         return inner.group(2), "tensor", bool(re.match(r"\s*const\b", head))
-    words = re.findall(r"[A-Za-z_]\w*", head)
-    named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
-    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
+    outer = head  # less its template arguments: an unnamed accessor was named `RestrictPtrTraits`
+    for _ in range(16):
+        outer, cut = re.subn(r"<[^<>]*>", " ", outer)
+        if not cut:
+            break
+    words = re.findall(r"[A-Za-z_]\w*", outer)
+    # (a qualified name, `torch::PackedTensorAccessor32`, is one type: no type and a name)
+    qualified = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", outer)
+    named = [w for w in qualified if w not in ("const", "volatile", "__restrict__", "restrict")]
+    unnamed = (
+        len(named) < 2 or "::" in named[-1] or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
+    )
     name = f"arg{index}" if unnamed else words[-1]
     pointer = "*" in decl or "[" in decl
     if pointer:
@@ -371,15 +380,58 @@ def _c_writes(body: str, name: str) -> bool:
         if re.search(rf"\b{re.escape(name)}\b", m.group(2)):
             names.add(m.group(1))
     alt = "|".join(re.escape(n) for n in sorted(names))
+    # a reference bound to what it points at (`float& r = out[i];`): `r = v` writes there
+    refs = [m.group(1) for m in re.finditer(rf"&\s*(\w+)\s*=\s*(?:\*\s*({alt})\b|({alt})\s*\[)", body)]
     for statement in re.split(r"[;{}]", body):
         assign = _ASSIGN.search(statement)
         if assign is not None:
             left = statement[: assign.start()]
+            if refs and re.fullmatch(r"\s*(\w+)\s*", left) and left.strip() in refs:
+                return True
             # (each optional token takes the spaces after it: `\s*\(?\s*` split one run of spaces
             # every way, quadratically; seventeenth read)
             if re.search(rf"(\*\s*(?:\(\s*)?({alt})\b|\b({alt})\b\s*(?:\)\s*)?\[)", left):  # `*p =`, `p[i] =`
                 return True
-    return re.search(rf"\batomic\w*\s*\(\s*(?:&\s*)?(?:\(\s*)?({alt})\b", body) is not None
+    # `++p[i]`, `++*p`, `p[i]++`, `(*p)--` write (`c[0]++` counted nothing: nineteenth read); `*p++`
+    # and `++p` move the pointer only
+    if re.search(rf"(?:\+\+|--)\s*(?:\*\s*({alt})\b|({alt})\s*\[)", body) or re.search(
+        rf"(?:\b({alt})\s*\[[^\[\];]*\]|\(\s*\*\s*({alt})\s*\))\s*(?:\+\+|--)", body
+    ):
+        return True
+    return re.search(rf"\batomic\w*\s*\(\s*(?:&\s*)?(?:\(\s*)?({alt})\b", body) is not None or _passed(body, alt)
+
+
+# what may stand before a call's `(` and is no call (`if (p)`, `sizeof(p)`)
+_NOT_CALLS = frozenset(("if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "defined"))
+
+
+def _passed(body: str, alt: str) -> bool:
+    """Whether the pointer (one of `alt`) is passed to a call as an address (`f(p)`, `f(p + i)`,
+    `f(&p[i])`, `memcpy((char*)p, ...)`), which may write through it (a `memcpy` into an output,
+    a device function that stores: `mutates_args=()` said neither was written: nineteenth read). A
+    value read from it (`f(p[i])`) is no address."""
+    close: dict[int, int] = {}
+    opened: list[int] = []
+    for m in re.finditer(r"[()]", body):
+        if m.group() == "(":
+            opened.append(m.start())
+        elif opened:
+            close[opened.pop()] = m.start()
+    pointer = re.compile(rf"({alt})\b")
+    for call in re.finditer(r"\b(\w+)\s*\(", body):
+        end = close.get(call.end() - 1)
+        if end is None or call.group(1) in _NOT_CALLS:
+            continue
+        for arg in body[call.end() : end].split(","):
+            arg = arg.strip()
+            if arg.startswith("(") and ")" in arg:  # a cast
+                arg = arg[arg.index(")") + 1 :].lstrip()
+            taken = arg.startswith("&")  # `&p[i]`: an address; `p[i]`: a value
+            arg = arg[1:].lstrip() if taken else arg
+            named = pointer.match(arg)
+            if named is not None and arg[named.end() :].lstrip().startswith("[") == taken:
+                return True
+    return False
 
 
 def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:

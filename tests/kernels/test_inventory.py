@@ -436,3 +436,23 @@ def test_a_triton_kernel_defined_in_a_function_or_a_class_is_listed_where_lint_r
     assert kernels["in_class19"].line == 22
     write_scaffolds(scan(src), tmp_path / "out", "xla")
     assert "out_ptr.view(-1)[:n] = (x_ptr.view(-1)[:n] * 2.0)" in (tmp_path / "out" / "built19_op.py").read_text()
+
+
+def test_a_cuda_kernel_s_name_is_read_past_any_cuda_attribute(tmp_path):
+    """vllm 0.34.0's `__global__ void __launch_bounds__(B, 1) __cluster_dims__(1, 2, 1) cooperative_topk_cs2(...)`
+    listed 4 kernels named `__cluster_dims__` of parameters `1`, `2`, `1` (the attributes read were
+    a list of two names); `__maxnreg__(32)` the same, and a kernel of a double-underscored name is
+    still its own (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <int K>\n__global__ void __launch_bounds__(256, 1)\n    __cluster_dims__(1, 2, 1)\n"
+        "        topk_cs2(Params<K> params) {}\n"
+        "__global__ void __maxnreg__(32) maxreg19(float* out) { out[0] = 1; }\n"
+        "__global__ void __dunder19__(float* out) { out[0] = 1; }\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "topk_cs2": ["Params<K> params"],
+        "maxreg19": ["float* out"],
+        "__dunder19__": ["float* out"],
+    }
