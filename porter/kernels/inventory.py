@@ -54,10 +54,14 @@ _BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r"
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
+# `static`/`inline` among the attributes, in any order: CUTLASS's `__global__ static
+# __launch_bounds__(...) void gemm_device(` (6 kernels of flash-attn 2.8.3's sdist) was not listed
+_SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
 _GLOBAL = re.compile(
     r"__global__\s+"
     + _BOUNDS
-    + r"(?:static\s+)?void\s+"
+    + _SPECIFIERS
+    + r"void\s+"
     + _BOUNDS
     + r"((?:\w+\s*##\s*)*\w+)\s*"
     + _TEMPLATE_ARGS

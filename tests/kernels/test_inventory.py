@@ -456,3 +456,19 @@ def test_a_cuda_kernel_s_name_is_read_past_any_cuda_attribute(tmp_path):
         "maxreg19": ["float* out"],
         "__dunder19__": ["float* out"],
     }
+
+
+def test_a_cuda_kernel_s_specifiers_are_read_in_any_order(tmp_path):
+    """CUTLASS's `__global__ static __launch_bounds__(...) void gemm_device(...)` (6 kernels of
+    flash-attn 2.8.3.post2's sdist) was not listed: `static` was read before the attributes only
+    (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <class T>\n__global__ static\n__launch_bounds__(decltype(size(T{}))::value)\nvoid\n"
+        "gemm19(T const* A, T* C)\n{ C[0] = A[0]; }\n__global__ inline static void sp19(float* x) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "gemm19": (2, ["T const* A", "T* C"]),
+        "sp19": (7, ["float* x"]),
+    }
