@@ -62,6 +62,7 @@ _BOUND = frozenset(
     {
         "annotations", "torch", "pytest", "nki", "nisa", "nl", "nki_op", "wrap_nki", "jax", "jnp", "pl",
         "torch_tpu", "torch_xla", "make_kernel_from_pallas", "triton", "tl", "torch_neuron", "torch_neuronx",
+        "functools",
         # and the builtins a function of the kernel's parameters calls: a parameter `float` made the
         # reference's `float('inf')` call a tensor (sixteenth read)
         "float", "NotImplementedError",
@@ -670,22 +671,35 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
 def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     """`torch.tpu.pallas.jax_op` needs every argument annotated (ValueError at import
     otherwise) and returns the outputs: a JAX function cannot write into an argument, so
-    the kernel's out-arguments become its results."""
+    the kernel's out-arguments become its results, each shaped as itself. The op takes every
+    argument: what the kernel writes it may read first (an in-place `relu_`), and the Pallas
+    kernel gets the arguments that are no tensor as keywords. The op took none of the tensors
+    the kernel writes and gave the kernel no scalar, so neither `x = relu(x)` nor `out = x * alpha`
+    could be written in it (nineteenth read)."""
     params, mutates, kinds = sig.params, sig.mutates, sig.kinds
-    inputs = [p for p in params if p not in mutates]
     outputs = mutates or [_free("out", params)]  # a kernel's own `out` input: `out_ref` twice
     # a custom op's own types (`str`, `list[int]`, `torch.dtype`), its tensors as JAX's, and its defaults
     typed = ", ".join(
         f"{p}: {sig.types[p].replace('torch.Tensor', 'jax.Array') if p in sig.types else _JAX_TYPE[kinds[p]]}"
         + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
-        for p in inputs
+        for p in params
     )
-    tensors = [p for p in inputs if kinds[p] == "tensor"]
+    tensors = [p for p in params if kinds[p] == "tensor"]
+    others = [p for p in params if kinds[p] != "tensor"]
     like = next((p for p in tensors if sig.types.get(p, "torch.Tensor") == "torch.Tensor"), None)
-    shape = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
-    out_shape = shape if len(outputs) == 1 else "(" + ", ".join(shape for _ in outputs) + ")"
+    guess = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
+    shapes = [f"jax.ShapeDtypeStruct({o}.shape, {o}.dtype)" if o in tensors else guess for o in outputs]
+    out_shape = shapes[0] if len(outputs) == 1 else "(" + ", ".join(shapes) + ")"
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
-    refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
+    refs = [f"{p}_ref" for p in tensors]
+    for o in outputs:
+        refs.append(_free(f"{o}_out_ref" if f"{o}_ref" in refs else f"{o}_ref", [*refs, *others]))
+    kernel_args = ", ".join(refs) + (", *, " + ", ".join(others) if others else "")
+    kernel = (
+        f"functools.partial({n}_pallas_kernel, {', '.join(f'{p}={p}' for p in others)})"
+        if others
+        else (f"{n}_pallas_kernel")
+    )
     return "\n".join(
         _registered(
             [
@@ -694,6 +708,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
                 '"""',
                 "",
+                *(["import functools", ""] if others else []),
                 "import jax",
                 "import jax.numpy as jnp",
                 "from jax.experimental import pallas as pl",
@@ -701,7 +716,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 "import torch_tpu  # noqa: F401  (registers torch.tpu)",
                 "",
                 "",
-                f"def {n}_pallas_kernel({refs}):",
+                f"def {n}_pallas_kernel({kernel_args}):",
                 f"    # {_comment(todo)}",
                 f"    raise NotImplementedError({_lit(todo)})",
                 "",
@@ -709,10 +724,10 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
                 f"def {n}_pallas({typed}) -> {returns}:",
                 "    # TODO(porter): the output shapes and the grid",
-                f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
+                f"    return pl.pallas_call({kernel}, out_shape={out_shape})({', '.join(tensors)})",
                 "",
             ],
-            len(inputs),
+            len(params),
         )
     )
 
@@ -812,11 +827,11 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         f"    out_ref = {n}_reference(*want)",
     ]
     if target == "tpu":
-        # the Pallas op takes the inputs and returns what the original kernel wrote in place
+        # the Pallas op takes every argument and returns what the original kernel wrote in place
         lines += [
             f"    mutated = {list(sig.mutates)!r}",
             f"    names = {params!r}",
-            f"    out = {kernel_fn}(*[a for name, a in zip(names, got) if name not in mutated])",
+            f"    out = {kernel_fn}(*got)",
             "    outs = out if isinstance(out, tuple) else (out,)",
             "    wanted = [b for name, b in zip(names, want) if name in mutated] if out_ref is None else [out_ref]",
             "    for a, b in zip(outs, wanted, strict=True):",
