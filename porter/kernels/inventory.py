@@ -82,6 +82,7 @@ _USE = re.compile(r"\b(\w+)(?=\s*\()")
 _TYPEDEF = re.compile(r"\btypedef\b([^;{}()]{0,1000}?)\b(\w+)\s*;")
 _USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
+_CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -857,7 +858,9 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
-    for start, name, params, source in _kernels_in(code, text):
+    # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
+    # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
+    for start, name, params, source in _kernels_in(_CONTINUED.sub(" ", code), text):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use

@@ -338,6 +338,12 @@ def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
     none, as a declaration may: `const float*`, `int`, `const T`). A function pointer's kind is
     "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type)."""
+    for _ in range(16):  # an attribute (`[[maybe_unused]] int n`) is no array extent: `n` was a tensor
+        start = decl.find("[[")
+        end = decl.find("]]", start)
+        if start < 0 or end < 0:
+            break
+        decl = decl[:start] + " " + decl[end + 2 :]
     head = decl.split("=")[0].strip()
     inner = _PAREN_DECLARATOR.search(head)
     if inner is not None:

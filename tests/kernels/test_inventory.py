@@ -472,3 +472,15 @@ def test_a_cuda_kernel_s_specifiers_are_read_in_any_order(tmp_path):
         "gemm19": (2, ["T const* A", "T* C"]),
         "sp19": (7, ["float* x"]),
     }
+
+
+def test_a_line_continuation_in_a_cuda_kernel_s_head_is_a_blank(tmp_path):
+    """`__global__ \\<newline> void k(...)`: a backslash-newline between the head's tokens (legal
+    anywhere in C++) left the kernel unlisted (structure-aware fuzzing, nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "__global__ \\\n  void \\\n  cont19(float* \\\n  out, int n) { out[0] = n; }\n"
+        "__global__ __launch_bounds__(256) \\\r\nvoid cont19b(int* p) {}\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {"cont19": ["float* out", "int n"], "cont19b": ["int* p"]}

@@ -328,3 +328,14 @@ def test_what_a_cuda_kernel_writes_is_read_past_braces_in_literals_increments_ca
         "rd19": "porter_kernels::rd19(Tensor x, Tensor(a1!) y, SymInt n) -> ()",
         "un19": "porter_kernels::un19(Tensor arg0, SymInt n) -> Tensor",
     }
+
+
+@pytest.mark.torch
+def test_an_attribute_on_a_cuda_kernel_s_parameter_is_no_array(tmp_path):
+    """`[[maybe_unused]] int n`: the attribute's `[` was read as an array's extent, and `n` became a
+    tensor (structure-aware fuzzing, nineteenth read of issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path, {"k.cu": "__global__ void attr19([[maybe_unused]] int n, [[maybe_unused]] float* y) { y[0] = n; }\n"}
+    )
+    assert _imported(torch, out) == {"attr19": "porter_kernels::attr19(SymInt n, Tensor(a1!) y) -> ()"}
