@@ -134,11 +134,23 @@ def _kernel_decorator(resolver, fn: cst.FunctionDef) -> str | None:
     return None
 
 
-def triton_kernels(module: cst.Module, resolver, in_blocks: bool = False) -> dict[str, cst.FunctionDef]:
+def triton_kernels(
+    module: cst.Module, resolver, in_blocks: bool = False, nested: bool = False
+) -> dict[str, cst.FunctionDef]:
     """Top-level functions decorated as Triton kernels, by name; with `in_blocks`, also those
-    defined at module level inside an `if`, `try` or `with` (`if HAS_TRITON:`), never a function's
-    or a class's own."""
+    defined at module level inside an `if`, `try` or `with` (`if HAS_TRITON:`); with `nested`,
+    also a function's or a class's own (each one lint reports: torchao 0.18.0 defines its kernels
+    in the function that builds them), in the order they are written."""
     found: dict[str, cst.FunctionDef] = {}
+    if nested:
+        defined: list[cst.FunctionDef] = []
+
+        class _Defs(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                defined.append(node)
+
+        module.visit(_Defs())
+        return {fn.name.value: fn for fn in defined if _kernel_decorator(resolver, fn)}
     for stmt in _module_level(module.body) if in_blocks else module.body:
         if isinstance(stmt, cst.FunctionDef) and _kernel_decorator(resolver, stmt):
             found[stmt.name.value] = stmt

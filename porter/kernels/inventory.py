@@ -44,16 +44,24 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # `__attribute__((...))` of nested parentheses, `[[...]]`. vllm 0.34.0 writes
 # `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (`[^)]*` listed 7 kernels named
 # `__launch_bounds__`) and `__attribute__((amdgpu_waves_per_eu(1, 1)))` (one `__attribute__`)
+# Any `__word__` there is one of CUDA's attributes, with its arguments or without (vllm 0.34.0's
+# `__cluster_dims__(1, 2, 1)` after its launch bounds listed 4 kernels named `__cluster_dims__`:
+# nineteenth read); each is one whole word (`(?<!\w)...(?!\w)`), so a run of them splits one way, and
+# `__global__` is none (it begins the next kernel: a run of them was read from each, quadratically)
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_BOUNDS = r"(?:(?:(?:__launch_bounds__|__attribute__)\s*" + _NESTED + r"|\[\[[^\]]*\]\])\s*)*"
+_BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r")?|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
+# `static`/`inline` among the attributes, in any order: CUTLASS's `__global__ static
+# __launch_bounds__(...) void gemm_device(` (6 kernels of flash-attn 2.8.3's sdist) was not listed
+_SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
 _GLOBAL = re.compile(
     r"__global__\s+"
     + _BOUNDS
-    + r"(?:static\s+)?void\s+"
+    + _SPECIFIERS
+    + r"void\s+"
     + _BOUNDS
     + r"((?:\w+\s*##\s*)*\w+)\s*"
     + _TEMPLATE_ARGS
@@ -65,6 +73,16 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[
 # `##` and the blanks around it, matched from a run's first blank only (`\s*##` from each blank of
 # a long run was quadratic)
 _PASTE = re.compile(r"(?<!\s)\s*##\s*")
+# a name called (a macro's use): `_USE_AT` where it is, `_USE` the name
+_USE_AT = re.compile(r"\b(\w+)\s*\(")
+_USE = re.compile(r"\b(\w+)(?=\s*\()")
+# the type aliases of a C++ file: `typedef T Name;`, `using Name = T;` and an object-like
+# `#define Name T` (mmcv 2.2.0: `#define TensorAcc4R PackedTensorAccessor32<...>`); each bounded
+# in length, so a `typedef` that never ends is not scanned to the file's end from each one
+_TYPEDEF = re.compile(r"\btypedef\b([^;{}()]{0,1000}?)\b(\w+)\s*;")
+_USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
+_OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
+_CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -137,6 +155,9 @@ class Kernel:
     calls: list[CallSite] = field(default_factory=list)
     source: str = ""  # the kernel's own source text (Triton: the function)
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
+    # a CUDA kernel's: the type aliases its parameters name (`typedef`, `using`, an object-like
+    # `#define`), name -> what it stands for, as its file declares them
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def where(self) -> str:
@@ -146,6 +167,7 @@ class Kernel:
         """As `--json` writes it: a file name that is not UTF-8 as `\\xNN`, as every output shows one."""
         d = asdict(self)
         d.pop("source")
+        d.pop("aliases")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -286,17 +308,19 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     return found
 
 
-def _body(text: str, start: int) -> str:
-    """The `{...}` body that follows `start` in C++ source (braces counted; comments and
-    strings are not told apart, which is enough to find what a kernel writes), or ""."""
-    open_at = text.find("{", start)
-    if open_at < 0 or ";" in text[start:open_at]:
+def _body(code: str, start: int, text: str) -> str:
+    """The `{...}` body that follows `start` in C++ source `text`, its braces counted in `code`
+    (`text` with its comments and literals blanked, of the same offsets), or "". Counted in
+    `text`, a `}` in a comment, a string or a character literal ended the body there, and what
+    the kernel wrote after it was not seen (`mutates_args=()`: nineteenth read)."""
+    open_at = code.find("{", start)
+    if open_at < 0 or ";" in code[start:open_at]:
         return ""  # a declaration without a body
     depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "{":
+    for i in range(open_at, len(code)):
+        if code[i] == "{":
             depth += 1
-        elif text[i] == "}":
+        elif code[i] == "}":
             depth -= 1
             if depth == 0:
                 return text[open_at : i + 1]
@@ -478,8 +502,10 @@ def _scan_python(path: Path, rel: str, root: Path, inv: Inventory, found: _Found
     imports = ImportTable.from_module(module)
     resolver = Resolver(imports, ScopeStack())
     positions = wrapper.resolve(PositionProvider)
-    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth read)
-    for written, fn in triton_kernels(module, resolver, in_blocks=True).items():
+    # at module level in `if HAS_TRITON:` too: the kernel was neither listed nor scaffolded (seventeenth
+    # read); and in a function or a class, as lint reports it (torchao 0.18.0's 5 built in a function
+    # were reported, with the advice to run `porter kernels`, and not listed: nineteenth read)
+    for written, fn in triton_kernels(module, resolver, in_blocks=True, nested=True).items():
         name = unicodedata.normalize("NFKC", written)  # as Python reads it (`ｓcale` is `scale`)
         cell, line = where(positions[fn.name].start.line)
         k = _triton_kernel(module, name, fn, rel, line)
@@ -647,7 +673,7 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
         params = [
             " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
         ]
-        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(text, end + 1)
+        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(code, end + 1, text)
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -664,14 +690,49 @@ def _expanded(macro: _Macro, args: list[str]) -> str:
     return _PASTE.sub("", out)
 
 
-def _macros(code: str, rel: str, lines: _Lines) -> list[_Macro]:
-    """The function-like macros of `code` whose body defines a kernel named by their parameters."""
-    out = []
+def _macros(code: str, rel: str, lines: _Lines, given: list[_Macro] | tuple[_Macro, ...] = ()) -> list[_Macro]:
+    """The function-like macros of `code` that make a kernel: whose body defines one named by
+    their parameters, or uses such a macro (of `code`, or one of `given`: another file's), as
+    `#define A(n) B(n, float)` over `#define B(n, T) __global__ void n(T* x)` does (A was not one:
+    eighteenth read's leftover)."""
+    defs = []
     for m in _DEFINE.finditer(code):
         params = [p.strip() for p in m.group(2).split(",")]
         body = re.sub(r"\\\r?\n", " ", m.group(3))
-        if any(set(re.findall(r"\w+", k.group(1))) & set(params) for k in _GLOBAL.finditer(body)):
-            out.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
+        defs.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
+    making = {m.name for m in given}
+    users: dict[str, list[_Macro]] = {}
+    for d in defs:
+        if any(set(re.findall(r"\w+", k.group(1))) & set(d.params) for k in _GLOBAL.finditer(d.body)):
+            making.add(d.name)
+        for used in set(_USE.findall(d.body)):
+            users.setdefault(used, []).append(d)
+    queue = list(making)
+    while queue:  # what uses a macro that makes a kernel makes one (each macro once: linear)
+        for d in users.get(queue.pop(), ()):
+            if d.name not in making:
+                making.add(d.name)
+                queue.append(d.name)
+    return [d for d in defs if d.name in making]
+
+
+def _type_aliases(code: str) -> dict[str, str]:
+    """The type aliases `code` declares (comments and strings blanked), name -> what it stands for."""
+    out = {m.group(2): m.group(1).strip() for m in _TYPEDEF.finditer(code) if m.group(1).strip()}
+    out.update((m.group(1), m.group(2).strip()) for m in _USING.finditer(code))
+    out.update((m.group(1), m.group(2).strip()) for m in _OBJECT_DEFINE.finditer(code) if not m.group(2).endswith("\\"))
+    return out
+
+
+def _aliases_of(params: list[str], aliases: dict[str, str]) -> dict[str, str]:
+    """The entries of `aliases` that `params` name, and those their texts name in turn."""
+    out: dict[str, str] = {}
+    words = [w for p in params for w in re.findall(r"\w+", p)]
+    while words:
+        w = words.pop()
+        if w in aliases and w not in out:
+            out[w] = aliases[w]
+            words.extend(re.findall(r"\w+", aliases[w]))
     return out
 
 
@@ -681,31 +742,72 @@ def _within(spans: list[tuple[int, int]], at: int) -> bool:
     return i >= 0 and spans[i][0] <= at < spans[i][1]
 
 
+class _TooLarge(Exception):
+    """An expansion past its budget, or nested past `_NESTING`."""
+
+
+_NESTING = 64  # macros expanded inside one another at most (each takes one more name from the rescan)
+
+
+def _expand_uses(
+    text: str, by_name: dict[str, _Macro], disabled: frozenset[str], used: set[str], budget: list[int]
+) -> str:
+    """`text` with each use of a macro of `by_name` replaced by what it expands to, rescanned, as
+    the preprocessor expands a macro's replacement again: a macro is not expanded inside its own
+    expansion (`disabled`), so a macro that uses itself ends. Raises `_TooLarge` past `budget`."""
+    if len(disabled) > _NESTING:
+        raise _TooLarge
+    close = _closing(text)
+    out: list[str] = []
+    at = 0
+    for use in _USE_AT.finditer(text):
+        macro = by_name.get(use.group(1))
+        end = close.get(use.end() - 1)
+        if use.start() < at or macro is None or end is None or macro.name in disabled:
+            continue
+        body = _expanded(macro, _top_level_split(text[use.end() : end]))
+        budget[0] -= len(body)
+        if budget[0] < 0:
+            raise _TooLarge
+        used.add(macro.name)
+        out += [text[at : use.start()], _expand_uses(body, by_name, disabled | {macro.name}, used, budget)]
+        at = end + 1
+    out.append(text[at:])
+    return "".join(out)
+
+
 def _macro_kernels(
-    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory
+    macros: list[_Macro], code: str, lines: _Lines, rel: str, detail: str, inv: Inventory, top: set[str] | None = None
 ) -> tuple[list[Kernel], set[str]]:
-    """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`), named and typed as it
-    expands, and the names of the macros used. What the uses expand to is bounded by the file's
+    """A kernel per use of one of `macros` in `code` (`DEF_KERNEL(foo)`; with `top`, of those
+    named in it only), named and typed as it expands (the macros its expansion uses expanded
+    too), and the names of the macros used. What the uses expand to is bounded by the file's
     size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
     the file's size."""
     by_name = {m.name: m for m in macros}
     close = _closing(code)
     defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
-    budget = 8 * len(code) + 2**20
+    budget = [8 * len(code) + 2**20]
     out: list[Kernel] = []
     used: set[str] = set()
-    for use in re.finditer(r"\b(\w+)\s*\(", code):
+    for use in _USE_AT.finditer(code):
         macro = by_name.get(use.group(1))
         end = close.get(use.end() - 1)
-        if macro is None or end is None or _within(defines, use.start()):
-            continue  # not closed, or in a `#define` (its own, or another macro's body: not expanded)
-        body = _expanded(macro, _top_level_split(code[use.end() : end]))
-        budget -= len(body)
+        if macro is None or end is None or (top is not None and macro.name not in top):
+            continue
+        if _within(defines, use.start()):
+            continue  # in a `#define` (its own, or another macro's body: expanded at that macro's uses)
         line = lines.of(use.start())
-        if budget < 0:
+        try:
+            body = _expanded(macro, _top_level_split(code[use.end() : end]))
+            budget[0] -= len(body)
+            if budget[0] < 0:
+                raise _TooLarge
+            body = _expand_uses(body, by_name, frozenset([macro.name]), used, budget)
+        except _TooLarge:
             inv.problems.append(
                 f"{path_name(rel)}:{line}: the uses of macro {macro.name} from here on are not expanded "
-                "(their text passes 8 times the file's size)"
+                f"(their text passes 8 times the file's size, or nests more than {_NESTING} macros deep)"
             )
             break
         used.add(macro.name)
@@ -713,6 +815,13 @@ def _macro_kernels(
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
             out.append(Kernel(name, "cuda", rel, line, params, why, source=source))
     return out, used
+
+
+def _aliased(kernels: list[Kernel], aliases: dict[str, str]) -> list[Kernel]:
+    """`kernels`, each given the type aliases its parameters name."""
+    for k in kernels:
+        k.aliases = _aliases_of(k.params, aliases) if aliases else {}
+    return kernels
 
 
 def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None) -> None:
@@ -737,15 +846,21 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
     )
     lines = _Lines(text)
-    if macros is not None:  # the second read: the uses of other files' macros only
-        made, inv.used = _macro_kernels(macros, code, lines, rel, detail, inv)
-        inv.kernels.extend(made)
+    aliases = _type_aliases(code)
+    if macros is not None:  # the second read: the uses of other files' macros (and own ones using them) only
+        alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
+        own = _macros(code, rel, lines, macros)
+        top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
+        made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
+        inv.kernels.extend(_aliased(made, aliases))
         return
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
     spans = [(d.start(), d.end()) for d in _DEFINE.finditer(code) if d.group(1) in names]
     found = 0
-    for start, name, params, source in _kernels_in(code, text):
+    # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
+    # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
+    for start, name, params, source in _kernels_in(_CONTINUED.sub(" ", code), text):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
@@ -753,6 +868,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    _aliased(inv.kernels, aliases)
     inv.macros.extend(m for m in own if m.name not in used)
     if not found and bound:
         inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

@@ -62,6 +62,7 @@ _BOUND = frozenset(
     {
         "annotations", "torch", "pytest", "nki", "nisa", "nl", "nki_op", "wrap_nki", "jax", "jnp", "pl",
         "torch_tpu", "torch_xla", "make_kernel_from_pallas", "triton", "tl", "torch_neuron", "torch_neuronx",
+        "functools",
         # and the builtins a function of the kernel's parameters calls: a parameter `float` made the
         # reference's `float('inf')` call a tensor (sixteenth read)
         "float", "NotImplementedError",
@@ -337,15 +338,30 @@ def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
     none, as a declaration may: `const float*`, `int`, `const T`). A function pointer's kind is
     "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type)."""
+    for _ in range(16):  # an attribute (`[[maybe_unused]] int n`) is no array extent: `n` was a tensor
+        start = decl.find("[[")
+        end = decl.find("]]", start)
+        if start < 0 or end < 0:
+            break
+        decl = decl[:start] + " " + decl[end + 2 :]
     head = decl.split("=")[0].strip()
     inner = _PAREN_DECLARATOR.search(head)
     if inner is not None:
         if inner.group(3):
             return inner.group(2), "function", False
         return inner.group(2), "tensor", bool(re.match(r"\s*const\b", head))
-    words = re.findall(r"[A-Za-z_]\w*", head)
-    named = [w for w in words if w not in ("const", "volatile", "__restrict__", "restrict")]
-    unnamed = len(named) < 2 or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
+    outer = head  # less its template arguments: an unnamed accessor was named `RestrictPtrTraits`
+    for _ in range(16):
+        outer, cut = re.subn(r"<[^<>]*>", " ", outer)
+        if not cut:
+            break
+    words = re.findall(r"[A-Za-z_]\w*", outer)
+    # (a qualified name, `torch::PackedTensorAccessor32`, is one type: no type and a name)
+    qualified = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", outer)
+    named = [w for w in qualified if w not in ("const", "volatile", "__restrict__", "restrict")]
+    unnamed = (
+        len(named) < 2 or "::" in named[-1] or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
+    )
     name = f"arg{index}" if unnamed else words[-1]
     pointer = "*" in decl or "[" in decl
     if pointer:
@@ -371,15 +387,69 @@ def _c_writes(body: str, name: str) -> bool:
         if re.search(rf"\b{re.escape(name)}\b", m.group(2)):
             names.add(m.group(1))
     alt = "|".join(re.escape(n) for n in sorted(names))
+    # a reference bound to what it points at (`float& r = out[i];`): `r = v` writes there
+    refs = [m.group(1) for m in re.finditer(rf"&\s*(\w+)\s*=\s*(?:\*\s*({alt})\b|({alt})\s*\[)", body)]
     for statement in re.split(r"[;{}]", body):
         assign = _ASSIGN.search(statement)
         if assign is not None:
             left = statement[: assign.start()]
+            if refs and re.fullmatch(r"\s*(\w+)\s*", left) and left.strip() in refs:
+                return True
             # (each optional token takes the spaces after it: `\s*\(?\s*` split one run of spaces
             # every way, quadratically; seventeenth read)
             if re.search(rf"(\*\s*(?:\(\s*)?({alt})\b|\b({alt})\b\s*(?:\)\s*)?\[)", left):  # `*p =`, `p[i] =`
                 return True
-    return re.search(rf"\batomic\w*\s*\(\s*(?:&\s*)?(?:\(\s*)?({alt})\b", body) is not None
+    # `++p[i]`, `++*p`, `p[i]++`, `(*p)--` write (`c[0]++` counted nothing: nineteenth read); `*p++`
+    # and `++p` move the pointer only
+    if re.search(rf"(?:\+\+|--)\s*(?:\*\s*({alt})\b|({alt})\s*\[)", body) or re.search(
+        rf"(?:\b({alt})\s*\[[^\[\];]*\]|\(\s*\*\s*({alt})\s*\))\s*(?:\+\+|--)", body
+    ):
+        return True
+    return re.search(rf"\batomic\w*\s*\(\s*(?:&\s*)?(?:\(\s*)?({alt})\b", body) is not None or _passed(body, alt)
+
+
+# what may stand before a call's `(` and is no call (`if (p)`, `sizeof(p)`)
+_NOT_CALLS = frozenset(("if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype", "defined"))
+
+
+def _passed(body: str, alt: str) -> bool:
+    """Whether the pointer (one of `alt`) is passed to a call as an address (`f(p)`, `f(p + i)`,
+    `f(&p[i])`, `memcpy((char*)p, ...)`), which may write through it (a `memcpy` into an output,
+    a device function that stores: `mutates_args=()` said neither was written: nineteenth read). A
+    value read from it (`f(p[i])`) is no address."""
+    close: dict[int, int] = {}
+    opened: list[int] = []
+    for m in re.finditer(r"[()]", body):
+        if m.group() == "(":
+            opened.append(m.start())
+        elif opened:
+            close[opened.pop()] = m.start()
+    pointer = re.compile(rf"({alt})\b")
+    for call in re.finditer(r"\b(\w+)\s*\(", body):
+        end = close.get(call.end() - 1)
+        if end is None or call.group(1) in _NOT_CALLS:
+            continue
+        for arg in body[call.end() : end].split(","):
+            arg = arg.strip()
+            if arg.startswith("(") and ")" in arg:  # a cast
+                arg = arg[arg.index(")") + 1 :].lstrip()
+            taken = arg.startswith("&")  # `&p[i]`: an address; `p[i]`: a value
+            arg = arg[1:].lstrip() if taken else arg
+            named = pointer.match(arg)
+            if named is not None and arg[named.end() :].lstrip().startswith("[") == taken:
+                return True
+    return False
+
+
+def _unaliased(decl: str, name: str, aliases: dict[str, str]) -> str:
+    """`decl` with each type alias it names (not its parameter's `name`) replaced by what it stands
+    for, again in what replaces it (a few rounds: an alias of an alias), to a bounded length."""
+    for _ in range(8):
+        new = re.sub(r"\b\w+\b", lambda m: aliases.get(m.group(), m.group()) if m.group() != name else name, decl)
+        if new == decl or len(new) > 10_000:
+            break
+        decl = new
+    return decl
 
 
 def _cuda_signature(k: Kernel) -> Signature:
@@ -391,6 +461,8 @@ def _cuda_signature(k: Kernel) -> Signature:
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
         name, kind, const = _c_param(decl, index)
+        if k.aliases:  # `Acc a` of `typedef PackedTensorAccessor32<float, 2> Acc;`: typed as what Acc is
+            _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index)
         if kind == "function":
             untaken.append(decl)
             continue
@@ -605,22 +677,35 @@ def _nki_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
 def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
     """`torch.tpu.pallas.jax_op` needs every argument annotated (ValueError at import
     otherwise) and returns the outputs: a JAX function cannot write into an argument, so
-    the kernel's out-arguments become its results."""
+    the kernel's out-arguments become its results, each shaped as itself. The op takes every
+    argument: what the kernel writes it may read first (an in-place `relu_`), and the Pallas
+    kernel gets the arguments that are no tensor as keywords. The op took none of the tensors
+    the kernel writes and gave the kernel no scalar, so neither `x = relu(x)` nor `out = x * alpha`
+    could be written in it (nineteenth read)."""
     params, mutates, kinds = sig.params, sig.mutates, sig.kinds
-    inputs = [p for p in params if p not in mutates]
     outputs = mutates or [_free("out", params)]  # a kernel's own `out` input: `out_ref` twice
     # a custom op's own types (`str`, `list[int]`, `torch.dtype`), its tensors as JAX's, and its defaults
     typed = ", ".join(
         f"{p}: {sig.types[p].replace('torch.Tensor', 'jax.Array') if p in sig.types else _JAX_TYPE[kinds[p]]}"
         + (f" = {sig.defaults[p]}" if p in sig.defaults else "")
-        for p in inputs
+        for p in params
     )
-    tensors = [p for p in inputs if kinds[p] == "tensor"]
+    tensors = [p for p in params if kinds[p] == "tensor"]
+    others = [p for p in params if kinds[p] != "tensor"]
     like = next((p for p in tensors if sig.types.get(p, "torch.Tensor") == "torch.Tensor"), None)
-    shape = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
-    out_shape = shape if len(outputs) == 1 else "(" + ", ".join(shape for _ in outputs) + ")"
+    guess = f"jax.ShapeDtypeStruct({like}.shape, {like}.dtype)" if like else "jax.ShapeDtypeStruct((...), jnp.float32)"
+    shapes = [f"jax.ShapeDtypeStruct({o}.shape, {o}.dtype)" if o in tensors else guess for o in outputs]
+    out_shape = shapes[0] if len(outputs) == 1 else "(" + ", ".join(shapes) + ")"
     returns = "jax.Array" if len(outputs) == 1 else "tuple[" + ", ".join("jax.Array" for _ in outputs) + "]"
-    refs = ", ".join([f"{p}_ref" for p in tensors] + [f"{o}_ref" for o in outputs])
+    refs = [f"{p}_ref" for p in tensors]
+    for o in outputs:
+        refs.append(_free(f"{o}_out_ref" if f"{o}_ref" in refs else f"{o}_ref", [*refs, *others]))
+    kernel_args = ", ".join(refs) + (", *, " + ", ".join(others) if others else "")
+    kernel = (
+        f"functools.partial({n}_pallas_kernel, {', '.join(f'{p}={p}' for p in others)})"
+        if others
+        else (f"{n}_pallas_kernel")
+    )
     return "\n".join(
         _registered(
             [
@@ -629,6 +714,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 + (f" ({', '.join(outputs)}, written in place by the original kernel)." if mutates else "."),
                 '"""',
                 "",
+                *(["import functools", ""] if others else []),
                 "import jax",
                 "import jax.numpy as jnp",
                 "from jax.experimental import pallas as pl",
@@ -636,7 +722,7 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 "import torch_tpu  # noqa: F401  (registers torch.tpu)",
                 "",
                 "",
-                f"def {n}_pallas_kernel({refs}):",
+                f"def {n}_pallas_kernel({kernel_args}):",
                 f"    # {_comment(todo)}",
                 f"    raise NotImplementedError({_lit(todo)})",
                 "",
@@ -644,10 +730,10 @@ def _pallas_source(k: Kernel, n: str, sig: Signature, todo: str) -> str:
                 f'@torch.tpu.pallas.jax_op("porter_kernels::{n}_pallas")',
                 f"def {n}_pallas({typed}) -> {returns}:",
                 "    # TODO(porter): the output shapes and the grid",
-                f"    return pl.pallas_call({n}_pallas_kernel, out_shape={out_shape})({', '.join(tensors)})",
+                f"    return pl.pallas_call({kernel}, out_shape={out_shape})({', '.join(tensors)})",
                 "",
             ],
-            len(inputs),
+            len(params),
         )
     )
 
@@ -747,11 +833,11 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         f"    out_ref = {n}_reference(*want)",
     ]
     if target == "tpu":
-        # the Pallas op takes the inputs and returns what the original kernel wrote in place
+        # the Pallas op takes every argument and returns what the original kernel wrote in place
         lines += [
             f"    mutated = {list(sig.mutates)!r}",
             f"    names = {params!r}",
-            f"    out = {kernel_fn}(*[a for name, a in zip(names, got) if name not in mutated])",
+            f"    out = {kernel_fn}(*got)",
             "    outs = out if isinstance(out, tuple) else (out,)",
             "    wanted = [b for name, b in zip(names, want) if name in mutated] if out_ref is None else [out_ref]",
             "    for a, b in zip(outs, wanted, strict=True):",

@@ -244,7 +244,8 @@ def test_a_triton_kernel_defined_under_a_module_level_if_or_try_is_listed(tmp_pa
         "def helper():\n    @triton.jit\n" + indented.format(name="in_def") + "    return in_def\n"
     )
     kernels = {k.name: k for k in scan(src).kernels}
-    assert sorted(kernels) == ["in_if", "in_try"], sorted(kernels)  # a function's own stays its own
+    # a function's own is listed too, as lint reports it (nineteenth read: it was left out)
+    assert sorted(kernels) == ["in_def", "in_if", "in_try"], sorted(kernels)
     assert len(kernels["in_if"].calls) == 1
     write_scaffolds(scan(src), tmp_path / "out", "neuron")
     assert "derived by porter" in (tmp_path / "out" / "in_if_op.py").read_text()
@@ -367,3 +368,119 @@ def test_a_variadic_macro_s_kernel_takes_the_parameters_of_each_use(tmp_path):
         "empty18": [],
         "gnu18": ["int* p", "int q"],
     }
+
+
+def test_a_macro_used_in_another_macro_s_body_makes_a_kernel_at_each_use(tmp_path):
+    """`#define A(n) B(n, float)` over `#define B(n, T) __global__ void n(T* x)`: the preprocessor
+    expands `B` again in what `A(foo)` becomes; `foo` was not listed (B's own `n` was, of no use),
+    and a header's `B` used in a .cu file's macro the same (the eighteenth read's leftover, issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text("#define HB(n, T) __global__ void n(const T* x, T* y) { y[0] = x[0]; }\n")
+    (src / "k.cu").write_text(
+        '#include "k.cuh"\n'
+        "#define B(n, T) __global__ void n(T* x, int m) { x[0] = m; }\n"
+        "#define A(n) B(n##_f, float) B(n##_i, int)\n"
+        "#define C(n) A(n)\n"
+        "#define H(n) HB(n, double)\n"
+        "C(foo)\nA(bar)\nH(baz)\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert sorted(kernels) == ["bar_f", "bar_i", "baz", "foo_f", "foo_i"], sorted(kernels)
+    assert kernels["foo_f"].params == ["float* x", "int m"]
+    assert kernels["foo_i"].params == ["int* x", "int m"]
+    assert kernels["baz"].params == ["const double* x", "double* y"]
+    assert (kernels["foo_f"].path, kernels["foo_f"].line) == ("k.cu", 6)
+    assert "made by macro C (k.cu:4)" in kernels["foo_f"].detail
+
+
+def test_a_self_referencing_macro_ends(tmp_path):
+    """A macro whose body uses itself (or two that use each other) is not expanded again inside its
+    own expansion, as the preprocessor does not: the read ends, and lists what cpp makes."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#define K(n) __global__ void n(float* x) { } K(n##_again)\n"
+        "#define P(n) Q(n) __global__ void n(int* y) { }\n#define Q(n) P(n##q)\nK(one)\nP(two)\n"
+    )
+    names = sorted(k.name for k in scan(src).kernels)
+    assert names == ["one", "two"], names
+
+
+def test_a_triton_kernel_defined_in_a_function_or_a_class_is_listed_where_lint_reports_it(tmp_path):
+    """torchao 0.18.0 defines 5 Triton kernels inside the function that builds them (its
+    `import triton` there too): lint reports each (KERN002) with the advice to run `porter kernels
+    --scaffold`, which listed none of them (module level only). A class's `@staticmethod` kernel the
+    same (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    body = (
+        "        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)\n"
+    )
+    (src / "k.py").write_text(
+        "def build():\n    import triton\n    import triton.language as tl\n\n"
+        "    @triton.jit\n    def built19(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n" + body + "\n"
+        "    def run(x, out):\n        built19[(1,)](x, out, x.numel(), BLOCK=64)\n    return run\n\n\n"
+        "import triton\nimport triton.language as tl\n\n\nclass Ops:\n    @staticmethod\n    @triton.jit\n"
+        "    def in_class19(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n" + body
+    )
+    lint = CliRunner().invoke(app, ["lint", str(src), "--target", "neuron", "--no-cache", "--output-format", "json"])
+    reported = sorted(
+        f["message"].split("`")[1] for f in json.loads(lint.stdout) if f["message"].startswith("Triton kernel `")
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert reported == ["built19", "in_class19"], lint.stdout
+    assert sorted(kernels) == reported
+    assert [(c.line, c.args) for c in kernels["built19"].calls] == [(11, ["x", "out", "x.numel()", "BLOCK=64"])]
+    assert kernels["in_class19"].line == 22
+    write_scaffolds(scan(src), tmp_path / "out", "xla")
+    assert "out_ptr.view(-1)[:n] = (x_ptr.view(-1)[:n] * 2.0)" in (tmp_path / "out" / "built19_op.py").read_text()
+
+
+def test_a_cuda_kernel_s_name_is_read_past_any_cuda_attribute(tmp_path):
+    """vllm 0.34.0's `__global__ void __launch_bounds__(B, 1) __cluster_dims__(1, 2, 1) cooperative_topk_cs2(...)`
+    listed 4 kernels named `__cluster_dims__` of parameters `1`, `2`, `1` (the attributes read were
+    a list of two names); `__maxnreg__(32)` the same, and a kernel of a double-underscored name is
+    still its own (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <int K>\n__global__ void __launch_bounds__(256, 1)\n    __cluster_dims__(1, 2, 1)\n"
+        "        topk_cs2(Params<K> params) {}\n"
+        "__global__ void __maxnreg__(32) maxreg19(float* out) { out[0] = 1; }\n"
+        "__global__ void __dunder19__(float* out) { out[0] = 1; }\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "topk_cs2": ["Params<K> params"],
+        "maxreg19": ["float* out"],
+        "__dunder19__": ["float* out"],
+    }
+
+
+def test_a_cuda_kernel_s_specifiers_are_read_in_any_order(tmp_path):
+    """CUTLASS's `__global__ static __launch_bounds__(...) void gemm_device(...)` (6 kernels of
+    flash-attn 2.8.3.post2's sdist) was not listed: `static` was read before the attributes only
+    (nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <class T>\n__global__ static\n__launch_bounds__(decltype(size(T{}))::value)\nvoid\n"
+        "gemm19(T const* A, T* C)\n{ C[0] = A[0]; }\n__global__ inline static void sp19(float* x) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "gemm19": (2, ["T const* A", "T* C"]),
+        "sp19": (7, ["float* x"]),
+    }
+
+
+def test_a_line_continuation_in_a_cuda_kernel_s_head_is_a_blank(tmp_path):
+    """`__global__ \\<newline> void k(...)`: a backslash-newline between the head's tokens (legal
+    anywhere in C++) left the kernel unlisted (structure-aware fuzzing, nineteenth read of issue 24)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "__global__ \\\n  void \\\n  cont19(float* \\\n  out, int n) { out[0] = n; }\n"
+        "__global__ __launch_bounds__(256) \\\r\nvoid cont19b(int* p) {}\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {"cont19": ["float* out", "int n"], "cont19b": ["int* p"]}

@@ -5,6 +5,7 @@ read of issue 24)."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -267,7 +268,74 @@ def test_a_parity_test_is_skipped_where_a_package_its_kernel_module_imports_is_m
         for node in ast.walk(ast.parse((out / f"skip18_kernel_{target}.py").read_text()))
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for a in node.names
-    } - {"torch"}
+    } - {"torch", *sys.stdlib_module_names}
     test = (out / "test_skip18_kernel.py").read_text()
     guard = test[test.index("@pytest.mark.skipif") : test.index("def test_kernel_matches_reference")]
     assert imported and all(f"'{m}'" in guard for m in imported), (imported, guard)
+
+
+@pytest.mark.torch
+def test_a_cuda_kernel_s_parameter_of_an_aliased_type_is_typed_as_the_alias_s_type(tmp_path):
+    """`typedef torch::PackedTensorAccessor32<float, 2> Acc; __global__ void k(Acc a)` was typed
+    float (the alias's name is no accessor's), as mmcv 2.2.0's `#define TensorAcc4R
+    PackedTensorAccessor32<...>` parameters; `using P = float*;` and a `typedef` of a pointer the
+    same (the eighteenth read's leftover, issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "typedef torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits> Acc;\n"
+            "#define TensorAcc4R PackedTensorAccessor32<scalar_t, 4, RestrictPtrTraits>\n"
+            "using P = float*;\ntypedef const float* CP;\ntypedef int Index;\ntypedef P Q;\n"
+            "template <typename scalar_t>\n"
+            "__global__ void td19(const Acc a, TensorAcc4R b, P c, CP d, Index n, Q e) {\n"
+            "  b[0][0][0][0] = a[0][0]; c[0] = d[0]; e[n] = 0;\n}\n"
+        },
+    )
+    assert _imported(torch, out) == {
+        "td19": "porter_kernels::td19(Tensor a, Tensor(a1!) b, Tensor(a2!) c, Tensor d, SymInt n, Tensor(a5!) e) -> ()"
+    }
+
+
+@pytest.mark.torch
+def test_what_a_cuda_kernel_writes_is_read_past_braces_in_literals_increments_calls_and_references(tmp_path):
+    """`mutates_args=()` for kernels that write their output: a `}` in a comment, a string or a
+    character literal ended the body read there (its write after it unseen); `c[i]++`, a `memcpy`
+    into the pointer (any call given its address), and a write through a reference bound to it
+    were no writes. And an unnamed `torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits>`
+    was named `RestrictPtrTraits` (nineteenth read of issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "__global__ void bc19(const float* x, float* y) {\n  // the block ends } here\n  y[0] = x[0];\n}\n"
+            '__global__ void bs19(const float* x, float* y) {\n  printf("}");\n  y[0] = x[0];\n}\n'
+            "__global__ void bk19(const float* x, float* y) {\n  char c = '}';\n  y[0] = x[0];\n}\n"
+            "__global__ void inc19(int* c, int* d) { c[0]++; --d[1]; }\n"
+            "__global__ void cp19(float* out, const float* in) { memcpy(out + 1, in, 4); }\n"
+            "__global__ void ref19(float* out) { float& r = out[0]; r = 1.0f; }\n"
+            "__global__ void rd19(float* x, float* y, int n) { float v = x[n]; n++; y[0] = v; }\n"
+            "__global__ void un19(torch::PackedTensorAccessor32<float, 2, torch::RestrictPtrTraits>, int n) {}\n"
+        },
+    )
+    assert _imported(torch, out) == {
+        "bc19": "porter_kernels::bc19(Tensor x, Tensor(a1!) y) -> ()",
+        "bs19": "porter_kernels::bs19(Tensor x, Tensor(a1!) y) -> ()",
+        "bk19": "porter_kernels::bk19(Tensor x, Tensor(a1!) y) -> ()",
+        "inc19": "porter_kernels::inc19(Tensor(a0!) c, Tensor(a1!) d) -> ()",
+        "cp19": "porter_kernels::cp19(Tensor(a0!) out, Tensor in_) -> ()",
+        "ref19": "porter_kernels::ref19(Tensor(a0!) out) -> ()",
+        "rd19": "porter_kernels::rd19(Tensor x, Tensor(a1!) y, SymInt n) -> ()",
+        "un19": "porter_kernels::un19(Tensor arg0, SymInt n) -> Tensor",
+    }
+
+
+@pytest.mark.torch
+def test_an_attribute_on_a_cuda_kernel_s_parameter_is_no_array(tmp_path):
+    """`[[maybe_unused]] int n`: the attribute's `[` was read as an array's extent, and `n` became a
+    tensor (structure-aware fuzzing, nineteenth read of issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path, {"k.cu": "__global__ void attr19([[maybe_unused]] int n, [[maybe_unused]] float* y) { y[0] = n; }\n"}
+    )
+    assert _imported(torch, out) == {"attr19": "porter_kernels::attr19(SymInt n, Tensor(a1!) y) -> ()"}

@@ -108,9 +108,9 @@ def test_the_reference_ops_declare_what_the_kernels_take_and_write(project, tmp_
         == "porter_kernels::axpy_kernel(Tensor x, Tensor y, Tensor(a2!) out, SymInt n, float alpha) -> ()"
     )
     assert schemas["hist_kernel"] == "porter_kernels::hist_kernel(Tensor bins, Tensor(a1!) counts, SymInt n) -> ()"
-    # the Pallas op takes the inputs and returns what the kernel wrote
+    # the Pallas op takes every argument and returns what the kernel wrote
     write_scaffolds(scan(project), tmp_path / "tpu", "tpu")
     assert (
-        "def axpy_kernel_pallas(x: jax.Array, y: jax.Array, n: int, alpha: float) -> jax.Array:"
+        "def axpy_kernel_pallas(x: jax.Array, y: jax.Array, out: jax.Array, n: int, alpha: float) -> jax.Array:"
         in (tmp_path / "tpu" / "axpy_kernel_tpu.py").read_text()
     )

@@ -63,9 +63,11 @@ def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F81
     assert proc.returncode == 0, proc.stderr[-4000:]
     registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
     assert len(registered) == len(list(out.glob("*_tpu.py"))), proc.stdout
-    assert any("scale_kernel_pallas(Tensor x_ptr, SymInt n, float alpha) -> Tensor" in line for line in registered), (
-        proc.stdout
-    )
+    # every argument (the Pallas op returns what the kernel writes, and may read it first: nineteenth read)
+    assert any(
+        "scale_kernel_pallas(Tensor x_ptr, Tensor out_ptr, SymInt n, float alpha) -> Tensor" in line
+        for line in registered
+    ), proc.stdout
 
 
 def _nki_op_from_source(torch):
@@ -148,6 +150,77 @@ def test_a_custom_op_s_pallas_op_keeps_its_parameter_types_and_defaults(tmp_path
         "bool flag=False, Tensor? out=None, ScalarType dt=" in proc.stdout
     ), proc.stdout
     assert (
-        "pl.pallas_call(mylib__fancy18_pallas_kernel, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, xs, out)"
+        "pl.pallas_call(functools.partial(mylib__fancy18_pallas_kernel, mode=mode, dims=dims, scale=scale, "
+        "flag=flag, dt=dt), out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x, xs, out)"
         in (out / "mylib__fancy18_tpu.py").read_text()
+    )
+
+
+_PALLAS_KERNELS = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu19_(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(x_ptr + offs, tl.maximum(x, 0.0), mask=offs < n)
+
+
+@triton.jit
+def scale19(x_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * alpha, mask=offs < n)
+"""
+
+# each Pallas kernel's body written as a user writes it (the kernel only), the op's JAX function run
+# under Pallas's interpreter, compared with the derived reference
+_RUN_PALLAS = """import functools, importlib.util, torch, torch_tpu, jax.numpy as jnp, numpy as np
+from jax.experimental import pallas as pl
+import relu19_tpu, scale19_tpu, relu19_op, scale19_op
+registered = {n: str(getattr(torch.ops.porter_kernels, n + "_pallas").default._schema) for n in ("relu19", "scale19")}
+torch.tpu.pallas.jax_op = lambda name: (lambda f: f)  # the JAX functions themselves, loaded again
+def raw(name):
+    spec = importlib.util.spec_from_file_location(name + "_raw", name + "_tpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.pl = type("P", (), {"pallas_call": staticmethod(functools.partial(pl.pallas_call, interpret=True))})
+    return module
+relu, scale = raw("relu19"), raw("scale19")
+relu.relu19_pallas_kernel = lambda x, o, *, n: o.__setitem__(..., jnp.maximum(x[...], 0.0))
+scale.scale19_pallas_kernel = lambda x, out, o, *, n, alpha: o.__setitem__(..., x[...] * alpha)
+x = torch.randn(1024)
+want = x.clone()
+relu19_op.relu19_reference(want, 1024)
+got = relu.relu19_pallas(jnp.asarray(x.numpy()), 1024)
+out = torch.empty(1024)
+scale19_op.scale19_reference(x, out, 1024, 0.5)
+got2 = scale.scale19_pallas(jnp.asarray(x.numpy()), jnp.zeros(1024, jnp.float32), 1024, 0.5)
+print(registered, float(np.abs(np.asarray(got) - want.numpy()).max()), float(np.abs(np.asarray(got2) - out.numpy()).max()))
+"""
+
+
+@pytest.mark.slow  # torch 2.13 + jax + torch-tpu imported in a second python
+@pytest.mark.tpu
+def test_the_pallas_op_gives_its_kernel_what_the_triton_kernel_reads(tmp_path):
+    """An in-place kernel's Pallas op took none of the tensor it updates (`relu19_pallas(n)`, its kernel
+    given one output ref), and no kernel got the op's scalars (`alpha`): neither could be written.
+    Now each tensor is passed in (the written ones also come back) and the rest reach the kernel as
+    keywords; filled in as a user would and run by Pallas's interpreter, both equal their derived
+    references (nineteenth read of issue 24)."""
+    python = tpu_python()
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(_PALLAS_KERNELS)
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "tpu")
+    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
+    proc = subprocess.run(
+        [python, "-W", "ignore", "-c", _RUN_PALLAS], cwd=out, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.split("}")[-1].split() == ["0.0", "0.0"], proc.stdout
+    assert "porter_kernels::relu19_pallas(Tensor x_ptr, SymInt n) -> Tensor" in proc.stdout, proc.stdout
+    assert (
+        "porter_kernels::scale19_pallas(Tensor x_ptr, Tensor out_ptr, SymInt n, float alpha) -> Tensor" in proc.stdout
     )

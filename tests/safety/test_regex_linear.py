@@ -115,11 +115,14 @@ CALL_TIME: dict[str, dict[str, object]] = {
     },
     "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
+    "porter.kernels.scaffold._passed": {"alt": "out|p"},
 }
 
 # Call-time patterns (by site) only ever matched at one place, like ANCHORED (re.match and
 # re.fullmatch calls are anchored already).
-CALL_TIME_ANCHORED: dict[str, str] = {}
+CALL_TIME_ANCHORED: dict[str, str] = {
+    "porter.kernels.scaffold._passed": "`pointer.match(arg)` only, at each argument's start",
+}
 
 _RE_CALLS = {
     "compile": 1,
