@@ -9,6 +9,8 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from itertools import accumulate
 from typing import Any
@@ -50,12 +52,17 @@ COPY_FREE_WALK = True
 # trees, rather than only where the statements the families replaced need it, and prints the
 # whole tree of a file no step changed to learn that it is unchanged (tests compare both)
 REWRITE_CHANGED_ONLY = True
+# False: libcst checks every node its parser builds, as it checks the nodes a family builds
+# (`_unchecked`; tests compare both)
+UNCHECKED_PARSE = True
 
 
-def port_python(source: bytes, path: str, settings: Settings) -> FileResult:
-    """`port_source` for a Python file (or Python text, such as a notebook's code cells)."""
+def port_python(source: bytes, path: str, settings: Settings, *, admitted: bool = False) -> FileResult:
+    """`port_source` for a Python file (or Python text, such as a notebook's code cells).
+    `admitted`: the prefilter already let it through with these settings (the run's parent
+    asks it of every file before it hands one to a worker), so it is not asked again."""
     result = FileResult(path=path, status=FileStatus.UNCHANGED, original_source=source)
-    if not admits(source, settings):
+    if not admitted and not admits(source, settings):
         result.status, result.reason = FileStatus.SKIPPED, NOT_ADMITTED
         return result
     suppressions = scan_suppressions(source)
@@ -127,13 +134,42 @@ def _parse(result: FileResult, source: bytes) -> cst.Module | FileResult:
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
     try:
-        return cst.parse_module(source)
+        with _unchecked():
+            return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         return _error(result, f"syntax error: {exc.message.splitlines()[0]}", exc.editor_line)
     except (UnicodeDecodeError, LookupError, SyntaxError) as exc:
         return _error(result, f"cannot decode: {exc}")
     except RecursionError:
         return _error(result, "nesting too deep to parse")
+
+
+@contextmanager
+def _unchecked() -> Iterator[None]:
+    """libcst's parse without its check of each node it builds. Every libcst node runs its
+    `_validate` as it is made (`CSTNode.__post_init__`), which only raises, for a node its
+    fields could not have come from Python text (a `Name` that is no identifier, an import
+    alias that is no dotted name, missing whitespace): a guard for the nodes code builds
+    (the families' fixes still pass it), and ~13% of the parse of a file its parser read,
+    whose nodes hold the text's own pieces (libcst's own comment on `__post_init__` says
+    as much). Only for the libcst release `cstwalk.FIELDS` was made from, where no node
+    class has a `__post_init__` of its own (tests/codemods/test_unchecked_parse.py)."""
+    if not (UNCHECKED_PARSE and cstwalk.KNOWN_LIBCST):
+        yield
+        return
+    _NODE.__post_init__ = _no_check  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        _NODE.__post_init__ = _CHECK  # type: ignore[method-assign]
+
+
+_NODE = cst.CSTNode
+_CHECK = _NODE.__post_init__
+
+
+def _no_check(self: cst.CSTNode) -> None:
+    return None
 
 
 def _with_new_source(

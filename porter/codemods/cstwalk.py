@@ -374,8 +374,12 @@ def _libcst_version() -> str | None:
         return None
 
 
+# whether the installed libcst is the release FIELDS was made from
+KNOWN_LIBCST = _libcst_version() == LIBCST_VERSION
+
+
 def _by_class() -> dict[type, tuple[str, ...]]:
-    if _libcst_version() != LIBCST_VERSION:
+    if not KNOWN_LIBCST:
         return {}  # every node takes libcst's own path
     out: dict[type, tuple[str, ...]] = {}
     for name, fields in FIELDS.items():

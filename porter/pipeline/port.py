@@ -14,13 +14,14 @@ from porter.core.findings import FileResult
 from porter.core.kinds import PYTHON, kind_of
 
 
-def port_source(source: bytes, path: str, settings: Settings) -> FileResult:
+def port_source(source: bytes, path: str, settings: Settings, *, admitted: bool = False) -> FileResult:
     """Port one file's bytes. Never raises for bad input: errors come back as results.
     A file of another kind than Python (porter.core.kinds: requirements, Dockerfiles,
-    scripts, configs, notebooks, setup.py) goes to its kind's porter."""
+    scripts, configs, notebooks, setup.py) goes to its kind's porter. `admitted`: the
+    prefilter already let the file through with these settings (`admits_file`)."""
     kind = kind_of(path)
     if kind is not None and kind != PYTHON:
         from porter.files.port import port_file
 
         return port_file(kind, source, path, settings)
-    return port_python(source, path, settings)
+    return port_python(source, path, settings, admitted=admitted)

@@ -736,7 +736,7 @@ class _Serial:
             result = _not_admitted(source, name)
             _remember(self.stats, name, st, source, here, None, result)
             return (cand, result, None), None
-        return (cand, None, (key, name, st, here)), Job(source, name, here)
+        return (cand, None, (key, name, st, here)), Job(source, name, here, admitted=True)
 
     def imports(self, cand: Candidate, result: FileResult, seen: ImportsAfterPort) -> None:
         """Tell `seen` the file's imports after the port: kept in its stat index record, or
@@ -835,7 +835,7 @@ class _Overlap:
             here = replace(here, want_source=True)
         if not admits_file(source, name, here):
             return (i, cand, _not_admitted(source, name), guess), None
-        return (i, cand, None, guess), Job(source, name, here)
+        return (i, cand, None, guess), Job(source, name, here, admitted=True)
 
     def learn(self, k: int) -> list[tuple[_OTag, Job | None]]:
         """Part `k`'s facts, now known: its guessed files that had facts after all, to port
