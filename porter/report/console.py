@@ -38,7 +38,7 @@ from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, INVISIBLE, escape_char
+from porter.core.textsafe import BIDI, INVISIBLE, escape_char, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
@@ -90,8 +90,12 @@ class PorterConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # rich's one place where segments become the characters written: text segments are
         # made safe here, control segments (cursor moves) and styles pass as rich made them
-        return super()._render_buffer(
-            segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
+        # made safe here, control segments (cursor moves) and styles pass as rich made them; and
+        # no line is a CI log's command, however rich wrapped or folded the text (`inert`)
+        return inert(
+            super()._render_buffer(
+                segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
+            )
         )
 
 

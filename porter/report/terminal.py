@@ -10,7 +10,7 @@ from rich.table import Table
 
 from porter.core.findings import FileResult
 from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.core.textsafe import git_quoted, lines_printable, name, plain
+from porter.core.textsafe import framed_for_a_log, git_quoted, lines_printable, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
@@ -61,6 +61,7 @@ def _print_diff_text(console: Console, text: str) -> None:
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text
     raw = getattr(console.file, "buffer", None)
+    text = framed_for_a_log(text)  # a CI log reads no command out of the file's own lines
     if console.record:
         console.out(name(text), end="", highlight=False)
         return

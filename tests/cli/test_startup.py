@@ -6,6 +6,7 @@ which then lists every module it holds."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,18 @@ def test_every_command_is_still_listed(tmp_path):
     assert out.returncode == 0, out.stderr
     for command in ("rewrite", "targets", "rules", "explain", "kernels", "lint", "config", "parity-check", "trace"):
         assert f" {command} " in out.stdout, command
+
+
+def test_every_command_is_one_paragraph_in_the_list(tmp_path):
+    # typer's rich help kept a docstring's line breaks in the command list: parity-check's line
+    # ended at `and`, `port's` and `each`, the rest under it (nineteenth read); wide enough, each
+    # command is one line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
+    env |= {"PYTHONPATH": str(REPO), "COLUMNS": "400", "NO_COLOR": "1"}
+    for args in (["--help"], ["trace", "--help"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "porter", *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+        )
+        panel = [line for line in out.stdout.split("Commands")[1].splitlines() if line.startswith("│")]
+        assert out.returncode == 0 and panel, out.stderr
+        assert all(re.match(r"│ [a-z-]+ +\S", line) for line in panel), panel  # no continuation line

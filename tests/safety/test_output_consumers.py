@@ -186,8 +186,8 @@ def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(
     hostile = b"import torch\nx = torch.randn(3).cuda()  # ##[set-output name=verdict;]pass\n"
     repo = committed_repo(tmp_path / "repo", {"m.py": hostile, "::warning::spoofed.py": CUDA})
     for args, shown in (
-        (["lint", ".", "--target", "xla", "--output-format", "full"], "# ##[set-output name=verdict;]pass"),
-        (["lint", ".", "--target", "xla", "--output-format", "concise"], "\n::warning::spoofed.py:2:5: DEV001"),
+        (["lint", ".", "--target", "xla", "--output-format", "full"], "# \\x23#[set-output name=verdict;]pass"),
+        (["lint", ".", "--target", "xla", "--output-format", "concise"], "\\x3a:warning::spoofed.py:2:5: DEV001"),
         (["rewrite", ".", "--target", "xla", "--diff"], "+x = torch.randn(3).to(torch_xla.device())  # ##[set-output"),
     ):
         log = _in_a_step(args, repo)
@@ -198,7 +198,66 @@ def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(
     read = _runner_reads(log)
     assert sorted(name for name, _ in read) == ["error", "error"], log
     assert all(data.startswith("DEV001 ") for _, data in read), read
-    assert _runner_reads(log.replace("::stop-commands::", "::nothing::")) == read  # nothing else to read
+
+
+# what other CI systems read out of any line of a step's log: Azure Pipelines' logging commands
+# (the agent's Command.TryParse: `##vso[area.action ...]` anywhere in a line) and TeamCity's
+# service messages (`##teamcity[name ...]`, anywhere in a line)
+_SERVICE_MESSAGE = re.compile(r"##vso\[\w+\.\w+[^\]]*\]|##teamcity\[\w+[^\]]*\]")
+_HOSTILE_COMMANDS = (
+    "##vso[task.setvariable variable=verdict]pass ##teamcity[buildStatus status='SUCCESS']"
+    " ##[set-output name=verdict;]pass"
+)
+
+
+def test_text_from_the_tree_is_no_ci_command_in_any_log(tmp_path):
+    # the eighteenth read paused GitHub's runner with a line on stderr: a step whose stderr goes
+    # elsewhere read the commands in stdout, a SIGKILLed porter left the step's own commands
+    # paused, and Azure Pipelines and TeamCity read theirs anywhere in a line, with no pause
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO, committed_repo
+
+    hostile = f"import torch\nx = torch.randn(3).cuda()  # {_HOSTILE_COMMANDS}\n".encode()
+    files = {"m.py": hostile, "::warning::spoofed.py": CUDA, "\u00a0::error::nbsp.py": CUDA}
+    files["##vso[task.complete result=Succeeded]done.py"] = CUDA
+    repo = committed_repo(tmp_path / "repo", files)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "GITHUB_ACTIONS": "true"}
+    env.setdefault("XDG_CACHE_HOME", str(tmp_path / ".user-cache"))
+    formats = ("full", "concise", "json", "json-lines", "sarif", "gitlab", "junit", "github")
+    runs = [["lint", ".", "--target", "xla", "--output-format", fmt] for fmt in formats]
+    runs += [["lint", ".", "--target", "xla", "--statistics"], ["rewrite", ".", "--target", "xla", "--out-dir", "../o"]]
+    for args in runs:
+        out = subprocess.run(  # stdout alone is the log: stderr goes elsewhere
+            [sys.executable, "-m", "porter", *args],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        log = out.stdout.decode("utf-8", "replace")
+        assert "done.py" in log or args[-1] == "--statistics", (args, log)
+        assert _SERVICE_MESSAGE.findall(log) == [], (args, log)
+        read = _runner_reads(log)
+        assert [name for name, _ in read] == (["error"] * 4 if args[-1] == "github" else []), (args, read)
+        # nothing is left paused: what porter prints last, the runner reads as it would anyway
+        assert "::stop-commands::" not in log, (args, log)
+    # a patch holds the file's own lines: GitHub's runner is paused around it, in the same
+    # stream, and the patch still applies
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "rewrite", ".", "--target", "xla", "--diff"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    log = out.stdout.decode("utf-8", "replace")
+    assert _HOSTILE_COMMANDS in log and _runner_reads(log) == [], log
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", str(tmp_path / "p.diff")], cwd=repo, capture_output=True)
+    assert check.returncode == 0, check.stderr.decode()
 
 
 def test_a_markdown_report_mentions_no_one(tmp_path):
