@@ -42,6 +42,12 @@ from porter.core.textsafe import BIDI, INVISIBLE, escape_char, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
+# the progress bars drawn now (rich `Progress`, each by its console: `RunProgress` adds and
+# removes them): rich draws the text its own console prints above the bar, but another console
+# on the same terminal wrote at the cursor, on the bar's line (`rewrite --diff` on a terminal: a
+# patch's `--- a/x.py` came after the bar's text, the bar's last state left in the scrollback:
+# nineteenth read); such a print takes the bar away first and draws it again after
+LIVE: list[Any] = []
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
 # the bidirectional controls that reorder a line as shown and the invisible characters (`textsafe`)
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
@@ -73,7 +79,18 @@ class PorterConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """`Console.print`; a table the terminal cannot fit (rich then squeezed columns to one
-        character or none, and dropped their text) is drawn at its natural width."""
+        character or none, and dropped their text) is drawn at its natural width; a progress bar
+        another console draws is taken away first (`LIVE`)."""
+        bars = [bar for bar in LIVE if bar.console.file is not self.file] if self.is_terminal else []
+        for bar in bars:
+            bar.stop()
+        try:
+            self._print(objects, kwargs)
+        finally:
+            for bar in bars:
+                bar.start()
+
+    def _print(self, objects: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
         if table is not None:
             _fold(table)

@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from porter.pipeline.discover import discover
+from porter.report.console import LIVE
 
 
 def count_files(paths: list[Path], settings) -> int:
@@ -68,6 +69,7 @@ class RunProgress:
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
+            LIVE.remove(self._bar)
             self._bar.stop()
             self._bar = None
         elif not self.quiet and not self.tty and self.lines_written:
@@ -112,6 +114,7 @@ class RunProgress:
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
         self._bar.start()
+        LIVE.append(self._bar)  # another console's print goes above it
 
     def _line(self, final: bool = False) -> None:
         elapsed = self.clock() - self._start

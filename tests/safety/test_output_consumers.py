@@ -291,3 +291,60 @@ def test_a_plain_table_keeps_a_cells_spaces_and_counts_terminal_columns():
 
     lines = plain_table(["op", "n"], [["a  b", "1"], ["a b", "2"], ["\u4e2d\u6587", "3"]])
     assert lines[2:] == ["a  b  1", "a b   2", "\u4e2d\u6587  3"], lines
+
+
+def _terminal_lines(stream: str) -> list[str]:
+    """What a terminal shows for `stream` (scrollback and screen): the moves rich writes (CR,
+    LF, cursor up, erase line) obeyed, styles dropped."""
+    rows, row, col = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", stream):
+        if token == "\n":
+            row, col = row + 1, 0
+            rows += [""] * (row + 1 - len(rows))
+        elif token == "\r":
+            col = 0
+        elif token.startswith("\x1b["):
+            if token.endswith("A"):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == "\x1b[2K":
+                rows[row] = ""
+        else:
+            line = rows[row].ljust(col)
+            rows[row] = line[:col] + token + line[col + len(token) :]
+            col += len(token)
+    return [r.rstrip() for r in rows]
+
+
+def test_a_print_during_a_progress_bar_never_lands_on_the_bars_line():
+    # `rewrite --diff` on a terminal: the bar is drawn on stderr's console and the patch printed
+    # on stdout's; the patch's `--- a/x.py` came after the bar's text on its line, and the
+    # bar's last state stayed in the scrollback (nineteenth read)
+    import io
+    import time
+
+    from porter.report.console import make_console
+    from porter.report.progress import RunProgress
+
+    screen = io.StringIO()
+
+    class Stream:  # stdout and stderr: two files, one terminal
+        def write(self, text: str) -> int:
+            return screen.write(text)
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return True
+
+    err, out = (make_console(file=Stream(), force_terminal=True, width=80) for _ in range(2))
+    with RunProgress(err, total=3, delay=0, tty=True) as progress:
+        progress.advance("a.py")
+        time.sleep(0.2)  # the bar drawn
+        out.print("--- a/x.py")
+        progress.advance("x.py")
+        time.sleep(0.2)
+        out.print("+++ b/x.py")
+        progress.advance("y.py")
+    shown = [line for line in _terminal_lines(screen.getvalue()) if line]
+    assert shown == ["--- a/x.py", "+++ b/x.py"], shown
