@@ -54,9 +54,11 @@ def _print_diff_text(console: Console, text: str) -> None:
     if not text:
         return
     if console.is_terminal:
-        console.print(
-            Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False)
-        )
+        # each line whole, for the terminal to wrap (as `git diff` leaves it): rich cut a line at
+        # the terminal's width, so a change past it (`.cuda()` at column 90 of an 80-column
+        # terminal) showed `-` and `+` lines alike (nineteenth read)
+        syntax = Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False)
+        console.print(syntax, soft_wrap=True)
         return
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text

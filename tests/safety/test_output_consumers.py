@@ -348,3 +348,13 @@ def test_a_print_during_a_progress_bar_never_lands_on_the_bars_line():
         progress.advance("y.py")
     shown = [line for line in _terminal_lines(screen.getvalue()) if line]
     assert shown == ["--- a/x.py", "+++ b/x.py"], shown
+
+
+def test_a_diff_on_a_narrow_terminal_shows_the_change_past_its_width(tmp_path):
+    # rich cut each line of the highlighted patch at the terminal's width: a change past it
+    # (`.cuda()` at column 90 on 80 columns) showed its `-` and `+` lines alike (nineteenth read)
+    line = "very_long_name_for_a_tensor_that_takes_room = some_function(argument_one, argument_two)"
+    (tmp_path / "m.py").write_text(f"import torch\n{line}.cuda()\n", encoding="utf-8")
+    code, out = _on_a_terminal(["rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=80)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
+    assert code == 1 and f"-{line}.cuda()" in text and f"+{line}.to(torch_xla.device())" in text, text
