@@ -69,7 +69,7 @@ class PorterConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size
-        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
+        if on_a_terminal(self) or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
             return size
         return ConsoleDimensions(UNWRAPPED, size.height)
 
@@ -139,6 +139,26 @@ def _fits(console: Console, table: Table) -> bool:
     return 1 + sum(3 + narrowest(column) for column in table.columns) <= console.width
 
 
+def on_a_terminal(console: Console) -> bool:
+    """Whether `console` writes to a terminal, for what only a terminal gets: the live progress
+    bar, a patch highlighted (escaped) rather than its bytes, the terminal's width, Markdown
+    rendered. rich says so under `FORCE_COLOR`, which asks for colour alone: in a CI log that
+    sets it, `rewrite --diff > fix.patch` wrote a highlighted text `git apply` refused, and the
+    bar's 141 states (one log line each) filled the log (nineteenth read). A console made with
+    `force_terminal`, or `TTY_COMPATIBLE=1`, is a terminal as rich says."""
+    if not console.is_terminal:
+        return False
+    if getattr(console, "_force_terminal", None) is not None or os.environ.get("FORCE_COLOR") is None:
+        return True
+    if os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    isatty = getattr(console.file, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # a closed file
+        return False
+
+
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
     """The console a command prints through (stdout, or stderr with `stderr=True`)."""
     kwargs.setdefault("highlight", False)
@@ -148,7 +168,7 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
 
 def print_markdown(console: Console, text: str) -> None:
     """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
-    if console.is_terminal:
+    if on_a_terminal(console):
         console.print(_folding_markdown()(text))
     else:
         console.out(text.rstrip("\n"), highlight=False)

@@ -25,7 +25,7 @@ from rich.progress import (
 )
 
 from porter.pipeline.discover import discover
-from porter.report.console import LIVE
+from porter.report.console import LIVE, on_a_terminal
 
 
 def count_files(paths: list[Path], settings) -> int:
@@ -52,7 +52,9 @@ class RunProgress:
         self.label = label
         self.delay = delay
         self.every = every
-        self.tty = console.is_terminal if tty is None else tty
+        # the live bar needs a terminal that moves its cursor: a dumb one (TERM=dumb, as Emacs'
+        # shell sets it) drew no bar and got no lines either (nineteenth read)
+        self.tty = on_a_terminal(console) and console.is_interactive if tty is None else tty
         self.clock = clock
         self.done = 0
         self._bar: Progress | None = None

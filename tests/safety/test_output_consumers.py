@@ -358,3 +358,33 @@ def test_a_diff_on_a_narrow_terminal_shows_the_change_past_its_width(tmp_path):
     code, out = _on_a_terminal(["rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=80)
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
     assert code == 1 and f"-{line}.cuda()" in text and f"+{line}.to(torch_xla.device())" in text, text
+
+
+def test_force_color_asks_for_colour_not_a_terminal(tmp_path):
+    # CI systems set FORCE_COLOR for coloured logs, and rich then takes any stream for a terminal:
+    # `rewrite --diff > fix.patch` wrote a highlighted text `git apply` refused, the progress bar
+    # wrote its every state (a log line each at every CR), `explain` padded its lines to 80
+    # columns (nineteenth read)
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO
+
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FORCE_COLOR": "1"}
+    env.pop("NO_COLOR", None)
+    env.setdefault("XDG_CACHE_HOME", str(tmp_path / ".user-cache"))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "porter", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True)
+
+    out = run("rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs", "--no-cache", "--jobs", "1")
+    assert out.returncode == 1 and b"\r" not in out.stderr and b"\x1b[2K" not in out.stderr, out.stderr
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
+    assert check.returncode == 0, (check.stderr.decode(), out.stdout.decode())
+    text = run("explain", "DEV001").stdout.decode()
+    assert "DEV001" in text and not [line for line in text.splitlines() if line.endswith(" ")], text
