@@ -36,7 +36,7 @@ for _name in [n for n in os.environ if n.startswith("PORTER_") and n not in _KEE
 # COLUMNS: the tests read porter's output as a pipe gets it (a test that wants a width sets one)
 os.environ.pop("COLUMNS", None)
 os.environ.pop("LINES", None)
-# on a GitHub Actions runner porter pauses the runner's workflow commands (a line on stderr):
+# on a GitHub Actions runner porter frames a patch with the pause of the runner's commands:
 # the tests read porter as it runs anywhere else (the test that wants a runner sets it)
 os.environ.pop("GITHUB_ACTIONS", None)
 

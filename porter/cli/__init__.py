@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import gc
 import importlib
+import inspect
 import io
 import os
 import sys
@@ -22,7 +23,6 @@ import typer
 from porter import __version__
 from porter.cli.interrupt import ending, exit_code
 from porter.cli.interrupt import install as install_sigterm
-from porter.cli import workflow
 
 # command name -> (module, attribute): a function registered with `app.command`, or a Typer
 # added with `app.add_typer` (name ends the list: `porter --help` lists them in this order)
@@ -70,9 +70,19 @@ def build(only: str | None = None) -> typer.Typer:
         command = getattr(importlib.import_module(module), attribute)
         if isinstance(command, typer.Typer):
             app.add_typer(command, name=name)
+            for info in command.registered_commands:
+                info.short_help = info.short_help or _summary(info.callback)
         else:
-            app.command(name)(command)
+            app.command(name, short_help=_summary(command))(command)
     return app
+
+
+def _summary(command: object) -> str | None:
+    """A command's line in `porter --help`: its help's first paragraph as one paragraph (typer's
+    rich help kept the docstring's line breaks, so parity-check's line ended at `and`, `port's`,
+    `each` and went on under itself: nineteenth read)."""
+    doc = getattr(command, "__doc__", None)
+    return " ".join(inspect.cleandoc(doc).split("\n\n")[0].split()) if doc else None
 
 
 @cache
@@ -93,7 +103,6 @@ def main() -> None:
     # warm lint's CPU on the 1.2M-line corpus; young cycles are still collected, less often
     gc.set_threshold(10_000, 50)
     _settle_terminal()
-    workflow.pause()  # on a GitHub Actions runner, text from the tree is never read as a command
     _escape_usage_errors()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
@@ -186,5 +195,4 @@ def _leave(code: int, line: str | None = None) -> NoReturn:
             stream.flush()
         except (OSError, ValueError):
             pass
-    workflow.resume()  # os._exit runs no atexit handler
     os._exit(code)

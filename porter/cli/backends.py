@@ -11,7 +11,7 @@ from rich.table import Table
 
 from porter.cli.common import cell, check_target, console, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import path_name, plain
+from porter.core.textsafe import json_inert, path_name, plain
 
 
 def backends(
@@ -48,7 +48,7 @@ def _print_json(found: list, target: str) -> None:
         }
         for f in found
     ]
-    typer.echo(json.dumps({"families": rows}, indent=2))
+    typer.echo(json_inert(json.dumps({"families": rows}, indent=2)))
 
 
 def _print_table(found: list, target: str) -> None:

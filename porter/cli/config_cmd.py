@@ -11,7 +11,7 @@ from rich.table import Table
 from porter.cli.common import console, effective_config, usage_error
 from porter.cli.options import ConfigFile, Exclude, ExtendSelect, FailOn, Ignore, Isolated, Portable, Select, Target
 from porter.config.files import KEYS
-from porter.core.textsafe import plain
+from porter.core.textsafe import json_inert, plain
 
 
 def config(
@@ -51,7 +51,7 @@ def config(
             "config_file": cfg,
             "settings": {k: {"value": v.value, "source": v.source} for k, v in eff.values.items()},
         }
-        typer.echo(json.dumps(data, indent=2))
+        typer.echo(json_inert(json.dumps(data, indent=2)))
         return
     console.print(f"Config file: {plain(cfg) if cfg else 'none found (defaults)'}")
     table = Table(show_lines=False)

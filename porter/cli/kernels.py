@@ -11,7 +11,7 @@ from rich.table import Table
 
 from porter.cli.common import cell, check_target, console, effective_config, err_console, usage_error
 from porter.cli.options import AsJson, FileTimeout, Scaffold, Target
-from porter.core.textsafe import plain
+from porter.core.textsafe import json_inert, plain
 
 
 def kernels(
@@ -33,7 +33,8 @@ def kernels(
         check_target(target)
     inv = scan(path, limit)
     if as_json:
-        typer.echo(json.dumps({"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}, indent=2))
+        document = {"kernels": [k.to_dict() for k in inv.kernels], "problems": inv.problems}
+        typer.echo(json_inert(json.dumps(document, indent=2)))
     else:
         _print_table(inv, limit)
     for problem in inv.problems:

@@ -15,7 +15,6 @@ from typing import NoReturn
 
 import typer
 
-from porter.cli import workflow
 from porter.cli.common import (
     EXIT_ERROR,
     EXIT_FINDINGS,
@@ -47,6 +46,7 @@ from porter.cli.options import (
     Select,
     Target,
     UnsafeFixes,
+    written_or_stdout,
     written_path,
 )
 from porter.core.findings import FileStatus
@@ -67,7 +67,11 @@ def lint(
         None, "--output-format", help=f"One of {', '.join(FORMATS)} (default: full, or $PORTER_OUTPUT_FORMAT)."
     ),
     output_file: Path = typer.Option(
-        None, "--output-file", "-o", parser=written_path, help="Write the output to FILE instead of stdout."
+        None,
+        "--output-file",
+        "-o",
+        parser=written_or_stdout,
+        help="Write the output to FILE instead of stdout (`-`: stdout).",
     ),
     fail_on: FailOn = None,
     exit_zero: bool = typer.Option(False, "--exit-zero", help="Exit 0 even when there are findings."),
@@ -151,8 +155,6 @@ def lint(
         _print_diff_and_exit(run, exit_zero=exit_zero)
 
     text = render_statistics(run, fmt) if statistics else render(run, fmt)
-    if fmt == "github" and not statistics and output_file is None:
-        text = workflow.commands(text)
     _emit(text, output_file, document=fmt not in TEXT_FORMATS and not statistics)
 
     if write_failures or any((r.reason or "").startswith("internal error") for r in run.errors):

@@ -44,6 +44,12 @@ def written_path(text: str) -> Path:
     return Path(text)
 
 
+def written_or_stdout(text: str) -> Path | None:
+    """A file porter writes, or None for `-`: standard output, as the convention goes (`lint -o -`
+    wrote a file named `-`: nineteenth read); `./-` names that file."""
+    return None if text == "-" else written_path(text)
+
+
 _MAX_SEED = 2**31 - 1  # numpy takes seeds below 2**32, and each rank adds its number (torchrun)
 
 # what the code is ported for; no default (the config file's `target`, else a usage error)

@@ -9,7 +9,9 @@ so every output format can carry it.
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Callable
 from pathlib import PurePath
 
 
@@ -49,6 +51,17 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON
 # holds any (`"\ud800"` in a trace manifest or a notebook), and UTF-8 can encode none
 _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+# the commands a CI log reads out of any line a step prints: GitHub's (and Azure's) `##[name]`,
+# Azure Pipelines' `##vso[area.action]` and TeamCity's `##teamcity[name]` anywhere in a line;
+# GitHub's `::name::` at a line's start, after any white space (.NET's TrimStart: NBSP, U+3000
+# too); lines end at CR as at LF. Text from the tree showing one is written with its first
+# character escaped (the eighteenth read paused GitHub's runner only, on stderr: a step that
+# drops stderr, a porter killed by SIGKILL, Azure and TeamCity were left: nineteenth read)
+_HASH_COMMAND = re.compile(r"#(?=#[A-Za-z]*\[)")
+# (a line's start is the text's or a break's: a pattern that begins with the break lets the
+# search skip to one, where `^` was tried at every character: 15 s over 27 MB)
+_COLON_COMMAND = re.compile(r"([\r\n][^\S\r\n]*):(?=:)")
+_COLON_FIRST = re.compile(r"([^\S\r\n]*):(?=:)")
 
 
 def name(text: str) -> str:
@@ -104,22 +117,67 @@ def escape_char(char: str) -> str:
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" if c < 0x10000 else f"\\U{c:08x}"
 
 
+def inert(text: str, escape: Callable[[str], str] = escape_char) -> str:
+    """`text` with the first character of each CI log command in it (`##vso[`, `##teamcity[`,
+    `##[`, `::` starting a line) written by `escape`: read by a person, never by the CI."""
+    if "##" in text:  # (a search in C: most text holds neither, and a JSON document is megabytes)
+        text = _HASH_COMMAND.sub(lambda m: escape("#"), text)
+    if "::" in text:
+        text = _COLON_COMMAND.sub(lambda m: m.group(1) + escape(":"), text)
+        first = _COLON_FIRST.match(text)  # the text's own start
+        if first is not None:
+            text = first.group(1) + escape(":") + text[first.end() :]
+    return text
+
+
+def framed_for_a_log(text: str) -> str:
+    """Lines that must go out as they are (a patch: `git apply` reads the file's own bytes), on
+    a GitHub Actions runner (`GITHUB_ACTIONS=true`) between `::stop-commands::TOKEN` and
+    `::TOKEN::` in the same stream: the runner reads no command in them, no text in them can
+    resume it (the token is random), and a killed porter leaves at most the rest of one patch
+    paused. `git apply` and `patch` pass over the two lines. Elsewhere `text` itself: Azure
+    Pipelines and TeamCity have no such pause (docs/safety.md)."""
+    if os.environ.get("GITHUB_ACTIONS") != "true" or not text:
+        return text
+    token = os.urandom(16).hex()
+    return f"::stop-commands::{token}\n{text}{'' if text.endswith(chr(10)) else chr(10)}::{token}::\n"
+
+
 def printable(text: object) -> str:
     """`text` with every control character (newline included) shown as an escape (a path as
-    `path_name` shows it)."""
+    `path_name` shows it), and no CI log command in it (`inert`)."""
     shown = path_name(str(text)) if isinstance(text, PurePath) else name(str(text))
-    return _CONTROL.sub(_escaped, shown)
+    return inert(_CONTROL.sub(_escaped, shown))
 
 
 def controls_escaped(text: str, keep: str = "") -> str:
     """`text` with its control characters shown as escapes, but those in `keep` (and as valid
-    UTF-8: a lone surrogate as `\\uXXXX`)."""
+    UTF-8: a lone surrogate as `\\uXXXX`), and no CI log command in it (`inert`)."""
+    return inert(_controls(text, keep))
+
+
+def _controls(text: str, keep: str) -> str:
     return _CONTROL.sub(lambda m: m.group() if m.group() in keep else _escaped(m), name(text))
 
 
+def inert_at(text: str, *points: int) -> tuple[str, list[int]]:
+    """`inert(text)`, and where each index of `points` in `text` is in it (carets under a
+    source line stay under the finding)."""
+    escaped = [m.start() for m in _HASH_COMMAND.finditer(text)] if "##" in text else []
+    if "::" in text:
+        first = _COLON_FIRST.match(text)
+        escaped += [first.end() - 1] if first else []
+        escaped += [m.end() - 1 for m in _COLON_COMMAND.finditer(text)]
+    if not escaped:
+        return text, list(points)
+    grown = len(escape_char(":")) - 1  # each escaped character's extra length
+    return inert(text), [p + grown * sum(1 for i in escaped if i < p) for p in points]
+
+
 def lines_printable(text: str) -> str:
-    """Multi-line `text` for a terminal: control characters escaped, tabs and line ends kept."""
-    return _CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text))
+    """Multi-line `text` for a terminal: control characters escaped, tabs and line ends kept, no
+    CI log command in any line (`inert`)."""
+    return inert(_CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text)))
 
 
 def as_a_terminal_shows(text: str) -> str:
@@ -172,7 +230,7 @@ def html_text(text: str) -> str:
     and a CR that ends a line (CRLF, or a diff row's own line end) kept. A CR within a line was
     kept too, and `cat report.html` went back to the line's start over what came before (a file
     `a<CR>b.py`; the Markdown report shows it as `\\x0d`: seventeenth read)."""
-    kept = controls_escaped(text, keep="\t\n\r")
+    kept = _controls(text, keep="\t\n\r")  # a page for a browser, not a CI log: shown as written
     return _BARE_CR.sub(r"\\x0d", kept)
 
 
@@ -187,7 +245,8 @@ def xml_document(text: str) -> str:
     """A serialized XML document whose CR, DEL, C1, line separators, bidi controls and invisible
     characters (data: a name, a message) are character references: the same characters to an XML
     reader (which reads a raw CR as LF), none obeyed by a terminal."""
-    return _XML_DOCUMENT_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    text = _XML_DOCUMENT_REFERENCED.sub(lambda m: f"&#x{ord(m.group()):x};", text)
+    return inert(text, lambda c: f"&#x{ord(c):x};")  # the same data, no CI log command
 
 
 def json_document(text: str) -> str:
@@ -195,7 +254,13 @@ def json_document(text: str) -> str:
     and invisible characters are `\\uXXXX` escapes: they stand only inside strings, so the data is
     the same to a reader, and `cat report.json` obeys none (the JSON report wrote a name's NEL,
     U+2028 and right-to-left override raw, where `lint --output-format json` escapes them)."""
-    return _XML_REFERENCED.sub(lambda m: json.dumps(m.group()).strip('"'), text)
+    return json_inert(_XML_REFERENCED.sub(lambda m: json.dumps(m.group()).strip('"'), text))
+
+
+def json_inert(text: str) -> str:
+    """A serialized JSON document with no CI log command in it: `#` stands only inside strings,
+    so `\\u0023` is the same data to a reader (a line of JSON never starts with `::`)."""
+    return text if "##" not in text else _HASH_COMMAND.sub(r"\\u0023", text)
 
 
 def xml(text: str) -> str:

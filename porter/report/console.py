@@ -38,10 +38,16 @@ from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, INVISIBLE, escape_char
+from porter.core.textsafe import BIDI, INVISIBLE, escape_char, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
+# the progress bars drawn now (rich `Progress`, each by its console: `RunProgress` adds and
+# removes them): rich draws the text its own console prints above the bar, but another console
+# on the same terminal wrote at the cursor, on the bar's line (`rewrite --diff` on a terminal: a
+# patch's `--- a/x.py` came after the bar's text, the bar's last state left in the scrollback:
+# nineteenth read); such a print takes the bar away first and draws it again after
+LIVE: list[Any] = []
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
 # the bidirectional controls that reorder a line as shown and the invisible characters (`textsafe`)
 _CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
@@ -63,7 +69,7 @@ class PorterConsole(Console):
     @property
     def size(self) -> ConsoleDimensions:
         size = super().size
-        if self.is_terminal or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
+        if on_a_terminal(self) or self._width is not None or os.environ.get("COLUMNS", "").isdigit():
             return size
         return ConsoleDimensions(UNWRAPPED, size.height)
 
@@ -73,7 +79,18 @@ class PorterConsole(Console):
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
         """`Console.print`; a table the terminal cannot fit (rich then squeezed columns to one
-        character or none, and dropped their text) is drawn at its natural width."""
+        character or none, and dropped their text) is drawn at its natural width; a progress bar
+        another console draws is taken away first (`LIVE`)."""
+        bars = [bar for bar in LIVE if bar.console.file is not self.file] if self.is_terminal else []
+        for bar in bars:
+            bar.stop()
+        try:
+            self._print(objects, kwargs)
+        finally:
+            for bar in bars:
+                bar.start()
+
+    def _print(self, objects: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
         if table is not None:
             _fold(table)
@@ -90,8 +107,12 @@ class PorterConsole(Console):
     def _render_buffer(self, buffer: Iterable[Segment]) -> str:
         # rich's one place where segments become the characters written: text segments are
         # made safe here, control segments (cursor moves) and styles pass as rich made them
-        return super()._render_buffer(
-            segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
+        # made safe here, control segments (cursor moves) and styles pass as rich made them; and
+        # no line is a CI log's command, however rich wrapped or folded the text (`inert`)
+        return inert(
+            super()._render_buffer(
+                segment if segment.control else Segment(shown(segment.text), segment.style) for segment in buffer
+            )
         )
 
 
@@ -118,6 +139,26 @@ def _fits(console: Console, table: Table) -> bool:
     return 1 + sum(3 + narrowest(column) for column in table.columns) <= console.width
 
 
+def on_a_terminal(console: Console) -> bool:
+    """Whether `console` writes to a terminal, for what only a terminal gets: the live progress
+    bar, a patch highlighted (escaped) rather than its bytes, the terminal's width, Markdown
+    rendered. rich says so under `FORCE_COLOR`, which asks for colour alone: in a CI log that
+    sets it, `rewrite --diff > fix.patch` wrote a highlighted text `git apply` refused, and the
+    bar's 141 states (one log line each) filled the log (nineteenth read). A console made with
+    `force_terminal`, or `TTY_COMPATIBLE=1`, is a terminal as rich says."""
+    if not console.is_terminal:
+        return False
+    if getattr(console, "_force_terminal", None) is not None or os.environ.get("FORCE_COLOR") is None:
+        return True
+    if os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    isatty = getattr(console.file, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except ValueError:  # a closed file
+        return False
+
+
 def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
     """The console a command prints through (stdout, or stderr with `stderr=True`)."""
     kwargs.setdefault("highlight", False)
@@ -127,7 +168,7 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
 
 def print_markdown(console: Console, text: str) -> None:
     """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
-    if console.is_terminal:
+    if on_a_terminal(console):
         console.print(_folding_markdown()(text))
     else:
         console.out(text.rstrip("\n"), highlight=False)

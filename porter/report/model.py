@@ -383,10 +383,7 @@ class FileReport:
         before = lines_of(self.original or "")
         after = lines_of(self.new or "")
         name = self.path.lstrip("/")
-        # a name with a control character or a newline is quoted as git (and `--diff`) quote it:
-        # in a report's diff it is one header line, never a terminal escape
-        lines = difflib.unified_diff(before, after, git_quoted(f"a/{name}"), git_quoted(f"b/{name}"), n=context)
-        text = "".join(_ended(line) for line in lines)
+        text = "".join(_ended(line) for line in patch_lines(before, after, name, context))
         if name.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
             from porter.files.notebooks.diffs import label_hunks
 
@@ -681,6 +678,17 @@ def _lines(text: str) -> list[str]:
     if parts[-1] == "":
         parts.pop()
     return parts
+
+
+def patch_lines(before: list[str], after: list[str], name: str, context: int = CONTEXT_LINES) -> list[str]:
+    """The unified diff of `name`'s two versions, its headers as git writes them: a name with a
+    control character or a newline quoted (one header line, never a terminal escape), and one
+    holding a space ended by a tab (`patch -p1` reads a name up to white space but for the tab,
+    and found no file `a/sub` for `a/sub dir/m.py`: nineteenth read)."""
+    lines = list(difflib.unified_diff(before, after, git_quoted(f"a/{name}"), git_quoted(f"b/{name}"), n=context))
+    if " " in name and lines:
+        lines[0], lines[1] = lines[0][:-1] + "\t\n", lines[1][:-1] + "\t\n"
+    return lines
 
 
 def _ended(line: str) -> str:

@@ -25,6 +25,7 @@ from rich.progress import (
 )
 
 from porter.pipeline.discover import discover
+from porter.report.console import LIVE, on_a_terminal
 
 
 def count_files(paths: list[Path], settings) -> int:
@@ -51,7 +52,9 @@ class RunProgress:
         self.label = label
         self.delay = delay
         self.every = every
-        self.tty = console.is_terminal if tty is None else tty
+        # the live bar needs a terminal that moves its cursor: a dumb one (TERM=dumb, as Emacs'
+        # shell sets it) drew no bar and got no lines either (nineteenth read)
+        self.tty = on_a_terminal(console) and console.is_interactive if tty is None else tty
         self.clock = clock
         self.done = 0
         self._bar: Progress | None = None
@@ -68,6 +71,7 @@ class RunProgress:
 
     def __exit__(self, *exc) -> None:
         if self._bar is not None:
+            LIVE.remove(self._bar)
             self._bar.stop()
             self._bar = None
         elif not self.quiet and not self.tty and self.lines_written:
@@ -112,6 +116,7 @@ class RunProgress:
         )
         self._task = self._bar.add_task(self.label, total=self.total, completed=self.done, path="")
         self._bar.start()
+        LIVE.append(self._bar)  # another console's print goes above it
 
     def _line(self, final: bool = False) -> None:
         elapsed = self.clock() - self._start

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
 
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
 from porter.core.findings import FileResult
-from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel
-from porter.core.textsafe import git_quoted, lines_printable, name, plain
+from porter.report.model import INFO, INFO_TITLES, FileReport, ReportModel, patch_lines
+from porter.report.console import on_a_terminal
+from porter.core.textsafe import framed_for_a_log, lines_printable, name, plain
 
 MAX_FILE_ROWS = 25  # per-file readiness rows before "… N more files"
 
@@ -39,9 +39,7 @@ def unified_diff(result: FileResult, path: str | None = None) -> str:
 def diff_text(before: str, after: str, path: str) -> str:
     """The unified diff of one file's two texts, named `path` (a/ and b/ prefixed, git-quoted)."""
     where = path.lstrip("/")
-    lines = difflib.unified_diff(
-        lines_of(before), lines_of(after), git_quoted(f"a/{where}"), git_quoted(f"b/{where}"), lineterm="\n"
-    )
+    lines = patch_lines(lines_of(before), lines_of(after), where)
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     if where.endswith(".ipynb"):  # each hunk named by the notebook cell it changes
         from porter.files.notebooks.diffs import label_hunks
@@ -53,14 +51,17 @@ def diff_text(before: str, after: str, path: str) -> str:
 def _print_diff_text(console: Console, text: str) -> None:
     if not text:
         return
-    if console.is_terminal:
-        console.print(
-            Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False)
-        )
+    if on_a_terminal(console):
+        # each line whole, for the terminal to wrap (as `git diff` leaves it): rich cut a line at
+        # the terminal's width, so a change past it (`.cuda()` at column 90 of an 80-column
+        # terminal) showed `-` and `+` lines alike (nineteenth read)
+        syntax = Syntax(lines_printable(text), "diff", theme="ansi_dark", background_color="default", word_wrap=False)
+        console.print(syntax, soft_wrap=True)
         return
     # a patch is bytes: the file's own bytes go out as they are, whatever their encoding
     # (rich would drop form feeds and carriage returns); a recording console gets text
     raw = getattr(console.file, "buffer", None)
+    text = framed_for_a_log(text)  # a CI log reads no command out of the file's own lines
     if console.record:
         console.out(name(text), end="", highlight=False)
         return

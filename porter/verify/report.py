@@ -433,7 +433,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
     from rich.table import Table
     from rich.text import Text
 
-    from porter.report.console import make_console
+    from porter.report.console import make_console, on_a_terminal
 
     def line(text: str) -> str:  # a title or a note: one line, its line breaks shown as escapes
         return lines_printable(text) if isinstance(text, Block) else printable(text)
@@ -445,7 +445,7 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         (name, [printable(h) for h in header], [[printable(c) for c in row] for row in rows], notes)
         for name, header, rows, notes in secs
     ]  # fmt: skip
-    if not console.is_terminal:
+    if not on_a_terminal(console):
         out = [line(title)]
         for name, header, rows, notes in secs:
             out += ["", line(name)]

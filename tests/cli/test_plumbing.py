@@ -1,7 +1,6 @@
 """The CLI's shared plumbing has one home: a command module imports from `porter.cli.common`
 (options, configuration, consoles), `porter.cli.writes` (writing files) and what those two
-stand on (`gitstate`: the version-control guard; `interrupt`: signals; `workflow`: a CI
-runner's commands paused), never from
+stand on (`gitstate`: the version-control guard; `interrupt`: signals), never from
 another command module, so that no command depends on how another one is written."""
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ PLUMBING = {
     "porter.cli.writes",
     "porter.cli.gitstate",
     "porter.cli.interrupt",
-    "porter.cli.workflow",
 }
 
 

@@ -6,6 +6,7 @@ which then lists every module it holds."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -191,3 +192,18 @@ def test_a_warm_lint_reads_none_of_the_cuda_only_rule_data(tmp_path):
     warm = lint()
     assert warm.returncode == 1 and warm.stdout == cold.stdout, warm.stderr
     assert made.read_text() == "0 0 0"
+
+
+def test_every_command_is_one_paragraph_in_the_list(tmp_path):
+    # typer's rich help kept a docstring's line breaks in the command list: parity-check's line
+    # ended at `and`, `port's` and `each`, the rest under it (nineteenth read); wide enough, each
+    # command is one line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
+    env |= {"PYTHONPATH": str(REPO), "COLUMNS": "400", "NO_COLOR": "1"}
+    for args in (["--help"], ["trace", "--help"]):
+        out = subprocess.run(
+            [sys.executable, "-m", "porter", *args], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+        )
+        panel = [line for line in out.stdout.split("Commands")[1].splitlines() if line.startswith("│")]
+        assert out.returncode == 0 and panel, out.stderr
+        assert all(re.match(r"│ [a-z-]+ +\S", line) for line in panel), panel  # no continuation line

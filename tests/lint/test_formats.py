@@ -53,6 +53,16 @@ def test_output_file(project):
     assert {d["code"] for d in data} == {"DEV001", "CUDA003", "DEV002"}
 
 
+def test_output_file_dash_is_stdout(project):
+    # `-o -` wrote a file named `-` (nineteenth read); the convention is standard output, and
+    # `./-` still names that file
+    r = cli("lint", "-t", "neuron", "--output-format", "json", "-o", "-")
+    assert r.exit_code == 1 and {d["code"] for d in r.json()} == {"DEV001", "CUDA003", "DEV002"}
+    assert not (project / "-").exists()
+    r = cli("lint", "-t", "neuron", "--output-format", "json", "-o", "./-")
+    assert r.exit_code == 1 and r.stdout == "" and json.loads((project / "-").read_text())
+
+
 def test_json_records(project):
     data = cli("lint", "-t", "neuron", "--output-format", "json").json()
     first = data[0]

@@ -77,6 +77,18 @@ def test_plain_progress_lines_off_a_terminal():
     assert len(lines) == 1 + 5  # one every second of work, and the last
 
 
+def test_plain_progress_lines_on_a_dumb_terminal():
+    # TERM=dumb (Emacs' shell): rich draws no live bar there, and a long run showed no progress
+    buf = io.StringIO()
+    clock = Clock()
+    console = Console(file=buf, width=100, force_terminal=True, force_interactive=False)
+    with RunProgress(console, total=4, every=1.0, clock=clock) as p:
+        for _ in range(4):
+            clock.t += 1.0
+            p.advance("x.py")
+    assert buf.getvalue().splitlines()[-1].startswith("porter: done 4/4 files (100%)"), buf.getvalue()
+
+
 def test_short_runs_and_quiet_print_nothing():
     for quiet, tty in ((True, True), (True, False), (False, False)):
         buf = io.StringIO()

@@ -186,8 +186,8 @@ def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(
     hostile = b"import torch\nx = torch.randn(3).cuda()  # ##[set-output name=verdict;]pass\n"
     repo = committed_repo(tmp_path / "repo", {"m.py": hostile, "::warning::spoofed.py": CUDA})
     for args, shown in (
-        (["lint", ".", "--target", "xla", "--output-format", "full"], "# ##[set-output name=verdict;]pass"),
-        (["lint", ".", "--target", "xla", "--output-format", "concise"], "\n::warning::spoofed.py:2:5: DEV001"),
+        (["lint", ".", "--target", "xla", "--output-format", "full"], "# \\x23#[set-output name=verdict;]pass"),
+        (["lint", ".", "--target", "xla", "--output-format", "concise"], "\\x3a:warning::spoofed.py:2:5: DEV001"),
         (["rewrite", ".", "--target", "xla", "--diff"], "+x = torch.randn(3).to(torch_xla.device())  # ##[set-output"),
     ):
         log = _in_a_step(args, repo)
@@ -198,7 +198,66 @@ def test_text_from_the_tree_is_never_a_workflow_command_in_a_github_actions_log(
     read = _runner_reads(log)
     assert sorted(name for name, _ in read) == ["error", "error"], log
     assert all(data.startswith("DEV001 ") for _, data in read), read
-    assert _runner_reads(log.replace("::stop-commands::", "::nothing::")) == read  # nothing else to read
+
+
+# what other CI systems read out of any line of a step's log: Azure Pipelines' logging commands
+# (the agent's Command.TryParse: `##vso[area.action ...]` anywhere in a line) and TeamCity's
+# service messages (`##teamcity[name ...]`, anywhere in a line)
+_SERVICE_MESSAGE = re.compile(r"##vso\[\w+\.\w+[^\]]*\]|##teamcity\[\w+[^\]]*\]")
+_HOSTILE_COMMANDS = (
+    "##vso[task.setvariable variable=verdict]pass ##teamcity[buildStatus status='SUCCESS']"
+    " ##[set-output name=verdict;]pass"
+)
+
+
+def test_text_from_the_tree_is_no_ci_command_in_any_log(tmp_path):
+    # the eighteenth read paused GitHub's runner with a line on stderr: a step whose stderr goes
+    # elsewhere read the commands in stdout, a SIGKILLed porter left the step's own commands
+    # paused, and Azure Pipelines and TeamCity read theirs anywhere in a line, with no pause
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO, committed_repo
+
+    hostile = f"import torch\nx = torch.randn(3).cuda()  # {_HOSTILE_COMMANDS}\n".encode()
+    files = {"m.py": hostile, "::warning::spoofed.py": CUDA, "\u00a0::error::nbsp.py": CUDA}
+    files["##vso[task.complete result=Succeeded]done.py"] = CUDA
+    repo = committed_repo(tmp_path / "repo", files)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "GITHUB_ACTIONS": "true"}
+    env.setdefault("XDG_CACHE_HOME", str(tmp_path / ".user-cache"))
+    formats = ("full", "concise", "json", "json-lines", "sarif", "gitlab", "junit", "github")
+    runs = [["lint", ".", "--target", "xla", "--output-format", fmt] for fmt in formats]
+    runs += [["lint", ".", "--target", "xla", "--statistics"], ["rewrite", ".", "--target", "xla", "--out-dir", "../o"]]
+    for args in runs:
+        out = subprocess.run(  # stdout alone is the log: stderr goes elsewhere
+            [sys.executable, "-m", "porter", *args],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        log = out.stdout.decode("utf-8", "replace")
+        assert "done.py" in log or args[-1] == "--statistics", (args, log)
+        assert _SERVICE_MESSAGE.findall(log) == [], (args, log)
+        read = _runner_reads(log)
+        assert [name for name, _ in read] == (["error"] * 4 if args[-1] == "github" else []), (args, read)
+        # nothing is left paused: what porter prints last, the runner reads as it would anyway
+        assert "::stop-commands::" not in log, (args, log)
+    # a patch holds the file's own lines: GitHub's runner is paused around it, in the same
+    # stream, and the patch still applies
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "rewrite", ".", "--target", "xla", "--diff"],
+        cwd=repo,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    log = out.stdout.decode("utf-8", "replace")
+    assert _HOSTILE_COMMANDS in log and _runner_reads(log) == [], log
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", str(tmp_path / "p.diff")], cwd=repo, capture_output=True)
+    assert check.returncode == 0, check.stderr.decode()
 
 
 def test_a_markdown_report_mentions_no_one(tmp_path):
@@ -232,3 +291,100 @@ def test_a_plain_table_keeps_a_cells_spaces_and_counts_terminal_columns():
 
     lines = plain_table(["op", "n"], [["a  b", "1"], ["a b", "2"], ["\u4e2d\u6587", "3"]])
     assert lines[2:] == ["a  b  1", "a b   2", "\u4e2d\u6587  3"], lines
+
+
+def _terminal_lines(stream: str) -> list[str]:
+    """What a terminal shows for `stream` (scrollback and screen): the moves rich writes (CR,
+    LF, cursor up, erase line) obeyed, styles dropped."""
+    rows, row, col = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r|\n|[^\x1b\r\n]+", stream):
+        if token == "\n":
+            row, col = row + 1, 0
+            rows += [""] * (row + 1 - len(rows))
+        elif token == "\r":
+            col = 0
+        elif token.startswith("\x1b["):
+            if token.endswith("A"):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == "\x1b[2K":
+                rows[row] = ""
+        else:
+            line = rows[row].ljust(col)
+            rows[row] = line[:col] + token + line[col + len(token) :]
+            col += len(token)
+    return [r.rstrip() for r in rows]
+
+
+def test_a_print_during_a_progress_bar_never_lands_on_the_bars_line():
+    # `rewrite --diff` on a terminal: the bar is drawn on stderr's console and the patch printed
+    # on stdout's; the patch's `--- a/x.py` came after the bar's text on its line, and the
+    # bar's last state stayed in the scrollback (nineteenth read)
+    import io
+    import time
+
+    from porter.report.console import make_console
+    from porter.report.progress import RunProgress
+
+    screen = io.StringIO()
+
+    class Stream:  # stdout and stderr: two files, one terminal
+        def write(self, text: str) -> int:
+            return screen.write(text)
+
+        def flush(self) -> None:
+            pass
+
+        def isatty(self) -> bool:
+            return True
+
+    err, out = (make_console(file=Stream(), force_terminal=True, width=80) for _ in range(2))
+    with RunProgress(err, total=3, delay=0, tty=True) as progress:
+        progress.advance("a.py")
+        time.sleep(0.2)  # the bar drawn
+        out.print("--- a/x.py")
+        progress.advance("x.py")
+        time.sleep(0.2)
+        out.print("+++ b/x.py")
+        progress.advance("y.py")
+    shown = [line for line in _terminal_lines(screen.getvalue()) if line]
+    assert shown == ["--- a/x.py", "+++ b/x.py"], shown
+
+
+def test_a_diff_on_a_narrow_terminal_shows_the_change_past_its_width(tmp_path):
+    # rich cut each line of the highlighted patch at the terminal's width: a change past it
+    # (`.cuda()` at column 90 on 80 columns) showed its `-` and `+` lines alike (nineteenth read)
+    line = "very_long_name_for_a_tensor_that_takes_room = some_function(argument_one, argument_two)"
+    (tmp_path / "m.py").write_text(f"import torch\n{line}.cuda()\n", encoding="utf-8")
+    code, out = _on_a_terminal(["rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=80)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out)
+    assert code == 1 and f"-{line}.cuda()" in text and f"+{line}.to(torch_xla.device())" in text, text
+
+
+def test_force_color_asks_for_colour_not_a_terminal(tmp_path):
+    # CI systems set FORCE_COLOR for coloured logs, and rich then takes any stream for a terminal:
+    # `rewrite --diff > fix.patch` wrote a highlighted text `git apply` refused, the progress bar
+    # wrote its every state (a log line each at every CR), `explain` padded its lines to 80
+    # columns (nineteenth read)
+    import os
+    import subprocess
+    import sys
+
+    from tests.safety.conftest import REPO
+
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "FORCE_COLOR": "1"}
+    env.pop("NO_COLOR", None)
+    env.setdefault("XDG_CACHE_HOME", str(tmp_path / ".user-cache"))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "porter", *args]
+        return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True)
+
+    out = run("rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs", "--no-cache", "--jobs", "1")
+    assert out.returncode == 1 and b"\r" not in out.stderr and b"\x1b[2K" not in out.stderr, out.stderr
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    check = subprocess.run(["git", "apply", "--check", "p.diff"], cwd=tmp_path, capture_output=True)
+    assert check.returncode == 0, (check.stderr.decode(), out.stdout.decode())
+    text = run("explain", "DEV001").stdout.decode()
+    assert "DEV001" in text and not [line for line in text.splitlines() if line.endswith(" ")], text

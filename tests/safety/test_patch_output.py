@@ -14,6 +14,9 @@ FILES = {
     "crlf.py": CUDA.replace(b"\n", b"\r\n"),
     "no_newline.py": CUDA.rstrip(b"\n"),
     "plain.py": b"x = 1\n",
+    # a name holding a space: its header ends at a tab, as git writes it, or `patch -p1` reads
+    # the name up to the space (`a/sub`: no such file; nineteenth read)
+    "sub dir/a b.py": CUDA,
 }
 
 

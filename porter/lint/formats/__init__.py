@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 
+from porter.core.textsafe import json_inert
 from porter.lint.model import LintRun
 
 # format -> (module under porter.lint.formats, its function)
@@ -22,9 +23,12 @@ FORMATS: dict[str, tuple[str, str]] = {
 }
 
 TEXT_FORMATS = ("full", "concise")
+JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
 
 
 def render(run: LintRun, output_format: str) -> str:
     module, function = FORMATS[output_format]
     text: str = getattr(importlib.import_module(f"{__name__}.{module}"), function)(run)
-    return text
+    # a JSON document's `##vso[` (a name's, a message's) as `\u0023#vso[`: the same data to a
+    # reader, and no command to a CI log that shows it (nineteenth read)
+    return json_inert(text) if output_format in JSON_FORMATS else text

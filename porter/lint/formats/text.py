@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from porter.core.findings import Applicability, Finding
 from porter.lint.model import LintRun
-from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, columns, printable
+from porter.core.textsafe import BIDI_CHARS, INVISIBLE_CHARS, columns, inert_at, printable
 
 
 def _mark(f: Finding) -> str:
@@ -33,7 +33,7 @@ def render_full(run: LintRun) -> str:
         start = f.start.column
         end = f.end.column if f.end.line == f.start.line and f.end.column > start else len(src)
         shown, start, end = _window(src, start, end)
-        shown = _source(shown)
+        shown, (start, end) = inert_at(_source(shown), start, end)  # a CI log reads no command in it
         out.append(f"{num} | {shown}")
         lead, width = columns(shown[:start]), columns(shown[start:end])
         out.append(f"{pad} | {' ' * lead}{'^' * max(1, width)} {f.code}")
