@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from porter.config import globs
 from porter.analysis import cuda_only_index, native_ops
-from porter.pipeline.cache import Cache
+from porter.pipeline.cache import Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
@@ -556,8 +556,7 @@ def iter_results(
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
     if use_cache:
-        where = cache_dir or (Path(os.environ["PORTER_CACHE_DIR"]) if os.environ.get("PORTER_CACHE_DIR") else None)
-        store = Cache.for_paths(paths, where)
+        store = Cache.for_paths(paths, named_dir(cache_dir))
 
     cuda_sources: list[str] = []  # the project's .cu files: evidence of its own CUDA extensions
     candidates = [
