@@ -117,3 +117,22 @@ def test_a_gitignore_is_cut_into_lines_where_git_cuts_it(tmp_path, monkeypatch):
     found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
     # the ones `git status --untracked=all` (git 2.39) lists for the same .gitignore
     assert found == ["b.py", "c.py", "d.py", "e.py", "f.py", "g.py", "h.py", "i.py"]
+
+
+def test_a_gitignore_that_is_a_link_is_not_read(tmp_path, monkeypatch):
+    """git >= 2.32 reads no `.gitignore` that is a symbolic link ("unable to access
+    '.gitignore': Too many levels of symbolic links") and lists the files it names; porter
+    followed the link and left them out of the run."""
+    (tmp_path / "rules.txt").write_text("a.py\n")
+    (tmp_path / ".gitignore").symlink_to("rules.txt")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").symlink_to("../rules.txt")
+    (tmp_path / "sub" / "inner").mkdir()
+    (tmp_path / "sub" / "inner" / ".gitignore").write_text("b.py\n")
+    for name in ("a.py", "b.py", "sub/a.py", "sub/inner/a.py", "sub/inner/b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None and c.path.suffix == ".py")
+    # what `git status --untracked=all` (git 2.39) lists
+    assert found == ["a.py", "b.py", "sub/a.py", "sub/inner/a.py"]

@@ -2,8 +2,8 @@
 that porter reads (porter.core.kinds: dependency files, Dockerfiles, scripts, configs,
 notebooks), minus ignored ones.
 
-`.gitignore` files (every one from the root of the walk down) and `--exclude` patterns use
-gitignore syntax through pathspec. Symbolic links are never followed out of the tree, and a
+`.gitignore` files (every one from the root of the walk down, but for one that is a link, as in
+git >= 2.32) and `--exclude` patterns use gitignore syntax through pathspec. Symbolic links are never followed out of the tree, and a
 link loop is reported, not walked.
 """
 
@@ -160,7 +160,9 @@ class _Walk:
             # relative path: no realpath per file (that cost more than the rest of a warm run)
             real_dir = os.path.join(root, prefix)
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
-            if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):  # (no stat per folder)
+            # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
+            # none: "unable to access '.gitignore': Too many levels of symbolic links")
+            if self.respect_gitignore and any(e.name == ".gitignore" and not e.is_symlink() for e in entries):
                 self._read_gitignore(here, prefix)
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
