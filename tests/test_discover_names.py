@@ -136,3 +136,62 @@ def test_a_gitignore_that_is_a_link_is_not_read(tmp_path, monkeypatch):
     found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None and c.path.suffix == ".py")
     # what `git status --untracked=all` (git 2.39) lists
     assert found == ["a.py", "b.py", "sub/a.py", "sub/inner/a.py"]
+
+
+def _walked(tmp_path, monkeypatch, files, gitignores):
+    for name, text in gitignores.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    return sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None and c.path.suffix == ".py")
+
+
+def test_a_negation_in_a_deeper_gitignore_keeps_the_file(tmp_path, monkeypatch):
+    """As in git, the nearest `.gitignore` with a matching pattern decides: `src/.gitignore`'s
+    `!gen_keep.py` keeps a file the root's `gen_*.py` leaves out. The first `.gitignore` that
+    matched decided, and lint hid a file `git status` lists."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["gen_a.py", "src/gen_keep.py", "src/gen_b.py", "src/deep/gen_keep.py", "src/deep/x.py"],
+        {".gitignore": "gen_*.py\n", "src/.gitignore": "!gen_keep.py\n", "src/deep/.gitignore": "x.py\n"},
+    )
+    # what `git status --untracked=all` (git 2.39) lists
+    assert found == ["src/deep/gen_keep.py", "src/gen_keep.py"]
+
+
+@pytest.mark.parametrize(
+    "pattern, ignored, kept",
+    [
+        ("[[:alpha:]].py", ["a.py", "Z.py"], ["1.py", "-.py"]),  # pathspec: the class `[:alph` and a `]`
+        ("[[:digit:]x].py", ["5.py", "x.py"], ["a.py"]),
+        ("[!]].py", ["x.py"], ["].py"]),  # `[^/]]` wanted a `]` after the class
+        ("[]a].py", ["].py", "a.py"], ["b.py"]),
+        ("[\\]].py", ["].py"], ["\\.py"]),  # an escaped `]` in a class: pathspec read a `\\` and a `]`
+        ("[a\\-c].py", ["a.py", "-.py", "c.py"], ["b.py"]),
+        ("m[.py", [], ["m[.py"]),  # no closing `]`: git's pattern matches nothing
+        ("[[:nope:]].py", [], ["n.py", "].py"]),  # an unknown class: likewise
+        ("?.py", ["a.py"], ["é.py"]),  # git's `?` is one byte, `é` two
+        ("[é].py", [], ["é.py"]),  # a class of two bytes never matches both
+    ],
+)
+def test_a_gitignore_pattern_reads_brackets_and_bytes_as_git_does(tmp_path, monkeypatch, pattern, ignored, kept):
+    """Each verdict is what `git status --untracked=all` (git 2.39) gives for the same
+    `.gitignore` line (and what a differential of porter against git over random trees and
+    patterns found wrong, nineteenth read)."""
+    found = _walked(tmp_path, monkeypatch, [*ignored, *kept], {".gitignore": pattern + "\n"})
+    assert found == sorted(kept)
+
+
+def test_a_class_that_python_reads_as_nested_says_nothing(tmp_path, monkeypatch):
+    """`[[:digit:]]` reached Python's `re` as `[[:digit:]\\]`: a "FutureWarning: Possible nested
+    set" and porter's own source line were printed on the user's terminal."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _walked(tmp_path, monkeypatch, ["a.py"], {".gitignore": "[[:digit:]]*\n[[=a=]]\n[[.a.]]\n"})

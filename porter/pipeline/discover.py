@@ -3,8 +3,8 @@ that porter reads (porter.core.kinds: dependency files, Dockerfiles, scripts, co
 notebooks), minus ignored ones.
 
 `.gitignore` files (every one from the root of the walk down, but for one that is a link, as in
-git >= 2.32) and `--exclude` patterns use gitignore syntax through pathspec. Symbolic links are never followed out of the tree, and a
-link loop is reported, not walked.
+git >= 2.32) and `--exclude` patterns use gitignore syntax (`porter.config.globs`). Symbolic
+links are never followed out of the tree, and a link loop is reported, not walked.
 """
 
 from __future__ import annotations
@@ -185,7 +185,8 @@ class _Walk:
         if not gi.is_file():
             return
         try:
-            self.ignores[prefix] = _spec(_git_lines(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace")))
+            text = read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")  # (git reads bytes)
+            self.ignores[prefix] = _spec(_git_lines(text))
         except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
             pass
 
@@ -297,19 +298,25 @@ def _name(shown: str | None, name: str, full: Path) -> str:
 
 
 def _ignored(rel: str, ignores: dict[str, globs.Spec], *, is_dir: bool) -> bool:
-    """Whether a .gitignore of a folder above `rel` (a path relative to the walk's top) leaves it
-    out. Only the folders above it are looked up: every .gitignore read so far was tried on
-    every path, and a repository of 24,000 folders, each with a one-line .gitignore, cost the
-    walk 51 CPU s before any file (eighteenth read)."""
+    """Whether the `.gitignore` files of the folders above `rel` (a path relative to the walk's
+    top) leave it out: as in git, the nearest one with a pattern that matches decides, so a
+    negation below (`src/.gitignore`: `!gen_keep.py`) keeps a file a pattern above leaves out
+    (`gen_*.py`); the first one that matched decided, and lint hid a file git lists. Only the
+    folders above it are looked up: every .gitignore read so far was tried on every path, and
+    a repository of 24,000 folders, each with a one-line .gitignore, cost the walk 51 CPU s
+    before any file (eighteenth read)."""
     if not ignores:
         return False
     tail = "/" if is_dir else ""
-    end = -1
-    while True:
-        prefix = rel[: end + 1]
-        spec = ignores.get(prefix)
-        if spec is not None and spec.match_file(rel[end + 1 :] + tail):
-            return True
+    above: list[int] = [-1]  # where each folder above ends in `rel` (-1: the walk's top)
+    end = rel.find("/")
+    while end >= 0:
+        above.append(end)
         end = rel.find("/", end + 1)
-        if end < 0:
-            return False
+    for end in reversed(above):
+        spec = ignores.get(rel[: end + 1])
+        if spec is not None:
+            verdict = spec.verdict(rel[end + 1 :] + tail)
+            if verdict is not None:
+                return verdict
+    return False
