@@ -94,13 +94,21 @@ def forget_paths() -> None:
 @lru_cache(maxsize=8)
 def _file_ignores(
     table: tuple[tuple[str, tuple[str, ...]], ...],
-) -> tuple[tuple[bool, globs.Spec, tuple[str, ...]], ...]:
-    """Each `per-file-ignores` pattern compiled once for the run's table: (anchored, its
-    patterns, its codes). A pattern starting with `/` is anchored at the file system root
+) -> tuple[tuple[bool, bool, globs.Spec, tuple[str, ...]], ...]:
+    """Each `per-file-ignores` pattern compiled once for the run's table: (negated, anchored,
+    its patterns, its codes). A pattern starting with `/` is anchored at the file system root
     (config files write their patterns that way, resolved against the config's folder); others
-    match the displayed path the way .gitignore patterns do. (A cache of the last 256 patterns
-    was refilled for every file: 20,000 patterns on 31 files cost 107 CPU s; eighteenth read.)"""
-    return tuple((pattern.startswith("/"), globs.spec((pattern,)), codes) for pattern, codes in table)
+    match the displayed path the way .gitignore patterns do. One starting with `!` applies to
+    the files it does not match, as in ruff (alone in a gitignore-style list, a negation
+    matched nothing: `"!tests/**" = ["DEV"]` ignored DEV nowhere, in silence). (A cache of the
+    last 256 patterns was refilled for every file: 20,000 patterns on 31 files cost 107 CPU s;
+    eighteenth read.)"""
+    out = []
+    for pattern, codes in table:
+        negated = pattern.startswith("!")
+        body = pattern[1:] if negated else pattern
+        out.append((negated, body.startswith("/"), globs.spec((body,)), codes))
+    return tuple(out)
 
 
 def file_settings(settings: Settings, path: Path, name: str | None = None) -> Settings:
@@ -110,10 +118,10 @@ def file_settings(settings: Settings, path: Path, name: str | None = None) -> Se
     name = name if name is not None else display_path(path)
     extra: list[str] = []
     absolute: str | None = None
-    for anchored, spec, codes in _file_ignores(settings.per_file_ignores):
+    for negated, anchored, spec, codes in _file_ignores(settings.per_file_ignores):
         if anchored and absolute is None:
             absolute = path.resolve().as_posix()
-        if spec.match_file(absolute if anchored and absolute is not None else name):
+        if spec.match_file(absolute if anchored and absolute is not None else name) != negated:
             extra.extend(c for c in codes if c not in extra)
     if not extra:
         return settings

@@ -285,3 +285,20 @@ def test_a_negated_exclude_pattern_keeps_its_file(project):
     )
     paths = {d["path"] for d in cli("lint", "--output-format", "json").json()}
     assert paths == {"train.py", "gen/keep.py"}
+
+
+def test_a_negated_per_file_ignores_pattern_applies_where_it_does_not_match(project):
+    """As in ruff, `"!tests/**" = ["DEV"]` ignores DEV everywhere but under tests/. Alone in
+    a gitignore-style list a negation matches nothing: the codes were ignored nowhere, and
+    nothing said so."""
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\n[per-file-ignores]\n"!tests/**" = ["DEV"]\n"!*.py" = ["CUDA"]\n',
+            "tests/test_a.py": "import torch\nt = torch.ones(1).cuda()\n",
+        },
+    )
+    by_file: dict = {}
+    for d in cli("lint", "--output-format", "json").json():
+        by_file.setdefault(d["path"], set()).add(d["code"][:3])
+    assert by_file == {"tests/test_a.py": {"DEV"}, "train.py": {"CUD"}}
