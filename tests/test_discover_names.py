@@ -195,3 +195,66 @@ def test_a_class_that_python_reads_as_nested_says_nothing(tmp_path, monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _walked(tmp_path, monkeypatch, ["a.py"], {".gitignore": "[[:digit:]]*\n[[=a=]]\n[[.a.]]\n"})
+
+
+def test_gitignore_files_above_the_walk_s_top_apply_below_it(tmp_path, monkeypatch):
+    """`porter lint src` read what `porter lint .` leaves out: the `.gitignore` files between the
+    repository's root and the folder given, and the repository's `.git/info/exclude`, were not
+    read. They are now, as git reads them (`git ls-files -o --exclude-standard src`); a folder
+    given by name is still walked (as ruff walks it), whatever a pattern above says of it."""
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["src/gen/a.py", "src/m.py", "src/x_pb2.py", "src/local_n.py", "src/pkg/keep_pb2.py", "src/pkg/b.py"],
+        {".gitignore": "gen/\n*_pb2.py\n", "src/pkg/.gitignore": "!keep_pb2.py\n"},
+    )
+    assert found == ["src/m.py", "src/pkg/b.py", "src/pkg/keep_pb2.py"]
+    forget_paths()
+    below = sorted(c.path.as_posix() for c in discover([Path("src")]) if c.problem is None)
+    assert below == found
+    forget_paths()
+    assert [c.path.as_posix() for c in discover([Path("src/gen")]) if c.problem is None] == ["src/gen/a.py"]
+
+
+def test_a_worktree_s_info_exclude_is_its_repository_s(tmp_path, monkeypatch):
+    """Where `.git` is a file (`git worktree add`, a submodule), `info/exclude` is read from the
+    folder its `gitdir:` names, through that folder's `commondir`."""
+    common = tmp_path / "main.git"
+    (common / "info").mkdir(parents=True)
+    (common / "info" / "exclude").write_text("scratch_*.py\n")
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    work = tmp_path / "wt"
+    work.mkdir()
+    (work / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    found = _walked(work, monkeypatch, ["scratch_1.py", "m.py"], {})
+    assert found == ["m.py"]
+
+
+def test_only_a_pattern_that_names_the_path_itself_decides(tmp_path, monkeypatch):
+    """git tries each path against the patterns for that path; its folders were tried as the
+    walk entered them. `!x*` in `sub/.gitignore` matches the folder `xdir` above
+    `sub/xdir/m.py`, and must not keep it where the root's `*.py` leaves it out (git 2.39
+    ignores it)."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["sub/xdir/m.py", "sub/m.py", "sub/xdir/y.py"],
+        {".gitignore": "*.py\n!y.py\n", "sub/.gitignore": "!x*\n"},
+    )
+    assert found == ["sub/xdir/y.py"]
+
+
+def test_a_negation_reads_its_pattern_as_the_pattern_alone_is_read(tmp_path, monkeypatch):
+    """`/` is no pattern, for git and for pathspec; pathspec read `!/` as every path below a
+    folder, and kept `x/k.py`, which `x` leaves out (git 2.39 lists only m.py). `!!a` keeps a
+    file named `!a`, `!#a` one named `#a`."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["x/k.py", "m.py", "!a.py", "#a.py", "b.py"],
+        {".gitignore": "x\n!/\n*a.py\nb.py\n!!a.py\n!#a.py\n"},
+    )
+    assert found == ["!a.py", "#a.py", "m.py"]

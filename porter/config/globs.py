@@ -190,14 +190,17 @@ class Spec:
         """Whether the patterns leave `path` out (a folder's path ends in `/`)."""
         return self.verdict(path) is True
 
-    def verdict(self, path: str) -> bool | None:
+    def verdict(self, path: str, given: int = 0) -> bool | None:
         """True where the patterns leave `path` out, False where a negation keeps it, None
-        where no pattern matches it (a `.gitignore` of a folder above then decides)."""
+        where no pattern matches it (a `.gitignore` of a folder above then decides). `given`:
+        how many of the folders `path` begins with no folder pattern leaves it out by: the walk
+        tried each folder as it entered it, and a folder given to the run is walked whatever a
+        `.gitignore` above it says."""
         path = _bytes(self._normalize(path))
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
         best = {2: (-1, False), 1: (-1, False)}
-        for found, priority in self._table_hits(path):
-            if found[0] > best[priority][0]:
+        for found, priority, part in self._table_hits(path):
+            if found[0] > best[priority][0] and (priority == 2 or part >= given):
                 best[priority] = found
         for index, include, regex in self._regexes:
             if index < best[2][0]:
@@ -206,6 +209,8 @@ class Spec:
             if match is None:
                 continue
             priority = 1 if match.groupdict().get("ps_d") else 2
+            if priority == 1 and path.count("/", 0, match.start("ps_d")) < given:
+                continue
             if index > best[priority][0]:
                 best[priority] = (index, include)
             if priority == 2:
@@ -213,26 +218,27 @@ class Spec:
         decided = best[2] if best[2][0] >= 0 else best[1]
         return decided[1] if decided[0] >= 0 else None
 
-    def _table_hits(self, path: str) -> Iterator[tuple[tuple[int, bool], int]]:
-        """The literal patterns that match `path`: ((index, include), priority)."""
+    def _table_hits(self, path: str) -> Iterator[tuple[tuple[int, bool], int, int]]:
+        """The literal patterns that match `path`: ((index, include), priority, the index of
+        the part that matched)."""
         parts = path.split("/")
         last = len(parts) - 1
         for (anchor, tail), table in self._tables.items():
             if anchor == "path":
-                keys = [(path, 2)] if tail == "any" else []
-                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1) for k in range(1, last + 1)]
+                keys = [(path, 2, last)] if tail == "any" else []
+                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, last + 1)]
             else:
                 keys = [
-                    (key, 2 if k == last else 1)
+                    (key, 2 if k == last else 1, k)
                     for k, part in enumerate(parts)
                     # (`(?:.+/)?` needs a character before a part's `/`)
                     if not (tail == "dir" and k == last) and not (k == 1 and not parts[0])
                     for key in self._keys(anchor, tail, part)
                 ]
-            for key, priority in keys:
+            for key, priority, part in keys:
                 found = table.get(key)
                 if found is not None:
-                    yield found, priority
+                    yield found, priority, part
 
     def _keys(self, anchor: str, tail: str, part: str) -> list[str]:
         if anchor == "part":
@@ -256,6 +262,12 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
     A bracket expression is read as git reads it (`_brackets`)."""
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+    if line.startswith("!"):
+        # a negation matches what its pattern matches (pathspec read `!/` as every path below a
+        # folder, where `/` is no pattern: git keeps nothing by it); a `!` or `#` after it is text
+        body = line[1:]
+        inner = _read("\\" + body if body[:1] in ("!", "#") else body)
+        return None if inner is None else (False, inner[1], inner[2])
     plain = _plain(line)
     if plain is not None:
         return True, plain, None

@@ -141,6 +141,9 @@ class _Walk:
         self.seen = seen
         self.cuda_sources = cuda_sources
         self.ignores: dict[str, globs.Spec] = {}  # folder's prefix ("" or "a/b/") -> its .gitignore
+        # the patterns above the walk's top (`_above`): (the top's path from their folder, ending
+        # in `/`; its number of folders; the patterns), nearest first
+        self.above: list[tuple[str, int, globs.Spec]] = _above(root) if respect_gitignore else []
 
     def run(self, top: Path) -> Iterator[Candidate]:
         # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
@@ -198,7 +201,7 @@ class _Walk:
             d = entry.name
             rel = prefix + d
             full = here / d
-            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self.ignores, is_dir=True):
+            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self.ignores, self.above, is_dir=True):
                 continue
             if entry.is_symlink():
                 target = full.resolve()
@@ -230,7 +233,7 @@ class _Walk:
                 continue
             rel = prefix + name
             if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
-                rel, self.ignores, is_dir=False
+                rel, self.ignores, self.above, is_dir=False
             ):
                 continue
             full = here / name
@@ -250,7 +253,7 @@ class _Walk:
         if (
             self.cuda_sources is None
             or not name.endswith(NATIVE_SUFFIXES)
-            or _ignored(prefix + name, self.ignores, is_dir=False)
+            or _ignored(prefix + name, self.ignores, self.above, is_dir=False)
         ):
             return
         shown_name = _name(shown, name, here / name)
@@ -297,26 +300,85 @@ def _name(shown: str | None, name: str, full: Path) -> str:
     return utf8_name(shown + name if shown is not None else full.as_posix())
 
 
-def _ignored(rel: str, ignores: dict[str, globs.Spec], *, is_dir: bool) -> bool:
+def _ignored(
+    rel: str, ignores: dict[str, globs.Spec], above: list[tuple[str, int, globs.Spec]], *, is_dir: bool
+) -> bool:
     """Whether the `.gitignore` files of the folders above `rel` (a path relative to the walk's
     top) leave it out: as in git, the nearest one with a pattern that matches decides, so a
     negation below (`src/.gitignore`: `!gen_keep.py`) keeps a file a pattern above leaves out
     (`gen_*.py`); the first one that matched decided, and lint hid a file git lists. Only the
     folders above it are looked up: every .gitignore read so far was tried on every path, and
     a repository of 24,000 folders, each with a one-line .gitignore, cost the walk 51 CPU s
-    before any file (eighteenth read)."""
-    if not ignores:
+    before any file (eighteenth read). Then those above the walk's top (`_above`)."""
+    if not ignores and not above:
         return False
     tail = "/" if is_dir else ""
-    above: list[int] = [-1]  # where each folder above ends in `rel` (-1: the walk's top)
+    ends: list[int] = [-1]  # where each folder above ends in `rel` (-1: the walk's top)
     end = rel.find("/")
     while end >= 0:
-        above.append(end)
+        ends.append(end)
         end = rel.find("/", end + 1)
-    for end in reversed(above):
-        spec = ignores.get(rel[: end + 1])
+    # only a pattern that matches the path itself counts, as in git: the folders above it were
+    # tried as the walk entered them (a folder pattern's match on one of them, `!*a` on `a/`,
+    # decided for `a/a.b.py` against the pattern that names the file in a list below it)
+    for i in range(len(ends) - 1, -1, -1):
+        spec = ignores.get(rel[: ends[i] + 1])
         if spec is not None:
-            verdict = spec.verdict(rel[end + 1 :] + tail)
+            verdict = spec.verdict(rel[ends[i] + 1 :] + tail, len(ends) - 1 - i)
             if verdict is not None:
                 return verdict
+    for head, given, spec in above:
+        verdict = spec.verdict(head + rel + tail, given + len(ends) - 1)
+        if verdict is not None:
+            return verdict
     return False
+
+
+def _above(top: Path) -> list[tuple[str, int, globs.Spec]]:
+    """The patterns git applies to the walk's top (a real path) from above it: the `.gitignore`
+    of each folder from its parent up to the repository's root (the nearest folder holding
+    `.git`), then the repository's `info/exclude`; nearest first. Without them `porter lint
+    src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
+    Nothing outside a repository."""
+    folders = (top, *top.parents)
+    repo = next((f for f in folders if os.path.lexists(f / ".git")), None)
+    if repo is None:
+        return []
+    out: list[tuple[str, int, globs.Spec]] = []
+    for folder in folders[1 : folders.index(repo) + 1]:
+        head = top.relative_to(folder).as_posix() + "/"
+        lines = _read_patterns(folder / ".gitignore")
+        if lines:
+            out.append((head, head.count("/"), _spec(lines)))
+    exclude = _git_dir(repo / ".git")
+    lines = _read_patterns(exclude / "info" / "exclude") if exclude is not None else []
+    if lines:
+        head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
+        out.append((head, head.count("/"), _spec(lines)))
+    return out
+
+
+def _read_patterns(path: Path) -> list[str]:
+    """The lines of a patterns file git reads (not a link, a regular file of bounded size) but
+    its comments and blank lines (a fresh repository's `info/exclude` holds only comments: no
+    patterns to try on every path), or []."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return []
+        text = read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
+    except OSError:  # (`Unreadable` too)
+        return []
+    return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
+
+
+def _git_dir(dot_git: Path) -> Path | None:
+    """The folder holding the repository's `info/`: `.git` itself, or, where `.git` is a file
+    (a worktree, a submodule), the folder its `gitdir:` names, or that one's `commondir`."""
+    if dot_git.is_dir():
+        return dot_git
+    text = "".join(_read_patterns(dot_git)[:1])
+    if not text.startswith("gitdir: "):
+        return None
+    where = dot_git.parent / text[len("gitdir: ") :].strip()
+    common = _read_patterns(where / "commondir")
+    return where / common[0].strip() if common and common[0].strip() else where
