@@ -160,7 +160,7 @@ def note_if_cache_off(no_cache: bool, paths: list[Path], cache_dir: Path | None)
 
     problem = Cache.for_paths(paths, named_dir(cache_dir)).problem
     if problem is not None:
-        err_console.print(f"note: the cache is off: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
+        err_console.print(f"note: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
 
 
 _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds
