@@ -258,3 +258,20 @@ def test_a_negation_reads_its_pattern_as_the_pattern_alone_is_read(tmp_path, mon
         {".gitignore": "x\n!/\n*a.py\nb.py\n!!a.py\n!#a.py\n"},
     )
     assert found == ["!a.py", "#a.py", "m.py"]
+
+
+def test_a_nested_repository_reads_its_own_ignores(tmp_path, monkeypatch):
+    """A folder holding `.git` (a submodule, a clone inside the tree) is a repository of its
+    own: git there reads its `.gitignore` files and `info/exclude`, not the outer ones (git 2.39
+    in the submodule lists `top_x.py`, which the outer `top_*.py` would leave out)."""
+    (tmp_path / ".git" / "modules" / "sub" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "modules" / "sub" / "info" / "exclude").write_text("scratch_*.py\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["top_a.py", "sub/top_x.py", "sub/scratch_1.py", "sub/m.py", "sub/d/top_y.py", "sub/d/n.py"],
+        {".gitignore": "top_*.py\n", "sub/d/.gitignore": "n.py\n"},
+    )
+    assert found == ["sub/d/top_y.py", "sub/m.py", "sub/top_x.py"]

@@ -144,6 +144,9 @@ class _Walk:
         # the patterns above the walk's top (`_above`): (the top's path from their folder, ending
         # in `/`; its number of folders; the patterns), nearest first
         self.above: list[tuple[str, int, globs.Spec]] = _above(root) if respect_gitignore else []
+        # the folders below the top that are repositories of their own (a submodule, a nested
+        # clone) -> their `info/exclude`: no `.gitignore` above such a folder applies in it
+        self.repos: dict[str, globs.Spec | None] = {}
 
     def run(self, top: Path) -> Iterator[Candidate]:
         # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
@@ -167,6 +170,10 @@ class _Walk:
             # none: "unable to access '.gitignore': Too many levels of symbolic links")
             if self.respect_gitignore and any(e.name == ".gitignore" and not e.is_symlink() for e in entries):
                 self._read_gitignore(here, prefix)
+            if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
+                git_dir = _git_dir(here / ".git")
+                lines = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
+                self.repos[prefix] = _spec(lines) if lines else None
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
             yield from self._folders(subdirs, here, prefix, shown, keep)
@@ -201,7 +208,7 @@ class _Walk:
             d = entry.name
             rel = prefix + d
             full = here / d
-            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self.ignores, self.above, is_dir=True):
+            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self, is_dir=True):
                 continue
             if entry.is_symlink():
                 target = full.resolve()
@@ -233,7 +240,7 @@ class _Walk:
                 continue
             rel = prefix + name
             if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
-                rel, self.ignores, self.above, is_dir=False
+                rel, self, is_dir=False
             ):
                 continue
             full = here / name
@@ -253,7 +260,7 @@ class _Walk:
         if (
             self.cuda_sources is None
             or not name.endswith(NATIVE_SUFFIXES)
-            or _ignored(prefix + name, self.ignores, self.above, is_dir=False)
+            or _ignored(prefix + name, self, is_dir=False)
         ):
             return
         shown_name = _name(shown, name, here / name)
@@ -300,17 +307,18 @@ def _name(shown: str | None, name: str, full: Path) -> str:
     return utf8_name(shown + name if shown is not None else full.as_posix())
 
 
-def _ignored(
-    rel: str, ignores: dict[str, globs.Spec], above: list[tuple[str, int, globs.Spec]], *, is_dir: bool
-) -> bool:
+def _ignored(rel: str, walk: _Walk, *, is_dir: bool) -> bool:
     """Whether the `.gitignore` files of the folders above `rel` (a path relative to the walk's
     top) leave it out: as in git, the nearest one with a pattern that matches decides, so a
     negation below (`src/.gitignore`: `!gen_keep.py`) keeps a file a pattern above leaves out
     (`gen_*.py`); the first one that matched decided, and lint hid a file git lists. Only the
     folders above it are looked up: every .gitignore read so far was tried on every path, and
     a repository of 24,000 folders, each with a one-line .gitignore, cost the walk 51 CPU s
-    before any file (eighteenth read). Then those above the walk's top (`_above`)."""
-    if not ignores and not above:
+    before any file (eighteenth read). Then those above the walk's top (`_above`). A folder
+    that is a repository of its own ends the look-up there, after its `info/exclude`, as git
+    in that repository reads it."""
+    ignores, repos = walk.ignores, walk.repos
+    if not ignores and not repos and not walk.above:
         return False
     tail = "/" if is_dir else ""
     ends: list[int] = [-1]  # where each folder above ends in `rel` (-1: the walk's top)
@@ -322,12 +330,14 @@ def _ignored(
     # tried as the walk entered them (a folder pattern's match on one of them, `!*a` on `a/`,
     # decided for `a/a.b.py` against the pattern that names the file in a list below it)
     for i in range(len(ends) - 1, -1, -1):
-        spec = ignores.get(rel[: ends[i] + 1])
-        if spec is not None:
-            verdict = spec.verdict(rel[ends[i] + 1 :] + tail, len(ends) - 1 - i)
+        prefix, below, given = rel[: ends[i] + 1], rel[ends[i] + 1 :] + tail, len(ends) - 1 - i
+        for spec in (ignores.get(prefix), repos.get(prefix)):
+            verdict = spec.verdict(below, given) if spec is not None else None
             if verdict is not None:
                 return verdict
-    for head, given, spec in above:
+        if prefix in repos:
+            return False
+    for head, given, spec in walk.above:
         verdict = spec.verdict(head + rel + tail, given + len(ends) - 1)
         if verdict is not None:
             return verdict
