@@ -177,6 +177,10 @@ def test_a_negation_in_a_deeper_gitignore_keeps_the_file(tmp_path, monkeypatch):
         ("[[:nope:]].py", [], ["n.py", "].py"]),  # an unknown class: likewise
         ("?.py", ["a.py"], ["é.py"]),  # git's `?` is one byte, `é` two
         ("[é].py", [], ["é.py"]),  # a class of two bytes never matches both
+        ("a.py\t", [], ["a.py"]),  # git trims trailing spaces only: the tab is part of the pattern
+        ("\ufeffa.py", ["a.py"], ["b.py"]),  # git skips a byte order mark at the start of the file
+        ("*voilà", ["xvoilà/m.py"], ["b.py"]),  # `à` ends in byte A0, a space to Python
+        ("a.py\\ ", [], ["a.py"]),  # an escaped space stays
     ],
 )
 def test_a_gitignore_pattern_reads_brackets_and_bytes_as_git_does(tmp_path, monkeypatch, pattern, ignored, kept):

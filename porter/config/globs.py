@@ -262,6 +262,7 @@ def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str]
     A bracket expression is read as git reads it (`_brackets`)."""
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
+    line = _trim(line)
     if line.startswith("!"):
         # a negation matches what its pattern matches (pathspec read `!/` as every path below a
         # folder, where `/` is no pattern: git keeps nothing by it); a `!` or `#` after it is text
@@ -401,6 +402,34 @@ def _brackets(line: str) -> tuple[str | None, list[str]]:
         classes.append(cls)
         i = end
     return "".join(out), classes
+
+
+def _trim(line: str) -> str:
+    """`line` with its trailing spaces removed as git removes them (`trim_trailing_spaces`: the
+    unescaped spaces at its end, nothing else), and any other white space left at its end kept
+    from pathspec, which strips it all: `a.py<TAB>` hid a.py, which git lists (the tab is part
+    of git's pattern), and a name ending in `à` (bytes C3 A0, `\\xa0` a space to Python) lost
+    its last byte."""
+    last_space = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == " ":
+            last_space = i if last_space is None else last_space
+        else:
+            last_space = None
+            if c == "\\":
+                i += 1
+                if i >= len(line):
+                    return line  # (a lone `\\` at the end: git stops, pathspec refuses it)
+        i += 1
+    if last_space is not None:
+        line = line[:last_space]
+    end = len(line)
+    while end and line[end - 1].isspace() and not (end >= 2 and line[end - 2] == "\\"):
+        end -= 1
+    # (each as a one-character bracket, which pathspec keeps and `_brackets` reads)
+    return line[:end] + "".join(f"[{c}]" for c in line[end:])
 
 
 def check(line: str) -> None:

@@ -71,6 +71,7 @@ def _git_lines(text: str) -> list[str]:
     str.splitlines, which also ends a line at a lone CR, a form feed, \\v, \\x1c-\\x1e, \\x85
     and U+2028/9, so a comment holding one of those (`# build outputs<U+2028>*.py`) became a
     pattern git never sees."""
+    text = text.removeprefix("\ufeff")  # (git skips a UTF-8 byte order mark: it was part of line 1)
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
