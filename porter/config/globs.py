@@ -336,8 +336,8 @@ def _bracket(line: str, i: int) -> tuple[str | None, int]:
         if line[j] == "]":
             break
     if not negated:  # (a negated class gets the `/` among what it does not match)
-        ranges = [part for lo, hi in ranges for part in (lo + min(hi, "."), max(lo, "0") + hi) if part[0] <= part[1]]
-    body = "".join(_member(lo) if lo == hi else f"{_member(lo)}-{_member(hi)}" for lo, hi in ranges)
+        ranges = [part for r in ranges for part in (r[0] + min(r[1], "."), max(r[0], "0") + r[1]) if part[0] <= part[1]]
+    body = "".join(_member(r[0]) if r[0] == r[1] else f"{_member(r[0])}-{_member(r[1])}" for r in ranges)
     if negated:
         return f"[^{body}/]", j + 1
     return (f"[{body}]" if body else _NOTHING), j + 1
