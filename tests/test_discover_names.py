@@ -175,3 +175,165 @@ def test_a_walked_file_s_path_is_spelled_as_its_path_object_would_be(tmp_path, m
         for cand in discover([given]):
             assert str(cand.path) == os.fspath(cand.where), (given, cand)
             assert cand.path == Path(given, Path(cand.path).relative_to(given)), (given, cand)
+
+
+def test_a_gitignore_that_is_a_link_is_not_read(tmp_path, monkeypatch):
+    """git >= 2.32 reads no `.gitignore` that is a symbolic link ("unable to access
+    '.gitignore': Too many levels of symbolic links") and lists the files it names; porter
+    followed the link and left them out of the run."""
+    (tmp_path / "rules.txt").write_text("a.py\n")
+    (tmp_path / ".gitignore").symlink_to("rules.txt")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").symlink_to("../rules.txt")
+    (tmp_path / "sub" / "inner").mkdir()
+    (tmp_path / "sub" / "inner" / ".gitignore").write_text("b.py\n")
+    for name in ("a.py", "b.py", "sub/a.py", "sub/inner/a.py", "sub/inner/b.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None and c.path.suffix == ".py")
+    # what `git status --untracked=all` (git 2.39) lists
+    assert found == ["a.py", "b.py", "sub/a.py", "sub/inner/a.py"]
+
+
+def _walked(tmp_path, monkeypatch, files, gitignores):
+    for name, text in gitignores.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    forget_paths()
+    return sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None and c.path.suffix == ".py")
+
+
+def test_a_negation_in_a_deeper_gitignore_keeps_the_file(tmp_path, monkeypatch):
+    """As in git, the nearest `.gitignore` with a matching pattern decides: `src/.gitignore`'s
+    `!gen_keep.py` keeps a file the root's `gen_*.py` leaves out. The first `.gitignore` that
+    matched decided, and lint hid a file `git status` lists."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["gen_a.py", "src/gen_keep.py", "src/gen_b.py", "src/deep/gen_keep.py", "src/deep/x.py"],
+        {".gitignore": "gen_*.py\n", "src/.gitignore": "!gen_keep.py\n", "src/deep/.gitignore": "x.py\n"},
+    )
+    # what `git status --untracked=all` (git 2.39) lists
+    assert found == ["src/deep/gen_keep.py", "src/gen_keep.py"]
+
+
+@pytest.mark.parametrize(
+    "pattern, ignored, kept",
+    [
+        ("[[:alpha:]].py", ["a.py", "Z.py"], ["1.py", "-.py"]),  # pathspec: the class `[:alph` and a `]`
+        ("[[:digit:]x].py", ["5.py", "x.py"], ["a.py"]),
+        ("[!]].py", ["x.py"], ["].py"]),  # `[^/]]` wanted a `]` after the class
+        ("[]a].py", ["].py", "a.py"], ["b.py"]),
+        ("[\\]].py", ["].py"], ["\\.py"]),  # an escaped `]` in a class: pathspec read a `\\` and a `]`
+        ("[a\\-c].py", ["a.py", "-.py", "c.py"], ["b.py"]),
+        ("m[.py", [], ["m[.py"]),  # no closing `]`: git's pattern matches nothing
+        ("[[:nope:]].py", [], ["n.py", "].py"]),  # an unknown class: likewise
+        ("?.py", ["a.py"], ["é.py"]),  # git's `?` is one byte, `é` two
+        ("[é].py", [], ["é.py"]),  # a class of two bytes never matches both
+        ("a.py\t", [], ["a.py"]),  # git trims trailing spaces only: the tab is part of the pattern
+        ("\ufeffa.py", ["a.py"], ["b.py"]),  # git skips a byte order mark at the start of the file
+        ("*voilà", ["xvoilà/m.py"], ["b.py"]),  # `à` ends in byte A0, a space to Python
+        ("a.py\\ ", [], ["a.py"]),  # an escaped space stays
+    ],
+)
+def test_a_gitignore_pattern_reads_brackets_and_bytes_as_git_does(tmp_path, monkeypatch, pattern, ignored, kept):
+    """Each verdict is what `git status --untracked=all` (git 2.39) gives for the same
+    `.gitignore` line (and what a differential of porter against git over random trees and
+    patterns found wrong, nineteenth read)."""
+    found = _walked(tmp_path, monkeypatch, [*ignored, *kept], {".gitignore": pattern + "\n"})
+    assert found == sorted(kept)
+
+
+def test_a_class_that_python_reads_as_nested_says_nothing(tmp_path, monkeypatch):
+    """`[[:digit:]]` reached Python's `re` as `[[:digit:]\\]`: a "FutureWarning: Possible nested
+    set" and porter's own source line were printed on the user's terminal."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _walked(tmp_path, monkeypatch, ["a.py"], {".gitignore": "[[:digit:]]*\n[[=a=]]\n[[.a.]]\n"})
+
+
+def test_gitignore_files_above_the_walk_s_top_apply_below_it(tmp_path, monkeypatch):
+    """`porter lint src` read what `porter lint .` leaves out: the `.gitignore` files between the
+    repository's root and the folder given, and the repository's `.git/info/exclude`, were not
+    read. They are now, as git reads them (`git ls-files -o --exclude-standard src`); a folder
+    given by name is still walked (as ruff walks it), whatever a pattern above says of it."""
+    (tmp_path / ".git" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("local_*.py\n")
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["src/gen/a.py", "src/m.py", "src/x_pb2.py", "src/local_n.py", "src/pkg/keep_pb2.py", "src/pkg/b.py"],
+        {".gitignore": "gen/\n*_pb2.py\n", "src/pkg/.gitignore": "!keep_pb2.py\n"},
+    )
+    assert found == ["src/m.py", "src/pkg/b.py", "src/pkg/keep_pb2.py"]
+    forget_paths()
+    below = sorted(c.path.as_posix() for c in discover([Path("src")]) if c.problem is None)
+    assert below == found
+    forget_paths()
+    assert [c.path.as_posix() for c in discover([Path("src/gen")]) if c.problem is None] == ["src/gen/a.py"]
+
+
+def test_a_worktree_s_info_exclude_is_its_repository_s(tmp_path, monkeypatch):
+    """Where `.git` is a file (`git worktree add`, a submodule), `info/exclude` is read from the
+    folder its `gitdir:` names, through that folder's `commondir`."""
+    common = tmp_path / "main.git"
+    (common / "info").mkdir(parents=True)
+    (common / "info" / "exclude").write_text("scratch_*.py\n")
+    (common / "worktrees" / "wt").mkdir(parents=True)
+    (common / "worktrees" / "wt" / "commondir").write_text("../..\n")
+    work = tmp_path / "wt"
+    work.mkdir()
+    (work / ".git").write_text(f"gitdir: {common / 'worktrees' / 'wt'}\n")
+    found = _walked(work, monkeypatch, ["scratch_1.py", "m.py"], {})
+    assert found == ["m.py"]
+
+
+def test_only_a_pattern_that_names_the_path_itself_decides(tmp_path, monkeypatch):
+    """git tries each path against the patterns for that path; its folders were tried as the
+    walk entered them. `!x*` in `sub/.gitignore` matches the folder `xdir` above
+    `sub/xdir/m.py`, and must not keep it where the root's `*.py` leaves it out (git 2.39
+    ignores it)."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["sub/xdir/m.py", "sub/m.py", "sub/xdir/y.py"],
+        {".gitignore": "*.py\n!y.py\n", "sub/.gitignore": "!x*\n"},
+    )
+    assert found == ["sub/xdir/y.py"]
+
+
+def test_a_negation_reads_its_pattern_as_the_pattern_alone_is_read(tmp_path, monkeypatch):
+    """`/` is no pattern, for git and for pathspec; pathspec read `!/` as every path below a
+    folder, and kept `x/k.py`, which `x` leaves out (git 2.39 lists only m.py). `!!a` keeps a
+    file named `!a`, `!#a` one named `#a`."""
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["x/k.py", "m.py", "!a.py", "#a.py", "b.py"],
+        {".gitignore": "x\n!/\n*a.py\nb.py\n!!a.py\n!#a.py\n"},
+    )
+    assert found == ["!a.py", "#a.py", "m.py"]
+
+
+def test_a_nested_repository_reads_its_own_ignores(tmp_path, monkeypatch):
+    """A folder holding `.git` (a submodule, a clone inside the tree) is a repository of its
+    own: git there reads its `.gitignore` files and `info/exclude`, not the outer ones (git 2.39
+    in the submodule lists `top_x.py`, which the outer `top_*.py` would leave out)."""
+    (tmp_path / ".git" / "modules" / "sub" / "info").mkdir(parents=True)
+    (tmp_path / ".git" / "modules" / "sub" / "info" / "exclude").write_text("scratch_*.py\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".git").write_text("gitdir: ../.git/modules/sub\n")
+    found = _walked(
+        tmp_path,
+        monkeypatch,
+        ["top_a.py", "sub/top_x.py", "sub/scratch_1.py", "sub/m.py", "sub/d/top_y.py", "sub/d/n.py"],
+        {".gitignore": "top_*.py\n", "sub/d/.gitignore": "n.py\n"},
+    )
+    assert found == ["sub/d/top_y.py", "sub/m.py", "sub/top_x.py"]

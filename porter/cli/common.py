@@ -149,19 +149,18 @@ def effective_config(
             )
 
 
-def note_if_cache_off(no_cache: bool) -> None:
-    """Say once, on stderr, why the cache cannot be used (its key is missing or not the
-    user's own): a run then works as with --no-cache, never fails for it."""
+def note_if_cache_off(no_cache: bool, paths: list[Path], cache_dir: Path | None) -> None:
+    """Say once, on stderr, why the cache cannot be used (its key is missing or not the user's
+    own, its folder cannot be written): a run then works as with --no-cache, never fails for
+    it. A default cache folder left unwritable (root's, by an older `sudo porter`) made every
+    run cold with no word."""
     if _cache_off(no_cache):
         return
-    from porter.pipeline.cache import KEY_ENV, user_key
+    from porter.pipeline.cache import Cache, named_dir
 
-    _, problem = user_key()
+    problem = Cache.for_paths(paths, named_dir(cache_dir)).problem
     if problem is not None:
-        err_console.print(
-            f"note: the cache is off: {plain(problem)}; or set {KEY_ENV} (--no-cache silences this note)",
-            soft_wrap=True,
-        )
+        err_console.print(f"note: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
 
 
 _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds

@@ -129,7 +129,7 @@ def lint(
     base_file = baseline or write_baseline_to
     fingerprint_base = base_file.resolve().parent if base_file is not None else None
 
-    note_if_cache_off(no_cache)
+    note_if_cache_off(no_cache, paths, cache_dir)
     run = _run(
         paths,
         settings,

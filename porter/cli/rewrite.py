@@ -115,7 +115,7 @@ def rewrite(
     collect = _Collector(split=split is not None, diff=diff, quiet=quiet)
     timeout = file_timeout if file_timeout is not None else eff.file_timeout
     if not quiet:
-        note_if_cache_off(no_cache)
+        note_if_cache_off(no_cache, paths, cache_dir)
     try:
         with RunProgress(err_console, total=None if quiet else count_files(paths, settings), quiet=quiet) as progress:
             results, summary = run(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ else:  # pragma: no cover
 
 from porter.core.findings import Severity
 from porter.core.reading import Unreadable, read_regular
+from porter.config import globs
 from porter.config.globs import MAX_PATTERN
 from porter.config.ruledata import unknown_codes
 from porter.config.settings import PORTABLE_TARGETS, TARGETS, Settings
@@ -208,9 +210,23 @@ def discover_config(paths: list[Path]) -> Path | None:
 MAX_CONFIG_BYTES = 16 * 2**20  # a config file is read whole: a FIFO or /dev/zero named pyproject.toml is not
 
 
+# the last config text parsed and its tables: discovery parses a pyproject.toml to see whether
+# it has [tool.porter], then loading parses it again (the same bytes: half a second of a
+# 100,000-pattern `exclude`)
+_last_parsed: list[tuple[bytes, dict[str, Any]]] = []
+
+
+def _parse(raw: bytes) -> dict[str, Any]:
+    if _last_parsed and _last_parsed[0][0] == raw:
+        return _last_parsed[0][1]
+    data = tomllib.loads(raw.decode("utf-8"))
+    _last_parsed[:] = [(raw, data)]
+    return data
+
+
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(read_regular(path, MAX_CONFIG_BYTES).decode("utf-8"))
+        return _parse(read_regular(path, MAX_CONFIG_BYTES))
     except Unreadable as exc:
         raise ConfigError(f"{path}: cannot read: {exc.reason}") from None
     except OSError as exc:
@@ -258,26 +274,36 @@ def _codes(where: str, name: str, raw: Any) -> list[str]:
 def check_pattern(pattern: str, where: str) -> str:
     """`pattern`, or a ConfigError when gitignore syntax cannot read it (`[z-a]`, a lone `\\`)
     or it is longer than any path (`globs.MAX_PATTERN`)."""
-    import pathspec  # (a run whose configuration has no pattern never loads it)
-
     if len(pattern) > MAX_PATTERN:
         raise ConfigError(
             f"{where}: a pattern of {len(pattern):,} characters, {shown(pattern)}: at most {MAX_PATTERN:,}"
         )
     try:
-        pathspec.GitIgnoreSpec.from_lines([pattern])
+        globs.check(pattern)
     except Exception as exc:  # noqa: BLE001 - pathspec raises several kinds for bad patterns
         raise ConfigError(f"{where}: invalid pattern {shown(pattern)}: {cut(str(exc), 200)}") from None
     return pattern
 
 
-def anchor(pattern: str, base: Path) -> str:
-    """A gitignore-style pattern from a file in `base`, made absolute when it is anchored."""
-    body = pattern.rstrip("/")
-    if "/" not in body:
+_GLOB_SPECIAL = re.compile(r"([\\*?\[])")
+
+
+def anchor(pattern: str, rooted: str) -> str:
+    """A gitignore-style pattern from a config file, made absolute when it is anchored (`rooted`:
+    the file's folder, `_rooted`). The folder's path is escaped, so that a
+    `[`, `*`, `?` or `\\` in it is itself (a config in `proj[1]/` anchored its patterns to
+    `proj1/`: its per-file-ignores and anchored excludes never applied); a negation keeps its `!`
+    in front (`!gen/keep.py` became a pattern for a folder named `!gen`)."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if "/" not in body.rstrip("/"):
         return pattern  # matches at any depth, as in .gitignore
-    rooted = base.resolve().as_posix().rstrip("/")
-    return f"{rooted}/{pattern.lstrip('/')}"
+    return f"{'!' if negated else ''}{rooted}/{body.lstrip('/')}"
+
+
+def _rooted(base: Path) -> str:
+    """The folder `base` resolved, as the escaped head of a gitignore-style pattern."""
+    return _GLOB_SPECIAL.sub(r"\\\1", base.resolve().as_posix().rstrip("/"))
 
 
 def _validate(where: str, name: str, key: str, raw: Any, base: Path) -> Any:
@@ -315,14 +341,16 @@ def _validate_patterns(where: str, name: str, key: str, raw: Any, base: Path) ->
     if key == "exclude":
         if not isinstance(raw, list) or not all(isinstance(p, str) and p for p in raw):
             raise ConfigError(f"{where}: `{name}` must be a list of gitignore-style patterns")
-        return [anchor(check_pattern(p, f"{where}: `{name}`"), base) for p in raw]
+        rooted = _rooted(base)  # (once: a `resolve` per pattern was most of 100,000 patterns' cost)
+        return [anchor(check_pattern(p, f"{where}: `{name}`"), rooted) for p in raw]
     if key == "per-file-ignores":
         if not isinstance(raw, dict):
             raise ConfigError(f"{where}: `{name}` must be a table of pattern = [codes]")
         out = []
+        rooted = _rooted(base)
         for pattern, codes in raw.items():
             check_pattern(pattern, f"{where}: `{name}`")
-            out.append((anchor(pattern, base), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
+            out.append((anchor(pattern, rooted), _codes(where, f'{name}."{cut(pattern, 40)}"', codes)))
         return out
     raise AssertionError(key)  # pragma: no cover
 

@@ -15,7 +15,9 @@ for one correction: pathspec's `[!a]` also matched a `/`, git's never does (nor 
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 _STAR = "[^/]*"
 # what pathspec writes around and between path parts (`**`, a directory's tail, the anchors):
@@ -51,7 +53,9 @@ def _class_token(regex: str, i: int) -> tuple[str | None, int]:
     if token == "[^/]":  # `?`
         return token, j + 1
     if token.startswith("[^"):
-        return "[^/" + token[2:], j + 1  # as in git, `[!a]` is one character of a part, never a `/`
+        # as in git, `[!a]` is one character of a part, never a `/`; the `/` goes last, since a
+        # `]` first in the class is one of its characters (`[!]]`: `[^/]]` wanted a `]` after it)
+        return token[:-1] + "/]", j + 1
     if "/" in token:
         return None, j + 1  # a class that names `/`: not within one part
     return token, j + 1
@@ -153,7 +157,6 @@ class Spec:
     passes it over (it ended every lint in an internal error)."""
 
     def __init__(self, lines: Iterable[str]) -> None:
-        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
         from pathspec.util import normalize_file
 
         self._normalize = normalize_file  # (imported once here, not on every `match_file`)
@@ -166,33 +169,38 @@ class Spec:
             if len(line) > MAX_PATTERN:
                 continue
             try:
-                regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
-                if regex is None or include is None:
-                    continue
-                split = _split_literal(regex)
-                if split is None:
-                    if regex.count(_STAR) > 1 or "[^" in regex.replace("[^/]", ""):
-                        regex = _linear(regex)  # (and `[!a]` never matches a `/`)
-                    # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's
-                    # name, so `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
-                    self._regexes.append((index, include, re.compile(regex, re.DOTALL)))
-                else:
-                    anchor, literal, tail = split
-                    self._tables.setdefault((anchor, tail), {})[literal] = (index, include)
-                    if anchor == "suffix":
-                        self._suffix_lengths[tail].add(len(literal))
+                read = _read(_bytes(line))
             except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
                 continue
+            if read is None:
+                continue
+            include, split, regex = read
+            if regex is not None:
+                self._regexes.append((index, include, regex))
+            else:
+                assert split is not None
+                anchor, literal, tail = split
+                self._tables.setdefault((anchor, tail), {})[literal] = (index, include)
+                if anchor == "suffix":
+                    self._suffix_lengths[tail].add(len(literal))
             index += 1
         self._regexes.reverse()
 
     def match_file(self, path: str) -> bool:
         """Whether the patterns leave `path` out (a folder's path ends in `/`)."""
-        path = self._normalize(path)
+        return self.verdict(path) is True
+
+    def verdict(self, path: str, given: int = 0) -> bool | None:
+        """True where the patterns leave `path` out, False where a negation keeps it, None
+        where no pattern matches it (a `.gitignore` of a folder above then decides). `given`:
+        how many of the folders `path` begins with no folder pattern leaves it out by: the walk
+        tried each folder as it entered it, and a folder given to the run is walked whatever a
+        `.gitignore` above it says."""
+        path = _bytes(self._normalize(path))
         # the last pattern that matches as a file (priority 2), and as a folder above (1)
         best = {2: (-1, False), 1: (-1, False)}
-        for found, priority in self._table_hits(path):
-            if found[0] > best[priority][0]:
+        for found, priority, part in self._table_hits(path):
+            if found[0] > best[priority][0] and (priority == 2 or part >= given):
                 best[priority] = found
         for index, include, regex in self._regexes:
             if index < best[2][0]:
@@ -201,32 +209,36 @@ class Spec:
             if match is None:
                 continue
             priority = 1 if match.groupdict().get("ps_d") else 2
+            if priority == 1 and path.count("/", 0, match.start("ps_d")) < given:
+                continue
             if index > best[priority][0]:
                 best[priority] = (index, include)
             if priority == 2:
                 break
-        return best[2][1] if best[2][0] >= 0 else best[1][1]
+        decided = best[2] if best[2][0] >= 0 else best[1]
+        return decided[1] if decided[0] >= 0 else None
 
-    def _table_hits(self, path: str) -> Iterator[tuple[tuple[int, bool], int]]:
-        """The literal patterns that match `path`: ((index, include), priority)."""
+    def _table_hits(self, path: str) -> Iterator[tuple[tuple[int, bool], int, int]]:
+        """The literal patterns that match `path`: ((index, include), priority, the index of
+        the part that matched)."""
         parts = path.split("/")
         last = len(parts) - 1
         for (anchor, tail), table in self._tables.items():
             if anchor == "path":
-                keys = [(path, 2)] if tail == "any" else []
-                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1) for k in range(1, last + 1)]
+                keys = [(path, 2, last)] if tail == "any" else []
+                keys += [("/".join(parts[:k]), 2 if tail == "tree" else 1, k - 1) for k in range(1, last + 1)]
             else:
                 keys = [
-                    (key, 2 if k == last else 1)
+                    (key, 2 if k == last else 1, k)
                     for k, part in enumerate(parts)
                     # (`(?:.+/)?` needs a character before a part's `/`)
                     if not (tail == "dir" and k == last) and not (k == 1 and not parts[0])
                     for key in self._keys(anchor, tail, part)
                 ]
-            for key, priority in keys:
+            for key, priority, part in keys:
                 found = table.get(key)
                 if found is not None:
-                    yield found, priority
+                    yield found, priority, part
 
     def _keys(self, anchor: str, tail: str, part: str) -> list[str]:
         if anchor == "part":
@@ -234,9 +246,230 @@ class Spec:
         return [part[len(part) - n :] for n in self._suffix_lengths[tail] if n <= len(part)]
 
 
+def _bytes(text: str) -> str:
+    """`text` as its UTF-8 bytes, one character each (latin-1): git matches a pattern byte by
+    byte, so `?` is one byte and `é` two (`?.py` does not leave out `é.py`; porter's `?` took
+    the whole `é` and hid a file git lists). An undecodable byte (surrogateescape) is itself."""
+    return text if text.isascii() else text.encode("utf-8", "surrogateescape").decode("latin-1")
+
+
+@lru_cache(maxsize=2**17)
+def _read(line: str) -> tuple[bool, tuple[str, str, str] | None, re.Pattern[str] | None] | None:
+    """(include, the literal's `_split_literal`, else the compiled regex) of a gitignore line, or
+    None where git reads no pattern; raises (ValueError, re.error) where pathspec cannot read
+    it. Kept for the process: a run reads its `exclude` patterns three times (checked, then
+    matched on the walk and on given files), and 100,000 of them cost 7.9 CPU s read each time.
+    A bracket expression is read as git reads it (`_brackets`)."""
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    line = _trim(line)
+    if line.startswith("!"):
+        # a negation matches what its pattern matches (pathspec read `!/` as every path below a
+        # folder, where `/` is no pattern: git keeps nothing by it); a `!` or `#` after it is text
+        body = line[1:]
+        inner = _read("\\" + body if body[:1] in ("!", "#") else body)
+        return None if inner is None else (False, inner[1], inner[2])
+    plain = _plain(line)
+    if plain is not None:
+        return True, plain, None
+    marked, classes = _brackets(line)
+    if marked is None:
+        return None  # (a bracket git cannot close, or an unknown `[:name:]`: the line matches nothing)
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(marked)
+    if regex is None or include is None:
+        return None
+    for i, cls in enumerate(classes):
+        regex = regex.replace(chr(_MARK + i), cls)
+    split = _split_literal(regex)
+    if split is not None:
+        return include, split, None  # (no wildcard, no class: a regex that cannot fail)
+    if regex.count(_STAR) > 1 or "[^" in regex.replace("[^/]", ""):
+        regex = _linear(regex)  # (and `[!a]` never matches a `/`)
+    # (DOTALL: pathspec's `.` in `(?:.+/)?` did not cross a line break in a folder's name, so
+    # `m.py` left out `x/m.py` but not `a<LF>b/m.py`, which git leaves out)
+    with warnings.catch_warnings():  # (a "possible nested set" FutureWarning reached the terminal)
+        warnings.simplefilter("ignore")
+        return include, None, re.compile(regex, re.DOTALL)
+
+
+# git's character classes (wildmatch.c, ASCII): `[[:alpha:]]` and the others, as ranges
+_POSIX = {
+    "alnum": ("09", "AZ", "az"),
+    "alpha": ("AZ", "az"),
+    "blank": ("  ", "\t\t"),
+    "cntrl": ("\x00\x1f", "\x7f\x7f"),
+    "digit": ("09",),
+    "graph": ("!~",),
+    "lower": ("az",),
+    "print": (" ~",),
+    "punct": ("!/", ":@", "[`", "{~"),
+    "space": ("  ", "\t\t", "\n\n", "\r\r"),
+    "upper": ("AZ",),
+    "xdigit": ("09", "AF", "af"),
+}
+_MARK = 0xE000  # private-use characters stand for the line's bracket expressions while pathspec reads it
+_NOTHING = "[^\\s\\S]"  # a class that matches no character
+
+
+def _member(c: str) -> str:
+    return "\\" + c if c in "\\]^-[" else c
+
+
+def _bracket(line: str, i: int) -> tuple[str | None, int]:
+    """The regex class of the bracket expression at `line[i]` (a `[`) as git's wildmatch reads
+    it, and where it ends; None where git reads no expression there (unclosed, or an unknown
+    `[:name:]`: then the whole pattern matches nothing). `]` first is a member, `\\` escapes,
+    `a-z` is a range, `[:alpha:]` a class; no class ever matches a `/`."""
+    j = i + 1
+    negated = j < len(line) and line[j] in "!^"
+    j += negated
+    ranges: list[str] = []  # (lowest, highest) as two characters
+    prev: str | None = None
+    while True:
+        found, j, prev = _bracket_member(line, j, prev)
+        if found is None:
+            return None, j
+        ranges.extend(found)
+        j += 1
+        if j >= len(line):
+            return None, j
+        if line[j] == "]":
+            break
+    if not negated:  # (a negated class gets the `/` among what it does not match)
+        ranges = [part for r in ranges for part in (r[0] + min(r[1], "."), max(r[0], "0") + r[1]) if part[0] <= part[1]]
+    body = "".join(_member(r[0]) if r[0] == r[1] else f"{_member(r[0])}-{_member(r[1])}" for r in ranges)
+    if negated:
+        return f"[^{body}/]", j + 1
+    return (f"[{body}]" if body else _NOTHING), j + 1
+
+
+def _escaped(line: str, j: int) -> tuple[str | None, int, bool]:
+    """The character at `line[j]`, or the one after it where it is a `\\`; None at the end;
+    where it ends; whether it was escaped."""
+    escaped = j < len(line) and line[j] == "\\"
+    j += escaped
+    return (line[j] if j < len(line) else None), j, escaped
+
+
+def _bracket_member(line: str, j: int, prev: str | None) -> tuple[tuple[str, ...] | None, int, str | None]:
+    """(the ranges of the member at `line[j]`, where it ends, the character a `-` after it
+    ranges from); None ranges where git gives up on the whole pattern."""
+    c, j, escaped = _escaped(line, j)
+    if c is None:
+        return None, j, None
+    if c == "-" and not escaped and prev is not None and j + 1 < len(line) and line[j + 1] != "]":
+        hi, j, _ = _escaped(line, j + 1)
+        if hi is None:
+            return None, j, None
+        return ((prev + hi,) if prev <= hi else ()), j, None
+    if c == "[" and not escaped and line.startswith(":", j + 1):
+        end = line.find("]", j + 2)
+        if end < 0:
+            return None, j, None
+        name = line[j + 2 : end]
+        if name.endswith(":"):
+            return _POSIX.get(name[:-1]), end, None
+    return (c + c,), j, c
+
+
+def _brackets(line: str) -> tuple[str | None, list[str]]:
+    """`line` with each bracket expression replaced by a private-use character (`_MARK` + i),
+    and the regex class each stands for; (None, []) where git's reading of a bracket makes the
+    line match nothing. pathspec reads brackets otherwise: `[[:alpha:]]` as the class `[:alph`
+    and a `]`, `[\\]]` as a `\\` and a `]`. A line that holds a private-use character or a
+    bracket naming a `/` (which makes the pattern anchored) is left as it is."""
+    if "[" not in line or any(_MARK <= ord(c) < _MARK + 0x1000 for c in line):
+        return line, []
+    out: list[str] = []
+    classes: list[str] = []
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            out.append(line[i : i + 2])
+            i += 2
+            continue
+        if c != "[":
+            out.append(c)
+            i += 1
+            continue
+        cls, end = _bracket(line, i)
+        if cls is None:
+            return None, []
+        if "/" in line[i:end] or len(classes) >= 0x1000:
+            return line, []
+        out.append(chr(_MARK + len(classes)))
+        classes.append(cls)
+        i = end
+    return "".join(out), classes
+
+
+def _trim(line: str) -> str:
+    """`line` with its trailing spaces removed as git removes them (`trim_trailing_spaces`: the
+    unescaped spaces at its end, nothing else), and any other white space left at its end kept
+    from pathspec, which strips it all: `a.py<TAB>` hid a.py, which git lists (the tab is part
+    of git's pattern), and a name ending in `à` (bytes C3 A0, `\\xa0` a space to Python) lost
+    its last byte."""
+    last_space = None
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == " ":
+            last_space = i if last_space is None else last_space
+        else:
+            last_space = None
+            if c == "\\":
+                i += 1
+                if i >= len(line):
+                    return line  # (a lone `\\` at the end: git stops, pathspec refuses it)
+        i += 1
+    if last_space is not None:
+        line = line[:last_space]
+    end = len(line)
+    while end and line[end - 1].isspace() and not (end >= 2 and line[end - 2] == "\\"):
+        end -= 1
+    # (each as a one-character bracket, which pathspec keeps and `_brackets` reads)
+    return line[:end] + "".join(f"[{c}]" for c in line[end:])
+
+
+def check(line: str) -> None:
+    """Raise (ValueError, re.error) where gitignore syntax cannot read `line` (`[z-a]`, a lone
+    `\\`), as pathspec's `GitIgnoreSpec.from_lines([line])` raises: an `exclude` pattern of the
+    user's own is checked (a `.gitignore` line git cannot read is passed over, `Spec`)."""
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+    if _plain(line) is not None:
+        return
+    regex, include = GitIgnoreSpecPattern.pattern_to_regex(line)
+    if regex is not None and include is not None and _split_literal(regex) is None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(regex)
+
+
+# a line of names and `/` alone: no wildcard, class, escape, negation, comment or space
+_PLAIN = re.compile(r"[^*?\[\]\\!#\s]+")
+
+
+def _plain(line: str) -> tuple[str, str, str] | None:
+    """`_split_literal` of the regex pathspec writes for `line`, read from the line itself where
+    it holds only names and `/` (`gen/x.py`, `/build/`, `name`): pathspec translates a line
+    character by character (1.6 CPU s for 100,000 `exclude` patterns). None for any other line,
+    and for `.`, `..` or an empty part, which pathspec normalizes."""
+    if not _PLAIN.fullmatch(line):
+        return None
+    parts = line.split("/")
+    rooted, folder = parts[0] == "", parts[-1] == ""
+    names = parts[int(rooted) : len(parts) - int(folder)]
+    if not names or any(n in ("", ".", "..") for n in names):
+        return None
+    anchor = "path" if rooted or len(names) > 1 else "part"
+    return anchor, "/".join(names), "dir" if folder else "any"
+
+
 def spec(lines: Iterable[str]) -> Spec:
     """The patterns of `lines` (`Spec`); a line longer than `MAX_PATTERN` is passed over."""
     return Spec(lines)
 
 
-__all__ = ["MAX_PATTERN", "Spec", "spec"]
+__all__ = ["MAX_PATTERN", "Spec", "check", "spec"]

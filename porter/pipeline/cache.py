@@ -8,8 +8,9 @@ installed or not). Any of those changing is a miss; nothing is ever invalidated 
 
 Safe under concurrent runs: every entry is written to a temporary file in its folder and
 renamed into place, so a reader sees a whole entry or none. No entry is fsynced: losing one
-costs a re-parse. Where the folder cannot be made (read-only tree) the cache quietly turns
-itself off.
+costs a re-parse. Where the folder cannot be made, the cache turns itself off; where it
+cannot be written (a read-only mount, a folder another user owns), what it holds is still
+read. Either way the run says so once (`problem`).
 
 An entry is authenticated, never trusted. Its hash would not do: anyone can compute the
 sha256 of a forged entry, and a cache folder can come from elsewhere (a CI cache restored
@@ -303,6 +304,41 @@ def unseal(key: bytes, label: str, raw: bytes) -> bytes:
     return body
 
 
+def _unwritable(entries: Path, exc: OSError) -> str:
+    """Why the cache folder `entries` cannot be used, naming the owner of the nearest folder
+    that exists where it is another user."""
+    why = f"cannot write {entries}: {exc.strerror or exc}: new results are not kept"
+    for folder in (entries, *entries.parents):
+        try:
+            owner = folder.lstat().st_uid
+        except OSError:
+            continue
+        if hasattr(os, "geteuid") and owner != os.geteuid():
+            why += f" ({folder} belongs to user {owner}; once it is removed, a new one is made)"
+        return why
+    return why
+
+
+def _denied(folder: Path) -> OSError:
+    """Why `folder` cannot be written, as the write would fail: a read-only file system, or
+    its permissions."""
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 0))
+    except (OSError, AttributeError):
+        read_only = False
+    code = errno.EROFS if read_only else errno.EACCES
+    return OSError(code, os.strerror(code))
+
+
+def named_dir(cache_dir: Path | None) -> Path | None:
+    """The cache folder a run was given: `--cache-dir`, else `PORTER_CACHE_DIR`; None for the
+    user's default (`Cache.for_paths`)."""
+    if cache_dir is not None:
+        return cache_dir
+    env = os.environ.get("PORTER_CACHE_DIR")
+    return Path(env) if env else None
+
+
 class Cache:
     def __init__(self, directory: Path, default: bool = False) -> None:
         """`default`: the folder is the user's default (`for_paths`), not one named: run as
@@ -311,25 +347,33 @@ class Cache:
         self.entries = self.directory / f"v{_FORMAT}"
         self.hits = self.misses = 0
         self._salt: str | None = None
-        self.mac_key, self.problem = user_key()
+        self.mac_key, why = user_key()
+        # what the run's note says of the cache (`cli.common.note_if_cache_off`), if anything
+        self.problem = None if why is None else f"the cache is off: {why}; or set {KEY_ENV}"
         self.enabled = self.mac_key is not None
         if self.mac_key is None:
             return  # nothing can be authenticated: no entry is read or written
         if default and (why := foreign_to_root(self.entries)) is not None:
-            self.enabled, self.problem = False, why
+            self.enabled, self.problem = False, f"the cache is off: {why}"
             return
         try:
             if self.entries.is_symlink():
                 raise OSError("the cache's entry folder is a link: not followed")
             self.entries.mkdir(parents=True, exist_ok=True)
+            if not os.access(self.entries, os.W_OK | os.X_OK):
+                # an entry folder that exists but cannot be written (as an older `sudo porter`
+                # left the default one, a read-only mount): what it holds is read, nothing new
+                # is kept, and the run says so (every run was cold for what changed, unsaid)
+                self.problem = f"the cache is read only: {_unwritable(self.entries, _denied(self.entries))}"
+                return
             marker = self.directory / ".gitignore"
             if not marker.exists():
                 _write(marker, b"# made by porter\n*\n")
             tag = self.directory / "CACHEDIR.TAG"
             if not tag.exists():
                 _write(tag, b"Signature: 8a477f597d28d172789f06886806bc55\n# porter's cache\n")
-        except OSError:
-            self.enabled = False
+        except OSError as exc:
+            self.enabled, self.problem = False, f"the cache is off: {_unwritable(self.entries, exc)}"
 
     @classmethod
     def for_paths(cls, paths: list[Path], cache_dir: Path | None = None) -> Cache:

@@ -2,9 +2,9 @@
 that porter reads (porter.core.kinds: dependency files, Dockerfiles, scripts, configs,
 notebooks), minus ignored ones.
 
-`.gitignore` files (every one from the root of the walk down) and `--exclude` patterns use
-gitignore syntax through pathspec. Symbolic links are never followed out of the tree, and a
-link loop is reported, not walked.
+`.gitignore` files (every one from the root of the walk down, but for one that is a link, as in
+git >= 2.32) and `--exclude` patterns use gitignore syntax (`porter.config.globs`). Symbolic
+links are never followed out of the tree, and a link loop is reported, not walked.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def _git_lines(text: str) -> list[str]:
     str.splitlines, which also ends a line at a lone CR, a form feed, \\v, \\x1c-\\x1e, \\x85
     and U+2028/9, so a comment holding one of those (`# build outputs<U+2028>*.py`) became a
     pattern git never sees."""
+    text = text.removeprefix("\ufeff")  # (git skips a UTF-8 byte order mark: it was part of line 1)
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 
@@ -153,6 +154,12 @@ class _Walk:
         self.seen = seen
         self.cuda_sources = cuda_sources
         self.ignores: dict[str, globs.Spec] = {}  # folder's prefix ("" or "a/b/") -> its .gitignore
+        # the patterns above the walk's top (`_above`): (the top's path from their folder, ending
+        # in `/`; its number of folders; the patterns), nearest first
+        self.above: list[tuple[str, int, globs.Spec]] = _above(root) if respect_gitignore else []
+        # the folders below the top that are repositories of their own (a submodule, a nested
+        # clone) -> their `info/exclude`: no `.gitignore` above such a folder applies in it
+        self.repos: dict[str, globs.Spec | None] = {}
 
     def run(self, top: Path) -> Iterator[Candidate]:
         # (folder, its path relative to top as a posix prefix: "" or "a/b/"), in walk order
@@ -172,8 +179,14 @@ class _Walk:
             # relative path: no realpath per file (that cost more than the rest of a warm run)
             real_dir = os.path.join(root, prefix)
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
-            if self.respect_gitignore and any(e.name == ".gitignore" for e in entries):  # (no stat per folder)
+            # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
+            # none: "unable to access '.gitignore': Too many levels of symbolic links")
+            if self.respect_gitignore and any(e.name == ".gitignore" and not e.is_symlink() for e in entries):
                 self._read_gitignore(here, prefix)
+            if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
+                git_dir = _git_dir(here / ".git")
+                lines = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
+                self.repos[prefix] = _spec(lines) if lines else None
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
             yield from self._folders(subdirs, here, prefix, shown, keep)
@@ -195,7 +208,8 @@ class _Walk:
         if not gi.is_file():
             return
         try:
-            self.ignores[prefix] = _spec(_git_lines(read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "replace")))
+            text = read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")  # (git reads bytes)
+            self.ignores[prefix] = _spec(_git_lines(text))
         except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
             pass
 
@@ -207,7 +221,7 @@ class _Walk:
             d = entry.name
             rel = prefix + d
             full = here / d
-            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self.ignores, is_dir=True):
+            if _excluded(self.excludes, rel, d, True) or _ignored(rel, self, is_dir=True):
                 continue
             if entry.is_symlink():
                 target = full.resolve()
@@ -241,7 +255,7 @@ class _Walk:
                 continue
             rel = prefix + name
             if (self.excludes is not None and _excluded(self.excludes, rel, name, False)) or _ignored(
-                rel, self.ignores, is_dir=False
+                rel, self, is_dir=False
             ):
                 continue
             if entry.is_symlink():
@@ -261,7 +275,7 @@ class _Walk:
         if (
             self.cuda_sources is None
             or not name.endswith(NATIVE_SUFFIXES)
-            or _ignored(prefix + name, self.ignores, is_dir=False)
+            or _ignored(prefix + name, self, is_dir=False)
         ):
             return
         shown_name = _name(shown, name, here / name)
@@ -330,20 +344,88 @@ def _name(shown: str | None, name: str, full: Path | str) -> str:
     return utf8_name(shown + name if shown is not None else Path(full).as_posix())
 
 
-def _ignored(rel: str, ignores: dict[str, globs.Spec], *, is_dir: bool) -> bool:
-    """Whether a .gitignore of a folder above `rel` (a path relative to the walk's top) leaves it
-    out. Only the folders above it are looked up: every .gitignore read so far was tried on
-    every path, and a repository of 24,000 folders, each with a one-line .gitignore, cost the
-    walk 51 CPU s before any file (eighteenth read)."""
-    if not ignores:
+def _ignored(rel: str, walk: _Walk, *, is_dir: bool) -> bool:
+    """Whether the `.gitignore` files of the folders above `rel` (a path relative to the walk's
+    top) leave it out: as in git, the nearest one with a pattern that matches decides, so a
+    negation below (`src/.gitignore`: `!gen_keep.py`) keeps a file a pattern above leaves out
+    (`gen_*.py`); the first one that matched decided, and lint hid a file git lists. Only the
+    folders above it are looked up: every .gitignore read so far was tried on every path, and
+    a repository of 24,000 folders, each with a one-line .gitignore, cost the walk 51 CPU s
+    before any file (eighteenth read). Then those above the walk's top (`_above`). A folder
+    that is a repository of its own ends the look-up there, after its `info/exclude`, as git
+    in that repository reads it."""
+    ignores, repos = walk.ignores, walk.repos
+    if not ignores and not repos and not walk.above:
         return False
     tail = "/" if is_dir else ""
-    end = -1
-    while True:
-        prefix = rel[: end + 1]
-        spec = ignores.get(prefix)
-        if spec is not None and spec.match_file(rel[end + 1 :] + tail):
-            return True
+    ends: list[int] = [-1]  # where each folder above ends in `rel` (-1: the walk's top)
+    end = rel.find("/")
+    while end >= 0:
+        ends.append(end)
         end = rel.find("/", end + 1)
-        if end < 0:
+    # only a pattern that matches the path itself counts, as in git: the folders above it were
+    # tried as the walk entered them (a folder pattern's match on one of them, `!*a` on `a/`,
+    # decided for `a/a.b.py` against the pattern that names the file in a list below it)
+    for i in range(len(ends) - 1, -1, -1):
+        prefix, below, given = rel[: ends[i] + 1], rel[ends[i] + 1 :] + tail, len(ends) - 1 - i
+        for spec in (ignores.get(prefix), repos.get(prefix)):
+            verdict = spec.verdict(below, given) if spec is not None else None
+            if verdict is not None:
+                return verdict
+        if prefix in repos:
             return False
+    for head, given, spec in walk.above:
+        verdict = spec.verdict(head + rel + tail, given + len(ends) - 1)
+        if verdict is not None:
+            return verdict
+    return False
+
+
+def _above(top: Path) -> list[tuple[str, int, globs.Spec]]:
+    """The patterns git applies to the walk's top (a real path) from above it: the `.gitignore`
+    of each folder from its parent up to the repository's root (the nearest folder holding
+    `.git`), then the repository's `info/exclude`; nearest first. Without them `porter lint
+    src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
+    Nothing outside a repository."""
+    folders = (top, *top.parents)
+    repo = next((f for f in folders if os.path.lexists(f / ".git")), None)
+    if repo is None:
+        return []
+    out: list[tuple[str, int, globs.Spec]] = []
+    for folder in folders[1 : folders.index(repo) + 1]:
+        head = top.relative_to(folder).as_posix() + "/"
+        lines = _read_patterns(folder / ".gitignore")
+        if lines:
+            out.append((head, head.count("/"), _spec(lines)))
+    exclude = _git_dir(repo / ".git")
+    lines = _read_patterns(exclude / "info" / "exclude") if exclude is not None else []
+    if lines:
+        head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
+        out.append((head, head.count("/"), _spec(lines)))
+    return out
+
+
+def _read_patterns(path: Path) -> list[str]:
+    """The lines of a patterns file git reads (not a link, a regular file of bounded size) but
+    its comments and blank lines (a fresh repository's `info/exclude` holds only comments: no
+    patterns to try on every path), or []."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return []
+        text = read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
+    except OSError:  # (`Unreadable` too)
+        return []
+    return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
+
+
+def _git_dir(dot_git: Path) -> Path | None:
+    """The folder holding the repository's `info/`: `.git` itself, or, where `.git` is a file
+    (a worktree, a submodule), the folder its `gitdir:` names, or that one's `commondir`."""
+    if dot_git.is_dir():
+        return dot_git
+    text = "".join(_read_patterns(dot_git)[:1])
+    if not text.startswith("gitdir: "):
+        return None
+    where = dot_git.parent / text[len("gitdir: ") :].strip()
+    common = _read_patterns(where / "commondir")
+    return where / common[0].strip() if common and common[0].strip() else where

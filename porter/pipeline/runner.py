@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from porter.config import globs
 from porter.analysis import cuda_only_index, native_ops
-from porter.pipeline.cache import Cache
+from porter.pipeline.cache import Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
@@ -91,21 +91,24 @@ def forget_paths() -> None:
     formatter.forget()
 
 
-@lru_cache(maxsize=256)
-def _spec(patterns: tuple[str, ...]) -> globs.Spec:
-    return globs.spec(patterns)  # `per-file-ignores` from a repository's config: linear matching
-
-
 @lru_cache(maxsize=8)
 def _file_ignores(
     table: tuple[tuple[str, tuple[str, ...]], ...],
-) -> tuple[tuple[bool, globs.Spec, tuple[str, ...]], ...]:
-    """Each `per-file-ignores` pattern compiled once for the run's table: (anchored, its
-    patterns, its codes). A pattern starting with `/` is anchored at the file system root
+) -> tuple[tuple[bool, bool, globs.Spec, tuple[str, ...]], ...]:
+    """Each `per-file-ignores` pattern compiled once for the run's table: (negated, anchored,
+    its patterns, its codes). A pattern starting with `/` is anchored at the file system root
     (config files write their patterns that way, resolved against the config's folder); others
-    match the displayed path the way .gitignore patterns do. (A cache of the last 256 patterns
-    was refilled for every file: 20,000 patterns on 31 files cost 107 CPU s; eighteenth read.)"""
-    return tuple((pattern.startswith("/"), globs.spec((pattern,)), codes) for pattern, codes in table)
+    match the displayed path the way .gitignore patterns do. One starting with `!` applies to
+    the files it does not match, as in ruff (alone in a gitignore-style list, a negation
+    matched nothing: `"!tests/**" = ["DEV"]` ignored DEV nowhere, in silence). (A cache of the
+    last 256 patterns was refilled for every file: 20,000 patterns on 31 files cost 107 CPU s;
+    eighteenth read.)"""
+    out = []
+    for pattern, codes in table:
+        negated = pattern.startswith("!")
+        body = pattern[1:] if negated else pattern
+        out.append((negated, body.startswith("/"), globs.spec((body,)), codes))
+    return tuple(out)
 
 
 def file_settings(settings: Settings, path: Path | str, name: str | None = None) -> Settings:
@@ -115,10 +118,10 @@ def file_settings(settings: Settings, path: Path | str, name: str | None = None)
     name = name if name is not None else display_path(path)
     extra: list[str] = []
     absolute: str | None = None
-    for anchored, spec, codes in _file_ignores(settings.per_file_ignores):
+    for negated, anchored, spec, codes in _file_ignores(settings.per_file_ignores):
         if anchored and absolute is None:
             absolute = Path(path).resolve().as_posix()
-        if spec.match_file(absolute if anchored and absolute is not None else name):
+        if spec.match_file(absolute if anchored and absolute is not None else name) != negated:
             extra.extend(c for c in codes if c not in extra)
     if not extra:
         return settings
@@ -126,9 +129,25 @@ def file_settings(settings: Settings, path: Path | str, name: str | None = None)
 
 
 def excluded(settings: Settings, path: Path | str) -> bool:
-    """Root-anchored exclude patterns (from a config file) apply to given files too."""
-    absolute = tuple(p for p in settings.exclude if p.startswith("/"))
-    return bool(absolute) and _spec(absolute).match_file(Path(path).resolve().as_posix())
+    """Root-anchored exclude patterns (from a config file) apply to given files too, and so do
+    their negations (`!gen/keep.py` after `gen/*`)."""
+    spec = _absolute_excludes(settings.exclude)
+    return spec is not None and spec.match_file(Path(path).resolve().as_posix())
+
+
+_absolute: list[tuple[tuple[str, ...], globs.Spec | None]] = []
+
+
+def _absolute_excludes(exclude: tuple[str, ...]) -> globs.Spec | None:
+    """The root-anchored patterns of `exclude`, compiled once a run: the run's one tuple is known
+    by its identity (an lru_cache hashed the whole tuple, and picked the anchored patterns out of
+    it, for every file: 100,000 patterns cost each file a tenth of a second)."""
+    if _absolute and _absolute[0][0] is exclude:
+        return _absolute[0][1]
+    absolute = tuple(p for p in exclude if p.removeprefix("!").startswith("/"))
+    spec = globs.spec(absolute) if absolute else None  # (a repository's config chooses them: linear matching)
+    _absolute[:] = [(exclude, spec)]
+    return spec
 
 
 def _read(cand: Candidate, settings: Settings) -> tuple[str, Settings, bytes | None, FileResult | None]:
@@ -547,8 +566,7 @@ def iter_results(
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None
     if use_cache:
-        where = cache_dir or (Path(os.environ["PORTER_CACHE_DIR"]) if os.environ.get("PORTER_CACHE_DIR") else None)
-        store = Cache.for_paths(paths, where)
+        store = Cache.for_paths(paths, named_dir(cache_dir))
 
     cuda_sources: list[str] = []  # the project's .cu files: evidence of its own CUDA extensions
     candidates = [

@@ -245,3 +245,60 @@ def test_bad_portable_is_named(project, toml, args, needle):
 def test_no_portable_lets_an_xla_run_through(project):
     write(project, {"porter.toml": 'target = "neuron"\nportable = true\n'})
     assert cli("lint", "--target", "xla", "--no-portable", "--output-format", "json").exit_code == 1
+
+
+@pytest.mark.parametrize("folder", ["p[1]", "p*", "p?", "a\\b", "p[!x]"])
+def test_patterns_are_anchored_to_a_folder_whose_name_holds_glob_characters(tmp_path, folder):
+    """A config's anchored patterns begin with its folder's path, which was pasted in as a
+    pattern: in `p[1]/` they named `p1/`, so its `per-file-ignores` and anchored `exclude`
+    never applied (and `p*/` reached sibling folders). The folder's path is escaped."""
+    from porter.config import files
+    from porter.pipeline.runner import excluded, file_settings
+
+    root = tmp_path / folder
+    (root / "gen").mkdir(parents=True)
+    (root / "porter.toml").write_text(
+        'target = "neuron"\nexclude = ["gen/x.py"]\n[per-file-ignores]\n"/b.py" = ["DEV"]\n"sub/c.py" = ["CUDA"]\n'
+    )
+    settings = files.resolve([root]).settings()
+    assert excluded(settings, root / "gen" / "x.py")
+    assert not excluded(settings, root / "gen" / "y.py")
+    assert file_settings(settings, root / "b.py", "b.py").ignore == ("DEV",)
+    assert file_settings(settings, root / "sub" / "c.py", "sub/c.py").ignore == ("CUDA",)
+    sibling = tmp_path / "pz"
+    sibling.mkdir()
+    assert file_settings(settings, sibling / "b.py", "b.py").ignore == ()
+
+
+def test_a_negated_exclude_pattern_keeps_its_file(project):
+    """`exclude = ["gen/*", "!gen/keep.py"]` leaves out gen/ but keeps gen/keep.py, as in a
+    `.gitignore`: the anchoring put the folder's path before the `!` (a pattern for a folder
+    named `!gen`), and the negation was not among the anchored patterns given files are
+    matched against."""
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\nexclude = ["gen/*", "!gen/keep.py"]\n',
+            "gen/a.py": "import torch\na = torch.ones(1).cuda()\n",
+            "gen/keep.py": "import torch\nk = torch.ones(1).cuda()\n",
+        },
+    )
+    paths = {d["path"] for d in cli("lint", "--output-format", "json").json()}
+    assert paths == {"train.py", "gen/keep.py"}
+
+
+def test_a_negated_per_file_ignores_pattern_applies_where_it_does_not_match(project):
+    """As in ruff, `"!tests/**" = ["DEV"]` ignores DEV everywhere but under tests/. Alone in
+    a gitignore-style list a negation matches nothing: the codes were ignored nowhere, and
+    nothing said so."""
+    write(
+        project,
+        {
+            "porter.toml": 'target = "neuron"\n[per-file-ignores]\n"!tests/**" = ["DEV"]\n"!*.py" = ["CUDA"]\n',
+            "tests/test_a.py": "import torch\nt = torch.ones(1).cuda()\n",
+        },
+    )
+    by_file: dict = {}
+    for d in cli("lint", "--output-format", "json").json():
+        by_file.setdefault(d["path"], set()).add(d["code"][:3])
+    assert by_file == {"tests/test_a.py": {"DEV"}, "train.py": {"CUD"}}

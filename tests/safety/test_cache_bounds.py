@@ -153,3 +153,17 @@ def test_the_sweep_removes_only_porter_s_files_and_follows_no_swapped_link(tmp_p
     os.symlink(mine, store.entries)
     assert store.prune(now=time.time() + 2 * 3600) == 0
     assert all(v.exists() for v in victims)
+
+
+def test_a_cache_that_cannot_be_written_is_still_read_and_said_so(tmp_path, monkeypatch):
+    """A cache folder the user cannot write (a read-only mount, the folder an older `sudo
+    porter` left root's) is read for what it holds, and the run's note says nothing new is
+    kept; before, nothing was said (root is never refused a write, so `os.access` answers
+    as it would for the user)."""
+    store = Cache(tmp_path / "c")
+    key, _ = _entry(store, b"x = 1\n")
+    monkeypatch.setattr(cache_module.os, "access", lambda *args, **kwargs: False)
+    again = Cache(tmp_path / "c")
+    assert again.enabled and again.get(key, "m.py", b"x = 1\n") is not None
+    assert again.problem is not None and again.problem.startswith("the cache is read only: cannot write")
+    assert "new results are not kept" in again.problem

@@ -305,6 +305,23 @@ def test_a_key_folder_that_cannot_be_searched_is_a_note_not_a_traceback(tmp_path
     assert "Traceback" not in err and "the cache is off" in err, err
 
 
+def test_a_default_cache_folder_that_cannot_be_written_is_said_once(tmp_path):
+    """A default cache folder the user cannot write (root's, left by an older `sudo porter`)
+    made every run cold and said nothing; the key was fine, so no note came. Root is never
+    refused a write, so a file where the cache folder's parent belongs stands in for it: the
+    run says once why the cache is off, and checks as a cold run does."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    (tmp_path / "not-a-folder").write_text("")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "not-a-folder"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    for command in (("lint", ".", "--output-format", "concise"), ("rewrite", ".", "--diff")):
+        out = porter(*command, "--target", "xla", cwd=tmp_path, env=env, timeout=60)
+        err = out.stderr.decode()
+        assert out.returncode == 1 and b"m.py" in out.stdout, err
+        assert err.count("note: the cache is off: cannot write") == 1 and "not-a-folder" in err, err
+    out = porter("lint", ".", "--target", "xla", "--no-cache", cwd=tmp_path, env=env, timeout=60)
+    assert "cache is off" not in out.stderr.decode()
+
+
 def test_links_in_a_named_cache_are_not_written_through(tmp_path):
     """A cache folder someone else made can hold links to folders elsewhere: porter writes no
     entry through them."""

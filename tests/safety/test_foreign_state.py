@@ -193,3 +193,5 @@ def test_sudo_porter_with_the_user_s_home_makes_nothing_root_owned_there(tmp_pat
     assert sorted(p.name for p in home.iterdir()) == []
     out = porter("lint", ".", "--target", "xla", cwd=repo, env={**env, "PORTER_CACHE_KEY": "shared secret"})
     assert out.returncode == 1 and sorted(p.name for p in home.iterdir()) == [], out.stderr
+    # with a key from the environment the default cache is still not made, and that is said
+    assert b"the cache is off: porter run as root does not make" in out.stderr, out.stderr

@@ -108,7 +108,8 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.codemods.device._help_of_default": {"was": "cuda:0"},
     "porter.codemods.device_helper.pick_name": {"name": "_device_type", "n": 2},
     "porter.codemods.imports.reads": {"pattern": r"(?<![\w.])" + re.escape("torch.cuda") + r"\b"},
-    "porter.config.globs.__init__": {"regex": "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$"},
+    "porter.config.globs._read": {"regex": "^(?:.+/)?(?>[^/]*?a)b(?:/.*)?$"},
+    "porter.config.globs.check": {"regex": "^(?:.+/)?[^/]*a(?:/.*)?$"},
     "porter.files.configs.checks._kernel_value": {},
     "porter.files.configs.toml_config.table": {"dotted": r"[ \t]*\.[ \t]*".join(("tool", "porter"))},
     "porter.files.deps.build_read._named": {
