@@ -84,6 +84,9 @@ _USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
 # an enumeration (`enum class Mode : uint8_t {`): a number, of its underlying type (an `int` where
 # it names none): a parameter of it by value was no struct
 _ENUM = re.compile(r"\benum\s+(?:(?:class|struct)\s+)?(\w+)\s*(?::([^{};]{1,200}))?\{")
+# and C's `typedef enum { SUM, MEAN } reduce_t;` (deepspeed 0.19.8's `adamMode_t`, mmcv 2.2.0's
+# `reduce_t`): group 1 holds the underlying type after a `:`, group 2 the alias
+_TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200}))?\{[^{}]{0,5000}\}\s*(\w+)\s*;")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
@@ -757,6 +760,7 @@ def _type_aliases(code: str) -> dict[str, str]:
     out = {m.group(2): m.group(1).strip() for m in _TYPEDEF.finditer(code) if m.group(1).strip()}
     out.update((m.group(1), m.group(2).strip()) for m in _USING.finditer(code))
     out.update((m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code))
+    out.update((m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code))
     out.update((m.group(1), m.group(2).strip()) for m in _OBJECT_DEFINE.finditer(code) if not m.group(2).endswith("\\"))
     return out
 
