@@ -81,6 +81,12 @@ _USE = re.compile(r"\b(\w+)(?=\s*\()")
 # in length, so a `typedef` that never ends is not scanned to the file's end from each one
 _TYPEDEF = re.compile(r"\btypedef\b([^;{}()]{0,1000}?)\b(\w+)\s*;")
 _USING = re.compile(r"\busing[ \t\n]+(\w+)[ \t\n]*=([^;{}]{1,1000});")
+# an enumeration (`enum class Mode : uint8_t {`): a number, of its underlying type (an `int` where
+# it names none): a parameter of it by value was no struct
+_ENUM = re.compile(r"\benum\s+(?:(?:class|struct)\s+)?(\w+)\s*(?::([^{};]{1,200}))?\{")
+# and C's `typedef enum { SUM, MEAN } reduce_t;` (deepspeed 0.19.8's `adamMode_t`, mmcv 2.2.0's
+# `reduce_t`): group 1 holds the underlying type after a `:`, group 2 the alias
+_TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200}))?\{[^{}]{0,5000}\}\s*(\w+)\s*;")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
@@ -158,6 +164,9 @@ class Kernel:
     # a CUDA kernel's: the type aliases its parameters name (`typedef`, `using`, an object-like
     # `#define`), name -> what it stands for, as its file declares them
     aliases: dict[str, str] = field(default_factory=dict)
+    # a CUDA kernel's template type parameters (`T` of `template <typename T, int N>`): a parameter
+    # of such a type by value is a number, one of a type no number is a struct (nineteenth read)
+    typenames: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -168,6 +177,7 @@ class Kernel:
         d = asdict(self)
         d.pop("source")
         d.pop("aliases")
+        d.pop("typenames")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -432,9 +442,9 @@ def _macro_uses(
     for m in macros:
         if (m.path, m.name) in used:
             continue
-        for _, _, params, source in _kernels_in(m.body, m.body):
+        for _, _, params, source, typenames in _kernels_in(m.body, m.body):
             why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
-            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source))
+            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames))
             break
 
 
@@ -662,10 +672,38 @@ class _Macro:
     line: int
 
 
-def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str]]:
-    """(offset, name, parameter declarations, body) of each `__global__` kernel of `code` (comments
-    and strings blanked; `text` the source, of the same offsets)."""
+# a template's head, its parameters in group 1 (two levels of `<...>` inside: `typename V = Vec<T, 4>`)
+_TEMPLATE = re.compile(r"\btemplate\s*<([^<>{};]*(?:<[^<>{};]*(?:<[^<>{};]*>[^<>{};]*)*>[^<>{};]*)*)>")
+# what may stand between a template's head and `__global__`, read back from `__global__`
+_BEFORE_GLOBAL = re.compile(r"(?:\b(?:static|inline|extern)|\s)$")
+
+
+def _template_heads(code: str) -> dict[int, list[str]]:
+    """The type parameters (`T`, `Ts`) of each `template <typename T, class... Ts, int N>` of
+    `code`, by the offset where its head ends."""
+    return {
+        m.end(): [
+            t.group(1)
+            for part in _top_level_split(m.group(1))
+            if (t := re.match(r"\s*(?:typename|class)\b\s*(?:\.\.\.\s*)?(\w+)", part))
+        ]
+        for m in _TEMPLATE.finditer(code)
+    }
+
+
+def _head_before(code: str, start: int) -> int:
+    """Where the text before offset `start` ends, less the blanks and `static`/`inline`/`extern`
+    words just before it (read back in windows of 40 characters)."""
+    while start and (m := _BEFORE_GLOBAL.search(code, max(0, start - 40), start)) is not None:
+        start = m.start()
+    return start
+
+
+def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
+    """(offset, name, parameter declarations, body, template type parameters) of each `__global__`
+    kernel of `code` (comments and strings blanked; `text` the source, of the same offsets)."""
     close = _closing(code)
+    heads = _template_heads(code)
     for m in _GLOBAL.finditer(code):
         end = close.get(m.end() - 1)
         if end is None:
@@ -673,7 +711,8 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
         params = [
             " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
         ]
-        yield m.start(), _PASTE.sub("", m.group(1)), params, _body(code, end + 1, text)
+        body = _body(code, end + 1, text)
+        yield m.start(), _PASTE.sub("", m.group(1)), params, body, heads.get(_head_before(code, m.start()), [])
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -720,6 +759,8 @@ def _type_aliases(code: str) -> dict[str, str]:
     """The type aliases `code` declares (comments and strings blanked), name -> what it stands for."""
     out = {m.group(2): m.group(1).strip() for m in _TYPEDEF.finditer(code) if m.group(1).strip()}
     out.update((m.group(1), m.group(2).strip()) for m in _USING.finditer(code))
+    out.update((m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code))
+    out.update((m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code))
     out.update((m.group(1), m.group(2).strip()) for m in _OBJECT_DEFINE.finditer(code) if not m.group(2).endswith("\\"))
     return out
 
@@ -811,9 +852,9 @@ def _macro_kernels(
             )
             break
         used.add(macro.name)
-        for _, name, params, source in _kernels_in(body, body):
+        for _, name, params, source, typenames in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
-            out.append(Kernel(name, "cuda", rel, line, params, why, source=source))
+            out.append(Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames))
     return out, used
 
 
@@ -860,12 +901,12 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
     found = 0
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    for start, name, params, source in _kernels_in(_CONTINUED.sub(" ", code), text):
+    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
         line = lines.of(start)
-        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source))
+        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     _aliased(inv.kernels, aliases)

@@ -24,6 +24,7 @@ import keyword
 import os
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -132,6 +133,7 @@ class Signature:
     types: dict[str, str] = field(default_factory=dict)  # a custom op's own types, as torch reads them
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
+    structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -165,6 +167,24 @@ _C_INT = {
     "uint64_t",
     "uint",
 }
+
+
+# the floating types a kernel's parameter may be by value: C's, CUDA's and ATen's
+_C_FLOAT = {
+    "float",
+    "double",
+    "half",
+    "__half",
+    "__nv_half",
+    "__nv_bfloat16",
+    "nv_bfloat16",
+    "at::Half",
+    "at::BFloat16",
+    "c10::Half",
+    "c10::BFloat16",
+}
+# one of CUDA's attributes (`__grid_constant__`)
+_ATTRIBUTE = re.compile(r"__\w+__")
 
 
 def _from_calls(k: Kernel, names: list[str]) -> dict[str, str]:
@@ -334,10 +354,13 @@ _PAREN_DECLARATOR = re.compile(
 )
 
 
-def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
+def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tuple[str, str, bool]:
     """(name, kind, const pointer) of one C++ parameter declaration (`arg<index>` when it names
     none, as a declaration may: `const float*`, `int`, `const T`). A function pointer's kind is
-    "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type)."""
+    "function": no tensor, no number (it was `arg1: Tensor`, named after its parameter's type).
+    One by value of a type that is no number (C's, a floating type of CUDA or ATen, one of the
+    kernel's template type parameters `typenames`) is "struct": no tensor, no number
+    (`ConvParamsBase params` was a float: nineteenth read)."""
     for _ in range(16):  # an attribute (`[[maybe_unused]] int n`) is no array extent: `n` was a tensor
         start = decl.find("[[")
         end = decl.find("]]", start)
@@ -371,8 +394,15 @@ def _c_param(decl: str, index: int = 0) -> tuple[str, str, bool]:
         return name, "tensor", const
     if "TensorAccessor" in head:  # ATen's accessors (`PackedTensorAccessor32<...>`): a tensor
         return name, "tensor", bool(re.match(r"\s*const\b", head))
-    types = set(words if unnamed else words[:-1]) - {"const", "volatile", "__restrict__", "restrict", "std"}
-    return name, "int" if types and types <= _C_INT else "float", False
+    # (CUDA's `__grid_constant__` and such attributes are no part of the type)
+    qualifiers = {"const", "volatile", "__restrict__", "restrict", "std"}
+    types = {w for w in (words if unnamed else words[:-1]) if w not in qualifiers and not _ATTRIBUTE.fullmatch(w)}
+    if types and types <= _C_INT:
+        return name, "int", False
+    spelled = {re.sub(r"\s+", "", t).removeprefix("std::") for t in (named if unnamed else named[:-1])}
+    spelled = {t for t in spelled if not _ATTRIBUTE.fullmatch(t)}
+    number = spelled <= _C_INT | _C_FLOAT | {"auto", *typenames}
+    return name, "float" if number else "struct", False
 
 
 _ASSIGN = re.compile(r"(?<![=!<>+\-*/%&|^])(?:[+\-*/%&|^]|<<|>>)?=(?!=)")
@@ -457,14 +487,15 @@ def _cuda_signature(k: Kernel) -> Signature:
     kinds: dict[str, str] = {}
     mutates: list[str] = []
     untaken: list[str] = []
+    structs: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
-        name, kind, const = _c_param(decl, index)
+        name, kind, const = _c_param(decl, index, k.typenames)
         if k.aliases:  # `Acc a` of `typedef PackedTensorAccessor32<float, 2> Acc;`: typed as what Acc is
-            _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index)
-        if kind == "function":
-            untaken.append(decl)
+            _, kind, const = _c_param(_unaliased(decl, name, k.aliases), index, k.typenames)
+        if kind in ("function", "struct"):
+            (untaken if kind == "function" else structs).append(decl)
             continue
         py = safe_name(name)
         while py in kinds:
@@ -473,7 +504,7 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken)
+    return Signature(params, kinds, mutates, untaken=untaken, structs=structs)
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
@@ -583,6 +614,13 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             "TODO(porter): the kernel also takes "
             + ", ".join(f"`{d}`" for d in sig.untaken)
             + ", which no torch op can take (a function): the reference chooses it"
+        )
+    if sig.structs:
+        check += "\n# " + _comment(
+            "TODO(porter): the kernel also takes "
+            + ", ".join(f"`{d}`" for d in sig.structs)
+            + ", of a type porter does not know to be a number (a struct or class, which no torch op can"
+            " take): pass the fields the kernel reads as the op's tensors and scalars"
         )
     body = [
         f"def {n}_reference({args}):",
