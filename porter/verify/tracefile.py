@@ -489,21 +489,27 @@ def _lazy(path: Path, data: bytes, load_tensors) -> tuple[dict, Mapping]:
     from safetensors.torch import _TYPES
 
     memfd = getattr(os, "memfd_create", None)
-    if memfd is None or not os.path.isdir("/proc/self/fd"):  # pragma: no cover - Linux has both
+    handle = None
+    if memfd is not None and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = memfd("porter-trace", getattr(os, "MFD_CLOEXEC", 0))
+        except OSError:  # a sandbox that refuses it (seccomp): made at once, below
+            fd = -1
+        if fd >= 0:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                handle = safe_open(f"/proc/self/fd/{fd}", framework="pt")  # maps the file: the fd may go
+            finally:
+                os.close(fd)
+    if handle is None:
         size = int.from_bytes(data[:8], "little")
         header = json.loads(data[8 : 8 + size])
         if not isinstance(header, dict):
             raise ValueError("the header is not a JSON object")
         _at_most(path, len(header) - ("__metadata__" in header))
         return header.get("__metadata__") or {}, load_tensors(data)
-    fd = memfd("porter-trace", getattr(os, "MFD_CLOEXEC", 0))
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        handle = safe_open(f"/proc/self/fd/{fd}", framework="pt")  # maps the file: the fd may go
-    finally:
-        os.close(fd)
     names = handle.keys()
     _at_most(path, len(names))
     info = {}

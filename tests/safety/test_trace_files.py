@@ -977,3 +977,27 @@ def test_a_trace_s_tensors_are_made_when_read_and_a_comparison_holds_one_rank_s_
     res = tracecmp.compare_traces(ref, port)
     assert len(res.ranks) == 40 and len(peak) == 40
     assert max(peak) < 100, f"{max(peak)} tensors held while comparing a rank"
+
+
+def test_a_platform_without_anonymous_memory_files_reads_traces_whole(tmp_path, monkeypatch):
+    """Where `os.memfd_create` is refused (a seccomp sandbox) or missing, a trace is read as
+    before, every tensor made at once: never an OSError traceback."""
+    import errno
+    import os
+
+    import torch
+
+    from porter.verify import tracefile
+
+    path = tracefile.write_trace(tmp_path / "t.safetensors", {"steps": []}, {"steps.loss": torch.ones(2)})
+
+    def refused(*args):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    for patch in (refused, None):
+        if patch is None:
+            monkeypatch.delattr(os, "memfd_create")
+        else:
+            monkeypatch.setattr(os, "memfd_create", patch)
+        t = tracefile.read_trace(path)
+        assert torch.equal(t.tensors["steps.loss"], torch.ones(2))
