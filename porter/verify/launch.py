@@ -305,11 +305,31 @@ def main(argv: list[str]) -> int:
 
 
 def _finish(run: _Side, stopped: str, error: dict | None) -> None:
-    job, out, side, rng = run.job, run.out, run.side, run.rng
     # the side's files get porter's permission bits, not the program's: a program that set its
     # own umask (`os.umask(0o777)`) left a trace of mode 000, and its record, that its user
     # could not read back (root reads them anyway)
     os.umask(run.umask)
+    with _cpu_default():
+        _write(run, stopped, error)
+
+
+@contextlib.contextmanager
+def _cpu_default():
+    """The trace's own tensors made on the CPU whatever default the program left
+    (`torch.set_default_device("meta")` at its end: "Cannot copy out of meta tensor; no data!",
+    the trace lost)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    with contextlib.suppress(Exception):
+        torch.set_default_device(None)
+    with torch.device("cpu"):
+        yield
+
+
+def _write(run: _Side, stopped: str, error: dict | None) -> None:
+    job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
     if trace_error is not None and error is None:

@@ -660,3 +660,35 @@ def test_a_program_that_replaces_its_streams_keeps_its_record(tmp_path, streams)
     rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
     assert rec.status == "ok", (rec.status, rec.error)
     assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+def test_a_program_that_leaves_the_default_device_on_meta_keeps_its_trace(tmp_path):
+    """A program that ends with `torch.set_default_device("meta")` (as code that builds a model
+    skeleton does): the trace's loss and grad-norm tensors were made on the meta device and the
+    write failed, "cannot write the trace …: Cannot copy out of meta tensor; no data!"."""
+    need("torch")
+    tree = _tree(tmp_path, _STEPS + "torch.set_default_device('meta')\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["torch.set_default_device('cuda')\n", "torch.set_default_device(torch.device('cuda', 0))\n"],
+    ids=["str", "device"],
+)
+def test_a_cuda_default_device_runs_on_the_cpu_under_the_cuda_shim(tmp_path, head):
+    """`torch.set_default_device("cuda")` before building the model (as current LLM scripts
+    do): the shim maps device arguments, but torch applies the default device below every mode,
+    so the reference on a host without a GPU raised "Found no NVIDIA driver on your system" at
+    the model's first layer."""
+    need("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU: the shim is not used")
+    tree = _tree(tmp_path, "import torch\n" + head + _STEPS + "with torch.device('cuda'):\n    torch.nn.Linear(2, 2)\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
