@@ -74,6 +74,16 @@ class OpCounter(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+def _grad_norm(g: torch.Tensor) -> torch.Tensor:
+    """The L2 norm of one gradient, in float32 or its own wider dtype: asked for in float32, a
+    float64 model's norm raised "the dtype of the input (Double) should be convertible without
+    narrowing" and a complex parameter's "dtype should be complex for complex inputs", into the
+    program's `optimizer.step()`. A complex gradient's norm is that of its real and imaginary parts."""
+    if g.is_complex():
+        g = torch.view_as_real(g.resolve_conj())
+    return torch.linalg.vector_norm(g, dtype=torch.promote_types(g.dtype, torch.float32))
+
+
 def _held(hook):
     """A recorder hook run under the recorder's lock (`Recorder.lock`)."""
 
@@ -438,11 +448,7 @@ class Recorder:
             if self.step == 0:
                 self._first_step_params(opt)
             grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
-            norm = (
-                torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads]))
-                if grads
-                else None
-            )
+            norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
         for g in opt.param_groups:
             lr = g.get("lr")

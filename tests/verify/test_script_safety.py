@@ -692,3 +692,30 @@ def test_a_cuda_default_device_runs_on_the_cpu_under_the_cuda_shim(tmp_path, hea
     rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
     assert rec.status == "ok", (rec.status, rec.error)
     assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+def test_a_float64_or_complex_model_s_gradient_norm_is_recorded_not_raised(tmp_path):
+    """A model trained in float64 (`.double()`, `torch.set_default_dtype(torch.float64)`), or
+    with a complex parameter: the gradient norm was asked for in float32, which torch refuses
+    for both ("should be convertible without narrowing", "dtype should be complex for complex
+    inputs"), and it raised into the program's `optimizer.step()`: the run "did not finish"."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "m = torch.nn.Linear(4, 2).double()\n"
+        "z = torch.nn.Parameter(torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64))\n"
+        "opt = torch.optim.SGD([*m.parameters(), z], lr=0.1)\n"
+        "norms = []\n"
+        "for i in range(3):\n"
+        "    loss = m(torch.ones(3, 4, dtype=torch.float64)).sum() + (z.abs() ** 2).sum().double()\n"
+        "    opt.zero_grad(); loss.backward()\n"
+        "    parts = [p.grad.reshape(-1) for p in m.parameters()] + [torch.view_as_real(z.grad).reshape(-1).double()]\n"
+        "    norms.append(float(torch.linalg.vector_norm(torch.cat(parts))))\n"
+        "    open('norms', 'w').write(repr(norms))\n"
+        "    opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    norms = eval((tree / "norms").read_text())
+    assert [s["grad_norm"] for s in rec.trace.manifest["steps"]] == pytest.approx(norms, rel=1e-6)
