@@ -140,11 +140,15 @@ def record_cmd(
         workers.add_temp_dir(Path(tmp))
         rec = record(role, Path.cwd(), cfg, dest, Path(tmp), workers)
         if role == "reference" and rec.status == "ok" and rec.trace is not None:
-            floor = (
-                noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers)
-                if noise_floor
-                else {"measured": False, "why": "recorded with --no-noise-floor"}
-            )
+            try:
+                floor = (
+                    noise_run(Path.cwd(), cfg, rec, Path(tmp) / "noise", workers)
+                    if noise_floor
+                    else {"measured": False, "why": "recorded with --no-noise-floor"}
+                )
+            except (KeyboardInterrupt, SystemExit) as exc:
+                _floor_interrupted(exc, rec, dest)
+                raise
             unwritten = attach_floor(rec, floor, dest)
             if unwritten is not None:  # the file keeps the run's trace, without the floor
                 raise _fail(f"{unwritten} (it holds the run's trace without the noise floor)")
@@ -169,6 +173,34 @@ def record_cmd(
         if rec.log_tail:  # its lines as the terminal showed them, its other controls shown as escapes
             console.print(Text(lines_printable(rec.log_tail[-1500:])))
         raise typer.Exit(2)
+
+
+def _floor_interrupted(exc: BaseException, rec, dest: Path) -> None:
+    """SIGINT or SIGTERM while the noise floor's second run went on: the trace at `dest` is the
+    run's, whole, without its floor. That is written into it (a comparison says "noise floor not
+    measured" and why) and said in the line that says the run was interrupted; it was only
+    "porter: interrupted (SIGINT)." (eighteenth read's leftover)."""
+    from rich.text import Text
+
+    from porter.cli.common import err_console
+    from porter.cli.interrupt import Terminated, deferred, said
+    from porter.verify.script import attach_floor
+
+    code = exc.code if isinstance(exc, SystemExit) else None
+    if isinstance(exc, SystemExit) and code not in (130, 143):
+        return  # not a signal: ends as it would have
+    how = "SIGTERM" if isinstance(exc, Terminated) or code == 143 else "SIGINT"
+    with deferred():
+        unwritten = attach_floor(rec, {"measured": False, "why": f"its run was interrupted ({how})"}, dest)
+    said()
+    left = (
+        f"{unwritten} (it holds the run's trace without the noise floor)."
+        if unwritten
+        else f"{dest} holds the run's trace without its noise floor (it says so)."
+    )
+    err_console.print(
+        Text(printable(f"porter: interrupted ({how}) during the noise floor's run: {left}")), soft_wrap=True
+    )
 
 
 @trace_app.command("compare")

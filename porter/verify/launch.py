@@ -221,6 +221,8 @@ class _Side:
         self.pid = os.getpid()
         self.lock = threading.Lock()
         self.owner: int | None = None
+        self.umask = os.umask(0o022)  # porter's, read (os.umask sets it: set back at once)
+        os.umask(self.umask)
 
     def hook_exit(self) -> None:
         """`os._exit(N)` in the program (a script that ends with it to skip its data loaders'
@@ -258,6 +260,10 @@ class _Side:
         self.lock.acquire()  # another thread concluding ends the process while this one waits
         self.owner = me
         signal.alarm(0)
+        if self.recorder is not None:
+            # the recording stands still from here on: a hook running in another thread ends
+            # first, and every thread's next hook or counted operator waits for the process's end
+            self.recorder.lock.acquire()
         _finish(self, stopped, error)
 
 
@@ -284,6 +290,8 @@ def main(argv: list[str]) -> int:
         _phase(run.out, "running the command")
         stopped = _run_command(user_argv)
     except BaseException as exc:  # user code can raise anything
+        if os.getpid() != run.pid:  # a child the program forked, ending as Python ends it
+            _child_exit(exc)
         error = _failure(exc, run.out, run.root)
         stopped = "error"
         if error.get("kind") == "timeout":
@@ -297,6 +305,30 @@ def main(argv: list[str]) -> int:
 
 
 def _finish(run: _Side, stopped: str, error: dict | None) -> None:
+    # the side's files get porter's permission bits, not the program's: a program that set its
+    # own umask (`os.umask(0o777)`) left a trace of mode 000, and its record, that its user
+    # could not read back (root reads them anyway)
+    os.umask(run.umask)
+    with _cpu_default():
+        _write(run, stopped, error)
+
+
+@contextlib.contextmanager
+def _cpu_default():
+    """The trace's own tensors made on the CPU whatever default the program left
+    (`torch.set_default_device("meta")` at its end: "Cannot copy out of meta tensor; no data!",
+    the trace lost)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        yield
+        return
+    with contextlib.suppress(Exception):
+        torch.set_default_device(None)
+    with torch.device("cpu"):
+        yield
+
+
+def _write(run: _Side, stopped: str, error: dict | None) -> None:
     job, out, side, rng = run.job, run.out, run.side, run.rng
     _phase(out, "writing the trace")
     manifest, tensors, trace_error = _finish_recording(run.recorder, run.root, describe=error is None)
@@ -348,10 +380,41 @@ def _finish(run: _Side, stopped: str, error: dict | None) -> None:
         write_record(out / "error.json", error)
     else:
         (out / "done").write_text(stopped)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    # the program's streams, whatever it made them (`sys.stderr = None`: the flush raised after
+    # the trace was written, and the side "exited with status 1 … without writing a result")
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
     # os._exit: user threads (data loaders) must not keep the process alive
     _REAL_EXIT(EXIT_USER_ERROR if error is not None else 0)
+
+
+def _child_exit(exc: BaseException) -> None:
+    """End a child the program forked (it came back through the launcher) on `exc` as Python
+    ends a process on it: `sys.exit(N)` is status N, `sys.exit("text")` prints the text and is 1,
+    an exception prints its traceback and is 1, a KeyboardInterrupt ends it by SIGINT. Its
+    status was 0 or 1 whatever it asked for (eighteenth read's leftover): a parent that waits
+    for its child's status read another."""
+    status = 1
+    if isinstance(exc, SystemExit):
+        if exc.code is None:
+            status = 0
+        elif isinstance(exc.code, int):
+            status = exc.code & 0xFF  # what the system keeps of any status, as for `exit()`
+        else:
+            with contextlib.suppress(Exception):
+                print(exc.code, file=sys.stderr)
+    else:
+        with contextlib.suppress(Exception):
+            traceback.print_exception(exc)
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    if isinstance(exc, KeyboardInterrupt):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        status = 128 + signal.SIGINT  # (where the signal is blocked)
+    _REAL_EXIT(status)
 
 
 def _exit_record(status: int, out: Path, root: str) -> dict:

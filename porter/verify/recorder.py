@@ -22,6 +22,7 @@ after N steps the recorder writes the trace and stops the script with `StopRun`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import threading
@@ -52,23 +53,46 @@ class StopRun(BaseException):
 
 
 class OpCounter(TorchDispatchMode):
-    """Counts ATen operators by (name, overload, input dtypes, input device types)."""
+    """Counts ATen operators by (name, overload, input dtypes, input device types); a count is
+    made under `lock` (the recorder's: see `Recorder.lock`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lock: threading.RLock | None = None) -> None:
         super().__init__()
         self.counts: Counter = Counter()
         self.paused = False  # porter's own statistics are not the user's operators
+        self.lock = lock if lock is not None else threading.RLock()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if self.paused:
-            return func(*args, **kwargs)
-        leaves, _ = tree_flatten((args, kwargs))
-        tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
-        dtypes = tuple(sorted({str(a.dtype).removeprefix("torch.") for a in tensors}))
-        devices = tuple(sorted({a.device.type for a in tensors}))
-        self.counts[(func._schema.name, func._overloadname, dtypes, devices)] += 1
+        with self.lock:
+            if not self.paused:
+                leaves, _ = tree_flatten((args, kwargs))
+                tensors = [a for a in leaves if isinstance(a, torch.Tensor)]
+                dtypes = tuple(sorted({str(a.dtype).removeprefix("torch.") for a in tensors}))
+                devices = tuple(sorted({a.device.type for a in tensors}))
+                self.counts[(func._schema.name, func._overloadname, dtypes, devices)] += 1
         return func(*args, **kwargs)
+
+
+def _grad_norm(g: torch.Tensor) -> torch.Tensor:
+    """The L2 norm of one gradient, in float32 or its own wider dtype: asked for in float32, a
+    float64 model's norm raised "the dtype of the input (Double) should be convertible without
+    narrowing" and a complex parameter's "dtype should be complex for complex inputs", into the
+    program's `optimizer.step()`. A complex gradient's norm is that of its real and imaginary parts."""
+    if g.is_complex():
+        g = torch.view_as_real(g.resolve_conj())
+    return torch.linalg.vector_norm(g, dtype=torch.promote_types(g.dtype, torch.float32))
+
+
+def _held(hook):
+    """A recorder hook run under the recorder's lock (`Recorder.lock`)."""
+
+    @functools.wraps(hook)
+    def held(self, *args, **kwargs):
+        with self.lock:
+            return hook(self, *args, **kwargs)
+
+    return held
 
 
 def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -188,7 +212,13 @@ class Recorder:
         self.notes: list[str] = []
         # on XLA the operators come from torch_xla's counters: a Python dispatch mode there drops
         # in-place writes through views (trl's chunked log-softmax then gives a loss of -inf)
-        self.op_counter = OpCounter() if ops and side.kind != "xla" else None
+        # every change the program's run makes to the recording is made under this lock, and the
+        # side's end holds it from the start of the trace's writing on: a program's other thread
+        # that ends the run (`os._exit` there) wrote the trace while the main thread went on
+        # stepping into it (eighteenth read's leftover); the main thread now stands at its next
+        # hook or operator until the process ends
+        self.lock = threading.RLock()
+        self.op_counter = OpCounter(self.lock) if ops and side.kind != "xla" else None
         self.xla_ops = ops and side.kind == "xla"
         self.counting = False  # operators are counted from the first module call
         # XLA: porter's own share of torch_xla's counters (its statistics' operators, fallbacks,
@@ -287,6 +317,7 @@ class Recorder:
             self.shape_log.__enter__()
 
     # ------------------------------------------------------------------ hooks
+    @_held
     def on_backward(self, tensors) -> None:
         if self.finished:
             return
@@ -297,6 +328,7 @@ class Recorder:
             with self.own_work():
                 self.pending.append(base.detach().reshape(()).to(torch.float64))
 
+    @_held
     def on_first_call(self, module, args) -> None:
         """Start counting ATen operators at the first module call: the script's host-side
         preparation before it (data loading, tokenising) is not the model's step, and
@@ -310,6 +342,7 @@ class Recorder:
             self.counting = True
             self._ops_from = (self.xla_counts(), Counter(self.own_xla))
 
+    @_held
     def on_forward(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
             return
@@ -357,6 +390,7 @@ class Recorder:
                 recs.append((stats, sample, list(t.shape), dtype, full if cut else None))
         self.calls.append((mid, n, recs))
 
+    @_held
     def perturb_ulp(self, opt, args, kwargs) -> None:
         """Move every floating-point parameter one unit in the last place up or down (a private
         generator decides; the program's own random streams are untouched): the state two
@@ -366,7 +400,9 @@ class Recorder:
         with self.own_work():
             for g in opt.param_groups:
                 for p in g["params"]:
-                    if p.is_floating_point():
+                    # (a sparse parameter has no dense values to move: nextafter raised into the
+                    # noise floor's run, "Could not run 'aten::nextafter' … 'SparseCPU' backend")
+                    if p.is_floating_point() and unsampled(p) is None:
                         p.copy_(self._ulp_away(p))
 
     def _ulp_away(self, t: torch.Tensor) -> torch.Tensor:
@@ -375,6 +411,7 @@ class Recorder:
         target = torch.where(up, math.inf, -math.inf).to(t.dtype).to(t.device)
         return torch.nextafter(t, target)
 
+    @_held
     def perturb_output(self, module, args, output):
         """Every module's floating-point output scaled by 1 ± OUTPUT_NOISE (one ulp where its
         dtype is coarser), as another backend's kernels round and reduce it: faithful ports
@@ -403,24 +440,42 @@ class Recorder:
             self.opt_ref = weakref.ref(opt)
         return self.opt_ref() is opt
 
+    @_held
     def on_pre_step(self, opt, args, kwargs) -> None:
         if self.finished or not self._counted(opt):
             return
         with self.own_work():
             if self.step == 0:
                 self._first_step_params(opt)
-            grads = [p.grad.detach() for g in opt.param_groups for p in g["params"] if p.grad is not None]
-            norm = (
-                torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g, dtype=torch.float32) for g in grads]))
-                if grads
-                else None
-            )
+            grads = [v for g in opt.param_groups for p in g["params"] if (v := self._norm_values(p.grad)) is not None]
+            norm = torch.linalg.vector_norm(torch.stack([_grad_norm(g) for g in grads])) if grads else None
         lrs = []
         for g in opt.param_groups:
             lr = g.get("lr")
             lrs.append(float(lr) if lr is not None else float("nan"))
         self._pre = {"grad_norm": norm, "lr": lrs}
 
+    def _norm_values(self, grad: torch.Tensor | None) -> torch.Tensor | None:
+        """The values of a gradient the global norm is taken over: a sparse gradient's stored
+        values, summed where an index repeats (`nn.Embedding(sparse=True)`'s gradient is one:
+        the norm of it raised "Could not run 'aten::linalg_vector_norm' with arguments from the
+        'SparseCPU' backend" into the program's `optimizer.step()`); None for none, or for one
+        with no values to take (nested, quantized, meta: left out, said in the notes)."""
+        if grad is None:
+            return None
+        g = grad.detach()
+        if g.layout == torch.sparse_coo:
+            return g.coalesce().values()
+        if g.layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc):
+            return g.values()
+        why = unsampled(g)
+        if why is not None:
+            if self.step == 0:
+                self.unrecorded[("gradient in the norm", why)] += 1
+            return None
+        return g
+
+    @_held
     def on_post_step(self, opt, args, kwargs) -> None:
         if self.finished or not self._counted(opt):
             return
@@ -659,6 +714,8 @@ class Recorder:
             self.shape_log.uninstall_syncs()
         if self.sync_mode is not None:
             self._leave(self.sync_mode)
+        if threading.get_ident() != self._thread:
+            return  # another thread ends the run: the hooks stay, and the main thread waits at its next
         torch.autograd.backward = self._orig_backward
         for h in self.handles:
             h.remove()

@@ -301,6 +301,12 @@ def _read_side(res, workdir: Path, trace_path: Path, timeout: float):
     return status, error, trace
 
 
+# a second run that stopped at what its first run left: a FileExistsError, or "already exists" /
+# "file exists" in its message (any "exist" also read "operator doesn't exist for this backend"
+# as left outputs, and gave that advice for a sparse parameter's NotImplementedError)
+_LEFT_OUTPUTS = re.compile(r"FileExistsError|\b(?:already|file) exists\b", re.IGNORECASE)
+
+
 def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path, workers: WorkerSet) -> dict:
     """Run the original once more, changing only floating-point rounding, and measure how far
     the program drifts from itself (porter.verify.noise). Another thread count on the CPU; on a
@@ -324,7 +330,7 @@ def noise_run(tree: Path, cfg: ScriptConfig, ref: Recorded, workdir: Path, worke
     )
     if again.status != "ok" or again.trace is None:
         why = f"the second run of the original did not finish: {_describe(again)}"
-        if "exist" in why.lower():
+        if _LEFT_OUTPUTS.search(why):
             why += (
                 " (a program that will not run where its first run left its outputs cannot run "
                 "twice in one tree: remove them first, or give --no-noise-floor)"

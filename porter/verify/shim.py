@@ -1,7 +1,8 @@
 """Device shims that let unmodified code run where its device does not exist.
 
 * Reference side (original CUDA code, no GPU): :func:`install_cuda_shim` maps every CUDA device
-  request (``device="cuda"``, ``.cuda()``, ``.to("cuda:0")``, ``.to(0)``) to the CPU through a
+  request (``device="cuda"``, ``.cuda()``, ``.to("cuda:0")``, ``.to(0)``,
+  ``torch.set_default_device("cuda")``) to the CPU through a
   :class:`~torch.overrides.TorchFunctionMode`, and replaces the ``torch.cuda.*`` calls that real
   code makes (``is_available``, ``synchronize``, ``amp.autocast``, ``Event`` timing, memory
   queries, …) with CPU equivalents. ``torch.cuda.is_available()`` answers True so the program
@@ -316,9 +317,24 @@ def install_cuda_shim(root: str) -> DeviceRemapMode:
     cuda.amp.GradScaler = lambda *a, **k: torch.amp.GradScaler("cpu", *a, **k)
     _shim_accelerator(root)
     generators_on_cpu({"cuda"})
+    default_device_on_cpu({"cuda"})
     from porter.verify.devices import TARGET_KINDS
 
     return DeviceRemapMode({"cuda": cpu}, claim_cuda=True, refuse=TARGET_KINDS, root=root)
+
+
+def default_device_on_cpu(kinds: set[str]) -> None:
+    """`torch.set_default_device(d)` for a device type in `kinds` makes the CPU the default:
+    torch keeps the default device's context below every mode, so the remap never saw the device
+    it puts into each factory call, and `set_default_device("cuda")` (then `nn.Linear(...)`) raised
+    "Found no NVIDIA driver on your system" on a host without a GPU."""
+    real = torch.set_default_device
+
+    def set_default_device(device):
+        return real(torch.device("cpu") if _device_type(device) in kinds else device)
+
+    set_default_device.__wrapped__ = real  # type: ignore[attr-defined]
+    torch.set_default_device = set_default_device
 
 
 _RealGenerator = torch.Generator

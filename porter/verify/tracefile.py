@@ -14,6 +14,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,9 +87,9 @@ def unfinite(x):
 @dataclass
 class Trace:
     manifest: dict
-    tensors: dict  # name -> torch.Tensor (CPU)
+    tensors: Mapping  # name -> torch.Tensor (CPU); a file's are made when read (LazyTensors)
     path: Path | None = None
-    _ranks: dict[int, dict] | None = field(default=None, repr=False, compare=False)  # `rank`'s, made once
+    _ranks: dict[int, Mapping] | None = field(default=None, repr=False, compare=False)  # `rank`'s, made once
 
     @property
     def side(self) -> dict:
@@ -116,22 +117,24 @@ class Trace:
         return [self.manifest, *(self.manifest.get("ranks") or [])]
 
 
-def _by_rank(tensors: dict) -> dict[int, dict]:
+def _by_rank(tensors: Mapping) -> dict[int, Mapping]:
     """The tensors of each rank, by their names in that rank's manifest (`rank<r>.NAME`; rank 0's
-    have no prefix), in one pass over the file's tensors (a pass per rank made a trace of 20,000
-    ranks and 150,000 tensors run for minutes)."""
-    out: dict[int, dict] = {}
-    for name, value in tensors.items():
-        r = 0
+    have no prefix), in one pass over the file's tensors' names (a pass per rank made a trace of
+    20,000 ranks and 150,000 tensors run for minutes); a file's tensors are not made here."""
+    names: dict[int, dict[str, str]] = {}
+    for full in tensors:
+        r, name = 0, full
         if name.startswith("rank"):
             head, dot, rest = name[4:].partition(".")
             if dot and head.isascii() and head.isdigit() and not head.startswith("0"):
                 r, name = int(head), rest
-        out.setdefault(r, {})[name] = value
-    return out
+        names.setdefault(r, {})[name] = full
+    if isinstance(tensors, LazyTensors):
+        return {r: tensors.renamed(m) for r, m in names.items()}
+    return {r: {name: tensors[full] for name, full in m.items()} for r, m in names.items()}
 
 
-def write_trace(path: Path, manifest: dict, tensors: dict) -> Path:
+def write_trace(path: Path, manifest: dict, tensors: Mapping) -> Path:
     """The trace written whole to `path` (`trace record -o`, a file named for output): a link
     of that name is replaced, never written through (porter.pipeline.writer.write_output)."""
     from safetensors.torch import save
@@ -236,7 +239,7 @@ _MANIFEST = {
 }
 
 
-def _check(value, spec, where: str, tensors: dict) -> None:
+def _check(value, spec, where: str, tensors: Mapping) -> None:
     """TraceError naming the first field of `value` that is not of `spec`'s type."""
     kind = _kind(spec)
     while kind in ("optional", "required"):  # unwrapped here, not a call each
@@ -258,7 +261,7 @@ def _kind(spec) -> str | None:
     return spec[0] if type(spec) is tuple and spec and type(spec[0]) is str else None
 
 
-def _check_list(value, item_spec, where: str, tensors: dict) -> None:
+def _check_list(value, item_spec, where: str, tensors: Mapping) -> None:
     """A list whose every item is of `item_spec`."""
     if type(value) is not list:
         raise TraceError(f"`{where}` is not a list")
@@ -276,19 +279,19 @@ def _check_list(value, item_spec, where: str, tensors: dict) -> None:
 _LARGEST_SAMPLE = 4 * max(v for k, v in LIMITS.items() if k.endswith("_elements"))
 
 
-def _check_tensor(value, role: str, where: str, tensors: dict) -> None:
+def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
     """The name of a tensor of the file, of the shape its `role` ("stats", "sample") allows: a
     sample larger than porter records is not one of its traces."""
     if type(value) is not str or value not in tensors:
         raise TraceError(f"`{where}` names no tensor of the file")
-    t = tensors[value]
-    if role == "stats" and (t.dim() != 1 or t.numel() != len(STAT_NAMES) or t.is_complex()):
+    dim, numel, complex_ = _tensor_info(tensors, value)
+    if role == "stats" and (dim != 1 or numel != len(STAT_NAMES) or complex_):
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
-    if role == "sample" and t.numel() > _LARGEST_SAMPLE:
+    if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
 
 
-def _check_object(value, spec: dict, where: str, tensors: dict) -> None:
+def _check_object(value, spec: dict, where: str, tensors: Mapping) -> None:
     """An object whose known fields are of their specs and whose required fields are there
     (fields the spec does not name are let through)."""
     if type(value) is not dict:
@@ -398,7 +401,7 @@ def holds_a_trace(path: Path) -> bool:
     return isinstance(meta, dict) and isinstance(meta.get(META_KEY), str)
 
 
-def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[dict, dict]:
+def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[dict, Mapping]:
     """The safetensors file's metadata table and its tensors (`load_tensors`, `safetensor_error`:
     safetensors' own, imported by the caller); TraceError for bytes that are not a safetensors
     file, or one of more tensors than porter writes (counted before any is made)."""
@@ -409,14 +412,7 @@ def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[d
     # that holds the word counts twice, which only errs towards refusing a hostile file)
     _at_most(path, data.count(b'"data_offsets"', 8, 8 + size))
     try:
-        header = json.loads(data[8 : 8 + size])
-        meta = header.get("__metadata__") or {} if isinstance(header, dict) else None
-        if not isinstance(meta, dict):
-            raise ValueError("no metadata table")
-        # and the parsed header's entries: a key written with a JSON escape
-        # (`"data\\u005foffsets"`) is the same key to safetensors, and none to the count above
-        _at_most(path, len(header) - ("__metadata__" in header))
-        tensors = load_tensors(data)
+        meta, tensors = _lazy(path, data, load_tensors)
     except TraceError:
         raise
     except KeyError as exc:
@@ -427,6 +423,119 @@ def _tensors(path: Path, data: bytes, load_tensors, safetensor_error) -> tuple[d
     except (safetensor_error, ValueError, RuntimeError, MemoryError, OverflowError, RecursionError, TypeError) as exc:
         raise TraceError(f"{path}: not a safetensors file ({' '.join(str(exc).split())[:200]})") from None
     return meta, tensors
+
+
+class LazyTensors(MutableMapping):
+    """A trace file's tensors by name, each made from the file's bytes when it is read and not
+    kept: a trace of 1,024 ranks holds 86,000 tensors, and made all at once (safetensors'
+    `load`) they cost 175 MB a trace, both traces of a `trace compare` held for the whole
+    comparison (about 920 MB at its peak; eighteenth read's leftover). The file's own checks
+    (header, offsets, sizes, dtypes) are safetensors' (`safe_open`), made when it is opened;
+    a tensor's dtype and shape are known without making it (`info`). A tensor set by name is
+    kept as set (a trace is a dict of tensors to its readers)."""
+
+    def __init__(self, handle, info: dict[str, tuple[str, tuple[int, ...], str]]) -> None:
+        self._handle = handle
+        self._info = info  # name -> (safetensors dtype, shape, the name in the file)
+        self._set: dict = {}  # tensors set since (they replace the file's of that name)
+
+    def __getitem__(self, name: str):
+        if name in self._set:
+            return self._set[name]
+        return self._handle.get_tensor(self._info[name][2])
+
+    def __setitem__(self, name: str, value) -> None:
+        self._info.pop(name, None)
+        self._set[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if name in self._set:
+            del self._set[name]
+        else:
+            del self._info[name]
+
+    def __iter__(self):
+        yield from self._info
+        yield from self._set
+
+    def __len__(self) -> int:
+        return len(self._info) + len(self._set)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._info or name in self._set
+
+    def info(self, name: str) -> tuple[str, tuple[int, ...]] | None:
+        """(safetensors dtype, shape) of a tensor of the file; None for one set since."""
+        if name in self._set:
+            return None
+        dtype, shape, _ = self._info[name]
+        return dtype, shape
+
+    def renamed(self, names: dict[str, str]) -> LazyTensors:
+        """The tensors of `names` (new name -> name here) under their new names."""
+        out = LazyTensors(self._handle, {new: self._info[old] for new, old in names.items() if old in self._info})
+        out._set = {new: self._set[old] for new, old in names.items() if old in self._set}
+        return out
+
+
+def _lazy(path: Path, data: bytes, load_tensors) -> tuple[dict, Mapping]:
+    """The file's metadata table and its tensors, made when read (`LazyTensors`): the bytes go
+    to an anonymous memory file that safetensors opens and checks (never a path another process
+    can swap). Where the platform has no such file (`os.memfd_create` is Linux's), every tensor
+    is made at once. The header's entries are counted before any is looked at: a key written
+    with a JSON escape (`"data\\u005foffsets"`) is the same key to safetensors, and none to the
+    count of the bytes."""
+    from safetensors import safe_open
+    from safetensors.torch import _TYPES
+
+    memfd = getattr(os, "memfd_create", None)
+    handle = None
+    if memfd is not None and os.path.isdir("/proc/self/fd"):
+        try:
+            fd = memfd("porter-trace", getattr(os, "MFD_CLOEXEC", 0))
+        except OSError:  # a sandbox that refuses it (seccomp): made at once, below
+            fd = -1
+        if fd >= 0:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                handle = safe_open(f"/proc/self/fd/{fd}", framework="pt")  # maps the file: the fd may go
+            finally:
+                os.close(fd)
+    if handle is None:
+        size = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8 : 8 + size])
+        if not isinstance(header, dict):
+            raise ValueError("the header is not a JSON object")
+        _at_most(path, len(header) - ("__metadata__" in header))
+        return header.get("__metadata__") or {}, load_tensors(data)
+    names = handle.keys()
+    _at_most(path, len(names))
+    info = {}
+    for name in names:
+        part = handle.get_slice(name)
+        dtype = part.get_dtype()
+        if dtype not in _TYPES:
+            raise KeyError(dtype)
+        shape = tuple(part.get_shape())
+        # what torch checks when it makes the tensor (each stride, the later dimensions
+        # multiplied out, an empty one's too, fits in 64 bits): `load` refused `[0, 4, 2**63 - 1]`
+        # here; made only when read, the tensor would raise in the middle of a comparison
+        if math.prod(d or 1 for d in shape[1:]) >= 2**63:
+            raise ValueError(f"a tensor of shape {list(shape)[:8]} no tensor can have")
+        info[name] = (dtype, shape, name)
+    return handle.metadata() or {}, LazyTensors(handle, info)
+
+
+def _tensor_info(tensors: Mapping, name: str) -> tuple[int, int, bool]:
+    """(dimensions, values, complex) of the tensor `name`, without making it from a trace's file."""
+    known = tensors.info(name) if isinstance(tensors, LazyTensors) else None
+    if known is not None:
+        dtype, shape = known
+        return len(shape), math.prod(shape), dtype.startswith("C")
+    t = tensors[name]
+    return t.dim(), t.numel(), t.is_complex()
 
 
 def _at_most(path: Path, count: int) -> None:
@@ -501,7 +610,7 @@ def _check_schema(path: Path, manifest: dict) -> None:
         raise TraceError(f"{path}: unknown schema {schema!r}")
 
 
-def _check_ranks(manifest: dict, tensors: dict) -> None:
+def _check_ranks(manifest: dict, tensors: Mapping) -> None:
     """A torchrun run's further ranks: one manifest each, naming its own rank's tensors."""
     ranks = manifest.get("ranks", [])
     if type(ranks) is not list:

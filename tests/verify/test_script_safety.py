@@ -471,3 +471,251 @@ def test_a_virtual_environment_reached_through_a_link_keeps_torch_s_own_answers(
         rec = record("reference", tree, cfg, tmp_path / "t.safetensors", tmp_path / "work", workers)
     assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-1500:])
     assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+@pytest.mark.parametrize(
+    "end, status",
+    [("sys.exit(5)", 5), ("sys.exit(None)", 0), ("sys.exit('bye')", 1), ("raise ValueError('x')", 1)],
+    ids=["exit-5", "exit-none", "exit-text", "raise"],
+)
+def test_a_forked_child_ends_with_the_status_it_asked_for(tmp_path, end, status):
+    """A child the program forks comes back through the side's launcher when it ends as a
+    script does; its status was 0 or 1 whatever it asked for (`sys.exit(5)` was 1: eighteenth
+    read's leftover), so a parent that waits for its child's status read another. It now ends
+    as Python ends a process on that exception."""
+    need("torch")
+    body = (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        f"    {end}\n"
+        "_, st = os.wait()\n"
+        "open('child-status', 'w').write(str(os.waitstatus_to_exitcode(st)))\n" + _STEPS
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-2000:])
+    assert (tree / "child-status").read_text() == str(status)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+def test_another_thread_s_os_exit_writes_the_trace_with_the_main_thread_standing_still(tmp_path):
+    """`os._exit(0)` in a program's other thread ends the side, but the main thread went on
+    stepping while the trace was written (eighteenth read's leftover): steps it made after the
+    call were recorded or not by chance, and the program ran on past its own end. The main
+    thread now stands at its next hook: every step it finished is in the trace."""
+    need("torch")
+    body = (
+        "import os, threading, torch\n"
+        "m = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "go = threading.Event()\n"
+        "def ender():\n    go.wait()\n    os._exit(0)\n"
+        "threading.Thread(target=ender, daemon=True).start()\n"
+        "def step():\n"
+        "    loss = m(torch.ones(3, 4)).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+        "for i in range(3):\n    step()\n"
+        "go.set()\n"
+        "with open('after', 'w', buffering=1) as f:\n"
+        "    for i in range(100000):\n        step()\n        f.write('.\\n')\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False, steps=1_000_000)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.trace is not None and rec.trace.manifest["stopped"] == "the program called os._exit(0)"
+    recorded = rec.trace.manifest["steps_recorded"]
+    after = (tree / "after").read_text().count(".") if (tree / "after").exists() else 0
+    assert len(rec.trace.manifest["steps"]) == recorded
+    assert after <= recorded - 3, f"the main thread finished {after} steps after os._exit, {recorded - 3} recorded"
+
+
+def test_sparse_meta_quantized_and_nested_parameters_are_noted_and_a_sparse_gradient_is_in_the_norm(tmp_path):
+    """A model with a sparse parameter (its gradient sparse, as `nn.Embedding(sparse=True)`'s
+    is), a meta, a quantized and a nested one: the gradient norm raised "Could not run
+    'aten::linalg_vector_norm' with arguments from the 'SparseCPU' backend" into the program's
+    `optimizer.step()`, and the noise floor's run raised on `nextafter` of the sparse
+    parameter (with the advice for a program that cannot run twice in one tree). Each is now
+    noted, the norm is the dense gradients' norm, and the floor is measured."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(4, 4)\n"
+        "        self.emb = torch.nn.Embedding(10, 4, sparse=True)\n"
+        "        self.sp = torch.nn.Parameter(torch.eye(4).to_sparse())\n"
+        "        self.meta = torch.nn.Parameter(torch.empty(3, device='meta'))\n"
+        "        self.q = torch.nn.Parameter(torch.quantize_per_tensor(torch.ones(3), 0.1, 0, torch.qint8), requires_grad=False)\n"
+        "    def forward(self, x, i):\n"
+        "        return torch.sparse.mm(self.sp, self.fc(x).t()).t() + self.emb(i)\n"
+        "m = M()\n"
+        "opt = torch.optim.SGD([p for n, p in m.named_parameters() if n != 'meta'], lr=0.1)\n"
+        "norms = []\n"
+        "for i in range(3):\n"
+        "    loss = m(torch.ones(3, 4), torch.tensor([1, 1, 2])).sum()\n"
+        "    opt.zero_grad(); loss.backward()\n"
+        "    dense = [p.grad.to_dense() for p in m.parameters() if p.grad is not None]\n"
+        "    norms.append(float(torch.linalg.vector_norm(torch.cat([g.reshape(-1) for g in dense]))))\n"
+        "    open('norms', 'w').write(repr(norms))\n"
+        "    opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120)
+    assert rec.status == "ok", (rec.status, rec.error)
+    m = rec.trace.manifest
+    assert m["steps_recorded"] == 3
+    norms = eval((tree / "norms").read_text())
+    assert [s["grad_norm"] for s in m["steps"]] == pytest.approx(norms, rel=1e-5)
+    for why in ("layout sparse_coo", "on the meta device", "quantized (qint8)"):
+        assert any(why in n and "parameter(s) not recorded" in n for n in m["notes"]), m["notes"]
+    assert sorted(p["name"] for p in m["parameters"]) == [
+        "emb.weight",
+        "fc.bias",
+        "fc.weight",
+    ]  # (its gradient is sparse)
+    from porter.verify.script import ScriptConfig, noise_run
+
+    cfg = ScriptConfig(ported=None, command=(sys.executable, "train.py"), timeout=120)
+    with WorkerSet() as workers:
+        floor = noise_run(tree, cfg, rec, tmp_path / "noise", workers)
+    assert floor.get("measured"), floor
+
+
+def test_the_advice_for_a_program_that_cannot_run_twice_needs_what_it_left_not_any_exist():
+    """The noise floor's second run that raised "operator doesn't exist for this backend" was
+    told to remove what its first run left: the advice was keyed on "exist" anywhere."""
+    from porter.verify.script import _LEFT_OUTPUTS
+
+    assert _LEFT_OUTPUTS.search("FileExistsError: [Errno 17] File exists: 'out'")
+    assert _LEFT_OUTPUTS.search("ValueError: Output directory runs/x already exists and is not empty")
+    assert not _LEFT_OUTPUTS.search("NotImplementedError: the operator doesn't exist for this backend")
+    assert not _LEFT_OUTPUTS.search("KeyError: no such key; existing keys: a, b")
+
+
+def test_an_interrupt_during_the_noise_floor_s_run_says_the_trace_has_no_floor(tmp_path):
+    """SIGINT or SIGTERM while `trace record` ran the original a second time for the noise
+    floor: the trace at -o was the run's, whole, without its floor, and porter said only
+    "porter: interrupted (SIGINT)." (eighteenth read's leftover). It now says so, and the trace
+    records why its floor is missing."""
+    need("torch")
+    body = (
+        "import os, signal, time, torch\n"
+        "second = os.path.exists('first-run')\n"
+        "open('first-run', 'w').close()\n"
+        "m = torch.nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "for i in range(3):\n"
+        "    if second:\n"
+        "        os.kill(os.getppid(), signal.SIGTERM)\n"
+        "        time.sleep(60)\n"
+        "    loss = m(torch.ones(3, 4)).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    out = subprocess.run(
+        [sys.executable, "-m", "porter", "trace", "record", "-o", "t.safetensors", "--steps", "3"]
+        + ["--", sys.executable, "train.py"],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1"},
+        capture_output=True,
+        timeout=300,
+    )
+    err = out.stderr.decode()
+    assert out.returncode == 143, (out.returncode, err[-3000:])
+    assert "interrupted (SIGTERM) during the noise floor's run" in err and "without its noise floor" in err, err
+    assert err.count("interrupted") == 1 and "Traceback" not in err, err
+    from porter.verify.tracefile import read_trace
+
+    floor = read_trace(tree / "t.safetensors").manifest["noise_floor"]
+    assert floor == {"measured": False, "why": "its run was interrupted (SIGTERM)"}
+
+
+def test_the_side_s_files_have_porter_s_permission_bits_not_the_program_s_umask(tmp_path):
+    """A program that sets its own umask (`os.umask(0o777)`, in process) made the trace, and the
+    side's record, with mode 000: as any user but root, porter could not read back the trace
+    or the error it had just written. They now get the umask porter started the side with."""
+    need("torch")
+    tree = _tree(tmp_path, "import os\nos.umask(0o777)\n" + _STEPS)
+    old = os.umask(0o022)
+    try:
+        rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    finally:
+        os.umask(old)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert (tmp_path / "t.safetensors").stat().st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize(
+    "streams",
+    ["sys.stdout = io.StringIO(); sys.stderr = None", "sys.stdout = None; sys.stderr = io.StringIO()"],
+    ids=["stderr-none", "stdout-none"],
+)
+def test_a_program_that_replaces_its_streams_keeps_its_record(tmp_path, streams):
+    """A program that sets `sys.stderr = None` (or stdout), as code silencing a library does:
+    the side wrote its trace, then flushing the streams raised and the run was "exited with
+    status 1 in phase 'writing the trace' without writing a result"."""
+    need("torch")
+    tree = _tree(tmp_path, f"import io, sys\n{streams}\n" + _STEPS)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+def test_a_program_that_leaves_the_default_device_on_meta_keeps_its_trace(tmp_path):
+    """A program that ends with `torch.set_default_device("meta")` (as code that builds a model
+    skeleton does): the trace's loss and grad-norm tensors were made on the meta device and the
+    write failed, "cannot write the trace …: Cannot copy out of meta tensor; no data!"."""
+    need("torch")
+    tree = _tree(tmp_path, _STEPS + "torch.set_default_device('meta')\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["torch.set_default_device('cuda')\n", "torch.set_default_device(torch.device('cuda', 0))\n"],
+    ids=["str", "device"],
+)
+def test_a_cuda_default_device_runs_on_the_cpu_under_the_cuda_shim(tmp_path, head):
+    """`torch.set_default_device("cuda")` before building the model (as current LLM scripts
+    do): the shim maps device arguments, but torch applies the default device below every mode,
+    so the reference on a host without a GPU raised "Found no NVIDIA driver on your system" at
+    the model's first layer."""
+    need("torch")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a real GPU: the shim is not used")
+    tree = _tree(tmp_path, "import torch\n" + head + _STEPS + "with torch.device('cuda'):\n    torch.nn.Linear(2, 2)\n")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert rec.trace is not None and rec.trace.manifest["steps_recorded"] == 3
+
+
+def test_a_float64_or_complex_model_s_gradient_norm_is_recorded_not_raised(tmp_path):
+    """A model trained in float64 (`.double()`, `torch.set_default_dtype(torch.float64)`), or
+    with a complex parameter: the gradient norm was asked for in float32, which torch refuses
+    for both ("should be convertible without narrowing", "dtype should be complex for complex
+    inputs"), and it raised into the program's `optimizer.step()`: the run "did not finish"."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "m = torch.nn.Linear(4, 2).double()\n"
+        "z = torch.nn.Parameter(torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64))\n"
+        "opt = torch.optim.SGD([*m.parameters(), z], lr=0.1)\n"
+        "norms = []\n"
+        "for i in range(3):\n"
+        "    loss = m(torch.ones(3, 4, dtype=torch.float64)).sum() + (z.abs() ** 2).sum().double()\n"
+        "    opt.zero_grad(); loss.backward()\n"
+        "    parts = [p.grad.reshape(-1) for p in m.parameters()] + [torch.view_as_real(z.grad).reshape(-1).double()]\n"
+        "    norms.append(float(torch.linalg.vector_norm(torch.cat(parts))))\n"
+        "    open('norms', 'w').write(repr(norms))\n"
+        "    opt.step()\n"
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    norms = eval((tree / "norms").read_text())
+    assert [s["grad_norm"] for s in rec.trace.manifest["steps"]] == pytest.approx(norms, rel=1e-6)

@@ -213,3 +213,54 @@ def test_statistics_that_are_complex_are_not_a_trace_porter_wrote(tmp_path):
     save_file(tensors, str(tmp_path / "b.safetensors"), metadata={META_KEY: json.dumps(t.manifest, default=str)})
     with pytest.raises(TraceError, match="statistics"):
         read_trace(tmp_path / "b.safetensors")
+
+
+def _one_output_pair(tmp_path, ref_values, port_values, grad_norm=1.0):
+    """Two traces whose one module output is `ref_values` / `port_values` (float32)."""
+    from porter.verify.recorder import tensor_stats
+
+    traces = []
+    for name, values in (("r", ref_values), ("p", port_values)):
+        x = torch.tensor(values, dtype=torch.float32)
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], act=x, label=PORT if name == "p" else None)
+        t.tensors["m0.0.stats"], t.tensors["m0.0.sample"] = tensor_stats(x, 64)
+        t.manifest["modules"][0]["outputs"][0]["shape"] = [len(values)]
+        for st in t.manifest["steps"]:
+            st["grad_norm"] = grad_norm
+        traces.append(t)
+    return compare_traces(*traces)
+
+
+def test_equal_outputs_holding_infinities_and_an_equal_infinite_gradient_norm_agree(tmp_path):
+    """Two runs whose module output holds -inf at the same places (a masked log-softmax), or
+    whose gradient norm is infinite alike: each statistic and the norm were compared by their
+    difference, and inf - inf is NaN, so equal runs failed ("min, max, abs-max, L2 differ";
+    "the gradient norm differs at step 1: reference inf, ported inf")."""
+    values = [0.5, float("-inf"), -1.25, float("-inf"), 2.0, 0.0, -0.0, 3.0]
+    res = _one_output_pair(tmp_path, values, values, grad_norm=float("inf"))
+    assert res.modules[0]["passed"], res.modules[0]
+    assert res.verdict == "pass", res.reasons
+    worse = _one_output_pair(tmp_path, values, [*values[:-1], 3.1])
+    assert not worse.modules[0]["passed"]
+
+
+@pytest.mark.parametrize(
+    "ref, port",
+    [
+        ([0.0] * 8, [0.9e-5] * 8),  # every value within atol: the L2 norm moved sqrt(8) times it
+        ([100.0 + i * 1e-3 for i in range(8)], [(100.0 + i * 1e-3) * (1 + 0.8e-4 * (-1) ** i) for i in range(8)]),
+    ],
+    ids=["l2", "std"],
+)
+def test_an_output_whose_every_value_is_within_the_tolerance_passes_on_its_statistics(tmp_path, ref, port):
+    """A port whose every output value is within the module tolerance printed with the verdict
+    (rtol=1e-4 atol=1e-5, as torch.testing.assert_close says) failed on its statistics: the L2
+    norm was allowed `atol`, where values each within `atol` move it by up to `atol * sqrt(n)`,
+    and the standard deviation `rtol * std`, where values far from 0 move it by up to
+    `rtol * rms` (found against assert_close over random perturbations)."""
+    r, p = torch.tensor(ref, dtype=torch.float32), torch.tensor(port, dtype=torch.float32)
+    torch.testing.assert_close(p, r, rtol=1e-4, atol=1e-5)
+    res = _one_output_pair(tmp_path, ref, port)
+    assert res.modules[0]["passed"], res.modules[0]
+    far = _one_output_pair(tmp_path, ref, [v + 1e-3 * (1 + abs(v)) * (-1) ** i for i, v in enumerate(port)])
+    assert not far.modules[0]["passed"]
