@@ -50,7 +50,7 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # `__global__` is none (it begins the next kernel: a run of them was read from each, quadratically)
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 _BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r")?|\[\[[^\]]*\]\])\s*)*"
-# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`_closing`):
+# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
@@ -649,7 +649,7 @@ class _Lines:
         return bisect.bisect_left(self.ends, at) + 1
 
 
-def _closing(code: str) -> dict[int, int]:
+def closing_parens(code: str) -> dict[int, int]:
     """Where each `(` of `code` closes, by its offset (one pass; one that never closes is absent)."""
     close: dict[int, int] = {}
     opened: list[int] = []
@@ -702,7 +702,7 @@ def _head_before(code: str, start: int) -> int:
 def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
     """(offset, name, parameter declarations, body, template type parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets)."""
-    close = _closing(code)
+    close = closing_parens(code)
     heads = _template_heads(code)
     for m in _GLOBAL.finditer(code):
         end = close.get(m.end() - 1)
@@ -798,7 +798,7 @@ def _expand_uses(
     expansion (`disabled`), so a macro that uses itself ends. Raises `_TooLarge` past `budget`."""
     if len(disabled) > _NESTING:
         raise _TooLarge
-    close = _closing(text)
+    close = closing_parens(text)
     out: list[str] = []
     at = 0
     for use in _USE_AT.finditer(text):
@@ -826,7 +826,7 @@ def _macro_kernels(
     size (8 times, and 1 MiB more): a large macro used many times makes text of the square of
     the file's size."""
     by_name = {m.name: m for m in macros}
-    close = _closing(code)
+    close = closing_parens(code)
     defines = [(d.start(), d.end()) for d in _DEFINE.finditer(code)]
     budget = [8 * len(code) + 2**20]
     out: list[Kernel] = []

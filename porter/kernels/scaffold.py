@@ -28,7 +28,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel
+from porter.kernels.inventory import Inventory, Kernel, closing_parens
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -447,13 +447,7 @@ def _passed(body: str, alt: str) -> bool:
     `f(&p[i])`, `memcpy((char*)p, ...)`), which may write through it (a `memcpy` into an output,
     a device function that stores: `mutates_args=()` said neither was written: nineteenth read). A
     value read from it (`f(p[i])`) is no address."""
-    close: dict[int, int] = {}
-    opened: list[int] = []
-    for m in re.finditer(r"[()]", body):
-        if m.group() == "(":
-            opened.append(m.start())
-        elif opened:
-            close[opened.pop()] = m.start()
+    close = closing_parens(body)
     pointer = re.compile(rf"({alt})\b")
     for call in re.finditer(r"\b(\w+)\s*\(", body):
         end = close.get(call.end() - 1)

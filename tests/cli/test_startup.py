@@ -109,6 +109,22 @@ sys.addaudithook(lambda event, args: event in {events!r} and starts.append(event
 )
 
 
+def _driven_lint(driver: str, out: Path, project: Path, cache: Path, jobs: int) -> subprocess.CompletedProcess[str]:
+    """`porter lint . -t xla --output-format json` of `project` with `cache`, run by `driver`
+    (a variant of _DRIVER that writes what it saw to `out`)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
+    env["PYTHONPATH"] = str(REPO)
+    argv = ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), "--jobs", str(jobs)]
+    return subprocess.run(
+        [sys.executable, "-c", driver, str(out), *argv],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
 def test_a_warm_lint_with_workers_starts_no_process_and_no_thread(tmp_path):
     """With `--jobs 2` and more files than a pool is started for, a warm run answers every file
     from the stat index: no worker pool (its processes and its manager thread), no subprocess
@@ -118,19 +134,9 @@ def test_a_warm_lint_with_workers_starts_no_process_and_no_thread(tmp_path):
     for i in range(12):  # more than MIN_PARALLEL_FILES
         (project / f"m{i}.py").write_text(f"import torch\nx{i} = torch.zeros(3).cuda()\n")
     cache, starts = tmp_path / "cache", tmp_path / "starts.txt"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
-    env["PYTHONPATH"] = str(REPO)
 
     def lint() -> subprocess.CompletedProcess[str]:
-        argv = ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), "--jobs", "2"]
-        return subprocess.run(
-            [sys.executable, "-c", _STARTS, str(starts), *argv],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return _driven_lint(_STARTS, starts, project, cache, jobs=2)
 
     cold = lint()
     assert cold.returncode == 1 and cold.stdout.count('"DEV001"') == 12, cold.stderr
@@ -172,19 +178,9 @@ def test_a_warm_lint_reads_none_of_the_cuda_only_rule_data(tmp_path):
     # scanned): wait it out, so the warm run answers it from its `stat`
     time.sleep(max(0.0, (project / "train.py").stat().st_ctime + RACY_NS / 1e9 + 0.1 - time.time()))
     cache, made = tmp_path / "cache", tmp_path / "made.txt"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PORTER_")}
-    env["PYTHONPATH"] = str(REPO)
 
     def lint() -> subprocess.CompletedProcess[str]:
-        argv = ["lint", ".", "-t", "xla", "--output-format", "json", "--cache-dir", str(cache), "--jobs", "1"]
-        return subprocess.run(
-            [sys.executable, "-c", _CUDA_ONLY_DATA, str(made), *argv],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return _driven_lint(_CUDA_ONLY_DATA, made, project, cache, jobs=1)
 
     cold = lint()
     assert cold.returncode == 1 and '"DEV001"' in cold.stdout, cold.stderr
