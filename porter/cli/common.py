@@ -163,6 +163,16 @@ def note_if_cache_off(no_cache: bool, paths: list[Path], cache_dir: Path | None)
         err_console.print(f"note: {plain(problem)} (--no-cache silences this note)", soft_wrap=True)
 
 
+def note_if_cache_full() -> None:
+    """Say once, on stderr, after the run, that its new results were not kept: a write of the
+    cache failed for want of space (a full disk, a quota). The run's results are as without
+    the cache; before, a full cache disk made every run cold for what changed, unsaid."""
+    from porter.pipeline.cache import NOT_KEPT
+
+    for why in NOT_KEPT:
+        err_console.print(f"note: {plain(why)} (--no-cache silences this note)", soft_wrap=True)
+
+
 _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds
 _CACHE_MARKS = re.compile(r"\.gitignore|CACHEDIR\.TAG")  # ... before porter marked it its own
 

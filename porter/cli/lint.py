@@ -23,6 +23,7 @@ from porter.cli.common import (
     check_paths,
     console,
     effective_config,
+    note_if_cache_full,
     note_if_cache_off,
     err_console,
     settings_of,
@@ -143,6 +144,7 @@ def lint(
         # only `full` shows a finding's line, and a report may quote the files
         lines=fmt == "full" or report is not None or diff,
     )
+    note_if_cache_full()
     _print_unread(run)
     write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0
     if report is not None:

@@ -15,6 +15,7 @@ from porter.cli.common import (
     check_paths,
     console,
     effective_config,
+    note_if_cache_full,
     note_if_cache_off,
     err_console,
     settings_of,
@@ -129,6 +130,8 @@ def rewrite(
             )
     except KeyboardInterrupt as exc:
         report_interrupt(exc, [], 0)
+    if not quiet:
+        note_if_cache_full()
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
     changed = collect.changed
 

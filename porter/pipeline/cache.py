@@ -330,6 +330,11 @@ def _denied(folder: Path) -> OSError:
     return OSError(code, os.strerror(code))
 
 
+# why this run's new results were not kept, as the run's closing note says it
+# (`cli.common.note_if_cache_full`): a write of the cache that failed for want of space
+NOT_KEPT: list[str] = []
+
+
 def named_dir(cache_dir: Path | None) -> Path | None:
     """The cache folder a run was given: `--cache-dir`, else `PORTER_CACHE_DIR`; None for the
     user's default (`Cache.for_paths`)."""
@@ -414,8 +419,8 @@ class Cache:
         if settled:  # (files changed within the racy window are stat'ed and hashed again next run)
             try:
                 _write(path, seal(self.mac_key, label, json.dumps({"inputs": inputs, "salt": value}).encode()))
-            except OSError:
-                pass
+            except OSError as exc:
+                self.not_kept(exc)
         return value
 
     def key(self, source: bytes, name: str, settings: Settings) -> str:
@@ -457,8 +462,15 @@ class Cache:
                 shutil.rmtree(path)  # a folder where the entry belongs: replace it
             body = json.dumps(_to_dict(key, result), separators=(",", ":")).encode()
             _write(path, seal(self.mac_key, f"entry:{key}", body))
-        except OSError:
-            pass  # a full disk or a read-only tree costs a re-parse next time, nothing else
+        except OSError as exc:
+            self.not_kept(exc)  # a full disk or a read-only tree costs a re-parse next time, nothing else
+
+    def not_kept(self, exc: OSError) -> None:
+        """Note, once a run, a write of the cache that failed for want of space (ENOSPC,
+        EDQUOT): a full disk kept nothing new and every run was cold for what changed, unsaid.
+        (A folder that cannot be written at all is said before the run: `problem`.)"""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not NOT_KEPT:
+            NOT_KEPT.append(f"the cache is full: cannot write {self.entries}: {exc.strerror}: new results are not kept")
 
     def get_index(self, digest: str) -> dict[str, Facts] | None:
         """The project index's answers for a set of files (by their digest), if cached.
@@ -506,8 +518,8 @@ class Cache:
             return
         try:
             _write(path, seal(self.mac_key, label, json.dumps(value, separators=(",", ":")).encode()))
-        except OSError:
-            pass
+        except OSError as exc:
+            self.not_kept(exc)
 
     def read_back(self, path: Path) -> bytes:
         """A cache file's bytes (`_read_entry`); one older than `REFRESH_AFTER_S` has its mtime set

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from porter.config import globs
 from porter.analysis import cuda_only_index, native_ops
-from porter.pipeline.cache import Cache, named_dir
+from porter.pipeline.cache import NOT_KEPT, Cache, named_dir
 from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
@@ -562,6 +562,7 @@ def iter_results(
     """
     forget_paths()
     projects.forget()
+    NOT_KEPT.clear()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
     store: Cache | None = None

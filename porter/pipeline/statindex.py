@@ -480,8 +480,8 @@ class StatIndex:
         try:
             if self.store.mac_key is not None:
                 _write(self.path, seal(self.store.mac_key, self._label, body))
-        except OSError:
-            pass  # a read-only cache costs reads next time, nothing else
+        except OSError as exc:
+            self.store.not_kept(exc)  # a read-only cache costs reads next time, nothing else
 
 
 @lru_cache(maxsize=4096)

@@ -616,3 +616,43 @@ def test_a_salt_worked_out_from_files_changed_within_the_racy_window_is_not_kept
     monkeypatch.setattr(cache_module, "RACY_NS", 3600 * 10**9)
     assert cache_module.Cache(tmp_path / "cache").salt() == cache_module.salt()
     assert not list((tmp_path / "cache").rglob("salt-*.memo"))
+
+
+_FULL_DISK = """
+import errno, os, sys
+import porter.pipeline.cache as cache, porter.pipeline.statindex as statindex
+def full(path, data):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+cache._write = statindex._write = full
+sys.argv[0] = "porter"
+from porter.cli import main
+main()
+"""
+
+
+def test_a_full_cache_disk_is_said_once_and_the_results_stay_right(tmp_path):
+    """A cache on a full disk (or past its quota) kept nothing and said nothing: every run was
+    cold, unsaid. Each write of the cache (entries, the stat index, the salt's memo) raises
+    ENOSPC here, as a full tmpfs does: the run says once that new results are not kept, and
+    its findings are those of a run without the cache."""
+    (tmp_path / "m.py").write_bytes(CUDA)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", "COLUMNS": "200"}
+    env.update(XDG_CACHE_HOME=str(tmp_path / "cache"), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    env.pop("PORTER_CACHE_DIR", None)
+    porter("lint", ".", "--target", "xla", cwd=tmp_path, env=env)  # the cache folder is made, then the disk fills
+    (tmp_path / "n.py").write_bytes(CUDA + b"y = torch.cuda.device_count()\n")
+    cold = porter("lint", ".", "--target", "xla", "--output-format", "concise", "--no-cache", cwd=tmp_path, env=env)
+    for command in (("lint", ".", "--output-format", "concise"), ("rewrite", ".", "--diff")):
+        out = subprocess.run(
+            [sys.executable, "-c", _FULL_DISK, *command, "--target", "xla"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            timeout=120,
+        )
+        err = out.stderr.decode()
+        assert out.returncode == 1 and b"m.py" in out.stdout, err
+        assert err.count("note: the cache is full: cannot write") == 1, err
+        assert "No space left on device: new results are not kept" in err, err
+        if command[0] == "lint":
+            assert out.stdout == cold.stdout
