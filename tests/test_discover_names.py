@@ -337,3 +337,59 @@ def test_a_nested_repository_reads_its_own_ignores(tmp_path, monkeypatch):
         {".gitignore": "top_*.py\n", "sub/d/.gitignore": "n.py\n"},
     )
     assert found == ["sub/d/top_y.py", "sub/m.py", "sub/top_x.py"]
+
+
+def _git_lists(top: Path, env: dict[str, str]) -> list[str]:
+    import subprocess
+
+    out = subprocess.run(
+        ["git", "-c", "core.fsmonitor=", "ls-files", "-o", "--exclude-standard", "-z"],
+        cwd=top,
+        env=env,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    return sorted(n for n in out.split("\0") if n.endswith(".py"))
+
+
+@pytest.mark.parametrize("variable", ["XDG_CONFIG_HOME", "HOME"])
+def test_the_user_s_git_ignore_file_applies_inside_a_repository(tmp_path, monkeypatch, variable):
+    """git reads the user's own ignores, `$XDG_CONFIG_HOME/git/ignore` (else
+    `~/.config/git/ignore`), after a repository's `info/exclude`; porter did not, and lint saw
+    more files than `git status` where a user keeps ignores there. Compared with `git ls-files
+    -o --exclude-standard` (HOME and XDG_CONFIG_HOME in a tmp folder); outside a repository
+    nothing of it is read, as git reads nothing there."""
+    import subprocess
+
+    user = tmp_path / "user"
+    ignore = user / "git" / "ignore" if variable == "XDG_CONFIG_HOME" else user / ".config" / "git" / "ignore"
+    ignore.parent.mkdir(parents=True)
+    real = tmp_path / "dotfiles" / "ignore"  # (for HOME, a link to it, as a dotfiles manager makes: git follows it)
+    real.parent.mkdir()
+    real.write_text("scratch_*.py\n!scratch_keep.py\n/top_only.py\nnotes/\n")
+    if variable == "HOME":
+        ignore.symlink_to(real)
+    else:
+        real.rename(ignore)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.pop("XDG_CONFIG_HOME", None)
+    env.update(HOME=str(user if variable == "HOME" else tmp_path / "nohome"), GIT_CONFIG_NOSYSTEM="1")
+    if variable == "XDG_CONFIG_HOME":
+        env["XDG_CONFIG_HOME"] = str(user)
+    for name in ("HOME", "XDG_CONFIG_HOME"):
+        if name in env:
+            monkeypatch.setenv(name, env[name])
+        else:
+            monkeypatch.delenv(name, raising=False)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True)
+    (repo / ".git" / "info" / "exclude").write_text("!scratch_info.py\n")
+    files = ["m.py", "scratch_a.py", "scratch_keep.py", "scratch_info.py", "top_only.py", "sub/top_only.py"]
+    files += ["sub/scratch_b.py", "notes/n.py", "sub/notes/n.py"]
+    found = _walked(repo, monkeypatch, files, {"sub/.gitignore": "!scratch_b.py\n"})
+    assert found == _git_lists(repo, env)
+    assert "scratch_a.py" not in found and "m.py" in found
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert _walked(outside, monkeypatch, ["scratch_a.py"], {}) == ["scratch_a.py"]

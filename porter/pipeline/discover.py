@@ -185,7 +185,7 @@ class _Walk:
                 self._read_gitignore(here, prefix)
             if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
                 git_dir = _git_dir(here / ".git")
-                lines = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
+                lines = _repo_excludes(git_dir)
                 self.repos[prefix] = _spec(lines) if lines else None
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
@@ -397,12 +397,37 @@ def _above(top: Path) -> list[tuple[str, int, globs.Spec]]:
         lines = _read_patterns(folder / ".gitignore")
         if lines:
             out.append((head, head.count("/"), _spec(lines)))
-    exclude = _git_dir(repo / ".git")
-    lines = _read_patterns(exclude / "info" / "exclude") if exclude is not None else []
+    lines = _repo_excludes(_git_dir(repo / ".git"))
     if lines:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(lines)))
     return out
+
+
+def _repo_excludes(git_dir: Path | None) -> list[str]:
+    """The patterns git applies from the repository's root besides its `.gitignore` files: the
+    user's own (`_user_excludes`), then `info/exclude` (`git_dir`'s). Within one list the last
+    match decides, so a line of `info/exclude` that matches wins over the user's, as git tries
+    `info/exclude` first and the user's file only where it says nothing."""
+    own = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
+    return [*_user_excludes(), *own]
+
+
+def _user_excludes() -> list[str]:
+    """The user's ignores git reads in every repository where `core.excludesFile` is not set:
+    `$XDG_CONFIG_HOME/git/ignore`, else `$HOME/.config/git/ignore` (none without either). Lint
+    saw more files than `git status` for a user who keeps ignores there. It may be a link (a
+    dotfiles manager's), as git follows it; `core.excludesFile` itself is not read (that needs
+    git's config, docs/safety.md)."""
+    xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
+    where = Path(xdg, "git", "ignore") if xdg else Path(home, ".config", "git", "ignore") if home else None
+    if where is None:
+        return []
+    try:
+        text = read_regular(where, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
+    except OSError:  # (`Unreadable` too: missing, a folder, a FIFO, too large)
+        return []
+    return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
 
 
 def _read_patterns(path: Path) -> list[str]:
