@@ -484,3 +484,47 @@ def test_a_line_continuation_in_a_cuda_kernel_s_head_is_a_blank(tmp_path):
         "__global__ __launch_bounds__(256) \\\r\nvoid cont19b(int* p) {}\n"
     )
     assert {k.name: k.params for k in scan(src).kernels} == {"cont19": ["float* out", "int n"], "cont19b": ["int* p"]}
+
+
+def test_a_cuda_kernel_s_parameters_given_by_an_object_like_macro_are_the_macro_s(tmp_path):
+    """vllm 0.34.0's `__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS){};`, its `#define` over
+    lines in `kernel.h` beside it (included by a quoted name), and `RDNA35_GDN_CHUNKED_PARAMS`
+    defined in the kernel's own file: the kernel had one parameter, the macro's name (nineteenth
+    read's leftover, issue 24). A macro for part of the list, one inside another, and one that
+    names itself are expanded as the preprocessor does."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kernel.h").write_text(
+        "#define MARLIN_KERNEL_PARAMS                          \\\n"
+        "  const int4 *__restrict__ A, const int4 *__restrict__ B, \\\n"
+        "      int4 *__restrict__ C, int prob_m, bool has_bias\n"
+    )
+    (src / "marlin.cu").write_text('#include "kernel.h"\n__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS){};\n')
+    (src / "gdn.cu").write_text(
+        "  #define GDN_PARAMS                              \\\n"
+        "    const uint16_t *__restrict__ q, /* q */       \\\n"
+        "        float *__restrict__ state_out, const int H, const float scale\n"
+        "#define PTRS const float* x, float* y\n"
+        "#define ALL PTRS, int n\n"
+        "#define SELF SELF\n"
+        "__global__ void gdn_wgp(GDN_PARAMS) { }\n"
+        "__global__ void part(ALL, float alpha) { }\n"
+        "__global__ void itself(SELF, NOT_DEFINED) { }\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "MarlinDefault": [
+            "const int4 *__restrict__ A",
+            "const int4 *__restrict__ B",
+            "int4 *__restrict__ C",
+            "int prob_m",
+            "bool has_bias",
+        ],
+        "gdn_wgp": [
+            "const uint16_t *__restrict__ q",
+            "float *__restrict__ state_out",
+            "const int H",
+            "const float scale",
+        ],
+        "part": ["const float* x", "float* y", "int n", "float alpha"],
+        "itself": ["SELF", "NOT_DEFINED"],
+    }
