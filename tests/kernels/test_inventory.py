@@ -135,7 +135,12 @@ def test_scaffold_files(project, tmp_path, target):
     out = tmp_path / "scaffold"
     written = write_scaffolds(scan(project), out, target)
     names = {p.name for p in written}
-    assert {"scale_kernel_op.py", f"scale_kernel_{target}.py", "test_scale_kernel.py", "scatter_kernel_op.py"} <= names
+    assert {
+        "scale_kernel_op.py",
+        f"scale_kernel_{target}.py",
+        f"test_scale_kernel_{target}.py",
+        "scatter_kernel_op.py",
+    } <= names
     for p in written:
         compile(p.read_text(), str(p), "exec")  # every file is valid Python
     skeleton = (out / f"scale_kernel_{target}.py").read_text()
@@ -144,6 +149,21 @@ def test_scaffold_files(project, tmp_path, target):
     untranslated = (out / "scatter_kernel_op.py").read_text()
     assert "TODO(porter)" in untranslated and "raise NotImplementedError" in untranslated
     assert write_scaffolds(scan(project), out, target) == []  # never overwrites
+
+
+def test_a_second_target_s_scaffold_in_the_same_folder_gets_its_own_tests(project, tmp_path):
+    """Each target's test module tests that target's kernel: the test file's name did not carry
+    its target, so scaffolding TPU after Neuron into one folder kept Neuron's tests ("kept") and
+    wrote none for TPU (nineteenth read's leftover, issue 24). Only the op modules, of no target,
+    are kept."""
+    out = tmp_path / "scaffold"
+    write_scaffolds(scan(project), out, "neuron")
+    kept: list[Path] = []
+    written = {p.name for p in write_scaffolds(scan(project), out, "tpu", kept)}
+    assert {"scale_kernel_tpu.py", "test_scale_kernel_tpu.py"} <= written, written
+    assert all(p.name.endswith("_op.py") for p in kept), kept
+    assert "scale_kernel_tpu" in (out / "test_scale_kernel_tpu.py").read_text()
+    assert "scale_kernel_neuron" in (out / "test_scale_kernel_neuron.py").read_text()
 
 
 def _load(path: Path):
