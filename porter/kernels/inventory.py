@@ -89,6 +89,12 @@ _ENUM = re.compile(r"\benum\s+(?:(?:class|struct)\s+)?(\w+)\s*(?::([^{};]{1,200}
 _TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200}))?\{[^{}]{0,5000}\}\s*(\w+)\s*;")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
+# an object-like `#define Name body`, its body past each backslash-newline: one that stands for a
+# kernel's parameters (vllm 0.34.0's `__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS)`, over 9
+# lines) was read as one parameter of that name
+_OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
+# a quoted `#include "kernel.h"` (read in the text with its strings)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]{1,300})"', re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -865,6 +871,64 @@ def _aliased(kernels: list[Kernel], aliases: dict[str, str]) -> list[Kernel]:
     return kernels
 
 
+_PARAMS_BUDGET = 10_000  # parameters that object-like macros expand to, in one file, at most
+
+
+def _object_macros(code: str) -> dict[str, str]:
+    """The object-like macros of `code` (comments blanked), name -> body, continuation lines joined."""
+    return {m.group(1): re.sub(r"\\\r?\n", " ", m.group(2)) for m in _OBJECT_MACRO.finditer(code)}
+
+
+def _params_expanded(
+    params: list[str], objects: dict[str, str], budget: list[int], disabled: frozenset[str] = frozenset()
+) -> list[str]:
+    """`params` with each that is only the name of an object-like macro of `objects` replaced by
+    the parameters its body declares, rescanned (not inside its own expansion, as the preprocessor
+    does). Raises `_TooLarge` past `budget` parameters or `_NESTING` macros deep."""
+    out: list[str] = []
+    for p in params:
+        if p not in objects or p in disabled or not re.fullmatch(r"\w+", p):
+            out.append(p)
+            continue
+        if len(disabled) >= _NESTING:
+            raise _TooLarge
+        inner = [" ".join(q.split()) for q in _top_level_split(objects[p]) if q.strip()]
+        budget[0] -= len(inner)
+        if budget[0] < 0:
+            raise _TooLarge
+        out.extend(_params_expanded(inner, objects, budget, disabled | {p}))
+    return out
+
+
+def _expand_param_macros(
+    kernels: list[Kernel], code: str, commented: str, path: Path, rel: str, inv: Inventory
+) -> None:
+    """Each of `kernels`' parameters that is an object-like macro (`MARLIN_KERNEL_PARAMS`) as the
+    parameters it stands for: the macro of `code` (the kernel's file), else of a header it includes
+    by a quoted name, found beside it (vllm 0.34.0's `kernel.h` beside `marlin.cu`)."""
+    bare = {p for k in kernels for p in k.params if re.fullmatch(r"\w+", p)}
+    if not bare:
+        return
+    objects = _object_macros(code)
+    for name in _INCLUDE.findall(commented) if bare - objects.keys() else []:
+        try:
+            header = read_regular(path.parent / name).decode("utf-8", errors="replace")
+        except Unreadable:
+            continue
+        for macro, body in _object_macros(_blank(header, strings=True)).items():
+            objects.setdefault(macro, body)
+    budget = [_PARAMS_BUDGET]
+    for k in kernels:
+        try:
+            k.params = _params_expanded(k.params, objects, budget)
+        except _TooLarge:
+            inv.problems.append(
+                f"{path_name(rel)}:{k.line}: the macros of kernel {k.name}'s parameters are not expanded "
+                f"(they pass {_PARAMS_BUDGET} parameters, or nest more than {_NESTING} macros deep)"
+            )
+            return
+
+
 def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
     first function it binds for Python. A kernel a macro defines is one per use of the macro
@@ -893,6 +957,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
         made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
+        _expand_param_macros(made, code, commented, path, rel, inv)
         inv.kernels.extend(_aliased(made, aliases))
         return
     own = _macros(code, rel, lines)
@@ -909,6 +974,7 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    _expand_param_macros(inv.kernels, code, commented, path, rel, inv)
     _aliased(inv.kernels, aliases)
     inv.macros.extend(m for m in own if m.name not in used)
     if not found and bound:

@@ -9,7 +9,7 @@ For kernel `K` it writes:
   `nki_op` registers, for neuron; a JAX function with annotated arguments that returns its
   outputs, registered with `@torch.tpu.pallas.jax_op`, for tpu; a Pallas kernel through
   `torch_xla.experimental.custom_kernel.make_kernel_from_pallas` for xla. Each body is a TODO.
-- `test_K.py`: runs the reference on the CPU, and compares kernel and reference where the
+- `test_K_TARGET.py`: runs the reference on the CPU, and compares kernel and reference where the
   target runtime is installed (skipped elsewhere).
 
 The reference op lets the ported model run before any kernel is written. Existing files are
@@ -1076,7 +1076,9 @@ def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | Scaffold
     files = {
         f"{n}_op.py": _op_source(k, n, tr, reason, sig),
         f"{n}_{target}.py": _kernel_source(target, k, n, sig),
-        f"test_{n}.py": _test_source(target, k, n, sig, tr),
+        # the test carries its target, as the target's module does: a second target's scaffold
+        # in the same folder kept the first target's test (nineteenth read's leftover)
+        f"test_{n}_{target}.py": _test_source(target, k, n, sig, tr),
     }
     try:
         return {name: _checked(name, text) for name, text in files.items()}

@@ -135,7 +135,12 @@ def test_scaffold_files(project, tmp_path, target):
     out = tmp_path / "scaffold"
     written = write_scaffolds(scan(project), out, target)
     names = {p.name for p in written}
-    assert {"scale_kernel_op.py", f"scale_kernel_{target}.py", "test_scale_kernel.py", "scatter_kernel_op.py"} <= names
+    assert {
+        "scale_kernel_op.py",
+        f"scale_kernel_{target}.py",
+        f"test_scale_kernel_{target}.py",
+        "scatter_kernel_op.py",
+    } <= names
     for p in written:
         compile(p.read_text(), str(p), "exec")  # every file is valid Python
     skeleton = (out / f"scale_kernel_{target}.py").read_text()
@@ -144,6 +149,21 @@ def test_scaffold_files(project, tmp_path, target):
     untranslated = (out / "scatter_kernel_op.py").read_text()
     assert "TODO(porter)" in untranslated and "raise NotImplementedError" in untranslated
     assert write_scaffolds(scan(project), out, target) == []  # never overwrites
+
+
+def test_a_second_target_s_scaffold_in_the_same_folder_gets_its_own_tests(project, tmp_path):
+    """Each target's test module tests that target's kernel: the test file's name did not carry
+    its target, so scaffolding TPU after Neuron into one folder kept Neuron's tests ("kept") and
+    wrote none for TPU (nineteenth read's leftover, issue 24). Only the op modules, of no target,
+    are kept."""
+    out = tmp_path / "scaffold"
+    write_scaffolds(scan(project), out, "neuron")
+    kept: list[Path] = []
+    written = {p.name for p in write_scaffolds(scan(project), out, "tpu", kept)}
+    assert {"scale_kernel_tpu.py", "test_scale_kernel_tpu.py"} <= written, written
+    assert all(p.name.endswith("_op.py") for p in kept), kept
+    assert "scale_kernel_tpu" in (out / "test_scale_kernel_tpu.py").read_text()
+    assert "scale_kernel_neuron" in (out / "test_scale_kernel_neuron.py").read_text()
 
 
 def _load(path: Path):
@@ -484,3 +504,47 @@ def test_a_line_continuation_in_a_cuda_kernel_s_head_is_a_blank(tmp_path):
         "__global__ __launch_bounds__(256) \\\r\nvoid cont19b(int* p) {}\n"
     )
     assert {k.name: k.params for k in scan(src).kernels} == {"cont19": ["float* out", "int n"], "cont19b": ["int* p"]}
+
+
+def test_a_cuda_kernel_s_parameters_given_by_an_object_like_macro_are_the_macro_s(tmp_path):
+    """vllm 0.34.0's `__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS){};`, its `#define` over
+    lines in `kernel.h` beside it (included by a quoted name), and `RDNA35_GDN_CHUNKED_PARAMS`
+    defined in the kernel's own file: the kernel had one parameter, the macro's name (nineteenth
+    read's leftover, issue 24). A macro for part of the list, one inside another, and one that
+    names itself are expanded as the preprocessor does."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kernel.h").write_text(
+        "#define MARLIN_KERNEL_PARAMS                          \\\n"
+        "  const int4 *__restrict__ A, const int4 *__restrict__ B, \\\n"
+        "      int4 *__restrict__ C, int prob_m, bool has_bias\n"
+    )
+    (src / "marlin.cu").write_text('#include "kernel.h"\n__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS){};\n')
+    (src / "gdn.cu").write_text(
+        "  #define GDN_PARAMS                              \\\n"
+        "    const uint16_t *__restrict__ q, /* q */       \\\n"
+        "        float *__restrict__ state_out, const int H, const float scale\n"
+        "#define PTRS const float* x, float* y\n"
+        "#define ALL PTRS, int n\n"
+        "#define SELF SELF\n"
+        "__global__ void gdn_wgp(GDN_PARAMS) { }\n"
+        "__global__ void part(ALL, float alpha) { }\n"
+        "__global__ void itself(SELF, NOT_DEFINED) { }\n"
+    )
+    assert {k.name: k.params for k in scan(src).kernels} == {
+        "MarlinDefault": [
+            "const int4 *__restrict__ A",
+            "const int4 *__restrict__ B",
+            "int4 *__restrict__ C",
+            "int prob_m",
+            "bool has_bias",
+        ],
+        "gdn_wgp": [
+            "const uint16_t *__restrict__ q",
+            "float *__restrict__ state_out",
+            "const int H",
+            "const float scale",
+        ],
+        "part": ["const float* x", "float* y", "int n", "float alpha"],
+        "itself": ["SELF", "NOT_DEFINED"],
+    }

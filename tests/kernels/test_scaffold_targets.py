@@ -36,13 +36,18 @@ def _scaffold(project: Path, tmp_path: Path, target: str) -> Path:  # noqa: F811
 @pytest.mark.parametrize("target", ["neuron", "tpu", "xla"])
 def test_scaffolds_pass_the_target_api_lint(project, tmp_path, target):  # noqa: F811
     out = _scaffold(project, tmp_path, target)
-    for path in out.glob(f"*_{target}.py"):
+    for path in _modules(out, target):
         assert not conformance(path.read_bytes(), target), path.name
+
+
+def _modules(out: Path, target: str) -> list[Path]:
+    """The target's kernel modules of a scaffold (its tests, `test_K_TARGET.py`, are not)."""
+    return sorted(p for p in out.glob(f"*_{target}.py") if not p.name.startswith("test_"))
 
 
 _REGISTER_ALL = """
 import importlib, pathlib, sys, torch
-names = [p.stem for p in sorted(pathlib.Path('.').glob('*_tpu.py'))]
+names = [p.stem for p in sorted(pathlib.Path('.').glob('*_tpu.py')) if not p.name.startswith('test_')]
 assert names, 'no scaffold'
 for name in names:
     importlib.import_module(name)  # jax_op registers the op at import
@@ -62,7 +67,7 @@ def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F81
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
-    assert len(registered) == len(list(out.glob("*_tpu.py"))), proc.stdout
+    assert len(registered) == len(_modules(out, "tpu")), proc.stdout
     # every argument (the Pallas op returns what the kernel writes, and may read it first: nineteenth read)
     assert any(
         "scale_kernel_pallas(Tensor x_ptr, Tensor out_ptr, SymInt n, float alpha) -> Tensor" in line
@@ -109,7 +114,7 @@ def test_nki_scaffold_registers_through_nki_op(project, tmp_path, monkeypatch): 
         monkeypatch.setitem(sys.modules, name, mod)
     out = _scaffold(project, tmp_path, "neuron")
     monkeypatch.syspath_prepend(str(out))
-    for path in sorted(out.glob("*_neuron.py")):
+    for path in _modules(out, "neuron"):
         __import__(path.stem)
         op = getattr(torch.ops.porter_kernels, path.stem[: -len("_neuron")] + "_nki")
         assert op.default._schema is not None
