@@ -45,6 +45,24 @@ def _modules(out: Path, target: str) -> list[Path]:
     return sorted(p for p in out.glob(f"*_{target}.py") if not p.name.startswith("test_"))
 
 
+def _tpu_scaffold_of(tmp_path: Path, name: str, source: str) -> Path:
+    """The TorchTPU scaffold of a source folder holding one file `name`."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / name).write_text(source)
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "tpu")
+    return out
+
+
+def _under_torch_tpu(python: str, driver: str, out: Path) -> subprocess.CompletedProcess[str]:
+    """`driver` run by the TorchTPU environment's `python` in the scaffold folder `out`."""
+    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
+    return subprocess.run(
+        [python, "-W", "ignore", "-c", driver], cwd=out, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
 _REGISTER_ALL = """
 import importlib, pathlib, sys, torch
 names = [p.stem for p in sorted(pathlib.Path('.').glob('*_tpu.py')) if not p.name.startswith('test_')]
@@ -61,10 +79,7 @@ for name in names:
 def test_tpu_scaffolds_register_under_torch_tpu(project, tmp_path):  # noqa: F811
     python = tpu_python()
     out = _scaffold(project, tmp_path, "tpu")
-    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
-    proc = subprocess.run(
-        [python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600
-    )
+    proc = _under_torch_tpu(python, _REGISTER_ALL, out)
     assert proc.returncode == 0, proc.stderr[-4000:]
     registered = [line for line in proc.stdout.splitlines() if "porter_kernels::" in line]
     assert len(registered) == len(_modules(out, "tpu")), proc.stdout
@@ -140,15 +155,8 @@ def test_a_custom_op_s_pallas_op_keeps_its_parameter_types_and_defaults(tmp_path
     `jax.Array` (and `flag: bool` an int), dropped the defaults, and passed the string to its kernel
     as an array; the torch op kept them since the seventeenth read (eighteenth read of issue 24)."""
     python = tpu_python()
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "ops.py").write_text(_CUSTOM_OP)
-    out = tmp_path / "out"
-    write_scaffolds(scan(src), out, "tpu")
-    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
-    proc = subprocess.run(
-        [python, "-W", "ignore", "-c", _REGISTER_ALL], cwd=out, env=env, capture_output=True, text=True, timeout=600
-    )
+    out = _tpu_scaffold_of(tmp_path, "ops.py", _CUSTOM_OP)
+    proc = _under_torch_tpu(python, _REGISTER_ALL, out)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert (
         "porter_kernels::mylib__fancy18_pallas(Tensor x, str mode, SymInt[] dims, Tensor[] xs, float scale=1., "
@@ -214,15 +222,8 @@ def test_the_pallas_op_gives_its_kernel_what_the_triton_kernel_reads(tmp_path):
     keywords; filled in as a user would and run by Pallas's interpreter, both equal their derived
     references (nineteenth read of issue 24)."""
     python = tpu_python()
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "k.py").write_text(_PALLAS_KERNELS)
-    out = tmp_path / "out"
-    write_scaffolds(scan(src), out, "tpu")
-    env = {**os.environ, "TPU_SKIP_MDS_QUERY": "1", "PYTHONPATH": str(out)}
-    proc = subprocess.run(
-        [python, "-W", "ignore", "-c", _RUN_PALLAS], cwd=out, env=env, capture_output=True, text=True, timeout=600
-    )
+    out = _tpu_scaffold_of(tmp_path, "k.py", _PALLAS_KERNELS)
+    proc = _under_torch_tpu(python, _RUN_PALLAS, out)
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert proc.stdout.split("}")[-1].split() == ["0.0", "0.0"], proc.stdout
     assert "porter_kernels::relu19_pallas(Tensor x_ptr, SymInt n) -> Tensor" in proc.stdout, proc.stdout
