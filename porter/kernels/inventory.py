@@ -89,6 +89,14 @@ _ENUM = re.compile(r"\benum\s+(?:(?:class|struct)\s+)?(\w+)\s*(?::([^{};]{1,200}
 _TYPEDEF_ENUM = re.compile(r"\btypedef\s+enum\b[^{};:]{0,200}(?::([^{};]{1,200}))?\{[^{}]{0,5000}\}\s*(\w+)\s*;")
 _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+([^\n]{1,1000})", re.M)
 _CONTINUED = re.compile(r"\\(?=\r?\n)")
+_BACKSLASH_NEWLINE = re.compile(r"\\\r?\n")
+
+
+def _joined(text: str) -> str:
+    """`text` with its continued lines joined (a backslash-newline is a blank), as a `#define` is read."""
+    return _BACKSLASH_NEWLINE.sub(" ", text)
+
+
 # an object-like `#define Name body`, its body past each backslash-newline: one that stands for a
 # kernel's parameters (vllm 0.34.0's `__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS)`, over 9
 # lines) was read as one parameter of that name
@@ -714,9 +722,7 @@ def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str
         end = close.get(m.end() - 1)
         if end is None:
             continue
-        params = [
-            " ".join(p.split()) for p in _top_level_split(re.sub(r"\\\r?\n", " ", code[m.end() : end])) if p.strip()
-        ]
+        params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
         yield m.start(), _PASTE.sub("", m.group(1)), params, body, heads.get(_head_before(code, m.start()), [])
 
@@ -743,7 +749,7 @@ def _macros(code: str, rel: str, lines: _Lines, given: list[_Macro] | tuple[_Mac
     defs = []
     for m in _DEFINE.finditer(code):
         params = [p.strip() for p in m.group(2).split(",")]
-        body = re.sub(r"\\\r?\n", " ", m.group(3))
+        body = _joined(m.group(3))
         defs.append(_Macro(m.group(1), params, body, rel, lines.of(m.start())))
     making = {m.name for m in given}
     users: dict[str, list[_Macro]] = {}
@@ -876,7 +882,7 @@ _PARAMS_BUDGET = 10_000  # parameters that object-like macros expand to, in one 
 
 def _object_macros(code: str) -> dict[str, str]:
     """The object-like macros of `code` (comments blanked), name -> body, continuation lines joined."""
-    return {m.group(1): re.sub(r"\\\r?\n", " ", m.group(2)) for m in _OBJECT_MACRO.finditer(code)}
+    return {m.group(1): _joined(m.group(2)) for m in _OBJECT_MACRO.finditer(code)}
 
 
 def _params_expanded(
