@@ -52,12 +52,15 @@ _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # holds any (`"\ud800"` in a trace manifest or a notebook), and UTF-8 can encode none
 _LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 # the commands a CI log reads out of any line a step prints: GitHub's (and Azure's) `##[name]`,
-# Azure Pipelines' `##vso[area.action]` and TeamCity's `##teamcity[name]` anywhere in a line;
+# Azure Pipelines' `##vso[area.action]` (the agent's `IndexOf("##vso[", Ordinal)`: that case only)
+# and TeamCity's `##teamcity[name]` anywhere in a line;
 # GitHub's `::name::` at a line's start, after any white space (.NET's TrimStart: NBSP, U+3000
 # too); lines end at CR as at LF. Text from the tree showing one is written with its first
 # character escaped (the eighteenth read paused GitHub's runner only, on stderr: a step that
-# drops stderr, a porter killed by SIGKILL, Azure and TeamCity were left: nineteenth read)
-_HASH_COMMAND = re.compile(r"#(?=#[A-Za-z]*\[)")
+# drops stderr, a porter killed by SIGKILL, Azure and TeamCity were left: nineteenth read). Only
+# those three forms: any `##word[` was escaped, a comment's `##tags[x]` shown `\x23#tags[x]`
+# (twentieth read)
+_HASH_COMMAND = re.compile(r"#(?=#(?:vso|teamcity)?\[)")
 # (a line's start is the text's or a break's: a pattern that begins with the break lets the
 # search skip to one, where `^` was tried at every character: 15 s over 27 MB)
 _COLON_COMMAND = re.compile(r"([\r\n][^\S\r\n]*):(?=:)")
@@ -135,12 +138,20 @@ def framed_for_a_log(text: str) -> str:
     a GitHub Actions runner (`GITHUB_ACTIONS=true`) between `::stop-commands::TOKEN` and
     `::TOKEN::` in the same stream: the runner reads no command in them, no text in them can
     resume it (the token is random), and a killed porter leaves at most the rest of one patch
-    paused. `git apply` and `patch` pass over the two lines. Elsewhere `text` itself: Azure
-    Pipelines and TeamCity have no such pause (docs/safety.md)."""
-    if os.environ.get("GITHUB_ACTIONS") != "true" or not text:
+    paused. Under TeamCity (`TEAMCITY_VERSION` set) between `##teamcity[disableServiceMessages]`
+    and `##teamcity[enableServiceMessages]`, its pause (whose end is a fixed text: a line of the
+    patch that holds it ends the pause). `git apply` and `patch` pass over the frame's lines.
+    Elsewhere `text` itself: Azure Pipelines has no pause (docs/safety.md)."""
+    if not text:
         return text
-    token = os.urandom(16).hex()
-    return f"::stop-commands::{token}\n{text}{'' if text.endswith(chr(10)) else chr(10)}::{token}::\n"
+    end = "" if text.endswith("\n") else "\n"
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        token = os.urandom(16).hex()
+        text = f"::stop-commands::{token}\n{text}{end}::{token}::\n"
+        end = ""
+    if os.environ.get("TEAMCITY_VERSION"):
+        text = f"##teamcity[disableServiceMessages]\n{text}{end}##teamcity[enableServiceMessages]\n"
+    return text
 
 
 def printable(text: object) -> str:

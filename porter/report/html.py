@@ -17,7 +17,7 @@ import html
 import json
 import re
 
-from porter.core.textsafe import html_text, printable
+from porter.core.textsafe import html_text, inert, printable
 from porter.report.model import INFO, INFO_TITLES, FileReport, Hunk, ReportModel, Row
 
 OPEN_ROWS_BUDGET = 3000  # diff rows shown expanded at load; later files start collapsed
@@ -537,4 +537,6 @@ def render_html(model: ReportModel, *, open_rows: int = OPEN_ROWS_BUDGET) -> str
     if model.rules:
         p += _rule_docs(model)
     p += _tail(model, len(shown))
-    return "".join(p)
+    # `cat report.html` in a CI step: no line is a CI log's command (`&#x23;` is the same `#` to a
+    # browser; the style and script hold none: tested). Twentieth read
+    return inert("".join(p), lambda c: f"&#x{ord(c):x};")

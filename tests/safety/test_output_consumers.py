@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import re
+import subprocess
 import xml.etree.ElementTree as ET
 
 from tests.safety.conftest import CUDA, porter
@@ -388,3 +389,91 @@ def test_force_color_asks_for_colour_not_a_terminal(tmp_path):
     assert check.returncode == 0, (check.stderr.decode(), out.stdout.decode())
     text = run("explain", "DEV001").stdout.decode()
     assert "DEV001" in text and not [line for line in text.splitlines() if line.endswith(" ")], text
+
+
+def test_only_the_ci_command_forms_are_escaped():
+    # GitHub's `##[`, Azure's `##vso[` (case-sensitive) and TeamCity's `##teamcity[`: any `##word[`
+    # was escaped, a comment's `##tags[x]` shown `\x23#tags[x]`
+    from porter.core.textsafe import inert, inert_at
+
+    for text in ("# ##tags[x] ##pragma[y]", "##VSO[task.complete]", "a ##todo[1]"):
+        assert inert(text) == text, text
+        assert inert_at(text, 3) == (text, [3]), text
+    for text, shown in (
+        ("##[error]x", "\\x23#[error]x"),
+        ("a ##vso[task.complete]", "a \\x23#vso[task.complete]"),
+        ("b ##teamcity[buildStatus]", "b \\x23#teamcity[buildStatus]"),
+        ("###[error]", "#\\x23#[error]"),
+    ):
+        assert inert(text) == shown, text
+
+
+def test_a_github_annotation_names_a_file_whose_name_starts_with_colons(tmp_path):
+    # a property is never a line's start: the line-start `::` escape wrote `file=\x3a%3Aw.py`,
+    # an annotation on no file
+    names = ("::w.py", " ::v.py", "a,b:c%0A.py", "::.py")
+    for name in names:
+        (tmp_path / name).write_bytes(CUDA)
+    gh = porter("lint", ".", "--target", "xla", "--output-format", "github", cwd=tmp_path).stdout.decode()
+    files = sorted(_github_property(re.search(r"file=([^,]*)", line).group(1)) for line in gh.splitlines())
+    assert files == sorted(names), gh
+    assert _runner_reads(gh) and all(name == "error" for name, _ in _runner_reads(gh)), gh
+
+
+def _teamcity_reads(log: str) -> list[str]:
+    """The service messages TeamCity processes in a build log: `##teamcity[name` anywhere in a
+    line, none between `disableServiceMessages` and `enableServiceMessages`."""
+    read, paused = [], False
+    for line in re.split(r"\r\n|\r|\n", log):
+        for match in re.finditer(r"##teamcity\[([A-Za-z][\w-]*)", line):
+            name = match.group(1)
+            if name in ("disableServiceMessages", "enableServiceMessages"):
+                paused = name == "disableServiceMessages"
+            elif not paused:
+                read.append(name)
+    return read
+
+
+def test_a_report_cat_in_a_ci_step_holds_no_ci_command(tmp_path):
+    # `cat report.md` / `cat report.html` in a step: the reports' code blocks and diff rows held
+    # the file's own `##vso[`/`##teamcity[`/`##[` and a docstring's `::error::` at a line's start
+    from html.parser import HTMLParser
+
+    from tests.safety.conftest import committed_repo
+
+    hostile = (
+        f"import torch\nx = torch.randn(3).cuda()  # {_HOSTILE_COMMANDS}\n"
+        '"""\n::error::in a docstring\n"""\ny = torch.zeros(2).cuda()\n'
+    ).encode()
+    repo = committed_repo(tmp_path / "repo", {"m.py": hostile, "##vso[build.addbuildtag]t.py": CUDA})
+    for suffix in ("md", "html"):
+        out = porter("rewrite", ".", "--target", "xla", "--out-dir", str(tmp_path / suffix), "--report",
+                     str(tmp_path / f"r.{suffix}"), cwd=repo)  # fmt: skip
+        assert out.returncode == 0, out.stderr.decode()
+        text = (tmp_path / f"r.{suffix}").read_text(encoding="utf-8")
+        assert _SERVICE_MESSAGE.findall(text) == [] and _teamcity_reads(text) == [], (suffix, text)
+        assert _runner_reads(text) == [], suffix
+    # the page still shows the file's text itself: the escape is an HTML character reference
+    shown: list[str] = []
+    parser = HTMLParser(convert_charrefs=True)
+    parser.handle_data = shown.append  # type: ignore[method-assign]
+    parser.feed((tmp_path / "r.html").read_text(encoding="utf-8"))
+    assert "##vso[task.setvariable variable=verdict]pass" in "".join(shown)
+
+
+def test_a_patch_in_a_teamcity_log_is_read_as_no_service_message(tmp_path):
+    # TeamCity reads `##teamcity[` anywhere in a line; a patch must stay the file's bytes, so it
+    # goes out between TeamCity's own pause and resume (Azure Pipelines has no pause: safety.md)
+    from tests.safety.conftest import committed_repo
+
+    hostile = f"import torch\nx = torch.randn(3).cuda()  # {_HOSTILE_COMMANDS}\n".encode()
+    repo = committed_repo(tmp_path / "repo", {"m.py": hostile, "##teamcity[buildStatus status='x']m.py": CUDA})
+    out = porter("rewrite", ".", "--target", "xla", "--diff", cwd=repo, env={"TEAMCITY_VERSION": "2025.03"})
+    log = out.stdout.decode("utf-8")
+    assert _HOSTILE_COMMANDS in log and _teamcity_reads(log) == [], log
+    (tmp_path / "p.diff").write_bytes(out.stdout)
+    for check in (["git", "apply", "--check"], ["patch", "-p1", "--dry-run", "-i"]):
+        done = subprocess.run([*check, str(tmp_path / "p.diff")], cwd=repo, capture_output=True)
+        assert done.returncode == 0, (check, done.stdout.decode(), done.stderr.decode())
+    plain = porter("rewrite", ".", "--target", "xla", "--diff", cwd=repo, env={"TEAMCITY_VERSION": ""})
+    assert "disableServiceMessages" not in plain.stdout.decode("utf-8"), plain.stdout  # elsewhere: the bytes

@@ -12,13 +12,19 @@ from porter.core.textsafe import controls_escaped, located
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
+def _escaped(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
 def escape_data(text: str) -> str:
     # control characters other than CR and LF would reach the log, which renders ANSI escapes
-    return controls_escaped(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    return controls_escaped(_escaped(text))
 
 
 def escape_property(text: str) -> str:
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    # `:` and `,` the runner's way before `controls_escaped`, whose line-start `::` escape read
+    # `::x.py` as `\x3a:x.py` (`\x3a%3Ax.py`: an annotation on no file; twentieth read)
+    return controls_escaped(_escaped(text).replace(":", "%3A").replace(",", "%2C"))
 
 
 def render(run: LintRun) -> str:
