@@ -104,6 +104,7 @@ def main() -> None:
     gc.set_threshold(10_000, 50)
     _settle_terminal()
     _escape_usage_errors()
+    _help_at_natural_width()
     # `porter CMD ...` needs CMD alone; options before it, `--help` or a typo get every command
     first = sys.argv[1] if len(sys.argv) > 1 else None
     app = build(first) if first in COMMANDS else _full()
@@ -125,19 +126,23 @@ def main() -> None:
 # errors of a write to stdout or stderr that no retry mends (the run's own files say theirs)
 _OUTPUT_LOST = (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG)
 # what rich and typer read as the terminal's size: a value that is not a positive decimal
-# (`0` drew nothing at all; `²` passes str.isdigit and then int() raised) is not a size
+# (`0` drew nothing at all; `²` passes str.isdigit and then int() raised) is not a size, nor is
+# one past the largest a terminal can have (the kernel's `struct winsize` holds an unsigned
+# short): `COLUMNS=99999999` on a terminal made `explain` and a usage error run for minutes
+# without a line and `--help` write 500 MB of padding (twentieth read)
 _SIZES = ("COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES")
+_LARGEST_SIZE = 0xFFFF
 
 
 def _settle_terminal() -> None:
     """The environment the output is written to, made safe to print to before anything prints:
-    a terminal size that is not a positive decimal is ignored (POSIX leaves such a `COLUMNS`
-    unspecified), text the stream's encoding lacks (an ASCII locale, PYTHONIOENCODING) is
+    a terminal size that is not a positive decimal a terminal can have is ignored (POSIX leaves
+    such a `COLUMNS` unspecified), text the stream's encoding lacks (an ASCII locale, PYTHONIOENCODING) is
     written as `\\uXXXX` rather than raised, and a closed stdout or stderr (`>&-`) takes the
     output away as Python's print does."""
     for var in _SIZES:
         value = os.environ.get(var)
-        if value is not None and not (value.isascii() and value.isdigit() and int(value) > 0):
+        if value is not None and not (value.isascii() and value.isdigit() and 0 < int(value) <= _LARGEST_SIZE):
             del os.environ[var]
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
@@ -174,6 +179,120 @@ def _escape_usage_errors() -> None:
         own = vars(cls).get("format_message")
         if own is not None and not getattr(own, "porter_escapes", False):
             cls.format_message = escaping(own)  # type: ignore[attr-defined]
+
+
+def _help_at_natural_width() -> None:
+    """typer draws `--help` and a usage error in panels as wide as its console, which is
+    `COLUMNS` wide off a terminal too: `porter --help > h.txt` under `COLUMNS=1000` wrote 45 KB,
+    lines of 1,000 columns of padding, and a usage error in a CI log as much (issue 24 item 12:
+    plain text at natural width off a terminal; twentieth read). Off a terminal each panel and
+    paragraph is drawn at its natural width, at most the console's (so `COLUMNS`, or rich's 80,
+    still wraps). typer's console is made on first use, in a module imported only then (a warm
+    lint imports no rich): the module is patched as it is imported."""
+    import importlib.abc
+    import importlib.util
+
+    module_name = "typer.rich_utils"
+
+    class Patch(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != module_name:
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None:
+                return spec
+            run = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                run(module)
+                made = module._get_rich_console
+                module._get_rich_console = lambda stderr=False: _HelpConsole.of(made(stderr=stderr))
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    if module_name not in sys.modules:
+        sys.meta_path.insert(0, Patch())
+
+
+class _HelpConsole:
+    """typer's console for `--help` and usage errors. Every table in what it prints folds a word
+    wider than its column over lines: typer's help cut them with `…`, on an 80-column terminal
+    `optimizer_facto…`, `--no-noise-flo…` in parity-check's, at 40 the options' own names
+    (`--tar…`, `--out…`; twentieth read). Off a terminal each renderable is printed at its
+    natural width, at most the console's. rich's `force_terminal` (typer sets it under
+    `GITHUB_ACTIONS` or `FORCE_COLOR`) asks for colour: a stream is a terminal when it says so
+    (or `TTY_COMPATIBLE=1`)."""
+
+    def __init__(self, console: Any, terminal: bool) -> None:
+        self._console = console
+        self._terminal = terminal
+
+    @classmethod
+    def of(cls, console: Any) -> Any:
+        isatty = getattr(console.file, "isatty", None)
+        try:
+            terminal = os.environ.get("TTY_COMPATIBLE") == "1" or bool(isatty is not None and isatty())
+        except ValueError:  # a closed stream
+            terminal = False
+        return cls(console, terminal)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        console = self._console
+        width = console.width
+        for renderable in objects:
+            _folding(renderable)
+        if len(objects) == 1 and not self._terminal:
+            console.width = self._natural(objects[0], width)
+        try:
+            console.print(*objects, **kwargs)
+        finally:
+            console.width = width
+
+    def _natural(self, renderable: Any, width: int) -> int:
+        """The narrowest width at which `renderable` takes no more lines than at `width` (rich
+        measures an option's help, `Columns`, and so its panel, as the whole width: measured,
+        not drawn, the options panel kept its 1,000 columns)."""
+        from rich.measure import Measurement
+
+        console = self._console
+        options = console.options.update_width(width)
+
+        def lines(at: int) -> int:
+            return len(console.render_lines(renderable, options.update_width(at), pad=False))
+
+        low, high = 1, max(1, min(Measurement.get(console, options, renderable).maximum, width))
+        most = lines(high)
+        while low < high:
+            mid = (low + high) // 2
+            low, high = (low, mid) if lines(mid) <= most else (mid + 1, high)
+        return high
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console, name)
+
+
+def _folding(renderable: Any) -> None:
+    """`renderable`'s tables, and the text in them, fold a word wider than its column over lines
+    (a table that rich makes as it draws, `Columns`' grid, takes its items' own overflow)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from porter.report.console import fold
+
+    todo = [renderable]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, Table):
+            fold(item)
+            todo.extend(cell for column in item.columns for cell in column.cells)
+        elif isinstance(item, Text):
+            item.overflow = "fold" if item.overflow in (None, "ellipsis") else item.overflow
+        else:
+            todo.extend(getattr(item, "renderables", ()))
+            inner = getattr(item, "renderable", None)
+            todo.extend([inner] if inner is not None else [])
 
 
 # 128 + SIGINT / SIGTERM: the run was interrupted and has said what it left

@@ -93,7 +93,7 @@ class PorterConsole(Console):
     def _print(self, objects: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         table = objects[0] if len(objects) == 1 and isinstance(objects[0], Table) else None
         if table is not None:
-            _fold(table)
+            fold(table)
         if table is None or not self.is_terminal or _fits(self, table):
             super().print(*objects, **kwargs)
             return
@@ -116,7 +116,7 @@ class PorterConsole(Console):
         )
 
 
-def _fold(table: Table) -> None:
+def fold(table: Table) -> None:
     """A word wider than its column is folded over lines, never cut short with `…`."""
     for column in table.columns:
         column.overflow = "fold" if column.overflow == "ellipsis" else column.overflow
@@ -184,7 +184,7 @@ def _folding_markdown() -> type:
         def __rich_console__(self, console: Console, options: Any) -> Any:
             for table in super().__rich_console__(console, options):
                 if isinstance(table, Table):
-                    _fold(table)
+                    fold(table)
                 yield table
 
     class FoldingMarkdown(Markdown):

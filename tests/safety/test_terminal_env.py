@@ -139,3 +139,38 @@ def test_a_run_on_a_terminal_draws_its_progress_bar_and_finishes(tmp_path):
     assert status == 0 and "context manager" not in shown and "Traceback" not in shown, shown
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(f"m{i}.py" for i in range(40)), shown
     assert "\x1b[?25l" not in shown or shown.rfind("\x1b[?25h") > shown.rfind("\x1b[?25l"), shown  # cursor shown again
+
+
+@pytest.mark.parametrize("args", [("explain", "DEV001"), ("--help",), ("lint", "--no-such")])
+def test_a_terminal_size_no_terminal_can_have_is_ignored(tmp_path, args):
+    # a terminal's size is an unsigned short (`struct winsize`): `COLUMNS=99999999` on a
+    # terminal made `explain` and a usage error run past a minute without a line, and `--help`
+    # write 500 MB of padding
+    import time
+
+    start = time.monotonic()
+    status, shown = _on_a_terminal(list(args), tmp_path, timeout=40, columns=99_999_999)
+    assert time.monotonic() - start < 40 and status in (0, 2), (status, len(shown))
+    assert 0 < len(shown) < 100_000 and "Traceback" not in shown, shown[:2000]
+
+
+def test_help_and_usage_errors_off_a_terminal_take_their_natural_width(tmp_path):
+    # typer drew its panels as wide as COLUMNS: `--help > h.txt` under COLUMNS=1000 wrote lines of
+    # 1,000 columns of padding (issue 24 item 12: plain text at natural width off a terminal)
+    for args in (["--help"], ["lint", "--help"], ["lint", "--no-such"]):
+        runs = [porter(*args, cwd=tmp_path, env={"COLUMNS": str(columns)}) for columns in (1000, 3000)]
+        texts = [(out.stdout + out.stderr).decode("utf-8") for out in runs]
+        assert texts[0] == texts[1], args  # no wider for a wider COLUMNS: its own width
+        assert max(len(line) for line in texts[0].splitlines()) < 1000, (args, texts[0][:3000])
+        assert "Usage:" in texts[0], texts[0]
+
+
+@pytest.mark.parametrize("columns", [80, 40])
+@pytest.mark.parametrize("args", [("lint", "--help"), ("parity-check", "--help"), ("config", "--help")])
+def test_help_on_a_terminal_cuts_no_word(tmp_path, args, columns):
+    # typer's help tables cut a word wider than its column with `…`: at 80 columns
+    # parity-check's `optimizer_facto…`, `--no-noise-flo…`; at 40 the options' own names
+    # (`--tar…`, `--out…`). A word is folded over lines, as in porter's own tables
+    status, shown = _on_a_terminal(list(args), tmp_path, columns=columns)
+    assert status == 0 and "Usage:" in shown, shown
+    assert "…" not in shown, shown
