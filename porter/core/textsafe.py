@@ -186,9 +186,22 @@ def inert_at(text: str, *points: int) -> tuple[str, list[int]]:
 
 
 def lines_printable(text: str) -> str:
-    """Multi-line `text` for a terminal: control characters escaped, tabs and line ends kept, no
-    CI log command in any line (`inert`)."""
-    return inert(_CONTROL.sub(lambda m: m.group() if m.group() in "\t\n\r" else _escaped(m), name(text)))
+    """Multi-line `text` for a terminal: control characters escaped, tabs and line ends (LF,
+    CRLF) kept, no CI log command in any line (`inert`). A CR that ends no line is shown
+    `\x0d`, as `block_text` shows it: a patch of a file with CR line ends (one patch line) was
+    drawn as several lines on a terminal, all but the first without their `-` or `+`
+    (twentieth read)."""
+    text = name(text)
+    return inert(
+        _CONTROL.sub(
+            lambda m: (
+                m.group()
+                if m.group() in "\t\n" or (m.group() == "\r" and text.startswith("\n", m.end()))
+                else _escaped(m)
+            ),
+            text,
+        )
+    )
 
 
 def as_a_terminal_shows(text: str) -> str:

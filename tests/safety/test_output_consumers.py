@@ -477,3 +477,15 @@ def test_a_patch_in_a_teamcity_log_is_read_as_no_service_message(tmp_path):
         assert done.returncode == 0, (check, done.stdout.decode(), done.stderr.decode())
     plain = porter("rewrite", ".", "--target", "xla", "--diff", cwd=repo, env={"TEAMCITY_VERSION": ""})
     assert "disableServiceMessages" not in plain.stdout.decode("utf-8"), plain.stdout  # elsewhere: the bytes
+
+
+def test_a_diff_of_a_file_with_cr_line_ends_keeps_each_patch_line_one_line_on_a_terminal(tmp_path):
+    # a file whose lines end in CR alone is one patch line; rich drew each CR as a line break, so
+    # on a terminal the `-` and `+` lines each ran over three lines, two without their marker
+    (tmp_path / "m.py").write_bytes(b"import torch\rx = torch.randn(3).cuda()\ry = 1\r")
+    code, out = _on_a_terminal(["rewrite", "m.py", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=200)
+    shown = _terminal_lines(out)
+    assert code == 1, out
+    assert "-import torch\\x0dx = torch.randn(3).cuda()\\x0dy = 1" in shown, shown
+    removed = [line for line in shown if "x = torch.randn(3)" in line]
+    assert all(line[0] in "-+" for line in removed), shown  # no line of the patch without its marker
