@@ -97,6 +97,7 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
+    _names_as_utf8()
     install_sigterm()  # SIGTERM cleans up as Ctrl-C does (workers, temporaries, a summary)
     # a run holds many small long-lived objects (the stat index's records, every finding): at
     # the default thresholds (700, 10) the collector scanned them over and over, a sixth of a
@@ -121,6 +122,24 @@ def main() -> None:
         if exc.code in _INTERRUPTED:
             _leave(*ending(exc.code))
         raise
+
+
+def _names_as_utf8() -> None:
+    """Under a locale whose encoding is not UTF-8 (`LANG=de_DE.ISO-8859-1`, `ja_JP.EUC-JP`),
+    Python reads every file name in that encoding: `a<RLM>b.py` (UTF-8 bytes E2 80 8F) became
+    `aâ\\x80\\x8fb.py`, so `rewrite --diff` wrote headers for files that do not exist (`git apply`:
+    "No such file or directory" for each name past ASCII) and the JSON, SARIF and GitHub
+    documents named them so (twentieth read). A name is its bytes, shown as UTF-8 (`\\xNN` where
+    they are not) whatever the locale: porter runs again in Python's UTF-8 mode, its text output
+    still in the locale's encoding (`PYTHONIOENCODING`, unless set)."""
+    if sys.flags.utf8_mode or sys.getfilesystemencoding().lower().replace("-", "") == "utf8":
+        return
+    os.environ.setdefault("PYTHONIOENCODING", sys.getfilesystemencoding())
+    argv = [sys.executable, "-X", "utf8", *sys.orig_argv[1:]]
+    try:
+        os.execv(sys.executable, argv)
+    except OSError:  # no interpreter to run again: names as the locale reads them
+        return
 
 
 # errors of a write to stdout or stderr that no retry mends (the run's own files say theirs)

@@ -483,9 +483,28 @@ def test_a_diff_of_a_file_with_cr_line_ends_keeps_each_patch_line_one_line_on_a_
     # a file whose lines end in CR alone is one patch line; rich drew each CR as a line break, so
     # on a terminal the `-` and `+` lines each ran over three lines, two without their marker
     (tmp_path / "m.py").write_bytes(b"import torch\rx = torch.randn(3).cuda()\ry = 1\r")
-    code, out = _on_a_terminal(["rewrite", "m.py", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=200)
+    code, out = _on_a_terminal(
+        ["rewrite", "m.py", "--target", "xla", "--diff", "--allow-no-vcs"], tmp_path, columns=200
+    )
     shown = _terminal_lines(out)
     assert code == 1, out
     assert "-import torch\\x0dx = torch.randn(3).cuda()\\x0dy = 1" in shown, shown
     removed = [line for line in shown if "x = torch.randn(3)" in line]
     assert all(line[0] in "-+" for line in removed), shown  # no line of the patch without its marker
+
+
+def test_a_name_is_its_utf8_bytes_whatever_the_locale_encoding(tmp_path):
+    # Python reads file names in the locale's encoding: under a non-UTF-8 locale (latin-1 made
+    # `a<RLM>b.py` `aâ\x80\x8fb.py`, and `rewrite --diff` named files that do not exist) the
+    # documents named other files. Here the ASCII locale (no coercion, no UTF-8 mode): `é.py` was
+    # `\xc3\xa9.py` in the JSON report and the GitHub annotation's `file=`
+    for name in ("\u00e9.py", "a\u200fb.py", "\u4e2d.py"):
+        (tmp_path / name).write_bytes(CUDA)
+    ascii_locale = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+    for args in (["lint", ".", "--target", "xla", "--output-format", "json"],
+                 ["lint", ".", "--target", "xla", "--output-format", "github"],
+                 ["rewrite", ".", "--target", "xla", "--diff", "--allow-no-vcs"]):  # fmt: skip
+        utf8 = porter(*args, cwd=tmp_path, env={"LC_ALL": "C.UTF-8"})
+        other = porter(*args, cwd=tmp_path, env=ascii_locale)
+        assert other.stdout == utf8.stdout, (args, other.stdout[:1500], other.stderr[-1500:])
+        assert "\\xc3" not in other.stdout.decode("utf-8"), other.stdout[:1500]  # no byte escape of a UTF-8 name
