@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from operator import attrgetter
 from pathlib import Path
 
@@ -185,7 +185,7 @@ class _Walk:
                 self._read_gitignore(here, prefix)
             if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
                 git_dir = _git_dir(here / ".git")
-                lines = _repo_excludes(git_dir)
+                lines = _repo_excludes(Path(real_dir), git_dir)
                 self.repos[prefix] = _spec(lines) if lines else None
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
@@ -397,45 +397,117 @@ def _above(top: Path) -> list[tuple[str, int, globs.Spec]]:
         lines = _read_patterns(folder / ".gitignore")
         if lines:
             out.append((head, head.count("/"), _spec(lines)))
-    lines = _repo_excludes(_git_dir(repo / ".git"))
+    lines = _repo_excludes(repo, _git_dir(repo / ".git"))
     if lines:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
         out.append((head, head.count("/"), _spec(lines)))
     return out
 
 
-def _repo_excludes(git_dir: Path | None) -> list[str]:
-    """The patterns git applies from the repository's root besides its `.gitignore` files: the
-    user's own (`_user_excludes`), then `info/exclude` (`git_dir`'s). Within one list the last
-    match decides, so a line of `info/exclude` that matches wins over the user's, as git tries
-    `info/exclude` first and the user's file only where it says nothing."""
-    own = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
-    return [*_user_excludes(), *own]
+def _repo_excludes(repo: Path, git_dir: Path | None) -> list[str]:
+    """The patterns git applies from the repository's root (`repo`, the work tree's top)
+    besides its `.gitignore` files: the user's own (`_user_excludes`), then `info/exclude`
+    (`git_dir`'s). Within one list the last match decides, so a line of `info/exclude` that
+    matches wins over the user's, as git tries `info/exclude` first and the user's file only
+    where it says nothing. git follows a link at either (only a `.gitignore` in the tree is
+    opened without following one): an `info/exclude` kept as a link to a shared file was not
+    read (twentieth read)."""
+    own = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
+    return [*_user_excludes(repo), *own]
 
 
-def _user_excludes() -> list[str]:
-    """The user's ignores git reads in every repository where `core.excludesFile` is not set:
-    `$XDG_CONFIG_HOME/git/ignore`, else `$HOME/.config/git/ignore` (none without either). Lint
-    saw more files than `git status` for a user who keeps ignores there. It may be a link (a
-    dotfiles manager's), as git follows it; `core.excludesFile` itself is not read (that needs
-    git's config, docs/safety.md)."""
-    xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
-    where = Path(xdg, "git", "ignore") if xdg else Path(home, ".config", "git", "ignore") if home else None
-    if where is None:
+# the notes of this process's walks for the run to print once (`cli.common.note_unread`): what
+# git was to say and could not (git missing, its configuration unreadable)
+NOTES: list[str] = []
+# the repository variables a user's environment may hold (a git hook's `GIT_DIR` and
+# `GIT_INDEX_FILE`, a script's `GIT_WORK_TREE`): they would make git answer for another
+# repository than the one the walk is in. `GIT_CONFIG_*` stay: they choose the configuration
+# the user's own `git status` reads.
+_KEPT_GIT_VARIABLES = ("GIT_CONFIG",)
+_GIT_TIMEOUT_S = 10
+
+
+def forget() -> None:
+    """Drop what this process remembers of git's configuration (once per run)."""
+    _excludes_file.cache_clear()
+    NOTES.clear()
+
+
+def _user_excludes(repo: Path) -> list[str]:
+    """The user's ignores git reads in the repository: the file `core.excludesFile` names in
+    git's configuration (global, system or the repository's own, with its `include`s, `~`
+    expanded: git is asked, `_excludes_file`), else `$XDG_CONFIG_HOME/git/ignore`, else
+    `$HOME/.config/git/ignore`; an empty `XDG_CONFIG_HOME` counts as unset, an empty `HOME` is
+    the root folder's (`/.config/git/ignore`), and a relative path is the work tree top's, as
+    git reads them. It may be a link (a dotfiles manager's), as git follows it. Lint saw more
+    files than `git status` for a user who keeps ignores there."""
+    env = os.environ
+    configured = _excludes_file(os.fspath(repo), tuple(sorted((k, v) for k, v in env.items() if _shapes_config(k))))
+    if configured is not None:
+        where = configured
+    elif env.get("XDG_CONFIG_HOME"):
+        where = env["XDG_CONFIG_HOME"] + "/git/ignore"
+    elif "HOME" in env:
+        where = env["HOME"] + "/.config/git/ignore"
+    else:
         return []
-    try:
-        text = read_regular(where, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
-    except OSError:  # (`Unreadable` too: missing, a folder, a FIFO, too large)
-        return []
-    return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
+    if not where:
+        return []  # (`core.excludesFile =`: git opens no file, and reads no other)
+    return _read_patterns(repo / where, follow=True)
 
 
-def _read_patterns(path: Path) -> list[str]:
-    """The lines of a patterns file git reads (not a link, a regular file of bounded size) but
-    its comments and blank lines (a fresh repository's `info/exclude` holds only comments: no
-    patterns to try on every path), or []."""
+def _shapes_config(name: str) -> bool:
+    """Whether the environment variable chooses what git's configuration says."""
+    return name in ("HOME", "XDG_CONFIG_HOME", "PATH") or name.startswith("GIT_")
+
+
+@lru_cache(maxsize=64)
+def _excludes_file(repo: str, _env: tuple[tuple[str, str], ...]) -> str | None:
+    """`core.excludesFile` as git reads it in `repo` (`git config --path --get`), or None
+    where it is not set or git cannot say (then a note, once). git runs no program of the
+    repository's for it (`-c core.fsmonitor=`, no pager), and the repository variables of
+    the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`: what the answer depends on
+    (a key of the cache)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    args = ["git", "--no-pager", "-c", "core.fsmonitor=", "-C", repo, "config", "-z", "--path", "--get"]
     try:
-        if path.is_symlink() or not path.is_file():
+        proc = subprocess.run(
+            [*args, "core.excludesFile"],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            timeout=_GIT_TIMEOUT_S,
+        )
+    except FileNotFoundError:
+        _note("git is not installed: a `core.excludesFile` in git's configuration is not read")
+        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        _note(f"git could not be run ({exc}): a `core.excludesFile` in git's configuration is not read")
+        return None
+    if proc.returncode == 1 and not proc.stdout:
+        return None  # (not set)
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
+        why = lines[0].removeprefix("fatal: ").removeprefix("error: ") if lines else f"exit status {proc.returncode}"
+        _note(f"git cannot read its configuration in {repo} ({why}): a `core.excludesFile` there is not read")
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape").split("\0", 1)[0]
+
+
+def _note(line: str) -> None:
+    if line not in NOTES:
+        NOTES.append(line)
+
+
+def _read_patterns(path: Path, *, follow: bool = False) -> list[str]:
+    """The lines of a patterns file git reads (a regular file of bounded size; not a link, as
+    git opens a `.gitignore`, unless `follow`) but its comments and blank lines (a fresh
+    repository's `info/exclude` holds only comments: no patterns to try on every path), or []."""
+    try:
+        if (path.is_symlink() and not follow) or not path.is_file():
             return []
         text = read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
     except OSError:  # (`Unreadable` too)

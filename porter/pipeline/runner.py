@@ -26,6 +26,7 @@ from porter.core.kinds import is_python
 from porter.files.deps.build_read import read_by_build
 from porter.files.deps.imports import ImportsAfterPort, imports_cuda_only, named_modules, wants_imports
 from porter.analysis.kinds import BackendKind
+from porter.pipeline import discover as discovery
 from porter.pipeline.discover import Candidate, discover
 from porter.core.findings import FileResult, FileStatus, Severity
 from porter.analysis.generic import keeps_generic_selection, project_selects_generically
@@ -575,6 +576,7 @@ def iter_results(
     """
     forget_paths()
     projects.forget()
+    discovery.forget()
     NOT_KEPT.clear()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
