@@ -535,3 +535,35 @@ def test_git_is_asked_about_the_walk_s_repository_and_said_missing_once(tmp_path
     )
     assert out.stderr.count("git is not installed") == 1, out.stderr
     assert "scratch_a.py" in out.stdout and "m.py" in out.stdout, out.stdout
+
+
+def test_a_repository_whose_core_ignorecase_is_true_matches_either_case(tmp_path, monkeypatch):
+    """Where a repository's configuration says `core.ignoreCase = true` (a checkout made on
+    macOS or Windows and carried over, an archive's `.git`), git matches every ignore pattern
+    in either case: `GEN_*.py` leaves out `gen_a.py`, `Sub/` the folder `sub/`,
+    `[[:upper:]]x.py` leaves out `ax.py`. porter matched case exactly and linted what `git
+    status` leaves out. ASCII letters only, as git's; a nested repository keeps its own."""
+    import subprocess
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", "true"], env=env, check=True)
+    nested = repo / "vendor" / "lib"
+    subprocess.run(["git", "init", "-q", str(nested)], env=env, check=True)
+    subprocess.run(["git", "-C", str(nested), "config", "core.ignoreCase", "false"], env=env, check=True)
+    gitignore = "GEN_*.py\nSub/\n[[:upper:]]x.py\nCAF\u00c9.py\n"
+    files = [
+        "gen_a.py",
+        "GEN_b.py",
+        "m.py",
+        "sub/q.py",
+        "ax.py",
+        "Bx.py",
+        "caf\u00e9.py",
+        "CAF\u00c9.py",
+        "cAf\u00c9.py",
+    ]
+    files += ["vendor/lib/gen_c.py", "vendor/lib/GEN_d.py"]
+    found = _walked(repo, monkeypatch, files, {".gitignore": gitignore, "vendor/lib/.gitignore": gitignore})
+    lists = _git_lists(repo, env) + [f"vendor/lib/{n}" for n in _git_lists(nested, env)]
+    assert found == sorted(lists)
+    assert "gen_a.py" not in found and "caf\u00e9.py" in found and "vendor/lib/gen_c.py" in found, found
