@@ -123,9 +123,19 @@ class _FileIgnores:
         return sorted(matched)
 
 
-@lru_cache(maxsize=8)
+_ignores: list[tuple[tuple[tuple[str, tuple[str, ...]], ...], _FileIgnores]] = []
+
+
 def _file_ignores(table: tuple[tuple[str, tuple[str, ...]], ...]) -> _FileIgnores:
-    return _FileIgnores(table)
+    """The run's table compiled, once: known by its identity, then by its value (an lru_cache
+    hashed the whole table for every file, which grew with it as the matching did)."""
+    for known, compiled in _ignores:
+        if known is table:
+            return compiled
+    found = next((compiled for known, compiled in _ignores if known == table), None)
+    compiled = found if found is not None else _FileIgnores(table)
+    _ignores[:] = [(table, compiled), *_ignores[:7]]
+    return compiled
 
 
 def file_settings(settings: Settings, path: Path | str, name: str | None = None) -> Settings:
