@@ -86,7 +86,8 @@ def _name(cand: Candidate) -> str:
 
 def forget_paths() -> None:
     """Drop what this process remembers of the file system's paths (once per run: a folder
-    may have become a link since the last run in the same process)."""
+    may have become a link since the last run in the same process), and of git's settings."""
+    discovery.forget()
     _display.cache_clear()
     _resolved_cached.cache_clear()
     formatter.forget()
@@ -586,7 +587,6 @@ def iter_results(
     """
     forget_paths()
     projects.forget()
-    discovery.forget()
     NOT_KEPT.clear()
     jobs = jobs or _env_jobs() or default_jobs()
     use_cache = _env_cache() if cache is None else cache
