@@ -18,6 +18,7 @@ from pathlib import Path
 
 
 from porter.config import globs
+from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular, why_not_read
 from porter.core.textsafe import path_name as utf8_name
@@ -519,7 +520,7 @@ def _git_config(repo: str, *args: str) -> str | None:
     what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
     try:
         proc = subprocess.run(
-            ["git", "--no-pager", "-c", "core.fsmonitor=", "-C", repo, "config", "-z", *args],
+            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", repo, "config", "-z", *args],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             env=env,
