@@ -173,6 +173,16 @@ def note_if_cache_full() -> None:
         err_console.print(f"note: {plain(why)} (--no-cache silences this note)", soft_wrap=True)
 
 
+def note_if_git_unread() -> None:
+    """Say once, on stderr, after the run, what of git's ignore settings the walk could not
+    ask git for (git not installed, its configuration unreadable): then the files a
+    `core.excludesFile` names were linted, where `git status` leaves them out."""
+    from porter.pipeline.discover import NOTES
+
+    for why in NOTES:
+        err_console.print(f"note: {plain(why)}", soft_wrap=True)
+
+
 _CACHE_OWN = re.compile(r"\.gitignore|CACHEDIR\.TAG|v\d+")  # what porter's cache folder holds
 _CACHE_MARKS = re.compile(r"\.gitignore|CACHEDIR\.TAG")  # ... before porter marked it its own
 

@@ -24,6 +24,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from porter.core import programs
+
 _OTHER_VCS = {".hg": "Mercurial", ".svn": "Subversion", ".jj": "Jujutsu"}
 _CHUNK = 500  # files per git call: far below any command-line limit
 
@@ -109,8 +111,9 @@ _NO_PROGRAMS = ("-c", "core.fsmonitor=", "-c", "core.untrackedCache=false")
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[bytes]:
+    # (`git` from PATH's absolute folders: an empty entry ran a `git` the project ships)
     return subprocess.run(
-        args,
+        [programs.find(args[0]), *args[1:]],
         capture_output=True,
         timeout=120,
         stdin=subprocess.DEVNULL,

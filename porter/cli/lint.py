@@ -24,6 +24,7 @@ from porter.cli.common import (
     console,
     effective_config,
     note_if_cache_full,
+    note_if_git_unread,
     note_if_cache_off,
     err_console,
     settings_of,
@@ -145,6 +146,7 @@ def lint(
         lines=fmt == "full" or report is not None or diff,
     )
     note_if_cache_full()
+    note_if_git_unread()
     _print_unread(run)
     write_failures = _write_fixes(run, paths, allow_dirty=allow_dirty, allow_no_vcs=allow_no_vcs) if fix else 0
     if report is not None:

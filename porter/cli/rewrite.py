@@ -16,6 +16,7 @@ from porter.cli.common import (
     console,
     effective_config,
     note_if_cache_full,
+    note_if_git_unread,
     note_if_cache_off,
     err_console,
     settings_of,
@@ -132,6 +133,7 @@ def rewrite(
         report_interrupt(exc, [], 0)
     if not quiet:
         note_if_cache_full()
+        note_if_git_unread()
     model = ReportModel.from_run(results, summary, settings, kind="rewrite")
     changed = collect.changed
 

@@ -173,7 +173,29 @@ def xdg_home(variable: str, default: str) -> Path:
     otherwise put the user's key and cache in whatever folder it runs in (a project, where
     `git add -A` commits the key and the project's author could have shipped both)."""
     value = os.environ.get(variable, "")
-    return Path(value) if os.path.isabs(value) else Path(os.path.expanduser("~")) / default
+    return Path(value) if os.path.isabs(value) else Path(home()) / default
+
+
+NO_HOME = "no home folder to keep it in (HOME is not an absolute path, and the account names none)"
+
+
+def home() -> str:
+    """The user's home folder: `$HOME` where it is an absolute path, else the account's (the
+    password database's), else "" (none: the key and the default cache are then off, `NO_HOME`).
+    A relative HOME (`HOME=.`, as some container images and CI steps set) put the user's key
+    and cache in the project, as a relative XDG folder once did, where a project's author could
+    ship both and the cache's entries would be trusted (twentieth read); an empty one put them
+    in `/`."""
+    value = os.environ.get("HOME", "")
+    if os.path.isabs(value):
+        return value
+    try:
+        import pwd
+
+        value = pwd.getpwuid(os.getuid()).pw_dir
+    except (ImportError, KeyError, OSError):
+        return ""
+    return value if os.path.isabs(value) else ""
 
 
 def key_path() -> Path:
@@ -259,6 +281,8 @@ def _key_for(secret: str | None, path: str) -> tuple[bytes | None, str | None]:
     if secret:
         return hashlib.sha256(b"porter cache key\0" + secret.encode("utf-8", "surrogateescape")).digest(), None
     where = Path(path)
+    if not where.is_absolute():
+        return None, f"the key: {NO_HOME}"
     try:
         try:
             return _read_key(where), None
@@ -358,6 +382,9 @@ class Cache:
         self.enabled = self.mac_key is not None
         if self.mac_key is None:
             return  # nothing can be authenticated: no entry is read or written
+        if default and not self.directory.is_absolute():
+            self.enabled, self.problem = False, f"the cache is off: {NO_HOME}"
+            return
         if default and (why := foreign_to_root(self.entries)) is not None:
             self.enabled, self.problem = False, f"the cache is off: {why}"
             return

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from operator import attrgetter
 from pathlib import Path
 
 
 from porter.config import globs
+from porter.core import programs
 from porter.core.kinds import discovered
 from porter.core.reading import read_regular, why_not_read
 from porter.core.textsafe import path_name as utf8_name
@@ -74,8 +75,8 @@ class Candidate:
         return self.where if isinstance(self.where, Path) else Path(self.where)
 
 
-def _spec(lines: list[str]) -> globs.Spec:
-    return globs.spec(lines)  # a repository's `.gitignore` chooses the patterns: linear matching
+def _spec(lines: list[str], fold: bool = False) -> globs.Spec:
+    return globs.spec(lines, fold=fold)  # a repository's `.gitignore` chooses the patterns: linear matching
 
 
 def _git_lines(text: str) -> list[str]:
@@ -156,7 +157,12 @@ class _Walk:
         self.ignores: dict[str, globs.Spec] = {}  # folder's prefix ("" or "a/b/") -> its .gitignore
         # the patterns above the walk's top (`_above`): (the top's path from their folder, ending
         # in `/`; its number of folders; the patterns), nearest first
-        self.above: list[tuple[str, int, globs.Spec]] = _above(root) if respect_gitignore else []
+        self.above: list[tuple[str, int, globs.Spec]] = []
+        # folder's prefix -> whether its repository's `core.ignoreCase` is true (its patterns
+        # then match letters of either case, as git matches them there)
+        self.folds: dict[str, bool] = {"": False}
+        if respect_gitignore:
+            self.above, self.folds[""] = _above(root)
         # the folders below the top that are repositories of their own (a submodule, a nested
         # clone) -> their `info/exclude`: no `.gitignore` above such a folder applies in it
         self.repos: dict[str, globs.Spec | None] = {}
@@ -181,12 +187,14 @@ class _Walk:
             shown = base + prefix if base is not None else self._shown(Path(real_dir))
             # (no stat per folder; a `.gitignore` that is a link is not read, as git >= 2.32 reads
             # none: "unable to access '.gitignore': Too many levels of symbolic links")
-            if self.respect_gitignore and any(e.name == ".gitignore" and not e.is_symlink() for e in entries):
-                self._read_gitignore(here, prefix)
             if self.respect_gitignore and prefix and any(e.name == ".git" for e in entries):
                 git_dir = _git_dir(here / ".git")
-                lines = _repo_excludes(git_dir)
-                self.repos[prefix] = _spec(lines) if lines else None
+                lines, self.folds[prefix] = _repo_excludes(Path(real_dir), git_dir, here / ".git")
+                self.repos[prefix] = _spec(lines, self.folds[prefix]) if lines else None
+            elif prefix:
+                self.folds[prefix] = self.folds[prefix[:-1].rpartition("/")[0] + "/" if "/" in prefix[:-1] else ""]
+            if self.respect_gitignore and any(e.name == ".gitignore" and not e.is_symlink() for e in entries):
+                self._read_gitignore(here, prefix)
             subdirs, files = _split(entries)
             keep: list[tuple[Path, str]] = []
             yield from self._folders(subdirs, here, prefix, shown, keep)
@@ -209,7 +217,7 @@ class _Walk:
             return
         try:
             text = read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")  # (git reads bytes)
-            self.ignores[prefix] = _spec(_git_lines(text))
+            self.ignores[prefix] = _spec(_git_lines(text), self.folds[prefix])
         except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
             pass
 
@@ -381,61 +389,224 @@ def _ignored(rel: str, walk: _Walk, *, is_dir: bool) -> bool:
     return False
 
 
-def _above(top: Path) -> list[tuple[str, int, globs.Spec]]:
+def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     """The patterns git applies to the walk's top (a real path) from above it: the `.gitignore`
     of each folder from its parent up to the repository's root (the nearest folder holding
     `.git`), then the repository's `info/exclude`; nearest first. Without them `porter lint
     src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
-    Nothing outside a repository."""
+    Nothing outside a repository. And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
     repo = next((f for f in folders if os.path.lexists(f / ".git")), None)
     if repo is None:
-        return []
+        return [], False
+    excludes, fold = _repo_excludes(repo, _git_dir(repo / ".git"), repo / ".git")
     out: list[tuple[str, int, globs.Spec]] = []
     for folder in folders[1 : folders.index(repo) + 1]:
         head = top.relative_to(folder).as_posix() + "/"
         lines = _read_patterns(folder / ".gitignore")
         if lines:
-            out.append((head, head.count("/"), _spec(lines)))
-    lines = _repo_excludes(_git_dir(repo / ".git"))
-    if lines:
+            out.append((head, head.count("/"), _spec(lines, fold)))
+    if excludes:
         head = "" if top == repo else top.relative_to(repo).as_posix() + "/"
-        out.append((head, head.count("/"), _spec(lines)))
-    return out
+        out.append((head, head.count("/"), _spec(excludes, fold)))
+    return out, fold
 
 
-def _repo_excludes(git_dir: Path | None) -> list[str]:
-    """The patterns git applies from the repository's root besides its `.gitignore` files: the
-    user's own (`_user_excludes`), then `info/exclude` (`git_dir`'s). Within one list the last
-    match decides, so a line of `info/exclude` that matches wins over the user's, as git tries
-    `info/exclude` first and the user's file only where it says nothing."""
-    own = _read_patterns(git_dir / "info" / "exclude") if git_dir is not None else []
-    return [*_user_excludes(), *own]
+def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[list[str], bool]:
+    """The patterns git applies from the repository's root (`repo`, the work tree's top)
+    besides its `.gitignore` files: the user's own (`_user_excludes`), then `info/exclude`
+    (`git_dir`'s). Within one list the last match decides, so a line of `info/exclude` that
+    matches wins over the user's, as git tries `info/exclude` first and the user's file only
+    where it says nothing. git follows a link at either (only a `.gitignore` in the tree is
+    opened without following one): an `info/exclude` kept as a link to a shared file was not
+    read (twentieth read). And whether the repository folds case (`_git_settings`)."""
+    own = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
+    configured, fold = _repo_settings(repo, git_dir, dot_git)
+    return [*_user_excludes(repo, configured), *own], fold
 
 
-def _user_excludes() -> list[str]:
-    """The user's ignores git reads in every repository where `core.excludesFile` is not set:
-    `$XDG_CONFIG_HOME/git/ignore`, else `$HOME/.config/git/ignore` (none without either). Lint
-    saw more files than `git status` for a user who keeps ignores there. It may be a link (a
-    dotfiles manager's), as git follows it; `core.excludesFile` itself is not read (that needs
-    git's config, docs/safety.md)."""
-    xdg, home = os.environ.get("XDG_CONFIG_HOME"), os.environ.get("HOME")
-    where = Path(xdg, "git", "ignore") if xdg else Path(home, ".config", "git", "ignore") if home else None
-    if where is None:
+def _repo_settings(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[str | None, bool]:
+    """`_git_settings` of the repository, asking git only where the answer may be its own: a
+    repository whose own configuration files name neither setting nor any `include` has the
+    answer of every other such one, once git's configuration has shown no conditional include
+    (`includeIf`, which could hold for one repository and not another). A folder of 100 clones
+    asked git 100 times (1.4 s of a walk)."""
+    env = _config_env()
+    if not _plain_local_config(git_dir, dot_git):
+        return _git_settings(os.fspath(repo), env)[:2]
+    shared = _SHARED.get(env)
+    if shared is not None:
+        return shared
+    configured, fold, conditional = _git_settings(os.fspath(repo), env)
+    if not conditional:
+        _SHARED[env] = (configured, fold)
+    return configured, fold
+
+
+# the answer of git's configuration outside any repository's own (`_repo_settings`), by `_config_env`
+_SHARED: dict[tuple[tuple[str, str], ...], tuple[str | None, bool]] = {}
+_LOCAL_WORDS = (b"excludesfile", b"ignorecase", b"include")
+
+
+def _plain_local_config(git_dir: Path | None, dot_git: Path) -> bool:
+    """Whether the repository's own configuration files (`config`, `config.worktree`, in its git
+    folder and, for a worktree or a submodule, the folder `.git` names) can be read and name
+    neither `core.excludesFile`, `core.ignoreCase` nor an `include` (case aside)."""
+    if git_dir is None:
+        return False
+    folders = {git_dir}
+    if not dot_git.is_dir():
+        line = "".join(_read_patterns(dot_git)[:1])
+        if not line.startswith("gitdir: "):
+            return False
+        folders.add(dot_git.parent / line[len("gitdir: ") :].strip())
+    for folder in folders:
+        for name in ("config", "config.worktree"):
+            path = folder / name
+            if not os.path.lexists(path):
+                continue
+            try:
+                if not path.is_file():
+                    return False
+                text = read_regular(path, MAX_GITIGNORE_BYTES).lower()
+            except OSError:
+                return False
+            if any(word in text for word in _LOCAL_WORDS):
+                return False
+    return True
+
+
+def _config_env() -> tuple[tuple[str, str], ...]:
+    """What of the environment chooses what git's configuration says (a key of the cache)."""
+    return tuple(
+        sorted(
+            (k, v) for k, v in os.environ.items() if k in ("HOME", "XDG_CONFIG_HOME", "PATH") or k.startswith("GIT_")
+        )
+    )
+
+
+# the notes of this process's walks for the run to print once (`cli.common.note_if_git_unread`): what
+# git was to say and could not (git missing, its configuration unreadable)
+NOTES: list[str] = []
+# the repository variables a user's environment may hold (a git hook's `GIT_DIR` and
+# `GIT_INDEX_FILE`, a script's `GIT_WORK_TREE`): they would make git answer for another
+# repository than the one the walk is in. `GIT_CONFIG_*` stay: they choose the configuration
+# the user's own `git status` reads.
+_KEPT_GIT_VARIABLES = ("GIT_CONFIG",)
+_GIT_TIMEOUT_S = 10
+
+
+def forget() -> None:
+    """Drop what this process remembers of git's configuration (once per run)."""
+    _git_settings.cache_clear()
+    _SHARED.clear()
+    NOTES.clear()
+
+
+def _user_excludes(repo: Path, configured: str | None) -> list[str]:
+    """The user's ignores git reads in the repository: the file `core.excludesFile` names in
+    git's configuration (global, system or the repository's own, with its `include`s, `~`
+    expanded: git is asked, `_git_settings`; `configured`), else `$XDG_CONFIG_HOME/git/ignore`, else
+    `$HOME/.config/git/ignore`; an empty `XDG_CONFIG_HOME` counts as unset, an empty `HOME` is
+    the root folder's (`/.config/git/ignore`), and a relative path is the work tree top's, as
+    git reads them. It may be a link (a dotfiles manager's), as git follows it. Lint saw more
+    files than `git status` for a user who keeps ignores there."""
+    env = os.environ
+    if configured is not None:
+        where = configured
+    elif env.get("XDG_CONFIG_HOME"):
+        where = env["XDG_CONFIG_HOME"] + "/git/ignore"
+    elif "HOME" in env:
+        where = env["HOME"] + "/.config/git/ignore"
+    else:
         return []
-    try:
-        text = read_regular(where, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
-    except OSError:  # (`Unreadable` too: missing, a folder, a FIFO, too large)
-        return []
-    return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
+    if not where:
+        return []  # (`core.excludesFile =`: git opens no file, and reads no other)
+    return _read_patterns(repo / where, follow=True)
 
 
-def _read_patterns(path: Path) -> list[str]:
-    """The lines of a patterns file git reads (not a link, a regular file of bounded size) but
-    its comments and blank lines (a fresh repository's `info/exclude` holds only comments: no
-    patterns to try on every path), or []."""
+@lru_cache(maxsize=64)
+def _git_settings(repo: str, _env: tuple[tuple[str, str], ...]) -> tuple[str | None, bool, bool]:
+    """(`core.excludesFile`, `core.ignoreCase`, whether any `includeIf` was read) as git reads
+    them in `repo`: None where the first is not set, False for the second; the same, with an
+    `includeIf` assumed, where git cannot say (then a note, once).
+    One `git config --get-regexp`; a `~` in the file's name is expanded by git (`--path`).
+    git runs no program of the repository's for it (`-c core.fsmonitor=`, no pager), and the
+    repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
+    what the answer depends on (`_config_env`, a key of the cache)."""
+    proc = _git_config(repo, "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$")
+    if proc is None:
+        return None, False, True
+    values: dict[str, str | None] = {}
+    for entry in proc.split("\0"):
+        if entry:
+            key, newline, value = entry.partition("\n")
+            values[key.lower()] = value if newline else None
+    configured = values.get("core.excludesfile")
+    if configured is not None and configured.startswith("~"):
+        expanded = _git_config(repo, "--path", "--get", "core.excludesFile")
+        configured = expanded.split("\0", 1)[0] if expanded is not None else None
+    conditional = any(key.startswith("includeif.") for key in values)
+    return configured, _git_bool(values.get("core.ignorecase", "false")), conditional
+
+
+def _git_bool(value: str | None) -> bool:
+    """A boolean of git's configuration as git reads it (`git_parse_maybe_bool`): a key without
+    `=` is true, `yes`/`on`/`true` and a number other than 0 too."""
+    if value is None:
+        return True
+    word = value.strip().lower()
+    if word in ("", "false", "no", "off"):
+        return False
     try:
-        if path.is_symlink() or not path.is_file():
+        return int(word, 0) != 0
+    except ValueError:
+        return True
+
+
+def _git_config(repo: str, *args: str) -> str | None:
+    """The output of `git config -z ARGS` in `repo`; "" where nothing is set; None where git
+    cannot answer (a note says why, once)."""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
+    try:
+        proc = subprocess.run(
+            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", repo, "config", "-z", *args],
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            timeout=_GIT_TIMEOUT_S,
+        )
+    except FileNotFoundError:
+        _note(f"git is not installed: {what}")
+        return None
+    except (OSError, subprocess.SubprocessError) as exc:
+        _note(f"git could not be run ({exc}): {what}")
+        return None
+    if proc.returncode == 1 and not proc.stdout:
+        return ""  # (not set)
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
+        why = lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else f"exit status {proc.returncode}"
+        _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def _note(line: str) -> None:
+    if line not in NOTES:
+        NOTES.append(line)
+
+
+def _read_patterns(path: Path, *, follow: bool = False) -> list[str]:
+    """The lines of a patterns file git reads (a regular file of bounded size; not a link, as
+    git opens a `.gitignore`, unless `follow`) but its comments and blank lines (a fresh
+    repository's `info/exclude` holds only comments: no patterns to try on every path), or []."""
+    try:
+        if (path.is_symlink() and not follow) or not path.is_file():
             return []
         text = read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
     except OSError:  # (`Unreadable` too)

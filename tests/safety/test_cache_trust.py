@@ -9,6 +9,8 @@ import itertools
 import os
 import subprocess
 import sys
+
+import pytest
 from pathlib import Path
 
 from tests.safety.conftest import CUDA, PORTED, REPO, committed_repo, porter
@@ -656,3 +658,40 @@ def test_a_full_cache_disk_is_said_once_and_the_results_stay_right(tmp_path):
         assert "No space left on device: new results are not kept" in err, err
         if command[0] == "lint":
             assert out.stdout == cold.stdout
+
+
+@pytest.mark.parametrize("home", [".", "rel", ""])
+def test_a_relative_or_empty_home_puts_neither_key_nor_cache_in_the_project(tmp_path, monkeypatch, home):
+    """`HOME=.` (as some container images and CI steps set) or `HOME=rel` put the user's cache
+    key and cache in the folder porter ran in, the project: a project's author could ship a key
+    and entries it signs, and they were trusted (a relative XDG folder had the same effect,
+    eighteenth read); an empty HOME put them in `/`. A HOME that is not an absolute path is no
+    home: the account's is used, and without one the key and cache are off, said once."""
+    import pwd
+    from types import SimpleNamespace
+
+    from porter.pipeline import cache
+
+    account = tmp_path / "account"
+    monkeypatch.setattr(pwd, "getpwuid", lambda uid: SimpleNamespace(pw_dir=str(account)))
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PORTER_CACHE_DIR", "PORTER_CACHE_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", home)
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert cache.key_path().is_relative_to(account), cache.key_path()
+    store = cache.Cache.for_paths([project])
+    assert store.enabled and store.directory.is_relative_to(account), store.directory
+    assert list(project.iterdir()) == []
+
+    def no_account(uid: int) -> None:
+        raise KeyError(uid)
+
+    monkeypatch.setattr(pwd, "getpwuid", no_account)
+    monkeypatch.setenv(cache.KEY_ENV, "a secret")  # (the key would do: the folder is what is refused)
+    store = cache.Cache.for_paths([project])
+    assert not store.enabled and "no home folder" in (store.problem or ""), store.problem
+    monkeypatch.delenv(cache.KEY_ENV)
+    assert "no home folder" in (cache.user_key()[1] or "")
+    assert list(project.iterdir()) == []

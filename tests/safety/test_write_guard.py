@@ -129,3 +129,21 @@ def test_file_edited_while_porter_analysed_it_is_not_overwritten(tmp_path, monke
     assert (repo / "m.py").read_bytes() == edited
     assert (repo / "n.py").read_bytes() == PORTED  # the rest goes on
     assert result.exit_code == 2, result.output
+
+
+@pytest.mark.parametrize("entry", ["", "."])
+def test_a_git_the_project_ships_is_not_run_by_a_path_entry_naming_the_working_folder(tmp_path, entry):
+    """An empty entry of PATH (a trailing `:`) or `.` names the folder a command runs in:
+    porter ran git there, so a repository that ships an executable `git` had it run by
+    `rewrite`'s dirty check (and would by `lint`'s reading of git's ignore settings). git is
+    found on PATH's absolute folders only; the rewrite still checks and writes."""
+    repo = committed_repo(tmp_path / "repo", {"m.py": CUDA})
+    marker = tmp_path / "ran"
+    (repo / "git").write_text(f'#!/bin/sh\necho "$@" >> {marker}\nexit 1\n')
+    (repo / "git").chmod(0o755)
+    path = os.pathsep.join([entry, *os.environ["PATH"].split(os.pathsep)])
+    lint = porter("lint", ".", "--target", "xla", "--no-cache", cwd=repo, env={"PATH": path})
+    assert lint.returncode == 1 and b"DEV001" in lint.stdout, lint.stderr
+    out = porter("rewrite", ".", "--target", "xla", cwd=repo, env={"PATH": path})
+    assert not marker.exists(), marker.read_text()
+    assert out.returncode == 0 and (repo / "m.py").read_bytes() == PORTED, out.stderr
