@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from porter.core.reading import read_regular
+from porter.core.reading import MAX_PARSE_BYTES, read_regular
 from porter.config.settings import PORTABLE_TARGETS, Settings
 
 SELECTION = re.compile(
@@ -44,7 +44,8 @@ def project_selects_generically(paths: Iterable[Path]) -> bool:
     """True when any file of the run picks its device generically (stops at the first)."""
     for path in paths:
         try:
-            if selects_generically(read_regular(path)):
+            # (a file past the size porter parses is not ported: it decides nothing for the others)
+            if selects_generically(read_regular(path, MAX_PARSE_BYTES)):
                 return True
         except OSError:
             continue

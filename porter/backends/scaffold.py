@@ -30,7 +30,7 @@ from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.port import port_source
-from porter.core.reading import lf_line_ends, read_regular
+from porter.core.reading import MAX_PARSE_BYTES, lf_line_ends, read_regular
 from porter.core.textsafe import path_name
 
 
@@ -51,8 +51,10 @@ def scan(root: Path) -> list[Family]:
     for cand in discover([root]):
         if cand.problem is None and cand.path.suffix == ".py":
             try:
-                # a regular file of bounded size: a FIFO or a device named *.py is passed over
-                files.append((cand.path.relative_to(base_dir).as_posix(), lf_line_ends(read_regular(cand.path))))
+                # a regular file porter parses: a FIFO or a device named *.py is passed over, and
+                # so is a file past the size porter parses
+                source = read_regular(cand.path, MAX_PARSE_BYTES)
+                files.append((cand.path.relative_to(base_dir).as_posix(), lf_line_ends(source)))
             except (OSError, ValueError):
                 continue
     out = []
@@ -147,7 +149,7 @@ def _made(family: Family, root: Path, target: str, name: str) -> bytes:
     cuda = family.cuda
     try:
         # bytes: libcst decodes them as Python does (a `# -*- coding: latin-1 -*-` line, a BOM)
-        module = cst.parse_module(read_regular(base_dir / cuda.path))
+        module = cst.parse_module(read_regular(base_dir / cuda.path, MAX_PARSE_BYTES))
     except (OSError, UnicodeError, LookupError, TypeError) as exc:
         raise ScaffoldError(f"{path_name(cuda.path)}: cannot read CUDA's module ({exc}); nothing written") from None
     except (cst.ParserSyntaxError, RecursionError) as exc:

@@ -25,15 +25,12 @@ from porter.codemods.composite import PortTransformer
 from porter.codemods.context import PortContext
 from porter.codemods.fit import fit
 from porter.core.findings import FileResult, FileStatus, Finding
-from porter.core.reading import LARGER_THAN, lf_line_ends
+from porter.core.reading import lf_line_ends, too_large_to_parse
 from porter.analysis.prefilter import NOT_ADMITTED, admits
 from porter.config.settings import Settings
 from porter.core.suppressions import Suppressions
 from porter.core.suppressions import scan as scan_suppressions
 
-# Larger files with a CUDA token are reported, not parsed: libcst parses ~1-6k lines/s and
-# the rewrite costs several times that, so a 20 MB generated table would take an hour.
-MAX_PARSE_BYTES = 2 * 2**20
 # CPython refuses more than 200 nested brackets; libcst's native parser crashes the
 # process (a C stack overflow) somewhere past ~1,200, so such input never reaches it.
 MAX_BRACKET_DEPTH = 200
@@ -115,12 +112,9 @@ def _refused(result: FileResult, source: bytes, suppressions: Suppressions) -> F
         return result
     if b"\x00" in source:
         return _error(result, "contains NUL bytes: not a Python source file")
-    if len(source) > MAX_PARSE_BYTES:
-        result.status = FileStatus.SKIPPED
-        result.reason = (
-            f"{len(source) / 2**20:.1f} MiB: {LARGER_THAN}porter parses ({MAX_PARSE_BYTES // 2**20} MiB; "
-            "generated code?)"
-        )
+    too_large = too_large_to_parse(len(source))
+    if too_large is not None:  # (larger files with a CUDA token are reported, not parsed)
+        result.status, result.reason = FileStatus.SKIPPED, too_large
         return result
     too_deep = _too_deep(source)
     if too_deep:

@@ -34,7 +34,7 @@ from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
-from porter.core.reading import Unreadable, lf_line_ends, read_regular
+from porter.core.reading import MAX_PARSE_BYTES, Unreadable, lf_line_ends, read_regular, too_large_to_parse
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
@@ -326,8 +326,8 @@ def _sources(root: Path, base: Path) -> list[tuple[str, bytes]]:
     found = []
     for path in _python_files(root, notebooks=False):  # what other modules import
         try:
-            found.append((os.path.relpath(path, base), lf_line_ends(read_regular(path))))
-        except OSError:  # `Unreadable` too: `scan` reports it
+            found.append((os.path.relpath(path, base), lf_line_ends(read_regular(path, MAX_PARSE_BYTES))))
+        except OSError:  # `Unreadable` too, past the size porter parses: `scan` reports it
             continue
     return found
 
@@ -506,6 +506,10 @@ def _parse(
         if not _may_hold_kernel(source, rel, compiled):
             return None
         source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
+        too_large = too_large_to_parse(len(source))
+        if too_large is not None:  # what `porter rewrite` says of it, and as it says it: not parsed
+            inv.problems.append(f"{path_name(rel)}: {too_large}")
+            return None
         return source, cst.parse_module(source), where
     except NotInFormat as exc:  # a notebook that is not one
         inv.problems.append(f"{path_name(rel)}: {exc.reason}")

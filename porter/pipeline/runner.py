@@ -35,7 +35,7 @@ from porter.pipeline import projects
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT, FLUSH, MIN_PARALLEL_FILES, Flush, Job, Pool, default_jobs
 from porter.analysis.prefilter import NOT_ADMITTED, admits_file
 from porter.core.reading import (
-    MAX_FILE_BYTES,
+    MAX_PARSE_BYTES,
     Unreadable,
     folder_is_package,
     lf_line_ends,
@@ -443,18 +443,20 @@ def _scanned(
 ) -> tuple[bool, bytes, bytes] | None:
     """A Python file's (whether the index follows device values into it, its sha256, what of it
     the CUDA-only facts depend on), from the stat index when it vouches for the file, else from
-    its bytes; None for a file the run does not read (`reading.read_regular`). Not `keyed` (a
+    its bytes; None for a file the run does not read (`reading.read_regular`), nor parse (one
+    past `MAX_PARSE_BYTES`: its porter says so; the index neither reads nor parses it, where a
+    10 MB file cost it 30 s and 3.4 GB: twentieth read). Not `keyed` (a
     run with no cache keys nothing by them): no sha256, and for the part only whether there is
     one (`cuda_only_index.reads`: its regular expressions over the whole file, and its hash,
     were ~13% of the index's CPU on the bench corpus, and worked out twice)."""
     try:
         st = stats.stat(name, cand.where) if stats is not None else os.stat(cand.where)
-        if st.st_size > MAX_FILE_BYTES or not stat.S_ISREG(st.st_mode):
+        if st.st_size > MAX_PARSE_BYTES or not stat.S_ISREG(st.st_mode):
             return None
         rec = stats.lookup(name, st) if stats is not None else None
         if rec is not None:
             return rec.wanted, bytes.fromhex(rec.sha256), bytes.fromhex(rec.imports)
-        source = read_regular(cand.where)
+        source = read_regular(cand.where, MAX_PARSE_BYTES)
         lines = lf_line_ends(source)
         if not keyed:
             return ProjectIndex.wants(lines), b"", b"\1" if cuda_only_index.reads(lines) else b""
@@ -476,7 +478,7 @@ def _answered(wanted: list[tuple[str, Path | str]], previous: object) -> tuple[d
     digest = hashlib.sha256()
     for name, path in wanted:
         try:
-            source = read_regular(path)
+            source = read_regular(path, MAX_PARSE_BYTES)  # (one grown past it since the scan: passed over)
         except OSError:
             continue
         digest.update(name.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(source).digest())
@@ -510,7 +512,7 @@ def _cuda_only(
     parts: list[tuple[str, bytes]] = []
     for name, path in importing:
         try:
-            source = read_regular(path)
+            source = read_regular(path, MAX_PARSE_BYTES)  # (one grown past it since the scan: passed over)
         except OSError:
             continue
         lines = lf_line_ends(source)

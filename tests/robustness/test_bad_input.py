@@ -11,7 +11,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from porter.codemods.apply import MAX_PARSE_BYTES
+from porter.core.reading import MAX_PARSE_BYTES
 from porter.pipeline.port import port_source
 from porter.core.findings import FileStatus
 from porter.config.settings import Settings

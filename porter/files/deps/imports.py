@@ -16,6 +16,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from porter.core import kinds
+from porter.core.reading import too_large_to_parse
 from porter.files.facts import cuda_only_modules
 from porter.core.findings import FileResult, FileStatus
 
@@ -152,19 +153,31 @@ class ImportsAfterPort:
         return tuple(sorted(self._found)) if self._python else None
 
 
+def _parsed(text: str) -> ast.Module | None:
+    """The tree of `text`, or None where it does not parse."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _scan(kind: str | None, data: bytes) -> set[str]:
     """The CUDA-only modules the Python in `data` imports."""
     found: set[str] = set()
     if not imports_cuda_only(data):
         return found
-    for text in _python_sources(kind, data):
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            # unreadable Python: count every CUDA-only name it mentions as imported
+    texts = _python_sources(kind, data)
+    # past the size porter parses (a notebook: its code cells, as its porter reads them), a file
+    # is not parsed here either (its porter said so): it is read as unreadable Python is
+    size = len(data) if kind != kinds.NOTEBOOK else sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+    unparsed = too_large_to_parse(size) is not None
+    for text in texts:
+        tree = None if unparsed else _parsed(text)
+        if tree is None:
+            # unreadable Python (or not parsed): count every CUDA-only name it mentions as imported
             found.update(m for m in cuda_only_modules() if m.split(".")[0] in text)
-            continue
-        found |= imported(tree)
+        else:
+            found |= imported(tree)
     return found

@@ -1,0 +1,70 @@
+"""A Python file past the size porter parses (`reading.MAX_PARSE_BYTES`) is parsed by no reader:
+its porter says it once ("larger than porter parses"), and the project index (the device values
+and the CUDA-only pass that lint and rewrite build before any file is ported), the generic
+selection and the imports still used after the port all pass it over. Twentieth read: a 10 MB
+file imported by small ones cost the project index 30 s and 3.4 GB (the index parsed it with
+`ast`, twice), and was then reported as not read. The test asserts by construction: no parse
+of the main process is handed the large file's text."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from porter.cli import app
+from porter.core.reading import MAX_PARSE_BYTES
+
+SMALL = b"import torch\nfrom big import make_device\n\n\ndef run(device):\n    return torch.nn.Linear(2, 2).to(device)\n\n\nrun(make_device(0))\n"
+# a device value the index would follow into it, a CUDA token, and one long comment past the limit
+BIG_HEAD = b"import torch\nfrom small import run\n\n\ndef make_device(gpu):\n    return torch.device('cuda', gpu)\n\n\n"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "small.py").write_bytes(SMALL)
+    (root / "other.py").write_bytes(b"import torch\nfrom big import make_device\n\nx = torch.zeros(2).cuda()\n")
+    (root / "requirements.txt").write_bytes(b"torch\n")  # the imports still used after the port are read
+    (root / "big.py").write_bytes(BIG_HEAD + b"# " + b"x" * MAX_PARSE_BYTES + b"\n")
+    return root
+
+
+@pytest.fixture
+def parsed(monkeypatch) -> list[int]:
+    """The sizes of the texts `ast.parse` is handed in this process (the project index's parse)."""
+    sizes: list[int] = []
+    original = ast.parse
+
+    def spy(source, *args, **kwargs):
+        sizes.append(len(source))
+        return original(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", spy)
+    return sizes
+
+
+@pytest.mark.parametrize("command", [["lint"], ["rewrite", "--diff"]])
+def test_a_file_past_the_parse_limit_is_said_once_and_never_parsed(tree, parsed, monkeypatch, command):
+    monkeypatch.setenv("PORTER_NO_CACHE", "1")
+    monkeypatch.setenv("PORTER_JOBS", "1")
+    result = CliRunner().invoke(app, [command[0], str(tree), "--target", "neuron", *command[1:]])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    said = [line for line in result.output.splitlines() if "big.py" in line]
+    assert len(said) == 1 and "larger than porter parses" in said[0], result.output  # the usual note, once
+    assert "other.py" in result.output, result.output  # the run went on: the small files' findings
+    assert parsed, "the project index parsed nothing: the small files were not read either"
+    assert max(parsed) < MAX_PARSE_BYTES, sorted(parsed)[-3:]
+
+
+def test_the_kernel_inventory_says_it_and_parses_nothing_of_it(tree, parsed):
+    from porter.kernels.inventory import scan
+
+    (tree / "big.py").write_bytes(b"import triton\n" + BIG_HEAD + b"# " + b"x" * MAX_PARSE_BYTES + b"\n")
+    inv = scan(tree)
+    said = [p for p in inv.problems if "larger than porter parses" in p]
+    assert len(said) == 1 and "big.py" in said[0], inv.problems
+    assert all(size < MAX_PARSE_BYTES for size in parsed), sorted(parsed)[-3:]
