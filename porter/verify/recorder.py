@@ -47,6 +47,35 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
+
+def _root_prefixes(roots: list) -> list[str]:
+    """What each root module's modules and parameters are named under: nothing for the model
+    (the first root), `<Type>` for every other, numbered where several share a type (`<Linear>`,
+    `<Linear 2>`). Unnumbered, two heads a program keeps in a plain list were both `<Linear>`:
+    the comparison paired both of the reference's with the port's last, and a faithful port
+    failed on its module outputs and its initial weights (twentieth read)."""
+    prefixes: list[str] = []
+    seen: Counter = Counter()
+    for i, root in enumerate(roots):
+        if i == 0:
+            prefixes.append("")
+            continue
+        kind = type(root).__name__
+        seen[kind] += 1
+        prefixes.append(f"<{kind}>" if seen[kind] == 1 else f"<{kind} {seen[kind]}>")
+    return prefixes
+
+
+def _unused(key: str, keys: set[str]) -> str:
+    """`key`, or `key (2)`, `key (3)`... where a module output of that key is already recorded
+    (a module a program named `x#2` beside the second call of its `x`); `key` is then taken."""
+    out, n = key, 1
+    while out in keys:
+        n += 1
+        out = f"{key} ({n})"
+    keys.add(out)
+    return out
+
 class StopRun(BaseException):
     """Raised after the last recorded optimizer step: ends the user's script (a
     BaseException, so `except Exception` in user code does not swallow it)."""
@@ -531,8 +560,8 @@ class Recorder:
     def _name_modules(self) -> None:
         from porter.verify.capture import normalize_name
 
-        for i, root in enumerate(self._roots()):
-            prefix = "" if i == 0 else f"<{type(root).__name__}>"
+        roots = self._roots()
+        for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
@@ -546,10 +575,9 @@ class Recorder:
         roots = self._roots()
         named: dict[int, list[str]] = {}
         objs: dict[int, torch.Tensor] = {}
-        for i, root in enumerate(roots):
-            prefix = "" if i == 0 else f"<{type(root).__name__}>."
+        for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, p in root.named_parameters(remove_duplicate=False):
-                named.setdefault(id(p), []).append(prefix + normalize_name(name))
+                named.setdefault(id(p), []).append(f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name))
                 objs[id(p)] = p
         # parameters the optimizer updates that no seen module owns
         k = 0
@@ -791,9 +819,10 @@ class Recorder:
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
         tensors["steps.grad_norm"] = torch.tensor(norms, dtype=torch.float64)
         modules = []
+        keys: set[str] = set()
         for k, (mid, n, recs) in enumerate(self.calls):
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
-            key = name if n == 1 else f"{name}#{n}"
+            key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []
             for j, (stats, sample, shape, dtype, full) in enumerate(recs):
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")

@@ -134,6 +134,24 @@ def _by_rank(tensors: Mapping) -> dict[int, Mapping]:
     return {r: {name: tensors[full] for name, full in m.items()} for r, m in names.items()}
 
 
+def paired(ref: list, port: list, field: str) -> list[tuple[dict, dict | None]]:
+    """Each entry of `ref` (a manifest's modules or parameters) with the entry of `port` of the
+    same `field` (key, name) and the same place among the entries of that value: the n-th with
+    the n-th. A trace may hold one key more than once (one written before keys were made
+    unique, or by another tool): looked up in a dict of `port`, every one of them met the
+    port's last, and a faithful port failed (twentieth read)."""
+    by: dict = {}
+    for entry in port:
+        by.setdefault(entry[field], []).append(entry)
+    seen: dict = {}
+    out = []
+    for entry in ref:
+        n = seen[entry[field]] = seen.get(entry[field], -1) + 1
+        same = by.get(entry[field], [])
+        out.append((entry, same[n] if n < len(same) else None))
+    return out
+
+
 def write_trace(path: Path, manifest: dict, tensors: Mapping) -> Path:
     """The trace written whole to `path` (`trace record -o`, a file named for output): a link
     of that name is replaced, never written through (porter.pipeline.writer.write_output)."""
@@ -633,6 +651,7 @@ __all__ = [
     "write_trace",
     "read_trace",
     "merge_ranks",
+    "paired",
     "finite",
     "unfinite",
 ]

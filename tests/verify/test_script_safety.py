@@ -719,3 +719,27 @@ def test_a_float64_or_complex_model_s_gradient_norm_is_recorded_not_raised(tmp_p
     assert rec.status == "ok", (rec.status, rec.error)
     norms = eval((tree / "norms").read_text())
     assert [s["grad_norm"] for s in rec.trace.manifest["steps"]] == pytest.approx(norms, rel=1e-6)
+
+
+def test_modules_outside_the_model_of_one_type_get_keys_of_their_own(tmp_path):
+    """Two heads a program keeps in a plain list (modules no model holds): each was named
+    `<Linear>`, its parameters `<Linear>.weight`, so a comparison could not tell them apart (a
+    faithful xla port failed on both). Every module output and parameter now has a name of its own."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "body = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "heads = [torch.nn.Linear(8, 1), torch.nn.Linear(8, 1)]\n"
+        "opt = torch.optim.SGD([*body.parameters(), *heads[0].parameters(), *heads[1].parameters()], lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    h = body(x)\n"
+        "    loss = heads[0](h).mean() + heads[1](h).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    keys = [m["key"] for m in rec.trace.manifest["modules"]]
+    names = [p["name"] for p in rec.trace.manifest["parameters"]]
+    assert len(set(keys)) == len(keys) and len(set(names)) == len(names) == 6, (keys, names)
+    assert {"<Linear>", "<Linear 2>"} <= set(keys), keys
