@@ -231,6 +231,9 @@ class Recorder:
         # output padded beyond them (a fixed length on XLA) is recorded on the reference's region
         self.reference_shapes = reference_shapes or []
         self.call_counts: Counter = Counter()
+        # modules with forward hooks of the program's own: id -> the id of the recorder's hook
+        # there, kept after the program's (`hook_last`)
+        self.last_hooks: dict[int, int] = {}
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
@@ -326,6 +329,7 @@ class Recorder:
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
+        self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
         if self.side.kind == "xla":
             import torch_xla.debug.metrics as met
 
@@ -372,7 +376,31 @@ class Recorder:
             self._ops_from = (self.xla_counts(), Counter(self.own_xla))
 
     @_held
+    def hook_last(self, module, args) -> None:
+        """Before a module's forward: where the program hooked the module itself, the output its
+        caller gets is what the program's hooks return, and torch runs every global hook before
+        them, so it is recorded by a hook of the module's own kept after the program's (a port
+        whose hook scaled a Linear's output passed at that Linear, and the next module was
+        named as the first that diverges)."""
+        if self.step >= 1 or self.finished:
+            return
+        hooks = module._forward_hooks
+        ours = self.last_hooks.get(id(module))
+        if ours is None:
+            if not hooks:
+                return
+            handle = module.register_forward_hook(self.on_forward_hooked)
+            self.handles.append(handle)
+            self.last_hooks[id(module)] = handle.id
+        elif next(reversed(hooks), None) != ours and ours in hooks:
+            hooks[ours] = hooks.pop(ours)  # last again, after a hook the program added since
+
     def on_forward(self, module, args, output) -> None:
+        if id(module) not in self.last_hooks:  # else recorded after the program's hooks
+            self.on_forward_hooked(module, args, output)
+
+    @_held
+    def on_forward_hooked(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
             return
         mid = id(module)

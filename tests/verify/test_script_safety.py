@@ -743,3 +743,30 @@ def test_modules_outside_the_model_of_one_type_get_keys_of_their_own(tmp_path):
     names = [p["name"] for p in rec.trace.manifest["parameters"]]
     assert len(set(keys)) == len(keys) and len(set(names)) == len(names) == 6, (keys, names)
     assert {"<Linear>", "<Linear 2>"} <= set(keys), keys
+
+
+def test_a_module_s_output_is_recorded_as_the_program_s_own_hooks_return_it(tmp_path):
+    """A forward hook of the program's own that replaces a module's output: torch runs global
+    hooks (the recorder's) before a module's own, so the output recorded was the one before
+    the program's hook, and a port whose hook changed a Linear's output passed at that Linear
+    (the next module was named as the first to diverge)."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "model[0].register_forward_hook(lambda m, a, o: o * 0 + 7)\n"
+        "model[0].register_forward_hook(lambda m, a, o: None)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    from porter.verify.tracefile import STAT_NAMES
+
+    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
+    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
+    assert stats["min"] == stats["max"] == 7.0, stats
+    assert [m["key"] for m in rec.trace.manifest["modules"]] == ["0", "1", "(model)"]
