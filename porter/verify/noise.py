@@ -47,7 +47,9 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
     loss = [_abs(sa[i]["loss"], sb[i]["loss"]) for i in range(n)]
     grad = [_abs(sa[i]["grad_norm"], sb[i]["grad_norm"]) for i in range(n)]
     modules: dict[str, dict] = {}
-    for m, other in paired(a.manifest.get("modules", []), b.manifest.get("modules", []), "key"):
+    pairs = paired(a.manifest.get("modules", []), b.manifest.get("modules", []), "key")
+    pairs += paired(a.manifest.get("buffers", []), b.manifest.get("buffers", []), "key")  # compared alike
+    for m, other in pairs:
         if other is None or len(other["outputs"]) != len(m["outputs"]):
             continue
         sample, stats = 0.0, [0.0] * len(STAT_NAMES)

@@ -239,6 +239,7 @@ class Recorder:
         self.output_dtypes: Counter = Counter()
         # (name, shape, dtype, statistics, values, bits checksum, device type)
         self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor, torch.Tensor, str]] = []
+        self.buffers: list[tuple[str, list[int], str, torch.Tensor, torch.Tensor]] = []
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
@@ -635,6 +636,28 @@ class Recorder:
                     t.device.type,
                 )
             )
+        self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+
+    def _first_step_buffers(self, roots: list, room: int) -> None:
+        """The model's buffers after the first step's forward (BatchNorm's running statistics,
+        a buffer the program updates in its forward), at most `room` of them (what the
+        parameters left of their bound): a port that updated them otherwise (another momentum)
+        trains alike, and was passed, with its evaluation then computed on other statistics."""
+        from porter.verify.capture import normalize_name
+
+        seen: set[int] = set()
+        for root, prefix in zip(roots, _root_prefixes(roots)):
+            for name, b in root.named_buffers():
+                if id(b) in seen or len(self.buffers) >= room:
+                    continue
+                seen.add(id(b))
+                why = unsampled(b)
+                if why is not None:
+                    self.unrecorded[("buffer", why)] += 1
+                    continue
+                stats, sample = tensor_stats(b, self.sample)
+                full = f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
+                self.buffers.append((full, list(b.shape), str(b.dtype).removeprefix("torch."), stats, sample))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
@@ -883,6 +906,12 @@ class Recorder:
                     "bits_checksum": int(checksum.to("cpu")),
                 }
             )
+        buffers = []
+        for k, (name, shape, dtype, stats, sample) in enumerate(self.buffers):
+            tensors[f"b{k}.stats"] = stats.to("cpu")
+            tensors[f"b{k}.sample"] = sample.to("cpu")
+            out = {"shape": shape, "dtype": dtype, "stats": f"b{k}.stats", "sample": f"b{k}.sample"}
+            buffers.append({"key": name, "type": "buffer", "outputs": [out]})
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(
@@ -898,6 +927,7 @@ class Recorder:
             "steps": steps,
             "modules": modules,
             "parameters": params,
+            "buffers": buffers,
             "tied": self.tied,
             "ops": ops,
             "ops_scope": self._ops_scope(),

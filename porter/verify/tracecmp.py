@@ -232,13 +232,17 @@ def padded(a: list[int], b: list[int]) -> bool:
 def compare_modules(
     ref: Trace, port: Trace, rtol: float, atol: float, floor: dict | None = None
 ) -> tuple[list[dict], dict | None]:
-    """Per module output at step 1; `floor` (porter.verify.noise) widens each module's
-    tolerance by the margin times the reference's own drift there."""
+    """Per module output at step 1, then the model's buffers after step 1's forward (when both
+    traces hold them); `floor` (porter.verify.noise) widens each module's tolerance by the margin
+    times the reference's own drift there."""
     margin = (floor or {}).get("margin", 0.0)
     mfloor = (floor or {}).get("modules", {})
     rows, first = [], None
     with _quiet():
-        for m, pm in paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key"):
+        pairs = paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key")
+        if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
+            pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
+        for m, pm in pairs:
             row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if not row["passed"] and first is None:
                 first = dict(row)
@@ -261,7 +265,7 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         "compared": True,
     }
     if pm is None:
-        row.update(passed=False, problem="not called on the ported side")
+        row.update(passed=False, problem="not in the port" if m.get("type") == "buffer" else "not called on the ported side")
     else:
         row["ported_type"] = pm.get("type")
         if len(pm["outputs"]) != len(m["outputs"]):
@@ -754,4 +758,6 @@ def _divergence_fail(fd: dict) -> str:
     kind = (
         f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
     )
+    if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
+        return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
     return f"first diverging module at step 1: {fd['module']}{kind}: {detail}"

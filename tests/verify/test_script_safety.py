@@ -770,3 +770,24 @@ def test_a_module_s_output_is_recorded_as_the_program_s_own_hooks_return_it(tmp_
     stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
     assert stats["min"] == stats["max"] == 7.0, stats
     assert [m["key"] for m in rec.trace.manifest["modules"]] == ["0", "1", "(model)"]
+
+
+def test_the_model_s_buffers_are_recorded_after_the_first_forward(tmp_path):
+    """BatchNorm's running statistics (buffers, updated in the forward) were not in a trace, so
+    a port that updated them otherwise was passed. They are recorded after step 1's forward."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8, momentum=0.5))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    buffers = {b["key"]: b for b in rec.trace.manifest.get("buffers", [])}
+    assert set(buffers) == {"1.running_mean", "1.running_var", "1.num_batches_tracked"}, buffers
+    count = rec.trace.tensor(buffers["1.num_batches_tracked"]["outputs"][0]["sample"])
+    assert count.tolist() == [1]  # after the first forward, before a second

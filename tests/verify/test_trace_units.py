@@ -295,3 +295,22 @@ def test_outputs_and_parameters_of_one_key_are_paired_in_their_order(tmp_path):
     # the port's two in the other order: both differ, each against its own
     traces[1].manifest["modules"].reverse()
     assert [m["passed"] for m in compare_traces(*traces).modules] == [False, False]
+
+
+def test_buffers_after_the_first_forward_are_compared_when_both_traces_hold_them(tmp_path):
+    """A port that trains alike but updates BatchNorm's running statistics otherwise (another
+    momentum) was passed: buffers were not recorded. They are compared as module outputs are,
+    when both traces hold them (a trace of an older porter has none: nothing to compare)."""
+    from porter.verify.recorder import tensor_stats
+
+    traces = []
+    for name, mean in (("r", torch.linspace(0, 1, 8)), ("p", torch.linspace(0, 2, 8))):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.tensors["b0.stats"], t.tensors["b0.sample"] = tensor_stats(mean, 64)
+        out = {"shape": [8], "dtype": "float32", "stats": "b0.stats", "sample": "b0.sample"}
+        t.manifest["buffers"] = [{"key": "bn.running_mean", "type": "buffer", "outputs": [out]}]
+        traces.append(t)
+    res = compare_traces(*traces)
+    assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_mean", res.first_divergence
+    del traces[1].manifest["buffers"]
+    assert compare_traces(*traces).verdict == "pass"
