@@ -36,7 +36,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from porter.verify.tracefile import LIMITS, process_limits
+from porter.verify.tracefile import LIMITS, process_limits, process_ops
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -211,6 +211,8 @@ class Recorder:
         self.outputs_per_call = LIMITS["outputs_per_call"]
         # the ranks of a torchrun run share one file's bound (`MAX_TRACE_TENSORS`)
         self.max_outputs, self.max_params = process_limits(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        self.max_ops = process_ops(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        self.ops_left = 0
         self.outputs_recorded = 0
         # what a bound left out, said in the manifest's notes: calls past `max_entries` or past
         # `max_outputs`, and calls with more than `outputs_per_call` tensors (type, count) – the first
@@ -830,6 +832,11 @@ class Recorder:
             notes.append(
                 f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
             )
+        if self.ops_left:
+            notes.append(
+                f"{self.ops_left} operator entr(ies) not recorded, the least called: the trace's bound "
+                f"({self.max_ops}) was reached"
+            )
         return notes
 
     def finish(self) -> tuple[dict, dict]:
@@ -922,6 +929,8 @@ class Recorder:
                 )
         elif self.xla_ops:
             ops = self._xla_ops()
+        self.ops_left = max(0, len(ops) - self.max_ops)  # the most called are kept (sorted so above)
+        ops = ops[: self.max_ops]
         manifest = {
             "steps_recorded": self.step,
             "steps": steps,

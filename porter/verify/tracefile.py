@@ -50,6 +50,18 @@ MAX_TRACE_TENSORS = 200_000
 MAX_TRACE_PROCESSES = 1024
 
 
+# the most operator entries one trace holds, its ranks' together: operator entries name no tensor,
+# so `MAX_TRACE_TENSORS` did not bound them (700,000 of them, a 66 MB file, cost `trace ops` 18 s
+# of CPU, 2.1 GB and 95 MB of terminal rows: twentieth read). One process records at most its
+# share (`process_ops`), the most called first; a step of a real model runs a few hundred kinds.
+MAX_TRACE_OPS = 200_000
+
+
+def process_ops(world_size: int) -> int:
+    """Operator entries one process of `world_size` records at most (its share of `MAX_TRACE_OPS`)."""
+    return MAX_TRACE_OPS // max(1, min(world_size, MAX_TRACE_PROCESSES))
+
+
 def process_limits(world_size: int) -> tuple[int, int]:
     """(module outputs, parameters) one process of `world_size` records at most, so that the
     file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
@@ -582,6 +594,16 @@ def _manifest(path: Path, meta: dict) -> dict:
             f"{path}: the manifest holds {1 + len(ranks)} processes' traces; a trace porter writes holds at most "
             f"{MAX_TRACE_PROCESSES} (not a trace porter wrote)"
         )
+    ops = sum(
+        len(m["ops"])
+        for m in [raw, *(ranks if isinstance(ranks, list) else [])]
+        if isinstance(m, dict) and isinstance(m.get("ops"), list)
+    )
+    if ops > MAX_TRACE_OPS:  # counted before any is walked
+        raise TraceError(
+            f"{path}: the manifest holds {ops} operator entries; a trace porter writes holds at most "
+            f"{MAX_TRACE_OPS} (not a trace porter wrote)"
+        )
     if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
     # only a string that reads "nan", "inf" or "-inf" is read back as a number: a manifest whose
@@ -662,7 +684,9 @@ __all__ = [
     "LIMITS",
     "MAX_TRACE_TENSORS",
     "MAX_TRACE_PROCESSES",
+    "MAX_TRACE_OPS",
     "process_limits",
+    "process_ops",
     "Trace",
     "TraceError",
     "MALFORMED",
