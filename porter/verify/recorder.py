@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 OUTPUT_NOISE = 2.0**-17
 
 
-
 def _root_prefixes(roots: list) -> list[str]:
     """What each root module's modules and parameters are named under: nothing for the model
     (the first root), `<Type>` for every other, numbered where several share a type (`<Linear>`,
@@ -75,6 +74,7 @@ def _unused(key: str, keys: set[str]) -> str:
         out = f"{key} ({n})"
     keys.add(out)
     return out
+
 
 class StopRun(BaseException):
     """Raised after the last recorded optimizer step: ends the user's script (a
@@ -608,7 +608,9 @@ class Recorder:
         objs: dict[int, torch.Tensor] = {}
         for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, p in root.named_parameters(remove_duplicate=False):
-                named.setdefault(id(p), []).append(f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name))
+                named.setdefault(id(p), []).append(
+                    f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
+                )
                 objs[id(p)] = p
         # parameters the optimizer updates that no seen module owns
         k = 0

@@ -265,7 +265,9 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
         "compared": True,
     }
     if pm is None:
-        row.update(passed=False, problem="not in the port" if m.get("type") == "buffer" else "not called on the ported side")
+        row.update(
+            passed=False, problem="not in the port" if m.get("type") == "buffer" else "not called on the ported side"
+        )
     else:
         row["ported_type"] = pm.get("type")
         if len(pm["outputs"]) != len(m["outputs"]):

@@ -281,7 +281,11 @@ def test_outputs_and_parameters_of_one_key_are_paired_in_their_order(tmp_path):
             t.tensors[f"p{i}.stats"], t.tensors[f"p{i}.sample"] = tensor_stats(x, 64)
         out = {"shape": [32], "dtype": "float32"}
         t.manifest["modules"] = [
-            {"key": "<Linear>", "type": "Linear", "outputs": [{**out, "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}]}
+            {
+                "key": "<Linear>",
+                "type": "Linear",
+                "outputs": [{**out, "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}],
+            }
             for i in range(2)
         ]
         t.manifest["parameters"] = [
