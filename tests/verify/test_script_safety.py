@@ -791,3 +791,25 @@ def test_the_model_s_buffers_are_recorded_after_the_first_forward(tmp_path):
     assert set(buffers) == {"1.running_mean", "1.running_var", "1.num_batches_tracked"}, buffers
     count = rec.trace.tensor(buffers["1.num_batches_tracked"]["outputs"][0]["sample"])
     assert count.tolist() == [1]  # after the first forward, before a second
+
+
+def test_a_module_named_like_another_s_second_call_gets_a_key_of_its_own(tmp_path):
+    """A module the program names `a#2` beside a module `a` called twice: both outputs were
+    keyed `d.a#2`, and a comparison paired them by that key."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.d = torch.nn.ModuleDict({'a': torch.nn.Linear(4, 4), 'a#2': torch.nn.Linear(4, 4)})\n"
+        "    def forward(self, x):\n"
+        "        return self.d['a#2'](self.d['a'](self.d['a'](x)))\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nx = torch.randn(2, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = m(x).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert [m["key"] for m in rec.trace.manifest["modules"]] == ["d.a", "d.a#2", "d.a#2 (2)", "(model)"]
