@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from porter.verify.tracefile import STAT_NAMES, Trace
+from porter.verify.tracefile import STAT_NAMES, Trace, paired
 
 # The port's distance from the reference is another draw of the same noise as the floor's one
 # sample: a faithful port lands within a small multiple of it; a wrong operation lands far
@@ -47,9 +47,9 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
     loss = [_abs(sa[i]["loss"], sb[i]["loss"]) for i in range(n)]
     grad = [_abs(sa[i]["grad_norm"], sb[i]["grad_norm"]) for i in range(n)]
     modules: dict[str, dict] = {}
-    mb = {m["key"]: m for m in b.manifest.get("modules", [])}
-    for m in a.manifest.get("modules", []):
-        other = mb.get(m["key"])
+    pairs = paired(a.manifest.get("modules", []), b.manifest.get("modules", []), "key")
+    pairs += paired(a.manifest.get("buffers", []), b.manifest.get("buffers", []), "key")  # compared alike
+    for m, other in pairs:
         if other is None or len(other["outputs"]) != len(m["outputs"]):
             continue
         sample, stats = 0.0, [0.0] * len(STAT_NAMES)

@@ -36,7 +36,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from porter.verify.tracefile import LIMITS, process_limits
+from porter.verify.tracefile import LIMITS, process_limits, process_ops
 
 if TYPE_CHECKING:
     from porter.verify.probes import SyncCounterMode  # imported when syncs are counted
@@ -45,6 +45,35 @@ if TYPE_CHECKING:
 
 # the noise-floor run's relative change of every module output: 2**-17, about 128 float32 ulps
 OUTPUT_NOISE = 2.0**-17
+
+
+def _root_prefixes(roots: list) -> list[str]:
+    """What each root module's modules and parameters are named under: nothing for the model
+    (the first root), `<Type>` for every other, numbered where several share a type (`<Linear>`,
+    `<Linear 2>`). Unnumbered, two heads a program keeps in a plain list were both `<Linear>`:
+    the comparison paired both of the reference's with the port's last, and a faithful port
+    failed on its module outputs and its initial weights (twentieth read)."""
+    prefixes: list[str] = []
+    seen: Counter = Counter()
+    for i, root in enumerate(roots):
+        if i == 0:
+            prefixes.append("")
+            continue
+        kind = type(root).__name__
+        seen[kind] += 1
+        prefixes.append(f"<{kind}>" if seen[kind] == 1 else f"<{kind} {seen[kind]}>")
+    return prefixes
+
+
+def _unused(key: str, keys: set[str]) -> str:
+    """`key`, or `key (2)`, `key (3)`... where a module output of that key is already recorded
+    (a module a program named `x#2` beside the second call of its `x`); `key` is then taken."""
+    out, n = key, 1
+    while out in keys:
+        n += 1
+        out = f"{key} ({n})"
+    keys.add(out)
+    return out
 
 
 class StopRun(BaseException):
@@ -182,6 +211,8 @@ class Recorder:
         self.outputs_per_call = LIMITS["outputs_per_call"]
         # the ranks of a torchrun run share one file's bound (`MAX_TRACE_TENSORS`)
         self.max_outputs, self.max_params = process_limits(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        self.max_ops = process_ops(int(os.environ.get("WORLD_SIZE", "1") or 1))
+        self.ops_left = 0
         self.outputs_recorded = 0
         # what a bound left out, said in the manifest's notes: calls past `max_entries` or past
         # `max_outputs`, and calls with more than `outputs_per_call` tensors (type, count) – the first
@@ -202,11 +233,15 @@ class Recorder:
         # output padded beyond them (a fixed length on XLA) is recorded on the reference's region
         self.reference_shapes = reference_shapes or []
         self.call_counts: Counter = Counter()
+        # modules with forward hooks of the program's own: id -> the id of the recorder's hook
+        # there, kept after the program's (`hook_last`)
+        self.last_hooks: dict[int, int] = {}
         self.autocast: set[str] = set()
         self.loss_devices: set[str] = set()  # device types of the recorded losses
         self.output_dtypes: Counter = Counter()
         # (name, shape, dtype, statistics, values, bits checksum, device type)
         self.params: list[tuple[str, tuple, str, torch.Tensor, torch.Tensor, torch.Tensor, str]] = []
+        self.buffers: list[tuple[str, list[int], str, torch.Tensor, torch.Tensor]] = []
         self.tied: list[list[str]] = []
         self.names: dict[int, str] = {}
         self.notes: list[str] = []
@@ -297,6 +332,7 @@ class Recorder:
             self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.perturb_output))
         self.handles.append(register_optimizer_step_post_hook(self.on_post_step))
         self.handles.append(torch.nn.modules.module.register_module_forward_hook(self.on_forward))
+        self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(self.hook_last))
         if self.side.kind == "xla":
             import torch_xla.debug.metrics as met
 
@@ -343,7 +379,31 @@ class Recorder:
             self._ops_from = (self.xla_counts(), Counter(self.own_xla))
 
     @_held
+    def hook_last(self, module, args) -> None:
+        """Before a module's forward: where the program hooked the module itself, the output its
+        caller gets is what the program's hooks return, and torch runs every global hook before
+        them, so it is recorded by a hook of the module's own kept after the program's (a port
+        whose hook scaled a Linear's output passed at that Linear, and the next module was
+        named as the first that diverges)."""
+        if self.step >= 1 or self.finished:
+            return
+        hooks = module._forward_hooks
+        ours = self.last_hooks.get(id(module))
+        if ours is None:
+            if not hooks:
+                return
+            handle = module.register_forward_hook(self.on_forward_hooked)
+            self.handles.append(handle)
+            self.last_hooks[id(module)] = handle.id
+        elif next(reversed(hooks), None) != ours and ours in hooks:
+            hooks[ours] = hooks.pop(ours)  # last again, after a hook the program added since
+
     def on_forward(self, module, args, output) -> None:
+        if id(module) not in self.last_hooks:  # else recorded after the program's hooks
+            self.on_forward_hooked(module, args, output)
+
+    @_held
+    def on_forward_hooked(self, module, args, output) -> None:
         if self.step >= 1 or self.finished:
             return
         mid = id(module)
@@ -531,8 +591,8 @@ class Recorder:
     def _name_modules(self) -> None:
         from porter.verify.capture import normalize_name
 
-        for i, root in enumerate(self._roots()):
-            prefix = "" if i == 0 else f"<{type(root).__name__}>"
+        roots = self._roots()
+        for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, m in root.named_modules(remove_duplicate=False):
                 full = normalize_name(name)
                 full = (f"{prefix}.{full}" if prefix and full else prefix or full) or "(model)"
@@ -546,10 +606,11 @@ class Recorder:
         roots = self._roots()
         named: dict[int, list[str]] = {}
         objs: dict[int, torch.Tensor] = {}
-        for i, root in enumerate(roots):
-            prefix = "" if i == 0 else f"<{type(root).__name__}>."
+        for root, prefix in zip(roots, _root_prefixes(roots)):
             for name, p in root.named_parameters(remove_duplicate=False):
-                named.setdefault(id(p), []).append(prefix + normalize_name(name))
+                named.setdefault(id(p), []).append(
+                    f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
+                )
                 objs[id(p)] = p
         # parameters the optimizer updates that no seen module owns
         k = 0
@@ -579,6 +640,28 @@ class Recorder:
                     t.device.type,
                 )
             )
+        self._first_step_buffers(roots, max(0, self.max_params - len(named)))
+
+    def _first_step_buffers(self, roots: list, room: int) -> None:
+        """The model's buffers after the first step's forward (BatchNorm's running statistics,
+        a buffer the program updates in its forward), at most `room` of them (what the
+        parameters left of their bound): a port that updated them otherwise (another momentum)
+        trains alike, and was passed, with its evaluation then computed on other statistics."""
+        from porter.verify.capture import normalize_name
+
+        seen: set[int] = set()
+        for root, prefix in zip(roots, _root_prefixes(roots)):
+            for name, b in root.named_buffers():
+                if id(b) in seen or len(self.buffers) >= room:
+                    continue
+                seen.add(id(b))
+                why = unsampled(b)
+                if why is not None:
+                    self.unrecorded[("buffer", why)] += 1
+                    continue
+                stats, sample = tensor_stats(b, self.sample)
+                full = f"{prefix}.{normalize_name(name)}" if prefix else normalize_name(name)
+                self.buffers.append((full, list(b.shape), str(b.dtype).removeprefix("torch."), stats, sample))
 
     # ------------------------------------------------------------------ results
     def precision(self) -> dict:
@@ -751,6 +834,11 @@ class Recorder:
             notes.append(
                 f"{self.params_left} parameter(s) not recorded: the trace's bound ({self.max_params}) was reached"
             )
+        if self.ops_left:
+            notes.append(
+                f"{self.ops_left} operator entr(ies) not recorded, the least called: the trace's bound "
+                f"({self.max_ops}) was reached"
+            )
         return notes
 
     def finish(self) -> tuple[dict, dict]:
@@ -791,9 +879,10 @@ class Recorder:
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
         tensors["steps.grad_norm"] = torch.tensor(norms, dtype=torch.float64)
         modules = []
+        keys: set[str] = set()
         for k, (mid, n, recs) in enumerate(self.calls):
             name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
-            key = name if n == 1 else f"{name}#{n}"
+            key = _unused(name if n == 1 else f"{name}#{n}", keys)
             outs = []
             for j, (stats, sample, shape, dtype, full) in enumerate(recs):
                 tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
@@ -826,6 +915,12 @@ class Recorder:
                     "bits_checksum": int(checksum.to("cpu")),
                 }
             )
+        buffers = []
+        for k, (name, shape, dtype, stats, sample) in enumerate(self.buffers):
+            tensors[f"b{k}.stats"] = stats.to("cpu")
+            tensors[f"b{k}.sample"] = sample.to("cpu")
+            out = {"shape": shape, "dtype": dtype, "stats": f"b{k}.stats", "sample": f"b{k}.sample"}
+            buffers.append({"key": name, "type": "buffer", "outputs": [out]})
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(
@@ -836,11 +931,14 @@ class Recorder:
                 )
         elif self.xla_ops:
             ops = self._xla_ops()
+        self.ops_left = max(0, len(ops) - self.max_ops)  # the most called are kept (sorted so above)
+        ops = ops[: self.max_ops]
         manifest = {
             "steps_recorded": self.step,
             "steps": steps,
             "modules": modules,
             "parameters": params,
+            "buffers": buffers,
             "tied": self.tied,
             "ops": ops,
             "ops_scope": self._ops_scope(),

@@ -345,9 +345,11 @@ def generators_on_cpu(kinds: set[str], made: list | None = None) -> None:
     then run on the CPU (the shim's "cuda"; the port's device under porter.verify.rng), seeded
     by the program's own `manual_seed` calls. `made` collects the device types asked for."""
 
-    class AnyGenerator(type):
+    class AnyGenerator(type(_RealGenerator)):  # type: ignore[misc]
         """isinstance(g, torch.Generator) stays true of every generator (torch's own default one
-        too), not only of those made after the patch."""
+        too), not only of those made after the patch. Derived from the metaclass torch gives its
+        Generator (torch 2.13's is `OpaqueBaseMeta`; a plain `type` here was "metaclass conflict"
+        at the program's start: every reference run under torch 2.13 ended before its first line)."""
 
         def __instancecheck__(cls, obj) -> bool:
             return isinstance(obj, _RealGenerator)

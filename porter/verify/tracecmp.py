@@ -16,7 +16,7 @@ import torch
 from porter.verify import causes, noise
 from porter.verify.config import DEFAULT_TOLERANCES
 from porter.verify.result import EXIT_ERROR, EXIT_FAIL, EXIT_PASS, Gap, SideSummary
-from porter.verify.tracefile import STAT_NAMES, Trace
+from porter.verify.tracefile import STAT_NAMES, Trace, paired
 
 _ORDER = ["float32", "float16", "bfloat16"]  # increasing tolerance
 # (rtol, atol) for the per-step loss and gradient norm. The loss is a mean over many
@@ -232,23 +232,26 @@ def padded(a: list[int], b: list[int]) -> bool:
 def compare_modules(
     ref: Trace, port: Trace, rtol: float, atol: float, floor: dict | None = None
 ) -> tuple[list[dict], dict | None]:
-    """Per module output at step 1; `floor` (porter.verify.noise) widens each module's
-    tolerance by the margin times the reference's own drift there."""
-    port_by_key = {m["key"]: m for m in port.manifest.get("modules", [])}
+    """Per module output at step 1, then the model's buffers after step 1's forward (when both
+    traces hold them); `floor` (porter.verify.noise) widens each module's tolerance by the margin
+    times the reference's own drift there."""
     margin = (floor or {}).get("margin", 0.0)
     mfloor = (floor or {}).get("modules", {})
     rows, first = [], None
     with _quiet():
-        for m in ref.manifest.get("modules", []):
-            row = _module_row(m, port_by_key, mfloor, margin, ref, port, rtol, atol)
+        pairs = paired(ref.manifest.get("modules", []), port.manifest.get("modules", []), "key")
+        if "buffers" in ref.manifest and "buffers" in port.manifest:  # (traces of older porters have none)
+            pairs += paired(ref.manifest["buffers"], port.manifest["buffers"], "key")
+        for m, pm in pairs:
+            row = _module_row(m, pm, mfloor, margin, ref, port, rtol, atol)
             if not row["passed"] and first is None:
                 first = dict(row)
             rows.append(row)
     return rows, first
 
 
-def _module_row(m: dict, port_by_key: dict, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
-    """One module output's row of `compare_modules`."""
+def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trace, port: Trace, rtol, atol) -> dict:
+    """One module output's row of `compare_modules` (`pm`: the port's of the same key, if any)."""
     key = m["key"]
     row = {
         "module": key,
@@ -261,9 +264,10 @@ def _module_row(m: dict, port_by_key: dict, mfloor: dict, margin: float, ref: Tr
         "problem": None,
         "compared": True,
     }
-    pm = port_by_key.get(key)
     if pm is None:
-        row.update(passed=False, problem="not called on the ported side")
+        row.update(
+            passed=False, problem="not in the port" if m.get("type") == "buffer" else "not called on the ported side"
+        )
     else:
         row["ported_type"] = pm.get("type")
         if len(pm["outputs"]) != len(m["outputs"]):
@@ -375,8 +379,7 @@ def compare_parameter(p: dict, q: dict, ref: Trace, port: Trace) -> dict | None:
 def compare_parameters(ref: Trace, port: Trace) -> dict:
     pp = {p["name"]: p for p in port.manifest.get("parameters", [])}
     differing, missing, summary = [], [], []
-    for p in ref.manifest.get("parameters", []):
-        q = pp.get(p["name"])
+    for p, q in paired(ref.manifest.get("parameters", []), port.manifest.get("parameters", []), "name"):
         if q is None:
             missing.append(p["name"])
             continue
@@ -389,7 +392,7 @@ def compare_parameters(ref: Trace, port: Trace) -> dict:
                 summary.append({"name": p["name"], "statistics": stats})
     names = {p["name"] for p in ref.manifest.get("parameters", [])}
     return {
-        "compared": len(names) - len(missing),
+        "compared": len(ref.manifest.get("parameters", [])) - len(missing),
         "differing": differing,
         "missing_in_port": missing,
         "only_in_port": sorted(set(pp) - names),
@@ -757,4 +760,6 @@ def _divergence_fail(fd: dict) -> str:
     kind = (
         f" ({fd['type']} vs {fd['ported_type']})" if fd.get("ported_type") and fd["ported_type"] != fd["type"] else ""
     )
+    if fd["type"] == "buffer":  # every module output agreed: the model's state after them does not
+        return f"the buffer {fd['module']} differs after step 1's forward (what the model evaluates with): {detail}"
     return f"first diverging module at step 1: {fd['module']}{kind}: {detail}"

@@ -50,6 +50,18 @@ MAX_TRACE_TENSORS = 200_000
 MAX_TRACE_PROCESSES = 1024
 
 
+# the most operator entries one trace holds, its ranks' together: operator entries name no tensor,
+# so `MAX_TRACE_TENSORS` did not bound them (700,000 of them, a 66 MB file, cost `trace ops` 18 s
+# of CPU, 2.1 GB and 95 MB of terminal rows: twentieth read). One process records at most its
+# share (`process_ops`), the most called first; a step of a real model runs a few hundred kinds.
+MAX_TRACE_OPS = 200_000
+
+
+def process_ops(world_size: int) -> int:
+    """Operator entries one process of `world_size` records at most (its share of `MAX_TRACE_OPS`)."""
+    return MAX_TRACE_OPS // max(1, min(world_size, MAX_TRACE_PROCESSES))
+
+
 def process_limits(world_size: int) -> tuple[int, int]:
     """(module outputs, parameters) one process of `world_size` records at most, so that the
     file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
@@ -134,6 +146,24 @@ def _by_rank(tensors: Mapping) -> dict[int, Mapping]:
     return {r: {name: tensors[full] for name, full in m.items()} for r, m in names.items()}
 
 
+def paired(ref: list, port: list, field: str) -> list[tuple[dict, dict | None]]:
+    """Each entry of `ref` (a manifest's modules or parameters) with the entry of `port` of the
+    same `field` (key, name) and the same place among the entries of that value: the n-th with
+    the n-th. A trace may hold one key more than once (one written before keys were made
+    unique, or by another tool): looked up in a dict of `port`, every one of them met the
+    port's last, and a faithful port failed (twentieth read)."""
+    by: dict = {}
+    for entry in port:
+        by.setdefault(entry[field], []).append(entry)
+    seen: dict = {}
+    out = []
+    for entry in ref:
+        n = seen[entry[field]] = seen.get(entry[field], -1) + 1
+        same = by.get(entry[field], [])
+        out.append((entry, same[n] if n < len(same) else None))
+    return out
+
+
 def write_trace(path: Path, manifest: dict, tensors: Mapping) -> Path:
     """The trace written whole to `path` (`trace record -o`, a file named for output): a link
     of that name is replaced, never written through (porter.pipeline.writer.write_output)."""
@@ -212,6 +242,7 @@ _MANIFEST = {
     ),
     "modules": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "parameters": _list({"name": _req(str), "shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}),
+    "buffers": _list({"key": _req(str), "type": _opt(str), "outputs": _req(_list(_OUTPUT))}),
     "tied": _list(_list(str)),
     "precision": {"regime": str},
     "ops": _list({"op": _req(str), "count": _req(int), "dtypes": _list(str), "devices": _list(str)}),
@@ -358,6 +389,7 @@ def read_trace(path: Path) -> Trace:
     try:
         _check(manifest, _MANIFEST, "", tensors)
         _check_ranks(manifest, tensors)
+        _check_named_once(manifest)
     except TraceError as exc:
         raise TraceError(f"{path}: not a trace porter wrote: {exc}") from None
     return Trace(manifest, tensors, path)
@@ -562,6 +594,16 @@ def _manifest(path: Path, meta: dict) -> dict:
             f"{path}: the manifest holds {1 + len(ranks)} processes' traces; a trace porter writes holds at most "
             f"{MAX_TRACE_PROCESSES} (not a trace porter wrote)"
         )
+    ops = sum(
+        len(m["ops"])
+        for m in [raw, *(ranks if isinstance(ranks, list) else [])]
+        if isinstance(m, dict) and isinstance(m.get("ops"), list)
+    )
+    if ops > MAX_TRACE_OPS:  # counted before any is walked
+        raise TraceError(
+            f"{path}: the manifest holds {ops} operator entries; a trace porter writes holds at most "
+            f"{MAX_TRACE_OPS} (not a trace porter wrote)"
+        )
     if _depth(raw, MAX_MANIFEST_DEPTH) > MAX_MANIFEST_DEPTH:
         raise TraceError(f"{path}: the trace manifest nests deeper than {MAX_MANIFEST_DEPTH} levels")
     # only a string that reads "nan", "inf" or "-inf" is read back as a number: a manifest whose
@@ -610,6 +652,22 @@ def _check_schema(path: Path, manifest: dict) -> None:
         raise TraceError(f"{path}: unknown schema {schema!r}")
 
 
+def _check_named_once(manifest: dict) -> None:
+    """TraceError for a tensor named twice by one process's module outputs, parameters and
+    buffers: porter names each once, so the entries a manifest holds are bounded by the file's
+    tensors (`MAX_TRACE_TENSORS`). 700,000 module entries naming the same two tensors (an 83 MB
+    file) cost `trace compare` 100 s of CPU and 2.2 GB (twentieth read)."""
+    for r, m in enumerate([manifest, *(manifest.get("ranks") or [])]):
+        outputs = [o for section in ("modules", "buffers") for e in m.get(section) or [] for o in e["outputs"]]
+        seen: set[str] = set()
+        for entry in [*outputs, *(m.get("parameters") or [])]:
+            for name in (entry["stats"], entry["sample"]):
+                if name in seen:
+                    where = f"ranks[{r - 1}]: " if r else ""
+                    raise TraceError(f"{where}the tensor {name[:80]!r} is named twice (porter names each once)")
+                seen.add(name)
+
+
 def _check_ranks(manifest: dict, tensors: Mapping) -> None:
     """A torchrun run's further ranks: one manifest each, naming its own rank's tensors."""
     ranks = manifest.get("ranks", [])
@@ -626,13 +684,16 @@ __all__ = [
     "LIMITS",
     "MAX_TRACE_TENSORS",
     "MAX_TRACE_PROCESSES",
+    "MAX_TRACE_OPS",
     "process_limits",
+    "process_ops",
     "Trace",
     "TraceError",
     "MALFORMED",
     "write_trace",
     "read_trace",
     "merge_ranks",
+    "paired",
     "finite",
     "unfinite",
 ]

@@ -1001,3 +1001,36 @@ def test_a_platform_without_anonymous_memory_files_reads_traces_whole(tmp_path, 
             monkeypatch.setattr(os, "memfd_create", patch)
         t = tracefile.read_trace(path)
         assert torch.equal(t.tensors["steps.loss"], torch.ones(2))
+
+
+def test_a_manifest_naming_one_tensor_twice_is_refused_in_one_line(tmp_path):
+    """Module entries that all name the same two tensors: the file's tensor bound did not bound
+    them (700,000 of them, an 83 MB file, cost `trace compare` 100 s and 2.2 GB). Porter names
+    each tensor once; a manifest that names one twice is not one it wrote."""
+    manifest = {**_manifest(), "schema": "porter.trace/1"}
+    manifest["modules"] = [{**manifest["modules"][0], "key": f"fc{i}"} for i in range(3)]
+    shared = {**manifest, "modules": manifest["modules"][:1]}
+    shared["parameters"] = [{**shared["parameters"][0], "stats": "m0.0.stats"}]
+    for name, m in (("modules", manifest), ("parameter", shared)):
+        path = _write(tmp_path / f"{name}.safetensors", m)
+        for args in (("trace", "compare", str(path), str(path)), ("trace", "ops", str(path), "--target", "xla")):
+            res = _in_process(*args)
+            assert res.exit_code == 2, (name, args[1], res.output)
+            err = res.stderr
+            assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+            assert "named twice" in err and "m0.0.stats" in err, err
+
+
+def test_a_manifest_of_more_operator_entries_than_porter_writes_is_refused_in_one_line(tmp_path):
+    """Operator entries name no tensor, so the file's tensor bound did not bound them: 700,000
+    (a 66 MB file) cost `trace ops` 18 s of CPU, 2.1 GB and 95 MB of terminal rows. A trace
+    porter writes holds at most 200,000, its ranks' together, counted before any is read."""
+    manifest = {**_manifest(), "schema": "porter.trace/1"}
+    manifest["ops"] = [{"op": f"aten::o{i}", "count": 1} for i in range(200_001)]
+    path = _write(tmp_path / "t.safetensors", manifest)
+    for args in (("trace", "ops", str(path), "--target", "xla"), ("trace", "compare", str(path), str(path))):
+        res = _in_process(*args)
+        assert res.exit_code == 2, (args[1], res.output[-500:])
+        err = res.stderr
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert "200001 operator entries" in err and "at most 200000" in err, err

@@ -719,3 +719,97 @@ def test_a_float64_or_complex_model_s_gradient_norm_is_recorded_not_raised(tmp_p
     assert rec.status == "ok", (rec.status, rec.error)
     norms = eval((tree / "norms").read_text())
     assert [s["grad_norm"] for s in rec.trace.manifest["steps"]] == pytest.approx(norms, rel=1e-6)
+
+
+def test_modules_outside_the_model_of_one_type_get_keys_of_their_own(tmp_path):
+    """Two heads a program keeps in a plain list (modules no model holds): each was named
+    `<Linear>`, its parameters `<Linear>.weight`, so a comparison could not tell them apart (a
+    faithful xla port failed on both). Every module output and parameter now has a name of its own."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "body = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "heads = [torch.nn.Linear(8, 1), torch.nn.Linear(8, 1)]\n"
+        "opt = torch.optim.SGD([*body.parameters(), *heads[0].parameters(), *heads[1].parameters()], lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    h = body(x)\n"
+        "    loss = heads[0](h).mean() + heads[1](h).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    keys = [m["key"] for m in rec.trace.manifest["modules"]]
+    names = [p["name"] for p in rec.trace.manifest["parameters"]]
+    assert len(set(keys)) == len(keys) and len(set(names)) == len(names) == 6, (keys, names)
+    assert {"<Linear>", "<Linear 2>"} <= set(keys), keys
+
+
+def test_a_module_s_output_is_recorded_as_the_program_s_own_hooks_return_it(tmp_path):
+    """A forward hook of the program's own that replaces a module's output: torch runs global
+    hooks (the recorder's) before a module's own, so the output recorded was the one before
+    the program's hook, and a port whose hook changed a Linear's output passed at that Linear
+    (the next module was named as the first to diverge)."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())\n"
+        "model[0].register_forward_hook(lambda m, a, o: o * 0 + 7)\n"
+        "model[0].register_forward_hook(lambda m, a, o: None)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(4, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    from porter.verify.tracefile import STAT_NAMES
+
+    first = next(m for m in rec.trace.manifest["modules"] if m["key"] == "0")
+    stats = dict(zip(STAT_NAMES, rec.trace.tensor(first["outputs"][0]["stats"]).tolist()))
+    assert stats["min"] == stats["max"] == 7.0, stats
+    assert [m["key"] for m in rec.trace.manifest["modules"]] == ["0", "1", "(model)"]
+
+
+def test_the_model_s_buffers_are_recorded_after_the_first_forward(tmp_path):
+    """BatchNorm's running statistics (buffers, updated in the forward) were not in a trace, so
+    a port that updated them otherwise was passed. They are recorded after step 1's forward."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8, momentum=0.5))\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "x = torch.randn(16, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = model(x).pow(2).mean()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    buffers = {b["key"]: b for b in rec.trace.manifest.get("buffers", [])}
+    assert set(buffers) == {"1.running_mean", "1.running_var", "1.num_batches_tracked"}, buffers
+    count = rec.trace.tensor(buffers["1.num_batches_tracked"]["outputs"][0]["sample"])
+    assert count.tolist() == [1]  # after the first forward, before a second
+
+
+def test_a_module_named_like_another_s_second_call_gets_a_key_of_its_own(tmp_path):
+    """A module the program names `a#2` beside a module `a` called twice: both outputs were
+    keyed `d.a#2`, and a comparison paired them by that key."""
+    need("torch")
+    body = (
+        "import torch\ntorch.manual_seed(0)\n"
+        "class M(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.d = torch.nn.ModuleDict({'a': torch.nn.Linear(4, 4), 'a#2': torch.nn.Linear(4, 4)})\n"
+        "    def forward(self, x):\n"
+        "        return self.d['a#2'](self.d['a'](self.d['a'](x)))\n"
+        "m = M()\nopt = torch.optim.SGD(m.parameters(), lr=0.1)\nx = torch.randn(2, 4)\n"
+        "for _ in range(3):\n"
+        "    loss = m(x).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    rec = _record(tmp_path, _tree(tmp_path, body), timeout=120, noise_floor=False)
+    assert rec.status == "ok", (rec.status, rec.error)
+    assert [m["key"] for m in rec.trace.manifest["modules"]] == ["d.a", "d.a#2", "d.a#2 (2)", "(model)"]

@@ -264,3 +264,57 @@ def test_an_output_whose_every_value_is_within_the_tolerance_passes_on_its_stati
     assert res.modules[0]["passed"], res.modules[0]
     far = _one_output_pair(tmp_path, ref, [v + 1e-3 * (1 + abs(v)) * (-1) ** i for i, v in enumerate(port)])
     assert not far.modules[0]["passed"]
+
+
+def test_outputs_and_parameters_of_one_key_are_paired_in_their_order(tmp_path):
+    """A trace may hold a module key or a parameter name more than once (two heads a program
+    keeps in a plain list were both `<Linear>`, in traces porter wrote): the port's were looked up
+    in a dict, so both of the reference's met the port's last and a faithful port failed."""
+    from porter.verify.recorder import tensor_stats
+
+    a, b = torch.linspace(-1, 1, 32), torch.linspace(3, 5, 32)
+    traces = []
+    for name in ("r", "p"):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        for i, x in enumerate((a, b)):
+            t.tensors[f"m{i}.0.stats"], t.tensors[f"m{i}.0.sample"] = tensor_stats(x, 64)
+            t.tensors[f"p{i}.stats"], t.tensors[f"p{i}.sample"] = tensor_stats(x, 64)
+        out = {"shape": [32], "dtype": "float32"}
+        t.manifest["modules"] = [
+            {
+                "key": "<Linear>",
+                "type": "Linear",
+                "outputs": [{**out, "stats": f"m{i}.0.stats", "sample": f"m{i}.0.sample"}],
+            }
+            for i in range(2)
+        ]
+        t.manifest["parameters"] = [
+            {"name": "<Linear>.weight", **out, "stats": f"p{i}.stats", "sample": f"p{i}.sample"} for i in range(2)
+        ]
+        traces.append(t)
+    res = compare_traces(*traces)
+    assert [m["passed"] for m in res.modules] == [True, True], res.modules
+    assert res.parameters["differing"] == [] and res.parameters["compared"] == 2, res.parameters
+    assert res.verdict == "pass", res.reasons
+    # the port's two in the other order: both differ, each against its own
+    traces[1].manifest["modules"].reverse()
+    assert [m["passed"] for m in compare_traces(*traces).modules] == [False, False]
+
+
+def test_buffers_after_the_first_forward_are_compared_when_both_traces_hold_them(tmp_path):
+    """A port that trains alike but updates BatchNorm's running statistics otherwise (another
+    momentum) was passed: buffers were not recorded. They are compared as module outputs are,
+    when both traces hold them (a trace of an older porter has none: nothing to compare)."""
+    from porter.verify.recorder import tensor_stats
+
+    traces = []
+    for name, mean in (("r", torch.linspace(0, 1, 8)), ("p", torch.linspace(0, 2, 8))):
+        t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+        t.tensors["b0.stats"], t.tensors["b0.sample"] = tensor_stats(mean, 64)
+        out = {"shape": [8], "dtype": "float32", "stats": "b0.stats", "sample": "b0.sample"}
+        t.manifest["buffers"] = [{"key": "bn.running_mean", "type": "buffer", "outputs": [out]}]
+        traces.append(t)
+    res = compare_traces(*traces)
+    assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_mean", res.first_divergence
+    del traces[1].manifest["buffers"]
+    assert compare_traces(*traces).verdict == "pass"
