@@ -49,18 +49,21 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # nineteenth read); each is one whole word (`(?<!\w)...(?!\w)`), so a run of them splits one way, and
 # `__global__` is none (it begins the next kernel: a run of them was read from each, quadratically)
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r")?|\[\[[^\]]*\]\])\s*)*"
+# and any other word, with its arguments or none: a kernel returns `void`, so a word between
+# `__global__` and `void`, or between `void` and the name, is no type but a macro standing for
+# attributes (vllm 0.34.0's `__global__ void GDN_CU_MODE __launch_bounds__(...) rdna35_gdn_chunked_kernel_cu(`,
+# `#define GDN_CU_MODE __attribute__((target("cumode")))`, was not listed; `__global__
+# LAUNCH_BOUNDS(256) void k(` neither), or one of `static`/`inline`/`extern` (CUTLASS's
+# `__global__ static __launch_bounds__(...) void gemm_device(`: 6 kernels of flash-attn 2.8.3's sdist)
+_ATTRIBUTE_WORD = r"(?<!\w)(?!(?:__global__|void)(?!\w))[A-Za-z_]\w*(?!\w)(?:\s*" + _NESTED + r")?"
+_BOUNDS = r"(?:(?:" + _ATTRIBUTE_WORD + r"|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
-# `static`/`inline` among the attributes, in any order: CUTLASS's `__global__ static
-# __launch_bounds__(...) void gemm_device(` (6 kernels of flash-attn 2.8.3's sdist) was not listed
-_SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
 _GLOBAL = re.compile(
     r"__global__\s+"
     + _BOUNDS
-    + _SPECIFIERS
     + r"void\s+"
     + _BOUNDS
     + r"((?:\w+\s*##\s*)*\w+)\s*"

@@ -548,3 +548,28 @@ def test_a_cuda_kernel_s_parameters_given_by_an_object_like_macro_are_the_macro_
         "part": ["const float* x", "float* y", "int n", "float alpha"],
         "itself": ["SELF", "NOT_DEFINED"],
     }
+
+
+def test_a_macro_between_global_and_the_kernel_s_name_is_read_as_attributes(tmp_path):
+    """vllm 0.34.0's `__global__ void GDN_CU_MODE __launch_bounds__(...) rdna35_gdn_chunked_kernel_cu(`
+    (`#define GDN_CU_MODE __attribute__((target("cumode")))`) was not listed, nor a kernel whose
+    head holds a function-like macro (`__global__ LAUNCH_BOUNDS(256) void k(`): a kernel returns
+    `void`, so a word before `void` or before its name is an attribute (twentieth read's leftover,
+    issue 24). A macro making the kernel's name is still the name."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        '#define GDN_CU_MODE __attribute__((target("cumode")))\n'
+        "#define LAUNCH_BOUNDS(n) __launch_bounds__(n)\n"
+        "template <bool IS_FP16>\n__global__ void GDN_CU_MODE __launch_bounds__(256,\n    8)\n"
+        "    gdn_cu20(const float* q, float* out) { out[0] = q[0]; }\n"
+        "__global__ LAUNCH_BOUNDS(256) void lb20(float* x, int n) { x[0] = n; }\n"
+        "__global__ static MY_INLINE void LAUNCH_BOUNDS(128) GDN_CU_MODE both20(int* p) {}\n"
+        "__global__ void NAMED20(float* y) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "gdn_cu20": (4, ["const float* q", "float* out"]),
+        "lb20": (7, ["float* x", "int n"]),
+        "both20": (8, ["int* p"]),
+        "NAMED20": (9, ["float* y"]),
+    }
