@@ -573,3 +573,74 @@ def test_a_macro_between_global_and_the_kernel_s_name_is_read_as_attributes(tmp_
         "both20": (8, ["int* p"]),
         "NAMED20": (9, ["float* y"]),
     }
+
+
+def test_a_cuda_kernel_s_macros_and_aliases_are_read_in_headers_of_headers_and_the_build_s_include_folders(tmp_path):
+    """Only the headers a kernel's file included by a quoted name beside it were read, and only
+    for object-like macros: a macro or a type alias in a header of a header, or in a folder the
+    build gives as `-I` (setup.py's `include_dirs=[Path(this_dir) / "csrc"]`, as causal-conv1d
+    1.7.0, mamba-ssm and flash-attn 2.8.3 write it; CMake's `include_directories`), was not seen
+    (twentieth read's leftover, issue 24). A cycle of includes ends; a chain of them is read
+    `_INCLUDE_DEPTH` deep."""
+    src = tmp_path / "src"
+    (src / "csrc" / "inc" / "sub").mkdir(parents=True)
+    (src / "cm" / "include").mkdir(parents=True)
+    (src / "kern").mkdir()
+    (src / "setup.py").write_text(
+        "import os\nfrom pathlib import Path\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "this_dir = os.path.dirname(os.path.abspath(__file__))\n"
+        'CUDAExtension("x", ["kern/k.cu"], include_dirs=[Path(this_dir) / "csrc" / "inc"])\n'
+    )
+    (src / "cm" / "CMakeLists.txt").write_text(
+        "target_include_directories(ext PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include ${CUTLASS_DIR}/include)\n"
+    )
+    (src / "csrc" / "inc" / "params.h").write_text(
+        '#pragma once\n#include "sub/types.h"\n#include "params.h"\n#define KPARAMS const acc_t* x, acc_t* y, int n\n'
+    )
+    (src / "csrc" / "inc" / "sub" / "types.h").write_text(
+        '#include "../params.h"\ntypedef torch::PackedTensorAccessor32<float, 2> acc_t;\n#include <deep0.h>\n'
+    )
+    (src / "cm" / "include" / "cm.h").write_text("using idx20_t = int64_t;\n#define CM_PARAMS idx20_t i, float* o\n")
+    for i in range(40):  # a chain of headers, each including the next
+        (src / "cm" / "include" / f"deep{i}.h").write_text(f"#include <deep{i + 1}.h>\n#define DEEP{i} int d{i}\n")
+    (src / "kern" / "k.cu").write_text(
+        "#include <params.h>\n#include <cm.h>\n"
+        "__global__ void inc20(KPARAMS) { y[0] = x[0]; }\n"
+        "__global__ void cm20(CM_PARAMS) { o[0] = i; }\n"
+        "__global__ void deep20(DEEP0, DEEP13, DEEP14, DEEP30) { }\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels if k.kind == "cuda"}
+    assert kernels["inc20"].params == ["const acc_t* x", "acc_t* y", "int n"]
+    assert kernels["inc20"].aliases == {"acc_t": "torch::PackedTensorAccessor32<float, 2>"}
+    assert kernels["cm20"].params == ["idx20_t i", "float* o"]
+    assert kernels["cm20"].aliases == {"idx20_t": "int64_t"}
+    # deep0.h is the third header deep (params.h, types.h, deep0.h), so deep13.h is the 16th, the last read
+    assert kernels["deep20"].params == ["int d0", "int d13", "DEEP14", "DEEP30"]
+
+
+def test_a_cuda_kernel_reads_the_macro_in_force_where_it_is_used(tmp_path):
+    """A macro defined in a kernel's file and in a header it includes: the file's won whichever
+    came first, and an `#undef` was not read (twentieth read's leftover, issue 24). The definition
+    in force where the kernel uses it is the one the preprocessor takes; so for a type alias."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "h.h").write_text("#define P20 float* late, int n\n#define T20 double\n")
+    (src / "k.cu").write_text(
+        "#define P20 int* early\n#define T20 float\n"
+        "__global__ void before20(P20, T20 s) { early[0] = 1; }\n"
+        '#include "h.h"\n'
+        "__global__ void after20(P20, T20 s) { late[0] = 1; }\n"
+        "#undef P20\n"
+        "__global__ void undone20(P20) { }\n"
+        "#define P20 const float* again\n"
+        "__global__ void again20(P20) { }\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert {name: k.params for name, k in kernels.items()} == {
+        "before20": ["int* early", "T20 s"],
+        "after20": ["float* late", "int n", "T20 s"],
+        "undone20": ["P20"],
+        "again20": ["const float* again"],
+    }
+    assert kernels["before20"].aliases == {"T20": "float"}
+    assert kernels["after20"].aliases == {"T20": "double"}
