@@ -134,6 +134,7 @@ class Signature:
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
+    functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -482,6 +483,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     mutates: list[str] = []
     untaken: list[str] = []
     structs: list[str] = []
+    functors: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -491,6 +493,9 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind in ("function", "struct"):
             (untaken if kind == "function" else structs).append(decl)
             continue
+        if kind == "float" and _functor(decl, name, k):
+            functors.append(decl)
+            continue
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -498,7 +503,18 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken, structs=structs)
+    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors)
+
+
+def _functor(decl: str, name: str, k: Kernel) -> bool:
+    """Whether parameter `name` (declared `decl`) is of one of the kernel's template type
+    parameters and the kernel uses it as no number: calls it (`op(a, b)`) or reads a member of it
+    (`op.scale`, `op->f`). `template <typename Op> __global__ void k(Op op, float* x)` typed `op` a
+    float (twentieth read's leftover, issue 24): a template type is a number only as it is used."""
+    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name}
+    if not types & set(k.typenames) or not k.source:
+        return False
+    return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?!\d)|->)", k.source) is not None
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
@@ -615,6 +631,13 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             + ", ".join(f"`{d}`" for d in sig.structs)
             + ", of a type porter does not know to be a number (a struct or class, which no torch op can"
             " take): pass the fields the kernel reads as the op's tensors and scalars"
+        )
+    if sig.functors:
+        check += "\n# " + _comment(
+            "TODO(porter): the kernel also takes "
+            + ", ".join(f"`{d}`" for d in sig.functors)
+            + ", of a template type it calls or reads a member of (a functor or a struct, which no torch op"
+            " can take): the reference does what it does, for each type the kernel is launched with"
         )
     body = [
         f"def {n}_reference({args}):",
