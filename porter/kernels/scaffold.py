@@ -28,7 +28,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens
+from porter.kernels.inventory import Inventory, Kernel, closing_parens, place
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -856,9 +856,15 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
                 + (f" (e.g. {k.calls[0].describe()})" if k.calls else "")
             )
         )
+        tensors = [p for p in tr.params if p in tr.loaded or p in tr.stored]
+        lines += [f"    {p} = torch.randn(4, 256, device=device)" for p in tensors]
+        given = _launch_values(k, tensors)
         for p in tr.params:
-            if p in tr.loaded or p in tr.stored:
-                lines.append(f"    {p} = torch.randn(4, 256, device=device)")
+            if p in tensors:
+                continue
+            if p in given:
+                value, site = given[p]
+                lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
             else:
                 lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
         lines.append(f"    return [{', '.join(tr.params)}]")
@@ -911,6 +917,66 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "",
     ]
     return "\n".join(lines)
+
+
+# what a launch's scalar argument may be made of to be rebuilt in `make_inputs`: numbers, and the
+# sizes of the tensors the same launch passes (`x.numel()`, `x.size(0)`, `x.shape[1]`, `x.stride(0)`)
+_SIZES = frozenset(("numel", "size", "stride", "shape", "dim", "ndim", "element_size", "ndimension"))
+_ARITHMETIC = (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load, ast.Expression)
+
+
+def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
+    """Per scalar parameter of Triton kernel `k`, the value a launch of it passes, rebuilt from
+    `make_inputs`' own tensors (`tensors`), and where that launch is: a literal (`0.5`), or a size
+    of a tensor the same launch passes (`x.numel()` where `x` goes to `x_ptr`: `x_ptr.numel()`).
+    Every scalar was 256, under a TODO, where the launch showed the value (twentieth read's leftover)."""
+    names = [p.split(":")[0].strip() for p in k.params]
+    out: dict[str, tuple[str, str]] = {}
+    for call in k.calls:
+        bound: dict[str, str] = {}
+        for i, arg in enumerate(call.args):
+            if arg.startswith("*"):
+                break
+            keyword, _, value = arg.partition("=") if re.match(r"^\w+=(?!=)", arg) else ("", "", arg)
+            if keyword or i < len(names):
+                bound[keyword or names[i]] = value
+        passed = {text: param for param, text in bound.items() if param in tensors and text.isidentifier()}
+        for param, text in bound.items():
+            rebuilt = _rebuilt(text, passed)
+            if rebuilt is not None and param not in tensors:
+                out.setdefault(param, (rebuilt, place(call.path, call.line, call.cell)))
+    return out
+
+
+def _rebuilt(text: str, passed: dict[str, str]) -> str | None:
+    """`text` (a launch's argument) with each name of a tensor the launch passes (`passed`: the
+    caller's name -> the parameter) as the parameter, where it is made only of numbers and their
+    sizes; else None."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not all(_a_size(node, passed) for node in ast.walk(tree)):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = passed[node.id]
+    return ast.unparse(tree)
+
+
+def _a_size(node: ast.AST, passed: dict[str, str]) -> bool:
+    """Whether `node` may be part of a number or of a size of a tensor of `passed` (`_rebuilt`)."""
+    if isinstance(node, ast.Name):
+        return node.id in passed
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SIZES and isinstance(node.value, ast.Name)
+    if isinstance(node, ast.Call):
+        return not node.keywords and isinstance(node.func, ast.Attribute)
+    if isinstance(node, ast.Subscript):  # `x.shape[1]`, not an element `x[0]`
+        return isinstance(node.value, ast.Attribute)
+    return isinstance(node, _ARITHMETIC)
 
 
 class ScaffoldError(Exception):

@@ -644,3 +644,40 @@ def test_a_cuda_kernel_reads_the_macro_in_force_where_it_is_used(tmp_path):
     }
     assert kernels["before20"].aliases == {"T20": "float"}
     assert kernels["after20"].aliases == {"T20": "double"}
+
+
+def test_make_inputs_gives_a_scalar_the_value_its_launch_passes(tmp_path):
+    """`make_inputs` gave every scalar 256 under a TODO, where the launch passes `x.numel()` (1,024
+    for the (4, 256) tensor it makes: the reference wrote a quarter of it), a literal or a stride
+    (twentieth read's leftover, issue 24). A value made of numbers and the sizes of tensors the
+    same launch passes is rebuilt on make_inputs' own tensors; any other keeps the TODO."""
+    need("torch")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def sc20(x_ptr, out_ptr, n, alpha, stride, rows, m, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    msk = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=msk) * alpha, mask=msk)\n\n"
+        "def scale(x, k):\n"
+        "    out = torch.empty_like(x)\n"
+        "    sc20[(1,)](x, out, x.numel(), 0.5, x.stride(0), rows=x.shape[0] * 2, m=k, BLOCK=256)\n"
+        "    sc20[(1,)](x, out, n=k.numel(), alpha=x[0], stride=len(x), rows=-3, m=1, BLOCK=256)\n"
+    )
+    write_scaffolds(scan(src), tmp_path / "out", "xla")
+    test = (tmp_path / "out" / "test_sc20_xla.py").read_text()
+    assert "    n = x_ptr.numel()  # as the launch at k.py:13 passes it\n" in test
+    assert "    alpha = 0.5  # as the launch at k.py:13 passes it\n" in test
+    assert "    stride = x_ptr.stride(0)  # as the launch at k.py:13 passes it\n" in test
+    assert "    rows = x_ptr.shape[0] * 2  # as the launch at k.py:13 passes it\n" in test
+    assert "    m = 1  # as the launch at k.py:14 passes it\n" in test  # (`k` of the first: no value)
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        spec = importlib.util.spec_from_file_location("test_sc20_xla", tmp_path / "out" / "test_sc20_xla.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        x, out, n, alpha, stride, rows, m = module.make_inputs()
+        assert (n, alpha, stride, rows, m) == (x.numel(), 0.5, 256, 8, 1)
+    finally:
+        sys.path.remove(str(tmp_path / "out"))
