@@ -9,8 +9,10 @@ For kernel `K` it writes:
   `nki_op` registers, for neuron; a JAX function with annotated arguments that returns its
   outputs, registered with `@torch.tpu.pallas.jax_op`, for tpu; a Pallas kernel through
   `torch_xla.experimental.custom_kernel.make_kernel_from_pallas` for xla. Each body is a TODO.
-- `test_K_TARGET.py`: runs the reference on the CPU, and compares kernel and reference where the
-  target runtime is installed (skipped elsewhere).
+- `test_K_TARGET_parity.py`: runs the reference on the CPU, and compares kernel and reference
+  where the target runtime is installed (skipped elsewhere).
+
+So `*_op.py`, `*_TARGET.py` and `test_*_TARGET_parity.py` each name one kind of file exactly.
 
 The reference op lets the ported model run before any kernel is written. Existing files are
 never overwritten.
@@ -38,7 +40,7 @@ from porter.core.textsafe import printable
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
 
-_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron.py`: far below any file system's 255
+_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron_parity.py`: far below any file system's 255
 
 
 def safe_name(name: str) -> str:
@@ -1166,8 +1168,10 @@ def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | Scaffold
         f"{n}_op.py": _op_source(k, n, tr, reason, sig),
         f"{n}_{target}.py": _kernel_source(target, k, n, sig),
         # the test carries its target, as the target's module does: a second target's scaffold
-        # in the same folder kept the first target's test (nineteenth read's leftover)
-        f"test_{n}_{target}.py": _test_source(target, k, n, sig, tr),
+        # in the same folder kept the first target's test (nineteenth read's leftover); and ends
+        # in `_parity`: as `test_K_TARGET.py`, the glob `*_TARGET.py` of the target's modules took
+        # the tests too (twentieth read's leftover)
+        f"test_{n}_{target}_parity.py": _test_source(target, k, n, sig, tr),
     }
     try:
         return {name: _checked(name, text) for name, text in files.items()}

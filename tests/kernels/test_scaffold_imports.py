@@ -270,7 +270,7 @@ def test_a_parity_test_is_skipped_where_a_package_its_kernel_module_imports_is_m
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for a in node.names
     } - {"torch", *sys.stdlib_module_names}
-    test = (out / f"test_skip18_kernel_{target}.py").read_text()
+    test = (out / f"test_skip18_kernel_{target}_parity.py").read_text()
     guard = test[test.index("@pytest.mark.skipif") : test.index("def test_kernel_matches_reference")]
     assert imported and all(f"'{m}'" in guard for m in imported), (imported, guard)
 
