@@ -946,8 +946,10 @@ class _Search:
 
     def find(self, name: str, quoted: bool, beside: Path) -> Path | None:
         for folder in ((beside,) if quoted else ()) + self.dirs:
+            if not os.path.isfile(folder / name):
+                continue
             candidate = os.path.realpath(folder / name)
-            if os.path.isfile(candidate) and within(candidate, str(self.base)):
+            if within(candidate, str(self.base)):
                 return Path(candidate)
         return None
 
@@ -956,67 +958,151 @@ class _Search:
 # bytes at most (a header read once: a second `#include` of it, or a cycle, adds nothing, as an
 # include guard or `#pragma once` makes it)
 _INCLUDE_DEPTH = 16
-_INCLUDE_COUNT = 256
-_INCLUDE_BYTES = 8 * 2**20
+_INCLUDE_COUNT = 64
+_INCLUDE_BYTES = 2 * 2**20
+
+
+# where a definition comes into force, in the order the preprocessor meets it: the offset of the
+# file's own, or that of the `#include` of the header holding it, then the offset in that header
+# (and in a header it includes, ...)
+_Key = tuple[int, ...]
+# the words of a kernel's parameters that name no type to look up: C++'s own
+_PLAIN = frozenset(
+    "const volatile unsigned signed int float double char short long bool void auto struct class typename "
+    "enum restrict __restrict __restrict__ std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t "
+    "uint32_t uint64_t".split()
+)
+_ROUNDS = 8  # rounds of names found in what the names looked for stand for (a macro in a macro, ...)
 
 
 @dataclass
 class _Defs:
     """The object-like macros and the type aliases of a C++ file and of the headers it includes
-    (and they include), each name with where each of its definitions comes into force: an offset
-    of the file (a header's, that of its `#include`), or where an `#undef` ends it (None). A use
-    reads the definition in force where it is, as the preprocessor does: the file's own macro won
-    over a header's, whichever came first (twentieth read's leftover)."""
+    (and they include), each name with where each of its definitions comes into force (`_Key`),
+    or where an `#undef` ends it (None). A use reads the definition in force where it is, as the
+    preprocessor does: the file's own macro won over a header's, whichever came first, and an
+    `#undef` was not read (twentieth read's leftover). The headers are found as `search` says,
+    read `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT` and `_INCLUDE_BYTES` at most; each is read for its
+    definitions only when it names one of the words looked for (CUTLASS's headers, 8 MiB for one
+    of flash-attn's files, took 15 s each to read whole)."""
 
-    macros: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)
-    aliases: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)
-    seen: set[str] = field(default_factory=set)  # the headers read (real paths)
-    left: list[int] = field(default_factory=lambda: [_INCLUDE_COUNT, _INCLUDE_BYTES])  # headers, bytes
+    macros: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
+    aliases: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
 
     @staticmethod
-    def at(table: dict[str, list[tuple[int, str | None]]], offset: int) -> _InForce:
+    def at(table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> _InForce:
         return _InForce(table, offset)
 
-    def read(
-        self, code: str, commented: str, path: Path, search: _Search, at: int | None = None, depth: int = 0
-    ) -> None:
-        """Add the definitions of `code` (a file of `path`: comments and strings blanked;
-        `commented` with its strings), each at its offset, or all at `at` (a header's); a header
-        it includes is read where it is included."""
-        events: list[tuple[int, str, str, str | None]] = [
-            (m.start(), "macro", m.group(1), _joined(m.group(2))) for m in _OBJECT_MACRO.finditer(code)
-        ]
-        events += [(where, "alias", name, value) for where, name, value in _type_aliases(code)]
-        events += [(m.start(), kind, m.group(1), None) for m in _UNDEF.finditer(code) for kind in ("macro", "alias")]
-        events += [(m.start(), "include", m.group(2), m.group(1)) for m in _INCLUDE.finditer(commented)]
-        for where, kind, name, value in sorted(events, key=lambda e: e[0]):
-            offset = where if at is None else at
-            if kind != "include":
-                (self.macros if kind == "macro" else self.aliases).setdefault(name, []).append((offset, value))
+    @classmethod
+    def of(cls, code: str, commented: str, path: Path, search: _Search, kernels: list[Kernel]) -> _Defs:
+        """The definitions of file `path` (`code`: comments and strings blanked; `commented` with
+        its strings) and of its headers that the parameters of `kernels` may name."""
+        defs = cls()
+        if not kernels:
+            return defs
+        defs.add(code, ())
+        # (a kernel's own template type parameters are no names to look for: `T` is in every header)
+        wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
+        headers = _headers(commented, path, search) if wanted else []  # (no name to look for: no header to read)
+        done: set[int] = set()
+        names = [_defined(text) for _, text in headers]
+        for _ in range(_ROUNDS):
+            for w in list(wanted):  # (the types a macro's parameters name, not their names; what an alias names)
+                wanted.update(
+                    t for _, v in defs.macros.get(w, ()) if v for p in _top_level_split(v) for t in _type_words(p)
+                )
+                wanted.update(t for _, v in defs.aliases.get(w, ()) if v for t in _type_words(v + " _"))
+            new = [i for i in range(len(headers)) if i not in done and not names[i].isdisjoint(wanted)]
+            if not new:
+                break
+            for i in new:
+                done.add(i)
+                key, text = headers[i]
+                defs.add(_blank(text, strings=True), key)
+        for table in (defs.macros, defs.aliases):
+            for history in table.values():
+                history.sort(key=lambda e: e[0])
+        return defs
+
+    def add(self, code: str, key: _Key) -> None:
+        """Add the definitions of `code` (comments and strings blanked), each at `key` and its
+        offset there."""
+        for m in _OBJECT_MACRO.finditer(code):
+            self.macros.setdefault(m.group(1), []).append(((*key, m.start()), _joined(m.group(2))))
+        for where, name, value in _type_aliases(code):
+            self.aliases.setdefault(name, []).append(((*key, where), value))
+        for m in _UNDEF.finditer(code):
+            for table in (self.macros, self.aliases):
+                table.setdefault(m.group(1), []).append(((*key, m.start()), None))
+
+
+# what may define a name as a macro or a type alias, in a header read as it is: `#define N`,
+# `#undef N`, `using N =`, `enum N`, or `N;` (`typedef ... N;`, `} N;`)
+_DEFINING = re.compile(
+    r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)|\busing[ \t]+(\w+)[ \t]*=|\benum[ \t]+(?:(?:class|struct)[ \t]+)?(\w+)"
+    r"|(\w+)[ \t]*;",
+    re.M,
+)
+
+
+def _defined(text: str) -> set[str]:
+    """The names `text` (a header's, as it is) may define as a macro or a type alias (`_DEFINING`).
+    A header that only names the names looked for, or declares a struct of one (CUTLASS's many
+    `struct Params {`), is not read for its definitions."""
+    return {name for m in _DEFINING.finditer(text) for name in m.groups() if name}
+
+
+def _type_words(param: str) -> set[str]:
+    """The words of a parameter's declaration that may name a macro or a type alias: all but
+    C++'s own words, CUDA's `__word__` attributes, a class's member (`Visitor::Params`: CUTLASS
+    declares a `Params` in each of its 200 headers) and the name it declares (its last word, when
+    it has others)."""
+    words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", param.split("=")[0])
+    if len(words) > 1 and re.search(r"[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*$", param.split("=")[0].rstrip()):
+        words = words[:-1]
+    return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
+
+
+def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, str]]:
+    """The headers file `path` includes (`commented`: its text, comments blanked), and they
+    include, in the order the preprocessor reads them, each with the key of its definitions
+    (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
+    as an include guard or `#pragma once` makes it), at most `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT`
+    of them and `_INCLUDE_BYTES` in all. A header's own `#include`s are read in its text as it is
+    (a commented-out one is followed too: a header more, read for its words)."""
+    out: list[tuple[_Key, str]] = []
+    seen: set[str] = set()
+    left = [_INCLUDE_COUNT, _INCLUDE_BYTES]
+
+    def walk(text: str, where: Path, key: _Key) -> None:
+        for m in _INCLUDE.finditer(text):
+            header = search.find(m.group(2), m.group(1) == '"', where.parent)
+            if header is None or len(key) >= _INCLUDE_DEPTH or str(header) in seen or left[0] <= 0:
                 continue
-            header = search.find(name, value == '"', path.parent)
-            if header is None or depth >= _INCLUDE_DEPTH or str(header) in self.seen or self.left[0] <= 0:
-                continue
-            self.seen.add(str(header))
+            seen.add(str(header))
             try:
-                data = read_regular(header, limit=self.left[1])
-            except Unreadable:  # too large for what is left too
+                data = read_regular(header, limit=left[1])
+            except Unreadable:  # (too large for what is left, too)
                 continue
-            self.left[0] -= 1
-            self.left[1] -= len(data)
-            text = data.decode("utf-8", errors="replace")
-            self.read(_blank(text, strings=True), _blank(text, strings=False), header, search, offset, depth + 1)
+            left[0] -= 1
+            left[1] -= len(data)
+            inner = data.decode("utf-8", errors="replace")
+            out.append(((*key, m.start()), inner))
+            walk(inner, header, (*key, m.start()))
+
+    walk(commented, path, ())
+    return out
 
 
 class _InForce(Mapping[str, str]):
     """The definitions of a `_Defs` table in force at an offset (before it), by name."""
 
-    def __init__(self, table: dict[str, list[tuple[int, str | None]]], offset: int) -> None:
+    def __init__(self, table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> None:
         self.table, self.offset = table, offset
 
     def _value(self, name: str) -> str | None:
         history = self.table.get(name, [])
-        i = bisect.bisect_left(history, (self.offset,)) - 1  # (an offset alone sorts before its entries)
+        i = bisect.bisect_left(history, ((self.offset,),)) - 1  # (an offset alone sorts before its entries)
         return history[i][1] if i >= 0 else None
 
     def __getitem__(self, name: str) -> str:
@@ -1057,14 +1143,13 @@ def _scan_cuda(
         + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
     )
     lines = _Lines(text)
-    defs = _Defs()
-    if macros or "__global__" in code:  # (what a kernel's parameters name: no kernel, no header to read)
-        defs.read(code, commented, path, search or _Search(path.parent))
+    search = search or _Search(Path(os.path.realpath(path.parent)))
     if macros is not None:  # the second read: the uses of other files' macros (and own ones using them) only
         alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
         made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
+        defs = _Defs.of(code, commented, path, search, made)
         _expand_param_macros(made, defs, lines, rel, inv)
         inv.kernels.extend(_aliased(made, defs, lines))
         return
@@ -1082,6 +1167,7 @@ def _scan_cuda(
         inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    defs = _Defs.of(code, commented, path, search, inv.kernels)
     _expand_param_macros(inv.kernels, defs, lines, rel, inv)
     _aliased(inv.kernels, defs, lines)
     inv.macros.extend(m for m in own if m.name not in used)
