@@ -1040,7 +1040,7 @@ class _Defs:
 # `#undef N`, `using N =`, `enum N`, or `N;` (`typedef ... N;`, `} N;`)
 _DEFINING = re.compile(
     r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)|\busing[ \t]+(\w+)[ \t]*=|\benum[ \t]+(?:(?:class|struct)[ \t]+)?(\w+)"
-    r"|(\w+)[ \t]*;",
+    r"|(?<!\w)(\w+)[ \t]*;",
     re.M,
 )
 
@@ -1057,8 +1057,11 @@ def _type_words(param: str) -> set[str]:
     C++'s own words, CUDA's `__word__` attributes, a class's member (`Visitor::Params`: CUTLASS
     declares a `Params` in each of its 200 headers) and the name it declares (its last word, when
     it has others)."""
-    words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", param.split("=")[0])
-    if len(words) > 1 and re.search(r"[A-Za-z_]\w*\s*(?:\[[^\]]*\]\s*)*$", param.split("=")[0].rstrip()):
+    head = param.split("=")[0].rstrip()
+    words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", head)
+    while head.endswith("]") and "[" in head:  # (an array's extents: `x[N]` declares `x`)
+        head = head[: head.rindex("[")].rstrip()
+    if len(words) > 1 and (head[-1:].isalnum() or head[-1:] == "_"):
         words = words[:-1]
     return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
 
