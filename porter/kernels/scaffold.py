@@ -512,11 +512,12 @@ def _functor(decl: str, name: str, k: Kernel) -> bool:
     """Whether parameter `name` (declared `decl`) is of one of the kernel's template type
     parameters and the kernel uses it as no number: calls it (`op(a, b)`) or reads a member of it
     (`op.scale`, `op->f`). `template <typename Op> __global__ void k(Op op, float* x)` typed `op` a
-    float (twentieth read's leftover, issue 24): a template type is a number only as it is used."""
+    float (twentieth read's leftover, issue 24): a template type is a number only as it is used.
+    A pack expanded (`f(args...)`) is no member read."""
     types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name}
     if not types & set(k.typenames) or not k.source:
         return False
-    return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?!\d)|->)", k.source) is not None
+    return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?![\d.])|->)", k.source) is not None
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
