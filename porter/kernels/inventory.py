@@ -983,8 +983,8 @@ class _Defs:
     preprocessor does: the file's own macro won over a header's, whichever came first, and an
     `#undef` was not read (twentieth read's leftover). The headers are found as `search` says,
     read `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT` and `_INCLUDE_BYTES` at most; each is read for its
-    definitions only when it names one of the words looked for (CUTLASS's headers, 8 MiB for one
-    of flash-attn's files, took 15 s each to read whole)."""
+    definitions only when it may define one of the names looked for (`_defined`): read whole,
+    CUTLASS's headers took 15 s for one of flash-attn's files."""
 
     macros: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
     aliases: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
