@@ -17,6 +17,12 @@ _BUILD_FILES = ("setup.py", "CMakeLists.txt")
 _MAX_BUILD_BYTES = 2**20  # a build file larger than this is not read for its folders
 _MAX_DIRS = 64  # folders kept at most
 _NAME_DEPTH = 8  # a name's value read through this many names at most (`a = b`, `b = ...`)
+# the nodes read for the paths of one setup.py at most, and a path's length: a name used many times
+# in the value of a name used many times (`a1 = join(a0, a0, ...)`, `a2 = join(a1, ...)`) made
+# work and text exponential in the names' depth (a 10 KB setup.py stalled `porter kernels`)
+_PATH_STEPS = 2_000  # for one path
+_FILE_STEPS = 200_000  # for all of one setup.py's
+_MAX_PATH = 4096
 # `include_directories(...)` / `target_include_directories(tgt PUBLIC ...)` (CMake's commands are
 # of any case); their arguments to the `)`, never past a line's own `(`
 _CMAKE_INCLUDES = re.compile(r"\b(target_)?include_directories[ \t]*\(([^()]*)\)", re.I)
@@ -40,7 +46,9 @@ def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
             folder = os.path.realpath(build.parent / part)
             if os.path.isdir(folder) and within(folder, top) and Path(folder) not in found:
                 found.append(Path(folder))
-    return tuple(found[:_MAX_DIRS])
+                if len(found) == _MAX_DIRS:
+                    return tuple(found)
+    return tuple(found)
 
 
 def within(path: str, folder: str) -> bool:
@@ -94,9 +102,14 @@ def _setup_dirs(text: str, setup: Path) -> list[str]:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assigned.setdefault(node.targets[0].id, node.value)
     out: list[str] = []
+    left = _FILE_STEPS
     for value in _given(tree):
-        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
-        out.extend(p for item in items if (p := _path(item, assigned, setup, _NAME_DEPTH)) is not None)
+        for item in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+            steps = [min(_PATH_STEPS, left)]
+            found = _path(item, assigned, setup, _NAME_DEPTH, steps)
+            left -= min(_PATH_STEPS, left) - max(steps[0], 0)
+            if found is not None:
+                out.append(found)
     return out
 
 
@@ -131,37 +144,45 @@ def _adds_to(node: ast.AST, variables: set[str]) -> bool:
     )
 
 
-def _path(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: int) -> str | None:
+def _path(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
     """The path `node` stands for, where it is made of strings, `__file__`, names assigned such
-    paths and path calls; else None."""
-    if depth <= 0:
+    paths and path calls, within `steps` nodes read and `_MAX_PATH` characters; else None."""
+    steps[0] -= 1
+    if depth <= 0 or steps[0] < 0:
         return None
+    found = _path_of(node, assigned, setup, depth, steps)
+    return found if found is None or len(found) <= _MAX_PATH else None
+
+
+def _path_of(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
+    """`_path` of one node."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
         if node.id == "__file__":
             return str(setup)
-        return _path(assigned[node.id], assigned, setup, depth - 1) if node.id in assigned else None
+        return _path(assigned[node.id], assigned, setup, depth - 1, steps) if node.id in assigned else None
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Add)):
-        left, right = _path(node.left, assigned, setup, depth - 1), _path(node.right, assigned, setup, depth - 1)
+        left = _path(node.left, assigned, setup, depth - 1, steps)
+        right = _path(node.right, assigned, setup, depth - 1, steps)
         if left is None or right is None:
             return None
         return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        inner = _path(node.value, assigned, setup, depth - 1)
+        inner = _path(node.value, assigned, setup, depth - 1, steps)
         return None if inner is None else os.path.dirname(inner)
     if isinstance(node, ast.Call) and not node.keywords:
-        return _path_call(node, assigned, setup, depth)
+        return _path_call(node, assigned, setup, depth, steps)
     return None
 
 
-def _path_call(node: ast.Call, assigned: dict[str, ast.expr], setup: Path, depth: int) -> str | None:
+def _path_call(node: ast.Call, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
     """The path a call of `os.path`'s or `pathlib`'s stands for (`_path`)."""
     func = node.func
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     if isinstance(func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
-        return _path(func.value, assigned, setup, depth - 1)
-    parts = [p for a in node.args if (p := _path(a, assigned, setup, depth - 1)) is not None]
+        return _path(func.value, assigned, setup, depth - 1, steps)
+    parts = [p for a in node.args if (p := _path(a, assigned, setup, depth - 1, steps)) is not None]
     if not parts or len(parts) < len(node.args):
         return None
     if name in ("join", "Path", "PurePath", "PosixPath"):

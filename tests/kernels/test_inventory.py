@@ -702,3 +702,21 @@ def test_the_glob_of_a_target_s_modules_takes_them_only(project, tmp_path):
     }
     assert {glob: {p.name for p in out.glob(glob)} for glob in kinds} == kinds
     assert sorted(p.name for p in out.iterdir()) == sorted(name for names in kinds.values() for name in names)
+
+
+def test_a_setup_py_s_include_folders_are_read_in_bounded_work(tmp_path):
+    """A name used many times in the value of a name used many times (`a1 = os.path.join(a0, a0,
+    ...)`, `a2 = os.path.join(a1, ...)`): reading setup.py's `include_dirs=` was exponential in the
+    names' depth (a 10 KB setup.py stalled `porter kernels`; this branch's own, caught before any
+    merge). The paths of one setup.py are read within a budget of nodes and of length; the plain
+    ones still count."""
+    import time
+
+    from porter.kernels.includes import include_dirs
+
+    (tmp_path / "csrc").mkdir()
+    deep = ["import os", 'a0 = "d"'] + [f"a{i} = os.path.join({', '.join([f'a{i - 1}'] * 300)})" for i in range(1, 6)]
+    (tmp_path / "setup.py").write_text("\n".join([*deep, 'CUDAExtension("x", [], include_dirs=[a5, "csrc"])']) + "\n")
+    began = time.monotonic()
+    assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(),)
+    assert time.monotonic() - began < 5
