@@ -960,6 +960,7 @@ class _Search:
 _INCLUDE_DEPTH = 16
 _INCLUDE_COUNT = 64
 _INCLUDE_BYTES = 2 * 2**20
+_INCLUDE_LOOKUPS = 4096  # and `#include`s looked up (each a `stat` per folder searched)
 
 
 # where a definition comes into force, in the order the preprocessor meets it: the offset of the
@@ -1071,14 +1072,18 @@ def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, st
     include, in the order the preprocessor reads them, each with the key of its definitions
     (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
     as an include guard or `#pragma once` makes it), at most `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT`
-    of them and `_INCLUDE_BYTES` in all. A header's own `#include`s are read in its text as it is
-    (a commented-out one is followed too: a header more, read for its words)."""
+    of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
+    `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
+    read for its words)."""
     out: list[tuple[_Key, str]] = []
     seen: set[str] = set()
-    left = [_INCLUDE_COUNT, _INCLUDE_BYTES]
+    left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
 
     def walk(text: str, where: Path, key: _Key) -> None:
         for m in _INCLUDE.finditer(text):
+            left[2] -= 1
+            if left[2] < 0:
+                return
             header = search.find(m.group(2), m.group(1) == '"', where.parent)
             if header is None or len(key) >= _INCLUDE_DEPTH or str(header) in seen or left[0] <= 0:
                 continue
