@@ -21,7 +21,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -31,6 +31,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from porter.codemods.guards import CudaOnly
 from porter.codemods.kernels import CPP_EXTENSION, cuda_only_registrations, triton_kernels
 from porter.analysis.cuda_only_index import cuda_only_imports, extension_imports
+from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
@@ -49,23 +50,20 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # nineteenth read); each is one whole word (`(?<!\w)...(?!\w)`), so a run of them splits one way, and
 # `__global__` is none (it begins the next kernel: a run of them was read from each, quadratically)
 _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
-_BOUNDS = r"(?:(?:(?<!\w)(?!__global__(?!\w))__\w+__(?!\w)(?:\s*" + _NESTED + r")?|\[\[[^\]]*\]\])\s*)*"
+# and any other word, with its arguments or none: a kernel returns `void`, so a word between
+# `__global__` and `void`, or between `void` and the name, is no type but a macro standing for
+# attributes (vllm 0.34.0's `__global__ void GDN_CU_MODE __launch_bounds__(...) rdna35_gdn_chunked_kernel_cu(`,
+# `#define GDN_CU_MODE __attribute__((target("cumode")))`, was not listed; `__global__
+# LAUNCH_BOUNDS(256) void k(` neither), or one of `static`/`inline`/`extern` (CUTLASS's
+# `__global__ static __launch_bounds__(...) void gemm_device(`: 6 kernels of flash-attn 2.8.3's sdist)
+_ATTRIBUTE_WORD = r"(?<!\w)(?!(?:__global__|void)(?!\w))[A-Za-z_]\w*(?!\w)(?:\s*" + _NESTED + r")?"
+_BOUNDS = r"(?:(?:" + _ATTRIBUTE_WORD + r"|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
-# `static`/`inline` among the attributes, in any order: CUTLASS's `__global__ static
-# __launch_bounds__(...) void gemm_device(` (6 kernels of flash-attn 2.8.3's sdist) was not listed
-_SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
 _GLOBAL = re.compile(
-    r"__global__\s+"
-    + _BOUNDS
-    + _SPECIFIERS
-    + r"void\s+"
-    + _BOUNDS
-    + r"((?:\w+\s*##\s*)*\w+)\s*"
-    + _TEMPLATE_ARGS
-    + r"\("
+    r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
 )
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline
@@ -101,8 +99,10 @@ def _joined(text: str) -> str:
 # kernel's parameters (vllm 0.34.0's `__global__ void MarlinDefault(MARLIN_KERNEL_PARAMS)`, over 9
 # lines) was read as one parameter of that name
 _OBJECT_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+((?:\\\r?\n|[^\n])*)", re.M)
-# a quoted `#include "kernel.h"` (read in the text with its strings)
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]{1,300})"', re.M)
+# an `#include "kernel.h"` or `#include <cutlass/cutlass.h>` (read in the text with its strings):
+# group 1 the `"` or `<`, group 2 the name
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(["<])([^"<>\n]{1,300})[">]', re.M)
+_UNDEF = re.compile(r"^[ \t]*#[ \t]*undef[ \t]+(\w+)", re.M)
 _BIND = re.compile(r"\bm\.def\(\s*\"(\w+)")
 _TORCH_LIB = re.compile(r"TORCH_LIBRARY(?:_IMPL)?\s*\(\s*(\w+)")
 # C/C++ comments, string literals and character literals (one character or escape: `1'000`'s
@@ -373,10 +373,11 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         _attach_extension_calls(inv, ext, calls, found.ext_why[ext])
     macros: list[_Macro] = []
     passed: set[str] = set()
+    search = _Search(Path(os.path.realpath(base)), include_dirs(root, base)) if cuda_files else _Search(base)
     for path in cuda_files:
         rel = os.path.relpath(path, base)
         try:
-            one = bounded(_scan_cuda_alone, path, rel, limit=limit)
+            one = bounded(_scan_cuda_alone, path, rel, search, limit=limit)
         except Failed as exc:
             inv.problems.append(f"{path_name(rel)}: {exc}")
             passed.add(rel)
@@ -384,7 +385,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
-    _macro_uses(cuda_files, base, macros, inv, limit, passed)
+    _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
     defined = {k.name for k in inv.kernels if k.kind == "cuda" and k.source}
@@ -426,15 +427,21 @@ def _scan_python_alone(path: Path, rel: str, root: Path, imported: dict, compile
     return inv, found
 
 
-def _scan_cuda_alone(path: Path, rel: str, macros: list[_Macro] | None = None) -> Inventory:
+def _scan_cuda_alone(path: Path, rel: str, search: _Search, macros: list[_Macro] | None = None) -> Inventory:
     """`_scan_cuda` of one file on its own."""
     inv = Inventory()
-    _scan_cuda(path, rel, inv, macros)
+    _scan_cuda(path, rel, inv, macros, search)
     return inv
 
 
 def _macro_uses(
-    cuda_files: list[Path], base: Path, macros: list[_Macro], inv: Inventory, limit: float | None, passed: set[str]
+    cuda_files: list[Path],
+    base: Path,
+    macros: list[_Macro],
+    inv: Inventory,
+    limit: float | None,
+    passed: set[str],
+    search: _Search,
 ) -> None:
     """The kernels made by uses, in other files of `cuda_files`, of `macros` (each of no use in its own file: a
     header's `#define DEF_KERNEL(name) ...` used in a .cu file); a macro of no use anywhere is
@@ -446,7 +453,7 @@ def _macro_uses(
         if not others or rel in passed:
             continue
         try:
-            one = bounded(_scan_cuda_alone, path, rel, others, limit=limit)
+            one = bounded(_scan_cuda_alone, path, rel, search, others, limit=limit)
         except Failed as exc:
             inv.problems.append(f"{path_name(rel)}: {exc}")
             continue
@@ -666,6 +673,10 @@ class _Lines:
     def of(self, at: int) -> int:
         return bisect.bisect_left(self.ends, at) + 1
 
+    def start(self, line: int) -> int:
+        """The offset where `line` (counted from 1) begins."""
+        return self.ends[line - 2] + 1 if 1 < line <= len(self.ends) + 1 else 0
+
 
 def closing_parens(code: str) -> dict[int, int]:
     """Where each `(` of `code` closes, by its offset (one pass; one that never closes is absent)."""
@@ -771,17 +782,21 @@ def _macros(code: str, rel: str, lines: _Lines, given: list[_Macro] | tuple[_Mac
     return [d for d in defs if d.name in making]
 
 
-def _type_aliases(code: str) -> dict[str, str]:
-    """The type aliases `code` declares (comments and strings blanked), name -> what it stands for."""
-    out = {m.group(2): m.group(1).strip() for m in _TYPEDEF.finditer(code) if m.group(1).strip()}
-    out.update((m.group(1), m.group(2).strip()) for m in _USING.finditer(code))
-    out.update((m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code))
-    out.update((m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code))
-    out.update((m.group(1), m.group(2).strip()) for m in _OBJECT_DEFINE.finditer(code) if not m.group(2).endswith("\\"))
+def _type_aliases(code: str) -> list[tuple[int, str, str]]:
+    """The type aliases `code` declares (comments and strings blanked): (offset, name, what it stands for)."""
+    out = [(m.start(), m.group(2), m.group(1).strip()) for m in _TYPEDEF.finditer(code) if m.group(1).strip()]
+    out += [(m.start(), m.group(1), m.group(2).strip()) for m in _USING.finditer(code)]
+    out += [(m.start(), m.group(1), (m.group(2) or "int").strip()) for m in _ENUM.finditer(code)]
+    out += [(m.start(), m.group(2), (m.group(1) or "int").strip()) for m in _TYPEDEF_ENUM.finditer(code)]
+    out += [
+        (m.start(), m.group(1), m.group(2).strip())
+        for m in _OBJECT_DEFINE.finditer(code)
+        if not m.group(2).endswith("\\")
+    ]
     return out
 
 
-def _aliases_of(params: list[str], aliases: dict[str, str]) -> dict[str, str]:
+def _aliases_of(params: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
     """The entries of `aliases` that `params` name, and those their texts name in turn."""
     out: dict[str, str] = {}
     words = [w for p in params for w in re.findall(r"\w+", p)]
@@ -874,23 +889,18 @@ def _macro_kernels(
     return out, used
 
 
-def _aliased(kernels: list[Kernel], aliases: dict[str, str]) -> list[Kernel]:
-    """`kernels`, each given the type aliases its parameters name."""
+def _aliased(kernels: list[Kernel], defs: _Defs, lines: _Lines) -> list[Kernel]:
+    """`kernels`, each given the type aliases its parameters name, as in force at the kernel."""
     for k in kernels:
-        k.aliases = _aliases_of(k.params, aliases) if aliases else {}
+        k.aliases = _aliases_of(k.params, defs.at(defs.aliases, lines.start(k.line))) if defs.aliases else {}
     return kernels
 
 
 _PARAMS_BUDGET = 10_000  # parameters that object-like macros expand to, in one file, at most
 
 
-def _object_macros(code: str) -> dict[str, str]:
-    """The object-like macros of `code` (comments blanked), name -> body, continuation lines joined."""
-    return {m.group(1): _joined(m.group(2)) for m in _OBJECT_MACRO.finditer(code)}
-
-
 def _params_expanded(
-    params: list[str], objects: dict[str, str], budget: list[int], disabled: frozenset[str] = frozenset()
+    params: list[str], objects: Mapping[str, str], budget: list[int], disabled: frozenset[str] = frozenset()
 ) -> list[str]:
     """`params` with each that is only the name of an object-like macro of `objects` replaced by
     the parameters its body declares, rescanned (not inside its own expansion, as the preprocessor
@@ -910,27 +920,16 @@ def _params_expanded(
     return out
 
 
-def _expand_param_macros(
-    kernels: list[Kernel], code: str, commented: str, path: Path, rel: str, inv: Inventory
-) -> None:
+def _expand_param_macros(kernels: list[Kernel], defs: _Defs, lines: _Lines, rel: str, inv: Inventory) -> None:
     """Each of `kernels`' parameters that is an object-like macro (`MARLIN_KERNEL_PARAMS`) as the
-    parameters it stands for: the macro of `code` (the kernel's file), else of a header it includes
-    by a quoted name, found beside it (vllm 0.34.0's `kernel.h` beside `marlin.cu`)."""
-    bare = {p for k in kernels for p in k.params if re.fullmatch(r"\w+", p)}
-    if not bare:
-        return
-    objects = _object_macros(code)
-    for name in _INCLUDE.findall(commented) if bare - objects.keys() else []:
-        try:
-            header = read_regular(path.parent / name).decode("utf-8", errors="replace")
-        except Unreadable:
-            continue
-        for macro, body in _object_macros(_blank(header, strings=True)).items():
-            objects.setdefault(macro, body)
+    parameters it stands for: the definition in force at the kernel (`defs`: of its file and the
+    headers it includes, vllm 0.34.0's `kernel.h` beside `marlin.cu`)."""
     budget = [_PARAMS_BUDGET]
     for k in kernels:
+        if not any(re.fullmatch(r"\w+", p) for p in k.params):
+            continue
         try:
-            k.params = _params_expanded(k.params, objects, budget)
+            k.params = _params_expanded(k.params, defs.at(defs.macros, lines.start(k.line)), budget)
         except _TooLarge:
             inv.problems.append(
                 f"{path_name(rel)}:{k.line}: the macros of kernel {k.name}'s parameters are not expanded "
@@ -939,12 +938,207 @@ def _expand_param_macros(
             return
 
 
-def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None) -> None:
+@dataclass(frozen=True)
+class _Search:
+    """Where a C++ file's `#include`s are found, as the compiler looks: a quoted name beside the
+    file that includes it, then (a quoted or an angled one) in the build's `-I` folders (`dirs`,
+    `include_dirs` of setup.py, `include_directories` of CMakeLists.txt). No header outside `base`
+    (the tree scanned) is read."""
+
+    base: Path
+    dirs: tuple[Path, ...] = ()
+
+    def find(self, name: str, quoted: bool, beside: Path) -> Path | None:
+        for folder in ((beside,) if quoted else ()) + self.dirs:
+            if not os.path.isfile(folder / name):
+                continue
+            candidate = os.path.realpath(folder / name)
+            if within(candidate, str(self.base)):
+                return Path(candidate)
+        return None
+
+
+# the headers read for one C++ file, included by it or by them: this deep, this many and these
+# bytes at most (a header read once: a second `#include` of it, or a cycle, adds nothing, as an
+# include guard or `#pragma once` makes it)
+_INCLUDE_DEPTH = 16
+_INCLUDE_COUNT = 64
+_INCLUDE_BYTES = 2 * 2**20
+_INCLUDE_LOOKUPS = 4096  # and `#include`s looked up (each a `stat` per folder searched)
+
+
+# where a definition comes into force, in the order the preprocessor meets it: the offset of the
+# file's own, or that of the `#include` of the header holding it, then the offset in that header
+# (and in a header it includes, ...)
+_Key = tuple[int, ...]
+# the words of a kernel's parameters that name no type to look up: C++'s own
+_PLAIN = frozenset(
+    "const volatile unsigned signed int float double char short long bool void auto struct class typename "
+    "enum restrict __restrict __restrict__ std size_t int8_t int16_t int32_t int64_t uint8_t uint16_t "
+    "uint32_t uint64_t".split()
+)
+_ROUNDS = 8  # rounds of names found in what the names looked for stand for (a macro in a macro, ...)
+
+
+@dataclass
+class _Defs:
+    """The object-like macros and the type aliases of a C++ file and of the headers it includes
+    (and they include), each name with where each of its definitions comes into force (`_Key`),
+    or where an `#undef` ends it (None). A use reads the definition in force where it is, as the
+    preprocessor does: the file's own macro won over a header's, whichever came first, and an
+    `#undef` was not read (twentieth read's leftover). The headers are found as `search` says,
+    read `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT` and `_INCLUDE_BYTES` at most; each is read for its
+    definitions only when it may define one of the names looked for (`_defined`): read whole,
+    CUTLASS's headers took 15 s for one of flash-attn's files."""
+
+    macros: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
+    aliases: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
+
+    @staticmethod
+    def at(table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> _InForce:
+        return _InForce(table, offset)
+
+    @classmethod
+    def of(cls, code: str, commented: str, path: Path, search: _Search, kernels: list[Kernel]) -> _Defs:
+        """The definitions of file `path` (`code`: comments and strings blanked; `commented` with
+        its strings) and of its headers that the parameters of `kernels` may name."""
+        defs = cls()
+        if not kernels:
+            return defs
+        defs.add(code, ())
+        # (a kernel's own template type parameters are no names to look for: `T` is in every header)
+        wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
+        headers = _headers(commented, path, search) if wanted else []  # (no name to look for: no header to read)
+        done: set[int] = set()
+        names = [_defined(text) for _, text in headers]
+        for _ in range(_ROUNDS):
+            for w in list(wanted):  # (the types a macro's parameters name, not their names; what an alias names)
+                wanted.update(
+                    t for _, v in defs.macros.get(w, ()) if v for p in _top_level_split(v) for t in _type_words(p)
+                )
+                wanted.update(t for _, v in defs.aliases.get(w, ()) if v for t in _type_words(v + " _"))
+            new = [i for i in range(len(headers)) if i not in done and not names[i].isdisjoint(wanted)]
+            if not new:
+                break
+            for i in new:
+                done.add(i)
+                key, text = headers[i]
+                defs.add(_blank(text, strings=True), key)
+        for table in (defs.macros, defs.aliases):
+            for history in table.values():
+                history.sort(key=lambda e: e[0])
+        return defs
+
+    def add(self, code: str, key: _Key) -> None:
+        """Add the definitions of `code` (comments and strings blanked), each at `key` and its
+        offset there."""
+        for m in _OBJECT_MACRO.finditer(code):
+            self.macros.setdefault(m.group(1), []).append(((*key, m.start()), _joined(m.group(2))))
+        for where, name, value in _type_aliases(code):
+            self.aliases.setdefault(name, []).append(((*key, where), value))
+        for m in _UNDEF.finditer(code):
+            for table in (self.macros, self.aliases):
+                table.setdefault(m.group(1), []).append(((*key, m.start()), None))
+
+
+# what may define a name as a macro or a type alias, in a header read as it is: `#define N`,
+# `#undef N`, `using N =`, `enum N`, or `N;` (`typedef ... N;`, `} N;`)
+_DEFINING = re.compile(
+    r"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)|\busing[ \t]+(\w+)[ \t]*=|\benum[ \t]+(?:(?:class|struct)[ \t]+)?(\w+)"
+    r"|(?<!\w)(\w+)[ \t]*;",
+    re.M,
+)
+
+
+def _defined(text: str) -> set[str]:
+    """The names `text` (a header's, as it is) may define as a macro or a type alias (`_DEFINING`).
+    A header that only names the names looked for, or declares a struct of one (CUTLASS's many
+    `struct Params {`), is not read for its definitions."""
+    return {name for m in _DEFINING.finditer(text) for name in m.groups() if name}
+
+
+def _type_words(param: str) -> set[str]:
+    """The words of a parameter's declaration that may name a macro or a type alias: all but
+    C++'s own words, CUDA's `__word__` attributes, a class's member (`Visitor::Params`: CUTLASS
+    declares a `Params` in each of its 200 headers) and the name it declares (its last word, when
+    it has others)."""
+    head = param.split("=")[0].rstrip()
+    words = re.findall(r"(?<!::)(?<!:: )\b[A-Za-z_]\w*", head)
+    while head.endswith("]") and "[" in head:  # (an array's extents: `x[N]` declares `x`)
+        head = head[: head.rindex("[")].rstrip()
+    if len(words) > 1 and (head[-1:].isalnum() or head[-1:] == "_"):
+        words = words[:-1]
+    return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
+
+
+def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, str]]:
+    """The headers file `path` includes (`commented`: its text, comments blanked), and they
+    include, in the order the preprocessor reads them, each with the key of its definitions
+    (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
+    as an include guard or `#pragma once` makes it), at most `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT`
+    of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
+    `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
+    read for its words)."""
+    out: list[tuple[_Key, str]] = []
+    seen: set[str] = set()
+    left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
+
+    def walk(text: str, where: Path, key: _Key) -> None:
+        for m in _INCLUDE.finditer(text):
+            left[2] -= 1
+            if left[2] < 0:
+                return
+            header = search.find(m.group(2), m.group(1) == '"', where.parent)
+            if header is None or len(key) >= _INCLUDE_DEPTH or str(header) in seen or left[0] <= 0:
+                continue
+            seen.add(str(header))
+            try:
+                data = read_regular(header, limit=left[1])
+            except Unreadable:  # (too large for what is left, too)
+                continue
+            left[0] -= 1
+            left[1] -= len(data)
+            inner = data.decode("utf-8", errors="replace")
+            out.append(((*key, m.start()), inner))
+            walk(inner, header, (*key, m.start()))
+
+    walk(commented, path, ())
+    return out
+
+
+class _InForce(Mapping[str, str]):
+    """The definitions of a `_Defs` table in force at an offset (before it), by name."""
+
+    def __init__(self, table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> None:
+        self.table, self.offset = table, offset
+
+    def _value(self, name: str) -> str | None:
+        history = self.table.get(name, [])
+        i = bisect.bisect_left(history, ((self.offset,),)) - 1  # (an offset alone sorts before its entries)
+        return history[i][1] if i >= 0 else None
+
+    def __getitem__(self, name: str) -> str:
+        value = self._value(name)
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name in self.table if self._value(name) is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def _scan_cuda(
+    path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None, search: _Search | None = None
+) -> None:
     """A .cu source's `__global__` kernels (with what it binds and registers), or, with none, the
     first function it binds for Python. A kernel a macro defines is one per use of the macro
     (`DEF_KERNEL(foo)`): it was listed once, under the macro's parameter (eighteenth read). A
     macro of no use here goes into `inv.macros`; given `macros` (other files' macros of that kind),
-    only their uses here are read."""
+    only their uses here are read. The headers it includes are found as `search` says (by
+    default: in its own folder)."""
     try:
         text = read_regular(path).decode("utf-8", errors="replace")
     except Unreadable as exc:
@@ -961,14 +1155,15 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         + (f"; TORCH_LIBRARY {', '.join(libs)}" if libs else "")
     )
     lines = _Lines(text)
-    aliases = _type_aliases(code)
+    search = search or _Search(Path(os.path.realpath(path.parent)))
     if macros is not None:  # the second read: the uses of other files' macros (and own ones using them) only
         alone = {m.name for m in _macros(code, rel, lines)}  # listed by the first read
         own = _macros(code, rel, lines, macros)
         top = {m.name for m in macros} | {m.name for m in own if m.name not in alone}
         made, inv.used = _macro_kernels([*macros, *own], code, lines, rel, detail, inv, top)
-        _expand_param_macros(made, code, commented, path, rel, inv)
-        inv.kernels.extend(_aliased(made, aliases))
+        defs = _Defs.of(code, commented, path, search, made)
+        _expand_param_macros(made, defs, lines, rel, inv)
+        inv.kernels.extend(_aliased(made, defs, lines))
         return
     own = _macros(code, rel, lines)
     names = {m.name for m in own}
@@ -984,8 +1179,9 @@ def _scan_cuda(path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None
         inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
-    _expand_param_macros(inv.kernels, code, commented, path, rel, inv)
-    _aliased(inv.kernels, aliases)
+    defs = _Defs.of(code, commented, path, search, inv.kernels)
+    _expand_param_macros(inv.kernels, defs, lines, rel, inv)
+    _aliased(inv.kernels, defs, lines)
     inv.macros.extend(m for m in own if m.name not in used)
     if not found and bound:
         inv.kernels.append(Kernel(bound[0], "cuda", rel, 1, detail=f"binds: {', '.join(bound)}"))

@@ -9,8 +9,10 @@ For kernel `K` it writes:
   `nki_op` registers, for neuron; a JAX function with annotated arguments that returns its
   outputs, registered with `@torch.tpu.pallas.jax_op`, for tpu; a Pallas kernel through
   `torch_xla.experimental.custom_kernel.make_kernel_from_pallas` for xla. Each body is a TODO.
-- `test_K_TARGET.py`: runs the reference on the CPU, and compares kernel and reference where the
-  target runtime is installed (skipped elsewhere).
+- `test_K_TARGET_parity.py`: runs the reference on the CPU, and compares kernel and reference
+  where the target runtime is installed (skipped elsewhere).
+
+So `*_op.py`, `*_TARGET.py` and `test_*_TARGET_parity.py` each name one kind of file exactly.
 
 The reference op lets the ported model run before any kernel is written. Existing files are
 never overwritten.
@@ -28,7 +30,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from porter.kernels.inventory import Inventory, Kernel, closing_parens
+from porter.kernels.inventory import Inventory, Kernel, closing_parens, place
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
 from porter.pipeline.writer import temporary
@@ -38,7 +40,7 @@ from porter.core.textsafe import printable
 _INT_NAME = re.compile(r"(^n$|^n_|_n$|stride|size|numel|num|count|len|rows|cols|^[NMK]$|dim|elements)", re.I)
 
 
-_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron.py`: far below any file system's 255
+_MAX_NAME = 64  # a kernel's files add `test_` and `_neuron_parity.py`: far below any file system's 255
 
 
 def safe_name(name: str) -> str:
@@ -134,6 +136,7 @@ class Signature:
     defaults: dict[str, str] = field(default_factory=dict)  # and its defaults (a trailing run)
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
+    functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -482,6 +485,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     mutates: list[str] = []
     untaken: list[str] = []
     structs: list[str] = []
+    functors: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -491,6 +495,9 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind in ("function", "struct"):
             (untaken if kind == "function" else structs).append(decl)
             continue
+        if kind == "float" and _functor(decl, name, k):
+            functors.append(decl)
+            continue
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -498,7 +505,19 @@ def _cuda_signature(k: Kernel) -> Signature:
         kinds[py] = kind
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken, structs=structs)
+    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors)
+
+
+def _functor(decl: str, name: str, k: Kernel) -> bool:
+    """Whether parameter `name` (declared `decl`) is of one of the kernel's template type
+    parameters and the kernel uses it as no number: calls it (`op(a, b)`) or reads a member of it
+    (`op.scale`, `op->f`). `template <typename Op> __global__ void k(Op op, float* x)` typed `op` a
+    float (twentieth read's leftover, issue 24): a template type is a number only as it is used.
+    A pack expanded (`f(args...)`) is no member read."""
+    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name}
+    if not types & set(k.typenames) or not k.source:
+        return False
+    return re.search(rf"(?<![\w.>]){re.escape(name)}\s*(?:\(|\.(?![\d.])|->)", k.source) is not None
 
 
 def _signature(k: Kernel, tr: Translation | None, n: str) -> Signature:
@@ -615,6 +634,13 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             + ", ".join(f"`{d}`" for d in sig.structs)
             + ", of a type porter does not know to be a number (a struct or class, which no torch op can"
             " take): pass the fields the kernel reads as the op's tensors and scalars"
+        )
+    if sig.functors:
+        check += "\n# " + _comment(
+            "TODO(porter): the kernel also takes "
+            + ", ".join(f"`{d}`" for d in sig.functors)
+            + ", of a template type it calls or reads a member of (a functor or a struct, which no torch op"
+            " can take): the reference does what it does, for each type the kernel is launched with"
         )
     body = [
         f"def {n}_reference({args}):",
@@ -833,9 +859,15 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
                 + (f" (e.g. {k.calls[0].describe()})" if k.calls else "")
             )
         )
+        tensors = [p for p in tr.params if p in tr.loaded or p in tr.stored]
+        lines += [f"    {p} = torch.randn(4, 256, device=device)" for p in tensors]
+        given = _launch_values(k, tensors)
         for p in tr.params:
-            if p in tr.loaded or p in tr.stored:
-                lines.append(f"    {p} = torch.randn(4, 256, device=device)")
+            if p in tensors:
+                continue
+            if p in given:
+                value, site = given[p]
+                lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
             else:
                 lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
         lines.append(f"    return [{', '.join(tr.params)}]")
@@ -888,6 +920,66 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
         "",
     ]
     return "\n".join(lines)
+
+
+# what a launch's scalar argument may be made of to be rebuilt in `make_inputs`: numbers, and the
+# sizes of the tensors the same launch passes (`x.numel()`, `x.size(0)`, `x.shape[1]`, `x.stride(0)`)
+_SIZES = frozenset(("numel", "size", "stride", "shape", "dim", "ndim", "element_size", "ndimension"))
+_ARITHMETIC = (ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Load, ast.Expression)
+
+
+def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
+    """Per scalar parameter of Triton kernel `k`, the value a launch of it passes, rebuilt from
+    `make_inputs`' own tensors (`tensors`), and where that launch is: a literal (`0.5`), or a size
+    of a tensor the same launch passes (`x.numel()` where `x` goes to `x_ptr`: `x_ptr.numel()`).
+    Every scalar was 256, under a TODO, where the launch showed the value (twentieth read's leftover)."""
+    names = [p.split(":")[0].strip() for p in k.params]
+    out: dict[str, tuple[str, str]] = {}
+    for call in k.calls:
+        bound: dict[str, str] = {}
+        for i, arg in enumerate(call.args):
+            if arg.startswith("*"):
+                break
+            keyword, _, value = arg.partition("=") if re.match(r"^\w+=(?!=)", arg) else ("", "", arg)
+            if keyword or i < len(names):
+                bound[keyword or names[i]] = value
+        passed = {text: param for param, text in bound.items() if param in tensors and text.isidentifier()}
+        for param, text in bound.items():
+            rebuilt = _rebuilt(text, passed)
+            if rebuilt is not None and param not in tensors:
+                out.setdefault(param, (rebuilt, place(call.path, call.line, call.cell)))
+    return out
+
+
+def _rebuilt(text: str, passed: dict[str, str]) -> str | None:
+    """`text` (a launch's argument) with each name of a tensor the launch passes (`passed`: the
+    caller's name -> the parameter) as the parameter, where it is made only of numbers and their
+    sizes; else None."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not all(_a_size(node, passed) for node in ast.walk(tree)):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            node.id = passed[node.id]
+    return ast.unparse(tree)
+
+
+def _a_size(node: ast.AST, passed: dict[str, str]) -> bool:
+    """Whether `node` may be part of a number or of a size of a tensor of `passed` (`_rebuilt`)."""
+    if isinstance(node, ast.Name):
+        return node.id in passed
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float))
+    if isinstance(node, ast.Attribute):
+        return node.attr in _SIZES and isinstance(node.value, ast.Name)
+    if isinstance(node, ast.Call):
+        return not node.keywords and isinstance(node.func, ast.Attribute)
+    if isinstance(node, ast.Subscript):  # `x.shape[1]`, not an element `x[0]`
+        return isinstance(node.value, ast.Attribute)
+    return isinstance(node, _ARITHMETIC)
 
 
 class ScaffoldError(Exception):
@@ -1077,8 +1169,10 @@ def _kernel_files(k: Kernel, n: str, target: str) -> dict[str, bytes] | Scaffold
         f"{n}_op.py": _op_source(k, n, tr, reason, sig),
         f"{n}_{target}.py": _kernel_source(target, k, n, sig),
         # the test carries its target, as the target's module does: a second target's scaffold
-        # in the same folder kept the first target's test (nineteenth read's leftover)
-        f"test_{n}_{target}.py": _test_source(target, k, n, sig, tr),
+        # in the same folder kept the first target's test (nineteenth read's leftover); and ends
+        # in `_parity`: as `test_K_TARGET.py`, the glob `*_TARGET.py` of the target's modules took
+        # the tests too (twentieth read's leftover)
+        f"test_{n}_{target}_parity.py": _test_source(target, k, n, sig, tr),
     }
     try:
         return {name: _checked(name, text) for name, text in files.items()}

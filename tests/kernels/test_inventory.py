@@ -138,7 +138,7 @@ def test_scaffold_files(project, tmp_path, target):
     assert {
         "scale_kernel_op.py",
         f"scale_kernel_{target}.py",
-        f"test_scale_kernel_{target}.py",
+        f"test_scale_kernel_{target}_parity.py",
         "scatter_kernel_op.py",
     } <= names
     for p in written:
@@ -160,10 +160,10 @@ def test_a_second_target_s_scaffold_in_the_same_folder_gets_its_own_tests(projec
     write_scaffolds(scan(project), out, "neuron")
     kept: list[Path] = []
     written = {p.name for p in write_scaffolds(scan(project), out, "tpu", kept)}
-    assert {"scale_kernel_tpu.py", "test_scale_kernel_tpu.py"} <= written, written
+    assert {"scale_kernel_tpu.py", "test_scale_kernel_tpu_parity.py"} <= written, written
     assert all(p.name.endswith("_op.py") for p in kept), kept
-    assert "scale_kernel_tpu" in (out / "test_scale_kernel_tpu.py").read_text()
-    assert "scale_kernel_neuron" in (out / "test_scale_kernel_neuron.py").read_text()
+    assert "scale_kernel_tpu" in (out / "test_scale_kernel_tpu_parity.py").read_text()
+    assert "scale_kernel_neuron" in (out / "test_scale_kernel_neuron_parity.py").read_text()
 
 
 def _load(path: Path):
@@ -548,3 +548,175 @@ def test_a_cuda_kernel_s_parameters_given_by_an_object_like_macro_are_the_macro_
         "part": ["const float* x", "float* y", "int n", "float alpha"],
         "itself": ["SELF", "NOT_DEFINED"],
     }
+
+
+def test_a_macro_between_global_and_the_kernel_s_name_is_read_as_attributes(tmp_path):
+    """vllm 0.34.0's `__global__ void GDN_CU_MODE __launch_bounds__(...) rdna35_gdn_chunked_kernel_cu(`
+    (`#define GDN_CU_MODE __attribute__((target("cumode")))`) was not listed, nor a kernel whose
+    head holds a function-like macro (`__global__ LAUNCH_BOUNDS(256) void k(`): a kernel returns
+    `void`, so a word before `void` or before its name is an attribute (twentieth read's leftover,
+    issue 24). A macro making the kernel's name is still the name."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        '#define GDN_CU_MODE __attribute__((target("cumode")))\n'
+        "#define LAUNCH_BOUNDS(n) __launch_bounds__(n)\n"
+        "template <bool IS_FP16>\n__global__ void GDN_CU_MODE __launch_bounds__(256,\n    8)\n"
+        "    gdn_cu20(const float* q, float* out) { out[0] = q[0]; }\n"
+        "__global__ LAUNCH_BOUNDS(256) void lb20(float* x, int n) { x[0] = n; }\n"
+        "__global__ static MY_INLINE void LAUNCH_BOUNDS(128) GDN_CU_MODE both20(int* p) {}\n"
+        "__global__ void NAMED20(float* y) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "gdn_cu20": (4, ["const float* q", "float* out"]),
+        "lb20": (7, ["float* x", "int n"]),
+        "both20": (8, ["int* p"]),
+        "NAMED20": (9, ["float* y"]),
+    }
+
+
+def test_a_cuda_kernel_s_macros_and_aliases_are_read_in_headers_of_headers_and_the_build_s_include_folders(tmp_path):
+    """Only the headers a kernel's file included by a quoted name beside it were read, and only
+    for object-like macros: a macro or a type alias in a header of a header, or in a folder the
+    build gives as `-I` (setup.py's `include_dirs=[Path(this_dir) / "csrc"]`, as causal-conv1d
+    1.7.0, mamba-ssm and flash-attn 2.8.3 write it; CMake's `include_directories`), was not seen
+    (twentieth read's leftover, issue 24). A cycle of includes ends; a chain of them is read
+    `_INCLUDE_DEPTH` deep."""
+    src = tmp_path / "src"
+    (src / "csrc" / "inc" / "sub").mkdir(parents=True)
+    (src / "cm" / "include").mkdir(parents=True)
+    (src / "kern").mkdir()
+    (src / "setup.py").write_text(
+        "import os\nfrom pathlib import Path\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+        "this_dir = os.path.dirname(os.path.abspath(__file__))\n"
+        'CUDAExtension("x", ["kern/k.cu"], include_dirs=[Path(this_dir) / "csrc" / "inc"])\n'
+    )
+    (src / "cm" / "CMakeLists.txt").write_text(
+        "target_include_directories(ext PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include ${CUTLASS_DIR}/include)\n"
+    )
+    (src / "csrc" / "inc" / "params.h").write_text(
+        '#pragma once\n#include "sub/types.h"\n#include "params.h"\n#define KPARAMS const acc_t* x, acc_t* y, int n\n'
+    )
+    (src / "csrc" / "inc" / "sub" / "types.h").write_text(
+        '#include "../params.h"\ntypedef torch::PackedTensorAccessor32<float, 2> acc_t;\n#include <deep0.h>\n'
+    )
+    (src / "cm" / "include" / "cm.h").write_text("using idx20_t = int64_t;\n#define CM_PARAMS idx20_t i, float* o\n")
+    for i in range(40):  # a chain of headers, each including the next
+        (src / "cm" / "include" / f"deep{i}.h").write_text(f"#include <deep{i + 1}.h>\n#define DEEP{i} int d{i}\n")
+    (src / "kern" / "k.cu").write_text(
+        "#include <params.h>\n#include <cm.h>\n"
+        "__global__ void inc20(KPARAMS) { y[0] = x[0]; }\n"
+        "__global__ void cm20(CM_PARAMS) { o[0] = i; }\n"
+        "__global__ void deep20(DEEP0, DEEP13, DEEP14, DEEP30) { }\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels if k.kind == "cuda"}
+    assert kernels["inc20"].params == ["const acc_t* x", "acc_t* y", "int n"]
+    assert kernels["inc20"].aliases == {"acc_t": "torch::PackedTensorAccessor32<float, 2>"}
+    assert kernels["cm20"].params == ["idx20_t i", "float* o"]
+    assert kernels["cm20"].aliases == {"idx20_t": "int64_t"}
+    # deep0.h is the third header deep (params.h, types.h, deep0.h), so deep13.h is the 16th, the last read
+    assert kernels["deep20"].params == ["int d0", "int d13", "DEEP14", "DEEP30"]
+
+
+def test_a_cuda_kernel_reads_the_macro_in_force_where_it_is_used(tmp_path):
+    """A macro defined in a kernel's file and in a header it includes: the file's won whichever
+    came first, and an `#undef` was not read (twentieth read's leftover, issue 24). The definition
+    in force where the kernel uses it is the one the preprocessor takes; so for a type alias."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "h.h").write_text("#define P20 float* late, int n\n#define T20 double\n")
+    (src / "k.cu").write_text(
+        "#define P20 int* early\n#define T20 float\n"
+        "__global__ void before20(P20, T20 s) { early[0] = 1; }\n"
+        '#include "h.h"\n'
+        "__global__ void after20(P20, T20 s) { late[0] = 1; }\n"
+        "#undef P20\n"
+        "__global__ void undone20(P20) { }\n"
+        "#define P20 const float* again\n"
+        "__global__ void again20(P20) { }\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert {name: k.params for name, k in kernels.items()} == {
+        "before20": ["int* early", "T20 s"],
+        "after20": ["float* late", "int n", "T20 s"],
+        "undone20": ["P20"],
+        "again20": ["const float* again"],
+    }
+    assert kernels["before20"].aliases == {"T20": "float"}
+    assert kernels["after20"].aliases == {"T20": "double"}
+
+
+def test_make_inputs_gives_a_scalar_the_value_its_launch_passes(tmp_path):
+    """`make_inputs` gave every scalar 256 under a TODO, where the launch passes `x.numel()` (1,024
+    for the (4, 256) tensor it makes: the reference wrote a quarter of it), a literal or a stride
+    (twentieth read's leftover, issue 24). A value made of numbers and the sizes of tensors the
+    same launch passes is rebuilt on make_inputs' own tensors; any other keeps the TODO."""
+    need("torch")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.py").write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n@triton.jit\n"
+        "def sc20(x_ptr, out_ptr, n, alpha, stride, rows, m, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    msk = offs < n\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=msk) * alpha, mask=msk)\n\n"
+        "def scale(x, k):\n"
+        "    out = torch.empty_like(x)\n"
+        "    sc20[(1,)](x, out, x.numel(), 0.5, x.stride(0), rows=x.shape[0] * 2, m=k, BLOCK=256)\n"
+        "    sc20[(1,)](x, out, n=k.numel(), alpha=x[0], stride=len(x), rows=-3, m=1, BLOCK=256)\n"
+    )
+    write_scaffolds(scan(src), tmp_path / "out", "xla")
+    test = (tmp_path / "out" / "test_sc20_xla_parity.py").read_text()
+    assert "    n = x_ptr.numel()  # as the launch at k.py:13 passes it\n" in test
+    assert "    alpha = 0.5  # as the launch at k.py:13 passes it\n" in test
+    assert "    stride = x_ptr.stride(0)  # as the launch at k.py:13 passes it\n" in test
+    assert "    rows = x_ptr.shape[0] * 2  # as the launch at k.py:13 passes it\n" in test
+    assert "    m = 1  # as the launch at k.py:14 passes it\n" in test  # (`k` of the first: no value)
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        spec = importlib.util.spec_from_file_location("sc20_parity", tmp_path / "out" / "test_sc20_xla_parity.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        x, out, n, alpha, stride, rows, m = module.make_inputs()
+        assert (n, alpha, stride, rows, m) == (x.numel(), 0.5, 256, 8, 1)
+    finally:
+        sys.path.remove(str(tmp_path / "out"))
+
+
+def test_the_glob_of_a_target_s_modules_takes_them_only(project, tmp_path):
+    """`*_tpu.py`, the glob of the TorchTPU kernel modules, took their tests too once a test was
+    `test_K_tpu.py` (three of our own tests picked them so: twentieth read's leftover, issue 24).
+    In a folder scaffolded for two targets, `*_op.py`, `*_TARGET.py` and `test_*_TARGET_parity.py`
+    each take one kind of file, and every file is of one kind."""
+    out = tmp_path / "scaffold"
+    for target in ("neuron", "tpu"):
+        write_scaffolds(scan(project), out, target)
+    kernels = {p.name[: -len("_op.py")] for p in out.glob("*_op.py")}
+    assert kernels >= {"scale_kernel", "scatter_kernel"}
+    kinds = {
+        "*_op.py": {f"{k}_op.py" for k in kernels},
+        "*_neuron.py": {f"{k}_neuron.py" for k in kernels},
+        "*_tpu.py": {f"{k}_tpu.py" for k in kernels},
+        "test_*_neuron_parity.py": {f"test_{k}_neuron_parity.py" for k in kernels},
+        "test_*_tpu_parity.py": {f"test_{k}_tpu_parity.py" for k in kernels},
+    }
+    assert {glob: {p.name for p in out.glob(glob)} for glob in kinds} == kinds
+    assert sorted(p.name for p in out.iterdir()) == sorted(name for names in kinds.values() for name in names)
+
+
+def test_a_setup_py_s_include_folders_are_read_in_bounded_work(tmp_path):
+    """A name used many times in the value of a name used many times (`a1 = os.path.join(a0, a0,
+    ...)`, `a2 = os.path.join(a1, ...)`): reading setup.py's `include_dirs=` was exponential in the
+    names' depth (a 10 KB setup.py stalled `porter kernels`; this branch's own, caught before any
+    merge). The paths of one setup.py are read within a budget of nodes and of length; the plain
+    ones still count."""
+    import time
+
+    from porter.kernels.includes import include_dirs
+
+    (tmp_path / "csrc").mkdir()
+    deep = ["import os", 'a0 = "d"'] + [f"a{i} = os.path.join({', '.join([f'a{i - 1}'] * 300)})" for i in range(1, 6)]
+    (tmp_path / "setup.py").write_text("\n".join([*deep, 'CUDAExtension("x", [], include_dirs=[a5, "csrc"])']) + "\n")
+    began = time.monotonic()
+    assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(),)
+    assert time.monotonic() - began < 5

@@ -270,7 +270,7 @@ def test_a_parity_test_is_skipped_where_a_package_its_kernel_module_imports_is_m
         if isinstance(node, (ast.Import, ast.ImportFrom))
         for a in node.names
     } - {"torch", *sys.stdlib_module_names}
-    test = (out / f"test_skip18_kernel_{target}.py").read_text()
+    test = (out / f"test_skip18_kernel_{target}_parity.py").read_text()
     guard = test[test.index("@pytest.mark.skipif") : test.index("def test_kernel_matches_reference")]
     assert imported and all(f"'{m}'" in guard for m in imported), (imported, guard)
 
@@ -374,3 +374,27 @@ def test_a_cuda_kernel_s_struct_parameter_is_no_float(tmp_path):
     assert f"`ConvParamsBase params`, {todo}" in (out / "conv19s_op.py").read_text()
     topk = (out / "topk19s_op.py").read_text()
     assert f"`CooperativeTopKParams<TopK, InT> params`, `const __grid_constant__ CUtensorMap tmap`, {todo}" in topk
+
+
+def test_a_cuda_kernel_s_functor_of_a_template_type_is_no_float(tmp_path):
+    """`template <typename Op> __global__ void k(Op op, float* x)` typed `op` a float: any of the
+    kernel's template type parameters was a number. One the kernel calls (`op(a)`) or reads a
+    member of (`p.scale`, `f->g`) is left out of the op under its own TODO; one used as a number
+    (`T alpha`, `alpha * x[0]`) stays a float (twentieth read's leftover, issue 24)."""
+    torch = need("torch")
+    out = _ops(
+        tmp_path,
+        {
+            "k.cu": "template <typename Op, typename T>\n"
+            "__global__ void apply20(Op op, const T* x, T* y, T alpha, int n) { y[0] = op(x[0]) * alpha; }\n"
+            "template <typename P, class F>\n"
+            "__global__ void member20(const P p, F* f, const F& g, float* y) { y[0] = p.scale + g->h(); }\n"
+        },
+    )
+    assert _imported(torch, out) == {
+        "apply20": "porter_kernels::apply20(Tensor x, Tensor(a1!) y, float alpha, SymInt n) -> ()",
+        "member20": "porter_kernels::member20(Tensor f, Tensor(a1!) y) -> ()",
+    }
+    todo = "of a template type it calls or reads a member of (a functor or a struct, which no torch op can take)"
+    assert f"`Op op`, {todo}" in (out / "apply20_op.py").read_text()
+    assert f"`const P p`, `const F& g`, {todo}" in (out / "member20_op.py").read_text()

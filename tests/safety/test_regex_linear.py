@@ -120,6 +120,7 @@ CALL_TIME: dict[str, dict[str, object]] = {
     "porter.files.deps.imports._modules_re": {"names": ["apex", "xformers"]},
     "porter.kernels.scaffold._c_writes": {"name": "out", "alt": "out|p"},
     "porter.kernels.scaffold._passed": {"alt": "out|p"},
+    "porter.kernels.scaffold._functor": {"name": "op"},
 }
 
 # Call-time patterns (by site) only ever matched at one place, like ANCHORED (re.match and

@@ -82,12 +82,14 @@ def test_a_dangling_link_in_the_scaffold_folder_is_not_written_through(tmp_path)
     outside = tmp_path / "outside"
     outside.mkdir()
     (out / "scale_kernel_op.py").symlink_to(outside / "planted.py")  # dangling
-    (out / "test_scale_kernel_neuron.py").symlink_to("/nonexistent/dir/x.py")  # dangling, to a folder that is not there
+    (out / "test_scale_kernel_neuron_parity.py").symlink_to(
+        "/nonexistent/dir/x.py"
+    )  # dangling, to a folder that is not there
     res = porter("kernels", "src", "--target", "neuron", "--scaffold", "kernels", cwd=tmp_path)
     err = res.stderr.decode() + res.stdout.decode()
     assert "Traceback" not in err, err
     assert not (outside / "planted.py").exists() and list(outside.iterdir()) == []
-    assert (out / "scale_kernel_op.py").is_symlink() and (out / "test_scale_kernel_neuron.py").is_symlink()
+    assert (out / "scale_kernel_op.py").is_symlink() and (out / "test_scale_kernel_neuron_parity.py").is_symlink()
     assert (out / "scale_kernel_neuron.py").is_file()  # the name that was free is written
     assert "scale_kernel_op.py" in err and "kept" in err  # the user is told which names were taken
     assert not [p for p in out.iterdir() if p.name.endswith(".porter-tmp")]

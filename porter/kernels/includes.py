@@ -1,0 +1,194 @@
+"""The `-I` folders a project's build gives its C++ sources, read (never run) from its build files:
+`include_dirs=` of setup.py (`CUDAExtension(..., include_dirs=[Path(this_dir) / "csrc"])`, or a
+list built in a variable passed there) and `include_directories` / `target_include_directories`
+of CMakeLists.txt. The kernel inventory finds the headers a `.cu` file includes in them (flash-attn
+2.8.3's `#include "namespace_config.h"` is in `csrc/flash_attn`, its setup.py's -I folder)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from pathlib import Path
+
+from porter.core.reading import Unreadable, read_regular
+
+_BUILD_FILES = ("setup.py", "CMakeLists.txt")
+_MAX_BUILD_BYTES = 2**20  # a build file larger than this is not read for its folders
+_MAX_DIRS = 64  # folders kept at most
+_NAME_DEPTH = 8  # a name's value read through this many names at most (`a = b`, `b = ...`)
+# the nodes read for the paths of one setup.py at most, and a path's length: a name used many times
+# in the value of a name used many times (`a1 = join(a0, a0, ...)`, `a2 = join(a1, ...)`) made
+# work and text exponential in the names' depth (a 10 KB setup.py stalled `porter kernels`)
+_PATH_STEPS = 2_000  # for one path
+_FILE_STEPS = 200_000  # for all of one setup.py's
+_MAX_PATH = 4096
+# `include_directories(...)` / `target_include_directories(tgt PUBLIC ...)` (CMake's commands are
+# of any case); their arguments to the `)`, never past a line's own `(`
+_CMAKE_INCLUDES = re.compile(r"\b(target_)?include_directories[ \t]*\(([^()]*)\)", re.I)
+_CMAKE_KEYWORDS = {"SYSTEM", "BEFORE", "AFTER", "PUBLIC", "PRIVATE", "INTERFACE"}
+_CMAKE_HERE = ("CMAKE_CURRENT_SOURCE_DIR", "CMAKE_CURRENT_LIST_DIR", "PROJECT_SOURCE_DIR", "CMAKE_SOURCE_DIR")
+
+
+def include_dirs(root: Path, base: Path) -> tuple[Path, ...]:
+    """The existing folders under `base` (real paths) that the build files under `root` (or, for
+    a file, beside it) give as `-I` folders, in the order found."""
+    found: list[Path] = []
+    top = os.path.realpath(base)
+    for build in _build_files(root):
+        try:
+            data = read_regular(build, limit=_MAX_BUILD_BYTES)
+        except Unreadable:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        parts = _setup_dirs(text, build) if build.name == "setup.py" else _cmake_dirs(text)
+        for part in parts:
+            folder = os.path.realpath(build.parent / part)
+            if os.path.isdir(folder) and within(folder, top) and Path(folder) not in found:
+                found.append(Path(folder))
+                if len(found) == _MAX_DIRS:
+                    return tuple(found)
+    return tuple(found)
+
+
+def within(path: str, folder: str) -> bool:
+    """Whether real path `path` is `folder` or under it."""
+    try:
+        return os.path.commonpath([path, folder]) == folder
+    except ValueError:  # another drive
+        return False
+
+
+def _build_files(root: Path) -> list[Path]:
+    if root.is_file():
+        root = root.parent
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [
+            d for d in dirnames if not d.startswith(".") and d not in ("build", "dist", "node_modules", "__pycache__")
+        ]
+        out.extend(Path(dirpath) / f for f in filenames if f in _BUILD_FILES)
+    return sorted(out)
+
+
+def _cmake_dirs(text: str) -> list[str]:
+    """The folders of a CMakeLists.txt's include commands, relative to its folder; an argument of
+    a variable porter cannot know (`${CUTLASS_DIR}/include`) or a generator expression is left out."""
+    text = re.sub(r"#[^\n]*", "", text)
+    out: list[str] = []
+    for m in _CMAKE_INCLUDES.finditer(text):
+        args = [a.strip('"') for a in m.group(2).split()]
+        for arg in args[1:] if m.group(1) else args:
+            if arg.upper() in _CMAKE_KEYWORDS:
+                continue
+            for var in _CMAKE_HERE:
+                arg = arg.replace("${" + var + "}", ".")
+            if "$" not in arg and arg:
+                out.append(arg)
+    return out
+
+
+def _setup_dirs(text: str, setup: Path) -> list[str]:
+    """The folders a setup.py passes as `include_dirs=`: a list of paths, or a variable holding
+    one (assigned, `+=`, `.append`/`.extend`/`.insert`), each path read where porter can read it
+    without running the file (strings, `Path(...) / "x"`, `os.path.join`, `os.path.abspath`, a
+    name assigned one, `__file__`)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assigned.setdefault(node.targets[0].id, node.value)
+    out: list[str] = []
+    left = _FILE_STEPS
+    for value in _given(tree):
+        for item in value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]:
+            steps = [min(_PATH_STEPS, left)]
+            found = _path(item, assigned, setup, _NAME_DEPTH, steps)
+            left -= min(_PATH_STEPS, left) - max(steps[0], 0)
+            if found is not None:
+                out.append(found)
+    return out
+
+
+def _given(tree: ast.Module) -> list[ast.expr]:
+    """What a setup.py passes as `include_dirs=`, and what it puts in a variable passed there."""
+    given: list[ast.expr] = []
+    variables: set[str] = set()
+    for node in ast.walk(tree):
+        for kw in node.keywords if isinstance(node, ast.Call) else ():
+            if kw.arg == "include_dirs":
+                (variables.add(kw.value.id) if isinstance(kw.value, ast.Name) else given.append(kw.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in variables for t in node.targets):
+            given.append(node.value)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id in variables:
+            given.append(node.value)
+        elif _adds_to(node, variables):
+            assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            given.append(node.args[-1] if node.func.attr == "insert" else node.args[0])
+    return given
+
+
+def _adds_to(node: ast.AST, variables: set[str]) -> bool:
+    """Whether `node` is `v.append(x)`, `v.extend(xs)` or `v.insert(i, x)` of one of `variables`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in variables
+        and node.func.attr in ("append", "extend", "insert")
+        and bool(node.args)
+    )
+
+
+def _path(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
+    """The path `node` stands for, where it is made of strings, `__file__`, names assigned such
+    paths and path calls, within `steps` nodes read and `_MAX_PATH` characters; else None."""
+    steps[0] -= 1
+    if depth <= 0 or steps[0] < 0:
+        return None
+    found = _path_of(node, assigned, setup, depth, steps)
+    return found if found is None or len(found) <= _MAX_PATH else None
+
+
+def _path_of(node: ast.expr, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
+    """`_path` of one node."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id == "__file__":
+            return str(setup)
+        return _path(assigned[node.id], assigned, setup, depth - 1, steps) if node.id in assigned else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.Add)):
+        left = _path(node.left, assigned, setup, depth - 1, steps)
+        right = _path(node.right, assigned, setup, depth - 1, steps)
+        if left is None or right is None:
+            return None
+        return os.path.join(left, right) if isinstance(node.op, ast.Div) else left + right
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path(node.value, assigned, setup, depth - 1, steps)
+        return None if inner is None else os.path.dirname(inner)
+    if isinstance(node, ast.Call) and not node.keywords:
+        return _path_call(node, assigned, setup, depth, steps)
+    return None
+
+
+def _path_call(node: ast.Call, assigned: dict[str, ast.expr], setup: Path, depth: int, steps: list[int]) -> str | None:
+    """The path a call of `os.path`'s or `pathlib`'s stands for (`_path`)."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if isinstance(func, ast.Attribute) and name in ("resolve", "absolute") and not node.args:
+        return _path(func.value, assigned, setup, depth - 1, steps)
+    parts = [p for a in node.args if (p := _path(a, assigned, setup, depth - 1, steps)) is not None]
+    if not parts or len(parts) < len(node.args):
+        return None
+    if name in ("join", "Path", "PurePath", "PosixPath"):
+        return os.path.join(*parts)
+    if name in ("abspath", "realpath", "normpath", "str", "fspath") and len(parts) == 1:
+        return parts[0]
+    if name == "dirname" and len(parts) == 1:
+        return os.path.dirname(parts[0])
+    return None
