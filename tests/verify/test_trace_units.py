@@ -318,3 +318,31 @@ def test_buffers_after_the_first_forward_are_compared_when_both_traces_hold_them
     assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_mean", res.first_divergence
     del traces[1].manifest["buffers"]
     assert compare_traces(*traces).verdict == "pass"
+
+
+def test_a_running_var_that_alone_differs_on_xla_is_said_to_be_the_backend_s(tmp_path):
+    """torch_xla 2.9's BatchNorm moves running_var by the biased batch variance (CPU and CUDA:
+    the unbiased one), so a faithful XLA port of a BatchNorm model fails there; the FAIL says the
+    cause, but only where the same module's running_mean agreed (another momentum moves both)."""
+    from porter.verify.recorder import tensor_stats
+
+    def traces_with(var_scale, mean_scale):
+        traces = []
+        for name in ("r", "p"):
+            t = make_trace(tmp_path / f"{name}.safetensors", [2.0, 1.8], label=PORT if name == "p" else None)
+            buffers = []
+            for i, (key, v) in enumerate((("bn.running_mean", mean_scale), ("bn.running_var", var_scale))):
+                value = torch.linspace(0.5, 1, 8) * (v if name == "p" else 1.0)
+                t.tensors[f"b{i}.stats"], t.tensors[f"b{i}.sample"] = tensor_stats(value, 64)
+                out = {"shape": [8], "dtype": "float32", "stats": f"b{i}.stats", "sample": f"b{i}.sample"}
+                buffers.append({"key": key, "type": "buffer", "outputs": [out]})
+            t.manifest["buffers"] = buffers
+            traces.append(t)
+        return compare_traces(*traces)
+
+    res = traces_with(63 / 64, 1.0)
+    assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_var"
+    assert any("biased batch variance" in r for r in res.reasons), res.reasons
+    res = traces_with(63 / 64, 1.5)  # another momentum: the mean differs first, no backend cause
+    assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_mean"
+    assert not any("biased" in r for r in res.reasons), res.reasons
