@@ -57,11 +57,20 @@ _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
 # `static`/`inline` among the attributes, in any order: CUTLASS's `__global__ static
 # __launch_bounds__(...) void gemm_device(` (6 kernels of flash-attn 2.8.3's sdist) was not listed
 _SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
+# a `__global__` function returns void, spelled `void` or as a template's type that is void where it
+# is instantiated (SFINAE): vllm 0.34.0's `__global__ std::enable_if_t<(width > 0) && ...>
+# fused_add_rms_norm_kernel(` (2 kernels, 4 definitions) was not listed (twentieth read). Its
+# arguments hold `<...>` three deep and parentheses (a `>` in them compares); each alternative
+# begins with its own character, so a run is read one way
+_ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r")*>"
+for _ in range(2):
+    _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r"|" + _ANGLES + r")*>"
+_RETURNS = r"(?:void\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES + r"(?:\s*::\s*\w+)?\s*)"
 _GLOBAL = re.compile(
     r"__global__\s+"
     + _BOUNDS
     + _SPECIFIERS
-    + r"void\s+"
+    + _RETURNS
     + _BOUNDS
     + r"((?:\w+\s*##\s*)*\w+)\s*"
     + _TEMPLATE_ARGS

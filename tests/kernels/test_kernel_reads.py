@@ -1,0 +1,35 @@
+"""`porter kernels`: CUDA kernels read as a C++ compiler reads them (twentieth adversarial read of
+issue 24: every `__global__` function clang 18 sees in eight libraries' `.cu`/`.cuh` files,
+checked against the listing)."""
+
+from __future__ import annotations
+
+from porter.kernels.inventory import scan
+from porter.kernels.scaffold import _signature
+
+
+def test_a_cuda_kernel_whose_void_is_spelled_as_a_template_is_listed(tmp_path):
+    """vllm 0.34.0's `__global__ std::enable_if_t<(width > 0) && _typeConvert<scalar_t>::exists>
+    fused_add_rms_norm_kernel(` (and its `(width == 0) || ...` twin, and
+    `fused_add_rms_norm_static_fp8_quant_kernel`): a `__global__` function returns void, here
+    spelled as a type that is void where it is instantiated (SFINAE). The kernels were not listed:
+    the head was read with `void` only."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename scalar_t, int width>\n"
+        "__global__ std::enable_if_t<(width > 0) && _typeConvert<scalar_t>::exists>\n"
+        "fused20(scalar_t* __restrict__ input, const scalar_t* __restrict__ weight, const float eps) {\n"
+        "  input[0] = weight[0] * eps;\n}\n"
+        "template <typename T>\n"
+        "__global__ typename std::enable_if<std::is_same<T, float>::value, void>::type sf20(T* out, int n) {}\n"
+        "__global__ __launch_bounds__(128) ::std::enable_if_t<true> qual20(int* p) {}\n"
+    )
+    kernels = {k.name: k for k in scan(src).kernels}
+    assert {n: (k.line, k.params) for n, k in kernels.items()} == {
+        "fused20": (2, ["scalar_t* __restrict__ input", "const scalar_t* __restrict__ weight", "const float eps"]),
+        "sf20": (7, ["T* out", "int n"]),
+        "qual20": (8, ["int* p"]),
+    }
+    sig = _signature(kernels["fused20"], None, "fused20")
+    assert (sig.params, sig.mutates) == (["input", "weight", "eps"], ["input"])
