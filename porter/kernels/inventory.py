@@ -60,21 +60,15 @@ _SPECIFIERS = r"(?:(?:static|inline|extern)\s+" + _BOUNDS + r")*"
 # a `__global__` function returns void, spelled `void` or as a template's type that is void where it
 # is instantiated (SFINAE): vllm 0.34.0's `__global__ std::enable_if_t<(width > 0) && ...>
 # fused_add_rms_norm_kernel(` (2 kernels, 4 definitions) was not listed (twentieth read). Its
-# arguments hold `<...>` three deep and parentheses (a `>` in them compares); each alternative
+# arguments hold `<...>` three deep and parentheses (a `>` in them compares); `auto` is a trailing
+# `-> void` (`__global__ auto k(int* p) -> void {`: no `__global__` deduces its type); each alternative
 # begins with its own character, so a run is read one way
 _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r")*>"
 for _ in range(2):
     _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r"|" + _ANGLES + r")*>"
-_RETURNS = r"(?:void\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES + r"(?:\s*::\s*\w+)?\s*)"
+_RETURNS = r"(?:void\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES + r"(?:\s*::\s*\w+)?\s*)"
 _GLOBAL = re.compile(
-    r"__global__\s+"
-    + _BOUNDS
-    + _SPECIFIERS
-    + _RETURNS
-    + _BOUNDS
-    + r"((?:\w+\s*##\s*)*\w+)\s*"
-    + _TEMPLATE_ARGS
-    + r"\("
+    r"__global__\s+" + _BOUNDS + _SPECIFIERS + _RETURNS + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
 )
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline

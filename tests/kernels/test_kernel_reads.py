@@ -13,7 +13,7 @@ def test_a_cuda_kernel_whose_void_is_spelled_as_a_template_is_listed(tmp_path):
     fused_add_rms_norm_kernel(` (and its `(width == 0) || ...` twin, and
     `fused_add_rms_norm_static_fp8_quant_kernel`): a `__global__` function returns void, here
     spelled as a type that is void where it is instantiated (SFINAE). The kernels were not listed:
-    the head was read with `void` only."""
+    the head was read with `void` only. So was C++11's trailing `auto k(...) -> void`."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "k.cu").write_text(
@@ -24,12 +24,15 @@ def test_a_cuda_kernel_whose_void_is_spelled_as_a_template_is_listed(tmp_path):
         "template <typename T>\n"
         "__global__ typename std::enable_if<std::is_same<T, float>::value, void>::type sf20(T* out, int n) {}\n"
         "__global__ __launch_bounds__(128) ::std::enable_if_t<true> qual20(int* p) {}\n"
+        "__global__ auto trail20(float* out) -> void { out[0] = 1; }\n"
     )
     kernels = {k.name: k for k in scan(src).kernels}
     assert {n: (k.line, k.params) for n, k in kernels.items()} == {
         "fused20": (2, ["scalar_t* __restrict__ input", "const scalar_t* __restrict__ weight", "const float eps"]),
         "sf20": (7, ["T* out", "int n"]),
         "qual20": (8, ["int* p"]),
+        "trail20": (9, ["float* out"]),
     }
     sig = _signature(kernels["fused20"], None, "fused20")
     assert (sig.params, sig.mutates) == (["input", "weight", "eps"], ["input"])
+    assert _signature(kernels["trail20"], None, "trail20").mutates == ["out"]
