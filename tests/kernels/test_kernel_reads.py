@@ -36,3 +36,32 @@ def test_a_cuda_kernel_whose_void_is_spelled_as_a_template_is_listed(tmp_path):
     sig = _signature(kernels["fused20"], None, "fused20")
     assert (sig.params, sig.mutates) == (["input", "weight", "eps"], ["input"])
     assert _signature(kernels["trail20"], None, "trail20").mutates == ["out"]
+
+
+def test_a_cuda_parameter_s_pointer_is_read_from_its_declarator(tmp_path):
+    """flash-attn 2.8.3.post2's CUTLASS `template <typename Epilogue> __global__ void
+    kernel_epilogue_workspace(typename Epilogue::Params params)`, beside the launcher's `using
+    Epilogue = EpilogueWorkspace<Shape, kWarpCount, Array<int, Shape::kCount / (kWarpCount *
+    kWarpSize)>>` (the alias it is typed as): the struct was a tensor, the `*` of a multiplication
+    in the template arguments read as a pointer; so was the `*` of a default value (`int n = 2 *
+    3`). An array whose extent is a name (`float x[N]`) was named after the extent, and a `const`
+    array was written."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename Epilogue>\n"
+        "__global__ void ew20(typename Epilogue::Params params, cutlass::Array<int, 4 * 2> frag, int n = 2 * 3,\n"
+        "                     float x[N], const int idx[kMax], float y[4][N]) { x[0] = idx[0]; y[0][0] = 1; }\n"
+        "void run() {\n  using Epilogue = cutlass::EpilogueWorkspace<Shape, cutlass::Array<int, 128 / (4 * 32)>>;\n}\n"
+    )
+    (k,) = scan(src).kernels
+    sig = _signature(k, None, "ew20")
+    assert (sig.params, sig.kinds, sig.mutates) == (
+        ["n", "x", "idx", "y"],
+        {"n": "int", "x": "tensor", "idx": "tensor", "y": "tensor"},
+        ["x", "y"],
+    )
+    assert sig.structs == [
+        "typename Epilogue::Params params",
+        "cutlass::Array<int, 4 * 2> frag",
+    ]
