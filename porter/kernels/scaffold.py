@@ -347,6 +347,17 @@ def _without_extent(head: str) -> str:
     return head if start == -1 else head[:start]
 
 
+def _without_extents(head: str) -> str:
+    """`head` less all its array extents (`x[4][N]` -> `x`): a parameter's name is read before
+    them (`float x[N]` was named `N`: twentieth read)."""
+    head = head.rstrip()
+    for _ in range(16):
+        if not head.endswith("]"):
+            break
+        head = _without_extent(head).rstrip()
+    return head
+
+
 # a declarator in parentheses: `(*f)(float)` (a function pointer), `(Cls::*m)(int)` (a member
 # function's), `(&a)[4]` (an array's reference); group 3: a function's parameters follow
 _PAREN_DECLARATOR = re.compile(
@@ -378,12 +389,7 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
         outer, cut = re.subn(r"<[^<>]*>", " ", outer)
         if not cut:
             break
-    # the name is read before the array extents (`float x[N]` was named `N`: twentieth read)
-    declarator = outer.rstrip()
-    for _ in range(16):
-        if not declarator.endswith("]"):
-            break
-        declarator = _without_extent(declarator).rstrip()
+    declarator = _without_extents(outer)
     words = re.findall(r"[A-Za-z_]\w*", declarator)
     # (a qualified name, `torch::PackedTensorAccessor32`, is one type: no type and a name)
     qualified = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", declarator)
