@@ -403,7 +403,10 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
     # were tensors (twentieth read)
     pointer = "*" in outer or "[" in outer
     if pointer:
-        const = bool(re.search(r"\bconst\b[^*\[]*[*\[]", outer)) and not re.search(
+        # a `const` before the last `*` (or, of an array, its `[`), found without a scan from each
+        # `const` (`\bconst\b[^*]*\*` was quadratic on a run of them)
+        last = outer.rfind("*") if "*" in outer else outer.find("[")
+        const = re.search(r"\bconst\b", outer[:last]) is not None and not re.search(
             r"\*\s*const\b\s*\w*\s*$", outer.replace("__restrict__", "")
         )
         return name, "tensor", const

@@ -51,15 +51,16 @@ def test_a_cuda_parameter_s_pointer_is_read_from_its_declarator(tmp_path):
     (src / "k.cu").write_text(
         "template <typename Epilogue>\n"
         "__global__ void ew20(typename Epilogue::Params params, cutlass::Array<int, 4 * 2> frag, int n = 2 * 3,\n"
-        "                     float x[N], const int idx[kMax], float y[4][N]) { x[0] = idx[0]; y[0][0] = 1; }\n"
+        "                     float x[N], const int idx[kMax], float y[4][N], int* const* slots) {\n"
+        "  x[0] = idx[0]; y[0][0] = 1; int* r = slots[0]; r[0] = 1;\n}\n"
         "void run() {\n  using Epilogue = cutlass::EpilogueWorkspace<Shape, cutlass::Array<int, 128 / (4 * 32)>>;\n}\n"
     )
     (k,) = scan(src).kernels
     sig = _signature(k, None, "ew20")
     assert (sig.params, sig.kinds, sig.mutates) == (
-        ["n", "x", "idx", "y"],
-        {"n": "int", "x": "tensor", "idx": "tensor", "y": "tensor"},
-        ["x", "y"],
+        ["n", "x", "idx", "y", "slots"],
+        {"n": "int", "x": "tensor", "idx": "tensor", "y": "tensor", "slots": "tensor"},
+        ["x", "y"],  # (`slots` itself is read: what its pointers point at is written)
     )
     assert sig.structs == [
         "typename Epilogue::Params params",
