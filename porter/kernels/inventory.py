@@ -56,14 +56,24 @@ _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 # `#define GDN_CU_MODE __attribute__((target("cumode")))`, was not listed; `__global__
 # LAUNCH_BOUNDS(256) void k(` neither), or one of `static`/`inline`/`extern` (CUTLASS's
 # `__global__ static __launch_bounds__(...) void gemm_device(`: 6 kernels of flash-attn 2.8.3's sdist)
-_ATTRIBUTE_WORD = r"(?<!\w)(?!(?:__global__|void)(?!\w))[A-Za-z_]\w*(?!\w)(?:\s*" + _NESTED + r")?"
+_ATTRIBUTE_WORD = r"(?<!\w)(?!(?:__global__|void)(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*" + _NESTED + r")?"
 _BOUNDS = r"(?:(?:" + _ATTRIBUTE_WORD + r"|\[\[[^\]]*\]\])\s*)*"
 # a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
 # `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
 # (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
 _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
+# a `__global__` function returns void, spelled `void` or as a template's type that is void where it
+# is instantiated (SFINAE): vllm 0.34.0's `__global__ std::enable_if_t<(width > 0) && ...>
+# fused_add_rms_norm_kernel(` (2 kernels, 4 definitions) was not listed (twentieth read). Its
+# arguments hold `<...>` three deep and parentheses (a `>` in them compares); `auto` is a trailing
+# `-> void` (`__global__ auto k(int* p) -> void {`: no `__global__` deduces its type); each alternative
+# begins with its own character, so a run is read one way
+_ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r")*>"
+for _ in range(2):
+    _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r"|" + _ANGLES + r")*>"
+_RETURNS = r"(?:void\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES + r"(?:\s*::\s*\w+)?\s*)"
 _GLOBAL = re.compile(
-    r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+    r"__global__\s+" + _BOUNDS + _RETURNS + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
 )
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline

@@ -350,6 +350,17 @@ def _without_extent(head: str) -> str:
     return head if start == -1 else head[:start]
 
 
+def _without_extents(head: str) -> str:
+    """`head` less all its array extents (`x[4][N]` -> `x`): a parameter's name is read before
+    them (`float x[N]` was named `N`: twentieth read)."""
+    head = head.rstrip()
+    for _ in range(16):
+        if not head.endswith("]"):
+            break
+        head = _without_extent(head).rstrip()
+    return head
+
+
 # a declarator in parentheses: `(*f)(float)` (a function pointer), `(Cls::*m)(int)` (a member
 # function's), `(&a)[4]` (an array's reference); group 3: a function's parameters follow
 _PAREN_DECLARATOR = re.compile(
@@ -381,18 +392,25 @@ def _c_param(decl: str, index: int = 0, typenames: Collection[str] = ()) -> tupl
         outer, cut = re.subn(r"<[^<>]*>", " ", outer)
         if not cut:
             break
-    words = re.findall(r"[A-Za-z_]\w*", outer)
+    declarator = _without_extents(outer)
+    words = re.findall(r"[A-Za-z_]\w*", declarator)
     # (a qualified name, `torch::PackedTensorAccessor32`, is one type: no type and a name)
-    qualified = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", outer)
+    qualified = re.findall(r"[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*", declarator)
     named = [w for w in qualified if w not in ("const", "volatile", "__restrict__", "restrict")]
     unnamed = (
         len(named) < 2 or "::" in named[-1] or named[-1] in _C_TYPE_WORDS or _without_extent(head).rstrip()[-1:] in "*&"
     )
     name = f"arg{index}" if unnamed else words[-1]
-    pointer = "*" in decl or "[" in decl
+    # a pointer or an array by its declarator, not by a `*` of its default value (`int n = 2 * 3`)
+    # or of its type's template arguments (CUTLASS's `Array<int, kCount / (kWarps * kSize)>`): both
+    # were tensors (twentieth read)
+    pointer = "*" in outer or "[" in outer
     if pointer:
-        const = bool(re.search(r"\bconst\b[^*]*\*", decl)) and not re.search(
-            r"\*\s*const\b\s*\w*\s*$", decl.replace("__restrict__", "")
+        # a `const` before the last `*` (or, of an array, its `[`), found without a scan from each
+        # `const` (`\bconst\b[^*]*\*` was quadratic on a run of them)
+        last = outer.rfind("*") if "*" in outer else outer.find("[")
+        const = re.search(r"\bconst\b", outer[:last]) is not None and not re.search(
+            r"\*\s*const\b\s*\w*\s*$", outer.replace("__restrict__", "")
         )
         return name, "tensor", const
     if "TensorAccessor" in head:  # ATen's accessors (`PackedTensorAccessor32<...>`): a tensor
