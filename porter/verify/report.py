@@ -430,7 +430,7 @@ def plain_lines(header: list[str], rows: list[list[str]]) -> Iterator[str]:
     widths = [columns(str(h)) for h in header]
     for row in rows:
         for i, c in enumerate(row[: len(widths)]):
-            w = columns(c)
+            w = columns(str(c))
             if w > widths[i]:
                 widths[i] = w
 
