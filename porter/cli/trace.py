@@ -4,6 +4,7 @@ and read which of its operators a target runs natively before renting the hardwa
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import typer
@@ -76,6 +77,9 @@ def _output(output: Path) -> Path:
         raise _fail(f"-o {output}: exists and is not a porter trace (it is replaced only when it is one)")
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
+        # a folder porter cannot write in is said now: it was said after the whole run, its
+        # trace lost ("the run did not finish: … cannot write the trace", nineteenth read's leftover)
+        tempfile.TemporaryFile(dir=dest.parent).close()
     except OSError as exc:
         raise _fail(f"cannot write -o {output}: {exc.strerror or exc}") from None
     return dest

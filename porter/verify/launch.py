@@ -12,6 +12,7 @@ user code raises it writes error.json and exits with status 3; phase.txt names t
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import operator
 import os
@@ -79,7 +80,52 @@ def setup_device(job: dict):
 
         torch.compile = compile_off
         side.notes.append("torch.compile was turned off (--eager): the model ran eagerly")
+    else:
+        _note_compile(torch)
     return side
+
+
+_COMPILED: list[bool] = []  # one entry once the program has called torch.compile
+
+
+def _note_compile(torch) -> None:
+    """torch.compile, noting that the program called it (`_compile_note`)."""
+    real = torch.compile
+
+    @functools.wraps(real)
+    def compile_noted(*args, **kwargs):
+        _COMPILED[:] = [True]
+        return real(*args, **kwargs)
+
+    torch.compile = compile_noted
+
+
+def _compile_note(counting: bool) -> str | None:
+    """What the trace must say of a program that called torch.compile when dynamo compiled no
+    frame of it: its models ran eagerly, and the trace is of that run. Under porter's operator
+    counting (a TorchDispatchMode) dynamo compiles nothing; the trace of an inductor program
+    held eager's operators and outputs, bit for bit, and said nothing of it (nineteenth read's
+    "untried")."""
+    if not _COMPILED or "torch._dynamo" not in sys.modules:
+        return None
+    try:
+        from torch._dynamo.utils import counters
+
+        compiled = int(counters["frames"]["ok"])
+    except Exception:  # noqa: BLE001 — a torch without these counters: nothing to say
+        return None
+    if compiled:
+        return None
+    why = (
+        "porter's operator counting was on, and its TorchDispatchMode keeps dynamo from compiling: "
+        "record with --no-count-ops to trace the compiled run"
+        if counting
+        else "dynamo was off, or nothing compiled was called"
+    )
+    return (
+        "the program called torch.compile, but no frame was compiled: it ran eagerly, and this "
+        f"trace is of that run ({why})"
+    )
 
 
 def distributed(job: dict, side) -> None:
@@ -198,9 +244,20 @@ def run_user_command(argv: list[str]) -> None:
         exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
     else:
         script = os.path.abspath(argv[0])
+        try:
+            with open(script, "rb"):
+                pass
+        except OSError as exc:  # the program's file cannot be read (its mode, or its folder's)
+            raise ProgramUnreadable(f"can't open file {argv[0]!r}: {exc.strerror or exc}") from None
         sys.argv = list(argv)
         sys.path.insert(0, os.path.dirname(script))
         runpy.run_path(script, run_name="__main__")
+
+
+class ProgramUnreadable(OSError):
+    """The program named by the command cannot be read: said in one line, as `python` says it
+    (with a user's rights, a program or its folder of mode 000 ended in the launcher's own
+    traceback under the line, nineteenth read's leftover)."""
 
 
 _REAL_EXIT = os._exit  # the process's own exit, before the hook below replaces it
@@ -237,7 +294,12 @@ class _Side:
             error = None
             if status != 0:
                 error = _exit_record(status, self.out, self.root)
-            self.conclude("error" if error else f"the program called os._exit({status})", error)
+            stopped = f"the program called os._exit({status})"
+            if threading.current_thread() is not threading.main_thread():
+                stopped += f" in its thread {threading.current_thread().name!r}" + _at(
+                    _program_line(sys._getframe(1), self.root)
+                )
+            self.conclude("error" if error else stopped, error)
 
         os._exit = _exit  # type: ignore[assignment]
 
@@ -264,7 +326,30 @@ class _Side:
             # the recording stands still from here on: a hook running in another thread ends
             # first, and every thread's next hook or counted operator waits for the process's end
             self.recorder.lock.acquire()
+            if me != threading.main_thread().ident and stopped != "error":
+                stopped += "; " + self._main_thread_stands(self.recorder.lock.waiting)
         _finish(self, stopped, error)
+
+    def _main_thread_stands(self, waiting: set[int], wait_s: float = 1.0) -> str:
+        """Where the main thread stands when another thread ends the run: Python cannot pause
+        it, so it runs on to its next hook or counted operator and waits there (the recorder's
+        lock is held); this waits up to `wait_s` for it to get there and names its line in the
+        program. The eighteenth and nineteenth reads left "it runs on to its next hook" unsaid:
+        a program's lines after its other thread's `os._exit` ran or not, and no trace said."""
+        main = threading.main_thread()
+        deadline = time.monotonic() + wait_s
+        while main.is_alive() and main.ident not in waiting and time.monotonic() < deadline:
+            time.sleep(0.005)
+        frame = sys._current_frames().get(main.ident or -1)
+        if not main.is_alive() or frame is None:
+            return "the main thread had ended"
+        line = _program_line(frame, self.root)
+        if main.ident in waiting:
+            return f"the main thread stood at porter's next hook{_at(line)}, and ran nothing after it"
+        return (
+            f"the main thread was{_at(line) or ' outside the program'} when the trace was written, at no hook of "
+            f"porter's (it came to none in {wait_s:g} s, and could run on until the process ended)"
+        )
 
 
 def main(argv: list[str]) -> int:
@@ -336,6 +421,9 @@ def _write(run: _Side, stopped: str, error: dict | None) -> None:
         error, stopped = trace_error, "error"
     import porter
 
+    note = _compile_note(getattr(run.recorder, "op_counter", None) is not None)
+    if note is not None and manifest:
+        manifest["notes"] = [*manifest.get("notes", []), note]
     if side is not None:
         manifest["devices"] = dict(manifest.get("devices") or {}, **device_requests(side))
     manifest["rng"] = rng_summary(job, side, rng)
@@ -417,6 +505,20 @@ def _child_exit(exc: BaseException) -> None:
     _REAL_EXIT(status)
 
 
+def _program_line(frame, root: str) -> str | None:
+    """`file:line` of the innermost frame from `frame` out that is in the program's tree."""
+    top = root.rstrip("/") + "/"
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(top):
+            return f"{os.path.relpath(frame.f_code.co_filename, root)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def _at(line: str | None) -> str:
+    return f" at {line}" if line else ""
+
+
 def _exit_record(status: int, out: Path, root: str) -> dict:
     """The error record of `os._exit(status)` with a status other than 0, at the program's
     line that called it, as `sys.exit(status)` is described."""
@@ -477,7 +579,10 @@ def _failure(exc: BaseException, out: Path, root: str) -> dict:
     if isinstance(exc, TimedOut):
         error["kind"] = "timeout"
     with contextlib.suppress(Exception):  # to the run's log; the program may have closed its stderr
-        traceback.print_exc()
+        if isinstance(exc, ProgramUnreadable):  # no line of it ran: nothing of porter's to show
+            print(f"python: {exc}", file=sys.stderr)
+        else:
+            traceback.print_exc()
     return error
 
 

@@ -52,7 +52,7 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
     for m, other in pairs:
         if other is None or len(other["outputs"]) != len(m["outputs"]):
             continue
-        sample, stats = 0.0, [0.0] * len(STAT_NAMES)
+        sample, stats, blocks = 0.0, [0.0] * len(STAT_NAMES), 0.0
         for ro, po in zip(m["outputs"], other["outputs"]):
             r, p = a.tensor(ro["sample"]), b.tensor(po["sample"])
             if (
@@ -69,7 +69,14 @@ def measure(a: Trace, b: Trace, how: str) -> dict:
             rs, ps = a.tensor(ro["stats"]), b.tensor(po["stats"])
             if rs is not None and ps is not None:
                 stats = [max(x, _abs(u, v)) for x, u, v in zip(stats, rs.tolist(), ps.tolist())]
-        modules[m["key"]] = {"sample": sample, "stats": stats}
+            if "blocks" in ro and "blocks" in po:  # the block sketch's own drift (a rerun's rounding)
+                rb, pb = a.tensor(ro["blocks"]), b.tensor(po["blocks"])
+                if rb is not None and pb is not None and rb.shape == pb.shape:
+                    d = (rb.double() - pb.double()).abs()
+                    d = d[d.isfinite()]
+                    if d.numel():
+                        blocks = max(blocks, float(d.max()))
+        modules[m["key"]] = {"sample": sample, "stats": stats, "blocks": blocks}
     losses = [float(s["loss"]) for s in sa[:n]]
     env = envelope(loss)
     noisy_from = next(

@@ -5,6 +5,7 @@ sections, and JSON is the result itself (schema `porter.parity/1`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from porter.core.textsafe import columns, lines_printable, printable
@@ -419,24 +420,59 @@ def plain_table(header: list[str], rows: list[list[str]]) -> list[str]:
     A cell holds no line break (`printable` escaped it) and keeps its spaces: they were
     collapsed, and the labels `a  b` and `a b` read alike (eighteenth read); widths count
     terminal columns (a CJK name is two a character)."""
-    cells = [[str(c) for c in row] for row in [header, *rows]]
-    widths = [max(columns(r[i]) for r in cells if i < len(r)) for i in range(len(header))]
-    lines = ["  ".join(c + " " * (w - columns(c)) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return list(plain_lines(header, rows))
+
+
+def plain_lines(header: list[str], rows: list[list[str]]) -> Iterator[str]:
+    """`plain_table`'s lines one at a time: the widths in one pass over the cells, then each
+    line made as it is written (the whole table, held as lines and then as one text, was three
+    copies of a 100,000-step loss table at once)."""
+    widths = [columns(str(h)) for h in header]
+    for row in rows:
+        for i, c in enumerate(row[: len(widths)]):
+            w = columns(str(c))
+            if w > widths[i]:
+                widths[i] = w
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c + " " * (w - columns(c)) for c, w in zip(map(str, row), widths)).rstrip()
+
+    yield line(header)
+    yield "  ".join("-" * w for w in widths)
+    for row in rows:
+        yield line(row)
+
+
+# on a terminal, a table of more rows than this is written as `plain_lines` too: rich lays a
+# table out whole, about 0.1 ms a cell, and a 100,000-step loss table took 109 s of CPU and
+# 1.9 GB there (none of it read: no screen shows 100,000 rows)
+RICH_ROWS = 1000
+
+
+def _write_lines(file, lines: Iterable[str], chunk: int = 2048) -> None:
+    """`lines` into `file` a chunk at a time, each line shown as text, never obeyed."""
+    batch: list[str] = []
+    for text in lines:
+        batch.append(text)
+        if len(batch) >= chunk:
+            file.write(lines_printable("\n".join(batch)) + "\n")
+            batch = []
+    if batch:
+        file.write(lines_printable("\n".join(batch)) + "\n")
+
+
+def _line(text: str) -> str:
+    """A title or a note: one line, its line breaks shown as escapes (a Block: its lines)."""
+    return lines_printable(text) if isinstance(text, Block) else printable(text)
 
 
 def print_sections(title: str, verdict: str, secs: list[Section], console=None) -> None:
     """Rich tables on a terminal; plain text at natural width anywhere else (a pipe or a file:
     rich would squeeze the tables to 80 columns there). Every cell and note is a Text: user
     text (error messages, module names) is never read as rich markup."""
-    from rich.table import Table
     from rich.text import Text
 
     from porter.report.console import make_console, on_a_terminal
-
-    def line(text: str) -> str:  # a title or a note: one line, its line breaks shown as escapes
-        return lines_printable(text) if isinstance(text, Block) else printable(text)
 
     console = console or make_console()
     # every cell shown as text before the table is laid out: given raw, rich dropped BEL, backspace
@@ -446,27 +482,40 @@ def print_sections(title: str, verdict: str, secs: list[Section], console=None) 
         for name, header, rows, notes in secs
     ]  # fmt: skip
     if not on_a_terminal(console):
-        out = [line(title)]
+        _write_lines(console.file, [_line(title)])
         for name, header, rows, notes in secs:
-            out += ["", line(name)]
+            _write_lines(console.file, ["", _line(name)])  # text from the run is shown, never obeyed
             if rows:
-                out += plain_table(header, rows)
-            out += [f"  {line(n)}" for n in notes]
-        console.file.write(lines_printable("\n".join(out)) + "\n")  # text from the run is shown, never obeyed
+                _write_lines(console.file, plain_lines(header, rows))
+            _write_lines(console.file, [f"  {_line(n)}" for n in notes])
         console.file.flush()
         return
     colour = {"pass": "green", "fail": "red"}.get(verdict, "yellow")
-    console.print(Text(line(title), style=f"bold {colour}"))
-    for name, header, rows, notes in secs:
-        table = Table(title=Text(line(name)), show_lines=False, title_justify="left")
+    console.print(Text(_line(title), style=f"bold {colour}"))
+    for section in secs:
+        _print_section(console, section)
+
+
+def _print_section(console, section: Section) -> None:
+    """One section on a terminal: a rich table, or, of more than `RICH_ROWS` rows, its plain
+    lines streamed (no screen shows them whole anyway), then its notes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    name, header, rows, notes = section
+    if len(rows) > RICH_ROWS:
+        console.print(Text(_line(name), style="italic"))
+        console.file.flush()
+        _write_lines(console.file, plain_lines(header, rows))
+    elif rows:
+        table = Table(title=Text(_line(name)), show_lines=False, title_justify="left")
         for h in header:
             table.add_column(Text(h), overflow="fold")
         for row in rows:
             table.add_row(*[Text(c) for c in row])
-        if rows:
-            console.print(table)
-        for n in notes:
-            console.print(Text(f"  {line(n)}"), highlight=False)
+        console.print(table)
+    for n in notes:
+        console.print(Text(f"  {_line(n)}"), highlight=False)
 
 
 def print_terminal(r: ParityResult, console=None) -> None:

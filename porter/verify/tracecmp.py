@@ -217,6 +217,32 @@ def _stats_cmp(
     return bad
 
 
+def _blocks_cmp(
+    r: torch.Tensor | None, p: torch.Tensor | None, rtol: float, atol: float, numel: int, extra: float = 0.0
+) -> bool:
+    """Whether two outputs' block sketches (`recorder.block_sums`: a sum and an absolute sum a
+    block of contiguous values) agree as values within the tolerance make them: a block of `b`
+    values, each within `atol + rtol * |reference|`, moves its sum and its absolute sum by at most
+    `b * atol + rtol * (the reference's absolute sum)`, plus float32's rounding of a sum of `b`
+    values on each side (`b * 2^-24` of its absolute sum, in any order of summation). A block
+    that is not finite must be equal on both sides (an infinity or a NaN there is in the
+    statistics' counts). True when either side has none or they are not alike (nothing to say)."""
+    if r is None or p is None or r.shape != p.shape or r.dim() != 2 or r.shape[0] != 2 or r.shape[1] == 0:
+        return True
+    import numpy as np
+
+    blocks = r.shape[1]
+    rd, pd = r.to(torch.float64).numpy(), p.to(torch.float64).numpy()
+    per = np.full(blocks, numel // blocks, dtype=np.float64)
+    per[-1] += numel - blocks * (numel // blocks)
+    ref_abs = np.abs(rd[1])
+    allowed = per * atol + rtol * ref_abs + per * 2.0**-24 * (ref_abs + np.abs(pd[1])) * 1.01 + extra
+    fin = np.isfinite(rd) & np.isfinite(pd)
+    same = (rd == pd) | (np.isnan(rd) & np.isnan(pd))
+    close = same | (fin & (np.abs(pd - rd) <= allowed))
+    return bool(close.all())
+
+
 def _count(shape: list[int]) -> int:
     """The values of an output of `shape` (1 for a shape too large to be a real one)."""
     n = math.prod(shape) if all(d >= 0 for d in shape) else 1
@@ -299,6 +325,19 @@ def _module_row(m: dict, pm: dict | None, mfloor: dict, margin: float, ref: Trac
                 [margin * x for x in noise.get("stats", [])] or None,
                 numel=_count(ro["shape"]),
             )
+            if (
+                "blocks" in ro
+                and "blocks" in po
+                and not _blocks_cmp(
+                    ref.tensor(ro["blocks"]),
+                    port.tensor(po["blocks"]),
+                    rtol,
+                    atol,
+                    _count(ro["shape"]),
+                    margin * noise.get("blocks", 0.0),
+                )
+            ):
+                bad.append("block sums")
             row["max_abs"] = max(row["max_abs"] or 0.0, mabs)
             row["max_rel"] = max(row["max_rel"] or 0.0, mrel)
             row["stats_differ"] += [s for s in bad if s not in row["stats_differ"]]

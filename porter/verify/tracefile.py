@@ -65,7 +65,7 @@ def process_ops(world_size: int) -> int:
 def process_limits(world_size: int) -> tuple[int, int]:
     """(module outputs, parameters) one process of `world_size` records at most, so that the
     file the ranks' traces are merged into stays within `MAX_TRACE_TENSORS`."""
-    share = (MAX_TRACE_TENSORS // max(1, world_size) - 8) // 4
+    share = (MAX_TRACE_TENSORS // max(1, world_size) - 8) // 5  # 3 tensors an output, 2 a parameter
     return min(LIMITS["max_outputs"], max(64, share)), min(LIMITS["max_entries"], max(64, share))
 
 
@@ -227,8 +227,8 @@ def _list(spec):
 
 
 _NUMBER = (int, float)
-_STATS, _SAMPLE = ("tensor", "stats"), ("tensor", "sample")
-_OUTPUT = {"shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS)}
+_STATS, _SAMPLE, _BLOCKS = ("tensor", "stats"), ("tensor", "sample"), ("tensor", "blocks")
+_OUTPUT = {"shape": _req(_list(int)), "sample": _req(_SAMPLE), "stats": _req(_STATS), "blocks": _opt(_BLOCKS)}
 _FALLBACK = {"op": _req(str), "count": _opt(_NUMBER), "per_step": _opt(_NUMBER)}
 _CALL_SITE = {"call": _req(str), "location": _opt(str), "per_step": _opt(_NUMBER)}
 # The fields `porter trace compare`, `trace ops` and the reports read, with the types they read
@@ -320,6 +320,8 @@ def _check_tensor(value, role: str, where: str, tensors: Mapping) -> None:
         raise TraceError(f"`{where}` ({value}) is not {len(STAT_NAMES)} statistics")
     if role == "sample" and numel > _LARGEST_SAMPLE:
         raise TraceError(f"`{where}` ({value}) is larger than a sample")
+    if role == "blocks" and (dim != 2 or numel % 2 or numel > 2 * _LARGEST_SAMPLE or complex_):
+        raise TraceError(f"`{where}` ({value}) is not two rows of block sums")
 
 
 def _check_object(value, spec: dict, where: str, tensors: Mapping) -> None:

@@ -677,6 +677,72 @@ def test_a_line_break_in_a_manifest_string_makes_no_line_of_its_own(tmp_path, te
         assert "\r" not in shown, (args[1], shown)
 
 
+def _without_dac_override() -> list[str]:
+    """A command prefix that runs as root without the right to read or write past file modes
+    (`setpriv` dropping CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), as a user other than the
+    files' owner runs; [] where that cannot be done (not root, no setpriv)."""
+    import os
+    import shutil
+
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return []
+    drop = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}"]
+
+
+def test_an_output_folder_or_program_porter_cannot_use_is_one_line_and_said_before_the_run(tmp_path):
+    """Tried without root's right past file modes (nineteenth read's leftover, "untried"): an
+    `-o` in a folder of mode 555 ran the whole command, then said "the run did not finish: …
+    cannot write the trace" (the run lost); a program of mode 000, or in a folder of mode 000,
+    ended in the launcher's own traceback under the line. The folder is now tried before the
+    command runs (one line, exit 2); a program that cannot be read is one line, as `python`
+    says it, with no traceback of porter's."""
+    need("torch")
+    import os
+    import subprocess
+
+    prefix = _without_dac_override()
+    if not prefix:
+        pytest.skip("needs root and setpriv to run without CAP_DAC_OVERRIDE")
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    ro.chmod(0o555)
+    (tmp_path / "closed").mkdir()
+    (tmp_path / "closed" / "train.py").write_text("print('hi')\n")
+    (tmp_path / "noread.py").write_text("print('hi')\n")
+    (tmp_path / "noread.py").chmod(0)
+    (tmp_path / "closed").chmod(0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    cmd = [*prefix, sys.executable, "-m", "porter", "trace", "record", "--no-noise-floor", "-o"]
+    try:
+        out = subprocess.run(
+            [*cmd, "ro/t.safetensors", "--", sys.executable, "train.py"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            timeout=300,
+        )
+        _one_line_error(out, "ro/t.safetensors")
+        assert "cannot write -o ro/t.safetensors: Permission denied" in out.stderr.decode(), out.stderr.decode()
+        assert not (tmp_path / "ran").exists()  # said before the command ran
+        for program in ("noread.py", "closed/train.py"):
+            out = subprocess.run(
+                [*cmd, "t.safetensors", "--", sys.executable, program],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                timeout=300,
+            )
+            shown = (out.stdout + out.stderr).decode()
+            assert out.returncode == 2, shown
+            assert f"can't open file '{program}': Permission denied" in shown, shown
+            assert "Traceback" not in shown, shown
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+        ro.chmod(0o755)
+
+
 def test_an_output_that_is_not_a_trace_is_refused_before_the_run(tmp_path):
     """`trace record -o train.py` ran the script, then wrote its trace over it; `-o /dev/full`
     ran the command, then failed to write (seventeenth read). A file that is there is replaced

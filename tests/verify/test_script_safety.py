@@ -3,7 +3,9 @@ signals to porter, and user text that looks like rich markup. Real subprocesses,
 scripts (no XLA needed: they never reach an optimizer step)."""
 
 import json
+import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -312,7 +314,9 @@ _STEPS = (
             "threading.Thread(target=os._exit, args=(0,)).start()\n"
             "time.sleep(60)\n",
             "ok",
-            "the program called os._exit(0)",
+            "the program called os._exit(0) in its thread 'Thread-1 (_exit)'; the main thread was at train.py:12 "
+            "when the trace was written, at no hook of porter's (it came to none in 1 s, and could run on until "
+            "the process ended)",
         ),
     ],
     ids=["exit-0", "exit-5", "fork-and-thread"],
@@ -522,11 +526,149 @@ def test_another_thread_s_os_exit_writes_the_trace_with_the_main_thread_standing
     tree = _tree(tmp_path, body)
     rec = _record(tmp_path, tree, timeout=120, noise_floor=False, steps=1_000_000)
     assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-2000:])
-    assert rec.trace is not None and rec.trace.manifest["stopped"] == "the program called os._exit(0)"
+    assert rec.trace is not None
+    assert rec.trace.manifest["stopped"].startswith("the program called os._exit(0) in its thread")
     recorded = rec.trace.manifest["steps_recorded"]
     after = (tree / "after").read_text().count(".") if (tree / "after").exists() else 0
     assert len(rec.trace.manifest["steps"]) == recorded
     assert after <= recorded - 3, f"the main thread finished {after} steps after os._exit, {recorded - 3} recorded"
+
+
+def test_the_trace_says_where_the_main_thread_stands_after_another_thread_s_os_exit(tmp_path, monkeypatch):
+    """After another thread's `os._exit`, the main thread runs on to porter's next hook (Python
+    cannot pause it) and the trace said nothing of it: lines of the program after the call ran
+    or not, unsaid (nineteenth read's leftover). The trace's `stopped` now names the thread that
+    called it and its line, and the line where the main thread stands at porter's hook (nothing
+    of the program ran after it), or, when it comes to no hook (it waits in a `join`), the line
+    it was running when the trace was written."""
+    need("torch")
+    body = (
+        "import os, threading, torch\n"  # 1
+        "m = torch.nn.Linear(4, 2)\n"  # 2
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"  # 3
+        "go = threading.Event()\n"  # 4
+        "def ender():\n"  # 5
+        "    go.wait()\n"  # 6
+        "    os._exit(0)\n"  # 7
+        "t = threading.Thread(target=ender, name='ender', daemon=True)\n"  # 8
+        "t.start()\n"  # 9
+        "def step():\n"  # 10
+        "    loss = m(torch.ones(3, 4)).sum()\n"  # 11
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"  # 12
+        "for i in range(3):\n"  # 13
+        "    step()\n"  # 14
+        "go.set()\n"  # 15
+        "if os.environ.get('JOIN'):\n"  # 16
+        "    t.join()\n"  # 17
+        "with open('after', 'w', buffering=1) as f:\n"  # 18
+        "    for i in range(100000):\n"  # 19
+        "        step()\n"  # 20
+        "        f.write('.\\n')\n"  # 21
+    )
+    tree = _tree(tmp_path, body)
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False, steps=1_000_000)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.trace is not None
+    stopped = rec.trace.manifest["stopped"]
+    m = re.fullmatch(
+        r"the program called os\._exit\(0\) in its thread 'ender' at train\.py:7; "
+        r"the main thread stood at porter's next hook at train\.py:(\d+), and ran nothing after it",
+        stopped,
+    )
+    assert m is not None, stopped
+    assert int(m.group(1)) in (11, 12), stopped  # in step(): its module call or its optimizer step
+    after = (tree / "after").read_text().count(".") if (tree / "after").exists() else 0
+    assert after <= rec.trace.manifest["steps_recorded"] - 3
+
+    monkeypatch.setenv("JOIN", "1")
+    rec = _record(tmp_path, tree, timeout=120, noise_floor=False, steps=1_000_000)
+    assert rec.status == "ok", (rec.status, rec.error, rec.log_tail[-2000:])
+    assert rec.trace is not None
+    assert rec.trace.manifest["stopped"] == (
+        "the program called os._exit(0) in its thread 'ender' at train.py:7; the main thread was at "
+        "train.py:17 when the trace was written, at no hook of porter's (it came to none in 1 s, and could "
+        "run on until the process ended)"
+    )
+
+
+def test_a_value_changed_outside_the_sample_fails_on_its_block_sums_and_a_faithful_one_passes(tmp_path):
+    """In an output of more values than its sample of 64, one value changed outside the strided
+    sample, by too little to move a statistic past its allowance, went unseen (89 of 4,255
+    random changes against torch.testing.assert_close, nineteenth read): here one value of 4,096
+    with its sign flipped. The trace now holds a sum and an absolute sum a block of contiguous
+    values, which every value moves; a port whose every value is within the tolerance (each at
+    0.99 of it, all one way, the worst a block sum can take) still passes."""
+    need("torch")
+    from porter.verify.tracecmp import compare_modules
+
+    body = (
+        "import torch\n"
+        "class Out(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        y = x * 1.0\n"
+        "        CHANGE\n"
+        "        return y\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(4, 4), Out())\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "x = torch.randn(1024, 4, generator=torch.Generator().manual_seed(0))\n"
+        "for i in range(2):\n"
+        "    loss = m(x).sum()\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    traces = {}
+    for name, change in (
+        ("ref", "pass"),
+        ("flip", "y[700, 1] = -y[700, 1]"),  # 2801: not a multiple of the sample's stride, 64
+        ("faithful", "y = y + (1e-5 + 1e-4 * y.abs()) * 0.99"),
+    ):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, body.replace("CHANGE", change))
+        rec = _record(tmp_path / name, tree, timeout=120, noise_floor=False, steps=2)
+        assert rec.status == "ok" and rec.trace is not None, (rec.status, rec.error, rec.log_tail[-2000:])
+        traces[name] = rec.trace
+    ref = traces["ref"]
+    out = next(m for m in ref.manifest["modules"] if m["key"] == "1")
+    assert out["outputs"][0]["shape"] == [1024, 4]
+    value = float(ref.tensor(out["outputs"][0]["sample"]).reshape(-1)[0])  # (the sample is there)
+    assert math.isfinite(value)
+    rows = {r["module"]: r for r in compare_modules(ref, traces["flip"], 1e-4, 1e-5)[0]}
+    assert not rows["1"]["passed"] and "block sums" in rows["1"]["stats_differ"], rows["1"]
+    assert rows["1"]["max_abs"] == 0.0  # the sample saw nothing: only the block sums did
+    rows = {r["module"]: r for r in compare_modules(ref, traces["faithful"], 1e-4, 1e-5)[0]}
+    assert rows["1"]["passed"], rows["1"]
+
+
+def test_a_compiled_program_that_ran_eagerly_under_operator_counting_says_so_in_its_trace(tmp_path):
+    """`torch.compile` (inductor) under `trace record`: with the operators counted (the default,
+    a TorchDispatchMode) dynamo compiled no frame, so the trace held eager's operators and
+    outputs, bit for bit, and said nothing of it (nineteenth read's "untried"). The trace now
+    says that the program ran eagerly and why; a program that never called torch.compile gets
+    no such note."""
+    need("torch")
+    body = (
+        "import torch\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 1))\n"
+        "opt = torch.optim.SGD(m.parameters(), lr=0.1)\n"
+        "cm = COMPILE\n"
+        "x, y = torch.randn(32, 8), torch.randn(32, 1)\n"
+        "for i in range(2):\n"
+        "    loss = torch.nn.functional.mse_loss(cm(x), y)\n"
+        "    opt.zero_grad(); loss.backward(); opt.step()\n"
+    )
+    for name, compile_ in (("compiled", "torch.compile(m)"), ("eager", "m")):
+        (tmp_path / name).mkdir()
+        tree = _tree(tmp_path / name, body.replace("COMPILE", compile_))
+        rec = _record(tmp_path / name, tree, timeout=300, noise_floor=False, steps=2)
+        assert rec.status == "ok" and rec.trace is not None, (rec.status, rec.error, rec.log_tail[-2000:])
+        notes = [n for n in rec.trace.manifest["notes"] if "torch.compile" in n]
+        if name == "eager":
+            assert notes == []
+        else:
+            assert notes == [
+                "the program called torch.compile, but no frame was compiled: it ran eagerly, and this trace is "
+                "of that run (porter's operator counting was on, and its TorchDispatchMode keeps dynamo from "
+                "compiling: record with --no-count-ops to trace the compiled run)"
+            ], rec.trace.manifest["notes"]
 
 
 def test_sparse_meta_quantized_and_nested_parameters_are_noted_and_a_sparse_gradient_is_in_the_norm(tmp_path):
