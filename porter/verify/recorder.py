@@ -893,6 +893,42 @@ class Recorder:
             )
         return notes
 
+    def _module_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
+        """The manifest's module outputs (their tensors put in `tensors`)."""
+        modules = []
+        keys: set[str] = set()
+        for k, (mid, n, recs) in enumerate(self.calls):
+            name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
+            key = _unused(name if n == 1 else f"{name}#{n}", keys)
+            outs = []
+            for j, (stats, sample, sums, shape, dtype, full) in enumerate(recs):
+                tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
+                tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
+                if sums is not None:
+                    tensors[f"m{k}.{j}.blocks"] = sums.to("cpu")
+                outs.append(
+                    {
+                        "shape": shape,
+                        "dtype": dtype,
+                        "stats": f"m{k}.{j}.stats",
+                        "sample": f"m{k}.{j}.sample",
+                        **({"blocks": f"m{k}.{j}.blocks"} if sums is not None else {}),
+                        **({"padded_from": full} if full else {}),
+                    }
+                )
+            modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
+        return modules
+
+    def _buffer_entries(self, tensors: dict[str, torch.Tensor]) -> list[dict]:
+        """The manifest's buffers after step 1's forward (their tensors put in `tensors`)."""
+        buffers = []
+        for k, (name, shape, dtype, stats, sample) in enumerate(self.buffers):
+            tensors[f"b{k}.stats"] = stats.to("cpu")
+            tensors[f"b{k}.sample"] = sample.to("cpu")
+            out = {"shape": shape, "dtype": dtype, "stats": f"b{k}.stats", "sample": f"b{k}.sample"}
+            buffers.append({"key": name, "type": "buffer", "outputs": [out]})
+        return buffers
+
     def finish(self) -> tuple[dict, dict]:
         """(manifest fields, tensors) with everything moved to the CPU. Metrics are read
         before porter's own device→host copies so they count only the script's."""
@@ -930,28 +966,7 @@ class Recorder:
             )
         tensors["steps.loss"] = torch.tensor(losses, dtype=torch.float64)
         tensors["steps.grad_norm"] = torch.tensor(norms, dtype=torch.float64)
-        modules = []
-        keys: set[str] = set()
-        for k, (mid, n, recs) in enumerate(self.calls):
-            name = self.names.get(mid, f"<unnamed {type(self.modules[mid]).__name__}>")
-            key = _unused(name if n == 1 else f"{name}#{n}", keys)
-            outs = []
-            for j, (stats, sample, sums, shape, dtype, full) in enumerate(recs):
-                tensors[f"m{k}.{j}.stats"] = stats.to("cpu")
-                tensors[f"m{k}.{j}.sample"] = sample.to("cpu")
-                if sums is not None:
-                    tensors[f"m{k}.{j}.blocks"] = sums.to("cpu")
-                outs.append(
-                    {
-                        "shape": shape,
-                        "dtype": dtype,
-                        "stats": f"m{k}.{j}.stats",
-                        "sample": f"m{k}.{j}.sample",
-                        **({"blocks": f"m{k}.{j}.blocks"} if sums is not None else {}),
-                        **({"padded_from": full} if full else {}),
-                    }
-                )
-            modules.append({"key": key, "type": type(self.modules[mid]).__name__, "outputs": outs})
+        modules = self._module_entries(tensors)
         params = []
         for k, (name, shape, dtype, stats, sample, checksum, dev) in enumerate(self.params):
             tensors[f"p{k}.stats"] = stats.to("cpu")
@@ -970,12 +985,7 @@ class Recorder:
                     "bits_checksum": int(checksum.to("cpu")),
                 }
             )
-        buffers = []
-        for k, (name, shape, dtype, stats, sample) in enumerate(self.buffers):
-            tensors[f"b{k}.stats"] = stats.to("cpu")
-            tensors[f"b{k}.sample"] = sample.to("cpu")
-            out = {"shape": shape, "dtype": dtype, "stats": f"b{k}.stats", "sample": f"b{k}.sample"}
-            buffers.append({"key": name, "type": "buffer", "outputs": [out]})
+        buffers = self._buffer_entries(tensors)
         ops = []
         if self.op_counter is not None:
             for (name, overload, dtypes, devs), c in sorted(
