@@ -640,26 +640,23 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         else "# TODO(porter): porter could not read the parameter types or what the kernel writes: "
         "check both (mutates_args)."
     )
-    if sig.untaken:
-        check += "\n# " + _comment(
-            "TODO(porter): the kernel also takes "
-            + ", ".join(f"`{d}`" for d in sig.untaken)
-            + ", which no torch op can take (a function): the reference chooses it"
-        )
-    if sig.structs:
-        check += "\n# " + _comment(
-            "TODO(porter): the kernel also takes "
-            + ", ".join(f"`{d}`" for d in sig.structs)
-            + ", of a type porter does not know to be a number (a struct or class, which no torch op can"
-            " take): pass the fields the kernel reads as the op's tensors and scalars"
-        )
-    if sig.functors:
-        check += "\n# " + _comment(
-            "TODO(porter): the kernel also takes "
-            + ", ".join(f"`{d}`" for d in sig.functors)
-            + ", of a template type it calls or reads a member of (a functor or a struct, which no torch op"
-            " can take): the reference does what it does, for each type the kernel is launched with"
-        )
+    for taken, cannot in (
+        (sig.untaken, "which no torch op can take (a function): the reference chooses it"),
+        (
+            sig.structs,
+            "of a type porter does not know to be a number (a struct or class, which no torch op can"
+            " take): pass the fields the kernel reads as the op's tensors and scalars",
+        ),
+        (
+            sig.functors,
+            "of a template type it calls or reads a member of (a functor or a struct, which no torch op"
+            " can take): the reference does what it does, for each type the kernel is launched with",
+        ),
+    ):
+        if taken:
+            check += "\n# " + _comment(
+                "TODO(porter): the kernel also takes " + ", ".join(f"`{d}`" for d in taken) + ", " + cannot
+            )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',
