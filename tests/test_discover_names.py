@@ -507,9 +507,10 @@ def test_an_empty_home_is_the_root_folder_s(tmp_path, monkeypatch):
 
 
 def test_git_is_asked_about_the_walk_s_repository_and_said_missing_once(tmp_path, monkeypatch):
-    """`core.excludesFile` is asked of git in the repository the walk is in: a `GIT_DIR` of
-    the environment (a git hook's) naming another repository does not answer for it; where
-    git is not installed the run says once that the setting is not read, and still lints."""
+    """`core.excludesFile` is asked of git in the repository the walk is in: a `GIT_DIR` and
+    `GIT_WORK_TREE` of the environment (a hook's in another repository) naming another work
+    tree do not answer for it; where git is not installed the run says once that the setting
+    is not read, and still lints."""
     import subprocess
     import sys
 
@@ -521,6 +522,7 @@ def test_git_is_asked_about_the_walk_s_repository_and_said_missing_once(tmp_path
     subprocess.run(["git", "-C", str(repo), "config", "core.excludesFile", "ign"], env=env, check=True)
     subprocess.run(["git", "-C", str(other), "config", "core.excludesFile", "/nonexistent"], env=env, check=True)
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
     assert _walked(repo, monkeypatch, ["m.py", "scratch_a.py"], {}) == ["m.py"]
     for name in ("m.py", "scratch_a.py"):
         (repo / name).write_text("import torch\nx = torch.zeros(1).cuda()\n")
@@ -535,6 +537,74 @@ def test_git_is_asked_about_the_walk_s_repository_and_said_missing_once(tmp_path
     )
     assert out.stderr.count("git is not installed") == 1, out.stderr
     assert "scratch_a.py" in out.stdout and "m.py" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("named", ["GIT_DIR and GIT_WORK_TREE", "GIT_DIR", "GIT_DIR, relative", "GIT_WORK_TREE"])
+def test_the_repository_the_environment_names_is_the_one_whose_ignores_apply(tmp_path, monkeypatch, named):
+    """Where the environment names the repository (a bare "dotfiles" repository's
+    `GIT_DIR=~/.dotfiles GIT_WORK_TREE=~`, a script's), git reads that git folder's
+    `info/exclude` and configuration (`core.excludesFile`, `core.ignoreCase`) for the work
+    tree it names (with `GIT_DIR` alone, the working folder), whatever `.git` the tree holds;
+    porter read the tree's own `.git`, so lint saw what `git status` leaves out and left out
+    what it lists. Compared with `git ls-files -o --exclude-standard` run with the same
+    variables, from the top and in a subfolder; a path outside the named work tree reads its
+    own repository's, and a GIT_DIR git cannot use is said once."""
+    import subprocess
+
+    env = _git_env(tmp_path, monkeypatch)
+    store, tree = tmp_path / "store.git", tmp_path / "tree"
+    subprocess.run(["git", "init", "-q", "--bare", str(store)], env=env, check=True)
+    subprocess.run(["git", "init", "-q", str(tree)], env=env, check=True)
+    for setting in ("core.bare false", "core.excludesFile ../shared", "core.ignoreCase true"):
+        subprocess.run(["git", "--git-dir", str(store), "config", *setting.split()], env=env, check=True)
+    (store / "info").mkdir(exist_ok=True)
+    (store / "info" / "exclude").write_text("store_*.py\n")
+    (tmp_path / "shared").write_text("SHARED_*.py\n")
+    (tree / ".git" / "info" / "exclude").write_text("tree_*.py\n")
+    files = ["m.py", "store_a.py", "tree_a.py", "shared_a.py", "sub/store_b.py", "sub/tree_b.py", "sub/n.py"]
+    found = _walked(tree, monkeypatch, files, {"sub/.gitignore": "!tree_b.py\n"})
+    assert found == _git_lists(tree, env)
+    assert found == ["m.py", "shared_a.py", "store_a.py", "sub/n.py", "sub/store_b.py", "sub/tree_b.py"]
+    variables = {
+        "GIT_DIR and GIT_WORK_TREE": {"GIT_DIR": str(store), "GIT_WORK_TREE": str(tree)},
+        "GIT_DIR": {"GIT_DIR": str(store)},
+        "GIT_DIR, relative": {"GIT_DIR": "../store.git", "GIT_WORK_TREE": "."},
+        "GIT_WORK_TREE": {"GIT_WORK_TREE": str(tree)},
+    }[named]
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    run_env = {**env, **variables}
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    assert found == _git_lists(tree, run_env)
+    if "GIT_DIR" in variables:
+        assert found == ["m.py", "sub/n.py", "sub/tree_b.py", "tree_a.py"], found
+    if not named.endswith("relative"):
+        monkeypatch.chdir(tree / "sub")  # (with GIT_DIR alone, `sub` is then the work tree's top)
+        forget_paths()
+        below = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+        assert below == _git_lists(tree / "sub", run_env)
+    outside = tmp_path / "plain"
+    subprocess.run(["git", "init", "-q", str(outside)], env=env, check=True)
+    (outside / ".git" / "info" / "exclude").write_text("store_*.py\n")
+    (outside / "store_c.py").write_text("x = 1\n")
+    (outside / "tree_c.py").write_text("x = 1\n")
+    monkeypatch.chdir(tree)
+    forget_paths()
+    assert [c.path.name for c in discover([outside]) if c.problem is None] == ["tree_c.py"]
+
+
+def test_a_git_dir_git_cannot_use_is_said_once(tmp_path, monkeypatch):
+    """A `GIT_DIR` that names no repository (or a bare one, with no work tree): git refuses to
+    list anything there; the walk reads each path's own repository and says so once."""
+    from porter.pipeline import discover as discovery
+
+    _git_env(tmp_path, monkeypatch)
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "none"))
+    (tmp_path / ".gitignore").write_text("gen_*.py\n")
+    assert _walked(tmp_path, monkeypatch, ["m.py", "gen_a.py"], {}) == ["m.py"]
+    list(discover([Path(".")]))
+    assert len(discovery.NOTES) == 1 and "the environment names" in discovery.NOTES[0], discovery.NOTES
 
 
 def test_a_repository_whose_core_ignorecase_is_true_matches_either_case(tmp_path, monkeypatch):

@@ -394,12 +394,20 @@ def _above(top: Path) -> tuple[list[tuple[str, int, globs.Spec]], bool]:
     of each folder from its parent up to the repository's root (the nearest folder holding
     `.git`), then the repository's `info/exclude`; nearest first. Without them `porter lint
     src` read what `porter lint .` leaves out (a root `.gitignore`'s `*_pb2.py`, `gen/`).
-    Nothing outside a repository. And whether the repository folds case (`_git_settings`)."""
+    Nothing outside a repository. Where the environment names a repository (`GIT_DIR`,
+    `GIT_WORK_TREE`: `_env_repository`) whose work tree holds the top, that one, as git there
+    reads it. And whether the repository folds case (`_git_settings`)."""
     folders = (top, *top.parents)
-    repo = next((f for f in folders if os.path.lexists(f / ".git")), None)
-    if repo is None:
-        return [], False
-    excludes, fold = _repo_excludes(repo, _git_dir(repo / ".git"), repo / ".git")
+    named = _env_repository()
+    if named is not None and (top == named.top or named.top in top.parents):
+        repo = named.top
+        excludes, fold = _named_repo_excludes(named)
+    else:
+        found = next((f for f in folders if os.path.lexists(f / ".git")), None)
+        if found is None:
+            return [], False
+        repo = found
+        excludes, fold = _repo_excludes(repo, _git_dir(repo / ".git"), repo / ".git")
     out: list[tuple[str, int, globs.Spec]] = []
     for folder in folders[1 : folders.index(repo) + 1]:
         head = top.relative_to(folder).as_posix() + "/"
@@ -423,6 +431,50 @@ def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[lis
     own = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
     configured, fold = _repo_settings(repo, git_dir, dot_git)
     return [*_user_excludes(repo, configured), *own], fold
+
+
+@dataclass(frozen=True)
+class _NamedRepo:
+    """The repository git uses for the working folder where the environment names one."""
+
+    top: Path  # its work tree's top (real path)
+    git_dir: str
+    exclude: Path  # its `info/exclude` (in `GIT_COMMON_DIR` where that is set)
+
+
+# the variables by which the environment names the repository git uses (a bare "dotfiles"
+# repository's `GIT_DIR=~/.dotfiles GIT_WORK_TREE=~`, a script's, a hook's)
+_NAMING_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+_NAMED: dict[tuple[tuple[str, str], ...], _NamedRepo | None] = {}
+
+
+def _env_repository() -> _NamedRepo | None:
+    """The repository git uses in the working folder where the environment names one (git
+    asked, once a run: `rev-parse`), else None. git then reads that work tree's `.gitignore`
+    files from its top, that git folder's `info/exclude` and configuration, whatever `.git`
+    the tree holds: porter read the `.git` the walk found, and lint saw what `git status`
+    leaves out. Where git cannot use it (no such repository, a bare one), a note says so once
+    and each path's own repository is read."""
+    if not any(name in os.environ for name in _NAMING_VARIABLES):
+        return None
+    key = (*_config_env(), ("", os.getcwd()))
+    if key not in _NAMED:
+        out = _git(None, "rev-parse", "--absolute-git-dir", "--show-toplevel", "--git-path", "info/exclude", keep=True)
+        lines = out.split("\n") if out is not None else []
+        named = None
+        if len(lines) == 4 and lines[1]:
+            named = _NamedRepo(Path(lines[1]).resolve(), lines[0], Path.cwd() / lines[2])
+        elif out is not None:
+            _note("git gave no work tree for the repository the environment names: the walk reads each path's own")
+        _NAMED[key] = named
+    return _NAMED[key]
+
+
+def _named_repo_excludes(named: _NamedRepo) -> tuple[list[str], bool]:
+    """`_repo_excludes` of the repository the environment names (`_env_repository`)."""
+    own = _read_patterns(named.exclude, follow=True)
+    configured, fold, _ = _git_settings(os.fspath(named.top), _config_env(), named.git_dir)
+    return [*_user_excludes(named.top, configured), *own], fold
 
 
 def _repo_settings(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[str | None, bool]:
@@ -500,6 +552,7 @@ def forget() -> None:
     """Drop what this process remembers of git's configuration (once per run)."""
     _git_settings.cache_clear()
     _SHARED.clear()
+    _NAMED.clear()
     NOTES.clear()
 
 
@@ -526,15 +579,18 @@ def _user_excludes(repo: Path, configured: str | None) -> list[str]:
 
 
 @lru_cache(maxsize=64)
-def _git_settings(repo: str, _env: tuple[tuple[str, str], ...]) -> tuple[str | None, bool, bool]:
+def _git_settings(
+    repo: str, _env: tuple[tuple[str, str], ...], git_dir: str | None = None
+) -> tuple[str | None, bool, bool]:
     """(`core.excludesFile`, `core.ignoreCase`, whether any `includeIf` was read) as git reads
     them in `repo`: None where the first is not set, False for the second; the same, with an
     `includeIf` assumed, where git cannot say (then a note, once).
     One `git config --get-regexp`; a `~` in the file's name is expanded by git (`--path`).
     git runs no program of the repository's for it (`-c core.fsmonitor=`, no pager), and the
     repository variables of the environment are left out (`_KEPT_GIT_VARIABLES`). `_env`:
-    what the answer depends on (`_config_env`, a key of the cache)."""
-    proc = _git_config(repo, "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$")
+    what the answer depends on (`_config_env`, a key of the cache). `git_dir`: the git folder
+    the environment names for the work tree `repo` (`_env_repository`)."""
+    proc = _git_config(repo, git_dir, "--get-regexp", r"^(core\.(excludesfile|ignorecase)|includeif\..*)$")
     if proc is None:
         return None, False, True
     values: dict[str, str | None] = {}
@@ -544,7 +600,7 @@ def _git_settings(repo: str, _env: tuple[tuple[str, str], ...]) -> tuple[str | N
             values[key.lower()] = value if newline else None
     configured = values.get("core.excludesfile")
     if configured is not None and configured.startswith("~"):
-        expanded = _git_config(repo, "--path", "--get", "core.excludesFile")
+        expanded = _git_config(repo, git_dir, "--path", "--get", "core.excludesFile")
         configured = expanded.split("\0", 1)[0] if expanded is not None else None
     conditional = any(key.startswith("includeif.") for key in values)
     return configured, _git_bool(values.get("core.ignorecase", "false")), conditional
@@ -564,17 +620,26 @@ def _git_bool(value: str | None) -> bool:
         return True
 
 
-def _git_config(repo: str, *args: str) -> str | None:
-    """The output of `git config -z ARGS` in `repo`; "" where nothing is set; None where git
-    cannot answer (a note says why, once)."""
+def _git_config(repo: str, git_dir: str | None, *args: str) -> str | None:
+    """The output of `git config -z ARGS` in `repo` (the repository `git_dir` names, where
+    given); "" where nothing is set; None where git cannot answer (a note says why, once)."""
+    named = {"GIT_DIR": git_dir, "GIT_WORK_TREE": repo} if git_dir is not None else {}
+    return _git(repo, "config", "-z", *args, named=named)
+
+
+def _git(repo: str | None, *args: str, keep: bool = False, named: dict[str, str] | None = None) -> str | None:
+    """The output of `git ARGS` in `repo` (else the working folder); "" where git exits 1
+    saying nothing (not set); None where git cannot answer (a note says why, once). The
+    repository variables of the environment are left out unless `keep` (`named` sets them)."""
     import subprocess
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
+    env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
+    env.update(named or {}, GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat", PAGER="cat")
     what = "git's `core.excludesFile` and `core.ignoreCase` are not read"
+    where = ["-C", repo] if repo is not None else []
     try:
         proc = subprocess.run(
-            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", "-C", repo, "config", "-z", *args],
+            [programs.find("git"), "--no-pager", "-c", "core.fsmonitor=", *where, *args],
             capture_output=True,
             stdin=subprocess.DEVNULL,
             env=env,
@@ -591,7 +656,10 @@ def _git_config(repo: str, *args: str) -> str | None:
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
         why = lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else f"exit status {proc.returncode}"
-        _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
+        if repo is None:
+            _note(f"git cannot use the repository the environment names ({why}): the walk reads each path's own")
+        else:
+            _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
         return None
     return proc.stdout.decode("utf-8", "surrogateescape")
 
