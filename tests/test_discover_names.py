@@ -607,6 +607,25 @@ def test_a_git_dir_git_cannot_use_is_said_once(tmp_path, monkeypatch):
     assert len(discovery.NOTES) == 1 and "the environment names" in discovery.NOTES[0], discovery.NOTES
 
 
+def test_an_ignore_file_too_large_to_read_is_named_in_a_note(tmp_path, monkeypatch):
+    """A `.gitignore` or `info/exclude` over the size porter reads (4 MiB) is read by git, and
+    was left out in silence: lint saw files `git status` leaves out and nothing said why. Now
+    one note names each such file, however many walks read it."""
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    big = "gen_*.py\n" + "# padding\n" * (discovery.MAX_GITIGNORE_BYTES // 10 + 1)
+    (repo / ".git" / "info" / "exclude").write_text(big.replace("gen_", "local_"))
+    found = _walked(repo, monkeypatch, ["m.py", "sub/gen_a.py", "local_b.py"], {"sub/.gitignore": big})
+    assert _git_lists(repo, env) == ["m.py"]
+    assert found == ["local_b.py", "m.py", "sub/gen_a.py"]
+    list(discover([Path(".")]))
+    notes = sorted(discovery.NOTES)
+    assert len(notes) == 2, notes
+    assert notes[0].startswith(str(repo / ".git" / "info" / "exclude") + " is larger than 4 MiB")
+    assert notes[1].startswith("sub/.gitignore is larger than 4 MiB") and "not read" in notes[1], notes
+
+
 def test_a_repository_whose_core_ignorecase_is_true_matches_either_case(tmp_path, monkeypatch):
     """Where a repository's configuration says `core.ignoreCase = true` (a checkout made on
     macOS or Windows and carried over, an archive's `.git`), git matches every ignore pattern

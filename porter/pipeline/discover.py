@@ -20,7 +20,7 @@ from pathlib import Path
 from porter.config import globs
 from porter.core import programs
 from porter.core.kinds import discovered
-from porter.core.reading import read_regular, why_not_read
+from porter.core.reading import LARGER_THAN, Unreadable, read_regular, why_not_read
 from porter.core.textsafe import path_name as utf8_name
 
 
@@ -215,11 +215,9 @@ class _Walk:
         gi = here / ".gitignore"
         if not gi.is_file():
             return
-        try:
-            text = read_regular(gi, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")  # (git reads bytes)
+        text = _read_ignore_file(gi)
+        if text is not None:
             self.ignores[prefix] = _spec(_git_lines(text), self.folds[prefix])
-        except OSError:  # (`Unreadable` too: a FIFO or a huge file is no .gitignore)
-            pass
 
     def _folders(
         self, subdirs: list[os.DirEntry[str]], here: Path, prefix: str, shown: str | None, keep: list[tuple[Path, str]]
@@ -676,10 +674,28 @@ def _read_patterns(path: Path, *, follow: bool = False) -> list[str]:
     try:
         if (path.is_symlink() and not follow) or not path.is_file():
             return []
-        text = read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
-    except OSError:  # (`Unreadable` too)
+    except OSError:
+        return []
+    text = _read_ignore_file(path)
+    if text is None:
         return []
     return [line for line in _git_lines(text) if line.strip() and not line.startswith("#")]
+
+
+def _read_ignore_file(path: Path) -> str | None:
+    """The text of a patterns file (git reads bytes), or None where it cannot be read (a FIFO
+    or a device is no patterns file). One over `MAX_GITIGNORE_BYTES` is not read and a note
+    names it, once: git reads it, and its patterns were left out in silence (twentieth read's
+    leftover), so lint saw files `git status` leaves out and nothing said why."""
+    try:
+        return read_regular(path, MAX_GITIGNORE_BYTES).decode("utf-8", "surrogateescape")
+    except Unreadable as exc:
+        if exc.reason.startswith(LARGER_THAN):
+            size = exc.reason.removesuffix(": not read")
+            _note(f"{os.fspath(path)} is {size}: its ignore patterns are not read (git reads them)")
+        return None
+    except OSError:
+        return None
 
 
 def _git_dir(dot_git: Path) -> Path | None:
