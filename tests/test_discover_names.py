@@ -626,6 +626,33 @@ def test_an_ignore_file_too_large_to_read_is_named_in_a_note(tmp_path, monkeypat
     assert notes[1].startswith("sub/.gitignore is larger than 4 MiB") and "not read" in notes[1], notes
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the repository to another user")
+def test_a_repository_git_refuses_as_another_user_s_is_said_once(tmp_path, monkeypatch):
+    """A repository owned by another user (an archive root extracted, a shared checkout):
+    git refuses it (`safe.directory`: `git status` lists nothing, `git config` skips its own
+    settings, so its `core.ignoreCase` is not read); porter read it in silence. It still reads
+    the `.gitignore` files, as ruff does, and says once that the repository's own settings are
+    not read; a repository of the user's own asks git nothing more."""
+    import subprocess
+
+    from porter.pipeline import discover as discovery
+
+    repo, env = _plain_repo(tmp_path, monkeypatch)
+    subprocess.run(["git", "-C", str(repo), "config", "core.ignoreCase", "true"], env=env, check=True)
+    found = _walked(repo, monkeypatch, ["m.py", "gen_a.py", "GEN_b.py"], {".gitignore": "GEN_*.py\n"})
+    assert found == ["m.py"] and discovery.NOTES == []
+    for folder, _, names in os.walk(repo):
+        for p in [folder, *(os.path.join(folder, n) for n in names)]:
+            os.lchown(p, 65534, 65534)
+    assert subprocess.run(["git", "-C", str(repo), "status"], env=env, capture_output=True).returncode == 128
+    forget_paths()
+    found = sorted(c.path.as_posix() for c in discover([Path(".")]) if c.problem is None)
+    list(discover([Path(".")]))
+    assert found == ["gen_a.py", "m.py"]
+    assert len(discovery.NOTES) == 1 and "dubious ownership" in discovery.NOTES[0], discovery.NOTES
+    assert "safe.directory" in discovery.NOTES[0] and str(repo) in discovery.NOTES[0]
+
+
 def test_a_repository_whose_core_ignorecase_is_true_matches_either_case(tmp_path, monkeypatch):
     """Where a repository's configuration says `core.ignoreCase = true` (a checkout made on
     macOS or Windows and carried over, an archive's `.git`), git matches every ignore pattern

@@ -427,8 +427,24 @@ def _repo_excludes(repo: Path, git_dir: Path | None, dot_git: Path) -> tuple[lis
     opened without following one): an `info/exclude` kept as a link to a shared file was not
     read (twentieth read). And whether the repository folds case (`_git_settings`)."""
     own = _read_patterns(git_dir / "info" / "exclude", follow=True) if git_dir is not None else []
+    _note_if_refused(repo, git_dir, dot_git)
     configured, fold = _repo_settings(repo, git_dir, dot_git)
     return [*_user_excludes(repo, configured), *own], fold
+
+
+def _note_if_refused(repo: Path, git_dir: Path | None, dot_git: Path) -> None:
+    """Say once where git refuses the repository (`safe.directory`: its work tree, `.git` or
+    git folder is another user's, as in an archive extracted by root or a shared checkout):
+    there `git status` lists nothing and `git config` skips the repository's own settings, so
+    its `core.excludesFile` and `core.ignoreCase` are not read (as git reads neither), while
+    its `.gitignore` files and `info/exclude` are. porter said nothing (twentieth read's
+    leftover). git is asked only where an owner differs (a `stat` each)."""
+    try:
+        owners = {os.lstat(p).st_uid for p in (repo, dot_git, *([git_dir] if git_dir is not None else []))}
+    except OSError:
+        return
+    if owners != {os.geteuid()}:
+        _git(os.fspath(repo), "rev-parse", "--git-dir", refused=True)
 
 
 @dataclass(frozen=True)
@@ -625,10 +641,13 @@ def _git_config(repo: str, git_dir: str | None, *args: str) -> str | None:
     return _git(repo, "config", "-z", *args, named=named)
 
 
-def _git(repo: str | None, *args: str, keep: bool = False, named: dict[str, str] | None = None) -> str | None:
+def _git(
+    repo: str | None, *args: str, keep: bool = False, named: dict[str, str] | None = None, refused: bool = False
+) -> str | None:
     """The output of `git ARGS` in `repo` (else the working folder); "" where git exits 1
-    saying nothing (not set); None where git cannot answer (a note says why, once). The
-    repository variables of the environment are left out unless `keep` (`named` sets them)."""
+    saying nothing (not set); None where git cannot answer (a note says why, once; `refused`:
+    that git refuses the repository). The repository variables of the environment are left
+    out unless `keep` (`named` sets them)."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if keep or not k.startswith("GIT_") or k.startswith(_KEPT_GIT_VARIABLES)}
@@ -653,8 +672,14 @@ def _git(repo: str | None, *args: str, keep: bool = False, named: dict[str, str]
         return ""  # (not set)
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.decode(errors="replace").splitlines() if ln.strip()]
-        why = lines[-1].removeprefix("fatal: ").removeprefix("error: ") if lines else f"exit status {proc.returncode}"
-        if repo is None:
+        said = [ln for ln in lines if ln.startswith(("fatal: ", "error: "))] or lines[-1:]
+        why = said[0].removeprefix("fatal: ").removeprefix("error: ") if said else f"exit status {proc.returncode}"
+        if refused:
+            _note(
+                f"git refuses the repository at {repo} ({why}; see `git help config`, safe.directory): "
+                "its own `core.excludesFile` and `core.ignoreCase` are not read, as git reads neither"
+            )
+        elif repo is None:
             _note(f"git cannot use the repository the environment names ({why}): the walk reads each path's own")
         else:
             _note(f"git cannot read its configuration in {repo} ({why}): {what} there")
