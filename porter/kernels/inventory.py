@@ -22,6 +22,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,7 +36,14 @@ from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
-from porter.core.reading import MAX_PARSE_BYTES, Unreadable, lf_line_ends, read_regular, too_large_to_parse
+from porter.core.reading import (
+    MAX_PARSE_BYTES,
+    Unreadable,
+    lf_line_ends,
+    read_regular,
+    too_large,
+    too_large_to_parse,
+)
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
@@ -523,9 +531,9 @@ def _parse(
         if not _may_hold_kernel(source, rel, compiled):
             return None
         source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
-        too_large = too_large_to_parse(len(source))
-        if too_large is not None:  # what `porter rewrite` says of it, and as it says it: not parsed
-            inv.problems.append(f"{path_name(rel)}: {too_large}")
+        past = too_large_to_parse(len(source))
+        if past is not None:  # what `porter rewrite` says of it, and as it says it: not parsed
+            inv.problems.append(f"{path_name(rel)}: {past}")
             return None
         return source, cst.parse_module(source), where
     except NotInFormat as exc:  # a notebook that is not one
@@ -1140,6 +1148,14 @@ class _InForce(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+def _unread(path: Path, reason: str) -> str:
+    """Why a .cu source was not read: past the parse limit, as `porter rewrite` says it of a Python file."""
+    if too_large(reason):
+        with suppress(OSError):
+            return too_large_to_parse(os.stat(path).st_size) or reason
+    return reason
+
+
 def _scan_cuda(
     path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None, search: _Search | None = None
 ) -> None:
@@ -1149,11 +1165,11 @@ def _scan_cuda(
     macro of no use here goes into `inv.macros`; given `macros` (other files' macros of that kind),
     only their uses here are read. The headers it includes are found as `search` says (by
     default: in its own folder)."""
-    try:
-        text = read_regular(path).decode("utf-8", errors="replace")
+    try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
+        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
     except Unreadable as exc:
         if macros is None:  # (the second read's: said by the first)
-            inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+            inv.problems.append(f"{path_name(rel)}: {_unread(path, exc.reason)}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
