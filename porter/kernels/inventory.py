@@ -17,11 +17,13 @@ Nothing is imported or executed.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,12 +37,23 @@ from porter.kernels.includes import include_dirs, within
 from porter.pipeline.bounded import Failed, bounded
 from porter.pipeline.discover import discover
 from porter.pipeline.parallel import DEFAULT_FILE_TIMEOUT
-from porter.core.reading import MAX_PARSE_BYTES, Unreadable, lf_line_ends, read_regular, too_large_to_parse
+from porter.core.reading import (
+    MAX_PARSE_BYTES,
+    Unreadable,
+    lf_line_ends,
+    read_regular,
+    too_large,
+    too_large_to_parse,
+)
 from porter.files.errors import Unreadable as NotInFormat
 from porter.core.textsafe import path_name
 from porter.analysis.resolve import ImportTable, Resolver, ScopeStack
 
 CUDA_SUFFIXES = (".cu", ".cuh")
+# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
+# `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
+# (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
+_TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
 # what may stand between `__global__`, `void` and the name: `__launch_bounds__(...)` and
 # `__attribute__((...))` of nested parentheses, `[[...]]`. vllm 0.34.0 writes
 # `__launch_bounds__(512, VLLM_BLOCKS_PER_SM(512))` (`[^)]*` listed 7 kernels named
@@ -56,12 +69,6 @@ _NESTED = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 # `#define GDN_CU_MODE __attribute__((target("cumode")))`, was not listed; `__global__
 # LAUNCH_BOUNDS(256) void k(` neither), or one of `static`/`inline`/`extern` (CUTLASS's
 # `__global__ static __launch_bounds__(...) void gemm_device(`: 6 kernels of flash-attn 2.8.3's sdist)
-_ATTRIBUTE_WORD = r"(?<!\w)(?!(?:__global__|void)(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*" + _NESTED + r")?"
-_BOUNDS = r"(?:(?:" + _ATTRIBUTE_WORD + r"|\[\[[^\]]*\]\])\s*)*"
-# a kernel's head, to the `(` of its parameters; they end at the `)` that closes it (`closing_parens`):
-# `[^)]*` ended them at a function pointer's own (`void (*f)(float)`), and lost the rest
-# (and an explicit specialization's template arguments, `spec<float, Tr<2>>`: one was not listed)
-_TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
 # a `__global__` function returns void, spelled `void` or as a template's type that is void where it
 # is instantiated (SFINAE): vllm 0.34.0's `__global__ std::enable_if_t<(width > 0) && ...>
 # fused_add_rms_norm_kernel(` (2 kernels, 4 definitions) was not listed (twentieth read). Its
@@ -71,10 +78,31 @@ _TEMPLATE_ARGS = r"(?:<[^<>(){};]*(?:<[^<>(){};]*>[^<>(){};]*)*>\s*)?"
 _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r")*>"
 for _ in range(2):
     _ANGLES = r"<(?:[^<>(){};]|" + _NESTED + r"|" + _ANGLES + r")*>"
-_RETURNS = r"(?:void\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES + r"(?:\s*::\s*\w+)?\s*)"
-_GLOBAL = re.compile(
-    r"__global__\s+" + _BOUNDS + _RETURNS + _BOUNDS + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
-)
+
+
+def _head_text(void: str) -> str:
+    """The pattern of a `__global__` kernel's head, its `void` spelled as `void` says (alternatives)."""
+    word = r"(?<!\w)(?!(?:__global__|" + void + r")(?!\w))[A-Za-z_]\w*(?!\w)(?!\s*(?:<|::))(?:\s*" + _NESTED + r")?"
+    bounds = r"(?:(?:" + word + r"|\[\[[^\]]*\]\])\s*)*"
+    returns = r"(?:(?:" + void + r")\s+|auto\s+|(?:typename\s+)?(?:::\s*)?\w+(?:\s*::\s*\w+)*\s*" + _ANGLES
+    returns += r"(?:\s*::\s*\w+)?\s*)"
+    return r"__global__\s+" + bounds + returns + bounds + r"((?:\w+\s*##\s*)*\w+)\s*" + _TEMPLATE_ARGS + r"\("
+
+
+_GLOBAL = re.compile(_head_text("void"))
+
+
+@functools.lru_cache(maxsize=32)
+def _kernel_head(voids: tuple[str, ...]) -> re.Pattern[str]:
+    """The head of a `__global__` kernel whose `void` may also be spelled as one of `voids`, the
+    file's plain aliases of it (`using void_t = void;`, `typedef void V;`: not read as the return
+    type, though the file's aliases were read for its parameters)."""
+    return re.compile(_head_text("|".join(("void", *voids)))) if voids else _GLOBAL
+
+
+# a `(` just after a kernel's parameters: they were a macro's arguments, its name a macro's
+# (`__global__ void k ATTR(1)(float* x)`, no C++, was listed as a kernel named `ATTR`)
+_CALLED = re.compile(r"(?<!\s)\s*\(")
 # a function-like macro (`#define K(name) __global__ void name(...)`), its body to the line's end
 # past each backslash-newline
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:\\\r?\n|[^\n])*)", re.M)
@@ -523,9 +551,9 @@ def _parse(
         if not _may_hold_kernel(source, rel, compiled):
             return None
         source, where = _cells(source) if path.suffix == ".ipynb" else (source, _as_is)
-        too_large = too_large_to_parse(len(source))
-        if too_large is not None:  # what `porter rewrite` says of it, and as it says it: not parsed
-            inv.problems.append(f"{path_name(rel)}: {too_large}")
+        past = too_large_to_parse(len(source))
+        if past is not None:  # what `porter rewrite` says of it, and as it says it: not parsed
+            inv.problems.append(f"{path_name(rel)}: {past}")
             return None
         return source, cst.parse_module(source), where
     except NotInFormat as exc:  # a notebook that is not one
@@ -738,14 +766,17 @@ def _head_before(code: str, start: int) -> int:
     return start
 
 
-def _kernels_in(code: str, text: str) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
+def _kernels_in(
+    code: str, text: str, voids: tuple[str, ...] = ()
+) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
     """(offset, name, parameter declarations, body, template type parameters) of each `__global__`
-    kernel of `code` (comments and strings blanked; `text` the source, of the same offsets)."""
+    kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
+    the aliases of `void` its return type may be spelled as)."""
     close = closing_parens(code)
     heads = _template_heads(code)
-    for m in _GLOBAL.finditer(code):
+    for m in _kernel_head(voids).finditer(code):
         end = close.get(m.end() - 1)
-        if end is None:
+        if end is None or _CALLED.match(code, end + 1):
             continue
         params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
@@ -804,6 +835,27 @@ def _type_aliases(code: str) -> list[tuple[int, str, str]]:
         if not m.group(2).endswith("\\")
     ]
     return out
+
+
+# at most this many aliases of `void` are read as a kernel's return type (each is one more
+# alternative tried at each word of a kernel's head: 5,000 took 2 s on 180 KB); real code has one or two
+_VOID_ALIASES = 64
+
+
+def _void_aliases(code: str) -> tuple[str, ...]:
+    """The names `code` declares as aliases of `void` (`typedef void V;`, `using W = V;`: an alias of
+    one counts), the first `_VOID_ALIASES` found; each alias looked at once."""
+    named: dict[str, list[str]] = {}
+    for _, name, value in _type_aliases(code):
+        named.setdefault(value, []).append(name)
+    voids: dict[str, None] = {}
+    todo = ["void"]
+    while todo and len(voids) < _VOID_ALIASES:
+        for name in named.pop(todo.pop(), []):
+            if name != "void" and name not in voids:
+                voids[name] = None
+                todo.append(name)
+    return tuple(voids)[:_VOID_ALIASES]
 
 
 def _aliases_of(params: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
@@ -1140,6 +1192,14 @@ class _InForce(Mapping[str, str]):
         return sum(1 for _ in self)
 
 
+def _unread(path: Path, reason: str) -> str:
+    """Why a .cu source was not read: past the parse limit, as `porter rewrite` says it of a Python file."""
+    if too_large(reason):
+        with suppress(OSError):
+            return too_large_to_parse(os.stat(path).st_size) or reason
+    return reason
+
+
 def _scan_cuda(
     path: Path, rel: str, inv: Inventory, macros: list[_Macro] | None = None, search: _Search | None = None
 ) -> None:
@@ -1149,11 +1209,11 @@ def _scan_cuda(
     macro of no use here goes into `inv.macros`; given `macros` (other files' macros of that kind),
     only their uses here are read. The headers it includes are found as `search` says (by
     default: in its own folder)."""
-    try:
-        text = read_regular(path).decode("utf-8", errors="replace")
+    try:  # a Python file's parse limit: the largest .cu/.cuh of the corpus libraries is 151 KiB
+        text = read_regular(path, MAX_PARSE_BYTES).decode("utf-8", errors="replace")
     except Unreadable as exc:
         if macros is None:  # (the second read's: said by the first)
-            inv.problems.append(f"{path_name(rel)}: {exc.reason}")
+            inv.problems.append(f"{path_name(rel)}: {_unread(path, exc.reason)}")
         return
     commented = _blank(text, strings=False)  # `m.def("name", ...)` names its op in a string
     code = _blank(text, strings=True)
@@ -1181,7 +1241,7 @@ def _scan_cuda(
     found = 0
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text):
+    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, _void_aliases(code)):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use

@@ -575,6 +575,44 @@ def test_a_macro_between_global_and_the_kernel_s_name_is_read_as_attributes(tmp_
     }
 
 
+def test_a_cuda_kernel_s_void_spelled_as_a_plain_alias_of_it_is_read(tmp_path):
+    """A return type written as an alias of `void` (`using void_t = void;`, `typedef void V;`, an alias
+    of one) was not read, and the kernel not listed, though the file's aliases were read for its
+    parameters (twentieth read's leftover, issue 24). An alias of anything else is still no kernel's."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "using void_t = void;\ntypedef void V;\nusing W = V;\ntypedef float F;\n"
+        "__global__ void_t k_using(float* x) {}\n"
+        "template <typename T>\n__global__ V __launch_bounds__(128) k_typedef(T* x, int n) {}\n"
+        "__global__ static W k_chain(const float* y) {}\n"
+        "__global__ F not_a_kernel(float* z) {}\n"
+    )
+    assert {k.name: (k.line, k.params, k.typenames) for k in scan(src).kernels} == {
+        "k_using": (5, ["float* x"], []),
+        "k_typedef": (7, ["T* x", "int n"], ["T"]),
+        "k_chain": (8, ["const float* y"], []),
+    }
+
+
+def test_a_name_followed_by_its_arguments_and_a_parenthesis_is_no_kernel_name(tmp_path):
+    """`__global__ void k ATTR(1)(float* x)` (no C++: a macro's use where the name was due) was
+    listed as a kernel named `ATTR`, of one parameter `1` (twentieth read's leftover, issue 24):
+    a name whose parentheses are followed by more is no kernel's. The kernels around it stay."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#define ATTR(n) __launch_bounds__(n)\n"
+        "__global__ void before21(float* x) {}\n"
+        "__global__ void k ATTR(1)(float* x) {}\n"
+        "__global__ void ATTR(64) after21(float* y, int n) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "before21": (2, ["float* x"]),
+        "after21": (4, ["float* y", "int n"]),
+    }
+
+
 def test_a_cuda_kernel_s_macros_and_aliases_are_read_in_headers_of_headers_and_the_build_s_include_folders(tmp_path):
     """Only the headers a kernel's file included by a quoted name beside it were read, and only
     for object-like macros: a macro or a type alias in a header of a header, or in a folder the

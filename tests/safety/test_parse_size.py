@@ -68,3 +68,17 @@ def test_the_kernel_inventory_says_it_and_parses_nothing_of_it(tree, parsed):
     said = [p for p in inv.problems if "larger than porter parses" in p]
     assert len(said) == 1 and "big.py" in said[0], inv.problems
     assert all(size < MAX_PARSE_BYTES for size in parsed), sorted(parsed)[-3:]
+
+
+def test_a_cuda_source_past_the_parse_limit_is_said_once_and_not_read(tmp_path):
+    """A .cu file had no parse limit: `porter kernels` read and scanned one of up to 64 MiB (the
+    largest .cu/.cuh of the corpus libraries is 151 KiB, vllm 0.34.0's attention_kernels.cuh)."""
+    from porter.kernels.inventory import scan
+
+    kernel = b"__global__ void %s(float* x, int n) { x[0] = n; }\n"
+    (tmp_path / "small.cu").write_bytes(kernel % b"small_k")
+    (tmp_path / "big.cu").write_bytes(kernel % b"big_k" + b"// " + b"x" * MAX_PARSE_BYTES + b"\n")
+    inv = scan(tmp_path)
+    said = [p for p in inv.problems if "big.cu" in p]
+    assert len(said) == 1 and "larger than porter parses (2 MiB" in said[0], inv.problems
+    assert [k.name for k in inv.kernels] == ["small_k"]
