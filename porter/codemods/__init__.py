@@ -24,6 +24,7 @@ from porter.codemods.runtime import RuntimeFamily
 from porter.codemods.target_api import TargetApiFamily
 from porter.codemods.optim import OptimizerFamily
 from porter.codemods.xla_loop import XlaLoopFamily
+from porter.codemods.xla_autograd import XlaAutogradFamily
 from porter.codemods.xla_params import KeepParametersFamily
 
 FAMILIES = [
@@ -40,6 +41,7 @@ FAMILIES = [
     OptimizerFamily,
     XlaLoopFamily,
     KeepParametersFamily,  # after every family that moves to the device
+    XlaAutogradFamily,
     LibrariesFamily,
     FrameworksFamily,
     HfFamily,  # claims its keyword values on entering a call, before the families above see them

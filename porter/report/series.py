@@ -59,6 +59,7 @@ FAMILY_KIND = {
     "perf": "runtime",
     "xla-loop": "xla",
     "xla-params": "xla",
+    "xla-autograd": "xla",
     "kernels": "kernels",
     "libraries": "kernels",
     "guards": "kernels",
