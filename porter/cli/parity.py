@@ -164,7 +164,7 @@ def _script_mode(
     noise_floor,
     device_rng,
 ) -> None:
-    from porter.verify.script import ScriptConfig, run_script
+    from porter.verify.script import ScriptConfig, check_python, run_script
     from porter.verify.scriptreport import print_terminal, write_report
     from porter.verify.tracefile import MALFORMED
 
@@ -200,6 +200,7 @@ def _script_mode(
             noise_floor=noise_floor,
             device_rng=device_rng,
         )
+        check_python(cfg, "ported")  # before either side runs, not at the writing of a trace
     except (ValueError, TypeError) as exc:
         typer.echo(f"porter parity-check: {printable(exc)}", err=True)
         raise typer.Exit(2) from None

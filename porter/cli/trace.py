@@ -117,11 +117,12 @@ def record_cmd(
     import tempfile
 
     from porter.verify.procs import WorkerSet
-    from porter.verify.script import ScriptConfig, attach_floor, noise_run, record
+    from porter.verify.script import ScriptConfig, attach_floor, check_python, noise_run, record
 
     if side not in ("original", "ported"):
         raise _fail("--side must be original or ported")
     dest = _output(output)
+    role = "reference" if side == "original" else "ported"
     try:
         cfg = ScriptConfig(
             ported=None,
@@ -137,9 +138,9 @@ def record_cmd(
             noise_floor=noise_floor,
             device_rng=device_rng,
         )
+        check_python(cfg, role)  # before the run, not at the writing of its trace
     except (ValueError, TypeError) as exc:
         raise _fail(str(exc)) from None
-    role = "reference" if side == "original" else "ported"
     with tempfile.TemporaryDirectory(prefix="porter-trace-") as tmp, WorkerSet() as workers:
         workers.add_temp_dir(Path(tmp))
         rec = record(role, Path.cwd(), cfg, dest, Path(tmp), workers)

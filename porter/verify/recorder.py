@@ -154,6 +154,14 @@ def _held(hook):
     return held
 
 
+def _wide(xf: torch.Tensor) -> torch.Tensor:
+    """`xf` (float32 or float64 values) as float64, for the recorded reductions: their rounding
+    (about n * 2^-53) is then far below any tolerance, in whatever order a device sums; in
+    float32 it depended on the order (the CPU's and a device's differed by up to 5e-4 relative
+    at 4,096+ values). A trace's statistics are read as recorded: older ones stay comparable."""
+    return xf if xf.dtype == torch.float64 else xf.to(torch.float64)
+
+
 def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(8 statistics as float64 on the tensor's device, a strided sample of <= `sample`
     elements in the tensor's dtype)."""
@@ -165,16 +173,20 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
     if xf.numel() == 0:
         return torch.zeros(8, dtype=torch.float64, device=x.device), x[:0]
     finite = torch.isfinite(xf) if xf.is_floating_point() else None
+    # the reductions in float64 (`_wide`): torch's float32 L2 norm of 1M values near 1 erred
+    # 3.6e-4 relative on the CPU, a device's chunked reduction 7e-9, so a faithful port failed
+    # on L2 at the default tolerance (twentieth read's leftover); min and max are exact as they are
+    xd = _wide(xf)
     stats = torch.stack(
         [
-            xf.mean(),
-            xf.std(unbiased=False) if xf.numel() > 1 else torch.zeros((), device=xf.device),
-            xf.min(),
-            xf.max(),
-            xf.abs().max(),
-            torch.linalg.vector_norm(xf),
-            (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
-            (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xf.dtype),
+            xd.mean(),
+            xd.std(unbiased=False) if xd.numel() > 1 else torch.zeros((), dtype=xd.dtype, device=xd.device),
+            xf.min().to(xd.dtype),
+            xf.max().to(xd.dtype),
+            xf.abs().max().to(xd.dtype),
+            torch.linalg.vector_norm(xd),
+            (torch.isnan(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xd.dtype),
+            (torch.isinf(xf).sum() if finite is not None else torch.zeros((), device=xf.device)).to(xd.dtype),
         ]
     ).to(torch.float64)
     stride = max(1, x.numel() // sample)
@@ -183,7 +195,7 @@ def tensor_stats(t: torch.Tensor, sample: int) -> tuple[torch.Tensor, torch.Tens
 
 def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     """The sums and absolute sums of `blocks` contiguous runs of a tensor's values (its real and
-    imaginary parts for a complex one), as float64 [2, blocks] (taken in float32 on the device):
+    imaginary parts for a complex one), as float64 [2, blocks] (taken in float64, `_wide`):
     a sketch that every value moves, for an output of more values than its sample holds. A
     change outside the strided sample that moved no statistic past its allowance went unseen
     (89 of 4,255 random changes, nineteenth read); a value that moves by more than a block's
@@ -192,7 +204,7 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     parts = torch.view_as_real(x.resolve_conj()).reshape(-1) if x.is_complex() else x
     if x.numel() <= blocks or not (parts.is_floating_point() or x.is_complex()):
         return None
-    xf = parts.float() if parts.dtype != torch.float64 else parts
+    xf = _wide(parts.float() if parts.dtype != torch.float64 else parts)
     per = xf.numel() // blocks
     body = xf[: per * blocks].reshape(blocks, per)
     tail = xf[per * blocks :]
@@ -200,7 +212,7 @@ def block_sums(t: torch.Tensor, blocks: int) -> torch.Tensor | None:
     if tail.numel():  # the last block takes the values left over
         sums[0, -1] += tail.sum()
         sums[1, -1] += tail.abs().sum()
-    return sums.to(torch.float64)
+    return sums
 
 
 def unsampled(t: torch.Tensor) -> str | None:

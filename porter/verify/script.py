@@ -54,6 +54,38 @@ def python_of(command: list[str]) -> str:
     )
 
 
+# what a side's interpreter must hold: the recorder runs on torch, and the trace is a safetensors file
+SIDE_NEEDS = ("torch", "safetensors")
+_FIND = "import importlib.util as u, sys; print(' '.join(m for m in sys.argv[1:] if u.find_spec(m) is None))"
+
+
+def check_python(cfg: ScriptConfig, role: str) -> None:
+    """ValueError (one line: the interpreter and what it lacks) when the command's python
+    cannot run a side: a python without safetensors ran the whole program and failed at the
+    writing of its trace, the run lost (twentieth read's leftover: TorchTPU's python). Found
+    with `find_spec` in the side's environment (its PYTHONPATH counts), importing nothing; a
+    probe that cannot run says nothing (the run itself says why)."""
+    import subprocess
+
+    try:
+        probe = subprocess.run(
+            [cfg.python, "-c", _FIND, *SIDE_NEEDS],
+            env=side_env(role, cfg),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return
+    missing = probe.stdout.split() if probe.returncode == 0 else []
+    if missing:
+        raise ValueError(
+            f"{cfg.python} has no {' and no '.join(missing)}, which porter needs in the interpreter "
+            f"that runs the command: install it there ({cfg.python} -m pip install {' '.join(missing)})"
+        )
+
+
 _SHEBANG_BYTES = 4096  # more than any kernel reads of a `#!` line (Linux: 256)
 
 
@@ -501,4 +533,4 @@ def _run(cfg: ScriptConfig, base: Path, workers: WorkerSet) -> ScriptResult:
     return result
 
 
-__all__ = ["ScriptConfig", "run_script", "record", "python_of", "Recorded"]
+__all__ = ["ScriptConfig", "run_script", "record", "python_of", "check_python", "Recorded"]

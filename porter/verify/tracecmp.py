@@ -211,7 +211,8 @@ def _stats_cmp(
             "l2": atol * root + rtol * abs(a),
             "std": atol + rtol * max(rms, abs(a)),
         }.get(name, atol + rtol * (scale if name in ("mean", "min", "max") else abs(a)))
-        # (+ the statistic's own rounding: porter takes them in float32, 2^-24 of it a step)
+        # (+ the statistic's own rounding: older porters took them in float32, 2^-24 of it a step;
+        # they are now taken in float64, and a trace's statistics are read as recorded)
         if not (abs(b - a) <= allowed + allow[name] + 2.0**-22 * max(abs(a), abs(b))):
             bad.append(name)
     return bad

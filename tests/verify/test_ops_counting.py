@@ -85,8 +85,10 @@ def test_no_count_ops_reaches_both_script_commands(monkeypatch, tmp_path):
     monkeypatch.setattr(script, "record", fake_record)
     runner = CliRunner()
     for flag in ("--no-count-ops", "--count-ops"):
-        runner.invoke(app, ["parity-check", "--ported", str(tmp_path), flag, "--", "python", "train.py"])
-        runner.invoke(app, ["trace", "record", "-o", str(tmp_path / "t.safetensors"), flag, "--", "python", "train.py"])
+        runner.invoke(app, ["parity-check", "--ported", str(tmp_path), flag, "--", sys.executable, "train.py"])
+        runner.invoke(
+            app, ["trace", "record", "-o", str(tmp_path / "t.safetensors"), flag, "--", sys.executable, "train.py"]
+        )
     assert seen == [False, False, True, True]
 
 

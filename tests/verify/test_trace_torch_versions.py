@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 from tests.deps import REPO, need, tpu_python
 
@@ -50,3 +51,28 @@ def test_the_cuda_shim_s_generator_installs_under_the_torch_tpu_python():
     run = subprocess.run([tpu_python(), "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert run.stdout.startswith("ok 2.13"), run.stdout
+
+
+def test_a_python_without_safetensors_is_one_line_before_the_run(tmp_path):
+    """The TorchTPU python has torch 2.13 and no safetensors: `trace record` ran the whole
+    program with it, then failed at the writing of the trace, the run lost (twentieth read's
+    leftover). What the side needs is now looked up in the command's interpreter before the
+    program runs: one line naming the interpreter and the package, exit 2 (a usage error), for
+    `trace record` and `parity-check` alike."""
+    python = tpu_python()
+    (tmp_path / "train.py").write_text("open('ran', 'w').write('x')\n")
+    (tmp_path / "port").mkdir()
+    (tmp_path / "port" / "train.py").write_text("open('ran', 'w').write('x')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    porter = [sys.executable, "-m", "porter"]
+    for args, cwd in (
+        (["trace", "record", "--no-noise-floor", "-o", "t.safetensors", "--", python, "train.py"], tmp_path),
+        (["parity-check", "--original", str(tmp_path), "--ported", "port", "--", python, "train.py"], tmp_path),
+    ):
+        out = subprocess.run([*porter, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 2, (out.returncode, out.stdout[-2000:], out.stderr[-2000:])
+        said = out.stderr.strip()
+        assert len(said.splitlines()) == 1 and "Traceback" not in said, said
+        assert f"{python} has no safetensors" in said, said
+        assert not (tmp_path / "ran").exists() and not (tmp_path / "port" / "ran").exists()
+        assert not (tmp_path / "t.safetensors").exists()

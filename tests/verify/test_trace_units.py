@@ -346,3 +346,31 @@ def test_a_running_var_that_alone_differs_on_xla_is_said_to_be_the_backend_s(tmp
     res = traces_with(63 / 64, 1.5)  # another momentum: the mean differs first, no backend cause
     assert res.verdict == "fail" and res.first_divergence["module"] == "bn.running_mean"
     assert not any("biased" in r for r in res.reasons), res.reasons
+
+
+def test_a_faithful_large_output_summed_in_another_order_passes_on_its_l2_norm_and_an_unfaithful_one_fails():
+    """The same 1M float32 values, reduced as the CPU reference reduces them and as a device
+    does (partial sums of 1,024 chunks, then their sum): torch's float32 L2 norm on the CPU
+    erred 3.6e-4 relative there, the chunked one 7e-9, so a faithful port FAILED on L2 at the
+    default float32 tolerance (rtol 1e-4; twentieth read's leftover). The recorder now takes its
+    reductions in float64; a port whose values all moved by 3 * rtol still fails."""
+    from porter.verify.recorder import block_sums, tensor_stats
+    from porter.verify.tracecmp import _blocks_cmp, _stats_cmp
+
+    rtol, atol = 1e-4, 1e-5
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(1 << 20, generator=g) * 1e-3 + 1.0
+
+    def as_a_device(v: torch.Tensor) -> torch.Tensor:
+        chunks = v.reshape(1024, -1)  # float32 partial sums a chunk, then their sum, in float32
+        mean = chunks.sum(1).sum() / v.numel()
+        l2 = (chunks * chunks).sum(1).sum().sqrt()
+        std = ((chunks - mean) ** 2).sum(1).sum().div(v.numel()).sqrt()
+        return torch.stack([mean, std, v.min(), v.max(), v.abs().max(), l2, v.new_zeros(()), v.new_zeros(())]).double()
+
+    ref, _ = tensor_stats(x, 64)
+    assert _stats_cmp(ref, as_a_device(x), rtol, atol, numel=x.numel()) == []
+    assert "l2" in _stats_cmp(ref, as_a_device(x * (1 + 3 * rtol)), rtol, atol, numel=x.numel())
+    blocks = block_sums(x, 64)
+    device_blocks = torch.stack([x.reshape(64, -1).sum(1), x.reshape(64, -1).abs().sum(1)]).double()
+    assert _blocks_cmp(blocks, device_blocks, rtol, atol, x.numel())
