@@ -43,7 +43,10 @@ def _one_segment(call: cst.Call) -> bool:
 
 class XlaAutogradFamily(Family):
     name = "xla-autograd"
-    tokens = (b"checkpoint", b"inference_mode")
+    # every spelling of torch's checkpoint names `utils.checkpoint` or imports from `torch.utils`;
+    # a bare `checkpoint` is in a fifth of real files (saving a model's), which the prefilter then
+    # sent to libcst: cold lint of the 1.2M-line corpus took 87.6 CPU s where it took 71
+    tokens = (b"utils.checkpoint", b"torch.utils import", b"inference_mode")
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.ctx.target.name != "xla":
