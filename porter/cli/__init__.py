@@ -207,16 +207,17 @@ def _help_at_natural_width() -> None:
     plain text at natural width off a terminal; twentieth read). Off a terminal each panel and
     paragraph is drawn at its natural width, at most the console's (so `COLUMNS`, or rich's 80,
     still wraps). typer's console is made on first use, in a module imported only then (a warm
-    lint imports no rich): the module is patched as it is imported."""
-    import importlib.abc
-    import importlib.util
-
+    lint imports no rich): the module is patched as it is imported. (The finder is any object
+    with `find_spec`: `importlib.abc` and `importlib.util`, ~5 ms, are imported only when typer's
+    module is, not on every run.)"""
     module_name = "typer.rich_utils"
 
-    class Patch(importlib.abc.MetaPathFinder):
+    class Patch:
         def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
             if name != module_name:
                 return None
+            import importlib.util
+
             sys.meta_path.remove(self)
             spec = importlib.util.find_spec(name)
             if spec is None or spec.loader is None:
