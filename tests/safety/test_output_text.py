@@ -677,7 +677,12 @@ def test_junit_carries_a_carriage_return_of_a_name_as_a_reference(tmp_path):
 # characters whose width terminals count differently: VS16 after a text-default emoji, VS15 after an
 # emoji, a skin-tone modifier, a flag's two regional indicators (terminfo.dev's VS16 probe: two columns
 # in kitty, iTerm2, Ghostty; one in xterm.js, Alacritty, Terminal.app, VS Code; rich by its version)
-UNSETTLED = {"heart": "\u2764\ufe0f", "face": "\U0001f600\ufe0e", "thumb": "\U0001f44d\U0001f3fd", "flag": "\U0001f1fa\U0001f1f8"}
+UNSETTLED = {
+    "heart": "\u2764\ufe0f",
+    "face": "\U0001f600\ufe0e",
+    "thumb": "\U0001f44d\U0001f3fd",
+    "flag": "\U0001f1fa\U0001f1f8",
+}
 
 
 def test_a_table_row_naming_an_emoji_of_unsettled_width_takes_the_same_columns_on_every_terminal(tmp_path):
@@ -698,4 +703,6 @@ def test_a_table_row_naming_an_emoji_of_unsettled_width_takes_the_same_columns_o
     assert len(rows) > 5, text
     # rich aligns each table by its own measure: the two agree on every row, so a terminal that counts
     # each character (pyte, xterm) and one that counts clusters draw the same borders
-    assert [columns(row) for row in rows] == [cell_len(row) for row in rows], [(columns(r), cell_len(r), r) for r in rows]
+    assert [columns(row) for row in rows] == [cell_len(row) for row in rows], [
+        (columns(r), cell_len(r), r) for r in rows
+    ]
