@@ -10,6 +10,8 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.safety.conftest import CUDA, porter
 from tests.safety.test_terminal_env import _on_a_terminal
 
@@ -509,6 +511,60 @@ def test_a_name_is_its_utf8_bytes_whatever_the_locale_encoding(tmp_path):
         other = porter(*args, cwd=tmp_path, env=ascii_locale)
         assert other.stdout == utf8.stdout, (args, other.stdout[:1500], other.stderr[-1500:])
         assert "\\xc3" not in other.stdout.decode("utf-8"), other.stdout[:1500]  # no byte escape of a UTF-8 name
+
+
+def _built_locale(root: Path, name: str, charmap: str) -> dict | None:
+    """The environment of locale `name`.`charmap` built by `localedef` under `root` (LOCPATH),
+    or None where this machine cannot build it (no `localedef`, or glibc's locale sources not
+    installed: Debian's `locales` package)."""
+    import shutil
+
+    if shutil.which("localedef") is None:
+        return None
+    root.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(
+        ["localedef", "-i", name, "-f", charmap, str(root / f"{name}.{charmap}")], capture_output=True
+    )
+    if made.returncode not in (0, 1) or not (root / f"{name}.{charmap}").is_dir():  # 1: warnings only
+        return None
+    locale = f"{name}.{charmap}"
+    return {"LOCPATH": str(root), "LC_ALL": locale, "LANG": locale, "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+@pytest.mark.parametrize(
+    ("name", "charmap", "encoding"), [("de_DE", "ISO-8859-1", "latin-1"), ("ja_JP", "EUC-JP", "euc_jp")]
+)
+def test_a_name_is_its_utf8_bytes_under_a_real_locale_of_another_encoding(tmp_path, name, charmap, encoding):
+    """Under de_DE.ISO-8859-1 and ja_JP.EUC-JP (built with localedef) `rewrite --diff` named files
+    that do not exist (`git apply`: "No such file or directory") and JSON and the GitHub annotations
+    named other files (twentieth read, checked by hand there; `e40f42c^` fails this). The documents
+    and the patch are the UTF-8 locale's bytes; text is in the locale's encoding, each character it
+    cannot hold as an escape."""
+    env = _built_locale(tmp_path / "locales", name, charmap)
+    if env is None:
+        pytest.skip(f"this machine cannot build the {name}.{charmap} locale (localedef and glibc's locale sources)")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for file in ("\u00e9.py", "a\u200fb.py", "\u4e2d.py", "\u0436.py"):
+        (repo / file).write_bytes(CUDA[:-1] + " # \u00e9\u4e2d\n".encode())
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    for args in (["lint", ".", "--target", "xla", "--output-format", "json"],
+                 ["lint", ".", "--target", "xla", "--output-format", "sarif"],
+                 ["lint", ".", "--target", "xla", "--output-format", "github"],
+                 ["rewrite", ".", "--target", "xla", "--diff", "--allow-dirty"]):  # fmt: skip
+        utf8 = porter(*args, cwd=repo, env={"LC_ALL": "C.UTF-8"})
+        other = porter(*args, cwd=repo, env=env)
+        masked = [re.sub(rb'"uri": "file://[^"]*"', b"", out.stdout) for out in (utf8, other)]
+        assert masked[0] == masked[1], (args, other.stdout[:1500], other.stderr[-1500:])
+    (tmp_path / "p.diff").write_bytes(other.stdout)
+    check = subprocess.run(["git", "apply", "--check", "../p.diff"], cwd=repo, capture_output=True)
+    assert check.returncode == 0, check.stderr
+    text = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=repo, env=env).stdout.decode(
+        encoding
+    )
+    for file in ("\u00e9.py", "a\\u200fb.py", "\u4e2d.py", "\u0436.py"):  # each character or its escape
+        held = "".join(c if c == "\\" or c.encode(encoding, "ignore") else f"\\u{ord(c):04x}" for c in file)
+        assert f"{held}:2:" in text, (held, text)
 
 
 # pytest's sdist (testing/example_scripts/junit-10.xsd, MIT): the Jenkins/Surefire schema pytest's
