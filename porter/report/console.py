@@ -15,7 +15,8 @@ Two things a plain `rich.console.Console` gets wrong for porter:
   readiness column was `…`; at 80, `porter targets` showed xla's device as `torch_xla.…`. A word
   wider than its column is folded over lines, never cut with `…`, and a table whose columns
   cannot each get a few characters is drawn at its natural width, as off a terminal (the
-  terminal wraps its lines): nothing is lost.
+  terminal wraps its lines): nothing is lost. Markdown (`explain`) and typer's help panels are
+  drawn no narrower than shows all their text (`whole_width`).
 - **Width off a terminal.** rich wraps a pipe or a file at 80 columns, which cuts rule names
   and paths in a CI log. Off a terminal (unless `COLUMNS` names a width) this console is wide
   enough never to wrap; tables and text take their natural width. Markdown would be padded
