@@ -265,6 +265,10 @@ class _HelpConsole:
             _folding(renderable)
         if len(objects) == 1 and not self._terminal:
             console.width = self._natural(objects[0], width)
+        elif len(objects) == 1:  # no narrower than shows all its text (the terminal wraps its lines)
+            from porter.report.console import whole_width
+
+            console.width = whole_width(console, objects[0], width)
         try:
             console.print(*objects, **kwargs)
         finally:

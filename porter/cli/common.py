@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -18,6 +19,8 @@ from porter.config.settings import TARGETS, Settings
 from porter.core.textsafe import plain, printable
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rich.text import Text
     from porter.report.console import PorterConsole
 
@@ -66,6 +69,27 @@ def cell(*lines: str) -> Text:
     from rich.text import Text
 
     return Text("\n".join(printable(line) for line in lines))
+
+
+def not_an_input(option: str, path: Path | None, inputs: Iterable[str]) -> None:
+    """Exit 2 when the output file `path` is one of the files the run read (`inputs`): `porter
+    lint src -o src/model.py`, a slip of the hand, replaced the model's code with the findings
+    in JSON (twenty-first read). The same file however it is named (a link, `./`, a hard link)."""
+    if path is None:
+        return
+    try:
+        out = os.stat(path)
+    except OSError:
+        return
+    if not stat.S_ISREG(out.st_mode):
+        return
+    for name in inputs:
+        try:
+            read = os.stat(name)
+        except OSError:
+            continue
+        if (read.st_dev, read.st_ino) == (out.st_dev, out.st_ino):
+            raise usage_error(f"{option} {path} is {name}, a file this run checks: writing it would replace its code")
 
 
 def usage_error(message: str) -> typer.Exit:

@@ -37,15 +37,24 @@ INVISIBLE_RANGES = (
 )  # fmt: skip
 INVISIBLE = "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in INVISIBLE_RANGES)
 INVISIBLE_CHARS = "".join(chr(c) for a, b in INVISIBLE_RANGES for c in range(a, b + 1))
+# the characters whose columns on a terminal depend on the character before them, and terminals
+# count differently: the text and emoji presentation selectors (VS15, VS16: `❤️` is one column in
+# xterm, VTE, Alacritty, Terminal.app, VS Code and pyte, two in kitty, iTerm2 and Ghostty, and one
+# or two in rich by its version), the emoji skin-tone modifiers (`👍🏽` two or four) and the regional
+# indicators (a flag of two: two columns or four). Shown as escapes, a name takes the same columns
+# everywhere, so a table's border stays in its column on any terminal (a row of `❤️.py` ran one
+# column past it or short of it: twentieth and twenty-first reads), and `❤️.py` and `❤.py`, two
+# files, never read alike
+UNSETTLED_WIDTH = "\ufe0e\ufe0f\U0001f1e6-\U0001f1ff\U0001f3fb-\U0001f3ff"
 # what an XML document may hold but a terminal obeys: DEL, C1 (CSI is U+009B), the line and
 # paragraph separators and the bidi controls (JUnit on a terminal wrote U+2028 raw: sixteenth read)
 _XML_REFERENCED = re.compile(f"[\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
 # ... and in a serialized document, a CR: its own lines end at LF, so a CR is data (a name's), which
 # an XML reader reads back as LF unless it is a reference (JUnit: seventeenth read)
 _XML_DOCUMENT_REFERENCED = re.compile(f"[\r\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
-# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls and
-# the invisible characters
-_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+# C0 and C1 control characters, DEL, the Unicode line/paragraph separators, the bidi controls,
+# the invisible characters and those of an unsettled width
+_CONTROL = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}]")
 # what XML 1.0 cannot hold at all, not even as a character reference
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 # a lone surrogate that is not a surrogate escape of an undecodable byte (U+DC80-U+DCFF): JSON

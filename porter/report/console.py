@@ -15,7 +15,8 @@ Two things a plain `rich.console.Console` gets wrong for porter:
   readiness column was `…`; at 80, `porter targets` showed xla's device as `torch_xla.…`. A word
   wider than its column is folded over lines, never cut with `…`, and a table whose columns
   cannot each get a few characters is drawn at its natural width, as off a terminal (the
-  terminal wraps its lines): nothing is lost.
+  terminal wraps its lines): nothing is lost. Markdown (`explain`) and typer's help panels are
+  drawn no narrower than shows all their text (`whole_width`).
 - **Width off a terminal.** rich wraps a pipe or a file at 80 columns, which cuts rule names
   and paths in a CI log. Off a terminal (unless `COLUMNS` names a width) this console is wide
   enough never to wrap; tables and text take their natural width. Markdown would be padded
@@ -35,10 +36,10 @@ from typing import Any
 
 from rich.console import Console, ConsoleDimensions
 from rich.measure import Measurement
-from rich.segment import Segment
+from rich.segment import Segment, SegmentLines
 from rich.table import Column, Table
 
-from porter.core.textsafe import BIDI, INVISIBLE, escape_char, inert
+from porter.core.textsafe import BIDI, INVISIBLE, UNSETTLED_WIDTH, escape_char, inert
 
 # width for output that is not a terminal (a pipe, a CI log): wide enough never to wrap
 UNWRAPPED = 10_000
@@ -49,8 +50,9 @@ UNWRAPPED = 10_000
 # nineteenth read); such a print takes the bar away first and draws it again after
 LIVE: list[Any] = []
 # what never reaches the terminal as itself: C0 but tab and newline, DEL, C1, U+2028/2029,
-# the bidirectional controls that reorder a line as shown and the invisible characters (`textsafe`)
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}]")
+# the bidirectional controls that reorder a line as shown, the invisible characters and those
+# whose width terminals count differently (`textsafe`)
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{BIDI}{INVISIBLE}{UNSETTLED_WIDTH}]")
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -166,10 +168,45 @@ def make_console(*, stderr: bool = False, **kwargs: object) -> PorterConsole:
     return PorterConsole(stderr=stderr, **kwargs)  # type: ignore[arg-type]
 
 
+# what is not text in a rendering: white space, the box-drawing characters of a panel or a table,
+# and rich's mark of a word cut short
+_FRAME = re.compile("[\\s\u2500-\u257f\u2026]")
+
+
+def _text_shown(console: Console, renderable: Any, width: int) -> int:
+    lines = console.render_lines(renderable, console.options.update_width(width), pad=False)
+    return sum(len(_FRAME.sub("", segment.text)) for line in lines for segment in line if not segment.control)
+
+
+def whole_width(console: Console, renderable: Any, width: int) -> int:
+    """The narrowest width, at least `width`, at which `renderable` shows all its text. A panel or
+    a table narrower than its frames and padding leaves its cells empty: on a terminal of 20
+    columns `porter lint --help` lost the text of 15 options, below 16 nearly all of it, at 2 the
+    whole help was an empty box; `porter explain` below 8 columns lost its code blocks' text
+    (twenty-first read). Drawn wider, the terminal wraps its lines, and nothing is lost."""
+    wide = max(width, Measurement.get(console, console.options.update_width(UNWRAPPED), renderable).maximum)
+    whole = _text_shown(console, renderable, wide)
+    if wide == width or _text_shown(console, renderable, width) >= whole:
+        return width
+    low, high = width + 1, wide
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if _text_shown(console, renderable, mid) >= whole else (mid + 1, high)
+    return high
+
+
 def print_markdown(console: Console, text: str) -> None:
-    """Markdown rendered on a terminal; its source, as plain text, anywhere else."""
+    """Markdown rendered on a terminal, no narrower than shows all of it; its source, as plain
+    text, anywhere else."""
     if on_a_terminal(console):
-        console.print(_folding_markdown()(text))
+        markdown = _folding_markdown()(text)
+        width = whole_width(console, markdown, console.width)
+        if width == console.width:
+            console.print(markdown)
+            return
+        # its lines drawn at that width (rich's `print(width=)` draws no wider than the console)
+        lines = console.render_lines(markdown, console.options.update_width(width), pad=False)
+        console.print(SegmentLines(lines, new_lines=True), crop=False)
     else:
         console.out(text.rstrip("\n"), highlight=False)
 

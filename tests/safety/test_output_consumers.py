@@ -8,6 +8,9 @@ import html
 import re
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
 
 from tests.safety.conftest import CUDA, porter
 from tests.safety.test_terminal_env import _on_a_terminal
@@ -508,3 +511,136 @@ def test_a_name_is_its_utf8_bytes_whatever_the_locale_encoding(tmp_path):
         other = porter(*args, cwd=tmp_path, env=ascii_locale)
         assert other.stdout == utf8.stdout, (args, other.stdout[:1500], other.stderr[-1500:])
         assert "\\xc3" not in other.stdout.decode("utf-8"), other.stdout[:1500]  # no byte escape of a UTF-8 name
+
+
+def _built_locale(root: Path, name: str, charmap: str) -> dict | None:
+    """The environment of locale `name`.`charmap` built by `localedef` under `root` (LOCPATH),
+    or None where this machine cannot build it (no `localedef`, or glibc's locale sources not
+    installed: Debian's `locales` package)."""
+    import shutil
+
+    if shutil.which("localedef") is None:
+        return None
+    root.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(
+        ["localedef", "-i", name, "-f", charmap, str(root / f"{name}.{charmap}")], capture_output=True
+    )
+    if made.returncode not in (0, 1) or not (root / f"{name}.{charmap}").is_dir():  # 1: warnings only
+        return None
+    locale = f"{name}.{charmap}"
+    return {"LOCPATH": str(root), "LC_ALL": locale, "LANG": locale, "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+@pytest.mark.parametrize(
+    ("name", "charmap", "encoding"), [("de_DE", "ISO-8859-1", "latin-1"), ("ja_JP", "EUC-JP", "euc_jp")]
+)
+def test_a_name_is_its_utf8_bytes_under_a_real_locale_of_another_encoding(tmp_path, name, charmap, encoding):
+    """Under de_DE.ISO-8859-1 and ja_JP.EUC-JP (built with localedef) `rewrite --diff` named files
+    that do not exist (`git apply`: "No such file or directory") and JSON and the GitHub annotations
+    named other files (twentieth read, checked by hand there; `e40f42c^` fails this). The documents
+    and the patch are the UTF-8 locale's bytes; text is in the locale's encoding, each character it
+    cannot hold as an escape."""
+    env = _built_locale(tmp_path / "locales", name, charmap)
+    if env is None:
+        pytest.skip(f"this machine cannot build the {name}.{charmap} locale (localedef and glibc's locale sources)")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for file in ("\u00e9.py", "a\u200fb.py", "\u4e2d.py", "\u0436.py"):
+        (repo / file).write_bytes(CUDA[:-1] + " # \u00e9\u4e2d\n".encode())
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    for args in (["lint", ".", "--target", "xla", "--output-format", "json"],
+                 ["lint", ".", "--target", "xla", "--output-format", "sarif"],
+                 ["lint", ".", "--target", "xla", "--output-format", "github"],
+                 ["rewrite", ".", "--target", "xla", "--diff", "--allow-dirty"]):  # fmt: skip
+        utf8 = porter(*args, cwd=repo, env={"LC_ALL": "C.UTF-8"})
+        other = porter(*args, cwd=repo, env=env)
+        masked = [re.sub(rb'"uri": "file://[^"]*"', b"", out.stdout) for out in (utf8, other)]
+        assert masked[0] == masked[1], (args, other.stdout[:1500], other.stderr[-1500:])
+    (tmp_path / "p.diff").write_bytes(other.stdout)
+    check = subprocess.run(["git", "apply", "--check", "../p.diff"], cwd=repo, capture_output=True)
+    assert check.returncode == 0, check.stderr
+    text = porter("lint", ".", "--target", "xla", "--output-format", "concise", cwd=repo, env=env).stdout.decode(
+        encoding
+    )
+    for file in ("\u00e9.py", "a\\u200fb.py", "\u4e2d.py", "\u0436.py"):  # each character or its escape
+        held = "".join(c if c == "\\" or c.encode(encoding, "ignore") else f"\\u{ord(c):04x}" for c in file)
+        assert f"{held}:2:" in text, (held, text)
+
+
+# pytest's sdist (testing/example_scripts/junit-10.xsd, MIT): the Jenkins/Surefire schema pytest's
+# own JUnit output (`junit_family=xunit2`) is validated against
+JUNIT_XSD = Path(__file__).with_name("junit-10.xsd")
+XS = "{http://www.w3.org/2001/XMLSchema}"
+# the xunit1 attributes (pytest's `junit_family=xunit1`; GitLab links a test case to its `file`),
+# past the schema
+XUNIT1 = {"testcase": {"file", "line"}}
+
+
+def _junit_schema_errors(document: bytes) -> list[str]:
+    """What junit-10.xsd refuses in `document`: an element it does not declare, an attribute not
+    declared (but xunit1's), a declared required attribute missing, a child its element does not
+    take, text in an element that is not mixed, a `time` not SUREFIRE_TIME (checked with xmlschema
+    by the twenty-first read; the standard library reads what porter's documents can break)."""
+    schema = ET.parse(JUNIT_XSD).getroot()
+    time_pattern = schema.find(f"{XS}simpleType[@name='SUREFIRE_TIME']/{XS}restriction/{XS}pattern").get("value")
+    rules = {}
+    for decl in schema.findall(f"{XS}element"):
+        kind = decl.find(f"{XS}complexType")
+        if kind is None:  # a simple type: text only
+            rules[decl.get("name")] = ({}, set(), True, {})
+            continue
+        attrs = {a.get("name"): a.get("use") == "required" for a in kind.iter(f"{XS}attribute")}
+        types = {a.get("name"): a.get("type") for a in kind.iter(f"{XS}attribute")}
+        children = {e.get("ref") for e in kind.iter(f"{XS}element") if e.get("ref")}
+        rules[decl.get("name")] = (attrs, children, kind.get("mixed") == "true", types)
+    errors = []
+
+    def check(node, where):
+        if node.tag not in rules:
+            return errors.append(f"{where}: element {node.tag} not declared")
+        attrs, children, mixed, types = rules[node.tag]
+        errors.extend(
+            f"{where}: attribute {a} not allowed"
+            for a in node.attrib
+            if a not in attrs and a not in XUNIT1.get(node.tag, ())
+        )
+        errors.extend(
+            f"{where}: attribute {a} missing" for a, required in attrs.items() if required and a not in node.attrib
+        )
+        for a, value in node.attrib.items():
+            if types.get(a) == "SUREFIRE_TIME" and not re.fullmatch(time_pattern, value):
+                errors.append(f"{where}: time {value!r}")
+        if not mixed and ((node.text or "").strip() or any((c.tail or "").strip() for c in node)):
+            errors.append(f"{where}: text in {node.tag}")
+        for k, child in enumerate(node):
+            if child.tag not in children:
+                errors.append(f"{where}/{child.tag}: not a child of {node.tag}")
+            check(child, f"{where}/{child.tag}[{k}]")
+
+    root = ET.fromstring(document)
+    if root.tag != "testsuites":
+        errors.append(f"root {root.tag}")
+    check(root, root.tag)
+    return errors
+
+
+def test_junit_holds_to_the_junit_schema_with_hostile_names_and_a_file_not_checked(tmp_path):
+    """junit-10.xsd (pytest's) over hostile names and messages: the document holds to it but for
+    xunit1's `file` and `line`. A file that could not be checked was dropped: a run of nothing but
+    such files was one passing test case, "no findings" (twenty-first read); it is a case in error."""
+    for name in ('a"<b>&.py', "c]]>d.py", "e\x01\rf.py", "g\u2028\u202eh.py", "i\x85j.py"):
+        (tmp_path / name).write_bytes(CUDA[:-1] + b"  # ]]> <!-- \x1b[2J --> & \xc2\x85\n")
+    (tmp_path / "syn.py").write_bytes(b"import torch\ndef f(:\n    x.cuda()\n")
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfe")  # a UTF-16 mark, then nothing
+    out = porter("lint", ".", "--target", "xla", "--output-format", "junit", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr.decode()
+    assert _junit_schema_errors(out.stdout) == [], out.stdout.decode()
+    only = porter("lint", "syn.py", "bad.py", "--target", "xla", "--output-format", "junit", cwd=tmp_path)
+    assert only.returncode == 1 and _junit_schema_errors(only.stdout) == [], only.stdout.decode()
+    root = ET.fromstring(only.stdout)
+    assert root.get("errors") == "2" and root.get("failures") == "0", only.stdout.decode()
+    errored = {
+        c.get("file"): c.find("error").get("message") for c in root.iter("testcase") if c.find("error") is not None
+    }
+    assert set(errored) == {"syn.py", "bad.py"} and "syntax error" in errored["syn.py"], errored
+    assert "no findings" not in only.stdout.decode(), only.stdout.decode()

@@ -672,3 +672,37 @@ def test_junit_carries_a_carriage_return_of_a_name_as_a_reference(tmp_path):
     root = ET.fromstring(out.stdout)
     assert {case.get("file") for case in root.iter("testcase")} == {"a\rb.py"}
     assert all(f.text.startswith("a\rb.py:2:") for f in root.iter("failure")), [f.text for f in root.iter("failure")]
+
+
+# characters whose width terminals count differently: VS16 after a text-default emoji, VS15 after an
+# emoji, a skin-tone modifier, a flag's two regional indicators (terminfo.dev's VS16 probe: two columns
+# in kitty, iTerm2, Ghostty; one in xterm.js, Alacritty, Terminal.app, VS Code; rich by its version)
+UNSETTLED = {
+    "heart": "\u2764\ufe0f",
+    "face": "\U0001f600\ufe0e",
+    "thumb": "\U0001f44d\U0001f3fd",
+    "flag": "\U0001f1fa\U0001f1f8",
+}
+
+
+def test_a_table_row_naming_an_emoji_of_unsettled_width_takes_the_same_columns_on_every_terminal(tmp_path):
+    """`❤️.py` in the readiness table: rich (15) laid the row out with `❤️` as two columns, a
+    terminal that counts it one (xterm, VTE, pyte) drew the border one column short; rich 14
+    and kitty the other way round. Shown `❤\\ufe0f.py`, every measure agrees (twentieth read's
+    leftover)."""
+    from rich.cells import cell_len
+
+    from porter.core.textsafe import columns
+
+    repo = committed_repo(tmp_path / "repo", {f"{k}{c}.py": CUDA for k, c in UNSETTLED.items()} | {"ok.py": CUDA})
+    out = porter("rewrite", ".", "--target", "xla", "--out-dir", "../o", cwd=repo)
+    text = (out.stdout + out.stderr).decode()
+    assert out.returncode == 0, text
+    assert "heart\u2764\\ufe0f.py" in text and "flag\\U0001f1fa\\U0001f1f8.py" in text, text
+    rows = _table_rows(text)
+    assert len(rows) > 5, text
+    # rich aligns each table by its own measure: the two agree on every row, so a terminal that counts
+    # each character (pyte, xterm) and one that counts clusters draw the same borders
+    assert [columns(row) for row in rows] == [cell_len(row) for row in rows], [
+        (columns(r), cell_len(r), r) for r in rows
+    ]

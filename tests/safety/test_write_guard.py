@@ -147,3 +147,25 @@ def test_a_git_the_project_ships_is_not_run_by_a_path_entry_naming_the_working_f
     out = porter("rewrite", ".", "--target", "xla", cwd=repo, env={"PATH": path})
     assert not marker.exists(), marker.read_text()
     assert out.returncode == 0 and (repo / "m.py").read_bytes() == PORTED, out.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-o", "m.py"),
+        ("-o", "./sub/../m.py"),
+        ("-o", "same.txt"),
+        ("--write-baseline", "m.py"),
+        ("--output-file", "m.py"),
+    ],
+)
+def test_lint_writes_no_output_over_a_file_it_checks(tmp_path, args):
+    """`porter lint src -o src/model.py` (a slip of the hand) replaced the model's code with the
+    findings; a hard link is the same file by another name (twenty-first read)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "m.py").write_bytes(CUDA)
+    os.link(tmp_path / "m.py", tmp_path / "same.txt")
+    out = porter("lint", ".", "--target", "xla", "--output-format", "json", *args, cwd=tmp_path)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert b"a file this run checks" in out.stderr and out.stderr.count(b"\n") == 1, out.stderr
+    assert (tmp_path / "m.py").read_bytes() == CUDA

@@ -1,5 +1,7 @@
 """`junit`: JUnit XML. One test suite per file, one failing test case per finding group
-(a rule code in a file), listing every site of it; a clean run is one passing case."""
+(a rule code in a file), listing every site of it; a file that could not be checked is a test
+case in error (JUnit's `errors`: it was a run of no test case, "no findings", a pass); a clean
+run is one passing case."""
 
 from __future__ import annotations
 
@@ -40,12 +42,22 @@ def render(run: LintRun) -> str:
             )
         total += len(groups)
         failures += len(groups)
+    for result in run.errors:  # not checked: a test that could not run (SARIF: a notification)
+        path = xml(result.path)
+        suite = ET.SubElement(root, "testsuite", name=path, tests="1", failures="0", errors="1", skipped="0")
+        case = ET.SubElement(
+            suite, "testcase", name="not checked", classname=f"porter.{path}", file=xml(located(result.path))
+        )
+        if result.error_line:
+            case.set("line", str(result.error_line))
+        ET.SubElement(case, "error", message=f"{path}: {xml(result.reason or 'not checked')}", type="error")
+        total += 1
     if total == 0:
         suite = ET.SubElement(root, "testsuite", name="porter", tests="1", failures="0", errors="0", skipped="0")
         ET.SubElement(suite, "testcase", name="no findings", classname="porter")
         total = 1
     root.set("tests", str(total))
     root.set("failures", str(failures))
-    root.set("errors", "0")
+    root.set("errors", str(len(run.errors)))
     ET.indent(root)
     return xml_document('<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n")
