@@ -432,7 +432,40 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         for k in inv.kernels
         if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
     ]
+    inv.kernels = _twins(inv.kernels)
     return inv
+
+
+def _twins(kernels: list[Kernel]) -> list[Kernel]:
+    """`kernels`, a CUDA kernel defined again in its file with the same parameters (`#if`/`#else`
+    branches, SFINAE twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels
+    four times) listed once, the first, its detail naming the other lines; one defined again with
+    other parameters (an overload, a specialization: mmcv's `template <>` ones for `phalf`) stays,
+    its detail saying how it differs from the first (each was listed as if alone, and scaffolded
+    as `k` and `k_`; twentieth read's leftover)."""
+    first: dict[tuple[str, str], Kernel] = {}
+    out = []
+    for k in kernels:
+        if k.kind != "cuda" or not k.source:
+            out.append(k)
+            continue
+        one = first.setdefault((k.path, k.name), k)
+        if one is k:
+            out.append(k)
+        elif [" ".join(p.split()) for p in k.params] == [" ".join(p.split()) for p in one.params]:
+            one.detail += f"; also defined at line {k.line}, of the same parameters (an #if branch or a twin)"
+        else:
+            k.detail += f"; an overload of line {one.line}: {_differs(one.params, k.params)}"
+            out.append(k)
+    return out
+
+
+def _differs(before: list[str], params: list[str]) -> str:
+    """How parameters `params` differ from `before`'s (an overload's, from its first definition)."""
+    if len(before) != len(params):
+        return f"{len(params)} parameters for {len(before)}"
+    changed = [f"`{p}` for `{b}`" for b, p in zip(before, params, strict=True) if " ".join(b.split()) != " ".join(p.split())]
+    return ", ".join(changed[:3]) + (f" (and {len(changed) - 3} more)" if len(changed) > 3 else "")
 
 
 def _scan_python_bounded(path: Path, rel: str, root: Path, inv: Inventory, found: _Found, limit: float | None) -> None:

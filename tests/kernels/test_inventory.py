@@ -758,3 +758,30 @@ def test_a_setup_py_s_include_folders_are_read_in_bounded_work(tmp_path):
     began = time.monotonic()
     assert include_dirs(tmp_path, tmp_path) == ((tmp_path / "csrc").resolve(),)
     assert time.monotonic() - began < 5
+
+
+def test_a_cuda_kernel_defined_twice_in_its_file_is_listed_once_or_said_how_it_differs(tmp_path):
+    """A kernel defined again in its file with the same parameters (`#if`/`#else` branches, SFINAE
+    twins: vllm 0.34.0's `fused_add_rms_norm_kernel`, its ROCm attention kernels four times) was
+    listed twice and scaffolded as `k` and `k_` (twentieth read's leftover, issue 24): it is listed
+    once, saying where else it is. An overload (mmcv's `template <>` for `phalf`) stays, saying
+    how its parameters differ from the first's."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "#if defined(USE_ROCM)\n__global__ void k(float* out, const float* x, int n) { out[0] = x[0]; }\n"
+        "#else\n__global__ void k(float* out,\n  const float* x, int n) { out[n] = x[n]; }\n#endif\n"
+        "template <typename T>\n__global__ void g(const T* x, float* y, int n) { y[0] = x[0]; }\n"
+        "template <>\n__global__ void g(const double* x, float* y, int n) { y[0] = x[0]; }\n"
+    )
+    (src / "other.cu").write_text("__global__ void k(float* out, const float* x, int n) { out[0] = x[0]; }\n")
+    listed = [(k.path, k.name, k.line, k.detail) for k in scan(src).kernels]
+    assert sorted(listed) == [
+        ("k.cu", "g", 8, "__global__"),
+        ("k.cu", "g", 10, "__global__; an overload of line 8: `const double* x` for `const T* x`"),
+        ("k.cu", "k", 2, "__global__; also defined at line 4, of the same parameters (an #if branch or a twin)"),
+        ("other.cu", "k", 1, "__global__"),
+    ], listed
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "xla")
+    assert sorted(p.name for p in out.glob("*_op.py")) == ["g__op.py", "g_op.py", "k__op.py", "k_op.py"]
