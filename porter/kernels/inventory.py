@@ -1088,6 +1088,7 @@ class _Defs:
 
     macros: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
     aliases: dict[str, list[tuple[_Key, str | None]]] = field(default_factory=dict)
+    skipped: str = ""  # the first header passed over for the bytes budget, said (`_headers`)
 
     @staticmethod
     def at(table: dict[str, list[tuple[_Key, str | None]]], offset: int) -> _InForce:
@@ -1103,7 +1104,9 @@ class _Defs:
         defs.add(code, ())
         # (a kernel's own template type parameters are no names to look for: `T` is in every header)
         wanted = {w for k in kernels for p in k.params for w in _type_words(p) - set(k.typenames)}
-        headers = _headers(commented, path, search) if wanted else []  # (no name to look for: no header to read)
+        skipped: list[str] = []
+        headers = _headers(commented, path, search, skipped) if wanted else []  # (no name to look for: no header to read)
+        defs.skipped = skipped[0] if skipped else ""
         done: set[int] = set()
         names = [_defined(text) for _, text in headers]
         for _ in range(_ROUNDS):
@@ -1166,14 +1169,15 @@ def _type_words(param: str) -> set[str]:
     return {w for w in words if w not in _PLAIN and not (w.startswith("__") and w.endswith("__"))}
 
 
-def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, str]]:
+def _headers(commented: str, path: Path, search: _Search, skipped: list[str]) -> list[tuple[_Key, str]]:
     """The headers file `path` includes (`commented`: its text, comments blanked), and they
     include, in the order the preprocessor reads them, each with the key of its definitions
     (`_Key`) and its text: each header once (a second `#include` of it, or a cycle, adds nothing,
     as an include guard or `#pragma once` makes it), at most `_INCLUDE_DEPTH` deep, `_INCLUDE_COUNT`
     of them and `_INCLUDE_BYTES` in all, `_INCLUDE_LOOKUPS` `#include`s looked up. A header's own
     `#include`s are read in its text as it is (a commented-out one is followed too: a header more,
-    read for its words)."""
+    read for its words). A header past the bytes left is passed over, and the first such said
+    in `skipped` (it was passed over in silence: twentieth read's leftover)."""
     out: list[tuple[_Key, str]] = []
     seen: set[str] = set()
     left = [_INCLUDE_COUNT, _INCLUDE_BYTES, _INCLUDE_LOOKUPS]
@@ -1189,7 +1193,15 @@ def _headers(commented: str, path: Path, search: _Search) -> list[tuple[_Key, st
             seen.add(str(header))
             try:
                 data = read_regular(header, limit=left[1])
-            except Unreadable:  # (too large for what is left, too)
+            except Unreadable as exc:  # (too large for what is left, too)
+                if too_large(exc.reason) and not skipped:
+                    with suppress(OSError):
+                        size = os.stat(header).st_size
+                        skipped.append(
+                            f"header {path_name(os.path.relpath(header, search.base))} ({size:,} bytes) not read for the "
+                            f"kernels' macros and type aliases: past the {left[1]:,} bytes left of the "
+                            f"{_INCLUDE_BYTES // 2**20} MiB read of one file's headers"
+                        )
                 continue
             left[0] -= 1
             left[1] -= len(data)
@@ -1283,6 +1295,8 @@ def _scan_cuda(
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
+    if defs.skipped:
+        inv.problems.append(f"{path_name(rel)}: {defs.skipped}")
     _expand_param_macros(inv.kernels, defs, lines, rel, inv)
     _aliased(inv.kernels, defs, lines)
     inv.macros.extend(m for m in own if m.name not in used)

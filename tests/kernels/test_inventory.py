@@ -785,3 +785,21 @@ def test_a_cuda_kernel_defined_twice_in_its_file_is_listed_once_or_said_how_it_d
     out = tmp_path / "out"
     write_scaffolds(scan(src), out, "xla")
     assert sorted(p.name for p in out.glob("*_op.py")) == ["g__op.py", "g_op.py", "k__op.py", "k_op.py"]
+
+
+def test_a_header_past_the_include_budget_is_said(tmp_path):
+    """A header past what is left of the 2 MiB read of one file's headers was passed over in
+    silence, its aliases lost (twentieth read's leftover, issue 24): one note names it and the budget."""
+    src = tmp_path / "src"
+    (src / "inc").mkdir(parents=True)
+    (src / "inc" / "a.h").write_text("#pragma once\n// " + "x" * 1_500_000 + "\n")
+    (src / "inc" / "b.h").write_text("#pragma once\ntypedef int Idx;\n// " + "y" * 1_000_000 + "\n")
+    (src / "inc" / "c.h").write_text("#pragma once\ntypedef int Jdx;\n// " + "z" * 1_000_000 + "\n")
+    (src / "k.cu").write_text(
+        '#include "inc/a.h"\n#include "inc/b.h"\n#include "inc/c.h"\n'
+        "__global__ void k(float* x, Idx n, Jdx m) { x[0] = n; }\n"
+    )
+    problems = scan(src).problems
+    assert len(problems) == 1, problems
+    assert problems[0].startswith("k.cu: header inc/b.h (1,000,034 bytes) not read for the kernels' macros"), problems
+    assert "bytes left of the 2 MiB read of one file's headers" in problems[0], problems
