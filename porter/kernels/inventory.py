@@ -22,7 +22,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -875,11 +875,12 @@ def _type_aliases(code: str) -> list[tuple[int, str, str]]:
 _VOID_ALIASES = 64
 
 
-def _void_aliases(code: str) -> tuple[str, ...]:
+def _void_aliases(code: str, headers: Sequence[tuple[int, str, str]] = ()) -> tuple[str, ...]:
     """The names `code` declares as aliases of `void` (`typedef void V;`, `using W = V;`: an alias of
-    one counts), the first `_VOID_ALIASES` found; each alias looked at once."""
+    one counts), or `headers` do (`_header_aliases`), the first `_VOID_ALIASES` found; each alias
+    looked at once."""
     named: dict[str, list[str]] = {}
-    for _, name, value in _type_aliases(code):
+    for _, name, value in [*_type_aliases(code), *headers]:
         named.setdefault(value, []).append(name)
     voids: dict[str, None] = {}
     todo = ["void"]
@@ -889,6 +890,42 @@ def _void_aliases(code: str) -> tuple[str, ...]:
                 voids[name] = None
                 todo.append(name)
     return tuple(voids)[:_VOID_ALIASES]
+
+
+# `__global__`, whose head is read this far (to its `{` or `;`) for the words a header may alias to void
+_GLOBAL_WORD = re.compile(r"\b__global__\b")
+_HEAD_READ = 512
+
+
+def _header_aliases(code: str, commented: str, path: Path, search: _Search) -> list[tuple[int, str, str]]:
+    """The type aliases (`_type_aliases`) of the headers `path` includes (`_headers`, as the macro
+    reader follows them) that a `__global__` head of `code` may spell its `void` with: read only
+    where a head has no `void`, `auto` nor template return type before its first `(`, and only the
+    headers that may define a word of such a head, or a word of what that stands for
+    (`_ROUNDS`). A file's own aliases of void were read, its headers' not (twentieth read's leftover)."""
+    wanted: set[str] = set()
+    for g in _GLOBAL_WORD.finditer(code):
+        head = code[g.end() : g.end() + _HEAD_READ]
+        head = head[: min((i for i in (head.find("{"), head.find(";")) if i >= 0), default=len(head))]
+        if re.search(r"\b(?:void|auto)\b|<", head.split("(", 1)[0]):
+            continue
+        wanted.update(_type_words(head.replace("(", " ").replace(")", " ") + " _"))
+    if not wanted:
+        return []
+    headers = _headers(commented, path, search, [])
+    names = [_defined(text) for _, text in headers]
+    out: list[tuple[int, str, str]] = []
+    done: set[int] = set()
+    for _ in range(_ROUNDS):
+        new = [i for i in range(len(headers)) if i not in done and not names[i].isdisjoint(wanted)]
+        if not new:
+            break
+        for i in new:
+            done.add(i)
+            found = _type_aliases(_blank(headers[i][1], strings=True))
+            out += found
+            wanted.update(w for _, name, value in found if name in wanted for w in _type_words(value + " _"))
+    return out
 
 
 def _aliases_of(params: list[str], aliases: Mapping[str, str]) -> dict[str, str]:
@@ -1286,7 +1323,8 @@ def _scan_cuda(
     found = 0
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
-    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, _void_aliases(code)):
+    voids = _void_aliases(code, _header_aliases(code, commented, path, search))
+    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, voids):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use

@@ -803,3 +803,25 @@ def test_a_header_past_the_include_budget_is_said(tmp_path):
     assert len(problems) == 1, problems
     assert problems[0].startswith("k.cu: header inc/b.h (1,000,034 bytes) not read for the kernels' macros"), problems
     assert "bytes left of the 2 MiB read of one file's headers" in problems[0], problems
+
+
+def test_a_cuda_kernel_s_void_spelled_as_a_header_s_alias_of_it_is_read(tmp_path):
+    """Aliases of `void` were read in the kernel's own file only, not in the headers the macro
+    reader follows (twentieth read's leftover, issue 24): `typedef void V;` in a header, an alias
+    of it in another, `#define VD void`. An alias of anything else is still no kernel's."""
+    src = tmp_path / "src"
+    (src / "inc").mkdir(parents=True)
+    (src / "inc" / "v.h").write_text("#pragma once\ntypedef void V;\n")
+    (src / "inc" / "w.h").write_text('#pragma once\n#include "v.h"\nusing W = V;\n#define VD void\ntypedef float F;\n')
+    (src / "k.cu").write_text(
+        '#include "inc/w.h"\n'
+        "__global__ W k_chain(float* x, int n) { x[0] = n; }\n"
+        "__global__ static V __launch_bounds__(128) k_typedef(const float* y) {}\n"
+        "__global__ VD k_define(float* z) {}\n"
+        "__global__ F not_a_kernel(float* z) {}\n"
+    )
+    assert {k.name: (k.line, k.params) for k in scan(src).kernels} == {
+        "k_chain": (2, ["float* x", "int n"]),
+        "k_typedef": (3, ["const float* y"]),
+        "k_define": (4, ["float* z"]),
+    }
