@@ -192,6 +192,7 @@ class CallSite:
     line: int
     args: list[str]
     cell: int | None = None  # a notebook's: the code cell (`line` is the cell's)
+    template: list[str] = field(default_factory=list)  # a C++ launch's template arguments (`k<float, 128><<<`)
 
     def describe(self) -> str:
         return f"{place(self.path, self.line, self.cell)} ({', '.join(self.args)})"
@@ -233,6 +234,8 @@ class Kernel:
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
+            if not call["template"]:
+                del call["template"]
         return d
 
 
@@ -242,6 +245,7 @@ class Inventory:
     problems: list[str] = field(default_factory=list)
     macros: list[_Macro] = field(default_factory=list)  # ones that make kernels, of no use in their file
     used: set[str] = field(default_factory=set)  # the names of the macros used
+    launches: list[tuple[str, CallSite]] = field(default_factory=list)  # C++ launches `k<<<...>>>(...)`, by name
 
 
 def _python_files(root: Path, notebooks: bool = True) -> list[Path]:
@@ -423,6 +427,7 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         inv.kernels.extend(one.kernels)
         inv.problems.extend(one.problems)
         macros.extend(one.macros)
+        inv.launches.extend(one.launches)
     _macro_uses(cuda_files, base, macros, inv, limit, passed, search)
     # a kernel declared in a header and defined in a .cu file is one kernel, the definition
     # (the declaration was a second, `add_`, of parameters named after their types: seventeenth read)
@@ -433,7 +438,135 @@ def scan(root: Path, limit: float | None = DEFAULT_FILE_TIMEOUT) -> Inventory:
         if not (k.kind == "cuda" and k.detail.startswith("__global__") and not k.source and k.name in defined)
     ]
     inv.kernels = _twins(inv.kernels)
+    _attach_launches(inv)
     return inv
+
+
+def _attach_launches(inv: Inventory) -> None:
+    """Each C++ launch (`k<<<grid, block>>>(args)`, read in the .cu/.cuh files) as a call of the
+    CUDA kernels of its name that take as many arguments, those of its own file if any: a CUDA
+    kernel had no call sites, so no `make_inputs` values (twentieth read's leftover)."""
+    by_name: dict[str, list[Kernel]] = {}
+    for k in inv.kernels:
+        if k.kind == "cuda" and k.source:
+            by_name.setdefault(k.name, []).append(k)
+    for name, site in inv.launches:
+        fits = [k for k in by_name.get(name, ()) if _takes(k.params, len(site.args))]
+        for k in [k for k in fits if k.path == site.path] or fits:
+            k.calls.append(site)
+    inv.launches = []
+
+
+def _takes(params: list[str], count: int) -> bool:
+    """Whether a C++ function of `params` takes `count` arguments (its defaults may be left out)."""
+    declared = [p for p in params if p.strip() not in ("", "void")]
+    return len([p for p in declared if "=" not in p]) <= count <= len(declared)
+
+
+# a C++ launch: `k<<<grid, block, smem, stream>>>(args)`, `ns::k<float, 128><<<...>>>(...)`; read at most
+# this many per file, each at most this long (its configuration and its arguments), its name and
+# template arguments this far back
+_LAUNCHES = 4096
+_LAUNCH_READ = 8192
+_LAUNCH_BACK = 512
+_PARENS = re.compile(r"[()]")
+_ANGLE = re.compile(r"[<>]")
+_OPENS = re.compile(r"\s*\(")
+
+
+def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
+    """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
+    its arguments and its template arguments. Bounded: `_LAUNCHES` of them, each read
+    `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
+    out: list[tuple[str, CallSite]] = []
+    at = 0
+    for _ in range(_LAUNCHES):
+        start = code.find("<<<", at)
+        if start < 0:
+            break
+        close = code.find(">>>", start + 3, start + _LAUNCH_READ)
+        at = start + 3 if close < 0 else close + 3
+        opened = _OPENS.match(code, at) if close >= 0 else None
+        end = _closing(code, opened.end() - 1, _PARENS, "(") if opened else None
+        if opened is None or end is None:
+            continue
+        at = end + 1
+        name, template = _launched(code[max(0, start - _LAUNCH_BACK) : start])
+        if name is None:
+            continue
+        if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
+            name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
+        args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
+        out.append((name, CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)))
+    return out
+
+
+_POINTER_BACK = 4096  # how far back of a launch a function pointer it launches is looked for
+
+
+def _pointed(before: str, name: str) -> tuple[str, list[str]] | None:
+    """The kernel and its template arguments that the variable `name` last points to in `before`
+    (`auto kernel = &k<Ktraits, true>;`, `kernel = k;`), or None."""
+    found = None
+    for use in re.finditer(r"(?<!\w)" + re.escape(name) + r"(?!\w)", before):
+        found = _assigned(before[use.end() : use.end() + _LAUNCH_BACK]) or found
+    return found
+
+
+def _assigned(after: str) -> tuple[str, list[str]] | None:
+    """The function and its template arguments that `after` (the text after a variable's name)
+    assigns to it (`= &k<Ktraits>;`), or None."""
+    rest = after.lstrip()
+    if not rest.startswith("=") or rest.startswith("=="):
+        return None
+    rest = rest[1:].lstrip().removeprefix("&").lstrip()
+    at = 0
+    while at < len(rest) and (rest[at].isalnum() or rest[at] in "_:"):
+        at += 1
+    pointed = rest[:at].rpartition("::")[2]
+    rest = rest[at:].lstrip()
+    template: list[str] = []
+    if rest.startswith("<"):
+        end = _closing(rest, 0, _ANGLE, "<")
+        if end is None:
+            return None
+        template = [" ".join(a.split()) for a in _top_level_split(rest[1:end])]
+        rest = rest[end + 1 :].lstrip()
+    if not rest.startswith(";") or not pointed.isidentifier():
+        return None
+    return pointed, template
+
+
+def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int | None:
+    """Where the bracket opened at `at` closes in `text` (of `_LAUNCH_READ` read), or None."""
+    depth = 0
+    for m in brackets.finditer(text, at, min(len(text), at + _LAUNCH_READ)):
+        depth += 1 if m.group() == opening else -1
+        if depth == 0:
+            return m.start()
+    return None
+
+
+def _launched(before: str) -> tuple[str | None, list[str]]:
+    """The name of the kernel a launch's `<<<` follows (`before`: the text before it), and the
+    template arguments given it (`k<float, 128><<<`)."""
+    before = before.rstrip()
+    template: list[str] = []
+    if before.endswith(">"):
+        depth = 0
+        for m in reversed(list(_ANGLE.finditer(before))):
+            depth += 1 if m.group() == ">" else -1
+            if depth == 0:
+                template = [" ".join(a.split()) for a in _top_level_split(before[m.start() + 1 : -1])]
+                before = before[: m.start()].rstrip()
+                break
+        else:
+            return None, []
+    at = len(before)
+    while at and (before[at - 1].isalnum() or before[at - 1] == "_"):
+        at -= 1
+    name = before[at:]
+    return (name, template) if name.isidentifier() and name.isascii() else (None, [])
 
 
 def _twins(kernels: list[Kernel]) -> list[Kernel]:
@@ -1332,6 +1465,7 @@ def _scan_cuda(
         inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
+    inv.launches = _launches(_CONTINUED.sub(" ", code), lines, rel)
     defs = _Defs.of(code, commented, path, search, inv.kernels)
     if defs.skipped:
         inv.problems.append(f"{path_name(rel)}: {defs.skipped}")

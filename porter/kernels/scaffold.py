@@ -137,6 +137,7 @@ class Signature:
     untaken: list[str] = field(default_factory=list)  # the kernel's parameters no op can take (a function)
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
     functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
+    positions: dict[int, str] = field(default_factory=dict)  # a C++ kernel's: its parameter's index -> the op's
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -504,6 +505,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     untaken: list[str] = []
     structs: list[str] = []
     functors: list[str] = []
+    positions: dict[int, str] = {}
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -521,9 +523,10 @@ def _cuda_signature(k: Kernel) -> Signature:
             py += "_"
         params.append(py)
         kinds[py] = kind
+        positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors)
+    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors, positions=positions)
 
 
 def _functor(decl: str, name: str, k: Kernel) -> bool:
@@ -585,6 +588,7 @@ def _own_names(sig: Signature, n: str) -> Signature:
         mutates=[renames.get(p, p) for p in sig.mutates],
         types=keyed(sig.types),
         defaults=keyed(sig.defaults),
+        positions={i: renames.get(p, p) for i, p in sig.positions.items()},
     )
 
 
@@ -886,6 +890,8 @@ def _test_source(target: str, k: Kernel, n: str, sig: Signature, tr: Translation
             else:
                 lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
         lines.append(f"    return [{', '.join(tr.params)}]")
+    elif sig.positions and k.calls:  # a C++ kernel's, from its launches (`k<<<grid, block>>>(...)`)
+        lines += _c_inputs(k, sig)
     else:
         lines.append(f"    raise NotImplementedError({_lit(f'TODO(porter): inputs for {k.name}')})")
     lines += [
@@ -964,6 +970,97 @@ def _launch_values(k: Kernel, tensors: list[str]) -> dict[str, tuple[str, str]]:
             if rebuilt is not None and param not in tensors:
                 out.setdefault(param, (rebuilt, place(call.path, call.line, call.cell)))
     return out
+
+
+def _c_inputs(k: Kernel, sig: Signature) -> list[str]:
+    """The body of `make_inputs` for C++ kernel `k`, launched (`k.calls`): a tensor per pointer, and
+    each number as a launch passes it where that is a literal or a size of a tensor the same launch
+    passes (`_c_values`, Triton's rule), else 256 under a TODO."""
+    lines = ["    # " + _comment(f"TODO(porter): inputs shaped as the call sites pass them (e.g. {k.calls[0].describe()})")]
+    given = _c_values(k, sig)
+    for p in sig.params:
+        if sig.kinds[p] == "tensor":
+            lines.append(f"    {p} = torch.randn(4, 256, device=device)")
+        elif p in given:
+            value, site = given[p]
+            lines.append(f"    {p} = {value}  # " + _comment(f"as the launch at {site} passes it"))
+        else:
+            lines.append(f"    {p} = 256  # TODO(porter): the value the call site passes")
+    return [*lines, f"    return [{', '.join(sig.params)}]"]
+
+
+# a C++ launch's argument that passes a tensor's data: `x.data_ptr<float>()`, `x.const_data_ptr()`
+_DATA = re.compile(r"(\w+)\s*(?:\.|->)\s*(?:data_ptr|const_data_ptr|mutable_data_ptr|data)\s*(?:<[^<>()]*>)?\s*\(\s*\)")
+_C_CAST = re.compile(r"\(\s*(?:(?:const|unsigned|signed|long)\s+)*[A-Za-z_][\w:]*\s*(?:\*\s*)*\)\s*")
+_NAMED_CAST = ("static_cast<", "reinterpret_cast<", "const_cast<")
+_C_NUMBER = re.compile(r"(?<![\w.])(0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)([fFlLuU]{1,3})(?!\w)")
+
+
+def _c_values(k: Kernel, sig: Signature) -> dict[str, tuple[str, str]]:
+    """Per number of C++ kernel `k`'s op, the value a launch passes it (`_launch_values`' rule):
+    a literal (`0.5f` as `0.5`) or a size of a tensor whose data the same launch passes
+    (`x.numel()` where `x.data_ptr<float>()` goes to `x_out`: `x_out.numel()`), casts taken off
+    and C's integer division kept (`//`); and where that launch is."""
+    out: dict[str, tuple[str, str]] = {}
+    for call in k.calls:
+        bound = {sig.positions[i]: _uncast(arg) for i, arg in enumerate(call.args) if i in sig.positions}
+        passed = {}
+        for param, text in bound.items():
+            data = _DATA.fullmatch(text)
+            if data and sig.kinds[param] == "tensor":
+                passed[data.group(1)] = param
+        for param, text in bound.items():
+            if sig.kinds[param] == "tensor" or param in out:
+                continue
+            rebuilt = _rebuilt(_C_NUMBER.sub(r"\1", text), passed)
+            if rebuilt is not None:
+                out[param] = (_c_division(rebuilt), place(call.path, call.line, call.cell))
+    return out
+
+
+def _uncast(text: str) -> str:
+    """`text` (a C++ argument) without the casts around it: `static_cast<int>(x.numel())`,
+    `(float)beta`, `reinterpret_cast<half*>(x.data_ptr<at::Half>())`."""
+    for _ in range(8):
+        text = text.strip()
+        cast = _C_CAST.match(text)
+        if cast:
+            text = text[cast.end() :]
+            continue
+        if not text.startswith(_NAMED_CAST) or not text.endswith(")"):
+            break
+        depth, at = 0, text.index("<")
+        for i in range(at, len(text)):
+            depth += {"<": 1, ">": -1}.get(text[i], 0)
+            if depth == 0:
+                at = i + 1
+                break
+        inner = text[at:].strip()
+        if not inner.startswith("(") or not _one_group(inner):
+            break
+        text = inner[1:-1]
+    return text
+
+
+def _one_group(text: str) -> bool:
+    """Whether `text` is one parenthesized group: its first `(` closes at its end."""
+    depth = 0
+    for i, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return i == len(text) - 1
+    return False
+
+
+def _c_division(text: str) -> str:
+    """`text` (a rebuilt Python expression) with C's `/` as `//` where no float takes part."""
+    tree = ast.parse(text, mode="eval")
+    if any(isinstance(node, ast.Constant) and isinstance(node.value, float) for node in ast.walk(tree)):
+        return text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            node.op = ast.FloorDiv()
+    return ast.unparse(tree)
 
 
 def _rebuilt(text: str, passed: dict[str, str]) -> str | None:

@@ -825,3 +825,68 @@ def test_a_cuda_kernel_s_void_spelled_as_a_header_s_alias_of_it_is_read(tmp_path
         "k_typedef": (3, ["const float* y"]),
         "k_define": (4, ["float* z"]),
     }
+
+
+def test_a_cuda_kernel_s_launches_are_read_and_give_make_inputs_their_values(tmp_path):
+    """A C++ launch (`k<<<grid, block, smem, stream>>>(args)`) was not read: a CUDA kernel had no
+    call sites and its `make_inputs` raised a TODO, where a Triton kernel's takes the literals and
+    sizes its launch passes (twentieth read's leftover, issue 24). Launches are read in every .cu/.cuh
+    (a kernel of a header launched from a .cu; `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)`,
+    as causal-conv1d and mamba-ssm launch), with Triton's rule for values: a literal (`0.5f`) or a size
+    of a tensor whose data the same launch passes (`x.numel()`), casts off, C's `/` kept as `//`."""
+    need("torch")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cuh").write_text(
+        "template <typename T, int BLOCK>\n"
+        "__global__ void sc21(T* __restrict__ out, const T* x, float alpha, int n, int64_t stride, int rows, int m) {\n"
+        "  int i = blockIdx.x * BLOCK + threadIdx.x;\n  if (i < n) out[i * stride] = x[i] * alpha;\n}\n"
+        "__global__ void other(float* y) { y[0] = 1; }\n"
+    )
+    (src / "launch.cu").write_text(
+        '#include "k.cuh"\n'
+        "void scale(torch::Tensor out, torch::Tensor x, int k) {\n"
+        "  // sc21<<<1, 1>>>(commented, out);\n"
+        "  sc21<float, 128><<<(x.numel() + 127) / 128, 128, 0, stream>>>(\n"
+        "      out.data_ptr<float>(), (const float*)x.data_ptr(), 0.5f,\n"
+        "      static_cast<int>(x.numel()), x.stride(0), x.size(0) / 3, k);\n"
+        "  auto kernel = &other;\n  kernel<<<1, 1>>>(out.data_ptr<float>());\n"
+        "  sc21<<<1, 1>>>(out.data_ptr<float>());\n"  # (one argument: no launch of sc21)
+        "}\n"
+    )
+    inv = scan(src)
+    calls = {k.name: [(c.path, c.line, c.args, c.template) for c in k.calls] for k in inv.kernels}
+    assert calls == {
+        "sc21": [
+            (
+                "launch.cu",
+                4,
+                [
+                    "out.data_ptr<float>()",
+                    "(const float*)x.data_ptr()",
+                    "0.5f",
+                    "static_cast<int>(x.numel())",
+                    "x.stride(0)",
+                    "x.size(0) / 3",
+                    "k",
+                ],
+                ["float", "128"],
+            )
+        ],
+        "other": [("launch.cu", 8, ["out.data_ptr<float>()"], [])],
+    }, calls
+    write_scaffolds(inv, tmp_path / "out", "xla")
+    test = (tmp_path / "out" / "test_sc21_xla_parity.py").read_text()
+    assert "    alpha = 0.5  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    n = x.numel()  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    rows = x.size(0) // 3  # as the launch at launch.cu:4 passes it\n" in test, test
+    assert "    m = 256  # TODO(porter): the value the call site passes\n" in test, test
+    sys.path.insert(0, str(tmp_path / "out"))
+    try:
+        spec = importlib.util.spec_from_file_location("sc21_parity", tmp_path / "out" / "test_sc21_xla_parity.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        out, x, alpha, n, stride, rows, m = module.make_inputs()
+        assert (alpha, n, stride, rows, m) == (0.5, 1024, 256, 1, 256)
+    finally:
+        sys.path.remove(str(tmp_path / "out"))

@@ -66,6 +66,8 @@ ANCHORED: dict[str, str] = {
     "porter.analysis.device_backends._COLON": "class_statements: after a class head's `)`, once per `)`",
     "porter.analysis.native_ops._STRINGS": "registrations: at the end of each `m.def(` / `m.impl(` call",
     "porter.core.kinds._REQUIREMENTS": "kinds.kind: fullmatch of a file's base name",
+    "porter.kernels.inventory._OPENS": "_launches: match once after each launch's `>>>`, then read past",
+    "porter.kernels.scaffold._DATA": "_c_values: fullmatch of one launch argument",
     "porter.core.kinds._DOCKERFILE": "kinds.kind, kinds.may_be_config: fullmatch of a file's (base) name",
     "porter.report.series._TEST_NAME": "is_test_file: fullmatch of a path's last part",
     "porter.files.configs.checks._ENV_LINE": "a config's shell-like line: match at its start",
