@@ -220,6 +220,9 @@ class Kernel:
     # a CUDA kernel's template type parameters (`T` of `template <typename T, int N>`): a parameter
     # of such a type by value is a number, one of a type no number is a struct (nineteenth read)
     typenames: list[str] = field(default_factory=list)
+    # and all its template parameters in order, of a type or not (`T`, `BLOCK` of `<typename T, int
+    # BLOCK>`): where a launch's template arguments (`k<float, 128><<<`) stand
+    template: list[str] = field(default_factory=list)
 
     @property
     def where(self) -> str:
@@ -231,6 +234,7 @@ class Kernel:
         d.pop("source")
         d.pop("aliases")
         d.pop("typenames")
+        d.pop("template")
         d["path"] = path_name(self.path)
         for call in d["calls"]:
             call["path"] = path_name(call["path"])
@@ -476,9 +480,14 @@ _OPENS = re.compile(r"\s*\(")
 
 def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
     """The launches in `code` (comments and strings blanked), by the kernel's name: where each is,
-    its arguments and its template arguments. Bounded: `_LAUNCHES` of them, each read
-    `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
+    its arguments and its template arguments, each an alias of the file's in force there taken as
+    what it stands for (vllm's launcher `using Idx_t = int64_t; ... k<..., Idx_t, ...><<<`).
+    Bounded: `_LAUNCHES` of them, each read `_LAUNCH_READ` forward and `_LAUNCH_BACK` back."""
     out: list[tuple[str, CallSite]] = []
+    aliases: dict[str, list[tuple[_Key, str | None]]] = {}
+    if "<<<" in code:
+        for where, name, value in sorted(_type_aliases(code)):
+            aliases.setdefault(name, []).append(((where,), value))
     at = 0
     for _ in range(_LAUNCHES):
         start = code.find("<<<", at)
@@ -497,6 +506,7 @@ def _launches(code: str, lines: _Lines, rel: str) -> list[tuple[str, CallSite]]:
         if not template:  # `auto kernel = &k<Ktraits>; kernel<<<...>>>(params)` (causal-conv1d, mamba-ssm)
             name, template = _pointed(code[max(0, start - _POINTER_BACK) : start], name) or (name, template)
         args = [" ".join(a.split()) for a in _top_level_split(code[opened.end() : end])]
+        template = [_alias_of(t, _InForce(aliases, start)) for t in template]
         out.append((name, CallSite(rel, lines.of(start), [] if args == [""] else args, template=template)))
     return out
 
@@ -535,6 +545,15 @@ def _assigned(after: str) -> tuple[str, list[str]] | None:
     if not rest.startswith(";") or not pointed.isidentifier():
         return None
     return pointed, template
+
+
+def _alias_of(name: str, aliases: Mapping[str, str]) -> str:
+    """What type `name` stands for through `aliases` (an alias of an alias: a few rounds), or `name`."""
+    for _ in range(8):
+        if name not in aliases:
+            break
+        name = " ".join(aliases[name].split())
+    return name
 
 
 def _closing(text: str, at: int, brackets: re.Pattern[str], opening: str) -> int | None:
@@ -667,9 +686,11 @@ def _macro_uses(
     for m in macros:
         if (m.path, m.name) in used:
             continue
-        for _, _, params, source, typenames in _kernels_in(m.body, m.body):
+        for _, _, params, source, typenames, template in _kernels_in(m.body, m.body):
             why = f"__global__; made by macro {m.name}, of no use found: its kernels are named at each use"
-            inv.kernels.append(Kernel(m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames))
+            inv.kernels.append(
+                Kernel(m.name, "cuda", m.path, m.line, params, why, source=source, typenames=typenames, template=template)
+            )
             break
 
 
@@ -911,17 +932,19 @@ _TEMPLATE = re.compile(r"\btemplate\s*<([^<>{};]*(?:<[^<>{};]*(?:<[^<>{};]*>[^<>
 _BEFORE_GLOBAL = re.compile(r"(?:\b(?:static|inline|extern)|\s)$")
 
 
-def _template_heads(code: str) -> dict[int, list[str]]:
-    """The type parameters (`T`, `Ts`) of each `template <typename T, class... Ts, int N>` of
-    `code`, by the offset where its head ends."""
-    return {
-        m.end(): [
-            t.group(1)
-            for part in _top_level_split(m.group(1))
-            if (t := re.match(r"\s*(?:typename|class)\b\s*(?:\.\.\.\s*)?(\w+)", part))
-        ]
-        for m in _TEMPLATE.finditer(code)
-    }
+def _template_heads(code: str) -> dict[int, list[tuple[str, bool]]]:
+    """The parameters of each `template <typename T, class... Ts, int N>` of `code`, by the offset
+    where its head ends: each name (`T`, `Ts`, `N`; "" for an unnamed one) and whether it is a type's."""
+    return {m.end(): [_template_param(part) for part in _top_level_split(m.group(1))] for m in _TEMPLATE.finditer(code)}
+
+
+def _template_param(part: str) -> tuple[str, bool]:
+    """(name, of a type) of one parameter of a template's head (`typename T`, `int N = 4`)."""
+    typed = re.match(r"\s*(?:typename|class)\b\s*(?:\.\.\.\s*)?(\w*)", part)
+    if typed:
+        return typed.group(1), True
+    words = re.findall(r"[A-Za-z_]\w*", part.split("=")[0])
+    return (words[-1] if len(words) > 1 else ""), False
 
 
 def _head_before(code: str, start: int) -> int:
@@ -934,8 +957,8 @@ def _head_before(code: str, start: int) -> int:
 
 def _kernels_in(
     code: str, text: str, voids: tuple[str, ...] = ()
-) -> Iterator[tuple[int, str, list[str], str, list[str]]]:
-    """(offset, name, parameter declarations, body, template type parameters) of each `__global__`
+) -> Iterator[tuple[int, str, list[str], str, list[str], list[str]]]:
+    """(offset, name, parameter declarations, body, template type parameters, template parameters) of each `__global__`
     kernel of `code` (comments and strings blanked; `text` the source, of the same offsets; `voids`
     the aliases of `void` its return type may be spelled as)."""
     close = closing_parens(code)
@@ -946,7 +969,8 @@ def _kernels_in(
             continue
         params = [" ".join(p.split()) for p in _top_level_split(_joined(code[m.end() : end])) if p.strip()]
         body = _body(code, end + 1, text)
-        yield m.start(), _PASTE.sub("", m.group(1)), params, body, heads.get(_head_before(code, m.start()), [])
+        head = heads.get(_head_before(code, m.start()), [])
+        yield m.start(), _PASTE.sub("", m.group(1)), params, body, [n for n, typed in head if typed and n], [n for n, _ in head]
 
 
 def _expanded(macro: _Macro, args: list[str]) -> str:
@@ -1148,9 +1172,9 @@ def _macro_kernels(
             )
             break
         used.add(macro.name)
-        for _, name, params, source, typenames in _kernels_in(body, body):
+        for _, name, params, source, typenames, template in _kernels_in(body, body):
             why = f"{detail}; made by macro {macro.name} ({path_name(macro.path)}:{macro.line})"
-            out.append(Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames))
+            out.append(Kernel(name, "cuda", rel, line, params, why, source=source, typenames=typenames, template=template))
     return out, used
 
 
@@ -1457,12 +1481,14 @@ def _scan_cuda(
     # a line continuation is a blank to a kernel's head (`__global__ \\<newline> void k(`: no kernel was
     # read); the macros keep theirs (a `#define`'s body runs to the line that does not end in one)
     voids = _void_aliases(code, _header_aliases(code, commented, path, search))
-    for start, name, params, source, typenames in _kernels_in(_CONTINUED.sub(" ", code), text, voids):
+    for start, name, params, source, typenames, template in _kernels_in(_CONTINUED.sub(" ", code), text, voids):
         found += 1
         if _within(spans, start):
             continue  # a macro's: listed at each use
         line = lines.of(start)
-        inv.kernels.append(Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames))
+        inv.kernels.append(
+            Kernel(name, "cuda", rel, line, params, detail, source=source, typenames=typenames, template=template)
+        )
     made, used = _macro_kernels(own, code, lines, rel, detail, inv)
     inv.kernels.extend(made)
     inv.launches = _launches(_CONTINUED.sub(" ", code), lines, rel)

@@ -138,6 +138,9 @@ class Signature:
     structs: list[str] = field(default_factory=list)  # and those of a type no number (a struct by value)
     functors: list[str] = field(default_factory=list)  # and those of a template type it calls (`Op op`: `op(x)`)
     positions: dict[int, str] = field(default_factory=dict)  # a C++ kernel's: its parameter's index -> the op's
+    # a C++ kernel's numbers of one of its template types that no launch gives a number type: a
+    # float by guess (the declaration, and the types its launches give, if any)
+    guessed: list[tuple[str, list[str]]] = field(default_factory=list)
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -506,6 +509,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     structs: list[str] = []
     functors: list[str] = []
     positions: dict[int, str] = {}
+    guessed: list[tuple[str, list[str]]] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -518,6 +522,15 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind == "float" and _functor(decl, name, k):
             functors.append(decl)
             continue
+        templated = _template_type(decl, name, k)
+        if kind == "float" and templated is not None:
+            given = _instantiated(k, templated)
+            # (a type porter does not know, an alias of the launcher's `I64`, says nothing)
+            kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
+            if len(kinds_given) == 1:
+                kind = kinds_given.pop()  # (`k<int64_t><<<...>>>`: an int, where it was a float)
+            else:
+                guessed.append((decl, given))
         py = safe_name(name)
         while py in kinds:
             py += "_"
@@ -526,7 +539,27 @@ def _cuda_signature(k: Kernel) -> Signature:
         positions[index] = py
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
-    return Signature(params, kinds, mutates, untaken=untaken, structs=structs, functors=functors, positions=positions)
+    return Signature(
+        params, kinds, mutates, untaken=untaken, structs=structs, functors=functors, positions=positions, guessed=guessed
+    )
+
+
+def _template_type(decl: str, name: str, k: Kernel) -> str | None:
+    """The kernel's template type parameter that parameter `name` (declared `decl`) is a value of
+    (`T alpha`, `const T alpha`), or None."""
+    types = set(re.findall(r"[A-Za-z_]\w*", decl.split("=")[0])) - {name, "const", "volatile"}
+    found = [t for t in types if t in k.typenames and not _ATTRIBUTE.fullmatch(t)]
+    return found[0] if len(found) == 1 else None
+
+
+def _instantiated(k: Kernel, typename: str) -> list[str]:
+    """The types the launches of kernel `k` give its template type parameter `typename`
+    (`k<float, 128><<<...>>>`), each once, in order, as the kernel's file aliases them."""
+    if typename not in k.template:
+        return []
+    at = k.template.index(typename)
+    given = [_unaliased(c.template[at], "", k.aliases) for c in k.calls if len(c.template) > at]
+    return list(dict.fromkeys(" ".join(t.split()) for t in given))
 
 
 def _functor(decl: str, name: str, k: Kernel) -> bool:
@@ -661,6 +694,12 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
             check += "\n# " + _comment(
                 "TODO(porter): the kernel also takes " + ", ".join(f"`{d}`" for d in taken) + ", " + cannot
             )
+    for decl, given in sig.guessed:
+        launched = f"its launches give {', '.join(f'`{t}`' for t in given)}" if given else "no launch found gives it"
+        check += "\n# " + _comment(
+            f"TODO(porter): `{decl}` is of one of the kernel's template types, taken as a float ({launched}):"
+            " check its type"
+        )
     body = [
         f"def {n}_reference({args}):",
         f'    """TODO(porter): write `{_doc(k.name)}` in plain PyTorch ({_doc(why)})."""',

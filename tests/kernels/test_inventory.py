@@ -890,3 +890,38 @@ def test_a_cuda_kernel_s_launches_are_read_and_give_make_inputs_their_values(tmp
         assert (alpha, n, stride, rows, m) == (0.5, 1024, 256, 1, 256)
     finally:
         sys.path.remove(str(tmp_path / "out"))
+
+
+def test_a_cuda_kernel_s_template_typed_number_takes_its_type_from_the_launch(tmp_path):
+    """A parameter of one of the kernel's template types that the kernel only passes on was a
+    float, whatever the launch instantiates (twentieth read's leftover, issue 24): vllm 0.34.0's
+    `silu_mul_fp8_quant_deep_gemm_kernel` takes 14 `Idx_t` strides, launched with `Idx_t` an alias
+    of `int64_t` in the launcher. A launch's template arguments (`k<float, 128, I64><<<`, an alias in
+    force there taken as what it stands for) settle it; where they disagree or none is given, the
+    op says so in a TODO instead of a silent float."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename T, int BLOCK, typename Idx_t, typename S>\n"
+        "__global__ void tk(T* out, const T* x, T alpha, Idx_t n, S beta) { out[0] = x[0] * alpha; }\n"
+        "template <typename U>\n__global__ void lone(float* y, U u) { y[0] = u; }\n"
+        "void launch(torch::Tensor out, torch::Tensor x) {\n"
+        "  using I64 = int64_t;\n"
+        "  tk<float, 128, I64, float><<<1, 128>>>(out.data_ptr<float>(), x.data_ptr<float>(), 2.0f, x.numel(), 1.0f);\n"
+        "  tk<at::Half, 64, int64_t, int><<<1, 64>>>((at::Half*)out.data_ptr(), (at::Half*)x.data_ptr(), 2.0f, 4, 1);\n"
+        "}\n"
+    )
+    out = tmp_path / "out"
+    write_scaffolds(scan(src), out, "xla")
+    op = (out / "tk_op.py").read_text()
+    assert "def tk(out: torch.Tensor, x: torch.Tensor, alpha: float, n: int, beta: float) -> None:" in op, op
+    assert (
+        "# TODO(porter): `S beta` is of one of the kernel's template types, taken as a float (its launches"
+        " give `float`, `int`): check its type\n"
+    ) in op, op
+    assert "`T alpha`" not in op and "`Idx_t n`" not in op, op
+    lone = (out / "lone_op.py").read_text()
+    assert (
+        "# TODO(porter): `U u` is of one of the kernel's template types, taken as a float (no launch found"
+        " gives it): check its type\n"
+    ) in lone, lone
