@@ -462,9 +462,12 @@ def _attach_launches(inv: Inventory) -> None:
 
 
 def _takes(params: list[str], count: int) -> bool:
-    """Whether a C++ function of `params` takes `count` arguments (its defaults may be left out)."""
+    """Whether a C++ function of `params` takes `count` arguments (its defaults may be left out, a
+    parameter pack takes any number)."""
     declared = [p for p in params if p.strip() not in ("", "void")]
-    return len([p for p in declared if "=" not in p]) <= count <= len(declared)
+    packs = sum(1 for p in declared if "..." in p.split("=")[0])
+    needed = len([p for p in declared if "=" not in p]) - packs
+    return needed <= count and (packs > 0 or count <= len(declared))
 
 
 # a C++ launch: `k<<<grid, block, smem, stream>>>(args)`, `ns::k<float, 128><<<...>>>(...)`; read at most

@@ -141,6 +141,7 @@ class Signature:
     # a C++ kernel's numbers of one of its template types that no launch gives a number type: a
     # float by guess (the declaration, and the types its launches give, if any)
     guessed: list[tuple[str, list[str]]] = field(default_factory=list)
+    packs: list[str] = field(default_factory=list)  # and its parameter packs (`Args... args`): one float each
 
 
 # -- what each parameter is --------------------------------------------------------------------
@@ -510,6 +511,7 @@ def _cuda_signature(k: Kernel) -> Signature:
     functors: list[str] = []
     positions: dict[int, str] = {}
     guessed: list[tuple[str, list[str]]] = []
+    packs: list[str] = []
     for index, decl in enumerate(k.params):
         if decl == "void":  # `k(void)`: C's spelling of no parameter
             continue
@@ -523,7 +525,9 @@ def _cuda_signature(k: Kernel) -> Signature:
             functors.append(decl)
             continue
         templated = _template_type(decl, name, k)
-        if kind == "float" and templated is not None:
+        if "..." in decl.split("=")[0]:  # a pack, of any number of arguments: one float, said
+            packs.append(decl)
+        elif kind == "float" and templated is not None:
             given = _instantiated(k, templated)
             # (a type porter does not know, an alias of the launcher's `I64`, says nothing)
             kinds_given = {_c_param(f"{t} _", 0)[1] for t in given} & {"int", "float"}
@@ -540,7 +544,15 @@ def _cuda_signature(k: Kernel) -> Signature:
         if kind == "tensor" and not const and (not k.source or _c_writes(k.source, name)):
             mutates.append(py)  # no body to read: a pointer that is not const may be written
     return Signature(
-        params, kinds, mutates, untaken=untaken, structs=structs, functors=functors, positions=positions, guessed=guessed
+        params,
+        kinds,
+        mutates,
+        untaken=untaken,
+        structs=structs,
+        functors=functors,
+        positions=positions,
+        guessed=guessed,
+        packs=packs,
     )
 
 
@@ -699,6 +711,11 @@ def _op_source(k: Kernel, n: str, tr: Translation | None, reason: str | None, si
         check += "\n# " + _comment(
             f"TODO(porter): `{decl}` is of one of the kernel's template types, taken as a float ({launched}):"
             " check its type"
+        )
+    for decl in sig.packs:
+        check += "\n# " + _comment(
+            f"TODO(porter): `{decl}` is a parameter pack, taken here as one float: give the op one parameter"
+            " per argument the launches pass in its place"
         )
     body = [
         f"def {n}_reference({args}):",
@@ -1041,8 +1058,11 @@ def _c_values(k: Kernel, sig: Signature) -> dict[str, tuple[str, str]]:
     (`x.numel()` where `x.data_ptr<float>()` goes to `x_out`: `x_out.numel()`), casts taken off
     and C's integer division kept (`//`); and where that launch is."""
     out: dict[str, tuple[str, str]] = {}
+    packed = {sig.positions[i] for i, d in enumerate(k.params) if i in sig.positions and d in sig.packs}
     for call in k.calls:
         bound = {sig.positions[i]: _uncast(arg) for i, arg in enumerate(call.args) if i in sig.positions}
+        for param in packed:  # (a pack's first argument is no value of it)
+            bound.pop(param, None)
         passed = {}
         for param, text in bound.items():
             data = _DATA.fullmatch(text)

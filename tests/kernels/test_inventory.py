@@ -925,3 +925,28 @@ def test_a_cuda_kernel_s_template_typed_number_takes_its_type_from_the_launch(tm
         "# TODO(porter): `U u` is of one of the kernel's template types, taken as a float (no launch found"
         " gives it): check its type\n"
     ) in lone, lone
+
+
+def test_a_cuda_kernel_s_parameter_pack_is_one_float_said_in_a_todo(tmp_path):
+    """A parameter pack (`Args... args`, deepspeed's `multi_tensor_apply_kernel`) stayed one float of
+    the op, in silence (twentieth read's leftover, issue 24): the op says it in a TODO. A launch
+    passing the pack's arguments is still the kernel's call, and gives the pack no value."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "k.cu").write_text(
+        "template <typename Op, typename... Args>\n"
+        "__global__ void apply(float* out, int n, Args... args) { out[0] = n; }\n"
+        "void launch(torch::Tensor out) {\n  apply<Sum, float, int><<<1, 1>>>(out.data_ptr<float>(), 8, 0.5f, 3);\n}\n"
+    )
+    inv = scan(src)
+    assert [len(k.calls) for k in inv.kernels] == [1]
+    out = tmp_path / "out"
+    write_scaffolds(inv, out, "xla")
+    op = (out / "apply_op.py").read_text()
+    assert (
+        "# TODO(porter): `Args... args` is a parameter pack, taken here as one float: give the op one"
+        " parameter per argument the launches pass in its place\n"
+    ) in op, op
+    test = (out / "test_apply_xla_parity.py").read_text()
+    assert "    n = 8  # as the launch at k.cu:4 passes it\n" in test, test
+    assert "    args = 256  # TODO(porter): the value the call site passes\n" in test, test
